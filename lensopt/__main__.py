@@ -1,0 +1,5 @@
+import sys
+
+from lensopt.cli import main
+
+sys.exit(main())

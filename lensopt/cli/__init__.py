@@ -1,0 +1,72 @@
+"""The ``lensopt`` command.
+
+Each subcommand lives in its own module of this package and exposes
+``register(subparsers) -> None``, which adds its parser and sets ``handler`` (a function
+``handler(args) -> int``) with ``parser.set_defaults``. Modules import heavy libraries
+(PsychoPy, Qt, Dask) inside their handlers, so ``lensopt --help`` stays fast.
+
+Errors a person can act on (:class:`lensopt.errors.LensoptError`, and ``ValueError`` raised by
+validation) are printed as one line, ``lensopt <command>: error: <message>``, with exit code 2 and
+no traceback. Set ``LENSOPT_DEBUG=1`` to see the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+
+from lensopt import __version__
+from lensopt.errors import LensoptError
+
+#: Subcommand modules, in the order ``lensopt --help`` lists them.
+COMMAND_MODULES = ("simulate", "run", "sessions", "dashboard", "bench", "hyperparameters")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line and exit with code 2."""
+
+    def error(self, message):  # noqa: D102 - argparse API
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="lensopt",
+        description="Refraction by contextual Bayesian optimization on a letter-acuity task.",
+    )
+    parser.add_argument("--version", action="version", version=f"lensopt {__version__}")
+    subparsers = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", parser_class=OneLineParser
+    )
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(f"lensopt.cli.{name}") is None:
+            continue
+        importlib.import_module(f"lensopt.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    prog = f"lensopt {args.command}"
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; everything answered so far is saved", file=sys.stderr)
+        return 130
+    except (LensoptError, ValueError) as exc:
+        if os.environ.get("LENSOPT_DEBUG"):
+            raise
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return getattr(exc, "exit_code", 2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -6,6 +6,14 @@ The numerical core (``lensopt.gp``, ``lensopt.acquisition``, ``lensopt.optimize`
 reverse.
 """
 
+import os as _os
+
+# The GP matrices here are small (n ≤ a few hundred): one BLAS thread is several times faster
+# than many threads competing for two cores. Takes effect when lensopt is imported before numpy
+# (as the ``lensopt`` command does); set OPENBLAS_NUM_THREADS yourself to override.
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    _os.environ.setdefault(_name, "1")
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "RefractionOptimizer", "ContextualOptimizer", "Trial"]

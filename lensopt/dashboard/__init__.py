@@ -1,0 +1,34 @@
+"""The clinician's dashboard: a Qt window that follows a session in the database.
+
+Layers, each usable alone:
+
+- :mod:`~lensopt.dashboard.snapshot`: the frozen :class:`DashboardSnapshot` the panels draw;
+- :mod:`~lensopt.dashboard.model`: rebuilds the optimizer from stored trials and computes the
+  snapshot (numpy/scipy only);
+- :mod:`~lensopt.dashboard.panels`: matplotlib drawing of the four panels (no Qt, no pyplot);
+- :mod:`~lensopt.dashboard.report`: the one-page PNG/PDF report;
+- :mod:`~lensopt.dashboard.worker` and :mod:`~lensopt.dashboard.window`: the PyQt5 follower
+  thread and window (imported only when asked for, so ``import lensopt.dashboard`` needs no Qt).
+"""
+
+__all__ = ["DashboardSnapshot", "SessionModel", "snapshot_from_store", "write_report", "DashboardWindow"]
+
+
+def __getattr__(name):
+    if name == "DashboardSnapshot":
+        from lensopt.dashboard.snapshot import DashboardSnapshot
+
+        return DashboardSnapshot
+    if name in ("SessionModel", "snapshot_from_store"):
+        from lensopt.dashboard import model
+
+        return getattr(model, name)
+    if name == "write_report":
+        from lensopt.dashboard.report import write_report
+
+        return write_report
+    if name == "DashboardWindow":
+        from lensopt.dashboard.window import DashboardWindow
+
+        return DashboardWindow
+    raise AttributeError(f"module 'lensopt.dashboard' has no attribute {name!r}")

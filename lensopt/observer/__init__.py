@@ -1,0 +1,22 @@
+"""The simulated patient: residual blur, the acuity law and letter answers (numpy only)."""
+
+from lensopt.observer.optics import (
+    acuity_logmar,
+    blur_strength_d,
+    normal_cdf,
+    power_vector,
+    psychometric_p_correct,
+    residual_blur_d,
+)
+from lensopt.observer.patient import SimulatedPatient, draw_patients
+
+__all__ = [
+    "SimulatedPatient",
+    "draw_patients",
+    "acuity_logmar",
+    "blur_strength_d",
+    "normal_cdf",
+    "power_vector",
+    "psychometric_p_correct",
+    "residual_blur_d",
+]

@@ -1,0 +1,153 @@
+"""The two benchmark problems: contextual binary test functions, and simulated refraction.
+
+Contextual binary problem (seed paper §4): for a rescaled, maximized test function ``g``
+(:mod:`lensopt.bench.rescaling`), a query ``(s, x)`` with context ``s ∈ [0, 1]`` succeeds with
+probability ``P(c = 1 | s, x) = Φ(s · g(x))``; the surrogate uses ``k((s, x), (s', x')) =
+s s' k(x, x')`` with the base kernel family of Table S1. The tracked value of a run is
+``g(x̂)`` of the reported optimum (higher is better).
+
+Refraction problem (seed paper §5.3): a simulated patient answers letter trials; the tracked
+value is the acuity error ``VA(x̂) − VA_best`` in logMAR at the reported lens (lower is better).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import ndtr
+
+from lensopt.bench.functions import TestFunction, get_function
+from lensopt.bench.rescaling import DEFAULT_TABLE_PATH, Rescaling, load_rescaling_table
+
+#: Default lengthscale of the base kernel, as a fraction of the domain's width per dimension.
+#: The paper fitted per-function hyperparameters offline (type-II ML on 1000 samples, §4); until
+#: such a table ships, every function uses this one documented default.
+DEFAULT_LENGTHSCALE_FRACTION = 0.2
+
+#: Default variance of the base kernel: ``g`` is standardized to variance 1.
+DEFAULT_KERNEL_VARIANCE = 1.0
+
+#: Context domain of the contextual binary benchmark.
+CONTEXT_BOUNDS = ((0.0, 1.0),)
+
+#: Directions the analysis understands: which way a tracked value is better.
+DIRECTIONS = ("max", "min")
+
+#: Slopes of the refraction benchmark: 8 evenly spaced in [1, 8] logMAR⁻¹ (seed paper §5.3).
+PAPER_SLOPES = tuple(float(a) for a in np.linspace(1.0, 8.0, 8))
+
+#: Trials per refraction run in the paper.
+PAPER_REFRACTION_TRIALS = 260
+
+
+def _base_kernel(family: str, lengthscales, variance: float, active_dims):
+    from lensopt.gp.kernels import Matern32, Matern52, SquaredExponential
+
+    classes = {"se-ard": SquaredExponential, "matern32": Matern32, "matern52": Matern52}
+    return classes[family](lengthscales, variance=variance, active_dims=active_dims)
+
+
+@dataclass(frozen=True)
+class FunctionProblem:
+    """One test function as a contextual binary problem, ``P(c=1 | s, x) = Φ(s g(x))``."""
+
+    function: TestFunction
+    rescaling: Rescaling
+    lengthscale_fraction: float = DEFAULT_LENGTHSCALE_FRACTION
+    kernel_variance: float = DEFAULT_KERNEL_VARIANCE
+    direction: str = field(default="max", init=False)
+
+    def __post_init__(self):
+        if not (0 < self.lengthscale_fraction <= 10):
+            raise ValueError("FunctionProblem.lengthscale_fraction must be in (0, 10], "
+                             f"got {self.lengthscale_fraction}")
+        if not self.kernel_variance > 0:
+            raise ValueError(f"FunctionProblem.kernel_variance must be > 0, got {self.kernel_variance}")
+
+    @property
+    def name(self) -> str:
+        return self.function.slug
+
+    @property
+    def system_bounds(self) -> tuple[tuple[float, float], ...]:
+        return self.function.bounds
+
+    @property
+    def context_bounds(self) -> tuple[tuple[float, float], ...]:
+        return CONTEXT_BOUNDS
+
+    def g(self, X) -> np.ndarray:
+        """Rescaled, maximized objective at ``X`` ``(n, d)`` -> ``(n,)`` (or float for ``(d,)``)."""
+        X = np.asarray(X, dtype=float)
+        return self.rescaling.transform(self.function(X))
+
+    @property
+    def optimal_value(self) -> float:
+        """``max g``, reached at the function's known optimizers."""
+        return float(np.max(self.g(np.array(self.function.optimizers))))
+
+    def probability(self, s, X) -> np.ndarray:
+        """``Φ(s · g(x))`` for contexts ``s`` ``(n,)`` and points ``X`` ``(n, d)``."""
+        s = np.asarray(s, dtype=float)
+        if np.any((s < 0) | (s > 1)):
+            raise ValueError(f"{self.name}: the context s must lie in [0, 1], got {s}")
+        return ndtr(s * self.g(X))
+
+    def kernel(self):
+        """``s s' k(x, x')`` over columns ``[s, x...]``, ``k`` of the function's Table S1 family.
+
+        Base hyperparameters: lengthscale ``lengthscale_fraction × width`` per dimension and
+        variance ``kernel_variance`` (documented defaults, see the module constants).
+        """
+        from lensopt.gp.kernels import benchmark_context_kernel
+
+        widths = self.function.upper - self.function.lower
+        base = _base_kernel(
+            self.function.kernel_family,
+            self.lengthscale_fraction * widths,
+            self.kernel_variance,
+            active_dims=tuple(range(1, 1 + self.function.dim)),
+        )
+        return benchmark_context_kernel(base, context_dims=(0,))
+
+
+def function_problem(slug: str, rescaling_path=DEFAULT_TABLE_PATH, **kwargs) -> FunctionProblem:
+    """The contextual problem of the function ``slug``, rescaled with the reference table."""
+    function = get_function(slug)
+    table = load_rescaling_table(rescaling_path)
+    if slug not in table:
+        raise ValueError(f"{slug!r} is missing from the rescaling table {rescaling_path}; "
+                         "regenerate it with `lensopt bench rescale`")
+    return FunctionProblem(function, table[slug], **kwargs)
+
+
+@dataclass(frozen=True)
+class RefractionProblem:
+    """Simulated refraction at one psychometric slope; one patient per repetition seed."""
+
+    slope: float
+    n_trials: int = PAPER_REFRACTION_TRIALS
+    direction: str = field(default="min", init=False)
+
+    def __post_init__(self):
+        if not (math.isfinite(self.slope) and self.slope > 0):
+            raise ValueError(f"RefractionProblem.slope must be > 0 (logMAR⁻¹), got {self.slope}")
+        if self.n_trials < 1:
+            raise ValueError(f"RefractionProblem.n_trials must be >= 1, got {self.n_trials}")
+
+    @property
+    def name(self) -> str:
+        return refraction_problem_name(self.slope)
+
+    def patient(self, seed: int):
+        """The patient of repetition ``seed``: the same for every rule (a paired design)."""
+        from lensopt.observer import draw_patients
+
+        return draw_patients(1, seed, slope=self.slope)[0]
+
+
+def refraction_problem_name(slope: float) -> str:
+    """``"slope-5"`` for 5.0; the name under which runs and tables are stored."""
+    return f"slope-{slope:g}"

@@ -1,0 +1,203 @@
+"""Campaign report: ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
+
+Plots use ``matplotlib.figure.Figure`` with the Agg canvas (never pyplot), so reports render
+headless and from worker threads. Regret is ``g* − g(x̂)`` for the test functions and the acuity
+error ``VA(x̂) − VA_best`` (logMAR) for refraction; curves show the mean over seeds with a band
+of ± one standard error.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
+from lensopt.bench.runner import MANIFEST_NAME, load_records, write_json_atomic
+
+#: Display names of the rules, as in the paper's tables.
+RULE_LABELS = {
+    "ucb-ald": "UCB-ALD", "ts-ald": "TS-ALD", "cbkg": "cBKG", "ucb-random": "UCB (random context)",
+    "bald": "BALD", "ts-random": "TS (random context)", "random": "Random",
+}
+
+
+def rule_label(rule: str) -> str:
+    return RULE_LABELS.get(rule, rule)
+
+
+def regret_curves(records: list[dict]) -> dict[str, dict[str, np.ndarray]]:
+    """``curves[problem][rule]`` ``(n_seeds, n_iterations)`` of regret (lower is better)."""
+    curves: dict[str, dict[str, list]] = {}
+    for rec in sorted(records, key=lambda r: r["seed"]):
+        values = np.asarray(rec["trajectory"], dtype=float)
+        regret = rec["optimal_value"] - values if rec["direction"] == "max" else values
+        curves.setdefault(rec["problem"], {}).setdefault(rec["rule"], []).append(regret)
+    return {p: {r: np.array(rows) for r, rows in by_rule.items()} for p, by_rule in curves.items()}
+
+
+def campaign_timing(records: list[dict]) -> dict:
+    """Wall time of the campaign (first start to last finish) and the summed run time."""
+    starts = [datetime.fromisoformat(r["started_at"]) for r in records]
+    ends = [datetime.fromisoformat(r["finished_at"]) for r in records]
+    return {
+        "n_runs": len(records),
+        "wall_time_s": (max(ends) - min(starts)).total_seconds() if records else 0.0,
+        "summed_run_time_s": float(sum(r["wall_time_s"] for r in records)),
+        "hosts": sorted({r.get("host", "?") for r in records}),
+        "versions": records[-1]["versions"] if records else {},
+    }
+
+
+def format_duration(seconds: float) -> str:
+    """``"42 s"``, ``"3.5 min"`` or ``"2.25 h"``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
+def markdown_table(result: StratifiedResult) -> str:
+    lines = ["| Acquisition rule | Rank | Borda score |", "| --- | ---: | ---: |"]
+    lines += [f"| {rule_label(row['rule'])} | {row['rank']} | {row['borda']} |"
+              for row in result.table()]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_matrix(result: StratifiedResult, matrix: np.ndarray) -> str:
+    order = result.order
+    names = [rule_label(result.rules[i]) for i in order]
+    lines = ["| beats → | " + " | ".join(names) + " |", "| --- |" + " ---: |" * len(names)]
+    for a, i in enumerate(order):
+        cells = ["—" if i == j else f"{matrix[i, j]:.2f}" for j in order]
+        lines.append(f"| {names[a]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def plot_regret(curves: dict[str, np.ndarray], title: str, ylabel: str, path: Path,
+                rules=None) -> None:
+    """Mean regret per iteration with ± one standard-error band, one line per rule."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.0, 4.0), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for rule in rules or curves:
+        if rule not in curves:
+            continue
+        data = curves[rule]
+        x = np.arange(1, data.shape[1] + 1)
+        mean = data.mean(axis=0)
+        se = data.std(axis=0, ddof=1) / np.sqrt(data.shape[0]) if data.shape[0] > 1 else 0 * mean
+        (line,) = ax.plot(x, mean, lw=1.5, label=f"{rule_label(rule)} (n={data.shape[0]})")
+        ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def plot_win_matrix(result: StratifiedResult, matrix: np.ndarray, title: str, path: Path) -> None:
+    """Figure S1 style heat map: fraction of problems where the row rule beats the column rule."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    order = result.order
+    names = [rule_label(result.rules[i]) for i in order]
+    data = matrix[np.ix_(order, order)].astype(float)
+    np.fill_diagonal(data, np.nan)
+    size = max(3.5, 1.5 + 0.75 * len(names))
+    fig = Figure(figsize=(size + 0.8, size), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    image = ax.imshow(np.ma.masked_invalid(data), vmin=0.0, vmax=1.0, cmap="viridis")
+    for a in range(len(names)):
+        for b in range(len(names)):
+            if a != b:
+                ax.text(b, a, f"{data[a, b]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if data[a, b] < 0.6 else "black")
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
+    """Analyse a campaign directory and write every report file; returns the JSON summary.
+
+    Files (in ``out_dir``, default ``<campaign_dir>/report``): ``ranking.md``, ``ranking.csv``,
+    ``ranking.json``, ``win-final.csv``, ``win-auc.csv``, ``win-final.png``, ``win-auc.png`` and
+    ``curves/<problem>.png``.
+    """
+    campaign_dir = Path(campaign_dir)
+    out_dir = Path(out_dir) if out_dir is not None else campaign_dir / "report"
+    records = load_records(campaign_dir)
+    if not records:
+        raise ValueError(f"{campaign_dir} holds no finished runs yet")
+    manifest_path = campaign_dir / MANIFEST_NAME
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    trajectories, directions = trajectories_from_records(records)
+    present = {r["rule"] for r in records}
+    rules = [r for r in manifest.get("rules", []) if r in present] or sorted(present)
+    problems = [p for p in manifest.get("problems", []) if p in trajectories]
+    trajectories = {p: trajectories[p] for p in problems + sorted(set(trajectories) - set(problems))}
+    result = stratified_analysis(trajectories, directions, alpha=alpha, rules=rules)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "curves").mkdir(exist_ok=True)
+    timing = campaign_timing(records)
+    summary = {**result.to_dict(), "campaign": manifest, "timing": timing,
+               "seeds_per_problem_rule": {p: {r: int(a.shape[0]) for r, a in t.items()}
+                                          for p, t in trajectories.items()}}
+    write_json_atomic(out_dir / "ranking.json", summary)
+    _write_csv(out_dir / "ranking.csv", ["rule", "label", "rank", "borda"],
+               [[row["rule"], rule_label(row["rule"]), row["rank"], row["borda"]]
+                for row in result.table()])
+    order = result.order
+    for name, matrix in (("final", result.win_fraction_final), ("auc", result.win_fraction_auc)):
+        _write_csv(out_dir / f"win-{name}.csv", ["rule"] + [result.rules[j] for j in order],
+                   [[result.rules[i]] + [round(float(matrix[i, j]), 4) for j in order]
+                    for i in order])
+        what = "final value" if name == "final" else "area under the curve"
+        plot_win_matrix(result, matrix, f"Fraction of problems where\nrow beats column ({what})",
+                        out_dir / f"win-{name}.png")
+
+    curves = regret_curves(records)
+    for problem, by_rule in curves.items():
+        ylabel = ("acuity error VA(x̂) − VA_best (logMAR)" if directions[problem] == "min"
+                  else "regret g* − g(x̂)")
+        plot_regret(by_rule, problem, ylabel, out_dir / "curves" / f"{problem}.png", rules=rules)
+
+    md = [f"# Benchmark report: {campaign_dir.name}", ""]
+    if manifest.get("command"):
+        md += ["Command:", "", "```", manifest["command"], "```", ""]
+    md += [f"{timing['n_runs']} runs on {len(result.problems)} problems; campaign wall time "
+           f"{format_duration(timing['wall_time_s'])} (first start to last finish), summed run "
+           f"time {format_duration(timing['summed_run_time_s'])}, on "
+           f"{', '.join(timing['hosts'])}.", "",
+           f"Stratified analysis (Mann-Whitney U, one-sided, α = {alpha:g}; ties broken on the "
+           "area under the curve; Borda scores summed over problems):", "",
+           markdown_table(result),
+           "Fraction of problems where the row rule beats the column rule, final value "
+           "(Figure S1 A):", "", markdown_matrix(result, result.win_fraction_final),
+           "Same on the area under the curve (Figure S1 B):", "",
+           markdown_matrix(result, result.win_fraction_auc)]
+    (out_dir / "ranking.md").write_text("\n".join(md))
+    return summary

@@ -1,0 +1,231 @@
+"""``lensopt bench``: benchmark campaigns that reproduce the paper's tables, and their report.
+
+``functions``  Table 1: the 34 test functions, 60 iterations, 40 seeds, 5 initial samples, 7 rules.
+``refraction`` Table 3: 8 slopes evenly spaced in [1, 8], 20 repetitions, 260 trials, 6 rules.
+``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
+``rescale``    regenerate ``data/benchmark-rescaling.json``.
+
+Campaigns run on Dask: a local cluster sized to the machine by default, or an existing one with
+``--scheduler tcp://HOST:8786``. On SLURM, start one with dask-jobqueue, e.g.::
+
+    from dask_jobqueue import SLURMCluster
+    cluster = SLURMCluster(cores=1, processes=1, memory="2GB", walltime="04:00:00")
+    cluster.scale(jobs=100); print(cluster.scheduler_address)
+
+then ``lensopt bench functions --scheduler <that address>``. Records are written by this
+command as runs finish; running it again skips the finished runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import sys
+
+#: Paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
+FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
+REFRACTION_RULES = ("ucb-ald", "ts-ald", "ucb-random", "bald", "ts-random", "random")
+FUNCTION_ITERATIONS, FUNCTION_SEEDS, INITIAL_SAMPLES = 60, 40, 5
+REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def _add_cluster_options(p) -> None:
+    g = p.add_argument_group("where to run")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="address of a running Dask scheduler (default: a local cluster)")
+    g.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="worker processes of the local cluster (default: one per CPU)")
+    g.add_argument("--local-sync", action="store_true",
+                   help="run in this process, one run after the other, without Dask (debugging)")
+    g.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def register(subparsers) -> None:
+    bench = subparsers.add_parser(
+        "bench", help="benchmark campaigns (paper Tables 1 and 3) and their report",
+        description=__doc__.split("\n\n")[0],
+    )
+    sub = bench.add_subparsers(title="benchmark commands", dest="bench_command", metavar="WHAT",
+                               parser_class=type(bench))
+    bench.set_defaults(handler=lambda args: (bench.print_help(), 2)[1])
+
+    f = sub.add_parser("functions", help="contextual binary BO on the 34 test functions (Table 1)")
+    f.add_argument("--out", metavar="DIR", default="bench-results/functions")
+    f.add_argument("--seeds", type=_positive_int, default=FUNCTION_SEEDS,
+                   help=f"seeds per function and rule (default {FUNCTION_SEEDS})")
+    f.add_argument("--iterations", type=_positive_int, default=FUNCTION_ITERATIONS,
+                   help=f"trials per run, initial samples included (default {FUNCTION_ITERATIONS})")
+    f.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES,
+                   help=f"initial random samples (default {INITIAL_SAMPLES})")
+    f.add_argument("--rules", nargs="+", default=list(FUNCTION_RULES), metavar="RULE")
+    f.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
+    _add_cluster_options(f)
+    f.set_defaults(handler=run_functions)
+
+    r = sub.add_parser("refraction", help="simulated refraction at 8 slopes (Table 3)")
+    r.add_argument("--out", metavar="DIR", default="bench-results/refraction")
+    r.add_argument("--seeds", type=_positive_int, default=REFRACTION_REPETITIONS,
+                   help=f"repetitions (patients) per slope and rule (default {REFRACTION_REPETITIONS})")
+    r.add_argument("--iterations", type=_positive_int, default=REFRACTION_TRIALS,
+                   help=f"trials per run (default {REFRACTION_TRIALS})")
+    r.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES)
+    r.add_argument("--rules", nargs="+", default=list(REFRACTION_RULES), metavar="RULE")
+    r.add_argument("--slopes", nargs="+", type=_positive_float, metavar="A",
+                   help="psychometric slopes, logMAR⁻¹ (default: 8 evenly spaced in [1, 8])")
+    r.add_argument("--problems", nargs="+", metavar="NAME",
+                   help="problem names as 'slope-A' (an alternative to --slopes)")
+    _add_cluster_options(r)
+    r.set_defaults(handler=run_refraction)
+
+    rep = sub.add_parser("report", help="ranking table, win matrices and regret curves of a campaign")
+    rep.add_argument("dir", metavar="DIR", help="campaign directory")
+    rep.add_argument("--out", metavar="DIR", help="where to write the report (default DIR/report)")
+    rep.add_argument("--alpha", type=_positive_float, default=5e-4,
+                     help="significance level of the pairwise tests (default 5e-4)")
+    rep.set_defaults(handler=run_report)
+
+    s = sub.add_parser("rescale", help="regenerate the rescaling constants of the test functions")
+    s.add_argument("--seed", type=_non_negative_int, default=0)
+    s.add_argument("--samples", type=_positive_int, default=50_000)
+    s.add_argument("--out", metavar="FILE", help="default: data/benchmark-rescaling.json")
+    s.set_defaults(handler=run_rescale)
+
+
+def _check_rules(rules) -> list[str]:
+    from lensopt.settings import ALL_RULES
+
+    unknown = [r for r in rules if r not in ALL_RULES]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ALL_RULES)}")
+    if len(set(rules)) != len(rules):
+        raise ValueError("--rules lists a rule twice")
+    return list(rules)
+
+
+def _command(args, campaign: str, problems_flag: str, problems) -> str:
+    parts = ["lensopt", "bench", campaign, "--out", args.out, "--seeds", str(args.seeds),
+             "--iterations", str(args.iterations), "--initial", str(args.initial),
+             "--rules", *args.rules, problems_flag, *[str(p) for p in problems]]
+    return shlex.join(parts)
+
+
+def _run(args, campaign: str, specs, manifest: dict) -> int:
+    from lensopt.bench.runner import run_campaign
+
+    summary = run_campaign(
+        specs, args.out, manifest=manifest, scheduler=args.scheduler, n_workers=args.workers,
+        local_sync=args.local_sync, progress=not args.no_progress,
+    )
+    print(f"lensopt bench {campaign}: {summary.n_total} runs: {summary.n_skipped} already done, "
+          f"{summary.n_done} run now ({summary.wall_time_s / 60:.1f} min), "
+          f"{len(summary.failures)} failed; records in {args.out}/runs")
+    for key, message in summary.failures[:10]:
+        print(f"  failed {key}: {message}", file=sys.stderr)
+    if summary.failures:
+        print("run the same command again to retry the failed runs "
+              "(LENSOPT_DEBUG=1 prints their tracebacks)", file=sys.stderr)
+        return 1
+    print(f"report: lensopt bench report {shlex.quote(args.out)}")
+    return 0
+
+
+def run_functions(args) -> int:
+    from lensopt.bench.functions import FUNCTIONS, get_function
+    from lensopt.bench.runner import RunSpec
+
+    rules = _check_rules(args.rules)
+    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
+    specs = [RunSpec("functions", p, r, seed, args.iterations, args.initial)
+             for seed in range(args.seeds) for p in problems for r in rules]
+    manifest = {"campaign": "functions", "rules": rules, "problems": problems,
+                "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
+                "command": _command(args, "functions", "--problems", problems)}
+    return _run(args, "functions", specs, manifest)
+
+
+def _parse_slope_name(name: str) -> float:
+    prefix = "slope-"
+    try:
+        if not name.startswith(prefix):
+            raise ValueError
+        value = float(name[len(prefix):])
+    except ValueError:
+        raise ValueError(f"refraction problems are named 'slope-A' (e.g. slope-5), got {name!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"the slope of {name!r} must be positive")
+    return value
+
+
+def run_refraction(args) -> int:
+    from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
+    from lensopt.bench.runner import RunSpec
+
+    rules = _check_rules(args.rules)
+    if args.slopes and args.problems:
+        raise ValueError("give either --slopes or --problems, not both")
+    slopes = (list(args.slopes) if args.slopes
+              else [_parse_slope_name(p) for p in args.problems] if args.problems
+              else list(PAPER_SLOPES))
+    names = [refraction_problem_name(a) for a in slopes]
+    if len(set(names)) != len(names):
+        raise ValueError("--slopes lists a slope twice")
+    specs = [RunSpec("refraction", name, r, seed, args.iterations, args.initial, slope=a)
+             for seed in range(args.seeds) for name, a in zip(names, slopes) for r in rules]
+    manifest = {"campaign": "refraction", "rules": rules, "problems": names, "slopes": slopes,
+                "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
+                "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes])}
+    return _run(args, "refraction", specs, manifest)
+
+
+def run_report(args) -> int:
+    from pathlib import Path
+
+    from lensopt.bench.report import write_report
+
+    out = Path(args.out) if args.out else Path(args.dir) / "report"
+    write_report(args.dir, out, alpha=args.alpha)
+    print((out / "ranking.md").read_text())
+    print(f"lensopt bench report: wrote {out}/ranking.{{md,csv,json}}, win-*.{{csv,png}}, curves/*.png")
+    return 0
+
+
+def run_rescale(args) -> int:
+    from lensopt.bench.rescaling import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
+
+    table = compute_rescaling_table(seed=args.seed, n_samples=args.samples)
+    path = write_rescaling_table(table, args.out or DEFAULT_TABLE_PATH)
+    n_log = sum(e["take_log"] for e in table["functions"].values())
+    print(f"lensopt bench rescale: wrote {path} ({len(table['functions'])} functions, "
+          f"{n_log} log-transformed, seed {args.seed}, {args.samples} samples each)")
+    return 0

@@ -1,0 +1,41 @@
+"""``lensopt hyperparameters``: regenerate the refraction GP's reference hyperparameters."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from lensopt.cli.simulate import _non_negative_int, _positive_float, _positive_int
+from lensopt.reference_data import DATA_DIR, REFRACTION_HYPERPARAMETERS
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "hyperparameters", help="fit the refraction GP's hyperparameters on simulated responses",
+        description="Fits the psychophysics kernel on random simulated responses (seed paper §5.2) for "
+                    "several patients and writes the median to data/refraction-hyperparameters.json.",
+    )
+    p.add_argument("--slope", type=_positive_float, default=5.0)
+    p.add_argument("--patients", type=_positive_int, default=8)
+    p.add_argument("--responses", type=_positive_int, default=1000)
+    p.add_argument("--seed", type=_non_negative_int, default=0)
+    p.add_argument("--restarts", type=_non_negative_int, default=3)
+    p.add_argument("--output", default=str(DATA_DIR / REFRACTION_HYPERPARAMETERS))
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from tqdm import tqdm
+
+    from lensopt.refraction_hyperparameters import fit_reference_hyperparameters
+
+    with tqdm(total=args.patients, desc="patients fitted", file=sys.stderr) as bar:
+        result = fit_reference_hyperparameters(args.slope, args.patients, args.responses, args.seed,
+                                               args.restarts, progress=lambda i: bar.update(1))
+    with open(args.output, "w") as handle:
+        json.dump(result, handle, indent=2)
+        handle.write("\n")
+    kernel = result["kernel"]
+    print(f"wrote {args.output}: theta {kernel['context_variance']:.3g}, lengthscales "
+          f"{', '.join(f'{v:.3g}' for v in kernel['lengthscales'])} D, variance {kernel['variance']:.3g}")
+    return 0

@@ -1,0 +1,51 @@
+"""``lensopt run``: a letter-acuity session in a PsychoPy window (or resume one).
+
+PsychoPy is imported inside the handler, so ``lensopt --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    """Add the ``run`` subcommand."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run (or resume) a letter-acuity session in a PsychoPy window",
+        description="Show one letter per trial at the size the optimizer asks for, with the lens it "
+        "asks for, and store every answer as it is given. Escape pauses (resume or quit safely).",
+    )
+    parser.add_argument("--protocol", metavar="FILE", type=Path,
+                        help="protocol TOML (see protocols/*.toml); not needed with --resume")
+    parser.add_argument("--participant", metavar="ID", help="participant id (required for a new session)")
+    parser.add_argument("--observer", choices=("keyboard", "simulated"),
+                        help="who answers (default: the protocol's observer)")
+    parser.add_argument("--seed", type=int, metavar="N", help="random seed (default: drawn and stored)")
+    parser.add_argument("--trials", type=int, metavar="N", help="number of trials (default: the protocol's)")
+    parser.add_argument("--db", metavar="PATH", type=Path,
+                        help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)")
+    parser.add_argument("--save-frames", metavar="DIR", type=Path, dest="save_frames",
+                        help="save each trial's letter frame as DIR/trial-NNN.png (window size, unscaled)")
+    parser.add_argument("--resume", type=int, metavar="SESSION_ID",
+                        help="continue a stored session after its last answered trial")
+    parser.add_argument("--fullscreen", action="store_true", default=None,
+                        help="full-screen window (default: the protocol's display.fullscreen)")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="also open the live dashboard for this session (its own process)")
+    parser.set_defaults(handler=run_command)
+
+
+def run_command(args) -> int:
+    from lensopt.experiment.session import RunRequest, run_session
+    from lensopt.store import default_db_path
+
+    request = RunRequest(
+        db_path=args.db if args.db is not None else default_db_path(),
+        protocol_path=args.protocol, participant=args.participant, observer=args.observer,
+        seed=args.seed, trials=args.trials, frames_dir=args.save_frames, resume=args.resume,
+        fullscreen=args.fullscreen, dashboard=args.dashboard,
+    )
+    outcome = run_session(request, log=lambda message: print(message, flush=True))
+    print(f"session {outcome.session_id}: {outcome.status}, {outcome.n_trials} trials stored", flush=True)
+    return 0

@@ -1,0 +1,104 @@
+"""``lensopt sessions`` lists the stored sessions; ``lensopt export`` writes one as CSV or JSON.
+
+Both open the database read-only, so they are safe to run while an experiment is recording.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+
+#: Columns of the ``lensopt sessions`` table.
+TABLE_COLUMNS = ("id", "participant", "kind", "status", "trials", "created", "rule")
+
+
+def register(subparsers) -> None:
+    """Add the ``sessions`` and ``export`` subcommands."""
+    listing = subparsers.add_parser(
+        "sessions",
+        help="list the stored sessions",
+        description="List the sessions stored in the database (opened read-only).",
+    )
+    listing.add_argument("--db", metavar="PATH", help="session database (default: $LENSOPT_DB or "
+                         "$XDG_DATA_HOME/lensopt/sessions.db)")
+    listing.add_argument("--json", action="store_true", help="print the sessions as JSON")
+    listing.set_defaults(handler=list_sessions)
+
+    export = subparsers.add_parser(
+        "export",
+        help="export one session's trials as CSV or JSON",
+        description="Export a stored session: CSV has one row per trial; JSON also holds the "
+        "session, calibration, protocol, optimizer settings, seed and software version.",
+    )
+    export.add_argument("session_id", metavar="SESSION_ID", type=int, help="id shown by `lensopt sessions`")
+    export.add_argument("--format", dest="fmt", default="csv", metavar="csv|json",
+                        help="export format (default: csv)")
+    export.add_argument("--db", metavar="PATH", help="session database (default: as for `lensopt sessions`)")
+    export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    export.set_defaults(handler=export_command)
+
+
+def _open_readonly(db):
+    from lensopt.store import SessionStore, default_db_path
+
+    return SessionStore(db if db else default_db_path(), readonly=True)
+
+
+def _rule(info) -> str:
+    for source in (info.optimizer_settings, info.protocol):
+        rule = source.get("rule")
+        if isinstance(rule, str) and rule:
+            return rule
+    return "-"
+
+
+def _created(unix_s: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
+
+
+def format_table(infos) -> str:
+    """The sessions as an aligned text table (one line per session)."""
+    rows = [TABLE_COLUMNS] + [
+        (str(i.session_id), i.participant, i.kind, i.status, str(i.n_trials), _created(i.created_at), _rule(i))
+        for i in infos
+    ]
+    widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
+    right_aligned = {0, 4}
+    lines = [
+        "  ".join(cell.rjust(w) if k in right_aligned else cell.ljust(w)
+                  for k, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def list_sessions(args) -> int:
+    """Handler of ``lensopt sessions``."""
+    with _open_readonly(args.db) as store:
+        infos = store.sessions()
+        path = store.path
+    if args.json:
+        print(json.dumps([dataclasses.asdict(i) for i in infos], indent=2))
+    elif not infos:
+        print(f"no sessions in {path}")
+    else:
+        print(format_table(infos))
+    return 0
+
+
+def export_command(args) -> int:
+    """Handler of ``lensopt export``."""
+    from lensopt.store.export import FORMATS, export_session
+
+    if args.fmt not in FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.fmt!r}")
+    with _open_readonly(args.db) as store:
+        if args.output:
+            export_session(store, args.session_id, fmt=args.fmt, out=args.output)
+            n_trials = store.session(args.session_id).n_trials
+            print(f"wrote session {args.session_id} ({n_trials} trials) to {args.output}", file=sys.stderr)
+        else:
+            export_session(store, args.session_id, fmt=args.fmt, out=sys.stdout)
+    return 0

@@ -1,0 +1,120 @@
+"""``lensopt simulate``: a simulated patient through a whole refraction session."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from lensopt.settings import ALL_RULES, INFERENCE_METHODS
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise _arg_error(f"expected a whole number, got {text!r}")
+    if value < 1:
+        raise _arg_error(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise _arg_error(f"expected a number, got {text!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise _arg_error(f"must be a positive number, got {text}")
+    return value
+
+
+def _finite_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise _arg_error(f"expected a number, got {text!r}")
+    if not math.isfinite(value):
+        raise _arg_error(f"must be a finite number, got {text}")
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise _arg_error(f"expected a whole number, got {text!r}")
+    if value < 0:
+        raise _arg_error(f"must be 0 or more, got {value}")
+    return value
+
+
+def _arg_error(message):
+    import argparse
+
+    return argparse.ArgumentTypeError(message)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate", help="run a simulated patient through a refraction session",
+        description="A simulated patient (METHOD.md §1) answers the optimizer's letters. Prints a summary, "
+                    "or one JSON object with --json.",
+    )
+    p.add_argument("--rule", default="ucb-ald", choices=ALL_RULES, help="acquisition rule (default ucb-ald)")
+    p.add_argument("--trials", type=_positive_int, default=100, help="number of trials (default 100)")
+    p.add_argument("--slope", type=_positive_float, default=5.0, help="psychometric slope, logMAR⁻¹ (default 5)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
+    p.add_argument("--true-sphere", type=_finite_float, metavar="D", help="patient's true sphere correction (D)")
+    p.add_argument("--true-cylinder", type=_finite_float, metavar="D", help="patient's true cylinder correction (D)")
+    p.add_argument("--n-alternatives", type=_positive_int, default=26, help="letters to choose from (default 26)")
+    p.add_argument("--lapse", type=float, default=0.0, help="patient's lapse rate (default 0)")
+    p.add_argument("--inference", choices=INFERENCE_METHODS, default="laplace")
+    p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
+    p.add_argument("--cylinder-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
+    p.add_argument("--letter-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-1.0, 2.0),
+                   help="letter sizes, logMAR (default -1 2)")
+    p.add_argument("--lens-step", type=_positive_float, metavar="D", help="round lenses to this step (e.g. 0.25)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from lensopt.refraction import RefractionOptimizer
+    from lensopt.simulation import make_patient, simulate_session
+
+    for name in ("sphere_bounds", "cylinder_bounds", "letter_bounds"):
+        lo, hi = getattr(args, name)
+        if lo >= hi:
+            raise ValueError(f"--{name.replace('_', '-')} is reversed or empty: {lo} must be below {hi}")
+    if (args.true_sphere is None) != (args.true_cylinder is None):
+        raise ValueError("give both --true-sphere and --true-cylinder, or neither")
+    true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
+    patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
+                           n_alternatives=args.n_alternatives, lapse=args.lapse)
+    optimizer = RefractionOptimizer(
+        rule=args.rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
+        cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
+        lens_step_d=args.lens_step, inference=args.inference, n_alternatives=args.n_alternatives,
+    )
+    if args.json:
+        result = simulate_session(patient, optimizer, args.trials)
+        print(json.dumps(result.to_dict()))
+        return 0
+
+    from tqdm import tqdm
+
+    with tqdm(total=args.trials, desc=f"{args.rule} trials", unit="trial", file=sys.stderr) as bar:
+        result = simulate_session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
+    s, c = result.true_correction_d
+    bs, bc = result.final.best_lens_d
+    lat = result.latency_ms
+    print(f"Simulated refraction: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}")
+    print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
+    print(f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
+          f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)")
+    print(f"  acuity error          {result.final.va_error_logmar:.4f} logMAR with that lens")
+    for score in result.checkpoints[:-1]:
+        print(f"    after {score.trials:>3} trials: {score.va_error_logmar:.4f} logMAR")
+    print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
+    return 0

@@ -1,0 +1,206 @@
+"""The dashboard's four panels, drawn with matplotlib's object API onto a given figure.
+
+No Qt and no pyplot here: the window draws each panel on its own ``FigureCanvasQTAgg`` figure, the
+report draws all four on the sub-figures of one page. Each ``draw_*`` function clears the figure
+it is given (a ``Figure`` or a ``SubFigure``) and draws one :class:`DashboardSnapshot`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+
+#: Panel names, in reading order (left to right, top to bottom).
+PANELS = ("lens_map", "psychometric", "history", "summary")
+#: Colour map of predicted acuity: bright = small logMAR = sharp vision.
+ACUITY_CMAP = "viridis_r"
+#: Colours of correct and wrong answers, the best lens and the model's estimate.
+CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
+#: Base font size (points) of the panels; clinicians read them at a glance.
+FONT_SIZE = 10
+
+
+def snellen_20(logmar: float) -> str:
+    """Snellen fraction in feet for a logMAR value: ``20/(20·10^logMAR)``."""
+    return f"20/{20.0 * 10.0 ** logmar:.0f}"
+
+
+def _message(fig, title: str, text: str) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=FONT_SIZE + 3, color="0.35",
+            transform=ax.transAxes, wrap=True)
+
+
+def _padded(bounds, fraction=0.03):
+    low, high = bounds
+    pad = fraction * (high - low)
+    return low - pad, high + pad
+
+
+def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
+    """Predicted acuity over (S, C), the lenses tried by outcome, the optimum and its region."""
+    fig.clear()
+    title = "Lens map: predicted acuity"
+    if snap.lens_map is None or snap.best is None:
+        _message(fig, title, snap.message or WAITING_MESSAGE)
+        return
+    ax = fig.add_subplot(1, 1, 1)
+    lm, best, tr = snap.lens_map, snap.best, snap.trials
+    acuity = lm.acuity_mean_logmar
+    if np.isfinite(acuity).any():
+        mesh = ax.pcolormesh(lm.sphere_d, lm.cylinder_d, acuity, cmap=ACUITY_CMAP, shading="auto",
+                             rasterized=True)
+        if np.nanmax(acuity) > np.nanmin(acuity) and np.isfinite(acuity).all():
+            lines = ax.contour(lm.sphere_d, lm.cylinder_d, acuity, levels=6, colors="white",
+                               linewidths=0.6, alpha=0.7)
+            ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")
+        bar = fig.colorbar(mesh, ax=ax, pad=0.02)
+        bar.set_label("predicted acuity (logMAR, lower is better)", fontsize=FONT_SIZE - 1)
+    else:
+        ax.text(0.5, 0.5, "acuity not estimable yet\n(no trend with letter size so far)", ha="center",
+                va="center", transform=ax.transAxes, fontsize=FONT_SIZE + 1, color="0.35")
+    ax.scatter(best.samples_d[:, 0], best.samples_d[:, 1], s=6, color=BEST_COLOR, alpha=0.15, linewidth=0,
+               label="sampled optimum locations", zorder=2)
+    ok = tr.correct.astype(bool)
+    ax.scatter(tr.sphere_d[ok], tr.cylinder_d[ok], s=26, marker="o", color=CORRECT_COLOR,
+               edgecolor="black", linewidth=0.7, label=f"lens tried, correct ({ok.sum()})", zorder=3,
+               clip_on=False)
+    ax.scatter(tr.sphere_d[~ok], tr.cylinder_d[~ok], s=26, marker="x", color=WRONG_COLOR,
+               linewidth=1.6, label=f"lens tried, wrong ({(~ok).sum()})", zorder=3, clip_on=False)
+    ax.plot(best.region_d[:, 0], best.region_d[:, 1], "--", color=BEST_COLOR, linewidth=1.5,
+            label="95% region of the optimum", zorder=4)
+    ax.scatter([best.sphere_d], [best.cylinder_d], s=240, marker="*", color=BEST_COLOR, edgecolor="black",
+               linewidth=0.8, zorder=5, label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
+               clip_on=False)
+    ax.set_xlim(_padded(snap.sphere_bounds_d))
+    ax.set_ylim(_padded(snap.cylinder_bounds_d))
+    ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
+    ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
+    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
+    """P(correct) against letter size at the best lens, its 95% band, the guess rate, near trials."""
+    fig.clear()
+    title = "Psychometric curve at the best lens"
+    if snap.psychometric is None or snap.best is None:
+        _message(fig, title, snap.message or WAITING_MESSAGE)
+        return
+    ax = fig.add_subplot(1, 1, 1)
+    pc, best = snap.psychometric, snap.best
+    ax.fill_between(pc.letter_logmar, pc.p_low, pc.p_high, color=MODEL_COLOR, alpha=0.25,
+                    label="95% credible band")
+    ax.plot(pc.letter_logmar, pc.p_mean, color=MODEL_COLOR, linewidth=2, label="model P(correct) = Φ(f)")
+    ax.axhline(pc.guess_rate, color="0.3", linestyle=":", label=f"guess rate {pc.guess_rate:.3f}")
+    if np.isfinite(pc.threshold_logmar):
+        ax.axvline(pc.threshold_logmar, color=BEST_COLOR, linestyle="--",
+                   label=f"acuity {pc.threshold_logmar:+.2f} logMAR ({snellen_20(pc.threshold_logmar)})")
+    ok = pc.near_correct.astype(bool)
+    n_near = len(ok)
+    ax.scatter(pc.near_letter_logmar[ok], np.ones(ok.sum()), marker="o", s=26, color=CORRECT_COLOR,
+               label=f"trials within {pc.near_radius_d:.1f} D: correct", zorder=3, clip_on=False)
+    ax.scatter(pc.near_letter_logmar[~ok], np.zeros((~ok).sum()), marker="x", s=26, color=WRONG_COLOR,
+               label=f"trials within {pc.near_radius_d:.1f} D: wrong", zorder=3, clip_on=False)
+    ax.set_xlim(snap.letter_bounds_logmar)
+    ax.set_ylim(-0.04, 1.04)
+    ax.set_xlabel("letter size (logMAR)", fontsize=FONT_SIZE)
+    ax.set_ylabel("P(correct)", fontsize=FONT_SIZE)
+    ax.set_title(f"{title}\nS {best.sphere_d:+.2f} D, C {best.cylinder_d:+.2f} D · {n_near} trials within "
+                 f"{pc.near_radius_d:.1f} D of it", fontsize=FONT_SIZE + 1, loc="left")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="center right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def draw_history(fig, snap: DashboardSnapshot) -> None:
+    """Letter size and correctness per trial, and the estimated best acuity over trials."""
+    fig.clear()
+    title = "History"
+    if snap.trials.n == 0:
+        _message(fig, title, snap.message or WAITING_MESSAGE)
+        return
+    ax = fig.add_subplot(1, 1, 1)
+    tr, hist = snap.trials, snap.history
+    ok = tr.correct.astype(bool)
+    ax.plot(tr.index, tr.letter_logmar, color="0.75", linewidth=0.8, zorder=1)
+    ax.scatter(tr.index[ok], tr.letter_logmar[ok], marker="o", s=20, color=CORRECT_COLOR,
+               label="letter shown, correct", zorder=3)
+    ax.scatter(tr.index[~ok], tr.letter_logmar[~ok], marker="x", s=24, color=WRONG_COLOR,
+               label="letter shown, wrong", zorder=3)
+    if len(hist.n_trials):
+        half = 1.959963984540054 * hist.acuity_sd_logmar
+        ax.fill_between(hist.n_trials, hist.acuity_mean_logmar - half, hist.acuity_mean_logmar + half,
+                        color=MODEL_COLOR, alpha=0.2, label="95% band")
+        ax.plot(hist.n_trials, hist.acuity_mean_logmar, color=MODEL_COLOR, linewidth=2,
+                label="estimated best acuity")
+    ax.set_xlim(0.5, max(tr.index[-1], 2) + 0.5)
+    low, high = snap.letter_bounds_logmar  # early estimates can be wild: keep the letters readable
+    ax.set_ylim(min(low, tr.letter_logmar.min()) - 0.1, max(high, tr.letter_logmar.max()) + 0.1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("trial", fontsize=FONT_SIZE)
+    ax.set_ylabel("letter size / acuity (logMAR)", fontsize=FONT_SIZE)
+    ax.set_title(title + ("" if snap.live else f" (replay: first {tr.n} trials)"), fontsize=FONT_SIZE + 2,
+                 loc="left")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def summary_rows(snap: DashboardSnapshot) -> list[tuple[str, str]]:
+    """(label, value) rows of the summary panel."""
+    h = snap.header
+    rows = [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", h.rule)]
+    if snap.best is None:
+        return rows + [("Trials", "0"), ("", snap.message or WAITING_MESSAGE)]
+    b, tr = snap.best, snap.trials
+    minutes, seconds = divmod(int(round(snap.elapsed_s)), 60)
+    shown = f"{tr.n}" if snap.live else f"{tr.n} of {h.n_trials_stored} (replay)"
+    return rows + [
+        ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),
+        ("Cylinder", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"),
+        ("Acuity", f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR "
+                   f"({snellen_20(b.acuity_mean_logmar)})" if np.isfinite(b.acuity_mean_logmar)
+         else "not estimable yet"),
+        ("Trials", f"{shown}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"),
+        ("Time", f"{minutes} min {seconds:02d} s"),
+    ]
+
+
+def draw_summary(fig, snap: DashboardSnapshot) -> None:
+    """Best lens (S, C) ± sd, predicted acuity, trials and time, as large text."""
+    fig.clear()
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_axis_off()
+    ax.set_title("Summary: best lens", fontsize=FONT_SIZE + 2, loc="left")
+    rows = summary_rows(snap)
+    y = 0.92
+    for label, value in rows:
+        big = label in ("Sphere", "Cylinder", "Acuity")
+        size = FONT_SIZE + (6 if big else 2)
+        ax.text(0.02, y, label, fontsize=size, color="0.35", transform=ax.transAxes, va="top")
+        ax.text(0.28, y, value, fontsize=size, weight="bold" if big else "normal", transform=ax.transAxes,
+                va="top", family="DejaVu Sans Mono" if big else None)
+        y -= 0.15 if big else 0.11
+    ax.text(0.02, 0.0, "± is the posterior sd of the optimum's location (Thompson samples)",
+            fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")
+
+
+#: Drawing function of each panel.
+DRAW = {"lens_map": draw_lens_map, "psychometric": draw_psychometric, "history": draw_history,
+        "summary": draw_summary}
+
+
+def draw_panel(fig, name: str, snap: DashboardSnapshot) -> None:
+    """Draw panel ``name`` (one of ``PANELS``) of ``snap`` on ``fig``."""
+    if name not in DRAW:
+        raise ValueError(f"unknown panel {name!r}; choose one of {', '.join(PANELS)}")
+    DRAW[name](fig, snap)
+
+
+def draw_notice(fig, title: str, text: str) -> None:
+    """A panel that only says ``text`` (a missing session, a newer database, ...)."""
+    fig.clear()
+    _message(fig, title, text)

@@ -1,0 +1,59 @@
+"""One-page session report (PNG or PDF), drawn with the dashboard's panels.
+
+Matplotlib's object API only (``Figure`` + ``FigureCanvasAgg`` / ``backend_pdf``), no pyplot, no
+Qt: ``lensopt dashboard --report`` writes it without opening a window.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_pdf import PdfPages
+from matplotlib.figure import Figure
+
+from lensopt import __version__
+from lensopt.dashboard.panels import PANELS, draw_panel
+from lensopt.dashboard.snapshot import DashboardSnapshot
+
+#: Page size in inches: A4 landscape.
+PAGE_SIZE_IN = (11.69, 8.27)
+#: Resolution of the PNG report (dots per inch).
+PNG_DPI = 150
+#: File suffixes the report can be written as.
+REPORT_FORMATS = (".pdf", ".png")
+
+
+def build_report_figure(snap: DashboardSnapshot) -> Figure:
+    """A4-landscape figure: a header line, then the four panels in a 2 × 2 grid."""
+    fig = Figure(figsize=PAGE_SIZE_IN, layout="constrained")
+    h = snap.header
+    created = _dt.datetime.fromtimestamp(h.created_at).strftime("%Y-%m-%d %H:%M")
+    fig.suptitle(
+        f"lensopt refraction report — session {h.session_id}, participant {h.participant}, "
+        f"{created}, {h.status}, rule {h.rule}, lensopt {__version__}",
+        fontsize=12, x=0.01, ha="left",
+    )
+    for sub, name in zip(fig.subfigures(2, 2).ravel(), PANELS):
+        draw_panel(sub, name, snap)
+    return fig
+
+
+def write_report(snap: DashboardSnapshot, path) -> Path:
+    """Write the one-page report of ``snap`` to ``path`` (``.pdf`` or ``.png``); return the path."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in REPORT_FORMATS:
+        raise ValueError(f"report file {path} must end in .pdf or .png")
+    if not path.parent.is_dir():
+        raise ValueError(f"cannot write the report: folder {path.parent} does not exist")
+    fig = build_report_figure(snap)
+    if suffix == ".png":
+        FigureCanvasAgg(fig)
+        fig.savefig(path, format="png", dpi=PNG_DPI, facecolor="white")
+    else:
+        title = f"lensopt session {snap.header.session_id} ({snap.header.participant})"
+        with PdfPages(path, metadata={"Title": title, "Creator": f"lensopt {__version__}"}) as pdf:
+            pdf.savefig(fig)
+    return path

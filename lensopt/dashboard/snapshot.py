@@ -1,0 +1,208 @@
+"""The frozen data the dashboard draws: one :class:`DashboardSnapshot` per model update.
+
+Built by :mod:`lensopt.dashboard.model` from stored trials; drawn by :mod:`lensopt.dashboard.panels`
+(window and report alike). Arrays are read-only numpy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Guess rate when the protocol does not say how many letters the patient chooses from.
+DEFAULT_GUESS_RATE = 1.0 / 26.0
+#: Trials whose lens lies within this Euclidean distance (D) of the best lens are "near" it.
+NEAR_LENS_RADIUS_D = 0.5
+#: Message shown while a session has no trial yet.
+WAITING_MESSAGE = "waiting for the first trial…"
+
+
+def frozen_array(values, dtype=float) -> np.ndarray:
+    """A read-only copy of ``values`` (snapshots are shared between threads)."""
+    out = np.array(values, dtype=dtype)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class SessionHeader:
+    """Who, what and when: the session facts the summary and the report print."""
+
+    session_id: int
+    participant: str
+    status: str
+    rule: str
+    seed: int
+    n_trials_stored: int
+    created_at: float
+    updated_at: float
+    guess_rate: float = DEFAULT_GUESS_RATE
+
+    def __post_init__(self):
+        if not 0.0 <= self.guess_rate < 1.0:
+            raise ValueError(f"SessionHeader.guess_rate must be in [0, 1), got {self.guess_rate!r}")
+        if self.n_trials_stored < 0:
+            raise ValueError(f"SessionHeader.n_trials_stored must be >= 0, got {self.n_trials_stored}")
+
+
+@dataclass(frozen=True)
+class TrialSeries:
+    """The trials shown, as parallel arrays (1-based ``index``)."""
+
+    index: np.ndarray
+    sphere_d: np.ndarray
+    cylinder_d: np.ndarray
+    letter_logmar: np.ndarray
+    correct: np.ndarray
+    presented_at: np.ndarray
+    answered_at: np.ndarray
+
+    def __post_init__(self):
+        n = len(self.index)
+        for name in ("sphere_d", "cylinder_d", "letter_logmar", "correct", "presented_at", "answered_at"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"TrialSeries.{name} must have {n} entries like index")
+
+    @property
+    def n(self) -> int:
+        return len(self.index)
+
+    @classmethod
+    def from_records(cls, records) -> "TrialSeries":
+        """Arrays from store ``TrialRecord`` objects (any objects with the same attributes)."""
+        get = lambda name, dtype=float: frozen_array([getattr(r, name) for r in records], dtype)  # noqa: E731
+        return cls(
+            index=get("index", int), sphere_d=get("sphere_d"), cylinder_d=get("cylinder_d"),
+            letter_logmar=get("letter_logmar"), correct=get("correct", bool),
+            presented_at=get("presented_at"), answered_at=get("answered_at"),
+        )
+
+    def head(self, n: int) -> "TrialSeries":
+        """The first ``n`` trials."""
+        return TrialSeries(*(getattr(self, f)[:n] for f in self.__dataclass_fields__))
+
+
+@dataclass(frozen=True)
+class LensMap:
+    """Predicted acuity (logMAR) on a grid: arrays ``(n_cylinder, n_sphere)``."""
+
+    sphere_d: np.ndarray
+    cylinder_d: np.ndarray
+    acuity_mean_logmar: np.ndarray
+    acuity_sd_logmar: np.ndarray
+
+    def __post_init__(self):
+        shape = (len(self.cylinder_d), len(self.sphere_d))
+        for name in ("acuity_mean_logmar", "acuity_sd_logmar"):
+            if np.shape(getattr(self, name)) != shape:
+                raise ValueError(f"LensMap.{name} must have shape (n_cylinder, n_sphere) = {shape}")
+
+
+@dataclass(frozen=True)
+class BestLens:
+    """The posterior optimum with its uncertainty (see the module docstring for the method)."""
+
+    sphere_d: float
+    cylinder_d: float
+    sphere_sd_d: float
+    cylinder_sd_d: float
+    acuity_mean_logmar: float
+    acuity_sd_logmar: float
+    samples_d: np.ndarray          # (n_samples, 2) sampled optimum locations (S, C)
+    region_d: np.ndarray           # (n_points, 2) closed boundary of the credible region
+
+    def __post_init__(self):
+        for name in ("sphere_sd_d", "cylinder_sd_d", "acuity_sd_logmar"):
+            if getattr(self, name) < 0.0:  # NaN allowed: acuity not estimable yet (no slope)
+                raise ValueError(f"BestLens.{name} must be >= 0, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class PsychometricCurve:
+    """P(correct) against letter size at the best lens: ``Φ(μ)`` and the band ``Φ(μ ± z·σ)``."""
+
+    letter_logmar: np.ndarray
+    p_mean: np.ndarray
+    p_low: np.ndarray
+    p_high: np.ndarray
+    guess_rate: float
+    threshold_logmar: float
+    near_letter_logmar: np.ndarray
+    near_correct: np.ndarray
+    near_radius_d: float = NEAR_LENS_RADIUS_D
+
+    def __post_init__(self):
+        n = len(self.letter_logmar)
+        for name in ("p_mean", "p_low", "p_high"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"PsychometricCurve.{name} must have {n} entries like letter_logmar")
+
+
+@dataclass(frozen=True)
+class AcuityHistory:
+    """Estimated best acuity (at the best lens of the model refit on the first ``n`` trials)."""
+
+    n_trials: np.ndarray
+    acuity_mean_logmar: np.ndarray
+    acuity_sd_logmar: np.ndarray
+
+    def head(self, n: int) -> "AcuityHistory":
+        keep = self.n_trials <= n
+        return AcuityHistory(self.n_trials[keep], self.acuity_mean_logmar[keep], self.acuity_sd_logmar[keep])
+
+
+@dataclass(frozen=True)
+class DashboardSnapshot:
+    """Everything the panels draw, for the first ``trials.n`` trials of a session.
+
+    ``lens_map``, ``best`` and ``psychometric`` are None while there is no trial; ``message`` then
+    says why (``WAITING_MESSAGE``). ``live`` is False for a replay of an earlier trial.
+    """
+
+    header: SessionHeader
+    trials: TrialSeries
+    history: AcuityHistory
+    sphere_bounds_d: tuple
+    cylinder_bounds_d: tuple
+    letter_bounds_logmar: tuple
+    lens_map: LensMap | None = None
+    best: BestLens | None = None
+    psychometric: PsychometricCurve | None = None
+    live: bool = True
+    message: str | None = None
+    extras: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar"):
+            low, high = getattr(self, name)
+            if not low < high:
+                raise ValueError(f"DashboardSnapshot.{name} must be (low, high) with low < high")
+            object.__setattr__(self, name, (float(low), float(high)))
+
+    @property
+    def n_trials(self) -> int:
+        return self.trials.n
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds from the first letter shown to the last answer (0 without trials)."""
+        if self.trials.n == 0:
+            return 0.0
+        return float(self.trials.answered_at[-1] - self.trials.presented_at[0])
+
+    def summary_line(self) -> str:
+        """One line for the status bar and the tests: trials, best lens ± sd, predicted acuity."""
+        h = self.header
+        head = f"Session {h.session_id} ({h.participant}, {h.status})"
+        if self.best is None:
+            return f"{head} · 0 trials · {self.message or WAITING_MESSAGE}"
+        b = self.best
+        if not np.isfinite(b.acuity_mean_logmar):
+            acuity = "not estimable yet"
+        else:
+            acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
+        return (
+            f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
+            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}"
+        )

@@ -1,0 +1,287 @@
+"""The clinician's dashboard window: four live panels, a replay slider and a report export.
+
+The window only draws: a :class:`~lensopt.dashboard.worker.SessionFollower` in a ``QThread``
+reads the database and rebuilds the model, and hands over frozen snapshots through a queued
+signal. Problems (missing session, newer database, no trial yet) are shown in the message line at
+the top; the window never raises them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
+from matplotlib.figure import Figure
+from PyQt5.QtCore import Qt, QThread, QTimer, pyqtSignal
+from PyQt5.QtWidgets import (
+    QAction,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from lensopt.dashboard.panels import PANELS, draw_notice, draw_panel
+from lensopt.dashboard.report import write_report
+from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
+
+#: Initial window size in pixels (fits a 1920 × 1080 second screen with room to spare).
+WINDOW_SIZE_PX = (1500, 950)
+#: Milliseconds the replay slider must rest before the model is replayed at its position.
+SLIDER_DEBOUNCE_MS = 150
+#: Milliseconds a ``--screenshot`` waits for the first model update before saving what it has.
+SCREENSHOT_TIMEOUT_MS = 120_000
+#: Panel titles used while a panel has nothing to draw.
+PANEL_TITLES = {"lens_map": "Lens map", "psychometric": "Psychometric curve", "history": "History",
+                "summary": "Summary"}
+
+
+class DashboardWindow(QMainWindow):
+    """Follows ``session_id`` (None: the latest session) in the database at ``db_path``.
+
+    ``replay=True`` starts the slider at the first trial instead of following the last one.
+    """
+
+    #: Asks the worker for the snapshot after the first n trials (queued to its thread).
+    replay_requested = pyqtSignal(int)
+    #: Asks the worker to stop (queued to its thread).
+    stop_requested = pyqtSignal()
+
+    def __init__(self, db_path, session_id: int | None = None, *, replay: bool = False,
+                 poll_interval_ms: int = POLL_INTERVAL_MS, optimizer_factory=None, parent=None):
+        super().__init__(parent)
+        self.db_path = Path(db_path)
+        self.session_id = session_id
+        self.snapshot: DashboardSnapshot | None = None     # the snapshot on screen
+        self.live_snapshot: DashboardSnapshot | None = None
+        self.n_updates = 0
+        self._following = not replay
+        self._screenshot = None
+        self._build_ui()
+        self.show_message("opening the session…")
+
+        self._thread = QThread(self)
+        self.follower = SessionFollower(db_path, session_id, poll_interval_ms=poll_interval_ms,
+                                        optimizer_factory=optimizer_factory)
+        self.follower.moveToThread(self._thread)
+        self._thread.started.connect(self.follower.start)
+        self.follower.snapshot_ready.connect(self._on_snapshot)
+        self.follower.problem.connect(self._on_problem)
+        self.replay_requested.connect(self.follower.replay)
+        self.stop_requested.connect(self.follower.stop)
+        self._thread.start()
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _build_ui(self) -> None:
+        self.setWindowTitle("lensopt dashboard")
+        self.resize(*WINDOW_SIZE_PX)
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        self.message_label = QLabel(central)
+        self.message_label.setWordWrap(True)
+        self.message_label.setStyleSheet("font-size: 15px; padding: 4px;")
+        self.summary_label = QLabel(central)
+        self.summary_label.setStyleSheet("font-size: 15px; font-weight: bold; padding: 4px;")
+        self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        column.addWidget(self.message_label)
+        column.addWidget(self.summary_label)
+
+        grid = QGridLayout()
+        self.figures: dict[str, Figure] = {}
+        self.canvases: dict[str, FigureCanvasQTAgg] = {}
+        for position, name in enumerate(PANELS):
+            figure = Figure(layout="constrained")
+            canvas = FigureCanvasQTAgg(figure)
+            canvas.setMinimumSize(320, 240)
+            grid.addWidget(canvas, position // 2, position % 2)
+            self.figures[name], self.canvases[name] = figure, canvas
+        column.addLayout(grid, stretch=1)
+
+        row = QHBoxLayout()
+        self.slider_label = QLabel("replay: no trial yet", central)
+        self.slider = QSlider(Qt.Horizontal, central)
+        self.slider.setRange(0, 0)
+        self.slider.setEnabled(False)
+        self.slider.setToolTip("Drag to replay the session up to a trial; the right end follows it live")
+        self.slider.valueChanged.connect(self._on_slider)
+        self.export_button = QPushButton("Export report…", central)
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._export_dialog)
+        row.addWidget(self.slider_label)
+        row.addWidget(self.slider, stretch=1)
+        row.addWidget(self.export_button)
+        column.addLayout(row)
+        self.setCentralWidget(central)
+
+        menu = self.menuBar().addMenu("&File")
+        self.export_action = QAction("&Export report…", self)
+        self.export_action.setEnabled(False)
+        self.export_action.triggered.connect(self._export_dialog)
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut("Ctrl+Q")
+        quit_action.triggered.connect(self.close)
+        menu.addAction(self.export_action)
+        menu.addAction(quit_action)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SLIDER_DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._request_replay)
+
+    # -- messages and snapshots ---------------------------------------------------------------
+
+    def show_message(self, text: str, problem: bool = False) -> None:
+        """Show ``text`` in the message line (red for a problem)."""
+        color = "#b2182b" if problem else "#333333"
+        self.message_label.setStyleSheet(f"font-size: 15px; padding: 4px; color: {color};")
+        self.message_label.setText(text)
+
+    def _on_problem(self, text: str) -> None:
+        if text != self.message_label.text():
+            self.show_message(text, problem=True)
+        if self.snapshot is None:
+            for name in PANELS:
+                draw_notice(self.figures[name], PANEL_TITLES[name], "nothing to show:\n" + text)
+                self.canvases[name].draw_idle()
+        self._maybe_screenshot()
+
+    def _on_snapshot(self, snap: DashboardSnapshot) -> None:
+        self.n_updates += 1
+        if snap.live:
+            self.live_snapshot = snap
+            total = snap.n_trials
+            self.slider.blockSignals(True)
+            self.slider.setRange(min(1, total), total)
+            if self._following:
+                self.slider.setValue(total)
+            elif self.n_updates == 1:
+                self.slider.setValue(min(1, total))
+            self.slider.blockSignals(False)
+            self.slider.setEnabled(total > 1)
+            if not self._following and total > 0:
+                if self.snapshot is None:
+                    self._request_replay()
+                self._update_slider_label()
+                return
+        elif snap.n_trials != self.slider.value() or self._following:
+            return  # a replay the slider has moved away from
+        self.show_snapshot(snap)
+
+    def show_snapshot(self, snap: DashboardSnapshot) -> None:
+        """Draw ``snap`` in every panel and update the message and summary lines."""
+        self.snapshot = snap
+        h = snap.header
+        if snap.best is None:
+            self.show_message(f"Session {h.session_id} ({h.participant}): {snap.message or WAITING_MESSAGE}")
+        elif snap.live:
+            self.show_message(f"Session {h.session_id} ({h.participant}) · {h.status} · rule {h.rule} · "
+                              f"database {self.db_path}")
+        else:
+            self.show_message(f"Replay of session {h.session_id}: first {snap.n_trials} of "
+                              f"{h.n_trials_stored} trials (drag the slider to the right end to follow live)")
+        self.summary_label.setText(snap.summary_line())
+        for name in PANELS:
+            try:
+                draw_panel(self.figures[name], name, snap)
+            except Exception as exc:  # noqa: BLE001 - a drawing bug must not close the window
+                draw_notice(self.figures[name], PANEL_TITLES[name], f"cannot draw this panel: {exc}")
+            self.canvases[name].draw_idle()
+        self.export_button.setEnabled(snap.n_trials > 0)
+        self.export_action.setEnabled(snap.n_trials > 0)
+        self._update_slider_label()
+        self._maybe_screenshot()
+
+    # -- replay -------------------------------------------------------------------------------
+
+    def _update_slider_label(self) -> None:
+        total = self.slider.maximum()
+        if total == 0:
+            self.slider_label.setText("replay: no trial yet")
+        else:
+            state = "live" if self._following else "replay"
+            self.slider_label.setText(f"trial {self.slider.value()} of {total} ({state})")
+
+    def _on_slider(self, value: int) -> None:
+        self._following = value == self.slider.maximum()
+        self._update_slider_label()
+        self._debounce.start()
+
+    def _request_replay(self) -> None:
+        if self._following and self.live_snapshot is not None:
+            self.show_snapshot(self.live_snapshot)
+        else:
+            self.replay_requested.emit(self.slider.value())
+
+    def replay_to(self, n_trials: int) -> None:
+        """Move the slider to ``n_trials`` (the right end follows the session live)."""
+        self.slider.setValue(int(n_trials))
+
+    # -- export and screenshot ----------------------------------------------------------------
+
+    def export_report(self, path) -> Path:
+        """Write the report of the snapshot on screen to ``path`` (.pdf or .png)."""
+        if self.snapshot is None or self.snapshot.n_trials == 0:
+            raise ValueError("nothing to export yet: the session has no trial")
+        return write_report(self.snapshot, path)
+
+    def _export_dialog(self) -> None:
+        if self.snapshot is None:
+            return
+        default = str(Path.cwd() / f"lensopt-session-{self.snapshot.header.session_id}.pdf")
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", default, "PDF (*.pdf);;PNG (*.png)")
+        if not path:
+            return
+        try:
+            written = self.export_report(path)
+        except (ValueError, OSError) as exc:
+            self.show_message(f"could not export the report: {exc}", problem=True)
+        else:
+            self.statusBar().showMessage(f"report written to {written}", 10_000)
+
+    def save_screenshot(self, path) -> Path:
+        """Render the whole window (all panels drawn now) to a PNG at ``path``."""
+        for canvas in self.canvases.values():
+            canvas.draw()
+        path = Path(path)
+        if not self.grab().save(str(path), "PNG"):
+            raise ValueError(f"could not write the screenshot {path}; check the folder and the .png suffix")
+        return path
+
+    def screenshot_when_ready(self, path, on_done) -> None:
+        """After the first model update (or problem), save a screenshot and call ``on_done(path | error)``."""
+        self._screenshot = (Path(path), on_done)
+        QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, self._maybe_screenshot)
+
+    def _maybe_screenshot(self) -> None:
+        if self._screenshot is None:
+            return
+        path, on_done = self._screenshot
+        self._screenshot = None
+        QTimer.singleShot(50, lambda: self._finish_screenshot(path, on_done))
+
+    def _finish_screenshot(self, path, on_done) -> None:
+        try:
+            result = self.save_screenshot(path)
+        except (ValueError, OSError) as exc:
+            result = exc
+        on_done(result)
+
+    # -- lifetime -----------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop the worker thread (idempotent)."""
+        if self._thread.isRunning():
+            self.stop_requested.emit()
+            self._thread.quit()
+            self._thread.wait(10_000)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self.shutdown()
+        super().closeEvent(event)

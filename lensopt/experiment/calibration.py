@@ -1,0 +1,136 @@
+"""Screen calibration: how many pixels a letter of a given logMAR needs, and which sizes fit.
+
+A letter of size logMAR ``L`` subtends ``θ = 5 · 10**L`` arcmin. Seen from ``distance_cm`` and
+centred on the line of sight it is ``2 · distance_cm · tan(θ / 2)`` cm tall, that is
+``2 · distance_cm · tan(θ / 2) · screen_width_px / screen_width_cm`` pixels (square pixels assumed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from lensopt.errors import CalibrationError
+
+ARCMIN_PER_DEGREE = 60.0
+"""Minutes of arc in one degree."""
+
+LETTER_ARCMIN_AT_LOGMAR_0 = 5.0
+"""A logMAR 0 letter is 5 arcmin tall (5 strokes of 1 arcmin)."""
+
+DEFAULT_MIN_STROKE_PX = 1.0
+"""Smallest stroke (px) drawn faithfully: below one pixel a stroke is not resolved by the screen."""
+
+DEFAULT_MAX_HEIGHT_FRACTION = 0.8
+"""Largest letter, as a fraction of the window height (leaves a margin around the letter)."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Physical set-up of the screen. ``screen_*_px`` are the full screen's pixels."""
+
+    screen_width_cm: float
+    screen_width_px: int
+    screen_height_px: int
+    distance_cm: float
+    min_stroke_px: float = DEFAULT_MIN_STROKE_PX
+    max_height_fraction: float = DEFAULT_MAX_HEIGHT_FRACTION
+
+    def __post_init__(self):
+        for name, low, high in (
+            ("screen_width_cm", 1.0, 10_000.0),
+            ("distance_cm", 5.0, 100_000.0),
+            ("min_stroke_px", 0.1, 100.0),
+            ("max_height_fraction", 0.05, 1.0),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise ValueError(f"calibration {name} must be a number in [{low:g}, {high:g}], got {value!r}")
+            object.__setattr__(self, name, float(value))
+        for name in ("screen_width_px", "screen_height_px"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 16 <= value <= 100_000:
+                raise ValueError(f"calibration {name} must be a whole number of pixels in [16, 100000], got {value!r}")
+            object.__setattr__(self, name, int(value))
+
+    @classmethod
+    def from_monitor(cls, name: str, **overrides) -> "Calibration":
+        """Read width (cm), resolution (px) and distance (cm) from a PsychoPy Monitor Center monitor."""
+        from psychopy import monitors
+
+        if name not in monitors.getAllMonitors():
+            known = ", ".join(monitors.getAllMonitors()) or "none"
+            raise CalibrationError(
+                f"no PsychoPy monitor named {name!r} (known: {known}); create it in Monitor Center "
+                "or give screen_width_cm, screen_width_px, screen_height_px and distance_cm"
+            )
+        mon = monitors.Monitor(name)
+        width_cm, distance_cm, size_px = mon.getWidth(), mon.getDistance(), mon.getSizePix()
+        if width_cm is None or distance_cm is None or size_px is None:
+            raise CalibrationError(f"PsychoPy monitor {name!r} lacks its width, distance or size in pixels; set them in Monitor Center")
+        values = dict(screen_width_cm=float(width_cm), screen_width_px=int(size_px[0]),
+                      screen_height_px=int(size_px[1]), distance_cm=float(distance_cm))
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Calibration":
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def px_per_cm(self) -> float:
+        return self.screen_width_px / self.screen_width_cm
+
+    @property
+    def px_per_arcmin(self) -> float:
+        """Pixels per arcmin at the centre of the screen (small-angle: ``d · tan(1′) · px/cm``)."""
+        return self.distance_cm * math.tan(math.radians(1 / ARCMIN_PER_DEGREE)) * self.px_per_cm
+
+    def letter_height_px(self, letter_logmar):
+        """Height (px) of a letter of size ``letter_logmar``: ``2 d tan(5·10^L / 2 arcmin) · px/cm``."""
+        half_angle_deg = LETTER_ARCMIN_AT_LOGMAR_0 * 10.0 ** np.asarray(letter_logmar, float) / (2 * ARCMIN_PER_DEGREE)
+        height = 2 * self.distance_cm * np.tan(np.radians(half_angle_deg)) * self.px_per_cm
+        return float(height) if np.ndim(height) == 0 else height
+
+    def letter_logmar_for_height_px(self, height_px):
+        """Inverse of :meth:`letter_height_px`."""
+        half_angle_deg = np.degrees(np.arctan(np.asarray(height_px, float) / self.px_per_cm / (2 * self.distance_cm)))
+        logmar = np.log10(half_angle_deg * 2 * ARCMIN_PER_DEGREE / LETTER_ARCMIN_AT_LOGMAR_0)
+        return float(logmar) if np.ndim(logmar) == 0 else logmar
+
+    def renderable_logmar(self, window_height_px: int | None = None) -> tuple[float, float]:
+        """Smallest and largest logMAR drawn faithfully: stroke ≥ ``min_stroke_px`` and the
+        letter at most ``max_height_fraction`` of the window (or screen) height."""
+        height_px = self.screen_height_px if window_height_px is None else min(window_height_px, self.screen_height_px)
+        low = self.letter_logmar_for_height_px(5 * self.min_stroke_px)
+        high = self.letter_logmar_for_height_px(self.max_height_fraction * height_px)
+        return low, high
+
+    def with_framebuffer(self, width_px: int, height_px: int) -> "Calibration":
+        """The same physical screen described by the window's actual framebuffer (e.g. a Retina
+        display reporting twice the pixels): the width in cm stays, the pixel counts change."""
+        return replace(self, screen_width_px=int(width_px), screen_height_px=int(height_px))
+
+    def describe(self) -> str:
+        return (f"{self.screen_width_cm:g} cm = {self.screen_width_px} px wide, {self.screen_height_px} px high, "
+                f"viewed from {self.distance_cm:g} cm ({self.px_per_arcmin:.3f} px/arcmin)")
+
+
+def letter_bounds_within(requested_logmar: tuple[float, float], renderable_logmar: tuple[float, float],
+                         calibration: Calibration | None = None) -> tuple[float, float]:
+    """Intersect the protocol's letter sizes with what the screen can render; raise if empty."""
+    low = max(requested_logmar[0], renderable_logmar[0])
+    high = min(requested_logmar[1], renderable_logmar[1])
+    if not low < high:
+        where = f" ({calibration.describe()})" if calibration is not None else ""
+        raise CalibrationError(
+            f"this screen set-up renders logMAR {renderable_logmar[0]:.2f} to {renderable_logmar[1]:.2f}{where}, "
+            f"none of the requested {requested_logmar[0]:g} to {requested_logmar[1]:g}; "
+            "change the viewing distance or the letter bounds"
+        )
+    return low, high

@@ -1,0 +1,239 @@
+"""The trial loop: instructions, lens prompt, fixation, letter, answer, record, feedback, breaks.
+
+One trial (the optimizer's ask/tell, METHOD.md §4, driven from outside as in trieste's ask/tell
+loop):
+
+1. ``trial = optimizer.ask()`` — the lens to set and the letter size (logMAR);
+2. with a clinician prompt (clinical protocol), "set lens S … C …, press space" when the lens changes;
+3. optional fixation cross, then the letter, ``calibration.letter_height_px(trial.letter_logmar)`` tall;
+4. forced choice with the letter keys; the pass key counts as wrong; Escape opens the pause screen
+   (resume, or quit safely) and the same letter is shown again after resuming;
+5. the answer goes to ``record`` (the session store: durable when it returns) **before**
+   ``optimizer.tell`` and before the next letter is drawn;
+6. optional feedback, a break every N trials, the inter-trial interval.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from lensopt.experiment.keyboard import KeyPress, letter_key
+from lensopt.experiment.optotypes import LetterStim
+
+TEXT_HEIGHT_PX = 28
+"""Height of instruction text (px); instructions are not optotypes, so font metrics are fine here."""
+
+FEEDBACK_COLORS = {True: (-1.0, 0.4, -1.0), False: (0.8, -1.0, -1.0)}
+"""Feedback text colour (PsychoPy rgb, -1..1): green for correct, red for wrong or passed."""
+
+FIXATION_SIZE_PX = 24
+"""Width of the fixation cross (px)."""
+
+PASS_RESPONSE = "pass"
+"""What the store records when the pass key was pressed."""
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """How the loop ended: ``"finished"`` (all trials) or ``"quit"`` (from the pause screen)."""
+
+    status: str
+    n_answered: int
+    last_index: int
+
+
+class TrialLoop:
+    """Runs trials ``first_index..n_trials`` in ``win`` (``units="pix"``).
+
+    ``record(TrialRecord)`` must make the answer durable before it returns. ``responses`` is a
+    source from :mod:`lensopt.experiment.keyboard`. ``frames_dir`` saves each trial's letter frame
+    as ``trial-NNN.png`` (window size, exactly the back buffer that the next flip shows).
+    """
+
+    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *,
+                 seed: int = 0, first_index: int = 1, previous_letter: str | None = None,
+                 frames_dir: str | Path | None = None, log: Callable[[str], None] | None = print,
+                 glyphs=None):
+        from psychopy import visual
+
+        self.win, self.protocol, self.calibration = win, protocol, calibration
+        self.optimizer, self.responses, self.record = optimizer, responses, record
+        self.seed, self.first_index, self.previous_letter = int(seed), int(first_index), previous_letter
+        self.frames_dir = Path(frames_dir) if frames_dir is not None else None
+        if self.frames_dir is not None:
+            self.frames_dir.mkdir(parents=True, exist_ok=True)
+        self.log = log or (lambda message: None)
+        self.letter_stim = LetterStim(win, glyphs, color="black")
+        wrap_px = 0.85 * win.size[0]
+        self.text = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX, color="black",
+                                    wrapWidth=wrap_px, autoLog=False)
+        self.feedback = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX * 1.5, autoLog=False)
+        self.fixation = visual.ShapeStim(win, units="pix", vertices="cross", size=FIXATION_SIZE_PX,
+                                         fillColor="black", lineColor=None, autoLog=False)
+        keys = protocol.keys
+        self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
+        self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause]
+        self.n_answered = 0
+
+    # ------------------------------------------------------------------ screens
+    def _message(self, text: str, keys, source=None) -> KeyPress | None:
+        self.text.text = text
+        self.text.draw()
+        self.win.flip()
+        source = source or self.responses
+        source.start_timer()
+        return source.wait_for(keys)
+
+    def _pause(self) -> bool:
+        """The pause screen; True to resume, False to quit. Whoever is at the keyboard decides."""
+        keys = self.protocol.keys
+        human = getattr(self.responses, "human", self.responses)
+        self.log("paused")
+        press = self._message(
+            f"Paused. Every answer so far is saved.\n\n{keys.confirm.upper()}: resume      "
+            f"{keys.quit.upper()} or {keys.pause.upper()}: quit (resume later with --resume)",
+            [keys.confirm, keys.quit, keys.pause], source=human)
+        return press is not None and press.key == keys.confirm
+
+    def _wait_or_pause(self, text: str) -> bool:
+        """Show ``text`` until the confirm key; Escape pauses. False if the person quit."""
+        keys = self.protocol.keys
+        while True:
+            press = self._message(text, [keys.confirm, keys.pause])
+            if press is None or press.key == keys.confirm:
+                return True
+            if not self._pause():
+                return False
+
+    def _instructions(self, n_trials: int) -> bool:
+        keys, p = self.protocol.keys, self.protocol
+        resume = f"Resuming at trial {self.first_index} of {n_trials}.\n\n" if self.first_index > 1 else ""
+        return self._wait_or_pause(
+            f"{resume}A letter will appear in the middle of the screen.\n"
+            f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
+            f"press {keys.pass_key.upper()} (it counts as a miss).\n"
+            f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start.")
+
+    def _lens_prompt(self, sphere_d: float, cylinder_d: float) -> bool:
+        self.log(f"clinician: set lens S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D")
+        return self._wait_or_pause(
+            f"Clinician: set the lens\n\nS {sphere_d:+.2f} D     C {cylinder_d:+.2f} D\n\n"
+            f"then press {self.protocol.keys.confirm.upper()}")
+
+    # ------------------------------------------------------------------ one trial
+    def letter_for(self, index: int, previous: str | None) -> str:
+        """Trial ``index``'s letter, drawn from ``(seed, index)``; never the previous letter again."""
+        alphabet = [c for c in self.protocol.letters.alphabet if c != previous]
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, index, 3]))
+        return alphabet[int(rng.integers(len(alphabet)))]
+
+    def _show_letter(self, index: int, letter: str, height_px: float, capture: bool) -> float:
+        timing = self.protocol.timing
+        if timing.fixation_s > 0:
+            self.fixation.draw()
+            self.win.flip()
+            time.sleep(timing.fixation_s)
+        self.letter_stim.set_letter(letter, height_px)
+        self.letter_stim.draw()
+        if capture and self.frames_dir is not None:
+            frame = self.win.getMovieFrame(buffer="back")
+            self.win.movieFrames.clear()
+            frame.save(self.frames_dir / f"trial-{index:03d}.png")
+        self.responses.clear()
+        self.win.callOnFlip(self.responses.start_timer)
+        self.win.flip()
+        return time.time()
+
+    def _answer(self, index: int, trial, letter: str) -> KeyPress | None:
+        """Wait for the answer; hide the letter after ``letter_s`` if set; None if timed out."""
+        timing = self.protocol.timing
+        timeout_s = timing.response_timeout_s or None
+        if timing.letter_s > 0 and (timeout_s is None or timing.letter_s < timeout_s):
+            press = self.responses.letter_response(trial, letter, self.response_keys, timing.letter_s, index=index)
+            if press is not None:
+                return press
+            self.win.flip()  # blank screen; keep waiting for the answer
+            timeout_s = None if timeout_s is None else timeout_s - timing.letter_s
+        return self.responses.letter_response(trial, letter, self.response_keys, timeout_s, index=index)
+
+    def _feedback(self, correct: bool, response: str | None, letter: str) -> None:
+        seconds = self.protocol.timing.feedback_s
+        if not self.protocol.feedback.enabled or seconds <= 0:
+            return
+        if correct:
+            self.feedback.text = "Correct"
+        else:
+            self.feedback.text = f"{'Passed' if response == PASS_RESPONSE else 'Wrong'}: it was {letter}"
+        self.feedback.color = FEEDBACK_COLORS[bool(correct)]
+        self.feedback.draw()
+        self.win.flip()
+        time.sleep(seconds)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, n_trials: int) -> LoopResult:
+        """Run until trial ``n_trials`` is answered, or until the person quits from the pause screen."""
+        from lensopt.store import TrialRecord
+
+        keys, timing, protocol = self.protocol.keys, self.protocol.timing, self.protocol
+        index, previous_lens, previous_letter = self.first_index, None, self.previous_letter
+        if index <= n_trials and not self._instructions(n_trials):
+            return LoopResult("quit", self.n_answered, index - 1)
+        while index <= n_trials:
+            trial = self.optimizer.ask()
+            decision_ms = getattr(self.optimizer, "last_decision_ms", None)
+            lens = (trial.sphere_d, trial.cylinder_d)
+            if protocol.lens.prompt and lens != previous_lens:
+                if not self._lens_prompt(*lens):
+                    return LoopResult("quit", self.n_answered, index - 1)
+            previous_lens = lens
+            letter = self.letter_for(index, previous_letter)
+            height_px = self.calibration.letter_height_px(trial.letter_logmar)
+            capture = True
+            while True:
+                presented_at = self._show_letter(index, letter, height_px, capture)
+                press = self._answer(index, trial, letter)
+                if press is None or press.key != keys.pause:
+                    break
+                if not self._pause():
+                    return LoopResult("quit", self.n_answered, index - 1)
+                capture = False  # the frame of this trial is already saved
+            answered_at = time.time()
+            if press is None:
+                response, rt_s = None, None
+            elif press.key == keys.pass_key:
+                response, rt_s = PASS_RESPONSE, press.rt_s
+            else:
+                response, rt_s = self.letter_keys[press.key], press.rt_s
+            correct = response == letter
+            extra = {"letter_height_px": float(height_px)}
+            if decision_ms is not None:
+                extra["decision_ms"] = float(decision_ms)
+            self.record(TrialRecord(
+                index=index, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,
+                letter_logmar=trial.letter_logmar, letter=letter, response=response, correct=correct,
+                rt_s=rt_s, presented_at=presented_at, answered_at=max(answered_at, presented_at), extra=extra,
+            ))
+            self.optimizer.tell(trial, correct)
+            self.n_answered += 1
+            self.log(f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}  "
+                     f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
+                     f"{response or '-'} {'correct' if correct else 'wrong'}")
+            previous_letter = letter
+            self._feedback(correct, response, letter)
+            if protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials:
+                if not self._wait_or_pause(f"Break: {index} of {n_trials} letters done.\n\n"
+                                           f"Press {keys.confirm.upper()} to continue."):
+                    return LoopResult("quit", self.n_answered, index)
+            if timing.iti_s > 0:
+                self.win.flip()
+                time.sleep(timing.iti_s)
+            index += 1
+        self.text.text = "Done. Thank you!"
+        self.text.draw()
+        self.win.flip()
+        return LoopResult("finished", self.n_answered, index - 1)

@@ -1,0 +1,325 @@
+"""Experiment protocols: TOML files read with ``tomllib`` and validated into frozen dataclasses.
+
+A protocol sets the optimizer (rule, trials, bounds), the letters, the calibration, the display,
+timing, feedback, breaks and the response keys. Every section is a table of the same name; a
+missing required field, an out-of-range value or an unknown key is a :class:`ProtocolError` whose
+one-line message names the file, the field and the allowed values. See ``protocols/*.toml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from lensopt.errors import ProtocolError
+from lensopt.experiment.optotypes import ALPHABET
+
+OBSERVERS = ("keyboard", "simulated")
+"""Who answers: a person at the keyboard, or a simulated patient."""
+
+INFERENCES = ("laplace", "ep")
+"""Approximate inference of the GP classifier."""
+
+_KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
+
+
+def _rules() -> tuple[str, ...]:
+    """The optimizer's rule names (``lensopt.optimizer.RULES``, else ``lensopt.settings.ALL_RULES``)."""
+    from lensopt import optimizer
+
+    rules = getattr(optimizer, "RULES", None)
+    if rules is None:
+        from lensopt.settings import ALL_RULES as rules
+    return tuple(rules)
+
+
+def _number(obj, name, low, high, *, integer=False, low_open=False):
+    value = getattr(obj, name)
+    kind = "an integer" if integer else "a number"
+    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float))
+    ok = ok and math.isfinite(value) and (low < value if low_open else low <= value) and value <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        raise ValueError(f"{name} must be {kind} in {bracket}{low:g}, {high:g}], got {value!r}")
+    object.__setattr__(obj, name, int(value) if integer else float(value))
+
+
+def _interval(obj, name, low, high, *, integer=False):
+    value = getattr(obj, name)
+    kind = "integers" if integer else "numbers"
+    types = int if integer else (int, float)
+    if (not isinstance(value, (list, tuple)) or len(value) != 2
+            or not all(isinstance(v, types) and not isinstance(v, bool) for v in value)
+            or not low <= value[0] < value[1] <= high):
+        raise ValueError(f"{name} must be two {kind} [low, high] with {low:g} <= low < high <= {high:g}, got {value!r}")
+    object.__setattr__(obj, name, tuple(int(v) if integer else float(v) for v in value))
+
+
+def _choice(obj, name, allowed):
+    value = getattr(obj, name)
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def _flag(obj, name):
+    if not isinstance(getattr(obj, name), bool):
+        raise ValueError(f"{name} must be true or false, got {getattr(obj, name)!r}")
+
+
+@dataclass(frozen=True)
+class ProtocolSection:
+    name: str
+    observer: str
+    description: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        _choice(self, "observer", OBSERVERS)
+
+
+@dataclass(frozen=True)
+class OptimizerSection:
+    rule: str
+    trials: int
+    n_initial: int
+    sphere_bounds_d: tuple[float, float]
+    cylinder_bounds_d: tuple[float, float]
+    letter_bounds_logmar: tuple[float, float]
+    inference: str = "laplace"
+
+    def __post_init__(self):
+        _choice(self, "rule", _rules())
+        _number(self, "trials", 1, 5000, integer=True)
+        _number(self, "n_initial", 0, 5000, integer=True)
+        _interval(self, "sphere_bounds_d", -20.0, 20.0)
+        _interval(self, "cylinder_bounds_d", -10.0, 10.0)
+        _interval(self, "letter_bounds_logmar", -1.0, 2.0)
+        _choice(self, "inference", INFERENCES)
+
+
+@dataclass(frozen=True)
+class LensSection:
+    step_d: float = 0.0
+    prompt: bool = False
+
+    def __post_init__(self):
+        _number(self, "step_d", 0.0, 1.0)
+        _flag(self, "prompt")
+
+
+@dataclass(frozen=True)
+class LettersSection:
+    alphabet: str
+
+    def __post_init__(self):
+        a = self.alphabet
+        if not isinstance(a, str) or len(a) < 2 or len(set(a)) != len(a) or set(a) - set(ALPHABET):
+            raise ValueError(f"alphabet must be 2 to 26 distinct capital letters A-Z, got {a!r}")
+
+
+@dataclass(frozen=True)
+class CalibrationSection:
+    distance_cm: float
+    monitor: str = ""
+    screen_width_cm: float = 0.0
+    screen_width_px: int = 0
+    screen_height_px: int = 0
+    min_stroke_px: float = 1.0
+
+    def __post_init__(self):
+        _number(self, "distance_cm", 5.0, 100_000.0)
+        _number(self, "min_stroke_px", 0.1, 100.0)
+        if not isinstance(self.monitor, str):
+            raise ValueError(f"monitor must be a PsychoPy Monitor Center name, got {self.monitor!r}")
+        if not self.monitor:
+            _number(self, "screen_width_cm", 1.0, 10_000.0)
+            _number(self, "screen_width_px", 16, 100_000, integer=True)
+            _number(self, "screen_height_px", 16, 100_000, integer=True)
+
+
+@dataclass(frozen=True)
+class DisplaySection:
+    fullscreen: bool = False
+    window_size_px: tuple[int, int] = (1280, 720)
+
+    def __post_init__(self):
+        _flag(self, "fullscreen")
+        v = self.window_size_px
+        if (not isinstance(v, (list, tuple)) or len(v) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 64 <= x <= 16384 for x in v)):
+            raise ValueError(f"window_size_px must be [width, height], whole pixels in [64, 16384], got {v!r}")
+        object.__setattr__(self, "window_size_px", tuple(v))
+
+
+@dataclass(frozen=True)
+class TimingSection:
+    fixation_s: float
+    letter_s: float
+    response_timeout_s: float
+    feedback_s: float
+    iti_s: float
+    simulated_response_s: float = 0.3
+
+    def __post_init__(self):
+        for name in ("fixation_s", "letter_s", "response_timeout_s", "feedback_s", "iti_s", "simulated_response_s"):
+            _number(self, name, 0.0, 600.0)
+
+
+@dataclass(frozen=True)
+class FeedbackSection:
+    enabled: bool
+
+    def __post_init__(self):
+        _flag(self, "enabled")
+
+
+@dataclass(frozen=True)
+class BreaksSection:
+    every_trials: int
+
+    def __post_init__(self):
+        _number(self, "every_trials", 0, 5000, integer=True)
+
+
+@dataclass(frozen=True)
+class KeysSection:
+    pass_key: str
+    pause: str = "escape"
+    confirm: str = "space"
+    quit: str = "q"
+
+    def __post_init__(self):
+        names = {}
+        for name in ("pass_key", "pause", "confirm", "quit"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not _KEY_NAME.match(value):
+                raise ValueError(f"{name} must be a PsychoPy key name such as 'space', 'slash' or 'q', got {value!r}")
+            if name in ("pass_key", "pause") and len(value) == 1 and value.isalpha():
+                raise ValueError(f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}")
+            names.setdefault(value, []).append(name)
+        for key, users in names.items():
+            if len(users) > 1 and set(users) != {"pass_key", "confirm"}:  # pass and confirm never compete
+                raise ValueError(f"{' and '.join(users)} cannot share the key {key!r}")
+
+
+@dataclass(frozen=True)
+class SimulatedSection:
+    sphere_d: float = -1.25
+    cylinder_d: float = -0.75
+    slope: float = 5.0
+    lapse: float = 0.0
+    va_best_logmar: float = 0.0
+
+    def __post_init__(self):
+        _number(self, "sphere_d", -20.0, 20.0)
+        _number(self, "cylinder_d", -10.0, 10.0)
+        _number(self, "slope", 0.1, 100.0)
+        _number(self, "lapse", 0.0, 0.5)
+        _number(self, "va_best_logmar", -0.5, 1.5)
+
+
+SECTIONS = {
+    "protocol": ProtocolSection, "optimizer": OptimizerSection, "lens": LensSection,
+    "letters": LettersSection, "calibration": CalibrationSection, "display": DisplaySection,
+    "timing": TimingSection, "feedback": FeedbackSection, "breaks": BreaksSection,
+    "keys": KeysSection, "simulated": SimulatedSection,
+}
+"""TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A validated protocol. ``source`` names where it came from (file path or stored session)."""
+
+    protocol: ProtocolSection
+    optimizer: OptimizerSection
+    letters: LettersSection
+    calibration: CalibrationSection
+    timing: TimingSection
+    feedback: FeedbackSection
+    breaks: BreaksSection
+    keys: KeysSection
+    lens: LensSection = LensSection()
+    display: DisplaySection = DisplaySection()
+    simulated: SimulatedSection = SimulatedSection()
+    source: str = ""
+
+    @property
+    def guess_rate(self) -> float:
+        """Chance of naming the letter by guessing: 1 / number of letters."""
+        return 1.0 / len(self.letters.alphabet)
+
+    @property
+    def lens_step_d(self) -> float | None:
+        return self.lens.step_d or None
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able snapshot (tuples become lists), readable by :func:`protocol_from_dict`."""
+        out = {}
+        for name in SECTIONS:
+            section = dataclasses.asdict(getattr(self, name))
+            out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
+        return out
+
+    def with_trials(self, trials: int) -> "Protocol":
+        try:
+            optimizer = dataclasses.replace(self.optimizer, trials=trials)
+        except ValueError as exc:
+            raise ProtocolError(f"--trials: {exc}") from None
+        return dataclasses.replace(self, optimizer=optimizer)
+
+
+def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
+    """Validate a parsed protocol (``{table: {field: value}}``); errors name ``source``."""
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{source}: expected TOML tables, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise ProtocolError(f"{source}: unknown table [{unknown[0]}]; allowed tables: {', '.join(SECTIONS)}")
+    sections = {}
+    for name, cls in SECTIONS.items():
+        table = data.get(name)
+        fields = dataclasses.fields(cls)
+        required = [f.name for f in fields if f.default is dataclasses.MISSING]
+        if table is None:
+            if required:
+                raise ProtocolError(f"{source}: missing table [{name}] (fields: {', '.join(f.name for f in fields)})")
+            table = {}
+        if not isinstance(table, dict):
+            raise ProtocolError(f"{source}: [{name}] must be a table")
+        allowed = [f.name for f in fields]
+        extra = sorted(set(table) - set(allowed))
+        if extra:
+            raise ProtocolError(f"{source}: unknown key {name}.{extra[0]}; allowed keys in [{name}]: {', '.join(allowed)}")
+        missing = [f for f in required if f not in table]
+        if missing:
+            raise ProtocolError(f"{source}: missing field {name}.{missing[0]} (required in [{name}]: {', '.join(required)})")
+        try:
+            sections[name] = cls(**table)
+        except ValueError as exc:
+            raise ProtocolError(f"{source}: {name}.{exc}") from None
+    protocol = Protocol(**sections, source=source)
+    opt = protocol.optimizer
+    if opt.n_initial > opt.trials:
+        raise ProtocolError(f"{source}: optimizer.n_initial must be at most optimizer.trials ({opt.trials}), got {opt.n_initial}")
+    return protocol
+
+
+def load_protocol(path: str | Path) -> Protocol:
+    """Read and validate a protocol file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ProtocolError(f"protocol file {path} not found; see protocols/*.toml for examples") from None
+    except IsADirectoryError:
+        raise ProtocolError(f"protocol {path} is a directory; give a .toml file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
+    return protocol_from_dict(data, source=str(path))

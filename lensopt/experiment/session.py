@@ -1,0 +1,258 @@
+"""One experiment session: protocol + calibration + session store + optimizer + trial loop.
+
+A new session reads the protocol, opens the window, keeps the optimizer's letter sizes inside
+what the screen renders faithfully, records the session (protocol snapshot, calibration,
+optimizer settings, seed, software version) and runs the loop; every answer is committed to the
+store before the next letter is drawn. ``resume`` rebuilds the optimizer from the stored trials
+with ``RefractionOptimizer.from_settings(settings, history)`` and continues at trial k + 1; the
+optimizer's randomness depends only on (seed, trial number), so it proposes what the interrupted
+session would have proposed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from lensopt.errors import CalibrationError, LensoptError, StoreError
+from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
+from lensopt.trial import Trial
+
+MAX_SEED = 2**31 - 1
+"""Largest seed drawn when none is given (kept small so people can type it back)."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant."""
+
+    db_path: Path
+    protocol_path: Path | None = None
+    participant: str | None = None
+    observer: str | None = None
+    seed: int | None = None
+    trials: int | None = None
+    frames_dir: Path | None = None
+    resume: int | None = None
+    fullscreen: bool | None = None
+    dashboard: bool = False
+
+    def __post_init__(self):
+        if self.resume is None and self.protocol_path is None:
+            raise ValueError("--protocol FILE is required for a new session (or --resume SESSION_ID)")
+        if self.resume is None and not (self.participant or "").strip():
+            raise ValueError("--participant ID is required for a new session (or --resume SESSION_ID)")
+        if self.seed is not None and not 0 <= self.seed <= 2**63 - 1:
+            raise ValueError(f"--seed must be an integer in [0, 2**63 - 1], got {self.seed}")
+        if self.trials is not None and self.trials < 1:
+            raise ValueError(f"--trials must be at least 1, got {self.trials}")
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    session_id: int
+    status: str
+    n_trials: int
+
+
+def calibration_from_protocol(protocol: Protocol) -> Calibration:
+    """The protocol's calibration: its numbers, or a PsychoPy Monitor Center monitor."""
+    c = protocol.calibration
+    if c.monitor:
+        return Calibration.from_monitor(c.monitor, distance_cm=c.distance_cm, min_stroke_px=c.min_stroke_px)
+    return Calibration(screen_width_cm=c.screen_width_cm, screen_width_px=c.screen_width_px,
+                       screen_height_px=c.screen_height_px, distance_cm=c.distance_cm,
+                       min_stroke_px=c.min_stroke_px)
+
+
+def expected_window_height_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> int:
+    return calibration.screen_height_px if fullscreen else min(protocol.display.window_size_px[1],
+                                                               calibration.screen_height_px)
+
+
+def history_from_records(records) -> list[tuple[Trial, bool]]:
+    """``(Trial, correct)`` pairs of stored trials, in order; refuses gaps in the trial numbers."""
+    for expected, record in enumerate(records, start=1):
+        if record.index != expected:
+            raise StoreError(f"stored trials jump from {expected - 1} to {record.index}; the session cannot be resumed")
+    return [(Trial(sphere_d=r.sphere_d, cylinder_d=r.cylinder_d, letter_logmar=r.letter_logmar), r.correct)
+            for r in records]
+
+
+def rebuild_optimizer(settings: dict, records):
+    """The optimizer of a stored session, replayed from its trials."""
+    from lensopt.optimizer import RefractionOptimizer
+
+    return RefractionOptimizer.from_settings(settings, history_from_records(records))
+
+
+def new_optimizer(protocol: Protocol, seed: int, letter_bounds_logmar):
+    from lensopt.optimizer import RefractionOptimizer
+
+    o = protocol.optimizer
+    return RefractionOptimizer(
+        rule=o.rule, seed=seed, sphere_bounds_d=o.sphere_bounds_d, cylinder_bounds_d=o.cylinder_bounds_d,
+        letter_bounds_logmar=tuple(letter_bounds_logmar), n_initial=o.n_initial,
+        lens_step_d=protocol.lens_step_d, inference=o.inference, n_alternatives=len(protocol.letters.alphabet),
+    )
+
+
+def _recorder(store, session_id: int, rescue_path: Path) -> Callable:
+    """``record(TrialRecord)``: append to the store; if that fails, keep the answer in a JSON-lines
+    rescue file next to the database and stop with a one-line StoreError saying where it is."""
+
+    def record(trial_record) -> None:
+        try:
+            store.append_trial(session_id, trial_record)
+        except StoreError as exc:
+            with open(rescue_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(dataclasses.asdict(trial_record)) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            raise StoreError(f"{str(exc).splitlines()[0]} (trial {trial_record.index} was saved to {rescue_path})") from None
+
+    return record
+
+
+def _open_window(protocol: Protocol, fullscreen: bool):
+    from psychopy import logging, visual
+
+    logging.console.setLevel(logging.ERROR)
+    monitor = protocol.calibration.monitor or None
+    try:
+        return visual.Window(size=list(protocol.display.window_size_px), fullscr=fullscreen, units="pix",
+                             color="white", colorSpace="named", monitor=monitor, allowGUI=not fullscreen,
+                             checkTiming=False, winType="pyglet")
+    except Exception as exc:  # pyglet raises several unrelated types when there is no display
+        raise LensoptError(f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                           "check DISPLAY or run under xvfb-run") from None
+
+
+def _launch_dashboard(session_id: int, db_path: Path, log) -> None:
+    try:
+        subprocess.Popen([sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path)])
+    except OSError as exc:
+        log(f"dashboard did not start ({exc}); the session carries on")
+
+
+def _responses_for(protocol: Protocol, seed: int, win):
+    from lensopt.experiment.keyboard import KeyboardSource, SimulatedSource
+
+    keyboard = KeyboardSource(win)
+    if protocol.protocol.observer != "simulated":
+        return keyboard
+    sim = dataclasses.asdict(protocol.simulated)
+    return SimulatedSource(sim, protocol.letters.alphabet, seed,
+                           response_delay_s=protocol.timing.simulated_response_s, keyboard=keyboard,
+                           pause_key=protocol.keys.pause, confirm_key=protocol.keys.confirm)
+
+
+def run_session(request: RunRequest, *, responses=None, log: Callable[[str], None] = print,
+                window=None) -> SessionOutcome:
+    """Run (or resume) a session to its end or until the person quits; returns what is stored.
+
+    ``responses`` replaces the answer source (tests inject key presses); ``window`` an already open
+    PsychoPy window (``units="pix"``), which is then left open.
+    """
+    from lensopt.store import SessionStore
+
+    store = SessionStore(request.db_path)
+    try:
+        return _run(store, request, responses, log, window)
+    finally:
+        store.close()
+
+
+def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
+    records, previous_letter = [], None
+    if request.resume is not None:
+        info = store.session(request.resume)
+        protocol = protocol_from_dict(info.protocol, source=f"stored protocol of session {info.session_id}")
+        calibration = Calibration.from_dict(info.calibration)
+        seed, participant = info.seed, info.participant
+        records = store.trials(info.session_id)
+        optimizer = rebuild_optimizer(info.optimizer_settings, records)
+        if request.protocol_path is not None:
+            log(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
+        previous_letter = records[-1].letter if records else None
+    else:
+        protocol = load_protocol(request.protocol_path)
+        seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
+        participant = request.participant.strip()
+        if request.observer is not None:
+            protocol = dataclasses.replace(
+                protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer))
+        calibration = calibration_from_protocol(protocol)
+    if request.trials is not None:
+        protocol = protocol.with_trials(request.trials)
+    n_trials = protocol.optimizer.trials
+    fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
+    requested = (tuple(optimizer.settings_dict()["letter_bounds_logmar"]) if request.resume is not None
+                 else protocol.optimizer.letter_bounds_logmar)
+    # fail before opening a window if the set-up cannot render the sizes at all
+    letter_bounds_within(requested, calibration.renderable_logmar(
+        expected_window_height_px(protocol, calibration, fullscreen)), calibration)
+    if request.resume is not None and len(records) >= n_trials:
+        store.set_status(info.session_id, "finished")
+        log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
+        return SessionOutcome(info.session_id, "finished", len(records))
+
+    win = window if window is not None else _open_window(protocol, fullscreen)
+    try:
+        if fullscreen:
+            calibration = calibration.with_framebuffer(*win.size)
+        renderable = calibration.renderable_logmar(int(win.size[1]))
+        bounds = letter_bounds_within(requested, renderable, calibration)
+        log(f"calibration: {calibration.describe()}")
+        log(f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
+            f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}")
+        if request.resume is not None:
+            if bounds != requested:
+                raise CalibrationError(
+                    f"this window renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
+                    f"{info.session_id} asks for {requested[0]:g} to {requested[1]:g}; resume on the original set-up")
+            session_id = info.session_id
+            store.set_status(session_id, "running")
+            log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
+        else:
+            optimizer = new_optimizer(protocol, seed, bounds)
+            session_id = store.create_session(participant, protocol.to_dict(), calibration.to_dict(),
+                                              optimizer.settings_dict(), seed)
+            log(f"session {session_id} ({participant}): {protocol.protocol.name}, rule {protocol.optimizer.rule}, "
+                f"{n_trials} trials, seed {seed}, database {request.db_path}")
+        if request.dashboard:
+            _launch_dashboard(session_id, request.db_path, log)
+        from lensopt.experiment.loop import TrialLoop
+
+        loop = TrialLoop(
+            win, protocol, calibration, optimizer,
+            responses if responses is not None else _responses_for(protocol, seed, win),
+            _recorder(store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl")),
+            seed=seed, first_index=len(records) + 1, previous_letter=previous_letter,
+            frames_dir=request.frames_dir, log=log,
+        )
+        try:
+            result = loop.run(n_trials)
+        except KeyboardInterrupt:
+            store.set_status(session_id, "aborted")
+            raise
+        status = "finished" if result.status == "finished" else "aborted"
+        store.set_status(session_id, status)
+    finally:
+        if window is None:
+            win.close()
+    n_stored = len(store.trials(session_id))
+    if status == "finished" and optimizer.n_trials:
+        sphere_d, cylinder_d = optimizer.best_lens()
+        log(f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D")
+    else:
+        log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
+    return SessionOutcome(session_id, status, n_stored)

@@ -1,0 +1,266 @@
+"""GPClassifier: a probit GP classifier with Laplace or EP inference.
+
+The public class validates inputs and keeps the training data; the maths lives in
+:mod:`lensopt.gp.laplace`, :mod:`lensopt.gp.ep` and :mod:`lensopt.gp.uncertainty`.
+
+Shapes: ``X`` is ``(n_points, n_dims)`` with context columns first (refraction:
+``letter_logmar, sphere_d, cylinder_d``); labels ``y`` are ``(n_points,)`` in ``{0, 1}``
+(1 = letter named correctly); predictions are ``(n_points,)``.
+
+``fit`` is on the ask/tell hot path: when the new data extend the previous training data by
+appended rows, only the new rows of the covariance are computed and inference starts from the
+previous solution (Laplace: ``α`` padded with zeros; EP: sites padded with the prior).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lensopt.gp import uncertainty
+from lensopt.gp.ep import ep_lml_gradient, ep_posterior
+from lensopt.gp.hyperparameters import maximize_log_marginal_likelihood
+from lensopt.gp.kernels import Kernel
+from lensopt.gp.laplace import LatentPosterior, laplace_lml_gradient, laplace_posterior
+
+INFERENCE_METHODS = ("laplace", "ep")
+"""Names accepted by ``GPClassifier(inference=...)``."""
+
+DEFAULT_JITTER = 1e-6
+"""Added to the diagonal of the training covariance (keeps ``K`` invertible for repeated inputs)."""
+
+
+def _validate_X(X, name="X") -> np.ndarray:
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a numeric array (n_points, n_dims): {error}") from None
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be a 2-D array (n_points, n_dims) with n_dims ≥ 1; got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        bad = int(np.argmax(~np.all(np.isfinite(X), axis=1)))
+        raise ValueError(f"{name} contains NaN or infinite values (first in row {bad}); remove or fix those rows")
+    return X
+
+
+def _validate_y(y, n_points: int) -> np.ndarray:
+    try:
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"y must be a numeric array of labels in {{0, 1}}: {error}") from None
+    if y.ndim != 1 or y.shape[0] != n_points:
+        raise ValueError(f"y must have shape ({n_points},) to match X; got shape {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinite values; labels must be 0 or 1")
+    if not np.all((y == 0) | (y == 1)):
+        bad = np.unique(y[(y != 0) & (y != 1)])[:5]
+        raise ValueError(f"y must contain only labels 0 and 1 (1 = correct); got {bad.tolist()}")
+    return y
+
+
+class GPClassifier:
+    """Probit GP classifier ``P(c = 1 | x) = Φ(f(x))``, ``f ~ GP(0, k)``.
+
+    ``kernel``: a :class:`lensopt.gp.kernels.Kernel`; ``inference``: ``"laplace"`` (R&W Alg. 3.1)
+    or ``"ep"`` (R&W Alg. 3.5); ``jitter``: added to the training covariance diagonal.
+    """
+
+    def __init__(self, kernel: Kernel, inference: str = "laplace", jitter: float = DEFAULT_JITTER):
+        if not isinstance(kernel, Kernel):
+            raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
+        if inference not in INFERENCE_METHODS:
+            raise ValueError(f"unknown inference {inference!r}; use one of {', '.join(INFERENCE_METHODS)}")
+        if not (np.isfinite(jitter) and jitter >= 0):
+            raise ValueError(f"jitter must be finite and ≥ 0; got {jitter}")
+        self.kernel_ = kernel
+        self.inference = inference
+        self.jitter = float(jitter)
+        self.X_train_: np.ndarray | None = None
+        self.y_train_: np.ndarray | None = None
+        self._K: np.ndarray | None = None
+        self._posterior: LatentPosterior | None = None
+        self._fitted_kernel: Kernel | None = None
+
+    # ---- fitting ---------------------------------------------------------------------------
+    def fit(self, X, y) -> GPClassifier:
+        """Condition on ``(X, y)``; warm-starts when the data extend the previous fit."""
+        X = _validate_X(X)
+        y = _validate_y(y, X.shape[0])
+        n_old = self._extends_previous(X, y)
+        if n_old is None:
+            K = self._train_cov(self.kernel_, X)
+            init = None
+        else:
+            K = np.empty((X.shape[0], X.shape[0]))
+            K[:n_old, :n_old] = self._K
+            new = X[n_old:]
+            K[n_old:, :] = self.kernel_(new, X)
+            K[:n_old, n_old:] = K[n_old:, :n_old].T
+            K[np.arange(n_old, X.shape[0]), np.arange(n_old, X.shape[0])] += self.jitter
+            init = self._warm_start(X.shape[0] - n_old)
+        self._set_posterior(self.kernel_, X, y, K, self._infer(K, y, init))
+        return self
+
+    def fit_hyperparameters(self, X, y, n_restarts: int = 5, seed=None) -> GPClassifier:
+        """Type-II ML of the kernel hyperparameters (bounded multi-start L-BFGS-B), then fit.
+
+        The first start is the current kernel's ``theta``; ``n_restarts`` more are drawn from
+        ``seed``. ``kernel_`` becomes the fitted kernel.
+        """
+        X = _validate_X(X)
+        y = _validate_y(y, X.shape[0])
+        if X.shape[0] == 0:
+            raise ValueError("fit_hyperparameters needs at least one observation; X has no rows")
+        last = {"init": None}
+
+        def objective(theta):
+            kernel = self.kernel_.with_theta(theta)
+            K = self._train_cov(kernel, X)
+            posterior = self._infer(K, y, last["init"])
+            last["init"] = self._init_from(posterior)
+            return posterior.log_marginal_likelihood, self._lml_gradient(kernel, X, y, K, posterior)
+
+        result = maximize_log_marginal_likelihood(
+            objective, self.kernel_.theta, self.kernel_.bounds, n_restarts=n_restarts, seed=seed
+        )
+        self.kernel_ = self.kernel_.with_theta(result.theta)
+        self._fitted_kernel = None  # force a cold fit with the new kernel
+        return self.fit(X, y)
+
+    def log_marginal_likelihood(self, theta=None, eval_gradient: bool = False):
+        """Approximate ``log p(y | X, θ)`` (Laplace eq. 3.32 or EP eq. 3.65) at ``theta``
+        (log-hyperparameters; None = the current kernel), with its gradient if asked."""
+        self._require_fit()
+        X, y = self.X_train_, self.y_train_
+        if theta is None:
+            kernel, K, posterior = self.kernel_, self._K, self._posterior
+        else:
+            kernel = self.kernel_.with_theta(theta)
+            K = self._train_cov(kernel, X)
+            posterior = self._infer(K, y, None)
+        if not eval_gradient:
+            return posterior.log_marginal_likelihood
+        return posterior.log_marginal_likelihood, self._lml_gradient(kernel, X, y, K, posterior)
+
+    # ---- predictions -----------------------------------------------------------------------
+    def predict_latent(self, X, full_cov: bool = False):
+        """Latent mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)`` if ``full_cov``)."""
+        X = self._validate_test(X)
+        if self.X_train_.shape[0] == 0:
+            mean = np.zeros(X.shape[0])
+            return (mean, self.kernel_(X)) if full_cov else (mean, self.kernel_.diag(X))
+        K_cross = self.kernel_(self.X_train_, X)
+        if full_cov:
+            return self._posterior.predict_full(K_cross, self.kernel_(X))
+        return self._posterior.predict(K_cross, self.kernel_.diag(X))
+
+    def predict_latent_with_gradient(self, X):
+        """``(mean, var, dmean_dX (n, d), dvar_dX (n, d))`` for gradient-based acquisition search."""
+        X = self._validate_test(X)
+        dk_diag = self.kernel_.diag_gradient_x(X)
+        if self.X_train_.shape[0] == 0:
+            return np.zeros(X.shape[0]), self.kernel_.diag(X), np.zeros(X.shape), dk_diag
+        K_cross = self.kernel_(self.X_train_, X)
+        mean, var = self._posterior.predict(K_cross, self.kernel_.diag(X))
+        dK = self.kernel_.gradient_x(X, self.X_train_)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
+        dmean = np.einsum("mnd,n->md", dK, self._posterior.alpha)
+        # var = k** − k*ᵀ R k*  ⇒  ∂var/∂x* = ∂k**/∂x* − 2 (R k*)ᵀ ∂k*/∂x*
+        RK = self._posterior.reduction(K_cross)
+        dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
+        return mean, var, dmean, dvar
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``μ_c = Φ(μ / sqrt(1 + σ²))``: probability of a correct answer."""
+        return uncertainty.probit_mean(*self.predict_latent(X))
+
+    def epistemic_variance(self, X) -> np.ndarray:
+        """``V[Φ(f)]`` via Owen's T."""
+        return uncertainty.epistemic_variance(*self.predict_latent(X))
+
+    def aleatoric_variance(self, X) -> np.ndarray:
+        """``E[Φ(f)(1 − Φ(f))]``."""
+        return uncertainty.aleatoric_variance(*self.predict_latent(X))
+
+    def bald(self, X) -> np.ndarray:
+        """BALD mutual information between the outcome and ``f``, in bits."""
+        return uncertainty.bald_bits(*self.predict_latent(X))
+
+    def training_posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """Gaussian posterior ``(mean (n,), cov (n, n))`` of the latent at ``X_train_``."""
+        self._require_fit()
+        if self.X_train_.shape[0] == 0:
+            return np.zeros(0), np.zeros((0, 0))
+        return self._posterior.mean.copy(), self._posterior.training_covariance(self._K)
+
+    @property
+    def n_iterations_(self) -> int:
+        """Newton iterations (Laplace) or sweeps (EP) of the last fit."""
+        self._require_fit()
+        return 0 if self._posterior is None else self._posterior.n_iterations
+
+    # ---- private ---------------------------------------------------------------------------
+    def _train_cov(self, kernel: Kernel, X: np.ndarray) -> np.ndarray:
+        K = kernel(X)
+        K[np.diag_indices_from(K)] += self.jitter
+        return K
+
+    def _infer(self, K, y, init) -> LatentPosterior | None:
+        if K.shape[0] == 0:
+            return None
+        if self.inference == "laplace":
+            return laplace_posterior(K, y, alpha_init=init)
+        return ep_posterior(K, y, sites_init=init)
+
+    def _init_from(self, posterior: LatentPosterior | None):
+        if posterior is None:
+            return None
+        if self.inference == "laplace":
+            return posterior.alpha
+        return posterior.site_precision, posterior.site_natural_mean
+
+    def _warm_start(self, n_new: int):
+        init = self._init_from(self._posterior)
+        if init is None:
+            return None
+        if self.inference == "laplace":
+            return np.concatenate([init, np.zeros(n_new)])
+        return tuple(np.concatenate([site, np.zeros(n_new)]) for site in init)
+
+    def _lml_gradient(self, kernel, X, y, K, posterior) -> np.ndarray:
+        if posterior is None:
+            return np.zeros(kernel.n_theta)
+        dK = kernel.gradient_theta(X)
+        if self.inference == "laplace":
+            return laplace_lml_gradient(K, dK, y, posterior)
+        return ep_lml_gradient(K, dK, posterior)
+
+    def _set_posterior(self, kernel, X, y, K, posterior) -> None:
+        self.X_train_, self.y_train_ = X.copy(), y.copy()
+        self._K, self._posterior, self._fitted_kernel = K, posterior, kernel
+
+    def _extends_previous(self, X, y) -> int | None:
+        """Number of previous rows if ``(X, y)`` appends rows to the last fit (same kernel)."""
+        if self._fitted_kernel is not self.kernel_ or self.X_train_ is None:
+            return None
+        n_old = self.X_train_.shape[0]
+        if (
+            n_old == 0
+            or X.shape[0] < n_old
+            or X.shape[1] != self.X_train_.shape[1]
+            or not np.array_equal(X[:n_old], self.X_train_)
+            or not np.array_equal(y[:n_old], self.y_train_)
+        ):
+            return None
+        return n_old
+
+    def _require_fit(self) -> None:
+        if self.X_train_ is None:
+            raise RuntimeError("GPClassifier is not fitted yet; call fit(X, y) first")
+
+    def _validate_test(self, X) -> np.ndarray:
+        self._require_fit()
+        X = _validate_X(X)
+        if X.shape[1] != self.X_train_.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} columns but the model was fitted on {self.X_train_.shape[1]}"
+            )
+        return X

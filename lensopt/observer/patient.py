@@ -1,0 +1,194 @@
+"""A simulated patient who reads letters through trial lenses.
+
+The patient has a true correction ``(S*, C*)`` (and optionally an astigmatism axis). Through a
+lens ``(S, C)`` the residual ``r = lens − correction`` blurs the retinal image, the acuity
+drops to ``VA = VA_best + log10(1 + b²)`` and a letter of size ``s`` is named correctly with
+probability ``γ + (1 − γ − λ) Φ(a (s − VA))`` (see :mod:`lensopt.observer.optics`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lensopt.observer.optics import (
+    acuity_logmar,
+    blur_strength_d,
+    psychometric_p_correct,
+    residual_blur_d,
+)
+
+#: Axis (degrees) assumed for a patient built without ``axis_deg`` when a lens axis is given.
+DEFAULT_PATIENT_AXIS_DEG = 0.0
+
+#: Largest seed drawn for a patient by :func:`draw_patients` (fits a signed 64-bit SQLite INTEGER).
+_MAX_CHILD_SEED = 2**63 - 1
+
+
+def _check_finite(owner, name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{owner}.{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_seed(owner, seed):
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(
+            f"{owner}.seed must be None, a non-negative integer or a numpy SeedSequence, got {seed!r}"
+        )
+    return int(seed)
+
+
+@dataclass(frozen=True)
+class SimulatedPatient:
+    """A patient with true correction ``sphere_d``/``cylinder_d`` who answers letter trials.
+
+    Parameters
+    ----------
+    sphere_d, cylinder_d:
+        The patient's true correction (D): the lens that gives the best acuity.
+    slope:
+        Psychometric slope ``a`` (logMAR⁻¹), > 0. The paper headlines 5; human slopes are
+        nearer 14.
+    n_alternatives:
+        Number of letters to choose from (26 for the alphabet, 10 for Sloan letters); the
+        guess rate is ``1 / n_alternatives``.
+    lapse:
+        Lapse rate ``λ`` in ``[0, 1 − 1/n)``: the chance of missing even a huge letter.
+    va_best_logmar:
+        Acuity through the true correction (logMAR).
+    seed:
+        Seed of the patient's own random generator (``np.random.default_rng(seed)``).
+    axis_deg:
+        Axis of the true cylinder (degrees). ``None``: lenses given without an axis are
+        aligned with the correction (the paper's two-dimensional model), and a lens given with
+        an axis is compared with a correction at ``DEFAULT_PATIENT_AXIS_DEG``.
+    """
+
+    sphere_d: float
+    cylinder_d: float
+    slope: float = 5.0
+    n_alternatives: int = 26
+    lapse: float = 0.0
+    va_best_logmar: float = 0.0
+    seed: int | np.random.SeedSequence | None = None
+    axis_deg: float | None = None
+    _rng: np.random.Generator = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        for name in ("sphere_d", "cylinder_d", "slope", "lapse", "va_best_logmar"):
+            object.__setattr__(self, name, _check_finite(owner, name, getattr(self, name)))
+        if self.axis_deg is not None:
+            object.__setattr__(self, "axis_deg", _check_finite(owner, "axis_deg", self.axis_deg))
+        if self.slope <= 0:
+            raise ValueError(f"{owner}.slope must be > 0 (logMAR⁻¹), got {self.slope!r}")
+        n = self.n_alternatives
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+            raise ValueError(f"{owner}.n_alternatives must be an integer >= 2, got {n!r}")
+        object.__setattr__(self, "n_alternatives", int(n))
+        if not 0.0 <= self.lapse < 1.0 - 1.0 / self.n_alternatives:
+            raise ValueError(
+                f"{owner}.lapse must be in [0, 1 - 1/n_alternatives) = "
+                f"[0, {1.0 - 1.0 / self.n_alternatives:.4g}), got {self.lapse!r}"
+            )
+        object.__setattr__(self, "seed", _check_seed(owner, self.seed))
+        object.__setattr__(self, "_rng", np.random.default_rng(self.seed))
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def true_correction_d(self) -> tuple[float, float]:
+        """The true correction ``(sphere_d, cylinder_d)``."""
+        return (self.sphere_d, self.cylinder_d)
+
+    @property
+    def best_acuity_logmar(self) -> float:
+        """Acuity (logMAR) through the true correction."""
+        return self.va_best_logmar
+
+    @property
+    def guess_rate(self) -> float:
+        """Chance of naming a letter by guessing, ``γ = 1 / n_alternatives``."""
+        return 1.0 / self.n_alternatives
+
+    # -- model --------------------------------------------------------------------------------
+
+    def blur_d(self, sphere_d, cylinder_d, axis_deg=None):
+        """Blur strength ``b`` (D) of the residual ``lens − correction`` (arrays broadcast)."""
+        if axis_deg is None:
+            return blur_strength_d(
+                np.asarray(sphere_d, dtype=float) - self.sphere_d,
+                np.asarray(cylinder_d, dtype=float) - self.cylinder_d,
+            )
+        patient_axis_deg = DEFAULT_PATIENT_AXIS_DEG if self.axis_deg is None else self.axis_deg
+        return residual_blur_d(
+            sphere_d, cylinder_d, axis_deg, self.sphere_d, self.cylinder_d, patient_axis_deg
+        )
+
+    def visual_acuity(self, sphere_d, cylinder_d, axis_deg=None):
+        """Acuity (logMAR) through the lens ``sphere_d``/``cylinder_d`` (arrays broadcast).
+
+        Returns a float for scalar input, an array otherwise.
+        """
+        va = acuity_logmar(self.blur_d(sphere_d, cylinder_d, axis_deg), self.va_best_logmar)
+        return _scalar_or_array(va)
+
+    def p_correct(self, letter_logmar, sphere_d, cylinder_d, axis_deg=None):
+        """Probability of naming a letter of size ``letter_logmar`` through the lens."""
+        va = acuity_logmar(self.blur_d(sphere_d, cylinder_d, axis_deg), self.va_best_logmar)
+        p = psychometric_p_correct(letter_logmar, va, self.slope, self.guess_rate, self.lapse)
+        return _scalar_or_array(p)
+
+    def respond(self, letter_logmar, sphere_d, cylinder_d, axis_deg=None):
+        """Whether the patient names the letter correctly: one seeded Bernoulli draw.
+
+        Returns a ``bool`` for scalar input and a boolean array (one independent draw per
+        element) for array input. Draws come from the patient's own generator, so a patient
+        built with the same seed gives the same answers to the same questions.
+        """
+        p = np.asarray(self.p_correct(letter_logmar, sphere_d, cylinder_d, axis_deg))
+        if p.ndim == 0:
+            return bool(self._rng.random() < p)
+        return self._rng.random(p.shape) < p
+
+
+def _scalar_or_array(values):
+    values = np.asarray(values, dtype=float)
+    return float(values) if values.ndim == 0 else values
+
+
+def draw_patients(n, seed, sphere_range_d=(-3.0, 3.0), cylinder_range_d=(-3.0, 3.0),
+                  **patient_kwargs) -> list[SimulatedPatient]:
+    """``n`` patients with true corrections drawn uniformly from the given ranges.
+
+    Patient ``i`` draws its correction from, and takes its own response seed from, child ``i``
+    of ``np.random.SeedSequence(seed).spawn(n)``; so the first ``k`` patients do not depend on
+    ``n``. Further keyword arguments (``slope``, ``n_alternatives``, ``lapse``,
+    ``va_best_logmar``, ``axis_deg``) are passed to every :class:`SimulatedPatient`.
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"draw_patients: n must be a non-negative integer, got {n!r}")
+    _check_seed("draw_patients", seed)
+    if seed is None:
+        raise ValueError("draw_patients: seed must be given (an integer), so the draw can be repeated")
+    for name, bounds in (("sphere_range_d", sphere_range_d), ("cylinder_range_d", cylinder_range_d)):
+        low, high = (_check_finite("draw_patients", name, v) for v in bounds)
+        if low > high:
+            raise ValueError(f"draw_patients: {name} must be (low, high) with low <= high, got {bounds!r}")
+    if "seed" in patient_kwargs:
+        raise ValueError("draw_patients: each patient's seed is derived from `seed`; do not pass seed=")
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    patients = []
+    for child in root.spawn(int(n)):
+        draws = np.random.default_rng(child)
+        sphere_d = float(draws.uniform(*sphere_range_d))
+        cylinder_d = float(draws.uniform(*cylinder_range_d))
+        patient_seed = int(draws.integers(0, _MAX_CHILD_SEED, endpoint=True))
+        patients.append(SimulatedPatient(sphere_d, cylinder_d, seed=patient_seed, **patient_kwargs))
+    return patients

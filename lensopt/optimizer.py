@@ -1,0 +1,249 @@
+"""ask/tell optimizers: the one interface every front end drives.
+
+:class:`ContextualOptimizer` works on any box of system parameters and contexts (benchmarks);
+:class:`RefractionOptimizer` speaks lenses and letter sizes (the experiment, the simulated
+patient, the dashboard). Both are rebuilt exactly from their settings and history: the randomness
+of trial ``t`` is drawn from ``numpy.random.default_rng([seed, t])`` only, so the same settings
+and history propose the same next trial (no generator state to save).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from lensopt import rules
+from lensopt.optimize import MaximizerSettings, maximize_acquisition
+from lensopt.settings import KernelSpec, OptimizerSettings
+
+#: Tolerance when checking that a told input lies inside the bounds (after lens rounding).
+BOUNDS_TOLERANCE = 1e-9
+#: Format tag of saved optimizer states.
+STATE_FORMAT = "lensopt.optimizer-state/1"
+#: Seeded restarts of a scheduled hyperparameter re-fit.
+REFIT_RESTARTS = 3
+
+
+@dataclass(frozen=True, eq=False)
+class Query:
+    """One input to evaluate: ``context`` (n_context,) and ``system`` (n_system,) values."""
+
+    context: np.ndarray
+    system: np.ndarray
+
+    @property
+    def point(self) -> np.ndarray:
+        return np.concatenate([self.context, self.system])
+
+
+class _PosteriorMean:
+    """Latent posterior mean as an acquisition (for the reported optimum)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, X):
+        return self.model.predict_latent(X)[0]
+
+    def value_and_gradient(self, X):
+        mean, _, dmean, _ = self.model.predict_latent_with_gradient(X)
+        return mean, dmean
+
+
+class ContextualOptimizer:
+    """Contextual binary Bayesian optimization by ask/tell, context columns first."""
+
+    def __init__(self, system_bounds, context_bounds, rule="ucb-ald", seed=0, kernel=None,
+                 reference_context=None, n_initial=5, inference="laplace", **options):
+        kernel_object = None
+        if kernel is None:
+            kernel = KernelSpec(structure="context-product", lengthscales=(1.0,))
+        elif not isinstance(kernel, (KernelSpec, dict)):
+            kernel_object, kernel = kernel, KernelSpec()
+        self.settings = OptimizerSettings(
+            rule=rule, seed=seed, system_bounds=system_bounds, context_bounds=context_bounds,
+            kernel=kernel, reference_context=reference_context, n_initial=n_initial,
+            inference=inference, **options,
+        )
+        self._kernel_object = kernel_object
+        self._inputs: list[np.ndarray] = []
+        self._outcomes: list[int] = []
+        self._model = None
+        self._model_n = -1
+        self._kernel = None
+        self._kernel_fitted_at = 0
+        self.target_latent = 0.0  # latent value whose context is the "threshold" (adaptive s₀)
+        self.last_decision_ms = float("nan")
+
+    # ----------------------------------------------------------------- history
+    @property
+    def n_trials(self) -> int:
+        return len(self._outcomes)
+
+    @property
+    def inputs(self) -> np.ndarray:
+        return np.array(self._inputs).reshape(-1, len(self.settings.bounds))
+
+    @property
+    def outcomes(self) -> np.ndarray:
+        return np.array(self._outcomes, dtype=int)
+
+    def _rng(self, *stream) -> np.random.Generator:
+        return np.random.default_rng([self.settings.seed, self.n_trials, *stream])
+
+    # ------------------------------------------------------------------- model
+    def _base_kernel(self):
+        if self._kernel_object is not None:
+            return self._kernel_object
+        return self.settings.kernel.build(self.settings.n_context, self.settings.n_system)
+
+    def _current_kernel(self):
+        """The base kernel, or its re-fit at the latest scheduled point (deterministic)."""
+        s = self.settings
+        base = self._base_kernel()
+        if s.refit_every is None or self.n_trials < s.refit_after:
+            return base
+        due = s.refit_after + ((self.n_trials - s.refit_after) // s.refit_every) * s.refit_every
+        if self._kernel is None or self._kernel_fitted_at != due:
+            from lensopt.gp import GPClassifier
+
+            gp = GPClassifier(base, inference=s.inference)
+            gp.fit_hyperparameters(self.inputs[:due], self.outcomes[:due], n_restarts=REFIT_RESTARTS,
+                                   seed=int(np.random.SeedSequence([s.seed, due]).generate_state(1)[0]))
+            self._kernel, self._kernel_fitted_at = gp.kernel_, due
+        return self._kernel
+
+    @property
+    def model(self):
+        """The GP classifier fitted on the whole history (``None`` before the first trial)."""
+        if self.n_trials == 0:
+            return None
+        if self._model_n != self.n_trials:
+            from lensopt.gp import GPClassifier
+
+            kernel = self._current_kernel()
+            if self._model is None or self._model.kernel_ is not kernel:
+                self._model = GPClassifier(kernel, inference=self.settings.inference)
+            self._model.fit(self.inputs, self.outcomes)
+            self._model_n = self.n_trials
+        return self._model
+
+    # ------------------------------------------------------------------ ask/tell
+    def ask(self) -> Query:
+        """The next input to evaluate."""
+        start = time.perf_counter()
+        s = self.settings
+        rng = self._rng()
+        if self.n_trials < max(s.n_initial, 1) or s.rule == "random":
+            point = rules.random_point(s, rng)
+        else:
+            decision = rules.Decision(self.model, s, rng, self.reference_context())
+            point = rules.choose(decision)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        k = s.n_context
+        return Query(context=point[:k].copy(), system=point[k:].copy())
+
+    def tell(self, query: Query, outcome) -> None:
+        """Record the binary outcome (1/True = success) of ``query``."""
+        point = np.asarray(query.point, dtype=float)
+        self._check_point(point)
+        if outcome not in (0, 1, True, False):
+            raise ValueError(f"outcome must be 0/1 or a bool, got {outcome!r}")
+        self._inputs.append(point)
+        self._outcomes.append(int(outcome))
+
+    def _check_point(self, point):
+        bounds = np.array(self.settings.bounds)
+        if point.shape != (bounds.shape[0],) or not np.all(np.isfinite(point)):
+            raise ValueError(f"a query needs {bounds.shape[0]} finite values, got {point!r}")
+        outside = (point < bounds[:, 0] - BOUNDS_TOLERANCE) | (point > bounds[:, 1] + BOUNDS_TOLERANCE)
+        if np.any(outside):
+            i = int(np.argmax(outside))
+            raise ValueError(f"value {point[i]} in column {i} is outside its bounds {tuple(bounds[i])}")
+
+    # ---------------------------------------------------------- reported optimum
+    def _upper_context(self) -> np.ndarray:
+        return np.array([hi for _, hi in self.settings.context_bounds])
+
+    def _argmax_mean(self, context: np.ndarray) -> np.ndarray:
+        s = self.settings
+        model = self.model
+        if model is None:
+            return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
+        k = s.n_context
+        extra = self.inputs.copy()
+        extra[:, :k] = context
+        point, _ = maximize_acquisition(
+            _PosteriorMean(model), s.bounds, self._rng(1),
+            fixed_features={d: float(v) for d, v in enumerate(context)},
+            settings=MaximizerSettings(n_candidates=256, n_starts=2), extra_candidates=extra,
+        )
+        return point[k:]
+
+    def best_system(self) -> np.ndarray:
+        """The reported optimum: argmax of the posterior mean at the reference context."""
+        return self._argmax_mean(self.reference_context())
+
+    def threshold_context(self, system, target_latent=None) -> float:
+        """The context at which the posterior mean latent at ``system`` equals the target.
+
+        Defined for one context column; clipped to the context bounds when there is no crossing.
+        """
+        target = self.target_latent if target_latent is None else target_latent
+        (lo, hi), = self.settings.context_bounds
+        model = self.model
+        system = np.asarray(system, float)
+
+        def gap(s):
+            return model.predict_latent(np.concatenate([[s], system])[None])[0][0] - target
+
+        g_lo, g_hi = gap(lo), gap(hi)
+        if g_lo * g_hi > 0:
+            return lo if abs(g_lo) < abs(g_hi) else hi
+        return float(brentq(gap, lo, hi, xtol=1e-6))
+
+    def reference_context(self) -> np.ndarray:
+        ref = self.settings.reference_context
+        if ref is None:
+            return self._upper_context()
+        if ref != "adaptive":
+            return np.asarray(ref, float)
+        if self.model is None or self.settings.n_context != 1:
+            return self._upper_context()
+        best = self._argmax_mean(self._upper_context())
+        return np.array([self.threshold_context(best)])
+
+    # ------------------------------------------------------------------- state
+    def to_state(self) -> dict:
+        """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
+        if self._kernel_object is not None:
+            raise ValueError("an optimizer built from a kernel object cannot be saved; pass a KernelSpec")
+        history = [list(map(float, x)) + [int(c)] for x, c in zip(self._inputs, self._outcomes)]
+        return {"format": STATE_FORMAT, "class": type(self).__name__,
+                "settings": self.settings.to_dict(), "history": history}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "ContextualOptimizer":
+        if state.get("format") != STATE_FORMAT:
+            raise ValueError(f"not a lensopt optimizer state (format {state.get('format')!r})")
+        settings = OptimizerSettings.from_dict(state["settings"])
+        opt = ContextualOptimizer.__new__(ContextualOptimizer)
+        ContextualOptimizer.__init__(
+            opt, settings.system_bounds, settings.context_bounds,
+            **{k: v for k, v in settings.to_dict().items() if k not in ("system_bounds", "context_bounds")},
+        )
+        k = settings.n_context
+        for row in state["history"]:
+            opt.tell(Query(np.array(row[:k]), np.array(row[k:-1])), int(row[-1]))
+        return opt
+
+
+# Re-exported for convenience; defined in its own module to keep this one short.
+from lensopt.refraction import RefractionOptimizer  # noqa: E402
+
+__all__ = ["ContextualOptimizer", "RefractionOptimizer", "Query", "STATE_FORMAT"]

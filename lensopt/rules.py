@@ -1,0 +1,181 @@
+"""The named sequential rules: how a trial's system parameters and context are chosen.
+
+Seed paper §3.3: first choose the system parameters ``x`` by Bayesian optimization at a
+reference context ``s₀``, then the context ``s`` by Bayesian active learning (BALD) at that ``x``.
+The controls of the paper replace one step by a random choice, or choose ``(s, x)`` jointly.
+
+=============  =============================================  =======================
+rule           x-step                                         s-step
+=============  =============================================  =======================
+``ucb-ald``    argmax UCB_Φ(s₀, x)                            argmax BALD(s, x)
+``ts-ald``     argmax of one posterior draw f̃(s₀, x)          argmax BALD(s, x)
+``cbkg``       (s, x) jointly: argmax contextual binary KG
+``ucb-random`` argmax UCB_Φ(s₀, x)                            uniform
+``bald``       (s, x) jointly: argmax BALD
+``ts-random``  argmax f̃(s₀, x)                                uniform
+``random``     uniform                                        uniform
+``ucbf-ald``   argmax latent UCB μ + σ at s₀                  argmax BALD(s, x)
+``ei-ald``     argmax binary EI at s₀                         argmax BALD(s, x)
+=============  =============================================  =======================
+
+Every rule returns one full input ``[s..., x...]``. The first ``n_initial`` trials of every
+rule are uniform random.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lensopt.acquisition import (
+    BALD,
+    BinaryExpectedImprovement,
+    ContextualKnowledgeGradient,
+    LatentUCB,
+    ProbitUCB,
+    ThompsonSample,
+)
+from lensopt.gp import uncertainty
+from lensopt.optimize import MaximizerSettings, maximize_acquisition, scrambled_halton, uniform
+from lensopt.settings import OptimizerSettings
+
+#: Candidates of the one-dimensional s-step (BALD over the letter size), then L-BFGS-B.
+CONTEXT_STEP_CANDIDATES = 64
+#: Candidates (s, x) at which cBKG is evaluated, and inner points of its maximum.
+KG_OUTER_CANDIDATES = 64
+KG_INNER_POINTS = 128
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a rule may use to choose the next input."""
+
+    model: object  # a fitted lensopt.gp.GPClassifier
+    settings: OptimizerSettings
+    rng: np.random.Generator
+    reference_context: np.ndarray  # (n_context,)
+
+    @property
+    def context_dims(self) -> range:
+        return range(self.settings.n_context)
+
+    @property
+    def system_dims(self) -> range:
+        k = self.settings.n_context
+        return range(k, k + self.settings.n_system)
+
+    def maximizer(self, n_candidates=None) -> MaximizerSettings:
+        return MaximizerSettings(
+            n_candidates=n_candidates or self.settings.n_candidates, n_starts=self.settings.n_starts
+        )
+
+
+def random_point(settings: OptimizerSettings, rng: np.random.Generator) -> np.ndarray:
+    return uniform(settings.bounds, 1, rng)[0]
+
+
+def _training_points(decision: Decision) -> np.ndarray:
+    """Training inputs moved to the reference context: good extra candidates for the x-step."""
+    X = np.array(decision.model.X_train_, dtype=float)
+    X[:, list(decision.context_dims)] = decision.reference_context
+    return X
+
+
+def _x_step(decision: Decision, acquisition) -> np.ndarray:
+    fixed = {d: float(v) for d, v in zip(decision.context_dims, decision.reference_context)}
+    point, _ = maximize_acquisition(
+        acquisition,
+        decision.settings.bounds,
+        decision.rng,
+        fixed_features=fixed,
+        settings=decision.maximizer(),
+        extra_candidates=_training_points(decision),
+    )
+    return point[list(decision.system_dims)]
+
+
+def _s_step_bald(decision: Decision, system: np.ndarray) -> np.ndarray:
+    fixed = {d: float(v) for d, v in zip(decision.system_dims, system)}
+    point, _ = maximize_acquisition(
+        BALD(decision.model),
+        decision.settings.bounds,
+        decision.rng,
+        fixed_features=fixed,
+        settings=MaximizerSettings(n_candidates=CONTEXT_STEP_CANDIDATES, n_starts=2),
+    )
+    return point[list(decision.context_dims)]
+
+
+def _s_step_random(decision: Decision, system: np.ndarray) -> np.ndarray:
+    return uniform(decision.settings.context_bounds, 1, decision.rng)[0]
+
+
+def _ucb(decision):
+    return ProbitUCB(decision.model, beta=decision.settings.beta)
+
+
+def _thompson(decision):
+    return ThompsonSample(decision.model, decision.rng, n_features=decision.settings.n_thompson_features)
+
+
+def _latent_ucb(decision):
+    return LatentUCB(decision.model)
+
+
+def _expected_improvement(decision):
+    mu, var = decision.model.predict_latent(_training_points(decision))
+    incumbent = float(np.max(uncertainty.probit_mean(mu, var)))
+    return BinaryExpectedImprovement(decision.model, incumbent)
+
+
+def _sequential(x_acquisition, s_step):
+    def rule(decision: Decision) -> np.ndarray:
+        system = _x_step(decision, x_acquisition(decision))
+        return np.concatenate([s_step(decision, system), system])
+
+    return rule
+
+
+def _joint_bald(decision: Decision) -> np.ndarray:
+    point, _ = maximize_acquisition(
+        BALD(decision.model), decision.settings.bounds, decision.rng, settings=decision.maximizer()
+    )
+    return point
+
+
+def _knowledge_gradient(decision: Decision) -> np.ndarray:
+    settings = decision.settings
+    inner = scrambled_halton(settings.bounds, KG_INNER_POINTS, decision.rng)
+    inner = np.vstack([inner, _training_points(decision)])
+    inner[:, list(decision.context_dims)] = decision.reference_context
+    acquisition = ContextualKnowledgeGradient(decision.model, inner, decision.reference_context)
+    point, _ = maximize_acquisition(
+        acquisition,
+        settings.bounds,
+        decision.rng,
+        settings=MaximizerSettings(n_candidates=KG_OUTER_CANDIDATES, n_starts=0),
+    )
+    return point
+
+
+def _random(decision: Decision) -> np.ndarray:
+    return random_point(decision.settings, decision.rng)
+
+
+RULE_FUNCTIONS = {
+    "ucb-ald": _sequential(_ucb, _s_step_bald),
+    "ts-ald": _sequential(_thompson, _s_step_bald),
+    "cbkg": _knowledge_gradient,
+    "ucb-random": _sequential(_ucb, _s_step_random),
+    "bald": _joint_bald,
+    "ts-random": _sequential(_thompson, _s_step_random),
+    "random": _random,
+    "ucbf-ald": _sequential(_latent_ucb, _s_step_bald),
+    "ei-ald": _sequential(_expected_improvement, _s_step_bald),
+}
+
+
+def choose(decision: Decision) -> np.ndarray:
+    """The next full input ``[s..., x...]`` under ``decision.settings.rule``."""
+    return RULE_FUNCTIONS[decision.settings.rule](decision)

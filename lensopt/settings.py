@@ -1,0 +1,191 @@
+"""Settings of the contextual optimizer: frozen, validated, JSON round-trippable.
+
+Column convention everywhere: context columns first, then system parameters. For refraction the
+single context is the letter size (logMAR) and the system parameters are sphere and cylinder (D).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from scipy.stats import norm
+
+#: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
+RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
+EXTRA_RULES = ("ucbf-ald", "ei-ald")
+ALL_RULES = RULES + EXTRA_RULES
+
+#: β of UCB_Φ in the contextual paper: Φ⁻¹(0.95).
+PAPER_BETA = float(norm.ppf(0.95))
+
+KERNEL_FAMILIES = ("se", "matern32", "matern52")
+KERNEL_STRUCTURES = ("psychophysics", "context-product")
+INFERENCE_METHODS = ("laplace", "ep")
+
+
+def _pairs(name, value):
+    try:
+        pairs = tuple((float(lo), float(hi)) for lo, hi in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of (low, high) pairs, got {value!r}") from None
+    if not pairs:
+        raise ValueError(f"{name} must not be empty")
+    for i, (lo, hi) in enumerate(pairs):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"{name}[{i}] must be finite, got ({lo}, {hi})")
+        if lo >= hi:
+            raise ValueError(f"{name}[{i}] is reversed or empty: low {lo} must be < high {hi}")
+    return pairs
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel described by numbers, so optimizer states can be saved as JSON.
+
+    ``structure``: ``"psychophysics"`` is ``θ s s' + k(x, x')`` (seed eq. 15, ``θ`` =
+    ``context_variance``); ``"context-product"`` is ``s s' k(x, x')`` (seed §4).
+    ``family`` is the stationary kernel ``k`` on the system columns, with ARD ``lengthscales``
+    (one per system column) and ``variance``.
+    """
+
+    structure: str = "psychophysics"
+    family: str = "se"
+    lengthscales: tuple[float, ...] = (1.0,)
+    variance: float = 1.0
+    context_variance: float = 1.0
+
+    def __post_init__(self):
+        if self.structure not in KERNEL_STRUCTURES:
+            raise ValueError(f"kernel structure must be one of {KERNEL_STRUCTURES}, got {self.structure!r}")
+        if self.family not in KERNEL_FAMILIES:
+            raise ValueError(f"kernel family must be one of {KERNEL_FAMILIES}, got {self.family!r}")
+        scales = tuple(float(v) for v in self.lengthscales)
+        if not scales or not all(math.isfinite(v) and v > 0 for v in scales):
+            raise ValueError(f"kernel lengthscales must be positive numbers, got {self.lengthscales!r}")
+        object.__setattr__(self, "lengthscales", scales)
+        for name in ("variance", "context_variance"):
+            value = float(getattr(self, name))
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"kernel {name} must be a positive number, got {value!r}")
+            object.__setattr__(self, name, value)
+
+    def build(self, n_context: int, n_system: int):
+        """The kernel over columns ``[context..., system...]``."""
+        from lensopt.gp import kernels
+
+        if len(self.lengthscales) not in (1, n_system):
+            raise ValueError(
+                f"kernel has {len(self.lengthscales)} lengthscales for {n_system} system parameters"
+            )
+        context_dims = tuple(range(n_context))
+        system_dims = tuple(range(n_context, n_context + n_system))
+        scales = self.lengthscales * (n_system if len(self.lengthscales) == 1 else 1)
+        stationary = {
+            "se": kernels.SquaredExponential,
+            "matern32": kernels.Matern32,
+            "matern52": kernels.Matern52,
+        }[self.family](list(scales), variance=self.variance, active_dims=system_dims)
+        if self.structure == "psychophysics":
+            return kernels.LinearContext(self.context_variance, active_dims=context_dims) + stationary
+        return kernels.benchmark_context_kernel(stationary, context_dims=context_dims)
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"lengthscales": list(self.lengthscales)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "KernelSpec":
+        return cls(**{k: (tuple(v) if k == "lengthscales" else v) for k, v in data.items()})
+
+
+@dataclass(frozen=True)
+class OptimizerSettings:
+    """Everything that determines a contextual optimizer's choices, apart from the history.
+
+    ``reference_context``: the context ``s₀`` at which the x-step and the reported optimum are
+    evaluated: ``None`` for the upper context bound (the benchmarks' ``s = 1``), a tuple of
+    values, or ``"adaptive"``: the model's threshold context at its current optimum (for the
+    psychophysics kernel, the predicted best acuity), where ``Φ`` is least saturated.
+    ``refit_every``: re-fit the hyperparameters every that many trials (``None``: never), from
+    ``refit_after`` trials on.
+    """
+
+    rule: str = "ucb-ald"
+    seed: int = 0
+    system_bounds: tuple[tuple[float, float], ...] = ((-4.0, 4.0), (-4.0, 4.0))
+    context_bounds: tuple[tuple[float, float], ...] = ((-1.0, 2.0),)
+    kernel: KernelSpec = field(default_factory=KernelSpec)
+    inference: str = "laplace"
+    n_initial: int = 5
+    beta: float = PAPER_BETA
+    reference_context: object = None
+    n_candidates: int = 500
+    n_starts: int = 4
+    n_thompson_features: int = 512
+    refit_every: int | None = None
+    refit_after: int = 40
+
+    def __post_init__(self):
+        if self.rule not in ALL_RULES:
+            raise ValueError(f"unknown rule {self.rule!r}; choose one of: {', '.join(ALL_RULES)}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        object.__setattr__(self, "system_bounds", _pairs("system_bounds", self.system_bounds))
+        object.__setattr__(self, "context_bounds", _pairs("context_bounds", self.context_bounds))
+        if isinstance(self.kernel, dict):
+            object.__setattr__(self, "kernel", KernelSpec.from_dict(self.kernel))
+        if self.inference not in INFERENCE_METHODS:
+            raise ValueError(f"inference must be one of {INFERENCE_METHODS}, got {self.inference!r}")
+        if not isinstance(self.n_initial, int) or self.n_initial < 0:
+            raise ValueError(f"n_initial must be a non-negative integer, got {self.n_initial!r}")
+        if not (math.isfinite(self.beta) and self.beta >= 0):
+            raise ValueError(f"beta must be a non-negative number, got {self.beta!r}")
+        ref = self.reference_context
+        if ref is not None and ref != "adaptive":
+            try:
+                values = tuple(float(v) for v in (ref if hasattr(ref, "__len__") else (ref,)))
+            except (TypeError, ValueError):
+                raise ValueError(f"reference_context must be None, 'adaptive' or numbers, got {ref!r}") from None
+            if len(values) != len(self.context_bounds):
+                raise ValueError(
+                    f"reference_context has {len(values)} values for {len(self.context_bounds)} contexts"
+                )
+            for v, (lo, hi) in zip(values, self.context_bounds):
+                if not lo <= v <= hi:
+                    raise ValueError(f"reference_context {v} is outside the context bounds [{lo}, {hi}]")
+            object.__setattr__(self, "reference_context", values)
+        for name in ("n_candidates", "n_starts", "n_thompson_features", "refit_after"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < (0 if name in ("n_starts", "refit_after") else 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.refit_every is not None and (not isinstance(self.refit_every, int) or self.refit_every < 1):
+            raise ValueError(f"refit_every must be a positive integer or None, got {self.refit_every!r}")
+
+    @property
+    def n_context(self) -> int:
+        return len(self.context_bounds)
+
+    @property
+    def n_system(self) -> int:
+        return len(self.system_bounds)
+
+    @property
+    def bounds(self) -> tuple[tuple[float, float], ...]:
+        return self.context_bounds + self.system_bounds
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["kernel"] = self.kernel.to_dict()
+        data["system_bounds"] = [list(b) for b in self.system_bounds]
+        data["context_bounds"] = [list(b) for b in self.context_bounds]
+        if isinstance(self.reference_context, tuple):
+            data["reference_context"] = list(self.reference_context)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "OptimizerSettings":
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown optimizer setting(s): {', '.join(sorted(unknown))}")
+        return cls(**data)

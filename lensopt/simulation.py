@@ -1,0 +1,104 @@
+"""A simulated refraction session: a SimulatedPatient answers a RefractionOptimizer.
+
+Pure core (no UI): the ``lensopt simulate`` command, the benchmarks and the tests all run
+sessions through :func:`simulate_session`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from lensopt.observer import SimulatedPatient, draw_patients
+from lensopt.refraction import RefractionOptimizer
+
+#: Trial counts at which the reported lens is scored along the way (when the session gets there).
+DEFAULT_CHECKPOINTS = (30, 60, 100, 260)
+
+
+@dataclass(frozen=True)
+class LensScore:
+    """How good a reported lens is for a patient."""
+
+    trials: int
+    best_lens_d: tuple[float, float]
+    va_error_logmar: float  # acuity with the lens minus the patient's best acuity
+    sphere_error_d: float
+    cylinder_error_d: float
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    rule: str
+    seed: int
+    trials: int
+    slope: float
+    true_correction_d: tuple[float, float]
+    final: LensScore
+    checkpoints: tuple[LensScore, ...]
+    latency_ms: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        final = asdict(self.final)
+        return {
+            "rule": self.rule, "seed": self.seed, "trials": self.trials, "slope": self.slope,
+            "true_correction_d": list(self.true_correction_d),
+            "best_lens_d": list(self.final.best_lens_d),
+            "va_error_logmar": final["va_error_logmar"],
+            "sphere_error_d": final["sphere_error_d"],
+            "cylinder_error_d": final["cylinder_error_d"],
+            "latency_ms": self.latency_ms,
+            "checkpoints": [asdict(c) | {"best_lens_d": list(c.best_lens_d)} for c in self.checkpoints],
+        }
+
+
+def score_lens(patient: SimulatedPatient, lens, trials: int) -> LensScore:
+    sphere, cylinder = lens
+    true_sphere, true_cylinder = patient.true_correction_d
+    va = float(patient.visual_acuity(sphere, cylinder))
+    return LensScore(
+        trials=trials, best_lens_d=(float(sphere), float(cylinder)),
+        va_error_logmar=va - patient.best_acuity_logmar,
+        sphere_error_d=abs(sphere - true_sphere), cylinder_error_d=abs(cylinder - true_cylinder),
+    )
+
+
+def make_patient(seed: int, slope: float = 5.0, true_correction_d=None, **patient_kwargs) -> SimulatedPatient:
+    """The patient of a seeded simulation: its correction drawn uniformly in [−3, 3]² D unless given."""
+    if true_correction_d is None:
+        return draw_patients(1, seed, slope=slope, **patient_kwargs)[0]
+    patient_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+    return SimulatedPatient(*true_correction_d, slope=slope, seed=patient_seed, **patient_kwargs)
+
+
+def latency_summary(latencies_ms) -> dict:
+    values = np.asarray(latencies_ms, float)
+    if values.size == 0:
+        return {"median": None, "p95": None, "max": None}
+    return {"median": float(np.median(values)), "p95": float(np.percentile(values, 95)),
+            "max": float(values.max())}
+
+
+def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, n_trials: int,
+                     checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
+    """Run ``n_trials`` trials; ``progress`` (optional) is called with the trial number."""
+    if not isinstance(n_trials, int) or n_trials < 1:
+        raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
+    latencies, scores = [], []
+    wanted = set(c for c in checkpoints if c < n_trials)
+    for t in range(1, n_trials + 1):
+        trial = optimizer.ask()
+        latencies.append(optimizer.last_decision_ms)
+        correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+        optimizer.tell(trial, correct)
+        if t in wanted:
+            scores.append(score_lens(patient, optimizer.best_lens(), t))
+        if progress is not None:
+            progress(t)
+    final = score_lens(patient, optimizer.best_lens(), n_trials)
+    return SimulationResult(
+        rule=optimizer.settings.rule, seed=optimizer.settings.seed, trials=n_trials,
+        slope=patient.slope, true_correction_d=patient.true_correction_d, final=final,
+        checkpoints=tuple(scores) + (final,), latency_ms=latency_summary(latencies),
+    )

@@ -1,0 +1,347 @@
+"""The session store: an SQLite file holding sessions and every answered trial.
+
+Design (why each setting):
+
+- ``journal_mode=WAL``: a follower (the dashboard, ``lensopt sessions``) reads while the
+  experiment writes, without blocking it.
+- ``synchronous=FULL`` for the writer: :meth:`SessionStore.append_trial` returns only after the
+  trial is on disk, so it is committed before the next letter is drawn; a crash or power cut
+  loses at most the trial being answered.
+- ``foreign_keys=ON``; ``UNIQUE(session_id, idx)`` so a replay cannot record a trial twice.
+- A busy timeout of a few seconds, then a one-line :class:`DatabaseLockedError`.
+- Read-only stores open the file with a ``mode=ro`` URI and ``query_only``; they never write,
+  not even to migrate (older layouts are read as they are, see :mod:`lensopt.store.schema`).
+- Plain rows and JSON text, never pickles: a database outlives the software that wrote it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from lensopt.errors import StoreError
+from lensopt.store import schema
+from lensopt.store.records import (
+    LETTERS_KIND,
+    STATUSES,
+    SessionInfo,
+    TrialRecord,
+    check_int,
+    check_text,
+    to_json,
+)
+
+#: Seconds to wait for another program's write lock before giving up with a one-line error.
+DEFAULT_TIMEOUT_S = 5.0
+
+#: Largest seed a session can store (SQLite INTEGER is a signed 64-bit number).
+MAX_SEED = 2**63 - 1
+
+
+class DatabaseLockedError(StoreError):
+    """Another program holds the database's write lock for longer than the busy timeout."""
+
+
+class MissingSessionError(StoreError):
+    """No session with the requested id."""
+
+
+class DuplicateTrialError(StoreError):
+    """A trial with this index is already recorded for the session."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """A write was attempted on a store opened read-only."""
+
+
+def default_db_path() -> Path:
+    """``$LENSOPT_DB``, else ``$XDG_DATA_HOME/lensopt/sessions.db`` (``~/.local/share/...``)."""
+    explicit = os.environ.get("LENSOPT_DB")
+    if explicit:
+        return Path(explicit).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join("~", ".local", "share")
+    return Path(data_home).expanduser() / "lensopt" / "sessions.db"
+
+
+class SessionStore:
+    """Sessions and trials in one SQLite file.
+
+    ``SessionStore(path)`` opens (creating or upgrading) the database for writing;
+    ``SessionStore(path, readonly=True)`` opens an existing one for reading only. Use it as a
+    context manager or call :meth:`close`. ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`) is
+    how long to wait for another program's lock before raising :class:`DatabaseLockedError`. Every problem a person can fix raises a
+    :class:`~lensopt.errors.StoreError` subclass with a one-line message. One store may be
+    shared between threads (calls are serialized).
+    """
+
+    def __init__(self, path, readonly: bool = False, timeout_s: float | None = None):
+        if timeout_s is None:
+            timeout_s = DEFAULT_TIMEOUT_S
+        if isinstance(timeout_s, bool) or not (isinstance(timeout_s, (int, float)) and timeout_s >= 0):
+            raise ValueError(f"SessionStore.timeout_s must be a number >= 0 seconds, got {timeout_s!r}")
+        self.path = Path(os.fspath(path)).expanduser()
+        self.readonly = bool(readonly)
+        self.timeout_s = float(timeout_s)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        conn = self._connect()
+        try:
+            with self._translating():
+                self._select = self._prepare(conn)
+        except BaseException:
+            conn.close()
+            self._conn = None
+            raise
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        options = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
+        if self.readonly:
+            if not self.path.is_file():
+                raise StoreError(
+                    f"no session database at {self.path}; run a session first or use --db to choose another file"
+                )
+            target, options["uri"] = self.path.resolve().as_uri() + "?mode=ro", True
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the folder for {self.path} ({exc.strerror}); use --db to choose another file"
+                ) from None
+            target = str(self.path)
+        with self._translating():
+            self._conn = sqlite3.connect(target, **options)
+        return self._conn
+
+    def _prepare(self, conn: sqlite3.Connection) -> dict[str, str]:
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000):d}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        version = schema.inspect(conn, self.path)  # reads only: never touch someone else's file
+        if self.readonly:
+            conn.execute("PRAGMA query_only = ON")
+            if version == 0:
+                raise StoreError(
+                    f"{self.path} holds no lensopt sessions yet; run a session first or use --db to choose another file"
+                )
+        else:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            if version != schema.SCHEMA_VERSION:
+                schema.upgrade(conn, self.path)
+        return {table: schema.select_list(conn, table) for table in schema.COLUMNS}
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        message = str(exc)
+        lowered = message.lower()
+        if "locked" in lowered or "busy" in lowered:
+            return DatabaseLockedError(
+                f"database {self.path} is locked by another program; close it or use --db to choose another file"
+            )
+        if "readonly" in lowered or "read-only" in lowered:
+            return ReadOnlyStoreError(
+                f"database {self.path} cannot be written ({message}); check its permissions or use --db"
+            )
+        if any(word in lowered for word in ("not a database", "malformed", "corrupt", "disk image")):
+            return schema.not_a_database(self.path, message)
+        if "unable to open" in lowered:
+            return StoreError(
+                f"cannot open database {self.path} ({message}); check that its folder exists and is "
+                "accessible, or use --db to choose another file"
+            )
+        return StoreError(f"database {self.path}: {message}; use --db to choose another file")
+
+    @contextlib.contextmanager
+    def _translating(self):
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    @contextlib.contextmanager
+    def _transaction(self, write: bool):
+        """A serialized transaction; a write transaction takes the write lock up front."""
+        if write and self.readonly:
+            raise ReadOnlyStoreError(
+                f"session store {self.path} was opened read-only; open it without readonly=True to record"
+            )
+        with self._lock:
+            if self._conn is None:
+                raise StoreError(f"session store {self.path} is closed; open it again")
+            conn = self._conn
+            with self._translating():
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+
+    def _require_session(self, conn: sqlite3.Connection, session_id: int) -> None:
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            raise MissingSessionError(
+                f"no session {session_id} in {self.path}; list them with `lensopt sessions`"
+            )
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def create_session(self, participant: str, protocol: dict, calibration: dict,
+                       optimizer_settings: dict, seed: int, kind: str = LETTERS_KIND) -> int:
+        """Record a new running session and return its id."""
+        from lensopt import __version__
+
+        owner = "SessionStore.create_session"
+        check_text(owner, "participant", participant)
+        check_text(owner, "kind", kind)
+        seed = check_int(owner, "seed", seed, 0)
+        if seed > MAX_SEED:
+            raise ValueError(f"{owner}: seed must be <= 2**63 - 1, got {seed}")
+        documents = [to_json(owner, name, value) for name, value in (
+            ("protocol", protocol), ("calibration", calibration),
+            ("optimizer_settings", optimizer_settings))]
+        now = time.time()
+        with self._transaction(write=True) as conn:
+            cursor = conn.execute(
+                "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, "
+                "software_version, protocol, calibration, optimizer_settings) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                (participant, kind, now, now, seed, __version__, *documents),
+            )
+            return int(cursor.lastrowid)
+
+    def append_trial(self, session_id: int, record: TrialRecord) -> None:
+        """Record one answered trial; it is durable on disk when this returns."""
+        session_id = check_int("SessionStore.append_trial", "session_id", session_id, 1)
+        if not isinstance(record, TrialRecord):
+            raise ValueError(f"SessionStore.append_trial: record must be a TrialRecord, got {record!r}")
+        row = (session_id, record.index, record.sphere_d, record.cylinder_d, record.letter_logmar,
+               record.letter, record.response, int(record.correct), record.rt_s,
+               record.presented_at, record.answered_at, record.extra_json())
+        with self._transaction(write=True) as conn:
+            self._require_session(conn, session_id)
+            try:
+                conn.execute(
+                    "INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, "
+                    "letter, response, correct, rt_s, presented_at, answered_at, extra) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+            except sqlite3.IntegrityError:
+                (last,) = conn.execute(
+                    "SELECT MAX(idx) FROM trials WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                raise DuplicateTrialError(
+                    f"session {session_id} already has trial {record.index}; a trial is recorded "
+                    f"once, so continue at index {last + 1}"
+                ) from None
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
+
+    def set_status(self, session_id: int, status: str) -> None:
+        """Mark a session ``running``, ``finished`` or ``aborted``."""
+        if status not in STATUSES:
+            raise ValueError(f"SessionStore.set_status: status must be one of {', '.join(STATUSES)}, got {status!r}")
+        with self._transaction(write=True) as conn:
+            self._require_session(conn, session_id)
+            conn.execute(
+                "UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?",
+                (status, time.time(), session_id),
+            )
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _session_rows(self, conn, where: str = "", parameters=()) -> list[SessionInfo]:
+        rows = conn.execute(
+            f"SELECT {self._select['sessions']}, "
+            "(SELECT COUNT(*) FROM trials AS t WHERE t.session_id = sessions.id) "
+            f"FROM sessions {where} ORDER BY id",
+            parameters,
+        ).fetchall()
+        return [
+            SessionInfo(
+                session_id=row[0], participant=row[1], kind=row[2], status=row[3],
+                created_at=row[4], updated_at=row[5], seed=row[6], software_version=row[7],
+                protocol=json.loads(row[8]), calibration=json.loads(row[9]),
+                optimizer_settings=json.loads(row[10]), n_trials=row[11],
+            )
+            for row in rows
+        ]
+
+    def session(self, session_id: int) -> SessionInfo:
+        """The session ``session_id`` (a :class:`MissingSessionError` if there is none)."""
+        with self._transaction(write=False) as conn:
+            found = self._session_rows(conn, "WHERE id = ?", (session_id,))
+        if not found:
+            raise MissingSessionError(f"no session {session_id} in {self.path}; list them with `lensopt sessions`")
+        return found[0]
+
+    def sessions(self) -> list[SessionInfo]:
+        """All sessions, oldest first."""
+        with self._transaction(write=False) as conn:
+            return self._session_rows(conn)
+
+    def latest_session_id(self) -> int | None:
+        """The id of the most recently created session, or ``None`` if there is none."""
+        with self._transaction(write=False) as conn:
+            (latest,) = conn.execute("SELECT MAX(id) FROM sessions").fetchone()
+        return latest
+
+    def trials(self, session_id: int, since_index: int = 0) -> list[TrialRecord]:
+        """The session's trials with index > ``since_index``, in index order."""
+        since_index = check_int("SessionStore.trials", "since_index", since_index, 0)
+        with self._transaction(write=False) as conn:
+            self._require_session(conn, session_id)
+            rows = conn.execute(
+                f"SELECT {self._select['trials']} FROM trials "
+                "WHERE session_id = ? AND idx > ? ORDER BY idx",
+                (session_id, since_index),
+            ).fetchall()
+        return [
+            TrialRecord(
+                index=row[0], sphere_d=row[1], cylinder_d=row[2], letter_logmar=row[3],
+                letter=row[4], response=row[5], correct=bool(row[6]), rt_s=row[7],
+                presented_at=row[8], answered_at=row[9], extra=json.loads(row[10]),
+            )
+            for row in rows
+        ]
+
+    def data_version(self) -> int:
+        """A counter that changes whenever any connection (this one included) commits a change.
+
+        ``PRAGMA data_version`` (changes by other connections) plus this connection's own
+        ``total_changes``; both only grow, so followers can poll it cheaply.
+        """
+        with self._lock:
+            if self._conn is None:
+                raise StoreError(f"session store {self.path} is closed; open it again")
+            with self._translating():
+                (version,) = self._conn.execute("PRAGMA data_version").fetchone()
+                return int(version) + self._conn.total_changes
+
+    # -- lifetime -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.readonly else "read-write"
+        return f"SessionStore({str(self.path)!r}, {mode})"

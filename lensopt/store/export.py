@@ -1,0 +1,116 @@
+"""Export one stored session as CSV (one row per trial) or JSON (metadata and trials).
+
+Numbers are written with Python's shortest round-trip representation, so a float read back
+from either format equals the stored one exactly. In CSV, an empty cell is ``None`` (no
+answer, no reaction time), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+
+from lensopt.store.records import SessionInfo, TrialRecord
+
+#: Export formats.
+FORMATS = ("csv", "json")
+
+#: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes.
+JSON_FORMAT = "lensopt-session"
+JSON_FORMAT_VERSION = 1
+
+#: Calibration keys every JSON export carries (``null`` when the session stored none).
+CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
+
+#: CSV columns, in order.
+CSV_COLUMNS = (
+    "session_id", "participant", "index", "letter", "letter_logmar", "sphere_d", "cylinder_d",
+    "response", "correct", "rt_s", "presented_at", "answered_at", "extra",
+)
+
+
+def session_document(info: SessionInfo, trials: list[TrialRecord]) -> dict:
+    """The JSON export of a session as a dict."""
+    from lensopt import __version__
+
+    calibration = dict(info.calibration)
+    for key in CALIBRATION_KEYS:
+        calibration.setdefault(key, None)
+    return {
+        "format": JSON_FORMAT,
+        "format_version": JSON_FORMAT_VERSION,
+        "exported_by": f"lensopt {__version__}",
+        "session": {
+            "session_id": info.session_id,
+            "participant": info.participant,
+            "kind": info.kind,
+            "status": info.status,
+            "created_at": info.created_at,
+            "updated_at": info.updated_at,
+            "n_trials": info.n_trials,
+        },
+        "calibration": calibration,
+        "protocol": info.protocol,
+        "optimizer_settings": info.optimizer_settings,
+        "seed": info.seed,
+        "software_version": info.software_version,
+        "trials": [
+            {
+                "index": t.index,
+                "letter": t.letter,
+                "letter_logmar": t.letter_logmar,
+                "sphere_d": t.sphere_d,
+                "cylinder_d": t.cylinder_d,
+                "response": t.response,
+                "correct": t.correct,
+                "rt_s": t.rt_s,
+                "presented_at": t.presented_at,
+                "answered_at": t.answered_at,
+                "extra": t.extra,
+            }
+            for t in trials
+        ],
+    }
+
+
+def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for t in trials:
+        writer.writerow([
+            info.session_id, info.participant, t.index, t.letter, repr(t.letter_logmar),
+            repr(t.sphere_d), repr(t.cylinder_d), "" if t.response is None else t.response,
+            int(t.correct), "" if t.rt_s is None else repr(t.rt_s), repr(t.presented_at),
+            repr(t.answered_at), json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
+        ])
+    return buffer.getvalue()
+
+
+def export_session(store, session_id: int, fmt: str = "csv", out=None) -> str:
+    """Export session ``session_id`` of ``store`` as ``fmt`` (``"csv"`` or ``"json"``).
+
+    ``out``: ``None`` (only return the text), a path (written as UTF-8) or a writable text
+    stream. Returns the exported text in every case.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    info = store.session(session_id)
+    trials = store.trials(session_id)
+    if fmt == "json":
+        text = json.dumps(session_document(info, trials), indent=2, allow_nan=False) + "\n"
+    else:
+        text = _csv_text(info, trials)
+    if out is None:
+        return text
+    if hasattr(out, "write"):
+        out.write(text)
+        return text
+    try:
+        with open(os.fspath(out), "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise ValueError(f"cannot write the export to {out} ({exc.strerror}); choose another --output") from None
+    return text

@@ -1,0 +1,143 @@
+"""Plain records the session store reads and writes: one answered trial, one session.
+
+Both are frozen dataclasses validated on construction, so a bad value is refused before it
+reaches the database. Dictionaries (``extra``, ``protocol``, ``calibration``,
+``optimizer_settings``) must be JSON-able: they are stored as JSON text, never pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from dataclasses import dataclass, field
+
+#: Session states: ``running`` while trials are added, then ``finished`` or ``aborted``.
+STATUSES = ("running", "finished", "aborted")
+
+#: Session kind of a letter-acuity session (other kinds, e.g. duels, may follow).
+LETTERS_KIND = "letters"
+
+
+def to_json(owner: str, name: str, value) -> str:
+    """``value`` as compact JSON text, or a ValueError naming ``owner.name`` if it is not JSON-able."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{owner}.{name} must be a dict (JSON object), got {type(value).__name__}")
+    try:
+        return json.dumps(value, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{owner}.{name} must hold only JSON values (str, finite numbers, bool, None, lists, "
+            f"dicts with str keys): {exc}"
+        ) from None
+
+
+def check_finite(owner: str, name: str, value) -> float:
+    """``value`` as a float, or a ValueError naming ``owner.name`` if it is not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{owner}.{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def check_int(owner: str, name: str, value, minimum: int) -> int:
+    """``value`` as an int ``>= minimum``, or a ValueError naming ``owner.name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{owner}.{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_text(owner: str, name: str, value) -> str:
+    """``value`` if it is a non-empty string, else a ValueError naming ``owner.name``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{owner}.{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One answered letter trial, as stored.
+
+    ``index`` is the 1-based trial number within the session; ``response`` the key answered
+    (``"K"``), ``"pass"``, or ``None`` (no answer); ``rt_s`` the reaction time in seconds (or
+    ``None``); ``presented_at``/``answered_at`` unix times in seconds; ``extra`` a JSON-able dict
+    of anything else worth keeping (e.g. ``{"decision_ms": 3.2}``; ``None`` means ``{}``).
+    Tuples in ``extra`` come back from the store as lists.
+    """
+
+    index: int
+    sphere_d: float
+    cylinder_d: float
+    letter_logmar: float
+    letter: str
+    response: str | None
+    correct: bool
+    rt_s: float | None
+    presented_at: float
+    answered_at: float
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        owner = "TrialRecord"
+        object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
+        for name in ("sphere_d", "cylinder_d", "letter_logmar", "presented_at", "answered_at"):
+            object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
+        check_text(owner, "letter", self.letter)
+        if self.response is not None:
+            check_text(owner, "response", self.response)
+        if not isinstance(self.correct, bool):
+            is_numpy_bool = type(self.correct).__name__ in ("bool_", "bool") and hasattr(self.correct, "dtype")
+            if is_numpy_bool or (isinstance(self.correct, numbers.Integral) and self.correct in (0, 1)):
+                object.__setattr__(self, "correct", bool(self.correct))
+            else:
+                raise ValueError(f"{owner}.correct must be True or False, got {self.correct!r}")
+        if self.rt_s is not None:
+            rt_s = check_finite(owner, "rt_s", self.rt_s)
+            if rt_s < 0:
+                raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
+            object.__setattr__(self, "rt_s", rt_s)
+        if self.extra is None:
+            object.__setattr__(self, "extra", {})
+        to_json(owner, "extra", self.extra)
+        object.__setattr__(self, "extra", dict(self.extra))
+
+    def extra_json(self) -> str:
+        """``extra`` as JSON text (how the store keeps it)."""
+        return to_json("TrialRecord", "extra", self.extra)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A stored session: who, what, when, how it was configured and how many trials it holds.
+
+    ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
+    :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
+    unix times in seconds (``updated_at`` moves with every trial and status change).
+    """
+
+    session_id: int
+    participant: str
+    kind: str
+    status: str
+    created_at: float
+    updated_at: float
+    seed: int
+    software_version: str
+    protocol: dict
+    calibration: dict
+    optimizer_settings: dict
+    n_trials: int
+
+    def __post_init__(self):
+        owner = "SessionInfo"
+        check_int(owner, "session_id", self.session_id, 1)
+        check_text(owner, "participant", self.participant)
+        check_text(owner, "kind", self.kind)
+        if self.status not in STATUSES:
+            raise ValueError(f"{owner}.status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        check_finite(owner, "created_at", self.created_at)
+        check_finite(owner, "updated_at", self.updated_at)
+        check_int(owner, "seed", self.seed, 0)
+        check_int(owner, "n_trials", self.n_trials, 0)
+        for name in ("protocol", "calibration", "optimizer_settings"):
+            if not isinstance(getattr(self, name), dict):
+                raise ValueError(f"{owner}.{name} must be a dict, got {getattr(self, name)!r}")

@@ -1,0 +1,183 @@
+"""The session database layout, its version, and migrations from every older version.
+
+The schema version lives in ``PRAGMA user_version`` and the file is marked as a lensopt
+database with ``PRAGMA application_id``. Opening a database for writing brings an older
+layout up to :data:`SCHEMA_VERSION` in one transaction (all or nothing); a read-only store
+reads older layouts as they are, filling the columns they lack with the defaults the migration
+would have written (:data:`READ_DEFAULTS`).
+
+Versions:
+
+1. sessions (no ``kind``) and trials (no ``extra``): the first layout.
+2. adds ``sessions.kind`` (``'letters'``) and ``trials.extra`` (JSON text, ``'{}'``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from lensopt.errors import StoreError
+
+#: Layout version written by this lensopt (``PRAGMA user_version``).
+SCHEMA_VERSION = 2
+
+#: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
+APPLICATION_ID = 0x4C454E53
+
+#: Statements creating the current layout in an empty database.
+CREATE_STATEMENTS = (
+    """CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        participant TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'letters',
+        status TEXT NOT NULL DEFAULT 'running',
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        seed INTEGER NOT NULL,
+        software_version TEXT NOT NULL,
+        protocol TEXT NOT NULL,
+        calibration TEXT NOT NULL,
+        optimizer_settings TEXT NOT NULL
+    )""",
+    """CREATE TABLE trials (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL CHECK (idx >= 1),
+        sphere_d REAL NOT NULL,
+        cylinder_d REAL NOT NULL,
+        letter_logmar REAL NOT NULL,
+        letter TEXT NOT NULL,
+        response TEXT,
+        correct INTEGER NOT NULL CHECK (correct IN (0, 1)),
+        rt_s REAL,
+        presented_at REAL NOT NULL,
+        answered_at REAL NOT NULL,
+        extra TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (session_id, idx)
+    )""",
+)
+
+#: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
+MIGRATIONS = {
+    1: (
+        "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'letters'",
+        "ALTER TABLE trials ADD COLUMN extra TEXT NOT NULL DEFAULT '{}'",
+    ),
+}
+
+#: Columns of the current layout, in the order the store reads them.
+COLUMNS = {
+    "sessions": (
+        "id", "participant", "kind", "status", "created_at", "updated_at", "seed",
+        "software_version", "protocol", "calibration", "optimizer_settings",
+    ),
+    "trials": (
+        "idx", "sphere_d", "cylinder_d", "letter_logmar", "letter", "response", "correct",
+        "rt_s", "presented_at", "answered_at", "extra",
+    ),
+}
+
+#: SQL values standing in for columns an older layout lacks (what its migration writes).
+READ_DEFAULTS = {
+    ("sessions", "kind"): "'letters'",
+    ("trials", "extra"): "'{}'",
+}
+
+assert set(MIGRATIONS) == set(range(1, SCHEMA_VERSION)), "a migration is missing"
+
+
+class NotALensoptDatabaseError(StoreError):
+    """The file is not a lensopt session database, or it is damaged."""
+
+
+class NewerSchemaError(StoreError):
+    """The database was written by a newer lensopt."""
+
+
+class OlderSchemaError(StoreError):
+    """A read-only store cannot read a layout this old."""
+
+
+def not_a_database(path, detail: str) -> NotALensoptDatabaseError:
+    """The one-line error for a file that is not a (healthy) lensopt database."""
+    return NotALensoptDatabaseError(
+        f"{path} is not a lensopt session database or is damaged ({detail}); "
+        "use --db to choose another file, or restore a backup"
+    )
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {name for (name,) in rows if not name.startswith("sqlite_")}
+
+
+def inspect(conn: sqlite3.Connection, path) -> int:
+    """The layout version of the database behind ``conn`` (0: empty), checking that it is ours.
+
+    Raises :class:`NotALensoptDatabaseError` for another program's database or a damaged file
+    and :class:`NewerSchemaError` for a layout newer than this software. Only reads.
+    """
+    application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = _tables(conn)
+    if application_id not in (0, APPLICATION_ID):
+        raise not_a_database(path, f"application id {application_id:#x} belongs to another program")
+    if version == 0:
+        if tables:
+            raise not_a_database(path, f"it holds other tables: {', '.join(sorted(tables))}")
+        return 0
+    if version > SCHEMA_VERSION:
+        raise NewerSchemaError(
+            f"{path} was written by a newer lensopt (schema {version} > {SCHEMA_VERSION}); upgrade lensopt"
+        )
+    if not {"sessions", "trials"} <= tables:
+        raise not_a_database(path, "the sessions and trials tables are missing")
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    if problems != ["ok"]:
+        raise not_a_database(path, f"integrity check: {problems[0]}")
+    return version
+
+
+def upgrade(conn: sqlite3.Connection, path) -> int:
+    """Create the current layout in an empty database or migrate an older one, atomically.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``). The version is re-read
+    under the write lock, so two programs opening the same new file do not both create it.
+    Returns the version found before the upgrade.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = inspect(conn, path)
+        if found == 0:
+            for statement in CREATE_STATEMENTS:
+                conn.execute(statement)
+        else:
+            for version in range(found, SCHEMA_VERSION):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+        if found != SCHEMA_VERSION:
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return found
+
+
+def select_list(conn: sqlite3.Connection, table: str) -> str:
+    """The SELECT column list reading ``table`` in the current layout, whatever its version."""
+    present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+    parts = []
+    for column in COLUMNS[table]:
+        if column in present:
+            parts.append(column)
+        elif (table, column) in READ_DEFAULTS:
+            parts.append(f"{READ_DEFAULTS[(table, column)]} AS {column}")
+        else:
+            raise OlderSchemaError(
+                f"table {table} lacks column {column}; open the database once without read-only "
+                "mode to upgrade it"
+            )
+    return ", ".join(parts)

@@ -1,0 +1,142 @@
+"""`lensopt sessions` and `lensopt export` through the command dispatcher."""
+
+import csv
+import io
+import json
+import sqlite3
+
+import pytest
+
+import lensopt.store.database as database
+from lensopt.cli import main
+from lensopt.store import SCHEMA_VERSION, SessionStore, TrialRecord
+from lensopt.store.export import export_session
+
+
+def trial(index):
+    return TrialRecord(index, 0.25 * index, -0.5, 0.3 - 0.01 * index, "K", "K", index % 2 == 1,
+                       0.9, 1.7e9 + index, 1.7e9 + index + 0.9, {"decision_ms": 1.5})
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        first = store.create_session("P001", {"rule": "ucb-ald"}, {"screen_width_cm": 50.0},
+                                     {"rule": "ucb-ald", "seed": 3}, 3)
+        for i in range(1, 5):
+            store.append_trial(first, trial(i))
+        store.set_status(first, "finished")
+        store.create_session("P002", {}, {}, {}, 4)
+    return path
+
+
+def one_line_error(capsys):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def test_sessions_prints_a_table_of_the_sessions(db, capsys):
+    assert main(["sessions", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["id", "participant", "kind", "status", "trials", "created", "rule"]
+    first, second = (line.split() for line in lines[1:])
+    assert first[:5] == ["1", "P001", "letters", "finished", "4"] and first[-1] == "ucb-ald"
+    assert second[:5] == ["2", "P002", "letters", "running", "0"] and second[-1] == "-"
+
+
+def test_sessions_json_lists_every_session(db, capsys):
+    assert main(["sessions", "--db", str(db), "--json"]) == 0
+    sessions = json.loads(capsys.readouterr().out)
+    assert [(s["session_id"], s["participant"], s["n_trials"]) for s in sessions] == [(1, "P001", 4), (2, "P002", 0)]
+    assert sessions[0]["optimizer_settings"] == {"rule": "ucb-ald", "seed": 3}
+
+
+def test_sessions_uses_the_database_named_by_lensopt_db(db, capsys, monkeypatch):
+    monkeypatch.setenv("LENSOPT_DB", str(db))
+    assert main(["sessions"]) == 0
+    assert "P002" in capsys.readouterr().out
+
+
+def test_sessions_of_an_empty_database_says_so(tmp_path, capsys):
+    SessionStore(tmp_path / "empty.db").close()
+    assert main(["sessions", "--db", str(tmp_path / "empty.db")]) == 0
+    assert capsys.readouterr().out.startswith("no sessions in ")
+
+
+def test_export_csv_to_stdout_matches_the_store(db, capsys):
+    assert main(["export", "1", "--format", "csv", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [int(r["index"]) for r in rows] == [1, 2, 3, 4]
+    assert [float(r["sphere_d"]) for r in rows] == [0.25, 0.5, 0.75, 1.0]
+    with SessionStore(db, readonly=True) as store:
+        assert out == export_session(store, 1, fmt="csv")
+
+
+def test_export_json_to_a_file(db, tmp_path, capsys):
+    out = tmp_path / "s1.json"
+    assert main(["export", "1", "--format", "json", "--db", str(db), "--output", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["seed"] == 3 and len(document["trials"]) == 4
+    assert document["trials"][0]["extra"] == {"decision_ms": 1.5}
+    assert document["calibration"]["screen_width_cm"] == 50.0
+    assert "wrote session 1 (4 trials)" in capsys.readouterr().err
+
+
+def test_export_of_a_missing_session_is_one_line_and_exit_2(db, capsys):
+    assert main(["export", "9", "--db", str(db)]) == 2
+    assert "no session 9" in one_line_error(capsys)
+
+
+def test_export_with_a_bad_format_is_one_line_and_exit_2(db, capsys):
+    assert main(["export", "1", "--format", "xml", "--db", str(db)]) == 2
+    assert "--format must be one of csv, json" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("command", [["sessions"], ["export", "1"]])
+def test_corrupt_missing_and_newer_databases_are_one_line_and_exit_2(command, tmp_path, capsys):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"\x00garbage" * 1000)
+    assert main(command + ["--db", str(garbage)]) == 2
+    assert "is not a lensopt session database" in one_line_error(capsys)
+
+    assert main(command + ["--db", str(tmp_path / "missing.db")]) == 2
+    assert "no session database at" in one_line_error(capsys)
+
+    newer = tmp_path / "newer.db"
+    SessionStore(newer).close()
+    conn = sqlite3.connect(newer)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.commit()
+    conn.close()
+    assert main(command + ["--db", str(newer)]) == 2
+    assert "upgrade lensopt" in one_line_error(capsys)
+
+
+def test_sessions_lists_while_another_program_holds_the_write_lock(db, capsys):
+    # WAL: a running experiment never blocks `lensopt sessions`.
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert main(["sessions", "--db", str(db)]) == 0
+        assert "P001" in capsys.readouterr().out
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_locked_database_is_one_line_and_exit_2(db, capsys, monkeypatch):
+    # A database in rollback-journal mode (as an older program may leave it) locks readers out.
+    monkeypatch.setattr(database, "DEFAULT_TIMEOUT_S", 0.05)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE sessions SET participant = participant")
+    try:
+        assert main(["sessions", "--db", str(db)]) == 2
+        assert "is locked by another program; close it or use --db" in one_line_error(capsys)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

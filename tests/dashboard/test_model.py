@@ -1,0 +1,240 @@
+"""The dashboard's numbers: checked against hand values, Monte Carlo and the optimizer itself."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from matplotlib.path import Path as PolygonPath
+from scipy.stats import chi2
+
+from lensopt.dashboard import model
+from lensopt.dashboard.model import (
+    SessionModel,
+    credible_ellipse,
+    guess_rate_from_protocol,
+    history_checkpoints,
+    sample_optimum_d,
+)
+from lensopt.dashboard.snapshot import WAITING_MESSAGE
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+@pytest.mark.parametrize(
+    ("protocol", "expected"),
+    [
+        ({"task": {"letters": "CDHKNORSVZ"}}, 1 / 10),
+        ({"letters": list("ABCDEFGHIJKLMNOPQRSTUVWXYZ")}, 1 / 26),
+        ({"response": {"n_alternatives": 4}}, 1 / 4),
+        ({"guess_rate": 0.125, "letters": "CDHKNORSVZ"}, 0.125),
+        ({}, 1 / 26),
+        (None, 1 / 26),
+    ],
+)
+def test_guess_rate_is_one_over_the_number_of_letters_in_the_protocol(protocol, expected):
+    assert guess_rate_from_protocol(protocol) == pytest.approx(expected)
+
+
+def test_history_is_refit_every_trial_up_to_sixty_then_every_fifth_and_at_the_last():
+    assert history_checkpoints(0).tolist() == []
+    assert history_checkpoints(3).tolist() == [1, 2, 3]
+    points = history_checkpoints(72)
+    assert points[:60].tolist() == list(range(1, 61))
+    assert points[60:].tolist() == [65, 70, 72]
+
+
+def test_credible_ellipse_boundary_is_the_chi2_quantile_and_holds_95_percent_of_gaussian_draws():
+    rng = np.random.default_rng(1)
+    center = np.array([-1.0, 0.5])
+    cov = np.array([[0.09, 0.05], [0.05, 0.16]])
+    boundary = credible_ellipse(center, cov, mass=0.95, n_points=721)
+    d = boundary - center
+    mahalanobis2 = np.einsum("ni,ij,nj->n", d, np.linalg.inv(cov), d)
+    np.testing.assert_allclose(mahalanobis2, chi2.ppf(0.95, df=2), rtol=1e-9)
+    draws = rng.multivariate_normal(center, cov, size=40_000)
+    inside = PolygonPath(boundary).contains_points(draws).mean()
+    assert inside == pytest.approx(0.95, abs=4 * np.sqrt(0.95 * 0.05 / 40_000) + 2e-3)
+
+
+def test_credible_ellipse_rejects_a_mass_outside_zero_one():
+    with pytest.raises(ValueError, match="mass"):
+        credible_ellipse([0, 0], np.eye(2), mass=1.0)
+
+
+class _QuadraticPosterior:
+    """Latent ``f(x) = −|x|² + 2 x·z`` with ``z ~ N(x0, τ² I)``: a Gaussian process whose argmax is
+    exactly ``z``, so the sampled optimum must be ``N(x0, τ² I)``."""
+
+    def __init__(self, x0, tau):
+        self.x0, self.tau = np.asarray(x0, float), float(tau)
+
+    def predict_latent(self, X, full_cov=False):
+        lens = np.asarray(X, float)[:, 1:]
+        mean = -np.sum(lens**2, axis=1) + 2.0 * lens @ self.x0
+        cov = 4.0 * self.tau**2 * lens @ lens.T
+        return (mean, cov) if full_cov else (mean, np.diag(cov).copy())
+
+
+def test_sampled_optimum_has_the_known_posterior_spread_of_the_argmax():
+    x0, tau = np.array([-1.0, 0.5]), 0.3
+    samples, quantization = sample_optimum_d(
+        _QuadraticPosterior(x0, tau), (-4.0, 4.0), (-4.0, 4.0), 2.0, np.random.default_rng(3), n_samples=2000
+    )
+    assert samples.shape == (2000, 2)
+    # standard error of the mean tau/sqrt(n) ≈ 0.007 D, of the sd ≈ tau/sqrt(2n) ≈ 0.005 D (+ grid)
+    np.testing.assert_allclose(samples.mean(axis=0), x0, atol=0.04)
+    np.testing.assert_allclose(np.sqrt(samples.var(axis=0) + quantization), tau, rtol=0.1)
+    assert np.all(quantization < (0.2**2) / 12)  # the second grid is finer than 0.2 D
+
+
+def test_sampled_optimum_stays_inside_the_lens_bounds():
+    samples, _ = sample_optimum_d(
+        _QuadraticPosterior([3.9, -3.9], 1.0), (-2.0, 2.0), (-1.0, 1.0), 2.0, np.random.default_rng(0), n_samples=200
+    )
+    assert samples[:, 0].min() >= -2.0 and samples[:, 0].max() <= 2.0
+    assert samples[:, 1].min() >= -1.0 and samples[:, 1].max() <= 1.0
+
+
+# --------------------------------------------------------------------------- with the real optimizer
+
+N_TRIALS = 40
+
+
+def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished"):
+    """A simulated session written the way the experiment writes it; returns (session id, history)."""
+    from lensopt.observer import SimulatedPatient
+    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.store import SessionStore, TrialRecord
+
+    opt = RefractionOptimizer(rule=rule, seed=seed)
+    patient = SimulatedPatient(-1.25, 0.75, slope=5.0, seed=seed)
+    with SessionStore(path) as store:
+        sid = store.create_session("P01", {"letters": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}, {}, opt.settings_dict(), seed)
+        for i in range(1, n_trials + 1):
+            trial = opt.ask()
+            correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+            opt.tell(trial, correct)
+            store.append_trial(sid, TrialRecord(
+                index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d, letter_logmar=trial.letter_logmar,
+                letter="K", response="K" if correct else "X", correct=correct, rt_s=0.8,
+                presented_at=1000.0 + 3 * i, answered_at=1000.8 + 3 * i))
+        store.set_status(sid, status)
+    return sid, opt.history
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    from lensopt.store import SessionStore
+
+    path = tmp_path_factory.mktemp("dashboard-model") / "sessions.db"
+    sid, history = _store_simulated_session(path)
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    session_model = SessionModel(info)
+    snap = session_model.update(info, records)
+    return {"info": info, "records": records, "history": history, "model": session_model, "snap": snap}
+
+
+def _rebuilt(info, history):
+    from lensopt.optimizer import RefractionOptimizer
+
+    return RefractionOptimizer.from_settings(info.optimizer_settings, history)
+
+
+def test_stored_trials_replay_to_the_experiments_history(session):
+    rows = [(r.sphere_d, r.cylinder_d, r.letter_logmar, r.correct) for r in session["records"]]
+    assert rows == [(t.sphere_d, t.cylinder_d, t.letter_logmar, c) for t, c in session["history"]]
+
+
+def test_snapshot_best_lens_is_the_rebuilt_optimizers_best_lens(session):
+    opt = _rebuilt(session["info"], session["history"])
+    best = session["snap"].best
+    np.testing.assert_allclose((best.sphere_d, best.cylinder_d), opt.best_lens(), atol=1e-9)
+    mean, sd = opt.predicted_acuity_logmar(*opt.best_lens())
+    np.testing.assert_allclose((best.acuity_mean_logmar, best.acuity_sd_logmar), (mean, sd), rtol=1e-9)
+
+
+def test_lens_map_is_the_predicted_acuity_on_the_grid_and_no_lens_beats_the_best_by_much(session):
+    opt = _rebuilt(session["info"], session["history"])
+    lens_map = session["snap"].lens_map
+    i, j = 7, 29
+    mean, sd = opt.predicted_acuity_logmar(lens_map.sphere_d[j], lens_map.cylinder_d[i])
+    np.testing.assert_allclose(lens_map.acuity_mean_logmar[i, j], mean, rtol=1e-9)
+    np.testing.assert_allclose(lens_map.acuity_sd_logmar[i, j], sd, rtol=1e-9)
+    assert lens_map.sphere_d[[0, -1]].tolist() == [-4.0, 4.0]
+    assert np.nanmin(lens_map.acuity_mean_logmar) >= session["snap"].best.acuity_mean_logmar - 0.02
+
+
+def test_psychometric_curve_crosses_the_threshold_probability_at_the_predicted_acuity(session):
+    snap = session["snap"]
+    curve = snap.psychometric
+    n_alternatives = session["info"].optimizer_settings.get("n_alternatives", 26)
+    target = (1.0 + 1.0 / n_alternatives) / 2.0  # the model's threshold: P = (1 + γ)/2
+    assert np.all(np.diff(curve.p_mean) > 0)
+    crossing = np.interp(target, curve.p_mean, curve.letter_logmar)
+    assert crossing == pytest.approx(snap.best.acuity_mean_logmar, abs=0.01)
+    assert curve.guess_rate == pytest.approx(1.0 / n_alternatives)
+
+
+def test_psychometric_band_holds_95_percent_of_latent_draws(session):
+    snap = session["snap"]
+    curve, best = snap.psychometric, snap.best
+    k = 60
+    X = np.array([[curve.letter_logmar[k], best.sphere_d, best.cylinder_d]])
+    mu, var = session["model"]._opt.model.predict_latent(X)
+    draws = np.random.default_rng(5).normal(mu[0], np.sqrt(var[0]), 20_000)
+    p = 0.5 * (1.0 + np.vectorize(math.erf)(draws / np.sqrt(2.0)))  # Φ written out, not scipy's ndtr
+    inside = np.mean((p >= curve.p_low[k]) & (p <= curve.p_high[k]))
+    assert inside == pytest.approx(0.95, abs=0.01)
+    assert np.all(curve.p_low <= curve.p_mean) and np.all(curve.p_mean <= curve.p_high)
+
+
+def test_trials_near_the_best_lens_are_those_within_the_radius(session):
+    snap = session["snap"]
+    best, trials = snap.best, snap.trials
+    expected = [
+        (r.letter_logmar, r.correct) for r in session["records"]
+        if (r.sphere_d - best.sphere_d) ** 2 + (r.cylinder_d - best.cylinder_d) ** 2 <= model.NEAR_LENS_RADIUS_D**2
+    ]
+    got = list(zip(snap.psychometric.near_letter_logmar.tolist(), snap.psychometric.near_correct.tolist()))
+    assert got == expected
+    assert trials.n == N_TRIALS and trials.index.tolist() == list(range(1, N_TRIALS + 1))
+
+
+def test_history_and_replay_match_an_optimizer_rebuilt_on_the_first_trials(session):
+    k = 17
+    opt = _rebuilt(session["info"], session["history"][:k])
+    mean, _ = opt.predicted_acuity_logmar(*opt.best_lens())
+    history = session["snap"].history
+    assert history.n_trials.tolist() == list(range(1, N_TRIALS + 1))
+    assert history.acuity_mean_logmar[k - 1] == pytest.approx(float(mean), rel=1e-9, abs=1e-12)
+    replay = session["model"].snapshot(k)
+    assert not replay.live and replay.n_trials == k
+    np.testing.assert_allclose((replay.best.sphere_d, replay.best.cylinder_d), opt.best_lens(), atol=1e-9)
+    assert replay.history.n_trials.tolist() == list(range(1, k + 1))
+    assert session["snap"].history.acuity_mean_logmar[-1] == pytest.approx(session["snap"].best.acuity_mean_logmar)
+
+
+def test_trials_told_in_two_batches_give_the_same_model_as_all_at_once(session):
+    info, records = session["info"], session["records"]
+    split = SessionModel(info)
+    split.update(info, records[:25])
+    again = split.update(info, records)  # the first 25 are already known and must be skipped
+    assert again.n_trials == N_TRIALS
+    assert (again.best.sphere_d, again.best.cylinder_d) == (session["snap"].best.sphere_d, session["snap"].best.cylinder_d)
+
+
+def test_a_session_without_trials_waits_for_the_first_one(session):
+    info = session["info"]
+    snap = SessionModel(info).update(info, [])
+    assert snap.best is None and snap.lens_map is None and snap.psychometric is None
+    assert snap.message == WAITING_MESSAGE
+    assert "waiting for the first trial" in snap.summary_line()
+
+
+def test_replay_outside_the_stored_trials_is_refused(session):
+    with pytest.raises(ValueError, match="n_trials must be between 0 and 40"):
+        session["model"].snapshot(41)

@@ -1,0 +1,80 @@
+"""Screen calibration: letter heights in pixels and the renderable logMAR range (no window)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from lensopt.errors import CalibrationError
+from lensopt.experiment.calibration import Calibration, letter_bounds_within
+
+
+@pytest.fixture
+def cal():
+    return Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=400.0)
+
+
+def test_letter_height_matches_the_hand_computed_value(cal):
+    # logMAR 0 at 4 m: 5 arcmin -> 2 * 400 * tan(2.5 arcmin) cm = 0.581776 cm; x 1920/53 px/cm
+    assert cal.letter_height_px(0.0) == pytest.approx(0.5817764 * 1920 / 53, rel=1e-6)
+
+
+def test_letter_height_agrees_with_the_small_angle_arc_length(cal):
+    # 2 d tan(theta/2) = d theta (1 + theta^2/12 + O(theta^4)) (Taylor series of tan)
+    for logmar in (-0.3, 0.0, 0.5, 1.0):
+        theta_rad = math.radians(5 * 10**logmar / 60)
+        arc_px = 400 * theta_rad * 1920 / 53
+        assert cal.letter_height_px(logmar) / arc_px - 1 == pytest.approx(theta_rad**2 / 12, rel=1e-3)
+
+
+def test_height_and_logmar_are_inverse(cal):
+    logmar = np.linspace(-1, 2, 13)
+    assert cal.letter_logmar_for_height_px(cal.letter_height_px(logmar)) == pytest.approx(logmar)
+
+
+def test_pixels_per_arcmin_is_a_fifth_of_a_logmar_0_letter(cal):
+    assert cal.px_per_arcmin == pytest.approx(cal.letter_height_px(0.0) / 5, rel=1e-6)
+
+
+def test_renderable_range_ends_at_a_one_pixel_stroke_and_at_the_window_margin(cal):
+    low, high = cal.renderable_logmar(window_height_px=600)
+    assert cal.letter_height_px(low) == pytest.approx(5.0)  # stroke = 1 px
+    assert cal.letter_height_px(high) == pytest.approx(0.8 * 600)
+    assert cal.renderable_logmar()[1] > high  # the full screen allows larger letters
+
+
+def test_a_retina_framebuffer_doubles_the_pixels_of_a_letter(cal):
+    retina = cal.with_framebuffer(3840, 2160)
+    assert retina.letter_height_px(0.3) == pytest.approx(2 * cal.letter_height_px(0.3))
+
+
+def test_bounds_are_intersected_with_what_the_screen_renders():
+    assert letter_bounds_within((-1.0, 2.0), (-0.5, 1.4)) == (-0.5, 1.4)
+    assert letter_bounds_within((-0.3, 1.0), (-0.5, 1.4)) == (-0.3, 1.0)
+
+
+def test_a_set_up_that_cannot_render_the_requested_sizes_raises(cal):
+    near = Calibration(53.0, 1920, 1080, distance_cm=10.0)
+    with pytest.raises(CalibrationError, match="renders logMAR .* none of the requested"):
+        letter_bounds_within((-0.3, 0.0), near.renderable_logmar(), near)
+
+
+@pytest.mark.parametrize("field, value", [("screen_width_cm", 0.0), ("distance_cm", -3.0),
+                                          ("screen_width_px", 10.5), ("screen_height_px", True)])
+def test_invalid_calibration_values_name_the_field(field, value):
+    values = dict(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=400.0)
+    values[field] = value
+    with pytest.raises(ValueError, match=field):
+        Calibration(**values)
+
+
+def test_to_dict_holds_the_fields_the_export_needs_and_round_trips(cal):
+    d = cal.to_dict()
+    assert {"screen_width_cm", "screen_width_px", "distance_cm"} <= set(d)
+    assert Calibration.from_dict(d) == cal
+
+
+def test_an_unknown_monitor_center_name_is_a_calibration_error():
+    pytest.importorskip("psychopy")
+    with pytest.raises(CalibrationError, match="no PsychoPy monitor named 'no-such-monitor-xyz'"):
+        Calibration.from_monitor("no-such-monitor-xyz")

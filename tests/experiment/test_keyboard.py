@@ -1,0 +1,68 @@
+"""Answer sources: injected key presses and the simulated patient (no window)."""
+
+import numpy as np
+import pytest
+
+from lensopt.experiment.keyboard import InjectedKeySource, SimulatedSource, letter_key
+from lensopt.observer import SimulatedPatient
+from lensopt.trial import Trial
+
+PATIENT = dict(sphere_d=-1.0, cylinder_d=0.5, slope=5.0, lapse=0.0, va_best_logmar=0.0)
+KEYS = [letter_key(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"] + ["space", "escape"]
+
+
+def test_injected_keys_resolve_correct_and_wrong_against_the_shown_letter():
+    source = InjectedKeySource(["<correct>", "<wrong>", "space", ("escape", 0.1)])
+    trial = Trial(0.0, 0.0, 0.2)
+    assert source.letter_response(trial, "K", KEYS).key == "k"
+    wrong = source.letter_response(trial, "K", KEYS).key
+    assert wrong != "k" and len(wrong) == 1
+    assert source.letter_response(trial, "K", KEYS).key == "space"
+    press = source.wait_for(["escape"])
+    assert press.key == "escape" and press.rt_s == 0.1
+
+
+def test_injected_keys_skip_keys_the_screen_ignores_and_refuse_to_hang():
+    source = InjectedKeySource(["x", "return", "space"])
+    assert source.wait_for(["space"]).key == "space"
+    assert source.consumed == ["x", "return", "space"]
+    with pytest.raises(RuntimeError, match="ran out"):
+        source.wait_for(["space"])
+
+
+def test_simulated_answers_depend_only_on_seed_and_trial_index():
+    a = SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", seed=4)
+    b = SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", seed=4)
+    trial = Trial(-1.0, 0.5, 0.05)
+    answers_a = [a.answer(trial, "H", i) for i in range(1, 40)]
+    answers_b = [b.answer(trial, "H", i) for i in reversed(range(1, 40))][::-1]
+    assert answers_a == answers_b
+    assert answers_a != [SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 5).answer(trial, "H", i)
+                         for i in range(1, 40)]
+
+
+def test_simulated_hit_rate_matches_the_patients_psychometric_function():
+    # Monte Carlo over trial indices against SimulatedPatient.p_correct (binomial 4-sigma band)
+    alphabet = "CDHKNORSVZ"
+    source = SimulatedSource(PATIENT, alphabet, seed=11)
+    trial = Trial(0.0, 0.0, 0.35)  # 1 D sphere and 0.5 D cylinder off: near threshold
+    p = SimulatedPatient(**PATIENT, n_alternatives=10).p_correct(0.35, 0.0, 0.0)
+    n = 2000
+    hits = sum(source.answer(trial, "S", i) == "s" for i in range(1, n + 1))
+    assert 0.2 < p < 0.8
+    assert abs(hits / n - p) < 4 * np.sqrt(p * (1 - p) / n)
+
+
+def test_simulated_wrong_answers_name_another_letter_of_the_alphabet():
+    alphabet = "CDHKNORSVZ"
+    source = SimulatedSource(PATIENT, alphabet, seed=2)
+    tiny = Trial(4.0, -4.0, -1.0)  # far from the correction, tiny letter: mostly guesses
+    answers = {source.answer(tiny, "O", i) for i in range(1, 300)}
+    assert answers <= {letter_key(c) for c in alphabet}
+    assert len(answers) == len(alphabet)  # guesses spread over the set, the shown letter included
+
+
+def test_simulated_source_confirms_prompts_with_the_confirm_key():
+    source = SimulatedSource(PATIENT, "ABC", seed=0, confirm_key="space")
+    assert source.wait_for(["space", "escape"]).key == "space"
+    assert source.human is source

@@ -1,0 +1,73 @@
+"""Probit likelihood: derivatives against finite differences, tilted moments against quadrature."""
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+from scipy.stats import norm
+
+from lensopt.gp.likelihood import (
+    inverse_mills,
+    log_likelihood,
+    log_likelihood_derivatives,
+    tilted_moments,
+)
+
+F = np.array([-30.0, -8.0, -2.5, -0.3, 0.0, 0.7, 3.0, 9.0, 30.0])
+
+
+@pytest.mark.parametrize("label", [0.0, 1.0])
+def test_log_likelihood_matches_log_normal_cdf(label):
+    f = np.array([-3.0, -0.5, 0.0, 1.2, 4.0])
+    expected = np.log(norm.cdf(f) if label == 1 else norm.cdf(-f))
+    np.testing.assert_allclose(log_likelihood(f, np.full(5, label)), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("label", [0.0, 1.0])
+def test_log_likelihood_derivatives_match_finite_differences(label):
+    f = F[np.abs(F) <= 10]  # finite differences lose the third derivative further out
+    y = np.full(f.size, label)
+    eps = 1e-5
+    _, d1, d2, d3 = log_likelihood_derivatives(f, y)
+    lp_plus, d1_plus, d2_plus, _ = log_likelihood_derivatives(f + eps, y)
+    lp_minus, d1_minus, d2_minus, _ = log_likelihood_derivatives(f - eps, y)
+    np.testing.assert_allclose(d1, (lp_plus - lp_minus) / (2 * eps), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d2, (d1_plus - d1_minus) / (2 * eps), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(d3, (d2_plus - d2_minus) / (2 * eps), rtol=1e-4, atol=1e-7)
+
+
+def test_log_likelihood_is_finite_and_concave_far_in_the_tails():
+    y = np.ones(F.size)
+    lp, d1, d2, d3 = log_likelihood_derivatives(F, y)
+    assert np.all(np.isfinite(lp)) and np.all(np.isfinite(d1 + d2 + d3))
+    assert np.all(d2 < 0)
+    # Far in the wrong tail log Φ(f) ≈ −f²/2 − log(−f √(2π)), slope ≈ −f
+    assert lp[0] == pytest.approx(-450.0 - np.log(30.0 * np.sqrt(2 * np.pi)), rel=1e-3)
+    assert d1[0] == pytest.approx(30.0, rel=1e-2)
+    # Asymptotics of the inverse Mills ratio: ∇² log Φ ≈ −1 + 1/z², ∇³ log Φ ≈ −2/z³
+    assert d2[0] == pytest.approx(-1.0 + 1.0 / 900.0, rel=1e-5)
+    assert d3[0] == pytest.approx(2.0 / 27000.0, rel=0.05)
+
+
+def test_inverse_mills_ratio_matches_direct_ratio_and_asymptote():
+    z = np.linspace(-5, 5, 11)
+    np.testing.assert_allclose(inverse_mills(z), norm.pdf(z) / norm.cdf(z), rtol=1e-10)
+    assert inverse_mills(-50.0) == pytest.approx(50.0 + 1.0 / 50.0, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    "label, cavity_mean, cavity_var",
+    [(1.0, 0.0, 1.0), (0.0, 0.8, 0.3), (1.0, -2.5, 4.0), (0.0, -1.0, 0.05), (1.0, 3.0, 10.0)],
+)
+def test_tilted_moments_match_quadrature(label, cavity_mean, cavity_var):
+    sign = 2 * label - 1
+    sd = np.sqrt(cavity_var)
+
+    def moment(k):
+        integrand = lambda f: f**k * norm.cdf(sign * f) * norm.pdf(f, cavity_mean, sd)  # noqa: E731
+        return quad(integrand, cavity_mean - 12 * sd, cavity_mean + 12 * sd, epsabs=1e-13, limit=200)[0]
+
+    z0, z1, z2 = moment(0), moment(1), moment(2)
+    log_z, mean, var = tilted_moments(np.array([label]), np.array([cavity_mean]), np.array([cavity_var]))
+    assert log_z[0] == pytest.approx(np.log(z0), rel=1e-8)
+    assert mean[0] == pytest.approx(z1 / z0, rel=1e-7, abs=1e-10)
+    assert var[0] == pytest.approx(z2 / z0 - (z1 / z0) ** 2, rel=1e-6)

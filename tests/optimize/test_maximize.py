@@ -1,0 +1,78 @@
+import numpy as np
+import pytest
+
+from lensopt.optimize import MaximizerSettings, maximize_acquisition, scrambled_halton
+
+
+class Quadratic:
+    """-(x - c)ᵀ(x - c) with its gradient."""
+
+    def __init__(self, center):
+        self.center = np.asarray(center, float)
+        self.calls = 0
+
+    def __call__(self, X):
+        return -np.sum((X - self.center) ** 2, axis=1)
+
+    def value_and_gradient(self, X):
+        self.calls += 1
+        return self(X), -2.0 * (X - self.center)
+
+
+class ValueOnly:
+    def __init__(self, center):
+        self.center = np.asarray(center, float)
+
+    def __call__(self, X):
+        return -np.sum((X - self.center) ** 2, axis=1)
+
+
+def test_finds_interior_maximum_to_high_precision():
+    x, value = maximize_acquisition(Quadratic([0.3, -1.2]), [(-4, 4), (-4, 4)], np.random.default_rng(0))
+    np.testing.assert_allclose(x, [0.3, -1.2], atol=1e-5)
+    assert value == pytest.approx(0.0, abs=1e-9)
+
+
+def test_maximum_outside_the_box_lands_on_the_boundary():
+    x, _ = maximize_acquisition(Quadratic([9.0, 0.5]), [(-4, 4), (-4, 4)], np.random.default_rng(1))
+    np.testing.assert_allclose(x, [4.0, 0.5], atol=1e-5)
+
+
+def test_pinned_inputs_stay_pinned_and_the_rest_is_optimized():
+    x, _ = maximize_acquisition(Quadratic([0.0, 1.0, 2.0]), [(-1, 2), (-4, 4), (-4, 4)],
+                                np.random.default_rng(2), fixed_features={0: 1.5})
+    assert x[0] == 1.5
+    np.testing.assert_allclose(x[1:], [1.0, 2.0], atol=1e-5)
+
+
+def test_value_only_acquisition_returns_the_best_candidate():
+    rng = np.random.default_rng(3)
+    x, value = maximize_acquisition(ValueOnly([0.1, 0.2]), [(-1, 1), (-1, 1)], rng,
+                                    settings=MaximizerSettings(n_candidates=200))
+    candidates = scrambled_halton([(-1, 1), (-1, 1)], 200, np.random.default_rng(3))
+    brute = candidates[np.argmax(ValueOnly([0.1, 0.2])(candidates))]
+    np.testing.assert_allclose(x, brute)
+
+
+def test_extra_candidates_are_considered():
+    x, _ = maximize_acquisition(ValueOnly([0.123, 0.456]), [(-1, 1), (-1, 1)], np.random.default_rng(4),
+                                settings=MaximizerSettings(n_candidates=4),
+                                extra_candidates=np.array([[0.123, 0.456]]))
+    np.testing.assert_allclose(x, [0.123, 0.456])
+
+
+def test_same_seed_same_answer():
+    a = maximize_acquisition(Quadratic([0.5, 0.5]), [(-4, 4), (-4, 4)], np.random.default_rng(5))
+    b = maximize_acquisition(Quadratic([0.5, 0.5]), [(-4, 4), (-4, 4)], np.random.default_rng(5))
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+@pytest.mark.parametrize("bounds, message", [([(1, -1)], "reversed"), ([(0, np.inf)], "finite"), ([1, 2], "pairs")])
+def test_bad_bounds_are_named(bounds, message):
+    with pytest.raises(ValueError, match=message):
+        maximize_acquisition(Quadratic([0.0]), bounds, np.random.default_rng(0))
+
+
+def test_pinning_a_column_outside_the_box_is_an_error():
+    with pytest.raises(ValueError, match="column 5"):
+        maximize_acquisition(Quadratic([0.0]), [(-1, 1)], np.random.default_rng(0), fixed_features={5: 0.0})

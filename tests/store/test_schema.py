@@ -1,0 +1,144 @@
+"""Schema versions: a hand-built version-1 database is read and migrated without losing rows."""
+
+import sqlite3
+
+import pytest
+
+from lensopt.errors import StoreError
+from lensopt.store import SCHEMA_VERSION, SessionStore, TrialRecord
+from lensopt.store import schema
+
+V1_DDL = (
+    """CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, participant TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'running', created_at REAL NOT NULL, updated_at REAL NOT NULL,
+        seed INTEGER NOT NULL, software_version TEXT NOT NULL, protocol TEXT NOT NULL,
+        calibration TEXT NOT NULL, optimizer_settings TEXT NOT NULL)""",
+    """CREATE TABLE trials (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL CHECK (idx >= 1), sphere_d REAL NOT NULL, cylinder_d REAL NOT NULL,
+        letter_logmar REAL NOT NULL, letter TEXT NOT NULL, response TEXT,
+        correct INTEGER NOT NULL CHECK (correct IN (0, 1)), rt_s REAL,
+        presented_at REAL NOT NULL, answered_at REAL NOT NULL, UNIQUE (session_id, idx))""",
+)
+
+
+def write_v1_database(path):
+    """A database as the first layout wrote it: no sessions.kind, no trials.extra."""
+    conn = sqlite3.connect(path)
+    with conn:
+        for statement in V1_DDL:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO sessions (participant, status, created_at, updated_at, seed, software_version, "
+            "protocol, calibration, optimizer_settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ("old-P7", "finished", 1.6e9, 1.6e9 + 60.5, 99, "0.0.9", '{"rule": "bald"}',
+             '{"screen_width_cm": 40.0, "screen_width_px": 1280, "distance_cm": 300.0}', '{"rule": "bald"}'),
+        )
+        conn.executemany(
+            "INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, letter, response, "
+            "correct, rt_s, presented_at, answered_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(1, -1.25, 0.5, 0.3, "K", "K", 1, 0.81, 1.6e9 + 1, 1.6e9 + 1.81),
+             (2, 0.1 + 0.2, -1 / 3, -0.1, "H", None, 0, None, 1.6e9 + 3, 1.6e9 + 9)],
+        )
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+
+
+EXPECTED_V1_TRIALS = [
+    TrialRecord(1, -1.25, 0.5, 0.3, "K", "K", True, 0.81, 1.6e9 + 1, 1.6e9 + 1.81, {}),
+    TrialRecord(2, 0.1 + 0.2, -1 / 3, -0.1, "H", None, False, None, 1.6e9 + 3, 1.6e9 + 9, {}),
+]
+
+
+def user_version(path):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def layout(conn):
+    return {
+        table: sorted(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({table})"))
+        for table in ("sessions", "trials")
+    }
+
+
+def test_version_one_database_is_migrated_keeping_its_rows(tmp_path):
+    path = tmp_path / "old.db"
+    write_v1_database(path)
+    with SessionStore(path) as store:
+        info = store.session(1)
+        assert (info.participant, info.kind, info.status, info.seed) == ("old-P7", "letters", "finished", 99)
+        assert info.calibration["screen_width_px"] == 1280 and info.software_version == "0.0.9"
+        assert store.trials(1) == EXPECTED_V1_TRIALS
+        store.append_trial(1, TrialRecord(3, 0.0, 0.0, 0.2, "Z", "Z", True, 0.5, 2e9, 2e9 + 1, {"k": 1}))
+        new = store.create_session("P8", {}, {}, {}, 1)
+    assert user_version(path) == SCHEMA_VERSION
+    with SessionStore(path, readonly=True) as store:
+        assert store.trials(1)[:2] == EXPECTED_V1_TRIALS
+        assert store.trials(1)[2].extra == {"k": 1}
+        assert store.session(new).participant == "P8"
+
+
+def test_migrated_layout_equals_a_freshly_created_one(tmp_path):
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    write_v1_database(old)
+    SessionStore(old).close()
+    SessionStore(fresh).close()
+    a, b = sqlite3.connect(old), sqlite3.connect(fresh)
+    try:
+        assert layout(a) == layout(b)
+        assert a.execute("PRAGMA application_id").fetchone() == b.execute("PRAGMA application_id").fetchone()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_read_only_store_reads_a_version_one_database_without_upgrading_it(tmp_path):
+    path = tmp_path / "old.db"
+    write_v1_database(path)
+    before = path.read_bytes()
+    with SessionStore(path, readonly=True) as store:
+        assert store.session(1).kind == "letters"
+        assert store.trials(1) == EXPECTED_V1_TRIALS
+    assert path.read_bytes() == before
+    assert user_version(path) == 1
+
+
+def test_failed_migration_leaves_the_old_database_intact(tmp_path, monkeypatch):
+    path = tmp_path / "old.db"
+    write_v1_database(path)
+    broken = schema.MIGRATIONS[1] + ("ALTER TABLE no_such_table ADD COLUMN x",)
+    monkeypatch.setitem(schema.MIGRATIONS, 1, broken)
+    with pytest.raises(StoreError, match="no_such_table"):
+        SessionStore(path)
+    assert user_version(path) == 1
+    conn = sqlite3.connect(path)
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
+        assert "extra" not in columns  # the first statement was rolled back with the rest
+        assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 2
+    finally:
+        conn.close()
+    monkeypatch.undo()
+    with SessionStore(path) as store:
+        assert store.trials(1) == EXPECTED_V1_TRIALS
+
+
+def test_every_older_version_has_a_migration():
+    assert sorted(schema.MIGRATIONS) == list(range(1, SCHEMA_VERSION))
+
+
+def test_new_database_is_marked_as_lensopt_with_the_current_version(tmp_path):
+    path = tmp_path / "s.db"
+    SessionStore(path).close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == schema.APPLICATION_ID
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()

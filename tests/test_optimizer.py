@@ -1,0 +1,121 @@
+import json
+
+import numpy as np
+import pytest
+
+from lensopt.optimizer import ContextualOptimizer, Query
+from lensopt.refraction import RefractionOptimizer
+from lensopt.settings import ALL_RULES, KernelSpec
+from lensopt.trial import Trial
+
+FAST = dict(n_candidates=64, n_starts=1, n_thompson_features=128)
+
+
+def _answer(trial):
+    """A deterministic stand-in patient: correct when the letter is bigger than the blur."""
+    blur = 0.3 * np.hypot(trial.sphere_d - 0.5, trial.cylinder_d + 1.0)
+    return trial.letter_logmar > blur
+
+
+def _run(opt, n):
+    for _ in range(n):
+        trial = opt.ask()
+        opt.tell(trial, _answer(trial))
+    return opt
+
+
+@pytest.mark.parametrize("rule", ALL_RULES)
+def test_every_rule_keeps_its_trials_inside_the_bounds(rule):
+    opt = RefractionOptimizer(rule=rule, seed=1, sphere_bounds_d=(-2, 3), cylinder_bounds_d=(-1.5, 0),
+                              letter_bounds_logmar=(-0.2, 1.1), n_initial=3, **FAST)
+    for _ in range(9):
+        trial = opt.ask()
+        assert -2 <= trial.sphere_d <= 3 and -1.5 <= trial.cylinder_d <= 0
+        assert -0.2 <= trial.letter_logmar <= 1.1
+        opt.tell(trial, _answer(trial))
+    sphere, cylinder = opt.best_lens()
+    assert -2 <= sphere <= 3 and -1.5 <= cylinder <= 0
+
+
+def test_same_settings_and_history_propose_the_same_next_trial():
+    a = _run(RefractionOptimizer(rule="ucb-ald", seed=7, **FAST), 12)
+    rebuilt = RefractionOptimizer.from_settings(a.settings_dict(), a.history)
+    assert rebuilt.ask() == a.ask()
+    assert rebuilt.best_lens() == a.best_lens()
+
+
+def test_state_is_json_and_rebuilds_an_identical_optimizer():
+    a = _run(RefractionOptimizer(rule="ts-ald", seed=3, lens_step_d=0.25, **FAST), 10)
+    state = json.loads(json.dumps(a.to_state()))
+    b = RefractionOptimizer.from_state(state)
+    assert b.history == a.history
+    assert b.ask() == a.ask()
+
+
+def test_two_runs_with_the_same_seed_are_identical_and_other_seeds_differ():
+    first = _run(RefractionOptimizer(rule="ucb-ald", seed=11, **FAST), 8).history
+    second = _run(RefractionOptimizer(rule="ucb-ald", seed=11, **FAST), 8).history
+    other = _run(RefractionOptimizer(rule="ucb-ald", seed=12, **FAST), 8).history
+    assert first == second
+    assert first != other
+
+
+def test_lenses_are_rounded_to_the_phoropter_step():
+    opt = _run(RefractionOptimizer(rule="ucb-ald", seed=2, lens_step_d=0.25, **FAST), 8)
+    for trial, _ in opt.history:
+        assert trial.sphere_d * 4 == pytest.approx(round(trial.sphere_d * 4))
+        assert trial.cylinder_d * 4 == pytest.approx(round(trial.cylinder_d * 4))
+
+
+def test_best_lens_is_the_argmax_of_the_posterior_mean_on_a_dense_grid():
+    opt = _run(RefractionOptimizer(rule="ucb-ald", seed=5, **FAST), 25)
+    grid = np.linspace(-4, 4, 161)
+    S, C = np.meshgrid(grid, grid, indexing="ij")
+    X = np.column_stack([np.full(S.size, 2.0), S.ravel(), C.ravel()])
+    mean, _ = opt.model.predict_latent(X)
+    best_on_grid = mean.max()
+    sphere, cylinder = opt.best_lens()
+    found, _ = opt.model.predict_latent(np.array([[2.0, sphere, cylinder]]))
+    assert found[0] >= best_on_grid - 1e-6
+
+
+def test_predicted_acuity_is_where_the_model_crosses_the_threshold_probability():
+    opt = _run(RefractionOptimizer(rule="ucb-ald", seed=4, **FAST), 20)
+    mean, sd = opt.predicted_acuity_logmar(np.array([0.0, 1.0]), np.array([-1.0, 0.5]))
+    target = opt._core.target_latent
+    for threshold, lens in zip(mean, [(0.0, -1.0), (1.0, 0.5)]):
+        latent, _ = opt.model.predict_latent(np.array([[threshold, *lens]]))
+        assert latent[0] == pytest.approx(target, abs=1e-8)
+    assert np.all(sd > 0)
+
+
+def test_telling_a_trial_outside_the_bounds_is_refused():
+    opt = RefractionOptimizer(rule="random", seed=0)
+    with pytest.raises(ValueError, match="outside its bounds"):
+        opt.tell(Trial(sphere_d=5.0, cylinder_d=0.0, letter_logmar=0.0), True)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(rule="nope"), "unknown rule"),
+    (dict(letter_bounds_logmar=(2.0, -1.0)), "reversed"),
+    (dict(seed=-1), "seed"),
+    (dict(lens_step_d=0.0), "lens_step_d"),
+    (dict(n_initial=-2), "n_initial"),
+])
+def test_bad_settings_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        RefractionOptimizer(**kwargs)
+
+
+def test_contextual_optimizer_state_round_trip_and_random_start():
+    opt = ContextualOptimizer([(0, 1), (-2, 2)], [(0, 1)], rule="ts-ald", seed=4,
+                              kernel=KernelSpec(structure="context-product", lengthscales=(0.3, 0.5)), **FAST)
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        q = opt.ask()
+        assert q.context.shape == (1,) and q.system.shape == (2,)
+        opt.tell(q, rng.uniform() < 0.5)
+    clone = ContextualOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
+    a, b = opt.ask(), clone.ask()
+    np.testing.assert_array_equal(a.point, b.point)
+    assert isinstance(a, Query)

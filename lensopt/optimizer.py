@@ -79,6 +79,7 @@ class ContextualOptimizer:
         self._kernel_fitted_at = 0
         self.target_latent = 0.0  # latent value whose context is the "threshold" (adaptive s₀)
         self.last_decision_ms = float("nan")
+        self._cache: dict = {}  # answers that depend only on the history, keyed by n_trials
 
     # ----------------------------------------------------------------- history
     @property
@@ -170,7 +171,17 @@ class ContextualOptimizer:
     def _upper_context(self) -> np.ndarray:
         return np.array([hi for _, hi in self.settings.context_bounds])
 
+    def _cached(self, key, compute):
+        key = (self.n_trials, key)
+        if key not in self._cache:
+            self._cache = {k: v for k, v in self._cache.items() if k[0] == self.n_trials}
+            self._cache[key] = compute()
+        return self._cache[key]
+
     def _argmax_mean(self, context: np.ndarray) -> np.ndarray:
+        return self._cached(("argmax", tuple(context)), lambda: self._compute_argmax_mean(context)).copy()
+
+    def _compute_argmax_mean(self, context: np.ndarray) -> np.ndarray:
         s = self.settings
         model = self.model
         if model is None:
@@ -186,7 +197,13 @@ class ContextualOptimizer:
         return point[k:]
 
     def best_system(self) -> np.ndarray:
-        """The reported optimum: argmax of the posterior mean at the reference context."""
+        """The reported optimum: argmax of the posterior mean at the reference context.
+
+        With an adaptive reference, the upper context is used: both kernel structures make the
+        argmax independent of the context, and the adaptive ``s₀`` is itself derived from it.
+        """
+        if self.settings.reference_context == "adaptive":
+            return self._argmax_mean(self._upper_context())
         return self._argmax_mean(self.reference_context())
 
     def threshold_context(self, system, target_latent=None) -> float:
@@ -215,8 +232,12 @@ class ContextualOptimizer:
             return np.asarray(ref, float)
         if self.model is None or self.settings.n_context != 1:
             return self._upper_context()
-        best = self._argmax_mean(self._upper_context())
-        return np.array([self.threshold_context(best)])
+
+        def compute():
+            best = self._argmax_mean(self._upper_context())
+            return np.array([self.threshold_context(best)])
+
+        return self._cached("reference", compute).copy()
 
     # ------------------------------------------------------------------- state
     def to_state(self) -> dict:

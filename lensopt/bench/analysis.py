@@ -64,7 +64,7 @@ def problem_borda(final_wins: np.ndarray, auc_wins: np.ndarray) -> np.ndarray:
     return borda
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StratifiedResult:
     """Borda scores, ranks and win matrices of a stratified analysis.
 

@@ -154,8 +154,10 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     manifest_path = campaign_dir / MANIFEST_NAME
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     trajectories, directions = trajectories_from_records(records)
+    # Manifest order first (the paper's order of rules), then anything else found on disk.
     present = {r["rule"] for r in records}
-    rules = [r for r in manifest.get("rules", []) if r in present] or sorted(present)
+    rules = [r for r in manifest.get("rules", []) if r in present]
+    rules += sorted(present - set(rules))
     problems = [p for p in manifest.get("problems", []) if p in trajectories]
     trajectories = {p: trajectories[p] for p in problems + sorted(set(trajectories) - set(problems))}
     result = stratified_analysis(trajectories, directions, alpha=alpha, rules=rules)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import traceback
+import uuid
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -246,6 +247,11 @@ class CampaignSummary:
     wall_time_s: float
 
 
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _progress(total: int, enabled: bool, desc: str):
     from tqdm import tqdm
 
@@ -281,7 +287,9 @@ def run_campaign(specs, out_dir, *, manifest: dict | None = None, scheduler: str
                 try:
                     write_json_atomic(record_path(out_dir, spec), run_one(spec.to_dict()))
                 except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                    failures.append((spec.key, f"{type(exc).__name__}: {exc}"))
+                    failures.append((spec.key, _one_line(exc)))
+                    if os.environ.get("LENSOPT_DEBUG"):
+                        traceback.print_exc(file=sys.stderr)
                 bar.update()
         elif todo:
             _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client)
@@ -306,9 +314,11 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> 
                                    threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)
     try:
+        # Keys unique to this invocation, so two campaigns sharing a scheduler never share a task.
+        token = uuid.uuid4().hex[:12]
         futures, specs_by_future = [], {}
         for spec in todo:
-            future = client.submit(run_one, spec.to_dict(), key=f"{TASK_PREFIX}{spec.key}")
+            future = client.submit(run_one, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{spec.key}")
             futures.append(future)
             specs_by_future[future.key] = spec
         for future in as_completed(futures):
@@ -316,7 +326,7 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> 
             try:
                 write_json_atomic(record_path(out_dir, spec), future.result())
             except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                failures.append((spec.key, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                failures.append((spec.key, _one_line(exc)))
                 if os.environ.get("LENSOPT_DEBUG"):
                     traceback.print_exc(file=sys.stderr)
             bar.update()

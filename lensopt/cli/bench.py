@@ -6,7 +6,7 @@
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
 
 Campaigns run on Dask: a local cluster sized to the machine by default, or an existing one with
-``--scheduler tcp://HOST:8786``. On SLURM, start one with dask-jobqueue, e.g.::
+``--scheduler tcp://HOST:8786``. On SLURM, start one with dask-jobqueue, e.g.:
 
     from dask_jobqueue import SLURMCluster
     cluster = SLURMCluster(cores=1, processes=1, memory="2GB", walltime="04:00:00")
@@ -74,33 +74,42 @@ def _add_cluster_options(p) -> None:
 def register(subparsers) -> None:
     bench = subparsers.add_parser(
         "bench", help="benchmark campaigns (paper Tables 1 and 3) and their report",
-        description=__doc__.split("\n\n")[0],
+        description="Benchmark campaigns that reproduce the paper's tables, and their report.",
+        epilog=__doc__.split("\n\n", 1)[1].replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = bench.add_subparsers(title="benchmark commands", dest="bench_command", metavar="WHAT",
                                parser_class=type(bench))
     bench.set_defaults(handler=lambda args: (bench.print_help(), 2)[1])
 
     f = sub.add_parser("functions", help="contextual binary BO on the 34 test functions (Table 1)")
-    f.add_argument("--out", metavar="DIR", default="bench-results/functions")
-    f.add_argument("--seeds", type=_positive_int, default=FUNCTION_SEEDS,
+    f.add_argument("--out", metavar="DIR", default="bench-results/functions",
+                   help="campaign directory; runs already in it are skipped "
+                        "(default bench-results/functions)")
+    f.add_argument("--seeds", type=_positive_int, default=FUNCTION_SEEDS, metavar="N",
                    help=f"seeds per function and rule (default {FUNCTION_SEEDS})")
-    f.add_argument("--iterations", type=_positive_int, default=FUNCTION_ITERATIONS,
+    f.add_argument("--iterations", type=_positive_int, default=FUNCTION_ITERATIONS, metavar="N",
                    help=f"trials per run, initial samples included (default {FUNCTION_ITERATIONS})")
-    f.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES,
+    f.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
                    help=f"initial random samples (default {INITIAL_SAMPLES})")
-    f.add_argument("--rules", nargs="+", default=list(FUNCTION_RULES), metavar="RULE")
+    f.add_argument("--rules", nargs="+", default=list(FUNCTION_RULES), metavar="RULE",
+                   help=f"acquisition rules (default: {' '.join(FUNCTION_RULES)})")
     f.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
     _add_cluster_options(f)
     f.set_defaults(handler=run_functions)
 
     r = sub.add_parser("refraction", help="simulated refraction at 8 slopes (Table 3)")
-    r.add_argument("--out", metavar="DIR", default="bench-results/refraction")
-    r.add_argument("--seeds", type=_positive_int, default=REFRACTION_REPETITIONS,
+    r.add_argument("--out", metavar="DIR", default="bench-results/refraction",
+                   help="campaign directory; runs already in it are skipped "
+                        "(default bench-results/refraction)")
+    r.add_argument("--seeds", type=_positive_int, default=REFRACTION_REPETITIONS, metavar="N",
                    help=f"repetitions (patients) per slope and rule (default {REFRACTION_REPETITIONS})")
-    r.add_argument("--iterations", type=_positive_int, default=REFRACTION_TRIALS,
+    r.add_argument("--iterations", type=_positive_int, default=REFRACTION_TRIALS, metavar="N",
                    help=f"trials per run (default {REFRACTION_TRIALS})")
-    r.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES)
-    r.add_argument("--rules", nargs="+", default=list(REFRACTION_RULES), metavar="RULE")
+    r.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
+                   help=f"initial random trials (default {INITIAL_SAMPLES})")
+    r.add_argument("--rules", nargs="+", default=list(REFRACTION_RULES), metavar="RULE",
+                   help=f"acquisition rules (default: {' '.join(REFRACTION_RULES)})")
     r.add_argument("--slopes", nargs="+", type=_positive_float, metavar="A",
                    help="psychometric slopes, logMAR⁻¹ (default: 8 evenly spaced in [1, 8])")
     r.add_argument("--problems", nargs="+", metavar="NAME",

@@ -72,15 +72,17 @@ _DEFAULT_BOUNDS = {
 def guess_rate_from_protocol(protocol: dict | None) -> float:
     """``1/n`` for an ``n``-alternative letter task, read from a protocol snapshot.
 
-    Looks (at any depth) for ``guess_rate``, then ``n_alternatives``, then ``letters`` (a string or a
-    list of the letters the patient chooses from); falls back to ``DEFAULT_GUESS_RATE`` (26 letters).
+    Looks (at any depth) for ``guess_rate``, then ``n_alternatives``, then ``alphabet`` or
+    ``letters`` (a string or a list of the letters the patient chooses from, as in the protocols'
+    ``[letters] alphabet``); falls back to ``DEFAULT_GUESS_RATE`` (26 letters).
     """
+    keys = ("guess_rate", "n_alternatives", "alphabet", "letters")
     found: dict = {}
 
     def walk(node):
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in ("guess_rate", "n_alternatives", "letters") and key not in found:
+                if key in keys and key not in found and not isinstance(value, dict):
                     found[key] = value
                 walk(value)
 
@@ -91,9 +93,10 @@ def guess_rate_from_protocol(protocol: dict | None) -> float:
     n = found.get("n_alternatives")
     if isinstance(n, int) and n >= 2:
         return 1.0 / n
-    letters = found.get("letters")
-    if isinstance(letters, (str, list, tuple)) and len(set(letters)) >= 2:
-        return 1.0 / len(set(letters))
+    for key in ("alphabet", "letters"):
+        letters = found.get(key)
+        if isinstance(letters, (str, list, tuple)) and len(set(letters)) >= 2:
+            return 1.0 / len(set(letters))
     return DEFAULT_GUESS_RATE
 
 
@@ -249,14 +252,20 @@ class SessionModel:
     def n_trials(self) -> int:
         return len(self._records)
 
-    def update(self, info, new_records=()) -> DashboardSnapshot:
-        """Add the trials not seen yet (by ``index``) and return the snapshot of all of them."""
+    def update(self, info, new_records=(), cancelled=None) -> DashboardSnapshot | None:
+        """Add the trials not seen yet (by ``index``) and return the snapshot of all of them.
+
+        ``cancelled()`` (optional) is checked between trials; when it turns true the trials told
+        so far are kept and None is returned (the window is closing).
+        """
         from lensopt.trial import Trial
 
         self._info = info
         last = self._records[-1].index if self._records else 0
         fresh = sorted((r for r in new_records if r.index > last), key=lambda r: r.index)
         for record in fresh:
+            if cancelled is not None and cancelled():
+                return None
             if self._opt is None:
                 self._opt = self._factory(self._settings, [])
             self._opt.tell(Trial(record.sphere_d, record.cylinder_d, record.letter_logmar), bool(record.correct))

@@ -6,7 +6,7 @@ Built by :mod:`lensopt.dashboard.model` from stored trials; drawn by :mod:`lenso
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,16 +71,11 @@ class TrialSeries:
     @classmethod
     def from_records(cls, records) -> "TrialSeries":
         """Arrays from store ``TrialRecord`` objects (any objects with the same attributes)."""
-        get = lambda name, dtype=float: frozen_array([getattr(r, name) for r in records], dtype)  # noqa: E731
-        return cls(
-            index=get("index", int), sphere_d=get("sphere_d"), cylinder_d=get("cylinder_d"),
-            letter_logmar=get("letter_logmar"), correct=get("correct", bool),
-            presented_at=get("presented_at"), answered_at=get("answered_at"),
-        )
-
-    def head(self, n: int) -> "TrialSeries":
-        """The first ``n`` trials."""
-        return TrialSeries(*(getattr(self, f)[:n] for f in self.__dataclass_fields__))
+        dtypes = {"index": int, "correct": bool}
+        return cls(**{
+            name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
+            for name in cls.__dataclass_fields__
+        })
 
 
 @dataclass(frozen=True)
@@ -147,10 +142,6 @@ class AcuityHistory:
     acuity_mean_logmar: np.ndarray
     acuity_sd_logmar: np.ndarray
 
-    def head(self, n: int) -> "AcuityHistory":
-        keep = self.n_trials <= n
-        return AcuityHistory(self.n_trials[keep], self.acuity_mean_logmar[keep], self.acuity_sd_logmar[keep])
-
 
 @dataclass(frozen=True)
 class DashboardSnapshot:
@@ -171,7 +162,6 @@ class DashboardSnapshot:
     psychometric: PsychometricCurve | None = None
     live: bool = True
     message: str | None = None
-    extras: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar"):

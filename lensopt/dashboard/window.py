@@ -144,12 +144,12 @@ class DashboardWindow(QMainWindow):
         self.message_label.setText(text)
 
     def _on_problem(self, text: str) -> None:
-        if text != self.message_label.text():
+        if text != self.message_label.text():  # the follower repeats a lasting problem every poll
             self.show_message(text, problem=True)
-        if self.snapshot is None:
-            for name in PANELS:
-                draw_notice(self.figures[name], PANEL_TITLES[name], "nothing to show:\n" + text)
-                self.canvases[name].draw_idle()
+            if self.snapshot is None:
+                for name in PANELS:
+                    draw_notice(self.figures[name], PANEL_TITLES[name], "nothing to show:\n" + text)
+                    self.canvases[name].draw_idle()
         self._maybe_screenshot()
 
     def _on_snapshot(self, snap: DashboardSnapshot) -> None:
@@ -178,6 +178,7 @@ class DashboardWindow(QMainWindow):
         """Draw ``snap`` in every panel and update the message and summary lines."""
         self.snapshot = snap
         h = snap.header
+        self.setWindowTitle(f"lensopt dashboard — session {h.session_id} ({h.participant})")
         if snap.best is None:
             self.show_message(f"Session {h.session_id} ({h.participant}): {snap.message or WAITING_MESSAGE}")
         elif snap.live:
@@ -278,9 +279,10 @@ class DashboardWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the worker thread (idempotent)."""
         if self._thread.isRunning():
+            self.follower.cancel()  # a model update in progress stops after its current trial
             self.stop_requested.emit()
             self._thread.quit()
-            self._thread.wait(10_000)
+            self._thread.wait()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         self.shutdown()

@@ -9,6 +9,7 @@ that cannot be rebuilt) are emitted as one-line messages, never raised into Qt.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
@@ -47,6 +48,11 @@ class SessionFollower(QObject):
         self._version: int | None = None
         self._info = None
         self._timer: QTimer | None = None
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Ask a running model update to stop soon (thread-safe: call it from the GUI thread)."""
+        self._cancel.set()
 
     @pyqtSlot()
     def start(self) -> None:
@@ -73,6 +79,8 @@ class SessionFollower(QObject):
     @pyqtSlot()
     def poll(self) -> None:
         """One look at the database; emits a snapshot when there is something new."""
+        if self._cancel.is_set():
+            return
         try:
             self._poll()
         except LensoptError as exc:
@@ -102,7 +110,10 @@ class SessionFollower(QObject):
         changed = bool(new) or self._info is None or info.status != self._info.status
         self._info = info
         if changed:
-            self.snapshot_ready.emit(self._model.update(info, new))
+            snap = self._model.update(info, new, cancelled=self._cancel.is_set)
+            if snap is None:
+                return
+            self.snapshot_ready.emit(snap)
         self._version = version
 
     @pyqtSlot(int)

@@ -1,0 +1,13 @@
+"""The PsychoPy experiment: calibrated letters, the trial loop, protocols and sessions.
+
+* :mod:`~lensopt.experiment.optotypes` — the 26 letters on a 5 x 5 stroke grid (numpy geometry,
+  PsychoPy ``ShapeStim`` drawing);
+* :mod:`~lensopt.experiment.calibration` — letter size in pixels, renderable logMAR range;
+* :mod:`~lensopt.experiment.protocol` — ``protocols/*.toml`` validated into frozen dataclasses;
+* :mod:`~lensopt.experiment.keyboard` — answers from the keyboard, injected keys or a simulated patient;
+* :mod:`~lensopt.experiment.loop` — the trial loop;
+* :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer, and resume.
+
+PsychoPy is imported only where a window is used, so the geometry, calibration and protocol
+modules work (and are tested) without a display.
+"""

@@ -303,11 +303,7 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
             sections[name] = cls(**table)
         except ValueError as exc:
             raise ProtocolError(f"{source}: {name}.{exc}") from None
-    protocol = Protocol(**sections, source=source)
-    opt = protocol.optimizer
-    if opt.n_initial > opt.trials:
-        raise ProtocolError(f"{source}: optimizer.n_initial must be at most optimizer.trials ({opt.trials}), got {opt.n_initial}")
-    return protocol
+    return Protocol(**sections, source=source)
 
 
 def load_protocol(path: str | Path) -> Protocol:

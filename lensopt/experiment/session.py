@@ -172,7 +172,7 @@ def run_session(request: RunRequest, *, responses=None, log: Callable[[str], Non
 
 
 def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
-    records, previous_letter = [], None
+    records, previous_letter, info = [], None, None
     if request.resume is not None:
         info = store.session(request.resume)
         protocol = protocol_from_dict(info.protocol, source=f"stored protocol of session {info.session_id}")
@@ -195,39 +195,48 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         protocol = protocol.with_trials(request.trials)
     n_trials = protocol.optimizer.trials
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
-    requested = (tuple(optimizer.settings_dict()["letter_bounds_logmar"]) if request.resume is not None
-                 else protocol.optimizer.letter_bounds_logmar)
-    # fail before opening a window if the set-up cannot render the sizes at all
-    letter_bounds_within(requested, calibration.renderable_logmar(
-        expected_window_height_px(protocol, calibration, fullscreen)), calibration)
-    if request.resume is not None and len(records) >= n_trials:
-        store.set_status(info.session_id, "finished")
-        log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
-        return SessionOutcome(info.session_id, "finished", len(records))
 
-    win = window if window is not None else _open_window(protocol, fullscreen)
+    # Everything that can fail on bad input fails here, before a window opens: the letter sizes
+    # this set-up renders, and the first write to the database (a locked file shows up now).
+    renderable = calibration.renderable_logmar(expected_window_height_px(protocol, calibration, fullscreen))
+    if info is not None:
+        bounds = tuple(optimizer.settings_dict()["letter_bounds_logmar"])
+        if letter_bounds_within(bounds, renderable, calibration) != bounds:
+            raise CalibrationError(
+                f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
+                f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up")
+        if len(records) >= n_trials:
+            store.set_status(info.session_id, "finished")
+            log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
+            return SessionOutcome(info.session_id, "finished", len(records))
+        session_id = info.session_id
+        store.set_status(session_id, "running")
+        log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
+    else:
+        bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
+        optimizer = new_optimizer(protocol, seed, bounds)
+        session_id = store.create_session(participant, protocol.to_dict(), calibration.to_dict(),
+                                          optimizer.settings_dict(), seed)
+        log(f"session {session_id} ({participant}): {protocol.protocol.name}, rule {protocol.optimizer.rule}, "
+            f"{n_trials} trials, seed {seed}, database {request.db_path}")
+    log(f"calibration: {calibration.describe()}")
+    log(f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
+        f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}")
+
+    status = "aborted"
     try:
-        if fullscreen:
+        win = window if window is not None else _open_window(protocol, fullscreen)
+    except LensoptError:
+        store.set_status(session_id, status)
+        raise
+    try:
+        if fullscreen:  # the framebuffer may have more pixels than the protocol says (Retina)
             calibration = calibration.with_framebuffer(*win.size)
-        renderable = calibration.renderable_logmar(int(win.size[1]))
-        bounds = letter_bounds_within(requested, renderable, calibration)
-        log(f"calibration: {calibration.describe()}")
-        log(f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
-            f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}")
-        if request.resume is not None:
-            if bounds != requested:
-                raise CalibrationError(
-                    f"this window renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
-                    f"{info.session_id} asks for {requested[0]:g} to {requested[1]:g}; resume on the original set-up")
-            session_id = info.session_id
-            store.set_status(session_id, "running")
-            log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
-        else:
-            optimizer = new_optimizer(protocol, seed, bounds)
-            session_id = store.create_session(participant, protocol.to_dict(), calibration.to_dict(),
-                                              optimizer.settings_dict(), seed)
-            log(f"session {session_id} ({participant}): {protocol.protocol.name}, rule {protocol.optimizer.rule}, "
-                f"{n_trials} trials, seed {seed}, database {request.db_path}")
+        actual = calibration.renderable_logmar(int(win.size[1]))
+        if letter_bounds_within(bounds, actual, calibration) != tuple(bounds):
+            raise CalibrationError(
+                f"the window ({win.size[0]} x {win.size[1]} px) renders logMAR {actual[0]:.2f} to {actual[1]:.2f}, "
+                f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen")
         if request.dashboard:
             _launch_dashboard(session_id, request.db_path, log)
         from lensopt.experiment.loop import TrialLoop
@@ -239,16 +248,15 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             seed=seed, first_index=len(records) + 1, previous_letter=previous_letter,
             frames_dir=request.frames_dir, log=log,
         )
-        try:
-            result = loop.run(n_trials)
-        except KeyboardInterrupt:
-            store.set_status(session_id, "aborted")
-            raise
+        result = loop.run(n_trials)
         status = "finished" if result.status == "finished" else "aborted"
-        store.set_status(session_id, status)
     finally:
         if window is None:
             win.close()
+        try:
+            store.set_status(session_id, status)
+        except StoreError:
+            pass  # the answers are stored; only the status could not be updated
     n_stored = len(store.trials(session_id))
     if status == "finished" and optimizer.n_trials:
         sphere_d, cylinder_d = optimizer.best_lens()

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 from scipy.linalg.blas import dger
+from scipy.special import log_ndtr
 
 from lensopt.gp.laplace import LatentPosterior, _factor_b
 from lensopt.gp.likelihood import signs, tilted_moments
-from scipy.special import log_ndtr
 
 EP_TOLERANCE = 1e-9
 """A sweep converged when no site parameter moved by more than this (relative to ``1 + |value|``)."""
@@ -31,7 +31,7 @@ MIN_CAVITY_PRECISION = 1e-12
 
 
 def _posterior_from_sites(K: np.ndarray, tau: np.ndarray, nu: np.ndarray):
-    """R&W Algorithm 3.5 lines 13–15: ``Σ = K − Vᵀ V``, ``V = L⁻ᵀ... = L\\(S̃½ K)``, ``μ = Σ ν̃``."""
+    """R&W Algorithm 3.5 lines 13–15: ``Σ = K − Vᵀ V`` with ``V = L⁻¹ S̃½ K``, and ``μ = Σ ν̃``."""
     sqrt_tau = np.sqrt(tau)
     L = _factor_b(K, sqrt_tau)
     V = solve_triangular(L, sqrt_tau[:, None] * K, lower=True, check_finite=False)

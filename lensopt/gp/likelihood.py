@@ -35,7 +35,7 @@ def _z_plus_inverse_mills(z: np.ndarray, r: np.ndarray) -> np.ndarray:
     there the asymptotic series ``1/x − 2/x³ + 10/x⁵`` (``x = −z``, from the Mills-ratio expansion
     ``Φ(−x)/φ(x) ≈ 1/x − 1/x³ + 3/x⁵ − 15/x⁷``) is used."""
     x = -np.asarray(z, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         series = 1.0 / x - 2.0 / x**3 + 10.0 / x**5
     return np.maximum(np.where(x > MILLS_SERIES_THRESHOLD, series, z + r), 0.0)
 
@@ -60,7 +60,7 @@ def log_likelihood_derivatives(
     z_plus_r = _z_plus_inverse_mills(z, r)
     d1 = t * r
     d2 = -r * z_plus_r
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         d3 = np.where(
             z < -MILLS_SERIES_THRESHOLD, 2.0 * t / np.abs(z) ** 3, t * r * (z_plus_r * (z_plus_r + r) - 1.0)
         )

@@ -110,7 +110,9 @@ def test_input_outside_the_domain_raises_naming_function_and_bound(fn):
         for side, sign in ((fn.upper, 1), (fn.lower, -1)):
             x = np.array(fn.optimizers[0], dtype=float)
             x[col] = side[col] + sign * 0.01 * (fn.upper[col] - fn.lower[col])
-            with pytest.raises(ValueError, match=rf"{re.escape(fn.name)}.*x\[{col}\].*outside its domain \[{fn.bounds[col][0]:g}, {fn.bounds[col][1]:g}\]"):
+            low, high = fn.bounds[col]
+            pattern = rf"{re.escape(fn.name)}.*x\[{col}\].*outside its domain \[{low:g}, {high:g}\]"
+            with pytest.raises(ValueError, match=pattern):
                 fn(x)
 
 

@@ -26,6 +26,7 @@ from lensopt.dashboard.snapshot import WAITING_MESSAGE
 @pytest.mark.parametrize(
     ("protocol", "expected"),
     [
+        ({"letters": {"alphabet": "CDHKNORSVZ"}}, 1 / 10),
         ({"task": {"letters": "CDHKNORSVZ"}}, 1 / 10),
         ({"letters": list("ABCDEFGHIJKLMNOPQRSTUVWXYZ")}, 1 / 26),
         ({"response": {"n_alternatives": 4}}, 1 / 4),
@@ -238,3 +239,13 @@ def test_a_session_without_trials_waits_for_the_first_one(session):
 def test_replay_outside_the_stored_trials_is_refused(session):
     with pytest.raises(ValueError, match="n_trials must be between 0 and 40"):
         session["model"].snapshot(41)
+
+
+def test_a_cancelled_update_keeps_what_it_told_and_a_later_update_completes(session):
+    info, records = session["info"], session["records"]
+    calls = iter(range(10_000))
+    follower_model = SessionModel(info)
+    assert follower_model.update(info, records[:10], cancelled=lambda: next(calls) >= 4) is None
+    assert follower_model.n_trials == 4
+    done = follower_model.update(info, records[:10])
+    assert done.n_trials == 10 and done.trials.index.tolist() == list(range(1, 11))

@@ -87,7 +87,17 @@ def _settings(db_path, sid):
         return store.session(sid).optimizer_settings
 
 
-def test_window_opens_on_a_stored_session_and_its_summary_shows_the_optimizers_best_lens(qtbot, db_copy):
+def _quadrant_spreads(image: QImage) -> list[float]:
+    width, height = image.width(), image.height()
+    pixels = np.frombuffer(image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(
+        image.width() * image.height()), dtype=np.uint8)
+    gray = pixels.reshape(height, width)
+    top = int(0.12 * height)  # below the menu and the message lines
+    rows = (slice(top, (top + height) // 2), slice((top + height) // 2, int(0.95 * height)))
+    return [float(gray[r, c].std()) for r in rows for c in (slice(0, width // 2), slice(width // 2, width))]
+
+
+def test_window_opens_on_a_stored_session_shows_the_optimizers_best_lens_and_exports(qtbot, db_copy, tmp_path):
     db_path, sid, history = db_copy
     window = _open(qtbot, db_path, sid)
     qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
@@ -100,6 +110,14 @@ def test_window_opens_on_a_stored_session_and_its_summary_shows_the_optimizers_b
 
     expected = RefractionOptimizer.from_settings(_settings(db_path, sid), history).best_lens()
     np.testing.assert_allclose((best.sphere_d, best.cylinder_d), expected, atol=1e-9)
+
+    shot = window.save_screenshot(tmp_path / "window.png")
+    image = QImage(str(shot))
+    assert image.width() >= 1000 and image.height() >= 600
+    assert all(spread > 10.0 for spread in _quadrant_spreads(image)), "a panel is blank"
+    pdf = window.export_report(tmp_path / "report.pdf")
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert "Pages:           1" in info
     window.shutdown()
 
 
@@ -111,7 +129,7 @@ def test_window_follows_trials_appended_by_another_process(qtbot, db_copy):
         import time
         from lensopt.store import SessionStore, TrialRecord
         with SessionStore({str(db_path)!r}) as store:
-            for i in range({N_TRIALS + 1}, {N_TRIALS + 4}):
+            for i in range({N_TRIALS + 1}, {N_TRIALS + 3}):
                 time.sleep(0.3)
                 store.append_trial({sid}, TrialRecord(index=i, sphere_d=-1.0, cylinder_d=0.5,
                     letter_logmar=0.3, letter="H", response="H", correct=True, rt_s=0.7,
@@ -119,11 +137,11 @@ def test_window_follows_trials_appended_by_another_process(qtbot, db_copy):
     """)
     process = subprocess.Popen([sys.executable, "-c", writer])
     try:
-        qtbot.waitUntil(lambda: f"{N_TRIALS + 3} trials" in window.summary_label.text(), timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: f"{N_TRIALS + 2} trials" in window.summary_label.text(), timeout=WAIT_MS)
     finally:
         assert process.wait(timeout=60) == 0
-    assert window.snapshot.n_trials == N_TRIALS + 3 and window.snapshot.live
-    assert window.slider.maximum() == N_TRIALS + 3
+    assert window.snapshot.n_trials == N_TRIALS + 2 and window.snapshot.live
+    assert window.slider.maximum() == N_TRIALS + 2
     window.shutdown()
 
 
@@ -148,30 +166,6 @@ def test_replay_flag_starts_at_the_first_trial(qtbot, db_copy):
     window = _open(qtbot, db_path, sid, replay=True)
     qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
     assert window.snapshot.n_trials == 1 and window.slider.value() == 1
-    window.shutdown()
-
-
-def _quadrant_spreads(image: QImage) -> list[float]:
-    width, height = image.width(), image.height()
-    pixels = np.frombuffer(image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(
-        image.width() * image.height()), dtype=np.uint8)
-    gray = pixels.reshape(height, width)
-    top = int(0.12 * height)  # below the menu and the message lines
-    rows = (slice(top, (top + height) // 2), slice((top + height) // 2, int(0.95 * height)))
-    return [float(gray[r, c].std()) for r in rows for c in (slice(0, width // 2), slice(width // 2, width))]
-
-
-def test_screenshot_and_report_export_from_the_window(qtbot, db_copy, tmp_path):
-    db_path, sid, _ = db_copy
-    window = _open(qtbot, db_path, sid)
-    qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
-    shot = window.save_screenshot(tmp_path / "window.png")
-    image = QImage(str(shot))
-    assert image.width() >= 1000 and image.height() >= 600
-    assert all(spread > 10.0 for spread in _quadrant_spreads(image)), "a panel is blank"
-    pdf = window.export_report(tmp_path / "report.pdf")
-    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
-    assert "Pages:           1" in info
     window.shutdown()
 
 

@@ -66,3 +66,22 @@ def test_simulated_source_confirms_prompts_with_the_confirm_key():
     source = SimulatedSource(PATIENT, "ABC", seed=0, confirm_key="space")
     assert source.wait_for(["space", "escape"]).key == "space"
     assert source.human is source
+
+
+def test_an_answer_the_store_refuses_is_kept_in_a_rescue_file(tmp_path):
+    import json
+
+    from lensopt.errors import StoreError
+    from lensopt.experiment.session import _recorder
+    from lensopt.store import TrialRecord
+
+    class LockedStore:
+        def append_trial(self, session_id, record):
+            raise StoreError("database s.db is locked by another program; close it")
+
+    rescue = tmp_path / "s.db.session-3.unsaved.jsonl"
+    record = TrialRecord(4, -1.0, 0.25, 0.3, "K", "pass", False, 1.2, 1.7e9, 1.7e9 + 1.2)
+    with pytest.raises(StoreError, match=r"locked .*trial 4 was saved to .*unsaved\.jsonl"):
+        _recorder(LockedStore(), 3, rescue)(record)
+    saved = json.loads(rescue.read_text())
+    assert TrialRecord(**saved) == record

@@ -73,12 +73,6 @@ def test_an_unknown_key_is_an_error_listing_the_allowed_keys(tmp_path):
         load_protocol(path)
 
 
-def test_more_initial_trials_than_trials_is_refused(tmp_path):
-    path = write_protocol(tmp_path / "p.toml", **{"optimizer.trials": "3"})
-    with pytest.raises(ProtocolError, match="n_initial must be at most optimizer.trials"):
-        load_protocol(path)
-
-
 def test_a_file_that_is_not_toml_or_does_not_exist_is_a_protocol_error(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[optimizer\nrule = ")

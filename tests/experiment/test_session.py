@@ -1,0 +1,99 @@
+"""Whole sessions: 30 simulated trials stored and exported; kill -9 then --resume (acceptance)."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from experiment_helpers import FAST, REPO, needs_display, write_protocol
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.optimizer import RefractionOptimizer
+from lensopt.store import SessionStore
+from lensopt.store.export import export_session
+from lensopt.trial import Trial
+
+pytestmark = needs_display
+
+EXPORT_TRIAL_KEYS = {"index", "letter", "letter_logmar", "sphere_d", "cylinder_d", "response", "correct", "rt_s"}
+
+
+def test_a_30_trial_simulated_session_is_stored_exported_and_drawn_to_size(tmp_path, window, fast_protocol):
+    db, frames = tmp_path / "s.db", tmp_path / "frames"
+    outcome = run_session(RunRequest(db_path=db, protocol_path=fast_protocol, participant="sim",
+                                     observer="simulated", seed=7, trials=30, frames_dir=frames),
+                          log=lambda m: None, window=window)
+    assert outcome.status == "finished" and outcome.n_trials == 30
+    with SessionStore(db, readonly=True) as store:
+        assert [t.index for t in store.trials(outcome.session_id)] == list(range(1, 31))
+        document = json.loads(export_session(store, outcome.session_id, "json"))
+        csv_rows = export_session(store, outcome.session_id, "csv").strip().splitlines()
+    assert len(document["trials"]) == 30 and len(csv_rows) == 31
+    assert all(EXPORT_TRIAL_KEYS <= set(t) for t in document["trials"])
+    cal = document["calibration"]
+    assert cal["screen_width_px"] == 1920 and cal["screen_width_cm"] == 53.0 and cal["distance_cm"] == 300.0
+    assert document["seed"] == 7 and document["session"]["status"] == "finished"
+    lo, hi = document["optimizer_settings"]["letter_bounds_logmar"]
+    for t in document["trials"]:
+        assert lo - 1e-9 <= t["letter_logmar"] <= hi + 1e-9
+        image = np.asarray(Image.open(frames / f"trial-{t['index']:03d}.png").convert("L"))
+        assert image.shape == (window.size[1], window.size[0])
+        rows = np.flatnonzero((image < 128).any(axis=1))
+        expected = (2 * cal["distance_cm"] * math.tan(math.radians(5 * 10 ** t["letter_logmar"] / 120))
+                    * cal["screen_width_px"] / cal["screen_width_cm"])
+        assert abs(rows[-1] - rows[0] + 1 - expected) <= max(1.0, 0.03 * expected)
+
+
+def lensopt(*args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "lensopt", *map(str, args)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def stored_trials(db):
+    if not db.exists():
+        return []
+    try:
+        with SessionStore(db, readonly=True) as store:
+            sid = store.latest_session_id()
+            return [] if sid is None else store.trials(sid)
+    except Exception:  # the file is being created
+        return []
+
+
+def test_kill_9_then_resume_keeps_trials_and_continues_as_the_rebuilt_optimizer_would(tmp_path):
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.2"})
+    proc = lensopt("run", "--protocol", protocol, "--participant", "k9", "--observer", "simulated",
+                   "--seed", 5, "--trials", 10, "--db", db)
+    deadline = time.time() + 120
+    while len(stored_trials(db)) < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    before = stored_trials(db)
+    k = len(before)
+    assert 3 <= k < 10, f"the session was not killed mid-way ({k} trials stored)"
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        info = store.session(sid)
+    assert info.status == "running"  # killed: never marked finished
+
+    resumed = lensopt("run", "--resume", sid, "--db", db)
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert f"resuming at trial {k + 1} of 10" in out
+    after = stored_trials(db)
+    assert after[:k] == before  # trials 1..k intact
+    assert [t.index for t in after] == list(range(1, 11))
+    rebuilt = RefractionOptimizer.from_settings(
+        info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before])
+    proposal = rebuilt.ask()
+    continued = after[k]
+    assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
+        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9)

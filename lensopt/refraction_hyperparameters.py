@@ -1,9 +1,18 @@
 """The refraction GP's reference hyperparameters, fitted on simulated responses.
 
-As in the seed paper (§5.2): simulate the responses to random letter sizes and lenses, and fit
-the psychophysics kernel ``θ s s' + k_SE((S, C), (S', C'))`` by maximizing the Laplace marginal
-likelihood. lensopt repeats this for several simulated patients (corrections uniform in [−3, 3]²
-D) and keeps the median of each log-hyperparameter, so the result does not hinge on one patient.
+The psychophysics kernel ``θ s s' + k_SE((S, C), (S', C'))`` is fitted by maximizing the Laplace
+marginal likelihood on simulated responses, for several simulated patients (corrections uniform in
+[−3, 3]² D); the median of each log-hyperparameter is kept, so the result does not hinge on one
+patient. Two designs of the simulated responses:
+
+- ``"random"`` — the seed paper's (§5.2): random letter sizes and lenses over the whole box.
+  Most such responses fall on the flat periphery of the acuity surface (blur of several
+  diopters), so the fit chooses lengthscales of 4–5 D that cannot resolve the sharp minimum
+  of ``log10(1 + b²)``, and the optimizer then fails to converge.
+- ``"sessions"`` (default) — the responses lensopt itself collects: UCB-ALD sessions run with
+  a pilot kernel, re-fitted, and run again with the fitted kernel (``n_passes``). These data
+  concentrate where the optimizer works, near the optimum, which is where the model must be right.
+
 The output goes to ``data/refraction-hyperparameters.json`` with the command that made it.
 """
 
@@ -28,34 +37,72 @@ def simulated_responses(patient, n_responses, rng):
     return X, y
 
 
+#: Pilot kernel of the "sessions" design (its lengthscale is re-fitted on the sessions' data).
+PILOT_KERNEL = KernelSpec(structure="psychophysics", family="se", lengthscales=(1.5, 1.5),
+                          variance=4.0, context_variance=4.0)
+DESIGNS = ("sessions", "random")
+
+
+def session_responses(patient, n_responses, seed, kernel: KernelSpec):
+    """The trials of a UCB-ALD session run with ``kernel`` on ``patient``."""
+    from lensopt.refraction import RefractionOptimizer
+
+    opt = RefractionOptimizer(rule="ucb-ald", seed=seed, hyperparameters=kernel)
+    for _ in range(n_responses):
+        trial = opt.ask()
+        opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    X = np.array([[t.letter_logmar, t.sphere_d, t.cylinder_d] for t, _ in opt.history])
+    return X, np.array([int(c) for _, c in opt.history])
+
+
+def _median_kernel(fits) -> KernelSpec:
+    names = list(fits[0])
+    median = [float(np.exp(np.median(np.log([f[name] for f in fits])))) for name in names]
+    # hyperparameter order of the psychophysics kernel: θ, then SE lengthscales, then SE variance
+    return KernelSpec(structure="psychophysics", family="se", context_variance=median[0],
+                      lengthscales=tuple(median[1:3]), variance=median[3])
+
+
 def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, seed=0, n_restarts=3,
-                                   progress=None) -> dict:
-    """Fit per patient and return ``{"kernel": KernelSpec dict, "per_patient": [...], ...}``."""
+                                   progress=None, design="sessions", n_passes=2) -> dict:
+    """Fit per patient and return ``{"kernel": KernelSpec dict, "per_patient": [...], ...}``.
+
+    ``progress`` is called with the number of fits done (``n_patients`` per pass).
+    """
     from lensopt.gp import GPClassifier
 
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
     patients = draw_patients(n_patients, seed, slope=slope)
-    fits = []
-    for i, patient in enumerate(patients):
-        rng = np.random.default_rng([seed, i])
-        X, y = simulated_responses(patient, n_responses, rng)
-        gp = GPClassifier(INITIAL_KERNEL.build(1, 2))
-        gp.fit_hyperparameters(X, y, n_restarts=n_restarts, seed=seed + i)
-        fits.append(dict(zip(gp.kernel_.hyperparameter_names, np.exp(gp.kernel_.theta).tolist())))
-        if progress is not None:
-            progress(i + 1)
+    passes = 1 if design == "random" else n_passes
+    kernel, done, history = PILOT_KERNEL, 0, []
+    for pass_index in range(passes):
+        fits = []
+        for i, patient in enumerate(patients):
+            if design == "random":
+                X, y = simulated_responses(patient, n_responses, np.random.default_rng([seed, i]))
+                start = INITIAL_KERNEL
+            else:
+                X, y = session_responses(patient, n_responses, seed + 1000 * pass_index + i, kernel)
+                start = kernel
+            gp = GPClassifier(start.build(1, 2))
+            gp.fit_hyperparameters(X, y, n_restarts=n_restarts, seed=seed + i)
+            fits.append(dict(zip(gp.kernel_.hyperparameter_names, np.exp(gp.kernel_.theta).tolist())))
+            done += 1
+            if progress is not None:
+                progress(done)
+        kernel = _median_kernel(fits)
+        history.append(kernel.to_dict())
     names = list(fits[0])
-    median = {name: float(np.exp(np.median(np.log([f[name] for f in fits])))) for name in names}
-    values = list(median.values())
-    # hyperparameter order of the psychophysics kernel: θ, then SE lengthscales, then SE variance
-    kernel = KernelSpec(structure="psychophysics", family="se", context_variance=values[0],
-                        lengthscales=tuple(values[1:3]), variance=values[3])
     return {
         "kernel": kernel.to_dict(),
         "hyperparameter_names": names,
         "per_patient": fits,
-        "fitted_on": {"slope": slope, "n_patients": n_patients, "n_responses": n_responses,
-                      "seed": seed, "n_restarts": n_restarts,
+        "passes": history,
+        "fitted_on": {"design": design, "slope": slope, "n_patients": n_patients,
+                      "n_responses": n_responses, "seed": seed, "n_restarts": n_restarts,
                       "true_corrections_d": [list(p.true_correction_d) for p in patients]},
-        "command": (f"lensopt hyperparameters --slope {slope:g} --patients {n_patients} "
-                    f"--responses {n_responses} --seed {seed}"),
+        "command": (f"lensopt hyperparameters --design {design} --slope {slope:g} "
+                    f"--patients {n_patients} --responses {n_responses} --seed {seed} "
+                    f"--restarts {n_restarts}" + (f" --passes {n_passes}" if design == "sessions" else "")),
     }

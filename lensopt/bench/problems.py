@@ -19,12 +19,21 @@ import numpy as np
 from scipy.special import ndtr
 
 from lensopt.bench.functions import TestFunction, get_function
-from lensopt.bench.rescaling import DEFAULT_TABLE_PATH, Rescaling, load_rescaling_table
+from lensopt.bench.rescaling import (
+    DEFAULT_TABLE_PATH,
+    Rescaling,
+    load_kernel_hyperparameters,
+    load_rescaling_table,
+)
 
-#: Default lengthscale of the base kernel, as a fraction of the domain's width per dimension.
-#: The paper fitted per-function hyperparameters offline (type-II ML on 1000 samples, §4); until
-#: such a table ships, every function uses this one documented default.
+#: Default lengthscale of the base kernel, as a fraction of the domain's width per dimension,
+#: used with ``hyperparameters="default"``. The paper's protocol, ``"fitted"``, uses instead the
+#: per-function maximum-likelihood values stored in ``data/benchmark-rescaling.json``
+#: (:mod:`lensopt.bench.hyperparameters`).
 DEFAULT_LENGTHSCALE_FRACTION = 0.2
+
+#: Where the base-kernel hyperparameters come from: the stored fit, or the documented default.
+HYPERPARAMETER_SOURCES = ("fitted", "default")
 
 #: Default variance of the base kernel: ``g`` is standardized to variance 1.
 DEFAULT_KERNEL_VARIANCE = 1.0
@@ -42,29 +51,29 @@ PAPER_SLOPES = tuple(float(a) for a in np.linspace(1.0, 8.0, 8))
 PAPER_REFRACTION_TRIALS = 260
 
 
-def _base_kernel(family: str, lengthscales, variance: float, active_dims):
-    from lensopt.gp.kernels import Matern32, Matern52, SquaredExponential
-
-    classes = {"se-ard": SquaredExponential, "matern32": Matern32, "matern52": Matern52}
-    return classes[family](lengthscales, variance=variance, active_dims=active_dims)
-
-
 @dataclass(frozen=True)
 class FunctionProblem:
     """One test function as a contextual binary problem, ``P(c=1 | s, x) = Φ(s g(x))``."""
 
     function: TestFunction
     rescaling: Rescaling
-    lengthscale_fraction: float = DEFAULT_LENGTHSCALE_FRACTION
+    lengthscales: tuple[float, ...] | None = None  # None: lengthscale_fraction × width
     kernel_variance: float = DEFAULT_KERNEL_VARIANCE
+    lengthscale_fraction: float = DEFAULT_LENGTHSCALE_FRACTION
     direction: str = field(default="max", init=False)
 
     def __post_init__(self):
         if not (0 < self.lengthscale_fraction <= 10):
             raise ValueError("FunctionProblem.lengthscale_fraction must be in (0, 10], "
                              f"got {self.lengthscale_fraction}")
-        if not self.kernel_variance > 0:
+        if not (math.isfinite(self.kernel_variance) and self.kernel_variance > 0):
             raise ValueError(f"FunctionProblem.kernel_variance must be > 0, got {self.kernel_variance}")
+        if self.lengthscales is not None:
+            ell = tuple(float(v) for v in self.lengthscales)
+            if len(ell) != self.function.dim or not all(math.isfinite(v) and v > 0 for v in ell):
+                raise ValueError(f"FunctionProblem.lengthscales must be {self.function.dim} positive "
+                                 f"numbers, got {self.lengthscales}")
+            object.__setattr__(self, "lengthscales", ell)
 
     @property
     def name(self) -> str:
@@ -98,29 +107,44 @@ class FunctionProblem:
     def kernel(self):
         """``s s' k(x, x')`` over columns ``[s, x...]``, ``k`` of the function's Table S1 family.
 
-        Base hyperparameters: lengthscale ``lengthscale_fraction × width`` per dimension and
-        variance ``kernel_variance`` (documented defaults, see the module constants).
+        Base hyperparameters: ``lengthscales`` and ``kernel_variance`` (the stored fit), or by
+        default a lengthscale of ``lengthscale_fraction × width`` per dimension and variance 1.
         """
+        from lensopt.bench.hyperparameters import base_kernel
         from lensopt.gp.kernels import benchmark_context_kernel
 
         widths = self.function.upper - self.function.lower
-        base = _base_kernel(
-            self.function.kernel_family,
-            self.lengthscale_fraction * widths,
-            self.kernel_variance,
-            active_dims=tuple(range(1, 1 + self.function.dim)),
-        )
+        lengthscales = (np.array(self.lengthscales) if self.lengthscales is not None
+                        else self.lengthscale_fraction * widths)
+        base = base_kernel(self.function.kernel_family, lengthscales, self.kernel_variance,
+                           tuple(range(1, 1 + self.function.dim)), widths)
         return benchmark_context_kernel(base, context_dims=(0,))
 
 
-def function_problem(slug: str, rescaling_path=DEFAULT_TABLE_PATH, **kwargs) -> FunctionProblem:
-    """The contextual problem of the function ``slug``, rescaled with the reference table."""
+def function_problem(slug: str, hyperparameters: str = "fitted",
+                     rescaling_path=DEFAULT_TABLE_PATH) -> FunctionProblem:
+    """The contextual problem of the function ``slug``, rescaled with the reference table.
+
+    ``hyperparameters``: ``"fitted"`` (the stored maximum-likelihood fit, the paper's protocol)
+    or ``"default"`` (``DEFAULT_LENGTHSCALE_FRACTION`` of the width, variance 1).
+    """
+    if hyperparameters not in HYPERPARAMETER_SOURCES:
+        raise ValueError(f"hyperparameters must be one of {HYPERPARAMETER_SOURCES}, "
+                         f"got {hyperparameters!r}")
     function = get_function(slug)
     table = load_rescaling_table(rescaling_path)
     if slug not in table:
         raise ValueError(f"{slug!r} is missing from the rescaling table {rescaling_path}; "
                          "regenerate it with `lensopt bench rescale`")
-    return FunctionProblem(function, table[slug], **kwargs)
+    if hyperparameters == "default":
+        return FunctionProblem(function, table[slug])
+    fitted = load_kernel_hyperparameters(rescaling_path).get(slug)
+    if fitted is None:
+        raise ValueError(f"no fitted kernel hyperparameters for {slug!r} in {rescaling_path}; "
+                         "run `lensopt bench rescale --fit-kernels` or use "
+                         "--hyperparameters default")
+    return FunctionProblem(function, table[slug], lengthscales=tuple(fitted["lengthscales"]),
+                           kernel_variance=fitted["variance"])
 
 
 @dataclass(frozen=True)

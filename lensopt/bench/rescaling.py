@@ -85,19 +85,32 @@ def compute_rescaling(function: TestFunction, seed: int = DEFAULT_SEED,
 
 
 def compute_rescaling_table(seed: int = DEFAULT_SEED, n_samples: int = N_SAMPLES,
-                            slugs=None) -> dict:
-    """The JSON-able reference table for ``slugs`` (all functions by default)."""
+                            slugs=None, fit_kernels: bool = False, progress=None) -> dict:
+    """The JSON-able reference table for ``slugs`` (all functions by default).
+
+    ``fit_kernels`` also fits each function's base-kernel hyperparameters
+    (:mod:`lensopt.bench.hyperparameters`; minutes per function). ``progress(slug)`` is called
+    before each function.
+    """
     from lensopt import __version__
 
     entries = {}
     for slug in slugs or FUNCTIONS:
+        if progress is not None:
+            progress(slug)
         rescaling, summary = compute_rescaling(FUNCTIONS[slug], seed, n_samples)
         entries[slug] = {**asdict(rescaling), **summary}
+        if fit_kernels:
+            from lensopt.bench.hyperparameters import fit_base_kernel
+
+            entries[slug]["kernel"] = fit_base_kernel(FUNCTIONS[slug], rescaling, seed=seed)
+    command = f"{REGENERATE_COMMAND} --seed {seed} --samples {n_samples}"
     return {
         "format_version": TABLE_FORMAT_VERSION,
         "description": "Rescaling of the benchmark functions: g = -(T(f) - mean) / std, "
-                       "T = log if take_log else identity (seed paper section 4.1)",
-        "command": f"{REGENERATE_COMMAND} --seed {seed} --samples {n_samples}",
+                       "T = log if take_log else identity (seed paper section 4.1); 'kernel': "
+                       "maximum-likelihood base-kernel hyperparameters on g (section 4)",
+        "command": command + (" --fit-kernels" if fit_kernels else ""),
         "seed": seed,
         "n_samples": n_samples,
         "log_variance_threshold": LOG_VARIANCE_THRESHOLD,
@@ -121,14 +134,24 @@ def write_rescaling_table(table: dict, path: Path = DEFAULT_TABLE_PATH) -> Path:
     return path
 
 
-def load_rescaling_table(path: Path = DEFAULT_TABLE_PATH) -> dict[str, Rescaling]:
-    """The rescalings of the reference table, keyed by slug."""
+def _read_table(path: Path) -> dict:
     path = Path(path)
     try:
-        table = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except FileNotFoundError:
         raise ValueError(f"rescaling table {path} is missing; regenerate it with "
                          f"`{REGENERATE_COMMAND}`") from None
+
+
+def load_kernel_hyperparameters(path: Path = DEFAULT_TABLE_PATH) -> dict[str, dict]:
+    """The fitted base-kernel hyperparameters of the reference table, keyed by slug."""
+    table = _read_table(path)
+    return {slug: e["kernel"] for slug, e in table["functions"].items() if "kernel" in e}
+
+
+def load_rescaling_table(path: Path = DEFAULT_TABLE_PATH) -> dict[str, Rescaling]:
+    """The rescalings of the reference table, keyed by slug."""
+    table = _read_table(path)
     return {
         slug: Rescaling(bool(e["take_log"]), float(e["mean"]), float(e["std"]))
         for slug, e in table["functions"].items()

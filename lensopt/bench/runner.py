@@ -59,6 +59,7 @@ class RunSpec:
     n_iterations: int
     n_initial: int = 5
     slope: float | None = None  # refraction only
+    hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
 
     def __post_init__(self):
         if self.campaign not in CAMPAIGNS:
@@ -71,6 +72,9 @@ class RunSpec:
             raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
         if self.campaign == "refraction" and self.slope is None:
             raise ValueError("RunSpec.slope is required for a refraction run")
+        if self.hyperparameters not in ("fitted", "default"):
+            raise ValueError("RunSpec.hyperparameters must be 'fitted' or 'default', "
+                             f"got {self.hyperparameters!r}")
 
     @property
     def key(self) -> str:
@@ -105,7 +109,7 @@ def _run_function(spec: RunSpec) -> dict:
     from lensopt.bench.problems import function_problem
     from lensopt.optimizer import ContextualOptimizer
 
-    problem = function_problem(spec.problem)
+    problem = function_problem(spec.problem, hyperparameters=spec.hyperparameters)
     opt = ContextualOptimizer(problem.system_bounds, problem.context_bounds, rule=spec.rule,
                               seed=spec.seed, kernel=problem.kernel(), n_initial=spec.n_initial)
     uniforms = np.random.default_rng(

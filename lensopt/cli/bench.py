@@ -95,6 +95,9 @@ def register(subparsers) -> None:
     f.add_argument("--rules", nargs="+", default=list(FUNCTION_RULES), metavar="RULE",
                    help=f"acquisition rules (default: {' '.join(FUNCTION_RULES)})")
     f.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
+    f.add_argument("--hyperparameters", choices=("fitted", "default"), default="fitted",
+                   help="base-kernel hyperparameters: the stored maximum-likelihood fit (paper, "
+                        "default) or 0.2 × the domain width with variance 1")
     _add_cluster_options(f)
     f.set_defaults(handler=run_functions)
 
@@ -128,6 +131,9 @@ def register(subparsers) -> None:
     s.add_argument("--seed", type=_non_negative_int, default=0)
     s.add_argument("--samples", type=_positive_int, default=50_000)
     s.add_argument("--out", metavar="FILE", help="default: data/benchmark-rescaling.json")
+    s.add_argument("--fit-kernels", action="store_true",
+                   help="also fit each function's kernel hyperparameters by maximum likelihood "
+                        "on 1000 samples, as the paper did (about half a minute per function)")
     s.set_defaults(handler=run_rescale)
 
 
@@ -175,11 +181,14 @@ def run_functions(args) -> int:
 
     rules = _check_rules(args.rules)
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
-    specs = [RunSpec("functions", p, r, seed, args.iterations, args.initial)
+    specs = [RunSpec("functions", p, r, seed, args.iterations, args.initial,
+                     hyperparameters=args.hyperparameters)
              for seed in range(args.seeds) for p in problems for r in rules]
     manifest = {"campaign": "functions", "rules": rules, "problems": problems,
                 "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
-                "command": _command(args, "functions", "--problems", problems)}
+                "hyperparameters": args.hyperparameters,
+                "command": _command(args, "functions", "--problems", problems)
+                + f" --hyperparameters {args.hyperparameters}"}
     return _run(args, "functions", specs, manifest)
 
 
@@ -232,7 +241,10 @@ def run_report(args) -> int:
 def run_rescale(args) -> int:
     from lensopt.bench.rescaling import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 
-    table = compute_rescaling_table(seed=args.seed, n_samples=args.samples)
+    table = compute_rescaling_table(
+        seed=args.seed, n_samples=args.samples, fit_kernels=args.fit_kernels,
+        progress=(lambda slug: print(f"  {slug}", file=sys.stderr)) if args.fit_kernels else None,
+    )
     path = write_rescaling_table(table, args.out or DEFAULT_TABLE_PATH)
     n_log = sum(e["take_log"] for e in table["functions"].values())
     print(f"lensopt bench rescale: wrote {path} ({len(table['functions'])} functions, "

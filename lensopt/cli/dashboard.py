@@ -12,6 +12,7 @@ model update to a PNG and exits. PyQt5 is imported only when a window is needed.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from lensopt.errors import LensoptError, StoreError
 
 #: Qt platforms that need no display server.
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
+#: Milliseconds between two chances for Python to handle Ctrl+C while the window is open.
+SIGNAL_CHECK_MS = 200
 
 
 def register(subparsers) -> None:
@@ -53,7 +56,9 @@ def _check_output(path_text: str, option: str, suffixes: tuple[str, ...]) -> Pat
 def _has_display() -> bool:
     if os.environ.get("QT_QPA_PLATFORM", "").split(":")[0] in HEADLESS_PLATFORMS:
         return True
-    return sys.platform in ("win32", "darwin") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def run_dashboard(args) -> int:
@@ -70,7 +75,9 @@ def run_dashboard(args) -> int:
     with SessionStore(db_path, readonly=True) as store:
         session_id = args.session_id if args.session_id is not None else store.latest_session_id()
         if session_id is None:
-            raise StoreError(f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file")
+            raise StoreError(
+                f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file"
+            )
         info = store.session(session_id)
         if report is not None:
             if info.n_trials == 0:
@@ -92,12 +99,18 @@ def run_dashboard(args) -> int:
 
 
 def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay: bool) -> int:
+    from PyQt5.QtCore import QTimer
     from PyQt5.QtWidgets import QApplication
 
     from lensopt.dashboard.window import DashboardWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "lensopt"])
     window = DashboardWindow(db_path, session_id, replay=replay)
+    # Ctrl+C in the terminal closes the window: Qt's loop must hand Python a moment now and then.
+    previous = signal.signal(signal.SIGINT, lambda *_: window.close())
+    heartbeat = QTimer(window)
+    heartbeat.timeout.connect(lambda: None)
+    heartbeat.start(SIGNAL_CHECK_MS)
     outcome: dict = {}
     if screenshot is not None:
         def done(result):
@@ -106,13 +119,18 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
 
         window.screenshot_when_ready(screenshot, done)
     window.show()
-    app.exec_()
-    window.shutdown()
+    try:
+        app.exec_()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        window.shutdown()
     result = outcome.get("result")
     if isinstance(result, Exception):
         raise ValueError(f"could not write the screenshot {screenshot}: {result}")
     if screenshot is not None:
         print(f"screenshot of session {session_id} written to {screenshot}")
         if window.snapshot is None:
-            raise LensoptError(f"the dashboard could not show session {session_id}: {window.message_label.text()}")
+            raise LensoptError(
+                f"the dashboard could not show session {session_id}: {window.message_label.text()}"
+            )
     return 0

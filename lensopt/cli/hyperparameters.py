@@ -17,7 +17,11 @@ def register(subparsers) -> None:
     )
     p.add_argument("--slope", type=_positive_float, default=5.0)
     p.add_argument("--patients", type=_positive_int, default=8)
-    p.add_argument("--responses", type=_positive_int, default=1000)
+    p.add_argument("--responses", type=_positive_int, default=260,
+                   help="responses per patient (trials per session; the paper's random design used 1000)")
+    p.add_argument("--design", choices=("sessions", "random"), default="sessions",
+                   help="simulated UCB-ALD sessions (default) or the paper's random responses")
+    p.add_argument("--passes", type=_positive_int, default=2, help="session/re-fit passes (sessions design)")
     p.add_argument("--seed", type=_non_negative_int, default=0)
     p.add_argument("--restarts", type=_non_negative_int, default=3)
     p.add_argument("--output", default=str(DATA_DIR / REFRACTION_HYPERPARAMETERS))
@@ -29,9 +33,11 @@ def run(args) -> int:
 
     from lensopt.refraction_hyperparameters import fit_reference_hyperparameters
 
-    with tqdm(total=args.patients, desc="patients fitted", file=sys.stderr) as bar:
+    total = args.patients * (args.passes if args.design == "sessions" else 1)
+    with tqdm(total=total, desc="patients fitted", file=sys.stderr) as bar:
         result = fit_reference_hyperparameters(args.slope, args.patients, args.responses, args.seed,
-                                               args.restarts, progress=lambda i: bar.update(1))
+                                               args.restarts, progress=lambda i: bar.update(1),
+                                               design=args.design, n_passes=args.passes)
     with open(args.output, "w") as handle:
         json.dump(result, handle, indent=2)
         handle.write("\n")

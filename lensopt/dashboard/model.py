@@ -140,7 +140,8 @@ def _lens_grid(sphere_range, cylinder_range, n):
     s = np.linspace(*sphere_range, n)
     c = np.linspace(*cylinder_range, n)
     ss, cc = np.meshgrid(s, c)
-    return np.column_stack([ss.ravel(), cc.ravel()]), (s[1] - s[0] if n > 1 else 0.0), (c[1] - c[0] if n > 1 else 0.0)
+    step_s, step_c = (s[1] - s[0], c[1] - c[0]) if n > 1 else (0.0, 0.0)
+    return np.column_stack([ss.ravel(), cc.ravel()]), step_s, step_c
 
 
 def sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng,
@@ -159,8 +160,10 @@ def sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar
         draws = _joint_latent_samples(model, X, rng, n_samples)
         samples = lenses[np.argmax(draws, axis=1)]
         low, high = samples.min(axis=0), samples.max(axis=0)
-        sphere_range = (max(low[0] - step_s, sphere_bounds_d[0]), min(high[0] + step_s, sphere_bounds_d[1]))
-        cylinder_range = (max(low[1] - step_c, cylinder_bounds_d[0]), min(high[1] + step_c, cylinder_bounds_d[1]))
+        sphere_range = (max(low[0] - step_s, sphere_bounds_d[0]),
+                        min(high[0] + step_s, sphere_bounds_d[1]))
+        cylinder_range = (max(low[1] - step_c, cylinder_bounds_d[0]),
+                          min(high[1] + step_c, cylinder_bounds_d[1]))
     return samples, np.array([step_s**2, step_c**2]) / 12.0
 
 
@@ -204,7 +207,8 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
     lens_map = LensMap(
         sphere_d=frozen_array(np.linspace(*sphere_b, LENS_MAP_POINTS)),
         cylinder_d=frozen_array(np.linspace(*cylinder_b, LENS_MAP_POINTS)),
-        acuity_mean_logmar=frozen_array(np.reshape(mean, shape)), acuity_sd_logmar=frozen_array(np.reshape(sd, shape)),
+        acuity_mean_logmar=frozen_array(np.reshape(mean, shape)),
+        acuity_sd_logmar=frozen_array(np.reshape(sd, shape)),
     )
 
     samples, quantization = sample_optimum_d(opt.model, sphere_b, cylinder_b, letter_b[1], rng)
@@ -213,7 +217,8 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
         sphere_d=best_s, cylinder_d=best_c,
         sphere_sd_d=float(math.sqrt(covariance[0, 0])), cylinder_sd_d=float(math.sqrt(covariance[1, 1])),
         acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd,
-        samples_d=frozen_array(samples), region_d=frozen_array(credible_ellipse(samples.mean(axis=0), covariance)),
+        samples_d=frozen_array(samples),
+        region_d=frozen_array(credible_ellipse(samples.mean(axis=0), covariance)),
     )
 
     letters = np.linspace(*letter_b, PSYCHOMETRIC_POINTS)
@@ -225,7 +230,8 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
         letter_logmar=frozen_array(letters), p_mean=frozen_array(ndtr(mu)),
         p_low=frozen_array(ndtr(mu - BAND_Z * latent_sd)), p_high=frozen_array(ndtr(mu + BAND_Z * latent_sd)),
         guess_rate=guess_rate, threshold_logmar=acuity,
-        near_letter_logmar=frozen_array(trials.letter_logmar[near]), near_correct=frozen_array(trials.correct[near], bool),
+        near_letter_logmar=frozen_array(trials.letter_logmar[near]),
+        near_correct=frozen_array(trials.correct[near], bool),
     )
     return lens_map, best, curve, (sphere_b, cylinder_b, letter_b)
 
@@ -268,7 +274,8 @@ class SessionModel:
                 return None
             if self._opt is None:
                 self._opt = self._factory(self._settings, [])
-            self._opt.tell(Trial(record.sphere_d, record.cylinder_d, record.letter_logmar), bool(record.correct))
+            self._opt.tell(Trial(record.sphere_d, record.cylinder_d, record.letter_logmar),
+                           bool(record.correct))
             self._records.append(record)
             n = len(self._records)
             if n <= DENSE_HISTORY_TRIALS or (n - DENSE_HISTORY_TRIALS) % HISTORY_STRIDE == 0:
@@ -324,13 +331,15 @@ class SessionModel:
         else:
             from lensopt.trial import Trial
 
-            replay = [(Trial(r.sphere_d, r.cylinder_d, r.letter_logmar), bool(r.correct)) for r in self._records[:n]]
+            replay = [(Trial(r.sphere_d, r.cylinder_d, r.letter_logmar), bool(r.correct))
+                      for r in self._records[:n]]
             opt = self._factory(self._settings, replay)
         rng = np.random.default_rng([abs(header.seed), n])
         lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng)
         if not rows or rows[-1][0] != n:
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))
-        history = AcuityHistory(*(frozen_array(col, dtype) for col, dtype in zip(zip(*rows), (int, float, float))))
+        columns = zip(*rows)
+        history = AcuityHistory(*(frozen_array(col, dtype) for col, dtype in zip(columns, (int, float, float))))
         return DashboardSnapshot(header, trials, history, *bounds, lens_map=lens_map, best=best,
                                  psychometric=curve, live=live)
 

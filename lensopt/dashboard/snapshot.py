@@ -193,6 +193,7 @@ class DashboardSnapshot:
         else:
             acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
         return (
-            f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
+            f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · "
+            f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
             f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}"
         )

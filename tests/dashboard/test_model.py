@@ -185,7 +185,7 @@ def test_psychometric_band_holds_95_percent_of_latent_draws(session):
     curve, best = snap.psychometric, snap.best
     k = 60
     X = np.array([[curve.letter_logmar[k], best.sphere_d, best.cylinder_d]])
-    mu, var = session["model"]._opt.model.predict_latent(X)
+    mu, var = _rebuilt(session["info"], session["history"]).model.predict_latent(X)
     draws = np.random.default_rng(5).normal(mu[0], np.sqrt(var[0]), 20_000)
     p = 0.5 * (1.0 + np.vectorize(math.erf)(draws / np.sqrt(2.0)))  # Φ written out, not scipy's ndtr
     inside = np.mean((p >= curve.p_low[k]) & (p <= curve.p_high[k]))

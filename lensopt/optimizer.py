@@ -27,6 +27,8 @@ BOUNDS_TOLERANCE = 1e-9
 STATE_FORMAT = "lensopt.optimizer-state/1"
 #: Seeded restarts of a scheduled hyperparameter re-fit.
 REFIT_RESTARTS = 3
+#: Recent inputs offered as extra candidates when searching the posterior mean's maximum.
+RECENT_INPUTS = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,21 +180,23 @@ class ContextualOptimizer:
             self._cache[key] = compute()
         return self._cache[key]
 
-    def _argmax_mean(self, context: np.ndarray) -> np.ndarray:
-        return self._cached(("argmax", tuple(context)), lambda: self._compute_argmax_mean(context)).copy()
+    def _argmax_mean(self, context: np.ndarray, refine: bool = True) -> np.ndarray:
+        key = ("argmax", tuple(context), refine)
+        return self._cached(key, lambda: self._compute_argmax_mean(context, refine)).copy()
 
-    def _compute_argmax_mean(self, context: np.ndarray) -> np.ndarray:
+    def _compute_argmax_mean(self, context: np.ndarray, refine: bool = True) -> np.ndarray:
         s = self.settings
         model = self.model
         if model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         k = s.n_context
-        extra = self.inputs.copy()
+        extra = self.inputs[-RECENT_INPUTS:].copy()
         extra[:, :k] = context
         point, _ = maximize_acquisition(
             _PosteriorMean(model), s.bounds, self._rng(1),
             fixed_features={d: float(v) for d, v in enumerate(context)},
-            settings=MaximizerSettings(n_candidates=256, n_starts=2), extra_candidates=extra,
+            settings=MaximizerSettings(n_candidates=128, n_starts=2 if refine else 0),
+            extra_candidates=extra,
         )
         return point[k:]
 
@@ -219,9 +223,13 @@ class ContextualOptimizer:
         def gap(s):
             return model.predict_latent(np.concatenate([[s], system])[None])[0][0] - target
 
-        g_lo, g_hi = gap(lo), gap(hi)
+        ends = np.array([[lo, *system], [(lo + hi) / 2, *system], [hi, *system]])
+        g_lo, g_mid, g_hi = model.predict_latent(ends)[0] - target
         if g_lo * g_hi > 0:
             return lo if abs(g_lo) < abs(g_hi) else hi
+        if abs(g_mid - (g_lo + g_hi) / 2) <= 1e-9 * (1.0 + abs(g_lo) + abs(g_hi)):
+            # the latent is linear in the context (psychophysics kernel): solve directly
+            return float(lo + (hi - lo) * g_lo / (g_lo - g_hi))
         return float(brentq(gap, lo, hi, xtol=1e-6))
 
     def reference_context(self) -> np.ndarray:
@@ -234,7 +242,8 @@ class ContextualOptimizer:
             return self._upper_context()
 
         def compute():
-            best = self._argmax_mean(self._upper_context())
+            # s₀ only needs to sit near the threshold: the best candidate will do, unrefined
+            best = self._argmax_mean(self._upper_context(), refine=False)
             return np.array([self.threshold_context(best)])
 
         return self._cached("reference", compute).copy()

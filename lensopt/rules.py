@@ -37,11 +37,20 @@ from lensopt.acquisition import (
     ThompsonSample,
 )
 from lensopt.gp import uncertainty
-from lensopt.optimize import MaximizerSettings, maximize_acquisition, scrambled_halton, uniform
+from lensopt.optimize import (
+    MaximizerSettings,
+    maximize_acquisition,
+    maximize_on_line,
+    scrambled_halton,
+    uniform,
+)
 from lensopt.settings import OptimizerSettings
 
-#: Candidates of the one-dimensional s-step (BALD over the letter size), then L-BFGS-B.
-CONTEXT_STEP_CANDIDATES = 64
+#: Grid of the one-dimensional s-step (BALD over the letter size), refined by a parabola.
+CONTEXT_STEP_GRID = 64
+#: Most recent training inputs offered as extra candidates to the x-step (recent trials are
+#: where the search currently is; all of them would cost a prediction each).
+RECENT_CANDIDATES = 8
 #: Candidates (s, x) at which cBKG is evaluated, and inner points of its maximum.
 KG_OUTER_CANDIDATES = 64
 KG_INNER_POINTS = 128
@@ -75,9 +84,9 @@ def random_point(settings: OptimizerSettings, rng: np.random.Generator) -> np.nd
     return uniform(settings.bounds, 1, rng)[0]
 
 
-def _training_points(decision: Decision) -> np.ndarray:
-    """Training inputs moved to the reference context: good extra candidates for the x-step."""
-    X = np.array(decision.model.X_train_, dtype=float)
+def _training_points(decision: Decision, last: int | None = None) -> np.ndarray:
+    """Training inputs (the ``last`` ones) moved to the reference context."""
+    X = np.array(decision.model.X_train_ if last is None else decision.model.X_train_[-last:], dtype=float)
     X[:, list(decision.context_dims)] = decision.reference_context
     return X
 
@@ -90,20 +99,21 @@ def _x_step(decision: Decision, acquisition) -> np.ndarray:
         decision.rng,
         fixed_features=fixed,
         settings=decision.maximizer(),
-        extra_candidates=_training_points(decision),
+        extra_candidates=_training_points(decision, last=RECENT_CANDIDATES),
     )
     return point[list(decision.system_dims)]
 
 
 def _s_step_bald(decision: Decision, system: np.ndarray) -> np.ndarray:
     fixed = {d: float(v) for d, v in zip(decision.system_dims, system)}
-    point, _ = maximize_acquisition(
-        BALD(decision.model),
-        decision.settings.bounds,
-        decision.rng,
-        fixed_features=fixed,
-        settings=MaximizerSettings(n_candidates=CONTEXT_STEP_CANDIDATES, n_starts=2),
-    )
+    if decision.settings.n_context == 1:
+        point, _ = maximize_on_line(BALD(decision.model), decision.settings.bounds, 0, fixed,
+                                    n_points=CONTEXT_STEP_GRID)
+    else:
+        point, _ = maximize_acquisition(
+            BALD(decision.model), decision.settings.bounds, decision.rng, fixed_features=fixed,
+            settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2),
+        )
     return point[list(decision.context_dims)]
 
 

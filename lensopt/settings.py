@@ -119,8 +119,8 @@ class OptimizerSettings:
     n_initial: int = 5
     beta: float = PAPER_BETA
     reference_context: object = None
-    n_candidates: int = 500
-    n_starts: int = 4
+    n_candidates: int = 128
+    n_starts: int = 2
     n_thompson_features: int = 512
     refit_every: int | None = None
     refit_after: int = 40

@@ -85,7 +85,20 @@ def fit_base_kernel(function: TestFunction, rescaling: Rescaling, seed: int = 0,
     X = function.sample_uniform(n_samples, rng)
     y = rescaling.transform(function(X))
     widths = function.upper - function.lower
-    kernel = base_kernel(function.kernel_family, default_fraction * widths, 1.0, None, widths)
+    fit = fit_kernel_on_samples(function.kernel_family, X, y, widths, rng, n_restarts,
+                                default_fraction)
+    return {"family": function.kernel_family, **fit, "n_samples": n_samples}
+
+
+def fit_kernel_on_samples(family: str, X: np.ndarray, y: np.ndarray, widths, rng,
+                          n_restarts: int = N_RESTARTS, default_fraction: float = 0.2) -> dict:
+    """ML fit of ``family`` (ARD) plus a noise variance to ``y`` ``(n,)`` at ``X`` ``(n, d)``.
+
+    Starts at ``default_fraction × widths``, variance 1, noise 0.01, then ``n_restarts`` points
+    drawn log-uniformly inside the bounds; keeps the best L-BFGS-B result.
+    """
+    widths = np.asarray(widths, dtype=float)
+    kernel = base_kernel(family, default_fraction * widths, 1.0, None, widths)
     bounds = np.vstack([kernel.bounds, np.log(NOISE_BOUNDS)])
     starts = [np.append(kernel.theta, np.log(1e-2))]
     starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
@@ -97,10 +110,9 @@ def fit_base_kernel(function: TestFunction, rescaling: Rescaling, seed: int = 0,
             best = res
     fitted = kernel.with_theta(best.x[:-1])
     return {
-        "family": function.kernel_family,
-        "lengthscales": [float(v) for v in np.broadcast_to(fitted.lengthscales, (function.dim,))],
+        "lengthscales": [float(v) for v in np.broadcast_to(fitted.lengthscales, (X.shape[1],))],
         "variance": float(fitted.variance),
         "noise_variance": float(np.exp(best.x[-1])),
-        "n_samples": n_samples,
         "log_marginal_likelihood": float(-best.fun),
+        "start_log_marginal_likelihood": float(-_negative_log_likelihood(starts[0], kernel, X, y)[0]),
     }

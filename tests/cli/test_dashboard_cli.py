@@ -71,11 +71,19 @@ def test_screenshot_writes_a_picture_of_all_four_panels(db, tmp_path):
             assert gray[rows, cols].std() > 0.05, "a panel of the screenshot is blank"
 
 
-def test_report_writes_a_one_page_pdf_without_a_window(db, tmp_path, capsys):
+def test_report_writes_a_one_page_pdf_without_importing_qt(db, tmp_path):
     path, sid, _ = db
     out = tmp_path / "report.pdf"
-    assert main(["dashboard", str(sid), "--db", str(path), "--report", str(out)]) == 0
-    assert f"written to {out}" in capsys.readouterr().out
+    script = (
+        "import sys\n"
+        "from lensopt.cli import main\n"
+        f"code = main(['dashboard', '{sid}', '--db', {str(path)!r}, '--report', {str(out)!r}])\n"
+        "print('qt loaded:', any(m.split('.')[0] in ('PyQt5', 'PyQt6') for m in sys.modules))\n"
+        "sys.exit(code)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"written to {out}" in result.stdout and "qt loaded: False" in result.stdout
     info = subprocess.run(["pdfinfo", str(out)], capture_output=True, text=True, check=True).stdout
     assert "Pages:           1" in info
 

@@ -41,9 +41,6 @@ DEFAULT_KERNEL_VARIANCE = 1.0
 #: Context domain of the contextual binary benchmark.
 CONTEXT_BOUNDS = ((0.0, 1.0),)
 
-#: Directions the analysis understands: which way a tracked value is better.
-DIRECTIONS = ("max", "min")
-
 #: Slopes of the refraction benchmark: 8 evenly spaced in [1, 8] logMAR⁻¹ (seed paper §5.3).
 PAPER_SLOPES = tuple(float(a) for a in np.linspace(1.0, 8.0, 8))
 

@@ -87,3 +87,15 @@ def test_write_and_load_round_trip(tmp_path):
 def test_missing_table_names_the_regenerating_command(tmp_path):
     with pytest.raises(ValueError, match="lensopt bench rescale"):
         load_rescaling_table(tmp_path / "nope.json")
+
+
+def test_reference_table_holds_a_kernel_fit_for_every_function():
+    table = json.loads(DEFAULT_TABLE_PATH.read_text())
+    assert "--fit-kernels" in table["command"]
+    for slug, entry in table["functions"].items():
+        fn, kernel = FUNCTIONS[slug], entry["kernel"]
+        assert kernel["family"] == fn.kernel_family and kernel["n_samples"] == 1000
+        widths = fn.upper - fn.lower
+        ratios = np.array(kernel["lengthscales"]) / widths
+        assert len(ratios) == fn.dim and np.all((ratios > 1e-4) & (ratios <= 10 + 1e-9)), slug
+        assert 1e-2 - 1e-12 <= kernel["variance"] <= 1e2 + 1e-9

@@ -1,0 +1,67 @@
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from lensopt.cli import main
+
+FIELDS = {"rule", "seed", "trials", "true_correction_d", "best_lens_d", "va_error_logmar",
+          "sphere_error_d", "cylinder_error_d", "latency_ms"}
+
+
+def _simulate(capsys, *args):
+    assert main(["simulate", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_output_has_every_field_and_consistent_errors(capsys):
+    result = _simulate(capsys, "--rule", "ucb-ald", "--trials", "12", "--seed", "3",
+                       "--true-sphere", "0.5", "--true-cylinder", "-1.25")
+    assert FIELDS <= set(result)
+    assert result["true_correction_d"] == [0.5, -1.25]
+    sphere, cylinder = result["best_lens_d"]
+    assert result["sphere_error_d"] == pytest.approx(abs(sphere - 0.5))
+    assert result["cylinder_error_d"] == pytest.approx(abs(cylinder + 1.25))
+    # acuity error by hand: Raasch blur and Blendowske's law (METHOD.md §1)
+    rs, rc = sphere - 0.5, cylinder + 1.25
+    assert result["va_error_logmar"] == pytest.approx(math.log10(1 + 0.5 * (rs**2 + (rs + rc) ** 2)))
+    latency = result["latency_ms"]
+    assert 0 < latency["median"] <= latency["p95"] <= latency["max"]
+
+
+def test_the_same_command_twice_gives_the_same_best_lens(capsys):
+    args = ("--rule", "ts-ald", "--trials", "10", "--seed", "5")
+    assert _simulate(capsys, *args)["best_lens_d"] == _simulate(capsys, *args)["best_lens_d"]
+
+
+def test_without_a_true_correction_the_seed_draws_one_in_the_papers_range(capsys):
+    first = _simulate(capsys, "--rule", "random", "--trials", "3", "--seed", "8")["true_correction_d"]
+    again = _simulate(capsys, "--rule", "random", "--trials", "3", "--seed", "8")["true_correction_d"]
+    other = _simulate(capsys, "--rule", "random", "--trials", "3", "--seed", "9")["true_correction_d"]
+    assert first == again != other
+    assert all(-3 <= v <= 3 for v in first)
+
+
+def test_readable_summary_without_json(capsys):
+    assert main(["simulate", "--rule", "random", "--trials", "4", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "best lens found" in out and "acuity error" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rule", "nope"], "invalid choice"),
+    (["--trials", "0"], "at least 1"),
+    (["--slope", "-2"], "positive"),
+    (["--letter-bounds", "2", "-1"], "reversed"),
+    (["--sphere-bounds", "1", "1"], "reversed"),
+    (["--true-sphere", "1"], "both"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(args, message):
+    proc = subprocess.run([sys.executable, "-m", "lensopt", "simulate", "--json", "--trials", "2", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert "Traceback" not in proc.stderr

@@ -39,6 +39,23 @@ def regret_curves(records: list[dict]) -> dict[str, dict[str, np.ndarray]]:
     return {p: {r: np.array(rows) for r, rows in by_rule.items()} for p, by_rule in curves.items()}
 
 
+#: Trial counts at which the report tabulates the median regret (the issue's 30/60/100/260).
+CHECKPOINTS = (30, 60, 100, 260)
+
+
+def checkpoint_medians(curves: dict[str, dict[str, np.ndarray]], checkpoints=CHECKPOINTS) -> list[dict]:
+    """Median and mean regret after ``t`` trials, per problem and rule (``t`` past the end: skipped)."""
+    rows = []
+    for problem, by_rule in curves.items():
+        for rule, regret in by_rule.items():
+            for t in checkpoints:
+                if t <= regret.shape[1]:
+                    column = regret[:, t - 1]
+                    rows.append({"problem": problem, "rule": rule, "trials": t, "n_runs": int(column.size),
+                                 "median": float(np.median(column)), "mean": float(np.mean(column))})
+    return rows
+
+
 def campaign_timing(records: list[dict]) -> dict:
     """Wall time of the campaign (first start to last finish) and the summed run time."""
     starts = [datetime.fromisoformat(r["started_at"]) for r in records]
@@ -182,6 +199,12 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
                         out_dir / f"win-{name}.png")
 
     curves = regret_curves(records)
+    checkpoints = checkpoint_medians(curves)
+    _write_csv(out_dir / "checkpoints.csv", ["problem", "rule", "trials", "n_runs", "median", "mean"],
+               [[r["problem"], r["rule"], r["trials"], r["n_runs"], f"{r['median']:.5g}", f"{r['mean']:.5g}"]
+                for r in checkpoints])
+    summary["checkpoints"] = checkpoints
+    write_json_atomic(out_dir / "ranking.json", summary)
     for problem, by_rule in curves.items():
         ylabel = ("acuity error VA(x̂) − VA_best (logMAR)" if directions[problem] == "min"
                   else "regret g* − g(x̂)")
@@ -201,5 +224,18 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
            "(Figure S1 A):", "", markdown_matrix(result, result.win_fraction_final),
            "Same on the area under the curve (Figure S1 B):", "",
            markdown_matrix(result, result.win_fraction_auc)]
+    if checkpoints:
+        md += ["", "Median regret (mean in brackets) after a number of trials "
+               "(for refraction: acuity error in logMAR with the reported lens):", ""]
+        md += ["| problem | rule | " + " | ".join(f"{t} trials" for t in CHECKPOINTS) + " |",
+               "|---|---|" + "---|" * len(CHECKPOINTS)]
+        table = {(r["problem"], r["rule"], r["trials"]): r for r in checkpoints}
+        for problem in curves:
+            for rule in rules:
+                if (problem, rule, CHECKPOINTS[0]) not in table and rule not in curves[problem]:
+                    continue
+                cells = [f"{table[k]['median']:.4f} ({table[k]['mean']:.4f})" if (k := (problem, rule, t)) in table
+                         else "–" for t in CHECKPOINTS]
+                md.append(f"| {problem} | {rule_label(rule)} | " + " | ".join(cells) + " |")
     (out_dir / "ranking.md").write_text("\n".join(md))
     return summary

@@ -91,3 +91,21 @@ def test_benchmark_package_never_imports_pyplot():
     pattern = re.compile(r"^\s*(import matplotlib\.pyplot|from matplotlib import pyplot|"
                          r"from matplotlib\.pyplot import)", re.MULTILINE)
     assert sources and not any(pattern.search(s) for s in sources)
+
+
+def test_checkpoint_medians_by_hand():
+    from lensopt.bench.report import checkpoint_medians
+
+    regret = np.arange(1, 301, dtype=float)[None, :] * np.array([[1.0], [2.0], [4.0]])  # 3 runs × 300 trials
+    rows = checkpoint_medians({"p": {"r": regret}}, checkpoints=(30, 260, 400))
+    assert [r["trials"] for r in rows] == [30, 260]
+    assert rows[0]["median"] == 60.0 and rows[0]["mean"] == pytest.approx(70.0)
+    assert rows[1]["median"] == 520.0
+
+
+def test_report_tabulates_checkpoints_only_where_runs_reach_them(campaign, tmp_path):
+    out = tmp_path / "rep2"
+    summary = write_report(campaign, out)
+    rows = list(csv.DictReader(open(out / "checkpoints.csv")))
+    assert rows == [] and summary["checkpoints"] == []  # the fixture's runs stop after 8 trials
+    assert "Median regret" not in (out / "ranking.md").read_text()

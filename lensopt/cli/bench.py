@@ -23,41 +23,15 @@ import math
 import shlex
 import sys
 
+from lensopt.cli.arguments import non_negative_int as _non_negative_int
+from lensopt.cli.arguments import positive_float as _positive_float
+from lensopt.cli.arguments import positive_int as _positive_int
+
 #: Paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
 FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
 REFRACTION_RULES = ("ucb-ald", "ts-ald", "ucb-random", "bald", "ts-random", "random")
 FUNCTION_ITERATIONS, FUNCTION_SEEDS, INITIAL_SAMPLES = 60, 40, 5
 REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
 
 
 def _add_cluster_options(p) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from lensopt.cli.simulate import _non_negative_int, _positive_float, _positive_int
+from lensopt.cli.arguments import non_negative_int as _non_negative_int
+from lensopt.cli.arguments import positive_float as _positive_float
+from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.reference_data import DATA_DIR, REFRACTION_HYPERPARAMETERS
 
 

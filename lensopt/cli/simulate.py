@@ -3,56 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 
+from lensopt.cli.arguments import finite_float as _finite_float
+from lensopt.cli.arguments import non_negative_int as _non_negative_int
+from lensopt.cli.arguments import positive_float as _positive_float
+from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.settings import ALL_RULES, INFERENCE_METHODS
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise _arg_error(f"expected a whole number, got {text!r}")
-    if value < 1:
-        raise _arg_error(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise _arg_error(f"expected a number, got {text!r}")
-    if not (math.isfinite(value) and value > 0):
-        raise _arg_error(f"must be a positive number, got {text}")
-    return value
-
-
-def _finite_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise _arg_error(f"expected a number, got {text!r}")
-    if not math.isfinite(value):
-        raise _arg_error(f"must be a finite number, got {text}")
-    return value
-
-
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise _arg_error(f"expected a whole number, got {text!r}")
-    if value < 0:
-        raise _arg_error(f"must be 0 or more, got {value}")
-    return value
-
-
-def _arg_error(message):
-    import argparse
-
-    return argparse.ArgumentTypeError(message)
 
 
 def register(subparsers) -> None:

@@ -85,7 +85,7 @@ def ep_posterior(
     K: np.ndarray,
     y: np.ndarray,
     sites_init: tuple[np.ndarray, np.ndarray] | None = None,
-    tolerance: float = EP_TOLERANCE,
+    tolerance: float | None = None,
     max_sweeps: int = EP_MAX_SWEEPS,
 ) -> LatentPosterior:
     """Run EP to convergence (R&W Algorithm 3.5) and return the Gaussian approximation.
@@ -93,6 +93,7 @@ def ep_posterior(
     ``sites_init``: optional ``(τ̃, ν̃)`` to start from (warm start). Sites are visited in index
     order every sweep, so the result is deterministic.
     """
+    tolerance = EP_TOLERANCE if tolerance is None else tolerance
     n = K.shape[0]
     y = np.asarray(y, dtype=float)
     if sites_init is None:

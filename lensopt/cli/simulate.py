@@ -32,8 +32,33 @@ def register(subparsers) -> None:
     p.add_argument("--letter-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-1.0, 2.0),
                    help="letter sizes, logMAR (default -1 2)")
     p.add_argument("--lens-step", type=_positive_float, metavar="D", help="round lenses to this step (e.g. 0.25)")
+    p.add_argument("--reference-context", default="adaptive", metavar="LOGMAR|adaptive|upper",
+                   help="letter size s₀ of the x-step: adaptive (default: the model's threshold at its "
+                        "best lens), upper (the largest letter), or a logMAR value")
+    p.add_argument("--hyperparameters", metavar="FILE",
+                   help="a JSON file with a 'kernel' entry (as in data/refraction-hyperparameters.json)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.set_defaults(handler=run)
+
+
+def _reference_context(text):
+    if text == "adaptive":
+        return "adaptive"
+    if text == "upper":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"--reference-context must be adaptive, upper or a logMAR value, got {text!r}") from None
+
+
+def _load_kernel(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)["kernel"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); give a JSON file with a "
+                         "'kernel' entry like data/refraction-hyperparameters.json") from None
 
 
 def run(args) -> int:
@@ -47,12 +72,15 @@ def run(args) -> int:
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
+    reference = _reference_context(args.reference_context)
+    hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
     patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
                            n_alternatives=args.n_alternatives, lapse=args.lapse)
     optimizer = RefractionOptimizer(
         rule=args.rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
         cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
         lens_step_d=args.lens_step, inference=args.inference, n_alternatives=args.n_alternatives,
+        reference_context=reference, hyperparameters=hyperparameters,
     )
     if args.json:
         result = simulate_session(patient, optimizer, args.trials)

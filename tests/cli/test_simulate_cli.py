@@ -65,3 +65,23 @@ def test_bad_input_is_one_line_and_exit_code_2(args, message):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_reference_context_and_hyperparameter_file_options(capsys, tmp_path):
+    path = tmp_path / "kernel.json"
+    path.write_text(json.dumps({"kernel": {"structure": "psychophysics", "family": "se",
+                                           "lengthscales": [1.5, 1.5], "variance": 4.0, "context_variance": 4.0}}))
+    a = _simulate(capsys, "--trials", "8", "--seed", "2", "--reference-context", "0.0", "--hyperparameters", str(path))
+    b = _simulate(capsys, "--trials", "8", "--seed", "2", "--reference-context", "upper")
+    assert a["best_lens_d"] != b["best_lens_d"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--reference-context", "big"], "reference-context"),
+    (["--hyperparameters", "/nonexistent.json"], "cannot read hyperparameters"),
+    (["--reference-context", "5"], "outside the context bounds"),
+])
+def test_bad_model_options_are_one_line(capsys, args, message):
+    assert main(["simulate", "--json", "--trials", "2", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]

@@ -11,18 +11,27 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
 from lensopt.observer.optics import (
     acuity_logmar,
     blur_strength_d,
+    normal_cdf,
     psychometric_p_correct,
     residual_blur_d,
 )
 
 #: Axis (degrees) assumed for a patient built without ``axis_deg`` when a lens axis is given.
 DEFAULT_PATIENT_AXIS_DEG = 0.0
+
+#: Smallest upper-tail probability kept when turning P(correct) into a latent utility.
+_TINY_TAIL = 1e-300
+
+#: Elementwise standard normal quantile (stdlib, accurate in both tails; the observer stays
+#: scipy-free).
+_normal_quantile = np.frompyfunc(NormalDist().inv_cdf, 1, 1)
 
 #: Largest seed drawn for a patient by :func:`draw_patients` (fits a signed 64-bit SQLite INTEGER).
 _MAX_CHILD_SEED = 2**63 - 1
@@ -153,6 +162,39 @@ class SimulatedPatient:
         built with the same seed gives the same answers to the same questions.
         """
         p = np.asarray(self.p_correct(letter_logmar, sphere_d, cylinder_d, axis_deg))
+        if p.ndim == 0:
+            return bool(self._rng.random() < p)
+        return self._rng.random(p.shape) < p
+
+
+    # -- duels (preferential feedback) ------------------------------------------------------
+
+    def duel_utility(self, letter_logmar, sphere_d, cylinder_d, axis_deg=None):
+        """Latent utility of a lens at a letter size: ``f = Φ⁻¹(P(correct))``.
+
+        Computed from the upper tail ``1 − P = λ + (1 − γ − λ) Φ(−a (s − VA))`` so that large
+        letters keep their resolution (``f ≈ a (s − VA)`` there when ``λ = 0``).
+        """
+        va = acuity_logmar(self.blur_d(sphere_d, cylinder_d, axis_deg), self.va_best_logmar)
+        z = self.slope * (np.asarray(letter_logmar, dtype=float) - va)
+        upper_tail = self.lapse + (1.0 - self.guess_rate - self.lapse) * normal_cdf(-z)
+        upper_tail = np.clip(upper_tail, _TINY_TAIL, 1.0)
+        utility = -np.asarray(_normal_quantile(upper_tail), dtype=float)
+        return _scalar_or_array(utility)
+
+    def p_prefer_first(self, letter_logmar, first_lens, second_lens, axis_deg=None):
+        """Probability that the patient calls the first lens clearer, reading letters of size
+        ``letter_logmar``: ``Φ(f(s, first) − f(s, second))`` (METHOD.md §5, probit duel).
+
+        ``first_lens``/``second_lens`` are ``(sphere_d, cylinder_d)`` pairs (arrays broadcast).
+        """
+        difference = (self.duel_utility(letter_logmar, *first_lens, axis_deg)
+                      - self.duel_utility(letter_logmar, *second_lens, axis_deg))
+        return _scalar_or_array(normal_cdf(difference))
+
+    def prefer_first(self, letter_logmar, first_lens, second_lens, axis_deg=None):
+        """Whether the patient prefers the first lens: one seeded Bernoulli draw (as :meth:`respond`)."""
+        p = np.asarray(self.p_prefer_first(letter_logmar, first_lens, second_lens, axis_deg))
         if p.ndim == 0:
             return bool(self._rng.random() < p)
         return self._rng.random(p.shape) < p

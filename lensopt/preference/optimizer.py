@@ -1,0 +1,249 @@
+"""ask/tell preferential Bayesian optimization: duels (or batches) in, preferences out.
+
+Like :class:`lensopt.optimizer.ContextualOptimizer`, a :class:`PreferenceOptimizer` is rebuilt
+exactly from its settings, kernel and history: the randomness of the query after ``t`` observed
+duels comes from ``numpy.random.default_rng([seed, t])`` only, so the same settings and history
+propose the same next query, and :meth:`PreferenceOptimizer.state` is plain JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lensopt.gp.kernels import Kernel
+from lensopt.optimize import MaximizerSettings
+from lensopt.preference import rules
+from lensopt.preference.kernel import duel_inputs
+from lensopt.preference.model import PreferenceGP
+from lensopt.preference.settings import PreferenceSettings, default_kernel, kernel_from_dict, kernel_to_dict
+
+STATE_FORMAT = "lensopt.preference-state/1"
+"""Format tag of saved preference optimizer states."""
+
+BOUNDS_TOLERANCE = 1e-9
+"""Tolerance when checking that a told member or context lies inside the bounds."""
+
+BEST_POINT_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
+"""Search for the reported optimum (and the champion of MUC-like rules)."""
+
+
+@dataclass(frozen=True, eq=False)
+class DuelQuery:
+    """One query: a ``context`` ``(n_context,)`` (empty without a context) and ``members``
+    ``(m, n_system)`` to compare; ``members[0]`` is the champion for MUC."""
+
+    context: np.ndarray
+    members: np.ndarray
+
+    def __post_init__(self):
+        context = np.array(self.context, dtype=float).reshape(-1)
+        members = np.array(self.members, dtype=float)
+        if members.ndim != 2 or members.shape[0] < 2:
+            raise ValueError(f"members must be a 2-D array (m >= 2, n_system); got shape {members.shape}")
+        context.setflags(write=False)
+        members.setflags(write=False)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "members", members)
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every pair ``(i, j)``, ``i < j``, of members (the comparisons of a full batch)."""
+        m = self.members.shape[0]
+        return [(i, j) for i in range(m) for j in range(i + 1, m)]
+
+
+class PreferenceOptimizer:
+    """Preferential (and contextual preferential) Bayesian optimization by ask/tell.
+
+    ``system_bounds``: ``[(low, high), ...]`` of the parameters to optimize; ``context_bounds``:
+    those of the context (empty for plain preferential BO); ``rule``: see
+    :mod:`lensopt.preference.rules`; ``kernel``: the utility kernel on ``[s, x]`` (None: SE with
+    lengthscales 0.2 × each range, times ``s s'`` with a context); ``batch_size``: members per query;
+    ``n_initial``: duels observed before the rule takes over (uniform random queries until then);
+    ``inference``: ``"laplace"`` or ``"ep"``; ``reference_context``: ``s₀`` (None: upper bounds).
+    """
+
+    def __init__(self, system_bounds, context_bounds=(), rule="muc", seed=0, kernel=None,
+                 batch_size=2, n_initial=5, inference="laplace", reference_context=None, **options):
+        self.settings = PreferenceSettings(
+            rule=rule, seed=seed, system_bounds=system_bounds, context_bounds=context_bounds,
+            batch_size=batch_size, n_initial=n_initial, inference=inference,
+            reference_context=reference_context, **options,
+        )
+        s = self.settings
+        if kernel is None:
+            self._kernel_record = None
+            kernel = default_kernel(s.system_bounds, s.n_context)
+        elif isinstance(kernel, dict):
+            self._kernel_record = kernel
+            kernel = kernel_from_dict(kernel)
+        elif isinstance(kernel, Kernel):
+            self._kernel_record = kernel
+        else:
+            raise ValueError(f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}")
+        self.kernel = kernel
+        self._duels: list[np.ndarray] = []
+        self._outcomes: list[int] = []
+        self._model: PreferenceGP | None = None
+        self._model_n = -1
+        self._best: tuple[int, np.ndarray] | None = None
+        self.last_decision_ms = float("nan")
+
+    # ------------------------------------------------------------------ history
+    @property
+    def n_observations(self) -> int:
+        """Number of observed duels (a batch query of ``m`` members adds up to ``m(m−1)/2``)."""
+        return len(self._outcomes)
+
+    @property
+    def duels(self) -> np.ndarray:
+        """Observed duel inputs ``[s, x, x']`` ``(n, n_context + 2 n_system)``."""
+        s = self.settings
+        return np.array(self._duels, dtype=float).reshape(-1, s.n_context + 2 * s.n_system)
+
+    @property
+    def outcomes(self) -> np.ndarray:
+        """``(n,)`` 1 where the first member of the duel was preferred."""
+        return np.array(self._outcomes, dtype=int)
+
+    def _rng(self, *stream) -> np.random.Generator:
+        return np.random.default_rng([self.settings.seed, self.n_observations, *stream])
+
+    # -------------------------------------------------------------------- model
+    @property
+    def model(self) -> PreferenceGP | None:
+        """The preference GP fitted on every observed duel (``None`` before the first)."""
+        if self.n_observations == 0:
+            return None
+        if self._model_n != self.n_observations:
+            if self._model is None:
+                self._model = PreferenceGP(self.kernel, self.settings.n_context, self.settings.inference)
+            self._model.fit(self.duels, self.outcomes)
+            self._model_n = self.n_observations
+        return self._model
+
+    def reference_context(self) -> np.ndarray:
+        """``s₀`` ``(n_context,)``: where duels are chosen and the optimum is reported."""
+        return self.settings.reference()
+
+    def best_point(self) -> np.ndarray:
+        """``argmax_x μ_f(s₀, x)``, the posterior mean utility at the reference context ``(n_system,)``
+        (the centre of the box before any duel)."""
+        s = self.settings
+        if self.model is None:
+            return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
+        if self._best is None or self._best[0] != self.n_observations:
+            point = rules.posterior_mean_argmax(self.model, self.reference_context(), s.system_bounds,
+                                                self._rng(1), BEST_POINT_SEARCH)
+            self._best = (self.n_observations, point)
+        return self._best[1].copy()
+
+    # ----------------------------------------------------------------- ask/tell
+    def ask(self) -> DuelQuery:
+        """The next query: a context and ``batch_size`` members to compare."""
+        start = time.perf_counter()
+        s = self.settings
+        rng = self._rng()
+        if self.n_observations < max(s.n_initial, 1) or s.rule == "random":
+            context = rules.random_context(s, rng)
+            members = rules.distinct_members(rules.random_members(s, s.batch_size, rng), s, rng)
+        else:
+            decision = rules.DuelDecision(self.model, s, rng, self.reference_context(), self.best_point)
+            context, members = rules.choose(decision)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return DuelQuery(context=context, members=members)
+
+    def tell(self, query: DuelQuery, outcome) -> None:
+        """Record the answer to ``query``.
+
+        Two members: ``outcome`` is 1 (or True) if ``members[0]`` was preferred, else 0. More: a
+        sequence of ``((i, j), c)``, one per compared pair, ``c = 1`` if member ``i`` was preferred
+        to member ``j``; each pair is one independent duel (companion paper eq. 18).
+        """
+        if not isinstance(query, DuelQuery):
+            raise ValueError(f"query must be a DuelQuery; got {type(query).__name__}")
+        m = query.members.shape[0]
+        if m == 2:
+            self.tell_duel(query.context, query.members[0], query.members[1], _binary(outcome, "outcome"))
+            return
+        comparisons = self._check_comparisons(outcome, m)
+        for (i, j), c in comparisons:
+            self._check_point(query.context, query.members[i], query.members[j])
+        for (i, j), c in comparisons:
+            self.tell_duel(query.context, query.members[i], query.members[j], c)
+
+    def tell_duel(self, context, first, second, preferred_first: bool) -> None:
+        """Record one duel: ``first`` vs ``second`` at ``context``, ``preferred_first`` its outcome."""
+        context = np.array(context, dtype=float).reshape(-1)
+        first, second = np.array(first, dtype=float), np.array(second, dtype=float)
+        self._check_point(context, first, second)
+        outcome = _binary(preferred_first, "preferred_first")
+        self._duels.append(duel_inputs(context, first, second)[0])
+        self._outcomes.append(outcome)
+
+    def _check_comparisons(self, outcome, m):
+        if isinstance(outcome, (str, bytes)) or not isinstance(outcome, Sequence | np.ndarray):
+            raise ValueError(
+                f"a query of {m} members needs a sequence of ((i, j), c) comparisons as outcome; got {outcome!r}"
+            )
+        comparisons = []
+        for item in outcome:
+            try:
+                (i, j), c = item
+                i, j = int(i), int(j)
+            except (TypeError, ValueError):
+                raise ValueError(f"each comparison must be ((i, j), c); got {item!r}") from None
+            if not (0 <= i < m and 0 <= j < m) or i == j:
+                raise ValueError(f"comparison ({i}, {j}) needs two different member indices in 0..{m - 1}")
+            comparisons.append(((i, j), _binary(c, f"outcome of comparison ({i}, {j})")))
+        if not comparisons:
+            raise ValueError("outcome lists no comparison; give at least one ((i, j), c)")
+        return comparisons
+
+    def _check_point(self, context, *members):
+        s = self.settings
+        if context.shape != (s.n_context,) or not np.all(np.isfinite(context)):
+            raise ValueError(f"context must have {s.n_context} finite values; got {context!r}")
+        for name, value, bounds in [("context", context, s.context_bounds)] + [
+            ("member", x, s.system_bounds) for x in members
+        ]:
+            value = np.asarray(value, dtype=float)
+            if value.shape != (len(bounds),) or not np.all(np.isfinite(value)):
+                raise ValueError(f"a {name} needs {len(bounds)} finite values; got {value!r}")
+            for i, (v, (lo, hi)) in enumerate(zip(value, bounds)):
+                if not lo - BOUNDS_TOLERANCE <= v <= hi + BOUNDS_TOLERANCE:
+                    raise ValueError(f"{name} value {v} in column {i} is outside its bounds ({lo}, {hi})")
+
+    # -------------------------------------------------------------------- state
+    def state(self) -> dict:
+        """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
+        kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
+        history = [list(map(float, z)) + [int(c)] for z, c in zip(self._duels, self._outcomes)]
+        return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "kernel": kernel, "history": history}
+
+    @classmethod
+    def from_state(cls, state: dict) -> PreferenceOptimizer:
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            got = state.get("format") if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"not a lensopt preference optimizer state (format {got!r}; expected {STATE_FORMAT!r})")
+        settings = PreferenceSettings.from_dict(state["settings"])
+        data = settings.to_dict()
+        optimizer = cls(data.pop("system_bounds"), data.pop("context_bounds"), kernel=state.get("kernel"), **data)
+        k, d = settings.n_context, settings.n_system
+        for row in state["history"]:
+            if len(row) != k + 2 * d + 1:
+                raise ValueError(f"a history row needs {k + 2 * d + 1} values [s, x, x', c]; got {len(row)}")
+            optimizer.tell_duel(row[:k], row[k : k + d], row[k + d : k + 2 * d], row[-1])
+        return optimizer
+
+
+def _binary(value, name) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and value in (0, 1):
+        return int(value)
+    raise ValueError(f"{name} must be 0/1 or a bool (1 = the first member preferred); got {value!r}")

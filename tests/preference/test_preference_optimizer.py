@@ -1,0 +1,165 @@
+"""The preferential rules behind ask/tell: what each proposes, checked against brute force."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from lensopt.preference import (
+    BATCH_RULES,
+    CONTEXTUAL_RULES,
+    DUEL_RULES,
+    DuelQuery,
+    PreferenceOptimizer,
+    duel_inputs,
+)
+from tests.preference.conftest import bump
+
+
+def _answer(query, rng, utility=bump):
+    """Probit answers of a bump utility; a context multiplies the utility difference."""
+    scale = query.context[0] if query.context.size else 1.0
+    members = query.members
+    if len(members) == 2:
+        return int(rng.uniform() < norm.cdf(scale * (utility(members[0]) - utility(members[1]))[0]))
+    return [((i, j), int(rng.uniform() < norm.cdf(scale * (utility(members[i]) - utility(members[j]))[0])))
+            for i, j in query.pairs]
+
+
+def _run(optimizer, n, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        query = optimizer.ask()
+        optimizer.tell(query, _answer(query, rng))
+    return optimizer
+
+
+def _in_box(values, bounds):
+    bounds = np.array(bounds, dtype=float)
+    return np.all((values >= bounds[:, 0] - 1e-12) & (values <= bounds[:, 1] + 1e-12))
+
+
+@pytest.mark.parametrize("rule", DUEL_RULES)
+def test_every_duel_rule_proposes_two_distinct_members_inside_the_bounds(rule):
+    bounds = [(-1.0, 2.0), (0.0, 1.0)]
+    optimizer = PreferenceOptimizer(bounds, rule=rule, seed=1, n_initial=4)
+    _run(optimizer, 8)
+    query = optimizer.ask()
+    assert query.members.shape == (2, 2) and query.context.shape == (0,)
+    assert _in_box(query.members, bounds)
+    assert not np.allclose(query.members[0], query.members[1])
+
+
+@pytest.mark.parametrize("rule", CONTEXTUAL_RULES)
+def test_every_contextual_rule_proposes_a_context_and_members_inside_the_bounds(rule):
+    optimizer = PreferenceOptimizer([(0.0, 1.0)] * 2, context_bounds=[(0.2, 1.0)], rule=rule, seed=2, n_initial=4)
+    _run(optimizer, 8)
+    query = optimizer.ask()
+    assert query.context.shape == (1,) and 0.2 <= query.context[0] <= 1.0
+    assert query.members.shape == (2, 2) and _in_box(query.members, [(0.0, 1.0)] * 2)
+
+
+def test_muc_challenger_maximizes_the_duel_epistemic_variance_against_the_champion():
+    optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=3, n_initial=5), 15)
+    query = optimizer.ask()
+    champion, challenger = query.members
+    np.testing.assert_allclose(champion, optimizer.best_point(), atol=1e-9)
+    grid = np.linspace(0, 1, 4001)[:, None]
+    variance = optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), champion, grid))
+    chosen = optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), champion, challenger))[0]
+    assert chosen >= variance.max() * (1 - 1e-6)
+
+
+def test_champion_is_the_posterior_mean_argmax_on_a_grid():
+    optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=4), 20)
+    grid = np.linspace(0, 1, 4001)[:, None]
+    mean, _ = optimizer.model.predict_utility(grid)
+    best = optimizer.model.predict_utility(optimizer.best_point()[None])[0][0]
+    assert best >= mean.max() - 1e-6
+
+
+@pytest.mark.parametrize("rule", BATCH_RULES)
+def test_batches_never_repeat_a_member(rule):
+    context = () if rule in DUEL_RULES else [(0.2, 1.0)]
+    optimizer = PreferenceOptimizer([(0.0, 1.0)], context_bounds=context, rule=rule, seed=5, batch_size=4,
+                                    n_initial=2)
+    for _ in range(6):
+        query = optimizer.ask()
+        gaps = np.abs(query.members[:, None, 0] - query.members[None, :, 0])[np.triu_indices(4, 1)]
+        assert query.members.shape == (4, 1) and gaps.min() > 1e-3
+        optimizer.tell(query, _answer(query, np.random.default_rng(optimizer.n_observations)))
+    assert optimizer.n_observations == 6 * 6  # every pair of every batch is a duel
+
+
+def test_batch_muc_challengers_spread_against_each_other():
+    optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=6, batch_size=3), 10)
+    query = optimizer.ask()
+    from lensopt.preference.acquisition import ChallengeVariance
+    total = sum(optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), query.members[i], query.members[j]))[0]
+                for i, j in query.pairs)
+    # no random batch with the same champion does better than the chosen one
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        others = rng.uniform(0, 1, (2, 1))
+        members = np.vstack([query.members[:1], others])
+        alternative = sum(optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), members[i], members[j]))[0]
+                          for i, j in [(0, 1), (0, 2), (1, 2)])
+        assert alternative <= total + 1e-9
+    assert ChallengeVariance(optimizer.model, np.zeros(0), query.members[:1])(query.members[1:2])[0] > 0
+
+
+@pytest.mark.parametrize("rule", ["muc", "kss", "duel-ts", "bivariate-ei"])
+def test_same_seed_and_history_give_the_same_next_query_after_a_json_round_trip(rule):
+    optimizer = _run(PreferenceOptimizer([(0.0, 1.0)] * 2, rule=rule, seed=7), 9)
+    rebuilt = PreferenceOptimizer.from_state(json.loads(json.dumps(optimizer.state())))
+    a, b = optimizer.ask(), rebuilt.ask()
+    np.testing.assert_allclose(a.members, b.members, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(rebuilt.best_point(), optimizer.best_point(), atol=1e-9)
+
+
+def test_contextual_state_round_trip_keeps_the_context_rule():
+    optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], context_bounds=[(0.2, 1.0)], rule="muc-ald", seed=8), 8)
+    rebuilt = PreferenceOptimizer.from_state(json.loads(json.dumps(optimizer.state())))
+    a, b = optimizer.ask(), rebuilt.ask()
+    np.testing.assert_allclose(a.context, b.context, atol=1e-9)
+    np.testing.assert_allclose(a.members, b.members, atol=1e-9)
+
+
+def test_muc_finds_the_optimum_of_a_bump_better_than_random_duels():
+    errors = {}
+    for rule in ("muc", "random"):
+        errors[rule] = [abs(_run(PreferenceOptimizer([(0.0, 1.0)], rule=rule, seed=s), 25, seed=s).best_point()[0] - 0.3)
+                        for s in range(6)]
+    assert np.median(errors["muc"]) < 0.05
+    assert np.median(errors["muc"]) < np.median(errors["random"])
+
+
+def test_answers_of_the_wrong_form_are_refused_and_nothing_is_recorded():
+    optimizer = PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=0, batch_size=3)
+    query = optimizer.ask()
+    for bad in (2, "yes", [((0, 0), 1)], [((0, 5), 1)], [((0, 1), 0.5)], []):
+        with pytest.raises(ValueError):
+            optimizer.tell(query, bad)
+    assert optimizer.n_observations == 0
+    with pytest.raises(ValueError, match="outside"):
+        optimizer.tell_duel([], [1.5], [0.2], 1)
+    with pytest.raises(ValueError):
+        DuelQuery(context=[], members=[[0.1]])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rule": "nope"}, "unknown rule"),
+    ({"rule": "muc-ald"}, "not available"),
+    ({"rule": "dueling-ucb", "batch_size": 3}, "duels only"),
+    ({"inference": "vi"}, "inference"),
+    ({"seed": -1}, "seed"),
+])
+def test_bad_settings_name_the_problem(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PreferenceOptimizer([(0.0, 1.0)], **kwargs)
+
+
+def test_a_state_of_another_format_is_refused():
+    with pytest.raises(ValueError, match="preference optimizer state"):
+        PreferenceOptimizer.from_state({"format": "something-else"})

@@ -102,3 +102,29 @@ def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, 
         slope=patient.slope, true_correction_d=patient.true_correction_d, final=final,
         checkpoints=tuple(scores) + (final,), latency_ms=latency_summary(latencies),
     )
+
+
+def simulate_duel_session(patient: SimulatedPatient, optimizer, n_trials: int,
+                          checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
+    """A duel refraction (:class:`lensopt.duel_refraction.DuelRefractionOptimizer`): on each trial
+    the patient says which of two lenses makes letters of the asked size clearer
+    (:meth:`SimulatedPatient.prefer_first`). Scored like :func:`simulate_session`."""
+    if not isinstance(n_trials, int) or n_trials < 1:
+        raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
+    latencies, scores = [], []
+    wanted = set(c for c in checkpoints if c < n_trials)
+    for t in range(1, n_trials + 1):
+        trial = optimizer.ask()
+        latencies.append(optimizer.last_decision_ms)
+        first = patient.prefer_first(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d)
+        optimizer.tell(trial, first)
+        if t in wanted:
+            scores.append(score_lens(patient, optimizer.best_lens(), t))
+        if progress is not None:
+            progress(t)
+    final = score_lens(patient, optimizer.best_lens(), n_trials)
+    return SimulationResult(
+        rule=optimizer.rule, seed=optimizer.seed, trials=n_trials, slope=patient.slope,
+        true_correction_d=patient.true_correction_d, final=final,
+        checkpoints=tuple(scores) + (final,), latency_ms=latency_summary(latencies),
+    )

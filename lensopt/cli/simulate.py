@@ -11,6 +11,16 @@ from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.settings import ALL_RULES, INFERENCE_METHODS
 
+#: What the simulated patient answers.
+FEEDBACK_MODES = ("letters", "duel")
+DEFAULT_RULES = {"letters": "ucb-ald", "duel": "muc-ald"}
+
+
+def _duel_rules():
+    from lensopt.preference import CONTEXTUAL_RULES
+
+    return CONTEXTUAL_RULES
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -18,7 +28,12 @@ def register(subparsers) -> None:
         description="A simulated patient (METHOD.md §1) answers the optimizer's letters. Prints a summary, "
                     "or one JSON object with --json.",
     )
-    p.add_argument("--rule", default="ucb-ald", choices=ALL_RULES, help="acquisition rule (default ucb-ald)")
+    p.add_argument("--feedback", choices=FEEDBACK_MODES, default="letters",
+                   help="letters: the patient names a letter (binary, default); duel: the patient "
+                        "says which of two lenses makes the letters clearer")
+    p.add_argument("--rule", metavar="RULE",
+                   help=f"acquisition rule: with letters one of {', '.join(ALL_RULES)} (default "
+                        f"ucb-ald); with duels one of {', '.join(_duel_rules())} (default muc-ald)")
     p.add_argument("--trials", type=_positive_int, default=100, help="number of trials (default 100)")
     p.add_argument("--slope", type=_positive_float, default=5.0, help="psychometric slope, logMAR⁻¹ (default 5)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
@@ -72,29 +87,51 @@ def run(args) -> int:
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
+    rule = args.rule or DEFAULT_RULES[args.feedback]
+    allowed = ALL_RULES if args.feedback == "letters" else _duel_rules()
+    if rule not in allowed:
+        raise ValueError(f"--rule {rule} does not work with --feedback {args.feedback}; "
+                         f"choose from: {', '.join(allowed)}")
+    args.rule = rule
     reference = _reference_context(args.reference_context)
     hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
     patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
                            n_alternatives=args.n_alternatives, lapse=args.lapse)
-    optimizer = RefractionOptimizer(
+    if args.feedback == "duel":
+        from lensopt.duel_refraction import DuelRefractionOptimizer
+        from lensopt.simulation import simulate_duel_session
+
+        if args.reference_context != "adaptive" or hyperparameters is not None:
+            raise ValueError("--reference-context and --hyperparameters apply to --feedback letters only")
+        optimizer = DuelRefractionOptimizer(
+            rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
+            cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
+            lens_step_d=args.lens_step, inference=args.inference,
+        )
+        session = simulate_duel_session
+    else:
+        optimizer = None
+        session = simulate_session
+    optimizer = optimizer or RefractionOptimizer(
         rule=args.rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
         cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
         lens_step_d=args.lens_step, inference=args.inference, n_alternatives=args.n_alternatives,
         reference_context=reference, hyperparameters=hyperparameters,
     )
     if args.json:
-        result = simulate_session(patient, optimizer, args.trials)
-        print(json.dumps(result.to_dict()))
+        result = session(patient, optimizer, args.trials)
+        print(json.dumps({"feedback": args.feedback, **result.to_dict()}))
         return 0
 
     from tqdm import tqdm
 
     with tqdm(total=args.trials, desc=f"{args.rule} trials", unit="trial", file=sys.stderr) as bar:
-        result = simulate_session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
+        result = session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
     s, c = result.true_correction_d
     bs, bc = result.final.best_lens_d
     lat = result.latency_ms
-    print(f"Simulated refraction: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}")
+    kind = "duel refraction" if args.feedback == "duel" else "refraction"
+    print(f"Simulated {kind}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}")
     print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
     print(f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
           f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)")

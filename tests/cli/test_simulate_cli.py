@@ -51,7 +51,9 @@ def test_readable_summary_without_json(capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--rule", "nope"], "invalid choice"),
+    (["--rule", "nope"], "choose from"),
+    (["--feedback", "duel", "--rule", "ucb-ald"], "does not work with --feedback duel"),
+    (["--feedback", "duel", "--reference-context", "upper"], "letters only"),
     (["--trials", "0"], "at least 1"),
     (["--slope", "-2"], "positive"),
     (["--letter-bounds", "2", "-1"], "reversed"),
@@ -85,3 +87,14 @@ def test_bad_model_options_are_one_line(capsys, args, message):
     assert main(["simulate", "--json", "--trials", "2", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_duel_feedback_prints_the_same_fields_as_letters_and_scores_the_lens_by_hand(capsys):
+    letters = _simulate(capsys, "--trials", "6", "--seed", "2")
+    duel = _simulate(capsys, "--feedback", "duel", "--rule", "muc-ald", "--trials", "8", "--seed", "2",
+                     "--true-sphere", "-1", "--true-cylinder", "0.5")
+    assert set(letters) <= set(duel) and duel["feedback"] == "duel" and duel["rule"] == "muc-ald"
+    sphere, cylinder = duel["best_lens_d"]
+    rs, rc = sphere + 1, cylinder - 0.5
+    assert duel["va_error_logmar"] == pytest.approx(math.log10(1 + 0.5 * (rs**2 + (rs + rc) ** 2)))
+    assert duel["trials"] == 8 and 0 < duel["latency_ms"]["median"] <= duel["latency_ms"]["max"]

@@ -1,0 +1,70 @@
+"""Duel refraction by ask/tell: trials in bounds, phoropter rounding, exact rebuild, bad answers."""
+
+import numpy as np
+import pytest
+
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial, duel_refraction_kernel
+from lensopt.observer import SimulatedPatient
+from lensopt.simulation import simulate_duel_session
+
+
+def _answered(rule="muc-ald", n=8, **kwargs):
+    opt = DuelRefractionOptimizer(rule=rule, seed=3, n_initial=3, **kwargs)
+    patient = SimulatedPatient(-1.0, 0.5, seed=1)
+    for _ in range(n):
+        trial = opt.ask()
+        opt.tell(trial, patient.prefer_first(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d))
+    return opt
+
+
+@pytest.mark.parametrize("rule", ["muc-ald", "kss-ald", "bald", "random"])
+def test_trials_lie_in_the_bounds_and_lenses_round_to_the_phoropter_step(rule):
+    opt = _answered(rule, n=6, lens_step_d=0.25, sphere_bounds_d=(-2.0, 2.0))
+    trial = opt.ask()
+    assert -1.0 <= trial.letter_logmar <= 2.0
+    for sphere, cylinder in (trial.first_lens_d, trial.second_lens_d):
+        assert -2.0 <= sphere <= 2.0 and -4.0 <= cylinder <= 4.0
+        assert sphere / 0.25 == pytest.approx(round(sphere / 0.25))
+        assert cylinder / 0.25 == pytest.approx(round(cylinder / 0.25))
+
+
+def test_state_rebuilds_an_optimizer_that_asks_the_same_next_duel():
+    import json
+
+    opt = _answered(n=7)
+    rebuilt = DuelRefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
+    again, first = rebuilt.ask(), opt.ask()
+    assert rebuilt.n_trials == 7
+    # to floating-point precision: a rebuilt model is fitted cold, the original warm-started
+    assert again.letter_logmar == pytest.approx(first.letter_logmar, abs=1e-9)
+    assert again.first_lens_d == pytest.approx(first.first_lens_d, abs=1e-9)
+    assert again.second_lens_d == pytest.approx(first.second_lens_d, abs=1e-9)
+    assert rebuilt.best_lens() == pytest.approx(opt.best_lens())
+
+
+def test_bad_answers_and_settings_raise_value_errors_naming_them():
+    opt = DuelRefractionOptimizer(seed=0)
+    trial = opt.ask()
+    with pytest.raises(ValueError, match="first_preferred"):
+        opt.tell(trial, 2)
+    with pytest.raises(ValueError, match="lens_step_d"):
+        DuelRefractionOptimizer(lens_step_d=-0.25)
+    with pytest.raises(ValueError, match="first_lens_d"):
+        DuelTrial((1.0,), (0.0, 0.0), 0.0)
+
+
+def test_kernel_is_the_product_of_letter_and_lens_squared_exponentials():
+    kernel = duel_refraction_kernel(1.0, (2.0, 3.0), 4.0)
+    a, b = np.array([[0.2, -1.0, 0.5]]), np.array([[0.7, 0.0, -0.5]])
+    by_hand = 4.0 * np.exp(-0.5 * 0.5**2) * np.exp(-0.5 * ((1.0 / 2.0) ** 2 + (1.0 / 3.0) ** 2))
+    assert kernel(a, b)[0, 0] == pytest.approx(by_hand)
+
+
+def test_simulated_duel_session_scores_checkpoints_and_records_latency():
+    patient = SimulatedPatient(0.5, -0.5, seed=2)
+    opt = DuelRefractionOptimizer(rule="random", seed=1, n_initial=2)
+    result = simulate_duel_session(patient, opt, 12, checkpoints=(6, 12))
+    assert [c.trials for c in result.checkpoints] == [6, 12]
+    assert result.final.va_error_logmar == pytest.approx(
+        patient.visual_acuity(*result.final.best_lens_d) - patient.best_acuity_logmar)
+    assert result.latency_ms["median"] > 0 and opt.n_trials == 12

@@ -107,15 +107,28 @@ class FunctionProblem:
         Base hyperparameters: ``lengthscales`` and ``kernel_variance`` (the stored fit), or by
         default a lengthscale of ``lengthscale_fraction × width`` per dimension and variance 1.
         """
-        from lensopt.bench.hyperparameters import base_kernel
         from lensopt.gp.kernels import benchmark_context_kernel
+
+        return benchmark_context_kernel(self.base_kernel(first_column=1), context_dims=(0,))
+
+    def base_kernel(self, first_column: int = 0):
+        """The base kernel ``k(x, x')`` of the function's Table S1 family on the ``dim`` columns
+        starting at ``first_column`` (0 without a context, 1 after a context column)."""
+        from lensopt.bench.hyperparameters import base_kernel
 
         widths = self.function.upper - self.function.lower
         lengthscales = (np.array(self.lengthscales) if self.lengthscales is not None
                         else self.lengthscale_fraction * widths)
-        base = base_kernel(self.function.kernel_family, lengthscales, self.kernel_variance,
-                           tuple(range(1, 1 + self.function.dim)), widths)
-        return benchmark_context_kernel(base, context_dims=(0,))
+        return base_kernel(self.function.kernel_family, lengthscales, self.kernel_variance,
+                           tuple(range(first_column, first_column + self.function.dim)), widths)
+
+    def duel_probability(self, s, X_first, X_second) -> np.ndarray:
+        """``Φ(s · (g(x) − g(x')))``: the first member wins the duel (``s = 1`` without a
+        context; seed paper eq. 10–11 with the contextual scaling of the binary problem)."""
+        s = np.asarray(s, dtype=float)
+        if np.any((s < 0) | (s > 1)):
+            raise ValueError(f"{self.name}: the context s must lie in [0, 1], got {s}")
+        return ndtr(s * (self.g(X_first) - self.g(X_second)))
 
 
 def function_problem(slug: str, hyperparameters: str = "fitted",

@@ -31,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-#: Campaign kinds: contextual binary test functions, and simulated refraction.
-CAMPAIGNS = ("functions", "refraction")
+#: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
+#: campaigns of :mod:`lensopt.bench.preferential`.
+CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels")
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
@@ -60,6 +61,12 @@ class RunSpec:
     n_initial: int = 5
     slope: float | None = None  # refraction only
     hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
+    report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
+
+    def reports_after(self, trial: int) -> bool:
+        """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
+        trajectory holds the last reported value (the search costs as much as a decision)."""
+        return trial == 1 or trial == self.n_iterations or trial % self.report_every == 0
 
     def __post_init__(self):
         if self.campaign not in CAMPAIGNS:
@@ -72,6 +79,8 @@ class RunSpec:
             raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
         if self.campaign == "refraction" and self.slope is None:
             raise ValueError("RunSpec.slope is required for a refraction run")
+        if not isinstance(self.report_every, int) or self.report_every < 1:
+            raise ValueError(f"RunSpec.report_every must be an integer >= 1, got {self.report_every!r}")
         if self.hyperparameters not in ("fitted", "default"):
             raise ValueError("RunSpec.hyperparameters must be 'fitted' or 'default', "
                              f"got {self.hyperparameters!r}")
@@ -100,7 +109,7 @@ def versions() -> dict:
             "python": platform.python_version()}
 
 
-def _timing_summary(samples_ms: list[float]) -> dict:
+def timing_summary(samples_ms: list[float]) -> dict:
     a = np.asarray(samples_ms, dtype=float)
     return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "n": int(a.size)}
 
@@ -125,17 +134,18 @@ def _run_function(spec: RunSpec) -> dict:
         p = problem.probability(np.asarray(query.context, dtype=float)[:1], system)[0]
         opt.tell(query, bool(uniforms[t] < p))
         t1 = time.perf_counter()
-        best = np.clip(np.asarray(opt.best_system(), dtype=float), lower, upper)
-        t2 = time.perf_counter()
-        trajectory.append(float(problem.g(best[None, :])[0]))
         decision_ms.append(1e3 * (t1 - t0))
-        report_ms.append(1e3 * (t2 - t1))
+        if spec.reports_after(t + 1):
+            best = np.clip(np.asarray(opt.best_system(), dtype=float), lower, upper)
+            report_ms.append(1e3 * (time.perf_counter() - t1))
+            value = float(problem.g(best[None, :])[0])
+        trajectory.append(value)
     return {
         "direction": problem.direction,
         "optimal_value": problem.optimal_value,
         "final_point": best.tolist(),
         "trajectory": trajectory,
-        "timings_ms": {"decision": _timing_summary(decision_ms), "report": _timing_summary(report_ms)},
+        "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
     }
 
 
@@ -148,17 +158,18 @@ def _run_refraction(spec: RunSpec) -> dict:
     opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial)
     trajectory, decision_ms, report_ms = [], [], []
     lens = None
-    for _ in range(spec.n_iterations):
+    for t in range(spec.n_iterations):
         t0 = time.perf_counter()
         trial = opt.ask()
         correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
         opt.tell(trial, correct)
         t1 = time.perf_counter()
-        lens = tuple(float(v) for v in opt.best_lens())
-        t2 = time.perf_counter()
-        trajectory.append(float(patient.visual_acuity(*lens) - patient.best_acuity_logmar))
         decision_ms.append(1e3 * (t1 - t0))
-        report_ms.append(1e3 * (t2 - t1))
+        if spec.reports_after(t + 1):
+            lens = tuple(float(v) for v in opt.best_lens())
+            report_ms.append(1e3 * (time.perf_counter() - t1))
+            value = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
+        trajectory.append(value)
     true_sphere, true_cylinder = (float(v) for v in patient.true_correction_d)
     return {
         "direction": problem.direction,
@@ -168,7 +179,7 @@ def _run_refraction(spec: RunSpec) -> dict:
         "sphere_error_d": abs(lens[0] - true_sphere),
         "cylinder_error_d": abs(lens[1] - true_cylinder),
         "trajectory": trajectory,
-        "timings_ms": {"decision": _timing_summary(decision_ms), "report": _timing_summary(report_ms)},
+        "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
     }
 
 
@@ -181,7 +192,14 @@ def run_one(spec: dict) -> dict:
     run = RunSpec.from_dict(spec)
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    body = _run_function(run) if run.campaign == "functions" else _run_refraction(run)
+    if run.campaign == "functions":
+        body = _run_function(run)
+    elif run.campaign == "refraction":
+        body = _run_refraction(run)
+    else:
+        from lensopt.bench.preferential import run_duels
+
+        body = run_duels(run)
     return {
         "format": RECORD_FORMAT,
         "key": run.key,

@@ -2,6 +2,9 @@
 
 ``functions``  Table 1: the 34 test functions, 60 iterations, 40 seeds, 5 initial samples, 7 rules.
 ``refraction`` Table 3: 8 slopes evenly spaced in [1, 8], 20 repetitions, 260 trials, 6 rules.
+``duels``      companion paper Table 2: preferential BO, 80 iterations, 40 seeds, 9 rules.
+``batch-duels`` companion paper Table 3: batches of 3, 30 iterations, 30 seeds, MUC/KSS/random.
+``contextual-duels`` Table 2: contextual preferential BO, 60 iterations, 40 seeds.
 ``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
 
@@ -32,6 +35,9 @@ FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random"
 REFRACTION_RULES = ("ucb-ald", "ts-ald", "ucb-random", "bald", "ts-random", "random")
 FUNCTION_ITERATIONS, FUNCTION_SEEDS, INITIAL_SAMPLES = 60, 40, 5
 REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
+#: The reported optimum is searched after trial 1, every REPORT_EVERY trials and the last (the
+#: search costs as much as a decision; the final value and the checkpoints 30/60/100 are exact).
+REPORT_EVERY = 5
 
 
 def _add_cluster_options(p) -> None:
@@ -43,6 +49,9 @@ def _add_cluster_options(p) -> None:
     g.add_argument("--local-sync", action="store_true",
                    help="run in this process, one run after the other, without Dask (debugging)")
     g.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--report-every", type=_positive_int, default=REPORT_EVERY, metavar="K",
+                   help="search the reported optimum every K trials (and after the first and the "
+                        f"last); the trajectory holds its value in between (default {REPORT_EVERY})")
 
 
 def register(subparsers) -> None:
@@ -94,6 +103,31 @@ def register(subparsers) -> None:
     _add_cluster_options(r)
     r.set_defaults(handler=run_refraction)
 
+    from lensopt.bench.preferential import DUEL_CAMPAIGNS, DUEL_DEFAULTS
+
+    titles = {"duels": "preferential BO on the test functions (companion paper Table 2)",
+              "batch-duels": "batch preferential BO, batches of 3 (companion paper Table 3)",
+              "contextual-duels": "contextual preferential BO on the test functions (Table 2)"}
+    for campaign in DUEL_CAMPAIGNS:
+        iterations, seeds, initial, rules = DUEL_DEFAULTS[campaign]
+        d = sub.add_parser(campaign, help=titles[campaign])
+        d.add_argument("--out", metavar="DIR", default=f"bench-results/{campaign}",
+                       help=f"campaign directory; runs already in it are skipped "
+                            f"(default bench-results/{campaign})")
+        d.add_argument("--seeds", type=_positive_int, default=seeds, metavar="N",
+                       help=f"seeds per function and rule (default {seeds})")
+        d.add_argument("--iterations", type=_positive_int, default=iterations, metavar="N",
+                       help=f"queries per run, initial ones included (default {iterations})")
+        d.add_argument("--initial", type=_non_negative_int, default=initial, metavar="N",
+                       help=f"initial random queries (default {initial})")
+        d.add_argument("--rules", nargs="+", default=list(rules), metavar="RULE",
+                       help=f"acquisition rules (default: {' '.join(rules)})")
+        d.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
+        d.add_argument("--hyperparameters", choices=("fitted", "default"), default="fitted",
+                       help="base-kernel hyperparameters (as for `lensopt bench functions`)")
+        _add_cluster_options(d)
+        d.set_defaults(handler=run_duel_campaign, campaign=campaign)
+
     rep = sub.add_parser("report", help="ranking table, win matrices and regret curves of a campaign")
     rep.add_argument("dir", metavar="DIR", help="campaign directory")
     rep.add_argument("--out", metavar="DIR", help="where to write the report (default DIR/report)")
@@ -125,7 +159,8 @@ def _check_rules(rules) -> list[str]:
 def _command(args, campaign: str, problems_flag: str, problems) -> str:
     parts = ["lensopt", "bench", campaign, "--out", args.out, "--seeds", str(args.seeds),
              "--iterations", str(args.iterations), "--initial", str(args.initial),
-             "--rules", *args.rules, problems_flag, *[str(p) for p in problems]]
+             "--rules", *args.rules, problems_flag, *[str(p) for p in problems],
+             "--report-every", str(args.report_every)]
     return shlex.join(parts)
 
 
@@ -156,14 +191,39 @@ def run_functions(args) -> int:
     rules = _check_rules(args.rules)
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
     specs = [RunSpec("functions", p, r, seed, args.iterations, args.initial,
-                     hyperparameters=args.hyperparameters)
+                     hyperparameters=args.hyperparameters, report_every=args.report_every)
              for seed in range(args.seeds) for p in problems for r in rules]
     manifest = {"campaign": "functions", "rules": rules, "problems": problems,
                 "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
-                "hyperparameters": args.hyperparameters,
+                "hyperparameters": args.hyperparameters, "report_every": args.report_every,
                 "command": _command(args, "functions", "--problems", problems)
                 + f" --hyperparameters {args.hyperparameters}"}
     return _run(args, "functions", specs, manifest)
+
+
+def run_duel_campaign(args) -> int:
+    from lensopt.bench.functions import FUNCTIONS, get_function
+    from lensopt.bench.runner import RunSpec
+    from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
+
+    allowed = {"duels": DUEL_RULES, "contextual-duels": CONTEXTUAL_RULES,
+               "batch-duels": tuple(r for r in DUEL_RULES if r in BATCH_RULES)}[args.campaign]
+    unknown = [r for r in args.rules if r not in allowed]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {args.campaign}; "
+                         f"choose from: {', '.join(allowed)}")
+    if len(set(args.rules)) != len(args.rules):
+        raise ValueError("--rules lists a rule twice")
+    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
+    specs = [RunSpec(args.campaign, p, r, seed, args.iterations, args.initial,
+                     hyperparameters=args.hyperparameters, report_every=args.report_every)
+             for seed in range(args.seeds) for p in problems for r in args.rules]
+    manifest = {"campaign": args.campaign, "rules": list(args.rules), "problems": problems,
+                "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
+                "hyperparameters": args.hyperparameters, "report_every": args.report_every,
+                "command": _command(args, args.campaign, "--problems", problems)
+                + f" --hyperparameters {args.hyperparameters}"}
+    return _run(args, args.campaign, specs, manifest)
 
 
 def _parse_slope_name(name: str) -> float:
@@ -192,10 +252,12 @@ def run_refraction(args) -> int:
     names = [refraction_problem_name(a) for a in slopes]
     if len(set(names)) != len(names):
         raise ValueError("--slopes lists a slope twice")
-    specs = [RunSpec("refraction", name, r, seed, args.iterations, args.initial, slope=a)
+    specs = [RunSpec("refraction", name, r, seed, args.iterations, args.initial, slope=a,
+                     report_every=args.report_every)
              for seed in range(args.seeds) for name, a in zip(names, slopes) for r in rules]
     manifest = {"campaign": "refraction", "rules": rules, "problems": names, "slopes": slopes,
                 "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
+                "report_every": args.report_every,
                 "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes])}
     return _run(args, "refraction", specs, manifest)
 

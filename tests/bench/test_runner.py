@@ -10,7 +10,7 @@ from lensopt.cli import main
 RECORD_FIELDS = {
     "format", "key", "campaign", "problem", "rule", "seed", "n_iterations", "n_initial", "slope",
     "direction", "optimal_value", "final_point", "trajectory", "final_value", "timings_ms",
-    "wall_time_s", "started_at", "finished_at", "host", "versions",
+    "wall_time_s", "started_at", "finished_at", "host", "versions", "report_every",
 }
 
 
@@ -94,6 +94,22 @@ def test_refraction_record_tracks_the_acuity_error():
     assert record["direction"] == "min" and len(record["trajectory"]) == 6
     assert min(record["trajectory"]) >= -1e-12  # VA(x) >= VA_best everywhere
     assert {"true_correction_d", "sphere_error_d", "cylinder_error_d"} <= set(record)
+
+
+@pytest.mark.parametrize("campaign, problem, slope", [("functions", "forrester", None),
+                                                      ("refraction", "slope-5", 5.0)])
+def test_report_every_k_holds_the_trajectory_between_reports_and_matches_at_reports(
+        campaign, problem, slope):
+    every = run_one(RunSpec(campaign, problem, "ucb-ald", 2, 12, n_initial=3, slope=slope).to_dict())
+    spaced = run_one(RunSpec(campaign, problem, "ucb-ald", 2, 12, n_initial=3, slope=slope,
+                             report_every=5).to_dict())
+    full, held = every["trajectory"], spaced["trajectory"]
+    reported = [1, 5, 10, 12]  # the first, every 5th and the last trial (1-based)
+    for t in range(1, 13):
+        last_report = max(r for r in reported if r <= t)
+        assert held[t - 1] == pytest.approx(full[last_report - 1], abs=1e-9)
+    assert spaced["final_value"] == pytest.approx(every["final_value"], abs=1e-9)
+    assert spaced["timings_ms"]["report"]["n"] == len(reported)
 
 
 def test_failed_run_is_reported_leaves_no_record_and_is_retried(tmp_path):

@@ -199,6 +199,58 @@ class SimulatedPatient:
             return bool(self._rng.random() < p)
         return self._rng.random(p.shape) < p
 
+    # -- duels with ties and rankings (Nguyen et al. 2021: Gumbel noise) --------------------
+
+    def ranking_utility(self, letter_logmar, lenses, axis_deg=None) -> np.ndarray:
+        """Utilities ``u_i = LOGIT_SCALE · Φ⁻¹(P(correct))`` of ``lenses`` ``[(sphere_d, cylinder_d), ...]``
+        at one letter size, on the scale of the Gumbel-noise (multinomial logit) model: with
+        Gumbel noise the difference of two noisy utilities is logistic, and ``σ(1.702 Δ) ≈ Φ(Δ)``,
+        so that without ties a pair is answered as the probit duels of :meth:`p_prefer_first`."""
+        lenses = np.asarray(lenses, dtype=float).reshape(-1, 2)
+        return LOGIT_SCALE * np.array([self.duel_utility(letter_logmar, S, C, axis_deg) for S, C in lenses])
+
+    def p_choice_outcomes(self, letter_logmar, lenses, tie_threshold=0.0, axis_deg=None) -> np.ndarray:
+        """``[P(lens 0 best), ..., P(lens m−1 best), P(same)]``: member ``i`` is called clearest when
+        its noisy utility beats every other by at least ``δ = tie_threshold``, else "the same"
+        (Nguyen et al. 2021 eqs. 1 and 4: ``P(i) = e^{u_i} / (e^{u_i} + Σ_{j≠i} e^{u_j + δ})``)."""
+        _check_tie_threshold(tie_threshold)
+        u = self.ranking_utility(letter_logmar, lenses, axis_deg)
+        p = np.empty(u.size + 1)
+        for i in range(u.size):
+            others = np.delete(u, i) + tie_threshold - u[i]
+            p[i] = 1.0 / (1.0 + np.exp(others).sum())
+        p[-1] = max(0.0, 1.0 - p[:-1].sum())
+        return p
+
+    def duel_answer(self, letter_logmar, first_lens, second_lens, tie_threshold=0.0, axis_deg=None) -> str:
+        """"first", "second" or "same": one seeded draw of Gumbel-noisy utilities; "same" when
+        they differ by less than ``tie_threshold``."""
+        _check_tie_threshold(tie_threshold)
+        u = self.ranking_utility(letter_logmar, [first_lens, second_lens], axis_deg)
+        noisy = u + self._rng.gumbel(size=2)
+        if abs(noisy[0] - noisy[1]) < tie_threshold:
+            return "same"
+        return "first" if noisy[0] > noisy[1] else "second"
+
+    def rank_lenses(self, letter_logmar, lenses, k=None, axis_deg=None) -> tuple[int, ...]:
+        """The indices of the ``k`` clearest lenses, clearest first (all of them by default): one
+        seeded draw of the Plackett–Luce model (Gumbel-noisy utilities sorted)."""
+        u = self.ranking_utility(letter_logmar, lenses, axis_deg)
+        k = u.size if k is None else k
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= u.size:
+            raise ValueError(f"k must be an integer from 1 to the number of lenses ({u.size}); got {k!r}")
+        noisy = u + self._rng.gumbel(size=u.size)
+        return tuple(int(i) for i in np.argsort(-noisy)[:k])
+
+
+#: Scale from a probit utility to the logit (Gumbel) model: ``σ(1.702 x) ≈ Φ(x)`` (max error 0.01).
+LOGIT_SCALE = 1.702
+
+
+def _check_tie_threshold(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"tie_threshold must be a finite number >= 0 (utility units); got {value!r}")
+
 
 def _scalar_or_array(values):
     values = np.asarray(values, dtype=float)

@@ -63,3 +63,68 @@ def test_same_seed_gives_the_same_duel_answers():
     xs = [first.prefer_first(0.2, (-1.0, 0.0), (-0.5, 0.5)) for _ in range(50)]
     ys = [second.prefer_first(0.2, (-1.0, 0.0), (-0.5, 0.5)) for _ in range(50)]
     assert xs == ys and all(isinstance(x, bool) for x in xs)
+
+
+# ---- ties and rankings (Gumbel noise) ------------------------------------------------------
+LENSES = [(0.5, -0.25), (1.0, -1.0), (-0.5, 0.5)]
+
+
+def _gumbel_monte_carlo(utilities, delta, n=400_000, seed=0):
+    noisy = utilities + np.random.default_rng(seed).gumbel(size=(n, utilities.size))
+    order = np.sort(noisy, axis=1)
+    best = np.argmax(noisy, axis=1)
+    clear = order[:, -1] - order[:, -2] >= delta
+    return np.array([np.mean(clear & (best == i)) for i in range(utilities.size)] + [np.mean(~clear)])
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.4, 1.5])
+def test_choice_and_tie_probabilities_match_monte_carlo_of_the_gumbel_model(delta):
+    patient = SimulatedPatient(0.75, -0.5, seed=1)
+    p = patient.p_choice_outcomes(0.1, LENSES, tie_threshold=delta)
+    u = patient.ranking_utility(0.1, LENSES)
+    np.testing.assert_allclose(p, _gumbel_monte_carlo(u, delta), atol=4e-3)
+    assert p.sum() == pytest.approx(1.0)
+
+
+def test_without_ties_a_pair_is_answered_like_the_probit_duel():
+    patient = SimulatedPatient(0.75, -0.5, seed=1)
+    for s in (-0.2, 0.1, 0.5):
+        p_logit = patient.p_choice_outcomes(s, LENSES[:2])[0]
+        assert p_logit == pytest.approx(patient.p_prefer_first(s, LENSES[0], LENSES[1]), abs=0.011)
+
+
+def test_duel_answers_with_ties_follow_their_probabilities():
+    patient = SimulatedPatient(0.75, -0.5, seed=3)
+    p = patient.p_choice_outcomes(0.1, LENSES[:2], tie_threshold=0.8)
+    answers = [patient.duel_answer(0.1, LENSES[0], LENSES[1], tie_threshold=0.8) for _ in range(20_000)]
+    observed = [np.mean([a == name for a in answers]) for name in ("first", "second", "same")]
+    np.testing.assert_allclose(observed, p, atol=0.015)
+
+
+def test_rankings_follow_the_plackett_luce_probabilities():
+    patient = SimulatedPatient(0.75, -0.5, seed=4)
+    u = patient.ranking_utility(0.1, LENSES)
+    w = np.exp(u)
+    expected = w[0] / w.sum() * w[2] / (w[1] + w[2])  # P(order 0, 2, 1)
+    rankings = [patient.rank_lenses(0.1, LENSES) for _ in range(20_000)]
+    assert np.mean([r == (0, 2, 1) for r in rankings]) == pytest.approx(expected, abs=0.012)
+    assert all(len(patient.rank_lenses(0.1, LENSES, k=1)) == 1 for _ in range(3))
+
+
+def test_seeded_tie_answers_repeat():
+    a = SimulatedPatient(0.75, -0.5, seed=9)
+    b = SimulatedPatient(0.75, -0.5, seed=9)
+    first = [a.duel_answer(0.1, *LENSES[:2], 0.5) for _ in range(30)]
+    assert first == [b.duel_answer(0.1, *LENSES[:2], 0.5) for _ in range(30)]
+    assert len(set(first)) == 3  # all three answers occur: the draws are not constant
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), "0.2", True])
+def test_a_bad_tie_threshold_is_refused(bad):
+    with pytest.raises(ValueError, match="tie_threshold"):
+        SimulatedPatient(0.0, 0.0).duel_answer(0.1, LENSES[0], LENSES[1], tie_threshold=bad)
+
+
+def test_a_bad_ranking_length_is_refused():
+    with pytest.raises(ValueError, match="k must be"):
+        SimulatedPatient(0.0, 0.0).rank_lenses(0.1, LENSES, k=4)

@@ -60,8 +60,23 @@ def duel_refraction_kernel(letter_lengthscale_logmar=LETTER_LENGTHSCALE_LOGMAR,
     return Product(letters, lenses)
 
 
+DUEL_ANSWERS = ("first", "second", "same")
+"""What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same."""
+
+
+def normalize_duel_answer(answer) -> str:
+    """``"first"``, ``"second"`` or ``"same"`` from those strings or a bool / 0 / 1 (1 = first)."""
+    if isinstance(answer, str):
+        if answer in DUEL_ANSWERS:
+            return answer
+    elif isinstance(answer, (bool, np.bool_)) or (isinstance(answer, (int, np.integer)) and answer in (0, 1)):
+        return "first" if answer else "second"
+    raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); "
+                     f"got {answer!r}")
+
+
 class DuelRefractionOptimizer:
-    """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, first_preferred)``,
+    """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``,
     ``best_lens()``. ``lens_step_d`` rounds proposed lenses to a phoropter step."""
 
     def __init__(self, rule="muc-ald", seed=0, *, sphere_bounds_d=SPHERE_BOUNDS_D,
@@ -100,16 +115,16 @@ class DuelRefractionOptimizer:
 
     def to_state(self) -> dict:
         return {"format": STATE_FORMAT, "settings": self.settings_dict(),
-                "history": [[t.letter_logmar, *t.first_lens_d, *t.second_lens_d, int(c)]
-                            for t, c in self._history]}
+                "history": [[t.letter_logmar, *t.first_lens_d, *t.second_lens_d, answer]
+                            for t, answer in self._history]}
 
     @classmethod
     def from_state(cls, state: dict) -> "DuelRefractionOptimizer":
         if state.get("format") != STATE_FORMAT:
             raise ValueError(f"not a lensopt duel refraction state (format {state.get('format')!r})")
         opt = cls(**state["settings"])
-        for s, S1, C1, S2, C2, c in state["history"]:
-            opt.tell(DuelTrial((S1, C1), (S2, C2), s), bool(c))
+        for s, S1, C1, S2, C2, answer in state["history"]:
+            opt.tell(DuelTrial((S1, C1), (S2, C2), s), answer)
         return opt
 
     @property
@@ -135,6 +150,18 @@ class DuelRefractionOptimizer:
             out.append(float(min(max(value, lo), hi)))
         return out[0], out[1]
 
+    def _separate(self, first, second_raw) -> tuple[float, float]:
+        """A lens one phoropter step from ``first``, towards where the rule wanted lens 2."""
+        step = self.lens_step_d
+        column = int(np.argmax(np.abs(second_raw - np.asarray(first))))
+        lens = list(first)
+        lo, hi = self._system_bounds[column]
+        direction = 1.0 if second_raw[column] >= first[column] else -1.0
+        if not lo - 1e-12 <= lens[column] + direction * step <= hi + 1e-12:
+            direction = -direction
+        lens[column] = float(lens[column] + direction * step)
+        return lens[0], lens[1]
+
     def ask(self) -> DuelTrial:
         import time
 
@@ -142,14 +169,21 @@ class DuelRefractionOptimizer:
         query = self._core.ask()
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
         first, second = (self._round_lens(m) for m in np.asarray(query.members, float)[:2])
+        if first == second:  # rounding to the phoropter step merged them: move lens 2 one step
+            second = self._separate(first, np.asarray(query.members, float)[1])
         return DuelTrial(first, second, float(np.asarray(query.context, float)[0]))
 
-    def tell(self, trial: DuelTrial, first_preferred) -> None:
-        if first_preferred not in (0, 1, True, False):
-            raise ValueError(f"first_preferred must be a bool, got {first_preferred!r}")
-        self._core.tell_duel(np.array([trial.letter_logmar]), np.array(trial.first_lens_d),
-                             np.array(trial.second_lens_d), bool(first_preferred))
-        self._history.append((trial, bool(first_preferred)))
+    def tell(self, trial: DuelTrial, answer) -> None:
+        """Record the answer to ``trial``: ``True``/``1``/``"first"`` (lens 1 clearer),
+        ``False``/``0``/``"second"``, or ``"same"``. The probit duel model has no tie outcome, so a
+        ``"same"`` is kept in the history (and the saved state) but does not change the model."""
+        if not isinstance(trial, DuelTrial):
+            raise ValueError(f"trial must be a DuelTrial; got {type(trial).__name__}")
+        answer = normalize_duel_answer(answer)
+        if answer != "same":
+            self._core.tell_duel(np.array([trial.letter_logmar]), np.array(trial.first_lens_d),
+                                 np.array(trial.second_lens_d), answer == "first")
+        self._history.append((trial, answer))
 
     def best_lens(self) -> tuple[float, float]:
         """The lens maximizing the posterior mean utility (at the reference letter size)."""

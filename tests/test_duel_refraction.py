@@ -45,8 +45,10 @@ def test_state_rebuilds_an_optimizer_that_asks_the_same_next_duel():
 def test_bad_answers_and_settings_raise_value_errors_naming_them():
     opt = DuelRefractionOptimizer(seed=0)
     trial = opt.ask()
-    with pytest.raises(ValueError, match="first_preferred"):
-        opt.tell(trial, 2)
+    for bad in (2, "yes", None):
+        with pytest.raises(ValueError, match="duel answer"):
+            opt.tell(trial, bad)
+    assert opt.n_trials == 0
     with pytest.raises(ValueError, match="lens_step_d"):
         DuelRefractionOptimizer(lens_step_d=-0.25)
     with pytest.raises(ValueError, match="first_lens_d"):
@@ -68,3 +70,33 @@ def test_simulated_duel_session_scores_checkpoints_and_records_latency():
     assert result.final.va_error_logmar == pytest.approx(
         patient.visual_acuity(*result.final.best_lens_d) - patient.best_acuity_logmar)
     assert result.latency_ms["median"] > 0 and opt.n_trials == 12
+
+
+def test_same_answers_are_kept_in_the_history_and_state_but_leave_the_probit_model_alone():
+    import json
+
+    opt = _answered(n=5)
+    before = opt.best_lens()
+    trial = opt.ask()
+    opt.tell(trial, "same")
+    assert opt.n_trials == 6 and opt.history[-1][1] == "same"
+    assert opt.best_lens() == pytest.approx(before)
+    rebuilt = DuelRefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
+    assert [a for _, a in rebuilt.history] == [a for _, a in opt.history]
+
+
+def test_answers_may_be_words_or_bools():
+    a, b = DuelRefractionOptimizer(seed=4), DuelRefractionOptimizer(seed=4)
+    for answer_a, answer_b in [("first", True), ("second", False), ("first", 1)]:
+        trial_a, trial_b = a.ask(), b.ask()
+        a.tell(trial_a, answer_a)
+        b.tell(trial_b, answer_b)
+    assert a.to_state() == b.to_state()
+
+
+def test_rounding_never_offers_the_same_lens_twice():
+    opt = DuelRefractionOptimizer(seed=5, lens_step_d=2.0, n_initial=50)
+    for _ in range(40):
+        trial = opt.ask()
+        assert trial.first_lens_d != trial.second_lens_d
+        opt.tell(trial, True)

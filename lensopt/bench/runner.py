@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 #: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
-#: campaigns of :mod:`lensopt.bench.preferential`.
-CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels")
+#: campaigns of :mod:`lensopt.bench.preferential`, and letters against duels (:mod:`lensopt.bench.feedback`).
+CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback")
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
@@ -62,6 +62,7 @@ class RunSpec:
     slope: float | None = None  # refraction only
     hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
     report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
+    tie_threshold: float | None = None  # feedback only: the patient's δ (utility units)
 
     def reports_after(self, trial: int) -> bool:
         """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
@@ -77,8 +78,12 @@ class RunSpec:
             raise ValueError(f"RunSpec.n_iterations must be an integer >= 1, got {self.n_iterations!r}")
         if not isinstance(self.n_initial, int) or self.n_initial < 0:
             raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
-        if self.campaign == "refraction" and self.slope is None:
-            raise ValueError("RunSpec.slope is required for a refraction run")
+        if self.campaign in ("refraction", "feedback") and self.slope is None:
+            raise ValueError(f"RunSpec.slope is required for a {self.campaign} run")
+        if self.campaign == "feedback" and not (isinstance(self.tie_threshold, (int, float))
+                                                and self.tie_threshold >= 0):
+            raise ValueError(f"RunSpec.tie_threshold must be a number >= 0 for a feedback run, "
+                             f"got {self.tie_threshold!r}")
         if not isinstance(self.report_every, int) or self.report_every < 1:
             raise ValueError(f"RunSpec.report_every must be an integer >= 1, got {self.report_every!r}")
         if self.hyperparameters not in ("fitted", "default"):
@@ -153,16 +158,21 @@ def _run_refraction(spec: RunSpec) -> dict:
     from lensopt.bench.problems import RefractionProblem
     from lensopt.optimizer import RefractionOptimizer
 
-    problem = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations)
-    patient = problem.patient(spec.seed)
+    patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
     opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial)
+    return refraction_loop(spec, patient, opt, lambda trial: bool(
+        patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+
+
+def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
+    """The body of a refraction-like run: ``spec.n_iterations`` times ask, ``answer(trial)``, tell;
+    the trajectory is the acuity error (logMAR) of ``opt.best_lens()`` (every ``report_every``)."""
     trajectory, decision_ms, report_ms = [], [], []
-    lens = None
+    lens, value = None, None
     for t in range(spec.n_iterations):
         t0 = time.perf_counter()
         trial = opt.ask()
-        correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-        opt.tell(trial, correct)
+        opt.tell(trial, answer(trial))
         t1 = time.perf_counter()
         decision_ms.append(1e3 * (t1 - t0))
         if spec.reports_after(t + 1):
@@ -172,7 +182,7 @@ def _run_refraction(spec: RunSpec) -> dict:
         trajectory.append(value)
     true_sphere, true_cylinder = (float(v) for v in patient.true_correction_d)
     return {
-        "direction": problem.direction,
+        "direction": "min",
         "optimal_value": 0.0,
         "final_point": list(lens),
         "true_correction_d": [true_sphere, true_cylinder],
@@ -196,6 +206,10 @@ def run_one(spec: dict) -> dict:
         body = _run_function(run)
     elif run.campaign == "refraction":
         body = _run_refraction(run)
+    elif run.campaign == "feedback":
+        from lensopt.bench.feedback import run_feedback
+
+        body = run_feedback(run)
     else:
         from lensopt.bench.preferential import run_duels
 

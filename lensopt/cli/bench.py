@@ -5,6 +5,7 @@
 ``duels``      companion paper Table 2: preferential BO, 80 iterations, 40 seeds, 9 rules.
 ``batch-duels`` companion paper Table 3: batches of 3, 30 iterations, 30 seeds, MUC/KSS/random.
 ``contextual-duels`` Table 2: contextual preferential BO, 60 iterations, 40 seeds.
+``feedback``   letters vs duels vs duels with ties on the same simulated patients (issue 8).
 ``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
 
@@ -26,6 +27,7 @@ import math
 import shlex
 import sys
 
+from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
@@ -127,6 +129,33 @@ def register(subparsers) -> None:
                        help="base-kernel hyperparameters (as for `lensopt bench functions`)")
         _add_cluster_options(d)
         d.set_defaults(handler=run_duel_campaign, campaign=campaign)
+
+    from lensopt.bench.feedback import (
+        FEEDBACK_PATIENTS,
+        FEEDBACK_RULES,
+        FEEDBACK_SLOPE,
+        FEEDBACK_TIE_THRESHOLD,
+        FEEDBACK_TRIALS,
+    )
+
+    fb = sub.add_parser("feedback", help="letters vs duels (with and without ties) on the same patients")
+    fb.add_argument("--out", metavar="DIR", default="bench-results/feedback",
+                    help="campaign directory; runs already in it are skipped (default bench-results/feedback)")
+    fb.add_argument("--seeds", type=_positive_int, default=FEEDBACK_PATIENTS, metavar="N",
+                    help=f"patients (default {FEEDBACK_PATIENTS})")
+    fb.add_argument("--iterations", type=_positive_int, default=FEEDBACK_TRIALS, metavar="N",
+                    help=f"trials per session (default {FEEDBACK_TRIALS})")
+    fb.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
+                    help=f"initial random trials (default {INITIAL_SAMPLES})")
+    fb.add_argument("--rules", nargs="+", default=list(FEEDBACK_RULES), metavar="RULE",
+                    help=f"feedback modes (default: {' '.join(FEEDBACK_RULES)})")
+    fb.add_argument("--slope", type=_positive_float, default=FEEDBACK_SLOPE, metavar="A",
+                    help=f"psychometric slope, logMAR⁻¹ (default {FEEDBACK_SLOPE:g})")
+    fb.add_argument("--tie-threshold", type=_non_negative_float, default=FEEDBACK_TIE_THRESHOLD,
+                    metavar="DELTA", help="the patients' tie threshold δ, utility units "
+                                          f"(default {FEEDBACK_TIE_THRESHOLD:g})")
+    _add_cluster_options(fb)
+    fb.set_defaults(handler=run_feedback_campaign)
 
     rep = sub.add_parser("report", help="ranking table, win matrices and regret curves of a campaign")
     rep.add_argument("dir", metavar="DIR", help="campaign directory")
@@ -260,6 +289,30 @@ def run_refraction(args) -> int:
                 "report_every": args.report_every,
                 "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes])}
     return _run(args, "refraction", specs, manifest)
+
+
+def run_feedback_campaign(args) -> int:
+    from lensopt.bench.feedback import FEEDBACK_RULES
+    from lensopt.bench.problems import refraction_problem_name
+    from lensopt.bench.runner import RunSpec
+
+    unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
+    if unknown:
+        raise ValueError(f"unknown feedback mode(s) {', '.join(unknown)}; choose from: {', '.join(FEEDBACK_RULES)}")
+    if len(set(args.rules)) != len(args.rules):
+        raise ValueError("--rules lists a mode twice")
+    name = refraction_problem_name(args.slope)
+    specs = [RunSpec("feedback", name, r, seed, args.iterations, args.initial, slope=args.slope,
+                     report_every=args.report_every, tie_threshold=args.tie_threshold)
+             for seed in range(args.seeds) for r in args.rules]
+    command = shlex.join(["lensopt", "bench", "feedback", "--out", args.out, "--seeds", str(args.seeds),
+                          "--iterations", str(args.iterations), "--initial", str(args.initial),
+                          "--rules", *args.rules, "--slope", f"{args.slope:g}",
+                          "--tie-threshold", f"{args.tie_threshold:g}", "--report-every", str(args.report_every)])
+    manifest = {"campaign": "feedback", "rules": list(args.rules), "problems": [name], "slope": args.slope,
+                "tie_threshold": args.tie_threshold, "seeds": args.seeds, "n_iterations": args.iterations,
+                "n_initial": args.initial, "report_every": args.report_every, "command": command}
+    return _run(args, "feedback", specs, manifest)
 
 
 def run_report(args) -> int:

@@ -62,3 +62,27 @@ def test_cli_duel_campaign_bad_rules_give_one_line_and_exit_2(argv, message, cap
     assert main(argv + ["--out", str(tmp_path / "x"), "--local-sync"]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+# ---- letters against duels on the same patients (issue 8) ------------------------------------
+def test_feedback_modes_face_the_same_patient_and_duel_ties_are_counted():
+    letters = run_one(RunSpec("feedback", "slope-5", "letters", 2, 8, n_initial=3, slope=5.0,
+                              tie_threshold=1.0).to_dict())
+    duels = run_one(RunSpec("feedback", "slope-5", "duel-drop-ties", 2, 8, n_initial=3, slope=5.0,
+                            tie_threshold=1.0).to_dict())
+    never = run_one(RunSpec("feedback", "slope-5", "duel-drop-ties", 2, 8, n_initial=3, slope=5.0,
+                            tie_threshold=0.0).to_dict())
+    assert letters["true_correction_d"] == duels["true_correction_d"]
+    assert letters["n_same_answers"] == 0 and never["n_same_answers"] == 0
+    assert duels["n_same_answers"] > 0  # δ = 1: about half the answers to similar lenses
+    assert all(v >= 0 for v in duels["trajectory"])  # an acuity error is never negative
+
+
+def test_feedback_run_needs_a_tie_threshold():
+    with pytest.raises(ValueError, match="tie_threshold"):
+        RunSpec("feedback", "slope-5", "letters", 0, 5, slope=5.0)
+
+
+def test_cli_feedback_campaign_rejects_an_unknown_mode(capsys, tmp_path):
+    assert main(["bench", "feedback", "--rules", "smoke-signals", "--out", str(tmp_path / "f"), "--local-sync"]) == 2
+    assert "choose from" in capsys.readouterr().err

@@ -122,9 +122,16 @@ class DuelRefractionOptimizer:
     def from_state(cls, state: dict) -> "DuelRefractionOptimizer":
         if state.get("format") != STATE_FORMAT:
             raise ValueError(f"not a lensopt duel refraction state (format {state.get('format')!r})")
-        opt = cls(**state["settings"])
-        for s, S1, C1, S2, C2, answer in state["history"]:
-            opt.tell(DuelTrial((S1, C1), (S2, C2), s), answer)
+        history = [(DuelTrial((S1, C1), (S2, C2), s), answer) for s, S1, C1, S2, C2, answer in state["history"]]
+        return cls.from_settings(state["settings"], history)
+
+    @classmethod
+    def from_settings(cls, settings: dict, history=()) -> "DuelRefractionOptimizer":
+        """The optimizer of ``settings`` (a :meth:`settings_dict`) told ``history``, pairs
+        ``(DuelTrial, answer)`` in order: what a resumed experiment rebuilds from its stored duels."""
+        opt = cls(**settings)
+        for trial, answer in history:
+            opt.tell(trial, answer)
         return opt
 
     @property
@@ -183,6 +190,8 @@ class DuelRefractionOptimizer:
         if answer != "same":
             self._core.tell_duel(np.array([trial.letter_logmar]), np.array(trial.first_lens_d),
                                  np.array(trial.second_lens_d), answer == "first")
+        else:
+            self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
 
     def best_lens(self) -> tuple[float, float]:

@@ -83,6 +83,16 @@ def test_same_answers_are_kept_in_the_history_and_state_but_leave_the_probit_mod
     assert opt.best_lens() == pytest.approx(before)
     rebuilt = DuelRefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
     assert [a for _, a in rebuilt.history] == [a for _, a in opt.history]
+    again, first = rebuilt.ask(), opt.ask()  # the same duel (a warm and a cold fit differ by ~1e-5 D)
+    assert again.first_lens_d == pytest.approx(first.first_lens_d, abs=1e-4)
+    assert again.second_lens_d == pytest.approx(first.second_lens_d, abs=1e-4)
+
+
+def test_after_a_same_answer_the_next_duel_is_not_the_same_duel_again():
+    opt = _answered(n=6)
+    trial = opt.ask()
+    opt.tell(trial, "same")
+    assert opt.ask() != trial
 
 
 def test_answers_may_be_words_or_bools():

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from lensopt.errors import LensoptError, StoreError
+from lensopt.store.records import DUEL_KIND
 
 #: Qt platforms that need no display server.
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
@@ -79,6 +80,11 @@ def run_dashboard(args) -> int:
                 f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file"
             )
         info = store.session(session_id)
+        if info.kind == DUEL_KIND and (report is not None or screenshot is not None):
+            from lensopt.dashboard.duel import duel_summary
+
+            raise LensoptError(f"no report or screenshot of a duel session yet; "
+                               f"{duel_summary(info, store.duel_trials(session_id))}")
         if report is not None:
             if info.n_trials == 0:
                 raise LensoptError(f"session {session_id} has no trial yet; nothing to report")

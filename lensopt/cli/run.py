@@ -1,4 +1,4 @@
-"""``lensopt run``: a letter-acuity session in a PsychoPy window (or resume one).
+"""``lensopt run``: a letter-acuity or duel session in a PsychoPy window (or resume one).
 
 PsychoPy is imported inside the handler, so ``lensopt --help`` stays fast.
 """
@@ -12,9 +12,10 @@ def register(subparsers) -> None:
     """Add the ``run`` subcommand."""
     parser = subparsers.add_parser(
         "run",
-        help="run (or resume) a letter-acuity session in a PsychoPy window",
+        help="run (or resume) a letter-acuity or duel session in a PsychoPy window",
         description="Show one letter per trial at the size the optimizer asks for, with the lens it "
-        "asks for, and store every answer as it is given. Escape pauses (resume or quit safely).",
+        "asks for (or, with a duel protocol, a line of letters to compare through two lenses: 1, 2 or "
+        "the same), and store every answer as it is given. Escape pauses (resume or quit safely).",
     )
     parser.add_argument("--protocol", metavar="FILE", type=Path,
                         help="protocol TOML (see protocols/*.toml); not needed with --resume")
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
     parser.add_argument("--db", metavar="PATH", type=Path,
                         help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)")
     parser.add_argument("--save-frames", metavar="DIR", type=Path, dest="save_frames",
-                        help="save each trial's letter frame as DIR/trial-NNN.png (window size, unscaled)")
+                        help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled)")
     parser.add_argument("--resume", type=int, metavar="SESSION_ID",
                         help="continue a stored session after its last answered trial")
     parser.add_argument("--fullscreen", action="store_true", default=None,

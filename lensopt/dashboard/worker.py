@@ -4,7 +4,8 @@ A :class:`SessionFollower` lives in its own ``QThread``. Every ``POLL_INTERVAL_M
 read-only store for its change counter (``data_version``, cheap); only when it moved does it read
 the trials added since the last one it saw, tell them to its :class:`SessionModel` and emit a new
 :class:`DashboardSnapshot`. Problems (no database yet, a missing session, a newer schema, a model
-that cannot be rebuilt) are emitted as one-line messages, never raised into Qt.
+that cannot be rebuilt) are emitted as one-line messages, never raised into Qt; so is the summary
+of a duel session (:func:`lensopt.dashboard.duel.duel_summary`), whose trials the panels cannot draw.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
+from lensopt.dashboard.duel import duel_summary
 from lensopt.dashboard.model import SessionModel
 from lensopt.errors import LensoptError
+from lensopt.store.records import DUEL_KIND
 
 #: Milliseconds between two looks at the database (a new trial shows within about this long
 #: plus the model update).
@@ -104,6 +107,10 @@ class SessionFollower(QObject):
         if version == self._version:
             return
         info = store.session(self.session_id)
+        if info.kind == DUEL_KIND:  # no acuity panels for duels: a summary line instead
+            self.problem.emit(duel_summary(info, store.duel_trials(self.session_id)))
+            self._version = version
+            return
         if self._model is None:
             self._model = SessionModel(info, optimizer_factory=self._factory)
         new = store.trials(self.session_id, since_index=self._model.n_trials)

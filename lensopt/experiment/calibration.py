@@ -103,12 +103,24 @@ class Calibration:
         logmar = np.log10(half_angle_deg * 2 * ARCMIN_PER_DEGREE / LETTER_ARCMIN_AT_LOGMAR_0)
         return float(logmar) if np.ndim(logmar) == 0 else logmar
 
-    def renderable_logmar(self, window_height_px: int | None = None) -> tuple[float, float]:
+    def renderable_logmar(self, window_height_px: int | None = None, *, window_width_px: int | None = None,
+                          line_width_letters: float = 1.0) -> tuple[float, float]:
         """Smallest and largest logMAR drawn faithfully: stroke ≥ ``min_stroke_px`` and the
-        letter at most ``max_height_fraction`` of the window (or screen) height."""
+        letter at most ``max_height_fraction`` of the window (or screen) height.
+
+        With ``window_width_px``, a line ``line_width_letters`` letter heights wide (a line of
+        letters, see :func:`lensopt.experiment.optotypes.line_width_letters`) must also fit in
+        ``max_height_fraction`` of the window width.
+        """
         height_px = self.screen_height_px if window_height_px is None else min(window_height_px, self.screen_height_px)
+        largest_px = self.max_height_fraction * height_px
+        if window_width_px is not None:
+            if not line_width_letters >= 1.0:
+                raise ValueError(f"line_width_letters must be >= 1 letter height, got {line_width_letters!r}")
+            width_px = min(window_width_px, self.screen_width_px)
+            largest_px = min(largest_px, self.max_height_fraction * width_px / line_width_letters)
         low = self.letter_logmar_for_height_px(5 * self.min_stroke_px)
-        high = self.letter_logmar_for_height_px(self.max_height_fraction * height_px)
+        high = self.letter_logmar_for_height_px(largest_px)
         return low, high
 
     def with_framebuffer(self, width_px: int, height_px: int) -> "Calibration":

@@ -4,6 +4,8 @@ Every source has the same two methods, called by the trial loop after it has dra
 
 * ``letter_response(trial, letter, keys, timeout_s, index)`` -> :class:`KeyPress` or ``None`` (timed out),
   while a letter is on screen; ``keys`` are the keys that count (letter keys, pass, pause);
+* ``duel_response(trial, letters, keys, timeout_s, index)`` -> :class:`KeyPress` or ``None``, while
+  the line of letters of a duel is on screen; ``keys`` are the answer keys (1, 2, same) and pause;
 * ``wait_for(keys, timeout_s=None)`` -> :class:`KeyPress` or ``None``, on instruction, lens-prompt,
   break and pause screens.
 
@@ -64,6 +66,9 @@ class KeyboardSource:
     def letter_response(self, trial, letter, keys, timeout_s=None, index=0):
         return self.wait_keys(keys, timeout_s)
 
+    def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
+        return self.wait_keys(keys, timeout_s)
+
     def wait_for(self, keys, timeout_s=None):
         self._event.clearEvents("keyboard")
         self.start_timer()
@@ -105,6 +110,9 @@ class InjectedKeySource:
 
     def letter_response(self, trial, letter, keys, timeout_s=None, index=0):
         return self._next(keys, letter)
+
+    def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
+        return self._next(keys)
 
     def wait_for(self, keys, timeout_s=None):
         return self._next(keys)
@@ -189,3 +197,32 @@ class SimulatedSource:
     def human(self):
         """Who answers the pause screen: the real keyboard if there is one, else this source."""
         return self.keyboard if self.keyboard is not None else self
+
+
+class SimulatedDuelSource(SimulatedSource):
+    """A simulated patient answers duels: lens 1, lens 2, or "the same".
+
+    The patient of trial ``index`` (seeded from ``(seed, index)``, as for letters) draws its answer
+    with :meth:`~lensopt.observer.SimulatedPatient.duel_answer` (Gumbel-noisy utilities; "same"
+    when they differ by less than ``tie_threshold``) and presses ``answer_keys[answer]``
+    (``{"first": "1", "second": "2", "same": "s"}``). Escape pauses as in :class:`SimulatedSource`.
+    """
+
+    def __init__(self, patient_settings: dict, alphabet: str, seed: int, answer_keys: dict[str, str],
+                 tie_threshold: float = 0.0, **options):
+        super().__init__(patient_settings, alphabet, seed, **options)
+        self.answer_keys = dict(answer_keys)
+        self.tie_threshold = float(tie_threshold)
+
+    def duel_answer(self, trial, index: int) -> str:
+        """``"first"``, ``"second"`` or ``"same"``: the patient's answer to ``trial`` at trial ``index``."""
+        return self.patient(index).duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d,
+                                               tie_threshold=self.tie_threshold)
+
+    def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
+        if self.keyboard is not None:
+            self.keyboard.start_timer()
+        pause = self._look(self.response_delay_s)
+        if pause is not None:
+            return pause
+        return KeyPress(self.answer_keys[self.duel_answer(trial, index)], self.response_delay_s)

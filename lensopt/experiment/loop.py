@@ -1,6 +1,10 @@
 """The trial loop: instructions, lens prompt, fixation, letter, answer, record, feedback, breaks.
 
-One trial (the optimizer's ask/tell, METHOD.md §4, driven from outside as in trieste's ask/tell
+:class:`LoopScreens` holds what every loop shares (instruction, pause and break screens, showing a
+stimulus and saving its frame, waiting for the answer with Escape pausing, the loop itself);
+:class:`TrialLoop` runs letter trials, :class:`lensopt.experiment.duel_loop.DuelLoop` duels.
+
+One letter trial (the optimizer's ask/tell, METHOD.md §4, driven from outside as in trieste's ask/tell
 loop):
 
 1. ``trial = optimizer.ask()`` — the lens to set and the letter size (logMAR);
@@ -47,37 +51,35 @@ class LoopResult:
     last_index: int
 
 
-class TrialLoop:
-    """Runs trials ``first_index..n_trials`` in ``win`` (``units="pix"``).
+class LoopScreens:
+    """Runs trials ``first_index..n_trials`` in ``win`` (``units="pix"``); subclasses say what one
+    trial is (:meth:`_trial`) and what the instructions say (:meth:`_instructions`).
 
-    ``record(TrialRecord)`` must make the answer durable before it returns. ``responses`` is a
-    source from :mod:`lensopt.experiment.keyboard`. ``frames_dir`` saves each trial's letter frame
+    ``record(record)`` must make the answer durable before it returns. ``responses`` is a
+    source from :mod:`lensopt.experiment.keyboard`. ``frames_dir`` saves each trial's stimulus frame
     as ``trial-NNN.png`` (window size, exactly the back buffer that the next flip shows).
     """
 
+    #: What the break screen counts ("12 of 40 letters done").
+    unit = "trials"
+
     def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *,
-                 seed: int = 0, first_index: int = 1, previous_letter: str | None = None,
-                 frames_dir: str | Path | None = None, log: Callable[[str], None] | None = print,
-                 glyphs=None):
+                 seed: int = 0, first_index: int = 1, frames_dir: str | Path | None = None,
+                 log: Callable[[str], None] | None = print):
         from psychopy import visual
 
         self.win, self.protocol, self.calibration = win, protocol, calibration
         self.optimizer, self.responses, self.record = optimizer, responses, record
-        self.seed, self.first_index, self.previous_letter = int(seed), int(first_index), previous_letter
+        self.seed, self.first_index = int(seed), int(first_index)
         self.frames_dir = Path(frames_dir) if frames_dir is not None else None
         if self.frames_dir is not None:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
         self.log = log or (lambda message: None)
-        self.letter_stim = LetterStim(win, glyphs, color="black")
         wrap_px = 0.85 * win.size[0]
         self.text = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX, color="black",
                                     wrapWidth=wrap_px, autoLog=False)
-        self.feedback = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX * 1.5, autoLog=False)
         self.fixation = visual.ShapeStim(win, units="pix", vertices="cross", size=FIXATION_SIZE_PX,
                                          fillColor="black", lineColor=None, autoLog=False)
-        keys = protocol.keys
-        self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
-        self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause]
         self.n_answered = 0
 
     # ------------------------------------------------------------------ screens
@@ -110,11 +112,108 @@ class TrialLoop:
             if not self._pause():
                 return False
 
+    def _resume_note(self, n_trials: int) -> str:
+        return f"Resuming at trial {self.first_index} of {n_trials}.\n\n" if self.first_index > 1 else ""
+
+    def _instructions(self, n_trials: int) -> bool:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ one stimulus and its answer
+    def _show(self, index: int, draw: Callable[[], None], capture: bool) -> float:
+        """Optional fixation, then ``draw()`` and flip (saving the frame); the unix time it appeared."""
+        timing = self.protocol.timing
+        if timing.fixation_s > 0:
+            self.fixation.draw()
+            self.win.flip()
+            time.sleep(timing.fixation_s)
+        draw()
+        if capture and self.frames_dir is not None:
+            frame = self.win.getMovieFrame(buffer="back")
+            self.win.movieFrames.clear()
+            frame.save(self.frames_dir / f"trial-{index:03d}.png")
+        self.responses.clear()
+        self.win.callOnFlip(self.responses.start_timer)
+        self.win.flip()
+        return time.time()
+
+    def _answer(self, respond: Callable[[float | None], KeyPress | None]) -> KeyPress | None:
+        """``respond(timeout_s)`` until answered; hide the stimulus after ``letter_s`` if set; None if timed out."""
+        timing = self.protocol.timing
+        timeout_s = timing.response_timeout_s or None
+        if timing.letter_s > 0 and (timeout_s is None or timing.letter_s < timeout_s):
+            press = respond(timing.letter_s)
+            if press is not None:
+                return press
+            self.win.flip()  # blank screen; keep waiting for the answer
+            timeout_s = None if timeout_s is None else timeout_s - timing.letter_s
+        return respond(timeout_s)
+
+    def _show_and_answer(self, index: int, draw, respond) -> tuple[KeyPress | None, float] | None:
+        """Show the stimulus and wait for the answer; Escape pauses and shows the same stimulus
+        again after resuming. ``(press or None if timed out, presented_at)``, or None if the person quit."""
+        capture = True
+        while True:
+            presented_at = self._show(index, draw, capture)
+            press = self._answer(respond)
+            if press is None or press.key != self.protocol.keys.pause:
+                return press, presented_at
+            if not self._pause():
+                return None
+            capture = False  # the frame of this trial is already saved
+
+    # ------------------------------------------------------------------ the loop
+    def _trial(self, index: int, n_trials: int) -> bool:
+        """Ask, show, record the answer (durably), tell; False if the person quit before answering."""
+        raise NotImplementedError
+
+    def run(self, n_trials: int) -> LoopResult:
+        """Run until trial ``n_trials`` is answered, or until the person quits from the pause screen."""
+        keys, timing, protocol = self.protocol.keys, self.protocol.timing, self.protocol
+        index = self.first_index
+        if index <= n_trials and not self._instructions(n_trials):
+            return LoopResult("quit", self.n_answered, index - 1)
+        while index <= n_trials:
+            if not self._trial(index, n_trials):
+                return LoopResult("quit", self.n_answered, index - 1)
+            self.n_answered += 1
+            if protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials:
+                if not self._wait_or_pause(f"Break: {index} of {n_trials} {self.unit} done.\n\n"
+                                           f"Press {keys.confirm.upper()} to continue."):
+                    return LoopResult("quit", self.n_answered, index)
+            if timing.iti_s > 0:
+                self.win.flip()
+                time.sleep(timing.iti_s)
+            index += 1
+        self.text.text = "Done. Thank you!"
+        self.text.draw()
+        self.win.flip()
+        return LoopResult("finished", self.n_answered, index - 1)
+
+
+class TrialLoop(LoopScreens):
+    """Letter trials: one letter at the size the optimizer asks for, named with the letter keys.
+
+    ``previous_letter`` (the last letter shown before a resume) is not shown again first.
+    """
+
+    unit = "letters"
+
+    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *,
+                 previous_letter: str | None = None, glyphs=None, **options):
+        from psychopy import visual
+
+        super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
+        self.previous_letter, self.previous_lens = previous_letter, None
+        self.letter_stim = LetterStim(win, glyphs, color="black")
+        self.feedback = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX * 1.5, autoLog=False)
+        keys = protocol.keys
+        self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
+        self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause]
+
     def _instructions(self, n_trials: int) -> bool:
         keys, p = self.protocol.keys, self.protocol
-        resume = f"Resuming at trial {self.first_index} of {n_trials}.\n\n" if self.first_index > 1 else ""
         return self._wait_or_pause(
-            f"{resume}A letter will appear in the middle of the screen.\n"
+            f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
             f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
             f"press {keys.pass_key.upper()} (it counts as a miss).\n"
             f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start.")
@@ -125,41 +224,11 @@ class TrialLoop:
             f"Clinician: set the lens\n\nS {sphere_d:+.2f} D     C {cylinder_d:+.2f} D\n\n"
             f"then press {self.protocol.keys.confirm.upper()}")
 
-    # ------------------------------------------------------------------ one trial
     def letter_for(self, index: int, previous: str | None) -> str:
         """Trial ``index``'s letter, drawn from ``(seed, index)``; never the previous letter again."""
         alphabet = [c for c in self.protocol.letters.alphabet if c != previous]
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, index, 3]))
         return alphabet[int(rng.integers(len(alphabet)))]
-
-    def _show_letter(self, index: int, letter: str, height_px: float, capture: bool) -> float:
-        timing = self.protocol.timing
-        if timing.fixation_s > 0:
-            self.fixation.draw()
-            self.win.flip()
-            time.sleep(timing.fixation_s)
-        self.letter_stim.set_letter(letter, height_px)
-        self.letter_stim.draw()
-        if capture and self.frames_dir is not None:
-            frame = self.win.getMovieFrame(buffer="back")
-            self.win.movieFrames.clear()
-            frame.save(self.frames_dir / f"trial-{index:03d}.png")
-        self.responses.clear()
-        self.win.callOnFlip(self.responses.start_timer)
-        self.win.flip()
-        return time.time()
-
-    def _answer(self, index: int, trial, letter: str) -> KeyPress | None:
-        """Wait for the answer; hide the letter after ``letter_s`` if set; None if timed out."""
-        timing = self.protocol.timing
-        timeout_s = timing.response_timeout_s or None
-        if timing.letter_s > 0 and (timeout_s is None or timing.letter_s < timeout_s):
-            press = self.responses.letter_response(trial, letter, self.response_keys, timing.letter_s, index=index)
-            if press is not None:
-                return press
-            self.win.flip()  # blank screen; keep waiting for the answer
-            timeout_s = None if timeout_s is None else timeout_s - timing.letter_s
-        return self.responses.letter_response(trial, letter, self.response_keys, timeout_s, index=index)
 
     def _feedback(self, correct: bool, response: str | None, letter: str) -> None:
         seconds = self.protocol.timing.feedback_s
@@ -174,66 +243,47 @@ class TrialLoop:
         self.win.flip()
         time.sleep(seconds)
 
-    # ------------------------------------------------------------------ the loop
-    def run(self, n_trials: int) -> LoopResult:
-        """Run until trial ``n_trials`` is answered, or until the person quits from the pause screen."""
+    def _trial(self, index: int, n_trials: int) -> bool:
         from lensopt.store import TrialRecord
 
-        keys, timing, protocol = self.protocol.keys, self.protocol.timing, self.protocol
-        index, previous_lens, previous_letter = self.first_index, None, self.previous_letter
-        if index <= n_trials and not self._instructions(n_trials):
-            return LoopResult("quit", self.n_answered, index - 1)
-        while index <= n_trials:
-            trial = self.optimizer.ask()
-            decision_ms = getattr(self.optimizer, "last_decision_ms", None)
-            lens = (trial.sphere_d, trial.cylinder_d)
-            if protocol.lens.prompt and lens != previous_lens:
-                if not self._lens_prompt(*lens):
-                    return LoopResult("quit", self.n_answered, index - 1)
-            previous_lens = lens
-            letter = self.letter_for(index, previous_letter)
-            height_px = self.calibration.letter_height_px(trial.letter_logmar)
-            capture = True
-            while True:
-                presented_at = self._show_letter(index, letter, height_px, capture)
-                press = self._answer(index, trial, letter)
-                if press is None or press.key != keys.pause:
-                    break
-                if not self._pause():
-                    return LoopResult("quit", self.n_answered, index - 1)
-                capture = False  # the frame of this trial is already saved
-            answered_at = time.time()
-            if press is None:
-                response, rt_s = None, None
-            elif press.key == keys.pass_key:
-                response, rt_s = PASS_RESPONSE, press.rt_s
-            else:
-                response, rt_s = self.letter_keys[press.key], press.rt_s
-            correct = response == letter
-            extra = {"letter_height_px": float(height_px)}
-            if decision_ms is not None:
-                extra["decision_ms"] = float(decision_ms)
-            self.record(TrialRecord(
-                index=index, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,
-                letter_logmar=trial.letter_logmar, letter=letter, response=response, correct=correct,
-                rt_s=rt_s, presented_at=presented_at, answered_at=max(answered_at, presented_at), extra=extra,
-            ))
-            self.optimizer.tell(trial, correct)
-            self.n_answered += 1
-            self.log(f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}  "
-                     f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
-                     f"{response or '-'} {'correct' if correct else 'wrong'}")
-            previous_letter = letter
-            self._feedback(correct, response, letter)
-            if protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials:
-                if not self._wait_or_pause(f"Break: {index} of {n_trials} letters done.\n\n"
-                                           f"Press {keys.confirm.upper()} to continue."):
-                    return LoopResult("quit", self.n_answered, index)
-            if timing.iti_s > 0:
-                self.win.flip()
-                time.sleep(timing.iti_s)
-            index += 1
-        self.text.text = "Done. Thank you!"
-        self.text.draw()
-        self.win.flip()
-        return LoopResult("finished", self.n_answered, index - 1)
+        keys, protocol = self.protocol.keys, self.protocol
+        trial = self.optimizer.ask()
+        decision_ms = getattr(self.optimizer, "last_decision_ms", None)
+        lens = (trial.sphere_d, trial.cylinder_d)
+        if protocol.lens.prompt and lens != self.previous_lens:
+            if not self._lens_prompt(*lens):
+                return False
+        self.previous_lens = lens
+        letter = self.letter_for(index, self.previous_letter)
+        height_px = self.calibration.letter_height_px(trial.letter_logmar)
+        self.letter_stim.set_letter(letter, height_px)
+        shown = self._show_and_answer(
+            index, self.letter_stim.draw,
+            lambda timeout_s: self.responses.letter_response(trial, letter, self.response_keys, timeout_s,
+                                                             index=index))
+        if shown is None:
+            return False
+        press, presented_at = shown
+        answered_at = time.time()
+        if press is None:
+            response, rt_s = None, None
+        elif press.key == keys.pass_key:
+            response, rt_s = PASS_RESPONSE, press.rt_s
+        else:
+            response, rt_s = self.letter_keys[press.key], press.rt_s
+        correct = response == letter
+        extra = {"letter_height_px": float(height_px)}
+        if decision_ms is not None:
+            extra["decision_ms"] = float(decision_ms)
+        self.record(TrialRecord(
+            index=index, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,
+            letter_logmar=trial.letter_logmar, letter=letter, response=response, correct=correct,
+            rt_s=rt_s, presented_at=presented_at, answered_at=max(answered_at, presented_at), extra=extra,
+        ))
+        self.optimizer.tell(trial, correct)
+        self.log(f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}  "
+                 f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
+                 f"{response or '-'} {'correct' if correct else 'wrong'}")
+        self.previous_letter = letter
+        self._feedback(correct, response, letter)
+        return True

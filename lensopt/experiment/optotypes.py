@@ -241,3 +241,44 @@ class LetterStim:
     def draw(self) -> None:
         for stim in self._stims:
             stim.draw()
+
+
+LINE_GAP_LETTER_WIDTHS = 1.0
+"""Gap between two letters of a line, in letter widths (ETDRS charts: one letter width)."""
+
+
+def line_width_letters(n_letters: int) -> float:
+    """Width of a line of ``n_letters`` letters, in letter heights: letters are as wide as tall on
+    the 5 x 5 grid, with :data:`LINE_GAP_LETTER_WIDTHS` between two of them."""
+    return n_letters + (n_letters - 1) * LINE_GAP_LETTER_WIDTHS
+
+
+class LetterLineStim:
+    """Draws a horizontal line of letters, centred in the window, one letter width apart.
+
+    Each letter is centred in its own square cell ``height_px`` wide (narrow letters such as I
+    keep the spacing of the chart), with :data:`LINE_GAP_LETTER_WIDTHS` cells between cells.
+    """
+
+    def __init__(self, win, glyphs: dict[str, Glyph] | None = None, color="black"):
+        self.win = win
+        self.glyphs = glyphs if glyphs is not None else load_glyphs()
+        self.color = color
+        self._letters: list[LetterStim] = []
+        self.letters: str = ""
+        self.height_px: float | None = None
+
+    def set_letters(self, letters: str, height_px: float) -> None:
+        """Prepare ``letters`` (left to right), each ``height_px`` tall."""
+        pitch_px = (1.0 + LINE_GAP_LETTER_WIDTHS) * height_px
+        first_px = -pitch_px * (len(letters) - 1) / 2
+        self._letters = []
+        for k, letter in enumerate(letters):
+            stim = LetterStim(self.win, self.glyphs, color=self.color)
+            stim.set_letter(letter, height_px, center_px=(first_px + k * pitch_px, 0.0))
+            self._letters.append(stim)
+        self.letters, self.height_px = letters, float(height_px)
+
+    def draw(self) -> None:
+        for stim in self._letters:
+            stim.draw()

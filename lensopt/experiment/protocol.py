@@ -1,9 +1,11 @@
 """Experiment protocols: TOML files read with ``tomllib`` and validated into frozen dataclasses.
 
-A protocol sets the optimizer (rule, trials, bounds), the letters, the calibration, the display,
-timing, feedback, breaks and the response keys. Every section is a table of the same name; a
-missing required field, an out-of-range value or an unknown key is a :class:`ProtocolError` whose
-one-line message names the file, the field and the allowed values. See ``protocols/*.toml``.
+A protocol sets the feedback mode (letters or duels), the optimizer (rule, trials, bounds), the
+letters, the calibration, the display, timing, feedback, breaks and the response keys. Every
+section is a table of the same name; a missing required field, an out-of-range value or an
+unknown key is a :class:`ProtocolError` whose one-line message names the file, the field and the
+allowed values. Fields that depend on each other (a duel rule for duel feedback, distinct answer
+keys) are checked once all tables are read. See ``protocols/*.toml``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ OBSERVERS = ("keyboard", "simulated")
 INFERENCES = ("laplace", "ep")
 """Approximate inference of the GP classifier."""
 
+FEEDBACK_MODES = ("letters", "duel")
+"""What the patient answers: name one letter (``letters``), or which of two lenses makes a line of
+letters clearer, "one or two — or the same?" (``duel``)."""
+
+DUEL_ANSWER_KEYS = ("first", "second", "same")
+"""The ``[keys]`` fields answering a duel (in the order of ``lensopt.duel_refraction.DUEL_ANSWERS``)."""
+
 _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 
 
@@ -35,6 +44,13 @@ def _rules() -> tuple[str, ...]:
     if rules is None:
         from lensopt.settings import ALL_RULES as rules
     return tuple(rules)
+
+
+def _duel_rules() -> tuple[str, ...]:
+    """The contextual duel rules (``lensopt.preference.CONTEXTUAL_RULES``)."""
+    from lensopt.preference import CONTEXTUAL_RULES
+
+    return tuple(CONTEXTUAL_RULES)
 
 
 def _number(obj, name, low, high, *, integer=False, low_open=False):
@@ -75,11 +91,13 @@ class ProtocolSection:
     name: str
     observer: str
     description: str = ""
+    feedback: str = "letters"
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"name must be a non-empty string, got {self.name!r}")
         _choice(self, "observer", OBSERVERS)
+        _choice(self, "feedback", FEEDBACK_MODES)
 
 
 @dataclass(frozen=True)
@@ -93,7 +111,8 @@ class OptimizerSection:
     inference: str = "laplace"
 
     def __post_init__(self):
-        _choice(self, "rule", _rules())
+        letter_rules = _rules()  # the feedback mode narrows this down (Protocol.__post_init__)
+        _choice(self, "rule", letter_rules + tuple(r for r in _duel_rules() if r not in letter_rules))
         _number(self, "trials", 1, 5000, integer=True)
         _number(self, "n_initial", 0, 5000, integer=True)
         _interval(self, "sphere_bounds_d", -20.0, 20.0)
@@ -120,6 +139,16 @@ class LettersSection:
         a = self.alphabet
         if not isinstance(a, str) or len(a) < 2 or len(set(a)) != len(a) or set(a) - set(ALPHABET):
             raise ValueError(f"alphabet must be 2 to 26 distinct capital letters A-Z, got {a!r}")
+
+
+@dataclass(frozen=True)
+class DuelSection:
+    """Duel feedback: how many letters the line shows (spaced one letter width apart)."""
+
+    letters_per_line: int = 5
+
+    def __post_init__(self):
+        _number(self, "letters_per_line", 1, 10, integer=True)
 
 
 @dataclass(frozen=True)
@@ -186,25 +215,41 @@ class BreaksSection:
         _number(self, "every_trials", 0, 5000, integer=True)
 
 
+def _shared_key(keys, names, may_share=(), prefix="") -> str | None:
+    """The one-line problem if two of the ``names`` fields of ``keys`` have the same key, else None."""
+    users = {}
+    for name in names:
+        users.setdefault(getattr(keys, name), []).append(prefix + name)
+    for key, sharing in users.items():
+        if len(sharing) > 1 and {u.removeprefix(prefix) for u in sharing} not in may_share:
+            return f"{' and '.join(sharing)} cannot share the key {key!r}"
+    return None
+
+
 @dataclass(frozen=True)
 class KeysSection:
-    pass_key: str
+    """Response keys. ``pass_key`` answers letter trials; ``first``/``second``/``same`` answer
+    duels (checked against the other keys only in a duel protocol)."""
+
+    pass_key: str = "space"
     pause: str = "escape"
     confirm: str = "space"
     quit: str = "q"
+    first: str = "1"
+    second: str = "2"
+    same: str = "s"
 
     def __post_init__(self):
-        names = {}
-        for name in ("pass_key", "pause", "confirm", "quit"):
+        for name in ("pass_key", "pause", "confirm", "quit", *DUEL_ANSWER_KEYS):
             value = getattr(self, name)
             if not isinstance(value, str) or not _KEY_NAME.match(value):
                 raise ValueError(f"{name} must be a PsychoPy key name such as 'space', 'slash' or 'q', got {value!r}")
             if name in ("pass_key", "pause") and len(value) == 1 and value.isalpha():
                 raise ValueError(f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}")
-            names.setdefault(value, []).append(name)
-        for key, users in names.items():
-            if len(users) > 1 and set(users) != {"pass_key", "confirm"}:  # pass and confirm never compete
-                raise ValueError(f"{' and '.join(users)} cannot share the key {key!r}")
+        problem = _shared_key(self, ("pass_key", "pause", "confirm", "quit"),
+                              may_share=({"pass_key", "confirm"},))  # pass and confirm never compete
+        if problem:
+            raise ValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -214,6 +259,7 @@ class SimulatedSection:
     slope: float = 5.0
     lapse: float = 0.0
     va_best_logmar: float = 0.0
+    tie_threshold: float = 0.0
 
     def __post_init__(self):
         _number(self, "sphere_d", -20.0, 20.0)
@@ -221,13 +267,21 @@ class SimulatedSection:
         _number(self, "slope", 0.1, 100.0)
         _number(self, "lapse", 0.0, 0.5)
         _number(self, "va_best_logmar", -0.5, 1.5)
+        _number(self, "tie_threshold", 0.0, 20.0)  # duels: "same" below this utility difference
+
+    def patient_settings(self) -> dict:
+        """Keyword arguments of :class:`lensopt.observer.SimulatedPatient` (not ``tie_threshold``,
+        which is an argument of its ``duel_answer``)."""
+        settings = dataclasses.asdict(self)
+        del settings["tie_threshold"]
+        return settings
 
 
 SECTIONS = {
     "protocol": ProtocolSection, "optimizer": OptimizerSection, "lens": LensSection,
     "letters": LettersSection, "calibration": CalibrationSection, "display": DisplaySection,
     "timing": TimingSection, "feedback": FeedbackSection, "breaks": BreaksSection,
-    "keys": KeysSection, "simulated": SimulatedSection,
+    "keys": KeysSection, "simulated": SimulatedSection, "duel": DuelSection,
 }
 """TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
 
@@ -247,7 +301,30 @@ class Protocol:
     lens: LensSection = LensSection()
     display: DisplaySection = DisplaySection()
     simulated: SimulatedSection = SimulatedSection()
+    duel: DuelSection = DuelSection()
     source: str = ""
+
+    def __post_init__(self):
+        rule, letter_rules, duel_rules = self.optimizer.rule, _rules(), _duel_rules()
+        if self.feedback_mode == "letters" and rule not in letter_rules:
+            raise ValueError(f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
+                             f"{', '.join(map(repr, letter_rules))}")
+        if self.feedback_mode != "duel":
+            return
+        if rule not in duel_rules:
+            raise ValueError(f"optimizer.rule {rule!r} is a letter rule; protocol.feedback = 'duel' needs one of "
+                             f"{', '.join(map(repr, duel_rules))}")
+        problem = _shared_key(self.keys, (*DUEL_ANSWER_KEYS, "pause", "confirm", "quit"), prefix="keys.")
+        if problem:
+            raise ValueError(f"{problem} (a duel answer needs a key of its own)")
+        if self.timing.response_timeout_s:
+            raise ValueError("timing.response_timeout_s must be 0 with protocol.feedback = 'duel' (a duel waits "
+                             f"for its answer), got {self.timing.response_timeout_s:g}")
+
+    @property
+    def feedback_mode(self) -> str:
+        """What the patient answers: ``"letters"`` or ``"duel"`` (``[protocol] feedback``)."""
+        return self.protocol.feedback
 
     @property
     def guess_rate(self) -> float:
@@ -303,7 +380,10 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
             sections[name] = cls(**table)
         except ValueError as exc:
             raise ProtocolError(f"{source}: {name}.{exc}") from None
-    return Protocol(**sections, source=source)
+    try:
+        return Protocol(**sections, source=source)
+    except ValueError as exc:
+        raise ProtocolError(f"{source}: {exc}") from None
 
 
 def load_protocol(path: str | Path) -> Protocol:

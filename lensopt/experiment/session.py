@@ -2,11 +2,12 @@
 
 A new session reads the protocol, opens the window, keeps the optimizer's letter sizes inside
 what the screen renders faithfully, records the session (protocol snapshot, calibration,
-optimizer settings, seed, software version) and runs the loop; every answer is committed to the
-store before the next letter is drawn. ``resume`` rebuilds the optimizer from the stored trials
-with ``RefractionOptimizer.from_settings(settings, history)`` and continues at trial k + 1; the
-optimizer's randomness depends only on (seed, trial number), so it proposes what the interrupted
-session would have proposed.
+optimizer settings, seed, software version, and its kind: the feedback mode, letters or duel) and
+runs the loop; every answer is committed to the store before the next stimulus is drawn.
+``resume`` rebuilds the optimizer from the stored trials with ``from_settings(settings, history)``
+(``RefractionOptimizer`` or ``DuelRefractionOptimizer``, see :mod:`lensopt.experiment.modes`) and
+continues at trial k + 1; the optimizer's randomness depends only on (seed, trial number), so it
+proposes what the interrupted session would have proposed.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import Callable
 
 from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
-from lensopt.trial import Trial
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -73,45 +74,23 @@ def calibration_from_protocol(protocol: Protocol) -> Calibration:
                        min_stroke_px=c.min_stroke_px)
 
 
-def expected_window_height_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> int:
-    return calibration.screen_height_px if fullscreen else min(protocol.display.window_size_px[1],
-                                                               calibration.screen_height_px)
+def expected_window_size_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> tuple[int, int]:
+    """The window's size in pixels before it opens: the screen, or the protocol's window within it."""
+    if fullscreen:
+        return calibration.screen_width_px, calibration.screen_height_px
+    width_px, height_px = protocol.display.window_size_px
+    return min(width_px, calibration.screen_width_px), min(height_px, calibration.screen_height_px)
 
 
-def history_from_records(records) -> list[tuple[Trial, bool]]:
-    """``(Trial, correct)`` pairs of stored trials, in order; refuses gaps in the trial numbers."""
-    for expected, record in enumerate(records, start=1):
-        if record.index != expected:
-            raise StoreError(f"stored trials jump from {expected - 1} to {record.index}; the session cannot be resumed")
-    return [(Trial(sphere_d=r.sphere_d, cylinder_d=r.cylinder_d, letter_logmar=r.letter_logmar), r.correct)
-            for r in records]
-
-
-def rebuild_optimizer(settings: dict, records):
-    """The optimizer of a stored session, replayed from its trials."""
-    from lensopt.optimizer import RefractionOptimizer
-
-    return RefractionOptimizer.from_settings(settings, history_from_records(records))
-
-
-def new_optimizer(protocol: Protocol, seed: int, letter_bounds_logmar):
-    from lensopt.optimizer import RefractionOptimizer
-
-    o = protocol.optimizer
-    return RefractionOptimizer(
-        rule=o.rule, seed=seed, sphere_bounds_d=o.sphere_bounds_d, cylinder_bounds_d=o.cylinder_bounds_d,
-        letter_bounds_logmar=tuple(letter_bounds_logmar), n_initial=o.n_initial,
-        lens_step_d=protocol.lens_step_d, inference=o.inference, n_alternatives=len(protocol.letters.alphabet),
-    )
-
-
-def _recorder(store, session_id: int, rescue_path: Path) -> Callable:
-    """``record(TrialRecord)``: append to the store; if that fails, keep the answer in a JSON-lines
-    rescue file next to the database and stop with a one-line StoreError saying where it is."""
+def _recorder(store, session_id: int, rescue_path: Path, append: Callable | None = None) -> Callable:
+    """``record(TrialRecord)``: append to the store (``append(store, session_id, record)``, default
+    ``store.append_trial``); if that fails, keep the answer in a JSON-lines rescue file next to the
+    database and stop with a one-line StoreError saying where it is."""
+    append = append or (lambda store, session_id, record: store.append_trial(session_id, record))
 
     def record(trial_record) -> None:
         try:
-            store.append_trial(session_id, trial_record)
+            append(store, session_id, trial_record)
         except StoreError as exc:
             with open(rescue_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(dataclasses.asdict(trial_record)) + "\n")
@@ -144,15 +123,12 @@ def _launch_dashboard(session_id: int, db_path: Path, log) -> None:
 
 
 def _responses_for(protocol: Protocol, seed: int, win):
-    from lensopt.experiment.keyboard import KeyboardSource, SimulatedSource
+    from lensopt.experiment.keyboard import KeyboardSource
 
     keyboard = KeyboardSource(win)
     if protocol.protocol.observer != "simulated":
         return keyboard
-    sim = dataclasses.asdict(protocol.simulated)
-    return SimulatedSource(sim, protocol.letters.alphabet, seed,
-                           response_delay_s=protocol.timing.simulated_response_s, keyboard=keyboard,
-                           pause_key=protocol.keys.pause, confirm_key=protocol.keys.confirm)
+    return mode_for(protocol).simulated_source(protocol, seed, keyboard)
 
 
 def run_session(request: RunRequest, *, responses=None, log: Callable[[str], None] = print,
@@ -172,17 +148,20 @@ def run_session(request: RunRequest, *, responses=None, log: Callable[[str], Non
 
 
 def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
-    records, previous_letter, info = [], None, None
+    records, info = [], None
     if request.resume is not None:
         info = store.session(request.resume)
         protocol = protocol_from_dict(info.protocol, source=f"stored protocol of session {info.session_id}")
+        mode = mode_for(protocol)
+        if info.kind != mode.kind:
+            raise StoreError(f"session {info.session_id} is a {info.kind} session but its protocol asks for "
+                             f"{protocol.feedback_mode} feedback; it cannot be resumed")
         calibration = Calibration.from_dict(info.calibration)
         seed, participant = info.seed, info.participant
-        records = store.trials(info.session_id)
-        optimizer = rebuild_optimizer(info.optimizer_settings, records)
+        records = mode.stored_trials(store, info.session_id)
+        optimizer = mode.rebuild_optimizer(info.optimizer_settings, records)
         if request.protocol_path is not None:
             log(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
-        previous_letter = records[-1].letter if records else None
     else:
         protocol = load_protocol(request.protocol_path)
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
@@ -191,6 +170,7 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             protocol = dataclasses.replace(
                 protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer))
         calibration = calibration_from_protocol(protocol)
+        mode = mode_for(protocol)
     if request.trials is not None:
         protocol = protocol.with_trials(request.trials)
     n_trials = protocol.optimizer.trials
@@ -198,7 +178,7 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
 
     # Everything that can fail on bad input fails here, before a window opens: the letter sizes
     # this set-up renders, and the first write to the database (a locked file shows up now).
-    renderable = calibration.renderable_logmar(expected_window_height_px(protocol, calibration, fullscreen))
+    renderable = mode.renderable_logmar(protocol, calibration, expected_window_size_px(protocol, calibration, fullscreen))
     if info is not None:
         bounds = tuple(optimizer.settings_dict()["letter_bounds_logmar"])
         if letter_bounds_within(bounds, renderable, calibration) != bounds:
@@ -214,11 +194,11 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
-        optimizer = new_optimizer(protocol, seed, bounds)
+        optimizer = mode.new_optimizer(protocol, seed, bounds)
         session_id = store.create_session(participant, protocol.to_dict(), calibration.to_dict(),
-                                          optimizer.settings_dict(), seed)
-        log(f"session {session_id} ({participant}): {protocol.protocol.name}, rule {protocol.optimizer.rule}, "
-            f"{n_trials} trials, seed {seed}, database {request.db_path}")
+                                          optimizer.settings_dict(), seed, kind=mode.kind)
+        log(f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "
+            f"rule {protocol.optimizer.rule}, {n_trials} trials, seed {seed}, database {request.db_path}")
     log(f"calibration: {calibration.describe()}")
     log(f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}")
@@ -232,21 +212,18 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     try:
         if fullscreen:  # the framebuffer may have more pixels than the protocol says (Retina)
             calibration = calibration.with_framebuffer(*win.size)
-        actual = calibration.renderable_logmar(int(win.size[1]))
+        actual = mode.renderable_logmar(protocol, calibration, win.size)
         if letter_bounds_within(bounds, actual, calibration) != tuple(bounds):
             raise CalibrationError(
                 f"the window ({win.size[0]} x {win.size[1]} px) renders logMAR {actual[0]:.2f} to {actual[1]:.2f}, "
                 f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen")
         if request.dashboard:
             _launch_dashboard(session_id, request.db_path, log)
-        from lensopt.experiment.loop import TrialLoop
-
-        loop = TrialLoop(
+        loop = mode.loop(
             win, protocol, calibration, optimizer,
             responses if responses is not None else _responses_for(protocol, seed, win),
-            _recorder(store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl")),
-            seed=seed, first_index=len(records) + 1, previous_letter=previous_letter,
-            frames_dir=request.frames_dir, log=log,
+            _recorder(store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl"), mode.append),
+            records, seed=seed, first_index=len(records) + 1, frames_dir=request.frames_dir, log=log,
         )
         result = loop.run(n_trials)
         status = "finished" if result.status == "finished" else "aborted"
@@ -257,7 +234,7 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             store.set_status(session_id, status)
         except StoreError:
             pass  # the answers are stored; only the status could not be updated
-    n_stored = len(store.trials(session_id))
+    n_stored = store.session(session_id).n_trials
     if status == "finished" and optimizer.n_trials:
         sphere_d, cylinder_d = optimizer.best_lens()
         log(f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D")

@@ -24,6 +24,9 @@ from lensopt.preference.settings import PreferenceSettings, default_kernel, kern
 STATE_FORMAT = "lensopt.preference-state/1"
 """Format tag of saved preference optimizer states."""
 
+UNMODELLED_STREAM = 0x7E
+"""Spawn word of the query randomness after answers the model does not use."""
+
 BOUNDS_TOLERANCE = 1e-9
 """Tolerance when checking that a told member or context lies inside the bounds."""
 
@@ -91,6 +94,7 @@ class PreferenceOptimizer:
         self._model: PreferenceGP | None = None
         self._model_n = -1
         self._best: tuple[int, np.ndarray] | None = None
+        self._n_unmodelled = 0
         self.last_decision_ms = float("nan")
 
     # ------------------------------------------------------------------ history
@@ -111,7 +115,14 @@ class PreferenceOptimizer:
         return np.array(self._outcomes, dtype=int)
 
     def _rng(self, *stream) -> np.random.Generator:
+        if self._n_unmodelled:
+            stream = (UNMODELLED_STREAM, self._n_unmodelled, *stream)
         return np.random.default_rng([self.settings.seed, self.n_observations, *stream])
+
+    def note_unmodelled_answer(self) -> None:
+        """Count an answer the model cannot use (e.g. "the same" in a probit duel model): it changes
+        the randomness of the next query, so that the same duel is not simply asked again."""
+        self._n_unmodelled += 1
 
     # -------------------------------------------------------------------- model
     @property
@@ -223,7 +234,8 @@ class PreferenceOptimizer:
         """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
         kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
         history = [list(map(float, z)) + [int(c)] for z, c in zip(self._duels, self._outcomes)]
-        return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "kernel": kernel, "history": history}
+        return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "kernel": kernel, "history": history,
+                "n_unmodelled": self._n_unmodelled}
 
     @classmethod
     def from_state(cls, state: dict) -> PreferenceOptimizer:
@@ -238,6 +250,7 @@ class PreferenceOptimizer:
             if len(row) != k + 2 * d + 1:
                 raise ValueError(f"a history row needs {k + 2 * d + 1} values [s, x, x', c]; got {len(row)}")
             optimizer.tell_duel(row[:k], row[k : k + d], row[k + d : k + 2 * d], row[-1])
+        optimizer._n_unmodelled = int(state.get("n_unmodelled", 0))
         return optimizer
 
 

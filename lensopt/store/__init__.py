@@ -1,6 +1,7 @@
 """The session store: SQLite rows and JSON text for sessions and every answered trial.
 
-``SessionStore`` writes and reads the database, ``TrialRecord``/``SessionInfo`` are the records,
+``SessionStore`` writes and reads the database, ``TrialRecord`` (a letter trial),
+``DuelTrialRecord`` (a duel) and ``SessionInfo`` are the records,
 :mod:`lensopt.store.export` writes a session as CSV or JSON. sqlite3 from the standard library
 only; nothing is ever pickled.
 """
@@ -12,9 +13,19 @@ from lensopt.store.database import (
     MissingSessionError,
     ReadOnlyStoreError,
     SessionStore,
+    WrongKindError,
     default_db_path,
 )
-from lensopt.store.records import LETTERS_KIND, STATUSES, SessionInfo, TrialRecord
+from lensopt.store.records import (
+    DUEL_ANSWERS,
+    DUEL_KIND,
+    KINDS,
+    LETTERS_KIND,
+    STATUSES,
+    DuelTrialRecord,
+    SessionInfo,
+    TrialRecord,
+)
 from lensopt.store.schema import (
     SCHEMA_VERSION,
     NewerSchemaError,
@@ -25,16 +36,21 @@ from lensopt.store.schema import (
 __all__ = [
     "SessionStore",
     "TrialRecord",
+    "DuelTrialRecord",
     "SessionInfo",
     "default_db_path",
     "DEFAULT_TIMEOUT_S",
     "LETTERS_KIND",
+    "DUEL_KIND",
+    "KINDS",
+    "DUEL_ANSWERS",
     "STATUSES",
     "SCHEMA_VERSION",
     "DatabaseLockedError",
     "DuplicateTrialError",
     "MissingSessionError",
     "ReadOnlyStoreError",
+    "WrongKindError",
     "NewerSchemaError",
     "NotALensoptDatabaseError",
     "OlderSchemaError",

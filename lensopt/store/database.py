@@ -1,5 +1,9 @@
 """The session store: an SQLite file holding sessions and every answered trial.
 
+A session has a kind, its feedback mode: a ``letters`` session keeps its trials in ``trials``
+(:meth:`SessionStore.append_trial`), a ``duel`` session in ``duel_trials``
+(:meth:`SessionStore.append_duel_trial`); a trial of the other kind is refused.
+
 Design (why each setting):
 
 - ``journal_mode=WAL``: a follower (the dashboard, ``lensopt sessions``) reads while the
@@ -27,8 +31,11 @@ from pathlib import Path
 from lensopt.errors import StoreError
 from lensopt.store import schema
 from lensopt.store.records import (
+    DUEL_KIND,
+    KINDS,
     LETTERS_KIND,
     STATUSES,
+    DuelTrialRecord,
     SessionInfo,
     TrialRecord,
     check_int,
@@ -57,6 +64,10 @@ class DuplicateTrialError(StoreError):
 
 class ReadOnlyStoreError(StoreError):
     """A write was attempted on a store opened read-only."""
+
+
+class WrongKindError(StoreError):
+    """A trial of one kind (letters, duel) was recorded into a session of the other kind."""
 
 
 def default_db_path() -> Path:
@@ -135,7 +146,7 @@ class SessionStore:
             conn.execute("PRAGMA synchronous = FULL")
             if version != schema.SCHEMA_VERSION:
                 schema.upgrade(conn, self.path)
-        return {table: schema.select_list(conn, table) for table in schema.COLUMNS}
+        return {table: schema.select_list(conn, table) for table in schema.COLUMNS}  # None: no such table
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -202,7 +213,8 @@ class SessionStore:
 
         owner = "SessionStore.create_session"
         check_text(owner, "participant", participant)
-        check_text(owner, "kind", kind)
+        if kind not in KINDS:
+            raise ValueError(f"{owner}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
         seed = check_int(owner, "seed", seed, 0)
         if seed > MAX_SEED:
             raise ValueError(f"{owner}: seed must be <= 2**63 - 1, got {seed}")
@@ -220,28 +232,46 @@ class SessionStore:
             return int(cursor.lastrowid)
 
     def append_trial(self, session_id: int, record: TrialRecord) -> None:
-        """Record one answered trial; it is durable on disk when this returns."""
+        """Record one answered letter trial; it is durable on disk when this returns."""
         session_id = check_int("SessionStore.append_trial", "session_id", session_id, 1)
         if not isinstance(record, TrialRecord):
             raise ValueError(f"SessionStore.append_trial: record must be a TrialRecord, got {record!r}")
         row = (session_id, record.index, record.sphere_d, record.cylinder_d, record.letter_logmar,
                record.letter, record.response, int(record.correct), record.rt_s,
                record.presented_at, record.answered_at, record.extra_json())
+        self._insert("trials", LETTERS_KIND, session_id, record.index, row)
+
+    def append_duel_trial(self, session_id: int, record: DuelTrialRecord) -> None:
+        """Record one answered duel of a ``duel`` session; durable on disk when this returns."""
+        session_id = check_int("SessionStore.append_duel_trial", "session_id", session_id, 1)
+        if not isinstance(record, DuelTrialRecord):
+            raise ValueError(f"SessionStore.append_duel_trial: record must be a DuelTrialRecord, got {record!r}")
+        row = (session_id, record.index, record.first_sphere_d, record.first_cylinder_d,
+               record.second_sphere_d, record.second_cylinder_d, record.letter_logmar, record.letters,
+               record.answer, record.rt_s, record.presented_at, record.answered_at, record.extra_json())
+        self._insert("duel_trials", DUEL_KIND, session_id, record.index, row)
+
+    def _insert(self, table: str, kind: str, session_id: int, index: int, row: tuple) -> None:
+        """One trial row into ``table`` of a session of ``kind``, committed before returning."""
+        columns = ("session_id",) + schema.COLUMNS[table]
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
+            (found,) = conn.execute("SELECT kind FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if found != kind:
+                raise WrongKindError(
+                    f"session {session_id} is a {found} session; a {kind} trial cannot be recorded in it"
+                )
             try:
                 conn.execute(
-                    "INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, "
-                    "letter, response, correct, rt_s, presented_at, answered_at, extra) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                     row,
                 )
             except sqlite3.IntegrityError:
                 (last,) = conn.execute(
-                    "SELECT MAX(idx) FROM trials WHERE session_id = ?", (session_id,)
+                    f"SELECT MAX(idx) FROM {table} WHERE session_id = ?", (session_id,)
                 ).fetchone()
                 raise DuplicateTrialError(
-                    f"session {session_id} already has trial {record.index}; a trial is recorded "
+                    f"session {session_id} already has trial {index}; a trial is recorded "
                     f"once, so continue at index {last + 1}"
                 ) from None
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
@@ -260,9 +290,11 @@ class SessionStore:
     # -- reading ------------------------------------------------------------------------------
 
     def _session_rows(self, conn, where: str = "", parameters=()) -> list[SessionInfo]:
+        duels = ("(SELECT COUNT(*) FROM duel_trials AS d WHERE d.session_id = sessions.id)"
+                 if self._select["duel_trials"] is not None else "0")
         rows = conn.execute(
             f"SELECT {self._select['sessions']}, "
-            "(SELECT COUNT(*) FROM trials AS t WHERE t.session_id = sessions.id) "
+            f"(SELECT COUNT(*) FROM trials AS t WHERE t.session_id = sessions.id) + {duels} "
             f"FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
@@ -313,6 +345,21 @@ class SessionStore:
             )
             for row in rows
         ]
+
+    def duel_trials(self, session_id: int, since_index: int = 0) -> list[DuelTrialRecord]:
+        """The session's duels with index > ``since_index``, in index order (none in a letter
+        session, nor in an older read-only file without the duel table)."""
+        since_index = check_int("SessionStore.duel_trials", "since_index", since_index, 0)
+        with self._transaction(write=False) as conn:
+            self._require_session(conn, session_id)
+            if self._select["duel_trials"] is None:
+                return []
+            rows = conn.execute(
+                f"SELECT {self._select['duel_trials']} FROM duel_trials "
+                "WHERE session_id = ? AND idx > ? ORDER BY idx",
+                (session_id, since_index),
+            ).fetchall()
+        return [DuelTrialRecord(*row[:-1], extra=json.loads(row[-1])) for row in rows]
 
     def data_version(self) -> int:
         """A counter that changes whenever any connection (this one included) commits a change.

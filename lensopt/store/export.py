@@ -3,23 +3,29 @@
 Numbers are written with Python's shortest round-trip representation, so a float read back
 from either format equals the stored one exactly. In CSV, an empty cell is ``None`` (no
 answer, no reaction time), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
+
+A duel session (``session.kind == "duel"``) exports its duels instead: the two lenses, the
+letters shown and their size, and the answer ``first``/``second``/``same`` (:data:`DUEL_CSV_COLUMNS`;
+in JSON each trial holds the fields of :class:`~lensopt.store.records.DuelTrialRecord`).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
 
-from lensopt.store.records import SessionInfo, TrialRecord
+from lensopt.store.records import DUEL_KIND, DuelTrialRecord, SessionInfo, TrialRecord
 
 #: Export formats.
 FORMATS = ("csv", "json")
 
-#: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes.
+#: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
+#: (2: duel sessions, whose trials are duels).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 1
+JSON_FORMAT_VERSION = 2
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -30,9 +36,16 @@ CSV_COLUMNS = (
     "response", "correct", "rt_s", "presented_at", "answered_at", "extra",
 )
 
+#: CSV columns of a duel session, in order.
+DUEL_CSV_COLUMNS = (
+    "session_id", "participant", "index", "letters", "letter_logmar", "first_sphere_d",
+    "first_cylinder_d", "second_sphere_d", "second_cylinder_d", "answer", "rt_s", "presented_at",
+    "answered_at", "extra",
+)
 
-def session_document(info: SessionInfo, trials: list[TrialRecord]) -> dict:
-    """The JSON export of a session as a dict."""
+
+def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord]) -> dict:
+    """The JSON export of a session as a dict (letter trials or duels, as the session's kind)."""
     from lensopt import __version__
 
     calibration = dict(info.calibration)
@@ -56,7 +69,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord]) -> dict:
         "optimizer_settings": info.optimizer_settings,
         "seed": info.seed,
         "software_version": info.software_version,
-        "trials": [
+        "trials": [dataclasses.asdict(t) for t in trials] if info.kind == DUEL_KIND else [
             {
                 "index": t.index,
                 "letter": t.letter,
@@ -75,7 +88,27 @@ def session_document(info: SessionInfo, trials: list[TrialRecord]) -> dict:
     }
 
 
+def _number(value) -> str:
+    return "" if value is None else repr(value)
+
+
+def _duel_csv_text(info: SessionInfo, duels: list[DuelTrialRecord]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(DUEL_CSV_COLUMNS)
+    for d in duels:
+        writer.writerow([
+            info.session_id, info.participant, d.index, d.letters,
+            *(_number(getattr(d, name)) for name in DUEL_CSV_COLUMNS[4:9]), d.answer,
+            _number(d.rt_s), repr(d.presented_at), repr(d.answered_at),
+            json.dumps(d.extra, allow_nan=False, separators=(",", ":")),
+        ])
+    return buffer.getvalue()
+
+
 def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
+    if info.kind == DUEL_KIND:
+        return _duel_csv_text(info, trials)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -98,7 +131,7 @@ def export_session(store, session_id: int, fmt: str = "csv", out=None) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     info = store.session(session_id)
-    trials = store.trials(session_id)
+    trials = store.duel_trials(session_id) if info.kind == DUEL_KIND else store.trials(session_id)
     if fmt == "json":
         text = json.dumps(session_document(info, trials), indent=2, allow_nan=False) + "\n"
     else:

@@ -1,4 +1,4 @@
-"""Plain records the session store reads and writes: one answered trial, one session.
+"""Plain records the session store reads and writes: one answered trial or duel, one session.
 
 Both are frozen dataclasses validated on construction, so a bad value is refused before it
 reaches the database. Dictionaries (``extra``, ``protocol``, ``calibration``,
@@ -15,8 +15,18 @@ from dataclasses import dataclass, field
 #: Session states: ``running`` while trials are added, then ``finished`` or ``aborted``.
 STATUSES = ("running", "finished", "aborted")
 
-#: Session kind of a letter-acuity session (other kinds, e.g. duels, may follow).
+#: Session kind of a letter-acuity session: one letter per trial, named or not (``trials`` table).
 LETTERS_KIND = "letters"
+
+#: Session kind of a duel session: "lens 1, lens 2, or the same?" (``duel_trials`` table).
+DUEL_KIND = "duel"
+
+#: Session kinds, in the order ``lensopt sessions`` documents them.
+KINDS = (LETTERS_KIND, DUEL_KIND)
+
+#: What a duel answer can be (``lensopt.duel_refraction.DUEL_ANSWERS``, kept here so that the
+#: store does not import the optimizer): lens 1 clearer, lens 2 clearer, or they look the same.
+DUEL_ANSWERS = ("first", "second", "same")
 
 
 def to_json(owner: str, name: str, value) -> str:
@@ -106,10 +116,66 @@ class TrialRecord:
 
 
 @dataclass(frozen=True)
+class DuelTrialRecord:
+    """One answered duel, as stored: letters ``letters`` of size ``letter_logmar`` seen through
+    lens 1 ``(first_sphere_d, first_cylinder_d)`` and lens 2 ``(second_sphere_d, second_cylinder_d)``.
+
+    ``answer`` is ``"first"``, ``"second"`` or ``"same"`` (:data:`DUEL_ANSWERS`); ``rt_s``, the
+    unix times and ``extra`` are as in :class:`TrialRecord`.
+    """
+
+    index: int
+    first_sphere_d: float
+    first_cylinder_d: float
+    second_sphere_d: float
+    second_cylinder_d: float
+    letter_logmar: float
+    letters: str
+    answer: str
+    rt_s: float | None
+    presented_at: float
+    answered_at: float
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        owner = "DuelTrialRecord"
+        object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
+        for name in ("first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d",
+                     "letter_logmar", "presented_at", "answered_at"):
+            object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
+        if not isinstance(self.letters, str) or not self.letters.isalpha() or not self.letters.isupper():
+            raise ValueError(f"{owner}.letters must be capital letters A-Z, got {self.letters!r}")
+        if self.answer not in DUEL_ANSWERS:
+            raise ValueError(f"{owner}.answer must be one of {', '.join(DUEL_ANSWERS)}, got {self.answer!r}")
+        if self.rt_s is not None:
+            rt_s = check_finite(owner, "rt_s", self.rt_s)
+            if rt_s < 0:
+                raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
+            object.__setattr__(self, "rt_s", rt_s)
+        if self.extra is None:
+            object.__setattr__(self, "extra", {})
+        to_json(owner, "extra", self.extra)
+        object.__setattr__(self, "extra", dict(self.extra))
+
+    @property
+    def first_lens_d(self) -> tuple[float, float]:
+        return (self.first_sphere_d, self.first_cylinder_d)
+
+    @property
+    def second_lens_d(self) -> tuple[float, float]:
+        return (self.second_sphere_d, self.second_cylinder_d)
+
+    def extra_json(self) -> str:
+        """``extra`` as JSON text (how the store keeps it)."""
+        return to_json("DuelTrialRecord", "extra", self.extra)
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """A stored session: who, what, when, how it was configured and how many trials it holds.
 
-    ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
+    ``kind`` is the feedback mode (:data:`LETTERS_KIND` or :data:`DUEL_KIND`) and ``n_trials``
+    counts its trials (letter trials or duels). ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
     :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
     unix times in seconds (``updated_at`` moves with every trial and status change).
     """

@@ -10,6 +10,9 @@ Versions:
 
 1. sessions (no ``kind``) and trials (no ``extra``): the first layout.
 2. adds ``sessions.kind`` (``'letters'``) and ``trials.extra`` (JSON text, ``'{}'``).
+3. adds the ``duel_trials`` table (sessions of kind ``'duel'``: two lenses, a line of letters and
+   the answer ``first``/``second``/``same``). Letter sessions and their rows are untouched; a
+   read-only store reads an older file as having no duels (:data:`READ_ABSENT_TABLES`).
 """
 
 from __future__ import annotations
@@ -19,10 +22,29 @@ import sqlite3
 from lensopt.errors import StoreError
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
+
+#: The duel table (version 3): one row per answered duel; lenses in D, letter size in logMAR.
+DUEL_TRIALS_TABLE = """CREATE TABLE duel_trials (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL CHECK (idx >= 1),
+        first_sphere_d REAL NOT NULL,
+        first_cylinder_d REAL NOT NULL,
+        second_sphere_d REAL NOT NULL,
+        second_cylinder_d REAL NOT NULL,
+        letter_logmar REAL NOT NULL,
+        letters TEXT NOT NULL,
+        answer TEXT NOT NULL CHECK (answer IN ('first', 'second', 'same')),
+        rt_s REAL,
+        presented_at REAL NOT NULL,
+        answered_at REAL NOT NULL,
+        extra TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (session_id, idx)
+    )"""
 
 #: Statements creating the current layout in an empty database.
 CREATE_STATEMENTS = (
@@ -55,6 +77,7 @@ CREATE_STATEMENTS = (
         extra TEXT NOT NULL DEFAULT '{}',
         UNIQUE (session_id, idx)
     )""",
+    DUEL_TRIALS_TABLE,
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -63,6 +86,7 @@ MIGRATIONS = {
         "ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'letters'",
         "ALTER TABLE trials ADD COLUMN extra TEXT NOT NULL DEFAULT '{}'",
     ),
+    2: (DUEL_TRIALS_TABLE,),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -75,7 +99,14 @@ COLUMNS = {
         "idx", "sphere_d", "cylinder_d", "letter_logmar", "letter", "response", "correct",
         "rt_s", "presented_at", "answered_at", "extra",
     ),
+    "duel_trials": (
+        "idx", "first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d",
+        "letter_logmar", "letters", "answer", "rt_s", "presented_at", "answered_at", "extra",
+    ),
 }
+
+#: Tables an older layout may lack, which a read-only store then reads as empty.
+READ_ABSENT_TABLES = frozenset({"duel_trials"})
 
 #: SQL values standing in for columns an older layout lacks (what its migration writes).
 READ_DEFAULTS = {
@@ -166,9 +197,12 @@ def upgrade(conn: sqlite3.Connection, path) -> int:
     return found
 
 
-def select_list(conn: sqlite3.Connection, table: str) -> str:
-    """The SELECT column list reading ``table`` in the current layout, whatever its version."""
+def select_list(conn: sqlite3.Connection, table: str) -> str | None:
+    """The SELECT column list reading ``table`` in the current layout, whatever its version;
+    ``None`` for a table of :data:`READ_ABSENT_TABLES` that this (older) file does not have."""
     present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+    if not present and table in READ_ABSENT_TABLES:
+        return None
     parts = []
     for column in COLUMNS[table]:
         if column in present:

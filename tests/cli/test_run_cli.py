@@ -117,3 +117,34 @@ def test_resuming_a_session_that_does_not_exist_is_one_line(tmp_path, capsys):
     with SessionStore(db) as store:
         store.create_session("p", {}, {}, {}, 1)
     assert_one_line_error(run_in_process(capsys, "--resume", 42, "--db", db), "42")
+
+
+DUEL = REPO / "protocols" / "clinical-duel.toml"
+
+
+def edited_duel(tmp_path, old, new):
+    text = DUEL.read_text()
+    assert old in text
+    path = tmp_path / "duel.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_an_unknown_feedback_mode_is_one_line_listing_the_modes(tmp_path):
+    protocol = edited_duel(tmp_path, 'feedback = "duel"', 'feedback = "rank"')
+    assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "duel.toml", "protocol.feedback must be one of 'letters', 'duel', got 'rank'")
+    with SessionStore(tmp_path / "s.db") as store:
+        assert store.sessions() == []  # refused before a session was created
+
+
+def test_duplicate_duel_answer_keys_are_one_line(tmp_path, capsys):
+    protocol = edited_duel(tmp_path, 'same = "s"', 'same = "2"')
+    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "keys.second and keys.same cannot share the key '2'")
+
+
+def test_a_letter_rule_for_duels_is_one_line_naming_the_duel_rules(tmp_path, capsys):
+    protocol = edited_duel(tmp_path, 'rule = "muc-ald"', 'rule = "ucb-ald"')
+    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "optimizer.rule 'ucb-ald' is a letter rule", "'muc-ald', 'kss-ald'")

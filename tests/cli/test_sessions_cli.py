@@ -140,3 +140,19 @@ def test_locked_database_is_one_line_and_exit_2(db, capsys, monkeypatch):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_sessions_and_export_show_a_duel_session_and_its_ties(db, capsys):
+    from lensopt.store import DuelTrialRecord
+
+    with SessionStore(db) as store:
+        sid = store.create_session("D01", {}, {}, {"rule": "muc-ald", "seed": 1}, 1, kind="duel")
+        for i, answer in enumerate(("first", "same", "second"), start=1):
+            store.append_duel_trial(sid, DuelTrialRecord(i, -1.0, 0.0, -0.75, 0.0, 0.2, "CDHKN", answer, 1.0,
+                                                         10.0 * i, 10.0 * i + 1))
+    assert main(["sessions", "--db", str(db)]) == 0
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    assert row[:5] == [str(sid), "D01", "duel", "running", "3"] and row[-1] == "muc-ald"
+    assert main(["export", str(sid), "--format", "csv", "--db", str(db)]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["answer"] for r in rows] == ["first", "same", "second"]

@@ -85,3 +85,37 @@ def test_an_answer_the_store_refuses_is_kept_in_a_rescue_file(tmp_path):
         _recorder(LockedStore(), 3, rescue)(record)
     saved = json.loads(rescue.read_text())
     assert TrialRecord(**saved) == record
+
+
+DUEL_KEYS = {"first": "1", "second": "2", "same": "s"}
+
+
+def test_simulated_duel_answers_depend_only_on_seed_and_trial_index():
+    from lensopt.duel_refraction import DuelTrial
+    from lensopt.experiment.keyboard import SimulatedDuelSource
+
+    def source(seed):
+        return SimulatedDuelSource(PATIENT, "CDHKNORSVZ", seed, DUEL_KEYS, tie_threshold=1.0)
+
+    trial = DuelTrial((-1.0, 0.5), (0.0, 0.5), 0.3)
+    forward = [source(4).duel_response(trial, "CDHKN", ["1", "2", "s", "escape"], index=i).key for i in range(1, 40)]
+    backward = [source(4).duel_response(trial, "CDHKN", ["1", "2", "s"], index=i).key for i in reversed(range(1, 40))]
+    assert forward == backward[::-1] and set(forward) <= {"1", "2", "s"}
+    assert forward != [source(5).duel_response(trial, "CDHKN", ["1"], index=i).key for i in range(1, 40)]
+
+
+def test_simulated_duel_answer_rates_match_the_patients_tie_model():
+    # Monte Carlo over trial indices against SimulatedPatient.p_choice_outcomes (4-sigma bands)
+    from lensopt.duel_refraction import DuelTrial
+    from lensopt.experiment.keyboard import SimulatedDuelSource
+
+    source = SimulatedDuelSource(PATIENT, "CDHKNORSVZ", 9, DUEL_KEYS, tie_threshold=1.0)
+    trial = DuelTrial((-1.0, 0.5), (0.0, 0.0), 0.3)  # lens 1 is the correction
+    p = SimulatedPatient(**PATIENT, n_alternatives=10).p_choice_outcomes(
+        0.3, [trial.first_lens_d, trial.second_lens_d], tie_threshold=1.0)
+    n = 3000
+    answers = [source.duel_answer(trial, i) for i in range(1, n + 1)]
+    for k, answer in enumerate(("first", "second", "same")):
+        rate = answers.count(answer) / n
+        assert abs(rate - p[k]) < 4 * np.sqrt(p[k] * (1 - p[k]) / n) + 1e-9, (answer, rate, p[k])
+    assert p[2] > 0.05  # ties are a real outcome here

@@ -10,7 +10,8 @@ from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 PROTOCOLS = REPO / "protocols"
 
 
-@pytest.mark.parametrize("name", ["clinical-refraction", "research-26afc", "sloan-10afc", "demo-simulated"])
+@pytest.mark.parametrize("name", ["clinical-refraction", "research-26afc", "sloan-10afc", "demo-simulated",
+                                  "clinical-duel"])
 def test_shipped_protocols_load_and_round_trip_through_their_snapshot(name):
     protocol = load_protocol(PROTOCOLS / f"{name}.toml")
     assert protocol.protocol.name == name

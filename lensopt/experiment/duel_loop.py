@@ -1,0 +1,107 @@
+"""The duel loop: "one or two — or the same?" with a line of letters seen through two lenses.
+
+One duel (an optimizer with ``ask() -> DuelTrial`` and ``tell(trial, answer)``, answers
+``"first"``, ``"second"`` or ``"same"``; :class:`lensopt.duel_refraction.DuelRefractionOptimizer`
+or any optimizer with that interface):
+
+1. ``trial = optimizer.ask()`` — lens 1, lens 2 and the letter size (logMAR);
+2. with a clinician prompt (``[lens] prompt``), "Lens 1: S … C … / Lens 2: S … C …, press space";
+3. optional fixation cross, then a line of ``[duel] letters_per_line`` letters drawn from
+   ``(seed, trial)``, one letter width apart, ``calibration.letter_height_px(trial.letter_logmar)``
+   tall; the clinician shows them through lens 1 and lens 2;
+4. the answer keys (``[keys] first``, ``second``, ``same``); Escape opens the pause screen and the
+   same line is shown again after resuming;
+5. the answer goes to ``record`` (durable when it returns) **before** ``optimizer.tell`` and
+   before anything new is drawn; then a break every N duels and the inter-trial interval.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from lensopt.experiment.loop import LoopScreens
+from lensopt.experiment.optotypes import LetterLineStim
+from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
+
+
+def format_lens(lens_d) -> str:
+    """``"S +1.25 D  C -0.50 D"``."""
+    return f"S {lens_d[0]:+.2f} D  C {lens_d[1]:+.2f} D"
+
+
+class DuelLoop(LoopScreens):
+    """Duels ``first_index..n_trials``; see the module docstring. ``record`` receives
+    :class:`~lensopt.store.DuelTrialRecord` objects."""
+
+    unit = "comparisons"
+
+    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *, glyphs=None,
+                 **options):
+        super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
+        self.line = LetterLineStim(win, glyphs, color="black")
+        keys = protocol.keys
+        self.answer_for_key = {getattr(keys, answer): answer for answer in DUEL_ANSWER_KEYS}
+        self.response_keys = [*self.answer_for_key, keys.pause]
+
+    def _instructions(self, n_trials: int) -> bool:
+        keys = self.protocol.keys
+        return self._wait_or_pause(
+            f"{self._resume_note(n_trials)}A line of letters will appear. Look at it through lens one, "
+            f"then through lens two.\nWhich makes the letters clearer?\n\n"
+            f"{keys.first.upper()}: lens one     {keys.second.upper()}: lens two     "
+            f"{keys.same.upper()}: the same\n{keys.pause.upper()} pauses.\n\n"
+            f"Press {keys.confirm.upper()} to start.")
+
+    def _lenses_prompt(self, trial) -> bool:
+        return self._wait_or_pause(
+            f"Clinician: present the two lenses\n\nLens 1:  {format_lens(trial.first_lens_d)}\n"
+            f"Lens 2:  {format_lens(trial.second_lens_d)}\n\n"
+            f"then press {self.protocol.keys.confirm.upper()}")
+
+    def letters_for(self, index: int) -> str:
+        """Trial ``index``'s line, drawn from ``(seed, index)``: distinct letters while the
+        alphabet has enough of them."""
+        alphabet = list(self.protocol.letters.alphabet)
+        n = self.protocol.duel.letters_per_line
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, index, 4]))
+        return "".join(rng.choice(alphabet, size=n, replace=n > len(alphabet)))
+
+    def _trial(self, index: int, n_trials: int) -> bool:
+        from lensopt.store import DuelTrialRecord
+
+        trial = self.optimizer.ask()
+        decision_ms = getattr(self.optimizer, "last_decision_ms", None)
+        self.log(f"clinician: lens 1 {format_lens(trial.first_lens_d)} / lens 2 {format_lens(trial.second_lens_d)}")
+        if self.protocol.lens.prompt and not self._lenses_prompt(trial):
+            return False
+        letters = self.letters_for(index)
+        height_px = self.calibration.letter_height_px(trial.letter_logmar)
+        self.line.set_letters(letters, height_px)
+        shown = self._show_and_answer(
+            index, self.line.draw,
+            lambda timeout_s: self.responses.duel_response(trial, letters, self.response_keys, timeout_s,
+                                                           index=index))
+        if shown is None:
+            return False
+        press, presented_at = shown
+        answered_at = time.time()
+        if press is None:  # the protocol refuses a response timeout for duels
+            raise RuntimeError("a duel was not answered; duel protocols wait for the answer")
+        answer = self.answer_for_key[press.key]
+        extra = {"letter_height_px": float(height_px)}
+        if decision_ms is not None and math.isfinite(decision_ms):
+            extra["decision_ms"] = float(decision_ms)
+        self.record(DuelTrialRecord(
+            index=index, first_sphere_d=trial.first_lens_d[0], first_cylinder_d=trial.first_lens_d[1],
+            second_sphere_d=trial.second_lens_d[0], second_cylinder_d=trial.second_lens_d[1],
+            letter_logmar=trial.letter_logmar, letters=letters, answer=answer, rt_s=press.rt_s,
+            presented_at=presented_at, answered_at=max(answered_at, presented_at), extra=extra,
+        ))
+        self.optimizer.tell(trial, answer)
+        self.log(f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+                 f"({height_px:.1f} px) -> {answer}")
+        return True

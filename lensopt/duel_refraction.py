@@ -60,6 +60,14 @@ def duel_refraction_kernel(letter_lengthscale_logmar=LETTER_LENGTHSCALE_LOGMAR,
     return Product(letters, lenses)
 
 
+#: Models of the answers: ``probit`` (GP preference learning, METHOD.md §5; a "same" answer is not
+#: modelled) or ``ties`` (Nguyen et al. 2021: Gumbel noise with a tie threshold δ, every answer used).
+DUEL_MODELS = ("probit", "ties")
+#: Rules with the tie model (MPES for the lenses, then the letter size by mutual information),
+#: and the name of each in :class:`lensopt.ranking.RankingOptimizer`.
+TIE_RULES = {"mpes-ald": "mpes", "random": "random"}
+DEFAULT_RULES = {"probit": "muc-ald", "ties": "mpes-ald"}
+
 DUEL_ANSWERS = ("first", "second", "same")
 """What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same."""
 
@@ -76,14 +84,20 @@ def normalize_duel_answer(answer) -> str:
 
 
 class DuelRefractionOptimizer:
-    """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``,
-    ``best_lens()``. ``lens_step_d`` rounds proposed lenses to a phoropter step."""
+    """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``, ``best_lens()``.
 
-    def __init__(self, rule="muc-ald", seed=0, *, sphere_bounds_d=SPHERE_BOUNDS_D,
+    ``model``: ``"probit"`` (rules muc-ald (default), kss-ald, muc-random, kss-random, bald, random)
+    or ``"ties"`` (rules mpes-ald (default), random), see :data:`DUEL_MODELS`.
+    ``lens_step_d`` rounds proposed lenses to a phoropter step."""
+
+    def __init__(self, rule=None, seed=0, *, sphere_bounds_d=SPHERE_BOUNDS_D,
                  cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
-                 n_initial=5, lens_step_d=None, inference="laplace"):
-        from lensopt.preference import PreferenceOptimizer
-
+                 n_initial=5, lens_step_d=None, inference="laplace", model="probit"):
+        if model not in DUEL_MODELS:
+            raise ValueError(f"model must be one of {', '.join(DUEL_MODELS)}, got {model!r}")
+        rule = DEFAULT_RULES[model] if rule is None else rule
+        if model == "ties" and rule not in TIE_RULES:
+            raise ValueError(f"rule {rule!r} is not available with the tie model; choose from: {', '.join(TIE_RULES)}")
         if lens_step_d is not None and not (isinstance(lens_step_d, (int, float)) and lens_step_d > 0):
             raise ValueError(f"lens_step_d must be a positive number of diopters, got {lens_step_d!r}")
         self.lens_step_d = None if lens_step_d is None else float(lens_step_d)
@@ -91,13 +105,25 @@ class DuelRefractionOptimizer:
             "rule": rule, "seed": seed, "sphere_bounds_d": list(sphere_bounds_d),
             "cylinder_bounds_d": list(cylinder_bounds_d),
             "letter_bounds_logmar": list(letter_bounds_logmar), "n_initial": n_initial,
-            "lens_step_d": self.lens_step_d, "inference": inference,
+            "lens_step_d": self.lens_step_d, "inference": inference, "model": model,
         }
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
-        self._core = PreferenceOptimizer(
-            self._system_bounds, (tuple(letter_bounds_logmar),), rule=rule, seed=seed,
-            kernel=duel_refraction_kernel(), n_initial=n_initial, inference=inference,
-        )
+        if model == "probit":
+            from lensopt.preference import PreferenceOptimizer
+
+            self._core = PreferenceOptimizer(
+                self._system_bounds, (tuple(letter_bounds_logmar),), rule=rule, seed=seed,
+                kernel=duel_refraction_kernel(), n_initial=n_initial, inference=inference,
+            )
+        else:
+            from lensopt.observer.patient import LOGIT_SCALE
+            from lensopt.ranking import RankingOptimizer
+
+            self._core = RankingOptimizer(
+                self._system_bounds, (tuple(letter_bounds_logmar),), set_size=2, allow_ties=True,
+                seed=seed, n_initial=n_initial, rule=TIE_RULES[rule],
+                kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * LOGIT_SCALE**2),
+            )
         self._history: list[tuple[DuelTrial, bool]] = []
         self.last_decision_ms = math.nan
 
@@ -187,7 +213,10 @@ class DuelRefractionOptimizer:
         if not isinstance(trial, DuelTrial):
             raise ValueError(f"trial must be a DuelTrial; got {type(trial).__name__}")
         answer = normalize_duel_answer(answer)
-        if answer != "same":
+        if self._settings["model"] == "ties":
+            outcome = {"first": 0, "second": 1, "same": "same"}[answer]
+            self._core.tell_observation([trial.letter_logmar], [trial.first_lens_d, trial.second_lens_d], outcome)
+        elif answer != "same":
             self._core.tell_duel(np.array([trial.letter_logmar]), np.array(trial.first_lens_d),
                                  np.array(trial.second_lens_d), answer == "first")
         else:

@@ -105,10 +105,24 @@ def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, 
 
 
 def simulate_duel_session(patient: SimulatedPatient, optimizer, n_trials: int,
-                          checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
+                          checkpoints=DEFAULT_CHECKPOINTS, progress=None, tie_threshold=0.0) -> SimulationResult:
     """A duel refraction (:class:`lensopt.duel_refraction.DuelRefractionOptimizer`): on each trial
-    the patient says which of two lenses makes letters of the asked size clearer
-    (:meth:`SimulatedPatient.prefer_first`). Scored like :func:`simulate_session`."""
+    the patient says which of two lenses makes letters of the asked size clearer, or that they
+    look the same (:meth:`SimulatedPatient.duel_answer`, Gumbel noise, threshold ``tie_threshold``).
+    Scored like :func:`simulate_session`."""
+    return _simulate_comparisons(patient, optimizer, n_trials, checkpoints, progress, lambda trial: patient.duel_answer(
+        trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=tie_threshold))
+
+
+def simulate_ranking_session(patient: SimulatedPatient, optimizer, n_trials: int,
+                             checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
+    """A ranking refraction (:class:`lensopt.ranking_refraction.RankingRefractionOptimizer`): on each
+    trial the patient orders the lenses, clearest first (:meth:`SimulatedPatient.rank_lenses`)."""
+    return _simulate_comparisons(patient, optimizer, n_trials, checkpoints, progress,
+                                 lambda trial: patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
+
+
+def _simulate_comparisons(patient, optimizer, n_trials, checkpoints, progress, answer) -> SimulationResult:
     if not isinstance(n_trials, int) or n_trials < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
     latencies, scores = [], []
@@ -116,8 +130,7 @@ def simulate_duel_session(patient: SimulatedPatient, optimizer, n_trials: int,
     for t in range(1, n_trials + 1):
         trial = optimizer.ask()
         latencies.append(optimizer.last_decision_ms)
-        first = patient.prefer_first(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d)
-        optimizer.tell(trial, first)
+        optimizer.tell(trial, answer(trial))
         if t in wanted:
             scores.append(score_lens(patient, optimizer.best_lens(), t))
         if progress is not None:

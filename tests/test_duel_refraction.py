@@ -110,3 +110,40 @@ def test_rounding_never_offers_the_same_lens_twice():
         trial = opt.ask()
         assert trial.first_lens_d != trial.second_lens_d
         opt.tell(trial, True)
+
+
+# ---- the tie model (Nguyen et al. 2021) behind the same ask/tell ---------------------------
+def _tie_answered(n=8, seed=3):
+    opt = DuelRefractionOptimizer(seed=seed, n_initial=3, model="ties")
+    patient = SimulatedPatient(-1.0, 0.5, seed=1)
+    for _ in range(n):
+        trial = opt.ask()
+        opt.tell(trial, patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, 1.0))
+    return opt
+
+
+def test_with_the_tie_model_a_same_answer_changes_the_model():
+    opt = _tie_answered()
+    before = opt.best_lens()
+    trial = opt.ask()
+    opt.tell(trial, "same")
+    assert opt.best_lens() != pytest.approx(before, abs=1e-6)
+    assert opt.rule == "mpes-ald"
+
+
+def test_tie_model_state_rebuilds_the_same_next_duel():
+    import json
+
+    opt = _tie_answered(n=7)
+    rebuilt = DuelRefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
+    again, first = rebuilt.ask(), opt.ask()
+    assert again.letter_logmar == pytest.approx(first.letter_logmar, abs=1e-6)
+    assert again.first_lens_d == pytest.approx(first.first_lens_d, abs=1e-6)
+    assert again.second_lens_d == pytest.approx(first.second_lens_d, abs=1e-6)
+
+
+def test_probit_rules_are_refused_with_the_tie_model_and_unknown_models_named():
+    with pytest.raises(ValueError, match="mpes-ald"):
+        DuelRefractionOptimizer(rule="muc-ald", model="ties")
+    with pytest.raises(ValueError, match="model must be one of"):
+        DuelRefractionOptimizer(model="coin")

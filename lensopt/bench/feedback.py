@@ -6,7 +6,8 @@ rule               what the patient does, and what the optimizer makes of it
 ``letters``        names one letter (26-AFC); UCB-ALD on the binary GP (the letter mode)
 ``duel-drop-ties`` says which of two lenses is clearer, or "the same"; MUC-ALD on the probit
                    preference GP, which has no tie outcome and drops the "same" answers
-``duel-ties``      the same answers; a model of ties (Nguyen et al. 2021) uses every one
+``duel-ties``      the same answers; MPES-ALD on the tie model of Nguyen et al. 2021
+                   (Gumbel noise, threshold δ learned), which uses every answer
 =================  =========================================================================
 
 Duel answers follow the Gumbel-noise model with a tie threshold ``δ`` (``RunSpec.tie_threshold``,
@@ -25,7 +26,7 @@ FEEDBACK_RULES = ("letters", "duel-drop-ties", "duel-ties")
 FEEDBACK_TRIALS, FEEDBACK_PATIENTS, FEEDBACK_SLOPE, FEEDBACK_TIE_THRESHOLD = 100, 20, 5.0, 1.0
 
 #: Rule of each mode's optimizer.
-LETTER_RULE, DUEL_RULE = "ucb-ald", "muc-ald"
+LETTER_RULE, DUEL_RULE, TIE_RULE = "ucb-ald", "muc-ald", "mpes-ald"
 
 
 def _optimizer(spec):
@@ -40,7 +41,7 @@ def _optimizer(spec):
     if spec.rule == "duel-ties":
         from lensopt.duel_refraction import DuelRefractionOptimizer
 
-        return DuelRefractionOptimizer(rule=DUEL_RULE, seed=spec.seed, n_initial=spec.n_initial,
+        return DuelRefractionOptimizer(rule=TIE_RULE, seed=spec.seed, n_initial=spec.n_initial,
                                        model="ties")
     raise ValueError(f"unknown feedback rule {spec.rule!r}; choose from: {', '.join(FEEDBACK_RULES)}")
 

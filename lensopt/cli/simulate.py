@@ -6,20 +6,31 @@ import json
 import sys
 
 from lensopt.cli.arguments import finite_float as _finite_float
+from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.settings import ALL_RULES, INFERENCE_METHODS
 
 #: What the simulated patient answers.
-FEEDBACK_MODES = ("letters", "duel")
-DEFAULT_RULES = {"letters": "ucb-ald", "duel": "muc-ald"}
+FEEDBACK_MODES = ("letters", "duel", "ranking")
+DUEL_MODELS = ("probit", "ties")
+DEFAULT_RULES = {"letters": "ucb-ald", ("duel", "probit"): "muc-ald", ("duel", "ties"): "mpes-ald",
+                 "ranking": "mpes-ald"}
 
 
-def _duel_rules():
-    from lensopt.preference import CONTEXTUAL_RULES
+def _rules(feedback, duel_model="probit"):
+    if feedback == "letters":
+        return ALL_RULES
+    if feedback == "duel" and duel_model == "probit":
+        from lensopt.preference import CONTEXTUAL_RULES
 
-    return CONTEXTUAL_RULES
+        return CONTEXTUAL_RULES
+    return ("mpes-ald", "random")
+
+
+def _default_rule(feedback, duel_model):
+    return DEFAULT_RULES[(feedback, duel_model) if feedback == "duel" else feedback]
 
 
 def register(subparsers) -> None:
@@ -30,10 +41,18 @@ def register(subparsers) -> None:
     )
     p.add_argument("--feedback", choices=FEEDBACK_MODES, default="letters",
                    help="letters: the patient names a letter (binary, default); duel: the patient "
-                        "says which of two lenses makes the letters clearer")
+                        "says which of two lenses makes the letters clearer (or that they look the "
+                        "same); ranking: the patient orders three lenses, clearest first")
+    p.add_argument("--duel-model", choices=DUEL_MODELS, default="probit",
+                   help="with duels: probit (GP preference learning; 'same' answers are dropped, "
+                        "default) or ties (Nguyen et al. 2021, every answer used)")
+    p.add_argument("--tie-threshold", type=_non_negative_float, default=0.0, metavar="DELTA",
+                   help="with duels: the patient answers 'the same' when the noisy utilities differ "
+                        "by less than DELTA (default 0: never)")
     p.add_argument("--rule", metavar="RULE",
                    help=f"acquisition rule: with letters one of {', '.join(ALL_RULES)} (default "
-                        f"ucb-ald); with duels one of {', '.join(_duel_rules())} (default muc-ald)")
+                        f"ucb-ald); with probit duels one of {', '.join(_rules('duel'))} (default "
+                        "muc-ald); with the tie model or rankings mpes-ald (default) or random")
     p.add_argument("--trials", type=_positive_int, default=100, help="number of trials (default 100)")
     p.add_argument("--slope", type=_positive_float, default=5.0, help="psychometric slope, logMAR⁻¹ (default 5)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
@@ -87,28 +106,44 @@ def run(args) -> int:
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
-    rule = args.rule or DEFAULT_RULES[args.feedback]
-    allowed = ALL_RULES if args.feedback == "letters" else _duel_rules()
+    rule = args.rule or _default_rule(args.feedback, args.duel_model)
+    allowed = _rules(args.feedback, args.duel_model)
     if rule not in allowed:
-        raise ValueError(f"--rule {rule} does not work with --feedback {args.feedback}; "
+        mode = f"{args.feedback} ({args.duel_model} model)" if args.feedback == "duel" else args.feedback
+        raise ValueError(f"--rule {rule} does not work with --feedback {mode}; "
                          f"choose from: {', '.join(allowed)}")
+    if args.feedback != "duel" and (args.tie_threshold or args.duel_model != "probit"):
+        raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
     args.rule = rule
     reference = _reference_context(args.reference_context)
     hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
     patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
                            n_alternatives=args.n_alternatives, lapse=args.lapse)
+    if args.feedback != "letters" and (args.reference_context != "adaptive" or hyperparameters is not None):
+        raise ValueError("--reference-context and --hyperparameters apply to --feedback letters only")
     if args.feedback == "duel":
+        from functools import partial
+
         from lensopt.duel_refraction import DuelRefractionOptimizer
         from lensopt.simulation import simulate_duel_session
 
-        if args.reference_context != "adaptive" or hyperparameters is not None:
-            raise ValueError("--reference-context and --hyperparameters apply to --feedback letters only")
         optimizer = DuelRefractionOptimizer(
             rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
             cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
-            lens_step_d=args.lens_step, inference=args.inference,
+            lens_step_d=args.lens_step, inference=args.inference, model=args.duel_model,
         )
-        session = simulate_duel_session
+        session = partial(simulate_duel_session, tie_threshold=args.tie_threshold)
+    elif args.feedback == "ranking":
+        from lensopt.ranking_refraction import RankingRefractionOptimizer
+        from lensopt.simulation import simulate_ranking_session
+
+        if args.lens_step is not None:
+            raise ValueError("--lens-step is not available with --feedback ranking yet")
+        optimizer = RankingRefractionOptimizer(
+            rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
+            cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
+        )
+        session = simulate_ranking_session
     else:
         optimizer = None
         session = simulate_session
@@ -120,7 +155,8 @@ def run(args) -> int:
     )
     if args.json:
         result = session(patient, optimizer, args.trials)
-        print(json.dumps({"feedback": args.feedback, **result.to_dict()}))
+        extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
+        print(json.dumps({"feedback": args.feedback, **extra, **result.to_dict()}))
         return 0
 
     from tqdm import tqdm
@@ -130,7 +166,7 @@ def run(args) -> int:
     s, c = result.true_correction_d
     bs, bc = result.final.best_lens_d
     lat = result.latency_ms
-    kind = "duel refraction" if args.feedback == "duel" else "refraction"
+    kind = {"duel": "duel refraction", "ranking": "ranking refraction"}.get(args.feedback, "refraction")
     print(f"Simulated {kind}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}")
     print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
     print(f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"

@@ -54,6 +54,10 @@ def test_readable_summary_without_json(capsys):
     (["--rule", "nope"], "choose from"),
     (["--feedback", "duel", "--rule", "ucb-ald"], "does not work with --feedback duel"),
     (["--feedback", "duel", "--reference-context", "upper"], "letters only"),
+    (["--feedback", "duel", "--duel-model", "ties", "--rule", "muc-ald"], "choose from: mpes-ald"),
+    (["--tie-threshold", "0.5"], "duel only"),
+    (["--feedback", "ranking", "--lens-step", "0.25"], "not available"),
+    (["--feedback", "duel", "--tie-threshold", "-1"], "0 or more"),
     (["--trials", "0"], "at least 1"),
     (["--slope", "-2"], "positive"),
     (["--letter-bounds", "2", "-1"], "reversed"),
@@ -98,3 +102,14 @@ def test_duel_feedback_prints_the_same_fields_as_letters_and_scores_the_lens_by_
     rs, rc = sphere + 1, cylinder - 0.5
     assert duel["va_error_logmar"] == pytest.approx(math.log10(1 + 0.5 * (rs**2 + (rs + rc) ** 2)))
     assert duel["trials"] == 8 and 0 < duel["latency_ms"]["median"] <= duel["latency_ms"]["max"]
+
+
+@pytest.mark.parametrize("args, rule", [
+    (["--feedback", "duel", "--duel-model", "ties", "--tie-threshold", "1.0"], "mpes-ald"),
+    (["--feedback", "ranking"], "mpes-ald"),
+])
+def test_tie_and_ranking_modes_print_the_letter_fields(capsys, args, rule):
+    letters = _simulate(capsys, "--trials", "6", "--seed", "2")
+    result = _simulate(capsys, *args, "--trials", "7", "--seed", "2")
+    assert set(letters) <= set(result) and result["rule"] == rule and result["trials"] == 7
+    assert result["feedback"] == args[1] and result["va_error_logmar"] >= 0

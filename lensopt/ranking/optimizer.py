@@ -1,0 +1,240 @@
+"""ask/tell Bayesian optimization from rankings and ties of small compared sets (Nguyen et al. 2021).
+
+Like :class:`lensopt.preference.PreferenceOptimizer`, a :class:`RankingOptimizer` is rebuilt exactly
+from its settings, kernel and history: the model is refitted from the prior on every new history
+(no warm start, so the posterior is a function of the history alone), and the randomness of the
+query after ``t`` observations comes from ``numpy.random.default_rng([seed, t])`` only. So the same
+settings and history propose the same next query, and :meth:`RankingOptimizer.state` is plain JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from lensopt.gp.kernels import Kernel
+from lensopt.optimize import MaximizerSettings, maximize_acquisition
+from lensopt.preference.settings import default_kernel, kernel_from_dict, kernel_to_dict
+from lensopt.ranking import search
+from lensopt.ranking.data import RankingObservation, parse_outcome
+from lensopt.ranking.model import RankingGP
+from lensopt.ranking.settings import MAX_SET_SIZE, RankingSettings
+
+STATE_FORMAT = "lensopt.ranking-state/1"
+"""Format tag of saved ranking optimizer states."""
+
+BOUNDS_TOLERANCE = 1e-9
+"""Tolerance when checking that a told member or context lies inside the bounds."""
+
+BEST_POINT_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
+"""Search for the reported optimum (the posterior-mean argmax at ``s₀``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RankingQuery:
+    """One query: a ``context`` ``(n_context,)`` (empty without a context) and ``members``
+    ``(m, n_system)`` to compare."""
+
+    context: np.ndarray
+    members: np.ndarray
+
+    def __post_init__(self):
+        context = np.array(self.context, dtype=float).reshape(-1)
+        members = np.array(self.members, dtype=float)
+        if members.ndim != 2 or members.shape[0] < 2:
+            raise ValueError(f"members must be a 2-D array (m >= 2, n_system); got shape {members.shape}")
+        context.setflags(write=False)
+        members.setflags(write=False)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "members", members)
+
+    def inputs(self) -> np.ndarray:
+        """Full inputs ``[s, x]`` of the members ``(m, n_context + n_system)``."""
+        return np.hstack([np.broadcast_to(self.context, (self.members.shape[0], self.context.size)), self.members])
+
+
+class _PosteriorMean:
+    """``μ(s₀, x)`` over system points, with its gradient, for :func:`maximize_acquisition`."""
+
+    def __init__(self, model, context):
+        self.model, self.context = model, np.asarray(context, dtype=float)
+
+    def _full(self, X):
+        X = np.atleast_2d(X)
+        return np.hstack([np.broadcast_to(self.context, (X.shape[0], self.context.size)), X])
+
+    def __call__(self, X):
+        return self.model.predict(self._full(X))[0]
+
+    def value_and_gradient(self, X):
+        mean, grad = self.model.predict_mean_with_gradient(self._full(X))
+        return mean, grad[:, self.context.size :]
+
+
+class RankingOptimizer:
+    """Top-k ranking (and top-1 with ties) Bayesian optimization by ask/tell.
+
+    ``system_bounds``: ``[(low, high), ...]`` of the parameters to optimize; ``context_bounds``:
+    ``[(low, high)]`` of one context column (e.g. the letter size) or empty; ``set_size``: members
+    per query; ``allow_ties``: the patient may answer "same"; ``kernel``: the utility kernel on
+    ``[s, x]`` (None: SE with lengthscales 0.2 × each range, times ``s s'`` with a context, as for
+    duels); other options: :class:`RankingSettings`.
+    """
+
+    def __init__(self, system_bounds, context_bounds=(), set_size=2, allow_ties=True, seed=0, n_initial=5,
+                 kernel=None, **options):
+        self.settings = RankingSettings(system_bounds=system_bounds, context_bounds=context_bounds,
+                                        set_size=set_size, allow_ties=allow_ties, seed=seed, n_initial=n_initial,
+                                        **options)
+        s = self.settings
+        if kernel is None:
+            self._kernel_record = None
+            kernel = default_kernel(s.system_bounds, s.n_context)
+        elif isinstance(kernel, dict):
+            self._kernel_record = kernel
+            kernel = kernel_from_dict(kernel)
+        elif isinstance(kernel, Kernel):
+            self._kernel_record = kernel
+        else:
+            raise ValueError(
+                f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}"
+            )
+        self.kernel = kernel
+        self._history: list[RankingObservation] = []
+        self._model: RankingGP | None = None
+        self._model_n = -1
+        self._best: tuple[int, np.ndarray] | None = None
+        self.last_decision_ms = float("nan")
+        self.last_mpes_nats = float("nan")
+
+    # ------------------------------------------------------------------ history
+    @property
+    def n_observations(self) -> int:
+        return len(self._history)
+
+    @property
+    def observations(self) -> list[RankingObservation]:
+        return list(self._history)
+
+    def _rng(self, *stream) -> np.random.Generator:
+        return np.random.default_rng([self.settings.seed, self.n_observations, *stream])
+
+    # -------------------------------------------------------------------- model
+    @property
+    def model(self) -> RankingGP | None:
+        """The ranking GP fitted (from the prior) on every observation; ``None`` before the first."""
+        if self.n_observations == 0:
+            return None
+        if self._model_n != self.n_observations:
+            s = self.settings
+            model = RankingGP(self.kernel, s.tie_threshold, learn_kernel=s.learn_kernel,
+                              learn_tie_threshold=s.learn_tie_threshold)
+            self._model = model.fit(self._history, warm_start=False)
+            self._model_n = self.n_observations
+        return self._model
+
+    def reference_context(self) -> np.ndarray:
+        """``s₀`` ``(n_context,)``: where sets are chosen and the optimum is reported."""
+        return self.settings.reference()
+
+    def best_point(self) -> np.ndarray:
+        """``argmax_x μ(s₀, x)``, the posterior mean at the reference context ``(n_system,)`` (the
+        centre of the box before any observation)."""
+        s = self.settings
+        if self.model is None:
+            return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
+        if self._best is None or self._best[0] != self.n_observations:
+            seen = self.model.inputs_[:, s.n_context :]
+            point, _ = maximize_acquisition(_PosteriorMean(self.model, self.reference_context()), s.system_bounds,
+                                            self._rng(1), settings=BEST_POINT_SEARCH, extra_candidates=seen)
+            self._best = (self.n_observations, point)
+        return self._best[1].copy()
+
+    # ----------------------------------------------------------------- ask/tell
+    def ask(self) -> RankingQuery:
+        """The next query: a context and ``set_size`` distinct members to compare."""
+        start = time.perf_counter()
+        s = self.settings
+        rng = self._rng()
+        if self.n_observations < max(s.n_initial, 1) or s.rule == "random":
+            context, members = search.random_query(s, rng)
+            self.last_mpes_nats = float("nan")
+        else:
+            reference = self.reference_context()
+            members, self.last_mpes_nats = search.choose_members(self.model, s, rng, reference, self.best_point())
+            context = search.choose_context(self.model, s, members, rng) if s.n_context else reference
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return RankingQuery(context=context, members=members)
+
+    def tell(self, query: RankingQuery, outcome) -> None:
+        """Record the answer to ``query``.
+
+        ``outcome``: an ordering of member indices, best first (any number of them, ``top_k`` is
+        what MPES plans for; a single index is the best member), or ``"same"`` when the patient
+        could not tell the best (only with ``allow_ties``; then an ordering is exactly one index).
+        """
+        if not isinstance(query, RankingQuery):
+            raise ValueError(f"query must be a RankingQuery; got {type(query).__name__}")
+        self.tell_observation(query.context, query.members, outcome)
+
+    def tell_observation(self, context, members, outcome, ties_allowed: bool | None = None) -> None:
+        """Record one answered comparison of explicit ``members`` ``(m, n_system)`` at ``context``
+        (e.g. replaying a stored session); ``ties_allowed``: whether "same" was an allowed answer
+        (None: the optimizer's ``allow_ties``)."""
+        s = self.settings
+        context = np.array(context, dtype=float).reshape(-1)
+        members = np.array(members, dtype=float)
+        if members.ndim != 2 or not 2 <= members.shape[0] <= MAX_SET_SIZE or members.shape[1] != s.n_system:
+            raise ValueError(f"members must be (m in 2..{MAX_SET_SIZE}, {s.n_system}); got shape {members.shape}")
+        self._check_point(context, members)
+        if not search.distinct(members[None], s)[0]:
+            raise ValueError("the members of a comparison must be distinct points")
+        ties = s.allow_ties if ties_allowed is None else bool(ties_allowed)
+        parse_outcome(outcome, members.shape[0], ties)  # a clear error before anything is stored
+        inputs = np.hstack([np.broadcast_to(context, (members.shape[0], context.size)), members])
+        self._history.append(RankingObservation(inputs, outcome, ties))
+
+    def _check_point(self, context, members):
+        s = self.settings
+        if context.shape != (s.n_context,) or not np.all(np.isfinite(context)):
+            raise ValueError(f"context must have {s.n_context} finite values; got {context!r}")
+        if not np.all(np.isfinite(members)):
+            raise ValueError("members must be finite")
+        checks = [("context", context[None], s.context_bounds), ("member", members, s.system_bounds)]
+        for name, values, bounds in checks:
+            for i, (lo, hi) in enumerate(bounds):
+                bad = (values[:, i] < lo - BOUNDS_TOLERANCE) | (values[:, i] > hi + BOUNDS_TOLERANCE)
+                if np.any(bad):
+                    value = values[bad, i][0]
+                    raise ValueError(f"{name} value {value} in column {i} is outside its bounds ({lo}, {hi})")
+
+    # -------------------------------------------------------------------- state
+    def state(self) -> dict:
+        """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
+        kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
+        k = self.settings.n_context
+        history = []
+        for obs in self._history:
+            record = obs.to_record()
+            history.append({"context": obs.inputs[0, :k].tolist(), "members": obs.inputs[:, k:].tolist(),
+                            "outcome": record["outcome"], "ties_allowed": obs.ties_allowed})
+        return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "kernel": kernel, "history": history}
+
+    @classmethod
+    def from_state(cls, state: dict) -> RankingOptimizer:
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            got = state.get("format") if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"not a lensopt ranking optimizer state (format {got!r}; expected {STATE_FORMAT!r})")
+        data = RankingSettings.from_dict(state["settings"]).to_dict()
+        optimizer = cls(data.pop("system_bounds"), data.pop("context_bounds"), kernel=state.get("kernel"), **data)
+        for i, row in enumerate(state.get("history", [])):
+            try:
+                context, members, outcome, ties = row["context"], row["members"], row["outcome"], row["ties_allowed"]
+            except (TypeError, KeyError):
+                raise ValueError(
+                    f"history row {i} needs context, members, outcome and ties_allowed; got {row!r}"
+                ) from None
+            optimizer.tell_observation(context, members, tuple(outcome) if isinstance(outcome, list) else outcome, ties)
+        return optimizer

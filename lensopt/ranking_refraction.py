@@ -1,0 +1,83 @@
+"""Ranking refraction: "put these three lenses in order, clearest first", by ask/tell.
+
+:class:`RankingRefractionOptimizer` speaks lenses (D) and letter sizes (logMAR) over
+:class:`lensopt.ranking.RankingOptimizer` (Nguyen et al. 2021: Plackett–Luce rankings under Gumbel
+noise on a GP of the utility, MPES for the lenses, then the letter size by mutual information).
+The utility kernel is the duel refraction kernel on ``[letter_logmar, sphere_d, cylinder_d]``, on
+the logit scale of the Gumbel model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel
+from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+
+#: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
+RANKING_RULES = {"mpes-ald": "mpes", "random": "random"}
+
+
+@dataclass(frozen=True)
+class RankingTrial:
+    """One trial: letters of ``letter_logmar`` seen through each of ``lenses_d`` ``((S, C), ...)``."""
+
+    lenses_d: tuple[tuple[float, float], ...]
+    letter_logmar: float
+
+    def __post_init__(self):
+        lenses = tuple((float(S), float(C)) for S, C in self.lenses_d)
+        if len(lenses) < 2 or not all(math.isfinite(v) for lens in lenses for v in lens):
+            raise ValueError(f"RankingTrial.lenses_d must be two or more finite (S, C) pairs, got {self.lenses_d!r}")
+        object.__setattr__(self, "lenses_d", lenses)
+        object.__setattr__(self, "letter_logmar", float(self.letter_logmar))
+
+
+class RankingRefractionOptimizer:
+    """ask/tell ranking refraction: ``ask() -> RankingTrial`` of ``n_lenses`` lenses,
+    ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of them, or the
+    first ``n_lenses − 1``), ``best_lens()``."""
+
+    def __init__(self, rule="mpes-ald", seed=0, *, n_lenses=3, sphere_bounds_d=SPHERE_BOUNDS_D,
+                 cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR, n_initial=5):
+        from lensopt.observer.patient import LOGIT_SCALE
+        from lensopt.ranking import RankingOptimizer
+
+        if rule not in RANKING_RULES:
+            raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
+        self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
+        self._core = RankingOptimizer(
+            (tuple(sphere_bounds_d), tuple(cylinder_bounds_d)), (tuple(letter_bounds_logmar),),
+            set_size=n_lenses, allow_ties=False, top_k=n_lenses - 1, seed=seed, n_initial=n_initial,
+            rule=RANKING_RULES[rule], kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * LOGIT_SCALE**2),
+        )
+        self._history: list[tuple[RankingTrial, tuple[int, ...]]] = []
+        self.last_decision_ms = math.nan
+
+    @property
+    def n_trials(self) -> int:
+        return len(self._history)
+
+    @property
+    def history(self) -> tuple:
+        return tuple(self._history)
+
+    def ask(self) -> RankingTrial:
+        query = self._core.ask()
+        self.last_decision_ms = self._core.last_decision_ms
+        return RankingTrial(tuple(tuple(m) for m in np.asarray(query.members, float)), float(query.context[0]))
+
+    def tell(self, trial: RankingTrial, order) -> None:
+        if not isinstance(trial, RankingTrial):
+            raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
+        order = tuple(int(i) for i in order)
+        self._core.tell_observation([trial.letter_logmar], trial.lenses_d, order)
+        self._history.append((trial, order))
+
+    def best_lens(self) -> tuple[float, float]:
+        """The lens maximizing the posterior mean utility (at the reference letter size)."""
+        sphere, cylinder = np.asarray(self._core.best_point(), float)
+        return float(sphere), float(cylinder)

@@ -95,7 +95,7 @@ class DuelMode:
         return self.optimizer_class(
             rule=o.rule, seed=seed, sphere_bounds_d=o.sphere_bounds_d, cylinder_bounds_d=o.cylinder_bounds_d,
             letter_bounds_logmar=tuple(letter_bounds_logmar), n_initial=o.n_initial,
-            lens_step_d=protocol.lens_step_d, inference=o.inference,
+            lens_step_d=protocol.lens_step_d, inference=o.inference, model=protocol.duel.model,
         )
 
     def rebuild_optimizer(self, settings: dict, records):

@@ -46,11 +46,16 @@ def _rules() -> tuple[str, ...]:
     return tuple(rules)
 
 
-def _duel_rules() -> tuple[str, ...]:
-    """The contextual duel rules (``lensopt.preference.CONTEXTUAL_RULES``)."""
+def _duel_rules(model: str | None = None) -> tuple[str, ...]:
+    """The duel rules of ``model`` (``"probit"``: ``lensopt.preference.CONTEXTUAL_RULES``;
+    ``"ties"``: ``lensopt.duel_refraction.TIE_RULES``); of both when ``model`` is None."""
+    from lensopt.duel_refraction import TIE_RULES
     from lensopt.preference import CONTEXTUAL_RULES
 
-    return tuple(CONTEXTUAL_RULES)
+    rules = {"probit": tuple(CONTEXTUAL_RULES), "ties": tuple(TIE_RULES)}
+    if model is None:
+        return rules["probit"] + tuple(r for r in rules["ties"] if r not in rules["probit"])
+    return rules[model]
 
 
 def _number(obj, name, low, high, *, integer=False, low_open=False):
@@ -143,12 +148,16 @@ class LettersSection:
 
 @dataclass(frozen=True)
 class DuelSection:
-    """Duel feedback: how many letters the line shows (spaced one letter width apart)."""
+    """Duel feedback: how many letters the line shows (spaced one letter width apart), and the model
+    of the answers: ``ties`` (Nguyen et al. 2021, every answer used, "the same" included; default)
+    or ``probit`` (GP preference learning; "the same" answers are stored but not modelled)."""
 
     letters_per_line: int = 5
+    model: str = "ties"
 
     def __post_init__(self):
         _number(self, "letters_per_line", 1, 10, integer=True)
+        _choice(self, "model", ("ties", "probit"))
 
 
 @dataclass(frozen=True)
@@ -305,15 +314,15 @@ class Protocol:
     source: str = ""
 
     def __post_init__(self):
-        rule, letter_rules, duel_rules = self.optimizer.rule, _rules(), _duel_rules()
+        rule, letter_rules, duel_rules = self.optimizer.rule, _rules(), _duel_rules(self.duel.model)
         if self.feedback_mode == "letters" and rule not in letter_rules:
             raise ValueError(f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
                              f"{', '.join(map(repr, letter_rules))}")
         if self.feedback_mode != "duel":
             return
         if rule not in duel_rules:
-            raise ValueError(f"optimizer.rule {rule!r} is a letter rule; protocol.feedback = 'duel' needs one of "
-                             f"{', '.join(map(repr, duel_rules))}")
+            raise ValueError(f"optimizer.rule {rule!r} does not work with duel.model = {self.duel.model!r}; "
+                             f"protocol.feedback = 'duel' with that model needs one of {', '.join(map(repr, duel_rules))}")
         problem = _shared_key(self.keys, (*DUEL_ANSWER_KEYS, "pause", "confirm", "quit"), prefix="keys.")
         if problem:
             raise ValueError(f"{problem} (a duel answer needs a key of its own)")

@@ -145,6 +145,6 @@ def test_duplicate_duel_answer_keys_are_one_line(tmp_path, capsys):
 
 
 def test_a_letter_rule_for_duels_is_one_line_naming_the_duel_rules(tmp_path, capsys):
-    protocol = edited_duel(tmp_path, 'rule = "muc-ald"', 'rule = "ucb-ald"')
+    protocol = edited_duel(tmp_path, 'rule = "mpes-ald"', 'rule = "ucb-ald"')
     assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "optimizer.rule 'ucb-ald' is a letter rule", "'muc-ald', 'kss-ald'")
+                          "optimizer.rule 'ucb-ald' does not work with duel.model = 'ties'", "'mpes-ald', 'random'")

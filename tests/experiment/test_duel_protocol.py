@@ -11,9 +11,10 @@ from lensopt.experiment.protocol import load_protocol
 DUEL_PROTOCOL = REPO / "protocols" / "clinical-duel.toml"
 
 
-def test_the_clinical_duel_protocol_asks_muc_ald_duels_with_keys_1_2_and_s():
+def test_the_clinical_duel_protocol_asks_mpes_ald_duels_on_the_tie_model_with_keys_1_2_and_s():
     protocol = load_protocol(DUEL_PROTOCOL)
-    assert protocol.feedback_mode == "duel" and protocol.optimizer.rule == "muc-ald"
+    assert protocol.feedback_mode == "duel" and protocol.optimizer.rule == "mpes-ald"
+    assert protocol.duel.model == "ties"
     assert (protocol.keys.first, protocol.keys.second, protocol.keys.same) == ("1", "2", "s")
     assert protocol.lens_step_d == 0.25 and protocol.lens.prompt and protocol.duel.letters_per_line == 5
     assert protocol.simulated.tie_threshold > 0
@@ -26,7 +27,8 @@ def test_letter_protocols_default_to_letter_feedback():
 
 @pytest.mark.parametrize("source, field, value, message", [
     (DUEL_PROTOCOL, "protocol.feedback", '"ranking"', r"protocol\.feedback must be one of 'letters', 'duel', got 'ranking'"),
-    (DUEL_PROTOCOL, "optimizer.rule", '"ucb-ald"', r"optimizer\.rule 'ucb-ald' is a letter rule; protocol\.feedback = 'duel' needs one of 'muc-ald'"),
+    (DUEL_PROTOCOL, "optimizer.rule", '"ucb-ald"', r"optimizer\.rule 'ucb-ald' does not work with duel\.model = 'ties'; protocol\.feedback = 'duel' with that model needs one of 'mpes-ald'"),
+    (DUEL_PROTOCOL, "duel.model", '"logit"', r"model must be one of 'ties', 'probit', got 'logit'"),
     (DEMO_PROTOCOL, "optimizer.rule", '"muc-ald"', r"optimizer\.rule 'muc-ald' is a duel rule; protocol\.feedback = 'letters' needs one of 'ucb-ald'"),
     (DUEL_PROTOCOL, "keys.second", '"1"', r"keys\.first and keys\.second cannot share the key '1'"),
     (DUEL_PROTOCOL, "keys.same", '"escape"', r"keys\.same and keys\.pause cannot share the key 'escape'"),

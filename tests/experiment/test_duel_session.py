@@ -49,7 +49,8 @@ def test_a_simulated_duel_session_stores_and_exports_every_answer_ties_included(
         stored = store.duel_trials(outcome.session_id)
         document = json.loads(export_session(store, outcome.session_id, "json"))
         csv_rows = export_session(store, outcome.session_id, "csv").strip().splitlines()
-    assert info.kind == "duel" and info.optimizer_settings["rule"] == "muc-ald"
+    assert info.kind == "duel" and info.optimizer_settings["rule"] == "mpes-ald"
+    assert info.optimizer_settings["model"] == "ties"
     assert len(document["trials"]) == 8 and len(csv_rows) == 9
     answers = [t["answer"] for t in document["trials"]]
     assert "same" in answers and set(answers) <= {"first", "second", "same"}

@@ -223,6 +223,33 @@ class DuelRefractionOptimizer:
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
 
+    @property
+    def reference_letter_logmar(self) -> float:
+        """The letter size at which the best lens is reported (the upper letter bound)."""
+        return float(self._core.reference_context()[0])
+
+    def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):
+        """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of the utility of
+        ``lenses_d`` ``(n, 2)`` (columns ``sphere_d, cylinder_d``) at letters of ``letter_logmar``.
+
+        The model's own prediction (``PreferenceGP.predict_utility`` for ``probit``,
+        ``RankingGP.predict`` for ``ties``), or the prior before any modelled answer. Utilities are
+        identified up to a constant; only differences between lenses are meaningful.
+        """
+        lenses = np.asarray(lenses_d, dtype=float)
+        if lenses.ndim != 2 or lenses.shape[1] != 2 or not np.isfinite(lenses).all():
+            raise ValueError(f"lenses_d must be finite (n, 2) [sphere_d, cylinder_d]; got shape {lenses.shape}")
+        if not (isinstance(letter_logmar, (int, float, np.floating)) and math.isfinite(letter_logmar)):
+            raise ValueError(f"letter_logmar must be a finite number, got {letter_logmar!r}")
+        X = np.column_stack([np.full(len(lenses), float(letter_logmar)), lenses])
+        model = self._core.model
+        if model is None:
+            prior = self._core.kernel(X) if full_cov else self._core.kernel.diag(X)
+            return np.zeros(len(X)), prior
+        if self._settings["model"] == "ties":
+            return model.predict(X, full_cov=full_cov)
+        return model.predict_utility(X, full_cov=full_cov)
+
     def best_lens(self) -> tuple[float, float]:
         """The lens maximizing the posterior mean utility (at the reference letter size)."""
         sphere, cylinder = np.asarray(self._core.best_point(), float)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial, duel_refraction_kernel
+from lensopt.duel_refraction import UTILITY_VARIANCE, DuelRefractionOptimizer, DuelTrial, duel_refraction_kernel
 from lensopt.observer import SimulatedPatient
 from lensopt.simulation import simulate_duel_session
 
@@ -147,3 +147,39 @@ def test_probit_rules_are_refused_with_the_tie_model_and_unknown_models_named():
         DuelRefractionOptimizer(rule="muc-ald", model="ties")
     with pytest.raises(ValueError, match="model must be one of"):
         DuelRefractionOptimizer(model="coin")
+
+
+# ---- the posterior utility, for the dashboard's lens map ---------------------------------------
+def _grid_lenses(n=9):
+    s, c = np.meshgrid(np.linspace(-4.0, 4.0, n), np.linspace(-4.0, 4.0, n))
+    return np.column_stack([s.ravel(), c.ravel()])
+
+
+@pytest.mark.parametrize(("model", "answered"), [("probit", _answered), ("ties", _tie_answered)])
+def test_predict_utility_is_the_underlying_models_prediction_and_peaks_at_the_best_lens(model, answered):
+    opt = answered(n=8)
+    lenses, letters = _grid_lenses(), 0.4
+    X = np.column_stack([np.full(len(lenses), letters), lenses])
+    gp = opt._core.model
+    expected = gp.predict_utility(X, full_cov=True) if model == "probit" else gp.predict(X, full_cov=True)
+    mean, cov = opt.predict_utility(letters, lenses, full_cov=True)
+    np.testing.assert_allclose(mean, expected[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cov, expected[1], rtol=1e-12, atol=1e-12)
+    _, var = opt.predict_utility(letters, lenses)
+    np.testing.assert_allclose(var, np.diag(expected[1]), rtol=1e-9, atol=1e-12)
+    reference = opt.reference_letter_logmar
+    assert reference == 2.0  # the upper letter bound
+    at_best = opt.predict_utility(reference, [opt.best_lens()])[0][0]
+    assert at_best >= opt.predict_utility(reference, _grid_lenses(41))[0].max() - 1e-6
+
+
+def test_predict_utility_before_any_modelled_answer_is_the_prior():
+    opt = DuelRefractionOptimizer(seed=0)
+    opt.tell(opt.ask(), "same")  # the probit model has nothing to learn from a "same"
+    mean, var = opt.predict_utility(0.0, [[0.0, 0.0], [1.0, -2.0]])
+    np.testing.assert_array_equal(mean, 0.0)
+    np.testing.assert_allclose(var, UTILITY_VARIANCE)  # σ² of the letter kernel × 1 (the lens kernel)
+    with pytest.raises(ValueError, match="lenses_d"):
+        opt.predict_utility(0.0, [1.0, 2.0])
+    with pytest.raises(ValueError, match="letter_logmar"):
+        opt.predict_utility(float("nan"), [[1.0, 2.0]])

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 from lensopt.errors import LensoptError, StoreError
-from lensopt.store.records import DUEL_KIND
 
 #: Qt platforms that need no display server.
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
@@ -28,7 +27,7 @@ SIGNAL_CHECK_MS = 200
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "dashboard",
-        help="watch a session converge: lens map, psychometric curve, history, best lens",
+        help="watch a session converge: lens map, psychometric curve (duels: utility profile), history, best lens",
         description="Show a session's model live (or replay a finished one) in a Qt window.",
     )
     parser.add_argument("session_id", nargs="?", type=int, metavar="SESSION_ID",
@@ -80,11 +79,6 @@ def run_dashboard(args) -> int:
                 f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file"
             )
         info = store.session(session_id)
-        if info.kind == DUEL_KIND and (report is not None or screenshot is not None):
-            from lensopt.dashboard.duel import duel_summary
-
-            raise LensoptError(f"no report or screenshot of a duel session yet; "
-                               f"{duel_summary(info, store.duel_trials(session_id))}")
         if report is not None:
             if info.n_trials == 0:
                 raise LensoptError(f"session {session_id} has no trial yet; nothing to report")

@@ -20,11 +20,10 @@ the psychophysics kernel (slope term ``θ s s'`` plus a lens term) the argmax do
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-
 import numpy as np
 from scipy.special import ndtr
 
+from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import (
     DEFAULT_GUESS_RATE,
     NEAR_LENS_RADIUS_D,
@@ -32,6 +31,7 @@ from lensopt.dashboard.snapshot import (
     AcuityHistory,
     BestLens,
     DashboardSnapshot,
+    LensOptimum,
     LensMap,
     PsychometricCurve,
     SessionHeader,
@@ -56,8 +56,6 @@ PSYCHOMETRIC_POINTS = 121
 DENSE_HISTORY_TRIALS = 60
 #: ... and after every ``HISTORY_STRIDE``-th trial after that (and always at the last trial).
 HISTORY_STRIDE = 5
-#: Replay snapshots kept in memory (the slider revisits them).
-REPLAY_CACHE_SIZE = 32
 
 _DEFAULT_BOUNDS = {
     "sphere_bounds_d": (-4.0, 4.0),
@@ -136,7 +134,8 @@ def _joint_latent_samples(model, X, rng, n_samples) -> np.ndarray:
     return mean + rng.standard_normal((n_samples, len(mean))) @ root.T
 
 
-def _lens_grid(sphere_range, cylinder_range, n):
+def lens_grid(sphere_range, cylinder_range, n):
+    """``(n², 2)`` lenses on an ``n × n`` grid (sphere fastest) and the two grid steps."""
     s = np.linspace(*sphere_range, n)
     c = np.linspace(*cylinder_range, n)
     ss, cc = np.meshgrid(s, c)
@@ -155,7 +154,7 @@ def sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar
     sphere_range, cylinder_range = tuple(sphere_bounds_d), tuple(cylinder_bounds_d)
     samples = None
     for _stage in range(2):
-        lenses, step_s, step_c = _lens_grid(sphere_range, cylinder_range, grid_points)
+        lenses, step_s, step_c = lens_grid(sphere_range, cylinder_range, grid_points)
         X = np.column_stack([np.full(len(lenses), reference_logmar), lenses])
         draws = _joint_latent_samples(model, X, rng, n_samples)
         samples = lenses[np.argmax(draws, axis=1)]
@@ -167,7 +166,18 @@ def sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar
     return samples, np.array([step_s**2, step_c**2]) / 12.0
 
 
-def _bounds(opt, name):
+def optimum_spread(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng) -> dict:
+    """``sphere_sd_d``, ``cylinder_sd_d``, ``samples_d`` and ``region_d`` of a :class:`LensOptimum`,
+    from the Thompson samples of :func:`sample_optimum_d` (see the module docstring)."""
+    samples, quantization = sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng)
+    covariance = np.cov(samples.T) + np.diag(quantization)
+    return {"sphere_sd_d": float(math.sqrt(covariance[0, 0])), "cylinder_sd_d": float(math.sqrt(covariance[1, 1])),
+            "samples_d": frozen_array(samples),
+            "region_d": frozen_array(credible_ellipse(samples.mean(axis=0), covariance))}
+
+
+def optimizer_bounds(opt, name) -> tuple[float, float]:
+    """``opt``'s bounds ``name`` (e.g. ``sphere_bounds_d``), else the paper's."""
     settings = getattr(opt, "settings", None)
     value = getattr(settings, name, None)
     if value is None:
@@ -177,6 +187,11 @@ def _bounds(opt, name):
             value = None
     low, high = value if value is not None else _DEFAULT_BOUNDS[name]
     return float(low), float(high)
+
+
+def settings_bounds(settings: dict) -> tuple:
+    """``(sphere_bounds_d, cylinder_bounds_d, letter_bounds_logmar)`` of stored optimizer settings."""
+    return tuple(tuple(settings.get(name) or default) for name, default in _DEFAULT_BOUNDS.items())
 
 
 def _scalar(value) -> float:
@@ -197,11 +212,11 @@ def _best_acuity(opt):
 
 def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
     """Lens map, best lens and psychometric curve of a fitted optimizer (``opt.model`` not None)."""
-    sphere_b, cylinder_b = _bounds(opt, "sphere_bounds_d"), _bounds(opt, "cylinder_bounds_d")
-    letter_b = _bounds(opt, "letter_bounds_logmar")
+    sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
+    letter_b = optimizer_bounds(opt, "letter_bounds_logmar")
     best_s, best_c, acuity, acuity_sd = _best_acuity(opt)
 
-    lenses, _, _ = _lens_grid(sphere_b, cylinder_b, LENS_MAP_POINTS)
+    lenses, _, _ = lens_grid(sphere_b, cylinder_b, LENS_MAP_POINTS)
     mean, sd = opt.predicted_acuity_logmar(lenses[:, 0], lenses[:, 1])
     shape = (LENS_MAP_POINTS, LENS_MAP_POINTS)
     lens_map = LensMap(
@@ -211,15 +226,8 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
         acuity_sd_logmar=frozen_array(np.reshape(sd, shape)),
     )
 
-    samples, quantization = sample_optimum_d(opt.model, sphere_b, cylinder_b, letter_b[1], rng)
-    covariance = np.cov(samples.T) + np.diag(quantization)
-    best = BestLens(
-        sphere_d=best_s, cylinder_d=best_c,
-        sphere_sd_d=float(math.sqrt(covariance[0, 0])), cylinder_sd_d=float(math.sqrt(covariance[1, 1])),
-        acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd,
-        samples_d=frozen_array(samples),
-        region_d=frozen_array(credible_ellipse(samples.mean(axis=0), covariance)),
-    )
+    best = BestLens(sphere_d=best_s, cylinder_d=best_c, acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd,
+                    **optimum_spread(opt.model, sphere_b, cylinder_b, letter_b[1], rng))
 
     letters = np.linspace(*letter_b, PSYCHOMETRIC_POINTS)
     X = np.column_stack([letters, np.full_like(letters, best_s), np.full_like(letters, best_c)])
@@ -236,80 +244,31 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
     return lens_map, best, curve, (sphere_b, cylinder_b, letter_b)
 
 
-class SessionModel:
-    """Follows one session: tells new trials to a cached optimizer and builds snapshots.
+class SessionModel(FollowedSession):
+    """Follows one letter session: tells new trials to a cached optimizer and builds snapshots.
 
-    ``update`` extends the cached optimizer by the new trials only (the same replay that
-    ``from_settings`` does) and refits the best-acuity history at the checkpoints of
-    :func:`history_checkpoints`; ``snapshot(n)`` replays the first ``n`` trials for the slider.
-    Not thread-safe: the dashboard's worker owns it.
+    ``update`` (see :class:`FollowedSession`) also refits the best-acuity history at the
+    checkpoints of :func:`history_checkpoints`; ``snapshot(n)`` replays the first ``n`` trials for
+    the slider. Not thread-safe: the dashboard's worker owns it.
     """
 
     def __init__(self, info, optimizer_factory=None):
-        self._factory = optimizer_factory or _default_factory
-        self._settings = dict(info.optimizer_settings)
-        self._info = info
-        self._records: list = []
-        self._opt = None
+        super().__init__(info, optimizer_factory or _default_factory)
         self._history: list[tuple[int, float, float]] = []
-        self._cache: OrderedDict = OrderedDict()
 
-    @property
-    def n_trials(self) -> int:
-        return len(self._records)
+    @staticmethod
+    def read_records(store, session_id: int, since_index: int = 0) -> list:
+        return store.trials(session_id, since_index=since_index)
 
-    def update(self, info, new_records=(), cancelled=None) -> DashboardSnapshot | None:
-        """Add the trials not seen yet (by ``index``) and return the snapshot of all of them.
-
-        ``cancelled()`` (optional) is checked between trials; when it turns true the trials told
-        so far are kept and None is returned (the window is closing).
-        """
+    def history_pair(self, record) -> tuple:
         from lensopt.trial import Trial
 
-        self._info = info
-        last = self._records[-1].index if self._records else 0
-        fresh = sorted((r for r in new_records if r.index > last), key=lambda r: r.index)
-        for record in fresh:
-            if cancelled is not None and cancelled():
-                return None
-            if self._opt is None:
-                self._opt = self._factory(self._settings, [])
-            self._opt.tell(Trial(record.sphere_d, record.cylinder_d, record.letter_logmar),
-                           bool(record.correct))
-            self._records.append(record)
-            n = len(self._records)
-            if n <= DENSE_HISTORY_TRIALS or (n - DENSE_HISTORY_TRIALS) % HISTORY_STRIDE == 0:
-                self._history.append((n, *_best_acuity(self._opt)[2:]))
-        if fresh:
-            self._cache.pop(len(self._records), None)
-        return self.snapshot()
+        return Trial(record.sphere_d, record.cylinder_d, record.letter_logmar), bool(record.correct)
 
-    def snapshot(self, n_trials: int | None = None) -> DashboardSnapshot:
-        """The snapshot after the first ``n_trials`` trials (default: all of them)."""
-        total = len(self._records)
-        n = total if n_trials is None else int(n_trials)
-        if not 0 <= n <= total:
-            raise ValueError(f"n_trials must be between 0 and {total}, got {n_trials}")
-        key = (n, self._info.status, self._info.updated_at)
-        cached = self._cache.get(n)
-        if cached is not None and cached[0] == key:
-            self._cache.move_to_end(n)
-            return cached[1]
-        snap = self._build(n, live=(n == total))
-        self._cache[n] = (key, snap)
-        while len(self._cache) > REPLAY_CACHE_SIZE:
-            self._cache.popitem(last=False)
-        return snap
-
-    def _header(self) -> SessionHeader:
-        info = self._info
-        return SessionHeader(
-            session_id=int(info.session_id), participant=str(info.participant), status=str(info.status),
-            rule=str(self._settings.get("rule", "?")), seed=int(info.seed),
-            n_trials_stored=max(int(info.n_trials), len(self._records)),
-            created_at=float(info.created_at), updated_at=float(info.updated_at),
-            guess_rate=self._guess_rate(info),
-        )
+    def _after_tell(self) -> None:
+        n = len(self._records)
+        if n <= DENSE_HISTORY_TRIALS or (n - DENSE_HISTORY_TRIALS) % HISTORY_STRIDE == 0:
+            self._history.append((n, *_best_acuity(self._opt)[2:]))
 
     def _guess_rate(self, info) -> float:
         """The optimizer's own ``n_alternatives`` when it has one, else the protocol's letters."""
@@ -319,21 +278,14 @@ class SessionModel:
         return guess_rate_from_protocol(info.protocol)
 
     def _build(self, n: int, live: bool) -> DashboardSnapshot:
-        header = self._header()
+        header = self._header(guess_rate=self._guess_rate(self._info))
         trials = TrialSeries.from_records(self._records[:n])
         rows = [row for row in self._history if row[0] <= n]
         if n == 0:
-            bounds = tuple(self._settings.get(k, _DEFAULT_BOUNDS[k]) for k in _DEFAULT_BOUNDS)
             history = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
-            return DashboardSnapshot(header, trials, history, *bounds, live=live, message=WAITING_MESSAGE)
-        if n == len(self._records):
-            opt = self._opt
-        else:
-            from lensopt.trial import Trial
-
-            replay = [(Trial(r.sphere_d, r.cylinder_d, r.letter_logmar), bool(r.correct))
-                      for r in self._records[:n]]
-            opt = self._factory(self._settings, replay)
+            return DashboardSnapshot(header, trials, history, *settings_bounds(self._settings), live=live,
+                                     message=WAITING_MESSAGE)
+        opt = self._optimizer_after(n)
         rng = np.random.default_rng([abs(header.seed), n])
         lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng)
         if not rows or rows[-1][0] != n:
@@ -344,9 +296,21 @@ class SessionModel:
                                  psychometric=curve, live=live)
 
 
-def snapshot_from_store(store, session_id: int, n_trials: int | None = None) -> DashboardSnapshot:
-    """One-shot snapshot of a stored session (used by the report export)."""
+def session_model(info, optimizer_factory=None) -> FollowedSession:
+    """The model that follows ``info``'s kind of session: letters, or duels
+    (:class:`lensopt.dashboard.duel_model.DuelSessionModel`)."""
+    from lensopt.store.records import DUEL_KIND
+
+    if info.kind == DUEL_KIND:
+        from lensopt.dashboard.duel_model import DuelSessionModel
+
+        return DuelSessionModel(info, optimizer_factory)
+    return SessionModel(info, optimizer_factory)
+
+
+def snapshot_from_store(store, session_id: int, n_trials: int | None = None):
+    """One-shot snapshot of a stored session of any kind (used by the report export)."""
     info = store.session(session_id)
-    model = SessionModel(info)
-    model.update(info, store.trials(session_id))
+    model = session_model(info)
+    model.update(info, model.read_records(store, session_id))
     return model.snapshot(n_trials)

@@ -2,7 +2,9 @@
 
 No Qt and no pyplot here: the window draws each panel on its own ``FigureCanvasQTAgg`` figure, the
 report draws all four on the sub-figures of one page. Each ``draw_*`` function clears the figure
-it is given (a ``Figure`` or a ``SubFigure``) and draws one :class:`DashboardSnapshot`.
+it is given (a ``Figure`` or a ``SubFigure``) and draws one :class:`DashboardSnapshot`. A duel
+session's panels (:mod:`lensopt.dashboard.duel_panels`) fill the same four slots and share the
+helpers below (``draw_surface``, ``draw_optimum``, ``draw_rows``, ...).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ def snellen_20(logmar: float) -> str:
     return f"20/{20.0 * 10.0 ** logmar:.0f}"
 
 
-def _message(fig, title: str, text: str) -> None:
+def message_panel(fig, title: str, text: str) -> None:
+    """A panel with a title and one centred grey message."""
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
@@ -35,7 +38,7 @@ def _message(fig, title: str, text: str) -> None:
             transform=ax.transAxes, wrap=True)
 
 
-def _padded(bounds, fraction=0.03):
+def padded(bounds, fraction=0.03):
     low, high = bounds
     pad = fraction * (high - low)
     return low - pad, high + pad
@@ -46,38 +49,53 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
     fig.clear()
     title = "Lens map: predicted acuity"
     if snap.lens_map is None or snap.best is None:
-        _message(fig, title, snap.message or WAITING_MESSAGE)
+        message_panel(fig, title, snap.message or WAITING_MESSAGE)
         return
     ax = fig.add_subplot(1, 1, 1)
     lm, best, tr = snap.lens_map, snap.best, snap.trials
     acuity = lm.acuity_mean_logmar
     if np.isfinite(acuity).any():
-        mesh = ax.pcolormesh(lm.sphere_d, lm.cylinder_d, acuity, cmap=ACUITY_CMAP, shading="auto",
-                             rasterized=True)
-        if np.nanmax(acuity) > np.nanmin(acuity) and np.isfinite(acuity).all():
-            lines = ax.contour(lm.sphere_d, lm.cylinder_d, acuity, levels=6, colors="white",
-                               linewidths=0.6, alpha=0.7)
-            ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")
-        bar = fig.colorbar(mesh, ax=ax, pad=0.02)
-        bar.set_label("predicted acuity (logMAR, lower is better)", fontsize=FONT_SIZE - 1)
+        draw_surface(fig, ax, lm.sphere_d, lm.cylinder_d, acuity, ACUITY_CMAP,
+                     "predicted acuity (logMAR, lower is better)")
     else:
         ax.text(0.5, 0.5, "acuity not estimable yet\n(no trend with letter size so far)", ha="center",
                 va="center", transform=ax.transAxes, fontsize=FONT_SIZE + 1, color="0.35")
-    ax.scatter(best.samples_d[:, 0], best.samples_d[:, 1], s=6, color=BEST_COLOR, alpha=0.15, linewidth=0,
-               label="sampled optimum locations", zorder=2)
     ok = tr.correct.astype(bool)
     ax.scatter(tr.sphere_d[ok], tr.cylinder_d[ok], s=26, marker="o", color=CORRECT_COLOR,
                edgecolor="black", linewidth=0.7, label=f"lens tried, correct ({ok.sum()})", zorder=3,
                clip_on=False)
     ax.scatter(tr.sphere_d[~ok], tr.cylinder_d[~ok], s=26, marker="x", color=WRONG_COLOR,
                linewidth=1.6, label=f"lens tried, wrong ({(~ok).sum()})", zorder=3, clip_on=False)
+    draw_optimum(ax, best)
+    finish_lens_axes(ax, snap, title)
+
+
+def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -> None:
+    """A colour map of ``values`` ``(n_cylinder, n_sphere)`` over the lens grid, white contour lines
+    (when it is not flat) and a colour bar labelled ``label``."""
+    mesh = ax.pcolormesh(sphere_d, cylinder_d, values, cmap=cmap, shading="auto", rasterized=True)
+    if np.nanmax(values) > np.nanmin(values) and np.isfinite(values).all():
+        lines = ax.contour(sphere_d, cylinder_d, values, levels=6, colors="white", linewidths=0.6, alpha=0.7)
+        ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")
+    bar = fig.colorbar(mesh, ax=ax, pad=0.02)
+    bar.set_label(label, fontsize=FONT_SIZE - 1)
+
+
+def draw_optimum(ax, best) -> None:
+    """The best lens (a star), its sampled locations and their 95% region (a ``LensOptimum``)."""
+    ax.scatter(best.samples_d[:, 0], best.samples_d[:, 1], s=6, color=BEST_COLOR, alpha=0.15, linewidth=0,
+               label="sampled optimum locations", zorder=2)
     ax.plot(best.region_d[:, 0], best.region_d[:, 1], "--", color=BEST_COLOR, linewidth=1.5,
             label="95% region of the optimum", zorder=4)
     ax.scatter([best.sphere_d], [best.cylinder_d], s=240, marker="*", color=BEST_COLOR, edgecolor="black",
                linewidth=0.8, zorder=5, label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
                clip_on=False)
-    ax.set_xlim(_padded(snap.sphere_bounds_d))
-    ax.set_ylim(_padded(snap.cylinder_bounds_d))
+
+
+def finish_lens_axes(ax, snap, title: str) -> None:
+    """Limits (the lens bounds), labels, title and legend of a lens-map axes."""
+    ax.set_xlim(padded(snap.sphere_bounds_d))
+    ax.set_ylim(padded(snap.cylinder_bounds_d))
     ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
@@ -89,7 +107,7 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
     fig.clear()
     title = "Psychometric curve at the best lens"
     if snap.psychometric is None or snap.best is None:
-        _message(fig, title, snap.message or WAITING_MESSAGE)
+        message_panel(fig, title, snap.message or WAITING_MESSAGE)
         return
     ax = fig.add_subplot(1, 1, 1)
     pc, best = snap.psychometric, snap.best
@@ -121,7 +139,7 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     fig.clear()
     title = "History"
     if snap.trials.n == 0:
-        _message(fig, title, snap.message or WAITING_MESSAGE)
+        message_panel(fig, title, snap.message or WAITING_MESSAGE)
         return
     ax = fig.add_subplot(1, 1, 1)
     tr, hist = snap.trials, snap.history
@@ -171,21 +189,25 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple[str, str]]:
 
 def draw_summary(fig, snap: DashboardSnapshot) -> None:
     """Best lens (S, C) ± sd, predicted acuity, trials and time, as large text."""
+    draw_rows(fig, "Summary: best lens", summary_rows(snap), big_labels=("Sphere", "Cylinder", "Acuity"))
+
+
+def draw_rows(fig, title: str, rows, big_labels=(),
+              footnote: str = "± is the posterior sd of the optimum's location (Thompson samples)") -> None:
+    """A text panel: one ``(label, value)`` row per line, the ``big_labels`` rows in large bold."""
     fig.clear()
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
-    ax.set_title("Summary: best lens", fontsize=FONT_SIZE + 2, loc="left")
-    rows = summary_rows(snap)
+    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
     y = 0.92
     for label, value in rows:
-        big = label in ("Sphere", "Cylinder", "Acuity")
+        big = label in big_labels
         size = FONT_SIZE + (6 if big else 2)
         ax.text(0.02, y, label, fontsize=size, color="0.35", transform=ax.transAxes, va="top")
         ax.text(0.28, y, value, fontsize=size, weight="bold" if big else "normal", transform=ax.transAxes,
                 va="top", family="DejaVu Sans Mono" if big else None)
         y -= 0.15 if big else 0.11
-    ax.text(0.02, 0.0, "± is the posterior sd of the optimum's location (Thompson samples)",
-            fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")
+    ax.text(0.02, 0.0, footnote, fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")
 
 
 #: Drawing function of each panel.
@@ -193,14 +215,20 @@ DRAW = {"lens_map": draw_lens_map, "psychometric": draw_psychometric, "history":
         "summary": draw_summary}
 
 
-def draw_panel(fig, name: str, snap: DashboardSnapshot) -> None:
-    """Draw panel ``name`` (one of ``PANELS``) of ``snap`` on ``fig``."""
+def draw_panel(fig, name: str, snap) -> None:
+    """Draw panel ``name`` (one of ``PANELS``) of ``snap`` on ``fig``: a letter snapshot's panels,
+    or a duel snapshot's (:data:`lensopt.dashboard.duel_panels.DUEL_DRAW`, same slots)."""
     if name not in DRAW:
         raise ValueError(f"unknown panel {name!r}; choose one of {', '.join(PANELS)}")
-    DRAW[name](fig, snap)
+    if snap.kind == "duel":
+        from lensopt.dashboard.duel_panels import DUEL_DRAW
+
+        DUEL_DRAW[name](fig, snap)
+    else:
+        DRAW[name](fig, snap)
 
 
 def draw_notice(fig, title: str, text: str) -> None:
     """A panel that only says ``text`` (a missing session, a newer database, ...)."""
     fig.clear()
-    _message(fig, title, text)
+    message_panel(fig, title, text)

@@ -7,6 +7,7 @@ Built by :mod:`lensopt.dashboard.model` from stored trials; drawn by :mod:`lenso
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,6 +24,23 @@ def frozen_array(values, dtype=float) -> np.ndarray:
     out = np.array(values, dtype=dtype)
     out.setflags(write=False)
     return out
+
+
+def elapsed_s(series) -> float:
+    """Seconds from the first presentation of ``series`` (trials or duels) to its last answer."""
+    if len(series.index) == 0:
+        return 0.0
+    return float(series.answered_at[-1] - series.presented_at[0])
+
+
+def freeze_bounds(snap) -> None:
+    """Check and store a snapshot's ``sphere_bounds_d``, ``cylinder_bounds_d`` and
+    ``letter_bounds_logmar`` as ``(low, high)`` float pairs."""
+    for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar"):
+        low, high = getattr(snap, name)
+        if not low < high:
+            raise ValueError(f"{type(snap).__name__}.{name} must be (low, high) with low < high")
+        object.__setattr__(snap, name, (float(low), float(high)))
 
 
 @dataclass(frozen=True)
@@ -95,22 +113,34 @@ class LensMap:
 
 
 @dataclass(frozen=True)
-class BestLens:
-    """The posterior optimum with its uncertainty (see the module docstring for the method)."""
+class LensOptimum:
+    """The best lens (argmax of the posterior mean) and the posterior spread of its location
+    (Thompson samples of the argmax, see :mod:`lensopt.dashboard.model`)."""
 
     sphere_d: float
     cylinder_d: float
     sphere_sd_d: float
     cylinder_sd_d: float
-    acuity_mean_logmar: float
-    acuity_sd_logmar: float
     samples_d: np.ndarray          # (n_samples, 2) sampled optimum locations (S, C)
     region_d: np.ndarray           # (n_points, 2) closed boundary of the credible region
 
     def __post_init__(self):
-        for name in ("sphere_sd_d", "cylinder_sd_d", "acuity_sd_logmar"):
-            if getattr(self, name) < 0.0:  # NaN allowed: acuity not estimable yet (no slope)
-                raise ValueError(f"BestLens.{name} must be >= 0, got {getattr(self, name)!r}")
+        for name in ("sphere_sd_d", "cylinder_sd_d"):
+            if getattr(self, name) < 0.0:
+                raise ValueError(f"{type(self).__name__}.{name} must be >= 0, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class BestLens(LensOptimum):
+    """The optimum of a letter session, with the acuity predicted through it."""
+
+    acuity_mean_logmar: float = float("nan")
+    acuity_sd_logmar: float = float("nan")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.acuity_sd_logmar < 0.0:  # NaN allowed: acuity not estimable yet (no slope)
+            raise ValueError(f"BestLens.acuity_sd_logmar must be >= 0, got {self.acuity_sd_logmar!r}")
 
 
 @dataclass(frozen=True)
@@ -151,6 +181,9 @@ class DashboardSnapshot:
     says why (``WAITING_MESSAGE``). ``live`` is False for a replay of an earlier trial.
     """
 
+    #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
+    kind: ClassVar[str] = "letters"
+
     header: SessionHeader
     trials: TrialSeries
     history: AcuityHistory
@@ -164,11 +197,7 @@ class DashboardSnapshot:
     message: str | None = None
 
     def __post_init__(self):
-        for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar"):
-            low, high = getattr(self, name)
-            if not low < high:
-                raise ValueError(f"DashboardSnapshot.{name} must be (low, high) with low < high")
-            object.__setattr__(self, name, (float(low), float(high)))
+        freeze_bounds(self)
 
     @property
     def n_trials(self) -> int:
@@ -177,9 +206,7 @@ class DashboardSnapshot:
     @property
     def elapsed_s(self) -> float:
         """Seconds from the first letter shown to the last answer (0 without trials)."""
-        if self.trials.n == 0:
-            return 0.0
-        return float(self.trials.answered_at[-1] - self.trials.presented_at[0])
+        return elapsed_s(self.trials)
 
     def summary_line(self) -> str:
         """One line for the status bar and the tests: trials, best lens ± sd, predicted acuity."""

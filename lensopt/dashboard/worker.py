@@ -4,8 +4,9 @@ A :class:`SessionFollower` lives in its own ``QThread``. Every ``POLL_INTERVAL_M
 read-only store for its change counter (``data_version``, cheap); only when it moved does it read
 the trials added since the last one it saw, tell them to its :class:`SessionModel` and emit a new
 :class:`DashboardSnapshot`. Problems (no database yet, a missing session, a newer schema, a model
-that cannot be rebuilt) are emitted as one-line messages, never raised into Qt; so is the summary
-of a duel session (:func:`lensopt.dashboard.duel.duel_summary`), whose trials the panels cannot draw.
+that cannot be rebuilt) are emitted as one-line messages, never raised into Qt. The session's kind
+picks its model (:func:`lensopt.dashboard.model.session_model`): letters or duels, followed and
+replayed the same way.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from pathlib import Path
 
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 
-from lensopt.dashboard.duel import duel_summary
-from lensopt.dashboard.model import SessionModel
+from lensopt.dashboard.model import session_model
+from lensopt.dashboard.replay import FollowedSession
 from lensopt.errors import LensoptError
-from lensopt.store.records import DUEL_KIND
 
 #: Milliseconds between two looks at the database (a new trial shows within about this long
 #: plus the model update).
@@ -29,7 +29,8 @@ class SessionFollower(QObject):
     """Polls the store and turns new trials into snapshots (run it in a ``QThread``).
 
     ``session_id=None`` follows the latest session of the database (``--latest``).
-    ``optimizer_factory(settings, history)`` defaults to ``RefractionOptimizer.from_settings``.
+    ``optimizer_factory(settings, history)`` defaults to the ``from_settings`` of the session
+    kind's optimizer (``RefractionOptimizer`` or ``DuelRefractionOptimizer``).
     """
 
     #: A new :class:`DashboardSnapshot` (live, or the replay asked for with :meth:`replay`).
@@ -47,7 +48,7 @@ class SessionFollower(QObject):
         self.poll_interval_ms = poll_interval_ms
         self._factory = optimizer_factory
         self._store = None
-        self._model: SessionModel | None = None
+        self._model: FollowedSession | None = None
         self._version: int | None = None
         self._info = None
         self._timer: QTimer | None = None
@@ -107,13 +108,9 @@ class SessionFollower(QObject):
         if version == self._version:
             return
         info = store.session(self.session_id)
-        if info.kind == DUEL_KIND:  # no acuity panels for duels: a summary line instead
-            self.problem.emit(duel_summary(info, store.duel_trials(self.session_id)))
-            self._version = version
-            return
         if self._model is None:
-            self._model = SessionModel(info, optimizer_factory=self._factory)
-        new = store.trials(self.session_id, since_index=self._model.n_trials)
+            self._model = session_model(info, optimizer_factory=self._factory)
+        new = self._model.read_records(store, self.session_id, since_index=self._model.n_trials)
         changed = bool(new) or self._info is None or info.status != self._info.status
         self._info = info
         if changed:

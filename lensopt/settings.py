@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 
 from scipy.stats import norm
 
+from lensopt.boxes import bounds_pairs
+
 #: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
 RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
 EXTRA_RULES = ("ucbf-ald", "ei-ald")
@@ -22,21 +24,6 @@ PAPER_BETA = float(norm.ppf(0.95))
 KERNEL_FAMILIES = ("se", "matern32", "matern52")
 KERNEL_STRUCTURES = ("psychophysics", "context-product")
 INFERENCE_METHODS = ("laplace", "ep")
-
-
-def _pairs(name, value):
-    try:
-        pairs = tuple((float(lo), float(hi)) for lo, hi in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a list of (low, high) pairs, got {value!r}") from None
-    if not pairs:
-        raise ValueError(f"{name} must not be empty")
-    for i, (lo, hi) in enumerate(pairs):
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{name}[{i}] must be finite, got ({lo}, {hi})")
-        if lo >= hi:
-            raise ValueError(f"{name}[{i}] is reversed or empty: low {lo} must be < high {hi}")
-    return pairs
 
 
 @dataclass(frozen=True)
@@ -130,8 +117,8 @@ class OptimizerSettings:
             raise ValueError(f"unknown rule {self.rule!r}; choose one of: {', '.join(ALL_RULES)}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        object.__setattr__(self, "system_bounds", _pairs("system_bounds", self.system_bounds))
-        object.__setattr__(self, "context_bounds", _pairs("context_bounds", self.context_bounds))
+        object.__setattr__(self, "system_bounds", bounds_pairs("system_bounds", self.system_bounds))
+        object.__setattr__(self, "context_bounds", bounds_pairs("context_bounds", self.context_bounds))
         if isinstance(self.kernel, dict):
             object.__setattr__(self, "kernel", KernelSpec.from_dict(self.kernel))
         if self.inference not in INFERENCE_METHODS:

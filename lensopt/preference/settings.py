@@ -6,11 +6,11 @@ Columns: context first, then system parameters; a duel input is ``[s, x, x']``.
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.boxes import BoxSettings
 from lensopt.gp import kernels
 
 #: Rules of plain (context-free) preferential BO, companion paper §4.2 and its Table S1.
@@ -25,20 +25,6 @@ DEFAULT_LENGTHSCALE_FRACTION = 0.2
 """Default SE lengthscale of the utility, as a fraction of each system parameter's range."""
 
 
-def _pairs(name, value, allow_empty=False):
-    try:
-        pairs = tuple((float(lo), float(hi)) for lo, hi in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a list of (low, high) pairs, got {value!r}") from None
-    if not pairs and not allow_empty:
-        raise ValueError(f"{name} must not be empty")
-    for i, (lo, hi) in enumerate(pairs):
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{name}[{i}] must be finite, got ({lo}, {hi})")
-        if lo >= hi:
-            raise ValueError(f"{name}[{i}] is reversed or empty: low {lo} must be < high {hi}")
-    return pairs
-
 
 def _positive_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
@@ -47,7 +33,7 @@ def _positive_int(name, value, minimum):
 
 
 @dataclass(frozen=True)
-class PreferenceSettings:
+class PreferenceSettings(BoxSettings):
     """Everything that determines a preference optimizer's choices, apart from its kernel and history.
 
     ``batch_size``: members per query (2 = a duel); ``n_initial``: duels observed before the rule
@@ -56,6 +42,8 @@ class PreferenceSettings:
     ``n_candidates``/``n_starts``: quasi-random candidates and L-BFGS-B starts of each search;
     ``n_thompson_features``: random features of a Thompson utility draw.
     """
+
+    setting_name = "preference setting"
 
     rule: str = "muc"
     seed: int = 0
@@ -70,8 +58,7 @@ class PreferenceSettings:
     n_thompson_features: int = 512
 
     def __post_init__(self):
-        object.__setattr__(self, "system_bounds", _pairs("system_bounds", self.system_bounds))
-        object.__setattr__(self, "context_bounds", _pairs("context_bounds", self.context_bounds, allow_empty=True))
+        self._check_box()
         allowed = CONTEXTUAL_RULES if self.context_bounds else DUEL_RULES
         if self.rule not in allowed:
             if self.rule in DUEL_RULES + CONTEXTUAL_RULES:
@@ -89,49 +76,6 @@ class PreferenceSettings:
             raise ValueError(f"inference must be one of {INFERENCE_METHODS}, got {self.inference!r}")
         for name, minimum in (("n_candidates", 1), ("n_starts", 0), ("n_thompson_features", 2)):
             object.__setattr__(self, name, _positive_int(name, getattr(self, name), minimum))
-        ref = self.reference_context
-        if ref is not None:
-            try:
-                values = tuple(float(v) for v in np.atleast_1d(np.asarray(ref, dtype=float)))
-            except (TypeError, ValueError):
-                raise ValueError(f"reference_context must be None or numbers, got {ref!r}") from None
-            if len(values) != len(self.context_bounds):
-                raise ValueError(
-                    f"reference_context has {len(values)} values for {len(self.context_bounds)} context columns"
-                )
-            for i, (v, (lo, hi)) in enumerate(zip(values, self.context_bounds)):
-                if not lo <= v <= hi:
-                    raise ValueError(f"reference_context[{i}] = {v} is outside the context bounds [{lo}, {hi}]")
-            object.__setattr__(self, "reference_context", values)
-
-    @property
-    def n_context(self) -> int:
-        return len(self.context_bounds)
-
-    @property
-    def n_system(self) -> int:
-        return len(self.system_bounds)
-
-    def reference(self) -> np.ndarray:
-        """``s₀`` as ``(n_context,)``: the given reference context, else the upper context bounds."""
-        if self.reference_context is not None:
-            return np.array(self.reference_context, dtype=float)
-        return np.array([hi for _, hi in self.context_bounds], dtype=float)
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["system_bounds"] = [list(b) for b in self.system_bounds]
-        data["context_bounds"] = [list(b) for b in self.context_bounds]
-        if self.reference_context is not None:
-            data["reference_context"] = list(self.reference_context)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PreferenceSettings:
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"unknown preference setting(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
 
 
 def default_kernel(system_bounds, n_context: int = 0) -> kernels.Kernel:

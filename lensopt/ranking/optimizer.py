@@ -10,12 +10,12 @@ settings and history propose the same next query, and :meth:`RankingOptimizer.st
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from lensopt.gp.kernels import Kernel
 from lensopt.optimize import MaximizerSettings, maximize_acquisition
+from lensopt.preference.optimizer import DuelQuery
 from lensopt.preference.settings import default_kernel, kernel_from_dict, kernel_to_dict
 from lensopt.ranking import search
 from lensopt.ranking.data import RankingObservation, parse_outcome
@@ -32,23 +32,9 @@ BEST_POINT_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
 """Search for the reported optimum (the posterior-mean argmax at ``s₀``)."""
 
 
-@dataclass(frozen=True, eq=False)
-class RankingQuery:
+class RankingQuery(DuelQuery):
     """One query: a ``context`` ``(n_context,)`` (empty without a context) and ``members``
-    ``(m, n_system)`` to compare."""
-
-    context: np.ndarray
-    members: np.ndarray
-
-    def __post_init__(self):
-        context = np.array(self.context, dtype=float).reshape(-1)
-        members = np.array(self.members, dtype=float)
-        if members.ndim != 2 or members.shape[0] < 2:
-            raise ValueError(f"members must be a 2-D array (m >= 2, n_system); got shape {members.shape}")
-        context.setflags(write=False)
-        members.setflags(write=False)
-        object.__setattr__(self, "context", context)
-        object.__setattr__(self, "members", members)
+    ``(m, n_system)`` to compare (a :class:`lensopt.preference.DuelQuery` that knows its inputs)."""
 
     def inputs(self) -> np.ndarray:
         """Full inputs ``[s, x]`` of the members ``(m, n_context + n_system)``."""

@@ -5,10 +5,11 @@ Columns: context first (at most one, e.g. the letter size), then the system para
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
+
+from lensopt.boxes import BoxSettings
 
 from lensopt.ranking.acquisition import MAXIMIZER_CANDIDATES, MPES_SAMPLES, N_MAXIMIZERS
 from lensopt.ranking.likelihood import TIE_THRESHOLD_BOUNDS
@@ -22,20 +23,6 @@ MAX_SET_SIZE = max(GAUSS_HERMITE_POINTS) + 1
 """Largest compared set: the ELBO integrates over ``m − 1`` differences by a product rule."""
 
 
-def _pairs(name, value, allow_empty=False):
-    try:
-        pairs = tuple((float(lo), float(hi)) for lo, hi in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a list of (low, high) pairs, got {value!r}") from None
-    if not pairs and not allow_empty:
-        raise ValueError(f"{name} must not be empty")
-    for i, (lo, hi) in enumerate(pairs):
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{name}[{i}] must be finite, got ({lo}, {hi})")
-        if lo >= hi:
-            raise ValueError(f"{name}[{i}] is reversed or empty: low {lo} must be < high {hi}")
-    return pairs
-
 
 def _integer(name, value, minimum, maximum=None):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum or (
@@ -47,7 +34,7 @@ def _integer(name, value, minimum, maximum=None):
 
 
 @dataclass(frozen=True)
-class RankingSettings:
+class RankingSettings(BoxSettings):
     """Everything that determines a ranking optimizer's choices, apart from its kernel and history.
 
     ``set_size``: members per query (``m``); ``top_k``: members the patient ranks (1 = picks the
@@ -58,6 +45,8 @@ class RankingSettings:
     ``n_candidate_sets``: quasi-random sets scored by MPES per search stage; ``n_maximizers``,
     ``n_mpes_samples``: ``|X*|`` and ``n`` of MPES.
     """
+
+    setting_name = "ranking setting"
 
     rule: str = "mpes"
     seed: int = 0
@@ -79,8 +68,7 @@ class RankingSettings:
     def __post_init__(self):
         if self.rule not in RANKING_RULES:
             raise ValueError(f"unknown rule {self.rule!r}; choose one of: {', '.join(RANKING_RULES)}")
-        object.__setattr__(self, "system_bounds", _pairs("system_bounds", self.system_bounds))
-        object.__setattr__(self, "context_bounds", _pairs("context_bounds", self.context_bounds, allow_empty=True))
+        self._check_box()
         if len(self.context_bounds) > 1:
             raise ValueError(
                 f"at most one context column is supported (the context step is 1-D); got {len(self.context_bounds)}"
@@ -109,46 +97,3 @@ class RankingSettings:
         for name, minimum in (("n_candidate_sets", 1), ("n_maximizers", 1), ("n_mpes_samples", 16),
                               ("n_maximizer_candidates", 1)):
             object.__setattr__(self, name, _integer(name, getattr(self, name), minimum))
-        ref = self.reference_context
-        if ref is not None:
-            try:
-                values = tuple(float(v) for v in np.atleast_1d(np.asarray(ref, dtype=float)))
-            except (TypeError, ValueError):
-                raise ValueError(f"reference_context must be None or numbers, got {ref!r}") from None
-            if len(values) != len(self.context_bounds):
-                raise ValueError(
-                    f"reference_context has {len(values)} values for {len(self.context_bounds)} context columns"
-                )
-            for i, (v, (lo, hi)) in enumerate(zip(values, self.context_bounds)):
-                if not lo <= v <= hi:
-                    raise ValueError(f"reference_context[{i}] = {v} is outside the context bounds [{lo}, {hi}]")
-            object.__setattr__(self, "reference_context", values)
-
-    @property
-    def n_context(self) -> int:
-        return len(self.context_bounds)
-
-    @property
-    def n_system(self) -> int:
-        return len(self.system_bounds)
-
-    def reference(self) -> np.ndarray:
-        """``s₀`` ``(n_context,)``: the given reference context, else the upper context bound."""
-        if self.reference_context is not None:
-            return np.array(self.reference_context, dtype=float)
-        return np.array([hi for _, hi in self.context_bounds], dtype=float)
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["system_bounds"] = [list(b) for b in self.system_bounds]
-        data["context_bounds"] = [list(b) for b in self.context_bounds]
-        if self.reference_context is not None:
-            data["reference_context"] = list(self.reference_context)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RankingSettings:
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"unknown ranking setting(s): {', '.join(sorted(unknown))}")
-        return cls(**data)

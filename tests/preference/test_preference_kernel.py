@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import finite_difference, swap_members
+from tests.preference.conftest import finite_difference, swap_members
 
 from lensopt.gp.kernels import (
     LinearContext,

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import finite_difference, simulated_duels, swap_members
+from tests.preference.conftest import finite_difference, simulated_duels, swap_members
 from scipy.special import ndtr
 
 from lensopt.gp.kernels import SquaredExponential, benchmark_context_kernel

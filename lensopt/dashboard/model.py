@@ -31,10 +31,8 @@ from lensopt.dashboard.snapshot import (
     AcuityHistory,
     BestLens,
     DashboardSnapshot,
-    LensOptimum,
     LensMap,
     PsychometricCurve,
-    SessionHeader,
     TrialSeries,
     frozen_array,
 )

@@ -155,16 +155,22 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
                         color=MODEL_COLOR, alpha=0.2, label="95% band")
         ax.plot(hist.n_trials, hist.acuity_mean_logmar, color=MODEL_COLOR, linewidth=2,
                 label="estimated best acuity")
-    ax.set_xlim(0.5, max(tr.index[-1], 2) + 0.5)
-    low, high = snap.letter_bounds_logmar  # early estimates can be wild: keep the letters readable
-    ax.set_ylim(min(low, tr.letter_logmar.min()) - 0.1, max(high, tr.letter_logmar.max()) + 0.1)
+    finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
+    ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:
+    """Axes of a history panel: one tick per ``noun`` (trial, duel) of ``series``, the letter bounds
+    (early estimates can be wild: the letters stay readable), labels, title and grid."""
+    ax.set_xlim(0.5, max(series.index[-1], 2) + 0.5)
+    low, high = snap.letter_bounds_logmar
+    ax.set_ylim(min(low, series.letter_logmar.min()) - 0.1, max(high, series.letter_logmar.max()) + 0.1)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("trial", fontsize=FONT_SIZE)
-    ax.set_ylabel("letter size / acuity (logMAR)", fontsize=FONT_SIZE)
-    ax.set_title(title + ("" if snap.live else f" (replay: first {tr.n} trials)"), fontsize=FONT_SIZE + 2,
+    ax.set_xlabel(noun, fontsize=FONT_SIZE)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.set_title(title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2,
                  loc="left")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
 
 def summary_rows(snap: DashboardSnapshot) -> list[tuple[str, str]]:
@@ -174,17 +180,26 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple[str, str]]:
     if snap.best is None:
         return rows + [("Trials", "0"), ("", snap.message or WAITING_MESSAGE)]
     b, tr = snap.best, snap.trials
-    minutes, seconds = divmod(int(round(snap.elapsed_s)), 60)
-    shown = f"{tr.n}" if snap.live else f"{tr.n} of {h.n_trials_stored} (replay)"
     return rows + [
         ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),
         ("Cylinder", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"),
         ("Acuity", f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR "
                    f"({snellen_20(b.acuity_mean_logmar)})" if np.isfinite(b.acuity_mean_logmar)
          else "not estimable yet"),
-        ("Trials", f"{shown}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"),
-        ("Time", f"{minutes} min {seconds:02d} s"),
+        ("Trials", f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"),
+        ("Time", elapsed_text(snap)),
     ]
+
+
+def shown_text(snap) -> str:
+    """How many trials (or duels) the snapshot shows: ``12``, or ``12 of 40 (replay)``."""
+    return f"{snap.n_trials}" if snap.live else f"{snap.n_trials} of {snap.header.n_trials_stored} (replay)"
+
+
+def elapsed_text(snap) -> str:
+    """``4 min 05 s`` from the first presentation to the last answer."""
+    minutes, seconds = divmod(int(round(snap.elapsed_s)), 60)
+    return f"{minutes} min {seconds:02d} s"
 
 
 def draw_summary(fig, snap: DashboardSnapshot) -> None:

@@ -1,5 +1,7 @@
 """The clinician's dashboard window: four live panels, a replay slider and a report export.
 
+The panels are those of the session's kind (letters or duels: :func:`lensopt.dashboard.panels.draw_panel`).
+
 The window only draws: a :class:`~lensopt.dashboard.worker.SessionFollower` in a ``QThread``
 reads the database and rebuilds the model, and hands over frozen snapshots through a queued
 signal. Problems (missing session, newer database, no trial yet) are shown in the message line at
@@ -186,7 +188,7 @@ class DashboardWindow(QMainWindow):
                               f"database {self.db_path}")
         else:
             self.show_message(f"Replay of session {h.session_id}: first {snap.n_trials} of "
-                              f"{h.n_trials_stored} trials (drag the slider to the right end to follow live)")
+                              f"{h.n_trials_stored} {self._noun()}s (drag the slider to the right end to follow live)")
         self.summary_label.setText(snap.summary_line())
         for name in PANELS:
             try:
@@ -201,13 +203,17 @@ class DashboardWindow(QMainWindow):
 
     # -- replay -------------------------------------------------------------------------------
 
+    def _noun(self) -> str:
+        """What the slider counts: trials of a letter session, duels of a duel session."""
+        return "duel" if self.snapshot is not None and self.snapshot.kind == "duel" else "trial"
+
     def _update_slider_label(self) -> None:
         total = self.slider.maximum()
         if total == 0:
-            self.slider_label.setText("replay: no trial yet")
+            self.slider_label.setText(f"replay: no {self._noun()} yet")
         else:
             state = "live" if self._following else "replay"
-            self.slider_label.setText(f"trial {self.slider.value()} of {total} ({state})")
+            self.slider_label.setText(f"{self._noun()} {self.slider.value()} of {total} ({state})")
 
     def _on_slider(self, value: int) -> None:
         self._following = value == self.slider.maximum()

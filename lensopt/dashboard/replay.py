@@ -1,0 +1,111 @@
+"""Following one stored session and replaying it: what the letter and duel dashboards share (no Qt).
+
+A :class:`FollowedSession` keeps the session's records in order and one optimizer told all of them
+(``update`` tells only the new records: the same replay that ``from_settings`` does), and builds the
+snapshot after the first ``n`` records for the replay slider (rebuilding the optimizer on them,
+with a small cache). A subclass says how to read its records from the store, how a record becomes a
+``(trial, answer)`` pair for its optimizer, and how a snapshot is built.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from lensopt.dashboard.snapshot import SessionHeader
+
+#: Replay snapshots kept in memory (the slider revisits them).
+REPLAY_CACHE_SIZE = 32
+
+
+class FollowedSession:
+    """Base of the session models the dashboard's worker owns (not thread-safe).
+
+    ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from its stored
+    settings and ``(trial, answer)`` pairs; subclasses default it to their optimizer's
+    ``from_settings``.
+    """
+
+    def __init__(self, info, optimizer_factory):
+        self._factory = optimizer_factory
+        self._settings = dict(info.optimizer_settings)
+        self._info = info
+        self._records: list = []
+        self._opt = None
+        self._cache: OrderedDict = OrderedDict()
+
+    # -- what a subclass provides -------------------------------------------------------------
+
+    @staticmethod
+    def read_records(store, session_id: int, since_index: int = 0) -> list:
+        """The stored records of ``session_id`` after ``since_index``, in order."""
+        raise NotImplementedError
+
+    def history_pair(self, record) -> tuple:
+        """``(trial, answer)`` of one stored record, as the optimizer's ``tell`` takes them."""
+        raise NotImplementedError
+
+    def _after_tell(self) -> None:
+        """Called after each new record is told to the live optimizer (e.g. to log a history)."""
+
+    def _build(self, n: int, live: bool):
+        """The snapshot after the first ``n`` records (``live``: n is all of them)."""
+        raise NotImplementedError
+
+    # -- shared ---------------------------------------------------------------------------------
+
+    @property
+    def n_trials(self) -> int:
+        return len(self._records)
+
+    def update(self, info, new_records=(), cancelled=None):
+        """Add the records not seen yet (by ``index``) and return the snapshot of all of them.
+
+        ``cancelled()`` (optional) is checked between records; when it turns true the records told
+        so far are kept and None is returned (the window is closing).
+        """
+        self._info = info
+        last = self._records[-1].index if self._records else 0
+        fresh = sorted((r for r in new_records if r.index > last), key=lambda r: r.index)
+        for record in fresh:
+            if cancelled is not None and cancelled():
+                return None
+            if self._opt is None:
+                self._opt = self._factory(self._settings, [])
+            self._opt.tell(*self.history_pair(record))
+            self._records.append(record)
+            self._after_tell()
+        if fresh:
+            self._cache.pop(len(self._records), None)
+        return self.snapshot()
+
+    def snapshot(self, n_trials: int | None = None):
+        """The snapshot after the first ``n_trials`` records (default: all of them)."""
+        total = len(self._records)
+        n = total if n_trials is None else int(n_trials)
+        if not 0 <= n <= total:
+            raise ValueError(f"n_trials must be between 0 and {total}, got {n_trials}")
+        key = (n, self._info.status, self._info.updated_at)
+        cached = self._cache.get(n)
+        if cached is not None and cached[0] == key:
+            self._cache.move_to_end(n)
+            return cached[1]
+        snap = self._build(n, live=(n == total))
+        self._cache[n] = (key, snap)
+        while len(self._cache) > REPLAY_CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return snap
+
+    def _optimizer_after(self, n: int):
+        """The optimizer told the first ``n`` records (the live one for all of them)."""
+        if n == len(self._records) and self._opt is not None:
+            return self._opt
+        return self._factory(self._settings, [self.history_pair(r) for r in self._records[:n]])
+
+    def _header(self, **extra) -> SessionHeader:
+        info = self._info
+        return SessionHeader(
+            session_id=int(info.session_id), participant=str(info.participant), status=str(info.status),
+            rule=str(self._settings.get("rule", "?")), seed=int(info.seed),
+            n_trials_stored=max(int(info.n_trials), len(self._records)),
+            created_at=float(info.created_at), updated_at=float(info.updated_at), **extra,
+        )

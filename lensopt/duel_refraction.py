@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 
 #: Prior of the utility kernel: lengthscale over letter sizes (logMAR), over lenses (D), and
@@ -98,9 +99,7 @@ class DuelRefractionOptimizer:
         rule = DEFAULT_RULES[model] if rule is None else rule
         if model == "ties" and rule not in TIE_RULES:
             raise ValueError(f"rule {rule!r} is not available with the tie model; choose from: {', '.join(TIE_RULES)}")
-        if lens_step_d is not None and not (isinstance(lens_step_d, (int, float)) and lens_step_d > 0):
-            raise ValueError(f"lens_step_d must be a positive number of diopters, got {lens_step_d!r}")
-        self.lens_step_d = None if lens_step_d is None else float(lens_step_d)
+        self.lens_step_d = check_lens_step(lens_step_d)
         self._settings = {
             "rule": rule, "seed": seed, "sphere_bounds_d": list(sphere_bounds_d),
             "cylinder_bounds_d": list(cylinder_bounds_d),
@@ -169,41 +168,15 @@ class DuelRefractionOptimizer:
         return tuple(self._history)
 
     # ---------------------------------------------------------------- ask/tell
-    def _round_lens(self, lens) -> tuple[float, float]:
-        out = []
-        for value, (lo, hi) in zip(lens, self._system_bounds):
-            value = float(value)
-            if self.lens_step_d is not None:
-                step = self.lens_step_d
-                value = round(value / step) * step
-                if value > hi + 1e-12:
-                    value -= step
-                if value < lo - 1e-12:
-                    value += step
-            out.append(float(min(max(value, lo), hi)))
-        return out[0], out[1]
-
-    def _separate(self, first, second_raw) -> tuple[float, float]:
-        """A lens one phoropter step from ``first``, towards where the rule wanted lens 2."""
-        step = self.lens_step_d
-        column = int(np.argmax(np.abs(second_raw - np.asarray(first))))
-        lens = list(first)
-        lo, hi = self._system_bounds[column]
-        direction = 1.0 if second_raw[column] >= first[column] else -1.0
-        if not lo - 1e-12 <= lens[column] + direction * step <= hi + 1e-12:
-            direction = -direction
-        lens[column] = float(lens[column] + direction * step)
-        return lens[0], lens[1]
-
     def ask(self) -> DuelTrial:
         import time
 
         t0 = time.perf_counter()
         query = self._core.ask()
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
-        first, second = (self._round_lens(m) for m in np.asarray(query.members, float)[:2])
-        if first == second:  # rounding to the phoropter step merged them: move lens 2 one step
-            second = self._separate(first, np.asarray(query.members, float)[1])
+        # rounded to the phoropter step; lens 2 moves one step if rounding merged it with lens 1
+        first, second = distinct_phoropter_lenses(np.asarray(query.members, float)[:2], self.lens_step_d,
+                                                  self._system_bounds)
         return DuelTrial(first, second, float(np.asarray(query.context, float)[0]))
 
     def tell(self, trial: DuelTrial, answer) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel
+from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
@@ -39,23 +40,48 @@ class RankingTrial:
 class RankingRefractionOptimizer:
     """ask/tell ranking refraction: ``ask() -> RankingTrial`` of ``n_lenses`` lenses,
     ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of them, or the
-    first ``n_lenses − 1``), ``best_lens()``."""
+    first ``n_lenses − 1``), ``best_lens()``.
+
+    ``lens_step_d`` rounds the proposed lenses to a phoropter step, keeping them distinct
+    (:func:`lensopt.phoropter.distinct_phoropter_lenses`). ``settings_dict()`` and
+    ``from_settings(settings, history)`` rebuild the optimizer of a stored session."""
 
     def __init__(self, rule="mpes-ald", seed=0, *, n_lenses=3, sphere_bounds_d=SPHERE_BOUNDS_D,
-                 cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR, n_initial=5):
+                 cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR, n_initial=5,
+                 lens_step_d=None):
         from lensopt.observer.patient import LOGIT_SCALE
         from lensopt.ranking import RankingOptimizer
 
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
         self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
+        self.lens_step_d = check_lens_step(lens_step_d)
+        self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
+        self._settings = {
+            "rule": rule, "seed": seed, "n_lenses": n_lenses, "sphere_bounds_d": list(sphere_bounds_d),
+            "cylinder_bounds_d": list(cylinder_bounds_d), "letter_bounds_logmar": list(letter_bounds_logmar),
+            "n_initial": n_initial, "lens_step_d": self.lens_step_d,
+        }
         self._core = RankingOptimizer(
-            (tuple(sphere_bounds_d), tuple(cylinder_bounds_d)), (tuple(letter_bounds_logmar),),
+            self._system_bounds, (tuple(letter_bounds_logmar),),
             set_size=n_lenses, allow_ties=False, top_k=n_lenses - 1, seed=seed, n_initial=n_initial,
             rule=RANKING_RULES[rule], kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * LOGIT_SCALE**2),
         )
         self._history: list[tuple[RankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan
+
+    def settings_dict(self) -> dict:
+        """The constructor's arguments as JSON-able values (stored with a session)."""
+        return dict(self._settings)
+
+    @classmethod
+    def from_settings(cls, settings: dict, history=()) -> "RankingRefractionOptimizer":
+        """The optimizer of ``settings`` (a :meth:`settings_dict`) told ``history``, pairs
+        ``(RankingTrial, order)`` in order: what a resumed experiment rebuilds from its stored rankings."""
+        opt = cls(**settings)
+        for trial, order in history:
+            opt.tell(trial, order)
+        return opt
 
     @property
     def n_trials(self) -> int:
@@ -68,7 +94,8 @@ class RankingRefractionOptimizer:
     def ask(self) -> RankingTrial:
         query = self._core.ask()
         self.last_decision_ms = self._core.last_decision_ms
-        return RankingTrial(tuple(tuple(m) for m in np.asarray(query.members, float)), float(query.context[0]))
+        lenses = distinct_phoropter_lenses(np.asarray(query.members, float), self.lens_step_d, self._system_bounds)
+        return RankingTrial(lenses, float(query.context[0]))
 
     def tell(self, trial: RankingTrial, order) -> None:
         if not isinstance(trial, RankingTrial):

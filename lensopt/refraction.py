@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.stats import norm
 
+from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.reference_data import REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.settings import KernelSpec
 from lensopt.trial import Trial
@@ -37,8 +38,6 @@ class RefractionOptimizer:
                  n_alternatives=26, reference_context="adaptive", **options):
         from lensopt.optimizer import ContextualOptimizer
 
-        if lens_step_d is not None and not (isinstance(lens_step_d, (int, float)) and lens_step_d > 0):
-            raise ValueError(f"lens_step_d must be a positive number of diopters, got {lens_step_d!r}")
         if not isinstance(n_alternatives, int) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
         kernel = reference_kernel() if hyperparameters is None else hyperparameters
@@ -46,7 +45,7 @@ class RefractionOptimizer:
             kernel = KernelSpec.from_dict(kernel)
         if isinstance(reference_context, (int, float)):
             reference_context = (float(reference_context),)
-        self.lens_step_d = None if lens_step_d is None else float(lens_step_d)
+        self.lens_step_d = check_lens_step(lens_step_d)
         self.n_alternatives = n_alternatives
         self._core = ContextualOptimizer(
             system_bounds=(sphere_bounds_d, cylinder_bounds_d), context_bounds=(letter_bounds_logmar,),
@@ -112,24 +111,12 @@ class RefractionOptimizer:
         return self._core.last_decision_ms
 
     # ---------------------------------------------------------------- ask/tell
-    def _round_lens(self, value: float, bounds) -> float:
-        if self.lens_step_d is None:
-            return float(value)
-        step = self.lens_step_d
-        lo, hi = bounds
-        rounded = round(value / step) * step
-        if rounded > hi + 1e-12:
-            rounded -= step
-        if rounded < lo - 1e-12:
-            rounded += step
-        return float(min(max(rounded, lo), hi))
-
     def ask(self) -> Trial:
         query = self._core.ask()
         (s,), (sphere, cylinder) = query.context, query.system
         s_bounds = self.settings.system_bounds
-        return Trial(sphere_d=self._round_lens(sphere, s_bounds[0]),
-                     cylinder_d=self._round_lens(cylinder, s_bounds[1]), letter_logmar=float(s))
+        return Trial(sphere_d=round_to_step(sphere, self.lens_step_d, s_bounds[0]),
+                     cylinder_d=round_to_step(cylinder, self.lens_step_d, s_bounds[1]), letter_logmar=float(s))
 
     def tell(self, trial: Trial, correct) -> None:
         from lensopt.optimizer import Query

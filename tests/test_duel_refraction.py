@@ -183,3 +183,19 @@ def test_predict_utility_before_any_modelled_answer_is_the_prior():
         opt.predict_utility(0.0, [1.0, 2.0])
     with pytest.raises(ValueError, match="letter_logmar"):
         opt.predict_utility(float("nan"), [[1.0, 2.0]])
+
+
+def test_a_set_of_lenses_rounds_to_distinct_phoropter_lenses():
+    from lensopt.phoropter import distinct_phoropter_lenses, round_to_step
+
+    bounds = ((-4.0, 4.0), (-1.0, 0.9))
+    # hand computed: nearest multiple, moved back inside at a bound, clipped to a bound off the grid
+    assert [round_to_step(v, 0.25, bounds[1]) for v in (-0.13, -0.12, 0.88, -1.0)] == [-0.25, 0.0, 0.75, -1.0]
+    assert round_to_step(0.37, None, bounds[0]) == 0.37
+    # proposals that round onto a taken lens move one step towards themselves along the column where
+    # they differ most (2nd, 3rd); the 4th rounds to (1.25, 0), steps back onto (1.0, 0), so it
+    # takes the free lens nearest to it
+    lenses = distinct_phoropter_lenses([(1.0, 0.0), (1.1, 0.05), (0.95, 0.1), (1.2, 0.02)], 0.25, bounds)
+    assert lenses == ((1.0, 0.0), (1.25, 0.0), (1.0, 0.25), (1.25, 0.25))
+    # two lenses round as the duel optimizer's: lens 2 moves, at a bound the other way
+    assert distinct_phoropter_lenses([(4.0, 0.0), (4.05, 0.0)], 0.25, bounds) == ((4.0, 0.0), (3.75, 0.0))

@@ -40,3 +40,27 @@ def test_bad_orders_and_rules_are_refused():
     with pytest.raises(ValueError, match="lenses_d"):
         RankingTrial(((0.0, 0.0),), 0.0)
     assert opt.n_trials == 0
+
+
+def test_lenses_round_to_the_phoropter_step_and_stay_distinct():
+    # a 2 D step on a 4 D box leaves 3 x 3 phoropter lenses: rounding merges proposals often
+    opt = RankingRefractionOptimizer(seed=4, n_initial=30, sphere_bounds_d=(-2.0, 2.0),
+                                     cylinder_bounds_d=(-2.0, 2.0), lens_step_d=2.0)
+    patient = SimulatedPatient(1.0, -0.5, seed=1)
+    for _ in range(12):
+        trial = opt.ask()
+        assert len(set(trial.lenses_d)) == 3
+        assert all(S in (-2.0, 0.0, 2.0) and C in (-2.0, 0.0, 2.0) for S, C in trial.lenses_d)
+        opt.tell(trial, patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
+    with pytest.raises(ValueError, match="lens_step_d must be a positive number"):
+        RankingRefractionOptimizer(lens_step_d=0.0)
+
+
+def test_the_same_settings_and_history_rebuild_the_same_next_trial():
+    opt = RankingRefractionOptimizer(seed=2, n_initial=2, lens_step_d=0.25)
+    patient = SimulatedPatient(-1.0, 0.5, seed=3)
+    for _ in range(3):
+        trial = opt.ask()
+        opt.tell(trial, patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
+    rebuilt = RankingRefractionOptimizer.from_settings(opt.settings_dict(), opt.history)
+    assert rebuilt.n_trials == 3 and rebuilt.ask() == opt.ask()

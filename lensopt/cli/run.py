@@ -1,4 +1,4 @@
-"""``lensopt run``: a letter-acuity or duel session in a PsychoPy window (or resume one).
+"""``lensopt run``: a letter-acuity, duel or ranking session in a PsychoPy window (or resume one).
 
 PsychoPy is imported inside the handler, so ``lensopt --help`` stays fast.
 """
@@ -12,10 +12,11 @@ def register(subparsers) -> None:
     """Add the ``run`` subcommand."""
     parser = subparsers.add_parser(
         "run",
-        help="run (or resume) a letter-acuity or duel session in a PsychoPy window",
+        help="run (or resume) a letter-acuity, duel or ranking session in a PsychoPy window",
         description="Show one letter per trial at the size the optimizer asks for, with the lens it "
         "asks for (or, with a duel protocol, a line of letters to compare through two lenses: 1, 2 or "
-        "the same), and store every answer as it is given. Escape pauses (resume or quit safely).",
+        "the same; with a ranking protocol, through three lenses put in order, clearest first), and "
+        "store every answer as it is given. Escape pauses (resume or quit safely).",
     )
     parser.add_argument("--protocol", metavar="FILE", type=Path,
                         help="protocol TOML (see protocols/*.toml); not needed with --resume")

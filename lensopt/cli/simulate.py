@@ -137,11 +137,10 @@ def run(args) -> int:
         from lensopt.ranking_refraction import RankingRefractionOptimizer
         from lensopt.simulation import simulate_ranking_session
 
-        if args.lens_step is not None:
-            raise ValueError("--lens-step is not available with --feedback ranking yet")
         optimizer = RankingRefractionOptimizer(
             rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
             cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
+            lens_step_d=args.lens_step,
         )
         session = simulate_ranking_session
     else:

@@ -5,7 +5,9 @@
 * :mod:`~lensopt.experiment.calibration` — letter size in pixels, renderable logMAR range;
 * :mod:`~lensopt.experiment.protocol` — ``protocols/*.toml`` validated into frozen dataclasses;
 * :mod:`~lensopt.experiment.keyboard` — answers from the keyboard, injected keys or a simulated patient;
-* :mod:`~lensopt.experiment.loop` — the trial loop;
+* :mod:`~lensopt.experiment.loop` — the trial loop; :mod:`~lensopt.experiment.duel_loop` and
+  :mod:`~lensopt.experiment.ranking_loop` — duels and rankings on a line of letters;
+* :mod:`~lensopt.experiment.modes` — what differs between letter, duel and ranking sessions;
 * :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer, and resume.
 
 PsychoPy is imported only where a window is used, so the geometry, calibration and protocol

@@ -21,28 +21,21 @@ import math
 import time
 from typing import Callable
 
-import numpy as np
-
-from lensopt.experiment.loop import LoopScreens
-from lensopt.experiment.optotypes import LetterLineStim
+from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
 
-
-def format_lens(lens_d) -> str:
-    """``"S +1.25 D  C -0.50 D"``."""
-    return f"S {lens_d[0]:+.2f} D  C {lens_d[1]:+.2f} D"
+__all__ = ["DuelLoop", "format_lens"]
 
 
-class DuelLoop(LoopScreens):
+class DuelLoop(LetterLineLoop):
     """Duels ``first_index..n_trials``; see the module docstring. ``record`` receives
     :class:`~lensopt.store.DuelTrialRecord` objects."""
 
     unit = "comparisons"
+    section = "duel"
 
-    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *, glyphs=None,
-                 **options):
+    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, **options):
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
-        self.line = LetterLineStim(win, glyphs, color="black")
         keys = protocol.keys
         self.answer_for_key = {getattr(keys, answer): answer for answer in DUEL_ANSWER_KEYS}
         self.response_keys = [*self.answer_for_key, keys.pause]
@@ -56,31 +49,15 @@ class DuelLoop(LoopScreens):
             f"{keys.same.upper()}: the same\n{keys.pause.upper()} pauses.\n\n"
             f"Press {keys.confirm.upper()} to start.")
 
-    def _lenses_prompt(self, trial) -> bool:
-        return self._wait_or_pause(
-            f"Clinician: present the two lenses\n\nLens 1:  {format_lens(trial.first_lens_d)}\n"
-            f"Lens 2:  {format_lens(trial.second_lens_d)}\n\n"
-            f"then press {self.protocol.keys.confirm.upper()}")
-
-    def letters_for(self, index: int) -> str:
-        """Trial ``index``'s line, drawn from ``(seed, index)``: distinct letters while the
-        alphabet has enough of them."""
-        alphabet = list(self.protocol.letters.alphabet)
-        n = self.protocol.duel.letters_per_line
-        rng = np.random.default_rng(np.random.SeedSequence([self.seed, index, 4]))
-        return "".join(rng.choice(alphabet, size=n, replace=n > len(alphabet)))
-
     def _trial(self, index: int, n_trials: int) -> bool:
         from lensopt.store import DuelTrialRecord
 
         trial = self.optimizer.ask()
         decision_ms = getattr(self.optimizer, "last_decision_ms", None)
-        self.log(f"clinician: lens 1 {format_lens(trial.first_lens_d)} / lens 2 {format_lens(trial.second_lens_d)}")
-        if self.protocol.lens.prompt and not self._lenses_prompt(trial):
+        prepared = self._present(index, (trial.first_lens_d, trial.second_lens_d), trial.letter_logmar)
+        if prepared is None:
             return False
-        letters = self.letters_for(index)
-        height_px = self.calibration.letter_height_px(trial.letter_logmar)
-        self.line.set_letters(letters, height_px)
+        letters, height_px = prepared
         shown = self._show_and_answer(
             index, self.line.draw,
             lambda timeout_s: self.responses.duel_response(trial, letters, self.response_keys, timeout_s,

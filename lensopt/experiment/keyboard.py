@@ -6,6 +6,9 @@ Every source has the same two methods, called by the trial loop after it has dra
   while a letter is on screen; ``keys`` are the keys that count (letter keys, pass, pause);
 * ``duel_response(trial, letters, keys, timeout_s, index)`` -> :class:`KeyPress` or ``None``, while
   the line of letters of a duel is on screen; ``keys`` are the answer keys (1, 2, same) and pause;
+* ``ranking_response(trial, letters, keys, timeout_s, index, given)`` -> :class:`KeyPress` or
+  ``None``, the next key of a ranking while its line of letters is on screen; ``keys`` are the lens
+  keys and pause, ``given`` the lens indices already ranked (clearest first);
 * ``wait_for(keys, timeout_s=None)`` -> :class:`KeyPress` or ``None``, on instruction, lens-prompt,
   break and pause screens.
 
@@ -69,6 +72,9 @@ class KeyboardSource:
     def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
         return self.wait_keys(keys, timeout_s)
 
+    def ranking_response(self, trial, letters, keys, timeout_s=None, index=0, given=()):
+        return self.wait_keys(keys, timeout_s)
+
     def wait_for(self, keys, timeout_s=None):
         self._event.clearEvents("keyboard")
         self.start_timer()
@@ -112,6 +118,9 @@ class InjectedKeySource:
         return self._next(keys, letter)
 
     def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
+        return self._next(keys)
+
+    def ranking_response(self, trial, letters, keys, timeout_s=None, index=0, given=()):
         return self._next(keys)
 
     def wait_for(self, keys, timeout_s=None):
@@ -226,3 +235,31 @@ class SimulatedDuelSource(SimulatedSource):
         if pause is not None:
             return pause
         return KeyPress(self.answer_keys[self.duel_answer(trial, index)], self.response_delay_s)
+
+
+class SimulatedRankingSource(SimulatedSource):
+    """A simulated patient ranks the lenses, clearest first, pressing one lens key after another.
+
+    The patient of trial ``index`` (seeded from ``(seed, index)``, as for letters) draws its order with
+    :meth:`~lensopt.observer.SimulatedPatient.rank_lenses` (a Plackett–Luce draw: Gumbel-noisy
+    utilities sorted); each call presses the key (``lens_keys[i]`` for lens ``i``) of the clearest
+    lens not yet ``given``, ``response_delay_s`` after the previous one. Escape pauses as in
+    :class:`SimulatedSource`.
+    """
+
+    def __init__(self, patient_settings: dict, alphabet: str, seed: int, lens_keys, **options):
+        super().__init__(patient_settings, alphabet, seed, **options)
+        self.lens_keys = tuple(lens_keys)
+
+    def order(self, trial, index: int) -> tuple[int, ...]:
+        """Every lens index of ``trial``, clearest first: the patient's order at trial ``index``."""
+        return self.patient(index).rank_lenses(trial.letter_logmar, trial.lenses_d)
+
+    def ranking_response(self, trial, letters, keys, timeout_s=None, index=0, given=()):
+        if self.keyboard is not None:
+            self.keyboard.start_timer()
+        pause = self._look(self.response_delay_s)
+        if pause is not None:
+            return pause
+        lens = next(i for i in self.order(trial, index) if i not in given)
+        return KeyPress(self.lens_keys[lens], self.response_delay_s * (len(given) + 1))

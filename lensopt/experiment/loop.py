@@ -2,7 +2,9 @@
 
 :class:`LoopScreens` holds what every loop shares (instruction, pause and break screens, showing a
 stimulus and saving its frame, waiting for the answer with Escape pausing, the loop itself);
-:class:`TrialLoop` runs letter trials, :class:`lensopt.experiment.duel_loop.DuelLoop` duels.
+:class:`TrialLoop` runs letter trials, :class:`lensopt.experiment.duel_loop.DuelLoop` duels and
+:class:`lensopt.experiment.ranking_loop.RankingLoop` rankings (both on a line of letters,
+:mod:`lensopt.experiment.line_loop`).
 
 One letter trial (the optimizer's ask/tell, METHOD.md §4, driven from outside as in trieste's ask/tell
 loop):

@@ -1,11 +1,11 @@
 """Experiment protocols: TOML files read with ``tomllib`` and validated into frozen dataclasses.
 
-A protocol sets the feedback mode (letters or duels), the optimizer (rule, trials, bounds), the
+A protocol sets the feedback mode (letters, duels or rankings), the optimizer (rule, trials, bounds), the
 letters, the calibration, the display, timing, feedback, breaks and the response keys. Every
 section is a table of the same name; a missing required field, an out-of-range value or an
 unknown key is a :class:`ProtocolError` whose one-line message names the file, the field and the
-allowed values. Fields that depend on each other (a duel rule for duel feedback, distinct answer
-keys) are checked once all tables are read. See ``protocols/*.toml``.
+allowed values. Fields that depend on each other (a duel or ranking rule for that feedback,
+distinct answer keys) are checked once all tables are read. See ``protocols/*.toml``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,16 @@ OBSERVERS = ("keyboard", "simulated")
 INFERENCES = ("laplace", "ep")
 """Approximate inference of the GP classifier."""
 
-FEEDBACK_MODES = ("letters", "duel")
-"""What the patient answers: name one letter (``letters``), or which of two lenses makes a line of
-letters clearer, "one or two — or the same?" (``duel``)."""
+FEEDBACK_MODES = ("letters", "duel", "ranking")
+"""What the patient answers: name one letter (``letters``), which of two lenses makes a line of
+letters clearer, "one or two — or the same?" (``duel``), or the order of three or four lenses,
+clearest first (``ranking``)."""
+
+RANKING_LENSES = (3, 4)
+"""How many lenses a ranking trial may compare (``[ranking] lenses``)."""
+
+MAX_LENS_KEYS = RANKING_LENSES[-1]
+"""``[keys] lenses`` names at most one key per lens of the largest ranking."""
 
 DUEL_ANSWER_KEYS = ("first", "second", "same")
 """The ``[keys]`` fields answering a duel (in the order of ``lensopt.duel_refraction.DUEL_ANSWERS``)."""
@@ -56,6 +63,13 @@ def _duel_rules(model: str | None = None) -> tuple[str, ...]:
     if model is None:
         return rules["probit"] + tuple(r for r in rules["ties"] if r not in rules["probit"])
     return rules[model]
+
+
+def _ranking_rules() -> tuple[str, ...]:
+    """The ranking rules (``lensopt.ranking_refraction.RANKING_RULES``)."""
+    from lensopt.ranking_refraction import RANKING_RULES
+
+    return tuple(RANKING_RULES)
 
 
 def _number(obj, name, low, high, *, integer=False, low_open=False):
@@ -116,8 +130,8 @@ class OptimizerSection:
     inference: str = "laplace"
 
     def __post_init__(self):
-        letter_rules = _rules()  # the feedback mode narrows this down (Protocol.__post_init__)
-        _choice(self, "rule", letter_rules + tuple(r for r in _duel_rules() if r not in letter_rules))
+        # every mode's rules; the feedback mode narrows this down (Protocol.__post_init__)
+        _choice(self, "rule", tuple(dict.fromkeys(_rules() + _duel_rules() + _ranking_rules())))
         _number(self, "trials", 1, 5000, integer=True)
         _number(self, "n_initial", 0, 5000, integer=True)
         _interval(self, "sphere_bounds_d", -20.0, 20.0)
@@ -158,6 +172,19 @@ class DuelSection:
     def __post_init__(self):
         _number(self, "letters_per_line", 1, 10, integer=True)
         _choice(self, "model", ("ties", "probit"))
+
+
+@dataclass(frozen=True)
+class RankingSection:
+    """Ranking feedback: how many lenses each trial compares (the patient orders them, clearest
+    first) and how many letters the line shows (spaced one letter width apart)."""
+
+    lenses: int = 3
+    letters_per_line: int = 5
+
+    def __post_init__(self):
+        _number(self, "lenses", RANKING_LENSES[0], RANKING_LENSES[-1], integer=True)
+        _number(self, "letters_per_line", 1, 10, integer=True)
 
 
 @dataclass(frozen=True)
@@ -238,7 +265,9 @@ def _shared_key(keys, names, may_share=(), prefix="") -> str | None:
 @dataclass(frozen=True)
 class KeysSection:
     """Response keys. ``pass_key`` answers letter trials; ``first``/``second``/``same`` answer
-    duels (checked against the other keys only in a duel protocol)."""
+    duels (checked against the other keys only in a duel protocol); ``lenses`` name the lenses of a
+    ranking, lens 1 first (the first ``[ranking] lenses`` of them are used, and checked against the
+    other keys, only in a ranking protocol)."""
 
     pass_key: str = "space"
     pause: str = "escape"
@@ -247,6 +276,7 @@ class KeysSection:
     first: str = "1"
     second: str = "2"
     same: str = "s"
+    lenses: tuple[str, ...] = ("1", "2", "3", "4")
 
     def __post_init__(self):
         for name in ("pass_key", "pause", "confirm", "quit", *DUEL_ANSWER_KEYS):
@@ -259,6 +289,15 @@ class KeysSection:
                               may_share=({"pass_key", "confirm"},))  # pass and confirm never compete
         if problem:
             raise ValueError(problem)
+        lenses = self.lenses
+        if (not isinstance(lenses, (list, tuple)) or not 2 <= len(lenses) <= MAX_LENS_KEYS
+                or not all(isinstance(k, str) and _KEY_NAME.match(k) for k in lenses)):
+            raise ValueError(f"lenses must be 2 to {MAX_LENS_KEYS} PsychoPy key names, one per lens "
+                             f"(lens 1 first), such as [\"1\", \"2\", \"3\"], got {lenses!r}")
+        repeated = next((k for i, k in enumerate(lenses) if k in lenses[:i]), None)
+        if repeated is not None:
+            raise ValueError(f"lenses names the key {repeated!r} twice; each lens needs a key of its own")
+        object.__setattr__(self, "lenses", tuple(lenses))
 
 
 @dataclass(frozen=True)
@@ -290,7 +329,7 @@ SECTIONS = {
     "protocol": ProtocolSection, "optimizer": OptimizerSection, "lens": LensSection,
     "letters": LettersSection, "calibration": CalibrationSection, "display": DisplaySection,
     "timing": TimingSection, "feedback": FeedbackSection, "breaks": BreaksSection,
-    "keys": KeysSection, "simulated": SimulatedSection, "duel": DuelSection,
+    "keys": KeysSection, "simulated": SimulatedSection, "duel": DuelSection, "ranking": RankingSection,
 }
 """TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
 
@@ -311,28 +350,47 @@ class Protocol:
     display: DisplaySection = DisplaySection()
     simulated: SimulatedSection = SimulatedSection()
     duel: DuelSection = DuelSection()
+    ranking: RankingSection = RankingSection()
     source: str = ""
 
     def __post_init__(self):
-        rule, letter_rules, duel_rules = self.optimizer.rule, _rules(), _duel_rules(self.duel.model)
-        if self.feedback_mode == "letters" and rule not in letter_rules:
+        rule, mode = self.optimizer.rule, self.feedback_mode
+        if mode == "letters" and rule not in _rules():
             raise ValueError(f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
-                             f"{', '.join(map(repr, letter_rules))}")
-        if self.feedback_mode != "duel":
+                             f"{', '.join(map(repr, _rules()))}")
+        if mode == "letters":
             return
-        if rule not in duel_rules:
-            raise ValueError(f"optimizer.rule {rule!r} does not work with duel.model = {self.duel.model!r}; "
-                             f"protocol.feedback = 'duel' with that model needs one of {', '.join(map(repr, duel_rules))}")
-        problem = _shared_key(self.keys, (*DUEL_ANSWER_KEYS, "pause", "confirm", "quit"), prefix="keys.")
-        if problem:
-            raise ValueError(f"{problem} (a duel answer needs a key of its own)")
+        if mode == "duel":
+            duel_rules = _duel_rules(self.duel.model)
+            if rule not in duel_rules:
+                raise ValueError(f"optimizer.rule {rule!r} does not work with duel.model = {self.duel.model!r}; "
+                                 f"protocol.feedback = 'duel' with that model needs one of "
+                                 f"{', '.join(map(repr, duel_rules))}")
+            problem = _shared_key(self.keys, (*DUEL_ANSWER_KEYS, "pause", "confirm", "quit"), prefix="keys.")
+            if problem:
+                raise ValueError(f"{problem} (a duel answer needs a key of its own)")
+        else:
+            self._check_ranking()
         if self.timing.response_timeout_s:
-            raise ValueError("timing.response_timeout_s must be 0 with protocol.feedback = 'duel' (a duel waits "
-                             f"for its answer), got {self.timing.response_timeout_s:g}")
+            raise ValueError(f"timing.response_timeout_s must be 0 with protocol.feedback = {mode!r} (a {mode} "
+                             f"waits for its answer), got {self.timing.response_timeout_s:g}")
+
+    def _check_ranking(self) -> None:
+        rule, rules = self.optimizer.rule, _ranking_rules()
+        if rule not in rules:
+            raise ValueError(f"optimizer.rule {rule!r} does not rank lenses; protocol.feedback = 'ranking' needs "
+                             f"one of {', '.join(map(repr, rules))}")
+        n, keys = self.ranking.lenses, self.keys
+        if len(keys.lenses) < n:
+            raise ValueError(f"keys.lenses names {len(keys.lenses)} keys but ranking.lenses = {n} needs one per lens")
+        for name in ("pause", "confirm", "quit"):
+            if getattr(keys, name) in keys.lenses[:n]:
+                raise ValueError(f"keys.lenses and keys.{name} cannot share the key {getattr(keys, name)!r} "
+                                 "(a lens needs a key of its own)")
 
     @property
     def feedback_mode(self) -> str:
-        """What the patient answers: ``"letters"`` or ``"duel"`` (``[protocol] feedback``)."""
+        """What the patient answers: ``"letters"``, ``"duel"`` or ``"ranking"`` (``[protocol] feedback``)."""
         return self.protocol.feedback
 
     @property

@@ -2,10 +2,11 @@
 
 A new session reads the protocol, opens the window, keeps the optimizer's letter sizes inside
 what the screen renders faithfully, records the session (protocol snapshot, calibration,
-optimizer settings, seed, software version, and its kind: the feedback mode, letters or duel) and
-runs the loop; every answer is committed to the store before the next stimulus is drawn.
+optimizer settings, seed, software version, and its kind: the feedback mode, letters, duel or
+ranking) and runs the loop; every answer is committed to the store before the next stimulus is drawn.
 ``resume`` rebuilds the optimizer from the stored trials with ``from_settings(settings, history)``
-(``RefractionOptimizer`` or ``DuelRefractionOptimizer``, see :mod:`lensopt.experiment.modes`) and
+(``RefractionOptimizer``, ``DuelRefractionOptimizer`` or ``RankingRefractionOptimizer``, see
+:mod:`lensopt.experiment.modes`) and
 continues at trial k + 1; the optimizer's randomness depends only on (seed, trial number), so it
 proposes what the interrupted session would have proposed.
 """

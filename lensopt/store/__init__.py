@@ -1,7 +1,7 @@
 """The session store: SQLite rows and JSON text for sessions and every answered trial.
 
 ``SessionStore`` writes and reads the database, ``TrialRecord`` (a letter trial),
-``DuelTrialRecord`` (a duel) and ``SessionInfo`` are the records,
+``DuelTrialRecord`` (a duel), ``RankingTrialRecord`` (a ranking) and ``SessionInfo`` are the records,
 :mod:`lensopt.store.export` writes a session as CSV or JSON. sqlite3 from the standard library
 only; nothing is ever pickled.
 """
@@ -21,8 +21,10 @@ from lensopt.store.records import (
     DUEL_KIND,
     KINDS,
     LETTERS_KIND,
+    RANKING_KIND,
     STATUSES,
     DuelTrialRecord,
+    RankingTrialRecord,
     SessionInfo,
     TrialRecord,
 )
@@ -37,11 +39,13 @@ __all__ = [
     "SessionStore",
     "TrialRecord",
     "DuelTrialRecord",
+    "RankingTrialRecord",
     "SessionInfo",
     "default_db_path",
     "DEFAULT_TIMEOUT_S",
     "LETTERS_KIND",
     "DUEL_KIND",
+    "RANKING_KIND",
     "KINDS",
     "DUEL_ANSWERS",
     "STATUSES",

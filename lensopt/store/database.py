@@ -2,7 +2,8 @@
 
 A session has a kind, its feedback mode: a ``letters`` session keeps its trials in ``trials``
 (:meth:`SessionStore.append_trial`), a ``duel`` session in ``duel_trials``
-(:meth:`SessionStore.append_duel_trial`); a trial of the other kind is refused.
+(:meth:`SessionStore.append_duel_trial`), a ``ranking`` session in ``ranking_trials``
+(:meth:`SessionStore.append_ranking_trial`); a trial of another kind is refused.
 
 Design (why each setting):
 
@@ -34,8 +35,10 @@ from lensopt.store.records import (
     DUEL_KIND,
     KINDS,
     LETTERS_KIND,
+    RANKING_KIND,
     STATUSES,
     DuelTrialRecord,
+    RankingTrialRecord,
     SessionInfo,
     TrialRecord,
     check_int,
@@ -251,6 +254,15 @@ class SessionStore:
                record.answer, record.rt_s, record.presented_at, record.answered_at, record.extra_json())
         self._insert("duel_trials", DUEL_KIND, session_id, record.index, row)
 
+    def append_ranking_trial(self, session_id: int, record: RankingTrialRecord) -> None:
+        """Record one answered ranking of a ``ranking`` session; durable on disk when this returns."""
+        session_id = check_int("SessionStore.append_ranking_trial", "session_id", session_id, 1)
+        if not isinstance(record, RankingTrialRecord):
+            raise ValueError(f"SessionStore.append_ranking_trial: record must be a RankingTrialRecord, got {record!r}")
+        row = (session_id, record.index, record.lenses_json(), record.letter_logmar, record.letters,
+               record.order_json(), record.rt_s, record.presented_at, record.answered_at, record.extra_json())
+        self._insert("ranking_trials", RANKING_KIND, session_id, record.index, row)
+
     def _insert(self, table: str, kind: str, session_id: int, index: int, row: tuple) -> None:
         """One trial row into ``table`` of a session of ``kind``, committed before returning."""
         columns = ("session_id",) + schema.COLUMNS[table]
@@ -290,12 +302,10 @@ class SessionStore:
     # -- reading ------------------------------------------------------------------------------
 
     def _session_rows(self, conn, where: str = "", parameters=()) -> list[SessionInfo]:
-        duels = ("(SELECT COUNT(*) FROM duel_trials AS d WHERE d.session_id = sessions.id)"
-                 if self._select["duel_trials"] is not None else "0")
+        counts = " + ".join(f"(SELECT COUNT(*) FROM {table} AS t WHERE t.session_id = sessions.id)"
+                            for table in schema.TRIAL_TABLES.values() if self._select[table] is not None)
         rows = conn.execute(
-            f"SELECT {self._select['sessions']}, "
-            f"(SELECT COUNT(*) FROM trials AS t WHERE t.session_id = sessions.id) + {duels} "
-            f"FROM sessions {where} ORDER BY id",
+            f"SELECT {self._select['sessions']}, {counts} FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
         return [
@@ -360,6 +370,27 @@ class SessionStore:
                 (session_id, since_index),
             ).fetchall()
         return [DuelTrialRecord(*row[:-1], extra=json.loads(row[-1])) for row in rows]
+
+    def ranking_trials(self, session_id: int, since_index: int = 0) -> list[RankingTrialRecord]:
+        """The session's rankings with index > ``since_index``, in index order (none in another
+        kind of session, nor in an older read-only file without the ranking table)."""
+        since_index = check_int("SessionStore.ranking_trials", "since_index", since_index, 0)
+        with self._transaction(write=False) as conn:
+            self._require_session(conn, session_id)
+            if self._select["ranking_trials"] is None:
+                return []
+            rows = conn.execute(
+                f"SELECT {self._select['ranking_trials']} FROM ranking_trials "
+                "WHERE session_id = ? AND idx > ? ORDER BY idx",
+                (session_id, since_index),
+            ).fetchall()
+        return [RankingTrialRecord.from_row(*row) for row in rows]
+
+    def session_trials(self, session_id: int, since_index: int = 0) -> list:
+        """The session's trials of its own kind: :meth:`trials`, :meth:`duel_trials` or
+        :meth:`ranking_trials`."""
+        reader = {LETTERS_KIND: self.trials, DUEL_KIND: self.duel_trials, RANKING_KIND: self.ranking_trials}
+        return reader.get(self.session(session_id).kind, self.trials)(session_id, since_index)
 
     def data_version(self) -> int:
         """A counter that changes whenever any connection (this one included) commits a change.

@@ -6,7 +6,11 @@ answer, no reaction time), ``correct`` is ``1``/``0`` and ``extra`` is a JSON ob
 
 A duel session (``session.kind == "duel"``) exports its duels instead: the two lenses, the
 letters shown and their size, and the answer ``first``/``second``/``same`` (:data:`DUEL_CSV_COLUMNS`;
-in JSON each trial holds the fields of :class:`~lensopt.store.records.DuelTrialRecord`).
+in JSON each trial holds the fields of :class:`~lensopt.store.records.DuelTrialRecord`). A ranking
+session (``"ranking"``) exports its rankings: the lenses ``[[S, C], ...]`` and the order given
+``[i, j, ...]`` (lens indices from 0, clearest first) as JSON text in CSV
+(:data:`RANKING_CSV_COLUMNS`), as lists in JSON (the fields of
+:class:`~lensopt.store.records.RankingTrialRecord`).
 """
 
 from __future__ import annotations
@@ -17,15 +21,15 @@ import io
 import json
 import os
 
-from lensopt.store.records import DUEL_KIND, DuelTrialRecord, SessionInfo, TrialRecord
+from lensopt.store.records import DUEL_KIND, RANKING_KIND, DuelTrialRecord, SessionInfo, TrialRecord
 
 #: Export formats.
 FORMATS = ("csv", "json")
 
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
-#: (2: duel sessions, whose trials are duels).
+#: (2: duel sessions, whose trials are duels; 3: ranking sessions).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 2
+JSON_FORMAT_VERSION = 3
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -41,6 +45,13 @@ DUEL_CSV_COLUMNS = (
     "session_id", "participant", "index", "letters", "letter_logmar", "first_sphere_d",
     "first_cylinder_d", "second_sphere_d", "second_cylinder_d", "answer", "rt_s", "presented_at",
     "answered_at", "extra",
+)
+
+
+#: CSV columns of a ranking session, in order (``lenses_d`` and ``order`` are JSON text).
+RANKING_CSV_COLUMNS = (
+    "session_id", "participant", "index", "letters", "letter_logmar", "lenses_d", "order", "rt_s",
+    "presented_at", "answered_at", "extra",
 )
 
 
@@ -69,7 +80,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
         "optimizer_settings": info.optimizer_settings,
         "seed": info.seed,
         "software_version": info.software_version,
-        "trials": [dataclasses.asdict(t) for t in trials] if info.kind == DUEL_KIND else [
+        "trials": [dataclasses.asdict(t) for t in trials] if info.kind in (DUEL_KIND, RANKING_KIND) else [
             {
                 "index": t.index,
                 "letter": t.letter,
@@ -106,9 +117,25 @@ def _duel_csv_text(info: SessionInfo, duels: list[DuelTrialRecord]) -> str:
     return buffer.getvalue()
 
 
+def _ranking_csv_text(info: SessionInfo, rankings) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(RANKING_CSV_COLUMNS)
+    for r in rankings:
+        writer.writerow([
+            info.session_id, info.participant, r.index, r.letters, repr(r.letter_logmar),
+            r.lenses_json(), r.order_json(),
+            _number(r.rt_s), repr(r.presented_at), repr(r.answered_at),
+            json.dumps(r.extra, allow_nan=False, separators=(",", ":")),
+        ])
+    return buffer.getvalue()
+
+
 def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
     if info.kind == DUEL_KIND:
         return _duel_csv_text(info, trials)
+    if info.kind == RANKING_KIND:
+        return _ranking_csv_text(info, trials)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -131,7 +158,7 @@ def export_session(store, session_id: int, fmt: str = "csv", out=None) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     info = store.session(session_id)
-    trials = store.duel_trials(session_id) if info.kind == DUEL_KIND else store.trials(session_id)
+    trials = store.session_trials(session_id)
     if fmt == "json":
         text = json.dumps(session_document(info, trials), indent=2, allow_nan=False) + "\n"
     else:

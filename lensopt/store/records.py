@@ -1,4 +1,4 @@
-"""Plain records the session store reads and writes: one answered trial or duel, one session.
+"""Plain records the session store reads and writes: one answered trial, duel or ranking, one session.
 
 Both are frozen dataclasses validated on construction, so a bad value is refused before it
 reaches the database. Dictionaries (``extra``, ``protocol``, ``calibration``,
@@ -21,8 +21,14 @@ LETTERS_KIND = "letters"
 #: Session kind of a duel session: "lens 1, lens 2, or the same?" (``duel_trials`` table).
 DUEL_KIND = "duel"
 
+#: Session kind of a ranking session: several lenses put in order, clearest first (``ranking_trials``).
+RANKING_KIND = "ranking"
+
 #: Session kinds, in the order ``lensopt sessions`` documents them.
-KINDS = (LETTERS_KIND, DUEL_KIND)
+KINDS = (LETTERS_KIND, DUEL_KIND, RANKING_KIND)
+
+#: How many lenses a ranking compares (``lensopt.ranking.settings.MAX_SET_SIZE`` caps the model).
+RANKING_SET_SIZES = (2, 3, 4)
 
 #: What a duel answer can be (``lensopt.duel_refraction.DUEL_ANSWERS``, kept here so that the
 #: store does not import the optimizer): lens 1 clearer, lens 2 clearer, or they look the same.
@@ -171,11 +177,88 @@ class DuelTrialRecord:
 
 
 @dataclass(frozen=True)
+class RankingTrialRecord:
+    """One answered ranking, as stored: letters ``letters`` of size ``letter_logmar`` seen through
+    each lens of ``lenses_d`` ``((sphere_d, cylinder_d), ...)`` (lens 1 first), and the patient's
+    ``order``: every lens index (0 = lens 1), clearest first.
+
+    ``rt_s`` is the time from the letters appearing to the order being complete; the unix times
+    and ``extra`` are as in :class:`TrialRecord`.
+    """
+
+    index: int
+    lenses_d: tuple[tuple[float, float], ...]
+    letter_logmar: float
+    letters: str
+    order: tuple[int, ...]
+    rt_s: float | None
+    presented_at: float
+    answered_at: float
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        owner = "RankingTrialRecord"
+        object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
+        try:
+            lenses = tuple((check_finite(owner, "lenses_d", S), check_finite(owner, "lenses_d", C))
+                           for S, C in self.lenses_d)
+        except (TypeError, ValueError):
+            lenses = ()
+        if len(lenses) not in RANKING_SET_SIZES or len(set(lenses)) != len(lenses):
+            raise ValueError(f"{owner}.lenses_d must be {RANKING_SET_SIZES[0]} to {RANKING_SET_SIZES[-1]} distinct "
+                             f"finite (sphere_d, cylinder_d) pairs, got {self.lenses_d!r}")
+        object.__setattr__(self, "lenses_d", lenses)
+        for name in ("letter_logmar", "presented_at", "answered_at"):
+            object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
+        if not isinstance(self.letters, str) or not self.letters.isalpha() or not self.letters.isupper():
+            raise ValueError(f"{owner}.letters must be capital letters A-Z, got {self.letters!r}")
+        order = tuple(self.order) if isinstance(self.order, (list, tuple)) else None
+        if (order is None or not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in order)
+                or sorted(order) != list(range(len(lenses)))):
+            raise ValueError(f"{owner}.order must hold each lens index 0..{len(lenses) - 1} once, clearest "
+                             f"first, got {self.order!r}")
+        object.__setattr__(self, "order", tuple(int(i) for i in order))
+        if self.rt_s is not None:
+            rt_s = check_finite(owner, "rt_s", self.rt_s)
+            if rt_s < 0:
+                raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
+            object.__setattr__(self, "rt_s", rt_s)
+        if self.extra is None:
+            object.__setattr__(self, "extra", {})
+        to_json(owner, "extra", self.extra)
+        object.__setattr__(self, "extra", dict(self.extra))
+
+    @property
+    def ranked_lenses_d(self) -> tuple[tuple[float, float], ...]:
+        """The lenses in the patient's order, clearest first."""
+        return tuple(self.lenses_d[i] for i in self.order)
+
+    def lenses_json(self) -> str:
+        """``lenses_d`` as JSON text ``[[S, C], ...]`` (how the store keeps it)."""
+        return json.dumps([list(lens) for lens in self.lenses_d], allow_nan=False, separators=(",", ":"))
+
+    def order_json(self) -> str:
+        """``order`` as JSON text ``[i, j, ...]`` (how the store keeps it)."""
+        return json.dumps(list(self.order), separators=(",", ":"))
+
+    def extra_json(self) -> str:
+        """``extra`` as JSON text (how the store keeps it)."""
+        return to_json("RankingTrialRecord", "extra", self.extra)
+
+    @classmethod
+    def from_row(cls, index, lenses_json, letter_logmar, letters, order_json, rt_s, presented_at,
+                 answered_at, extra_json) -> "RankingTrialRecord":
+        """The record of a stored row (columns in ``schema.COLUMNS["ranking_trials"]`` order)."""
+        return cls(index, tuple(tuple(lens) for lens in json.loads(lenses_json)), letter_logmar, letters,
+                   tuple(json.loads(order_json)), rt_s, presented_at, answered_at, json.loads(extra_json))
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """A stored session: who, what, when, how it was configured and how many trials it holds.
 
-    ``kind`` is the feedback mode (:data:`LETTERS_KIND` or :data:`DUEL_KIND`) and ``n_trials``
-    counts its trials (letter trials or duels). ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
+    ``kind`` is the feedback mode (:data:`LETTERS_KIND`, :data:`DUEL_KIND` or :data:`RANKING_KIND`)
+    and ``n_trials`` counts its trials (letter trials, duels or rankings). ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
     :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
     unix times in seconds (``updated_at`` moves with every trial and status change).
     """

@@ -13,6 +13,10 @@ Versions:
 3. adds the ``duel_trials`` table (sessions of kind ``'duel'``: two lenses, a line of letters and
    the answer ``first``/``second``/``same``). Letter sessions and their rows are untouched; a
    read-only store reads an older file as having no duels (:data:`READ_ABSENT_TABLES`).
+4. adds the ``ranking_trials`` table (sessions of kind ``'ranking'``: two to four lenses as JSON
+   text ``[[S, C], ...]``, a line of letters, and the order given, lens indices clearest first, as
+   JSON text ``[i, j, ...]``). Earlier tables and rows are untouched; a read-only store reads an
+   older file as having no rankings.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from __future__ import annotations
 import sqlite3
 
 from lensopt.errors import StoreError
+from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -39,6 +44,24 @@ DUEL_TRIALS_TABLE = """CREATE TABLE duel_trials (
         letter_logmar REAL NOT NULL,
         letters TEXT NOT NULL,
         answer TEXT NOT NULL CHECK (answer IN ('first', 'second', 'same')),
+        rt_s REAL,
+        presented_at REAL NOT NULL,
+        answered_at REAL NOT NULL,
+        extra TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (session_id, idx)
+    )"""
+
+#: The ranking table (version 4): one row per answered ranking. ``lenses_d`` is JSON text
+#: ``[[sphere_d, cylinder_d], ...]`` (lens 1 first), ``lens_order`` JSON text of the lens indices
+#: (0-based) clearest first; letter size in logMAR.
+RANKING_TRIALS_TABLE = """CREATE TABLE ranking_trials (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL CHECK (idx >= 1),
+        lenses_d TEXT NOT NULL,
+        letter_logmar REAL NOT NULL,
+        letters TEXT NOT NULL,
+        lens_order TEXT NOT NULL,
         rt_s REAL,
         presented_at REAL NOT NULL,
         answered_at REAL NOT NULL,
@@ -78,6 +101,7 @@ CREATE_STATEMENTS = (
         UNIQUE (session_id, idx)
     )""",
     DUEL_TRIALS_TABLE,
+    RANKING_TRIALS_TABLE,
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -87,6 +111,7 @@ MIGRATIONS = {
         "ALTER TABLE trials ADD COLUMN extra TEXT NOT NULL DEFAULT '{}'",
     ),
     2: (DUEL_TRIALS_TABLE,),
+    3: (RANKING_TRIALS_TABLE,),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -103,10 +128,17 @@ COLUMNS = {
         "idx", "first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d",
         "letter_logmar", "letters", "answer", "rt_s", "presented_at", "answered_at", "extra",
     ),
+    "ranking_trials": (
+        "idx", "lenses_d", "letter_logmar", "letters", "lens_order", "rt_s", "presented_at",
+        "answered_at", "extra",
+    ),
 }
 
+#: The table holding the trials of each session kind.
+TRIAL_TABLES = {LETTERS_KIND: "trials", DUEL_KIND: "duel_trials", RANKING_KIND: "ranking_trials"}
+
 #: Tables an older layout may lack, which a read-only store then reads as empty.
-READ_ABSENT_TABLES = frozenset({"duel_trials"})
+READ_ABSENT_TABLES = frozenset({"duel_trials", "ranking_trials"})
 
 #: SQL values standing in for columns an older layout lacks (what its migration writes).
 READ_DEFAULTS = {

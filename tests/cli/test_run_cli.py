@@ -133,7 +133,7 @@ def edited_duel(tmp_path, old, new):
 def test_an_unknown_feedback_mode_is_one_line_listing_the_modes(tmp_path):
     protocol = edited_duel(tmp_path, 'feedback = "duel"', 'feedback = "rank"')
     assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "duel.toml", "protocol.feedback must be one of 'letters', 'duel', got 'rank'")
+                          "duel.toml", "protocol.feedback must be one of 'letters', 'duel', 'ranking', got 'rank'")
     with SessionStore(tmp_path / "s.db") as store:
         assert store.sessions() == []  # refused before a session was created
 
@@ -148,3 +148,28 @@ def test_a_letter_rule_for_duels_is_one_line_naming_the_duel_rules(tmp_path, cap
     protocol = edited_duel(tmp_path, 'rule = "mpes-ald"', 'rule = "ucb-ald"')
     assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
                           "optimizer.rule 'ucb-ald' does not work with duel.model = 'ties'", "'mpes-ald', 'random'")
+
+
+RANKING = REPO / "protocols" / "clinical-ranking.toml"
+
+
+def edited_ranking(tmp_path, old, new):
+    text = RANKING.read_text()
+    assert old in text
+    path = tmp_path / "ranking.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_five_lenses_per_ranking_is_one_line_naming_the_range(tmp_path, capsys):
+    protocol = edited_ranking(tmp_path, "lenses = 3 ", "lenses = 5 ")
+    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "ranking.toml", "ranking.lenses must be an integer in [3, 4], got 5")
+
+
+def test_duplicate_lens_keys_are_one_line(tmp_path):
+    protocol = edited_ranking(tmp_path, 'lenses = ["1", "2", "3"]', 'lenses = ["1", "2", "1"]')
+    assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+                          "keys.lenses names the key '1' twice")
+    with SessionStore(tmp_path / "s.db") as store:
+        assert store.sessions() == []  # refused before a session was created

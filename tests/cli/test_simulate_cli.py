@@ -56,7 +56,6 @@ def test_readable_summary_without_json(capsys):
     (["--feedback", "duel", "--reference-context", "upper"], "letters only"),
     (["--feedback", "duel", "--duel-model", "ties", "--rule", "muc-ald"], "choose from: mpes-ald"),
     (["--tie-threshold", "0.5"], "duel only"),
-    (["--feedback", "ranking", "--lens-step", "0.25"], "not available"),
     (["--feedback", "duel", "--tie-threshold", "-1"], "0 or more"),
     (["--trials", "0"], "at least 1"),
     (["--slope", "-2"], "positive"),

@@ -26,7 +26,7 @@ def test_letter_protocols_default_to_letter_feedback():
 
 
 @pytest.mark.parametrize("source, field, value, message", [
-    (DUEL_PROTOCOL, "protocol.feedback", '"ranking"', r"protocol\.feedback must be one of 'letters', 'duel', got 'ranking'"),
+    (DUEL_PROTOCOL, "protocol.feedback", '"rank"', r"protocol\.feedback must be one of 'letters', 'duel', 'ranking', got 'rank'"),
     (DUEL_PROTOCOL, "optimizer.rule", '"ucb-ald"', r"optimizer\.rule 'ucb-ald' does not work with duel\.model = 'ties'; protocol\.feedback = 'duel' with that model needs one of 'mpes-ald'"),
     (DUEL_PROTOCOL, "duel.model", '"logit"', r"model must be one of 'ties', 'probit', got 'logit'"),
     (DEMO_PROTOCOL, "optimizer.rule", '"muc-ald"', r"optimizer\.rule 'muc-ald' is a duel rule; protocol\.feedback = 'letters' needs one of 'ucb-ald'"),

@@ -170,7 +170,7 @@ def test_a_version_2_database_opens_upgrades_and_keeps_its_letter_sessions(tmp_p
         store.append_trial(1, TrialRecord(3, 0.0, 0.0, 0.2, "Z", "Z", True, 0.5, 2e9, 2e9 + 1))
         duel = store.create_session("D", {}, CALIBRATION, {}, 1, kind=DUEL_KIND)
         store.append_duel_trial(duel, duels()[1])
-    assert SCHEMA_VERSION == 3 and user_version(path) == 3
+    assert user_version(path) == SCHEMA_VERSION
     with SessionStore(path, readonly=True) as store:
         assert store.trials(1)[:2] == V2_TRIALS and len(store.trials(1)) == 3
         assert store.duel_trials(duel) == [duels()[1]] and store.session(duel).n_trials == 1

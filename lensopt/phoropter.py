@@ -1,0 +1,98 @@
+"""Phoropter lenses: proposed lenses rounded to the phoropter's step, a compared set kept distinct.
+
+A rule proposes lenses anywhere in the box; a phoropter sets sphere and cylinder in steps (0.25 D).
+Every refraction optimizer (letters, duels, rankings) rounds its proposals here, so a clinician is
+never asked for a lens the phoropter cannot set, and two lenses of one comparison never round to
+the same lens. Lenses are ``(sphere_d, cylinder_d)``; ``bounds`` are ``((low, high), (low, high))``
+in diopters, in the same order.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+BOUNDS_SLACK_D = 1e-12
+"""How far (D) a rounded value may pass a bound before it is moved one step back inside."""
+
+
+def check_lens_step(lens_step_d) -> float | None:
+    """``lens_step_d`` as a float (``None``: no rounding); a one-line ValueError unless positive."""
+    if lens_step_d is None:
+        return None
+    if isinstance(lens_step_d, bool) or not (isinstance(lens_step_d, (int, float)) and lens_step_d > 0):
+        raise ValueError(f"lens_step_d must be a positive number of diopters, got {lens_step_d!r}")
+    return float(lens_step_d)
+
+
+def round_to_step(value_d: float, step_d: float | None, bounds_d) -> float:
+    """``value_d`` rounded to a multiple of ``step_d`` inside ``bounds_d`` ``(low, high)``: the nearest
+    multiple, moved one step back inside if rounding crossed a bound, then clipped to the bounds
+    (a bound that is not a multiple of the step is kept as it is). ``step_d=None`` only clips."""
+    lo, hi = bounds_d
+    value = float(value_d)
+    if step_d is not None:
+        value = round(value / step_d) * step_d
+        if value > hi + BOUNDS_SLACK_D:
+            value -= step_d
+        if value < lo - BOUNDS_SLACK_D:
+            value += step_d
+    return float(min(max(value, lo), hi))
+
+
+def round_lens(lens_d, step_d: float | None, bounds_d) -> tuple[float, float]:
+    """``(sphere_d, cylinder_d)`` each rounded by :func:`round_to_step` in its own bounds."""
+    sphere, cylinder = (round_to_step(v, step_d, b) for v, b in zip(lens_d, bounds_d))
+    return sphere, cylinder
+
+
+def step_away(lens_d, towards_d, step_d: float, bounds_d) -> tuple[float, float]:
+    """A lens one step from ``lens_d`` along the column where ``towards_d`` (the rule's unrounded
+    proposal) differs most from it, in its direction (the other way at a bound)."""
+    towards = np.asarray(towards_d, dtype=float)
+    column = int(np.argmax(np.abs(towards - np.asarray(lens_d, dtype=float))))
+    lens = list(lens_d)
+    lo, hi = bounds_d[column]
+    direction = 1.0 if towards[column] >= lens[column] else -1.0
+    if not lo - BOUNDS_SLACK_D <= lens[column] + direction * step_d <= hi + BOUNDS_SLACK_D:
+        direction = -direction
+    lens[column] = float(lens[column] + direction * step_d)
+    return lens[0], lens[1]
+
+
+def _nearest_free(proposal, taken, step_d: float, bounds_d) -> tuple[float, float]:
+    """The phoropter lens nearest to ``proposal`` (within a few steps) that is not ``taken``."""
+    base = round_lens(proposal, step_d, bounds_d)
+    for reach in range(1, 5):
+        grid = []
+        for dS, dC in itertools.product(range(-reach, reach + 1), repeat=2):
+            S, C = base[0] + dS * step_d, base[1] + dC * step_d
+            (slo, shi), (clo, chi) = bounds_d
+            if slo - BOUNDS_SLACK_D <= S <= shi + BOUNDS_SLACK_D and clo - BOUNDS_SLACK_D <= C <= chi + BOUNDS_SLACK_D:
+                lens = (float(min(max(S, slo), shi)), float(min(max(C, clo), chi)))
+                if lens not in taken:
+                    grid.append((float(np.hypot(S - proposal[0], C - proposal[1])), lens))
+        if grid:
+            return min(grid)[1]
+    raise ValueError(f"no {len(taken) + 1} distinct lenses {step_d:g} D apart fit in the bounds {bounds_d}")
+
+
+def distinct_phoropter_lenses(proposals_d, step_d: float | None, bounds_d) -> tuple[tuple[float, float], ...]:
+    """Each proposed lens rounded (:func:`round_lens`), in order, none equal to an earlier one.
+
+    A lens that rounds onto an earlier one moves one step towards its proposal (:func:`step_away`);
+    if that lens is taken too (three or more lenses), it becomes the nearest free phoropter lens.
+    Two lenses thus round exactly as the duel optimizer always has. Without a step the proposals
+    are only clipped to the bounds (the rules already propose distinct points).
+    """
+    proposals = [tuple(float(v) for v in p) for p in proposals_d]
+    out: list[tuple[float, float]] = []
+    for proposal in proposals:
+        lens = round_lens(proposal, step_d, bounds_d)
+        if step_d is not None and lens in out:
+            lens = step_away(lens, proposal, step_d, bounds_d)
+            if lens in out:
+                lens = _nearest_free(proposal, out, step_d, bounds_d)
+        out.append(lens)
+    return tuple(out)

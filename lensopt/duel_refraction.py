@@ -50,6 +50,22 @@ class DuelTrial:
         object.__setattr__(self, "letter_logmar", float(self.letter_logmar))
 
 
+def utility_inputs(letter_logmar, lenses_d) -> np.ndarray:
+    """Model inputs ``(n, 3)`` ``[letter_logmar, sphere_d, cylinder_d]`` of ``lenses_d`` ``(n, 2)``
+    (columns ``sphere_d, cylinder_d``) seen at letters of one size ``letter_logmar``, validated."""
+    lenses = np.asarray(lenses_d, dtype=float)
+    if lenses.ndim != 2 or lenses.shape[1] != 2 or not np.isfinite(lenses).all():
+        raise ValueError(f"lenses_d must be finite (n, 2) [sphere_d, cylinder_d]; got shape {lenses.shape}")
+    if not (isinstance(letter_logmar, (int, float, np.floating)) and math.isfinite(letter_logmar)):
+        raise ValueError(f"letter_logmar must be a finite number, got {letter_logmar!r}")
+    return np.column_stack([np.full(len(lenses), float(letter_logmar)), lenses])
+
+
+def prior_utility(kernel, X, full_cov: bool = False):
+    """The prior of the utility at ``X``: mean 0, variance ``k(x, x)`` (or covariance ``k(X, X)``)."""
+    return np.zeros(len(X)), (kernel(X) if full_cov else kernel.diag(X))
+
+
 def duel_refraction_kernel(letter_lengthscale_logmar=LETTER_LENGTHSCALE_LOGMAR,
                            lens_lengthscales_d=LENS_LENGTHSCALES_D, variance=UTILITY_VARIANCE):
     """``σ² k_SE(s, s') k_SE((S, C), (S', C'))`` over columns ``[letter_logmar, sphere_d, cylinder_d]``."""
@@ -209,16 +225,10 @@ class DuelRefractionOptimizer:
         ``RankingGP.predict`` for ``ties``), or the prior before any modelled answer. Utilities are
         identified up to a constant; only differences between lenses are meaningful.
         """
-        lenses = np.asarray(lenses_d, dtype=float)
-        if lenses.ndim != 2 or lenses.shape[1] != 2 or not np.isfinite(lenses).all():
-            raise ValueError(f"lenses_d must be finite (n, 2) [sphere_d, cylinder_d]; got shape {lenses.shape}")
-        if not (isinstance(letter_logmar, (int, float, np.floating)) and math.isfinite(letter_logmar)):
-            raise ValueError(f"letter_logmar must be a finite number, got {letter_logmar!r}")
-        X = np.column_stack([np.full(len(lenses), float(letter_logmar)), lenses])
+        X = utility_inputs(letter_logmar, lenses_d)
         model = self._core.model
         if model is None:
-            prior = self._core.kernel(X) if full_cov else self._core.kernel.diag(X)
-            return np.zeros(len(X)), prior
+            return prior_utility(self._core.kernel, X, full_cov)
         if self._settings["model"] == "ties":
             return model.predict(X, full_cov=full_cov)
         return model.predict_utility(X, full_cov=full_cov)

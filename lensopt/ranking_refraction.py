@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel
+from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel, prior_utility, utility_inputs
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 
@@ -103,6 +103,24 @@ class RankingRefractionOptimizer:
         order = tuple(int(i) for i in order)
         self._core.tell_observation([trial.letter_logmar], trial.lenses_d, order)
         self._history.append((trial, order))
+
+    @property
+    def reference_letter_logmar(self) -> float:
+        """The letter size at which the best lens is reported (the upper letter bound)."""
+        return float(self._core.reference_context()[0])
+
+    def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):
+        """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of the utility of
+        ``lenses_d`` ``(n, 2)`` (columns ``sphere_d, cylinder_d``) at letters of ``letter_logmar``.
+
+        The ranking model's own prediction (``RankingGP.predict``, logit scale of the Gumbel noise),
+        or the prior before any ranking. As for duels, only differences between lenses are meaningful.
+        """
+        X = utility_inputs(letter_logmar, lenses_d)
+        model = self._core.model
+        if model is None:
+            return prior_utility(self._core.kernel, X, full_cov)
+        return model.predict(X, full_cov=full_cov)
 
     def best_lens(self) -> tuple[float, float]:
         """The lens maximizing the posterior mean utility (at the reference letter size)."""

@@ -64,3 +64,45 @@ def test_the_same_settings_and_history_rebuild_the_same_next_trial():
         opt.tell(trial, patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
     rebuilt = RankingRefractionOptimizer.from_settings(opt.settings_dict(), opt.history)
     assert rebuilt.n_trials == 3 and rebuilt.ask() == opt.ask()
+
+
+# ---- the posterior utility, for the dashboard's lens map ---------------------------------------
+def _grid_lenses(n=9):
+    s, c = np.meshgrid(np.linspace(-4.0, 4.0, n), np.linspace(-4.0, 4.0, n))
+    return np.column_stack([s.ravel(), c.ravel()])
+
+
+def test_predict_utility_is_the_ranking_models_prediction_and_peaks_at_the_best_lens():
+    opt = RankingRefractionOptimizer(seed=3, n_initial=3)
+    patient = SimulatedPatient(-1.25, 0.75, seed=3)
+    for _ in range(6):
+        trial = opt.ask()
+        opt.tell(trial, patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
+    lenses, letters = _grid_lenses(), 0.4
+    expected = opt._core.model.predict(np.column_stack([np.full(len(lenses), letters), lenses]), full_cov=True)
+    mean, cov = opt.predict_utility(letters, lenses, full_cov=True)
+    np.testing.assert_allclose(mean, expected[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cov, expected[1], rtol=1e-12, atol=1e-12)
+    _, var = opt.predict_utility(letters, lenses)
+    np.testing.assert_allclose(var, np.diag(expected[1]), rtol=1e-9, atol=1e-12)
+    reference = opt.reference_letter_logmar
+    assert reference == 2.0  # the upper letter bound
+    at_best = opt.predict_utility(reference, [opt.best_lens()])[0][0]
+    assert at_best >= opt.predict_utility(reference, _grid_lenses(41))[0].max() - 1e-6
+
+
+def test_predict_utility_before_any_ranking_is_the_prior_and_bad_inputs_are_named():
+    from lensopt.duel_refraction import UTILITY_VARIANCE
+    from lensopt.observer.patient import LOGIT_SCALE
+
+    opt = RankingRefractionOptimizer(seed=0, letter_bounds_logmar=(-0.3, 0.9))
+    assert opt.reference_letter_logmar == 0.9
+    mean, cov = opt.predict_utility(0.0, [[0.0, 0.0], [1.0, -2.0]], full_cov=True)
+    np.testing.assert_array_equal(mean, 0.0)
+    # σ² of the letter kernel (on the logit scale) times the lens kernel at distance (1, 2) D
+    lens_k = np.exp(-0.5 * ((1.0 / 2.5) ** 2 + (2.0 / 3.5) ** 2))
+    np.testing.assert_allclose(cov, UTILITY_VARIANCE * LOGIT_SCALE**2 * np.array([[1.0, lens_k], [lens_k, 1.0]]))
+    with pytest.raises(ValueError, match="lenses_d"):
+        opt.predict_utility(0.0, [1.0, 2.0])
+    with pytest.raises(ValueError, match="letter_logmar"):
+        opt.predict_utility(float("inf"), [[1.0, 2.0]])

@@ -27,7 +27,8 @@ SIGNAL_CHECK_MS = 200
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "dashboard",
-        help="watch a session converge: lens map, psychometric curve (duels: utility profile), history, best lens",
+        help="watch a session converge: lens map, psychometric curve (duels, rankings: utility profile), "
+             "history, best lens",
         description="Show a session's model live (or replay a finished one) in a Qt window.",
     )
     parser.add_argument("session_id", nargs="?", type=int, metavar="SESSION_ID",
@@ -62,6 +63,7 @@ def _has_display() -> bool:
 
 
 def run_dashboard(args) -> int:
+    from lensopt.dashboard.model import session_model_class
     from lensopt.store import SessionStore, default_db_path
 
     if args.session_id is not None and args.latest:
@@ -79,6 +81,7 @@ def run_dashboard(args) -> int:
                 f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file"
             )
         info = store.session(session_id)
+        session_model_class(info)  # a kind this version cannot show is said before anything else
         if report is not None:
             if info.n_trials == 0:
                 raise LensoptError(f"session {session_id} has no trial yet; nothing to report")

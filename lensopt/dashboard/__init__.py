@@ -6,9 +6,10 @@ Layers, each usable alone:
 - :mod:`~lensopt.dashboard.model`: rebuilds the optimizer from stored trials and computes the
   snapshot (numpy/scipy only);
 - :mod:`~lensopt.dashboard.replay`: following a stored session and replaying its first n trials,
-  shared by the letter and the duel models;
-- :mod:`~lensopt.dashboard.duel_snapshot`, :mod:`~lensopt.dashboard.duel_model` and
-  :mod:`~lensopt.dashboard.duel_panels`: the same three layers for a duel session;
+  shared by every kind of session;
+- :mod:`~lensopt.dashboard.comparison_snapshot`, :mod:`~lensopt.dashboard.comparison_model` and
+  :mod:`~lensopt.dashboard.comparison_panels`: the same three layers for the sessions that compare
+  lenses (duels: two lenses, rankings: three or four);
 - :mod:`~lensopt.dashboard.panels`: matplotlib drawing of the four panels (no Qt, no pyplot);
 - :mod:`~lensopt.dashboard.report`: the one-page PNG/PDF report;
 - :mod:`~lensopt.dashboard.worker` and :mod:`~lensopt.dashboard.window`: the PyQt5 follower

@@ -294,16 +294,31 @@ class SessionModel(FollowedSession):
                                  psychometric=curve, live=live)
 
 
+def session_model_class(info) -> type:
+    """The model that follows ``info``'s kind of session: :class:`SessionModel` (letters), or
+    :class:`~lensopt.dashboard.comparison_model.DuelSessionModel` or ``RankingSessionModel``.
+
+    A kind this version does not know (a session written by a newer lensopt) is a
+    :class:`~lensopt.errors.LensoptError` that says so, never a guess at another kind's panels.
+    """
+    from lensopt.dashboard.comparison_model import DuelSessionModel, RankingSessionModel
+    from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
+
+    models = {LETTERS_KIND: SessionModel, DUEL_KIND: DuelSessionModel, RANKING_KIND: RankingSessionModel}
+    if info.kind not in models:
+        from lensopt import __version__
+        from lensopt.errors import LensoptError
+
+        raise LensoptError(
+            f"session {info.session_id} is a {info.kind!r} session, which the dashboard of lensopt {__version__} "
+            f"cannot show (it shows {', '.join(models)} sessions); update lensopt to see it"
+        )
+    return models[info.kind]
+
+
 def session_model(info, optimizer_factory=None) -> FollowedSession:
-    """The model that follows ``info``'s kind of session: letters, or duels
-    (:class:`lensopt.dashboard.duel_model.DuelSessionModel`)."""
-    from lensopt.store.records import DUEL_KIND
-
-    if info.kind == DUEL_KIND:
-        from lensopt.dashboard.duel_model import DuelSessionModel
-
-        return DuelSessionModel(info, optimizer_factory)
-    return SessionModel(info, optimizer_factory)
+    """A new model following the session ``info`` (see :func:`session_model_class`)."""
+    return session_model_class(info)(info, optimizer_factory)
 
 
 def snapshot_from_store(store, session_id: int, n_trials: int | None = None):

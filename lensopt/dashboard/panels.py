@@ -2,9 +2,9 @@
 
 No Qt and no pyplot here: the window draws each panel on its own ``FigureCanvasQTAgg`` figure, the
 report draws all four on the sub-figures of one page. Each ``draw_*`` function clears the figure
-it is given (a ``Figure`` or a ``SubFigure``) and draws one :class:`DashboardSnapshot`. A duel
-session's panels (:mod:`lensopt.dashboard.duel_panels`) fill the same four slots and share the
-helpers below (``draw_surface``, ``draw_optimum``, ``draw_rows``, ...).
+it is given (a ``Figure`` or a ``SubFigure``) and draws one :class:`DashboardSnapshot`. The panels
+of a duel or ranking session (:mod:`lensopt.dashboard.comparison_panels`) fill the same four slots
+and share the helpers below (``draw_surface``, ``draw_optimum``, ``draw_rows``, ...).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
 PANELS = ("lens_map", "psychometric", "history", "summary")
@@ -232,15 +233,20 @@ DRAW = {"lens_map": draw_lens_map, "psychometric": draw_psychometric, "history":
 
 def draw_panel(fig, name: str, snap) -> None:
     """Draw panel ``name`` (one of ``PANELS``) of ``snap`` on ``fig``: a letter snapshot's panels,
-    or a duel snapshot's (:data:`lensopt.dashboard.duel_panels.DUEL_DRAW`, same slots)."""
+    or a duel or ranking snapshot's (:data:`lensopt.dashboard.comparison_panels.COMPARISON_DRAW`,
+    same slots)."""
     if name not in DRAW:
         raise ValueError(f"unknown panel {name!r}; choose one of {', '.join(PANELS)}")
-    if snap.kind == "duel":
-        from lensopt.dashboard.duel_panels import DUEL_DRAW
-
-        DUEL_DRAW[name](fig, snap)
-    else:
+    if snap.kind == LETTERS_KIND:
         DRAW[name](fig, snap)
+        return
+    from lensopt.dashboard.comparison_panels import COMPARISON_DRAW
+    from lensopt.dashboard.comparison_snapshot import NOUNS
+
+    if snap.kind not in NOUNS:
+        raise ValueError(f"no panels for a {snap.kind!r} session; this dashboard draws letters, "
+                         f"{', '.join(NOUNS)} sessions")
+    COMPARISON_DRAW[name](fig, snap)
 
 
 def draw_notice(fig, title: str, text: str) -> None:

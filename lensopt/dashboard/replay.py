@@ -1,4 +1,4 @@
-"""Following one stored session and replaying it: what the letter and duel dashboards share (no Qt).
+"""Following one stored session and replaying it: what every kind of session shares (no Qt).
 
 A :class:`FollowedSession` keeps the session's records in order and one optimizer told all of them
 (``update`` tells only the new records: the same replay that ``from_settings`` does), and builds the

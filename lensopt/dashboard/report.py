@@ -15,8 +15,9 @@ from matplotlib.figure import Figure
 
 from lensopt import __version__
 from lensopt.dashboard.panels import PANELS, draw_panel
-from lensopt.dashboard.duel_snapshot import DuelSnapshot
+from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot
 from lensopt.dashboard.snapshot import DashboardSnapshot
+from lensopt.store.records import LETTERS_KIND
 
 #: Page size in inches: A4 landscape.
 PAGE_SIZE_IN = (11.69, 8.27)
@@ -26,13 +27,14 @@ PNG_DPI = 150
 REPORT_FORMATS = (".pdf", ".png")
 
 
-def build_report_figure(snap: DashboardSnapshot | DuelSnapshot) -> Figure:
+def build_report_figure(snap: DashboardSnapshot | ComparisonSnapshot) -> Figure:
     """A4-landscape figure: a header line, then the four panels in a 2 × 2 grid."""
     fig = Figure(figsize=PAGE_SIZE_IN, layout="constrained")
     h = snap.header
     created = _dt.datetime.fromtimestamp(h.created_at).strftime("%Y-%m-%d %H:%M")
+    kind = "" if snap.kind == LETTERS_KIND else f"{snap.kind} "
     fig.suptitle(
-        f"lensopt {'duel ' if snap.kind == 'duel' else ''}refraction report — session {h.session_id}, participant {h.participant}, "
+        f"lensopt {kind}refraction report — session {h.session_id}, participant {h.participant}, "
         f"{created}, {h.status}, rule {h.rule}, lensopt {__version__}",
         fontsize=12, x=0.01, ha="left",
     )
@@ -41,8 +43,9 @@ def build_report_figure(snap: DashboardSnapshot | DuelSnapshot) -> Figure:
     return fig
 
 
-def write_report(snap: DashboardSnapshot | DuelSnapshot, path) -> Path:
-    """Write the one-page report of ``snap`` (a letter or a duel session) to ``path`` (``.pdf`` or ``.png``); return the path."""
+def write_report(snap: DashboardSnapshot | ComparisonSnapshot, path) -> Path:
+    """Write the one-page report of ``snap`` (a letter, duel or ranking session) to ``path``
+    (``.pdf`` or ``.png``); return the path."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in REPORT_FORMATS:

@@ -183,6 +183,8 @@ class DashboardSnapshot:
 
     #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
     kind: ClassVar[str] = "letters"
+    #: What one trial is called (the slider and the history count them).
+    noun: ClassVar[str] = "trial"
 
     header: SessionHeader
     trials: TrialSeries

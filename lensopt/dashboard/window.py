@@ -1,6 +1,7 @@
 """The clinician's dashboard window: four live panels, a replay slider and a report export.
 
-The panels are those of the session's kind (letters or duels: :func:`lensopt.dashboard.panels.draw_panel`).
+The panels are those of the session's kind (letters, duels or rankings:
+:func:`lensopt.dashboard.panels.draw_panel`).
 
 The window only draws: a :class:`~lensopt.dashboard.worker.SessionFollower` in a ``QThread``
 reads the database and rebuilds the model, and hands over frozen snapshots through a queued
@@ -204,8 +205,8 @@ class DashboardWindow(QMainWindow):
     # -- replay -------------------------------------------------------------------------------
 
     def _noun(self) -> str:
-        """What the slider counts: trials of a letter session, duels of a duel session."""
-        return "duel" if self.snapshot is not None and self.snapshot.kind == "duel" else "trial"
+        """What the slider counts: the trials of a letter session, the duels or rankings of the others."""
+        return "trial" if self.snapshot is None else self.snapshot.noun
 
     def _update_slider_label(self) -> None:
         total = self.slider.maximum()

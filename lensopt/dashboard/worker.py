@@ -4,9 +4,10 @@ A :class:`SessionFollower` lives in its own ``QThread``. Every ``POLL_INTERVAL_M
 read-only store for its change counter (``data_version``, cheap); only when it moved does it read
 the trials added since the last one it saw, tell them to its :class:`SessionModel` and emit a new
 :class:`DashboardSnapshot`. Problems (no database yet, a missing session, a newer schema, a model
-that cannot be rebuilt) are emitted as one-line messages, never raised into Qt. The session's kind
-picks its model (:func:`lensopt.dashboard.model.session_model`): letters or duels, followed and
-replayed the same way.
+that cannot be rebuilt, a kind of session this version does not know) are emitted as one-line
+messages, never raised into Qt. The session's kind picks its model
+(:func:`lensopt.dashboard.model.session_model`): letters, duels or rankings, followed and replayed
+the same way.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class SessionFollower(QObject):
 
     ``session_id=None`` follows the latest session of the database (``--latest``).
     ``optimizer_factory(settings, history)`` defaults to the ``from_settings`` of the session
-    kind's optimizer (``RefractionOptimizer`` or ``DuelRefractionOptimizer``).
+    kind's optimizer (``RefractionOptimizer``, ``DuelRefractionOptimizer`` or
+    ``RankingRefractionOptimizer``).
     """
 
     #: A new :class:`DashboardSnapshot` (live, or the replay asked for with :meth:`replay`).

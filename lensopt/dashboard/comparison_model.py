@@ -1,0 +1,207 @@
+"""What the dashboard shows of a duel or ranking session, from its stored answers (no Qt, no pyplot).
+
+Both kinds compare lenses on one trial (two in a duel, three or four in a ranking) and learn the
+same thing, a latent utility ``f(s, S, C)`` of a lens at a letter size; only how a stored answer
+is told to the optimizer differs. As for letter sessions (:mod:`lensopt.dashboard.model`), the
+dashboard rebuilds the session's optimizer from its stored answers (``DuelRefractionOptimizer`` or
+``RankingRefractionOptimizer.from_settings(session.optimizer_settings, history)``; a duel's "the
+same" included: the tie model uses it, the probit model keeps it in the history only) and derives
+every number the panels draw into one frozen :class:`ComparisonSnapshot`, with the optimizer's
+``predict_utility``, ``reference_letter_logmar`` and ``best_lens()`` only.
+
+- **Lens map**: the posterior mean utility ``f(s₀, S, C)`` on a grid, at the reference letter
+  size ``s₀`` where the optimizer reports its best lens (``predict_utility``).
+- **Best lens**: ``best_lens()`` (argmax of the posterior mean) with the ± of its location from
+  Thompson samples of the argmax, exactly as for letter sessions
+  (:func:`lensopt.dashboard.model.optimum_spread`).
+- **Utility profile** (the letter mode's psychometric panel has no meaning here): the posterior
+  of ``f(lens) − f(best)`` along the sphere line and the cylinder line through the best lens. We
+  chose this over "probability that the best lens is preferred to each recent lens" because it is
+  the model's own quantity for every answer model (probit duels, duels with ties, Plackett–Luce
+  rankings), while a preference probability would need one formula per model. The difference's sd
+  includes the covariance with the best lens, so a band below zero means "the best lens is surely
+  better".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lensopt.dashboard.comparison_snapshot import (
+    ComparedSets,
+    ComparisonSnapshot,
+    UtilityMap,
+    UtilityProfile,
+    waiting_message,
+)
+from lensopt.dashboard.model import (
+    LENS_MAP_POINTS,
+    lens_grid,
+    optimizer_bounds,
+    optimum_spread,
+    settings_bounds,
+)
+from lensopt.dashboard.replay import FollowedSession
+from lensopt.dashboard.snapshot import LensOptimum, frozen_array
+from lensopt.store.records import DUEL_KIND, RANKING_KIND
+
+#: Points on each line of the utility profile.
+PROFILE_POINTS = 81
+
+#: The answer model of a ranking session (Gumbel noise on the utility, :mod:`lensopt.ranking`).
+RANKING_MODEL_NAME = "Plackett–Luce"
+
+
+class _UtilityAsLatent:
+    """``predict_latent(X, full_cov)`` on ``[letter_logmar, S, C]`` rows of one letter size, for
+    :func:`~lensopt.dashboard.model.sample_optimum_d`."""
+
+    def __init__(self, opt):
+        self._opt = opt
+
+    def predict_latent(self, X, full_cov: bool = False):
+        X = np.asarray(X, dtype=float)
+        if not np.all(X[:, 0] == X[0, 0]):
+            raise ValueError("the utility is sampled at one letter size at a time")
+        return self._opt.predict_utility(float(X[0, 0]), X[:, 1:], full_cov=full_cov)
+
+
+def utility_profile(opt, letter_logmar: float, best_d, sphere_bounds_d, cylinder_bounds_d,
+                    n_points: int = PROFILE_POINTS) -> UtilityProfile:
+    """Posterior of ``f(lens) − f(best_d)`` along the sphere and the cylinder lines through ``best_d``.
+
+    With the joint posterior of ``f`` at the best lens and on both lines, the difference has mean
+    ``μ(x) − μ(x*)`` and variance ``σ²(x) + σ²(x*) − 2 cov(x, x*)``.
+    """
+    best_s, best_c = best_d
+    spheres = np.linspace(*sphere_bounds_d, n_points)
+    cylinders = np.linspace(*cylinder_bounds_d, n_points)
+    lenses = np.vstack([[best_s, best_c],
+                        np.column_stack([spheres, np.full(n_points, best_c)]),
+                        np.column_stack([np.full(n_points, best_s), cylinders])])
+    mean, cov = opt.predict_utility(letter_logmar, lenses, full_cov=True)
+    diff_mean = mean[1:] - mean[0]
+    diff_sd = np.sqrt(np.clip(np.diag(cov)[1:] + cov[0, 0] - 2.0 * cov[0, 1:], 0.0, None))
+    along_s, along_c = slice(0, n_points), slice(n_points, 2 * n_points)
+    return UtilityProfile(
+        sphere_d=frozen_array(spheres), sphere_mean=frozen_array(diff_mean[along_s]),
+        sphere_sd=frozen_array(diff_sd[along_s]),
+        cylinder_d=frozen_array(cylinders), cylinder_mean=frozen_array(diff_mean[along_c]),
+        cylinder_sd=frozen_array(diff_sd[along_c]), letter_logmar=float(letter_logmar),
+    )
+
+
+def compute_comparison_parts(opt, rng):
+    """Utility map, best lens (with the spread of its location) and utility profile of ``opt``."""
+    sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
+    reference = opt.reference_letter_logmar
+    best_d = opt.best_lens()
+
+    lenses, _, _ = lens_grid(sphere_b, cylinder_b, LENS_MAP_POINTS)
+    mean, var = opt.predict_utility(reference, lenses)
+    shape = (LENS_MAP_POINTS, LENS_MAP_POINTS)
+    utility_map = UtilityMap(
+        sphere_d=frozen_array(np.linspace(*sphere_b, LENS_MAP_POINTS)),
+        cylinder_d=frozen_array(np.linspace(*cylinder_b, LENS_MAP_POINTS)),
+        mean=frozen_array(np.reshape(mean, shape)),
+        sd=frozen_array(np.reshape(np.sqrt(np.clip(var, 0.0, None)), shape)),
+        letter_logmar=reference,
+    )
+    best = LensOptimum(sphere_d=best_d[0], cylinder_d=best_d[1],
+                       **optimum_spread(_UtilityAsLatent(opt), sphere_b, cylinder_b, reference, rng))
+    return utility_map, best, utility_profile(opt, reference, best_d, sphere_b, cylinder_b)
+
+
+class ComparisonSessionModel(FollowedSession):
+    """Follows one session of compared lenses: tells new answers to a cached optimizer and builds
+    snapshots (``update``, ``snapshot(n)`` for the replay slider: see :class:`FollowedSession`).
+
+    A subclass names its ``kind``, reads its records (``read_records``), turns one into the
+    optimizer's ``(trial, answer)`` (``history_pair``) and into the set drawn (``compared_set``),
+    and names its answer model (``model_name``).
+    """
+
+    #: The session kind followed (``lensopt.store.records.DUEL_KIND`` or ``RANKING_KIND``).
+    kind: str = ""
+
+    def compared_set(self, record) -> tuple:
+        """``(lenses_d ((S, C), ...) as presented, order (indices, clearest first), tied)`` of a record."""
+        raise NotImplementedError
+
+    def model_name(self) -> str:
+        """The answer model, as the summary and the utility profile name it."""
+        raise NotImplementedError
+
+    def _build(self, n: int, live: bool) -> ComparisonSnapshot:
+        header = self._header()
+        records = self._records[:n]
+        sets = ComparedSets.from_records(records, (self.compared_set(r) for r in records))
+        sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
+        fixed = dict(kind=self.kind, header=header, sets=sets, sphere_bounds_d=sphere_b, cylinder_bounds_d=cylinder_b,
+                     letter_bounds_logmar=letter_b, model=self.model_name(), live=live)
+        if n == 0:
+            return ComparisonSnapshot(**fixed, message=waiting_message(self.kind))
+        rng = np.random.default_rng([abs(header.seed), n])
+        utility_map, best, profile = compute_comparison_parts(self._optimizer_after(n), rng)
+        return ComparisonSnapshot(**fixed, utility_map=utility_map, best=best, profile=profile)
+
+
+def _duel_factory(settings: dict, history):
+    from lensopt.duel_refraction import DuelRefractionOptimizer
+
+    return DuelRefractionOptimizer.from_settings(settings, history)
+
+
+def _ranking_factory(settings: dict, history):
+    from lensopt.ranking_refraction import RankingRefractionOptimizer
+
+    return RankingRefractionOptimizer.from_settings(settings, history)
+
+
+class DuelSessionModel(ComparisonSessionModel):
+    """A duel session: two lenses per trial, answered "first", "second" or "same"."""
+
+    kind = DUEL_KIND
+
+    def __init__(self, info, optimizer_factory=None):
+        super().__init__(info, optimizer_factory or _duel_factory)
+
+    @staticmethod
+    def read_records(store, session_id: int, since_index: int = 0) -> list:
+        return store.duel_trials(session_id, since_index=since_index)
+
+    def history_pair(self, record) -> tuple:
+        from lensopt.duel_refraction import DuelTrial
+
+        return DuelTrial(record.first_lens_d, record.second_lens_d, record.letter_logmar), record.answer
+
+    def compared_set(self, record) -> tuple:
+        lenses = (record.first_lens_d, record.second_lens_d)
+        return lenses, ((1, 0) if record.answer == "second" else (0, 1)), record.answer == "same"
+
+    def model_name(self) -> str:
+        return str(self._settings.get("model", "probit"))
+
+
+class RankingSessionModel(ComparisonSessionModel):
+    """A ranking session: three or four lenses per trial, put in order, clearest first."""
+
+    kind = RANKING_KIND
+
+    def __init__(self, info, optimizer_factory=None):
+        super().__init__(info, optimizer_factory or _ranking_factory)
+
+    @staticmethod
+    def read_records(store, session_id: int, since_index: int = 0) -> list:
+        return store.ranking_trials(session_id, since_index=since_index)
+
+    def history_pair(self, record) -> tuple:
+        from lensopt.ranking_refraction import RankingTrial
+
+        return RankingTrial(record.lenses_d, record.letter_logmar), record.order
+
+    def compared_set(self, record) -> tuple:
+        return record.lenses_d, record.order, False
+
+    def model_name(self) -> str:
+        return RANKING_MODEL_NAME

@@ -1,0 +1,181 @@
+"""A duel or ranking session's dashboard numbers: checked against the optimizer rebuilt on the same answers."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from lensopt.dashboard.comparison_model import DuelSessionModel, RankingSessionModel, utility_profile
+from lensopt.dashboard.comparison_snapshot import (
+    WAITING_DUEL_MESSAGE,
+    WAITING_RANKING_MESSAGE,
+    ComparedSets,
+    ComparisonSnapshot,
+)
+from lensopt.dashboard.model import session_model, snapshot_from_store
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
+from lensopt.errors import LensoptError
+from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.store import SessionStore
+
+N_TRIALS = 12
+#: (kind, option): duels with the probit and the tie model, rankings of three and of four lenses.
+SESSIONS = [("duel", "probit"), ("duel", "ties"), ("ranking", 3), ("ranking", 4)]
+
+
+def _ids(param):
+    return f"{param[0]}-{param[1]}"
+
+
+@pytest.fixture(scope="module", params=SESSIONS, ids=_ids)
+def session(request, tmp_path_factory, store_simulated_duels, store_simulated_rankings):
+    kind, option = request.param
+    path = tmp_path_factory.mktemp(f"{kind}-model-{option}") / "s.db"
+    if kind == "duel":
+        sid, opt = store_simulated_duels(path, N_TRIALS, model=option)
+    else:
+        sid, opt = store_simulated_rankings(path, N_TRIALS, n_lenses=option)
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(sid)
+        records = store.duel_trials(sid) if kind == "duel" else store.ranking_trials(sid)
+    model = session_model(info)
+    return {"kind": kind, "info": info, "records": records, "opt": opt, "model": model,
+            "snap": model.update(info, records), "path": path, "sid": sid}
+
+
+def _rebuilt(session, n=None):
+    """The session's optimizer rebuilt on its first ``n`` stored answers, as the experiment resumes it."""
+    records, settings = session["records"][:n], session["info"].optimizer_settings
+    if session["kind"] == "duel":
+        history = [(DuelTrial(r.first_lens_d, r.second_lens_d, r.letter_logmar), r.answer) for r in records]
+        return DuelRefractionOptimizer.from_settings(settings, history)
+    history = [(RankingTrial(r.lenses_d, r.letter_logmar), r.order) for r in records]
+    return RankingRefractionOptimizer.from_settings(settings, history)
+
+
+def test_the_session_kind_picks_its_model(session):
+    expected = DuelSessionModel if session["kind"] == "duel" else RankingSessionModel
+    assert type(session["model"]) is expected and session["snap"].kind == session["kind"]
+
+
+def test_snapshot_best_lens_is_the_rebuilt_optimizers(session):
+    snap, opt = session["snap"], _rebuilt(session)
+    assert isinstance(snap, ComparisonSnapshot) and snap.live and snap.n_trials == N_TRIALS
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), opt.best_lens(), atol=1e-12)
+    sphere, cylinder = opt.best_lens()
+    line = snap.summary_line()
+    assert f"{N_TRIALS} {session['kind']}s (" in line
+    assert f"best lens S {sphere:+.2f} ± " in line and f"C {cylinder:+.2f} ± " in line
+    assert snap.elapsed_s == 10.0 * N_TRIALS - 9.0
+
+
+@pytest.mark.parametrize("session", SESSIONS[:2], indirect=True, ids=_ids)
+def test_duel_answers_are_counted_as_the_store_names_them(session):
+    snap = session["snap"]
+    counts = {a: sum(answer == a for _, answer in session["opt"].history) for a in ("first", "second", "same")}
+    assert snap.sets.counts() == {1: counts["first"], 2: counts["second"], 0: counts["same"]}
+    assert (f"{N_TRIALS} duels (first {counts['first']}, second {counts['second']}, same {counts['same']})"
+            in snap.summary_line())
+    assert snap.model == session["info"].optimizer_settings["model"]
+    for ranked, record in zip(snap.sets.ranked_lenses_d(), session["records"]):
+        clearer = record.second_lens_d if record.answer == "second" else record.first_lens_d
+        assert tuple(ranked[0]) == clearer
+
+
+@pytest.mark.parametrize("session", SESSIONS[2:], indirect=True, ids=_ids)
+def test_ranking_orders_are_the_stored_ones_clearest_first(session):
+    snap, records = session["snap"], session["records"]
+    n_lenses = session["info"].optimizer_settings["n_lenses"]
+    assert snap.sets.order == tuple(r.order for r in records) and not snap.sets.tied.any()
+    np.testing.assert_array_equal(snap.sets.clearest, [r.order[0] + 1 for r in records])
+    for ranked, record in zip(snap.sets.ranked_lenses_d(), records):
+        assert ranked.shape == (n_lenses, 2)
+        np.testing.assert_array_equal(ranked, record.ranked_lenses_d)
+    counts = [sum(r.order[0] == k for r in records) for k in range(n_lenses)]
+    text = ", ".join(f"lens {k + 1} ×{count}" for k, count in enumerate(counts))
+    assert f"{N_TRIALS} rankings (clearest: {text})" in snap.summary_line() and "same" not in snap.summary_line()
+    assert snap.model == "Plackett–Luce"
+
+
+def test_utility_map_is_the_posterior_mean_at_the_reference_letters_and_peaks_near_the_best_lens(session):
+    snap, opt = session["snap"], _rebuilt(session)
+    um = snap.utility_map
+    assert um.letter_logmar == opt.reference_letter_logmar
+    s, c = np.meshgrid(um.sphere_d, um.cylinder_d)
+    mean, var = opt.predict_utility(um.letter_logmar, np.column_stack([s.ravel(), c.ravel()]))
+    np.testing.assert_allclose(um.mean, mean.reshape(um.mean.shape), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(um.sd, np.sqrt(var).reshape(um.sd.shape), rtol=1e-10, atol=1e-10)
+    at_best = opt.predict_utility(um.letter_logmar, [opt.best_lens()])[0][0]
+    assert at_best >= um.mean.max() - 1e-6  # no grid lens beats the reported best lens
+
+
+def test_best_lens_spread_is_positive_and_its_region_holds_the_samples_mean(session):
+    best = session["snap"].best
+    assert best.sphere_sd_d > 0 and best.cylinder_sd_d > 0
+    assert best.samples_d.shape[1] == 2 and best.region_d.shape[1] == 2
+    center = best.samples_d.mean(axis=0)
+    assert np.all(best.region_d.min(axis=0) < center) and np.all(center < best.region_d.max(axis=0))
+
+
+def test_utility_profile_is_a_difference_from_the_best_lens_with_zero_spread_there(session):
+    opt = _rebuilt(session)
+    reference = opt.reference_letter_logmar
+    on_grid = (0.0, 0.5)  # a lens on both 81-point lines over [-4, 4]: f(x) − f(x) is exactly 0
+    profile = utility_profile(opt, reference, on_grid, (-4.0, 4.0), (-4.0, 4.0))
+    at = int(np.argmin(np.abs(profile.sphere_d - 0.0)))
+    assert profile.sphere_mean[at] == pytest.approx(0.0, abs=1e-9)
+    assert profile.sphere_sd[at] == pytest.approx(0.0, abs=1e-4)
+    lenses = np.column_stack([profile.cylinder_d * 0.0, profile.cylinder_d])
+    mean = opt.predict_utility(reference, lenses)[0] - opt.predict_utility(reference, [on_grid])[0][0]
+    np.testing.assert_allclose(profile.cylinder_mean, mean, rtol=1e-9, atol=1e-9)
+    best = session["snap"].profile
+    assert best.sphere_mean.max() <= 1e-6 and best.cylinder_mean.max() <= 1e-6  # nothing beats the best
+
+
+def test_replay_snapshot_is_the_optimizer_rebuilt_on_the_first_answers(session):
+    snap = session["model"].snapshot(5)
+    assert not snap.live and snap.n_trials == 5
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), _rebuilt(session, 5).best_lens(),
+                               atol=1e-12)
+
+
+def test_snapshot_from_store_picks_the_model_of_the_sessions_kind(session):
+    with SessionStore(session["path"], readonly=True) as store:
+        snap = snapshot_from_store(store, session["sid"])
+    assert isinstance(snap, ComparisonSnapshot) and snap.kind == session["kind"]
+    assert snap.best.sphere_d == session["snap"].best.sphere_d
+
+
+def test_a_session_without_answers_waits_for_the_first_one(session):
+    snap = session_model(session["info"]).update(session["info"], [])
+    waiting = WAITING_DUEL_MESSAGE if session["kind"] == "duel" else WAITING_RANKING_MESSAGE
+    assert snap.best is None and snap.utility_map is None and snap.message == waiting
+    assert f"0 {session['kind']}s" in snap.summary_line() and waiting in snap.summary_line()
+    assert "trial" not in snap.summary_line()
+
+
+def test_compared_sets_refuse_an_order_that_is_not_a_permutation_and_a_single_lens():
+    base = dict(index=np.array([1]), tied=np.array([False]), letter_logmar=np.array([0.2]),
+                presented_at=np.array([1.0]), answered_at=np.array([2.0]))
+    with pytest.raises(ValueError, match=r"order\[0\] must hold each lens index 0..2 once"):
+        ComparedSets(lenses_d=(np.zeros((3, 2)),), order=((0, 0, 1),), **base)
+    with pytest.raises(ValueError, match=r"lenses_d\[0\] must have shape \(k, 2\)"):
+        ComparedSets(lenses_d=(np.zeros((1, 2)),), order=((0,),), **base)
+    with pytest.raises(ValueError, match="order must have 1 entries"):
+        ComparedSets(lenses_d=(np.zeros((2, 2)),), order=(), **base)
+
+
+def test_a_session_of_an_unknown_kind_is_refused_with_its_kind_named(tmp_path):
+    path = tmp_path / "future.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("F01", {}, {}, {}, 1, kind="ranking")
+    with sqlite3.connect(path) as conn:  # a session written by a future lensopt
+        conn.execute("UPDATE sessions SET kind = 'hologram' WHERE id = ?", (sid,))
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(sid)
+        with pytest.raises(LensoptError, match="session 1 is a 'hologram' session.*update lensopt"):
+            session_model(info)
+        with pytest.raises(LensoptError, match="'hologram'"):
+            snapshot_from_store(store, sid)

@@ -17,6 +17,11 @@ LETTER_BOUNDS_LOGMAR = (-1.0, 2.0)
 SPHERE_BOUNDS_D = (-4.0, 4.0)
 CYLINDER_BOUNDS_D = (-4.0, 4.0)
 
+#: ``(S, C) -> (S, S + C)``: the powers of a lens's two principal meridians. The blur of a residual
+#: lens, ``rs² + (rs + rc)²`` (METHOD.md §1), is a round function of these, so a stationary kernel
+#: on them sees the valley of equal blur the way the patient does (an ellipse tilted in (S, C)).
+MERIDIAN_MAP = ((1.0, 0.0), (1.0, 1.0))
+
 
 def reference_kernel() -> KernelSpec:
     """The shipped psychophysics-kernel hyperparameters (fitted on simulated responses)."""
@@ -27,7 +32,8 @@ class RefractionOptimizer:
     """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best_lens()``.
 
     Input columns of the model: ``[letter_logmar, sphere_d, cylinder_d]`` with the psychophysics
-    kernel ``θ s s' + k_SE((S, C), (S', C'))`` (seed eq. 15). ``lens_step_d`` rounds proposed
+    kernel ``θ s s' + k_SE(x, x')`` (seed eq. 15); the shipped hyperparameters compare lenses by
+    their principal-meridian powers ``(S, S + C)`` (:data:`MERIDIAN_MAP`), in which blur is round. ``lens_step_d`` rounds proposed
     lenses to a phoropter step (e.g. 0.25 D); ``n_alternatives`` sets the guess rate used to turn
     the model's latent into an acuity threshold, ``P = (1 + γ) / 2``.
     """

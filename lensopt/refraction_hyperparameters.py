@@ -18,10 +18,12 @@ The output goes to ``data/refraction-hyperparameters.json`` with the command tha
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from lensopt.observer import draw_patients
-from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, MERIDIAN_MAP, SPHERE_BOUNDS_D
 from lensopt.settings import KernelSpec
 
 #: Starting point of the fit (multi-start adds seeded random restarts inside the bounds).
@@ -42,6 +44,10 @@ PILOT_KERNEL = KernelSpec(structure="psychophysics", family="se", lengthscales=(
                           variance=4.0, context_variance=4.0)
 DESIGNS = ("sessions", "random")
 
+#: What the stationary kernel compares: the lens columns ``(S, C)`` themselves (the paper's
+#: ARD kernel) or the principal-meridian powers ``(S, S + C)`` (:data:`MERIDIAN_MAP`).
+INPUT_MAPS = {"meridians": MERIDIAN_MAP, "lens": None}
+
 
 def session_responses(patient, n_responses, seed, kernel: KernelSpec):
     """The trials of a UCB-ALD session run with ``kernel`` on ``patient``."""
@@ -55,16 +61,16 @@ def session_responses(patient, n_responses, seed, kernel: KernelSpec):
     return X, np.array([int(c) for _, c in opt.history])
 
 
-def _median_kernel(fits) -> KernelSpec:
+def _median_kernel(fits, input_map) -> KernelSpec:
     names = list(fits[0])
     median = [float(np.exp(np.median(np.log([f[name] for f in fits])))) for name in names]
     # hyperparameter order of the psychophysics kernel: θ, then SE lengthscales, then SE variance
     return KernelSpec(structure="psychophysics", family="se", context_variance=median[0],
-                      lengthscales=tuple(median[1:3]), variance=median[3])
+                      lengthscales=tuple(median[1:3]), variance=median[3], input_map=input_map)
 
 
 def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, seed=0, n_restarts=3,
-                                   progress=None, design="sessions", n_passes=2) -> dict:
+                                   progress=None, design="sessions", n_passes=2, inputs="meridians") -> dict:
     """Fit per patient and return ``{"kernel": KernelSpec dict, "per_patient": [...], ...}``.
 
     ``progress`` is called with the number of fits done (``n_patients`` per pass).
@@ -73,15 +79,18 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
 
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    if inputs not in INPUT_MAPS:
+        raise ValueError(f"inputs must be one of {tuple(INPUT_MAPS)}, got {inputs!r}")
+    input_map = INPUT_MAPS[inputs]
     patients = draw_patients(n_patients, seed, slope=slope)
     passes = 1 if design == "random" else n_passes
-    kernel, done, history = PILOT_KERNEL, 0, []
+    kernel, done, history = replace(PILOT_KERNEL, input_map=input_map), 0, []
     for pass_index in range(passes):
         fits = []
         for i, patient in enumerate(patients):
             if design == "random":
                 X, y = simulated_responses(patient, n_responses, np.random.default_rng([seed, i]))
-                start = INITIAL_KERNEL
+                start = replace(INITIAL_KERNEL, input_map=input_map)
             else:
                 X, y = session_responses(patient, n_responses, seed + 1000 * pass_index + i, kernel)
                 start = kernel
@@ -91,7 +100,7 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
             done += 1
             if progress is not None:
                 progress(done)
-        kernel = _median_kernel(fits)
+        kernel = _median_kernel(fits, input_map)
         history.append(kernel.to_dict())
     names = list(fits[0])
     return {
@@ -99,10 +108,11 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
         "hyperparameter_names": names,
         "per_patient": fits,
         "passes": history,
-        "fitted_on": {"design": design, "slope": slope, "n_patients": n_patients,
+        "fitted_on": {"design": design, "inputs": inputs, "slope": slope, "n_patients": n_patients,
                       "n_responses": n_responses, "seed": seed, "n_restarts": n_restarts,
                       "true_corrections_d": [list(p.true_correction_d) for p in patients]},
         "command": (f"lensopt hyperparameters --design {design} --slope {slope:g} "
                     f"--patients {n_patients} --responses {n_responses} --seed {seed} "
-                    f"--restarts {n_restarts}" + (f" --passes {n_passes}" if design == "sessions" else "")),
+                    f"--restarts {n_restarts} --inputs {inputs}"
+                    + (f" --passes {n_passes}" if design == "sessions" else "")),
     }

@@ -33,7 +33,9 @@ class KernelSpec:
     ``structure``: ``"psychophysics"`` is ``θ s s' + k(x, x')`` (seed eq. 15, ``θ`` =
     ``context_variance``); ``"context-product"`` is ``s s' k(x, x')`` (seed §4).
     ``family`` is the stationary kernel ``k`` on the system columns, with ARD ``lengthscales``
-    (one per system column) and ``variance``.
+    (one per system column) and ``variance``. ``input_map``: an optional fixed matrix ``A``; the
+    stationary kernel then measures distances in ``A x`` (one lengthscale per row of ``A``), e.g.
+    the principal-meridian powers ``(S, S + C)`` of a lens (:data:`lensopt.refraction.MERIDIAN_MAP`).
     """
 
     structure: str = "psychophysics"
@@ -41,6 +43,7 @@ class KernelSpec:
     lengthscales: tuple[float, ...] = (1.0,)
     variance: float = 1.0
     context_variance: float = 1.0
+    input_map: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self):
         if self.structure not in KERNEL_STRUCTURES:
@@ -56,33 +59,46 @@ class KernelSpec:
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"kernel {name} must be a positive number, got {value!r}")
             object.__setattr__(self, name, value)
+        if self.input_map is not None:
+            rows = tuple(tuple(float(v) for v in row) for row in self.input_map)
+            if not rows or len({len(r) for r in rows}) != 1 or not all(math.isfinite(v) for r in rows for v in r):
+                raise ValueError(f"kernel input_map must be a non-empty matrix of finite numbers, got {self.input_map!r}")
+            object.__setattr__(self, "input_map", rows)
 
     def build(self, n_context: int, n_system: int):
         """The kernel over columns ``[context..., system...]``."""
         from lensopt.gp import kernels
 
-        if len(self.lengthscales) not in (1, n_system):
+        n_read = n_system if self.input_map is None else len(self.input_map)
+        if self.input_map is not None and len(self.input_map[0]) != n_system:
+            raise ValueError(f"kernel input_map has {len(self.input_map[0])} columns for {n_system} system parameters")
+        if len(self.lengthscales) not in (1, n_read):
             raise ValueError(
-                f"kernel has {len(self.lengthscales)} lengthscales for {n_system} system parameters"
+                f"kernel has {len(self.lengthscales)} lengthscales for {n_read} system coordinates"
             )
         context_dims = tuple(range(n_context))
         system_dims = tuple(range(n_context, n_context + n_system))
-        scales = self.lengthscales * (n_system if len(self.lengthscales) == 1 else 1)
+        scales = self.lengthscales * (n_read if len(self.lengthscales) == 1 else 1)
         stationary = {
             "se": kernels.SquaredExponential,
             "matern32": kernels.Matern32,
             "matern52": kernels.Matern52,
-        }[self.family](list(scales), variance=self.variance, active_dims=system_dims)
+        }[self.family](list(scales), variance=self.variance, active_dims=system_dims, input_map=self.input_map)
         if self.structure == "psychophysics":
             return kernels.LinearContext(self.context_variance, active_dims=context_dims) + stationary
         return kernels.benchmark_context_kernel(stationary, context_dims=context_dims)
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"lengthscales": list(self.lengthscales)}
+        data = asdict(self) | {"lengthscales": list(self.lengthscales)}
+        if self.input_map is None:
+            del data["input_map"]  # states saved before input maps existed read the same
+        else:
+            data["input_map"] = [list(row) for row in self.input_map]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "KernelSpec":
-        return cls(**{k: (tuple(v) if k == "lengthscales" else v) for k, v in data.items()})
+        return cls(**data)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from lensopt.reference_data import DATA_DIR, REFRACTION_HYPERPARAMETERS
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "hyperparameters", help="fit the refraction GP's hyperparameters on simulated responses",
-        description="Fits the psychophysics kernel on random simulated responses (seed paper §5.2) for "
-                    "several patients and writes the median to data/refraction-hyperparameters.json.",
+        description="Fits the psychophysics kernel θ s s' + k_SE on simulated responses for several "
+                    "patients (by default the trials of simulated UCB-ALD sessions; --design random for "
+                    "the seed paper's random responses, §5.2) and writes the median to "
+                    "data/refraction-hyperparameters.json.",
     )
     p.add_argument("--slope", type=_positive_float, default=5.0)
     p.add_argument("--patients", type=_positive_int, default=8)
@@ -23,6 +25,9 @@ def register(subparsers) -> None:
                    help="responses per patient (trials per session; the paper's random design used 1000)")
     p.add_argument("--design", choices=("sessions", "random"), default="sessions",
                    help="simulated UCB-ALD sessions (default) or the paper's random responses")
+    p.add_argument("--inputs", choices=("meridians", "lens"), default="meridians",
+                   help="what the SE kernel compares: principal-meridian powers (S, S+C) (default) "
+                        "or the lens columns (S, C) as in the paper")
     p.add_argument("--passes", type=_positive_int, default=2, help="session/re-fit passes (sessions design)")
     p.add_argument("--seed", type=_non_negative_int, default=0)
     p.add_argument("--restarts", type=_non_negative_int, default=3)
@@ -39,7 +44,8 @@ def run(args) -> int:
     with tqdm(total=total, desc="patients fitted", file=sys.stderr) as bar:
         result = fit_reference_hyperparameters(args.slope, args.patients, args.responses, args.seed,
                                                args.restarts, progress=lambda i: bar.update(1),
-                                               design=args.design, n_passes=args.passes)
+                                               design=args.design, n_passes=args.passes,
+                                               inputs=args.inputs)
     with open(args.output, "w") as handle:
         json.dump(result, handle, indent=2)
         handle.write("\n")

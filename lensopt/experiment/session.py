@@ -27,6 +27,7 @@ from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
+from lensopt.phoropter import round_to_step
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -238,7 +239,14 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     n_stored = store.session(session_id).n_trials
     if status == "finished" and optimizer.n_trials:
         sphere_d, cylinder_d = optimizer.best_lens()
-        log(f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D")
+        line = f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
+        step_d = protocol.lens_step_d
+        if step_d is not None:
+            bounds = protocol.optimizer
+            line += (f"; on the phoropter ({step_d:g} D steps): "
+                     f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
+                     f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D")
+        log(line)
     else:
         log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
     return SessionOutcome(session_id, status, n_stored)

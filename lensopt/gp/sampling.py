@@ -188,6 +188,8 @@ def _n_active(kernel, n_dims):
         if n_dims is not None and max(kernel.active_dims) >= n_dims:
             raise ValueError(f"{type(kernel).__name__} reads columns {kernel.active_dims} but inputs have {n_dims}")
         return len(kernel.active_dims)
+    if isinstance(kernel, _Stationary) and kernel.input_map is not None:
+        return kernel.input_map.shape[1]
     if isinstance(kernel, _Stationary) and kernel.lengthscales.size > 1:
         return kernel.lengthscales.size
     if n_dims is None:
@@ -202,7 +204,7 @@ def _feature_map(kernel, n_features, rng, n_dims):
         return _LinearFeatures(kernel.variance, kernel.active_dims, _n_active(kernel, n_dims))
     if isinstance(kernel, _Stationary):
         n_active = _n_active(kernel, n_dims)
-        omega = kernel._spectral_frequencies(max(1, n_features // 2), n_active, rng)
+        omega = kernel.input_frequencies(max(1, n_features // 2), n_active, rng)
         return _FourierFeatures(omega, kernel.variance, kernel.active_dims)
     if isinstance(kernel, Sum):
         return _ConcatFeatures(

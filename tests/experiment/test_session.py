@@ -97,3 +97,20 @@ def test_kill_9_then_resume_keeps_trials_and_continues_as_the_rebuilt_optimizer_
     continued = after[k]
     assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
         (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9)
+
+
+def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path, window):
+    protocol = write_protocol(tmp_path / "step.toml", **FAST, **{"lens.step_d": "0.25"})
+    lines = []
+    outcome = run_session(RunRequest(db_path=tmp_path / "s.db", protocol_path=protocol, participant="sim",
+                                     observer="simulated", seed=5, trials=12),
+                          log=lines.append, window=window)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, trials = store.session(outcome.session_id), store.trials(outcome.session_id)
+    rebuilt = RefractionOptimizer.from_settings(
+        info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in trials])
+    sphere_d, cylinder_d = rebuilt.best_lens()
+    quarter = lambda d: math.floor(d * 4 + 0.5) / 4  # nearest quarter diopter, by hand
+    expected = (f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D; on the phoropter (0.25 D steps): "
+                f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D")
+    assert expected in lines, lines[-3:]

@@ -30,6 +30,10 @@ KERNELS = {
     * LinearContext(1.0, fixed=("variance",)),
     "psychophysics": lambda: psychophysics_kernel(3.0, [0.9, 1.6], variance=1.4),
     "benchmark": lambda: benchmark_context_kernel(Matern52([0.4, 0.7], variance=1.3, active_dims=(1, 2))),
+    "se_meridian_map": lambda: SquaredExponential([0.9, 1.6], variance=1.1, active_dims=(1, 2),
+                                                  input_map=[[1.0, 0.0], [1.0, 1.0]]),
+    "matern32_wide_map": lambda: Matern32([0.8, 1.2, 0.5], variance=0.7, active_dims=(0, 2),
+                                          input_map=[[1.0, 0.5], [0.0, 2.0], [-1.0, 1.0]]),
 }
 
 
@@ -242,3 +246,34 @@ def test_kernels_compose_with_operators():
     assert isinstance(a + b, Sum) and isinstance(a * b, Product) and isinstance(a + b, Kernel)
     X = _inputs(4)
     np.testing.assert_allclose((a * b)(X), a(X) * b(X))
+
+
+def test_input_map_measures_distances_between_mapped_points():
+    # k(x, x') = v exp(−½ |(A(x − x'))/ℓ|²) by hand, with A the principal-meridian map (S, S + C)
+    A = np.array([[1.0, 0.0], [1.0, 1.0]])
+    kernel = SquaredExponential([0.9, 1.6], variance=1.1, active_dims=(1, 2), input_map=A)
+    X, Y = _inputs(5, seed=3), _inputs(4, seed=4)
+    U, V = X[:, 1:] @ A.T, Y[:, 1:] @ A.T
+    by_hand = np.array([[1.1 * np.exp(-0.5 * np.sum(((u - v) / [0.9, 1.6]) ** 2)) for v in V] for u in U])
+    np.testing.assert_allclose(kernel(X, Y), by_hand, rtol=1e-12)
+    # (S, C) = (1, −1) has 1 D in one meridian and none in the other, like the pure cylinder (0, 1):
+    # equally far from plano, whereas the sphere (1, 0) has 1 D in both meridians
+    iso = SquaredExponential(1.0, active_dims=(0, 1), input_map=A)
+    plano = [[0.0, 0.0]]
+    np.testing.assert_allclose(iso([[1.0, -1.0]], plano), iso([[0.0, 1.0]], plano), rtol=1e-12)
+    np.testing.assert_allclose(iso([[1.0, 0.0]], plano), np.exp(-1.0), rtol=1e-12)
+
+
+def test_input_map_survives_with_theta():
+    kernel = SquaredExponential([0.9, 1.6], active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]])
+    moved = kernel.with_theta(kernel.theta + 0.3)
+    X = _inputs()
+    np.testing.assert_allclose(moved(X), kernel.with_theta(kernel.theta + 0.3)(X))
+    np.testing.assert_array_equal(moved.input_map, kernel.input_map)
+    assert "input_map" in repr(moved)
+
+
+@pytest.mark.parametrize("input_map", [[[1.0, 0.0, 2.0]], [1.0, 2.0], [[np.nan, 0.0], [0.0, 1.0]]])
+def test_bad_input_map_names_the_problem(input_map):
+    with pytest.raises(ValueError, match="input_map"):
+        SquaredExponential(1.0, active_dims=(1, 2), input_map=input_map)

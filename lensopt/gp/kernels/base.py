@@ -190,8 +190,13 @@ class _BaseKernel(Kernel):
                 values[p.name] = new if p.value.size > 1 else float(new[0])
                 i += p.value.size
         return type(self)(
-            **values, active_dims=self.active_dims, fixed=self._fixed, bounds=self._bounds_natural
+            **values, active_dims=self.active_dims, fixed=self._fixed, bounds=self._bounds_natural,
+            **self._structure_kwargs(),
         )
+
+    def _structure_kwargs(self) -> dict:
+        """Constructor arguments other than hyperparameters that ``with_theta`` must carry over."""
+        return {}
 
     def _cols(self, X):
         if self.active_dims is None:

@@ -4,6 +4,13 @@ With ``r² = Σ_k ((x_k − x'_k) / ℓ_k)²`` every gradient follows from ``h =
 ``∂k/∂log ℓ_k = −2 v h Δ_k²/ℓ_k²`` and ``∂k/∂x_k = 2 v h Δ_k/ℓ_k²`` (Rasmussen & Williams 2006,
 eqs. 4.9, 4.14 and 4.17). Each kernel can draw frequencies from its spectral density for random
 Fourier features (Rahimi & Recht 2007), used by :mod:`lensopt.gp.sampling`.
+
+An optional fixed ``input_map`` ``A`` (``(n_mapped, n_active)``) measures distances in mapped
+coordinates ``u = A x`` of the active columns: ``r² = Σ_k ((A(x − x'))_k / ℓ_k)²``, one lengthscale
+per mapped coordinate. Refraction uses it to compare lenses by the powers of their two principal
+meridians, ``(S, S + C)``, in which the blur ``rs² + (rs + rc)²`` of a lens is isotropic.
+Gradients follow by the chain rule (``∂k/∂x = Aᵀ ∂k/∂u``) and spectral frequencies map as
+``ω_x = Aᵀ ω_u``.
 """
 
 from __future__ import annotations
@@ -21,15 +28,28 @@ from lensopt.gp.kernels.base import (
 class _Stationary(_BaseKernel):
     """``k = v g(r²)`` with ARD (or isotropic, for a scalar lengthscale) scaled distance r."""
 
-    def __init__(self, lengthscales, variance=1.0, active_dims=None, fixed=(), bounds=None):
+    def __init__(self, lengthscales, variance=1.0, active_dims=None, fixed=(), bounds=None, input_map=None):
         lengthscales_arr = np.array(lengthscales, dtype=float)
         dims = _check_dims(active_dims)
         if lengthscales_arr.ndim > 1:
             raise ValueError(f"{type(self).__name__}: lengthscales must be a scalar or 1-D; got shape {lengthscales_arr.shape}")
-        if lengthscales_arr.ndim == 1 and dims is not None and lengthscales_arr.size not in (1, len(dims)):
+        self.input_map = None
+        if input_map is not None:
+            A = np.array(input_map, dtype=float)
+            if A.ndim != 2 or not np.all(np.isfinite(A)) or (dims is not None and A.shape[1] != len(dims)):
+                raise ValueError(
+                    f"{type(self).__name__}: input_map must be a finite (n_mapped, n_active) matrix with one "
+                    f"column per active column {dims}; got shape {A.shape}"
+                )
+            A.setflags(write=False)
+            self.input_map = A
+        n_read = len(dims) if self.input_map is None and dims is not None else (
+            None if self.input_map is None else self.input_map.shape[0])
+        if lengthscales_arr.ndim == 1 and n_read is not None and lengthscales_arr.size not in (1, n_read):
             raise ValueError(
-                f"{type(self).__name__}: {lengthscales_arr.size} lengthscales for {len(dims)} active columns "
-                f"{dims}; give one per active column or a scalar"
+                f"{type(self).__name__}: {lengthscales_arr.size} lengthscales for {n_read} "
+                f"{'mapped coordinates' if self.input_map is not None else f'active columns {dims}'}; "
+                "give one per coordinate or a scalar"
             )
         super().__init__(
             {"lengthscales": ("lengthscale", lengthscales, True), "variance": ("variance", variance, False)},
@@ -51,8 +71,20 @@ class _Stationary(_BaseKernel):
         """Return ``g(r²)`` and ``h = dg/d(r²)``."""
         raise NotImplementedError
 
+    def _structure_kwargs(self):
+        return {"input_map": self.input_map}
+
+    def __repr__(self):
+        text = super().__repr__()
+        if self.input_map is None:
+            return text
+        return f"{text[:-1]}, input_map={self.input_map.tolist()})"
+
+    def _mapped(self, Xa):
+        return Xa if self.input_map is None else Xa @ self.input_map.T
+
     def _scaled_cols(self, X, Y):
-        Xa, Ya = self._cols(X), self._cols(Y)
+        Xa, Ya = self._mapped(self._cols(X)), self._mapped(self._cols(Y))
         ell = self.lengthscales
         if ell.size > 1 and ell.size != Xa.shape[1]:
             raise ValueError(
@@ -88,11 +120,20 @@ class _Stationary(_BaseKernel):
     def _grad_x(self, X, Y):
         D = self._scaled_diff(X, Y)
         h = self._g(np.einsum("ijk,ijk->ij", D, D))[1]
-        return self._embed(2.0 * self.variance * h[:, :, None] * D / self.lengthscales, X.shape[1])
+        grad = 2.0 * self.variance * h[:, :, None] * D / self.lengthscales
+        if self.input_map is not None:
+            grad = grad @ self.input_map
+        return self._embed(grad, X.shape[1])
 
     def _diag_grad_x(self, X):
         self._cols(X)
         return np.zeros(X.shape)
+
+    def input_frequencies(self, n_frequencies, n_active, rng):
+        """Spectral frequencies over the ``n_active`` active columns (mapped back through ``input_map``)."""
+        if self.input_map is None:
+            return self._spectral_frequencies(n_frequencies, n_active, rng)
+        return self._spectral_frequencies(n_frequencies, self.input_map.shape[0], rng) @ self.input_map
 
     def _ell_for(self, n_active):
         ell = self.lengthscales

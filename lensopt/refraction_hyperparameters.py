@@ -1,6 +1,6 @@
 """The refraction GP's reference hyperparameters, fitted on simulated responses.
 
-The psychophysics kernel ``θ s s' + k_SE((S, C), (S', C'))`` is fitted by maximizing the Laplace
+The psychophysics kernel ``θ s s' + k_SE(x, x')`` is fitted by maximizing the Laplace
 marginal likelihood on simulated responses, for several simulated patients (corrections uniform in
 [−3, 3]² D); the median of each log-hyperparameter is kept, so the result does not hinge on one
 patient. Two designs of the simulated responses:
@@ -12,6 +12,13 @@ patient. Two designs of the simulated responses:
 - ``"sessions"`` (default) — the responses lensopt itself collects: UCB-ALD sessions run with
   a pilot kernel, re-fitted, and run again with the fitted kernel (``n_passes``). These data
   concentrate where the optimizer works, near the optimum, which is where the model must be right.
+
+What the SE part compares (``inputs``): by default the lenses' principal-meridian powers
+``(S, S + C)`` (:data:`lensopt.refraction.MERIDIAN_MAP`) with one lengthscale for both, since the
+patient's blur ``rs² + (rs + rc)²`` is round in them; ``inputs="lens"`` is the paper's kernel on
+``(S, C)``, and ``ard=True`` fits one lengthscale per coordinate. On the session data the ARD fits
+scatter (0.8 to 100 D between patients), the single lengthscale does not (3.6–5.2 D); with the ARD
+kernel on ``(S, C)`` UCB-ALD stalled in the tilted blur valley, often at the edge of the box.
 
 The output goes to ``data/refraction-hyperparameters.json`` with the command that made it.
 """
@@ -64,13 +71,14 @@ def session_responses(patient, n_responses, seed, kernel: KernelSpec):
 def _median_kernel(fits, input_map) -> KernelSpec:
     names = list(fits[0])
     median = [float(np.exp(np.median(np.log([f[name] for f in fits])))) for name in names]
-    # hyperparameter order of the psychophysics kernel: θ, then SE lengthscales, then SE variance
+    # hyperparameter order of the psychophysics kernel: θ, then the SE lengthscale(s), then SE variance
     return KernelSpec(structure="psychophysics", family="se", context_variance=median[0],
-                      lengthscales=tuple(median[1:3]), variance=median[3], input_map=input_map)
+                      lengthscales=tuple(median[1:-1]), variance=median[-1], input_map=input_map)
 
 
 def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, seed=0, n_restarts=3,
-                                   progress=None, design="sessions", n_passes=2, inputs="meridians") -> dict:
+                                   progress=None, design="sessions", n_passes=2, inputs="meridians",
+                                   ard=False) -> dict:
     """Fit per patient and return ``{"kernel": KernelSpec dict, "per_patient": [...], ...}``.
 
     ``progress`` is called with the number of fits done (``n_patients`` per pass).
@@ -82,15 +90,16 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
     if inputs not in INPUT_MAPS:
         raise ValueError(f"inputs must be one of {tuple(INPUT_MAPS)}, got {inputs!r}")
     input_map = INPUT_MAPS[inputs]
+    shape = dict(input_map=input_map) if ard else dict(input_map=input_map, lengthscales=(1.5,))
     patients = draw_patients(n_patients, seed, slope=slope)
     passes = 1 if design == "random" else n_passes
-    kernel, done, history = replace(PILOT_KERNEL, input_map=input_map), 0, []
+    kernel, done, history = replace(PILOT_KERNEL, **shape), 0, []
     for pass_index in range(passes):
         fits = []
         for i, patient in enumerate(patients):
             if design == "random":
                 X, y = simulated_responses(patient, n_responses, np.random.default_rng([seed, i]))
-                start = replace(INITIAL_KERNEL, input_map=input_map)
+                start = replace(INITIAL_KERNEL, **shape)
             else:
                 X, y = session_responses(patient, n_responses, seed + 1000 * pass_index + i, kernel)
                 start = kernel
@@ -108,11 +117,11 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
         "hyperparameter_names": names,
         "per_patient": fits,
         "passes": history,
-        "fitted_on": {"design": design, "inputs": inputs, "slope": slope, "n_patients": n_patients,
+        "fitted_on": {"design": design, "inputs": inputs, "ard": ard, "slope": slope, "n_patients": n_patients,
                       "n_responses": n_responses, "seed": seed, "n_restarts": n_restarts,
                       "true_corrections_d": [list(p.true_correction_d) for p in patients]},
         "command": (f"lensopt hyperparameters --design {design} --slope {slope:g} "
                     f"--patients {n_patients} --responses {n_responses} --seed {seed} "
-                    f"--restarts {n_restarts} --inputs {inputs}"
+                    f"--restarts {n_restarts} --inputs {inputs}" + (" --ard" if ard else "")
                     + (f" --passes {n_passes}" if design == "sessions" else "")),
     }

@@ -78,12 +78,13 @@ class KernelSpec:
             )
         context_dims = tuple(range(n_context))
         system_dims = tuple(range(n_context, n_context + n_system))
-        scales = self.lengthscales * (n_read if len(self.lengthscales) == 1 else 1)
+        # one lengthscale: an isotropic kernel (one hyperparameter when fitted); else ARD
+        scales = self.lengthscales[0] if len(self.lengthscales) == 1 else list(self.lengthscales)
         stationary = {
             "se": kernels.SquaredExponential,
             "matern32": kernels.Matern32,
             "matern52": kernels.Matern52,
-        }[self.family](list(scales), variance=self.variance, active_dims=system_dims, input_map=self.input_map)
+        }[self.family](scales, variance=self.variance, active_dims=system_dims, input_map=self.input_map)
         if self.structure == "psychophysics":
             return kernels.LinearContext(self.context_variance, active_dims=context_dims) + stationary
         return kernels.benchmark_context_kernel(stationary, context_dims=context_dims)

@@ -38,12 +38,15 @@ def test_meridian_kernel_explains_simulated_answers_better_than_the_lens_kernel(
     assert evidence["meridians"] > evidence["lens"], evidence
 
 
-def test_fit_records_the_input_map_and_the_command(tmp_path):
+@pytest.mark.parametrize("ard, n_lengthscales", [(False, 1), (True, 2)])
+def test_fit_records_the_input_map_and_the_command(ard, n_lengthscales):
     result = fit_reference_hyperparameters(n_patients=2, n_responses=40, n_restarts=0, design="random",
-                                           inputs="meridians")
+                                           inputs="meridians", ard=ard)
     kernel = KernelSpec.from_dict(json.loads(json.dumps(result))["kernel"])
-    assert kernel.input_map == MERIDIAN_MAP
+    assert kernel.input_map == MERIDIAN_MAP and len(kernel.lengthscales) == n_lengthscales
+    assert len(result["hyperparameter_names"]) == 2 + n_lengthscales
     assert "--inputs meridians" in result["command"] and result["fitted_on"]["inputs"] == "meridians"
+    assert ("--ard" in result["command"]) == ard
     opt = RefractionOptimizer(hyperparameters=kernel, seed=1)
     trial = opt.ask()
     assert opt.settings_dict()["hyperparameters"]["input_map"] == [list(r) for r in MERIDIAN_MAP]
@@ -60,6 +63,14 @@ def test_lens_kernel_states_saved_without_an_input_map_still_load():
 def test_unknown_inputs_are_named():
     with pytest.raises(ValueError, match="inputs must be one of"):
         fit_reference_hyperparameters(n_patients=1, n_responses=5, inputs="axes")
+
+
+def test_one_lengthscale_builds_an_isotropic_kernel_with_one_hyperparameter():
+    kernel = KernelSpec(lengthscales=(2.0,), input_map=MERIDIAN_MAP).build(1, 2)
+    assert kernel.hyperparameter_names == ["linear.variance", "se.lengthscale", "se.variance"]
+    ard = KernelSpec(lengthscales=(2.0, 2.0), input_map=MERIDIAN_MAP).build(1, 2)
+    X = np.random.default_rng(0).uniform(-3, 3, size=(6, 3))
+    np.testing.assert_allclose(kernel(X), ard(X), rtol=1e-12)
 
 
 def test_shipped_kernel_builds_for_the_refraction_columns():

@@ -28,6 +28,8 @@ def register(subparsers) -> None:
     p.add_argument("--inputs", choices=("meridians", "lens"), default="meridians",
                    help="what the SE kernel compares: principal-meridian powers (S, S+C) (default) "
                         "or the lens columns (S, C) as in the paper")
+    p.add_argument("--ard", action="store_true",
+                   help="one lengthscale per coordinate (ARD) instead of one for both")
     p.add_argument("--passes", type=_positive_int, default=2, help="session/re-fit passes (sessions design)")
     p.add_argument("--seed", type=_non_negative_int, default=0)
     p.add_argument("--restarts", type=_non_negative_int, default=3)
@@ -45,7 +47,7 @@ def run(args) -> int:
         result = fit_reference_hyperparameters(args.slope, args.patients, args.responses, args.seed,
                                                args.restarts, progress=lambda i: bar.update(1),
                                                design=args.design, n_passes=args.passes,
-                                               inputs=args.inputs)
+                                               inputs=args.inputs, ard=args.ard)
     with open(args.output, "w") as handle:
         json.dump(result, handle, indent=2)
         handle.write("\n")

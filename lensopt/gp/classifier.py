@@ -160,11 +160,10 @@ class GPClassifier:
         if self.X_train_.shape[0] == 0:
             return np.zeros(X.shape[0]), self.kernel_.diag(X), np.zeros(X.shape), dk_diag
         K_cross = self.kernel_(self.X_train_, X)
-        mean, var = self._posterior.predict(K_cross, self.kernel_.diag(X))
+        mean, var, RK = self._posterior.predict_with_reduction(K_cross, self.kernel_.diag(X))
         dK = self.kernel_.gradient_x(X, self.X_train_)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
         dmean = np.einsum("mnd,n->md", dK, self._posterior.alpha)
         # var = k** − k*ᵀ R k*  ⇒  ∂var/∂x* = ∂k**/∂x* − 2 (R k*)ᵀ ∂k*/∂x*
-        RK = self._posterior.reduction(K_cross)
         dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
         return mean, var, dmean, dvar
 

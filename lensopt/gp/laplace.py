@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.linalg.lapack import dtrtrs
 
 from lensopt.gp.likelihood import log_likelihood, log_likelihood_derivatives
 
@@ -50,15 +51,27 @@ class LatentPosterior:
     site_precision: np.ndarray | None = None
     site_natural_mean: np.ndarray | None = None
 
+    def __post_init__(self):
+        # column-major once, so every LAPACK solve below reads the factor without copying it
+        object.__setattr__(self, "chol", np.asfortranarray(self.chol))
+
     def _whitened(self, K_cross: np.ndarray) -> np.ndarray:
         """``V = L⁻¹ (sqrt_w ⊙ K_cross)`` with ``K_cross`` of shape ``(n_train, m)``."""
-        return solve_triangular(self.chol, self.sqrt_w[:, None] * K_cross, lower=True, check_finite=False)
+        return lower_solve(self.chol, self.sqrt_w[:, None] * K_cross)
 
     def reduction(self, K_cross: np.ndarray) -> np.ndarray:
         """``R K_cross`` with ``R = sqrt_w B⁻¹ sqrt_w`` (the variance reduction operator)."""
-        return self.sqrt_w[:, None] * cho_solve(
-            (self.chol, True), self.sqrt_w[:, None] * K_cross, check_finite=False
-        )
+        return self._reduction_from_whitened(self._whitened(K_cross))
+
+    def _reduction_from_whitened(self, V: np.ndarray) -> np.ndarray:
+        return self.sqrt_w[:, None] * lower_solve(self.chol, V, transpose=True)
+
+    def predict_with_reduction(self, K_cross: np.ndarray, k_diag: np.ndarray):
+        """``(mean, var, R K_cross)``: what a prediction with input gradients needs, sharing one solve."""
+        mean = K_cross.T @ self.alpha
+        V = self._whitened(K_cross)
+        var = k_diag - np.einsum("ij,ij->j", V, V)
+        return mean, np.maximum(var, 0.0), self._reduction_from_whitened(V)
 
     def predict(self, K_cross: np.ndarray, k_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent predictive mean and variance, ``K_cross`` of shape ``(n_train, m)``."""
@@ -78,6 +91,16 @@ class LatentPosterior:
         """``(K⁻¹ + W)⁻¹ = K − K W½ B⁻¹ W½ K`` (R&W eq. 3.27 / 3.53 in stable form)."""
         _, cov = self.predict_full(K, K)
         return cov
+
+
+def lower_solve(L: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.ndarray:
+    """``L⁻¹ B`` (or ``L⁻ᵀ B``) for a lower-triangular ``L``, by LAPACK ``dtrtrs`` directly: at these
+    sizes (a few right-hand sides, n ≤ a few hundred) scipy's ``solve_triangular`` wrapper costs
+    several times the solve itself, and the acquisition search calls this thousands of times."""
+    X, info = dtrtrs(L, B, lower=1, trans=1 if transpose else 0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"triangular solve failed (LAPACK dtrtrs info {info}): singular factor")
+    return X
 
 
 def _factor_b(K: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
@@ -110,7 +133,7 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
         L = _factor_b(K, sqrt_w)  # Line 5: L = cholesky(I + W½ K W½)
         b = W * f + d1  # Line 6
         # Line 7: a = b − W½ Lᵀ\(L\(W½ K b))
-        a = b - sqrt_w * cho_solve((L, True), sqrt_w * (K @ b), check_finite=False)
+        a = b - sqrt_w * lower_solve(L, lower_solve(L, sqrt_w * (K @ b)), transpose=True)
         step_dir = a - alpha
         step = 1.0
         for _ in range(MAX_STEP_HALVINGS):

@@ -105,10 +105,12 @@ def test_report_every_k_holds_the_trajectory_between_reports_and_matches_at_repo
                              report_every=5).to_dict())
     full, held = every["trajectory"], spaced["trajectory"]
     reported = [1, 5, 10, 12]  # the first, every 5th and the last trial (1-based)
+    # the runs fit their models at different trials, so Newton warm-starts from different points
+    # and the modes agree to its tolerance (1e-9 in the latent), the reported values to ~1e-8
     for t in range(1, 13):
         last_report = max(r for r in reported if r <= t)
-        assert held[t - 1] == pytest.approx(full[last_report - 1], abs=1e-9)
-    assert spaced["final_value"] == pytest.approx(every["final_value"], abs=1e-9)
+        assert held[t - 1] == pytest.approx(full[last_report - 1], abs=1e-6)
+    assert spaced["final_value"] == pytest.approx(every["final_value"], abs=1e-6)
     assert spaced["timings_ms"]["report"]["n"] == len(reported)
 
 

@@ -122,6 +122,26 @@ class ChallengeVariance(_DuelAcquisition):
         return value, grad
 
 
+class ChampionUCB(_DuelAcquisition):
+    """``μ_g + β σ_g`` of ``g(s, x, x*) = f(s, x) − f(s, x*)``: the upper credible bound of the
+    utility of ``x`` measured from the champion ``x*`` (second member of Dueling UCB).
+
+    Duels identify the utility only up to a constant, so its marginal ``σ_f`` is nearly the same
+    everywhere and ``argmax μ_f + β σ_f`` lands next to the champion (near-identical duels). From
+    the champion, ``σ_g`` is zero at ``x*`` and grows with what the duels have not settled; the
+    mean is ``μ_f(x) − μ_f(x*)``, so this is ``μ_f + β σ_f`` with the utility anchored at ``x*``.
+    """
+
+    def __init__(self, model, context, champion, beta: float):
+        super().__init__(model, context, champion, free_second=False)
+        self.beta = float(beta)
+
+    def value_and_gradient(self, X):
+        (mean, var, dmean, dvar), = self._duel_predictions(X)
+        sd = np.sqrt(np.maximum(var, VARIANCE_FLOOR))
+        return mean + self.beta * sd, dmean + (self.beta / (2.0 * sd))[:, None] * dvar
+
+
 class BivariateExpectedImprovement(_DuelAcquisition):
     """``E[(f(s, x) − f(s, x**))⁺] = E[g(s, x, x**)⁺]`` over the joint posterior (Nielsen et al. 2015)."""
 

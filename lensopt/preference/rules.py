@@ -9,7 +9,7 @@ rule              first member                        second member
 ================  ==================================  =====================================================
 ``muc``           x* (the champion)                   argmax_x V[Φ(g(x*, x))]  (Maximally Uncertain Challenge)
 ``kss``           TS                                  TS, an independent draw  (Kernel Self-Sparring, Sui 2017)
-``dueling-ucb``   x*                                  argmax_x μ_f(x) + β σ_f(x), β = Φ⁻¹(0.95)  (Benavoli)
+``dueling-ucb``   x*                                  argmax_x μ_g(x, x*) + β σ_g(x, x*), β = Φ⁻¹(0.95)  (Benavoli)
 ``duel-ts``       TS                                  argmax_x V[Φ(g(x_TS, x))]  (González 2017, as in Table S1)
 ``dueling-ts``    x*                                  TS  (Benavoli 2020)
 ``ei``            x**                                 argmax_x E[(f(x) − μ_f(x**))⁺]  (Brochu 2010)
@@ -154,8 +154,9 @@ def _kss(decision: DuelDecision, m: int) -> np.ndarray:
 
 
 def _dueling_ucb(decision: DuelDecision, m: int) -> np.ndarray:
-    ucb = acq.UtilityUCB(decision.model, decision.reference_context, DUELING_UCB_BETA)
-    return np.array([decision.champion(), argmax_member(decision, ucb)])
+    champion = decision.champion()
+    ucb = acq.ChampionUCB(decision.model, decision.reference_context, champion, DUELING_UCB_BETA)
+    return np.array([champion, argmax_member(decision, ucb)])
 
 
 def _duel_ts(decision: DuelDecision, m: int) -> np.ndarray:

@@ -28,6 +28,7 @@ def _acquisitions(model, context):
     return {
         "mean": acq.UtilityMean(model, context),
         "ucb": acq.UtilityUCB(model, context, 1.64),
+        "champion-ucb": acq.ChampionUCB(model, context, members[0], 1.64),
         "ei": acq.UtilityExpectedImprovement(model, context, 0.2),
         "challenge": acq.ChallengeVariance(model, context, members[:1]),
         "challenge-batch": acq.ChallengeVariance(model, context, members),
@@ -36,7 +37,7 @@ def _acquisitions(model, context):
     }
 
 
-@pytest.mark.parametrize("name", ["mean", "ucb", "ei", "challenge", "challenge-batch", "bivariate-ei", "eiig"])
+@pytest.mark.parametrize("name", ["mean", "ucb", "champion-ucb", "ei", "challenge", "challenge-batch", "bivariate-ei", "eiig"])
 @pytest.mark.parametrize("which", ["plain", "contextual"])
 def test_member_acquisition_gradients_match_finite_differences(name, which, plain, contextual):
     model, context = (plain, np.zeros(0)) if which == "plain" else (contextual, np.array([0.7]))
@@ -62,6 +63,19 @@ def test_challenge_variance_is_the_variance_of_the_win_probability_by_monte_carl
     mean, var = plain.predict_duel(duel_inputs(np.zeros(0), champion, X))
     g = mean + np.sqrt(var) * np.random.default_rng(0).standard_normal((200_000, 1))
     np.testing.assert_allclose(value, norm.cdf(g).var(axis=0), rtol=0.02, atol=1e-4)
+
+
+def test_champion_ucb_is_the_bound_of_the_utility_difference_from_the_joint_posterior(plain):
+    # μ_f(x) − μ_f(x*) + β sqrt(V f(x) + V f(x*) − 2 C(f(x), f(x*))), from the joint utility
+    # posterior; zero at the champion itself (a duel against itself is settled)
+    champion = np.array([0.3, 0.6])
+    X = np.array([[0.8, 0.2], [0.35, 0.55], [0.1, 0.9]])
+    value = acq.ChampionUCB(plain, np.zeros(0), champion, 1.64)(X)
+    for x, v in zip(X, value):
+        mean, cov = plain.predict_utility(np.vstack([x, champion]), full_cov=True)
+        expected = mean[0] - mean[1] + 1.64 * np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
+        assert v == pytest.approx(expected, rel=1e-6, abs=1e-8)
+    assert acq.ChampionUCB(plain, np.zeros(0), champion, 1.64)(champion[None])[0] == pytest.approx(0.0, abs=1e-3)
 
 
 def test_bivariate_ei_is_the_expected_positive_part_of_the_duel_value_by_monte_carlo(plain):

@@ -59,20 +59,6 @@ class UtilityMean(_MemberAcquisition):
         return mean, dmean[:, self.k :]
 
 
-class UtilityUCB(_MemberAcquisition):
-    """``μ_f(s, x) + β σ_f(s, x)`` in latent space (second member of Dueling UCB, Benavoli et al.)."""
-
-    def __init__(self, model, context, beta: float):
-        super().__init__(model, context)
-        self.beta = float(beta)
-
-    def value_and_gradient(self, X):
-        mean, var, dmean, dvar = self.model.predict_utility_with_gradient(self._utility(X))
-        sd = np.sqrt(np.maximum(var, VARIANCE_FLOOR))
-        grad = dmean + (self.beta / (2.0 * sd))[:, None] * dvar
-        return mean + self.beta * sd, grad[:, self.k :]
-
-
 class UtilityExpectedImprovement(_MemberAcquisition):
     """``E[(f(s, x) − τ)⁺]`` over the marginal of ``f(s, x)`` (EI of Brochu et al. 2010, with the
     incumbent value ``τ = μ_f(x**)`` fixed)."""

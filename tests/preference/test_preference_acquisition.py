@@ -27,7 +27,6 @@ def _acquisitions(model, context):
     members = np.array([[0.3, 0.6], [0.8, 0.1]])
     return {
         "mean": acq.UtilityMean(model, context),
-        "ucb": acq.UtilityUCB(model, context, 1.64),
         "champion-ucb": acq.ChampionUCB(model, context, members[0], 1.64),
         "ei": acq.UtilityExpectedImprovement(model, context, 0.2),
         "challenge": acq.ChallengeVariance(model, context, members[:1]),
@@ -37,7 +36,7 @@ def _acquisitions(model, context):
     }
 
 
-@pytest.mark.parametrize("name", ["mean", "ucb", "champion-ucb", "ei", "challenge", "challenge-batch", "bivariate-ei", "eiig"])
+@pytest.mark.parametrize("name", ["mean", "champion-ucb", "ei", "challenge", "challenge-batch", "bivariate-ei", "eiig"])
 @pytest.mark.parametrize("which", ["plain", "contextual"])
 def test_member_acquisition_gradients_match_finite_differences(name, which, plain, contextual):
     model, context = (plain, np.zeros(0)) if which == "plain" else (contextual, np.array([0.7]))

@@ -69,6 +69,19 @@ def check_text(owner: str, name: str, value) -> str:
     return value
 
 
+def check_answer_details(record, owner: str) -> None:
+    """Validate and normalize the fields every trial record shares: ``rt_s`` (finite, >= 0, or
+    None) and ``extra`` (a JSON-able dict; None becomes ``{}``). ``record`` is a frozen dataclass."""
+    if record.rt_s is not None:
+        rt_s = check_finite(owner, "rt_s", record.rt_s)
+        if rt_s < 0:
+            raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
+        object.__setattr__(record, "rt_s", rt_s)
+    extra = {} if record.extra is None else record.extra
+    to_json(owner, "extra", extra)
+    object.__setattr__(record, "extra", dict(extra))
+
+
 @dataclass(frozen=True)
 class TrialRecord:
     """One answered letter trial, as stored.
@@ -106,15 +119,7 @@ class TrialRecord:
                 object.__setattr__(self, "correct", bool(self.correct))
             else:
                 raise ValueError(f"{owner}.correct must be True or False, got {self.correct!r}")
-        if self.rt_s is not None:
-            rt_s = check_finite(owner, "rt_s", self.rt_s)
-            if rt_s < 0:
-                raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
-            object.__setattr__(self, "rt_s", rt_s)
-        if self.extra is None:
-            object.__setattr__(self, "extra", {})
-        to_json(owner, "extra", self.extra)
-        object.__setattr__(self, "extra", dict(self.extra))
+        check_answer_details(self, owner)
 
     def extra_json(self) -> str:
         """``extra`` as JSON text (how the store keeps it)."""
@@ -153,15 +158,7 @@ class DuelTrialRecord:
             raise ValueError(f"{owner}.letters must be capital letters A-Z, got {self.letters!r}")
         if self.answer not in DUEL_ANSWERS:
             raise ValueError(f"{owner}.answer must be one of {', '.join(DUEL_ANSWERS)}, got {self.answer!r}")
-        if self.rt_s is not None:
-            rt_s = check_finite(owner, "rt_s", self.rt_s)
-            if rt_s < 0:
-                raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
-            object.__setattr__(self, "rt_s", rt_s)
-        if self.extra is None:
-            object.__setattr__(self, "extra", {})
-        to_json(owner, "extra", self.extra)
-        object.__setattr__(self, "extra", dict(self.extra))
+        check_answer_details(self, owner)
 
     @property
     def first_lens_d(self) -> tuple[float, float]:
@@ -218,15 +215,7 @@ class RankingTrialRecord:
             raise ValueError(f"{owner}.order must hold each lens index 0..{len(lenses) - 1} once, clearest "
                              f"first, got {self.order!r}")
         object.__setattr__(self, "order", tuple(int(i) for i in order))
-        if self.rt_s is not None:
-            rt_s = check_finite(owner, "rt_s", self.rt_s)
-            if rt_s < 0:
-                raise ValueError(f"{owner}.rt_s must be >= 0 seconds or None, got {rt_s!r}")
-            object.__setattr__(self, "rt_s", rt_s)
-        if self.extra is None:
-            object.__setattr__(self, "extra", {})
-        to_json(owner, "extra", self.extra)
-        object.__setattr__(self, "extra", dict(self.extra))
+        check_answer_details(self, owner)
 
     @property
     def ranked_lenses_d(self) -> tuple[tuple[float, float], ...]:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from scipy.stats import norm
 
-from lensopt.boxes import bounds_pairs
+from lensopt.boxes import bounds_pairs, reference_values
 
 #: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
 RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
@@ -145,19 +145,10 @@ class OptimizerSettings:
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be a non-negative number, got {self.beta!r}")
         ref = self.reference_context
-        if ref is not None and ref != "adaptive":
-            try:
-                values = tuple(float(v) for v in (ref if hasattr(ref, "__len__") else (ref,)))
-            except (TypeError, ValueError):
-                raise ValueError(f"reference_context must be None, 'adaptive' or numbers, got {ref!r}") from None
-            if len(values) != len(self.context_bounds):
-                raise ValueError(
-                    f"reference_context has {len(values)} values for {len(self.context_bounds)} contexts"
-                )
-            for v, (lo, hi) in zip(values, self.context_bounds):
-                if not lo <= v <= hi:
-                    raise ValueError(f"reference_context {v} is outside the context bounds [{lo}, {hi}]")
-            object.__setattr__(self, "reference_context", values)
+        if ref is not None and not (isinstance(ref, str) and ref == "adaptive"):
+            if isinstance(ref, str):
+                raise ValueError(f"reference_context must be None, 'adaptive' or numbers, got {ref!r}")
+            object.__setattr__(self, "reference_context", reference_values(ref, self.context_bounds))
         for name in ("n_candidates", "n_starts", "n_thompson_features", "refit_after"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name in ("n_starts", "refit_after") else 1):

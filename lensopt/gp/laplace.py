@@ -68,17 +68,18 @@ class LatentPosterior:
 
     def predict_with_reduction(self, K_cross: np.ndarray, k_diag: np.ndarray):
         """``(mean, var, R K_cross)``: what a prediction with input gradients needs, sharing one solve."""
-        mean = K_cross.T @ self.alpha
-        V = self._whitened(K_cross)
-        var = k_diag - np.einsum("ij,ij->j", V, V)
-        return mean, np.maximum(var, 0.0), self._reduction_from_whitened(V)
+        mean, var, V = self._predict_whitened(K_cross, k_diag)
+        return mean, var, self._reduction_from_whitened(V)
 
     def predict(self, K_cross: np.ndarray, k_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent predictive mean and variance, ``K_cross`` of shape ``(n_train, m)``."""
+        mean, var, _ = self._predict_whitened(K_cross, k_diag)
+        return mean, var
+
+    def _predict_whitened(self, K_cross, k_diag):
         mean = K_cross.T @ self.alpha
         V = self._whitened(K_cross)
-        var = k_diag - np.einsum("ij,ij->j", V, V)
-        return mean, np.maximum(var, 0.0)
+        return mean, np.maximum(k_diag - np.einsum("ij,ij->j", V, V), 0.0), V
 
     def predict_full(self, K_cross: np.ndarray, K_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Latent predictive mean and full covariance."""

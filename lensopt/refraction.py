@@ -22,6 +22,12 @@ CYLINDER_BOUNDS_D = (-4.0, 4.0)
 #: on them sees the valley of equal blur the way the patient does (an ellipse tilted in (S, C)).
 MERIDIAN_MAP = ((1.0, 0.0), (1.0, 1.0))
 
+#: β of UCB_Φ for lenses: Φ⁻¹(0.99), the companion paper's value, rather than the contextual
+#: paper's Φ⁻¹(0.95). With the smaller β a session whose first lucky answers point to the edge
+#: of the lens box stays there (the Φ-scale bonus of a lens believed worse is squashed); on the
+#: Table 3 patients Φ⁻¹(0.99) removed those stalls (docs/results/table3 and table3-paper-beta).
+REFRACTION_BETA = float(norm.ppf(0.99))
+
 
 def reference_kernel() -> KernelSpec:
     """The shipped psychophysics-kernel hyperparameters (fitted on simulated responses)."""
@@ -53,6 +59,7 @@ class RefractionOptimizer:
             reference_context = (float(reference_context),)
         self.lens_step_d = check_lens_step(lens_step_d)
         self.n_alternatives = n_alternatives
+        options.setdefault("beta", REFRACTION_BETA)
         self._core = ContextualOptimizer(
             system_bounds=(sphere_bounds_d, cylinder_bounds_d), context_bounds=(letter_bounds_logmar,),
             rule=rule, seed=seed, kernel=kernel, reference_context=reference_context,

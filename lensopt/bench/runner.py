@@ -18,6 +18,7 @@ lensopt installed but no shared file system. ``local_sync=True`` runs in-process
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import sys
@@ -63,6 +64,7 @@ class RunSpec:
     hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
     report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
     tie_threshold: float | None = None  # feedback only: the patient's δ (utility units)
+    beta: float | None = None  # refraction only: β of UCB_Φ (None: the optimizer's default)
 
     def reports_after(self, trial: int) -> bool:
         """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
@@ -84,6 +86,9 @@ class RunSpec:
                                                 and self.tie_threshold >= 0):
             raise ValueError(f"RunSpec.tie_threshold must be a number >= 0 for a feedback run, "
                              f"got {self.tie_threshold!r}")
+        if self.beta is not None and not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta)
+                                          and self.beta >= 0):
+            raise ValueError(f"RunSpec.beta must be a number >= 0 or None, got {self.beta!r}")
         if not isinstance(self.report_every, int) or self.report_every < 1:
             raise ValueError(f"RunSpec.report_every must be an integer >= 1, got {self.report_every!r}")
         if self.hyperparameters not in ("fitted", "default"):
@@ -159,7 +164,8 @@ def _run_refraction(spec: RunSpec) -> dict:
     from lensopt.optimizer import RefractionOptimizer
 
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
-    opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial)
+    options = {} if spec.beta is None else {"beta": float(spec.beta)}
+    opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, **options)
     return refraction_loop(spec, patient, opt, lambda trial: bool(
         patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
 

@@ -31,6 +31,8 @@ from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
+from lensopt.refraction import REFRACTION_BETA
+from lensopt.settings import PAPER_BETA
 
 #: Paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
 FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
@@ -102,6 +104,9 @@ def register(subparsers) -> None:
                    help="psychometric slopes, logMAR⁻¹ (default: 8 evenly spaced in [1, 8])")
     r.add_argument("--problems", nargs="+", metavar="NAME",
                    help="problem names as 'slope-A' (an alternative to --slopes)")
+    r.add_argument("--beta", type=_non_negative_float, default=REFRACTION_BETA, metavar="B",
+                   help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {REFRACTION_BETA:.3f}; the contextual "
+                        f"paper's is Φ⁻¹(0.95) = {PAPER_BETA:.3f})")
     _add_cluster_options(r)
     r.set_defaults(handler=run_refraction)
 
@@ -282,12 +287,13 @@ def run_refraction(args) -> int:
     if len(set(names)) != len(names):
         raise ValueError("--slopes lists a slope twice")
     specs = [RunSpec("refraction", name, r, seed, args.iterations, args.initial, slope=a,
-                     report_every=args.report_every)
+                     report_every=args.report_every, beta=args.beta)
              for seed in range(args.seeds) for name, a in zip(names, slopes) for r in rules]
     manifest = {"campaign": "refraction", "rules": rules, "problems": names, "slopes": slopes,
                 "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
-                "report_every": args.report_every,
-                "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes])}
+                "report_every": args.report_every, "beta": args.beta,
+                "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes])
+                + f" --beta {args.beta:.6g}"}
     return _run(args, "refraction", specs, manifest)
 
 

@@ -71,6 +71,8 @@ def register(subparsers) -> None:
                         "best lens), upper (the largest letter), or a logMAR value")
     p.add_argument("--hyperparameters", metavar="FILE",
                    help="a JSON file with a 'kernel' entry (as in data/refraction-hyperparameters.json)")
+    p.add_argument("--beta", type=_non_negative_float, metavar="B",
+                   help="β of UCB_Φ for letter trials (default Φ⁻¹(0.99) ≈ 2.326; the paper's Φ⁻¹(0.95) ≈ 1.645)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.set_defaults(handler=run)
 
@@ -119,8 +121,9 @@ def run(args) -> int:
     hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
     patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
                            n_alternatives=args.n_alternatives, lapse=args.lapse)
-    if args.feedback != "letters" and (args.reference_context != "adaptive" or hyperparameters is not None):
-        raise ValueError("--reference-context and --hyperparameters apply to --feedback letters only")
+    if args.feedback != "letters" and (args.reference_context != "adaptive" or hyperparameters is not None
+                                       or args.beta is not None):
+        raise ValueError("--reference-context, --hyperparameters and --beta apply to --feedback letters only")
     if args.feedback == "duel":
         from functools import partial
 
@@ -151,6 +154,7 @@ def run(args) -> int:
         cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
         lens_step_d=args.lens_step, inference=args.inference, n_alternatives=args.n_alternatives,
         reference_context=reference, hyperparameters=hyperparameters,
+        **({} if args.beta is None else {"beta": args.beta}),
     )
     if args.json:
         result = session(patient, optimizer, args.trials)

@@ -137,3 +137,35 @@ def test_scheduled_refit_changes_the_kernel_and_replays_identically():
     rebuilt = RefractionOptimizer.from_settings(opt.settings_dict(), opt.history)
     assert _same_trial(rebuilt.ask(), opt.ask())
     np.testing.assert_allclose(rebuilt.model.kernel_.theta, fitted.theta)
+
+
+def test_refraction_beta_defaults_to_the_99th_percentile_and_survives_a_saved_state():
+    from scipy.stats import norm
+
+    opt = RefractionOptimizer(seed=1)
+    assert opt.settings.beta == pytest.approx(2.3263478740, abs=1e-9)  # Φ⁻¹(0.99), tables
+    assert opt.settings.beta == pytest.approx(norm.ppf(0.99))
+    paper = RefractionOptimizer(seed=1, beta=float(norm.ppf(0.95)))
+    state = json.loads(json.dumps(paper.to_state()))
+    assert RefractionOptimizer.from_state(state).settings.beta == pytest.approx(1.6448536270, abs=1e-9)
+
+
+def _acuity_error_after(beta_options, n_trials=100):
+    from lensopt.bench.problems import RefractionProblem
+
+    patient = RefractionProblem(slope=5.0).patient(16)  # true correction (2.47, -1.61) D
+    opt = RefractionOptimizer(rule="ucb-ald", seed=16, **beta_options)
+    for _ in range(n_trials):
+        trial = opt.ask()
+        opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    return patient.visual_acuity(*opt.best_lens()) - patient.best_acuity_logmar
+
+
+def test_default_beta_leaves_the_lens_box_corner_where_the_papers_beta_stalls():
+    # Table 3, slope 5, patient 16: an early correct answer at (4, -3) D makes the corner
+    # (4, -4) D (0.405 logMAR from the best) look best; with β = Φ⁻¹(0.95) UCB-ALD never leaves it.
+    from scipy.stats import norm
+
+    stalled = _acuity_error_after({"beta": float(norm.ppf(0.95))})
+    assert stalled > 0.3
+    assert _acuity_error_after({}) < 0.1

@@ -139,6 +139,22 @@ def test_bad_run_spec_values_raise():
         RunSpec("functions", "sphere", "random", 0, 0)
     with pytest.raises(ValueError, match="slope"):
         RunSpec("refraction", "slope-5", "random", 0, 5)
+    with pytest.raises(ValueError, match="beta"):
+        RunSpec("refraction", "slope-5", "ucb-ald", 0, 5, slope=5.0, beta=-1.0)
+
+
+def test_refraction_run_uses_the_beta_of_its_spec():
+    from lensopt.refraction import REFRACTION_BETA
+
+    def lens_after(beta):
+        spec = RunSpec("refraction", "slope-5", "ucb-ald", 2, 9, n_initial=3, slope=5.0, beta=beta)
+        record = run_one(spec.to_dict())
+        assert record["beta"] == beta  # the spec, so the β, is part of the record
+        return record["final_point"]
+
+    assert lens_after(REFRACTION_BETA) != lens_after(0.0)
+    default = run_one(RunSpec("refraction", "slope-5", "ucb-ald", 2, 9, n_initial=3, slope=5.0).to_dict())
+    assert default["final_point"] == lens_after(REFRACTION_BETA)  # None: the optimizer's default
 
 
 def test_cli_functions_campaign_resumes_and_reports(tmp_path, capsys):
@@ -153,6 +169,14 @@ def test_cli_functions_campaign_resumes_and_reports(tmp_path, capsys):
     assert manifest["rules"] == ["random", "ucb-ald"] and manifest["command"].startswith("lensopt bench")
     assert main(["bench", "report", str(out)]) == 0
     assert (out / "report" / "ranking.md").exists()
+
+
+def test_cli_negative_beta_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "refraction", "--beta", "-1", "--local-sync"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--beta" in err[0] and "0 or more" in err[0]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -54,6 +54,8 @@ def test_readable_summary_without_json(capsys):
     (["--rule", "nope"], "choose from"),
     (["--feedback", "duel", "--rule", "ucb-ald"], "does not work with --feedback duel"),
     (["--feedback", "duel", "--reference-context", "upper"], "letters only"),
+    (["--feedback", "duel", "--beta", "3"], "letters only"),
+    (["--beta", "-1"], "--beta"),
     (["--feedback", "duel", "--duel-model", "ties", "--rule", "muc-ald"], "choose from: mpes-ald"),
     (["--tie-threshold", "0.5"], "duel only"),
     (["--feedback", "duel", "--tie-threshold", "-1"], "0 or more"),

@@ -64,7 +64,7 @@ class RunSpec:
     hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
     report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
     tie_threshold: float | None = None  # feedback only: the patient's δ (utility units)
-    beta: float | None = None  # refraction only: β of UCB_Φ (None: the optimizer's default)
+    beta: float | None = None  # refraction and feedback (letters): β of UCB_Φ (None: the default)
 
     def reports_after(self, trial: int) -> bool:
         """Whether the reported optimum is searched after ``trial`` (1-based); in between, the

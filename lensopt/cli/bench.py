@@ -309,7 +309,8 @@ def run_feedback_campaign(args) -> int:
         raise ValueError("--rules lists a mode twice")
     name = refraction_problem_name(args.slope)
     specs = [RunSpec("feedback", name, r, seed, args.iterations, args.initial, slope=args.slope,
-                     report_every=args.report_every, tie_threshold=args.tie_threshold)
+                     report_every=args.report_every, tie_threshold=args.tie_threshold,
+                     beta=REFRACTION_BETA if r == "letters" else None)
              for seed in range(args.seeds) for r in args.rules]
     command = shlex.join(["lensopt", "bench", "feedback", "--out", args.out, "--seeds", str(args.seeds),
                           "--iterations", str(args.iterations), "--initial", str(args.initial),

@@ -78,6 +78,15 @@ def test_feedback_modes_face_the_same_patient_and_duel_ties_are_counted():
     assert all(v >= 0 for v in duels["trajectory"])  # an acuity error is never negative
 
 
+def test_feedback_letters_follow_the_beta_of_their_spec():
+    def lens(beta):
+        spec = RunSpec("feedback", "slope-5", "letters", 2, 9, n_initial=3, slope=5.0, tie_threshold=1.0,
+                       beta=beta)
+        return run_one(spec.to_dict())["final_point"]
+
+    assert lens(0.0) != lens(3.0)
+
+
 def test_feedback_run_needs_a_tie_threshold():
     with pytest.raises(ValueError, match="tie_threshold"):
         RunSpec("feedback", "slope-5", "letters", 0, 5, slope=5.0)

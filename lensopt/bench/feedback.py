@@ -33,8 +33,8 @@ def _optimizer(spec):
     if spec.rule == "letters":
         from lensopt.optimizer import RefractionOptimizer
 
-        options = {} if spec.beta is None else {"beta": float(spec.beta)}
-        return RefractionOptimizer(rule=LETTER_RULE, seed=spec.seed, n_initial=spec.n_initial, **options)
+        return RefractionOptimizer(rule=LETTER_RULE, seed=spec.seed, n_initial=spec.n_initial,
+                                   **spec.optimizer_options)
     if spec.rule == "duel-drop-ties":
         from lensopt.duel_refraction import DuelRefractionOptimizer
 

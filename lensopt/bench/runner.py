@@ -96,6 +96,11 @@ class RunSpec:
                              f"got {self.hyperparameters!r}")
 
     @property
+    def optimizer_options(self) -> dict:
+        """Keyword arguments of the refraction optimizer set by this spec (β, when given)."""
+        return {} if self.beta is None else {"beta": float(self.beta)}
+
+    @property
     def key(self) -> str:
         """File-name-safe identifier, unique within a campaign directory."""
         return f"{self.problem}__{self.rule}__seed{self.seed:04d}"
@@ -164,8 +169,8 @@ def _run_refraction(spec: RunSpec) -> dict:
     from lensopt.optimizer import RefractionOptimizer
 
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
-    options = {} if spec.beta is None else {"beta": float(spec.beta)}
-    opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, **options)
+    opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial,
+                              **spec.optimizer_options)
     return refraction_loop(spec, patient, opt, lambda trial: bool(
         patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
 

@@ -1,7 +1,8 @@
 """lensopt: find a patient's optical correction from a letter-acuity task.
 
 The numerical core (``lensopt.gp``, ``lensopt.acquisition``, ``lensopt.optimize``,
-``lensopt.observer``, ``lensopt.bench``) imports only numpy and scipy; the PsychoPy experiment
+``lensopt.observer``, ``lensopt.bench``) imports only numpy and scipy (and threadpoolctl, which
+``lensopt.threads`` uses to run each decision on one BLAS thread); the PsychoPy experiment
 (``lensopt.experiment``) and the Qt dashboard (``lensopt.dashboard``) import the core, never the
 reverse.
 """
@@ -9,8 +10,11 @@ reverse.
 import os as _os
 
 # The GP matrices here are small (n ≤ a few hundred): one BLAS thread is several times faster
-# than many threads competing for two cores. Takes effect when lensopt is imported before numpy
-# (as the ``lensopt`` command does); set OPENBLAS_NUM_THREADS yourself to override.
+# than many threads competing for two cores. The real limit is applied per call, by the
+# optimizers' ask/tell/best_* methods (``lensopt.threads.single_threaded``, threadpoolctl), so it
+# holds whatever the import order; LENSOPT_BLAS_THREADS sets it (default 1, 0 = no limit). These
+# variables are a harmless extra, for the ``lensopt`` command: they only take effect when lensopt
+# is imported before numpy, and they do not override values you set yourself.
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     _os.environ.setdefault(_name, "1")
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.threads import single_threaded
 
 #: Prior of the utility kernel: lengthscale over letter sizes (logMAR), over lenses (D), and
 #: the amplitude. Chosen from the simulated patient's utility ``Φ⁻¹(P(correct))`` at slope 5:
@@ -184,6 +185,7 @@ class DuelRefractionOptimizer:
         return tuple(self._history)
 
     # ---------------------------------------------------------------- ask/tell
+    @single_threaded
     def ask(self) -> DuelTrial:
         import time
 
@@ -195,6 +197,7 @@ class DuelRefractionOptimizer:
                                                   self._system_bounds)
         return DuelTrial(first, second, float(np.asarray(query.context, float)[0]))
 
+    @single_threaded
     def tell(self, trial: DuelTrial, answer) -> None:
         """Record the answer to ``trial``: ``True``/``1``/``"first"`` (lens 1 clearer),
         ``False``/``0``/``"second"``, or ``"same"``. The probit duel model has no tie outcome, so a
@@ -233,6 +236,7 @@ class DuelRefractionOptimizer:
             return model.predict(X, full_cov=full_cov)
         return model.predict_utility(X, full_cov=full_cov)
 
+    @single_threaded
     def best_lens(self) -> tuple[float, float]:
         """The lens maximizing the posterior mean utility (at the reference letter size)."""
         sphere, cylinder = np.asarray(self._core.best_point(), float)

@@ -17,6 +17,7 @@ import numpy as np
 from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel, prior_utility, utility_inputs
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.threads import single_threaded
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
 RANKING_RULES = {"mpes-ald": "mpes", "random": "random"}
@@ -91,12 +92,14 @@ class RankingRefractionOptimizer:
     def history(self) -> tuple:
         return tuple(self._history)
 
+    @single_threaded
     def ask(self) -> RankingTrial:
         query = self._core.ask()
         self.last_decision_ms = self._core.last_decision_ms
         lenses = distinct_phoropter_lenses(np.asarray(query.members, float), self.lens_step_d, self._system_bounds)
         return RankingTrial(lenses, float(query.context[0]))
 
+    @single_threaded
     def tell(self, trial: RankingTrial, order) -> None:
         if not isinstance(trial, RankingTrial):
             raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
@@ -122,6 +125,7 @@ class RankingRefractionOptimizer:
             return prior_utility(self._core.kernel, X, full_cov)
         return model.predict(X, full_cov=full_cov)
 
+    @single_threaded
     def best_lens(self) -> tuple[float, float]:
         """The lens maximizing the posterior mean utility (at the reference letter size)."""
         sphere, cylinder = np.asarray(self._core.best_point(), float)

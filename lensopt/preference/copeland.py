@@ -26,6 +26,7 @@ from lensopt.preference.copeland_model import (
     _maximize_without_gradient,
     default_duel_kernel,
 )
+from lensopt.threads import single_threaded
 
 CEI_DUELS = 16
 """Candidate duels of Copeland EI (half Halton over X × X, half pairing the current winner)."""
@@ -197,6 +198,7 @@ class CopelandOptimizer:
             self.model.fit(A, B, y)
         return self.model
 
+    @single_threaded
     def ask(self):
         """The next duel ``(x_first (d,), x_second (d,))``."""
         s, rng = self.settings, self._rng()
@@ -204,6 +206,7 @@ class CopelandOptimizer:
             return random_duel(s.bounds, rng)
         return choose_duel(self._fitted_model(), s.rule, rng)
 
+    @single_threaded
     def tell(self, x_first, x_second, preferred_first) -> None:
         """Record that ``x_first`` won (True/1) or lost (False/0) its duel against ``x_second``."""
         box = np.array(self.settings.bounds)
@@ -221,6 +224,7 @@ class CopelandOptimizer:
             raise ValueError(f"preferred_first must be a bool or 0/1; got {preferred_first!r}")
         self._history.append((points[0], points[1], int(preferred_first)))
 
+    @single_threaded
     def best_point(self) -> np.ndarray:
         """The Condorcet winner of the current model (the centre of the box before any duel)."""
         if not self._history:

@@ -20,6 +20,7 @@ from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
 from lensopt.preference.model import PreferenceGP
 from lensopt.preference.settings import PreferenceSettings, default_kernel, kernel_from_dict, kernel_to_dict
+from lensopt.threads import single_threaded
 
 STATE_FORMAT = "lensopt.preference-state/1"
 """Format tag of saved preference optimizer states."""
@@ -141,6 +142,7 @@ class PreferenceOptimizer:
         """``s₀`` ``(n_context,)``: where duels are chosen and the optimum is reported."""
         return self.settings.reference()
 
+    @single_threaded
     def best_point(self) -> np.ndarray:
         """``argmax_x μ_f(s₀, x)``, the posterior mean utility at the reference context ``(n_system,)``
         (the centre of the box before any duel)."""
@@ -154,6 +156,7 @@ class PreferenceOptimizer:
         return self._best[1].copy()
 
     # ----------------------------------------------------------------- ask/tell
+    @single_threaded
     def ask(self) -> DuelQuery:
         """The next query: a context and ``batch_size`` members to compare."""
         start = time.perf_counter()
@@ -168,6 +171,7 @@ class PreferenceOptimizer:
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return DuelQuery(context=context, members=members)
 
+    @single_threaded
     def tell(self, query: DuelQuery, outcome) -> None:
         """Record the answer to ``query``.
 
@@ -187,6 +191,7 @@ class PreferenceOptimizer:
         for (i, j), c in comparisons:
             self.tell_duel(query.context, query.members[i], query.members[j], c)
 
+    @single_threaded
     def tell_duel(self, context, first, second, preferred_first: bool) -> None:
         """Record one duel: ``first`` vs ``second`` at ``context``, ``preferred_first`` its outcome."""
         context = np.array(context, dtype=float).reshape(-1)

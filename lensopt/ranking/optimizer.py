@@ -21,6 +21,7 @@ from lensopt.ranking import search
 from lensopt.ranking.data import RankingObservation, parse_outcome
 from lensopt.ranking.model import RankingGP
 from lensopt.ranking.settings import MAX_SET_SIZE, RankingSettings
+from lensopt.threads import single_threaded
 
 STATE_FORMAT = "lensopt.ranking-state/1"
 """Format tag of saved ranking optimizer states."""
@@ -125,6 +126,7 @@ class RankingOptimizer:
         """``s₀`` ``(n_context,)``: where sets are chosen and the optimum is reported."""
         return self.settings.reference()
 
+    @single_threaded
     def best_point(self) -> np.ndarray:
         """``argmax_x μ(s₀, x)``, the posterior mean at the reference context ``(n_system,)`` (the
         centre of the box before any observation)."""
@@ -139,6 +141,7 @@ class RankingOptimizer:
         return self._best[1].copy()
 
     # ----------------------------------------------------------------- ask/tell
+    @single_threaded
     def ask(self) -> RankingQuery:
         """The next query: a context and ``set_size`` distinct members to compare."""
         start = time.perf_counter()
@@ -154,6 +157,7 @@ class RankingOptimizer:
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return RankingQuery(context=context, members=members)
 
+    @single_threaded
     def tell(self, query: RankingQuery, outcome) -> None:
         """Record the answer to ``query``.
 
@@ -165,6 +169,7 @@ class RankingOptimizer:
             raise ValueError(f"query must be a RankingQuery; got {type(query).__name__}")
         self.tell_observation(query.context, query.members, outcome)
 
+    @single_threaded
     def tell_observation(self, context, members, outcome, ties_allowed: bool | None = None) -> None:
         """Record one answered comparison of explicit ``members`` ``(m, n_system)`` at ``context``
         (e.g. replaying a stored session); ``ties_allowed``: whether "same" was an allowed answer

@@ -8,6 +8,7 @@
 ``feedback``   letters vs duels vs duels with ties on the same simulated patients (issue 8).
 ``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
+``decision-time`` ask + tell time in N processes side by side that import numpy first (issue 14).
 
 Campaigns run on Dask: a local cluster sized to the machine by default, or an existing one with
 ``--scheduler tcp://HOST:8786``. On SLURM, start one with dask-jobqueue, e.g.:
@@ -178,6 +179,29 @@ def register(subparsers) -> None:
                         "on 1000 samples, as the paper did (about half a minute per function)")
     s.set_defaults(handler=run_rescale)
 
+    dt = sub.add_parser(
+        "decision-time", help="ask + tell time (ms) in N processes side by side, numpy imported first",
+        description="Start N Python processes at once; each imports numpy and scipy before lensopt "
+                    "(as a PsychoPy script does), without BLAS thread variables, and times ask + tell "
+                    "of a simulated refraction session. Prints median, p95 and max per process and "
+                    "pooled, p95 in 60 Hz frames, and the BLAS threads in effect inside a call.")
+    dt.add_argument("--rule", default="ucb-ald", help="acquisition rule (default ucb-ald)")
+    dt.add_argument("--processes", type=_positive_int, default=2, metavar="N",
+                    help="processes side by side (default 2)")
+    dt.add_argument("--trials", type=_positive_int, default=100, metavar="N",
+                    help="trials per process (default 100)")
+    dt.add_argument("--seed", type=_non_negative_int, default=0,
+                    help="seed of process 1 (optimizer and patient); process i uses seed + i - 1")
+    order = dt.add_mutually_exclusive_group()
+    order.add_argument("--numpy-first", dest="numpy_first", action="store_true", default=True,
+                       help="import numpy and scipy before lensopt (default)")
+    order.add_argument("--lensopt-first", dest="numpy_first", action="store_false",
+                       help="import lensopt first (its BLAS environment variables then apply)")
+    dt.add_argument("--no-limit", action="store_true",
+                    help="no per-call BLAS limit (LENSOPT_BLAS_THREADS=0 in the processes): the slow case")
+    dt.add_argument("--json", action="store_true", help="print one JSON object")
+    dt.set_defaults(handler=run_decision_time)
+
 
 def _check_rules(rules) -> list[str]:
     from lensopt.settings import ALL_RULES
@@ -320,6 +344,18 @@ def run_feedback_campaign(args) -> int:
                 "tie_threshold": args.tie_threshold, "seeds": args.seeds, "n_iterations": args.iterations,
                 "n_initial": args.initial, "report_every": args.report_every, "command": command}
     return _run(args, "feedback", specs, manifest)
+
+
+def run_decision_time(args) -> int:
+    import json
+
+    from lensopt.bench.decision_time import format_report
+    from lensopt.bench.decision_time import run_decision_time as run
+
+    result = run(rule=args.rule, processes=args.processes, trials=args.trials, seed=args.seed,
+                 numpy_first=args.numpy_first, limit=not args.no_limit)
+    print(json.dumps(result) if args.json else format_report(result))
+    return 0
 
 
 def run_report(args) -> int:

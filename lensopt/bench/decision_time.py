@@ -1,0 +1,258 @@
+"""Decision time in a user's own script, several at once: ``lensopt bench decision-time``.
+
+Issue 14, item 7: a decision (``ask`` plus ``tell``, the model update included) must take at most
+one 60 Hz frame (16.7 ms) at the 95th percentile, also in a script that imports numpy before
+lensopt (as every PsychoPy script does) while another such process runs on the same machine.
+
+:func:`run_decision_time` starts ``processes`` separate Python processes at the same moment. Each
+imports numpy and scipy *before* lensopt (``numpy_first=True``, the default; or lensopt first),
+with ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` removed from its
+environment (other ``OPENBLAS_*`` variables are kept), so its BLAS libraries start with one thread
+per core, as in a user's script. Each then runs a simulated refraction session —
+``RefractionOptimizer(rule, seed=seed + i)`` answered by ``draw_patients(1, seed + i)[0]`` — and
+times ``ask()`` plus ``tell()`` of every trial with ``time.perf_counter`` (the patient's answer
+is not timed). The processes wait for each other after their imports and set-up, so the timed
+sessions overlap.
+
+The per-call BLAS limit (:mod:`lensopt.threads`) is what a user's script gets from the
+optimizer's decorated methods. While ``RefractionOptimizer``'s ``ask``/``tell`` (or those of the
+``ContextualOptimizer`` inside it) are not decorated, the benchmark applies the same decorator to
+them itself and says so (``limit_applied_by``). ``limit=False`` sets ``LENSOPT_BLAS_THREADS=0``
+in the processes (no limit) and reproduces the slow case. Each process also reports the BLAS
+thread counts (``threadpoolctl.threadpool_info()``) read inside a limited call, as the timed
+calls run, and outside one: the proof that the limit took effect.
+
+This module imports neither numpy nor lensopt's numerical core at import time (the parent process
+only starts the others and summarizes); ``_child_main`` is the code of one process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+FRAME_MS = 1000.0 / 60.0
+"""One frame of a 60 Hz display, ms: the budget of a decision's 95th percentile."""
+
+BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Thread-count variables removed from the processes' environment (as in a user's shell)."""
+
+DEFAULT_RULE, DEFAULT_PROCESSES, DEFAULT_TRIALS, DEFAULT_SEED = "ucb-ald", 2, 100, 0
+
+_NUMPY_FIRST = ("import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n"
+                "import lensopt\n")
+_LENSOPT_FIRST = ("import lensopt\n"
+                  "import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n")
+_RUN_CHILD = ("import sys\n"
+              "from lensopt.bench.decision_time import _child_main\n"
+              "sys.exit(_child_main(sys.argv[1:]))\n")
+
+
+def child_environment(limit: bool = True, base=None) -> dict:
+    """The environment of a benchmark process: ``base`` (default ``os.environ``) without the BLAS
+    thread-count variables; ``LENSOPT_BLAS_THREADS=0`` when ``limit`` is false."""
+    from lensopt.threads import ENV_VAR
+
+    env = dict(os.environ if base is None else base)
+    for name in BLAS_ENV:
+        env.pop(name, None)
+    if not limit:
+        env[ENV_VAR] = "0"
+    return env
+
+
+def summarize_ms(values) -> dict:
+    """Median, 95th percentile and maximum of decision times (ms), and p95 in 60 Hz frames."""
+    ordered = sorted(float(v) for v in values)
+    if not ordered:
+        return {"n": 0, "median_ms": None, "p95_ms": None, "max_ms": None, "p95_frames": None}
+    median, p95 = _percentile(ordered, 50), _percentile(ordered, 95)
+    return {"n": len(ordered), "median_ms": median, "p95_ms": p95, "max_ms": ordered[-1],
+            "p95_frames": p95 / FRAME_MS}
+
+
+def _percentile(ordered, q):
+    """Linear-interpolation percentile (numpy's default) of a sorted list."""
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def run_decision_time(rule: str = DEFAULT_RULE, processes: int = DEFAULT_PROCESSES,
+                      trials: int = DEFAULT_TRIALS, seed: int = DEFAULT_SEED, numpy_first: bool = True,
+                      limit: bool = True, timeout_s: float | None = 600.0) -> dict:
+    """Run the benchmark (see the module docstring) and return its result as a JSON-able dict."""
+    from lensopt.settings import ALL_RULES
+    from lensopt.threads import ENV_VAR, blas_threads_setting
+
+    if rule not in ALL_RULES:
+        raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(ALL_RULES)}")
+    for name, value, low in (("processes", processes, 1), ("trials", trials, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"decision-time: {name} must be an integer ≥ {low}, got {value!r}")
+    env = child_environment(limit)
+    setting = blas_threads_setting() if limit else 0  # a bad LENSOPT_BLAS_THREADS fails here, once
+    code = (_NUMPY_FIRST if numpy_first else _LENSOPT_FIRST) + _RUN_CHILD
+    children = []
+    try:
+        for i in range(processes):
+            argv = [sys.executable, "-c", code, "--rule", rule, "--trials", str(trials),
+                    "--seed", str(seed + i)]
+            children.append(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, text=True, env=env))
+        for child in children:  # every process has imported and built its optimizer
+            line = child.stdout.readline()
+            if line.strip() != "ready":
+                raise RuntimeError(_failure(child, line))
+        for child in children:  # ... then all start their sessions together
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        outputs = []
+        for child in children:
+            out, err = child.communicate(timeout=timeout_s)
+            if child.returncode != 0:
+                raise RuntimeError(_failure(child, out, err))
+            outputs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+
+    per_process = []
+    pooled = []
+    for i, out in enumerate(outputs):
+        decision = out.pop("decision_ms")
+        pooled.extend(decision)
+        per_process.append({"process": i + 1, **out, **summarize_ms(decision)})
+    applied = {p["limit_applied_by"] for p in per_process}
+    summary = summarize_ms(pooled)
+    return {
+        "rule": rule, "processes": processes, "trials": trials, "seed": seed,
+        "import_order": "numpy-first" if numpy_first else "lensopt-first",
+        "blas_threads_setting": setting, "limit": bool(limit and setting),
+        "limit_applied_by": applied.pop() if len(applied) == 1 else sorted(applied),
+        "env_removed": list(BLAS_ENV), "env_lensopt_blas_threads": env.get(ENV_VAR),
+        "cpu_count": os.cpu_count(), "frame_ms": FRAME_MS,
+        "per_process": per_process, "pooled": summary,
+        "within_frame": summary["p95_ms"] <= FRAME_MS,
+    }
+
+
+def _failure(child, out="", err=None) -> str:
+    if err is None:
+        try:
+            child.kill()
+            out2, err = child.communicate(timeout=30)
+            out = (out or "") + (out2 or "")
+        except Exception:  # pragma: no cover - best effort for the message
+            err = ""
+    lines = [ln for ln in (err or "").strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else (out or "").strip()[-200:] or "no output"
+    return f"a benchmark process failed (exit code {child.returncode}): {last}"
+
+
+def format_report(result: dict) -> str:
+    """The human-readable table of :func:`run_decision_time`'s result."""
+    setting = result["blas_threads_setting"]
+    if not result["limit"]:
+        how = "no BLAS limit (LENSOPT_BLAS_THREADS=0)"
+    else:
+        by = result["limit_applied_by"]
+        by = {"optimizer": "by the optimizer's methods",
+              "benchmark": "by the benchmark (RefractionOptimizer's ask/tell are not decorated yet)"
+              }.get(by, f"by {by}")
+        how = f"BLAS limited to {setting} thread{'s' if setting != 1 else ''} per call, {by}"
+    lines = [
+        f"lensopt bench decision-time: rule {result['rule']}, "
+        + (f"{result['processes']} processes side by side" if result["processes"] > 1 else "1 process")
+        + f" on {result['cpu_count']} CPUs, "
+        f"{result['trials']} trials each, {result['import_order']}; {how}",
+        f"decision = ask + tell; one 60 Hz frame = {result['frame_ms']:.1f} ms",
+        "",
+        f"{'process':>8} {'seed':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'p95/frame':>10}"
+        "  BLAS threads inside a call (outside)",
+    ]
+    for p in result["per_process"]:
+        inside = ",".join(str(n) for n in p["blas_threads_inside"]) or "-"
+        outside = ",".join(str(n) for n in p["blas_threads_outside"]) or "-"
+        lines.append(f"{p['process']:>8} {p['seed']:>5} {p['median_ms']:>10.1f} {p['p95_ms']:>8.1f} "
+                     f"{p['max_ms']:>8.1f} {p['p95_frames']:>10.2f}  {inside} ({outside})")
+    q = result["pooled"]
+    lines.append(f"{'pooled':>8} {'':>5} {q['median_ms']:>10.1f} {q['p95_ms']:>8.1f} {q['max_ms']:>8.1f} "
+                 f"{q['p95_frames']:>10.2f}")
+    verdict = "within" if result["within_frame"] else "OVER"
+    lines.append(f"pooled p95 {q['p95_ms']:.1f} ms: {verdict} one 60 Hz frame")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ one benchmark process
+def _parse_child(argv):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="lensopt.bench.decision_time (child)")
+    parser.add_argument("--rule", default=DEFAULT_RULE)
+    parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    return parser.parse_args(argv)
+
+
+def _methods_limited(optimizer) -> bool:
+    """Whether ``ask`` and ``tell`` run under :func:`lensopt.threads.single_threaded` already."""
+    from lensopt.threads import is_single_threaded
+
+    owners = [type(optimizer)]
+    core = getattr(optimizer, "_core", None)
+    if core is not None:
+        owners.append(type(core))
+    return all(any(is_single_threaded(getattr(owner, name, None)) for owner in owners)
+               for name in ("ask", "tell"))
+
+
+def _child_main(argv) -> int:
+    """One process: build the session, say ``ready``, wait for ``go``, time every decision."""
+    args = _parse_child(argv)
+    from lensopt.observer import draw_patients
+    from lensopt.refraction import RefractionOptimizer
+    from lensopt.threads import blas_threads_now, blas_threads_setting, single_threaded
+
+    patient = draw_patients(1, args.seed)[0]
+    optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed)
+    setting = blas_threads_setting()
+    by_optimizer = _methods_limited(optimizer)
+    ask, tell = optimizer.ask, optimizer.tell
+    if not by_optimizer:
+        ask, tell = single_threaded(ask), single_threaded(tell)
+    threads_in_call = single_threaded(blas_threads_now)  # the same limit as the timed calls
+    outside = [info["num_threads"] for info in blas_threads_now()]
+
+    print("ready", flush=True)
+    sys.stdin.readline()
+    decision_ms, inside = [], set()
+    for t in range(args.trials):
+        start = time.perf_counter()
+        trial = ask()
+        asked = time.perf_counter()
+        correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+        told = time.perf_counter()
+        tell(trial, correct)
+        end = time.perf_counter()
+        decision_ms.append(((asked - start) + (end - told)) * 1e3)
+        if t == 0 or t == args.trials - 1:  # untimed: what a limited call sees
+            inside.add(tuple(info["num_threads"] for info in threads_in_call()))
+    inside_counts = sorted(inside)[-1] if inside else ()
+    print(json.dumps({
+        "seed": args.seed, "pid": os.getpid(), "blas_threads_setting": setting,
+        "limit_applied_by": "none" if not setting else "optimizer" if by_optimizer else "benchmark",
+        "blas_threads_inside": list(inside_counts),
+        "blas_threads_inside_varied": len(inside) > 1,
+        "blas_threads_outside": outside,
+        "blas_libraries": [info.get("filepath", "") for info in blas_threads_now()],
+        "decision_ms": decision_ms,
+    }), flush=True)
+    return 0

@@ -1,0 +1,93 @@
+"""`lensopt bench decision-time`: processes that import numpy first, timed ask + tell, JSON fields.
+
+No assertion on speed: only that the benchmark runs and reports what it measured.
+"""
+
+import json
+
+import pytest
+
+from lensopt.bench.decision_time import BLAS_ENV, FRAME_MS, child_environment, summarize_ms
+from lensopt.cli import main
+
+SUMMARY_FIELDS = {"n", "median_ms", "p95_ms", "max_ms", "p95_frames"}
+PROCESS_FIELDS = SUMMARY_FIELDS | {
+    "process", "seed", "pid", "blas_threads_setting", "limit_applied_by", "blas_threads_inside",
+    "blas_threads_inside_varied", "blas_threads_outside", "blas_libraries",
+}
+RESULT_FIELDS = {
+    "rule", "processes", "trials", "seed", "import_order", "blas_threads_setting", "limit",
+    "limit_applied_by", "env_removed", "env_lensopt_blas_threads", "cpu_count", "frame_ms",
+    "per_process", "pooled", "within_frame",
+}
+
+
+def _run_json(capsys, *extra):
+    code = main(["bench", "decision-time", "--processes", "1", "--trials", "5", "--json", *extra])
+    out = capsys.readouterr().out
+    assert code == 0
+    return json.loads(out)
+
+
+def test_one_process_five_trials_json(capsys, monkeypatch):
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    result = _run_json(capsys)
+    assert set(result) == RESULT_FIELDS
+    assert (result["rule"], result["processes"], result["trials"], result["seed"]) == ("ucb-ald", 1, 5, 0)
+    assert result["import_order"] == "numpy-first"
+    assert result["limit"] is True and result["blas_threads_setting"] == 1
+    assert result["frame_ms"] == pytest.approx(FRAME_MS)
+    assert set(result["pooled"]) == SUMMARY_FIELDS and result["pooled"]["n"] == 5
+    (process,) = result["per_process"]
+    assert set(process) == PROCESS_FIELDS
+    assert process["n"] == 5 and process["seed"] == 0
+    assert process["median_ms"] <= process["p95_ms"] <= process["max_ms"]
+    assert process["p95_frames"] == pytest.approx(process["p95_ms"] / FRAME_MS)
+    assert process["limit_applied_by"] in ("optimizer", "benchmark")
+    # the proof that the limit took effect inside the timed calls
+    assert process["blas_threads_inside"] and set(process["blas_threads_inside"]) == {1}
+    assert len(process["blas_libraries"]) == len(process["blas_threads_outside"]) >= 1
+
+
+def test_no_limit_and_lensopt_first(capsys, monkeypatch):
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    result = _run_json(capsys, "--no-limit", "--lensopt-first", "--seed", "3")
+    assert result["limit"] is False and result["limit_applied_by"] == "none"
+    assert result["import_order"] == "lensopt-first" and result["env_lensopt_blas_threads"] == "0"
+    (process,) = result["per_process"]
+    assert process["seed"] == 3 and process["n"] == 5
+    # lensopt imported first sets its BLAS variables before numpy loads: one thread even unlimited
+    assert set(process["blas_threads_outside"]) == {1}
+
+
+def test_table_output(capsys, monkeypatch):
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    assert main(["bench", "decision-time", "--processes", "1", "--trials", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "median ms" in out and "p95/frame" in out and "pooled" in out and "60 Hz" in out
+
+
+def test_child_environment_strips_thread_variables_only():
+    base = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "1048576", "PATH": "/bin"}
+    env = child_environment(limit=True, base=base)
+    assert not set(BLAS_ENV) & set(env)
+    assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["OPENBLAS_L2_SIZE"] == "1048576"
+    assert "LENSOPT_BLAS_THREADS" not in env
+    assert child_environment(limit=False, base=base)["LENSOPT_BLAS_THREADS"] == "0"
+
+
+def test_summary():
+    s = summarize_ms([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s["median_ms"] == 3.0 and s["max_ms"] == 100.0 and s["n"] == 5
+    assert s["p95_ms"] == pytest.approx(80.8)  # numpy's linear percentile
+    assert summarize_ms([])["median_ms"] is None
+
+
+def test_bad_arguments_are_one_line_errors(capsys, monkeypatch):
+    assert main(["bench", "decision-time", "--rule", "nope", "--processes", "1", "--trials", "1"]) == 2
+    assert "unknown rule 'nope'" in capsys.readouterr().err
+    monkeypatch.setenv("LENSOPT_BLAS_THREADS", "many")
+    assert main(["bench", "decision-time", "--processes", "1", "--trials", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "LENSOPT_BLAS_THREADS must be a non-negative integer" in err and err.count("\n") == 1

@@ -39,7 +39,8 @@ class ContextualKnowledgeGradient:
     def __call__(self, X):
         X = np.atleast_2d(np.asarray(X, float))
         mu, var = self.model.predict_latent(X)
-        p_success = uncertainty.probit_mean(mu, var)
+        floor = (getattr(self.model, "guess_rate", 0.0), getattr(self.model, "lapse_rate", 0.0))
+        p_success = uncertainty.floored_mean(mu, var, *floor)  # μ_c when the model has no floor
         values = np.empty(X.shape[0])
         for i, x_new in enumerate(X):
             best_if_success = self._fantasy_best(x_new, 1)

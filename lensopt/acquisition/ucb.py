@@ -3,6 +3,10 @@
 - :class:`ProbitUCB` (UCB_Φ; Fauvel & Chalk 2022 eq. 8, METHOD.md §4): in observation space,
   ``μ_c(x) + β sqrt(V[Φ(f(x))])`` with ``μ_c = Φ(μ / sqrt(1 + σ²))`` and the epistemic variance
   from Owen's T. Default ``β = Φ⁻¹(0.95)`` (contextual paper).
+  With a floored likelihood ``P = γ + (1 − γ − λ) Φ(f)`` (METHOD.md §2b) UCB_Φ stays on ``Φ(f)``,
+  the probability that the patient *resolves* the letter: ``E[P] + β sqrt(V[P])`` is the affine
+  image ``γ + κ (μ_c + β sqrt(V[Φ(f)]))`` of it, so both rank lenses identically, and ``Φ(f)``
+  keeps ``β`` on the paper's scale.
 - :class:`LatentUCB` (UCB_f; Tesch et al. 2013 style): ``μ(x) + β σ(x)`` in latent space, ``β = 1``.
 """
 

@@ -1,4 +1,5 @@
-"""GPClassifier: a probit GP classifier with Laplace or EP inference.
+"""GPClassifier: a probit GP classifier with Laplace or EP inference, optionally with a guess
+floor and a lapse rate, ``P(c = 1 | f) = γ + (1 − γ − λ) Φ(f)`` (METHOD.md §2b).
 
 The public class validates inputs and keeps the training data; the maths lives in
 :mod:`lensopt.gp.laplace`, :mod:`lensopt.gp.ep` and :mod:`lensopt.gp.uncertainty`.
@@ -17,10 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from lensopt.gp import uncertainty
-from lensopt.gp.ep import ep_lml_gradient, ep_posterior
+from lensopt.gp.ep import ep_lml_gradient, parallel_ep_posterior
 from lensopt.gp.hyperparameters import maximize_log_marginal_likelihood
 from lensopt.gp.kernels import Kernel
 from lensopt.gp.laplace import LatentPosterior, laplace_lml_gradient, laplace_posterior
+from lensopt.gp.likelihood import check_floor
 
 INFERENCE_METHODS = ("laplace", "ep")
 """Names accepted by ``GPClassifier(inference=...)``."""
@@ -58,13 +60,17 @@ def _validate_y(y, n_points: int) -> np.ndarray:
 
 
 class GPClassifier:
-    """Probit GP classifier ``P(c = 1 | x) = Φ(f(x))``, ``f ~ GP(0, k)``.
+    """Probit GP classifier ``P(c = 1 | x) = γ + (1 − γ − λ) Φ(f(x))``, ``f ~ GP(0, k)``.
 
     ``kernel``: a :class:`lensopt.gp.kernels.Kernel`; ``inference``: ``"laplace"`` (R&W Alg. 3.1)
-    or ``"ep"`` (R&W Alg. 3.5); ``jitter``: added to the training covariance diagonal.
+    or ``"ep"`` (R&W Alg. 3.5); ``jitter``: added to the training covariance diagonal;
+    ``guess_rate`` ``γ`` and ``lapse_rate`` ``λ``: the floored likelihood (0 and 0: the plain
+    probit ``Φ(f)`` of the papers). ``predict_latent`` is always the latent ``f``;
+    ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``.
     """
 
-    def __init__(self, kernel: Kernel, inference: str = "laplace", jitter: float = DEFAULT_JITTER):
+    def __init__(self, kernel: Kernel, inference: str = "laplace", jitter: float = DEFAULT_JITTER,
+                 guess_rate: float = 0.0, lapse_rate: float = 0.0):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
         if inference not in INFERENCE_METHODS:
@@ -74,6 +80,9 @@ class GPClassifier:
         self.kernel_ = kernel
         self.inference = inference
         self.jitter = float(jitter)
+        check_floor(guess_rate, lapse_rate)
+        self.guess_rate = float(guess_rate)
+        self.lapse_rate = float(lapse_rate)
         self.X_train_: np.ndarray | None = None
         self.y_train_: np.ndarray | None = None
         self._K: np.ndarray | None = None
@@ -167,20 +176,27 @@ class GPClassifier:
         dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
         return mean, var, dmean, dvar
 
+    @property
+    def floored(self) -> bool:
+        """Whether the likelihood has a guess floor or a lapse rate."""
+        return self.guess_rate > 0.0 or self.lapse_rate > 0.0
+
     def predict_proba(self, X) -> np.ndarray:
-        """``μ_c = Φ(μ / sqrt(1 + σ²))``: probability of a correct answer."""
-        return uncertainty.probit_mean(*self.predict_latent(X))
+        """``γ + κ Φ(μ / sqrt(1 + σ²))``: probability of a correct answer (``μ_c`` when unfloored)."""
+        return uncertainty.floored_mean(*self.predict_latent(X), self.guess_rate, self.lapse_rate)
 
     def epistemic_variance(self, X) -> np.ndarray:
-        """``V[Φ(f)]`` via Owen's T."""
-        return uncertainty.epistemic_variance(*self.predict_latent(X))
+        """``V[P] = κ² V[Φ(f)]`` via Owen's T."""
+        return uncertainty.floored_epistemic_variance(*self.predict_latent(X), self.guess_rate, self.lapse_rate)
 
     def aleatoric_variance(self, X) -> np.ndarray:
-        """``E[Φ(f)(1 − Φ(f))]``."""
+        """``E[Φ(f)(1 − Φ(f))]`` (of the latent probit, without the floor)."""
         return uncertainty.aleatoric_variance(*self.predict_latent(X))
 
     def bald(self, X) -> np.ndarray:
-        """BALD mutual information between the outcome and ``f``, in bits."""
+        """BALD mutual information between the outcome and ``f``, in bits (floored: by quadrature)."""
+        if self.floored:
+            return uncertainty.floored_bald_bits(*self.predict_latent(X), self.guess_rate, self.lapse_rate)
         return uncertainty.bald_bits(*self.predict_latent(X))
 
     def training_posterior(self) -> tuple[np.ndarray, np.ndarray]:
@@ -205,9 +221,10 @@ class GPClassifier:
     def _infer(self, K, y, init) -> LatentPosterior | None:
         if K.shape[0] == 0:
             return None
+        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate)
         if self.inference == "laplace":
-            return laplace_posterior(K, y, alpha_init=init)
-        return ep_posterior(K, y, sites_init=init)
+            return laplace_posterior(K, y, alpha_init=init, **floor)
+        return parallel_ep_posterior(K, y, sites_init=init, **floor)
 
     def _init_from(self, posterior: LatentPosterior | None):
         if posterior is None:
@@ -229,7 +246,7 @@ class GPClassifier:
             return np.zeros(kernel.n_theta)
         dK = kernel.gradient_theta(X)
         if self.inference == "laplace":
-            return laplace_lml_gradient(K, dK, y, posterior)
+            return laplace_lml_gradient(K, dK, y, posterior, self.guess_rate, self.lapse_rate)
         return ep_lml_gradient(K, dK, posterior)
 
     def _set_posterior(self, kernel, X, y, K, posterior) -> None:

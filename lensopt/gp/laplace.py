@@ -9,6 +9,14 @@ The Newton iterate is parameterised by ``α`` with ``f = K α`` (as in GPML's ``
 warm start pads the previous ``α`` with zeros: old rows keep their latent values, new rows start
 at the previous predictive mean. Steps are halved while they do not increase the objective
 ``Ψ(f) = −½ αᵀf + Σ log p(y|f)`` (R&W eq. 3.12), which guarantees convergence.
+
+Floored likelihood (guess rate ``γ``, lapse ``λ``; :mod:`lensopt.gp.likelihood`): ``−log p`` is not
+convex in ``f`` for answers far on the floor's side (a correct answer well below threshold), where
+the observed curvature ``−∇∇ log p`` is negative. There ``W`` is clipped at 0 — the answer adds no
+precision to the Gaussian approximation, which is what a likely guess deserves — and Newton becomes
+a quasi-Newton ascent with the same step-halving line search (still monotone in ``Ψ``, so it
+converges; near such points linearly rather than quadratically). With ``γ = λ = 0`` nothing is
+clipped and the algorithm is R&W's exactly.
 """
 
 from __future__ import annotations
@@ -110,26 +118,30 @@ def _factor_b(K: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
     return cholesky(B, lower=True, check_finite=False)
 
 
-def _objective(alpha: np.ndarray, f: np.ndarray, y: np.ndarray) -> float:
+def _objective(alpha: np.ndarray, f: np.ndarray, y: np.ndarray, floor=(0.0, 0.0)) -> float:
     """``Ψ(f) = −½ αᵀ f + Σ log p(y | f)`` (R&W eq. 3.12 up to a constant)."""
-    return float(-0.5 * alpha @ f + np.sum(log_likelihood(f, y)))
+    return float(-0.5 * alpha @ f + np.sum(log_likelihood(f, y, *floor)))
 
 
-def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | None = None) -> LatentPosterior:
+def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | None = None,
+                      guess_rate: float = 0.0, lapse_rate: float = 0.0) -> LatentPosterior:
     """Find the posterior mode and build the Laplace approximation (R&W Algorithm 3.1).
 
     ``K``: training covariance (jitter included), ``y``: labels in ``{0, 1}``, ``alpha_init``:
-    optional starting weights (warm start), ``f₀ = K alpha_init``.
+    optional starting weights (warm start), ``f₀ = K alpha_init``; ``guess_rate``/``lapse_rate``:
+    the floored likelihood (curvature clipped at 0, see the module docstring).
     """
     n = K.shape[0]
     y = np.asarray(y, dtype=float)
+    floor = (float(guess_rate), float(lapse_rate))
     alpha = np.zeros(n) if alpha_init is None else np.array(alpha_init, dtype=float)
     f = K @ alpha
-    psi = _objective(alpha, f, y)
+    psi = _objective(alpha, f, y, floor)
     iteration = 0
     for iteration in range(1, NEWTON_MAX_ITERATIONS + 1):
-        _, d1, d2, _ = log_likelihood_derivatives(f, y)
-        W = -d2  # Line 4: W = −∇∇ log p(y|f)  (≥ 0: the probit is log-concave)
+        _, d1, d2, _ = log_likelihood_derivatives(f, y, *floor)
+        # Line 4: W = −∇∇ log p(y|f)  (≥ 0 for the log-concave probit; clipped at 0 if floored)
+        W = np.maximum(-d2, 0.0)
         sqrt_w = np.sqrt(W)
         L = _factor_b(K, sqrt_w)  # Line 5: L = cholesky(I + W½ K W½)
         b = W * f + d1  # Line 6
@@ -140,7 +152,7 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
         for _ in range(MAX_STEP_HALVINGS):
             alpha_try = alpha + step * step_dir
             f_try = K @ alpha_try  # Line 8: f = K a
-            psi_try = _objective(alpha_try, f_try, y)
+            psi_try = _objective(alpha_try, f_try, y, floor)
             if psi_try >= psi - 1e-12 * (1.0 + abs(psi)):
                 break
             step *= 0.5
@@ -148,8 +160,8 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
         alpha, f, psi = alpha_try, f_try, psi_try
         if change <= NEWTON_TOLERANCE:
             break
-    log_p, d1, d2, _ = log_likelihood_derivatives(f, y)
-    sqrt_w = np.sqrt(-d2)
+    log_p, d1, d2, _ = log_likelihood_derivatives(f, y, *floor)
+    sqrt_w = np.sqrt(np.maximum(-d2, 0.0))
     L = _factor_b(K, sqrt_w)
     # R&W eq. 3.32 / Algorithm 3.1 line 10: log q(y|X) = −½ aᵀf + Σ log p(y|f) − Σ log L_ii
     log_z = -0.5 * alpha @ f + np.sum(log_p) - np.sum(np.log(np.diag(L)))
@@ -164,14 +176,17 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
 
 
 def laplace_lml_gradient(
-    K: np.ndarray, dK: np.ndarray, y: np.ndarray, posterior: LatentPosterior
+    K: np.ndarray, dK: np.ndarray, y: np.ndarray, posterior: LatentPosterior,
+    guess_rate: float = 0.0, lapse_rate: float = 0.0,
 ) -> np.ndarray:
     """Gradient of the Laplace log marginal likelihood (R&W Algorithm 5.1).
 
     ``dK``: ``(n, n, n_theta)`` derivatives of ``K`` in the log-hyperparameters. Includes the
     implicit term through the dependence of the mode ``f̂`` on the hyperparameters (lines 8–10).
+    Where ``W`` is clipped at 0 (floored likelihood) it does not move with ``f̂``: ``d3 = 0`` there.
     """
-    _, d1, _, d3 = log_likelihood_derivatives(posterior.mean, y)
+    _, d1, d2, d3 = log_likelihood_derivatives(posterior.mean, y, guess_rate, lapse_rate)
+    d3 = np.where(-d2 > 0.0, d3, 0.0)
     a = posterior.alpha
     L = posterior.chol
     sw = posterior.sqrt_w

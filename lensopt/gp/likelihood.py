@@ -1,4 +1,13 @@
-"""Probit likelihood ``p(c | f) = Φ(t f)`` with ``t = 2c − 1`` for labels ``c ∈ {0, 1}``.
+"""Probit likelihood ``p(c | f) = Φ(t f)`` with ``t = 2c − 1`` for labels ``c ∈ {0, 1}``, and
+its floored form for an n-alternative task (METHOD.md §2b):
+
+    P(c = 1 | f) = γ + (1 − γ − λ) Φ(f),    P(c = 0 | f) = λ + (1 − γ − λ) Φ(−f),
+
+with the guess rate ``γ = 1/n_alternatives`` and the lapse rate ``λ``. Both labels share one form,
+``p(c | f) = ε_c + κ Φ(t f)`` with ``κ = 1 − γ − λ``, ``ε_1 = γ`` and ``ε_0 = λ``; ``γ = λ = 0`` is the
+plain probit of the papers, computed by exactly the plain formulas (so their benchmarks are
+unchanged). Without the floor one lucky guess (probability γ) at a tiny letter reads as proof of
+excellent acuity; with it, a correct answer far below threshold costs the model almost nothing.
 
 Log-CDFs (``scipy.special.log_ndtr``), the scaled complementary error function
 (``scipy.special.erfcx``) and asymptotic series keep latent values far in either tail finite and
@@ -9,7 +18,7 @@ the tilted moments used by EP follow R&W eq. 3.58.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import erfcx, log_ndtr
+from scipy.special import erfcx, log_ndtr, ndtr
 
 _SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
 
@@ -40,20 +49,80 @@ def _z_plus_inverse_mills(z: np.ndarray, r: np.ndarray) -> np.ndarray:
     return np.maximum(np.where(x > MILLS_SERIES_THRESHOLD, series, z + r), 0.0)
 
 
-def log_likelihood(f: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per-point ``log Φ(t f)``, shape ``(n,)``."""
-    return log_ndtr(signs(y) * f)
+def check_floor(guess_rate: float, lapse_rate: float) -> None:
+    """``γ ≥ 0``, ``λ ≥ 0`` and ``γ + λ < 1`` (else the answers would carry no information)."""
+    for name, value in (("guess_rate", guess_rate), ("lapse_rate", lapse_rate)):
+        if not (np.isfinite(value) and value >= 0.0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    if guess_rate + lapse_rate >= 1.0:
+        raise ValueError(f"guess_rate + lapse_rate must be < 1 (got {guess_rate} + {lapse_rate}); "
+                         "lower the lapse rate")
+
+
+def _floors(y: np.ndarray, guess_rate: float, lapse_rate: float) -> np.ndarray:
+    """``ε_c``: the probability of label ``c`` that does not depend on ``f`` (γ for 1, λ for 0)."""
+    return np.where(np.asarray(y, dtype=float) > 0.5, guess_rate, lapse_rate)
+
+
+def _floored_terms(z: np.ndarray, y: np.ndarray, guess_rate: float, lapse_rate: float):
+    """``log p``, ``g = κ φ(z) / p`` and ``z + g`` for ``p = ε + κ Φ(z)``, stable in both tails.
+
+    With ``ρ = κ Φ(z) / p`` (the share of ``p`` that depends on ``f``) and ``r = φ(z)/Φ(z)``:
+    ``g = ρ r`` and ``z + g = (z + r) − (1 − ρ) r``, where ``z + r`` comes from the Mills-ratio
+    series far in the wrong tail and ``1 − ρ = ε / p``.
+    """
+    eps, other = _floors(y, guess_rate, lapse_rate), _floors(1.0 - np.asarray(y, float), guess_rate, lapse_rate)
+    kappa = 1.0 - guess_rate - lapse_rate
+    log_phi = log_ndtr(z)
+    log_kappa = np.log(kappa)
+    with np.errstate(divide="ignore"):
+        log_eps = np.log(eps)
+    log_p = _log_floored(z, eps, other, kappa, log_eps, log_phi)
+    rho = np.exp(log_kappa + log_phi - log_p)
+    one_minus_rho = np.exp(log_eps - log_p)
+    r = inverse_mills(z)
+    g = rho * r
+    z_plus_g = _z_plus_inverse_mills(z, r) - one_minus_rho * r
+    return log_p, g, z_plus_g
+
+
+def log_likelihood(f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0,
+                   lapse_rate: float = 0.0) -> np.ndarray:
+    """Per-point ``log p(c | f)``, shape ``(n,)``: ``log Φ(t f)``, or ``log(ε_c + κ Φ(t f))``."""
+    z = signs(y) * f
+    if guess_rate == 0.0 and lapse_rate == 0.0:
+        return log_ndtr(z)
+    eps, other = _floors(y, guess_rate, lapse_rate), _floors(1.0 - np.asarray(y, float), guess_rate, lapse_rate)
+    with np.errstate(divide="ignore"):
+        log_eps = np.log(eps)
+    return _log_floored(z, eps, other, 1.0 - guess_rate - lapse_rate, log_eps, log_ndtr(z))
+
+
+def _log_floored(z, eps, other, kappa, log_eps, log_phi):
+    """``log(ε + κ Φ(z))``: as a sum of logs, or — where ``p`` is near 1 — as ``log1p`` of its
+    complement ``1 − p = ε' + κ Φ(−z)`` (``ε'``: ``other``, the other label's floor)."""
+    near_one = np.log1p(-np.minimum(other + kappa * ndtr(-z), 1.0))
+    with np.errstate(invalid="ignore"):
+        return np.where(z > 0.0, near_one, np.logaddexp(log_eps, np.log(kappa) + log_phi))
 
 
 def log_likelihood_derivatives(
-    f: np.ndarray, y: np.ndarray
+    f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0, lapse_rate: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``log p``, and its first, second and third derivatives in ``f`` (R&W eq. 3.16).
 
     With ``z = t f`` and ``r = φ(z)/Φ(z)``: ``d1 = t r``, ``d2 = −r² − z r`` and
     ``d3 = t r ((z + r)(z + 2r) − 1)`` (using ``dr/dz = −r (z + r)``), which tends to
     ``2t/|z|³`` far in the wrong tail (used below ``z = −MILLS_SERIES_THRESHOLD``, good to 1e-3 there).
+
+    Floored (``γ`` or ``λ`` > 0): the same formulas with ``r`` replaced by ``g = κ φ(z)/p``, since
+    ``dg/dz = −g (z + g)``: ``d1 = t g``, ``d2 = −g (z + g)``, ``d3 = t g ((z + g)(z + 2g) − 1)``.
+    ``d2`` is positive where ``z + g < 0`` (an answer far on the floor's side): the floored
+    likelihood is not log-concave there, and Laplace clips its curvature
+    (:func:`lensopt.gp.laplace.laplace_posterior`).
     """
+    if guess_rate != 0.0 or lapse_rate != 0.0:
+        return _floored_derivatives(f, y, guess_rate, lapse_rate)
     t = signs(y)
     z = t * f
     r = inverse_mills(z)
@@ -67,17 +136,39 @@ def log_likelihood_derivatives(
     return log_ndtr(z), d1, d2, d3
 
 
+def _floored_derivatives(f, y, guess_rate, lapse_rate):
+    t = signs(y)
+    z = t * np.asarray(f, dtype=float)
+    eps = _floors(y, guess_rate, lapse_rate)
+    log_p, g, z_plus_g = _floored_terms(z, y, guess_rate, lapse_rate)
+    with np.errstate(divide="ignore", over="ignore"):
+        # a label without a floor (ε = 0) far in the wrong tail: the plain series (see above)
+        d3 = np.where((eps == 0.0) & (z < -MILLS_SERIES_THRESHOLD), 2.0 * t / np.abs(z) ** 3,
+                      t * g * (z_plus_g * (z_plus_g + g) - 1.0))
+    return log_p, t * g, -g * z_plus_g, d3
+
+
 def tilted_moments(
-    y: np.ndarray, cavity_mean: np.ndarray, cavity_var: np.ndarray
+    y: np.ndarray, cavity_mean: np.ndarray, cavity_var: np.ndarray,
+    guess_rate: float = 0.0, lapse_rate: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Moments of ``Φ(t f) N(f | μ₋, σ₋²)`` (R&W eq. 3.58).
+    """Moments of ``p(c | f) N(f | μ₋, σ₋²)`` (R&W eq. 3.58 for the plain probit).
 
     Returns ``(log Ẑ, μ̂, σ̂²)``: the log normaliser, mean and variance of the tilted distribution.
+    Floored: ``Ẑ = ε_c + κ Φ(z)``, ``z = t μ₋ / sqrt(1 + σ₋²)`` (METHOD.md §2b); its log-derivatives
+    in ``μ₋`` are ``t g / s`` and ``−g (z + g) / s²`` (``s² = 1 + σ₋²``, ``g = κ φ(z)/Ẑ``), so
+    ``μ̂ = μ₋ + σ₋² t g / s`` and ``σ̂² = σ₋² − σ₋⁴ g (z + g) / s²``: the plain formulas with ``r → g``.
+    ``σ̂²`` may exceed ``σ₋²`` (the floored likelihood is not log-concave); EP then clips the
+    site precision at 0 (:mod:`lensopt.gp.ep`).
     """
     t = signs(y)
     scale = np.sqrt(1.0 + cavity_var)
     z = t * cavity_mean / scale
-    r = inverse_mills(z)
+    if guess_rate == 0.0 and lapse_rate == 0.0:
+        r = inverse_mills(z)
+        log_z, z_plus_r = log_ndtr(z), _z_plus_inverse_mills(z, r)
+    else:
+        log_z, r, z_plus_r = _floored_terms(z, y, guess_rate, lapse_rate)
     mean = cavity_mean + t * cavity_var * r / scale
-    var = cavity_var - cavity_var**2 * r * _z_plus_inverse_mills(z, r) / (1.0 + cavity_var)
-    return log_ndtr(z), mean, var
+    var = cavity_var - cavity_var**2 * r * z_plus_r / (1.0 + cavity_var)
+    return log_z, mean, var

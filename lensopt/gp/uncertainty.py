@@ -112,3 +112,98 @@ def bald_bits_grad(mu, var):
     dE_dmu = -E * mu / s2
     dE_dvar = E * (mu * mu / s2 - 1.0) / (2.0 * s2)
     return dH_dh * dh_dmu - dE_dmu, dH_dh * dh_dvar - dE_dvar
+
+
+# ---- the floored likelihood: P(c = 1 | f) = γ + (1 − γ − λ) Φ(f)  (METHOD.md §2b) -------------
+
+#: Gauss–Legendre nodes of the floored BALD's expected-entropy integral (see :func:`_window_nodes`).
+FLOORED_QUADRATURE_NODES = 48
+
+#: Half-width (in f) of the window outside which ``H₂(γ + κ Φ(f))`` equals its limits
+#: ``H₂(γ)`` / ``H₂(1 − λ)`` to double precision (``Φ(−9) ≈ 1e-19``).
+FLOORED_WINDOW = 9.0
+
+#: The Gaussian ``N(μ, σ²)`` is integrated over ``μ ± FLOORED_SPAN σ`` (mass outside: 1e-15).
+FLOORED_SPAN = 8.0
+
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(FLOORED_QUADRATURE_NODES)
+
+
+def floored_mean(mu, var, guess_rate, lapse_rate):
+    """``E[P(c = 1)] = γ + (1 − γ − λ) Φ(μ / sqrt(1 + σ²))``."""
+    return guess_rate + (1.0 - guess_rate - lapse_rate) * probit_mean(mu, var)
+
+
+def floored_epistemic_variance(mu, var, guess_rate, lapse_rate):
+    """``V[γ + κ Φ(f)] = κ² V[Φ(f)]`` (Owen's T, :func:`epistemic_variance`), ``κ = 1 − γ − λ``."""
+    return (1.0 - guess_rate - lapse_rate) ** 2 * epistemic_variance(mu, var)
+
+
+def _entropy_bits(p):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(p * np.log(p) + (1.0 - p) * np.log1p(-p)) / _LN2
+    return np.where((p <= 0.0) | (p >= 1.0), 0.0, h)
+
+
+def _entropy_derivative_bits(p):
+    """``dH₂/dp = log₂((1 − p)/p)``."""
+    with np.errstate(divide="ignore"):
+        return (np.log1p(-p) - np.log(p)) / _LN2
+
+
+def _window_nodes(mu, sd):
+    """Nodes ``f`` ``(n, m)`` and weights ``w`` of ``∫ · N(f | μ, σ²) df`` over the window where
+    the floored entropy varies, ``[μ − 8σ, μ + 8σ] ∩ [−9, 9]``, and the Gaussian mass below and
+    above it. Gauss–Hermite in ``(f − μ)/σ`` alone would miss the entropy's step of width 1 when
+    ``σ`` is large (prior variance here is ~60): Gauss–Legendre on the intersection resolves both
+    the Gaussian (width ``σ``) and the step (width 1)."""
+    lo = np.clip(mu - FLOORED_SPAN * sd, -FLOORED_WINDOW, FLOORED_WINDOW)
+    hi = np.clip(mu + FLOORED_SPAN * sd, -FLOORED_WINDOW, FLOORED_WINDOW)
+    half = 0.5 * (hi - lo)
+    f = (0.5 * (hi + lo))[..., None] + half[..., None] * _GL_NODES
+    u = (f - mu[..., None]) / sd[..., None]
+    w = half[..., None] * _GL_WEIGHTS * _pdf(u) / sd[..., None]
+    below = ndtr((lo - mu) / sd)
+    above = ndtr((mu - hi) / sd)
+    return f, w, below, above
+
+
+def _expected_floored_entropy(mu, var, guess_rate, lapse_rate, gradient=False):
+    """``E_f[H₂(γ + κ Φ(f))]`` for ``f ~ N(μ, σ²)`` (bits), by quadrature; with ``gradient``, also
+    ``∂/∂μ = E[h'(f)]`` and ``∂/∂σ² = ½ E[h''(f)]`` (Stein's lemma / the heat equation)."""
+    kappa = 1.0 - guess_rate - lapse_rate
+    mu, var = np.broadcast_arrays(np.asarray(mu, dtype=float), np.asarray(var, dtype=float))
+    sd = np.sqrt(np.maximum(var, 1e-24))
+    f, w, below, above = _window_nodes(mu, sd)
+    p = guess_rate + kappa * ndtr(f)
+    value = np.sum(w * _entropy_bits(p), axis=-1)
+    value = value + below * _entropy_bits(np.float64(guess_rate)) + above * _entropy_bits(np.float64(1.0 - lapse_rate))
+    if not gradient:
+        return value
+    dp = kappa * _pdf(f)
+    dH = _entropy_derivative_bits(p)
+    h1 = dp * dH
+    # h'' = κφ'(f) H' + (κφ)² H'',  φ' = −f φ,  H''(p) = −1 / (ln 2 · p (1 − p))
+    h2 = -f * dp * dH - dp * dp / (_LN2 * p * (1.0 - p))
+    return value, np.sum(w * h1, axis=-1), 0.5 * np.sum(w * h2, axis=-1)
+
+
+def floored_bald_bits(mu, var, guess_rate, lapse_rate):
+    """BALD of the floored likelihood, bits: ``H₂(E[P]) − E_f[H₂(γ + κ Φ(f))]`` (METHOD.md §2b).
+
+    The second term has no closed form with a floor; it is integrated by quadrature
+    (:func:`_window_nodes`, checked against Monte Carlo in the tests). ``γ = λ = 0`` reduces to
+    the exact mutual information of the probit (:func:`bald_bits` is Houlsby's approximation of it).
+    """
+    mean = floored_mean(mu, var, guess_rate, lapse_rate)
+    return np.maximum(_entropy_bits(mean) - _expected_floored_entropy(mu, var, guess_rate, lapse_rate), 0.0)
+
+
+def floored_bald_bits_grad(mu, var, guess_rate, lapse_rate):
+    """``(∂I/∂μ, ∂I/∂σ²)`` of :func:`floored_bald_bits` (where it is not clipped at 0)."""
+    kappa = 1.0 - guess_rate - lapse_rate
+    mean = floored_mean(mu, var, guess_rate, lapse_rate)
+    m_mu, m_var = probit_mean_grad(mu, var)
+    dH = _entropy_derivative_bits(mean)
+    _, e_mu, e_var = _expected_floored_entropy(mu, var, guess_rate, lapse_rate, gradient=True)
+    return kappa * dH * m_mu - e_mu, kappa * dH * m_var - e_var

@@ -159,10 +159,17 @@ def function_problem(slug: str, hyperparameters: str = "fitted",
 
 @dataclass(frozen=True)
 class RefractionProblem:
-    """Simulated refraction at one psychometric slope; one patient per repetition seed."""
+    """Simulated refraction at one psychometric slope; one patient per repetition seed.
+
+    ``lapse`` and ``n_alternatives`` are the patients' lapse rate and number of letters (the
+    paper's 0 and 26 by default); they change the answers, not the true corrections, so the
+    patient of a seed has the same correction in every condition.
+    """
 
     slope: float
     n_trials: int = PAPER_REFRACTION_TRIALS
+    lapse: float = 0.0
+    n_alternatives: int = 26
     direction: str = field(default="min", init=False)
 
     def __post_init__(self):
@@ -170,6 +177,11 @@ class RefractionProblem:
             raise ValueError(f"RefractionProblem.slope must be > 0 (logMAR⁻¹), got {self.slope}")
         if self.n_trials < 1:
             raise ValueError(f"RefractionProblem.n_trials must be >= 1, got {self.n_trials}")
+        if isinstance(self.n_alternatives, bool) or not isinstance(self.n_alternatives, int) \
+                or self.n_alternatives < 2:
+            raise ValueError(f"RefractionProblem.n_alternatives must be an integer >= 2, got {self.n_alternatives!r}")
+        if not (math.isfinite(self.lapse) and 0 <= self.lapse < 1 - 1 / self.n_alternatives):
+            raise ValueError(f"RefractionProblem.lapse must be in [0, 1 - 1/n_alternatives), got {self.lapse}")
 
     @property
     def name(self) -> str:
@@ -179,7 +191,8 @@ class RefractionProblem:
         """The patient of repetition ``seed``: the same for every rule (a paired design)."""
         from lensopt.observer import draw_patients
 
-        return draw_patients(1, seed, slope=self.slope)[0]
+        return draw_patients(1, seed, slope=self.slope, lapse=self.lapse,
+                             n_alternatives=self.n_alternatives)[0]
 
 
 def refraction_problem_name(slope: float) -> str:

@@ -33,8 +33,26 @@ from pathlib import Path
 import numpy as np
 
 #: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
-#: campaigns of :mod:`lensopt.bench.preferential`, and letters against duels (:mod:`lensopt.bench.feedback`).
-CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback")
+#: campaigns of :mod:`lensopt.bench.preferential`, letters against duels (:mod:`lensopt.bench.feedback`)
+#: and the held-out robustness campaign against the ideal observer (:mod:`lensopt.bench.robustness`).
+CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback",
+             "robustness")
+
+#: Patient seeds from this one on are held out: no tuning (kernels, hyperparameters, β,
+#: thresholds) may use them (issue 14). Seeds below it are the tuning split.
+HELD_OUT_FIRST_SEED = 100_000
+
+#: Names of the two splits of the patient seeds.
+SPLITS = ("tuning", "held-out")
+
+
+def split_of(seed: int) -> str:
+    """``"held-out"`` for patient seeds ``>= HELD_OUT_FIRST_SEED``, ``"tuning"`` below."""
+    return "held-out" if seed >= HELD_OUT_FIRST_SEED else "tuning"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
@@ -65,6 +83,13 @@ class RunSpec:
     report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
     tie_threshold: float | None = None  # feedback only: the patient's δ (utility units)
     beta: float | None = None  # refraction and feedback (letters): β of UCB_Φ (None: the default)
+    # robustness only (None elsewhere, so older records load and compare equal):
+    lapse: float | None = None  # the patient's lapse rate λ (robustness default 0)
+    n_alternatives: int | None = None  # letters to choose from, γ = 1/n (robustness default 26)
+    model_lapse: float | None = None  # the optimizer's assumed λ (None: the optimizer's default)
+    split: str | None = None  # "held-out" (seed >= HELD_OUT_FIRST_SEED) or "tuning"
+    stop_confidence: float | None = None  # StopRule.confidence (robustness default 0.95)
+    min_trials: int | None = None  # StopRule.min_trials (robustness default 20, at most n_iterations)
 
     def reports_after(self, trial: int) -> bool:
         """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
@@ -80,7 +105,7 @@ class RunSpec:
             raise ValueError(f"RunSpec.n_iterations must be an integer >= 1, got {self.n_iterations!r}")
         if not isinstance(self.n_initial, int) or self.n_initial < 0:
             raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
-        if self.campaign in ("refraction", "feedback") and self.slope is None:
+        if self.campaign in ("refraction", "feedback", "robustness") and self.slope is None:
             raise ValueError(f"RunSpec.slope is required for a {self.campaign} run")
         if self.campaign == "feedback" and not (isinstance(self.tie_threshold, (int, float))
                                                 and self.tie_threshold >= 0):
@@ -94,11 +119,53 @@ class RunSpec:
         if self.hyperparameters not in ("fitted", "default"):
             raise ValueError("RunSpec.hyperparameters must be 'fitted' or 'default', "
                              f"got {self.hyperparameters!r}")
+        if self.campaign == "robustness":
+            self._fill_robustness_defaults()
+        self._check_robustness_fields()
+
+    def _fill_robustness_defaults(self):
+        from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+
+        defaults = {"lapse": 0.0, "n_alternatives": 26, "split": split_of(self.seed),
+                    "stop_confidence": DEFAULT_STOP_CONFIDENCE,
+                    "min_trials": min(DEFAULT_MIN_TRIALS, self.n_iterations)}
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+
+    def _check_robustness_fields(self):
+        n = self.n_alternatives
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
+            raise ValueError(f"RunSpec.n_alternatives must be an integer >= 2, got {n!r}")
+        guess = 1.0 / (n or 26)
+        if self.lapse is not None and not (_is_number(self.lapse) and 0 <= self.lapse < 1 - guess):
+            raise ValueError(f"RunSpec.lapse must be in [0, 1 - 1/n_alternatives), got {self.lapse!r}")
+        if self.model_lapse is not None and not (_is_number(self.model_lapse) and 0 <= self.model_lapse < 0.5):
+            raise ValueError(f"RunSpec.model_lapse must be in [0, 0.5), got {self.model_lapse!r}")
+        if self.split is not None:
+            if self.split not in SPLITS:
+                raise ValueError(f"RunSpec.split must be one of {SPLITS}, got {self.split!r}")
+            if isinstance(self.seed, int) and self.split != split_of(self.seed):
+                raise ValueError(f"RunSpec.split of seed {self.seed} is {split_of(self.seed)!r} "
+                                 f"(held out from {HELD_OUT_FIRST_SEED:,} on), got {self.split!r}")
+        if self.stop_confidence is not None and not (_is_number(self.stop_confidence)
+                                                     and 0 < self.stop_confidence < 1):
+            raise ValueError(f"RunSpec.stop_confidence must be in (0, 1), got {self.stop_confidence!r}")
+        m = self.min_trials
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1
+                              or (isinstance(self.n_iterations, int) and m > self.n_iterations)):
+            raise ValueError(f"RunSpec.min_trials must be an integer from 1 to n_iterations, got {m!r}")
 
     @property
     def optimizer_options(self) -> dict:
-        """Keyword arguments of the refraction optimizer set by this spec (β, when given)."""
-        return {} if self.beta is None else {"beta": float(self.beta)}
+        """Keyword arguments of the refraction optimizer set by this spec: β, the number of
+        alternatives and the model's lapse rate, each when given."""
+        options = {} if self.beta is None else {"beta": float(self.beta)}
+        if self.n_alternatives is not None:
+            options["n_alternatives"] = int(self.n_alternatives)
+        if self.model_lapse is not None:
+            options["lapse"] = float(self.model_lapse)
+        return options
 
     @property
     def key(self) -> str:
@@ -221,6 +288,10 @@ def run_one(spec: dict) -> dict:
         from lensopt.bench.feedback import run_feedback
 
         body = run_feedback(run)
+    elif run.campaign == "robustness":
+        from lensopt.bench.robustness import run_robustness
+
+        body = run_robustness(run)
     else:
         from lensopt.bench.preferential import run_duels
 

@@ -6,6 +6,7 @@
 ``batch-duels`` companion paper Table 3: batches of 3, 30 iterations, 30 seeds, MUC/KSS/random.
 ``contextual-duels`` Table 2: contextual preferential BO, 60 iterations, 40 seeds.
 ``feedback``   letters vs duels vs duels with ties on the same simulated patients (issue 8).
+``robustness`` ucb-ald, ts-ald and the ideal observer on held-out patients, 5 conditions (issue 14).
 ``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
 ``decision-time`` ask + tell time in N processes side by side that import numpy first (issue 14).
@@ -45,7 +46,7 @@ REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
 REPORT_EVERY = 5
 
 
-def _add_cluster_options(p) -> None:
+def _add_cluster_options(p, report_every: bool = True) -> None:
     g = p.add_argument_group("where to run")
     g.add_argument("--scheduler", metavar="ADDRESS",
                    help="address of a running Dask scheduler (default: a local cluster)")
@@ -54,6 +55,8 @@ def _add_cluster_options(p) -> None:
     g.add_argument("--local-sync", action="store_true",
                    help="run in this process, one run after the other, without Dask (debugging)")
     g.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    if not report_every:  # the campaign reports the lens after every trial
+        return
     p.add_argument("--report-every", type=_positive_int, default=REPORT_EVERY, metavar="K",
                    help="search the reported optimum every K trials (and after the first and the "
                         f"last); the trajectory holds its value in between (default {REPORT_EVERY})")
@@ -162,6 +165,41 @@ def register(subparsers) -> None:
                                           f"(default {FEEDBACK_TIE_THRESHOLD:g})")
     _add_cluster_options(fb)
     fb.set_defaults(handler=run_feedback_campaign)
+
+    from lensopt.bench.robustness import CONDITIONS, ROBUSTNESS_RULES
+    from lensopt.bench.runner import HELD_OUT_FIRST_SEED
+    from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+
+    rb = sub.add_parser("robustness", help="ucb-ald, ts-ald and the ideal observer on held-out patients")
+    rb.add_argument("--out", metavar="DIR", default="bench-results/robustness",
+                    help="campaign directory; runs already in it are skipped (default bench-results/robustness)")
+    rb.add_argument("--conditions", nargs="+", metavar="NAME", default=[c.name for c in CONDITIONS],
+                    help="patient conditions (default: all: " + ", ".join(
+                        f"{c.name} {c.n_patients}×{c.n_trials}" for c in CONDITIONS) + ")")
+    rb.add_argument("--rules", nargs="+", default=list(ROBUSTNESS_RULES), metavar="RULE",
+                    help=f"rules (default: {' '.join(ROBUSTNESS_RULES)})")
+    rb.add_argument("--patients", type=_positive_int, metavar="N",
+                    help="at most N patients per condition (quick runs)")
+    rb.add_argument("--trials", type=_positive_int, metavar="N",
+                    help="trials per session in every condition (default: 100, 260 at slope 2)")
+    seeds = rb.add_mutually_exclusive_group()
+    seeds.add_argument("--first-seed", type=_non_negative_int, default=HELD_OUT_FIRST_SEED, metavar="SEED",
+                       help=f"seed of the first patient (default {HELD_OUT_FIRST_SEED:,}: held out; "
+                            "below it: the tuning split, recorded as such)")
+    seeds.add_argument("--tuning", action="store_true",
+                       help="patients of the tuning split (seeds from 0) instead of the held-out ones")
+    rb.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
+                    help=f"initial random trials of ucb-ald/ts-ald (default {INITIAL_SAMPLES})")
+    rb.add_argument("--stop-confidence", type=_positive_float, default=DEFAULT_STOP_CONFIDENCE, metavar="P",
+                    help=f"confidence at which the stopping rule stops, in (0, 1) (default {DEFAULT_STOP_CONFIDENCE})")
+    rb.add_argument("--min-trials", type=_positive_int, default=DEFAULT_MIN_TRIALS, metavar="N",
+                    help=f"the stopping rule's minimum trials (default {DEFAULT_MIN_TRIALS})")
+    rb.add_argument("--model-lapse", type=_non_negative_float, metavar="L",
+                    help="lapse rate the optimizers assume (default: RefractionOptimizer's)")
+    rb.add_argument("--summary", metavar="DIR",
+                    help="only print (and write) the summary of the campaign in DIR")
+    _add_cluster_options(rb, report_every=False)
+    rb.set_defaults(handler=run_robustness_campaign)
 
     rep = sub.add_parser("report", help="ranking table, win matrices and regret curves of a campaign")
     rep.add_argument("dir", metavar="DIR", help="campaign directory")
@@ -358,10 +396,59 @@ def run_decision_time(args) -> int:
     return 0
 
 
+def run_robustness_campaign(args) -> int:
+    from lensopt.bench.robustness import SUMMARY_NAME, get_condition, robustness_specs, write_summary
+    from lensopt.bench.runner import HELD_OUT_FIRST_SEED, split_of
+
+    if args.summary:
+        _, text = write_summary(args.summary)
+        print(text)
+        print(f"summary: {args.summary}/{SUMMARY_NAME}")
+        return 0
+    if not 0 < args.stop_confidence < 1:
+        raise ValueError(f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}")
+    if args.model_lapse is not None and args.model_lapse >= 0.5:
+        raise ValueError(f"--model-lapse must be in [0, 0.5) (e.g. 0.02), got {args.model_lapse:g}")
+    first_seed = 0 if args.tuning else args.first_seed
+    rules = list(args.rules)
+    specs = robustness_specs(
+        args.conditions, rules, first_seed=first_seed, max_patients=args.patients, n_trials=args.trials,
+        n_initial=args.initial, stop_confidence=args.stop_confidence, min_trials=args.min_trials,
+        model_lapse=args.model_lapse, beta=REFRACTION_BETA)
+    split = split_of(first_seed)
+    command = ["lensopt", "bench", "robustness", "--out", args.out, "--conditions", *args.conditions,
+               "--rules", *rules, "--first-seed", str(first_seed), "--initial", str(args.initial),
+               "--stop-confidence", f"{args.stop_confidence:g}", "--min-trials", str(args.min_trials)]
+    command += ["--patients", str(args.patients)] if args.patients else []
+    command += ["--trials", str(args.trials)] if args.trials else []
+    command += ["--model-lapse", f"{args.model_lapse:g}"] if args.model_lapse is not None else []
+    manifest = {"campaign": "robustness", "split": split, "first_seed": first_seed,
+                "held_out_first_seed": HELD_OUT_FIRST_SEED, "rules": rules,
+                "conditions": [get_condition(c).to_dict() for c in args.conditions],
+                "max_patients": args.patients, "n_trials": args.trials, "n_initial": args.initial,
+                "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
+                "model_lapse": args.model_lapse, "beta": REFRACTION_BETA, "command": shlex.join(command)}
+    status = _run(args, "robustness", specs, manifest)
+    try:
+        _, text = write_summary(args.out)
+    except ValueError:  # no finished run to summarize
+        return status
+    print(text)
+    print(f"summary: {args.out}/{SUMMARY_NAME}")
+    return status
+
+
 def run_report(args) -> int:
     from pathlib import Path
 
     from lensopt.bench.report import write_report
+    from lensopt.bench.robustness import SUMMARY_NAME, is_robustness_campaign, write_summary
+
+    if is_robustness_campaign(args.dir):
+        _, text = write_summary(args.dir)
+        print(text)
+        print(f"lensopt bench report: wrote {args.dir}/{SUMMARY_NAME}")
+        return 0
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     write_report(args.dir, out, alpha=args.alpha)

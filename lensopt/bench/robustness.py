@@ -1,0 +1,373 @@
+"""Robustness campaign (issue 14): the letter optimizers against the ideal observer on held-out patients.
+
+Every run is one simulated session of ``n_iterations`` trials: a patient of
+:class:`lensopt.bench.problems.RefractionProblem` (true correction uniform in [−3, 3]² D, the
+condition's slope, lapse and number of letters; the same patient for every rule of a seed — a
+paired design) answers a rule — ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.RefractionOptimizer`,
+told the task: ``n_alternatives`` and its model lapse) or ``ideal``
+(:class:`lensopt.bench.ideal_observer.IdealObserver`, told the true slope, guess and lapse rates).
+The session always runs the full budget; after EVERY trial the reported lens is scored by its
+acuity error ``VA(x̂) − VA_best`` (logMAR) and, from ``min_trials`` on, the stopping rule
+(:class:`lensopt.stopping.StopRule` with ``max_trials = n_iterations``) is asked whether the
+session could stop; the first trial at which it says so is ``stopped_at``.
+
+Patient seeds from :data:`lensopt.bench.runner.HELD_OUT_FIRST_SEED` (100,000) on are held out
+from every tuning; every record and the manifest carry the split.
+
+Summary statistics (:func:`summarize`), per condition and rule:
+
+- median and mean error after 30/60/100/260 trials (those within the budget);
+- sessions above :data:`FAILURE_LOGMAR` (0.1) after 100 trials and after the last trial; the
+  *failures* compared with the ideal observer are those after the last trial;
+- trials to criterion: the first trial ``t`` from which the error stays at or under
+  :data:`CRITERION_LOGMAR` (0.025) up to the last trial ("reach AND stay"); a session that ends
+  above the criterion never reached it and counts as ``budget + 1``;
+- the stopping rule: median trials used (``stopped_at``, or the budget if it never said stop),
+  the sessions stopped by confidence (``confidence ≥ threshold``; the rest stopped at
+  ``max_trials``) and the fraction of those truly within the criterion when they stopped;
+- decision time (ask + tell, ms), median and p95 over every decision of the rule;
+- ratios to the ideal observer on the seeds both have run: median trials to criterion, failures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lensopt.bench.runner import HELD_OUT_FIRST_SEED, MANIFEST_NAME, load_records, write_json_atomic
+
+#: Rules of the campaign: the two letter optimizers and the ideal observer.
+ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
+
+#: Acuity error (logMAR) of a session that is "there" (a quarter of a chart line) and of a failure.
+CRITERION_LOGMAR = 0.025
+FAILURE_LOGMAR = 0.1
+
+#: Trial counts at which the errors are tabulated (those within the budget).
+CHECKPOINTS = (30, 60, 100, 260)
+
+#: File of the JSON summary, in the campaign directory.
+SUMMARY_NAME = "robustness-summary.json"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One kind of patient: slope ``a`` (logMAR⁻¹), lapse ``λ``, letters ``n`` (γ = 1/n)."""
+
+    name: str
+    slope: float
+    lapse: float = 0.0
+    n_alternatives: int = 26
+    n_patients: int = 100
+    n_trials: int = 100
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "slope": self.slope, "lapse": self.lapse,
+                "n_alternatives": self.n_alternatives, "n_patients": self.n_patients,
+                "n_trials": self.n_trials}
+
+
+#: The issue's conditions: 200 patients at slope 5; 100 at slope 2 (260 trials), slope 8, lapse
+#: 0.05 and Sloan letters (10 alternatives); 100 trials except at slope 2.
+CONDITIONS = (
+    Condition("slope-5", 5.0, n_patients=200),
+    Condition("slope-2", 2.0, n_trials=260),
+    Condition("slope-8", 8.0),
+    Condition("slope-5-lapse-0.05", 5.0, lapse=0.05),
+    Condition("slope-5-sloan", 5.0, n_alternatives=10),
+)
+CONDITIONS_BY_NAME = {c.name: c for c in CONDITIONS}
+
+
+def get_condition(name: str) -> Condition:
+    if name not in CONDITIONS_BY_NAME:
+        raise ValueError(f"unknown robustness condition {name!r}; choose from: {', '.join(CONDITIONS_BY_NAME)}")
+    return CONDITIONS_BY_NAME[name]
+
+
+def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_patients=None,
+                     n_trials=None, n_initial=5, stop_confidence=0.95, min_trials=20, model_lapse=None,
+                     beta=None) -> list:
+    """The runs of a campaign, ordered by patient so a partial campaign stays balanced.
+
+    ``max_patients`` caps each condition's patients; ``n_trials`` overrides every condition's
+    budget; ``min_trials`` is capped at the budget. Seeds ``first_seed, first_seed + 1, ...``
+    must all lie on one side of :data:`HELD_OUT_FIRST_SEED`.
+    """
+    from lensopt.bench.runner import RunSpec, split_of
+
+    conditions = [c if isinstance(c, Condition) else get_condition(c) for c in conditions]
+    if len({c.name for c in conditions}) != len(conditions):
+        raise ValueError("--conditions lists a condition twice")
+    unknown = [r for r in rules if r not in ROBUSTNESS_RULES]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ROBUSTNESS_RULES)}")
+    if len(set(rules)) != len(rules):
+        raise ValueError("--rules lists a rule twice")
+    counts = {c.name: c.n_patients if max_patients is None else min(c.n_patients, max_patients)
+              for c in conditions}
+    last_seed = first_seed + max(counts.values(), default=1) - 1
+    if split_of(first_seed) != split_of(last_seed):
+        raise ValueError(f"patient seeds {first_seed}..{last_seed} straddle the held-out boundary "
+                         f"{HELD_OUT_FIRST_SEED}; start at {HELD_OUT_FIRST_SEED} (held out) or lower "
+                         "--first-seed so that all seeds are below it (tuning)")
+    specs = []
+    for i in range(max(counts.values(), default=0)):
+        seed = first_seed + i
+        for c in conditions:
+            if i >= counts[c.name]:
+                continue
+            budget = n_trials or c.n_trials
+            for rule in rules:
+                ideal = rule == "ideal"
+                specs.append(RunSpec(
+                    "robustness", c.name, rule, seed, budget, n_initial, slope=c.slope,
+                    report_every=1, beta=None if ideal else beta, lapse=c.lapse,
+                    n_alternatives=c.n_alternatives, model_lapse=None if ideal else model_lapse,
+                    split=split_of(seed), stop_confidence=stop_confidence,
+                    min_trials=min(min_trials, budget)))
+    return specs
+
+
+def _optimizer(spec, patient, stop):
+    if spec.rule == "ideal":
+        from lensopt.bench.ideal_observer import IdealObserver
+
+        return IdealObserver(slope=float(spec.slope), n_alternatives=spec.n_alternatives,
+                             lapse=float(spec.lapse), va_best_logmar=patient.best_acuity_logmar,
+                             seed=spec.seed, stop=stop)
+    from lensopt.refraction import RefractionOptimizer
+
+    return RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, stop=stop,
+                               **spec.optimizer_options)
+
+
+def run_robustness(spec) -> dict:
+    """One session of the campaign (``spec`` a :class:`lensopt.bench.runner.RunSpec`)."""
+    from lensopt.bench.problems import RefractionProblem
+    from lensopt.bench.runner import timing_summary
+    from lensopt.stopping import StopRule
+
+    patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations, lapse=float(spec.lapse),
+                                n_alternatives=spec.n_alternatives).patient(spec.seed)
+    stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
+    opt = _optimizer(spec, patient, stop)
+    trajectory, decision_ms, report_ms, stop_ms = [], [], [], []
+    stopped = {"stopped_at": None, "stop_reason": None, "confidence_at_stop": None,
+               "error_at_stop": None, "lens_at_stop": None}
+    lens = None
+    for t in range(1, spec.n_iterations + 1):
+        t0 = time.perf_counter()
+        trial = opt.ask()
+        opt.tell(trial, bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+        t1 = time.perf_counter()
+        lens = tuple(float(v) for v in opt.best_lens())
+        t2 = time.perf_counter()
+        decision_ms.append(1e3 * (t1 - t0))
+        report_ms.append(1e3 * (t2 - t1))
+        error = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
+        trajectory.append(error)
+        if stopped["stopped_at"] is None and t >= stop.min_trials:
+            if opt.should_stop():
+                confidence = float(opt.confidence())
+                stopped.update(stopped_at=t, confidence_at_stop=confidence, error_at_stop=error,
+                               lens_at_stop=list(lens),
+                               stop_reason="confidence" if confidence >= stop.confidence else "max_trials")
+            stop_ms.append(1e3 * (time.perf_counter() - t2))
+    true_sphere, true_cylinder = (float(v) for v in patient.true_correction_d)
+    timings = {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)}
+    if stop_ms:
+        timings["stop_check"] = timing_summary(stop_ms)
+    return {
+        "direction": "min",
+        "optimal_value": 0.0,
+        "final_point": list(lens),
+        "true_correction_d": [true_sphere, true_cylinder],
+        "sphere_error_d": abs(lens[0] - true_sphere),
+        "cylinder_error_d": abs(lens[1] - true_cylinder),
+        "trajectory": trajectory,
+        "max_trials": spec.n_iterations,
+        **stopped,
+        "decision_ms": [round(v, 4) for v in decision_ms],
+        "timings_ms": timings,
+    }
+
+
+# ------------------------------------------------------------------------------ summary
+
+def trials_to_criterion(trajectory, criterion=CRITERION_LOGMAR) -> int:
+    """First trial (1-based) from which every error up to the last is ``<= criterion``: the
+    session reached the criterion and stayed there. ``len(trajectory) + 1`` if the last error is
+    above it (never reached, or reached and left)."""
+    errors = np.asarray(trajectory, dtype=float)
+    above = np.flatnonzero(~(errors <= criterion))  # NaN counts as above
+    return 1 if above.size == 0 else int(above[-1]) + 2
+
+
+def _median(values):
+    return float(np.median(values)) if len(values) else None
+
+
+def _group_stats(records: list[dict]) -> dict:
+    budget = max(len(r["trajectory"]) for r in records)
+    errors = np.array([r["trajectory"] for r in records if len(r["trajectory"]) == budget], dtype=float)
+    stats = {"n_sessions": int(errors.shape[0]), "n_trials": budget, "errors": {}}
+    for t in CHECKPOINTS:
+        if t <= budget:
+            column = errors[:, t - 1]
+            stats["errors"][str(t)] = {"median": float(np.median(column)), "mean": float(np.mean(column))}
+    stats["above_0.1_at_100"] = int(np.sum(errors[:, 99] > FAILURE_LOGMAR)) if budget >= 100 else None
+    stats["above_0.1_at_end"] = int(np.sum(errors[:, -1] > FAILURE_LOGMAR))
+    ttc = [trials_to_criterion(row) for row in errors]
+    stats["trials_to_criterion"] = {"median": _median(ttc), "never": int(sum(t > budget for t in ttc)),
+                                    "never_counts_as": budget + 1}
+    confident = [r for r in records if r.get("stop_reason") == "confidence"]
+    used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
+    within = [r["error_at_stop"] <= CRITERION_LOGMAR for r in confident]
+    stats["stop"] = {
+        "confidence": records[0].get("stop_confidence"), "min_trials": records[0].get("min_trials"),
+        "median_trials_used": _median(used), "n_stopped_by_confidence": len(confident),
+        "n_stopped_at_max_trials": sum(r.get("stop_reason") == "max_trials" for r in records),
+        "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
+    }
+    samples = [v for r in records for v in r.get("decision_ms", [])]
+    if samples:
+        stats["decision_ms"] = {"median": float(np.median(samples)), "p95": float(np.percentile(samples, 95)),
+                                "n": len(samples)}
+    else:  # records without the per-decision list: the median of the runs' medians and p95s
+        per_run = [r["timings_ms"]["decision"] for r in records]
+        stats["decision_ms"] = {"median": _median([d["median"] for d in per_run]),
+                                "p95": _median([d["p95"] for d in per_run]), "n": None}
+    return stats
+
+
+def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict]) -> dict | None:
+    seeds = sorted(set(rule_records) & set(ideal_records))
+    if not seeds:
+        return None
+
+    def side(by_seed):
+        rows = [by_seed[s]["trajectory"] for s in seeds]
+        return (float(np.median([trials_to_criterion(row) for row in rows])),
+                int(sum(row[-1] > FAILURE_LOGMAR for row in rows)))
+
+    ttc, failures = side(rule_records)
+    ideal_ttc, ideal_failures = side(ideal_records)
+    return {"paired_sessions": len(seeds), "trials_to_criterion_median": ttc,
+            "ideal_trials_to_criterion_median": ideal_ttc, "trials_to_criterion_ratio": ttc / ideal_ttc,
+            "failures": failures, "ideal_failures": ideal_failures,
+            "failure_ratio": failures / ideal_failures if ideal_failures else None}
+
+
+def summarize(records: list[dict]) -> dict:
+    """The campaign's statistics (see the module docstring) as a JSON-able dict."""
+    records = [r for r in records if r.get("campaign") == "robustness"]
+    if not records:
+        raise ValueError("no robustness runs in these records")
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in sorted(records, key=lambda r: r["seed"]):
+        groups.setdefault((r["problem"], r["rule"]), []).append(r)
+    order = {c.name: i for i, c in enumerate(CONDITIONS)}
+    rule_order = {r: i for i, r in enumerate(ROBUSTNESS_RULES)}
+    rows = []
+    for condition, rule in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], rule_order.get(k[1], 99), k[1])):
+        group = groups[(condition, rule)]
+        first = group[0]
+        row = {"condition": condition, "rule": rule, "slope": first["slope"], "lapse": first.get("lapse"),
+               "n_alternatives": first.get("n_alternatives"), **_group_stats(group)}
+        ideal = groups.get((condition, "ideal"))
+        if rule != "ideal" and ideal:
+            row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
+        rows.append(row)
+    decisions = {}
+    for rule in sorted({r["rule"] for r in records}, key=lambda r: rule_order.get(r, 99)):
+        samples = [v for r in records if r["rule"] == rule for v in r.get("decision_ms", [])]
+        if samples:
+            decisions[rule] = {"median": float(np.median(samples)), "p95": float(np.percentile(samples, 95)),
+                               "n": len(samples)}
+    splits = sorted({r.get("split") or "unknown" for r in records})
+    return {"format": "lensopt.robustness-summary/1", "split": splits[0] if len(splits) == 1 else splits,
+            "n_runs": len(records), "criterion_logmar": CRITERION_LOGMAR, "failure_logmar": FAILURE_LOGMAR,
+            "rows": rows, "decision_ms_by_rule": decisions}
+
+
+def _fmt(value, digits=3):
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    line = lambda cells: "  ".join(c.rjust(w) if i > 1 else c.ljust(w)  # noqa: E731
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def format_summary(summary: dict) -> str:
+    """Plain-text tables of :func:`summarize`."""
+    rows = summary["rows"]
+    split = summary["split"]
+    out = [f"Robustness: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
+           f"patients; error = VA(reported lens) − VA_best (logMAR)", ""]
+    checkpoints = [t for t in CHECKPOINTS if any(str(t) in r["errors"] for r in rows)]
+    header = ["condition", "rule", "n"] + [f"{k}@{t}" for t in checkpoints for k in ("med", "mean")] + [
+        ">0.1@100", ">0.1@end"]
+    body = []
+    for r in rows:
+        cells = [r["condition"], r["rule"], str(r["n_sessions"])]
+        for t in checkpoints:
+            e = r["errors"].get(str(t))
+            cells += [_fmt(e["median"]), _fmt(e["mean"])] if e else ["—", "—"]
+        cells += [_fmt(r["above_0.1_at_100"]), _fmt(r["above_0.1_at_end"])]
+        body.append(cells)
+    out += _table(header, body)
+    out += ["", f"Trials to reach and stay <= {CRITERION_LOGMAR} logMAR (never: counted as budget + 1); "
+                "stopping rule; decision time (ask + tell)", ""]
+    header = ["condition", "rule", "budget", "TTC med", "never", "TTC ×ideal", "fail vs ideal",
+              "stop med", "stopped", "within", "dec med ms", "dec p95 ms"]
+    body = []
+    for r in rows:
+        vs = r.get("versus_ideal")
+        ttc, stop, dec = r["trials_to_criterion"], r["stop"], r["decision_ms"]
+        body.append([
+            r["condition"], r["rule"], str(r["n_trials"]), _fmt(ttc["median"], 1), str(ttc["never"]),
+            _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
+            f"{vs['failures']} vs {vs['ideal_failures']}" if vs else "—",
+            _fmt(stop["median_trials_used"], 1), f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
+            _fmt(stop["fraction_stopped_within_criterion"], 3), _fmt(dec["median"], 1), _fmt(dec["p95"], 1)])
+    out += _table(header, body)
+    out += ["", "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
+                "stopped: by confidence (the rest at the budget); within: fraction of those truly <= 0.025",
+            "decision time by rule (all conditions): " + "; ".join(
+                f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"
+                for rule, d in summary["decision_ms_by_rule"].items())]
+    return "\n".join(out)
+
+
+def write_summary(campaign_dir) -> tuple[dict, str]:
+    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there; return (summary, text)."""
+    campaign_dir = Path(campaign_dir)
+    summary = summarize(load_records(campaign_dir))
+    manifest = campaign_dir / MANIFEST_NAME
+    if manifest.exists():
+        summary["campaign"] = json.loads(manifest.read_text())
+    write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
+    return summary, format_summary(summary)
+
+
+def is_robustness_campaign(campaign_dir) -> bool:
+    """Whether the directory's manifest (or, without one, its first record) is of this campaign."""
+    campaign_dir = Path(campaign_dir)
+    manifest = campaign_dir / MANIFEST_NAME
+    if manifest.exists():
+        return json.loads(manifest.read_text()).get("campaign") == "robustness"
+    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
+    return bool(runs) and json.loads(runs[0].read_text()).get("campaign") == "robustness"

@@ -1,0 +1,223 @@
+"""Robustness campaign: summary statistics, trials to criterion, held-out split, tiny campaigns."""
+
+import json
+
+import numpy as np
+import pytest
+
+from lensopt.bench.problems import RefractionProblem
+from lensopt.bench.robustness import (
+    SUMMARY_NAME,
+    format_summary,
+    robustness_specs,
+    summarize,
+    trials_to_criterion,
+)
+from lensopt.bench.runner import HELD_OUT_FIRST_SEED, RunSpec, load_records, split_of
+from lensopt.cli import main
+
+
+@pytest.mark.parametrize("trajectory, expected", [
+    ([0.0, 0.0, 0.0], 1),                  # there from the first trial
+    ([0.2, 0.01, 0.02], 2),                # reached at trial 2 and stayed
+    ([0.01, 0.2, 0.01, 0.02], 3),          # reached, left, came back at trial 3
+    ([0.01, 0.01, 0.05], 4),               # reached, then left at the end: never (budget + 1)
+    ([0.3, 0.3, 0.3], 4),                  # never reached
+    ([0.3, 0.025, 0.025], 2),              # the criterion itself counts as reached
+    ([0.01, float("nan"), 0.01], 3),       # a missing value is not "within"
+])
+def test_trials_to_criterion_reach_and_stay(trajectory, expected):
+    assert trials_to_criterion(trajectory) == expected
+
+
+def _trajectory(pieces, budget=100):
+    """``[(first_trial, value), ...]``: the value from that (1-based) trial on."""
+    errors = np.empty(budget)
+    for first, value in pieces:
+        errors[first - 1:] = value
+    return errors.tolist()
+
+
+def _record(rule, seed, pieces, stopped_at=None, stop_reason=None, decision_ms=(1.0,), budget=100):
+    trajectory = _trajectory(pieces, budget)
+    return {"campaign": "robustness", "problem": "slope-5", "rule": rule, "seed": seed, "slope": 5.0,
+            "lapse": 0.0, "n_alternatives": 26, "split": split_of(seed), "stop_confidence": 0.95,
+            "min_trials": 20, "trajectory": trajectory, "stopped_at": stopped_at, "stop_reason": stop_reason,
+            "error_at_stop": None if stopped_at is None else trajectory[stopped_at - 1],
+            "decision_ms": list(decision_ms),
+            "timings_ms": {"decision": {"median": float(np.median(decision_ms)) if decision_ms else None,
+                                        "p95": None, "n": len(decision_ms)}}}
+
+
+def _hand_made_records():
+    s = HELD_OUT_FIRST_SEED
+    return [
+        # ucb-ald: trials to criterion 40, 71 (reached at 10, left at 70), never (101), 1
+        _record("ucb-ald", s, [(1, 0.2), (40, 0.01)], 50, "confidence", (1.0, 2.0, 3.0)),
+        _record("ucb-ald", s + 1, [(1, 0.3), (10, 0.01), (70, 0.05), (71, 0.01)], 70, "confidence", (4.0, 5.0)),
+        _record("ucb-ald", s + 2, [(1, 0.3)], 100, "max_trials", (6.0,)),
+        _record("ucb-ald", s + 3, [(1, 0.0)], None, None, ()),  # no ideal run for this seed
+        # ideal: trials to criterion 20, 30, 25
+        _record("ideal", s, [(1, 0.2), (20, 0.0)], 25, "confidence"),
+        _record("ideal", s + 1, [(1, 0.2), (30, 0.0)], 35, "confidence"),
+        _record("ideal", s + 2, [(1, 0.2), (25, 0.0)], 40, "confidence"),
+    ]
+
+
+def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
+    summary = summarize(_hand_made_records())
+    rows = {row["rule"]: row for row in summary["rows"]}
+    assert [row["rule"] for row in summary["rows"]] == ["ucb-ald", "ideal"]  # rule order of the campaign
+    ucb = rows["ucb-ald"]
+    assert ucb["n_sessions"] == 4 and ucb["n_trials"] == 100
+    # errors after 30 trials: 0.2, 0.01, 0.3, 0.0; after 60 and 100: 0.01, 0.01, 0.3, 0.0
+    assert ucb["errors"]["30"]["median"] == pytest.approx(0.105)
+    assert ucb["errors"]["30"]["mean"] == pytest.approx(0.1275)
+    assert ucb["errors"]["60"]["median"] == pytest.approx(0.01)
+    assert ucb["errors"]["100"]["mean"] == pytest.approx(0.08)
+    assert "260" not in ucb["errors"]
+    assert ucb["above_0.1_at_100"] == 1 and ucb["above_0.1_at_end"] == 1
+    assert ucb["trials_to_criterion"] == {"median": 55.5, "never": 1, "never_counts_as": 101}
+    stop = ucb["stop"]
+    assert stop["median_trials_used"] == 85.0  # 50, 70, 100 and 100 (never stopped: the budget)
+    assert stop["n_stopped_by_confidence"] == 2 and stop["n_stopped_at_max_trials"] == 1
+    assert stop["fraction_stopped_within_criterion"] == 0.5  # 0.01 at 50, 0.05 at 70
+    assert ucb["decision_ms"]["median"] == 3.5  # pooled over 1..6 ms
+    assert ucb["decision_ms"]["p95"] == pytest.approx(5.75)
+    versus = ucb["versus_ideal"]  # on the three seeds both ran: 40, 71, 101 against 20, 30, 25
+    assert versus["paired_sessions"] == 3
+    assert versus["trials_to_criterion_median"] == 71 and versus["ideal_trials_to_criterion_median"] == 25
+    assert versus["trials_to_criterion_ratio"] == pytest.approx(71 / 25)
+    assert versus["failures"] == 1 and versus["ideal_failures"] == 0 and versus["failure_ratio"] is None
+    ideal = rows["ideal"]
+    assert ideal["trials_to_criterion"]["median"] == 25 and "versus_ideal" not in ideal
+    assert ideal["stop"]["fraction_stopped_within_criterion"] == 1.0
+    assert summary["split"] == "held-out"
+    text = format_summary(summary)
+    assert "slope-5" in text and "2.84" in text and "1 vs 0" in text and "55.5" in text
+    json.dumps(summary)
+
+
+def test_held_out_split_is_the_default_and_every_spec_says_so():
+    specs = robustness_specs(["slope-5", "slope-2"], ["ucb-ald", "ideal"], max_patients=3)
+    assert {s.seed for s in specs} == {HELD_OUT_FIRST_SEED + i for i in range(3)}
+    assert all(s.split == "held-out" for s in specs)
+    assert {s.n_iterations for s in specs if s.problem == "slope-2"} == {260}
+    assert {s.n_iterations for s in specs if s.problem == "slope-5"} == {100}
+    tuning = robustness_specs(["slope-8"], ["ideal"], first_seed=0, max_patients=2)
+    assert [(s.seed, s.split) for s in tuning] == [(0, "tuning"), (1, "tuning")]
+    with pytest.raises(ValueError, match="straddle"):
+        robustness_specs(["slope-8"], ["ideal"], first_seed=HELD_OUT_FIRST_SEED - 1, max_patients=2)
+    with pytest.raises(ValueError, match="split"):
+        RunSpec("robustness", "slope-5", "ideal", 5, 10, slope=5.0, split="held-out")
+
+
+def test_condition_defaults_cover_the_issue_and_patients_are_paired_across_rules():
+    specs = robustness_specs(["slope-5", "slope-2", "slope-8", "slope-5-lapse-0.05", "slope-5-sloan"],
+                             ["ucb-ald", "ts-ald", "ideal"])
+    per_condition = {}
+    for s in specs:
+        per_condition.setdefault(s.problem, set()).add(s.seed)
+    assert {k: len(v) for k, v in per_condition.items()} == {
+        "slope-5": 200, "slope-2": 100, "slope-8": 100, "slope-5-lapse-0.05": 100, "slope-5-sloan": 100}
+    lapse = next(s for s in specs if s.problem == "slope-5-lapse-0.05")
+    sloan = next(s for s in specs if s.problem == "slope-5-sloan" and s.rule == "ucb-ald")
+    assert lapse.lapse == 0.05 and sloan.n_alternatives == 10
+    assert sloan.optimizer_options["n_alternatives"] == 10
+    patient = RefractionProblem(slope=5.0, lapse=0.05, n_alternatives=10).patient(HELD_OUT_FIRST_SEED)
+    plain = RefractionProblem(slope=5.0).patient(HELD_OUT_FIRST_SEED)
+    assert patient.lapse == 0.05 and patient.n_alternatives == 10
+    assert patient.true_correction_d == plain.true_correction_d  # the conditions share the corrections
+
+
+def test_old_records_without_the_new_fields_load_as_equal_specs():
+    old = {"campaign": "refraction", "problem": "slope-5", "rule": "ucb-ald", "seed": 3, "n_iterations": 260,
+           "n_initial": 5, "slope": 5.0, "hyperparameters": "fitted", "report_every": 5, "tie_threshold": None,
+           "beta": 2.3263478740408408, "trajectory": [0.1]}
+    spec = RunSpec("refraction", "slope-5", "ucb-ald", 3, 260, 5, slope=5.0, report_every=5,
+                   beta=2.3263478740408408)
+    assert RunSpec.from_dict(old) == spec
+    assert spec.optimizer_options == {"beta": 2.3263478740408408}  # no new keywords for old campaigns
+    filled = RunSpec("robustness", "slope-5", "ideal", HELD_OUT_FIRST_SEED, 12, slope=5.0)
+    assert (filled.split, filled.lapse, filled.n_alternatives, filled.min_trials) == ("held-out", 0.0, 26, 12)
+
+
+def _campaign_argv(out, *extra):
+    return ["bench", "robustness", "--out", str(out), "--patients", "2", "--trials", "12", "--min-trials", "5",
+            "--conditions", "slope-5", "--local-sync", "--no-progress", *extra]
+
+
+def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_path, capsys):
+    out = tmp_path / "robust"
+    assert main(_campaign_argv(out, "--rules", "ideal")) == 0
+    first = capsys.readouterr().out
+    assert "2 runs: 0 already done, 2 run now" in first and "Trials to reach and stay" in first
+    records = load_records(out)
+    assert [r["seed"] for r in records] == [HELD_OUT_FIRST_SEED, HELD_OUT_FIRST_SEED + 1]
+    for r in records:
+        assert r["split"] == "held-out" and r["campaign"] == "robustness"
+        assert len(r["trajectory"]) == 12 and len(r["decision_ms"]) == 12
+        assert (r["slope"], r["lapse"], r["n_alternatives"]) == (5.0, 0.0, 26)
+        assert r["stopped_at"] is None or 5 <= r["stopped_at"] <= 12
+        assert r["stop_reason"] in ("confidence", "max_trials")
+        assert r["timings_ms"]["decision"]["p95"] >= r["timings_ms"]["decision"]["median"]
+    manifest = json.loads((out / "campaign.json").read_text())
+    assert manifest["split"] == "held-out" and manifest["command"].startswith("lensopt bench robustness")
+
+    stamp = (out / "runs" / f"{records[1]['key']}.json").stat().st_mtime_ns
+    (out / "runs" / f"{records[0]['key']}.json").unlink()
+    assert main(_campaign_argv(out, "--rules", "ideal")) == 0
+    assert "2 runs: 1 already done, 1 run now" in capsys.readouterr().out
+    assert (out / "runs" / f"{records[1]['key']}.json").stat().st_mtime_ns == stamp  # not rerun
+    again = {r["key"]: r["trajectory"] for r in load_records(out)}
+    assert again[records[0]["key"]] == records[0]["trajectory"]  # same seed, same session
+
+    assert main(["bench", "report", str(out)]) == 0
+    report = capsys.readouterr().out
+    assert "Robustness: 2 sessions, held-out patients" in report
+    summary = json.loads((out / SUMMARY_NAME).read_text())
+    assert summary["split"] == "held-out" and summary["rows"][0]["rule"] == "ideal"
+
+
+def test_tuning_flag_runs_the_tuning_patients_and_records_say_so(tmp_path, capsys):
+    out = tmp_path / "tuning"
+    assert main(_campaign_argv(out, "--rules", "ideal", "--tuning")) == 0
+    records = load_records(out)
+    assert sorted(r["seed"] for r in records) == [0, 1] and {r["split"] for r in records} == {"tuning"}
+    assert json.loads((out / "campaign.json").read_text())["split"] == "tuning"
+
+
+def _optimizer_has_the_stop_api():
+    from lensopt.refraction import RefractionOptimizer
+
+    return hasattr(RefractionOptimizer, "confidence") and hasattr(RefractionOptimizer, "should_stop")
+
+
+@pytest.mark.skipif(not _optimizer_has_the_stop_api(),
+                    reason="RefractionOptimizer has no confidence()/should_stop() yet (issue 14, in progress)")
+def test_tiny_campaign_with_the_letter_optimizer_pairs_patients_with_the_ideal_observer(tmp_path, capsys):
+    out = tmp_path / "paired"
+    assert main(_campaign_argv(out, "--rules", "ucb-ald", "ideal", "--conditions", "slope-5-sloan")) == 0
+    text = capsys.readouterr().out
+    assert "4 runs: 0 already done, 4 run now" in text and "ucb-ald" in text
+    by_seed = {}
+    for r in load_records(out):
+        assert r["n_alternatives"] == 10
+        by_seed.setdefault(r["seed"], set()).add(tuple(r["true_correction_d"]))
+    assert all(len(corrections) == 1 for corrections in by_seed.values())  # the same patient per seed
+    summary = json.loads((out / SUMMARY_NAME).read_text())
+    ucb = next(row for row in summary["rows"] if row["rule"] == "ucb-ald")
+    assert ucb["versus_ideal"]["paired_sessions"] == 2
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--conditions", "slope-3"], "unknown robustness condition"),
+    (["--rules", "bald"], "unknown rule"),
+    (["--stop-confidence", "1.5"], "--stop-confidence"),
+    (["--first-seed", "99999"], "straddle"),
+    (["--model-lapse", "0.6"], "--model-lapse"),
+])
+def test_cli_bad_values_give_one_line_and_exit_2(tmp_path, capsys, extra, message):
+    assert main(_campaign_argv(tmp_path / "bad", *extra)) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -20,6 +20,7 @@ from scipy.stats import norm
 from lensopt import rules
 from lensopt.optimize import MaximizerSettings, maximize_acquisition
 from lensopt.settings import KernelSpec, OptimizerSettings
+from lensopt.threads import single_threaded
 
 #: Tolerance when checking that a told input lies inside the bounds (after lens rounding).
 BOUNDS_TOLERANCE = 1e-9
@@ -115,7 +116,8 @@ class ContextualOptimizer:
         if self._kernel is None or self._kernel_fitted_at != due:
             from lensopt.gp import GPClassifier
 
-            gp = GPClassifier(base, inference=s.inference)
+            gp = GPClassifier(base, inference=s.inference, guess_rate=s.guess_rate, lapse_rate=s.lapse_rate,
+                              prior_mean=s.prior_mean)
             gp.fit_hyperparameters(self.inputs[:due], self.outcomes[:due], n_restarts=REFIT_RESTARTS,
                                    seed=int(np.random.SeedSequence([s.seed, due]).generate_state(1)[0]))
             self._kernel, self._kernel_fitted_at = gp.kernel_, due
@@ -131,12 +133,15 @@ class ContextualOptimizer:
 
             kernel = self._current_kernel()
             if self._model is None or self._model.kernel_ is not kernel:
-                self._model = GPClassifier(kernel, inference=self.settings.inference)
+                s = self.settings
+                self._model = GPClassifier(kernel, inference=s.inference, guess_rate=s.guess_rate,
+                                           lapse_rate=s.lapse_rate, prior_mean=s.prior_mean)
             self._model.fit(self.inputs, self.outcomes)
             self._model_n = self.n_trials
         return self._model
 
     # ------------------------------------------------------------------ ask/tell
+    @single_threaded
     def ask(self) -> Query:
         """The next input to evaluate."""
         start = time.perf_counter()
@@ -151,6 +156,7 @@ class ContextualOptimizer:
         k = s.n_context
         return Query(context=point[:k].copy(), system=point[k:].copy())
 
+    @single_threaded
     def tell(self, query: Query, outcome) -> None:
         """Record the binary outcome (1/True = success) of ``query``."""
         point = np.asarray(query.point, dtype=float)
@@ -200,6 +206,7 @@ class ContextualOptimizer:
         )
         return point[k:]
 
+    @single_threaded
     def best_system(self) -> np.ndarray:
         """The reported optimum: argmax of the posterior mean at the reference context.
 

@@ -10,6 +10,8 @@ from scipy.stats import norm
 from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.reference_data import REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.settings import KernelSpec
+from lensopt.stopping import StopRule
+from lensopt.threads import single_threaded
 from lensopt.trial import Trial
 
 #: Default letter sizes and lens ranges of the paper's experiment (METHOD.md §1).
@@ -28,6 +30,32 @@ MERIDIAN_MAP = ((1.0, 0.0), (1.0, 1.0))
 #: Table 3 patients Φ⁻¹(0.99) removed those stalls (docs/results/table3 and table3-paper-beta).
 REFRACTION_BETA = float(norm.ppf(0.99))
 
+#: Likelihoods of the letter model: ``"floored"``, ``P = γ + (1 − γ − λ) Φ(f)`` with ``γ =
+#: 1/n_alternatives`` (METHOD.md §2b, the default), or ``"probit"``, the paper's ``Φ(f)`` (sessions
+#: saved before the floor existed resume with it, unchanged).
+LIKELIHOODS = ("floored", "probit")
+
+#: Lapse rate ``λ`` the letter model assumes by default: a patient may miss even a huge letter
+#: (a blink, a wrong key). Small, so that one such miss cannot drag the estimate far either.
+DEFAULT_MODEL_LAPSE = 0.02
+
+#: The seed paper's letter model (§5.3; Table 3): the plain probit ``Φ(f)`` fitted by Laplace, a
+#: zero-mean prior, no information floor. ``RefractionOptimizer(**PAPER_LETTER_MODEL)`` reproduces
+#: the paper's runs (``lensopt bench refraction``); the defaults are issue 14's model.
+PAPER_LETTER_MODEL = {"likelihood": "probit", "lapse": 0.0, "inference": "laplace", "prior_mean": 0.0,
+                      "min_information_bits": 0.0}
+
+#: Constant prior mean of the latent ``f(s, x) = w s + g(x)`` for lenses (floored model). With the
+#: papers' zero mean an untested lens is predicted to have acuity 0 logMAR — as good as a normal
+#: eye's best — so the posterior mean's maximum drifts to untested corners of the lens box. A
+#: negative mean makes an untested lens a poor one until answers say otherwise (UCB still explores
+#: it: its variance is the prior's). Chosen on tuning patients (seeds < 100,000).
+DEFAULT_PRIOR_MEAN = -3.0
+
+#: A letter trial whose answer carries less than this information (bits) is not asked; the rule
+#: takes the most informative trial anywhere instead (:mod:`lensopt.rules`, "No stalls").
+MIN_INFORMATION_BITS = 0.02
+
 
 def reference_kernel() -> KernelSpec:
     """The shipped psychophysics-kernel hyperparameters (fitted on simulated responses)."""
@@ -40,18 +68,37 @@ class RefractionOptimizer:
     Input columns of the model: ``[letter_logmar, sphere_d, cylinder_d]`` with the psychophysics
     kernel ``θ s s' + k_SE(x, x')`` (seed eq. 15); the shipped hyperparameters compare lenses by
     their principal-meridian powers ``(S, S + C)`` (:data:`MERIDIAN_MAP`), in which blur is round. ``lens_step_d`` rounds proposed
-    lenses to a phoropter step (e.g. 0.25 D); ``n_alternatives`` sets the guess rate used to turn
-    the model's latent into an acuity threshold, ``P = (1 + γ) / 2``.
+    lenses to a phoropter step (e.g. 0.25 D).
+
+    The answers are modelled as the patient gives them (``likelihood="floored"``): ``P(correct) =
+    γ + (1 − γ − λ) Φ(f)`` with the guess rate ``γ = 1/n_alternatives`` and the lapse rate
+    ``λ = lapse``; the acuity threshold is then where ``Φ(f) = ½``. With ``likelihood="probit"``
+    (the paper's model, and every session saved before the floor) ``P = Φ(f)`` absorbs the guesses
+    and the threshold is where ``Φ(f) = (1 + γ)/2``. ``stop``: a :class:`lensopt.stopping.StopRule`
+    (or its dict) for :meth:`should_stop`.
     """
 
     def __init__(self, rule="ucb-ald", seed=0, *, sphere_bounds_d=SPHERE_BOUNDS_D,
                  cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
-                 n_initial=5, lens_step_d=None, inference="laplace", hyperparameters=None,
-                 n_alternatives=26, reference_context="adaptive", **options):
+                 n_initial=5, lens_step_d=None, inference="ep", hyperparameters=None,
+                 n_alternatives=26, reference_context="adaptive", likelihood="floored",
+                 lapse=DEFAULT_MODEL_LAPSE, prior_mean=None, stop=None, **options):
         from lensopt.optimizer import ContextualOptimizer
 
-        if not isinstance(n_alternatives, int) or n_alternatives < 2:
+        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got {likelihood!r}")
+        if isinstance(lapse, bool) or not isinstance(lapse, (int, float)) or not (
+                math.isfinite(lapse) and 0.0 <= lapse < 0.5 and lapse < 1.0 - 1.0 / n_alternatives):
+            raise ValueError(f"lapse must be a rate in [0, 0.5) (e.g. 0.02), got {lapse!r}")
+        self.likelihood = likelihood
+        self.lapse = float(lapse)
+        self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
+        if likelihood == "floored":
+            options["guess_rate"], options["lapse_rate"] = 1.0 / n_alternatives, self.lapse
+        options.setdefault("min_information_bits", MIN_INFORMATION_BITS if likelihood == "floored" else 0.0)
+        options["prior_mean"] = (DEFAULT_PRIOR_MEAN if likelihood == "floored" else 0.0) if prior_mean is None else prior_mean
         kernel = reference_kernel() if hyperparameters is None else hyperparameters
         if isinstance(kernel, dict):
             kernel = KernelSpec.from_dict(kernel)
@@ -65,7 +112,8 @@ class RefractionOptimizer:
             rule=rule, seed=seed, kernel=kernel, reference_context=reference_context,
             n_initial=n_initial, inference=inference, **options,
         )
-        self._core.target_latent = float(norm.ppf((1.0 + 1.0 / n_alternatives) / 2.0))
+        self._core.target_latent = (0.0 if likelihood == "floored"
+                                    else float(norm.ppf((1.0 + 1.0 / n_alternatives) / 2.0)))
         self._history: list[tuple[Trial, bool]] = []
 
     # ---------------------------------------------------------------- settings
@@ -82,14 +130,22 @@ class RefractionOptimizer:
             "letter_bounds_logmar": list(s.context_bounds[0]), "n_initial": s.n_initial,
             "lens_step_d": self.lens_step_d, "inference": s.inference, "hyperparameters": core["kernel"],
             "n_alternatives": self.n_alternatives,
+            "likelihood": self.likelihood, "lapse": self.lapse, "prior_mean": s.prior_mean,
+            "stop": None if self.stop is None else self.stop.to_dict(),
             "reference_context": core["reference_context"],
             **{k: core[k] for k in ("beta", "n_candidates", "n_starts", "n_thompson_features",
-                                    "refit_every", "refit_after")},
+                                    "refit_every", "refit_after", "min_information_bits")},
         }
 
     @classmethod
     def from_settings(cls, settings: dict, history=()) -> "RefractionOptimizer":
-        """Rebuild from :meth:`settings_dict` and a history of ``(Trial, correct)`` pairs."""
+        """Rebuild from :meth:`settings_dict` and a history of ``(Trial, correct)`` pairs.
+
+        Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
+        plain-probit model they were run with."""
+        settings = dict(settings)
+        if "likelihood" not in settings:
+            settings.update(likelihood="probit", lapse=0.0, prior_mean=0.0, min_information_bits=0.0)
         opt = cls(**settings)
         for trial, correct in history:
             opt.tell(trial, correct)
@@ -124,6 +180,7 @@ class RefractionOptimizer:
         return self._core.last_decision_ms
 
     # ---------------------------------------------------------------- ask/tell
+    @single_threaded
     def ask(self) -> Trial:
         query = self._core.ask()
         (s,), (sphere, cylinder) = query.context, query.system
@@ -131,6 +188,7 @@ class RefractionOptimizer:
         return Trial(sphere_d=round_to_step(sphere, self.lens_step_d, s_bounds[0]),
                      cylinder_d=round_to_step(cylinder, self.lens_step_d, s_bounds[1]), letter_logmar=float(s))
 
+    @single_threaded
     def tell(self, trial: Trial, correct) -> None:
         from lensopt.optimizer import Query
 
@@ -141,10 +199,44 @@ class RefractionOptimizer:
         self._history.append((trial, bool(correct)))
 
     # ------------------------------------------------------------------ answers
+    @single_threaded
     def best_lens(self) -> tuple[float, float]:
         """The lens (sphere_d, cylinder_d) maximizing the posterior mean."""
         sphere, cylinder = self._core.best_system()
         return float(sphere), float(cylinder)
+
+    @single_threaded
+    def certainty(self):
+        """:class:`lensopt.certainty.LensCertainty` of :meth:`best_lens`: the posterior probability
+        that it is within 0.025 logMAR of the best lens, and the best lens's 95 % intervals (D).
+
+        From posterior draws of the slope and the lens intercepts (:mod:`lensopt.certainty`); the
+        draws come from ``(seed, n_trials)``, so the same history gives the same answer."""
+        from lensopt.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
+
+        def compute():
+            s = self.settings
+            if self.model is None:
+                return LensCertainty(0.0, s.system_bounds[0], s.system_bounds[1])
+            rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])
+            return lens_certainty(self.model, self.best_lens(), s.system_bounds[0], s.system_bounds[1], rng)
+
+        return self._core._cached("certainty", compute)
+
+    def confidence(self) -> float:
+        """Posterior probability that :meth:`best_lens` is within 0.025 logMAR of the best lens."""
+        return self.certainty().confidence
+
+    def should_stop(self) -> bool:
+        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one).
+        The confidence is computed only once ``min_trials`` answers are in."""
+        if self.stop is None:
+            return False
+        if self.n_trials >= self.stop.max_trials:
+            return True
+        if self.n_trials < self.stop.min_trials:
+            return False
+        return self.stop.should_stop(self.n_trials, self.confidence())
 
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The model's acuity threshold (logMAR) with a lens, as ``(mean, sd)``.

@@ -19,7 +19,9 @@ rule           x-step                                         s-step
 =============  =============================================  =======================
 
 Every rule returns one full input ``[s..., x...]``. The first ``n_initial`` trials of every
-rule are uniform random.
+rule are uniform random. No stalls: when BALD's best letter size at the chosen ``x`` carries less
+than ``settings.min_information_bits`` (the answer would be nearly certain), the sequential rules
+take the jointly most informative ``(s, x)`` instead (0 = never, the papers' rules).
 """
 
 from __future__ import annotations
@@ -104,21 +106,22 @@ def _x_step(decision: Decision, acquisition) -> np.ndarray:
     return point[list(decision.system_dims)]
 
 
-def _s_step_bald(decision: Decision, system: np.ndarray) -> np.ndarray:
+def _s_step_bald(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, float]:
+    """The most informative context at ``system``, and its information (bits)."""
     fixed = {d: float(v) for d, v in zip(decision.system_dims, system)}
     if decision.settings.n_context == 1:
-        point, _ = maximize_on_line(BALD(decision.model), decision.settings.bounds, 0, fixed,
-                                    n_points=CONTEXT_STEP_GRID)
+        point, value = maximize_on_line(BALD(decision.model), decision.settings.bounds, 0, fixed,
+                                        n_points=CONTEXT_STEP_GRID)
     else:
-        point, _ = maximize_acquisition(
+        point, value = maximize_acquisition(
             BALD(decision.model), decision.settings.bounds, decision.rng, fixed_features=fixed,
             settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2),
         )
-    return point[list(decision.context_dims)]
+    return point[list(decision.context_dims)], float(value)
 
 
-def _s_step_random(decision: Decision, system: np.ndarray) -> np.ndarray:
-    return uniform(decision.settings.context_bounds, 1, decision.rng)[0]
+def _s_step_random(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, float]:
+    return uniform(decision.settings.context_bounds, 1, decision.rng)[0], np.inf
 
 
 def _ucb(decision):
@@ -142,7 +145,13 @@ def _expected_improvement(decision):
 def _sequential(x_acquisition, s_step):
     def rule(decision: Decision) -> np.ndarray:
         system = _x_step(decision, x_acquisition(decision))
-        return np.concatenate([s_step(decision, system), system])
+        context, information_bits = s_step(decision, system)
+        if information_bits < decision.settings.min_information_bits:
+            # No letter size is informative at this lens: every answer there is (nearly) certain
+            # and would teach nothing. Rather than repeat it, take the most informative trial
+            # anywhere (joint BALD over lens and letter size).
+            return _joint_bald(decision)
+        return np.concatenate([context, system])
 
     return rule
 

@@ -111,7 +111,10 @@ class OptimizerSettings:
     values, or ``"adaptive"``: the model's threshold context at its current optimum (for the
     psychophysics kernel, the predicted best acuity), where ``Φ`` is least saturated.
     ``refit_every``: re-fit the hyperparameters every that many trials (``None``: never), from
-    ``refit_after`` trials on.
+    ``refit_after`` trials on. ``guess_rate``/``lapse_rate``: the floored likelihood
+    ``γ + (1 − γ − λ) Φ(f)`` of the model (METHOD.md §2b); 0 and 0 is the papers' plain probit.
+    ``prior_mean``: constant prior mean of the latent (0 in the papers). ``min_information_bits``:
+    below this BALD at the chosen system, the sequential rules choose by joint BALD (0: never).
     """
 
     rule: str = "ucb-ald"
@@ -128,6 +131,10 @@ class OptimizerSettings:
     n_thompson_features: int = 512
     refit_every: int | None = None
     refit_after: int = 40
+    guess_rate: float = 0.0
+    lapse_rate: float = 0.0
+    prior_mean: float = 0.0
+    min_information_bits: float = 0.0
 
     def __post_init__(self):
         if self.rule not in ALL_RULES:
@@ -155,6 +162,20 @@ class OptimizerSettings:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.refit_every is not None and (not isinstance(self.refit_every, int) or self.refit_every < 1):
             raise ValueError(f"refit_every must be a positive integer or None, got {self.refit_every!r}")
+        for name in ("guess_rate", "lapse_rate"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        mib = self.min_information_bits
+        if isinstance(mib, bool) or not isinstance(mib, (int, float)) or not (math.isfinite(mib) and 0 <= mib < 1):
+            raise ValueError(f"min_information_bits must be a number in [0, 1), got {mib!r}")
+        object.__setattr__(self, "min_information_bits", float(mib))
+        if isinstance(self.prior_mean, bool) or not isinstance(self.prior_mean, (int, float)) or not math.isfinite(self.prior_mean):
+            raise ValueError(f"prior_mean must be a finite number, got {self.prior_mean!r}")
+        object.__setattr__(self, "prior_mean", float(self.prior_mean))
+        if self.guess_rate + self.lapse_rate >= 1.0:
+            raise ValueError(f"guess_rate + lapse_rate must be < 1, got {self.guess_rate} + {self.lapse_rate}")
 
     @property
     def n_context(self) -> int:

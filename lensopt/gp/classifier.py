@@ -65,12 +65,14 @@ class GPClassifier:
     ``kernel``: a :class:`lensopt.gp.kernels.Kernel`; ``inference``: ``"laplace"`` (R&W Alg. 3.1)
     or ``"ep"`` (R&W Alg. 3.5); ``jitter``: added to the training covariance diagonal;
     ``guess_rate`` ``γ`` and ``lapse_rate`` ``λ``: the floored likelihood (0 and 0: the plain
-    probit ``Φ(f)`` of the papers). ``predict_latent`` is always the latent ``f``;
-    ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``.
+    probit ``Φ(f)`` of the papers). ``prior_mean``: a constant prior mean ``m`` of the latent,
+    ``f ~ GP(m, k)`` (0 in the papers). ``predict_latent`` is always the latent ``f`` (mean included);
+    ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``;
+    ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
     """
 
     def __init__(self, kernel: Kernel, inference: str = "laplace", jitter: float = DEFAULT_JITTER,
-                 guess_rate: float = 0.0, lapse_rate: float = 0.0):
+                 guess_rate: float = 0.0, lapse_rate: float = 0.0, prior_mean: float = 0.0):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
         if inference not in INFERENCE_METHODS:
@@ -83,6 +85,9 @@ class GPClassifier:
         check_floor(guess_rate, lapse_rate)
         self.guess_rate = float(guess_rate)
         self.lapse_rate = float(lapse_rate)
+        if not np.isfinite(prior_mean):
+            raise ValueError(f"prior_mean must be a finite number, got {prior_mean!r}")
+        self.prior_mean = float(prior_mean)
         self.X_train_: np.ndarray | None = None
         self.y_train_: np.ndarray | None = None
         self._K: np.ndarray | None = None
@@ -155,26 +160,28 @@ class GPClassifier:
         """Latent mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)`` if ``full_cov``)."""
         X = self._validate_test(X)
         if self.X_train_.shape[0] == 0:
-            mean = np.zeros(X.shape[0])
+            mean = np.full(X.shape[0], self.prior_mean)
             return (mean, self.kernel_(X)) if full_cov else (mean, self.kernel_.diag(X))
         K_cross = self.kernel_(self.X_train_, X)
         if full_cov:
-            return self._posterior.predict_full(K_cross, self.kernel_(X))
-        return self._posterior.predict(K_cross, self.kernel_.diag(X))
+            mean, cov = self._posterior.predict_full(K_cross, self.kernel_(X))
+        else:
+            mean, cov = self._posterior.predict(K_cross, self.kernel_.diag(X))
+        return self.prior_mean + mean, cov
 
     def predict_latent_with_gradient(self, X):
         """``(mean, var, dmean_dX (n, d), dvar_dX (n, d))`` for gradient-based acquisition search."""
         X = self._validate_test(X)
         dk_diag = self.kernel_.diag_gradient_x(X)
         if self.X_train_.shape[0] == 0:
-            return np.zeros(X.shape[0]), self.kernel_.diag(X), np.zeros(X.shape), dk_diag
+            return np.full(X.shape[0], self.prior_mean), self.kernel_.diag(X), np.zeros(X.shape), dk_diag
         K_cross = self.kernel_(self.X_train_, X)
         mean, var, RK = self._posterior.predict_with_reduction(K_cross, self.kernel_.diag(X))
         dK = self.kernel_.gradient_x(X, self.X_train_)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
         dmean = np.einsum("mnd,n->md", dK, self._posterior.alpha)
         # var = k** − k*ᵀ R k*  ⇒  ∂var/∂x* = ∂k**/∂x* − 2 (R k*)ᵀ ∂k*/∂x*
         dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
-        return mean, var, dmean, dvar
+        return self.prior_mean + mean, var, dmean, dvar
 
     @property
     def floored(self) -> bool:
@@ -221,7 +228,7 @@ class GPClassifier:
     def _infer(self, K, y, init) -> LatentPosterior | None:
         if K.shape[0] == 0:
             return None
-        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate)
+        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=self.prior_mean)
         if self.inference == "laplace":
             return laplace_posterior(K, y, alpha_init=init, **floor)
         return parallel_ep_posterior(K, y, sites_init=init, **floor)
@@ -246,7 +253,7 @@ class GPClassifier:
             return np.zeros(kernel.n_theta)
         dK = kernel.gradient_theta(X)
         if self.inference == "laplace":
-            return laplace_lml_gradient(K, dK, y, posterior, self.guess_rate, self.lapse_rate)
+            return laplace_lml_gradient(K, dK, y, posterior, self.guess_rate, self.lapse_rate, self.prior_mean)
         return ep_lml_gradient(K, dK, posterior)
 
     def _set_posterior(self, kernel, X, y, K, posterior) -> None:

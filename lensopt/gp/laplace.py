@@ -118,28 +118,30 @@ def _factor_b(K: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
     return cholesky(B, lower=True, check_finite=False)
 
 
-def _objective(alpha: np.ndarray, f: np.ndarray, y: np.ndarray, floor=(0.0, 0.0)) -> float:
-    """``Ψ(f) = −½ αᵀ f + Σ log p(y | f)`` (R&W eq. 3.12 up to a constant)."""
-    return float(-0.5 * alpha @ f + np.sum(log_likelihood(f, y, *floor)))
+def _objective(alpha: np.ndarray, f: np.ndarray, y: np.ndarray, floor=(0.0, 0.0), prior_mean=0.0) -> float:
+    """``Ψ(f) = −½ αᵀ f + Σ log p(y | m + f)`` (R&W eq. 3.12 up to a constant)."""
+    return float(-0.5 * alpha @ f + np.sum(log_likelihood(prior_mean + f, y, *floor)))
 
 
 def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | None = None,
-                      guess_rate: float = 0.0, lapse_rate: float = 0.0) -> LatentPosterior:
+                      guess_rate: float = 0.0, lapse_rate: float = 0.0, prior_mean: float = 0.0) -> LatentPosterior:
     """Find the posterior mode and build the Laplace approximation (R&W Algorithm 3.1).
 
     ``K``: training covariance (jitter included), ``y``: labels in ``{0, 1}``, ``alpha_init``:
     optional starting weights (warm start), ``f₀ = K alpha_init``; ``guess_rate``/``lapse_rate``:
-    the floored likelihood (curvature clipped at 0, see the module docstring).
+    the floored likelihood (curvature clipped at 0, see the module docstring); ``prior_mean``: a
+    constant prior mean ``m`` of the latent (the Gaussian is over ``f − m``, whose mean is
+    ``LatentPosterior.mean``; the likelihood sees ``m + f``).
     """
     n = K.shape[0]
     y = np.asarray(y, dtype=float)
     floor = (float(guess_rate), float(lapse_rate))
     alpha = np.zeros(n) if alpha_init is None else np.array(alpha_init, dtype=float)
     f = K @ alpha
-    psi = _objective(alpha, f, y, floor)
+    psi = _objective(alpha, f, y, floor, prior_mean)
     iteration = 0
     for iteration in range(1, NEWTON_MAX_ITERATIONS + 1):
-        _, d1, d2, _ = log_likelihood_derivatives(f, y, *floor)
+        _, d1, d2, _ = log_likelihood_derivatives(prior_mean + f, y, *floor)
         # Line 4: W = −∇∇ log p(y|f)  (≥ 0 for the log-concave probit; clipped at 0 if floored)
         W = np.maximum(-d2, 0.0)
         sqrt_w = np.sqrt(W)
@@ -152,7 +154,7 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
         for _ in range(MAX_STEP_HALVINGS):
             alpha_try = alpha + step * step_dir
             f_try = K @ alpha_try  # Line 8: f = K a
-            psi_try = _objective(alpha_try, f_try, y, floor)
+            psi_try = _objective(alpha_try, f_try, y, floor, prior_mean)
             if psi_try >= psi - 1e-12 * (1.0 + abs(psi)):
                 break
             step *= 0.5
@@ -160,7 +162,7 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
         alpha, f, psi = alpha_try, f_try, psi_try
         if change <= NEWTON_TOLERANCE:
             break
-    log_p, d1, d2, _ = log_likelihood_derivatives(f, y, *floor)
+    log_p, d1, d2, _ = log_likelihood_derivatives(prior_mean + f, y, *floor)
     sqrt_w = np.sqrt(np.maximum(-d2, 0.0))
     L = _factor_b(K, sqrt_w)
     # R&W eq. 3.32 / Algorithm 3.1 line 10: log q(y|X) = −½ aᵀf + Σ log p(y|f) − Σ log L_ii
@@ -177,7 +179,7 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
 
 def laplace_lml_gradient(
     K: np.ndarray, dK: np.ndarray, y: np.ndarray, posterior: LatentPosterior,
-    guess_rate: float = 0.0, lapse_rate: float = 0.0,
+    guess_rate: float = 0.0, lapse_rate: float = 0.0, prior_mean: float = 0.0,
 ) -> np.ndarray:
     """Gradient of the Laplace log marginal likelihood (R&W Algorithm 5.1).
 
@@ -185,7 +187,7 @@ def laplace_lml_gradient(
     implicit term through the dependence of the mode ``f̂`` on the hyperparameters (lines 8–10).
     Where ``W`` is clipped at 0 (floored likelihood) it does not move with ``f̂``: ``d3 = 0`` there.
     """
-    _, d1, d2, d3 = log_likelihood_derivatives(posterior.mean, y, guess_rate, lapse_rate)
+    _, d1, d2, d3 = log_likelihood_derivatives(prior_mean + posterior.mean, y, guess_rate, lapse_rate)
     d3 = np.where(-d2 > 0.0, d3, 0.0)
     a = posterior.alpha
     L = posterior.chol

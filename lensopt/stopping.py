@@ -1,0 +1,70 @@
+"""When a session may stop: the stopping rule a clinician can trust (issue 14).
+
+A session stops once the optimizer is confident enough that its reported lens is as good as the
+best lens — ``confidence() ≥ confidence`` — after at least ``min_trials`` trials, and in any case
+after ``max_trials``. ``confidence()`` is each optimizer's posterior probability that the reported
+lens is within :data:`ACUITY_TOLERANCE_LOGMAR` of the best lens (see
+:meth:`lensopt.refraction.RefractionOptimizer.confidence`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+
+#: "As good as the best lens": an acuity loss of at most 0.025 logMAR, a quarter of a chart line
+#: (about 0.25 D of blur: ``log10(1 + 0.25²) = 0.026``; the paper's final error after 260 trials).
+ACUITY_TOLERANCE_LOGMAR = 0.025
+
+#: Defaults: stop at 95 % confidence, never before 20 trials, never after 260 (the paper's budget).
+DEFAULT_STOP_CONFIDENCE = 0.95
+DEFAULT_MIN_TRIALS = 20
+DEFAULT_MAX_TRIALS = 260
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"stop {name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """Stop at ``confidence`` (in (0, 1)) after ``min_trials``; always stop at ``max_trials``."""
+
+    confidence: float = DEFAULT_STOP_CONFIDENCE
+    min_trials: int = DEFAULT_MIN_TRIALS
+    max_trials: int = DEFAULT_MAX_TRIALS
+
+    def __post_init__(self):
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (math.isfinite(c) and 0.0 < c < 1.0):
+            raise ValueError(f"stop confidence must be a number strictly between 0 and 1 (e.g. 0.95), got {c!r}")
+        object.__setattr__(self, "confidence", float(c))
+        object.__setattr__(self, "min_trials", _positive_int("min_trials", self.min_trials))
+        object.__setattr__(self, "max_trials", _positive_int("max_trials", self.max_trials))
+        if self.min_trials > self.max_trials:
+            raise ValueError(f"stop min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
+
+    def should_stop(self, n_trials: int, confidence: float) -> bool:
+        """Whether a session with ``n_trials`` answered trials and this ``confidence`` may stop."""
+        if n_trials >= self.max_trials:
+            return True
+        return n_trials >= self.min_trials and confidence >= self.confidence
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data) -> "StopRule | None":
+        """``None`` stays ``None`` (no stopping rule); unknown keys are refused by name."""
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise ValueError(f"a stop rule must be a table with confidence, min_trials, max_trials; got {data!r}")
+        unknown = set(data) - {"confidence", "min_trials", "max_trials"}
+        if unknown:
+            raise ValueError(f"unknown stop setting(s): {', '.join(sorted(unknown))}; "
+                             "use confidence, min_trials, max_trials")
+        return cls(**data)

@@ -1,0 +1,128 @@
+"""The stopping rule's confidence: posterior probability that the reported lens is within 0.025
+logMAR of the best, checked against quadrature on a model whose posterior is known exactly."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+from scipy.stats import norm
+
+from lensopt.certainty import LensCertainty, candidate_lenses, lens_certainty
+from lensopt.refraction import RefractionOptimizer
+from lensopt.stopping import StopRule
+
+
+class KnownPosterior:
+    """A stand-in model: the latent at letter size s through lens x is ``w s + g(x)`` with a known
+    slope ``w`` and independent ``g(x) ~ N(μ(x), σ²)``, μ peaking at ``peak``."""
+
+    def __init__(self, peak, slope=5.0, sd=0.3, depth=4.0):
+        self.peak, self.slope, self.sd, self.depth = np.asarray(peak, float), slope, sd, depth
+        self.X_train_ = np.zeros((0, 3))
+
+    def _mean_g(self, lenses):
+        return -self.depth * np.sum((lenses - self.peak) ** 2, axis=1)
+
+    def predict_latent(self, X, full_cov=False):
+        X = np.asarray(X, float)
+        s, lenses = X[:, 0], X[:, 1:]
+        mean = self.slope * s + self._mean_g(lenses)
+        same = np.all(lenses[:, None, :] == lenses[None, :, :], axis=-1)
+        cov = self.sd**2 * same.astype(float)  # g independent between lenses, w known exactly
+        return (mean, cov) if full_cov else (mean, np.diag(cov))
+
+
+def test_confidence_matches_quadrature_of_the_known_posterior():
+    model = KnownPosterior(peak=(0.3, -0.2))
+    reported = (0.3, -0.2)
+    certainty = lens_certainty(model, reported, (-4, 4), (-4, 4), np.random.default_rng(0), n_draws=20000)
+    lenses = candidate_lenses(reported, (-4, 4), (-4, 4))
+    mu = model._mean_g(lenses)
+    keep = mu + 4 * model.sd >= np.max(mu - 4 * model.sd)
+    keep[0] = True
+    kept = lenses[keep]
+    others = np.unique(kept[~np.all(kept == kept[0], axis=1)], axis=0)  # a repeated lens is one draw
+    mu_others = model._mean_g(others)
+    margin = 0.025 * model.slope  # loss ≤ 0.025 ⇔ max_j g_j − g_0 ≤ 0.025 w
+
+    def integrand(g0):
+        return norm.pdf(g0, mu[0], model.sd) * np.prod(norm.cdf((g0 + margin - mu_others) / model.sd))
+
+    exact = quad(integrand, mu[0] - 8 * model.sd, mu[0] + 8 * model.sd, limit=200)[0]
+    assert 0.05 < exact < 0.95  # a case where the answer is neither trivial 0 nor 1
+    assert certainty.confidence == pytest.approx(exact, abs=4 * np.sqrt(exact * (1 - exact) / 20000))
+
+
+def test_a_lens_far_from_the_peak_gets_no_confidence_and_intervals_cover_the_peak():
+    model = KnownPosterior(peak=(1.0, -1.0), sd=0.1)
+    far = lens_certainty(model, (-1.0, 1.0), (-4, 4), (-4, 4), np.random.default_rng(1))
+    assert far.confidence == 0.0
+    near = lens_certainty(model, (1.0, -1.0), (-4, 4), (-4, 4), np.random.default_rng(1))
+    assert near.sphere_interval_d[0] <= 1.0 <= near.sphere_interval_d[1]
+    assert near.cylinder_interval_d[0] <= -1.0 <= near.cylinder_interval_d[1]
+    assert near.sphere_interval_d[1] - near.sphere_interval_d[0] <= 1.0
+
+
+def test_confidence_of_a_real_session_grows_with_trials_and_is_reproducible():
+    from lensopt.simulation import make_patient
+
+    patient = make_patient(7, slope=8.0, true_correction_d=(-1.0, 0.5))
+    opt = RefractionOptimizer(seed=7)
+    confidences = []
+    for t in range(1, 61):
+        trial = opt.ask()
+        opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+        if t in (10, 60):
+            confidences.append(opt.confidence())
+    assert 0.0 <= confidences[0] < confidences[1] <= 1.0
+    again = RefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
+    assert again.certainty() == opt.certainty()
+    assert isinstance(opt.certainty(), LensCertainty)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"confidence": 1.5}, "between 0 and 1"), ({"confidence": 0}, "between 0 and 1"),
+    ({"min_trials": 0}, "positive integer"), ({"min_trials": 30, "max_trials": 20}, "must not exceed"),
+])
+def test_impossible_stop_rules_are_refused_in_one_line(bad, match):
+    with pytest.raises(ValueError, match=match) as error:
+        StopRule(**bad)
+    assert "\n" not in str(error.value)
+
+
+def test_the_stop_rule_waits_for_min_trials_and_ends_at_max_trials():
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50)
+    assert not rule.should_stop(9, 0.99)
+    assert rule.should_stop(10, 0.95)
+    assert not rule.should_stop(30, 0.85)
+    assert rule.should_stop(50, 0.0)
+
+
+def test_answer_model_and_stop_rule_survive_the_saved_state():
+    stop = StopRule(confidence=0.9, min_trials=15, max_trials=120)
+    opt = RefractionOptimizer(seed=3, n_alternatives=10, lapse=0.05, stop=stop)
+    opt.tell(opt.ask(), True)
+    again = RefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
+    assert again.stop == stop
+    assert again.model.guess_rate == pytest.approx(0.1) and again.model.lapse_rate == pytest.approx(0.05)
+    assert again.likelihood == "floored" and again.settings.prior_mean == opt.settings.prior_mean
+    assert not again.should_stop()  # 1 trial < min_trials
+
+
+def test_a_state_saved_before_the_floor_resumes_with_the_plain_probit_model():
+    opt = RefractionOptimizer(seed=3)
+    opt.tell(opt.ask(), True)
+    state = json.loads(json.dumps(opt.to_state()))
+    for key in ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits"):
+        del state["settings"][key]  # what lensopt wrote before issue 14
+    old = RefractionOptimizer.from_state(state)
+    assert old.likelihood == "probit" and old.stop is None
+    assert old.model.guess_rate == 0.0 and old.model.lapse_rate == 0.0 and old.model.prior_mean == 0.0
+    assert old.settings.min_information_bits == 0.0
+
+
+@pytest.mark.parametrize("bad", [{"lapse": 0.6}, {"lapse": -0.1}, {"n_alternatives": 1}, {"likelihood": "logit"}])
+def test_impossible_answer_models_are_refused(bad):
+    with pytest.raises(ValueError):
+        RefractionOptimizer(**bad)

@@ -38,9 +38,16 @@ class SimulationResult:
     final: LensScore
     checkpoints: tuple[LensScore, ...]
     latency_ms: dict = field(default_factory=dict)
+    #: The trial after which the stopping rule ended the session (``use_stop``), else None.
+    stopped_at: int | None = None
+    #: :meth:`lensopt.certainty.LensCertainty.to_dict` of the final lens (letter sessions), else None.
+    certainty: dict | None = None
+    #: The :class:`lensopt.stopping.StopRule` dict the session ran with (``use_stop``), else None.
+    stop: dict | None = None
 
     def to_dict(self) -> dict:
         final = asdict(self.final)
+        certainty = self.certainty
         return {
             "rule": self.rule, "seed": self.seed, "trials": self.trials, "slope": self.slope,
             "true_correction_d": list(self.true_correction_d),
@@ -50,6 +57,11 @@ class SimulationResult:
             "cylinder_error_d": final["cylinder_error_d"],
             "latency_ms": self.latency_ms,
             "checkpoints": [asdict(c) | {"best_lens_d": list(c.best_lens_d)} for c in self.checkpoints],
+            "stopped_at": self.stopped_at,
+            "stop": self.stop,
+            "confidence": None if certainty is None else certainty["confidence"],
+            "lens_interval_d": None if certainty is None else {
+                "sphere": list(certainty["sphere_interval_d"]), "cylinder": list(certainty["cylinder_interval_d"])},
         }
 
 
@@ -81,26 +93,40 @@ def latency_summary(latencies_ms) -> dict:
 
 
 def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, n_trials: int,
-                     checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
-    """Run ``n_trials`` trials; ``progress`` (optional) is called with the trial number."""
+                     checkpoints=DEFAULT_CHECKPOINTS, progress=None, use_stop: bool = False) -> SimulationResult:
+    """Run ``n_trials`` trials; ``progress`` (optional) is called with the trial number.
+
+    ``use_stop``: end the session after the first trial at which ``optimizer.should_stop()`` is
+    True (its :class:`lensopt.stopping.StopRule`; ``n_trials`` still caps it). The result's
+    ``certainty`` (confidence and 95 % intervals of the final lens) is computed once, at the end,
+    with or without the stopping rule."""
     if not isinstance(n_trials, int) or n_trials < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
+    if use_stop and getattr(optimizer, "stop", None) is None:
+        raise ValueError("use_stop needs an optimizer with a stopping rule (RefractionOptimizer(stop=StopRule(...)))")
     latencies, scores = [], []
     wanted = set(c for c in checkpoints if c < n_trials)
+    stopped_at, t = None, 0
     for t in range(1, n_trials + 1):
         trial = optimizer.ask()
         latencies.append(optimizer.last_decision_ms)
         correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
         optimizer.tell(trial, correct)
-        if t in wanted:
+        stop = use_stop and optimizer.should_stop()
+        if t in wanted and not stop:
             scores.append(score_lens(patient, optimizer.best_lens(), t))
         if progress is not None:
             progress(t)
-    final = score_lens(patient, optimizer.best_lens(), n_trials)
+        if stop:
+            stopped_at = t
+            break
+    final = score_lens(patient, optimizer.best_lens(), t)
     return SimulationResult(
-        rule=optimizer.settings.rule, seed=optimizer.settings.seed, trials=n_trials,
+        rule=optimizer.settings.rule, seed=optimizer.settings.seed, trials=t,
         slope=patient.slope, true_correction_d=patient.true_correction_d, final=final,
         checkpoints=tuple(scores) + (final,), latency_ms=latency_summary(latencies),
+        stopped_at=stopped_at, certainty=optimizer.certainty().to_dict(),
+        stop=optimizer.stop.to_dict() if use_stop else None,
     )
 
 

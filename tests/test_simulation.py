@@ -38,3 +38,47 @@ def test_a_session_scores_its_checkpoints_and_is_reproducible():
 def test_non_positive_trial_counts_are_refused():
     with pytest.raises(ValueError, match="positive"):
         simulate_session(make_patient(0), RefractionOptimizer(rule="random"), 0)
+
+
+def _stopping_optimizer(confidence, min_trials, max_trials, seed=1):
+    return RefractionOptimizer(rule="ucb-ald", seed=seed, letter_bounds_logmar=(-0.3, 1.0),
+                               stop={"confidence": confidence, "min_trials": min_trials, "max_trials": max_trials})
+
+
+def test_use_stop_ends_the_session_at_the_first_trial_the_rule_says_stop():
+    optimizer = _stopping_optimizer(0.02, 12, 30)
+    result = simulate_session(make_patient(1, true_correction_d=(-1.25, -0.75)), optimizer, 40, use_stop=True)
+    assert 12 <= result.stopped_at <= 30
+    assert result.trials == result.stopped_at == optimizer.n_trials == result.final.trials
+    assert optimizer.should_stop()
+    if result.stopped_at > 12:  # the trial before did not satisfy the rule
+        earlier = RefractionOptimizer.from_settings(optimizer.settings_dict(), optimizer.history[:-1])
+        assert not earlier.should_stop()
+    if result.stopped_at < 30:
+        assert result.certainty["confidence"] >= 0.02
+    out = result.to_dict()
+    assert out["stopped_at"] == result.stopped_at and out["confidence"] == result.certainty["confidence"]
+    assert out["stop"] == {"confidence": 0.02, "min_trials": 12, "max_trials": 30}
+
+
+def test_use_stop_stops_at_max_trials_when_never_confident_enough():
+    result = simulate_session(make_patient(2), _stopping_optimizer(0.999, 5, 9, seed=2), 20, use_stop=True)
+    assert result.stopped_at == result.trials == 9
+
+
+def test_without_use_stop_every_trial_runs_and_the_confidence_is_still_reported():
+    optimizer = _stopping_optimizer(0.02, 3, 8)  # a rule the session does not use
+    result = simulate_session(make_patient(3), optimizer, 10)
+    out = result.to_dict()
+    assert result.trials == 10 and out["stopped_at"] is None and out["stop"] is None
+    assert out["confidence"] == optimizer.confidence() and 0.0 <= out["confidence"] <= 1.0
+    certainty = optimizer.certainty()
+    assert out["lens_interval_d"] == {"sphere": list(certainty.sphere_interval_d),
+                                      "cylinder": list(certainty.cylinder_interval_d)}
+    for low, high in out["lens_interval_d"].values():
+        assert -4.0 <= low <= high <= 4.0
+
+
+def test_use_stop_without_a_stopping_rule_is_refused():
+    with pytest.raises(ValueError, match="stopping rule"):
+        simulate_session(make_patient(0), RefractionOptimizer(rule="random"), 5, use_stop=True)

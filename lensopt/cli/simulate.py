@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -11,6 +12,17 @@ from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.settings import ALL_RULES, INFERENCE_METHODS
+
+#: Largest ``--trials`` (as ``lensopt run``'s protocols allow).
+MAX_TRIALS = 5000
+#: ``--stop`` given without a value.
+DEFAULT_STOP_CONFIDENCE = 0.95
+#: ``--min-trials`` when not given.
+DEFAULT_MIN_TRIALS = 20
+#: ``--trials`` when neither it nor ``--max-trials`` is given.
+DEFAULT_TRIALS = 100
+#: ``--inference`` when not given: EP for letters (the floored likelihood), Laplace for duels.
+DEFAULT_INFERENCE = {"letters": "ep", "duel": "laplace", "ranking": "laplace"}
 
 #: What the simulated patient answers.
 FEEDBACK_MODES = ("letters", "duel", "ranking")
@@ -33,6 +45,37 @@ def _default_rule(feedback, duel_model):
     return DEFAULT_RULES[(feedback, duel_model) if feedback == "duel" else feedback]
 
 
+def _trials(text) -> int:
+    value = _positive_int(text)
+    if value > MAX_TRIALS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TRIALS}, got {value}")
+    return value
+
+
+def _alternatives(text) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of letters (2 or more, e.g. 26), got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be a whole number of letters, 2 or more (e.g. 26 or 10), got {value}")
+    return value
+
+
+def _rate(text) -> float:
+    value = _finite_float(text)
+    if not 0.0 <= value < 0.5:
+        raise argparse.ArgumentTypeError(f"must be a rate in [0, 0.5) (e.g. 0.02), got {text}")
+    return value
+
+
+def _confidence(text) -> float:
+    value = _finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a confidence strictly between 0 and 1 (e.g. 0.95), got {text}")
+    return value
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate", help="run a simulated patient through a refraction session",
@@ -53,14 +96,28 @@ def register(subparsers) -> None:
                    help=f"acquisition rule: with letters one of {', '.join(ALL_RULES)} (default "
                         f"ucb-ald); with probit duels one of {', '.join(_rules('duel'))} (default "
                         "muc-ald); with the tie model or rankings mpes-ald (default) or random")
-    p.add_argument("--trials", type=_positive_int, default=100, help="number of trials (default 100)")
+    p.add_argument("--trials", type=_trials, metavar="N",
+                   help=f"number of trials, at most {MAX_TRIALS} (default {DEFAULT_TRIALS}; with --stop and "
+                        "--max-trials, the --max-trials)")
     p.add_argument("--slope", type=_positive_float, default=5.0, help="psychometric slope, logMAR⁻¹ (default 5)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
     p.add_argument("--true-sphere", type=_finite_float, metavar="D", help="patient's true sphere correction (D)")
     p.add_argument("--true-cylinder", type=_finite_float, metavar="D", help="patient's true cylinder correction (D)")
-    p.add_argument("--n-alternatives", type=_positive_int, default=26, help="letters to choose from (default 26)")
-    p.add_argument("--lapse", type=float, default=0.0, help="patient's lapse rate (default 0)")
-    p.add_argument("--inference", choices=INFERENCE_METHODS, default="laplace")
+    p.add_argument("--n-alternatives", type=_alternatives, default=26, metavar="N",
+                   help="letters to choose from, 2 or more (default 26; guess rate 1/N for the patient and the model)")
+    p.add_argument("--lapse", type=_rate, default=0.0, metavar="L",
+                   help="the patient's lapse rate, in [0, 0.5) (default 0)")
+    p.add_argument("--model-lapse", type=_rate, metavar="L",
+                   help="the lapse rate the letter model assumes, in [0, 0.5) (default 0.02)")
+    p.add_argument("--inference", choices=INFERENCE_METHODS,
+                   help="GP inference (default: ep with letters, laplace with duels)")
+    p.add_argument("--stop", type=_confidence, nargs="?", const=DEFAULT_STOP_CONFIDENCE, metavar="CONFIDENCE",
+                   help="letters: stop once the model is this sure (default 0.95) that its lens is within "
+                        "0.025 logMAR of the best lens, after --min-trials and at the latest at --max-trials")
+    p.add_argument("--min-trials", type=_positive_int, metavar="N",
+                   help=f"with --stop: never stop before N trials (default {DEFAULT_MIN_TRIALS})")
+    p.add_argument("--max-trials", type=_trials, metavar="N",
+                   help="with --stop: stop after N trials at the latest (default: --trials)")
     p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
     p.add_argument("--cylinder-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
     p.add_argument("--letter-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-1.0, 2.0),
@@ -75,6 +132,25 @@ def register(subparsers) -> None:
                    help="β of UCB_Φ for letter trials (default Φ⁻¹(0.99) ≈ 2.326; the paper's Φ⁻¹(0.95) ≈ 1.645)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.set_defaults(handler=run)
+
+
+def _stop_rule(args):
+    """The :class:`lensopt.stopping.StopRule` of ``--stop``, ``--min-trials``, ``--max-trials`` (or None)."""
+    from lensopt.stopping import StopRule
+
+    if args.stop is None:
+        if args.min_trials is not None or args.max_trials is not None:
+            raise ValueError("--min-trials and --max-trials apply with --stop only; add --stop [CONFIDENCE]")
+        return None
+    if args.feedback != "letters":
+        raise ValueError("--stop applies to --feedback letters only")
+    min_trials = DEFAULT_MIN_TRIALS if args.min_trials is None else args.min_trials
+    max_trials = args.max_trials if args.max_trials is not None else (
+        args.trials if args.trials is not None else DEFAULT_TRIALS)
+    if min_trials > max_trials:
+        raise ValueError(f"--min-trials {min_trials} is more than the session's {max_trials} trials; "
+                         "lower --min-trials or raise --max-trials / --trials")
+    return StopRule(confidence=args.stop, min_trials=min_trials, max_trials=max_trials)
 
 
 def _reference_context(text):
@@ -117,6 +193,15 @@ def run(args) -> int:
     if args.feedback != "duel" and (args.tie_threshold or args.duel_model != "probit"):
         raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
     args.rule = rule
+    stop = _stop_rule(args)
+    if args.trials is None:
+        args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
+    if stop is not None and stop.max_trials > args.trials:
+        raise ValueError(f"--max-trials {stop.max_trials} is more than --trials {args.trials}; "
+                         f"raise --trials or lower --max-trials")
+    if args.feedback != "letters" and args.model_lapse is not None:
+        raise ValueError("--model-lapse applies to --feedback letters only")
+    inference = args.inference or DEFAULT_INFERENCE[args.feedback]
     reference = _reference_context(args.reference_context)
     hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
     patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
@@ -133,7 +218,7 @@ def run(args) -> int:
         optimizer = DuelRefractionOptimizer(
             rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
             cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
-            lens_step_d=args.lens_step, inference=args.inference, model=args.duel_model,
+            lens_step_d=args.lens_step, inference=inference, model=args.duel_model,
         )
         session = partial(simulate_duel_session, tie_threshold=args.tie_threshold)
     elif args.feedback == "ranking":
@@ -152,10 +237,15 @@ def run(args) -> int:
     optimizer = optimizer or RefractionOptimizer(
         rule=args.rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
         cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
-        lens_step_d=args.lens_step, inference=args.inference, n_alternatives=args.n_alternatives,
-        reference_context=reference, hyperparameters=hyperparameters,
+        lens_step_d=args.lens_step, inference=inference, n_alternatives=args.n_alternatives,
+        reference_context=reference, hyperparameters=hyperparameters, stop=stop,
         **({} if args.beta is None else {"beta": args.beta}),
+        **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
     )
+    if stop is not None:
+        from functools import partial
+
+        session = partial(session, use_stop=True)
     if args.json:
         result = session(patient, optimizer, args.trials)
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
@@ -175,6 +265,16 @@ def run(args) -> int:
     print(f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
           f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)")
     print(f"  acuity error          {result.final.va_error_logmar:.4f} logMAR with that lens")
+    if result.certainty is not None:
+        cert = result.certainty
+        if result.stopped_at is not None:
+            why = ("the confidence threshold" if cert["confidence"] >= stop.confidence
+                   else f"--max-trials; below the threshold {stop.confidence:g}")
+            print(f"  stopped after {result.stopped_at} trials at confidence {cert['confidence']:.2f} ({why})")
+        print(f"  confidence            {cert['confidence']:.2f} that this lens is within "
+              f"{cert['tolerance_logmar']:g} logMAR of the best")
+        (slo, shi), (clo, chi) = cert["sphere_interval_d"], cert["cylinder_interval_d"]
+        print(f"  95% interval          S {slo:+.2f} to {shi:+.2f} D   C {clo:+.2f} to {chi:+.2f} D")
     for score in result.checkpoints[:-1]:
         print(f"    after {score.trials:>3} trials: {score.va_error_logmar:.4f} logMAR")
     print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")

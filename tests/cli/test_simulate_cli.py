@@ -29,6 +29,33 @@ def test_json_output_has_every_field_and_consistent_errors(capsys):
     assert result["va_error_logmar"] == pytest.approx(math.log10(1 + 0.5 * (rs**2 + (rs + rc) ** 2)))
     latency = result["latency_ms"]
     assert 0 < latency["median"] <= latency["p95"] <= latency["max"]
+    # without --stop: every trial runs, and the confidence of the final lens is reported anyway
+    assert result["stopped_at"] is None and result["trials"] == 12 and 0.0 <= result["confidence"] <= 1.0
+    for low, high in result["lens_interval_d"].values():
+        assert -4.0 <= low <= high <= 4.0
+
+
+def test_stop_ends_the_session_between_min_and_max_trials_and_reports_where(capsys):
+    result = _simulate(capsys, "--stop", "0.02", "--min-trials", "12", "--max-trials", "30", "--trials", "40",
+                       "--seed", "1", "--true-sphere", "-1.25", "--true-cylinder", "-0.75")
+    assert 12 <= result["stopped_at"] <= 30
+    assert result["trials"] == result["stopped_at"] == result["checkpoints"][-1]["trials"]
+    assert result["stop"] == {"confidence": 0.02, "min_trials": 12, "max_trials": 30}
+    if result["stopped_at"] < 30:  # stopped by the confidence, not by --max-trials
+        assert result["confidence"] >= 0.02
+
+
+def test_bare_stop_uses_95_percent_and_max_trials_sets_the_budget(capsys):
+    result = _simulate(capsys, "--stop", "--min-trials", "4", "--max-trials", "7", "--seed", "2")
+    assert result["stop"] == {"confidence": 0.95, "min_trials": 4, "max_trials": 7}
+    assert result["stopped_at"] == result["trials"] == 7  # far from 95 % sure after 7 letters
+
+
+def test_the_summary_says_where_the_session_stopped_and_gives_the_intervals(capsys):
+    assert main(["simulate", "--stop", "0.999", "--min-trials", "3", "--trials", "6", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "stopped after 6 trials at confidence" in out and "below the threshold 0.999" in out
+    assert "95% interval          S " in out and " C " in out.split("95% interval")[1]
 
 
 def test_the_same_command_twice_gives_the_same_best_lens(capsys):
@@ -64,6 +91,19 @@ def test_readable_summary_without_json(capsys):
     (["--letter-bounds", "2", "-1"], "reversed"),
     (["--sphere-bounds", "1", "1"], "reversed"),
     (["--true-sphere", "1"], "both"),
+    (["--n-alternatives", "1"], "--n-alternatives: must be a whole number of letters, 2 or more"),
+    (["--n-alternatives", "2.5"], "--n-alternatives"),
+    (["--lapse", "0.6"], "--lapse: must be a rate in [0, 0.5)"),
+    (["--lapse", "-0.1"], "--lapse: must be a rate in [0, 0.5)"),
+    (["--model-lapse", "0.5"], "--model-lapse: must be a rate in [0, 0.5)"),
+    (["--stop", "1.5"], "--stop: must be a confidence strictly between 0 and 1"),
+    (["--stop", "0"], "--stop: must be a confidence strictly between 0 and 1"),
+    (["--trials", "5001"], "--trials: must be at most 5000"),
+    (["--min-trials", "5"], "apply with --stop only"),
+    (["--stop", "--min-trials", "50", "--trials", "30"], "--min-trials 50 is more than"),
+    (["--stop", "--max-trials", "50", "--trials", "30"], "--max-trials 50 is more than --trials 30"),
+    (["--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
+    (["--feedback", "duel", "--model-lapse", "0.1"], "--model-lapse applies to --feedback letters only"),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(args, message):
     proc = subprocess.run([sys.executable, "-m", "lensopt", "simulate", "--json", "--trials", "2", *args],
@@ -114,3 +154,21 @@ def test_tie_and_ranking_modes_print_the_letter_fields(capsys, args, rule):
     result = _simulate(capsys, *args, "--trials", "7", "--seed", "2")
     assert set(letters) <= set(result) and result["rule"] == rule and result["trials"] == 7
     assert result["feedback"] == args[1] and result["va_error_logmar"] >= 0
+
+
+def test_letters_default_to_ep_and_the_model_takes_model_lapse_and_n_alternatives(capsys, monkeypatch):
+    import lensopt.simulation as simulation
+
+    seen = {}
+    real = simulation.simulate_session
+
+    def spy(patient, optimizer, n_trials, **kwargs):
+        seen.update(optimizer.settings_dict(), patient_lapse=patient.lapse)
+        return real(patient, optimizer, n_trials, **kwargs)
+
+    monkeypatch.setattr(simulation, "simulate_session", spy)
+    _simulate(capsys, "--trials", "3", "--model-lapse", "0.1", "--n-alternatives", "10", "--lapse", "0.05")
+    assert seen["inference"] == "ep" and seen["lapse"] == 0.1 and seen["n_alternatives"] == 10
+    assert seen["likelihood"] == "floored" and seen["patient_lapse"] == 0.05 and seen["stop"] is None
+    _simulate(capsys, "--trials", "3", "--inference", "laplace")
+    assert seen["inference"] == "laplace" and seen["lapse"] == 0.02  # the optimizer's default lapse

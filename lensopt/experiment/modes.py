@@ -109,7 +109,11 @@ class LettersMode(Mode):
         return RefractionOptimizer
 
     def optimizer_options(self, protocol: Protocol) -> dict:
-        return dict(inference=protocol.optimizer.inference, n_alternatives=len(protocol.letters.alphabet))
+        """The answer model (guess rate 1/letters, the protocol's lapse rate), the inference and the
+        stopping rule of ``[stop]`` (None without it)."""
+        o = protocol.optimizer
+        return dict(inference=o.inference, n_alternatives=len(protocol.letters.alphabet), lapse=o.lapse,
+                    stop=protocol.stop_rule)
 
     def history(self, records) -> list:
         return [(Trial(sphere_d=r.sphere_d, cylinder_d=r.cylinder_d, letter_logmar=r.letter_logmar), r.correct)

@@ -1,7 +1,8 @@
 """Experiment protocols: TOML files read with ``tomllib`` and validated into frozen dataclasses.
 
-A protocol sets the feedback mode (letters, duels or rankings), the optimizer (rule, trials, bounds), the
-letters, the calibration, the display, timing, feedback, breaks and the response keys. Every
+A protocol sets the feedback mode (letters, duels or rankings), the optimizer (rule, trials, bounds,
+inference, the model's lapse rate), the letters, the calibration, the display, timing, feedback,
+breaks, the response keys and, optionally, when a letter session may stop early (``[stop]``). Every
 section is a table of the same name; a missing required field, an out-of-range value or an
 unknown key is a :class:`ProtocolError` whose one-line message names the file, the field and the
 allowed values. Fields that depend on each other (a duel or ranking rule for that feedback,
@@ -19,6 +20,11 @@ from pathlib import Path
 
 from lensopt.errors import ProtocolError
 from lensopt.experiment.optotypes import ALPHABET
+from lensopt.refraction import DEFAULT_MODEL_LAPSE
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+
+MAX_TRIALS = 5000
+"""Largest ``[optimizer] trials`` (and ``--trials``)."""
 
 OBSERVERS = ("keyboard", "simulated")
 """Who answers: a person at the keyboard, or a simulated patient."""
@@ -100,6 +106,14 @@ def _choice(obj, name, allowed):
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
+def _rate_below_half(obj, name):
+    value = getattr(obj, name)
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or not 0.0 <= value < 0.5):
+        raise ValueError(f"{name} must be a rate in [0, 0.5), e.g. 0.02, got {value!r}")
+    object.__setattr__(obj, name, float(value))
+
+
 def _flag(obj, name):
     if not isinstance(getattr(obj, name), bool):
         raise ValueError(f"{name} must be true or false, got {getattr(obj, name)!r}")
@@ -127,17 +141,45 @@ class OptimizerSection:
     sphere_bounds_d: tuple[float, float]
     cylinder_bounds_d: tuple[float, float]
     letter_bounds_logmar: tuple[float, float]
-    inference: str = "laplace"
+    inference: str = "ep"
+    lapse: float = DEFAULT_MODEL_LAPSE
 
     def __post_init__(self):
         # every mode's rules; the feedback mode narrows this down (Protocol.__post_init__)
         _choice(self, "rule", tuple(dict.fromkeys(_rules() + _duel_rules() + _ranking_rules())))
-        _number(self, "trials", 1, 5000, integer=True)
-        _number(self, "n_initial", 0, 5000, integer=True)
+        _number(self, "trials", 1, MAX_TRIALS, integer=True)
+        _number(self, "n_initial", 0, MAX_TRIALS, integer=True)
         _interval(self, "sphere_bounds_d", -20.0, 20.0)
         _interval(self, "cylinder_bounds_d", -10.0, 10.0)
         _interval(self, "letter_bounds_logmar", -1.0, 2.0)
         _choice(self, "inference", INFERENCES)
+        _rate_below_half(self, "lapse")
+
+
+@dataclass(frozen=True)
+class StopSection:
+    """When a letter session may stop before ``[optimizer] trials`` (:class:`lensopt.stopping.StopRule`):
+    once the model is ``confidence`` sure that its lens is within 0.025 logMAR of the best lens,
+    never before ``min_trials``, and at the latest after ``max_trials`` (0: ``[optimizer] trials``,
+    filled in by :class:`Protocol`). A protocol without ``[stop]`` runs all its trials."""
+
+    confidence: float = DEFAULT_STOP_CONFIDENCE
+    min_trials: int = DEFAULT_MIN_TRIALS
+    max_trials: int = 0
+
+    def __post_init__(self):
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not (math.isfinite(c) and 0.0 < c < 1.0):
+            raise ValueError(f"confidence must be a number in (0, 1), e.g. 0.95, got {c!r}")
+        object.__setattr__(self, "confidence", float(c))
+        _number(self, "min_trials", 1, MAX_TRIALS, integer=True)
+        _number(self, "max_trials", 0, MAX_TRIALS, integer=True)
+        if self.max_trials and self.min_trials > self.max_trials:
+            raise ValueError(f"min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
+
+    def rule(self) -> dict:
+        """The :class:`lensopt.stopping.StopRule` dict (``max_trials`` filled in)."""
+        return {"confidence": self.confidence, "min_trials": self.min_trials, "max_trials": self.max_trials}
 
 
 @dataclass(frozen=True)
@@ -330,8 +372,12 @@ SECTIONS = {
     "letters": LettersSection, "calibration": CalibrationSection, "display": DisplaySection,
     "timing": TimingSection, "feedback": FeedbackSection, "breaks": BreaksSection,
     "keys": KeysSection, "simulated": SimulatedSection, "duel": DuelSection, "ranking": RankingSection,
+    "stop": StopSection,
 }
 """TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
+
+OPTIONAL_SECTIONS = ("stop",)
+"""Tables whose absence means "none" (the protocol's field is None) rather than their defaults."""
 
 
 @dataclass(frozen=True)
@@ -351,6 +397,7 @@ class Protocol:
     simulated: SimulatedSection = SimulatedSection()
     duel: DuelSection = DuelSection()
     ranking: RankingSection = RankingSection()
+    stop: StopSection | None = None
     source: str = ""
 
     def __post_init__(self):
@@ -358,6 +405,8 @@ class Protocol:
         if mode == "letters" and rule not in _rules():
             raise ValueError(f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
                              f"{', '.join(map(repr, _rules()))}")
+        if self.stop is not None:
+            self._check_stop()
         if mode == "letters":
             return
         if mode == "duel":
@@ -374,6 +423,26 @@ class Protocol:
         if self.timing.response_timeout_s:
             raise ValueError(f"timing.response_timeout_s must be 0 with protocol.feedback = {mode!r} (a {mode} "
                              f"waits for its answer), got {self.timing.response_timeout_s:g}")
+
+    def _check_stop(self) -> None:
+        """``[stop]``: letters only; ``max_trials`` defaults to, and may not exceed, ``[optimizer] trials``."""
+        stop, trials = self.stop, self.optimizer.trials
+        if self.feedback_mode != "letters":
+            raise ValueError(f"[stop] applies to protocol.feedback = 'letters' only (this protocol has "
+                             f"{self.feedback_mode!r}); remove the [stop] table")
+        if stop.max_trials > trials:
+            raise ValueError(f"stop.max_trials ({stop.max_trials}) must not exceed optimizer.trials ({trials}); "
+                             "lower stop.max_trials or raise optimizer.trials")
+        if stop.min_trials > (stop.max_trials or trials):
+            raise ValueError(f"stop.min_trials ({stop.min_trials}) must not exceed the session's "
+                             f"{stop.max_trials or trials} trials (stop.max_trials, default optimizer.trials)")
+        if not stop.max_trials:
+            object.__setattr__(self, "stop", dataclasses.replace(stop, max_trials=trials))
+
+    @property
+    def stop_rule(self) -> dict | None:
+        """The :class:`lensopt.stopping.StopRule` dict of ``[stop]``, or None (no stopping rule)."""
+        return None if self.stop is None else self.stop.rule()
 
     def _check_ranking(self) -> None:
         rule, rules = self.optimizer.rule, _ranking_rules()
@@ -406,16 +475,25 @@ class Protocol:
         """Plain JSON-able snapshot (tuples become lists), readable by :func:`protocol_from_dict`."""
         out = {}
         for name in SECTIONS:
+            if getattr(self, name) is None:  # an optional table left out
+                continue
             section = dataclasses.asdict(getattr(self, name))
             out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
         return out
 
     def with_trials(self, trials: int) -> "Protocol":
+        """The protocol with ``[optimizer] trials`` set to ``trials`` (``--trials``). A ``[stop]``
+        whose ``max_trials`` was the old trial count follows the new one; otherwise the new count
+        caps ``max_trials`` (and ``min_trials``)."""
         try:
             optimizer = dataclasses.replace(self.optimizer, trials=trials)
         except ValueError as exc:
             raise ProtocolError(f"--trials: {exc}") from None
-        return dataclasses.replace(self, optimizer=optimizer)
+        stop = self.stop
+        if stop is not None:
+            max_trials = trials if stop.max_trials == self.optimizer.trials else min(stop.max_trials, trials)
+            stop = dataclasses.replace(stop, max_trials=max_trials, min_trials=min(stop.min_trials, max_trials))
+        return dataclasses.replace(self, optimizer=optimizer, stop=stop)
 
 
 def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
@@ -430,6 +508,9 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
         table = data.get(name)
         fields = dataclasses.fields(cls)
         required = [f.name for f in fields if f.default is dataclasses.MISSING]
+        if table is None and name in OPTIONAL_SECTIONS:
+            sections[name] = None
+            continue
         if table is None:
             if required:
                 raise ProtocolError(f"{source}: missing table [{name}] (fields: {', '.join(f.name for f in fields)})")

@@ -88,3 +88,95 @@ def test_with_trials_overrides_the_count_and_validates_it():
     assert protocol.with_trials(7).optimizer.trials == 7
     with pytest.raises(ProtocolError, match="--trials"):
         protocol.with_trials(0)
+
+
+def _with_stop(path, source=DEMO_PROTOCOL, stop="", **fields):
+    path = write_protocol(path, source, **fields)
+    path.write_text(path.read_text() + f"\n[stop]\n{stop}\n")
+    return path
+
+
+def test_letter_protocols_use_ep_and_the_clinical_one_stops_at_95_percent_after_20_to_80_trials():
+    for name in ("clinical-refraction", "research-26afc", "sloan-10afc", "demo-simulated"):
+        optimizer = load_protocol(PROTOCOLS / f"{name}.toml").optimizer
+        assert optimizer.inference == "ep" and optimizer.lapse == 0.02
+    clinical = load_protocol(PROTOCOLS / "clinical-refraction.toml")
+    assert clinical.stop_rule == {"confidence": 0.95, "min_trials": 20, "max_trials": clinical.optimizer.trials}
+    assert load_protocol(DEMO_PROTOCOL).stop is None and load_protocol(DEMO_PROTOCOL).stop_rule is None
+
+
+def test_a_stop_table_round_trips_and_its_max_trials_defaults_to_the_optimizers_trials(tmp_path):
+    protocol = load_protocol(_with_stop(tmp_path / "p.toml", stop="confidence = 0.9\nmin_trials = 10"))
+    assert protocol.stop_rule == {"confidence": 0.9, "min_trials": 10, "max_trials": protocol.optimizer.trials}
+    snapshot = protocol.to_dict()
+    assert snapshot["stop"] == protocol.stop_rule
+    assert protocol_from_dict(snapshot, source="snapshot").to_dict() == snapshot
+    defaults = load_protocol(_with_stop(tmp_path / "q.toml"))
+    assert defaults.stop_rule == {"confidence": 0.95, "min_trials": 20, "max_trials": defaults.optimizer.trials}
+    without = load_protocol(DEMO_PROTOCOL).to_dict()
+    assert "stop" not in without and protocol_from_dict(without).stop is None
+
+
+def test_an_old_protocol_snapshot_without_lapse_or_stop_loads_with_the_defaults():
+    snapshot = load_protocol(DEMO_PROTOCOL).to_dict()
+    del snapshot["optimizer"]["lapse"]
+    snapshot["optimizer"]["inference"] = "laplace"
+    protocol = protocol_from_dict(snapshot, source="stored protocol")
+    assert protocol.optimizer.lapse == 0.02 and protocol.optimizer.inference == "laplace" and protocol.stop is None
+
+
+def test_with_trials_moves_a_default_max_trials_and_caps_an_explicit_one(tmp_path):
+    follows = load_protocol(_with_stop(tmp_path / "p.toml", stop="min_trials = 20"))  # max = trials (36)
+    assert follows.with_trials(60).stop_rule["max_trials"] == 60
+    assert follows.with_trials(10).stop_rule == {"confidence": 0.95, "min_trials": 10, "max_trials": 10}
+    explicit = load_protocol(_with_stop(tmp_path / "q.toml", stop="min_trials = 5\nmax_trials = 30"))
+    assert explicit.with_trials(60).stop_rule["max_trials"] == 30
+    assert explicit.with_trials(12).stop_rule["max_trials"] == 12
+
+
+@pytest.mark.parametrize("stop, message", [
+    ("confidence = 1.5", r"p\.toml: stop\.confidence must be a number in \(0, 1\), e\.g\. 0\.95, got 1\.5"),
+    ("confidence = 0", r"p\.toml: stop\.confidence must be a number in \(0, 1\)"),
+    ('confidence = "high"', r"p\.toml: stop\.confidence must be a number in \(0, 1\)"),
+    ("min_trials = 0", r"p\.toml: stop\.min_trials must be an integer in \[1, 5000\], got 0"),
+    ("min_trials = 2.5", r"p\.toml: stop\.min_trials must be an integer"),
+    ("max_trials = 100", r"p\.toml: stop\.max_trials \(100\) must not exceed optimizer\.trials \(36\)"),
+    ("min_trials = 30\nmax_trials = 20", r"p\.toml: stop\.min_trials \(30\) must not exceed max_trials \(20\)"),
+    ("min_trials = 40", r"p\.toml: stop\.min_trials \(40\) must not exceed the session's 36 trials"),
+    ("patience = 3", r"p\.toml: unknown key stop\.patience; allowed keys in \[stop\]: confidence, min_trials, max_trials"),
+])
+def test_a_bad_stop_table_is_one_line_naming_the_file_and_the_field(tmp_path, stop, message):
+    with pytest.raises(ProtocolError, match=message) as info:
+        load_protocol(_with_stop(tmp_path / "p.toml", stop=stop))
+    assert "\n" not in str(info.value)
+
+
+def test_a_stop_table_in_a_duel_protocol_is_refused(tmp_path):
+    path = tmp_path / "duel.toml"
+    path.write_text((PROTOCOLS / "clinical-duel.toml").read_text() + "\n[stop]\nconfidence = 0.9\n")
+    with pytest.raises(ProtocolError, match=r"duel\.toml: \[stop\] applies to protocol\.feedback = 'letters' only"):
+        load_protocol(path)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0.5", r"p\.toml: optimizer\.lapse must be a rate in \[0, 0\.5\), e\.g\. 0\.02, got 0\.5"),
+    ("-0.01", r"p\.toml: optimizer\.lapse must be a rate in \[0, 0\.5\)"),
+    ("true", r"p\.toml: optimizer\.lapse must be a rate"),
+])
+def test_a_bad_model_lapse_is_one_line_naming_the_field(tmp_path, value, message):
+    with pytest.raises(ProtocolError, match=message):
+        load_protocol(write_protocol(tmp_path / "p.toml", **{"optimizer.lapse": value}))
+
+
+def test_the_letters_mode_builds_its_optimizer_with_the_protocols_answer_model_and_stop_rule(tmp_path):
+    from lensopt.experiment.modes import mode_for
+
+    protocol = load_protocol(_with_stop(tmp_path / "p.toml", PROTOCOLS / "sloan-10afc.toml",
+                                        stop="confidence = 0.9\nmin_trials = 15", **{"optimizer.lapse": "0.05"}))
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 1.0))
+    settings = optimizer.settings_dict()
+    assert settings["n_alternatives"] == 10 and settings["lapse"] == 0.05 and settings["inference"] == "ep"
+    assert settings["likelihood"] == "floored"
+    assert settings["stop"] == {"confidence": 0.9, "min_trials": 15, "max_trials": 150}
+    plain = load_protocol(DEMO_PROTOCOL)
+    assert mode_for(plain).new_optimizer(plain, seed=3, letter_bounds_logmar=(-0.3, 1.0)).stop is None

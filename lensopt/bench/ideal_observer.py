@@ -145,7 +145,7 @@ class IdealObserver:
     """Grid-Bayes ideal observer with ask/tell, duck-typed like ``RefractionOptimizer``.
 
     ``ask() -> Trial``, ``tell(trial, correct)``, ``best_lens() -> (sphere_d, cylinder_d)``,
-    ``confidence()``, ``should_stop()`` (by ``stop``, a :class:`lensopt.stopping.StopRule`; never
+    ``confidence()``, ``certainty()``, ``should_stop()`` (by ``stop``, a :class:`lensopt.stopping.StopRule`; never
     when ``stop`` is None), ``n_trials``, ``last_decision_ms`` (duration of the last ``ask``),
     ``rule == "ideal"``, ``seed``. The only randomness breaks exact ties between candidate
     trials, from ``np.random.default_rng([seed, n_trials])``.
@@ -432,6 +432,21 @@ class IdealObserver:
             return float(min(1.0, max(0.0, self.posterior() @ (loss <= CRITERION_LOGMAR))))
 
         return self._cached("confidence", compute)
+
+    def certainty(self):
+        """:class:`lensopt.certainty.LensCertainty`: :meth:`confidence` and the 95 % intervals
+        (D) of the best lens's sphere and cylinder — the 2.5 % and 97.5 % quantiles of the
+        posterior marginals of the true correction on the grid."""
+        from lensopt.certainty import LensCertainty
+
+        def interval(grid_d, marginal):
+            cumulative = np.cumsum(marginal)
+            low, high = np.searchsorted(cumulative, [0.025 * cumulative[-1], 0.975 * cumulative[-1]])
+            return float(grid_d[min(low, len(grid_d) - 1)]), float(grid_d[min(high, len(grid_d) - 1)])
+
+        w = self.posterior_grid()
+        return LensCertainty(self.confidence(), interval(self.sphere_grid_d, w.sum(axis=1)),
+                             interval(self.cylinder_grid_d, w.sum(axis=0)))
 
     def should_stop(self) -> bool:
         """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one);

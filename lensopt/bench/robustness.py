@@ -97,7 +97,8 @@ def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_p
 
     ``max_patients`` caps each condition's patients; ``n_trials`` overrides every condition's
     budget; ``min_trials`` is capped at the budget. Seeds ``first_seed, first_seed + 1, ...``
-    must all lie on one side of :data:`HELD_OUT_FIRST_SEED`.
+    must all lie on one side of :data:`HELD_OUT_FIRST_SEED`. ``model_lapse`` and ``beta`` of the
+    letter optimizers: None keeps :class:`lensopt.refraction.RefractionOptimizer`'s defaults.
     """
     from lensopt.bench.runner import RunSpec, split_of
 
@@ -195,7 +196,18 @@ def run_robustness(spec) -> dict:
         **stopped,
         "decision_ms": [round(v, 4) for v in decision_ms],
         "timings_ms": timings,
+        "optimizer_settings": _optimizer_settings(opt),
     }
+
+
+def _optimizer_settings(opt) -> dict:
+    """The settings the rule ran with (defaults resolved), for the record."""
+    from dataclasses import asdict
+
+    from lensopt.bench.ideal_observer import IdealObserver
+
+    settings = asdict(opt.settings) if isinstance(opt, IdealObserver) else opt.settings_dict()
+    return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
 
 
 # ------------------------------------------------------------------------------ summary

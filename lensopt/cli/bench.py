@@ -414,7 +414,7 @@ def run_robustness_campaign(args) -> int:
     specs = robustness_specs(
         args.conditions, rules, first_seed=first_seed, max_patients=args.patients, n_trials=args.trials,
         n_initial=args.initial, stop_confidence=args.stop_confidence, min_trials=args.min_trials,
-        model_lapse=args.model_lapse, beta=REFRACTION_BETA)
+        model_lapse=args.model_lapse)
     split = split_of(first_seed)
     command = ["lensopt", "bench", "robustness", "--out", args.out, "--conditions", *args.conditions,
                "--rules", *rules, "--first-seed", str(first_seed), "--initial", str(args.initial),
@@ -427,7 +427,9 @@ def run_robustness_campaign(args) -> int:
                 "conditions": [get_condition(c).to_dict() for c in args.conditions],
                 "max_patients": args.patients, "n_trials": args.trials, "n_initial": args.initial,
                 "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
-                "model_lapse": args.model_lapse, "beta": REFRACTION_BETA, "command": shlex.join(command)}
+                "model_lapse": args.model_lapse, "command": shlex.join(command),
+                "note": "model_lapse null: the optimizer's default; each record holds the settings "
+                        "its optimizer ran with (optimizer_settings)"}
     status = _run(args, "robustness", specs, manifest)
     try:
         _, text = write_summary(args.out)

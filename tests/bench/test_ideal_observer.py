@@ -89,14 +89,19 @@ def test_expected_information_is_zero_for_an_answer_known_in_advance():
 
 @pytest.mark.parametrize("seed", [100_001, 100_002, 100_003])
 def test_simulated_session_reaches_within_005_logmar_in_100_trials(seed):
-    from lensopt.simulation import simulate_session
-
     patient = draw_patients(1, seed, slope=5.0)[0]
     observer = IdealObserver(slope=5.0, seed=seed)
-    result = simulate_session(patient, observer, 100, checkpoints=())
-    assert result.rule == "ideal" and result.seed == seed
-    assert result.final.va_error_logmar <= 0.05
+    for _ in range(100):
+        trial = observer.ask()
+        observer.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    error = patient.visual_acuity(*observer.best_lens()) - patient.best_acuity_logmar
+    assert error <= 0.05
     assert observer.n_trials == 100 and observer.last_decision_ms > 0
+    certainty = observer.certainty()  # 95 % posterior intervals (grid points) around the reported lens
+    assert certainty.confidence == observer.confidence()
+    for (low, high), best_d in zip((certainty.sphere_interval_d, certainty.cylinder_interval_d),
+                                   observer.best_lens()):
+        assert low - 0.05 <= best_d <= high + 0.05 and 0 < high - low < 1.5
 
 
 def test_confidence_is_a_probability_that_grows_with_consistent_answers():

@@ -161,6 +161,7 @@ def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_p
         assert r["stopped_at"] is None or 5 <= r["stopped_at"] <= 12
         assert r["stop_reason"] in ("confidence", "max_trials")
         assert r["timings_ms"]["decision"]["p95"] >= r["timings_ms"]["decision"]["median"]
+        assert r["optimizer_settings"]["rule"] == "ideal" and r["optimizer_settings"]["slope"] == 5.0
     manifest = json.loads((out / "campaign.json").read_text())
     assert manifest["split"] == "held-out" and manifest["command"].startswith("lensopt bench robustness")
 
@@ -202,7 +203,7 @@ def test_tiny_campaign_with_the_letter_optimizer_pairs_patients_with_the_ideal_o
     assert "4 runs: 0 already done, 4 run now" in text and "ucb-ald" in text
     by_seed = {}
     for r in load_records(out):
-        assert r["n_alternatives"] == 10
+        assert r["n_alternatives"] == 10 and r["optimizer_settings"]["n_alternatives"] == 10
         by_seed.setdefault(r["seed"], set()).add(tuple(r["true_correction_d"]))
     assert all(len(corrections) == 1 for corrections in by_seed.values())  # the same patient per seed
     summary = json.loads((out / SUMMARY_NAME).read_text())

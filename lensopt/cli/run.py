@@ -49,5 +49,7 @@ def run_command(args) -> int:
         fullscreen=args.fullscreen, dashboard=args.dashboard,
     )
     outcome = run_session(request, log=lambda message: print(message, flush=True))
-    print(f"session {outcome.session_id}: {outcome.status}, {outcome.n_trials} trials stored", flush=True)
+    stopped = "" if outcome.stopped_at is None else (
+        f" (stopped by its stopping rule at {outcome.stopped_at} trials, confidence {outcome.confidence:.2f})")
+    print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)
     return 0

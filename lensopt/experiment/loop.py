@@ -16,7 +16,9 @@ loop):
    (resume, or quit safely) and the same letter is shown again after resuming;
 5. the answer goes to ``record`` (the session store: durable when it returns) **before**
    ``optimizer.tell`` and before the next letter is drawn;
-6. optional feedback, a break every N trials, the inter-trial interval.
+6. optional feedback; then, when the optimizer has a stopping rule (``[stop]``), the session ends
+   here if ``optimizer.should_stop()`` (status finished, "stopped at N trials, confidence C");
+   else a break every N trials and the inter-trial interval.
 """
 
 from __future__ import annotations
@@ -46,11 +48,20 @@ PASS_RESPONSE = "pass"
 
 @dataclass(frozen=True)
 class LoopResult:
-    """How the loop ended: ``"finished"`` (all trials) or ``"quit"`` (from the pause screen)."""
+    """How the loop ended: ``"finished"`` (all trials, or stopped by the optimizer's stopping rule:
+    ``stopped_at`` is then the last trial and ``confidence`` the optimizer's confidence there) or
+    ``"quit"`` (from the pause screen)."""
 
     status: str
     n_answered: int
     last_index: int
+    stopped_at: int | None = None
+    confidence: float | None = None
+
+
+def stop_message(n_trials: int, confidence: float) -> str:
+    """``"stopped at 34 trials, confidence 0.96"``: what the log and the done screen say."""
+    return f"stopped at {n_trials} trials, confidence {confidence:.2f}"
 
 
 class LoopScreens:
@@ -168,8 +179,26 @@ class LoopScreens:
         """Ask, show, record the answer (durably), tell; False if the person quit before answering."""
         raise NotImplementedError
 
+    def _stop_rule_says_stop(self) -> bool:
+        """Whether the optimizer's stopping rule ends the session after the answer just told (asked
+        after the answer is stored; never for an optimizer without a rule, e.g. duels)."""
+        if getattr(self.optimizer, "stop", None) is None:
+            return False
+        return bool(self.optimizer.should_stop())
+
+    def _stopped(self, index: int) -> LoopResult:
+        """End the session after trial ``index`` by the stopping rule: log and show why."""
+        confidence = float(self.optimizer.confidence())
+        message = stop_message(index, confidence)
+        self.log(message)
+        self.text.text = f"Done. Thank you!\n\n({message})"
+        self.text.draw()
+        self.win.flip()
+        return LoopResult("finished", self.n_answered, index, stopped_at=index, confidence=confidence)
+
     def run(self, n_trials: int) -> LoopResult:
-        """Run until trial ``n_trials`` is answered, or until the person quits from the pause screen."""
+        """Run until trial ``n_trials`` is answered, the optimizer's stopping rule says stop (checked
+        after each answer is stored), or the person quits from the pause screen."""
         keys, timing, protocol = self.protocol.keys, self.protocol.timing, self.protocol
         index = self.first_index
         if index <= n_trials and not self._instructions(n_trials):
@@ -178,6 +207,8 @@ class LoopScreens:
             if not self._trial(index, n_trials):
                 return LoopResult("quit", self.n_answered, index - 1)
             self.n_answered += 1
+            if index < n_trials and self._stop_rule_says_stop():
+                return self._stopped(index)
             if protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials:
                 if not self._wait_or_pause(f"Break: {index} of {n_trials} {self.unit} done.\n\n"
                                            f"Press {keys.confirm.upper()} to continue."):

@@ -61,9 +61,14 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class SessionOutcome:
+    """What is stored: ``stopped_at`` and ``confidence`` when the optimizer's stopping rule
+    (``[stop]``) ended the session before its last trial."""
+
     session_id: int
     status: str
     n_trials: int
+    stopped_at: int | None = None
+    confidence: float | None = None
 
 
 def calibration_from_protocol(protocol: Protocol) -> Calibration:
@@ -191,6 +196,14 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             store.set_status(info.session_id, "finished")
             log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
             return SessionOutcome(info.session_id, "finished", len(records))
+        if records and getattr(optimizer, "stop", None) is not None and optimizer.should_stop():
+            from lensopt.experiment.loop import stop_message
+
+            confidence = float(optimizer.confidence())
+            store.set_status(info.session_id, "finished")
+            log(f"session {info.session_id} {stop_message(len(records), confidence)} (its stopping rule); "
+                "nothing to do")
+            return SessionOutcome(info.session_id, "finished", len(records), len(records), confidence)
         session_id = info.session_id
         store.set_status(session_id, "running")
         log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
@@ -247,6 +260,18 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
                      f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
                      f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D")
         log(line)
+        if getattr(optimizer, "stop", None) is not None:
+            log(_certainty_line(optimizer))
     else:
         log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
-    return SessionOutcome(session_id, status, n_stored)
+    stopped_at = result.stopped_at if result is not None and status == "finished" else None
+    return SessionOutcome(session_id, status, n_stored, stopped_at,
+                          result.confidence if stopped_at is not None else None)
+
+
+def _certainty_line(optimizer) -> str:
+    """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``."""
+    c = optimizer.certainty()
+    (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
+    return (f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
+            f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D")

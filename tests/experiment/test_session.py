@@ -114,3 +114,68 @@ def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path
     expected = (f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D; on the phoropter (0.25 D steps): "
                 f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D")
     assert expected in lines, lines[-3:]
+
+
+def _history(records):
+    return [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in records]
+
+
+def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_path, window):
+    protocol = write_protocol(tmp_path / "stop.toml", **FAST)
+    protocol.write_text(protocol.read_text() + "\n[stop]\nconfidence = 0.02\nmin_trials = 8\n")
+    db, lines = tmp_path / "s.db", []
+    outcome = run_session(RunRequest(db_path=db, protocol_path=protocol, participant="sim", observer="simulated",
+                                     seed=7, trials=30), log=lines.append, window=window)
+    n = outcome.stopped_at
+    assert outcome.status == "finished" and 8 <= n < 30
+    assert outcome.n_trials == n and outcome.confidence >= 0.02
+    with SessionStore(db, readonly=True) as store:
+        info, records = store.session(outcome.session_id), store.trials(outcome.session_id)
+    assert [t.index for t in records] == list(range(1, n + 1)) and info.status == "finished"
+    assert info.optimizer_settings["stop"] == {"confidence": 0.02, "min_trials": 8, "max_trials": 30}
+    assert f"stopped at {n} trials, confidence {outcome.confidence:.2f}" in lines
+    # the stored answers say stop there, and not one answer earlier
+    assert RefractionOptimizer.from_settings(info.optimizer_settings, _history(records)).should_stop()
+    if n > 8:
+        assert not RefractionOptimizer.from_settings(info.optimizer_settings, _history(records[:-1])).should_stop()
+    # a stopped session resumed has nothing left to do, and its trials stay as they are
+    again = run_session(RunRequest(db_path=db, resume=outcome.session_id), log=lines.append, window=window)
+    assert again.status == "finished" and again.n_trials == n and "nothing to do" in lines[-1]
+    with SessionStore(db, readonly=True) as store:
+        assert store.trials(outcome.session_id) == records
+
+
+#: Settings that sessions stored before the answer model and the stopping rule did not have.
+NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits")
+
+
+def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, window):
+    import sqlite3
+
+    db, lines = tmp_path / "s.db", []
+    first = run_session(RunRequest(db_path=db, protocol_path=write_protocol(tmp_path / "p.toml", **FAST),
+                                   participant="old", observer="simulated", seed=4, trials=6),
+                        log=lines.append, window=window)
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(first.session_id)
+    old_settings = {k: v for k, v in info.optimizer_settings.items() if k not in NEW_SETTINGS}
+    old_settings["inference"] = "laplace"
+    old_protocol = json.loads(json.dumps(info.protocol))
+    del old_protocol["optimizer"]["lapse"]
+    old_protocol["optimizer"]["inference"] = "laplace"
+    with sqlite3.connect(db) as connection:  # as a lensopt of before issue 14 stored it
+        connection.execute("UPDATE sessions SET optimizer_settings = ?, protocol = ?, status = 'aborted' WHERE id = ?",
+                           (json.dumps(old_settings), json.dumps(old_protocol), first.session_id))
+    connection.close()
+
+    resumed = run_session(RunRequest(db_path=db, resume=first.session_id, trials=9), log=lines.append, window=window)
+    assert resumed.status == "finished" and resumed.n_trials == 9 and resumed.stopped_at is None
+    with SessionStore(db, readonly=True) as store:
+        info, records = store.session(first.session_id), store.trials(first.session_id)
+    assert info.optimizer_settings == old_settings  # resuming never rewrites the stored settings
+    assert [t.index for t in records] == list(range(1, 10))
+    rebuilt = RefractionOptimizer.from_settings(old_settings, _history(records[:6]))
+    assert rebuilt.likelihood == "probit" and rebuilt.stop is None
+    proposal, continued = rebuilt.ask(), records[6]
+    assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
+        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9)

@@ -31,10 +31,11 @@ LETTER_RULE, DUEL_RULE, TIE_RULE = "ucb-ald", "muc-ald", "mpes-ald"
 
 def _optimizer(spec):
     if spec.rule == "letters":
-        from lensopt.optimizer import RefractionOptimizer
+        from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
 
+        # the letters row of issue 8's table: the paper's letter model, as when it was run
         return RefractionOptimizer(rule=LETTER_RULE, seed=spec.seed, n_initial=spec.n_initial,
-                                   **spec.optimizer_options)
+                                   **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
     if spec.rule == "duel-drop-ties":
         from lensopt.duel_refraction import DuelRefractionOptimizer
 

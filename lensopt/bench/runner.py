@@ -233,11 +233,12 @@ def _run_function(spec: RunSpec) -> dict:
 
 def _run_refraction(spec: RunSpec) -> dict:
     from lensopt.bench.problems import RefractionProblem
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
 
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
+    # Table 3 is the paper's experiment: its letter model (plain probit, Laplace), β from the spec
     opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial,
-                              **spec.optimizer_options)
+                              **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
     return refraction_loop(spec, patient, opt, lambda trial: bool(
         patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
 

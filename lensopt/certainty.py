@@ -16,7 +16,7 @@ function that does not rise with the letter size) counts as a loss: no lens is k
 Candidates — the lenses against which ``x̂`` is measured: a fine grid around ``x̂`` (where the
 best lens most likely is), the lenses already tested, and a coarse grid over the part of the lens
 box within :data:`COVERED_RADIUS_D` of a tested lens; pruned to lenses whose ``g`` could still beat
-the best (``μ + 4σ ≥ max(μ − 4σ)``). Lenses far from every tested lens are left out on purpose:
+the best (``μ + 3σ ≥ max(μ − 3σ)``). Lenses far from every tested lens are left out on purpose:
 with the zero-mean prior their intercept stays near the prior (mean 0 = as good as the best lens,
 SD ~8), so a few dozen untested corners would each keep a few per cent chance of being best, and
 the confidence could never rise however well the tested region is known. Searching those corners
@@ -33,19 +33,20 @@ import numpy as np
 
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR
 
-#: Spacing (D) of the coarse grid over the whole lens box, and of the fine grid around ``x̂``.
+#: Spacing (D) of the coarse grid over the whole lens box, and of the fine grid around ``x̂`` (a best
+#: lens between fine points is within 0.125 D of one in sphere and cylinder: a loss under 0.02 logMAR).
 COARSE_STEP_D = 0.5
-FINE_STEP_D = 0.125
+FINE_STEP_D = 0.25
 #: Half-width (D) of the fine grid around the reported lens.
 FINE_HALF_WIDTH_D = 1.0
 #: Coarse-grid lenses count as searched within this distance (D, in sphere and cylinder) of a
 #: tested lens.
-COVERED_RADIUS_D = 1.5
-#: Posterior draws: the confidence's Monte Carlo standard error is ≤ 0.5/√1024 ≈ 0.016, and about
-#: 0.007 near 0.95, where the stopping rule decides.
-N_DRAWS = 1024
+COVERED_RADIUS_D = 1.0
+#: Posterior draws: the confidence's Monte Carlo standard error is at most 0.5/√512 ≈ 0.022, and
+#: about 0.01 near 0.95, where the stopping rule decides.
+N_DRAWS = 512
 #: Candidates kept unless their intercept lies this many posterior SDs below the best one's reach.
-PRUNE_SDS = 4.0
+PRUNE_SDS = 3.0
 #: Spawn key of the draws' random stream (distinct from the optimizer's other streams).
 CERTAINTY_STREAM = 0xCE27
 

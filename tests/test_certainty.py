@@ -8,7 +8,7 @@ import pytest
 from scipy.integrate import quad
 from scipy.stats import norm
 
-from lensopt.certainty import LensCertainty, candidate_lenses, lens_certainty
+from lensopt.certainty import PRUNE_SDS, LensCertainty, candidate_lenses, lens_certainty
 from lensopt.refraction import RefractionOptimizer
 from lensopt.stopping import StopRule
 
@@ -39,7 +39,7 @@ def test_confidence_matches_quadrature_of_the_known_posterior():
     certainty = lens_certainty(model, reported, (-4, 4), (-4, 4), np.random.default_rng(0), n_draws=20000)
     lenses = candidate_lenses(reported, (-4, 4), (-4, 4))
     mu = model._mean_g(lenses)
-    keep = mu + 4 * model.sd >= np.max(mu - 4 * model.sd)
+    keep = mu + PRUNE_SDS * model.sd >= np.max(mu - PRUNE_SDS * model.sd)
     keep[0] = True
     kept = lenses[keep]
     others = np.unique(kept[~np.all(kept == kept[0], axis=1)], axis=0)  # a repeated lens is one draw

@@ -15,6 +15,13 @@ coarse argmaxes; each draw's argmax is one sample of the optimum. The ± is the 
 those samples (plus the grid's quantization variance ``step²/12``) and the credible region is the
 95 % ellipse of their covariance (Gaussian approximation). ``s₀`` is the upper letter bound; with
 the psychophysics kernel (slope term ``θ s s'`` plus a lens term) the argmax does not depend on it.
+
+Confidence
+----------
+The summary's confidence and 95 % intervals of sphere and cylinder are the optimizer's own
+``certainty()`` (:mod:`lensopt.certainty`: the posterior probability that the best lens is within
+0.025 logMAR of the best, the stopping rule's quantity), computed here, in the worker thread, once
+per snapshot; with the session's stopping rule when its settings hold one.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from lensopt.dashboard.snapshot import (
     AcuityHistory,
     BestLens,
     DashboardSnapshot,
+    LensConfidence,
     LensMap,
     PsychometricCurve,
     TrialSeries,
@@ -192,6 +200,48 @@ def settings_bounds(settings: dict) -> tuple:
     return tuple(tuple(settings.get(name) or default) for name, default in _DEFAULT_BOUNDS.items())
 
 
+def answer_model(settings: dict, guess_rate: float) -> tuple[bool, float]:
+    """``(floored, lapse)`` of a letter session's stored settings: whether its model is
+    ``P = γ + (1 − γ − λ) Φ(f)`` (``"likelihood": "floored"``, with ``γ = guess_rate``) and its
+    ``λ``; sessions stored before the floor (no ``likelihood``) are the plain probit ``Φ(f)``."""
+    if settings.get("likelihood") != "floored":
+        return False, 0.0
+    lapse = settings.get("lapse", 0.0)
+    lapse = float(lapse) if isinstance(lapse, (int, float)) and 0.0 <= lapse < 1.0 - guess_rate else 0.0
+    return True, lapse
+
+
+def p_correct(latent, floored: bool, guess_rate: float, lapse: float) -> np.ndarray:
+    """The model's ``P(correct)`` at latent values: ``γ + (1 − γ − λ) Φ(f)`` or ``Φ(f)``."""
+    phi = ndtr(latent)
+    return guess_rate + (1.0 - guess_rate - lapse) * phi if floored else phi
+
+
+def lens_confidence(opt, settings: dict) -> LensConfidence | None:
+    """``opt.certainty()`` (posterior draws, 20–200 ms: call it off the GUI thread) and the stopping
+    rule of the stored ``settings``; None for an optimizer without ``certainty``."""
+    certainty = getattr(opt, "certainty", None)
+    if certainty is None:
+        return None
+    c = certainty()
+    stop = settings.get("stop")
+    if isinstance(stop, dict):
+        from lensopt.stopping import StopRule
+
+        try:
+            rule = StopRule.from_dict(stop)
+        except ValueError:
+            rule = None
+    else:
+        rule = None
+    return LensConfidence(
+        confidence=float(c.confidence), sphere_interval_d=tuple(c.sphere_interval_d),
+        cylinder_interval_d=tuple(c.cylinder_interval_d), tolerance_logmar=float(c.tolerance_logmar),
+        stop_confidence=None if rule is None else rule.confidence,
+        min_trials=None if rule is None else rule.min_trials, max_trials=None if rule is None else rule.max_trials,
+    )
+
+
 def _scalar(value) -> float:
     return float(np.asarray(value, dtype=float).reshape(-1)[0])
 
@@ -208,8 +258,10 @@ def _best_acuity(opt):
     return float(sphere_d), float(cylinder_d), _scalar(mean), _scalar(sd)
 
 
-def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
-    """Lens map, best lens and psychometric curve of a fitted optimizer (``opt.model`` not None)."""
+def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floored: bool = False,
+                        lapse: float = 0.0):
+    """Lens map, best lens and psychometric curve of a fitted optimizer (``opt.model`` not None);
+    ``floored`` and ``lapse``: the answer model of :func:`answer_model`."""
     sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
     letter_b = optimizer_bounds(opt, "letter_bounds_logmar")
     best_s, best_c, acuity, acuity_sd = _best_acuity(opt)
@@ -232,12 +284,13 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng):
     mu, var = opt.model.predict_latent(X)
     latent_sd = np.sqrt(np.clip(var, 0.0, None))
     near = np.hypot(trials.sphere_d - best_s, trials.cylinder_d - best_c) <= NEAR_LENS_RADIUS_D
+    model_p = lambda f: frozen_array(p_correct(f, floored, guess_rate, lapse))  # noqa: E731
     curve = PsychometricCurve(
-        letter_logmar=frozen_array(letters), p_mean=frozen_array(ndtr(mu)),
-        p_low=frozen_array(ndtr(mu - BAND_Z * latent_sd)), p_high=frozen_array(ndtr(mu + BAND_Z * latent_sd)),
+        letter_logmar=frozen_array(letters), p_mean=model_p(mu),
+        p_low=model_p(mu - BAND_Z * latent_sd), p_high=model_p(mu + BAND_Z * latent_sd),
         guess_rate=guess_rate, threshold_logmar=acuity,
         near_letter_logmar=frozen_array(trials.letter_logmar[near]),
-        near_correct=frozen_array(trials.correct[near], bool),
+        near_correct=frozen_array(trials.correct[near], bool), floored=floored, lapse_rate=lapse,
     )
     return lens_map, best, curve, (sphere_b, cylinder_b, letter_b)
 
@@ -285,13 +338,14 @@ class SessionModel(FollowedSession):
                                      message=WAITING_MESSAGE)
         opt = self._optimizer_after(n)
         rng = np.random.default_rng([abs(header.seed), n])
-        lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng)
+        floored, lapse = answer_model(self._settings, header.guess_rate)
+        lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng, floored, lapse)
         if not rows or rows[-1][0] != n:
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))
         columns = zip(*rows)
         history = AcuityHistory(*(frozen_array(col, dtype) for col, dtype in zip(columns, (int, float, float))))
         return DashboardSnapshot(header, trials, history, *bounds, lens_map=lens_map, best=best,
-                                 psychometric=curve, live=live)
+                                 psychometric=curve, live=live, certainty=lens_confidence(opt, self._settings))
 
 
 def session_model_class(info) -> type:

@@ -114,8 +114,9 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
     pc, best = snap.psychometric, snap.best
     ax.fill_between(pc.letter_logmar, pc.p_low, pc.p_high, color=MODEL_COLOR, alpha=0.25,
                     label="95% credible band")
-    ax.plot(pc.letter_logmar, pc.p_mean, color=MODEL_COLOR, linewidth=2, label="model P(correct) = Φ(f)")
-    ax.axhline(pc.guess_rate, color="0.3", linestyle=":", label=f"guess rate {pc.guess_rate:.3f}")
+    ax.plot(pc.letter_logmar, pc.p_mean, color=MODEL_COLOR, linewidth=2, label=f"model P(correct) = {pc.formula}")
+    lapse = f", lapse λ {pc.lapse_rate:.2f}" if pc.floored else ""
+    ax.axhline(pc.guess_rate, color="0.3", linestyle=":", label=f"guess rate γ {pc.guess_rate:.3f}{lapse}")
     if np.isfinite(pc.threshold_logmar):
         ax.axvline(pc.threshold_logmar, color=BEST_COLOR, linestyle="--",
                    label=f"acuity {pc.threshold_logmar:+.2f} logMAR ({snellen_20(pc.threshold_logmar)})")
@@ -174,22 +175,40 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
     ax.grid(alpha=0.3)
 
 
-def summary_rows(snap: DashboardSnapshot) -> list[tuple[str, str]]:
-    """(label, value) rows of the summary panel."""
+def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
+    """Rows of the summary panel: ``(label, value)`` or ``(label, value, note)`` (the note, small
+    and grey, under the value). With the model's certainty (``snap.certainty``): the 95 % interval
+    under sphere and cylinder, the confidence, and the stopping rule when the session has one."""
     h = snap.header
-    rows = [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", h.rule)]
     if snap.best is None:
-        return rows + [("Trials", "0"), ("", snap.message or WAITING_MESSAGE)]
-    b, tr = snap.best, snap.trials
-    return rows + [
-        ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),
-        ("Cylinder", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"),
-        ("Acuity", f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR "
-                   f"({snellen_20(b.acuity_mean_logmar)})" if np.isfinite(b.acuity_mean_logmar)
-         else "not estimable yet"),
-        ("Trials", f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"),
-        ("Time", elapsed_text(snap)),
+        return [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", h.rule),
+                ("Trials", "0"), ("", snap.message or WAITING_MESSAGE)]
+    b, tr, c = snap.best, snap.trials, snap.certainty
+    acuity = (f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR ({snellen_20(b.acuity_mean_logmar)})"
+              if np.isfinite(b.acuity_mean_logmar) else "not estimable yet")
+    trials = f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
+    sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
+    if c is None:
+        return [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", h.rule),
+                ("Sphere", sphere), ("Cylinder", cylinder), ("Acuity", acuity), ("Trials", trials),
+                ("Time", elapsed_text(snap))]
+    rows = [
+        ("Session", f"{h.session_id} · {h.participant} · {h.status} · {h.rule}"),
+        ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
+        ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
+        ("Acuity", acuity),
+        ("Confidence", f"{c.confidence:.2f}",
+         f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
+    if c.has_stop_rule:
+        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: "
+                                 f"{c.stop_state(snap.n_trials)}"))
+    return rows + [("Trials", trials), ("Time", elapsed_text(snap))]
+
+
+def interval_text(interval) -> str:
+    """``"-1.75 to -1.00 D"``."""
+    return f"{interval[0]:+.2f} to {interval[1]:+.2f} D"
 
 
 def shown_text(snap) -> str:
@@ -204,25 +223,46 @@ def elapsed_text(snap) -> str:
 
 
 def draw_summary(fig, snap: DashboardSnapshot) -> None:
-    """Best lens (S, C) ± sd, predicted acuity, trials and time, as large text."""
-    draw_rows(fig, "Summary: best lens", summary_rows(snap), big_labels=("Sphere", "Cylinder", "Acuity"))
+    """Best lens (S, C) ± sd and 95 % intervals, predicted acuity, confidence and stopping rule,
+    trials and time, as large text."""
+    footnote = SD_FOOTNOTE if snap.certainty is None else (
+        "± posterior sd of the optimum's location · intervals and confidence from posterior draws")
+    draw_rows(fig, "Summary: best lens", summary_rows(snap),
+              big_labels=("Sphere", "Cylinder", "Acuity", "Confidence"), footnote=footnote)
 
 
-def draw_rows(fig, title: str, rows, big_labels=(),
-              footnote: str = "± is the posterior sd of the optimum's location (Thompson samples)") -> None:
-    """A text panel: one ``(label, value)`` row per line, the ``big_labels`` rows in large bold."""
+#: Footnote of a summary whose ± are Thompson-sample sds.
+SD_FOOTNOTE = "± is the posterior sd of the optimum's location (Thompson samples)"
+#: Heights (fraction of the panel) of a big row, a small row and a note under a value, before
+#: :func:`draw_rows` shrinks them to fit.
+ROW_STEPS = {"big": 0.15, "small": 0.11, "note": 0.065}
+#: Fraction of the panel the rows may fill (below the title, above the footnote).
+ROWS_HEIGHT = 0.86
+
+
+def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
+    """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
+    ``big_labels`` rows in large bold, a note small and grey under its value; the rows are spaced
+    closer when they would not fit."""
     fig.clear()
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
+    notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
+    scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
     y = 0.92
-    for label, value in rows:
+    for row, step, note_step in zip(rows, steps, notes):
+        label, value = row[0], row[1]
         big = label in big_labels
         size = FONT_SIZE + (6 if big else 2)
-        ax.text(0.02, y, label, fontsize=size, color="0.35", transform=ax.transAxes, va="top")
+        ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
         ax.text(0.28, y, value, fontsize=size, weight="bold" if big else "normal", transform=ax.transAxes,
                 va="top", family="DejaVu Sans Mono" if big else None)
-        y -= 0.15 if big else 0.11
+        if note_step:
+            ax.text(0.28, y - 0.62 * step * scale, row[2], fontsize=FONT_SIZE, color="0.35",
+                    transform=ax.transAxes, va="top")
+        y -= (step + note_step) * scale
     ax.text(0.02, 0.0, footnote, fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")
 
 

@@ -145,7 +145,10 @@ class BestLens(LensOptimum):
 
 @dataclass(frozen=True)
 class PsychometricCurve:
-    """P(correct) against letter size at the best lens: ``Φ(μ)`` and the band ``Φ(μ ± z·σ)``."""
+    """P(correct) against letter size at the best lens as the session's model has it: ``P(μ)`` and
+    the band ``P(μ ± z·σ)``, with ``P(f) = γ + (1 − γ − λ) Φ(f)`` (``floored``: the guess floor
+    ``γ = guess_rate`` and the lapse ``λ = lapse_rate``) or the plain probit ``P(f) = Φ(f)`` of
+    sessions stored before the floor."""
 
     letter_logmar: np.ndarray
     p_mean: np.ndarray
@@ -156,12 +159,59 @@ class PsychometricCurve:
     near_letter_logmar: np.ndarray
     near_correct: np.ndarray
     near_radius_d: float = NEAR_LENS_RADIUS_D
+    floored: bool = False
+    lapse_rate: float = 0.0
+
+    @property
+    def formula(self) -> str:
+        """The model's ``P(correct)`` as the legend writes it."""
+        return "γ + (1−γ−λ)·Φ(f)" if self.floored else "Φ(f)"
 
     def __post_init__(self):
         n = len(self.letter_logmar)
         for name in ("p_mean", "p_low", "p_high"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"PsychometricCurve.{name} must have {n} entries like letter_logmar")
+
+
+@dataclass(frozen=True)
+class LensConfidence:
+    """How sure the model is of its best lens (:class:`lensopt.certainty.LensCertainty`): the
+    posterior probability ``confidence`` that the lens is within ``tolerance_logmar`` of the best
+    lens, the best lens's 95 % intervals, and the session's stopping rule (``stop_confidence``,
+    ``min_trials``, ``max_trials``; None without one)."""
+
+    confidence: float
+    sphere_interval_d: tuple
+    cylinder_interval_d: tuple
+    tolerance_logmar: float
+    stop_confidence: float | None = None
+    min_trials: int | None = None
+    max_trials: int | None = None
+
+    def __post_init__(self):
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"LensConfidence.confidence must be in [0, 1], got {self.confidence!r}")
+        for name in ("sphere_interval_d", "cylinder_interval_d"):
+            low, high = getattr(self, name)
+            if not low <= high:
+                raise ValueError(f"LensConfidence.{name} must be (low, high) with low <= high")
+            object.__setattr__(self, name, (float(low), float(high)))
+
+    @property
+    def has_stop_rule(self) -> bool:
+        return self.stop_confidence is not None
+
+    def stop_state(self, n_trials: int) -> str:
+        """Where the stopping rule stands after ``n_trials``: ``"reached"`` (confident enough),
+        ``"max trials reached"``, or ``"not yet"``."""
+        if not self.has_stop_rule:
+            return ""
+        if n_trials >= self.min_trials and self.confidence >= self.stop_confidence:
+            return "reached"
+        if n_trials >= self.max_trials:
+            return "max trials reached"
+        return "not yet"
 
 
 @dataclass(frozen=True)
@@ -179,6 +229,7 @@ class DashboardSnapshot:
 
     ``lens_map``, ``best`` and ``psychometric`` are None while there is no trial; ``message`` then
     says why (``WAITING_MESSAGE``). ``live`` is False for a replay of an earlier trial.
+    ``certainty``: the confidence and 95 % intervals of the best lens (None without a model).
     """
 
     #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
@@ -197,6 +248,7 @@ class DashboardSnapshot:
     psychometric: PsychometricCurve | None = None
     live: bool = True
     message: str | None = None
+    certainty: LensConfidence | None = None
 
     def __post_init__(self):
         freeze_bounds(self)
@@ -221,8 +273,9 @@ class DashboardSnapshot:
             acuity = "not estimable yet"
         else:
             acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
+        confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
         return (
             f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · "
             f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
-            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}"
+            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}{confidence}"
         )

@@ -104,16 +104,29 @@ def test_sampled_optimum_stays_inside_the_lens_bounds():
 N_TRIALS = 40
 
 
-def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished"):
+#: Settings that sessions stored before the answer model and the stopping rule did not have.
+NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits")
+
+
+def _old_format(settings: dict) -> dict:
+    """``settings`` as a lensopt of before issue 14 stored them (plain probit, Laplace)."""
+    return {k: v for k, v in settings.items() if k not in NEW_SETTINGS} | {"inference": "laplace"}
+
+
+def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished", stop=None,
+                             old_format=False):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
     from lensopt.observer import SimulatedPatient
     from lensopt.optimizer import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
-    opt = RefractionOptimizer(rule=rule, seed=seed)
+    opt = RefractionOptimizer(rule=rule, seed=seed, stop=stop)
+    if old_format:
+        opt = RefractionOptimizer.from_settings(_old_format(opt.settings_dict()))
     patient = SimulatedPatient(-1.25, 0.75, slope=5.0, seed=seed)
+    settings = _old_format(opt.settings_dict()) if old_format else opt.settings_dict()
     with SessionStore(path) as store:
-        sid = store.create_session("P01", {"letters": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}, {}, opt.settings_dict(), seed)
+        sid = store.create_session("P01", {"letters": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}, {}, settings, seed)
         for i in range(1, n_trials + 1):
             trial = opt.ask()
             correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
@@ -172,10 +185,16 @@ def test_lens_map_is_the_predicted_acuity_on_the_grid_and_no_lens_beats_the_best
 def test_psychometric_curve_crosses_the_threshold_probability_at_the_predicted_acuity(session):
     snap = session["snap"]
     curve = snap.psychometric
-    n_alternatives = session["info"].optimizer_settings.get("n_alternatives", 26)
-    target = (1.0 + 1.0 / n_alternatives) / 2.0  # the model's threshold: P = (1 + γ)/2
+    settings = session["info"].optimizer_settings
+    n_alternatives, lapse = settings.get("n_alternatives", 26), settings["lapse"]
+    guess = 1.0 / n_alternatives
+    # the floored model P = γ + (1 − γ − λ) Φ(f) has its threshold where Φ(f) = ½
+    assert curve.floored and curve.lapse_rate == lapse
+    target = guess + (1.0 - guess - lapse) / 2.0
+    assert curve.p_mean.min() >= guess - 1e-12 and curve.p_mean.max() <= 1.0 - lapse + 1e-12
     steps = np.diff(curve.p_mean)
-    unsaturated = (curve.p_mean[1:] > 1e-12) & (curve.p_mean[:-1] < 1.0 - 1e-12)
+    floor, ceiling = guess + 1e-12, 1.0 - lapse - 1e-12
+    unsaturated = (curve.p_mean[1:] > floor) & (curve.p_mean[:-1] < ceiling)
     assert np.all(steps >= 0) and np.all(steps[unsaturated] > 0)  # flat only where P is 0 or 1
     assert unsaturated.sum() > len(steps) // 4
     crossing = np.interp(target, curve.p_mean, curve.letter_logmar)
@@ -190,7 +209,8 @@ def test_psychometric_band_holds_95_percent_of_latent_draws(session):
     X = np.array([[curve.letter_logmar[k], best.sphere_d, best.cylinder_d]])
     mu, var = _rebuilt(session["info"], session["history"]).model.predict_latent(X)
     draws = np.random.default_rng(5).normal(mu[0], np.sqrt(var[0]), 20_000)
-    p = 0.5 * (1.0 + np.vectorize(math.erf)(draws / np.sqrt(2.0)))  # Φ written out, not scipy's ndtr
+    phi = 0.5 * (1.0 + np.vectorize(math.erf)(draws / np.sqrt(2.0)))  # Φ written out, not scipy's ndtr
+    p = curve.guess_rate + (1.0 - curve.guess_rate - curve.lapse_rate) * phi  # the floored model's P(correct)
     inside = np.mean((p >= curve.p_low[k]) & (p <= curve.p_high[k]))
     assert inside == pytest.approx(0.95, abs=0.01)
     assert np.all(curve.p_low <= curve.p_mean) and np.all(curve.p_mean <= curve.p_high)
@@ -252,3 +272,51 @@ def test_a_cancelled_update_keeps_what_it_told_and_a_later_update_completes(sess
     assert follower_model.n_trials == 4
     done = follower_model.update(info, records[:10])
     assert done.n_trials == 10 and done.trials.index.tolist() == list(range(1, 11))
+
+
+# --------------------------------------------------------------------------- confidence and stopping rule
+
+
+def test_the_snapshot_confidence_is_the_optimizers_certainty_and_shows_its_stop_rule(tmp_path):
+    from lensopt.dashboard.panels import summary_rows
+    from lensopt.store import SessionStore
+
+    stop = {"confidence": 0.9, "min_trials": 10, "max_trials": 60}
+    sid, history = _store_simulated_session(tmp_path / "s.db", n_trials=24, stop=stop)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    snap = SessionModel(info).update(info, records)
+    certainty = _rebuilt(info, history).certainty()
+    c = snap.certainty
+    assert c.confidence == certainty.confidence
+    assert (c.sphere_interval_d, c.cylinder_interval_d) == (certainty.sphere_interval_d, certainty.cylinder_interval_d)
+    assert (c.stop_confidence, c.min_trials, c.max_trials) == (0.9, 10, 60)
+    assert f"confidence {certainty.confidence:.2f}" in snap.summary_line()
+    rows = {row[0]: row[1:] for row in summary_rows(snap)}
+    assert rows["Confidence"] == (f"{certainty.confidence:.2f}", "that this lens is within 0.025 logMAR of the best")
+    low, high = certainty.sphere_interval_d
+    assert rows["Sphere"][1] == f"95% interval {low:+.2f} to {high:+.2f} D"
+    state = "reached" if certainty.confidence >= 0.9 else "not yet"
+    assert rows["Stops at"] == (f"confidence 0.90, trials 10–60: {state}",)
+    replay = SessionModel(info)
+    replay.update(info, records)
+    early = replay.snapshot(12)  # a replay has the confidence of its own trials
+    assert early.certainty.confidence == _rebuilt(info, history[:12]).certainty().confidence
+
+
+def test_an_old_format_session_loads_with_its_plain_probit_model_and_no_stop_rule(tmp_path):
+    from lensopt.dashboard.panels import summary_rows
+    from lensopt.store import SessionStore
+
+    sid, history = _store_simulated_session(tmp_path / "old.db", n_trials=15, old_format=True)
+    with SessionStore(tmp_path / "old.db", readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    assert not set(NEW_SETTINGS) & set(info.optimizer_settings)
+    snap = SessionModel(info).update(info, records)
+    opt = _rebuilt(info, history)
+    assert opt.likelihood == "probit"
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), opt.best_lens(), atol=1e-9)
+    assert not snap.psychometric.floored and snap.psychometric.p_mean.min() < 1e-3  # Φ(f): no guess floor
+    assert snap.certainty.confidence == opt.certainty().confidence and not snap.certainty.has_stop_rule
+    labels = [row[0] for row in summary_rows(snap)]
+    assert "Confidence" in labels and "Stops at" not in labels

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky, solve_triangular
-from scipy.linalg.lapack import dtrtrs
+from scipy.linalg import cho_solve, solve_triangular
+from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from lensopt.gp.likelihood import log_likelihood, log_likelihood_derivatives
 
@@ -114,8 +114,13 @@ def lower_solve(L: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.nda
 
 def _factor_b(K: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
     """Lower Cholesky factor of ``B = I + sqrt_w K sqrt_w`` (eigenvalues ≥ 1, always stable)."""
-    B = np.eye(K.shape[0]) + sqrt_w[:, None] * K * sqrt_w[None, :]
-    return cholesky(B, lower=True, check_finite=False)
+    B = sqrt_w[:, None] * K * sqrt_w[None, :]
+    B[np.diag_indices_from(B)] += 1.0
+    # LAPACK dpotrf directly: scipy's cholesky wrapper costs as much as the factorization here
+    L, info = dpotrf(B, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"B = I + W½ K W½ is not positive definite (LAPACK dpotrf info {info})")
+    return L
 
 
 def _objective(alpha: np.ndarray, f: np.ndarray, y: np.ndarray, floor=(0.0, 0.0), prior_mean=0.0) -> float:

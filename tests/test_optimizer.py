@@ -140,12 +140,16 @@ def test_scheduled_refit_changes_the_kernel_and_replays_identically():
     np.testing.assert_allclose(rebuilt.model.kernel_.theta, fitted.theta)
 
 
-def test_refraction_beta_defaults_to_the_99th_percentile_and_survives_a_saved_state():
+def test_refraction_beta_defaults_per_model_and_survives_a_saved_state():
     from scipy.stats import norm
 
-    opt = RefractionOptimizer(seed=1)
+    from lensopt.refraction import LETTER_BETA, PAPER_LETTER_MODEL
+
+    assert RefractionOptimizer(seed=1).settings.beta == LETTER_BETA == 3.5  # issue 14's letter model
+    opt = RefractionOptimizer(seed=1, likelihood="probit")
     assert opt.settings.beta == pytest.approx(2.3263478740, abs=1e-9)  # Φ⁻¹(0.99), tables
     assert opt.settings.beta == pytest.approx(norm.ppf(0.99))
+    assert RefractionOptimizer(seed=1, **PAPER_LETTER_MODEL).settings.beta == pytest.approx(norm.ppf(0.99))
     paper = RefractionOptimizer(seed=1, beta=float(norm.ppf(0.95)))
     state = json.loads(json.dumps(paper.to_state()))
     assert RefractionOptimizer.from_state(state).settings.beta == pytest.approx(1.6448536270, abs=1e-9)

@@ -11,6 +11,9 @@ DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 #: Hyperparameters of the refraction GP, fitted on simulated responses (`lensopt hyperparameters`).
 REFRACTION_HYPERPARAMETERS = "refraction-hyperparameters.json"
 
+#: The same for issue 14's letter model (floored likelihood, EP, prior mean; `--model floored`).
+LETTER_MODEL_HYPERPARAMETERS = "letter-model-hyperparameters.json"
+
 
 def load_json(name: str) -> dict:
     path = DATA_DIR / name

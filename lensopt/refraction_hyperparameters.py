@@ -56,11 +56,33 @@ DESIGNS = ("sessions", "random")
 INPUT_MAPS = {"meridians": MERIDIAN_MAP, "lens": None}
 
 
-def session_responses(patient, n_responses, seed, kernel: KernelSpec):
-    """The trials of a UCB-ALD session run with ``kernel`` on ``patient``."""
+#: The answer models a fit is for: issue 14's letter model (floored likelihood, EP, prior mean) or
+#: the paper's (plain probit, Laplace, zero mean).
+MODELS = ("floored", "probit")
+
+
+def _model_options(model: str) -> dict:
+    from lensopt.refraction import PAPER_LETTER_MODEL
+
+    return dict(PAPER_LETTER_MODEL) if model == "probit" else {}
+
+
+def _classifier(kernel: KernelSpec, model: str, n_alternatives: int = 26):
+    """The GP classifier whose marginal likelihood the fit maximizes, with the model's likelihood."""
+    from lensopt.gp import GPClassifier
+    from lensopt.refraction import DEFAULT_MODEL_LAPSE, DEFAULT_PRIOR_MEAN
+
+    if model == "probit":
+        return GPClassifier(kernel.build(1, 2))
+    return GPClassifier(kernel.build(1, 2), inference="ep", guess_rate=1.0 / n_alternatives,
+                        lapse_rate=DEFAULT_MODEL_LAPSE, prior_mean=DEFAULT_PRIOR_MEAN)
+
+
+def session_responses(patient, n_responses, seed, kernel: KernelSpec, model: str = "probit"):
+    """The trials of a UCB-ALD session run with ``kernel`` (and the answer ``model``) on ``patient``."""
     from lensopt.refraction import RefractionOptimizer
 
-    opt = RefractionOptimizer(rule="ucb-ald", seed=seed, hyperparameters=kernel)
+    opt = RefractionOptimizer(rule="ucb-ald", seed=seed, hyperparameters=kernel, **_model_options(model))
     for _ in range(n_responses):
         trial = opt.ask()
         opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
@@ -78,13 +100,13 @@ def _median_kernel(fits, input_map) -> KernelSpec:
 
 def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, seed=0, n_restarts=3,
                                    progress=None, design="sessions", n_passes=2, inputs="meridians",
-                                   ard=False) -> dict:
+                                   ard=False, model="probit") -> dict:
     """Fit per patient and return ``{"kernel": KernelSpec dict, "per_patient": [...], ...}``.
 
     ``progress`` is called with the number of fits done (``n_patients`` per pass).
     """
-    from lensopt.gp import GPClassifier
-
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
     if inputs not in INPUT_MAPS:
@@ -101,9 +123,9 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
                 X, y = simulated_responses(patient, n_responses, np.random.default_rng([seed, i]))
                 start = replace(INITIAL_KERNEL, **shape)
             else:
-                X, y = session_responses(patient, n_responses, seed + 1000 * pass_index + i, kernel)
+                X, y = session_responses(patient, n_responses, seed + 1000 * pass_index + i, kernel, model)
                 start = kernel
-            gp = GPClassifier(start.build(1, 2))
+            gp = _classifier(start, model)
             gp.fit_hyperparameters(X, y, n_restarts=n_restarts, seed=seed + i)
             fits.append(dict(zip(gp.kernel_.hyperparameter_names, np.exp(gp.kernel_.theta).tolist())))
             done += 1
@@ -117,11 +139,12 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
         "hyperparameter_names": names,
         "per_patient": fits,
         "passes": history,
-        "fitted_on": {"design": design, "inputs": inputs, "ard": ard, "slope": slope, "n_patients": n_patients,
+        "fitted_on": {"model": model, "design": design, "inputs": inputs, "ard": ard, "slope": slope,
+                      "n_patients": n_patients,
                       "n_responses": n_responses, "seed": seed, "n_restarts": n_restarts,
                       "true_corrections_d": [list(p.true_correction_d) for p in patients]},
         "command": (f"lensopt hyperparameters --design {design} --slope {slope:g} "
                     f"--patients {n_patients} --responses {n_responses} --seed {seed} "
                     f"--restarts {n_restarts} --inputs {inputs}" + (" --ard" if ard else "")
-                    + (f" --passes {n_passes}" if design == "sessions" else "")),
+                    + (f" --passes {n_passes}" if design == "sessions" else "") + f" --model {model}"),
     }

@@ -8,7 +8,7 @@ import sys
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
-from lensopt.reference_data import DATA_DIR, REFRACTION_HYPERPARAMETERS
+from lensopt.reference_data import DATA_DIR, LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS
 
 
 def register(subparsers) -> None:
@@ -33,21 +33,32 @@ def register(subparsers) -> None:
     p.add_argument("--passes", type=_positive_int, default=2, help="session/re-fit passes (sessions design)")
     p.add_argument("--seed", type=_non_negative_int, default=0)
     p.add_argument("--restarts", type=_non_negative_int, default=3)
-    p.add_argument("--output", default=str(DATA_DIR / REFRACTION_HYPERPARAMETERS))
+    p.add_argument("--model", choices=("floored", "probit"), default="floored",
+                   help="answer model the hyperparameters are for: floored (issue 14's letter model, "
+                        "the default) or probit (the paper's)")
+    p.add_argument("--output", help="where to write the fit (default: data/ file of the model)")
     p.set_defaults(handler=run)
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from tqdm import tqdm
 
     from lensopt.refraction_hyperparameters import fit_reference_hyperparameters
+
+    if args.output is None:
+        args.output = str(DATA_DIR / (LETTER_MODEL_HYPERPARAMETERS if args.model == "floored"
+                                      else REFRACTION_HYPERPARAMETERS))
+    if not Path(args.output).resolve().parent.is_dir():  # before the fit, not after it
+        raise ValueError(f"--output {args.output}: its folder does not exist; create it or choose another path")
 
     total = args.patients * (args.passes if args.design == "sessions" else 1)
     with tqdm(total=total, desc="patients fitted", file=sys.stderr) as bar:
         result = fit_reference_hyperparameters(args.slope, args.patients, args.responses, args.seed,
                                                args.restarts, progress=lambda i: bar.update(1),
                                                design=args.design, n_passes=args.passes,
-                                               inputs=args.inputs, ard=args.ard)
+                                               inputs=args.inputs, ard=args.ard, model=args.model)
     with open(args.output, "w") as handle:
         json.dump(result, handle, indent=2)
         handle.write("\n")

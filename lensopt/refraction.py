@@ -8,7 +8,7 @@ import numpy as np
 from scipy.stats import norm
 
 from lensopt.phoropter import check_lens_step, round_to_step
-from lensopt.reference_data import REFRACTION_HYPERPARAMETERS, load_json
+from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.settings import KernelSpec
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
@@ -63,9 +63,13 @@ DEFAULT_PRIOR_MEAN = -3.0
 MIN_INFORMATION_BITS = 0.02
 
 
-def reference_kernel() -> KernelSpec:
-    """The shipped psychophysics-kernel hyperparameters (fitted on simulated responses)."""
-    return KernelSpec.from_dict(load_json(REFRACTION_HYPERPARAMETERS)["kernel"])
+def reference_kernel(likelihood: str = "probit") -> KernelSpec:
+    """The shipped psychophysics-kernel hyperparameters, fitted on simulated sessions with the
+    answer model ``likelihood``: ``"floored"`` (issue 14's letter model, EP,
+    ``data/letter-model-hyperparameters.json``) or ``"probit"`` (the paper's, Laplace,
+    ``data/refraction-hyperparameters.json``)."""
+    name = LETTER_MODEL_HYPERPARAMETERS if likelihood == "floored" else REFRACTION_HYPERPARAMETERS
+    return KernelSpec.from_dict(load_json(name)["kernel"])
 
 
 class RefractionOptimizer:
@@ -105,7 +109,7 @@ class RefractionOptimizer:
             options["guess_rate"], options["lapse_rate"] = 1.0 / n_alternatives, self.lapse
         options.setdefault("min_information_bits", MIN_INFORMATION_BITS if likelihood == "floored" else 0.0)
         options["prior_mean"] = (DEFAULT_PRIOR_MEAN if likelihood == "floored" else 0.0) if prior_mean is None else prior_mean
-        kernel = reference_kernel() if hyperparameters is None else hyperparameters
+        kernel = reference_kernel(likelihood) if hyperparameters is None else hyperparameters
         if isinstance(kernel, dict):
             kernel = KernelSpec.from_dict(kernel)
         if isinstance(reference_context, (int, float)):

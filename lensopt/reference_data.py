@@ -1,18 +1,51 @@
-"""Reference data shipped in the repository's ``data/`` folder (JSON, never pickles)."""
+"""Files shipped with lensopt: reference data (JSON, never pickles), stimuli and protocols.
+
+In the repository they live in the top-level folders ``data/``, ``stimuli/`` and ``protocols/``;
+pyproject.toml maps those folders onto the packages ``lensopt.data``, ``lensopt.stimuli`` and
+``lensopt.protocols``, so a wheel carries them and :mod:`importlib.resources` finds them: in the
+repository's own folders with an editable install (``pip install -e .``), inside the installed
+package otherwise.
+"""
 
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
-#: The repository's data folder (reference data only; sessions live elsewhere).
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DATA_PACKAGE = "lensopt.data"
+STIMULI_PACKAGE = "lensopt.stimuli"
+PROTOCOLS_PACKAGE = "lensopt.protocols"
+
+
+def package_folder(package: str) -> Path:
+    """The folder of one of the packages above (lensopt is installed as files, never zipped)."""
+    folder = resources.files(package)
+    return folder if isinstance(folder, Path) else Path(str(folder))
+
+
+#: The reference data folder (reference data only; sessions live elsewhere): the repository's
+#: ``data/`` with an editable install, ``site-packages/lensopt/data`` with a regular one.
+DATA_DIR = package_folder(DATA_PACKAGE)
+
+#: The stimuli folder (the letter geometry), the repository's ``stimuli/`` or the installed copy.
+STIMULI_DIR = package_folder(STIMULI_PACKAGE)
+
+#: The shipped protocols (``*.toml``), the repository's ``protocols/`` or the installed copy.
+PROTOCOLS_DIR = package_folder(PROTOCOLS_PACKAGE)
 
 #: Hyperparameters of the refraction GP, fitted on simulated responses (`lensopt hyperparameters`).
 REFRACTION_HYPERPARAMETERS = "refraction-hyperparameters.json"
 
 #: The same for issue 14's letter model (floored likelihood, EP, prior mean; `--model floored`).
 LETTER_MODEL_HYPERPARAMETERS = "letter-model-hyperparameters.json"
+
+
+def source_data_dir() -> Path | None:
+    """``DATA_DIR`` when it is a source checkout's ``data/`` folder (to be regenerated and committed),
+    else None: an installed package's files are not to be rewritten in place."""
+    checkout = DATA_DIR.parent
+    return DATA_DIR if (checkout / "pyproject.toml").is_file() and (checkout / "lensopt").is_dir() else None
 
 
 def load_json(name: str) -> dict:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.reference_data import STIMULI_DIR
+
 GRID_STROKES = 5.0
 """Letter height (and the grid's extent) in strokes."""
 
@@ -29,8 +31,9 @@ SLOAN_LETTERS = "CDHKNORSVZ"
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 """The 26 capital letters, the full-alphabet set."""
 
-DEFAULT_LETTERS_PATH = Path(__file__).resolve().parents[2] / "stimuli" / "letters-5x5.toml"
-"""The letter geometry shipped with lensopt (repository ``stimuli/`` folder)."""
+DEFAULT_LETTERS_PATH = STIMULI_DIR / "letters-5x5.toml"
+"""The letter geometry shipped with lensopt (package data ``lensopt.stimuli``: the repository's
+``stimuli/`` folder, or its copy in an installed wheel)."""
 
 MAX_CHORD_ERROR_PX = 0.1
 """Largest distance (px) between a curved stroke and the chords that approximate it."""
@@ -152,7 +155,7 @@ def load_glyphs(path: str | Path | None = None) -> dict[str, Glyph]:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
-        raise ValueError(f"letter geometry file {path} not found; reinstall lensopt from its repository") from None
+        raise ValueError(f"letter geometry file {path} not found; reinstall lensopt") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"letter geometry file {path} is not valid TOML: {exc}") from None
     allowed = {"rects", "polygons", "arcs", "sloan"}

@@ -10,6 +10,7 @@
 ``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
 ``decision-time`` ask + tell time in N processes side by side that import numpy first (issue 14).
+``cli-startup`` how long ``lensopt --help`` takes, in fresh processes (issue 15).
 
 Campaigns run on Dask: a local cluster sized to the machine by default, or an existing one with
 ``--scheduler tcp://HOST:8786``. On SLURM, start one with dask-jobqueue, e.g.:
@@ -29,12 +30,30 @@ import math
 import shlex
 import sys
 
+# Only light modules here (`lensopt --help` must not import numpy or scipy): the parsers' values
+# come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
+from lensopt.bench.feedback import (
+    FEEDBACK_PATIENTS,
+    FEEDBACK_RULES,
+    FEEDBACK_SLOPE,
+    FEEDBACK_TIE_THRESHOLD,
+    FEEDBACK_TRIALS,
+)
+from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S, measure
+from lensopt.bench.startup import format_report as format_startup_report
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
-from lensopt.refraction import REFRACTION_BETA
-from lensopt.settings import PAPER_BETA
+from lensopt.cli.defaults import (
+    DUEL_DEFAULTS,
+    HELD_OUT_FIRST_SEED,
+    PAPER_BETA_3,
+    REFRACTION_BETA_3,
+    ROBUSTNESS_CONDITIONS,
+    ROBUSTNESS_RULES,
+)
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
 #: Paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
 FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
@@ -108,18 +127,16 @@ def register(subparsers) -> None:
                    help="psychometric slopes, logMAR⁻¹ (default: 8 evenly spaced in [1, 8])")
     r.add_argument("--problems", nargs="+", metavar="NAME",
                    help="problem names as 'slope-A' (an alternative to --slopes)")
-    r.add_argument("--beta", type=_non_negative_float, default=REFRACTION_BETA, metavar="B",
-                   help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {REFRACTION_BETA:.3f}; the contextual "
-                        f"paper's is Φ⁻¹(0.95) = {PAPER_BETA:.3f})")
+    r.add_argument("--beta", type=_non_negative_float, metavar="B",
+                   help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {REFRACTION_BETA_3}; the contextual "
+                        f"paper's is Φ⁻¹(0.95) = {PAPER_BETA_3})")
     _add_cluster_options(r)
     r.set_defaults(handler=run_refraction)
-
-    from lensopt.bench.preferential import DUEL_CAMPAIGNS, DUEL_DEFAULTS
 
     titles = {"duels": "preferential BO on the test functions (companion paper Table 2)",
               "batch-duels": "batch preferential BO, batches of 3 (companion paper Table 3)",
               "contextual-duels": "contextual preferential BO on the test functions (Table 2)"}
-    for campaign in DUEL_CAMPAIGNS:
+    for campaign in DUEL_DEFAULTS:
         iterations, seeds, initial, rules = DUEL_DEFAULTS[campaign]
         d = sub.add_parser(campaign, help=titles[campaign])
         d.add_argument("--out", metavar="DIR", default=f"bench-results/{campaign}",
@@ -138,14 +155,6 @@ def register(subparsers) -> None:
                        help="base-kernel hyperparameters (as for `lensopt bench functions`)")
         _add_cluster_options(d)
         d.set_defaults(handler=run_duel_campaign, campaign=campaign)
-
-    from lensopt.bench.feedback import (
-        FEEDBACK_PATIENTS,
-        FEEDBACK_RULES,
-        FEEDBACK_SLOPE,
-        FEEDBACK_TIE_THRESHOLD,
-        FEEDBACK_TRIALS,
-    )
 
     fb = sub.add_parser("feedback", help="letters vs duels (with and without ties) on the same patients")
     fb.add_argument("--out", metavar="DIR", default="bench-results/feedback",
@@ -166,16 +175,13 @@ def register(subparsers) -> None:
     _add_cluster_options(fb)
     fb.set_defaults(handler=run_feedback_campaign)
 
-    from lensopt.bench.robustness import CONDITIONS, ROBUSTNESS_RULES
-    from lensopt.bench.runner import HELD_OUT_FIRST_SEED
-    from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
-
     rb = sub.add_parser("robustness", help="ucb-ald, ts-ald and the ideal observer on held-out patients")
     rb.add_argument("--out", metavar="DIR", default="bench-results/robustness",
                     help="campaign directory; runs already in it are skipped (default bench-results/robustness)")
-    rb.add_argument("--conditions", nargs="+", metavar="NAME", default=[c.name for c in CONDITIONS],
+    rb.add_argument("--conditions", nargs="+", metavar="NAME",
+                    default=[name for name, _, _ in ROBUSTNESS_CONDITIONS],
                     help="patient conditions (default: all: " + ", ".join(
-                        f"{c.name} {c.n_patients}×{c.n_trials}" for c in CONDITIONS) + ")")
+                        f"{name} {patients}×{trials}" for name, patients, trials in ROBUSTNESS_CONDITIONS) + ")")
     rb.add_argument("--rules", nargs="+", default=list(ROBUSTNESS_RULES), metavar="RULE",
                     help=f"rules (default: {' '.join(ROBUSTNESS_RULES)})")
     rb.add_argument("--patients", type=_positive_int, metavar="N",
@@ -239,6 +245,15 @@ def register(subparsers) -> None:
                     help="no per-call BLAS limit (LENSOPT_BLAS_THREADS=0 in the processes): the slow case")
     dt.add_argument("--json", action="store_true", help="print one JSON object")
     dt.set_defaults(handler=run_decision_time)
+
+    cs = sub.add_parser(
+        "cli-startup", help="how long `lensopt --help` takes (median and p95 of N fresh processes)",
+        description="Run `lensopt --help` N times, each in a new process (after one untimed run), and "
+                    f"print the median, p95, min and max wall-clock time; the target is under {TARGET_S:g} s.")
+    cs.add_argument("--runs", type=_positive_int, default=DEFAULT_RUNS, metavar="N",
+                    help=f"timed runs (default {DEFAULT_RUNS})")
+    cs.add_argument("--json", action="store_true", help="print one JSON object")
+    cs.set_defaults(handler=run_cli_startup)
 
 
 def _check_rules(rules) -> list[str]:
@@ -338,7 +353,10 @@ def _parse_slope_name(name: str) -> float:
 def run_refraction(args) -> int:
     from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
     from lensopt.bench.runner import RunSpec
+    from lensopt.refraction import REFRACTION_BETA
 
+    if args.beta is None:
+        args.beta = REFRACTION_BETA
     rules = _check_rules(args.rules)
     if args.slopes and args.problems:
         raise ValueError("give either --slopes or --problems, not both")
@@ -360,9 +378,9 @@ def run_refraction(args) -> int:
 
 
 def run_feedback_campaign(args) -> int:
-    from lensopt.bench.feedback import FEEDBACK_RULES
     from lensopt.bench.problems import refraction_problem_name
     from lensopt.bench.runner import RunSpec
+    from lensopt.refraction import REFRACTION_BETA
 
     unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
     if unknown:
@@ -393,6 +411,14 @@ def run_decision_time(args) -> int:
     result = run(rule=args.rule, processes=args.processes, trials=args.trials, seed=args.seed,
                  numpy_first=args.numpy_first, limit=not args.no_limit)
     print(json.dumps(result) if args.json else format_report(result))
+    return 0
+
+
+def run_cli_startup(args) -> int:
+    import json
+
+    result = measure(args.runs)
+    print(json.dumps(result) if args.json else format_startup_report(result))
     return 0
 
 

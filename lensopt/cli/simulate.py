@@ -11,7 +11,15 @@ from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
-from lensopt.settings import ALL_RULES, INFERENCE_METHODS
+from lensopt.cli.defaults import (
+    ALL_RULES,
+    CONTEXTUAL_DUEL_RULES,
+    DEFAULT_MODEL_LAPSE,
+    INFERENCE_METHODS,
+    LETTER_BETA,
+    PAPER_BETA_3,
+    REFRACTION_BETA_3,
+)
 
 #: Largest ``--trials`` (as ``lensopt run``'s protocols allow).
 MAX_TRIALS = 5000
@@ -35,9 +43,7 @@ def _rules(feedback, duel_model="probit"):
     if feedback == "letters":
         return ALL_RULES
     if feedback == "duel" and duel_model == "probit":
-        from lensopt.preference import CONTEXTUAL_RULES
-
-        return CONTEXTUAL_RULES
+        return CONTEXTUAL_DUEL_RULES
     return ("mpes-ald", "random")
 
 
@@ -108,7 +114,7 @@ def register(subparsers) -> None:
     p.add_argument("--lapse", type=_rate, default=0.0, metavar="L",
                    help="the patient's lapse rate, in [0, 0.5) (default 0)")
     p.add_argument("--model-lapse", type=_rate, metavar="L",
-                   help="the lapse rate the letter model assumes, in [0, 0.5) (default 0.02)")
+                   help=f"the lapse rate the letter model assumes, in [0, 0.5) (default {DEFAULT_MODEL_LAPSE:g})")
     p.add_argument("--inference", choices=INFERENCE_METHODS,
                    help="GP inference (default: ep with letters, laplace with duels)")
     p.add_argument("--stop", type=_confidence, nargs="?", const=DEFAULT_STOP_CONFIDENCE, metavar="CONFIDENCE",
@@ -129,7 +135,8 @@ def register(subparsers) -> None:
     p.add_argument("--hyperparameters", metavar="FILE",
                    help="a JSON file with a 'kernel' entry (as in data/refraction-hyperparameters.json)")
     p.add_argument("--beta", type=_non_negative_float, metavar="B",
-                   help="β of UCB_Φ for letter trials (default Φ⁻¹(0.99) ≈ 2.326; the paper's Φ⁻¹(0.95) ≈ 1.645)")
+                   help=f"β of UCB_Φ for letter trials (default {LETTER_BETA:g}, issue 14's letter model; the "
+                        f"probit model's Φ⁻¹(0.99) ≈ {REFRACTION_BETA_3}, the paper's Φ⁻¹(0.95) ≈ {PAPER_BETA_3})")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.set_defaults(handler=run)
 

@@ -1,0 +1,55 @@
+"""Values the ``lensopt`` parsers need before any handler runs, written here as literals.
+
+The parsers show these in ``--help`` (and use some as ``choices`` or defaults). The modules that
+own them import numpy or scipy (``lensopt.settings`` imports ``scipy.stats`` for ``Φ⁻¹``), which
+would make ``lensopt --help`` take the better part of a second; so they are copied here, and
+``tests/test_packaging.py`` checks every one of them against its source. Change both together.
+"""
+
+from __future__ import annotations
+
+#: ``lensopt.settings.ALL_RULES``: acquisition rules of the binary (letter) optimizer.
+ALL_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random", "ucbf-ald", "ei-ald")
+
+#: ``lensopt.settings.INFERENCE_METHODS``.
+INFERENCE_METHODS = ("laplace", "ep")
+
+#: ``lensopt.preference.CONTEXTUAL_RULES``: rules of the contextual duel (probit) optimizer.
+CONTEXTUAL_DUEL_RULES = ("muc-ald", "kss-ald", "muc-random", "kss-random", "bald", "random")
+
+#: ``lensopt.refraction.LETTER_BETA``: β of UCB_Φ with issue 14's letter model (the default).
+LETTER_BETA = 3.5
+
+#: ``lensopt.refraction.REFRACTION_BETA``, Φ⁻¹(0.99) to 3 decimals (the probit letter model).
+REFRACTION_BETA_3 = 2.326
+
+#: ``lensopt.settings.PAPER_BETA``, Φ⁻¹(0.95) to 3 decimals (the contextual paper's β).
+PAPER_BETA_3 = 1.645
+
+#: ``lensopt.refraction.DEFAULT_MODEL_LAPSE``.
+DEFAULT_MODEL_LAPSE = 0.02
+
+#: ``lensopt.bench.preferential.DUEL_DEFAULTS``: campaign -> (iterations, seeds, initial, rules).
+DUEL_DEFAULTS = {
+    "duels": (80, 40, 5, ("muc", "dueling-ucb", "bivariate-ei", "duel-ts", "dueling-ts", "kss", "eiig",
+                          "ei", "random")),
+    "batch-duels": (30, 30, 5, ("muc", "kss", "random")),
+    "contextual-duels": (60, 40, 5, ("muc-ald", "kss-ald", "kss-random", "bald", "random")),
+}
+
+#: ``lensopt.bench.robustness.CONDITIONS`` as (name, patients, trials), and its ``ROBUSTNESS_RULES``.
+ROBUSTNESS_CONDITIONS = (
+    ("slope-5", 200, 100),
+    ("slope-2", 100, 260),
+    ("slope-8", 100, 100),
+    ("slope-5-lapse-0.05", 100, 100),
+    ("slope-5-sloan", 100, 100),
+)
+ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
+
+#: ``lensopt.bench.runner.HELD_OUT_FIRST_SEED``: patients from this seed on are held out.
+HELD_OUT_FIRST_SEED = 100_000
+
+#: ``lensopt.experiment.protocol.shipped_protocols()`` (``protocols/*.toml``), in the order ``run --help`` names them.
+SHIPPED_PROTOCOLS = ("clinical-refraction", "clinical-duel", "clinical-ranking", "research-26afc", "sloan-10afc",
+                     "demo-simulated")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lensopt.cli.defaults import SHIPPED_PROTOCOLS
+
 
 def register(subparsers) -> None:
     """Add the ``run`` subcommand."""
@@ -19,7 +21,8 @@ def register(subparsers) -> None:
         "store every answer as it is given. Escape pauses (resume or quit safely).",
     )
     parser.add_argument("--protocol", metavar="FILE", type=Path,
-                        help="protocol TOML (see protocols/*.toml); not needed with --resume")
+                        help=f"protocol TOML file, or the name of a shipped protocol ({', '.join(SHIPPED_PROTOCOLS)}; "
+                             "protocols/*.toml); not needed with --resume")
     parser.add_argument("--participant", metavar="ID", help="participant id (required for a new session)")
     parser.add_argument("--observer", choices=("keyboard", "simulated"),
                         help="who answers (default: the protocol's observer)")

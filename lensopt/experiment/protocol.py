@@ -20,6 +20,7 @@ from pathlib import Path
 
 from lensopt.errors import ProtocolError
 from lensopt.experiment.optotypes import ALPHABET
+from lensopt.reference_data import PROTOCOLS_DIR
 from lensopt.refraction import DEFAULT_MODEL_LAPSE
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
@@ -534,14 +535,39 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
         raise ProtocolError(f"{source}: {exc}") from None
 
 
-def load_protocol(path: str | Path) -> Protocol:
-    """Read and validate a protocol file."""
+def shipped_protocols() -> list[str]:
+    """Names of the protocols shipped with lensopt (``protocols/*.toml``, package ``lensopt.protocols``)."""
+    return sorted(p.stem for p in PROTOCOLS_DIR.glob("*.toml"))
+
+
+def resolve_protocol_path(path: str | Path) -> Path:
+    """``path`` if it exists; else, for a shipped protocol's name, its file.
+
+    ``demo-simulated``, ``demo-simulated.toml`` and ``protocols/demo-simulated.toml`` (as the README
+    writes it) all name the shipped demo, from any folder and in an installed wheel too; a file of
+    that name in the current folder comes first. Anything else is returned unchanged.
+    """
     path = Path(path)
+    if path.exists():
+        return path
+    parts = path.parts
+    if len(parts) == 1 or (len(parts) == 2 and parts[0] == "protocols"):
+        name = path.name if path.suffix == ".toml" else f"{path.name}.toml"
+        shipped = PROTOCOLS_DIR / name
+        if shipped.is_file():
+            return shipped
+    return path
+
+
+def load_protocol(path: str | Path) -> Protocol:
+    """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`)."""
+    path = resolve_protocol_path(path)
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
-        raise ProtocolError(f"protocol file {path} not found; see protocols/*.toml for examples") from None
+        raise ProtocolError(f"protocol file {path} not found; give a .toml file or a shipped protocol's name: "
+                            f"{', '.join(shipped_protocols())}") from None
     except IsADirectoryError:
         raise ProtocolError(f"protocol {path} is a directory; give a .toml file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

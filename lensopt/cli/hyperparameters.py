@@ -8,7 +8,7 @@ import sys
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
-from lensopt.reference_data import DATA_DIR, LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS
+from lensopt.reference_data import DATA_DIR, LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, source_data_dir
 
 
 def register(subparsers) -> None:
@@ -16,8 +16,9 @@ def register(subparsers) -> None:
         "hyperparameters", help="fit the refraction GP's hyperparameters on simulated responses",
         description="Fits the psychophysics kernel θ s s' + k_SE on simulated responses for several "
                     "patients (by default the trials of simulated UCB-ALD sessions; --design random for "
-                    "the seed paper's random responses, §5.2) and writes the median to "
-                    "data/refraction-hyperparameters.json.",
+                    "the seed paper's random responses, §5.2) and writes the median to --output, by "
+                    "default to the model's file in data/ of a source checkout (an installed lensopt "
+                    "needs --output: its shipped data is not rewritten).",
     )
     p.add_argument("--slope", type=_positive_float, default=5.0)
     p.add_argument("--patients", type=_positive_int, default=8)
@@ -36,22 +37,28 @@ def register(subparsers) -> None:
     p.add_argument("--model", choices=("floored", "probit"), default="floored",
                    help="answer model the hyperparameters are for: floored (issue 14's letter model, "
                         "the default) or probit (the paper's)")
-    p.add_argument("--output", help="where to write the fit (default: data/ file of the model)")
+    p.add_argument("--output", metavar="FILE",
+                   help="where to write the fit (default in a source checkout: the model's file in data/; "
+                        "required for an installed lensopt)")
     p.set_defaults(handler=run)
 
 
 def run(args) -> int:
     from pathlib import Path
 
+    if args.output is None:
+        name = LETTER_MODEL_HYPERPARAMETERS if args.model == "floored" else REFRACTION_HYPERPARAMETERS
+        folder = source_data_dir()
+        if folder is None:
+            raise ValueError(f"give --output FILE: this lensopt is installed, not a source checkout, and its "
+                             f"shipped {DATA_DIR / name} is not rewritten")
+        args.output = str(folder / name)
+    if not Path(args.output).resolve().parent.is_dir():  # before the fit, not after it
+        raise ValueError(f"--output {args.output}: its folder does not exist; create it or choose another path")
+
     from tqdm import tqdm
 
     from lensopt.refraction_hyperparameters import fit_reference_hyperparameters
-
-    if args.output is None:
-        args.output = str(DATA_DIR / (LETTER_MODEL_HYPERPARAMETERS if args.model == "floored"
-                                      else REFRACTION_HYPERPARAMETERS))
-    if not Path(args.output).resolve().parent.is_dir():  # before the fit, not after it
-        raise ValueError(f"--output {args.output}: its folder does not exist; create it or choose another path")
 
     total = args.patients * (args.passes if args.design == "sessions" else 1)
     with tqdm(total=total, desc="patients fitted", file=sys.stderr) as bar:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from scipy.stats import norm
+from statistics import NormalDist
 
 from lensopt.boxes import bounds_pairs, reference_values
 
@@ -19,7 +19,7 @@ EXTRA_RULES = ("ucbf-ald", "ei-ald")
 ALL_RULES = RULES + EXTRA_RULES
 
 #: β of UCB_Φ in the contextual paper: Φ⁻¹(0.95).
-PAPER_BETA = float(norm.ppf(0.95))
+PAPER_BETA = NormalDist().inv_cdf(0.95)
 
 KERNEL_FAMILIES = ("se", "matern32", "matern52")
 KERNEL_STRUCTURES = ("psychophysics", "context-product")

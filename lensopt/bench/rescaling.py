@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.bench.functions import FUNCTIONS, TestFunction
+from lensopt.reference_data import DATA_DIR
 
 #: Uniform samples per function (seed paper §4.1).
 N_SAMPLES = 50_000
@@ -39,8 +40,8 @@ LOG_FLOOR = 1e-12
 #: The command that regenerates the reference table.
 REGENERATE_COMMAND = "lensopt bench rescale"
 
-#: Where the reference table lives, relative to the repository root.
-DEFAULT_TABLE_PATH = Path(__file__).resolve().parents[2] / "data" / "benchmark-rescaling.json"
+#: Where the reference table lives: the package data ``lensopt.data`` (``data/`` of a checkout).
+DEFAULT_TABLE_PATH = DATA_DIR / "benchmark-rescaling.json"
 
 TABLE_FORMAT_VERSION = 1
 

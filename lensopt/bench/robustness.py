@@ -151,7 +151,7 @@ def _optimizer(spec, patient, stop):
 def run_robustness(spec) -> dict:
     """One session of the campaign (``spec`` a :class:`lensopt.bench.runner.RunSpec`)."""
     from lensopt.bench.problems import RefractionProblem
-    from lensopt.bench.runner import timing_summary
+    from lensopt.bench.runner import lens_outcome, timing_summary
     from lensopt.stopping import StopRule
 
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations, lapse=float(spec.lapse),
@@ -180,17 +180,11 @@ def run_robustness(spec) -> dict:
                                lens_at_stop=list(lens),
                                stop_reason="confidence" if confidence >= stop.confidence else "max_trials")
             stop_ms.append(1e3 * (time.perf_counter() - t2))
-    true_sphere, true_cylinder = (float(v) for v in patient.true_correction_d)
     timings = {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)}
     if stop_ms:
         timings["stop_check"] = timing_summary(stop_ms)
     return {
-        "direction": "min",
-        "optimal_value": 0.0,
-        "final_point": list(lens),
-        "true_correction_d": [true_sphere, true_cylinder],
-        "sphere_error_d": abs(lens[0] - true_sphere),
-        "cylinder_error_d": abs(lens[1] - true_cylinder),
+        **lens_outcome(patient, lens),
         "trajectory": trajectory,
         "max_trials": spec.n_iterations,
         **stopped,

@@ -259,6 +259,15 @@ def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
             report_ms.append(1e3 * (time.perf_counter() - t1))
             value = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
         trajectory.append(value)
+    return {
+        **lens_outcome(patient, lens),
+        "trajectory": trajectory,
+        "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
+    }
+
+
+def lens_outcome(patient, lens) -> dict:
+    """The record fields of a refraction-like run that reported ``lens`` for ``patient``."""
     true_sphere, true_cylinder = (float(v) for v in patient.true_correction_d)
     return {
         "direction": "min",
@@ -267,8 +276,6 @@ def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
         "true_correction_d": [true_sphere, true_cylinder],
         "sphere_error_d": abs(lens[0] - true_sphere),
         "cylinder_error_d": abs(lens[1] - true_cylinder),
-        "trajectory": trajectory,
-        "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
     }
 
 

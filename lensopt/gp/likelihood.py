@@ -101,8 +101,8 @@ def log_likelihood(f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0,
 def _log_floored(z, eps, other, kappa, log_eps, log_phi):
     """``log(ε + κ Φ(z))``: as a sum of logs, or — where ``p`` is near 1 — as ``log1p`` of its
     complement ``1 − p = ε' + κ Φ(−z)`` (``ε'``: ``other``, the other label's floor)."""
-    near_one = np.log1p(-np.minimum(other + kappa * ndtr(-z), 1.0))
-    with np.errstate(invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # each branch is used only where it is exact
+        near_one = np.log1p(-np.minimum(other + kappa * ndtr(-z), 1.0))
         return np.where(z > 0.0, near_one, np.logaddexp(log_eps, np.log(kappa) + log_phi))
 
 

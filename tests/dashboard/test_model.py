@@ -109,8 +109,12 @@ NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bi
 
 
 def _old_format(settings: dict) -> dict:
-    """``settings`` as a lensopt of before issue 14 stored them (plain probit, Laplace)."""
-    return {k: v for k, v in settings.items() if k not in NEW_SETTINGS} | {"inference": "laplace"}
+    """``settings`` as a lensopt of before issue 14 stored them (plain probit, Laplace, the paper
+    model's kernel and β)."""
+    from lensopt.refraction import REFRACTION_BETA, reference_kernel
+
+    return {k: v for k, v in settings.items() if k not in NEW_SETTINGS} | {
+        "inference": "laplace", "hyperparameters": reference_kernel("probit").to_dict(), "beta": REFRACTION_BETA}
 
 
 def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished", stop=None,

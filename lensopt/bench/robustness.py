@@ -358,14 +358,60 @@ def format_summary(summary: dict) -> str:
     return "\n".join(out)
 
 
+#: File of the error curves, in the campaign directory.
+CURVES_NAME = "robustness-curves.png"
+
+
+def plot_curves(records, path) -> None:
+    """One panel per condition: the median acuity error of each rule after every trial, with the
+    band between its 25th and 75th percentiles, on a log scale, and the 0.025 logMAR criterion."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    present = {r["problem"] for r in records}
+    conditions = [c.name for c in CONDITIONS if c.name in present] + sorted(present - set(CONDITIONS_BY_NAME))
+    n_cols = min(3, len(conditions))
+    n_rows = -(-len(conditions) // n_cols)
+    fig = Figure(figsize=(4.4 * n_cols, 3.6 * n_rows), dpi=110)
+    FigureCanvasAgg(fig)
+    for k, name in enumerate(conditions, start=1):
+        ax = fig.add_subplot(n_rows, n_cols, k)
+        for rule in ROBUSTNESS_RULES:
+            runs = [r["trajectory"] for r in records if r["problem"] == name and r["rule"] == rule]
+            if not runs:
+                continue
+            data = np.maximum(np.array(runs, float), 1e-4)
+            x = np.arange(1, data.shape[1] + 1)
+            low, mid, high = np.percentile(data, [25, 50, 75], axis=0)
+            (line,) = ax.plot(x, mid, lw=1.5, label=f"{rule} (n={data.shape[0]})")
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
+        ax.axhline(CRITERION_LOGMAR, color="k", lw=0.8, ls="--", label=f"{CRITERION_LOGMAR} logMAR")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-3, 2.0)
+        ax.set_xlabel("trial")
+        if k % n_cols == 1 or n_cols == 1:
+            ax.set_ylabel("acuity error (logMAR)")
+        ax.set_title(name, fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
 def write_summary(campaign_dir) -> tuple[dict, str]:
-    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there; return (summary, text)."""
+    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the error curves
+    (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text)."""
     campaign_dir = Path(campaign_dir)
-    summary = summarize(load_records(campaign_dir))
+    records = load_records(campaign_dir)
+    summary = summarize(records)
     manifest = campaign_dir / MANIFEST_NAME
     if manifest.exists():
         summary["campaign"] = json.loads(manifest.read_text())
     write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
+    try:
+        plot_curves(records, campaign_dir / CURVES_NAME)
+    except ImportError:  # pragma: no cover - matplotlib comes with lensopt[bench]
+        pass
     return summary, format_summary(summary)
 
 

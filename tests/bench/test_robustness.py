@@ -7,6 +7,7 @@ import pytest
 
 from lensopt.bench.problems import RefractionProblem
 from lensopt.bench.robustness import (
+    CURVES_NAME,
     SUMMARY_NAME,
     format_summary,
     robustness_specs,
@@ -178,6 +179,7 @@ def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_p
     assert "Robustness: 2 sessions, held-out patients" in report
     summary = json.loads((out / SUMMARY_NAME).read_text())
     assert summary["split"] == "held-out" and summary["rows"][0]["rule"] == "ideal"
+    assert (out / CURVES_NAME).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the error curves
 
 
 def test_tuning_flag_runs_the_tuning_patients_and_records_say_so(tmp_path, capsys):

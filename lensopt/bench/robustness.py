@@ -44,6 +44,12 @@ from lensopt.bench.runner import HELD_OUT_FIRST_SEED, MANIFEST_NAME, load_record
 #: Rules of the campaign: the two letter optimizers and the ideal observer.
 ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
 
+#: Rules run on request (``--rules``): ``ucb-ald-paper`` is UCB-ALD with the seed paper's letter
+#: model (:data:`lensopt.refraction.PAPER_LETTER_MODEL`: plain probit, Laplace) — lensopt before
+#: issue 14, measured on the same patients.
+EXTRA_RULES = ("ucb-ald-paper",)
+ALL_ROBUSTNESS_RULES = ROBUSTNESS_RULES + EXTRA_RULES
+
 #: Acuity error (logMAR) of a session that is "there" (a quarter of a chart line) and of a failure.
 CRITERION_LOGMAR = 0.025
 FAILURE_LOGMAR = 0.1
@@ -105,9 +111,9 @@ def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_p
     conditions = [c if isinstance(c, Condition) else get_condition(c) for c in conditions]
     if len({c.name for c in conditions}) != len(conditions):
         raise ValueError("--conditions lists a condition twice")
-    unknown = [r for r in rules if r not in ROBUSTNESS_RULES]
+    unknown = [r for r in rules if r not in ALL_ROBUSTNESS_RULES]
     if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ROBUSTNESS_RULES)}")
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ALL_ROBUSTNESS_RULES)}")
     if len(set(rules)) != len(rules):
         raise ValueError("--rules lists a rule twice")
     counts = {c.name: c.n_patients if max_patients is None else min(c.n_patients, max_patients)
@@ -142,8 +148,11 @@ def _optimizer(spec, patient, stop):
         return IdealObserver(slope=float(spec.slope), n_alternatives=spec.n_alternatives,
                              lapse=float(spec.lapse), va_best_logmar=patient.best_acuity_logmar,
                              seed=spec.seed, stop=stop)
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
 
+    if spec.rule == "ucb-ald-paper":
+        return RefractionOptimizer(rule="ucb-ald", seed=spec.seed, n_initial=spec.n_initial, stop=stop,
+                                   **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
     return RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, stop=stop,
                                **spec.optimizer_options)
 
@@ -279,7 +288,7 @@ def summarize(records: list[dict]) -> dict:
     for r in sorted(records, key=lambda r: r["seed"]):
         groups.setdefault((r["problem"], r["rule"]), []).append(r)
     order = {c.name: i for i, c in enumerate(CONDITIONS)}
-    rule_order = {r: i for i, r in enumerate(ROBUSTNESS_RULES)}
+    rule_order = {r: i for i, r in enumerate(ALL_ROBUSTNESS_RULES)}
     rows = []
     for condition, rule in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], rule_order.get(k[1], 99), k[1])):
         group = groups[(condition, rule)]
@@ -376,7 +385,7 @@ def plot_curves(records, path) -> None:
     FigureCanvasAgg(fig)
     for k, name in enumerate(conditions, start=1):
         ax = fig.add_subplot(n_rows, n_cols, k)
-        for rule in ROBUSTNESS_RULES:
+        for rule in ALL_ROBUSTNESS_RULES:
             runs = [r["trajectory"] for r in records if r["problem"] == name and r["rule"] == rule]
             if not runs:
                 continue

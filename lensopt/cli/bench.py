@@ -183,7 +183,8 @@ def register(subparsers) -> None:
                     help="patient conditions (default: all: " + ", ".join(
                         f"{name} {patients}×{trials}" for name, patients, trials in ROBUSTNESS_CONDITIONS) + ")")
     rb.add_argument("--rules", nargs="+", default=list(ROBUSTNESS_RULES), metavar="RULE",
-                    help=f"rules (default: {' '.join(ROBUSTNESS_RULES)})")
+                    help=f"rules (default: {' '.join(ROBUSTNESS_RULES)}; also ucb-ald-paper, UCB-ALD "
+                         "with the seed paper's letter model)")
     rb.add_argument("--patients", type=_positive_int, metavar="N",
                     help="at most N patients per condition (quick runs)")
     rb.add_argument("--trials", type=_positive_int, metavar="N",

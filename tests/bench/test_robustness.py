@@ -224,3 +224,15 @@ def test_cli_bad_values_give_one_line_and_exit_2(tmp_path, capsys, extra, messag
     assert main(_campaign_argv(tmp_path / "bad", *extra)) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_papers_letter_model_runs_as_its_own_rule_on_the_same_patients(tmp_path, capsys):
+    out = tmp_path / "paper"
+    assert main(_campaign_argv(out, "--rules", "ucb-ald-paper")) == 0
+    records = load_records(out)
+    assert {r["rule"] for r in records} == {"ucb-ald-paper"}
+    for r in records:
+        settings = r["optimizer_settings"]
+        assert (settings["likelihood"], settings["inference"], settings["prior_mean"]) == ("probit", "laplace", 0.0)
+    with pytest.raises(ValueError, match="unknown rule"):
+        robustness_specs(["slope-5"], ["ucb-ald-papers"])

@@ -52,8 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import log_ndtr, ndtr, xlogy
+from scipy.special import log_ndtr, ndtr
 
+from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import acuity_logmar, blur_strength_d
 from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
@@ -88,15 +89,6 @@ N_HYPOTHESIS_CANDIDATES = 25
 N_LENS_STARTS = 64
 
 _LN10 = math.log(10.0)
-_LN2 = math.log(2.0)
-
-
-def binary_entropy_bits(p_correct, p_wrong=None) -> np.ndarray:
-    """``H₂(p) = −p log₂ p − (1 − p) log₂ (1 − p)`` (0 at ``p ∈ {0, 1}``); ``p_wrong`` is ``1 − p``
-    when it is known more accurately than by subtraction."""
-    p = np.asarray(p_correct, dtype=float)
-    q = 1.0 - p if p_wrong is None else np.asarray(p_wrong, dtype=float)
-    return -(xlogy(p, p) + xlogy(q, q)) / _LN2
 
 
 @dataclass(frozen=True)

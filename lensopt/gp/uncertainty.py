@@ -17,7 +17,7 @@ derivatives ``(∂/∂μ, ∂/∂σ²)`` used by acquisition functions for chain
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, owens_t
+from scipy.special import log_ndtr, ndtr, owens_t, xlog1py, xlogy
 
 BALD_C2 = np.pi * np.log(2.0) / 2.0
 """``C²`` of Houlsby et al.'s approximation ``H₂(Φ(x)) ≈ exp(−x² / (2 C²))`` (bits)."""
@@ -139,10 +139,13 @@ def floored_epistemic_variance(mu, var, guess_rate, lapse_rate):
     return (1.0 - guess_rate - lapse_rate) ** 2 * epistemic_variance(mu, var)
 
 
-def _entropy_bits(p):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = -(p * np.log(p) + (1.0 - p) * np.log1p(-p)) / _LN2
-    return np.where((p <= 0.0) | (p >= 1.0), 0.0, h)
+def binary_entropy_bits(p, q=None):
+    """``H₂(p) = −p log₂ p − (1 − p) log₂ (1 − p)`` in bits (0 at ``p ∈ {0, 1}``); ``q`` is ``1 − p``
+    when it is known more accurately than by subtraction (else ``log(1 − p)`` comes from ``log1p``)."""
+    p = np.asarray(p, dtype=float)
+    if q is None:
+        return -(xlogy(p, p) + xlog1py(1.0 - p, -p)) / _LN2
+    return -(xlogy(p, p) + xlogy(q, q)) / _LN2
 
 
 def _entropy_derivative_bits(p):
@@ -176,8 +179,8 @@ def _expected_floored_entropy(mu, var, guess_rate, lapse_rate, gradient=False):
     sd = np.sqrt(np.maximum(var, 1e-24))
     f, w, below, above = _window_nodes(mu, sd)
     p = guess_rate + kappa * ndtr(f)
-    value = np.sum(w * _entropy_bits(p), axis=-1)
-    value = value + below * _entropy_bits(np.float64(guess_rate)) + above * _entropy_bits(np.float64(1.0 - lapse_rate))
+    value = np.sum(w * binary_entropy_bits(p), axis=-1)
+    value = value + below * binary_entropy_bits(np.float64(guess_rate)) + above * binary_entropy_bits(np.float64(1.0 - lapse_rate))
     if not gradient:
         return value
     dp = kappa * _pdf(f)
@@ -196,7 +199,7 @@ def floored_bald_bits(mu, var, guess_rate, lapse_rate):
     the exact mutual information of the probit (:func:`bald_bits` is Houlsby's approximation of it).
     """
     mean = floored_mean(mu, var, guess_rate, lapse_rate)
-    return np.maximum(_entropy_bits(mean) - _expected_floored_entropy(mu, var, guess_rate, lapse_rate), 0.0)
+    return np.maximum(binary_entropy_bits(mean) - _expected_floored_entropy(mu, var, guess_rate, lapse_rate), 0.0)
 
 
 def floored_bald_bits_grad(mu, var, guess_rate, lapse_rate):

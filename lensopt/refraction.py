@@ -240,13 +240,7 @@ class RefractionOptimizer:
     def should_stop(self) -> bool:
         """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one).
         The confidence is computed only once ``min_trials`` answers are in."""
-        if self.stop is None:
-            return False
-        if self.n_trials >= self.stop.max_trials:
-            return True
-        if self.n_trials < self.stop.min_trials:
-            return False
-        return self.stop.should_stop(self.n_trials, self.confidence())
+        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)
 
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The model's acuity threshold (logMAR) with a lens, as ``(mean, sd)``.

@@ -47,11 +47,16 @@ class StopRule:
         if self.min_trials > self.max_trials:
             raise ValueError(f"stop min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
 
-    def should_stop(self, n_trials: int, confidence: float) -> bool:
-        """Whether a session with ``n_trials`` answered trials and this ``confidence`` may stop."""
+    def should_stop(self, n_trials: int, confidence) -> bool:
+        """Whether a session with ``n_trials`` answered trials and this ``confidence`` may stop.
+
+        ``confidence`` is a number, or a function returning it, called only when the answer
+        depends on it (from ``min_trials`` to ``max_trials``): it costs tens of milliseconds."""
         if n_trials >= self.max_trials:
             return True
-        return n_trials >= self.min_trials and confidence >= self.confidence
+        if n_trials < self.min_trials:
+            return False
+        return bool((confidence() if callable(confidence) else confidence) >= self.confidence)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -443,10 +443,4 @@ class IdealObserver:
     def should_stop(self) -> bool:
         """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one);
         the confidence is computed only once ``min_trials`` answers are in."""
-        if self.stop is None:
-            return False
-        if self.n_trials >= self.stop.max_trials:
-            return True
-        if self.n_trials < self.stop.min_trials:  # the confidence is not needed yet
-            return False
-        return bool(self.stop.should_stop(self.n_trials, self.confidence()))
+        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.stats import norm
 
+from lensopt.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
 from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.settings import KernelSpec
@@ -222,8 +223,6 @@ class RefractionOptimizer:
 
         From posterior draws of the slope and the lens intercepts (:mod:`lensopt.certainty`); the
         draws come from ``(seed, n_trials)``, so the same history gives the same answer."""
-        from lensopt.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
-
         def compute():
             s = self.settings
             if self.model is None:

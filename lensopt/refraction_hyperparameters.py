@@ -29,8 +29,18 @@ from dataclasses import replace
 
 import numpy as np
 
+from lensopt.gp import GPClassifier
 from lensopt.observer import draw_patients
-from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, MERIDIAN_MAP, SPHERE_BOUNDS_D
+from lensopt.refraction import (
+    CYLINDER_BOUNDS_D,
+    DEFAULT_MODEL_LAPSE,
+    DEFAULT_PRIOR_MEAN,
+    LETTER_BOUNDS_LOGMAR,
+    MERIDIAN_MAP,
+    PAPER_LETTER_MODEL,
+    SPHERE_BOUNDS_D,
+    RefractionOptimizer,
+)
 from lensopt.settings import KernelSpec
 
 #: Starting point of the fit (multi-start adds seeded random restarts inside the bounds).
@@ -62,16 +72,11 @@ MODELS = ("floored", "probit")
 
 
 def _model_options(model: str) -> dict:
-    from lensopt.refraction import PAPER_LETTER_MODEL
-
     return dict(PAPER_LETTER_MODEL) if model == "probit" else {}
 
 
 def _classifier(kernel: KernelSpec, model: str, n_alternatives: int = 26):
     """The GP classifier whose marginal likelihood the fit maximizes, with the model's likelihood."""
-    from lensopt.gp import GPClassifier
-    from lensopt.refraction import DEFAULT_MODEL_LAPSE, DEFAULT_PRIOR_MEAN
-
     if model == "probit":
         return GPClassifier(kernel.build(1, 2))
     return GPClassifier(kernel.build(1, 2), inference="ep", guess_rate=1.0 / n_alternatives,
@@ -80,8 +85,6 @@ def _classifier(kernel: KernelSpec, model: str, n_alternatives: int = 26):
 
 def session_responses(patient, n_responses, seed, kernel: KernelSpec, model: str = "probit"):
     """The trials of a UCB-ALD session run with ``kernel`` (and the answer ``model``) on ``patient``."""
-    from lensopt.refraction import RefractionOptimizer
-
     opt = RefractionOptimizer(rule="ucb-ald", seed=seed, hyperparameters=kernel, **_model_options(model))
     for _ in range(n_responses):
         trial = opt.ask()

@@ -7,9 +7,15 @@ product lists its first kernel's, then its second's). Shapes: ``X`` is ``(n, d)`
 put the context columns first (refraction: ``letter_logmar, sphere_d, cylinder_d``).
 """
 
-from lensopt.gp.kernels.base import DEFAULT_LENGTHSCALE_BOUNDS, DEFAULT_VARIANCE_BOUNDS, Kernel
-from lensopt.gp.kernels.composite import Product, Sum, benchmark_context_kernel, psychophysics_kernel
+from lensopt.gp.kernels.base import (
+    DEFAULT_LENGTHSCALE_BOUNDS,
+    DEFAULT_VARIANCE_BOUNDS,
+    Kernel,
+    Product,
+    Sum,
+)
 from lensopt.gp.kernels.linear import LinearContext
+from lensopt.gp.kernels.presets import benchmark_context_kernel, psychophysics_kernel
 from lensopt.gp.kernels.stationary import Matern32, Matern52, SquaredExponential
 
 __all__ = [

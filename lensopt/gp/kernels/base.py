@@ -1,4 +1,9 @@
-"""Kernel base classes: hyperparameter bookkeeping (theta in log space), shapes and validation."""
+"""Kernel base classes: hyperparameter bookkeeping (theta in log space), shapes and validation,
+and the kernel algebra: ``k1 + k2`` (:class:`Sum`) and ``k1 * k2`` (:class:`Product`).
+
+The sum and the product live beside :class:`Kernel`, as in scikit-learn and GPyTorch, so that the
+operators need no import of a module that itself builds on this one.
+"""
 
 from __future__ import annotations
 
@@ -98,13 +103,9 @@ class Kernel:
         return self._diag_grad_x(_as_2d(X))
 
     def __add__(self, other) -> Kernel:
-        from lensopt.gp.kernels.composite import Sum
-
         return Sum(self, other)
 
     def __mul__(self, other) -> Kernel:
-        from lensopt.gp.kernels.composite import Product
-
         return Product(self, other)
 
     # private, inputs already validated 2-D arrays
@@ -122,6 +123,85 @@ class Kernel:
 
     def _diag_grad_x(self, X):
         raise NotImplementedError
+
+
+# ---- kernel algebra ----------------------------------------------------------------------
+class _Composite(Kernel):
+    def __init__(self, k1: Kernel, k2: Kernel):
+        if not (isinstance(k1, Kernel) and isinstance(k2, Kernel)):
+            raise ValueError(f"{type(self).__name__} combines two Kernel objects; got {type(k1).__name__}, {type(k2).__name__}")
+        self.k1, self.k2 = k1, k2
+        if k1.active_dims is None or k2.active_dims is None:
+            self.active_dims = None
+        else:
+            self.active_dims = tuple(sorted(set(k1.active_dims) | set(k2.active_dims)))
+
+    @property
+    def theta(self):
+        return np.concatenate([self.k1.theta, self.k2.theta])
+
+    @property
+    def bounds(self):
+        return np.vstack([self.k1.bounds, self.k2.bounds])
+
+    @property
+    def hyperparameter_names(self):
+        return self.k1.hyperparameter_names + self.k2.hyperparameter_names
+
+    def with_theta(self, theta):
+        theta = np.asarray(theta, dtype=float).reshape(-1)
+        n1 = self.k1.n_theta
+        if theta.size != n1 + self.k2.n_theta:
+            raise ValueError(f"{type(self).__name__}.with_theta: expected {n1 + self.k2.n_theta} values; got {theta.size}")
+        return type(self)(self.k1.with_theta(theta[:n1]), self.k2.with_theta(theta[n1:]))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.k1!r}, {self.k2!r})"
+
+
+class Sum(_Composite):
+    """``k1 + k2``; theta is k1's then k2's."""
+
+    def _k(self, X, Y):
+        return self.k1._k(X, Y) + self.k2._k(X, Y)
+
+    def _diag(self, X):
+        return self.k1._diag(X) + self.k2._diag(X)
+
+    def _grad_theta(self, X):
+        return np.concatenate([self.k1._grad_theta(X), self.k2._grad_theta(X)], axis=2)
+
+    def _grad_x(self, X, Y):
+        return self.k1._grad_x(X, Y) + self.k2._grad_x(X, Y)
+
+    def _diag_grad_x(self, X):
+        return self.k1._diag_grad_x(X) + self.k2._diag_grad_x(X)
+
+
+class Product(_Composite):
+    """``k1 · k2``; theta is k1's then k2's (product rule for every gradient)."""
+
+    def _k(self, X, Y):
+        return self.k1._k(X, Y) * self.k2._k(X, Y)
+
+    def _diag(self, X):
+        return self.k1._diag(X) * self.k2._diag(X)
+
+    def _grad_theta(self, X):
+        K1, K2 = self.k1._k(X, X), self.k2._k(X, X)
+        return np.concatenate(
+            [self.k1._grad_theta(X) * K2[:, :, None], K1[:, :, None] * self.k2._grad_theta(X)], axis=2
+        )
+
+    def _grad_x(self, X, Y):
+        K1, K2 = self.k1._k(X, Y), self.k2._k(X, Y)
+        return self.k1._grad_x(X, Y) * K2[:, :, None] + K1[:, :, None] * self.k2._grad_x(X, Y)
+
+    def _diag_grad_x(self, X):
+        return (
+            self.k1._diag_grad_x(X) * self.k2._diag(X)[:, None]
+            + self.k1._diag(X)[:, None] * self.k2._diag_grad_x(X)
+        )
 
 
 class _BaseKernel(Kernel):

@@ -19,12 +19,8 @@ import numpy as np
 from scipy.special import ndtr
 
 from lensopt.bench.functions import TestFunction, get_function
-from lensopt.bench.rescaling import (
-    DEFAULT_TABLE_PATH,
-    Rescaling,
-    load_kernel_hyperparameters,
-    load_rescaling_table,
-)
+from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, load_kernel_hyperparameters, load_rescaling_table
+from lensopt.bench.rescaling import Rescaling
 
 #: Default lengthscale of the base kernel, as a fraction of the domain's width per dimension,
 #: used with ``hyperparameters="default"``. The paper's protocol, ``"fitted"``, uses instead the

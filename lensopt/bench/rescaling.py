@@ -4,25 +4,19 @@ For each function: draw 50,000 points uniformly on the domain; if the variance o
 exceeds 100 and every value is positive, take the log; standardize the (log-)values to mean 0 and
 variance 1; negate, so that the benchmark *maximizes* ``g(x) = -(T(f(x)) - mean) / std``.
 
-The constants are reference data, ``data/benchmark-rescaling.json``, written by
-``lensopt bench rescale`` (:func:`compute_rescaling_table` then :func:`write_rescaling_table`)
-with the seed recorded, so they can be regenerated bit for bit.
+The constants are reference data, ``data/benchmark-rescaling.json``, written and read by
+:mod:`lensopt.bench.reference_table` with the seed recorded, so they can be regenerated bit for bit.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 import zlib
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.bench.functions import FUNCTIONS, TestFunction
-from lensopt.reference_data import DATA_DIR
+from lensopt.bench.functions import TestFunction
 
 #: Uniform samples per function (seed paper §4.1).
 N_SAMPLES = 50_000
@@ -30,20 +24,12 @@ N_SAMPLES = 50_000
 #: The log is taken when the sample variance exceeds this and all values are positive.
 LOG_VARIANCE_THRESHOLD = 100.0
 
-#: Seed of the reference table shipped in ``data/``.
+#: Seed of the reference table shipped in ``data/`` (:mod:`lensopt.bench.reference_table`).
 DEFAULT_SEED = 0
 
 #: Values are floored here before the log, so a function whose minimum is exactly 0 (Rosenbrock,
 #: Sphere, ...) keeps a finite rescaled optimum; it only matters within 1e-12 of the minimum.
 LOG_FLOOR = 1e-12
-
-#: The command that regenerates the reference table.
-REGENERATE_COMMAND = "lensopt bench rescale"
-
-#: Where the reference table lives: the package data ``lensopt.data`` (``data/`` of a checkout).
-DEFAULT_TABLE_PATH = DATA_DIR / "benchmark-rescaling.json"
-
-TABLE_FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -83,77 +69,3 @@ def compute_rescaling(function: TestFunction, seed: int = DEFAULT_SEED,
     summary = {"raw_variance": raw_variance, "raw_min": float(raw.min()),
                "raw_max": float(raw.max())}
     return rescaling, summary
-
-
-def compute_rescaling_table(seed: int = DEFAULT_SEED, n_samples: int = N_SAMPLES,
-                            slugs=None, fit_kernels: bool = False, progress=None) -> dict:
-    """The JSON-able reference table for ``slugs`` (all functions by default).
-
-    ``fit_kernels`` also fits each function's base-kernel hyperparameters
-    (:mod:`lensopt.bench.hyperparameters`; minutes per function). ``progress(slug)`` is called
-    before each function.
-    """
-    from lensopt import __version__
-
-    entries = {}
-    for slug in slugs or FUNCTIONS:
-        if progress is not None:
-            progress(slug)
-        rescaling, summary = compute_rescaling(FUNCTIONS[slug], seed, n_samples)
-        entries[slug] = {**asdict(rescaling), **summary}
-        if fit_kernels:
-            from lensopt.bench.hyperparameters import fit_base_kernel
-
-            entries[slug]["kernel"] = fit_base_kernel(FUNCTIONS[slug], rescaling, seed=seed)
-    command = f"{REGENERATE_COMMAND} --seed {seed} --samples {n_samples}"
-    return {
-        "format_version": TABLE_FORMAT_VERSION,
-        "description": "Rescaling of the benchmark functions: g = -(T(f) - mean) / std, "
-                       "T = log if take_log else identity (seed paper section 4.1); 'kernel': "
-                       "maximum-likelihood base-kernel hyperparameters on g (section 4)",
-        "command": command + (" --fit-kernels" if fit_kernels else ""),
-        "seed": seed,
-        "n_samples": n_samples,
-        "log_variance_threshold": LOG_VARIANCE_THRESHOLD,
-        "log_floor": LOG_FLOOR,
-        "variance_ddof": 1,
-        "numpy_version": np.__version__,
-        "lensopt_version": __version__,
-        "functions": entries,
-    }
-
-
-def write_rescaling_table(table: dict, path: Path = DEFAULT_TABLE_PATH) -> Path:
-    """Write ``table`` as JSON atomically (temp file + os.replace)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".rescaling-", suffix=".json")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(table, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
-    return path
-
-
-def _read_table(path: Path) -> dict:
-    path = Path(path)
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ValueError(f"rescaling table {path} is missing; regenerate it with "
-                         f"`{REGENERATE_COMMAND}`") from None
-
-
-def load_kernel_hyperparameters(path: Path = DEFAULT_TABLE_PATH) -> dict[str, dict]:
-    """The fitted base-kernel hyperparameters of the reference table, keyed by slug."""
-    table = _read_table(path)
-    return {slug: e["kernel"] for slug, e in table["functions"].items() if "kernel" in e}
-
-
-def load_rescaling_table(path: Path = DEFAULT_TABLE_PATH) -> dict[str, Rescaling]:
-    """The rescalings of the reference table, keyed by slug."""
-    table = _read_table(path)
-    return {
-        slug: Rescaling(bool(e["take_log"]), float(e["mean"]), float(e["std"]))
-        for slug, e in table["functions"].items()
-    }

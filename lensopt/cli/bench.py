@@ -487,7 +487,7 @@ def run_report(args) -> int:
 
 
 def run_rescale(args) -> int:
-    from lensopt.bench.rescaling import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
+    from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 
     table = compute_rescaling_table(
         seed=args.seed, n_samples=args.samples, fit_kernels=args.fit_kernels,

@@ -17,7 +17,8 @@ from lensopt.bench.problems import (
     RefractionProblem,
     function_problem,
 )
-from lensopt.bench.rescaling import Rescaling, load_rescaling_table
+from lensopt.bench.reference_table import load_rescaling_table
+from lensopt.bench.rescaling import Rescaling
 
 
 def test_probability_is_phi_of_s_times_rescaled_value():

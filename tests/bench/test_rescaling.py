@@ -6,15 +6,13 @@ import numpy as np
 import pytest
 
 from lensopt.bench.functions import FUNCTIONS, get_function
-from lensopt.bench.rescaling import (
+from lensopt.bench.reference_table import (
     DEFAULT_TABLE_PATH,
-    LOG_VARIANCE_THRESHOLD,
-    Rescaling,
-    compute_rescaling,
     compute_rescaling_table,
     load_rescaling_table,
     write_rescaling_table,
 )
+from lensopt.bench.rescaling import LOG_VARIANCE_THRESHOLD, Rescaling, compute_rescaling
 
 
 def test_reference_table_records_seed_command_and_every_function():

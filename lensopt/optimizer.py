@@ -74,6 +74,7 @@ class ContextualOptimizer:
             inference=inference, **options,
         )
         self._kernel_object = kernel_object
+        self._settings_kernel = None  # settings.kernel, built on first use
         self._inputs: list[np.ndarray] = []
         self._outcomes: list[int] = []
         self._model = None
@@ -102,9 +103,14 @@ class ContextualOptimizer:
 
     # ------------------------------------------------------------------- model
     def _base_kernel(self):
+        """The kernel of the settings, built once: the model is refitted with the *same* kernel
+        object after every answer, which is what lets the GP classifier warm-start its inference
+        from the previous fit (a new object each time would force a cold start)."""
         if self._kernel_object is not None:
             return self._kernel_object
-        return self.settings.kernel.build(self.settings.n_context, self.settings.n_system)
+        if self._settings_kernel is None:
+            self._settings_kernel = self.settings.kernel.build(self.settings.n_context, self.settings.n_system)
+        return self._settings_kernel
 
     def _current_kernel(self):
         """The base kernel, or its re-fit at the latest scheduled point (deterministic)."""

@@ -78,7 +78,8 @@ class Decision:
 
     def maximizer(self, n_candidates=None) -> MaximizerSettings:
         return MaximizerSettings(
-            n_candidates=n_candidates or self.settings.n_candidates, n_starts=self.settings.n_starts
+            n_candidates=n_candidates or self.settings.n_candidates, n_starts=self.settings.n_starts,
+            tolerance=self.settings.search_tolerance,
         )
 
 
@@ -115,7 +116,8 @@ def _s_step_bald(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, fl
     else:
         point, value = maximize_acquisition(
             BALD(decision.model), decision.settings.bounds, decision.rng, fixed_features=fixed,
-            settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2),
+            settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2,
+                                       tolerance=decision.settings.search_tolerance),
         )
     return point[list(decision.context_dims)], float(value)
 

@@ -115,6 +115,8 @@ class OptimizerSettings:
     ``γ + (1 − γ − λ) Φ(f)`` of the model (METHOD.md §2b); 0 and 0 is the papers' plain probit.
     ``prior_mean``: constant prior mean of the latent (0 in the papers). ``min_information_bits``:
     below this BALD at the chosen system, the sequential rules choose by joint BALD (0: never).
+    ``search_tolerance``: relative tolerance of the L-BFGS-B refinement of every acquisition
+    search (its ``ftol``); ``None``: scipy's default (2.2e-9), as in the papers' runs.
     """
 
     rule: str = "ucb-ald"
@@ -135,6 +137,7 @@ class OptimizerSettings:
     lapse_rate: float = 0.0
     prior_mean: float = 0.0
     min_information_bits: float = 0.0
+    search_tolerance: float | None = None
 
     def __post_init__(self):
         if self.rule not in ALL_RULES:
@@ -174,6 +177,11 @@ class OptimizerSettings:
         if isinstance(self.prior_mean, bool) or not isinstance(self.prior_mean, (int, float)) or not math.isfinite(self.prior_mean):
             raise ValueError(f"prior_mean must be a finite number, got {self.prior_mean!r}")
         object.__setattr__(self, "prior_mean", float(self.prior_mean))
+        tol = self.search_tolerance
+        if tol is not None:
+            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0.0 < tol < 1.0:
+                raise ValueError(f"search_tolerance must be a number in (0, 1) or None, got {tol!r}")
+            object.__setattr__(self, "search_tolerance", float(tol))
         if self.guess_rate + self.lapse_rate >= 1.0:
             raise ValueError(f"guess_rate + lapse_rate must be < 1, got {self.guess_rate} + {self.lapse_rate}")
 

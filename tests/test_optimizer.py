@@ -123,7 +123,9 @@ def test_contextual_optimizer_state_round_trip_and_random_start():
         opt.tell(q, rng.uniform() < 0.5)
     clone = ContextualOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
     a, b = opt.ask(), clone.ask()
-    np.testing.assert_array_equal(a.point, b.point)
+    # The live optimizer's model was warm-started from its previous fit, the clone's fitted cold:
+    # the same converged posterior up to the inference's tolerance, so the same proposal to ~1e-12.
+    np.testing.assert_allclose(a.point, b.point, rtol=1e-9, atol=1e-9)
     assert isinstance(a, Query)
 
 
@@ -180,3 +182,36 @@ def test_the_papers_model_stalls_in_the_lens_box_corner_and_the_default_model_do
     assert _acuity_error_after(PAPER_LETTER_MODEL) < 0.1
     assert _acuity_error_after(paper_beta) < 0.1
     assert _acuity_error_after({}) < 0.1
+
+
+def test_the_model_is_warm_started_from_the_previous_fit():
+    """The kernel is built once, so each answer refits the same GP classifier from its last
+    solution: fewer EP iterations than a cold fit of the same data, and the same posterior."""
+    from lensopt.gp import GPClassifier
+
+    opt = RefractionOptimizer(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        trial = opt.ask()
+        opt.tell(trial, bool(rng.uniform() < 0.5))
+    warm = opt.model
+    assert warm is opt.model and warm.kernel_ is opt._core._base_kernel()
+    cold = GPClassifier(warm.kernel_, inference="ep", guess_rate=warm.guess_rate, lapse_rate=warm.lapse_rate,
+                        prior_mean=warm.prior_mean).fit(warm.X_train_, warm.y_train_)
+    assert warm.n_iterations_ < cold.n_iterations_
+    X = np.column_stack([np.zeros(5), np.linspace(-3, 3, 5), np.linspace(2, -2, 5)])
+    np.testing.assert_allclose(warm.predict_latent(X)[0], cold.predict_latent(X)[0], rtol=1e-7, atol=1e-8)
+
+
+def test_the_search_tolerance_is_saved_and_old_states_keep_scipys_default():
+    from lensopt.refraction import SEARCH_TOLERANCE
+
+    opt = RefractionOptimizer(seed=1)
+    assert opt.settings.search_tolerance == SEARCH_TOLERANCE
+    state = json.loads(json.dumps(opt.to_state()))
+    assert RefractionOptimizer.from_state(state).settings.search_tolerance == SEARCH_TOLERANCE
+    del state["settings"]["search_tolerance"]  # a session saved before the setting existed
+    assert RefractionOptimizer.from_state(state).settings.search_tolerance is None
+    assert RefractionOptimizer(seed=1, likelihood="probit").settings.search_tolerance is None
+    with pytest.raises(ValueError, match="search_tolerance"):
+        RefractionOptimizer(seed=1, search_tolerance=2.0)

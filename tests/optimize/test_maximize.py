@@ -76,3 +76,36 @@ def test_bad_bounds_are_named(bounds, message):
 def test_pinning_a_column_outside_the_box_is_an_error():
     with pytest.raises(ValueError, match="column 5"):
         maximize_acquisition(Quadratic([0.0]), [(-1, 1)], np.random.default_rng(0), fixed_features={5: 0.0})
+
+
+class Bump:
+    """A smooth, non-quadratic maximum (L-BFGS-B needs several iterations): exp(-|x - c|² / 2)."""
+
+    def __init__(self, center):
+        self.center = np.asarray(center, float)
+        self.calls = 0
+
+    def __call__(self, X):
+        return np.exp(-0.5 * np.sum((X - self.center) ** 2, axis=1))
+
+    def value_and_gradient(self, X):
+        self.calls += 1
+        value = self(X)
+        return value, -(X - self.center) * value[:, None]
+
+
+def test_a_looser_tolerance_stops_sooner_within_that_tolerance():
+    tight, loose = Bump([0.7, -1.9]), Bump([0.7, -1.9])
+    box = [(-4, 4), (-4, 4)]
+    _, v_tight = maximize_acquisition(tight, box, np.random.default_rng(2), settings=MaximizerSettings(n_candidates=16))
+    _, v_loose = maximize_acquisition(loose, box, np.random.default_rng(2),
+                                      settings=MaximizerSettings(n_candidates=16, tolerance=1e-3))
+    assert loose.calls < tight.calls
+    assert v_tight == pytest.approx(1.0, abs=1e-8)  # the true maximum, exp(0)
+    assert v_loose == pytest.approx(1.0, abs=3 * 1e-3)
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 1.0, -1e-6])
+def test_a_tolerance_outside_zero_one_is_refused(tolerance):
+    with pytest.raises(ValueError, match="tolerance"):
+        MaximizerSettings(tolerance=tolerance)

@@ -18,6 +18,11 @@ value is the acuity error of the reported lens (logMAR), as in the refraction be
 
 from __future__ import annotations
 
+from lensopt.bench.problems import RefractionProblem
+from lensopt.bench.records import refraction_loop
+from lensopt.duel_refraction import DuelRefractionOptimizer
+from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+
 #: Rules of the feedback benchmark, in the order of the table.
 FEEDBACK_RULES = ("letters", "duel-drop-ties", "duel-ties")
 
@@ -31,28 +36,19 @@ LETTER_RULE, DUEL_RULE, TIE_RULE = "ucb-ald", "muc-ald", "mpes-ald"
 
 def _optimizer(spec):
     if spec.rule == "letters":
-        from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
-
         # the letters row of issue 8's table: the paper's letter model, as when it was run
         return RefractionOptimizer(rule=LETTER_RULE, seed=spec.seed, n_initial=spec.n_initial,
                                    **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
     if spec.rule == "duel-drop-ties":
-        from lensopt.duel_refraction import DuelRefractionOptimizer
-
         return DuelRefractionOptimizer(rule=DUEL_RULE, seed=spec.seed, n_initial=spec.n_initial)
     if spec.rule == "duel-ties":
-        from lensopt.duel_refraction import DuelRefractionOptimizer
-
         return DuelRefractionOptimizer(rule=TIE_RULE, seed=spec.seed, n_initial=spec.n_initial,
                                        model="ties")
     raise ValueError(f"unknown feedback rule {spec.rule!r}; choose from: {', '.join(FEEDBACK_RULES)}")
 
 
 def run_feedback(spec) -> dict:
-    """Run one feedback benchmark task (``spec`` a :class:`lensopt.bench.runner.RunSpec`)."""
-    from lensopt.bench.problems import RefractionProblem
-    from lensopt.bench.runner import refraction_loop
-
+    """Run one feedback benchmark task (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
     answers = []
 

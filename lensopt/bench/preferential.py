@@ -25,6 +25,11 @@ import time
 
 import numpy as np
 
+from lensopt.bench.problems import CONTEXT_BOUNDS, function_problem
+from lensopt.bench.records import timing_summary
+from lensopt.gp.kernels import benchmark_context_kernel
+from lensopt.preference import PreferenceOptimizer
+
 #: Campaign names of the preferential benchmarks and their batch sizes.
 DUEL_CAMPAIGNS = {"duels": 2, "batch-duels": 3, "contextual-duels": 2}
 
@@ -42,18 +47,12 @@ DUEL_OUTCOME_STREAM = 0x0D0E
 
 
 def run_duels(spec) -> dict:
-    """Run one preferential benchmark task (``spec`` a :class:`lensopt.bench.runner.RunSpec`)."""
-    from lensopt.bench.problems import CONTEXT_BOUNDS, function_problem
-    from lensopt.bench.runner import timing_summary
-    from lensopt.preference import PreferenceOptimizer
-
+    """Run one preferential benchmark task (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
     problem = function_problem(spec.problem, hyperparameters=spec.hyperparameters)
     contextual = spec.campaign == "contextual-duels"
     batch_size = DUEL_CAMPAIGNS[spec.campaign]
     kernel = problem.base_kernel(first_column=1) if contextual else problem.base_kernel()
     if contextual:
-        from lensopt.gp.kernels import benchmark_context_kernel
-
         kernel = benchmark_context_kernel(kernel, context_dims=(0,))
     opt = PreferenceOptimizer(problem.system_bounds, CONTEXT_BOUNDS if contextual else (),
                               rule=spec.rule, seed=spec.seed, kernel=kernel,

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
-from lensopt.bench.runner import MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
 
 #: Display names of the rules, as in the paper's tables.
 RULE_LABELS = {
@@ -105,7 +105,7 @@ def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
 def plot_regret(curves: dict[str, np.ndarray], title: str, ylabel: str, path: Path,
                 rules=None) -> None:
     """Mean regret per iteration with ± one standard-error band, one line per rule."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: matplotlib is optional (lensopt[bench])
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.0, 4.0), dpi=120)
@@ -131,7 +131,7 @@ def plot_regret(curves: dict[str, np.ndarray], title: str, ylabel: str, path: Pa
 
 def plot_win_matrix(result: StratifiedResult, matrix: np.ndarray, title: str, path: Path) -> None:
     """Figure S1 style heat map: fraction of problems where the row rule beats the column rule."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: matplotlib is optional (lensopt[bench])
     from matplotlib.figure import Figure
 
     order = result.order

@@ -11,7 +11,7 @@ acuity error ``VA(x̂) − VA_best`` (logMAR) and, from ``min_trials`` on, the s
 (:class:`lensopt.stopping.StopRule` with ``max_trials = n_iterations``) is asked whether the
 session could stop; the first trial at which it says so is ``stopped_at``.
 
-Patient seeds from :data:`lensopt.bench.runner.HELD_OUT_FIRST_SEED` (100,000) on are held out
+Patient seeds from :data:`lensopt.bench.spec.HELD_OUT_FIRST_SEED` (100,000) on are held out
 from every tuning; every record and the manifest carry the split.
 
 Summary statistics (:func:`summarize`), per condition and rule:
@@ -34,12 +34,17 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from lensopt.bench.runner import HELD_OUT_FIRST_SEED, MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.ideal_observer import IdealObserver
+from lensopt.bench.problems import RefractionProblem
+from lensopt.bench.records import MANIFEST_NAME, lens_outcome, load_records, timing_summary, write_json_atomic
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
+from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.stopping import StopRule
 
 #: Rules of the campaign: the two letter optimizers and the ideal observer.
 ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
@@ -106,8 +111,6 @@ def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_p
     must all lie on one side of :data:`HELD_OUT_FIRST_SEED`. ``model_lapse`` and ``beta`` of the
     letter optimizers: None keeps :class:`lensopt.refraction.RefractionOptimizer`'s defaults.
     """
-    from lensopt.bench.runner import RunSpec, split_of
-
     conditions = [c if isinstance(c, Condition) else get_condition(c) for c in conditions]
     if len({c.name for c in conditions}) != len(conditions):
         raise ValueError("--conditions lists a condition twice")
@@ -143,13 +146,9 @@ def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_p
 
 def _optimizer(spec, patient, stop):
     if spec.rule == "ideal":
-        from lensopt.bench.ideal_observer import IdealObserver
-
         return IdealObserver(slope=float(spec.slope), n_alternatives=spec.n_alternatives,
                              lapse=float(spec.lapse), va_best_logmar=patient.best_acuity_logmar,
                              seed=spec.seed, stop=stop)
-    from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
-
     if spec.rule == "ucb-ald-paper":
         return RefractionOptimizer(rule="ucb-ald", seed=spec.seed, n_initial=spec.n_initial, stop=stop,
                                    **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
@@ -158,11 +157,7 @@ def _optimizer(spec, patient, stop):
 
 
 def run_robustness(spec) -> dict:
-    """One session of the campaign (``spec`` a :class:`lensopt.bench.runner.RunSpec`)."""
-    from lensopt.bench.problems import RefractionProblem
-    from lensopt.bench.runner import lens_outcome, timing_summary
-    from lensopt.stopping import StopRule
-
+    """One session of the campaign (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations, lapse=float(spec.lapse),
                                 n_alternatives=spec.n_alternatives).patient(spec.seed)
     stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
@@ -205,10 +200,6 @@ def run_robustness(spec) -> dict:
 
 def _optimizer_settings(opt) -> dict:
     """The settings the rule ran with (defaults resolved), for the record."""
-    from dataclasses import asdict
-
-    from lensopt.bench.ideal_observer import IdealObserver
-
     settings = asdict(opt.settings) if isinstance(opt, IdealObserver) else opt.settings_dict()
     return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
 
@@ -374,6 +365,7 @@ CURVES_NAME = "robustness-curves.png"
 def plot_curves(records, path) -> None:
     """One panel per condition: the median acuity error of each rule after every trial, with the
     band between its 25th and 75th percentiles, on a log scale, and the 0.025 logMAR criterion."""
+    # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the curves without it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -32,13 +32,7 @@ import sys
 
 # Only light modules here (`lensopt --help` must not import numpy or scipy): the parsers' values
 # come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
-from lensopt.bench.feedback import (
-    FEEDBACK_PATIENTS,
-    FEEDBACK_RULES,
-    FEEDBACK_SLOPE,
-    FEEDBACK_TIE_THRESHOLD,
-    FEEDBACK_TRIALS,
-)
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S, measure
 from lensopt.bench.startup import format_report as format_startup_report
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -47,7 +41,11 @@ from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.defaults import (
     DUEL_DEFAULTS,
-    HELD_OUT_FIRST_SEED,
+    FEEDBACK_PATIENTS,
+    FEEDBACK_RULES,
+    FEEDBACK_SLOPE,
+    FEEDBACK_TIE_THRESHOLD,
+    FEEDBACK_TRIALS,
     PAPER_BETA_3,
     REFRACTION_BETA_3,
     ROBUSTNESS_CONDITIONS,
@@ -258,7 +256,7 @@ def register(subparsers) -> None:
 
 
 def _check_rules(rules) -> list[str]:
-    from lensopt.settings import ALL_RULES
+    from lensopt.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
 
     unknown = [r for r in rules if r not in ALL_RULES]
     if unknown:
@@ -277,7 +275,7 @@ def _command(args, campaign: str, problems_flag: str, problems) -> str:
 
 
 def _run(args, campaign: str, specs, manifest: dict) -> int:
-    from lensopt.bench.runner import run_campaign
+    from lensopt.bench.runner import run_campaign  # deferred: imports the optimizers, numpy and scipy
 
     summary = run_campaign(
         specs, args.out, manifest=manifest, scheduler=args.scheduler, n_workers=args.workers,
@@ -297,8 +295,7 @@ def _run(args, campaign: str, specs, manifest: dict) -> int:
 
 
 def run_functions(args) -> int:
-    from lensopt.bench.functions import FUNCTIONS, get_function
-    from lensopt.bench.runner import RunSpec
+    from lensopt.bench.functions import FUNCTIONS, get_function  # deferred: imports numpy
 
     rules = _check_rules(args.rules)
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
@@ -314,8 +311,8 @@ def run_functions(args) -> int:
 
 
 def run_duel_campaign(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.functions import FUNCTIONS, get_function
-    from lensopt.bench.runner import RunSpec
     from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
 
     allowed = {"duels": DUEL_RULES, "contextual-duels": CONTEXTUAL_RULES,
@@ -352,8 +349,8 @@ def _parse_slope_name(name: str) -> float:
 
 
 def run_refraction(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
-    from lensopt.bench.runner import RunSpec
     from lensopt.refraction import REFRACTION_BETA
 
     if args.beta is None:
@@ -379,8 +376,8 @@ def run_refraction(args) -> int:
 
 
 def run_feedback_campaign(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.problems import refraction_problem_name
-    from lensopt.bench.runner import RunSpec
     from lensopt.refraction import REFRACTION_BETA
 
     unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
@@ -406,6 +403,7 @@ def run_feedback_campaign(args) -> int:
 def run_decision_time(args) -> int:
     import json
 
+    # deferred: imports the refraction optimizer, numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.decision_time import format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
@@ -424,8 +422,8 @@ def run_cli_startup(args) -> int:
 
 
 def run_robustness_campaign(args) -> int:
+    # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.robustness import SUMMARY_NAME, get_condition, robustness_specs, write_summary
-    from lensopt.bench.runner import HELD_OUT_FIRST_SEED, split_of
 
     if args.summary:
         _, text = write_summary(args.summary)
@@ -470,6 +468,7 @@ def run_robustness_campaign(args) -> int:
 def run_report(args) -> int:
     from pathlib import Path
 
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.report import write_report
     from lensopt.bench.robustness import SUMMARY_NAME, is_robustness_campaign, write_summary
 
@@ -487,6 +486,7 @@ def run_report(args) -> int:
 
 
 def run_rescale(args) -> int:
+    # deferred: imports numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 
     table = compute_rescaling_table(

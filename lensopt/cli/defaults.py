@@ -37,6 +37,11 @@ DUEL_DEFAULTS = {
     "contextual-duels": (60, 40, 5, ("muc-ald", "kss-ald", "kss-random", "bald", "random")),
 }
 
+#: ``lensopt.bench.feedback.FEEDBACK_RULES`` and the feedback campaign's defaults: trials per session,
+#: patients, slope, tie threshold (``FEEDBACK_TRIALS``, ``FEEDBACK_PATIENTS``, ...).
+FEEDBACK_RULES = ("letters", "duel-drop-ties", "duel-ties")
+FEEDBACK_TRIALS, FEEDBACK_PATIENTS, FEEDBACK_SLOPE, FEEDBACK_TIE_THRESHOLD = 100, 20, 5.0, 1.0
+
 #: ``lensopt.bench.robustness.CONDITIONS`` as (name, patients, trials), and its ``ROBUSTNESS_RULES``.
 ROBUSTNESS_CONDITIONS = (
     ("slope-5", 200, 100),

@@ -95,3 +95,12 @@ def test_feedback_run_needs_a_tie_threshold():
 def test_cli_feedback_campaign_rejects_an_unknown_mode(capsys, tmp_path):
     assert main(["bench", "feedback", "--rules", "smoke-signals", "--out", str(tmp_path / "f"), "--local-sync"]) == 2
     assert "choose from" in capsys.readouterr().err
+
+
+def test_the_cli_copies_of_the_feedback_defaults_are_the_benchmark_s():
+    # `lensopt --help` shows them without importing lensopt.bench.feedback (it imports the optimizers)
+    from lensopt.bench import feedback
+    from lensopt.cli import defaults
+
+    for name in ("FEEDBACK_RULES", "FEEDBACK_TRIALS", "FEEDBACK_PATIENTS", "FEEDBACK_SLOPE", "FEEDBACK_TIE_THRESHOLD"):
+        assert getattr(defaults, name) == getattr(feedback, name), name

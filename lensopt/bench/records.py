@@ -1,0 +1,102 @@
+"""The parts of a run record that every campaign shares, and the record files of a campaign.
+
+:func:`refraction_loop` is the ask, answer, tell loop of a refraction-like run and
+:func:`lens_outcome` its lens fields; :func:`timing_summary` summarizes decision times and
+:func:`versions` names the software. A campaign directory holds its manifest (:data:`MANIFEST_NAME`)
+and one JSON record per run under ``runs/``, written atomically (:func:`write_json_atomic`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy
+
+from lensopt import __version__
+from lensopt.bench.spec import RunSpec
+
+#: File name of a campaign's manifest (its settings and command), next to the run records.
+MANIFEST_NAME = "campaign.json"
+
+#: Record format tag.
+RECORD_FORMAT = "lensopt.bench-run/1"
+
+
+def versions() -> dict:
+    """Versions recorded with every run."""
+    return {"lensopt": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "python": platform.python_version()}
+
+
+def timing_summary(samples_ms: list[float]) -> dict:
+    a = np.asarray(samples_ms, dtype=float)
+    return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "n": int(a.size)}
+
+
+def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
+    """The body of a refraction-like run: ``spec.n_iterations`` times ask, ``answer(trial)``, tell;
+    the trajectory is the acuity error (logMAR) of ``opt.best_lens()`` (every ``report_every``)."""
+    trajectory, decision_ms, report_ms = [], [], []
+    lens, value = None, None
+    for t in range(spec.n_iterations):
+        t0 = time.perf_counter()
+        trial = opt.ask()
+        opt.tell(trial, answer(trial))
+        t1 = time.perf_counter()
+        decision_ms.append(1e3 * (t1 - t0))
+        if spec.reports_after(t + 1):
+            lens = tuple(float(v) for v in opt.best_lens())
+            report_ms.append(1e3 * (time.perf_counter() - t1))
+            value = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
+        trajectory.append(value)
+    return {
+        **lens_outcome(patient, lens),
+        "trajectory": trajectory,
+        "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
+    }
+
+
+def lens_outcome(patient, lens) -> dict:
+    """The record fields of a refraction-like run that reported ``lens`` for ``patient``."""
+    true_sphere, true_cylinder = (float(v) for v in patient.true_correction_d)
+    return {
+        "direction": "min",
+        "optimal_value": 0.0,
+        "final_point": list(lens),
+        "true_correction_d": [true_sphere, true_cylinder],
+        "sphere_error_d": abs(lens[0] - true_sphere),
+        "cylinder_error_d": abs(lens[1] - true_cylinder),
+    }
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory and ``os.replace``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=1)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def record_path(out_dir: Path, spec: RunSpec) -> Path:
+    return Path(out_dir) / "runs" / f"{spec.key}.json"
+
+
+def load_records(out_dir: Path) -> list[dict]:
+    """Every finished run record of a campaign directory (sorted by key)."""
+    runs = Path(out_dir) / "runs"
+    if not runs.is_dir():
+        raise ValueError(f"{out_dir} holds no benchmark runs (no 'runs/' directory); "
+                         "run `lensopt bench functions|refraction --out DIR` first")
+    return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))]

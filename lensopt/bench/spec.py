@@ -1,0 +1,146 @@
+"""What one benchmark run is: its campaign, its patient seed's split and its settings (:class:`RunSpec`).
+
+Every campaign module (:mod:`lensopt.bench.preferential`, :mod:`lensopt.bench.feedback`,
+:mod:`lensopt.bench.robustness`) and the runner that dispatches to them
+(:mod:`lensopt.bench.runner`) build on this module; it imports none of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+
+#: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
+#: campaigns of :mod:`lensopt.bench.preferential`, letters against duels (:mod:`lensopt.bench.feedback`)
+#: and the held-out robustness campaign against the ideal observer (:mod:`lensopt.bench.robustness`).
+CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback",
+             "robustness")
+
+#: Patient seeds from this one on are held out: no tuning (kernels, hyperparameters, β,
+#: thresholds) may use them (issue 14). Seeds below it are the tuning split.
+HELD_OUT_FIRST_SEED = 100_000
+
+#: Names of the two splits of the patient seeds.
+SPLITS = ("tuning", "held-out")
+
+
+def split_of(seed: int) -> str:
+    """``"held-out"`` for patient seeds ``>= HELD_OUT_FIRST_SEED``, ``"tuning"`` below."""
+    return "held-out" if seed >= HELD_OUT_FIRST_SEED else "tuning"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: a rule on a problem with a seed, for ``n_iterations`` trials."""
+
+    campaign: str
+    problem: str
+    rule: str
+    seed: int
+    n_iterations: int
+    n_initial: int = 5
+    slope: float | None = None  # refraction only
+    hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
+    report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
+    tie_threshold: float | None = None  # feedback only: the patient's δ (utility units)
+    beta: float | None = None  # refraction and feedback (letters): β of UCB_Φ (None: the default)
+    # robustness only (None elsewhere, so older records load and compare equal):
+    lapse: float | None = None  # the patient's lapse rate λ (robustness default 0)
+    n_alternatives: int | None = None  # letters to choose from, γ = 1/n (robustness default 26)
+    model_lapse: float | None = None  # the optimizer's assumed λ (None: the optimizer's default)
+    split: str | None = None  # "held-out" (seed >= HELD_OUT_FIRST_SEED) or "tuning"
+    stop_confidence: float | None = None  # StopRule.confidence (robustness default 0.95)
+    min_trials: int | None = None  # StopRule.min_trials (robustness default 20, at most n_iterations)
+
+    def reports_after(self, trial: int) -> bool:
+        """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
+        trajectory holds the last reported value (the search costs as much as a decision)."""
+        return trial == 1 or trial == self.n_iterations or trial % self.report_every == 0
+
+    def __post_init__(self):
+        if self.campaign not in CAMPAIGNS:
+            raise ValueError(f"RunSpec.campaign must be one of {CAMPAIGNS}, got {self.campaign!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"RunSpec.seed must be an integer >= 0, got {self.seed!r}")
+        if not isinstance(self.n_iterations, int) or self.n_iterations < 1:
+            raise ValueError(f"RunSpec.n_iterations must be an integer >= 1, got {self.n_iterations!r}")
+        if not isinstance(self.n_initial, int) or self.n_initial < 0:
+            raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
+        if self.campaign in ("refraction", "feedback", "robustness") and self.slope is None:
+            raise ValueError(f"RunSpec.slope is required for a {self.campaign} run")
+        if self.campaign == "feedback" and not (isinstance(self.tie_threshold, (int, float))
+                                                and self.tie_threshold >= 0):
+            raise ValueError(f"RunSpec.tie_threshold must be a number >= 0 for a feedback run, "
+                             f"got {self.tie_threshold!r}")
+        if self.beta is not None and not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta)
+                                          and self.beta >= 0):
+            raise ValueError(f"RunSpec.beta must be a number >= 0 or None, got {self.beta!r}")
+        if not isinstance(self.report_every, int) or self.report_every < 1:
+            raise ValueError(f"RunSpec.report_every must be an integer >= 1, got {self.report_every!r}")
+        if self.hyperparameters not in ("fitted", "default"):
+            raise ValueError("RunSpec.hyperparameters must be 'fitted' or 'default', "
+                             f"got {self.hyperparameters!r}")
+        if self.campaign == "robustness":
+            self._fill_robustness_defaults()
+        self._check_robustness_fields()
+
+    def _fill_robustness_defaults(self):
+        defaults = {"lapse": 0.0, "n_alternatives": 26, "split": split_of(self.seed),
+                    "stop_confidence": DEFAULT_STOP_CONFIDENCE,
+                    "min_trials": min(DEFAULT_MIN_TRIALS, self.n_iterations)}
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+
+    def _check_robustness_fields(self):
+        n = self.n_alternatives
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 2):
+            raise ValueError(f"RunSpec.n_alternatives must be an integer >= 2, got {n!r}")
+        guess = 1.0 / (n or 26)
+        if self.lapse is not None and not (_is_number(self.lapse) and 0 <= self.lapse < 1 - guess):
+            raise ValueError(f"RunSpec.lapse must be in [0, 1 - 1/n_alternatives), got {self.lapse!r}")
+        if self.model_lapse is not None and not (_is_number(self.model_lapse) and 0 <= self.model_lapse < 0.5):
+            raise ValueError(f"RunSpec.model_lapse must be in [0, 0.5), got {self.model_lapse!r}")
+        if self.split is not None:
+            if self.split not in SPLITS:
+                raise ValueError(f"RunSpec.split must be one of {SPLITS}, got {self.split!r}")
+            if isinstance(self.seed, int) and self.split != split_of(self.seed):
+                raise ValueError(f"RunSpec.split of seed {self.seed} is {split_of(self.seed)!r} "
+                                 f"(held out from {HELD_OUT_FIRST_SEED:,} on), got {self.split!r}")
+        if self.stop_confidence is not None and not (_is_number(self.stop_confidence)
+                                                     and 0 < self.stop_confidence < 1):
+            raise ValueError(f"RunSpec.stop_confidence must be in (0, 1), got {self.stop_confidence!r}")
+        m = self.min_trials
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1
+                              or (isinstance(self.n_iterations, int) and m > self.n_iterations)):
+            raise ValueError(f"RunSpec.min_trials must be an integer from 1 to n_iterations, got {m!r}")
+
+    @property
+    def optimizer_options(self) -> dict:
+        """Keyword arguments of the refraction optimizer set by this spec: β, the number of
+        alternatives and the model's lapse rate, each when given."""
+        options = {} if self.beta is None else {"beta": float(self.beta)}
+        if self.n_alternatives is not None:
+            options["n_alternatives"] = int(self.n_alternatives)
+        if self.model_lapse is not None:
+            options["lapse"] = float(self.model_lapse)
+        return options
+
+    @property
+    def key(self) -> str:
+        """File-name-safe identifier, unique within a campaign directory."""
+        return f"{self.problem}__{self.rule}__seed{self.seed:04d}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunSpec":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})

@@ -22,8 +22,8 @@ in the processes (no limit) and reproduces the slow case. Each process also repo
 thread counts (``threadpoolctl.threadpool_info()``) read inside a limited call, as the timed
 calls run, and outside one: the proof that the limit took effect.
 
-This module imports neither numpy nor lensopt's numerical core at import time (the parent process
-only starts the others and summarizes); ``_child_main`` is the code of one process.
+``_child_main`` is the code of one process; each process imports this module only after its own
+numpy-first or lensopt-first imports, so the order under test is the one it chose.
 """
 
 from __future__ import annotations
@@ -34,6 +34,17 @@ import os
 import subprocess
 import sys
 import time
+
+from lensopt.observer import draw_patients
+from lensopt.refraction import RefractionOptimizer
+from lensopt.settings import ALL_RULES
+from lensopt.threads import (
+    ENV_VAR,
+    blas_threads_now,
+    blas_threads_setting,
+    is_single_threaded,
+    single_threaded,
+)
 
 FRAME_MS = 1000.0 / 60.0
 """One frame of a 60 Hz display, ms: the budget of a decision's 95th percentile."""
@@ -55,8 +66,6 @@ _RUN_CHILD = ("import sys\n"
 def child_environment(limit: bool = True, base=None) -> dict:
     """The environment of a benchmark process: ``base`` (default ``os.environ``) without the BLAS
     thread-count variables; ``LENSOPT_BLAS_THREADS=0`` when ``limit`` is false."""
-    from lensopt.threads import ENV_VAR
-
     env = dict(os.environ if base is None else base)
     for name in BLAS_ENV:
         env.pop(name, None)
@@ -87,9 +96,6 @@ def run_decision_time(rule: str = DEFAULT_RULE, processes: int = DEFAULT_PROCESS
                       trials: int = DEFAULT_TRIALS, seed: int = DEFAULT_SEED, numpy_first: bool = True,
                       limit: bool = True, timeout_s: float | None = 600.0) -> dict:
     """Run the benchmark (see the module docstring) and return its result as a JSON-able dict."""
-    from lensopt.settings import ALL_RULES
-    from lensopt.threads import ENV_VAR, blas_threads_setting
-
     if rule not in ALL_RULES:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(ALL_RULES)}")
     for name, value, low in (("processes", processes, 1), ("trials", trials, 1), ("seed", seed, 0)):
@@ -204,8 +210,6 @@ def _parse_child(argv):
 
 def _methods_limited(optimizer) -> bool:
     """Whether ``ask`` and ``tell`` run under :func:`lensopt.threads.single_threaded` already."""
-    from lensopt.threads import is_single_threaded
-
     owners = [type(optimizer)]
     core = getattr(optimizer, "_core", None)
     if core is not None:
@@ -217,10 +221,6 @@ def _methods_limited(optimizer) -> bool:
 def _child_main(argv) -> int:
     """One process: build the session, say ``ready``, wait for ``go``, time every decision."""
     args = _parse_child(argv)
-    from lensopt.observer import draw_patients
-    from lensopt.refraction import RefractionOptimizer
-    from lensopt.threads import blas_threads_now, blas_threads_setting, single_threaded
-
     patient = draw_patients(1, args.seed)[0]
     optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed)
     setting = blas_threads_setting()

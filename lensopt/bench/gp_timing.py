@@ -79,6 +79,7 @@ def main(argv=None) -> int:
             print("note: numpy already imported; --blas-threads has no effect", file=sys.stderr)
         for name in _BLAS_ENV:
             os.environ[name] = str(args.blas_threads)
+    # deferred: numpy (which lensopt.gp imports) must load after --blas-threads sets the BLAS variables
     import numpy as np
 
     from lensopt.gp import GPClassifier, psychophysics_kernel

@@ -19,6 +19,7 @@ from scipy.optimize import minimize
 
 from lensopt.bench.functions import TestFunction
 from lensopt.bench.rescaling import Rescaling
+from lensopt.gp.kernels import Matern32, Matern52, SquaredExponential
 
 #: Samples per function for the fit (seed paper §4: 1000).
 N_FIT_SAMPLES = 1000
@@ -39,8 +40,6 @@ FIT_STREAM = 0xF17
 
 def base_kernel(family: str, lengthscales, variance: float, active_dims, widths):
     """The Table S1 family ``family`` with domain-scaled lengthscale bounds."""
-    from lensopt.gp.kernels import Matern32, Matern52, SquaredExponential
-
     classes = {"se-ard": SquaredExponential, "matern32": Matern32, "matern52": Matern52}
     widths = np.asarray(widths, dtype=float)
     bounds = {

@@ -54,6 +54,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr
 
+from lensopt.certainty import LensCertainty
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import acuity_logmar, blur_strength_d
 from lensopt.phoropter import check_lens_step, round_to_step
@@ -429,8 +430,6 @@ class IdealObserver:
         """:class:`lensopt.certainty.LensCertainty`: :meth:`confidence` and the 95 % intervals
         (D) of the best lens's sphere and cylinder — the 2.5 % and 97.5 % quantiles of the
         posterior marginals of the true correction on the grid."""
-        from lensopt.certainty import LensCertainty
-
         def interval(grid_d, marginal):
             cumulative = np.cumsum(marginal)
             low, high = np.searchsorted(cumulative, [0.025 * cumulative[-1], 0.975 * cumulative[-1]])

@@ -19,8 +19,11 @@ import numpy as np
 from scipy.special import ndtr
 
 from lensopt.bench.functions import TestFunction, get_function
+from lensopt.bench.hyperparameters import base_kernel
 from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, load_kernel_hyperparameters, load_rescaling_table
 from lensopt.bench.rescaling import Rescaling
+from lensopt.gp.kernels import benchmark_context_kernel
+from lensopt.observer import draw_patients
 
 #: Default lengthscale of the base kernel, as a fraction of the domain's width per dimension,
 #: used with ``hyperparameters="default"``. The paper's protocol, ``"fitted"``, uses instead the
@@ -103,15 +106,11 @@ class FunctionProblem:
         Base hyperparameters: ``lengthscales`` and ``kernel_variance`` (the stored fit), or by
         default a lengthscale of ``lengthscale_fraction × width`` per dimension and variance 1.
         """
-        from lensopt.gp.kernels import benchmark_context_kernel
-
         return benchmark_context_kernel(self.base_kernel(first_column=1), context_dims=(0,))
 
     def base_kernel(self, first_column: int = 0):
         """The base kernel ``k(x, x')`` of the function's Table S1 family on the ``dim`` columns
         starting at ``first_column`` (0 without a context, 1 after a context column)."""
-        from lensopt.bench.hyperparameters import base_kernel
-
         widths = self.function.upper - self.function.lower
         lengthscales = (np.array(self.lengthscales) if self.lengthscales is not None
                         else self.lengthscale_fraction * widths)
@@ -185,8 +184,6 @@ class RefractionProblem:
 
     def patient(self, seed: int):
         """The patient of repetition ``seed``: the same for every rule (a paired design)."""
-        from lensopt.observer import draw_patients
-
         return draw_patients(1, seed, slope=self.slope, lapse=self.lapse,
                              n_alternatives=self.n_alternatives)[0]
 

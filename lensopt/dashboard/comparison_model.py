@@ -13,7 +13,7 @@ every number the panels draw into one frozen :class:`ComparisonSnapshot`, with t
   size ``s₀`` where the optimizer reports its best lens (``predict_utility``).
 - **Best lens**: ``best_lens()`` (argmax of the posterior mean) with the ± of its location from
   Thompson samples of the argmax, exactly as for letter sessions
-  (:func:`lensopt.dashboard.model.optimum_spread`).
+  (:func:`lensopt.dashboard.posterior.optimum_spread`).
 - **Utility profile** (the letter mode's psychometric panel has no meaning here): the posterior
   of ``f(lens) − f(best)`` along the sphere line and the cylinder line through the best lens. We
   chose this over "probability that the best lens is preferred to each recent lens" because it is
@@ -34,7 +34,7 @@ from lensopt.dashboard.comparison_snapshot import (
     UtilityProfile,
     waiting_message,
 )
-from lensopt.dashboard.model import (
+from lensopt.dashboard.posterior import (
     LENS_MAP_POINTS,
     lens_grid,
     optimizer_bounds,
@@ -43,6 +43,8 @@ from lensopt.dashboard.model import (
 )
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import LensOptimum, frozen_array
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
+from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
 
 #: Points on each line of the utility profile.
@@ -54,7 +56,7 @@ RANKING_MODEL_NAME = "Plackett–Luce"
 
 class _UtilityAsLatent:
     """``predict_latent(X, full_cov)`` on ``[letter_logmar, S, C]`` rows of one letter size, for
-    :func:`~lensopt.dashboard.model.sample_optimum_d`."""
+    :func:`~lensopt.dashboard.posterior.sample_optimum_d`."""
 
     def __init__(self, opt):
         self._opt = opt
@@ -147,14 +149,10 @@ class ComparisonSessionModel(FollowedSession):
 
 
 def _duel_factory(settings: dict, history):
-    from lensopt.duel_refraction import DuelRefractionOptimizer
-
     return DuelRefractionOptimizer.from_settings(settings, history)
 
 
 def _ranking_factory(settings: dict, history):
-    from lensopt.ranking_refraction import RankingRefractionOptimizer
-
     return RankingRefractionOptimizer.from_settings(settings, history)
 
 
@@ -171,8 +169,6 @@ class DuelSessionModel(ComparisonSessionModel):
         return store.duel_trials(session_id, since_index=since_index)
 
     def history_pair(self, record) -> tuple:
-        from lensopt.duel_refraction import DuelTrial
-
         return DuelTrial(record.first_lens_d, record.second_lens_d, record.letter_logmar), record.answer
 
     def compared_set(self, record) -> tuple:
@@ -196,8 +192,6 @@ class RankingSessionModel(ComparisonSessionModel):
         return store.ranking_trials(session_id, since_index=since_index)
 
     def history_pair(self, record) -> tuple:
-        from lensopt.ranking_refraction import RankingTrial
-
         return RankingTrial(record.lenses_d, record.letter_logmar), record.order
 
     def compared_set(self, record) -> tuple:

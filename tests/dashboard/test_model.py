@@ -10,13 +10,8 @@ from matplotlib.path import Path as PolygonPath
 from scipy.stats import chi2
 
 from lensopt.dashboard import model
-from lensopt.dashboard.model import (
-    SessionModel,
-    credible_ellipse,
-    guess_rate_from_protocol,
-    history_checkpoints,
-    sample_optimum_d,
-)
+from lensopt.dashboard.model import SessionModel, guess_rate_from_protocol, history_checkpoints
+from lensopt.dashboard.posterior import credible_ellipse, sample_optimum_d
 from lensopt.dashboard.snapshot import WAITING_MESSAGE
 
 

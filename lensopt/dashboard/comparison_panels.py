@@ -16,8 +16,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 
 from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot, waiting_message
-from lensopt.dashboard.model import BAND_Z
-from lensopt.dashboard.panels import (
+from lensopt.dashboard.drawing import (
     BEST_COLOR,
     FONT_SIZE,
     MODEL_COLOR,
@@ -30,6 +29,7 @@ from lensopt.dashboard.panels import (
     message_panel,
     shown_text,
 )
+from lensopt.dashboard.posterior import BAND_Z
 
 #: Colour map of the utility: bright = high utility = clearer letters.
 UTILITY_CMAP = "viridis"

@@ -3,15 +3,33 @@
 No Qt and no pyplot here: the window draws each panel on its own ``FigureCanvasQTAgg`` figure, the
 report draws all four on the sub-figures of one page. Each ``draw_*`` function clears the figure
 it is given (a ``Figure`` or a ``SubFigure``) and draws one :class:`DashboardSnapshot`. The panels
-of a duel or ranking session (:mod:`lensopt.dashboard.comparison_panels`) fill the same four slots
-and share the helpers below (``draw_surface``, ``draw_optimum``, ``draw_rows``, ...).
+of a duel or ranking session (:mod:`lensopt.dashboard.comparison_panels`) fill the same four slots;
+both draw with the helpers of :mod:`lensopt.dashboard.drawing` (``draw_surface``, ``draw_optimum``,
+``draw_rows``, ...), and :func:`draw_panel` draws either kind.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
 
+from lensopt.dashboard.comparison_panels import COMPARISON_DRAW
+from lensopt.dashboard.comparison_snapshot import NOUNS
+from lensopt.dashboard.drawing import (
+    BEST_COLOR,
+    CORRECT_COLOR,
+    FONT_SIZE,
+    MODEL_COLOR,
+    SD_FOOTNOTE,
+    WRONG_COLOR,
+    draw_optimum,
+    draw_rows,
+    draw_surface,
+    elapsed_text,
+    finish_history_axes,
+    finish_lens_axes,
+    message_panel,
+    shown_text,
+)
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.store.records import LETTERS_KIND
 
@@ -19,30 +37,11 @@ from lensopt.store.records import LETTERS_KIND
 PANELS = ("lens_map", "psychometric", "history", "summary")
 #: Colour map of predicted acuity: bright = small logMAR = sharp vision.
 ACUITY_CMAP = "viridis_r"
-#: Colours of correct and wrong answers, the best lens and the model's estimate.
-CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
-#: Base font size (points) of the panels; clinicians read them at a glance.
-FONT_SIZE = 10
 
 
 def snellen_20(logmar: float) -> str:
     """Snellen fraction in feet for a logMAR value: ``20/(20·10^logMAR)``."""
     return f"20/{20.0 * 10.0 ** logmar:.0f}"
-
-
-def message_panel(fig, title: str, text: str) -> None:
-    """A panel with a title and one centred grey message."""
-    ax = fig.add_subplot(1, 1, 1)
-    ax.set_axis_off()
-    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=FONT_SIZE + 3, color="0.35",
-            transform=ax.transAxes, wrap=True)
-
-
-def padded(bounds, fraction=0.03):
-    low, high = bounds
-    pad = fraction * (high - low)
-    return low - pad, high + pad
 
 
 def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
@@ -69,38 +68,6 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
                linewidth=1.6, label=f"lens tried, wrong ({(~ok).sum()})", zorder=3, clip_on=False)
     draw_optimum(ax, best)
     finish_lens_axes(ax, snap, title)
-
-
-def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -> None:
-    """A colour map of ``values`` ``(n_cylinder, n_sphere)`` over the lens grid, white contour lines
-    (when it is not flat) and a colour bar labelled ``label``."""
-    mesh = ax.pcolormesh(sphere_d, cylinder_d, values, cmap=cmap, shading="auto", rasterized=True)
-    if np.nanmax(values) > np.nanmin(values) and np.isfinite(values).all():
-        lines = ax.contour(sphere_d, cylinder_d, values, levels=6, colors="white", linewidths=0.6, alpha=0.7)
-        ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")
-    bar = fig.colorbar(mesh, ax=ax, pad=0.02)
-    bar.set_label(label, fontsize=FONT_SIZE - 1)
-
-
-def draw_optimum(ax, best) -> None:
-    """The best lens (a star), its sampled locations and their 95% region (a ``LensOptimum``)."""
-    ax.scatter(best.samples_d[:, 0], best.samples_d[:, 1], s=6, color=BEST_COLOR, alpha=0.15, linewidth=0,
-               label="sampled optimum locations", zorder=2)
-    ax.plot(best.region_d[:, 0], best.region_d[:, 1], "--", color=BEST_COLOR, linewidth=1.5,
-            label="95% region of the optimum", zorder=4)
-    ax.scatter([best.sphere_d], [best.cylinder_d], s=240, marker="*", color=BEST_COLOR, edgecolor="black",
-               linewidth=0.8, zorder=5, label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
-               clip_on=False)
-
-
-def finish_lens_axes(ax, snap, title: str) -> None:
-    """Limits (the lens bounds), labels, title and legend of a lens-map axes."""
-    ax.set_xlim(padded(snap.sphere_bounds_d))
-    ax.set_ylim(padded(snap.cylinder_bounds_d))
-    ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
-    ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
-    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
 
 def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
@@ -161,20 +128,6 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
 
-def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:
-    """Axes of a history panel: one tick per ``noun`` (trial, duel) of ``series``, the letter bounds
-    (early estimates can be wild: the letters stay readable), labels, title and grid."""
-    ax.set_xlim(0.5, max(series.index[-1], 2) + 0.5)
-    low, high = snap.letter_bounds_logmar
-    ax.set_ylim(min(low, series.letter_logmar.min()) - 0.1, max(high, series.letter_logmar.max()) + 0.1)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(noun, fontsize=FONT_SIZE)
-    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
-    ax.set_title(title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2,
-                 loc="left")
-    ax.grid(alpha=0.3)
-
-
 def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     """Rows of the summary panel: ``(label, value)`` or ``(label, value, note)`` (the note, small
     and grey, under the value). With the model's certainty (``snap.certainty``): the 95 % interval
@@ -211,17 +164,6 @@ def interval_text(interval) -> str:
     return f"{interval[0]:+.2f} to {interval[1]:+.2f} D"
 
 
-def shown_text(snap) -> str:
-    """How many trials (or duels) the snapshot shows: ``12``, or ``12 of 40 (replay)``."""
-    return f"{snap.n_trials}" if snap.live else f"{snap.n_trials} of {snap.header.n_trials_stored} (replay)"
-
-
-def elapsed_text(snap) -> str:
-    """``4 min 05 s`` from the first presentation to the last answer."""
-    minutes, seconds = divmod(int(round(snap.elapsed_s)), 60)
-    return f"{minutes} min {seconds:02d} s"
-
-
 def draw_summary(fig, snap: DashboardSnapshot) -> None:
     """Best lens (S, C) ± sd and 95 % intervals, predicted acuity, confidence and stopping rule,
     trials and time, as large text."""
@@ -229,41 +171,6 @@ def draw_summary(fig, snap: DashboardSnapshot) -> None:
         "± posterior sd of the optimum's location · intervals and confidence from posterior draws")
     draw_rows(fig, "Summary: best lens", summary_rows(snap),
               big_labels=("Sphere", "Cylinder", "Acuity", "Confidence"), footnote=footnote)
-
-
-#: Footnote of a summary whose ± are Thompson-sample sds.
-SD_FOOTNOTE = "± is the posterior sd of the optimum's location (Thompson samples)"
-#: Heights (fraction of the panel) of a big row, a small row and a note under a value, before
-#: :func:`draw_rows` shrinks them to fit.
-ROW_STEPS = {"big": 0.15, "small": 0.11, "note": 0.065}
-#: Fraction of the panel the rows may fill (below the title, above the footnote).
-ROWS_HEIGHT = 0.86
-
-
-def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
-    """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
-    ``big_labels`` rows in large bold, a note small and grey under its value; the rows are spaced
-    closer when they would not fit."""
-    fig.clear()
-    ax = fig.add_subplot(1, 1, 1)
-    ax.set_axis_off()
-    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
-    notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
-    scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
-    y = 0.92
-    for row, step, note_step in zip(rows, steps, notes):
-        label, value = row[0], row[1]
-        big = label in big_labels
-        size = FONT_SIZE + (6 if big else 2)
-        ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
-        ax.text(0.28, y, value, fontsize=size, weight="bold" if big else "normal", transform=ax.transAxes,
-                va="top", family="DejaVu Sans Mono" if big else None)
-        if note_step:
-            ax.text(0.28, y - 0.62 * step * scale, row[2], fontsize=FONT_SIZE, color="0.35",
-                    transform=ax.transAxes, va="top")
-        y -= (step + note_step) * scale
-    ax.text(0.02, 0.0, footnote, fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")
 
 
 #: Drawing function of each panel.
@@ -280,9 +187,6 @@ def draw_panel(fig, name: str, snap) -> None:
     if snap.kind == LETTERS_KIND:
         DRAW[name](fig, snap)
         return
-    from lensopt.dashboard.comparison_panels import COMPARISON_DRAW
-    from lensopt.dashboard.comparison_snapshot import NOUNS
-
     if snap.kind not in NOUNS:
         raise ValueError(f"no panels for a {snap.kind!r} session; this dashboard draws letters, "
                          f"{', '.join(NOUNS)} sessions")

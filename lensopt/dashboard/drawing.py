@@ -1,0 +1,122 @@
+"""Drawing helpers shared by the panels of every kind of session (matplotlib object API; no Qt, no pyplot).
+
+The letter panels (:mod:`lensopt.dashboard.panels`) and those of a duel or ranking session
+(:mod:`lensopt.dashboard.comparison_panels`) both build on this module; it imports neither.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+#: Colours of correct and wrong answers, the best lens and the model's estimate.
+CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
+#: Base font size (points) of the panels; clinicians read them at a glance.
+FONT_SIZE = 10
+
+
+def message_panel(fig, title: str, text: str) -> None:
+    """A panel with a title and one centred grey message."""
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=FONT_SIZE + 3, color="0.35",
+            transform=ax.transAxes, wrap=True)
+
+
+def padded(bounds, fraction=0.03):
+    low, high = bounds
+    pad = fraction * (high - low)
+    return low - pad, high + pad
+
+
+def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -> None:
+    """A colour map of ``values`` ``(n_cylinder, n_sphere)`` over the lens grid, white contour lines
+    (when it is not flat) and a colour bar labelled ``label``."""
+    mesh = ax.pcolormesh(sphere_d, cylinder_d, values, cmap=cmap, shading="auto", rasterized=True)
+    if np.nanmax(values) > np.nanmin(values) and np.isfinite(values).all():
+        lines = ax.contour(sphere_d, cylinder_d, values, levels=6, colors="white", linewidths=0.6, alpha=0.7)
+        ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")
+    bar = fig.colorbar(mesh, ax=ax, pad=0.02)
+    bar.set_label(label, fontsize=FONT_SIZE - 1)
+
+
+def draw_optimum(ax, best) -> None:
+    """The best lens (a star), its sampled locations and their 95% region (a ``LensOptimum``)."""
+    ax.scatter(best.samples_d[:, 0], best.samples_d[:, 1], s=6, color=BEST_COLOR, alpha=0.15, linewidth=0,
+               label="sampled optimum locations", zorder=2)
+    ax.plot(best.region_d[:, 0], best.region_d[:, 1], "--", color=BEST_COLOR, linewidth=1.5,
+            label="95% region of the optimum", zorder=4)
+    ax.scatter([best.sphere_d], [best.cylinder_d], s=240, marker="*", color=BEST_COLOR, edgecolor="black",
+               linewidth=0.8, zorder=5, label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
+               clip_on=False)
+
+
+def finish_lens_axes(ax, snap, title: str) -> None:
+    """Limits (the lens bounds), labels, title and legend of a lens-map axes."""
+    ax.set_xlim(padded(snap.sphere_bounds_d))
+    ax.set_ylim(padded(snap.cylinder_bounds_d))
+    ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
+    ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
+    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:
+    """Axes of a history panel: one tick per ``noun`` (trial, duel) of ``series``, the letter bounds
+    (early estimates can be wild: the letters stay readable), labels, title and grid."""
+    ax.set_xlim(0.5, max(series.index[-1], 2) + 0.5)
+    low, high = snap.letter_bounds_logmar
+    ax.set_ylim(min(low, series.letter_logmar.min()) - 0.1, max(high, series.letter_logmar.max()) + 0.1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(noun, fontsize=FONT_SIZE)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.set_title(title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2,
+                 loc="left")
+    ax.grid(alpha=0.3)
+
+
+def shown_text(snap) -> str:
+    """How many trials (or duels) the snapshot shows: ``12``, or ``12 of 40 (replay)``."""
+    return f"{snap.n_trials}" if snap.live else f"{snap.n_trials} of {snap.header.n_trials_stored} (replay)"
+
+
+def elapsed_text(snap) -> str:
+    """``4 min 05 s`` from the first presentation to the last answer."""
+    minutes, seconds = divmod(int(round(snap.elapsed_s)), 60)
+    return f"{minutes} min {seconds:02d} s"
+
+
+#: Footnote of a summary whose ± are Thompson-sample sds.
+SD_FOOTNOTE = "± is the posterior sd of the optimum's location (Thompson samples)"
+#: Heights (fraction of the panel) of a big row, a small row and a note under a value, before
+#: :func:`draw_rows` shrinks them to fit.
+ROW_STEPS = {"big": 0.15, "small": 0.11, "note": 0.065}
+#: Fraction of the panel the rows may fill (below the title, above the footnote).
+ROWS_HEIGHT = 0.86
+
+
+def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
+    """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
+    ``big_labels`` rows in large bold, a note small and grey under its value; the rows are spaced
+    closer when they would not fit."""
+    fig.clear()
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
+    notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
+    scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
+    y = 0.92
+    for row, step, note_step in zip(rows, steps, notes):
+        label, value = row[0], row[1]
+        big = label in big_labels
+        size = FONT_SIZE + (6 if big else 2)
+        ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
+        ax.text(0.28, y, value, fontsize=size, weight="bold" if big else "normal", transform=ax.transAxes,
+                va="top", family="DejaVu Sans Mono" if big else None)
+        if note_step:
+            ax.text(0.28, y - 0.62 * step * scale, row[2], fontsize=FONT_SIZE, color="0.35",
+                    transform=ax.transAxes, va="top")
+        y -= (step + note_step) * scale
+    ax.text(0.02, 0.0, footnote, fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")

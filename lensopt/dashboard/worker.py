@@ -20,6 +20,7 @@ from PyQt5.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 from lensopt.dashboard.model import session_model
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.errors import LensoptError
+from lensopt.store import SessionStore
 
 #: Milliseconds between two looks at the database (a new trial shows within about this long
 #: plus the model update).
@@ -96,8 +97,6 @@ class SessionFollower(QObject):
             self.problem.emit(f"could not update the dashboard: {type(exc).__name__}: {exc}")
 
     def _poll(self) -> None:
-        from lensopt.store import SessionStore
-
         if self._store is None:
             self._store = SessionStore(self.db_path, readonly=True)
         store = self._store

@@ -1,0 +1,326 @@
+"""Golden decisions: the first trials of seeded simulated sessions of every optimizer, as JSON.
+
+Each family below names an optimizer class, the rules (and options) recorded, how a query is
+written as JSON, and how lensopt's simulated patient (:func:`lensopt.simulation.make_patient`,
+seeded) answers it. A session asks, lets the patient answer, tells, for ``n_trials`` trials, then
+reports the optimizer's best point. ``tests/golden/test_golden_decisions.py`` replays every
+recorded session, telling the recorded answers, and asserts that each query and the best point
+are equal (floats to :data:`REL_TOL`).
+
+Regenerate every file (after a change that is meant to change decisions, and say so)::
+
+    .venv/bin/python -m tests.golden.record            # all families
+    .venv/bin/python -m tests.golden.record letters    # some of them
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
+from lensopt.optimizer import ContextualOptimizer
+from lensopt.preference import DuelQuery, PreferenceOptimizer
+from lensopt.preference.copeland import CopelandOptimizer
+from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.ranking_refraction import RankingRefractionOptimizer
+from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.simulation import make_patient
+from lensopt.trial import Trial
+
+FORMAT = "lensopt.golden-decisions/1"
+"""Format tag of a golden file."""
+FOLDER = Path(__file__).resolve().parent
+"""Where the golden files live (``<family>.json``)."""
+SEEDS = (0, 1, 2, 3, 4)
+"""Seeds of the optimizer and of its simulated patient."""
+N_TRIALS = 40
+"""Trials recorded per session (fewer for a slow rule, named in its config)."""
+REL_TOL = 1e-9
+"""Relative tolerance of a recorded float; :data:`ABS_TOL` near zero."""
+ABS_TOL = 1e-12
+LENS_STEP_D = 0.25
+"""Phoropter step of the refraction optimizers (their proposed lenses are rounded to it)."""
+LENS_BOUNDS_D = ((-4.0, 4.0), (-4.0, 4.0))
+"""Sphere and cylinder bounds of the benchmark-level optimizers (those of the refraction ones)."""
+LETTER_BOUNDS_LOGMAR = ((-1.0, 2.0),)
+"""Context bounds of the benchmark-level optimizers: the letter size."""
+FIXED_LETTER_LOGMAR = 0.3
+"""Letter size at which the patient compares lenses for an optimizer without a context."""
+TIE_THRESHOLD = 0.5
+"""The patient's tie threshold in duels with the tie model (some answers are "same")."""
+
+
+def _floats(values) -> list:
+    return np.asarray(values, dtype=float).tolist()
+
+
+@dataclass(frozen=True)
+class Family:
+    """One optimizer class and the rules recorded with it.
+
+    ``configs``: name → constructor options (``n_trials`` among them overrides :data:`N_TRIALS`);
+    ``make(options, seed)``: the optimizer; ``encode(query)``: the query as JSON;
+    ``answer(patient, query, options)``: the patient's answer as JSON; ``tell(optimizer, query,
+    answer)`` and ``best(optimizer)``: the optimizer's own calls.
+    """
+
+    name: str
+    optimizer: str
+    configs: dict
+    make: Callable
+    encode: Callable
+    answer: Callable
+    tell: Callable
+    best: Callable
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------- letters
+def _letter_answer(patient, trial: Trial, options):
+    return bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+
+
+LETTERS = Family(
+    name="letters", optimizer="RefractionOptimizer",
+    configs={"ucb-ald": {"rule": "ucb-ald"}, "ts-ald": {"rule": "ts-ald"}, "bald": {"rule": "bald"},
+             "ucb-ald-paper-model": {"rule": "ucb-ald", "paper_model": True}},
+    make=lambda o, seed: RefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D,
+                                             **(PAPER_LETTER_MODEL if o.get("paper_model") else {})),
+    encode=lambda t: {"letter_logmar": t.letter_logmar, "sphere_d": t.sphere_d, "cylinder_d": t.cylinder_d},
+    answer=_letter_answer,
+    tell=lambda opt, q, a: opt.tell(q, a),
+    best=lambda opt: list(opt.best_lens()),
+    notes="issue 14's letter model (floored, EP) unless paper_model: PAPER_LETTER_MODEL; lenses to 0.25 D",
+)
+
+
+# ------------------------------------------------------------------------------------ duels
+def _duel_answer(patient, trial: DuelTrial, options):
+    threshold = TIE_THRESHOLD if options.get("model") == "ties" else 0.0
+    return patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d,
+                               tie_threshold=threshold)
+
+
+DUELS = Family(
+    name="duels", optimizer="DuelRefractionOptimizer",
+    configs={"muc-ald": {"rule": "muc-ald"}, "kss-ald": {"rule": "kss-ald"},
+             "ties-mpes-ald": {"rule": "mpes-ald", "model": "ties", "n_trials": 20}},
+    make=lambda o, seed: DuelRefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D,
+                                                 model=o.get("model", "probit")),
+    encode=lambda t: {"letter_logmar": t.letter_logmar, "first_lens_d": list(t.first_lens_d),
+                      "second_lens_d": list(t.second_lens_d)},
+    answer=_duel_answer,
+    tell=lambda opt, q, a: opt.tell(q, a),
+    best=lambda opt: list(opt.best_lens()),
+    notes=f"answers from SimulatedPatient.duel_answer (Gumbel); tie threshold {TIE_THRESHOLD} with the tie model "
+          "(slow: 20 trials)",
+)
+
+
+# --------------------------------------------------------------------------------- rankings
+RANKINGS = Family(
+    name="rankings", optimizer="RankingRefractionOptimizer",
+    configs={"mpes-ald": {"rule": "mpes-ald", "n_trials": 20}, "random": {"rule": "random"}},
+    make=lambda o, seed: RankingRefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D),
+    encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses_d": [list(lens) for lens in t.lenses_d]},
+    answer=lambda patient, t, o: list(patient.rank_lenses(t.letter_logmar, t.lenses_d)),
+    tell=lambda opt, q, a: opt.tell(q, tuple(a)),
+    best=lambda opt: list(opt.best_lens()),
+    notes="three lenses, the patient orders all of them (SimulatedPatient.rank_lenses); mpes-ald (slow) for "
+          "20 trials",
+)
+
+
+# ------------------------------------------------------------- benchmark-level: binary
+CONTEXTUAL = Family(
+    name="contextual", optimizer="ContextualOptimizer",
+    configs={"ucb-ald": {"rule": "ucb-ald"}, "cbkg": {"rule": "cbkg", "n_trials": 12}},
+    make=lambda o, seed: ContextualOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, rule=o["rule"], seed=seed),
+    encode=lambda q: {"context": _floats(q.context), "system": _floats(q.system)},
+    answer=lambda patient, q, o: bool(patient.respond(float(q.context[0]), *map(float, q.system))),
+    tell=lambda opt, q, a: opt.tell(q, a),
+    best=lambda opt: _floats(opt.best_system()),
+    notes="system = (sphere_d, cylinder_d), context = letter_logmar, default kernel and Laplace; "
+          "cbkg (knowledge gradient, ~0.1 s a decision) for 12 trials",
+)
+
+
+# --------------------------------------------------------------------- benchmark-level: duels
+def _preference_answer(patient, query: DuelQuery, options):
+    letter = float(query.context[0]) if query.context.size else FIXED_LETTER_LOGMAR
+    members = np.asarray(query.members, float)
+    if len(members) == 2:
+        return int(patient.prefer_first(letter, members[0], members[1]))
+    return [[[i, j], int(patient.prefer_first(letter, members[i], members[j]))] for i, j in query.pairs]
+
+
+def _preference_tell(opt, query, answer):
+    opt.tell(query, answer if isinstance(answer, int) else [((i, j), c) for (i, j), c in answer])
+
+
+PREFERENCE = Family(
+    name="preference", optimizer="PreferenceOptimizer",
+    configs={"muc": {"rule": "muc", "n_trials": 20}, "kss-batch-3": {"rule": "kss", "batch_size": 3, "n_trials": 20},
+             "kss-ald": {"rule": "kss-ald", "contextual": True, "n_trials": 20}},
+    make=lambda o, seed: PreferenceOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR if o.get("contextual") else (),
+                                             rule=o["rule"], seed=seed, batch_size=o.get("batch_size", 2)),
+    encode=lambda q: {"context": _floats(q.context), "members": _floats(q.members)},
+    answer=_preference_answer,
+    tell=_preference_tell,
+    best=lambda opt: _floats(opt.best_point()),
+    notes=f"members are lenses; probit answers (SimulatedPatient.prefer_first), at {FIXED_LETTER_LOGMAR} "
+          "logMAR without a context; a batch of 3 answers its 3 pairs; 20 trials (the contextual rules "
+          "run 40 trials inside the duels family)",
+)
+
+
+def _copeland_encode(query):
+    first, second = query
+    return {"members": [_floats(first), _floats(second)]}
+
+
+COPELAND = Family(
+    name="copeland", optimizer="CopelandOptimizer",
+    configs={"dueling-ts": {"rule": "dueling-ts", "n_trials": 20},
+             "pure-exploration": {"rule": "pure-exploration", "n_trials": 20},
+             "copeland-ei": {"rule": "copeland-ei", "n_trials": 12}},
+    make=lambda o, seed: CopelandOptimizer(LENS_BOUNDS_D, rule=o["rule"], seed=seed),
+    encode=_copeland_encode,
+    answer=lambda patient, q, o: int(patient.prefer_first(FIXED_LETTER_LOGMAR, *q)),
+    tell=lambda opt, q, a: opt.tell(q[0], q[1], a),
+    best=lambda opt: _floats(opt.best_point()),
+    notes=f"members are lenses compared at {FIXED_LETTER_LOGMAR} logMAR; 20 trials, copeland-ei (slow) 12",
+)
+
+
+# -------------------------------------------------------------------- benchmark-level: rankings
+def _ranking_answer(patient, query: RankingQuery, options):
+    letter, members = float(query.context[0]), np.asarray(query.members, float)
+    if options.get("ties"):
+        answer = patient.duel_answer(letter, members[0], members[1], tie_threshold=TIE_THRESHOLD)
+        return {"first": 0, "second": 1, "same": "same"}[answer]
+    return list(patient.rank_lenses(letter, members, k=2))
+
+
+RANKING = Family(
+    name="ranking", optimizer="RankingOptimizer",
+    configs={"mpes-top2-of-3": {"rule": "mpes", "n_trials": 12}, "mpes-ties": {"rule": "mpes", "ties": True, "n_trials": 12}},
+    make=lambda o, seed: (RankingOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, set_size=2, allow_ties=True,
+                                           rule=o["rule"], seed=seed) if o.get("ties") else
+                          RankingOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, set_size=3, allow_ties=False,
+                                           top_k=2, rule=o["rule"], seed=seed)),
+    encode=lambda q: {"context": _floats(q.context), "members": _floats(q.members)},
+    answer=_ranking_answer,
+    tell=lambda opt, q, a: opt.tell(q, a if isinstance(a, (int, str)) else tuple(a)),
+    best=lambda opt: _floats(opt.best_point()),
+    notes="members are lenses, context the letter size: top-2 of 3 lenses, or duels with ties "
+          f"(tie threshold {TIE_THRESHOLD}); 12 trials (the same model runs 20 trials inside the rankings "
+          "and duels families)",
+)
+
+FAMILIES = {f.name: f for f in (LETTERS, DUELS, RANKINGS, CONTEXTUAL, PREFERENCE, COPELAND, RANKING)}
+"""Every family, by the name of its golden file."""
+
+
+# ----------------------------------------------------------------------------- record/replay
+def n_trials(options: dict) -> int:
+    return int(options.get("n_trials", N_TRIALS))
+
+
+def record_session(family: Family, config: str, seed: int) -> dict:
+    """One simulated session: its queries, the patient's answers and the best point at the end."""
+    options = family.configs[config]
+    optimizer = family.make(options, seed)
+    patient = make_patient(seed)
+    trials = []
+    for _ in range(n_trials(options)):
+        query = optimizer.ask()
+        answer = family.answer(patient, query, options)
+        family.tell(optimizer, query, answer)
+        trials.append({"query": family.encode(query), "answer": answer})
+    return {"config": config, "seed": seed, "trials": trials, "best": family.best(optimizer)}
+
+
+def record_family(family: Family) -> dict:
+    sessions = [record_session(family, config, seed) for config in family.configs for seed in SEEDS]
+    return {"format": FORMAT, "family": family.name, "optimizer": family.optimizer,
+            "configs": family.configs, "notes": family.notes, "seeds": list(SEEDS),
+            "regenerate": f".venv/bin/python -m tests.golden.record {family.name}", "sessions": sessions}
+
+
+def path(name: str) -> Path:
+    return FOLDER / f"{name}.json"
+
+
+def load(name: str) -> dict:
+    return json.loads(path(name).read_text())
+
+
+def mismatch(expected, actual, where: str = "") -> str | None:
+    """Where ``actual`` differs from ``expected`` (JSON values; floats to :data:`REL_TOL`), or None."""
+    if isinstance(expected, bool) or isinstance(actual, bool) or isinstance(expected, str):
+        return None if expected == actual and type(expected) is type(actual) else f"{where}: {expected!r} != {actual!r}"
+    if isinstance(expected, (int, float)):
+        if isinstance(actual, (int, float)) and math.isclose(expected, actual, rel_tol=REL_TOL, abs_tol=ABS_TOL):
+            return None
+        return f"{where}: {expected!r} != {actual!r}"
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict) or expected.keys() != actual.keys():
+            return f"{where}: keys {sorted(expected)} != {actual!r}"
+        for key in expected:
+            found = mismatch(expected[key], actual[key], f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if not isinstance(actual, (list, tuple)) or len(expected) != len(actual):
+        return f"{where}: {expected!r} != {actual!r}"
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        found = mismatch(e, a, f"{where}[{i}]")
+        if found:
+            return found
+    return None
+
+
+def replay_session(family: Family, session: dict) -> str | None:
+    """Replay a recorded session, telling the recorded answers: the first difference, or None."""
+    options = family.configs[session["config"]]
+    optimizer = family.make(options, session["seed"])
+    for t, trial in enumerate(session["trials"], start=1):
+        query = optimizer.ask()
+        found = mismatch(trial["query"], family.encode(query), f"trial {t} query")
+        if found:
+            return found
+        family.tell(optimizer, query, trial["answer"])
+    return mismatch(session["best"], family.best(optimizer), f"best after {len(session['trials'])} trials")
+
+
+def dumps(data: dict) -> str:
+    """The golden file's text: one line per trial, so that a diff shows which decisions moved."""
+    head = {k: v for k, v in data.items() if k != "sessions"}
+    lines = ["{", *(f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()), ' "sessions": [']
+    for i, session in enumerate(data["sessions"]):
+        lines.append(f'  {{"config": {json.dumps(session["config"])}, "seed": {session["seed"]}, "trials": [')
+        lines += [f"   {json.dumps(trial)}," for trial in session["trials"]]
+        lines[-1] = lines[-1].rstrip(",")
+        lines.append(f'  ], "best": {json.dumps(session["best"])}}}' + ("," if i + 1 < len(data["sessions"]) else ""))
+    lines += [" ]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(names) -> None:
+    for name in names or FAMILIES:
+        data = record_family(FAMILIES[name])
+        path(name).write_text(dumps(data))
+        print(f"wrote {path(name)} ({len(data['sessions'])} sessions)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

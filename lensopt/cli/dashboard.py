@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from lensopt.errors import LensoptError, StoreError
+from lensopt.store import SessionStore, default_db_path
 
 #: Qt platforms that need no display server.
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
@@ -63,8 +64,7 @@ def _has_display() -> bool:
 
 
 def run_dashboard(args) -> int:
-    from lensopt.dashboard.model import session_model_class
-    from lensopt.store import SessionStore, default_db_path
+    from lensopt.dashboard.model import session_model_class  # deferred: imports the optimizers and scipy
 
     if args.session_id is not None and args.latest:
         raise ValueError("give either a SESSION_ID or --latest, not both")
@@ -85,6 +85,7 @@ def run_dashboard(args) -> int:
         if report is not None:
             if info.n_trials == 0:
                 raise LensoptError(f"session {session_id} has no trial yet; nothing to report")
+            # deferred: these import scipy and matplotlib (`lensopt --help` must not)
             from lensopt.dashboard.model import snapshot_from_store
             from lensopt.dashboard.report import write_report
 
@@ -105,7 +106,7 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
     from PyQt5.QtCore import QTimer
     from PyQt5.QtWidgets import QApplication
 
-    from lensopt.dashboard.window import DashboardWindow
+    from lensopt.dashboard.window import DashboardWindow  # deferred: imports PyQt5 and matplotlib
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "lensopt"])
     window = DashboardWindow(db_path, session_id, replay=replay)

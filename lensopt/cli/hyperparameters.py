@@ -58,7 +58,7 @@ def run(args) -> int:
 
     from tqdm import tqdm
 
-    from lensopt.refraction_hyperparameters import fit_reference_hyperparameters
+    from lensopt.refraction_hyperparameters import fit_reference_hyperparameters  # deferred: imports scipy
 
     total = args.patients * (args.passes if args.design == "sessions" else 1)
     with tqdm(total=total, desc="patients fitted", file=sys.stderr) as bar:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
+from lensopt.store import default_db_path
 
 
 def register(subparsers) -> None:
@@ -42,8 +43,7 @@ def register(subparsers) -> None:
 
 
 def run_command(args) -> int:
-    from lensopt.experiment.session import RunRequest, run_session
-    from lensopt.store import default_db_path
+    from lensopt.experiment.session import RunRequest, run_session  # deferred: imports scipy, then PsychoPy
 
     request = RunRequest(
         db_path=args.db if args.db is not None else default_db_path(),

@@ -10,6 +10,9 @@ import json
 import sys
 import time
 
+from lensopt.store import SessionStore, default_db_path
+from lensopt.store.export import FORMATS, export_session
+
 #: Columns of the ``lensopt sessions`` table.
 TABLE_COLUMNS = ("id", "participant", "kind", "status", "trials", "created", "rule")
 
@@ -41,8 +44,6 @@ def register(subparsers) -> None:
 
 
 def _open_readonly(db):
-    from lensopt.store import SessionStore, default_db_path
-
     return SessionStore(db if db else default_db_path(), readonly=True)
 
 
@@ -90,8 +91,6 @@ def list_sessions(args) -> int:
 
 def export_command(args) -> int:
     """Handler of ``lensopt export``."""
-    from lensopt.store.export import FORMATS, export_session
-
     if args.fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.fmt!r}")
     with _open_readonly(args.db) as store:

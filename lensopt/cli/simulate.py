@@ -20,6 +20,7 @@ from lensopt.cli.defaults import (
     PAPER_BETA_3,
     REFRACTION_BETA_3,
 )
+from lensopt.stopping import StopRule
 
 #: Largest ``--trials`` (as ``lensopt run``'s protocols allow).
 MAX_TRIALS = 5000
@@ -143,8 +144,6 @@ def register(subparsers) -> None:
 
 def _stop_rule(args):
     """The :class:`lensopt.stopping.StopRule` of ``--stop``, ``--min-trials``, ``--max-trials`` (or None)."""
-    from lensopt.stopping import StopRule
-
     if args.stop is None:
         if args.min_trials is not None or args.max_trials is not None:
             raise ValueError("--min-trials and --max-trials apply with --stop only; add --stop [CONFIDENCE]")
@@ -181,6 +180,7 @@ def _load_kernel(path):
 
 
 def run(args) -> int:
+    # deferred: these import the optimizers and scipy (`lensopt --help` must not)
     from lensopt.refraction import RefractionOptimizer
     from lensopt.simulation import make_patient, simulate_session
 
@@ -219,6 +219,7 @@ def run(args) -> int:
     if args.feedback == "duel":
         from functools import partial
 
+        # deferred: these import the optimizers and scipy (`lensopt --help` must not)
         from lensopt.duel_refraction import DuelRefractionOptimizer
         from lensopt.simulation import simulate_duel_session
 
@@ -229,6 +230,7 @@ def run(args) -> int:
         )
         session = partial(simulate_duel_session, tie_threshold=args.tie_threshold)
     elif args.feedback == "ranking":
+        # deferred: these import the optimizers and scipy (`lensopt --help` must not)
         from lensopt.ranking_refraction import RankingRefractionOptimizer
         from lensopt.simulation import simulate_ranking_session
 

@@ -1,0 +1,99 @@
+"""The package's architecture (issue 15): no import cycle, and the import-linter contracts hold.
+
+grimp (import-linter's graph) counts the imports inside functions as well: a cycle hidden behind a
+function-local import is still a cycle.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The one cycle still allowed: optimizer.py re-exports RefractionOptimizer while refraction.py
+#: builds on optimizer.py's ContextualOptimizer. This allowance goes (an empty set) when that
+#: cycle is broken, together with the matching ignore_imports lines in pyproject.toml.
+KNOWN_CYCLE_MODULES = {"lensopt.optimizer", "lensopt.refraction"}
+
+
+def strongly_connected_components(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The import cycles of ``graph``: its strongly connected components of more than one module
+    (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[module] = min(low[module], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[module])
+            if low[module] == index[module]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == module:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return components
+
+
+def describe(graph: grimp.ImportGraph, component: list[str]) -> str:
+    """The imports inside one cycle, ``importer -> imported (line: code)``, one per line."""
+    lines = []
+    for importer in component:
+        for imported in component:
+            for detail in graph.get_import_details(importer=importer, imported=imported):
+                lines.append(f"  {importer} -> {imported} (l.{detail['line_number']}: "
+                             f"{detail['line_contents']})")
+    return "\n".join(lines)
+
+
+def test_the_cycle_finder_finds_a_cycle_behind_a_function_local_import():
+    graph = grimp.ImportGraph()
+    for name in ("pkg", "pkg.a", "pkg.b", "pkg.c"):
+        graph.add_module(name)
+    graph.add_import(importer="pkg.a", imported="pkg.b", line_number=1, line_contents="import pkg.b")
+    graph.add_import(importer="pkg.b", imported="pkg.a", line_number=9, line_contents="    from pkg import a")
+    graph.add_import(importer="pkg.c", imported="pkg.a", line_number=1, line_contents="import pkg.a")
+    assert strongly_connected_components(graph) == [["pkg.a", "pkg.b"]]
+
+
+def test_no_import_cycle_among_lensopt_modules():
+    graph = grimp.build_graph("lensopt", cache_dir=None)
+    cycles = strongly_connected_components(graph)
+    in_cycles = {module for component in cycles for module in component}
+    report = "\n\n".join(describe(graph, component) for component in cycles)
+    assert in_cycles <= KNOWN_CYCLE_MODULES, f"import cycles among lensopt's modules:\n{report}"
+
+
+def test_the_import_contracts_hold():
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    done = subprocess.run([str(lint_imports), "--no-cache"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, f"lint-imports failed:\n{done.stdout[-6000:]}\n{done.stderr[-2000:]}"

@@ -9,8 +9,8 @@ References (the corrected forms are summarized in the project's method notes, §
 - Raasch 1995, blur strength of a sphero-cylindrical residual with the axes aligned:
   ``b = sqrt(½ (r_S² + (r_S + r_C)²))``.
 - Thibos, Wheeler & Horner 1997, power vectors: ``M = S + C/2``, ``J0 = −(C/2) cos 2α``,
-  ``J45 = −(C/2) sin 2α``; the blur strength of a residual is its length,
-  ``b² = M² + J0² + J45²``.
+  ``J45 = −(C/2) sin 2α`` (:func:`lensopt.lens.power_vector_arrays`, re-exported here as
+  ``power_vector``); the blur strength of a residual is its length, ``b² = M² + J0² + J45²``.
 - Blendowske 2015, minimum angle of resolution grows as ``1 + b²``:
   ``VA = VA_best + log10(1 + b²)`` logMAR.
 - Fauvel & Chalk (contextual binary BO, eq. 13), psychometric function of an n-alternative
@@ -23,6 +23,10 @@ import math
 
 import numpy as np
 
+# The power-vector math lives with the lens type (lensopt.lens, the lowest layer); the patient uses
+# it and re-exports it under its old name, ``power_vector(sphere_d, cylinder_d, axis_deg) -> (M, J0, J45)``.
+from lensopt.lens import power_vector_arrays as power_vector
+
 #: 1/sqrt(2), for the normal CDF written with the complementary error function.
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
@@ -34,22 +38,6 @@ def normal_cdf(x):
     """Standard normal CDF ``Φ(x) = ½ erfc(−x/√2)``, exact to double precision in both tails."""
     x = np.asarray(x, dtype=float)
     return 0.5 * np.asarray(_erfc(-x * _INV_SQRT2), dtype=float)
-
-
-def power_vector(sphere_d, cylinder_d, axis_deg):
-    """Thibos power vector ``(M, J0, J45)`` in diopters of a sphero-cylinder ``S / C × α``."""
-    sphere_d, cylinder_d, axis_deg = np.broadcast_arrays(
-        np.asarray(sphere_d, dtype=float),
-        np.asarray(cylinder_d, dtype=float),
-        np.asarray(axis_deg, dtype=float),
-    )
-    double_axis_rad = np.deg2rad(2.0 * axis_deg)
-    half_cylinder_d = 0.5 * cylinder_d
-    return (
-        sphere_d + half_cylinder_d,
-        -half_cylinder_d * np.cos(double_axis_rad),
-        -half_cylinder_d * np.sin(double_axis_rad),
-    )
 
 
 def blur_strength_d(residual_sphere_d, residual_cylinder_d):

@@ -12,11 +12,14 @@ contextual preferential rules: ``muc-ald`` (default), ``kss-ald`` and the contro
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
+from lensopt.preference import DuelQuery, PreferenceOptimizer
+from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.threads import single_threaded
 
@@ -102,7 +105,8 @@ def normalize_duel_answer(answer) -> str:
 
 
 class DuelRefractionOptimizer:
-    """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``, ``best_lens()``.
+    """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``, ``best()`` the lens
+    (:class:`lensopt.asktell.AskTellOptimizer`).
 
     ``model``: ``"probit"`` (rules muc-ald (default), kss-ald, muc-random, kss-random, bald, random)
     or ``"ties"`` (rules mpes-ald (default), random), see :data:`DUEL_MODELS`.
@@ -125,15 +129,12 @@ class DuelRefractionOptimizer:
         }
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
         if model == "probit":
-            from lensopt.preference import PreferenceOptimizer
-
             self._core = PreferenceOptimizer(
                 self._system_bounds, (tuple(letter_bounds_logmar),), rule=rule, seed=seed,
                 kernel=duel_refraction_kernel(), n_initial=n_initial, inference=inference,
             )
         else:
             from lensopt.observer.patient import LOGIT_SCALE
-            from lensopt.ranking import RankingOptimizer
 
             self._core = RankingOptimizer(
                 self._system_bounds, (tuple(letter_bounds_logmar),), set_size=2, allow_ties=True,
@@ -187,8 +188,6 @@ class DuelRefractionOptimizer:
     # ---------------------------------------------------------------- ask/tell
     @single_threaded
     def ask(self) -> DuelTrial:
-        import time
-
         t0 = time.perf_counter()
         query = self._core.ask()
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
@@ -205,12 +204,12 @@ class DuelRefractionOptimizer:
         if not isinstance(trial, DuelTrial):
             raise ValueError(f"trial must be a DuelTrial; got {type(trial).__name__}")
         answer = normalize_duel_answer(answer)
+        context, members = [trial.letter_logmar], [trial.first_lens_d, trial.second_lens_d]
         if self._settings["model"] == "ties":
             outcome = {"first": 0, "second": 1, "same": "same"}[answer]
-            self._core.tell_observation([trial.letter_logmar], [trial.first_lens_d, trial.second_lens_d], outcome)
+            self._core.tell(RankingQuery(context=context, members=members), outcome)
         elif answer != "same":
-            self._core.tell_duel(np.array([trial.letter_logmar]), np.array(trial.first_lens_d),
-                                 np.array(trial.second_lens_d), answer == "first")
+            self._core.tell(DuelQuery(context=context, members=members), answer == "first")
         else:
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
@@ -237,7 +236,11 @@ class DuelRefractionOptimizer:
         return model.predict_utility(X, full_cov=full_cov)
 
     @single_threaded
-    def best_lens(self) -> tuple[float, float]:
-        """The lens maximizing the posterior mean utility (at the reference letter size)."""
-        sphere, cylinder = np.asarray(self._core.best_point(), float)
+    def best(self) -> tuple[float, float]:
+        """The lens (sphere_d, cylinder_d) maximizing the posterior mean utility (at the reference
+        letter size)."""
+        sphere, cylinder = np.asarray(self._core.best(), float)
         return float(sphere), float(cylinder)
+
+    #: Old name of :meth:`best`, still called by ``lensopt.dashboard`` and ``lensopt.bench``.
+    best_lens = best

@@ -1,10 +1,10 @@
-"""ask/tell optimizers: the one interface every front end drives.
+"""ContextualOptimizer: contextual binary Bayesian optimization by ask/tell (:mod:`lensopt.asktell`).
 
 :class:`ContextualOptimizer` works on any box of system parameters and contexts (benchmarks);
-:class:`RefractionOptimizer` speaks lenses and letter sizes (the experiment, the simulated
-patient, the dashboard). Both are rebuilt exactly from their settings and history: the randomness
-of trial ``t`` is drawn from ``numpy.random.default_rng([seed, t])`` only, so the same settings
-and history propose the same next trial (no generator state to save).
+:class:`lensopt.refraction.RefractionOptimizer` speaks lenses and letter sizes over it (the
+experiment, the simulated patient, the dashboard). Both are rebuilt exactly from their settings and
+history: the randomness of trial ``t`` is drawn from ``numpy.random.default_rng([seed, t])`` only,
+so the same settings and history propose the same next trial (no generator state to save).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class _PosteriorMean:
 
 
 class ContextualOptimizer:
-    """Contextual binary Bayesian optimization by ask/tell, context columns first."""
+    """Contextual binary Bayesian optimization by ask/tell, context columns first: ``ask() -> Query``,
+    ``tell(query, outcome)``, ``best()`` the system point (:class:`lensopt.asktell.AskTellOptimizer`)."""
 
     def __init__(self, system_bounds, context_bounds, rule="ucb-ald", seed=0, kernel=None,
                  reference_context=None, n_initial=5, inference="laplace", **options):
@@ -213,8 +214,8 @@ class ContextualOptimizer:
         return point[k:]
 
     @single_threaded
-    def best_system(self) -> np.ndarray:
-        """The reported optimum: argmax of the posterior mean at the reference context.
+    def best(self) -> np.ndarray:
+        """The reported optimum ``(n_system,)``: argmax of the posterior mean at the reference context.
 
         With an adaptive reference, the upper context is used: both kernel structures make the
         argmax independent of the context, and the adaptive ``s₀`` is itself derived from it.
@@ -222,6 +223,9 @@ class ContextualOptimizer:
         if self.settings.reference_context == "adaptive":
             return self._argmax_mean(self._upper_context())
         return self._argmax_mean(self.reference_context())
+
+    #: Old name of :meth:`best`, still called by ``lensopt.bench.runner``.
+    best_system = best
 
     def threshold_context(self, system, target_latent=None) -> float:
         """The context at which the posterior mean latent at ``system`` equals the target.

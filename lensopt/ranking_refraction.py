@@ -16,11 +16,15 @@ import numpy as np
 
 from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel, prior_utility, utility_inputs
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
+from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.threads import single_threaded
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
 RANKING_RULES = {"mpes-ald": "mpes", "random": "random"}
+
+#: Format tag of saved ranking refraction states.
+STATE_FORMAT = "lensopt.ranking-refraction-state/1"
 
 
 @dataclass(frozen=True)
@@ -41,17 +45,17 @@ class RankingTrial:
 class RankingRefractionOptimizer:
     """ask/tell ranking refraction: ``ask() -> RankingTrial`` of ``n_lenses`` lenses,
     ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of them, or the
-    first ``n_lenses − 1``), ``best_lens()``.
+    first ``n_lenses − 1``), ``best()`` the lens (:class:`lensopt.asktell.AskTellOptimizer`).
 
     ``lens_step_d`` rounds the proposed lenses to a phoropter step, keeping them distinct
     (:func:`lensopt.phoropter.distinct_phoropter_lenses`). ``settings_dict()`` and
-    ``from_settings(settings, history)`` rebuild the optimizer of a stored session."""
+    ``from_settings(settings, history)`` rebuild the optimizer of a stored session, ``to_state()``
+    and ``from_state(state)`` from one JSON object."""
 
     def __init__(self, rule="mpes-ald", seed=0, *, n_lenses=3, sphere_bounds_d=SPHERE_BOUNDS_D,
                  cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR, n_initial=5,
                  lens_step_d=None):
         from lensopt.observer.patient import LOGIT_SCALE
-        from lensopt.ranking import RankingOptimizer
 
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
@@ -84,6 +88,24 @@ class RankingRefractionOptimizer:
             opt.tell(trial, order)
         return opt
 
+    def to_state(self) -> dict:
+        """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
+        return {"format": STATE_FORMAT, "settings": self.settings_dict(),
+                "history": [{"letter_logmar": t.letter_logmar, "lenses_d": [list(lens) for lens in t.lenses_d],
+                             "order": list(order)} for t, order in self._history]}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "RankingRefractionOptimizer":
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            got = state.get("format") if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"not a lensopt ranking refraction state (format {got!r}; expected {STATE_FORMAT!r})")
+        try:
+            history = [(RankingTrial(tuple(map(tuple, row["lenses_d"])), row["letter_logmar"]), tuple(row["order"]))
+                       for row in state["history"]]
+        except (TypeError, KeyError) as error:
+            raise ValueError(f"a ranking refraction history row needs letter_logmar, lenses_d and order ({error})") from None
+        return cls.from_settings(state["settings"], history)
+
     @property
     def n_trials(self) -> int:
         return len(self._history)
@@ -104,7 +126,7 @@ class RankingRefractionOptimizer:
         if not isinstance(trial, RankingTrial):
             raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
         order = tuple(int(i) for i in order)
-        self._core.tell_observation([trial.letter_logmar], trial.lenses_d, order)
+        self._core.tell(RankingQuery(context=[trial.letter_logmar], members=trial.lenses_d), order)
         self._history.append((trial, order))
 
     @property
@@ -126,7 +148,11 @@ class RankingRefractionOptimizer:
         return model.predict(X, full_cov=full_cov)
 
     @single_threaded
-    def best_lens(self) -> tuple[float, float]:
-        """The lens maximizing the posterior mean utility (at the reference letter size)."""
-        sphere, cylinder = np.asarray(self._core.best_point(), float)
+    def best(self) -> tuple[float, float]:
+        """The lens (sphere_d, cylinder_d) maximizing the posterior mean utility (at the reference
+        letter size)."""
+        sphere, cylinder = np.asarray(self._core.best(), float)
         return float(sphere), float(cylinder)
+
+    #: Old name of :meth:`best`, still called by ``lensopt.dashboard``.
+    best_lens = best

@@ -81,7 +81,8 @@ def reference_kernel(likelihood: str = "probit") -> KernelSpec:
 
 
 class RefractionOptimizer:
-    """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best_lens()``.
+    """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best()`` the lens
+    (:class:`lensopt.asktell.StoppableOptimizer`: ``confidence()`` and ``should_stop()`` too).
 
     Input columns of the model: ``[letter_logmar, sphere_d, cylinder_d]`` with the psychophysics
     kernel ``θ s s' + k_SE(x, x')`` (seed eq. 15); the shipped hyperparameters compare lenses by
@@ -221,14 +222,17 @@ class RefractionOptimizer:
 
     # ------------------------------------------------------------------ answers
     @single_threaded
-    def best_lens(self) -> tuple[float, float]:
+    def best(self) -> tuple[float, float]:
         """The lens (sphere_d, cylinder_d) maximizing the posterior mean."""
-        sphere, cylinder = self._core.best_system()
+        sphere, cylinder = self._core.best()
         return float(sphere), float(cylinder)
+
+    #: Old name of :meth:`best`, still called by ``lensopt.dashboard`` and ``lensopt.bench``.
+    best_lens = best
 
     @single_threaded
     def certainty(self):
-        """:class:`lensopt.certainty.LensCertainty` of :meth:`best_lens`: the posterior probability
+        """:class:`lensopt.certainty.LensCertainty` of :meth:`best`: the posterior probability
         that it is within 0.025 logMAR of the best lens, and the best lens's 95 % intervals (D).
 
         From posterior draws of the slope and the lens intercepts (:mod:`lensopt.certainty`); the
@@ -238,12 +242,12 @@ class RefractionOptimizer:
             if self.model is None:
                 return LensCertainty(0.0, s.system_bounds[0], s.system_bounds[1])
             rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])
-            return lens_certainty(self.model, self.best_lens(), s.system_bounds[0], s.system_bounds[1], rng)
+            return lens_certainty(self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng)
 
         return self._core._cached("certainty", compute)
 
     def confidence(self) -> float:
-        """Posterior probability that :meth:`best_lens` is within 0.025 logMAR of the best lens."""
+        """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""
         return self.certainty().confidence
 
     def should_stop(self) -> bool:

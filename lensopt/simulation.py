@@ -1,7 +1,8 @@
-"""A simulated refraction session: a SimulatedPatient answers a RefractionOptimizer.
+"""A simulated refraction session: a SimulatedPatient answers a refraction optimizer.
 
-Pure core (no UI): the ``lensopt simulate`` command, the benchmarks and the tests all run
-sessions through :func:`simulate_session`.
+Pure core (no UI): the ``lensopt simulate`` command, the benchmarks and the tests run sessions
+through :func:`simulate_session` (letters), :func:`simulate_duel_session` and
+:func:`simulate_ranking_session`, all three through :func:`lensopt.asktell.run_session`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from lensopt.asktell import run_session
+from lensopt.duel_refraction import DuelRefractionOptimizer
 from lensopt.observer import SimulatedPatient, draw_patients
+from lensopt.ranking_refraction import RankingRefractionOptimizer
 from lensopt.refraction import RefractionOptimizer
 
 #: Trial counts at which the reported lens is scored along the way (when the session gets there).
@@ -100,70 +104,55 @@ def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, 
     True (its :class:`lensopt.stopping.StopRule`; ``n_trials`` still caps it). The result's
     ``certainty`` (confidence and 95 % intervals of the final lens) is computed once, at the end,
     with or without the stopping rule."""
-    if not isinstance(n_trials, int) or n_trials < 1:
-        raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
-    if use_stop and getattr(optimizer, "stop", None) is None:
+    if use_stop and optimizer.stop is None:
         raise ValueError("use_stop needs an optimizer with a stopping rule (RefractionOptimizer(stop=StopRule(...)))")
-    latencies, scores = [], []
-    wanted = set(c for c in checkpoints if c < n_trials)
-    stopped_at, t = None, 0
-    for t in range(1, n_trials + 1):
-        trial = optimizer.ask()
-        latencies.append(optimizer.last_decision_ms)
-        correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
-        optimizer.tell(trial, correct)
-        stop = use_stop and optimizer.should_stop()
-        if t in wanted and not stop:
-            scores.append(score_lens(patient, optimizer.best_lens(), t))
-        if progress is not None:
-            progress(t)
-        if stop:
-            stopped_at = t
-            break
-    final = score_lens(patient, optimizer.best_lens(), t)
-    return SimulationResult(
-        rule=optimizer.settings.rule, seed=optimizer.settings.seed, trials=t,
-        slope=patient.slope, true_correction_d=patient.true_correction_d, final=final,
-        checkpoints=tuple(scores) + (final,), latency_ms=latency_summary(latencies),
-        stopped_at=stopped_at, certainty=optimizer.certainty().to_dict(),
-        stop=optimizer.stop.to_dict() if use_stop else None,
-    )
+    return _simulate(patient, optimizer, n_trials, checkpoints, progress,
+                     lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d),
+                     stop=optimizer.should_stop if use_stop else None)
 
 
-def simulate_duel_session(patient: SimulatedPatient, optimizer, n_trials: int,
+def simulate_duel_session(patient: SimulatedPatient, optimizer: DuelRefractionOptimizer, n_trials: int,
                           checkpoints=DEFAULT_CHECKPOINTS, progress=None, tie_threshold=0.0) -> SimulationResult:
     """A duel refraction (:class:`lensopt.duel_refraction.DuelRefractionOptimizer`): on each trial
     the patient says which of two lenses makes letters of the asked size clearer, or that they
     look the same (:meth:`SimulatedPatient.duel_answer`, Gumbel noise, threshold ``tie_threshold``).
     Scored like :func:`simulate_session`."""
-    return _simulate_comparisons(patient, optimizer, n_trials, checkpoints, progress, lambda trial: patient.duel_answer(
+    return _simulate(patient, optimizer, n_trials, checkpoints, progress, lambda trial: patient.duel_answer(
         trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=tie_threshold))
 
 
-def simulate_ranking_session(patient: SimulatedPatient, optimizer, n_trials: int,
+def simulate_ranking_session(patient: SimulatedPatient, optimizer: RankingRefractionOptimizer, n_trials: int,
                              checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
     """A ranking refraction (:class:`lensopt.ranking_refraction.RankingRefractionOptimizer`): on each
     trial the patient orders the lenses, clearest first (:meth:`SimulatedPatient.rank_lenses`)."""
-    return _simulate_comparisons(patient, optimizer, n_trials, checkpoints, progress,
-                                 lambda trial: patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
+    return _simulate(patient, optimizer, n_trials, checkpoints, progress,
+                     lambda trial: patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
 
 
-def _simulate_comparisons(patient, optimizer, n_trials, checkpoints, progress, answer) -> SimulationResult:
-    if not isinstance(n_trials, int) or n_trials < 1:
+def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop=None) -> SimulationResult:
+    """:func:`lensopt.asktell.run_session` with the patient's answers, scoring ``optimizer.best()``
+    at the checkpoints it passes (before the last trial) and at the end."""
+    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
-    latencies, scores = [], []
-    wanted = set(c for c in checkpoints if c < n_trials)
-    for t in range(1, n_trials + 1):
-        trial = optimizer.ask()
-        latencies.append(optimizer.last_decision_ms)
-        optimizer.tell(trial, answer(trial))
+    wanted = {c for c in checkpoints if c < n_trials}
+    scores = []
+
+    def on_trial(t, trial, answer):
         if t in wanted:
-            scores.append(score_lens(patient, optimizer.best_lens(), t))
+            scores.append(score_lens(patient, optimizer.best(), t))
         if progress is not None:
             progress(t)
-    final = score_lens(patient, optimizer.best_lens(), n_trials)
+
+    run = run_session(optimizer, respond, n_trials, on_trial=on_trial, stop=stop)
+    final = score_lens(patient, optimizer.best(), run.n_trials)
+    settings = optimizer.settings_dict()
+    letters = isinstance(optimizer, RefractionOptimizer)
     return SimulationResult(
-        rule=optimizer.rule, seed=optimizer.seed, trials=n_trials, slope=patient.slope,
+        rule=settings["rule"], seed=settings["seed"], trials=run.n_trials, slope=patient.slope,
         true_correction_d=patient.true_correction_d, final=final,
-        checkpoints=tuple(scores) + (final,), latency_ms=latency_summary(latencies),
+        checkpoints=tuple(s for s in scores if s.trials < run.n_trials) + (final,),
+        latency_ms=latency_summary(run.decision_ms),
+        stopped_at=run.n_trials if run.stopped else None,
+        certainty=optimizer.certainty().to_dict() if letters else None,
+        stop=optimizer.stop.to_dict() if stop is not None else None,
     )

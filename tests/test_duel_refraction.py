@@ -39,7 +39,7 @@ def test_state_rebuilds_an_optimizer_that_asks_the_same_next_duel():
     assert again.letter_logmar == pytest.approx(first.letter_logmar, abs=1e-9)
     assert again.first_lens_d == pytest.approx(first.first_lens_d, abs=1e-9)
     assert again.second_lens_d == pytest.approx(first.second_lens_d, abs=1e-9)
-    assert rebuilt.best_lens() == pytest.approx(opt.best_lens())
+    assert rebuilt.best() == pytest.approx(opt.best())
 
 
 def test_bad_answers_and_settings_raise_value_errors_naming_them():
@@ -76,11 +76,11 @@ def test_same_answers_are_kept_in_the_history_and_state_but_leave_the_probit_mod
     import json
 
     opt = _answered(n=5)
-    before = opt.best_lens()
+    before = opt.best()
     trial = opt.ask()
     opt.tell(trial, "same")
     assert opt.n_trials == 6 and opt.history[-1][1] == "same"
-    assert opt.best_lens() == pytest.approx(before)
+    assert opt.best() == pytest.approx(before)
     rebuilt = DuelRefractionOptimizer.from_state(json.loads(json.dumps(opt.to_state())))
     assert [a for _, a in rebuilt.history] == [a for _, a in opt.history]
     again, first = rebuilt.ask(), opt.ask()  # the same duel (a warm and a cold fit differ by ~1e-5 D)
@@ -124,10 +124,10 @@ def _tie_answered(n=8, seed=3):
 
 def test_with_the_tie_model_a_same_answer_changes_the_model():
     opt = _tie_answered()
-    before = opt.best_lens()
+    before = opt.best()
     trial = opt.ask()
     opt.tell(trial, "same")
-    assert opt.best_lens() != pytest.approx(before, abs=1e-6)
+    assert opt.best() != pytest.approx(before, abs=1e-6)
     assert opt.rule == "mpes-ald"
 
 
@@ -169,7 +169,7 @@ def test_predict_utility_is_the_underlying_models_prediction_and_peaks_at_the_be
     np.testing.assert_allclose(var, np.diag(expected[1]), rtol=1e-9, atol=1e-12)
     reference = opt.reference_letter_logmar
     assert reference == 2.0  # the upper letter bound
-    at_best = opt.predict_utility(reference, [opt.best_lens()])[0][0]
+    at_best = opt.predict_utility(reference, [opt.best()])[0][0]
     assert at_best >= opt.predict_utility(reference, _grid_lenses(41))[0].max() - 1e-6
 
 

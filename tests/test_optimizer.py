@@ -39,7 +39,7 @@ def test_every_rule_keeps_its_trials_inside_the_bounds(rule):
         assert -2 <= trial.sphere_d <= 3 and -1.5 <= trial.cylinder_d <= 0
         assert -0.2 <= trial.letter_logmar <= 1.1
         opt.tell(trial, _answer(trial))
-    sphere, cylinder = opt.best_lens()
+    sphere, cylinder = opt.best()
     assert -2 <= sphere <= 3 and -1.5 <= cylinder <= 0
 
 
@@ -47,7 +47,7 @@ def test_same_settings_and_history_propose_the_same_next_trial():
     a = _run(RefractionOptimizer(rule="ucb-ald", seed=7, **FAST), 12)
     rebuilt = RefractionOptimizer.from_settings(a.settings_dict(), a.history)
     assert _same_trial(rebuilt.ask(), a.ask())
-    np.testing.assert_allclose(rebuilt.best_lens(), a.best_lens(), atol=1e-9)
+    np.testing.assert_allclose(rebuilt.best(), a.best(), atol=1e-9)
 
 
 def test_state_is_json_and_rebuilds_an_identical_optimizer():
@@ -80,7 +80,7 @@ def test_best_lens_is_the_argmax_of_the_posterior_mean_on_a_dense_grid():
     X = np.column_stack([np.full(S.size, 2.0), S.ravel(), C.ravel()])
     mean, _ = opt.model.predict_latent(X)
     best_on_grid = mean.max()
-    sphere, cylinder = opt.best_lens()
+    sphere, cylinder = opt.best()
     found, _ = opt.model.predict_latent(np.array([[2.0, sphere, cylinder]]))
     assert found[0] >= best_on_grid - 1e-6
 
@@ -165,7 +165,7 @@ def _acuity_error_after(options, n_trials=100):
     for _ in range(n_trials):
         trial = opt.ask()
         opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-    return patient.visual_acuity(*opt.best_lens()) - patient.best_acuity_logmar
+    return patient.visual_acuity(*opt.best()) - patient.best_acuity_logmar
 
 
 def test_the_papers_model_stalls_in_the_lens_box_corner_and_the_default_model_does_not():

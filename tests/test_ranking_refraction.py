@@ -1,5 +1,7 @@
 """Ranking refraction by ask/tell: three lenses ordered by a simulated patient."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,32 @@ def test_the_same_settings_and_history_rebuild_the_same_next_trial():
     assert rebuilt.n_trials == 3 and rebuilt.ask() == opt.ask()
 
 
+def test_a_json_state_rebuilds_the_history_and_the_next_trial():
+    opt = RankingRefractionOptimizer(seed=5, n_initial=2, n_lenses=4, lens_step_d=0.25)
+    patient = SimulatedPatient(0.5, -1.0, seed=5)
+    for k in range(4):
+        trial = opt.ask()
+        order = patient.rank_lenses(trial.letter_logmar, trial.lenses_d)
+        opt.tell(trial, order if k % 2 else order[:3])  # the whole order, or the first n_lenses − 1
+    state = json.loads(json.dumps(opt.to_state()))
+    assert state["format"] == "lensopt.ranking-refraction-state/1" and len(state["history"]) == 4
+    rebuilt = RankingRefractionOptimizer.from_state(state)
+    assert rebuilt.history == opt.history and rebuilt.settings_dict() == opt.settings_dict()
+    assert rebuilt.to_state() == state
+    assert rebuilt.ask() == opt.ask() and rebuilt.best() == opt.best()
+
+
+def test_a_state_of_another_kind_or_with_a_bad_row_is_refused():
+    with pytest.raises(ValueError, match="not a lensopt ranking refraction state"):
+        RankingRefractionOptimizer.from_state({"format": "lensopt.duel-refraction-state/1"})
+    with pytest.raises(ValueError, match="not a lensopt ranking refraction state"):
+        RankingRefractionOptimizer.from_state([])
+    state = RankingRefractionOptimizer(seed=0).to_state()
+    state["history"] = [{"letter_logmar": 0.3, "lenses_d": [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]}]
+    with pytest.raises(ValueError, match="needs letter_logmar, lenses_d and order"):
+        RankingRefractionOptimizer.from_state(state)
+
+
 # ---- the posterior utility, for the dashboard's lens map ---------------------------------------
 def _grid_lenses(n=9):
     s, c = np.meshgrid(np.linspace(-4.0, 4.0, n), np.linspace(-4.0, 4.0, n))
@@ -87,7 +115,7 @@ def test_predict_utility_is_the_ranking_models_prediction_and_peaks_at_the_best_
     np.testing.assert_allclose(var, np.diag(expected[1]), rtol=1e-9, atol=1e-12)
     reference = opt.reference_letter_logmar
     assert reference == 2.0  # the upper letter bound
-    at_best = opt.predict_utility(reference, [opt.best_lens()])[0][0]
+    at_best = opt.predict_utility(reference, [opt.best()])[0][0]
     assert at_best >= opt.predict_utility(reference, _grid_lenses(41))[0].max() - 1e-6
 
 

@@ -140,11 +140,11 @@ def test_optimizer_methods_are_decorated():
     from lensopt.ranking.optimizer import RankingOptimizer
     from lensopt.ranking_refraction import RankingRefractionOptimizer
 
-    for cls, names in ((DuelRefractionOptimizer, ("ask", "tell", "best_lens")),
-                       (RankingRefractionOptimizer, ("ask", "tell", "best_lens")),
-                       (PreferenceOptimizer, ("ask", "tell", "tell_duel", "best_point")),
-                       (CopelandOptimizer, ("ask", "tell", "best_point")),
-                       (RankingOptimizer, ("ask", "tell", "tell_observation", "best_point"))):
+    for cls, names in ((DuelRefractionOptimizer, ("ask", "tell", "best", "best_lens")),
+                       (RankingRefractionOptimizer, ("ask", "tell", "best", "best_lens")),
+                       (PreferenceOptimizer, ("ask", "tell", "best", "best_point")),
+                       (CopelandOptimizer, ("ask", "tell", "best")),
+                       (RankingOptimizer, ("ask", "tell", "best"))):
         for name in names:
             assert is_single_threaded(getattr(cls, name)), f"{cls.__name__}.{name}"
 
@@ -166,6 +166,6 @@ def test_duel_refraction_decides_on_one_thread(two_threads, monkeypatch):
     for _ in range(3):
         trial = opt.ask()
         opt.tell(trial, "first")
-    opt.best_lens()
+    opt.best()
     assert seen and all(s == {1} for s in seen)
     assert set(_blas_threads()) == {2}

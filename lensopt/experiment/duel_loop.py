@@ -53,7 +53,7 @@ class DuelLoop(LetterLineLoop):
         from lensopt.store import DuelTrialRecord
 
         trial = self.optimizer.ask()
-        decision_ms = getattr(self.optimizer, "last_decision_ms", None)
+        decision_ms = self.optimizer.last_decision_ms
         prepared = self._present(index, (trial.first_lens_d, trial.second_lens_d), trial.letter_logmar)
         if prepared is None:
             return False
@@ -70,7 +70,7 @@ class DuelLoop(LetterLineLoop):
             raise RuntimeError("a duel was not answered; duel protocols wait for the answer")
         answer = self.answer_for_key[press.key]
         extra = {"letter_height_px": float(height_px)}
-        if decision_ms is not None and math.isfinite(decision_ms):
+        if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         self.record(DuelTrialRecord(
             index=index, first_sphere_d=trial.first_lens_d[0], first_cylinder_d=trial.first_lens_d[1],

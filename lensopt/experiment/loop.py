@@ -23,6 +23,7 @@ loop):
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,7 +282,7 @@ class TrialLoop(LoopScreens):
 
         keys, protocol = self.protocol.keys, self.protocol
         trial = self.optimizer.ask()
-        decision_ms = getattr(self.optimizer, "last_decision_ms", None)
+        decision_ms = self.optimizer.last_decision_ms
         lens = (trial.sphere_d, trial.cylinder_d)
         if protocol.lens.prompt and lens != self.previous_lens:
             if not self._lens_prompt(*lens):
@@ -306,7 +307,7 @@ class TrialLoop(LoopScreens):
             response, rt_s = self.letter_keys[press.key], press.rt_s
         correct = response == letter
         extra = {"letter_height_px": float(height_px)}
-        if decision_ms is not None:
+        if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         self.record(TrialRecord(
             index=index, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,

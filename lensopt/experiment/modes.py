@@ -7,8 +7,9 @@ session (:mod:`lensopt.experiment.session`) is the same for every mode, and so i
 :class:`Mode` builds and rebuilds the optimizer and sizes the letters; a mode says only what is its
 own (optimizer class and options, stored records to history, store table, answer source, loop).
 
-Every optimizer has ``ask()``, ``tell(trial, answer)``, ``best_lens()``, ``settings_dict()``,
-``n_trials`` and a ``from_settings(settings, history)`` rebuild, and takes the box, the letter
+Every optimizer satisfies :class:`lensopt.asktell.AskTellOptimizer` (``ask()``, ``tell(trial,
+answer)``, ``best()``, ``n_trials``, ``last_decision_ms``...), has ``settings_dict()`` and a
+``from_settings(settings, history)`` rebuild, and takes the box, the letter
 bounds, ``n_initial`` and ``lens_step_d``: :class:`lensopt.refraction.RefractionOptimizer` (answer:
 correct or not), :class:`lensopt.duel_refraction.DuelRefractionOptimizer` (``"first"``,
 ``"second"``, ``"same"``), :class:`lensopt.ranking_refraction.RankingRefractionOptimizer` (the lens
@@ -104,7 +105,7 @@ class LettersMode(Mode):
 
     @property
     def optimizer_class(self):
-        from lensopt.optimizer import RefractionOptimizer
+        from lensopt.refraction import RefractionOptimizer
 
         return RefractionOptimizer
 

@@ -116,7 +116,7 @@ class RankingLoop(LetterLineLoop):
         from lensopt.store import RankingTrialRecord
 
         trial = self.optimizer.ask()
-        decision_ms = getattr(self.optimizer, "last_decision_ms", None)
+        decision_ms = self.optimizer.last_decision_ms
         if len(trial.lenses_d) != self.n_lenses:
             raise RuntimeError(f"the optimizer asked for {len(trial.lenses_d)} lenses; the protocol ranks "
                                f"{self.n_lenses} (ranking.lenses)")
@@ -134,7 +134,7 @@ class RankingLoop(LetterLineLoop):
             raise RuntimeError("a ranking was not answered; ranking protocols wait for the order")
         order = ordering.order
         extra = {"letter_height_px": float(height_px), "key_rt_s": ordering.key_rt_s}
-        if decision_ms is not None and math.isfinite(decision_ms):
+        if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         self.record(RankingTrialRecord(
             index=index, lenses_d=trial.lenses_d, letter_logmar=trial.letter_logmar, letters=letters,

@@ -251,7 +251,7 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             pass  # the answers are stored; only the status could not be updated
     n_stored = store.session(session_id).n_trials
     if status == "finished" and optimizer.n_trials:
-        sphere_d, cylinder_d = optimizer.best_lens()
+        sphere_d, cylinder_d = optimizer.best()
         line = f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
         step_d = protocol.lens_step_d
         if step_d is not None:

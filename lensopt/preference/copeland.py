@@ -8,6 +8,7 @@ re-exported here.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from lensopt.preference.copeland_model import (
     _maximize_without_gradient,
     default_duel_kernel,
 )
+from lensopt.preference.optimizer import DuelQuery
 from lensopt.threads import single_threaded
 
 CEI_DUELS = 16
@@ -39,7 +41,7 @@ RULES = ("dueling-ts", "pure-exploration", "copeland-ei", "random")
 BOUNDS_TOLERANCE = 1e-9
 """Slack when checking that a told duel lies inside the bounds."""
 STATE_FORMAT = "lensopt.copeland-state/1"
-"""Format tag of :meth:`CopelandOptimizer.state`."""
+"""Format tag of :meth:`CopelandOptimizer.to_state`."""
 
 
 def best_challenger(model: CopelandModel, x_first, rng) -> np.ndarray:
@@ -170,8 +172,9 @@ class CopelandSettings:
 class CopelandOptimizer:
     """ask/tell preferential BO with the Copeland model (González Algorithm 1).
 
-    ``ask() -> (x_first, x_second)``; ``tell(x_first, x_second, preferred_first)``;
-    ``best_point()`` is the Condorcet-winner estimate. The randomness of trial ``t`` comes from
+    ``ask() -> DuelQuery`` (no context, ``members`` ``[x_first, x_second]``); ``tell(query,
+    preferred_first)``; ``best()`` is the Condorcet-winner estimate
+    (:class:`lensopt.asktell.AskTellOptimizer`). The randomness of trial ``t`` comes from
     ``numpy.random.default_rng([seed, t])`` only, so the same settings and history propose the
     same next duel. ``kernel``: a duel-space :class:`Kernel` (such an optimizer cannot be saved)
     or None for :meth:`CopelandSettings.kernel`; ``options``: further :class:`CopelandSettings` fields.
@@ -184,31 +187,42 @@ class CopelandOptimizer:
         self.model = CopelandModel(s.bounds, kernel if kernel is not None else s.kernel(), s.inference,
                                    s.n_landmarks, s.seed)
         self._history: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self.last_decision_ms = float("nan")
 
     @property
-    def n_duels(self) -> int:
+    def n_trials(self) -> int:
+        """Number of observed duels."""
         return len(self._history)
 
     def _rng(self, *stream) -> np.random.Generator:
-        return np.random.default_rng([self.settings.seed, self.n_duels, *stream])
+        return np.random.default_rng([self.settings.seed, self.n_trials, *stream])
 
     def _fitted_model(self) -> CopelandModel:
-        if self.model.n_duels != self.n_duels:
+        if self.model.n_duels != self.n_trials:
             A, B, y = (np.array(column) for column in zip(*self._history))
             self.model.fit(A, B, y)
         return self.model
 
     @single_threaded
-    def ask(self):
-        """The next duel ``(x_first (d,), x_second (d,))``."""
+    def ask(self) -> DuelQuery:
+        """The next duel: ``members`` ``[x_first (d,), x_second (d,)]``, no context."""
+        start = time.perf_counter()
         s, rng = self.settings, self._rng()
-        if self.n_duels < s.n_initial or s.rule == "random":
-            return random_duel(s.bounds, rng)
-        return choose_duel(self._fitted_model(), s.rule, rng)
+        if self.n_trials < s.n_initial or s.rule == "random":
+            x_first, x_second = random_duel(s.bounds, rng)
+        else:
+            x_first, x_second = choose_duel(self._fitted_model(), s.rule, rng)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return DuelQuery(context=np.empty(0), members=np.vstack([x_first, x_second]))
 
     @single_threaded
-    def tell(self, x_first, x_second, preferred_first) -> None:
-        """Record that ``x_first`` won (True/1) or lost (False/0) its duel against ``x_second``."""
+    def tell(self, query: DuelQuery, preferred_first) -> None:
+        """Record that ``query``'s first member won (True/1) or lost (False/0) its duel against the second."""
+        if not isinstance(query, DuelQuery) or query.members.shape[0] != 2 or query.context.size:
+            raise ValueError(f"query must be a DuelQuery of two members and no context; got {query!r}")
+        self._tell_duel(query.members[0], query.members[1], preferred_first)
+
+    def _tell_duel(self, x_first, x_second, preferred_first) -> None:
         box = np.array(self.settings.bounds)
         points = []
         for name, x in (("x_first", x_first), ("x_second", x_second)):
@@ -225,13 +239,13 @@ class CopelandOptimizer:
         self._history.append((points[0], points[1], int(preferred_first)))
 
     @single_threaded
-    def best_point(self) -> np.ndarray:
+    def best(self) -> np.ndarray:
         """The Condorcet winner of the current model (the centre of the box before any duel)."""
         if not self._history:
             return np.array(self.settings.bounds).mean(axis=1)
         return self._fitted_model().condorcet_winner(self._rng(1))
 
-    def state(self) -> dict:
+    def to_state(self) -> dict:
         """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
         if self._kernel_object is not None:
             raise ValueError("an optimizer built from a kernel object cannot be saved; use the lengthscales/"
@@ -249,5 +263,5 @@ class CopelandOptimizer:
         for row in state["history"]:
             if len(row) != 2 * d + 1:
                 raise ValueError(f"history rows must hold {2 * d + 1} numbers (x_first, x_second, outcome)")
-            optimizer.tell(row[:d], row[d:2 * d], row[-1])
+            optimizer._tell_duel(row[:d], row[d:2 * d], row[-1])
         return optimizer

@@ -3,7 +3,7 @@
 Like :class:`lensopt.optimizer.ContextualOptimizer`, a :class:`PreferenceOptimizer` is rebuilt
 exactly from its settings, kernel and history: the randomness of the query after ``t`` observed
 duels comes from ``numpy.random.default_rng([seed, t])`` only, so the same settings and history
-propose the same next query, and :meth:`PreferenceOptimizer.state` is plain JSON.
+propose the same next query, and :meth:`PreferenceOptimizer.to_state` is plain JSON.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ class DuelQuery:
 
 
 class PreferenceOptimizer:
-    """Preferential (and contextual preferential) Bayesian optimization by ask/tell.
+    """Preferential (and contextual preferential) Bayesian optimization by ask/tell: ``ask() ->
+    DuelQuery``, ``tell(query, outcome)``, ``best()`` (:class:`lensopt.asktell.AskTellOptimizer`).
 
     ``system_bounds``: ``[(low, high), ...]`` of the parameters to optimize; ``context_bounds``:
     those of the context (empty for plain preferential BO); ``rule``: see
@@ -100,7 +101,7 @@ class PreferenceOptimizer:
 
     # ------------------------------------------------------------------ history
     @property
-    def n_observations(self) -> int:
+    def n_trials(self) -> int:
         """Number of observed duels (a batch query of ``m`` members adds up to ``m(m−1)/2``)."""
         return len(self._outcomes)
 
@@ -118,7 +119,7 @@ class PreferenceOptimizer:
     def _rng(self, *stream) -> np.random.Generator:
         if self._n_unmodelled:
             stream = (UNMODELLED_STREAM, self._n_unmodelled, *stream)
-        return np.random.default_rng([self.settings.seed, self.n_observations, *stream])
+        return np.random.default_rng([self.settings.seed, self.n_trials, *stream])
 
     def note_unmodelled_answer(self) -> None:
         """Count an answer the model cannot use (e.g. "the same" in a probit duel model): it changes
@@ -129,13 +130,13 @@ class PreferenceOptimizer:
     @property
     def model(self) -> PreferenceGP | None:
         """The preference GP fitted on every observed duel (``None`` before the first)."""
-        if self.n_observations == 0:
+        if self.n_trials == 0:
             return None
-        if self._model_n != self.n_observations:
+        if self._model_n != self.n_trials:
             if self._model is None:
                 self._model = PreferenceGP(self.kernel, self.settings.n_context, self.settings.inference)
             self._model.fit(self.duels, self.outcomes)
-            self._model_n = self.n_observations
+            self._model_n = self.n_trials
         return self._model
 
     def reference_context(self) -> np.ndarray:
@@ -143,17 +144,20 @@ class PreferenceOptimizer:
         return self.settings.reference()
 
     @single_threaded
-    def best_point(self) -> np.ndarray:
+    def best(self) -> np.ndarray:
         """``argmax_x μ_f(s₀, x)``, the posterior mean utility at the reference context ``(n_system,)``
         (the centre of the box before any duel)."""
         s = self.settings
         if self.model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
-        if self._best is None or self._best[0] != self.n_observations:
+        if self._best is None or self._best[0] != self.n_trials:
             point = rules.posterior_mean_argmax(self.model, self.reference_context(), s.system_bounds,
                                                 self._rng(1), BEST_POINT_SEARCH)
-            self._best = (self.n_observations, point)
+            self._best = (self.n_trials, point)
         return self._best[1].copy()
+
+    #: Old name of :meth:`best`, still called by ``lensopt.bench.preferential``.
+    best_point = best
 
     # ----------------------------------------------------------------- ask/tell
     @single_threaded
@@ -162,11 +166,11 @@ class PreferenceOptimizer:
         start = time.perf_counter()
         s = self.settings
         rng = self._rng()
-        if self.n_observations < max(s.n_initial, 1) or s.rule == "random":
+        if self.n_trials < max(s.n_initial, 1) or s.rule == "random":
             context = rules.random_context(s, rng)
             members = rules.distinct_members(rules.random_members(s, s.batch_size, rng), s, rng)
         else:
-            decision = rules.DuelDecision(self.model, s, rng, self.reference_context(), self.best_point)
+            decision = rules.DuelDecision(self.model, s, rng, self.reference_context(), self.best)
             context, members = rules.choose(decision)
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return DuelQuery(context=context, members=members)
@@ -183,16 +187,15 @@ class PreferenceOptimizer:
             raise ValueError(f"query must be a DuelQuery; got {type(query).__name__}")
         m = query.members.shape[0]
         if m == 2:
-            self.tell_duel(query.context, query.members[0], query.members[1], _binary(outcome, "outcome"))
+            self._tell_duel(query.context, query.members[0], query.members[1], _binary(outcome, "outcome"))
             return
         comparisons = self._check_comparisons(outcome, m)
         for (i, j), c in comparisons:
             self._check_point(query.context, query.members[i], query.members[j])
         for (i, j), c in comparisons:
-            self.tell_duel(query.context, query.members[i], query.members[j], c)
+            self._tell_duel(query.context, query.members[i], query.members[j], c)
 
-    @single_threaded
-    def tell_duel(self, context, first, second, preferred_first: bool) -> None:
+    def _tell_duel(self, context, first, second, preferred_first: bool) -> None:
         """Record one duel: ``first`` vs ``second`` at ``context``, ``preferred_first`` its outcome."""
         context = np.array(context, dtype=float).reshape(-1)
         first, second = np.array(first, dtype=float), np.array(second, dtype=float)
@@ -235,7 +238,7 @@ class PreferenceOptimizer:
                     raise ValueError(f"{name} value {v} in column {i} is outside its bounds ({lo}, {hi})")
 
     # -------------------------------------------------------------------- state
-    def state(self) -> dict:
+    def to_state(self) -> dict:
         """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
         kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
         history = [list(map(float, z)) + [int(c)] for z, c in zip(self._duels, self._outcomes)]
@@ -254,7 +257,7 @@ class PreferenceOptimizer:
         for row in state["history"]:
             if len(row) != k + 2 * d + 1:
                 raise ValueError(f"a history row needs {k + 2 * d + 1} values [s, x, x', c]; got {len(row)}")
-            optimizer.tell_duel(row[:k], row[k : k + d], row[k + d : k + 2 * d], row[-1])
+            optimizer._tell_duel(row[:k], row[k : k + d], row[k + d : k + 2 * d], row[-1])
         optimizer._n_unmodelled = int(state.get("n_unmodelled", 0))
         return optimizer
 

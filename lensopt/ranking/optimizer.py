@@ -4,7 +4,7 @@ Like :class:`lensopt.preference.PreferenceOptimizer`, a :class:`RankingOptimizer
 from its settings, kernel and history: the model is refitted from the prior on every new history
 (no warm start, so the posterior is a function of the history alone), and the randomness of the
 query after ``t`` observations comes from ``numpy.random.default_rng([seed, t])`` only. So the same
-settings and history propose the same next query, and :meth:`RankingOptimizer.state` is plain JSON.
+settings and history propose the same next query, and :meth:`RankingOptimizer.to_state` is plain JSON.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ class _PosteriorMean:
 
 
 class RankingOptimizer:
-    """Top-k ranking (and top-1 with ties) Bayesian optimization by ask/tell.
+    """Top-k ranking (and top-1 with ties) Bayesian optimization by ask/tell: ``ask() -> RankingQuery``,
+    ``tell(query, outcome)``, ``best()`` (:class:`lensopt.asktell.AskTellOptimizer`).
 
     ``system_bounds``: ``[(low, high), ...]`` of the parameters to optimize; ``context_bounds``:
     ``[(low, high)]`` of one context column (e.g. the letter size) or empty; ``set_size``: members
@@ -98,7 +99,8 @@ class RankingOptimizer:
 
     # ------------------------------------------------------------------ history
     @property
-    def n_observations(self) -> int:
+    def n_trials(self) -> int:
+        """Number of observations (answered queries)."""
         return len(self._history)
 
     @property
@@ -106,20 +108,20 @@ class RankingOptimizer:
         return list(self._history)
 
     def _rng(self, *stream) -> np.random.Generator:
-        return np.random.default_rng([self.settings.seed, self.n_observations, *stream])
+        return np.random.default_rng([self.settings.seed, self.n_trials, *stream])
 
     # -------------------------------------------------------------------- model
     @property
     def model(self) -> RankingGP | None:
         """The ranking GP fitted (from the prior) on every observation; ``None`` before the first."""
-        if self.n_observations == 0:
+        if self.n_trials == 0:
             return None
-        if self._model_n != self.n_observations:
+        if self._model_n != self.n_trials:
             s = self.settings
             model = RankingGP(self.kernel, s.tie_threshold, learn_kernel=s.learn_kernel,
                               learn_tie_threshold=s.learn_tie_threshold)
             self._model = model.fit(self._history, warm_start=False)
-            self._model_n = self.n_observations
+            self._model_n = self.n_trials
         return self._model
 
     def reference_context(self) -> np.ndarray:
@@ -127,17 +129,17 @@ class RankingOptimizer:
         return self.settings.reference()
 
     @single_threaded
-    def best_point(self) -> np.ndarray:
+    def best(self) -> np.ndarray:
         """``argmax_x μ(s₀, x)``, the posterior mean at the reference context ``(n_system,)`` (the
         centre of the box before any observation)."""
         s = self.settings
         if self.model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
-        if self._best is None or self._best[0] != self.n_observations:
+        if self._best is None or self._best[0] != self.n_trials:
             seen = self.model.inputs_[:, s.n_context :]
             point, _ = maximize_acquisition(_PosteriorMean(self.model, self.reference_context()), s.system_bounds,
                                             self._rng(1), settings=BEST_POINT_SEARCH, extra_candidates=seen)
-            self._best = (self.n_observations, point)
+            self._best = (self.n_trials, point)
         return self._best[1].copy()
 
     # ----------------------------------------------------------------- ask/tell
@@ -147,12 +149,12 @@ class RankingOptimizer:
         start = time.perf_counter()
         s = self.settings
         rng = self._rng()
-        if self.n_observations < max(s.n_initial, 1) or s.rule == "random":
+        if self.n_trials < max(s.n_initial, 1) or s.rule == "random":
             context, members = search.random_query(s, rng)
             self.last_mpes_nats = float("nan")
         else:
             reference = self.reference_context()
-            members, self.last_mpes_nats = search.choose_members(self.model, s, rng, reference, self.best_point())
+            members, self.last_mpes_nats = search.choose_members(self.model, s, rng, reference, self.best())
             context = search.choose_context(self.model, s, members, rng) if s.n_context else reference
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return RankingQuery(context=context, members=members)
@@ -167,13 +169,12 @@ class RankingOptimizer:
         """
         if not isinstance(query, RankingQuery):
             raise ValueError(f"query must be a RankingQuery; got {type(query).__name__}")
-        self.tell_observation(query.context, query.members, outcome)
+        self._observe(query.context, query.members, outcome)
 
-    @single_threaded
-    def tell_observation(self, context, members, outcome, ties_allowed: bool | None = None) -> None:
-        """Record one answered comparison of explicit ``members`` ``(m, n_system)`` at ``context``
-        (e.g. replaying a stored session); ``ties_allowed``: whether "same" was an allowed answer
-        (None: the optimizer's ``allow_ties``)."""
+    def _observe(self, context, members, outcome, ties_allowed: bool | None = None) -> None:
+        """Record one answered comparison of explicit ``members`` ``(m, n_system)`` at ``context``;
+        ``ties_allowed``: whether "same" was an allowed answer (None: the optimizer's ``allow_ties``;
+        a saved state says it for each row)."""
         s = self.settings
         context = np.array(context, dtype=float).reshape(-1)
         members = np.array(members, dtype=float)
@@ -202,7 +203,7 @@ class RankingOptimizer:
                     raise ValueError(f"{name} value {value} in column {i} is outside its bounds ({lo}, {hi})")
 
     # -------------------------------------------------------------------- state
-    def state(self) -> dict:
+    def to_state(self) -> dict:
         """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
         kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
         k = self.settings.n_context
@@ -227,5 +228,5 @@ class RankingOptimizer:
                 raise ValueError(
                     f"history row {i} needs context, members, outcome and ties_allowed; got {row!r}"
                 ) from None
-            optimizer.tell_observation(context, members, tuple(outcome) if isinstance(outcome, list) else outcome, ties)
+            optimizer._observe(context, members, tuple(outcome) if isinstance(outcome, list) else outcome, ties)
         return optimizer

@@ -112,6 +112,8 @@ def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_re
 class ScriptedDuels:
     """An optimizer with the duel ask/tell interface (not DuelRefractionOptimizer): the loop is generic."""
 
+    last_decision_ms = float("nan")  # no decision to time (lensopt.asktell.AskTellOptimizer)
+
     def __init__(self, store_path, session_id):
         self.store_path, self.session_id, self.told = store_path, session_id, []
 

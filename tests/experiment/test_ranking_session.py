@@ -98,6 +98,8 @@ def test_keys_give_the_order_with_the_last_implied_repeats_ignored_and_quit_then
 class ScriptedRankings:
     """An optimizer with the ranking ask/tell interface (not RankingRefractionOptimizer): the loop is generic."""
 
+    last_decision_ms = float("nan")  # no decision to time (lensopt.asktell.AskTellOptimizer)
+
     def __init__(self, store_path, session_id):
         self.store_path, self.session_id, self.told = store_path, session_id, []
 

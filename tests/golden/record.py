@@ -2,8 +2,8 @@
 
 Each family below names an optimizer class, the rules (and options) recorded, how a query is
 written as JSON, and how lensopt's simulated patient (:func:`lensopt.simulation.make_patient`,
-seeded) answers it. A session asks, lets the patient answer, tells, for ``n_trials`` trials, then
-reports the optimizer's best point. ``tests/golden/test_golden_decisions.py`` replays every
+seeded) answers it. A session (:func:`lensopt.asktell.run_session`) asks, lets the patient
+answer, tells, for ``n_trials`` trials, then reports the optimizer's ``best()``. ``tests/golden/test_golden_decisions.py`` replays every
 recorded session, telling the recorded answers, and asserts that each query and the best point
 are equal (floats to :data:`REL_TOL`).
 
@@ -19,11 +19,12 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from lensopt.asktell import run_session
 from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
 from lensopt.optimizer import ContextualOptimizer
 from lensopt.preference import DuelQuery, PreferenceOptimizer
@@ -67,8 +68,8 @@ class Family:
 
     ``configs``: name → constructor options (``n_trials`` among them overrides :data:`N_TRIALS`);
     ``make(options, seed)``: the optimizer; ``encode(query)``: the query as JSON;
-    ``answer(patient, query, options)``: the patient's answer as JSON; ``tell(optimizer, query,
-    answer)`` and ``best(optimizer)``: the optimizer's own calls.
+    ``answer(patient, query, options)``: the patient's answer, as ``optimizer.tell`` takes it;
+    ``decode(answer)``: that answer from its JSON.
     """
 
     name: str
@@ -77,10 +78,8 @@ class Family:
     make: Callable
     encode: Callable
     answer: Callable
-    tell: Callable
-    best: Callable
+    decode: Callable = lambda answer: answer
     notes: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------- letters
@@ -96,8 +95,6 @@ LETTERS = Family(
                                              **(PAPER_LETTER_MODEL if o.get("paper_model") else {})),
     encode=lambda t: {"letter_logmar": t.letter_logmar, "sphere_d": t.sphere_d, "cylinder_d": t.cylinder_d},
     answer=_letter_answer,
-    tell=lambda opt, q, a: opt.tell(q, a),
-    best=lambda opt: list(opt.best_lens()),
     notes="issue 14's letter model (floored, EP) unless paper_model: PAPER_LETTER_MODEL; lenses to 0.25 D",
 )
 
@@ -118,8 +115,6 @@ DUELS = Family(
     encode=lambda t: {"letter_logmar": t.letter_logmar, "first_lens_d": list(t.first_lens_d),
                       "second_lens_d": list(t.second_lens_d)},
     answer=_duel_answer,
-    tell=lambda opt, q, a: opt.tell(q, a),
-    best=lambda opt: list(opt.best_lens()),
     notes=f"answers from SimulatedPatient.duel_answer (Gumbel); tie threshold {TIE_THRESHOLD} with the tie model "
           "(slow: 20 trials)",
 )
@@ -131,9 +126,8 @@ RANKINGS = Family(
     configs={"mpes-ald": {"rule": "mpes-ald", "n_trials": 20}, "random": {"rule": "random"}},
     make=lambda o, seed: RankingRefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D),
     encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses_d": [list(lens) for lens in t.lenses_d]},
-    answer=lambda patient, t, o: list(patient.rank_lenses(t.letter_logmar, t.lenses_d)),
-    tell=lambda opt, q, a: opt.tell(q, tuple(a)),
-    best=lambda opt: list(opt.best_lens()),
+    answer=lambda patient, t, o: patient.rank_lenses(t.letter_logmar, t.lenses_d),
+    decode=tuple,
     notes="three lenses, the patient orders all of them (SimulatedPatient.rank_lenses); mpes-ald (slow) for "
           "20 trials",
 )
@@ -146,8 +140,6 @@ CONTEXTUAL = Family(
     make=lambda o, seed: ContextualOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, rule=o["rule"], seed=seed),
     encode=lambda q: {"context": _floats(q.context), "system": _floats(q.system)},
     answer=lambda patient, q, o: bool(patient.respond(float(q.context[0]), *map(float, q.system))),
-    tell=lambda opt, q, a: opt.tell(q, a),
-    best=lambda opt: _floats(opt.best_system()),
     notes="system = (sphere_d, cylinder_d), context = letter_logmar, default kernel and Laplace; "
           "cbkg (knowledge gradient, ~0.1 s a decision) for 12 trials",
 )
@@ -159,11 +151,11 @@ def _preference_answer(patient, query: DuelQuery, options):
     members = np.asarray(query.members, float)
     if len(members) == 2:
         return int(patient.prefer_first(letter, members[0], members[1]))
-    return [[[i, j], int(patient.prefer_first(letter, members[i], members[j]))] for i, j in query.pairs]
+    return [((i, j), int(patient.prefer_first(letter, members[i], members[j]))) for i, j in query.pairs]
 
 
-def _preference_tell(opt, query, answer):
-    opt.tell(query, answer if isinstance(answer, int) else [((i, j), c) for (i, j), c in answer])
+def _preference_decode(answer):
+    return answer if isinstance(answer, int) else [((i, j), c) for (i, j), c in answer]
 
 
 PREFERENCE = Family(
@@ -174,17 +166,11 @@ PREFERENCE = Family(
                                              rule=o["rule"], seed=seed, batch_size=o.get("batch_size", 2)),
     encode=lambda q: {"context": _floats(q.context), "members": _floats(q.members)},
     answer=_preference_answer,
-    tell=_preference_tell,
-    best=lambda opt: _floats(opt.best_point()),
+    decode=_preference_decode,
     notes=f"members are lenses; probit answers (SimulatedPatient.prefer_first), at {FIXED_LETTER_LOGMAR} "
           "logMAR without a context; a batch of 3 answers its 3 pairs; 20 trials (the contextual rules "
           "run 40 trials inside the duels family)",
 )
-
-
-def _copeland_encode(query):
-    first, second = query
-    return {"members": [_floats(first), _floats(second)]}
 
 
 COPELAND = Family(
@@ -193,10 +179,8 @@ COPELAND = Family(
              "pure-exploration": {"rule": "pure-exploration", "n_trials": 20},
              "copeland-ei": {"rule": "copeland-ei", "n_trials": 12}},
     make=lambda o, seed: CopelandOptimizer(LENS_BOUNDS_D, rule=o["rule"], seed=seed),
-    encode=_copeland_encode,
-    answer=lambda patient, q, o: int(patient.prefer_first(FIXED_LETTER_LOGMAR, *q)),
-    tell=lambda opt, q, a: opt.tell(q[0], q[1], a),
-    best=lambda opt: _floats(opt.best_point()),
+    encode=lambda q: {"members": _floats(q.members)},
+    answer=lambda patient, q, o: int(patient.prefer_first(FIXED_LETTER_LOGMAR, *q.members)),
     notes=f"members are lenses compared at {FIXED_LETTER_LOGMAR} logMAR; 20 trials, copeland-ei (slow) 12",
 )
 
@@ -207,7 +191,7 @@ def _ranking_answer(patient, query: RankingQuery, options):
     if options.get("ties"):
         answer = patient.duel_answer(letter, members[0], members[1], tie_threshold=TIE_THRESHOLD)
         return {"first": 0, "second": 1, "same": "same"}[answer]
-    return list(patient.rank_lenses(letter, members, k=2))
+    return patient.rank_lenses(letter, members, k=2)
 
 
 RANKING = Family(
@@ -219,8 +203,7 @@ RANKING = Family(
                                            top_k=2, rule=o["rule"], seed=seed)),
     encode=lambda q: {"context": _floats(q.context), "members": _floats(q.members)},
     answer=_ranking_answer,
-    tell=lambda opt, q, a: opt.tell(q, a if isinstance(a, (int, str)) else tuple(a)),
-    best=lambda opt: _floats(opt.best_point()),
+    decode=lambda a: a if isinstance(a, (int, str)) else tuple(a),
     notes="members are lenses, context the letter size: top-2 of 3 lenses, or duels with ties "
           f"(tie threshold {TIE_THRESHOLD}); 12 trials (the same model runs 20 trials inside the rankings "
           "and duels families)",
@@ -241,12 +224,12 @@ def record_session(family: Family, config: str, seed: int) -> dict:
     optimizer = family.make(options, seed)
     patient = make_patient(seed)
     trials = []
-    for _ in range(n_trials(options)):
-        query = optimizer.ask()
-        answer = family.answer(patient, query, options)
-        family.tell(optimizer, query, answer)
-        trials.append({"query": family.encode(query), "answer": answer})
-    return {"config": config, "seed": seed, "trials": trials, "best": family.best(optimizer)}
+
+    def on_trial(t, query, answer):
+        trials.append({"query": family.encode(query), "answer": json.loads(json.dumps(answer))})
+
+    run_session(optimizer, lambda query: family.answer(patient, query, options), n_trials(options), on_trial)
+    return {"config": config, "seed": seed, "trials": trials, "best": _floats(optimizer.best())}
 
 
 def record_family(family: Family) -> dict:
@@ -298,8 +281,8 @@ def replay_session(family: Family, session: dict) -> str | None:
         found = mismatch(trial["query"], family.encode(query), f"trial {t} query")
         if found:
             return found
-        family.tell(optimizer, query, trial["answer"])
-    return mismatch(session["best"], family.best(optimizer), f"best after {len(session['trials'])} trials")
+        optimizer.tell(query, family.decode(trial["answer"]))
+    return mismatch(session["best"], _floats(optimizer.best()), f"best after {len(session['trials'])} trials")
 
 
 def dumps(data: dict) -> str:

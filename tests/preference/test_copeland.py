@@ -9,6 +9,7 @@ from scipy.special import ndtr
 
 from lensopt.gp import uncertainty
 from lensopt.gp.kernels import SquaredExponential
+from lensopt.preference import DuelQuery
 from lensopt.preference.copeland import (
     RULES,
     CopelandModel,
@@ -145,9 +146,10 @@ def test_dueling_thompson_sampling_finds_the_forrester_optimum_more_often_than_r
         optimizer = CopelandOptimizer([(0, 1)], rule=rule, seed=seed, **FORRESTER_KERNEL)
         rng = np.random.default_rng(100 + seed)
         for _ in range(n_duels):
-            a, b = optimizer.ask()
-            optimizer.tell(a, b, bool(rng.uniform() < ndtr(forrester_utility(a[0]) - forrester_utility(b[0]))))
-        return abs(optimizer.best_point()[0] - FORRESTER_ARGMIN) < 0.04
+            query = optimizer.ask()
+            a, b = query.members
+            optimizer.tell(query, bool(rng.uniform() < ndtr(forrester_utility(a[0]) - forrester_utility(b[0]))))
+        return abs(optimizer.best()[0] - FORRESTER_ARGMIN) < 0.04
 
     thompson = sum(near_optimum("dueling-ts", seed) for seed in range(4))
     random = sum(near_optimum("random", seed) for seed in range(4))
@@ -199,12 +201,16 @@ def test_dueling_thompson_first_members_concentrate_at_the_condorcet_winner():
 
 
 # ---- the ask/tell loop --------------------------------------------------------------------
+def _duel(x_first, x_second):
+    return DuelQuery(context=[], members=[x_first, x_second])
+
+
 def _told(optimizer, n_duels, seed=0):
     rng = np.random.default_rng(seed)
     box = np.array(optimizer.settings.bounds)
     for _ in range(n_duels):
         a, b = rng.uniform(box[:, 0], box[:, 1]), rng.uniform(box[:, 0], box[:, 1])
-        optimizer.tell(a, b, bool(rng.integers(2)))
+        optimizer.tell(_duel(a, b), bool(rng.integers(2)))
     return optimizer
 
 
@@ -213,34 +219,34 @@ def _told(optimizer, n_duels, seed=0):
 def test_every_rule_proposes_a_duel_inside_the_bounds(rule, bounds):
     optimizer = _told(CopelandOptimizer(bounds, rule=rule, seed=3, n_initial=2), 6)
     box = np.array(bounds)
-    for x in optimizer.ask():
-        assert x.shape == (len(bounds),)
+    query = optimizer.ask()
+    assert query.context.shape == (0,) and query.members.shape == (2, len(bounds))
+    for x in query.members:
         assert np.all(x >= box[:, 0]) and np.all(x <= box[:, 1])
-    best = optimizer.best_point()
+    best = optimizer.best()
     assert best.shape == (len(bounds),) and np.all(best >= box[:, 0]) and np.all(best <= box[:, 1])
 
 
 @pytest.mark.parametrize("rule", ["dueling-ts", "pure-exploration"])
 def test_the_challenger_is_not_the_first_member(rule):
     optimizer = _told(CopelandOptimizer([(-1, 1), (-1, 1)], rule=rule, seed=0, n_initial=0), 10)
-    x_first, x_second = optimizer.ask()
+    x_first, x_second = optimizer.ask().members
     assert np.linalg.norm(x_first - x_second) > 0.05
 
 
 @pytest.mark.parametrize("rule", ["dueling-ts", "pure-exploration", "copeland-ei"])
 def test_same_seed_and_history_give_the_same_next_duel_after_from_state(rule):
     optimizer = _told(CopelandOptimizer([(-1, 1), (0, 2)], rule=rule, seed=4, n_initial=3), 7)
-    restored = CopelandOptimizer.from_state(json.loads(json.dumps(optimizer.state())))
-    for x, y in zip(optimizer.ask(), restored.ask()):
-        np.testing.assert_array_equal(x, y)
-    np.testing.assert_array_equal(optimizer.best_point(), restored.best_point())
-    assert restored.n_duels == optimizer.n_duels == 7
+    restored = CopelandOptimizer.from_state(json.loads(json.dumps(optimizer.to_state())))
+    np.testing.assert_array_equal(optimizer.ask().members, restored.ask().members)
+    np.testing.assert_array_equal(optimizer.best(), restored.best())
+    assert restored.n_trials == optimizer.n_trials == 7
 
 
 def test_first_duels_are_random_and_depend_only_on_seed_and_trial():
     a = _told(CopelandOptimizer([(0, 1)], seed=9), 2).ask()
     b = _told(CopelandOptimizer([(0, 1)], seed=9), 2, seed=1).ask()  # other history, same trial
-    np.testing.assert_array_equal(np.concatenate(a), np.concatenate(b))
+    np.testing.assert_array_equal(a.members, b.members)
 
 
 # ---- bad inputs -----------------------------------------------------------------------------
@@ -252,18 +258,22 @@ def test_unknown_rule_is_rejected():
 @pytest.mark.parametrize("outcome", [0.5, 2, "yes", None])
 def test_an_outcome_that_is_not_zero_or_one_is_rejected(outcome):
     with pytest.raises(ValueError, match="preferred_first"):
-        CopelandOptimizer([(0, 1)]).tell([0.2], [0.4], outcome)
+        CopelandOptimizer([(0, 1)]).tell(_duel([0.2], [0.4]), outcome)
 
 
 def test_duels_of_the_wrong_shape_or_outside_the_bounds_are_rejected():
     optimizer = CopelandOptimizer([(0, 1), (0, 1)])
-    with pytest.raises(ValueError, match=r"x_first must be one point of shape \(2,\)"):
-        optimizer.tell([[0.1, 0.2]], [0.3, 0.4], True)
-    with pytest.raises(ValueError, match=r"x_second must have shape \(n, 2\)"):
-        optimizer.tell([0.1, 0.2], [0.3], True)
+    with pytest.raises(ValueError, match="query must be a DuelQuery of two members and no context"):
+        optimizer.tell(([0.1, 0.2], [0.3, 0.4]), True)
+    with pytest.raises(ValueError, match="query must be a DuelQuery of two members and no context"):
+        optimizer.tell(DuelQuery(context=[0.5], members=[[0.1, 0.2], [0.3, 0.4]]), True)
+    with pytest.raises(ValueError, match="query must be a DuelQuery of two members and no context"):
+        optimizer.tell(DuelQuery(context=[], members=[[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]), True)
+    with pytest.raises(ValueError, match=r"x_first must have shape \(n, 2\)"):
+        optimizer.tell(_duel([0.1], [0.3]), True)
     with pytest.raises(ValueError, match=r"x_second\[1\] = 1.5 is outside its bounds"):
-        optimizer.tell([0.1, 0.2], [0.3, 1.5], True)
-    assert optimizer.n_duels == 0
+        optimizer.tell(_duel([0.1, 0.2], [0.3, 1.5]), True)
+    assert optimizer.n_trials == 0
     model = CopelandModel([(0, 1)])
     with pytest.raises(ValueError, match="X_first and X_second must have the same shape"):
         model.fit(np.zeros((3, 1)), np.zeros((2, 1)), [1, 0, 1])
@@ -287,4 +297,4 @@ def test_bad_settings_and_states_are_rejected():
     with pytest.raises(ValueError, match="not a Copeland optimizer state"):
         CopelandOptimizer.from_state({"format": "lensopt.optimizer-state/1"})
     with pytest.raises(ValueError, match="cannot be saved"):
-        CopelandOptimizer([(0, 1)], kernel=default_duel_kernel([(0, 1)])).state()
+        CopelandOptimizer([(0, 1)], kernel=default_duel_kernel([(0, 1)])).to_state()

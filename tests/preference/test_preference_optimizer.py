@@ -64,7 +64,7 @@ def test_muc_challenger_maximizes_the_duel_epistemic_variance_against_the_champi
     optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=3, n_initial=5), 15)
     query = optimizer.ask()
     champion, challenger = query.members
-    np.testing.assert_allclose(champion, optimizer.best_point(), atol=1e-9)
+    np.testing.assert_allclose(champion, optimizer.best(), atol=1e-9)
     grid = np.linspace(0, 1, 4001)[:, None]
     variance = optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), champion, grid))
     chosen = optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), champion, challenger))[0]
@@ -75,7 +75,7 @@ def test_champion_is_the_posterior_mean_argmax_on_a_grid():
     optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=4), 20)
     grid = np.linspace(0, 1, 4001)[:, None]
     mean, _ = optimizer.model.predict_utility(grid)
-    best = optimizer.model.predict_utility(optimizer.best_point()[None])[0][0]
+    best = optimizer.model.predict_utility(optimizer.best()[None])[0][0]
     assert best >= mean.max() - 1e-6
 
 
@@ -88,8 +88,8 @@ def test_batches_never_repeat_a_member(rule):
         query = optimizer.ask()
         gaps = np.abs(query.members[:, None, 0] - query.members[None, :, 0])[np.triu_indices(4, 1)]
         assert query.members.shape == (4, 1) and gaps.min() > 1e-3
-        optimizer.tell(query, _answer(query, np.random.default_rng(optimizer.n_observations)))
-    assert optimizer.n_observations == 6 * 6  # every pair of every batch is a duel
+        optimizer.tell(query, _answer(query, np.random.default_rng(optimizer.n_trials)))
+    assert optimizer.n_trials == 6 * 6  # every pair of every batch is a duel
 
 
 def test_batch_muc_challengers_spread_against_each_other():
@@ -112,15 +112,15 @@ def test_batch_muc_challengers_spread_against_each_other():
 @pytest.mark.parametrize("rule", ["muc", "kss", "duel-ts", "bivariate-ei"])
 def test_same_seed_and_history_give_the_same_next_query_after_a_json_round_trip(rule):
     optimizer = _run(PreferenceOptimizer([(0.0, 1.0)] * 2, rule=rule, seed=7), 9)
-    rebuilt = PreferenceOptimizer.from_state(json.loads(json.dumps(optimizer.state())))
+    rebuilt = PreferenceOptimizer.from_state(json.loads(json.dumps(optimizer.to_state())))
     a, b = optimizer.ask(), rebuilt.ask()
     np.testing.assert_allclose(a.members, b.members, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(rebuilt.best_point(), optimizer.best_point(), atol=1e-9)
+    np.testing.assert_allclose(rebuilt.best(), optimizer.best(), atol=1e-9)
 
 
 def test_contextual_state_round_trip_keeps_the_context_rule():
     optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], context_bounds=[(0.2, 1.0)], rule="muc-ald", seed=8), 8)
-    rebuilt = PreferenceOptimizer.from_state(json.loads(json.dumps(optimizer.state())))
+    rebuilt = PreferenceOptimizer.from_state(json.loads(json.dumps(optimizer.to_state())))
     a, b = optimizer.ask(), rebuilt.ask()
     np.testing.assert_allclose(a.context, b.context, atol=1e-9)
     np.testing.assert_allclose(a.members, b.members, atol=1e-9)
@@ -129,7 +129,7 @@ def test_contextual_state_round_trip_keeps_the_context_rule():
 def test_muc_finds_the_optimum_of_a_bump_better_than_random_duels():
     errors = {}
     for rule in ("muc", "random"):
-        errors[rule] = [abs(_run(PreferenceOptimizer([(0.0, 1.0)], rule=rule, seed=s), 25, seed=s).best_point()[0] - 0.3)
+        errors[rule] = [abs(_run(PreferenceOptimizer([(0.0, 1.0)], rule=rule, seed=s), 25, seed=s).best()[0] - 0.3)
                         for s in range(6)]
     assert np.median(errors["muc"]) < 0.05
     assert np.median(errors["muc"]) < np.median(errors["random"])
@@ -141,9 +141,9 @@ def test_answers_of_the_wrong_form_are_refused_and_nothing_is_recorded():
     for bad in (2, "yes", [((0, 0), 1)], [((0, 5), 1)], [((0, 1), 0.5)], []):
         with pytest.raises(ValueError):
             optimizer.tell(query, bad)
-    assert optimizer.n_observations == 0
+    assert optimizer.n_trials == 0
     with pytest.raises(ValueError, match="outside"):
-        optimizer.tell_duel([], [1.5], [0.2], 1)
+        optimizer.tell(DuelQuery(context=[], members=[[1.5], [0.2]]), 1)
     with pytest.raises(ValueError):
         DuelQuery(context=[], members=[[0.1]])
 

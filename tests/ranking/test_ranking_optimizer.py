@@ -55,7 +55,7 @@ def test_context_maximizes_the_information_on_the_grid():
     query = optimizer.ask()
     grid = np.linspace(0.2, 1.0, CONTEXT_GRID)
     sets = np.stack([np.hstack([np.full((2, 1), s), query.members]) for s in grid])
-    rng = np.random.default_rng([2, optimizer.n_observations])
+    rng = np.random.default_rng([2, optimizer.n_trials])
     values = context_information(optimizer.model, sets, all_outcomes(2, 1, True), True, rng, 20_000)
     chosen = np.flatnonzero(np.isclose(grid, query.context[0]))[0]
     assert values[chosen] >= values.max() - 0.01
@@ -64,21 +64,21 @@ def test_context_maximizes_the_information_on_the_grid():
 def test_state_round_trips_through_json_and_proposes_the_same_next_query():
     optimizer = _run(RankingOptimizer([(0.0, 1.0), (0.0, 1.0)], seed=3, n_initial=3), 7)
     optimizer.ask()  # a fitted model must not change what the rebuilt optimizer proposes
-    state = json.loads(json.dumps(optimizer.state()))
+    state = json.loads(json.dumps(optimizer.to_state()))
     rebuilt = RankingOptimizer.from_state(state)
     first, second = optimizer.ask(), rebuilt.ask()
     np.testing.assert_array_equal(first.members, second.members)
     np.testing.assert_array_equal(first.context, second.context)
-    np.testing.assert_array_equal(optimizer.best_point(), rebuilt.best_point())
-    assert rebuilt.state() == state
+    np.testing.assert_array_equal(optimizer.best(), rebuilt.best())
+    assert rebuilt.to_state() == state
 
 
-def test_a_stored_session_replays_through_tell_observation():
+def test_a_stored_session_replays_through_tell():
     original = _run(RankingOptimizer([(0.0, 1.0)], seed=4, n_initial=2), 5)
     replayed = RankingOptimizer([(0.0, 1.0)], seed=4, n_initial=2)
-    for row in original.state()["history"]:
+    for row in original.to_state()["history"]:
         outcome = tuple(row["outcome"]) if isinstance(row["outcome"], list) else row["outcome"]
-        replayed.tell_observation(row["context"], row["members"], outcome, row["ties_allowed"])
+        replayed.tell(RankingQuery(context=row["context"], members=row["members"]), outcome)
     np.testing.assert_array_equal(original.ask().members, replayed.ask().members)
 
 
@@ -90,7 +90,7 @@ def test_malformed_outcomes_are_rejected_with_a_value_error_and_nothing_is_store
     optimizer = RankingOptimizer([(0.0, 1.0)], seed=0)
     with pytest.raises(ValueError, match=message):
         optimizer.tell(optimizer.ask(), outcome)
-    assert optimizer.n_observations == 0
+    assert optimizer.n_trials == 0
 
 
 def test_same_is_rejected_when_ties_are_not_allowed():
@@ -103,11 +103,11 @@ def test_same_is_rejected_when_ties_are_not_allowed():
 
 @pytest.mark.parametrize("call, message", [
     (lambda o: o.tell((np.zeros(0), np.zeros((2, 1))), 0), "RankingQuery"),
-    (lambda o: o.tell_observation([], [[0.2], [1.5]], 0), "outside its bounds"),
-    (lambda o: o.tell_observation([], [[0.2], [0.2]], 0), "distinct"),
-    (lambda o: o.tell_observation([0.5], [[0.2], [0.3]], 0), "context"),
-    (lambda o: o.tell_observation([], [[0.2, 0.1], [0.3, 0.1]], 0), "members must be"),
-    (lambda o: o.tell_observation([], [[0.1], [0.2], [0.3], [0.4], [0.5]], 0), "members must be"),
+    (lambda o: o.tell(RankingQuery(context=[], members=[[0.2], [1.5]]), 0), "outside its bounds"),
+    (lambda o: o.tell(RankingQuery(context=[], members=[[0.2], [0.2]]), 0), "distinct"),
+    (lambda o: o.tell(RankingQuery(context=[0.5], members=[[0.2], [0.3]]), 0), "context"),
+    (lambda o: o.tell(RankingQuery(context=[], members=[[0.2, 0.1], [0.3, 0.1]]), 0), "members must be"),
+    (lambda o: o.tell(RankingQuery(context=[], members=[[0.1], [0.2], [0.3], [0.4], [0.5]]), 0), "members must be"),
 ])
 def test_bad_queries_are_rejected_with_a_value_error(call, message):
     with pytest.raises(ValueError, match=message):
@@ -130,11 +130,11 @@ def test_state_of_another_format_is_rejected():
     assert RankingSettings.from_dict(RankingSettings(set_size=3).to_dict()).set_size == 3
 
 
-def test_best_point_is_the_centre_before_any_observation_and_in_the_box_after():
+def test_best_is_the_centre_before_any_observation_and_in_the_box_after():
     optimizer = RankingOptimizer([(-4.0, 4.0), (-2.0, 0.0)], seed=5, n_initial=2)
-    np.testing.assert_array_equal(optimizer.best_point(), [0.0, -1.0])
+    np.testing.assert_array_equal(optimizer.best(), [0.0, -1.0])
     _run(optimizer, 3)
-    assert _in_box(optimizer.best_point(), [(-4.0, 4.0), (-2.0, 0.0)])
+    assert _in_box(optimizer.best(), [(-4.0, 4.0), (-2.0, 0.0)])
 
 
 def test_mpes_finds_the_bump_better_than_random_sets():
@@ -144,7 +144,7 @@ def test_mpes_finds_the_bump_better_than_random_sets():
         values = []
         for seed in range(5):
             optimizer = _run(RankingOptimizer([(0.0, 1.0)], rule=rule, seed=seed, n_initial=3), 20, seed=100 + seed)
-            values.append(3.0 - bump(optimizer.best_point())[0])
+            values.append(3.0 - bump(optimizer.best())[0])
         regrets[rule] = np.median(values)
     assert regrets["mpes"] < 0.5 * regrets["random"]
     assert regrets["mpes"] < 0.2

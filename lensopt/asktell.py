@@ -1,0 +1,129 @@
+"""The ask/tell contract every lensopt optimizer satisfies, and the one loop that drives it offline.
+
+An optimizer proposes a query (:meth:`AskTellOptimizer.ask`), is told the answer
+(:meth:`AskTellOptimizer.tell`) and reports its current optimum (:meth:`AskTellOptimizer.best`).
+Its next decision is a function of its settings and its history only (the randomness of a decision
+is drawn from ``(seed, n_trials)``), so :meth:`~AskTellOptimizer.to_state` — plain JSON — and
+:meth:`~AskTellOptimizer.from_state` rebuild an optimizer that makes the same next decision.
+
+The seven optimizers, their query → answer, and what ``best()`` reports:
+
+- :class:`lensopt.refraction.RefractionOptimizer`: ``Trial`` → correct (bool); the lens
+  ``(sphere_d, cylinder_d)``;
+- :class:`lensopt.duel_refraction.DuelRefractionOptimizer`: ``DuelTrial`` → ``"first"``,
+  ``"second"`` or ``"same"``; the lens;
+- :class:`lensopt.ranking_refraction.RankingRefractionOptimizer`: ``RankingTrial`` → lens indices,
+  clearest first; the lens;
+- :class:`lensopt.optimizer.ContextualOptimizer`: ``Query`` → 0/1; the system point ``(n_system,)``;
+- :class:`lensopt.preference.PreferenceOptimizer`: ``DuelQuery`` → 0/1 (a batch: one per pair); the
+  system point;
+- :class:`lensopt.preference.copeland.CopelandOptimizer`: ``DuelQuery`` → 0/1; the Condorcet winner;
+- :class:`lensopt.ranking.RankingOptimizer`: ``RankingQuery`` → an ordering or ``"same"``; the
+  system point.
+
+The PsychoPy trial loops (:mod:`lensopt.experiment`) own their loop and call ``ask``/``tell``
+themselves; everything that answers by computation (the simulated patient, a user's script) runs
+:func:`run_session`. Like trieste's ``AskTellOptimizer`` and emukit's outer loop, driven from outside.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, Self, TypeVar, runtime_checkable
+
+QueryT = TypeVar("QueryT")
+"""What an optimizer asks (a lens trial, a duel, a set of members...)."""
+AnswerT_contra = TypeVar("AnswerT_contra", contravariant=True)
+"""What it is told back about a query."""
+
+NO_DECISION_MS = math.nan
+"""``last_decision_ms`` before an optimizer's first decision."""
+
+
+@runtime_checkable
+class AskTellOptimizer(Protocol[QueryT, AnswerT_contra]):
+    """An optimizer driven from outside: ``ask()``, ``tell(query, answer)``, ``best()``.
+
+    ``n_trials`` is the length of the history the next decision is a function of: the answers told
+    (for :class:`lensopt.preference.PreferenceOptimizer`, the duels: a batch answer adds one per
+    compared pair). ``last_decision_ms`` is the duration of the last :meth:`ask` (NaN before the
+    first). ``to_state()`` is JSON-able, with a ``"format"`` tag; ``from_state(state)`` rebuilds an
+    optimizer whose next :meth:`ask` equals this one's.
+    """
+
+    @property
+    def n_trials(self) -> int: ...
+
+    @property
+    def last_decision_ms(self) -> float: ...
+
+    def ask(self) -> QueryT:
+        """The next query."""
+        ...
+
+    def tell(self, query: QueryT, answer: AnswerT_contra) -> None:
+        """Record the ``answer`` to ``query`` (a query returned by :meth:`ask`, or an equal one)."""
+        ...
+
+    def best(self) -> Any:
+        """The reported optimum: the argmax of the posterior mean at the reference context."""
+        ...
+
+    def to_state(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Self: ...
+
+
+@runtime_checkable
+class StoppableOptimizer(AskTellOptimizer[QueryT, AnswerT_contra], Protocol[QueryT, AnswerT_contra]):
+    """An optimizer with a stopping rule: ``confidence()`` in its :meth:`best`, ``should_stop()``."""
+
+    def confidence(self) -> float:
+        """Posterior probability that :meth:`best` is good enough (the stopping rule's criterion)."""
+        ...
+
+    def should_stop(self) -> bool:
+        """Whether the session may stop now (never without a stopping rule)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SessionRun:
+    """What :func:`run_session` did: ``n_trials`` run, whether ``stop`` ended the session (at its last
+    trial), and the duration of each decision (``optimizer.last_decision_ms`` after each ask)."""
+
+    n_trials: int
+    stopped: bool
+    decision_ms: tuple[float, ...]
+
+
+def run_session(optimizer: AskTellOptimizer[QueryT, AnswerT_contra], respond: Callable[[QueryT], AnswerT_contra],
+                n_trials: int, on_trial: Callable[[int, QueryT, AnswerT_contra], None] | None = None,
+                stop: Callable[[], bool] | None = None) -> SessionRun:
+    """The ask → answer → tell loop: at most ``n_trials`` times ``query = optimizer.ask()``,
+    ``answer = respond(query)``, ``optimizer.tell(query, answer)``.
+
+    ``on_trial(t, query, answer)`` is called after each tell (``t`` from 1); ``stop()`` after it:
+    the session ends after the first trial at which it returns True (e.g. ``stop=optimizer.should_stop``
+    of a :class:`StoppableOptimizer`).
+    """
+    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
+        raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
+    decision_ms: list[float] = []
+    stopped, t = False, 0
+    for t in range(1, n_trials + 1):
+        query = optimizer.ask()
+        decision_ms.append(float(optimizer.last_decision_ms))
+        answer = respond(query)
+        optimizer.tell(query, answer)
+        if on_trial is not None:
+            on_trial(t, query, answer)
+        if stop is not None and stop():
+            stopped = True
+            break
+    return SessionRun(n_trials=t, stopped=stopped, decision_ms=tuple(decision_ms))
+
+__all__ = ["NO_DECISION_MS", "AskTellOptimizer", "SessionRun", "StoppableOptimizer", "run_session"]

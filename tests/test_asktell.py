@@ -1,0 +1,169 @@
+"""The ask/tell contract (lensopt.asktell): every optimizer satisfies it, and run_session drives it.
+
+:func:`build_optimizers` assigns each of the seven optimizers to a variable annotated with the
+Protocol: ``mypy`` (``[tool.mypy]`` in pyproject.toml checks this file) reports an optimizer that
+lacks a member of the contract, and the tests below check the same at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lensopt.asktell import (
+    AskTellOptimizer,
+    SessionRun,
+    StoppableOptimizer,
+    run_session,
+)
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
+from lensopt.optimizer import ContextualOptimizer, Query
+from lensopt.preference import DuelQuery, PreferenceOptimizer
+from lensopt.preference.copeland import CopelandOptimizer
+from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction import RefractionOptimizer
+from lensopt.trial import Trial
+
+N_INITIAL = 2
+"""Random first trials of the optimizers below, so that a few trials reach their rules."""
+REL_TOL, ABS_TOL = 1e-9, 1e-12
+"""How equal a rebuilt optimizer's decision is to the live one's (as the golden decisions): the
+rebuilt model is fitted once from the prior, the live one warm-started from its last fit."""
+
+
+def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
+    """The seven optimizers, small and fast, each typed by the contract it satisfies."""
+    letters: StoppableOptimizer[Trial, bool] = RefractionOptimizer(
+        "ucb-ald", seed, n_initial=N_INITIAL, lens_step_d=0.25,
+        stop={"confidence": 0.9, "min_trials": 2, "max_trials": 50})
+    duels: AskTellOptimizer[DuelTrial, str] = DuelRefractionOptimizer(seed=seed, n_initial=N_INITIAL)
+    rankings: AskTellOptimizer[RankingTrial, tuple[int, ...]] = RankingRefractionOptimizer(
+        seed=seed, n_initial=N_INITIAL)
+    contextual: AskTellOptimizer[Query, bool] = ContextualOptimizer(
+        [(-1.0, 1.0)], [(0.0, 1.0)], rule="ucb-ald", seed=seed, n_initial=N_INITIAL)
+    preference: AskTellOptimizer[DuelQuery, int] = PreferenceOptimizer(
+        [(-1.0, 1.0)], [(0.0, 1.0)], rule="muc-ald", seed=seed, n_initial=N_INITIAL)
+    copeland: AskTellOptimizer[DuelQuery, int] = CopelandOptimizer([(-1.0, 1.0)], seed=seed, n_initial=N_INITIAL)
+    ranking: AskTellOptimizer[RankingQuery, int | str] = RankingOptimizer(
+        [(-1.0, 1.0)], [(0.0, 1.0)], seed=seed, n_initial=N_INITIAL)
+    return {"letters": letters, "duels": duels, "rankings": rankings, "contextual": contextual,
+            "preference": preference, "copeland": copeland, "ranking": ranking}
+
+
+def _clearness(lens: Any) -> float:
+    return -float(np.sum(np.square(lens)))  # the lens nearest 0 D is the clearest
+
+
+#: A deterministic answer to each optimizer's queries (a function of the query only).
+RESPONSES: dict[str, Callable[[Any], Any]] = {
+    "letters": lambda t: t.letter_logmar > 0.4 - 0.1 * abs(t.sphere_d),
+    "duels": lambda t: "first" if _clearness(t.first_lens_d) >= _clearness(t.second_lens_d) else "second",
+    "rankings": lambda t: tuple(int(i) for i in np.argsort([-_clearness(lens) for lens in t.lenses_d])),
+    "contextual": lambda q: bool(q.context[0] > abs(q.system[0])),
+    "preference": lambda q: int(_clearness(q.members[0]) >= _clearness(q.members[1])),
+    "copeland": lambda q: int(_clearness(q.members[0]) >= _clearness(q.members[1])),
+    "ranking": lambda q: int(np.argmax([_clearness(x) for x in q.members])),
+}
+NAMES = list(RESPONSES)
+
+
+def _assert_same(a: Any, b: Any) -> None:
+    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=REL_TOL, atol=ABS_TOL)
+
+
+def _assert_same_query(a: Any, b: Any) -> None:
+    assert type(a) is type(b)
+    for field in fields(a):
+        _assert_same(getattr(a, field.name), getattr(b, field.name))
+
+
+def test_there_is_a_response_for_every_optimizer():
+    assert set(build_optimizers()) == set(RESPONSES)
+    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 7
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_optimizer_satisfies_the_protocol(name):
+    optimizer = build_optimizers()[name]
+    assert isinstance(optimizer, AskTellOptimizer)
+    assert isinstance(optimizer, StoppableOptimizer) == (name == "letters")
+
+
+def test_an_object_missing_a_member_of_the_contract_is_not_an_optimizer():
+    class NoBest:
+        n_trials = 0
+        last_decision_ms = math.nan
+
+        def ask(self): ...
+
+        def tell(self, query, answer): ...
+
+        def to_state(self): ...
+
+        @classmethod
+        def from_state(cls, state): ...
+
+    assert not isinstance(NoBest(), AskTellOptimizer)
+    setattr(NoBest, "best", lambda self: None)  # noqa: B010 (a member the class did not declare)
+    assert isinstance(NoBest(), AskTellOptimizer)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_last_decision_ms_is_nan_before_the_first_decision_and_a_duration_after(name):
+    optimizer = build_optimizers()[name]
+    assert math.isnan(optimizer.last_decision_ms) and optimizer.n_trials == 0
+    optimizer.ask()
+    assert math.isfinite(optimizer.last_decision_ms) and optimizer.last_decision_ms >= 0.0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_json_round_trip_of_the_state_gives_the_same_next_decision(name):
+    optimizer = build_optimizers(seed=3)[name]
+    run_session(optimizer, RESPONSES[name], N_INITIAL + 3)
+    state = json.loads(json.dumps(optimizer.to_state()))
+    rebuilt = type(optimizer).from_state(state)
+    assert rebuilt.n_trials == optimizer.n_trials == N_INITIAL + 3
+    assert rebuilt.to_state() == state
+    _assert_same_query(rebuilt.ask(), optimizer.ask())
+    _assert_same(rebuilt.best(), optimizer.best())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_run_session_is_the_ask_answer_tell_loop(name):
+    by_hand, looped = build_optimizers(seed=1)[name], build_optimizers(seed=1)[name]
+    respond = RESPONSES[name]
+    for _ in range(N_INITIAL + 2):
+        query = by_hand.ask()
+        by_hand.tell(query, respond(query))
+    seen: list[tuple[int, Any, Any]] = []
+    run = run_session(looped, respond, N_INITIAL + 2, on_trial=lambda t, q, a: seen.append((t, q, a)))
+    assert run.n_trials == looped.n_trials == N_INITIAL + 2 and not run.stopped
+    assert [t for t, _, _ in seen] == [1, 2, 3, 4] and all(respond(q) == a for _, q, a in seen)
+    assert len(run.decision_ms) == 4 and all(math.isfinite(ms) for ms in run.decision_ms)
+    assert looped.to_state() == by_hand.to_state()
+
+
+def test_run_session_ends_after_the_first_trial_at_which_stop_says_so():
+    optimizer = build_optimizers()["contextual"]
+    run = run_session(optimizer, RESPONSES["contextual"], 10, stop=lambda: optimizer.n_trials >= 3)
+    assert run == SessionRun(n_trials=3, stopped=True, decision_ms=run.decision_ms) and optimizer.n_trials == 3
+
+
+def test_run_session_with_a_stoppable_optimizer_stops_by_its_rule():
+    optimizer = build_optimizers()["letters"]
+    assert isinstance(optimizer, StoppableOptimizer)
+    run = run_session(optimizer, RESPONSES["letters"], 60, stop=optimizer.should_stop)
+    assert run.stopped and run.n_trials == optimizer.n_trials <= 50  # the rule's max_trials
+
+
+@pytest.mark.parametrize("n_trials", [0, -1, 2.0, True])
+def test_run_session_refuses_a_trial_count_that_is_not_a_positive_integer(n_trials):
+    with pytest.raises(ValueError, match="positive integer"):
+        run_session(build_optimizers()["contextual"], RESPONSES["contextual"], n_trials)

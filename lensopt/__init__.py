@@ -25,9 +25,9 @@ __all__ = ["__version__", "RefractionOptimizer", "ContextualOptimizer", "Trial"]
 
 def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI
     if name in ("RefractionOptimizer", "ContextualOptimizer"):
-        from lensopt import optimizer
+        from lensopt import optimizer, refraction
 
-        return getattr(optimizer, name)
+        return getattr(refraction if name == "RefractionOptimizer" else optimizer, name)
     if name == "Trial":
         from lensopt.trial import Trial
 

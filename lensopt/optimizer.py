@@ -290,7 +290,4 @@ class ContextualOptimizer:
         return opt
 
 
-# Re-exported for convenience; defined in its own module to keep this one short.
-from lensopt.refraction import RefractionOptimizer  # noqa: E402
-
-__all__ = ["ContextualOptimizer", "RefractionOptimizer", "Query", "STATE_FORMAT"]
+__all__ = ["ContextualOptimizer", "Query", "STATE_FORMAT"]

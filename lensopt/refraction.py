@@ -8,6 +8,7 @@ import numpy as np
 from scipy.stats import norm
 
 from lensopt.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
+from lensopt.optimizer import ContextualOptimizer, Query
 from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.settings import KernelSpec
@@ -102,8 +103,6 @@ class RefractionOptimizer:
                  n_initial=5, lens_step_d=None, inference="ep", hyperparameters=None,
                  n_alternatives=26, reference_context="adaptive", likelihood="floored",
                  lapse=DEFAULT_MODEL_LAPSE, prior_mean=None, stop=None, **options):
-        from lensopt.optimizer import ContextualOptimizer
-
         if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
         if likelihood not in LIKELIHOODS:
@@ -212,8 +211,6 @@ class RefractionOptimizer:
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:
-        from lensopt.optimizer import Query
-
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be a bool, got {correct!r}")
         self._core.tell(Query(np.array([trial.letter_logmar]), np.array([trial.sphere_d, trial.cylinder_d])),

@@ -116,7 +116,7 @@ def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, st
                              old_format=False):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     opt = RefractionOptimizer(rule=rule, seed=seed, stop=stop)
@@ -152,7 +152,7 @@ def session(tmp_path_factory):
 
 
 def _rebuilt(info, history):
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import RefractionOptimizer
 
     return RefractionOptimizer.from_settings(info.optimizer_settings, history)
 

@@ -31,7 +31,7 @@ WAIT_MS = 60_000
 def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished"):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     opt = RefractionOptimizer(rule=rule, seed=seed)
@@ -74,7 +74,7 @@ def _open(qtbot, db_path, session_id, **kwargs):
 
 
 def _best_lens_text(history, info_settings):
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import RefractionOptimizer
 
     sphere, cylinder = RefractionOptimizer.from_settings(info_settings, history).best_lens()
     return f"best lens S {sphere:+.2f} ± ", f"C {cylinder:+.2f} ± "
@@ -106,7 +106,7 @@ def test_window_opens_on_a_stored_session_shows_the_optimizers_best_lens_and_exp
     sphere_text, cylinder_text = _best_lens_text(history, _settings(db_path, sid))
     assert sphere_text in text and cylinder_text in text
     best = window.snapshot.best
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import RefractionOptimizer
 
     expected = RefractionOptimizer.from_settings(_settings(db_path, sid), history).best_lens()
     np.testing.assert_allclose((best.sphere_d, best.cylinder_d), expected, atol=1e-9)
@@ -184,7 +184,7 @@ def test_missing_database_file_is_a_message_in_the_window(qtbot, tmp_path):
 
 
 def test_empty_session_waits_for_the_first_trial_then_shows_it(qtbot, tmp_path):
-    from lensopt.optimizer import RefractionOptimizer
+    from lensopt.refraction import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     path = tmp_path / "empty.db"

@@ -14,7 +14,7 @@ from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.session import RunRequest, run_session
-from lensopt.optimizer import RefractionOptimizer
+from lensopt.refraction import RefractionOptimizer
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
 from lensopt.trial import Trial
@@ -109,7 +109,7 @@ def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path
         info, trials = store.session(outcome.session_id), store.trials(outcome.session_id)
     rebuilt = RefractionOptimizer.from_settings(
         info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in trials])
-    sphere_d, cylinder_d = rebuilt.best_lens()
+    sphere_d, cylinder_d = rebuilt.best()
     quarter = lambda d: math.floor(d * 4 + 0.5) / 4  # nearest quarter diopter, by hand
     expected = (f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D; on the phoropter (0.25 D steps): "
                 f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D")

@@ -241,6 +241,3 @@ class DuelRefractionOptimizer:
         letter size)."""
         sphere, cylinder = np.asarray(self._core.best(), float)
         return float(sphere), float(cylinder)
-
-    #: Old name of :meth:`best`, still called by ``lensopt.dashboard`` and ``lensopt.bench``.
-    best_lens = best

@@ -224,9 +224,6 @@ class ContextualOptimizer:
             return self._argmax_mean(self._upper_context())
         return self._argmax_mean(self.reference_context())
 
-    #: Old name of :meth:`best`, still called by ``lensopt.bench.runner``.
-    best_system = best
-
     def threshold_context(self, system, target_latent=None) -> float:
         """The context at which the posterior mean latent at ``system`` equals the target.
 

@@ -153,6 +153,3 @@ class RankingRefractionOptimizer:
         letter size)."""
         sphere, cylinder = np.asarray(self._core.best(), float)
         return float(sphere), float(cylinder)
-
-    #: Old name of :meth:`best`, still called by ``lensopt.dashboard``.
-    best_lens = best

@@ -224,9 +224,6 @@ class RefractionOptimizer:
         sphere, cylinder = self._core.best()
         return float(sphere), float(cylinder)
 
-    #: Old name of :meth:`best`, still called by ``lensopt.dashboard`` and ``lensopt.bench``.
-    best_lens = best
-
     @single_threaded
     def certainty(self):
         """:class:`lensopt.certainty.LensCertainty` of :meth:`best`: the posterior probability

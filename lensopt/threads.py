@@ -31,7 +31,7 @@ next import; call :func:`rescan` after loading one that way.
 Nesting and threads: the limit is process-wide (so are the BLAS thread counts). A counter guarded
 by a lock records how many limited calls are running, in any thread; the first to enter saves the
 libraries' thread counts and sets the limit, the last to leave restores them. Nested calls (``ask``
-calling ``best_lens``) and calls from the Qt dashboard's worker thread while the main thread
+calling ``best``) and calls from the Qt dashboard's worker thread while the main thread
 decides are therefore fine; while any limited call runs, other BLAS work of the process also runs
 with the limit. OpenMP defines its thread count per calling thread, so an OpenMP library (not used
 by numpy or scipy's OpenBLAS) is limited in the thread that entered first.

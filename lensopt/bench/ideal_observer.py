@@ -137,7 +137,7 @@ def _axis(bounds, step):
 class IdealObserver:
     """Grid-Bayes ideal observer with ask/tell, duck-typed like ``RefractionOptimizer``.
 
-    ``ask() -> Trial``, ``tell(trial, correct)``, ``best_lens() -> (sphere_d, cylinder_d)``,
+    ``ask() -> Trial``, ``tell(trial, correct)``, ``best() -> (sphere_d, cylinder_d)``,
     ``confidence()``, ``certainty()``, ``should_stop()`` (by ``stop``, a :class:`lensopt.stopping.StopRule`; never
     when ``stop`` is None), ``n_trials``, ``last_decision_ms`` (duration of the last ``ask``),
     ``rule == "ideal"``, ``seed``. The only randomness breaks exact ties between candidate
@@ -344,7 +344,7 @@ class IdealObserver:
         def compute():
             w = self.posterior()
             top = np.argsort(-w, kind="stable")[:N_HYPOTHESIS_CANDIDATES]
-            estimate = np.asarray(self.best_lens())
+            estimate = np.asarray(self.best())
             lenses = np.vstack([self._coarse_lenses, self._hyp[top], estimate + self._local_offsets])
             s = self.settings
             rounded = np.array([[round_to_step(a, s.lens_step_d, s.sphere_bounds_d),
@@ -387,11 +387,11 @@ class IdealObserver:
         points, weights = self._scoring_hypotheses()
         return (self._acuity(lenses, points) - self.settings.va_best_logmar) @ weights
 
-    def best_lens(self) -> tuple[float, float]:
+    def best(self) -> tuple[float, float]:
         """The lens minimizing the posterior expected acuity loss (see the module docstring)."""
-        return self._cached("best_lens", self._best_lens)
+        return self._cached("best", self._best)
 
-    def _best_lens(self) -> tuple[float, float]:
+    def _best(self) -> tuple[float, float]:
         s = self.settings
         points, weights = self._scoring_hypotheses()
         order = np.argsort(-weights, kind="stable")[:N_LENS_STARTS]
@@ -418,10 +418,10 @@ class IdealObserver:
         return float(x[0]), float(x[1])
 
     def confidence(self) -> float:
-        """Posterior probability that :meth:`best_lens` is within ``CRITERION_LOGMAR`` of the
+        """Posterior probability that :meth:`best` is within ``CRITERION_LOGMAR`` of the
         best acuity: ``Σ_h w(h) 1[VA(x̂; h) − VA_best ≤ 0.025]`` over the whole grid."""
         def compute():
-            loss = self._acuity(np.array([self.best_lens()]), self._hyp)[0] - self.settings.va_best_logmar
+            loss = self._acuity(np.array([self.best()]), self._hyp)[0] - self.settings.va_best_logmar
             return float(min(1.0, max(0.0, self.posterior() @ (loss <= CRITERION_LOGMAR))))
 
         return self._cached("confidence", compute)

@@ -7,11 +7,11 @@ dashboard rebuilds the session's optimizer from its stored answers (``DuelRefrac
 ``RankingRefractionOptimizer.from_settings(session.optimizer_settings, history)``; a duel's "the
 same" included: the tie model uses it, the probit model keeps it in the history only) and derives
 every number the panels draw into one frozen :class:`ComparisonSnapshot`, with the optimizer's
-``predict_utility``, ``reference_letter_logmar`` and ``best_lens()`` only.
+``predict_utility``, ``reference_letter_logmar`` and ``best()`` only.
 
 - **Lens map**: the posterior mean utility ``f(s₀, S, C)`` on a grid, at the reference letter
   size ``s₀`` where the optimizer reports its best lens (``predict_utility``).
-- **Best lens**: ``best_lens()`` (argmax of the posterior mean) with the ± of its location from
+- **Best lens**: ``best()`` (argmax of the posterior mean) with the ± of its location from
   Thompson samples of the argmax, exactly as for letter sessions
   (:func:`lensopt.dashboard.posterior.optimum_spread`).
 - **Utility profile** (the letter mode's psychometric panel has no meaning here): the posterior
@@ -97,7 +97,7 @@ def compute_comparison_parts(opt, rng):
     """Utility map, best lens (with the spread of its location) and utility profile of ``opt``."""
     sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
     reference = opt.reference_letter_logmar
-    best_d = opt.best_lens()
+    best_d = opt.best()
 
     lenses, _, _ = lens_grid(sphere_b, cylinder_b, LENS_MAP_POINTS)
     mean, var = opt.predict_utility(reference, lenses)

@@ -152,7 +152,7 @@ def _default_factory(settings: dict, history):
 
 
 def _best_acuity(opt):
-    sphere_d, cylinder_d = opt.best_lens()
+    sphere_d, cylinder_d = opt.best()
     mean, sd = opt.predicted_acuity_logmar(sphere_d, cylinder_d)
     return float(sphere_d), float(cylinder_d), _scalar(mean), _scalar(sd)
 

@@ -6,7 +6,7 @@ The letter sessions (:mod:`lensopt.dashboard.model`) and the sessions that compa
 
 Uncertainty of the best lens
 ----------------------------
-``best_lens()`` is the argmax of the posterior mean (METHOD.md §4, "reported solution"). Its ± in
+``best()`` is the argmax of the posterior mean (METHOD.md §4, "reported solution"). Its ± in
 diopters is the posterior spread of the *location* of the optimum, estimated by Thompson sampling
 on a grid: joint draws of the latent ``f(s₀, S, C)`` from the GP posterior (``predict_latent`` with
 ``full_cov=True``) on a coarse grid over the lens bounds, then again on a finer grid around the

@@ -156,9 +156,6 @@ class PreferenceOptimizer:
             self._best = (self.n_trials, point)
         return self._best[1].copy()
 
-    #: Old name of :meth:`best`, still called by ``lensopt.bench.preferential``.
-    best_point = best
-
     # ----------------------------------------------------------------- ask/tell
     @single_threaded
     def ask(self) -> DuelQuery:

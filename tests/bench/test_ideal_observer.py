@@ -94,13 +94,13 @@ def test_simulated_session_reaches_within_005_logmar_in_100_trials(seed):
     for _ in range(100):
         trial = observer.ask()
         observer.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-    error = patient.visual_acuity(*observer.best_lens()) - patient.best_acuity_logmar
+    error = patient.visual_acuity(*observer.best()) - patient.best_acuity_logmar
     assert error <= 0.05
     assert observer.n_trials == 100 and observer.last_decision_ms > 0
     certainty = observer.certainty()  # 95 % posterior intervals (grid points) around the reported lens
     assert certainty.confidence == observer.confidence()
     for (low, high), best_d in zip((certainty.sphere_interval_d, certainty.cylinder_interval_d),
-                                   observer.best_lens()):
+                                   observer.best()):
         assert low - 0.05 <= best_d <= high + 0.05 and 0 < high - low < 1.5
 
 
@@ -146,7 +146,7 @@ def test_same_seed_and_answers_give_the_same_trials_and_lens():
         for correct in answers:
             trials.append(observer.ask())
             observer.tell(trials[-1], bool(correct))
-        return trials, observer.best_lens()
+        return trials, observer.best()
 
     assert session(4) == session(4)
 
@@ -160,13 +160,13 @@ def test_lens_step_rounds_every_asked_and_reported_lens():
             assert value / 0.25 == pytest.approx(round(value / 0.25), abs=1e-9)
         assert -1.0 <= trial.letter_logmar <= 2.0
         observer.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-    for value in observer.best_lens():
+    for value in observer.best():
         assert value / 0.25 == pytest.approx(round(value / 0.25), abs=1e-9)
 
 
 def test_reported_lens_minimizes_the_posterior_expected_acuity_loss():
     observer = _observer_after(20)
-    best = np.array(observer.best_lens())
+    best = np.array(observer.best())
     around = best + np.array([[0.05, 0], [-0.05, 0], [0, 0.05], [0, -0.05], [0.1, -0.1]])
     losses = observer.expected_loss_logmar(np.vstack([best, around]))
     assert losses[0] <= losses[1:].min() + 1e-12

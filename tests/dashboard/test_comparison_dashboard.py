@@ -59,15 +59,15 @@ def _open(qtbot, db_path, session_id, **kwargs):
 
 
 def _rebuilt_best_lens(kind, db_path, sid, n=None):
-    """``best_lens()`` of the session's optimizer rebuilt on its first ``n`` stored answers."""
+    """``best()`` of the session's optimizer rebuilt on its first ``n`` stored answers."""
     with SessionStore(db_path, readonly=True) as store:
         info = store.session(sid)
         if kind == "duel":
             history = [(DuelTrial(r.first_lens_d, r.second_lens_d, r.letter_logmar), r.answer)
                        for r in store.duel_trials(sid)[:n]]
-            return DuelRefractionOptimizer.from_settings(info.optimizer_settings, history).best_lens()
+            return DuelRefractionOptimizer.from_settings(info.optimizer_settings, history).best()
         history = [(RankingTrial(r.lenses_d, r.letter_logmar), r.order) for r in store.ranking_trials(sid)[:n]]
-    return RankingRefractionOptimizer.from_settings(info.optimizer_settings, history).best_lens()
+    return RankingRefractionOptimizer.from_settings(info.optimizer_settings, history).best()
 
 
 def _append_one(kind, db_path, sid, index):

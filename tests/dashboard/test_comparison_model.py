@@ -63,8 +63,8 @@ def test_the_session_kind_picks_its_model(session):
 def test_snapshot_best_lens_is_the_rebuilt_optimizers(session):
     snap, opt = session["snap"], _rebuilt(session)
     assert isinstance(snap, ComparisonSnapshot) and snap.live and snap.n_trials == N_TRIALS
-    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), opt.best_lens(), atol=1e-12)
-    sphere, cylinder = opt.best_lens()
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), opt.best(), atol=1e-12)
+    sphere, cylinder = opt.best()
     line = snap.summary_line()
     assert f"{N_TRIALS} {session['kind']}s (" in line
     assert f"best lens S {sphere:+.2f} ± " in line and f"C {cylinder:+.2f} ± " in line
@@ -107,7 +107,7 @@ def test_utility_map_is_the_posterior_mean_at_the_reference_letters_and_peaks_ne
     mean, var = opt.predict_utility(um.letter_logmar, np.column_stack([s.ravel(), c.ravel()]))
     np.testing.assert_allclose(um.mean, mean.reshape(um.mean.shape), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(um.sd, np.sqrt(var).reshape(um.sd.shape), rtol=1e-10, atol=1e-10)
-    at_best = opt.predict_utility(um.letter_logmar, [opt.best_lens()])[0][0]
+    at_best = opt.predict_utility(um.letter_logmar, [opt.best()])[0][0]
     assert at_best >= um.mean.max() - 1e-6  # no grid lens beats the reported best lens
 
 
@@ -137,7 +137,7 @@ def test_utility_profile_is_a_difference_from_the_best_lens_with_zero_spread_the
 def test_replay_snapshot_is_the_optimizer_rebuilt_on_the_first_answers(session):
     snap = session["model"].snapshot(5)
     assert not snap.live and snap.n_trials == 5
-    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), _rebuilt(session, 5).best_lens(),
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), _rebuilt(session, 5).best(),
                                atol=1e-12)
 
 

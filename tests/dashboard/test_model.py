@@ -165,8 +165,8 @@ def test_stored_trials_replay_to_the_experiments_history(session):
 def test_snapshot_best_lens_is_the_rebuilt_optimizers_best_lens(session):
     opt = _rebuilt(session["info"], session["history"])
     best = session["snap"].best
-    np.testing.assert_allclose((best.sphere_d, best.cylinder_d), opt.best_lens(), atol=1e-9)
-    mean, sd = opt.predicted_acuity_logmar(*opt.best_lens())
+    np.testing.assert_allclose((best.sphere_d, best.cylinder_d), opt.best(), atol=1e-9)
+    mean, sd = opt.predicted_acuity_logmar(*opt.best())
     np.testing.assert_allclose((best.acuity_mean_logmar, best.acuity_sd_logmar), (mean, sd), rtol=1e-9)
 
 
@@ -230,13 +230,13 @@ def test_trials_near_the_best_lens_are_those_within_the_radius(session):
 def test_history_and_replay_match_an_optimizer_rebuilt_on_the_first_trials(session):
     k = 17
     opt = _rebuilt(session["info"], session["history"][:k])
-    mean, _ = opt.predicted_acuity_logmar(*opt.best_lens())
+    mean, _ = opt.predicted_acuity_logmar(*opt.best())
     history = session["snap"].history
     assert history.n_trials.tolist() == list(range(1, N_TRIALS + 1))
     assert history.acuity_mean_logmar[k - 1] == pytest.approx(float(mean), rel=1e-9, abs=1e-12)
     replay = session["model"].snapshot(k)
     assert not replay.live and replay.n_trials == k
-    np.testing.assert_allclose((replay.best.sphere_d, replay.best.cylinder_d), opt.best_lens(), atol=1e-9)
+    np.testing.assert_allclose((replay.best.sphere_d, replay.best.cylinder_d), opt.best(), atol=1e-9)
     assert replay.history.n_trials.tolist() == list(range(1, k + 1))
     assert session["snap"].history.acuity_mean_logmar[-1] == pytest.approx(session["snap"].best.acuity_mean_logmar)
 
@@ -314,7 +314,7 @@ def test_an_old_format_session_loads_with_its_plain_probit_model_and_no_stop_rul
     snap = SessionModel(info).update(info, records)
     opt = _rebuilt(info, history)
     assert opt.likelihood == "probit"
-    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), opt.best_lens(), atol=1e-9)
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), opt.best(), atol=1e-9)
     assert not snap.psychometric.floored and snap.psychometric.p_mean.min() < 1e-3  # Φ(f): no guess floor
     assert snap.certainty.confidence == opt.certainty().confidence and not snap.certainty.has_stop_rule
     labels = [row[0] for row in summary_rows(snap)]

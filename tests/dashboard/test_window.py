@@ -76,7 +76,7 @@ def _open(qtbot, db_path, session_id, **kwargs):
 def _best_lens_text(history, info_settings):
     from lensopt.refraction import RefractionOptimizer
 
-    sphere, cylinder = RefractionOptimizer.from_settings(info_settings, history).best_lens()
+    sphere, cylinder = RefractionOptimizer.from_settings(info_settings, history).best()
     return f"best lens S {sphere:+.2f} ± ", f"C {cylinder:+.2f} ± "
 
 
@@ -108,7 +108,7 @@ def test_window_opens_on_a_stored_session_shows_the_optimizers_best_lens_and_exp
     best = window.snapshot.best
     from lensopt.refraction import RefractionOptimizer
 
-    expected = RefractionOptimizer.from_settings(_settings(db_path, sid), history).best_lens()
+    expected = RefractionOptimizer.from_settings(_settings(db_path, sid), history).best()
     np.testing.assert_allclose((best.sphere_d, best.cylinder_d), expected, atol=1e-9)
 
     shot = window.save_screenshot(tmp_path / "window.png")

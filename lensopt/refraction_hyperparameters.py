@@ -29,6 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from lensopt.asktell import run_session
 from lensopt.gp import GPClassifier
 from lensopt.observer import draw_patients
 from lensopt.refraction import (
@@ -86,9 +87,8 @@ def _classifier(kernel: KernelSpec, model: str, n_alternatives: int = 26):
 def session_responses(patient, n_responses, seed, kernel: KernelSpec, model: str = "probit"):
     """The trials of a UCB-ALD session run with ``kernel`` (and the answer ``model``) on ``patient``."""
     opt = RefractionOptimizer(rule="ucb-ald", seed=seed, hyperparameters=kernel, **_model_options(model))
-    for _ in range(n_responses):
-        trial = opt.ask()
-        opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    run_session(opt, lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d),
+                n_responses)
     X = np.array([[t.letter_logmar, t.sphere_d, t.cylinder_d] for t, _ in opt.history])
     return X, np.array([int(c) for _, c in opt.history])
 

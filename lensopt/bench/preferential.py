@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from lensopt.bench.problems import CONTEXT_BOUNDS, function_problem
-from lensopt.bench.records import timing_summary
+from lensopt.bench.records import timed_session, timing_summary
 from lensopt.gp.kernels import benchmark_context_kernel
 from lensopt.preference import PreferenceOptimizer
 
@@ -58,29 +58,33 @@ def run_duels(spec) -> dict:
                               rule=spec.rule, seed=spec.seed, kernel=kernel,
                               batch_size=batch_size, n_initial=spec.n_initial)
     n_pairs = batch_size * (batch_size - 1) // 2
-    uniforms = np.random.default_rng(
+    uniforms = iter(np.random.default_rng(
         np.random.SeedSequence(spec.seed, spawn_key=(DUEL_OUTCOME_STREAM,))
-    ).random((spec.n_iterations, n_pairs))
+    ).random((spec.n_iterations, n_pairs)))
     lower, upper = problem.function.lower, problem.function.upper
-    trajectory, decision_ms, report_ms = [], [], []
+    trajectory, report_ms = [], []
     value, best = None, None
-    for t in range(spec.n_iterations):
-        t0 = time.perf_counter()
-        query = opt.ask()
+
+    def respond(query):  # the t-th answer takes the t-th row of draws, one per pair of the batch
+        draws = next(uniforms)
         members = np.clip(np.asarray(query.members, dtype=float), lower, upper)
         s = float(query.context[0]) if contextual else 1.0
         outcomes = []
         for k, (i, j) in enumerate(itertools.combinations(range(batch_size), 2)):
             p = problem.duel_probability(s, members[i:i + 1], members[j:j + 1])[0]
-            outcomes.append(((i, j), int(uniforms[t, k] < p)))
-        opt.tell(query, outcomes[0][1] if batch_size == 2 else outcomes)
-        t1 = time.perf_counter()
-        decision_ms.append(1e3 * (t1 - t0))
-        if spec.reports_after(t + 1):
-            best = np.clip(np.asarray(opt.best_point(), dtype=float), lower, upper)
+            outcomes.append(((i, j), int(draws[k] < p)))
+        return outcomes[0][1] if batch_size == 2 else outcomes
+
+    def report(t, _query, _answer):
+        nonlocal best, value
+        if spec.reports_after(t):
+            t1 = time.perf_counter()
+            best = np.clip(np.asarray(opt.best(), dtype=float), lower, upper)
             report_ms.append(1e3 * (time.perf_counter() - t1))
             value = float(problem.g(best[None, :])[0])
         trajectory.append(value)
+
+    decision_ms = timed_session(opt, respond, spec.n_iterations, report)
     return {
         "direction": problem.direction,
         "optimal_value": problem.optimal_value,

@@ -1,6 +1,7 @@
 """The parts of a run record that every campaign shares, and the record files of a campaign.
 
-:func:`refraction_loop` is the ask, answer, tell loop of a refraction-like run and
+:func:`timed_session` runs the ask, answer, tell loop of a run (:func:`lensopt.asktell.run_session`)
+and times its decisions; :func:`refraction_loop` is the loop of a refraction-like run and
 :func:`lens_outcome` its lens fields; :func:`timing_summary` summarizes decision times and
 :func:`versions` names the software. A campaign directory holds its manifest (:data:`MANIFEST_NAME`)
 and one JSON record per run under ``runs/``, written atomically (:func:`write_json_atomic`).
@@ -13,12 +14,14 @@ import os
 import platform
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import scipy
 
 from lensopt import __version__
+from lensopt.asktell import run_session
 from lensopt.bench.spec import RunSpec
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
@@ -39,22 +42,39 @@ def timing_summary(samples_ms: list[float]) -> dict:
     return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "n": int(a.size)}
 
 
+def timed_session(opt, respond: Callable, n_trials: int, after_trial: Callable) -> list[float]:
+    """:func:`lensopt.asktell.run_session` of ``opt`` for ``n_trials`` with ``respond``, calling
+    ``after_trial(t, query, answer)`` after each tell; returns the duration (ms) of each decision:
+    ask + ``respond`` + tell, without ``after_trial`` (which reports and checks, outside the timing)."""
+    decision_ms: list[float] = []
+    mark = time.perf_counter()
+
+    def on_trial(t, query, answer):
+        nonlocal mark
+        decision_ms.append(1e3 * (time.perf_counter() - mark))
+        after_trial(t, query, answer)
+        mark = time.perf_counter()
+
+    run_session(opt, respond, n_trials, on_trial=on_trial)
+    return decision_ms
+
+
 def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
     """The body of a refraction-like run: ``spec.n_iterations`` times ask, ``answer(trial)``, tell;
-    the trajectory is the acuity error (logMAR) of ``opt.best_lens()`` (every ``report_every``)."""
-    trajectory, decision_ms, report_ms = [], [], []
+    the trajectory is the acuity error (logMAR) of ``opt.best()`` (every ``report_every``)."""
+    trajectory, report_ms = [], []
     lens, value = None, None
-    for t in range(spec.n_iterations):
-        t0 = time.perf_counter()
-        trial = opt.ask()
-        opt.tell(trial, answer(trial))
-        t1 = time.perf_counter()
-        decision_ms.append(1e3 * (t1 - t0))
-        if spec.reports_after(t + 1):
-            lens = tuple(float(v) for v in opt.best_lens())
+
+    def report(t, _trial, _answer):
+        nonlocal lens, value
+        if spec.reports_after(t):
+            t1 = time.perf_counter()
+            lens = tuple(float(v) for v in opt.best())
             report_ms.append(1e3 * (time.perf_counter() - t1))
             value = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
         trajectory.append(value)
+
+    decision_ms = timed_session(opt, answer, spec.n_iterations, report)
     return {
         **lens_outcome(patient, lens),
         "trajectory": trajectory,

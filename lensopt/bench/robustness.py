@@ -41,7 +41,14 @@ import numpy as np
 
 from lensopt.bench.ideal_observer import IdealObserver
 from lensopt.bench.problems import RefractionProblem
-from lensopt.bench.records import MANIFEST_NAME, lens_outcome, load_records, timing_summary, write_json_atomic
+from lensopt.bench.records import (
+    MANIFEST_NAME,
+    lens_outcome,
+    load_records,
+    timed_session,
+    timing_summary,
+    write_json_atomic,
+)
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.stopping import StopRule
@@ -162,18 +169,16 @@ def run_robustness(spec) -> dict:
                                 n_alternatives=spec.n_alternatives).patient(spec.seed)
     stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
     opt = _optimizer(spec, patient, stop)
-    trajectory, decision_ms, report_ms, stop_ms = [], [], [], []
+    trajectory, report_ms, stop_ms = [], [], []
     stopped = {"stopped_at": None, "stop_reason": None, "confidence_at_stop": None,
                "error_at_stop": None, "lens_at_stop": None}
     lens = None
-    for t in range(1, spec.n_iterations + 1):
-        t0 = time.perf_counter()
-        trial = opt.ask()
-        opt.tell(trial, bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+
+    def report(t, _trial, _answer):  # the session runs on after the stop, to score the whole budget
+        nonlocal lens
         t1 = time.perf_counter()
-        lens = tuple(float(v) for v in opt.best_lens())
+        lens = tuple(float(v) for v in opt.best())
         t2 = time.perf_counter()
-        decision_ms.append(1e3 * (t1 - t0))
         report_ms.append(1e3 * (t2 - t1))
         error = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
         trajectory.append(error)
@@ -184,6 +189,10 @@ def run_robustness(spec) -> dict:
                                lens_at_stop=list(lens),
                                stop_reason="confidence" if confidence >= stop.confidence else "max_trials")
             stop_ms.append(1e3 * (time.perf_counter() - t2))
+
+    decision_ms = timed_session(
+        opt, lambda trial: bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)),
+        spec.n_iterations, report)
     timings = {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)}
     if stop_ms:
         timings["stop_check"] = timing_summary(stop_ms)

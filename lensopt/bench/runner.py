@@ -45,6 +45,7 @@ from lensopt.bench.records import (
     load_records,
     record_path,
     refraction_loop,
+    timed_session,
     timing_summary,
     versions,
     write_json_atomic,
@@ -75,25 +76,28 @@ def _run_function(spec: RunSpec) -> dict:
     problem = function_problem(spec.problem, hyperparameters=spec.hyperparameters)
     opt = ContextualOptimizer(problem.system_bounds, problem.context_bounds, rule=spec.rule,
                               seed=spec.seed, kernel=problem.kernel(), n_initial=spec.n_initial)
-    uniforms = np.random.default_rng(
+    uniforms = iter(np.random.default_rng(
         np.random.SeedSequence(spec.seed, spawn_key=(OUTCOME_STREAM,))
-    ).random(spec.n_iterations)
+    ).random(spec.n_iterations))
     lower, upper = problem.function.lower, problem.function.upper
-    trajectory, decision_ms, report_ms = [], [], []
-    best = None
-    for t in range(spec.n_iterations):
-        t0 = time.perf_counter()
-        query = opt.ask()
+    trajectory, report_ms = [], []
+    best, value = None, None
+
+    def respond(query) -> bool:  # the t-th answer takes the t-th uniform draw
         system = np.clip(np.asarray(query.system, dtype=float), lower, upper)[None, :]
         p = problem.probability(np.asarray(query.context, dtype=float)[:1], system)[0]
-        opt.tell(query, bool(uniforms[t] < p))
-        t1 = time.perf_counter()
-        decision_ms.append(1e3 * (t1 - t0))
-        if spec.reports_after(t + 1):
-            best = np.clip(np.asarray(opt.best_system(), dtype=float), lower, upper)
+        return bool(next(uniforms) < p)
+
+    def report(t, _query, _answer):
+        nonlocal best, value
+        if spec.reports_after(t):
+            t1 = time.perf_counter()
+            best = np.clip(np.asarray(opt.best(), dtype=float), lower, upper)
             report_ms.append(1e3 * (time.perf_counter() - t1))
             value = float(problem.g(best[None, :])[0])
         trajectory.append(value)
+
+    decision_ms = timed_session(opt, respond, spec.n_iterations, report)
     return {
         "direction": problem.direction,
         "optimal_value": problem.optimal_value,
@@ -116,7 +120,7 @@ def run_one(spec: dict) -> dict:
     """Run one benchmark task and return its JSON-able record (a pure function of ``spec``).
 
     ``decision`` timings cover ask + simulated answer + tell; ``report`` timings the search for
-    the reported optimum (``best_system`` / ``best_lens``).
+    the reported optimum (``best()``).
     """
     run = RunSpec.from_dict(spec)
     started = datetime.now(timezone.utc)

@@ -30,6 +30,15 @@ LETTER_LENGTHSCALE_LOGMAR = 1.0
 LENS_LENGTHSCALES_D = (2.5, 3.5)
 UTILITY_VARIANCE = 9.0
 
+#: The answer noise the Gumbel models assume (the tie model here, the ranking refraction): their
+#: likelihoods (multinomial logit, Plackett–Luce) put unit Gumbel noise on the utility, whose
+#: differences are logistic, and ``σ(1.702 x) ≈ Φ(x)`` (max error 0.01). So a utility on the probit
+#: scale of :data:`UTILITY_VARIANCE` is this many logit units: their kernel variance is
+#: ``UTILITY_VARIANCE · MODEL_LOGIT_SCALE²``. A modelling assumption of ours; the simulated patient
+#: (:data:`lensopt.observer.patient.LOGIT_SCALE`) happens to answer with the same scale by default
+#: (tests/test_duel_refraction.py checks that they agree), but no model imports the patient.
+MODEL_LOGIT_SCALE = 1.702
+
 #: Format tag of saved duel refraction states.
 STATE_FORMAT = "lensopt.duel-refraction-state/1"
 
@@ -134,12 +143,10 @@ class DuelRefractionOptimizer:
                 kernel=duel_refraction_kernel(), n_initial=n_initial, inference=inference,
             )
         else:
-            from lensopt.observer.patient import LOGIT_SCALE
-
             self._core = RankingOptimizer(
                 self._system_bounds, (tuple(letter_bounds_logmar),), set_size=2, allow_ties=True,
                 seed=seed, n_initial=n_initial, rule=TIE_RULES[rule],
-                kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * LOGIT_SCALE**2),
+                kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2),
             )
         self._history: list[tuple[DuelTrial, bool]] = []
         self.last_decision_ms = math.nan

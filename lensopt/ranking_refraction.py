@@ -4,7 +4,7 @@
 :class:`lensopt.ranking.RankingOptimizer` (Nguyen et al. 2021: Plackett–Luce rankings under Gumbel
 noise on a GP of the utility, MPES for the lenses, then the letter size by mutual information).
 The utility kernel is the duel refraction kernel on ``[letter_logmar, sphere_d, cylinder_d]``, on
-the logit scale of the Gumbel model.
+the logit scale of the Gumbel model (:data:`lensopt.duel_refraction.MODEL_LOGIT_SCALE`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.duel_refraction import UTILITY_VARIANCE, duel_refraction_kernel, prior_utility, utility_inputs
+from lensopt.duel_refraction import (
+    MODEL_LOGIT_SCALE,
+    UTILITY_VARIANCE,
+    duel_refraction_kernel,
+    prior_utility,
+    utility_inputs,
+)
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
@@ -55,8 +61,6 @@ class RankingRefractionOptimizer:
     def __init__(self, rule="mpes-ald", seed=0, *, n_lenses=3, sphere_bounds_d=SPHERE_BOUNDS_D,
                  cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR, n_initial=5,
                  lens_step_d=None):
-        from lensopt.observer.patient import LOGIT_SCALE
-
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
         self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
@@ -70,7 +74,7 @@ class RankingRefractionOptimizer:
         self._core = RankingOptimizer(
             self._system_bounds, (tuple(letter_bounds_logmar),),
             set_size=n_lenses, allow_ties=False, top_k=n_lenses - 1, seed=seed, n_initial=n_initial,
-            rule=RANKING_RULES[rule], kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * LOGIT_SCALE**2),
+            rule=RANKING_RULES[rule], kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2),
         )
         self._history: list[tuple[RankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan

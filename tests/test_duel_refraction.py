@@ -199,3 +199,12 @@ def test_a_set_of_lenses_rounds_to_distinct_phoropter_lenses():
     assert lenses == ((1.0, 0.0), (1.25, 0.0), (1.0, 0.25), (1.25, 0.25))
     # two lenses round as the duel optimizer's: lens 2 moves, at a bound the other way
     assert distinct_phoropter_lenses([(4.0, 0.0), (4.05, 0.0)], 0.25, bounds) == ((4.0, 0.0), (3.75, 0.0))
+
+
+def test_the_models_assumed_logit_scale_is_the_default_simulated_patients():
+    # A modelling claim, not a dependency: the Gumbel models (ties, rankings) scale the probit utility
+    # prior by their own MODEL_LOGIT_SCALE; the simulated patient answers through the same scale.
+    from lensopt.duel_refraction import MODEL_LOGIT_SCALE
+    from lensopt.observer.patient import LOGIT_SCALE
+
+    assert MODEL_LOGIT_SCALE == LOGIT_SCALE

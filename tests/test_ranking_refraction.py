@@ -120,8 +120,7 @@ def test_predict_utility_is_the_ranking_models_prediction_and_peaks_at_the_best_
 
 
 def test_predict_utility_before_any_ranking_is_the_prior_and_bad_inputs_are_named():
-    from lensopt.duel_refraction import UTILITY_VARIANCE
-    from lensopt.observer.patient import LOGIT_SCALE
+    from lensopt.duel_refraction import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
 
     opt = RankingRefractionOptimizer(seed=0, letter_bounds_logmar=(-0.3, 0.9))
     assert opt.reference_letter_logmar == 0.9
@@ -129,7 +128,7 @@ def test_predict_utility_before_any_ranking_is_the_prior_and_bad_inputs_are_name
     np.testing.assert_array_equal(mean, 0.0)
     # σ² of the letter kernel (on the logit scale) times the lens kernel at distance (1, 2) D
     lens_k = np.exp(-0.5 * ((1.0 / 2.5) ** 2 + (2.0 / 3.5) ** 2))
-    np.testing.assert_allclose(cov, UTILITY_VARIANCE * LOGIT_SCALE**2 * np.array([[1.0, lens_k], [lens_k, 1.0]]))
+    np.testing.assert_allclose(cov, UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2 * np.array([[1.0, lens_k], [lens_k, 1.0]]))
     with pytest.raises(ValueError, match="lenses_d"):
         opt.predict_utility(0.0, [1.0, 2.0])
     with pytest.raises(ValueError, match="letter_logmar"):

@@ -43,7 +43,9 @@ import functools
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
 
 ENV_VAR = "LENSOPT_BLAS_THREADS"
 """The environment variable: BLAS threads inside lensopt's decisions (default 1; 0 = no limit)."""
@@ -52,11 +54,17 @@ DEFAULT_BLAS_THREADS = 1
 
 _USER_APIS = ("blas", "openmp")
 
+_MARK = "__lensopt_single_threaded__"
+"""The attribute :func:`single_threaded` sets on what it returns (read by :func:`is_single_threaded`)."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
 _lock = threading.RLock()
 _depth = 0  # limited calls running, in all threads
-_saved: dict[int, tuple[object, int]] = {}  # id(lib controller) -> (lib controller, threads before)
+_saved: dict[int, tuple[Any, int]] = {}  # id(lib controller) -> (lib controller, threads before)
 _limit_in_effect: int | None = None
-_libraries: list | None = None  # threadpoolctl LibController objects of the blas and openmp APIs
+_libraries: list[Any] | None = None  # threadpoolctl LibController objects of the blas and openmp APIs
 _modules_seen = -1  # len(sys.modules) at the last scan
 _parsed: tuple[str | None, int] | None = None  # (raw value, parsed) of the environment variable
 
@@ -86,7 +94,7 @@ def blas_threads_setting() -> int:
     return value
 
 
-def _scan() -> list:
+def _scan() -> list[Any]:
     """The BLAS and OpenMP libraries loaded in this process (threadpoolctl's controllers)."""
     global _libraries, _modules_seen
     from threadpoolctl import ThreadpoolController
@@ -158,7 +166,7 @@ def _exit() -> None:
 
 
 @contextmanager
-def blas_single_thread():
+def blas_single_thread() -> Iterator[None]:
     """Limit BLAS and OpenMP to ``LENSOPT_BLAS_THREADS`` threads (default 1) inside the block.
 
     Re-entrant and safe from several threads; the previous thread counts are restored when the
@@ -171,24 +179,27 @@ def blas_single_thread():
         _exit()
 
 
-def single_threaded(function):
-    """Decorator: run ``function`` inside :func:`blas_single_thread`."""
+def single_threaded(function: Callable[P, R]) -> Callable[P, R]:
+    """Decorator: run ``function`` inside :func:`blas_single_thread`.
+
+    Typed with ``ParamSpec``: a type checker sees the decorated function's (or method's) own
+    parameters and return type."""
 
     @functools.wraps(function)
-    def limited(*args, **kwargs):
+    def limited(*args: P.args, **kwargs: P.kwargs) -> R:
         _enter()
         try:
             return function(*args, **kwargs)
         finally:
             _exit()
 
-    limited.__lensopt_single_threaded__ = True
+    setattr(limited, _MARK, True)
     return limited
 
 
-def is_single_threaded(function) -> bool:
+def is_single_threaded(function: object) -> bool:
     """Whether ``function`` (or a method) was decorated with :func:`single_threaded`."""
-    return bool(getattr(function, "__lensopt_single_threaded__", False))
+    return bool(getattr(function, _MARK, False))
 
 
 def limit_in_effect() -> int | None:
@@ -196,7 +207,7 @@ def limit_in_effect() -> int | None:
     return _limit_in_effect
 
 
-def blas_threads_now() -> list[dict]:
+def blas_threads_now() -> list[dict[str, Any]]:
     """``threadpoolctl.threadpool_info()`` of the BLAS libraries: what is in effect at this moment."""
     from threadpoolctl import threadpool_info
 

@@ -20,7 +20,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "RefractionOptimizer", "ContextualOptimizer", "Trial"]
+__all__ = ["ContextualOptimizer", "RefractionOptimizer", "Trial", "__version__"]
 
 
 def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI

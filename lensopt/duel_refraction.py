@@ -169,14 +169,14 @@ class DuelRefractionOptimizer:
                             for t, answer in self._history]}
 
     @classmethod
-    def from_state(cls, state: dict) -> "DuelRefractionOptimizer":
+    def from_state(cls, state: dict) -> DuelRefractionOptimizer:
         if state.get("format") != STATE_FORMAT:
             raise ValueError(f"not a lensopt duel refraction state (format {state.get('format')!r})")
         history = [(DuelTrial((S1, C1), (S2, C2), s), answer) for s, S1, C1, S2, C2, answer in state["history"]]
         return cls.from_settings(state["settings"], history)
 
     @classmethod
-    def from_settings(cls, settings: dict, history=()) -> "DuelRefractionOptimizer":
+    def from_settings(cls, settings: dict, history=()) -> DuelRefractionOptimizer:
         """The optimizer of ``settings`` (a :meth:`settings_dict`) told ``history``, pairs
         ``(DuelTrial, answer)`` in order: what a resumed experiment rebuilds from its stored duels."""
         opt = cls(**settings)

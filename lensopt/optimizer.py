@@ -9,13 +9,11 @@ so the same settings and history propose the same next trial (no generator state
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import norm
 
 from lensopt import rules
 from lensopt.optimize import MaximizerSettings, maximize_acquisition
@@ -272,7 +270,7 @@ class ContextualOptimizer:
                 "settings": self.settings.to_dict(), "history": history}
 
     @classmethod
-    def from_state(cls, state: dict) -> "ContextualOptimizer":
+    def from_state(cls, state: dict) -> ContextualOptimizer:
         if state.get("format") != STATE_FORMAT:
             raise ValueError(f"not a lensopt optimizer state (format {state.get('format')!r})")
         settings = OptimizerSettings.from_dict(state["settings"])
@@ -287,4 +285,4 @@ class ContextualOptimizer:
         return opt
 
 
-__all__ = ["ContextualOptimizer", "Query", "STATE_FORMAT"]
+__all__ = ["STATE_FORMAT", "ContextualOptimizer", "Query"]

@@ -84,7 +84,7 @@ class RankingRefractionOptimizer:
         return dict(self._settings)
 
     @classmethod
-    def from_settings(cls, settings: dict, history=()) -> "RankingRefractionOptimizer":
+    def from_settings(cls, settings: dict, history=()) -> RankingRefractionOptimizer:
         """The optimizer of ``settings`` (a :meth:`settings_dict`) told ``history``, pairs
         ``(RankingTrial, order)`` in order: what a resumed experiment rebuilds from its stored rankings."""
         opt = cls(**settings)
@@ -99,7 +99,7 @@ class RankingRefractionOptimizer:
                              "order": list(order)} for t, order in self._history]}
 
     @classmethod
-    def from_state(cls, state: dict) -> "RankingRefractionOptimizer":
+    def from_state(cls, state: dict) -> RankingRefractionOptimizer:
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             got = state.get("format") if isinstance(state, dict) else type(state).__name__
             raise ValueError(f"not a lensopt ranking refraction state (format {got!r}; expected {STATE_FORMAT!r})")

@@ -158,7 +158,7 @@ class RefractionOptimizer:
         }
 
     @classmethod
-    def from_settings(cls, settings: dict, history=()) -> "RefractionOptimizer":
+    def from_settings(cls, settings: dict, history=()) -> RefractionOptimizer:
         """Rebuild from :meth:`settings_dict` and a history of ``(Trial, correct)`` pairs.
 
         Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
@@ -177,7 +177,7 @@ class RefractionOptimizer:
                 "history": [[t.letter_logmar, t.sphere_d, t.cylinder_d, int(c)] for t, c in self._history]}
 
     @classmethod
-    def from_state(cls, state: dict) -> "RefractionOptimizer":
+    def from_state(cls, state: dict) -> RefractionOptimizer:
         if state.get("format") != "lensopt.refraction-state/1":
             raise ValueError(f"not a lensopt refraction state (format {state.get('format')!r})")
         history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]

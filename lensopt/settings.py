@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-
 from statistics import NormalDist
 
 from lensopt.boxes import bounds_pairs, reference_values
@@ -98,7 +97,7 @@ class KernelSpec:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "KernelSpec":
+    def from_dict(cls, data: dict) -> KernelSpec:
         return cls(**data)
 
 
@@ -207,7 +206,7 @@ class OptimizerSettings:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "OptimizerSettings":
+    def from_dict(cls, data: dict) -> OptimizerSettings:
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(data) - known
         if unknown:

@@ -62,7 +62,7 @@ class StopRule:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data) -> "StopRule | None":
+    def from_dict(cls, data) -> StopRule | None:
         """``None`` stays ``None`` (no stopping rule); unknown keys are refused by name."""
         if data is None:
             return None

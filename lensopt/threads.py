@@ -39,12 +39,12 @@ by numpy or scipy's OpenBLAS) is limited in the thread that entered first.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
 ENV_VAR = "LENSOPT_BLAS_THREADS"
@@ -104,10 +104,8 @@ def _scan() -> list[Any]:
         # BLAS of numpy and of scipy, rather than the second one only from the next call on.
         import numpy  # noqa: F401
 
-        try:
+        with contextlib.suppress(ImportError):  # scipy is a dependency
             import scipy.linalg  # noqa: F401
-        except ImportError:  # pragma: no cover - scipy is a dependency
-            pass
     _modules_seen = len(sys.modules)
     controller = ThreadpoolController()
     _libraries = [lib for lib in controller.lib_controllers if lib.user_api in _USER_APIS]
@@ -165,7 +163,7 @@ def _exit() -> None:
                     lib.set_num_threads(before)
 
 
-@contextmanager
+@contextlib.contextmanager
 def blas_single_thread() -> Iterator[None]:
     """Limit BLAS and OpenMP to ``LENSOPT_BLAS_THREADS`` threads (default 1) inside the block.
 

@@ -421,7 +421,7 @@ def test_lens_refuses_bad_numbers_in_one_line(args, error, problem):
 
 
 def test_power_vector_refuses_non_finite_numbers():
-    with pytest.raises(ValueError, match="PowerVector.j45_d must be a finite number of diopters"):
+    with pytest.raises(ValueError, match=r"PowerVector\.j45_d must be a finite number of diopters"):
         PowerVector(0.0, 0.0, float("nan"))
 
 

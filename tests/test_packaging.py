@@ -81,7 +81,7 @@ def test_a_shipped_protocol_is_found_by_name_from_any_folder(tmp_path, monkeypat
     own = tmp_path / "demo-simulated.toml"  # a file of that name here comes first
     own.write_text("")
     assert resolve_protocol_path("demo-simulated.toml") == Path("demo-simulated.toml")
-    with pytest.raises(ProtocolError, match="not found.*demo-simulated"):
+    with pytest.raises(ProtocolError, match=r"not found.*demo-simulated"):
         load_protocol("no-such-protocol")
     with pytest.raises(ProtocolError, match="not found"):
         load_protocol("elsewhere/demo-simulated.toml")  # a path is a path

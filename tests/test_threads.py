@@ -87,9 +87,9 @@ def test_setting_from_environment(monkeypatch, two_threads):
 @pytest.mark.parametrize("value", ["one", "-1", "1.5", "2x"])
 def test_bad_setting_is_a_clear_value_error(monkeypatch, two_threads, value):
     monkeypatch.setenv(ENV_VAR, value)
-    with pytest.raises(ValueError, match=rf"^{ENV_VAR} must be a non-negative integer.*got '{value}'") as info:
-        with blas_single_thread():
-            pass  # pragma: no cover
+    with pytest.raises(ValueError, match=rf"^{ENV_VAR} must be a non-negative integer.*got '{value}'") as info, \
+            blas_single_thread():
+        pass  # pragma: no cover
     assert "\n" not in str(info.value)
     assert set(_blas_threads()) == {2}  # nothing changed, nothing left entered
     monkeypatch.delenv(ENV_VAR)

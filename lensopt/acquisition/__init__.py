@@ -8,11 +8,11 @@ from lensopt.acquisition.ucb import DEFAULT_LATENT_BETA, DEFAULT_PROBIT_BETA, La
 
 __all__ = [
     "BALD",
-    "BinaryExpectedImprovement",
-    "ContextualKnowledgeGradient",
-    "ThompsonSample",
-    "LatentUCB",
-    "ProbitUCB",
     "DEFAULT_LATENT_BETA",
     "DEFAULT_PROBIT_BETA",
+    "BinaryExpectedImprovement",
+    "ContextualKnowledgeGradient",
+    "LatentUCB",
+    "ProbitUCB",
+    "ThompsonSample",
 ]

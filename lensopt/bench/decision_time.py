@@ -156,7 +156,7 @@ def _failure(child, out="", err=None) -> str:
             child.kill()
             out2, err = child.communicate(timeout=30)
             out = (out or "") + (out2 or "")
-        except Exception:  # pragma: no cover - best effort for the message
+        except Exception:  # noqa: BLE001  # pragma: no cover - best effort for the message
             err = ""
     lines = [ln for ln in (err or "").strip().splitlines() if ln.strip()]
     last = lines[-1] if lines else (out or "").strip()[-200:] or "no output"

@@ -130,7 +130,7 @@ def _check_positive(name, value):
 def _axis(bounds, step):
     """Grid points from ``low`` to ``high`` at ``step`` (both ends included when they fit)."""
     low, high = bounds
-    n = int(math.floor((high - low) / step + 1e-9)) + 1
+    n = math.floor((high - low) / step + 1e-9) + 1
     return low + step * np.arange(n)
 
 
@@ -193,7 +193,7 @@ class IdealObserver:
         c_span = abs(s.cylinder_bounds_d[1] - s.cylinder_bounds_d[0])
         va_max = float(acuity_logmar(blur_strength_d(s_span, s_span + c_span), s.va_best_logmar))
         self._va_grid = s.va_best_logmar + VA_STEP_LOGMAR * np.arange(
-            int(math.ceil((va_max - s.va_best_logmar) / VA_STEP_LOGMAR)) + 2)
+            math.ceil((va_max - s.va_best_logmar) / VA_STEP_LOGMAR) + 2)
         z = slope * (self.letter_grid_logmar[None, :] - self._va_grid[:, None])
         self._p_table = self._guess + self._kappa * ndtr(z)
         self._h_table = binary_entropy_bits(self._p_table, s.lapse + self._kappa * ndtr(-z))

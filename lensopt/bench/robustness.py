@@ -31,6 +31,7 @@ Summary statistics (:func:`summarize`), per condition and rule:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -418,10 +419,8 @@ def write_summary(campaign_dir) -> tuple[dict, str]:
     if manifest.exists():
         summary["campaign"] = json.loads(manifest.read_text())
     write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
-    try:
+    with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
         plot_curves(records, campaign_dir / CURVES_NAME)
-    except ImportError:  # pragma: no cover - matplotlib comes with lensopt[bench]
-        pass
     return summary, format_summary(summary)
 
 

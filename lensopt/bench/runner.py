@@ -29,7 +29,7 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -123,7 +123,7 @@ def run_one(spec: dict) -> dict:
     the reported optimum (``best()``).
     """
     run = RunSpec.from_dict(spec)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     t0 = time.perf_counter()
     if run.campaign == "functions":
         body = _run_function(run)
@@ -143,7 +143,7 @@ def run_one(spec: dict) -> dict:
         "final_value": body["trajectory"][-1],
         "wall_time_s": time.perf_counter() - t0,
         "started_at": started.isoformat(),
-        "finished_at": datetime.now(timezone.utc).isoformat(),
+        "finished_at": datetime.now(UTC).isoformat(),
         "host": platform.node(),
         "versions": versions(),
     }

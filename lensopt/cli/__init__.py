@@ -28,7 +28,7 @@ COMMAND_MODULES = ("simulate", "run", "sessions", "dashboard", "bench", "hyperpa
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line and exit with code 2."""
 
-    def error(self, message):  # noqa: D102 - argparse API
+    def error(self, message):  # argparse API
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 

@@ -23,7 +23,7 @@ Layers, each usable alone:
 from lensopt.dashboard.model import SessionModel, snapshot_from_store
 from lensopt.dashboard.snapshot import DashboardSnapshot
 
-__all__ = ["DashboardSnapshot", "SessionModel", "snapshot_from_store", "write_report", "DashboardWindow"]
+__all__ = ["DashboardSnapshot", "DashboardWindow", "SessionModel", "snapshot_from_store", "write_report"]
 
 
 def __getattr__(name):

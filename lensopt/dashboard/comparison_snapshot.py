@@ -65,7 +65,7 @@ class ComparedSets:
                 raise ValueError(f"ComparedSets.order[{i}] must hold each lens index 0..{len(lenses) - 1} once")
 
     @classmethod
-    def from_records(cls, records, sets) -> "ComparedSets":
+    def from_records(cls, records, sets) -> ComparedSets:
         """Arrays from store records (``index``, ``letter_logmar``, the times) and their
         ``(lenses_d, order, tied)`` ``sets``, in the same order."""
         sets = list(sets)

@@ -83,7 +83,7 @@ def shown_text(snap) -> str:
 
 def elapsed_text(snap) -> str:
     """``4 min 05 s`` from the first presentation to the last answer."""
-    minutes, seconds = divmod(int(round(snap.elapsed_s)), 60)
+    minutes, seconds = divmod(round(snap.elapsed_s), 60)
     return f"{minutes} min {seconds:02d} s"
 
 

@@ -14,8 +14,8 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from lensopt import __version__
-from lensopt.dashboard.panels import PANELS, draw_panel
 from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot
+from lensopt.dashboard.panels import PANELS, draw_panel
 from lensopt.dashboard.snapshot import DashboardSnapshot
 from lensopt.store.records import LETTERS_KIND
 

@@ -87,7 +87,7 @@ class TrialSeries:
         return len(self.index)
 
     @classmethod
-    def from_records(cls, records) -> "TrialSeries":
+    def from_records(cls, records) -> TrialSeries:
         """Arrays from store ``TrialRecord`` objects (any objects with the same attributes)."""
         dtypes = {"index": int, "correct": bool}
         return cls(**{

@@ -291,6 +291,6 @@ class DashboardWindow(QMainWindow):
             self._thread.quit()
             self._thread.wait()
 
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def closeEvent(self, event) -> None:  # Qt API name
         self.shutdown()
         super().closeEvent(event)

@@ -56,7 +56,7 @@ class Calibration:
             object.__setattr__(self, name, int(value))
 
     @classmethod
-    def from_monitor(cls, name: str, **overrides) -> "Calibration":
+    def from_monitor(cls, name: str, **overrides) -> Calibration:
         """Read width (cm), resolution (px) and distance (cm) from a PsychoPy Monitor Center monitor."""
         from psychopy import monitors
 
@@ -76,7 +76,7 @@ class Calibration:
         return cls(**values)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Calibration":
+    def from_dict(cls, data: dict) -> Calibration:
         return cls(**data)
 
     def to_dict(self) -> dict:
@@ -123,7 +123,7 @@ class Calibration:
         high = self.letter_logmar_for_height_px(largest_px)
         return low, high
 
-    def with_framebuffer(self, width_px: int, height_px: int) -> "Calibration":
+    def with_framebuffer(self, width_px: int, height_px: int) -> Calibration:
         """The same physical screen described by the window's actual framebuffer (e.g. a Retina
         display reporting twice the pixels): the width in cm stays, the pixel counts change."""
         return replace(self, screen_width_px=int(width_px), screen_height_px=int(height_px))

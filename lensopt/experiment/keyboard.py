@@ -195,7 +195,7 @@ class SimulatedSource:
         pause = self._look(self.response_delay_s)
         if pause is not None and pause.key in keys:
             return pause
-        key = self.confirm_key if self.confirm_key in keys else list(keys)[0]
+        key = self.confirm_key if self.confirm_key in keys else next(iter(keys))
         return KeyPress(key, self.response_delay_s)
 
     def clear(self) -> None:

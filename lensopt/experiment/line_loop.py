@@ -9,7 +9,7 @@ tall; the patient looks at it through each lens. :class:`lensopt.experiment.duel
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -210,10 +210,10 @@ class LoopScreens:
             self.n_answered += 1
             if index < n_trials and self._stop_rule_says_stop():
                 return self._stopped(index)
-            if protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials:
-                if not self._wait_or_pause(f"Break: {index} of {n_trials} {self.unit} done.\n\n"
-                                           f"Press {keys.confirm.upper()} to continue."):
-                    return LoopResult("quit", self.n_answered, index)
+            on_break = protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials
+            if on_break and not self._wait_or_pause(f"Break: {index} of {n_trials} {self.unit} done.\n\n"
+                                                    f"Press {keys.confirm.upper()} to continue."):
+                return LoopResult("quit", self.n_answered, index)
             if timing.iti_s > 0:
                 self.win.flip()
                 time.sleep(timing.iti_s)
@@ -284,9 +284,8 @@ class TrialLoop(LoopScreens):
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
         lens = (trial.sphere_d, trial.cylinder_d)
-        if protocol.lens.prompt and lens != self.previous_lens:
-            if not self._lens_prompt(*lens):
-                return False
+        if protocol.lens.prompt and lens != self.previous_lens and not self._lens_prompt(*lens):
+            return False
         self.previous_lens = lens
         letter = self.letter_for(index, self.previous_letter)
         height_px = self.calibration.letter_height_px(trial.letter_logmar)

@@ -13,6 +13,7 @@ is rounded to whole points.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import tomllib
 from dataclasses import dataclass
@@ -72,11 +73,11 @@ class Arc:
         # chord error of a step dt on radius r is r (1 - cos(dt/2)) (Euclid)
         ratio = max(-1.0, 1.0 - MAX_CHORD_ERROR_PX / max(radius_px, 1e-9))
         step = min(2 * math.acos(ratio), 2 * math.pi / MIN_ARC_SEGMENTS_PER_TURN)
-        n_pieces = int(math.ceil((stop - start) / math.pi - 1e-12))
+        n_pieces = math.ceil((stop - start) / math.pi - 1e-12)
         edges = np.linspace(start, stop, n_pieces + 1)
         pieces = []
-        for a, b in zip(edges[:-1], edges[1:]):
-            t = np.linspace(a, b, max(2, int(math.ceil((b - a) / step)) + 1))
+        for a, b in itertools.pairwise(edges):
+            t = np.linspace(a, b, max(2, math.ceil((b - a) / step) + 1))
             outer = np.column_stack([self.outer[0] * np.cos(t), self.outer[1] * np.sin(t)])
             inner = np.column_stack([self.inner[0] * np.cos(t), self.inner[1] * np.sin(t)])[::-1]
             pieces.append(np.vstack([outer, inner]) + np.asarray(self.center))

@@ -41,7 +41,6 @@ from lensopt.experiment.protocol_sections import (
 )
 from lensopt.reference_data import PROTOCOLS_DIR
 
-
 SECTIONS = {
     "protocol": ProtocolSection, "optimizer": OptimizerSection, "lens": LensSection,
     "letters": LettersSection, "calibration": CalibrationSection, "display": DisplaySection,
@@ -156,7 +155,7 @@ class Protocol:
             out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
         return out
 
-    def with_trials(self, trials: int) -> "Protocol":
+    def with_trials(self, trials: int) -> Protocol:
         """The protocol with ``[optimizer] trials`` set to ``trials`` (``--trials``). A ``[stop]``
         whose ``max_trials`` was the old trial count follows the new one; otherwise the new count
         caps ``max_trials`` (and ``min_trials``)."""

@@ -13,15 +13,16 @@ proposes what the interrupted session would have proposed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
@@ -117,7 +118,7 @@ def _open_window(protocol: Protocol, fullscreen: bool):
         return visual.Window(size=list(protocol.display.window_size_px), fullscr=fullscreen, units="pix",
                              color="white", colorSpace="named", monitor=monitor, allowGUI=not fullscreen,
                              checkTiming=False, winType="pyglet")
-    except Exception as exc:  # pyglet raises several unrelated types when there is no display
+    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
         raise LensoptError(f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
                            "check DISPLAY or run under xvfb-run") from None
 
@@ -245,10 +246,8 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     finally:
         if window is None:
             win.close()
-        try:
+        with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
-        except StoreError:
-            pass  # the answers are stored; only the status could not be updated
     n_stored = store.session(session_id).n_trials
     if status == "finished" and optimizer.n_trials:
         sphere_d, cylinder_d = optimizer.best()

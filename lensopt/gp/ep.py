@@ -184,7 +184,7 @@ def parallel_ep_posterior(
     damping, last_moved = 1.0, np.inf
     accelerator = _Anderson(PARALLEL_EP_MEMORY)
     iteration, converged = 0, False
-    for iteration in range(1, max_iterations + 1):
+    for iteration in range(1, max_iterations + 1):  # noqa: B007 - the count is read after the loop
         tau_cav = np.maximum(1.0 / variances - tau, MIN_CAVITY_PRECISION)
         nu_cav = means / variances - nu
         _, m_hat, v_hat = _tilted(y, nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_mean)
@@ -242,7 +242,7 @@ def ep_posterior(
     Sigma, mu, L, sqrt_tau = _posterior_from_sites(K, tau, nu)
     order = np.arange(n)
     sweep = 0
-    for sweep in range(1, max_sweeps + 1):
+    for sweep in range(1, max_sweeps + 1):  # noqa: B007 - the count is read after the loop
         tau_old, nu_old = tau.copy(), nu.copy()
         _sweep(Sigma, mu, tau, nu, y, order, floor, prior_mean)
         Sigma, mu, L, sqrt_tau = _posterior_from_sites(K, tau, nu)  # Lines 13-15

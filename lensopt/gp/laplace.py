@@ -145,7 +145,7 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
     f = K @ alpha
     psi = _objective(alpha, f, y, floor, prior_mean)
     iteration = 0
-    for iteration in range(1, NEWTON_MAX_ITERATIONS + 1):
+    for iteration in range(1, NEWTON_MAX_ITERATIONS + 1):  # noqa: B007 - the count is read after the loop
         _, d1, d2, _ = log_likelihood_derivatives(prior_mean + f, y, *floor)
         # Line 4: W = −∇∇ log p(y|f)  (≥ 0 for the log-concave probit; clipped at 0 if floored)
         W = np.maximum(-d2, 0.0)

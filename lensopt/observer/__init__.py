@@ -12,9 +12,9 @@ from lensopt.observer.patient import SimulatedPatient, draw_patients
 
 __all__ = [
     "SimulatedPatient",
-    "draw_patients",
     "acuity_logmar",
     "blur_strength_d",
+    "draw_patients",
     "normal_cdf",
     "power_vector",
     "psychometric_p_correct",

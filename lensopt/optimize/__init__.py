@@ -3,4 +3,4 @@
 from lensopt.optimize.candidates import as_bounds, scrambled_halton, uniform
 from lensopt.optimize.maximize import MaximizerSettings, maximize_acquisition, maximize_on_line
 
-__all__ = ["as_bounds", "scrambled_halton", "uniform", "MaximizerSettings", "maximize_acquisition", "maximize_on_line"]
+__all__ = ["MaximizerSettings", "as_bounds", "maximize_acquisition", "maximize_on_line", "scrambled_halton", "uniform"]

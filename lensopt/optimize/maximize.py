@@ -89,7 +89,7 @@ def maximize_acquisition(
     box = as_bounds(bounds)
     n_dims = box.shape[0]
     fixed = dict(fixed_features or {})
-    for dim, value in fixed.items():
+    for dim in fixed:
         if not 0 <= dim < n_dims:
             raise ValueError(f"fixed feature column {dim} is outside 0..{n_dims - 1}")
     free_dims = [d for d in range(n_dims) if d not in fixed]

@@ -187,7 +187,7 @@ class PreferenceOptimizer:
             self._tell_duel(query.context, query.members[0], query.members[1], _binary(outcome, "outcome"))
             return
         comparisons = self._check_comparisons(outcome, m)
-        for (i, j), c in comparisons:
+        for (i, j), _ in comparisons:
             self._check_point(query.context, query.members[i], query.members[j])
         for (i, j), c in comparisons:
             self._tell_duel(query.context, query.members[i], query.members[j], c)

@@ -194,7 +194,7 @@ def context_information(model: RankingGP, sets, outcomes, ties_allowed: bool, rn
     """``I(o; f | C)`` in nats for each set ``(B, m, n_dims)`` (the same deviates for every set)."""
     sets = np.asarray(sets, dtype=float)
     mean, cov, _ = set_predictive(model, sets)
-    B, m = mean.shape
+    _, m = mean.shape
     z = np.random.default_rng(rng).standard_normal((n_samples, m))
     f = mean[:, None, :] + z @ np.swapaxes(_batched_factor(cov), 1, 2)
     probs = outcome_probabilities(f, list(outcomes), model.tie_threshold_, ties_allowed)  # (B, n, O)

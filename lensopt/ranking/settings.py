@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.boxes import BoxSettings
-
 from lensopt.ranking.acquisition import MAXIMIZER_CANDIDATES, MPES_SAMPLES, N_MAXIMIZERS
 from lensopt.ranking.likelihood import TIE_THRESHOLD_BOUNDS
 from lensopt.ranking.model import DEFAULT_TIE_THRESHOLD

@@ -28,7 +28,7 @@ Everything here is private: :class:`lensopt.ranking.RankingGP` validates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -42,7 +42,7 @@ DIFFERENCE_JITTER = 1e-10
 """Added to the covariance of the differences of a compared set before its Cholesky factor."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def gauss_hermite(r: int) -> tuple[np.ndarray, np.ndarray]:
     """Product-rule nodes ``(Q, r)`` and weights ``(Q,)`` for ``E[g(ξ)]``, ``ξ ~ N(0, I_r)``."""
     if r not in GAUSS_HERMITE_POINTS:
@@ -129,7 +129,7 @@ class ElboProblem:
     """``−ELBO`` and its gradient over the flat parameter vector (see the module docstring)."""
 
     def __init__(self, U, groups, kernel, jitter, delta, learn_kernel, learn_delta,
-                 log_delta_bounds=tuple(np.log(TIE_THRESHOLD_BOUNDS))):
+                 log_delta_bounds=tuple(np.log(TIE_THRESHOLD_BOUNDS))):  # noqa: B008 - an immutable tuple
         self.U = U
         self.n = U.shape[0]
         self.groups = groups

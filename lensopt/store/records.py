@@ -236,7 +236,7 @@ class RankingTrialRecord:
 
     @classmethod
     def from_row(cls, index, lenses_json, letter_logmar, letters, order_json, rt_s, presented_at,
-                 answered_at, extra_json) -> "RankingTrialRecord":
+                 answered_at, extra_json) -> RankingTrialRecord:
         """The record of a stored row (columns in ``schema.COLUMNS["ranking_trials"]`` order)."""
         return cls(index, tuple(tuple(lens) for lens in json.loads(lenses_json)), letter_logmar, letters,
                    tuple(json.loads(order_json)), rt_s, presented_at, answered_at, json.loads(extra_json))

@@ -109,7 +109,7 @@ def test_confidence_is_a_probability_that_grows_with_consistent_answers():
     patient = draw_patients(1, 100_011, slope=5.0)[0]
     observer = IdealObserver(slope=5.0, seed=3)
     confidences = [observer.confidence()]
-    for t in range(60):
+    for _ in range(60):
         trial = observer.ask()
         observer.tell(trial, patient.p_correct(trial.letter_logmar, trial.sphere_d, trial.cylinder_d) > 0.5)
         confidences.append(observer.confidence())

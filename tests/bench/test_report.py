@@ -52,7 +52,7 @@ def test_report_writes_every_file_and_matches_the_analysis(campaign, tmp_path):
     for png in [out / "win-final.png", out / "win-auc.png", out / "curves" / "p1.png",
                 out / "curves" / "p2.png"]:
         assert png.read_bytes()[:8] == PNG_MAGIC
-    rows = list(csv.DictReader(open(out / "ranking.csv")))
+    rows = list(csv.DictReader((out / "ranking.csv").read_text().splitlines()))
     assert [r["rule"] for r in rows] == ["ucb-ald", "bald", "random"]
     assert [int(r["borda"]) for r in rows] == [4, 2, 0]
     records = [json.loads(p.read_text()) for p in (campaign / "runs").glob("*.json")]
@@ -62,7 +62,7 @@ def test_report_writes_every_file_and_matches_the_analysis(campaign, tmp_path):
     assert summary["timing"]["n_runs"] == 180 and summary["timing"]["wall_time_s"] == 89.0
     md = (out / "ranking.md").read_text()
     assert "| UCB-ALD | 1 | 4 |" in md and "lensopt bench x" in md
-    win = list(csv.reader(open(out / "win-final.csv")))
+    win = list(csv.reader((out / "win-final.csv").read_text().splitlines()))
     assert win[1][0] == "ucb-ald" and float(win[1][3]) == 1.0  # UCB-ALD beats Random on both
 
 
@@ -106,6 +106,6 @@ def test_checkpoint_medians_by_hand():
 def test_report_tabulates_checkpoints_only_where_runs_reach_them(campaign, tmp_path):
     out = tmp_path / "rep2"
     summary = write_report(campaign, out)
-    rows = list(csv.DictReader(open(out / "checkpoints.csv")))
+    rows = list(csv.DictReader((out / "checkpoints.csv").read_text().splitlines()))
     assert rows == [] and summary["checkpoints"] == []  # the fixture's runs stop after 8 trials
     assert "Median regret" not in (out / "ranking.md").read_text()

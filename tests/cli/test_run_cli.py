@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from lensopt.cli import build_parser, main
 from lensopt.store import SessionStore, TrialRecord
 

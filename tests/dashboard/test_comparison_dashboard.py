@@ -13,18 +13,18 @@ import pytest
 
 pytest.importorskip("PyQt5")
 pytest.importorskip("pytestqt")
-from pytestqt.qt_compat import qt_api  # noqa: E402
+from pytestqt.qt_compat import qt_api
 
 if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
     pytest.skip("pytest-qt must use pyqt5 (see tests/dashboard/test_window.py)", allow_module_level=True)
 
-from matplotlib.image import imread  # noqa: E402
+from matplotlib.image import imread
 
-from lensopt.cli import main  # noqa: E402
-from lensopt.dashboard.window import DashboardWindow  # noqa: E402
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial  # noqa: E402
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial  # noqa: E402
-from lensopt.store import DuelTrialRecord, RankingTrialRecord, SessionStore  # noqa: E402
+from lensopt.cli import main
+from lensopt.dashboard.window import DashboardWindow
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
+from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.store import DuelTrialRecord, RankingTrialRecord, SessionStore
 
 N_TRIALS = 12
 #: Generous limits for a loaded 2-core machine; they bound waiting, they do not measure speed.

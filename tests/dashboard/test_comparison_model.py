@@ -175,7 +175,7 @@ def test_a_session_of_an_unknown_kind_is_refused_with_its_kind_named(tmp_path):
         conn.execute("UPDATE sessions SET kind = 'hologram' WHERE id = ?", (sid,))
     with SessionStore(path, readonly=True) as store:
         info = store.session(sid)
-        with pytest.raises(LensoptError, match="session 1 is a 'hologram' session.*update lensopt"):
+        with pytest.raises(LensoptError, match=r"session 1 is a 'hologram' session.*update lensopt"):
             session_model(info)
         with pytest.raises(LensoptError, match="'hologram'"):
             snapshot_from_store(store, sid)

@@ -14,7 +14,6 @@ from lensopt.dashboard.model import SessionModel, guess_rate_from_protocol, hist
 from lensopt.dashboard.posterior import credible_ellipse, sample_optimum_d
 from lensopt.dashboard.snapshot import WAITING_MESSAGE
 
-
 # --------------------------------------------------------------------------- pure helpers
 
 

@@ -13,15 +13,15 @@ import pytest
 
 pytest.importorskip("PyQt5")
 pytest.importorskip("pytestqt")
-from pytestqt.qt_compat import qt_api  # noqa: E402
+from pytestqt.qt_compat import qt_api
 
 if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
     pytest.skip(f"pytest-qt uses {qt_api.pytest_qt_api}, the dashboard PyQt5: set qt_api = \"pyqt5\" in "
                 "[tool.pytest.ini_options] (or PYTEST_QT_API=pyqt5)", allow_module_level=True)
 
-from PyQt5.QtGui import QImage  # noqa: E402
+from PyQt5.QtGui import QImage
 
-from lensopt.dashboard.window import DashboardWindow  # noqa: E402
+from lensopt.dashboard.window import DashboardWindow
 
 N_TRIALS = 40
 #: Generous limits for a loaded 2-core machine; they bound waiting, they do not measure speed.

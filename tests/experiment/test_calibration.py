@@ -55,7 +55,7 @@ def test_bounds_are_intersected_with_what_the_screen_renders():
 
 def test_a_set_up_that_cannot_render_the_requested_sizes_raises(cal):
     near = Calibration(53.0, 1920, 1080, distance_cm=10.0)
-    with pytest.raises(CalibrationError, match="renders logMAR .* none of the requested"):
+    with pytest.raises(CalibrationError, match=r"renders logMAR .* none of the requested"):
         letter_bounds_within((-0.3, 0.0), near.renderable_logmar(), near)
 
 

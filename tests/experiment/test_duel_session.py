@@ -154,7 +154,7 @@ def stored_duels(db):
         with SessionStore(db, readonly=True) as store:
             sid = store.latest_session_id()
             return [] if sid is None else store.duel_trials(sid)
-    except Exception:  # the file is being created
+    except Exception:  # noqa: BLE001 - the file is being created
         return []
 
 

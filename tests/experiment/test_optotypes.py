@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from lensopt.experiment.optotypes import (
-    ALPHABET, SLOAN_LETTERS, Arc, Glyph, letter_outlines_px, load_glyphs, polygon_area, rasterize,
+    ALPHABET,
+    SLOAN_LETTERS,
+    Arc,
+    Glyph,
+    letter_outlines_px,
+    load_glyphs,
+    polygon_area,
+    rasterize,
 )
 
 

@@ -62,7 +62,7 @@ def stored_trials(db):
         with SessionStore(db, readonly=True) as store:
             sid = store.latest_session_id()
             return [] if sid is None else store.trials(sid)
-    except Exception:  # the file is being created
+    except Exception:  # noqa: BLE001 - the file is being created
         return []
 
 
@@ -110,7 +110,9 @@ def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path
     rebuilt = RefractionOptimizer.from_settings(
         info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in trials])
     sphere_d, cylinder_d = rebuilt.best()
-    quarter = lambda d: math.floor(d * 4 + 0.5) / 4  # nearest quarter diopter, by hand
+    def quarter(d):  # nearest quarter diopter, by hand
+        return math.floor(d * 4 + 0.5) / 4
+
     expected = (f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D; on the phoropter (0.25 D steps): "
                 f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D")
     assert expected in lines, lines[-3:]

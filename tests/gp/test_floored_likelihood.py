@@ -259,7 +259,7 @@ def test_a_lucky_guess_at_a_tiny_letter_barely_moves_the_floored_model():
     tiny = np.array([[-1.0, 0.0]])
     for inference in ("laplace", "ep"):
         def p_tiny(floor, X, y):
-            model = GPClassifier(kernel, inference=inference, guess_rate=floor[0], lapse_rate=floor[1])
+            model = GPClassifier(kernel, inference=inference, guess_rate=floor[0], lapse_rate=floor[1])  # noqa: B023 - called within this iteration
             return model.fit(X, y).predict_proba(tiny)[0]
 
         plain_before, plain_after = p_tiny((0, 0), X_before, y_before), p_tiny((0, 0), X, y)

@@ -47,7 +47,7 @@ def test_pinned_inputs_stay_pinned_and_the_rest_is_optimized():
 
 def test_value_only_acquisition_returns_the_best_candidate():
     rng = np.random.default_rng(3)
-    x, value = maximize_acquisition(ValueOnly([0.1, 0.2]), [(-1, 1), (-1, 1)], rng,
+    x, _ = maximize_acquisition(ValueOnly([0.1, 0.2]), [(-1, 1), (-1, 1)], rng,
                                     settings=MaximizerSettings(n_candidates=200))
     candidates = scrambled_halton([(-1, 1), (-1, 1)], 200, np.random.default_rng(3))
     brute = candidates[np.argmax(ValueOnly([0.1, 0.2])(candidates))]

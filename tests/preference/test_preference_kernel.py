@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from tests.preference.conftest import finite_difference, swap_members
 
 from lensopt.gp.kernels import (
     LinearContext,
@@ -12,6 +11,7 @@ from lensopt.gp.kernels import (
     psychophysics_kernel,
 )
 from lensopt.preference import PreferenceKernel, duel_inputs
+from tests.preference.conftest import finite_difference, swap_members
 
 # (base kernel on [s, x], n_context, n_system)
 BASES = {
@@ -111,13 +111,13 @@ def test_input_gradients_match_finite_differences(case):
     grad = kernel.gradient_x(Z, W)
     assert grad.shape == (4, 5, k + 2 * d)
     for j in range(W.shape[0]):
-        fd = finite_difference(lambda Q: kernel(Q, W[j : j + 1])[:, 0], Z)
+        fd = finite_difference(lambda Q: kernel(Q, W[j : j + 1])[:, 0], Z)  # noqa: B023 - called within this iteration
         np.testing.assert_allclose(grad[:, j, :], fd, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(kernel.diag_gradient_x(Z), finite_difference(kernel.diag, Z), rtol=1e-5, atol=1e-7)
     X = _members(Z, k, d)[1]
     cross = kernel.cross_cov_gradient_x(X, W)
     for j in range(W.shape[0]):
-        fd = finite_difference(lambda Q: kernel.cross_cov(Q, W[j : j + 1])[:, 0], X)
+        fd = finite_difference(lambda Q: kernel.cross_cov(Q, W[j : j + 1])[:, 0], X)  # noqa: B023 - called within this iteration
         np.testing.assert_allclose(cross[:, j, :], fd, rtol=1e-5, atol=1e-7)
 
 

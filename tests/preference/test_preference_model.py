@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from tests.preference.conftest import finite_difference, simulated_duels, swap_members
 from scipy.special import ndtr
 
 from lensopt.gp.kernels import SquaredExponential, benchmark_context_kernel
 from lensopt.preference import PreferenceGP, duel_inputs
+from tests.preference.conftest import finite_difference, simulated_duels, swap_members
 
 CASES = {
     # name: (base kernel on [s, x], n_context, n_system)
@@ -88,7 +88,9 @@ def test_win_probability_and_its_uncertainty_match_monte_carlo(fitted):
     np.testing.assert_allclose(model.duel_probability(Z), p.mean(axis=0), atol=5 * se.max() + 1e-4)
     np.testing.assert_allclose(model.duel_epistemic_variance(Z), p.var(axis=0), atol=2e-3)
     # BALD (Houlsby's approximation of the second entropy term, in bits) against Monte Carlo
-    entropy = lambda q: -(q * np.log2(np.clip(q, 1e-300, 1)) + (1 - q) * np.log2(np.clip(1 - q, 1e-300, 1)))
+    def entropy(q):
+        return -(q * np.log2(np.clip(q, 1e-300, 1)) + (1 - q) * np.log2(np.clip(1 - q, 1e-300, 1)))
+
     mc_bald = entropy(p.mean(axis=0)) - entropy(p).mean(axis=0)
     np.testing.assert_allclose(model.duel_bald(Z), mc_bald, atol=0.02)
 
@@ -114,7 +116,7 @@ def test_utility_gradients_match_finite_differences(fitted):
 def test_marginal_likelihood_gradient_matches_finite_differences(fitted):
     model, _, _ = fitted
     theta = model.kernel.theta
-    value, grad = model.log_marginal_likelihood(theta, eval_gradient=True)
+    _, grad = model.log_marginal_likelihood(theta, eval_gradient=True)
     step = 1e-5
     for j in range(theta.size):
         e = np.zeros(theta.size)

@@ -101,7 +101,7 @@ def test_duplicate_trial_index_is_rejected_with_a_clear_error(tmp_path):
         sid = new_session(store)
         for i in (1, 2, 3):
             store.append_trial(sid, make_trial(i))
-        with pytest.raises(DuplicateTrialError, match="already has trial 2.*continue at index 4"):
+        with pytest.raises(DuplicateTrialError, match=r"already has trial 2.*continue at index 4"):
             store.append_trial(sid, make_trial(2, letter="Z"))
         assert store.trials(sid) == [make_trial(i) for i in (1, 2, 3)]
         other = new_session(store, "P002")
@@ -169,9 +169,9 @@ def test_locked_database_gives_store_error_quickly(tmp_path):
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with SessionStore(path, timeout_s=0.05) as store:
-            with pytest.raises(DatabaseLockedError, match="is locked by another program; close it or use --db"):
-                store.append_trial(sid, make_trial(1))
+        with SessionStore(path, timeout_s=0.05) as store, \
+                pytest.raises(DatabaseLockedError, match="is locked by another program; close it or use --db"):
+            store.append_trial(sid, make_trial(1))
     finally:
         holder.execute("ROLLBACK")
         holder.close()

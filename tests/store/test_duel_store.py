@@ -56,7 +56,7 @@ def test_duels_are_read_back_exactly_and_counted_as_the_sessions_trials(store):
 
 
 def test_a_duel_is_recorded_once(store):
-    with pytest.raises(DuplicateTrialError, match="already has trial 2.*continue at index 4"):
+    with pytest.raises(DuplicateTrialError, match=r"already has trial 2.*continue at index 4"):
         store.append_duel_trial(1, duels()[1])
 
 

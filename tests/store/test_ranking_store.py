@@ -54,7 +54,7 @@ def test_rankings_are_read_back_exactly_and_counted_as_the_sessions_trials(store
 
 
 def test_a_ranking_is_recorded_once_and_only_in_a_ranking_session(store):
-    with pytest.raises(DuplicateTrialError, match="already has trial 2.*continue at index 3"):
+    with pytest.raises(DuplicateTrialError, match=r"already has trial 2.*continue at index 3"):
         store.append_ranking_trial(1, rankings()[1])
     duel = store.create_session("D", {}, {}, {}, 1, kind=DUEL_KIND)
     with pytest.raises(WrongKindError, match=f"session {duel} is a duel session; a ranking trial"):

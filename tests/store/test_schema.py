@@ -5,8 +5,7 @@ import sqlite3
 import pytest
 
 from lensopt.errors import StoreError
-from lensopt.store import SCHEMA_VERSION, SessionStore, TrialRecord
-from lensopt.store import schema
+from lensopt.store import SCHEMA_VERSION, SessionStore, TrialRecord, schema
 
 V1_DDL = (
     """CREATE TABLE sessions (

@@ -9,8 +9,8 @@ rescaled, negated function instead (:mod:`lensopt.bench.rescaling`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -125,11 +125,15 @@ def _log_lik(kind, k, f, delta):
     return log_tie(f, delta)
 
 
+#: The box of ``log δ`` (the tie threshold is optimized on the log scale).
+LOG_TIE_THRESHOLD_BOUNDS = tuple(np.log(TIE_THRESHOLD_BOUNDS))
+
+
 class ElboProblem:
     """``−ELBO`` and its gradient over the flat parameter vector (see the module docstring)."""
 
     def __init__(self, U, groups, kernel, jitter, delta, learn_kernel, learn_delta,
-                 log_delta_bounds=tuple(np.log(TIE_THRESHOLD_BOUNDS))):  # noqa: B008 - an immutable tuple
+                 log_delta_bounds=LOG_TIE_THRESHOLD_BOUNDS):
         self.U = U
         self.n = U.shape[0]
         self.groups = groups

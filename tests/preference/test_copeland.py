@@ -57,7 +57,7 @@ def test_soft_copeland_score_matches_quadrature_within_the_qmc_error():
     x = np.array([[0.1], [0.45], [0.76]])
     models = [fitted_forrester_model(landmark_seed=s) for s in range(12)]
     exact = np.array([
-        quad(lambda t: models[0].win_probability(xi[None], [[t]])[0], 0.0, 1.0, epsabs=1e-10)[0] for xi in x  # noqa: B023 - called within this iteration
+        quad(lambda t, xi=xi: models[0].win_probability(xi[None], [[t]])[0], 0.0, 1.0, epsabs=1e-10)[0] for xi in x
     ])
     scores = np.array([m.soft_copeland(x) for m in models])  # 12 randomized QMC estimates
     spread = scores.std(axis=0, ddof=1)

@@ -100,9 +100,13 @@ class SessionRun:
     decision_ms: tuple[float, ...]
 
 
-def run_session(optimizer: AskTellOptimizer[QueryT, AnswerT_contra], respond: Callable[[QueryT], AnswerT_contra],
-                n_trials: int, on_trial: Callable[[int, QueryT, AnswerT_contra], None] | None = None,
-                stop: Callable[[], bool] | None = None) -> SessionRun:
+def run_session(
+    optimizer: AskTellOptimizer[QueryT, AnswerT_contra],
+    respond: Callable[[QueryT], AnswerT_contra],
+    n_trials: int,
+    on_trial: Callable[[int, QueryT, AnswerT_contra], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> SessionRun:
     """The ask → answer → tell loop: at most ``n_trials`` times ``query = optimizer.ask()``,
     ``answer = respond(query)``, ``optimizer.tell(query, answer)``.
 
@@ -125,5 +129,6 @@ def run_session(optimizer: AskTellOptimizer[QueryT, AnswerT_contra], respond: Ca
             stopped = True
             break
     return SessionRun(n_trials=t, stopped=stopped, decision_ms=tuple(decision_ms))
+
 
 __all__ = ["NO_DECISION_MS", "AskTellOptimizer", "SessionRun", "StoppableOptimizer", "run_session"]

@@ -50,8 +50,9 @@ class BoxSettings:
 
     def _check_box(self) -> None:
         object.__setattr__(self, "system_bounds", bounds_pairs("system_bounds", self.system_bounds))
-        object.__setattr__(self, "context_bounds",
-                           bounds_pairs("context_bounds", self.context_bounds, allow_empty=True))
+        object.__setattr__(
+            self, "context_bounds", bounds_pairs("context_bounds", self.context_bounds, allow_empty=True)
+        )
         if self.reference_context is not None:
             object.__setattr__(self, "reference_context", reference_values(self.reference_context, self.context_bounds))
 

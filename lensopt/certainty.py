@@ -63,9 +63,13 @@ class LensCertainty:
     n_draws: int = 0
 
     def to_dict(self) -> dict:
-        return {"confidence": self.confidence, "sphere_interval_d": list(self.sphere_interval_d),
-                "cylinder_interval_d": list(self.cylinder_interval_d),
-                "tolerance_logmar": self.tolerance_logmar, "n_draws": self.n_draws}
+        return {
+            "confidence": self.confidence,
+            "sphere_interval_d": list(self.sphere_interval_d),
+            "cylinder_interval_d": list(self.cylinder_interval_d),
+            "tolerance_logmar": self.tolerance_logmar,
+            "n_draws": self.n_draws,
+        }
 
 
 def _grid(lo, hi, step):
@@ -76,16 +80,25 @@ def _grid(lo, hi, step):
 def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lenses=None) -> np.ndarray:
     """``(m, 2)`` lenses: ``best_lens`` first, the fine grid around it (clipped to the box), the
     ``tested_lenses`` ``(n, 2)`` and the coarse box grid within :data:`COVERED_RADIUS_D` of them."""
-    coarse = np.array(np.meshgrid(_grid(*sphere_bounds_d, COARSE_STEP_D), _grid(*cylinder_bounds_d, COARSE_STEP_D),
-                                  indexing="ij")).reshape(2, -1).T
+    coarse = (
+        np.array(
+            np.meshgrid(_grid(*sphere_bounds_d, COARSE_STEP_D), _grid(*cylinder_bounds_d, COARSE_STEP_D), indexing="ij")
+        )
+        .reshape(2, -1)
+        .T
+    )
     tested = np.zeros((0, 2)) if tested_lenses is None else np.unique(np.asarray(tested_lenses, float), axis=0)
     if len(tested):
         distance = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1)
         coarse = np.vstack([coarse[distance <= COVERED_RADIUS_D], tested])
     offsets = _grid(-FINE_HALF_WIDTH_D, FINE_HALF_WIDTH_D, FINE_STEP_D)
     fine = np.array(np.meshgrid(best_lens[0] + offsets, best_lens[1] + offsets, indexing="ij")).reshape(2, -1).T
-    inside = ((fine[:, 0] >= sphere_bounds_d[0]) & (fine[:, 0] <= sphere_bounds_d[1])
-              & (fine[:, 1] >= cylinder_bounds_d[0]) & (fine[:, 1] <= cylinder_bounds_d[1]))
+    inside = (
+        (fine[:, 0] >= sphere_bounds_d[0])
+        & (fine[:, 0] <= sphere_bounds_d[1])
+        & (fine[:, 1] >= cylinder_bounds_d[0])
+        & (fine[:, 1] <= cylinder_bounds_d[1])
+    )
     lenses = np.vstack([np.asarray(best_lens, float)[None, :], fine[inside], coarse])
     _, first = np.unique(np.round(lenses, 9), axis=0, return_index=True)  # each lens once, best first
     return lenses[np.sort(first)]
@@ -104,8 +117,15 @@ def _joint_draws(mean, cov, n_draws, rng):
     return mean[None, :] + rng.standard_normal((n_draws, mean.size)) @ chol.T
 
 
-def lens_certainty(model, best_lens, sphere_bounds_d, cylinder_bounds_d, rng: np.random.Generator,
-                   tolerance_logmar: float = ACUITY_TOLERANCE_LOGMAR, n_draws: int = N_DRAWS) -> LensCertainty:
+def lens_certainty(
+    model,
+    best_lens,
+    sphere_bounds_d,
+    cylinder_bounds_d,
+    rng: np.random.Generator,
+    tolerance_logmar: float = ACUITY_TOLERANCE_LOGMAR,
+    n_draws: int = N_DRAWS,
+) -> LensCertainty:
     """The certainty of ``best_lens`` under ``model`` (a fitted GP on ``[letter_logmar, sphere_d,
     cylinder_d]`` with the psychophysics kernel); see the module docstring."""
     lenses = candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, model.X_train_[:, 1:])
@@ -127,6 +147,8 @@ def lens_certainty(model, best_lens, sphere_bounds_d, cylinder_bounds_d, rng: np
     lo, hi = np.percentile(best, [2.5, 97.5], axis=0)
     return LensCertainty(
         confidence=float(np.mean(loss <= tolerance_logmar)),
-        sphere_interval_d=(float(lo[0]), float(hi[0])), cylinder_interval_d=(float(lo[1]), float(hi[1])),
-        tolerance_logmar=float(tolerance_logmar), n_draws=int(n_draws),
+        sphere_interval_d=(float(lo[0]), float(hi[0])),
+        cylinder_interval_d=(float(lo[1]), float(hi[1])),
+        tolerance_logmar=float(tolerance_logmar),
+        n_draws=int(n_draws),
     )

@@ -79,14 +79,16 @@ def prior_utility(kernel, X, full_cov: bool = False):
     return np.zeros(len(X)), (kernel(X) if full_cov else kernel.diag(X))
 
 
-def duel_refraction_kernel(letter_lengthscale_logmar=LETTER_LENGTHSCALE_LOGMAR,
-                           lens_lengthscales_d=LENS_LENGTHSCALES_D, variance=UTILITY_VARIANCE):
+def duel_refraction_kernel(
+    letter_lengthscale_logmar=LETTER_LENGTHSCALE_LOGMAR,
+    lens_lengthscales_d=LENS_LENGTHSCALES_D,
+    variance=UTILITY_VARIANCE,
+):
     """``σ² k_SE(s, s') k_SE((S, C), (S', C'))`` over columns ``[letter_logmar, sphere_d, cylinder_d]``."""
     from lensopt.gp.kernels import Product, SquaredExponential
 
     letters = SquaredExponential(letter_lengthscale_logmar, variance=variance, active_dims=(0,))
-    lenses = SquaredExponential(lens_lengthscales_d, variance=1.0, active_dims=(1, 2),
-                                fixed=("variance",))
+    lenses = SquaredExponential(lens_lengthscales_d, variance=1.0, active_dims=(1, 2), fixed=("variance",))
     return Product(letters, lenses)
 
 
@@ -109,8 +111,7 @@ def normalize_duel_answer(answer) -> str:
             return answer
     elif isinstance(answer, (bool, np.bool_)) or (isinstance(answer, (int, np.integer)) and answer in (0, 1)):
         return "first" if answer else "second"
-    raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); "
-                     f"got {answer!r}")
+    raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); got {answer!r}")
 
 
 class DuelRefractionOptimizer:
@@ -121,9 +122,19 @@ class DuelRefractionOptimizer:
     or ``"ties"`` (rules mpes-ald (default), random), see :data:`DUEL_MODELS`.
     ``lens_step_d`` rounds proposed lenses to a phoropter step."""
 
-    def __init__(self, rule=None, seed=0, *, sphere_bounds_d=SPHERE_BOUNDS_D,
-                 cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
-                 n_initial=5, lens_step_d=None, inference="laplace", model="probit"):
+    def __init__(
+        self,
+        rule=None,
+        seed=0,
+        *,
+        sphere_bounds_d=SPHERE_BOUNDS_D,
+        cylinder_bounds_d=CYLINDER_BOUNDS_D,
+        letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
+        n_initial=5,
+        lens_step_d=None,
+        inference="laplace",
+        model="probit",
+    ):
         if model not in DUEL_MODELS:
             raise ValueError(f"model must be one of {', '.join(DUEL_MODELS)}, got {model!r}")
         rule = DEFAULT_RULES[model] if rule is None else rule
@@ -131,21 +142,36 @@ class DuelRefractionOptimizer:
             raise ValueError(f"rule {rule!r} is not available with the tie model; choose from: {', '.join(TIE_RULES)}")
         self.lens_step_d = check_lens_step(lens_step_d)
         self._settings = {
-            "rule": rule, "seed": seed, "sphere_bounds_d": list(sphere_bounds_d),
+            "rule": rule,
+            "seed": seed,
+            "sphere_bounds_d": list(sphere_bounds_d),
             "cylinder_bounds_d": list(cylinder_bounds_d),
-            "letter_bounds_logmar": list(letter_bounds_logmar), "n_initial": n_initial,
-            "lens_step_d": self.lens_step_d, "inference": inference, "model": model,
+            "letter_bounds_logmar": list(letter_bounds_logmar),
+            "n_initial": n_initial,
+            "lens_step_d": self.lens_step_d,
+            "inference": inference,
+            "model": model,
         }
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
         if model == "probit":
             self._core = PreferenceOptimizer(
-                self._system_bounds, (tuple(letter_bounds_logmar),), rule=rule, seed=seed,
-                kernel=duel_refraction_kernel(), n_initial=n_initial, inference=inference,
+                self._system_bounds,
+                (tuple(letter_bounds_logmar),),
+                rule=rule,
+                seed=seed,
+                kernel=duel_refraction_kernel(),
+                n_initial=n_initial,
+                inference=inference,
             )
         else:
             self._core = RankingOptimizer(
-                self._system_bounds, (tuple(letter_bounds_logmar),), set_size=2, allow_ties=True,
-                seed=seed, n_initial=n_initial, rule=TIE_RULES[rule],
+                self._system_bounds,
+                (tuple(letter_bounds_logmar),),
+                set_size=2,
+                allow_ties=True,
+                seed=seed,
+                n_initial=n_initial,
+                rule=TIE_RULES[rule],
                 kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2),
             )
         self._history: list[tuple[DuelTrial, bool]] = []
@@ -164,9 +190,11 @@ class DuelRefractionOptimizer:
         return dict(self._settings)
 
     def to_state(self) -> dict:
-        return {"format": STATE_FORMAT, "settings": self.settings_dict(),
-                "history": [[t.letter_logmar, *t.first_lens_d, *t.second_lens_d, answer]
-                            for t, answer in self._history]}
+        return {
+            "format": STATE_FORMAT,
+            "settings": self.settings_dict(),
+            "history": [[t.letter_logmar, *t.first_lens_d, *t.second_lens_d, answer] for t, answer in self._history],
+        }
 
     @classmethod
     def from_state(cls, state: dict) -> DuelRefractionOptimizer:
@@ -199,8 +227,9 @@ class DuelRefractionOptimizer:
         query = self._core.ask()
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
         # rounded to the phoropter step; lens 2 moves one step if rounding merged it with lens 1
-        first, second = distinct_phoropter_lenses(np.asarray(query.members, float)[:2], self.lens_step_d,
-                                                  self._system_bounds)
+        first, second = distinct_phoropter_lenses(
+            np.asarray(query.members, float)[:2], self.lens_step_d, self._system_bounds
+        )
         return DuelTrial(first, second, float(np.asarray(query.context, float)[0]))
 
     @single_threaded

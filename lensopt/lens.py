@@ -53,6 +53,7 @@ LENS_TEXT_EXAMPLES = "'-1.00 / -0.50 x 180', '-2.00 DS' or 'plano'"
 # Array math (numpy): the one implementation of the power-vector formulas in lensopt.
 # ---------------------------------------------------------------------------------------------
 
+
 def _cos_sin_deg(angle_deg):
     """``(cos, sin)`` of an angle in degrees, exact at multiples of 90° (``cos 180° = −1``,
     ``sin 180° = 0`` exactly, not 1.2e-16), so that axes 90 and 180 give exact power vectors."""
@@ -113,6 +114,7 @@ def lens_arrays_from_power_vectors(m_d, j0_d, j45_d):
 # Validation
 # ---------------------------------------------------------------------------------------------
 
+
 def _finite(owner: str, name: str, value, unit: str) -> float:
     """``value`` as a float; a one-line TypeError unless a real number, ValueError unless finite."""
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
@@ -132,6 +134,7 @@ def _round_half_up(value: float, step: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # The types
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PowerVector:
@@ -203,8 +206,10 @@ class Lens:
         object.__setattr__(self, "cylinder_d", _finite("Lens", "cylinder_d", self.cylinder_d, "diopters"))
         axis_deg = _finite("Lens", "axis_deg", self.axis_deg, "degrees")
         if not 0.0 <= axis_deg <= 180.0:
-            raise ValueError(f"Lens.axis_deg must be in 0-180 degrees (0 is read as 180), got {axis_deg!r}: "
-                             f"wrap an angle first with lensopt.lens.wrap_axis_deg")
+            raise ValueError(
+                f"Lens.axis_deg must be in 0-180 degrees (0 is read as 180), got {axis_deg!r}: "
+                f"wrap an angle first with lensopt.lens.wrap_axis_deg"
+            )
         if axis_deg == 0.0 or self.cylinder_d == 0.0:
             axis_deg = 180.0
         object.__setattr__(self, "axis_deg", axis_deg)
@@ -282,8 +287,11 @@ class Lens:
         if axis_step_deg <= 0.0 or abs(steps_in_180 - round(steps_in_180)) > 1e-9:
             raise ValueError(f"Lens.rounded.axis_step_deg must divide 180 degrees (e.g. 1 or 5), got {axis_step_deg!r}")
         axis_deg = _round_half_up(self.axis_deg, axis_step_deg)
-        return Lens(_round_half_up(self.sphere_d, step_d), _round_half_up(self.cylinder_d, step_d),
-                    180.0 if axis_deg == 0.0 else axis_deg)
+        return Lens(
+            _round_half_up(self.sphere_d, step_d),
+            _round_half_up(self.cylinder_d, step_d),
+            180.0 if axis_deg == 0.0 else axis_deg,
+        )
 
     def format(self) -> str:
         """Clinical notation: ``-1.25 / -0.75 x 170``, ``+0.50 / -1.00 x 005``, ``-2.00 DS``,
@@ -314,8 +322,19 @@ def _power_text(power_d: float) -> str:
 # Reading clinical notation
 # ---------------------------------------------------------------------------------------------
 
-_DASHES = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\u2010": "-", "\ufe63": "-",
-                         "\uff0d": "-", "\uff0b": "+", "\u00d7": "x", "\u00b0": " "})
+_DASHES = str.maketrans(
+    {
+        "\u2212": "-",
+        "\u2013": "-",
+        "\u2012": "-",
+        "\u2010": "-",
+        "\ufe63": "-",
+        "\uff0d": "-",
+        "\uff0b": "+",
+        "\u00d7": "x",
+        "\u00b0": " ",
+    }
+)
 """Unicode minus signs and dashes, the full-width plus, the multiplication sign and the degree sign."""
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?![\d.])"
@@ -355,15 +374,20 @@ def parse_lens(text: str) -> Lens:
         return Lens(sphere_d)
     cylinder_d = _signed_power(text, "cylinder", match["cylinder"])
     if match["axis"] is None:
-        raise ValueError(f"the cylinder {match['cylinder']} in {text!r} has no axis: "
-                         f"write it after an x, e.g. '-1.00 / -0.50 x 180'")
+        raise ValueError(
+            f"the cylinder {match['cylinder']} in {text!r} has no axis: write it after an x, e.g. '-1.00 / -0.50 x 180'"
+        )
     axis = match["axis"]
     if not axis.isdigit():
-        raise ValueError(f"axis {axis} in {text!r} is not a whole number of degrees: "
-                         f"write one from 1 to 180, e.g. '-1.00 / -0.50 x 180'")
+        raise ValueError(
+            f"axis {axis} in {text!r} is not a whole number of degrees: "
+            f"write one from 1 to 180, e.g. '-1.00 / -0.50 x 180'"
+        )
     if not 1 <= int(axis) <= 180:
-        raise ValueError(f"axis {axis} in {text!r} is outside 1-180: write e.g. '-1.00 / -0.50 x 180' "
-                         f"(180, not 0, for the horizontal meridian)")
+        raise ValueError(
+            f"axis {axis} in {text!r} is outside 1-180: write e.g. '-1.00 / -0.50 x 180' "
+            f"(180, not 0, for the horizontal meridian)"
+        )
     return Lens(sphere_d, cylinder_d, float(int(axis)))
 
 
@@ -373,6 +397,8 @@ def _signed_power(text: str, name: str, token: str) -> float:
         return 0.0
     value = float(token)
     if value != 0.0 and token[0] not in "+-":
-        raise ValueError(f"the {name} {token} in {text!r} has no sign: write +{token} or -{token} "
-                         f"(plus or minus power), e.g. '-1.00 / -0.50 x 180'")
+        raise ValueError(
+            f"the {name} {token} in {text!r} has no sign: write +{token} or -{token} "
+            f"(plus or minus power), e.g. '-1.00 / -0.50 x 180'"
+        )
     return value + 0.0

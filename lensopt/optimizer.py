@@ -60,17 +60,33 @@ class ContextualOptimizer:
     """Contextual binary Bayesian optimization by ask/tell, context columns first: ``ask() -> Query``,
     ``tell(query, outcome)``, ``best()`` the system point (:class:`lensopt.asktell.AskTellOptimizer`)."""
 
-    def __init__(self, system_bounds, context_bounds, rule="ucb-ald", seed=0, kernel=None,
-                 reference_context=None, n_initial=5, inference="laplace", **options):
+    def __init__(
+        self,
+        system_bounds,
+        context_bounds,
+        rule="ucb-ald",
+        seed=0,
+        kernel=None,
+        reference_context=None,
+        n_initial=5,
+        inference="laplace",
+        **options,
+    ):
         kernel_object = None
         if kernel is None:
             kernel = KernelSpec(structure="context-product", lengthscales=(1.0,))
         elif not isinstance(kernel, (KernelSpec, dict)):
             kernel_object, kernel = kernel, KernelSpec()
         self.settings = OptimizerSettings(
-            rule=rule, seed=seed, system_bounds=system_bounds, context_bounds=context_bounds,
-            kernel=kernel, reference_context=reference_context, n_initial=n_initial,
-            inference=inference, **options,
+            rule=rule,
+            seed=seed,
+            system_bounds=system_bounds,
+            context_bounds=context_bounds,
+            kernel=kernel,
+            reference_context=reference_context,
+            n_initial=n_initial,
+            inference=inference,
+            **options,
         )
         self._kernel_object = kernel_object
         self._settings_kernel = None  # settings.kernel, built on first use
@@ -121,10 +137,15 @@ class ContextualOptimizer:
         if self._kernel is None or self._kernel_fitted_at != due:
             from lensopt.gp import GPClassifier
 
-            gp = GPClassifier(base, inference=s.inference, guess_rate=s.guess_rate, lapse_rate=s.lapse_rate,
-                              prior_mean=s.prior_mean)
-            gp.fit_hyperparameters(self.inputs[:due], self.outcomes[:due], n_restarts=REFIT_RESTARTS,
-                                   seed=int(np.random.SeedSequence([s.seed, due]).generate_state(1)[0]))
+            gp = GPClassifier(
+                base, inference=s.inference, guess_rate=s.guess_rate, lapse_rate=s.lapse_rate, prior_mean=s.prior_mean
+            )
+            gp.fit_hyperparameters(
+                self.inputs[:due],
+                self.outcomes[:due],
+                n_restarts=REFIT_RESTARTS,
+                seed=int(np.random.SeedSequence([s.seed, due]).generate_state(1)[0]),
+            )
             self._kernel, self._kernel_fitted_at = gp.kernel_, due
         return self._kernel
 
@@ -139,8 +160,13 @@ class ContextualOptimizer:
             kernel = self._current_kernel()
             if self._model is None or self._model.kernel_ is not kernel:
                 s = self.settings
-                self._model = GPClassifier(kernel, inference=s.inference, guess_rate=s.guess_rate,
-                                           lapse_rate=s.lapse_rate, prior_mean=s.prior_mean)
+                self._model = GPClassifier(
+                    kernel,
+                    inference=s.inference,
+                    guess_rate=s.guess_rate,
+                    lapse_rate=s.lapse_rate,
+                    prior_mean=s.prior_mean,
+                )
             self._model.fit(self.inputs, self.outcomes)
             self._model_n = self.n_trials
         return self._model
@@ -204,7 +230,9 @@ class ContextualOptimizer:
         extra = self.inputs[-RECENT_INPUTS:].copy()
         extra[:, :k] = context
         point, _ = maximize_acquisition(
-            _PosteriorMean(model), s.bounds, self._rng(1),
+            _PosteriorMean(model),
+            s.bounds,
+            self._rng(1),
             fixed_features={d: float(v) for d, v in enumerate(context)},
             settings=MaximizerSettings(n_candidates=128, n_starts=2 if refine else 0),
             extra_candidates=extra,
@@ -228,7 +256,7 @@ class ContextualOptimizer:
         Defined for one context column; clipped to the context bounds when there is no crossing.
         """
         target = self.target_latent if target_latent is None else target_latent
-        (lo, hi), = self.settings.context_bounds
+        ((lo, hi),) = self.settings.context_bounds
         model = self.model
         system = np.asarray(system, float)
 
@@ -266,8 +294,12 @@ class ContextualOptimizer:
         if self._kernel_object is not None:
             raise ValueError("an optimizer built from a kernel object cannot be saved; pass a KernelSpec")
         history = [list(map(float, x)) + [int(c)] for x, c in zip(self._inputs, self._outcomes)]
-        return {"format": STATE_FORMAT, "class": type(self).__name__,
-                "settings": self.settings.to_dict(), "history": history}
+        return {
+            "format": STATE_FORMAT,
+            "class": type(self).__name__,
+            "settings": self.settings.to_dict(),
+            "history": history,
+        }
 
     @classmethod
     def from_state(cls, state: dict) -> ContextualOptimizer:
@@ -276,7 +308,9 @@ class ContextualOptimizer:
         settings = OptimizerSettings.from_dict(state["settings"])
         opt = ContextualOptimizer.__new__(ContextualOptimizer)
         ContextualOptimizer.__init__(
-            opt, settings.system_bounds, settings.context_bounds,
+            opt,
+            settings.system_bounds,
+            settings.context_bounds,
             **{k: v for k, v in settings.to_dict().items() if k not in ("system_bounds", "context_bounds")},
         )
         k = settings.n_context

@@ -58,23 +58,43 @@ class RankingRefractionOptimizer:
     ``from_settings(settings, history)`` rebuild the optimizer of a stored session, ``to_state()``
     and ``from_state(state)`` from one JSON object."""
 
-    def __init__(self, rule="mpes-ald", seed=0, *, n_lenses=3, sphere_bounds_d=SPHERE_BOUNDS_D,
-                 cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR, n_initial=5,
-                 lens_step_d=None):
+    def __init__(
+        self,
+        rule="mpes-ald",
+        seed=0,
+        *,
+        n_lenses=3,
+        sphere_bounds_d=SPHERE_BOUNDS_D,
+        cylinder_bounds_d=CYLINDER_BOUNDS_D,
+        letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
+        n_initial=5,
+        lens_step_d=None,
+    ):
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
         self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
         self.lens_step_d = check_lens_step(lens_step_d)
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
         self._settings = {
-            "rule": rule, "seed": seed, "n_lenses": n_lenses, "sphere_bounds_d": list(sphere_bounds_d),
-            "cylinder_bounds_d": list(cylinder_bounds_d), "letter_bounds_logmar": list(letter_bounds_logmar),
-            "n_initial": n_initial, "lens_step_d": self.lens_step_d,
+            "rule": rule,
+            "seed": seed,
+            "n_lenses": n_lenses,
+            "sphere_bounds_d": list(sphere_bounds_d),
+            "cylinder_bounds_d": list(cylinder_bounds_d),
+            "letter_bounds_logmar": list(letter_bounds_logmar),
+            "n_initial": n_initial,
+            "lens_step_d": self.lens_step_d,
         }
         self._core = RankingOptimizer(
-            self._system_bounds, (tuple(letter_bounds_logmar),),
-            set_size=n_lenses, allow_ties=False, top_k=n_lenses - 1, seed=seed, n_initial=n_initial,
-            rule=RANKING_RULES[rule], kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2),
+            self._system_bounds,
+            (tuple(letter_bounds_logmar),),
+            set_size=n_lenses,
+            allow_ties=False,
+            top_k=n_lenses - 1,
+            seed=seed,
+            n_initial=n_initial,
+            rule=RANKING_RULES[rule],
+            kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2),
         )
         self._history: list[tuple[RankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan
@@ -94,9 +114,18 @@ class RankingRefractionOptimizer:
 
     def to_state(self) -> dict:
         """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
-        return {"format": STATE_FORMAT, "settings": self.settings_dict(),
-                "history": [{"letter_logmar": t.letter_logmar, "lenses_d": [list(lens) for lens in t.lenses_d],
-                             "order": list(order)} for t, order in self._history]}
+        return {
+            "format": STATE_FORMAT,
+            "settings": self.settings_dict(),
+            "history": [
+                {
+                    "letter_logmar": t.letter_logmar,
+                    "lenses_d": [list(lens) for lens in t.lenses_d],
+                    "order": list(order),
+                }
+                for t, order in self._history
+            ],
+        }
 
     @classmethod
     def from_state(cls, state: dict) -> RankingRefractionOptimizer:
@@ -104,10 +133,14 @@ class RankingRefractionOptimizer:
             got = state.get("format") if isinstance(state, dict) else type(state).__name__
             raise ValueError(f"not a lensopt ranking refraction state (format {got!r}; expected {STATE_FORMAT!r})")
         try:
-            history = [(RankingTrial(tuple(map(tuple, row["lenses_d"])), row["letter_logmar"]), tuple(row["order"]))
-                       for row in state["history"]]
+            history = [
+                (RankingTrial(tuple(map(tuple, row["lenses_d"])), row["letter_logmar"]), tuple(row["order"]))
+                for row in state["history"]
+            ]
         except (TypeError, KeyError) as error:
-            raise ValueError(f"a ranking refraction history row needs letter_logmar, lenses_d and order ({error})") from None
+            raise ValueError(
+                f"a ranking refraction history row needs letter_logmar, lenses_d and order ({error})"
+            ) from None
         return cls.from_settings(state["settings"], history)
 
     @property

@@ -44,8 +44,14 @@ DEFAULT_MODEL_LAPSE = 0.02
 #: The seed paper's letter model (§5.3; Table 3): the plain probit ``Φ(f)`` fitted by Laplace, a
 #: zero-mean prior, no information floor. ``RefractionOptimizer(**PAPER_LETTER_MODEL)`` reproduces
 #: the paper's runs (``lensopt bench refraction``); the defaults are issue 14's model.
-PAPER_LETTER_MODEL = {"likelihood": "probit", "lapse": 0.0, "inference": "laplace", "prior_mean": 0.0,
-                      "min_information_bits": 0.0, "beta": REFRACTION_BETA}
+PAPER_LETTER_MODEL = {
+    "likelihood": "probit",
+    "lapse": 0.0,
+    "inference": "laplace",
+    "prior_mean": 0.0,
+    "min_information_bits": 0.0,
+    "beta": REFRACTION_BETA,
+}
 
 #: β of UCB_Φ with issue 14's letter model. Its sessions that still failed (> 0.1 logMAR after 100
 #: trials) had searched one edge of the lens box and never looked inward; on tuning patients
@@ -98,17 +104,35 @@ class RefractionOptimizer:
     (or its dict) for :meth:`should_stop`.
     """
 
-    def __init__(self, rule="ucb-ald", seed=0, *, sphere_bounds_d=SPHERE_BOUNDS_D,
-                 cylinder_bounds_d=CYLINDER_BOUNDS_D, letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
-                 n_initial=5, lens_step_d=None, inference="ep", hyperparameters=None,
-                 n_alternatives=26, reference_context="adaptive", likelihood="floored",
-                 lapse=DEFAULT_MODEL_LAPSE, prior_mean=None, stop=None, **options):
+    def __init__(
+        self,
+        rule="ucb-ald",
+        seed=0,
+        *,
+        sphere_bounds_d=SPHERE_BOUNDS_D,
+        cylinder_bounds_d=CYLINDER_BOUNDS_D,
+        letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
+        n_initial=5,
+        lens_step_d=None,
+        inference="ep",
+        hyperparameters=None,
+        n_alternatives=26,
+        reference_context="adaptive",
+        likelihood="floored",
+        lapse=DEFAULT_MODEL_LAPSE,
+        prior_mean=None,
+        stop=None,
+        **options,
+    ):
         if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
         if likelihood not in LIKELIHOODS:
             raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got {likelihood!r}")
-        if isinstance(lapse, bool) or not isinstance(lapse, (int, float)) or not (
-                math.isfinite(lapse) and 0.0 <= lapse < 0.5 and lapse < 1.0 - 1.0 / n_alternatives):
+        if (
+            isinstance(lapse, bool)
+            or not isinstance(lapse, (int, float))
+            or not (math.isfinite(lapse) and 0.0 <= lapse < 0.5 and lapse < 1.0 - 1.0 / n_alternatives)
+        ):
             raise ValueError(f"lapse must be a rate in [0, 0.5) (e.g. 0.02), got {lapse!r}")
         self.likelihood = likelihood
         self.lapse = float(lapse)
@@ -117,7 +141,9 @@ class RefractionOptimizer:
             options["guess_rate"], options["lapse_rate"] = 1.0 / n_alternatives, self.lapse
         options.setdefault("min_information_bits", MIN_INFORMATION_BITS if likelihood == "floored" else 0.0)
         options.setdefault("search_tolerance", SEARCH_TOLERANCE if likelihood == "floored" else None)
-        options["prior_mean"] = (DEFAULT_PRIOR_MEAN if likelihood == "floored" else 0.0) if prior_mean is None else prior_mean
+        options["prior_mean"] = (
+            (DEFAULT_PRIOR_MEAN if likelihood == "floored" else 0.0) if prior_mean is None else prior_mean
+        )
         kernel = reference_kernel(likelihood) if hyperparameters is None else hyperparameters
         if isinstance(kernel, dict):
             kernel = KernelSpec.from_dict(kernel)
@@ -127,12 +153,19 @@ class RefractionOptimizer:
         self.n_alternatives = n_alternatives
         options.setdefault("beta", LETTER_BETA if likelihood == "floored" else REFRACTION_BETA)
         self._core = ContextualOptimizer(
-            system_bounds=(sphere_bounds_d, cylinder_bounds_d), context_bounds=(letter_bounds_logmar,),
-            rule=rule, seed=seed, kernel=kernel, reference_context=reference_context,
-            n_initial=n_initial, inference=inference, **options,
+            system_bounds=(sphere_bounds_d, cylinder_bounds_d),
+            context_bounds=(letter_bounds_logmar,),
+            rule=rule,
+            seed=seed,
+            kernel=kernel,
+            reference_context=reference_context,
+            n_initial=n_initial,
+            inference=inference,
+            **options,
         )
-        self._core.target_latent = (0.0 if likelihood == "floored"
-                                    else float(norm.ppf((1.0 + 1.0 / n_alternatives) / 2.0)))
+        self._core.target_latent = (
+            0.0 if likelihood == "floored" else float(norm.ppf((1.0 + 1.0 / n_alternatives) / 2.0))
+        )
         self._history: list[tuple[Trial, bool]] = []
 
     # ---------------------------------------------------------------- settings
@@ -144,17 +177,34 @@ class RefractionOptimizer:
         s = self.settings
         core = s.to_dict()
         return {
-            "rule": s.rule, "seed": s.seed,
-            "sphere_bounds_d": list(s.system_bounds[0]), "cylinder_bounds_d": list(s.system_bounds[1]),
-            "letter_bounds_logmar": list(s.context_bounds[0]), "n_initial": s.n_initial,
-            "lens_step_d": self.lens_step_d, "inference": s.inference, "hyperparameters": core["kernel"],
+            "rule": s.rule,
+            "seed": s.seed,
+            "sphere_bounds_d": list(s.system_bounds[0]),
+            "cylinder_bounds_d": list(s.system_bounds[1]),
+            "letter_bounds_logmar": list(s.context_bounds[0]),
+            "n_initial": s.n_initial,
+            "lens_step_d": self.lens_step_d,
+            "inference": s.inference,
+            "hyperparameters": core["kernel"],
             "n_alternatives": self.n_alternatives,
-            "likelihood": self.likelihood, "lapse": self.lapse, "prior_mean": s.prior_mean,
+            "likelihood": self.likelihood,
+            "lapse": self.lapse,
+            "prior_mean": s.prior_mean,
             "stop": None if self.stop is None else self.stop.to_dict(),
             "reference_context": core["reference_context"],
-            **{k: core[k] for k in ("beta", "n_candidates", "n_starts", "n_thompson_features",
-                                    "refit_every", "refit_after", "min_information_bits",
-                                    "search_tolerance")},
+            **{
+                k: core[k]
+                for k in (
+                    "beta",
+                    "n_candidates",
+                    "n_starts",
+                    "n_thompson_features",
+                    "refit_every",
+                    "refit_after",
+                    "min_information_bits",
+                    "search_tolerance",
+                )
+            },
         }
 
     @classmethod
@@ -173,8 +223,11 @@ class RefractionOptimizer:
         return opt
 
     def to_state(self) -> dict:
-        return {"format": "lensopt.refraction-state/1", "settings": self.settings_dict(),
-                "history": [[t.letter_logmar, t.sphere_d, t.cylinder_d, int(c)] for t, c in self._history]}
+        return {
+            "format": "lensopt.refraction-state/1",
+            "settings": self.settings_dict(),
+            "history": [[t.letter_logmar, t.sphere_d, t.cylinder_d, int(c)] for t, c in self._history],
+        }
 
     @classmethod
     def from_state(cls, state: dict) -> RefractionOptimizer:
@@ -206,15 +259,19 @@ class RefractionOptimizer:
         query = self._core.ask()
         (s,), (sphere, cylinder) = query.context, query.system
         s_bounds = self.settings.system_bounds
-        return Trial(sphere_d=round_to_step(sphere, self.lens_step_d, s_bounds[0]),
-                     cylinder_d=round_to_step(cylinder, self.lens_step_d, s_bounds[1]), letter_logmar=float(s))
+        return Trial(
+            sphere_d=round_to_step(sphere, self.lens_step_d, s_bounds[0]),
+            cylinder_d=round_to_step(cylinder, self.lens_step_d, s_bounds[1]),
+            letter_logmar=float(s),
+        )
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be a bool, got {correct!r}")
-        self._core.tell(Query(np.array([trial.letter_logmar]), np.array([trial.sphere_d, trial.cylinder_d])),
-                        int(correct))
+        self._core.tell(
+            Query(np.array([trial.letter_logmar]), np.array([trial.sphere_d, trial.cylinder_d])), int(correct)
+        )
         self._history.append((trial, bool(correct)))
 
     # ------------------------------------------------------------------ answers
@@ -231,6 +288,7 @@ class RefractionOptimizer:
 
         From posterior draws of the slope and the lens intercepts (:mod:`lensopt.certainty`); the
         draws come from ``(seed, n_trials)``, so the same history gives the same answer."""
+
         def compute():
             s = self.settings
             if self.model is None:

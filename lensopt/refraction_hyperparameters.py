@@ -45,8 +45,9 @@ from lensopt.refraction import (
 from lensopt.settings import KernelSpec
 
 #: Starting point of the fit (multi-start adds seeded random restarts inside the bounds).
-INITIAL_KERNEL = KernelSpec(structure="psychophysics", family="se", lengthscales=(1.5, 1.5),
-                            variance=25.0, context_variance=25.0)
+INITIAL_KERNEL = KernelSpec(
+    structure="psychophysics", family="se", lengthscales=(1.5, 1.5), variance=25.0, context_variance=25.0
+)
 
 
 def simulated_responses(patient, n_responses, rng):
@@ -58,8 +59,9 @@ def simulated_responses(patient, n_responses, rng):
 
 
 #: Pilot kernel of the "sessions" design (its lengthscale is re-fitted on the sessions' data).
-PILOT_KERNEL = KernelSpec(structure="psychophysics", family="se", lengthscales=(1.5, 1.5),
-                          variance=4.0, context_variance=4.0)
+PILOT_KERNEL = KernelSpec(
+    structure="psychophysics", family="se", lengthscales=(1.5, 1.5), variance=4.0, context_variance=4.0
+)
 DESIGNS = ("sessions", "random")
 
 #: What the stationary kernel compares: the lens columns ``(S, C)`` themselves (the paper's
@@ -80,15 +82,19 @@ def _classifier(kernel: KernelSpec, model: str, n_alternatives: int = 26):
     """The GP classifier whose marginal likelihood the fit maximizes, with the model's likelihood."""
     if model == "probit":
         return GPClassifier(kernel.build(1, 2))
-    return GPClassifier(kernel.build(1, 2), inference="ep", guess_rate=1.0 / n_alternatives,
-                        lapse_rate=DEFAULT_MODEL_LAPSE, prior_mean=DEFAULT_PRIOR_MEAN)
+    return GPClassifier(
+        kernel.build(1, 2),
+        inference="ep",
+        guess_rate=1.0 / n_alternatives,
+        lapse_rate=DEFAULT_MODEL_LAPSE,
+        prior_mean=DEFAULT_PRIOR_MEAN,
+    )
 
 
 def session_responses(patient, n_responses, seed, kernel: KernelSpec, model: str = "probit"):
     """The trials of a UCB-ALD session run with ``kernel`` (and the answer ``model``) on ``patient``."""
     opt = RefractionOptimizer(rule="ucb-ald", seed=seed, hyperparameters=kernel, **_model_options(model))
-    run_session(opt, lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d),
-                n_responses)
+    run_session(opt, lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d), n_responses)
     X = np.array([[t.letter_logmar, t.sphere_d, t.cylinder_d] for t, _ in opt.history])
     return X, np.array([int(c) for _, c in opt.history])
 
@@ -97,13 +103,29 @@ def _median_kernel(fits, input_map) -> KernelSpec:
     names = list(fits[0])
     median = [float(np.exp(np.median(np.log([f[name] for f in fits])))) for name in names]
     # hyperparameter order of the psychophysics kernel: θ, then the SE lengthscale(s), then SE variance
-    return KernelSpec(structure="psychophysics", family="se", context_variance=median[0],
-                      lengthscales=tuple(median[1:-1]), variance=median[-1], input_map=input_map)
+    return KernelSpec(
+        structure="psychophysics",
+        family="se",
+        context_variance=median[0],
+        lengthscales=tuple(median[1:-1]),
+        variance=median[-1],
+        input_map=input_map,
+    )
 
 
-def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, seed=0, n_restarts=3,
-                                   progress=None, design="sessions", n_passes=2, inputs="meridians",
-                                   ard=False, model="probit") -> dict:
+def fit_reference_hyperparameters(
+    slope=5.0,
+    n_patients=8,
+    n_responses=1000,
+    seed=0,
+    n_restarts=3,
+    progress=None,
+    design="sessions",
+    n_passes=2,
+    inputs="meridians",
+    ard=False,
+    model="probit",
+) -> dict:
     """Fit per patient and return ``{"kernel": KernelSpec dict, "per_patient": [...], ...}``.
 
     ``progress`` is called with the number of fits done (``n_patients`` per pass).
@@ -142,12 +164,24 @@ def fit_reference_hyperparameters(slope=5.0, n_patients=8, n_responses=1000, see
         "hyperparameter_names": names,
         "per_patient": fits,
         "passes": history,
-        "fitted_on": {"model": model, "design": design, "inputs": inputs, "ard": ard, "slope": slope,
-                      "n_patients": n_patients,
-                      "n_responses": n_responses, "seed": seed, "n_restarts": n_restarts,
-                      "true_corrections_d": [list(p.true_correction_d) for p in patients]},
-        "command": (f"lensopt hyperparameters --design {design} --slope {slope:g} "
-                    f"--patients {n_patients} --responses {n_responses} --seed {seed} "
-                    f"--restarts {n_restarts} --inputs {inputs}" + (" --ard" if ard else "")
-                    + (f" --passes {n_passes}" if design == "sessions" else "") + f" --model {model}"),
+        "fitted_on": {
+            "model": model,
+            "design": design,
+            "inputs": inputs,
+            "ard": ard,
+            "slope": slope,
+            "n_patients": n_patients,
+            "n_responses": n_responses,
+            "seed": seed,
+            "n_restarts": n_restarts,
+            "true_corrections_d": [list(p.true_correction_d) for p in patients],
+        },
+        "command": (
+            f"lensopt hyperparameters --design {design} --slope {slope:g} "
+            f"--patients {n_patients} --responses {n_responses} --seed {seed} "
+            f"--restarts {n_restarts} --inputs {inputs}"
+            + (" --ard" if ard else "")
+            + (f" --passes {n_passes}" if design == "sessions" else "")
+            + f" --model {model}"
+        ),
     }

@@ -78,7 +78,8 @@ class Decision:
 
     def maximizer(self, n_candidates=None) -> MaximizerSettings:
         return MaximizerSettings(
-            n_candidates=n_candidates or self.settings.n_candidates, n_starts=self.settings.n_starts,
+            n_candidates=n_candidates or self.settings.n_candidates,
+            n_starts=self.settings.n_starts,
             tolerance=self.settings.search_tolerance,
         )
 
@@ -111,13 +112,18 @@ def _s_step_bald(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, fl
     """The most informative context at ``system``, and its information (bits)."""
     fixed = {d: float(v) for d, v in zip(decision.system_dims, system)}
     if decision.settings.n_context == 1:
-        point, value = maximize_on_line(BALD(decision.model), decision.settings.bounds, 0, fixed,
-                                        n_points=CONTEXT_STEP_GRID)
+        point, value = maximize_on_line(
+            BALD(decision.model), decision.settings.bounds, 0, fixed, n_points=CONTEXT_STEP_GRID
+        )
     else:
         point, value = maximize_acquisition(
-            BALD(decision.model), decision.settings.bounds, decision.rng, fixed_features=fixed,
-            settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2,
-                                       tolerance=decision.settings.search_tolerance),
+            BALD(decision.model),
+            decision.settings.bounds,
+            decision.rng,
+            fixed_features=fixed,
+            settings=MaximizerSettings(
+                n_candidates=CONTEXT_STEP_GRID, n_starts=2, tolerance=decision.settings.search_tolerance
+            ),
         )
     return point[list(decision.context_dims)], float(value)
 

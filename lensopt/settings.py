@@ -61,7 +61,9 @@ class KernelSpec:
         if self.input_map is not None:
             rows = tuple(tuple(float(v) for v in row) for row in self.input_map)
             if not rows or len({len(r) for r in rows}) != 1 or not all(math.isfinite(v) for r in rows for v in r):
-                raise ValueError(f"kernel input_map must be a non-empty matrix of finite numbers, got {self.input_map!r}")
+                raise ValueError(
+                    f"kernel input_map must be a non-empty matrix of finite numbers, got {self.input_map!r}"
+                )
             object.__setattr__(self, "input_map", rows)
 
     def build(self, n_context: int, n_system: int):
@@ -72,9 +74,7 @@ class KernelSpec:
         if self.input_map is not None and len(self.input_map[0]) != n_system:
             raise ValueError(f"kernel input_map has {len(self.input_map[0])} columns for {n_system} system parameters")
         if len(self.lengthscales) not in (1, n_read):
-            raise ValueError(
-                f"kernel has {len(self.lengthscales)} lengthscales for {n_read} system coordinates"
-            )
+            raise ValueError(f"kernel has {len(self.lengthscales)} lengthscales for {n_read} system coordinates")
         context_dims = tuple(range(n_context))
         system_dims = tuple(range(n_context, n_context + n_system))
         # one lengthscale: an isotropic kernel (one hyperparameter when fitted); else ARD
@@ -166,14 +166,22 @@ class OptimizerSettings:
             raise ValueError(f"refit_every must be a positive integer or None, got {self.refit_every!r}")
         for name in ("guess_rate", "lapse_rate"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not (math.isfinite(value) and value >= 0)
+            ):
                 raise ValueError(f"{name} must be a number >= 0, got {value!r}")
             object.__setattr__(self, name, float(value))
         mib = self.min_information_bits
         if isinstance(mib, bool) or not isinstance(mib, (int, float)) or not (math.isfinite(mib) and 0 <= mib < 1):
             raise ValueError(f"min_information_bits must be a number in [0, 1), got {mib!r}")
         object.__setattr__(self, "min_information_bits", float(mib))
-        if isinstance(self.prior_mean, bool) or not isinstance(self.prior_mean, (int, float)) or not math.isfinite(self.prior_mean):
+        if (
+            isinstance(self.prior_mean, bool)
+            or not isinstance(self.prior_mean, (int, float))
+            or not math.isfinite(self.prior_mean)
+        ):
             raise ValueError(f"prior_mean must be a finite number, got {self.prior_mean!r}")
         object.__setattr__(self, "prior_mean", float(self.prior_mean))
         tol = self.search_tolerance

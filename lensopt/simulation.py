@@ -53,7 +53,10 @@ class SimulationResult:
         final = asdict(self.final)
         certainty = self.certainty
         return {
-            "rule": self.rule, "seed": self.seed, "trials": self.trials, "slope": self.slope,
+            "rule": self.rule,
+            "seed": self.seed,
+            "trials": self.trials,
+            "slope": self.slope,
             "true_correction_d": list(self.true_correction_d),
             "best_lens_d": list(self.final.best_lens_d),
             "va_error_logmar": final["va_error_logmar"],
@@ -64,8 +67,9 @@ class SimulationResult:
             "stopped_at": self.stopped_at,
             "stop": self.stop,
             "confidence": None if certainty is None else certainty["confidence"],
-            "lens_interval_d": None if certainty is None else {
-                "sphere": list(certainty["sphere_interval_d"]), "cylinder": list(certainty["cylinder_interval_d"])},
+            "lens_interval_d": None
+            if certainty is None
+            else {"sphere": list(certainty["sphere_interval_d"]), "cylinder": list(certainty["cylinder_interval_d"])},
         }
 
 
@@ -74,9 +78,11 @@ def score_lens(patient: SimulatedPatient, lens, trials: int) -> LensScore:
     true_sphere, true_cylinder = patient.true_correction_d
     va = float(patient.visual_acuity(sphere, cylinder))
     return LensScore(
-        trials=trials, best_lens_d=(float(sphere), float(cylinder)),
+        trials=trials,
+        best_lens_d=(float(sphere), float(cylinder)),
         va_error_logmar=va - patient.best_acuity_logmar,
-        sphere_error_d=abs(sphere - true_sphere), cylinder_error_d=abs(cylinder - true_cylinder),
+        sphere_error_d=abs(sphere - true_sphere),
+        cylinder_error_d=abs(cylinder - true_cylinder),
     )
 
 
@@ -92,12 +98,17 @@ def latency_summary(latencies_ms) -> dict:
     values = np.asarray(latencies_ms, float)
     if values.size == 0:
         return {"median": None, "p95": None, "max": None}
-    return {"median": float(np.median(values)), "p95": float(np.percentile(values, 95)),
-            "max": float(values.max())}
+    return {"median": float(np.median(values)), "p95": float(np.percentile(values, 95)), "max": float(values.max())}
 
 
-def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, n_trials: int,
-                     checkpoints=DEFAULT_CHECKPOINTS, progress=None, use_stop: bool = False) -> SimulationResult:
+def simulate_session(
+    patient: SimulatedPatient,
+    optimizer: RefractionOptimizer,
+    n_trials: int,
+    checkpoints=DEFAULT_CHECKPOINTS,
+    progress=None,
+    use_stop: bool = False,
+) -> SimulationResult:
     """Run ``n_trials`` trials; ``progress`` (optional) is called with the trial number.
 
     ``use_stop``: end the session after the first trial at which ``optimizer.should_stop()`` is
@@ -106,27 +117,58 @@ def simulate_session(patient: SimulatedPatient, optimizer: RefractionOptimizer, 
     with or without the stopping rule."""
     if use_stop and optimizer.stop is None:
         raise ValueError("use_stop needs an optimizer with a stopping rule (RefractionOptimizer(stop=StopRule(...)))")
-    return _simulate(patient, optimizer, n_trials, checkpoints, progress,
-                     lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d),
-                     stop=optimizer.should_stop if use_stop else None)
+    return _simulate(
+        patient,
+        optimizer,
+        n_trials,
+        checkpoints,
+        progress,
+        lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d),
+        stop=optimizer.should_stop if use_stop else None,
+    )
 
 
-def simulate_duel_session(patient: SimulatedPatient, optimizer: DuelRefractionOptimizer, n_trials: int,
-                          checkpoints=DEFAULT_CHECKPOINTS, progress=None, tie_threshold=0.0) -> SimulationResult:
+def simulate_duel_session(
+    patient: SimulatedPatient,
+    optimizer: DuelRefractionOptimizer,
+    n_trials: int,
+    checkpoints=DEFAULT_CHECKPOINTS,
+    progress=None,
+    tie_threshold=0.0,
+) -> SimulationResult:
     """A duel refraction (:class:`lensopt.duel_refraction.DuelRefractionOptimizer`): on each trial
     the patient says which of two lenses makes letters of the asked size clearer, or that they
     look the same (:meth:`SimulatedPatient.duel_answer`, Gumbel noise, threshold ``tie_threshold``).
     Scored like :func:`simulate_session`."""
-    return _simulate(patient, optimizer, n_trials, checkpoints, progress, lambda trial: patient.duel_answer(
-        trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=tie_threshold))
+    return _simulate(
+        patient,
+        optimizer,
+        n_trials,
+        checkpoints,
+        progress,
+        lambda trial: patient.duel_answer(
+            trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=tie_threshold
+        ),
+    )
 
 
-def simulate_ranking_session(patient: SimulatedPatient, optimizer: RankingRefractionOptimizer, n_trials: int,
-                             checkpoints=DEFAULT_CHECKPOINTS, progress=None) -> SimulationResult:
+def simulate_ranking_session(
+    patient: SimulatedPatient,
+    optimizer: RankingRefractionOptimizer,
+    n_trials: int,
+    checkpoints=DEFAULT_CHECKPOINTS,
+    progress=None,
+) -> SimulationResult:
     """A ranking refraction (:class:`lensopt.ranking_refraction.RankingRefractionOptimizer`): on each
     trial the patient orders the lenses, clearest first (:meth:`SimulatedPatient.rank_lenses`)."""
-    return _simulate(patient, optimizer, n_trials, checkpoints, progress,
-                     lambda trial: patient.rank_lenses(trial.letter_logmar, trial.lenses_d))
+    return _simulate(
+        patient,
+        optimizer,
+        n_trials,
+        checkpoints,
+        progress,
+        lambda trial: patient.rank_lenses(trial.letter_logmar, trial.lenses_d),
+    )
 
 
 def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop=None) -> SimulationResult:
@@ -148,8 +190,12 @@ def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop
     settings = optimizer.settings_dict()
     letters = isinstance(optimizer, RefractionOptimizer)
     return SimulationResult(
-        rule=settings["rule"], seed=settings["seed"], trials=run.n_trials, slope=patient.slope,
-        true_correction_d=patient.true_correction_d, final=final,
+        rule=settings["rule"],
+        seed=settings["seed"],
+        trials=run.n_trials,
+        slope=patient.slope,
+        true_correction_d=patient.true_correction_d,
+        final=final,
         checkpoints=tuple(s for s in scores if s.trials < run.n_trials) + (final,),
         latency_ms=latency_summary(run.decision_ms),
         stopped_at=run.n_trials if run.stopped else None,

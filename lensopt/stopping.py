@@ -70,6 +70,7 @@ class StopRule:
             raise ValueError(f"a stop rule must be a table with confidence, min_trials, max_trials; got {data!r}")
         unknown = set(data) - {"confidence", "min_trials", "max_trials"}
         if unknown:
-            raise ValueError(f"unknown stop setting(s): {', '.join(sorted(unknown))}; "
-                             "use confidence, min_trials, max_trials")
+            raise ValueError(
+                f"unknown stop setting(s): {', '.join(sorted(unknown))}; use confidence, min_trials, max_trials"
+            )
         return cls(**data)

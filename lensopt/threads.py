@@ -88,8 +88,10 @@ def blas_threads_setting() -> int:
         except ValueError:
             value = -1
         if value < 0:
-            raise ValueError(f"{ENV_VAR} must be a non-negative integer (the BLAS threads of a "
-                             f"decision; 0 = no limit; default {DEFAULT_BLAS_THREADS}), got {raw!r}")
+            raise ValueError(
+                f"{ENV_VAR} must be a non-negative integer (the BLAS threads of a "
+                f"decision; 0 = no limit; default {DEFAULT_BLAS_THREADS}), got {raw!r}"
+            )
     _parsed = (raw, value)
     return value
 

@@ -14,6 +14,7 @@ import grimp
 
 REPO = Path(__file__).resolve().parents[1]
 
+
 def strongly_connected_components(graph: grimp.ImportGraph) -> list[list[str]]:
     """The import cycles of ``graph``: its strongly connected components of more than one module
     (Tarjan's algorithm, iterative)."""
@@ -64,8 +65,7 @@ def describe(graph: grimp.ImportGraph, component: list[str]) -> str:
     for importer in component:
         for imported in component:
             for detail in graph.get_import_details(importer=importer, imported=imported):
-                lines.append(f"  {importer} -> {imported} (l.{detail['line_number']}: "
-                             f"{detail['line_contents']})")
+                lines.append(f"  {importer} -> {imported} (l.{detail['line_number']}: {detail['line_contents']})")
     return "\n".join(lines)
 
 

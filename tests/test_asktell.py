@@ -41,20 +41,35 @@ rebuilt model is fitted once from the prior, the live one warm-started from its 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
     """The seven optimizers, small and fast, each typed by the contract it satisfies."""
     letters: StoppableOptimizer[Trial, bool] = RefractionOptimizer(
-        "ucb-ald", seed, n_initial=N_INITIAL, lens_step_d=0.25,
-        stop={"confidence": 0.9, "min_trials": 2, "max_trials": 50})
+        "ucb-ald",
+        seed,
+        n_initial=N_INITIAL,
+        lens_step_d=0.25,
+        stop={"confidence": 0.9, "min_trials": 2, "max_trials": 50},
+    )
     duels: AskTellOptimizer[DuelTrial, str] = DuelRefractionOptimizer(seed=seed, n_initial=N_INITIAL)
     rankings: AskTellOptimizer[RankingTrial, tuple[int, ...]] = RankingRefractionOptimizer(
-        seed=seed, n_initial=N_INITIAL)
+        seed=seed, n_initial=N_INITIAL
+    )
     contextual: AskTellOptimizer[Query, bool] = ContextualOptimizer(
-        [(-1.0, 1.0)], [(0.0, 1.0)], rule="ucb-ald", seed=seed, n_initial=N_INITIAL)
+        [(-1.0, 1.0)], [(0.0, 1.0)], rule="ucb-ald", seed=seed, n_initial=N_INITIAL
+    )
     preference: AskTellOptimizer[DuelQuery, int] = PreferenceOptimizer(
-        [(-1.0, 1.0)], [(0.0, 1.0)], rule="muc-ald", seed=seed, n_initial=N_INITIAL)
+        [(-1.0, 1.0)], [(0.0, 1.0)], rule="muc-ald", seed=seed, n_initial=N_INITIAL
+    )
     copeland: AskTellOptimizer[DuelQuery, int] = CopelandOptimizer([(-1.0, 1.0)], seed=seed, n_initial=N_INITIAL)
     ranking: AskTellOptimizer[RankingQuery, int | str] = RankingOptimizer(
-        [(-1.0, 1.0)], [(0.0, 1.0)], seed=seed, n_initial=N_INITIAL)
-    return {"letters": letters, "duels": duels, "rankings": rankings, "contextual": contextual,
-            "preference": preference, "copeland": copeland, "ranking": ranking}
+        [(-1.0, 1.0)], [(0.0, 1.0)], seed=seed, n_initial=N_INITIAL
+    )
+    return {
+        "letters": letters,
+        "duels": duels,
+        "rankings": rankings,
+        "contextual": contextual,
+        "preference": preference,
+        "copeland": copeland,
+        "ranking": ranking,
+    }
 
 
 def _clearness(lens: Any) -> float:

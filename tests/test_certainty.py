@@ -81,10 +81,15 @@ def test_confidence_of_a_real_session_grows_with_trials_and_is_reproducible():
     assert isinstance(opt.certainty(), LensCertainty)
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"confidence": 1.5}, "between 0 and 1"), ({"confidence": 0}, "between 0 and 1"),
-    ({"min_trials": 0}, "positive integer"), ({"min_trials": 30, "max_trials": 20}, "must not exceed"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"confidence": 1.5}, "between 0 and 1"),
+        ({"confidence": 0}, "between 0 and 1"),
+        ({"min_trials": 0}, "positive integer"),
+        ({"min_trials": 30, "max_trials": 20}, "must not exceed"),
+    ],
+)
 def test_impossible_stop_rules_are_refused_in_one_line(bad, match):
     with pytest.raises(ValueError, match=match) as error:
         StopRule(**bad)

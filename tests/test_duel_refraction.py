@@ -68,7 +68,8 @@ def test_simulated_duel_session_scores_checkpoints_and_records_latency():
     result = simulate_duel_session(patient, opt, 12, checkpoints=(6, 12))
     assert [c.trials for c in result.checkpoints] == [6, 12]
     assert result.final.va_error_logmar == pytest.approx(
-        patient.visual_acuity(*result.final.best_lens_d) - patient.best_acuity_logmar)
+        patient.visual_acuity(*result.final.best_lens_d) - patient.best_acuity_logmar
+    )
     assert result.latency_ms["median"] > 0 and opt.n_trials == 12
 
 

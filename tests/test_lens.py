@@ -18,8 +18,7 @@ from lensopt.lens import (
     wrap_axis_deg,
 )
 
-EDGE_AXES_DEG = [1e-9, 0.25, 1.0, 44.999999, 45.0, 89.999999999, 90.0, 90.000000001, 135.0, 179.75,
-                 180.0 - 1e-9, 180.0]
+EDGE_AXES_DEG = [1e-9, 0.25, 1.0, 44.999999, 45.0, 89.999999999, 90.0, 90.000000001, 135.0, 179.75, 180.0 - 1e-9, 180.0]
 """Axes where the wrap into (0, 180] or the atan2 branch cut could go wrong."""
 
 
@@ -40,6 +39,7 @@ def random_lenses(seed, n=2000):
 
 
 # -- power vectors against hand values ------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("lens", "expected"),
@@ -121,6 +121,7 @@ def test_axis_near_0_and_180_stays_in_0_to_180_after_a_round_trip():
 
 # -- the array functions ---------------------------------------------------------------------------
 
+
 def test_array_power_vectors_match_the_lens_by_lens_ones_and_broadcast():
     lenses = random_lenses(seed=2, n=200)
     sphere = np.array([lens.sphere_d for lens in lenses])
@@ -146,8 +147,10 @@ def test_scalar_input_gives_floats_not_arrays():
     assert float(wrap_axis_deg(-10.0)) == 170.0
 
 
-@pytest.mark.parametrize(("angle", "axis"), [(0.0, 180.0), (360.0, 180.0), (-10.0, 170.0), (190.0, 10.0),
-                                             (180.0, 180.0), (90.0, 90.0), (0.5, 0.5)])
+@pytest.mark.parametrize(
+    ("angle", "axis"),
+    [(0.0, 180.0), (360.0, 180.0), (-10.0, 170.0), (190.0, 10.0), (180.0, 180.0), (90.0, 90.0), (0.5, 0.5)],
+)
 def test_wrap_axis_maps_any_angle_into_0_to_180(angle, axis):
     assert wrap_axis_deg(angle) == axis
 
@@ -166,13 +169,14 @@ def test_importing_lens_imports_no_other_lensopt_module_nor_scipy():
 
 # -- transposition ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("minus", "plus"),
     [
-        (Lens(-1.0, -0.5, 180.0), Lens(-1.5, 0.5, 90.0)),    # S + C = −1.5, −C = +0.5, 180 − 90 = 90
+        (Lens(-1.0, -0.5, 180.0), Lens(-1.5, 0.5, 90.0)),  # S + C = −1.5, −C = +0.5, 180 − 90 = 90
         (Lens(0.5, -1.25, 45.0), Lens(-0.75, 1.25, 135.0)),  # 0.5 − 1.25 = −0.75, 45 + 90 = 135
-        (Lens(-2.0, -1.0, 90.0), Lens(-3.0, 1.0, 180.0)),    # 90 + 90 = 180 (not 0)
-        (Lens(1.0, -0.75, 100.0), Lens(0.25, 0.75, 10.0)),   # 100 − 90 = 10
+        (Lens(-2.0, -1.0, 90.0), Lens(-3.0, 1.0, 180.0)),  # 90 + 90 = 180 (not 0)
+        (Lens(1.0, -0.75, 100.0), Lens(0.25, 0.75, 10.0)),  # 100 − 90 = 10
     ],
 )
 def test_transposition_matches_the_hand_computed_value(minus, plus):
@@ -201,6 +205,7 @@ def test_a_sphere_transposes_to_itself():
 
 
 # -- blur ------------------------------------------------------------------------------------------
+
 
 def test_blur_of_hand_examples():
     # 1 D of pure defocus: M = 1, no J
@@ -231,6 +236,7 @@ def test_blur_with_aligned_axes_equals_the_raasch_formula():
 
 # -- PowerVector arithmetic ------------------------------------------------------------------------
 
+
 def test_power_vector_arithmetic_and_length():
     a, b = PowerVector(1.0, 2.0, 2.0), PowerVector(0.5, -1.0, 0.25)
     assert a.length_d == 3.0  # √(1 + 4 + 4)
@@ -247,19 +253,20 @@ def test_power_vector_arithmetic_and_length():
 
 # -- rounding to the phoropter ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("lens", "axis_step_deg", "expected"),
     [
-        (Lens(-1.13, -0.62, 177.6), 1.0, Lens(-1.25, -0.5, 178.0)),   # nearest quarters, nearest degree
-        (Lens(-1.13, -0.62, 177.6), 5.0, Lens(-1.25, -0.5, 180.0)),   # 177.6 → 180 in 5° steps
+        (Lens(-1.13, -0.62, 177.6), 1.0, Lens(-1.25, -0.5, 178.0)),  # nearest quarters, nearest degree
+        (Lens(-1.13, -0.62, 177.6), 5.0, Lens(-1.25, -0.5, 180.0)),  # 177.6 → 180 in 5° steps
         (Lens(-1.13, -0.62, 92.4), 5.0, Lens(-1.25, -0.5, 90.0)),
-        (Lens(-1.0, -0.5, 92.5), 5.0, Lens(-1.0, -0.5, 95.0)),        # a tie goes up
-        (Lens(-1.0, -0.5, 0.4), 1.0, Lens(-1.0, -0.5, 180.0)),        # 0.4 → 0, written 180
+        (Lens(-1.0, -0.5, 92.5), 5.0, Lens(-1.0, -0.5, 95.0)),  # a tie goes up
+        (Lens(-1.0, -0.5, 0.4), 1.0, Lens(-1.0, -0.5, 180.0)),  # 0.4 → 0, written 180
         (Lens(-1.0, -0.5, 2.4), 5.0, Lens(-1.0, -0.5, 180.0)),
-        (Lens(-0.125, -0.375, 30.0), 1.0, Lens(0.0, -0.25, 30.0)),    # ties towards plus
-        (Lens(0.125, 0.375, 30.0), 1.0, Lens(0.25, 0.5, 30.0)),       # ties towards plus (plus powers)
-        (Lens(-1.0, -0.1, 45.0), 1.0, Lens(-1.0, 0.0, 180.0)),        # the cylinder rounds away: a sphere, axis 180
-        (Lens(-2.0, -0.75, 170.0), 1.0, Lens(-2.0, -0.75, 170.0)),    # already on the phoropter
+        (Lens(-0.125, -0.375, 30.0), 1.0, Lens(0.0, -0.25, 30.0)),  # ties towards plus
+        (Lens(0.125, 0.375, 30.0), 1.0, Lens(0.25, 0.5, 30.0)),  # ties towards plus (plus powers)
+        (Lens(-1.0, -0.1, 45.0), 1.0, Lens(-1.0, 0.0, 180.0)),  # the cylinder rounds away: a sphere, axis 180
+        (Lens(-2.0, -0.75, 170.0), 1.0, Lens(-2.0, -0.75, 170.0)),  # already on the phoropter
     ],
 )
 def test_rounding_to_the_phoropter(lens, axis_step_deg, expected):
@@ -284,9 +291,13 @@ def test_rounding_to_another_step():
 
 @pytest.mark.parametrize(
     ("kwargs", "problem"),
-    [({"step_d": 0.0}, "step_d must be a positive"), ({"step_d": -0.25}, "step_d must be a positive"),
-     ({"step_d": float("nan")}, "step_d must be a finite"), ({"axis_step_deg": 7.0}, "must divide 180"),
-     ({"axis_step_deg": 0.0}, "must divide 180")],
+    [
+        ({"step_d": 0.0}, "step_d must be a positive"),
+        ({"step_d": -0.25}, "step_d must be a positive"),
+        ({"step_d": float("nan")}, "step_d must be a finite"),
+        ({"axis_step_deg": 7.0}, "must divide 180"),
+        ({"axis_step_deg": 0.0}, "must divide 180"),
+    ],
 )
 def test_rounding_refuses_a_bad_step_in_one_line(kwargs, problem):
     with pytest.raises(ValueError, match=problem) as error:
@@ -295,6 +306,7 @@ def test_rounding_refuses_a_bad_step_in_one_line(kwargs, problem):
 
 
 # -- clinical notation -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("lens", "text"),
@@ -306,9 +318,9 @@ def test_rounding_refuses_a_bad_step_in_one_line(kwargs, problem):
         (Lens(2.0, 0.0, 45.0), "+2.00 DS"),
         (Lens(0.0, -0.5, 90.0), "plano / -0.50 x 090"),
         (Lens(0.0), "plano"),
-        (Lens(-0.001, 0.002, 30.0), "plano"),                  # powers that show as zero
-        (Lens(-1.0, -0.5, 179.6), "-1.00 / -0.50 x 180"),      # the axis shown as a whole degree
-        (Lens(-1.0, -0.5, 0.3), "-1.00 / -0.50 x 180"),        # 0.3 → 0, written 180
+        (Lens(-0.001, 0.002, 30.0), "plano"),  # powers that show as zero
+        (Lens(-1.0, -0.5, 179.6), "-1.00 / -0.50 x 180"),  # the axis shown as a whole degree
+        (Lens(-1.0, -0.5, 0.3), "-1.00 / -0.50 x 180"),  # 0.3 → 0, written 180
     ],
 )
 def test_clinical_notation(lens, text):
@@ -324,6 +336,7 @@ def test_every_formatted_phoropter_lens_parses_back_to_itself():
 
 
 # -- parsing ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("text", "expected"),
@@ -349,7 +362,7 @@ def test_every_formatted_phoropter_lens_parses_back_to_itself():
         ("-2.00", Lens(-2.0)),
         ("0.00", Lens(0.0)),
         ("+1.25 +0.75 x 90", Lens(1.25, 0.75, 90.0)),  # plus cylinder, kept as written
-        ("+0.50 0.00 x 90", Lens(0.5)),                # no cylinder: a sphere
+        ("+0.50 0.00 x 90", Lens(0.5)),  # no cylinder: a sphere
     ],
 )
 def test_parse_accepts_the_usual_ways_of_writing_a_refraction(text, expected):
@@ -401,6 +414,7 @@ def test_parse_refuses_what_is_not_text():
 
 
 # -- validation, equality and hashing --------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("args", "error", "problem"),

@@ -13,8 +13,22 @@ SEED, TRUE_CORRECTION_D = 306, (-0.12, -0.03)
 
 
 def test_the_seed_306_patient_is_found_within_0_05_logmar_by_the_command(capsys):
-    code = main(["simulate", "--rule", "ucb-ald", "--trials", "100", "--seed", str(SEED),
-                 "--true-sphere", str(TRUE_CORRECTION_D[0]), "--true-cylinder", str(TRUE_CORRECTION_D[1]), "--json"])
+    code = main(
+        [
+            "simulate",
+            "--rule",
+            "ucb-ald",
+            "--trials",
+            "100",
+            "--seed",
+            str(SEED),
+            "--true-sphere",
+            str(TRUE_CORRECTION_D[0]),
+            "--true-cylinder",
+            str(TRUE_CORRECTION_D[1]),
+            "--json",
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     assert result["va_error_logmar"] <= 0.05

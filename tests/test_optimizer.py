@@ -32,8 +32,15 @@ def _run(opt, n):
 
 @pytest.mark.parametrize("rule", ALL_RULES)
 def test_every_rule_keeps_its_trials_inside_the_bounds(rule):
-    opt = RefractionOptimizer(rule=rule, seed=1, sphere_bounds_d=(-2, 3), cylinder_bounds_d=(-1.5, 0),
-                              letter_bounds_logmar=(-0.2, 1.1), n_initial=3, **FAST)
+    opt = RefractionOptimizer(
+        rule=rule,
+        seed=1,
+        sphere_bounds_d=(-2, 3),
+        cylinder_bounds_d=(-1.5, 0),
+        letter_bounds_logmar=(-0.2, 1.1),
+        n_initial=3,
+        **FAST,
+    )
     for _ in range(9):
         trial = opt.ask()
         assert -2 <= trial.sphere_d <= 3 and -1.5 <= trial.cylinder_d <= 0
@@ -101,21 +108,30 @@ def test_telling_a_trial_outside_the_bounds_is_refused():
         opt.tell(Trial(sphere_d=5.0, cylinder_d=0.0, letter_logmar=0.0), True)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(rule="nope"), "unknown rule"),
-    (dict(letter_bounds_logmar=(2.0, -1.0)), "reversed"),
-    (dict(seed=-1), "seed"),
-    (dict(lens_step_d=0.0), "lens_step_d"),
-    (dict(n_initial=-2), "n_initial"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(rule="nope"), "unknown rule"),
+        (dict(letter_bounds_logmar=(2.0, -1.0)), "reversed"),
+        (dict(seed=-1), "seed"),
+        (dict(lens_step_d=0.0), "lens_step_d"),
+        (dict(n_initial=-2), "n_initial"),
+    ],
+)
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         RefractionOptimizer(**kwargs)
 
 
 def test_contextual_optimizer_state_round_trip_and_random_start():
-    opt = ContextualOptimizer([(0, 1), (-2, 2)], [(0, 1)], rule="ts-ald", seed=4,
-                              kernel=KernelSpec(structure="context-product", lengthscales=(0.3, 0.5)), **FAST)
+    opt = ContextualOptimizer(
+        [(0, 1), (-2, 2)],
+        [(0, 1)],
+        rule="ts-ald",
+        seed=4,
+        kernel=KernelSpec(structure="context-product", lengthscales=(0.3, 0.5)),
+        **FAST,
+    )
     rng = np.random.default_rng(0)
     for _ in range(8):
         q = opt.ask()
@@ -196,8 +212,9 @@ def test_the_model_is_warm_started_from_the_previous_fit():
         opt.tell(trial, bool(rng.uniform() < 0.5))
     warm = opt.model
     assert warm is opt.model and warm.kernel_ is opt._core._base_kernel()
-    cold = GPClassifier(warm.kernel_, inference="ep", guess_rate=warm.guess_rate, lapse_rate=warm.lapse_rate,
-                        prior_mean=warm.prior_mean).fit(warm.X_train_, warm.y_train_)
+    cold = GPClassifier(
+        warm.kernel_, inference="ep", guess_rate=warm.guess_rate, lapse_rate=warm.lapse_rate, prior_mean=warm.prior_mean
+    ).fit(warm.X_train_, warm.y_train_)
     assert warm.n_iterations_ < cold.n_iterations_
     X = np.column_stack([np.zeros(5), np.linspace(-3, 3, 5), np.linspace(2, -2, 5)])
     np.testing.assert_allclose(warm.predict_latent(X)[0], cold.predict_latent(X)[0], rtol=1e-7, atol=1e-8)

@@ -27,14 +27,18 @@ REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 #: What the wheel must carry besides the code, as the repository holds it (folder, pattern).
-SHIPPED = {"lensopt/data": ("data", "*.json"), "lensopt/stimuli": ("stimuli", "*.toml"),
-           "lensopt/protocols": ("protocols", "*.toml")}
+SHIPPED = {
+    "lensopt/data": ("data", "*.json"),
+    "lensopt/stimuli": ("stimuli", "*.toml"),
+    "lensopt/protocols": ("protocols", "*.toml"),
+}
 
 #: Modules that `lensopt --help` must not import (each costs tenths of a second).
 HEAVY = ("numpy", "scipy", "psychopy", "PyQt5", "dask", "distributed", "matplotlib", "tqdm", "threadpoolctl")
 
 
 # --- the package list and the data mapping ---------------------------------------------------------
+
 
 def test_pyproject_lists_every_package_and_maps_the_data_folders():
     setuptools = PYPROJECT["tool"]["setuptools"]
@@ -43,7 +47,8 @@ def test_pyproject_lists_every_package_and_maps_the_data_folders():
     code = [".".join(init.parent.relative_to(REPO).parts) for init in (REPO / "lensopt").rglob("__init__.py")]
     assert sorted(setuptools["packages"]) == sorted(code + list(mapped)), (
         "pyproject.toml [tool.setuptools] packages must list every package under lensopt/ "
-        "(a new package left out is missing from the wheel)")
+        "(a new package left out is missing from the wheel)"
+    )
     for folder in mapped.values():
         assert (REPO / folder / "__init__.py").is_file()  # editable installs need a regular package
 
@@ -99,9 +104,12 @@ def test_hyperparameters_of_an_installed_lensopt_need_output(monkeypatch, capsys
 
 # --- lensopt --help -----------------------------------------------------------------------------
 
+
 def test_help_imports_no_heavy_module():
-    code = ("import sys; from lensopt.cli import build_parser; p = build_parser(); p.format_help(); "
-            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+    code = (
+        "import sys; from lensopt.cli import build_parser; p = build_parser(); p.format_help(); "
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "", f"`lensopt --help` imports {out.strip()}; import it inside the command's handler"
 
@@ -129,8 +137,10 @@ def test_help_literals_equal_the_constants():
     assert defaults.ROBUSTNESS_RULES == ROBUSTNESS_RULES
     assert defaults.HELD_OUT_FIRST_SEED == HELD_OUT_FIRST_SEED
     assert sorted(defaults.SHIPPED_PROTOCOLS) == shipped_protocols()
-    assert (simulate.DEFAULT_STOP_CONFIDENCE, simulate.DEFAULT_MIN_TRIALS) == (DEFAULT_STOP_CONFIDENCE,
-                                                                               DEFAULT_MIN_TRIALS)
+    assert (simulate.DEFAULT_STOP_CONFIDENCE, simulate.DEFAULT_MIN_TRIALS) == (
+        DEFAULT_STOP_CONFIDENCE,
+        DEFAULT_MIN_TRIALS,
+    )
 
 
 def test_the_defaults_a_session_gets_are_the_real_ones(monkeypatch, capsys):
@@ -163,6 +173,7 @@ def test_cli_startup_benchmark_reports_median_and_p95(capsys):
 
 # --- the wheel ----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     """The wheel of a copy of the source files."""
@@ -174,8 +185,11 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # with setuptools here (a 3.11 venv has it), no build isolation: nothing to download
     isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation", "--no-index"]
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", *isolation,
-                           "-q", "-w", str(out)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", *isolation, "-q", "-w", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (found,) = out.glob("lensopt-*.whl")
     return found
@@ -199,11 +213,31 @@ def installed(wheel, tmp_path_factory) -> Path:
     env = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     bin_dir = env / "bin"
-    site = Path(subprocess.run([bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "lensopt-test-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install",
-                           "--no-deps", "--no-index", "-q", str(wheel)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(bin_dir / "python"),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return bin_dir
 
@@ -213,16 +247,19 @@ def _run(installed, tmp_path, *args, timeout=300):
     elsewhere.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["LENSOPT_DB"] = str(tmp_path / "sessions.db")
-    return subprocess.run([str(a) for a in args], cwd=elsewhere, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [str(a) for a in args], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_the_installed_wheel_reads_its_own_data(installed, tmp_path):
-    code = ("import lensopt, json; from lensopt.reference_data import DATA_DIR, PROTOCOLS_DIR, source_data_dir; "
-            "from lensopt.experiment.optotypes import DEFAULT_LETTERS_PATH, load_glyphs; "
-            "from lensopt.experiment.protocol import load_protocol; "
-            "print(json.dumps([lensopt.__file__, str(DATA_DIR), str(DEFAULT_LETTERS_PATH), str(PROTOCOLS_DIR), "
-            "source_data_dir() is None, len(load_glyphs()), load_protocol('demo-simulated').protocol.name]))")
+    code = (
+        "import lensopt, json; from lensopt.reference_data import DATA_DIR, PROTOCOLS_DIR, source_data_dir; "
+        "from lensopt.experiment.optotypes import DEFAULT_LETTERS_PATH, load_glyphs; "
+        "from lensopt.experiment.protocol import load_protocol; "
+        "print(json.dumps([lensopt.__file__, str(DATA_DIR), str(DEFAULT_LETTERS_PATH), str(PROTOCOLS_DIR), "
+        "source_data_dir() is None, len(load_glyphs()), load_protocol('demo-simulated').protocol.name]))"
+    )
     done = _run(installed, tmp_path, installed / "python", "-c", code)
     assert done.returncode == 0, done.stderr[-3000:]
     package, data, letters, protocols, installed_copy, n_glyphs, demo = json.loads(done.stdout)
@@ -245,7 +282,21 @@ def test_the_installed_lensopt_simulates_from_another_folder(installed, tmp_path
 @pytest.mark.display
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
 def test_the_installed_lensopt_runs_the_demo_protocol_by_name(installed, tmp_path):
-    done = _run(installed, tmp_path, installed / "lensopt", "run", "--protocol", "demo-simulated",
-                "--participant", "wheel", "--seed", "1", "--trials", "2", "--db", tmp_path / "demo.db")
+    done = _run(
+        installed,
+        tmp_path,
+        installed / "lensopt",
+        "run",
+        "--protocol",
+        "demo-simulated",
+        "--participant",
+        "wheel",
+        "--seed",
+        "1",
+        "--trials",
+        "2",
+        "--db",
+        tmp_path / "demo.db",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 trials stored" in done.stdout, done.stdout[-2000:]

@@ -46,8 +46,9 @@ def test_bad_orders_and_rules_are_refused():
 
 def test_lenses_round_to_the_phoropter_step_and_stay_distinct():
     # a 2 D step on a 4 D box leaves 3 x 3 phoropter lenses: rounding merges proposals often
-    opt = RankingRefractionOptimizer(seed=4, n_initial=30, sphere_bounds_d=(-2.0, 2.0),
-                                     cylinder_bounds_d=(-2.0, 2.0), lens_step_d=2.0)
+    opt = RankingRefractionOptimizer(
+        seed=4, n_initial=30, sphere_bounds_d=(-2.0, 2.0), cylinder_bounds_d=(-2.0, 2.0), lens_step_d=2.0
+    )
     patient = SimulatedPatient(1.0, -0.5, seed=1)
     for _ in range(12):
         trial = opt.ask()

@@ -40,8 +40,9 @@ def test_meridian_kernel_explains_simulated_answers_better_than_the_lens_kernel(
 
 @pytest.mark.parametrize("ard, n_lengthscales", [(False, 1), (True, 2)])
 def test_fit_records_the_input_map_and_the_command(ard, n_lengthscales):
-    result = fit_reference_hyperparameters(n_patients=2, n_responses=40, n_restarts=0, design="random",
-                                           inputs="meridians", ard=ard)
+    result = fit_reference_hyperparameters(
+        n_patients=2, n_responses=40, n_restarts=0, design="random", inputs="meridians", ard=ard
+    )
     kernel = KernelSpec.from_dict(json.loads(json.dumps(result))["kernel"])
     assert kernel.input_map == MERIDIAN_MAP and len(kernel.lengthscales) == n_lengthscales
     assert len(result["hyperparameter_names"]) == 2 + n_lengthscales

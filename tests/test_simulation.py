@@ -41,8 +41,12 @@ def test_non_positive_trial_counts_are_refused():
 
 
 def _stopping_optimizer(confidence, min_trials, max_trials, seed=1):
-    return RefractionOptimizer(rule="ucb-ald", seed=seed, letter_bounds_logmar=(-0.3, 1.0),
-                               stop={"confidence": confidence, "min_trials": min_trials, "max_trials": max_trials})
+    return RefractionOptimizer(
+        rule="ucb-ald",
+        seed=seed,
+        letter_bounds_logmar=(-0.3, 1.0),
+        stop={"confidence": confidence, "min_trials": min_trials, "max_trials": max_trials},
+    )
 
 
 def test_use_stop_ends_the_session_at_the_first_trial_the_rule_says_stop():
@@ -73,8 +77,10 @@ def test_without_use_stop_every_trial_runs_and_the_confidence_is_still_reported(
     assert result.trials == 10 and out["stopped_at"] is None and out["stop"] is None
     assert out["confidence"] == optimizer.confidence() and 0.0 <= out["confidence"] <= 1.0
     certainty = optimizer.certainty()
-    assert out["lens_interval_d"] == {"sphere": list(certainty.sphere_interval_d),
-                                      "cylinder": list(certainty.cylinder_interval_d)}
+    assert out["lens_interval_d"] == {
+        "sphere": list(certainty.sphere_interval_d),
+        "cylinder": list(certainty.cylinder_interval_d),
+    }
     for low, high in out["lens_interval_d"].values():
         assert -4.0 <= low <= high <= 4.0
 

@@ -87,8 +87,10 @@ def test_setting_from_environment(monkeypatch, two_threads):
 @pytest.mark.parametrize("value", ["one", "-1", "1.5", "2x"])
 def test_bad_setting_is_a_clear_value_error(monkeypatch, two_threads, value):
     monkeypatch.setenv(ENV_VAR, value)
-    with pytest.raises(ValueError, match=rf"^{ENV_VAR} must be a non-negative integer.*got '{value}'") as info, \
-            blas_single_thread():
+    with (
+        pytest.raises(ValueError, match=rf"^{ENV_VAR} must be a non-negative integer.*got '{value}'") as info,
+        blas_single_thread(),
+    ):
         pass  # pragma: no cover
     assert "\n" not in str(info.value)
     assert set(_blas_threads()) == {2}  # nothing changed, nothing left entered
@@ -140,11 +142,13 @@ def test_optimizer_methods_are_decorated():
     from lensopt.ranking.optimizer import RankingOptimizer
     from lensopt.ranking_refraction import RankingRefractionOptimizer
 
-    for cls, names in ((DuelRefractionOptimizer, ("ask", "tell", "best")),
-                       (RankingRefractionOptimizer, ("ask", "tell", "best")),
-                       (PreferenceOptimizer, ("ask", "tell", "best")),
-                       (CopelandOptimizer, ("ask", "tell", "best")),
-                       (RankingOptimizer, ("ask", "tell", "best"))):
+    for cls, names in (
+        (DuelRefractionOptimizer, ("ask", "tell", "best")),
+        (RankingRefractionOptimizer, ("ask", "tell", "best")),
+        (PreferenceOptimizer, ("ask", "tell", "best")),
+        (CopelandOptimizer, ("ask", "tell", "best")),
+        (RankingOptimizer, ("ask", "tell", "best")),
+    ):
         for name in names:
             assert is_single_threaded(getattr(cls, name)), f"{cls.__name__}.{name}"
 

@@ -27,9 +27,7 @@ class SupportsPredictLatent(Protocol):
 class SupportsPredictLatentGradient(SupportsPredictLatent, Protocol):
     """A model that also gives the input gradients of the latent mean and variance."""
 
-    def predict_latent_with_gradient(
-        self, X: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+    def predict_latent_with_gradient(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 class Acquisition(Protocol):

@@ -45,9 +45,5 @@ class ContextualKnowledgeGradient:
         for i, x_new in enumerate(X):
             best_if_success = self._fantasy_best(x_new, 1)
             best_if_failure = self._fantasy_best(x_new, 0)
-            values[i] = (
-                p_success[i] * best_if_success
-                + (1.0 - p_success[i]) * best_if_failure
-                - self.current_best
-            )
+            values[i] = p_success[i] * best_if_success + (1.0 - p_success[i]) * best_if_failure - self.current_best
         return values

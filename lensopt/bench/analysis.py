@@ -106,8 +106,7 @@ class StratifiedResult:
     def table(self) -> list[dict]:
         """The ranking table: one row per rule, best first, ``{"rule", "rank", "borda"}``."""
         borda, rank = self.borda, self.rank
-        return [{"rule": self.rules[i], "rank": int(rank[i]), "borda": int(borda[i])}
-                for i in self.order]
+        return [{"rule": self.rules[i], "rank": int(rank[i]), "borda": int(borda[i])} for i in self.order]
 
     def to_dict(self) -> dict:
         """JSON-able summary (table, per-problem scores and both win-fraction matrices)."""
@@ -159,8 +158,9 @@ def stratified_analysis(
         sign = 1.0 if direction == "max" else -1.0
         missing = [r for r in rules if r not in trajectories[problem]]
         if missing:
-            raise ValueError(f"problem {problem!r} has no runs of rule(s) {missing}; "
-                             "finish the campaign or pass --rules")
+            raise ValueError(
+                f"problem {problem!r} has no runs of rule(s) {missing}; finish the campaign or pass --rules"
+            )
         curves = [sign * np.atleast_2d(np.asarray(trajectories[problem][r], float)) for r in rules]
         lengths = {c.shape[1] for c in curves}
         if len(lengths) != 1:
@@ -183,12 +183,9 @@ def trajectories_from_records(records: Sequence[Mapping]) -> tuple[dict, dict]:
         previous = directions.setdefault(problem, rec["direction"])
         if previous != rec["direction"]:
             raise ValueError(f"records of {problem!r} disagree on the direction")
-        grouped.setdefault(problem, {}).setdefault(rule, []).append(
-            (rec["seed"], rec["trajectory"])
-        )
+        grouped.setdefault(problem, {}).setdefault(rule, []).append((rec["seed"], rec["trajectory"]))
     trajectories = {
-        p: {r: np.array([t for _, t in sorted(rows, key=lambda x: x[0])], dtype=float)
-            for r, rows in by_rule.items()}
+        p: {r: np.array([t for _, t in sorted(rows, key=lambda x: x[0])], dtype=float) for r, rows in by_rule.items()}
         for p, by_rule in grouped.items()
     }
     return trajectories, directions

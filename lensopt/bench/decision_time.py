@@ -54,13 +54,9 @@ BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 DEFAULT_RULE, DEFAULT_PROCESSES, DEFAULT_TRIALS, DEFAULT_SEED = "ucb-ald", 2, 100, 0
 
-_NUMPY_FIRST = ("import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n"
-                "import lensopt\n")
-_LENSOPT_FIRST = ("import lensopt\n"
-                  "import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n")
-_RUN_CHILD = ("import sys\n"
-              "from lensopt.bench.decision_time import _child_main\n"
-              "sys.exit(_child_main(sys.argv[1:]))\n")
+_NUMPY_FIRST = "import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\nimport lensopt\n"
+_LENSOPT_FIRST = "import lensopt\nimport numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n"
+_RUN_CHILD = "import sys\nfrom lensopt.bench.decision_time import _child_main\nsys.exit(_child_main(sys.argv[1:]))\n"
 
 
 def child_environment(limit: bool = True, base=None) -> dict:
@@ -80,8 +76,7 @@ def summarize_ms(values) -> dict:
     if not ordered:
         return {"n": 0, "median_ms": None, "p95_ms": None, "max_ms": None, "p95_frames": None}
     median, p95 = _percentile(ordered, 50), _percentile(ordered, 95)
-    return {"n": len(ordered), "median_ms": median, "p95_ms": p95, "max_ms": ordered[-1],
-            "p95_frames": p95 / FRAME_MS}
+    return {"n": len(ordered), "median_ms": median, "p95_ms": p95, "max_ms": ordered[-1], "p95_frames": p95 / FRAME_MS}
 
 
 def _percentile(ordered, q):
@@ -92,9 +87,15 @@ def _percentile(ordered, q):
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def run_decision_time(rule: str = DEFAULT_RULE, processes: int = DEFAULT_PROCESSES,
-                      trials: int = DEFAULT_TRIALS, seed: int = DEFAULT_SEED, numpy_first: bool = True,
-                      limit: bool = True, timeout_s: float | None = 600.0) -> dict:
+def run_decision_time(
+    rule: str = DEFAULT_RULE,
+    processes: int = DEFAULT_PROCESSES,
+    trials: int = DEFAULT_TRIALS,
+    seed: int = DEFAULT_SEED,
+    numpy_first: bool = True,
+    limit: bool = True,
+    timeout_s: float | None = 600.0,
+) -> dict:
     """Run the benchmark (see the module docstring) and return its result as a JSON-able dict."""
     if rule not in ALL_RULES:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(ALL_RULES)}")
@@ -107,10 +108,12 @@ def run_decision_time(rule: str = DEFAULT_RULE, processes: int = DEFAULT_PROCESS
     children = []
     try:
         for i in range(processes):
-            argv = [sys.executable, "-c", code, "--rule", rule, "--trials", str(trials),
-                    "--seed", str(seed + i)]
-            children.append(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=subprocess.PIPE, text=True, env=env))
+            argv = [sys.executable, "-c", code, "--rule", rule, "--trials", str(trials), "--seed", str(seed + i)]
+            children.append(
+                subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+                )
+            )
         for child in children:  # every process has imported and built its optimizer
             line = child.stdout.readline()
             if line.strip() != "ready":
@@ -139,13 +142,20 @@ def run_decision_time(rule: str = DEFAULT_RULE, processes: int = DEFAULT_PROCESS
     applied = {p["limit_applied_by"] for p in per_process}
     summary = summarize_ms(pooled)
     return {
-        "rule": rule, "processes": processes, "trials": trials, "seed": seed,
+        "rule": rule,
+        "processes": processes,
+        "trials": trials,
+        "seed": seed,
         "import_order": "numpy-first" if numpy_first else "lensopt-first",
-        "blas_threads_setting": setting, "limit": bool(limit and setting),
+        "blas_threads_setting": setting,
+        "limit": bool(limit and setting),
         "limit_applied_by": applied.pop() if len(applied) == 1 else sorted(applied),
-        "env_removed": list(BLAS_ENV), "env_lensopt_blas_threads": env.get(ENV_VAR),
-        "cpu_count": os.cpu_count(), "frame_ms": FRAME_MS,
-        "per_process": per_process, "pooled": summary,
+        "env_removed": list(BLAS_ENV),
+        "env_lensopt_blas_threads": env.get(ENV_VAR),
+        "cpu_count": os.cpu_count(),
+        "frame_ms": FRAME_MS,
+        "per_process": per_process,
+        "pooled": summary,
         "within_frame": summary["p95_ms"] <= FRAME_MS,
     }
 
@@ -170,9 +180,10 @@ def format_report(result: dict) -> str:
         how = "no BLAS limit (LENSOPT_BLAS_THREADS=0)"
     else:
         by = result["limit_applied_by"]
-        by = {"optimizer": "by the optimizer's methods",
-              "benchmark": "by the benchmark (RefractionOptimizer's ask/tell are not decorated yet)"
-              }.get(by, f"by {by}")
+        by = {
+            "optimizer": "by the optimizer's methods",
+            "benchmark": "by the benchmark (RefractionOptimizer's ask/tell are not decorated yet)",
+        }.get(by, f"by {by}")
         how = f"BLAS limited to {setting} thread{'s' if setting != 1 else ''} per call, {by}"
     lines = [
         f"lensopt bench decision-time: rule {result['rule']}, "
@@ -187,11 +198,15 @@ def format_report(result: dict) -> str:
     for p in result["per_process"]:
         inside = ",".join(str(n) for n in p["blas_threads_inside"]) or "-"
         outside = ",".join(str(n) for n in p["blas_threads_outside"]) or "-"
-        lines.append(f"{p['process']:>8} {p['seed']:>5} {p['median_ms']:>10.1f} {p['p95_ms']:>8.1f} "
-                     f"{p['max_ms']:>8.1f} {p['p95_frames']:>10.2f}  {inside} ({outside})")
+        lines.append(
+            f"{p['process']:>8} {p['seed']:>5} {p['median_ms']:>10.1f} {p['p95_ms']:>8.1f} "
+            f"{p['max_ms']:>8.1f} {p['p95_frames']:>10.2f}  {inside} ({outside})"
+        )
     q = result["pooled"]
-    lines.append(f"{'pooled':>8} {'':>5} {q['median_ms']:>10.1f} {q['p95_ms']:>8.1f} {q['max_ms']:>8.1f} "
-                 f"{q['p95_frames']:>10.2f}")
+    lines.append(
+        f"{'pooled':>8} {'':>5} {q['median_ms']:>10.1f} {q['p95_ms']:>8.1f} {q['max_ms']:>8.1f} "
+        f"{q['p95_frames']:>10.2f}"
+    )
     verdict = "within" if result["within_frame"] else "OVER"
     lines.append(f"pooled p95 {q['p95_ms']:.1f} ms: {verdict} one 60 Hz frame")
     return "\n".join(lines)
@@ -214,8 +229,7 @@ def _methods_limited(optimizer) -> bool:
     core = getattr(optimizer, "_core", None)
     if core is not None:
         owners.append(type(core))
-    return all(any(is_single_threaded(getattr(owner, name, None)) for owner in owners)
-               for name in ("ask", "tell"))
+    return all(any(is_single_threaded(getattr(owner, name, None)) for owner in owners) for name in ("ask", "tell"))
 
 
 def _child_main(argv) -> int:
@@ -246,13 +260,20 @@ def _child_main(argv) -> int:
         if t == 0 or t == args.trials - 1:  # untimed: what a limited call sees
             inside.add(tuple(info["num_threads"] for info in threads_in_call()))
     inside_counts = sorted(inside)[-1] if inside else ()
-    print(json.dumps({
-        "seed": args.seed, "pid": os.getpid(), "blas_threads_setting": setting,
-        "limit_applied_by": "none" if not setting else "optimizer" if by_optimizer else "benchmark",
-        "blas_threads_inside": list(inside_counts),
-        "blas_threads_inside_varied": len(inside) > 1,
-        "blas_threads_outside": outside,
-        "blas_libraries": [info.get("filepath", "") for info in blas_threads_now()],
-        "decision_ms": decision_ms,
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "seed": args.seed,
+                "pid": os.getpid(),
+                "blas_threads_setting": setting,
+                "limit_applied_by": "none" if not setting else "optimizer" if by_optimizer else "benchmark",
+                "blas_threads_inside": list(inside_counts),
+                "blas_threads_inside_varied": len(inside) > 1,
+                "blas_threads_outside": outside,
+                "blas_libraries": [info.get("filepath", "") for info in blas_threads_now()],
+                "decision_ms": decision_ms,
+            }
+        ),
+        flush=True,
+    )
     return 0

@@ -37,13 +37,16 @@ LETTER_RULE, DUEL_RULE, TIE_RULE = "ucb-ald", "muc-ald", "mpes-ald"
 def _optimizer(spec):
     if spec.rule == "letters":
         # the letters row of issue 8's table: the paper's letter model, as when it was run
-        return RefractionOptimizer(rule=LETTER_RULE, seed=spec.seed, n_initial=spec.n_initial,
-                                   **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
+        return RefractionOptimizer(
+            rule=LETTER_RULE,
+            seed=spec.seed,
+            n_initial=spec.n_initial,
+            **{**PAPER_LETTER_MODEL, **spec.optimizer_options},
+        )
     if spec.rule == "duel-drop-ties":
         return DuelRefractionOptimizer(rule=DUEL_RULE, seed=spec.seed, n_initial=spec.n_initial)
     if spec.rule == "duel-ties":
-        return DuelRefractionOptimizer(rule=TIE_RULE, seed=spec.seed, n_initial=spec.n_initial,
-                                       model="ties")
+        return DuelRefractionOptimizer(rule=TIE_RULE, seed=spec.seed, n_initial=spec.n_initial, model="ties")
     raise ValueError(f"unknown feedback rule {spec.rule!r}; choose from: {', '.join(FEEDBACK_RULES)}")
 
 
@@ -55,8 +58,11 @@ def run_feedback(spec) -> dict:
     def answer(trial):
         if spec.rule == "letters":
             return bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-        answers.append(patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d,
-                                           tie_threshold=spec.tie_threshold))
+        answers.append(
+            patient.duel_answer(
+                trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=spec.tie_threshold
+            )
+        )
         return answers[-1]
 
     record = refraction_loop(spec, patient, _optimizer(spec), answer)

@@ -32,16 +32,12 @@ _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(
-        prog="python -m lensopt.bench.gp_timing", description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m lensopt.bench.gp_timing", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES), help="training-set sizes")
     parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="repeats per measurement (median)")
     parser.add_argument("--inference", choices=("laplace", "ep"), default="laplace")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--blas-threads", type=int, default=1, help="BLAS threads (default 1; 0 = library default)"
-    )
+    parser.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (default 1; 0 = library default)")
     args = parser.parse_args(argv)
     if args.repeats < 1 or any(n < 2 for n in args.sizes) or args.blas_threads < 0:
         parser.error("--repeats must be ≥ 1, --sizes ≥ 2 and --blas-threads ≥ 0")
@@ -91,7 +87,9 @@ def main(argv=None) -> int:
         f"GP classifier timing ({args.inference}, psychophysics kernel, {N_PREDICTION_POINTS} prediction points, "
         f"median of {args.repeats}, BLAS threads: {args.blas_threads or 'default'})"
     )
-    print(f"{'n':>6} {'fit+predict ms':>15} {'fit ms':>9} {'predict ms':>11} {'warm update ms':>15} {'iters cold/warm':>16}")
+    print(
+        f"{'n':>6} {'fit+predict ms':>15} {'fit ms':>9} {'predict ms':>11} {'warm update ms':>15} {'iters cold/warm':>16}"
+    )
     for n in args.sizes:
         X, y = _simulated_trials(n, rng)
 

@@ -43,12 +43,12 @@ def base_kernel(family: str, lengthscales, variance: float, active_dims, widths)
     classes = {"se-ard": SquaredExponential, "matern32": Matern32, "matern52": Matern52}
     widths = np.asarray(widths, dtype=float)
     bounds = {
-        "lengthscales": (LENGTHSCALE_BOUNDS_FRACTION[0] * widths.min(),
-                         LENGTHSCALE_BOUNDS_FRACTION[1] * widths.max()),
+        "lengthscales": (LENGTHSCALE_BOUNDS_FRACTION[0] * widths.min(), LENGTHSCALE_BOUNDS_FRACTION[1] * widths.max()),
         "variance": VARIANCE_BOUNDS,
     }
-    return classes[family](np.asarray(lengthscales, dtype=float), variance=variance,
-                           active_dims=active_dims, bounds=bounds)
+    return classes[family](
+        np.asarray(lengthscales, dtype=float), variance=variance, active_dims=active_dims, bounds=bounds
+    )
 
 
 def _negative_log_likelihood(params, kernel, X, y):
@@ -70,9 +70,14 @@ def _negative_log_likelihood(params, kernel, X, y):
     return float(nll), grad
 
 
-def fit_base_kernel(function: TestFunction, rescaling: Rescaling, seed: int = 0,
-                    n_samples: int = N_FIT_SAMPLES, n_restarts: int = N_RESTARTS,
-                    default_fraction: float = 0.2) -> dict:
+def fit_base_kernel(
+    function: TestFunction,
+    rescaling: Rescaling,
+    seed: int = 0,
+    n_samples: int = N_FIT_SAMPLES,
+    n_restarts: int = N_RESTARTS,
+    default_fraction: float = 0.2,
+) -> dict:
     """Maximum-likelihood hyperparameters of the function's kernel family on ``g``.
 
     Returns ``{"family", "lengthscales", "variance", "noise_variance", "n_samples",
@@ -84,13 +89,13 @@ def fit_base_kernel(function: TestFunction, rescaling: Rescaling, seed: int = 0,
     X = function.sample_uniform(n_samples, rng)
     y = rescaling.transform(function(X))
     widths = function.upper - function.lower
-    fit = fit_kernel_on_samples(function.kernel_family, X, y, widths, rng, n_restarts,
-                                default_fraction)
+    fit = fit_kernel_on_samples(function.kernel_family, X, y, widths, rng, n_restarts, default_fraction)
     return {"family": function.kernel_family, **fit, "n_samples": n_samples}
 
 
-def fit_kernel_on_samples(family: str, X: np.ndarray, y: np.ndarray, widths, rng,
-                          n_restarts: int = N_RESTARTS, default_fraction: float = 0.2) -> dict:
+def fit_kernel_on_samples(
+    family: str, X: np.ndarray, y: np.ndarray, widths, rng, n_restarts: int = N_RESTARTS, default_fraction: float = 0.2
+) -> dict:
     """ML fit of ``family`` (ARD) plus a noise variance to ``y`` ``(n,)`` at ``X`` ``(n, d)``.
 
     Starts at ``default_fraction × widths``, variance 1, noise 0.01, then ``n_restarts`` points
@@ -103,8 +108,7 @@ def fit_kernel_on_samples(family: str, X: np.ndarray, y: np.ndarray, widths, rng
     starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
     best = None
     for start in starts:
-        res = minimize(_negative_log_likelihood, start, args=(kernel, X, y), jac=True,
-                       method="L-BFGS-B", bounds=bounds)
+        res = minimize(_negative_log_likelihood, start, args=(kernel, X, y), jac=True, method="L-BFGS-B", bounds=bounds)
         if best is None or res.fun < best.fun:
             best = res
     fitted = kernel.with_theta(best.x[:-1])

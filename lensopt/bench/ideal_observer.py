@@ -121,8 +121,7 @@ def _check_bounds(name, bounds):
 
 
 def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-            math.isfinite(value) and value > 0):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
     return float(value)
 
@@ -146,29 +145,51 @@ class IdealObserver:
 
     rule = "ideal"
 
-    def __init__(self, slope=5.0, n_alternatives=26, lapse=0.0, va_best_logmar=0.0, seed=0, *,
-                 sphere_bounds_d=(-4.0, 4.0), cylinder_bounds_d=(-4.0, 4.0),
-                 letter_bounds_logmar=(-1.0, 2.0), lens_step_d=None, stop=None,
-                 grid_step_d=GRID_STEP_D, letter_step_logmar=LETTER_STEP_LOGMAR):
+    def __init__(
+        self,
+        slope=5.0,
+        n_alternatives=26,
+        lapse=0.0,
+        va_best_logmar=0.0,
+        seed=0,
+        *,
+        sphere_bounds_d=(-4.0, 4.0),
+        cylinder_bounds_d=(-4.0, 4.0),
+        letter_bounds_logmar=(-1.0, 2.0),
+        lens_step_d=None,
+        stop=None,
+        grid_step_d=GRID_STEP_D,
+        letter_step_logmar=LETTER_STEP_LOGMAR,
+    ):
         slope = _check_positive("slope", slope)
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) \
-                or n_alternatives < 2:
+        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
         n_alternatives = int(n_alternatives)
-        if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (
-                0.0 <= lapse < 1.0 - 1.0 / n_alternatives):
-            raise ValueError(f"lapse must be in [0, 1 - 1/n_alternatives) = "
-                             f"[0, {1.0 - 1.0 / n_alternatives:.4g}), got {lapse!r}")
-        if isinstance(va_best_logmar, bool) or not isinstance(va_best_logmar, numbers.Real) \
-                or not math.isfinite(va_best_logmar):
+        if (
+            isinstance(lapse, bool)
+            or not isinstance(lapse, numbers.Real)
+            or not (0.0 <= lapse < 1.0 - 1.0 / n_alternatives)
+        ):
+            raise ValueError(
+                f"lapse must be in [0, 1 - 1/n_alternatives) = [0, {1.0 - 1.0 / n_alternatives:.4g}), got {lapse!r}"
+            )
+        if (
+            isinstance(va_best_logmar, bool)
+            or not isinstance(va_best_logmar, numbers.Real)
+            or not math.isfinite(va_best_logmar)
+        ):
             raise ValueError(f"va_best_logmar must be a finite number, got {va_best_logmar!r}")
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
         if stop is not None and not isinstance(stop, StopRule):
             stop = StopRule.from_dict(stop)
         self.settings = IdealObserverSettings(
-            rule=self.rule, seed=int(seed), slope=slope, n_alternatives=n_alternatives,
-            lapse=float(lapse), va_best_logmar=float(va_best_logmar),
+            rule=self.rule,
+            seed=int(seed),
+            slope=slope,
+            n_alternatives=n_alternatives,
+            lapse=float(lapse),
+            va_best_logmar=float(va_best_logmar),
             sphere_bounds_d=_check_bounds("sphere_bounds_d", sphere_bounds_d),
             cylinder_bounds_d=_check_bounds("cylinder_bounds_d", cylinder_bounds_d),
             letter_bounds_logmar=_check_bounds("letter_bounds_logmar", letter_bounds_logmar),
@@ -193,7 +214,8 @@ class IdealObserver:
         c_span = abs(s.cylinder_bounds_d[1] - s.cylinder_bounds_d[0])
         va_max = float(acuity_logmar(blur_strength_d(s_span, s_span + c_span), s.va_best_logmar))
         self._va_grid = s.va_best_logmar + VA_STEP_LOGMAR * np.arange(
-            math.ceil((va_max - s.va_best_logmar) / VA_STEP_LOGMAR) + 2)
+            math.ceil((va_max - s.va_best_logmar) / VA_STEP_LOGMAR) + 2
+        )
         z = slope * (self.letter_grid_logmar[None, :] - self._va_grid[:, None])
         self._p_table = self._guess + self._kappa * ndtr(z)
         self._h_table = binary_entropy_bits(self._p_table, s.lapse + self._kappa * ndtr(-z))
@@ -277,6 +299,7 @@ class IdealObserver:
         than ``MAX_SCORING_HYPOTHESES`` remain, merges blocks of 2×2, 4×4, ... grid cells into
         one hypothesis at the block's mass-weighted centre.
         """
+
         def kept(weights, points):
             order = np.argsort(-weights, kind="stable")
             cumulative = np.cumsum(weights[order])
@@ -319,10 +342,12 @@ class IdealObserver:
         upper_share = position - low
         n_va = len(self._va_grid)
         rows = np.arange(len(lenses))[:, None] * n_va
-        hist = np.bincount((rows + low).ravel(), weights=(weights[None, :] * (1.0 - upper_share)).ravel(),
-                           minlength=len(lenses) * n_va)
-        hist += np.bincount((rows + low + 1).ravel(), weights=(weights[None, :] * upper_share).ravel(),
-                            minlength=len(lenses) * n_va)
+        hist = np.bincount(
+            (rows + low).ravel(), weights=(weights[None, :] * (1.0 - upper_share)).ravel(), minlength=len(lenses) * n_va
+        )
+        hist += np.bincount(
+            (rows + low + 1).ravel(), weights=(weights[None, :] * upper_share).ravel(), minlength=len(lenses) * n_va
+        )
         hist = hist.reshape(len(lenses), n_va)
         mean_p = np.clip(hist @ self._p_table, 0.0, 1.0)
         mean_h = hist @ self._h_table
@@ -341,14 +366,22 @@ class IdealObserver:
     def candidate_lenses(self) -> np.ndarray:
         """Candidate lenses of the next trial: the coarse grid, the most probable hypotheses and a
         local grid around the current estimate, inside the box and rounded to ``lens_step_d``."""
+
         def compute():
             w = self.posterior()
             top = np.argsort(-w, kind="stable")[:N_HYPOTHESIS_CANDIDATES]
             estimate = np.asarray(self.best())
             lenses = np.vstack([self._coarse_lenses, self._hyp[top], estimate + self._local_offsets])
             s = self.settings
-            rounded = np.array([[round_to_step(a, s.lens_step_d, s.sphere_bounds_d),
-                                 round_to_step(b, s.lens_step_d, s.cylinder_bounds_d)] for a, b in lenses])
+            rounded = np.array(
+                [
+                    [
+                        round_to_step(a, s.lens_step_d, s.sphere_bounds_d),
+                        round_to_step(b, s.lens_step_d, s.cylinder_bounds_d),
+                    ]
+                    for a, b in lenses
+                ]
+            )
             _, first = np.unique(np.round(rounded, 9), axis=0, return_index=True)
             return rounded[np.sort(first)]
 
@@ -362,11 +395,13 @@ class IdealObserver:
         info = self.information_table(lenses)
         best = info.max()
         ties = np.flatnonzero(info.ravel() >= best - 1e-9 * max(best, 1e-12))
-        pick = ties[0] if len(ties) == 1 else np.random.default_rng(
-            [self.settings.seed, self.n_trials]).choice(ties)
+        pick = ties[0] if len(ties) == 1 else np.random.default_rng([self.settings.seed, self.n_trials]).choice(ties)
         i, j = np.unravel_index(pick, info.shape)
-        trial = Trial(sphere_d=float(lenses[i, 0]), cylinder_d=float(lenses[i, 1]),
-                      letter_logmar=float(self.letter_grid_logmar[j]))
+        trial = Trial(
+            sphere_d=float(lenses[i, 0]),
+            cylinder_d=float(lenses[i, 1]),
+            letter_logmar=float(self.letter_grid_logmar[j]),
+        )
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return trial
 
@@ -397,6 +432,7 @@ class IdealObserver:
         order = np.argsort(-weights, kind="stable")[:N_LENS_STARTS]
         starts = np.vstack([points[order], weights @ points])
         x0 = starts[np.argmin(self.expected_loss_logmar(starts))]
+
         def loss_and_gradient(x):
             r_s, r_c = x[0] - points[:, 0], x[1] - points[:, 1]
             b2 = 0.5 * (r_s**2 + (r_s + r_c) ** 2)
@@ -411,15 +447,23 @@ class IdealObserver:
         if s.lens_step_d is not None:
             step = s.lens_step_d
             base = np.floor(x / step) * step
-            corners = np.array([[round_to_step(base[0] + i * step, step, s.sphere_bounds_d),
-                                 round_to_step(base[1] + j * step, step, s.cylinder_bounds_d)]
-                                for i in (0, 1) for j in (0, 1)])
+            corners = np.array(
+                [
+                    [
+                        round_to_step(base[0] + i * step, step, s.sphere_bounds_d),
+                        round_to_step(base[1] + j * step, step, s.cylinder_bounds_d),
+                    ]
+                    for i in (0, 1)
+                    for j in (0, 1)
+                ]
+            )
             x = corners[np.argmin(self.expected_loss_logmar(corners))]
         return float(x[0]), float(x[1])
 
     def confidence(self) -> float:
         """Posterior probability that :meth:`best` is within ``CRITERION_LOGMAR`` of the
         best acuity: ``Σ_h w(h) 1[VA(x̂; h) − VA_best ≤ 0.025]`` over the whole grid."""
+
         def compute():
             loss = self._acuity(np.array([self.best()]), self._hyp)[0] - self.settings.va_best_logmar
             return float(min(1.0, max(0.0, self.posterior() @ (loss <= CRITERION_LOGMAR))))
@@ -430,14 +474,18 @@ class IdealObserver:
         """:class:`lensopt.certainty.LensCertainty`: :meth:`confidence` and the 95 % intervals
         (D) of the best lens's sphere and cylinder — the 2.5 % and 97.5 % quantiles of the
         posterior marginals of the true correction on the grid."""
+
         def interval(grid_d, marginal):
             cumulative = np.cumsum(marginal)
             low, high = np.searchsorted(cumulative, [0.025 * cumulative[-1], 0.975 * cumulative[-1]])
             return float(grid_d[min(low, len(grid_d) - 1)]), float(grid_d[min(high, len(grid_d) - 1)])
 
         w = self.posterior_grid()
-        return LensCertainty(self.confidence(), interval(self.sphere_grid_d, w.sum(axis=1)),
-                             interval(self.cylinder_grid_d, w.sum(axis=0)))
+        return LensCertainty(
+            self.confidence(),
+            interval(self.sphere_grid_d, w.sum(axis=1)),
+            interval(self.cylinder_grid_d, w.sum(axis=0)),
+        )
 
     def should_stop(self) -> bool:
         """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one);

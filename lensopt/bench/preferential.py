@@ -35,8 +35,12 @@ DUEL_CAMPAIGNS = {"duels": 2, "batch-duels": 3, "contextual-duels": 2}
 
 #: Paper defaults per campaign: (iterations, seeds, initial random queries, rules).
 DUEL_DEFAULTS = {
-    "duels": (80, 40, 5, ("muc", "dueling-ucb", "bivariate-ei", "duel-ts", "dueling-ts", "kss",
-                          "eiig", "ei", "random")),
+    "duels": (
+        80,
+        40,
+        5,
+        ("muc", "dueling-ucb", "bivariate-ei", "duel-ts", "dueling-ts", "kss", "eiig", "ei", "random"),
+    ),
     "batch-duels": (30, 30, 5, ("muc", "kss", "random")),
     # the seed paper's Table 2 compares these five ("KSS" there: KSS with a random context)
     "contextual-duels": (60, 40, 5, ("muc-ald", "kss-ald", "kss-random", "bald", "random")),
@@ -54,13 +58,21 @@ def run_duels(spec) -> dict:
     kernel = problem.base_kernel(first_column=1) if contextual else problem.base_kernel()
     if contextual:
         kernel = benchmark_context_kernel(kernel, context_dims=(0,))
-    opt = PreferenceOptimizer(problem.system_bounds, CONTEXT_BOUNDS if contextual else (),
-                              rule=spec.rule, seed=spec.seed, kernel=kernel,
-                              batch_size=batch_size, n_initial=spec.n_initial)
+    opt = PreferenceOptimizer(
+        problem.system_bounds,
+        CONTEXT_BOUNDS if contextual else (),
+        rule=spec.rule,
+        seed=spec.seed,
+        kernel=kernel,
+        batch_size=batch_size,
+        n_initial=spec.n_initial,
+    )
     n_pairs = batch_size * (batch_size - 1) // 2
-    uniforms = iter(np.random.default_rng(
-        np.random.SeedSequence(spec.seed, spawn_key=(DUEL_OUTCOME_STREAM,))
-    ).random((spec.n_iterations, n_pairs)))
+    uniforms = iter(
+        np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(DUEL_OUTCOME_STREAM,))).random(
+            (spec.n_iterations, n_pairs)
+        )
+    )
     lower, upper = problem.function.lower, problem.function.upper
     trajectory, report_ms = [], []
     value, best = None, None
@@ -71,7 +83,7 @@ def run_duels(spec) -> dict:
         s = float(query.context[0]) if contextual else 1.0
         outcomes = []
         for k, (i, j) in enumerate(itertools.combinations(range(batch_size), 2)):
-            p = problem.duel_probability(s, members[i:i + 1], members[j:j + 1])[0]
+            p = problem.duel_probability(s, members[i : i + 1], members[j : j + 1])[0]
             outcomes.append(((i, j), int(draws[k] < p)))
         return outcomes[0][1] if batch_size == 2 else outcomes
 

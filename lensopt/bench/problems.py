@@ -60,15 +60,18 @@ class FunctionProblem:
 
     def __post_init__(self):
         if not (0 < self.lengthscale_fraction <= 10):
-            raise ValueError("FunctionProblem.lengthscale_fraction must be in (0, 10], "
-                             f"got {self.lengthscale_fraction}")
+            raise ValueError(
+                f"FunctionProblem.lengthscale_fraction must be in (0, 10], got {self.lengthscale_fraction}"
+            )
         if not (math.isfinite(self.kernel_variance) and self.kernel_variance > 0):
             raise ValueError(f"FunctionProblem.kernel_variance must be > 0, got {self.kernel_variance}")
         if self.lengthscales is not None:
             ell = tuple(float(v) for v in self.lengthscales)
             if len(ell) != self.function.dim or not all(math.isfinite(v) and v > 0 for v in ell):
-                raise ValueError(f"FunctionProblem.lengthscales must be {self.function.dim} positive "
-                                 f"numbers, got {self.lengthscales}")
+                raise ValueError(
+                    f"FunctionProblem.lengthscales must be {self.function.dim} positive "
+                    f"numbers, got {self.lengthscales}"
+                )
             object.__setattr__(self, "lengthscales", ell)
 
     @property
@@ -112,10 +115,16 @@ class FunctionProblem:
         """The base kernel ``k(x, x')`` of the function's Table S1 family on the ``dim`` columns
         starting at ``first_column`` (0 without a context, 1 after a context column)."""
         widths = self.function.upper - self.function.lower
-        lengthscales = (np.array(self.lengthscales) if self.lengthscales is not None
-                        else self.lengthscale_fraction * widths)
-        return base_kernel(self.function.kernel_family, lengthscales, self.kernel_variance,
-                           tuple(range(first_column, first_column + self.function.dim)), widths)
+        lengthscales = (
+            np.array(self.lengthscales) if self.lengthscales is not None else self.lengthscale_fraction * widths
+        )
+        return base_kernel(
+            self.function.kernel_family,
+            lengthscales,
+            self.kernel_variance,
+            tuple(range(first_column, first_column + self.function.dim)),
+            widths,
+        )
 
     def duel_probability(self, s, X_first, X_second) -> np.ndarray:
         """``Φ(s · (g(x) − g(x')))``: the first member wins the duel (``s = 1`` without a
@@ -126,30 +135,32 @@ class FunctionProblem:
         return ndtr(s * (self.g(X_first) - self.g(X_second)))
 
 
-def function_problem(slug: str, hyperparameters: str = "fitted",
-                     rescaling_path=DEFAULT_TABLE_PATH) -> FunctionProblem:
+def function_problem(slug: str, hyperparameters: str = "fitted", rescaling_path=DEFAULT_TABLE_PATH) -> FunctionProblem:
     """The contextual problem of the function ``slug``, rescaled with the reference table.
 
     ``hyperparameters``: ``"fitted"`` (the stored maximum-likelihood fit, the paper's protocol)
     or ``"default"`` (``DEFAULT_LENGTHSCALE_FRACTION`` of the width, variance 1).
     """
     if hyperparameters not in HYPERPARAMETER_SOURCES:
-        raise ValueError(f"hyperparameters must be one of {HYPERPARAMETER_SOURCES}, "
-                         f"got {hyperparameters!r}")
+        raise ValueError(f"hyperparameters must be one of {HYPERPARAMETER_SOURCES}, got {hyperparameters!r}")
     function = get_function(slug)
     table = load_rescaling_table(rescaling_path)
     if slug not in table:
-        raise ValueError(f"{slug!r} is missing from the rescaling table {rescaling_path}; "
-                         "regenerate it with `lensopt bench rescale`")
+        raise ValueError(
+            f"{slug!r} is missing from the rescaling table {rescaling_path}; regenerate it with `lensopt bench rescale`"
+        )
     if hyperparameters == "default":
         return FunctionProblem(function, table[slug])
     fitted = load_kernel_hyperparameters(rescaling_path).get(slug)
     if fitted is None:
-        raise ValueError(f"no fitted kernel hyperparameters for {slug!r} in {rescaling_path}; "
-                         "run `lensopt bench rescale --fit-kernels` or use "
-                         "--hyperparameters default")
-    return FunctionProblem(function, table[slug], lengthscales=tuple(fitted["lengthscales"]),
-                           kernel_variance=fitted["variance"])
+        raise ValueError(
+            f"no fitted kernel hyperparameters for {slug!r} in {rescaling_path}; "
+            "run `lensopt bench rescale --fit-kernels` or use "
+            "--hyperparameters default"
+        )
+    return FunctionProblem(
+        function, table[slug], lengthscales=tuple(fitted["lengthscales"]), kernel_variance=fitted["variance"]
+    )
 
 
 @dataclass(frozen=True)
@@ -172,8 +183,7 @@ class RefractionProblem:
             raise ValueError(f"RefractionProblem.slope must be > 0 (logMAR⁻¹), got {self.slope}")
         if self.n_trials < 1:
             raise ValueError(f"RefractionProblem.n_trials must be >= 1, got {self.n_trials}")
-        if isinstance(self.n_alternatives, bool) or not isinstance(self.n_alternatives, int) \
-                or self.n_alternatives < 2:
+        if isinstance(self.n_alternatives, bool) or not isinstance(self.n_alternatives, int) or self.n_alternatives < 2:
             raise ValueError(f"RefractionProblem.n_alternatives must be an integer >= 2, got {self.n_alternatives!r}")
         if not (math.isfinite(self.lapse) and 0 <= self.lapse < 1 - 1 / self.n_alternatives):
             raise ValueError(f"RefractionProblem.lapse must be in [0, 1 - 1/n_alternatives), got {self.lapse}")
@@ -184,8 +194,7 @@ class RefractionProblem:
 
     def patient(self, seed: int):
         """The patient of repetition ``seed``: the same for every rule (a paired design)."""
-        return draw_patients(1, seed, slope=self.slope, lapse=self.lapse,
-                             n_alternatives=self.n_alternatives)[0]
+        return draw_patients(1, seed, slope=self.slope, lapse=self.lapse, n_alternatives=self.n_alternatives)[0]
 
 
 def refraction_problem_name(slope: float) -> str:

@@ -33,8 +33,12 @@ RECORD_FORMAT = "lensopt.bench-run/1"
 
 def versions() -> dict:
     """Versions recorded with every run."""
-    return {"lensopt": __version__, "numpy": np.__version__, "scipy": scipy.__version__,
-            "python": platform.python_version()}
+    return {
+        "lensopt": __version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def timing_summary(samples_ms: list[float]) -> dict:
@@ -117,6 +121,8 @@ def load_records(out_dir: Path) -> list[dict]:
     """Every finished run record of a campaign directory (sorted by key)."""
     runs = Path(out_dir) / "runs"
     if not runs.is_dir():
-        raise ValueError(f"{out_dir} holds no benchmark runs (no 'runs/' directory); "
-                         "run `lensopt bench functions|refraction --out DIR` first")
+        raise ValueError(
+            f"{out_dir} holds no benchmark runs (no 'runs/' directory); "
+            "run `lensopt bench functions|refraction --out DIR` first"
+        )
     return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))]

@@ -39,8 +39,9 @@ DEFAULT_TABLE_PATH = DATA_DIR / "benchmark-rescaling.json"
 TABLE_FORMAT_VERSION = 1
 
 
-def compute_rescaling_table(seed: int = DEFAULT_SEED, n_samples: int = N_SAMPLES,
-                            slugs=None, fit_kernels: bool = False, progress=None) -> dict:
+def compute_rescaling_table(
+    seed: int = DEFAULT_SEED, n_samples: int = N_SAMPLES, slugs=None, fit_kernels: bool = False, progress=None
+) -> dict:
     """The JSON-able reference table for ``slugs`` (all functions by default).
 
     ``fit_kernels`` also fits each function's base-kernel hyperparameters
@@ -59,8 +60,8 @@ def compute_rescaling_table(seed: int = DEFAULT_SEED, n_samples: int = N_SAMPLES
     return {
         "format_version": TABLE_FORMAT_VERSION,
         "description": "Rescaling of the benchmark functions: g = -(T(f) - mean) / std, "
-                       "T = log if take_log else identity (seed paper section 4.1); 'kernel': "
-                       "maximum-likelihood base-kernel hyperparameters on g (section 4)",
+        "T = log if take_log else identity (seed paper section 4.1); 'kernel': "
+        "maximum-likelihood base-kernel hyperparameters on g (section 4)",
         "command": command + (" --fit-kernels" if fit_kernels else ""),
         "seed": seed,
         "n_samples": n_samples,
@@ -90,8 +91,7 @@ def _read_table(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        raise ValueError(f"rescaling table {path} is missing; regenerate it with "
-                         f"`{REGENERATE_COMMAND}`") from None
+        raise ValueError(f"rescaling table {path} is missing; regenerate it with `{REGENERATE_COMMAND}`") from None
 
 
 def load_kernel_hyperparameters(path: Path = DEFAULT_TABLE_PATH) -> dict[str, dict]:

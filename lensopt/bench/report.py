@@ -20,8 +20,13 @@ from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
 
 #: Display names of the rules, as in the paper's tables.
 RULE_LABELS = {
-    "ucb-ald": "UCB-ALD", "ts-ald": "TS-ALD", "cbkg": "cBKG", "ucb-random": "UCB (random context)",
-    "bald": "BALD", "ts-random": "TS (random context)", "random": "Random",
+    "ucb-ald": "UCB-ALD",
+    "ts-ald": "TS-ALD",
+    "cbkg": "cBKG",
+    "ucb-random": "UCB (random context)",
+    "bald": "BALD",
+    "ts-random": "TS (random context)",
+    "random": "Random",
 }
 
 
@@ -51,8 +56,16 @@ def checkpoint_medians(curves: dict[str, dict[str, np.ndarray]], checkpoints=CHE
             for t in checkpoints:
                 if t <= regret.shape[1]:
                     column = regret[:, t - 1]
-                    rows.append({"problem": problem, "rule": rule, "trials": t, "n_runs": int(column.size),
-                                 "median": float(np.median(column)), "mean": float(np.mean(column))})
+                    rows.append(
+                        {
+                            "problem": problem,
+                            "rule": rule,
+                            "trials": t,
+                            "n_runs": int(column.size),
+                            "median": float(np.median(column)),
+                            "mean": float(np.mean(column)),
+                        }
+                    )
     return rows
 
 
@@ -80,8 +93,7 @@ def format_duration(seconds: float) -> str:
 
 def markdown_table(result: StratifiedResult) -> str:
     lines = ["| Acquisition rule | Rank | Borda score |", "| --- | ---: | ---: |"]
-    lines += [f"| {rule_label(row['rule'])} | {row['rank']} | {row['borda']} |"
-              for row in result.table()]
+    lines += [f"| {rule_label(row['rule'])} | {row['rank']} | {row['borda']} |" for row in result.table()]
     return "\n".join(lines) + "\n"
 
 
@@ -102,8 +114,7 @@ def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
         writer.writerows(rows)
 
 
-def plot_regret(curves: dict[str, np.ndarray], title: str, ylabel: str, path: Path,
-                rules=None) -> None:
+def plot_regret(curves: dict[str, np.ndarray], title: str, ylabel: str, path: Path, rules=None) -> None:
     """Mean regret per iteration with ± one standard-error band, one line per rule."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # deferred: matplotlib is optional (lensopt[bench])
     from matplotlib.figure import Figure
@@ -146,8 +157,15 @@ def plot_win_matrix(result: StratifiedResult, matrix: np.ndarray, title: str, pa
     for a in range(len(names)):
         for b in range(len(names)):
             if a != b:
-                ax.text(b, a, f"{data[a, b]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if data[a, b] < 0.6 else "black")
+                ax.text(
+                    b,
+                    a,
+                    f"{data[a, b]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if data[a, b] < 0.6 else "black",
+                )
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.set_title(title, fontsize=9)
@@ -182,60 +200,86 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "curves").mkdir(exist_ok=True)
     timing = campaign_timing(records)
-    summary = {**result.to_dict(), "campaign": manifest, "timing": timing,
-               "seeds_per_problem_rule": {p: {r: int(a.shape[0]) for r, a in t.items()}
-                                          for p, t in trajectories.items()}}
+    summary = {
+        **result.to_dict(),
+        "campaign": manifest,
+        "timing": timing,
+        "seeds_per_problem_rule": {p: {r: int(a.shape[0]) for r, a in t.items()} for p, t in trajectories.items()},
+    }
     write_json_atomic(out_dir / "ranking.json", summary)
-    _write_csv(out_dir / "ranking.csv", ["rule", "label", "rank", "borda"],
-               [[row["rule"], rule_label(row["rule"]), row["rank"], row["borda"]]
-                for row in result.table()])
+    _write_csv(
+        out_dir / "ranking.csv",
+        ["rule", "label", "rank", "borda"],
+        [[row["rule"], rule_label(row["rule"]), row["rank"], row["borda"]] for row in result.table()],
+    )
     order = result.order
     for name, matrix in (("final", result.win_fraction_final), ("auc", result.win_fraction_auc)):
-        _write_csv(out_dir / f"win-{name}.csv", ["rule"] + [result.rules[j] for j in order],
-                   [[result.rules[i]] + [round(float(matrix[i, j]), 4) for j in order]
-                    for i in order])
+        _write_csv(
+            out_dir / f"win-{name}.csv",
+            ["rule"] + [result.rules[j] for j in order],
+            [[result.rules[i]] + [round(float(matrix[i, j]), 4) for j in order] for i in order],
+        )
         what = "final value" if name == "final" else "area under the curve"
-        plot_win_matrix(result, matrix, f"Fraction of problems where\nrow beats column ({what})",
-                        out_dir / f"win-{name}.png")
+        plot_win_matrix(
+            result, matrix, f"Fraction of problems where\nrow beats column ({what})", out_dir / f"win-{name}.png"
+        )
 
     curves = regret_curves(records)
     checkpoints = checkpoint_medians(curves)
-    _write_csv(out_dir / "checkpoints.csv", ["problem", "rule", "trials", "n_runs", "median", "mean"],
-               [[r["problem"], r["rule"], r["trials"], r["n_runs"], f"{r['median']:.5g}", f"{r['mean']:.5g}"]
-                for r in checkpoints])
+    _write_csv(
+        out_dir / "checkpoints.csv",
+        ["problem", "rule", "trials", "n_runs", "median", "mean"],
+        [
+            [r["problem"], r["rule"], r["trials"], r["n_runs"], f"{r['median']:.5g}", f"{r['mean']:.5g}"]
+            for r in checkpoints
+        ],
+    )
     summary["checkpoints"] = checkpoints
     write_json_atomic(out_dir / "ranking.json", summary)
     for problem, by_rule in curves.items():
-        ylabel = ("acuity error VA(x̂) − VA_best (logMAR)" if directions[problem] == "min"
-                  else "regret g* − g(x̂)")
+        ylabel = "acuity error VA(x̂) − VA_best (logMAR)" if directions[problem] == "min" else "regret g* − g(x̂)"
         plot_regret(by_rule, problem, ylabel, out_dir / "curves" / f"{problem}.png", rules=rules)
 
     md = [f"# Benchmark report: {campaign_dir.name}", ""]
     if manifest.get("command"):
         md += ["Command:", "", "```", manifest["command"], "```", ""]
-    md += [f"{timing['n_runs']} runs on {len(result.problems)} problems; campaign wall time "
-           f"{format_duration(timing['wall_time_s'])} (first start to last finish), summed run "
-           f"time {format_duration(timing['summed_run_time_s'])}, on "
-           f"{', '.join(timing['hosts'])}.", "",
-           f"Stratified analysis (Mann-Whitney U, one-sided, α = {alpha:g}; ties broken on the "
-           "area under the curve; Borda scores summed over problems):", "",
-           markdown_table(result),
-           "Fraction of problems where the row rule beats the column rule, final value "
-           "(Figure S1 A):", "", markdown_matrix(result, result.win_fraction_final),
-           "Same on the area under the curve (Figure S1 B):", "",
-           markdown_matrix(result, result.win_fraction_auc)]
+    md += [
+        f"{timing['n_runs']} runs on {len(result.problems)} problems; campaign wall time "
+        f"{format_duration(timing['wall_time_s'])} (first start to last finish), summed run "
+        f"time {format_duration(timing['summed_run_time_s'])}, on "
+        f"{', '.join(timing['hosts'])}.",
+        "",
+        f"Stratified analysis (Mann-Whitney U, one-sided, α = {alpha:g}; ties broken on the "
+        "area under the curve; Borda scores summed over problems):",
+        "",
+        markdown_table(result),
+        "Fraction of problems where the row rule beats the column rule, final value (Figure S1 A):",
+        "",
+        markdown_matrix(result, result.win_fraction_final),
+        "Same on the area under the curve (Figure S1 B):",
+        "",
+        markdown_matrix(result, result.win_fraction_auc),
+    ]
     if checkpoints:
-        md += ["", "Median regret (mean in brackets) after a number of trials "
-               "(for refraction: acuity error in logMAR with the reported lens):", ""]
-        md += ["| problem | rule | " + " | ".join(f"{t} trials" for t in CHECKPOINTS) + " |",
-               "|---|---|" + "---|" * len(CHECKPOINTS)]
+        md += [
+            "",
+            "Median regret (mean in brackets) after a number of trials "
+            "(for refraction: acuity error in logMAR with the reported lens):",
+            "",
+        ]
+        md += [
+            "| problem | rule | " + " | ".join(f"{t} trials" for t in CHECKPOINTS) + " |",
+            "|---|---|" + "---|" * len(CHECKPOINTS),
+        ]
         table = {(r["problem"], r["rule"], r["trials"]): r for r in checkpoints}
         for problem in curves:
             for rule in rules:
                 if (problem, rule, CHECKPOINTS[0]) not in table and rule not in curves[problem]:
                     continue
-                cells = [f"{table[k]['median']:.4f} ({table[k]['mean']:.4f})" if (k := (problem, rule, t)) in table
-                         else "–" for t in CHECKPOINTS]
+                cells = [
+                    f"{table[k]['median']:.4f} ({table[k]['mean']:.4f})" if (k := (problem, rule, t)) in table else "–"
+                    for t in CHECKPOINTS
+                ]
                 md.append(f"| {problem} | {rule_label(rule)} | " + " | ".join(cells) + " |")
     (out_dir / "ranking.md").write_text("\n".join(md))
     return summary

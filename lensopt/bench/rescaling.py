@@ -57,8 +57,9 @@ def _function_rng(seed: int, slug: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(slug.encode())]))
 
 
-def compute_rescaling(function: TestFunction, seed: int = DEFAULT_SEED,
-                      n_samples: int = N_SAMPLES) -> tuple[Rescaling, dict]:
+def compute_rescaling(
+    function: TestFunction, seed: int = DEFAULT_SEED, n_samples: int = N_SAMPLES
+) -> tuple[Rescaling, dict]:
     """The rescaling of one function and a summary of its raw sample (for the record)."""
     X = function.sample_uniform(n_samples, _function_rng(seed, function.slug))
     raw = function(X)
@@ -66,6 +67,5 @@ def compute_rescaling(function: TestFunction, seed: int = DEFAULT_SEED,
     take_log = bool(raw_variance > LOG_VARIANCE_THRESHOLD and np.all(raw > 0))
     values = np.log(np.maximum(raw, LOG_FLOOR)) if take_log else raw
     rescaling = Rescaling(take_log, float(np.mean(values)), float(np.std(values, ddof=1)))
-    summary = {"raw_variance": raw_variance, "raw_min": float(raw.min()),
-               "raw_max": float(raw.max())}
+    summary = {"raw_variance": raw_variance, "raw_min": float(raw.min()), "raw_max": float(raw.max())}
     return rescaling, summary

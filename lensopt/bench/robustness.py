@@ -86,9 +86,14 @@ class Condition:
     n_trials: int = 100
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "slope": self.slope, "lapse": self.lapse,
-                "n_alternatives": self.n_alternatives, "n_patients": self.n_patients,
-                "n_trials": self.n_trials}
+        return {
+            "name": self.name,
+            "slope": self.slope,
+            "lapse": self.lapse,
+            "n_alternatives": self.n_alternatives,
+            "n_patients": self.n_patients,
+            "n_trials": self.n_trials,
+        }
 
 
 #: The issue's conditions: 200 patients at slope 5; 100 at slope 2 (260 trials), slope 8, lapse
@@ -109,9 +114,19 @@ def get_condition(name: str) -> Condition:
     return CONDITIONS_BY_NAME[name]
 
 
-def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_patients=None,
-                     n_trials=None, n_initial=5, stop_confidence=0.95, min_trials=20, model_lapse=None,
-                     beta=None) -> list:
+def robustness_specs(
+    conditions,
+    rules,
+    *,
+    first_seed=HELD_OUT_FIRST_SEED,
+    max_patients=None,
+    n_trials=None,
+    n_initial=5,
+    stop_confidence=0.95,
+    min_trials=20,
+    model_lapse=None,
+    beta=None,
+) -> list:
     """The runs of a campaign, ordered by patient so a partial campaign stays balanced.
 
     ``max_patients`` caps each condition's patients; ``n_trials`` overrides every condition's
@@ -127,13 +142,14 @@ def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_p
         raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ALL_ROBUSTNESS_RULES)}")
     if len(set(rules)) != len(rules):
         raise ValueError("--rules lists a rule twice")
-    counts = {c.name: c.n_patients if max_patients is None else min(c.n_patients, max_patients)
-              for c in conditions}
+    counts = {c.name: c.n_patients if max_patients is None else min(c.n_patients, max_patients) for c in conditions}
     last_seed = first_seed + max(counts.values(), default=1) - 1
     if split_of(first_seed) != split_of(last_seed):
-        raise ValueError(f"patient seeds {first_seed}..{last_seed} straddle the held-out boundary "
-                         f"{HELD_OUT_FIRST_SEED}; start at {HELD_OUT_FIRST_SEED} (held out) or lower "
-                         "--first-seed so that all seeds are below it (tuning)")
+        raise ValueError(
+            f"patient seeds {first_seed}..{last_seed} straddle the held-out boundary "
+            f"{HELD_OUT_FIRST_SEED}; start at {HELD_OUT_FIRST_SEED} (held out) or lower "
+            "--first-seed so that all seeds are below it (tuning)"
+        )
     specs = []
     for i in range(max(counts.values(), default=0)):
         seed = first_seed + i
@@ -143,36 +159,66 @@ def robustness_specs(conditions, rules, *, first_seed=HELD_OUT_FIRST_SEED, max_p
             budget = n_trials or c.n_trials
             for rule in rules:
                 ideal = rule == "ideal"
-                specs.append(RunSpec(
-                    "robustness", c.name, rule, seed, budget, n_initial, slope=c.slope,
-                    report_every=1, beta=None if ideal else beta, lapse=c.lapse,
-                    n_alternatives=c.n_alternatives, model_lapse=None if ideal else model_lapse,
-                    split=split_of(seed), stop_confidence=stop_confidence,
-                    min_trials=min(min_trials, budget)))
+                specs.append(
+                    RunSpec(
+                        "robustness",
+                        c.name,
+                        rule,
+                        seed,
+                        budget,
+                        n_initial,
+                        slope=c.slope,
+                        report_every=1,
+                        beta=None if ideal else beta,
+                        lapse=c.lapse,
+                        n_alternatives=c.n_alternatives,
+                        model_lapse=None if ideal else model_lapse,
+                        split=split_of(seed),
+                        stop_confidence=stop_confidence,
+                        min_trials=min(min_trials, budget),
+                    )
+                )
     return specs
 
 
 def _optimizer(spec, patient, stop):
     if spec.rule == "ideal":
-        return IdealObserver(slope=float(spec.slope), n_alternatives=spec.n_alternatives,
-                             lapse=float(spec.lapse), va_best_logmar=patient.best_acuity_logmar,
-                             seed=spec.seed, stop=stop)
+        return IdealObserver(
+            slope=float(spec.slope),
+            n_alternatives=spec.n_alternatives,
+            lapse=float(spec.lapse),
+            va_best_logmar=patient.best_acuity_logmar,
+            seed=spec.seed,
+            stop=stop,
+        )
     if spec.rule == "ucb-ald-paper":
-        return RefractionOptimizer(rule="ucb-ald", seed=spec.seed, n_initial=spec.n_initial, stop=stop,
-                                   **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
-    return RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, stop=stop,
-                               **spec.optimizer_options)
+        return RefractionOptimizer(
+            rule="ucb-ald",
+            seed=spec.seed,
+            n_initial=spec.n_initial,
+            stop=stop,
+            **{**PAPER_LETTER_MODEL, **spec.optimizer_options},
+        )
+    return RefractionOptimizer(
+        rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, stop=stop, **spec.optimizer_options
+    )
 
 
 def run_robustness(spec) -> dict:
     """One session of the campaign (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
-    patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations, lapse=float(spec.lapse),
-                                n_alternatives=spec.n_alternatives).patient(spec.seed)
+    patient = RefractionProblem(
+        slope=float(spec.slope), n_trials=spec.n_iterations, lapse=float(spec.lapse), n_alternatives=spec.n_alternatives
+    ).patient(spec.seed)
     stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
     opt = _optimizer(spec, patient, stop)
     trajectory, report_ms, stop_ms = [], [], []
-    stopped = {"stopped_at": None, "stop_reason": None, "confidence_at_stop": None,
-               "error_at_stop": None, "lens_at_stop": None}
+    stopped = {
+        "stopped_at": None,
+        "stop_reason": None,
+        "confidence_at_stop": None,
+        "error_at_stop": None,
+        "lens_at_stop": None,
+    }
     lens = None
 
     def report(t, _trial, _answer):  # the session runs on after the stop, to score the whole budget
@@ -186,14 +232,21 @@ def run_robustness(spec) -> dict:
         if stopped["stopped_at"] is None and t >= stop.min_trials:
             if opt.should_stop():
                 confidence = float(opt.confidence())
-                stopped.update(stopped_at=t, confidence_at_stop=confidence, error_at_stop=error,
-                               lens_at_stop=list(lens),
-                               stop_reason="confidence" if confidence >= stop.confidence else "max_trials")
+                stopped.update(
+                    stopped_at=t,
+                    confidence_at_stop=confidence,
+                    error_at_stop=error,
+                    lens_at_stop=list(lens),
+                    stop_reason="confidence" if confidence >= stop.confidence else "max_trials",
+                )
             stop_ms.append(1e3 * (time.perf_counter() - t2))
 
     decision_ms = timed_session(
-        opt, lambda trial: bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)),
-        spec.n_iterations, report)
+        opt,
+        lambda trial: bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)),
+        spec.n_iterations,
+        report,
+    )
     timings = {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)}
     if stop_ms:
         timings["stop_check"] = timing_summary(stop_ms)
@@ -215,6 +268,7 @@ def _optimizer_settings(opt) -> dict:
 
 
 # ------------------------------------------------------------------------------ summary
+
 
 def trials_to_criterion(trajectory, criterion=CRITERION_LOGMAR) -> int:
     """First trial (1-based) from which every error up to the last is ``<= criterion``: the
@@ -240,25 +294,36 @@ def _group_stats(records: list[dict]) -> dict:
     stats["above_0.1_at_100"] = int(np.sum(errors[:, 99] > FAILURE_LOGMAR)) if budget >= 100 else None
     stats["above_0.1_at_end"] = int(np.sum(errors[:, -1] > FAILURE_LOGMAR))
     ttc = [trials_to_criterion(row) for row in errors]
-    stats["trials_to_criterion"] = {"median": _median(ttc), "never": int(sum(t > budget for t in ttc)),
-                                    "never_counts_as": budget + 1}
+    stats["trials_to_criterion"] = {
+        "median": _median(ttc),
+        "never": int(sum(t > budget for t in ttc)),
+        "never_counts_as": budget + 1,
+    }
     confident = [r for r in records if r.get("stop_reason") == "confidence"]
     used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
     within = [r["error_at_stop"] <= CRITERION_LOGMAR for r in confident]
     stats["stop"] = {
-        "confidence": records[0].get("stop_confidence"), "min_trials": records[0].get("min_trials"),
-        "median_trials_used": _median(used), "n_stopped_by_confidence": len(confident),
+        "confidence": records[0].get("stop_confidence"),
+        "min_trials": records[0].get("min_trials"),
+        "median_trials_used": _median(used),
+        "n_stopped_by_confidence": len(confident),
         "n_stopped_at_max_trials": sum(r.get("stop_reason") == "max_trials" for r in records),
         "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
     }
     samples = [v for r in records for v in r.get("decision_ms", [])]
     if samples:
-        stats["decision_ms"] = {"median": float(np.median(samples)), "p95": float(np.percentile(samples, 95)),
-                                "n": len(samples)}
+        stats["decision_ms"] = {
+            "median": float(np.median(samples)),
+            "p95": float(np.percentile(samples, 95)),
+            "n": len(samples),
+        }
     else:  # records without the per-decision list: the median of the runs' medians and p95s
         per_run = [r["timings_ms"]["decision"] for r in records]
-        stats["decision_ms"] = {"median": _median([d["median"] for d in per_run]),
-                                "p95": _median([d["p95"] for d in per_run]), "n": None}
+        stats["decision_ms"] = {
+            "median": _median([d["median"] for d in per_run]),
+            "p95": _median([d["p95"] for d in per_run]),
+            "n": None,
+        }
     return stats
 
 
@@ -269,15 +334,22 @@ def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict])
 
     def side(by_seed):
         rows = [by_seed[s]["trajectory"] for s in seeds]
-        return (float(np.median([trials_to_criterion(row) for row in rows])),
-                int(sum(row[-1] > FAILURE_LOGMAR for row in rows)))
+        return (
+            float(np.median([trials_to_criterion(row) for row in rows])),
+            int(sum(row[-1] > FAILURE_LOGMAR for row in rows)),
+        )
 
     ttc, failures = side(rule_records)
     ideal_ttc, ideal_failures = side(ideal_records)
-    return {"paired_sessions": len(seeds), "trials_to_criterion_median": ttc,
-            "ideal_trials_to_criterion_median": ideal_ttc, "trials_to_criterion_ratio": ttc / ideal_ttc,
-            "failures": failures, "ideal_failures": ideal_failures,
-            "failure_ratio": failures / ideal_failures if ideal_failures else None}
+    return {
+        "paired_sessions": len(seeds),
+        "trials_to_criterion_median": ttc,
+        "ideal_trials_to_criterion_median": ideal_ttc,
+        "trials_to_criterion_ratio": ttc / ideal_ttc,
+        "failures": failures,
+        "ideal_failures": ideal_failures,
+        "failure_ratio": failures / ideal_failures if ideal_failures else None,
+    }
 
 
 def summarize(records: list[dict]) -> dict:
@@ -294,8 +366,14 @@ def summarize(records: list[dict]) -> dict:
     for condition, rule in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], rule_order.get(k[1], 99), k[1])):
         group = groups[(condition, rule)]
         first = group[0]
-        row = {"condition": condition, "rule": rule, "slope": first["slope"], "lapse": first.get("lapse"),
-               "n_alternatives": first.get("n_alternatives"), **_group_stats(group)}
+        row = {
+            "condition": condition,
+            "rule": rule,
+            "slope": first["slope"],
+            "lapse": first.get("lapse"),
+            "n_alternatives": first.get("n_alternatives"),
+            **_group_stats(group),
+        }
         ideal = groups.get((condition, "ideal"))
         if rule != "ideal" and ideal:
             row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
@@ -304,12 +382,21 @@ def summarize(records: list[dict]) -> dict:
     for rule in sorted({r["rule"] for r in records}, key=lambda r: rule_order.get(r, 99)):
         samples = [v for r in records if r["rule"] == rule for v in r.get("decision_ms", [])]
         if samples:
-            decisions[rule] = {"median": float(np.median(samples)), "p95": float(np.percentile(samples, 95)),
-                               "n": len(samples)}
+            decisions[rule] = {
+                "median": float(np.median(samples)),
+                "p95": float(np.percentile(samples, 95)),
+                "n": len(samples),
+            }
     splits = sorted({r.get("split") or "unknown" for r in records})
-    return {"format": "lensopt.robustness-summary/1", "split": splits[0] if len(splits) == 1 else splits,
-            "n_runs": len(records), "criterion_logmar": CRITERION_LOGMAR, "failure_logmar": FAILURE_LOGMAR,
-            "rows": rows, "decision_ms_by_rule": decisions}
+    return {
+        "format": "lensopt.robustness-summary/1",
+        "split": splits[0] if len(splits) == 1 else splits,
+        "n_runs": len(records),
+        "criterion_logmar": CRITERION_LOGMAR,
+        "failure_logmar": FAILURE_LOGMAR,
+        "rows": rows,
+        "decision_ms_by_rule": decisions,
+    }
 
 
 def _fmt(value, digits=3):
@@ -333,11 +420,17 @@ def format_summary(summary: dict) -> str:
     """Plain-text tables of :func:`summarize`."""
     rows = summary["rows"]
     split = summary["split"]
-    out = [f"Robustness: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
-           f"patients; error = VA(reported lens) − VA_best (logMAR)", ""]
+    out = [
+        f"Robustness: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
+        f"patients; error = VA(reported lens) − VA_best (logMAR)",
+        "",
+    ]
     checkpoints = [t for t in CHECKPOINTS if any(str(t) in r["errors"] for r in rows)]
-    header = ["condition", "rule", "n"] + [f"{k}@{t}" for t in checkpoints for k in ("med", "mean")] + [
-        ">0.1@100", ">0.1@end"]
+    header = (
+        ["condition", "rule", "n"]
+        + [f"{k}@{t}" for t in checkpoints for k in ("med", "mean")]
+        + [">0.1@100", ">0.1@end"]
+    )
     body = []
     for r in rows:
         cells = [r["condition"], r["rule"], str(r["n_sessions"])]
@@ -347,26 +440,57 @@ def format_summary(summary: dict) -> str:
         cells += [_fmt(r["above_0.1_at_100"]), _fmt(r["above_0.1_at_end"])]
         body.append(cells)
     out += _table(header, body)
-    out += ["", f"Trials to reach and stay <= {CRITERION_LOGMAR} logMAR (never: counted as budget + 1); "
-                "stopping rule; decision time (ask + tell)", ""]
-    header = ["condition", "rule", "budget", "TTC med", "never", "TTC ×ideal", "fail vs ideal",
-              "stop med", "stopped", "within", "dec med ms", "dec p95 ms"]
+    out += [
+        "",
+        f"Trials to reach and stay <= {CRITERION_LOGMAR} logMAR (never: counted as budget + 1); "
+        "stopping rule; decision time (ask + tell)",
+        "",
+    ]
+    header = [
+        "condition",
+        "rule",
+        "budget",
+        "TTC med",
+        "never",
+        "TTC ×ideal",
+        "fail vs ideal",
+        "stop med",
+        "stopped",
+        "within",
+        "dec med ms",
+        "dec p95 ms",
+    ]
     body = []
     for r in rows:
         vs = r.get("versus_ideal")
         ttc, stop, dec = r["trials_to_criterion"], r["stop"], r["decision_ms"]
-        body.append([
-            r["condition"], r["rule"], str(r["n_trials"]), _fmt(ttc["median"], 1), str(ttc["never"]),
-            _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
-            f"{vs['failures']} vs {vs['ideal_failures']}" if vs else "—",
-            _fmt(stop["median_trials_used"], 1), f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
-            _fmt(stop["fraction_stopped_within_criterion"], 3), _fmt(dec["median"], 1), _fmt(dec["p95"], 1)])
+        body.append(
+            [
+                r["condition"],
+                r["rule"],
+                str(r["n_trials"]),
+                _fmt(ttc["median"], 1),
+                str(ttc["never"]),
+                _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
+                f"{vs['failures']} vs {vs['ideal_failures']}" if vs else "—",
+                _fmt(stop["median_trials_used"], 1),
+                f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
+                _fmt(stop["fraction_stopped_within_criterion"], 3),
+                _fmt(dec["median"], 1),
+                _fmt(dec["p95"], 1),
+            ]
+        )
     out += _table(header, body)
-    out += ["", "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
-                "stopped: by confidence (the rest at the budget); within: fraction of those truly <= 0.025",
-            "decision time by rule (all conditions): " + "; ".join(
-                f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"
-                for rule, d in summary["decision_ms_by_rule"].items())]
+    out += [
+        "",
+        "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
+        "stopped: by confidence (the rest at the budget); within: fraction of those truly <= 0.025",
+        "decision time by rule (all conditions): "
+        + "; ".join(
+            f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"
+            for rule, d in summary["decision_ms_by_rule"].items()
+        ),
+    ]
     return "\n".join(out)
 
 

@@ -58,9 +58,24 @@ from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
 #: The public API: this module's own names and, re-exported, those of :mod:`lensopt.bench.spec` and
 #: :mod:`lensopt.bench.records` (which every campaign module imports directly).
 __all__ = [
-    "CAMPAIGNS", "HELD_OUT_FIRST_SEED", "MANIFEST_NAME", "OUTCOME_STREAM", "RECORD_FORMAT", "SPLITS",
-    "TASK_PREFIX", "CampaignSummary", "RunSpec", "lens_outcome", "load_records", "record_path",
-    "refraction_loop", "run_campaign", "run_one", "split_of", "timing_summary", "versions",
+    "CAMPAIGNS",
+    "HELD_OUT_FIRST_SEED",
+    "MANIFEST_NAME",
+    "OUTCOME_STREAM",
+    "RECORD_FORMAT",
+    "SPLITS",
+    "TASK_PREFIX",
+    "CampaignSummary",
+    "RunSpec",
+    "lens_outcome",
+    "load_records",
+    "record_path",
+    "refraction_loop",
+    "run_campaign",
+    "run_one",
+    "split_of",
+    "timing_summary",
+    "versions",
     "write_json_atomic",
 ]
 
@@ -74,11 +89,17 @@ OUTCOME_STREAM = 0x0C0C
 
 def _run_function(spec: RunSpec) -> dict:
     problem = function_problem(spec.problem, hyperparameters=spec.hyperparameters)
-    opt = ContextualOptimizer(problem.system_bounds, problem.context_bounds, rule=spec.rule,
-                              seed=spec.seed, kernel=problem.kernel(), n_initial=spec.n_initial)
-    uniforms = iter(np.random.default_rng(
-        np.random.SeedSequence(spec.seed, spawn_key=(OUTCOME_STREAM,))
-    ).random(spec.n_iterations))
+    opt = ContextualOptimizer(
+        problem.system_bounds,
+        problem.context_bounds,
+        rule=spec.rule,
+        seed=spec.seed,
+        kernel=problem.kernel(),
+        n_initial=spec.n_initial,
+    )
+    uniforms = iter(
+        np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(OUTCOME_STREAM,))).random(spec.n_iterations)
+    )
     lower, upper = problem.function.lower, problem.function.upper
     trajectory, report_ms = [], []
     best, value = None, None
@@ -110,10 +131,12 @@ def _run_function(spec: RunSpec) -> dict:
 def _run_refraction(spec: RunSpec) -> dict:
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
     # Table 3 is the paper's experiment: its letter model (plain probit, Laplace), β from the spec
-    opt = RefractionOptimizer(rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial,
-                              **{**PAPER_LETTER_MODEL, **spec.optimizer_options})
-    return refraction_loop(spec, patient, opt, lambda trial: bool(
-        patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+    opt = RefractionOptimizer(
+        rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, **{**PAPER_LETTER_MODEL, **spec.optimizer_options}
+    )
+    return refraction_loop(
+        spec, patient, opt, lambda trial: bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    )
 
 
 def run_one(spec: dict) -> dict:
@@ -183,13 +206,20 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _progress(total: int, enabled: bool, desc: str):
-    return tqdm(total=total, desc=desc, unit="run", disable=not enabled, dynamic_ncols=True,
-                smoothing=0.05)
+    return tqdm(total=total, desc=desc, unit="run", disable=not enabled, dynamic_ncols=True, smoothing=0.05)
 
 
-def run_campaign(specs, out_dir, *, manifest: dict | None = None, scheduler: str | None = None,
-                 n_workers: int | None = None, local_sync: bool = False, progress: bool = True,
-                 client=None) -> CampaignSummary:
+def run_campaign(
+    specs,
+    out_dir,
+    *,
+    manifest: dict | None = None,
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    local_sync: bool = False,
+    progress: bool = True,
+    client=None,
+) -> CampaignSummary:
     """Run every spec without a record in ``out_dir``; store each record as it finishes.
 
     ``client``: an existing ``distributed.Client`` to use (tests); otherwise ``scheduler`` (an
@@ -222,24 +252,27 @@ def run_campaign(specs, out_dir, *, manifest: dict | None = None, scheduler: str
         elif todo:
             _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client)
     n_done = len(todo) - len(failures)
-    return CampaignSummary(len(specs), len(specs) - len(todo), len(todo), n_done,
-                           tuple(failures), time.perf_counter() - t0)
+    return CampaignSummary(
+        len(specs), len(specs) - len(todo), len(todo), n_done, tuple(failures), time.perf_counter() - t0
+    )
 
 
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> None:
     try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
         from distributed import Client, LocalCluster, as_completed
     except ImportError:  # pragma: no cover - depends on the installation
-        raise ValueError("the benchmark runner needs Dask: pip install 'lensopt[bench]', "
-                         "or pass --local-sync to run without it") from None
+        raise ValueError(
+            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
+        ) from None
     own_client = client is None
     cluster = None
     if own_client:
         if scheduler:
             client = Client(scheduler)
         else:
-            cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
-                                   threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
+            )
             client = Client(cluster)
     try:
         # Keys unique to this invocation, so two campaigns sharing a scheduler never share a task.

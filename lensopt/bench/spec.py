@@ -15,8 +15,7 @@ from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 #: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
 #: campaigns of :mod:`lensopt.bench.preferential`, letters against duels (:mod:`lensopt.bench.feedback`)
 #: and the held-out robustness campaign against the ideal observer (:mod:`lensopt.bench.robustness`).
-CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback",
-             "robustness")
+CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback", "robustness")
 
 #: Patient seeds from this one on are held out: no tuning (kernels, hyperparameters, β,
 #: thresholds) may use them (issue 14). Seeds below it are the tuning split.
@@ -74,26 +73,32 @@ class RunSpec:
             raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
         if self.campaign in ("refraction", "feedback", "robustness") and self.slope is None:
             raise ValueError(f"RunSpec.slope is required for a {self.campaign} run")
-        if self.campaign == "feedback" and not (isinstance(self.tie_threshold, (int, float))
-                                                and self.tie_threshold >= 0):
-            raise ValueError(f"RunSpec.tie_threshold must be a number >= 0 for a feedback run, "
-                             f"got {self.tie_threshold!r}")
-        if self.beta is not None and not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta)
-                                          and self.beta >= 0):
+        if self.campaign == "feedback" and not (
+            isinstance(self.tie_threshold, (int, float)) and self.tie_threshold >= 0
+        ):
+            raise ValueError(
+                f"RunSpec.tie_threshold must be a number >= 0 for a feedback run, got {self.tie_threshold!r}"
+            )
+        if self.beta is not None and not (
+            isinstance(self.beta, (int, float)) and math.isfinite(self.beta) and self.beta >= 0
+        ):
             raise ValueError(f"RunSpec.beta must be a number >= 0 or None, got {self.beta!r}")
         if not isinstance(self.report_every, int) or self.report_every < 1:
             raise ValueError(f"RunSpec.report_every must be an integer >= 1, got {self.report_every!r}")
         if self.hyperparameters not in ("fitted", "default"):
-            raise ValueError("RunSpec.hyperparameters must be 'fitted' or 'default', "
-                             f"got {self.hyperparameters!r}")
+            raise ValueError(f"RunSpec.hyperparameters must be 'fitted' or 'default', got {self.hyperparameters!r}")
         if self.campaign == "robustness":
             self._fill_robustness_defaults()
         self._check_robustness_fields()
 
     def _fill_robustness_defaults(self):
-        defaults = {"lapse": 0.0, "n_alternatives": 26, "split": split_of(self.seed),
-                    "stop_confidence": DEFAULT_STOP_CONFIDENCE,
-                    "min_trials": min(DEFAULT_MIN_TRIALS, self.n_iterations)}
+        defaults = {
+            "lapse": 0.0,
+            "n_alternatives": 26,
+            "split": split_of(self.seed),
+            "stop_confidence": DEFAULT_STOP_CONFIDENCE,
+            "min_trials": min(DEFAULT_MIN_TRIALS, self.n_iterations),
+        }
         for name, value in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, value)
@@ -111,14 +116,19 @@ class RunSpec:
             if self.split not in SPLITS:
                 raise ValueError(f"RunSpec.split must be one of {SPLITS}, got {self.split!r}")
             if isinstance(self.seed, int) and self.split != split_of(self.seed):
-                raise ValueError(f"RunSpec.split of seed {self.seed} is {split_of(self.seed)!r} "
-                                 f"(held out from {HELD_OUT_FIRST_SEED:,} on), got {self.split!r}")
-        if self.stop_confidence is not None and not (_is_number(self.stop_confidence)
-                                                     and 0 < self.stop_confidence < 1):
+                raise ValueError(
+                    f"RunSpec.split of seed {self.seed} is {split_of(self.seed)!r} "
+                    f"(held out from {HELD_OUT_FIRST_SEED:,} on), got {self.split!r}"
+                )
+        if self.stop_confidence is not None and not (_is_number(self.stop_confidence) and 0 < self.stop_confidence < 1):
             raise ValueError(f"RunSpec.stop_confidence must be in (0, 1), got {self.stop_confidence!r}")
         m = self.min_trials
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1
-                              or (isinstance(self.n_iterations, int) and m > self.n_iterations)):
+        if m is not None and (
+            isinstance(m, bool)
+            or not isinstance(m, int)
+            or m < 1
+            or (isinstance(self.n_iterations, int) and m > self.n_iterations)
+        ):
             raise ValueError(f"RunSpec.min_trials must be an integer from 1 to n_iterations, got {m!r}")
 
     @property

@@ -58,18 +58,24 @@ def measure(runs: int = DEFAULT_RUNS, command: list[str] | None = None, warmup: 
         if i >= warmup:
             times.append(elapsed)
     return {
-        "command": command, "runs": runs,
-        "median_s": statistics.median(times), "p95_s": percentile(times, 0.95),
-        "min_s": min(times), "max_s": max(times), "target_s": TARGET_S,
+        "command": command,
+        "runs": runs,
+        "median_s": statistics.median(times),
+        "p95_s": percentile(times, 0.95),
+        "min_s": min(times),
+        "max_s": max(times),
+        "target_s": TARGET_S,
     }
 
 
 def format_report(result: dict) -> str:
     verdict = "under" if result["median_s"] < result["target_s"] else "OVER"
     program, *rest = result["command"]
-    return (f"{' '.join([Path(program).name, *rest])}: {result['runs']} runs, "
-            f"median {result['median_s']:.3f} s, p95 {result['p95_s']:.3f} s "
-            f"(min {result['min_s']:.3f}, max {result['max_s']:.3f}); {verdict} the {result['target_s']:g} s target")
+    return (
+        f"{' '.join([Path(program).name, *rest])}: {result['runs']} runs, "
+        f"median {result['median_s']:.3f} s, p95 {result['p95_s']:.3f} s "
+        f"(min {result['min_s']:.3f}, max {result['max_s']:.3f}); {verdict} the {result['target_s']:g} s target"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

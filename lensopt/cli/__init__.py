@@ -38,9 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Refraction by contextual Bayesian optimization on a letter-acuity task.",
     )
     parser.add_argument("--version", action="version", version=f"lensopt {__version__}")
-    subparsers = parser.add_subparsers(
-        title="commands", dest="command", metavar="COMMAND", parser_class=OneLineParser
-    )
+    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in COMMAND_MODULES:
         if importlib.util.find_spec(f"lensopt.cli.{name}") is None:
             continue

@@ -65,192 +65,395 @@ REPORT_EVERY = 5
 
 def _add_cluster_options(p, report_every: bool = True) -> None:
     g = p.add_argument_group("where to run")
-    g.add_argument("--scheduler", metavar="ADDRESS",
-                   help="address of a running Dask scheduler (default: a local cluster)")
-    g.add_argument("--workers", type=_positive_int, metavar="N",
-                   help="worker processes of the local cluster (default: one per CPU)")
-    g.add_argument("--local-sync", action="store_true",
-                   help="run in this process, one run after the other, without Dask (debugging)")
+    g.add_argument(
+        "--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (default: a local cluster)"
+    )
+    g.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="worker processes of the local cluster (default: one per CPU)",
+    )
+    g.add_argument(
+        "--local-sync",
+        action="store_true",
+        help="run in this process, one run after the other, without Dask (debugging)",
+    )
     g.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     if not report_every:  # the campaign reports the lens after every trial
         return
-    p.add_argument("--report-every", type=_positive_int, default=REPORT_EVERY, metavar="K",
-                   help="search the reported optimum every K trials (and after the first and the "
-                        f"last); the trajectory holds its value in between (default {REPORT_EVERY})")
+    p.add_argument(
+        "--report-every",
+        type=_positive_int,
+        default=REPORT_EVERY,
+        metavar="K",
+        help="search the reported optimum every K trials (and after the first and the "
+        f"last); the trajectory holds its value in between (default {REPORT_EVERY})",
+    )
 
 
 def register(subparsers) -> None:
     bench = subparsers.add_parser(
-        "bench", help="benchmark campaigns (paper Tables 1 and 3) and their report",
+        "bench",
+        help="benchmark campaigns (paper Tables 1 and 3) and their report",
         description="Benchmark campaigns that reproduce the paper's tables, and their report.",
         epilog=__doc__.split("\n\n", 1)[1].replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = bench.add_subparsers(title="benchmark commands", dest="bench_command", metavar="WHAT",
-                               parser_class=type(bench))
+    sub = bench.add_subparsers(
+        title="benchmark commands", dest="bench_command", metavar="WHAT", parser_class=type(bench)
+    )
     bench.set_defaults(handler=lambda args: (bench.print_help(), 2)[1])
 
     f = sub.add_parser("functions", help="contextual binary BO on the 34 test functions (Table 1)")
-    f.add_argument("--out", metavar="DIR", default="bench-results/functions",
-                   help="campaign directory; runs already in it are skipped "
-                        "(default bench-results/functions)")
-    f.add_argument("--seeds", type=_positive_int, default=FUNCTION_SEEDS, metavar="N",
-                   help=f"seeds per function and rule (default {FUNCTION_SEEDS})")
-    f.add_argument("--iterations", type=_positive_int, default=FUNCTION_ITERATIONS, metavar="N",
-                   help=f"trials per run, initial samples included (default {FUNCTION_ITERATIONS})")
-    f.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
-                   help=f"initial random samples (default {INITIAL_SAMPLES})")
-    f.add_argument("--rules", nargs="+", default=list(FUNCTION_RULES), metavar="RULE",
-                   help=f"acquisition rules (default: {' '.join(FUNCTION_RULES)})")
+    f.add_argument(
+        "--out",
+        metavar="DIR",
+        default="bench-results/functions",
+        help="campaign directory; runs already in it are skipped (default bench-results/functions)",
+    )
+    f.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=FUNCTION_SEEDS,
+        metavar="N",
+        help=f"seeds per function and rule (default {FUNCTION_SEEDS})",
+    )
+    f.add_argument(
+        "--iterations",
+        type=_positive_int,
+        default=FUNCTION_ITERATIONS,
+        metavar="N",
+        help=f"trials per run, initial samples included (default {FUNCTION_ITERATIONS})",
+    )
+    f.add_argument(
+        "--initial",
+        type=_non_negative_int,
+        default=INITIAL_SAMPLES,
+        metavar="N",
+        help=f"initial random samples (default {INITIAL_SAMPLES})",
+    )
+    f.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(FUNCTION_RULES),
+        metavar="RULE",
+        help=f"acquisition rules (default: {' '.join(FUNCTION_RULES)})",
+    )
     f.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
-    f.add_argument("--hyperparameters", choices=("fitted", "default"), default="fitted",
-                   help="base-kernel hyperparameters: the stored maximum-likelihood fit (paper, "
-                        "default) or 0.2 × the domain width with variance 1")
+    f.add_argument(
+        "--hyperparameters",
+        choices=("fitted", "default"),
+        default="fitted",
+        help="base-kernel hyperparameters: the stored maximum-likelihood fit (paper, "
+        "default) or 0.2 × the domain width with variance 1",
+    )
     _add_cluster_options(f)
     f.set_defaults(handler=run_functions)
 
     r = sub.add_parser("refraction", help="simulated refraction at 8 slopes (Table 3)")
-    r.add_argument("--out", metavar="DIR", default="bench-results/refraction",
-                   help="campaign directory; runs already in it are skipped "
-                        "(default bench-results/refraction)")
-    r.add_argument("--seeds", type=_positive_int, default=REFRACTION_REPETITIONS, metavar="N",
-                   help=f"repetitions (patients) per slope and rule (default {REFRACTION_REPETITIONS})")
-    r.add_argument("--iterations", type=_positive_int, default=REFRACTION_TRIALS, metavar="N",
-                   help=f"trials per run (default {REFRACTION_TRIALS})")
-    r.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
-                   help=f"initial random trials (default {INITIAL_SAMPLES})")
-    r.add_argument("--rules", nargs="+", default=list(REFRACTION_RULES), metavar="RULE",
-                   help=f"acquisition rules (default: {' '.join(REFRACTION_RULES)})")
-    r.add_argument("--slopes", nargs="+", type=_positive_float, metavar="A",
-                   help="psychometric slopes, logMAR⁻¹ (default: 8 evenly spaced in [1, 8])")
-    r.add_argument("--problems", nargs="+", metavar="NAME",
-                   help="problem names as 'slope-A' (an alternative to --slopes)")
-    r.add_argument("--beta", type=_non_negative_float, metavar="B",
-                   help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {REFRACTION_BETA_3}; the contextual "
-                        f"paper's is Φ⁻¹(0.95) = {PAPER_BETA_3})")
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        default="bench-results/refraction",
+        help="campaign directory; runs already in it are skipped (default bench-results/refraction)",
+    )
+    r.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=REFRACTION_REPETITIONS,
+        metavar="N",
+        help=f"repetitions (patients) per slope and rule (default {REFRACTION_REPETITIONS})",
+    )
+    r.add_argument(
+        "--iterations",
+        type=_positive_int,
+        default=REFRACTION_TRIALS,
+        metavar="N",
+        help=f"trials per run (default {REFRACTION_TRIALS})",
+    )
+    r.add_argument(
+        "--initial",
+        type=_non_negative_int,
+        default=INITIAL_SAMPLES,
+        metavar="N",
+        help=f"initial random trials (default {INITIAL_SAMPLES})",
+    )
+    r.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(REFRACTION_RULES),
+        metavar="RULE",
+        help=f"acquisition rules (default: {' '.join(REFRACTION_RULES)})",
+    )
+    r.add_argument(
+        "--slopes",
+        nargs="+",
+        type=_positive_float,
+        metavar="A",
+        help="psychometric slopes, logMAR⁻¹ (default: 8 evenly spaced in [1, 8])",
+    )
+    r.add_argument(
+        "--problems", nargs="+", metavar="NAME", help="problem names as 'slope-A' (an alternative to --slopes)"
+    )
+    r.add_argument(
+        "--beta",
+        type=_non_negative_float,
+        metavar="B",
+        help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {REFRACTION_BETA_3}; the contextual "
+        f"paper's is Φ⁻¹(0.95) = {PAPER_BETA_3})",
+    )
     _add_cluster_options(r)
     r.set_defaults(handler=run_refraction)
 
-    titles = {"duels": "preferential BO on the test functions (companion paper Table 2)",
-              "batch-duels": "batch preferential BO, batches of 3 (companion paper Table 3)",
-              "contextual-duels": "contextual preferential BO on the test functions (Table 2)"}
+    titles = {
+        "duels": "preferential BO on the test functions (companion paper Table 2)",
+        "batch-duels": "batch preferential BO, batches of 3 (companion paper Table 3)",
+        "contextual-duels": "contextual preferential BO on the test functions (Table 2)",
+    }
     for campaign in DUEL_DEFAULTS:
         iterations, seeds, initial, rules = DUEL_DEFAULTS[campaign]
         d = sub.add_parser(campaign, help=titles[campaign])
-        d.add_argument("--out", metavar="DIR", default=f"bench-results/{campaign}",
-                       help=f"campaign directory; runs already in it are skipped "
-                            f"(default bench-results/{campaign})")
-        d.add_argument("--seeds", type=_positive_int, default=seeds, metavar="N",
-                       help=f"seeds per function and rule (default {seeds})")
-        d.add_argument("--iterations", type=_positive_int, default=iterations, metavar="N",
-                       help=f"queries per run, initial ones included (default {iterations})")
-        d.add_argument("--initial", type=_non_negative_int, default=initial, metavar="N",
-                       help=f"initial random queries (default {initial})")
-        d.add_argument("--rules", nargs="+", default=list(rules), metavar="RULE",
-                       help=f"acquisition rules (default: {' '.join(rules)})")
+        d.add_argument(
+            "--out",
+            metavar="DIR",
+            default=f"bench-results/{campaign}",
+            help=f"campaign directory; runs already in it are skipped (default bench-results/{campaign})",
+        )
+        d.add_argument(
+            "--seeds",
+            type=_positive_int,
+            default=seeds,
+            metavar="N",
+            help=f"seeds per function and rule (default {seeds})",
+        )
+        d.add_argument(
+            "--iterations",
+            type=_positive_int,
+            default=iterations,
+            metavar="N",
+            help=f"queries per run, initial ones included (default {iterations})",
+        )
+        d.add_argument(
+            "--initial",
+            type=_non_negative_int,
+            default=initial,
+            metavar="N",
+            help=f"initial random queries (default {initial})",
+        )
+        d.add_argument(
+            "--rules",
+            nargs="+",
+            default=list(rules),
+            metavar="RULE",
+            help=f"acquisition rules (default: {' '.join(rules)})",
+        )
         d.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
-        d.add_argument("--hyperparameters", choices=("fitted", "default"), default="fitted",
-                       help="base-kernel hyperparameters (as for `lensopt bench functions`)")
+        d.add_argument(
+            "--hyperparameters",
+            choices=("fitted", "default"),
+            default="fitted",
+            help="base-kernel hyperparameters (as for `lensopt bench functions`)",
+        )
         _add_cluster_options(d)
         d.set_defaults(handler=run_duel_campaign, campaign=campaign)
 
     fb = sub.add_parser("feedback", help="letters vs duels (with and without ties) on the same patients")
-    fb.add_argument("--out", metavar="DIR", default="bench-results/feedback",
-                    help="campaign directory; runs already in it are skipped (default bench-results/feedback)")
-    fb.add_argument("--seeds", type=_positive_int, default=FEEDBACK_PATIENTS, metavar="N",
-                    help=f"patients (default {FEEDBACK_PATIENTS})")
-    fb.add_argument("--iterations", type=_positive_int, default=FEEDBACK_TRIALS, metavar="N",
-                    help=f"trials per session (default {FEEDBACK_TRIALS})")
-    fb.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
-                    help=f"initial random trials (default {INITIAL_SAMPLES})")
-    fb.add_argument("--rules", nargs="+", default=list(FEEDBACK_RULES), metavar="RULE",
-                    help=f"feedback modes (default: {' '.join(FEEDBACK_RULES)})")
-    fb.add_argument("--slope", type=_positive_float, default=FEEDBACK_SLOPE, metavar="A",
-                    help=f"psychometric slope, logMAR⁻¹ (default {FEEDBACK_SLOPE:g})")
-    fb.add_argument("--tie-threshold", type=_non_negative_float, default=FEEDBACK_TIE_THRESHOLD,
-                    metavar="DELTA", help="the patients' tie threshold δ, utility units "
-                                          f"(default {FEEDBACK_TIE_THRESHOLD:g})")
+    fb.add_argument(
+        "--out",
+        metavar="DIR",
+        default="bench-results/feedback",
+        help="campaign directory; runs already in it are skipped (default bench-results/feedback)",
+    )
+    fb.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=FEEDBACK_PATIENTS,
+        metavar="N",
+        help=f"patients (default {FEEDBACK_PATIENTS})",
+    )
+    fb.add_argument(
+        "--iterations",
+        type=_positive_int,
+        default=FEEDBACK_TRIALS,
+        metavar="N",
+        help=f"trials per session (default {FEEDBACK_TRIALS})",
+    )
+    fb.add_argument(
+        "--initial",
+        type=_non_negative_int,
+        default=INITIAL_SAMPLES,
+        metavar="N",
+        help=f"initial random trials (default {INITIAL_SAMPLES})",
+    )
+    fb.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(FEEDBACK_RULES),
+        metavar="RULE",
+        help=f"feedback modes (default: {' '.join(FEEDBACK_RULES)})",
+    )
+    fb.add_argument(
+        "--slope",
+        type=_positive_float,
+        default=FEEDBACK_SLOPE,
+        metavar="A",
+        help=f"psychometric slope, logMAR⁻¹ (default {FEEDBACK_SLOPE:g})",
+    )
+    fb.add_argument(
+        "--tie-threshold",
+        type=_non_negative_float,
+        default=FEEDBACK_TIE_THRESHOLD,
+        metavar="DELTA",
+        help=f"the patients' tie threshold δ, utility units (default {FEEDBACK_TIE_THRESHOLD:g})",
+    )
     _add_cluster_options(fb)
     fb.set_defaults(handler=run_feedback_campaign)
 
     rb = sub.add_parser("robustness", help="ucb-ald, ts-ald and the ideal observer on held-out patients")
-    rb.add_argument("--out", metavar="DIR", default="bench-results/robustness",
-                    help="campaign directory; runs already in it are skipped (default bench-results/robustness)")
-    rb.add_argument("--conditions", nargs="+", metavar="NAME",
-                    default=[name for name, _, _ in ROBUSTNESS_CONDITIONS],
-                    help="patient conditions (default: all: " + ", ".join(
-                        f"{name} {patients}×{trials}" for name, patients, trials in ROBUSTNESS_CONDITIONS) + ")")
-    rb.add_argument("--rules", nargs="+", default=list(ROBUSTNESS_RULES), metavar="RULE",
-                    help=f"rules (default: {' '.join(ROBUSTNESS_RULES)}; also ucb-ald-paper, UCB-ALD "
-                         "with the seed paper's letter model)")
-    rb.add_argument("--patients", type=_positive_int, metavar="N",
-                    help="at most N patients per condition (quick runs)")
-    rb.add_argument("--trials", type=_positive_int, metavar="N",
-                    help="trials per session in every condition (default: 100, 260 at slope 2)")
+    rb.add_argument(
+        "--out",
+        metavar="DIR",
+        default="bench-results/robustness",
+        help="campaign directory; runs already in it are skipped (default bench-results/robustness)",
+    )
+    rb.add_argument(
+        "--conditions",
+        nargs="+",
+        metavar="NAME",
+        default=[name for name, _, _ in ROBUSTNESS_CONDITIONS],
+        help="patient conditions (default: all: "
+        + ", ".join(f"{name} {patients}×{trials}" for name, patients, trials in ROBUSTNESS_CONDITIONS)
+        + ")",
+    )
+    rb.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(ROBUSTNESS_RULES),
+        metavar="RULE",
+        help=f"rules (default: {' '.join(ROBUSTNESS_RULES)}; also ucb-ald-paper, UCB-ALD "
+        "with the seed paper's letter model)",
+    )
+    rb.add_argument("--patients", type=_positive_int, metavar="N", help="at most N patients per condition (quick runs)")
+    rb.add_argument(
+        "--trials",
+        type=_positive_int,
+        metavar="N",
+        help="trials per session in every condition (default: 100, 260 at slope 2)",
+    )
     seeds = rb.add_mutually_exclusive_group()
-    seeds.add_argument("--first-seed", type=_non_negative_int, default=HELD_OUT_FIRST_SEED, metavar="SEED",
-                       help=f"seed of the first patient (default {HELD_OUT_FIRST_SEED:,}: held out; "
-                            "below it: the tuning split, recorded as such)")
-    seeds.add_argument("--tuning", action="store_true",
-                       help="patients of the tuning split (seeds from 0) instead of the held-out ones")
-    rb.add_argument("--initial", type=_non_negative_int, default=INITIAL_SAMPLES, metavar="N",
-                    help=f"initial random trials of ucb-ald/ts-ald (default {INITIAL_SAMPLES})")
-    rb.add_argument("--stop-confidence", type=_positive_float, default=DEFAULT_STOP_CONFIDENCE, metavar="P",
-                    help=f"confidence at which the stopping rule stops, in (0, 1) (default {DEFAULT_STOP_CONFIDENCE})")
-    rb.add_argument("--min-trials", type=_positive_int, default=DEFAULT_MIN_TRIALS, metavar="N",
-                    help=f"the stopping rule's minimum trials (default {DEFAULT_MIN_TRIALS})")
-    rb.add_argument("--model-lapse", type=_non_negative_float, metavar="L",
-                    help="lapse rate the optimizers assume (default: RefractionOptimizer's)")
-    rb.add_argument("--summary", metavar="DIR",
-                    help="only print (and write) the summary of the campaign in DIR")
+    seeds.add_argument(
+        "--first-seed",
+        type=_non_negative_int,
+        default=HELD_OUT_FIRST_SEED,
+        metavar="SEED",
+        help=f"seed of the first patient (default {HELD_OUT_FIRST_SEED:,}: held out; "
+        "below it: the tuning split, recorded as such)",
+    )
+    seeds.add_argument(
+        "--tuning", action="store_true", help="patients of the tuning split (seeds from 0) instead of the held-out ones"
+    )
+    rb.add_argument(
+        "--initial",
+        type=_non_negative_int,
+        default=INITIAL_SAMPLES,
+        metavar="N",
+        help=f"initial random trials of ucb-ald/ts-ald (default {INITIAL_SAMPLES})",
+    )
+    rb.add_argument(
+        "--stop-confidence",
+        type=_positive_float,
+        default=DEFAULT_STOP_CONFIDENCE,
+        metavar="P",
+        help=f"confidence at which the stopping rule stops, in (0, 1) (default {DEFAULT_STOP_CONFIDENCE})",
+    )
+    rb.add_argument(
+        "--min-trials",
+        type=_positive_int,
+        default=DEFAULT_MIN_TRIALS,
+        metavar="N",
+        help=f"the stopping rule's minimum trials (default {DEFAULT_MIN_TRIALS})",
+    )
+    rb.add_argument(
+        "--model-lapse",
+        type=_non_negative_float,
+        metavar="L",
+        help="lapse rate the optimizers assume (default: RefractionOptimizer's)",
+    )
+    rb.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     _add_cluster_options(rb, report_every=False)
     rb.set_defaults(handler=run_robustness_campaign)
 
     rep = sub.add_parser("report", help="ranking table, win matrices and regret curves of a campaign")
     rep.add_argument("dir", metavar="DIR", help="campaign directory")
     rep.add_argument("--out", metavar="DIR", help="where to write the report (default DIR/report)")
-    rep.add_argument("--alpha", type=_positive_float, default=5e-4,
-                     help="significance level of the pairwise tests (default 5e-4)")
+    rep.add_argument(
+        "--alpha", type=_positive_float, default=5e-4, help="significance level of the pairwise tests (default 5e-4)"
+    )
     rep.set_defaults(handler=run_report)
 
     s = sub.add_parser("rescale", help="regenerate the rescaling constants of the test functions")
     s.add_argument("--seed", type=_non_negative_int, default=0)
     s.add_argument("--samples", type=_positive_int, default=50_000)
     s.add_argument("--out", metavar="FILE", help="default: data/benchmark-rescaling.json")
-    s.add_argument("--fit-kernels", action="store_true",
-                   help="also fit each function's kernel hyperparameters by maximum likelihood "
-                        "on 1000 samples, as the paper did (about half a minute per function)")
+    s.add_argument(
+        "--fit-kernels",
+        action="store_true",
+        help="also fit each function's kernel hyperparameters by maximum likelihood "
+        "on 1000 samples, as the paper did (about half a minute per function)",
+    )
     s.set_defaults(handler=run_rescale)
 
     dt = sub.add_parser(
-        "decision-time", help="ask + tell time (ms) in N processes side by side, numpy imported first",
+        "decision-time",
+        help="ask + tell time (ms) in N processes side by side, numpy imported first",
         description="Start N Python processes at once; each imports numpy and scipy before lensopt "
-                    "(as a PsychoPy script does), without BLAS thread variables, and times ask + tell "
-                    "of a simulated refraction session. Prints median, p95 and max per process and "
-                    "pooled, p95 in 60 Hz frames, and the BLAS threads in effect inside a call.")
+        "(as a PsychoPy script does), without BLAS thread variables, and times ask + tell "
+        "of a simulated refraction session. Prints median, p95 and max per process and "
+        "pooled, p95 in 60 Hz frames, and the BLAS threads in effect inside a call.",
+    )
     dt.add_argument("--rule", default="ucb-ald", help="acquisition rule (default ucb-ald)")
-    dt.add_argument("--processes", type=_positive_int, default=2, metavar="N",
-                    help="processes side by side (default 2)")
-    dt.add_argument("--trials", type=_positive_int, default=100, metavar="N",
-                    help="trials per process (default 100)")
-    dt.add_argument("--seed", type=_non_negative_int, default=0,
-                    help="seed of process 1 (optimizer and patient); process i uses seed + i - 1")
+    dt.add_argument(
+        "--processes", type=_positive_int, default=2, metavar="N", help="processes side by side (default 2)"
+    )
+    dt.add_argument("--trials", type=_positive_int, default=100, metavar="N", help="trials per process (default 100)")
+    dt.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed of process 1 (optimizer and patient); process i uses seed + i - 1",
+    )
     order = dt.add_mutually_exclusive_group()
-    order.add_argument("--numpy-first", dest="numpy_first", action="store_true", default=True,
-                       help="import numpy and scipy before lensopt (default)")
-    order.add_argument("--lensopt-first", dest="numpy_first", action="store_false",
-                       help="import lensopt first (its BLAS environment variables then apply)")
-    dt.add_argument("--no-limit", action="store_true",
-                    help="no per-call BLAS limit (LENSOPT_BLAS_THREADS=0 in the processes): the slow case")
+    order.add_argument(
+        "--numpy-first",
+        dest="numpy_first",
+        action="store_true",
+        default=True,
+        help="import numpy and scipy before lensopt (default)",
+    )
+    order.add_argument(
+        "--lensopt-first",
+        dest="numpy_first",
+        action="store_false",
+        help="import lensopt first (its BLAS environment variables then apply)",
+    )
+    dt.add_argument(
+        "--no-limit",
+        action="store_true",
+        help="no per-call BLAS limit (LENSOPT_BLAS_THREADS=0 in the processes): the slow case",
+    )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
     dt.set_defaults(handler=run_decision_time)
 
     cs = sub.add_parser(
-        "cli-startup", help="how long `lensopt --help` takes (median and p95 of N fresh processes)",
+        "cli-startup",
+        help="how long `lensopt --help` takes (median and p95 of N fresh processes)",
         description="Run `lensopt --help` N times, each in a new process (after one untimed run), and "
-                    f"print the median, p95, min and max wall-clock time; the target is under {TARGET_S:g} s.")
-    cs.add_argument("--runs", type=_positive_int, default=DEFAULT_RUNS, metavar="N",
-                    help=f"timed runs (default {DEFAULT_RUNS})")
+        f"print the median, p95, min and max wall-clock time; the target is under {TARGET_S:g} s.",
+    )
+    cs.add_argument(
+        "--runs", type=_positive_int, default=DEFAULT_RUNS, metavar="N", help=f"timed runs (default {DEFAULT_RUNS})"
+    )
     cs.add_argument("--json", action="store_true", help="print one JSON object")
     cs.set_defaults(handler=run_cli_startup)
 
@@ -267,10 +470,25 @@ def _check_rules(rules) -> list[str]:
 
 
 def _command(args, campaign: str, problems_flag: str, problems) -> str:
-    parts = ["lensopt", "bench", campaign, "--out", args.out, "--seeds", str(args.seeds),
-             "--iterations", str(args.iterations), "--initial", str(args.initial),
-             "--rules", *args.rules, problems_flag, *[str(p) for p in problems],
-             "--report-every", str(args.report_every)]
+    parts = [
+        "lensopt",
+        "bench",
+        campaign,
+        "--out",
+        args.out,
+        "--seeds",
+        str(args.seeds),
+        "--iterations",
+        str(args.iterations),
+        "--initial",
+        str(args.initial),
+        "--rules",
+        *args.rules,
+        problems_flag,
+        *[str(p) for p in problems],
+        "--report-every",
+        str(args.report_every),
+    ]
     return shlex.join(parts)
 
 
@@ -278,17 +496,26 @@ def _run(args, campaign: str, specs, manifest: dict) -> int:
     from lensopt.bench.runner import run_campaign  # deferred: imports the optimizers, numpy and scipy
 
     summary = run_campaign(
-        specs, args.out, manifest=manifest, scheduler=args.scheduler, n_workers=args.workers,
-        local_sync=args.local_sync, progress=not args.no_progress,
+        specs,
+        args.out,
+        manifest=manifest,
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+        local_sync=args.local_sync,
+        progress=not args.no_progress,
     )
-    print(f"lensopt bench {campaign}: {summary.n_total} runs: {summary.n_skipped} already done, "
-          f"{summary.n_done} run now ({summary.wall_time_s / 60:.1f} min), "
-          f"{len(summary.failures)} failed; records in {args.out}/runs")
+    print(
+        f"lensopt bench {campaign}: {summary.n_total} runs: {summary.n_skipped} already done, "
+        f"{summary.n_done} run now ({summary.wall_time_s / 60:.1f} min), "
+        f"{len(summary.failures)} failed; records in {args.out}/runs"
+    )
     for key, message in summary.failures[:10]:
         print(f"  failed {key}: {message}", file=sys.stderr)
     if summary.failures:
-        print("run the same command again to retry the failed runs "
-              "(LENSOPT_DEBUG=1 prints their tracebacks)", file=sys.stderr)
+        print(
+            "run the same command again to retry the failed runs (LENSOPT_DEBUG=1 prints their tracebacks)",
+            file=sys.stderr,
+        )
         return 1
     print(f"report: lensopt bench report {shlex.quote(args.out)}")
     return 0
@@ -299,14 +526,32 @@ def run_functions(args) -> int:
 
     rules = _check_rules(args.rules)
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
-    specs = [RunSpec("functions", p, r, seed, args.iterations, args.initial,
-                     hyperparameters=args.hyperparameters, report_every=args.report_every)
-             for seed in range(args.seeds) for p in problems for r in rules]
-    manifest = {"campaign": "functions", "rules": rules, "problems": problems,
-                "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
-                "hyperparameters": args.hyperparameters, "report_every": args.report_every,
-                "command": _command(args, "functions", "--problems", problems)
-                + f" --hyperparameters {args.hyperparameters}"}
+    specs = [
+        RunSpec(
+            "functions",
+            p,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            hyperparameters=args.hyperparameters,
+            report_every=args.report_every,
+        )
+        for seed in range(args.seeds)
+        for p in problems
+        for r in rules
+    ]
+    manifest = {
+        "campaign": "functions",
+        "rules": rules,
+        "problems": problems,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "hyperparameters": args.hyperparameters,
+        "report_every": args.report_every,
+        "command": _command(args, "functions", "--problems", problems) + f" --hyperparameters {args.hyperparameters}",
+    }
     return _run(args, "functions", specs, manifest)
 
 
@@ -315,23 +560,43 @@ def run_duel_campaign(args) -> int:
     from lensopt.bench.functions import FUNCTIONS, get_function
     from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
 
-    allowed = {"duels": DUEL_RULES, "contextual-duels": CONTEXTUAL_RULES,
-               "batch-duels": tuple(r for r in DUEL_RULES if r in BATCH_RULES)}[args.campaign]
+    allowed = {
+        "duels": DUEL_RULES,
+        "contextual-duels": CONTEXTUAL_RULES,
+        "batch-duels": tuple(r for r in DUEL_RULES if r in BATCH_RULES),
+    }[args.campaign]
     unknown = [r for r in args.rules if r not in allowed]
     if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {args.campaign}; "
-                         f"choose from: {', '.join(allowed)}")
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {args.campaign}; choose from: {', '.join(allowed)}")
     if len(set(args.rules)) != len(args.rules):
         raise ValueError("--rules lists a rule twice")
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
-    specs = [RunSpec(args.campaign, p, r, seed, args.iterations, args.initial,
-                     hyperparameters=args.hyperparameters, report_every=args.report_every)
-             for seed in range(args.seeds) for p in problems for r in args.rules]
-    manifest = {"campaign": args.campaign, "rules": list(args.rules), "problems": problems,
-                "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
-                "hyperparameters": args.hyperparameters, "report_every": args.report_every,
-                "command": _command(args, args.campaign, "--problems", problems)
-                + f" --hyperparameters {args.hyperparameters}"}
+    specs = [
+        RunSpec(
+            args.campaign,
+            p,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            hyperparameters=args.hyperparameters,
+            report_every=args.report_every,
+        )
+        for seed in range(args.seeds)
+        for p in problems
+        for r in args.rules
+    ]
+    manifest = {
+        "campaign": args.campaign,
+        "rules": list(args.rules),
+        "problems": problems,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "hyperparameters": args.hyperparameters,
+        "report_every": args.report_every,
+        "command": _command(args, args.campaign, "--problems", problems) + f" --hyperparameters {args.hyperparameters}",
+    }
     return _run(args, args.campaign, specs, manifest)
 
 
@@ -340,7 +605,7 @@ def _parse_slope_name(name: str) -> float:
     try:
         if not name.startswith(prefix):
             raise ValueError
-        value = float(name[len(prefix):])
+        value = float(name[len(prefix) :])
     except ValueError:
         raise ValueError(f"refraction problems are named 'slope-A' (e.g. slope-5), got {name!r}") from None
     if not (math.isfinite(value) and value > 0):
@@ -358,20 +623,44 @@ def run_refraction(args) -> int:
     rules = _check_rules(args.rules)
     if args.slopes and args.problems:
         raise ValueError("give either --slopes or --problems, not both")
-    slopes = (list(args.slopes) if args.slopes
-              else [_parse_slope_name(p) for p in args.problems] if args.problems
-              else list(PAPER_SLOPES))
+    slopes = (
+        list(args.slopes)
+        if args.slopes
+        else [_parse_slope_name(p) for p in args.problems]
+        if args.problems
+        else list(PAPER_SLOPES)
+    )
     names = [refraction_problem_name(a) for a in slopes]
     if len(set(names)) != len(names):
         raise ValueError("--slopes lists a slope twice")
-    specs = [RunSpec("refraction", name, r, seed, args.iterations, args.initial, slope=a,
-                     report_every=args.report_every, beta=args.beta)
-             for seed in range(args.seeds) for name, a in zip(names, slopes) for r in rules]
-    manifest = {"campaign": "refraction", "rules": rules, "problems": names, "slopes": slopes,
-                "seeds": args.seeds, "n_iterations": args.iterations, "n_initial": args.initial,
-                "report_every": args.report_every, "beta": args.beta,
-                "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes])
-                + f" --beta {args.beta:.6g}"}
+    specs = [
+        RunSpec(
+            "refraction",
+            name,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            slope=a,
+            report_every=args.report_every,
+            beta=args.beta,
+        )
+        for seed in range(args.seeds)
+        for name, a in zip(names, slopes)
+        for r in rules
+    ]
+    manifest = {
+        "campaign": "refraction",
+        "rules": rules,
+        "problems": names,
+        "slopes": slopes,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "report_every": args.report_every,
+        "beta": args.beta,
+        "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes]) + f" --beta {args.beta:.6g}",
+    }
     return _run(args, "refraction", specs, manifest)
 
 
@@ -386,17 +675,57 @@ def run_feedback_campaign(args) -> int:
     if len(set(args.rules)) != len(args.rules):
         raise ValueError("--rules lists a mode twice")
     name = refraction_problem_name(args.slope)
-    specs = [RunSpec("feedback", name, r, seed, args.iterations, args.initial, slope=args.slope,
-                     report_every=args.report_every, tie_threshold=args.tie_threshold,
-                     beta=REFRACTION_BETA if r == "letters" else None)
-             for seed in range(args.seeds) for r in args.rules]
-    command = shlex.join(["lensopt", "bench", "feedback", "--out", args.out, "--seeds", str(args.seeds),
-                          "--iterations", str(args.iterations), "--initial", str(args.initial),
-                          "--rules", *args.rules, "--slope", f"{args.slope:g}",
-                          "--tie-threshold", f"{args.tie_threshold:g}", "--report-every", str(args.report_every)])
-    manifest = {"campaign": "feedback", "rules": list(args.rules), "problems": [name], "slope": args.slope,
-                "tie_threshold": args.tie_threshold, "seeds": args.seeds, "n_iterations": args.iterations,
-                "n_initial": args.initial, "report_every": args.report_every, "command": command}
+    specs = [
+        RunSpec(
+            "feedback",
+            name,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            slope=args.slope,
+            report_every=args.report_every,
+            tie_threshold=args.tie_threshold,
+            beta=REFRACTION_BETA if r == "letters" else None,
+        )
+        for seed in range(args.seeds)
+        for r in args.rules
+    ]
+    command = shlex.join(
+        [
+            "lensopt",
+            "bench",
+            "feedback",
+            "--out",
+            args.out,
+            "--seeds",
+            str(args.seeds),
+            "--iterations",
+            str(args.iterations),
+            "--initial",
+            str(args.initial),
+            "--rules",
+            *args.rules,
+            "--slope",
+            f"{args.slope:g}",
+            "--tie-threshold",
+            f"{args.tie_threshold:g}",
+            "--report-every",
+            str(args.report_every),
+        ]
+    )
+    manifest = {
+        "campaign": "feedback",
+        "rules": list(args.rules),
+        "problems": [name],
+        "slope": args.slope,
+        "tie_threshold": args.tie_threshold,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "report_every": args.report_every,
+        "command": command,
+    }
     return _run(args, "feedback", specs, manifest)
 
 
@@ -407,8 +736,14 @@ def run_decision_time(args) -> int:
     from lensopt.bench.decision_time import format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
-    result = run(rule=args.rule, processes=args.processes, trials=args.trials, seed=args.seed,
-                 numpy_first=args.numpy_first, limit=not args.no_limit)
+    result = run(
+        rule=args.rule,
+        processes=args.processes,
+        trials=args.trials,
+        seed=args.seed,
+        numpy_first=args.numpy_first,
+        limit=not args.no_limit,
+    )
     print(json.dumps(result) if args.json else format_report(result))
     return 0
 
@@ -431,30 +766,63 @@ def run_robustness_campaign(args) -> int:
         print(f"summary: {args.summary}/{SUMMARY_NAME}")
         return 0
     if not 0 < args.stop_confidence < 1:
-        raise ValueError(f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}")
+        raise ValueError(
+            f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"
+        )
     if args.model_lapse is not None and args.model_lapse >= 0.5:
         raise ValueError(f"--model-lapse must be in [0, 0.5) (e.g. 0.02), got {args.model_lapse:g}")
     first_seed = 0 if args.tuning else args.first_seed
     rules = list(args.rules)
     specs = robustness_specs(
-        args.conditions, rules, first_seed=first_seed, max_patients=args.patients, n_trials=args.trials,
-        n_initial=args.initial, stop_confidence=args.stop_confidence, min_trials=args.min_trials,
-        model_lapse=args.model_lapse)
+        args.conditions,
+        rules,
+        first_seed=first_seed,
+        max_patients=args.patients,
+        n_trials=args.trials,
+        n_initial=args.initial,
+        stop_confidence=args.stop_confidence,
+        min_trials=args.min_trials,
+        model_lapse=args.model_lapse,
+    )
     split = split_of(first_seed)
-    command = ["lensopt", "bench", "robustness", "--out", args.out, "--conditions", *args.conditions,
-               "--rules", *rules, "--first-seed", str(first_seed), "--initial", str(args.initial),
-               "--stop-confidence", f"{args.stop_confidence:g}", "--min-trials", str(args.min_trials)]
+    command = [
+        "lensopt",
+        "bench",
+        "robustness",
+        "--out",
+        args.out,
+        "--conditions",
+        *args.conditions,
+        "--rules",
+        *rules,
+        "--first-seed",
+        str(first_seed),
+        "--initial",
+        str(args.initial),
+        "--stop-confidence",
+        f"{args.stop_confidence:g}",
+        "--min-trials",
+        str(args.min_trials),
+    ]
     command += ["--patients", str(args.patients)] if args.patients else []
     command += ["--trials", str(args.trials)] if args.trials else []
     command += ["--model-lapse", f"{args.model_lapse:g}"] if args.model_lapse is not None else []
-    manifest = {"campaign": "robustness", "split": split, "first_seed": first_seed,
-                "held_out_first_seed": HELD_OUT_FIRST_SEED, "rules": rules,
-                "conditions": [get_condition(c).to_dict() for c in args.conditions],
-                "max_patients": args.patients, "n_trials": args.trials, "n_initial": args.initial,
-                "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
-                "model_lapse": args.model_lapse, "command": shlex.join(command),
-                "note": "model_lapse null: the optimizer's default; each record holds the settings "
-                        "its optimizer ran with (optimizer_settings)"}
+    manifest = {
+        "campaign": "robustness",
+        "split": split,
+        "first_seed": first_seed,
+        "held_out_first_seed": HELD_OUT_FIRST_SEED,
+        "rules": rules,
+        "conditions": [get_condition(c).to_dict() for c in args.conditions],
+        "max_patients": args.patients,
+        "n_trials": args.trials,
+        "n_initial": args.initial,
+        "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
+        "model_lapse": args.model_lapse,
+        "command": shlex.join(command),
+        "note": "model_lapse null: the optimizer's default; each record holds the settings "
+        "its optimizer ran with (optimizer_settings)",
+    }
     status = _run(args, "robustness", specs, manifest)
     try:
         _, text = write_summary(args.out)
@@ -490,11 +858,15 @@ def run_rescale(args) -> int:
     from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 
     table = compute_rescaling_table(
-        seed=args.seed, n_samples=args.samples, fit_kernels=args.fit_kernels,
+        seed=args.seed,
+        n_samples=args.samples,
+        fit_kernels=args.fit_kernels,
         progress=(lambda slug: print(f"  {slug}", file=sys.stderr)) if args.fit_kernels else None,
     )
     path = write_rescaling_table(table, args.out or DEFAULT_TABLE_PATH)
     n_log = sum(e["take_log"] for e in table["functions"].values())
-    print(f"lensopt bench rescale: wrote {path} ({len(table['functions'])} functions, "
-          f"{n_log} log-transformed, seed {args.seed}, {args.samples} samples each)")
+    print(
+        f"lensopt bench rescale: wrote {path} ({len(table['functions'])} functions, "
+        f"{n_log} log-transformed, seed {args.seed}, {args.samples} samples each)"
+    )
     return 0

@@ -29,20 +29,29 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "dashboard",
         help="watch a session converge: lens map, psychometric curve (duels, rankings: utility profile), "
-             "history, best lens",
+        "history, best lens",
         description="Show a session's model live (or replay a finished one) in a Qt window.",
     )
-    parser.add_argument("session_id", nargs="?", type=int, metavar="SESSION_ID",
-                        help="the session to show (default: the latest session)")
+    parser.add_argument(
+        "session_id",
+        nargs="?",
+        type=int,
+        metavar="SESSION_ID",
+        help="the session to show (default: the latest session)",
+    )
     parser.add_argument("--latest", action="store_true", help="show the most recently created session")
-    parser.add_argument("--db", metavar="PATH", help="session database (default: $LENSOPT_DB or "
-                        "~/.local/share/lensopt/sessions.db)")
-    parser.add_argument("--screenshot", metavar="FILE.png",
-                        help="render the window to a PNG after the first model update, then exit")
-    parser.add_argument("--report", metavar="FILE.pdf|FILE.png",
-                        help="write the one-page report of the session and exit (no window)")
-    parser.add_argument("--replay", action="store_true",
-                        help="start the trial slider at the first trial instead of following the last")
+    parser.add_argument(
+        "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or ~/.local/share/lensopt/sessions.db)"
+    )
+    parser.add_argument(
+        "--screenshot", metavar="FILE.png", help="render the window to a PNG after the first model update, then exit"
+    )
+    parser.add_argument(
+        "--report", metavar="FILE.pdf|FILE.png", help="write the one-page report of the session and exit (no window)"
+    )
+    parser.add_argument(
+        "--replay", action="store_true", help="start the trial slider at the first trial instead of following the last"
+    )
     parser.set_defaults(handler=run_dashboard)
 
 
@@ -77,9 +86,7 @@ def run_dashboard(args) -> int:
     with SessionStore(db_path, readonly=True) as store:
         session_id = args.session_id if args.session_id is not None else store.latest_session_id()
         if session_id is None:
-            raise StoreError(
-                f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file"
-            )
+            raise StoreError(f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file")
         info = store.session(session_id)
         session_model_class(info)  # a kind this version cannot show is said before anything else
         if report is not None:
@@ -97,8 +104,10 @@ def run_dashboard(args) -> int:
     if screenshot is not None and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if not _has_display():
-        raise LensoptError("no display to open the dashboard on (DISPLAY is not set); run it on a desktop, "
-                           "or use --screenshot FILE.png or --report FILE.pdf")
+        raise LensoptError(
+            "no display to open the dashboard on (DISPLAY is not set); run it on a desktop, "
+            "or use --screenshot FILE.png or --report FILE.pdf"
+        )
     return _run_window(db_path, session_id, screenshot, args.replay)
 
 
@@ -117,6 +126,7 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
     heartbeat.start(SIGNAL_CHECK_MS)
     outcome: dict = {}
     if screenshot is not None:
+
         def done(result):
             outcome["result"] = result
             app.quit()
@@ -134,7 +144,5 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
     if screenshot is not None:
         print(f"screenshot of session {session_id} written to {screenshot}")
         if window.snapshot is None:
-            raise LensoptError(
-                f"the dashboard could not show session {session_id}: {window.message_label.text()}"
-            )
+            raise LensoptError(f"the dashboard could not show session {session_id}: {window.message_label.text()}")
     return 0

@@ -31,8 +31,12 @@ DEFAULT_MODEL_LAPSE = 0.02
 
 #: ``lensopt.bench.preferential.DUEL_DEFAULTS``: campaign -> (iterations, seeds, initial, rules).
 DUEL_DEFAULTS = {
-    "duels": (80, 40, 5, ("muc", "dueling-ucb", "bivariate-ei", "duel-ts", "dueling-ts", "kss", "eiig",
-                          "ei", "random")),
+    "duels": (
+        80,
+        40,
+        5,
+        ("muc", "dueling-ucb", "bivariate-ei", "duel-ts", "dueling-ts", "kss", "eiig", "ei", "random"),
+    ),
     "batch-duels": (30, 30, 5, ("muc", "kss", "random")),
     "contextual-duels": (60, 40, 5, ("muc-ald", "kss-ald", "kss-random", "bald", "random")),
 }
@@ -56,5 +60,11 @@ ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
 HELD_OUT_FIRST_SEED = 100_000
 
 #: ``lensopt.experiment.protocol.shipped_protocols()`` (``protocols/*.toml``), in the order ``run --help`` names them.
-SHIPPED_PROTOCOLS = ("clinical-refraction", "clinical-duel", "clinical-ranking", "research-26afc", "sloan-10afc",
-                     "demo-simulated")
+SHIPPED_PROTOCOLS = (
+    "clinical-refraction",
+    "clinical-duel",
+    "clinical-ranking",
+    "research-26afc",
+    "sloan-10afc",
+    "demo-simulated",
+)

@@ -21,24 +21,44 @@ def register(subparsers) -> None:
         "the same; with a ranking protocol, through three lenses put in order, clearest first), and "
         "store every answer as it is given. Escape pauses (resume or quit safely).",
     )
-    parser.add_argument("--protocol", metavar="FILE", type=Path,
-                        help=f"protocol TOML file, or the name of a shipped protocol ({', '.join(SHIPPED_PROTOCOLS)}; "
-                             "protocols/*.toml); not needed with --resume")
+    parser.add_argument(
+        "--protocol",
+        metavar="FILE",
+        type=Path,
+        help=f"protocol TOML file, or the name of a shipped protocol ({', '.join(SHIPPED_PROTOCOLS)}; "
+        "protocols/*.toml); not needed with --resume",
+    )
     parser.add_argument("--participant", metavar="ID", help="participant id (required for a new session)")
-    parser.add_argument("--observer", choices=("keyboard", "simulated"),
-                        help="who answers (default: the protocol's observer)")
+    parser.add_argument(
+        "--observer", choices=("keyboard", "simulated"), help="who answers (default: the protocol's observer)"
+    )
     parser.add_argument("--seed", type=int, metavar="N", help="random seed (default: drawn and stored)")
     parser.add_argument("--trials", type=int, metavar="N", help="number of trials (default: the protocol's)")
-    parser.add_argument("--db", metavar="PATH", type=Path,
-                        help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)")
-    parser.add_argument("--save-frames", metavar="DIR", type=Path, dest="save_frames",
-                        help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled)")
-    parser.add_argument("--resume", type=int, metavar="SESSION_ID",
-                        help="continue a stored session after its last answered trial")
-    parser.add_argument("--fullscreen", action="store_true", default=None,
-                        help="full-screen window (default: the protocol's display.fullscreen)")
-    parser.add_argument("--dashboard", action="store_true",
-                        help="also open the live dashboard for this session (its own process)")
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        type=Path,
+        help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)",
+    )
+    parser.add_argument(
+        "--save-frames",
+        metavar="DIR",
+        type=Path,
+        dest="save_frames",
+        help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled)",
+    )
+    parser.add_argument(
+        "--resume", type=int, metavar="SESSION_ID", help="continue a stored session after its last answered trial"
+    )
+    parser.add_argument(
+        "--fullscreen",
+        action="store_true",
+        default=None,
+        help="full-screen window (default: the protocol's display.fullscreen)",
+    )
+    parser.add_argument(
+        "--dashboard", action="store_true", help="also open the live dashboard for this session (its own process)"
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -47,12 +67,21 @@ def run_command(args) -> int:
 
     request = RunRequest(
         db_path=args.db if args.db is not None else default_db_path(),
-        protocol_path=args.protocol, participant=args.participant, observer=args.observer,
-        seed=args.seed, trials=args.trials, frames_dir=args.save_frames, resume=args.resume,
-        fullscreen=args.fullscreen, dashboard=args.dashboard,
+        protocol_path=args.protocol,
+        participant=args.participant,
+        observer=args.observer,
+        seed=args.seed,
+        trials=args.trials,
+        frames_dir=args.save_frames,
+        resume=args.resume,
+        fullscreen=args.fullscreen,
+        dashboard=args.dashboard,
     )
     outcome = run_session(request, log=lambda message: print(message, flush=True))
-    stopped = "" if outcome.stopped_at is None else (
-        f" (stopped by its stopping rule at {outcome.stopped_at} trials, confidence {outcome.confidence:.2f})")
+    stopped = (
+        ""
+        if outcome.stopped_at is None
+        else (f" (stopped by its stopping rule at {outcome.stopped_at} trials, confidence {outcome.confidence:.2f})")
+    )
     print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)
     return 0

@@ -24,8 +24,9 @@ def register(subparsers) -> None:
         help="list the stored sessions",
         description="List the sessions stored in the database (opened read-only).",
     )
-    listing.add_argument("--db", metavar="PATH", help="session database (default: $LENSOPT_DB or "
-                         "$XDG_DATA_HOME/lensopt/sessions.db)")
+    listing.add_argument(
+        "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)"
+    )
     listing.add_argument("--json", action="store_true", help="print the sessions as JSON")
     listing.set_defaults(handler=list_sessions)
 
@@ -36,8 +37,7 @@ def register(subparsers) -> None:
         "session, calibration, protocol, optimizer settings, seed and software version.",
     )
     export.add_argument("session_id", metavar="SESSION_ID", type=int, help="id shown by `lensopt sessions`")
-    export.add_argument("--format", dest="fmt", default="csv", metavar="csv|json",
-                        help="export format (default: csv)")
+    export.add_argument("--format", dest="fmt", default="csv", metavar="csv|json", help="export format (default: csv)")
     export.add_argument("--db", metavar="PATH", help="session database (default: as for `lensopt sessions`)")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     export.set_defaults(handler=export_command)
@@ -68,8 +68,9 @@ def format_table(infos) -> str:
     widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
     right_aligned = {0, 4}
     lines = [
-        "  ".join(cell.rjust(w) if k in right_aligned else cell.ljust(w)
-                  for k, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        "  ".join(
+            cell.rjust(w) if k in right_aligned else cell.ljust(w) for k, (cell, w) in enumerate(zip(row, widths))
+        ).rstrip()
         for row in rows
     ]
     return "\n".join(lines)

@@ -36,8 +36,12 @@ DEFAULT_INFERENCE = {"letters": "ep", "duel": "laplace", "ranking": "laplace"}
 #: What the simulated patient answers.
 FEEDBACK_MODES = ("letters", "duel", "ranking")
 DUEL_MODELS = ("probit", "ties")
-DEFAULT_RULES = {"letters": "ucb-ald", ("duel", "probit"): "muc-ald", ("duel", "ties"): "mpes-ald",
-                 "ranking": "mpes-ald"}
+DEFAULT_RULES = {
+    "letters": "ucb-ald",
+    ("duel", "probit"): "muc-ald",
+    ("duel", "ties"): "mpes-ald",
+    "ranking": "mpes-ald",
+}
 
 
 def _rules(feedback, duel_model="probit"):
@@ -63,7 +67,9 @@ def _alternatives(text) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of letters (2 or more, e.g. 26), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of letters (2 or more, e.g. 26), got {text!r}"
+        ) from None
     if value < 2:
         raise argparse.ArgumentTypeError(f"must be a whole number of letters, 2 or more (e.g. 26 or 10), got {value}")
     return value
@@ -85,59 +91,122 @@ def _confidence(text) -> float:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "simulate", help="run a simulated patient through a refraction session",
+        "simulate",
+        help="run a simulated patient through a refraction session",
         description="A simulated patient (METHOD.md §1) answers the optimizer's letters. Prints a summary, "
-                    "or one JSON object with --json.",
+        "or one JSON object with --json.",
     )
-    p.add_argument("--feedback", choices=FEEDBACK_MODES, default="letters",
-                   help="letters: the patient names a letter (binary, default); duel: the patient "
-                        "says which of two lenses makes the letters clearer (or that they look the "
-                        "same); ranking: the patient orders three lenses, clearest first")
-    p.add_argument("--duel-model", choices=DUEL_MODELS, default="probit",
-                   help="with duels: probit (GP preference learning; 'same' answers are dropped, "
-                        "default) or ties (Nguyen et al. 2021, every answer used)")
-    p.add_argument("--tie-threshold", type=_non_negative_float, default=0.0, metavar="DELTA",
-                   help="with duels: the patient answers 'the same' when the noisy utilities differ "
-                        "by less than DELTA (default 0: never)")
-    p.add_argument("--rule", metavar="RULE",
-                   help=f"acquisition rule: with letters one of {', '.join(ALL_RULES)} (default "
-                        f"ucb-ald); with probit duels one of {', '.join(_rules('duel'))} (default "
-                        "muc-ald); with the tie model or rankings mpes-ald (default) or random")
-    p.add_argument("--trials", type=_trials, metavar="N",
-                   help=f"number of trials, at most {MAX_TRIALS} (default {DEFAULT_TRIALS}; with --stop and "
-                        "--max-trials, the --max-trials)")
+    p.add_argument(
+        "--feedback",
+        choices=FEEDBACK_MODES,
+        default="letters",
+        help="letters: the patient names a letter (binary, default); duel: the patient "
+        "says which of two lenses makes the letters clearer (or that they look the "
+        "same); ranking: the patient orders three lenses, clearest first",
+    )
+    p.add_argument(
+        "--duel-model",
+        choices=DUEL_MODELS,
+        default="probit",
+        help="with duels: probit (GP preference learning; 'same' answers are dropped, "
+        "default) or ties (Nguyen et al. 2021, every answer used)",
+    )
+    p.add_argument(
+        "--tie-threshold",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="DELTA",
+        help="with duels: the patient answers 'the same' when the noisy utilities differ "
+        "by less than DELTA (default 0: never)",
+    )
+    p.add_argument(
+        "--rule",
+        metavar="RULE",
+        help=f"acquisition rule: with letters one of {', '.join(ALL_RULES)} (default "
+        f"ucb-ald); with probit duels one of {', '.join(_rules('duel'))} (default "
+        "muc-ald); with the tie model or rankings mpes-ald (default) or random",
+    )
+    p.add_argument(
+        "--trials",
+        type=_trials,
+        metavar="N",
+        help=f"number of trials, at most {MAX_TRIALS} (default {DEFAULT_TRIALS}; with --stop and "
+        "--max-trials, the --max-trials)",
+    )
     p.add_argument("--slope", type=_positive_float, default=5.0, help="psychometric slope, logMAR⁻¹ (default 5)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
     p.add_argument("--true-sphere", type=_finite_float, metavar="D", help="patient's true sphere correction (D)")
     p.add_argument("--true-cylinder", type=_finite_float, metavar="D", help="patient's true cylinder correction (D)")
-    p.add_argument("--n-alternatives", type=_alternatives, default=26, metavar="N",
-                   help="letters to choose from, 2 or more (default 26; guess rate 1/N for the patient and the model)")
-    p.add_argument("--lapse", type=_rate, default=0.0, metavar="L",
-                   help="the patient's lapse rate, in [0, 0.5) (default 0)")
-    p.add_argument("--model-lapse", type=_rate, metavar="L",
-                   help=f"the lapse rate the letter model assumes, in [0, 0.5) (default {DEFAULT_MODEL_LAPSE:g})")
-    p.add_argument("--inference", choices=INFERENCE_METHODS,
-                   help="GP inference (default: ep with letters, laplace with duels)")
-    p.add_argument("--stop", type=_confidence, nargs="?", const=DEFAULT_STOP_CONFIDENCE, metavar="CONFIDENCE",
-                   help="letters: stop once the model is this sure (default 0.95) that its lens is within "
-                        "0.025 logMAR of the best lens, after --min-trials and at the latest at --max-trials")
-    p.add_argument("--min-trials", type=_positive_int, metavar="N",
-                   help=f"with --stop: never stop before N trials (default {DEFAULT_MIN_TRIALS})")
-    p.add_argument("--max-trials", type=_trials, metavar="N",
-                   help="with --stop: stop after N trials at the latest (default: --trials)")
+    p.add_argument(
+        "--n-alternatives",
+        type=_alternatives,
+        default=26,
+        metavar="N",
+        help="letters to choose from, 2 or more (default 26; guess rate 1/N for the patient and the model)",
+    )
+    p.add_argument(
+        "--lapse", type=_rate, default=0.0, metavar="L", help="the patient's lapse rate, in [0, 0.5) (default 0)"
+    )
+    p.add_argument(
+        "--model-lapse",
+        type=_rate,
+        metavar="L",
+        help=f"the lapse rate the letter model assumes, in [0, 0.5) (default {DEFAULT_MODEL_LAPSE:g})",
+    )
+    p.add_argument(
+        "--inference", choices=INFERENCE_METHODS, help="GP inference (default: ep with letters, laplace with duels)"
+    )
+    p.add_argument(
+        "--stop",
+        type=_confidence,
+        nargs="?",
+        const=DEFAULT_STOP_CONFIDENCE,
+        metavar="CONFIDENCE",
+        help="letters: stop once the model is this sure (default 0.95) that its lens is within "
+        "0.025 logMAR of the best lens, after --min-trials and at the latest at --max-trials",
+    )
+    p.add_argument(
+        "--min-trials",
+        type=_positive_int,
+        metavar="N",
+        help=f"with --stop: never stop before N trials (default {DEFAULT_MIN_TRIALS})",
+    )
+    p.add_argument(
+        "--max-trials",
+        type=_trials,
+        metavar="N",
+        help="with --stop: stop after N trials at the latest (default: --trials)",
+    )
     p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
     p.add_argument("--cylinder-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
-    p.add_argument("--letter-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-1.0, 2.0),
-                   help="letter sizes, logMAR (default -1 2)")
+    p.add_argument(
+        "--letter-bounds",
+        type=_finite_float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=(-1.0, 2.0),
+        help="letter sizes, logMAR (default -1 2)",
+    )
     p.add_argument("--lens-step", type=_positive_float, metavar="D", help="round lenses to this step (e.g. 0.25)")
-    p.add_argument("--reference-context", default="adaptive", metavar="LOGMAR|adaptive|upper",
-                   help="letter size s₀ of the x-step: adaptive (default: the model's threshold at its "
-                        "best lens), upper (the largest letter), or a logMAR value")
-    p.add_argument("--hyperparameters", metavar="FILE",
-                   help="a JSON file with a 'kernel' entry (as in data/refraction-hyperparameters.json)")
-    p.add_argument("--beta", type=_non_negative_float, metavar="B",
-                   help=f"β of UCB_Φ for letter trials (default {LETTER_BETA:g}, issue 14's letter model; the "
-                        f"probit model's Φ⁻¹(0.99) ≈ {REFRACTION_BETA_3}, the paper's Φ⁻¹(0.95) ≈ {PAPER_BETA_3})")
+    p.add_argument(
+        "--reference-context",
+        default="adaptive",
+        metavar="LOGMAR|adaptive|upper",
+        help="letter size s₀ of the x-step: adaptive (default: the model's threshold at its "
+        "best lens), upper (the largest letter), or a logMAR value",
+    )
+    p.add_argument(
+        "--hyperparameters",
+        metavar="FILE",
+        help="a JSON file with a 'kernel' entry (as in data/refraction-hyperparameters.json)",
+    )
+    p.add_argument(
+        "--beta",
+        type=_non_negative_float,
+        metavar="B",
+        help=f"β of UCB_Φ for letter trials (default {LETTER_BETA:g}, issue 14's letter model; the "
+        f"probit model's Φ⁻¹(0.99) ≈ {REFRACTION_BETA_3}, the paper's Φ⁻¹(0.95) ≈ {PAPER_BETA_3})",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.set_defaults(handler=run)
 
@@ -151,11 +220,14 @@ def _stop_rule(args):
     if args.feedback != "letters":
         raise ValueError("--stop applies to --feedback letters only")
     min_trials = DEFAULT_MIN_TRIALS if args.min_trials is None else args.min_trials
-    max_trials = args.max_trials if args.max_trials is not None else (
-        args.trials if args.trials is not None else DEFAULT_TRIALS)
+    max_trials = (
+        args.max_trials if args.max_trials is not None else (args.trials if args.trials is not None else DEFAULT_TRIALS)
+    )
     if min_trials > max_trials:
-        raise ValueError(f"--min-trials {min_trials} is more than the session's {max_trials} trials; "
-                         "lower --min-trials or raise --max-trials / --trials")
+        raise ValueError(
+            f"--min-trials {min_trials} is more than the session's {max_trials} trials; "
+            "lower --min-trials or raise --max-trials / --trials"
+        )
     return StopRule(confidence=args.stop, min_trials=min_trials, max_trials=max_trials)
 
 
@@ -175,8 +247,10 @@ def _load_kernel(path):
         with open(path) as handle:
             return json.load(handle)["kernel"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); give a JSON file with a "
-                         "'kernel' entry like data/refraction-hyperparameters.json") from None
+        raise ValueError(
+            f"cannot read hyperparameters from {path} ({exc}); give a JSON file with a "
+            "'kernel' entry like data/refraction-hyperparameters.json"
+        ) from None
 
 
 def run(args) -> int:
@@ -195,8 +269,7 @@ def run(args) -> int:
     allowed = _rules(args.feedback, args.duel_model)
     if rule not in allowed:
         mode = f"{args.feedback} ({args.duel_model} model)" if args.feedback == "duel" else args.feedback
-        raise ValueError(f"--rule {rule} does not work with --feedback {mode}; "
-                         f"choose from: {', '.join(allowed)}")
+        raise ValueError(f"--rule {rule} does not work with --feedback {mode}; choose from: {', '.join(allowed)}")
     if args.feedback != "duel" and (args.tie_threshold or args.duel_model != "probit"):
         raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
     args.rule = rule
@@ -204,17 +277,20 @@ def run(args) -> int:
     if args.trials is None:
         args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
     if stop is not None and stop.max_trials > args.trials:
-        raise ValueError(f"--max-trials {stop.max_trials} is more than --trials {args.trials}; "
-                         f"raise --trials or lower --max-trials")
+        raise ValueError(
+            f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
+        )
     if args.feedback != "letters" and args.model_lapse is not None:
         raise ValueError("--model-lapse applies to --feedback letters only")
     inference = args.inference or DEFAULT_INFERENCE[args.feedback]
     reference = _reference_context(args.reference_context)
     hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
-    patient = make_patient(args.seed, slope=args.slope, true_correction_d=true,
-                           n_alternatives=args.n_alternatives, lapse=args.lapse)
-    if args.feedback != "letters" and (args.reference_context != "adaptive" or hyperparameters is not None
-                                       or args.beta is not None):
+    patient = make_patient(
+        args.seed, slope=args.slope, true_correction_d=true, n_alternatives=args.n_alternatives, lapse=args.lapse
+    )
+    if args.feedback != "letters" and (
+        args.reference_context != "adaptive" or hyperparameters is not None or args.beta is not None
+    ):
         raise ValueError("--reference-context, --hyperparameters and --beta apply to --feedback letters only")
     if args.feedback == "duel":
         from functools import partial
@@ -224,9 +300,14 @@ def run(args) -> int:
         from lensopt.simulation import simulate_duel_session
 
         optimizer = DuelRefractionOptimizer(
-            rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
-            cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
-            lens_step_d=args.lens_step, inference=inference, model=args.duel_model,
+            rule=rule,
+            seed=args.seed,
+            sphere_bounds_d=tuple(args.sphere_bounds),
+            cylinder_bounds_d=tuple(args.cylinder_bounds),
+            letter_bounds_logmar=tuple(args.letter_bounds),
+            lens_step_d=args.lens_step,
+            inference=inference,
+            model=args.duel_model,
         )
         session = partial(simulate_duel_session, tie_threshold=args.tie_threshold)
     elif args.feedback == "ranking":
@@ -235,8 +316,11 @@ def run(args) -> int:
         from lensopt.simulation import simulate_ranking_session
 
         optimizer = RankingRefractionOptimizer(
-            rule=rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
-            cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
+            rule=rule,
+            seed=args.seed,
+            sphere_bounds_d=tuple(args.sphere_bounds),
+            cylinder_bounds_d=tuple(args.cylinder_bounds),
+            letter_bounds_logmar=tuple(args.letter_bounds),
             lens_step_d=args.lens_step,
         )
         session = simulate_ranking_session
@@ -244,10 +328,17 @@ def run(args) -> int:
         optimizer = None
         session = simulate_session
     optimizer = optimizer or RefractionOptimizer(
-        rule=args.rule, seed=args.seed, sphere_bounds_d=tuple(args.sphere_bounds),
-        cylinder_bounds_d=tuple(args.cylinder_bounds), letter_bounds_logmar=tuple(args.letter_bounds),
-        lens_step_d=args.lens_step, inference=inference, n_alternatives=args.n_alternatives,
-        reference_context=reference, hyperparameters=hyperparameters, stop=stop,
+        rule=args.rule,
+        seed=args.seed,
+        sphere_bounds_d=tuple(args.sphere_bounds),
+        cylinder_bounds_d=tuple(args.cylinder_bounds),
+        letter_bounds_logmar=tuple(args.letter_bounds),
+        lens_step_d=args.lens_step,
+        inference=inference,
+        n_alternatives=args.n_alternatives,
+        reference_context=reference,
+        hyperparameters=hyperparameters,
+        stop=stop,
         **({} if args.beta is None else {"beta": args.beta}),
         **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
     )
@@ -271,17 +362,24 @@ def run(args) -> int:
     kind = {"duel": "duel refraction", "ranking": "ranking refraction"}.get(args.feedback, "refraction")
     print(f"Simulated {kind}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}")
     print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
-    print(f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
-          f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)")
+    print(
+        f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
+        f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)"
+    )
     print(f"  acuity error          {result.final.va_error_logmar:.4f} logMAR with that lens")
     if result.certainty is not None:
         cert = result.certainty
         if result.stopped_at is not None:
-            why = ("the confidence threshold" if cert["confidence"] >= stop.confidence
-                   else f"--max-trials; below the threshold {stop.confidence:g}")
+            why = (
+                "the confidence threshold"
+                if cert["confidence"] >= stop.confidence
+                else f"--max-trials; below the threshold {stop.confidence:g}"
+            )
             print(f"  stopped after {result.stopped_at} trials at confidence {cert['confidence']:.2f} ({why})")
-        print(f"  confidence            {cert['confidence']:.2f} that this lens is within "
-              f"{cert['tolerance_logmar']:g} logMAR of the best")
+        print(
+            f"  confidence            {cert['confidence']:.2f} that this lens is within "
+            f"{cert['tolerance_logmar']:g} logMAR of the best"
+        )
         (slo, shi), (clo, chi) = cert["sphere_interval_d"], cert["cylinder_interval_d"]
         print(f"  95% interval          S {slo:+.2f} to {shi:+.2f} D   C {clo:+.2f} to {chi:+.2f} D")
     for score in result.checkpoints[:-1]:

@@ -68,8 +68,9 @@ class _UtilityAsLatent:
         return self._opt.predict_utility(float(X[0, 0]), X[:, 1:], full_cov=full_cov)
 
 
-def utility_profile(opt, letter_logmar: float, best_d, sphere_bounds_d, cylinder_bounds_d,
-                    n_points: int = PROFILE_POINTS) -> UtilityProfile:
+def utility_profile(
+    opt, letter_logmar: float, best_d, sphere_bounds_d, cylinder_bounds_d, n_points: int = PROFILE_POINTS
+) -> UtilityProfile:
     """Posterior of ``f(lens) − f(best_d)`` along the sphere and the cylinder lines through ``best_d``.
 
     With the joint posterior of ``f`` at the best lens and on both lines, the difference has mean
@@ -78,18 +79,25 @@ def utility_profile(opt, letter_logmar: float, best_d, sphere_bounds_d, cylinder
     best_s, best_c = best_d
     spheres = np.linspace(*sphere_bounds_d, n_points)
     cylinders = np.linspace(*cylinder_bounds_d, n_points)
-    lenses = np.vstack([[best_s, best_c],
-                        np.column_stack([spheres, np.full(n_points, best_c)]),
-                        np.column_stack([np.full(n_points, best_s), cylinders])])
+    lenses = np.vstack(
+        [
+            [best_s, best_c],
+            np.column_stack([spheres, np.full(n_points, best_c)]),
+            np.column_stack([np.full(n_points, best_s), cylinders]),
+        ]
+    )
     mean, cov = opt.predict_utility(letter_logmar, lenses, full_cov=True)
     diff_mean = mean[1:] - mean[0]
     diff_sd = np.sqrt(np.clip(np.diag(cov)[1:] + cov[0, 0] - 2.0 * cov[0, 1:], 0.0, None))
     along_s, along_c = slice(0, n_points), slice(n_points, 2 * n_points)
     return UtilityProfile(
-        sphere_d=frozen_array(spheres), sphere_mean=frozen_array(diff_mean[along_s]),
+        sphere_d=frozen_array(spheres),
+        sphere_mean=frozen_array(diff_mean[along_s]),
         sphere_sd=frozen_array(diff_sd[along_s]),
-        cylinder_d=frozen_array(cylinders), cylinder_mean=frozen_array(diff_mean[along_c]),
-        cylinder_sd=frozen_array(diff_sd[along_c]), letter_logmar=float(letter_logmar),
+        cylinder_d=frozen_array(cylinders),
+        cylinder_mean=frozen_array(diff_mean[along_c]),
+        cylinder_sd=frozen_array(diff_sd[along_c]),
+        letter_logmar=float(letter_logmar),
     )
 
 
@@ -109,8 +117,11 @@ def compute_comparison_parts(opt, rng):
         sd=frozen_array(np.reshape(np.sqrt(np.clip(var, 0.0, None)), shape)),
         letter_logmar=reference,
     )
-    best = LensOptimum(sphere_d=best_d[0], cylinder_d=best_d[1],
-                       **optimum_spread(_UtilityAsLatent(opt), sphere_b, cylinder_b, reference, rng))
+    best = LensOptimum(
+        sphere_d=best_d[0],
+        cylinder_d=best_d[1],
+        **optimum_spread(_UtilityAsLatent(opt), sphere_b, cylinder_b, reference, rng),
+    )
     return utility_map, best, utility_profile(opt, reference, best_d, sphere_b, cylinder_b)
 
 
@@ -139,8 +150,16 @@ class ComparisonSessionModel(FollowedSession):
         records = self._records[:n]
         sets = ComparedSets.from_records(records, (self.compared_set(r) for r in records))
         sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
-        fixed = dict(kind=self.kind, header=header, sets=sets, sphere_bounds_d=sphere_b, cylinder_bounds_d=cylinder_b,
-                     letter_bounds_logmar=letter_b, model=self.model_name(), live=live)
+        fixed = dict(
+            kind=self.kind,
+            header=header,
+            sets=sets,
+            sphere_bounds_d=sphere_b,
+            cylinder_bounds_d=cylinder_b,
+            letter_bounds_logmar=letter_b,
+            model=self.model_name(),
+            live=live,
+        )
         if n == 0:
             return ComparisonSnapshot(**fixed, message=waiting_message(self.kind))
         rng = np.random.default_rng([abs(header.seed), n])

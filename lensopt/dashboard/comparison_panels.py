@@ -34,8 +34,13 @@ from lensopt.dashboard.posterior import BAND_Z
 #: Colour map of the utility: bright = high utility = clearer letters.
 UTILITY_CMAP = "viridis"
 #: Marker and colour of each answer in the history, by the number of the clearest lens (0: "the same").
-ANSWER_STYLE = {1: ("$1$", "#1b7837"), 2: ("$2$", "#762a83"), 3: ("$3$", "#2166ac"), 4: ("$4$", "#b2182b"),
-                0: ("$S$", "#e08214")}
+ANSWER_STYLE = {
+    1: ("$1$", "#1b7837"),
+    2: ("$2$", "#762a83"),
+    3: ("$3$", "#2166ac"),
+    4: ("$4$", "#b2182b"),
+    0: ("$S$", "#e08214"),
+}
 #: Colour of the sets answered "the same".
 SAME_COLOR = ANSWER_STYLE[0][1]
 #: Colour of the second line of the utility profile (the first is ``MODEL_COLOR``).
@@ -55,11 +60,26 @@ def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
         return
     ax = fig.add_subplot(1, 1, 1)
     um, sets = snap.utility_map, snap.sets
-    draw_surface(fig, ax, um.sphere_d, um.cylinder_d, um.mean, UTILITY_CMAP,
-                 f"posterior mean utility at {um.letter_logmar:+.1f} logMAR (higher is clearer)")
+    draw_surface(
+        fig,
+        ax,
+        um.sphere_d,
+        um.cylinder_d,
+        um.mean,
+        UTILITY_CMAP,
+        f"posterior mean utility at {um.letter_logmar:+.1f} logMAR (higher is clearer)",
+    )
     if not np.ptp(um.mean) > 0.0:
-        ax.text(0.5, 0.9, "no preference learned yet", ha="center", va="center", transform=ax.transAxes,
-                fontsize=FONT_SIZE + 1, color="white")
+        ax.text(
+            0.5,
+            0.9,
+            "no preference learned yet",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=FONT_SIZE + 1,
+            color="white",
+        )
     ranked = sets.ranked_lenses_d()
     decided = [lenses for lenses, tied in zip(ranked, sets.tied) if not tied]
     tied = [lenses for lenses, tie in zip(ranked, sets.tied) if tie]
@@ -68,13 +88,43 @@ def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
     clearest = np.reshape([lenses[0] for lenses in decided], (-1, 2))
     others = np.reshape([lens for lenses in decided for lens in lenses[1:]], (-1, 2))
     tied_lenses = np.reshape([lens for lenses in tied for lens in lenses], (-1, 2))
-    ax.scatter(clearest[:, 0], clearest[:, 1], s=30, marker="o", color="black", edgecolor="white",
-               linewidth=0.6, zorder=4, clip_on=False, label=f"clearest lens ({len(clearest)})")
-    ax.scatter(others[:, 0], others[:, 1], s=30, marker="o", facecolor="none", edgecolor="black",
-               linewidth=1.2, zorder=4, clip_on=False, label=f"other lenses ({len(others)})")
+    ax.scatter(
+        clearest[:, 0],
+        clearest[:, 1],
+        s=30,
+        marker="o",
+        color="black",
+        edgecolor="white",
+        linewidth=0.6,
+        zorder=4,
+        clip_on=False,
+        label=f"clearest lens ({len(clearest)})",
+    )
+    ax.scatter(
+        others[:, 0],
+        others[:, 1],
+        s=30,
+        marker="o",
+        facecolor="none",
+        edgecolor="black",
+        linewidth=1.2,
+        zorder=4,
+        clip_on=False,
+        label=f"other lenses ({len(others)})",
+    )
     if tied:
-        ax.scatter(tied_lenses[:, 0], tied_lenses[:, 1], s=30, marker="o", facecolor="none", edgecolor=SAME_COLOR,
-                   linewidth=1.2, zorder=4, clip_on=False, label=f'"the same" ({len(tied)} {snap.noun}s)')
+        ax.scatter(
+            tied_lenses[:, 0],
+            tied_lenses[:, 1],
+            s=30,
+            marker="o",
+            facecolor="none",
+            edgecolor=SAME_COLOR,
+            linewidth=1.2,
+            zorder=4,
+            clip_on=False,
+            label=f'"the same" ({len(tied)} {snap.noun}s)',
+        )
     draw_optimum(ax, snap.best)
     finish_lens_axes(ax, snap, title)
 
@@ -88,10 +138,22 @@ def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
         return
     ax = fig.add_subplot(1, 1, 1)
     pr, best = snap.profile, snap.best
-    lines = ((pr.sphere_d - best.sphere_d, pr.sphere_mean, pr.sphere_sd, MODEL_COLOR,
-              f"sphere varied (C {best.cylinder_d:+.2f} D)"),
-             (pr.cylinder_d - best.cylinder_d, pr.cylinder_mean, pr.cylinder_sd, CYLINDER_COLOR,
-              f"cylinder varied (S {best.sphere_d:+.2f} D)"))
+    lines = (
+        (
+            pr.sphere_d - best.sphere_d,
+            pr.sphere_mean,
+            pr.sphere_sd,
+            MODEL_COLOR,
+            f"sphere varied (C {best.cylinder_d:+.2f} D)",
+        ),
+        (
+            pr.cylinder_d - best.cylinder_d,
+            pr.cylinder_mean,
+            pr.cylinder_sd,
+            CYLINDER_COLOR,
+            f"cylinder varied (S {best.sphere_d:+.2f} D)",
+        ),
+    )
     for offset, mean, sd, color, label in lines:
         ax.fill_between(offset, mean - BAND_Z * sd, mean + BAND_Z * sd, color=color, alpha=0.18)
         ax.plot(offset, mean, color=color, linewidth=2, label=label + " ± 95%")
@@ -99,8 +161,11 @@ def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
     ax.axvline(0.0, color="0.5", linewidth=0.6)
     ax.set_xlabel("lens change from the best lens (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("utility − utility of the best lens", fontsize=FONT_SIZE)
-    ax.set_title(f"{title}\nletters {pr.letter_logmar:+.2f} logMAR · {snap.model} model · "
-                 "below 0: less clear", fontsize=FONT_SIZE + 1, loc="left")
+    ax.set_title(
+        f"{title}\nletters {pr.letter_logmar:+.2f} logMAR · {snap.model} model · below 0: less clear",
+        fontsize=FONT_SIZE + 1,
+        loc="left",
+    )
     ax.grid(alpha=0.3)
     ax.legend(loc="lower center", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
@@ -119,18 +184,25 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
     for number, count in counts.items():
         marker, color = ANSWER_STYLE[number]
         chosen = clearest == number
-        ax.scatter(sets.index[chosen], sets.letter_logmar[chosen], marker=marker, s=70, color=color,
-                   label=f"{snap.answer_label(number)} ({count})", zorder=3)
+        ax.scatter(
+            sets.index[chosen],
+            sets.letter_logmar[chosen],
+            marker=marker,
+            s=70,
+            color=color,
+            label=f"{snap.answer_label(number)} ({count})",
+            zorder=3,
+        )
     finish_history_axes(ax, snap, sets, snap.noun, "letter size (logMAR)", title)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=min(len(counts), 4), fontsize=FONT_SIZE - 2,
-              frameon=False)
+    ax.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=min(len(counts), 4), fontsize=FONT_SIZE - 2, frameon=False
+    )
 
 
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
     """(label, value) rows of the summary panel of a duel or ranking session."""
     h, label = snap.header, f"{snap.noun.capitalize()}s"
-    rows = [("Session", f"{h.session_id} · {h.participant} · {h.status}"),
-            ("Rule", f"{h.rule} · {snap.model} model")]
+    rows = [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", f"{h.rule} · {snap.model} model")]
     if snap.best is None:
         return rows + [(label, "0"), ("", _message(snap))]
     b = snap.best
@@ -145,10 +217,15 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
 
 def draw_comparison_summary(fig, snap: ComparisonSnapshot) -> None:
     """Best lens (S, C) ± sd, trials, answers, time, model and rule, as large text."""
-    draw_rows(fig, f"Summary: best lens ({snap.noun}s)", comparison_summary_rows(snap),
-              big_labels=("Sphere", "Cylinder"))
+    draw_rows(
+        fig, f"Summary: best lens ({snap.noun}s)", comparison_summary_rows(snap), big_labels=("Sphere", "Cylinder")
+    )
 
 
 #: Drawing function of each panel slot (``lensopt.dashboard.panels.PANELS``) for a duel or ranking session.
-COMPARISON_DRAW = {"lens_map": draw_comparison_lens_map, "psychometric": draw_utility_profile,
-                   "history": draw_comparison_history, "summary": draw_comparison_summary}
+COMPARISON_DRAW = {
+    "lens_map": draw_comparison_lens_map,
+    "psychometric": draw_utility_profile,
+    "history": draw_comparison_history,
+    "summary": draw_comparison_summary,
+}

@@ -206,8 +206,9 @@ class ComparisonSnapshot:
         counts = self.answer_counts()
         if self.kind == DUEL_KIND:
             return ", ".join(f"{DUEL_ANSWER_NAMES[k]} {count}" for k, count in counts.items())
-        return "clearest: " + ", ".join(f"lens {k} ×{count}" if k else f"the same ×{count}"
-                                        for k, count in counts.items())
+        return "clearest: " + ", ".join(
+            f"lens {k} ×{count}" if k else f"the same ×{count}" for k, count in counts.items()
+        )
 
     def summary_line(self) -> str:
         """One line for the window and the tests: sets, answers, best lens ± sd."""
@@ -216,6 +217,8 @@ class ComparisonSnapshot:
         if self.best is None:
             return f"{head} · 0 {noun}s · {self.message or waiting_message(self.kind)}"
         b = self.best
-        return (f"{head} · {self.n_trials} {noun}{'' if self.n_trials == 1 else 's'} ({self.answers_text()}) · "
-                f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
-                f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D")
+        return (
+            f"{head} · {self.n_trials} {noun}{'' if self.n_trials == 1 else 's'} ({self.answers_text()}) · "
+            f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
+            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
+        )

@@ -20,8 +20,17 @@ def message_panel(fig, title: str, text: str) -> None:
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=FONT_SIZE + 3, color="0.35",
-            transform=ax.transAxes, wrap=True)
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        fontsize=FONT_SIZE + 3,
+        color="0.35",
+        transform=ax.transAxes,
+        wrap=True,
+    )
 
 
 def padded(bounds, fraction=0.03):
@@ -43,13 +52,37 @@ def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -
 
 def draw_optimum(ax, best) -> None:
     """The best lens (a star), its sampled locations and their 95% region (a ``LensOptimum``)."""
-    ax.scatter(best.samples_d[:, 0], best.samples_d[:, 1], s=6, color=BEST_COLOR, alpha=0.15, linewidth=0,
-               label="sampled optimum locations", zorder=2)
-    ax.plot(best.region_d[:, 0], best.region_d[:, 1], "--", color=BEST_COLOR, linewidth=1.5,
-            label="95% region of the optimum", zorder=4)
-    ax.scatter([best.sphere_d], [best.cylinder_d], s=240, marker="*", color=BEST_COLOR, edgecolor="black",
-               linewidth=0.8, zorder=5, label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
-               clip_on=False)
+    ax.scatter(
+        best.samples_d[:, 0],
+        best.samples_d[:, 1],
+        s=6,
+        color=BEST_COLOR,
+        alpha=0.15,
+        linewidth=0,
+        label="sampled optimum locations",
+        zorder=2,
+    )
+    ax.plot(
+        best.region_d[:, 0],
+        best.region_d[:, 1],
+        "--",
+        color=BEST_COLOR,
+        linewidth=1.5,
+        label="95% region of the optimum",
+        zorder=4,
+    )
+    ax.scatter(
+        [best.sphere_d],
+        [best.cylinder_d],
+        s=240,
+        marker="*",
+        color=BEST_COLOR,
+        edgecolor="black",
+        linewidth=0.8,
+        zorder=5,
+        label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
+        clip_on=False,
+    )
 
 
 def finish_lens_axes(ax, snap, title: str) -> None:
@@ -71,8 +104,9 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(noun, fontsize=FONT_SIZE)
     ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
-    ax.set_title(title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2,
-                 loc="left")
+    ax.set_title(
+        title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2, loc="left"
+    )
     ax.grid(alpha=0.3)
 
 
@@ -113,10 +147,25 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
         big = label in big_labels
         size = FONT_SIZE + (6 if big else 2)
         ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
-        ax.text(0.28, y, value, fontsize=size, weight="bold" if big else "normal", transform=ax.transAxes,
-                va="top", family="DejaVu Sans Mono" if big else None)
+        ax.text(
+            0.28,
+            y,
+            value,
+            fontsize=size,
+            weight="bold" if big else "normal",
+            transform=ax.transAxes,
+            va="top",
+            family="DejaVu Sans Mono" if big else None,
+        )
         if note_step:
-            ax.text(0.28, y - 0.62 * step * scale, row[2], fontsize=FONT_SIZE, color="0.35",
-                    transform=ax.transAxes, va="top")
+            ax.text(
+                0.28,
+                y - 0.62 * step * scale,
+                row[2],
+                fontsize=FONT_SIZE,
+                color="0.35",
+                transform=ax.transAxes,
+                va="top",
+            )
         y -= (step + note_step) * scale
     ax.text(0.02, 0.0, footnote, fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")

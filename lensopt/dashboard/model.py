@@ -92,8 +92,9 @@ def guess_rate_from_protocol(protocol: dict | None) -> float:
     return DEFAULT_GUESS_RATE
 
 
-def history_checkpoints(n_trials: int, dense_until: int = DENSE_HISTORY_TRIALS,
-                        stride: int = HISTORY_STRIDE) -> np.ndarray:
+def history_checkpoints(
+    n_trials: int, dense_until: int = DENSE_HISTORY_TRIALS, stride: int = HISTORY_STRIDE
+) -> np.ndarray:
     """Trial counts after which the best-acuity history is refit: every trial up to
     ``dense_until``, then every ``stride``-th, and always ``n_trials`` itself."""
     if n_trials <= 0:
@@ -136,10 +137,13 @@ def lens_confidence(opt, settings: dict) -> LensConfidence | None:
     else:
         rule = None
     return LensConfidence(
-        confidence=float(c.confidence), sphere_interval_d=tuple(c.sphere_interval_d),
-        cylinder_interval_d=tuple(c.cylinder_interval_d), tolerance_logmar=float(c.tolerance_logmar),
+        confidence=float(c.confidence),
+        sphere_interval_d=tuple(c.sphere_interval_d),
+        cylinder_interval_d=tuple(c.cylinder_interval_d),
+        tolerance_logmar=float(c.tolerance_logmar),
         stop_confidence=None if rule is None else rule.confidence,
-        min_trials=None if rule is None else rule.min_trials, max_trials=None if rule is None else rule.max_trials,
+        min_trials=None if rule is None else rule.min_trials,
+        max_trials=None if rule is None else rule.max_trials,
     )
 
 
@@ -157,8 +161,7 @@ def _best_acuity(opt):
     return float(sphere_d), float(cylinder_d), _scalar(mean), _scalar(sd)
 
 
-def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floored: bool = False,
-                        lapse: float = 0.0):
+def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floored: bool = False, lapse: float = 0.0):
     """Lens map, best lens and psychometric curve of a fitted optimizer (``opt.model`` not None);
     ``floored`` and ``lapse``: the answer model of :func:`answer_model`."""
     sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
@@ -175,8 +178,13 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floore
         acuity_sd_logmar=frozen_array(np.reshape(sd, shape)),
     )
 
-    best = BestLens(sphere_d=best_s, cylinder_d=best_c, acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd,
-                    **optimum_spread(opt.model, sphere_b, cylinder_b, letter_b[1], rng))
+    best = BestLens(
+        sphere_d=best_s,
+        cylinder_d=best_c,
+        acuity_mean_logmar=acuity,
+        acuity_sd_logmar=acuity_sd,
+        **optimum_spread(opt.model, sphere_b, cylinder_b, letter_b[1], rng),
+    )
 
     letters = np.linspace(*letter_b, PSYCHOMETRIC_POINTS)
     X = np.column_stack([letters, np.full_like(letters, best_s), np.full_like(letters, best_c)])
@@ -185,11 +193,16 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floore
     near = np.hypot(trials.sphere_d - best_s, trials.cylinder_d - best_c) <= NEAR_LENS_RADIUS_D
     model_p = lambda f: frozen_array(p_correct(f, floored, guess_rate, lapse))  # noqa: E731
     curve = PsychometricCurve(
-        letter_logmar=frozen_array(letters), p_mean=model_p(mu),
-        p_low=model_p(mu - BAND_Z * latent_sd), p_high=model_p(mu + BAND_Z * latent_sd),
-        guess_rate=guess_rate, threshold_logmar=acuity,
+        letter_logmar=frozen_array(letters),
+        p_mean=model_p(mu),
+        p_low=model_p(mu - BAND_Z * latent_sd),
+        p_high=model_p(mu + BAND_Z * latent_sd),
+        guess_rate=guess_rate,
+        threshold_logmar=acuity,
         near_letter_logmar=frozen_array(trials.letter_logmar[near]),
-        near_correct=frozen_array(trials.correct[near], bool), floored=floored, lapse_rate=lapse,
+        near_correct=frozen_array(trials.correct[near], bool),
+        floored=floored,
+        lapse_rate=lapse,
     )
     return lens_map, best, curve, (sphere_b, cylinder_b, letter_b)
 
@@ -231,8 +244,9 @@ class SessionModel(FollowedSession):
         rows = [row for row in self._history if row[0] <= n]
         if n == 0:
             history = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
-            return DashboardSnapshot(header, trials, history, *settings_bounds(self._settings), live=live,
-                                     message=WAITING_MESSAGE)
+            return DashboardSnapshot(
+                header, trials, history, *settings_bounds(self._settings), live=live, message=WAITING_MESSAGE
+            )
         opt = self._optimizer_after(n)
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)
@@ -241,8 +255,17 @@ class SessionModel(FollowedSession):
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))
         columns = zip(*rows)
         history = AcuityHistory(*(frozen_array(col, dtype) for col, dtype in zip(columns, (int, float, float))))
-        return DashboardSnapshot(header, trials, history, *bounds, lens_map=lens_map, best=best,
-                                 psychometric=curve, live=live, certainty=lens_confidence(opt, self._settings))
+        return DashboardSnapshot(
+            header,
+            trials,
+            history,
+            *bounds,
+            lens_map=lens_map,
+            best=best,
+            psychometric=curve,
+            live=live,
+            certainty=lens_confidence(opt, self._settings),
+        )
 
 
 def session_model_class(info) -> type:

@@ -41,7 +41,7 @@ ACUITY_CMAP = "viridis_r"
 
 def snellen_20(logmar: float) -> str:
     """Snellen fraction in feet for a logMAR value: ``20/(20·10^logMAR)``."""
-    return f"20/{20.0 * 10.0 ** logmar:.0f}"
+    return f"20/{20.0 * 10.0**logmar:.0f}"
 
 
 def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
@@ -55,17 +55,44 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
     lm, best, tr = snap.lens_map, snap.best, snap.trials
     acuity = lm.acuity_mean_logmar
     if np.isfinite(acuity).any():
-        draw_surface(fig, ax, lm.sphere_d, lm.cylinder_d, acuity, ACUITY_CMAP,
-                     "predicted acuity (logMAR, lower is better)")
+        draw_surface(
+            fig, ax, lm.sphere_d, lm.cylinder_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)"
+        )
     else:
-        ax.text(0.5, 0.5, "acuity not estimable yet\n(no trend with letter size so far)", ha="center",
-                va="center", transform=ax.transAxes, fontsize=FONT_SIZE + 1, color="0.35")
+        ax.text(
+            0.5,
+            0.5,
+            "acuity not estimable yet\n(no trend with letter size so far)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=FONT_SIZE + 1,
+            color="0.35",
+        )
     ok = tr.correct.astype(bool)
-    ax.scatter(tr.sphere_d[ok], tr.cylinder_d[ok], s=26, marker="o", color=CORRECT_COLOR,
-               edgecolor="black", linewidth=0.7, label=f"lens tried, correct ({ok.sum()})", zorder=3,
-               clip_on=False)
-    ax.scatter(tr.sphere_d[~ok], tr.cylinder_d[~ok], s=26, marker="x", color=WRONG_COLOR,
-               linewidth=1.6, label=f"lens tried, wrong ({(~ok).sum()})", zorder=3, clip_on=False)
+    ax.scatter(
+        tr.sphere_d[ok],
+        tr.cylinder_d[ok],
+        s=26,
+        marker="o",
+        color=CORRECT_COLOR,
+        edgecolor="black",
+        linewidth=0.7,
+        label=f"lens tried, correct ({ok.sum()})",
+        zorder=3,
+        clip_on=False,
+    )
+    ax.scatter(
+        tr.sphere_d[~ok],
+        tr.cylinder_d[~ok],
+        s=26,
+        marker="x",
+        color=WRONG_COLOR,
+        linewidth=1.6,
+        label=f"lens tried, wrong ({(~ok).sum()})",
+        zorder=3,
+        clip_on=False,
+    )
     draw_optimum(ax, best)
     finish_lens_axes(ax, snap, title)
 
@@ -79,26 +106,49 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
         return
     ax = fig.add_subplot(1, 1, 1)
     pc, best = snap.psychometric, snap.best
-    ax.fill_between(pc.letter_logmar, pc.p_low, pc.p_high, color=MODEL_COLOR, alpha=0.25,
-                    label="95% credible band")
+    ax.fill_between(pc.letter_logmar, pc.p_low, pc.p_high, color=MODEL_COLOR, alpha=0.25, label="95% credible band")
     ax.plot(pc.letter_logmar, pc.p_mean, color=MODEL_COLOR, linewidth=2, label=f"model P(correct) = {pc.formula}")
     lapse = f", lapse λ {pc.lapse_rate:.2f}" if pc.floored else ""
     ax.axhline(pc.guess_rate, color="0.3", linestyle=":", label=f"guess rate γ {pc.guess_rate:.3f}{lapse}")
     if np.isfinite(pc.threshold_logmar):
-        ax.axvline(pc.threshold_logmar, color=BEST_COLOR, linestyle="--",
-                   label=f"acuity {pc.threshold_logmar:+.2f} logMAR ({snellen_20(pc.threshold_logmar)})")
+        ax.axvline(
+            pc.threshold_logmar,
+            color=BEST_COLOR,
+            linestyle="--",
+            label=f"acuity {pc.threshold_logmar:+.2f} logMAR ({snellen_20(pc.threshold_logmar)})",
+        )
     ok = pc.near_correct.astype(bool)
     n_near = len(ok)
-    ax.scatter(pc.near_letter_logmar[ok], np.ones(ok.sum()), marker="o", s=26, color=CORRECT_COLOR,
-               label=f"trials within {pc.near_radius_d:.1f} D: correct", zorder=3, clip_on=False)
-    ax.scatter(pc.near_letter_logmar[~ok], np.zeros((~ok).sum()), marker="x", s=26, color=WRONG_COLOR,
-               label=f"trials within {pc.near_radius_d:.1f} D: wrong", zorder=3, clip_on=False)
+    ax.scatter(
+        pc.near_letter_logmar[ok],
+        np.ones(ok.sum()),
+        marker="o",
+        s=26,
+        color=CORRECT_COLOR,
+        label=f"trials within {pc.near_radius_d:.1f} D: correct",
+        zorder=3,
+        clip_on=False,
+    )
+    ax.scatter(
+        pc.near_letter_logmar[~ok],
+        np.zeros((~ok).sum()),
+        marker="x",
+        s=26,
+        color=WRONG_COLOR,
+        label=f"trials within {pc.near_radius_d:.1f} D: wrong",
+        zorder=3,
+        clip_on=False,
+    )
     ax.set_xlim(snap.letter_bounds_logmar)
     ax.set_ylim(-0.04, 1.04)
     ax.set_xlabel("letter size (logMAR)", fontsize=FONT_SIZE)
     ax.set_ylabel("P(correct)", fontsize=FONT_SIZE)
-    ax.set_title(f"{title}\nS {best.sphere_d:+.2f} D, C {best.cylinder_d:+.2f} D · {n_near} trials within "
-                 f"{pc.near_radius_d:.1f} D of it", fontsize=FONT_SIZE + 1, loc="left")
+    ax.set_title(
+        f"{title}\nS {best.sphere_d:+.2f} D, C {best.cylinder_d:+.2f} D · {n_near} trials within "
+        f"{pc.near_radius_d:.1f} D of it",
+        fontsize=FONT_SIZE + 1,
+        loc="left",
+    )
     ax.grid(alpha=0.3)
     ax.legend(loc="center right", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
@@ -114,16 +164,29 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     tr, hist = snap.trials, snap.history
     ok = tr.correct.astype(bool)
     ax.plot(tr.index, tr.letter_logmar, color="0.75", linewidth=0.8, zorder=1)
-    ax.scatter(tr.index[ok], tr.letter_logmar[ok], marker="o", s=20, color=CORRECT_COLOR,
-               label="letter shown, correct", zorder=3)
-    ax.scatter(tr.index[~ok], tr.letter_logmar[~ok], marker="x", s=24, color=WRONG_COLOR,
-               label="letter shown, wrong", zorder=3)
+    ax.scatter(
+        tr.index[ok],
+        tr.letter_logmar[ok],
+        marker="o",
+        s=20,
+        color=CORRECT_COLOR,
+        label="letter shown, correct",
+        zorder=3,
+    )
+    ax.scatter(
+        tr.index[~ok], tr.letter_logmar[~ok], marker="x", s=24, color=WRONG_COLOR, label="letter shown, wrong", zorder=3
+    )
     if len(hist.n_trials):
         half = 1.959963984540054 * hist.acuity_sd_logmar
-        ax.fill_between(hist.n_trials, hist.acuity_mean_logmar - half, hist.acuity_mean_logmar + half,
-                        color=MODEL_COLOR, alpha=0.2, label="95% band")
-        ax.plot(hist.n_trials, hist.acuity_mean_logmar, color=MODEL_COLOR, linewidth=2,
-                label="estimated best acuity")
+        ax.fill_between(
+            hist.n_trials,
+            hist.acuity_mean_logmar - half,
+            hist.acuity_mean_logmar + half,
+            color=MODEL_COLOR,
+            alpha=0.2,
+            label="95% band",
+        )
+        ax.plot(hist.n_trials, hist.acuity_mean_logmar, color=MODEL_COLOR, linewidth=2, label="estimated best acuity")
     finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
     ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
@@ -134,28 +197,45 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     under sphere and cylinder, the confidence, and the stopping rule when the session has one."""
     h = snap.header
     if snap.best is None:
-        return [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", h.rule),
-                ("Trials", "0"), ("", snap.message or WAITING_MESSAGE)]
+        return [
+            ("Session", f"{h.session_id} · {h.participant} · {h.status}"),
+            ("Rule", h.rule),
+            ("Trials", "0"),
+            ("", snap.message or WAITING_MESSAGE),
+        ]
     b, tr, c = snap.best, snap.trials, snap.certainty
-    acuity = (f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR ({snellen_20(b.acuity_mean_logmar)})"
-              if np.isfinite(b.acuity_mean_logmar) else "not estimable yet")
+    acuity = (
+        f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR ({snellen_20(b.acuity_mean_logmar)})"
+        if np.isfinite(b.acuity_mean_logmar)
+        else "not estimable yet"
+    )
     trials = f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
     sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
     if c is None:
-        return [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", h.rule),
-                ("Sphere", sphere), ("Cylinder", cylinder), ("Acuity", acuity), ("Trials", trials),
-                ("Time", elapsed_text(snap))]
+        return [
+            ("Session", f"{h.session_id} · {h.participant} · {h.status}"),
+            ("Rule", h.rule),
+            ("Sphere", sphere),
+            ("Cylinder", cylinder),
+            ("Acuity", acuity),
+            ("Trials", trials),
+            ("Time", elapsed_text(snap)),
+        ]
     rows = [
         ("Session", f"{h.session_id} · {h.participant} · {h.status} · {h.rule}"),
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
         ("Acuity", acuity),
-        ("Confidence", f"{c.confidence:.2f}",
-         f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
+        ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
     if c.has_stop_rule:
-        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: "
-                                 f"{c.stop_state(snap.n_trials)}"))
+        rows.append(
+            (
+                "Stops at",
+                f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: "
+                f"{c.stop_state(snap.n_trials)}",
+            )
+        )
     return rows + [("Trials", trials), ("Time", elapsed_text(snap))]
 
 
@@ -167,15 +247,22 @@ def interval_text(interval) -> str:
 def draw_summary(fig, snap: DashboardSnapshot) -> None:
     """Best lens (S, C) ± sd and 95 % intervals, predicted acuity, confidence and stopping rule,
     trials and time, as large text."""
-    footnote = SD_FOOTNOTE if snap.certainty is None else (
-        "± posterior sd of the optimum's location · intervals and confidence from posterior draws")
-    draw_rows(fig, "Summary: best lens", summary_rows(snap),
-              big_labels=("Sphere", "Cylinder", "Acuity", "Confidence"), footnote=footnote)
+    footnote = (
+        SD_FOOTNOTE
+        if snap.certainty is None
+        else ("± posterior sd of the optimum's location · intervals and confidence from posterior draws")
+    )
+    draw_rows(
+        fig,
+        "Summary: best lens",
+        summary_rows(snap),
+        big_labels=("Sphere", "Cylinder", "Acuity", "Confidence"),
+        footnote=footnote,
+    )
 
 
 #: Drawing function of each panel.
-DRAW = {"lens_map": draw_lens_map, "psychometric": draw_psychometric, "history": draw_history,
-        "summary": draw_summary}
+DRAW = {"lens_map": draw_lens_map, "psychometric": draw_psychometric, "history": draw_history, "summary": draw_summary}
 
 
 def draw_panel(fig, name: str, snap) -> None:
@@ -188,8 +275,9 @@ def draw_panel(fig, name: str, snap) -> None:
         DRAW[name](fig, snap)
         return
     if snap.kind not in NOUNS:
-        raise ValueError(f"no panels for a {snap.kind!r} session; this dashboard draws letters, "
-                         f"{', '.join(NOUNS)} sessions")
+        raise ValueError(
+            f"no panels for a {snap.kind!r} session; this dashboard draws letters, {', '.join(NOUNS)} sessions"
+        )
     COMPARISON_DRAW[name](fig, snap)
 
 

@@ -76,8 +76,15 @@ def lens_grid(sphere_range, cylinder_range, n):
     return np.column_stack([ss.ravel(), cc.ravel()]), step_s, step_c
 
 
-def sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng,
-                     n_samples: int = ARGMAX_SAMPLES, grid_points: int = ARGMAX_GRID_POINTS):
+def sample_optimum_d(
+    model,
+    sphere_bounds_d,
+    cylinder_bounds_d,
+    reference_logmar,
+    rng,
+    n_samples: int = ARGMAX_SAMPLES,
+    grid_points: int = ARGMAX_GRID_POINTS,
+):
     """Thompson samples of the optimal lens: ``(samples (n, 2), quantization variance (2,))``.
 
     Stage 1 draws on a grid over the bounds; stage 2 on a grid spanning the stage-1 argmaxes
@@ -92,10 +99,8 @@ def sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar
         draws = _joint_latent_samples(model, X, rng, n_samples)
         samples = lenses[np.argmax(draws, axis=1)]
         low, high = samples.min(axis=0), samples.max(axis=0)
-        sphere_range = (max(low[0] - step_s, sphere_bounds_d[0]),
-                        min(high[0] + step_s, sphere_bounds_d[1]))
-        cylinder_range = (max(low[1] - step_c, cylinder_bounds_d[0]),
-                          min(high[1] + step_c, cylinder_bounds_d[1]))
+        sphere_range = (max(low[0] - step_s, sphere_bounds_d[0]), min(high[0] + step_s, sphere_bounds_d[1]))
+        cylinder_range = (max(low[1] - step_c, cylinder_bounds_d[0]), min(high[1] + step_c, cylinder_bounds_d[1]))
     return samples, np.array([step_s**2, step_c**2]) / 12.0
 
 
@@ -104,9 +109,12 @@ def optimum_spread(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, 
     from the Thompson samples of :func:`sample_optimum_d` (see the module docstring)."""
     samples, quantization = sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng)
     covariance = np.cov(samples.T) + np.diag(quantization)
-    return {"sphere_sd_d": float(math.sqrt(covariance[0, 0])), "cylinder_sd_d": float(math.sqrt(covariance[1, 1])),
-            "samples_d": frozen_array(samples),
-            "region_d": frozen_array(credible_ellipse(samples.mean(axis=0), covariance))}
+    return {
+        "sphere_sd_d": float(math.sqrt(covariance[0, 0])),
+        "cylinder_sd_d": float(math.sqrt(covariance[1, 1])),
+        "samples_d": frozen_array(samples),
+        "region_d": frozen_array(credible_ellipse(samples.mean(axis=0), covariance)),
+    }
 
 
 def optimizer_bounds(opt, name) -> tuple[float, float]:

@@ -104,8 +104,13 @@ class FollowedSession:
     def _header(self, **extra) -> SessionHeader:
         info = self._info
         return SessionHeader(
-            session_id=int(info.session_id), participant=str(info.participant), status=str(info.status),
-            rule=str(self._settings.get("rule", "?")), seed=int(info.seed),
+            session_id=int(info.session_id),
+            participant=str(info.participant),
+            status=str(info.status),
+            rule=str(self._settings.get("rule", "?")),
+            seed=int(info.seed),
             n_trials_stored=max(int(info.n_trials), len(self._records)),
-            created_at=float(info.created_at), updated_at=float(info.updated_at), **extra,
+            created_at=float(info.created_at),
+            updated_at=float(info.updated_at),
+            **extra,
         )

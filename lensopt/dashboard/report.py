@@ -36,7 +36,9 @@ def build_report_figure(snap: DashboardSnapshot | ComparisonSnapshot) -> Figure:
     fig.suptitle(
         f"lensopt {kind}refraction report — session {h.session_id}, participant {h.participant}, "
         f"{created}, {h.status}, rule {h.rule}, lensopt {__version__}",
-        fontsize=12, x=0.01, ha="left",
+        fontsize=12,
+        x=0.01,
+        ha="left",
     )
     for sub, name in zip(fig.subfigures(2, 2).ravel(), PANELS):
         draw_panel(sub, name, snap)

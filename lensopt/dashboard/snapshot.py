@@ -90,10 +90,12 @@ class TrialSeries:
     def from_records(cls, records) -> TrialSeries:
         """Arrays from store ``TrialRecord`` objects (any objects with the same attributes)."""
         dtypes = {"index": int, "correct": bool}
-        return cls(**{
-            name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
-            for name in cls.__dataclass_fields__
-        })
+        return cls(
+            **{
+                name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
+                for name in cls.__dataclass_fields__
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,8 @@ class LensOptimum:
     cylinder_d: float
     sphere_sd_d: float
     cylinder_sd_d: float
-    samples_d: np.ndarray          # (n_samples, 2) sampled optimum locations (S, C)
-    region_d: np.ndarray           # (n_points, 2) closed boundary of the credible region
+    samples_d: np.ndarray  # (n_samples, 2) sampled optimum locations (S, C)
+    region_d: np.ndarray  # (n_points, 2) closed boundary of the credible region
 
     def __post_init__(self):
         for name in ("sphere_sd_d", "cylinder_sd_d"):

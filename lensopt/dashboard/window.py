@@ -41,8 +41,12 @@ SLIDER_DEBOUNCE_MS = 150
 #: Milliseconds a ``--screenshot`` waits for the first model update before saving what it has.
 SCREENSHOT_TIMEOUT_MS = 120_000
 #: Panel titles used while a panel has nothing to draw.
-PANEL_TITLES = {"lens_map": "Lens map", "psychometric": "Psychometric curve", "history": "History",
-                "summary": "Summary"}
+PANEL_TITLES = {
+    "lens_map": "Lens map",
+    "psychometric": "Psychometric curve",
+    "history": "History",
+    "summary": "Summary",
+}
 
 
 class DashboardWindow(QMainWindow):
@@ -56,12 +60,20 @@ class DashboardWindow(QMainWindow):
     #: Asks the worker to stop (queued to its thread).
     stop_requested = pyqtSignal()
 
-    def __init__(self, db_path, session_id: int | None = None, *, replay: bool = False,
-                 poll_interval_ms: int = POLL_INTERVAL_MS, optimizer_factory=None, parent=None):
+    def __init__(
+        self,
+        db_path,
+        session_id: int | None = None,
+        *,
+        replay: bool = False,
+        poll_interval_ms: int = POLL_INTERVAL_MS,
+        optimizer_factory=None,
+        parent=None,
+    ):
         super().__init__(parent)
         self.db_path = Path(db_path)
         self.session_id = session_id
-        self.snapshot: DashboardSnapshot | None = None     # the snapshot on screen
+        self.snapshot: DashboardSnapshot | None = None  # the snapshot on screen
         self.live_snapshot: DashboardSnapshot | None = None
         self.n_updates = 0
         self._following = not replay
@@ -70,8 +82,9 @@ class DashboardWindow(QMainWindow):
         self.show_message("opening the session…")
 
         self._thread = QThread(self)
-        self.follower = SessionFollower(db_path, session_id, poll_interval_ms=poll_interval_ms,
-                                        optimizer_factory=optimizer_factory)
+        self.follower = SessionFollower(
+            db_path, session_id, poll_interval_ms=poll_interval_ms, optimizer_factory=optimizer_factory
+        )
         self.follower.moveToThread(self._thread)
         self._thread.started.connect(self.follower.start)
         self.follower.snapshot_ready.connect(self._on_snapshot)
@@ -185,11 +198,14 @@ class DashboardWindow(QMainWindow):
         if snap.best is None:
             self.show_message(f"Session {h.session_id} ({h.participant}): {snap.message or WAITING_MESSAGE}")
         elif snap.live:
-            self.show_message(f"Session {h.session_id} ({h.participant}) · {h.status} · rule {h.rule} · "
-                              f"database {self.db_path}")
+            self.show_message(
+                f"Session {h.session_id} ({h.participant}) · {h.status} · rule {h.rule} · database {self.db_path}"
+            )
         else:
-            self.show_message(f"Replay of session {h.session_id}: first {snap.n_trials} of "
-                              f"{h.n_trials_stored} {self._noun()}s (drag the slider to the right end to follow live)")
+            self.show_message(
+                f"Replay of session {h.session_id}: first {snap.n_trials} of "
+                f"{h.n_trials_stored} {self._noun()}s (drag the slider to the right end to follow live)"
+            )
         self.summary_label.setText(snap.summary_line())
         for name in PANELS:
             try:

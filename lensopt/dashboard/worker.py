@@ -41,8 +41,15 @@ class SessionFollower(QObject):
     #: A one-line message about a problem the clinician can act on.
     problem = pyqtSignal(str)
 
-    def __init__(self, db_path, session_id: int | None = None, *, poll_interval_ms: int = POLL_INTERVAL_MS,
-                 optimizer_factory=None, parent=None):
+    def __init__(
+        self,
+        db_path,
+        session_id: int | None = None,
+        *,
+        poll_interval_ms: int = POLL_INTERVAL_MS,
+        optimizer_factory=None,
+        parent=None,
+    ):
         super().__init__(parent)
         if not (isinstance(poll_interval_ms, int) and poll_interval_ms > 0):
             raise ValueError(f"poll_interval_ms must be a positive integer, got {poll_interval_ms!r}")

@@ -69,9 +69,15 @@ class Calibration:
         mon = monitors.Monitor(name)
         width_cm, distance_cm, size_px = mon.getWidth(), mon.getDistance(), mon.getSizePix()
         if width_cm is None or distance_cm is None or size_px is None:
-            raise CalibrationError(f"PsychoPy monitor {name!r} lacks its width, distance or size in pixels; set them in Monitor Center")
-        values = dict(screen_width_cm=float(width_cm), screen_width_px=int(size_px[0]),
-                      screen_height_px=int(size_px[1]), distance_cm=float(distance_cm))
+            raise CalibrationError(
+                f"PsychoPy monitor {name!r} lacks its width, distance or size in pixels; set them in Monitor Center"
+            )
+        values = dict(
+            screen_width_cm=float(width_cm),
+            screen_width_px=int(size_px[0]),
+            screen_height_px=int(size_px[1]),
+            distance_cm=float(distance_cm),
+        )
         values.update(overrides)
         return cls(**values)
 
@@ -103,8 +109,13 @@ class Calibration:
         logmar = np.log10(half_angle_deg * 2 * ARCMIN_PER_DEGREE / LETTER_ARCMIN_AT_LOGMAR_0)
         return float(logmar) if np.ndim(logmar) == 0 else logmar
 
-    def renderable_logmar(self, window_height_px: int | None = None, *, window_width_px: int | None = None,
-                          line_width_letters: float = 1.0) -> tuple[float, float]:
+    def renderable_logmar(
+        self,
+        window_height_px: int | None = None,
+        *,
+        window_width_px: int | None = None,
+        line_width_letters: float = 1.0,
+    ) -> tuple[float, float]:
         """Smallest and largest logMAR drawn faithfully: stroke ≥ ``min_stroke_px`` and the
         letter at most ``max_height_fraction`` of the window (or screen) height.
 
@@ -129,12 +140,17 @@ class Calibration:
         return replace(self, screen_width_px=int(width_px), screen_height_px=int(height_px))
 
     def describe(self) -> str:
-        return (f"{self.screen_width_cm:g} cm = {self.screen_width_px} px wide, {self.screen_height_px} px high, "
-                f"viewed from {self.distance_cm:g} cm ({self.px_per_arcmin:.3f} px/arcmin)")
+        return (
+            f"{self.screen_width_cm:g} cm = {self.screen_width_px} px wide, {self.screen_height_px} px high, "
+            f"viewed from {self.distance_cm:g} cm ({self.px_per_arcmin:.3f} px/arcmin)"
+        )
 
 
-def letter_bounds_within(requested_logmar: tuple[float, float], renderable_logmar: tuple[float, float],
-                         calibration: Calibration | None = None) -> tuple[float, float]:
+def letter_bounds_within(
+    requested_logmar: tuple[float, float],
+    renderable_logmar: tuple[float, float],
+    calibration: Calibration | None = None,
+) -> tuple[float, float]:
     """Intersect the protocol's letter sizes with what the screen can render; raise if empty."""
     low = max(requested_logmar[0], renderable_logmar[0])
     high = min(requested_logmar[1], renderable_logmar[1])

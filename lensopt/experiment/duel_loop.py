@@ -47,7 +47,8 @@ class DuelLoop(LetterLineLoop):
             f"then through lens two.\nWhich makes the letters clearer?\n\n"
             f"{keys.first.upper()}: lens one     {keys.second.upper()}: lens two     "
             f"{keys.same.upper()}: the same\n{keys.pause.upper()} pauses.\n\n"
-            f"Press {keys.confirm.upper()} to start.")
+            f"Press {keys.confirm.upper()} to start."
+        )
 
     def _trial(self, index: int, n_trials: int) -> bool:
         from lensopt.store import DuelTrialRecord
@@ -59,9 +60,10 @@ class DuelLoop(LetterLineLoop):
             return False
         letters, height_px = prepared
         shown = self._show_and_answer(
-            index, self.line.draw,
-            lambda timeout_s: self.responses.duel_response(trial, letters, self.response_keys, timeout_s,
-                                                           index=index))
+            index,
+            self.line.draw,
+            lambda timeout_s: self.responses.duel_response(trial, letters, self.response_keys, timeout_s, index=index),
+        )
         if shown is None:
             return False
         press, presented_at = shown
@@ -72,13 +74,25 @@ class DuelLoop(LetterLineLoop):
         extra = {"letter_height_px": float(height_px)}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
-        self.record(DuelTrialRecord(
-            index=index, first_sphere_d=trial.first_lens_d[0], first_cylinder_d=trial.first_lens_d[1],
-            second_sphere_d=trial.second_lens_d[0], second_cylinder_d=trial.second_lens_d[1],
-            letter_logmar=trial.letter_logmar, letters=letters, answer=answer, rt_s=press.rt_s,
-            presented_at=presented_at, answered_at=max(answered_at, presented_at), extra=extra,
-        ))
+        self.record(
+            DuelTrialRecord(
+                index=index,
+                first_sphere_d=trial.first_lens_d[0],
+                first_cylinder_d=trial.first_lens_d[1],
+                second_sphere_d=trial.second_lens_d[0],
+                second_cylinder_d=trial.second_lens_d[1],
+                letter_logmar=trial.letter_logmar,
+                letters=letters,
+                answer=answer,
+                rt_s=press.rt_s,
+                presented_at=presented_at,
+                answered_at=max(answered_at, presented_at),
+                extra=extra,
+            )
+        )
         self.optimizer.tell(trial, answer)
-        self.log(f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
-                 f"({height_px:.1f} px) -> {answer}")
+        self.log(
+            f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+            f"({height_px:.1f} px) -> {answer}"
+        )
         return True

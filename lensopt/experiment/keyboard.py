@@ -144,8 +144,16 @@ class SimulatedSource:
     key still pauses the session when ``keyboard`` (a :class:`KeyboardSource`) is given.
     """
 
-    def __init__(self, patient_settings: dict, alphabet: str, seed: int, response_delay_s: float = 0.0,
-                 keyboard: KeyboardSource | None = None, pause_key: str = "escape", confirm_key: str = "space"):
+    def __init__(
+        self,
+        patient_settings: dict,
+        alphabet: str,
+        seed: int,
+        response_delay_s: float = 0.0,
+        keyboard: KeyboardSource | None = None,
+        pause_key: str = "escape",
+        confirm_key: str = "space",
+    ):
         self.patient_settings = dict(patient_settings)
         self.alphabet = alphabet
         self.seed = int(seed)
@@ -160,8 +168,11 @@ class SimulatedSource:
     def patient(self, index: int):
         from lensopt.observer import SimulatedPatient
 
-        return SimulatedPatient(**self.patient_settings, n_alternatives=len(self.alphabet),
-                                seed=np.random.SeedSequence([self.seed, index, 1]))
+        return SimulatedPatient(
+            **self.patient_settings,
+            n_alternatives=len(self.alphabet),
+            seed=np.random.SeedSequence([self.seed, index, 1]),
+        )
 
     def answer(self, trial, letter: str, index: int) -> str:
         """The key the patient presses for ``letter`` shown with ``trial`` at trial ``index``."""
@@ -217,16 +228,24 @@ class SimulatedDuelSource(SimulatedSource):
     (``{"first": "1", "second": "2", "same": "s"}``). Escape pauses as in :class:`SimulatedSource`.
     """
 
-    def __init__(self, patient_settings: dict, alphabet: str, seed: int, answer_keys: dict[str, str],
-                 tie_threshold: float = 0.0, **options):
+    def __init__(
+        self,
+        patient_settings: dict,
+        alphabet: str,
+        seed: int,
+        answer_keys: dict[str, str],
+        tie_threshold: float = 0.0,
+        **options,
+    ):
         super().__init__(patient_settings, alphabet, seed, **options)
         self.answer_keys = dict(answer_keys)
         self.tie_threshold = float(tie_threshold)
 
     def duel_answer(self, trial, index: int) -> str:
         """``"first"``, ``"second"`` or ``"same"``: the patient's answer to ``trial`` at trial ``index``."""
-        return self.patient(index).duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d,
-                                               tie_threshold=self.tie_threshold)
+        return self.patient(index).duel_answer(
+            trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=self.tie_threshold
+        )
 
     def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
         if self.keyboard is not None:

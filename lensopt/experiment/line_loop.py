@@ -31,8 +31,7 @@ class LetterLineLoop(LoopScreens):
     #: The protocol table holding ``letters_per_line`` (``"duel"``, ``"ranking"``).
     section: str
 
-    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *, glyphs=None,
-                 **options):
+    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *, glyphs=None, **options):
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
         self.line = LetterLineStim(win, glyphs, color="black")
         self.letters_per_line = getattr(protocol, self.section).letters_per_line
@@ -48,13 +47,16 @@ class LetterLineLoop(LoopScreens):
     def _lenses_prompt(self, lenses_d) -> bool:
         listed = "\n".join(f"Lens {k}:  {format_lens(lens)}" for k, lens in enumerate(lenses_d, start=1))
         count = LENS_COUNT_WORDS.get(len(lenses_d), str(len(lenses_d)))
-        return self._wait_or_pause(f"Clinician: present the {count} lenses\n\n{listed}\n\n"
-                                   f"then press {self.protocol.keys.confirm.upper()}")
+        return self._wait_or_pause(
+            f"Clinician: present the {count} lenses\n\n{listed}\n\nthen press {self.protocol.keys.confirm.upper()}"
+        )
 
     def _present(self, index: int, lenses_d, letter_logmar: float) -> tuple[str, float] | None:
         """Log and prompt the lenses, then prepare trial ``index``'s line: ``(letters, height_px)``,
         or None if the person quit at the prompt."""
-        self.log("clinician: " + " / ".join(f"lens {k} {format_lens(lens)}" for k, lens in enumerate(lenses_d, start=1)))
+        self.log(
+            "clinician: " + " / ".join(f"lens {k} {format_lens(lens)}" for k, lens in enumerate(lenses_d, start=1))
+        )
         if self.protocol.lens.prompt and not self._lenses_prompt(lenses_d):
             return None
         letters = self.letters_for(index)

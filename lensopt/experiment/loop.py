@@ -77,9 +77,20 @@ class LoopScreens:
     #: What the break screen counts ("12 of 40 letters done").
     unit = "trials"
 
-    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *,
-                 seed: int = 0, first_index: int = 1, frames_dir: str | Path | None = None,
-                 log: Callable[[str], None] | None = print):
+    def __init__(
+        self,
+        win,
+        protocol,
+        calibration,
+        optimizer,
+        responses,
+        record: Callable,
+        *,
+        seed: int = 0,
+        first_index: int = 1,
+        frames_dir: str | Path | None = None,
+        log: Callable[[str], None] | None = print,
+    ):
         from psychopy import visual
 
         self.win, self.protocol, self.calibration = win, protocol, calibration
@@ -90,10 +101,12 @@ class LoopScreens:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
         self.log = log or (lambda message: None)
         wrap_px = 0.85 * win.size[0]
-        self.text = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX, color="black",
-                                    wrapWidth=wrap_px, autoLog=False)
-        self.fixation = visual.ShapeStim(win, units="pix", vertices="cross", size=FIXATION_SIZE_PX,
-                                         fillColor="black", lineColor=None, autoLog=False)
+        self.text = visual.TextStim(
+            win, units="pix", height=TEXT_HEIGHT_PX, color="black", wrapWidth=wrap_px, autoLog=False
+        )
+        self.fixation = visual.ShapeStim(
+            win, units="pix", vertices="cross", size=FIXATION_SIZE_PX, fillColor="black", lineColor=None, autoLog=False
+        )
         self.n_answered = 0
 
     # ------------------------------------------------------------------ screens
@@ -113,7 +126,9 @@ class LoopScreens:
         press = self._message(
             f"Paused. Every answer so far is saved.\n\n{keys.confirm.upper()}: resume      "
             f"{keys.quit.upper()} or {keys.pause.upper()}: quit (resume later with --resume)",
-            [keys.confirm, keys.quit, keys.pause], source=human)
+            [keys.confirm, keys.quit, keys.pause],
+            source=human,
+        )
         return press is not None and press.key == keys.confirm
 
     def _wait_or_pause(self, text: str) -> bool:
@@ -211,8 +226,9 @@ class LoopScreens:
             if index < n_trials and self._stop_rule_says_stop():
                 return self._stopped(index)
             on_break = protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials
-            if on_break and not self._wait_or_pause(f"Break: {index} of {n_trials} {self.unit} done.\n\n"
-                                                    f"Press {keys.confirm.upper()} to continue."):
+            if on_break and not self._wait_or_pause(
+                f"Break: {index} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue."
+            ):
                 return LoopResult("quit", self.n_answered, index)
             if timing.iti_s > 0:
                 self.win.flip()
@@ -232,8 +248,19 @@ class TrialLoop(LoopScreens):
 
     unit = "letters"
 
-    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *,
-                 previous_letter: str | None = None, glyphs=None, **options):
+    def __init__(
+        self,
+        win,
+        protocol,
+        calibration,
+        optimizer,
+        responses,
+        record: Callable,
+        *,
+        previous_letter: str | None = None,
+        glyphs=None,
+        **options,
+    ):
         from psychopy import visual
 
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
@@ -250,13 +277,15 @@ class TrialLoop(LoopScreens):
             f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
             f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
             f"press {keys.pass_key.upper()} (it counts as a miss).\n"
-            f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start.")
+            f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start."
+        )
 
     def _lens_prompt(self, sphere_d: float, cylinder_d: float) -> bool:
         self.log(f"clinician: set lens S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D")
         return self._wait_or_pause(
             f"Clinician: set the lens\n\nS {sphere_d:+.2f} D     C {cylinder_d:+.2f} D\n\n"
-            f"then press {self.protocol.keys.confirm.upper()}")
+            f"then press {self.protocol.keys.confirm.upper()}"
+        )
 
     def letter_for(self, index: int, previous: str | None) -> str:
         """Trial ``index``'s letter, drawn from ``(seed, index)``; never the previous letter again."""
@@ -291,9 +320,10 @@ class TrialLoop(LoopScreens):
         height_px = self.calibration.letter_height_px(trial.letter_logmar)
         self.letter_stim.set_letter(letter, height_px)
         shown = self._show_and_answer(
-            index, self.letter_stim.draw,
-            lambda timeout_s: self.responses.letter_response(trial, letter, self.response_keys, timeout_s,
-                                                             index=index))
+            index,
+            self.letter_stim.draw,
+            lambda timeout_s: self.responses.letter_response(trial, letter, self.response_keys, timeout_s, index=index),
+        )
         if shown is None:
             return False
         press, presented_at = shown
@@ -308,15 +338,27 @@ class TrialLoop(LoopScreens):
         extra = {"letter_height_px": float(height_px)}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
-        self.record(TrialRecord(
-            index=index, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,
-            letter_logmar=trial.letter_logmar, letter=letter, response=response, correct=correct,
-            rt_s=rt_s, presented_at=presented_at, answered_at=max(answered_at, presented_at), extra=extra,
-        ))
+        self.record(
+            TrialRecord(
+                index=index,
+                sphere_d=trial.sphere_d,
+                cylinder_d=trial.cylinder_d,
+                letter_logmar=trial.letter_logmar,
+                letter=letter,
+                response=response,
+                correct=correct,
+                rt_s=rt_s,
+                presented_at=presented_at,
+                answered_at=max(answered_at, presented_at),
+                extra=extra,
+            )
+        )
         self.optimizer.tell(trial, correct)
-        self.log(f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}  "
-                 f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
-                 f"{response or '-'} {'correct' if correct else 'wrong'}")
+        self.log(
+            f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}  "
+            f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
+            f"{response or '-'} {'correct' if correct else 'wrong'}"
+        )
         self.previous_letter = letter
         self._feedback(correct, response, letter)
         return True

@@ -35,8 +35,12 @@ def check_consecutive(records) -> None:
 
 
 def _simulated_options(protocol: Protocol, keyboard) -> dict:
-    return dict(response_delay_s=protocol.timing.simulated_response_s, keyboard=keyboard,
-                pause_key=protocol.keys.pause, confirm_key=protocol.keys.confirm)
+    return dict(
+        response_delay_s=protocol.timing.simulated_response_s,
+        keyboard=keyboard,
+        pause_key=protocol.keys.pause,
+        confirm_key=protocol.keys.confirm,
+    )
 
 
 class Mode:
@@ -64,9 +68,14 @@ class Mode:
     def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
         o = protocol.optimizer
         return self.optimizer_class(
-            rule=o.rule, seed=seed, sphere_bounds_d=o.sphere_bounds_d, cylinder_bounds_d=o.cylinder_bounds_d,
-            letter_bounds_logmar=tuple(letter_bounds_logmar), n_initial=o.n_initial,
-            lens_step_d=protocol.lens_step_d, **self.optimizer_options(protocol),
+            rule=o.rule,
+            seed=seed,
+            sphere_bounds_d=o.sphere_bounds_d,
+            cylinder_bounds_d=o.cylinder_bounds_d,
+            letter_bounds_logmar=tuple(letter_bounds_logmar),
+            n_initial=o.n_initial,
+            lens_step_d=protocol.lens_step_d,
+            **self.optimizer_options(protocol),
         )
 
     def rebuild_optimizer(self, settings: dict, records):
@@ -88,8 +97,10 @@ class Mode:
         if self.line_section is None:
             return calibration.renderable_logmar(int(window_size_px[1]))
         return calibration.renderable_logmar(
-            int(window_size_px[1]), window_width_px=int(window_size_px[0]),
-            line_width_letters=line_width_letters(self.letters_per_line(protocol)))
+            int(window_size_px[1]),
+            window_width_px=int(window_size_px[0]),
+            line_width_letters=line_width_letters(self.letters_per_line(protocol)),
+        )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         raise NotImplementedError
@@ -113,12 +124,15 @@ class LettersMode(Mode):
         """The answer model (guess rate 1/letters, the protocol's lapse rate), the inference and the
         stopping rule of ``[stop]`` (None without it)."""
         o = protocol.optimizer
-        return dict(inference=o.inference, n_alternatives=len(protocol.letters.alphabet), lapse=o.lapse,
-                    stop=protocol.stop_rule)
+        return dict(
+            inference=o.inference, n_alternatives=len(protocol.letters.alphabet), lapse=o.lapse, stop=protocol.stop_rule
+        )
 
     def history(self, records) -> list:
-        return [(Trial(sphere_d=r.sphere_d, cylinder_d=r.cylinder_d, letter_logmar=r.letter_logmar), r.correct)
-                for r in records]
+        return [
+            (Trial(sphere_d=r.sphere_d, cylinder_d=r.cylinder_d, letter_logmar=r.letter_logmar), r.correct)
+            for r in records
+        ]
 
     def stored_trials(self, store, session_id: int) -> list:
         return store.trials(session_id)
@@ -129,14 +143,26 @@ class LettersMode(Mode):
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         from lensopt.experiment.keyboard import SimulatedSource
 
-        return SimulatedSource(protocol.simulated.patient_settings(), protocol.letters.alphabet, seed,
-                               **_simulated_options(protocol, keyboard))
+        return SimulatedSource(
+            protocol.simulated.patient_settings(),
+            protocol.letters.alphabet,
+            seed,
+            **_simulated_options(protocol, keyboard),
+        )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
         from lensopt.experiment.loop import TrialLoop
 
-        return TrialLoop(win, protocol, calibration, optimizer, responses, record,
-                         previous_letter=records[-1].letter if records else None, **options)
+        return TrialLoop(
+            win,
+            protocol,
+            calibration,
+            optimizer,
+            responses,
+            record,
+            previous_letter=records[-1].letter if records else None,
+            **options,
+        )
 
 
 class DuelMode(Mode):
@@ -171,9 +197,14 @@ class DuelMode(Mode):
         from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
 
         answer_keys = {answer: getattr(protocol.keys, answer) for answer in DUEL_ANSWER_KEYS}
-        return SimulatedDuelSource(protocol.simulated.patient_settings(), protocol.letters.alphabet, seed,
-                                   answer_keys, tie_threshold=protocol.simulated.tie_threshold,
-                                   **_simulated_options(protocol, keyboard))
+        return SimulatedDuelSource(
+            protocol.simulated.patient_settings(),
+            protocol.letters.alphabet,
+            seed,
+            answer_keys,
+            tie_threshold=protocol.simulated.tie_threshold,
+            **_simulated_options(protocol, keyboard),
+        )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
         from lensopt.experiment.duel_loop import DuelLoop
@@ -211,9 +242,13 @@ class RankingMode(Mode):
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         from lensopt.experiment.keyboard import SimulatedRankingSource
 
-        return SimulatedRankingSource(protocol.simulated.patient_settings(), protocol.letters.alphabet, seed,
-                                      protocol.keys.lenses[:protocol.ranking.lenses],
-                                      **_simulated_options(protocol, keyboard))
+        return SimulatedRankingSource(
+            protocol.simulated.patient_settings(),
+            protocol.letters.alphabet,
+            seed,
+            protocol.keys.lenses[: protocol.ranking.lenses],
+            **_simulated_options(protocol, keyboard),
+        )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
         from lensopt.experiment.ranking_loop import RankingLoop

@@ -236,8 +236,14 @@ class LetterStim:
         self.letter, self.height_px = letter, float(height_px)
         self._stims = [
             visual.ShapeStim(
-                self.win, units="pix", vertices=poly, fillColor=self.color, lineColor=None,
-                lineWidth=0, interpolate=False, autoLog=False,
+                self.win,
+                units="pix",
+                vertices=poly,
+                fillColor=self.color,
+                lineColor=None,
+                lineWidth=0,
+                interpolate=False,
+                autoLog=False,
             )
             for poly in letter_outlines_px(self.glyphs[letter], height_px, center_px)
         ]

@@ -42,10 +42,19 @@ from lensopt.experiment.protocol_sections import (
 from lensopt.reference_data import PROTOCOLS_DIR
 
 SECTIONS = {
-    "protocol": ProtocolSection, "optimizer": OptimizerSection, "lens": LensSection,
-    "letters": LettersSection, "calibration": CalibrationSection, "display": DisplaySection,
-    "timing": TimingSection, "feedback": FeedbackSection, "breaks": BreaksSection,
-    "keys": KeysSection, "simulated": SimulatedSection, "duel": DuelSection, "ranking": RankingSection,
+    "protocol": ProtocolSection,
+    "optimizer": OptimizerSection,
+    "lens": LensSection,
+    "letters": LettersSection,
+    "calibration": CalibrationSection,
+    "display": DisplaySection,
+    "timing": TimingSection,
+    "feedback": FeedbackSection,
+    "breaks": BreaksSection,
+    "keys": KeysSection,
+    "simulated": SimulatedSection,
+    "duel": DuelSection,
+    "ranking": RankingSection,
     "stop": StopSection,
 }
 """TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
@@ -77,8 +86,10 @@ class Protocol:
     def __post_init__(self):
         rule, mode = self.optimizer.rule, self.feedback_mode
         if mode == "letters" and rule not in _rules():
-            raise ValueError(f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
-                             f"{', '.join(map(repr, _rules()))}")
+            raise ValueError(
+                f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
+                f"{', '.join(map(repr, _rules()))}"
+            )
         if self.stop is not None:
             self._check_stop()
         if mode == "letters":
@@ -86,30 +97,40 @@ class Protocol:
         if mode == "duel":
             duel_rules = _duel_rules(self.duel.model)
             if rule not in duel_rules:
-                raise ValueError(f"optimizer.rule {rule!r} does not work with duel.model = {self.duel.model!r}; "
-                                 f"protocol.feedback = 'duel' with that model needs one of "
-                                 f"{', '.join(map(repr, duel_rules))}")
+                raise ValueError(
+                    f"optimizer.rule {rule!r} does not work with duel.model = {self.duel.model!r}; "
+                    f"protocol.feedback = 'duel' with that model needs one of "
+                    f"{', '.join(map(repr, duel_rules))}"
+                )
             problem = _shared_key(self.keys, (*DUEL_ANSWER_KEYS, "pause", "confirm", "quit"), prefix="keys.")
             if problem:
                 raise ValueError(f"{problem} (a duel answer needs a key of its own)")
         else:
             self._check_ranking()
         if self.timing.response_timeout_s:
-            raise ValueError(f"timing.response_timeout_s must be 0 with protocol.feedback = {mode!r} (a {mode} "
-                             f"waits for its answer), got {self.timing.response_timeout_s:g}")
+            raise ValueError(
+                f"timing.response_timeout_s must be 0 with protocol.feedback = {mode!r} (a {mode} "
+                f"waits for its answer), got {self.timing.response_timeout_s:g}"
+            )
 
     def _check_stop(self) -> None:
         """``[stop]``: letters only; ``max_trials`` defaults to, and may not exceed, ``[optimizer] trials``."""
         stop, trials = self.stop, self.optimizer.trials
         if self.feedback_mode != "letters":
-            raise ValueError(f"[stop] applies to protocol.feedback = 'letters' only (this protocol has "
-                             f"{self.feedback_mode!r}); remove the [stop] table")
+            raise ValueError(
+                f"[stop] applies to protocol.feedback = 'letters' only (this protocol has "
+                f"{self.feedback_mode!r}); remove the [stop] table"
+            )
         if stop.max_trials > trials:
-            raise ValueError(f"stop.max_trials ({stop.max_trials}) must not exceed optimizer.trials ({trials}); "
-                             "lower stop.max_trials or raise optimizer.trials")
+            raise ValueError(
+                f"stop.max_trials ({stop.max_trials}) must not exceed optimizer.trials ({trials}); "
+                "lower stop.max_trials or raise optimizer.trials"
+            )
         if stop.min_trials > (stop.max_trials or trials):
-            raise ValueError(f"stop.min_trials ({stop.min_trials}) must not exceed the session's "
-                             f"{stop.max_trials or trials} trials (stop.max_trials, default optimizer.trials)")
+            raise ValueError(
+                f"stop.min_trials ({stop.min_trials}) must not exceed the session's "
+                f"{stop.max_trials or trials} trials (stop.max_trials, default optimizer.trials)"
+            )
         if not stop.max_trials:
             object.__setattr__(self, "stop", dataclasses.replace(stop, max_trials=trials))
 
@@ -121,15 +142,19 @@ class Protocol:
     def _check_ranking(self) -> None:
         rule, rules = self.optimizer.rule, _ranking_rules()
         if rule not in rules:
-            raise ValueError(f"optimizer.rule {rule!r} does not rank lenses; protocol.feedback = 'ranking' needs "
-                             f"one of {', '.join(map(repr, rules))}")
+            raise ValueError(
+                f"optimizer.rule {rule!r} does not rank lenses; protocol.feedback = 'ranking' needs "
+                f"one of {', '.join(map(repr, rules))}"
+            )
         n, keys = self.ranking.lenses, self.keys
         if len(keys.lenses) < n:
             raise ValueError(f"keys.lenses names {len(keys.lenses)} keys but ranking.lenses = {n} needs one per lens")
         for name in ("pause", "confirm", "quit"):
             if getattr(keys, name) in keys.lenses[:n]:
-                raise ValueError(f"keys.lenses and keys.{name} cannot share the key {getattr(keys, name)!r} "
-                                 "(a lens needs a key of its own)")
+                raise ValueError(
+                    f"keys.lenses and keys.{name} cannot share the key {getattr(keys, name)!r} "
+                    "(a lens needs a key of its own)"
+                )
 
     @property
     def feedback_mode(self) -> str:
@@ -194,10 +219,14 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
         allowed = [f.name for f in fields]
         extra = sorted(set(table) - set(allowed))
         if extra:
-            raise ProtocolError(f"{source}: unknown key {name}.{extra[0]}; allowed keys in [{name}]: {', '.join(allowed)}")
+            raise ProtocolError(
+                f"{source}: unknown key {name}.{extra[0]}; allowed keys in [{name}]: {', '.join(allowed)}"
+            )
         missing = [f for f in required if f not in table]
         if missing:
-            raise ProtocolError(f"{source}: missing field {name}.{missing[0]} (required in [{name}]: {', '.join(required)})")
+            raise ProtocolError(
+                f"{source}: missing field {name}.{missing[0]} (required in [{name}]: {', '.join(required)})"
+            )
         try:
             sections[name] = cls(**table)
         except ValueError as exc:
@@ -239,8 +268,10 @@ def load_protocol(path: str | Path) -> Protocol:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
-        raise ProtocolError(f"protocol file {path} not found; give a .toml file or a shipped protocol's name: "
-                            f"{', '.join(shipped_protocols())}") from None
+        raise ProtocolError(
+            f"protocol file {path} not found; give a .toml file or a shipped protocol's name: "
+            f"{', '.join(shipped_protocols())}"
+        ) from None
     except IsADirectoryError:
         raise ProtocolError(f"protocol {path} is a directory; give a .toml file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

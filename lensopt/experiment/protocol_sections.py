@@ -87,9 +87,12 @@ def _interval(obj, name, low, high, *, integer=False):
     value = getattr(obj, name)
     kind = "integers" if integer else "numbers"
     types = int if integer else (int, float)
-    if (not isinstance(value, (list, tuple)) or len(value) != 2
-            or not all(isinstance(v, types) and not isinstance(v, bool) for v in value)
-            or not low <= value[0] < value[1] <= high):
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, types) and not isinstance(v, bool) for v in value)
+        or not low <= value[0] < value[1] <= high
+    ):
         raise ValueError(f"{name} must be two {kind} [low, high] with {low:g} <= low < high <= {high:g}, got {value!r}")
     object.__setattr__(obj, name, tuple(int(v) if integer else float(v) for v in value))
 
@@ -102,8 +105,12 @@ def _choice(obj, name, allowed):
 
 def _rate_below_half(obj, name):
     value = getattr(obj, name)
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-            or not 0.0 <= value < 0.5):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0.0 <= value < 0.5
+    ):
         raise ValueError(f"{name} must be a rate in [0, 0.5), e.g. 0.02, got {value!r}")
     object.__setattr__(obj, name, float(value))
 
@@ -251,8 +258,11 @@ class DisplaySection:
     def __post_init__(self):
         _flag(self, "fullscreen")
         v = self.window_size_px
-        if (not isinstance(v, (list, tuple)) or len(v) != 2
-                or not all(isinstance(x, int) and not isinstance(x, bool) and 64 <= x <= 16384 for x in v)):
+        if (
+            not isinstance(v, (list, tuple))
+            or len(v) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) and 64 <= x <= 16384 for x in v)
+        ):
             raise ValueError(f"window_size_px must be [width, height], whole pixels in [64, 16384], got {v!r}")
         object.__setattr__(self, "window_size_px", tuple(v))
 
@@ -320,16 +330,24 @@ class KeysSection:
             if not isinstance(value, str) or not _KEY_NAME.match(value):
                 raise ValueError(f"{name} must be a PsychoPy key name such as 'space', 'slash' or 'q', got {value!r}")
             if name in ("pass_key", "pause") and len(value) == 1 and value.isalpha():
-                raise ValueError(f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}")
-        problem = _shared_key(self, ("pass_key", "pause", "confirm", "quit"),
-                              may_share=({"pass_key", "confirm"},))  # pass and confirm never compete
+                raise ValueError(
+                    f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}"
+                )
+        problem = _shared_key(
+            self, ("pass_key", "pause", "confirm", "quit"), may_share=({"pass_key", "confirm"},)
+        )  # pass and confirm never compete
         if problem:
             raise ValueError(problem)
         lenses = self.lenses
-        if (not isinstance(lenses, (list, tuple)) or not 2 <= len(lenses) <= MAX_LENS_KEYS
-                or not all(isinstance(k, str) and _KEY_NAME.match(k) for k in lenses)):
-            raise ValueError(f"lenses must be 2 to {MAX_LENS_KEYS} PsychoPy key names, one per lens "
-                             f"(lens 1 first), such as [\"1\", \"2\", \"3\"], got {lenses!r}")
+        if (
+            not isinstance(lenses, (list, tuple))
+            or not 2 <= len(lenses) <= MAX_LENS_KEYS
+            or not all(isinstance(k, str) and _KEY_NAME.match(k) for k in lenses)
+        ):
+            raise ValueError(
+                f"lenses must be 2 to {MAX_LENS_KEYS} PsychoPy key names, one per lens "
+                f'(lens 1 first), such as ["1", "2", "3"], got {lenses!r}'
+            )
         repeated = next((k for i, k in enumerate(lenses) if k in lenses[:i]), None)
         if repeated is not None:
             raise ValueError(f"lenses names the key {repeated!r} twice; each lens needs a key of its own")

@@ -62,8 +62,9 @@ class _OrderInProgress:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            press = loop.responses.ranking_response(self.trial, self.letters, loop.response_keys, remaining,
-                                                    index=self.index, given=tuple(self.given))
+            press = loop.responses.ranking_response(
+                self.trial, self.letters, loop.response_keys, remaining, index=self.index, given=tuple(self.given)
+            )
             if press is None:
                 self.hidden = True
                 return None
@@ -100,8 +101,14 @@ class RankingLoop(LetterLineLoop):
         self.lens_keys = keys.lenses[: self.n_lenses]
         self.lens_for_key = {key: i for i, key in enumerate(self.lens_keys)}
         self.response_keys = [*self.lens_keys, keys.pause]
-        self.progress = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX, color="black", autoLog=False,
-                                        pos=(0, -win.size[1] / 2 + PROGRESS_MARGIN_PX))
+        self.progress = visual.TextStim(
+            win,
+            units="pix",
+            height=TEXT_HEIGHT_PX,
+            color="black",
+            autoLog=False,
+            pos=(0, -win.size[1] / 2 + PROGRESS_MARGIN_PX),
+        )
 
     def _instructions(self, n_trials: int) -> bool:
         keys = self.protocol.keys
@@ -110,7 +117,8 @@ class RankingLoop(LetterLineLoop):
             f"{self._resume_note(n_trials)}A line of letters will appear. Look at it through each of the "
             f"{self.n_lenses} lenses.\nPut the lenses in order, clearest first: press the key of the clearest "
             f"lens, then of the next one.\n\n{listed}\n{keys.pause.upper()} pauses.\n\n"
-            f"Press {keys.confirm.upper()} to start.")
+            f"Press {keys.confirm.upper()} to start."
+        )
 
     def _trial(self, index: int, n_trials: int) -> bool:
         from lensopt.store import RankingTrialRecord
@@ -118,8 +126,10 @@ class RankingLoop(LetterLineLoop):
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
         if len(trial.lenses_d) != self.n_lenses:
-            raise RuntimeError(f"the optimizer asked for {len(trial.lenses_d)} lenses; the protocol ranks "
-                               f"{self.n_lenses} (ranking.lenses)")
+            raise RuntimeError(
+                f"the optimizer asked for {len(trial.lenses_d)} lenses; the protocol ranks "
+                f"{self.n_lenses} (ranking.lenses)"
+            )
         prepared = self._present(index, trial.lenses_d, trial.letter_logmar)
         if prepared is None:
             return False
@@ -136,13 +146,23 @@ class RankingLoop(LetterLineLoop):
         extra = {"letter_height_px": float(height_px), "key_rt_s": ordering.key_rt_s}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
-        self.record(RankingTrialRecord(
-            index=index, lenses_d=trial.lenses_d, letter_logmar=trial.letter_logmar, letters=letters,
-            order=order, rt_s=press.rt_s, presented_at=presented_at,
-            answered_at=max(answered_at, presented_at), extra=extra,
-        ))
+        self.record(
+            RankingTrialRecord(
+                index=index,
+                lenses_d=trial.lenses_d,
+                letter_logmar=trial.letter_logmar,
+                letters=letters,
+                order=order,
+                rt_s=press.rt_s,
+                presented_at=presented_at,
+                answered_at=max(answered_at, presented_at),
+                extra=extra,
+            )
+        )
         self.optimizer.tell(trial, order)
         ranked = ", ".join(f"{i + 1} ({format_lens(trial.lenses_d[i])})" for i in order)
-        self.log(f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
-                 f"({height_px:.1f} px) -> clearest first: {ranked}")
+        self.log(
+            f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+            f"({height_px:.1f} px) -> clearest first: {ranked}"
+        )
         return True

@@ -77,9 +77,13 @@ def calibration_from_protocol(protocol: Protocol) -> Calibration:
     c = protocol.calibration
     if c.monitor:
         return Calibration.from_monitor(c.monitor, distance_cm=c.distance_cm, min_stroke_px=c.min_stroke_px)
-    return Calibration(screen_width_cm=c.screen_width_cm, screen_width_px=c.screen_width_px,
-                       screen_height_px=c.screen_height_px, distance_cm=c.distance_cm,
-                       min_stroke_px=c.min_stroke_px)
+    return Calibration(
+        screen_width_cm=c.screen_width_cm,
+        screen_width_px=c.screen_width_px,
+        screen_height_px=c.screen_height_px,
+        distance_cm=c.distance_cm,
+        min_stroke_px=c.min_stroke_px,
+    )
 
 
 def expected_window_size_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> tuple[int, int]:
@@ -104,7 +108,9 @@ def _recorder(store, session_id: int, rescue_path: Path, append: Callable | None
                 fh.write(json.dumps(dataclasses.asdict(trial_record)) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-            raise StoreError(f"{str(exc).splitlines()[0]} (trial {trial_record.index} was saved to {rescue_path})") from None
+            raise StoreError(
+                f"{str(exc).splitlines()[0]} (trial {trial_record.index} was saved to {rescue_path})"
+            ) from None
 
     return record
 
@@ -115,12 +121,22 @@ def _open_window(protocol: Protocol, fullscreen: bool):
     logging.console.setLevel(logging.ERROR)
     monitor = protocol.calibration.monitor or None
     try:
-        return visual.Window(size=list(protocol.display.window_size_px), fullscr=fullscreen, units="pix",
-                             color="white", colorSpace="named", monitor=monitor, allowGUI=not fullscreen,
-                             checkTiming=False, winType="pyglet")
+        return visual.Window(
+            size=list(protocol.display.window_size_px),
+            fullscr=fullscreen,
+            units="pix",
+            color="white",
+            colorSpace="named",
+            monitor=monitor,
+            allowGUI=not fullscreen,
+            checkTiming=False,
+            winType="pyglet",
+        )
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
-        raise LensoptError(f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                           "check DISPLAY or run under xvfb-run") from None
+        raise LensoptError(
+            f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+            "check DISPLAY or run under xvfb-run"
+        ) from None
 
 
 def _launch_dashboard(session_id: int, db_path: Path, log) -> None:
@@ -139,8 +155,9 @@ def _responses_for(protocol: Protocol, seed: int, win):
     return mode_for(protocol).simulated_source(protocol, seed, keyboard)
 
 
-def run_session(request: RunRequest, *, responses=None, log: Callable[[str], None] = print,
-                window=None) -> SessionOutcome:
+def run_session(
+    request: RunRequest, *, responses=None, log: Callable[[str], None] = print, window=None
+) -> SessionOutcome:
     """Run (or resume) a session to its end or until the person quits; returns what is stored.
 
     ``responses`` replaces the answer source (tests inject key presses); ``window`` an already open
@@ -162,8 +179,10 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         protocol = protocol_from_dict(info.protocol, source=f"stored protocol of session {info.session_id}")
         mode = mode_for(protocol)
         if info.kind != mode.kind:
-            raise StoreError(f"session {info.session_id} is a {info.kind} session but its protocol asks for "
-                             f"{protocol.feedback_mode} feedback; it cannot be resumed")
+            raise StoreError(
+                f"session {info.session_id} is a {info.kind} session but its protocol asks for "
+                f"{protocol.feedback_mode} feedback; it cannot be resumed"
+            )
         calibration = Calibration.from_dict(info.calibration)
         seed, participant = info.seed, info.participant
         records = mode.stored_trials(store, info.session_id)
@@ -176,7 +195,8 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         participant = request.participant.strip()
         if request.observer is not None:
             protocol = dataclasses.replace(
-                protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer))
+                protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer)
+            )
         calibration = calibration_from_protocol(protocol)
         mode = mode_for(protocol)
     if request.trials is not None:
@@ -186,13 +206,16 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
 
     # Everything that can fail on bad input fails here, before a window opens: the letter sizes
     # this set-up renders, and the first write to the database (a locked file shows up now).
-    renderable = mode.renderable_logmar(protocol, calibration, expected_window_size_px(protocol, calibration, fullscreen))
+    renderable = mode.renderable_logmar(
+        protocol, calibration, expected_window_size_px(protocol, calibration, fullscreen)
+    )
     if info is not None:
         bounds = tuple(optimizer.settings_dict()["letter_bounds_logmar"])
         if letter_bounds_within(bounds, renderable, calibration) != bounds:
             raise CalibrationError(
                 f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
-                f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up")
+                f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
+            )
         if len(records) >= n_trials:
             store.set_status(info.session_id, "finished")
             log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
@@ -202,8 +225,9 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
 
             confidence = float(optimizer.confidence())
             store.set_status(info.session_id, "finished")
-            log(f"session {info.session_id} {stop_message(len(records), confidence)} (its stopping rule); "
-                "nothing to do")
+            log(
+                f"session {info.session_id} {stop_message(len(records), confidence)} (its stopping rule); nothing to do"
+            )
             return SessionOutcome(info.session_id, "finished", len(records), len(records), confidence)
         session_id = info.session_id
         store.set_status(session_id, "running")
@@ -211,13 +235,18 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
         optimizer = mode.new_optimizer(protocol, seed, bounds)
-        session_id = store.create_session(participant, protocol.to_dict(), calibration.to_dict(),
-                                          optimizer.settings_dict(), seed, kind=mode.kind)
-        log(f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "
-            f"rule {protocol.optimizer.rule}, {n_trials} trials, seed {seed}, database {request.db_path}")
+        session_id = store.create_session(
+            participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
+        )
+        log(
+            f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "
+            f"rule {protocol.optimizer.rule}, {n_trials} trials, seed {seed}, database {request.db_path}"
+        )
     log(f"calibration: {calibration.describe()}")
-    log(f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
-        f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}")
+    log(
+        f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
+        f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"
+    )
 
     status = "aborted"
     try:
@@ -232,14 +261,22 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         if letter_bounds_within(bounds, actual, calibration) != tuple(bounds):
             raise CalibrationError(
                 f"the window ({win.size[0]} x {win.size[1]} px) renders logMAR {actual[0]:.2f} to {actual[1]:.2f}, "
-                f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen")
+                f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen"
+            )
         if request.dashboard:
             _launch_dashboard(session_id, request.db_path, log)
         loop = mode.loop(
-            win, protocol, calibration, optimizer,
+            win,
+            protocol,
+            calibration,
+            optimizer,
             responses if responses is not None else _responses_for(protocol, seed, win),
             _recorder(store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl"), mode.append),
-            records, seed=seed, first_index=len(records) + 1, frames_dir=request.frames_dir, log=log,
+            records,
+            seed=seed,
+            first_index=len(records) + 1,
+            frames_dir=request.frames_dir,
+            log=log,
         )
         result = loop.run(n_trials)
         status = "finished" if result.status == "finished" else "aborted"
@@ -255,22 +292,27 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         step_d = protocol.lens_step_d
         if step_d is not None:
             bounds = protocol.optimizer
-            line += (f"; on the phoropter ({step_d:g} D steps): "
-                     f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
-                     f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D")
+            line += (
+                f"; on the phoropter ({step_d:g} D steps): "
+                f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
+                f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
+            )
         log(line)
         if getattr(optimizer, "stop", None) is not None:
             log(_certainty_line(optimizer))
     else:
         log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
-    return SessionOutcome(session_id, status, n_stored, stopped_at,
-                          result.confidence if stopped_at is not None else None)
+    return SessionOutcome(
+        session_id, status, n_stored, stopped_at, result.confidence if stopped_at is not None else None
+    )
 
 
 def _certainty_line(optimizer) -> str:
     """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``."""
     c = optimizer.certainty()
     (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
-    return (f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
-            f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D")
+    return (
+        f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
+        f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D"
+    )

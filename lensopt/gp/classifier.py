@@ -71,8 +71,15 @@ class GPClassifier:
     ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
     """
 
-    def __init__(self, kernel: Kernel, inference: str = "laplace", jitter: float = DEFAULT_JITTER,
-                 guess_rate: float = 0.0, lapse_rate: float = 0.0, prior_mean: float = 0.0):
+    def __init__(
+        self,
+        kernel: Kernel,
+        inference: str = "laplace",
+        jitter: float = DEFAULT_JITTER,
+        guess_rate: float = 0.0,
+        lapse_rate: float = 0.0,
+        prior_mean: float = 0.0,
+    ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
         if inference not in INFERENCE_METHODS:
@@ -283,7 +290,5 @@ class GPClassifier:
         self._require_fit()
         X = _validate_X(X)
         if X.shape[1] != self.X_train_.shape[1]:
-            raise ValueError(
-                f"X has {X.shape[1]} columns but the model was fitted on {self.X_train_.shape[1]}"
-            )
+            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.X_train_.shape[1]}")
         return X

@@ -68,8 +68,16 @@ def _tilted(y, cavity_mean, cavity_var, floor, prior_mean):
     return log_z, mean - prior_mean, var
 
 
-def _sweep(Sigma: np.ndarray, mu: np.ndarray, tau: np.ndarray, nu: np.ndarray, y: np.ndarray,
-           order: np.ndarray, floor=(0.0, 0.0), prior_mean=0.0) -> np.ndarray:
+def _sweep(
+    Sigma: np.ndarray,
+    mu: np.ndarray,
+    tau: np.ndarray,
+    nu: np.ndarray,
+    y: np.ndarray,
+    order: np.ndarray,
+    floor=(0.0, 0.0),
+    prior_mean=0.0,
+) -> np.ndarray:
     """One pass of sequential site updates (R&W Algorithm 3.5 lines 4–12), in place.
 
     Returns the updated (Fortran-ordered) ``Σ``; ``mu``, ``tau`` and ``nu`` are updated in place.
@@ -92,8 +100,9 @@ def _sweep(Sigma: np.ndarray, mu: np.ndarray, tau: np.ndarray, nu: np.ndarray, y
     return Sigma
 
 
-def _ep_log_marginal(Sigma: np.ndarray, L: np.ndarray, tau: np.ndarray, nu: np.ndarray,
-                     y: np.ndarray, floor=(0.0, 0.0), prior_mean=0.0) -> float:
+def _ep_log_marginal(
+    Sigma: np.ndarray, L: np.ndarray, tau: np.ndarray, nu: np.ndarray, y: np.ndarray, floor=(0.0, 0.0), prior_mean=0.0
+) -> float:
     """EP approximation to ``log p(y | X)`` (R&W eqs. 3.65, 3.73, 3.74; GPML ``infEP`` form)."""
     return _ep_log_marginal_from_moments(np.diag(Sigma), Sigma @ nu, L, tau, nu, y, floor, prior_mean)
 
@@ -145,7 +154,7 @@ class _Anderson:
         if self._x is not None:
             self._d_residual.append(residual - (self._g - self._x))
             self._d_image.append(g - self._g)
-            del self._d_residual[:-self.memory], self._d_image[:-self.memory]
+            del self._d_residual[: -self.memory], self._d_image[: -self.memory]
         self._x, self._g = x, g
         if not self._d_residual:
             return x + damping * residual
@@ -190,8 +199,10 @@ def parallel_ep_posterior(
         _, m_hat, v_hat = _tilted(y, nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_mean)
         tau_new = np.maximum(1.0 / v_hat - tau_cav, 0.0)
         nu_new = m_hat / v_hat - nu_cav
-        moved = max(np.max(np.abs(tau_new - tau) / (1.0 + np.abs(tau)), initial=0.0),
-                    np.max(np.abs(nu_new - nu) / (1.0 + np.abs(nu)), initial=0.0))
+        moved = max(
+            np.max(np.abs(tau_new - tau) / (1.0 + np.abs(tau)), initial=0.0),
+            np.max(np.abs(nu_new - nu) / (1.0 + np.abs(nu)), initial=0.0),
+        )
         if moved <= tolerance:
             converged = True
             break
@@ -206,13 +217,19 @@ def parallel_ep_posterior(
         tau, nu = np.maximum(x[:n], 0.0), x[n:]
         variances, means, L, sqrt_tau = _marginals_from_sites(K, tau, nu)
     if not converged:
-        return ep_posterior(K, y, (tau, nu), tolerance=tolerance, guess_rate=guess_rate, lapse_rate=lapse_rate,
-                            prior_mean=prior_mean)
+        return ep_posterior(
+            K, y, (tau, nu), tolerance=tolerance, guess_rate=guess_rate, lapse_rate=lapse_rate, prior_mean=prior_mean
+        )
     alpha = nu - sqrt_tau * lower_solve(L, lower_solve(L, sqrt_tau * (K @ nu)), transpose=True)
     return LatentPosterior(
-        alpha=alpha, sqrt_w=sqrt_tau, chol=L, mean=means,
+        alpha=alpha,
+        sqrt_w=sqrt_tau,
+        chol=L,
+        mean=means,
         log_marginal_likelihood=_ep_log_marginal_from_moments(variances, means, L, tau, nu, y, floor, prior_mean),
-        n_iterations=iteration, site_precision=tau, site_natural_mean=nu,
+        n_iterations=iteration,
+        site_precision=tau,
+        site_natural_mean=nu,
     )
 
 
@@ -274,6 +291,4 @@ def ep_lml_gradient(K: np.ndarray, dK: np.ndarray, posterior: LatentPosterior) -
     sw = posterior.sqrt_w
     R = sw[:, None] * cho_solve((posterior.chol, True), np.diag(sw), check_finite=False)
     a = posterior.alpha
-    return 0.5 * np.einsum("i,ijp,j->p", a, dK, a, optimize=True) - 0.5 * np.einsum(
-        "ij,jip->p", R, dK, optimize=True
-    )
+    return 0.5 * np.einsum("i,ijp,j->p", a, dK, a, optimize=True) - 0.5 * np.einsum("ij,jip->p", R, dK, optimize=True)

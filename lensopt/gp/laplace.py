@@ -128,8 +128,14 @@ def _objective(alpha: np.ndarray, f: np.ndarray, y: np.ndarray, floor=(0.0, 0.0)
     return float(-0.5 * alpha @ f + np.sum(log_likelihood(prior_mean + f, y, *floor)))
 
 
-def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | None = None,
-                      guess_rate: float = 0.0, lapse_rate: float = 0.0, prior_mean: float = 0.0) -> LatentPosterior:
+def laplace_posterior(
+    K: np.ndarray,
+    y: np.ndarray,
+    alpha_init: np.ndarray | None = None,
+    guess_rate: float = 0.0,
+    lapse_rate: float = 0.0,
+    prior_mean: float = 0.0,
+) -> LatentPosterior:
     """Find the posterior mode and build the Laplace approximation (R&W Algorithm 3.1).
 
     ``K``: training covariance (jitter included), ``y``: labels in ``{0, 1}``, ``alpha_init``:
@@ -183,8 +189,13 @@ def laplace_posterior(K: np.ndarray, y: np.ndarray, alpha_init: np.ndarray | Non
 
 
 def laplace_lml_gradient(
-    K: np.ndarray, dK: np.ndarray, y: np.ndarray, posterior: LatentPosterior,
-    guess_rate: float = 0.0, lapse_rate: float = 0.0, prior_mean: float = 0.0,
+    K: np.ndarray,
+    dK: np.ndarray,
+    y: np.ndarray,
+    posterior: LatentPosterior,
+    guess_rate: float = 0.0,
+    lapse_rate: float = 0.0,
+    prior_mean: float = 0.0,
 ) -> np.ndarray:
     """Gradient of the Laplace log marginal likelihood (R&W Algorithm 5.1).
 
@@ -205,9 +216,7 @@ def laplace_lml_gradient(
     # −½ log|B| term contributes +½ (as in GPML's infLaplace; checked by finite differences).
     s2 = 0.5 * (np.diag(K) - np.einsum("ij,ij->j", C, C)) * d3
     # Line 8: s1 = ½ aᵀ C_j a − ½ tr(R C_j)
-    s1 = 0.5 * np.einsum("i,ijp,j->p", a, dK, a, optimize=True) - 0.5 * np.einsum(
-        "ij,jip->p", R, dK, optimize=True
-    )
+    s1 = 0.5 * np.einsum("i,ijp,j->p", a, dK, a, optimize=True) - 0.5 * np.einsum("ij,jip->p", R, dK, optimize=True)
     # Lines 9-10: b = C_j ∇log p, s3 = b − K R b
     b = np.einsum("ijp,j->ip", dK, d1)
     s3 = b - K @ (R @ b)

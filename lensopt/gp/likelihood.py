@@ -55,8 +55,7 @@ def check_floor(guess_rate: float, lapse_rate: float) -> None:
         if not (np.isfinite(value) and value >= 0.0):
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     if guess_rate + lapse_rate >= 1.0:
-        raise ValueError(f"guess_rate + lapse_rate must be < 1 (got {guess_rate} + {lapse_rate}); "
-                         "lower the lapse rate")
+        raise ValueError(f"guess_rate + lapse_rate must be < 1 (got {guess_rate} + {lapse_rate}); lower the lapse rate")
 
 
 def _floors(y: np.ndarray, guess_rate: float, lapse_rate: float) -> np.ndarray:
@@ -86,8 +85,7 @@ def _floored_terms(z: np.ndarray, y: np.ndarray, guess_rate: float, lapse_rate: 
     return log_p, g, z_plus_g
 
 
-def log_likelihood(f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0,
-                   lapse_rate: float = 0.0) -> np.ndarray:
+def log_likelihood(f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0, lapse_rate: float = 0.0) -> np.ndarray:
     """Per-point ``log p(c | f)``, shape ``(n,)``: ``log Φ(t f)``, or ``log(ε_c + κ Φ(t f))``."""
     z = signs(y) * f
     if guess_rate == 0.0 and lapse_rate == 0.0:
@@ -130,9 +128,7 @@ def log_likelihood_derivatives(
     d1 = t * r
     d2 = -r * z_plus_r
     with np.errstate(divide="ignore", over="ignore"):
-        d3 = np.where(
-            z < -MILLS_SERIES_THRESHOLD, 2.0 * t / np.abs(z) ** 3, t * r * (z_plus_r * (z_plus_r + r) - 1.0)
-        )
+        d3 = np.where(z < -MILLS_SERIES_THRESHOLD, 2.0 * t / np.abs(z) ** 3, t * r * (z_plus_r * (z_plus_r + r) - 1.0))
     return log_ndtr(z), d1, d2, d3
 
 
@@ -143,14 +139,20 @@ def _floored_derivatives(f, y, guess_rate, lapse_rate):
     log_p, g, z_plus_g = _floored_terms(z, y, guess_rate, lapse_rate)
     with np.errstate(divide="ignore", over="ignore"):
         # a label without a floor (ε = 0) far in the wrong tail: the plain series (see above)
-        d3 = np.where((eps == 0.0) & (z < -MILLS_SERIES_THRESHOLD), 2.0 * t / np.abs(z) ** 3,
-                      t * g * (z_plus_g * (z_plus_g + g) - 1.0))
+        d3 = np.where(
+            (eps == 0.0) & (z < -MILLS_SERIES_THRESHOLD),
+            2.0 * t / np.abs(z) ** 3,
+            t * g * (z_plus_g * (z_plus_g + g) - 1.0),
+        )
     return log_p, t * g, -g * z_plus_g, d3
 
 
 def tilted_moments(
-    y: np.ndarray, cavity_mean: np.ndarray, cavity_var: np.ndarray,
-    guess_rate: float = 0.0, lapse_rate: float = 0.0,
+    y: np.ndarray,
+    cavity_mean: np.ndarray,
+    cavity_var: np.ndarray,
+    guess_rate: float = 0.0,
+    lapse_rate: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Moments of ``p(c | f) N(f | μ₋, σ₋²)`` (R&W eq. 3.58 for the plain probit).
 

@@ -213,9 +213,7 @@ def _feature_map(kernel, n_features, rng, n_dims):
     if isinstance(kernel, Product):
         exact1, exact2 = _is_exact(kernel.k1), _is_exact(kernel.k2)
         n1 = n_features if exact1 or exact2 else max(2, int(np.ceil(np.sqrt(n_features))))
-        return _TensorFeatures(
-            _feature_map(kernel.k1, n1, rng, n_dims), _feature_map(kernel.k2, n1, rng, n_dims)
-        )
+        return _TensorFeatures(_feature_map(kernel.k1, n1, rng, n_dims), _feature_map(kernel.k2, n1, rng, n_dims))
     raise ValueError(f"no feature map for {type(kernel).__name__}; supported: SE, Matérn, LinearContext, Sum, Product")
 
 

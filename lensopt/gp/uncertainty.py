@@ -180,7 +180,11 @@ def _expected_floored_entropy(mu, var, guess_rate, lapse_rate, gradient=False):
     f, w, below, above = _window_nodes(mu, sd)
     p = guess_rate + kappa * ndtr(f)
     value = np.sum(w * binary_entropy_bits(p), axis=-1)
-    value = value + below * binary_entropy_bits(np.float64(guess_rate)) + above * binary_entropy_bits(np.float64(1.0 - lapse_rate))
+    value = (
+        value
+        + below * binary_entropy_bits(np.float64(guess_rate))
+        + above * binary_entropy_bits(np.float64(1.0 - lapse_rate))
+    )
     if not gradient:
         return value
     dp = kappa * _pdf(f)

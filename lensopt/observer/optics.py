@@ -47,8 +47,9 @@ def blur_strength_d(residual_sphere_d, residual_cylinder_d):
     return np.sqrt(0.5 * (r_s**2 + (r_s + r_c) ** 2))
 
 
-def residual_blur_d(lens_sphere_d, lens_cylinder_d, lens_axis_deg,
-                    correction_sphere_d, correction_cylinder_d, correction_axis_deg):
+def residual_blur_d(
+    lens_sphere_d, lens_cylinder_d, lens_axis_deg, correction_sphere_d, correction_cylinder_d, correction_axis_deg
+):
     """Blur strength ``b`` (D) of ``lens − correction``, subtracted as Thibos power vectors.
 
     With equal axes this equals :func:`blur_strength_d` of the sphere and cylinder differences.

@@ -47,9 +47,7 @@ def _check_seed(owner, seed):
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(
-            f"{owner}.seed must be None, a non-negative integer or a numpy SeedSequence, got {seed!r}"
-        )
+        raise ValueError(f"{owner}.seed must be None, a non-negative integer or a numpy SeedSequence, got {seed!r}")
     return int(seed)
 
 
@@ -136,9 +134,7 @@ class SimulatedPatient:
                 np.asarray(cylinder_d, dtype=float) - self.cylinder_d,
             )
         patient_axis_deg = DEFAULT_PATIENT_AXIS_DEG if self.axis_deg is None else self.axis_deg
-        return residual_blur_d(
-            sphere_d, cylinder_d, axis_deg, self.sphere_d, self.cylinder_d, patient_axis_deg
-        )
+        return residual_blur_d(sphere_d, cylinder_d, axis_deg, self.sphere_d, self.cylinder_d, patient_axis_deg)
 
     def visual_acuity(self, sphere_d, cylinder_d, axis_deg=None):
         """Acuity (logMAR) through the lens ``sphere_d``/``cylinder_d`` (arrays broadcast).
@@ -166,7 +162,6 @@ class SimulatedPatient:
             return bool(self._rng.random() < p)
         return self._rng.random(p.shape) < p
 
-
     # -- duels (preferential feedback) ------------------------------------------------------
 
     def duel_utility(self, letter_logmar, sphere_d, cylinder_d, axis_deg=None):
@@ -188,8 +183,9 @@ class SimulatedPatient:
 
         ``first_lens``/``second_lens`` are ``(sphere_d, cylinder_d)`` pairs (arrays broadcast).
         """
-        difference = (self.duel_utility(letter_logmar, *first_lens, axis_deg)
-                      - self.duel_utility(letter_logmar, *second_lens, axis_deg))
+        difference = self.duel_utility(letter_logmar, *first_lens, axis_deg) - self.duel_utility(
+            letter_logmar, *second_lens, axis_deg
+        )
         return _scalar_or_array(normal_cdf(difference))
 
     def prefer_first(self, letter_logmar, first_lens, second_lens, axis_deg=None):
@@ -223,7 +219,7 @@ class SimulatedPatient:
         return p
 
     def duel_answer(self, letter_logmar, first_lens, second_lens, tie_threshold=0.0, axis_deg=None) -> str:
-        """"first", "second" or "same": one seeded draw of Gumbel-noisy utilities; "same" when
+        """ "first", "second" or "same": one seeded draw of Gumbel-noisy utilities; "same" when
         they differ by less than ``tie_threshold``."""
         _check_tie_threshold(tie_threshold)
         u = self.ranking_utility(letter_logmar, [first_lens, second_lens], axis_deg)
@@ -257,8 +253,9 @@ def _scalar_or_array(values):
     return float(values) if values.ndim == 0 else values
 
 
-def draw_patients(n, seed, sphere_range_d=(-3.0, 3.0), cylinder_range_d=(-3.0, 3.0),
-                  **patient_kwargs) -> list[SimulatedPatient]:
+def draw_patients(
+    n, seed, sphere_range_d=(-3.0, 3.0), cylinder_range_d=(-3.0, 3.0), **patient_kwargs
+) -> list[SimulatedPatient]:
     """``n`` patients with true corrections drawn uniformly from the given ranges.
 
     Patient ``i`` draws its correction from, and takes its own response seed from, child ``i``

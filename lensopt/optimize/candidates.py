@@ -15,9 +15,7 @@ def as_bounds(bounds) -> np.ndarray:
         raise ValueError("bounds must be finite numbers")
     if np.any(array[:, 0] > array[:, 1]):
         bad = int(np.argmax(array[:, 0] > array[:, 1]))
-        raise ValueError(
-            f"bounds are reversed in dimension {bad}: low {array[bad, 0]} > high {array[bad, 1]}"
-        )
+        raise ValueError(f"bounds are reversed in dimension {bad}: low {array[bad, 0]} > high {array[bad, 1]}")
     return array
 
 

@@ -125,8 +125,10 @@ def maximize_acquisition(
         jac=True,
         method="L-BFGS-B",
         bounds=np.tile(free_box, (n_starts, 1)),
-        options={"maxiter": settings.max_iterations,
-                 **({} if settings.tolerance is None else {"ftol": settings.tolerance})},
+        options={
+            "maxiter": settings.max_iterations,
+            **({} if settings.tolerance is None else {"ftol": settings.tolerance}),
+        },
     )
     refined = np.clip(result.x.reshape(n_starts, n_free), free_box[:, 0], free_box[:, 1])
     refined_values = np.asarray(acquisition(_full_inputs(refined, free_dims, fixed, n_dims)), float)
@@ -136,8 +138,9 @@ def maximize_acquisition(
     return _full_inputs(x_best[None], free_dims, fixed, n_dims)[0], v_best
 
 
-def maximize_on_line(acquisition, bounds, column: int, fixed_features: dict[int, float],
-                     n_points: int = 64) -> tuple[np.ndarray, float]:
+def maximize_on_line(
+    acquisition, bounds, column: int, fixed_features: dict[int, float], n_points: int = 64
+) -> tuple[np.ndarray, float]:
     """Maximize over one free column on an even grid, refined by the vertex of a parabola.
 
     For smooth one-dimensional searches (BALD over the letter size) this costs one batched

@@ -87,8 +87,7 @@ class _DuelAcquisition(_MemberAcquisition):
         X = np.atleast_2d(np.asarray(X, dtype=float))
         free = slice(self.k + self.d, None) if self.free_second else slice(self.k, self.k + self.d)
         for opponent in self.opponents:
-            Z = (duel_inputs(self.context, opponent, X) if self.free_second
-                 else duel_inputs(self.context, X, opponent))
+            Z = duel_inputs(self.context, opponent, X) if self.free_second else duel_inputs(self.context, X, opponent)
             mean, var, dmean, dvar = self.model.predict_duel_with_gradient(Z)
             yield mean, var, dmean[:, free], dvar[:, free]
 
@@ -123,7 +122,7 @@ class ChampionUCB(_DuelAcquisition):
         self.beta = float(beta)
 
     def value_and_gradient(self, X):
-        (mean, var, dmean, dvar), = self._duel_predictions(X)
+        ((mean, var, dmean, dvar),) = self._duel_predictions(X)
         sd = np.sqrt(np.maximum(var, VARIANCE_FLOOR))
         return mean + self.beta * sd, dmean + (self.beta / (2.0 * sd))[:, None] * dvar
 
@@ -135,7 +134,7 @@ class BivariateExpectedImprovement(_DuelAcquisition):
         super().__init__(model, context, incumbent_member, free_second=False)
 
     def value_and_gradient(self, X):
-        (mean, var, dmean, dvar), = self._duel_predictions(X)
+        ((mean, var, dmean, dvar),) = self._duel_predictions(X)
         value, d_mean, d_var = _expected_improvement(mean, var)
         return value, chain(d_mean, d_var, dmean, dvar)
 
@@ -156,7 +155,7 @@ class ExpectedImprovementInformationGain(_DuelAcquisition):
         self.weight = float(weight)
 
     def value_and_gradient(self, X):
-        (mean, var, dmean, dvar), = self._duel_predictions(X)
+        ((mean, var, dmean, dvar),) = self._duel_predictions(X)
         scale = 1.0 / np.sqrt(1.0 + var)
         h = mean * scale
         r = inverse_mills(h)  # d log Φ(h) / dh

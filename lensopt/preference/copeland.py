@@ -48,7 +48,8 @@ def best_challenger(model: CopelandModel, x_first, rng) -> np.ndarray:
     """``x' = argmax_x' V[Φ(f_a([x, x']))]`` for a fixed first member (González §3.3, step 2)."""
     x_first = np.asarray(x_first, dtype=float)
     return _maximize_without_gradient(
-        lambda X2: model.preference_variance(np.broadcast_to(x_first, X2.shape), X2), model.bounds, rng)
+        lambda X2: model.preference_variance(np.broadcast_to(x_first, X2.shape), X2), model.bounds, rng
+    )
 
 
 def dueling_thompson(model: CopelandModel, rng):
@@ -62,9 +63,12 @@ def dueling_thompson(model: CopelandModel, rng):
 def pure_exploration(model: CopelandModel, rng):
     """Pure exploration (González §3.1): the duel ``[x, x']`` of largest ``V[Φ(f_a)]`` over ``X × X``."""
     d = model.n_dims
-    z = _maximize_without_gradient(lambda Z: model.preference_variance(Z[:, :d], Z[:, d:]),
-                                   np.vstack([model.bounds, model.bounds]), rng,
-                                   n_candidates=CANDIDATES_PER_DIM ** 2 * d // 2)
+    z = _maximize_without_gradient(
+        lambda Z: model.preference_variance(Z[:, :d], Z[:, d:]),
+        np.vstack([model.bounds, model.bounds]),
+        rng,
+        n_candidates=CANDIDATES_PER_DIM**2 * d // 2,
+    )
     return z[:d], z[d:]
 
 
@@ -99,8 +103,12 @@ def copeland_ei(model: CopelandModel, rng):
     points = scrambled_halton(box, CEI_SCORE_CANDIDATES, rng)
     top = points[np.argsort(model.soft_copeland(points))[-CEI_TOP_POINTS:]]
     half = CEI_DUELS // 2
-    duels = np.vstack([scrambled_halton(np.vstack([box, box]), CEI_DUELS - half, rng),
-                       np.hstack([np.tile(top[-1], (half, 1)), scrambled_halton(box, half, rng)])])
+    duels = np.vstack(
+        [
+            scrambled_halton(np.vstack([box, box]), CEI_DUELS - half, rng),
+            np.hstack([np.tile(top[-1], (half, 1)), scrambled_halton(box, half, rng)]),
+        ]
+    )
     z = duels[int(np.argmax(copeland_expected_improvement(model, duels[:, :d], duels[:, d:], top)))]
     return z[:d], z[d:]
 
@@ -155,8 +163,9 @@ class CopelandSettings:
         if self.lengthscales is not None:
             scales = tuple(float(v) for v in np.atleast_1d(self.lengthscales))
             if len(scales) != len(box) or not all(np.isfinite(v) and v > 0 for v in scales):
-                raise ValueError(f"lengthscales must be {len(box)} positive numbers (one per column); "
-                                 f"got {self.lengthscales!r}")
+                raise ValueError(
+                    f"lengthscales must be {len(box)} positive numbers (one per column); got {self.lengthscales!r}"
+                )
             object.__setattr__(self, "lengthscales", scales)
         if not (np.isfinite(self.latent_variance) and self.latent_variance > 0):
             raise ValueError(f"latent_variance must be a positive number; got {self.latent_variance!r}")
@@ -165,8 +174,10 @@ class CopelandSettings:
         return default_duel_kernel(self.bounds, self.lengthscales, self.latent_variance)
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"bounds": [list(b) for b in self.bounds],
-                               "lengthscales": None if self.lengthscales is None else list(self.lengthscales)}
+        return asdict(self) | {
+            "bounds": [list(b) for b in self.bounds],
+            "lengthscales": None if self.lengthscales is None else list(self.lengthscales),
+        }
 
 
 class CopelandOptimizer:
@@ -184,8 +195,9 @@ class CopelandOptimizer:
         self.settings = CopelandSettings(bounds=bounds, rule=rule, seed=seed, n_initial=n_initial, **options)
         self._kernel_object = kernel
         s = self.settings
-        self.model = CopelandModel(s.bounds, kernel if kernel is not None else s.kernel(), s.inference,
-                                   s.n_landmarks, s.seed)
+        self.model = CopelandModel(
+            s.bounds, kernel if kernel is not None else s.kernel(), s.inference, s.n_landmarks, s.seed
+        )
         self._history: list[tuple[np.ndarray, np.ndarray, int]] = []
         self.last_decision_ms = float("nan")
 
@@ -248,8 +260,10 @@ class CopelandOptimizer:
     def to_state(self) -> dict:
         """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
         if self._kernel_object is not None:
-            raise ValueError("an optimizer built from a kernel object cannot be saved; use the lengthscales/"
-                             "latent_variance settings instead")
+            raise ValueError(
+                "an optimizer built from a kernel object cannot be saved; use the lengthscales/"
+                "latent_variance settings instead"
+            )
         history = [[*map(float, a), *map(float, b), y] for a, b, y in self._history]
         return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "history": history}
 
@@ -263,5 +277,5 @@ class CopelandOptimizer:
         for row in state["history"]:
             if len(row) != 2 * d + 1:
                 raise ValueError(f"history rows must hold {2 * d + 1} numbers (x_first, x_second, outcome)")
-            optimizer._tell_duel(row[:d], row[d:2 * d], row[-1])
+            optimizer._tell_duel(row[:d], row[d : 2 * d], row[-1])
         return optimizer

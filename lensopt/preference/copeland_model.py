@@ -112,8 +112,9 @@ def _check_swap_invariant(kernel: Kernel, box: np.ndarray) -> None:
     except (ValueError, IndexError) as error:
         raise ValueError(f"kernel must act on the {2 * d} duel columns [x, x']: {error}") from None
     if not np.allclose(K, K_swapped, rtol=1e-10, atol=1e-12):
-        raise ValueError("kernel must treat x and x' alike (k(swap z, swap w) = k(z, w)); "
-                         "use the same lengthscales for both halves")
+        raise ValueError(
+            "kernel must treat x and x' alike (k(swap z, swap w) = k(z, w)); use the same lengthscales for both halves"
+        )
 
 
 # ------------------------------------------------------------------------------- the model
@@ -160,8 +161,11 @@ class CopelandModel:
         """A copy with one more duel (a fantasy of Copeland EI); this model is left unchanged."""
         new = copy.copy(self)
         new.gp = copy.copy(self.gp)  # fit() replaces, never mutates, the copied arrays
-        return new.fit(np.vstack([self.X_first, x_first]), np.vstack([self.X_second, x_second]),
-                       np.append(self.preferred_first, preferred_first))
+        return new.fit(
+            np.vstack([self.X_first, x_first]),
+            np.vstack([self.X_second, x_second]),
+            np.append(self.preferred_first, preferred_first),
+        )
 
     # ---- predictions ------------------------------------------------------------------
     def win_probability(self, X_first, X_second) -> np.ndarray:
@@ -175,12 +179,12 @@ class CopelandModel:
         Z = np.hstack([A, B])
         mean, var = np.empty(len(Z)), np.empty(len(Z))
         for start in range(0, len(Z), PREFERENCE_CHUNK):
-            chunk = Z[start:start + PREFERENCE_CHUNK]
+            chunk = Z[start : start + PREFERENCE_CHUNK]
             c = len(chunk)
             m, C = self.gp.predict_latent(np.vstack([chunk, _swap(chunk, self.n_dims)]), full_cov=True)
             diag = np.diagonal(C)
-            mean[start:start + c] = 0.5 * (m[:c] - m[c:])
-            var[start:start + c] = 0.25 * (diag[:c] + diag[c:] - 2.0 * np.diagonal(C[:c, c:]))
+            mean[start : start + c] = 0.5 * (m[:c] - m[c:])
+            var[start : start + c] = 0.25 * (diag[:c] + diag[c:] - 2.0 * np.diagonal(C[:c, c:]))
         return mean, np.maximum(var, 0.0)
 
     def preference_variance(self, X_first, X_second) -> np.ndarray:
@@ -222,8 +226,10 @@ class CopelandModel:
     def copeland_samples(self, rng, n_samples: int = 1) -> list[CopelandSample]:
         """Posterior draws of the soft-Copeland function (González §3.3, Fig. 3), for Thompson sampling."""
         rng = np.random.default_rng(rng)
-        return [CopelandSample(sample_posterior(self.gp, rng, SAMPLE_FEATURES), self.landmarks)
-                for _ in range(int(n_samples))]
+        return [
+            CopelandSample(sample_posterior(self.gp, rng, SAMPLE_FEATURES), self.landmarks)
+            for _ in range(int(n_samples))
+        ]
 
 
 class _PosteriorScore:
@@ -254,7 +260,7 @@ class CopelandSample:
     def win_probability(self, X_first, X_second) -> np.ndarray:
         A, B = _as_duels(X_first, X_second, self.n_dims)
         f = self.latent(np.vstack([np.hstack([A, B]), np.hstack([B, A])]))
-        return ndtr(0.5 * (f[: len(A)] - f[len(A):]))
+        return ndtr(0.5 * (f[: len(A)] - f[len(A) :]))
 
     def __call__(self, X) -> np.ndarray:
         X = _as_points(X, self.n_dims, "X")
@@ -268,8 +274,9 @@ class CopelandSample:
 def _maximize_score(score, model: CopelandModel, rng) -> np.ndarray:
     """Halton candidates and recent duel members, then L-BFGS-B (``score`` has a gradient)."""
     extra = model.recent_members() if model.n_duels else None
-    search = MaximizerSettings(n_candidates=CANDIDATES_PER_DIM * model.n_dims, n_starts=SCORE_STARTS,
-                               max_iterations=SCORE_ITERATIONS)
+    search = MaximizerSettings(
+        n_candidates=CANDIDATES_PER_DIM * model.n_dims, n_starts=SCORE_STARTS, max_iterations=SCORE_ITERATIONS
+    )
     return maximize_acquisition(score, model.bounds, rng, settings=search, extra_candidates=extra)[0]
 
 

@@ -49,8 +49,9 @@ class PreferenceGP:
     ``"laplace"`` or ``"ep"``; ``jitter``: added to the diagonal of ``k_g(Z, Z)``.
     """
 
-    def __init__(self, base_kernel: Kernel, n_context: int = 0, inference: str = "laplace",
-                 jitter: float = DEFAULT_JITTER):
+    def __init__(
+        self, base_kernel: Kernel, n_context: int = 0, inference: str = "laplace", jitter: float = DEFAULT_JITTER
+    ):
         self.classifier = _DuelClassifier(PreferenceKernel(base_kernel, n_context), inference, jitter)
         self.n_system_: int | None = None
 

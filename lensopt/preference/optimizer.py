@@ -72,12 +72,29 @@ class PreferenceOptimizer:
     ``inference``: ``"laplace"`` or ``"ep"``; ``reference_context``: ``s₀`` (None: upper bounds).
     """
 
-    def __init__(self, system_bounds, context_bounds=(), rule="muc", seed=0, kernel=None,
-                 batch_size=2, n_initial=5, inference="laplace", reference_context=None, **options):
+    def __init__(
+        self,
+        system_bounds,
+        context_bounds=(),
+        rule="muc",
+        seed=0,
+        kernel=None,
+        batch_size=2,
+        n_initial=5,
+        inference="laplace",
+        reference_context=None,
+        **options,
+    ):
         self.settings = PreferenceSettings(
-            rule=rule, seed=seed, system_bounds=system_bounds, context_bounds=context_bounds,
-            batch_size=batch_size, n_initial=n_initial, inference=inference,
-            reference_context=reference_context, **options,
+            rule=rule,
+            seed=seed,
+            system_bounds=system_bounds,
+            context_bounds=context_bounds,
+            batch_size=batch_size,
+            n_initial=n_initial,
+            inference=inference,
+            reference_context=reference_context,
+            **options,
         )
         s = self.settings
         if kernel is None:
@@ -89,7 +106,9 @@ class PreferenceOptimizer:
         elif isinstance(kernel, Kernel):
             self._kernel_record = kernel
         else:
-            raise ValueError(f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}")
+            raise ValueError(
+                f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}"
+            )
         self.kernel = kernel
         self._duels: list[np.ndarray] = []
         self._outcomes: list[int] = []
@@ -151,8 +170,9 @@ class PreferenceOptimizer:
         if self.model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         if self._best is None or self._best[0] != self.n_trials:
-            point = rules.posterior_mean_argmax(self.model, self.reference_context(), s.system_bounds,
-                                                self._rng(1), BEST_POINT_SEARCH)
+            point = rules.posterior_mean_argmax(
+                self.model, self.reference_context(), s.system_bounds, self._rng(1), BEST_POINT_SEARCH
+            )
             self._best = (self.n_trials, point)
         return self._best[1].copy()
 
@@ -239,8 +259,13 @@ class PreferenceOptimizer:
         """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
         kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
         history = [list(map(float, z)) + [int(c)] for z, c in zip(self._duels, self._outcomes)]
-        return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "kernel": kernel, "history": history,
-                "n_unmodelled": self._n_unmodelled}
+        return {
+            "format": STATE_FORMAT,
+            "settings": self.settings.to_dict(),
+            "kernel": kernel,
+            "history": history,
+            "n_unmodelled": self._n_unmodelled,
+        }
 
     @classmethod
     def from_state(cls, state: dict) -> PreferenceOptimizer:

@@ -109,15 +109,17 @@ def argmax_member(decision: DuelDecision, acquisition, extra=None) -> np.ndarray
     candidates = _recent_members(decision)
     if extra is not None:
         candidates = np.vstack([candidates, np.atleast_2d(extra)])
-    point, _ = maximize_acquisition(acquisition, decision.system_bounds, decision.rng,
-                                    settings=decision.maximizer(), extra_candidates=candidates)
+    point, _ = maximize_acquisition(
+        acquisition, decision.system_bounds, decision.rng, settings=decision.maximizer(), extra_candidates=candidates
+    )
     return point
 
 
 def posterior_mean_argmax(model, context, bounds, rng, settings: MaximizerSettings) -> np.ndarray:
     """``x* = argmax_x μ_f(s, x)`` over the box, the training members offered as candidates."""
-    point, _ = maximize_acquisition(acq.UtilityMean(model, context), bounds, rng, settings=settings,
-                                    extra_candidates=training_members(model))
+    point, _ = maximize_acquisition(
+        acq.UtilityMean(model, context), bounds, rng, settings=settings, extra_candidates=training_members(model)
+    )
     return point
 
 
@@ -204,8 +206,9 @@ def _context_bald(decision: DuelDecision, members: np.ndarray) -> np.ndarray:
     if len(bounds) == 1:
         point, _ = maximize_on_line(objective, bounds, 0, {}, n_points=CONTEXT_STEP_GRID)
     else:
-        point, _ = maximize_acquisition(objective, bounds, decision.rng,
-                                        settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2))
+        point, _ = maximize_acquisition(
+            objective, bounds, decision.rng, settings=MaximizerSettings(n_candidates=CONTEXT_STEP_GRID, n_starts=2)
+        )
     return point
 
 

@@ -25,7 +25,6 @@ DEFAULT_LENGTHSCALE_FRACTION = 0.2
 """Default SE lengthscale of the utility, as a fraction of each system parameter's range."""
 
 
-
 def _positive_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
@@ -107,9 +106,12 @@ def kernel_to_dict(kernel: kernels.Kernel) -> dict:
     for tag, cls in _LEAVES.items():
         if type(kernel) is cls:
             # _params, _fixed and _bounds_natural: the constructor arguments kept by _BaseKernel
-            record = {"type": tag, "active_dims": None if kernel.active_dims is None else list(kernel.active_dims),
-                      "fixed": list(kernel._fixed),
-                      "bounds": {k: list(v) for k, v in kernel._bounds_natural.items()}}
+            record = {
+                "type": tag,
+                "active_dims": None if kernel.active_dims is None else list(kernel.active_dims),
+                "fixed": list(kernel._fixed),
+                "bounds": {k: list(v) for k, v in kernel._bounds_natural.items()},
+            }
             for p in kernel._params:
                 record[p.name] = p.value.tolist() if p.value.size > 1 else float(p.value[0])
             return record
@@ -126,7 +128,9 @@ def kernel_from_dict(record: dict) -> kernels.Kernel:
         first, second = (kernel_from_dict(term) for term in record["terms"])
         return _COMPOSITES[tag](first, second)
     if tag not in _LEAVES:
-        raise ValueError(f"unknown kernel type {tag!r} in a saved state; known: {sorted(_LEAVES) + sorted(_COMPOSITES)}")
+        raise ValueError(
+            f"unknown kernel type {tag!r} in a saved state; known: {sorted(_LEAVES) + sorted(_COMPOSITES)}"
+        )
     record["bounds"] = {k: tuple(v) for k, v in (record.get("bounds") or {}).items()}
     record["fixed"] = tuple(record.get("fixed", ()))
     return _LEAVES[tag](**record)

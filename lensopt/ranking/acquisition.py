@@ -97,9 +97,16 @@ def set_predictive(model: RankingGP, sets):
     return mean, cov, (A, Bw)
 
 
-def sample_maximizers(model: RankingGP, bounds, rng, n_maximizers: int = N_MAXIMIZERS,
-                      n_candidates: int = MAXIMIZER_CANDIDATES, fixed_columns=None, extra=None,
-                      n_features: int = MAXIMIZER_FEATURES) -> np.ndarray:
+def sample_maximizers(
+    model: RankingGP,
+    bounds,
+    rng,
+    n_maximizers: int = N_MAXIMIZERS,
+    n_candidates: int = MAXIMIZER_CANDIDATES,
+    fixed_columns=None,
+    extra=None,
+    n_features: int = MAXIMIZER_FEATURES,
+) -> np.ndarray:
     """Distinct argmaxes ``X*`` ``(p, n_dims)`` of ``n_maximizers`` posterior function draws.
 
     ``bounds``: box of the free columns (the system parameters); ``fixed_columns``: values of the
@@ -125,8 +132,7 @@ class MPES:
     shared by all sets. Call on ``(B, m, n_dims)`` to get ``(B,)`` values in nats.
     """
 
-    def __init__(self, model: RankingGP, maximizers, outcomes, ties_allowed: bool, rng,
-                 n_samples: int = MPES_SAMPLES):
+    def __init__(self, model: RankingGP, maximizers, outcomes, ties_allowed: bool, rng, n_samples: int = MPES_SAMPLES):
         self.model = model
         self.outcomes = list(outcomes)
         self.ties_allowed = bool(ties_allowed)
@@ -189,8 +195,9 @@ class MPES:
         return np.maximum(terms.sum(axis=(1, 2)), 0.0)
 
 
-def context_information(model: RankingGP, sets, outcomes, ties_allowed: bool, rng,
-                        n_samples: int = MPES_SAMPLES) -> np.ndarray:
+def context_information(
+    model: RankingGP, sets, outcomes, ties_allowed: bool, rng, n_samples: int = MPES_SAMPLES
+) -> np.ndarray:
     """``I(o; f | C)`` in nats for each set ``(B, m, n_dims)`` (the same deviates for every set)."""
     sets = np.asarray(sets, dtype=float)
     mean, cov, _ = set_predictive(model, sets)

@@ -62,9 +62,15 @@ class RankingGP:
     bound); ``jitter``: on ``K_UU``.
     """
 
-    def __init__(self, kernel: Kernel, tie_threshold: float = DEFAULT_TIE_THRESHOLD, learn_kernel: bool = False,
-                 learn_tie_threshold: bool = False, jitter: float = DEFAULT_JITTER,
-                 max_iterations: int = MAX_ITERATIONS):
+    def __init__(
+        self,
+        kernel: Kernel,
+        tie_threshold: float = DEFAULT_TIE_THRESHOLD,
+        learn_kernel: bool = False,
+        learn_tie_threshold: bool = False,
+        jitter: float = DEFAULT_JITTER,
+        max_iterations: int = MAX_ITERATIONS,
+    ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
         lo, hi = TIE_THRESHOLD_BOUNDS
@@ -108,8 +114,12 @@ class RankingGP:
         U, row_of = _distinct_inputs(observations)
         n = U.shape[0]
         previous = self.observations_
-        extends = (warm_start and self.inputs_ is not None and len(previous) <= len(observations)
-                   and all(_same(a, b) for a, b in zip(previous, observations)))
+        extends = (
+            warm_start
+            and self.inputs_ is not None
+            and len(previous) <= len(observations)
+            and all(_same(a, b) for a, b in zip(previous, observations))
+        )
         if not extends:
             self.kernel_, self.tie_threshold_ = self.kernel, self.tie_threshold
         self.observations_ = observations
@@ -119,8 +129,16 @@ class RankingGP:
             self.elbo_, self.n_iterations_ = 0.0, 0
             return self
 
-        problem = ElboProblem(U, build_groups(observations, row_of), self.kernel_, self.jitter, self.tie_threshold_,
-                              self.learn_kernel, self.learn_tie_threshold, np.log(TIE_THRESHOLD_BOUNDS))
+        problem = ElboProblem(
+            U,
+            build_groups(observations, row_of),
+            self.kernel_,
+            self.jitter,
+            self.tie_threshold_,
+            self.learn_kernel,
+            self.learn_tie_threshold,
+            np.log(TIE_THRESHOLD_BOUNDS),
+        )
         mean_w, chol_w = np.zeros(n), np.eye(n)
         if extends:
             p = self.mean_whitened_.size
@@ -133,8 +151,14 @@ class RankingGP:
             if callback is not None:
                 callback(iteration[0], -float(intermediate_result.fun))
 
-        result = minimize(problem, x0, jac=True, method="L-BFGS-B", callback=report,
-                          options={"maxiter": self.max_iterations, "gtol": GRADIENT_TOLERANCE})
+        result = minimize(
+            problem,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            callback=report,
+            options={"maxiter": self.max_iterations, "gtol": GRADIENT_TOLERANCE},
+        )
         mean_w, chol_w, kernel, delta = problem.unpack(result.x)
         self._chol_K = np.linalg.cholesky(kernel(U) + self.jitter * np.eye(n))
         self.kernel_, self.tie_threshold_ = kernel, delta
@@ -148,8 +172,9 @@ class RankingGP:
         U, row_of = _distinct_inputs(observations)
         if not np.array_equal(U, self.inputs_):
             raise ValueError("elbo() is defined on the fitted observations' inputs; refit first")
-        problem = ElboProblem(U, build_groups(observations, row_of), self.kernel_, self.jitter, self.tie_threshold_,
-                              False, False)
+        problem = ElboProblem(
+            U, build_groups(observations, row_of), self.kernel_, self.jitter, self.tie_threshold_, False, False
+        )
         return problem.elbo(problem.pack(self.mean_whitened_, self.chol_whitened_))
 
     # ---- posterior at the training inputs -----------------------------------------------------
@@ -196,8 +221,9 @@ class RankingGP:
         mean, cov = self.predict(X, full_cov=True)
         return mean + rng.standard_normal((n_samples, mean.size)) @ _psd_factor(cov).T
 
-    def outcome_probabilities(self, X_set, outcomes, ties_allowed: bool | None = None, n_samples: int = 4096,
-                              rng=0) -> np.ndarray:
+    def outcome_probabilities(
+        self, X_set, outcomes, ties_allowed: bool | None = None, n_samples: int = 4096, rng=0
+    ) -> np.ndarray:
         """``p(o | D)`` for each outcome of comparing the rows of ``X_set`` ``(m, n_dims)``: Monte Carlo
         over the joint predictive of ``f(X_set)`` with the closed forms of eqs. 1, 3 and 4.
         ``ties_allowed``: whether "same" was a possible answer (None: whether ``outcomes`` lists it)."""
@@ -244,8 +270,9 @@ class PathwiseSamples:
 
 
 def _same(a: RankingObservation, b: RankingObservation) -> bool:
-    return a is b or (a.outcome == b.outcome and a.ties_allowed == b.ties_allowed
-                      and np.array_equal(a.inputs, b.inputs))
+    return a is b or (
+        a.outcome == b.outcome and a.ties_allowed == b.ties_allowed and np.array_equal(a.inputs, b.inputs)
+    )
 
 
 def _distinct_inputs(observations):

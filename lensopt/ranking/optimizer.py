@@ -71,11 +71,18 @@ class RankingOptimizer:
     duels); other options: :class:`RankingSettings`.
     """
 
-    def __init__(self, system_bounds, context_bounds=(), set_size=2, allow_ties=True, seed=0, n_initial=5,
-                 kernel=None, **options):
-        self.settings = RankingSettings(system_bounds=system_bounds, context_bounds=context_bounds,
-                                        set_size=set_size, allow_ties=allow_ties, seed=seed, n_initial=n_initial,
-                                        **options)
+    def __init__(
+        self, system_bounds, context_bounds=(), set_size=2, allow_ties=True, seed=0, n_initial=5, kernel=None, **options
+    ):
+        self.settings = RankingSettings(
+            system_bounds=system_bounds,
+            context_bounds=context_bounds,
+            set_size=set_size,
+            allow_ties=allow_ties,
+            seed=seed,
+            n_initial=n_initial,
+            **options,
+        )
         s = self.settings
         if kernel is None:
             self._kernel_record = None
@@ -118,8 +125,9 @@ class RankingOptimizer:
             return None
         if self._model_n != self.n_trials:
             s = self.settings
-            model = RankingGP(self.kernel, s.tie_threshold, learn_kernel=s.learn_kernel,
-                              learn_tie_threshold=s.learn_tie_threshold)
+            model = RankingGP(
+                self.kernel, s.tie_threshold, learn_kernel=s.learn_kernel, learn_tie_threshold=s.learn_tie_threshold
+            )
             self._model = model.fit(self._history, warm_start=False)
             self._model_n = self.n_trials
         return self._model
@@ -137,8 +145,13 @@ class RankingOptimizer:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         if self._best is None or self._best[0] != self.n_trials:
             seen = self.model.inputs_[:, s.n_context :]
-            point, _ = maximize_acquisition(_PosteriorMean(self.model, self.reference_context()), s.system_bounds,
-                                            self._rng(1), settings=BEST_POINT_SEARCH, extra_candidates=seen)
+            point, _ = maximize_acquisition(
+                _PosteriorMean(self.model, self.reference_context()),
+                s.system_bounds,
+                self._rng(1),
+                settings=BEST_POINT_SEARCH,
+                extra_candidates=seen,
+            )
             self._best = (self.n_trials, point)
         return self._best[1].copy()
 
@@ -210,8 +223,14 @@ class RankingOptimizer:
         history = []
         for obs in self._history:
             record = obs.to_record()
-            history.append({"context": obs.inputs[0, :k].tolist(), "members": obs.inputs[:, k:].tolist(),
-                            "outcome": record["outcome"], "ties_allowed": obs.ties_allowed})
+            history.append(
+                {
+                    "context": obs.inputs[0, :k].tolist(),
+                    "members": obs.inputs[:, k:].tolist(),
+                    "outcome": record["outcome"],
+                    "ties_allowed": obs.ties_allowed,
+                }
+            )
         return {"format": STATE_FORMAT, "settings": self.settings.to_dict(), "kernel": kernel, "history": history}
 
     @classmethod

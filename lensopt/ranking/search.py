@@ -71,8 +71,15 @@ def choose_members(model, settings, rng, reference, best) -> tuple[np.ndarray, f
     d = settings.n_system
     k = reference.size
     members_seen = model.inputs_[:, k:]
-    maximizers = sample_maximizers(model, box, rng, settings.n_maximizers, settings.n_maximizer_candidates,
-                                   fixed_columns=reference, extra=np.vstack([members_seen, best[None]]))
+    maximizers = sample_maximizers(
+        model,
+        box,
+        rng,
+        settings.n_maximizers,
+        settings.n_maximizer_candidates,
+        fixed_columns=reference,
+        extra=np.vstack([members_seen, best[None]]),
+    )
     outcomes = all_outcomes(settings.set_size, settings.top_k, settings.allow_ties)
     mpes = MPES(model, maximizers, outcomes, settings.allow_ties, rng, settings.n_mpes_samples)
 
@@ -99,8 +106,13 @@ def choose_context(model, settings, members, rng) -> np.ndarray:
     """The context ``(1,)`` on a grid maximizing ``I(o; f | s, C)`` for the chosen members."""
     lo, hi = settings.context_bounds[0]
     grid = np.linspace(lo, hi, CONTEXT_GRID)
-    sets = np.concatenate([np.broadcast_to(grid[:, None, None], (grid.size, members.shape[0], 1)),
-                           np.broadcast_to(members, (grid.size,) + members.shape)], axis=2)
+    sets = np.concatenate(
+        [
+            np.broadcast_to(grid[:, None, None], (grid.size, members.shape[0], 1)),
+            np.broadcast_to(members, (grid.size,) + members.shape),
+        ],
+        axis=2,
+    )
     outcomes = all_outcomes(settings.set_size, settings.top_k, settings.allow_ties)
     values = context_information(model, sets, outcomes, settings.allow_ties, rng, settings.n_mpes_samples)
     return np.array([grid[int(np.argmax(values))]])

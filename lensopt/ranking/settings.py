@@ -22,10 +22,12 @@ MAX_SET_SIZE = max(GAUSS_HERMITE_POINTS) + 1
 """Largest compared set: the ELBO integrates over ``m − 1`` differences by a product rule."""
 
 
-
 def _integer(name, value, minimum, maximum=None):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum or (
-        maximum is not None and value > maximum
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < minimum
+        or (maximum is not None and value > maximum)
     ):
         allowed = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
         raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
@@ -84,8 +86,10 @@ class RankingSettings(BoxSettings):
             )
         object.__setattr__(self, "n_initial", _integer("n_initial", self.n_initial, 0))
         lo, hi = TIE_THRESHOLD_BOUNDS
-        if isinstance(self.tie_threshold, bool) or not isinstance(self.tie_threshold, (int, float, np.number)) or not (
-            lo <= float(self.tie_threshold) <= hi
+        if (
+            isinstance(self.tie_threshold, bool)
+            or not isinstance(self.tie_threshold, (int, float, np.number))
+            or not (lo <= float(self.tie_threshold) <= hi)
         ):
             raise ValueError(f"tie_threshold must be a number in [{lo}, {hi}], got {self.tie_threshold!r}")
         object.__setattr__(self, "tie_threshold", float(self.tie_threshold))
@@ -93,6 +97,10 @@ class RankingSettings(BoxSettings):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
             object.__setattr__(self, name, bool(getattr(self, name)))
-        for name, minimum in (("n_candidate_sets", 1), ("n_maximizers", 1), ("n_mpes_samples", 16),
-                              ("n_maximizer_candidates", 1)):
+        for name, minimum in (
+            ("n_candidate_sets", 1),
+            ("n_maximizers", 1),
+            ("n_mpes_samples", 16),
+            ("n_maximizer_candidates", 1),
+        ):
             object.__setattr__(self, name, _integer(name, getattr(self, name), minimum))

@@ -97,8 +97,10 @@ def build_groups(observations, row_of) -> list[Group]:
         k = 0 if obs.kind == "tie" else len(obs.outcome)
         rows = [row_of(obs.inputs[j]) for j in order]
         buckets.setdefault((obs.kind, obs.m, k), []).append((rows, position))
-    return [Group(kind, k, np.array([r for r, _ in items], dtype=int), np.array([p for _, p in items], dtype=int))
-            for (kind, _, k), items in sorted(buckets.items())]
+    return [
+        Group(kind, k, np.array([r for r, _ in items], dtype=int), np.array([p for _, p in items], dtype=int))
+        for (kind, _, k), items in sorted(buckets.items())
+    ]
 
 
 def expected_log_likelihood(group: Group, mu, Sigma, delta):
@@ -132,8 +134,9 @@ LOG_TIE_THRESHOLD_BOUNDS = tuple(np.log(TIE_THRESHOLD_BOUNDS))
 class ElboProblem:
     """``−ELBO`` and its gradient over the flat parameter vector (see the module docstring)."""
 
-    def __init__(self, U, groups, kernel, jitter, delta, learn_kernel, learn_delta,
-                 log_delta_bounds=LOG_TIE_THRESHOLD_BOUNDS):
+    def __init__(
+        self, U, groups, kernel, jitter, delta, learn_kernel, learn_delta, log_delta_bounds=LOG_TIE_THRESHOLD_BOUNDS
+    ):
         self.U = U
         self.n = U.shape[0]
         self.groups = groups

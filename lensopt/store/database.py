@@ -203,14 +203,19 @@ class SessionStore:
 
     def _require_session(self, conn: sqlite3.Connection, session_id: int) -> None:
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
-            raise MissingSessionError(
-                f"no session {session_id} in {self.path}; list them with `lensopt sessions`"
-            )
+            raise MissingSessionError(f"no session {session_id} in {self.path}; list them with `lensopt sessions`")
 
     # -- writing ------------------------------------------------------------------------------
 
-    def create_session(self, participant: str, protocol: dict, calibration: dict,
-                       optimizer_settings: dict, seed: int, kind: str = LETTERS_KIND) -> int:
+    def create_session(
+        self,
+        participant: str,
+        protocol: dict,
+        calibration: dict,
+        optimizer_settings: dict,
+        seed: int,
+        kind: str = LETTERS_KIND,
+    ) -> int:
         """Record a new running session and return its id."""
         from lensopt import __version__
 
@@ -221,9 +226,14 @@ class SessionStore:
         seed = check_int(owner, "seed", seed, 0)
         if seed > MAX_SEED:
             raise ValueError(f"{owner}: seed must be <= 2**63 - 1, got {seed}")
-        documents = [to_json(owner, name, value) for name, value in (
-            ("protocol", protocol), ("calibration", calibration),
-            ("optimizer_settings", optimizer_settings))]
+        documents = [
+            to_json(owner, name, value)
+            for name, value in (
+                ("protocol", protocol),
+                ("calibration", calibration),
+                ("optimizer_settings", optimizer_settings),
+            )
+        ]
         now = time.time()
         with self._transaction(write=True) as conn:
             cursor = conn.execute(
@@ -239,9 +249,20 @@ class SessionStore:
         session_id = check_int("SessionStore.append_trial", "session_id", session_id, 1)
         if not isinstance(record, TrialRecord):
             raise ValueError(f"SessionStore.append_trial: record must be a TrialRecord, got {record!r}")
-        row = (session_id, record.index, record.sphere_d, record.cylinder_d, record.letter_logmar,
-               record.letter, record.response, int(record.correct), record.rt_s,
-               record.presented_at, record.answered_at, record.extra_json())
+        row = (
+            session_id,
+            record.index,
+            record.sphere_d,
+            record.cylinder_d,
+            record.letter_logmar,
+            record.letter,
+            record.response,
+            int(record.correct),
+            record.rt_s,
+            record.presented_at,
+            record.answered_at,
+            record.extra_json(),
+        )
         self._insert("trials", LETTERS_KIND, session_id, record.index, row)
 
     def append_duel_trial(self, session_id: int, record: DuelTrialRecord) -> None:
@@ -249,9 +270,21 @@ class SessionStore:
         session_id = check_int("SessionStore.append_duel_trial", "session_id", session_id, 1)
         if not isinstance(record, DuelTrialRecord):
             raise ValueError(f"SessionStore.append_duel_trial: record must be a DuelTrialRecord, got {record!r}")
-        row = (session_id, record.index, record.first_sphere_d, record.first_cylinder_d,
-               record.second_sphere_d, record.second_cylinder_d, record.letter_logmar, record.letters,
-               record.answer, record.rt_s, record.presented_at, record.answered_at, record.extra_json())
+        row = (
+            session_id,
+            record.index,
+            record.first_sphere_d,
+            record.first_cylinder_d,
+            record.second_sphere_d,
+            record.second_cylinder_d,
+            record.letter_logmar,
+            record.letters,
+            record.answer,
+            record.rt_s,
+            record.presented_at,
+            record.answered_at,
+            record.extra_json(),
+        )
         self._insert("duel_trials", DUEL_KIND, session_id, record.index, row)
 
     def append_ranking_trial(self, session_id: int, record: RankingTrialRecord) -> None:
@@ -259,8 +292,18 @@ class SessionStore:
         session_id = check_int("SessionStore.append_ranking_trial", "session_id", session_id, 1)
         if not isinstance(record, RankingTrialRecord):
             raise ValueError(f"SessionStore.append_ranking_trial: record must be a RankingTrialRecord, got {record!r}")
-        row = (session_id, record.index, record.lenses_json(), record.letter_logmar, record.letters,
-               record.order_json(), record.rt_s, record.presented_at, record.answered_at, record.extra_json())
+        row = (
+            session_id,
+            record.index,
+            record.lenses_json(),
+            record.letter_logmar,
+            record.letters,
+            record.order_json(),
+            record.rt_s,
+            record.presented_at,
+            record.answered_at,
+            record.extra_json(),
+        )
         self._insert("ranking_trials", RANKING_KIND, session_id, record.index, row)
 
     def _insert(self, table: str, kind: str, session_id: int, index: int, row: tuple) -> None:
@@ -279,9 +322,7 @@ class SessionStore:
                     row,
                 )
             except sqlite3.IntegrityError:
-                (last,) = conn.execute(
-                    f"SELECT MAX(idx) FROM {table} WHERE session_id = ?", (session_id,)
-                ).fetchone()
+                (last,) = conn.execute(f"SELECT MAX(idx) FROM {table} WHERE session_id = ?", (session_id,)).fetchone()
                 raise DuplicateTrialError(
                     f"session {session_id} already has trial {index}; a trial is recorded "
                     f"once, so continue at index {last + 1}"
@@ -302,18 +343,29 @@ class SessionStore:
     # -- reading ------------------------------------------------------------------------------
 
     def _session_rows(self, conn, where: str = "", parameters=()) -> list[SessionInfo]:
-        counts = " + ".join(f"(SELECT COUNT(*) FROM {table} AS t WHERE t.session_id = sessions.id)"
-                            for table in schema.TRIAL_TABLES.values() if self._select[table] is not None)
+        counts = " + ".join(
+            f"(SELECT COUNT(*) FROM {table} AS t WHERE t.session_id = sessions.id)"
+            for table in schema.TRIAL_TABLES.values()
+            if self._select[table] is not None
+        )
         rows = conn.execute(
             f"SELECT {self._select['sessions']}, {counts} FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
         return [
             SessionInfo(
-                session_id=row[0], participant=row[1], kind=row[2], status=row[3],
-                created_at=row[4], updated_at=row[5], seed=row[6], software_version=row[7],
-                protocol=json.loads(row[8]), calibration=json.loads(row[9]),
-                optimizer_settings=json.loads(row[10]), n_trials=row[11],
+                session_id=row[0],
+                participant=row[1],
+                kind=row[2],
+                status=row[3],
+                created_at=row[4],
+                updated_at=row[5],
+                seed=row[6],
+                software_version=row[7],
+                protocol=json.loads(row[8]),
+                calibration=json.loads(row[9]),
+                optimizer_settings=json.loads(row[10]),
+                n_trials=row[11],
             )
             for row in rows
         ]
@@ -343,15 +395,22 @@ class SessionStore:
         with self._transaction(write=False) as conn:
             self._require_session(conn, session_id)
             rows = conn.execute(
-                f"SELECT {self._select['trials']} FROM trials "
-                "WHERE session_id = ? AND idx > ? ORDER BY idx",
+                f"SELECT {self._select['trials']} FROM trials WHERE session_id = ? AND idx > ? ORDER BY idx",
                 (session_id, since_index),
             ).fetchall()
         return [
             TrialRecord(
-                index=row[0], sphere_d=row[1], cylinder_d=row[2], letter_logmar=row[3],
-                letter=row[4], response=row[5], correct=bool(row[6]), rt_s=row[7],
-                presented_at=row[8], answered_at=row[9], extra=json.loads(row[10]),
+                index=row[0],
+                sphere_d=row[1],
+                cylinder_d=row[2],
+                letter_logmar=row[3],
+                letter=row[4],
+                response=row[5],
+                correct=bool(row[6]),
+                rt_s=row[7],
+                presented_at=row[8],
+                answered_at=row[9],
+                extra=json.loads(row[10]),
             )
             for row in rows
         ]
@@ -365,8 +424,7 @@ class SessionStore:
             if self._select["duel_trials"] is None:
                 return []
             rows = conn.execute(
-                f"SELECT {self._select['duel_trials']} FROM duel_trials "
-                "WHERE session_id = ? AND idx > ? ORDER BY idx",
+                f"SELECT {self._select['duel_trials']} FROM duel_trials WHERE session_id = ? AND idx > ? ORDER BY idx",
                 (session_id, since_index),
             ).fetchall()
         return [DuelTrialRecord(*row[:-1], extra=json.loads(row[-1])) for row in rows]

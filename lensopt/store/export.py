@@ -36,22 +36,53 @@ CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
 
 #: CSV columns, in order.
 CSV_COLUMNS = (
-    "session_id", "participant", "index", "letter", "letter_logmar", "sphere_d", "cylinder_d",
-    "response", "correct", "rt_s", "presented_at", "answered_at", "extra",
+    "session_id",
+    "participant",
+    "index",
+    "letter",
+    "letter_logmar",
+    "sphere_d",
+    "cylinder_d",
+    "response",
+    "correct",
+    "rt_s",
+    "presented_at",
+    "answered_at",
+    "extra",
 )
 
 #: CSV columns of a duel session, in order.
 DUEL_CSV_COLUMNS = (
-    "session_id", "participant", "index", "letters", "letter_logmar", "first_sphere_d",
-    "first_cylinder_d", "second_sphere_d", "second_cylinder_d", "answer", "rt_s", "presented_at",
-    "answered_at", "extra",
+    "session_id",
+    "participant",
+    "index",
+    "letters",
+    "letter_logmar",
+    "first_sphere_d",
+    "first_cylinder_d",
+    "second_sphere_d",
+    "second_cylinder_d",
+    "answer",
+    "rt_s",
+    "presented_at",
+    "answered_at",
+    "extra",
 )
 
 
 #: CSV columns of a ranking session, in order (``lenses_d`` and ``order`` are JSON text).
 RANKING_CSV_COLUMNS = (
-    "session_id", "participant", "index", "letters", "letter_logmar", "lenses_d", "order", "rt_s",
-    "presented_at", "answered_at", "extra",
+    "session_id",
+    "participant",
+    "index",
+    "letters",
+    "letter_logmar",
+    "lenses_d",
+    "order",
+    "rt_s",
+    "presented_at",
+    "answered_at",
+    "extra",
 )
 
 
@@ -80,7 +111,9 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
         "optimizer_settings": info.optimizer_settings,
         "seed": info.seed,
         "software_version": info.software_version,
-        "trials": [dataclasses.asdict(t) for t in trials] if info.kind in (DUEL_KIND, RANKING_KIND) else [
+        "trials": [dataclasses.asdict(t) for t in trials]
+        if info.kind in (DUEL_KIND, RANKING_KIND)
+        else [
             {
                 "index": t.index,
                 "letter": t.letter,
@@ -108,12 +141,20 @@ def _duel_csv_text(info: SessionInfo, duels: list[DuelTrialRecord]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(DUEL_CSV_COLUMNS)
     for d in duels:
-        writer.writerow([
-            info.session_id, info.participant, d.index, d.letters,
-            *(_number(getattr(d, name)) for name in DUEL_CSV_COLUMNS[4:9]), d.answer,
-            _number(d.rt_s), repr(d.presented_at), repr(d.answered_at),
-            json.dumps(d.extra, allow_nan=False, separators=(",", ":")),
-        ])
+        writer.writerow(
+            [
+                info.session_id,
+                info.participant,
+                d.index,
+                d.letters,
+                *(_number(getattr(d, name)) for name in DUEL_CSV_COLUMNS[4:9]),
+                d.answer,
+                _number(d.rt_s),
+                repr(d.presented_at),
+                repr(d.answered_at),
+                json.dumps(d.extra, allow_nan=False, separators=(",", ":")),
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -122,12 +163,21 @@ def _ranking_csv_text(info: SessionInfo, rankings) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(RANKING_CSV_COLUMNS)
     for r in rankings:
-        writer.writerow([
-            info.session_id, info.participant, r.index, r.letters, repr(r.letter_logmar),
-            r.lenses_json(), r.order_json(),
-            _number(r.rt_s), repr(r.presented_at), repr(r.answered_at),
-            json.dumps(r.extra, allow_nan=False, separators=(",", ":")),
-        ])
+        writer.writerow(
+            [
+                info.session_id,
+                info.participant,
+                r.index,
+                r.letters,
+                repr(r.letter_logmar),
+                r.lenses_json(),
+                r.order_json(),
+                _number(r.rt_s),
+                repr(r.presented_at),
+                repr(r.answered_at),
+                json.dumps(r.extra, allow_nan=False, separators=(",", ":")),
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -140,12 +190,23 @@ def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for t in trials:
-        writer.writerow([
-            info.session_id, info.participant, t.index, t.letter, repr(t.letter_logmar),
-            repr(t.sphere_d), repr(t.cylinder_d), "" if t.response is None else t.response,
-            int(t.correct), "" if t.rt_s is None else repr(t.rt_s), repr(t.presented_at),
-            repr(t.answered_at), json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
-        ])
+        writer.writerow(
+            [
+                info.session_id,
+                info.participant,
+                t.index,
+                t.letter,
+                repr(t.letter_logmar),
+                repr(t.sphere_d),
+                repr(t.cylinder_d),
+                "" if t.response is None else t.response,
+                int(t.correct),
+                "" if t.rt_s is None else repr(t.rt_s),
+                repr(t.presented_at),
+                repr(t.answered_at),
+                json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
+            ]
+        )
     return buffer.getvalue()
 
 

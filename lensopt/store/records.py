@@ -151,8 +151,15 @@ class DuelTrialRecord:
     def __post_init__(self):
         owner = "DuelTrialRecord"
         object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
-        for name in ("first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d",
-                     "letter_logmar", "presented_at", "answered_at"):
+        for name in (
+            "first_sphere_d",
+            "first_cylinder_d",
+            "second_sphere_d",
+            "second_cylinder_d",
+            "letter_logmar",
+            "presented_at",
+            "answered_at",
+        ):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
         if not isinstance(self.letters, str) or not self.letters.isalpha() or not self.letters.isupper():
             raise ValueError(f"{owner}.letters must be capital letters A-Z, got {self.letters!r}")
@@ -197,23 +204,30 @@ class RankingTrialRecord:
         owner = "RankingTrialRecord"
         object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
         try:
-            lenses = tuple((check_finite(owner, "lenses_d", S), check_finite(owner, "lenses_d", C))
-                           for S, C in self.lenses_d)
+            lenses = tuple(
+                (check_finite(owner, "lenses_d", S), check_finite(owner, "lenses_d", C)) for S, C in self.lenses_d
+            )
         except (TypeError, ValueError):
             lenses = ()
         if len(lenses) not in RANKING_SET_SIZES or len(set(lenses)) != len(lenses):
-            raise ValueError(f"{owner}.lenses_d must be {RANKING_SET_SIZES[0]} to {RANKING_SET_SIZES[-1]} distinct "
-                             f"finite (sphere_d, cylinder_d) pairs, got {self.lenses_d!r}")
+            raise ValueError(
+                f"{owner}.lenses_d must be {RANKING_SET_SIZES[0]} to {RANKING_SET_SIZES[-1]} distinct "
+                f"finite (sphere_d, cylinder_d) pairs, got {self.lenses_d!r}"
+            )
         object.__setattr__(self, "lenses_d", lenses)
         for name in ("letter_logmar", "presented_at", "answered_at"):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
         if not isinstance(self.letters, str) or not self.letters.isalpha() or not self.letters.isupper():
             raise ValueError(f"{owner}.letters must be capital letters A-Z, got {self.letters!r}")
         order = tuple(self.order) if isinstance(self.order, (list, tuple)) else None
-        if (order is None or not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in order)
-                or sorted(order) != list(range(len(lenses)))):
-            raise ValueError(f"{owner}.order must hold each lens index 0..{len(lenses) - 1} once, clearest "
-                             f"first, got {self.order!r}")
+        if (
+            order is None
+            or not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in order)
+            or sorted(order) != list(range(len(lenses)))
+        ):
+            raise ValueError(
+                f"{owner}.order must hold each lens index 0..{len(lenses) - 1} once, clearest first, got {self.order!r}"
+            )
         object.__setattr__(self, "order", tuple(int(i) for i in order))
         check_answer_details(self, owner)
 
@@ -235,11 +249,21 @@ class RankingTrialRecord:
         return to_json("RankingTrialRecord", "extra", self.extra)
 
     @classmethod
-    def from_row(cls, index, lenses_json, letter_logmar, letters, order_json, rt_s, presented_at,
-                 answered_at, extra_json) -> RankingTrialRecord:
+    def from_row(
+        cls, index, lenses_json, letter_logmar, letters, order_json, rt_s, presented_at, answered_at, extra_json
+    ) -> RankingTrialRecord:
         """The record of a stored row (columns in ``schema.COLUMNS["ranking_trials"]`` order)."""
-        return cls(index, tuple(tuple(lens) for lens in json.loads(lenses_json)), letter_logmar, letters,
-                   tuple(json.loads(order_json)), rt_s, presented_at, answered_at, json.loads(extra_json))
+        return cls(
+            index,
+            tuple(tuple(lens) for lens in json.loads(lenses_json)),
+            letter_logmar,
+            letters,
+            tuple(json.loads(order_json)),
+            rt_s,
+            presented_at,
+            answered_at,
+            json.loads(extra_json),
+        )
 
 
 @dataclass(frozen=True)

@@ -117,20 +117,55 @@ MIGRATIONS = {
 #: Columns of the current layout, in the order the store reads them.
 COLUMNS = {
     "sessions": (
-        "id", "participant", "kind", "status", "created_at", "updated_at", "seed",
-        "software_version", "protocol", "calibration", "optimizer_settings",
+        "id",
+        "participant",
+        "kind",
+        "status",
+        "created_at",
+        "updated_at",
+        "seed",
+        "software_version",
+        "protocol",
+        "calibration",
+        "optimizer_settings",
     ),
     "trials": (
-        "idx", "sphere_d", "cylinder_d", "letter_logmar", "letter", "response", "correct",
-        "rt_s", "presented_at", "answered_at", "extra",
+        "idx",
+        "sphere_d",
+        "cylinder_d",
+        "letter_logmar",
+        "letter",
+        "response",
+        "correct",
+        "rt_s",
+        "presented_at",
+        "answered_at",
+        "extra",
     ),
     "duel_trials": (
-        "idx", "first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d",
-        "letter_logmar", "letters", "answer", "rt_s", "presented_at", "answered_at", "extra",
+        "idx",
+        "first_sphere_d",
+        "first_cylinder_d",
+        "second_sphere_d",
+        "second_cylinder_d",
+        "letter_logmar",
+        "letters",
+        "answer",
+        "rt_s",
+        "presented_at",
+        "answered_at",
+        "extra",
     ),
     "ranking_trials": (
-        "idx", "lenses_d", "letter_logmar", "letters", "lens_order", "rt_s", "presented_at",
-        "answered_at", "extra",
+        "idx",
+        "lenses_d",
+        "letter_logmar",
+        "letters",
+        "lens_order",
+        "rt_s",
+        "presented_at",
+        "answered_at",
+        "extra",
     ),
 }
 
@@ -243,7 +278,6 @@ def select_list(conn: sqlite3.Connection, table: str) -> str | None:
             parts.append(f"{READ_DEFAULTS[(table, column)]} AS {column}")
         else:
             raise OlderSchemaError(
-                f"table {table} lacks column {column}; open the database once without read-only "
-                "mode to upgrade it"
+                f"table {table} lacks column {column}; open the database once without read-only mode to upgrade it"
             )
     return ", ".join(parts)

@@ -15,8 +15,9 @@ def refraction_data(n=40, seed=0, threshold=lambda x: 0.3 * np.sum(x**2, axis=1)
 
 @pytest.fixture(scope="package")
 def fitted_model():
-    kernel = KernelSpec(structure="psychophysics", lengthscales=(1.5, 1.5), variance=4.0,
-                        context_variance=4.0).build(1, 2)
+    kernel = KernelSpec(structure="psychophysics", lengthscales=(1.5, 1.5), variance=4.0, context_variance=4.0).build(
+        1, 2
+    )
     X, y = refraction_data()
     return GPClassifier(kernel).fit(X, y)
 

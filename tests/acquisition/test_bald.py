@@ -33,11 +33,17 @@ def test_bald_picks_a_letter_size_near_a_known_threshold():
     s = rng.uniform(-1, 2, 150)
     y = (rng.uniform(size=s.size) < norm.cdf(slope * (s - threshold))).astype(int)
     X = np.column_stack([s, np.zeros_like(s), np.zeros_like(s)])
-    kernel = KernelSpec(structure="psychophysics", lengthscales=(1.0, 1.0), variance=16.0,
-                        context_variance=16.0).build(1, 2)
+    kernel = KernelSpec(structure="psychophysics", lengthscales=(1.0, 1.0), variance=16.0, context_variance=16.0).build(
+        1, 2
+    )
     model = GPClassifier(kernel).fit(X, y)
-    point, _ = maximize_acquisition(BALD(model), [(-1, 2), (-4, 4), (-4, 4)], np.random.default_rng(0),
-                                    fixed_features={1: 0.0, 2: 0.0}, settings=MaximizerSettings(n_candidates=64))
+    point, _ = maximize_acquisition(
+        BALD(model),
+        [(-1, 2), (-4, 4), (-4, 4)],
+        np.random.default_rng(0),
+        fixed_features={1: 0.0, 2: 0.0},
+        settings=MaximizerSettings(n_candidates=64),
+    )
 
     grid = np.linspace(-1, 2, 601)
     mean, var = model.predict_latent(np.column_stack([grid, np.zeros_like(grid), np.zeros_like(grid)]))

@@ -17,7 +17,8 @@ def test_kg_equals_a_brute_force_computation_with_fresh_models(fitted_model):
         best = []
         for outcome in (1, 0):
             fresh = GPClassifier(fitted_model.kernel_).fit(
-                np.vstack([fitted_model.X_train_, x]), np.append(fitted_model.y_train_, outcome))
+                np.vstack([fitted_model.X_train_, x]), np.append(fitted_model.y_train_, outcome)
+            )
             best.append(fresh.predict_latent(inner)[0].max())
         expected = p[i] * best[0] + (1 - p[i]) * best[1] - base_best
         np.testing.assert_allclose(values[i], expected, rtol=1e-6, atol=1e-9)

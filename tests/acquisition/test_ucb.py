@@ -23,8 +23,7 @@ def test_probit_ucb_gradient_matches_finite_differences(fitted_model):
     X = np.random.default_rng(1).uniform([-1, -2, -2], [2, 2, 2], (6, 3))
     value, gradient = ProbitUCB(fitted_model).value_and_gradient(X)
     np.testing.assert_allclose(value, ProbitUCB(fitted_model)(X))
-    np.testing.assert_allclose(gradient, finite_difference_gradient(ProbitUCB(fitted_model), X),
-                               rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(gradient, finite_difference_gradient(ProbitUCB(fitted_model), X), rtol=1e-4, atol=1e-6)
 
 
 def test_latent_ucb_is_mean_plus_beta_sd_with_matching_gradient(fitted_model):
@@ -32,5 +31,4 @@ def test_latent_ucb_is_mean_plus_beta_sd_with_matching_gradient(fitted_model):
     mu, var = fitted_model.predict_latent(X)
     acq = LatentUCB(fitted_model, beta=2.0)
     np.testing.assert_allclose(acq(X), mu + 2.0 * np.sqrt(var))
-    np.testing.assert_allclose(acq.value_and_gradient(X)[1], finite_difference_gradient(acq, X),
-                               rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(acq.value_and_gradient(X)[1], finite_difference_gradient(acq, X), rtol=1e-4, atol=1e-6)

@@ -38,8 +38,10 @@ def test_known_order_gives_known_ranking_and_borda():
 
 def test_direction_min_reverses_the_order():
     rng = np.random.default_rng(1)
-    results = {"err": {"low": _curves(rng, 0.0), "high": _curves(rng, 1.0)},
-               "g": {"low": _curves(rng, 0.0), "high": _curves(rng, 1.0)}}
+    results = {
+        "err": {"low": _curves(rng, 0.0), "high": _curves(rng, 1.0)},
+        "g": {"low": _curves(rng, 0.0), "high": _curves(rng, 1.0)},
+    }
     out = stratified_analysis(results, directions={"err": "min", "g": "max"})
     assert out.borda_per_problem.tolist() == [[1, 0], [0, 1]]
 
@@ -47,12 +49,12 @@ def test_direction_min_reverses_the_order():
 def test_tie_on_final_value_is_broken_by_area_under_curve():
     rng = np.random.default_rng(2)
     final = rng.standard_normal(40)
-    fast = np.column_stack([np.full(40, 1.0), np.full(40, 1.0), final])   # high early
+    fast = np.column_stack([np.full(40, 1.0), np.full(40, 1.0), final])  # high early
     slow = np.column_stack([np.full(40, -1.0), np.full(40, -1.0), final])  # same final values
     worst = np.column_stack([np.zeros((40, 2)), final - 10])
     out = stratified_analysis({"p": {"slow": slow, "fast": fast, "worst": worst}})
     assert not out.wins_final[0, 0, 1] and not out.wins_final[0, 1, 0]  # tie on the final value
-    assert out.wins_auc[0, 1, 0]                                         # fast beats slow on AUC
+    assert out.wins_auc[0, 1, 0]  # fast beats slow on AUC
     assert out.borda.tolist() == [1, 2, 0]
 
 
@@ -82,8 +84,7 @@ def test_win_fraction_matrix_by_hand():
 def test_missing_rule_and_ragged_lengths_raise():
     rng = np.random.default_rng(4)
     with pytest.raises(ValueError, match="no runs of rule"):
-        stratified_analysis({"p": {"a": _curves(rng, 1)}, "q": {"b": _curves(rng, 1)}},
-                            rules=["a", "b"])
+        stratified_analysis({"p": {"a": _curves(rng, 1)}, "q": {"b": _curves(rng, 1)}}, rules=["a", "b"])
     with pytest.raises(ValueError, match="length"):
         stratified_analysis({"p": {"a": _curves(rng, 1, n_iter=5), "b": _curves(rng, 1)}})
 

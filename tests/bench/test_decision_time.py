@@ -12,13 +12,32 @@ from lensopt.cli import main
 
 SUMMARY_FIELDS = {"n", "median_ms", "p95_ms", "max_ms", "p95_frames"}
 PROCESS_FIELDS = SUMMARY_FIELDS | {
-    "process", "seed", "pid", "blas_threads_setting", "limit_applied_by", "blas_threads_inside",
-    "blas_threads_inside_varied", "blas_threads_outside", "blas_libraries",
+    "process",
+    "seed",
+    "pid",
+    "blas_threads_setting",
+    "limit_applied_by",
+    "blas_threads_inside",
+    "blas_threads_inside_varied",
+    "blas_threads_outside",
+    "blas_libraries",
 }
 RESULT_FIELDS = {
-    "rule", "processes", "trials", "seed", "import_order", "blas_threads_setting", "limit",
-    "limit_applied_by", "env_removed", "env_lensopt_blas_threads", "cpu_count", "frame_ms",
-    "per_process", "pooled", "within_frame",
+    "rule",
+    "processes",
+    "trials",
+    "seed",
+    "import_order",
+    "blas_threads_setting",
+    "limit",
+    "limit_applied_by",
+    "env_removed",
+    "env_lensopt_blas_threads",
+    "cpu_count",
+    "frame_ms",
+    "per_process",
+    "pooled",
+    "within_frame",
 }
 
 
@@ -68,8 +87,14 @@ def test_table_output(capsys, monkeypatch):
 
 
 def test_child_environment_strips_thread_variables_only():
-    base = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "1048576", "PATH": "/bin"}
+    base = {
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_CORETYPE": "Haswell",
+        "OPENBLAS_L2_SIZE": "1048576",
+        "PATH": "/bin",
+    }
     env = child_environment(limit=True, base=base)
     assert not set(BLAS_ENV) & set(env)
     assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["OPENBLAS_L2_SIZE"] == "1048576"

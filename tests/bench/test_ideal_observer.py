@@ -38,14 +38,20 @@ def _brute_force_posterior(answers, hypotheses, slope, guess, lapse, va_best):
 
 @pytest.mark.parametrize("lapse, n_alternatives", [(0.0, 26), (0.05, 10)])
 def test_grid_posterior_equals_a_brute_force_product_of_likelihoods(lapse, n_alternatives):
-    observer = IdealObserver(slope=4.0, n_alternatives=n_alternatives, lapse=lapse, va_best_logmar=-0.1,
-                             sphere_bounds_d=(-1, 1), cylinder_bounds_d=(-1, 1), grid_step_d=0.5)
+    observer = IdealObserver(
+        slope=4.0,
+        n_alternatives=n_alternatives,
+        lapse=lapse,
+        va_best_logmar=-0.1,
+        sphere_bounds_d=(-1, 1),
+        cylinder_bounds_d=(-1, 1),
+        grid_step_d=0.5,
+    )
     assert observer.hypotheses_d.shape == (25, 2)
     np.testing.assert_allclose(observer.posterior(), np.full(25, 1 / 25))  # uniform prior
     for trial, correct in HAND_MADE_ANSWERS:
         observer.tell(trial, correct)
-    expected = _brute_force_posterior(HAND_MADE_ANSWERS, observer.hypotheses_d, 4.0, 1 / n_alternatives,
-                                      lapse, -0.1)
+    expected = _brute_force_posterior(HAND_MADE_ANSWERS, observer.hypotheses_d, 4.0, 1 / n_alternatives, lapse, -0.1)
     np.testing.assert_allclose(observer.posterior(), expected, rtol=1e-10, atol=1e-15)
     assert observer.posterior_grid().shape == (5, 5) and observer.n_trials == 5
 
@@ -99,8 +105,7 @@ def test_simulated_session_reaches_within_005_logmar_in_100_trials(seed):
     assert observer.n_trials == 100 and observer.last_decision_ms > 0
     certainty = observer.certainty()  # 95 % posterior intervals (grid points) around the reported lens
     assert certainty.confidence == observer.confidence()
-    for (low, high), best_d in zip((certainty.sphere_interval_d, certainty.cylinder_interval_d),
-                                   observer.best()):
+    for (low, high), best_d in zip((certainty.sphere_interval_d, certainty.cylinder_interval_d), observer.best()):
         assert low - 0.05 <= best_d <= high + 0.05 and 0 < high - low < 1.5
 
 
@@ -172,11 +177,18 @@ def test_reported_lens_minimizes_the_posterior_expected_acuity_loss():
     assert losses[0] <= losses[1:].min() + 1e-12
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"slope": 0.0}, "slope"), ({"n_alternatives": 1}, "n_alternatives"), ({"lapse": 0.97}, "lapse"),
-    ({"seed": -1}, "seed"), ({"sphere_bounds_d": (2, -2)}, "sphere_bounds_d"),
-    ({"lens_step_d": 0}, "lens_step_d"), ({"stop": {"confidence": 1.5}}, "confidence"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"slope": 0.0}, "slope"),
+        ({"n_alternatives": 1}, "n_alternatives"),
+        ({"lapse": 0.97}, "lapse"),
+        ({"seed": -1}, "seed"),
+        ({"sphere_bounds_d": (2, -2)}, "sphere_bounds_d"),
+        ({"lens_step_d": 0}, "lens_step_d"),
+        ({"stop": {"confidence": 1.5}}, "confidence"),
+    ],
+)
 def test_bad_settings_raise_one_line_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         IdealObserver(**kwargs)

@@ -11,9 +11,14 @@ from lensopt.bench.runner import RunSpec, run_one
 from lensopt.cli import main
 
 
-@pytest.mark.parametrize("campaign, rule, batch", [
-    ("duels", "muc", 2), ("batch-duels", "kss", 3), ("contextual-duels", "muc-ald", 2),
-])
+@pytest.mark.parametrize(
+    "campaign, rule, batch",
+    [
+        ("duels", "muc", 2),
+        ("batch-duels", "kss", 3),
+        ("contextual-duels", "muc-ald", 2),
+    ],
+)
 def test_each_preferential_campaign_records_a_trajectory_of_true_values(campaign, rule, batch):
     record = run_one(RunSpec(campaign, "forrester", rule, 1, 7, n_initial=3).to_dict())
     problem = function_problem("forrester")
@@ -41,8 +46,25 @@ def test_same_seed_gives_the_same_preferential_record():
 
 def test_cli_duel_campaign_runs_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "duels"
-    argv = ["bench", "duels", "--out", str(out), "--seeds", "2", "--iterations", "5", "--initial", "2",
-            "--rules", "muc", "random", "--problems", "forrester", "--local-sync", "--no-progress"]
+    argv = [
+        "bench",
+        "duels",
+        "--out",
+        str(out),
+        "--seeds",
+        "2",
+        "--iterations",
+        "5",
+        "--initial",
+        "2",
+        "--rules",
+        "muc",
+        "random",
+        "--problems",
+        "forrester",
+        "--local-sync",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     assert main(argv) == 0
     assert "4 already done, 0 run now" in capsys.readouterr().out
@@ -52,12 +74,15 @@ def test_cli_duel_campaign_runs_resumes_and_reports(tmp_path, capsys):
     assert (out / "report" / "ranking.md").exists()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["bench", "duels", "--rules", "muc-ald"], "choose from"),
-    (["bench", "contextual-duels", "--rules", "dueling-ucb"], "choose from"),
-    (["bench", "batch-duels", "--rules", "muc", "muc"], "twice"),
-    (["bench", "batch-duels", "--rules", "dueling-ucb"], "choose from"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bench", "duels", "--rules", "muc-ald"], "choose from"),
+        (["bench", "contextual-duels", "--rules", "dueling-ucb"], "choose from"),
+        (["bench", "batch-duels", "--rules", "muc", "muc"], "twice"),
+        (["bench", "batch-duels", "--rules", "dueling-ucb"], "choose from"),
+    ],
+)
 def test_cli_duel_campaign_bad_rules_give_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert main(argv + ["--out", str(tmp_path / "x"), "--local-sync"]) == 2
     err = capsys.readouterr().err
@@ -66,12 +91,15 @@ def test_cli_duel_campaign_bad_rules_give_one_line_and_exit_2(argv, message, cap
 
 # ---- letters against duels on the same patients (issue 8) ------------------------------------
 def test_feedback_modes_face_the_same_patient_and_duel_ties_are_counted():
-    letters = run_one(RunSpec("feedback", "slope-5", "letters", 2, 8, n_initial=3, slope=5.0,
-                              tie_threshold=1.0).to_dict())
-    duels = run_one(RunSpec("feedback", "slope-5", "duel-drop-ties", 2, 8, n_initial=3, slope=5.0,
-                            tie_threshold=1.0).to_dict())
-    never = run_one(RunSpec("feedback", "slope-5", "duel-drop-ties", 2, 8, n_initial=3, slope=5.0,
-                            tie_threshold=0.0).to_dict())
+    letters = run_one(
+        RunSpec("feedback", "slope-5", "letters", 2, 8, n_initial=3, slope=5.0, tie_threshold=1.0).to_dict()
+    )
+    duels = run_one(
+        RunSpec("feedback", "slope-5", "duel-drop-ties", 2, 8, n_initial=3, slope=5.0, tie_threshold=1.0).to_dict()
+    )
+    never = run_one(
+        RunSpec("feedback", "slope-5", "duel-drop-ties", 2, 8, n_initial=3, slope=5.0, tie_threshold=0.0).to_dict()
+    )
     assert letters["true_correction_d"] == duels["true_correction_d"]
     assert letters["n_same_answers"] == 0 and never["n_same_answers"] == 0
     assert duels["n_same_answers"] > 0  # δ = 1: about half the answers to similar lenses
@@ -80,8 +108,7 @@ def test_feedback_modes_face_the_same_patient_and_duel_ties_are_counted():
 
 def test_feedback_letters_follow_the_beta_of_their_spec():
     def lens(beta):
-        spec = RunSpec("feedback", "slope-5", "letters", 2, 9, n_initial=3, slope=5.0, tie_threshold=1.0,
-                       beta=beta)
+        spec = RunSpec("feedback", "slope-5", "letters", 2, 9, n_initial=3, slope=5.0, tie_threshold=1.0, beta=beta)
         return run_one(spec.to_dict())["final_point"]
 
     assert lens(0.0) != lens(3.0)

@@ -71,9 +71,14 @@ def test_likelihood_gradient_matches_finite_differences():
     params = np.array([np.log(0.3), np.log(1.2), np.log(0.05)])
     _, grad = _negative_log_likelihood(params, kernel, X, y)
     eps = 1e-6
-    numeric = [(_negative_log_likelihood(params + eps * e, kernel, X, y)[0]
-                - _negative_log_likelihood(params - eps * e, kernel, X, y)[0]) / (2 * eps)
-               for e in np.eye(3)]
+    numeric = [
+        (
+            _negative_log_likelihood(params + eps * e, kernel, X, y)[0]
+            - _negative_log_likelihood(params - eps * e, kernel, X, y)[0]
+        )
+        / (2 * eps)
+        for e in np.eye(3)
+    ]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
 
 
@@ -90,8 +95,7 @@ def test_fit_recovers_the_lengthscale_of_a_gp_sample():
 
 
 def test_fit_of_a_benchmark_function_reports_its_family_and_stays_in_bounds():
-    fit = fit_base_kernel(get_function("forrester"), load_rescaling_table()["forrester"],
-                          n_samples=60, n_restarts=0)
+    fit = fit_base_kernel(get_function("forrester"), load_rescaling_table()["forrester"], n_samples=60, n_restarts=0)
     assert fit["family"] == "se-ard" and fit["n_samples"] == 60
     assert 1e-3 <= fit["lengthscales"][0] <= 10.0
     assert 1e-6 <= fit["noise_variance"] <= 1.0

@@ -18,12 +18,22 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def _record(problem, rule, seed, trajectory, direction="max", optimal=3.0):
     return {
-        "key": f"{problem}__{rule}__seed{seed:04d}", "campaign": "functions", "problem": problem,
-        "rule": rule, "seed": seed, "n_iterations": len(trajectory), "n_initial": 5, "slope": None,
-        "direction": direction, "optimal_value": optimal, "trajectory": list(trajectory),
-        "final_value": trajectory[-1], "wall_time_s": 2.0,
+        "key": f"{problem}__{rule}__seed{seed:04d}",
+        "campaign": "functions",
+        "problem": problem,
+        "rule": rule,
+        "seed": seed,
+        "n_iterations": len(trajectory),
+        "n_initial": 5,
+        "slope": None,
+        "direction": direction,
+        "optimal_value": optimal,
+        "trajectory": list(trajectory),
+        "final_value": trajectory[-1],
+        "wall_time_s": 2.0,
         "started_at": f"2026-01-01T00:00:{seed:02d}+00:00",
-        "finished_at": f"2026-01-01T00:01:{seed:02d}+00:00", "host": "test",
+        "finished_at": f"2026-01-01T00:01:{seed:02d}+00:00",
+        "host": "test",
         "versions": {"lensopt": "0", "numpy": "0", "scipy": "0"},
     }
 
@@ -39,8 +49,10 @@ def campaign(tmp_path):
                 traj = np.linspace(-1, mean, 8) + 0.05 * rng.standard_normal(8)
                 rec = _record(problem, rule, seed, traj.tolist())
                 write_json_atomic(tmp_path / "runs" / f"{rec['key']}.json", rec)
-    write_json_atomic(tmp_path / MANIFEST_NAME, {"rules": ["ucb-ald", "bald", "random"],
-                                                 "problems": ["p1", "p2"], "command": "lensopt bench x"})
+    write_json_atomic(
+        tmp_path / MANIFEST_NAME,
+        {"rules": ["ucb-ald", "bald", "random"], "problems": ["p1", "p2"], "command": "lensopt bench x"},
+    )
     return tmp_path
 
 
@@ -49,8 +61,7 @@ def test_report_writes_every_file_and_matches_the_analysis(campaign, tmp_path):
     summary = write_report(campaign, out)
     for name in ("ranking.md", "ranking.csv", "ranking.json", "win-final.csv", "win-auc.csv"):
         assert (out / name).stat().st_size > 0
-    for png in [out / "win-final.png", out / "win-auc.png", out / "curves" / "p1.png",
-                out / "curves" / "p2.png"]:
+    for png in [out / "win-final.png", out / "win-auc.png", out / "curves" / "p1.png", out / "curves" / "p2.png"]:
         assert png.read_bytes()[:8] == PNG_MAGIC
     rows = list(csv.DictReader((out / "ranking.csv").read_text().splitlines()))
     assert [r["rule"] for r in rows] == ["ucb-ald", "bald", "random"]
@@ -67,8 +78,10 @@ def test_report_writes_every_file_and_matches_the_analysis(campaign, tmp_path):
 
 
 def test_regret_by_hand_for_both_directions():
-    recs = [_record("f", "a", 0, [1.0, 2.5], optimal=3.0),
-            _record("r", "a", 0, [0.4, 0.1], direction="min", optimal=0.0)]
+    recs = [
+        _record("f", "a", 0, [1.0, 2.5], optimal=3.0),
+        _record("r", "a", 0, [0.4, 0.1], direction="min", optimal=0.0),
+    ]
     curves = regret_curves(recs)
     np.testing.assert_allclose(curves["f"]["a"], [[2.0, 0.5]])
     np.testing.assert_allclose(curves["r"]["a"], [[0.4, 0.1]])
@@ -88,8 +101,11 @@ def test_durations_are_human_readable():
 def test_benchmark_package_never_imports_pyplot():
     root = Path(lensopt.bench.__file__).parent
     sources = [p.read_text() for p in root.rglob("*.py")]
-    pattern = re.compile(r"^\s*(import matplotlib\.pyplot|from matplotlib import pyplot|"
-                         r"from matplotlib\.pyplot import)", re.MULTILINE)
+    pattern = re.compile(
+        r"^\s*(import matplotlib\.pyplot|from matplotlib import pyplot|"
+        r"from matplotlib\.pyplot import)",
+        re.MULTILINE,
+    )
     assert sources and not any(pattern.search(s) for s in sources)
 
 

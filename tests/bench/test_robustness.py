@@ -18,15 +18,18 @@ from lensopt.bench.runner import HELD_OUT_FIRST_SEED, RunSpec, load_records, spl
 from lensopt.cli import main
 
 
-@pytest.mark.parametrize("trajectory, expected", [
-    ([0.0, 0.0, 0.0], 1),                  # there from the first trial
-    ([0.2, 0.01, 0.02], 2),                # reached at trial 2 and stayed
-    ([0.01, 0.2, 0.01, 0.02], 3),          # reached, left, came back at trial 3
-    ([0.01, 0.01, 0.05], 4),               # reached, then left at the end: never (budget + 1)
-    ([0.3, 0.3, 0.3], 4),                  # never reached
-    ([0.3, 0.025, 0.025], 2),              # the criterion itself counts as reached
-    ([0.01, float("nan"), 0.01], 3),       # a missing value is not "within"
-])
+@pytest.mark.parametrize(
+    "trajectory, expected",
+    [
+        ([0.0, 0.0, 0.0], 1),  # there from the first trial
+        ([0.2, 0.01, 0.02], 2),  # reached at trial 2 and stayed
+        ([0.01, 0.2, 0.01, 0.02], 3),  # reached, left, came back at trial 3
+        ([0.01, 0.01, 0.05], 4),  # reached, then left at the end: never (budget + 1)
+        ([0.3, 0.3, 0.3], 4),  # never reached
+        ([0.3, 0.025, 0.025], 2),  # the criterion itself counts as reached
+        ([0.01, float("nan"), 0.01], 3),  # a missing value is not "within"
+    ],
+)
 def test_trials_to_criterion_reach_and_stay(trajectory, expected):
     assert trials_to_criterion(trajectory) == expected
 
@@ -35,19 +38,36 @@ def _trajectory(pieces, budget=100):
     """``[(first_trial, value), ...]``: the value from that (1-based) trial on."""
     errors = np.empty(budget)
     for first, value in pieces:
-        errors[first - 1:] = value
+        errors[first - 1 :] = value
     return errors.tolist()
 
 
 def _record(rule, seed, pieces, stopped_at=None, stop_reason=None, decision_ms=(1.0,), budget=100):
     trajectory = _trajectory(pieces, budget)
-    return {"campaign": "robustness", "problem": "slope-5", "rule": rule, "seed": seed, "slope": 5.0,
-            "lapse": 0.0, "n_alternatives": 26, "split": split_of(seed), "stop_confidence": 0.95,
-            "min_trials": 20, "trajectory": trajectory, "stopped_at": stopped_at, "stop_reason": stop_reason,
-            "error_at_stop": None if stopped_at is None else trajectory[stopped_at - 1],
-            "decision_ms": list(decision_ms),
-            "timings_ms": {"decision": {"median": float(np.median(decision_ms)) if decision_ms else None,
-                                        "p95": None, "n": len(decision_ms)}}}
+    return {
+        "campaign": "robustness",
+        "problem": "slope-5",
+        "rule": rule,
+        "seed": seed,
+        "slope": 5.0,
+        "lapse": 0.0,
+        "n_alternatives": 26,
+        "split": split_of(seed),
+        "stop_confidence": 0.95,
+        "min_trials": 20,
+        "trajectory": trajectory,
+        "stopped_at": stopped_at,
+        "stop_reason": stop_reason,
+        "error_at_stop": None if stopped_at is None else trajectory[stopped_at - 1],
+        "decision_ms": list(decision_ms),
+        "timings_ms": {
+            "decision": {
+                "median": float(np.median(decision_ms)) if decision_ms else None,
+                "p95": None,
+                "n": len(decision_ms),
+            }
+        },
+    }
 
 
 def _hand_made_records():
@@ -114,13 +134,19 @@ def test_held_out_split_is_the_default_and_every_spec_says_so():
 
 
 def test_condition_defaults_cover_the_issue_and_patients_are_paired_across_rules():
-    specs = robustness_specs(["slope-5", "slope-2", "slope-8", "slope-5-lapse-0.05", "slope-5-sloan"],
-                             ["ucb-ald", "ts-ald", "ideal"])
+    specs = robustness_specs(
+        ["slope-5", "slope-2", "slope-8", "slope-5-lapse-0.05", "slope-5-sloan"], ["ucb-ald", "ts-ald", "ideal"]
+    )
     per_condition = {}
     for s in specs:
         per_condition.setdefault(s.problem, set()).add(s.seed)
     assert {k: len(v) for k, v in per_condition.items()} == {
-        "slope-5": 200, "slope-2": 100, "slope-8": 100, "slope-5-lapse-0.05": 100, "slope-5-sloan": 100}
+        "slope-5": 200,
+        "slope-2": 100,
+        "slope-8": 100,
+        "slope-5-lapse-0.05": 100,
+        "slope-5-sloan": 100,
+    }
     lapse = next(s for s in specs if s.problem == "slope-5-lapse-0.05")
     sloan = next(s for s in specs if s.problem == "slope-5-sloan" and s.rule == "ucb-ald")
     assert lapse.lapse == 0.05 and sloan.n_alternatives == 10
@@ -132,11 +158,21 @@ def test_condition_defaults_cover_the_issue_and_patients_are_paired_across_rules
 
 
 def test_old_records_without_the_new_fields_load_as_equal_specs():
-    old = {"campaign": "refraction", "problem": "slope-5", "rule": "ucb-ald", "seed": 3, "n_iterations": 260,
-           "n_initial": 5, "slope": 5.0, "hyperparameters": "fitted", "report_every": 5, "tie_threshold": None,
-           "beta": 2.3263478740408408, "trajectory": [0.1]}
-    spec = RunSpec("refraction", "slope-5", "ucb-ald", 3, 260, 5, slope=5.0, report_every=5,
-                   beta=2.3263478740408408)
+    old = {
+        "campaign": "refraction",
+        "problem": "slope-5",
+        "rule": "ucb-ald",
+        "seed": 3,
+        "n_iterations": 260,
+        "n_initial": 5,
+        "slope": 5.0,
+        "hyperparameters": "fitted",
+        "report_every": 5,
+        "tie_threshold": None,
+        "beta": 2.3263478740408408,
+        "trajectory": [0.1],
+    }
+    spec = RunSpec("refraction", "slope-5", "ucb-ald", 3, 260, 5, slope=5.0, report_every=5, beta=2.3263478740408408)
     assert RunSpec.from_dict(old) == spec
     assert spec.optimizer_options == {"beta": 2.3263478740408408}  # no new keywords for old campaigns
     filled = RunSpec("robustness", "slope-5", "ideal", HELD_OUT_FIRST_SEED, 12, slope=5.0)
@@ -144,8 +180,23 @@ def test_old_records_without_the_new_fields_load_as_equal_specs():
 
 
 def _campaign_argv(out, *extra):
-    return ["bench", "robustness", "--out", str(out), "--patients", "2", "--trials", "12", "--min-trials", "5",
-            "--conditions", "slope-5", "--local-sync", "--no-progress", *extra]
+    return [
+        "bench",
+        "robustness",
+        "--out",
+        str(out),
+        "--patients",
+        "2",
+        "--trials",
+        "12",
+        "--min-trials",
+        "5",
+        "--conditions",
+        "slope-5",
+        "--local-sync",
+        "--no-progress",
+        *extra,
+    ]
 
 
 def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_path, capsys):
@@ -196,8 +247,10 @@ def _optimizer_has_the_stop_api():
     return hasattr(RefractionOptimizer, "confidence") and hasattr(RefractionOptimizer, "should_stop")
 
 
-@pytest.mark.skipif(not _optimizer_has_the_stop_api(),
-                    reason="RefractionOptimizer has no confidence()/should_stop() yet (issue 14, in progress)")
+@pytest.mark.skipif(
+    not _optimizer_has_the_stop_api(),
+    reason="RefractionOptimizer has no confidence()/should_stop() yet (issue 14, in progress)",
+)
 def test_tiny_campaign_with_the_letter_optimizer_pairs_patients_with_the_ideal_observer(tmp_path, capsys):
     out = tmp_path / "paired"
     assert main(_campaign_argv(out, "--rules", "ucb-ald", "ideal", "--conditions", "slope-5-sloan")) == 0
@@ -213,13 +266,16 @@ def test_tiny_campaign_with_the_letter_optimizer_pairs_patients_with_the_ideal_o
     assert ucb["versus_ideal"]["paired_sessions"] == 2
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--conditions", "slope-3"], "unknown robustness condition"),
-    (["--rules", "bald"], "unknown rule"),
-    (["--stop-confidence", "1.5"], "--stop-confidence"),
-    (["--first-seed", "99999"], "straddle"),
-    (["--model-lapse", "0.6"], "--model-lapse"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--conditions", "slope-3"], "unknown robustness condition"),
+        (["--rules", "bald"], "unknown rule"),
+        (["--stop-confidence", "1.5"], "--stop-confidence"),
+        (["--first-seed", "99999"], "straddle"),
+        (["--model-lapse", "0.6"], "--model-lapse"),
+    ],
+)
 def test_cli_bad_values_give_one_line_and_exit_2(tmp_path, capsys, extra, message):
     assert main(_campaign_argv(tmp_path / "bad", *extra)) == 2
     err = capsys.readouterr().err

@@ -8,16 +8,37 @@ from lensopt.bench.runner import RunSpec, load_records, record_path, run_campaig
 from lensopt.cli import main
 
 RECORD_FIELDS = {
-    "format", "key", "campaign", "problem", "rule", "seed", "n_iterations", "n_initial", "slope",
-    "direction", "optimal_value", "final_point", "trajectory", "final_value", "timings_ms",
-    "wall_time_s", "started_at", "finished_at", "host", "versions", "report_every",
+    "format",
+    "key",
+    "campaign",
+    "problem",
+    "rule",
+    "seed",
+    "n_iterations",
+    "n_initial",
+    "slope",
+    "direction",
+    "optimal_value",
+    "final_point",
+    "trajectory",
+    "final_value",
+    "timings_ms",
+    "wall_time_s",
+    "started_at",
+    "finished_at",
+    "host",
+    "versions",
+    "report_every",
 }
 
 
 def _specs(n_iterations=5):
-    return [RunSpec("functions", problem, rule, seed, n_iterations, n_initial=3)
-            for seed in range(2) for problem in ("forrester", "sphere")
-            for rule in ("random", "ucb-ald")]
+    return [
+        RunSpec("functions", problem, rule, seed, n_iterations, n_initial=3)
+        for seed in range(2)
+        for problem in ("forrester", "sphere")
+        for rule in ("random", "ucb-ald")
+    ]
 
 
 class CountingClient:
@@ -38,8 +59,7 @@ class CountingClient:
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     client = distributed.Client(cluster)
     yield client
     client.close()
@@ -96,13 +116,10 @@ def test_refraction_record_tracks_the_acuity_error():
     assert {"true_correction_d", "sphere_error_d", "cylinder_error_d"} <= set(record)
 
 
-@pytest.mark.parametrize("campaign, problem, slope", [("functions", "forrester", None),
-                                                      ("refraction", "slope-5", 5.0)])
-def test_report_every_k_holds_the_trajectory_between_reports_and_matches_at_reports(
-        campaign, problem, slope):
+@pytest.mark.parametrize("campaign, problem, slope", [("functions", "forrester", None), ("refraction", "slope-5", 5.0)])
+def test_report_every_k_holds_the_trajectory_between_reports_and_matches_at_reports(campaign, problem, slope):
     every = run_one(RunSpec(campaign, problem, "ucb-ald", 2, 12, n_initial=3, slope=slope).to_dict())
-    spaced = run_one(RunSpec(campaign, problem, "ucb-ald", 2, 12, n_initial=3, slope=slope,
-                             report_every=5).to_dict())
+    spaced = run_one(RunSpec(campaign, problem, "ucb-ald", 2, 12, n_initial=3, slope=slope, report_every=5).to_dict())
     full, held = every["trajectory"], spaced["trajectory"]
     reported = [1, 5, 10, 12]  # the first, every 5th and the last trial (1-based)
     # the runs fit their models at different trials, so Newton warm-starts from different points
@@ -159,9 +176,25 @@ def test_refraction_run_uses_the_beta_of_its_spec():
 
 def test_cli_functions_campaign_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "camp"
-    argv = ["bench", "functions", "--out", str(out), "--seeds", "2", "--iterations", "4",
-            "--initial", "2", "--rules", "random", "ucb-ald", "--problems", "sphere",
-            "--local-sync", "--no-progress"]
+    argv = [
+        "bench",
+        "functions",
+        "--out",
+        str(out),
+        "--seeds",
+        "2",
+        "--iterations",
+        "4",
+        "--initial",
+        "2",
+        "--rules",
+        "random",
+        "ucb-ald",
+        "--problems",
+        "sphere",
+        "--local-sync",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     assert main(argv) == 0
     assert "4 already done, 0 run now" in capsys.readouterr().out
@@ -179,12 +212,15 @@ def test_cli_negative_beta_is_refused_in_one_line(capsys):
     assert len(err) == 1 and "--beta" in err[0] and "0 or more" in err[0]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["bench", "functions", "--rules", "nope", "--local-sync"], "unknown rule"),
-    (["bench", "functions", "--problems", "branin", "--local-sync"], "unknown benchmark function"),
-    (["bench", "refraction", "--problems", "five", "--local-sync"], "slope-A"),
-    (["bench", "report", "/nonexistent/campaign"], "no benchmark runs"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bench", "functions", "--rules", "nope", "--local-sync"], "unknown rule"),
+        (["bench", "functions", "--problems", "branin", "--local-sync"], "unknown benchmark function"),
+        (["bench", "refraction", "--problems", "five", "--local-sync"], "slope-A"),
+        (["bench", "report", "/nonexistent/campaign"], "no benchmark runs"),
+    ],
+)
 def test_cli_bad_values_give_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert main(argv + (["--out", str(tmp_path / "x")] if argv[1] != "report" else [])) == 2
     err = capsys.readouterr().err

@@ -29,9 +29,21 @@ def _store_simulated_session(path, n_trials=N_TRIALS, seed=3):
             trial = opt.ask()
             correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
             opt.tell(trial, correct)
-            store.append_trial(sid, TrialRecord(
-                index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d, letter_logmar=trial.letter_logmar,
-                letter="K", response="K", correct=correct, rt_s=1.0, presented_at=10.0 * i, answered_at=10.0 * i + 1))
+            store.append_trial(
+                sid,
+                TrialRecord(
+                    index=i,
+                    sphere_d=trial.sphere_d,
+                    cylinder_d=trial.cylinder_d,
+                    letter_logmar=trial.letter_logmar,
+                    letter="K",
+                    response="K",
+                    correct=correct,
+                    rt_s=1.0,
+                    presented_at=10.0 * i,
+                    answered_at=10.0 * i + 1,
+                ),
+            )
         store.set_status(sid, "finished")
         empty = store.create_session("P04", {}, {}, opt.settings_dict(), seed)
     return sid, empty
@@ -57,7 +69,10 @@ def test_screenshot_writes_a_picture_of_all_four_panels(db, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     result = subprocess.run(
         [sys.executable, "-m", "lensopt", "dashboard", str(sid), "--db", str(path), "--screenshot", str(out)],
-        capture_output=True, text=True, env=env, timeout=300,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert f"written to {out}" in result.stdout

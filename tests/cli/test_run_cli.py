@@ -17,8 +17,13 @@ DEMO = REPO / "protocols" / "demo-simulated.toml"
 
 
 def lensopt_run(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "lensopt", "run", *map(str, args)], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def assert_one_line_error(result, *fragments):
@@ -47,35 +52,58 @@ def edited_demo(tmp_path, old, new):
 
 
 def test_run_is_registered_with_its_options():
-    args = build_parser().parse_args(["run", "--protocol", "p.toml", "--participant", "x", "--observer",
-                                      "simulated", "--seed", "3", "--trials", "5", "--save-frames", "d"])
+    args = build_parser().parse_args(
+        [
+            "run",
+            "--protocol",
+            "p.toml",
+            "--participant",
+            "x",
+            "--observer",
+            "simulated",
+            "--seed",
+            "3",
+            "--trials",
+            "5",
+            "--save-frames",
+            "d",
+        ]
+    )
     assert args.command == "run" and args.seed == 3 and args.trials == 5 and args.observer == "simulated"
     assert callable(args.handler)
 
 
 def test_a_protocol_missing_a_field_is_named(tmp_path):
-    protocol = edited_demo(tmp_path, "rule = \"ucb-ald\"\n", "")
-    assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "p.toml", "missing field optimizer.rule")
+    protocol = edited_demo(tmp_path, 'rule = "ucb-ald"\n', "")
+    assert_one_line_error(
+        lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "p.toml",
+        "missing field optimizer.rule",
+    )
 
 
 def test_an_out_of_range_field_is_named_with_its_range(tmp_path, capsys):
     protocol = edited_demo(tmp_path, "distance_cm = 300.0", "distance_cm = 0.5")
-    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "calibration.distance_cm must be a number in [5, 100000]")
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "calibration.distance_cm must be a number in [5, 100000]",
+    )
 
 
 def test_an_unknown_key_is_named(tmp_path, capsys):
     protocol = edited_demo(tmp_path, "[feedback]\n", "[feedback]\nsound = true\n")
-    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "unknown key feedback.sound")
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "unknown key feedback.sound",
+    )
 
 
 def test_a_calibration_that_cannot_render_the_letter_sizes_is_refused(tmp_path):
     # at 10 cm a 1 px stroke is already logMAR 0.98: nothing in [-0.3, 0.5] can be drawn
     protocol = edited_demo(tmp_path, "distance_cm = 300.0", "distance_cm = 10.0")
-    protocol.write_text(protocol.read_text().replace("letter_bounds_logmar = [-0.3, 1.0]",
-                                                     "letter_bounds_logmar = [-0.3, 0.5]"))
+    protocol.write_text(
+        protocol.read_text().replace("letter_bounds_logmar = [-0.3, 1.0]", "letter_bounds_logmar = [-0.3, 0.5]")
+    )
     result = lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db")
     assert_one_line_error(result, "renders logMAR 0.98", "change the viewing distance")
 
@@ -131,22 +159,30 @@ def edited_duel(tmp_path, old, new):
 
 def test_an_unknown_feedback_mode_is_one_line_listing_the_modes(tmp_path):
     protocol = edited_duel(tmp_path, 'feedback = "duel"', 'feedback = "rank"')
-    assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "duel.toml", "protocol.feedback must be one of 'letters', 'duel', 'ranking', got 'rank'")
+    assert_one_line_error(
+        lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "duel.toml",
+        "protocol.feedback must be one of 'letters', 'duel', 'ranking', got 'rank'",
+    )
     with SessionStore(tmp_path / "s.db") as store:
         assert store.sessions() == []  # refused before a session was created
 
 
 def test_duplicate_duel_answer_keys_are_one_line(tmp_path, capsys):
     protocol = edited_duel(tmp_path, 'same = "s"', 'same = "2"')
-    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "keys.second and keys.same cannot share the key '2'")
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "keys.second and keys.same cannot share the key '2'",
+    )
 
 
 def test_a_letter_rule_for_duels_is_one_line_naming_the_duel_rules(tmp_path, capsys):
     protocol = edited_duel(tmp_path, 'rule = "mpes-ald"', 'rule = "ucb-ald"')
-    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "optimizer.rule 'ucb-ald' does not work with duel.model = 'ties'", "'mpes-ald', 'random'")
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "optimizer.rule 'ucb-ald' does not work with duel.model = 'ties'",
+        "'mpes-ald', 'random'",
+    )
 
 
 RANKING = REPO / "protocols" / "clinical-ranking.toml"
@@ -162,13 +198,18 @@ def edited_ranking(tmp_path, old, new):
 
 def test_five_lenses_per_ranking_is_one_line_naming_the_range(tmp_path, capsys):
     protocol = edited_ranking(tmp_path, "lenses = 3 ", "lenses = 5 ")
-    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "ranking.toml", "ranking.lenses must be an integer in [3, 4], got 5")
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "ranking.toml",
+        "ranking.lenses must be an integer in [3, 4], got 5",
+    )
 
 
 def test_duplicate_lens_keys_are_one_line(tmp_path):
     protocol = edited_ranking(tmp_path, 'lenses = ["1", "2", "3"]', 'lenses = ["1", "2", "1"]')
-    assert_one_line_error(lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
-                          "keys.lenses names the key '1' twice")
+    assert_one_line_error(
+        lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "keys.lenses names the key '1' twice",
+    )
     with SessionStore(tmp_path / "s.db") as store:
         assert store.sessions() == []  # refused before a session was created

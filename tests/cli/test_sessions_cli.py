@@ -14,16 +14,28 @@ from lensopt.store.export import export_session
 
 
 def trial(index):
-    return TrialRecord(index, 0.25 * index, -0.5, 0.3 - 0.01 * index, "K", "K", index % 2 == 1,
-                       0.9, 1.7e9 + index, 1.7e9 + index + 0.9, {"decision_ms": 1.5})
+    return TrialRecord(
+        index,
+        0.25 * index,
+        -0.5,
+        0.3 - 0.01 * index,
+        "K",
+        "K",
+        index % 2 == 1,
+        0.9,
+        1.7e9 + index,
+        1.7e9 + index + 0.9,
+        {"decision_ms": 1.5},
+    )
 
 
 @pytest.fixture
 def db(tmp_path):
     path = tmp_path / "sessions.db"
     with SessionStore(path) as store:
-        first = store.create_session("P001", {"rule": "ucb-ald"}, {"screen_width_cm": 50.0},
-                                     {"rule": "ucb-ald", "seed": 3}, 3)
+        first = store.create_session(
+            "P001", {"rule": "ucb-ald"}, {"screen_width_cm": 50.0}, {"rule": "ucb-ald", "seed": 3}, 3
+        )
         for i in range(1, 5):
             store.append_trial(first, trial(i))
         store.set_status(first, "finished")
@@ -148,8 +160,9 @@ def test_sessions_and_export_show_a_duel_session_and_its_ties(db, capsys):
     with SessionStore(db) as store:
         sid = store.create_session("D01", {}, {}, {"rule": "muc-ald", "seed": 1}, 1, kind="duel")
         for i, answer in enumerate(("first", "same", "second"), start=1):
-            store.append_duel_trial(sid, DuelTrialRecord(i, -1.0, 0.0, -0.75, 0.0, 0.2, "CDHKN", answer, 1.0,
-                                                         10.0 * i, 10.0 * i + 1))
+            store.append_duel_trial(
+                sid, DuelTrialRecord(i, -1.0, 0.0, -0.75, 0.0, 0.2, "CDHKN", answer, 1.0, 10.0 * i, 10.0 * i + 1)
+            )
     assert main(["sessions", "--db", str(db)]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split()
     assert row[:5] == [str(sid), "D01", "duel", "running", "3"] and row[-1] == "muc-ald"

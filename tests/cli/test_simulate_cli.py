@@ -7,8 +7,17 @@ import pytest
 
 from lensopt.cli import main
 
-FIELDS = {"rule", "seed", "trials", "true_correction_d", "best_lens_d", "va_error_logmar",
-          "sphere_error_d", "cylinder_error_d", "latency_ms"}
+FIELDS = {
+    "rule",
+    "seed",
+    "trials",
+    "true_correction_d",
+    "best_lens_d",
+    "va_error_logmar",
+    "sphere_error_d",
+    "cylinder_error_d",
+    "latency_ms",
+}
 
 
 def _simulate(capsys, *args):
@@ -17,8 +26,9 @@ def _simulate(capsys, *args):
 
 
 def test_json_output_has_every_field_and_consistent_errors(capsys):
-    result = _simulate(capsys, "--rule", "ucb-ald", "--trials", "12", "--seed", "3",
-                       "--true-sphere", "0.5", "--true-cylinder", "-1.25")
+    result = _simulate(
+        capsys, "--rule", "ucb-ald", "--trials", "12", "--seed", "3", "--true-sphere", "0.5", "--true-cylinder", "-1.25"
+    )
     assert FIELDS <= set(result)
     assert result["true_correction_d"] == [0.5, -1.25]
     sphere, cylinder = result["best_lens_d"]
@@ -36,8 +46,23 @@ def test_json_output_has_every_field_and_consistent_errors(capsys):
 
 
 def test_stop_ends_the_session_between_min_and_max_trials_and_reports_where(capsys):
-    result = _simulate(capsys, "--stop", "0.02", "--min-trials", "12", "--max-trials", "30", "--trials", "40",
-                       "--seed", "1", "--true-sphere", "-1.25", "--true-cylinder", "-0.75")
+    result = _simulate(
+        capsys,
+        "--stop",
+        "0.02",
+        "--min-trials",
+        "12",
+        "--max-trials",
+        "30",
+        "--trials",
+        "40",
+        "--seed",
+        "1",
+        "--true-sphere",
+        "-1.25",
+        "--true-cylinder",
+        "-0.75",
+    )
     assert 12 <= result["stopped_at"] <= 30
     assert result["trials"] == result["stopped_at"] == result["checkpoints"][-1]["trials"]
     assert result["stop"] == {"confidence": 0.02, "min_trials": 12, "max_trials": 30}
@@ -77,37 +102,44 @@ def test_readable_summary_without_json(capsys):
     assert "best lens found" in out and "acuity error" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--rule", "nope"], "choose from"),
-    (["--feedback", "duel", "--rule", "ucb-ald"], "does not work with --feedback duel"),
-    (["--feedback", "duel", "--reference-context", "upper"], "letters only"),
-    (["--feedback", "duel", "--beta", "3"], "letters only"),
-    (["--beta", "-1"], "--beta"),
-    (["--feedback", "duel", "--duel-model", "ties", "--rule", "muc-ald"], "choose from: mpes-ald"),
-    (["--tie-threshold", "0.5"], "duel only"),
-    (["--feedback", "duel", "--tie-threshold", "-1"], "0 or more"),
-    (["--trials", "0"], "at least 1"),
-    (["--slope", "-2"], "positive"),
-    (["--letter-bounds", "2", "-1"], "reversed"),
-    (["--sphere-bounds", "1", "1"], "reversed"),
-    (["--true-sphere", "1"], "both"),
-    (["--n-alternatives", "1"], "--n-alternatives: must be a whole number of letters, 2 or more"),
-    (["--n-alternatives", "2.5"], "--n-alternatives"),
-    (["--lapse", "0.6"], "--lapse: must be a rate in [0, 0.5)"),
-    (["--lapse", "-0.1"], "--lapse: must be a rate in [0, 0.5)"),
-    (["--model-lapse", "0.5"], "--model-lapse: must be a rate in [0, 0.5)"),
-    (["--stop", "1.5"], "--stop: must be a confidence strictly between 0 and 1"),
-    (["--stop", "0"], "--stop: must be a confidence strictly between 0 and 1"),
-    (["--trials", "5001"], "--trials: must be at most 5000"),
-    (["--min-trials", "5"], "apply with --stop only"),
-    (["--stop", "--min-trials", "50", "--trials", "30"], "--min-trials 50 is more than"),
-    (["--stop", "--max-trials", "50", "--trials", "30"], "--max-trials 50 is more than --trials 30"),
-    (["--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
-    (["--feedback", "duel", "--model-lapse", "0.1"], "--model-lapse applies to --feedback letters only"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rule", "nope"], "choose from"),
+        (["--feedback", "duel", "--rule", "ucb-ald"], "does not work with --feedback duel"),
+        (["--feedback", "duel", "--reference-context", "upper"], "letters only"),
+        (["--feedback", "duel", "--beta", "3"], "letters only"),
+        (["--beta", "-1"], "--beta"),
+        (["--feedback", "duel", "--duel-model", "ties", "--rule", "muc-ald"], "choose from: mpes-ald"),
+        (["--tie-threshold", "0.5"], "duel only"),
+        (["--feedback", "duel", "--tie-threshold", "-1"], "0 or more"),
+        (["--trials", "0"], "at least 1"),
+        (["--slope", "-2"], "positive"),
+        (["--letter-bounds", "2", "-1"], "reversed"),
+        (["--sphere-bounds", "1", "1"], "reversed"),
+        (["--true-sphere", "1"], "both"),
+        (["--n-alternatives", "1"], "--n-alternatives: must be a whole number of letters, 2 or more"),
+        (["--n-alternatives", "2.5"], "--n-alternatives"),
+        (["--lapse", "0.6"], "--lapse: must be a rate in [0, 0.5)"),
+        (["--lapse", "-0.1"], "--lapse: must be a rate in [0, 0.5)"),
+        (["--model-lapse", "0.5"], "--model-lapse: must be a rate in [0, 0.5)"),
+        (["--stop", "1.5"], "--stop: must be a confidence strictly between 0 and 1"),
+        (["--stop", "0"], "--stop: must be a confidence strictly between 0 and 1"),
+        (["--trials", "5001"], "--trials: must be at most 5000"),
+        (["--min-trials", "5"], "apply with --stop only"),
+        (["--stop", "--min-trials", "50", "--trials", "30"], "--min-trials 50 is more than"),
+        (["--stop", "--max-trials", "50", "--trials", "30"], "--max-trials 50 is more than --trials 30"),
+        (["--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
+        (["--feedback", "duel", "--model-lapse", "0.1"], "--model-lapse applies to --feedback letters only"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_code_2(args, message):
-    proc = subprocess.run([sys.executable, "-m", "lensopt", "simulate", "--json", "--trials", "2", *args],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lensopt", "simulate", "--json", "--trials", "2", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
@@ -116,18 +148,32 @@ def test_bad_input_is_one_line_and_exit_code_2(args, message):
 
 def test_reference_context_and_hyperparameter_file_options(capsys, tmp_path):
     path = tmp_path / "kernel.json"
-    path.write_text(json.dumps({"kernel": {"structure": "psychophysics", "family": "se",
-                                           "lengthscales": [1.5, 1.5], "variance": 4.0, "context_variance": 4.0}}))
+    path.write_text(
+        json.dumps(
+            {
+                "kernel": {
+                    "structure": "psychophysics",
+                    "family": "se",
+                    "lengthscales": [1.5, 1.5],
+                    "variance": 4.0,
+                    "context_variance": 4.0,
+                }
+            }
+        )
+    )
     a = _simulate(capsys, "--trials", "8", "--seed", "2", "--reference-context", "0.0", "--hyperparameters", str(path))
     b = _simulate(capsys, "--trials", "8", "--seed", "2", "--reference-context", "upper")
     assert a["best_lens_d"] != b["best_lens_d"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--reference-context", "big"], "reference-context"),
-    (["--hyperparameters", "/nonexistent.json"], "cannot read hyperparameters"),
-    (["--reference-context", "5"], "outside the context bounds"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--reference-context", "big"], "reference-context"),
+        (["--hyperparameters", "/nonexistent.json"], "cannot read hyperparameters"),
+        (["--reference-context", "5"], "outside the context bounds"),
+    ],
+)
 def test_bad_model_options_are_one_line(capsys, args, message):
     assert main(["simulate", "--json", "--trials", "2", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -136,8 +182,21 @@ def test_bad_model_options_are_one_line(capsys, args, message):
 
 def test_duel_feedback_prints_the_same_fields_as_letters_and_scores_the_lens_by_hand(capsys):
     letters = _simulate(capsys, "--trials", "6", "--seed", "2")
-    duel = _simulate(capsys, "--feedback", "duel", "--rule", "muc-ald", "--trials", "8", "--seed", "2",
-                     "--true-sphere", "-1", "--true-cylinder", "0.5")
+    duel = _simulate(
+        capsys,
+        "--feedback",
+        "duel",
+        "--rule",
+        "muc-ald",
+        "--trials",
+        "8",
+        "--seed",
+        "2",
+        "--true-sphere",
+        "-1",
+        "--true-cylinder",
+        "0.5",
+    )
     assert set(letters) <= set(duel) and duel["feedback"] == "duel" and duel["rule"] == "muc-ald"
     sphere, cylinder = duel["best_lens_d"]
     rs, rc = sphere + 1, cylinder - 0.5
@@ -145,10 +204,13 @@ def test_duel_feedback_prints_the_same_fields_as_letters_and_scores_the_lens_by_
     assert duel["trials"] == 8 and 0 < duel["latency_ms"]["median"] <= duel["latency_ms"]["max"]
 
 
-@pytest.mark.parametrize("args, rule", [
-    (["--feedback", "duel", "--duel-model", "ties", "--tie-threshold", "1.0"], "mpes-ald"),
-    (["--feedback", "ranking"], "mpes-ald"),
-])
+@pytest.mark.parametrize(
+    "args, rule",
+    [
+        (["--feedback", "duel", "--duel-model", "ties", "--tie-threshold", "1.0"], "mpes-ald"),
+        (["--feedback", "ranking"], "mpes-ald"),
+    ],
+)
 def test_tie_and_ranking_modes_print_the_letter_fields(capsys, args, rule):
     letters = _simulate(capsys, "--trials", "6", "--seed", "2")
     result = _simulate(capsys, *args, "--trials", "7", "--seed", "2")

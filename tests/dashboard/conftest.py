@@ -15,12 +15,24 @@ def _store_simulated_duels(path, n_duels, model="probit", seed=2, participant="D
         sid = store.create_session(participant, {}, {}, opt.settings_dict(), seed, kind="duel")
         for i in range(1, n_duels + 1):
             trial = opt.ask()
-            answer = patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d,
-                                         tie_threshold=1.0)
+            answer = patient.duel_answer(
+                trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=1.0
+            )
             opt.tell(trial, answer)
-            store.append_duel_trial(sid, DuelTrialRecord(
-                i, *trial.first_lens_d, *trial.second_lens_d, trial.letter_logmar, "CDHKN", answer, 1.0,
-                100.0 + 10.0 * i, 101.0 + 10.0 * i))
+            store.append_duel_trial(
+                sid,
+                DuelTrialRecord(
+                    i,
+                    *trial.first_lens_d,
+                    *trial.second_lens_d,
+                    trial.letter_logmar,
+                    "CDHKN",
+                    answer,
+                    1.0,
+                    100.0 + 10.0 * i,
+                    101.0 + 10.0 * i,
+                ),
+            )
     return sid, opt
 
 
@@ -38,8 +50,12 @@ def _store_simulated_rankings(path, n_rankings, n_lenses=3, seed=2, participant=
             trial = opt.ask()
             order = patient.rank_lenses(trial.letter_logmar, trial.lenses_d)
             opt.tell(trial, order)
-            store.append_ranking_trial(sid, RankingTrialRecord(
-                i, trial.lenses_d, trial.letter_logmar, "CDHKN", order, 1.0, 100.0 + 10.0 * i, 101.0 + 10.0 * i))
+            store.append_ranking_trial(
+                sid,
+                RankingTrialRecord(
+                    i, trial.lenses_d, trial.letter_logmar, "CDHKN", order, 1.0, 100.0 + 10.0 * i, 101.0 + 10.0 * i
+                ),
+            )
     return sid, opt
 
 

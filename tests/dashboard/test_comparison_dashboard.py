@@ -63,8 +63,10 @@ def _rebuilt_best_lens(kind, db_path, sid, n=None):
     with SessionStore(db_path, readonly=True) as store:
         info = store.session(sid)
         if kind == "duel":
-            history = [(DuelTrial(r.first_lens_d, r.second_lens_d, r.letter_logmar), r.answer)
-                       for r in store.duel_trials(sid)[:n]]
+            history = [
+                (DuelTrial(r.first_lens_d, r.second_lens_d, r.letter_logmar), r.answer)
+                for r in store.duel_trials(sid)[:n]
+            ]
             return DuelRefractionOptimizer.from_settings(info.optimizer_settings, history).best()
         history = [(RankingTrial(r.lenses_d, r.letter_logmar), r.order) for r in store.ranking_trials(sid)[:n]]
     return RankingRefractionOptimizer.from_settings(info.optimizer_settings, history).best()
@@ -74,11 +76,16 @@ def _append_one(kind, db_path, sid, index):
     """One more answer, written by another connection as the running experiment would."""
     with SessionStore(db_path) as writer:
         if kind == "duel":
-            writer.append_duel_trial(sid, DuelTrialRecord(index, -1.0, -0.5, -1.25, -0.5, 0.3, "HKNOR", "same",
-                                                          0.9, 500.0, 501.0))
+            writer.append_duel_trial(
+                sid, DuelTrialRecord(index, -1.0, -0.5, -1.25, -0.5, 0.3, "HKNOR", "same", 0.9, 500.0, 501.0)
+            )
         else:
-            writer.append_ranking_trial(sid, RankingTrialRecord(index, ((-1.0, -0.5), (-1.25, -0.5), (0.5, 1.0)),
-                                                                0.3, "HKNOR", (2, 0, 1), 0.9, 500.0, 501.0))
+            writer.append_ranking_trial(
+                sid,
+                RankingTrialRecord(
+                    index, ((-1.0, -0.5), (-1.25, -0.5), (0.5, 1.0)), 0.3, "HKNOR", (2, 0, 1), 0.9, 500.0, 501.0
+                ),
+            )
 
 
 def _distinct_colours(image_rgb) -> int:
@@ -94,8 +101,9 @@ def test_window_shows_the_rebuilt_optimizers_best_lens_and_exports_a_one_page_re
     window = _open(qtbot, db_path, sid)
     qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
     sphere, cylinder = _rebuilt_best_lens(kind, db_path, sid)
-    np.testing.assert_allclose((window.snapshot.best.sphere_d, window.snapshot.best.cylinder_d), (sphere, cylinder),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        (window.snapshot.best.sphere_d, window.snapshot.best.cylinder_d), (sphere, cylinder), atol=1e-12
+    )
     text = window.summary_label.text()
     assert f"{N_TRIALS} {kind}s" in text
     assert f"best lens S {sphere:+.2f} ± " in text and f"C {cylinder:+.2f} ± " in text
@@ -126,8 +134,11 @@ def test_window_follows_an_answer_appended_by_another_connection(qtbot, db_copy)
         assert sets.order[-1] == (2, 0, 1) and sets.clearest[-1] == 3
     # the live optimizer was told the new answer; a probit duel model warm-starts its fit from the
     # previous one, so it agrees with a rebuild to the fit's tolerance, not to the last bit
-    np.testing.assert_allclose((window.snapshot.best.sphere_d, window.snapshot.best.cylinder_d),
-                               _rebuilt_best_lens(kind, db_path, sid), atol=1e-4)
+    np.testing.assert_allclose(
+        (window.snapshot.best.sphere_d, window.snapshot.best.cylinder_d),
+        _rebuilt_best_lens(kind, db_path, sid),
+        atol=1e-4,
+    )
     window.shutdown()
 
 
@@ -139,8 +150,11 @@ def test_replay_slider_shows_the_session_after_an_earlier_answer(qtbot, db_copy)
     qtbot.waitUntil(lambda: window.snapshot.n_trials == 6, timeout=WAIT_MS)
     assert not window.snapshot.live and f"6 {kind}s" in window.summary_label.text()
     assert f"first 6 of {N_TRIALS} {kind}s" in window.message_label.text()
-    np.testing.assert_allclose((window.snapshot.best.sphere_d, window.snapshot.best.cylinder_d),
-                               _rebuilt_best_lens(kind, db_path, sid, 6), atol=1e-12)
+    np.testing.assert_allclose(
+        (window.snapshot.best.sphere_d, window.snapshot.best.cylinder_d),
+        _rebuilt_best_lens(kind, db_path, sid, 6),
+        atol=1e-12,
+    )
     window.shutdown()
 
 
@@ -193,7 +207,10 @@ def test_cli_screenshot_draws_every_panel(stored, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     result = subprocess.run(
         [sys.executable, "-m", "lensopt", "dashboard", str(sid), "--db", str(path), "--screenshot", str(out)],
-        capture_output=True, text=True, env=env, timeout=300,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     image = imread(out)

@@ -41,8 +41,16 @@ def session(request, tmp_path_factory, store_simulated_duels, store_simulated_ra
         info = store.session(sid)
         records = store.duel_trials(sid) if kind == "duel" else store.ranking_trials(sid)
     model = session_model(info)
-    return {"kind": kind, "info": info, "records": records, "opt": opt, "model": model,
-            "snap": model.update(info, records), "path": path, "sid": sid}
+    return {
+        "kind": kind,
+        "info": info,
+        "records": records,
+        "opt": opt,
+        "model": model,
+        "snap": model.update(info, records),
+        "path": path,
+        "sid": sid,
+    }
 
 
 def _rebuilt(session, n=None):
@@ -76,8 +84,10 @@ def test_duel_answers_are_counted_as_the_store_names_them(session):
     snap = session["snap"]
     counts = {a: sum(answer == a for _, answer in session["opt"].history) for a in ("first", "second", "same")}
     assert snap.sets.counts() == {1: counts["first"], 2: counts["second"], 0: counts["same"]}
-    assert (f"{N_TRIALS} duels (first {counts['first']}, second {counts['second']}, same {counts['same']})"
-            in snap.summary_line())
+    assert (
+        f"{N_TRIALS} duels (first {counts['first']}, second {counts['second']}, same {counts['same']})"
+        in snap.summary_line()
+    )
     assert snap.model == session["info"].optimizer_settings["model"]
     for ranked, record in zip(snap.sets.ranked_lenses_d(), session["records"]):
         clearer = record.second_lens_d if record.answer == "second" else record.first_lens_d
@@ -137,8 +147,7 @@ def test_utility_profile_is_a_difference_from_the_best_lens_with_zero_spread_the
 def test_replay_snapshot_is_the_optimizer_rebuilt_on_the_first_answers(session):
     snap = session["model"].snapshot(5)
     assert not snap.live and snap.n_trials == 5
-    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), _rebuilt(session, 5).best(),
-                               atol=1e-12)
+    np.testing.assert_allclose((snap.best.sphere_d, snap.best.cylinder_d), _rebuilt(session, 5).best(), atol=1e-12)
 
 
 def test_snapshot_from_store_picks_the_model_of_the_sessions_kind(session):
@@ -157,8 +166,13 @@ def test_a_session_without_answers_waits_for_the_first_one(session):
 
 
 def test_compared_sets_refuse_an_order_that_is_not_a_permutation_and_a_single_lens():
-    base = dict(index=np.array([1]), tied=np.array([False]), letter_logmar=np.array([0.2]),
-                presented_at=np.array([1.0]), answered_at=np.array([2.0]))
+    base = dict(
+        index=np.array([1]),
+        tied=np.array([False]),
+        letter_logmar=np.array([0.2]),
+        presented_at=np.array([1.0]),
+        answered_at=np.array([2.0]),
+    )
     with pytest.raises(ValueError, match=r"order\[0\] must hold each lens index 0..2 once"):
         ComparedSets(lenses_d=(np.zeros((3, 2)),), order=((0, 0, 1),), **base)
     with pytest.raises(ValueError, match=r"lenses_d\[0\] must have shape \(k, 2\)"):

@@ -24,12 +24,34 @@ def _session_snapshot(n_trials=15, seed=2):
         trial = opt.ask()
         correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
         opt.tell(trial, correct)
-        records.append(TrialRecord(index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d,
-                                   letter_logmar=trial.letter_logmar, letter="K", response=None, correct=correct,
-                                   rt_s=None, presented_at=100.0 + 2 * i, answered_at=101.0 + 2 * i))
-    info = SessionInfo(session_id=4, participant="P04", kind="letters", status="finished", created_at=99.0,
-                       updated_at=200.0, seed=seed, software_version="0.1.0", protocol={}, calibration={},
-                       optimizer_settings=opt.settings_dict(), n_trials=n_trials)
+        records.append(
+            TrialRecord(
+                index=i,
+                sphere_d=trial.sphere_d,
+                cylinder_d=trial.cylinder_d,
+                letter_logmar=trial.letter_logmar,
+                letter="K",
+                response=None,
+                correct=correct,
+                rt_s=None,
+                presented_at=100.0 + 2 * i,
+                answered_at=101.0 + 2 * i,
+            )
+        )
+    info = SessionInfo(
+        session_id=4,
+        participant="P04",
+        kind="letters",
+        status="finished",
+        created_at=99.0,
+        updated_at=200.0,
+        seed=seed,
+        software_version="0.1.0",
+        protocol={},
+        calibration={},
+        optimizer_settings=opt.settings_dict(),
+        n_trials=n_trials,
+    )
     return SessionModel(info).update(info, records)
 
 
@@ -55,8 +77,12 @@ def test_png_report_draws_all_four_panels(snap, tmp_path):
     gray = image[..., :3].mean(axis=2)
     top = int(0.05 * height)  # below the header line
     middle_y, middle_x = (top + height) // 2, width // 2
-    quadrants = [gray[top:middle_y, :middle_x], gray[top:middle_y, middle_x:],
-                 gray[middle_y:, :middle_x], gray[middle_y:, middle_x:]]
+    quadrants = [
+        gray[top:middle_y, :middle_x],
+        gray[top:middle_y, middle_x:],
+        gray[middle_y:, :middle_x],
+        gray[middle_y:, middle_x:],
+    ]
     for quadrant in quadrants:
         assert quadrant.std() > 0.05, "a panel of the report is blank"
         assert (quadrant < 0.5).mean() > 0.002, "a panel of the report has no dark ink (text, axes)"
@@ -65,9 +91,20 @@ def test_png_report_draws_all_four_panels(snap, tmp_path):
 def test_report_of_a_session_without_trials_still_renders(tmp_path):
     from lensopt.store import SessionInfo
 
-    info = SessionInfo(session_id=5, participant="P05", kind="letters", status="running", created_at=1.0,
-                       updated_at=1.0, seed=0, software_version="0.1.0", protocol={}, calibration={},
-                       optimizer_settings={"rule": "ucb-ald"}, n_trials=0)
+    info = SessionInfo(
+        session_id=5,
+        participant="P05",
+        kind="letters",
+        status="running",
+        created_at=1.0,
+        updated_at=1.0,
+        seed=0,
+        software_version="0.1.0",
+        protocol={},
+        calibration={},
+        optimizer_settings={"rule": "ucb-ald"},
+        n_trials=0,
+    )
     empty = SessionModel(info).update(info, [])
     assert imread(write_report(empty, tmp_path / "empty.png")).std() > 0.0
 
@@ -81,4 +118,3 @@ def test_report_refuses_other_formats(snap, tmp_path, name):
 def test_report_refuses_a_missing_folder(snap, tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         write_report(snap, tmp_path / "missing" / "report.pdf")
-

@@ -108,11 +108,15 @@ def _old_format(settings: dict) -> dict:
     from lensopt.refraction import REFRACTION_BETA, reference_kernel
 
     return {k: v for k, v in settings.items() if k not in NEW_SETTINGS} | {
-        "inference": "laplace", "hyperparameters": reference_kernel("probit").to_dict(), "beta": REFRACTION_BETA}
+        "inference": "laplace",
+        "hyperparameters": reference_kernel("probit").to_dict(),
+        "beta": REFRACTION_BETA,
+    }
 
 
-def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished", stop=None,
-                             old_format=False):
+def _store_simulated_session(
+    path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished", stop=None, old_format=False
+):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction import RefractionOptimizer
@@ -129,10 +133,21 @@ def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, st
             trial = opt.ask()
             correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
             opt.tell(trial, correct)
-            store.append_trial(sid, TrialRecord(
-                index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d, letter_logmar=trial.letter_logmar,
-                letter="K", response="K" if correct else "X", correct=correct, rt_s=0.8,
-                presented_at=1000.0 + 3 * i, answered_at=1000.8 + 3 * i))
+            store.append_trial(
+                sid,
+                TrialRecord(
+                    index=i,
+                    sphere_d=trial.sphere_d,
+                    cylinder_d=trial.cylinder_d,
+                    letter_logmar=trial.letter_logmar,
+                    letter="K",
+                    response="K" if correct else "X",
+                    correct=correct,
+                    rt_s=0.8,
+                    presented_at=1000.0 + 3 * i,
+                    answered_at=1000.8 + 3 * i,
+                ),
+            )
         store.set_status(sid, status)
     return sid, opt.history
 
@@ -218,7 +233,8 @@ def test_trials_near_the_best_lens_are_those_within_the_radius(session):
     snap = session["snap"]
     best, trials = snap.best, snap.trials
     expected = [
-        (r.letter_logmar, r.correct) for r in session["records"]
+        (r.letter_logmar, r.correct)
+        for r in session["records"]
         if (r.sphere_d - best.sphere_d) ** 2 + (r.cylinder_d - best.cylinder_d) ** 2 <= model.NEAR_LENS_RADIUS_D**2
     ]
     got = list(zip(snap.psychometric.near_letter_logmar.tolist(), snap.psychometric.near_correct.tolist()))
@@ -246,7 +262,10 @@ def test_trials_told_in_two_batches_give_the_same_model_as_all_at_once(session):
     split.update(info, records[:25])
     again = split.update(info, records)  # the first 25 are already known and must be skipped
     assert again.n_trials == N_TRIALS
-    assert (again.best.sphere_d, again.best.cylinder_d) == (session["snap"].best.sphere_d, session["snap"].best.cylinder_d)
+    assert (again.best.sphere_d, again.best.cylinder_d) == (
+        session["snap"].best.sphere_d,
+        session["snap"].best.cylinder_d,
+    )
 
 
 def test_a_session_without_trials_waits_for_the_first_one(session):

@@ -16,8 +16,11 @@ pytest.importorskip("pytestqt")
 from pytestqt.qt_compat import qt_api
 
 if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
-    pytest.skip(f"pytest-qt uses {qt_api.pytest_qt_api}, the dashboard PyQt5: set qt_api = \"pyqt5\" in "
-                "[tool.pytest.ini_options] (or PYTEST_QT_API=pyqt5)", allow_module_level=True)
+    pytest.skip(
+        f'pytest-qt uses {qt_api.pytest_qt_api}, the dashboard PyQt5: set qt_api = "pyqt5" in '
+        "[tool.pytest.ini_options] (or PYTEST_QT_API=pyqt5)",
+        allow_module_level=True,
+    )
 
 from PyQt5.QtGui import QImage
 
@@ -42,10 +45,21 @@ def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, st
             trial = opt.ask()
             correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
             opt.tell(trial, correct)
-            store.append_trial(sid, TrialRecord(
-                index=i, sphere_d=trial.sphere_d, cylinder_d=trial.cylinder_d, letter_logmar=trial.letter_logmar,
-                letter="K", response="K" if correct else "X", correct=correct, rt_s=0.8,
-                presented_at=1000.0 + 3 * i, answered_at=1000.8 + 3 * i))
+            store.append_trial(
+                sid,
+                TrialRecord(
+                    index=i,
+                    sphere_d=trial.sphere_d,
+                    cylinder_d=trial.cylinder_d,
+                    letter_logmar=trial.letter_logmar,
+                    letter="K",
+                    response="K" if correct else "X",
+                    correct=correct,
+                    rt_s=0.8,
+                    presented_at=1000.0 + 3 * i,
+                    answered_at=1000.8 + 3 * i,
+                ),
+            )
         store.set_status(sid, status)
     return sid, opt.history
 
@@ -89,8 +103,10 @@ def _settings(db_path, sid):
 
 def _quadrant_spreads(image: QImage) -> list[float]:
     width, height = image.width(), image.height()
-    pixels = np.frombuffer(image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(
-        image.width() * image.height()), dtype=np.uint8)
+    pixels = np.frombuffer(
+        image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(image.width() * image.height()),
+        dtype=np.uint8,
+    )
     gray = pixels.reshape(height, width)
     top = int(0.12 * height)  # below the menu and the message lines
     rows = (slice(top, (top + height) // 2), slice((top + height) // 2, int(0.95 * height)))
@@ -195,8 +211,21 @@ def test_empty_session_waits_for_the_first_trial_then_shows_it(qtbot, tmp_path):
     qtbot.waitUntil(lambda: "waiting for the first trial" in window.message_label.text(), timeout=WAIT_MS)
     assert "0 trials" in window.summary_label.text()
     with SessionStore(path) as store:
-        store.append_trial(sid, TrialRecord(index=1, sphere_d=0.0, cylinder_d=0.0, letter_logmar=0.5, letter="K",
-                                            response="K", correct=True, rt_s=1.0, presented_at=1.0, answered_at=2.0))
+        store.append_trial(
+            sid,
+            TrialRecord(
+                index=1,
+                sphere_d=0.0,
+                cylinder_d=0.0,
+                letter_logmar=0.5,
+                letter="K",
+                response="K",
+                correct=True,
+                rt_s=1.0,
+                presented_at=1.0,
+                answered_at=2.0,
+            ),
+        )
     qtbot.waitUntil(lambda: "1 trial ·" in window.summary_label.text(), timeout=WAIT_MS)
     window.shutdown()
 

@@ -24,7 +24,8 @@ def window():
     from psychopy import logging, visual
 
     logging.console.setLevel(logging.ERROR)
-    win = visual.Window(size=(800, 600), units="pix", color="white", colorSpace="named",
-                        checkTiming=False, winType="pyglet")
+    win = visual.Window(
+        size=(800, 600), units="pix", color="white", colorSpace="named", checkTiming=False, winType="pyglet"
+    )
     yield win
     win.close()

@@ -29,14 +29,17 @@ def write_protocol(path: Path, source: Path = DEMO_PROTOCOL, **fields) -> Path:
             new_body = re.sub(rf"^{key} = .*$", f"{key} = {value}", body, flags=re.M)
         else:
             new_body = f"{key} = {value}\n" + body
-        text = text[: block.start(1)] + new_body + text[block.end(1):]
+        text = text[: block.start(1)] + new_body + text[block.end(1) :]
     path.write_text(text)
     return path
 
 
 FAST = {
-    "timing.fixation_s": "0.0", "timing.feedback_s": "0.0", "timing.iti_s": "0.0",
-    "timing.simulated_response_s": "0.0", "display.window_size_px": "[400, 300]",
+    "timing.fixation_s": "0.0",
+    "timing.feedback_s": "0.0",
+    "timing.iti_s": "0.0",
+    "timing.simulated_response_s": "0.0",
+    "display.window_size_px": "[400, 300]",
     "breaks.every_trials": "0",
 }
 """Protocol fields that make a window session fast (no waits, a small window)."""

@@ -59,8 +59,10 @@ def test_a_set_up_that_cannot_render_the_requested_sizes_raises(cal):
         letter_bounds_within((-0.3, 0.0), near.renderable_logmar(), near)
 
 
-@pytest.mark.parametrize("field, value", [("screen_width_cm", 0.0), ("distance_cm", -3.0),
-                                          ("screen_width_px", 10.5), ("screen_height_px", True)])
+@pytest.mark.parametrize(
+    "field, value",
+    [("screen_width_cm", 0.0), ("distance_cm", -3.0), ("screen_width_px", 10.5), ("screen_height_px", True)],
+)
 def test_invalid_calibration_values_name_the_field(field, value):
     values = dict(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=400.0)
     values[field] = value

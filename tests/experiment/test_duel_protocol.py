@@ -25,18 +25,41 @@ def test_letter_protocols_default_to_letter_feedback():
     assert load_protocol(DEMO_PROTOCOL).feedback_mode == "letters"
 
 
-@pytest.mark.parametrize("source, field, value, message", [
-    (DUEL_PROTOCOL, "protocol.feedback", '"rank"', r"protocol\.feedback must be one of 'letters', 'duel', 'ranking', got 'rank'"),
-    (DUEL_PROTOCOL, "optimizer.rule", '"ucb-ald"', r"optimizer\.rule 'ucb-ald' does not work with duel\.model = 'ties'; protocol\.feedback = 'duel' with that model needs one of 'mpes-ald'"),
-    (DUEL_PROTOCOL, "duel.model", '"logit"', r"model must be one of 'ties', 'probit', got 'logit'"),
-    (DEMO_PROTOCOL, "optimizer.rule", '"muc-ald"', r"optimizer\.rule 'muc-ald' is a duel rule; protocol\.feedback = 'letters' needs one of 'ucb-ald'"),
-    (DUEL_PROTOCOL, "keys.second", '"1"', r"keys\.first and keys\.second cannot share the key '1'"),
-    (DUEL_PROTOCOL, "keys.same", '"escape"', r"keys\.same and keys\.pause cannot share the key 'escape'"),
-    (DUEL_PROTOCOL, "keys.same", '"S"', r"keys\.same must be a PsychoPy key name"),
-    (DUEL_PROTOCOL, "timing.response_timeout_s", "3.0", r"timing\.response_timeout_s must be 0 with protocol\.feedback = 'duel'"),
-    (DUEL_PROTOCOL, "duel.letters_per_line", "0", r"duel\.letters_per_line must be an integer in \[1, 10\]"),
-    (DUEL_PROTOCOL, "simulated.tie_threshold", "-1", r"simulated\.tie_threshold must be a number in \[0, 20\]"),
-])
+@pytest.mark.parametrize(
+    "source, field, value, message",
+    [
+        (
+            DUEL_PROTOCOL,
+            "protocol.feedback",
+            '"rank"',
+            r"protocol\.feedback must be one of 'letters', 'duel', 'ranking', got 'rank'",
+        ),
+        (
+            DUEL_PROTOCOL,
+            "optimizer.rule",
+            '"ucb-ald"',
+            r"optimizer\.rule 'ucb-ald' does not work with duel\.model = 'ties'; protocol\.feedback = 'duel' with that model needs one of 'mpes-ald'",
+        ),
+        (DUEL_PROTOCOL, "duel.model", '"logit"', r"model must be one of 'ties', 'probit', got 'logit'"),
+        (
+            DEMO_PROTOCOL,
+            "optimizer.rule",
+            '"muc-ald"',
+            r"optimizer\.rule 'muc-ald' is a duel rule; protocol\.feedback = 'letters' needs one of 'ucb-ald'",
+        ),
+        (DUEL_PROTOCOL, "keys.second", '"1"', r"keys\.first and keys\.second cannot share the key '1'"),
+        (DUEL_PROTOCOL, "keys.same", '"escape"', r"keys\.same and keys\.pause cannot share the key 'escape'"),
+        (DUEL_PROTOCOL, "keys.same", '"S"', r"keys\.same must be a PsychoPy key name"),
+        (
+            DUEL_PROTOCOL,
+            "timing.response_timeout_s",
+            "3.0",
+            r"timing\.response_timeout_s must be 0 with protocol\.feedback = 'duel'",
+        ),
+        (DUEL_PROTOCOL, "duel.letters_per_line", "0", r"duel\.letters_per_line must be an integer in \[1, 10\]"),
+        (DUEL_PROTOCOL, "simulated.tie_threshold", "-1", r"simulated\.tie_threshold must be a number in \[0, 20\]"),
+    ],
+)
 def test_a_bad_duel_field_is_one_line_naming_it_and_the_choices(tmp_path, source, field, value, message):
     path = write_protocol(tmp_path / "p.toml", source, **{field: value})
     with pytest.raises(ProtocolError, match=message) as info:

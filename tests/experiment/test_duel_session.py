@@ -41,8 +41,11 @@ def dark_rows_and_columns(path):
 def test_a_simulated_duel_session_stores_and_exports_every_answer_ties_included(tmp_path, window):
     db, frames = tmp_path / "s.db", tmp_path / "frames"
     protocol = duel_protocol(tmp_path, **{"protocol.observer": '"simulated"', "simulated.tie_threshold": "3.0"})
-    outcome = run_session(RunRequest(db_path=db, protocol_path=protocol, participant="sim", seed=11, trials=8,
-                                     frames_dir=frames), log=lambda m: None, window=window)
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="sim", seed=11, trials=8, frames_dir=frames),
+        log=lambda m: None,
+        window=window,
+    )
     assert outcome.status == "finished" and outcome.n_trials == 8
     with SessionStore(db, readonly=True) as store:
         info = store.session(outcome.session_id)
@@ -56,7 +59,8 @@ def test_a_simulated_duel_session_stores_and_exports_every_answer_ties_included(
     assert "same" in answers and set(answers) <= {"first", "second", "same"}
     assert [t["answer"] for t in document["trials"]] == [r.answer for r in stored]
     assert {"letters", "letter_logmar", "first_sphere_d", "second_cylinder_d", "rt_s", "presented_at"} <= set(
-        document["trials"][0])
+        document["trials"][0]
+    )
     assert document["calibration"]["distance_cm"] == 400.0
     # the stored duels are what the optimizer asked, told back in order (ties included)
     replay = DuelRefractionOptimizer(**info.optimizer_settings)
@@ -69,8 +73,13 @@ def test_a_simulated_duel_session_stores_and_exports_every_answer_ties_included(
     cal = document["calibration"]
     for t in document["trials"][:3]:
         rows, columns = dark_rows_and_columns(frames / f"trial-{t['index']:03d}.png")
-        expected = (2 * cal["distance_cm"] * math.tan(math.radians(5 * 10 ** t["letter_logmar"] / 120))
-                    * cal["screen_width_px"] / cal["screen_width_cm"])
+        expected = (
+            2
+            * cal["distance_cm"]
+            * math.tan(math.radians(5 * 10 ** t["letter_logmar"] / 120))
+            * cal["screen_width_px"]
+            / cal["screen_width_cm"]
+        )
         assert abs(rows[-1] - rows[0] + 1 - expected) <= max(1.0, 0.03 * expected)
         assert columns[-1] - columns[0] + 1 <= 9 * expected + 2  # five letters, one letter width apart
         assert columns[-1] - columns[0] + 1 >= 7 * expected
@@ -78,15 +87,29 @@ def test_a_simulated_duel_session_stores_and_exports_every_answer_ties_included(
 
 def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_resumes(tmp_path, window):
     db, protocol = tmp_path / "s.db", duel_protocol(tmp_path, **{"protocol.observer": '"keyboard"'})
-    keys = ["space",                       # instructions
-            "space", ("1", 0.9),           # duel 1: clinician confirms the two lenses; lens 1
-            "space", "2",                  # duel 2: lens 2
-            "space", "s",                  # duel 3: the same
-            "space", "escape", "space", "2",   # duel 4: pause, resume (same line again), lens 2
-            "space", "escape", "q"]        # duel 5: pause, quit
+    keys = [
+        "space",  # instructions
+        "space",
+        ("1", 0.9),  # duel 1: clinician confirms the two lenses; lens 1
+        "space",
+        "2",  # duel 2: lens 2
+        "space",
+        "s",  # duel 3: the same
+        "space",
+        "escape",
+        "space",
+        "2",  # duel 4: pause, resume (same line again), lens 2
+        "space",
+        "escape",
+        "q",
+    ]  # duel 5: pause, quit
     source, logged = InjectedKeySource(keys), []
-    first = run_session(RunRequest(db_path=db, protocol_path=protocol, participant="kb", seed=2, trials=6),
-                        responses=source, log=logged.append, window=window)
+    first = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="kb", seed=2, trials=6),
+        responses=source,
+        log=logged.append,
+        window=window,
+    )
     assert source.remaining == 0
     assert first.status == "aborted" and first.n_trials == 4
     assert sum(line.startswith("clinician: lens 1 S") for line in logged) == 5
@@ -98,8 +121,9 @@ def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_re
     assert all(r.answered_at >= r.presented_at for r in before)
 
     source, logged = InjectedKeySource(["space", "space", "s", "space", "1"]), []
-    second = run_session(RunRequest(db_path=db, resume=first.session_id), responses=source,
-                         log=logged.append, window=window)
+    second = run_session(
+        RunRequest(db_path=db, resume=first.session_id), responses=source, log=logged.append, window=window
+    )
     assert source.remaining == 0 and any("resuming at trial 5 of 6" in line for line in logged)
     assert second.status == "finished" and second.n_trials == 6
     with SessionStore(db, readonly=True) as store:
@@ -137,16 +161,28 @@ def test_every_duel_answer_is_committed_before_the_optimizer_hears_it(tmp_path, 
     with SessionStore(db) as store:
         sid = store.create_session("spy", protocol.to_dict(), {}, {}, 0, kind="duel")
         optimizer = ScriptedDuels(db, sid)
-        loop = DuelLoop(window, protocol, Calibration(53.0, 1920, 1080, 400.0), optimizer,
-                        InjectedKeySource(["space", "2", "s", "1"]),
-                        lambda record: store.append_duel_trial(sid, record), seed=1, log=None)
+        loop = DuelLoop(
+            window,
+            protocol,
+            Calibration(53.0, 1920, 1080, 400.0),
+            optimizer,
+            InjectedKeySource(["space", "2", "s", "1"]),
+            lambda record: store.append_duel_trial(sid, record),
+            seed=1,
+            log=None,
+        )
         result = loop.run(3)
     assert result.status == "finished" and optimizer.told == ["second", "same", "first"]
 
 
 def lensopt(*args):
-    return subprocess.Popen([sys.executable, "-m", "lensopt", *map(str, args)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "lensopt", *map(str, args)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def stored_duels(db):
@@ -160,8 +196,10 @@ def stored_duels(db):
 
 def test_a_duel_session_killed_after_trial_k_resumes_and_ends_with_all_trials(tmp_path):
     db = tmp_path / "s.db"
-    protocol = duel_protocol(tmp_path, **{"protocol.observer": '"simulated"', "timing.simulated_response_s": "0.3",
-                                          "simulated.tie_threshold": "1.5"})
+    protocol = duel_protocol(
+        tmp_path,
+        **{"protocol.observer": '"simulated"', "timing.simulated_response_s": "0.3", "simulated.tie_threshold": "1.5"},
+    )
     proc = lensopt("run", "--protocol", protocol, "--participant", "k9", "--seed", 5, "--trials", 8, "--db", db)
     deadline = time.time() + 120
     while len(stored_duels(db)) < 3 and proc.poll() is None and time.time() < deadline:

@@ -37,8 +37,9 @@ def test_simulated_answers_depend_only_on_seed_and_trial_index():
     answers_a = [a.answer(trial, "H", i) for i in range(1, 40)]
     answers_b = [b.answer(trial, "H", i) for i in reversed(range(1, 40))][::-1]
     assert answers_a == answers_b
-    assert answers_a != [SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 5).answer(trial, "H", i)
-                         for i in range(1, 40)]
+    assert answers_a != [
+        SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 5).answer(trial, "H", i) for i in range(1, 40)
+    ]
 
 
 def test_simulated_hit_rate_matches_the_patients_psychometric_function():
@@ -112,7 +113,8 @@ def test_simulated_duel_answer_rates_match_the_patients_tie_model():
     source = SimulatedDuelSource(PATIENT, "CDHKNORSVZ", 9, DUEL_KEYS, tie_threshold=1.0)
     trial = DuelTrial((-1.0, 0.5), (0.0, 0.0), 0.3)  # lens 1 is the correction
     p = SimulatedPatient(**PATIENT, n_alternatives=10).p_choice_outcomes(
-        0.3, [trial.first_lens_d, trial.second_lens_d], tie_threshold=1.0)
+        0.3, [trial.first_lens_d, trial.second_lens_d], tie_threshold=1.0
+    )
     n = 3000
     answers = [source.duel_answer(trial, i) for i in range(1, n + 1)]
     for k, answer in enumerate(("first", "second", "same")):

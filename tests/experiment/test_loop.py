@@ -14,19 +14,27 @@ pytestmark = needs_display
 def run(tmp_path, window, keys=None, **request):
     responses = InjectedKeySource(keys) if keys is not None else None
     logged = []
-    outcome = run_session(RunRequest(db_path=tmp_path / "s.db", **request), responses=responses,
-                          log=logged.append, window=window)
+    outcome = run_session(
+        RunRequest(db_path=tmp_path / "s.db", **request), responses=responses, log=logged.append, window=window
+    )
     return outcome, responses, logged
 
 
 def test_keys_correct_wrong_pass_and_escape_then_quit_keep_every_answer(tmp_path, window, fast_protocol):
-    keys = ["space",                    # instructions
-            "<correct>", "<wrong>", "space",  # trial 1 right, trial 2 wrong, trial 3 passed
-            "escape", "space",          # trial 4: pause, resume: the same letter comes back
-            ("<correct>", 0.7),
-            "escape", "q"]              # trial 5: pause, quit
-    outcome, source, _ = run(tmp_path, window, keys, protocol_path=fast_protocol,
-                             participant="kb", observer="keyboard", seed=2, trials=8)
+    keys = [
+        "space",  # instructions
+        "<correct>",
+        "<wrong>",
+        "space",  # trial 1 right, trial 2 wrong, trial 3 passed
+        "escape",
+        "space",  # trial 4: pause, resume: the same letter comes back
+        ("<correct>", 0.7),
+        "escape",
+        "q",
+    ]  # trial 5: pause, quit
+    outcome, source, _ = run(
+        tmp_path, window, keys, protocol_path=fast_protocol, participant="kb", observer="keyboard", seed=2, trials=8
+    )
     assert source.remaining == 0
     assert outcome.status == "aborted" and outcome.n_trials == 4
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
@@ -42,11 +50,18 @@ def test_keys_correct_wrong_pass_and_escape_then_quit_keep_every_answer(tmp_path
 
 
 def test_a_quit_session_resumes_at_the_next_trial_and_finishes(tmp_path, window, fast_protocol):
-    first, _, _ = run(tmp_path, window, ["space", "<correct>", "<wrong>", "escape", "escape"],
-                      protocol_path=fast_protocol, participant="kb", observer="keyboard", seed=3, trials=4)
+    first, _, _ = run(
+        tmp_path,
+        window,
+        ["space", "<correct>", "<wrong>", "escape", "escape"],
+        protocol_path=fast_protocol,
+        participant="kb",
+        observer="keyboard",
+        seed=3,
+        trials=4,
+    )
     assert first.n_trials == 2
-    second, source, logged = run(tmp_path, window, ["space", "<correct>", "<correct>"],
-                                 resume=first.session_id)
+    second, source, logged = run(tmp_path, window, ["space", "<correct>", "<correct>"], resume=first.session_id)
     assert source.remaining == 0
     assert second.session_id == first.session_id and second.status == "finished" and second.n_trials == 4
     assert any("resuming at trial 3 of 4" in line for line in logged)
@@ -54,8 +69,9 @@ def test_a_quit_session_resumes_at_the_next_trial_and_finishes(tmp_path, window,
 
 def test_the_clinician_is_prompted_with_quarter_diopter_lenses(tmp_path, window):
     protocol = write_protocol(tmp_path / "clinic.toml", **FAST, **{"lens.step_d": "0.25", "lens.prompt": "true"})
-    outcome, _, logged = run(tmp_path, window, protocol_path=protocol, participant="c",
-                             observer="simulated", seed=1, trials=6)
+    outcome, _, logged = run(
+        tmp_path, window, protocol_path=protocol, participant="c", observer="simulated", seed=1, trials=6
+    )
     prompts = [line for line in logged if line.startswith("clinician: set lens")]
     assert 1 <= len(prompts) <= 6
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
@@ -83,8 +99,9 @@ def test_escape_pauses_a_simulated_session_through_the_real_keyboard(window):
 
     from lensopt.trial import Trial
 
-    source = SimulatedSource(dict(sphere_d=0.0, cylinder_d=0.0), "ABC", seed=0, response_delay_s=0.5,
-                             keyboard=KeyboardSource(window))
+    source = SimulatedSource(
+        dict(sphere_d=0.0, cylinder_d=0.0), "ABC", seed=0, response_delay_s=0.5, keyboard=KeyboardSource(window)
+    )
     source.clear()
     window.winHandle.dispatch_event("on_key_press", key.ESCAPE, 0)
     press = source.letter_response(Trial(0.0, 0.0, 0.5), "A", ["a", "b", "c", "escape"], index=1)

@@ -103,6 +103,6 @@ def test_a_geometry_file_with_an_unknown_key_names_the_letter(tmp_path):
 
 def test_a_geometry_file_missing_letters_says_which(tmp_path):
     path = tmp_path / "letters.toml"
-    path.write_text('[letters.A]\nrects = [[0.0, 0.0, 1.0, 5.0]]\n')
+    path.write_text("[letters.A]\nrects = [[0.0, 0.0, 1.0, 5.0]]\n")
     with pytest.raises(ValueError, match="BCDEFGHIJKLMNOPQRSTUVWXYZ are missing"):
         load_glyphs(path)

@@ -10,8 +10,9 @@ from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 PROTOCOLS = REPO / "protocols"
 
 
-@pytest.mark.parametrize("name", ["clinical-refraction", "research-26afc", "sloan-10afc", "demo-simulated",
-                                  "clinical-duel"])
+@pytest.mark.parametrize(
+    "name", ["clinical-refraction", "research-26afc", "sloan-10afc", "demo-simulated", "clinical-duel"]
+)
 def test_shipped_protocols_load_and_round_trip_through_their_snapshot(name):
     protocol = load_protocol(PROTOCOLS / f"{name}.toml")
     assert protocol.protocol.name == name
@@ -52,16 +53,19 @@ def test_a_missing_table_is_named(tmp_path):
         load_protocol(path)
 
 
-@pytest.mark.parametrize("field, value, allowed", [
-    ("optimizer.trials", "0", r"optimizer\.trials must be an integer in \[1, 5000\], got 0"),
-    ("optimizer.rule", '"ucb"', r"optimizer\.rule must be one of 'ucb-ald'"),
-    ("optimizer.letter_bounds_logmar", "[1.0, -0.3]", r"letter_bounds_logmar must be two numbers \[low, high\]"),
-    ("calibration.distance_cm", "-1", r"calibration\.distance_cm must be a number in \[5, 100000\]"),
-    ("timing.feedback_s", '"fast"', r"timing\.feedback_s must be a number"),
-    ("keys.pass_key", '"k"', r"keys\.pass_key is active while a letter is shown"),
-    ("letters.alphabet", '"AAB"', r"letters\.alphabet must be 2 to 26 distinct capital letters"),
-    ("feedback.enabled", "1", r"feedback\.enabled must be true or false"),
-])
+@pytest.mark.parametrize(
+    "field, value, allowed",
+    [
+        ("optimizer.trials", "0", r"optimizer\.trials must be an integer in \[1, 5000\], got 0"),
+        ("optimizer.rule", '"ucb"', r"optimizer\.rule must be one of 'ucb-ald'"),
+        ("optimizer.letter_bounds_logmar", "[1.0, -0.3]", r"letter_bounds_logmar must be two numbers \[low, high\]"),
+        ("calibration.distance_cm", "-1", r"calibration\.distance_cm must be a number in \[5, 100000\]"),
+        ("timing.feedback_s", '"fast"', r"timing\.feedback_s must be a number"),
+        ("keys.pass_key", '"k"', r"keys\.pass_key is active while a letter is shown"),
+        ("letters.alphabet", '"AAB"', r"letters\.alphabet must be 2 to 26 distinct capital letters"),
+        ("feedback.enabled", "1", r"feedback\.enabled must be true or false"),
+    ],
+)
 def test_an_out_of_range_field_names_the_field_and_the_allowed_values(tmp_path, field, value, allowed):
     path = write_protocol(tmp_path / "p.toml", **{field: value})
     with pytest.raises(ProtocolError, match=allowed):
@@ -134,17 +138,23 @@ def test_with_trials_moves_a_default_max_trials_and_caps_an_explicit_one(tmp_pat
     assert explicit.with_trials(12).stop_rule["max_trials"] == 12
 
 
-@pytest.mark.parametrize("stop, message", [
-    ("confidence = 1.5", r"p\.toml: stop\.confidence must be a number in \(0, 1\), e\.g\. 0\.95, got 1\.5"),
-    ("confidence = 0", r"p\.toml: stop\.confidence must be a number in \(0, 1\)"),
-    ('confidence = "high"', r"p\.toml: stop\.confidence must be a number in \(0, 1\)"),
-    ("min_trials = 0", r"p\.toml: stop\.min_trials must be an integer in \[1, 5000\], got 0"),
-    ("min_trials = 2.5", r"p\.toml: stop\.min_trials must be an integer"),
-    ("max_trials = 100", r"p\.toml: stop\.max_trials \(100\) must not exceed optimizer\.trials \(36\)"),
-    ("min_trials = 30\nmax_trials = 20", r"p\.toml: stop\.min_trials \(30\) must not exceed max_trials \(20\)"),
-    ("min_trials = 40", r"p\.toml: stop\.min_trials \(40\) must not exceed the session's 36 trials"),
-    ("patience = 3", r"p\.toml: unknown key stop\.patience; allowed keys in \[stop\]: confidence, min_trials, max_trials"),
-])
+@pytest.mark.parametrize(
+    "stop, message",
+    [
+        ("confidence = 1.5", r"p\.toml: stop\.confidence must be a number in \(0, 1\), e\.g\. 0\.95, got 1\.5"),
+        ("confidence = 0", r"p\.toml: stop\.confidence must be a number in \(0, 1\)"),
+        ('confidence = "high"', r"p\.toml: stop\.confidence must be a number in \(0, 1\)"),
+        ("min_trials = 0", r"p\.toml: stop\.min_trials must be an integer in \[1, 5000\], got 0"),
+        ("min_trials = 2.5", r"p\.toml: stop\.min_trials must be an integer"),
+        ("max_trials = 100", r"p\.toml: stop\.max_trials \(100\) must not exceed optimizer\.trials \(36\)"),
+        ("min_trials = 30\nmax_trials = 20", r"p\.toml: stop\.min_trials \(30\) must not exceed max_trials \(20\)"),
+        ("min_trials = 40", r"p\.toml: stop\.min_trials \(40\) must not exceed the session's 36 trials"),
+        (
+            "patience = 3",
+            r"p\.toml: unknown key stop\.patience; allowed keys in \[stop\]: confidence, min_trials, max_trials",
+        ),
+    ],
+)
 def test_a_bad_stop_table_is_one_line_naming_the_file_and_the_field(tmp_path, stop, message):
     with pytest.raises(ProtocolError, match=message) as info:
         load_protocol(_with_stop(tmp_path / "p.toml", stop=stop))
@@ -158,11 +168,14 @@ def test_a_stop_table_in_a_duel_protocol_is_refused(tmp_path):
         load_protocol(path)
 
 
-@pytest.mark.parametrize("value, message", [
-    ("0.5", r"p\.toml: optimizer\.lapse must be a rate in \[0, 0\.5\), e\.g\. 0\.02, got 0\.5"),
-    ("-0.01", r"p\.toml: optimizer\.lapse must be a rate in \[0, 0\.5\)"),
-    ("true", r"p\.toml: optimizer\.lapse must be a rate"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("0.5", r"p\.toml: optimizer\.lapse must be a rate in \[0, 0\.5\), e\.g\. 0\.02, got 0\.5"),
+        ("-0.01", r"p\.toml: optimizer\.lapse must be a rate in \[0, 0\.5\)"),
+        ("true", r"p\.toml: optimizer\.lapse must be a rate"),
+    ],
+)
 def test_a_bad_model_lapse_is_one_line_naming_the_field(tmp_path, value, message):
     with pytest.raises(ProtocolError, match=message):
         load_protocol(write_protocol(tmp_path / "p.toml", **{"optimizer.lapse": value}))
@@ -171,8 +184,14 @@ def test_a_bad_model_lapse_is_one_line_naming_the_field(tmp_path, value, message
 def test_the_letters_mode_builds_its_optimizer_with_the_protocols_answer_model_and_stop_rule(tmp_path):
     from lensopt.experiment.modes import mode_for
 
-    protocol = load_protocol(_with_stop(tmp_path / "p.toml", PROTOCOLS / "sloan-10afc.toml",
-                                        stop="confidence = 0.9\nmin_trials = 15", **{"optimizer.lapse": "0.05"}))
+    protocol = load_protocol(
+        _with_stop(
+            tmp_path / "p.toml",
+            PROTOCOLS / "sloan-10afc.toml",
+            stop="confidence = 0.9\nmin_trials = 15",
+            **{"optimizer.lapse": "0.05"},
+        )
+    )
     optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 1.0))
     settings = optimizer.settings_dict()
     assert settings["n_alternatives"] == 10 and settings["lapse"] == 0.05 and settings["inference"] == "ep"

@@ -21,25 +21,41 @@ def test_the_clinical_ranking_protocol_ranks_three_lenses_by_mpes_ald_with_keys_
 
 
 def test_four_lenses_use_the_first_four_lens_keys_and_build_a_four_lens_optimizer(tmp_path):
-    protocol = load_protocol(write_protocol(tmp_path / "p.toml", RANKING_PROTOCOL, **{
-        "ranking.lenses": "4", "keys.lenses": '["1", "2", "3", "4"]', "optimizer.rule": '"random"'}))
+    protocol = load_protocol(
+        write_protocol(
+            tmp_path / "p.toml",
+            RANKING_PROTOCOL,
+            **{"ranking.lenses": "4", "keys.lenses": '["1", "2", "3", "4"]', "optimizer.rule": '"random"'},
+        )
+    )
     optimizer = mode_for(protocol).new_optimizer(protocol, 3, (-0.3, 0.9))
     trial = optimizer.ask()
     assert len(set(trial.lenses_d)) == 4 and optimizer.settings_dict()["lens_step_d"] == 0.25
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("ranking.lenses", "5", r"ranking\.lenses must be an integer in \[3, 4\], got 5"),
-    ("ranking.lenses", "2", r"ranking\.lenses must be an integer in \[3, 4\], got 2"),
-    ("ranking.lenses", "4", r"keys\.lenses names 3 keys but ranking\.lenses = 4 needs one per lens"),
-    ("keys.lenses", '["1", "2", "2"]', r"keys\.lenses names the key '2' twice"),
-    ("keys.lenses", '["1", "space", "3"]', r"keys\.lenses and keys\.confirm cannot share the key 'space'"),
-    ("keys.lenses", '["1", "2", "Q"]', r"keys\.lenses must be 2 to 4 PsychoPy key names"),
-    ("keys.lenses", '"123"', r"keys\.lenses must be 2 to 4 PsychoPy key names"),
-    ("optimizer.rule", '"ucb-ald"', r"optimizer\.rule 'ucb-ald' does not rank lenses; protocol\.feedback = 'ranking' "
-                                    r"needs one of 'mpes-ald', 'random'"),
-    ("timing.response_timeout_s", "3.0", r"timing\.response_timeout_s must be 0 with protocol\.feedback = 'ranking'"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("ranking.lenses", "5", r"ranking\.lenses must be an integer in \[3, 4\], got 5"),
+        ("ranking.lenses", "2", r"ranking\.lenses must be an integer in \[3, 4\], got 2"),
+        ("ranking.lenses", "4", r"keys\.lenses names 3 keys but ranking\.lenses = 4 needs one per lens"),
+        ("keys.lenses", '["1", "2", "2"]', r"keys\.lenses names the key '2' twice"),
+        ("keys.lenses", '["1", "space", "3"]', r"keys\.lenses and keys\.confirm cannot share the key 'space'"),
+        ("keys.lenses", '["1", "2", "Q"]', r"keys\.lenses must be 2 to 4 PsychoPy key names"),
+        ("keys.lenses", '"123"', r"keys\.lenses must be 2 to 4 PsychoPy key names"),
+        (
+            "optimizer.rule",
+            '"ucb-ald"',
+            r"optimizer\.rule 'ucb-ald' does not rank lenses; protocol\.feedback = 'ranking' "
+            r"needs one of 'mpes-ald', 'random'",
+        ),
+        (
+            "timing.response_timeout_s",
+            "3.0",
+            r"timing\.response_timeout_s must be 0 with protocol\.feedback = 'ranking'",
+        ),
+    ],
+)
 def test_a_bad_ranking_field_is_one_line_naming_it(tmp_path, field, value, message):
     path = write_protocol(tmp_path / "p.toml", RANKING_PROTOCOL, **{field: value})
     with pytest.raises(ProtocolError, match=message) as info:

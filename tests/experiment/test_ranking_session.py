@@ -32,8 +32,11 @@ def history(records):
 def test_a_simulated_ranking_session_renders_stores_and_exports_every_order(tmp_path, window):
     db, frames = tmp_path / "s.db", tmp_path / "frames"
     protocol = ranking_protocol(tmp_path, **{"protocol.observer": '"simulated"'})
-    outcome = run_session(RunRequest(db_path=db, protocol_path=protocol, participant="sim", seed=11, trials=5,
-                                     frames_dir=frames), log=lambda m: None, window=window)
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="sim", seed=11, trials=5, frames_dir=frames),
+        log=lambda m: None,
+        window=window,
+    )
     assert outcome.status == "finished" and outcome.n_trials == 5
     with SessionStore(db, readonly=True) as store:
         info = store.session(outcome.session_id)
@@ -63,14 +66,33 @@ def test_a_simulated_ranking_session_renders_stores_and_exports_every_order(tmp_
 
 def test_keys_give_the_order_with_the_last_implied_repeats_ignored_and_quit_then_resume(tmp_path, window):
     db, protocol = tmp_path / "s.db", ranking_protocol(tmp_path)
-    keys = ["space",                                  # instructions
-            "space", ("2", 0.8), ("1", 1.5),          # ranking 1: clinician confirms; 2, 1, then 3 implied
-            "space", "3", "3", "1",                   # ranking 2: a repeated 3 is ignored
-            "space", "1", "escape", "space", "2", "3",  # ranking 3: pause after 1, resume: the order restarts
-            "space", "2", "escape", "q"]              # ranking 4: pause, quit
+    keys = [
+        "space",  # instructions
+        "space",
+        ("2", 0.8),
+        ("1", 1.5),  # ranking 1: clinician confirms; 2, 1, then 3 implied
+        "space",
+        "3",
+        "3",
+        "1",  # ranking 2: a repeated 3 is ignored
+        "space",
+        "1",
+        "escape",
+        "space",
+        "2",
+        "3",  # ranking 3: pause after 1, resume: the order restarts
+        "space",
+        "2",
+        "escape",
+        "q",
+    ]  # ranking 4: pause, quit
     source, logged = InjectedKeySource(keys), []
-    first = run_session(RunRequest(db_path=db, protocol_path=protocol, participant="kb", seed=2, trials=5),
-                        responses=source, log=logged.append, window=window)
+    first = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="kb", seed=2, trials=5),
+        responses=source,
+        log=logged.append,
+        window=window,
+    )
     assert source.remaining == 0
     assert first.status == "aborted" and first.n_trials == 3
     assert sum(line.startswith("clinician: lens 1 S") and " / lens 3 S" in line for line in logged) == 4
@@ -83,8 +105,9 @@ def test_keys_give_the_order_with_the_last_implied_repeats_ignored_and_quit_then
     assert info.status == "aborted" and all(r.answered_at >= r.presented_at for r in before)
 
     source, logged = InjectedKeySource(["space", "space", "3", "2", "space", "1", "2"]), []
-    second = run_session(RunRequest(db_path=db, resume=first.session_id), responses=source,
-                         log=logged.append, window=window)
+    second = run_session(
+        RunRequest(db_path=db, resume=first.session_id), responses=source, log=logged.append, window=window
+    )
     assert source.remaining == 0 and any("resuming at trial 4 of 5" in line for line in logged)
     assert second.status == "finished" and second.n_trials == 5
     with SessionStore(db, readonly=True) as store:
@@ -124,8 +147,15 @@ def test_every_order_is_committed_before_the_optimizer_hears_it(tmp_path, window
     with SessionStore(db) as store:
         sid = store.create_session("spy", protocol.to_dict(), {}, {}, 0, kind="ranking")
         optimizer = ScriptedRankings(db, sid)
-        loop = RankingLoop(window, protocol, Calibration(53.0, 1920, 1080, 400.0), optimizer,
-                           InjectedKeySource(["space", "3", "2", "1", "3"]),
-                           lambda record: store.append_ranking_trial(sid, record), seed=1, log=None)
+        loop = RankingLoop(
+            window,
+            protocol,
+            Calibration(53.0, 1920, 1080, 400.0),
+            optimizer,
+            InjectedKeySource(["space", "3", "2", "1", "3"]),
+            lambda record: store.append_ranking_trial(sid, record),
+            seed=1,
+            log=None,
+        )
         result = loop.run(2)
     assert result.status == "finished" and optimizer.told == [(2, 1, 0), (0, 2, 1)]

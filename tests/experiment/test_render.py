@@ -24,7 +24,9 @@ LOGMARS = [-0.3, -0.1, 0.1, 0.3, 0.5, 0.7, 0.85, 1.0]
 
 
 def expected_height_px(cal, logmar):
-    return 2 * cal.distance_cm * math.tan(math.radians(5 * 10**logmar / 120)) * cal.screen_width_px / cal.screen_width_cm
+    return (
+        2 * cal.distance_cm * math.tan(math.radians(5 * 10**logmar / 120)) * cal.screen_width_px / cal.screen_width_cm
+    )
 
 
 def dark_mask(image):
@@ -80,4 +82,4 @@ def test_the_saved_back_buffer_is_what_the_flip_shows(window):
     x, y = window.winHandle.get_location()
     w, h = window.size
     assert back.shape[:2] == (h, w)
-    assert np.array_equal(screen[y:y + h, x:x + w, :3], back[:, :, :3])
+    assert np.array_equal(screen[y : y + h, x : x + w, :3], back[:, :, :3])

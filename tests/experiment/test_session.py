@@ -26,9 +26,19 @@ EXPORT_TRIAL_KEYS = {"index", "letter", "letter_logmar", "sphere_d", "cylinder_d
 
 def test_a_30_trial_simulated_session_is_stored_exported_and_drawn_to_size(tmp_path, window, fast_protocol):
     db, frames = tmp_path / "s.db", tmp_path / "frames"
-    outcome = run_session(RunRequest(db_path=db, protocol_path=fast_protocol, participant="sim",
-                                     observer="simulated", seed=7, trials=30, frames_dir=frames),
-                          log=lambda m: None, window=window)
+    outcome = run_session(
+        RunRequest(
+            db_path=db,
+            protocol_path=fast_protocol,
+            participant="sim",
+            observer="simulated",
+            seed=7,
+            trials=30,
+            frames_dir=frames,
+        ),
+        log=lambda m: None,
+        window=window,
+    )
     assert outcome.status == "finished" and outcome.n_trials == 30
     with SessionStore(db, readonly=True) as store:
         assert [t.index for t in store.trials(outcome.session_id)] == list(range(1, 31))
@@ -45,14 +55,25 @@ def test_a_30_trial_simulated_session_is_stored_exported_and_drawn_to_size(tmp_p
         image = np.asarray(Image.open(frames / f"trial-{t['index']:03d}.png").convert("L"))
         assert image.shape == (window.size[1], window.size[0])
         rows = np.flatnonzero((image < 128).any(axis=1))
-        expected = (2 * cal["distance_cm"] * math.tan(math.radians(5 * 10 ** t["letter_logmar"] / 120))
-                    * cal["screen_width_px"] / cal["screen_width_cm"])
+        expected = (
+            2
+            * cal["distance_cm"]
+            * math.tan(math.radians(5 * 10 ** t["letter_logmar"] / 120))
+            * cal["screen_width_px"]
+            / cal["screen_width_cm"]
+        )
         assert abs(rows[-1] - rows[0] + 1 - expected) <= max(1.0, 0.03 * expected)
 
 
 def lensopt(*args, **kwargs):
-    return subprocess.Popen([sys.executable, "-m", "lensopt", *map(str, args)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "lensopt", *map(str, args)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def stored_trials(db):
@@ -69,8 +90,21 @@ def stored_trials(db):
 def test_kill_9_then_resume_keeps_trials_and_continues_as_the_rebuilt_optimizer_would(tmp_path):
     db = tmp_path / "s.db"
     protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.2"})
-    proc = lensopt("run", "--protocol", protocol, "--participant", "k9", "--observer", "simulated",
-                   "--seed", 5, "--trials", 10, "--db", db)
+    proc = lensopt(
+        "run",
+        "--protocol",
+        protocol,
+        "--participant",
+        "k9",
+        "--observer",
+        "simulated",
+        "--seed",
+        5,
+        "--trials",
+        10,
+        "--db",
+        db,
+    )
     deadline = time.time() + 120
     while len(stored_trials(db)) < 3 and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
@@ -92,29 +126,44 @@ def test_kill_9_then_resume_keeps_trials_and_continues_as_the_rebuilt_optimizer_
     assert after[:k] == before  # trials 1..k intact
     assert [t.index for t in after] == list(range(1, 11))
     rebuilt = RefractionOptimizer.from_settings(
-        info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before])
+        info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before]
+    )
     proposal = rebuilt.ask()
     continued = after[k]
     assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
-        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9)
+        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9
+    )
 
 
 def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path, window):
     protocol = write_protocol(tmp_path / "step.toml", **FAST, **{"lens.step_d": "0.25"})
     lines = []
-    outcome = run_session(RunRequest(db_path=tmp_path / "s.db", protocol_path=protocol, participant="sim",
-                                     observer="simulated", seed=5, trials=12),
-                          log=lines.append, window=window)
+    outcome = run_session(
+        RunRequest(
+            db_path=tmp_path / "s.db",
+            protocol_path=protocol,
+            participant="sim",
+            observer="simulated",
+            seed=5,
+            trials=12,
+        ),
+        log=lines.append,
+        window=window,
+    )
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         info, trials = store.session(outcome.session_id), store.trials(outcome.session_id)
     rebuilt = RefractionOptimizer.from_settings(
-        info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in trials])
+        info.optimizer_settings, [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in trials]
+    )
     sphere_d, cylinder_d = rebuilt.best()
+
     def quarter(d):  # nearest quarter diopter, by hand
         return math.floor(d * 4 + 0.5) / 4
 
-    expected = (f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D; on the phoropter (0.25 D steps): "
-                f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D")
+    expected = (
+        f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D; on the phoropter (0.25 D steps): "
+        f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D"
+    )
     assert expected in lines, lines[-3:]
 
 
@@ -126,8 +175,11 @@ def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_pat
     protocol = write_protocol(tmp_path / "stop.toml", **FAST)
     protocol.write_text(protocol.read_text() + "\n[stop]\nconfidence = 0.02\nmin_trials = 8\n")
     db, lines = tmp_path / "s.db", []
-    outcome = run_session(RunRequest(db_path=db, protocol_path=protocol, participant="sim", observer="simulated",
-                                     seed=7, trials=30), log=lines.append, window=window)
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="sim", observer="simulated", seed=7, trials=30),
+        log=lines.append,
+        window=window,
+    )
     n = outcome.stopped_at
     assert outcome.status == "finished" and 8 <= n < 30
     assert outcome.n_trials == n and outcome.confidence >= 0.02
@@ -155,9 +207,18 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
     import sqlite3
 
     db, lines = tmp_path / "s.db", []
-    first = run_session(RunRequest(db_path=db, protocol_path=write_protocol(tmp_path / "p.toml", **FAST),
-                                   participant="old", observer="simulated", seed=4, trials=6),
-                        log=lines.append, window=window)
+    first = run_session(
+        RunRequest(
+            db_path=db,
+            protocol_path=write_protocol(tmp_path / "p.toml", **FAST),
+            participant="old",
+            observer="simulated",
+            seed=4,
+            trials=6,
+        ),
+        log=lines.append,
+        window=window,
+    )
     with SessionStore(db, readonly=True) as store:
         info = store.session(first.session_id)
     old_settings = {k: v for k, v in info.optimizer_settings.items() if k not in NEW_SETTINGS}
@@ -166,8 +227,10 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
     del old_protocol["optimizer"]["lapse"]
     old_protocol["optimizer"]["inference"] = "laplace"
     with sqlite3.connect(db) as connection:  # as a lensopt of before issue 14 stored it
-        connection.execute("UPDATE sessions SET optimizer_settings = ?, protocol = ?, status = 'aborted' WHERE id = ?",
-                           (json.dumps(old_settings), json.dumps(old_protocol), first.session_id))
+        connection.execute(
+            "UPDATE sessions SET optimizer_settings = ?, protocol = ?, status = 'aborted' WHERE id = ?",
+            (json.dumps(old_settings), json.dumps(old_protocol), first.session_id),
+        )
     connection.close()
 
     resumed = run_session(RunRequest(db_path=db, resume=first.session_id, trials=9), log=lines.append, window=window)
@@ -180,4 +243,5 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
     assert rebuilt.likelihood == "probit" and rebuilt.stop is None
     proposal, continued = rebuilt.ask(), records[6]
     assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
-        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9)
+        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9
+    )

@@ -88,11 +88,17 @@ def _letter_answer(patient, trial: Trial, options):
 
 
 LETTERS = Family(
-    name="letters", optimizer="RefractionOptimizer",
-    configs={"ucb-ald": {"rule": "ucb-ald"}, "ts-ald": {"rule": "ts-ald"}, "bald": {"rule": "bald"},
-             "ucb-ald-paper-model": {"rule": "ucb-ald", "paper_model": True}},
-    make=lambda o, seed: RefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D,
-                                             **(PAPER_LETTER_MODEL if o.get("paper_model") else {})),
+    name="letters",
+    optimizer="RefractionOptimizer",
+    configs={
+        "ucb-ald": {"rule": "ucb-ald"},
+        "ts-ald": {"rule": "ts-ald"},
+        "bald": {"rule": "bald"},
+        "ucb-ald-paper-model": {"rule": "ucb-ald", "paper_model": True},
+    },
+    make=lambda o, seed: RefractionOptimizer(
+        o["rule"], seed, lens_step_d=LENS_STEP_D, **(PAPER_LETTER_MODEL if o.get("paper_model") else {})
+    ),
     encode=lambda t: {"letter_logmar": t.letter_logmar, "sphere_d": t.sphere_d, "cylinder_d": t.cylinder_d},
     answer=_letter_answer,
     notes="issue 14's letter model (floored, EP) unless paper_model: PAPER_LETTER_MODEL; lenses to 0.25 D",
@@ -102,46 +108,54 @@ LETTERS = Family(
 # ------------------------------------------------------------------------------------ duels
 def _duel_answer(patient, trial: DuelTrial, options):
     threshold = TIE_THRESHOLD if options.get("model") == "ties" else 0.0
-    return patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d,
-                               tie_threshold=threshold)
+    return patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=threshold)
 
 
 DUELS = Family(
-    name="duels", optimizer="DuelRefractionOptimizer",
-    configs={"muc-ald": {"rule": "muc-ald"}, "kss-ald": {"rule": "kss-ald"},
-             "ties-mpes-ald": {"rule": "mpes-ald", "model": "ties", "n_trials": 20}},
-    make=lambda o, seed: DuelRefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D,
-                                                 model=o.get("model", "probit")),
-    encode=lambda t: {"letter_logmar": t.letter_logmar, "first_lens_d": list(t.first_lens_d),
-                      "second_lens_d": list(t.second_lens_d)},
+    name="duels",
+    optimizer="DuelRefractionOptimizer",
+    configs={
+        "muc-ald": {"rule": "muc-ald"},
+        "kss-ald": {"rule": "kss-ald"},
+        "ties-mpes-ald": {"rule": "mpes-ald", "model": "ties", "n_trials": 20},
+    },
+    make=lambda o, seed: DuelRefractionOptimizer(
+        o["rule"], seed, lens_step_d=LENS_STEP_D, model=o.get("model", "probit")
+    ),
+    encode=lambda t: {
+        "letter_logmar": t.letter_logmar,
+        "first_lens_d": list(t.first_lens_d),
+        "second_lens_d": list(t.second_lens_d),
+    },
     answer=_duel_answer,
     notes=f"answers from SimulatedPatient.duel_answer (Gumbel); tie threshold {TIE_THRESHOLD} with the tie model "
-          "(slow: 20 trials)",
+    "(slow: 20 trials)",
 )
 
 
 # --------------------------------------------------------------------------------- rankings
 RANKINGS = Family(
-    name="rankings", optimizer="RankingRefractionOptimizer",
+    name="rankings",
+    optimizer="RankingRefractionOptimizer",
     configs={"mpes-ald": {"rule": "mpes-ald", "n_trials": 20}, "random": {"rule": "random"}},
     make=lambda o, seed: RankingRefractionOptimizer(o["rule"], seed, lens_step_d=LENS_STEP_D),
     encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses_d": [list(lens) for lens in t.lenses_d]},
     answer=lambda patient, t, o: patient.rank_lenses(t.letter_logmar, t.lenses_d),
     decode=tuple,
-    notes="three lenses, the patient orders all of them (SimulatedPatient.rank_lenses); mpes-ald (slow) for "
-          "20 trials",
+    notes="three lenses, the patient orders all of them (SimulatedPatient.rank_lenses); mpes-ald (slow) for 20 trials",
 )
 
 
 # ------------------------------------------------------------- benchmark-level: binary
 CONTEXTUAL = Family(
-    name="contextual", optimizer="ContextualOptimizer",
+    name="contextual",
+    optimizer="ContextualOptimizer",
     configs={"ucb-ald": {"rule": "ucb-ald"}, "cbkg": {"rule": "cbkg", "n_trials": 12}},
     make=lambda o, seed: ContextualOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, rule=o["rule"], seed=seed),
     encode=lambda q: {"context": _floats(q.context), "system": _floats(q.system)},
     answer=lambda patient, q, o: bool(patient.respond(float(q.context[0]), *map(float, q.system))),
     notes="system = (sphere_d, cylinder_d), context = letter_logmar, default kernel and Laplace; "
-          "cbkg (knowledge gradient, ~0.1 s a decision) for 12 trials",
+    "cbkg (knowledge gradient, ~0.1 s a decision) for 12 trials",
 )
 
 
@@ -159,25 +173,37 @@ def _preference_decode(answer):
 
 
 PREFERENCE = Family(
-    name="preference", optimizer="PreferenceOptimizer",
-    configs={"muc": {"rule": "muc", "n_trials": 20}, "kss-batch-3": {"rule": "kss", "batch_size": 3, "n_trials": 20},
-             "kss-ald": {"rule": "kss-ald", "contextual": True, "n_trials": 20}},
-    make=lambda o, seed: PreferenceOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR if o.get("contextual") else (),
-                                             rule=o["rule"], seed=seed, batch_size=o.get("batch_size", 2)),
+    name="preference",
+    optimizer="PreferenceOptimizer",
+    configs={
+        "muc": {"rule": "muc", "n_trials": 20},
+        "kss-batch-3": {"rule": "kss", "batch_size": 3, "n_trials": 20},
+        "kss-ald": {"rule": "kss-ald", "contextual": True, "n_trials": 20},
+    },
+    make=lambda o, seed: PreferenceOptimizer(
+        LENS_BOUNDS_D,
+        LETTER_BOUNDS_LOGMAR if o.get("contextual") else (),
+        rule=o["rule"],
+        seed=seed,
+        batch_size=o.get("batch_size", 2),
+    ),
     encode=lambda q: {"context": _floats(q.context), "members": _floats(q.members)},
     answer=_preference_answer,
     decode=_preference_decode,
     notes=f"members are lenses; probit answers (SimulatedPatient.prefer_first), at {FIXED_LETTER_LOGMAR} "
-          "logMAR without a context; a batch of 3 answers its 3 pairs; 20 trials (the contextual rules "
-          "run 40 trials inside the duels family)",
+    "logMAR without a context; a batch of 3 answers its 3 pairs; 20 trials (the contextual rules "
+    "run 40 trials inside the duels family)",
 )
 
 
 COPELAND = Family(
-    name="copeland", optimizer="CopelandOptimizer",
-    configs={"dueling-ts": {"rule": "dueling-ts", "n_trials": 20},
-             "pure-exploration": {"rule": "pure-exploration", "n_trials": 20},
-             "copeland-ei": {"rule": "copeland-ei", "n_trials": 12}},
+    name="copeland",
+    optimizer="CopelandOptimizer",
+    configs={
+        "dueling-ts": {"rule": "dueling-ts", "n_trials": 20},
+        "pure-exploration": {"rule": "pure-exploration", "n_trials": 20},
+        "copeland-ei": {"rule": "copeland-ei", "n_trials": 12},
+    },
     make=lambda o, seed: CopelandOptimizer(LENS_BOUNDS_D, rule=o["rule"], seed=seed),
     encode=lambda q: {"members": _floats(q.members)},
     answer=lambda patient, q, o: int(patient.prefer_first(FIXED_LETTER_LOGMAR, *q.members)),
@@ -195,18 +221,25 @@ def _ranking_answer(patient, query: RankingQuery, options):
 
 
 RANKING = Family(
-    name="ranking", optimizer="RankingOptimizer",
-    configs={"mpes-top2-of-3": {"rule": "mpes", "n_trials": 12}, "mpes-ties": {"rule": "mpes", "ties": True, "n_trials": 12}},
-    make=lambda o, seed: (RankingOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, set_size=2, allow_ties=True,
-                                           rule=o["rule"], seed=seed) if o.get("ties") else
-                          RankingOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, set_size=3, allow_ties=False,
-                                           top_k=2, rule=o["rule"], seed=seed)),
+    name="ranking",
+    optimizer="RankingOptimizer",
+    configs={
+        "mpes-top2-of-3": {"rule": "mpes", "n_trials": 12},
+        "mpes-ties": {"rule": "mpes", "ties": True, "n_trials": 12},
+    },
+    make=lambda o, seed: (
+        RankingOptimizer(LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, set_size=2, allow_ties=True, rule=o["rule"], seed=seed)
+        if o.get("ties")
+        else RankingOptimizer(
+            LENS_BOUNDS_D, LETTER_BOUNDS_LOGMAR, set_size=3, allow_ties=False, top_k=2, rule=o["rule"], seed=seed
+        )
+    ),
     encode=lambda q: {"context": _floats(q.context), "members": _floats(q.members)},
     answer=_ranking_answer,
     decode=lambda a: a if isinstance(a, (int, str)) else tuple(a),
     notes="members are lenses, context the letter size: top-2 of 3 lenses, or duels with ties "
-          f"(tie threshold {TIE_THRESHOLD}); 12 trials (the same model runs 20 trials inside the rankings "
-          "and duels families)",
+    f"(tie threshold {TIE_THRESHOLD}); 12 trials (the same model runs 20 trials inside the rankings "
+    "and duels families)",
 )
 
 FAMILIES = {f.name: f for f in (LETTERS, DUELS, RANKINGS, CONTEXTUAL, PREFERENCE, COPELAND, RANKING)}
@@ -234,9 +267,16 @@ def record_session(family: Family, config: str, seed: int) -> dict:
 
 def record_family(family: Family) -> dict:
     sessions = [record_session(family, config, seed) for config in family.configs for seed in SEEDS]
-    return {"format": FORMAT, "family": family.name, "optimizer": family.optimizer,
-            "configs": family.configs, "notes": family.notes, "seeds": list(SEEDS),
-            "regenerate": f".venv/bin/python -m tests.golden.record {family.name}", "sessions": sessions}
+    return {
+        "format": FORMAT,
+        "family": family.name,
+        "optimizer": family.optimizer,
+        "configs": family.configs,
+        "notes": family.notes,
+        "seeds": list(SEEDS),
+        "regenerate": f".venv/bin/python -m tests.golden.record {family.name}",
+        "sessions": sessions,
+    }
 
 
 def path(name: str) -> Path:

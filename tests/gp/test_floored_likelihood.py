@@ -75,8 +75,14 @@ def test_floored_tilted_moments_match_quadrature(label, cavity_mean, cavity_var,
     sd = np.sqrt(cavity_var)
 
     def moment(k):
-        return quad(lambda f: f**k * likelihood(f, label, guess, lapse) * norm.pdf(f, cavity_mean, sd),
-                    cavity_mean - 12 * sd, cavity_mean + 12 * sd, points=[0.0], epsabs=1e-13, limit=200)[0]
+        return quad(
+            lambda f: f**k * likelihood(f, label, guess, lapse) * norm.pdf(f, cavity_mean, sd),
+            cavity_mean - 12 * sd,
+            cavity_mean + 12 * sd,
+            points=[0.0],
+            epsabs=1e-13,
+            limit=200,
+        )[0]
 
     z0, z1, z2 = moment(0), moment(1), moment(2)
     log_z, mean, var = tilted_moments(np.array([label]), np.array([cavity_mean]), np.array([cavity_var]), guess, lapse)
@@ -123,12 +129,22 @@ def test_floored_laplace_mode_is_the_argmax_of_the_exact_log_posterior():
 def test_floored_laplace_of_one_observation_matches_brute_force_mode_and_curvature():
     k = 3.0
     post = laplace_posterior(np.array([[k]]), np.array([1.0]), guess_rate=GUESS, lapse_rate=LAPSE)
-    mode = minimize_scalar(lambda f: 0.5 * f * f / k - np.log(p_correct(f, GUESS, LAPSE)),
-                           bounds=(-10, 10), method="bounded", options={"xatol": 1e-10}).x
+    mode = minimize_scalar(
+        lambda f: 0.5 * f * f / k - np.log(p_correct(f, GUESS, LAPSE)),
+        bounds=(-10, 10),
+        method="bounded",
+        options={"xatol": 1e-10},
+    ).x
     assert post.mean[0] == pytest.approx(mode, abs=1e-6)
     h = 1e-4
-    curvature = -(np.log(p_correct(mode + h, GUESS, LAPSE)) - 2 * np.log(p_correct(mode, GUESS, LAPSE))
-                  + np.log(p_correct(mode - h, GUESS, LAPSE))) / h**2
+    curvature = (
+        -(
+            np.log(p_correct(mode + h, GUESS, LAPSE))
+            - 2 * np.log(p_correct(mode, GUESS, LAPSE))
+            + np.log(p_correct(mode - h, GUESS, LAPSE))
+        )
+        / h**2
+    )
     assert post.sqrt_w[0] ** 2 == pytest.approx(max(curvature, 0.0), rel=1e-4)
 
 
@@ -154,8 +170,9 @@ def test_floored_ep_is_exact_for_a_single_observation(label, k):
     sd = np.sqrt(k)
     z0 = quad(lambda f: likelihood(f, label, GUESS, LAPSE) * norm.pdf(f, 0, sd), -12 * sd, 12 * sd, points=[0.0])[0]
     z1 = quad(lambda f: f * likelihood(f, label, GUESS, LAPSE) * norm.pdf(f, 0, sd), -12 * sd, 12 * sd, points=[0.0])[0]
-    z2 = quad(lambda f: f * f * likelihood(f, label, GUESS, LAPSE) * norm.pdf(f, 0, sd), -12 * sd, 12 * sd,
-              points=[0.0])[0]
+    z2 = quad(
+        lambda f: f * f * likelihood(f, label, GUESS, LAPSE) * norm.pdf(f, 0, sd), -12 * sd, 12 * sd, points=[0.0]
+    )[0]
     mean, var = post.predict(np.array([[k]]), np.array([k]))
     assert mean[0] == pytest.approx(z1 / z0, rel=1e-6, abs=1e-8)
     assert var[0] == pytest.approx(z2 / z0 - (z1 / z0) ** 2, rel=1e-5)
@@ -174,8 +191,10 @@ def test_floored_ep_of_two_correlated_latents_matches_two_dimensional_quadrature
     weight /= weight.sum()
     exact_mean = np.array([(weight * F1).sum(), (weight * F2).sum()])
     exact_var = np.array([(weight * F1**2).sum(), (weight * F2**2).sum()]) - exact_mean**2
-    for post in (ep_posterior(K, y, guess_rate=GUESS, lapse_rate=LAPSE),
-                 parallel_ep_posterior(K, y, guess_rate=GUESS, lapse_rate=LAPSE)):
+    for post in (
+        ep_posterior(K, y, guess_rate=GUESS, lapse_rate=LAPSE),
+        parallel_ep_posterior(K, y, guess_rate=GUESS, lapse_rate=LAPSE),
+    ):
         mean, var = post.predict(K, np.diag(K))
         np.testing.assert_allclose(mean, exact_mean, atol=0.02)
         np.testing.assert_allclose(var, exact_var, rtol=0.03)
@@ -193,9 +212,14 @@ def test_parallel_ep_reaches_the_sequential_fixed_point(guess, lapse):
     np.testing.assert_allclose(parallel.site_precision, sequential.site_precision, atol=1e-6)
     assert parallel.log_marginal_likelihood == pytest.approx(sequential.log_marginal_likelihood, abs=1e-6)
     # a warm start from the previous sites, one new row at the prior, lands on the same point
-    warm = parallel_ep_posterior(K, y, (np.r_[parallel.site_precision[:-1], 0.0],
-                                        np.r_[parallel.site_natural_mean[:-1], 0.0]),
-                                 guess_rate=guess, lapse_rate=lapse, tolerance=1e-10)
+    warm = parallel_ep_posterior(
+        K,
+        y,
+        (np.r_[parallel.site_precision[:-1], 0.0], np.r_[parallel.site_natural_mean[:-1], 0.0]),
+        guess_rate=guess,
+        lapse_rate=lapse,
+        tolerance=1e-10,
+    )
     np.testing.assert_allclose(warm.mean, sequential.mean, atol=1e-6)
 
 
@@ -237,27 +261,32 @@ def test_a_letter_far_too_small_or_far_too_large_is_worth_no_information():
 def test_floored_bald_gradient_matches_finite_differences(mu, var):
     g_mu, g_var = U.floored_bald_bits_grad(np.array(mu), np.array(var), GUESS, LAPSE)
     h_mu, h_var = 1e-5, 1e-5 * var
-    num_mu = (U.floored_bald_bits(mu + h_mu, var, GUESS, LAPSE) - U.floored_bald_bits(mu - h_mu, var, GUESS, LAPSE)) / (2 * h_mu)
-    num_var = (U.floored_bald_bits(mu, var + h_var, GUESS, LAPSE) - U.floored_bald_bits(mu, var - h_var, GUESS, LAPSE)) / (2 * h_var)
+    num_mu = (U.floored_bald_bits(mu + h_mu, var, GUESS, LAPSE) - U.floored_bald_bits(mu - h_mu, var, GUESS, LAPSE)) / (
+        2 * h_mu
+    )
+    num_var = (
+        U.floored_bald_bits(mu, var + h_var, GUESS, LAPSE) - U.floored_bald_bits(mu, var - h_var, GUESS, LAPSE)
+    ) / (2 * h_var)
     assert g_mu == pytest.approx(num_mu, rel=1e-4, abs=1e-8)
     assert g_var == pytest.approx(num_var, rel=1e-4, abs=1e-8)
 
 
 # ---- what the floor changes for the classifier ------------------------------------------------
 
+
 def test_a_lucky_guess_at_a_tiny_letter_barely_moves_the_floored_model():
     """The failure of issue 14: a correct answer to a letter far below threshold. Without the floor
     it reads as evidence of excellent acuity; with it, as the guess it almost surely was."""
     from lensopt.gp import kernels
 
-    kernel = (kernels.LinearContext(25.0, active_dims=(0,))
-              + SquaredExponential(2.0, variance=20.0, active_dims=(1,)))
+    kernel = kernels.LinearContext(25.0, active_dims=(0,)) + SquaredExponential(2.0, variance=20.0, active_dims=(1,))
     sizes = np.r_[np.full(6, 1.0), np.full(6, 0.5), np.full(6, 0.0)]  # letter sizes, logMAR
     X_before = np.column_stack([sizes, np.zeros(18)])
     y_before = np.r_[np.ones(6), [1, 0, 1, 1, 0, 1], np.zeros(6)]  # threshold near 0.5 logMAR
     X, y = np.vstack([X_before, [[-1.0, 0.0]]]), np.r_[y_before, 1]  # then a lucky −1.0 logMAR letter
     tiny = np.array([[-1.0, 0.0]])
     for inference in ("laplace", "ep"):
+
         def p_tiny(floor, X, y):
             model = GPClassifier(kernel, inference=inference, guess_rate=floor[0], lapse_rate=floor[1])  # noqa: B023 - called within this iteration
             return model.fit(X, y).predict_proba(tiny)[0]

@@ -24,16 +24,20 @@ KERNELS = {
     "linear_two_cols": lambda: LinearContext(0.7, active_dims=(0, 2)),
     "sum": lambda: Sum(Matern32([0.5, 0.9], active_dims=(1, 2)), SquaredExponential(1.5, variance=0.3)),
     "product": lambda: Product(SquaredExponential(0.8, active_dims=(0,)), Matern52([0.6, 1.4], active_dims=(1, 2))),
-    "sum_fixed": lambda: SquaredExponential([0.5, 0.9], fixed=("variance",), active_dims=(1, 2))
-    + LinearContext(1.3, fixed="variance"),
-    "product_fixed": lambda: Matern52([0.6, 1.4], active_dims=(1, 2), fixed=("lengthscales",))
-    * LinearContext(1.0, fixed=("variance",)),
+    "sum_fixed": lambda: (
+        SquaredExponential([0.5, 0.9], fixed=("variance",), active_dims=(1, 2)) + LinearContext(1.3, fixed="variance")
+    ),
+    "product_fixed": lambda: (
+        Matern52([0.6, 1.4], active_dims=(1, 2), fixed=("lengthscales",)) * LinearContext(1.0, fixed=("variance",))
+    ),
     "psychophysics": lambda: psychophysics_kernel(3.0, [0.9, 1.6], variance=1.4),
     "benchmark": lambda: benchmark_context_kernel(Matern52([0.4, 0.7], variance=1.3, active_dims=(1, 2))),
-    "se_meridian_map": lambda: SquaredExponential([0.9, 1.6], variance=1.1, active_dims=(1, 2),
-                                                  input_map=[[1.0, 0.0], [1.0, 1.0]]),
-    "matern32_wide_map": lambda: Matern32([0.8, 1.2, 0.5], variance=0.7, active_dims=(0, 2),
-                                          input_map=[[1.0, 0.5], [0.0, 2.0], [-1.0, 1.0]]),
+    "se_meridian_map": lambda: SquaredExponential(
+        [0.9, 1.6], variance=1.1, active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]]
+    ),
+    "matern32_wide_map": lambda: Matern32(
+        [0.8, 1.2, 0.5], variance=0.7, active_dims=(0, 2), input_map=[[1.0, 0.5], [0.0, 2.0], [-1.0, 1.0]]
+    ),
 }
 
 

@@ -50,9 +50,9 @@ def fd_hessian(fun, x, eps=1e-4):
     E = np.eye(n) * eps
     for i in range(n):
         for j in range(n):
-            H[i, j] = (
-                fun(x + E[i] + E[j]) - fun(x + E[i] - E[j]) - fun(x - E[i] + E[j]) + fun(x - E[i] - E[j])
-            ) / (4 * eps * eps)
+            H[i, j] = (fun(x + E[i] + E[j]) - fun(x + E[i] - E[j]) - fun(x - E[i] + E[j]) + fun(x - E[i] - E[j])) / (
+                4 * eps * eps
+            )
     return H
 
 

@@ -120,11 +120,17 @@ FEATURE_KERNELS = {
     "linear": lambda: LinearContext(1.7, active_dims=(0, 1)),
     "psychophysics": lambda: psychophysics_kernel(2.0, [0.7, 1.6], variance=0.9),
     "benchmark": lambda: benchmark_context_kernel(SquaredExponential([0.4, 0.9], active_dims=(1, 2))),
-    "meridian_map": lambda: psychophysics_kernel(2.0, [0.7, 1.6], variance=0.9).k1
-    + SquaredExponential([0.7, 1.6], variance=0.9, active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]]),
-    "product_of_stationary": lambda: Matern52(0.8, active_dims=(0,)) * SquaredExponential([0.5, 0.6], active_dims=(1, 2)),
-    "nested": lambda: (LinearContext(1.0) * Matern32([0.5, 0.7], active_dims=(1, 2))) * LinearContext(0.5, active_dims=(2,))
-    + SquaredExponential(0.9, active_dims=(1,)),
+    "meridian_map": lambda: (
+        psychophysics_kernel(2.0, [0.7, 1.6], variance=0.9).k1
+        + SquaredExponential([0.7, 1.6], variance=0.9, active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]])
+    ),
+    "product_of_stationary": lambda: (
+        Matern52(0.8, active_dims=(0,)) * SquaredExponential([0.5, 0.6], active_dims=(1, 2))
+    ),
+    "nested": lambda: (
+        (LinearContext(1.0) * Matern32([0.5, 0.7], active_dims=(1, 2))) * LinearContext(0.5, active_dims=(2,))
+        + SquaredExponential(0.9, active_dims=(1,))
+    ),
 }
 
 
@@ -179,8 +185,11 @@ def _exact_posterior(gp, X):
         (Matern52([0.6, 1.1], variance=1.2), 1e-6),
         (SquaredExponential([0.5, 0.9], variance=0.8), 0.2),  # large jitter: the ε term keeps it exact
         (psychophysics_kernel(1.5, [0.6, 1.3], variance=1.0), 1e-6),
-        (LinearContext(1.5, active_dims=(0,))
-         + SquaredExponential([0.6, 1.3], active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]]), 1e-6),
+        (
+            LinearContext(1.5, active_dims=(0,))
+            + SquaredExponential([0.6, 1.3], active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]]),
+            1e-6,
+        ),
     ],
 )
 def test_posterior_samples_match_the_exact_gaussian_update(kernel, jitter):

@@ -85,8 +85,9 @@ def dioptric_power_matrix(sphere_d, cylinder_d, axis_deg):
     """Long's dioptric power matrix of S / C × α, an independent route to the blur strength."""
     a = np.deg2rad(axis_deg)
     s, c = np.sin(a), np.cos(a)
-    return np.array([[sphere_d + cylinder_d * s**2, -cylinder_d * s * c],
-                     [-cylinder_d * s * c, sphere_d + cylinder_d * c**2]])
+    return np.array(
+        [[sphere_d + cylinder_d * s**2, -cylinder_d * s * c], [-cylinder_d * s * c, sphere_d + cylinder_d * c**2]]
+    )
 
 
 def test_power_vector_blur_equals_half_the_squared_norm_of_the_power_matrix_difference():

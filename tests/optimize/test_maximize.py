@@ -39,25 +39,31 @@ def test_maximum_outside_the_box_lands_on_the_boundary():
 
 
 def test_pinned_inputs_stay_pinned_and_the_rest_is_optimized():
-    x, _ = maximize_acquisition(Quadratic([0.0, 1.0, 2.0]), [(-1, 2), (-4, 4), (-4, 4)],
-                                np.random.default_rng(2), fixed_features={0: 1.5})
+    x, _ = maximize_acquisition(
+        Quadratic([0.0, 1.0, 2.0]), [(-1, 2), (-4, 4), (-4, 4)], np.random.default_rng(2), fixed_features={0: 1.5}
+    )
     assert x[0] == 1.5
     np.testing.assert_allclose(x[1:], [1.0, 2.0], atol=1e-5)
 
 
 def test_value_only_acquisition_returns_the_best_candidate():
     rng = np.random.default_rng(3)
-    x, _ = maximize_acquisition(ValueOnly([0.1, 0.2]), [(-1, 1), (-1, 1)], rng,
-                                    settings=MaximizerSettings(n_candidates=200))
+    x, _ = maximize_acquisition(
+        ValueOnly([0.1, 0.2]), [(-1, 1), (-1, 1)], rng, settings=MaximizerSettings(n_candidates=200)
+    )
     candidates = scrambled_halton([(-1, 1), (-1, 1)], 200, np.random.default_rng(3))
     brute = candidates[np.argmax(ValueOnly([0.1, 0.2])(candidates))]
     np.testing.assert_allclose(x, brute)
 
 
 def test_extra_candidates_are_considered():
-    x, _ = maximize_acquisition(ValueOnly([0.123, 0.456]), [(-1, 1), (-1, 1)], np.random.default_rng(4),
-                                settings=MaximizerSettings(n_candidates=4),
-                                extra_candidates=np.array([[0.123, 0.456]]))
+    x, _ = maximize_acquisition(
+        ValueOnly([0.123, 0.456]),
+        [(-1, 1), (-1, 1)],
+        np.random.default_rng(4),
+        settings=MaximizerSettings(n_candidates=4),
+        extra_candidates=np.array([[0.123, 0.456]]),
+    )
     np.testing.assert_allclose(x, [0.123, 0.456])
 
 
@@ -98,8 +104,9 @@ def test_a_looser_tolerance_stops_sooner_within_that_tolerance():
     tight, loose = Bump([0.7, -1.9]), Bump([0.7, -1.9])
     box = [(-4, 4), (-4, 4)]
     _, v_tight = maximize_acquisition(tight, box, np.random.default_rng(2), settings=MaximizerSettings(n_candidates=16))
-    _, v_loose = maximize_acquisition(loose, box, np.random.default_rng(2),
-                                      settings=MaximizerSettings(n_candidates=16, tolerance=1e-3))
+    _, v_loose = maximize_acquisition(
+        loose, box, np.random.default_rng(2), settings=MaximizerSettings(n_candidates=16, tolerance=1e-3)
+    )
     assert loose.calls < tight.calls
     assert v_tight == pytest.approx(1.0, abs=1e-8)  # the true maximum, exp(0)
     assert v_loose == pytest.approx(1.0, abs=3 * 1e-3)

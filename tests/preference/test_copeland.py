@@ -56,9 +56,9 @@ def fitted_2d_model(n_duels=20):
 def test_soft_copeland_score_matches_quadrature_within_the_qmc_error():
     x = np.array([[0.1], [0.45], [0.76]])
     models = [fitted_forrester_model(landmark_seed=s) for s in range(12)]
-    exact = np.array([
-        quad(lambda t, xi=xi: models[0].win_probability(xi[None], [[t]])[0], 0.0, 1.0, epsabs=1e-10)[0] for xi in x
-    ])
+    exact = np.array(
+        [quad(lambda t, xi=xi: models[0].win_probability(xi[None], [[t]])[0], 0.0, 1.0, epsabs=1e-10)[0] for xi in x]
+    )
     scores = np.array([m.soft_copeland(x) for m in models])  # 12 randomized QMC estimates
     spread = scores.std(axis=0, ddof=1)
     assert np.all(spread < 0.01)  # 32 landmarks: the QMC error is small
@@ -118,8 +118,9 @@ def test_conditioning_on_a_fantasy_duel_equals_a_fresh_fit_and_leaves_the_model_
     before = model.soft_copeland(probe)
     fantasy = model.conditioned_on([[0.3]], [[0.7]], 0)
     fresh = fitted_forrester_model()
-    fresh.fit(np.vstack([fresh.X_first, [[0.3]]]), np.vstack([fresh.X_second, [[0.7]]]),
-              np.append(fresh.preferred_first, 0))
+    fresh.fit(
+        np.vstack([fresh.X_first, [[0.3]]]), np.vstack([fresh.X_second, [[0.7]]]), np.append(fresh.preferred_first, 0)
+    )
     np.testing.assert_allclose(fantasy.soft_copeland(probe), fresh.soft_copeland(probe), atol=1e-7)
     np.testing.assert_array_equal(model.soft_copeland(probe), before)
     assert model.n_duels == 15 and fantasy.n_duels == 16
@@ -165,12 +166,15 @@ def test_copeland_ei_equals_a_brute_force_computation_with_fresh_models():
     for i in range(len(A)):
         where = np.vstack([points, A[i], B[i]])
         best_now = model.soft_copeland(where).max()
-        p = model.win_probability(A[i:i + 1], B[i:i + 1])[0]
+        p = model.win_probability(A[i : i + 1], B[i : i + 1])[0]
         expected = 0.0
         for outcome, probability in ((1, p), (0, 1 - p)):
             fresh = fitted_forrester_model()
-            fresh.fit(np.vstack([fresh.X_first, A[i]]), np.vstack([fresh.X_second, B[i]]),
-                      np.append(fresh.preferred_first, outcome))
+            fresh.fit(
+                np.vstack([fresh.X_first, A[i]]),
+                np.vstack([fresh.X_second, B[i]]),
+                np.append(fresh.preferred_first, outcome),
+            )
             expected += probability * max(fresh.soft_copeland(where).max() - best_now, 0.0)
         np.testing.assert_allclose(values[i], expected, rtol=1e-6, atol=1e-9)
     assert np.all(values >= 0) and np.any(values > 0)

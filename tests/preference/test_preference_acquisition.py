@@ -89,6 +89,5 @@ def test_bivariate_ei_is_the_expected_positive_part_of_the_duel_value_by_monte_c
 def test_context_bald_sums_the_bald_of_every_pair(contextual):
     members = np.array([[0.2, 0.3], [0.7, 0.7], [0.5, 0.1]])
     S = np.array([[0.4], [0.9]])
-    expected = sum(contextual.duel_bald(duel_inputs(S, members[i], members[j]))
-                   for i, j in [(0, 1), (0, 2), (1, 2)])
+    expected = sum(contextual.duel_bald(duel_inputs(S, members[i], members[j])) for i, j in [(0, 1), (0, 2), (1, 2)])
     np.testing.assert_allclose(acq.ContextBALD(contextual, members)(S), expected, rtol=1e-12)

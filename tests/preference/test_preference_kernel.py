@@ -20,8 +20,10 @@ BASES = {
     "benchmark_context": (lambda: benchmark_context_kernel(SquaredExponential([0.5, 0.7], active_dims=(1, 2))), 1, 2),
     "psychophysics": (lambda: psychophysics_kernel(2.0, [0.6, 1.1], variance=1.3), 1, 2),
     "sum_with_context": (
-        lambda: LinearContext(0.7, active_dims=(0,)) * Matern52([0.5, 0.8], active_dims=(1, 2))
-        + SquaredExponential(0.9, variance=0.4, active_dims=(0, 1, 2)),
+        lambda: (
+            LinearContext(0.7, active_dims=(0,)) * Matern52([0.5, 0.8], active_dims=(1, 2))
+            + SquaredExponential(0.9, variance=0.4, active_dims=(0, 1, 2))
+        ),
         1,
         2,
     ),

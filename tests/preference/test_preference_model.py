@@ -15,8 +15,10 @@ CASES = {
 }
 
 
-@pytest.fixture(params=[(name, inference) for name in sorted(CASES) for inference in ("laplace", "ep")],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(
+    params=[(name, inference) for name in sorted(CASES) for inference in ("laplace", "ep")],
+    ids=lambda p: f"{p[0]}-{p[1]}",
+)
 def fitted(request):
     name, inference = request.param
     make, k, d = CASES[name]
@@ -87,6 +89,7 @@ def test_win_probability_and_its_uncertainty_match_monte_carlo(fitted):
     se = p.std(axis=0) / np.sqrt(p.shape[0])
     np.testing.assert_allclose(model.duel_probability(Z), p.mean(axis=0), atol=5 * se.max() + 1e-4)
     np.testing.assert_allclose(model.duel_epistemic_variance(Z), p.var(axis=0), atol=2e-3)
+
     # BALD (Houlsby's approximation of the second entropy term, in bits) against Monte Carlo
     def entropy(q):
         return -(q * np.log2(np.clip(q, 1e-300, 1)) + (1 - q) * np.log2(np.clip(1 - q, 1e-300, 1)))

@@ -23,8 +23,10 @@ def _answer(query, rng, utility=bump):
     members = query.members
     if len(members) == 2:
         return int(rng.uniform() < norm.cdf(scale * (utility(members[0]) - utility(members[1]))[0]))
-    return [((i, j), int(rng.uniform() < norm.cdf(scale * (utility(members[i]) - utility(members[j]))[0])))
-            for i, j in query.pairs]
+    return [
+        ((i, j), int(rng.uniform() < norm.cdf(scale * (utility(members[i]) - utility(members[j]))[0])))
+        for i, j in query.pairs
+    ]
 
 
 def _run(optimizer, n, seed=0):
@@ -82,8 +84,7 @@ def test_champion_is_the_posterior_mean_argmax_on_a_grid():
 @pytest.mark.parametrize("rule", BATCH_RULES)
 def test_batches_never_repeat_a_member(rule):
     context = () if rule in DUEL_RULES else [(0.2, 1.0)]
-    optimizer = PreferenceOptimizer([(0.0, 1.0)], context_bounds=context, rule=rule, seed=5, batch_size=4,
-                                    n_initial=2)
+    optimizer = PreferenceOptimizer([(0.0, 1.0)], context_bounds=context, rule=rule, seed=5, batch_size=4, n_initial=2)
     for _ in range(6):
         query = optimizer.ask()
         gaps = np.abs(query.members[:, None, 0] - query.members[None, :, 0])[np.triu_indices(4, 1)]
@@ -96,15 +97,20 @@ def test_batch_muc_challengers_spread_against_each_other():
     optimizer = _run(PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=6, batch_size=3), 10)
     query = optimizer.ask()
     from lensopt.preference.acquisition import ChallengeVariance
-    total = sum(optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), query.members[i], query.members[j]))[0]
-                for i, j in query.pairs)
+
+    total = sum(
+        optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), query.members[i], query.members[j]))[0]
+        for i, j in query.pairs
+    )
     # no random batch with the same champion does better than the chosen one
     rng = np.random.default_rng(0)
     for _ in range(200):
         others = rng.uniform(0, 1, (2, 1))
         members = np.vstack([query.members[:1], others])
-        alternative = sum(optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), members[i], members[j]))[0]
-                          for i, j in [(0, 1), (0, 2), (1, 2)])
+        alternative = sum(
+            optimizer.model.duel_epistemic_variance(duel_inputs(np.zeros(0), members[i], members[j]))[0]
+            for i, j in [(0, 1), (0, 2), (1, 2)]
+        )
         assert alternative <= total + 1e-9
     assert ChallengeVariance(optimizer.model, np.zeros(0), query.members[:1])(query.members[1:2])[0] > 0
 
@@ -129,8 +135,10 @@ def test_contextual_state_round_trip_keeps_the_context_rule():
 def test_muc_finds_the_optimum_of_a_bump_better_than_random_duels():
     errors = {}
     for rule in ("muc", "random"):
-        errors[rule] = [abs(_run(PreferenceOptimizer([(0.0, 1.0)], rule=rule, seed=s), 25, seed=s).best()[0] - 0.3)
-                        for s in range(6)]
+        errors[rule] = [
+            abs(_run(PreferenceOptimizer([(0.0, 1.0)], rule=rule, seed=s), 25, seed=s).best()[0] - 0.3)
+            for s in range(6)
+        ]
     assert np.median(errors["muc"]) < 0.05
     assert np.median(errors["muc"]) < np.median(errors["random"])
 
@@ -148,13 +156,16 @@ def test_answers_of_the_wrong_form_are_refused_and_nothing_is_recorded():
         DuelQuery(context=[], members=[[0.1]])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"rule": "nope"}, "unknown rule"),
-    ({"rule": "muc-ald"}, "not available"),
-    ({"rule": "dueling-ucb", "batch_size": 3}, "duels only"),
-    ({"inference": "vi"}, "inference"),
-    ({"seed": -1}, "seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"rule": "nope"}, "unknown rule"),
+        ({"rule": "muc-ald"}, "not available"),
+        ({"rule": "dueling-ucb", "batch_size": 3}, "duels only"),
+        ({"inference": "vi"}, "inference"),
+        ({"seed": -1}, "seed"),
+    ],
+)
 def test_bad_settings_name_the_problem(kwargs, message):
     with pytest.raises(ValueError, match=message):
         PreferenceOptimizer([(0.0, 1.0)], **kwargs)

@@ -20,8 +20,7 @@ def test_draws_have_the_posterior_mean_and_variance_of_the_utility_differences(m
     anchor = np.array([[0.5]])
     Z = np.hstack([X, np.broadcast_to(anchor, X.shape)])
     mean, var = model.predict_duel(Z)
-    draws = np.array([sample_utility(model, np.random.default_rng(i), n_features=1024).duel(Z)
-                      for i in range(1500)])
+    draws = np.array([sample_utility(model, np.random.default_rng(i), n_features=1024).duel(Z) for i in range(1500)])
     standard_error = np.sqrt(var / len(draws))
     assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * standard_error + 0.02)
     np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15, atol=0.01)
@@ -50,6 +49,7 @@ def test_draw_gradients_match_finite_differences(model):
 def test_a_contextual_draw_scales_with_the_context():
     # with the kernel s s' k(x, x') every utility is s · h(x): doubling s doubles the draw
     from lensopt.preference import default_kernel
+
     Z, y = simulated_duels(20, n_system=1, n_context=1, seed=1)
     model = PreferenceGP(default_kernel([(0.0, 1.0)], n_context=1), n_context=1).fit(Z, y)
     sample = sample_utility(model, np.random.default_rng(3))

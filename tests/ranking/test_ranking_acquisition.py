@@ -12,8 +12,11 @@ from tests.ranking.conftest import bump, gumbel_answer
 
 
 def _tiny_model(delta=0.4):
-    observations = [RankingObservation([[0.2], [0.7]], 0, True), RankingObservation([[0.5], [0.9]], "same", True),
-                    RankingObservation([[0.2], [0.5]], 1, True)]
+    observations = [
+        RankingObservation([[0.2], [0.7]], 0, True),
+        RankingObservation([[0.5], [0.9]], "same", True),
+        RankingObservation([[0.2], [0.5]], 1, True),
+    ]
     return RankingGP(SquaredExponential(0.25, variance=1.0), tie_threshold=delta).fit(observations)
 
 
@@ -63,8 +66,11 @@ def test_mpes_of_a_pair_with_ties_matches_brute_force_monte_carlo():
 
 def test_mpes_of_a_triple_ranked_top_two_matches_brute_force_monte_carlo():
     model = RankingGP(SquaredExponential(0.25, variance=1.0)).fit(
-        [RankingObservation([[0.2], [0.7], [0.45]], (0, 2), False),
-         RankingObservation([[0.5], [0.9], [0.1]], (2, 0), False)])
+        [
+            RankingObservation([[0.2], [0.7], [0.45]], (0, 2), False),
+            RankingObservation([[0.5], [0.9], [0.1]], (2, 0), False),
+        ]
+    )
     X_star = np.array([[0.05], [0.3], [0.6], [0.85]])
     C = np.array([[0.25], [0.5], [0.8]])
     mpes = MPES(model, X_star, all_outcomes(3, 2), False, rng=3, n_samples=60_000)(C[None])[0]

@@ -31,11 +31,14 @@ def _in_box(values, bounds):
     return np.all((values >= bounds[:, 0] - 1e-12) & (values <= bounds[:, 1] + 1e-12))
 
 
-@pytest.mark.parametrize("options", [
-    dict(set_size=2, allow_ties=True),
-    dict(set_size=3, allow_ties=False, top_k=2),
-    dict(set_size=3, allow_ties=True, context_bounds=[(0.2, 1.0)]),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(set_size=2, allow_ties=True),
+        dict(set_size=3, allow_ties=False, top_k=2),
+        dict(set_size=3, allow_ties=True, context_bounds=[(0.2, 1.0)]),
+    ],
+)
 def test_mpes_proposes_distinct_members_inside_the_bounds(options):
     bounds = [(-1.0, 2.0), (0.0, 1.0)]
     optimizer = _run(RankingOptimizer(bounds, seed=1, n_initial=3, **options), 6)
@@ -82,10 +85,19 @@ def test_a_stored_session_replays_through_tell():
     np.testing.assert_array_equal(original.ask().members, replayed.ask().members)
 
 
-@pytest.mark.parametrize("outcome, message", [
-    ("tie", "unknown outcome"), (2, r"0\.\.1"), ((0, 0), "repeat"), ((0, 1), "Remark 1"), (0.0, "outcome must be"),
-    (True, "outcome must be"), ((), "at least one"), (None, "outcome must be"),
-])
+@pytest.mark.parametrize(
+    "outcome, message",
+    [
+        ("tie", "unknown outcome"),
+        (2, r"0\.\.1"),
+        ((0, 0), "repeat"),
+        ((0, 1), "Remark 1"),
+        (0.0, "outcome must be"),
+        (True, "outcome must be"),
+        ((), "at least one"),
+        (None, "outcome must be"),
+    ],
+)
 def test_malformed_outcomes_are_rejected_with_a_value_error_and_nothing_is_stored(outcome, message):
     optimizer = RankingOptimizer([(0.0, 1.0)], seed=0)
     with pytest.raises(ValueError, match=message):
@@ -101,24 +113,35 @@ def test_same_is_rejected_when_ties_are_not_allowed():
     assert optimizer.observations[0].outcome == (2, 0)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda o: o.tell((np.zeros(0), np.zeros((2, 1))), 0), "RankingQuery"),
-    (lambda o: o.tell(RankingQuery(context=[], members=[[0.2], [1.5]]), 0), "outside its bounds"),
-    (lambda o: o.tell(RankingQuery(context=[], members=[[0.2], [0.2]]), 0), "distinct"),
-    (lambda o: o.tell(RankingQuery(context=[0.5], members=[[0.2], [0.3]]), 0), "context"),
-    (lambda o: o.tell(RankingQuery(context=[], members=[[0.2, 0.1], [0.3, 0.1]]), 0), "members must be"),
-    (lambda o: o.tell(RankingQuery(context=[], members=[[0.1], [0.2], [0.3], [0.4], [0.5]]), 0), "members must be"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda o: o.tell((np.zeros(0), np.zeros((2, 1))), 0), "RankingQuery"),
+        (lambda o: o.tell(RankingQuery(context=[], members=[[0.2], [1.5]]), 0), "outside its bounds"),
+        (lambda o: o.tell(RankingQuery(context=[], members=[[0.2], [0.2]]), 0), "distinct"),
+        (lambda o: o.tell(RankingQuery(context=[0.5], members=[[0.2], [0.3]]), 0), "context"),
+        (lambda o: o.tell(RankingQuery(context=[], members=[[0.2, 0.1], [0.3, 0.1]]), 0), "members must be"),
+        (lambda o: o.tell(RankingQuery(context=[], members=[[0.1], [0.2], [0.3], [0.4], [0.5]]), 0), "members must be"),
+    ],
+)
 def test_bad_queries_are_rejected_with_a_value_error(call, message):
     with pytest.raises(ValueError, match=message):
         call(RankingOptimizer([(0.0, 1.0)]))
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(set_size=1), "set_size"), (dict(set_size=5), "set_size"), (dict(top_k=3), "top_k"),
-    (dict(set_size=3, top_k=2, allow_ties=True), "Remark 1"), (dict(context_bounds=[(0, 1), (0, 1)]), "one context"),
-    (dict(rule="muc"), "unknown rule"), (dict(tie_threshold=0.0), "tie_threshold"), (dict(seed=-1), "seed"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(set_size=1), "set_size"),
+        (dict(set_size=5), "set_size"),
+        (dict(top_k=3), "top_k"),
+        (dict(set_size=3, top_k=2, allow_ties=True), "Remark 1"),
+        (dict(context_bounds=[(0, 1), (0, 1)]), "one context"),
+        (dict(rule="muc"), "unknown rule"),
+        (dict(tie_threshold=0.0), "tie_threshold"),
+        (dict(seed=-1), "seed"),
+    ],
+)
 def test_invalid_settings_raise_clear_value_errors(options, message):
     with pytest.raises(ValueError, match=message):
         RankingOptimizer([(0.0, 1.0)], **options)

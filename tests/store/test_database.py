@@ -36,10 +36,16 @@ SETTINGS = {"rule": "ucb-ald", "seed": 11, "sphere_bounds_d": [-4.0, 4.0]}
 
 def make_trial(index, **changes):
     values = dict(
-        index=index, sphere_d=0.1 * index - 1 / 3, cylinder_d=-2 / 7 + 0.01 * index,
-        letter_logmar=0.123456789012345 * (index % 5) - 0.3, letter="KHNZ"[index % 4],
-        response="KHNZ"[(index * 3) % 4], correct=index % 3 != 0, rt_s=0.5 + index / 997,
-        presented_at=1.7e9 + index * 2.000001, answered_at=1.7e9 + index * 2.000001 + 0.9,
+        index=index,
+        sphere_d=0.1 * index - 1 / 3,
+        cylinder_d=-2 / 7 + 0.01 * index,
+        letter_logmar=0.123456789012345 * (index % 5) - 0.3,
+        letter="KHNZ"[index % 4],
+        response="KHNZ"[(index * 3) % 4],
+        correct=index % 3 != 0,
+        rt_s=0.5 + index / 997,
+        presented_at=1.7e9 + index * 2.000001,
+        answered_at=1.7e9 + index * 2.000001 + 0.9,
         extra={"decision_ms": 3.2 + index, "note": None, "nested": {"xs": [1, 2.5]}},
     )
     values.update(changes)
@@ -89,8 +95,7 @@ def test_set_status_is_stored_and_validated(tmp_path):
 def test_missing_session_raises_a_one_line_store_error(tmp_path):
     with SessionStore(tmp_path / "s.db") as store:
         assert store.latest_session_id() is None
-        for call in (lambda: store.session(3), lambda: store.trials(3),
-                     lambda: store.append_trial(3, make_trial(1))):
+        for call in (lambda: store.session(3), lambda: store.trials(3), lambda: store.append_trial(3, make_trial(1))):
             with pytest.raises(StoreError, match=r"no session 3 .*lensopt sessions") as caught:
                 call()
             assert "\n" not in str(caught.value)
@@ -146,7 +151,8 @@ def test_writer_killed_with_sigkill_leaves_exactly_the_appended_trials(tmp_path)
     path, k = tmp_path / "s.db", 17
     child = subprocess.Popen(
         [sys.executable, "-c", WRITER_SCRIPT, str(path), str(k), str(PROJECT_ROOT)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         sid = int(child.stdout.readline())
@@ -169,8 +175,10 @@ def test_locked_database_gives_store_error_quickly(tmp_path):
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with SessionStore(path, timeout_s=0.05) as store, \
-                pytest.raises(DatabaseLockedError, match="is locked by another program; close it or use --db"):
+        with (
+            SessionStore(path, timeout_s=0.05) as store,
+            pytest.raises(DatabaseLockedError, match="is locked by another program; close it or use --db"),
+        ):
             store.append_trial(sid, make_trial(1))
     finally:
         holder.execute("ROLLBACK")
@@ -232,7 +240,10 @@ def test_newer_schema_gives_store_error_asking_to_upgrade(tmp_path):
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     for readonly in (False, True):
-        with pytest.raises(NewerSchemaError, match=rf"newer lensopt \(schema {SCHEMA_VERSION + 1} > {SCHEMA_VERSION}\); upgrade lensopt"):
+        with pytest.raises(
+            NewerSchemaError,
+            match=rf"newer lensopt \(schema {SCHEMA_VERSION + 1} > {SCHEMA_VERSION}\); upgrade lensopt",
+        ):
             SessionStore(path, readonly=readonly)
 
 
@@ -243,8 +254,11 @@ def test_read_only_store_refuses_writes_and_never_writes(tmp_path):
         store.append_trial(sid, make_trial(1))
     before = path.read_bytes()
     with SessionStore(path, readonly=True) as store:
-        for call in (lambda: new_session(store), lambda: store.append_trial(sid, make_trial(2)),
-                     lambda: store.set_status(sid, "finished")):
+        for call in (
+            lambda: new_session(store),
+            lambda: store.append_trial(sid, make_trial(2)),
+            lambda: store.set_status(sid, "finished"),
+        ):
             with pytest.raises(ReadOnlyStoreError, match="read-only"):
                 call()
         # Even raw SQL on its connection cannot write.

@@ -25,11 +25,13 @@ CALIBRATION = {"screen_width_cm": 53.0, "screen_width_px": 1920, "distance_cm": 
 
 def duels():
     return [
-        DuelTrialRecord(1, -1.25, 0.5, -1.0, 0.5, 0.3, "CDHKN", "first", 1.25, 1.7e9 + 1, 1.7e9 + 2.25,
-                        {"decision_ms": 2.5}),
+        DuelTrialRecord(
+            1, -1.25, 0.5, -1.0, 0.5, 0.3, "CDHKN", "first", 1.25, 1.7e9 + 1, 1.7e9 + 2.25, {"decision_ms": 2.5}
+        ),
         DuelTrialRecord(2, 0.1 + 0.2, -1 / 3, 2.0**-30, -4.0, -0.3, "ORSVZ", "same", 0.5, 1.7e9 + 3, 1.7e9 + 3.5),
-        DuelTrialRecord(3, 4.0, -4.0, 3.75, -4.0, 1.0, "KKKKK", "second", None, 1.7e9 + 4, 1.7e9 + 9,
-                        {"text": 'a "quoted", comma'}),
+        DuelTrialRecord(
+            3, 4.0, -4.0, 3.75, -4.0, 1.0, "KKKKK", "second", None, 1.7e9 + 4, 1.7e9 + 9, {"text": 'a "quoted", comma'}
+        ),
     ]
 
 
@@ -40,8 +42,9 @@ def test_store_answers_are_the_optimizers_answers():
 @pytest.fixture
 def store(tmp_path):
     with SessionStore(tmp_path / "s.db") as store:
-        sid = store.create_session("D,01", {"protocol": {"feedback": "duel"}}, CALIBRATION,
-                                   {"rule": "muc-ald", "seed": 4}, 4, kind=DUEL_KIND)
+        sid = store.create_session(
+            "D,01", {"protocol": {"feedback": "duel"}}, CALIBRATION, {"rule": "muc-ald", "seed": 4}, 4, kind=DUEL_KIND
+        )
         for record in duels():
             store.append_duel_trial(sid, record)
         yield store
@@ -71,17 +74,30 @@ def test_letter_trials_and_duels_do_not_mix(store):
         store.create_session("X", {}, {}, {}, 1, kind="rankings")
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("answer", "both", "answer must be one of first, second, same"),
-    ("answer", None, "answer must be one of"),
-    ("letters", "ab", "letters must be capital letters"),
-    ("first_sphere_d", float("nan"), "first_sphere_d must be a finite number"),
-    ("rt_s", -0.1, "rt_s must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("answer", "both", "answer must be one of first, second, same"),
+        ("answer", None, "answer must be one of"),
+        ("letters", "ab", "letters must be capital letters"),
+        ("first_sphere_d", float("nan"), "first_sphere_d must be a finite number"),
+        ("rt_s", -0.1, "rt_s must be >= 0"),
+    ],
+)
 def test_a_bad_duel_record_names_the_field(field, value, message):
-    values = dict(index=1, first_sphere_d=0.0, first_cylinder_d=0.0, second_sphere_d=0.25,
-                  second_cylinder_d=0.0, letter_logmar=0.1, letters="CDH", answer="same", rt_s=0.4,
-                  presented_at=1.0, answered_at=1.4)
+    values = dict(
+        index=1,
+        first_sphere_d=0.0,
+        first_cylinder_d=0.0,
+        second_sphere_d=0.25,
+        second_cylinder_d=0.0,
+        letter_logmar=0.1,
+        letters="CDH",
+        answer="same",
+        rt_s=0.4,
+        presented_at=1.0,
+        answered_at=1.4,
+    )
     values[field] = value
     with pytest.raises(ValueError, match=message):
         DuelTrialRecord(**values)
@@ -90,11 +106,19 @@ def test_a_bad_duel_record_names_the_field(field, value, message):
 def test_duel_csv_export_has_every_answer_and_parses_back(store):
     rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
     assert tuple(rows[0]) == DUEL_CSV_COLUMNS
-    parsed = [DuelTrialRecord(
-        index=int(r["index"]), letters=r["letters"], answer=r["answer"],
-        **{k: float(r[k]) for k in DUEL_CSV_COLUMNS[4:9]},
-        rt_s=float(r["rt_s"]) if r["rt_s"] else None, presented_at=float(r["presented_at"]),
-        answered_at=float(r["answered_at"]), extra=json.loads(r["extra"])) for r in rows]
+    parsed = [
+        DuelTrialRecord(
+            index=int(r["index"]),
+            letters=r["letters"],
+            answer=r["answer"],
+            **{k: float(r[k]) for k in DUEL_CSV_COLUMNS[4:9]},
+            rt_s=float(r["rt_s"]) if r["rt_s"] else None,
+            presented_at=float(r["presented_at"]),
+            answered_at=float(r["answered_at"]),
+            extra=json.loads(r["extra"]),
+        )
+        for r in rows
+    ]
     assert parsed == duels()
     assert [r["answer"] for r in rows] == ["first", "same", "second"]
 
@@ -140,13 +164,39 @@ def write_v2_database(path):
         conn.execute(
             "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, software_version, "
             "protocol, calibration, optimizer_settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ("v2-P3", "letters", "aborted", 1.6e9, 1.6e9 + 9, 12, "0.1.0", '{"optimizer": {"rule": "ucb-ald"}}',
-             json.dumps(CALIBRATION), '{"rule": "ucb-ald"}'))
+            (
+                "v2-P3",
+                "letters",
+                "aborted",
+                1.6e9,
+                1.6e9 + 9,
+                12,
+                "0.1.0",
+                '{"optimizer": {"rule": "ucb-ald"}}',
+                json.dumps(CALIBRATION),
+                '{"rule": "ucb-ald"}',
+            ),
+        )
         conn.executemany(
             "INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, letter, response, correct, "
             "rt_s, presented_at, answered_at, extra) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(t.index, t.sphere_d, t.cylinder_d, t.letter_logmar, t.letter, t.response, int(t.correct), t.rt_s,
-              t.presented_at, t.answered_at, json.dumps(t.extra)) for t in V2_TRIALS])
+            [
+                (
+                    t.index,
+                    t.sphere_d,
+                    t.cylinder_d,
+                    t.letter_logmar,
+                    t.letter,
+                    t.response,
+                    int(t.correct),
+                    t.rt_s,
+                    t.presented_at,
+                    t.answered_at,
+                    json.dumps(t.extra),
+                )
+                for t in V2_TRIALS
+            ],
+        )
         conn.execute("PRAGMA user_version = 2")
         conn.execute("PRAGMA application_id = 1279610451")
     conn.close()
@@ -165,7 +215,13 @@ def test_a_version_2_database_opens_upgrades_and_keeps_its_letter_sessions(tmp_p
     write_v2_database(path)
     with SessionStore(path) as store:
         info = store.session(1)
-        assert (info.participant, info.kind, info.status, info.n_trials, info.seed) == ("v2-P3", "letters", "aborted", 2, 12)
+        assert (info.participant, info.kind, info.status, info.n_trials, info.seed) == (
+            "v2-P3",
+            "letters",
+            "aborted",
+            2,
+            12,
+        )
         assert store.trials(1) == V2_TRIALS and store.duel_trials(1) == []
         store.append_trial(1, TrialRecord(3, 0.0, 0.0, 0.2, "Z", "Z", True, 0.5, 2e9, 2e9 + 1))
         duel = store.create_session("D", {}, CALIBRATION, {}, 1, kind=DUEL_KIND)
@@ -195,8 +251,12 @@ def test_the_migrated_duel_table_equals_a_fresh_one(tmp_path):
     for path in (old, fresh):
         conn = sqlite3.connect(path)
         try:
-            layouts.append({table: sorted(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({table})"))
-                            for table in ("sessions", "trials", "duel_trials")})
+            layouts.append(
+                {
+                    table: sorted(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({table})"))
+                    for table in ("sessions", "trials", "duel_trials")
+                }
+            )
         finally:
             conn.close()
     assert layouts[0] == layouts[1] and layouts[0]["duel_trials"]

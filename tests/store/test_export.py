@@ -15,19 +15,32 @@ CALIBRATION = {"screen_width_cm": 52.7, "screen_width_px": 1920, "distance_cm": 
 
 def stored_trials():
     return [
-        TrialRecord(1, -1 / 3, 0.7, 0.123456789012345, "K", "K", True, 0.8125, 1.7e9 + 0.1, 1.7e9 + 0.9,
-                    {"decision_ms": 3.2}),
+        TrialRecord(
+            1, -1 / 3, 0.7, 0.123456789012345, "K", "K", True, 0.8125, 1.7e9 + 0.1, 1.7e9 + 0.9, {"decision_ms": 3.2}
+        ),
         TrialRecord(2, 2.0**-30, -4.0, -0.3, "H", "pass", False, 1e-7, 1.7e9 + 2.5, 1.7e9 + 3.1, {}),
-        TrialRecord(3, 0.1 + 0.2, -2 / 3, 1.0, "Z", None, False, None, 1.7e9 + 4.0, 1.7e9 + 9.0,
-                    {"text": 'a "quoted", comma', "list": [1, None, 2.5]}),
+        TrialRecord(
+            3,
+            0.1 + 0.2,
+            -2 / 3,
+            1.0,
+            "Z",
+            None,
+            False,
+            None,
+            1.7e9 + 4.0,
+            1.7e9 + 9.0,
+            {"text": 'a "quoted", comma', "list": [1, None, 2.5]},
+        ),
     ]
 
 
 @pytest.fixture
 def store(tmp_path):
     with SessionStore(tmp_path / "s.db") as store:
-        sid = store.create_session("P,001", {"rule": "ts-ald", "trials": 3}, CALIBRATION,
-                                   {"rule": "ts-ald", "seed": 5}, 5)
+        sid = store.create_session(
+            "P,001", {"rule": "ts-ald", "trials": 3}, CALIBRATION, {"rule": "ts-ald", "seed": 5}, 5
+        )
         for trial in stored_trials():
             store.append_trial(sid, trial)
         store.set_status(sid, "finished")
@@ -36,11 +49,17 @@ def store(tmp_path):
 
 def parse_csv_trial(row):
     return TrialRecord(
-        index=int(row["index"]), sphere_d=float(row["sphere_d"]), cylinder_d=float(row["cylinder_d"]),
-        letter_logmar=float(row["letter_logmar"]), letter=row["letter"],
-        response=row["response"] or None, correct={"1": True, "0": False}[row["correct"]],
-        rt_s=float(row["rt_s"]) if row["rt_s"] else None, presented_at=float(row["presented_at"]),
-        answered_at=float(row["answered_at"]), extra=json.loads(row["extra"]),
+        index=int(row["index"]),
+        sphere_d=float(row["sphere_d"]),
+        cylinder_d=float(row["cylinder_d"]),
+        letter_logmar=float(row["letter_logmar"]),
+        letter=row["letter"],
+        response=row["response"] or None,
+        correct={"1": True, "0": False}[row["correct"]],
+        rt_s=float(row["rt_s"]) if row["rt_s"] else None,
+        presented_at=float(row["presented_at"]),
+        answered_at=float(row["answered_at"]),
+        extra=json.loads(row["extra"]),
     )
 
 

@@ -26,18 +26,41 @@ CALIBRATION = {"screen_width_cm": 53.0, "screen_width_px": 1920, "distance_cm": 
 
 def rankings():
     return [
-        RankingTrialRecord(1, ((-1.25, 0.5), (-1.0, 0.5), (0.25, -0.75)), 0.3, "CDHKN", (1, 0, 2), 2.5,
-                           1.7e9 + 1, 1.7e9 + 3.5, {"decision_ms": 2.5, "key_rt_s": [1.25, 2.5]}),
-        RankingTrialRecord(2, ((0.1 + 0.2, -1 / 3), (2.0**-30, -4.0), (4.0, 4.0), (-4.0, 0.0)), -0.3, "ORSVZ",
-                           (3, 2, 0, 1), None, 1.7e9 + 4, 1.7e9 + 9),
+        RankingTrialRecord(
+            1,
+            ((-1.25, 0.5), (-1.0, 0.5), (0.25, -0.75)),
+            0.3,
+            "CDHKN",
+            (1, 0, 2),
+            2.5,
+            1.7e9 + 1,
+            1.7e9 + 3.5,
+            {"decision_ms": 2.5, "key_rt_s": [1.25, 2.5]},
+        ),
+        RankingTrialRecord(
+            2,
+            ((0.1 + 0.2, -1 / 3), (2.0**-30, -4.0), (4.0, 4.0), (-4.0, 0.0)),
+            -0.3,
+            "ORSVZ",
+            (3, 2, 0, 1),
+            None,
+            1.7e9 + 4,
+            1.7e9 + 9,
+        ),
     ]
 
 
 @pytest.fixture
 def store(tmp_path):
     with SessionStore(tmp_path / "s.db") as store:
-        sid = store.create_session("R,01", {"protocol": {"feedback": "ranking"}}, CALIBRATION,
-                                   {"rule": "mpes-ald", "seed": 4}, 4, kind=RANKING_KIND)
+        sid = store.create_session(
+            "R,01",
+            {"protocol": {"feedback": "ranking"}},
+            CALIBRATION,
+            {"rule": "mpes-ald", "seed": 4},
+            4,
+            kind=RANKING_KIND,
+        )
         for record in rankings():
             store.append_ranking_trial(sid, record)
         yield store
@@ -63,19 +86,30 @@ def test_a_ranking_is_recorded_once_and_only_in_a_ranking_session(store):
         store.append_duel_trial(1, DuelTrialRecord(3, 0.0, 0.0, 0.25, 0.0, 0.1, "CDH", "same", 0.4, 1.0, 1.4))
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("order", (0, 0, 1), "order must hold each lens index 0..2 once"),
-    ("order", (0, 1), "order must hold each lens index 0..2 once"),
-    ("order", (True, 0, 2), "order must hold each lens index"),
-    ("lenses_d", ((0.0, 0.0), (0.0, 0.0), (0.25, 0.0)), "lenses_d must be 2 to 4 distinct"),
-    ("lenses_d", ((0.0, 0.0), (float("nan"), 0.0), (0.25, 0.0)), "lenses_d must be 2 to 4 distinct finite"),
-    ("lenses_d", tuple((0.25 * k, 0.0) for k in range(5)), "lenses_d must be 2 to 4"),
-    ("letters", "ab", "letters must be capital letters"),
-    ("rt_s", -0.1, "rt_s must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("order", (0, 0, 1), "order must hold each lens index 0..2 once"),
+        ("order", (0, 1), "order must hold each lens index 0..2 once"),
+        ("order", (True, 0, 2), "order must hold each lens index"),
+        ("lenses_d", ((0.0, 0.0), (0.0, 0.0), (0.25, 0.0)), "lenses_d must be 2 to 4 distinct"),
+        ("lenses_d", ((0.0, 0.0), (float("nan"), 0.0), (0.25, 0.0)), "lenses_d must be 2 to 4 distinct finite"),
+        ("lenses_d", tuple((0.25 * k, 0.0) for k in range(5)), "lenses_d must be 2 to 4"),
+        ("letters", "ab", "letters must be capital letters"),
+        ("rt_s", -0.1, "rt_s must be >= 0"),
+    ],
+)
 def test_a_bad_ranking_record_names_the_field(field, value, message):
-    values = dict(index=1, lenses_d=((0.0, 0.0), (0.25, 0.0), (0.0, -0.25)), letter_logmar=0.1, letters="CDH",
-                  order=(2, 0, 1), rt_s=0.4, presented_at=1.0, answered_at=1.4)
+    values = dict(
+        index=1,
+        lenses_d=((0.0, 0.0), (0.25, 0.0), (0.0, -0.25)),
+        letter_logmar=0.1,
+        letters="CDH",
+        order=(2, 0, 1),
+        rt_s=0.4,
+        presented_at=1.0,
+        answered_at=1.4,
+    )
     values[field] = value
     with pytest.raises(ValueError, match=message):
         RankingTrialRecord(**values)
@@ -84,11 +118,20 @@ def test_a_bad_ranking_record_names_the_field(field, value, message):
 def test_ranking_csv_export_has_every_order_and_parses_back(store):
     rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
     assert tuple(rows[0]) == RANKING_CSV_COLUMNS
-    parsed = [RankingTrialRecord(
-        index=int(r["index"]), lenses_d=tuple(map(tuple, json.loads(r["lenses_d"]))),
-        letter_logmar=float(r["letter_logmar"]), letters=r["letters"], order=tuple(json.loads(r["order"])),
-        rt_s=float(r["rt_s"]) if r["rt_s"] else None, presented_at=float(r["presented_at"]),
-        answered_at=float(r["answered_at"]), extra=json.loads(r["extra"])) for r in rows]
+    parsed = [
+        RankingTrialRecord(
+            index=int(r["index"]),
+            lenses_d=tuple(map(tuple, json.loads(r["lenses_d"]))),
+            letter_logmar=float(r["letter_logmar"]),
+            letters=r["letters"],
+            order=tuple(json.loads(r["order"])),
+            rt_s=float(r["rt_s"]) if r["rt_s"] else None,
+            presented_at=float(r["presented_at"]),
+            answered_at=float(r["answered_at"]),
+            extra=json.loads(r["extra"]),
+        )
+        for r in rows
+    ]
     assert parsed == rankings()
     assert [r["order"] for r in rows] == ["[1,0,2]", "[3,2,0,1]"]
 
@@ -98,8 +141,9 @@ def test_ranking_json_export_holds_the_calibration_and_every_ranking(store):
     assert document["session"]["kind"] == "ranking" and document["session"]["n_trials"] == 2
     assert document["calibration"] == CALIBRATION
     assert document["trials"][0]["order"] == [1, 0, 2]
-    assert [RankingTrialRecord(**{**t, "lenses_d": tuple(map(tuple, t["lenses_d"]))}) for t in document["trials"]] \
-        == rankings()
+    assert [
+        RankingTrialRecord(**{**t, "lenses_d": tuple(map(tuple, t["lenses_d"]))}) for t in document["trials"]
+    ] == rankings()
 
 
 # ------------------------------------------------------------------------------ version 3 -> 4
@@ -121,18 +165,44 @@ def write_v3_database(path):
             conn.execute(
                 "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, software_version, "
                 "protocol, calibration, optimizer_settings) VALUES (?, ?, 'aborted', 1.6e9, 1.6e9, 7, '0.1.0', "
-                "'{}', ?, '{\"rule\": \"mpes-ald\"}')", (participant, kind, json.dumps(CALIBRATION)))
+                "'{}', ?, '{\"rule\": \"mpes-ald\"}')",
+                (participant, kind, json.dumps(CALIBRATION)),
+            )
         t = V3_TRIALS[0]
-        conn.execute("INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, letter, response, "
-                     "correct, rt_s, presented_at, answered_at, extra) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     (t.index, t.sphere_d, t.cylinder_d, t.letter_logmar, t.letter, t.response, 1, t.rt_s,
-                      t.presented_at, t.answered_at, json.dumps(t.extra)))
+        conn.execute(
+            "INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, letter, response, "
+            "correct, rt_s, presented_at, answered_at, extra) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                t.index,
+                t.sphere_d,
+                t.cylinder_d,
+                t.letter_logmar,
+                t.letter,
+                t.response,
+                1,
+                t.rt_s,
+                t.presented_at,
+                t.answered_at,
+                json.dumps(t.extra),
+            ),
+        )
         d = V3_DUELS[0]
-        conn.execute("INSERT INTO duel_trials (session_id, idx, first_sphere_d, first_cylinder_d, second_sphere_d, "
-                     "second_cylinder_d, letter_logmar, letters, answer, rt_s, presented_at, answered_at, extra) "
-                     "VALUES (2, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
-                     (d.index, *d.first_lens_d, *d.second_lens_d, d.letter_logmar, d.letters, d.answer, d.rt_s,
-                      d.presented_at, d.answered_at))
+        conn.execute(
+            "INSERT INTO duel_trials (session_id, idx, first_sphere_d, first_cylinder_d, second_sphere_d, "
+            "second_cylinder_d, letter_logmar, letters, answer, rt_s, presented_at, answered_at, extra) "
+            "VALUES (2, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
+            (
+                d.index,
+                *d.first_lens_d,
+                *d.second_lens_d,
+                d.letter_logmar,
+                d.letters,
+                d.answer,
+                d.rt_s,
+                d.presented_at,
+                d.answered_at,
+            ),
+        )
         conn.execute("PRAGMA user_version = 3")
         conn.execute("PRAGMA application_id = 1279610451")
     conn.close()
@@ -153,8 +223,10 @@ def test_a_version_3_database_upgrades_keeping_its_letter_and_duel_sessions(tmp_
         assert store.ranking_trials(1) == [] and store.duel_trials(2) == V3_DUELS
     assert user_version(path) == 3
     with SessionStore(path) as store:
-        assert [(i.participant, i.kind, i.n_trials) for i in store.sessions()] == [("v3-L", "letters", 1),
-                                                                                  ("v3-D", "duel", 1)]
+        assert [(i.participant, i.kind, i.n_trials) for i in store.sessions()] == [
+            ("v3-L", "letters", 1),
+            ("v3-D", "duel", 1),
+        ]
         assert store.trials(1) == V3_TRIALS and store.duel_trials(2) == V3_DUELS
         ranking = store.create_session("R", {}, CALIBRATION, {}, 1, kind=RANKING_KIND)
         store.append_ranking_trial(ranking, rankings()[0])
@@ -173,8 +245,12 @@ def test_the_migrated_ranking_table_equals_a_fresh_one(tmp_path):
     for path in (old, fresh):
         conn = sqlite3.connect(path)
         try:
-            layouts.append({table: sorted(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({table})"))
-                            for table in ("sessions", "trials", "duel_trials", "ranking_trials")})
+            layouts.append(
+                {
+                    table: sorted(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({table})"))
+                    for table in ("sessions", "trials", "duel_trials", "ranking_trials")
+                }
+            )
         finally:
             conn.close()
     assert layouts[0] == layouts[1] and layouts[0]["ranking_trials"]

@@ -32,14 +32,25 @@ def write_v1_database(path):
         conn.execute(
             "INSERT INTO sessions (participant, status, created_at, updated_at, seed, software_version, "
             "protocol, calibration, optimizer_settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ("old-P7", "finished", 1.6e9, 1.6e9 + 60.5, 99, "0.0.9", '{"rule": "bald"}',
-             '{"screen_width_cm": 40.0, "screen_width_px": 1280, "distance_cm": 300.0}', '{"rule": "bald"}'),
+            (
+                "old-P7",
+                "finished",
+                1.6e9,
+                1.6e9 + 60.5,
+                99,
+                "0.0.9",
+                '{"rule": "bald"}',
+                '{"screen_width_cm": 40.0, "screen_width_px": 1280, "distance_cm": 300.0}',
+                '{"rule": "bald"}',
+            ),
         )
         conn.executemany(
             "INSERT INTO trials (session_id, idx, sphere_d, cylinder_d, letter_logmar, letter, response, "
             "correct, rt_s, presented_at, answered_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(1, -1.25, 0.5, 0.3, "K", "K", 1, 0.81, 1.6e9 + 1, 1.6e9 + 1.81),
-             (2, 0.1 + 0.2, -1 / 3, -0.1, "H", None, 0, None, 1.6e9 + 3, 1.6e9 + 9)],
+            [
+                (1, -1.25, 0.5, 0.3, "K", "K", 1, 0.81, 1.6e9 + 1, 1.6e9 + 1.81),
+                (2, 0.1 + 0.2, -1 / 3, -0.1, "H", None, 0, None, 1.6e9 + 3, 1.6e9 + 9),
+            ],
         )
         conn.execute("PRAGMA user_version = 1")
     conn.close()

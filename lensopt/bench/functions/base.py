@@ -51,18 +51,14 @@ class TestFunction:
             if not (math.isfinite(low) and math.isfinite(high) and low < high):
                 raise ValueError(f"{self.slug}: bounds[{k}] must satisfy low < high, got {low, high}")
         if self.kernel_family not in KERNEL_FAMILIES:
-            raise ValueError(
-                f"{self.slug}: kernel_family must be one of {KERNEL_FAMILIES}, "
-                f"got {self.kernel_family!r}"
-            )
+            raise ValueError(f"{self.slug}: kernel_family must be one of {KERNEL_FAMILIES}, got {self.kernel_family!r}")
         optimizers = tuple(tuple(float(v) for v in point) for point in self.optimizers)
         object.__setattr__(self, "optimizers", optimizers)
         if not optimizers:
             raise ValueError(f"{self.slug}: optimizers must list at least one point")
         for point in optimizers:
             if len(point) != len(bounds):
-                raise ValueError(f"{self.slug}: optimizer {point} has {len(point)} coordinates, "
-                                 f"expected {len(bounds)}")
+                raise ValueError(f"{self.slug}: optimizer {point} has {len(point)} coordinates, expected {len(bounds)}")
             self.check_domain(np.asarray(point)[None, :])
 
     @property
@@ -98,8 +94,7 @@ class TestFunction:
         single = X.ndim == 1
         X2 = X[None, :] if single else X
         if X2.ndim != 2 or X2.shape[1] != self.dim:
-            raise ValueError(f"{self.name}: expected an array of shape (n, {self.dim}) or "
-                             f"({self.dim},), got {X.shape}")
+            raise ValueError(f"{self.name}: expected an array of shape (n, {self.dim}) or ({self.dim},), got {X.shape}")
         if not np.all(np.isfinite(X2)):
             raise ValueError(f"{self.name}: inputs must be finite")
         self.check_domain(X2)

@@ -129,7 +129,9 @@ class Kernel:
 class _Composite(Kernel):
     def __init__(self, k1: Kernel, k2: Kernel):
         if not (isinstance(k1, Kernel) and isinstance(k2, Kernel)):
-            raise ValueError(f"{type(self).__name__} combines two Kernel objects; got {type(k1).__name__}, {type(k2).__name__}")
+            raise ValueError(
+                f"{type(self).__name__} combines two Kernel objects; got {type(k1).__name__}, {type(k2).__name__}"
+            )
         self.k1, self.k2 = k1, k2
         if k1.active_dims is None or k2.active_dims is None:
             self.active_dims = None
@@ -152,7 +154,9 @@ class _Composite(Kernel):
         theta = np.asarray(theta, dtype=float).reshape(-1)
         n1 = self.k1.n_theta
         if theta.size != n1 + self.k2.n_theta:
-            raise ValueError(f"{type(self).__name__}.with_theta: expected {n1 + self.k2.n_theta} values; got {theta.size}")
+            raise ValueError(
+                f"{type(self).__name__}.with_theta: expected {n1 + self.k2.n_theta} values; got {theta.size}"
+            )
         return type(self)(self.k1.with_theta(theta[:n1]), self.k2.with_theta(theta[n1:]))
 
     def __repr__(self):
@@ -198,10 +202,7 @@ class Product(_Composite):
         return self.k1._grad_x(X, Y) * K2[:, :, None] + K1[:, :, None] * self.k2._grad_x(X, Y)
 
     def _diag_grad_x(self, X):
-        return (
-            self.k1._diag_grad_x(X) * self.k2._diag(X)[:, None]
-            + self.k1._diag(X)[:, None] * self.k2._diag_grad_x(X)
-        )
+        return self.k1._diag_grad_x(X) * self.k2._diag(X)[:, None] + self.k1._diag(X)[:, None] * self.k2._diag_grad_x(X)
 
 
 class _BaseKernel(Kernel):
@@ -270,7 +271,10 @@ class _BaseKernel(Kernel):
                 values[p.name] = new if p.value.size > 1 else float(new[0])
                 i += p.value.size
         return type(self)(
-            **values, active_dims=self.active_dims, fixed=self._fixed, bounds=self._bounds_natural,
+            **values,
+            active_dims=self.active_dims,
+            fixed=self._fixed,
+            bounds=self._bounds_natural,
             **self._structure_kwargs(),
         )
 
@@ -282,9 +286,7 @@ class _BaseKernel(Kernel):
         if self.active_dims is None:
             return X
         if max(self.active_dims) >= X.shape[1]:
-            raise ValueError(
-                f"{type(self).__name__} reads columns {self.active_dims} but X has {X.shape[1]} columns"
-            )
+            raise ValueError(f"{type(self).__name__} reads columns {self.active_dims} but X has {X.shape[1]} columns")
         return X[:, self.active_dims]
 
     def _embed(self, grad_active, d):
@@ -303,5 +305,7 @@ class _BaseKernel(Kernel):
         return np.concatenate(kept, axis=2)
 
     def __repr__(self):
-        args = ", ".join(f"{p.name}={p.value.tolist() if p.value.size > 1 else float(p.value[0])}" for p in self._params)
+        args = ", ".join(
+            f"{p.name}={p.value.tolist() if p.value.size > 1 else float(p.value[0])}" for p in self._params
+        )
         return f"{type(self).__name__}({args}, active_dims={self.active_dims}, fixed={self._fixed})"

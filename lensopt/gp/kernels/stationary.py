@@ -32,7 +32,9 @@ class _Stationary(_BaseKernel):
         lengthscales_arr = np.array(lengthscales, dtype=float)
         dims = _check_dims(active_dims)
         if lengthscales_arr.ndim > 1:
-            raise ValueError(f"{type(self).__name__}: lengthscales must be a scalar or 1-D; got shape {lengthscales_arr.shape}")
+            raise ValueError(
+                f"{type(self).__name__}: lengthscales must be a scalar or 1-D; got shape {lengthscales_arr.shape}"
+            )
         self.input_map = None
         if input_map is not None:
             A = np.array(input_map, dtype=float)
@@ -43,8 +45,11 @@ class _Stationary(_BaseKernel):
                 )
             A.setflags(write=False)
             self.input_map = A
-        n_read = len(dims) if self.input_map is None and dims is not None else (
-            None if self.input_map is None else self.input_map.shape[0])
+        n_read = (
+            len(dims)
+            if self.input_map is None and dims is not None
+            else (None if self.input_map is None else self.input_map.shape[0])
+        )
         if lengthscales_arr.ndim == 1 and n_read is not None and lengthscales_arr.size not in (1, n_read):
             raise ValueError(
                 f"{type(self).__name__}: {lengthscales_arr.size} lengthscales for {n_read} "

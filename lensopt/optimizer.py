@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from lensopt import rules
+from lensopt.gp import GPClassifier
 from lensopt.optimize import MaximizerSettings, maximize_acquisition
 from lensopt.settings import KernelSpec, OptimizerSettings
 from lensopt.threads import single_threaded
@@ -135,8 +136,6 @@ class ContextualOptimizer:
             return base
         due = s.refit_after + ((self.n_trials - s.refit_after) // s.refit_every) * s.refit_every
         if self._kernel is None or self._kernel_fitted_at != due:
-            from lensopt.gp import GPClassifier
-
             gp = GPClassifier(
                 base, inference=s.inference, guess_rate=s.guess_rate, lapse_rate=s.lapse_rate, prior_mean=s.prior_mean
             )
@@ -155,8 +154,6 @@ class ContextualOptimizer:
         if self.n_trials == 0:
             return None
         if self._model_n != self.n_trials:
-            from lensopt.gp import GPClassifier
-
             kernel = self._current_kernel()
             if self._model is None or self._model.kernel_ is not kernel:
                 s = self.settings

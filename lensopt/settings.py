@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 
 from lensopt.boxes import bounds_pairs, reference_values
+from lensopt.gp import kernels
 
 #: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
 RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
@@ -68,8 +69,6 @@ class KernelSpec:
 
     def build(self, n_context: int, n_system: int):
         """The kernel over columns ``[context..., system...]``."""
-        from lensopt.gp import kernels
-
         n_read = n_system if self.input_map is None else len(self.input_map)
         if self.input_map is not None and len(self.input_map[0]) != n_system:
             raise ValueError(f"kernel input_map has {len(self.input_map[0])} columns for {n_system} system parameters")

@@ -22,6 +22,7 @@ from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.threads import single_threaded
+from lensopt.trial import DUEL_ANSWERS
 
 #: Prior of the utility kernel: lengthscale over letter sizes (logMAR), over lenses (D), and
 #: the amplitude. Chosen from the simulated patient's utility ``Φ⁻¹(P(correct))`` at slope 5:
@@ -99,9 +100,6 @@ DUEL_MODELS = ("probit", "ties")
 #: and the name of each in :class:`lensopt.ranking.RankingOptimizer`.
 TIE_RULES = {"mpes-ald": "mpes", "random": "random"}
 DEFAULT_RULES = {"probit": "muc-ald", "ties": "mpes-ald"}
-
-DUEL_ANSWERS = ("first", "second", "same")
-"""What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same."""
 
 
 def normalize_duel_answer(answer) -> str:

@@ -1,8 +1,9 @@
 """A simulated refraction session: a SimulatedPatient answers a refraction optimizer.
 
 Pure core (no UI): the ``lensopt simulate`` command, the benchmarks and the tests run sessions
-through :func:`simulate_session` (letters), :func:`simulate_duel_session` and
-:func:`simulate_ranking_session`, all three through :func:`lensopt.asktell.run_session`.
+through :func:`simulate`, which takes a feedback mode of :mod:`lensopt.modes.registry` (its
+simulated answer) and runs :func:`lensopt.asktell.run_session`; :func:`simulate_session`
+(letters), :func:`simulate_duel_session` and :func:`simulate_ranking_session` are it with one mode.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import numpy as np
 
 from lensopt.asktell import run_session
 from lensopt.duel_refraction import DuelRefractionOptimizer
+from lensopt.modes.base import FeedbackMode
+from lensopt.modes.registry import get_mode
 from lensopt.observer import SimulatedPatient, draw_patients
 from lensopt.ranking_refraction import RankingRefractionOptimizer
 from lensopt.refraction import RefractionOptimizer
@@ -101,6 +104,41 @@ def latency_summary(latencies_ms) -> dict:
     return {"median": float(np.median(values)), "p95": float(np.percentile(values, 95)), "max": float(values.max())}
 
 
+def simulate(
+    mode: FeedbackMode | str,
+    patient: SimulatedPatient,
+    optimizer,
+    n_trials: int,
+    checkpoints=DEFAULT_CHECKPOINTS,
+    progress=None,
+    use_stop: bool = False,
+    **answer_options,
+) -> SimulationResult:
+    """Run ``n_trials`` trials of feedback ``mode`` (a :class:`lensopt.modes.base.FeedbackMode` or
+    its kind): ``patient`` answers ``optimizer`` as the mode says
+    (:meth:`~lensopt.modes.base.FeedbackMode.responder`, with ``answer_options`` such as a duel's
+    ``tie_threshold``); ``progress`` (optional) is called with the trial number. The reported lens
+    is scored at the checkpoints the session passes and at the end.
+
+    ``use_stop`` (modes with a stopping rule: letters): end the session after the first trial at
+    which ``optimizer.should_stop()`` is True (its :class:`lensopt.stopping.StopRule`; ``n_trials``
+    still caps it). With such a mode the result's ``certainty`` (confidence and 95 % intervals of
+    the final lens) is computed once, at the end, with or without the stopping rule."""
+    mode = get_mode(mode) if isinstance(mode, str) else mode
+    if use_stop and (not mode.certainty or optimizer.stop is None):
+        raise ValueError("use_stop needs an optimizer with a stopping rule (RefractionOptimizer(stop=StopRule(...)))")
+    return _simulate(
+        patient,
+        optimizer,
+        n_trials,
+        checkpoints,
+        progress,
+        mode.responder(patient, **answer_options),
+        stop=optimizer.should_stop if use_stop else None,
+        certainty=mode.certainty,
+    )
+
+
 def simulate_session(
     patient: SimulatedPatient,
     optimizer: RefractionOptimizer,
@@ -109,23 +147,8 @@ def simulate_session(
     progress=None,
     use_stop: bool = False,
 ) -> SimulationResult:
-    """Run ``n_trials`` trials; ``progress`` (optional) is called with the trial number.
-
-    ``use_stop``: end the session after the first trial at which ``optimizer.should_stop()`` is
-    True (its :class:`lensopt.stopping.StopRule`; ``n_trials`` still caps it). The result's
-    ``certainty`` (confidence and 95 % intervals of the final lens) is computed once, at the end,
-    with or without the stopping rule."""
-    if use_stop and optimizer.stop is None:
-        raise ValueError("use_stop needs an optimizer with a stopping rule (RefractionOptimizer(stop=StopRule(...)))")
-    return _simulate(
-        patient,
-        optimizer,
-        n_trials,
-        checkpoints,
-        progress,
-        lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d),
-        stop=optimizer.should_stop if use_stop else None,
-    )
+    """A letter refraction: :func:`simulate` with the letters mode (the patient names a letter)."""
+    return simulate("letters", patient, optimizer, n_trials, checkpoints, progress, use_stop=use_stop)
 
 
 def simulate_duel_session(
@@ -136,20 +159,10 @@ def simulate_duel_session(
     progress=None,
     tie_threshold=0.0,
 ) -> SimulationResult:
-    """A duel refraction (:class:`lensopt.duel_refraction.DuelRefractionOptimizer`): on each trial
-    the patient says which of two lenses makes letters of the asked size clearer, or that they
-    look the same (:meth:`SimulatedPatient.duel_answer`, Gumbel noise, threshold ``tie_threshold``).
-    Scored like :func:`simulate_session`."""
-    return _simulate(
-        patient,
-        optimizer,
-        n_trials,
-        checkpoints,
-        progress,
-        lambda trial: patient.duel_answer(
-            trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=tie_threshold
-        ),
-    )
+    """A duel refraction: :func:`simulate` with the duel mode. On each trial the patient says which
+    of two lenses makes letters of the asked size clearer, or that they look the same
+    (:meth:`SimulatedPatient.duel_answer`, Gumbel noise, threshold ``tie_threshold``)."""
+    return simulate("duel", patient, optimizer, n_trials, checkpoints, progress, tie_threshold=tie_threshold)
 
 
 def simulate_ranking_session(
@@ -159,19 +172,12 @@ def simulate_ranking_session(
     checkpoints=DEFAULT_CHECKPOINTS,
     progress=None,
 ) -> SimulationResult:
-    """A ranking refraction (:class:`lensopt.ranking_refraction.RankingRefractionOptimizer`): on each
-    trial the patient orders the lenses, clearest first (:meth:`SimulatedPatient.rank_lenses`)."""
-    return _simulate(
-        patient,
-        optimizer,
-        n_trials,
-        checkpoints,
-        progress,
-        lambda trial: patient.rank_lenses(trial.letter_logmar, trial.lenses_d),
-    )
+    """A ranking refraction: :func:`simulate` with the ranking mode. On each trial the patient
+    orders the lenses, clearest first (:meth:`SimulatedPatient.rank_lenses`)."""
+    return simulate("ranking", patient, optimizer, n_trials, checkpoints, progress)
 
 
-def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop=None) -> SimulationResult:
+def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop, certainty) -> SimulationResult:
     """:func:`lensopt.asktell.run_session` with the patient's answers, scoring ``optimizer.best()``
     at the checkpoints it passes (before the last trial) and at the end."""
     if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
@@ -188,7 +194,6 @@ def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop
     run = run_session(optimizer, respond, n_trials, on_trial=on_trial, stop=stop)
     final = score_lens(patient, optimizer.best(), run.n_trials)
     settings = optimizer.settings_dict()
-    letters = isinstance(optimizer, RefractionOptimizer)
     return SimulationResult(
         rule=settings["rule"],
         seed=settings["seed"],
@@ -199,6 +204,6 @@ def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop
         checkpoints=tuple(s for s in scores if s.trials < run.n_trials) + (final,),
         latency_ms=latency_summary(run.decision_ms),
         stopped_at=run.n_trials if run.stopped else None,
-        certainty=optimizer.certainty().to_dict() if letters else None,
+        certainty=optimizer.certainty().to_dict() if certainty else None,
         stop=optimizer.stop.to_dict() if stop is not None else None,
     )

@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+DUEL_ANSWERS = ("first", "second", "same")
+"""What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same (the
+one definition: the duel optimizer, the duel mode and the store's duel records read it here)."""
+
 
 @dataclass(frozen=True)
 class Trial:

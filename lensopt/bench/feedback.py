@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from lensopt.bench.problems import RefractionProblem
 from lensopt.bench.records import refraction_loop
-from lensopt.duel_refraction import DuelRefractionOptimizer
-from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.modes.registry import get_mode
+from lensopt.refraction import PAPER_LETTER_MODEL
 
 #: Rules of the feedback benchmark, in the order of the table.
 FEEDBACK_RULES = ("letters", "duel-drop-ties", "duel-ties")
@@ -34,37 +34,40 @@ FEEDBACK_TRIALS, FEEDBACK_PATIENTS, FEEDBACK_SLOPE, FEEDBACK_TIE_THRESHOLD = 100
 LETTER_RULE, DUEL_RULE, TIE_RULE = "ucb-ald", "muc-ald", "mpes-ald"
 
 
+#: Each rule of the benchmark: the feedback mode (:mod:`lensopt.modes.registry`) and the keywords of
+#: its optimizer; the letters row is issue 8's table: the paper's letter model, as when it was run.
+FEEDBACK_VARIANTS = {
+    "letters": ("letters", {"rule": LETTER_RULE, **PAPER_LETTER_MODEL}),
+    "duel-drop-ties": ("duel", {"rule": DUEL_RULE}),
+    "duel-ties": ("duel", {"rule": TIE_RULE, "model": "ties"}),
+}
+
+
+def _variant(spec):
+    if spec.rule not in FEEDBACK_VARIANTS:
+        raise ValueError(f"unknown feedback rule {spec.rule!r}; choose from: {', '.join(FEEDBACK_RULES)}")
+    kind, options = FEEDBACK_VARIANTS[spec.rule]
+    return get_mode(kind), options
+
+
 def _optimizer(spec):
-    if spec.rule == "letters":
-        # the letters row of issue 8's table: the paper's letter model, as when it was run
-        return RefractionOptimizer(
-            rule=LETTER_RULE,
-            seed=spec.seed,
-            n_initial=spec.n_initial,
-            **{**PAPER_LETTER_MODEL, **spec.optimizer_options},
-        )
-    if spec.rule == "duel-drop-ties":
-        return DuelRefractionOptimizer(rule=DUEL_RULE, seed=spec.seed, n_initial=spec.n_initial)
-    if spec.rule == "duel-ties":
-        return DuelRefractionOptimizer(rule=TIE_RULE, seed=spec.seed, n_initial=spec.n_initial, model="ties")
-    raise ValueError(f"unknown feedback rule {spec.rule!r}; choose from: {', '.join(FEEDBACK_RULES)}")
+    mode, options = _variant(spec)
+    extra = spec.optimizer_options if mode.kind == "letters" else {}
+    return mode.optimizer_class(seed=spec.seed, n_initial=spec.n_initial, **{**options, **extra})
 
 
 def run_feedback(spec) -> dict:
     """Run one feedback benchmark task (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
+    mode, _ = _variant(spec)
+    answer_options = {"tie_threshold": spec.tie_threshold} if "tie_threshold" in mode.answer_options else {}
+    respond = mode.responder(patient, **answer_options)
     answers = []
 
     def answer(trial):
-        if spec.rule == "letters":
-            return bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-        answers.append(
-            patient.duel_answer(
-                trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=spec.tie_threshold
-            )
-        )
+        answers.append(respond(trial))
         return answers[-1]
 
     record = refraction_loop(spec, patient, _optimizer(spec), answer)
-    record["n_same_answers"] = answers.count("same")
+    record["n_same_answers"] = sum(1 for a in answers if isinstance(a, str) and a == "same")
     return record

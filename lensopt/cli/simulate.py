@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 
 from lensopt.cli.arguments import finite_float as _finite_float
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -33,7 +34,8 @@ DEFAULT_TRIALS = 100
 #: ``--inference`` when not given: EP for letters (the floored likelihood), Laplace for duels.
 DEFAULT_INFERENCE = {"letters": "ep", "duel": "laplace", "ranking": "laplace"}
 
-#: What the simulated patient answers.
+#: What the simulated patient answers: the kinds of :data:`lensopt.modes.registry.registry` (written
+#: out so that ``lensopt --help`` does not import the optimizers; a test holds them equal).
 FEEDBACK_MODES = ("letters", "duel", "ranking")
 DUEL_MODELS = ("probit", "ties")
 DEFAULT_RULES = {
@@ -255,8 +257,8 @@ def _load_kernel(path):
 
 def run(args) -> int:
     # deferred: these import the optimizers and scipy (`lensopt --help` must not)
-    from lensopt.refraction import RefractionOptimizer
-    from lensopt.simulation import make_patient, simulate_session
+    from lensopt.modes.registry import get_mode
+    from lensopt.simulation import make_patient, simulate
 
     for name in ("sphere_bounds", "cylinder_bounds", "letter_bounds"):
         lo, hi = getattr(args, name)
@@ -292,60 +294,29 @@ def run(args) -> int:
         args.reference_context != "adaptive" or hyperparameters is not None or args.beta is not None
     ):
         raise ValueError("--reference-context, --hyperparameters and --beta apply to --feedback letters only")
-    if args.feedback == "duel":
-        from functools import partial
-
-        # deferred: these import the optimizers and scipy (`lensopt --help` must not)
-        from lensopt.duel_refraction import DuelRefractionOptimizer
-        from lensopt.simulation import simulate_duel_session
-
-        optimizer = DuelRefractionOptimizer(
-            rule=rule,
-            seed=args.seed,
-            sphere_bounds_d=tuple(args.sphere_bounds),
-            cylinder_bounds_d=tuple(args.cylinder_bounds),
-            letter_bounds_logmar=tuple(args.letter_bounds),
-            lens_step_d=args.lens_step,
-            inference=inference,
-            model=args.duel_model,
-        )
-        session = partial(simulate_duel_session, tie_threshold=args.tie_threshold)
-    elif args.feedback == "ranking":
-        # deferred: these import the optimizers and scipy (`lensopt --help` must not)
-        from lensopt.ranking_refraction import RankingRefractionOptimizer
-        from lensopt.simulation import simulate_ranking_session
-
-        optimizer = RankingRefractionOptimizer(
-            rule=rule,
-            seed=args.seed,
-            sphere_bounds_d=tuple(args.sphere_bounds),
-            cylinder_bounds_d=tuple(args.cylinder_bounds),
-            letter_bounds_logmar=tuple(args.letter_bounds),
-            lens_step_d=args.lens_step,
-        )
-        session = simulate_ranking_session
-    else:
-        optimizer = None
-        session = simulate_session
-    optimizer = optimizer or RefractionOptimizer(
-        rule=args.rule,
+    # the feedback mode's optimizer, given the options it takes (the checks above refuse the others)
+    mode = get_mode(args.feedback)
+    options = {
+        "inference": inference,
+        "model": args.duel_model,
+        "n_alternatives": args.n_alternatives,
+        "reference_context": reference,
+        "hyperparameters": hyperparameters,
+        "stop": stop,
+        **({} if args.beta is None else {"beta": args.beta}),
+        **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
+    }
+    optimizer = mode.new_optimizer(
+        options,
+        rule=rule,
         seed=args.seed,
         sphere_bounds_d=tuple(args.sphere_bounds),
         cylinder_bounds_d=tuple(args.cylinder_bounds),
         letter_bounds_logmar=tuple(args.letter_bounds),
         lens_step_d=args.lens_step,
-        inference=inference,
-        n_alternatives=args.n_alternatives,
-        reference_context=reference,
-        hyperparameters=hyperparameters,
-        stop=stop,
-        **({} if args.beta is None else {"beta": args.beta}),
-        **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
     )
-    if stop is not None:
-        from functools import partial
-
-        session = partial(session, use_stop=True)
+    answer_options = {"tie_threshold": args.tie_threshold} if "tie_threshold" in mode.answer_options else {}
+    session = partial(simulate, mode, use_stop=stop is not None, **answer_options)
     if args.json:
         result = session(patient, optimizer, args.trials)
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
@@ -359,8 +330,9 @@ def run(args) -> int:
     s, c = result.true_correction_d
     bs, bc = result.final.best_lens_d
     lat = result.latency_ms
-    kind = {"duel": "duel refraction", "ranking": "ranking refraction"}.get(args.feedback, "refraction")
-    print(f"Simulated {kind}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}")
+    print(
+        f"Simulated {mode.title}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}"
+    )
     print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
     print(
         f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"

@@ -12,6 +12,8 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+from lensopt.trial import DUEL_ANSWERS
+
 #: Session states: ``running`` while trials are added, then ``finished`` or ``aborted``.
 STATUSES = ("running", "finished", "aborted")
 
@@ -29,10 +31,6 @@ KINDS = (LETTERS_KIND, DUEL_KIND, RANKING_KIND)
 
 #: How many lenses a ranking compares (``lensopt.ranking.settings.MAX_SET_SIZE`` caps the model).
 RANKING_SET_SIZES = (2, 3, 4)
-
-#: What a duel answer can be (``lensopt.duel_refraction.DUEL_ANSWERS``, kept here so that the
-#: store does not import the optimizer): lens 1 clearer, lens 2 clearer, or they look the same.
-DUEL_ANSWERS = ("first", "second", "same")
 
 
 def to_json(owner: str, name: str, value) -> str:

@@ -222,13 +222,13 @@ def test_letters_default_to_ep_and_the_model_takes_model_lapse_and_n_alternative
     import lensopt.simulation as simulation
 
     seen = {}
-    real = simulation.simulate_session
+    real = simulation.simulate
 
-    def spy(patient, optimizer, n_trials, **kwargs):
+    def spy(mode, patient, optimizer, n_trials, **kwargs):
         seen.update(optimizer.settings_dict(), patient_lapse=patient.lapse)
-        return real(patient, optimizer, n_trials, **kwargs)
+        return real(mode, patient, optimizer, n_trials, **kwargs)
 
-    monkeypatch.setattr(simulation, "simulate_session", spy)
+    monkeypatch.setattr(simulation, "simulate", spy)
     _simulate(capsys, "--trials", "3", "--model-lapse", "0.1", "--n-alternatives", "10", "--lapse", "0.05")
     assert seen["inference"] == "ep" and seen["lapse"] == 0.1 and seen["n_alternatives"] == 10
     assert seen["likelihood"] == "floored" and seen["patient_lapse"] == 0.05 and seen["stop"] is None

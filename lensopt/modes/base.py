@@ -1,0 +1,75 @@
+"""The descriptor of a feedback mode (:class:`FeedbackMode`), shared by the three mode modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FeedbackMode:
+    """What one feedback mode is, in the refraction domain (no store, no user interface).
+
+    ``kind`` is the session kind the store keeps (``sessions.kind``: ``"letters"``, ``"duel"``,
+    ``"ranking"``); ``title`` names a session of this mode in a summary ("duel refraction").
+    ``optimizer_class`` satisfies :class:`lensopt.asktell.AskTellOptimizer`, has
+    ``from_settings(settings, history)`` and takes the box, letter bounds, ``n_initial`` and
+    ``lens_step_d``; ``option_names`` are the keyword arguments only it takes (a protocol's or the
+    command line's options are filtered through them, :meth:`optimizer_options`).
+    ``query_type`` is what ``ask()`` returns; ``answers`` the valid answers when they are a fixed
+    set (None when they depend on the query, as a ranking's order does) and ``valid_answer(query,
+    answer)`` says whether an answer fits a query. ``respond(patient, query, **answer_options)``
+    is the simulated patient's answer (:class:`lensopt.observer.SimulatedPatient`), with
+    ``answer_options`` the keywords it takes (a duel's ``tie_threshold``). ``history_pair(record)``
+    turns one stored record (the store's record of this kind, read by its attributes) into the
+    ``(query, answer)`` pair the optimizer is told. ``comparison`` says whether a trial compares
+    lenses (the dashboard's comparison panels) or shows letters through one lens (the letter
+    panels); ``certainty`` whether the optimizer has a stopping rule and a certainty of its best
+    lens (``stop=``, ``should_stop()``, ``certainty()``).
+    """
+
+    kind: str
+    title: str
+    optimizer_class: type
+    option_names: tuple[str, ...]
+    query_type: type
+    answers: tuple | None
+    valid_answer: Callable[[Any, Any], bool]
+    respond: Callable[..., Any]
+    answer_options: tuple[str, ...]
+    history_pair: Callable[[Any], tuple]
+    comparison: bool
+    certainty: bool
+
+    def optimizer_options(self, options: Mapping[str, Any]) -> dict:
+        """The entries of ``options`` this mode's optimizer takes (:attr:`option_names`)."""
+        return {name: options[name] for name in self.option_names if name in options}
+
+    def new_optimizer(self, options: Mapping[str, Any] | None = None, **common):
+        """A new optimizer: ``common`` keywords (rule, seed, bounds...) and, of ``options``, those
+        this mode's optimizer takes."""
+        return self.optimizer_class(**common, **self.optimizer_options(options or {}))
+
+    def history(self, records) -> list:
+        """``(query, answer)`` pairs of the stored ``records``, in order, as the optimizer is told them."""
+        return [self.history_pair(record) for record in records]
+
+    def rebuild_optimizer(self, settings: dict, records):
+        """The optimizer of a stored session (its ``settings_dict()``), told every stored answer in order."""
+        return self.optimizer_class.from_settings(settings, self.history(records))
+
+    def responder(self, patient, **answer_options) -> Callable[[Any], Any]:
+        """The simulated ``patient``'s answer to a query, as ``respond(query)``."""
+        unknown = sorted(set(answer_options) - set(self.answer_options))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} do not apply to {self.kind} feedback")
+
+        def respond(query):
+            return self.respond(patient, query, **answer_options)
+
+        return respond
+
+    def is_valid_answer(self, query, answer) -> bool:
+        """Whether ``answer`` is a valid answer to ``query`` in this mode."""
+        return bool(self.valid_answer(query, answer))

@@ -1,0 +1,37 @@
+"""Duels: two lenses, a line of letters, "one or two — or the same?"
+(:class:`lensopt.duel_refraction.DuelRefractionOptimizer`)."""
+
+from __future__ import annotations
+
+from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
+from lensopt.modes.base import FeedbackMode
+from lensopt.trial import DUEL_ANSWERS
+
+
+def _valid(query, answer) -> bool:
+    return isinstance(answer, str) and answer in DUEL_ANSWERS
+
+
+def _respond(patient, duel: DuelTrial, tie_threshold: float = 0.0) -> str:
+    return patient.duel_answer(duel.letter_logmar, duel.first_lens_d, duel.second_lens_d, tie_threshold=tie_threshold)
+
+
+def _history_pair(record) -> tuple:
+    """Every stored answer, ties included."""
+    return DuelTrial(record.first_lens_d, record.second_lens_d, record.letter_logmar), record.answer
+
+
+MODE = FeedbackMode(
+    kind="duel",
+    title="duel refraction",
+    optimizer_class=DuelRefractionOptimizer,
+    option_names=("inference", "model"),
+    query_type=DuelTrial,
+    answers=DUEL_ANSWERS,
+    valid_answer=_valid,
+    respond=_respond,
+    answer_options=("tie_threshold",),
+    history_pair=_history_pair,
+    comparison=True,
+    certainty=False,
+)

@@ -43,9 +43,7 @@ from lensopt.dashboard.posterior import (
 )
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import LensOptimum, frozen_array
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
-from lensopt.store.records import DUEL_KIND, RANKING_KIND
+from lensopt.modes.registry import get_mode
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81
@@ -129,12 +127,12 @@ class ComparisonSessionModel(FollowedSession):
     """Follows one session of compared lenses: tells new answers to a cached optimizer and builds
     snapshots (``update``, ``snapshot(n)`` for the replay slider: see :class:`FollowedSession`).
 
-    A subclass names its ``kind``, reads its records (``read_records``), turns one into the
-    optimizer's ``(trial, answer)`` (``history_pair``) and into the set drawn (``compared_set``),
-    and names its answer model (``model_name``).
+    A subclass names its ``feedback`` mode and ``kind`` (which read its records and turn one into
+    the optimizer's ``(trial, answer)``, see :class:`FollowedSession`), turns a record into the set
+    drawn (``compared_set``), and names its answer model (``model_name``).
     """
 
-    #: The session kind followed (``lensopt.store.records.DUEL_KIND`` or ``RANKING_KIND``).
+    #: The session kind followed (its feedback mode's: ``"duel"`` or ``"ranking"``).
     kind: str = ""
 
     def compared_set(self, record) -> tuple:
@@ -167,28 +165,11 @@ class ComparisonSessionModel(FollowedSession):
         return ComparisonSnapshot(**fixed, utility_map=utility_map, best=best, profile=profile)
 
 
-def _duel_factory(settings: dict, history):
-    return DuelRefractionOptimizer.from_settings(settings, history)
-
-
-def _ranking_factory(settings: dict, history):
-    return RankingRefractionOptimizer.from_settings(settings, history)
-
-
 class DuelSessionModel(ComparisonSessionModel):
     """A duel session: two lenses per trial, answered "first", "second" or "same"."""
 
-    kind = DUEL_KIND
-
-    def __init__(self, info, optimizer_factory=None):
-        super().__init__(info, optimizer_factory or _duel_factory)
-
-    @staticmethod
-    def read_records(store, session_id: int, since_index: int = 0) -> list:
-        return store.duel_trials(session_id, since_index=since_index)
-
-    def history_pair(self, record) -> tuple:
-        return DuelTrial(record.first_lens_d, record.second_lens_d, record.letter_logmar), record.answer
+    feedback = get_mode("duel")
+    kind = feedback.kind
 
     def compared_set(self, record) -> tuple:
         lenses = (record.first_lens_d, record.second_lens_d)
@@ -201,17 +182,8 @@ class DuelSessionModel(ComparisonSessionModel):
 class RankingSessionModel(ComparisonSessionModel):
     """A ranking session: three or four lenses per trial, put in order, clearest first."""
 
-    kind = RANKING_KIND
-
-    def __init__(self, info, optimizer_factory=None):
-        super().__init__(info, optimizer_factory or _ranking_factory)
-
-    @staticmethod
-    def read_records(store, session_id: int, since_index: int = 0) -> list:
-        return store.ranking_trials(session_id, since_index=since_index)
-
-    def history_pair(self, record) -> tuple:
-        return RankingTrial(record.lenses_d, record.letter_logmar), record.order
+    feedback = get_mode("ranking")
+    kind = feedback.kind
 
     def compared_set(self, record) -> tuple:
         return record.lenses_d, record.order, False

@@ -46,10 +46,8 @@ from lensopt.dashboard.snapshot import (
     frozen_array,
 )
 from lensopt.errors import LensoptError
-from lensopt.refraction import RefractionOptimizer
+from lensopt.modes.registry import get_mode
 from lensopt.stopping import StopRule
-from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
-from lensopt.trial import Trial
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -151,10 +149,6 @@ def _scalar(value) -> float:
     return float(np.asarray(value, dtype=float).reshape(-1)[0])
 
 
-def _default_factory(settings: dict, history):
-    return RefractionOptimizer.from_settings(settings, history)
-
-
 def _best_acuity(opt):
     sphere_d, cylinder_d = opt.best()
     mean, sd = opt.predicted_acuity_logmar(sphere_d, cylinder_d)
@@ -215,16 +209,12 @@ class SessionModel(FollowedSession):
     the slider. Not thread-safe: the dashboard's worker owns it.
     """
 
+    feedback = get_mode("letters")
+    kind = feedback.kind
+
     def __init__(self, info, optimizer_factory=None):
-        super().__init__(info, optimizer_factory or _default_factory)
+        super().__init__(info, optimizer_factory)
         self._history: list[tuple[int, float, float]] = []
-
-    @staticmethod
-    def read_records(store, session_id: int, since_index: int = 0) -> list:
-        return store.trials(session_id, since_index=since_index)
-
-    def history_pair(self, record) -> tuple:
-        return Trial(record.sphere_d, record.cylinder_d, record.letter_logmar), bool(record.correct)
 
     def _after_tell(self) -> None:
         n = len(self._records)
@@ -268,6 +258,14 @@ class SessionModel(FollowedSession):
         )
 
 
+SESSION_MODELS: dict[str, type[FollowedSession]] = {
+    model.kind: model for model in (SessionModel, DuelSessionModel, RankingSessionModel)
+}
+"""Session kind (of :data:`lensopt.modes.registry.registry`) -> the dashboard's model of it: the
+letter model for a mode that shows letters through one lens, a comparison model (and its panels)
+for a mode whose trials compare lenses (``FeedbackMode.comparison``); a test holds the kinds equal."""
+
+
 def session_model_class(info) -> type:
     """The model that follows ``info``'s kind of session: :class:`SessionModel` (letters), or
     :class:`~lensopt.dashboard.comparison_model.DuelSessionModel` or ``RankingSessionModel``.
@@ -275,7 +273,7 @@ def session_model_class(info) -> type:
     A kind this version does not know (a session written by a newer lensopt) is a
     :class:`~lensopt.errors.LensoptError` that says so, never a guess at another kind's panels.
     """
-    models = {LETTERS_KIND: SessionModel, DUEL_KIND: DuelSessionModel, RANKING_KIND: RankingSessionModel}
+    models = SESSION_MODELS
     if info.kind not in models:
         raise LensoptError(
             f"session {info.session_id} is a {info.kind!r} session, which the dashboard of lensopt {__version__} "

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from lensopt.dashboard.snapshot import SessionHeader
+from lensopt.modes.base import FeedbackMode
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -20,29 +21,34 @@ REPLAY_CACHE_SIZE = 32
 class FollowedSession:
     """Base of the session models the dashboard's worker owns (not thread-safe).
 
-    ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from its stored
-    settings and ``(trial, answer)`` pairs; subclasses default it to their optimizer's
+    A subclass names its :attr:`feedback` mode (:mod:`lensopt.modes.registry`), which reads its
+    records (the store's table of that kind) and turns each into the optimizer's ``(trial,
+    answer)``. ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from its
+    stored settings and ``(trial, answer)`` pairs; it defaults to the mode's optimizer's
     ``from_settings``.
     """
 
-    def __init__(self, info, optimizer_factory):
-        self._factory = optimizer_factory
+    #: The feedback mode of the sessions followed.
+    feedback: FeedbackMode
+
+    def __init__(self, info, optimizer_factory=None):
+        self._factory = optimizer_factory or self.feedback.optimizer_class.from_settings
         self._settings = dict(info.optimizer_settings)
         self._info = info
         self._records: list = []
         self._opt = None
         self._cache: OrderedDict = OrderedDict()
 
-    # -- what a subclass provides -------------------------------------------------------------
-
-    @staticmethod
-    def read_records(store, session_id: int, since_index: int = 0) -> list:
+    @classmethod
+    def read_records(cls, store, session_id: int, since_index: int = 0) -> list:
         """The stored records of ``session_id`` after ``since_index``, in order."""
-        raise NotImplementedError
+        return store.kind_trials(cls.feedback.kind, session_id, since_index=since_index)
 
     def history_pair(self, record) -> tuple:
         """``(trial, answer)`` of one stored record, as the optimizer's ``tell`` takes them."""
-        raise NotImplementedError
+        return self.feedback.history_pair(record)
+
+    # -- what a subclass provides -------------------------------------------------------------
 
     def _after_tell(self) -> None:
         """Called after each new record is told to the live optimizer (e.g. to log a history)."""

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.modes import duels, letters, rankings
+
 POLL_INTERVAL_S = 0.002
 """Sleep between keyboard polls while waiting (keeps the CPU free without adding visible latency)."""
 
@@ -176,7 +178,7 @@ class SimulatedSource:
 
     def answer(self, trial, letter: str, index: int) -> str:
         """The key the patient presses for ``letter`` shown with ``trial`` at trial ``index``."""
-        correct = self.patient(index).respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+        correct = letters.MODE.respond(self.patient(index), trial)
         if correct:
             return letter_key(letter)
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, index, 2]))
@@ -243,9 +245,7 @@ class SimulatedDuelSource(SimulatedSource):
 
     def duel_answer(self, trial, index: int) -> str:
         """``"first"``, ``"second"`` or ``"same"``: the patient's answer to ``trial`` at trial ``index``."""
-        return self.patient(index).duel_answer(
-            trial.letter_logmar, trial.first_lens_d, trial.second_lens_d, tie_threshold=self.tie_threshold
-        )
+        return duels.MODE.respond(self.patient(index), trial, tie_threshold=self.tie_threshold)
 
     def duel_response(self, trial, letters, keys, timeout_s=None, index=0):
         if self.keyboard is not None:
@@ -272,7 +272,7 @@ class SimulatedRankingSource(SimulatedSource):
 
     def order(self, trial, index: int) -> tuple[int, ...]:
         """Every lens index of ``trial``, clearest first: the patient's order at trial ``index``."""
-        return self.patient(index).rank_lenses(trial.letter_logmar, trial.lenses_d)
+        return rankings.MODE.respond(self.patient(index), trial)
 
     def ranking_response(self, trial, letters, keys, timeout_s=None, index=0, given=()):
         if self.keyboard is not None:

@@ -1,20 +1,17 @@
-"""Feedback modes: what differs between a letter, a duel and a ranking session.
+"""The experiment's side of the feedback modes: what a letter, a duel and a ranking session show.
 
-A mode (``[protocol] feedback``) knows the session kind it stores, how to build its optimizer (new,
-or rebuilt from the stored trials for ``--resume``), how to read and append its trials, which
-letter sizes fit the window, how a simulated patient answers, and which trial loop runs it. The
-session (:mod:`lensopt.experiment.session`) is the same for every mode, and so is most of a mode:
-:class:`Mode` builds and rebuilds the optimizer and sizes the letters; a mode says only what is its
-own (optimizer class and options, stored records to history, store table, answer source, loop).
+The domain parts of a mode come from :mod:`lensopt.modes.registry` (``[protocol] feedback`` is the
+session kind): the optimizer class and the options only it takes, the history of stored records,
+the store table (by kind). This module adds what only the PsychoPy experiment has: which protocol
+options feed the optimizer (:func:`protocol_options`), the line of letters a trial shows and the
+letter sizes that fit the window, the simulated keyboard source and the trial loop. :class:`Mode`
+holds the shared parts; a subclass per kind names its feedback mode and its UI parts, and
+:data:`MODES` maps every kind of the registry to it (a test holds the two equal).
 
 Every optimizer satisfies :class:`lensopt.asktell.AskTellOptimizer` (``ask()``, ``tell(trial,
 answer)``, ``best()``, ``n_trials``, ``last_decision_ms``...), has ``settings_dict()`` and a
-``from_settings(settings, history)`` rebuild, and takes the box, the letter
-bounds, ``n_initial`` and ``lens_step_d``: :class:`lensopt.refraction.RefractionOptimizer` (answer:
-correct or not), :class:`lensopt.duel_refraction.DuelRefractionOptimizer` (``"first"``,
-``"second"``, ``"same"``), :class:`lensopt.ranking_refraction.RankingRefractionOptimizer` (the lens
-indices, clearest first). A mode's :attr:`Mode.optimizer_class` is the one place to put another
-model behind it.
+``from_settings(settings, history)`` rebuild, and takes the box, the letter bounds, ``n_initial``
+and ``lens_step_d`` (:class:`lensopt.modes.base.FeedbackMode`).
 """
 
 from __future__ import annotations
@@ -23,8 +20,8 @@ from lensopt.errors import StoreError
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.optotypes import line_width_letters
 from lensopt.experiment.protocol import Protocol
-from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
-from lensopt.trial import Trial
+from lensopt.modes.base import FeedbackMode
+from lensopt.modes.registry import get_mode
 
 
 def check_consecutive(records) -> None:
@@ -32,6 +29,22 @@ def check_consecutive(records) -> None:
     for expected, record in enumerate(records, start=1):
         if record.index != expected:
             raise StoreError(f"stored trials jump from {expected - 1} to {record.index}; the session cannot be resumed")
+
+
+def protocol_options(protocol: Protocol) -> dict:
+    """Every optimizer option a protocol sets; each mode's optimizer takes those it knows
+    (:meth:`lensopt.modes.base.FeedbackMode.optimizer_options`): the letters' answer model (guess
+    rate 1/letters, the protocol's lapse rate), inference and stopping rule of ``[stop]`` (None
+    without it), the duel model, the lenses of a ranking."""
+    o = protocol.optimizer
+    return dict(
+        inference=o.inference,
+        n_alternatives=len(protocol.letters.alphabet),
+        lapse=o.lapse,
+        stop=protocol.stop_rule,
+        model=protocol.duel.model,
+        n_lenses=protocol.ranking.lenses,
+    )
 
 
 def _simulated_options(protocol: Protocol, keyboard) -> dict:
@@ -44,26 +57,32 @@ def _simulated_options(protocol: Protocol, keyboard) -> dict:
 
 
 class Mode:
-    """The parts every feedback mode shares; subclasses fill in the rest.
+    """The parts every feedback mode shares; a subclass names its :attr:`feedback` mode of the
+    registry and fills in its user interface (simulated source, loop).
 
     ``line_section`` names the protocol table whose ``letters_per_line`` sets the line of letters a
     trial shows (``"duel"``, ``"ranking"``), or is None for a single letter.
     """
 
-    kind: str
+    feedback: FeedbackMode
     line_section: str | None = None
 
     @property
+    def kind(self) -> str:
+        """The session kind stored (the feedback mode's)."""
+        return self.feedback.kind
+
+    @property
     def optimizer_class(self):
-        raise NotImplementedError
+        return self.feedback.optimizer_class
 
     def optimizer_options(self, protocol: Protocol) -> dict:
         """Keyword arguments of the optimizer that only this mode has."""
-        return {}
+        return self.feedback.optimizer_options(protocol_options(protocol))
 
     def history(self, records) -> list:
         """``(trial, answer)`` pairs of the stored ``records``, as the optimizer is told them."""
-        raise NotImplementedError
+        return self.feedback.history(records)
 
     def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
         o = protocol.optimizer
@@ -81,13 +100,13 @@ class Mode:
     def rebuild_optimizer(self, settings: dict, records):
         """The optimizer of a stored session, told every stored answer in order."""
         check_consecutive(records)
-        return self.optimizer_class.from_settings(settings, self.history(records))
+        return self.feedback.rebuild_optimizer(settings, records)
 
     def stored_trials(self, store, session_id: int) -> list:
-        raise NotImplementedError
+        return store.kind_trials(self.kind, session_id)
 
     def append(self, store, session_id: int, record) -> None:
-        raise NotImplementedError
+        store.append_kind_trial(self.kind, session_id, record)
 
     def letters_per_line(self, protocol: Protocol) -> int:
         return 1 if self.line_section is None else getattr(protocol, self.line_section).letters_per_line
@@ -112,33 +131,7 @@ class Mode:
 class LettersMode(Mode):
     """One letter per trial, named with the letter keys (``RefractionOptimizer``)."""
 
-    kind = LETTERS_KIND
-
-    @property
-    def optimizer_class(self):
-        from lensopt.refraction import RefractionOptimizer
-
-        return RefractionOptimizer
-
-    def optimizer_options(self, protocol: Protocol) -> dict:
-        """The answer model (guess rate 1/letters, the protocol's lapse rate), the inference and the
-        stopping rule of ``[stop]`` (None without it)."""
-        o = protocol.optimizer
-        return dict(
-            inference=o.inference, n_alternatives=len(protocol.letters.alphabet), lapse=o.lapse, stop=protocol.stop_rule
-        )
-
-    def history(self, records) -> list:
-        return [
-            (Trial(sphere_d=r.sphere_d, cylinder_d=r.cylinder_d, letter_logmar=r.letter_logmar), r.correct)
-            for r in records
-        ]
-
-    def stored_trials(self, store, session_id: int) -> list:
-        return store.trials(session_id)
-
-    def append(self, store, session_id: int, record) -> None:
-        store.append_trial(session_id, record)
+    feedback = get_mode("letters")
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         from lensopt.experiment.keyboard import SimulatedSource
@@ -168,29 +161,8 @@ class LettersMode(Mode):
 class DuelMode(Mode):
     """Two lenses, a line of letters, "one or two — or the same?" (``DuelRefractionOptimizer``)."""
 
-    kind = DUEL_KIND
+    feedback = get_mode("duel")
     line_section = "duel"
-
-    @property
-    def optimizer_class(self):
-        from lensopt.duel_refraction import DuelRefractionOptimizer
-
-        return DuelRefractionOptimizer
-
-    def optimizer_options(self, protocol: Protocol) -> dict:
-        return dict(inference=protocol.optimizer.inference, model=protocol.duel.model)
-
-    def history(self, records) -> list:
-        """Every stored answer, ties included."""
-        from lensopt.duel_refraction import DuelTrial
-
-        return [(DuelTrial(r.first_lens_d, r.second_lens_d, r.letter_logmar), r.answer) for r in records]
-
-    def stored_trials(self, store, session_id: int) -> list:
-        return store.duel_trials(session_id)
-
-    def append(self, store, session_id: int, record) -> None:
-        store.append_duel_trial(session_id, record)
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         from lensopt.experiment.keyboard import SimulatedDuelSource
@@ -216,28 +188,8 @@ class RankingMode(Mode):
     """Three (or four) lenses, a line of letters, "put them in order, clearest first"
     (``RankingRefractionOptimizer``)."""
 
-    kind = RANKING_KIND
+    feedback = get_mode("ranking")
     line_section = "ranking"
-
-    @property
-    def optimizer_class(self):
-        from lensopt.ranking_refraction import RankingRefractionOptimizer
-
-        return RankingRefractionOptimizer
-
-    def optimizer_options(self, protocol: Protocol) -> dict:
-        return dict(n_lenses=protocol.ranking.lenses)
-
-    def history(self, records) -> list:
-        from lensopt.ranking_refraction import RankingTrial
-
-        return [(RankingTrial(r.lenses_d, r.letter_logmar), r.order) for r in records]
-
-    def stored_trials(self, store, session_id: int) -> list:
-        return store.ranking_trials(session_id)
-
-    def append(self, store, session_id: int, record) -> None:
-        store.append_ranking_trial(session_id, record)
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         from lensopt.experiment.keyboard import SimulatedRankingSource
@@ -256,8 +208,8 @@ class RankingMode(Mode):
         return RankingLoop(win, protocol, calibration, optimizer, responses, record, **options)
 
 
-MODES = {"letters": LettersMode(), "duel": DuelMode(), "ranking": RankingMode()}
-"""``[protocol] feedback`` -> its mode."""
+MODES = {mode.kind: mode for mode in (LettersMode(), DuelMode(), RankingMode())}
+"""``[protocol] feedback`` (a kind of :data:`lensopt.modes.registry.registry`) -> its experiment mode."""
 
 
 def mode_for(protocol: Protocol):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.refraction import DEFAULT_MODEL_LAPSE
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+from lensopt.trial import DUEL_ANSWERS
 
 MAX_TRIALS = 5000
 """Largest ``[optimizer] trials`` (and ``--trials``)."""
@@ -37,8 +38,8 @@ RANKING_LENSES = (3, 4)
 MAX_LENS_KEYS = RANKING_LENSES[-1]
 """``[keys] lenses`` names at most one key per lens of the largest ranking."""
 
-DUEL_ANSWER_KEYS = ("first", "second", "same")
-"""The ``[keys]`` fields answering a duel (in the order of ``lensopt.duel_refraction.DUEL_ANSWERS``)."""
+DUEL_ANSWER_KEYS = DUEL_ANSWERS
+"""The ``[keys]`` fields answering a duel: one per duel answer (``lensopt.trial.DUEL_ANSWERS``)."""
 
 _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 

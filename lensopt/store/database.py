@@ -4,6 +4,8 @@ A session has a kind, its feedback mode: a ``letters`` session keeps its trials 
 (:meth:`SessionStore.append_trial`), a ``duel`` session in ``duel_trials``
 (:meth:`SessionStore.append_duel_trial`), a ``ranking`` session in ``ranking_trials``
 (:meth:`SessionStore.append_ranking_trial`); a trial of another kind is refused.
+:meth:`SessionStore.kind_trials` and :meth:`SessionStore.append_kind_trial` read and append by
+kind (the feedback modes of :mod:`lensopt.modes.registry` name their kind, the store its table).
 
 Design (why each setting):
 
@@ -444,11 +446,32 @@ class SessionStore:
             ).fetchall()
         return [RankingTrialRecord.from_row(*row) for row in rows]
 
+    def _by_kind(self, kind: str, owner: str):
+        """The (reader, appender) of a session kind's table, or a ValueError naming the kinds."""
+        methods = {
+            LETTERS_KIND: (self.trials, self.append_trial),
+            DUEL_KIND: (self.duel_trials, self.append_duel_trial),
+            RANKING_KIND: (self.ranking_trials, self.append_ranking_trial),
+        }
+        if kind not in methods:
+            raise ValueError(f"SessionStore.{owner}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        return methods[kind]
+
+    def kind_trials(self, kind: str, session_id: int, since_index: int = 0) -> list:
+        """The trials of session kind ``kind`` (its table, :data:`lensopt.store.schema.TRIAL_TABLES`)
+        with index > ``since_index``: :meth:`trials`, :meth:`duel_trials` or :meth:`ranking_trials`."""
+        return self._by_kind(kind, "kind_trials")[0](session_id, since_index)
+
+    def append_kind_trial(self, kind: str, session_id: int, record) -> None:
+        """Record one answered trial of session kind ``kind``: :meth:`append_trial`,
+        :meth:`append_duel_trial` or :meth:`append_ranking_trial`."""
+        self._by_kind(kind, "append_kind_trial")[1](session_id, record)
+
     def session_trials(self, session_id: int, since_index: int = 0) -> list:
         """The session's trials of its own kind: :meth:`trials`, :meth:`duel_trials` or
         :meth:`ranking_trials`."""
-        reader = {LETTERS_KIND: self.trials, DUEL_KIND: self.duel_trials, RANKING_KIND: self.ranking_trials}
-        return reader.get(self.session(session_id).kind, self.trials)(session_id, since_index)
+        kind = self.session(session_id).kind
+        return self.kind_trials(kind if kind in KINDS else LETTERS_KIND, session_id, since_index)
 
     def data_version(self) -> int:
         """A counter that changes whenever any connection (this one included) commits a change.

@@ -1,0 +1,105 @@
+"""The registry of feedback modes, and every dispatch table keyed by its kinds."""
+
+from __future__ import annotations
+
+import pytest
+
+from lensopt.modes import duels, letters, rankings
+from lensopt.modes.base import FeedbackMode
+from lensopt.modes.registry import KINDS, get_mode, registry
+
+
+def test_the_registry_lists_the_three_kinds_in_order():
+    assert tuple(registry) == KINDS == ("letters", "duel", "ranking")
+    assert [registry[k] for k in KINDS] == [letters.MODE, duels.MODE, rankings.MODE]
+    for kind, mode in registry.items():
+        assert isinstance(mode, FeedbackMode) and mode.kind == kind and get_mode(kind) is mode
+
+
+def test_the_registry_is_read_only_and_its_modes_frozen():
+    with pytest.raises(TypeError):
+        registry["other"] = letters.MODE  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        letters.MODE.kind = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("kind", ["lines", "", "Letters", None, 3])
+def test_an_unknown_kind_is_a_one_line_error_naming_the_known_kinds(kind):
+    with pytest.raises(ValueError) as error:
+        get_mode(kind)
+    message = str(error.value)
+    assert "\n" not in message and repr(kind) in message
+    assert message.endswith("the known kinds are letters, duel, ranking")
+
+
+def test_every_mode_declares_an_ask_tell_optimizer_and_options_it_takes():
+    import inspect
+
+    for mode in registry.values():
+        assert all(hasattr(mode.optimizer_class, name) for name in ("ask", "tell", "best", "to_state"))
+        assert callable(mode.optimizer_class.from_settings)
+        parameters = inspect.signature(mode.optimizer_class).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+        assert takes_any or set(mode.option_names) <= set(parameters), mode.kind
+        assert mode.optimizer_options({"unknown": 1, **dict.fromkeys(mode.option_names, 0)}) == dict.fromkeys(
+            mode.option_names, 0
+        )
+
+
+def test_a_responder_refuses_options_its_mode_does_not_take():
+    with pytest.raises(ValueError, match="tie_threshold do not apply to letters feedback"):
+        letters.MODE.responder(object(), tie_threshold=1.0)
+
+
+def test_duel_answers_are_defined_once():
+    import lensopt.duel_refraction
+    import lensopt.experiment.protocol_sections
+    import lensopt.store.records
+    import lensopt.trial
+
+    answers = lensopt.trial.DUEL_ANSWERS
+    assert duels.MODE.answers is answers
+    assert lensopt.duel_refraction.DUEL_ANSWERS is answers
+    assert lensopt.store.records.DUEL_ANSWERS is answers
+    assert lensopt.experiment.protocol_sections.DUEL_ANSWER_KEYS is answers
+
+
+# --- the dispatch tables of the layers above: exactly the registry's kinds ----------------------
+
+
+def test_the_store_keeps_a_table_for_exactly_the_registrys_kinds():
+    from lensopt.store.records import KINDS as STORE_KINDS
+    from lensopt.store.schema import TRIAL_TABLES
+
+    assert STORE_KINDS == KINDS and tuple(TRIAL_TABLES) == KINDS
+
+
+def test_the_simulate_command_covers_exactly_the_registrys_kinds():
+    from lensopt.cli import simulate
+
+    assert simulate.FEEDBACK_MODES == KINDS
+    assert set(simulate.DEFAULT_INFERENCE) == set(KINDS)
+    assert {key[0] if isinstance(key, tuple) else key for key in simulate.DEFAULT_RULES} == set(KINDS)
+
+
+def test_the_experiment_has_a_mode_for_exactly_the_registrys_kinds():
+    from lensopt.experiment.modes import MODES, Mode
+    from lensopt.experiment.protocol_sections import FEEDBACK_MODES
+
+    assert tuple(MODES) == KINDS
+    assert FEEDBACK_MODES == KINDS
+    for kind, mode in MODES.items():
+        assert mode.feedback is registry[kind] and mode.kind == kind
+        assert mode.optimizer_class is registry[kind].optimizer_class
+        # the user interface parts are the mode's own, not the base class's placeholders
+        assert type(mode).simulated_source is not Mode.simulated_source and type(mode).loop is not Mode.loop
+
+
+def test_the_dashboard_has_a_model_for_exactly_the_registrys_kinds():
+    from lensopt.dashboard.comparison_model import ComparisonSessionModel
+    from lensopt.dashboard.model import SESSION_MODELS
+
+    assert tuple(SESSION_MODELS) == KINDS
+    for kind, model in SESSION_MODELS.items():
+        assert model.feedback is registry[kind] and model.kind == kind
+        assert issubclass(model, ComparisonSessionModel) == registry[kind].comparison, kind

@@ -25,11 +25,11 @@ __all__ = ["ContextualOptimizer", "RefractionOptimizer", "Trial", "__version__"]
 
 def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI
     if name in ("RefractionOptimizer", "ContextualOptimizer"):
-        from lensopt import optimizer, refraction
+        from lensopt import optimizer, refraction  # deferred: numpy/scipy, not needed by `lensopt --help`
 
         return getattr(refraction if name == "RefractionOptimizer" else optimizer, name)
     if name == "Trial":
-        from lensopt.trial import Trial
+        from lensopt.trial import Trial  # deferred: as above (PEP 562 lazy attribute)
 
         return Trial
     raise AttributeError(f"module 'lensopt' has no attribute {name!r}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.gp.kernels import Product, SquaredExponential
 from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
@@ -86,8 +87,6 @@ def duel_refraction_kernel(
     variance=UTILITY_VARIANCE,
 ):
     """``σ² k_SE(s, s') k_SE((S, C), (S', C'))`` over columns ``[letter_logmar, sphere_d, cylinder_d]``."""
-    from lensopt.gp.kernels import Product, SquaredExponential
-
     letters = SquaredExponential(letter_lengthscale_logmar, variance=variance, active_dims=(0,))
     lenses = SquaredExponential(lens_lengthscales_d, variance=1.0, active_dims=(1, 2), fixed=("variance",))
     return Product(letters, lenses)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
+from lensopt.store import DuelTrialRecord
 
 __all__ = ["DuelLoop", "format_lens"]
 
@@ -51,8 +52,6 @@ class DuelLoop(LetterLineLoop):
         )
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        from lensopt.store import DuelTrialRecord
-
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
         prepared = self._present(index, (trial.first_lens_d, trial.second_lens_d), trial.letter_logmar)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.modes import duels, letters, rankings
+from lensopt.observer import SimulatedPatient
 
 POLL_INTERVAL_S = 0.002
 """Sleep between keyboard polls while waiting (keeps the CPU free without adding visible latency)."""
@@ -168,8 +169,6 @@ class SimulatedSource:
         pass
 
     def patient(self, index: int):
-        from lensopt.observer import SimulatedPatient
-
         return SimulatedPatient(
             **self.patient_settings,
             n_alternatives=len(self.alphabet),

@@ -33,6 +33,7 @@ import numpy as np
 
 from lensopt.experiment.keyboard import KeyPress, letter_key
 from lensopt.experiment.optotypes import LetterStim
+from lensopt.store import TrialRecord
 
 TEXT_HEIGHT_PX = 28
 """Height of instruction text (px); instructions are not optotypes, so font metrics are fine here."""
@@ -307,8 +308,6 @@ class TrialLoop(LoopScreens):
         time.sleep(seconds)
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        from lensopt.store import TrialRecord
-
         keys, protocol = self.protocol.keys, self.protocol
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from lensopt.errors import StoreError
 from lensopt.experiment.calibration import Calibration
+from lensopt.experiment.duel_loop import DuelLoop
+from lensopt.experiment.keyboard import SimulatedDuelSource, SimulatedRankingSource, SimulatedSource
+from lensopt.experiment.loop import TrialLoop
 from lensopt.experiment.optotypes import line_width_letters
-from lensopt.experiment.protocol import Protocol
+from lensopt.experiment.protocol import DUEL_ANSWER_KEYS, Protocol
+from lensopt.experiment.ranking_loop import RankingLoop
 from lensopt.modes.base import FeedbackMode
 from lensopt.modes.registry import get_mode
 
@@ -134,8 +138,6 @@ class LettersMode(Mode):
     feedback = get_mode("letters")
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
-        from lensopt.experiment.keyboard import SimulatedSource
-
         return SimulatedSource(
             protocol.simulated.patient_settings(),
             protocol.letters.alphabet,
@@ -144,8 +146,6 @@ class LettersMode(Mode):
         )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
-        from lensopt.experiment.loop import TrialLoop
-
         return TrialLoop(
             win,
             protocol,
@@ -165,9 +165,6 @@ class DuelMode(Mode):
     line_section = "duel"
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
-        from lensopt.experiment.keyboard import SimulatedDuelSource
-        from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
-
         answer_keys = {answer: getattr(protocol.keys, answer) for answer in DUEL_ANSWER_KEYS}
         return SimulatedDuelSource(
             protocol.simulated.patient_settings(),
@@ -179,8 +176,6 @@ class DuelMode(Mode):
         )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
-        from lensopt.experiment.duel_loop import DuelLoop
-
         return DuelLoop(win, protocol, calibration, optimizer, responses, record, **options)
 
 
@@ -192,8 +187,6 @@ class RankingMode(Mode):
     line_section = "ranking"
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
-        from lensopt.experiment.keyboard import SimulatedRankingSource
-
         return SimulatedRankingSource(
             protocol.simulated.patient_settings(),
             protocol.letters.alphabet,
@@ -203,8 +196,6 @@ class RankingMode(Mode):
         )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
-        from lensopt.experiment.ranking_loop import RankingLoop
-
         return RankingLoop(win, protocol, calibration, optimizer, responses, record, **options)
 
 

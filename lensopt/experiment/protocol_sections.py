@@ -13,8 +13,12 @@ import math
 import re
 from dataclasses import dataclass
 
+from lensopt.duel_refraction import TIE_RULES
 from lensopt.experiment.optotypes import ALPHABET
+from lensopt.preference import CONTEXTUAL_RULES
+from lensopt.ranking_refraction import RANKING_RULES
 from lensopt.refraction import DEFAULT_MODEL_LAPSE
+from lensopt.settings import ALL_RULES
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 from lensopt.trial import DUEL_ANSWERS
 
@@ -45,21 +49,13 @@ _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 
 
 def _rules() -> tuple[str, ...]:
-    """The optimizer's rule names (``lensopt.optimizer.RULES``, else ``lensopt.settings.ALL_RULES``)."""
-    from lensopt import optimizer
-
-    rules = getattr(optimizer, "RULES", None)
-    if rules is None:
-        from lensopt.settings import ALL_RULES as rules
-    return tuple(rules)
+    """The letter optimizer's rule names (``lensopt.settings.ALL_RULES``)."""
+    return tuple(ALL_RULES)
 
 
 def _duel_rules(model: str | None = None) -> tuple[str, ...]:
     """The duel rules of ``model`` (``"probit"``: ``lensopt.preference.CONTEXTUAL_RULES``;
     ``"ties"``: ``lensopt.duel_refraction.TIE_RULES``); of both when ``model`` is None."""
-    from lensopt.duel_refraction import TIE_RULES
-    from lensopt.preference import CONTEXTUAL_RULES
-
     rules = {"probit": tuple(CONTEXTUAL_RULES), "ties": tuple(TIE_RULES)}
     if model is None:
         return rules["probit"] + tuple(r for r in rules["ties"] if r not in rules["probit"])
@@ -68,8 +64,6 @@ def _duel_rules(model: str | None = None) -> tuple[str, ...]:
 
 def _ranking_rules() -> tuple[str, ...]:
     """The ranking rules (``lensopt.ranking_refraction.RANKING_RULES``)."""
-    from lensopt.ranking_refraction import RANKING_RULES
-
     return tuple(RANKING_RULES)
 
 

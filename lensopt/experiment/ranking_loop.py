@@ -25,6 +25,7 @@ from collections.abc import Callable
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.loop import TEXT_HEIGHT_PX
+from lensopt.store import RankingTrialRecord
 
 PROGRESS_MARGIN_PX = 2 * TEXT_HEIGHT_PX
 """Distance from the bottom of the window to the line showing the order given so far (px)."""
@@ -121,8 +122,6 @@ class RankingLoop(LetterLineLoop):
         )
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        from lensopt.store import RankingTrialRecord
-
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
         if len(trial.lenses_d) != self.n_lenses:

@@ -26,9 +26,12 @@ from pathlib import Path
 
 from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.keyboard import KeyboardSource
+from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.phoropter import round_to_step
+from lensopt.store import SessionStore
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -147,8 +150,6 @@ def _launch_dashboard(session_id: int, db_path: Path, log) -> None:
 
 
 def _responses_for(protocol: Protocol, seed: int, win):
-    from lensopt.experiment.keyboard import KeyboardSource
-
     keyboard = KeyboardSource(win)
     if protocol.protocol.observer != "simulated":
         return keyboard
@@ -163,8 +164,6 @@ def run_session(
     ``responses`` replaces the answer source (tests inject key presses); ``window`` an already open
     PsychoPy window (``units="pix"``), which is then left open.
     """
-    from lensopt.store import SessionStore
-
     store = SessionStore(request.db_path)
     try:
         return _run(store, request, responses, log, window)
@@ -221,8 +220,6 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
             return SessionOutcome(info.session_id, "finished", len(records))
         if records and getattr(optimizer, "stop", None) is not None and optimizer.should_stop():
-            from lensopt.experiment.loop import stop_message
-
             confidence = float(optimizer.confidence())
             store.set_status(info.session_id, "finished")
             log(

@@ -23,11 +23,11 @@ __all__ = ["GPClassifier", *_KERNEL_NAMES]
 
 def __getattr__(name):
     if name == "GPClassifier":
-        from lensopt.gp.classifier import GPClassifier
+        from lensopt.gp.classifier import GPClassifier  # deferred: PEP 562, importing one gp module loads not all
 
         return GPClassifier
     if name in _KERNEL_NAMES:
-        from lensopt.gp import kernels
+        from lensopt.gp import kernels  # deferred: as above
 
         return getattr(kernels, name)
     raise AttributeError(f"module 'lensopt.gp' has no attribute {name!r}")

@@ -31,6 +31,7 @@ import threading
 import time
 from pathlib import Path
 
+from lensopt import __version__
 from lensopt.errors import StoreError
 from lensopt.store import schema
 from lensopt.store.records import (
@@ -219,8 +220,6 @@ class SessionStore:
         kind: str = LETTERS_KIND,
     ) -> int:
         """Record a new running session and return its id."""
-        from lensopt import __version__
-
         owner = "SessionStore.create_session"
         check_text(owner, "participant", participant)
         if kind not in KINDS:

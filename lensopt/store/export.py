@@ -21,6 +21,7 @@ import io
 import json
 import os
 
+from lensopt import __version__
 from lensopt.store.records import DUEL_KIND, RANKING_KIND, DuelTrialRecord, SessionInfo, TrialRecord
 
 #: Export formats.
@@ -88,8 +89,6 @@ RANKING_CSV_COLUMNS = (
 
 def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord]) -> dict:
     """The JSON export of a session as a dict (letter trials or duels, as the session's kind)."""
-    from lensopt import __version__
-
     calibration = dict(info.calibration)
     for key in CALIBRATION_KEYS:
         calibration.setdefault(key, None)

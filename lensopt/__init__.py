@@ -25,9 +25,9 @@ __all__ = ["ContextualOptimizer", "RefractionOptimizer", "Trial", "__version__"]
 
 def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI
     if name in ("RefractionOptimizer", "ContextualOptimizer"):
-        from lensopt import optimizer, refraction  # deferred: numpy/scipy, not needed by `lensopt --help`
+        from lensopt import binary, refraction  # deferred: numpy/scipy, not needed by `lensopt --help`
 
-        return getattr(refraction if name == "RefractionOptimizer" else optimizer, name)
+        return getattr(refraction if name == "RefractionOptimizer" else binary, name)
     if name == "Trial":
         from lensopt.trial import Trial  # deferred: as above (PEP 562 lazy attribute)
 

@@ -14,7 +14,7 @@ The seven optimizers, their query → answer, and what ``best()`` reports:
   ``"second"`` or ``"same"``; the lens;
 - :class:`lensopt.ranking_refraction.RankingRefractionOptimizer`: ``RankingTrial`` → lens indices,
   clearest first; the lens;
-- :class:`lensopt.optimizer.ContextualOptimizer`: ``Query`` → 0/1; the system point ``(n_system,)``;
+- :class:`lensopt.binary.optimizer.ContextualOptimizer`: ``Query`` → 0/1; the system point ``(n_system,)``;
 - :class:`lensopt.preference.PreferenceOptimizer`: ``DuelQuery`` → 0/1 (a batch: one per pair); the
   system point;
 - :class:`lensopt.preference.copeland.CopelandOptimizer`: ``DuelQuery`` → 0/1; the Condorcet winner;

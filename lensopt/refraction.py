@@ -7,11 +7,11 @@ import math
 import numpy as np
 from scipy.stats import norm
 
+from lensopt.binary.optimizer import ContextualOptimizer, Query
+from lensopt.binary.settings import KernelSpec
 from lensopt.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
-from lensopt.optimizer import ContextualOptimizer, Query
 from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
-from lensopt.settings import KernelSpec
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
 from lensopt.trial import Trial
@@ -67,7 +67,7 @@ LETTER_BETA = 3.5
 DEFAULT_PRIOR_MEAN = -3.0
 
 #: A letter trial whose answer carries less than this information (bits) is not asked; the rule
-#: takes the most informative trial anywhere instead (:mod:`lensopt.rules`, "No stalls").
+#: takes the most informative trial anywhere instead (:mod:`lensopt.binary.rules`, "No stalls").
 MIN_INFORMATION_BITS = 0.02
 
 #: Relative tolerance of the L-BFGS-B refinement of the letter rules' searches (issue 14, decision

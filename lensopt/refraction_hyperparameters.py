@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from lensopt.asktell import run_session
+from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
 from lensopt.observer import draw_patients
 from lensopt.refraction import (
@@ -42,7 +43,6 @@ from lensopt.refraction import (
     SPHERE_BOUNDS_D,
     RefractionOptimizer,
 )
-from lensopt.settings import KernelSpec
 
 #: Starting point of the fit (multi-start adds seeded random restarts inside the bounds).
 INITIAL_KERNEL = KernelSpec(

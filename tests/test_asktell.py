@@ -22,8 +22,8 @@ from lensopt.asktell import (
     StoppableOptimizer,
     run_session,
 )
+from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
-from lensopt.optimizer import ContextualOptimizer, Query
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery

@@ -118,11 +118,11 @@ def test_help_literals_equal_the_constants():
     from lensopt.bench.preferential import DUEL_CAMPAIGNS, DUEL_DEFAULTS
     from lensopt.bench.robustness import CONDITIONS, ROBUSTNESS_RULES
     from lensopt.bench.runner import HELD_OUT_FIRST_SEED
+    from lensopt.binary.settings import ALL_RULES, INFERENCE_METHODS, PAPER_BETA
     from lensopt.cli import defaults, simulate
     from lensopt.experiment.protocol import shipped_protocols
     from lensopt.preference import CONTEXTUAL_RULES
     from lensopt.refraction import DEFAULT_MODEL_LAPSE, LETTER_BETA, REFRACTION_BETA
-    from lensopt.settings import ALL_RULES, INFERENCE_METHODS, PAPER_BETA
     from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
     assert defaults.ALL_RULES == ALL_RULES

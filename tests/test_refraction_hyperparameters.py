@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
+from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction import MERIDIAN_MAP, RefractionOptimizer, reference_kernel
 from lensopt.refraction_hyperparameters import fit_reference_hyperparameters, simulated_responses
-from lensopt.settings import KernelSpec
 
 
 def test_blur_is_round_in_principal_meridian_powers():

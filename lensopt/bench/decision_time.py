@@ -35,9 +35,9 @@ import subprocess
 import sys
 import time
 
+from lensopt.binary.settings import ALL_RULES
 from lensopt.observer import draw_patients
 from lensopt.refraction import RefractionOptimizer
-from lensopt.settings import ALL_RULES
 from lensopt.threads import (
     ENV_VAR,
     blas_threads_now,

@@ -52,7 +52,7 @@ from lensopt.bench.records import (
 )
 from lensopt.bench.robustness import run_robustness
 from lensopt.bench.spec import CAMPAIGNS, HELD_OUT_FIRST_SEED, SPLITS, RunSpec, split_of
-from lensopt.optimizer import ContextualOptimizer
+from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
 
 #: The public API: this module's own names and, re-exported, those of :mod:`lensopt.bench.spec` and

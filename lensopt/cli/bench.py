@@ -459,7 +459,7 @@ def register(subparsers) -> None:
 
 
 def _check_rules(rules) -> list[str]:
-    from lensopt.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
+    from lensopt.binary.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
 
     unknown = [r for r in rules if r not in ALL_RULES]
     if unknown:

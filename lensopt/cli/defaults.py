@@ -1,17 +1,17 @@
 """Values the ``lensopt`` parsers need before any handler runs, written here as literals.
 
 The parsers show these in ``--help`` (and use some as ``choices`` or defaults). The modules that
-own them import numpy or scipy (``lensopt.settings`` imports ``scipy.stats`` for ``Φ⁻¹``), which
+own them import numpy or scipy (``lensopt.binary.settings`` imports ``scipy.stats`` for ``Φ⁻¹``), which
 would make ``lensopt --help`` take the better part of a second; so they are copied here, and
 ``tests/test_packaging.py`` checks every one of them against its source. Change both together.
 """
 
 from __future__ import annotations
 
-#: ``lensopt.settings.ALL_RULES``: acquisition rules of the binary (letter) optimizer.
+#: ``lensopt.binary.settings.ALL_RULES``: acquisition rules of the binary (letter) optimizer.
 ALL_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random", "ucbf-ald", "ei-ald")
 
-#: ``lensopt.settings.INFERENCE_METHODS``.
+#: ``lensopt.binary.settings.INFERENCE_METHODS``.
 INFERENCE_METHODS = ("laplace", "ep")
 
 #: ``lensopt.preference.CONTEXTUAL_RULES``: rules of the contextual duel (probit) optimizer.
@@ -23,7 +23,7 @@ LETTER_BETA = 3.5
 #: ``lensopt.refraction.REFRACTION_BETA``, Φ⁻¹(0.99) to 3 decimals (the probit letter model).
 REFRACTION_BETA_3 = 2.326
 
-#: ``lensopt.settings.PAPER_BETA``, Φ⁻¹(0.95) to 3 decimals (the contextual paper's β).
+#: ``lensopt.binary.settings.PAPER_BETA``, Φ⁻¹(0.95) to 3 decimals (the contextual paper's β).
 PAPER_BETA_3 = 1.645
 
 #: ``lensopt.refraction.DEFAULT_MODEL_LAPSE``.

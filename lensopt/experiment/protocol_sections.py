@@ -13,12 +13,12 @@ import math
 import re
 from dataclasses import dataclass
 
+from lensopt.binary.settings import ALL_RULES
 from lensopt.duel_refraction import TIE_RULES
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.preference import CONTEXTUAL_RULES
 from lensopt.ranking_refraction import RANKING_RULES
 from lensopt.refraction import DEFAULT_MODEL_LAPSE
-from lensopt.settings import ALL_RULES
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 from lensopt.trial import DUEL_ANSWERS
 
@@ -49,7 +49,7 @@ _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 
 
 def _rules() -> tuple[str, ...]:
-    """The letter optimizer's rule names (``lensopt.settings.ALL_RULES``)."""
+    """The letter optimizer's rule names (``lensopt.binary.settings.ALL_RULES``)."""
     return tuple(ALL_RULES)
 
 

@@ -1,6 +1,6 @@
 """ask/tell preferential Bayesian optimization: duels (or batches) in, preferences out.
 
-Like :class:`lensopt.optimizer.ContextualOptimizer`, a :class:`PreferenceOptimizer` is rebuilt
+Like :class:`lensopt.binary.optimizer.ContextualOptimizer`, a :class:`PreferenceOptimizer` is rebuilt
 exactly from its settings, kernel and history: the randomness of the query after ``t`` observed
 duels comes from ``numpy.random.default_rng([seed, t])`` only, so the same settings and history
 propose the same next query, and :meth:`PreferenceOptimizer.to_state` is plain JSON.

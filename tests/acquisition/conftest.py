@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
-from lensopt.settings import KernelSpec
 
 
 def refraction_data(n=40, seed=0, threshold=lambda x: 0.3 * np.sum(x**2, axis=1)):

@@ -2,9 +2,9 @@ import numpy as np
 from scipy.stats import norm
 
 from lensopt.acquisition import BALD
+from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
 from lensopt.optimize import MaximizerSettings, maximize_acquisition
-from lensopt.settings import KernelSpec
 from tests.acquisition.conftest import finite_difference_gradient
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.asktell import run_session
+from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
-from lensopt.optimizer import ContextualOptimizer
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from lensopt import rules
+from lensopt.binary import rules
+from lensopt.binary.settings import KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
 from lensopt.optimize import MaximizerSettings, maximize_acquisition
-from lensopt.settings import KernelSpec, OptimizerSettings
 from lensopt.threads import single_threaded
 
 #: Tolerance when checking that a told input lies inside the bounds (after lens rounding).

@@ -3,9 +3,9 @@ import json
 import numpy as np
 import pytest
 
-from lensopt.optimizer import ContextualOptimizer, Query
+from lensopt.binary.optimizer import ContextualOptimizer, Query
+from lensopt.binary.settings import ALL_RULES, KernelSpec
 from lensopt.refraction import RefractionOptimizer
-from lensopt.settings import ALL_RULES, KernelSpec
 from lensopt.trial import Trial
 
 FAST = dict(n_candidates=64, n_starts=1, n_thompson_features=128)

@@ -38,6 +38,7 @@ from lensopt.acquisition import (
     ProbitUCB,
     ThompsonSample,
 )
+from lensopt.binary.settings import OptimizerSettings
 from lensopt.gp import uncertainty
 from lensopt.optimize import (
     MaximizerSettings,
@@ -46,7 +47,6 @@ from lensopt.optimize import (
     scrambled_halton,
     uniform,
 )
-from lensopt.settings import OptimizerSettings
 
 #: Grid of the one-dimensional s-step (BALD over the letter size), refined by a parabola.
 CONTEXT_STEP_GRID = 64

@@ -29,7 +29,7 @@ def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI
 
         return getattr(refraction if name == "RefractionOptimizer" else binary, name)
     if name == "Trial":
-        from lensopt.trial import Trial  # deferred: as above (PEP 562 lazy attribute)
+        from lensopt.refraction.trial import Trial  # deferred: as above (PEP 562 lazy attribute)
 
         return Trial
     raise AttributeError(f"module 'lensopt' has no attribute {name!r}")

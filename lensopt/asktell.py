@@ -10,9 +10,9 @@ The seven optimizers, their query → answer, and what ``best()`` reports:
 
 - :class:`lensopt.refraction.RefractionOptimizer`: ``Trial`` → correct (bool); the lens
   ``(sphere_d, cylinder_d)``;
-- :class:`lensopt.duel_refraction.DuelRefractionOptimizer`: ``DuelTrial`` → ``"first"``,
+- :class:`lensopt.refraction.duels.DuelRefractionOptimizer`: ``DuelTrial`` → ``"first"``,
   ``"second"`` or ``"same"``; the lens;
-- :class:`lensopt.ranking_refraction.RankingRefractionOptimizer`: ``RankingTrial`` → lens indices,
+- :class:`lensopt.refraction.rankings.RankingRefractionOptimizer`: ``RankingTrial`` → lens indices,
   clearest first; the lens;
 - :class:`lensopt.binary.optimizer.ContextualOptimizer`: ``Query`` → 0/1; the system point ``(n_system,)``;
 - :class:`lensopt.preference.PreferenceOptimizer`: ``DuelQuery`` → 0/1 (a batch: one per pair); the

@@ -33,7 +33,7 @@ from lensopt.asktell import run_session
 from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
 from lensopt.observer import draw_patients
-from lensopt.refraction import (
+from lensopt.refraction.letters import (
     CYLINDER_BOUNDS_D,
     DEFAULT_MODEL_LAPSE,
     DEFAULT_PRIOR_MEAN,

@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from lensopt.asktell import run_session
-from lensopt.duel_refraction import DuelRefractionOptimizer
 from lensopt.modes.base import FeedbackMode
 from lensopt.modes.registry import get_mode
 from lensopt.observer import SimulatedPatient, draw_patients
-from lensopt.ranking_refraction import RankingRefractionOptimizer
-from lensopt.refraction import RefractionOptimizer
+from lensopt.refraction.duels import DuelRefractionOptimizer
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.rankings import RankingRefractionOptimizer
 
 #: Trial counts at which the reported lens is scored along the way (when the session gets there).
 DEFAULT_CHECKPOINTS = (30, 60, 100, 260)
@@ -47,7 +47,7 @@ class SimulationResult:
     latency_ms: dict = field(default_factory=dict)
     #: The trial after which the stopping rule ended the session (``use_stop``), else None.
     stopped_at: int | None = None
-    #: :meth:`lensopt.certainty.LensCertainty.to_dict` of the final lens (letter sessions), else None.
+    #: :meth:`lensopt.refraction.certainty.LensCertainty.to_dict` of the final lens (letter sessions), else None.
     certainty: dict | None = None
     #: The :class:`lensopt.stopping.StopRule` dict the session ran with (``use_stop``), else None.
     stop: dict | None = None

@@ -23,13 +23,13 @@ from lensopt.asktell import (
     run_session,
 )
 from lensopt.binary.optimizer import ContextualOptimizer, Query
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
-from lensopt.refraction import RefractionOptimizer
-from lensopt.trial import Trial
+from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.trial import Trial
 
 N_INITIAL = 2
 """Random first trials of the optimizers below, so that a few trials reach their rules."""

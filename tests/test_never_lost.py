@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from lensopt.cli import main
-from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.simulation import make_patient, simulate_session
 
 SEED, TRUE_CORRECTION_D = 306, (-0.12, -0.03)

@@ -122,7 +122,7 @@ def test_help_literals_equal_the_constants():
     from lensopt.cli import defaults, simulate
     from lensopt.experiment.protocol import shipped_protocols
     from lensopt.preference import CONTEXTUAL_RULES
-    from lensopt.refraction import DEFAULT_MODEL_LAPSE, LETTER_BETA, REFRACTION_BETA
+    from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BETA, REFRACTION_BETA
     from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
     assert defaults.ALL_RULES == ALL_RULES
@@ -146,7 +146,7 @@ def test_help_literals_equal_the_constants():
 def test_the_defaults_a_session_gets_are_the_real_ones(monkeypatch, capsys):
     import lensopt.cli.bench as bench
     from lensopt.cli import build_parser, main
-    from lensopt.refraction import LETTER_BETA, REFRACTION_BETA, RefractionOptimizer
+    from lensopt.refraction.letters import LETTER_BETA, REFRACTION_BETA, RefractionOptimizer
 
     # simulate leaves β to the optimizer, whose default the help names
     args = build_parser().parse_args(["simulate"])

@@ -8,7 +8,7 @@ import pytest
 from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
 from lensopt.observer import SimulatedPatient
-from lensopt.refraction import MERIDIAN_MAP, RefractionOptimizer, reference_kernel
+from lensopt.refraction.letters import MERIDIAN_MAP, RefractionOptimizer, reference_kernel
 from lensopt.refraction_hyperparameters import fit_reference_hyperparameters, simulated_responses
 
 

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from lensopt.observer import SimulatedPatient
-from lensopt.refraction import RefractionOptimizer
+from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.simulation import latency_summary, make_patient, score_lens, simulate_session
 
 

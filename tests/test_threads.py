@@ -136,11 +136,11 @@ def test_two_threads_overlapping(two_threads):
 
 
 def test_optimizer_methods_are_decorated():
-    from lensopt.duel_refraction import DuelRefractionOptimizer
     from lensopt.preference.copeland import CopelandOptimizer
     from lensopt.preference.optimizer import PreferenceOptimizer
     from lensopt.ranking.optimizer import RankingOptimizer
-    from lensopt.ranking_refraction import RankingRefractionOptimizer
+    from lensopt.refraction.duels import DuelRefractionOptimizer
+    from lensopt.refraction.rankings import RankingRefractionOptimizer
 
     for cls, names in (
         (DuelRefractionOptimizer, ("ask", "tell", "best")),
@@ -155,8 +155,8 @@ def test_optimizer_methods_are_decorated():
 
 def test_duel_refraction_decides_on_one_thread(two_threads, monkeypatch):
     """Inside a real ask/tell the BLAS threads are 1; outside they are back to 2."""
-    from lensopt.duel_refraction import DuelRefractionOptimizer
     from lensopt.preference.optimizer import PreferenceOptimizer
+    from lensopt.refraction.duels import DuelRefractionOptimizer
 
     seen = []
     original = PreferenceOptimizer.reference_context

@@ -37,7 +37,7 @@ import time
 
 from lensopt.binary.settings import ALL_RULES
 from lensopt.observer import draw_patients
-from lensopt.refraction import RefractionOptimizer
+from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.threads import (
     ENV_VAR,
     blas_threads_now,

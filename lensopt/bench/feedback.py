@@ -21,7 +21,7 @@ from __future__ import annotations
 from lensopt.bench.problems import RefractionProblem
 from lensopt.bench.records import refraction_loop
 from lensopt.modes.registry import get_mode
-from lensopt.refraction import PAPER_LETTER_MODEL
+from lensopt.refraction.letters import PAPER_LETTER_MODEL
 
 #: Rules of the feedback benchmark, in the order of the table.
 FEEDBACK_RULES = ("letters", "duel-drop-ties", "duel-ties")

@@ -54,12 +54,12 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr
 
-from lensopt.certainty import LensCertainty
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import acuity_logmar, blur_strength_d
-from lensopt.phoropter import check_lens_step, round_to_step
+from lensopt.refraction.certainty import LensCertainty
+from lensopt.refraction.phoropter import check_lens_step, round_to_step
+from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
-from lensopt.trial import Trial
 
 #: Default spacing (D) of the hypothesis grid; see the module docstring for the grid error.
 GRID_STEP_D = 0.05
@@ -410,7 +410,7 @@ class IdealObserver:
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be a bool, got {correct!r}")
         if not isinstance(trial, Trial):
-            raise ValueError(f"trial must be a lensopt.trial.Trial, got {trial!r}")
+            raise ValueError(f"trial must be a lensopt.refraction.trial.Trial, got {trial!r}")
         self._log_post = self._log_post + self._log_likelihood(trial, bool(correct))
         self._log_post -= self._log_post.max()
         self._history.append((trial, bool(correct)))
@@ -471,7 +471,7 @@ class IdealObserver:
         return self._cached("confidence", compute)
 
     def certainty(self):
-        """:class:`lensopt.certainty.LensCertainty`: :meth:`confidence` and the 95 % intervals
+        """:class:`lensopt.refraction.certainty.LensCertainty`: :meth:`confidence` and the 95 % intervals
         (D) of the best lens's sphere and cylinder — the 2.5 % and 97.5 % quantiles of the
         posterior marginals of the true correction on the grid."""
 

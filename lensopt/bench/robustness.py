@@ -51,7 +51,7 @@ from lensopt.bench.records import (
     write_json_atomic,
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
-from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.stopping import StopRule
 
 #: Rules of the campaign: the two letter optimizers and the ideal observer.

@@ -53,7 +53,7 @@ from lensopt.bench.records import (
 from lensopt.bench.robustness import run_robustness
 from lensopt.bench.spec import CAMPAIGNS, HELD_OUT_FIRST_SEED, SPLITS, RunSpec, split_of
 from lensopt.binary.optimizer import ContextualOptimizer
-from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 
 #: The public API: this module's own names and, re-exported, those of :mod:`lensopt.bench.spec` and
 #: :mod:`lensopt.bench.records` (which every campaign module imports directly).

@@ -616,7 +616,7 @@ def _parse_slope_name(name: str) -> float:
 def run_refraction(args) -> int:
     # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
-    from lensopt.refraction import REFRACTION_BETA
+    from lensopt.refraction.letters import REFRACTION_BETA
 
     if args.beta is None:
         args.beta = REFRACTION_BETA
@@ -667,7 +667,7 @@ def run_refraction(args) -> int:
 def run_feedback_campaign(args) -> int:
     # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.problems import refraction_problem_name
-    from lensopt.refraction import REFRACTION_BETA
+    from lensopt.refraction.letters import REFRACTION_BETA
 
     unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
     if unknown:

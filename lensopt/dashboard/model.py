@@ -11,7 +11,7 @@ sessions that compare lenses have their own model (:mod:`lensopt.dashboard.compa
 Confidence
 ----------
 The summary's confidence and 95 % intervals of sphere and cylinder are the optimizer's own
-``certainty()`` (:mod:`lensopt.certainty`: the posterior probability that the best lens is within
+``certainty()`` (:mod:`lensopt.refraction.certainty`: the posterior probability that the best lens is within
 0.025 logMAR of the best, the stopping rule's quantity), computed here, in the worker thread, once
 per snapshot; with the session's stopping rule when its settings hold one.
 """

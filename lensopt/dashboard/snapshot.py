@@ -178,7 +178,7 @@ class PsychometricCurve:
 
 @dataclass(frozen=True)
 class LensConfidence:
-    """How sure the model is of its best lens (:class:`lensopt.certainty.LensCertainty`): the
+    """How sure the model is of its best lens (:class:`lensopt.refraction.certainty.LensCertainty`): the
     posterior probability ``confidence`` that the lens is within ``tolerance_logmar`` of the best
     lens, the best lens's 95 % intervals, and the session's stopping rule (``stop_confidence``,
     ``min_trials``, ``max_trials``; None without one)."""

@@ -1,7 +1,7 @@
 """The duel loop: "one or two — or the same?" with a line of letters seen through two lenses.
 
 One duel (an optimizer with ``ask() -> DuelTrial`` and ``tell(trial, answer)``, answers
-``"first"``, ``"second"`` or ``"same"``; :class:`lensopt.duel_refraction.DuelRefractionOptimizer`
+``"first"``, ``"second"`` or ``"same"``; :class:`lensopt.refraction.duels.DuelRefractionOptimizer`
 or any optimizer with that interface):
 
 1. ``trial = optimizer.ask()`` — lens 1, lens 2 and the letter size (logMAR);

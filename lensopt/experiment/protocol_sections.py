@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass
 
 from lensopt.binary.settings import ALL_RULES
-from lensopt.duel_refraction import TIE_RULES
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.preference import CONTEXTUAL_RULES
-from lensopt.ranking_refraction import RANKING_RULES
-from lensopt.refraction import DEFAULT_MODEL_LAPSE
+from lensopt.refraction.duels import TIE_RULES
+from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE
+from lensopt.refraction.rankings import RANKING_RULES
+from lensopt.refraction.trial import DUEL_ANSWERS
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
-from lensopt.trial import DUEL_ANSWERS
 
 MAX_TRIALS = 5000
 """Largest ``[optimizer] trials`` (and ``--trials``)."""
@@ -43,7 +43,7 @@ MAX_LENS_KEYS = RANKING_LENSES[-1]
 """``[keys] lenses`` names at most one key per lens of the largest ranking."""
 
 DUEL_ANSWER_KEYS = DUEL_ANSWERS
-"""The ``[keys]`` fields answering a duel: one per duel answer (``lensopt.trial.DUEL_ANSWERS``)."""
+"""The ``[keys]`` fields answering a duel: one per duel answer (``lensopt.refraction.trial.DUEL_ANSWERS``)."""
 
 _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 
@@ -55,7 +55,7 @@ def _rules() -> tuple[str, ...]:
 
 def _duel_rules(model: str | None = None) -> tuple[str, ...]:
     """The duel rules of ``model`` (``"probit"``: ``lensopt.preference.CONTEXTUAL_RULES``;
-    ``"ties"``: ``lensopt.duel_refraction.TIE_RULES``); of both when ``model`` is None."""
+    ``"ties"``: ``lensopt.refraction.duels.TIE_RULES``); of both when ``model`` is None."""
     rules = {"probit": tuple(CONTEXTUAL_RULES), "ties": tuple(TIE_RULES)}
     if model is None:
         return rules["probit"] + tuple(r for r in rules["ties"] if r not in rules["probit"])
@@ -63,7 +63,7 @@ def _duel_rules(model: str | None = None) -> tuple[str, ...]:
 
 
 def _ranking_rules() -> tuple[str, ...]:
-    """The ranking rules (``lensopt.ranking_refraction.RANKING_RULES``)."""
+    """The ranking rules (``lensopt.refraction.rankings.RANKING_RULES``)."""
     return tuple(RANKING_RULES)
 
 

@@ -1,7 +1,7 @@
 """The ranking loop: "put these lenses in order, clearest first" with a line of letters.
 
 One ranking (an optimizer with ``ask() -> RankingTrial`` and ``tell(trial, order)``, ``order`` the
-lens indices clearest first; :class:`lensopt.ranking_refraction.RankingRefractionOptimizer` or any
+lens indices clearest first; :class:`lensopt.refraction.rankings.RankingRefractionOptimizer` or any
 optimizer with that interface):
 
 1. ``trial = optimizer.ask()`` — the lenses (``[ranking] lenses``, 3 or 4) and the letter size;

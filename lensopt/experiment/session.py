@@ -30,7 +30,7 @@ from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
-from lensopt.phoropter import round_to_step
+from lensopt.refraction.phoropter import round_to_step
 from lensopt.store import SessionStore
 
 MAX_SEED = 2**31 - 1

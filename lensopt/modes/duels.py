@@ -1,11 +1,11 @@
 """Duels: two lenses, a line of letters, "one or two — or the same?"
-(:class:`lensopt.duel_refraction.DuelRefractionOptimizer`)."""
+(:class:`lensopt.refraction.duels.DuelRefractionOptimizer`)."""
 
 from __future__ import annotations
 
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
 from lensopt.modes.base import FeedbackMode
-from lensopt.trial import DUEL_ANSWERS
+from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.trial import DUEL_ANSWERS
 
 
 def _valid(query, answer) -> bool:

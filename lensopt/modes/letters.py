@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from lensopt.modes.base import FeedbackMode
-from lensopt.refraction import RefractionOptimizer
-from lensopt.trial import Trial
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.trial import Trial
 
 #: A letter is named correctly or not.
 LETTER_ANSWERS = (True, False)

@@ -1,12 +1,12 @@
 """Rankings: three (or four) lenses, a line of letters, "put them in order, clearest first"
-(:class:`lensopt.ranking_refraction.RankingRefractionOptimizer`)."""
+(:class:`lensopt.refraction.rankings.RankingRefractionOptimizer`)."""
 
 from __future__ import annotations
 
 import numbers
 
 from lensopt.modes.base import FeedbackMode
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 
 
 def _valid(query: RankingTrial, answer) -> bool:

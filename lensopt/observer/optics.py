@@ -9,7 +9,7 @@ References (the corrected forms are summarized in the project's method notes, §
 - Raasch 1995, blur strength of a sphero-cylindrical residual with the axes aligned:
   ``b = sqrt(½ (r_S² + (r_S + r_C)²))``.
 - Thibos, Wheeler & Horner 1997, power vectors: ``M = S + C/2``, ``J0 = −(C/2) cos 2α``,
-  ``J45 = −(C/2) sin 2α`` (:func:`lensopt.lens.power_vector_arrays`, re-exported here as
+  ``J45 = −(C/2) sin 2α`` (:func:`lensopt.refraction.lens.power_vector_arrays`, re-exported here as
   ``power_vector``); the blur strength of a residual is its length, ``b² = M² + J0² + J45²``.
 - Blendowske 2015, minimum angle of resolution grows as ``1 + b²``:
   ``VA = VA_best + log10(1 + b²)`` logMAR.
@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
-# The power-vector math lives with the lens type (lensopt.lens, the lowest layer); the patient uses
+# The power-vector math lives with the lens type (lensopt.refraction.lens, the lowest layer); the patient uses
 # it and re-exports it under its old name, ``power_vector(sphere_d, cylinder_d, axis_deg) -> (M, J0, J45)``.
-from lensopt.lens import power_vector_arrays as power_vector
+from lensopt.refraction.lens import power_vector_arrays as power_vector
 
 #: 1/sqrt(2), for the normal CDF written with the complementary error function.
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)

@@ -12,7 +12,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-from lensopt.trial import DUEL_ANSWERS
+from lensopt.refraction.trial import DUEL_ANSWERS
 
 #: Session states: ``running`` while trials are added, then ``finished`` or ``aborted``.
 STATUSES = ("running", "finished", "aborted")

@@ -7,8 +7,8 @@ import pytest
 
 from lensopt.bench.ideal_observer import IdealObserver, binary_entropy_bits
 from lensopt.observer import draw_patients
+from lensopt.refraction.trial import Trial
 from lensopt.stopping import StopRule
-from lensopt.trial import Trial
 
 HAND_MADE_ANSWERS = [
     (Trial(sphere_d=0.5, cylinder_d=-0.5, letter_logmar=0.1), True),

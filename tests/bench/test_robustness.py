@@ -242,7 +242,7 @@ def test_tuning_flag_runs_the_tuning_patients_and_records_say_so(tmp_path, capsy
 
 
 def _optimizer_has_the_stop_api():
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
 
     return hasattr(RefractionOptimizer, "confidence") and hasattr(RefractionOptimizer, "should_stop")
 

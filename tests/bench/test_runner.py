@@ -161,7 +161,7 @@ def test_bad_run_spec_values_raise():
 
 
 def test_refraction_run_uses_the_beta_of_its_spec():
-    from lensopt.refraction import REFRACTION_BETA
+    from lensopt.refraction.letters import REFRACTION_BETA
 
     def lens_after(beta):
         spec = RunSpec("refraction", "slope-5", "ucb-ald", 2, 9, n_initial=3, slope=5.0, beta=beta)

@@ -5,8 +5,8 @@ import pytest
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec
-from lensopt.refraction import RefractionOptimizer
-from lensopt.trial import Trial
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.trial import Trial
 
 FAST = dict(n_candidates=64, n_starts=1, n_thompson_features=128)
 
@@ -161,7 +161,7 @@ def test_scheduled_refit_changes_the_kernel_and_replays_identically():
 def test_refraction_beta_defaults_per_model_and_survives_a_saved_state():
     from scipy.stats import norm
 
-    from lensopt.refraction import LETTER_BETA, PAPER_LETTER_MODEL
+    from lensopt.refraction.letters import LETTER_BETA, PAPER_LETTER_MODEL
 
     assert RefractionOptimizer(seed=1).settings.beta == LETTER_BETA == 3.5  # issue 14's letter model
     opt = RefractionOptimizer(seed=1, likelihood="probit")
@@ -191,7 +191,7 @@ def test_the_papers_model_stalls_in_the_lens_box_corner_and_the_default_model_do
     # (floored likelihood, EP) even with the small β.
     from scipy.stats import norm
 
-    from lensopt.refraction import PAPER_LETTER_MODEL
+    from lensopt.refraction.letters import PAPER_LETTER_MODEL
 
     paper_beta = {"beta": float(norm.ppf(0.95))}
     assert _acuity_error_after({**PAPER_LETTER_MODEL, **paper_beta}) > 0.3
@@ -221,7 +221,7 @@ def test_the_model_is_warm_started_from_the_previous_fit():
 
 
 def test_the_search_tolerance_is_saved_and_old_states_keep_scipys_default():
-    from lensopt.refraction import SEARCH_TOLERANCE
+    from lensopt.refraction.letters import SEARCH_TOLERANCE
 
     opt = RefractionOptimizer(seed=1)
     assert opt.settings.search_tolerance == SEARCH_TOLERANCE

@@ -18,7 +18,7 @@ N_TRIALS = 40
 def _store_simulated_session(path, n_trials=N_TRIALS, seed=3):
     """A simulated session (random rule: quick to build); returns its id."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     opt = RefractionOptimizer(rule="random", seed=seed)

@@ -5,8 +5,8 @@ import pytest
 
 def _store_simulated_duels(path, n_duels, model="probit", seed=2, participant="D02"):
     """A simulated duel session in the database at ``path``; returns (session id, optimizer)."""
-    from lensopt.duel_refraction import DuelRefractionOptimizer
     from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.duels import DuelRefractionOptimizer
     from lensopt.store import DuelTrialRecord, SessionStore
 
     opt = DuelRefractionOptimizer(seed=seed, lens_step_d=0.25, model=model)
@@ -39,7 +39,7 @@ def _store_simulated_duels(path, n_duels, model="probit", seed=2, participant="D
 def _store_simulated_rankings(path, n_rankings, n_lenses=3, seed=2, participant="R02"):
     """A simulated ranking session in the database at ``path``; returns (session id, optimizer)."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.ranking_refraction import RankingRefractionOptimizer
+    from lensopt.refraction.rankings import RankingRefractionOptimizer
     from lensopt.store import RankingTrialRecord, SessionStore
 
     opt = RankingRefractionOptimizer(seed=seed, n_lenses=n_lenses, lens_step_d=0.25)

@@ -22,8 +22,8 @@ from matplotlib.image import imread
 
 from lensopt.cli import main
 from lensopt.dashboard.window import DashboardWindow
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, SessionStore
 
 N_TRIALS = 12

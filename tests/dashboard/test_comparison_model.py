@@ -15,9 +15,9 @@ from lensopt.dashboard.comparison_snapshot import (
     ComparisonSnapshot,
 )
 from lensopt.dashboard.model import session_model, snapshot_from_store
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
 from lensopt.errors import LensoptError
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import SessionStore
 
 N_TRIALS = 12

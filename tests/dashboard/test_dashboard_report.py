@@ -14,7 +14,7 @@ from lensopt.dashboard.report import PAGE_SIZE_IN, PNG_DPI, write_report
 def _session_snapshot(n_trials=15, seed=2):
     """A snapshot of a simulated session kept in memory (random rule: quick to build)."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionInfo, TrialRecord
 
     opt = RefractionOptimizer(rule="random", seed=seed)

@@ -105,7 +105,7 @@ NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bi
 def _old_format(settings: dict) -> dict:
     """``settings`` as a lensopt of before issue 14 stored them (plain probit, Laplace, the paper
     model's kernel and β)."""
-    from lensopt.refraction import REFRACTION_BETA, reference_kernel
+    from lensopt.refraction.letters import REFRACTION_BETA, reference_kernel
 
     return {k: v for k, v in settings.items() if k not in NEW_SETTINGS} | {
         "inference": "laplace",
@@ -119,7 +119,7 @@ def _store_simulated_session(
 ):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     opt = RefractionOptimizer(rule=rule, seed=seed, stop=stop)
@@ -166,7 +166,7 @@ def session(tmp_path_factory):
 
 
 def _rebuilt(info, history):
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
 
     return RefractionOptimizer.from_settings(info.optimizer_settings, history)
 

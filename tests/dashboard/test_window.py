@@ -34,7 +34,7 @@ WAIT_MS = 60_000
 def _store_simulated_session(path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished"):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
     from lensopt.observer import SimulatedPatient
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     opt = RefractionOptimizer(rule=rule, seed=seed)
@@ -88,7 +88,7 @@ def _open(qtbot, db_path, session_id, **kwargs):
 
 
 def _best_lens_text(history, info_settings):
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
 
     sphere, cylinder = RefractionOptimizer.from_settings(info_settings, history).best()
     return f"best lens S {sphere:+.2f} ± ", f"C {cylinder:+.2f} ± "
@@ -122,7 +122,7 @@ def test_window_opens_on_a_stored_session_shows_the_optimizers_best_lens_and_exp
     sphere_text, cylinder_text = _best_lens_text(history, _settings(db_path, sid))
     assert sphere_text in text and cylinder_text in text
     best = window.snapshot.best
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
 
     expected = RefractionOptimizer.from_settings(_settings(db_path, sid), history).best()
     np.testing.assert_allclose((best.sphere_d, best.cylinder_d), expected, atol=1e-9)
@@ -200,7 +200,7 @@ def test_missing_database_file_is_a_message_in_the_window(qtbot, tmp_path):
 
 
 def test_empty_session_waits_for_the_first_trial_then_shows_it(qtbot, tmp_path):
-    from lensopt.refraction import RefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
     path = tmp_path / "empty.db"

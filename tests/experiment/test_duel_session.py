@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
 from lensopt.experiment.keyboard import InjectedKeySource
 from lensopt.experiment.session import RunRequest, run_session
+from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
 

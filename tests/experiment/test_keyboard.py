@@ -5,7 +5,7 @@ import pytest
 
 from lensopt.experiment.keyboard import InjectedKeySource, SimulatedSource, letter_key
 from lensopt.observer import SimulatedPatient
-from lensopt.trial import Trial
+from lensopt.refraction.trial import Trial
 
 PATIENT = dict(sphere_d=-1.0, cylinder_d=0.5, slope=5.0, lapse=0.0, va_best_logmar=0.0)
 KEYS = [letter_key(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"] + ["space", "escape"]
@@ -92,8 +92,8 @@ DUEL_KEYS = {"first": "1", "second": "2", "same": "s"}
 
 
 def test_simulated_duel_answers_depend_only_on_seed_and_trial_index():
-    from lensopt.duel_refraction import DuelTrial
     from lensopt.experiment.keyboard import SimulatedDuelSource
+    from lensopt.refraction.duels import DuelTrial
 
     def source(seed):
         return SimulatedDuelSource(PATIENT, "CDHKNORSVZ", seed, DUEL_KEYS, tie_threshold=1.0)
@@ -107,8 +107,8 @@ def test_simulated_duel_answers_depend_only_on_seed_and_trial_index():
 
 def test_simulated_duel_answer_rates_match_the_patients_tie_model():
     # Monte Carlo over trial indices against SimulatedPatient.p_choice_outcomes (4-sigma bands)
-    from lensopt.duel_refraction import DuelTrial
     from lensopt.experiment.keyboard import SimulatedDuelSource
+    from lensopt.refraction.duels import DuelTrial
 
     source = SimulatedDuelSource(PATIENT, "CDHKNORSVZ", 9, DUEL_KEYS, tie_threshold=1.0)
     trial = DuelTrial((-1.0, 0.5), (0.0, 0.0), 0.3)  # lens 1 is the correction

@@ -97,7 +97,7 @@ def test_the_real_keyboard_source_reads_key_events_of_the_window(window):
 def test_escape_pauses_a_simulated_session_through_the_real_keyboard(window):
     from pyglet.window import key
 
-    from lensopt.trial import Trial
+    from lensopt.refraction.trial import Trial
 
     source = SimulatedSource(
         dict(sphere_d=0.0, cylinder_d=0.0), "ABC", seed=0, response_delay_s=0.5, keyboard=KeyboardSource(window)

@@ -11,7 +11,7 @@ from lensopt.cli.sessions import format_table
 from lensopt.experiment.keyboard import InjectedKeySource
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.observer import SimulatedPatient
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
 

@@ -14,10 +14,10 @@ from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.session import RunRequest, run_session
-from lensopt.refraction import RefractionOptimizer
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.trial import Trial
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
-from lensopt.trial import Trial
 
 pytestmark = needs_display
 

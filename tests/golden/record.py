@@ -26,14 +26,14 @@ import numpy as np
 
 from lensopt.asktell import run_session
 from lensopt.binary.optimizer import ContextualOptimizer
-from lensopt.duel_refraction import DuelRefractionOptimizer, DuelTrial
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
-from lensopt.ranking_refraction import RankingRefractionOptimizer
-from lensopt.refraction import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.refraction.rankings import RankingRefractionOptimizer
+from lensopt.refraction.trial import Trial
 from lensopt.simulation import make_patient
-from lensopt.trial import Trial
 
 FORMAT = "lensopt.golden-decisions/1"
 """Format tag of a golden file."""

@@ -52,14 +52,14 @@ def test_a_responder_refuses_options_its_mode_does_not_take():
 
 
 def test_duel_answers_are_defined_once():
-    import lensopt.duel_refraction
     import lensopt.experiment.protocol_sections
+    import lensopt.refraction.duels
+    import lensopt.refraction.trial
     import lensopt.store.records
-    import lensopt.trial
 
-    answers = lensopt.trial.DUEL_ANSWERS
+    answers = lensopt.refraction.trial.DUEL_ANSWERS
     assert duels.MODE.answers is answers
-    assert lensopt.duel_refraction.DUEL_ANSWERS is answers
+    assert lensopt.refraction.duels.DUEL_ANSWERS is answers
     assert lensopt.store.records.DUEL_ANSWERS is answers
     assert lensopt.experiment.protocol_sections.DUEL_ANSWER_KEYS is answers
 

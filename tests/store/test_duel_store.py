@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from lensopt.duel_refraction import DUEL_ANSWERS as OPTIMIZER_ANSWERS
+from lensopt.refraction.duels import DUEL_ANSWERS as OPTIMIZER_ANSWERS
 from lensopt.store import (
     DUEL_ANSWERS,
     DUEL_KIND,

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.gp.kernels import Product, SquaredExponential
-from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
-from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
+from lensopt.refraction.trial import DUEL_ANSWERS
 from lensopt.threads import single_threaded
-from lensopt.trial import DUEL_ANSWERS
 
 #: Prior of the utility kernel: lengthscale over letter sizes (logMAR), over lenses (D), and
 #: the amplitude. Chosen from the simulated patient's utility ``Φ⁻¹(P(correct))`` at slope 5:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lensopt.observer import SimulatedPatient
-from lensopt.ranking_refraction import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.simulation import simulate_ranking_session
 
 
@@ -121,7 +121,7 @@ def test_predict_utility_is_the_ranking_models_prediction_and_peaks_at_the_best_
 
 
 def test_predict_utility_before_any_ranking_is_the_prior_and_bad_inputs_are_named():
-    from lensopt.duel_refraction import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
+    from lensopt.refraction.duels import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
 
     opt = RankingRefractionOptimizer(seed=0, letter_bounds_logmar=(-0.3, 0.9))
     assert opt.reference_letter_logmar == 0.9

@@ -208,7 +208,7 @@ class Lens:
         if not 0.0 <= axis_deg <= 180.0:
             raise ValueError(
                 f"Lens.axis_deg must be in 0-180 degrees (0 is read as 180), got {axis_deg!r}: "
-                f"wrap an angle first with lensopt.lens.wrap_axis_deg"
+                f"wrap an angle first with lensopt.refraction.lens.wrap_axis_deg"
             )
         if axis_deg == 0.0 or self.cylinder_d == 0.0:
             axis_deg = 180.0

@@ -9,12 +9,12 @@ from scipy.stats import norm
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import KernelSpec
-from lensopt.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
-from lensopt.phoropter import check_lens_step, round_to_step
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
+from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
+from lensopt.refraction.phoropter import check_lens_step, round_to_step
+from lensopt.refraction.trial import Trial
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
-from lensopt.trial import Trial
 
 #: Default letter sizes and lens ranges of the paper's experiment (METHOD.md §1).
 LETTER_BOUNDS_LOGMAR = (-1.0, 2.0)
@@ -285,10 +285,10 @@ class RefractionOptimizer:
 
     @single_threaded
     def certainty(self):
-        """:class:`lensopt.certainty.LensCertainty` of :meth:`best`: the posterior probability
+        """:class:`lensopt.refraction.certainty.LensCertainty` of :meth:`best`: the posterior probability
         that it is within 0.025 logMAR of the best lens, and the best lens's 95 % intervals (D).
 
-        From posterior draws of the slope and the lens intercepts (:mod:`lensopt.certainty`); the
+        From posterior draws of the slope and the lens intercepts (:mod:`lensopt.refraction.certainty`); the
         draws come from ``(seed, n_trials)``, so the same history gives the same answer."""
 
         def compute():

@@ -4,7 +4,7 @@
 :class:`lensopt.ranking.RankingOptimizer` (Nguyen et al. 2021: Plackett–Luce rankings under Gumbel
 noise on a GP of the utility, MPES for the lenses, then the letter size by mutual information).
 The utility kernel is the duel refraction kernel on ``[letter_logmar, sphere_d, cylinder_d]``, on
-the logit scale of the Gumbel model (:data:`lensopt.duel_refraction.MODEL_LOGIT_SCALE`).
+the logit scale of the Gumbel model (:data:`lensopt.refraction.duels.MODEL_LOGIT_SCALE`).
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.duel_refraction import (
+from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.refraction.duels import (
     MODEL_LOGIT_SCALE,
     UTILITY_VARIANCE,
     duel_refraction_kernel,
     prior_utility,
     utility_inputs,
 )
-from lensopt.phoropter import check_lens_step, distinct_phoropter_lenses
-from lensopt.ranking import RankingOptimizer, RankingQuery
-from lensopt.refraction import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.threads import single_threaded
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
@@ -54,7 +54,7 @@ class RankingRefractionOptimizer:
     first ``n_lenses − 1``), ``best()`` the lens (:class:`lensopt.asktell.AskTellOptimizer`).
 
     ``lens_step_d`` rounds the proposed lenses to a phoropter step, keeping them distinct
-    (:func:`lensopt.phoropter.distinct_phoropter_lenses`). ``settings_dict()`` and
+    (:func:`lensopt.refraction.phoropter.distinct_phoropter_lenses`). ``settings_dict()`` and
     ``from_settings(settings, history)`` rebuild the optimizer of a stored session, ``to_state()``
     and ``from_state(state)`` from one JSON object."""
 

@@ -8,8 +8,8 @@ import pytest
 from scipy.integrate import quad
 from scipy.stats import norm
 
-from lensopt.certainty import PRUNE_SDS, LensCertainty, candidate_lenses, lens_certainty
-from lensopt.refraction import RefractionOptimizer
+from lensopt.refraction.certainty import PRUNE_SDS, LensCertainty, candidate_lenses, lens_certainty
+from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.stopping import StopRule
 
 

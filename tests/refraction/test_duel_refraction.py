@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from lensopt.duel_refraction import UTILITY_VARIANCE, DuelRefractionOptimizer, DuelTrial, duel_refraction_kernel
 from lensopt.observer import SimulatedPatient
+from lensopt.refraction.duels import UTILITY_VARIANCE, DuelRefractionOptimizer, DuelTrial, duel_refraction_kernel
 from lensopt.simulation import simulate_duel_session
 
 
@@ -187,7 +187,7 @@ def test_predict_utility_before_any_modelled_answer_is_the_prior():
 
 
 def test_a_set_of_lenses_rounds_to_distinct_phoropter_lenses():
-    from lensopt.phoropter import distinct_phoropter_lenses, round_to_step
+    from lensopt.refraction.phoropter import distinct_phoropter_lenses, round_to_step
 
     bounds = ((-4.0, 4.0), (-1.0, 0.9))
     # hand computed: nearest multiple, moved back inside at a bound, clipped to a bound off the grid
@@ -205,7 +205,7 @@ def test_a_set_of_lenses_rounds_to_distinct_phoropter_lenses():
 def test_the_models_assumed_logit_scale_is_the_default_simulated_patients():
     # A modelling claim, not a dependency: the Gumbel models (ties, rankings) scale the probit utility
     # prior by their own MODEL_LOGIT_SCALE; the simulated patient answers through the same scale.
-    from lensopt.duel_refraction import MODEL_LOGIT_SCALE
     from lensopt.observer.patient import LOGIT_SCALE
+    from lensopt.refraction.duels import MODEL_LOGIT_SCALE
 
     assert MODEL_LOGIT_SCALE == LOGIT_SCALE

@@ -1,0 +1,78 @@
+"""The refraction domain: lenses, trials, phoropter rounding and the three refraction optimizers.
+
+Everything here speaks lenses (D) and letter sizes (logMAR) over the model families
+(:mod:`lensopt.binary`, :mod:`lensopt.preference`, :mod:`lensopt.ranking`):
+
+- :mod:`~lensopt.refraction.lens`: the :class:`Lens` type, power vectors and lens text (imports
+  nothing else of lensopt; the simulated patient's optics use its power-vector math);
+- :mod:`~lensopt.refraction.trial`: the letter :class:`Trial` and the duel answers;
+- :mod:`~lensopt.refraction.phoropter`: rounding to the phoropter's step, distinct lenses;
+- :mod:`~lensopt.refraction.certainty`: the certainty of the letter optimizer's best lens;
+- :mod:`~lensopt.refraction.letters`: :class:`RefractionOptimizer` (letters read right or wrong),
+  its bounds, reference kernel and letter model;
+- :mod:`~lensopt.refraction.duels`: :class:`DuelRefractionOptimizer` ("one or two?");
+- :mod:`~lensopt.refraction.rankings`: :class:`RankingRefractionOptimizer` (rank a set of lenses).
+
+No module here imports the simulated patient (:mod:`lensopt.observer`); the import-linter
+contracts in pyproject.toml hold it.
+
+The names below are loaded on first use (PEP 562), so that importing a light part of the domain
+(``lensopt.refraction.lens``, ``.trial``, ``.phoropter``: the observer, the store) does not load the
+optimizers and their numpy/scipy. ``lensopt.refraction.X`` for any other public name of the letter
+optimizer's module (its bounds and constants: ``PAPER_LETTER_MODEL``, ``MERIDIAN_MAP``...) is
+``lensopt.refraction.letters.X``, as it was when ``lensopt.refraction`` was one module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ below
+    from lensopt.refraction.certainty import LensCertainty
+    from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+    from lensopt.refraction.lens import Lens, PowerVector, parse_lens
+    from lensopt.refraction.letters import RefractionOptimizer
+    from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
+    from lensopt.refraction.trial import DUEL_ANSWERS, Trial
+
+#: Where each exported name lives.
+_EXPORTS = {
+    "DUEL_ANSWERS": "trial",
+    "DuelRefractionOptimizer": "duels",
+    "DuelTrial": "duels",
+    "Lens": "lens",
+    "LensCertainty": "certainty",
+    "PowerVector": "lens",
+    "RankingRefractionOptimizer": "rankings",
+    "RankingTrial": "rankings",
+    "RefractionOptimizer": "letters",
+    "Trial": "trial",
+    "parse_lens": "lens",
+}
+
+__all__ = [
+    "DUEL_ANSWERS",
+    "DuelRefractionOptimizer",
+    "DuelTrial",
+    "Lens",
+    "LensCertainty",
+    "PowerVector",
+    "RankingRefractionOptimizer",
+    "RankingTrial",
+    "RefractionOptimizer",
+    "Trial",
+    "parse_lens",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # deferred: the optimizers import numpy/scipy; lensopt.refraction.lens (the observer's optics)
+    # and .trial (the store) must stay light (PEP 562 lazy attributes)
+    if name.startswith("__"):
+        raise AttributeError(f"module 'lensopt.refraction' has no attribute {name!r}")
+    module = importlib.import_module(f"lensopt.refraction.{_EXPORTS.get(name, 'letters')}")
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise AttributeError(f"module 'lensopt.refraction' has no attribute {name!r}") from None

@@ -38,7 +38,7 @@ UTILITY_VARIANCE = 9.0
 #: scale of :data:`UTILITY_VARIANCE` is this many logit units: their kernel variance is
 #: ``UTILITY_VARIANCE · MODEL_LOGIT_SCALE²``. A modelling assumption of ours; the simulated patient
 #: (:data:`lensopt.observer.patient.LOGIT_SCALE`) happens to answer with the same scale by default
-#: (tests/test_duel_refraction.py checks that they agree), but no model imports the patient.
+#: (tests/refraction/test_duel_refraction.py checks that they agree), but no model imports the patient.
 MODEL_LOGIT_SCALE = 1.702
 
 #: Format tag of saved duel refraction states.

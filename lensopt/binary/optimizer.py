@@ -18,7 +18,7 @@ from scipy.optimize import brentq
 from lensopt.binary import rules
 from lensopt.binary.settings import KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
-from lensopt.optimize import MaximizerSettings, maximize_acquisition
+from lensopt.optimize import maximize_posterior_mean
 from lensopt.threads import single_threaded
 
 #: Tolerance when checking that a told input lies inside the bounds (after lens rounding).
@@ -223,18 +223,8 @@ class ContextualOptimizer:
         model = self.model
         if model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
-        k = s.n_context
-        extra = self.inputs[-RECENT_INPUTS:].copy()
-        extra[:, :k] = context
-        point, _ = maximize_acquisition(
-            _PosteriorMean(model),
-            s.bounds,
-            self._rng(1),
-            fixed_features={d: float(v) for d, v in enumerate(context)},
-            settings=MaximizerSettings(n_candidates=128, n_starts=2 if refine else 0),
-            extra_candidates=extra,
-        )
-        return point[k:]
+        recent = self.inputs[-RECENT_INPUTS:, s.n_context :]
+        return maximize_posterior_mean(_PosteriorMean(model), context, s.system_bounds, self._rng(1), recent, refine)
 
     @single_threaded
     def best(self) -> np.ndarray:

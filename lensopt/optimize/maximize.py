@@ -13,7 +13,7 @@ refined by L-BFGS-B, otherwise the best candidate is returned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import minimize
@@ -168,3 +168,44 @@ def maximize_on_line(
     point = X[i].copy()
     point[column] = best_x
     return point, best_v
+
+
+#: The search for a reported optimum, ``argmax_x μ(s, x)``, in the three model families.
+POSTERIOR_MEAN_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
+
+
+def maximize_posterior_mean(
+    mean,
+    context,
+    system_bounds,
+    rng: np.random.Generator,
+    extra_candidates: np.ndarray | None = None,
+    refine: bool = True,
+) -> np.ndarray:
+    """``argmax_x μ(s, x)`` over the box of system points, the context ``s`` pinned: the one
+    posterior-mean maximizer of the binary, preference and ranking models.
+
+    ``mean`` is a posterior mean on full inputs ``[s, x]`` ``(n, n_context + n_system)`` (with
+    ``value_and_gradient`` to be refined by L-BFGS-B); ``context`` ``(n_context,)`` is pinned with
+    :func:`maximize_acquisition`'s ``fixed_features``; ``extra_candidates`` are system points
+    ``(m, n_system)`` offered besides the quasi-random ones (e.g. the points already tried);
+    ``refine=False`` keeps the best candidate (:data:`POSTERIOR_MEAN_SEARCH` without its starts).
+    Returns the system point ``(n_system,)``.
+    """
+    context = np.asarray(context, dtype=float).reshape(-1)
+    k = context.size
+    system = as_bounds(system_bounds)
+    bounds = np.vstack([np.column_stack([context, context]), system])
+    extra = None
+    if extra_candidates is not None and len(extra_candidates):
+        points = np.atleast_2d(np.asarray(extra_candidates, dtype=float))
+        extra = np.hstack([np.broadcast_to(context, (points.shape[0], k)), points])
+    point, _ = maximize_acquisition(
+        mean,
+        bounds,
+        rng,
+        fixed_features={d: float(v) for d, v in enumerate(context)},
+        settings=POSTERIOR_MEAN_SEARCH if refine else replace(POSTERIOR_MEAN_SEARCH, n_starts=0),
+        extra_candidates=extra,
+    )
+    return point[k:]

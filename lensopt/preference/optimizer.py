@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.gp.kernels import Kernel
-from lensopt.optimize import MaximizerSettings
 from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
 from lensopt.preference.model import PreferenceGP
@@ -30,9 +29,6 @@ UNMODELLED_STREAM = 0x7E
 
 BOUNDS_TOLERANCE = 1e-9
 """Tolerance when checking that a told member or context lies inside the bounds."""
-
-BEST_POINT_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
-"""Search for the reported optimum (and the champion of MUC-like rules)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,9 +166,7 @@ class PreferenceOptimizer:
         if self.model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         if self._best is None or self._best[0] != self.n_trials:
-            point = rules.posterior_mean_argmax(
-                self.model, self.reference_context(), s.system_bounds, self._rng(1), BEST_POINT_SEARCH
-            )
+            point = rules.posterior_mean_argmax(self.model, self.reference_context(), s.system_bounds, self._rng(1))
             self._best = (self.n_trials, point)
         return self._best[1].copy()
 

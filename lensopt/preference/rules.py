@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from lensopt.optimize import MaximizerSettings, maximize_acquisition, maximize_on_line, uniform
+from lensopt.optimize import MaximizerSettings, maximize_acquisition, maximize_on_line, maximize_posterior_mean, uniform
 from lensopt.preference import acquisition as acq
 from lensopt.preference.settings import PreferenceSettings
 
@@ -115,12 +115,24 @@ def argmax_member(decision: DuelDecision, acquisition, extra=None) -> np.ndarray
     return point
 
 
-def posterior_mean_argmax(model, context, bounds, rng, settings: MaximizerSettings) -> np.ndarray:
+class _UtilityPosteriorMean:
+    """``μ_f(s, x)`` on full utility inputs ``[s, x]``, with its gradient, for
+    :func:`lensopt.optimize.maximize_posterior_mean` (which pins the context)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, X):
+        return self.model.predict_utility(X)[0]
+
+    def value_and_gradient(self, X):
+        mean, _, dmean, _ = self.model.predict_utility_with_gradient(X)
+        return mean, dmean
+
+
+def posterior_mean_argmax(model, context, bounds, rng) -> np.ndarray:
     """``x* = argmax_x μ_f(s, x)`` over the box, the training members offered as candidates."""
-    point, _ = maximize_acquisition(
-        acq.UtilityMean(model, context), bounds, rng, settings=settings, extra_candidates=training_members(model)
-    )
-    return point
+    return maximize_posterior_mean(_UtilityPosteriorMean(model), context, bounds, rng, training_members(model))
 
 
 def _thompson_argmax(decision: DuelDecision) -> np.ndarray:

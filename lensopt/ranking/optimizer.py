@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from lensopt.gp.kernels import Kernel
-from lensopt.optimize import MaximizerSettings, maximize_acquisition
+from lensopt.optimize import maximize_posterior_mean
 from lensopt.preference.optimizer import DuelQuery
 from lensopt.preference.settings import default_kernel, kernel_from_dict, kernel_to_dict
 from lensopt.ranking import search
@@ -29,9 +29,6 @@ STATE_FORMAT = "lensopt.ranking-state/1"
 BOUNDS_TOLERANCE = 1e-9
 """Tolerance when checking that a told member or context lies inside the bounds."""
 
-BEST_POINT_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
-"""Search for the reported optimum (the posterior-mean argmax at ``s₀``)."""
-
 
 class RankingQuery(DuelQuery):
     """One query: a ``context`` ``(n_context,)`` (empty without a context) and ``members``
@@ -43,21 +40,17 @@ class RankingQuery(DuelQuery):
 
 
 class _PosteriorMean:
-    """``μ(s₀, x)`` over system points, with its gradient, for :func:`maximize_acquisition`."""
+    """``μ(s, x)`` on full inputs ``[s, x]``, with its gradient, for
+    :func:`lensopt.optimize.maximize_posterior_mean` (which pins the context)."""
 
-    def __init__(self, model, context):
-        self.model, self.context = model, np.asarray(context, dtype=float)
-
-    def _full(self, X):
-        X = np.atleast_2d(X)
-        return np.hstack([np.broadcast_to(self.context, (X.shape[0], self.context.size)), X])
+    def __init__(self, model):
+        self.model = model
 
     def __call__(self, X):
-        return self.model.predict(self._full(X))[0]
+        return self.model.predict(X)[0]
 
     def value_and_gradient(self, X):
-        mean, grad = self.model.predict_mean_with_gradient(self._full(X))
-        return mean, grad[:, self.context.size :]
+        return self.model.predict_mean_with_gradient(X)
 
 
 class RankingOptimizer:
@@ -145,12 +138,8 @@ class RankingOptimizer:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         if self._best is None or self._best[0] != self.n_trials:
             seen = self.model.inputs_[:, s.n_context :]
-            point, _ = maximize_acquisition(
-                _PosteriorMean(self.model, self.reference_context()),
-                s.system_bounds,
-                self._rng(1),
-                settings=BEST_POINT_SEARCH,
-                extra_candidates=seen,
+            point = maximize_posterior_mean(
+                _PosteriorMean(self.model), self.reference_context(), s.system_bounds, self._rng(1), seen
             )
             self._best = (self.n_trials, point)
         return self._best[1].copy()

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lensopt.optimize import MaximizerSettings, maximize_acquisition, scrambled_halton
+from lensopt.optimize import MaximizerSettings, maximize_acquisition, maximize_posterior_mean, scrambled_halton
 
 
 class Quadratic:
@@ -116,3 +116,44 @@ def test_a_looser_tolerance_stops_sooner_within_that_tolerance():
 def test_a_tolerance_outside_zero_one_is_refused(tolerance):
     with pytest.raises(ValueError, match="tolerance"):
         MaximizerSettings(tolerance=tolerance)
+
+
+class _ShiftedPeak:
+    """``μ(s, x) = −Σ (x − s·c)²`` on full inputs ``[s, x]``: its argmax over ``x`` is ``s·c``."""
+
+    def __init__(self, centre):
+        self.centre = np.asarray(centre, dtype=float)
+
+    def value_and_gradient(self, X):
+        s, x = X[:, :1], X[:, 1:]
+        diff = x - s * self.centre
+        gradient = np.hstack([2 * np.sum(diff * self.centre, axis=1, keepdims=True), -2 * diff])
+        return -np.sum(diff**2, axis=1), gradient
+
+    def __call__(self, X):
+        return self.value_and_gradient(X)[0]
+
+
+def test_the_posterior_mean_maximizer_pins_the_context_and_returns_the_system_point():
+    mean = _ShiftedPeak([0.3, -0.2])
+    point = maximize_posterior_mean(mean, [2.0], [(-1, 1), (-1, 1)], np.random.default_rng(0))
+    assert point.shape == (2,)
+    np.testing.assert_allclose(point, [0.6, -0.4], atol=1e-5)
+    # without refinement: the best candidate, among them the extra system points offered
+    point = maximize_posterior_mean(
+        mean, [2.0], [(-1, 1), (-1, 1)], np.random.default_rng(0), extra_candidates=[[0.6, -0.4]], refine=False
+    )
+    np.testing.assert_array_equal(point, [0.6, -0.4])
+
+
+def test_the_posterior_mean_maximizer_is_the_pinned_acquisition_search():
+    mean, rng_seed = _ShiftedPeak([0.5, 0.5]), 3
+    expected, _ = maximize_acquisition(
+        mean,
+        [(0, 1), (-1, 1), (-1, 1)],
+        np.random.default_rng(rng_seed),
+        fixed_features={0: 0.7},
+        settings=MaximizerSettings(n_candidates=128, n_starts=2),
+    )
+    point = maximize_posterior_mean(mean, [0.7], [(-1, 1), (-1, 1)], np.random.default_rng(rng_seed))
+    np.testing.assert_array_equal(point, expected[1:])

@@ -92,6 +92,13 @@ def _add_cluster_options(p, report_every: bool = True) -> None:
     )
 
 
+def _no_benchmark_command(sub) -> int:
+    """``lensopt bench`` alone: one line naming the commands, exit 2."""
+    names = ", ".join(sub.choices)
+    print(f"lensopt bench: name a benchmark command: {names} (see `lensopt bench --help`)", file=sys.stderr)
+    return 2
+
+
 def register(subparsers) -> None:
     bench = subparsers.add_parser(
         "bench",
@@ -103,7 +110,7 @@ def register(subparsers) -> None:
     sub = bench.add_subparsers(
         title="benchmark commands", dest="bench_command", metavar="WHAT", parser_class=type(bench)
     )
-    bench.set_defaults(handler=lambda args: (bench.print_help(), 2)[1])
+    bench.set_defaults(handler=lambda args: _no_benchmark_command(sub))
 
     f = sub.add_parser("functions", help="contextual binary BO on the 34 test functions (Table 1)")
     f.add_argument(

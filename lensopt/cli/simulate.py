@@ -255,6 +255,10 @@ def _load_kernel(path):
         ) from None
 
 
+#: Coarsest lens step accepted (D): phoropters step 0.125-0.25 D, trial-lens sets 0.25-0.5 D.
+MAX_LENS_STEP_D = 1.0
+
+
 def run(args) -> int:
     # deferred: these import the optimizers and scipy (`lensopt --help` must not)
     from lensopt.modes.registry import get_mode
@@ -267,6 +271,21 @@ def run(args) -> int:
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
+    if true is not None:
+        for flag, value, bounds in (
+            ("sphere", true[0], args.sphere_bounds),
+            ("cylinder", true[1], args.cylinder_bounds),
+        ):
+            if not bounds[0] <= value <= bounds[1]:
+                raise ValueError(
+                    f"--true-{flag} {value:g} is outside the lens box [{bounds[0]:g}, {bounds[1]:g}] D, where no "
+                    f"lens could correct it; give a value inside it or widen --{flag}-bounds"
+                )
+    if args.lens_step is not None and args.lens_step > MAX_LENS_STEP_D:
+        raise ValueError(
+            f"--lens-step {args.lens_step:g} D is coarser than any phoropter; give at most {MAX_LENS_STEP_D:g} D "
+            "(usually 0.25)"
+        )
     rule = args.rule or _default_rule(args.feedback, args.duel_model)
     allowed = _rules(args.feedback, args.duel_model)
     if rule not in allowed:

@@ -227,7 +227,12 @@ def run_campaign(
     A failing run is reported in ``failures`` and leaves no record, so a re-run retries it.
     """
     out_dir = Path(out_dir)
-    (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+    try:
+        (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(
+            f"--out {out_dir}: cannot create the campaign folder ({exc.strerror}); choose a writable folder"
+        ) from None
     specs = list(specs)
     if len({s.key for s in specs}) != len(specs):
         raise ValueError("duplicate runs in the campaign (same problem, rule and seed)")

@@ -29,6 +29,7 @@ import argparse
 import math
 import shlex
 import sys
+from pathlib import Path
 
 # Only light modules here (`lensopt --help` must not import numpy or scipy): the parsers' values
 # come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
@@ -841,8 +842,6 @@ def run_robustness_campaign(args) -> int:
 
 
 def run_report(args) -> int:
-    from pathlib import Path
-
     # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.report import write_report
     from lensopt.bench.robustness import SUMMARY_NAME, is_robustness_campaign, write_summary
@@ -864,6 +863,8 @@ def run_rescale(args) -> int:
     # deferred: imports numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 
+    if args.out and not Path(args.out).parent.is_dir():
+        raise ValueError(f"--out {args.out}: its folder does not exist; create it or choose another path")
     table = compute_rescaling_table(
         seed=args.seed,
         n_samples=args.samples,

@@ -97,6 +97,13 @@ class KernelSpec:
 
     @classmethod
     def from_dict(cls, data: dict) -> KernelSpec:
+        if not isinstance(data, dict):
+            raise ValueError(f"a kernel must be a JSON object of its fields, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise ValueError(
+                f"unknown kernel field(s) {', '.join(unknown)}; the fields are: {', '.join(cls.__dataclass_fields__)}"
+            )
         return cls(**data)
 
 

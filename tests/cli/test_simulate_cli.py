@@ -237,3 +237,17 @@ def test_letters_default_to_ep_and_the_model_takes_model_lapse_and_n_alternative
     assert seen["likelihood"] == "floored" and seen["patient_lapse"] == 0.05 and seen["stop"] is None
     _simulate(capsys, "--trials", "3", "--inference", "laplace")
     assert seen["inference"] == "laplace" and seen["lapse"] == 0.02  # the optimizer's default lapse
+
+
+def test_a_hyperparameter_file_with_an_unknown_kernel_field_is_one_line(tmp_path):
+    path = tmp_path / "k.json"
+    path.write_text('{"kernel": {"foo": 1}}')
+    proc = subprocess.run(
+        [sys.executable, "-m", "lensopt", "simulate", "--trials", "2", "--hyperparameters", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown kernel field(s) foo" in lines[0] and "lengthscales" in lines[0]

@@ -64,6 +64,49 @@ REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
 REPORT_EVERY = 5
 
 
+def _add_run_options(
+    p,
+    out: str,
+    *,
+    seeds: tuple[int, str],
+    iterations: tuple[int, str],
+    initial: tuple[int, str],
+    rules: tuple[tuple[str, ...], str],
+) -> None:
+    """The options every campaign shares: ``--out`` (default ``bench-results/<out>``), ``--seeds``,
+    ``--iterations``, ``--initial`` and ``--rules``, each given as ``(default, what it counts)``."""
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=f"bench-results/{out}",
+        help=f"campaign directory; runs already in it are skipped (default bench-results/{out})",
+    )
+    p.add_argument(
+        "--seeds", type=_positive_int, default=seeds[0], metavar="N", help=f"{seeds[1]} (default {seeds[0]})"
+    )
+    p.add_argument(
+        "--iterations",
+        type=_positive_int,
+        default=iterations[0],
+        metavar="N",
+        help=f"{iterations[1]} (default {iterations[0]})",
+    )
+    p.add_argument(
+        "--initial",
+        type=_non_negative_int,
+        default=initial[0],
+        metavar="N",
+        help=f"initial random {initial[1]} (default {initial[0]})",
+    )
+    p.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(rules[0]),
+        metavar="RULE",
+        help=f"{rules[1]} (default: {' '.join(rules[0])})",
+    )
+
+
 def _add_cluster_options(p, report_every: bool = True) -> None:
     g = p.add_argument_group("where to run")
     g.add_argument(
@@ -114,39 +157,13 @@ def register(subparsers) -> None:
     bench.set_defaults(handler=lambda args: _no_benchmark_command(sub))
 
     f = sub.add_parser("functions", help="contextual binary BO on the 34 test functions (Table 1)")
-    f.add_argument(
-        "--out",
-        metavar="DIR",
-        default="bench-results/functions",
-        help="campaign directory; runs already in it are skipped (default bench-results/functions)",
-    )
-    f.add_argument(
-        "--seeds",
-        type=_positive_int,
-        default=FUNCTION_SEEDS,
-        metavar="N",
-        help=f"seeds per function and rule (default {FUNCTION_SEEDS})",
-    )
-    f.add_argument(
-        "--iterations",
-        type=_positive_int,
-        default=FUNCTION_ITERATIONS,
-        metavar="N",
-        help=f"trials per run, initial samples included (default {FUNCTION_ITERATIONS})",
-    )
-    f.add_argument(
-        "--initial",
-        type=_non_negative_int,
-        default=INITIAL_SAMPLES,
-        metavar="N",
-        help=f"initial random samples (default {INITIAL_SAMPLES})",
-    )
-    f.add_argument(
-        "--rules",
-        nargs="+",
-        default=list(FUNCTION_RULES),
-        metavar="RULE",
-        help=f"acquisition rules (default: {' '.join(FUNCTION_RULES)})",
+    _add_run_options(
+        f,
+        "functions",
+        seeds=(FUNCTION_SEEDS, "seeds per function and rule"),
+        iterations=(FUNCTION_ITERATIONS, "trials per run, initial samples included"),
+        initial=(INITIAL_SAMPLES, "samples"),
+        rules=(FUNCTION_RULES, "acquisition rules"),
     )
     f.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
     f.add_argument(
@@ -160,39 +177,13 @@ def register(subparsers) -> None:
     f.set_defaults(handler=run_functions)
 
     r = sub.add_parser("refraction", help="simulated refraction at 8 slopes (Table 3)")
-    r.add_argument(
-        "--out",
-        metavar="DIR",
-        default="bench-results/refraction",
-        help="campaign directory; runs already in it are skipped (default bench-results/refraction)",
-    )
-    r.add_argument(
-        "--seeds",
-        type=_positive_int,
-        default=REFRACTION_REPETITIONS,
-        metavar="N",
-        help=f"repetitions (patients) per slope and rule (default {REFRACTION_REPETITIONS})",
-    )
-    r.add_argument(
-        "--iterations",
-        type=_positive_int,
-        default=REFRACTION_TRIALS,
-        metavar="N",
-        help=f"trials per run (default {REFRACTION_TRIALS})",
-    )
-    r.add_argument(
-        "--initial",
-        type=_non_negative_int,
-        default=INITIAL_SAMPLES,
-        metavar="N",
-        help=f"initial random trials (default {INITIAL_SAMPLES})",
-    )
-    r.add_argument(
-        "--rules",
-        nargs="+",
-        default=list(REFRACTION_RULES),
-        metavar="RULE",
-        help=f"acquisition rules (default: {' '.join(REFRACTION_RULES)})",
+    _add_run_options(
+        r,
+        "refraction",
+        seeds=(REFRACTION_REPETITIONS, "repetitions (patients) per slope and rule"),
+        iterations=(REFRACTION_TRIALS, "trials per run"),
+        initial=(INITIAL_SAMPLES, "trials"),
+        rules=(REFRACTION_RULES, "acquisition rules"),
     )
     r.add_argument(
         "--slopes",
@@ -222,39 +213,13 @@ def register(subparsers) -> None:
     for campaign in DUEL_DEFAULTS:
         iterations, seeds, initial, rules = DUEL_DEFAULTS[campaign]
         d = sub.add_parser(campaign, help=titles[campaign])
-        d.add_argument(
-            "--out",
-            metavar="DIR",
-            default=f"bench-results/{campaign}",
-            help=f"campaign directory; runs already in it are skipped (default bench-results/{campaign})",
-        )
-        d.add_argument(
-            "--seeds",
-            type=_positive_int,
-            default=seeds,
-            metavar="N",
-            help=f"seeds per function and rule (default {seeds})",
-        )
-        d.add_argument(
-            "--iterations",
-            type=_positive_int,
-            default=iterations,
-            metavar="N",
-            help=f"queries per run, initial ones included (default {iterations})",
-        )
-        d.add_argument(
-            "--initial",
-            type=_non_negative_int,
-            default=initial,
-            metavar="N",
-            help=f"initial random queries (default {initial})",
-        )
-        d.add_argument(
-            "--rules",
-            nargs="+",
-            default=list(rules),
-            metavar="RULE",
-            help=f"acquisition rules (default: {' '.join(rules)})",
+        _add_run_options(
+            d,
+            campaign,
+            seeds=(seeds, "seeds per function and rule"),
+            iterations=(iterations, "queries per run, initial ones included"),
+            initial=(initial, "queries"),
+            rules=(rules, "acquisition rules"),
         )
         d.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
         d.add_argument(
@@ -267,39 +232,13 @@ def register(subparsers) -> None:
         d.set_defaults(handler=run_duel_campaign, campaign=campaign)
 
     fb = sub.add_parser("feedback", help="letters vs duels (with and without ties) on the same patients")
-    fb.add_argument(
-        "--out",
-        metavar="DIR",
-        default="bench-results/feedback",
-        help="campaign directory; runs already in it are skipped (default bench-results/feedback)",
-    )
-    fb.add_argument(
-        "--seeds",
-        type=_positive_int,
-        default=FEEDBACK_PATIENTS,
-        metavar="N",
-        help=f"patients (default {FEEDBACK_PATIENTS})",
-    )
-    fb.add_argument(
-        "--iterations",
-        type=_positive_int,
-        default=FEEDBACK_TRIALS,
-        metavar="N",
-        help=f"trials per session (default {FEEDBACK_TRIALS})",
-    )
-    fb.add_argument(
-        "--initial",
-        type=_non_negative_int,
-        default=INITIAL_SAMPLES,
-        metavar="N",
-        help=f"initial random trials (default {INITIAL_SAMPLES})",
-    )
-    fb.add_argument(
-        "--rules",
-        nargs="+",
-        default=list(FEEDBACK_RULES),
-        metavar="RULE",
-        help=f"feedback modes (default: {' '.join(FEEDBACK_RULES)})",
+    _add_run_options(
+        fb,
+        "feedback",
+        seeds=(FEEDBACK_PATIENTS, "patients"),
+        iterations=(FEEDBACK_TRIALS, "trials per session"),
+        initial=(INITIAL_SAMPLES, "trials"),
+        rules=(FEEDBACK_RULES, "feedback modes"),
     )
     fb.add_argument(
         "--slope",

@@ -22,7 +22,7 @@ from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
-from lensopt.refraction.trial import DUEL_ANSWERS
+from lensopt.refraction.trial import DUEL_ANSWERS, TrialHistory
 from lensopt.threads import single_threaded
 
 #: Prior of the utility kernel: lengthscale over letter sizes (logMAR), over lenses (D), and
@@ -111,7 +111,7 @@ def normalize_duel_answer(answer) -> str:
     raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); got {answer!r}")
 
 
-class DuelRefractionOptimizer:
+class DuelRefractionOptimizer(TrialHistory):
     """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``, ``best()`` the lens
     (:class:`lensopt.asktell.AskTellOptimizer`).
 
@@ -199,23 +199,6 @@ class DuelRefractionOptimizer:
             raise ValueError(f"not a lensopt duel refraction state (format {state.get('format')!r})")
         history = [(DuelTrial((S1, C1), (S2, C2), s), answer) for s, S1, C1, S2, C2, answer in state["history"]]
         return cls.from_settings(state["settings"], history)
-
-    @classmethod
-    def from_settings(cls, settings: dict, history=()) -> DuelRefractionOptimizer:
-        """The optimizer of ``settings`` (a :meth:`settings_dict`) told ``history``, pairs
-        ``(DuelTrial, answer)`` in order: what a resumed experiment rebuilds from its stored duels."""
-        opt = cls(**settings)
-        for trial, answer in history:
-            opt.tell(trial, answer)
-        return opt
-
-    @property
-    def n_trials(self) -> int:
-        return len(self._history)
-
-    @property
-    def history(self) -> tuple:
-        return tuple(self._history)
 
     # ---------------------------------------------------------------- ask/tell
     @single_threaded

@@ -12,7 +12,7 @@ from lensopt.binary.settings import KernelSpec
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
-from lensopt.refraction.trial import Trial
+from lensopt.refraction.trial import Trial, TrialHistory
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
 
@@ -89,7 +89,7 @@ def reference_kernel(likelihood: str = "probit") -> KernelSpec:
     return KernelSpec.from_dict(load_json(name)["kernel"])
 
 
-class RefractionOptimizer:
+class RefractionOptimizer(TrialHistory):
     """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best()`` the lens
     (:class:`lensopt.asktell.StoppableOptimizer`: ``confidence()`` and ``should_stop()`` too).
 
@@ -210,19 +210,13 @@ class RefractionOptimizer:
         }
 
     @classmethod
-    def from_settings(cls, settings: dict, history=()) -> RefractionOptimizer:
-        """Rebuild from :meth:`settings_dict` and a history of ``(Trial, correct)`` pairs.
-
-        Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
-        plain-probit model they were run with."""
-        settings = dict(settings)
+    def _saved_settings(cls, settings: dict) -> dict:
+        """Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
+        plain-probit model they were run with; before ``search_tolerance``, scipy's default."""
         if "likelihood" not in settings:
             settings.update(likelihood="probit", lapse=0.0, prior_mean=0.0, min_information_bits=0.0)
-        settings.setdefault("search_tolerance", None)  # saved before it existed: scipy's default
-        opt = cls(**settings)
-        for trial, correct in history:
-            opt.tell(trial, correct)
-        return opt
+        settings.setdefault("search_tolerance", None)
+        return settings
 
     def to_state(self) -> dict:
         return {
@@ -239,14 +233,6 @@ class RefractionOptimizer:
         return cls.from_settings(state["settings"], history)
 
     # ----------------------------------------------------------------- history
-    @property
-    def n_trials(self) -> int:
-        return len(self._history)
-
-    @property
-    def history(self) -> tuple:
-        return tuple(self._history)
-
     @property
     def model(self):
         return self._core.model

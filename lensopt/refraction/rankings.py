@@ -24,6 +24,7 @@ from lensopt.refraction.duels import (
 )
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
+from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
@@ -48,7 +49,7 @@ class RankingTrial:
         object.__setattr__(self, "letter_logmar", float(self.letter_logmar))
 
 
-class RankingRefractionOptimizer:
+class RankingRefractionOptimizer(TrialHistory):
     """ask/tell ranking refraction: ``ask() -> RankingTrial`` of ``n_lenses`` lenses,
     ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of them, or the
     first ``n_lenses − 1``), ``best()`` the lens (:class:`lensopt.asktell.AskTellOptimizer`).
@@ -103,15 +104,6 @@ class RankingRefractionOptimizer:
         """The constructor's arguments as JSON-able values (stored with a session)."""
         return dict(self._settings)
 
-    @classmethod
-    def from_settings(cls, settings: dict, history=()) -> RankingRefractionOptimizer:
-        """The optimizer of ``settings`` (a :meth:`settings_dict`) told ``history``, pairs
-        ``(RankingTrial, order)`` in order: what a resumed experiment rebuilds from its stored rankings."""
-        opt = cls(**settings)
-        for trial, order in history:
-            opt.tell(trial, order)
-        return opt
-
     def to_state(self) -> dict:
         """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
         return {
@@ -142,14 +134,6 @@ class RankingRefractionOptimizer:
                 f"a ranking refraction history row needs letter_logmar, lenses_d and order ({error})"
             ) from None
         return cls.from_settings(state["settings"], history)
-
-    @property
-    def n_trials(self) -> int:
-        return len(self._history)
-
-    @property
-    def history(self) -> tuple:
-        return tuple(self._history)
 
     @single_threaded
     def ask(self) -> RankingTrial:

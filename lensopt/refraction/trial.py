@@ -28,3 +28,33 @@ class Trial:
             if not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"Trial.{name} must be a finite number, got {value!r}")
             object.__setattr__(self, name, float(value))
+
+
+class TrialHistory:
+    """What the three refraction optimizers share about their history: the ``(trial, answer)``
+    pairs told so far, in order, and the rebuild from settings plus that history (what a resumed
+    session does). A subclass sets ``self._history = []`` and appends in ``tell``."""
+
+    _history: list
+
+    @property
+    def n_trials(self) -> int:
+        return len(self._history)
+
+    @property
+    def history(self) -> tuple:
+        return tuple(self._history)
+
+    @classmethod
+    def _saved_settings(cls, settings: dict) -> dict:
+        """Settings as saved by an older version, brought up to date (none to bring by default)."""
+        return settings
+
+    @classmethod
+    def from_settings(cls, settings: dict, history=()):
+        """The optimizer of ``settings`` (its ``settings_dict``) told ``history``, ``(trial, answer)``
+        pairs in order."""
+        opt = cls(**cls._saved_settings(dict(settings)))
+        for trial, answer in history:
+            opt.tell(trial, answer)
+        return opt

@@ -705,7 +705,8 @@ def run_cli_startup(args) -> int:
 
 def run_robustness_campaign(args) -> int:
     # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.robustness import SUMMARY_NAME, get_condition, robustness_specs, write_summary
+    from lensopt.bench.robustness import SUMMARY_NAME, get_condition, robustness_specs
+    from lensopt.bench.robustness_summary import write_summary
 
     if args.summary:
         _, text = write_summary(args.summary)
@@ -783,7 +784,8 @@ def run_robustness_campaign(args) -> int:
 def run_report(args) -> int:
     # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.report import write_report
-    from lensopt.bench.robustness import SUMMARY_NAME, is_robustness_campaign, write_summary
+    from lensopt.bench.robustness import SUMMARY_NAME
+    from lensopt.bench.robustness_summary import is_robustness_campaign, write_summary
 
     if is_robustness_campaign(args.dir):
         _, text = write_summary(args.dir)

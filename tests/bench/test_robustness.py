@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 
 from lensopt.bench.problems import RefractionProblem
-from lensopt.bench.robustness import (
-    CURVES_NAME,
-    SUMMARY_NAME,
-    format_summary,
-    robustness_specs,
-    summarize,
-    trials_to_criterion,
-)
+from lensopt.bench.robustness import SUMMARY_NAME, robustness_specs
+from lensopt.bench.robustness_summary import CURVES_NAME, format_summary, summarize, trials_to_criterion
 from lensopt.bench.runner import HELD_OUT_FIRST_SEED, RunSpec, load_records, split_of
 from lensopt.cli import main
 

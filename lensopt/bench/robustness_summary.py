@@ -1,0 +1,316 @@
+"""Summary of a robustness campaign (issue 14): statistics per condition and rule, the text table,
+the error curves, and the summary files written next to the records.
+
+The statistics (:func:`summarize`) are listed in :mod:`lensopt.bench.robustness`, which runs the
+sessions; this module only reads their records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.robustness import (
+    ALL_ROBUSTNESS_RULES,
+    CHECKPOINTS,
+    CONDITIONS,
+    CONDITIONS_BY_NAME,
+    CRITERION_LOGMAR,
+    FAILURE_LOGMAR,
+    SUMMARY_NAME,
+)
+
+
+def trials_to_criterion(trajectory, criterion=CRITERION_LOGMAR) -> int:
+    """First trial (1-based) from which every error up to the last is ``<= criterion``: the
+    session reached the criterion and stayed there. ``len(trajectory) + 1`` if the last error is
+    above it (never reached, or reached and left)."""
+    errors = np.asarray(trajectory, dtype=float)
+    above = np.flatnonzero(~(errors <= criterion))  # NaN counts as above
+    return 1 if above.size == 0 else int(above[-1]) + 2
+
+
+def _median(values):
+    return float(np.median(values)) if len(values) else None
+
+
+def _group_stats(records: list[dict]) -> dict:
+    budget = max(len(r["trajectory"]) for r in records)
+    errors = np.array([r["trajectory"] for r in records if len(r["trajectory"]) == budget], dtype=float)
+    stats = {"n_sessions": int(errors.shape[0]), "n_trials": budget, "errors": {}}
+    for t in CHECKPOINTS:
+        if t <= budget:
+            column = errors[:, t - 1]
+            stats["errors"][str(t)] = {"median": float(np.median(column)), "mean": float(np.mean(column))}
+    stats["above_0.1_at_100"] = int(np.sum(errors[:, 99] > FAILURE_LOGMAR)) if budget >= 100 else None
+    stats["above_0.1_at_end"] = int(np.sum(errors[:, -1] > FAILURE_LOGMAR))
+    ttc = [trials_to_criterion(row) for row in errors]
+    stats["trials_to_criterion"] = {
+        "median": _median(ttc),
+        "never": int(sum(t > budget for t in ttc)),
+        "never_counts_as": budget + 1,
+    }
+    confident = [r for r in records if r.get("stop_reason") == "confidence"]
+    used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
+    within = [r["error_at_stop"] <= CRITERION_LOGMAR for r in confident]
+    stats["stop"] = {
+        "confidence": records[0].get("stop_confidence"),
+        "min_trials": records[0].get("min_trials"),
+        "median_trials_used": _median(used),
+        "n_stopped_by_confidence": len(confident),
+        "n_stopped_at_max_trials": sum(r.get("stop_reason") == "max_trials" for r in records),
+        "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
+    }
+    samples = [v for r in records for v in r.get("decision_ms", [])]
+    if samples:
+        stats["decision_ms"] = {
+            "median": float(np.median(samples)),
+            "p95": float(np.percentile(samples, 95)),
+            "n": len(samples),
+        }
+    else:  # records without the per-decision list: the median of the runs' medians and p95s
+        per_run = [r["timings_ms"]["decision"] for r in records]
+        stats["decision_ms"] = {
+            "median": _median([d["median"] for d in per_run]),
+            "p95": _median([d["p95"] for d in per_run]),
+            "n": None,
+        }
+    return stats
+
+
+def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict]) -> dict | None:
+    seeds = sorted(set(rule_records) & set(ideal_records))
+    if not seeds:
+        return None
+
+    def side(by_seed):
+        rows = [by_seed[s]["trajectory"] for s in seeds]
+        return (
+            float(np.median([trials_to_criterion(row) for row in rows])),
+            int(sum(row[-1] > FAILURE_LOGMAR for row in rows)),
+        )
+
+    ttc, failures = side(rule_records)
+    ideal_ttc, ideal_failures = side(ideal_records)
+    return {
+        "paired_sessions": len(seeds),
+        "trials_to_criterion_median": ttc,
+        "ideal_trials_to_criterion_median": ideal_ttc,
+        "trials_to_criterion_ratio": ttc / ideal_ttc,
+        "failures": failures,
+        "ideal_failures": ideal_failures,
+        "failure_ratio": failures / ideal_failures if ideal_failures else None,
+    }
+
+
+def summarize(records: list[dict]) -> dict:
+    """The campaign's statistics (see the module docstring) as a JSON-able dict."""
+    records = [r for r in records if r.get("campaign") == "robustness"]
+    if not records:
+        raise ValueError("no robustness runs in these records")
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in sorted(records, key=lambda r: r["seed"]):
+        groups.setdefault((r["problem"], r["rule"]), []).append(r)
+    order = {c.name: i for i, c in enumerate(CONDITIONS)}
+    rule_order = {r: i for i, r in enumerate(ALL_ROBUSTNESS_RULES)}
+    rows = []
+    for condition, rule in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], rule_order.get(k[1], 99), k[1])):
+        group = groups[(condition, rule)]
+        first = group[0]
+        row = {
+            "condition": condition,
+            "rule": rule,
+            "slope": first["slope"],
+            "lapse": first.get("lapse"),
+            "n_alternatives": first.get("n_alternatives"),
+            **_group_stats(group),
+        }
+        ideal = groups.get((condition, "ideal"))
+        if rule != "ideal" and ideal:
+            row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
+        rows.append(row)
+    decisions = {}
+    for rule in sorted({r["rule"] for r in records}, key=lambda r: rule_order.get(r, 99)):
+        samples = [v for r in records if r["rule"] == rule for v in r.get("decision_ms", [])]
+        if samples:
+            decisions[rule] = {
+                "median": float(np.median(samples)),
+                "p95": float(np.percentile(samples, 95)),
+                "n": len(samples),
+            }
+    splits = sorted({r.get("split") or "unknown" for r in records})
+    return {
+        "format": "lensopt.robustness-summary/1",
+        "split": splits[0] if len(splits) == 1 else splits,
+        "n_runs": len(records),
+        "criterion_logmar": CRITERION_LOGMAR,
+        "failure_logmar": FAILURE_LOGMAR,
+        "rows": rows,
+        "decision_ms_by_rule": decisions,
+    }
+
+
+def _fmt(value, digits=3):
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def format_summary(summary: dict) -> str:
+    """Plain-text tables of :func:`summarize`."""
+    rows = summary["rows"]
+    split = summary["split"]
+    out = [
+        f"Robustness: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
+        f"patients; error = VA(reported lens) − VA_best (logMAR)",
+        "",
+    ]
+    checkpoints = [t for t in CHECKPOINTS if any(str(t) in r["errors"] for r in rows)]
+    header = (
+        ["condition", "rule", "n"]
+        + [f"{k}@{t}" for t in checkpoints for k in ("med", "mean")]
+        + [">0.1@100", ">0.1@end"]
+    )
+    body = []
+    for r in rows:
+        cells = [r["condition"], r["rule"], str(r["n_sessions"])]
+        for t in checkpoints:
+            e = r["errors"].get(str(t))
+            cells += [_fmt(e["median"]), _fmt(e["mean"])] if e else ["—", "—"]
+        cells += [_fmt(r["above_0.1_at_100"]), _fmt(r["above_0.1_at_end"])]
+        body.append(cells)
+    out += _table(header, body)
+    out += [
+        "",
+        f"Trials to reach and stay <= {CRITERION_LOGMAR} logMAR (never: counted as budget + 1); "
+        "stopping rule; decision time (ask + tell)",
+        "",
+    ]
+    header = [
+        "condition",
+        "rule",
+        "budget",
+        "TTC med",
+        "never",
+        "TTC ×ideal",
+        "fail vs ideal",
+        "stop med",
+        "stopped",
+        "within",
+        "dec med ms",
+        "dec p95 ms",
+    ]
+    body = []
+    for r in rows:
+        vs = r.get("versus_ideal")
+        ttc, stop, dec = r["trials_to_criterion"], r["stop"], r["decision_ms"]
+        body.append(
+            [
+                r["condition"],
+                r["rule"],
+                str(r["n_trials"]),
+                _fmt(ttc["median"], 1),
+                str(ttc["never"]),
+                _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
+                f"{vs['failures']} vs {vs['ideal_failures']}" if vs else "—",
+                _fmt(stop["median_trials_used"], 1),
+                f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
+                _fmt(stop["fraction_stopped_within_criterion"], 3),
+                _fmt(dec["median"], 1),
+                _fmt(dec["p95"], 1),
+            ]
+        )
+    out += _table(header, body)
+    out += [
+        "",
+        "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
+        "stopped: by confidence (the rest at the budget); within: fraction of those truly <= 0.025",
+        "decision time by rule (all conditions): "
+        + "; ".join(
+            f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"
+            for rule, d in summary["decision_ms_by_rule"].items()
+        ),
+    ]
+    return "\n".join(out)
+
+
+#: File of the error curves, in the campaign directory.
+CURVES_NAME = "robustness-curves.png"
+
+
+def plot_curves(records, path) -> None:
+    """One panel per condition: the median acuity error of each rule after every trial, with the
+    band between its 25th and 75th percentiles, on a log scale, and the 0.025 logMAR criterion."""
+    # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the curves without it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    present = {r["problem"] for r in records}
+    conditions = [c.name for c in CONDITIONS if c.name in present] + sorted(present - set(CONDITIONS_BY_NAME))
+    n_cols = min(3, len(conditions))
+    n_rows = -(-len(conditions) // n_cols)
+    fig = Figure(figsize=(4.4 * n_cols, 3.6 * n_rows), dpi=110)
+    FigureCanvasAgg(fig)
+    for k, name in enumerate(conditions, start=1):
+        ax = fig.add_subplot(n_rows, n_cols, k)
+        for rule in ALL_ROBUSTNESS_RULES:
+            runs = [r["trajectory"] for r in records if r["problem"] == name and r["rule"] == rule]
+            if not runs:
+                continue
+            data = np.maximum(np.array(runs, float), 1e-4)
+            x = np.arange(1, data.shape[1] + 1)
+            low, mid, high = np.percentile(data, [25, 50, 75], axis=0)
+            (line,) = ax.plot(x, mid, lw=1.5, label=f"{rule} (n={data.shape[0]})")
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
+        ax.axhline(CRITERION_LOGMAR, color="k", lw=0.8, ls="--", label=f"{CRITERION_LOGMAR} logMAR")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-3, 2.0)
+        ax.set_xlabel("trial")
+        if k % n_cols == 1 or n_cols == 1:
+            ax.set_ylabel("acuity error (logMAR)")
+        ax.set_title(name, fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def write_summary(campaign_dir) -> tuple[dict, str]:
+    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the error curves
+    (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text)."""
+    campaign_dir = Path(campaign_dir)
+    records = load_records(campaign_dir)
+    summary = summarize(records)
+    manifest = campaign_dir / MANIFEST_NAME
+    if manifest.exists():
+        summary["campaign"] = json.loads(manifest.read_text())
+    write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
+    with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
+        plot_curves(records, campaign_dir / CURVES_NAME)
+    return summary, format_summary(summary)
+
+
+def is_robustness_campaign(campaign_dir) -> bool:
+    """Whether the directory's manifest (or, without one, its first record) is of this campaign."""
+    campaign_dir = Path(campaign_dir)
+    manifest = campaign_dir / MANIFEST_NAME
+    if manifest.exists():
+        return json.loads(manifest.read_text()).get("campaign") == "robustness"
+    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
+    return bool(runs) and json.loads(runs[0].read_text()).get("campaign") == "robustness"

@@ -144,7 +144,7 @@ def test_help_literals_equal_the_constants():
 
 
 def test_the_defaults_a_session_gets_are_the_real_ones(monkeypatch, capsys):
-    import lensopt.cli.bench as bench
+    import lensopt.cli.bench_campaigns as bench_campaigns
     from lensopt.cli import build_parser, main
     from lensopt.refraction.letters import LETTER_BETA, REFRACTION_BETA, RefractionOptimizer
 
@@ -157,7 +157,7 @@ def test_the_defaults_a_session_gets_are_the_real_ones(monkeypatch, capsys):
     assert f"(default {LETTER_BETA:g}, issue 14's letter model" in " ".join(capsys.readouterr().out.split())
     # bench refraction: the handler fills in Φ⁻¹(0.99) itself, exactly
     seen = {}
-    monkeypatch.setattr(bench, "_run", lambda args, campaign, specs, manifest: seen.update(manifest) or 0)
+    monkeypatch.setattr(bench_campaigns, "_run", lambda args, campaign, specs, manifest: seen.update(manifest) or 0)
     assert main(["bench", "refraction", "--seeds", "1", "--slopes", "5", "--rules", "ucb-ald"]) == 0
     assert seen["beta"] == REFRACTION_BETA
 

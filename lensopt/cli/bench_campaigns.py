@@ -1,0 +1,443 @@
+"""What `lensopt bench` runs: the campaign handlers (build the specs, run them on Dask, report),
+and the campaigns' defaults. The parser is in :mod:`lensopt.cli.bench`."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+from pathlib import Path
+
+# Only light modules here (`lensopt --help` must not import numpy or scipy): the parsers' values
+# come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
+from lensopt.bench.startup import format_report as format_startup_report
+from lensopt.bench.startup import measure
+from lensopt.cli.defaults import (
+    FEEDBACK_RULES,
+)
+
+#: Paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
+FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
+REFRACTION_RULES = ("ucb-ald", "ts-ald", "ucb-random", "bald", "ts-random", "random")
+FUNCTION_ITERATIONS, FUNCTION_SEEDS, INITIAL_SAMPLES = 60, 40, 5
+REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
+#: The reported optimum is searched after trial 1, every REPORT_EVERY trials and the last (the
+#: search costs as much as a decision; the final value and the checkpoints 30/60/100 are exact).
+REPORT_EVERY = 5
+
+
+def _check_rules(rules) -> list[str]:
+    from lensopt.binary.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
+
+    unknown = [r for r in rules if r not in ALL_RULES]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ALL_RULES)}")
+    if len(set(rules)) != len(rules):
+        raise ValueError("--rules lists a rule twice")
+    return list(rules)
+
+
+def _command(args, campaign: str, problems_flag: str, problems) -> str:
+    parts = [
+        "lensopt",
+        "bench",
+        campaign,
+        "--out",
+        args.out,
+        "--seeds",
+        str(args.seeds),
+        "--iterations",
+        str(args.iterations),
+        "--initial",
+        str(args.initial),
+        "--rules",
+        *args.rules,
+        problems_flag,
+        *[str(p) for p in problems],
+        "--report-every",
+        str(args.report_every),
+    ]
+    return shlex.join(parts)
+
+
+def _run(args, campaign: str, specs, manifest: dict) -> int:
+    from lensopt.bench.runner import run_campaign  # deferred: imports the optimizers, numpy and scipy
+
+    summary = run_campaign(
+        specs,
+        args.out,
+        manifest=manifest,
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+        local_sync=args.local_sync,
+        progress=not args.no_progress,
+    )
+    print(
+        f"lensopt bench {campaign}: {summary.n_total} runs: {summary.n_skipped} already done, "
+        f"{summary.n_done} run now ({summary.wall_time_s / 60:.1f} min), "
+        f"{len(summary.failures)} failed; records in {args.out}/runs"
+    )
+    for key, message in summary.failures[:10]:
+        print(f"  failed {key}: {message}", file=sys.stderr)
+    if summary.failures:
+        print(
+            "run the same command again to retry the failed runs (LENSOPT_DEBUG=1 prints their tracebacks)",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"report: lensopt bench report {shlex.quote(args.out)}")
+    return 0
+
+
+def run_functions(args) -> int:
+    from lensopt.bench.functions import FUNCTIONS, get_function  # deferred: imports numpy
+
+    rules = _check_rules(args.rules)
+    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
+    specs = [
+        RunSpec(
+            "functions",
+            p,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            hyperparameters=args.hyperparameters,
+            report_every=args.report_every,
+        )
+        for seed in range(args.seeds)
+        for p in problems
+        for r in rules
+    ]
+    manifest = {
+        "campaign": "functions",
+        "rules": rules,
+        "problems": problems,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "hyperparameters": args.hyperparameters,
+        "report_every": args.report_every,
+        "command": _command(args, "functions", "--problems", problems) + f" --hyperparameters {args.hyperparameters}",
+    }
+    return _run(args, "functions", specs, manifest)
+
+
+def run_duel_campaign(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.functions import FUNCTIONS, get_function
+    from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
+
+    allowed = {
+        "duels": DUEL_RULES,
+        "contextual-duels": CONTEXTUAL_RULES,
+        "batch-duels": tuple(r for r in DUEL_RULES if r in BATCH_RULES),
+    }[args.campaign]
+    unknown = [r for r in args.rules if r not in allowed]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {args.campaign}; choose from: {', '.join(allowed)}")
+    if len(set(args.rules)) != len(args.rules):
+        raise ValueError("--rules lists a rule twice")
+    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
+    specs = [
+        RunSpec(
+            args.campaign,
+            p,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            hyperparameters=args.hyperparameters,
+            report_every=args.report_every,
+        )
+        for seed in range(args.seeds)
+        for p in problems
+        for r in args.rules
+    ]
+    manifest = {
+        "campaign": args.campaign,
+        "rules": list(args.rules),
+        "problems": problems,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "hyperparameters": args.hyperparameters,
+        "report_every": args.report_every,
+        "command": _command(args, args.campaign, "--problems", problems) + f" --hyperparameters {args.hyperparameters}",
+    }
+    return _run(args, args.campaign, specs, manifest)
+
+
+def _parse_slope_name(name: str) -> float:
+    prefix = "slope-"
+    try:
+        if not name.startswith(prefix):
+            raise ValueError
+        value = float(name[len(prefix) :])
+    except ValueError:
+        raise ValueError(f"refraction problems are named 'slope-A' (e.g. slope-5), got {name!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"the slope of {name!r} must be positive")
+    return value
+
+
+def run_refraction(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
+    from lensopt.refraction.letters import REFRACTION_BETA
+
+    if args.beta is None:
+        args.beta = REFRACTION_BETA
+    rules = _check_rules(args.rules)
+    if args.slopes and args.problems:
+        raise ValueError("give either --slopes or --problems, not both")
+    slopes = (
+        list(args.slopes)
+        if args.slopes
+        else [_parse_slope_name(p) for p in args.problems]
+        if args.problems
+        else list(PAPER_SLOPES)
+    )
+    names = [refraction_problem_name(a) for a in slopes]
+    if len(set(names)) != len(names):
+        raise ValueError("--slopes lists a slope twice")
+    specs = [
+        RunSpec(
+            "refraction",
+            name,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            slope=a,
+            report_every=args.report_every,
+            beta=args.beta,
+        )
+        for seed in range(args.seeds)
+        for name, a in zip(names, slopes)
+        for r in rules
+    ]
+    manifest = {
+        "campaign": "refraction",
+        "rules": rules,
+        "problems": names,
+        "slopes": slopes,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "report_every": args.report_every,
+        "beta": args.beta,
+        "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes]) + f" --beta {args.beta:.6g}",
+    }
+    return _run(args, "refraction", specs, manifest)
+
+
+def run_feedback_campaign(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.problems import refraction_problem_name
+    from lensopt.refraction.letters import REFRACTION_BETA
+
+    unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
+    if unknown:
+        raise ValueError(f"unknown feedback mode(s) {', '.join(unknown)}; choose from: {', '.join(FEEDBACK_RULES)}")
+    if len(set(args.rules)) != len(args.rules):
+        raise ValueError("--rules lists a mode twice")
+    name = refraction_problem_name(args.slope)
+    specs = [
+        RunSpec(
+            "feedback",
+            name,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            slope=args.slope,
+            report_every=args.report_every,
+            tie_threshold=args.tie_threshold,
+            beta=REFRACTION_BETA if r == "letters" else None,
+        )
+        for seed in range(args.seeds)
+        for r in args.rules
+    ]
+    command = shlex.join(
+        [
+            "lensopt",
+            "bench",
+            "feedback",
+            "--out",
+            args.out,
+            "--seeds",
+            str(args.seeds),
+            "--iterations",
+            str(args.iterations),
+            "--initial",
+            str(args.initial),
+            "--rules",
+            *args.rules,
+            "--slope",
+            f"{args.slope:g}",
+            "--tie-threshold",
+            f"{args.tie_threshold:g}",
+            "--report-every",
+            str(args.report_every),
+        ]
+    )
+    manifest = {
+        "campaign": "feedback",
+        "rules": list(args.rules),
+        "problems": [name],
+        "slope": args.slope,
+        "tie_threshold": args.tie_threshold,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "report_every": args.report_every,
+        "command": command,
+    }
+    return _run(args, "feedback", specs, manifest)
+
+
+def run_decision_time(args) -> int:
+    import json
+
+    # deferred: imports the refraction optimizer, numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.decision_time import format_report
+    from lensopt.bench.decision_time import run_decision_time as run
+
+    result = run(
+        rule=args.rule,
+        processes=args.processes,
+        trials=args.trials,
+        seed=args.seed,
+        numpy_first=args.numpy_first,
+        limit=not args.no_limit,
+    )
+    print(json.dumps(result) if args.json else format_report(result))
+    return 0
+
+
+def run_cli_startup(args) -> int:
+    import json
+
+    result = measure(args.runs)
+    print(json.dumps(result) if args.json else format_startup_report(result))
+    return 0
+
+
+def run_robustness_campaign(args) -> int:
+    # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.robustness import SUMMARY_NAME, get_condition, robustness_specs
+    from lensopt.bench.robustness_summary import write_summary
+
+    if args.summary:
+        _, text = write_summary(args.summary)
+        print(text)
+        print(f"summary: {args.summary}/{SUMMARY_NAME}")
+        return 0
+    if not 0 < args.stop_confidence < 1:
+        raise ValueError(
+            f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"
+        )
+    if args.model_lapse is not None and args.model_lapse >= 0.5:
+        raise ValueError(f"--model-lapse must be in [0, 0.5) (e.g. 0.02), got {args.model_lapse:g}")
+    first_seed = 0 if args.tuning else args.first_seed
+    rules = list(args.rules)
+    specs = robustness_specs(
+        args.conditions,
+        rules,
+        first_seed=first_seed,
+        max_patients=args.patients,
+        n_trials=args.trials,
+        n_initial=args.initial,
+        stop_confidence=args.stop_confidence,
+        min_trials=args.min_trials,
+        model_lapse=args.model_lapse,
+    )
+    split = split_of(first_seed)
+    command = [
+        "lensopt",
+        "bench",
+        "robustness",
+        "--out",
+        args.out,
+        "--conditions",
+        *args.conditions,
+        "--rules",
+        *rules,
+        "--first-seed",
+        str(first_seed),
+        "--initial",
+        str(args.initial),
+        "--stop-confidence",
+        f"{args.stop_confidence:g}",
+        "--min-trials",
+        str(args.min_trials),
+    ]
+    command += ["--patients", str(args.patients)] if args.patients else []
+    command += ["--trials", str(args.trials)] if args.trials else []
+    command += ["--model-lapse", f"{args.model_lapse:g}"] if args.model_lapse is not None else []
+    manifest = {
+        "campaign": "robustness",
+        "split": split,
+        "first_seed": first_seed,
+        "held_out_first_seed": HELD_OUT_FIRST_SEED,
+        "rules": rules,
+        "conditions": [get_condition(c).to_dict() for c in args.conditions],
+        "max_patients": args.patients,
+        "n_trials": args.trials,
+        "n_initial": args.initial,
+        "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
+        "model_lapse": args.model_lapse,
+        "command": shlex.join(command),
+        "note": "model_lapse null: the optimizer's default; each record holds the settings "
+        "its optimizer ran with (optimizer_settings)",
+    }
+    status = _run(args, "robustness", specs, manifest)
+    try:
+        _, text = write_summary(args.out)
+    except ValueError:  # no finished run to summarize
+        return status
+    print(text)
+    print(f"summary: {args.out}/{SUMMARY_NAME}")
+    return status
+
+
+def run_report(args) -> int:
+    # deferred: these import numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.report import write_report
+    from lensopt.bench.robustness import SUMMARY_NAME
+    from lensopt.bench.robustness_summary import is_robustness_campaign, write_summary
+
+    if is_robustness_campaign(args.dir):
+        _, text = write_summary(args.dir)
+        print(text)
+        print(f"lensopt bench report: wrote {args.dir}/{SUMMARY_NAME}")
+        return 0
+
+    out = Path(args.out) if args.out else Path(args.dir) / "report"
+    write_report(args.dir, out, alpha=args.alpha)
+    print((out / "ranking.md").read_text())
+    print(f"lensopt bench report: wrote {out}/ranking.{{md,csv,json}}, win-*.{{csv,png}}, curves/*.png")
+    return 0
+
+
+def run_rescale(args) -> int:
+    # deferred: imports numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
+
+    if args.out and not Path(args.out).parent.is_dir():
+        raise ValueError(f"--out {args.out}: its folder does not exist; create it or choose another path")
+    table = compute_rescaling_table(
+        seed=args.seed,
+        n_samples=args.samples,
+        fit_kernels=args.fit_kernels,
+        progress=(lambda slug: print(f"  {slug}", file=sys.stderr)) if args.fit_kernels else None,
+    )
+    path = write_rescaling_table(table, args.out or DEFAULT_TABLE_PATH)
+    n_log = sum(e["take_log"] for e in table["functions"].values())
+    print(
+        f"lensopt bench rescale: wrote {path} ({len(table['functions'])} functions, "
+        f"{n_log} log-transformed, seed {args.seed}, {args.samples} samples each)"
+    )
+    return 0

@@ -17,7 +17,7 @@ def _valid(query, answer) -> bool:
 
 
 def _respond(patient, trial: Trial) -> bool:
-    return bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    return bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
 
 
 def _history_pair(record) -> tuple:

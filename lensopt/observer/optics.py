@@ -59,6 +59,24 @@ def residual_blur_d(
     return np.sqrt(sum((a - b) ** 2 for a, b in zip(lens, correction)))
 
 
+def accommodated_residual_m_d(residual_m_d, accommodation_d):
+    """The spherical-equivalent residual ``r_M = M_lens − M_correction`` (D) left after the eye
+    accommodates: a lens too minus (``r_M < 0``) is offset by up to ``A = accommodation_d`` D of the
+    eye's own plus power, ``r_M + clip(−r_M, 0, A)``; a lens too plus cannot be (accommodation only
+    adds plus). So every lens up to ``A`` D more minus than the correction looks as sharp as it.
+    """
+    r_m = np.asarray(residual_m_d, dtype=float)
+    return r_m + np.clip(-r_m, 0.0, np.asarray(accommodation_d, dtype=float))
+
+
+def accommodated_blur_d(residual_m_d, residual_j0_d, residual_j45_d, accommodation_d=0.0):
+    """Blur strength ``b`` (D) of a power-vector residual ``(r_M, r_J0, r_J45)`` seen by an eye with
+    ``accommodation_d`` D of accommodation: ``√(r_M'² + r_J0² + r_J45²)`` with ``r_M'`` from
+    :func:`accommodated_residual_m_d` (astigmatism is not changed by accommodating)."""
+    r_m = accommodated_residual_m_d(residual_m_d, accommodation_d)
+    return np.sqrt(r_m**2 + np.asarray(residual_j0_d, float) ** 2 + np.asarray(residual_j45_d, float) ** 2)
+
+
 def acuity_logmar(blur_d, va_best_logmar=0.0):
     """Visual acuity (logMAR) through residual blur ``b``: ``VA_best + log10(1 + b²)``."""
     blur_d = np.asarray(blur_d, dtype=float)

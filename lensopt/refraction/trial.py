@@ -15,17 +15,21 @@ class Trial:
     """One letter presentation: the lens to set and the letter size to show.
 
     ``sphere_d`` and ``cylinder_d`` are the lens powers in diopters; ``letter_logmar`` the letter
-    size in logMAR (letter height ``5 · 10**letter_logmar`` arcmin).
+    size in logMAR (letter height ``5 · 10**letter_logmar`` arcmin). ``axis_deg``: the cylinder axis
+    (degrees, 1–180) of a full prescription search (:class:`lensopt.refraction.PrescriptionOptimizer`);
+    ``None`` in the two-parameter search, whose cylinder is aligned with the patient's.
     """
 
     sphere_d: float
     cylinder_d: float
     letter_logmar: float
+    axis_deg: float | None = None
 
     def __post_init__(self):
-        for name in ("sphere_d", "cylinder_d", "letter_logmar"):
+        names = ("sphere_d", "cylinder_d", "letter_logmar") + (() if self.axis_deg is None else ("axis_deg",))
+        for name in names:
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"Trial.{name} must be a finite number, got {value!r}")
             object.__setattr__(self, name, float(value))
 

@@ -1,0 +1,157 @@
+"""The full prescription: the search box in power-vector space and the reported result (issue 16).
+
+A full refraction searches the Thibos power vector ``(M, J0, J45)`` of the lens (D) — sphere,
+cylinder and axis at once — with the letter size as the context. The blur of a residual is the
+length of its power vector, so the three coordinates are on one scale and a kernel isotropic in
+them sees blur as the patient does (:mod:`lensopt.refraction.lens`).
+
+:class:`SearchBox` is where the search looks: centred on a starting refraction (an autorefractor
+reading, the habitual glasses) with half-widths in ``M`` and in ``J0``/``J45``, or, without a
+start, the :data:`FULL_BOX`. :class:`Prescription` is what a session reports: the lens in clinical
+notation (rounded to the phoropter), its unrounded power vector, 95 % credible intervals and the
+acuity predicted with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lensopt.refraction.lens import Lens, PowerVector, lens_arrays_from_power_vectors
+
+#: Half-widths (D) of the box around a starting refraction: ±2 D in M, ±1 D in J0 and J45 (a
+#: cylinder up to 2 D away from the start's, at any axis).
+START_M_HALF_WIDTH_D = 2.0
+START_J_HALF_WIDTH_D = 1.0
+
+#: Without a starting refraction: M in ±4 D (the two-parameter search's sphere range) and J0, J45
+#: in ±1.5 D (cylinders up to 3 D at any axis).
+FULL_M_BOUNDS_D = (-4.0, 4.0)
+FULL_J_BOUNDS_D = (-1.5, 1.5)
+
+#: Names of the power-vector coordinates, in column order.
+POWER_VECTOR_NAMES = ("m_d", "j0_d", "j45_d")
+
+
+def _half_width(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive number of diopters (e.g. 1.0), got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class SearchBox:
+    """The power vectors ``(M, J0, J45)`` a prescription search may test: ``centre ± half-widths``.
+
+    ``start``: the starting refraction the box is centred on (``None``: the full box, centred on
+    plano). ``m_half_width_d`` and ``j_half_width_d`` (D) are the half-widths in ``M`` and in each
+    of ``J0`` and ``J45``.
+    """
+
+    start: Lens | None = None
+    m_half_width_d: float = START_M_HALF_WIDTH_D
+    j_half_width_d: float = START_J_HALF_WIDTH_D
+
+    def __post_init__(self):
+        if self.start is not None and not isinstance(self.start, Lens):
+            raise ValueError(f"SearchBox.start must be a Lens or None, got {self.start!r}")
+        object.__setattr__(self, "m_half_width_d", _half_width("m_half_width_d", self.m_half_width_d))
+        object.__setattr__(self, "j_half_width_d", _half_width("j_half_width_d", self.j_half_width_d))
+
+    @property
+    def centre(self) -> PowerVector:
+        """The power vector at the centre of the box (the start's, or zero)."""
+        return PowerVector(0.0, 0.0, 0.0) if self.start is None else self.start.power_vector()
+
+    @property
+    def bounds_d(self) -> tuple[tuple[float, float], tuple[float, float], tuple[float, float]]:
+        """``((M_lo, M_hi), (J0_lo, J0_hi), (J45_lo, J45_hi))`` in diopters."""
+        if self.start is None:
+            return FULL_M_BOUNDS_D, FULL_J_BOUNDS_D, FULL_J_BOUNDS_D
+        c = self.centre
+        m, j = self.m_half_width_d, self.j_half_width_d
+        return (c.m_d - m, c.m_d + m), (c.j0_d - j, c.j0_d + j), (c.j45_d - j, c.j45_d + j)
+
+    def contains(self, power_vector: PowerVector, slack_d: float = 1e-9) -> bool:
+        """Whether ``power_vector`` lies in the box."""
+        values = (power_vector.m_d, power_vector.j0_d, power_vector.j45_d)
+        return all(lo - slack_d <= v <= hi + slack_d for v, (lo, hi) in zip(values, self.bounds_d))
+
+    def to_dict(self) -> dict:
+        return {
+            "start": None if self.start is None else self.start.format(),
+            "m_half_width_d": self.m_half_width_d,
+            "j_half_width_d": self.j_half_width_d,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SearchBox:
+        start = data.get("start")
+        return cls(
+            None if start is None else Lens.parse(start),
+            data.get("m_half_width_d", START_M_HALF_WIDTH_D),
+            data.get("j_half_width_d", START_J_HALF_WIDTH_D),
+        )
+
+
+def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0.95) -> dict:
+    """Central ``level`` intervals of draws of the best lens, ``(n, 3)`` power vectors (D): of ``M``,
+    ``J0``, ``J45`` and of the minus-cylinder sphere, cylinder and axis. The axis interval is taken
+    on the circle around ``reported``'s axis (a draw at 178° next to a reported 2° is 4° away), as
+    ``(low, high)`` in degrees that may pass 180 or 0 (e.g. ``(172, 188)`` for 172 to 8)."""
+    draws = np.asarray(power_vectors_d, dtype=float).reshape(-1, 3)
+    tail = 50.0 * (1.0 - level)
+    out = {}
+    for k, name in enumerate(POWER_VECTOR_NAMES):
+        lo, hi = np.percentile(draws[:, k], [tail, 100.0 - tail])
+        out[name] = (float(lo), float(hi))
+    sphere, cylinder, axis = lens_arrays_from_power_vectors(draws[:, 0], draws[:, 1], draws[:, 2])
+    for name, values in (("sphere_d", sphere), ("cylinder_d", cylinder)):
+        lo, hi = np.percentile(np.atleast_1d(values), [tail, 100.0 - tail])
+        out[name] = (float(lo), float(hi))
+    centre = reported.minus_cylinder().axis_deg
+    offset = (np.atleast_1d(axis) - centre + 90.0) % 180.0 - 90.0
+    lo, hi = np.percentile(offset, [tail, 100.0 - tail])
+    out["axis_deg"] = (float(centre + lo), float(centre + hi))
+    return out
+
+
+@dataclass(frozen=True)
+class Prescription:
+    """What a full refraction reports.
+
+    ``lens``: the prescription, minus cylinder, rounded to the phoropter (0.25 D, axis to 1°);
+    ``power_vector_d``: the unrounded estimate it was rounded from; ``intervals``: 95 % credible
+    intervals (``{"m_d": (lo, hi), "j0_d": …, "j45_d": …, "sphere_d": …, "cylinder_d": …,
+    "axis_deg": …}``, D and degrees); ``predicted_acuity_logmar``: the model's acuity threshold with
+    the lens; ``confidence``: the posterior probability that the lens is within 0.025 logMAR of the
+    best one; ``trials``: answers it rests on.
+    """
+
+    lens: Lens
+    power_vector_d: PowerVector
+    intervals: dict = field(default_factory=dict)
+    predicted_acuity_logmar: float | None = None
+    confidence: float | None = None
+    trials: int = 0
+
+    @property
+    def text(self) -> str:
+        """Clinical notation, e.g. ``-1.25 / -0.75 x 170``."""
+        return self.lens.format()
+
+    def to_dict(self) -> dict:
+        pv = self.power_vector_d
+        return {
+            "prescription": self.text,
+            "sphere_d": self.lens.sphere_d,
+            "cylinder_d": self.lens.cylinder_d,
+            "axis_deg": self.lens.axis_deg,
+            "power_vector_d": {"M": pv.m_d, "J0": pv.j0_d, "J45": pv.j45_d},
+            "intervals": {k: list(v) for k, v in self.intervals.items()},
+            "predicted_acuity_logmar": self.predicted_acuity_logmar,
+            "confidence": self.confidence,
+            "trials": self.trials,
+        }

@@ -1,6 +1,7 @@
 """The simulated patient: residual blur, the acuity law and letter answers (numpy only)."""
 
 from lensopt.observer.optics import (
+    accommodated_blur_d,
     acuity_logmar,
     blur_strength_d,
     normal_cdf,
@@ -9,11 +10,15 @@ from lensopt.observer.optics import (
     residual_blur_d,
 )
 from lensopt.observer.patient import SimulatedPatient, draw_patients
+from lensopt.observer.population import autorefraction, draw_clinic_patients
 
 __all__ = [
     "SimulatedPatient",
+    "accommodated_blur_d",
     "acuity_logmar",
+    "autorefraction",
     "blur_strength_d",
+    "draw_clinic_patients",
     "draw_patients",
     "normal_cdf",
     "power_vector",

@@ -4,6 +4,11 @@ The patient has a true correction ``(S*, C*)`` (and optionally an astigmatism ax
 lens ``(S, C)`` the residual ``r = lens − correction`` blurs the retinal image, the acuity
 drops to ``VA = VA_best + log10(1 + b²)`` and a letter of size ``s`` is named correctly with
 probability ``γ + (1 − γ − λ) Φ(a (s − VA))`` (see :mod:`lensopt.observer.optics`).
+
+A patient with ``accommodation_d = A > 0`` accommodates: the spherical-equivalent part of a residual
+that is too minus is offset by up to ``A`` D (:func:`lensopt.observer.optics.accommodated_blur_d`),
+so every lens up to ``A`` D more minus than the correction reads as well as it. With ``A = 0`` (the
+default) the patient is computed exactly as before, by the same code path.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ from statistics import NormalDist
 import numpy as np
 
 from lensopt.observer.optics import (
+    accommodated_blur_d,
     acuity_logmar,
     blur_strength_d,
     normal_cdf,
+    power_vector,
     psychometric_p_correct,
     residual_blur_d,
 )
+from lensopt.refraction.lens import Lens, wrap_axis_deg
 
 #: Axis (degrees) assumed for a patient built without ``axis_deg`` when a lens axis is given.
 DEFAULT_PATIENT_AXIS_DEG = 0.0
@@ -75,6 +83,10 @@ class SimulatedPatient:
         Axis of the true cylinder (degrees). ``None``: lenses given without an axis are
         aligned with the correction (the paper's two-dimensional model), and a lens given with
         an axis is compared with a correction at ``DEFAULT_PATIENT_AXIS_DEG``.
+    accommodation_d:
+        Amplitude of accommodation ``A`` (D), >= 0: every lens up to ``A`` D more minus in
+        spherical equivalent than the correction gives the correction's blur. 0 (the default):
+        no accommodation, the model of the paper.
     """
 
     sphere_d: float
@@ -85,6 +97,7 @@ class SimulatedPatient:
     va_best_logmar: float = 0.0
     seed: int | np.random.SeedSequence | None = None
     axis_deg: float | None = None
+    accommodation_d: float = 0.0
     _rng: np.random.Generator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -93,6 +106,9 @@ class SimulatedPatient:
             object.__setattr__(self, name, _check_finite(owner, name, getattr(self, name)))
         if self.axis_deg is not None:
             object.__setattr__(self, "axis_deg", _check_finite(owner, "axis_deg", self.axis_deg))
+        object.__setattr__(self, "accommodation_d", _check_finite(owner, "accommodation_d", self.accommodation_d))
+        if self.accommodation_d < 0:
+            raise ValueError(f"{owner}.accommodation_d must be >= 0 (diopters), got {self.accommodation_d!r}")
         if self.slope <= 0:
             raise ValueError(f"{owner}.slope must be > 0 (logMAR⁻¹), got {self.slope!r}")
         n = self.n_alternatives
@@ -115,6 +131,13 @@ class SimulatedPatient:
         return (self.sphere_d, self.cylinder_d)
 
     @property
+    def correction(self) -> Lens:
+        """The true correction as a minus-cylinder :class:`~lensopt.refraction.lens.Lens`, at ``axis_deg``
+        (``DEFAULT_PATIENT_AXIS_DEG``, read as 180, when the patient has no axis)."""
+        axis_deg = DEFAULT_PATIENT_AXIS_DEG if self.axis_deg is None else self.axis_deg
+        return Lens(self.sphere_d, self.cylinder_d, float(wrap_axis_deg(axis_deg))).minus_cylinder()
+
+    @property
     def best_acuity_logmar(self) -> float:
         """Acuity (logMAR) through the true correction."""
         return self.va_best_logmar
@@ -127,7 +150,10 @@ class SimulatedPatient:
     # -- model --------------------------------------------------------------------------------
 
     def blur_d(self, sphere_d, cylinder_d, axis_deg=None):
-        """Blur strength ``b`` (D) of the residual ``lens − correction`` (arrays broadcast)."""
+        """Blur strength ``b`` (D) of the residual ``lens − correction`` (arrays broadcast), after the
+        patient accommodates (when ``accommodation_d > 0``)."""
+        if self.accommodation_d > 0.0:
+            return self._accommodated_blur_d(sphere_d, cylinder_d, axis_deg)
         if axis_deg is None:
             return blur_strength_d(
                 np.asarray(sphere_d, dtype=float) - self.sphere_d,
@@ -135,6 +161,20 @@ class SimulatedPatient:
             )
         patient_axis_deg = DEFAULT_PATIENT_AXIS_DEG if self.axis_deg is None else self.axis_deg
         return residual_blur_d(sphere_d, cylinder_d, axis_deg, self.sphere_d, self.cylinder_d, patient_axis_deg)
+
+    def _accommodated_blur_d(self, sphere_d, cylinder_d, axis_deg):
+        """:meth:`blur_d` of an accommodating patient: the power-vector residual through
+        :func:`~lensopt.observer.optics.accommodated_blur_d`. Without a lens axis the cylinders are
+        aligned, so the residual is ``r_M = r_S + r_C/2`` and an astigmatism of length ``|r_C|/2``."""
+        if axis_deg is None:
+            r_s = np.asarray(sphere_d, dtype=float) - self.sphere_d
+            r_c = np.asarray(cylinder_d, dtype=float) - self.cylinder_d
+            return accommodated_blur_d(r_s + 0.5 * r_c, 0.5 * np.abs(r_c), 0.0, self.accommodation_d)
+        patient_axis_deg = DEFAULT_PATIENT_AXIS_DEG if self.axis_deg is None else self.axis_deg
+        lens = power_vector(sphere_d, cylinder_d, axis_deg)
+        correction = power_vector(self.sphere_d, self.cylinder_d, patient_axis_deg)
+        r_m, r_j0, r_j45 = (a - b for a, b in zip(lens, correction))
+        return accommodated_blur_d(r_m, r_j0, r_j45, self.accommodation_d)
 
     def visual_acuity(self, sphere_d, cylinder_d, axis_deg=None):
         """Acuity (logMAR) through the lens ``sphere_d``/``cylinder_d`` (arrays broadcast).
@@ -183,8 +223,9 @@ class SimulatedPatient:
 
         ``first_lens``/``second_lens`` are ``(sphere_d, cylinder_d)`` pairs (arrays broadcast).
         """
-        difference = self.duel_utility(letter_logmar, *first_lens, axis_deg) - self.duel_utility(
-            letter_logmar, *second_lens, axis_deg
+        (first_sphere_d, first_cylinder_d), (second_sphere_d, second_cylinder_d) = first_lens, second_lens
+        difference = self.duel_utility(letter_logmar, first_sphere_d, first_cylinder_d, axis_deg) - self.duel_utility(
+            letter_logmar, second_sphere_d, second_cylinder_d, axis_deg
         )
         return _scalar_or_array(normal_cdf(difference))
 
@@ -233,7 +274,7 @@ class SimulatedPatient:
         seeded draw of the Plackett–Luce model (Gumbel-noisy utilities sorted)."""
         u = self.ranking_utility(letter_logmar, lenses, axis_deg)
         k = u.size if k is None else k
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= u.size:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= int(k) <= u.size:
             raise ValueError(f"k must be an integer from 1 to the number of lenses ({u.size}); got {k!r}")
         noisy = u + self._rng.gumbel(size=u.size)
         return tuple(int(i) for i in np.argsort(-noisy)[:k])

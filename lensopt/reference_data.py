@@ -40,6 +40,9 @@ REFRACTION_HYPERPARAMETERS = "refraction-hyperparameters.json"
 #: The same for issue 14's letter model (floored likelihood, EP, prior mean; `--model floored`).
 LETTER_MODEL_HYPERPARAMETERS = "letter-model-hyperparameters.json"
 
+#: The full-prescription search's kernel on power vectors (M, J0, J45) (issue 16).
+PRESCRIPTION_HYPERPARAMETERS = "prescription-hyperparameters.json"
+
 
 def source_data_dir() -> Path | None:
     """``DATA_DIR`` when it is a source checkout's ``data/`` folder (to be regenerated and committed),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lensopt.gp.mean import BowlMean
 from lensopt.gp.sampling import sample_posterior
 
 #: Number of random features of the prior sample.
@@ -16,13 +17,22 @@ DEFAULT_N_FEATURES = 512
 
 
 class ThompsonSample:
-    """The value of one posterior draw ``f̃(X)``, with its input gradient."""
+    """The value of one posterior draw ``f̃(X)``, with its input gradient.
+
+    The draw is of the zero-mean part ``f − m``; a constant prior mean ``m`` changes no argmax and
+    is left out (as in the papers' runs), a :class:`lensopt.gp.mean.BowlMean` is added."""
 
     def __init__(self, model, rng: np.random.Generator, n_features: int = DEFAULT_N_FEATURES):
         self.sample = sample_posterior(model, rng, n_features=n_features)
+        mean = getattr(model, "prior_mean", 0.0)
+        self.mean = mean if isinstance(mean, BowlMean) else None
 
     def __call__(self, X):
-        return self.sample(X)
+        value = self.sample(X)
+        return value if self.mean is None else value + self.mean(X)
 
     def value_and_gradient(self, X):
-        return self.sample(X), self.sample.gradient(X)
+        value, gradient = self.sample(X), self.sample.gradient(X)
+        if self.mean is None:
+            return value, gradient
+        return value + self.mean(X), gradient + self.mean.gradient(X)

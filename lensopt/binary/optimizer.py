@@ -137,7 +137,11 @@ class ContextualOptimizer:
         due = s.refit_after + ((self.n_trials - s.refit_after) // s.refit_every) * s.refit_every
         if self._kernel is None or self._kernel_fitted_at != due:
             gp = GPClassifier(
-                base, inference=s.inference, guess_rate=s.guess_rate, lapse_rate=s.lapse_rate, prior_mean=s.prior_mean
+                base,
+                inference=s.inference,
+                guess_rate=s.guess_rate,
+                lapse_rate=s.lapse_rate,
+                prior_mean=s.prior_mean_function(),
             )
             gp.fit_hyperparameters(
                 self.inputs[:due],
@@ -162,7 +166,7 @@ class ContextualOptimizer:
                     inference=s.inference,
                     guess_rate=s.guess_rate,
                     lapse_rate=s.lapse_rate,
-                    prior_mean=s.prior_mean,
+                    prior_mean=s.prior_mean_function(),
                 )
             self._model.fit(self.inputs, self.outcomes)
             self._model_n = self.n_trials
@@ -185,20 +189,24 @@ class ContextualOptimizer:
         return Query(context=point[:k].copy(), system=point[k:].copy())
 
     @single_threaded
-    def tell(self, query: Query, outcome) -> None:
-        """Record the binary outcome (1/True = success) of ``query``."""
+    def tell(self, query: Query, outcome, *, system_in_bounds: bool = True) -> None:
+        """Record the binary outcome (1/True = success) of ``query``. ``system_in_bounds=False``
+        accepts system values outside the search box (a lens rounded to the phoropter, or the lens
+        actually set, may lie just outside it); the context must always be inside its bounds."""
         point = np.asarray(query.point, dtype=float)
-        self._check_point(point)
+        self._check_point(point, None if system_in_bounds else self.settings.n_context)
         if outcome not in (0, 1, True, False):
             raise ValueError(f"outcome must be 0/1 or a bool, got {outcome!r}")
         self._inputs.append(point)
         self._outcomes.append(int(outcome))
 
-    def _check_point(self, point):
+    def _check_point(self, point, n_checked=None):
         bounds = np.array(self.settings.bounds)
         if point.shape != (bounds.shape[0],) or not np.all(np.isfinite(point)):
             raise ValueError(f"a query needs {bounds.shape[0]} finite values, got {point!r}")
         outside = (point < bounds[:, 0] - BOUNDS_TOLERANCE) | (point > bounds[:, 1] + BOUNDS_TOLERANCE)
+        if n_checked is not None:
+            outside[n_checked:] = False
         if np.any(outside):
             i = int(np.argmax(outside))
             raise ValueError(f"value {point[i]} in column {i} is outside its bounds {tuple(bounds[i])}")

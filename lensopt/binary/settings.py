@@ -12,6 +12,7 @@ from statistics import NormalDist
 
 from lensopt.boxes import bounds_pairs, reference_values
 from lensopt.gp import kernels
+from lensopt.gp.mean import BowlMean
 
 #: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
 RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
@@ -122,6 +123,10 @@ class OptimizerSettings:
     below this BALD at the chosen system, the sequential rules choose by joint BALD (0: never).
     ``search_tolerance``: relative tolerance of the L-BFGS-B refinement of every acquisition
     search (its ``ftol``); ``None``: scipy's default (2.2e-9), as in the papers' runs.
+    ``prior_centre``/``prior_depth``: with a centre (one value per system parameter), the prior mean
+    is the bowl ``prior_mean − prior_depth · log10(1 + |x − prior_centre|²)``
+    (:class:`lensopt.gp.mean.BowlMean`: a refraction that starts from a known lens); ``None``: the
+    constant ``prior_mean``.
     """
 
     rule: str = "ucb-ald"
@@ -143,6 +148,8 @@ class OptimizerSettings:
     prior_mean: float = 0.0
     min_information_bits: float = 0.0
     search_tolerance: float | None = None
+    prior_centre: tuple[float, ...] | None = None
+    prior_depth: float = 0.0
 
     def __post_init__(self):
         if self.rule not in ALL_RULES:
@@ -190,6 +197,22 @@ class OptimizerSettings:
         ):
             raise ValueError(f"prior_mean must be a finite number, got {self.prior_mean!r}")
         object.__setattr__(self, "prior_mean", float(self.prior_mean))
+        if self.prior_centre is not None:
+            centre = self.prior_centre
+            if (
+                isinstance(centre, (str, bytes))
+                or not hasattr(centre, "__len__")
+                or len(centre) != len(self.system_bounds)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in centre)
+            ):
+                raise ValueError(
+                    f"prior_centre must be None or one finite number per system parameter, got {self.prior_centre!r}"
+                )
+            object.__setattr__(self, "prior_centre", tuple(float(v) for v in centre))
+        depth = self.prior_depth
+        if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
+            raise ValueError(f"prior_depth must be a number >= 0, got {depth!r}")
+        object.__setattr__(self, "prior_depth", float(depth))
         tol = self.search_tolerance
         if tol is not None:
             if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0.0 < tol < 1.0:
@@ -217,7 +240,19 @@ class OptimizerSettings:
         data["context_bounds"] = [list(b) for b in self.context_bounds]
         if isinstance(self.reference_context, tuple):
             data["reference_context"] = list(self.reference_context)
+        if self.prior_centre is None:  # states saved before the bowl prior read the same
+            del data["prior_centre"], data["prior_depth"]
+        else:
+            data["prior_centre"] = list(self.prior_centre)
         return data
+
+    def prior_mean_function(self):
+        """The model's prior mean: the float ``prior_mean``, or the :class:`lensopt.gp.mean.BowlMean`
+        around ``prior_centre`` on the system columns."""
+        if self.prior_centre is None:
+            return self.prior_mean
+        dims = tuple(range(self.n_context, self.n_context + self.n_system))
+        return BowlMean(self.prior_mean, self.prior_depth, self.prior_centre, dims)
 
     @classmethod
     def from_dict(cls, data: dict) -> OptimizerSettings:

@@ -23,6 +23,7 @@ from lensopt.gp.hyperparameters import maximize_log_marginal_likelihood
 from lensopt.gp.kernels import Kernel
 from lensopt.gp.laplace import LatentPosterior, laplace_lml_gradient, laplace_posterior
 from lensopt.gp.likelihood import check_floor
+from lensopt.gp.mean import check_prior_mean, mean_at, mean_gradient_at
 
 INFERENCE_METHODS = ("laplace", "ep")
 """Names accepted by ``GPClassifier(inference=...)``."""
@@ -65,8 +66,8 @@ class GPClassifier:
     ``kernel``: a :class:`lensopt.gp.kernels.Kernel`; ``inference``: ``"laplace"`` (R&W Alg. 3.1)
     or ``"ep"`` (R&W Alg. 3.5); ``jitter``: added to the training covariance diagonal;
     ``guess_rate`` ``γ`` and ``lapse_rate`` ``λ``: the floored likelihood (0 and 0: the plain
-    probit ``Φ(f)`` of the papers). ``prior_mean``: a constant prior mean ``m`` of the latent,
-    ``f ~ GP(m, k)`` (0 in the papers). ``predict_latent`` is always the latent ``f`` (mean included);
+    probit ``Φ(f)`` of the papers). ``prior_mean``: the prior mean ``m`` of the latent,
+    ``f ~ GP(m, k)``: a constant (0 in the papers) or a :class:`lensopt.gp.mean.BowlMean`. ``predict_latent`` is always the latent ``f`` (mean included);
     ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``;
     ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
     """
@@ -78,7 +79,7 @@ class GPClassifier:
         jitter: float = DEFAULT_JITTER,
         guess_rate: float = 0.0,
         lapse_rate: float = 0.0,
-        prior_mean: float = 0.0,
+        prior_mean=0.0,
     ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
@@ -92,9 +93,7 @@ class GPClassifier:
         check_floor(guess_rate, lapse_rate)
         self.guess_rate = float(guess_rate)
         self.lapse_rate = float(lapse_rate)
-        if not np.isfinite(prior_mean):
-            raise ValueError(f"prior_mean must be a finite number, got {prior_mean!r}")
-        self.prior_mean = float(prior_mean)
+        self.prior_mean = check_prior_mean(prior_mean)
         self.X_train_: np.ndarray | None = None
         self.y_train_: np.ndarray | None = None
         self._K: np.ndarray | None = None
@@ -118,7 +117,7 @@ class GPClassifier:
             K[:n_old, n_old:] = K[n_old:, :n_old].T
             K[np.arange(n_old, X.shape[0]), np.arange(n_old, X.shape[0])] += self.jitter
             init = self._warm_start(X.shape[0] - n_old)
-        self._set_posterior(self.kernel_, X, y, K, self._infer(K, y, init))
+        self._set_posterior(self.kernel_, X, y, K, self._infer(K, y, init, X))
         return self
 
     def fit_hyperparameters(self, X, y, n_restarts: int = 5, seed=None) -> GPClassifier:
@@ -136,7 +135,7 @@ class GPClassifier:
         def objective(theta):
             kernel = self.kernel_.with_theta(theta)
             K = self._train_cov(kernel, X)
-            posterior = self._infer(K, y, last["init"])
+            posterior = self._infer(K, y, last["init"], X)
             last["init"] = self._init_from(posterior)
             return posterior.log_marginal_likelihood, self._lml_gradient(kernel, X, y, K, posterior)
 
@@ -157,7 +156,7 @@ class GPClassifier:
         else:
             kernel = self.kernel_.with_theta(theta)
             K = self._train_cov(kernel, X)
-            posterior = self._infer(K, y, None)
+            posterior = self._infer(K, y, None, X)
         if not eval_gradient:
             return posterior.log_marginal_likelihood
         return posterior.log_marginal_likelihood, self._lml_gradient(kernel, X, y, K, posterior)
@@ -167,28 +166,36 @@ class GPClassifier:
         """Latent mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)`` if ``full_cov``)."""
         X = self._validate_test(X)
         if self.X_train_.shape[0] == 0:
-            mean = np.full(X.shape[0], self.prior_mean)
+            mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return (mean, self.kernel_(X)) if full_cov else (mean, self.kernel_.diag(X))
         K_cross = self.kernel_(self.X_train_, X)
         if full_cov:
             mean, cov = self._posterior.predict_full(K_cross, self.kernel_(X))
         else:
             mean, cov = self._posterior.predict(K_cross, self.kernel_.diag(X))
-        return self.prior_mean + mean, cov
+        return mean_at(self.prior_mean, X) + mean, cov
 
     def predict_latent_with_gradient(self, X):
         """``(mean, var, dmean_dX (n, d), dvar_dX (n, d))`` for gradient-based acquisition search."""
         X = self._validate_test(X)
         dk_diag = self.kernel_.diag_gradient_x(X)
         if self.X_train_.shape[0] == 0:
-            return np.full(X.shape[0], self.prior_mean), self.kernel_.diag(X), np.zeros(X.shape), dk_diag
+            mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
+            return mean, self.kernel_.diag(X), np.zeros(X.shape) + mean_gradient_at(self.prior_mean, X), dk_diag
         K_cross = self.kernel_(self.X_train_, X)
         mean, var, RK = self._posterior.predict_with_reduction(K_cross, self.kernel_.diag(X))
         dK = self.kernel_.gradient_x(X, self.X_train_)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
         dmean = np.einsum("mnd,n->md", dK, self._posterior.alpha)
         # var = k** − k*ᵀ R k*  ⇒  ∂var/∂x* = ∂k**/∂x* − 2 (R k*)ᵀ ∂k*/∂x*
         dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
-        return self.prior_mean + mean, var, dmean, dvar
+        if isinstance(self.prior_mean, float):
+            return self.prior_mean + mean, var, dmean, dvar
+        return mean_at(self.prior_mean, X) + mean, var, dmean + mean_gradient_at(self.prior_mean, X), dvar
+
+    def prior_mean_at(self, X):
+        """The prior mean ``m(X)`` ``(n,)`` (a constant or a :class:`lensopt.gp.mean.BowlMean`)."""
+        X = _validate_X(X)
+        return np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
 
     @property
     def floored(self) -> bool:
@@ -232,10 +239,10 @@ class GPClassifier:
         K[np.diag_indices_from(K)] += self.jitter
         return K
 
-    def _infer(self, K, y, init) -> LatentPosterior | None:
+    def _infer(self, K, y, init, X) -> LatentPosterior | None:
         if K.shape[0] == 0:
             return None
-        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=self.prior_mean)
+        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=mean_at(self.prior_mean, X))
         if self.inference == "laplace":
             return laplace_posterior(K, y, alpha_init=init, **floor)
         return parallel_ep_posterior(K, y, sites_init=init, **floor)
@@ -260,7 +267,9 @@ class GPClassifier:
             return np.zeros(kernel.n_theta)
         dK = kernel.gradient_theta(X)
         if self.inference == "laplace":
-            return laplace_lml_gradient(K, dK, y, posterior, self.guess_rate, self.lapse_rate, self.prior_mean)
+            return laplace_lml_gradient(
+                K, dK, y, posterior, self.guess_rate, self.lapse_rate, mean_at(self.prior_mean, X)
+            )
         return ep_lml_gradient(K, dK, posterior)
 
     def _set_posterior(self, kernel, X, y, K, posterior) -> None:

@@ -82,11 +82,12 @@ def _sweep(
 
     Returns the updated (Fortran-ordered) ``Σ``; ``mu``, ``tau`` and ``nu`` are updated in place.
     """
+    prior_means = np.broadcast_to(prior_mean, y.shape)  # a constant, or the prior mean of each row
     for i in order:
         s_ii = Sigma[i, i]
         tau_cav = max(1.0 / s_ii - tau[i], MIN_CAVITY_PRECISION)  # Line 5
         nu_cav = mu[i] / s_ii - nu[i]
-        _, m_hat, v_hat = _tilted(y[i], nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_mean)  # Line 6
+        _, m_hat, v_hat = _tilted(y[i], nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_means[i])  # Line 6
         tau_new = max(1.0 / v_hat - tau_cav, 0.0)  # Line 7
         d_tau = tau_new - tau[i]
         nu_new = m_hat / v_hat - nu_cav  # Line 8

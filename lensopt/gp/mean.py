@@ -1,0 +1,90 @@
+"""Prior mean functions of the latent: ``f ~ GP(m, k)``.
+
+The papers use ``m = 0``; lensopt's letter model a constant ``m`` (a float everywhere a prior mean
+is accepted). :class:`BowlMean` is the prior of a refraction that starts from a known refraction:
+acuity is best near the starting lens and falls off with the blur of the distance to it, in the
+shape of the acuity law (Blendowske 2015, METHOD.md §1),
+
+    m(x) = offset − depth · log10(1 + |x_J − centre|²),
+
+on the system columns ``J`` (the lens's power vector, D). With ``depth`` the psychometric slope
+``a`` (logMAR⁻¹) this is the latent ``a (s − VA)`` of a patient whose correction is the start,
+up to the letter-size term, which the kernel's linear context part carries. The GP then only has
+to learn how the patient differs from the start — near the optimum a tilt and a shift of the
+bowl, smooth on the kernel's lengthscale — instead of the bowl itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+_LN10 = math.log(10.0)
+
+
+@dataclass(frozen=True)
+class BowlMean:
+    """``m(x) = offset − depth · log10(1 + Σ_j (x_j − centre_j)²)`` over the columns ``dims``."""
+
+    offset: float
+    depth: float
+    centre: tuple[float, ...]
+    dims: tuple[int, ...]
+
+    def __post_init__(self):
+        for name in ("offset", "depth"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"BowlMean.{name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.depth < 0:
+            raise ValueError(f"BowlMean.depth must be >= 0, got {self.depth!r}")
+        centre = tuple(float(v) for v in self.centre)
+        dims = tuple(int(d) for d in self.dims)
+        if not centre or len(centre) != len(dims) or not all(math.isfinite(v) for v in centre):
+            raise ValueError(
+                f"BowlMean needs one finite centre value per column; got {self.centre!r} for {self.dims!r}"
+            )
+        object.__setattr__(self, "centre", centre)
+        object.__setattr__(self, "dims", dims)
+
+    def _offsets(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        return X[:, list(self.dims)] - np.asarray(self.centre)
+
+    def __call__(self, X) -> np.ndarray:
+        """``m(X)`` as ``(n,)``."""
+        r = self._offsets(X)
+        return self.offset - self.depth * np.log1p(np.sum(r**2, axis=1)) / _LN10
+
+    def gradient(self, X) -> np.ndarray:
+        """``∂m(X_i)/∂X_i`` as ``(n, d)`` (zero on the columns outside ``dims``)."""
+        X = np.asarray(X, dtype=float)
+        r = self._offsets(X)
+        grad = np.zeros(X.shape)
+        grad[:, list(self.dims)] = -self.depth * 2.0 * r / ((1.0 + np.sum(r**2, axis=1))[:, None] * _LN10)
+        return grad
+
+
+def check_prior_mean(prior_mean):
+    """``prior_mean`` as a float (a constant mean) or a :class:`BowlMean`; a one-line ValueError else."""
+    if isinstance(prior_mean, BowlMean):
+        return prior_mean
+    if isinstance(prior_mean, bool) or not isinstance(prior_mean, (int, float, np.floating)):
+        raise ValueError(f"prior_mean must be a finite number or a BowlMean, got {prior_mean!r}")
+    if not np.isfinite(prior_mean):
+        raise ValueError(f"prior_mean must be a finite number, got {prior_mean!r}")
+    return float(prior_mean)
+
+
+def mean_at(prior_mean, X):
+    """The prior mean at the rows of ``X``: the float itself for a constant (so that constant-mean
+    arithmetic is unchanged), ``m(X)`` ``(n,)`` for a :class:`BowlMean`."""
+    return prior_mean(X) if isinstance(prior_mean, BowlMean) else prior_mean
+
+
+def mean_gradient_at(prior_mean, X):
+    """``∂m/∂X`` ``(n, d)`` for a :class:`BowlMean`; ``0.0`` for a constant."""
+    return prior_mean.gradient(X) if isinstance(prior_mean, BowlMean) else 0.0

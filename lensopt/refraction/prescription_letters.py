@@ -1,0 +1,374 @@
+"""PrescriptionOptimizer: the full prescription (sphere, cylinder, axis) from letters (issue 16).
+
+The search runs in the Thibos power vector ``x = (M, J0, J45)`` of the lens (D) with the letter
+size ``s`` (logMAR) as the context: model columns ``[letter_logmar, m_d, j0_d, j45_d]``. It is the
+letter optimizer of issue 14 (:class:`lensopt.refraction.RefractionOptimizer`: the floored answer
+model, EP, BALD for the letter size, the information floor, the stopping rule) on these columns:
+
+- **kernel**: the psychophysics kernel ``θ s s' + k_SE(x, x')`` with one lengthscale for the three
+  coordinates — blur is the residual's power-vector length, so an isotropic kernel here is the
+  principal-meridian kernel of the two-parameter search for any axis. The shipped hyperparameters
+  (``data/prescription-hyperparameters.json``) are the two-parameter fit mapped exactly: in
+  meridian powers ``|ΔP|² = 2 |Δx|²``, so the lengthscale is divided by √2.
+- **the box** (:class:`lensopt.refraction.prescription.SearchBox`): centred on the starting
+  refraction, ±2 D in M and ±1 D in J0 and J45 by default; the full box without a start.
+- **the prior favours the start**: with a start the prior mean is the acuity law around it,
+  ``m(x) = m₀ − a₀ log10(1 + |x − x_start|²)`` (:class:`lensopt.gp.mean.BowlMean`, ``a₀`` a
+  typical psychometric slope): the GP learns how the patient differs from the start.
+- **phoropter lenses**: every proposed lens is converted to minus cylinder and rounded to the
+  phoropter (``lens_step_d``, 0.25 D, and ``axis_step_deg``, 1°); the model is told the rounded
+  lens's power vector, i.e. the lens actually shown.
+- **most-plus endpoint**: the reported lens is the most-plus lens along ``M`` (astigmatism held at
+  the optimum's) whose predicted acuity is within :data:`MOST_PLUS_TOLERANCE_LOGMAR` of the best
+  predicted acuity. A young eye accommodates, so every lens up to its amplitude too minus reads as
+  well as the correction; the clinical end point is the most plus of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lensopt.binary.optimizer import ContextualOptimizer, Query
+from lensopt.binary.settings import KernelSpec
+from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
+from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
+from lensopt.refraction.lens import Lens, PowerVector
+from lensopt.refraction.letters import (
+    DEFAULT_MODEL_LAPSE,
+    DEFAULT_PRIOR_MEAN,
+    LETTER_BETA,
+    LETTER_BOUNDS_LOGMAR,
+    MIN_INFORMATION_BITS,
+    SEARCH_TOLERANCE,
+)
+from lensopt.refraction.prescription import POWER_VECTOR_NAMES, Prescription, SearchBox, lens_intervals
+from lensopt.refraction.trial import Trial, TrialHistory
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
+from lensopt.threads import single_threaded
+
+#: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
+DEFAULT_LENS_STEP_D = 0.25
+DEFAULT_AXIS_STEP_DEG = 1.0
+
+#: The most-plus end point: the reported lens is the most plus (in M) whose predicted acuity is
+#: within this many logMAR of the best predicted acuity. Chosen on tuning patients (seeds < 100,000).
+MOST_PLUS_TOLERANCE_LOGMAR = 0.01
+
+#: Depth ``a₀`` (latent units per log10(1 + D²)) of the prior bowl around a starting refraction: a
+#: typical psychometric slope (logMAR⁻¹) of the simulated patients. ``PRIOR_START_OFFSET`` is the
+#: prior latent at the start itself (at letter size 0 logMAR). Chosen on tuning patients.
+PRIOR_START_DEPTH = 5.0
+PRIOR_START_OFFSET = 0.0
+
+#: Step (D) of the scan along M for the most-plus end point.
+MOST_PLUS_SCAN_STEP_D = 0.01
+
+#: Candidate lenses of the certainty: offsets (D) of the fine grid around the reported lens in each
+#: coordinate, the spacing of the coarse box grid and the distance from a tested lens within which
+#: the coarse grid counts as searched.
+FINE_OFFSETS_D = (-0.5, -0.25, 0.0, 0.25, 0.5)
+COARSE_STEP_D = 0.5
+COVERED_RADIUS_D = 0.75
+
+STATE_FORMAT = "lensopt.prescription-state/1"
+
+
+def prescription_kernel() -> KernelSpec:
+    """The shipped hyperparameters of the power-vector search (``data/prescription-hyperparameters.json``)."""
+    return KernelSpec.from_dict(load_json(PRESCRIPTION_HYPERPARAMETERS)["kernel"])
+
+
+def _as_lens(start) -> Lens | None:
+    if start is None or isinstance(start, Lens):
+        return start
+    if isinstance(start, str):
+        return Lens.parse(start)
+    raise ValueError(f"start must be a lens ('-1.00 / -0.50 x 180') or None, got {start!r}")
+
+
+class PrescriptionOptimizer(TrialHistory):
+    """ask/tell for the full prescription: ``ask() -> Trial`` (with ``axis_deg``), ``tell(trial,
+    correct)``, :meth:`prescription` the result; :meth:`confidence` and :meth:`should_stop` for the
+    stopping rule (:class:`lensopt.asktell.StoppableOptimizer`).
+
+    ``start``: the starting refraction (a :class:`Lens` or its text; ``None``: the full box);
+    ``m_half_width_d``/``j_half_width_d``: the box around it. The answer model is issue 14's:
+    ``P(correct) = γ + (1 − γ − λ) Φ(f)``, ``γ = 1/n_alternatives``, ``λ = lapse``.
+    """
+
+    def __init__(
+        self,
+        rule="ucb-ald",
+        seed=0,
+        *,
+        start=None,
+        m_half_width_d=None,
+        j_half_width_d=None,
+        letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
+        n_initial=5,
+        lens_step_d=DEFAULT_LENS_STEP_D,
+        axis_step_deg=DEFAULT_AXIS_STEP_DEG,
+        inference="ep",
+        hyperparameters=None,
+        n_alternatives=26,
+        lapse=DEFAULT_MODEL_LAPSE,
+        prior_mean=None,
+        prior_depth=None,
+        most_plus_tolerance_logmar=MOST_PLUS_TOLERANCE_LOGMAR,
+        stop=None,
+        **options,
+    ):
+        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
+            raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
+        if (
+            isinstance(lapse, bool)
+            or not isinstance(lapse, (int, float))
+            or not (math.isfinite(lapse) and 0.0 <= lapse < 0.5)
+        ):
+            raise ValueError(f"lapse must be a rate in [0, 0.5) (e.g. 0.02), got {lapse!r}")
+        tol = most_plus_tolerance_logmar
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (math.isfinite(tol) and 0 <= tol < 1):
+            raise ValueError(f"most_plus_tolerance_logmar must be a number in [0, 1) logMAR, got {tol!r}")
+        box_options = {
+            k: v for k, v in (("m_half_width_d", m_half_width_d), ("j_half_width_d", j_half_width_d)) if v is not None
+        }
+        self.box = SearchBox(_as_lens(start), **box_options)
+        self.lens_step_d = None if lens_step_d is None else float(lens_step_d)
+        if self.lens_step_d is not None and not (math.isfinite(self.lens_step_d) and 0 < self.lens_step_d <= 1):
+            raise ValueError(f"lens_step_d must be a step in (0, 1] D (e.g. 0.25) or None, got {lens_step_d!r}")
+        self.axis_step_deg = float(axis_step_deg)
+        self.n_alternatives = n_alternatives
+        self.lapse = float(lapse)
+        self.most_plus_tolerance_logmar = float(tol)
+        self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
+        kernel = prescription_kernel() if hyperparameters is None else hyperparameters
+        if isinstance(kernel, dict):
+            kernel = KernelSpec.from_dict(kernel)
+        started = self.box.start is not None
+        options.setdefault("min_information_bits", MIN_INFORMATION_BITS)
+        options.setdefault("search_tolerance", SEARCH_TOLERANCE)
+        options.setdefault("beta", LETTER_BETA)
+        default_mean = PRIOR_START_OFFSET if started else DEFAULT_PRIOR_MEAN
+        options["prior_mean"] = default_mean if prior_mean is None else prior_mean
+        if started:
+            options["prior_centre"] = tuple(self.box.centre.to_array())
+            options["prior_depth"] = PRIOR_START_DEPTH if prior_depth is None else prior_depth
+        self._core = ContextualOptimizer(
+            system_bounds=self.box.bounds_d,
+            context_bounds=(letter_bounds_logmar,),
+            rule=rule,
+            seed=seed,
+            kernel=kernel,
+            reference_context="adaptive",
+            n_initial=n_initial,
+            inference=inference,
+            guess_rate=1.0 / n_alternatives,
+            lapse_rate=self.lapse,
+            **options,
+        )
+        self._core.target_latent = 0.0
+        self._history: list[tuple[Trial, bool]] = []
+
+    # ---------------------------------------------------------------- settings
+    @property
+    def settings(self):
+        return self._core.settings
+
+    @property
+    def start(self) -> Lens | None:
+        return self.box.start
+
+    def settings_dict(self) -> dict:
+        s = self.settings
+        core = s.to_dict()
+        return {
+            "rule": s.rule,
+            "seed": s.seed,
+            "start": None if self.box.start is None else self.box.start.format(),
+            "m_half_width_d": self.box.m_half_width_d,
+            "j_half_width_d": self.box.j_half_width_d,
+            "letter_bounds_logmar": list(s.context_bounds[0]),
+            "n_initial": s.n_initial,
+            "lens_step_d": self.lens_step_d,
+            "axis_step_deg": self.axis_step_deg,
+            "inference": s.inference,
+            "hyperparameters": core["kernel"],
+            "n_alternatives": self.n_alternatives,
+            "lapse": self.lapse,
+            "prior_mean": s.prior_mean,
+            "prior_depth": s.prior_depth if s.prior_centre is not None else None,
+            "most_plus_tolerance_logmar": self.most_plus_tolerance_logmar,
+            "stop": None if self.stop is None else self.stop.to_dict(),
+            **{
+                k: core[k]
+                for k in (
+                    "beta",
+                    "n_candidates",
+                    "n_starts",
+                    "n_thompson_features",
+                    "refit_every",
+                    "refit_after",
+                    "min_information_bits",
+                    "search_tolerance",
+                )
+            },
+        }
+
+    def to_state(self) -> dict:
+        return {
+            "format": STATE_FORMAT,
+            "settings": self.settings_dict(),
+            "history": [[t.letter_logmar, t.sphere_d, t.cylinder_d, t.axis_deg, int(c)] for t, c in self._history],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> PrescriptionOptimizer:
+        if state.get("format") != STATE_FORMAT:
+            raise ValueError(f"not a lensopt prescription state (format {state.get('format')!r})")
+        history = [(Trial(S, C, s, axis), bool(c)) for s, S, C, axis, c in state["history"]]
+        return cls.from_settings(state["settings"], history)
+
+    @property
+    def model(self):
+        return self._core.model
+
+    @property
+    def last_decision_ms(self) -> float:
+        return self._core.last_decision_ms
+
+    # ---------------------------------------------------------------- ask/tell
+    def phoropter_lens(self, power_vector_d) -> Lens:
+        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
+        lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
+        if self.lens_step_d is None:
+            return lens
+        return lens.rounded(self.lens_step_d, self.axis_step_deg)
+
+    @single_threaded
+    def ask(self) -> Trial:
+        query = self._core.ask()
+        lens = self.phoropter_lens(query.system)
+        return Trial(lens.sphere_d, lens.cylinder_d, float(query.context[0]), lens.axis_deg)
+
+    @single_threaded
+    def tell(self, trial: Trial, correct) -> None:
+        if correct not in (0, 1, True, False):
+            raise ValueError(f"correct must be a bool, got {correct!r}")
+        if trial.axis_deg is None:
+            raise ValueError("a full-prescription trial needs the lens's axis_deg (Trial(..., axis_deg=...))")
+        pv = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
+        self._core.tell(Query(np.array([trial.letter_logmar]), pv), int(correct), system_in_bounds=False)
+        self._history.append((trial, bool(correct)))
+
+    # ------------------------------------------------------------------ answers
+    def _intercepts_and_slope(self, lenses, full_cov=False):
+        """Posterior of ``g(x) = f(0, x)`` at ``lenses`` ``(n, 3)`` and of ``w = f(1, x₀) − f(0, x₀)``."""
+        lenses = np.atleast_2d(np.asarray(lenses, dtype=float))
+        n = len(lenses)
+        X = np.vstack([np.column_stack([np.zeros(n), lenses]), [[1.0, *lenses[0]]]])
+        return self.model.predict_latent(X, full_cov=full_cov)
+
+    def _most_plus(self, optimum_d: np.ndarray) -> np.ndarray:
+        """The most-plus point along ``M`` from ``optimum_d`` whose predicted acuity is within the
+        tolerance of the optimum's (``g ≥ g(x̂) − tol · w`` with the posterior means)."""
+        m_high = self.settings.system_bounds[0][1]
+        steps = np.arange(optimum_d[0], m_high + 1e-12, MOST_PLUS_SCAN_STEP_D)
+        if len(steps) < 2 or self.most_plus_tolerance_logmar == 0.0:
+            return optimum_d
+        lenses = np.column_stack([steps, np.full(len(steps), optimum_d[1]), np.full(len(steps), optimum_d[2])])
+        mean, _ = self._intercepts_and_slope(lenses)
+        g, slope = mean[:-1], mean[-1] - mean[0]
+        if not slope > 0:
+            return optimum_d
+        below = g < g[0] - self.most_plus_tolerance_logmar * slope
+        last = int(np.argmax(below)) - 1 if below.any() else len(steps) - 1
+        return lenses[max(last, 0)]
+
+    @single_threaded
+    def best(self) -> PowerVector:
+        """The reported power vector (unrounded): the posterior mean's optimum, moved to the most-plus
+        lens of equal predicted acuity (see the module docstring)."""
+
+        def compute():
+            if self.model is None:
+                return self.box.centre
+            optimum = np.asarray(self._core.best(), dtype=float)
+            return PowerVector(*(float(v) for v in self._most_plus(optimum)))
+
+        return self._core._cached("best_power_vector", compute)
+
+    def predicted_acuity_logmar(self, power_vector_d) -> float:
+        """The model's acuity threshold (logMAR) through a lens, from the posterior means."""
+        if self.model is None:
+            return math.nan
+        mean, _ = self._intercepts_and_slope(np.asarray(power_vector_d, dtype=float)[None, :])
+        slope = mean[-1] - mean[0]
+        return float((self._core.target_latent - mean[0]) / slope) if slope > 1e-9 else math.nan
+
+    def _candidates(self, best_d: np.ndarray) -> np.ndarray:
+        """Lenses against which the reported one is measured: a fine grid around it, the tested
+        lenses and a coarse grid of the box near them (as :mod:`lensopt.refraction.certainty`)."""
+        bounds = np.array(self.settings.system_bounds)
+        offsets = np.array(FINE_OFFSETS_D)
+        fine = np.array(np.meshgrid(*(best_d[k] + offsets for k in range(3)), indexing="ij")).reshape(3, -1).T
+        axes = [np.arange(lo, hi + 1e-9, COARSE_STEP_D) for lo, hi in bounds]
+        coarse = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
+        tested = np.unique(self._core.inputs[:, 1:], axis=0)
+        near = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1) <= COVERED_RADIUS_D
+        lenses = np.vstack([best_d[None, :], fine, coarse[near], tested])
+        inside = np.all((lenses >= bounds[:, 0] - 1e-9) & (lenses <= bounds[:, 1] + 1e-9), axis=1)
+        inside[0] = True
+        lenses = lenses[inside]
+        _, first = np.unique(np.round(lenses, 9), axis=0, return_index=True)
+        return lenses[np.sort(first)]
+
+    @single_threaded
+    def prescription(self) -> Prescription:
+        """The prescription with its 95 % intervals, predicted acuity and confidence (from ``n_draws``
+        joint posterior draws of the slope and the lens intercepts, seeded by ``(seed, n_trials)``)."""
+
+        def compute():
+            best = self.best()
+            best_d = best.to_array()
+            lens = self.phoropter_lens(best_d) if self.lens_step_d is not None else best.to_lens().rounded()
+            if self.model is None:
+                return Prescription(lens, best, {}, None, 0.0, 0)
+            lenses = self._candidates(best_d)
+            mu, var = self._intercepts_and_slope(lenses)
+            g_mu, g_sd = mu[:-1], np.sqrt(np.maximum(var[:-1], 0.0))
+            keep = g_mu + PRUNE_SDS * g_sd >= np.max(g_mu - PRUNE_SDS * g_sd)
+            keep[0] = True
+            lenses = lenses[keep]
+            mean, cov = self._intercepts_and_slope(lenses, full_cov=True)
+            rng = np.random.default_rng([self.settings.seed, self.n_trials, CERTAINTY_STREAM])
+            draws = _joint_draws(mean, cov, N_DRAWS, rng)
+            g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
+            gap = g.max(axis=1) - g[:, 0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss = np.where(slope > 0, gap / slope, np.inf)
+            # each draw's own most-plus best lens: the most plus M among lenses within the tolerance
+            within = g >= (g.max(axis=1) - self.most_plus_tolerance_logmar * np.maximum(slope, 0.0))[:, None]
+            best_draws = lenses[np.argmax(np.where(within, lenses[None, :, 0], -np.inf), axis=1)]
+            return Prescription(
+                lens=lens,
+                power_vector_d=best,
+                intervals=lens_intervals(best_draws, lens),
+                predicted_acuity_logmar=self.predicted_acuity_logmar(best_d),
+                confidence=float(np.mean(loss <= ACUITY_TOLERANCE_LOGMAR)),
+                trials=self.n_trials,
+            )
+
+        return self._core._cached("prescription", compute)
+
+    def confidence(self) -> float:
+        """Posterior probability that the reported lens is within 0.025 logMAR of the best lens."""
+        return float(self.prescription().confidence or 0.0)
+
+    def should_stop(self) -> bool:
+        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one)."""
+        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)
+
+
+__all__ = ["POWER_VECTOR_NAMES", "PrescriptionOptimizer", "prescription_kernel"]

@@ -17,6 +17,7 @@ from lensopt.modes.base import FeedbackMode
 from lensopt.modes.registry import get_mode
 from lensopt.observer import SimulatedPatient, draw_patients
 from lensopt.refraction.duels import DuelRefractionOptimizer
+from lensopt.refraction.lens import Lens, PowerVector
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.rankings import RankingRefractionOptimizer
 
@@ -206,4 +207,141 @@ def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop
         stopped_at=run.n_trials if run.stopped else None,
         certainty=optimizer.certainty().to_dict() if certainty else None,
         stop=optimizer.stop.to_dict() if stop is not None else None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The full prescription (issue 16): sphere, cylinder and axis, scored as power vectors
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrescriptionScore:
+    """How far a reported prescription is from the patient's correction, as power vectors (D):
+    ``power_vector_error_d`` = reported − truth per coordinate (signed: a negative ``M`` is too
+    minus), ``blur_error_d`` its length; ``va_error_logmar`` the acuity lost with the rounded lens
+    (the patient's own acuity law, accommodation included)."""
+
+    trials: int
+    prescription: str
+    power_vector_d: tuple[float, float, float]
+    power_vector_error_d: tuple[float, float, float]
+    blur_error_d: float
+    va_error_logmar: float
+
+    def to_dict(self) -> dict:
+        m, j0, j45 = self.power_vector_error_d
+        return {
+            "trials": self.trials,
+            "prescription": self.prescription,
+            "power_vector_d": dict(zip(("M", "J0", "J45"), self.power_vector_d)),
+            "power_vector_error_d": {"M": m, "J0": j0, "J45": j45},
+            "blur_error_d": self.blur_error_d,
+            "va_error_logmar": self.va_error_logmar,
+        }
+
+
+def score_prescription(patient: SimulatedPatient, power_vector: PowerVector, trials: int) -> PrescriptionScore:
+    """Score the unrounded estimate ``power_vector`` (what a bench compares with the truth) and, for
+    the acuity, its phoropter lens (0.25 D, axis 1°: what the patient would wear)."""
+    error = power_vector - patient.correction.power_vector()
+    lens = power_vector.to_lens().rounded()
+    va = float(patient.visual_acuity(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
+    return PrescriptionScore(
+        trials=trials,
+        prescription=lens.format(),
+        power_vector_d=(power_vector.m_d, power_vector.j0_d, power_vector.j45_d),
+        power_vector_error_d=(error.m_d, error.j0_d, error.j45_d),
+        blur_error_d=error.length_d,
+        va_error_logmar=va - patient.best_acuity_logmar,
+    )
+
+
+@dataclass(frozen=True)
+class PrescriptionResult:
+    """A simulated full refraction: the truth, the start, the final prescription (its dict:
+    :meth:`lensopt.refraction.prescription.Prescription.to_dict`) and the scores along the way."""
+
+    rule: str
+    seed: int
+    trials: int
+    slope: float
+    accommodation_d: float
+    truth: str
+    start: str | None
+    prescription: dict
+    final: PrescriptionScore
+    checkpoints: tuple[PrescriptionScore, ...]
+    latency_ms: dict = field(default_factory=dict)
+    stopped_at: int | None = None
+    stop: dict | None = None
+
+    def to_dict(self) -> dict:
+        final = self.final.to_dict()
+        return {
+            "rule": self.rule,
+            "seed": self.seed,
+            "trials": self.trials,
+            "slope": self.slope,
+            "accommodation_d": self.accommodation_d,
+            "true_prescription": self.truth,
+            "start": self.start,
+            "prescription": self.prescription["prescription"],
+            "power_vector_error_d": final["power_vector_error_d"],
+            "blur_error_d": final["blur_error_d"],
+            "va_error_logmar": final["va_error_logmar"],
+            "estimate": self.prescription,
+            "confidence": self.prescription.get("confidence"),
+            "checkpoints": [c.to_dict() for c in self.checkpoints],
+            "latency_ms": self.latency_ms,
+            "stopped_at": self.stopped_at,
+            "stop": self.stop,
+        }
+
+
+def simulate_prescription(
+    patient: SimulatedPatient,
+    optimizer,
+    n_trials: int,
+    checkpoints=DEFAULT_CHECKPOINTS,
+    progress=None,
+    use_stop: bool = False,
+) -> PrescriptionResult:
+    """A full refraction with letters: ``patient`` names letters through the lenses (with their
+    axes) that ``optimizer`` asks for — a :class:`lensopt.refraction.PrescriptionOptimizer` or
+    anything with its API (``best() -> PowerVector``, ``prescription()``, ``start``/``box``; the
+    ideal observer of :mod:`lensopt.bench.ideal_prescription`). Scored with
+    :func:`score_prescription` at the checkpoints it passes and at the end; ``use_stop`` ends it
+    by the optimizer's stopping rule as in :func:`simulate`."""
+    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
+        raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
+    if use_stop and getattr(optimizer, "stop", None) is None:
+        raise ValueError("use_stop needs an optimizer with a stopping rule (stop=StopRule(...))")
+    wanted = {c for c in checkpoints if c < n_trials}
+    scores: list[PrescriptionScore] = []
+
+    def on_trial(t, trial, answer):
+        if t in wanted:
+            scores.append(score_prescription(patient, optimizer.best(), t))
+        if progress is not None:
+            progress(t)
+
+    respond = get_mode("letters").responder(patient)
+    run = run_session(optimizer, respond, n_trials, on_trial=on_trial, stop=optimizer.should_stop if use_stop else None)
+    final = score_prescription(patient, optimizer.best(), run.n_trials)
+    start = getattr(optimizer.box, "start", None)
+    return PrescriptionResult(
+        rule=optimizer.settings.rule,
+        seed=optimizer.settings.seed,
+        trials=run.n_trials,
+        slope=patient.slope,
+        accommodation_d=patient.accommodation_d,
+        truth=patient.correction.format(),
+        start=None if start is None else Lens.format(start),
+        prescription=optimizer.prescription().to_dict(),
+        final=final,
+        checkpoints=tuple(s for s in scores if s.trials < run.n_trials) + (final,),
+        latency_ms=latency_summary(run.decision_ms),
+        stopped_at=run.n_trials if run.stopped else None,
+        stop=optimizer.stop.to_dict() if use_stop else None,
     )

@@ -277,6 +277,11 @@ class PrescriptionIdealObserver:
         return self.settings.seed
 
     @property
+    def box(self) -> SearchBox:
+        """The search box (the start it is centred on: ``box.start``)."""
+        return self.settings.box
+
+    @property
     def n_trials(self) -> int:
         return len(self._history)
 

@@ -1,0 +1,484 @@
+"""Prescription campaign (issue 16, item 8): the full prescription (M, J0, J45) on clinic patients.
+
+Every run is one simulated full refraction with letters
+(:func:`lensopt.simulation.simulate_prescription`) of ``n_trials`` trials: patient ``seed`` of
+:func:`lensopt.observer.draw_clinic_patients` (the campaign's slope and lapse, 26 letters; the
+same correction for every setting and rule of a seed — a paired design) answers a rule —
+``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`)
+or ``ideal`` (:class:`lensopt.bench.ideal_prescription.PrescriptionIdealObserver`, told the true
+slope, lapse, best acuity and accommodation).
+
+Settings (:data:`SETTINGS`), a grid: with or without a starting refraction (an autorefraction,
+:func:`lensopt.observer.autorefraction` with ``np.random.SeedSequence([seed, 1])``: SD 0.4 D in M,
+0.2 D in J0 and J45; without one the rule searches the full box) × with or without accommodation
+(Hofstetter's average amplitude for the patient's age, or none).
+
+The reported estimate is scored after EVERY trial (``optimizer.best()`` is cached per trial):
+the record holds the signed power-vector errors (reported − truth, D) per coordinate and the blur
+error (their length) as lists, one value per trial. With a stopping rule (``stop_confidence``), the
+session still runs the whole budget; after each trial from ``min_trials`` on the rule
+(:class:`lensopt.stopping.StopRule`, ``max_trials`` = the budget) is asked once whether it could
+stop, until it first says so: that trial is ``stopped_at`` and the errors there are recorded, so
+the same sessions give the fixed-budget and the stopping statistics.
+
+Patient seeds from :data:`lensopt.bench.spec.HELD_OUT_FIRST_SEED` (100,000) on are held out;
+every record carries its seed's ``split``. The statistics are in
+:mod:`lensopt.bench.prescription_summary`.
+
+Runs go through :func:`run_prescription_campaign`: the runner of :mod:`lensopt.bench.runner`
+(Dask, a local cluster by default, a tqdm bar, one JSON record per run written atomically as it
+arrives, finished runs skipped), with this campaign's task, :func:`run_prescription`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+import uuid
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from lensopt.bench.ideal_prescription import PrescriptionIdealObserver
+from lensopt.bench.records import MANIFEST_NAME, versions, write_json_atomic
+from lensopt.bench.runner import TASK_PREFIX, CampaignSummary, _one_line, _progress
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of
+from lensopt.observer import autorefraction, draw_clinic_patients
+from lensopt.refraction.prescription import SearchBox
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.simulation import simulate_prescription
+from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
+
+CAMPAIGN = "prescription"
+
+#: Record format tag of a run of this campaign.
+PRESCRIPTION_RECORD_FORMAT = "lensopt.bench-prescription-run/1"
+
+#: Rules: the two letter optimizers of the prescription and its ideal observer; the default ones.
+PRESCRIPTION_RULES = ("ucb-ald", "ts-ald", "ideal")
+DEFAULT_PRESCRIPTION_RULES = ("ucb-ald", "ideal")
+
+#: Feedback modes (letters only for now; duels may follow).
+PRESCRIPTION_FEEDBACK = ("letters",)
+
+#: Campaign defaults: patients, first seed (held out), trials, slope (logMAR⁻¹: human letter
+#: acuity is steep), lapse of the patients, letters.
+DEFAULT_PATIENTS = 100
+DEFAULT_TRIALS = 100
+DEFAULT_SLOPE = 14.0
+DEFAULT_LAPSE = 0.0
+N_ALTERNATIVES = 26
+
+#: Errors (D) of the autorefraction that starts a session: SD in M and in each of J0, J45.
+AUTOREFRACTION_SD_D = {"M": 0.4, "J0": 0.2, "J45": 0.2}
+
+#: Blur error (power-vector length, D) of a session that is "there".
+CRITERION_D = 0.25
+
+#: Trial counts at which the errors are tabulated (those within the budget; and the budget's end).
+CHECKPOINTS = (40, 60, 100)
+
+#: Coordinates of the power vector, in record order.
+COORDINATES = ("M", "J0", "J45")
+
+#: Files of the summary, in the campaign directory.
+SUMMARY_NAME = "prescription-summary.json"
+BLAND_ALTMAN_NAME = "prescription-bland-altman.png"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One cell of the grid: a starting refraction or the full box × accommodation or none."""
+
+    name: str
+    start: bool
+    accommodation: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+SETTINGS = (
+    Setting("start-accommodation", True, True),
+    Setting("start-no-accommodation", True, False),
+    Setting("no-start-accommodation", False, True),
+    Setting("no-start-no-accommodation", False, False),
+)
+SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def get_setting(name: str) -> Setting:
+    if name not in SETTINGS_BY_NAME:
+        raise ValueError(f"unknown prescription setting {name!r}; choose from: {', '.join(SETTINGS_BY_NAME)}")
+    return SETTINGS_BY_NAME[name]
+
+
+@dataclass(frozen=True)
+class PrescriptionSpec:
+    """One run: a rule on patient ``seed`` in a setting, for ``n_trials`` trials."""
+
+    setting: str
+    rule: str
+    seed: int
+    n_trials: int
+    slope: float = DEFAULT_SLOPE
+    lapse: float = DEFAULT_LAPSE
+    n_alternatives: int = N_ALTERNATIVES
+    feedback: str = "letters"
+    with_start: bool = True
+    accommodation: bool = True
+    split: str = ""  # filled from the seed
+    stop_confidence: float | None = None  # None: no stopping rule
+    min_trials: int | None = None
+    campaign: str = CAMPAIGN
+
+    def __post_init__(self):
+        if self.campaign != CAMPAIGN:
+            raise ValueError(f"PrescriptionSpec.campaign must be {CAMPAIGN!r}, got {self.campaign!r}")
+        setting = get_setting(self.setting)
+        if (self.with_start, self.accommodation) != (setting.start, setting.accommodation):
+            raise ValueError(f"PrescriptionSpec: start/accommodation do not match setting {self.setting!r}")
+        if self.rule not in PRESCRIPTION_RULES:
+            raise ValueError(f"unknown rule {self.rule!r}; choose from: {', '.join(PRESCRIPTION_RULES)}")
+        if self.feedback not in PRESCRIPTION_FEEDBACK:
+            raise ValueError(f"unknown feedback {self.feedback!r}; choose from: {', '.join(PRESCRIPTION_FEEDBACK)}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"PrescriptionSpec.seed must be an integer >= 0, got {self.seed!r}")
+        if isinstance(self.n_trials, bool) or not isinstance(self.n_trials, int) or self.n_trials < 1:
+            raise ValueError(f"the number of trials must be a positive integer, got {self.n_trials!r}")
+        if not (isinstance(self.slope, (int, float)) and np.isfinite(self.slope) and self.slope > 0):
+            raise ValueError(f"the slope must be a positive number, got {self.slope!r}")
+        guess = 1.0 / self.n_alternatives
+        if not (isinstance(self.lapse, (int, float)) and 0 <= self.lapse < min(0.5, 1 - guess)):
+            raise ValueError(f"the lapse rate must be in [0, 0.5), got {self.lapse!r}")
+        if not self.split:
+            object.__setattr__(self, "split", split_of(self.seed))
+        if self.split not in SPLITS or self.split != split_of(self.seed):
+            raise ValueError(f"the split of seed {self.seed} is {split_of(self.seed)!r}, got {self.split!r}")
+        if self.stop_confidence is None:
+            if self.min_trials is not None:
+                raise ValueError("--min-trials needs --stop-confidence (the stopping rule to record)")
+            return
+        StopRule(self.stop_confidence, self.min_trials or 1, self.n_trials)  # validates
+        if self.min_trials is None:
+            object.__setattr__(self, "min_trials", min(DEFAULT_MIN_TRIALS, self.n_trials))
+
+    @property
+    def key(self) -> str:
+        """File-name-safe identifier, unique within a campaign directory."""
+        return f"{self.setting}__{self.rule}__seed{self.seed:04d}"
+
+    @property
+    def stop_rule(self) -> StopRule | None:
+        if self.stop_confidence is None:
+            return None
+        return StopRule(self.stop_confidence, int(self.min_trials or 1), self.n_trials)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PrescriptionSpec:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def prescription_specs(
+    settings,
+    rules,
+    *,
+    n_patients=DEFAULT_PATIENTS,
+    first_seed=HELD_OUT_FIRST_SEED,
+    n_trials=DEFAULT_TRIALS,
+    slope=DEFAULT_SLOPE,
+    lapse=DEFAULT_LAPSE,
+    feedback="letters",
+    stop_confidence=None,
+    min_trials=None,
+) -> list[PrescriptionSpec]:
+    """The runs of a campaign, ordered by patient so that a partial campaign stays balanced.
+
+    Seeds ``first_seed .. first_seed + n_patients − 1``; each run records its seed's split (a
+    campaign may straddle :data:`HELD_OUT_FIRST_SEED`; nothing is refused for it)."""
+    settings = [s if isinstance(s, Setting) else get_setting(s) for s in settings]
+    if not settings:
+        raise ValueError("--settings names no setting")
+    if len({s.name for s in settings}) != len(settings):
+        raise ValueError("--settings lists a setting twice")
+    unknown = [r for r in rules if r not in PRESCRIPTION_RULES]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(PRESCRIPTION_RULES)}")
+    if not rules:
+        raise ValueError("--rules names no rule")
+    if len(set(rules)) != len(rules):
+        raise ValueError("--rules lists a rule twice")
+    if isinstance(n_patients, bool) or not isinstance(n_patients, int) or n_patients < 1:
+        raise ValueError(f"--patients must be at least 1, got {n_patients!r}")
+    if isinstance(first_seed, bool) or not isinstance(first_seed, int) or first_seed < 0:
+        raise ValueError(f"--first-seed must be an integer >= 0, got {first_seed!r}")
+    if min_trials is not None and stop_confidence is not None and min_trials > n_trials:
+        raise ValueError(f"--min-trials ({min_trials}) must not exceed --trials ({n_trials})")
+    return [
+        PrescriptionSpec(
+            setting=s.name,
+            rule=rule,
+            seed=seed,
+            n_trials=n_trials,
+            slope=float(slope),
+            lapse=float(lapse),
+            feedback=feedback,
+            with_start=s.start,
+            accommodation=s.accommodation,
+            stop_confidence=None if stop_confidence is None else float(stop_confidence),
+            min_trials=min_trials,
+        )
+        for seed in range(first_seed, first_seed + n_patients)
+        for s in settings
+        for rule in rules
+    ]
+
+
+# ------------------------------------------------------------------------------ one run
+def patient_and_start(spec: PrescriptionSpec):
+    """The simulated patient of ``spec`` and its starting refraction (None without a start)."""
+    patient = draw_clinic_patients(
+        1,
+        spec.seed,
+        accommodation=spec.accommodation,
+        slope=float(spec.slope),
+        n_alternatives=spec.n_alternatives,
+        lapse=float(spec.lapse),
+    )[0]
+    if not spec.with_start:
+        return patient, None
+    sd = AUTOREFRACTION_SD_D
+    start = autorefraction(patient, np.random.SeedSequence([spec.seed, 1]), m_sd_d=sd["M"], j_sd_d=sd["J0"])
+    return patient, start
+
+
+def _optimizer(spec: PrescriptionSpec, patient, start, stop):
+    if spec.rule == "ideal":
+        return PrescriptionIdealObserver(
+            slope=patient.slope,
+            n_alternatives=spec.n_alternatives,
+            lapse=patient.lapse,
+            va_best_logmar=patient.va_best_logmar,
+            accommodation_d=patient.accommodation_d,
+            box=SearchBox(start),
+            seed=spec.seed,
+            stop=stop,
+        )
+    return PrescriptionOptimizer(
+        rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, stop=stop
+    )
+
+
+def _optimizer_settings(opt) -> dict:
+    """The settings the rule ran with (defaults resolved), for the record."""
+    settings = opt.settings_dict() if hasattr(opt, "settings_dict") else asdict(opt.settings)
+    return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+
+
+def _rounded(values, digits=6) -> list[float]:
+    return [round(float(v), digits) for v in values]
+
+
+def run_prescription(spec: PrescriptionSpec) -> dict:
+    """The body of one run's record (see the module docstring)."""
+    patient, start = patient_and_start(spec)
+    stop = spec.stop_rule
+    opt = _optimizer(spec, patient, start, stop)
+    decision_ms: list[float] = []
+    stopped: dict = {"stopped_at": None, "stop_reason": None, "confidence_at_stop": None}
+
+    def after_trial(t):  # the session runs on after the stop, to score the whole budget
+        decision_ms.append(float(opt.last_decision_ms))
+        if stop is None or stopped["stopped_at"] is not None or t < stop.min_trials:
+            return
+        if opt.should_stop():
+            confidence = float(opt.confidence())
+            reason = "confidence" if confidence >= stop.confidence else "max_trials"
+            stopped.update(stopped_at=t, stop_reason=reason, confidence_at_stop=confidence)
+
+    result = simulate_prescription(
+        patient, opt, spec.n_trials, checkpoints=range(1, spec.n_trials + 1), progress=after_trial
+    )
+    scores = result.checkpoints
+    if [s.trials for s in scores] != list(range(1, spec.n_trials + 1)):
+        raise RuntimeError("simulate_prescription did not score every trial")
+    curves = {"blur_error_d": _rounded(s.blur_error_d for s in scores)}
+    for i, name in enumerate(COORDINATES):
+        curves[name] = _rounded(s.power_vector_error_d[i] for s in scores)
+    error_at_stop = None
+    if stopped["stopped_at"] is not None:
+        i = stopped["stopped_at"] - 1
+        error_at_stop = {"blur_error_d": curves["blur_error_d"][i], **{c: curves[c][i] for c in COORDINATES}}
+    final = result.to_dict()
+    truth = patient.correction.power_vector()
+    return {
+        "true_prescription": final["true_prescription"],
+        "true_power_vector_d": dict(zip(COORDINATES, (truth.m_d, truth.j0_d, truth.j45_d))),
+        "accommodation_d": float(patient.accommodation_d),
+        "va_best_logmar": float(patient.va_best_logmar),
+        "start": final["start"],
+        "start_power_vector_d": None
+        if start is None
+        else dict(zip(COORDINATES, (float(v) for v in start.power_vector().to_array()))),
+        "prescription": final["prescription"],
+        "power_vector_d": scores[-1].to_dict()["power_vector_d"],
+        "power_vector_error_d": final["power_vector_error_d"],
+        "blur_error_d": final["blur_error_d"],
+        "va_error_logmar": final["va_error_logmar"],
+        "confidence": final["confidence"],
+        "estimate": final["estimate"],
+        "curves": curves,
+        "stop": None if stop is None else stop.to_dict(),
+        **stopped,
+        "error_at_stop": error_at_stop,
+        "latency_ms": final["latency_ms"],
+        "decision_ms": [round(v, 4) for v in decision_ms],
+        "optimizer_settings": _optimizer_settings(opt),
+    }
+
+
+def run_one_prescription(spec: dict) -> dict:
+    """Run one task of the campaign and return its JSON-able record (a pure function of ``spec``)."""
+    run = PrescriptionSpec.from_dict(spec)
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    body = run_prescription(run)
+    return {
+        "format": PRESCRIPTION_RECORD_FORMAT,
+        "key": run.key,
+        **run.to_dict(),
+        **body,
+        "wall_time_s": time.perf_counter() - t0,
+        "started_at": started.isoformat(),
+        "finished_at": datetime.now(UTC).isoformat(),
+        "host": platform.node(),
+        "versions": versions(),
+    }
+
+
+# ------------------------------------------------------------------------------ the campaign
+def prescription_record_path(out_dir, spec: PrescriptionSpec) -> Path:
+    return Path(out_dir) / "runs" / f"{spec.key}.json"
+
+
+def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
+    path = prescription_record_path(out_dir, spec)
+    if not path.exists():
+        return False
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return False  # unreadable: run it again
+    try:
+        same = PrescriptionSpec.from_dict(record) == spec
+    except (TypeError, ValueError):
+        same = False
+    if not same:
+        raise ValueError(
+            f"{path} was run with other settings; use another --out directory or the settings of that campaign"
+        )
+    return True
+
+
+def run_prescription_campaign(
+    specs,
+    out_dir,
+    *,
+    manifest: dict | None = None,
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    local_sync: bool = False,
+    progress: bool = True,
+    client=None,
+) -> CampaignSummary:
+    """Run every spec without a record in ``out_dir``; store each record as it finishes
+    (as :func:`lensopt.bench.runner.run_campaign`, with this campaign's task)."""
+    out_dir = Path(out_dir)
+    try:
+        (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(
+            f"--out {out_dir}: cannot create the campaign folder ({exc.strerror}); choose a writable folder"
+        ) from None
+    specs = list(specs)
+    if len({s.key for s in specs}) != len(specs):
+        raise ValueError("duplicate runs in the campaign (same setting, rule and seed)")
+    if n_workers is not None and n_workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {n_workers}")
+    todo = [s for s in specs if not _finished(out_dir, s)]
+    if manifest is not None:
+        write_json_atomic(out_dir / MANIFEST_NAME, manifest)
+    failures: list[tuple[str, str]] = []
+    t0 = time.perf_counter()
+    desc = f"{out_dir.name}: {len(specs) - len(todo)} already done"
+    with _progress(len(todo), progress and bool(todo), desc) as bar:
+        if todo and local_sync:
+            for spec in todo:
+                try:
+                    write_json_atomic(prescription_record_path(out_dir, spec), run_one_prescription(spec.to_dict()))
+                except Exception as exc:  # noqa: BLE001 - reported, run retried next time
+                    _failed(failures, spec, exc)
+                bar.update()
+        elif todo:
+            _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client)
+    n_done = len(todo) - len(failures)
+    return CampaignSummary(
+        len(specs), len(specs) - len(todo), len(todo), n_done, tuple(failures), time.perf_counter() - t0
+    )
+
+
+def _failed(failures, spec, exc) -> None:
+    failures.append((spec.key, _one_line(exc)))
+    if os.environ.get("LENSOPT_DEBUG"):
+        traceback.print_exc(file=sys.stderr)
+
+
+def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> None:
+    try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ValueError(
+            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
+        ) from None
+    own_client = client is None
+    cluster = None
+    if own_client:
+        if scheduler:
+            client = Client(scheduler)
+        else:
+            cluster = LocalCluster(
+                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            client = Client(cluster)
+    try:
+        token = uuid.uuid4().hex[:12]  # keys unique to this invocation
+        futures, specs_by_future = [], {}
+        for spec in todo:
+            future = client.submit(
+                run_one_prescription, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{CAMPAIGN}-{spec.key}"
+            )
+            futures.append(future)
+            specs_by_future[future.key] = spec
+        for future in as_completed(futures):
+            spec = specs_by_future[future.key]
+            try:
+                write_json_atomic(prescription_record_path(out_dir, spec), future.result())
+            except Exception as exc:  # noqa: BLE001 - reported, run retried next time
+                _failed(failures, spec, exc)
+            bar.update()
+            future.release()
+    finally:
+        if own_client:
+            client.close()
+            if cluster is not None:
+                cluster.close()

@@ -1,0 +1,373 @@
+"""Summary of a prescription campaign (issue 16, item 8): statistics per setting and rule, the text
+table, the Bland–Altman plot, and the summary files written next to the records.
+
+Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench.prescription`:
+
+- at 40, 60 and 100 trials (those within the budget, and the budget's end): Bland–Altman of each
+  power-vector coordinate (M, J0, J45) against the truth — the bias (mean of reported − truth)
+  and the 95 % limits of agreement (bias ± 1.96 SD, SD with ``n − 1``) — and the median blur error;
+- trials to reach AND STAY at a blur error ``<= 0.25 D`` (:func:`trials_to_criterion`; a session
+  that ends above it counts as ``budget + 1`` and is counted as *never*), its median, and its ratio
+  to the ideal observer's median in the same setting on the seeds both have run;
+- with a stopping rule: median trials used, the fraction of sessions stopped by confidence (the
+  rest reach the budget) and the fraction of those truly within 0.25 D blur when they stopped;
+- decision time per rule (``decision_ms``, the optimizer's own ``ask`` time), median and p95
+  pooled over every decision: campaign workers share the machine's cores, so these are upper
+  bounds on an idle machine's.
+
+The Bland–Altman plot (:func:`plot_bland_altman`) has one panel per coordinate at the budget's end,
+for the settings with a starting refraction: the difference (reported − truth) against the mean
+of the two, coloured by rule, with each rule's bias and limits of agreement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from lensopt.bench.prescription import (
+    BLAND_ALTMAN_NAME,
+    CAMPAIGN,
+    CHECKPOINTS,
+    COORDINATES,
+    CRITERION_D,
+    PRESCRIPTION_RULES,
+    SETTINGS,
+    SUMMARY_NAME,
+)
+from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
+
+#: z of the 95 % limits of agreement.
+LOA_Z = 1.96
+
+
+def trials_to_criterion(curve, criterion=CRITERION_D) -> int:
+    """First trial (1-based) from which every error up to the last is ``<= criterion``: the
+    session reached the criterion and stayed there. ``len(curve) + 1`` if the last error is above
+    it (never reached, or reached and left). NaN counts as above."""
+    errors = np.asarray(curve, dtype=float)
+    above = np.flatnonzero(~(errors <= criterion))
+    return 1 if above.size == 0 else int(above[-1]) + 2
+
+
+def bland_altman(differences) -> dict:
+    """Bias (mean difference), SD (``n − 1``) and the 95 % limits of agreement ``bias ± 1.96 SD``
+    (None for the SD and the limits with fewer than two values)."""
+    d = np.asarray(differences, dtype=float)
+    bias = float(np.mean(d))
+    if d.size < 2:
+        return {"n": int(d.size), "bias": bias, "sd": None, "loa_low": None, "loa_high": None}
+    sd = float(np.std(d, ddof=1))
+    return {"n": int(d.size), "bias": bias, "sd": sd, "loa_low": bias - LOA_Z * sd, "loa_high": bias + LOA_Z * sd}
+
+
+def _median(values):
+    return float(np.median(values)) if len(values) else None
+
+
+def checkpoints_of(budget: int) -> list[int]:
+    """The tabulated trial counts of a budget: :data:`CHECKPOINTS` within it, and the budget."""
+    return sorted({t for t in CHECKPOINTS if t <= budget} | {budget})
+
+
+def _decision_stats(records) -> dict | None:
+    samples = [v for r in records for v in r.get("decision_ms", []) if v is not None and math.isfinite(v)]
+    if not samples:
+        return None
+    return {"median": float(np.median(samples)), "p95": float(np.percentile(samples, 95)), "n": len(samples)}
+
+
+def _group_stats(records: list[dict]) -> dict:
+    budget = max(r["n_trials"] for r in records)
+    full = [r for r in records if len(r["curves"]["blur_error_d"]) == budget]
+    stats: dict = {"n_sessions": len(full), "n_trials": budget, "at": {}}
+    for t in checkpoints_of(budget):
+        entry: dict = {c: bland_altman([r["curves"][c][t - 1] for r in full]) for c in COORDINATES}
+        entry["blur_error_d_median"] = _median([r["curves"]["blur_error_d"][t - 1] for r in full])
+        stats["at"][str(t)] = entry
+    ttc = [trials_to_criterion(r["curves"]["blur_error_d"]) for r in full]
+    stats["trials_to_criterion"] = {
+        "median": _median(ttc),
+        "never": int(sum(t > budget for t in ttc)),
+        "never_counts_as": budget + 1,
+    }
+    stop = full[0].get("stop") if full else None
+    if stop is not None:
+        used = [r["stopped_at"] if r.get("stopped_at") is not None else budget for r in full]
+        confident = [r for r in full if r.get("stop_reason") == "confidence"]
+        within = [r["error_at_stop"]["blur_error_d"] <= CRITERION_D for r in confident]
+        stats["stop"] = {
+            "confidence": stop["confidence"],
+            "min_trials": stop["min_trials"],
+            "median_trials_used": _median(used),
+            "n_stopped_by_confidence": len(confident),
+            "fraction_stopped": len(confident) / len(full),
+            "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
+        }
+    else:
+        stats["stop"] = None
+    stats["decision_ms"] = _decision_stats(full)
+    return stats
+
+
+def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict]) -> dict | None:
+    seeds = sorted(set(rule_records) & set(ideal_records))
+    if not seeds:
+        return None
+
+    def median_ttc(by_seed):
+        return float(np.median([trials_to_criterion(by_seed[s]["curves"]["blur_error_d"]) for s in seeds]))
+
+    ttc, ideal_ttc = median_ttc(rule_records), median_ttc(ideal_records)
+    return {
+        "paired_sessions": len(seeds),
+        "trials_to_criterion_median": ttc,
+        "ideal_trials_to_criterion_median": ideal_ttc,
+        "trials_to_criterion_ratio": ttc / ideal_ttc,
+    }
+
+
+def _setting_order(name: str):
+    order = {s.name: i for i, s in enumerate(SETTINGS)}
+    return (order.get(name, 99), name)
+
+
+def _rule_order(rule: str):
+    order = {r: i for i, r in enumerate(PRESCRIPTION_RULES)}
+    return (order.get(rule, 99), rule)
+
+
+def summarize(records: list[dict]) -> dict:
+    """The campaign's statistics (see the module docstring) as a JSON-able dict."""
+    records = [r for r in records if r.get("campaign") == CAMPAIGN]
+    if not records:
+        raise ValueError("no prescription runs in these records")
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in sorted(records, key=lambda r: r["seed"]):
+        groups.setdefault((r["setting"], r["rule"]), []).append(r)
+    rows = []
+    for setting, rule in sorted(groups, key=lambda k: (_setting_order(k[0]), _rule_order(k[1]))):
+        group = groups[(setting, rule)]
+        first = group[0]
+        row = {
+            "setting": setting,
+            "rule": rule,
+            "with_start": first.get("with_start"),
+            "accommodation": first.get("accommodation"),
+            "slope": first["slope"],
+            "lapse": first.get("lapse"),
+            "feedback": first.get("feedback"),
+            **_group_stats(group),
+        }
+        ideal = groups.get((setting, "ideal"))
+        if rule != "ideal" and ideal:
+            row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
+        rows.append(row)
+    decisions = {}
+    for rule in sorted({r["rule"] for r in records}, key=_rule_order):
+        stats = _decision_stats([r for r in records if r["rule"] == rule])
+        if stats:
+            decisions[rule] = stats
+    splits = sorted({r.get("split") or "unknown" for r in records})
+    slopes = sorted({r["slope"] for r in records})
+    return {
+        "format": "lensopt.prescription-summary/1",
+        "split": splits[0] if len(splits) == 1 else splits,
+        "slope": slopes[0] if len(slopes) == 1 else slopes,
+        "n_runs": len(records),
+        "criterion_blur_d": CRITERION_D,
+        "loa_z": LOA_Z,
+        "rows": rows,
+        "decision_ms_by_rule": decisions,
+        "decision_ms_note": "the optimizer's ask time; campaign workers share the machine's cores",
+    }
+
+
+def _fmt(value, digits=3, sign=False):
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf"
+    if isinstance(value, float):
+        return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def _ba_cell(ba: dict) -> str:
+    if ba["loa_low"] is None:
+        return f"{_fmt(ba['bias'], 2, True)} [—]"
+    return f"{_fmt(ba['bias'], 2, True)} [{_fmt(ba['loa_low'], 2, True)}, {_fmt(ba['loa_high'], 2, True)}]"
+
+
+def format_summary(summary: dict) -> str:
+    """Plain-text tables of :func:`summarize`."""
+    rows = summary["rows"]
+    split = summary["split"]
+    slope = summary["slope"]
+    out = [
+        f"Prescription: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
+        f"patients, slope {slope if not isinstance(slope, list) else '/'.join(f'{s:g}' for s in slope)}; "
+        "Bland–Altman of reported − truth (D): bias [95 % limits of agreement, bias ± 1.96 SD]",
+        "",
+    ]
+    header = ["setting", "rule", "trials", "n", "M", "J0", "J45", "blur med"]
+    body = []
+    for r in rows:
+        for t, entry in r["at"].items():
+            body.append(
+                [
+                    r["setting"],
+                    r["rule"],
+                    t,
+                    str(r["n_sessions"]),
+                    *(_ba_cell(entry[c]) for c in COORDINATES),
+                    _fmt(entry["blur_error_d_median"], 3),
+                ]
+            )
+    out += _table(header, body)
+    out += [
+        "",
+        f"Trials to reach and stay <= {CRITERION_D} D blur (never: counted as budget + 1); "
+        "stopping rule; decision time (the optimizer's ask, ms)",
+        "",
+    ]
+    header = [
+        "setting",
+        "rule",
+        "budget",
+        "TTC med",
+        "never",
+        "TTC ×ideal",
+        "stop med",
+        "stopped",
+        "within",
+        "dec med ms",
+        "dec p95 ms",
+    ]
+    body = []
+    for r in rows:
+        vs = r.get("versus_ideal")
+        ttc, stop, dec = r["trials_to_criterion"], r["stop"], r["decision_ms"]
+        body.append(
+            [
+                r["setting"],
+                r["rule"],
+                str(r["n_trials"]),
+                _fmt(ttc["median"], 1),
+                str(ttc["never"]),
+                _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
+                _fmt(stop["median_trials_used"], 1) if stop else "—",
+                _fmt(stop["fraction_stopped"], 2) if stop else "—",
+                _fmt(stop["fraction_stopped_within_criterion"], 2) if stop else "—",
+                _fmt(dec["median"], 1) if dec else "—",
+                _fmt(dec["p95"], 1) if dec else "—",
+            ]
+        )
+    out += _table(header, body)
+    stop_row = next((r["stop"] for r in rows if r["stop"]), None)
+    out += [
+        "",
+        "TTC ×ideal: median trials to criterion over the ideal observer's, same setting, seeds both ran; "
+        + (
+            f"stop: confidence {stop_row['confidence']:g}, min {stop_row['min_trials']} trials — stopped: "
+            f"fraction stopped by confidence (the rest ran to the budget), within: of those, truly <= {CRITERION_D} D"
+            if stop_row
+            else "no stopping rule recorded (--stop-confidence)"
+        ),
+        "decision time by rule (all settings; campaign workers share cores): "
+        + (
+            "; ".join(
+                f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"
+                for rule, d in summary["decision_ms_by_rule"].items()
+            )
+            or "—"
+        ),
+    ]
+    return "\n".join(out)
+
+
+def plot_bland_altman(records, path) -> None:
+    """One panel per coordinate (M, J0, J45) at the budget's end: reported − truth against the
+    mean of the two, for the settings with a starting refraction (all settings if there is none),
+    coloured by rule (marker by setting), with each rule's bias (solid) and 95 % limits (dashed)."""
+    # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the plot without it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    records = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("curves")]
+    started = [r for r in records if r.get("with_start")]
+    chosen = started or records
+    settings = sorted({r["setting"] for r in chosen}, key=_setting_order)
+    rules = sorted({r["rule"] for r in chosen}, key=_rule_order)
+    markers = dict(zip(settings, "o^sDv<>"))
+    colors = {rule: f"C{i}" for i, rule in enumerate(rules)}
+    fig = Figure(figsize=(13.5, 4.4), dpi=110)
+    FigureCanvasAgg(fig)
+    for k, coord in enumerate(COORDINATES, start=1):
+        ax = fig.add_subplot(1, 3, k)
+        for rule in rules:
+            group = [r for r in chosen if r["rule"] == rule]
+            diffs = np.array([r["curves"][coord][-1] for r in group], dtype=float)
+            truth = np.array([r["true_power_vector_d"][coord] for r in group], dtype=float)
+            means = truth + diffs / 2
+            for setting in settings:
+                mask = np.array([r["setting"] == setting for r in group], dtype=bool)
+                if mask.any():
+                    ax.scatter(
+                        means[mask],
+                        diffs[mask],
+                        s=14,
+                        alpha=0.6,
+                        color=colors[rule],
+                        marker=markers[setting],
+                        label=f"{rule}, {setting}" if len(settings) > 1 else rule,
+                    )
+            ba = bland_altman(diffs) if diffs.size else None
+            if ba is None:
+                continue
+            ax.axhline(ba["bias"], color=colors[rule], lw=1.2)
+            for limit in (ba["loa_low"], ba["loa_high"]):
+                if limit is not None:
+                    ax.axhline(limit, color=colors[rule], lw=0.9, ls="--")
+        ax.axhline(0.0, color="k", lw=0.6)
+        ax.set_xlabel(f"{coord}: mean of reported and truth (D)")
+        ax.set_ylabel(f"{coord}: reported − truth (D)")
+        ax.grid(alpha=0.3)
+        if k == 1:
+            ax.legend(fontsize=7, frameon=False)
+    budgets = sorted({r["n_trials"] for r in chosen})
+    fig.suptitle(
+        f"Bland–Altman after {'/'.join(map(str, budgets))} trials — {', '.join(settings)}: "
+        "bias (solid) and 95 % limits of agreement (dashed) per rule",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def write_summary(campaign_dir) -> tuple[dict, str]:
+    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the Bland–Altman plot
+    (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed; return (summary, text)."""
+    campaign_dir = Path(campaign_dir)
+    records = load_records(campaign_dir)
+    summary = summarize(records)
+    manifest = campaign_dir / MANIFEST_NAME
+    if manifest.exists():
+        summary["campaign"] = json.loads(manifest.read_text())
+    write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
+    with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
+        plot_bland_altman(records, campaign_dir / BLAND_ALTMAN_NAME)
+    return summary, format_summary(summary)

@@ -1,0 +1,283 @@
+"""`lensopt bench prescription`: specs, records, resuming, Bland–Altman and trials to criterion."""
+
+import json
+
+import numpy as np
+import pytest
+
+from lensopt.bench import prescription as campaign
+from lensopt.bench.prescription import (
+    BLAND_ALTMAN_NAME,
+    SUMMARY_NAME,
+    PrescriptionSpec,
+    prescription_specs,
+)
+from lensopt.bench.prescription_summary import bland_altman, format_summary, summarize, trials_to_criterion
+from lensopt.bench.records import load_records
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED
+from lensopt.cli import bench_campaigns, main
+
+
+@pytest.mark.parametrize(
+    "curve, expected",
+    [
+        ([0.0, 0.1, 0.2], 1),  # there from the first trial
+        ([0.9, 0.2, 0.25], 2),  # the criterion itself counts as reached
+        ([0.1, 0.4, 0.1, 0.2], 3),  # reached, left, came back at trial 3
+        ([0.1, 0.1, 0.3], 4),  # reached, then left at the end: never (budget + 1)
+        ([1.0, 0.8, 0.6], 4),  # never reached
+        ([0.1, float("nan"), 0.1], 3),  # a missing value is not "within"
+    ],
+)
+def test_trials_to_criterion_reach_and_stay_at_a_quarter_diopter(curve, expected):
+    assert trials_to_criterion(curve) == expected
+
+
+def _record(setting, rule, seed, m_errors, *, j0=0.0, j45=0.0, stopped_at=None, stop_reason=None, decisions=(1.0,)):
+    """A hand-made record: the M error per trial, J0 and J45 constant; blur = the vector's length."""
+    m = [float(v) for v in m_errors]
+    n = len(m)
+    blur = [float(np.sqrt(v**2 + j0**2 + j45**2)) for v in m]
+    start = setting.startswith("start")
+    error_at_stop = None
+    if stopped_at is not None:
+        error_at_stop = {"blur_error_d": blur[stopped_at - 1], "M": m[stopped_at - 1], "J0": j0, "J45": j45}
+    return {
+        "campaign": "prescription",
+        "setting": setting,
+        "rule": rule,
+        "seed": seed,
+        "split": "held-out",
+        "n_trials": n,
+        "slope": 14.0,
+        "lapse": 0.0,
+        "feedback": "letters",
+        "with_start": start,
+        "accommodation": "no-accommodation" not in setting,
+        "true_power_vector_d": {"M": -1.0, "J0": 0.1, "J45": 0.0},
+        "curves": {"blur_error_d": blur, "M": m, "J0": [j0] * n, "J45": [j45] * n},
+        "stop": {"confidence": 0.9, "min_trials": 2, "max_trials": n},
+        "stopped_at": stopped_at,
+        "stop_reason": stop_reason,
+        "error_at_stop": error_at_stop,
+        "decision_ms": list(decisions),
+    }
+
+
+def _hand_made_records():
+    s = HELD_OUT_FIRST_SEED
+    return [
+        # ucb-ald: trials to criterion 3, 5 (reached at 2, left at 4), never (7)
+        _record(
+            "start-accommodation", "ucb-ald", s, [1.0, 0.5, 0.2, 0.1, 0.1, 0.1], stopped_at=4, stop_reason="confidence"
+        ),
+        _record(
+            "start-accommodation",
+            "ucb-ald",
+            s + 1,
+            [0.6, 0.2, 0.2, -0.3, 0.2, 0.2],
+            j0=0.1,
+            stopped_at=3,
+            stop_reason="confidence",
+            decisions=(2.0, 3.0),
+        ),
+        _record(
+            "start-accommodation",
+            "ucb-ald",
+            s + 2,
+            [0.8, 0.7, 0.6, 0.5, 0.4, -0.4],
+            j45=-0.2,
+            stopped_at=6,
+            stop_reason="max_trials",
+            decisions=(4.0,),
+        ),
+        # ideal on two of the seeds: 2 and 1
+        _record(
+            "start-accommodation", "ideal", s, [0.5, 0.1, 0.1, 0.1, 0.1, 0.1], stopped_at=2, stop_reason="confidence"
+        ),
+        _record("start-accommodation", "ideal", s + 1, [0.1] * 6, stopped_at=2, stop_reason="confidence"),
+    ]
+
+
+def test_summary_bland_altman_and_criteria_equal_a_hand_computation():
+    records = _hand_made_records()
+    summary = summarize(records)
+    assert [(r["setting"], r["rule"]) for r in summary["rows"]] == [
+        ("start-accommodation", "ucb-ald"),
+        ("start-accommodation", "ideal"),
+    ]
+    ucb = summary["rows"][0]
+    assert ucb["n_sessions"] == 3 and ucb["n_trials"] == 6 and list(ucb["at"]) == ["6"]  # 40/60/100 beyond 6
+    ucb_records = [r for r in records if r["rule"] == "ucb-ald"]
+    for t in (6,):
+        for coord in ("M", "J0", "J45"):
+            d = np.array([r["curves"][coord][t - 1] for r in ucb_records])
+            bias, sd = d.mean(), d.std(ddof=1)
+            ba = ucb["at"][str(t)][coord]
+            assert ba["bias"] == pytest.approx(bias, abs=1e-12)
+            assert ba["loa_low"] == pytest.approx(bias - 1.96 * sd, abs=1e-12)
+            assert ba["loa_high"] == pytest.approx(bias + 1.96 * sd, abs=1e-12)
+    # M at trial 6: 0.1, 0.2, −0.4 → bias −1/30, SD 0.3215...
+    assert ucb["at"]["6"]["M"]["bias"] == pytest.approx(-1 / 30)
+    assert ucb["at"]["6"]["M"]["sd"] == pytest.approx(np.std([0.1, 0.2, -0.4], ddof=1))
+    blur6 = [0.1, np.hypot(0.2, 0.1), np.hypot(0.4, 0.2)]
+    assert ucb["at"]["6"]["blur_error_d_median"] == pytest.approx(np.median(blur6))
+    assert ucb["trials_to_criterion"] == {"median": 5.0, "never": 1, "never_counts_as": 7}
+    versus = ucb["versus_ideal"]  # seeds s, s + 1: 3, 5 against 2, 1
+    assert versus["paired_sessions"] == 2
+    assert versus["trials_to_criterion_median"] == 4.0 and versus["ideal_trials_to_criterion_median"] == 1.5
+    assert versus["trials_to_criterion_ratio"] == pytest.approx(4 / 1.5)
+    stop = ucb["stop"]
+    assert stop["median_trials_used"] == 4.0  # 4, 3, 6
+    assert stop["n_stopped_by_confidence"] == 2 and stop["fraction_stopped"] == pytest.approx(2 / 3)
+    # blur at the stop: 0.1 at trial 4 (within), hypot(0.2, 0.1) = 0.22 at trial 3 (within)
+    assert stop["fraction_stopped_within_criterion"] == 1.0
+    assert ucb["decision_ms"]["median"] == 2.5  # pooled: 1, 2, 3, 4
+    assert summary["decision_ms_by_rule"]["ideal"]["median"] == 1.0
+    assert "versus_ideal" not in summary["rows"][1]
+    text = format_summary(summary)
+    assert "start-accommodation" in text and "2.67" in text and "share cores" in text
+    json.dumps(summary)
+    one = bland_altman([0.3])
+    assert one["bias"] == 0.3 and one["loa_low"] is None
+
+
+def test_specs_pair_patients_and_record_the_split_without_refusing_any_seed():
+    specs = prescription_specs(
+        ["start-accommodation", "no-start-no-accommodation"], ["ucb-ald", "ideal"], n_patients=3, n_trials=8
+    )
+    assert len(specs) == 12 and {s.seed for s in specs} == {HELD_OUT_FIRST_SEED + i for i in range(3)}
+    assert all(s.split == "held-out" and s.slope == 14.0 and s.feedback == "letters" for s in specs)
+    straddle = prescription_specs(["start-accommodation"], ["ideal"], n_patients=2, first_seed=HELD_OUT_FIRST_SEED - 1)
+    assert [(s.seed, s.split) for s in straddle] == [(99_999, "tuning"), (100_000, "held-out")]
+    # the same correction in every setting of a seed; the start only where the setting has one
+    a, start = campaign.patient_and_start(specs[0])
+    b, none = campaign.patient_and_start(next(s for s in specs if s.setting == "no-start-no-accommodation"))
+    assert a.correction.format() == b.correction.format() and none is None and start is not None
+    assert a.accommodation_d > 0 and b.accommodation_d == 0
+    assert PrescriptionSpec.from_dict(specs[0].to_dict()) == specs[0]
+    with pytest.raises(ValueError, match="unknown prescription setting"):
+        prescription_specs(["start"], ["ideal"])
+    with pytest.raises(ValueError, match="unknown rule"):
+        prescription_specs(["start-accommodation"], ["bald"])
+
+
+def test_cli_literals_equal_the_campaign_module():
+    assert bench_campaigns.PRESCRIPTION_SETTINGS == tuple(s.name for s in campaign.SETTINGS)
+    assert bench_campaigns.PRESCRIPTION_RULES == campaign.PRESCRIPTION_RULES
+    assert bench_campaigns.PRESCRIPTION_DEFAULT_RULES == campaign.DEFAULT_PRESCRIPTION_RULES
+    assert bench_campaigns.PRESCRIPTION_FEEDBACK == campaign.PRESCRIPTION_FEEDBACK
+    assert (
+        bench_campaigns.PRESCRIPTION_PATIENTS,
+        bench_campaigns.PRESCRIPTION_TRIALS,
+        bench_campaigns.PRESCRIPTION_SLOPE,
+    ) == (campaign.DEFAULT_PATIENTS, campaign.DEFAULT_TRIALS, campaign.DEFAULT_SLOPE)
+
+
+def _argv(out, *extra):
+    return [
+        "bench",
+        "prescription",
+        "--out",
+        str(out),
+        "--patients",
+        "2",
+        "--trials",
+        "8",
+        "--settings",
+        "start-accommodation",
+        "no-start-no-accommodation",
+        "--rules",
+        "ucb-ald",
+        "ideal",
+        "--local-sync",
+        "--no-progress",
+        *extra,
+    ]
+
+
+def test_tiny_campaign_writes_records_resumes_and_summarizes(tmp_path, capsys):
+    out = tmp_path / "presc"
+    assert main(_argv(out, "--stop-confidence", "0.9", "--min-trials", "4")) == 0
+    text = capsys.readouterr().out
+    assert "8 runs: 0 already done, 8 run now" in text and "Trials to reach and stay <= 0.25 D" in text
+    records = load_records(out)
+    assert len(records) == 8
+    assert {(r["setting"], r["rule"]) for r in records} == {
+        (s, r) for s in ("start-accommodation", "no-start-no-accommodation") for r in ("ucb-ald", "ideal")
+    }
+    for r in records:
+        assert r["seed"] in (HELD_OUT_FIRST_SEED, HELD_OUT_FIRST_SEED + 1) and r["split"] == "held-out"
+        assert r["slope"] == 14.0 and r["feedback"] == "letters" and r["n_trials"] == 8
+        if r["setting"] == "start-accommodation":
+            assert isinstance(r["start"], str) and r["with_start"] and r["accommodation_d"] > 0
+        else:
+            assert r["start"] is None and not r["with_start"] and r["accommodation_d"] == 0
+        curves = r["curves"]
+        assert all(len(curves[k]) == 8 for k in ("blur_error_d", "M", "J0", "J45"))
+        lengths = np.sqrt(np.array(curves["M"]) ** 2 + np.array(curves["J0"]) ** 2 + np.array(curves["J45"]) ** 2)
+        assert np.allclose(lengths, curves["blur_error_d"], atol=1e-5)
+        assert curves["blur_error_d"][-1] == pytest.approx(r["blur_error_d"], abs=1e-6)
+        assert 4 <= r["stopped_at"] <= 8 and r["stop_reason"] in ("confidence", "max_trials")
+        assert r["error_at_stop"]["blur_error_d"] == curves["blur_error_d"][r["stopped_at"] - 1]
+        assert r["stop"] == {"confidence": 0.9, "min_trials": 4, "max_trials": 8}
+        assert len(r["decision_ms"]) == 8
+    # paired: one patient per seed across settings and rules
+    truths = {}
+    for r in records:
+        truths.setdefault(r["seed"], set()).add(r["true_prescription"])
+    assert all(len(t) == 1 for t in truths.values())
+    manifest = json.loads((out / "campaign.json").read_text())
+    assert manifest["split"] == "held-out" and manifest["command"].startswith("lensopt bench prescription")
+    summary = json.loads((out / SUMMARY_NAME).read_text())
+    assert len(summary["rows"]) == 4 and summary["rows"][0]["stop"]["min_trials"] == 4
+    assert (out / BLAND_ALTMAN_NAME).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # rerunning skips every finished run: no new record, the same content
+    before = {p.name: p.read_bytes() for p in (out / "runs").glob("*.json")}
+    assert main(_argv(out, "--stop-confidence", "0.9", "--min-trials", "4")) == 0
+    assert "8 runs: 8 already done, 0 run now" in capsys.readouterr().out
+    assert {p.name: p.read_bytes() for p in (out / "runs").glob("*.json")} == before
+
+    # a deleted record is run again, identically (same seed, same session)
+    victim = out / "runs" / f"{records[0]['key']}.json"
+    victim.unlink()
+    assert main(_argv(out, "--stop-confidence", "0.9", "--min-trials", "4")) == 0
+    assert "8 runs: 7 already done, 1 run now" in capsys.readouterr().out
+    assert json.loads(victim.read_text())["curves"] == records[0]["curves"]
+
+    # --summary re-reads the records
+    assert main(["bench", "prescription", "--summary", str(out)]) == 0
+    assert "Prescription: 8 sessions, held-out patients" in capsys.readouterr().out
+
+    # the same directory with other settings is refused
+    assert main(_argv(out, "--slope", "5")) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+def _exit_code(argv) -> int:
+    """``main(argv)``'s exit code, whether it returns it or argparse exits with it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--settings", "start"], "unknown prescription setting"),
+        (["--patients", "0"], "--patients"),
+        (["--rules", "bald"], "unknown rule"),
+        (["--feedback", "duel"], "--feedback"),
+        (["--stop-confidence", "1.5"], "--stop-confidence"),
+        (["--min-trials", "3"], "--min-trials needs --stop-confidence"),
+        (["--stop-confidence", "0.9", "--min-trials", "9"], "--min-trials"),
+    ],
+)
+def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, extra, message):
+    assert _exit_code(_argv(tmp_path / "bad", *extra)) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    runs = tmp_path / "bad" / "runs"
+    assert not runs.exists() or not list(runs.iterdir())

@@ -20,19 +20,25 @@ class ThompsonSample:
     """The value of one posterior draw ``f̃(X)``, with its input gradient.
 
     The draw is of the zero-mean part ``f − m``; a constant prior mean ``m`` changes no argmax and
-    is left out (as in the papers' runs), a :class:`lensopt.gp.mean.BowlMean` is added."""
+    is left out (as in the papers' runs), a :class:`lensopt.gp.mean.BowlMean` is added, and so is
+    the ``objective_tilt`` of a tilted model (:class:`lensopt.binary.rules.TiltedObjective`)."""
 
     def __init__(self, model, rng: np.random.Generator, n_features: int = DEFAULT_N_FEATURES):
         self.sample = sample_posterior(model, rng, n_features=n_features)
         mean = getattr(model, "prior_mean", 0.0)
         self.mean = mean if isinstance(mean, BowlMean) else None
+        self.tilt = getattr(model, "objective_tilt", None)  # lensopt.binary.rules.TiltedObjective
 
     def __call__(self, X):
-        value = self.sample(X)
-        return value if self.mean is None else value + self.mean(X)
+        return self.value_and_gradient(X, gradient=False)[0]
 
-    def value_and_gradient(self, X):
-        value, gradient = self.sample(X), self.sample.gradient(X)
-        if self.mean is None:
-            return value, gradient
-        return value + self.mean(X), gradient + self.mean.gradient(X)
+    def value_and_gradient(self, X, gradient: bool = True):
+        value = self.sample(X)
+        grad = self.sample.gradient(X) if gradient else None
+        if self.mean is not None:
+            value = value + self.mean(X)
+            grad = None if grad is None else grad + self.mean.gradient(X)
+        if self.tilt is not None:
+            value = value + np.asarray(X, dtype=float) @ self.tilt
+            grad = None if grad is None else grad + self.tilt
+        return value, grad

@@ -125,7 +125,9 @@ class ContextualOptimizer:
         if self._kernel_object is not None:
             return self._kernel_object
         if self._settings_kernel is None:
-            self._settings_kernel = self.settings.kernel.build(self.settings.n_context, self.settings.n_system)
+            self._settings_kernel = self.settings.kernel.build(
+                self.settings.n_context, self.settings.n_system, centre=self.settings.prior_centre
+            )
         return self._settings_kernel
 
     def _current_kernel(self):
@@ -232,7 +234,8 @@ class ContextualOptimizer:
         if model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         recent = self.inputs[-RECENT_INPUTS:, s.n_context :]
-        return maximize_posterior_mean(_PosteriorMean(model), context, s.system_bounds, self._rng(1), recent, refine)
+        objective = _PosteriorMean(rules.objective_model(model, s))
+        return maximize_posterior_mean(objective, context, s.system_bounds, self._rng(1), recent, refine)
 
     @single_threaded
     def best(self) -> np.ndarray:

@@ -76,12 +76,45 @@ class Decision:
         k = self.settings.n_context
         return range(k, k + self.settings.n_system)
 
+    @property
+    def objective(self):
+        """The model the x-step maximizes over (:func:`objective_model`)."""
+        return objective_model(self.model, self.settings)
+
     def maximizer(self, n_candidates=None) -> MaximizerSettings:
         return MaximizerSettings(
             n_candidates=n_candidates or self.settings.n_candidates,
             n_starts=self.settings.n_starts,
             tolerance=self.settings.search_tolerance,
         )
+
+
+class TiltedObjective:
+    """The model as the x-step sees it when the settings prefer some system points among equals
+    (``objective_tilt``): the latent ``f(z) + t · z`` (``t`` zero on the context columns), its
+    variance unchanged; every other attribute is the model's."""
+
+    def __init__(self, model, tilt: np.ndarray):
+        self.model = model
+        self.objective_tilt = np.asarray(tilt, dtype=float)
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def predict_latent(self, X, full_cov: bool = False):
+        mean, cov = self.model.predict_latent(X, full_cov=full_cov)
+        return mean + np.asarray(X, dtype=float) @ self.objective_tilt, cov
+
+    def predict_latent_with_gradient(self, X):
+        mean, var, dmean, dvar = self.model.predict_latent_with_gradient(X)
+        return mean + np.asarray(X, dtype=float) @ self.objective_tilt, var, dmean + self.objective_tilt, dvar
+
+
+def objective_model(model, settings: OptimizerSettings):
+    """``model``, tilted by ``settings.objective_tilt`` if set (:class:`TiltedObjective`)."""
+    if settings.objective_tilt is None:
+        return model
+    return TiltedObjective(model, np.concatenate([np.zeros(settings.n_context), settings.objective_tilt]))
 
 
 def random_point(settings: OptimizerSettings, rng: np.random.Generator) -> np.ndarray:
@@ -133,15 +166,15 @@ def _s_step_random(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _ucb(decision):
-    return ProbitUCB(decision.model, beta=decision.settings.beta)
+    return ProbitUCB(decision.objective, beta=decision.settings.beta)
 
 
 def _thompson(decision):
-    return ThompsonSample(decision.model, decision.rng, n_features=decision.settings.n_thompson_features)
+    return ThompsonSample(decision.objective, decision.rng, n_features=decision.settings.n_thompson_features)
 
 
 def _latent_ucb(decision):
-    return LatentUCB(decision.model)
+    return LatentUCB(decision.objective)
 
 
 def _expected_improvement(decision):

@@ -12,6 +12,7 @@ from statistics import NormalDist
 
 from lensopt.boxes import bounds_pairs, reference_values
 from lensopt.gp import kernels
+from lensopt.gp.kernels.bowl import AcuityBowl
 from lensopt.gp.mean import BowlMean
 
 #: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
@@ -23,7 +24,7 @@ ALL_RULES = RULES + EXTRA_RULES
 PAPER_BETA = NormalDist().inv_cdf(0.95)
 
 KERNEL_FAMILIES = ("se", "matern32", "matern52")
-KERNEL_STRUCTURES = ("psychophysics", "context-product")
+KERNEL_STRUCTURES = ("psychophysics", "context-product", "acuity-bowl")
 INFERENCE_METHODS = ("laplace", "ep")
 
 
@@ -32,7 +33,10 @@ class KernelSpec:
     """A kernel described by numbers, so optimizer states can be saved as JSON.
 
     ``structure``: ``"psychophysics"`` is ``θ s s' + k(x, x')`` (seed eq. 15, ``θ`` =
-    ``context_variance``); ``"context-product"`` is ``s s' k(x, x')`` (seed §4).
+    ``context_variance``); ``"context-product"`` is ``s s' k(x, x')`` (seed §4); ``"acuity-bowl"``
+    is :class:`lensopt.gp.kernels.bowl.AcuityBowl` ``+ k(x, x')``: the slope ``θ`` multiplies the
+    letter size and the acuity law around a centre (built with ``centre=``), ``shift_variance`` the
+    prior variance of the correction's shift from it (a full prescription from a start).
     ``family`` is the stationary kernel ``k`` on the system columns, with ARD ``lengthscales``
     (one per system column) and ``variance``. ``input_map``: an optional fixed matrix ``A``; the
     stationary kernel then measures distances in ``A x`` (one lengthscale per row of ``A``), e.g.
@@ -45,6 +49,7 @@ class KernelSpec:
     variance: float = 1.0
     context_variance: float = 1.0
     input_map: tuple[tuple[float, ...], ...] | None = None
+    shift_variance: float = 1.0
 
     def __post_init__(self):
         if self.structure not in KERNEL_STRUCTURES:
@@ -55,7 +60,7 @@ class KernelSpec:
         if not scales or not all(math.isfinite(v) and v > 0 for v in scales):
             raise ValueError(f"kernel lengthscales must be positive numbers, got {self.lengthscales!r}")
         object.__setattr__(self, "lengthscales", scales)
-        for name in ("variance", "context_variance"):
+        for name in ("variance", "context_variance", "shift_variance"):
             value = float(getattr(self, name))
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"kernel {name} must be a positive number, got {value!r}")
@@ -68,8 +73,9 @@ class KernelSpec:
                 )
             object.__setattr__(self, "input_map", rows)
 
-    def build(self, n_context: int, n_system: int):
-        """The kernel over columns ``[context..., system...]``."""
+    def build(self, n_context: int, n_system: int, centre=None):
+        """The kernel over columns ``[context..., system...]`` (``centre``: the system point the
+        ``"acuity-bowl"`` structure is built around; the other structures ignore it)."""
         n_read = n_system if self.input_map is None else len(self.input_map)
         if self.input_map is not None and len(self.input_map[0]) != n_system:
             raise ValueError(f"kernel input_map has {len(self.input_map[0])} columns for {n_system} system parameters")
@@ -86,10 +92,22 @@ class KernelSpec:
         }[self.family](scales, variance=self.variance, active_dims=system_dims, input_map=self.input_map)
         if self.structure == "psychophysics":
             return kernels.LinearContext(self.context_variance, active_dims=context_dims) + stationary
+        if self.structure == "acuity-bowl":
+            if centre is None or len(centre) != n_system or n_context != 1:
+                raise ValueError(
+                    "the acuity-bowl kernel needs one context column and a centre with one value per system "
+                    f"parameter (the starting lens), got centre {centre!r}"
+                )
+            bowl = AcuityBowl(
+                self.context_variance, self.shift_variance, centre, active_dims=context_dims + system_dims
+            )
+            return bowl + stationary
         return kernels.benchmark_context_kernel(stationary, context_dims=context_dims)
 
     def to_dict(self) -> dict:
         data = asdict(self) | {"lengthscales": list(self.lengthscales)}
+        if self.structure != "acuity-bowl":
+            del data["shift_variance"]  # states saved before the bowl kernel existed read the same
         if self.input_map is None:
             del data["input_map"]  # states saved before input maps existed read the same
         else:
@@ -126,7 +144,9 @@ class OptimizerSettings:
     ``prior_centre``/``prior_depth``: with a centre (one value per system parameter), the prior mean
     is the bowl ``prior_mean − prior_depth · log10(1 + |x − prior_centre|²)``
     (:class:`lensopt.gp.mean.BowlMean`: a refraction that starts from a known lens); ``None``: the
-    constant ``prior_mean``.
+    constant ``prior_mean``. ``objective_tilt``: a preference among system points of equal latent,
+    one value per system parameter (latent units per unit): the x-step and the reported optimum
+    maximize ``f(s₀, x) + tilt · x`` instead of ``f`` (the model itself is unchanged); ``None``: none.
     """
 
     rule: str = "ucb-ald"
@@ -150,6 +170,7 @@ class OptimizerSettings:
     search_tolerance: float | None = None
     prior_centre: tuple[float, ...] | None = None
     prior_depth: float = 0.0
+    objective_tilt: tuple[float, ...] | None = None
 
     def __post_init__(self):
         if self.rule not in ALL_RULES:
@@ -209,6 +230,16 @@ class OptimizerSettings:
                     f"prior_centre must be None or one finite number per system parameter, got {self.prior_centre!r}"
                 )
             object.__setattr__(self, "prior_centre", tuple(float(v) for v in centre))
+        if self.objective_tilt is not None:
+            tilt = self.objective_tilt
+            if (
+                isinstance(tilt, (str, bytes))
+                or not hasattr(tilt, "__len__")
+                or len(tilt) != len(self.system_bounds)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in tilt)
+            ):
+                raise ValueError(f"objective_tilt must be None or one finite number per system parameter, got {tilt!r}")
+            object.__setattr__(self, "objective_tilt", tuple(float(v) for v in tilt))
         depth = self.prior_depth
         if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
             raise ValueError(f"prior_depth must be a number >= 0, got {depth!r}")
@@ -240,6 +271,10 @@ class OptimizerSettings:
         data["context_bounds"] = [list(b) for b in self.context_bounds]
         if isinstance(self.reference_context, tuple):
             data["reference_context"] = list(self.reference_context)
+        if self.objective_tilt is None:  # states saved before the tilt read the same
+            del data["objective_tilt"]
+        else:
+            data["objective_tilt"] = list(self.objective_tilt)
         if self.prior_centre is None:  # states saved before the bowl prior read the same
             del data["prior_centre"], data["prior_depth"]
         else:

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from lensopt.gp.kernels import Kernel, LinearContext, Product, Sum
+from lensopt.gp.kernels.bowl import AcuityBowl
 from lensopt.gp.kernels.stationary import _Stationary
 
 DEFAULT_N_FEATURES = 1024
@@ -122,6 +123,26 @@ class _LinearFeatures(FeatureMap, _Columns):
         return value, self._embed(grad, X.shape[1])
 
 
+class _BowlFeatures(FeatureMap):
+    """Exact features of :class:`lensopt.gp.kernels.bowl.AcuityBowl` (its own, already scaled)."""
+
+    def __init__(self, kernel: AcuityBowl):
+        self.kernel = kernel
+        self.n_features = kernel.centre.size + 2
+
+    def __call__(self, X):
+        return self.kernel.features(X)[0]
+
+    def gradient(self, X):
+        return self.kernel._embed(self.kernel.features(X)[1], X.shape[1])
+
+    def _weighted(self, X, W):
+        F, G = self.kernel.features(X)
+        W = np.broadcast_to(W, F.shape)
+        value = np.sum(F * W, axis=1)
+        return value, self.kernel._embed(np.einsum("nka,nk->na", G, W), X.shape[1])
+
+
 class _ConcatFeatures(FeatureMap):
     """``[φ1, φ2]``: features of a sum of kernels."""
 
@@ -176,7 +197,7 @@ class _TensorFeatures(FeatureMap):
 
 def _is_exact(kernel: Kernel) -> bool:
     """True when the kernel has a finite exact feature map (no random features)."""
-    if isinstance(kernel, LinearContext):
+    if isinstance(kernel, (LinearContext, AcuityBowl)):
         return True
     if isinstance(kernel, (Sum, Product)):
         return _is_exact(kernel.k1) and _is_exact(kernel.k2)
@@ -200,6 +221,8 @@ def _n_active(kernel, n_dims):
 
 
 def _feature_map(kernel, n_features, rng, n_dims):
+    if isinstance(kernel, AcuityBowl):
+        return _BowlFeatures(kernel)
     if isinstance(kernel, LinearContext):
         return _LinearFeatures(kernel.variance, kernel.active_dims, _n_active(kernel, n_dims))
     if isinstance(kernel, _Stationary):
@@ -214,7 +237,9 @@ def _feature_map(kernel, n_features, rng, n_dims):
         exact1, exact2 = _is_exact(kernel.k1), _is_exact(kernel.k2)
         n1 = n_features if exact1 or exact2 else max(2, int(np.ceil(np.sqrt(n_features))))
         return _TensorFeatures(_feature_map(kernel.k1, n1, rng, n_dims), _feature_map(kernel.k2, n1, rng, n_dims))
-    raise ValueError(f"no feature map for {type(kernel).__name__}; supported: SE, Matérn, LinearContext, Sum, Product")
+    raise ValueError(
+        f"no feature map for {type(kernel).__name__}; supported: SE, Matérn, LinearContext, AcuityBowl, Sum, Product"
+    )
 
 
 def prior_feature_map(kernel: Kernel, n_features: int, rng, n_dims=None) -> FeatureMap:

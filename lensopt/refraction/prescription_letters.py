@@ -37,7 +37,6 @@ from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _
 from lensopt.refraction.lens import Lens, PowerVector
 from lensopt.refraction.letters import (
     DEFAULT_MODEL_LAPSE,
-    DEFAULT_PRIOR_MEAN,
     LETTER_BETA,
     LETTER_BOUNDS_LOGMAR,
     MIN_INFORMATION_BITS,
@@ -54,13 +53,25 @@ DEFAULT_AXIS_STEP_DEG = 1.0
 
 #: The most-plus end point: the reported lens is the most plus (in M) whose predicted acuity is
 #: within this many logMAR of the best predicted acuity. Chosen on tuning patients (seeds < 100,000).
-MOST_PLUS_TOLERANCE_LOGMAR = 0.01
+MOST_PLUS_TOLERANCE_LOGMAR = 0.0
 
 #: Depth ``a₀`` (latent units per log10(1 + D²)) of the prior bowl around a starting refraction: a
 #: typical psychometric slope (logMAR⁻¹) of the simulated patients. ``PRIOR_START_OFFSET`` is the
 #: prior latent at the start itself (at letter size 0 logMAR). Chosen on tuning patients.
-PRIOR_START_DEPTH = 5.0
+PRIOR_START_DEPTH = 0.0
 PRIOR_START_OFFSET = 0.0
+
+#: Prior mean of the latent without a start (the full box): pessimistic, so that with the plus
+#: preference an untested lens at the plus edge of the box does not look best (with issue 14's −3
+#: it did: every session drifted to M = +4 D). Chosen on tuning patients (seeds 5000–5059).
+NO_START_PRIOR_MEAN = -10.0
+
+#: The most-plus preference ``κ`` (latent units per D of M): the lens search and the reported lens
+#: maximize ``f(s₀, x) + κ M`` rather than ``f``. Among lenses of equal acuity (an accommodating
+#: eye's plateau) the most plus wins; where acuity falls, the tilted optimum sits ``κ ln10 / (2w)`` D
+#: plus of the best lens (``w`` the slope: near its optimum the latent is ``−w b²/ln10``), which the
+#: report subtracts. Chosen on tuning patients (seeds < 100,000).
+PLUS_PREFERENCE = 1.0
 
 #: Step (D) of the scan along M for the most-plus end point.
 MOST_PLUS_SCAN_STEP_D = 0.01
@@ -75,9 +86,10 @@ COVERED_RADIUS_D = 0.75
 STATE_FORMAT = "lensopt.prescription-state/1"
 
 
-def prescription_kernel() -> KernelSpec:
-    """The shipped hyperparameters of the power-vector search (``data/prescription-hyperparameters.json``)."""
-    return KernelSpec.from_dict(load_json(PRESCRIPTION_HYPERPARAMETERS)["kernel"])
+def prescription_kernel(started: bool = True) -> KernelSpec:
+    """The shipped hyperparameters of the power-vector search (``data/prescription-hyperparameters.json``):
+    the acuity-bowl kernel around a starting refraction (``started``), else the psychophysics kernel."""
+    return KernelSpec.from_dict(load_json(PRESCRIPTION_HYPERPARAMETERS)["start_kernel" if started else "kernel"])
 
 
 def _as_lens(start) -> Lens | None:
@@ -118,8 +130,13 @@ class PrescriptionOptimizer(TrialHistory):
         prior_depth=None,
         most_plus_tolerance_logmar=MOST_PLUS_TOLERANCE_LOGMAR,
         stop=None,
+        plus_preference=None,
         **options,
     ):
+        kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference
+        if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):
+            raise ValueError(f"plus_preference must be a number >= 0 (latent units per D), got {plus_preference!r}")
+        self.plus_preference = float(kappa)
         if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
         if (
@@ -143,18 +160,20 @@ class PrescriptionOptimizer(TrialHistory):
         self.lapse = float(lapse)
         self.most_plus_tolerance_logmar = float(tol)
         self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
-        kernel = prescription_kernel() if hyperparameters is None else hyperparameters
+        started = self.box.start is not None
+        kernel = prescription_kernel(started) if hyperparameters is None else hyperparameters
         if isinstance(kernel, dict):
             kernel = KernelSpec.from_dict(kernel)
-        started = self.box.start is not None
         options.setdefault("min_information_bits", MIN_INFORMATION_BITS)
         options.setdefault("search_tolerance", SEARCH_TOLERANCE)
         options.setdefault("beta", LETTER_BETA)
-        default_mean = PRIOR_START_OFFSET if started else DEFAULT_PRIOR_MEAN
+        default_mean = PRIOR_START_OFFSET if started else NO_START_PRIOR_MEAN
         options["prior_mean"] = default_mean if prior_mean is None else prior_mean
         if started:
             options["prior_centre"] = tuple(self.box.centre.to_array())
             options["prior_depth"] = PRIOR_START_DEPTH if prior_depth is None else prior_depth
+        if self.plus_preference > 0:
+            options["objective_tilt"] = (self.plus_preference, 0.0, 0.0)
         self._core = ContextualOptimizer(
             system_bounds=self.box.bounds_d,
             context_bounds=(letter_bounds_logmar,),
@@ -200,6 +219,7 @@ class PrescriptionOptimizer(TrialHistory):
             "prior_mean": s.prior_mean,
             "prior_depth": s.prior_depth if s.prior_centre is not None else None,
             "most_plus_tolerance_logmar": self.most_plus_tolerance_logmar,
+            "plus_preference": self.plus_preference,
             "stop": None if self.stop is None else self.stop.to_dict(),
             **{
                 k: core[k]
@@ -295,6 +315,12 @@ class PrescriptionOptimizer(TrialHistory):
             if self.model is None:
                 return self.box.centre
             optimum = np.asarray(self._core.best(), dtype=float)
+            if self.plus_preference > 0:
+                # the tilted optimum lies κ ln10 / (2 w) D plus of the acuity optimum (module docstring)
+                mean, _ = self._intercepts_and_slope(optimum[None, :])
+                slope = mean[-1] - mean[0]
+                if slope > 1e-9:
+                    optimum[0] -= self.plus_preference * math.log(10.0) / (2.0 * slope)
             return PowerVector(*(float(v) for v in self._most_plus(optimum)))
 
         return self._core._cached("best_power_vector", compute)

@@ -21,6 +21,17 @@ scatter (0.8 to 100 D between patients), the single lengthscale does not (3.6–
 kernel on ``(S, C)`` UCB-ALD stalled in the tilted blur valley, often at the edge of the box.
 
 The output goes to ``data/refraction-hyperparameters.json`` with the command that made it.
+
+The full prescription (:func:`fit_prescription_hyperparameters`, ``lensopt hyperparameters
+--space power-vector``): the same sessions design for the power-vector search
+(:class:`lensopt.refraction.PrescriptionOptimizer`, columns ``[letter, M, J0, J45]``, issue 14's
+floored likelihood with EP and the optimizer's prior mean), on clinic patients
+(:func:`lensopt.observer.draw_clinic_patients`, one per seed, every other one accommodating), for
+its two kernels: ``start_kernel`` (the acuity-bowl kernel, sessions around an autorefraction) and
+``kernel`` (the psychophysics kernel, sessions in the full box without a start). The pilot of the
+first pass is the shipped kernel; each session's classifier (``opt.model``) is re-fitted by type-II
+ML and the median of the log-hyperparameters kept. :func:`prescription_hyperparameters_file` writes
+the fit beside the shipped kernels (``fitted_kernel``/``fitted_start_kernel``) unless it is adopted.
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ import numpy as np
 from lensopt.asktell import run_session
 from lensopt.binary.settings import KernelSpec
 from lensopt.gp import GPClassifier
-from lensopt.observer import draw_patients
+from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.refraction.letters import (
     CYLINDER_BOUNDS_D,
     DEFAULT_MODEL_LAPSE,
@@ -43,6 +54,7 @@ from lensopt.refraction.letters import (
     SPHERE_BOUNDS_D,
     RefractionOptimizer,
 )
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer, prescription_kernel
 
 #: Starting point of the fit (multi-start adds seeded random restarts inside the bounds).
 INITIAL_KERNEL = KernelSpec(
@@ -185,3 +197,189 @@ def fit_reference_hyperparameters(
             + f" --model {model}"
         ),
     }
+
+
+# ------------------------------------------------------------------------ the full prescription
+#: Defaults of the power-vector refit: the prescription campaign's slope and a session length
+#: that keeps the command to a few minutes.
+PRESCRIPTION_SLOPE = 14.0
+PRESCRIPTION_TRIALS = 60
+
+#: Which of the clinic patients accommodate (Hofstetter's average amplitude for their age):
+#: ``"half"`` every other one (odd indices), ``"all"`` or ``"none"``.
+ACCOMMODATION_CHOICES = ("half", "all", "none")
+
+#: The two kernels of :class:`PrescriptionOptimizer` in ``data/prescription-hyperparameters.json``:
+#: key -> whether its sessions start from an autorefraction.
+PRESCRIPTION_KERNELS = {"start_kernel": True, "kernel": False}
+
+#: Where each fitted hyperparameter goes in a :class:`KernelSpec`.
+_SPEC_FIELDS = {
+    "linear.variance": "context_variance",
+    "bowl.slope_variance": "context_variance",
+    "bowl.shift_variance": "shift_variance",
+    "se.lengthscale": "lengthscales",
+    "se.variance": "variance",
+}
+
+
+def _accommodates(index: int, accommodation: str) -> bool:
+    return accommodation == "all" or (accommodation == "half" and index % 2 == 1)
+
+
+def log_median_kernel(pilot: KernelSpec, fits: list[dict]) -> KernelSpec:
+    """``pilot`` with every fitted hyperparameter replaced by its median in log space over ``fits``
+    (one ``{hyperparameter name: value}`` per patient, the names of the pilot's built kernel)."""
+    names = list(fits[0])
+    unknown = sorted(set(names) - set(_SPEC_FIELDS))
+    if unknown:
+        raise ValueError(f"no KernelSpec field for the hyperparameter(s) {', '.join(unknown)}")
+    fields: dict = {}
+    for name in names:
+        value = float(np.exp(np.median(np.log([f[name] for f in fits]))))
+        fields[_SPEC_FIELDS[name]] = (value,) if _SPEC_FIELDS[name] == "lengthscales" else value
+    return replace(pilot, **fields)
+
+
+def prescription_session(patient, start, n_trials: int, seed: int, kernel: KernelSpec | None = None):
+    """A UCB-ALD :class:`PrescriptionOptimizer` session of ``n_trials`` letters on ``patient``
+    (``start``: the starting refraction or ``None``; ``kernel``: ``None`` for the shipped one)."""
+    opt = PrescriptionOptimizer(rule="ucb-ald", seed=seed, start=start, hyperparameters=kernel)
+    run_session(
+        opt,
+        lambda trial: patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg),
+        n_trials,
+    )
+    return opt
+
+
+def fit_prescription_hyperparameters(
+    slope=PRESCRIPTION_SLOPE,
+    n_patients=8,
+    n_responses=PRESCRIPTION_TRIALS,
+    seed=0,
+    n_restarts=3,
+    progress=None,
+    n_passes=1,
+    accommodation="half",
+    kernels=tuple(PRESCRIPTION_KERNELS),
+) -> dict:
+    """Fit the full-prescription kernels (``kernels``: keys of :data:`PRESCRIPTION_KERNELS`) on
+    simulated sessions of the clinic patients of seeds ``seed … seed + n_patients − 1``.
+
+    Returns ``{key: KernelSpec dict, ..., "fits": {key: {"hyperparameter_names", "per_patient",
+    "passes", "pilot"}}, "fitted_on": {...}, "command": ...}``; ``progress`` is called with the
+    number of fits done (``n_patients`` per pass and kernel).
+    """
+    if accommodation not in ACCOMMODATION_CHOICES:
+        raise ValueError(f"accommodation must be one of {ACCOMMODATION_CHOICES}, got {accommodation!r}")
+    unknown = [k for k in kernels if k not in PRESCRIPTION_KERNELS]
+    if unknown or not kernels:
+        raise ValueError(f"kernels must name some of {tuple(PRESCRIPTION_KERNELS)}, got {tuple(kernels)!r}")
+    seeds = [seed + i for i in range(n_patients)]
+
+    def patient(i):  # drawn afresh for every session: its answers do not depend on earlier sessions
+        return draw_clinic_patients(1, seeds[i], accommodation=_accommodates(i, accommodation), slope=slope)[0]
+
+    result: dict = {}
+    fits_record: dict = {}
+    done = 0
+    for key in kernels:
+        started = PRESCRIPTION_KERNELS[key]
+        pilot = kernel = prescription_kernel(started)
+        history = []
+        for pass_index in range(n_passes):
+            fits, per_patient = [], []
+            for i, patient_seed in enumerate(seeds):
+                p = patient(i)
+                start = autorefraction(p, np.random.SeedSequence([patient_seed, 1])) if started else None
+                opt = prescription_session(p, start, n_responses, patient_seed, None if pass_index == 0 else kernel)
+                gp = opt.model
+                gp.fit_hyperparameters(gp.X_train_, gp.y_train_, n_restarts=n_restarts, seed=patient_seed)
+                values = dict(zip(gp.kernel_.hyperparameter_names, np.exp(gp.kernel_.theta).tolist()))
+                fits.append(values)
+                per_patient.append(
+                    {
+                        "seed": patient_seed,
+                        "accommodation_d": p.accommodation_d,
+                        "truth": p.correction.format(),
+                        "start": None if start is None else start.format(),
+                        "hyperparameters": values,
+                        "log_marginal_likelihood": float(gp.log_marginal_likelihood()),
+                    }
+                )
+                done += 1
+                if progress is not None:
+                    progress(done)
+            kernel = log_median_kernel(pilot, fits)
+            history.append(kernel.to_dict())
+        result[key] = kernel.to_dict()
+        fits_record[key] = {
+            "pilot": pilot.to_dict(),
+            "hyperparameter_names": list(fits[0]),
+            "per_patient": per_patient,
+            "passes": history,
+        }
+    result["fits"] = fits_record
+    result["fitted_on"] = {
+        "space": "power-vector",
+        "model": "floored",
+        "design": "sessions",
+        "rule": "ucb-ald",
+        "slope": slope,
+        "n_patients": n_patients,
+        "n_responses": n_responses,
+        "seeds": seeds,
+        "accommodation": accommodation,
+        "n_restarts": n_restarts,
+        "n_passes": n_passes,
+    }
+    result["command"] = (
+        f"lensopt hyperparameters --space power-vector --slope {slope:g} --patients {n_patients} "
+        f"--responses {n_responses} --seed {seed} --restarts {n_restarts} --passes {n_passes} "
+        f"--accommodation {accommodation}"
+    )
+    return result
+
+
+def prescription_hyperparameters_file(fit: dict, previous: dict | None, adopt: bool = False) -> dict:
+    """The contents of ``data/prescription-hyperparameters.json`` after ``fit``
+    (:func:`fit_prescription_hyperparameters`).
+
+    ``adopt``: the fitted kernels become the optimizer's (``kernel``, ``start_kernel``); otherwise
+    those two keys and their ``source`` note stay as in ``previous`` (the file being rewritten, or
+    the shipped kernels) and the fit goes to ``fitted_kernel``/``fitted_start_kernel``.
+    """
+    previous = dict(previous or {})
+    fitted = [key for key in PRESCRIPTION_KERNELS if key in fit]
+    how = (
+        f"fitted by type-II maximum likelihood (EP, the floored likelihood) on simulated UCB-ALD "
+        f"PrescriptionOptimizer sessions ({fit['fitted_on']['n_responses']} trials) of clinic patients "
+        f"(seeds {fit['fitted_on']['seeds'][0]}-{fit['fitted_on']['seeds'][-1]}, slope "
+        f"{fit['fitted_on']['slope']:g}, accommodation: {fit['fitted_on']['accommodation']}), the shipped "
+        f"kernels as pilot; median of the per-patient log-hyperparameters ('fits'; the 'command' field)."
+    )
+    out: dict = {}
+    if adopt:
+        for key in PRESCRIPTION_KERNELS:
+            out[key] = (
+                fit[key] if key in fit else previous.get(key, prescription_kernel(PRESCRIPTION_KERNELS[key]).to_dict())
+            )
+        out["source"] = f"{', '.join(fitted)}: {how}"
+    else:
+        for key in PRESCRIPTION_KERNELS:
+            out[key] = previous.get(key, prescription_kernel(PRESCRIPTION_KERNELS[key]).to_dict())
+        for key in fitted:
+            out[f"fitted_{key}"] = fit[key]
+        old = previous.get("source", "the shipped kernels")
+        if "; fitted_" in old:  # the note of an earlier fit is replaced
+            old = old[: old.index("; fitted_")]
+        old = old.rstrip(". ")
+        out["source"] = (
+            f"{old}; {', '.join(f'fitted_{k}' for k in fitted)}: not adopted (the optimizer reads kernel "
+            f"and start_kernel, tuned with the values above): {how}"
+        )
+    out["fits"] = fit["fits"]
+    out["fitted_on"] = fit["fitted_on"]
+    out["command"] = fit["command"] + (" --adopt" if adopt else "")
+    return out

@@ -331,7 +331,7 @@ def simulate_prescription(
     final = score_prescription(patient, optimizer.best(), run.n_trials)
     start = getattr(optimizer.box, "start", None)
     return PrescriptionResult(
-        rule=optimizer.settings.rule,
+        rule=getattr(optimizer, "rule", optimizer.settings.rule),
         seed=optimizer.settings.seed,
         trials=run.n_trials,
         slope=patient.slope,

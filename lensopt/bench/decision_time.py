@@ -54,6 +54,9 @@ BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 DEFAULT_RULE, DEFAULT_PROCESSES, DEFAULT_TRIALS, DEFAULT_SEED = "ucb-ald", 2, 100, 0
 
+SEARCHES = ("sphere-cylinder", "prescription")
+"""What is timed: the two-parameter letter search, or the full prescription (issue 16)."""
+
 _NUMPY_FIRST = "import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\nimport lensopt\n"
 _LENSOPT_FIRST = "import lensopt\nimport numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n"
 _RUN_CHILD = "import sys\nfrom lensopt.bench.decision_time import _child_main\nsys.exit(_child_main(sys.argv[1:]))\n"
@@ -95,8 +98,15 @@ def run_decision_time(
     numpy_first: bool = True,
     limit: bool = True,
     timeout_s: float | None = 600.0,
+    search: str = "sphere-cylinder",
 ) -> dict:
-    """Run the benchmark (see the module docstring) and return its result as a JSON-able dict."""
+    """Run the benchmark (see the module docstring) and return its result as a JSON-able dict.
+    ``search="prescription"`` times the full prescription instead (issue 16): a
+    :class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer` around an
+    autorefraction of a clinic patient (``draw_clinic_patients(1, seed + i, slope=14)``), three
+    lens parameters and the letter size."""
+    if search not in SEARCHES:
+        raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
     if rule not in ALL_RULES:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(ALL_RULES)}")
     for name, value, low in (("processes", processes, 1), ("trials", trials, 1), ("seed", seed, 0)):
@@ -109,6 +119,7 @@ def run_decision_time(
     try:
         for i in range(processes):
             argv = [sys.executable, "-c", code, "--rule", rule, "--trials", str(trials), "--seed", str(seed + i)]
+            argv += ["--search", search]
             children.append(
                 subprocess.Popen(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -143,6 +154,7 @@ def run_decision_time(
     summary = summarize_ms(pooled)
     return {
         "rule": rule,
+        "search": search,
         "processes": processes,
         "trials": trials,
         "seed": seed,
@@ -186,7 +198,7 @@ def format_report(result: dict) -> str:
         }.get(by, f"by {by}")
         how = f"BLAS limited to {setting} thread{'s' if setting != 1 else ''} per call, {by}"
     lines = [
-        f"lensopt bench decision-time: rule {result['rule']}, "
+        f"lensopt bench decision-time: rule {result['rule']}, {result.get('search', 'sphere-cylinder')} search, "
         + (f"{result['processes']} processes side by side" if result["processes"] > 1 else "1 process")
         + f" on {result['cpu_count']} CPUs, "
         f"{result['trials']} trials each, {result['import_order']}; {how}",
@@ -220,7 +232,25 @@ def _parse_child(argv):
     parser.add_argument("--rule", default=DEFAULT_RULE)
     parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--search", choices=SEARCHES, default="sphere-cylinder")
     return parser.parse_args(argv)
+
+
+def _session(args):
+    """The optimizer and the patient's answer ``respond(trial)`` of one process."""
+    if args.search == "prescription":
+        import numpy as np
+
+        from lensopt.observer import autorefraction, draw_clinic_patients
+        from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+
+        patient = draw_clinic_patients(1, args.seed, slope=14.0)[0]
+        start = autorefraction(patient, np.random.SeedSequence([args.seed, 1]))
+        optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start)
+        return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d, t.axis_deg)
+    patient = draw_patients(1, args.seed)[0]
+    optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed)
+    return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d)
 
 
 def _methods_limited(optimizer) -> bool:
@@ -235,8 +265,7 @@ def _methods_limited(optimizer) -> bool:
 def _child_main(argv) -> int:
     """One process: build the session, say ``ready``, wait for ``go``, time every decision."""
     args = _parse_child(argv)
-    patient = draw_patients(1, args.seed)[0]
-    optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed)
+    optimizer, respond = _session(args)
     setting = blas_threads_setting()
     by_optimizer = _methods_limited(optimizer)
     ask, tell = optimizer.ask, optimizer.tell
@@ -252,7 +281,7 @@ def _child_main(argv) -> int:
         start = time.perf_counter()
         trial = ask()
         asked = time.perf_counter()
-        correct = patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+        correct = respond(trial)
         told = time.perf_counter()
         tell(trial, correct)
         end = time.perf_counter()

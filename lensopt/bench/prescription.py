@@ -4,7 +4,7 @@ Every run is one simulated full refraction with letters
 (:func:`lensopt.simulation.simulate_prescription`) of ``n_trials`` trials: patient ``seed`` of
 :func:`lensopt.observer.draw_clinic_patients` (the campaign's slope and lapse, 26 letters; the
 same correction for every setting and rule of a seed — a paired design) answers a rule —
-``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`)
+``bracket-ald``, ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`)
 or ``ideal`` (:class:`lensopt.bench.ideal_prescription.PrescriptionIdealObserver`, told the true
 slope, lapse, best acuity and accommodation).
 
@@ -61,8 +61,8 @@ CAMPAIGN = "prescription"
 PRESCRIPTION_RECORD_FORMAT = "lensopt.bench-prescription-run/1"
 
 #: Rules: the two letter optimizers of the prescription and its ideal observer; the default ones.
-PRESCRIPTION_RULES = ("ucb-ald", "ts-ald", "ideal")
-DEFAULT_PRESCRIPTION_RULES = ("ucb-ald", "ideal")
+PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
+DEFAULT_PRESCRIPTION_RULES = ("bracket-ald", "ideal")
 
 #: Feedback modes (letters only for now; duels may follow).
 PRESCRIPTION_FEEDBACK = ("letters",)

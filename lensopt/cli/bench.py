@@ -407,6 +407,13 @@ def register(subparsers) -> None:
         action="store_true",
         help="no per-call BLAS limit (LENSOPT_BLAS_THREADS=0 in the processes): the slow case",
     )
+    dt.add_argument(
+        "--search",
+        choices=("sphere-cylinder", "prescription"),
+        default="sphere-cylinder",
+        help="sphere-cylinder: the two-parameter letter search (default); prescription: the full "
+        "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients",
+    )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
     dt.set_defaults(handler=run_decision_time)
 

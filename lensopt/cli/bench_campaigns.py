@@ -34,8 +34,8 @@ PRESCRIPTION_SETTINGS = (
     "no-start-accommodation",
     "no-start-no-accommodation",
 )
-PRESCRIPTION_RULES = ("ucb-ald", "ts-ald", "ideal")
-PRESCRIPTION_DEFAULT_RULES = ("ucb-ald", "ideal")
+PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
+PRESCRIPTION_DEFAULT_RULES = ("bracket-ald", "ideal")
 PRESCRIPTION_FEEDBACK = ("letters",)
 PRESCRIPTION_PATIENTS, PRESCRIPTION_TRIALS, PRESCRIPTION_SLOPE = 100, 100, 14.0
 
@@ -325,6 +325,7 @@ def run_decision_time(args) -> int:
         seed=args.seed,
         numpy_first=args.numpy_first,
         limit=not args.no_limit,
+        search=args.search,
     )
     print(json.dumps(result) if args.json else format_report(result))
     return 0

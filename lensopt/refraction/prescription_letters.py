@@ -27,11 +27,13 @@ model, EP, BALD for the letter size, the information floor, the stopping rule) o
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
+from lensopt.binary import rules
 from lensopt.binary.optimizer import ContextualOptimizer, Query
-from lensopt.binary.settings import KernelSpec
+from lensopt.binary.settings import ALL_RULES, KernelSpec
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
 from lensopt.refraction.lens import Lens, PowerVector
@@ -73,6 +75,22 @@ NO_START_PRIOR_MEAN = -10.0
 #: report subtracts. Chosen on tuning patients (seeds < 100,000).
 PLUS_PREFERENCE = 1.0
 
+#: The bracketing rule (``rule="bracket-ald"``, the default with a start): after the initial
+#: trials, the lens is the most informative (BALD, at its most informative letter size) of the
+#: lenses bracketing the current optimum — ``BRACKET_STEPS_D`` more plus in M, and on both sides in
+#: J0 and J45 — and the optimum is the one of the plus-preferring objective. UCB keeps testing at the
+#: top of the acuity bowl, where an answer says little about *where* the bottom is; the slope of
+#: acuity against the lens is steepest ~0.5–1 D from it (``d log10(1 + b²)/db`` peaks at 1 D), which
+#: is where the ideal observer tests too, and what the clinician's cross-cylinder and plus push do.
+#: Minus is not bracketed: an accommodating eye reads every too-minus lens as well. Chosen on tuning
+#: patients (seeds 5000–5059, slope 14): median blur error after 100 trials 0.11 D against UCB-ALD's
+#: 0.13–0.17, J0/J45 limits of agreement ±0.10 against ±0.15.
+BRACKET_RULE = "bracket-ald"
+BRACKET_STEPS_D = (0.35, 0.7)
+BRACKET_DIRECTIONS = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
+#: Rules of the full prescription: the bracketing rule and every rule of the contextual optimizer.
+PRESCRIPTION_RULES = (BRACKET_RULE, *ALL_RULES)
+
 #: Step (D) of the scan along M for the most-plus end point.
 MOST_PLUS_SCAN_STEP_D = 0.01
 
@@ -112,7 +130,7 @@ class PrescriptionOptimizer(TrialHistory):
 
     def __init__(
         self,
-        rule="ucb-ald",
+        rule=None,
         seed=0,
         *,
         start=None,
@@ -152,6 +170,11 @@ class PrescriptionOptimizer(TrialHistory):
             k: v for k, v in (("m_half_width_d", m_half_width_d), ("j_half_width_d", j_half_width_d)) if v is not None
         }
         self.box = SearchBox(_as_lens(start), **box_options)
+        if rule is None:
+            rule = BRACKET_RULE if self.box.start is not None else "ucb-ald"
+        if rule not in PRESCRIPTION_RULES:
+            raise ValueError(f"unknown rule {rule!r}; choose one of: {', '.join(PRESCRIPTION_RULES)}")
+        self.rule = rule
         self.lens_step_d = None if lens_step_d is None else float(lens_step_d)
         if self.lens_step_d is not None and not (math.isfinite(self.lens_step_d) and 0 < self.lens_step_d <= 1):
             raise ValueError(f"lens_step_d must be a step in (0, 1] D (e.g. 0.25) or None, got {lens_step_d!r}")
@@ -177,7 +200,7 @@ class PrescriptionOptimizer(TrialHistory):
         self._core = ContextualOptimizer(
             system_bounds=self.box.bounds_d,
             context_bounds=(letter_bounds_logmar,),
-            rule=rule,
+            rule="ucb-ald" if rule == BRACKET_RULE else rule,
             seed=seed,
             kernel=kernel,
             reference_context="adaptive",
@@ -203,7 +226,7 @@ class PrescriptionOptimizer(TrialHistory):
         s = self.settings
         core = s.to_dict()
         return {
-            "rule": s.rule,
+            "rule": self.rule,
             "seed": s.seed,
             "start": None if self.box.start is None else self.box.start.format(),
             "m_half_width_d": self.box.m_half_width_d,
@@ -268,9 +291,29 @@ class PrescriptionOptimizer(TrialHistory):
 
     @single_threaded
     def ask(self) -> Trial:
+        if self.rule == BRACKET_RULE and self.model is not None and self.n_trials >= self.settings.n_initial:
+            return self._bracket()
         query = self._core.ask()
         lens = self.phoropter_lens(query.system)
         return Trial(lens.sphere_d, lens.cylinder_d, float(query.context[0]), lens.axis_deg)
+
+    def _bracket(self) -> Trial:
+        """The bracketing rule (:data:`BRACKET_RULE`): the most informative lens and letter size
+        around the plus-preferring optimum."""
+        start = time.perf_counter()
+        centre = np.asarray(self._core.best(), dtype=float)  # the tilted optimum
+        chosen, most = None, -np.inf
+        for step in BRACKET_STEPS_D:
+            for direction in BRACKET_DIRECTIONS:
+                lens = self.phoropter_lens(centre + step * np.asarray(direction))
+                context, bits = rules.most_informative_context(
+                    self.model, self.settings, lens.power_vector().to_array()
+                )
+                if bits > most:
+                    chosen, most = (lens, float(context[0])), bits
+        lens, letter_logmar = chosen
+        self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return Trial(lens.sphere_d, lens.cylinder_d, letter_logmar, lens.axis_deg)
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:

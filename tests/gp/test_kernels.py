@@ -14,6 +14,7 @@ from lensopt.gp.kernels import (
     benchmark_context_kernel,
     psychophysics_kernel,
 )
+from lensopt.gp.kernels.bowl import AcuityBowl
 
 KERNELS = {
     "se_ard": lambda: SquaredExponential([0.4, 1.3, 0.8], variance=1.7),
@@ -34,6 +35,11 @@ KERNELS = {
     "benchmark": lambda: benchmark_context_kernel(Matern52([0.4, 0.7], variance=1.3, active_dims=(1, 2))),
     "se_meridian_map": lambda: SquaredExponential(
         [0.9, 1.6], variance=1.1, active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]]
+    ),
+    "acuity_bowl": lambda: AcuityBowl(2.0, 0.7, centre=(0.3, -0.2), active_dims=(0, 1, 2)),
+    "acuity_bowl_plus_se": lambda: (
+        AcuityBowl(1.5, 0.4, centre=(-0.5, 0.1), active_dims=(0, 1, 2), fixed=("shift_variance",))
+        + SquaredExponential(0.9, variance=0.6, active_dims=(1, 2))
     ),
     "matern32_wide_map": lambda: Matern32(
         [0.8, 1.2, 0.5], variance=0.7, active_dims=(0, 2), input_map=[[1.0, 0.5], [0.0, 2.0], [-1.0, 1.0]]
@@ -281,3 +287,28 @@ def test_input_map_survives_with_theta():
 def test_bad_input_map_names_the_problem(input_map):
     with pytest.raises(ValueError, match="input_map"):
         SquaredExponential(1.0, active_dims=(1, 2), input_map=input_map)
+
+
+def test_acuity_bowl_is_bayesian_linear_regression_on_its_features_by_hand():
+    """k = θ φφ' + τ (ψ₀ψ₀' + ψ·ψ'), φ = s − log10(1 + |x − c|²), ψ̄ = (1, x − c)/(1 + |x − c|²)."""
+    kernel = AcuityBowl(4.0, 0.5, centre=(1.0,), active_dims=(0, 1))
+    a, b = np.array([[0.2, 2.0]]), np.array([[-0.1, 1.0]])
+    phi_a, phi_b = 0.2 - np.log10(2.0), -0.1
+    psi_a, psi_b = np.array([0.5, 0.5]), np.array([1.0, 0.0])
+    expected = 4.0 * phi_a * phi_b + 0.5 * psi_a @ psi_b
+    np.testing.assert_allclose(kernel(a, b), [[expected]], rtol=1e-12)
+
+
+def test_acuity_bowl_latent_is_linear_in_the_letter_size_with_one_slope():
+    """f(1, x) − f(0, x) is the same draw of the slope for every lens (what the certainty reads)."""
+    kernel = AcuityBowl(3.0, 1.0, centre=(0.0, 0.0), active_dims=(0, 1, 2))
+    lenses = np.random.default_rng(2).uniform(-2, 2, size=(6, 2))
+    X = np.vstack([np.column_stack([np.zeros(6), lenses]), np.column_stack([np.ones(6), lenses])])
+    D = np.hstack([-np.eye(6), np.eye(6)])  # rows: f(1, x_i) − f(0, x_i)
+    cov = D @ kernel(X) @ D.T
+    np.testing.assert_allclose(cov, np.full((6, 6), 3.0), rtol=1e-12)
+
+
+def test_acuity_bowl_refuses_a_centre_that_does_not_fit_its_columns():
+    with pytest.raises(ValueError, match="centre"):
+        AcuityBowl(1.0, 1.0, centre=(0.0, 0.0), active_dims=(0, 1))

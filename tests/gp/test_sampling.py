@@ -11,6 +11,7 @@ from lensopt.gp.kernels import (
     benchmark_context_kernel,
     psychophysics_kernel,
 )
+from lensopt.gp.kernels.bowl import AcuityBowl
 from lensopt.gp.sampling import PosteriorSample, prior_feature_map, sample_posterior, sample_prior
 
 STATIONARY = {"se": SquaredExponential, "matern32": Matern32, "matern52": Matern52}
@@ -123,6 +124,10 @@ FEATURE_KERNELS = {
     "meridian_map": lambda: (
         psychophysics_kernel(2.0, [0.7, 1.6], variance=0.9).k1
         + SquaredExponential([0.7, 1.6], variance=0.9, active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]])
+    ),
+    "acuity_bowl": lambda: (
+        AcuityBowl(2.0, 0.6, centre=(0.2, -0.3), active_dims=(0, 1, 2))
+        + SquaredExponential([0.7, 1.6], variance=0.9, active_dims=(1, 2))
     ),
     "product_of_stationary": lambda: (
         Matern52(0.8, active_dims=(0,)) * SquaredExponential([0.5, 0.6], active_dims=(1, 2))

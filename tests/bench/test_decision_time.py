@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lensopt.bench.decision_time import BLAS_ENV, FRAME_MS, child_environment, summarize_ms
+from lensopt.bench.decision_time import BLAS_ENV, FRAME_MS, child_environment, run_decision_time, summarize_ms
 from lensopt.cli import main
 
 SUMMARY_FIELDS = {"n", "median_ms", "p95_ms", "max_ms", "p95_frames"}
@@ -24,6 +24,7 @@ PROCESS_FIELDS = SUMMARY_FIELDS | {
 }
 RESULT_FIELDS = {
     "rule",
+    "search",
     "processes",
     "trials",
     "seed",
@@ -116,3 +117,16 @@ def test_bad_arguments_are_one_line_errors(capsys, monkeypatch):
     assert main(["bench", "decision-time", "--processes", "1", "--trials", "1"]) == 2
     err = capsys.readouterr().err
     assert "LENSOPT_BLAS_THREADS must be a non-negative integer" in err and err.count("\n") == 1
+
+
+def test_the_full_prescription_is_timed_with_its_own_optimizer():
+    """--search prescription: three lens parameters and the letter size, asked lenses with an axis."""
+    result = run_decision_time(processes=1, trials=8, seed=2, search="prescription")
+    assert result["search"] == "prescription"
+    (process,) = result["per_process"]
+    assert process["median_ms"] > 0 and process["p95_ms"] >= process["median_ms"]
+
+
+def test_an_unknown_search_is_refused():
+    with pytest.raises(ValueError, match="unknown search"):
+        run_decision_time(processes=1, trials=2, search="sphere")

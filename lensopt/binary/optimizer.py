@@ -224,18 +224,27 @@ class ContextualOptimizer:
             self._cache[key] = compute()
         return self._cache[key]
 
-    def _argmax_mean(self, context: np.ndarray, refine: bool = True) -> np.ndarray:
-        key = ("argmax", tuple(context), refine)
-        return self._cached(key, lambda: self._compute_argmax_mean(context, refine)).copy()
+    def _argmax_mean(self, context: np.ndarray, refine: bool = True, tolerance=None, n_starts=None) -> np.ndarray:
+        key = ("argmax", tuple(context), refine, tolerance, n_starts)
+        return self._cached(key, lambda: self._compute_argmax_mean(context, refine, tolerance, n_starts)).copy()
 
-    def _compute_argmax_mean(self, context: np.ndarray, refine: bool = True) -> np.ndarray:
+    def _compute_argmax_mean(self, context: np.ndarray, refine=True, tolerance=None, n_starts=None) -> np.ndarray:
         s = self.settings
         model = self.model
         if model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         recent = self.inputs[-RECENT_INPUTS:, s.n_context :]
         objective = _PosteriorMean(rules.objective_model(model, s))
-        return maximize_posterior_mean(objective, context, s.system_bounds, self._rng(1), recent, refine)
+        return maximize_posterior_mean(
+            objective, context, s.system_bounds, self._rng(1), recent, refine, tolerance=tolerance, n_starts=n_starts
+        )
+
+    def search_optimum(self) -> np.ndarray:
+        """:meth:`best` found as the acquisition searches are (the settings' ``search_tolerance``,
+        one refinement from the best candidate): where a rule built on this optimizer centres its
+        next trial, within a frame (the reported :meth:`best` keeps two refinements and scipy's
+        tolerance)."""
+        return self._argmax_mean(self._upper_context(), tolerance=self.settings.search_tolerance, n_starts=1)
 
     @single_threaded
     def best(self) -> np.ndarray:

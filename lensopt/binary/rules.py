@@ -161,14 +161,6 @@ def _s_step_bald(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, fl
     return point[list(decision.context_dims)], float(value)
 
 
-def most_informative_context(model, settings: OptimizerSettings, system) -> tuple[np.ndarray, float]:
-    """BALD's s-step on its own: the context of maximal information (bits) at the system point
-    ``system`` under ``model`` (for rules built on top of this optimizer, e.g. the prescription's
-    bracketing rule)."""
-    decision = Decision(model, settings, np.random.default_rng(0), np.zeros(settings.n_context))
-    return _s_step_bald(decision, np.asarray(system, dtype=float))
-
-
 def _s_step_random(decision: Decision, system: np.ndarray) -> tuple[np.ndarray, float]:
     return uniform(decision.settings.context_bounds, 1, decision.rng)[0], np.inf
 

@@ -131,7 +131,7 @@ class _BowlFeatures(FeatureMap):
         self.n_features = kernel.centre.size + 2
 
     def __call__(self, X):
-        return self.kernel.features(X)[0]
+        return self.kernel.values(X)
 
     def gradient(self, X):
         return self.kernel._embed(self.kernel.features(X)[1], X.shape[1])

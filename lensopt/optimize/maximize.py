@@ -181,6 +181,8 @@ def maximize_posterior_mean(
     rng: np.random.Generator,
     extra_candidates: np.ndarray | None = None,
     refine: bool = True,
+    tolerance: float | None = None,
+    n_starts: int | None = None,
 ) -> np.ndarray:
     """``argmax_x μ(s, x)`` over the box of system points, the context ``s`` pinned: the one
     posterior-mean maximizer of the binary, preference and ranking models.
@@ -189,7 +191,9 @@ def maximize_posterior_mean(
     ``value_and_gradient`` to be refined by L-BFGS-B); ``context`` ``(n_context,)`` is pinned with
     :func:`maximize_acquisition`'s ``fixed_features``; ``extra_candidates`` are system points
     ``(m, n_system)`` offered besides the quasi-random ones (e.g. the points already tried);
-    ``refine=False`` keeps the best candidate (:data:`POSTERIOR_MEAN_SEARCH` without its starts).
+    ``refine=False`` keeps the best candidate (:data:`POSTERIOR_MEAN_SEARCH` without its starts);
+    ``tolerance``: the L-BFGS-B refinement's relative tolerance (``None``: scipy's default);
+    ``n_starts``: refinements from the best candidates (``None``: the search's own).
     Returns the system point ``(n_system,)``.
     """
     context = np.asarray(context, dtype=float).reshape(-1)
@@ -205,7 +209,9 @@ def maximize_posterior_mean(
         bounds,
         rng,
         fixed_features={d: float(v) for d, v in enumerate(context)},
-        settings=POSTERIOR_MEAN_SEARCH if refine else replace(POSTERIOR_MEAN_SEARCH, n_starts=0),
+        settings=replace(
+            POSTERIOR_MEAN_SEARCH, n_starts=POSTERIOR_MEAN_SEARCH.n_starts if refine else 0, tolerance=tolerance
+        ),
         extra_candidates=extra,
     )
     return point[k:]

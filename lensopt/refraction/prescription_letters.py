@@ -31,7 +31,6 @@ import time
 
 import numpy as np
 
-from lensopt.binary import rules
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
@@ -88,6 +87,8 @@ PLUS_PREFERENCE = 1.0
 BRACKET_RULE = "bracket-ald"
 BRACKET_STEPS_D = (0.35, 0.7)
 BRACKET_DIRECTIONS = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
+#: Letter sizes at which the bracketing lenses are compared (the chosen one's is then refined).
+BRACKET_LETTER_GRID = 64
 #: Rules of the full prescription: the bracketing rule and every rule of the contextual optimizer.
 PRESCRIPTION_RULES = (BRACKET_RULE, *ALL_RULES)
 
@@ -299,19 +300,30 @@ class PrescriptionOptimizer(TrialHistory):
 
     def _bracket(self) -> Trial:
         """The bracketing rule (:data:`BRACKET_RULE`): the most informative lens and letter size
-        around the plus-preferring optimum."""
+        around the plus-preferring optimum. Every bracketing lens is scored on one grid of letter
+        sizes in one prediction; the best letter size is refined by the vertex of a parabola (as
+        BALD's s-step, :func:`lensopt.optimize.maximize_on_line`)."""
         start = time.perf_counter()
-        centre = np.asarray(self._core.best(), dtype=float)  # the tilted optimum
-        chosen, most = None, -np.inf
-        for step in BRACKET_STEPS_D:
-            for direction in BRACKET_DIRECTIONS:
-                lens = self.phoropter_lens(centre + step * np.asarray(direction))
-                context, bits = rules.most_informative_context(
-                    self.model, self.settings, lens.power_vector().to_array()
-                )
-                if bits > most:
-                    chosen, most = (lens, float(context[0])), bits
-        lens, letter_logmar = chosen
+        centre = self._core.search_optimum()  # the tilted optimum
+        lenses = [
+            self.phoropter_lens(centre + step * np.asarray(direction))
+            for step in BRACKET_STEPS_D
+            for direction in BRACKET_DIRECTIONS
+        ]
+        vectors = np.array([lens.power_vector().to_array() for lens in lenses])
+        letters = np.linspace(*self.settings.context_bounds[0], BRACKET_LETTER_GRID)
+        grid = np.column_stack([np.tile(letters, len(lenses)), np.repeat(vectors, len(letters), axis=0)])
+        bits = self.model.bald(grid).reshape(len(lenses), len(letters))
+        chosen, i = np.unravel_index(int(np.argmax(bits)), bits.shape)
+        letter_logmar = float(letters[i])
+        if 0 < i < len(letters) - 1:  # the vertex of a parabola through the grid's best three
+            v0, v1, v2 = bits[chosen, i - 1 : i + 2]
+            curvature = v0 - 2.0 * v1 + v2
+            if curvature < 0:
+                vertex = letters[i] + 0.5 * (letters[1] - letters[0]) * (v0 - v2) / curvature
+                if self.model.bald(np.array([[vertex, *vectors[chosen]]]))[0] > v1:
+                    letter_logmar = float(vertex)
+        lens = lenses[chosen]
         self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return Trial(lens.sphere_d, lens.cylinder_d, letter_logmar, lens.axis_deg)
 

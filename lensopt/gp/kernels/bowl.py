@@ -78,42 +78,47 @@ class AcuityBowl(_BaseKernel):
         n = self.centre.size
         return np.sqrt(np.r_[self.slope_variance, np.full(n + 1, self.shift_variance)])
 
-    def features(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Scaled features ``(n, 2 + n_sys)`` — ``√θ φ``, ``√τ ψ₀``, ``√τ ψ`` — and their
-        gradients ``(n, 2 + n_sys, n_active)`` in the active columns."""
+    def values(self, X) -> np.ndarray:
+        """Scaled features ``(n, 2 + n_sys)``: ``√θ φ``, ``√τ ψ₀``, ``√τ ψ``."""
         Z = self._cols(np.asarray(X, dtype=float))
         s, r = Z[:, 0], Z[:, 1:] - self.centre
         q = 1.0 + np.sum(r**2, axis=1)
-        n, m = r.shape
-        F = np.empty((n, m + 2))
+        F = np.empty((r.shape[0], r.shape[1] + 2))
         F[:, 0] = s - np.log(q) / _LN10
         F[:, 1] = 1.0 / q
         F[:, 2:] = r / q[:, None]
+        return F * self._scales()
+
+    def features(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`values` and their gradients ``(n, 2 + n_sys, n_active)`` in the active columns."""
+        Z = self._cols(np.asarray(X, dtype=float))
+        r = Z[:, 1:] - self.centre
+        q = 1.0 + np.sum(r**2, axis=1)
+        n, m = r.shape
         G = np.zeros((n, m + 2, m + 1))
         G[:, 0, 0] = 1.0
         G[:, 0, 1:] = -2.0 * r / (q[:, None] * _LN10)
         G[:, 1, 1:] = -2.0 * r / (q**2)[:, None]
         eye = np.eye(m)
         G[:, 2:, 1:] = eye[None, :, :] / q[:, None, None] - 2.0 * r[:, :, None] * r[:, None, :] / (q**2)[:, None, None]
-        scales = self._scales()
-        return F * scales, G * scales[None, :, None]
+        return self.values(X), G * self._scales()[None, :, None]
 
     def _k(self, X, Y):
-        return self.features(X)[0] @ self.features(Y)[0].T
+        return self.values(X) @ self.values(Y).T
 
     def _diag(self, X):
-        F = self.features(X)[0]
+        F = self.values(X)
         return np.einsum("ij,ij->i", F, F)
 
     def _grad_theta(self, X):
-        F = self.features(X)[0]
+        F = self.values(X)
         slope = F[:, :1] @ F[:, :1].T
         shift = F[:, 1:] @ F[:, 1:].T
         return self._select_free([slope[:, :, None], shift[:, :, None]])
 
     def _grad_x(self, X, Y):
         _, G = self.features(X)
-        FY = self.features(Y)[0]
+        FY = self.values(Y)
         return self._embed(np.einsum("nka,mk->nma", G, FY), X.shape[1])
 
     def _diag_grad_x(self, X):

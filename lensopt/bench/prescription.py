@@ -33,12 +33,8 @@ arrives, finished runs skipped), with this campaign's task, :func:`run_prescript
 from __future__ import annotations
 
 import json
-import os
 import platform
-import sys
 import time
-import traceback
-import uuid
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,8 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.bench.ideal_prescription import PrescriptionIdealObserver
-from lensopt.bench.records import MANIFEST_NAME, versions, write_json_atomic
-from lensopt.bench.runner import TASK_PREFIX, CampaignSummary, _one_line, _progress
+from lensopt.bench.records import versions
+from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
@@ -390,6 +386,10 @@ def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
     return True
 
 
+#: The campaign's runs, for :func:`lensopt.bench.runner.run_campaign`.
+PRESCRIPTION_TASK = CampaignTask(CAMPAIGN, run_one_prescription, prescription_record_path, _finished)
+
+
 def run_prescription_campaign(
     specs,
     out_dir,
@@ -401,84 +401,16 @@ def run_prescription_campaign(
     progress: bool = True,
     client=None,
 ) -> CampaignSummary:
-    """Run every spec without a record in ``out_dir``; store each record as it finishes
-    (as :func:`lensopt.bench.runner.run_campaign`, with this campaign's task)."""
-    out_dir = Path(out_dir)
-    try:
-        (out_dir / "runs").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(
-            f"--out {out_dir}: cannot create the campaign folder ({exc.strerror}); choose a writable folder"
-        ) from None
-    specs = list(specs)
-    if len({s.key for s in specs}) != len(specs):
-        raise ValueError("duplicate runs in the campaign (same setting, rule and seed)")
-    if n_workers is not None and n_workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {n_workers}")
-    todo = [s for s in specs if not _finished(out_dir, s)]
-    if manifest is not None:
-        write_json_atomic(out_dir / MANIFEST_NAME, manifest)
-    failures: list[tuple[str, str]] = []
-    t0 = time.perf_counter()
-    desc = f"{out_dir.name}: {len(specs) - len(todo)} already done"
-    with _progress(len(todo), progress and bool(todo), desc) as bar:
-        if todo and local_sync:
-            for spec in todo:
-                try:
-                    write_json_atomic(prescription_record_path(out_dir, spec), run_one_prescription(spec.to_dict()))
-                except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                    _failed(failures, spec, exc)
-                bar.update()
-        elif todo:
-            _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client)
-    n_done = len(todo) - len(failures)
-    return CampaignSummary(
-        len(specs), len(specs) - len(todo), len(todo), n_done, tuple(failures), time.perf_counter() - t0
+    """Run every spec without a record in ``out_dir``; store each record as it finishes: the
+    benchmark runner (:func:`lensopt.bench.runner.run_campaign`) with this campaign's task."""
+    return run_campaign(
+        specs,
+        out_dir,
+        manifest=manifest,
+        scheduler=scheduler,
+        n_workers=n_workers,
+        local_sync=local_sync,
+        progress=progress,
+        client=client,
+        task=PRESCRIPTION_TASK,
     )
-
-
-def _failed(failures, spec, exc) -> None:
-    failures.append((spec.key, _one_line(exc)))
-    if os.environ.get("LENSOPT_DEBUG"):
-        traceback.print_exc(file=sys.stderr)
-
-
-def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> None:
-    try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ValueError(
-            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
-        ) from None
-    own_client = client is None
-    cluster = None
-    if own_client:
-        if scheduler:
-            client = Client(scheduler)
-        else:
-            cluster = LocalCluster(
-                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
-            )
-            client = Client(cluster)
-    try:
-        token = uuid.uuid4().hex[:12]  # keys unique to this invocation
-        futures, specs_by_future = [], {}
-        for spec in todo:
-            future = client.submit(
-                run_one_prescription, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{CAMPAIGN}-{spec.key}"
-            )
-            futures.append(future)
-            specs_by_future[future.key] = spec
-        for future in as_completed(futures):
-            spec = specs_by_future[future.key]
-            try:
-                write_json_atomic(prescription_record_path(out_dir, spec), future.result())
-            except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                _failed(failures, spec, exc)
-            bar.update()
-            future.release()
-    finally:
-        if own_client:
-            client.close()
-            if cluster is not None:
-                cluster.close()

@@ -28,9 +28,11 @@ import sys
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -200,6 +202,19 @@ class CampaignSummary:
     wall_time_s: float
 
 
+@dataclass(frozen=True)
+class CampaignTask:
+    """What one kind of campaign runs: ``run(spec_dict) -> record`` (a pure function, shipped to
+    Dask workers), where a spec's record lives (``record_path(out_dir, spec)``), and whether it is
+    already there (``finished(out_dir, spec)``, raising ValueError if it was run with other
+    settings). The specs have a ``key`` and ``to_dict()``."""
+
+    name: str
+    run: Callable[[dict], dict]
+    record_path: Callable[[Path, Any], Path]
+    finished: Callable[[Path, Any], bool]
+
+
 def _one_line(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -219,13 +234,17 @@ def run_campaign(
     local_sync: bool = False,
     progress: bool = True,
     client=None,
+    task: CampaignTask | None = None,
 ) -> CampaignSummary:
     """Run every spec without a record in ``out_dir``; store each record as it finishes.
 
     ``client``: an existing ``distributed.Client`` to use (tests); otherwise ``scheduler`` (an
     address) or a new ``LocalCluster`` of ``n_workers`` (default ``os.cpu_count()``) processes.
     A failing run is reported in ``failures`` and leaves no record, so a re-run retries it.
+    ``task``: what a run is (:class:`CampaignTask`); by default the :class:`RunSpec` campaigns'
+    :func:`run_one`.
     """
+    task = BENCHMARK_TASK if task is None else task
     out_dir = Path(out_dir)
     try:
         (out_dir / "runs").mkdir(parents=True, exist_ok=True)
@@ -235,10 +254,10 @@ def run_campaign(
         ) from None
     specs = list(specs)
     if len({s.key for s in specs}) != len(specs):
-        raise ValueError("duplicate runs in the campaign (same problem, rule and seed)")
+        raise ValueError("duplicate runs in the campaign (the same run twice: problem or setting, rule and seed)")
     if n_workers is not None and n_workers < 1:
         raise ValueError(f"--workers must be >= 1, got {n_workers}")
-    todo = [s for s in specs if not _finished(out_dir, s)]
+    todo = [s for s in specs if not task.finished(out_dir, s)]
     if manifest is not None:
         write_json_atomic(out_dir / MANIFEST_NAME, manifest)
     failures: list[tuple[str, str]] = []
@@ -248,21 +267,21 @@ def run_campaign(
         if todo and local_sync:
             for spec in todo:
                 try:
-                    write_json_atomic(record_path(out_dir, spec), run_one(spec.to_dict()))
+                    write_json_atomic(task.record_path(out_dir, spec), task.run(spec.to_dict()))
                 except Exception as exc:  # noqa: BLE001 - reported, run retried next time
                     failures.append((spec.key, _one_line(exc)))
                     if os.environ.get("LENSOPT_DEBUG"):
                         traceback.print_exc(file=sys.stderr)
                 bar.update()
         elif todo:
-            _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client)
+            _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task)
     n_done = len(todo) - len(failures)
     return CampaignSummary(
         len(specs), len(specs) - len(todo), len(todo), n_done, tuple(failures), time.perf_counter() - t0
     )
 
 
-def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> None:
+def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:
     try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
         from distributed import Client, LocalCluster, as_completed
     except ImportError:  # pragma: no cover - depends on the installation
@@ -284,13 +303,13 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> 
         token = uuid.uuid4().hex[:12]
         futures, specs_by_future = [], {}
         for spec in todo:
-            future = client.submit(run_one, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{spec.key}")
+            future = client.submit(task.run, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{spec.key}")
             futures.append(future)
             specs_by_future[future.key] = spec
         for future in as_completed(futures):
             spec = specs_by_future[future.key]
             try:
-                write_json_atomic(record_path(out_dir, spec), future.result())
+                write_json_atomic(task.record_path(out_dir, spec), future.result())
             except Exception as exc:  # noqa: BLE001 - reported, run retried next time
                 failures.append((spec.key, _one_line(exc)))
                 if os.environ.get("LENSOPT_DEBUG"):
@@ -302,3 +321,7 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client) -> 
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+#: The :class:`RunSpec` campaigns (functions, refraction, duels, feedback, robustness).
+BENCHMARK_TASK = CampaignTask("benchmark", run_one, record_path, _finished)

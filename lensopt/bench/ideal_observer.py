@@ -49,6 +49,7 @@ import math
 import numbers
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -133,7 +134,52 @@ def _axis(bounds, step):
     return low + step * np.arange(n)
 
 
-class IdealObserver:
+class GridPosterior:
+    """What the ideal observers share: a log-posterior ``_log_post`` over a grid of hypotheses
+    ``_hyp`` (rows), the ``(trial, answer)`` history and a per-trial cache. A subclass sets
+    ``settings`` (with ``seed``), ``_hyp``, ``_log_post``, ``_history = []``, ``_cache = {}``."""
+
+    settings: Any
+    _hyp: np.ndarray
+    _log_post: np.ndarray
+    _history: list
+    _cache: dict
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    @property
+    def n_trials(self) -> int:
+        return len(self._history)
+
+    @property
+    def history(self) -> tuple:
+        return tuple(self._history)
+
+    @property
+    def hypotheses_d(self) -> np.ndarray:
+        """The grid of hypotheses, one per row (D)."""
+        return self._hyp.copy()
+
+    def posterior(self) -> np.ndarray:
+        """Posterior probabilities of :attr:`hypotheses_d`, shape ``(n,)``, summing to 1."""
+        return self._cached("posterior", self._posterior)
+
+    def _posterior(self) -> np.ndarray:
+        w = np.exp(self._log_post - self._log_post.max())
+        return w / w.sum()
+
+    def _cached(self, name, compute):
+        key = (name, len(self._history))
+        if key not in self._cache:
+            if len(self._cache) > 16:
+                self._cache.clear()
+            self._cache[key] = compute()
+        return self._cache[key]
+
+
+class IdealObserver(GridPosterior):
     """Grid-Bayes ideal observer with ask/tell, duck-typed like ``RefractionOptimizer``.
 
     ``ask() -> Trial``, ``tell(trial, correct)``, ``best() -> (sphere_d, cylinder_d)``,
@@ -231,27 +277,6 @@ class IdealObserver:
         self.last_decision_ms = float("nan")
 
     # ---------------------------------------------------------------- properties
-    @property
-    def seed(self) -> int:
-        return self.settings.seed
-
-    @property
-    def n_trials(self) -> int:
-        return len(self._history)
-
-    @property
-    def history(self) -> tuple:
-        return tuple(self._history)
-
-    @property
-    def hypotheses_d(self) -> np.ndarray:
-        """The grid of hypotheses ``(n, 2)``: ``[sphere_d, cylinder_d]`` per row."""
-        return self._hyp.copy()
-
-    def posterior(self) -> np.ndarray:
-        """Posterior probabilities of :attr:`hypotheses_d`, shape ``(n,)``, summing to 1."""
-        return self._cached("posterior", self._posterior)
-
     def posterior_grid(self) -> np.ndarray:
         """The posterior as ``(len(sphere_grid_d), len(cylinder_grid_d))``."""
         return self.posterior().reshape(len(self.sphere_grid_d), len(self.cylinder_grid_d))
@@ -278,18 +303,6 @@ class IdealObserver:
         if self.settings.lapse > 0:  # λ + κ Φ(−z)
             return np.logaddexp(math.log(self.settings.lapse), log_kappa + log_ndtr(-z))
         return log_kappa + log_ndtr(-z)
-
-    def _posterior(self) -> np.ndarray:
-        w = np.exp(self._log_post - self._log_post.max())
-        return w / w.sum()
-
-    def _cached(self, name, compute):
-        key = (name, len(self._history))
-        if key not in self._cache:
-            if len(self._cache) > 16:
-                self._cache.clear()
-            self._cache[key] = compute()
-        return self._cache[key]
 
     # ---------------------------------------------------------------- scoring
     def _scoring_hypotheses(self) -> tuple[np.ndarray, np.ndarray]:

@@ -79,6 +79,7 @@ from lensopt.bench.ideal_observer import (
     LETTER_STEP_LOGMAR,
     PRUNE_MASS,
     VA_STEP_LOGMAR,
+    GridPosterior,
     _axis,
     _check_bounds,
     _check_positive,
@@ -166,7 +167,7 @@ def _product(*axes) -> np.ndarray:
     return np.column_stack([g.ravel() for g in grids])
 
 
-class PrescriptionIdealObserver:
+class PrescriptionIdealObserver(GridPosterior):
     """Grid-Bayes ideal observer of the full prescription, with the duck-typed ask/tell API.
 
     ``ask() -> Trial`` (the rounded minus-cylinder lens and the letter size), ``tell(trial,
@@ -273,42 +274,14 @@ class PrescriptionIdealObserver:
 
     # ---------------------------------------------------------------- properties
     @property
-    def seed(self) -> int:
-        return self.settings.seed
-
-    @property
     def box(self) -> SearchBox:
         """The search box (the start it is centred on: ``box.start``)."""
         return self.settings.box
 
     @property
-    def n_trials(self) -> int:
-        return len(self._history)
-
-    @property
-    def history(self) -> tuple:
-        return tuple(self._history)
-
-    @property
     def hypotheses_d(self) -> np.ndarray:
         """The grid of hypotheses ``(n, 3)``: ``[M, J0, J45]`` (D) per row."""
         return self._hyp.copy()
-
-    def posterior(self) -> np.ndarray:
-        """Posterior probabilities of :attr:`hypotheses_d`, shape ``(n,)``, summing to 1."""
-        return self._cached("posterior", self._posterior)
-
-    def _posterior(self) -> np.ndarray:
-        w = np.exp(self._log_post - self._log_post.max())
-        return w / w.sum()
-
-    def _cached(self, name, compute):
-        key = (name, len(self._history))
-        if key not in self._cache:
-            if len(self._cache) > 16:
-                self._cache.clear()
-            self._cache[key] = compute()
-        return self._cache[key]
 
     # ---------------------------------------------------------------- model
     def _acuity(self, lenses, hypotheses) -> np.ndarray:

@@ -35,9 +35,12 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 from lensopt.binary.settings import ALL_RULES
-from lensopt.observer import draw_patients
+from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.threads import (
     ENV_VAR,
     blas_threads_now,
@@ -239,11 +242,6 @@ def _parse_child(argv):
 def _session(args):
     """The optimizer and the patient's answer ``respond(trial)`` of one process."""
     if args.search == "prescription":
-        import numpy as np
-
-        from lensopt.observer import autorefraction, draw_clinic_patients
-        from lensopt.refraction.prescription_letters import PrescriptionOptimizer
-
         patient = draw_clinic_patients(1, args.seed, slope=14.0)[0]
         start = autorefraction(patient, np.random.SeedSequence([args.seed, 1]))
         optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start)

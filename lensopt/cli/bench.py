@@ -43,13 +43,6 @@ from lensopt.cli.bench_campaigns import (
     FUNCTION_RULES,
     FUNCTION_SEEDS,
     INITIAL_SAMPLES,
-    PRESCRIPTION_DEFAULT_RULES,
-    PRESCRIPTION_FEEDBACK,
-    PRESCRIPTION_PATIENTS,
-    PRESCRIPTION_RULES,
-    PRESCRIPTION_SETTINGS,
-    PRESCRIPTION_SLOPE,
-    PRESCRIPTION_TRIALS,
     REFRACTION_REPETITIONS,
     REFRACTION_RULES,
     REFRACTION_TRIALS,
@@ -59,12 +52,12 @@ from lensopt.cli.bench_campaigns import (
     run_duel_campaign,
     run_feedback_campaign,
     run_functions,
-    run_prescription_campaign,
     run_refraction,
     run_report,
     run_rescale,
     run_robustness_campaign,
 )
+from lensopt.cli.bench_prescription import add_prescription_parser
 from lensopt.cli.defaults import (
     DUEL_DEFAULTS,
     FEEDBACK_PATIENTS,
@@ -347,7 +340,7 @@ def register(subparsers) -> None:
     _add_cluster_options(rb, report_every=False)
     rb.set_defaults(handler=run_robustness_campaign)
 
-    _add_prescription_parser(sub)
+    add_prescription_parser(sub, _add_cluster_options)
 
     rep = sub.add_parser("report", help="ranking table, win matrices and regret curves of a campaign")
     rep.add_argument("dir", metavar="DIR", help="campaign directory")
@@ -428,93 +421,3 @@ def register(subparsers) -> None:
     )
     cs.add_argument("--json", action="store_true", help="print one JSON object")
     cs.set_defaults(handler=run_cli_startup)
-
-
-def _add_prescription_parser(sub) -> None:
-    ps = sub.add_parser(
-        "prescription",
-        help="the full prescription (M, J0, J45) on clinic patients: Bland–Altman, trials to 0.25 D",
-        description="Simulated full refractions (sphere, cylinder, axis) with letters on clinic patients "
-        "(seeds from 100,000 are held out; each record says its split), with and without a starting "
-        "autorefraction and accommodation; every trial is scored. Prints and writes the summary: "
-        "Bland–Altman of M, J0, J45 at 40/60/100 trials, trials to reach and stay <= 0.25 D blur "
-        "(and over the ideal observer's), the stopping rule, decision times, and a Bland–Altman plot.",
-    )
-    ps.add_argument(
-        "--out",
-        metavar="DIR",
-        default="bench-results/prescription",
-        help="campaign directory; runs already in it are skipped (default bench-results/prescription)",
-    )
-    ps.add_argument(
-        "--settings",
-        nargs="+",
-        metavar="NAME",
-        default=list(PRESCRIPTION_SETTINGS),
-        help=f"settings (default: all: {', '.join(PRESCRIPTION_SETTINGS)})",
-    )
-    ps.add_argument(
-        "--rules",
-        nargs="+",
-        default=list(PRESCRIPTION_DEFAULT_RULES),
-        metavar="RULE",
-        help=f"rules, of {', '.join(PRESCRIPTION_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_RULES)})",
-    )
-    ps.add_argument(
-        "--feedback",
-        choices=PRESCRIPTION_FEEDBACK,
-        default=PRESCRIPTION_FEEDBACK[0],
-        help=f"what the patient answers (default {PRESCRIPTION_FEEDBACK[0]})",
-    )
-    ps.add_argument(
-        "--patients",
-        type=_positive_int,
-        default=PRESCRIPTION_PATIENTS,
-        metavar="N",
-        help=f"patients (seeds) per setting and rule (default {PRESCRIPTION_PATIENTS})",
-    )
-    ps.add_argument(
-        "--first-seed",
-        type=_non_negative_int,
-        default=HELD_OUT_FIRST_SEED,
-        metavar="SEED",
-        help=f"seed of the first patient (default {HELD_OUT_FIRST_SEED:,}: held out; below it: the tuning "
-        "split, recorded as such)",
-    )
-    ps.add_argument(
-        "--trials",
-        type=_positive_int,
-        default=PRESCRIPTION_TRIALS,
-        metavar="N",
-        help=f"trials per session (default {PRESCRIPTION_TRIALS})",
-    )
-    ps.add_argument(
-        "--slope",
-        type=_positive_float,
-        default=PRESCRIPTION_SLOPE,
-        metavar="A",
-        help=f"the patients' psychometric slope, logMAR⁻¹ (default {PRESCRIPTION_SLOPE:g})",
-    )
-    ps.add_argument(
-        "--lapse",
-        type=_non_negative_float,
-        default=0.0,
-        metavar="L",
-        help="the patients' lapse rate, in [0, 0.5) (default 0)",
-    )
-    ps.add_argument(
-        "--stop-confidence",
-        type=_positive_float,
-        metavar="P",
-        help="also record where the stopping rule at this confidence, in (0, 1), would have stopped "
-        "(the sessions run the whole budget; default: no stopping rule)",
-    )
-    ps.add_argument(
-        "--min-trials",
-        type=_positive_int,
-        metavar="N",
-        help=f"the stopping rule's minimum trials (with --stop-confidence; default {DEFAULT_MIN_TRIALS})",
-    )
-    ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
-    _add_cluster_options(ps, report_every=False)
-    ps.set_defaults(handler=run_prescription_campaign)

@@ -26,19 +26,6 @@ REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
 #: search costs as much as a decision; the final value and the checkpoints 30/60/100 are exact).
 REPORT_EVERY = 5
 
-#: ``lensopt.bench.prescription``'s settings, rules and defaults, copied here as literals (its module
-#: imports numpy; `lensopt --help` must not): tests/bench/test_prescription_bench.py checks them.
-PRESCRIPTION_SETTINGS = (
-    "start-accommodation",
-    "start-no-accommodation",
-    "no-start-accommodation",
-    "no-start-no-accommodation",
-)
-PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
-PRESCRIPTION_DEFAULT_RULES = ("bracket-ald", "ideal")
-PRESCRIPTION_FEEDBACK = ("letters",)
-PRESCRIPTION_PATIENTS, PRESCRIPTION_TRIALS, PRESCRIPTION_SLOPE = 100, 100, 14.0
-
 
 def _check_rules(rules) -> list[str]:
     from lensopt.binary.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
@@ -86,18 +73,7 @@ def _run(args, campaign: str, specs, manifest: dict) -> int:
         local_sync=args.local_sync,
         progress=not args.no_progress,
     )
-    print(
-        f"lensopt bench {campaign}: {summary.n_total} runs: {summary.n_skipped} already done, "
-        f"{summary.n_done} run now ({summary.wall_time_s / 60:.1f} min), "
-        f"{len(summary.failures)} failed; records in {args.out}/runs"
-    )
-    for key, message in summary.failures[:10]:
-        print(f"  failed {key}: {message}", file=sys.stderr)
-    if summary.failures:
-        print(
-            "run the same command again to retry the failed runs (LENSOPT_DEBUG=1 prints their tracebacks)",
-            file=sys.stderr,
-        )
+    if report_runs(campaign, args.out, summary):
         return 1
     print(f"report: lensopt bench report {shlex.quote(args.out)}")
     return 0
@@ -417,109 +393,8 @@ def run_robustness_campaign(args) -> int:
     return status
 
 
-def run_prescription_campaign(args) -> int:
-    # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.prescription import (
-        SUMMARY_NAME,
-        get_setting,
-        prescription_specs,
-        run_prescription_campaign,
-    )
-    from lensopt.bench.prescription_summary import write_summary
-
-    if args.summary:
-        _, text = write_summary(args.summary)
-        print(text)
-        print(f"summary: {args.summary}/{SUMMARY_NAME}")
-        return 0
-    if args.stop_confidence is not None and not 0 < args.stop_confidence < 1:
-        raise ValueError(
-            f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"
-        )
-    if args.min_trials is not None and args.stop_confidence is None:
-        raise ValueError("--min-trials needs --stop-confidence (the stopping rule whose stop is recorded)")
-    if args.lapse >= 0.5:
-        raise ValueError(f"--lapse must be in [0, 0.5) (e.g. 0.02), got {args.lapse:g}")
-    settings = [get_setting(name) for name in args.settings]
-    rules = list(args.rules)
-    specs = prescription_specs(
-        settings,
-        rules,
-        n_patients=args.patients,
-        first_seed=args.first_seed,
-        n_trials=args.trials,
-        slope=args.slope,
-        lapse=args.lapse,
-        feedback=args.feedback,
-        stop_confidence=args.stop_confidence,
-        min_trials=args.min_trials,
-    )
-    seeds = range(args.first_seed, args.first_seed + args.patients)
-    splits = sorted({split_of(s) for s in seeds})
-    command = [
-        "lensopt",
-        "bench",
-        "prescription",
-        "--out",
-        args.out,
-        "--settings",
-        *args.settings,
-        "--rules",
-        *rules,
-        "--feedback",
-        args.feedback,
-        "--patients",
-        str(args.patients),
-        "--first-seed",
-        str(args.first_seed),
-        "--trials",
-        str(args.trials),
-        "--slope",
-        f"{args.slope:g}",
-        "--lapse",
-        f"{args.lapse:g}",
-    ]
-    if args.stop_confidence is not None:
-        command += ["--stop-confidence", f"{args.stop_confidence:g}"]
-        command += ["--min-trials", str(specs[0].min_trials)]
-    manifest = {
-        "campaign": "prescription",
-        "split": splits[0] if len(splits) == 1 else splits,
-        "first_seed": args.first_seed,
-        "held_out_first_seed": HELD_OUT_FIRST_SEED,
-        "settings": [s.to_dict() for s in settings],
-        "rules": rules,
-        "feedback": args.feedback,
-        "n_patients": args.patients,
-        "n_trials": args.trials,
-        "slope": args.slope,
-        "lapse": args.lapse,
-        "stop": None
-        if args.stop_confidence is None
-        else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},
-        "command": shlex.join(command),
-    }
-    summary = run_prescription_campaign(
-        specs,
-        args.out,
-        manifest=manifest,
-        scheduler=args.scheduler,
-        n_workers=args.workers,
-        local_sync=args.local_sync,
-        progress=not args.no_progress,
-    )
-    status = _report_runs("prescription", args.out, summary)
-    try:
-        _, text = write_summary(args.out)
-    except ValueError:  # no finished run to summarize
-        return status
-    print(text)
-    print(f"summary: {args.out}/{SUMMARY_NAME}")
-    return status
-
-
-def _report_runs(campaign: str, out: str, summary) -> int:
-    """Print what :func:`lensopt.bench.prescription.run_prescription_campaign` did; 1 if a run failed."""
+def report_runs(campaign: str, out: str, summary) -> int:
+    """Print what a campaign run did (:class:`lensopt.bench.runner.CampaignSummary`); 1 if a run failed."""
     print(
         f"lensopt bench {campaign}: {summary.n_total} runs: {summary.n_skipped} already done, "
         f"{summary.n_done} run now ({summary.wall_time_s / 60:.1f} min), "
@@ -536,7 +411,7 @@ def _report_runs(campaign: str, out: str, summary) -> int:
     return 0
 
 
-def _is_prescription_campaign(campaign_dir) -> bool:
+def is_prescription_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest names the prescription campaign."""
     import json
 
@@ -555,7 +430,7 @@ def run_report(args) -> int:
         print(text)
         print(f"lensopt bench report: wrote {args.dir}/{SUMMARY_NAME}")
         return 0
-    if _is_prescription_campaign(args.dir):
+    if is_prescription_campaign(args.dir):
         from lensopt.bench.prescription import SUMMARY_NAME as PRESCRIPTION_SUMMARY
         from lensopt.bench.prescription_summary import write_summary as write_prescription_summary
 

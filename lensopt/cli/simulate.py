@@ -21,6 +21,7 @@ from lensopt.cli.defaults import (
     PAPER_BETA_3,
     REFRACTION_BETA_3,
 )
+from lensopt.cli.simulate_prescription import add_prescription_arguments, full_prescription, run_prescription
 from lensopt.stopping import StopRule
 
 #: Largest ``--trials`` (as ``lensopt run``'s protocols allow).
@@ -209,164 +210,9 @@ def register(subparsers) -> None:
         help=f"β of UCB_Φ for letter trials (default {LETTER_BETA:g}, issue 14's letter model; the "
         f"probit model's Φ⁻¹(0.99) ≈ {REFRACTION_BETA_3}, the paper's Φ⁻¹(0.95) ≈ {PAPER_BETA_3})",
     )
-    full = p.add_argument_group(
-        "full prescription (sphere, cylinder and axis; any of these options selects it)",
-        "The search runs in power vectors (M, J0, J45) with letters; the patient has an axis and may "
-        "accommodate. Without --true-sphere/--true-cylinder the patient is drawn from a clinic population "
-        "(docs/prescription.md).",
-    )
-    full.add_argument(
-        "--true-axis", type=_finite_float, metavar="DEG", help="axis of the patient's cylinder, 1-180 degrees"
-    )
-    full.add_argument(
-        "--start",
-        metavar="RX",
-        help="starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed), or 'auto': an "
-        "autorefraction of the patient (SD 0.4 D in M, 0.2 D in J0/J45); the search box is centred on it",
-    )
-    full.add_argument(
-        "--accommodation",
-        type=_non_negative_float,
-        metavar="A",
-        help="the patient's amplitude of accommodation (D): lenses up to A D too minus read as well (default 0)",
-    )
-    full.add_argument(
-        "--m-half-width",
-        type=_positive_float,
-        metavar="D",
-        help="with --start: half-width of the search box in M (default 2)",
-    )
-    full.add_argument(
-        "--j-half-width",
-        type=_positive_float,
-        metavar="D",
-        help="with --start: half-width of the search box in J0 and J45 (default 1)",
-    )
+    add_prescription_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
     p.set_defaults(handler=run)
-
-
-def _full_prescription(args) -> bool:
-    return any(
-        getattr(args, name) is not None
-        for name in ("true_axis", "start", "accommodation", "m_half_width", "j_half_width")
-    )
-
-
-def run_prescription(args) -> int:
-    """``lensopt simulate`` of a full prescription (any of --true-axis, --start, --accommodation)."""
-    import numpy as np
-
-    from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
-    from lensopt.refraction.lens import parse_lens
-    from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
-    from lensopt.simulation import simulate_prescription
-
-    if args.feedback != "letters":
-        raise ValueError("the full prescription (--true-axis, --start, --accommodation) works with --feedback letters")
-    rule = args.rule
-    if rule is not None and rule not in PRESCRIPTION_RULES:
-        raise ValueError(
-            f"--rule {rule} does not work with the full prescription; choose from: {', '.join(PRESCRIPTION_RULES)}"
-        )
-    if (args.true_sphere is None) != (args.true_cylinder is None):
-        raise ValueError("give both --true-sphere and --true-cylinder, or neither")
-    if args.true_axis is not None:
-        if args.true_sphere is None:
-            raise ValueError("--true-axis needs --true-sphere and --true-cylinder (or leave all three out)")
-        if not 1.0 <= args.true_axis <= 180.0:
-            raise ValueError(f"--true-axis {args.true_axis:g} is outside 1-180 degrees: give e.g. 180 (not 0) or 90")
-    if args.hyperparameters is not None or args.reference_context != "adaptive":
-        raise ValueError("--hyperparameters and --reference-context apply to the two-parameter search only")
-    stop = _stop_rule(args)
-    if args.trials is None:
-        args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
-    if stop is not None and stop.max_trials > args.trials:
-        raise ValueError(
-            f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
-        )
-    accommodation_d = args.accommodation or 0.0
-    common = dict(slope=args.slope, n_alternatives=args.n_alternatives, lapse=args.lapse)
-    if args.true_sphere is None:
-        drawn = draw_clinic_patients(1, args.seed, **common)[0]
-        correction = (drawn.sphere_d, drawn.cylinder_d, drawn.axis_deg)
-    else:
-        axis = 180.0 if args.true_axis is None else args.true_axis
-        correction = (args.true_sphere, args.true_cylinder, axis)
-    patient_seed = int(np.random.SeedSequence([args.seed, 1]).generate_state(1)[0])
-    patient = SimulatedPatient(
-        correction[0],
-        correction[1],
-        axis_deg=correction[2],
-        accommodation_d=accommodation_d,
-        seed=patient_seed,
-        **common,
-    )
-    transposed = False
-    if args.start is None:
-        start = None
-        if args.m_half_width is not None or args.j_half_width is not None:
-            raise ValueError("--m-half-width and --j-half-width size the box around --start; give --start too")
-    elif args.start.strip().lower() == "auto":
-        start = autorefraction(patient, np.random.SeedSequence([args.seed, 2]))
-    else:
-        written = parse_lens(args.start)
-        transposed = written.is_plus_cylinder
-        start = written.minus_cylinder()
-    options = {
-        "start": start,
-        "m_half_width_d": args.m_half_width,
-        "j_half_width_d": args.j_half_width,
-        "letter_bounds_logmar": tuple(args.letter_bounds),
-        "n_alternatives": args.n_alternatives,
-        "inference": args.inference or "ep",
-        "stop": stop,
-        **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
-        **({} if args.beta is None else {"beta": args.beta}),
-        **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
-    }
-    optimizer = PrescriptionOptimizer(rule=rule, seed=args.seed, **options)
-    rule = optimizer.rule
-    if args.json:
-        result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None)
-        print(
-            json.dumps(
-                {"feedback": "letters", "search": "prescription", "start_transposed": transposed, **result.to_dict()}
-            )
-        )
-        return 0
-
-    from tqdm import tqdm
-
-    with tqdm(total=args.trials, desc=f"{rule} trials", unit="trial", file=sys.stderr) as bar:
-        result = simulate_prescription(
-            patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None
-        )
-    d = result.to_dict()
-    est = d["estimate"]
-    error = d["power_vector_error_d"]
-    print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} trials, slope {args.slope:g}")
-    print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D")
-    if start is not None:
-        note = f"   (written {parse_lens(args.start).format()}, transposed to minus cylinder)" if transposed else ""
-        print(f"  starting refraction   {start.format()}{note}")
-    print(f"  prescription          {d['prescription']}")
-    print(
-        f"  error (power vector)  M {error['M']:+.2f} D   J0 {error['J0']:+.2f} D   J45 {error['J45']:+.2f} D"
-        f"   (blur {d['blur_error_d']:.2f} D)"
-    )
-    intervals = est["intervals"]
-    if intervals:
-        m_lo, m_hi = intervals["m_d"]
-        print(f"  95% interval          M {m_lo:+.2f} to {m_hi:+.2f} D   (J0, J45 in the JSON output)")
-    if est["predicted_acuity_logmar"] is not None:
-        print(f"  predicted acuity      {est['predicted_acuity_logmar']:+.2f} logMAR with it")
-    print(f"  confidence            {est['confidence']:.2f} that it is within 0.025 logMAR of the best lens")
-    if d["stopped_at"] is not None:
-        print(f"  stopped after {d['stopped_at']} trials by the stopping rule")
-    lat = d["latency_ms"]
-    print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
-    return 0
 
 
 def _stop_rule(args):
@@ -416,8 +262,15 @@ MAX_LENS_STEP_D = 1.0
 
 
 def run(args) -> int:
-    if _full_prescription(args):
-        return run_prescription(args)
+    if full_prescription(args):
+        stop = _stop_rule(args)
+        if args.trials is None:
+            args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
+        if stop is not None and stop.max_trials > args.trials:
+            raise ValueError(
+                f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
+            )
+        return run_prescription(args, stop)
     # deferred: these import the optimizers and scipy (`lensopt --help` must not)
     from lensopt.modes.registry import get_mode
     from lensopt.simulation import make_patient, simulate

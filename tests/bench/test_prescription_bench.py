@@ -15,7 +15,7 @@ from lensopt.bench.prescription import (
 from lensopt.bench.prescription_summary import bland_altman, format_summary, summarize, trials_to_criterion
 from lensopt.bench.records import load_records
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
-from lensopt.cli import bench_campaigns, main
+from lensopt.cli import bench_prescription, main
 
 
 @pytest.mark.parametrize(
@@ -163,14 +163,14 @@ def test_specs_pair_patients_and_record_the_split_without_refusing_any_seed():
 
 
 def test_cli_literals_equal_the_campaign_module():
-    assert bench_campaigns.PRESCRIPTION_SETTINGS == tuple(s.name for s in campaign.SETTINGS)
-    assert bench_campaigns.PRESCRIPTION_RULES == campaign.PRESCRIPTION_RULES
-    assert bench_campaigns.PRESCRIPTION_DEFAULT_RULES == campaign.DEFAULT_PRESCRIPTION_RULES
-    assert bench_campaigns.PRESCRIPTION_FEEDBACK == campaign.PRESCRIPTION_FEEDBACK
+    assert bench_prescription.PRESCRIPTION_SETTINGS == tuple(s.name for s in campaign.SETTINGS)
+    assert bench_prescription.PRESCRIPTION_RULES == campaign.PRESCRIPTION_RULES
+    assert bench_prescription.PRESCRIPTION_DEFAULT_RULES == campaign.DEFAULT_PRESCRIPTION_RULES
+    assert bench_prescription.PRESCRIPTION_FEEDBACK == campaign.PRESCRIPTION_FEEDBACK
     assert (
-        bench_campaigns.PRESCRIPTION_PATIENTS,
-        bench_campaigns.PRESCRIPTION_TRIALS,
-        bench_campaigns.PRESCRIPTION_SLOPE,
+        bench_prescription.PRESCRIPTION_PATIENTS,
+        bench_prescription.PRESCRIPTION_TRIALS,
+        bench_prescription.PRESCRIPTION_SLOPE,
     ) == (campaign.DEFAULT_PATIENTS, campaign.DEFAULT_TRIALS, campaign.DEFAULT_SLOPE)
 
 

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from lensopt.cli import main
+from lensopt.refraction.lens import Lens
 
 FIELDS = {
     "rule",
@@ -251,3 +252,41 @@ def test_a_hyperparameter_file_with_an_unknown_kernel_field_is_one_line(tmp_path
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "unknown kernel field(s) foo" in lines[0] and "lengthscales" in lines[0]
+
+
+FULL = ["--true-sphere", "-1.25", "--true-cylinder", "-0.75", "--true-axis", "170"]
+
+
+def test_the_full_prescription_json_scores_the_prescription_by_hand(capsys):
+    result = _simulate(capsys, *FULL, "--start", "-1.00 -0.50 x 180", "--slope", "14", "--trials", "12", "--seed", "2")
+    assert result["search"] == "prescription" and result["start_transposed"] is False
+    assert result["true_prescription"] == "-1.25 / -0.75 x 170" and result["start"] == "-1.00 / -0.50 x 180"
+    truth = Lens(-1.25, -0.75, 170.0).power_vector()
+    estimate = result["estimate"]["power_vector_d"]
+    error = result["power_vector_error_d"]
+    assert error["M"] == pytest.approx(estimate["M"] - truth.m_d)
+    assert error["J0"] == pytest.approx(estimate["J0"] - truth.j0_d)
+    assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
+    assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
+    assert Lens.parse(result["prescription"]).format() == result["prescription"]
+
+
+def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
+    result = _simulate(capsys, *FULL, "--start", "-1.50 +0.50 x 90", "--trials", "6")
+    assert result["start"] == "-1.00 / -0.50 x 180" and result["start_transposed"] is True
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--start", "\u22121.00 \u22120.50 \u00d7 200"], "outside 1-180"),
+        (["--start", "abc"], "cannot read 'abc' as a lens"),
+        (["--true-sphere", "-1", "--true-cylinder", "-0.5", "--true-axis", "0"], "--true-axis 0 is outside 1-180"),
+        (["--true-axis", "90"], "--true-axis needs --true-sphere and --true-cylinder"),
+        (["--m-half-width", "1"], "give --start too"),
+        (["--start", "auto", "--feedback", "duel"], "works with --feedback letters"),
+        (["--start", "auto", "--rule", "nope"], "does not work with the full prescription"),
+    ],
+)
+def test_bad_full_prescription_input_is_one_line_and_exit_code_2(args, message):
+    test_bad_input_is_one_line_and_exit_code_2(args, message)

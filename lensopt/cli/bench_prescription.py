@@ -1,0 +1,219 @@
+"""``lensopt bench prescription``: the full prescription's campaign (issue 16), run or summarized."""
+
+from __future__ import annotations
+
+import shlex
+
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
+from lensopt.cli.arguments import non_negative_float as _non_negative_float
+from lensopt.cli.arguments import non_negative_int as _non_negative_int
+from lensopt.cli.arguments import positive_float as _positive_float
+from lensopt.cli.arguments import positive_int as _positive_int
+from lensopt.cli.bench_campaigns import report_runs
+from lensopt.stopping import DEFAULT_MIN_TRIALS
+
+#: ``lensopt.bench.prescription``'s settings, rules and defaults, copied here as literals (its module
+#: imports numpy; `lensopt --help` must not): tests/bench/test_prescription_bench.py checks them.
+PRESCRIPTION_SETTINGS = (
+    "start-accommodation",
+    "start-no-accommodation",
+    "no-start-accommodation",
+    "no-start-no-accommodation",
+)
+PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
+PRESCRIPTION_DEFAULT_RULES = ("bracket-ald", "ideal")
+PRESCRIPTION_FEEDBACK = ("letters",)
+PRESCRIPTION_PATIENTS, PRESCRIPTION_TRIALS, PRESCRIPTION_SLOPE = 100, 100, 14.0
+
+
+def add_prescription_parser(sub, add_cluster_options) -> None:
+    """The ``prescription`` subcommand of ``lensopt bench`` (``add_cluster_options``: the runner's
+    options, shared with the other campaigns)."""
+    ps = sub.add_parser(
+        "prescription",
+        help="the full prescription (M, J0, J45) on clinic patients: Bland–Altman, trials to 0.25 D",
+        description="Simulated full refractions (sphere, cylinder, axis) with letters on clinic patients "
+        "(seeds from 100,000 are held out; each record says its split), with and without a starting "
+        "autorefraction and accommodation; every trial is scored. Prints and writes the summary: "
+        "Bland–Altman of M, J0, J45 at 40/60/100 trials, trials to reach and stay <= 0.25 D blur "
+        "(and over the ideal observer's), the stopping rule, decision times, and a Bland–Altman plot.",
+    )
+    ps.add_argument(
+        "--out",
+        metavar="DIR",
+        default="bench-results/prescription",
+        help="campaign directory; runs already in it are skipped (default bench-results/prescription)",
+    )
+    ps.add_argument(
+        "--settings",
+        nargs="+",
+        metavar="NAME",
+        default=list(PRESCRIPTION_SETTINGS),
+        help=f"settings (default: all: {', '.join(PRESCRIPTION_SETTINGS)})",
+    )
+    ps.add_argument(
+        "--rules",
+        nargs="+",
+        default=list(PRESCRIPTION_DEFAULT_RULES),
+        metavar="RULE",
+        help=f"rules, of {', '.join(PRESCRIPTION_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_RULES)})",
+    )
+    ps.add_argument(
+        "--feedback",
+        choices=PRESCRIPTION_FEEDBACK,
+        default=PRESCRIPTION_FEEDBACK[0],
+        help=f"what the patient answers (default {PRESCRIPTION_FEEDBACK[0]})",
+    )
+    ps.add_argument(
+        "--patients",
+        type=_positive_int,
+        default=PRESCRIPTION_PATIENTS,
+        metavar="N",
+        help=f"patients (seeds) per setting and rule (default {PRESCRIPTION_PATIENTS})",
+    )
+    ps.add_argument(
+        "--first-seed",
+        type=_non_negative_int,
+        default=HELD_OUT_FIRST_SEED,
+        metavar="SEED",
+        help=f"seed of the first patient (default {HELD_OUT_FIRST_SEED:,}: held out; below it: the tuning "
+        "split, recorded as such)",
+    )
+    ps.add_argument(
+        "--trials",
+        type=_positive_int,
+        default=PRESCRIPTION_TRIALS,
+        metavar="N",
+        help=f"trials per session (default {PRESCRIPTION_TRIALS})",
+    )
+    ps.add_argument(
+        "--slope",
+        type=_positive_float,
+        default=PRESCRIPTION_SLOPE,
+        metavar="A",
+        help=f"the patients' psychometric slope, logMAR⁻¹ (default {PRESCRIPTION_SLOPE:g})",
+    )
+    ps.add_argument(
+        "--lapse",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="L",
+        help="the patients' lapse rate, in [0, 0.5) (default 0)",
+    )
+    ps.add_argument(
+        "--stop-confidence",
+        type=_positive_float,
+        metavar="P",
+        help="also record where the stopping rule at this confidence, in (0, 1), would have stopped "
+        "(the sessions run the whole budget; default: no stopping rule)",
+    )
+    ps.add_argument(
+        "--min-trials",
+        type=_positive_int,
+        metavar="N",
+        help=f"the stopping rule's minimum trials (with --stop-confidence; default {DEFAULT_MIN_TRIALS})",
+    )
+    ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
+    add_cluster_options(ps, report_every=False)
+    ps.set_defaults(handler=run_prescription_campaign)
+
+
+def run_prescription_campaign(args) -> int:
+    # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
+    from lensopt.bench.prescription import (
+        SUMMARY_NAME,
+        get_setting,
+        prescription_specs,
+        run_prescription_campaign,
+    )
+    from lensopt.bench.prescription_summary import write_summary
+
+    if args.summary:
+        _, text = write_summary(args.summary)
+        print(text)
+        print(f"summary: {args.summary}/{SUMMARY_NAME}")
+        return 0
+    if args.stop_confidence is not None and not 0 < args.stop_confidence < 1:
+        raise ValueError(
+            f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"
+        )
+    if args.min_trials is not None and args.stop_confidence is None:
+        raise ValueError("--min-trials needs --stop-confidence (the stopping rule whose stop is recorded)")
+    if args.lapse >= 0.5:
+        raise ValueError(f"--lapse must be in [0, 0.5) (e.g. 0.02), got {args.lapse:g}")
+    settings = [get_setting(name) for name in args.settings]
+    rules = list(args.rules)
+    specs = prescription_specs(
+        settings,
+        rules,
+        n_patients=args.patients,
+        first_seed=args.first_seed,
+        n_trials=args.trials,
+        slope=args.slope,
+        lapse=args.lapse,
+        feedback=args.feedback,
+        stop_confidence=args.stop_confidence,
+        min_trials=args.min_trials,
+    )
+    seeds = range(args.first_seed, args.first_seed + args.patients)
+    splits = sorted({split_of(s) for s in seeds})
+    command = [
+        "lensopt",
+        "bench",
+        "prescription",
+        "--out",
+        args.out,
+        "--settings",
+        *args.settings,
+        "--rules",
+        *rules,
+        "--feedback",
+        args.feedback,
+        "--patients",
+        str(args.patients),
+        "--first-seed",
+        str(args.first_seed),
+        "--trials",
+        str(args.trials),
+        "--slope",
+        f"{args.slope:g}",
+        "--lapse",
+        f"{args.lapse:g}",
+    ]
+    if args.stop_confidence is not None:
+        command += ["--stop-confidence", f"{args.stop_confidence:g}"]
+        command += ["--min-trials", str(specs[0].min_trials)]
+    manifest = {
+        "campaign": "prescription",
+        "split": splits[0] if len(splits) == 1 else splits,
+        "first_seed": args.first_seed,
+        "held_out_first_seed": HELD_OUT_FIRST_SEED,
+        "settings": [s.to_dict() for s in settings],
+        "rules": rules,
+        "feedback": args.feedback,
+        "n_patients": args.patients,
+        "n_trials": args.trials,
+        "slope": args.slope,
+        "lapse": args.lapse,
+        "stop": None
+        if args.stop_confidence is None
+        else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},
+        "command": shlex.join(command),
+    }
+    summary = run_prescription_campaign(
+        specs,
+        args.out,
+        manifest=manifest,
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+        local_sync=args.local_sync,
+        progress=not args.no_progress,
+    )
+    status = report_runs("prescription", args.out, summary)
+    try:
+        _, text = write_summary(args.out)
+    except ValueError:  # no finished run to summarize
+        return status
+    print(text)
+    print(f"summary: {args.out}/{SUMMARY_NAME}")
+    return status

@@ -80,6 +80,20 @@ MIN_INFORMATION_BITS = 0.02
 SEARCH_TOLERANCE = 1e-4
 
 
+#: The contextual optimizer's search settings a letter optimizer's ``settings_dict`` passes through
+#: unchanged (the two-parameter and the full-prescription searches alike).
+SEARCH_SETTING_NAMES = (
+    "beta",
+    "n_candidates",
+    "n_starts",
+    "n_thompson_features",
+    "refit_every",
+    "refit_after",
+    "min_information_bits",
+    "search_tolerance",
+)
+
+
 def reference_kernel(likelihood: str = "probit") -> KernelSpec:
     """The shipped psychophysics-kernel hyperparameters, fitted on simulated sessions with the
     answer model ``likelihood``: ``"floored"`` (issue 14's letter model, EP,
@@ -194,19 +208,7 @@ class RefractionOptimizer(TrialHistory):
             "prior_mean": s.prior_mean,
             "stop": None if self.stop is None else self.stop.to_dict(),
             "reference_context": core["reference_context"],
-            **{
-                k: core[k]
-                for k in (
-                    "beta",
-                    "n_candidates",
-                    "n_starts",
-                    "n_thompson_features",
-                    "refit_every",
-                    "refit_after",
-                    "min_information_bits",
-                    "search_tolerance",
-                )
-            },
+            **{k: core[k] for k in SEARCH_SETTING_NAMES},
         }
 
     @classmethod

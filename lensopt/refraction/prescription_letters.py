@@ -41,6 +41,7 @@ from lensopt.refraction.letters import (
     LETTER_BETA,
     LETTER_BOUNDS_LOGMAR,
     MIN_INFORMATION_BITS,
+    SEARCH_SETTING_NAMES,
     SEARCH_TOLERANCE,
 )
 from lensopt.refraction.prescription import POWER_VECTOR_NAMES, Prescription, SearchBox, lens_intervals
@@ -245,19 +246,7 @@ class PrescriptionOptimizer(TrialHistory):
             "most_plus_tolerance_logmar": self.most_plus_tolerance_logmar,
             "plus_preference": self.plus_preference,
             "stop": None if self.stop is None else self.stop.to_dict(),
-            **{
-                k: core[k]
-                for k in (
-                    "beta",
-                    "n_candidates",
-                    "n_starts",
-                    "n_thompson_features",
-                    "refit_every",
-                    "refit_after",
-                    "min_information_bits",
-                    "search_tolerance",
-                )
-            },
+            **{k: core[k] for k in SEARCH_SETTING_NAMES},
         }
 
     def to_state(self) -> dict:

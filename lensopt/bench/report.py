@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
+from lensopt.bench.binary_protocol import BINARY_RULE_LABELS
 from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
 
 #: Display names of the rules, as in the paper's tables.
@@ -27,7 +28,7 @@ RULE_LABELS = {
     "bald": "BALD",
     "ts-random": "TS (random context)",
     "random": "Random",
-}
+} | BINARY_RULE_LABELS  # the companion paper's Table 1 (binary BO without a context)
 
 
 def rule_label(rule: str) -> str:

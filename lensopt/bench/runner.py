@@ -34,10 +34,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
+from lensopt.bench.binary import run_binary
 from lensopt.bench.feedback import run_feedback
+from lensopt.bench.function_session import OUTCOME_STREAM, function_session
 from lensopt.bench.preferential import run_duels
 from lensopt.bench.problems import RefractionProblem, function_problem
 from lensopt.bench.records import (
@@ -47,7 +48,6 @@ from lensopt.bench.records import (
     load_records,
     record_path,
     refraction_loop,
-    timed_session,
     timing_summary,
     versions,
     write_json_atomic,
@@ -84,10 +84,6 @@ __all__ = [
 #: Prefix of the Dask task keys (the rest is the run key, unique per campaign).
 TASK_PREFIX = "lensopt-run-"
 
-#: Spawn key of the outcome-noise stream of a function run: distinct from the optimizer's streams
-#: and the same for every rule, so rules with the same seed face the same uniform draws.
-OUTCOME_STREAM = 0x0C0C
-
 
 def _run_function(spec: RunSpec) -> dict:
     problem = function_problem(spec.problem, hyperparameters=spec.hyperparameters)
@@ -99,35 +95,7 @@ def _run_function(spec: RunSpec) -> dict:
         kernel=problem.kernel(),
         n_initial=spec.n_initial,
     )
-    uniforms = iter(
-        np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(OUTCOME_STREAM,))).random(spec.n_iterations)
-    )
-    lower, upper = problem.function.lower, problem.function.upper
-    trajectory, report_ms = [], []
-    best, value = None, None
-
-    def respond(query) -> bool:  # the t-th answer takes the t-th uniform draw
-        system = np.clip(np.asarray(query.system, dtype=float), lower, upper)[None, :]
-        p = problem.probability(np.asarray(query.context, dtype=float)[:1], system)[0]
-        return bool(next(uniforms) < p)
-
-    def report(t, _query, _answer):
-        nonlocal best, value
-        if spec.reports_after(t):
-            t1 = time.perf_counter()
-            best = np.clip(np.asarray(opt.best(), dtype=float), lower, upper)
-            report_ms.append(1e3 * (time.perf_counter() - t1))
-            value = float(problem.g(best[None, :])[0])
-        trajectory.append(value)
-
-    decision_ms = timed_session(opt, respond, spec.n_iterations, report)
-    return {
-        "direction": problem.direction,
-        "optimal_value": problem.optimal_value,
-        "final_point": best.tolist(),
-        "trajectory": trajectory,
-        "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
-    }
+    return function_session(spec, problem, opt)
 
 
 def _run_refraction(spec: RunSpec) -> dict:
@@ -158,6 +126,8 @@ def run_one(spec: dict) -> dict:
         body = run_feedback(run)
     elif run.campaign == "robustness":
         body = run_robustness(run)
+    elif run.campaign == "binary":
+        body = run_binary(run)
     else:
         body = run_duels(run)
     return {

@@ -14,8 +14,18 @@ from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
 #: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
 #: campaigns of :mod:`lensopt.bench.preferential`, letters against duels (:mod:`lensopt.bench.feedback`)
-#: and the held-out robustness campaign against the ideal observer (:mod:`lensopt.bench.robustness`).
-CAMPAIGNS = ("functions", "refraction", "duels", "batch-duels", "contextual-duels", "feedback", "robustness")
+#: and the held-out robustness campaign against the ideal observer (:mod:`lensopt.bench.robustness`);
+#: ``binary``: the test functions without a context (:mod:`lensopt.bench.binary`).
+CAMPAIGNS = (
+    "functions",
+    "refraction",
+    "duels",
+    "batch-duels",
+    "contextual-duels",
+    "feedback",
+    "robustness",
+    "binary",
+)
 
 #: Patient seeds from this one on are held out: no tuning (kernels, hyperparameters, β,
 #: thresholds) may use them (issue 14). Seeds below it are the tuning split.
@@ -48,7 +58,7 @@ class RunSpec:
     hyperparameters: str = "fitted"  # functions only: "fitted" (paper) or "default"
     report_every: int = 1  # search the reported optimum after trial 1, every k trials, and the last
     tie_threshold: float | None = None  # feedback only: the patient's δ (utility units)
-    beta: float | None = None  # refraction and feedback (letters): β of UCB_Φ (None: the default)
+    beta: float | None = None  # refraction, feedback (letters), binary: β of UCB_Φ (None: the default)
     # robustness only (None elsewhere, so older records load and compare equal):
     lapse: float | None = None  # the patient's lapse rate λ (robustness default 0)
     n_alternatives: int | None = None  # letters to choose from, γ = 1/n (robustness default 26)

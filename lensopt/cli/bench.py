@@ -1,6 +1,8 @@
 """``lensopt bench``: benchmark campaigns that reproduce the paper's tables, and their report.
 
 ``functions``  Table 1: the 34 test functions, 60 iterations, 40 seeds, 5 initial samples, 7 rules.
+``binary``     companion paper Table 1: binary BO without a context, 100 iterations, 60 seeds,
+               2 initial samples, UCB_Φ / UCB_f / Thompson / binary EI / random.
 ``refraction`` Table 3: 8 slopes evenly spaced in [1, 8], 20 repetitions, 260 trials, 6 rules.
 ``duels``      companion paper Table 2: preferential BO, 80 iterations, 40 seeds, 9 rules.
 ``batch-duels`` companion paper Table 3: batches of 3, 30 iterations, 30 seeds, MUC/KSS/random.
@@ -32,6 +34,7 @@ import sys
 
 # Only light modules here (`lensopt --help` must not import numpy or scipy): the parsers' values
 # come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
+from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_ITERATIONS, BINARY_RULES, BINARY_SEEDS
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -47,6 +50,7 @@ from lensopt.cli.bench_campaigns import (
     REFRACTION_RULES,
     REFRACTION_TRIALS,
     REPORT_EVERY,
+    run_binary_campaign,
     run_cli_startup,
     run_decision_time,
     run_duel_campaign,
@@ -184,6 +188,32 @@ def register(subparsers) -> None:
     )
     _add_cluster_options(f)
     f.set_defaults(handler=run_functions)
+
+    b = sub.add_parser("binary", help="binary BO without a context on the 34 test functions (companion paper Table 1)")
+    _add_run_options(
+        b,
+        "binary",
+        seeds=(BINARY_SEEDS, "seeds per function and rule"),
+        iterations=(BINARY_ITERATIONS, "trials per run, initial samples included"),
+        initial=(BINARY_INITIAL, "samples"),
+        rules=(tuple(BINARY_RULES), "acquisition rules"),
+    )
+    b.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
+    b.add_argument(
+        "--hyperparameters",
+        choices=("fitted", "default"),
+        default="fitted",
+        help="base-kernel hyperparameters (as for `lensopt bench functions`)",
+    )
+    b.add_argument(
+        "--beta",
+        type=_non_negative_float,
+        default=BINARY_BETA,
+        metavar="B",
+        help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {BINARY_BETA:.3f}; UCB_f keeps β = 1)",
+    )
+    _add_cluster_options(b)
+    b.set_defaults(handler=run_binary_campaign)
 
     r = sub.add_parser("refraction", help="simulated refraction at 8 slopes (Table 3)")
     _add_run_options(

@@ -113,6 +113,51 @@ def run_functions(args) -> int:
     return _run(args, "functions", specs, manifest)
 
 
+def run_binary_campaign(args) -> int:
+    from lensopt.bench.binary_protocol import BINARY_RULES
+    from lensopt.bench.functions import FUNCTIONS, get_function  # deferred: imports numpy
+
+    unknown = [r for r in args.rules if r not in BINARY_RULES]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for binary; choose from: {', '.join(BINARY_RULES)}")
+    if len(set(args.rules)) != len(args.rules):
+        raise ValueError("--rules lists a rule twice")
+    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
+    if len(set(problems)) != len(problems):
+        raise ValueError("--problems lists a function twice")
+    specs = [
+        RunSpec(
+            "binary",
+            p,
+            r,
+            seed,
+            args.iterations,
+            args.initial,
+            hyperparameters=args.hyperparameters,
+            report_every=args.report_every,
+            beta=args.beta,
+        )
+        for seed in range(args.seeds)
+        for p in problems
+        for r in args.rules
+    ]
+    manifest = {
+        "campaign": "binary",
+        "rules": list(args.rules),
+        "problems": problems,
+        "seeds": args.seeds,
+        "n_iterations": args.iterations,
+        "n_initial": args.initial,
+        "hyperparameters": args.hyperparameters,
+        "report_every": args.report_every,
+        "beta": args.beta,
+        "context": "none: every query pinned at s = 1, answers Φ(g(x)) (lensopt.bench.binary)",
+        "command": _command(args, "binary", "--problems", problems)
+        + f" --hyperparameters {args.hyperparameters} --beta {args.beta!r}",  # exact: reruns resume
+    }
+    return _run(args, "binary", specs, manifest)
+
+
 def run_duel_campaign(args) -> int:
     # deferred: these import numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.functions import FUNCTIONS, get_function

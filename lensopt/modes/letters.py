@@ -1,15 +1,35 @@
-"""Letters: one letter through one lens, named or not (:class:`lensopt.refraction.RefractionOptimizer`)."""
+"""Letters: one letter through one lens, named or not.
+
+Two searches share this mode (and the store's ``trials`` table): the two-parameter search of
+sphere and cylinder (:class:`lensopt.refraction.RefractionOptimizer`, the default) and the full
+prescription from a starting refraction, sphere, cylinder and axis
+(:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`), whose stored settings
+carry ``"search": "prescription"`` (:func:`optimizer_class_for`) and whose trials carry an axis.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from lensopt.modes.base import FeedbackMode
 from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH, PrescriptionOptimizer
 from lensopt.refraction.trial import Trial
 
 #: A letter is named correctly or not.
 LETTER_ANSWERS = (True, False)
+
+
+def is_prescription(settings: dict) -> bool:
+    """Whether stored optimizer ``settings`` are the full prescription's (``"search": "prescription"``)."""
+    return settings.get("search") == PRESCRIPTION_SEARCH
+
+
+def optimizer_class_for(settings: dict) -> type:
+    """The letter optimizer that wrote ``settings``: ``PrescriptionOptimizer`` or ``RefractionOptimizer``."""
+    return PrescriptionOptimizer if is_prescription(settings) else RefractionOptimizer
 
 
 def _valid(query, answer) -> bool:
@@ -21,10 +41,21 @@ def _respond(patient, trial: Trial) -> bool:
 
 
 def _history_pair(record) -> tuple:
-    return Trial(record.sphere_d, record.cylinder_d, record.letter_logmar), bool(record.correct)
+    axis_deg = getattr(record, "axis_deg", None)
+    return Trial(record.sphere_d, record.cylinder_d, record.letter_logmar, axis_deg), bool(record.correct)
 
 
-MODE = FeedbackMode(
+@dataclass(frozen=True)
+class LetterMode(FeedbackMode):
+    """The letters mode: rebuilds the optimizer that wrote the stored settings (either search)."""
+
+    def rebuild_optimizer(self, settings: dict, records):
+        """The optimizer of a stored session (two-parameter or full prescription, as its settings
+        say), told every stored answer in order."""
+        return optimizer_class_for(settings).from_settings(settings, self.history(records))
+
+
+MODE = LetterMode(
     kind="letters",
     title="refraction",
     optimizer_class=RefractionOptimizer,

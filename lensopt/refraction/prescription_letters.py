@@ -105,6 +105,10 @@ COVERED_RADIUS_D = 0.75
 
 STATE_FORMAT = "lensopt.prescription-state/1"
 
+#: ``settings_dict()["search"]``: marks stored settings as this optimizer's (a letter session of
+#: the full prescription), so a store rebuilds it rather than the two-parameter search.
+PRESCRIPTION_SEARCH = "prescription"
+
 
 def prescription_kernel(started: bool = True) -> KernelSpec:
     """The shipped hyperparameters of the power-vector search (``data/prescription-hyperparameters.json``):
@@ -228,6 +232,7 @@ class PrescriptionOptimizer(TrialHistory):
         s = self.settings
         core = s.to_dict()
         return {
+            "search": PRESCRIPTION_SEARCH,
             "rule": self.rule,
             "seed": s.seed,
             "start": None if self.box.start is None else self.box.start.format(),
@@ -248,6 +253,12 @@ class PrescriptionOptimizer(TrialHistory):
             "stop": None if self.stop is None else self.stop.to_dict(),
             **{k: core[k] for k in SEARCH_SETTING_NAMES},
         }
+
+    @classmethod
+    def _saved_settings(cls, settings: dict) -> dict:
+        """Settings as ``settings_dict()`` wrote them, without the :data:`PRESCRIPTION_SEARCH` marker."""
+        settings.pop("search", None)
+        return settings
 
     def to_state(self) -> dict:
         return {
@@ -441,4 +452,4 @@ class PrescriptionOptimizer(TrialHistory):
         return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)
 
 
-__all__ = ["POWER_VECTOR_NAMES", "PrescriptionOptimizer", "prescription_kernel"]
+__all__ = ["POWER_VECTOR_NAMES", "PRESCRIPTION_SEARCH", "PrescriptionOptimizer", "prescription_kernel"]

@@ -1,7 +1,8 @@
 """The session store: SQLite rows and JSON text for sessions and every answered trial.
 
 ``SessionStore`` writes and reads the database, ``TrialRecord`` (a letter trial),
-``DuelTrialRecord`` (a duel), ``RankingTrialRecord`` (a ranking) and ``SessionInfo`` are the records,
+``DuelTrialRecord`` (a duel), ``RankingTrialRecord`` (a ranking), ``ResultRecord`` (the prescription a
+session reports) and ``SessionInfo`` are the records,
 :mod:`lensopt.store.export` writes a session as CSV or JSON. sqlite3 from the standard library
 only; nothing is ever pickled.
 """
@@ -25,6 +26,7 @@ from lensopt.store.records import (
     STATUSES,
     DuelTrialRecord,
     RankingTrialRecord,
+    ResultRecord,
     SessionInfo,
     TrialRecord,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "OlderSchemaError",
     "RankingTrialRecord",
     "ReadOnlyStoreError",
+    "ResultRecord",
     "SessionInfo",
     "SessionStore",
     "TrialRecord",

@@ -42,6 +42,7 @@ from lensopt.store.records import (
     STATUSES,
     DuelTrialRecord,
     RankingTrialRecord,
+    ResultRecord,
     SessionInfo,
     TrialRecord,
     check_int,
@@ -263,6 +264,7 @@ class SessionStore:
             record.presented_at,
             record.answered_at,
             record.extra_json(),
+            record.axis_deg,
         )
         self._insert("trials", LETTERS_KIND, session_id, record.index, row)
 
@@ -330,6 +332,33 @@ class SessionStore:
                 ) from None
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
+    def set_result(self, session_id: int, result: ResultRecord) -> None:
+        """Record the prescription session ``session_id`` reports (replacing an earlier one: a
+        session resumed and finished again reports anew); durable on disk when this returns."""
+        session_id = check_int("SessionStore.set_result", "session_id", session_id, 1)
+        if not isinstance(result, ResultRecord):
+            raise ValueError(f"SessionStore.set_result: result must be a ResultRecord, got {result!r}")
+        row = (
+            session_id,
+            result.prescription,
+            result.sphere_d,
+            result.cylinder_d,
+            result.axis_deg,
+            result.predicted_acuity_logmar,
+            result.confidence,
+            result.n_trials,
+            result.intervals_json(),
+            result.recorded_at or time.time(),
+            result.software_version or __version__,
+        )
+        columns = schema.COLUMNS["results"]
+        with self._transaction(write=True) as conn:
+            self._require_session(conn, session_id)
+            conn.execute(
+                f"INSERT OR REPLACE INTO results ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", row
+            )
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
+
     def set_status(self, session_id: int, status: str) -> None:
         """Mark a session ``running``, ``finished`` or ``aborted``."""
         if status not in STATUSES:
@@ -353,6 +382,7 @@ class SessionStore:
             f"SELECT {self._select['sessions']}, {counts} FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
+        results = self._results(conn)
         return [
             SessionInfo(
                 session_id=row[0],
@@ -367,9 +397,20 @@ class SessionStore:
                 calibration=json.loads(row[9]),
                 optimizer_settings=json.loads(row[10]),
                 n_trials=row[11],
+                result=results.get(row[0]),
             )
             for row in rows
         ]
+
+    def _results(self, conn) -> dict[int, ResultRecord]:
+        """Every stored result by session id (none in an older read-only file without the table)."""
+        if self._select["results"] is None:
+            return {}
+        rows = conn.execute(f"SELECT {self._select['results']} FROM results").fetchall()
+        return {
+            row[0]: ResultRecord(*row[1:8], intervals=json.loads(row[8]), recorded_at=row[9], software_version=row[10])
+            for row in rows
+        }
 
     def session(self, session_id: int) -> SessionInfo:
         """The session ``session_id`` (a :class:`MissingSessionError` if there is none)."""
@@ -412,6 +453,7 @@ class SessionStore:
                 presented_at=row[8],
                 answered_at=row[9],
                 extra=json.loads(row[10]),
+                axis_deg=row[11],
             )
             for row in rows
         ]

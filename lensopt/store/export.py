@@ -2,7 +2,10 @@
 
 Numbers are written with Python's shortest round-trip representation, so a float read back
 from either format equals the stored one exactly. In CSV, an empty cell is ``None`` (no
-answer, no reaction time), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
+answer, no reaction time, no axis), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
+A letter trial's ``axis_deg`` is the cylinder axis of a full-prescription session (empty in the
+two-parameter search); a session that finished with a prescription exports it as ``result`` in
+JSON (the fields of :class:`~lensopt.store.records.ResultRecord`, ``null`` without one).
 
 A duel session (``session.kind == "duel"``) exports its duels instead: the two lenses, the
 letters shown and their size, and the answer ``first``/``second``/``same`` (:data:`DUEL_CSV_COLUMNS`;
@@ -28,9 +31,10 @@ from lensopt.store.records import DUEL_KIND, RANKING_KIND, DuelTrialRecord, Sess
 FORMATS = ("csv", "json")
 
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
-#: (2: duel sessions, whose trials are duels; 3: ranking sessions).
+#: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
+#: and the session's ``result``).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 3
+JSON_FORMAT_VERSION = 4
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -44,6 +48,7 @@ CSV_COLUMNS = (
     "letter_logmar",
     "sphere_d",
     "cylinder_d",
+    "axis_deg",
     "response",
     "correct",
     "rt_s",
@@ -110,6 +115,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
         "optimizer_settings": info.optimizer_settings,
         "seed": info.seed,
         "software_version": info.software_version,
+        "result": None if info.result is None else dataclasses.asdict(info.result),
         "trials": [dataclasses.asdict(t) for t in trials]
         if info.kind in (DUEL_KIND, RANKING_KIND)
         else [
@@ -119,6 +125,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
                 "letter_logmar": t.letter_logmar,
                 "sphere_d": t.sphere_d,
                 "cylinder_d": t.cylinder_d,
+                "axis_deg": t.axis_deg,
                 "response": t.response,
                 "correct": t.correct,
                 "rt_s": t.rt_s,
@@ -198,6 +205,7 @@ def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
                 repr(t.letter_logmar),
                 repr(t.sphere_d),
                 repr(t.cylinder_d),
+                _number(t.axis_deg),
                 "" if t.response is None else t.response,
                 int(t.correct),
                 "" if t.rt_s is None else repr(t.rt_s),

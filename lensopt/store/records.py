@@ -88,7 +88,9 @@ class TrialRecord:
     (``"K"``), ``"pass"``, or ``None`` (no answer); ``rt_s`` the reaction time in seconds (or
     ``None``); ``presented_at``/``answered_at`` unix times in seconds; ``extra`` a JSON-able dict
     of anything else worth keeping (e.g. ``{"decision_ms": 3.2}``; ``None`` means ``{}``).
-    Tuples in ``extra`` come back from the store as lists.
+    Tuples in ``extra`` come back from the store as lists. ``axis_deg``: the cylinder axis
+    (degrees, 0-180) of a full-prescription trial; ``None`` in the two-parameter search (and in
+    every trial stored before schema 5).
     """
 
     index: int
@@ -102,12 +104,18 @@ class TrialRecord:
     presented_at: float
     answered_at: float
     extra: dict = field(default_factory=dict)
+    axis_deg: float | None = None
 
     def __post_init__(self):
         owner = "TrialRecord"
         object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
         for name in ("sphere_d", "cylinder_d", "letter_logmar", "presented_at", "answered_at"):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
+        if self.axis_deg is not None:
+            axis_deg = check_finite(owner, "axis_deg", self.axis_deg)
+            if not 0.0 <= axis_deg <= 180.0:
+                raise ValueError(f"{owner}.axis_deg must be in 0-180 degrees or None, got {axis_deg!r}")
+            object.__setattr__(self, "axis_deg", axis_deg)
         check_text(owner, "letter", self.letter)
         if self.response is not None:
             check_text(owner, "response", self.response)
@@ -265,13 +273,57 @@ class RankingTrialRecord:
 
 
 @dataclass(frozen=True)
+class ResultRecord:
+    """The prescription a finished session reports, as stored (``results`` table, schema 5).
+
+    ``prescription`` is its clinical notation (``"-1.25 / -0.75 x 170"``); ``sphere_d``,
+    ``cylinder_d`` and ``axis_deg`` the lens (``axis_deg`` None for a lens without an axis);
+    ``predicted_acuity_logmar`` and ``confidence`` (the posterior probability that the lens is
+    within 0.025 logMAR of the best) may be None; ``n_trials`` the answers it rests on;
+    ``intervals`` the 95 % intervals ``{"m_d": [lo, hi], ...}`` (D, degrees); ``recorded_at`` a
+    unix time in seconds; ``software_version`` the lensopt that computed it.
+    """
+
+    prescription: str
+    sphere_d: float
+    cylinder_d: float
+    axis_deg: float | None
+    predicted_acuity_logmar: float | None
+    confidence: float | None
+    n_trials: int
+    intervals: dict = field(default_factory=dict)
+    recorded_at: float = 0.0
+    software_version: str = ""
+
+    def __post_init__(self):
+        owner = "ResultRecord"
+        check_text(owner, "prescription", self.prescription)
+        for name in ("sphere_d", "cylinder_d", "recorded_at"):
+            object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
+        for name in ("axis_deg", "predicted_acuity_logmar", "confidence"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, check_finite(owner, name, value))
+        object.__setattr__(self, "n_trials", check_int(owner, "n_trials", self.n_trials, 0))
+        intervals = {str(k): [check_finite(owner, "intervals", v) for v in pair] for k, pair in self.intervals.items()}
+        if any(len(pair) != 2 for pair in intervals.values()):
+            raise ValueError(f"{owner}.intervals must map names to [low, high] pairs, got {self.intervals!r}")
+        object.__setattr__(self, "intervals", intervals)
+
+    def intervals_json(self) -> str:
+        """``intervals`` as JSON text (how the store keeps it)."""
+        return to_json("ResultRecord", "intervals", self.intervals)
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     """A stored session: who, what, when, how it was configured and how many trials it holds.
 
     ``kind`` is the feedback mode (:data:`LETTERS_KIND`, :data:`DUEL_KIND` or :data:`RANKING_KIND`)
     and ``n_trials`` counts its trials (letter trials, duels or rankings). ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
     :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
-    unix times in seconds (``updated_at`` moves with every trial and status change).
+    unix times in seconds (``updated_at`` moves with every trial and status change). ``result``:
+    the prescription the session reported when it finished (:class:`ResultRecord`), or None.
     """
 
     session_id: int
@@ -286,6 +338,7 @@ class SessionInfo:
     calibration: dict
     optimizer_settings: dict
     n_trials: int
+    result: ResultRecord | None = None
 
     def __post_init__(self):
         owner = "SessionInfo"

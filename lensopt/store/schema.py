@@ -17,6 +17,14 @@ Versions:
    text ``[[S, C], ...]``, a line of letters, and the order given, lens indices clearest first, as
    JSON text ``[i, j, ...]``). Earlier tables and rows are untouched; a read-only store reads an
    older file as having no rankings.
+5. adds ``trials.axis_deg`` (REAL, the cylinder axis in degrees of a full-prescription letter
+   trial; NULL in the two-parameter search and in every older row) and the ``results`` table: the
+   prescription a finished session reports (clinical notation, sphere, cylinder, axis, predicted
+   acuity, confidence, the answers it rests on, and its 95 % intervals as JSON text
+   ``{"m_d": [lo, hi], ...}``), one row per session, replaced when a resumed session finishes
+   again. A session's result is read with its record (:attr:`SessionInfo.result`), so ``lensopt
+   sessions --json`` shows it. Earlier rows are untouched; a read-only store reads an older file as
+   having NULL axes and no results.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -69,6 +77,23 @@ RANKING_TRIALS_TABLE = """CREATE TABLE ranking_trials (
         UNIQUE (session_id, idx)
     )"""
 
+#: The results table (version 5): what a finished session reports, one row per session (a
+#: session resumed and finished again replaces its row). Powers in D, axis in degrees (1-180),
+#: ``intervals`` JSON text of 95 % intervals ``{"m_d": [lo, hi], "j0_d": ..., "axis_deg": ...}``.
+RESULTS_TABLE = """CREATE TABLE results (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        prescription TEXT NOT NULL,
+        sphere_d REAL NOT NULL,
+        cylinder_d REAL NOT NULL,
+        axis_deg REAL,
+        predicted_acuity_logmar REAL,
+        confidence REAL,
+        n_trials INTEGER NOT NULL CHECK (n_trials >= 0),
+        intervals TEXT NOT NULL DEFAULT '{}',
+        recorded_at REAL NOT NULL,
+        software_version TEXT NOT NULL
+    )"""
+
 #: Statements creating the current layout in an empty database.
 CREATE_STATEMENTS = (
     """CREATE TABLE sessions (
@@ -98,10 +123,12 @@ CREATE_STATEMENTS = (
         presented_at REAL NOT NULL,
         answered_at REAL NOT NULL,
         extra TEXT NOT NULL DEFAULT '{}',
+        axis_deg REAL,
         UNIQUE (session_id, idx)
     )""",
     DUEL_TRIALS_TABLE,
     RANKING_TRIALS_TABLE,
+    RESULTS_TABLE,
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -112,6 +139,7 @@ MIGRATIONS = {
     ),
     2: (DUEL_TRIALS_TABLE,),
     3: (RANKING_TRIALS_TABLE,),
+    4: ("ALTER TABLE trials ADD COLUMN axis_deg REAL", RESULTS_TABLE),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -141,6 +169,7 @@ COLUMNS = {
         "presented_at",
         "answered_at",
         "extra",
+        "axis_deg",
     ),
     "duel_trials": (
         "idx",
@@ -167,18 +196,32 @@ COLUMNS = {
         "answered_at",
         "extra",
     ),
+    "results": (
+        "session_id",
+        "prescription",
+        "sphere_d",
+        "cylinder_d",
+        "axis_deg",
+        "predicted_acuity_logmar",
+        "confidence",
+        "n_trials",
+        "intervals",
+        "recorded_at",
+        "software_version",
+    ),
 }
 
 #: The table holding the trials of each session kind.
 TRIAL_TABLES = {LETTERS_KIND: "trials", DUEL_KIND: "duel_trials", RANKING_KIND: "ranking_trials"}
 
 #: Tables an older layout may lack, which a read-only store then reads as empty.
-READ_ABSENT_TABLES = frozenset({"duel_trials", "ranking_trials"})
+READ_ABSENT_TABLES = frozenset({"duel_trials", "ranking_trials", "results"})
 
 #: SQL values standing in for columns an older layout lacks (what its migration writes).
 READ_DEFAULTS = {
     ("sessions", "kind"): "'letters'",
     ("trials", "extra"): "'{}'",
+    ("trials", "axis_deg"): "NULL",
 }
 
 assert set(MIGRATIONS) == set(range(1, SCHEMA_VERSION)), "a migration is missing"

@@ -158,9 +158,9 @@ def write_v3_database(path):
     with conn:
         from lensopt.store.schema import CREATE_STATEMENTS
 
-        for statement in CREATE_STATEMENTS:
-            if "ranking_trials" not in statement:
-                conn.execute(statement)
+        for statement in CREATE_STATEMENTS:  # layout 3: no ranking_trials, results, trials.axis_deg
+            if "ranking_trials" not in statement and "results" not in statement:
+                conn.execute(statement.replace("axis_deg REAL,", ""))
         for participant, kind in (("v3-L", "letters"), ("v3-D", "duel")):
             conn.execute(
                 "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, software_version, "
@@ -230,7 +230,7 @@ def test_a_version_3_database_upgrades_keeping_its_letter_and_duel_sessions(tmp_
         assert store.trials(1) == V3_TRIALS and store.duel_trials(2) == V3_DUELS
         ranking = store.create_session("R", {}, CALIBRATION, {}, 1, kind=RANKING_KIND)
         store.append_ranking_trial(ranking, rankings()[0])
-    assert SCHEMA_VERSION == 4 and user_version(path) == 4 and MIGRATIONS[3]
+    assert user_version(path) == SCHEMA_VERSION and MIGRATIONS[3]
     with SessionStore(path, readonly=True) as store:
         assert store.trials(1) == V3_TRIALS and store.duel_trials(2) == V3_DUELS
         assert store.ranking_trials(ranking) == [rankings()[0]] and store.session(ranking).n_trials == 1

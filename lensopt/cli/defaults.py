@@ -62,6 +62,7 @@ HELD_OUT_FIRST_SEED = 100_000
 #: ``lensopt.experiment.protocol.shipped_protocols()`` (``protocols/*.toml``), in the order ``run --help`` names them.
 SHIPPED_PROTOCOLS = (
     "clinical-refraction",
+    "clinical-prescription",
     "clinical-duel",
     "clinical-ranking",
     "research-26afc",

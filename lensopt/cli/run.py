@@ -45,7 +45,14 @@ def register(subparsers) -> None:
         metavar="DIR",
         type=Path,
         dest="save_frames",
-        help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled)",
+        help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled), "
+        "and the clinician's lens prompt as DIR/trial-NNN-lens.png",
+    )
+    parser.add_argument(
+        "--start",
+        metavar="RX",
+        help="letter sessions: the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is "
+        "transposed): search sphere, cylinder and axis around it (overrides the protocol's [start])",
     )
     parser.add_argument(
         "--resume", type=int, metavar="SESSION_ID", help="continue a stored session after its last answered trial"
@@ -76,6 +83,7 @@ def run_command(args) -> int:
         resume=args.resume,
         fullscreen=args.fullscreen,
         dashboard=args.dashboard,
+        start=args.start,
     )
     outcome = run_session(request, log=lambda message: print(message, flush=True))
     stopped = (

@@ -10,7 +10,8 @@ One letter trial (the optimizer's ask/tell, METHOD.md §4, driven from outside a
 loop):
 
 1. ``trial = optimizer.ask()`` — the lens to set and the letter size (logMAR);
-2. with a clinician prompt (clinical protocol), "set lens S … C …, press space" when the lens changes;
+2. with a clinician prompt (clinical protocol), "set lens S … C …, press space" when the lens changes
+   (a full-prescription trial, with an axis, in clinical notation: "-1.25 / -0.75 x 170");
 3. optional fixation cross, then the letter, ``calibration.letter_height_px(trial.letter_logmar)`` tall;
 4. forced choice with the letter keys; the pass key counts as wrong; Escape opens the pause screen
    (resume, or quit safely) and the same letter is shown again after resuming;
@@ -33,6 +34,7 @@ import numpy as np
 
 from lensopt.experiment.keyboard import KeyPress, letter_key
 from lensopt.experiment.optotypes import LetterStim
+from lensopt.refraction.lens import Lens
 from lensopt.store import TrialRecord
 
 TEXT_HEIGHT_PX = 28
@@ -111,9 +113,11 @@ class LoopScreens:
         self.n_answered = 0
 
     # ------------------------------------------------------------------ screens
-    def _message(self, text: str, keys, source=None) -> KeyPress | None:
+    def _message(self, text: str, keys, source=None, frame_name: str | None = None) -> KeyPress | None:
         self.text.text = text
         self.text.draw()
+        if frame_name is not None:
+            self._save_frame(frame_name)
         self.win.flip()
         source = source or self.responses
         source.start_timer()
@@ -132,11 +136,12 @@ class LoopScreens:
         )
         return press is not None and press.key == keys.confirm
 
-    def _wait_or_pause(self, text: str) -> bool:
-        """Show ``text`` until the confirm key; Escape pauses. False if the person quit."""
+    def _wait_or_pause(self, text: str, frame_name: str | None = None) -> bool:
+        """Show ``text`` until the confirm key; Escape pauses. False if the person quit. With
+        ``frame_name`` and ``frames_dir``, the screen is saved as ``frames_dir/frame_name``."""
         keys = self.protocol.keys
         while True:
-            press = self._message(text, [keys.confirm, keys.pause])
+            press = self._message(text, [keys.confirm, keys.pause], frame_name=frame_name)
             if press is None or press.key == keys.confirm:
                 return True
             if not self._pause():
@@ -148,6 +153,14 @@ class LoopScreens:
     def _instructions(self, n_trials: int) -> bool:
         raise NotImplementedError
 
+    def _save_frame(self, name: str) -> None:
+        """Save the back buffer (what the next flip shows) as ``frames_dir/name`` (if saving frames)."""
+        if self.frames_dir is None:
+            return
+        frame = self.win.getMovieFrame(buffer="back")
+        self.win.movieFrames.clear()
+        frame.save(self.frames_dir / name)
+
     # ------------------------------------------------------------------ one stimulus and its answer
     def _show(self, index: int, draw: Callable[[], None], capture: bool) -> float:
         """Optional fixation, then ``draw()`` and flip (saving the frame); the unix time it appeared."""
@@ -157,10 +170,8 @@ class LoopScreens:
             self.win.flip()
             time.sleep(timing.fixation_s)
         draw()
-        if capture and self.frames_dir is not None:
-            frame = self.win.getMovieFrame(buffer="back")
-            self.win.movieFrames.clear()
-            frame.save(self.frames_dir / f"trial-{index:03d}.png")
+        if capture:
+            self._save_frame(f"trial-{index:03d}.png")
         self.responses.clear()
         self.win.callOnFlip(self.responses.start_timer)
         self.win.flip()
@@ -281,11 +292,17 @@ class TrialLoop(LoopScreens):
             f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start."
         )
 
-    def _lens_prompt(self, sphere_d: float, cylinder_d: float) -> bool:
-        self.log(f"clinician: set lens S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D")
+    def _lens_prompt(self, index: int, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> bool:
+        """The clinician's prompt to set the lens of trial ``index`` (saved as ``trial-NNN-lens.png``)."""
+        if axis_deg is None:
+            lens_text = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
+            shown = f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
+        else:  # a full-prescription lens, in clinical notation
+            lens_text = shown = Lens(sphere_d, cylinder_d, axis_deg).format()
+        self.log(f"clinician: set lens {lens_text}")
         return self._wait_or_pause(
-            f"Clinician: set the lens\n\nS {sphere_d:+.2f} D     C {cylinder_d:+.2f} D\n\n"
-            f"then press {self.protocol.keys.confirm.upper()}"
+            f"Clinician: set the lens\n\n{shown}\n\nthen press {self.protocol.keys.confirm.upper()}",
+            frame_name=f"trial-{index:03d}-lens.png",
         )
 
     def letter_for(self, index: int, previous: str | None) -> str:
@@ -311,8 +328,8 @@ class TrialLoop(LoopScreens):
         keys, protocol = self.protocol.keys, self.protocol
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
-        lens = (trial.sphere_d, trial.cylinder_d)
-        if protocol.lens.prompt and lens != self.previous_lens and not self._lens_prompt(*lens):
+        lens = (trial.sphere_d, trial.cylinder_d, trial.axis_deg)
+        if protocol.lens.prompt and lens != self.previous_lens and not self._lens_prompt(index, *lens):
             return False
         self.previous_lens = lens
         letter = self.letter_for(index, self.previous_letter)
@@ -350,11 +367,13 @@ class TrialLoop(LoopScreens):
                 presented_at=presented_at,
                 answered_at=max(answered_at, presented_at),
                 extra=extra,
+                axis_deg=trial.axis_deg,
             )
         )
         self.optimizer.tell(trial, correct)
+        axis = "" if trial.axis_deg is None else f" x {trial.axis_deg:03.0f}"
         self.log(
-            f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}  "
+            f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}{axis}  "
             f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
             f"{response or '-'} {'correct' if correct else 'wrong'}"
         )

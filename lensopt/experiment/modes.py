@@ -26,6 +26,7 @@ from lensopt.experiment.protocol import DUEL_ANSWER_KEYS, Protocol
 from lensopt.experiment.ranking_loop import RankingLoop
 from lensopt.modes.base import FeedbackMode
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 
 
 def check_consecutive(records) -> None:
@@ -133,9 +134,28 @@ class Mode:
 
 
 class LettersMode(Mode):
-    """One letter per trial, named with the letter keys (``RefractionOptimizer``)."""
+    """One letter per trial, named with the letter keys: ``RefractionOptimizer`` (sphere and
+    cylinder), or with a starting refraction (``[start]``, ``--start``) ``PrescriptionOptimizer``
+    (sphere, cylinder and axis in a box around it)."""
 
     feedback = get_mode("letters")
+
+    def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
+        start = protocol.start
+        if start is None:
+            return super().new_optimizer(protocol, seed, letter_bounds_logmar)
+        o = protocol.optimizer
+        return PrescriptionOptimizer(
+            rule=o.rule,
+            seed=seed,
+            start=start.lens,
+            m_half_width_d=start.m_half_width_d,
+            j_half_width_d=start.j_half_width_d,
+            letter_bounds_logmar=tuple(letter_bounds_logmar),
+            n_initial=o.n_initial,
+            lens_step_d=protocol.lens_step_d,
+            **self.optimizer_options(protocol),
+        )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         return SimulatedSource(

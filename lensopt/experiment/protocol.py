@@ -32,9 +32,11 @@ from lensopt.experiment.protocol_sections import (
     ProtocolSection,
     RankingSection,
     SimulatedSection,
+    StartSection,
     StopSection,
     TimingSection,
     _duel_rules,
+    _prescription_rules,
     _ranking_rules,
     _rules,
     _shared_key,
@@ -56,10 +58,11 @@ SECTIONS = {
     "duel": DuelSection,
     "ranking": RankingSection,
     "stop": StopSection,
+    "start": StartSection,
 }
 """TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
 
-OPTIONAL_SECTIONS = ("stop",)
+OPTIONAL_SECTIONS = ("stop", "start")
 """Tables whose absence means "none" (the protocol's field is None) rather than their defaults."""
 
 
@@ -81,11 +84,27 @@ class Protocol:
     duel: DuelSection = DuelSection()
     ranking: RankingSection = RankingSection()
     stop: StopSection | None = None
+    start: StartSection | None = None
     source: str = ""
 
     def __post_init__(self):
         rule, mode = self.optimizer.rule, self.feedback_mode
-        if mode == "letters" and rule not in _rules():
+        if self.start is not None and mode != "letters":
+            raise ValueError(
+                f"[start] (--start) applies to letter sessions only for now (this protocol has "
+                f"protocol.feedback = {mode!r}); remove it or use a letter protocol"
+            )
+        if mode == "letters" and self.start is not None and rule not in _prescription_rules():
+            raise ValueError(
+                f"optimizer.rule {rule!r} does not search the full prescription; a letter protocol "
+                f"with [start] needs one of {', '.join(map(repr, _prescription_rules()))}"
+            )
+        if mode == "letters" and self.start is None and rule not in _rules():
+            if rule in _prescription_rules():
+                raise ValueError(
+                    f"optimizer.rule {rule!r} searches the full prescription; add a [start] table "
+                    f"(or --start) or use one of {', '.join(map(repr, _rules()))}"
+                )
             raise ValueError(
                 f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
                 f"{', '.join(map(repr, _rules()))}"
@@ -179,6 +198,20 @@ class Protocol:
             section = dataclasses.asdict(getattr(self, name))
             out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
         return out
+
+    def with_start(self, refraction: str) -> Protocol:
+        """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own
+        ``[start]`` with this refraction, or a new one with the default box. A letter protocol whose
+        rule is a two-parameter rule keeps it (every letter rule searches the full prescription too)."""
+        try:
+            start = (
+                StartSection(refraction)
+                if self.start is None
+                else dataclasses.replace(self.start, refraction=refraction)
+            )
+            return dataclasses.replace(self, start=start)
+        except ValueError as exc:
+            raise ProtocolError(f"--start: {exc}") from None
 
     def with_trials(self, trials: int) -> Protocol:
         """The protocol with ``[optimizer] trials`` set to ``trials`` (``--trials``). A ``[stop]``

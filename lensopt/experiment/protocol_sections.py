@@ -17,7 +17,10 @@ from lensopt.binary.settings import ALL_RULES
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.preference import CONTEXTUAL_RULES
 from lensopt.refraction.duels import TIE_RULES
+from lensopt.refraction.lens import Lens, parse_lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE
+from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
+from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
 from lensopt.refraction.trial import DUEL_ANSWERS
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
@@ -51,6 +54,11 @@ _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 def _rules() -> tuple[str, ...]:
     """The letter optimizer's rule names (``lensopt.binary.settings.ALL_RULES``)."""
     return tuple(ALL_RULES)
+
+
+def _prescription_rules() -> tuple[str, ...]:
+    """The full prescription's rule names (``bracket-ald``, its default, and the letter rules)."""
+    return tuple(PRESCRIPTION_RULES)
 
 
 def _duel_rules(model: str | None = None) -> tuple[str, ...]:
@@ -142,7 +150,7 @@ class OptimizerSection:
 
     def __post_init__(self):
         # every mode's rules; the feedback mode narrows this down (Protocol.__post_init__)
-        _choice(self, "rule", tuple(dict.fromkeys(_rules() + _duel_rules() + _ranking_rules())))
+        _choice(self, "rule", tuple(dict.fromkeys(_rules() + _prescription_rules() + _duel_rules() + _ranking_rules())))
         _number(self, "trials", 1, MAX_TRIALS, integer=True)
         _number(self, "n_initial", 0, MAX_TRIALS, integer=True)
         _interval(self, "sphere_bounds_d", -20.0, 20.0)
@@ -176,6 +184,51 @@ class StopSection:
     def rule(self) -> dict:
         """The :class:`lensopt.stopping.StopRule` dict (``max_trials`` filled in)."""
         return {"confidence": self.confidence, "min_trials": self.min_trials, "max_trials": self.max_trials}
+
+
+@dataclass(frozen=True)
+class StartSection:
+    """The starting refraction of a letter session (``[start]``, or ``lensopt run --start``): the
+    session then searches the full prescription, sphere, cylinder **and axis**, in power vectors
+    ``(M, J0, J45)`` in a box centred on it (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`).
+
+    ``refraction`` is clinical notation (``"-1.00 / -0.50 x 180"``, an autorefraction or the
+    habitual glasses); one written in plus cylinder is searched in minus cylinder (:attr:`lens`,
+    :attr:`transposed`). ``m_half_width_d`` / ``j_half_width_d``: the box's half-widths (D) in M and
+    in each of J0 and J45. The protocol's ``sphere_bounds_d`` and ``cylinder_bounds_d`` then do not
+    apply. Without ``[start]`` a letter session searches sphere and cylinder only, as before.
+    """
+
+    refraction: str
+    m_half_width_d: float = START_M_HALF_WIDTH_D
+    j_half_width_d: float = START_J_HALF_WIDTH_D
+
+    def __post_init__(self):
+        if not isinstance(self.refraction, str):
+            raise ValueError(
+                f"refraction must be a lens in clinical notation such as '-1.00 / -0.50 x 180', got {self.refraction!r}"
+            )
+        try:
+            parse_lens(self.refraction)
+        except ValueError as exc:
+            raise ValueError(f"refraction: {exc}") from None
+        _number(self, "m_half_width_d", 0.0, 10.0, low_open=True)
+        _number(self, "j_half_width_d", 0.0, 5.0, low_open=True)
+
+    @property
+    def written(self) -> Lens:
+        """The lens as written."""
+        return parse_lens(self.refraction)
+
+    @property
+    def lens(self) -> Lens:
+        """The lens in minus cylinder (transposed if written in plus cylinder)."""
+        return self.written.minus_cylinder()
+
+    @property
+    def transposed(self) -> bool:
+        """Whether the refraction was written in plus cylinder (and is searched transposed)."""
+        return self.written.is_plus_cylinder
 
 
 @dataclass(frozen=True)
@@ -357,10 +410,14 @@ class SimulatedSection:
     lapse: float = 0.0
     va_best_logmar: float = 0.0
     tie_threshold: float = 0.0
+    axis_deg: float = 0.0
+    accommodation_d: float = 0.0
 
     def __post_init__(self):
         _number(self, "sphere_d", -20.0, 20.0)
         _number(self, "cylinder_d", -10.0, 10.0)
+        _number(self, "axis_deg", 0.0, 180.0)  # 0: no axis (the two-parameter patient, aligned lenses)
+        _number(self, "accommodation_d", 0.0, 20.0)
         _number(self, "slope", 0.1, 100.0)
         _number(self, "lapse", 0.0, 0.5)
         _number(self, "va_best_logmar", -0.5, 1.5)
@@ -368,7 +425,9 @@ class SimulatedSection:
 
     def patient_settings(self) -> dict:
         """Keyword arguments of :class:`lensopt.observer.SimulatedPatient` (not ``tie_threshold``,
-        which is an argument of its ``duel_answer``)."""
+        which is an argument of its ``duel_answer``; ``axis_deg`` 0 is the patient without an axis,
+        whose correction lies along the lens's cylinder in the two-parameter search)."""
         settings = dataclasses.asdict(self)
         del settings["tie_threshold"]
+        settings["axis_deg"] = settings["axis_deg"] or None
         return settings

@@ -4,9 +4,12 @@ A new session reads the protocol, opens the window, keeps the optimizer's letter
 what the screen renders faithfully, records the session (protocol snapshot, calibration,
 optimizer settings, seed, software version, and its kind: the feedback mode, letters, duel or
 ranking) and runs the loop; every answer is committed to the store before the next stimulus is drawn.
+A letter session with a starting refraction (``[start]`` or ``--start``) searches the full
+prescription (``PrescriptionOptimizer``: every trial stores its axis) and, when it finishes, stores
+and prints the prescription in clinical notation with its 95 % intervals (``results`` table).
 ``resume`` rebuilds the optimizer from the stored trials with ``from_settings(settings, history)``
-(``RefractionOptimizer``, ``DuelRefractionOptimizer`` or ``RankingRefractionOptimizer``, see
-:mod:`lensopt.experiment.modes`) and
+(``RefractionOptimizer``, ``PrescriptionOptimizer``, ``DuelRefractionOptimizer`` or
+``RankingRefractionOptimizer``, see :mod:`lensopt.experiment.modes`) and
 continues at trial k + 1; the optimizer's randomness depends only on (seed, trial number), so it
 proposes what the interrupted session would have proposed.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import secrets
 import subprocess
@@ -31,7 +35,8 @@ from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.refraction.phoropter import round_to_step
-from lensopt.store import SessionStore
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.store import ResultRecord, SessionStore
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -39,7 +44,8 @@ MAX_SEED = 2**31 - 1
 
 @dataclass(frozen=True)
 class RunRequest:
-    """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant."""
+    """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant;
+    ``start`` (clinical notation) replaces the protocol's ``[start]`` refraction."""
 
     db_path: Path
     protocol_path: Path | None = None
@@ -51,6 +57,7 @@ class RunRequest:
     resume: int | None = None
     fullscreen: bool | None = None
     dashboard: bool = False
+    start: str | None = None
 
     def __post_init__(self):
         if self.resume is None and self.protocol_path is None:
@@ -66,13 +73,15 @@ class RunRequest:
 @dataclass(frozen=True)
 class SessionOutcome:
     """What is stored: ``stopped_at`` and ``confidence`` when the optimizer's stopping rule
-    (``[stop]``) ended the session before its last trial."""
+    (``[stop]``) ended the session before its last trial; ``result`` the prescription a finished
+    full-prescription session stored."""
 
     session_id: int
     status: str
     n_trials: int
     stopped_at: int | None = None
     confidence: float | None = None
+    result: ResultRecord | None = None
 
 
 def calibration_from_protocol(protocol: Protocol) -> Calibration:
@@ -188,6 +197,8 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         optimizer = mode.rebuild_optimizer(info.optimizer_settings, records)
         if request.protocol_path is not None:
             log(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
+        if request.start is not None:
+            log(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
     else:
         protocol = load_protocol(request.protocol_path)
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
@@ -196,6 +207,8 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             protocol = dataclasses.replace(
                 protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer)
             )
+        if request.start is not None:
+            protocol = protocol.with_start(request.start)
         calibration = calibration_from_protocol(protocol)
         mode = mode_for(protocol)
     if request.trials is not None:
@@ -218,14 +231,17 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         if len(records) >= n_trials:
             store.set_status(info.session_id, "finished")
             log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
-            return SessionOutcome(info.session_id, "finished", len(records))
+            return SessionOutcome(
+                info.session_id, "finished", len(records), result=_result_if_any(store, info, optimizer, log)
+            )
         if records and getattr(optimizer, "stop", None) is not None and optimizer.should_stop():
             confidence = float(optimizer.confidence())
             store.set_status(info.session_id, "finished")
             log(
                 f"session {info.session_id} {stop_message(len(records), confidence)} (its stopping rule); nothing to do"
             )
-            return SessionOutcome(info.session_id, "finished", len(records), len(records), confidence)
+            result = _result_if_any(store, info, optimizer, log)
+            return SessionOutcome(info.session_id, "finished", len(records), len(records), confidence, result)
         session_id = info.session_id
         store.set_status(session_id, "running")
         log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
@@ -239,6 +255,8 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "
             f"rule {protocol.optimizer.rule}, {n_trials} trials, seed {seed}, database {request.db_path}"
         )
+        if protocol.start is not None:
+            log(_start_line(protocol.start))
     log(f"calibration: {calibration.describe()}")
     log(
         f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
@@ -283,7 +301,10 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
     n_stored = store.session(session_id).n_trials
-    if status == "finished" and optimizer.n_trials:
+    stored_result = None
+    if status == "finished" and optimizer.n_trials and isinstance(optimizer, PrescriptionOptimizer):
+        stored_result = _store_prescription(store, session_id, optimizer, log)
+    elif status == "finished" and optimizer.n_trials:
         sphere_d, cylinder_d = optimizer.best()
         line = f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
         step_d = protocol.lens_step_d
@@ -301,8 +322,95 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
     return SessionOutcome(
-        session_id, status, n_stored, stopped_at, result.confidence if stopped_at is not None else None
+        session_id, status, n_stored, stopped_at, result.confidence if stopped_at is not None else None, stored_result
     )
+
+
+def _start_line(start) -> str:
+    """``starting refraction -1.00 / -0.50 x 180 (written ..., transposed to minus cylinder); box ±2 D in M...``."""
+    note = f" (written {start.written.format()}, transposed to minus cylinder)" if start.transposed else ""
+    return (
+        f"full prescription: starting refraction {start.lens.format()}{note}; search box "
+        f"M ±{start.m_half_width_d:g} D, J0 and J45 ±{start.j_half_width_d:g} D"
+    )
+
+
+#: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
+PRESCRIPTION_INTERVALS = (
+    ("sphere_d", "S", "D"),
+    ("cylinder_d", "C", "D"),
+    ("axis_deg", "axis", "deg"),
+    ("m_d", "M", "D"),
+    ("j0_d", "J0", "D"),
+    ("j45_d", "J45", "D"),
+)
+
+
+def prescription_lines(result: ResultRecord) -> list[str]:
+    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals."""
+    acuity = result.predicted_acuity_logmar
+    confidence = result.confidence
+    head = f"prescription: {result.prescription}"
+    if acuity is not None:
+        head += f"  (predicted acuity {acuity:+.2f} logMAR"
+        head += (
+            ")" if confidence is None else f", confidence {confidence:.2f} that it is within 0.025 logMAR of the best)"
+        )
+    parts = []
+    for key, label, unit in PRESCRIPTION_INTERVALS:
+        if key in result.intervals:
+            lo, hi = result.intervals[key]
+            if unit == "deg":  # the axis interval may pass 180 (hi > 180): written in 1-180
+                parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}")
+            else:
+                parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
+    lines = [head]
+    if parts:
+        lines.append("95% intervals: " + ", ".join(parts))
+    return lines
+
+
+def _axis(axis_deg: float) -> int:
+    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
+    return (round(axis_deg) - 1) % 180 + 1
+
+
+def _store_prescription(store, session_id: int, optimizer, log) -> ResultRecord:
+    """The full prescription's result: computed, stored (``results``) and logged."""
+    rx = optimizer.prescription()
+    result = ResultRecord(
+        prescription=rx.text,
+        sphere_d=rx.lens.sphere_d,
+        cylinder_d=rx.lens.cylinder_d,
+        axis_deg=rx.lens.axis_deg,
+        predicted_acuity_logmar=_finite_or_none(rx.predicted_acuity_logmar),
+        confidence=_finite_or_none(rx.confidence),
+        n_trials=rx.trials,
+        intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
+    )
+    for line in prescription_lines(result):
+        log(line)
+    try:
+        store.set_result(session_id, result)
+    except StoreError as exc:  # the answers are stored; the result can be recomputed from them
+        log(f"the prescription could not be stored ({str(exc).splitlines()[0]}); resume the session to store it")
+    return result
+
+
+def _result_if_any(store, info, optimizer, log) -> ResultRecord | None:
+    """A finished full-prescription session's result (stored now if it was not, e.g. after a kill
+    between the last answer and the result)."""
+    if not isinstance(optimizer, PrescriptionOptimizer) or not optimizer.n_trials:
+        return None
+    if info.result is not None and info.result.n_trials == optimizer.n_trials:
+        for line in prescription_lines(info.result):
+            log(line)
+        return info.result
+    return _store_prescription(store, info.session_id, optimizer, log)
+
+
+def _finite_or_none(value) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
 
 
 def _certainty_line(optimizer) -> str:

@@ -1,6 +1,6 @@
 """The ask/tell contract (lensopt.asktell): every optimizer satisfies it, and run_session drives it.
 
-:func:`build_optimizers` assigns each of the seven optimizers to a variable annotated with the
+:func:`build_optimizers` assigns each of the eight optimizers to a variable annotated with the
 Protocol: ``mypy`` (``[tool.mypy]`` in pyproject.toml checks this file) reports an optimizer that
 lacks a member of the contract, and the tests below check the same at run time.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import astuple, fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,9 @@ from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.refraction.trial import Trial
 
@@ -39,7 +41,7 @@ rebuilt model is fitted once from the prior, the live one warm-started from its 
 
 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
-    """The seven optimizers, small and fast, each typed by the contract it satisfies."""
+    """The eight optimizers, small and fast, each typed by the contract it satisfies."""
     letters: StoppableOptimizer[Trial, bool] = RefractionOptimizer(
         "ucb-ald",
         seed,
@@ -48,6 +50,9 @@ def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
         stop={"confidence": 0.9, "min_trials": 2, "max_trials": 50},
     )
     duels: AskTellOptimizer[DuelTrial, str] = DuelRefractionOptimizer(seed=seed, n_initial=N_INITIAL)
+    prescription_duels: AskTellOptimizer[PrescriptionDuelTrial, str] = PrescriptionDuelOptimizer(
+        seed=seed, start=Lens(-1.0, -0.5, 180.0), n_initial=N_INITIAL
+    )
     rankings: AskTellOptimizer[RankingTrial, tuple[int, ...]] = RankingRefractionOptimizer(
         seed=seed, n_initial=N_INITIAL
     )
@@ -64,6 +69,7 @@ def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
     return {
         "letters": letters,
         "duels": duels,
+        "prescription_duels": prescription_duels,
         "rankings": rankings,
         "contextual": contextual,
         "preference": preference,
@@ -80,6 +86,11 @@ def _clearness(lens: Any) -> float:
 RESPONSES: dict[str, Callable[[Any], Any]] = {
     "letters": lambda t: t.letter_logmar > 0.4 - 0.1 * abs(t.sphere_d),
     "duels": lambda t: "first" if _clearness(t.first_lens_d) >= _clearness(t.second_lens_d) else "second",
+    "prescription_duels": lambda t: (
+        "first"
+        if _clearness(t.first_lens.power_vector().to_array()) >= _clearness(t.second_lens.power_vector().to_array())
+        else "second"
+    ),
     "rankings": lambda t: tuple(int(i) for i in np.argsort([-_clearness(lens) for lens in t.lenses_d])),
     "contextual": lambda q: bool(q.context[0] > abs(q.system[0])),
     "preference": lambda q: int(_clearness(q.members[0]) >= _clearness(q.members[1])),
@@ -90,6 +101,7 @@ NAMES = list(RESPONSES)
 
 
 def _assert_same(a: Any, b: Any) -> None:
+    a, b = (astuple(v) if is_dataclass(v) and not isinstance(v, type) else v for v in (a, b))  # a Lens: its numbers
     np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=REL_TOL, atol=ABS_TOL)
 
 
@@ -101,7 +113,7 @@ def _assert_same_query(a: Any, b: Any) -> None:
 
 def test_there_is_a_response_for_every_optimizer():
     assert set(build_optimizers()) == set(RESPONSES)
-    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 7
+    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 8
 
 
 @pytest.mark.parametrize("name", NAMES)

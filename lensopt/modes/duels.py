@@ -1,10 +1,12 @@
 """Duels: two lenses, a line of letters, "one or two — or the same?"
-(:class:`lensopt.refraction.duels.DuelRefractionOptimizer`)."""
+(:class:`lensopt.refraction.duels.DuelRefractionOptimizer`; the full prescription's duels,
+:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`, are answered here too)."""
 
 from __future__ import annotations
 
 from lensopt.modes.base import FeedbackMode
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.refraction.trial import DUEL_ANSWERS
 
 
@@ -12,7 +14,12 @@ def _valid(query, answer) -> bool:
     return isinstance(answer, str) and answer in DUEL_ANSWERS
 
 
-def _respond(patient, duel: DuelTrial, tie_threshold: float = 0.0) -> str:
+def _respond(patient, duel: DuelTrial | PrescriptionDuelTrial, tie_threshold: float = 0.0) -> str:
+    """The simulated answer; a full-prescription duel's lenses each carry their axis, and each is
+    compared with the patient's correction by its power-vector residual."""
+    if isinstance(duel, PrescriptionDuelTrial):
+        lenses = [(lens.sphere_d, lens.cylinder_d, lens.axis_deg) for lens in (duel.first_lens, duel.second_lens)]
+        return patient.duel_answer(duel.letter_logmar, *lenses, tie_threshold=tie_threshold)
     return patient.duel_answer(duel.letter_logmar, duel.first_lens_d, duel.second_lens_d, tie_threshold=tie_threshold)
 
 

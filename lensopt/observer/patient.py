@@ -242,8 +242,17 @@ class SimulatedPatient:
         """Utilities ``u_i = LOGIT_SCALE · Φ⁻¹(P(correct))`` of ``lenses`` ``[(sphere_d, cylinder_d), ...]``
         at one letter size, on the scale of the Gumbel-noise (multinomial logit) model: with
         Gumbel noise the difference of two noisy utilities is logistic, and ``σ(1.702 Δ) ≈ Φ(Δ)``,
-        so that without ties a pair is answered as the probit duels of :meth:`p_prefer_first`."""
-        lenses = np.asarray(lenses, dtype=float).reshape(-1, 2)
+        so that without ties a pair is answered as the probit duels of :meth:`p_prefer_first`.
+
+        Lenses of three values ``(sphere_d, cylinder_d, axis_deg)`` carry their own axes (the full
+        prescription's duels): each is compared with the correction by its power-vector residual,
+        and ``axis_deg`` must then be None."""
+        lenses = np.asarray(lenses, dtype=float)
+        if lenses.ndim == 2 and lenses.shape[1] == 3:
+            if axis_deg is not None:
+                raise ValueError("lenses given with their own axes (sphere_d, cylinder_d, axis_deg) take no axis_deg")
+            return LOGIT_SCALE * np.array([self.duel_utility(letter_logmar, S, C, a) for S, C, a in lenses])
+        lenses = lenses.reshape(-1, 2)
         return LOGIT_SCALE * np.array([self.duel_utility(letter_logmar, S, C, axis_deg) for S, C in lenses])
 
     def p_choice_outcomes(self, letter_logmar, lenses, tie_threshold=0.0, axis_deg=None) -> np.ndarray:
@@ -261,7 +270,8 @@ class SimulatedPatient:
 
     def duel_answer(self, letter_logmar, first_lens, second_lens, tie_threshold=0.0, axis_deg=None) -> str:
         """ "first", "second" or "same": one seeded draw of Gumbel-noisy utilities; "same" when
-        they differ by less than ``tie_threshold``."""
+        they differ by less than ``tie_threshold``. The lenses are ``(sphere_d, cylinder_d)``, or
+        ``(sphere_d, cylinder_d, axis_deg)`` each with its own axis (:meth:`ranking_utility`)."""
         _check_tie_threshold(tie_threshold)
         u = self.ranking_utility(letter_logmar, [first_lens, second_lens], axis_deg)
         noisy = u + self._rng.gumbel(size=2)

@@ -11,7 +11,9 @@ Everything here speaks lenses (D) and letter sizes (logMAR) over the model famil
 - :mod:`~lensopt.refraction.letters`: :class:`RefractionOptimizer` (letters read right or wrong),
   its bounds, reference kernel and letter model;
 - :mod:`~lensopt.refraction.duels`: :class:`DuelRefractionOptimizer` ("one or two?");
-- :mod:`~lensopt.refraction.rankings`: :class:`RankingRefractionOptimizer` (rank a set of lenses).
+- :mod:`~lensopt.refraction.rankings`: :class:`RankingRefractionOptimizer` (rank a set of lenses);
+- :mod:`~lensopt.refraction.prescription_duels`: :class:`PrescriptionDuelOptimizer`, duels of the
+  full prescription (sphere, cylinder, axis) in power vectors, and its :class:`PrescriptionDuelTrial`.
 
 No module here imports the simulated patient (:mod:`lensopt.observer`); the import-linter
 contracts in pyproject.toml hold it.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ 
     from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
     from lensopt.refraction.lens import Lens, PowerVector, parse_lens
     from lensopt.refraction.letters import RefractionOptimizer
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
     from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
     from lensopt.refraction.trial import DUEL_ANSWERS, Trial
 
@@ -44,6 +47,8 @@ _EXPORTS = {
     "Lens": "lens",
     "LensCertainty": "certainty",
     "PowerVector": "lens",
+    "PrescriptionDuelOptimizer": "prescription_duels",
+    "PrescriptionDuelTrial": "prescription_duels",
     "RankingRefractionOptimizer": "rankings",
     "RankingTrial": "rankings",
     "RefractionOptimizer": "letters",
@@ -58,6 +63,8 @@ __all__ = [
     "Lens",
     "LensCertainty",
     "PowerVector",
+    "PrescriptionDuelOptimizer",
+    "PrescriptionDuelTrial",
     "RankingRefractionOptimizer",
     "RankingTrial",
     "RefractionOptimizer",

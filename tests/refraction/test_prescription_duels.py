@@ -1,0 +1,168 @@
+"""The full prescription from duels: phoropter lens pairs, exact rebuild, the answers, the search."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from lensopt.modes.registry import get_mode
+from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.prescription_duels import (
+    DUEL_SEPARATION_D,
+    LENS_LENGTHSCALE_D,
+    PrescriptionDuelOptimizer,
+    PrescriptionDuelTrial,
+    prescription_duel_kernel,
+    pull_within,
+)
+from lensopt.simulation import simulate_prescription
+
+START = Lens(-1.0, -0.5, 180.0)
+#: Largest power-vector move (D) of rounding one lens to 0.25 D and 1°: sphere and cylinder by
+#: 0.125 each (M by up to 0.1875, |J| by 0.0625) and the axis by 0.5° (|J| · sin 1° ≤ 0.05 for
+#: the box's cylinders, under 3 D); generously 0.25.
+ROUNDING_MOVE_D = 0.25
+
+
+def _patient(seed=1, **kwargs):
+    return SimulatedPatient(-1.25, -0.75, axis_deg=170.0, slope=14.0, seed=seed, **kwargs)
+
+
+def _answered(n=8, rule="muc-ald", seed=3, same_at=None):
+    """An optimizer told ``n`` simulated answers (a "same" at trial ``same_at``, if given)."""
+    opt = PrescriptionDuelOptimizer(rule=rule, seed=seed, start=START, n_initial=3)
+    respond = get_mode("duel").responder(_patient())
+    for t in range(1, n + 1):
+        trial = opt.ask()
+        opt.tell(trial, "same" if t == same_at else respond(trial))
+    return opt
+
+
+def _on_phoropter(lens: Lens) -> bool:
+    return (
+        lens.cylinder_d <= 0.0
+        and lens.sphere_d / 0.25 == pytest.approx(round(lens.sphere_d / 0.25))
+        and lens.cylinder_d / 0.25 == pytest.approx(round(lens.cylinder_d / 0.25))
+        and lens.axis_deg == int(lens.axis_deg)
+        and 1 <= lens.axis_deg <= 180
+    )
+
+
+@pytest.mark.parametrize("rule", ["muc-ald", "kss-ald", "random"])
+def test_ask_gives_two_distinct_close_phoropter_lenses_in_the_box(rule):
+    opt = PrescriptionDuelOptimizer(rule=rule, seed=5, start=START, n_initial=3)
+    respond = get_mode("duel").responder(_patient())
+    (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = opt.box.bounds_d
+    for _ in range(8):
+        trial = opt.ask()
+        assert isinstance(trial, PrescriptionDuelTrial) and -1.0 <= trial.letter_logmar <= 2.0
+        first, second = trial.first_lens, trial.second_lens
+        assert _on_phoropter(first) and _on_phoropter(second) and first != second
+        for lens in (first, second):
+            pv = lens.power_vector()
+            assert m_lo - ROUNDING_MOVE_D <= pv.m_d <= m_hi + ROUNDING_MOVE_D
+            assert j0_lo - ROUNDING_MOVE_D <= pv.j0_d <= j0_hi + ROUNDING_MOVE_D
+            assert j45_lo - ROUNDING_MOVE_D <= pv.j45_d <= j45_hi + ROUNDING_MOVE_D
+        assert first.blur_d(second) <= DUEL_SEPARATION_D + 2 * ROUNDING_MOVE_D
+        opt.tell(trial, respond(trial))
+
+
+def test_the_model_is_told_the_power_vectors_of_the_lenses_shown_and_a_same_is_not_modelled():
+    opt = _answered(n=5, same_at=4)
+    assert opt.n_trials == 5 and opt._core.n_trials == 4  # the "same" is kept, not modelled
+    trial, answer = opt.history[-1]
+    row = opt._core.duels[-1]
+    assert row[0] == trial.letter_logmar
+    np.testing.assert_allclose(row[1:4], trial.first_lens.power_vector().to_array())
+    np.testing.assert_allclose(row[4:7], trial.second_lens.power_vector().to_array())
+    assert opt._core.outcomes[-1] == (answer == "first")
+
+
+def test_a_json_state_round_trip_reproduces_the_next_duel_and_the_prescription():
+    opt = _answered(n=9, same_at=6)
+    state = json.loads(json.dumps(opt.to_state()))
+    rebuilt = PrescriptionDuelOptimizer.from_state(state)
+    assert rebuilt.to_state() == state and rebuilt.n_trials == 9
+    again, first = rebuilt.ask(), opt.ask()
+    assert again.first_lens == first.first_lens and again.second_lens == first.second_lens
+    assert again.letter_logmar == pytest.approx(first.letter_logmar, abs=1e-9)
+    np.testing.assert_allclose(rebuilt.best().to_array(), opt.best().to_array(), atol=1e-6)
+    assert rebuilt.prescription().text == opt.prescription().text
+
+
+def test_the_kernel_is_isotropic_in_power_vectors_with_the_mapped_duel_lengthscale():
+    assert LENS_LENGTHSCALE_D == pytest.approx(math.sqrt(2.5 * 3.5 / 2.0))  # 2.092 D
+    kernel = prescription_duel_kernel()
+    x = np.array([[0.5, -1.0, 0.1, 0.0]])
+    for step in ([0.6, 0.0, 0.0], [0.0, 0.6, 0.0], [0.0, 0.0, -0.6], [0.6 / math.sqrt(3)] * 3):
+        other = x + np.concatenate([[0.0], step])
+        expected = 9.0 * math.exp(-0.5 * 0.6**2 / LENS_LENGTHSCALE_D**2)
+        assert kernel(x, other)[0, 0] == pytest.approx(expected)
+
+
+def test_pull_within_moves_a_far_lens_onto_the_ball_and_keeps_a_near_one():
+    np.testing.assert_allclose(pull_within([0, 0, 0], [3.0, 4.0, 0.0], 0.5), [0.3, 0.4, 0.0])
+    np.testing.assert_allclose(pull_within([1, 0, 0], [1.2, 0.1, 0.0], 0.5), [1.2, 0.1, 0.0])
+
+
+def test_the_duel_mode_answers_from_each_lenses_own_axis():
+    # the correction against the same lens turned 20°: the residual is a pure cross-cylinder of
+    # |C| sin 20° = 0.257 D, so the first lens should win at P = σ(1.702 Δu) (Gumbel noise)
+    patient = SimulatedPatient(-1.0, -0.75, axis_deg=90.0, slope=14.0, seed=11)
+    correct, turned = Lens(-1.0, -0.75, 90.0), Lens(-1.0, -0.75, 110.0)
+    letter = 0.05
+    u = [patient.duel_utility(letter, lens.sphere_d, lens.cylinder_d, lens.axis_deg) for lens in (correct, turned)]
+    expected = 1.0 / (1.0 + math.exp(-1.702 * (u[0] - u[1])))
+    assert 0.6 < expected < 0.95  # the test can tell it from 0.5 and from 1
+    respond = get_mode("duel").responder(patient)
+    n = 2000
+    wins = sum(respond(PrescriptionDuelTrial(correct, turned, letter)) == "first" for _ in range(n))
+    assert wins / n == pytest.approx(expected, abs=4 * math.sqrt(expected * (1 - expected) / n))
+    with pytest.raises(ValueError, match="take no axis_deg"):
+        patient.duel_answer(letter, (-1.0, -0.75, 90.0), (-1.0, -0.75, 110.0), axis_deg=90.0)
+
+
+def test_duels_find_a_better_lens_than_the_autorefraction_on_average():
+    """Clinic patients (tuning seeds) with an autorefraction start: after 50 duels the reported
+    lens's blur error is smaller than the start's, on average over four patients."""
+    start_errors, end_errors = [], []
+    for seed in range(7000, 7004):
+        patient = draw_clinic_patients(1, seed, slope=14.0)[0]
+        start = autorefraction(patient, np.random.SeedSequence([seed, 1]))
+        opt = PrescriptionDuelOptimizer(seed=seed, start=start)
+        result = simulate_prescription(patient, opt, 50, feedback="duel")
+        truth = patient.correction.power_vector()
+        start_errors.append((start.power_vector() - truth).length_d)
+        end_errors.append((opt.best() - truth).length_d)
+        assert result.final.blur_error_d == pytest.approx(end_errors[-1])
+    assert np.mean(end_errors) < np.mean(start_errors)
+
+
+def test_the_prescription_has_intervals_around_the_lens_and_no_acuity_confidence():
+    rx = _answered(n=12).prescription()
+    assert _on_phoropter(rx.lens) and rx.trials == 12
+    assert rx.confidence is None and rx.predicted_acuity_logmar is None
+    assert set(rx.intervals) == {"m_d", "j0_d", "j45_d", "sphere_d", "cylinder_d", "axis_deg"}
+    for name, value in zip(("m_d", "j0_d", "j45_d"), rx.power_vector_d.to_array()):
+        lo, hi = rx.intervals[name]
+        assert lo <= hi and lo - 1e-9 <= value <= hi + 1e-9
+
+
+def _one_line_value_error(call, match):
+    with pytest.raises(ValueError, match=match) as info:
+        call()
+    assert "\n" not in str(info.value)
+
+
+def test_bad_input_is_one_clear_value_error():
+    _one_line_value_error(lambda: PrescriptionDuelOptimizer(rule="ucb-ald", start=START), "unknown duel rule 'ucb-ald'")
+    _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, lens_step_d=0), "lens_step_d")
+    opt = PrescriptionDuelOptimizer(start=START)
+    far = PrescriptionDuelTrial(Lens(3.0, -0.5, 180.0), START, 0.3)  # M 2.75 D from the start's
+    _one_line_value_error(lambda: opt.tell(far, "first"), "first lens \\+3.00 / -0.50 x 180 is outside the search box")
+    trial = opt.ask()
+    _one_line_value_error(lambda: opt.tell(trial, "maybe"), "a duel answer must be one of")
+    _one_line_value_error(lambda: PrescriptionDuelTrial((-1.0, -0.5), START, 0.3), "first_lens must be a Lens")
+    assert opt.n_trials == 0

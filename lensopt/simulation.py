@@ -299,6 +299,10 @@ class PrescriptionResult:
         }
 
 
+#: Feedback of a simulated full refraction: letters named or not, or duels "one or two, or the same?".
+PRESCRIPTION_FEEDBACK = ("letters", "duel")
+
+
 def simulate_prescription(
     patient: SimulatedPatient,
     optimizer,
@@ -306,13 +310,20 @@ def simulate_prescription(
     checkpoints=DEFAULT_CHECKPOINTS,
     progress=None,
     use_stop: bool = False,
+    feedback: str = "letters",
+    **answer_options,
 ) -> PrescriptionResult:
-    """A full refraction with letters: ``patient`` names letters through the lenses (with their
-    axes) that ``optimizer`` asks for — a :class:`lensopt.refraction.PrescriptionOptimizer` or
-    anything with its API (``best() -> PowerVector``, ``prescription()``, ``start``/``box``; the
-    ideal observer of :mod:`lensopt.bench.ideal_prescription`). Scored with
-    :func:`score_prescription` at the checkpoints it passes and at the end; ``use_stop`` ends it
-    by the optimizer's stopping rule as in :func:`simulate`."""
+    """A full refraction: ``patient`` answers the lenses (with their axes) that ``optimizer`` asks
+    for. ``feedback="letters"``: the patient names letters through them — ``optimizer`` a
+    :class:`lensopt.refraction.PrescriptionOptimizer` or anything with its API (``best() ->
+    PowerVector``, ``prescription()``, ``start``/``box``; the ideal observer of
+    :mod:`lensopt.bench.ideal_prescription`); ``feedback="duel"``: the patient says which of two
+    lenses is clearer, or "the same" (the duel mode's answer; ``answer_options``: its
+    ``tie_threshold``) — ``optimizer`` a :class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`.
+    Scored with :func:`score_prescription` at the checkpoints it passes and at the end; ``use_stop``
+    ends it by the optimizer's stopping rule as in :func:`simulate` (letters only)."""
+    if feedback not in PRESCRIPTION_FEEDBACK:
+        raise ValueError(f"unknown feedback {feedback!r}; choose from: {', '.join(PRESCRIPTION_FEEDBACK)}")
     if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
     if use_stop and getattr(optimizer, "stop", None) is None:
@@ -326,7 +337,7 @@ def simulate_prescription(
         if progress is not None:
             progress(t)
 
-    respond = get_mode("letters").responder(patient)
+    respond = get_mode(feedback).responder(patient, **answer_options)
     run = run_session(optimizer, respond, n_trials, on_trial=on_trial, stop=optimizer.should_stop if use_stop else None)
     final = score_prescription(patient, optimizer.best(), run.n_trials)
     start = getattr(optimizer.box, "start", None)

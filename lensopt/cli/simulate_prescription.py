@@ -1,5 +1,6 @@
 """``lensopt simulate`` of the full prescription (sphere, cylinder and axis; issue 16): its options
-and its run. Any of ``--true-axis``, ``--start``, ``--accommodation`` (or the box widths) selects it."""
+and its run. Any of ``--true-axis``, ``--start``, ``--accommodation`` (or the box widths) selects it;
+``--feedback letters`` (default) or ``duel`` (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def add_prescription_arguments(p) -> None:
     """The full prescription's options of ``lensopt simulate`` (one argument group)."""
     full = p.add_argument_group(
         "full prescription (sphere, cylinder and axis; any of these options selects it)",
-        "The search runs in power vectors (M, J0, J45) with letters; the patient has an axis and may "
+        "The search runs in power vectors (M, J0, J45) with letters or duels (--feedback); the patient has an axis and may "
         "accommodate. Without --true-sphere/--true-cylinder the patient is drawn from a clinic population "
         "(docs/prescription.md).",
     )
@@ -63,15 +64,32 @@ def run_prescription(args, stop) -> int:
 
     from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
     from lensopt.refraction.lens import parse_lens
-    from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
     from lensopt.simulation import simulate_prescription
 
-    if args.feedback != "letters":
-        raise ValueError("the full prescription (--true-axis, --start, --accommodation) works with --feedback letters")
+    if args.feedback not in ("letters", "duel"):
+        raise ValueError(
+            "the full prescription (--true-axis, --start, --accommodation) works with --feedback letters or duel"
+        )
+    duel = args.feedback == "duel"
+    if duel:
+        from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES as PRESCRIPTION_RULES
+        from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+
+        if args.duel_model != "probit":
+            raise ValueError("the full prescription's duels use the probit model (--duel-model probit)")
+        for flag, value in (("--beta", args.beta), ("--model-lapse", args.model_lapse)):
+            if value is not None:
+                raise ValueError(f"{flag} applies to --feedback letters only")
+    else:
+        from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
+
+        if args.tie_threshold or args.duel_model != "probit":
+            raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
     rule = args.rule
     if rule is not None and rule not in PRESCRIPTION_RULES:
         raise ValueError(
-            f"--rule {rule} does not work with the full prescription; choose from: {', '.join(PRESCRIPTION_RULES)}"
+            f"--rule {rule} does not work with the full prescription's {args.feedback}; "
+            f"choose from: {', '.join(PRESCRIPTION_RULES)}"
         )
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
@@ -115,20 +133,36 @@ def run_prescription(args, stop) -> int:
         "m_half_width_d": args.m_half_width,
         "j_half_width_d": args.j_half_width,
         "letter_bounds_logmar": tuple(args.letter_bounds),
-        "n_alternatives": args.n_alternatives,
-        "inference": args.inference or "ep",
-        "stop": stop,
         **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
-        **({} if args.beta is None else {"beta": args.beta}),
-        **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
     }
-    optimizer = PrescriptionOptimizer(rule=rule, seed=args.seed, **options)
+    if duel:
+        optimizer = PrescriptionDuelOptimizer(
+            rule=rule, seed=args.seed, inference=args.inference or "laplace", **options
+        )
+        answers = {"feedback": "duel", "tie_threshold": args.tie_threshold}
+    else:
+        options.update(
+            n_alternatives=args.n_alternatives,
+            inference=args.inference or "ep",
+            stop=stop,
+            **({} if args.beta is None else {"beta": args.beta}),
+            **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
+        )
+        optimizer = PrescriptionOptimizer(rule=rule, seed=args.seed, **options)
+        answers = {}
     rule = optimizer.rule
     if args.json:
-        result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None)
+        result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None, **answers)
+        extra = {"duel_model": "probit", "tie_threshold": args.tie_threshold} if duel else {}
         print(
             json.dumps(
-                {"feedback": "letters", "search": "prescription", "start_transposed": transposed, **result.to_dict()}
+                {
+                    "feedback": args.feedback,
+                    **extra,
+                    "search": "prescription",
+                    "start_transposed": transposed,
+                    **result.to_dict(),
+                }
             )
         )
         return 0
@@ -137,12 +171,13 @@ def run_prescription(args, stop) -> int:
 
     with tqdm(total=args.trials, desc=f"{rule} trials", unit="trial", file=sys.stderr) as bar:
         result = simulate_prescription(
-            patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None
+            patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None, **answers
         )
     d = result.to_dict()
     est = d["estimate"]
     error = d["power_vector_error_d"]
-    print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} trials, slope {args.slope:g}")
+    kind = "duels" if duel else "trials"
+    print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} {kind}, slope {args.slope:g}")
     print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D")
     if start is not None:
         note = f"   (written {parse_lens(args.start).format()}, transposed to minus cylinder)" if transposed else ""
@@ -158,7 +193,8 @@ def run_prescription(args, stop) -> int:
         print(f"  95% interval          M {m_lo:+.2f} to {m_hi:+.2f} D   (J0, J45 in the JSON output)")
     if est["predicted_acuity_logmar"] is not None:
         print(f"  predicted acuity      {est['predicted_acuity_logmar']:+.2f} logMAR with it")
-    print(f"  confidence            {est['confidence']:.2f} that it is within 0.025 logMAR of the best lens")
+    if est["confidence"] is not None:
+        print(f"  confidence            {est['confidence']:.2f} that it is within 0.025 logMAR of the best lens")
     if d["stopped_at"] is not None:
         print(f"  stopped after {d['stopped_at']} trials by the stopping rule")
     lat = d["latency_ms"]

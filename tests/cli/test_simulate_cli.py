@@ -284,9 +284,50 @@ def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
         (["--true-sphere", "-1", "--true-cylinder", "-0.5", "--true-axis", "0"], "--true-axis 0 is outside 1-180"),
         (["--true-axis", "90"], "--true-axis needs --true-sphere and --true-cylinder"),
         (["--m-half-width", "1"], "give --start too"),
-        (["--start", "auto", "--feedback", "duel"], "works with --feedback letters"),
+        (["--start", "auto", "--feedback", "ranking"], "works with --feedback letters or duel"),
         (["--start", "auto", "--rule", "nope"], "does not work with the full prescription"),
+        (["--start", "auto", "--feedback", "duel", "--rule", "bracket-ald"], "full prescription's duel"),
+        (["--start", "auto", "--feedback", "duel", "--duel-model", "ties"], "use the probit model"),
+        (["--start", "auto", "--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
+        (["--start", "auto", "--tie-threshold", "1"], "apply to --feedback duel only"),
     ],
 )
 def test_bad_full_prescription_input_is_one_line_and_exit_code_2(args, message):
     test_bad_input_is_one_line_and_exit_code_2(args, message)
+
+
+def test_duels_with_a_start_print_the_letter_prescription_fields_scored_by_hand(capsys):
+    result = _simulate(
+        capsys,
+        "--feedback",
+        "duel",
+        "--start",
+        "auto",
+        "--true-sphere",
+        "-1.25",
+        "--true-cylinder",
+        "-0.75",
+        "--true-axis",
+        "90",
+        "--slope",
+        "14",
+        "--trials",
+        "8",
+        "--seed",
+        "2",
+    )
+    letters = _simulate(capsys, *FULL, "--start", "auto", "--trials", "3", "--seed", "2")
+    assert set(letters) <= set(result)  # the same JSON keys as letters, and the duel's own
+    assert result["feedback"] == "duel" and result["rule"] == "muc-ald" and result["trials"] == 8
+    assert result["search"] == "prescription" and result["true_prescription"] == "-1.25 / -0.75 x 090"
+    start = Lens.parse(result["start"])  # the autorefraction, a phoropter lens
+    assert start.rounded() == start
+    truth = Lens(-1.25, -0.75, 90.0).power_vector()
+    estimate = result["estimate"]["power_vector_d"]
+    error = result["power_vector_error_d"]
+    assert error["M"] == pytest.approx(estimate["M"] - truth.m_d)
+    assert error["J0"] == pytest.approx(estimate["J0"] - truth.j0_d)
+    assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
+    assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
+    assert Lens.parse(result["prescription"]).format() == result["prescription"]
+    assert result["confidence"] is None and set(result["estimate"]["intervals"]) >= {"m_d", "j0_d", "j45_d"}

@@ -1,12 +1,15 @@
 """Prescription campaign (issue 16, item 8): the full prescription (M, J0, J45) on clinic patients.
 
-Every run is one simulated full refraction with letters
-(:func:`lensopt.simulation.simulate_prescription`) of ``n_trials`` trials: patient ``seed`` of
-:func:`lensopt.observer.draw_clinic_patients` (the campaign's slope and lapse, 26 letters; the
-same correction for every setting and rule of a seed — a paired design) answers a rule —
-``bracket-ald``, ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`)
+Every run is one simulated full refraction (:func:`lensopt.simulation.simulate_prescription`) of
+``n_trials`` trials: patient ``seed`` of :func:`lensopt.observer.draw_clinic_patients` (the
+campaign's slope and lapse, 26 letters; the same correction for every setting, feedback and rule of
+a seed — a paired design) answers a rule. With letters (``feedback="letters"``): ``bracket-ald``,
+``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`)
 or ``ideal`` (:class:`lensopt.bench.ideal_prescription.PrescriptionIdealObserver`, told the true
-slope, lapse, best acuity and accommodation).
+slope, lapse, best acuity and accommodation). With duels (``feedback="duel"``, "one or two, or the
+same?", no ties: the patient's tie threshold is 0): ``muc-ald`` or ``kss-ald``
+(:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`); there is no duel ideal
+observer and no stopping rule, and a duel run's key names its feedback (``…__duel-muc-ald__…``).
 
 Settings (:data:`SETTINGS`), a grid: with or without a starting refraction (an autorefraction,
 :func:`lensopt.observer.autorefraction` with ``np.random.SeedSequence([seed, 1])``: SD 0.4 D in M,
@@ -47,6 +50,7 @@ from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.simulation import simulate_prescription
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
@@ -60,8 +64,14 @@ PRESCRIPTION_RECORD_FORMAT = "lensopt.bench-prescription-run/1"
 PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
 DEFAULT_PRESCRIPTION_RULES = ("bracket-ald", "ideal")
 
-#: Feedback modes (letters only for now; duels may follow).
-PRESCRIPTION_FEEDBACK = ("letters",)
+#: Rules of duel runs (:class:`PrescriptionDuelOptimizer`), and the default one.
+PRESCRIPTION_DUEL_RULES = ("muc-ald", "kss-ald")
+DEFAULT_PRESCRIPTION_DUEL_RULES = ("muc-ald",)
+
+#: Feedback modes: letters named or not, duels "one or two, or the same?".
+PRESCRIPTION_FEEDBACK = ("letters", "duel")
+#: The rules of each feedback.
+RULES_BY_FEEDBACK = {"letters": PRESCRIPTION_RULES, "duel": PRESCRIPTION_DUEL_RULES}
 
 #: Campaign defaults: patients, first seed (held out), trials, slope (logMAR⁻¹: human letter
 #: acuity is steep), lapse of the patients, letters.
@@ -140,10 +150,13 @@ class PrescriptionSpec:
         setting = get_setting(self.setting)
         if (self.with_start, self.accommodation) != (setting.start, setting.accommodation):
             raise ValueError(f"PrescriptionSpec: start/accommodation do not match setting {self.setting!r}")
-        if self.rule not in PRESCRIPTION_RULES:
-            raise ValueError(f"unknown rule {self.rule!r}; choose from: {', '.join(PRESCRIPTION_RULES)}")
         if self.feedback not in PRESCRIPTION_FEEDBACK:
             raise ValueError(f"unknown feedback {self.feedback!r}; choose from: {', '.join(PRESCRIPTION_FEEDBACK)}")
+        rules = RULES_BY_FEEDBACK[self.feedback]
+        if self.rule not in rules:
+            raise ValueError(f"unknown rule {self.rule!r} with {self.feedback}; choose from: {', '.join(rules)}")
+        if self.feedback != "letters" and self.stop_confidence is not None:
+            raise ValueError("--stop-confidence applies to --feedback letters only (duels have no stopping rule)")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"PrescriptionSpec.seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.n_trials, bool) or not isinstance(self.n_trials, int) or self.n_trials < 1:
@@ -167,8 +180,10 @@ class PrescriptionSpec:
 
     @property
     def key(self) -> str:
-        """File-name-safe identifier, unique within a campaign directory."""
-        return f"{self.setting}__{self.rule}__seed{self.seed:04d}"
+        """File-name-safe identifier, unique within a campaign directory (a duel run's rule is
+        prefixed by its feedback; letter runs keep the keys they always had)."""
+        rule = self.rule if self.feedback == "letters" else f"{self.feedback}-{self.rule}"
+        return f"{self.setting}__{rule}__seed{self.seed:04d}"
 
     @property
     def stop_rule(self) -> StopRule | None:
@@ -207,9 +222,16 @@ def prescription_specs(
         raise ValueError("--settings names no setting")
     if len({s.name for s in settings}) != len(settings):
         raise ValueError("--settings lists a setting twice")
-    unknown = [r for r in rules if r not in PRESCRIPTION_RULES]
+    if feedback not in PRESCRIPTION_FEEDBACK:
+        raise ValueError(f"unknown feedback {feedback!r}; choose from: {', '.join(PRESCRIPTION_FEEDBACK)}")
+    allowed = RULES_BY_FEEDBACK[feedback]
+    unknown = [r for r in rules if r not in allowed]
     if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(PRESCRIPTION_RULES)}")
+        raise ValueError(
+            f"unknown rule(s) {', '.join(unknown)} with --feedback {feedback}; choose from: {', '.join(allowed)}"
+        )
+    if feedback != "letters" and stop_confidence is not None:
+        raise ValueError("--stop-confidence applies to --feedback letters only (duels have no stopping rule)")
     if not rules:
         raise ValueError("--rules names no rule")
     if len(set(rules)) != len(rules):
@@ -259,6 +281,8 @@ def patient_and_start(spec: PrescriptionSpec):
 
 
 def _optimizer(spec: PrescriptionSpec, patient, start, stop):
+    if spec.feedback == "duel":
+        return PrescriptionDuelOptimizer(rule=spec.rule, seed=spec.seed, start=start)
     if spec.rule == "ideal":
         return PrescriptionIdealObserver(
             slope=patient.slope,
@@ -303,7 +327,12 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
             stopped.update(stopped_at=t, stop_reason=reason, confidence_at_stop=confidence)
 
     result = simulate_prescription(
-        patient, opt, spec.n_trials, checkpoints=range(1, spec.n_trials + 1), progress=after_trial
+        patient,
+        opt,
+        spec.n_trials,
+        checkpoints=range(1, spec.n_trials + 1),
+        progress=after_trial,
+        feedback=spec.feedback,
     )
     scores = result.checkpoints
     if [s.trials for s in scores] != list(range(1, spec.n_trials + 1)):

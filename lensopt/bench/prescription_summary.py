@@ -8,7 +8,10 @@ Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench
   and the 95 % limits of agreement (bias ± 1.96 SD, SD with ``n − 1``) — and the median blur error;
 - trials to reach AND STAY at a blur error ``<= 0.25 D`` (:func:`trials_to_criterion`; a session
   that ends above it counts as ``budget + 1`` and is counted as *never*), its median, and its ratio
-  to the ideal observer's median in the same setting on the seeds both have run;
+  to the ideal observer's median in the same setting on the seeds both have run — for letter rules
+  only: the ideal observer reads letters, and a duel ("one or two?") carries other information
+  than a letter named or not, so its trials are not counted against the letter ideal's (duel rows
+  have no ratio, and the text says so);
 - with a stopping rule: median trials used, the fraction of sessions stopped by confidence (the
   rest reach the budget) and the fraction of those truly within 0.25 D blur when they stopped;
 - decision time per rule (``decision_ms``, the optimizer's own ``ask`` time), median and p95
@@ -35,6 +38,7 @@ from lensopt.bench.prescription import (
     CHECKPOINTS,
     COORDINATES,
     CRITERION_D,
+    PRESCRIPTION_DUEL_RULES,
     PRESCRIPTION_RULES,
     SETTINGS,
     SUMMARY_NAME,
@@ -137,8 +141,23 @@ def _setting_order(name: str):
 
 
 def _rule_order(rule: str):
-    order = {r: i for i, r in enumerate(PRESCRIPTION_RULES)}
+    order = {r: i for i, r in enumerate(PRESCRIPTION_RULES + PRESCRIPTION_DUEL_RULES)}
     return (order.get(rule, 99), rule)
+
+
+def _feedback(record: dict) -> str:
+    return record.get("feedback") or "letters"
+
+
+def _group_order(key: tuple[str, str, str]):
+    setting, feedback, rule = key
+    return (_setting_order(setting), feedback != "letters", feedback, _rule_order(rule))
+
+
+def rule_label(row: dict) -> str:
+    """A row's rule as the tables show it: the rule, and its feedback unless letters (``muc-ald (duel)``)."""
+    feedback = row.get("feedback") or "letters"
+    return row["rule"] if feedback == "letters" else f"{row['rule']} ({feedback})"
 
 
 def summarize(records: list[dict]) -> dict:
@@ -146,12 +165,12 @@ def summarize(records: list[dict]) -> dict:
     records = [r for r in records if r.get("campaign") == CAMPAIGN]
     if not records:
         raise ValueError("no prescription runs in these records")
-    groups: dict[tuple[str, str], list[dict]] = {}
+    groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in sorted(records, key=lambda r: r["seed"]):
-        groups.setdefault((r["setting"], r["rule"]), []).append(r)
+        groups.setdefault((r["setting"], _feedback(r), r["rule"]), []).append(r)
     rows = []
-    for setting, rule in sorted(groups, key=lambda k: (_setting_order(k[0]), _rule_order(k[1]))):
-        group = groups[(setting, rule)]
+    for setting, feedback, rule in sorted(groups, key=_group_order):
+        group = groups[(setting, feedback, rule)]
         first = group[0]
         row = {
             "setting": setting,
@@ -160,18 +179,18 @@ def summarize(records: list[dict]) -> dict:
             "accommodation": first.get("accommodation"),
             "slope": first["slope"],
             "lapse": first.get("lapse"),
-            "feedback": first.get("feedback"),
+            "feedback": feedback,
             **_group_stats(group),
         }
-        ideal = groups.get((setting, "ideal"))
-        if rule != "ideal" and ideal:
+        ideal = groups.get((setting, "letters", "ideal"))
+        if feedback == "letters" and rule != "ideal" and ideal:
             row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
         rows.append(row)
     decisions = {}
-    for rule in sorted({r["rule"] for r in records}, key=_rule_order):
-        stats = _decision_stats([r for r in records if r["rule"] == rule])
+    for feedback, rule in sorted({(_feedback(r), r["rule"]) for r in records}, key=lambda k: _group_order(("", *k))):
+        stats = _decision_stats([r for r in records if (_feedback(r), r["rule"]) == (feedback, rule)])
         if stats:
-            decisions[rule] = stats
+            decisions[rule_label({"rule": rule, "feedback": feedback})] = stats
     splits = sorted({r.get("split") or "unknown" for r in records})
     slopes = sorted({r["slope"] for r in records})
     return {
@@ -230,7 +249,7 @@ def format_summary(summary: dict) -> str:
             body.append(
                 [
                     r["setting"],
-                    r["rule"],
+                    rule_label(r),
                     t,
                     str(r["n_sessions"]),
                     *(_ba_cell(entry[c]) for c in COORDINATES),
@@ -264,7 +283,7 @@ def format_summary(summary: dict) -> str:
         body.append(
             [
                 r["setting"],
-                r["rule"],
+                rule_label(r),
                 str(r["n_trials"]),
                 _fmt(ttc["median"], 1),
                 str(ttc["never"]),
@@ -278,8 +297,14 @@ def format_summary(summary: dict) -> str:
         )
     out += _table(header, body)
     stop_row = next((r["stop"] for r in rows if r["stop"]), None)
+    duel_note = (
+        ["duels: no TTC ×ideal — the ideal observer reads letters, and a duel carries other information than a letter"]
+        if any(r["feedback"] != "letters" for r in rows)
+        else []
+    )
     out += [
         "",
+        *duel_note,
         "TTC ×ideal: median trials to criterion over the ideal observer's, same setting, seeds both ran; "
         + (
             f"stop: confidence {stop_row['confidence']:g}, min {stop_row['min_trials']} trials — stopped: "
@@ -311,7 +336,8 @@ def plot_bland_altman(records, path) -> None:
     started = [r for r in records if r.get("with_start")]
     chosen = started or records
     settings = sorted({r["setting"] for r in chosen}, key=_setting_order)
-    rules = sorted({r["rule"] for r in chosen}, key=_rule_order)
+    rules = [rule_label(r) for r in sorted(chosen, key=lambda r: _group_order(("", _feedback(r), r["rule"])))]
+    rules = list(dict.fromkeys(rules))
     markers = dict(zip(settings, "o^sDv<>"))
     colors = {rule: f"C{i}" for i, rule in enumerate(rules)}
     fig = Figure(figsize=(13.5, 4.4), dpi=110)
@@ -319,7 +345,7 @@ def plot_bland_altman(records, path) -> None:
     for k, coord in enumerate(COORDINATES, start=1):
         ax = fig.add_subplot(1, 3, k)
         for rule in rules:
-            group = [r for r in chosen if r["rule"] == rule]
+            group = [r for r in chosen if rule_label(r) == rule]
             diffs = np.array([r["curves"][coord][-1] for r in group], dtype=float)
             truth = np.array([r["true_power_vector_d"][coord] for r in group], dtype=float)
             means = truth + diffs / 2

@@ -167,6 +167,8 @@ def test_cli_literals_equal_the_campaign_module():
     assert bench_prescription.PRESCRIPTION_RULES == campaign.PRESCRIPTION_RULES
     assert bench_prescription.PRESCRIPTION_DEFAULT_RULES == campaign.DEFAULT_PRESCRIPTION_RULES
     assert bench_prescription.PRESCRIPTION_FEEDBACK == campaign.PRESCRIPTION_FEEDBACK
+    assert bench_prescription.PRESCRIPTION_DUEL_RULES == campaign.PRESCRIPTION_DUEL_RULES
+    assert bench_prescription.PRESCRIPTION_DEFAULT_DUEL_RULES == campaign.DEFAULT_PRESCRIPTION_DUEL_RULES
     assert (
         bench_prescription.PRESCRIPTION_PATIENTS,
         bench_prescription.PRESCRIPTION_TRIALS,
@@ -269,7 +271,8 @@ def _exit_code(argv) -> int:
         (["--settings", "start"], "unknown prescription setting"),
         (["--patients", "0"], "--patients"),
         (["--rules", "bald"], "unknown rule"),
-        (["--feedback", "duel"], "--feedback"),
+        (["--feedback", "duel"], "unknown rule(s) ucb-ald, ideal with --feedback duel"),
+        (["--feedback", "duel", "--rules", "muc-ald", "--stop-confidence", "0.9"], "duels have no stopping rule"),
         (["--stop-confidence", "1.5"], "--stop-confidence"),
         (["--min-trials", "3"], "--min-trials needs --stop-confidence"),
         (["--stop-confidence", "0.9", "--min-trials", "9"], "--min-trials"),
@@ -281,3 +284,47 @@ def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, extra, message):
     assert message in err and len(err.strip().splitlines()) == 1
     runs = tmp_path / "bad" / "runs"
     assert not runs.exists() or not list(runs.iterdir())
+
+
+def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_without_an_ideal_ratio(tmp_path, capsys):
+    out = tmp_path / "presc"
+    common = [
+        "--patients",
+        "2",
+        "--trials",
+        "6",
+        "--settings",
+        "start-no-accommodation",
+        "--local-sync",
+        "--no-progress",
+    ]
+    assert main(["bench", "prescription", "--out", str(out), *common, "--rules", "ucb-ald", "ideal"]) == 0
+    capsys.readouterr()
+    assert main(["bench", "prescription", "--out", str(out), *common, "--feedback", "duel"]) == 0
+    text = capsys.readouterr().out
+    assert "2 runs: 0 already done, 2 run now" in text  # the letter runs' records are not taken for duels
+    records = load_records(out)
+    duels = [r for r in records if r["feedback"] == "duel"]
+    assert len(records) == 6 and len(duels) == 2
+    for r in duels:
+        assert r["rule"] == "muc-ald" and r["key"] == f"start-no-accommodation__duel-muc-ald__seed{r['seed']:04d}"
+        assert r["n_trials"] == 6 and len(r["decision_ms"]) == 6 and r["confidence"] is None
+        curves = r["curves"]
+        lengths = np.sqrt(np.array(curves["M"]) ** 2 + np.array(curves["J0"]) ** 2 + np.array(curves["J45"]) ** 2)
+        assert np.allclose(lengths, curves["blur_error_d"], atol=1e-5)
+        assert curves["blur_error_d"][-1] == pytest.approx(r["blur_error_d"], abs=1e-6)
+        assert r["optimizer_settings"]["rule"] == "muc-ald" and isinstance(r["start"], str)
+    # the same patient and start as the letter runs of its seed (a paired design)
+    letters = {r["seed"]: r for r in records if r["rule"] == "ucb-ald"}
+    assert all(
+        (r["true_prescription"], r["start"]) == (letters[r["seed"]]["true_prescription"], letters[r["seed"]]["start"])
+        for r in duels
+    )
+    summary = summarize(records)
+    rows = {(r["feedback"], r["rule"]): r for r in summary["rows"]}
+    assert set(rows) == {("letters", "ucb-ald"), ("letters", "ideal"), ("duel", "muc-ald")}
+    assert "versus_ideal" in rows[("letters", "ucb-ald")] and "versus_ideal" not in rows[("duel", "muc-ald")]
+    m = np.array([r["curves"]["M"][-1] for r in duels])
+    assert rows[("duel", "muc-ald")]["at"]["6"]["M"]["bias"] == pytest.approx(m.mean())
+    table = format_summary(summary)
+    assert "muc-ald (duel)" in table and "duels: no TTC ×ideal" in table

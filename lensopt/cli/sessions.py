@@ -1,5 +1,9 @@
 """``lensopt sessions`` lists the stored sessions; ``lensopt export`` writes one as CSV or JSON.
 
+A session that finished with a prescription (a full-prescription letter session) shows it in clinical
+notation in the ``prescription`` column, and in ``--json`` as ``result`` (its fields, 95 % intervals
+included; ``null`` without one).
+
 Both open the database read-only, so they are safe to run while an experiment is recording.
 """
 
@@ -14,7 +18,7 @@ from lensopt.store import SessionStore, default_db_path
 from lensopt.store.export import FORMATS, export_session
 
 #: Columns of the ``lensopt sessions`` table.
-TABLE_COLUMNS = ("id", "participant", "kind", "status", "trials", "created", "rule")
+TABLE_COLUMNS = ("id", "participant", "kind", "status", "trials", "created", "rule", "prescription")
 
 
 def register(subparsers) -> None:
@@ -62,7 +66,16 @@ def _created(unix_s: float) -> str:
 def format_table(infos) -> str:
     """The sessions as an aligned text table (one line per session)."""
     rows = [TABLE_COLUMNS] + [
-        (str(i.session_id), i.participant, i.kind, i.status, str(i.n_trials), _created(i.created_at), _rule(i))
+        (
+            str(i.session_id),
+            i.participant,
+            i.kind,
+            i.status,
+            str(i.n_trials),
+            _created(i.created_at),
+            _rule(i),
+            "-" if i.result is None else i.result.prescription,
+        )
         for i in infos
     ]
     widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]

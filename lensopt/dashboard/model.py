@@ -14,6 +14,14 @@ The summary's confidence and 95 % intervals of sphere and cylinder are the optim
 ``certainty()`` (:mod:`lensopt.refraction.certainty`: the posterior probability that the best lens is within
 0.025 logMAR of the best, the stopping rule's quantity), computed here, in the worker thread, once
 per snapshot; with the session's stopping rule when its settings hold one.
+
+Full prescription
+-----------------
+A letter session of the full prescription (sphere, cylinder and axis around a start,
+:func:`lensopt.modes.letters.is_prescription`) is rebuilt as a ``PrescriptionOptimizer``; the
+panels drawn over ``(S, C)`` cannot show its three-dimensional model, so its snapshot holds the
+trials (the history panel) and, in its message, the prescription so far in clinical notation with
+its confidence (:data:`PRESCRIPTION_MESSAGE`).
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from lensopt.dashboard.snapshot import (
     frozen_array,
 )
 from lensopt.errors import LensoptError
+from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
 from lensopt.stopping import StopRule
 
@@ -55,6 +64,12 @@ PSYCHOMETRIC_POINTS = 121
 DENSE_HISTORY_TRIALS = 60
 #: ... and after every ``HISTORY_STRIDE``-th trial after that (and always at the last trial).
 HISTORY_STRIDE = 5
+
+#: What the lens map, the curve and the summary say of a full-prescription session.
+PRESCRIPTION_MESSAGE = (
+    "Full prescription (sphere, cylinder and axis): the lens map and the curve show two-parameter "
+    "sessions only. After {n} trials: {text}, confidence {confidence:.2f}."
+)
 
 # --------------------------------------------------------------------------- small pure helpers
 
@@ -213,10 +228,14 @@ class SessionModel(FollowedSession):
     kind = feedback.kind
 
     def __init__(self, info, optimizer_factory=None):
-        super().__init__(info, optimizer_factory)
+        settings = info.optimizer_settings
+        super().__init__(info, optimizer_factory or optimizer_class_for(settings).from_settings)
+        self._prescription = is_prescription(settings)
         self._history: list[tuple[int, float, float]] = []
 
     def _after_tell(self) -> None:
+        if self._prescription:  # no (S, C) best-acuity history for a three-dimensional model
+            return
         n = len(self._records)
         if n <= DENSE_HISTORY_TRIALS or (n - DENSE_HISTORY_TRIALS) % HISTORY_STRIDE == 0:
             self._history.append((n, *_best_acuity(self._opt)[2:]))
@@ -238,6 +257,13 @@ class SessionModel(FollowedSession):
                 header, trials, history, *settings_bounds(self._settings), live=live, message=WAITING_MESSAGE
             )
         opt = self._optimizer_after(n)
+        if self._prescription:
+            rx = opt.prescription()
+            message = PRESCRIPTION_MESSAGE.format(n=n, text=rx.text, confidence=rx.confidence or 0.0)
+            empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
+            bounds = settings_bounds(self._settings)
+            text = f"{rx.text} (confidence {rx.confidence or 0.0:.2f})"
+            return DashboardSnapshot(header, trials, empty, *bounds, live=live, message=message, prescription=text)
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)
         lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng, floored, lapse)

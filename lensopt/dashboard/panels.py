@@ -200,8 +200,12 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         return [
             ("Session", f"{h.session_id} · {h.participant} · {h.status}"),
             ("Rule", h.rule),
-            ("Trials", "0"),
-            ("", snap.message or WAITING_MESSAGE),
+            ("Trials", str(snap.trials.n)),
+            *(
+                [("Prescription", snap.prescription, "sphere, cylinder and axis: not drawn on the (S, C) panels")]
+                if snap.prescription
+                else [("", snap.message or WAITING_MESSAGE)]
+            ),
         ]
     b, tr, c = snap.best, snap.trials, snap.certainty
     acuity = (

@@ -232,6 +232,8 @@ class DashboardSnapshot:
     ``lens_map``, ``best`` and ``psychometric`` are None while there is no trial; ``message`` then
     says why (``WAITING_MESSAGE``). ``live`` is False for a replay of an earlier trial.
     ``certainty``: the confidence and 95 % intervals of the best lens (None without a model).
+    ``prescription``: a full-prescription session's prescription so far and its confidence
+    (``"-1.25 / -0.75 x 170 (confidence 0.91)"``), whose model the (S, C) panels do not draw.
     """
 
     #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
@@ -251,6 +253,7 @@ class DashboardSnapshot:
     live: bool = True
     message: str | None = None
     certainty: LensConfidence | None = None
+    prescription: str | None = None
 
     def __post_init__(self):
         freeze_bounds(self)
@@ -269,7 +272,8 @@ class DashboardSnapshot:
         h = self.header
         head = f"Session {h.session_id} ({h.participant}, {h.status})"
         if self.best is None:
-            return f"{head} · 0 trials · {self.message or WAITING_MESSAGE}"
+            n = self.n_trials
+            return f"{head} · {n} trial{'' if n == 1 else 's'} · {self.message or WAITING_MESSAGE}"
         b = self.best
         if not np.isfinite(b.acuity_mean_logmar):
             acuity = "not estimable yet"

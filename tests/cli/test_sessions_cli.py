@@ -52,9 +52,9 @@ def one_line_error(capsys):
 def test_sessions_prints_a_table_of_the_sessions(db, capsys):
     assert main(["sessions", "--db", str(db)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["id", "participant", "kind", "status", "trials", "created", "rule"]
+    assert lines[0].split() == ["id", "participant", "kind", "status", "trials", "created", "rule", "prescription"]
     first, second = (line.split() for line in lines[1:])
-    assert first[:5] == ["1", "P001", "letters", "finished", "4"] and first[-1] == "ucb-ald"
+    assert first[:5] == ["1", "P001", "letters", "finished", "4"] and first[-2:] == ["ucb-ald", "-"]
     assert second[:5] == ["2", "P002", "letters", "running", "0"] and second[-1] == "-"
 
 
@@ -165,7 +165,7 @@ def test_sessions_and_export_show_a_duel_session_and_its_ties(db, capsys):
             )
     assert main(["sessions", "--db", str(db)]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split()
-    assert row[:5] == [str(sid), "D01", "duel", "running", "3"] and row[-1] == "muc-ald"
+    assert row[:5] == [str(sid), "D01", "duel", "running", "3"] and row[-2:] == ["muc-ald", "-"]
     assert main(["export", str(sid), "--format", "csv", "--db", str(db)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["answer"] for r in rows] == ["first", "same", "second"]

@@ -1,0 +1,208 @@
+"""Schema 5: letter trials keep their axis, sessions their prescription; every older layout migrates.
+
+``data/schema-4-letters.db`` is a real database written by lensopt before schema 5 (``lensopt run
+--protocol demo-simulated --participant old-v4 --seed 7 --trials 12``), with its CSV export by that
+version (``schema-4-letters.csv``) and what its rebuilt optimizer then asked and reported
+(``schema-4-letters-next.json``).
+"""
+
+import csv
+import io
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from test_schema import EXPECTED_V1_TRIALS, write_v1_database
+
+from lensopt.modes.registry import get_mode
+from lensopt.store import (
+    SCHEMA_VERSION,
+    DuelTrialRecord,
+    RankingTrialRecord,
+    ResultRecord,
+    SessionStore,
+    TrialRecord,
+    schema,
+)
+from lensopt.store.export import CSV_COLUMNS, export_session
+
+DATA = Path(__file__).parent / "data"
+OLD_DB = DATA / "schema-4-letters.db"
+
+DUEL = DuelTrialRecord(1, -1.25, 0.5, -1.0, 0.5, 0.3, "CDHKN", "same", 1.25, 1.7e9 + 1, 1.7e9 + 2.25)
+RANKING = RankingTrialRecord(1, ((-1.0, 0.0), (-0.5, 0.0), (0.0, -0.5)), 0.2, "CDHKN", (2, 0, 1), 2.0, 1.8e9, 1.8e9 + 2)
+
+RESULT = ResultRecord(
+    prescription="-1.25 / -0.75 x 170",
+    sphere_d=-1.25,
+    cylinder_d=-0.75,
+    axis_deg=170.0,
+    predicted_acuity_logmar=-0.02,
+    confidence=0.93,
+    n_trials=40,
+    intervals={"m_d": [-1.8, -1.4], "axis_deg": [160.0, 185.0]},
+    recorded_at=1.9e9,
+    software_version="9.9.9",
+)
+
+
+def write_database(path, version: int) -> None:
+    """A database as layout ``version`` wrote it: the version-1 letter session, then each older
+    migration by hand, with a duel session from layout 3 and a ranking session from layout 4."""
+    write_v1_database(path)
+    conn = sqlite3.connect(path)
+    with conn:
+        for step in range(1, version):
+            for statement in schema.MIGRATIONS[step]:
+                conn.execute(statement)
+        if version >= 3:
+            conn.execute(
+                "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, software_version, "
+                "protocol, calibration, optimizer_settings) VALUES ('D', 'duel', 'aborted', 1.7e9, 1.7e9, 3, "
+                "'0.1.0', '{}', '{}', '{}')"
+            )
+            conn.execute(
+                "INSERT INTO duel_trials (session_id, idx, first_sphere_d, first_cylinder_d, second_sphere_d, "
+                "second_cylinder_d, letter_logmar, letters, answer, rt_s, presented_at, answered_at) "
+                "VALUES (2, 1, -1.25, 0.5, -1.0, 0.5, 0.3, 'CDHKN', 'same', 1.25, ?, ?)",
+                (1.7e9 + 1, 1.7e9 + 2.25),
+            )
+        if version >= 4:
+            conn.execute(
+                "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, software_version, "
+                "protocol, calibration, optimizer_settings) VALUES ('R', 'ranking', 'aborted', 1.8e9, 1.8e9, 4, "
+                "'0.1.0', '{}', '{}', '{}')"
+            )
+            conn.execute(
+                "INSERT INTO ranking_trials (session_id, idx, lenses_d, letter_logmar, letters, lens_order, rt_s, "
+                "presented_at, answered_at) VALUES (3, 1, ?, 0.2, 'CDHKN', ?, 2.0, 1.8e9, ?)",
+                (RANKING.lenses_json(), RANKING.order_json(), 1.8e9 + 2),
+            )
+        conn.execute(f"PRAGMA user_version = {version:d}")
+    conn.close()
+
+
+def user_version(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def full_layout(path) -> dict:
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {
+            t: sorted(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({t})"))
+            for t in tables
+            if not t.startswith("sqlite_")
+        }
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_every_older_version_migrates_keeping_every_row_with_null_axes_and_no_result(tmp_path, version):
+    path = tmp_path / f"v{version}.db"
+    write_database(path, version)
+    with SessionStore(path, readonly=True) as store:  # read as it is, untouched
+        assert store.trials(1) == EXPECTED_V1_TRIALS and all(t.axis_deg is None for t in store.trials(1))
+        assert store.session(1).result is None
+    assert user_version(path) == version
+    with SessionStore(path) as store:
+        infos = store.sessions()
+        assert [(i.participant, i.n_trials, i.result) for i in infos] == [
+            ("old-P7", 2, None),
+            *([("D", 1, None)] if version >= 3 else []),
+            *([("R", 1, None)] if version >= 4 else []),
+        ]
+        assert store.trials(1) == EXPECTED_V1_TRIALS and [t.axis_deg for t in store.trials(1)] == [None, None]
+        if version >= 3:
+            assert store.duel_trials(2) == [DUEL]
+        if version >= 4:
+            assert store.ranking_trials(3) == [RANKING]
+    assert user_version(path) == SCHEMA_VERSION
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT COUNT(*), COUNT(axis_deg) FROM trials").fetchone() == (2, 0)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_every_migrated_layout_equals_a_fresh_one_table_by_table(tmp_path, version):
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    write_database(old, version)
+    SessionStore(old).close()
+    SessionStore(fresh).close()
+    assert full_layout(old) == full_layout(fresh)
+
+
+def test_a_trial_keeps_its_axis_and_a_session_its_prescription(tmp_path):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P", {}, {}, {"search": "prescription"}, 1)
+        store.append_trial(sid, TrialRecord(1, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {}, axis_deg=175.0))
+        store.append_trial(sid, TrialRecord(2, -1.0, 0.0, 0.2, "H", None, False, None, 3.0, 4.0))
+        store.set_result(sid, RESULT)
+    with SessionStore(path, readonly=True) as store:
+        assert [t.axis_deg for t in store.trials(sid)] == [175.0, None]
+        assert store.session(sid).result == RESULT
+        document = json.loads(export_session(store, sid, "json"))
+        rows = list(csv.DictReader(io.StringIO(export_session(store, sid, "csv"))))
+    assert document["result"]["prescription"] == "-1.25 / -0.75 x 170"
+    assert document["result"]["intervals"]["axis_deg"] == [160.0, 185.0]
+    assert [t["axis_deg"] for t in document["trials"]] == [175.0, None]
+    assert [r["axis_deg"] for r in rows] == ["175.0", ""]
+
+
+def test_a_session_finished_again_replaces_its_prescription(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("P", {}, {}, {}, 1)
+        store.set_result(sid, RESULT)
+        later = ResultRecord("-1.50 / -0.75 x 172", -1.5, -0.75, 172.0, None, None, 60)
+        store.set_result(sid, later)
+        (info,) = store.sessions()
+    assert info.result.prescription == "-1.50 / -0.75 x 172" and info.result.n_trials == 60
+    assert info.result.software_version and info.result.recorded_at > 0  # filled in when stored
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("axis_deg", 200.0, r"TrialRecord\.axis_deg must be in 0-180 degrees"),
+        ("axis_deg", float("nan"), r"TrialRecord\.axis_deg must be a finite number"),
+    ],
+)
+def test_a_trial_with_a_bad_axis_is_refused_before_the_database(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        TrialRecord(1, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, **{field: value})
+
+
+def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(tmp_path):
+    path = tmp_path / "old.db"
+    shutil.copy(OLD_DB, path)
+    expected = json.loads((DATA / "schema-4-letters-next.json").read_text())
+    assert user_version(path) == 4
+    with SessionStore(path) as store:  # upgraded in place
+        info, records = store.session(1), store.trials(1)
+        csv_text = export_session(store, 1, "csv")
+    assert user_version(path) == SCHEMA_VERSION
+    assert (info.participant, info.status, info.n_trials, info.result) == ("old-v4", "finished", 12, None)
+    assert all(r.axis_deg is None for r in records)
+    # replay: the rebuilt optimizer asks and reports what it did before the change
+    optimizer = get_mode("letters").rebuild_optimizer(info.optimizer_settings, records)
+    trial = optimizer.ask()
+    assert trial.axis_deg is None
+    assert [trial.sphere_d, trial.cylinder_d, trial.letter_logmar] == pytest.approx(expected["next_trial"], abs=1e-9)
+    assert list(optimizer.best()) == pytest.approx(expected["best_lens_d"], abs=1e-9)
+    # export: the old CSV, with the new axis_deg column empty
+    old_rows = list(csv.DictReader(io.StringIO((DATA / "schema-4-letters.csv").read_text())))
+    new_rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert tuple(new_rows[0]) == CSV_COLUMNS
+    assert [{k: v for k, v in row.items() if k != "axis_deg"} for row in new_rows] == old_rows
+    assert {row["axis_deg"] for row in new_rows} == {""}

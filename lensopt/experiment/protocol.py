@@ -203,6 +203,11 @@ class Protocol:
         """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own
         ``[start]`` with this refraction, or a new one with the default box. A letter protocol whose
         rule is a two-parameter rule keeps it (every letter rule searches the full prescription too)."""
+        if self.feedback_mode != "letters":
+            raise ProtocolError(
+                f"--start applies to letter sessions only for now ({self.source} has protocol.feedback = "
+                f"{self.feedback_mode!r}); leave --start out or use a letter protocol such as clinical-prescription"
+            )
         try:
             start = (
                 StartSection(refraction)
@@ -211,7 +216,7 @@ class Protocol:
             )
             return dataclasses.replace(self, start=start)
         except ValueError as exc:
-            raise ProtocolError(f"--start: {exc}") from None
+            raise ProtocolError(f"--start: {str(exc).removeprefix('refraction: ')}") from None
 
     def with_trials(self, trials: int) -> Protocol:
         """The protocol with ``[optimizer] trials`` set to ``trials`` (``--trials``). A ``[stop]``

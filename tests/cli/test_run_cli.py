@@ -213,3 +213,96 @@ def test_duplicate_lens_keys_are_one_line(tmp_path):
     )
     with SessionStore(tmp_path / "s.db") as store:
         assert store.sessions() == []  # refused before a session was created
+
+
+# --------------------------------------------------------------------------- the starting refraction
+
+
+def with_start(tmp_path, body):
+    path = tmp_path / "start.toml"
+    path.write_text(DEMO.read_text() + f"\n[start]\n{body}\n")
+    return path
+
+
+def no_session_created(db):
+    if not Path(db).exists():
+        return True
+    with SessionStore(db, readonly=True) as store:
+        return store.sessions() == []
+
+
+def test_a_start_that_is_not_a_lens_is_one_line(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    protocol = with_start(tmp_path, 'refraction = "abc"')
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
+        "start.toml",
+        "start.refraction",
+        "cannot read 'abc' as a lens",
+    )
+    assert no_session_created(db)
+
+
+def test_a_start_axis_outside_1_to_180_is_one_line(tmp_path, capsys):
+    protocol = with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 200"')
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "start.refraction",
+        "axis 200",
+        "outside 1-180",
+    )
+
+
+def test_an_unknown_start_key_is_named_with_the_allowed_keys(tmp_path, capsys):
+    protocol = with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 180"\naxis_step_deg = 5')
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "unknown key start.axis_step_deg",
+        "refraction, m_half_width_d, j_half_width_d",
+    )
+
+
+def test_a_start_box_of_zero_width_is_one_line(tmp_path, capsys):
+    protocol = with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 180"\nm_half_width_d = 0')
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "start.m_half_width_d must be a number in (0, 10]",
+    )
+
+
+def test_a_malformed_start_option_is_one_line(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    for text, fragment in (("abc", "cannot read 'abc'"), ("−1.00 −0.50 × 200", "outside 1-180")):
+        assert_one_line_error(
+            run_in_process(capsys, "--protocol", DEMO, "--participant", "a", "--db", db, "--start", text),
+            "--start",
+            fragment,
+        )
+    assert no_session_created(db)
+
+
+def test_start_with_a_duel_protocol_is_one_line(tmp_path):
+    db = tmp_path / "s.db"
+    result = lensopt_run(
+        "--protocol", "clinical-duel", "--participant", "a", "--db", db, "--start", "-1.00 / -0.50 x 180"
+    )
+    assert_one_line_error(result, "--start", "applies to letter sessions only for now")
+    assert no_session_created(db)
+
+
+def test_a_start_table_in_a_ranking_protocol_is_one_line(tmp_path, capsys):
+    path = tmp_path / "r.toml"
+    path.write_text((REPO / "protocols" / "clinical-ranking.toml").read_text() + '\n[start]\nrefraction = "plano"\n')
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", path, "--participant", "a", "--db", tmp_path / "s.db"),
+        "applies to letter sessions only for now",
+    )
+
+
+def test_the_bracketing_rule_without_a_start_is_one_line(tmp_path, capsys):
+    protocol = edited_demo(tmp_path, 'rule = "ucb-ald"', 'rule = "bracket-ald"')
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db"),
+        "'bracket-ald' searches the full prescription",
+        "[start]",
+    )

@@ -1,0 +1,90 @@
+"""``[start]``: the starting refraction of a letter protocol (the full prescription), and ``--start``."""
+
+import pytest
+
+from experiment_helpers import DEMO_PROTOCOL, REPO
+from lensopt.errors import ProtocolError
+from lensopt.experiment.modes import mode_for
+from lensopt.experiment.protocol import load_protocol, protocol_from_dict
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+
+
+def with_start(tmp_path, body, source=DEMO_PROTOCOL):
+    path = tmp_path / "start.toml"
+    path.write_text(source.read_text() + f"\n[start]\n{body}\n")
+    return path
+
+
+def test_the_shipped_prescription_protocol_searches_around_its_start():
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
+    assert protocol.feedback_mode == "letters" and protocol.optimizer.rule == "bracket-ald"
+    assert protocol.start.lens == Lens(0.0) and protocol.lens.prompt and protocol.lens_step_d == 0.25
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=1, letter_bounds_logmar=(-0.3, 1.0))
+    assert isinstance(optimizer, PrescriptionOptimizer) and optimizer.stop is not None
+
+
+def test_a_start_table_builds_the_prescription_optimizer_with_its_box(tmp_path):
+    protocol = load_protocol(
+        with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 180"\nm_half_width_d = 1.5\nj_half_width_d = 0.75')
+    )
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=2, letter_bounds_logmar=(-0.3, 1.0))
+    assert isinstance(optimizer, PrescriptionOptimizer)
+    assert optimizer.start == Lens(-1.0, -0.5, 180.0)
+    assert (optimizer.box.m_half_width_d, optimizer.box.j_half_width_d) == (1.5, 0.75)
+    assert optimizer.settings_dict()["n_alternatives"] == 26 and optimizer.rule == "ucb-ald"  # the protocol's rule
+
+
+def test_without_a_start_a_letter_protocol_runs_the_two_parameter_search():
+    protocol = load_protocol(DEMO_PROTOCOL)
+    assert protocol.start is None and "start" not in protocol.to_dict()
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=2, letter_bounds_logmar=(-0.3, 1.0))
+    assert type(optimizer) is RefractionOptimizer
+
+
+def test_a_plus_cylinder_start_is_searched_transposed(tmp_path):
+    start = load_protocol(with_start(tmp_path, 'refraction = "-1.50 +0.50 x 90"')).start
+    assert start.transposed and start.lens == Lens(-1.0, -0.5, 180.0)
+    assert not load_protocol(with_start(tmp_path, 'refraction = "-1.00 -0.50 x 180"')).start.transposed
+
+
+def test_the_start_survives_the_stored_protocol_snapshot(tmp_path):
+    protocol = load_protocol(with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 180"'))
+    again = protocol_from_dict(protocol.to_dict(), source="stored")
+    assert again.start == protocol.start and again.to_dict() == protocol.to_dict()
+
+
+def test_start_overrides_the_protocols_refraction_and_keeps_its_box(tmp_path):
+    protocol = load_protocol(with_start(tmp_path, 'refraction = "plano"\nm_half_width_d = 1.0'))
+    overridden = protocol.with_start("-2.00 / -1.00 x 10")
+    assert overridden.start.lens == Lens(-2.0, -1.0, 10.0) and overridden.start.m_half_width_d == 1.0
+    assert load_protocol(DEMO_PROTOCOL).with_start("-2.00 DS").start.lens == Lens(-2.0)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('refraction = "abc"', r"start\.refraction: cannot read 'abc' as a lens"),
+        ('refraction = "-1.00 / -0.50 x 200"', r"start\.refraction: axis 200 .* is outside 1-180"),
+        ('refraction = "-1.00 / -0.50"', r"start\.refraction: the cylinder -0\.50 .* has no axis"),
+        ("refraction = -1.0", r"start\.refraction must be a lens in clinical notation"),
+        ('refraction = "plano"\nj_half_width_d = -1', r"start\.j_half_width_d must be a number in \(0, 5\]"),
+        ('refraction = "plano"\nstep = 1', r"unknown key start\.step; allowed keys in \[start\]: refraction"),
+        ("m_half_width_d = 1.0", r"missing field start\.refraction"),
+    ],
+)
+def test_a_bad_start_table_is_one_line_naming_the_field(tmp_path, body, message):
+    with pytest.raises(ProtocolError, match=message) as caught:
+        load_protocol(with_start(tmp_path, body))
+    assert "\n" not in str(caught.value)
+
+
+def test_a_start_table_in_a_duel_protocol_is_refused():
+    source = REPO / "protocols" / "clinical-duel.toml"
+    data = load_protocol(source).to_dict()
+    data["start"] = {"refraction": "plano"}
+    with pytest.raises(ProtocolError, match=r"\[start\] \(--start\) applies to letter sessions only for now"):
+        protocol_from_dict(data, source="duel")
+    with pytest.raises(ProtocolError, match=r"--start applies to letter sessions only for now"):
+        load_protocol(source).with_start("plano")

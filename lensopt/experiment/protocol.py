@@ -2,7 +2,8 @@
 
 A protocol sets the feedback mode (letters, duels or rankings), the optimizer (rule, trials, bounds,
 inference, the model's lapse rate), the letters, the calibration, the display, timing, feedback,
-breaks, the response keys and, optionally, when a letter session may stop early (``[stop]``). Every
+breaks, the response keys and, optionally, when a letter session may stop early (``[stop]``) and the
+starting refraction of a full-prescription letter session (``[start]``, :meth:`Protocol.with_start`). Every
 section is a table of the same name; a missing required field, an out-of-range value or an
 unknown key is a :class:`ProtocolError` whose one-line message names the file, the field and the
 allowed values. Fields that depend on each other (a duel or ranking rule for that feedback,

@@ -354,9 +354,8 @@ class SessionStore:
         columns = schema.COLUMNS["results"]
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
-            conn.execute(
-                f"INSERT OR REPLACE INTO results ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", row
-            )
+            conn.execute("DELETE FROM results WHERE session_id = ?", (session_id,))
+            conn.execute(f"INSERT INTO results ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", row)
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
     def set_status(self, session_id: int, status: str) -> None:
@@ -406,7 +405,7 @@ class SessionStore:
         """Every stored result by session id (none in an older read-only file without the table)."""
         if self._select["results"] is None:
             return {}
-        rows = conn.execute(f"SELECT {self._select['results']} FROM results").fetchall()
+        rows = conn.execute(f"SELECT {self._select['results']} FROM results ORDER BY id").fetchall()  # latest wins
         return {
             row[0]: ResultRecord(*row[1:8], intervals=json.loads(row[8]), recorded_at=row[9], software_version=row[10])
             for row in rows

@@ -78,10 +78,13 @@ RANKING_TRIALS_TABLE = """CREATE TABLE ranking_trials (
     )"""
 
 #: The results table (version 5): what a finished session reports, one row per session (a
-#: session resumed and finished again replaces its row). Powers in D, axis in degrees (1-180),
+#: session resumed and finished again replaces its row; kept by the store rather than by a UNIQUE
+#: constraint, so that a later layout can key results by more than the session, e.g. per eye,
+#: with ``ALTER TABLE ... ADD COLUMN``). Powers in D, axis in degrees (1-180),
 #: ``intervals`` JSON text of 95 % intervals ``{"m_d": [lo, hi], "j0_d": ..., "axis_deg": ...}``.
 RESULTS_TABLE = """CREATE TABLE results (
-        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
         prescription TEXT NOT NULL,
         sphere_d REAL NOT NULL,
         cylinder_d REAL NOT NULL,

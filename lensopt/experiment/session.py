@@ -361,7 +361,8 @@ def prescription_lines(result: ResultRecord) -> list[str]:
         if key in result.intervals:
             lo, hi = result.intervals[key]
             if unit == "deg":  # the axis interval may pass 180 (hi > 180): written in 1-180
-                parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}")
+                through = " through 180" if _axis(lo) > _axis(hi) else ""
+                parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
             else:
                 parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
     lines = [head]

@@ -88,3 +88,15 @@ def test_a_start_table_in_a_duel_protocol_is_refused():
         protocol_from_dict(data, source="duel")
     with pytest.raises(ProtocolError, match=r"--start applies to letter sessions only for now"):
         load_protocol(source).with_start("plano")
+
+
+def test_the_closing_prescription_lines_write_an_axis_interval_through_180():
+    from lensopt.experiment.session import prescription_lines
+    from lensopt.store import ResultRecord
+
+    result = ResultRecord(
+        "-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, -0.02, 0.9, 40, {"axis_deg": [160.0, 185.0], "m_d": [-1.8, -1.4]}
+    )
+    head, intervals = prescription_lines(result)
+    assert head.startswith("prescription: -1.25 / -0.75 x 170  (predicted acuity -0.02 logMAR, confidence 0.90")
+    assert intervals == "95% intervals: axis 160 to 005 through 180, M -1.80 to -1.40 D"

@@ -37,9 +37,13 @@ def register(subparsers) -> None:
         nargs="?",
         type=int,
         metavar="SESSION_ID",
-        help="the session to show (default: the latest session)",
+        help="the session to show (default: the latest session, as --latest)",
     )
-    parser.add_argument("--latest", action="store_true", help="show the most recently created session")
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="show the most recently created session (passing over one left running without a trial)",
+    )
     parser.add_argument(
         "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or ~/.local/share/lensopt/sessions.db)"
     )
@@ -84,7 +88,9 @@ def run_dashboard(args) -> int:
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
 
     with SessionStore(db_path, readonly=True) as store:
-        session_id = args.session_id if args.session_id is not None else store.latest_session_id()
+        session_id = args.session_id
+        if session_id is None:  # a session left running without a trial (its program died) is not offered
+            session_id = store.latest_session_id(skip_empty_running=True)
         if session_id is None:
             raise StoreError(f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file")
         info = store.session(session_id)

@@ -127,7 +127,30 @@ def _recorder(store, session_id: int, rescue_path: Path, append: Callable | None
     return record
 
 
+def _no_display_error(detail: str) -> LensoptError:
+    """The one line for a machine where no PsychoPy window can open (no X display, a dead one)."""
+    return LensoptError(
+        f"no display to open the PsychoPy window on ({detail}); run lensopt run on the clinic's desktop, "
+        "or without a screen under xvfb-run -a lensopt run ..."
+    )
+
+
+def check_display() -> None:
+    """Refuse, in one line, a machine where no window can open, before anything is stored.
+
+    Without a display pyglet fails as PsychoPy's ``visual`` is imported (it opens a hidden window
+    then), so importing it is the probe; a display that exists but refuses connections fails there too.
+    """
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise _no_display_error("DISPLAY is not set")
+    try:
+        from psychopy import visual  # noqa: F401 - the import opens pyglet's shadow window: the probe
+    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
+        raise _no_display_error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
 def _open_window(protocol: Protocol, fullscreen: bool):
+    check_display()
     from psychopy import logging, visual
 
     logging.console.setLevel(logging.ERROR)
@@ -221,6 +244,7 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     renderable = mode.renderable_logmar(
         protocol, calibration, expected_window_size_px(protocol, calibration, fullscreen)
     )
+    store.check_writable()
     if info is not None:
         bounds = tuple(optimizer.settings_dict()["letter_bounds_logmar"])
         if letter_bounds_within(bounds, renderable, calibration) != bounds:
@@ -242,12 +266,68 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             )
             result = _result_if_any(store, info, optimizer, log)
             return SessionOutcome(info.session_id, "finished", len(records), len(records), confidence, result)
+    else:
+        bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
+        optimizer = mode.new_optimizer(protocol, seed, bounds)
+
+    # The display is checked (the window opened) before the session is created or marked running:
+    # a machine without a screen gets one line and leaves no session behind.
+    win = window if window is not None else _open_window(protocol, fullscreen)
+    try:
+        plan = _Plan(
+            protocol=protocol,
+            mode=mode,
+            info=info,
+            optimizer=optimizer,
+            records=records,
+            participant=participant,
+            seed=seed,
+            calibration=calibration,
+            renderable=renderable,
+            bounds=bounds,
+            n_trials=n_trials,
+            fullscreen=fullscreen,
+        )
+        return _run_in_window(store, request, responses, log, win, plan)
+    finally:
+        if window is None:
+            win.close()
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A session ready to run, everything checked: what ``_run`` prepared before the window opened."""
+
+    protocol: Protocol
+    mode: object
+    info: object
+    optimizer: object
+    records: list
+    participant: str
+    seed: int
+    calibration: Calibration
+    renderable: tuple
+    bounds: tuple
+    n_trials: int
+    fullscreen: bool
+
+
+def _run_in_window(store, request, responses, log, win, plan: _Plan) -> SessionOutcome:
+    """The session in its open window: created (or marked running again), run, and its result stored."""
+    protocol, mode, info, optimizer, records = plan.protocol, plan.mode, plan.info, plan.optimizer, plan.records
+    participant, seed, calibration, bounds, n_trials = (
+        plan.participant,
+        plan.seed,
+        plan.calibration,
+        plan.bounds,
+        plan.n_trials,
+    )
+    renderable, fullscreen = plan.renderable, plan.fullscreen
+    if info is not None:
         session_id = info.session_id
         store.set_status(session_id, "running")
         log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
     else:
-        bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
-        optimizer = mode.new_optimizer(protocol, seed, bounds)
         session_id = store.create_session(
             participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
         )
@@ -264,11 +344,7 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     )
 
     status = "aborted"
-    try:
-        win = window if window is not None else _open_window(protocol, fullscreen)
-    except LensoptError:
-        store.set_status(session_id, status)
-        raise
+    result = None
     try:
         if fullscreen:  # the framebuffer may have more pixels than the protocol says (Retina)
             calibration = calibration.with_framebuffer(*win.size)
@@ -296,8 +372,6 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
         result = loop.run(n_trials)
         status = "finished" if result.status == "finished" else "aborted"
     finally:
-        if window is None:
-            win.close()
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
     n_stored = store.session(session_id).n_trials

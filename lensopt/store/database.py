@@ -211,6 +211,12 @@ class SessionStore:
 
     # -- writing ------------------------------------------------------------------------------
 
+    def check_writable(self) -> None:
+        """Take the write lock and let it go: a locked or read-only file is refused (one line) now,
+        before a session is prepared, rather than at its first write."""
+        with self._transaction(write=True):
+            pass
+
     def create_session(
         self,
         participant: str,
@@ -424,10 +430,19 @@ class SessionStore:
         with self._transaction(write=False) as conn:
             return self._session_rows(conn)
 
-    def latest_session_id(self) -> int | None:
-        """The id of the most recently created session, or ``None`` if there is none."""
+    def latest_session_id(self, *, skip_empty_running: bool = False) -> int | None:
+        """The id of the most recently created session, or ``None`` if there is none.
+
+        ``skip_empty_running``: pass over sessions still ``running`` with no trial (what a session
+        leaves behind when its program died before the first answer; ``lensopt dashboard
+        --latest`` offers the latest session with something to show)."""
+        where = ""
+        if skip_empty_running:
+            tables = [table for table in schema.TRIAL_TABLES.values() if self._select[table] is not None]
+            any_trial = " OR ".join(f"EXISTS (SELECT 1 FROM {t} WHERE {t}.session_id = sessions.id)" for t in tables)
+            where = f" WHERE status != 'running' OR {any_trial}"
         with self._transaction(write=False) as conn:
-            (latest,) = conn.execute("SELECT MAX(id) FROM sessions").fetchone()
+            (latest,) = conn.execute(f"SELECT MAX(id) FROM sessions{where}").fetchone()
         return latest
 
     def trials(self, session_id: int, since_index: int = 0) -> list[TrialRecord]:

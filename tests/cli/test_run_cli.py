@@ -4,6 +4,7 @@ Each case runs ``python -m lensopt run ...`` in a subprocess, as a person would.
 before a window opens, so they need no display.
 """
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -306,3 +307,77 @@ def test_the_bracketing_rule_without_a_start_is_one_line(tmp_path, capsys):
         "'bracket-ald' searches the full prescription",
         "[start]",
     )
+
+
+def without_display():
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    return env
+
+
+def test_without_a_display_run_is_one_line_and_creates_no_session(tmp_path):
+    db = tmp_path / "s.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--protocol", "demo-simulated", "--participant", "a", "--db", db],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=without_display(),
+    )
+    assert_one_line_error(result, "no display", "DISPLAY is not set", "xvfb-run")
+    listing = subprocess.run(
+        [sys.executable, "-m", "lensopt", "sessions", "--db", db], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert listing.returncode == 0 and listing.stdout.startswith("no sessions in"), listing.stdout
+
+
+def stored_demo_session(db, status):
+    """A demo session stored as ``lensopt run`` stores it, left ``status``, without trials."""
+    from lensopt.experiment.modes import mode_for
+    from lensopt.experiment.protocol import load_protocol
+    from lensopt.experiment.session import calibration_from_protocol
+
+    protocol = load_protocol(DEMO)
+    optimizer = mode_for(protocol).new_optimizer(protocol, 1, protocol.optimizer.letter_bounds_logmar)
+    with SessionStore(db) as store:
+        sid = store.create_session(
+            "p", protocol.to_dict(), calibration_from_protocol(protocol).to_dict(), optimizer.settings_dict(), 1
+        )
+        store.set_status(sid, status)
+    return sid
+
+
+def test_resuming_without_a_display_is_one_line_and_leaves_the_session_as_it_was(tmp_path):
+    db = tmp_path / "s.db"
+    sid = stored_demo_session(db, "aborted")
+    result = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", db],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=without_display(),
+    )
+    assert_one_line_error(result, "no display")
+    with SessionStore(db, readonly=True) as store:
+        assert store.session(sid).status == "aborted" and len(store.sessions()) == 1
+
+
+def test_a_session_left_running_without_a_trial_is_not_offered_as_the_latest(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    finished = stored_demo_session(db, "finished")
+    left = stored_demo_session(db, "running")
+    with SessionStore(db, readonly=True) as store:
+        assert store.latest_session_id() == left
+        assert store.latest_session_id(skip_empty_running=True) == finished
+    with SessionStore(db) as store:
+        store.append_trial(left, TrialRecord(1, -1.0, 0.5, 0.2, "K", "K", True, 0.8, 1.7e9, 1.7e9 + 0.8))
+        assert store.latest_session_id(skip_empty_running=True) == left
+
+
+def test_dashboard_latest_with_only_an_empty_running_session_says_there_is_none(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    stored_demo_session(db, "running")
+    code = main(["dashboard", "--latest", "--db", str(db), "--report", str(tmp_path / "r.pdf")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no session in" in err and err.count("\n") == 1, err

@@ -10,7 +10,7 @@ so the same settings and history propose the same next trial (no generator state
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import brentq
@@ -176,10 +176,14 @@ class ContextualOptimizer:
 
     # ------------------------------------------------------------------ ask/tell
     @single_threaded
-    def ask(self) -> Query:
-        """The next input to evaluate."""
+    def ask(self, *, system_bounds=None) -> Query:
+        """The next input to evaluate. ``system_bounds``: search only this box of the system
+        parameters on this trial (within the bounds; e.g. the lenses a manual phoropter reaches from
+        the one set now), the random initial trials included; the model and its box are unchanged."""
         start = time.perf_counter()
         s = self.settings
+        if system_bounds is not None:
+            s = replace(s, system_bounds=self._within_bounds(system_bounds))
         rng = self._rng()
         if self.n_trials < max(s.n_initial, 1) or s.rule == "random":
             point = rules.random_point(s, rng)
@@ -189,6 +193,19 @@ class ContextualOptimizer:
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         k = s.n_context
         return Query(context=point[:k].copy(), system=point[k:].copy())
+
+    def _within_bounds(self, system_bounds) -> tuple[tuple[float, float], ...]:
+        """``system_bounds`` intersected with the settings' (a one-line ValueError if they do not meet)."""
+        box = np.asarray(self.settings.system_bounds, dtype=float)
+        sub = np.asarray(system_bounds, dtype=float)
+        if sub.shape != box.shape or not np.all(np.isfinite(sub)):
+            raise ValueError(f"system_bounds must be {box.shape[0]} finite (low, high) pairs, got {system_bounds!r}")
+        lo, hi = np.maximum(sub[:, 0], box[:, 0]), np.minimum(sub[:, 1], box[:, 1])
+        if np.any(lo > hi):
+            raise ValueError(
+                f"system_bounds {system_bounds!r} do not meet the search box {self.settings.system_bounds}"
+            )
+        return tuple((float(a), float(b)) for a, b in zip(lo, hi))
 
     @single_threaded
     def tell(self, query: Query, outcome, *, system_in_bounds: bool = True) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
+from lensopt.refraction.bracket import BRACKET_RULE, most_informative
 from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
 from lensopt.refraction.lens import Lens, PowerVector
 from lensopt.refraction.letters import (
@@ -75,23 +76,21 @@ NO_START_PRIOR_MEAN = -10.0
 #: report subtracts. Chosen on tuning patients (seeds < 100,000).
 PLUS_PREFERENCE = 1.0
 
-#: The bracketing rule (``rule="bracket-ald"``, the default with a start): after the initial
-#: trials, the lens is the most informative (BALD, at its most informative letter size) of the
-#: lenses bracketing the current optimum — ``BRACKET_STEPS_D`` more plus in M, and on both sides in
-#: J0 and J45 — and the optimum is the one of the plus-preferring objective. UCB keeps testing at the
-#: top of the acuity bowl, where an answer says little about *where* the bottom is; the slope of
-#: acuity against the lens is steepest ~0.5–1 D from it (``d log10(1 + b²)/db`` peaks at 1 D), which
-#: is where the ideal observer tests too, and what the clinician's cross-cylinder and plus push do.
-#: Minus is not bracketed: an accommodating eye reads every too-minus lens as well. Chosen on tuning
-#: patients (seeds 5000–5059, slope 14): median blur error after 100 trials 0.11 D against UCB-ALD's
+#: The bracketing rule (``rule="bracket-ald"``, the default with a start; :mod:`lensopt.refraction.bracket`):
+#: after the initial trials, the lens is the most informative (BALD, at its most informative letter
+#: size) of the lenses bracketing the current optimum — ``BRACKET_STEPS_D`` more plus in M, and on
+#: both sides in J0 and J45 — and the optimum is the one of the plus-preferring objective. Minus is
+#: not bracketed: an accommodating eye reads every too-minus lens as well. Chosen on tuning patients
+#: (seeds 5000–5059, slope 14): median blur error after 100 trials 0.11 D against UCB-ALD's
 #: 0.13–0.17, J0/J45 limits of agreement ±0.10 against ±0.15.
-BRACKET_RULE = "bracket-ald"
 BRACKET_STEPS_D = (0.35, 0.7)
 BRACKET_DIRECTIONS = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
-#: Letter sizes at which the bracketing lenses are compared (the chosen one's is then refined).
-BRACKET_LETTER_GRID = 64
 #: Rules of the full prescription: the bracketing rule and every rule of the contextual optimizer.
 PRESCRIPTION_RULES = (BRACKET_RULE, *ALL_RULES)
+
+#: The smallest travel limit (``max_step_d``, D): one phoropter step. A manual phoropter's lens
+#: changes by whole steps, so a smaller limit would pin the lens where it is.
+MIN_MAX_STEP_D = 0.25
 
 #: Step (D) of the scan along M for the most-plus end point.
 MOST_PLUS_SCAN_STEP_D = 0.01
@@ -153,6 +152,7 @@ class PrescriptionOptimizer(TrialHistory):
         prior_mean=None,
         prior_depth=None,
         most_plus_tolerance_logmar=MOST_PLUS_TOLERANCE_LOGMAR,
+        max_step_d=None,
         stop=None,
         plus_preference=None,
         **options,
@@ -188,6 +188,15 @@ class PrescriptionOptimizer(TrialHistory):
         self.n_alternatives = n_alternatives
         self.lapse = float(lapse)
         self.most_plus_tolerance_logmar = float(tol)
+        if max_step_d is not None and (
+            isinstance(max_step_d, bool)
+            or not isinstance(max_step_d, (int, float))
+            or not (math.isfinite(max_step_d) and MIN_MAX_STEP_D <= max_step_d <= 4.0)
+        ):
+            raise ValueError(
+                f"max_step_d must be a step in [{MIN_MAX_STEP_D}, 4] D (e.g. 0.5) or None (no limit), got {max_step_d!r}"
+            )
+        self.max_step_d = None if max_step_d is None else float(max_step_d)
         self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
         started = self.box.start is not None
         kernel = prescription_kernel(started) if hyperparameters is None else hyperparameters
@@ -250,6 +259,7 @@ class PrescriptionOptimizer(TrialHistory):
             "prior_depth": s.prior_depth if s.prior_centre is not None else None,
             "most_plus_tolerance_logmar": self.most_plus_tolerance_logmar,
             "plus_preference": self.plus_preference,
+            "max_step_d": self.max_step_d,
             "stop": None if self.stop is None else self.stop.to_dict(),
             **{k: core[k] for k in SEARCH_SETTING_NAMES},
         }
@@ -290,39 +300,64 @@ class PrescriptionOptimizer(TrialHistory):
             return lens
         return lens.rounded(self.lens_step_d, self.axis_step_deg)
 
+    def _last_lens_d(self) -> np.ndarray | None:
+        """The power vector of the lens set now: the last trial's, else the start's (None: neither)."""
+        if self._history:
+            trial = self._history[-1][0]
+            return Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
+        return None if self.box.start is None else self.box.start.power_vector().to_array()
+
+    def reach_d(self) -> np.ndarray | None:
+        """The box ``(3, 2)`` of power vectors the next lens may take under the travel limit
+        (:attr:`max_step_d` in each of M, J0, J45 from the lens set now, within the search box);
+        None without a limit or without a lens set yet."""
+        last = self._last_lens_d()
+        if self.max_step_d is None or last is None:
+            return None
+        box = np.asarray(self.box.bounds_d, dtype=float)
+        centre = np.clip(last, box[:, 0], box[:, 1])
+        return np.column_stack(
+            [np.maximum(centre - self.max_step_d, box[:, 0]), np.minimum(centre + self.max_step_d, box[:, 1])]
+        )
+
+    def _reachable_lens(self, power_vector_d, reach: np.ndarray | None) -> Lens:
+        """The phoropter lens of ``power_vector_d`` moved into ``reach``: clipped to it, then, if the
+        phoropter's rounding carries a coordinate beyond the limit, pulled towards the lens set now
+        until it no longer does (the rounded lens set now itself in the end)."""
+        target = np.asarray(power_vector_d, dtype=float)
+        if reach is None:
+            return self.phoropter_lens(target)
+        target = np.clip(target, reach[:, 0], reach[:, 1])
+        last = self._last_lens_d()
+        for shrink in np.linspace(1.0, 0.0, 9):
+            lens = self.phoropter_lens(last + shrink * (target - last))
+            if np.all(np.abs(lens.power_vector().to_array() - last) <= self.max_step_d + 1e-9):
+                return lens
+        return self.phoropter_lens(last)
+
     @single_threaded
     def ask(self) -> Trial:
+        reach = self.reach_d()
         if self.rule == BRACKET_RULE and self.model is not None and self.n_trials >= self.settings.n_initial:
-            return self._bracket()
-        query = self._core.ask()
-        lens = self.phoropter_lens(query.system)
+            return self._bracket(reach)
+        query = self._core.ask(system_bounds=None if reach is None else reach.tolist())
+        lens = self._reachable_lens(query.system, reach)
         return Trial(lens.sphere_d, lens.cylinder_d, float(query.context[0]), lens.axis_deg)
 
-    def _bracket(self) -> Trial:
+    def _bracket(self, reach: np.ndarray | None = None) -> Trial:
         """The bracketing rule (:data:`BRACKET_RULE`): the most informative lens and letter size
-        around the plus-preferring optimum. Every bracketing lens is scored on one grid of letter
-        sizes in one prediction; the best letter size is refined by the vertex of a parabola (as
-        BALD's s-step, :func:`lensopt.optimize.maximize_on_line`)."""
+        around the plus-preferring optimum (:func:`lensopt.refraction.bracket.most_informative`).
+        Under a travel limit (``reach``) each bracketing lens is first moved within reach of the
+        lens set now, so a far optimum is approached step by step."""
         start = time.perf_counter()
         centre = self._core.search_optimum()  # the tilted optimum
         lenses = [
-            self.phoropter_lens(centre + step * np.asarray(direction))
+            self._reachable_lens(centre + step * np.asarray(direction), reach)
             for step in BRACKET_STEPS_D
             for direction in BRACKET_DIRECTIONS
         ]
         vectors = np.array([lens.power_vector().to_array() for lens in lenses])
-        letters = np.linspace(*self.settings.context_bounds[0], BRACKET_LETTER_GRID)
-        grid = np.column_stack([np.tile(letters, len(lenses)), np.repeat(vectors, len(letters), axis=0)])
-        bits = self.model.bald(grid).reshape(len(lenses), len(letters))
-        chosen, i = np.unravel_index(int(np.argmax(bits)), bits.shape)
-        letter_logmar = float(letters[i])
-        if 0 < i < len(letters) - 1:  # the vertex of a parabola through the grid's best three
-            v0, v1, v2 = bits[chosen, i - 1 : i + 2]
-            curvature = v0 - 2.0 * v1 + v2
-            if curvature < 0:
-                vertex = letters[i] + 0.5 * (letters[1] - letters[0]) * (v0 - v2) / curvature
-                if self.model.bald(np.array([[vertex, *vectors[chosen]]]))[0] > v1:
-                    letter_logmar = float(vertex)
+        chosen, letter_logmar, _ = most_informative(self.model, vectors, self.settings.context_bounds[0])
         lens = lenses[chosen]
         self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return Trial(lens.sphere_d, lens.cylinder_d, letter_logmar, lens.axis_deg)

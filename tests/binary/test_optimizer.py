@@ -232,3 +232,18 @@ def test_the_search_tolerance_is_saved_and_old_states_keep_scipys_default():
     assert RefractionOptimizer(seed=1, likelihood="probit").settings.search_tolerance is None
     with pytest.raises(ValueError, match="search_tolerance"):
         RefractionOptimizer(seed=1, search_tolerance=2.0)
+
+
+@pytest.mark.parametrize("rule", ["ucb-ald", "ts-ald", "random"])
+def test_a_per_trial_system_box_confines_the_trial_and_leaves_the_model_box(rule):
+    """``ask(system_bounds=...)``: the trial (random initial ones included) lies in the smaller box,
+    the settings keep the full one, and a box that misses the search box is refused."""
+    core = RefractionOptimizer(rule=rule, seed=4, n_initial=3, **FAST)._core
+    reach = ((0.5, 1.0), (-1.5, -0.75))
+    for _ in range(7):
+        query = core.ask(system_bounds=reach)
+        assert 0.5 <= query.system[0] <= 1.0 and -1.5 <= query.system[1] <= -0.75
+        core.tell(query, _answer(Trial(*query.system, float(query.context[0]))))
+    assert core.settings.system_bounds == ((-4.0, 4.0), (-4.0, 4.0))
+    with pytest.raises(ValueError, match="do not meet"):
+        core.ask(system_bounds=((5.0, 6.0), (0.0, 1.0)))

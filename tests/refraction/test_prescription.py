@@ -138,3 +138,28 @@ def test_the_axis_is_within_the_ansi_tolerance_of_the_cylinder(axis_deg, cylinde
     lens = _session(patient, start, 100, seed=1).prescription().lens
     error_deg = (lens.axis_deg - axis_deg + 90.0) % 180.0 - 90.0
     assert abs(error_deg) <= _ansi_axis_tolerance_deg(cylinder_d), lens.format()
+
+
+def _power_vectors(trials):
+    return np.array([Lens(t.sphere_d, t.cylinder_d, t.axis_deg).power_vector().to_array() for t in trials])
+
+
+@pytest.mark.parametrize("rule", [BRACKET_RULE, "ucb-ald"])
+def test_a_travel_limit_keeps_every_lens_change_within_the_step(rule):
+    """A manual phoropter (issue 17): with ``max_step_d = 0.5`` no coordinate of (M, J0, J45) changes
+    by more than 0.5 D between consecutive trials, from the start on — the random initial trials
+    included — while without the limit the same session jumps further."""
+    patient = SimulatedPatient(-2.0, -1.0, slope=14.0, axis_deg=170.0, seed=2)
+    start = Lens(-1.0, -0.25, 10.0)
+    limited = _session(patient, start, 30, seed=2, rule=rule, max_step_d=0.5)
+    path = np.vstack([start.power_vector().to_array(), _power_vectors(t for t, _ in limited.history)])
+    assert np.abs(np.diff(path, axis=0)).max() <= 0.5 + 1e-9
+    free = _session(patient, start, 30, seed=2, rule=rule)
+    assert np.abs(np.diff(_power_vectors(t for t, _ in free.history), axis=0)).max() > 0.5
+
+
+def test_a_travel_limit_is_saved_and_a_bad_one_refused():
+    optimizer = PrescriptionOptimizer(start=START, max_step_d=0.5)
+    assert PrescriptionOptimizer.from_state(optimizer.to_state()).max_step_d == 0.5
+    with pytest.raises(ValueError, match="max_step_d"):
+        PrescriptionOptimizer(start=START, max_step_d=0.1)

@@ -1,0 +1,251 @@
+"""The printable prescription record: its words against the stored result, the PDF's pages, its text
+and its mode, and a clear page for a session without a stored prescription."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import subprocess
+import types
+from dataclasses import asdict
+
+import pytest
+
+from lensopt.dashboard.prescription_record import (
+    NO_EYE,
+    build_record,
+    confidence_statement,
+    interval_text,
+    snellen_text,
+    stop_reason,
+    write_prescription_record,
+)
+from lensopt.observer import SimulatedPatient
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.store import ResultRecord, SessionStore, TrialRecord
+
+N_TRIALS = 12
+
+
+def _record(i, trial, correct) -> TrialRecord:
+    return TrialRecord(
+        i,
+        trial.sphere_d,
+        trial.cylinder_d,
+        trial.letter_logmar,
+        "K",
+        "K" if correct else "X",
+        correct,
+        0.8,
+        1000.0 + 3 * i,
+        1000.8 + 3 * i,
+        axis_deg=getattr(trial, "axis_deg", None),
+    )
+
+
+def result_of(opt) -> ResultRecord:
+    """The optimizer's prescription as a stored result, as ``lensopt run`` stores it."""
+    rx = opt.prescription()
+    finite = lambda v: float(v) if v is not None and math.isfinite(v) else None  # noqa: E731
+    return ResultRecord(
+        prescription=rx.text,
+        sphere_d=rx.lens.sphere_d,
+        cylinder_d=rx.lens.cylinder_d,
+        axis_deg=rx.lens.axis_deg,
+        predicted_acuity_logmar=finite(rx.predicted_acuity_logmar),
+        confidence=finite(rx.confidence),
+        n_trials=rx.trials,
+        intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
+    )
+
+
+@pytest.fixture(scope="module")
+def sessions_db(tmp_path_factory):
+    """A full-prescription session with its stored result (finished), the same search stopped
+    without one (aborted), and a two-parameter session; (path, {name: session id})."""
+    path = tmp_path_factory.mktemp("prescription-record") / "s.db"
+    ids = {}
+    with SessionStore(path) as store:
+        for name, n, status in (("finished", N_TRIALS, "finished"), ("aborted", 4, "aborted")):
+            opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=3)
+            patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=3)
+            protocol = {"protocol": {"name": "clinical-prescription", "observer": "simulated"}}
+            sid = ids[name] = store.create_session("RX1", protocol, {}, opt.settings_dict(), 3)
+            for i in range(1, n + 1):
+                trial = opt.ask()
+                correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
+                opt.tell(trial, correct)
+                store.append_trial(sid, _record(i, trial, correct))
+            if status == "finished":
+                store.set_result(sid, result_of(opt))
+            store.set_status(sid, status)
+        opt = RefractionOptimizer(rule="random", seed=3)
+        patient = SimulatedPatient(-0.5, 1.0, slope=5.0, seed=3)
+        sid = ids["two-parameter"] = store.create_session("P03", {}, {}, opt.settings_dict(), 3)
+        for i in range(1, 9):
+            trial = opt.ask()
+            correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+            opt.tell(trial, correct)
+            store.append_trial(sid, _record(i, trial, correct))
+        store.set_status(sid, "finished")
+    return path, ids
+
+
+def page_count(pdf_bytes: bytes) -> int:
+    """Pages of a PDF (matplotlib writes each page object uncompressed: ``/Type /Page``)."""
+    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", pdf_bytes))
+
+
+def pdf_text(path) -> str | None:
+    """The PDF's text by ``pdftotext`` (poppler-utils), or None where it is not installed."""
+    tool = shutil.which("pdftotext")
+    if tool is None:
+        return None
+    return subprocess.run([tool, "-layout", str(path), "-"], capture_output=True, text=True, check=True).stdout
+
+
+# --------------------------------------------------------------------------- words
+
+
+@pytest.mark.parametrize(
+    "logmar, six, twenty",
+    [
+        (0.0, "6/6", "20/20"),
+        (0.3, "6/12", "20/40"),
+        (1.0, "6/60", "20/200"),
+        (0.1, "6/7.6", "20/25"),  # 6 x 10^0.1 = 7.55: the exact equivalent, not the chart line's 6/7.5
+        (-0.1, "6/4.8", "20/16"),
+    ],
+)
+def test_snellen_equivalents_match_hand_values(logmar, six, twenty):
+    assert snellen_text(logmar) == (six, twenty)
+
+
+def test_the_axis_interval_passing_180_is_written_through_180():
+    assert interval_text("axis_deg", 160.0, 185.0) == "160 to 005 through 180"
+    assert interval_text("axis_deg", 160.4, 175.6) == "160 to 176"
+    assert interval_text("sphere_d", -1.5, -0.91) == "-1.50 to -0.91 D"
+
+
+def test_the_confidence_is_said_in_words_above_and_below_the_protocols_level():
+    assert confidence_statement(0.96, 0.95).startswith("96 % sure this lens gives acuity within 0.025 logMAR")
+    assert "0.25 D" in confidence_statement(0.96, 0.95)
+    assert confidence_statement(0.62, 0.95) == "confidence 0.62 — below the protocol's 0.95; more trials recommended"
+    assert "lensopt's default 0.95" in confidence_statement(0.62, None)
+    assert "more trials recommended" in confidence_statement(None, 0.95)
+
+
+def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status():
+    settings = {"stop": {"confidence": 0.95, "min_trials": 20, "max_trials": 80}}
+    info = types.SimpleNamespace(optimizer_settings=settings, protocol={}, status="finished")
+    result = types.SimpleNamespace(n_trials=63, confidence=0.96)
+    assert stop_reason(info, result) == "stopping rule: confidence 0.96 ≥ 0.95 after 63 trials"
+    assert stop_reason(info, types.SimpleNamespace(n_trials=80, confidence=0.7)) == "trial budget reached (80 of 80)"
+    info.status = "aborted"
+    assert "stopped by the clinician after 30 trials" in stop_reason(
+        info, types.SimpleNamespace(n_trials=30, confidence=0.5)
+    )
+    no_rule = types.SimpleNamespace(optimizer_settings={}, protocol={"optimizer": {"trials": 40}}, status="finished")
+    assert stop_reason(no_rule, types.SimpleNamespace(n_trials=40, confidence=0.5)) == (
+        "trial budget reached (40 of 40); no stopping rule"
+    )
+    assert stop_reason(info, types.SimpleNamespace(n_trials=3, confidence=0.1, stop_reason="confident")) == "confident"
+
+
+def test_the_record_holds_the_stored_prescription_of_the_session(sessions_db):
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["finished"])
+    result = info.result
+    record = build_record(info, printed_at=1.9e9)
+    assert record.missing is None and len(record.eyes) == 1
+    (eye,) = record.eyes
+    assert eye.eye == NO_EYE and eye.prescription == result.prescription
+    rows = {label: (value, interval) for label, value, interval in eye.rows}
+    assert rows["Sphere"][0] == f"{result.sphere_d:+.2f} D"
+    lo, hi = result.intervals["cylinder_d"]
+    assert rows["Cylinder"][1] == f"{lo:+.2f} to {hi:+.2f} D"
+    assert set(rows) == {"Sphere", "Cylinder", "Axis", "M (spherical eq.)", "J0", "J45"}
+    assert eye.trials == f"{N_TRIALS} letters"
+    assert eye.acuity == f"{result.predicted_acuity_logmar:+.2f} logMAR"
+    assert eye.snellen == " · ".join(snellen_text(result.predicted_acuity_logmar))
+    assert eye.confidence == confidence_statement(result.confidence, None)  # no [stop] in these settings
+    texts = record.texts()
+    assert f"Session {ids['finished']}" in texts and "RX1" in texts
+    assert any("SIMULATED" in t for t in texts)
+    assert record.start.startswith("-1.00 / -0.50 x 180")
+
+
+def test_each_eye_gets_its_own_prescription_od_first():
+    def result(eye, text, sphere_d):
+        stored = ResultRecord(text, sphere_d, -0.5, 170.0, 0.0, 0.97, 30, {"sphere_d": [sphere_d - 0.25, sphere_d]})
+        return types.SimpleNamespace(**asdict(stored), eye=eye)
+
+    info = types.SimpleNamespace(
+        session_id=5,
+        participant="P9",
+        kind="letters",
+        status="finished",
+        created_at=1.9e9,
+        software_version="0.1.0",
+        protocol={},
+        optimizer_settings={"search": "prescription", "start": "plano", "m_half_width_d": 2.0, "j_half_width_d": 1.0},
+        n_trials=60,
+        result=None,
+        results=(result("OS", "-0.75 / -0.50 x 170", -0.75), result("OD", "-1.25 / -0.50 x 170", -1.25)),
+    )
+    record = build_record(info, printed_at=1.9e9)
+    assert [(e.eye, e.prescription) for e in record.eyes] == [
+        ("OD (right eye)", "-1.25 / -0.50 x 170"),
+        ("OS (left eye)", "-0.75 / -0.50 x 170"),
+    ]
+
+
+def test_a_session_without_a_stored_prescription_says_why(sessions_db):
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        two = build_record(store.session(ids["two-parameter"]))
+        aborted = build_record(store.session(ids["aborted"]))
+    assert two.eyes == () and "two-parameter" in two.missing and "--start" in two.missing
+    assert aborted.eyes == () and f"lensopt run --resume {ids['aborted']}" in aborted.missing
+
+
+# --------------------------------------------------------------------------- the PDF
+
+
+def test_the_pdf_has_two_pages_mode_0600_and_the_prescription_in_its_text(sessions_db, tmp_path):
+    path, ids = sessions_db
+    out = tmp_path / "rx.pdf"
+    out.write_bytes(b"an older file, readable by all")
+    os.chmod(out, 0o644)
+    previous = os.umask(0o022)
+    try:
+        with SessionStore(path, readonly=True) as store:
+            assert write_prescription_record(store, ids["finished"], out) == out
+            result = store.session(ids["finished"]).result
+    finally:
+        os.umask(previous)
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["rx.pdf"]  # no temporary file left
+    data = out.read_bytes()
+    assert data.startswith(b"%PDF") and page_count(data) == 2
+    text = pdf_text(out)
+    if text is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed: the words are checked by build_record's test")
+    assert result.prescription in text and f"Session {ids['finished']}" in text
+    assert "95 % credible interval" in text and "Signature" in text and "History" in text
+
+
+@pytest.mark.parametrize("name", ["two-parameter", "aborted"])
+def test_the_pdf_of_a_session_without_a_prescription_has_the_clear_page(sessions_db, tmp_path, name):
+    path, ids = sessions_db
+    out = tmp_path / f"{name}.pdf"
+    with SessionStore(path, readonly=True) as store:
+        write_prescription_record(store, ids[name], out)
+    assert page_count(out.read_bytes()) == 2
+    text = pdf_text(out)
+    if text is not None:
+        assert "No prescription stored" in text and "Signature" not in text  # nothing to sign

@@ -1,0 +1,148 @@
+"""``lensopt print``: the prescription record of a stored session, and one-line errors (exit code 2)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from lensopt.cli import build_parser, main
+
+N_TRIALS = 10
+
+
+def _store_prescription_session(path) -> int:
+    """A simulated full-prescription session with its stored result; returns its id."""
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+    from lensopt.store import ResultRecord, SessionStore, TrialRecord
+
+    opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=5)
+    patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=5)
+    with SessionStore(path) as store:
+        sid = store.create_session("P17", {}, {}, opt.settings_dict(), 5)
+        for i in range(1, N_TRIALS + 1):
+            trial = opt.ask()
+            correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
+            opt.tell(trial, correct)
+            store.append_trial(
+                sid,
+                TrialRecord(
+                    i,
+                    trial.sphere_d,
+                    trial.cylinder_d,
+                    trial.letter_logmar,
+                    "K",
+                    "K",
+                    correct,
+                    1.0,
+                    10.0 * i,
+                    10.0 * i + 1,
+                    axis_deg=trial.axis_deg,
+                ),
+            )
+        rx = opt.prescription()
+        store.set_result(
+            sid,
+            ResultRecord(
+                rx.text,
+                rx.lens.sphere_d,
+                rx.lens.cylinder_d,
+                rx.lens.axis_deg,
+                None,
+                rx.confidence,
+                rx.trials,
+                {k: list(v) for k, v in rx.intervals.items()},
+            ),
+        )
+        store.set_status(sid, "finished")
+    return sid
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("print-cli") / "sessions.db"
+    return path, _store_prescription_session(path)
+
+
+def _one_line_error(capsys, *fragments) -> None:
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.count("\n") == 1 and err.startswith("lensopt print: error: "), err
+    assert "Traceback" not in err and captured.out == ""
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def test_print_writes_a_two_page_record_readable_by_its_owner_only(db, tmp_path, capsys):
+    path, sid = db
+    out = tmp_path / "rx.pdf"
+    previous = os.umask(0o022)
+    try:
+        assert main(["print", str(sid), "--db", str(path), "--out", str(out)]) == 0
+    finally:
+        os.umask(previous)
+    assert capsys.readouterr().out == f"prescription record of session {sid} (P17, prescription) written to {out}\n"
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", out.read_bytes())) == 2
+
+
+def test_print_is_listed_in_the_help():
+    assert "print" in build_parser().format_help()
+
+
+def _bad_inputs(tmp_path, path, sid):
+    not_a_db = tmp_path / "notes.db"
+    not_a_db.write_text("not a database\n" * 100)
+    file_as_folder = tmp_path / "file"
+    file_as_folder.write_text("x")
+    return {
+        "unknown session": ([str(sid + 99), "--db", str(path), "--out", str(tmp_path / "a.pdf")], "no session"),
+        "not a lensopt database": (
+            [str(sid), "--db", str(not_a_db), "--out", str(tmp_path / "a.pdf")],
+            "not a lensopt",
+        ),
+        "no database": ([str(sid), "--db", str(tmp_path / "none.db"), "--out", str(tmp_path / "a.pdf")], "--db"),
+        "missing folder": ([str(sid), "--db", str(path), "--out", str(tmp_path / "no" / "a.pdf")], "does not exist"),
+        "a file as the folder": ([str(sid), "--db", str(path), "--out", str(file_as_folder / "a.pdf")], "create it"),
+        "not a pdf": ([str(sid), "--db", str(path), "--out", str(tmp_path / "a.txt")], "must end in .pdf"),
+        "a folder": ([str(sid), "--db", str(path), "--out", str(tmp_path / "dir.pdf")], "is a folder"),
+        "session 0": (["0", "--db", str(path), "--out", str(tmp_path / "a.pdf")], "positive integer"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unknown session",
+        "not a lensopt database",
+        "no database",
+        "missing folder",
+        "a file as the folder",
+        "not a pdf",
+        "a folder",
+        "session 0",
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_and_writes_nothing(db, tmp_path, capsys, case):
+    path, sid = db
+    (tmp_path / "dir.pdf").mkdir()
+    argv, fragment = _bad_inputs(tmp_path, path, sid)[case]
+    assert main(["print", *argv]) == 2
+    _one_line_error(capsys, fragment)
+    assert not list(tmp_path.glob("*.pdf*")) or [p.name for p in tmp_path.glob("*.pdf*")] == ["dir.pdf"]
+
+
+def test_an_unwritable_folder_is_one_line_and_exit_2(db, tmp_path, capsys):
+    path, sid = db
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):  # root writes anyway: a folder no one can create files in
+            folder = "/proc"
+        assert main(["print", str(sid), "--db", str(path), "--out", f"{folder}/rx.pdf"]) == 2
+    finally:
+        (tmp_path / "locked").chmod(0o700)
+    _one_line_error(capsys, "--out")

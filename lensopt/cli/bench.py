@@ -120,6 +120,14 @@ def _add_run_options(
     )
 
 
+def _add_function_options(
+    p, hyperparameters_help: str = "base-kernel hyperparameters (as for `lensopt bench functions`)"
+) -> None:
+    """The options of the campaigns on the test functions: ``--problems`` and ``--hyperparameters``."""
+    p.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
+    p.add_argument("--hyperparameters", choices=("fitted", "default"), default="fitted", help=hyperparameters_help)
+
+
 def _add_cluster_options(p, report_every: bool = True) -> None:
     g = p.add_argument_group("where to run")
     g.add_argument(
@@ -178,12 +186,9 @@ def register(subparsers) -> None:
         initial=(INITIAL_SAMPLES, "samples"),
         rules=(FUNCTION_RULES, "acquisition rules"),
     )
-    f.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
-    f.add_argument(
-        "--hyperparameters",
-        choices=("fitted", "default"),
-        default="fitted",
-        help="base-kernel hyperparameters: the stored maximum-likelihood fit (paper, "
+    _add_function_options(
+        f,
+        "base-kernel hyperparameters: the stored maximum-likelihood fit (paper, "
         "default) or 0.2 × the domain width with variance 1",
     )
     _add_cluster_options(f)
@@ -198,13 +203,7 @@ def register(subparsers) -> None:
         initial=(BINARY_INITIAL, "samples"),
         rules=(tuple(BINARY_RULES), "acquisition rules"),
     )
-    b.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
-    b.add_argument(
-        "--hyperparameters",
-        choices=("fitted", "default"),
-        default="fitted",
-        help="base-kernel hyperparameters (as for `lensopt bench functions`)",
-    )
+    _add_function_options(b)
     b.add_argument(
         "--beta",
         type=_non_negative_float,
@@ -260,13 +259,7 @@ def register(subparsers) -> None:
             initial=(initial, "queries"),
             rules=(rules, "acquisition rules"),
         )
-        d.add_argument("--problems", nargs="+", metavar="SLUG", help="function slugs (default: all 34)")
-        d.add_argument(
-            "--hyperparameters",
-            choices=("fitted", "default"),
-            default="fitted",
-            help="base-kernel hyperparameters (as for `lensopt bench functions`)",
-        )
+        _add_function_options(d)
         _add_cluster_options(d)
         d.set_defaults(handler=run_duel_campaign, campaign=campaign)
 

@@ -79,14 +79,26 @@ def _run(args, campaign: str, specs, manifest: dict) -> int:
     return 0
 
 
-def run_functions(args) -> int:
+def _check_campaign_rules(rules, allowed, campaign: str) -> list[str]:
+    """``rules`` if every one is in ``allowed`` and none is given twice; a one-line ValueError otherwise."""
+    unknown = [r for r in rules if r not in allowed]
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {campaign}; choose from: {', '.join(allowed)}")
+    if len(set(rules)) != len(rules):
+        raise ValueError("--rules lists a rule twice")
+    return list(rules)
+
+
+def _run_function_campaign(args, campaign: str, rules: list[str], **spec_options) -> int:
+    """A campaign on the test functions (``functions``, the duel campaigns, ``binary``): one
+    :class:`RunSpec` per seed, function and rule, with ``spec_options`` (e.g. ``beta``) in every
+    spec, in the manifest and, exactly (``repr``), in its command."""
     from lensopt.bench.functions import FUNCTIONS, get_function  # deferred: imports numpy
 
-    rules = _check_rules(args.rules)
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
     specs = [
         RunSpec(
-            "functions",
+            campaign,
             p,
             r,
             seed,
@@ -94,13 +106,15 @@ def run_functions(args) -> int:
             args.initial,
             hyperparameters=args.hyperparameters,
             report_every=args.report_every,
+            **spec_options,
         )
         for seed in range(args.seeds)
         for p in problems
         for r in rules
     ]
+    options = "".join(f" --{name} {value!r}" for name, value in spec_options.items())  # exact: reruns resume
     manifest = {
-        "campaign": "functions",
+        "campaign": campaign,
         "rules": rules,
         "problems": problems,
         "seeds": args.seeds,
@@ -108,99 +122,35 @@ def run_functions(args) -> int:
         "n_initial": args.initial,
         "hyperparameters": args.hyperparameters,
         "report_every": args.report_every,
-        "command": _command(args, "functions", "--problems", problems) + f" --hyperparameters {args.hyperparameters}",
+        **spec_options,
+        "command": _command(args, campaign, "--problems", problems)
+        + f" --hyperparameters {args.hyperparameters}"
+        + options,
     }
-    return _run(args, "functions", specs, manifest)
+    return _run(args, campaign, specs, manifest)
+
+
+def run_functions(args) -> int:
+    return _run_function_campaign(args, "functions", _check_rules(args.rules))
 
 
 def run_binary_campaign(args) -> int:
     from lensopt.bench.binary_protocol import BINARY_RULES
-    from lensopt.bench.functions import FUNCTIONS, get_function  # deferred: imports numpy
 
-    unknown = [r for r in args.rules if r not in BINARY_RULES]
-    if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for binary; choose from: {', '.join(BINARY_RULES)}")
-    if len(set(args.rules)) != len(args.rules):
-        raise ValueError("--rules lists a rule twice")
-    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
-    if len(set(problems)) != len(problems):
-        raise ValueError("--problems lists a function twice")
-    specs = [
-        RunSpec(
-            "binary",
-            p,
-            r,
-            seed,
-            args.iterations,
-            args.initial,
-            hyperparameters=args.hyperparameters,
-            report_every=args.report_every,
-            beta=args.beta,
-        )
-        for seed in range(args.seeds)
-        for p in problems
-        for r in args.rules
-    ]
-    manifest = {
-        "campaign": "binary",
-        "rules": list(args.rules),
-        "problems": problems,
-        "seeds": args.seeds,
-        "n_iterations": args.iterations,
-        "n_initial": args.initial,
-        "hyperparameters": args.hyperparameters,
-        "report_every": args.report_every,
-        "beta": args.beta,
-        "context": "none: every query pinned at s = 1, answers Φ(g(x)) (lensopt.bench.binary)",
-        "command": _command(args, "binary", "--problems", problems)
-        + f" --hyperparameters {args.hyperparameters} --beta {args.beta!r}",  # exact: reruns resume
-    }
-    return _run(args, "binary", specs, manifest)
+    return _run_function_campaign(
+        args, "binary", _check_campaign_rules(args.rules, BINARY_RULES, "binary"), beta=args.beta
+    )
 
 
 def run_duel_campaign(args) -> int:
-    # deferred: these import numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.functions import FUNCTIONS, get_function
-    from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
+    from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES  # deferred: imports numpy
 
     allowed = {
         "duels": DUEL_RULES,
         "contextual-duels": CONTEXTUAL_RULES,
         "batch-duels": tuple(r for r in DUEL_RULES if r in BATCH_RULES),
     }[args.campaign]
-    unknown = [r for r in args.rules if r not in allowed]
-    if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {args.campaign}; choose from: {', '.join(allowed)}")
-    if len(set(args.rules)) != len(args.rules):
-        raise ValueError("--rules lists a rule twice")
-    problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
-    specs = [
-        RunSpec(
-            args.campaign,
-            p,
-            r,
-            seed,
-            args.iterations,
-            args.initial,
-            hyperparameters=args.hyperparameters,
-            report_every=args.report_every,
-        )
-        for seed in range(args.seeds)
-        for p in problems
-        for r in args.rules
-    ]
-    manifest = {
-        "campaign": args.campaign,
-        "rules": list(args.rules),
-        "problems": problems,
-        "seeds": args.seeds,
-        "n_iterations": args.iterations,
-        "n_initial": args.initial,
-        "hyperparameters": args.hyperparameters,
-        "report_every": args.report_every,
-        "command": _command(args, args.campaign, "--problems", problems) + f" --hyperparameters {args.hyperparameters}",
-    }
-    return _run(args, args.campaign, specs, manifest)
+    return _run_function_campaign(args, args.campaign, _check_campaign_rules(args.rules, allowed, args.campaign))
 
 
 def _parse_slope_name(name: str) -> float:

@@ -30,12 +30,7 @@ REPORT_EVERY = 5
 def _check_rules(rules) -> list[str]:
     from lensopt.binary.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
 
-    unknown = [r for r in rules if r not in ALL_RULES]
-    if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ALL_RULES)}")
-    if len(set(rules)) != len(rules):
-        raise ValueError("--rules lists a rule twice")
-    return list(rules)
+    return _check_campaign_rules(rules, ALL_RULES)
 
 
 def _command(args, campaign: str, problems_flag: str, problems) -> str:
@@ -79,11 +74,13 @@ def _run(args, campaign: str, specs, manifest: dict) -> int:
     return 0
 
 
-def _check_campaign_rules(rules, allowed, campaign: str) -> list[str]:
-    """``rules`` if every one is in ``allowed`` and none is given twice; a one-line ValueError otherwise."""
+def _check_campaign_rules(rules, allowed, campaign: str | None = None) -> list[str]:
+    """``rules`` if every one is in ``allowed`` and none is given twice; a one-line ValueError otherwise
+    (naming ``campaign`` when given)."""
     unknown = [r for r in rules if r not in allowed]
     if unknown:
-        raise ValueError(f"unknown rule(s) {', '.join(unknown)} for {campaign}; choose from: {', '.join(allowed)}")
+        where = f" for {campaign}" if campaign else ""
+        raise ValueError(f"unknown rule(s) {', '.join(unknown)}{where}; choose from: {', '.join(allowed)}")
     if len(set(rules)) != len(rules):
         raise ValueError("--rules lists a rule twice")
     return list(rules)

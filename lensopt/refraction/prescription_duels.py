@@ -9,18 +9,21 @@ around the starting refraction (the full box without one), as the letter search
 (:mod:`lensopt.refraction.prescription_letters`).
 
 - **kernel**: ``σ² k_SE(s, s') k_SE(x, x')`` with one lengthscale for the three coordinates — blur
-  is the residual's power-vector length, so an isotropic kernel sees blur as the patient does. It
-  is the two-parameter duel kernel mapped as the letter search maps its own: the duel kernel has
+  is the residual's power-vector length, so an isotropic kernel sees blur as the patient does. The
+  two-parameter duel kernel mapped as the letter search maps its own: the duel kernel has
   lengthscales ``(2.5, 3.5)`` D over ``(S, C)``; the isotropic kernel with the same area of its
   correlation ellipse has ``√(2.5 × 3.5) = 2.96`` D (the map ``(S, C) → (S, S + C)`` to meridian
   powers has determinant 1, so this is the meridian lengthscale too), and in meridian powers
-  ``|ΔP|² = 2 |Δx|²``: :data:`LENS_LENGTHSCALE_D` ``= 2.96 / √2 = 2.09`` D. Letter lengthscale and
+  ``|ΔP|² = 2 |Δx|²``: :data:`MAPPED_LENS_LENGTHSCALE_D` ``= 2.96 / √2 = 2.09`` D. That kernel
+  was chosen for the papers' slope 5; at a human slope (14) the utility falls ~3 times as fast
+  with blur, and on tuning patients the mapped 2.09 D left the reported M 0.35 D too plus
+  after 100 duels: the default :data:`LENS_LENGTHSCALE_D` is 1.5 D. Letter lengthscale and
   variance are the duel kernel's.
 - **close lenses**: a phoropter flips between neighbours, and a patient cannot judge "one or two"
   between lenses a diopter apart any better than between neighbours (both look bad). The rule
   (``muc-ald`` by default, ``kss-ald`` and the controls of
   :data:`lensopt.preference.settings.CONTEXTUAL_RULES`) runs unchanged, but on a *local box*: the
-  box of half-width :data:`DUEL_SEPARATION_D` around the champion (the posterior-mean best lens),
+  box of half-width :data:`DUEL_SEPARATION_D` around the champion (the most-plus optimum below),
   cut to the search box. MUC's champion is then the first lens and its maximally uncertain
   challenger is sought near it; KSS's two Thompson lenses both lie near the champion. The second
   lens is then pulled onto the ball of radius :data:`DUEL_SEPARATION_D` around the first (a corner
@@ -31,14 +34,18 @@ around the starting refraction (the full box without one), as the letter search
 - **phoropter lenses**: both lenses are written in minus cylinder and rounded (``lens_step_d``,
   0.25 D; ``axis_step_deg``, 1°); a second lens that rounds onto the first moves to its nearest
   distinct phoropter neighbour. The model is told the rounded lenses' power vectors.
-- **no most-plus tilt**: the letter search prefers plus among lenses of equal predicted acuity
-  (``objective_tilt``, :class:`lensopt.binary.rules.TiltedObjective`) and subtracts the offset the
-  tilt causes using the psychometric slope its latent carries. The duel utility has no such slope
-  (it is identified only up to the scale the prior sets, and only differences between lenses are
-  learned), so the offset could not be subtracted, and the preference rules have no tilt. Duels
-  report the best lens (the argmax of the posterior mean utility) without the most-plus tilt: an
-  accommodating eye, which sees every lens up to its amplitude too minus as clearly, may be
-  reported too minus.
+- **most plus**: as the letter search (``objective_tilt``, :class:`lensopt.binary.rules.TiltedObjective`),
+  the duels' champion and the reported lens maximize ``μ_f(s₀, x) + κ M`` (:data:`PLUS_PREFERENCE`):
+  an accommodating eye sees every lens up to its amplitude too minus as clearly, the duels between
+  them are coin flips, and without the tilt the best lens wanders anywhere on that plateau. The
+  preference rules themselves have no tilt, so it is applied here, to the champion (MUC's first
+  lens, and the centre of the local box). The tilt moves the optimum ``κ / (2c)`` plus of the
+  utility's peak where the utility falls as ``−c (M − M*)²``; the letter search subtracts this with
+  the psychometric slope its latent carries, the duel search with ``c`` read off the posterior mean
+  on the plus side of the optimum (the probit duel likelihood fixes the utility's scale, though not
+  its offset): :meth:`PrescriptionDuelOptimizer.plus_offset_d`. The champion is sought in a trust
+  region around the lenses shown (:meth:`PrescriptionDuelOptimizer.search_optimum`): far from
+  them the posterior mean is its prior, and the tilt alone would send it to the plus edge of the box.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from lensopt.gp.kernels import Product, SquaredExponential
-from lensopt.optimize import maximize_on_line, uniform
+from lensopt.optimize import maximize_on_line, maximize_posterior_mean, uniform
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference import acquisition as preference_acquisition
 from lensopt.preference import rules as preference_rules
@@ -68,14 +75,34 @@ from lensopt.refraction.prescription import Prescription, SearchBox, lens_interv
 from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
 
-#: The isotropic lengthscale (D) of the utility over power vectors: the two-parameter duel kernel's
-#: ``(2.5, 3.5)`` D over ``(S, C)`` mapped as in the module docstring, ``√(2.5 · 3.5) / √2``.
-LENS_LENGTHSCALE_D = math.sqrt(LENS_LENGTHSCALES_D[0] * LENS_LENGTHSCALES_D[1]) / math.sqrt(2.0)
+#: The two-parameter duel kernel's lengthscales ``(2.5, 3.5)`` D over ``(S, C)`` mapped to one
+#: isotropic lengthscale over power vectors as in the module docstring: ``√(2.5 · 3.5) / √2`` = 2.09 D.
+MAPPED_LENS_LENGTHSCALE_D = math.sqrt(LENS_LENGTHSCALES_D[0] * LENS_LENGTHSCALES_D[1]) / math.sqrt(2.0)
+#: The isotropic lengthscale (D) of the utility over power vectors. Chosen on tuning patients (clinic
+#: patients of seeds 5000–5011, slope 14, with and without accommodation, 100 duels, an
+#: autorefraction start) among 0.7, 1.0, 1.5 and the mapped 2.09 D with plus preferences 1–5: mean
+#: blur error after 40 / 60 / 100 duels 0.34 / 0.20 / 0.14 D (start 0.47 D) without accommodation
+#: and 0.36 / 0.20 / 0.14 D with it, mean M error +0.03 D (SD 0.06 D); the mapped 2.09 D with the
+#: same tilt: 0.79 / 0.56 / 0.39 D, M +0.35 D.
+LENS_LENGTHSCALE_D = 1.5
 
 #: Largest power-vector distance (D) between the two lenses of a duel, before rounding: a phoropter
 #: flips between neighbouring lenses (the clinician's ±0.25–0.50 D steps, the cross-cylinder's
 #: ±0.25–0.50 D), and the challenger is sought within this of the champion.
 DUEL_SEPARATION_D = 0.75
+
+#: The most-plus preference ``κ`` (utility units per D of M): the duels' champion and the reported
+#: lens maximize ``μ_f(s₀, x) + κ M`` rather than ``μ_f``, so that among lenses that look equally
+#: clear (an accommodating eye's plateau) the most plus wins; the report then moves back by the
+#: offset ``κ / (2c)`` that the tilt causes where the utility falls as ``−c (M − M*)²``
+#: (:meth:`PrescriptionDuelOptimizer.plus_offset_d`). Chosen on tuning patients with
+#: :data:`LENS_LENGTHSCALE_D`: 1 gave 0.22 / 0.24 / 0.17 D after 40 / 60 / 100 duels without
+#: accommodation (M SD 0.16 D with it), 2 gave 0.34 / 0.20 / 0.14 D (M SD 0.06 D); 5 drifts plus.
+PLUS_PREFERENCE = 2.0
+#: Step (D of M) over which the curvature ``c`` is measured, plus of the tilted optimum, and the
+#: largest offset subtracted (a nearly flat posterior would give an unbounded one).
+CURVATURE_STEP_D = 0.25
+MAX_PLUS_OFFSET_D = 0.5
 
 #: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
 DEFAULT_LENS_STEP_D = 0.25
@@ -139,6 +166,24 @@ def _as_lens(start) -> Lens | None:
     raise ValueError(f"start must be a lens ('-1.00 / -0.50 x 180') or None, got {start!r}")
 
 
+class _TiltedUtilityMean:
+    """``μ_f(s, x) + κ M`` on utility inputs ``[s, M, J0, J45]``, with its gradient, for
+    :func:`lensopt.optimize.maximize_posterior_mean` (which pins the letter size)."""
+
+    def __init__(self, model, plus_preference: float):
+        self.model = model
+        self.plus_preference = plus_preference
+
+    def __call__(self, X):
+        return self.model.predict_utility(X)[0] + self.plus_preference * np.asarray(X, dtype=float)[:, 1]
+
+    def value_and_gradient(self, X):
+        mean, _, dmean, _ = self.model.predict_utility_with_gradient(X)
+        dmean = np.array(dmean, dtype=float)
+        dmean[:, 1] += self.plus_preference
+        return mean + self.plus_preference * np.asarray(X, dtype=float)[:, 1], dmean
+
+
 def _positive(name, value, upper=math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= upper):
         raise ValueError(f"{name} must be a number in (0, {upper:g}], got {value!r}")
@@ -180,6 +225,7 @@ class PrescriptionDuelOptimizer(TrialHistory):
         inference="laplace",
         duel_separation_d=DUEL_SEPARATION_D,
         lens_lengthscale_d=LENS_LENGTHSCALE_D,
+        plus_preference=None,
     ):
         rule = DEFAULT_RULE if rule is None else rule
         if rule not in PRESCRIPTION_DUEL_RULES:
@@ -193,6 +239,10 @@ class PrescriptionDuelOptimizer(TrialHistory):
         self.axis_step_deg = _positive("axis_step_deg", axis_step_deg, 90.0)
         self.duel_separation_d = _positive("duel_separation_d", duel_separation_d, 4.0)
         self.lens_lengthscale_d = _positive("lens_lengthscale_d", lens_lengthscale_d)
+        kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference
+        if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):
+            raise ValueError(f"plus_preference must be a number >= 0 (utility units per D), got {plus_preference!r}")
+        self.plus_preference = float(kappa)
         widened = tuple((lo - ROUNDING_SLACK_D, hi + ROUNDING_SLACK_D) for lo, hi in self.box.bounds_d)
         self._core = PreferenceOptimizer(
             widened,
@@ -232,6 +282,7 @@ class PrescriptionDuelOptimizer(TrialHistory):
             "inference": s.inference,
             "duel_separation_d": self.duel_separation_d,
             "lens_lengthscale_d": self.lens_lengthscale_d,
+            "plus_preference": self.plus_preference,
         }
 
     def to_state(self) -> dict:
@@ -317,7 +368,7 @@ class PrescriptionDuelOptimizer(TrialHistory):
         """The next duel: two close phoropter lenses and a letter size (see the module docstring)."""
         t0 = time.perf_counter()
         rng = np.random.default_rng([self._core.settings.seed, self.n_trials, ASK_STREAM])
-        champion = self.best().to_array()
+        champion = self.search_optimum()
         local = self._local_settings(champion)
         model = self.model
         if model is None or self._core.n_trials < max(local.n_initial, 1) or self.rule == "random":
@@ -365,20 +416,59 @@ class PrescriptionDuelOptimizer(TrialHistory):
         self._history.append((trial, answer))
 
     # ---------------------------------------------------------------- answers
-    @single_threaded
-    def best(self) -> PowerVector:
-        """The power vector maximizing the posterior mean utility at the reference letter size, over
-        the search box (its centre before any modelled answer). No most-plus tilt (module docstring)."""
+    def search_optimum(self) -> np.ndarray:
+        """``argmax_x μ_f(s₀, x) + κ M`` ``(3,)`` (``κ`` the plus preference) over the *trust region*:
+        the box of half-width ``duel_separation_d`` around the lens shown so far with the highest
+        tilted posterior mean, cut to the search box (the box centre before any modelled answer).
+        The champion of the next duel.
+
+        Not over the whole box: far from every lens shown the posterior mean returns to its prior
+        (0), and the tilt ``κ M`` alone would then make the plus edge of the box look best — after
+        the first few duels every session ran 1–2 D plus before coming back. The champion thus
+        moves at most ``duel_separation_d`` per coordinate beyond the lenses the patient has
+        compared, as a clinician's does."""
 
         def compute():
             model = self.model
             if model is None:
-                return self.box.centre
+                return self.box.centre.to_array()
             rng = np.random.default_rng([self._core.settings.seed, self.n_trials, 1])
-            point = preference_rules.posterior_mean_argmax(
-                model, self._core.reference_context(), self.box.bounds_d, rng
-            )
-            return PowerVector(*(float(v) for v in point))
+            objective = _TiltedUtilityMean(model, self.plus_preference)
+            s0 = self._core.reference_context()
+            shown = preference_rules.training_members(model)
+            tilted = objective(np.column_stack([np.full(len(shown), float(s0[0])), shown]))
+            bounds = np.array(self.box.bounds_d)
+            anchor = np.clip(shown[int(np.argmax(tilted))], bounds[:, 0], bounds[:, 1])
+            region = self._local_settings(anchor).system_bounds
+            return maximize_posterior_mean(objective, s0, region, rng, anchor[None, :])
+
+        return self._cached("search_optimum", compute).copy()
+
+    def plus_offset_d(self, optimum_d) -> float:
+        """How far (D of M) the tilted optimum ``optimum_d`` lies plus of the untilted one: ``κ / (2c)``
+        for a posterior mean ``μ₀ − c (M − M*)²`` along M, ``c`` from the change of its M-slope over
+        :data:`CURVATURE_STEP_D` plus of ``optimum_d`` (the plus side: an accommodating eye's minus
+        side is flat); at most :data:`MAX_PLUS_OFFSET_D`, 0 without a curvature."""
+        if self.plus_preference == 0 or self.model is None:
+            return 0.0
+        s0 = self.reference_letter_logmar
+        X = np.array([[s0, *optimum_d], [s0, optimum_d[0] + CURVATURE_STEP_D, *optimum_d[1:]]])
+        _, _, dmean, _ = self.model.predict_utility_with_gradient(X)
+        curvature = (dmean[0, 1] - dmean[1, 1]) / (2.0 * CURVATURE_STEP_D)
+        if not curvature > 0:
+            return 0.0
+        return float(min(self.plus_preference / (2.0 * curvature), MAX_PLUS_OFFSET_D))
+
+    @single_threaded
+    def best(self) -> PowerVector:
+        """The reported power vector: the most-plus optimum :meth:`search_optimum` moved back by
+        :meth:`plus_offset_d` (within the box); the box centre before any modelled answer."""
+
+        def compute():
+            optimum = self.search_optimum()
+            m_low = self.box.bounds_d[0][0]
+            optimum[0] = max(optimum[0] - self.plus_offset_d(optimum), m_low)
+            return PowerVector(*(float(v) for v in optimum))
 
         return self._cached("best", compute)
 
@@ -438,6 +528,7 @@ class PrescriptionDuelOptimizer(TrialHistory):
 __all__ = [
     "DUEL_SEPARATION_D",
     "LENS_LENGTHSCALE_D",
+    "MAPPED_LENS_LENGTHSCALE_D",
     "PRESCRIPTION_DUEL_RULES",
     "PrescriptionDuelOptimizer",
     "PrescriptionDuelTrial",

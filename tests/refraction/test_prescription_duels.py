@@ -12,6 +12,7 @@ from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_duels import (
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
+    MAPPED_LENS_LENGTHSCALE_D,
     PrescriptionDuelOptimizer,
     PrescriptionDuelTrial,
     prescription_duel_kernel,
@@ -92,8 +93,9 @@ def test_a_json_state_round_trip_reproduces_the_next_duel_and_the_prescription()
     assert rebuilt.prescription().text == opt.prescription().text
 
 
-def test_the_kernel_is_isotropic_in_power_vectors_with_the_mapped_duel_lengthscale():
-    assert LENS_LENGTHSCALE_D == pytest.approx(math.sqrt(2.5 * 3.5 / 2.0))  # 2.092 D
+def test_the_kernel_is_isotropic_in_power_vectors_and_the_duel_lengthscale_maps_to_2_09_d():
+    assert MAPPED_LENS_LENGTHSCALE_D == pytest.approx(math.sqrt(2.5 * 3.5 / 2.0))  # 2.092 D
+    assert PrescriptionDuelOptimizer(start=START).settings_dict()["lens_lengthscale_d"] == LENS_LENGTHSCALE_D
     kernel = prescription_duel_kernel()
     x = np.array([[0.5, -1.0, 0.1, 0.0]])
     for step in ([0.6, 0.0, 0.0], [0.0, 0.6, 0.0], [0.0, 0.0, -0.6], [0.6 / math.sqrt(3)] * 3):
@@ -150,6 +152,42 @@ def test_the_prescription_has_intervals_around_the_lens_and_no_acuity_confidence
         assert lo <= hi and lo - 1e-9 <= value <= hi + 1e-9
 
 
+class _PosteriorMean:
+    """A utility posterior mean ``−c (M − M*)²`` (``−c max(M − M*, 0)²`` with ``plateau``: an
+    accommodating eye, flat on the minus side), with the gradient the preference GP gives."""
+
+    def __init__(self, curvature, m_star_d, plateau=False):
+        self.c, self.m_star, self.plateau = curvature, m_star_d, plateau
+
+    def predict_utility_with_gradient(self, X):
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        r = X[:, 1] - self.m_star
+        if self.plateau:
+            r = np.maximum(r, 0.0)
+        dmean = np.zeros_like(X)
+        dmean[:, 1] = -2.0 * self.c * r
+        return -self.c * r**2, np.zeros(len(X)), dmean, np.zeros_like(X)
+
+
+@pytest.mark.parametrize(
+    "curvature, plateau, kappa, expected",
+    [
+        (3.0, False, 1.0, 1.0 / 6.0),  # the tilted optimum of −3 (M − M*)² + M lies 1/6 D plus of M*
+        (3.0, True, 1.0, 1.0 / 6.0),  # measured on the plus side: the flat minus side does not matter
+        (6.0, False, 3.0, 0.25),
+        (0.2, False, 1.0, 0.5),  # 2.5 D, capped
+        (0.0, False, 1.0, 0.0),  # no curvature: no offset
+        (3.0, False, 0.0, 0.0),  # no tilt
+    ],
+)
+def test_the_most_plus_offset_is_the_tilt_over_twice_the_curvature(monkeypatch, curvature, plateau, kappa, expected):
+    opt = PrescriptionDuelOptimizer(start=START, plus_preference=kappa)
+    mean = _PosteriorMean(curvature, -1.0, plateau)
+    monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
+    tilted_m = -1.0 + (kappa / (2 * curvature) if curvature > 0 else 0.0)
+    assert opt.plus_offset_d(np.array([tilted_m, 0.1, -0.1])) == pytest.approx(expected)
+
+
 def _one_line_value_error(call, match):
     with pytest.raises(ValueError, match=match) as info:
         call()
@@ -159,6 +197,7 @@ def _one_line_value_error(call, match):
 def test_bad_input_is_one_clear_value_error():
     _one_line_value_error(lambda: PrescriptionDuelOptimizer(rule="ucb-ald", start=START), "unknown duel rule 'ucb-ald'")
     _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, lens_step_d=0), "lens_step_d")
+    _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, plus_preference=-1), "plus_preference")
     opt = PrescriptionDuelOptimizer(start=START)
     far = PrescriptionDuelTrial(Lens(3.0, -0.5, 180.0), START, 0.3)  # M 2.75 D from the start's
     _one_line_value_error(lambda: opt.tell(far, "first"), "first lens \\+3.00 / -0.50 x 180 is outside the search box")

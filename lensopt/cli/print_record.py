@@ -65,7 +65,8 @@ def print_command(args) -> int:
     with SessionStore(db_path, readonly=True) as store:
         store.session(args.session_id)  # an unknown session is said before anything heavy is imported
         # deferred: matplotlib, and the optimizers page 2 rebuilds (`lensopt --help` must not load them)
-        from lensopt.dashboard.prescription_record import session_results, write_prescription_record
+        from lensopt.dashboard.prescription_record import write_prescription_record
+        from lensopt.dashboard.prescription_text import session_results
 
         write_prescription_record(store, args.session_id, out)
         info = store.session(args.session_id)

@@ -10,315 +10,42 @@ Page 2 holds the curves the dashboard draws for the session (:mod:`lensopt.dashb
 for a full-prescription session its history and the lens tested on every trial in power vectors,
 otherwise the dashboard report's four panels (:func:`lensopt.dashboard.report.build_report_figure`).
 
-The words of page 1 are built first, as a frozen :class:`PrescriptionRecord` (:func:`build_record`,
-which tests read), then drawn. Matplotlib's object API and ``backend_pdf`` only: no Qt, no pyplot.
-The file is written to a private temporary file (mode 0600: patient data) and renamed into place.
+The words of page 1 are built first (:func:`lensopt.dashboard.prescription_text.build_record`, a
+frozen ``PrescriptionRecord`` that tests read), then drawn here. Matplotlib's object API and
+``backend_pdf`` only: no Qt, no pyplot. The file is written to a private temporary file (mode 0600: patient data) and renamed into place.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from lensopt import __version__
 from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
 from lensopt.dashboard.panels import draw_notice, draw_panel
+from lensopt.dashboard.prescription_text import (
+    EyeRecord,
+    PrescriptionRecord,
+    build_record,
+    session_results,
+    wrapped,
+)
 from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.refraction.lens import Lens, power_vector_arrays
-from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, DEFAULT_STOP_CONFIDENCE, StopRule
 from lensopt.store.records import LETTERS_KIND
 
-#: Page sizes in inches: A4 portrait (the record, the full prescription's curves) and landscape
-#: (the dashboard report's four panels).
+#: Page size in inches: A4 portrait (the record, the full prescription's curves; the dashboard
+#: report's four panels keep their own A4 landscape).
 A4_PORTRAIT_IN = (8.27, 11.69)
-A4_LANDSCAPE_IN = (11.69, 8.27)
 #: Left and right margins of page 1 (inches).
 MARGIN_IN = 0.75
-#: Eyes as the record names them; a result without an eye is "eye not recorded".
-EYE_NAMES = {"OD": "OD (right eye)", "OS": "OS (left eye)", "OU": "OU (both eyes)"}
-NO_EYE = "eye not recorded"
-#: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
-#: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
-TOLERANCE_BLUR_D = 0.25
-#: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
-INTERVAL_ROWS = (
-    ("sphere_d", "Sphere", "D"),
-    ("cylinder_d", "Cylinder", "D"),
-    ("axis_deg", "Axis", "deg"),
-    ("m_d", "M (spherical eq.)", "D"),
-    ("j0_d", "J0", "D"),
-    ("j45_d", "J45", "D"),
-)
-
-
-# --------------------------------------------------------------------------- words of page 1
-
-
-def snellen_text(logmar: float) -> tuple[str, str]:
-    """The Snellen equivalents of an acuity: ``("6/12", "20/40")`` for 0.3 logMAR.
-
-    ``6/(6·10^logMAR)`` and ``20/(20·10^logMAR)``; a denominator below 10 keeps one decimal
-    (``6/4.8``, ``6/7.5``), larger ones are whole numbers, as chart lines are written."""
-    if not math.isfinite(logmar):
-        raise ValueError(f"an acuity in logMAR must be a finite number, got {logmar!r}")
-
-    def denominator(numerator: float) -> str:
-        value = numerator * 10.0**logmar
-        text = f"{value:.1f}" if value < 9.95 else f"{value:.0f}"
-        return text[:-2] if text.endswith(".0") else text
-
-    return f"6/{denominator(6.0)}", f"20/{denominator(20.0)}"
-
-
-def _axis_int(axis_deg: float) -> int:
-    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
-    return (round(axis_deg) - 1) % 180 + 1
-
-
-def interval_text(key: str, low: float, high: float) -> str:
-    """``-1.50 to -1.00 D``, or for the axis ``160 to 005 through 180`` (an interval may pass 180)."""
-    if key == "axis_deg":
-        lo, hi = _axis_int(low), _axis_int(high)
-        return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
-    return f"{low:+.2f} to {high:+.2f} D"
-
-
-def _power_text(value_d: float) -> str:
-    text = f"{value_d:+.2f} D"
-    return "+0.00 D" if text == "-0.00 D" else text
-
-
-def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
-    """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
-    else lensopt's default 0.95), or how far below, with more trials recommended."""
-    target = DEFAULT_STOP_CONFIDENCE if stop_confidence is None else stop_confidence
-    whose = "the protocol's" if stop_confidence is not None else "lensopt's default"
-    if confidence is None:
-        return "confidence not computed; more trials recommended before prescribing"
-    if confidence >= target:
-        return (
-            f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
-            f"of the best lens (about {TOLERANCE_BLUR_D:.2f} D of blur)"
-        )
-    return f"confidence {confidence:.2f} — below {whose} {target:.2f}; more trials recommended"
-
-
-def _stop_rule(settings: dict) -> StopRule | None:
-    try:
-        return StopRule.from_dict(settings.get("stop"))
-    except (TypeError, ValueError):
-        return None
-
-
-def stop_reason(info, result) -> str:
-    """Why the session ended where the result was computed: a stored ``stop_reason`` when the
-    result has one, else read from the stopping rule, the trial budget and the session's status."""
-    stored = getattr(result, "stop_reason", None)
-    if isinstance(stored, str) and stored.strip():
-        return stored
-    n = result.n_trials
-    rule = _stop_rule(info.optimizer_settings)
-    optimizer = info.protocol.get("optimizer") if isinstance(info.protocol.get("optimizer"), dict) else {}
-    budget = rule.max_trials if rule is not None else optimizer.get("trials")
-    confidence = result.confidence
-    if rule is not None and n >= rule.min_trials and confidence is not None and confidence >= rule.confidence:
-        return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials"
-    if isinstance(budget, int) and n >= budget:
-        return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
-    if info.status == "aborted":
-        return f"stopped by the clinician after {n} trials, before the stopping rule was met"
-    return f"ended after {n} trials, before the stopping rule was met"
-
-
-@dataclass(frozen=True)
-class EyeRecord:
-    """One eye's prescription as page 1 writes it.
-
-    ``eye``: ``"OD (right eye)"``, ``"OS (left eye)"`` or :data:`NO_EYE`; ``prescription`` the
-    clinical notation; ``rows`` one ``(label, value, 95 % interval)`` per :data:`INTERVAL_ROWS`
-    entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (``"6/5.7 · 20/19"``), ``"-"`` when not
-    predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words)."""
-
-    eye: str
-    prescription: str
-    rows: tuple[tuple[str, str, str], ...]
-    acuity: str
-    snellen: str
-    trials: str
-    stop_reason: str
-    confidence: str
-
-    def texts(self) -> list[str]:
-        """Every string drawn for this eye."""
-        cells = [cell for row in self.rows for cell in row]
-        return [self.eye, self.prescription, *cells, self.acuity, self.snellen, self.trials]
-
-
-@dataclass(frozen=True)
-class PrescriptionRecord:
-    """The words of page 1 of session ``session_id``: ``title``, ``session`` rows ``(label, value)``, one :class:`EyeRecord`
-    per stored result (none when ``missing`` says why no prescription was stored), the starting
-    refraction, the software versions."""
-
-    session_id: int
-    title: str
-    session: tuple[tuple[str, str], ...]
-    eyes: tuple[EyeRecord, ...]
-    start: str
-    software: str
-    missing: str | None = None
-
-    def __post_init__(self):
-        if (self.missing is None) == (not self.eyes):
-            raise ValueError("PrescriptionRecord needs either eyes or the reason none is stored (missing), not both")
-
-    def texts(self) -> list[str]:
-        """Every string page 1 draws (for the tests and for anyone checking a printout)."""
-        out = [
-            self.title,
-            f"Session {self.session_id}",
-            *(part for row in self.session for part in row),
-            self.start,
-            self.software,
-        ]
-        for eye in self.eyes:
-            out += [*eye.texts(), f"{eye.eye}: {eye.stop_reason}", f"{eye.eye}: {eye.confidence}"]
-        return out + ([] if self.missing is None else [self.missing])
-
-
-def _when(unix_s: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(unix_s))
-
-
-def session_results(info) -> list:
-    """The results stored for session ``info``, one per eye (OD before OS, then those without an
-    eye): ``info.results`` when the store reads several, else ``info.result`` (schema 5: one)."""
-    several = getattr(info, "results", None)
-    if isinstance(several, dict):
-        results = list(several.values())
-    elif isinstance(several, (list, tuple)):
-        results = list(several)
-    else:
-        results = [] if info.result is None else [info.result]
-    order = {"OD": 0, "OS": 1, "OU": 2}
-    return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None), 3))
-
-
-def eye_record(info, result) -> EyeRecord:
-    """Page 1's words for one stored result of session ``info``."""
-    eye = getattr(result, "eye", None)
-    lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg if result.axis_deg is not None else 180.0)
-    m_d, j0_d, j45_d = (float(v) for v in power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
-    values = {
-        "sphere_d": _power_text(lens.sphere_d),
-        "cylinder_d": _power_text(lens.cylinder_d),
-        "axis_deg": "-" if result.axis_deg is None or lens.cylinder_d == 0.0 else f"{_axis_int(lens.axis_deg):03d}",
-        "m_d": _power_text(m_d),
-        "j0_d": _power_text(j0_d),
-        "j45_d": _power_text(j45_d),
-    }
-    rows = tuple(
-        (label, values[key], interval_text(key, *result.intervals[key]) if key in result.intervals else "-")
-        for key, label, _ in INTERVAL_ROWS
-    )
-    acuity = result.predicted_acuity_logmar
-    rule = _stop_rule(info.optimizer_settings)
-    return EyeRecord(
-        eye=EYE_NAMES.get(eye, NO_EYE),
-        prescription=result.prescription,
-        rows=rows,
-        acuity="-" if acuity is None else f"{acuity:+.2f} logMAR",
-        snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
-        trials=f"{result.n_trials} letters",
-        stop_reason=stop_reason(info, result),
-        confidence=confidence_statement(result.confidence, None if rule is None else rule.confidence),
-    )
-
-
-def missing_reason(info) -> str:
-    """Why session ``info`` has no stored prescription, and what to do about it."""
-    sid, n = info.session_id, info.n_trials
-    if info.kind != LETTERS_KIND:
-        return (
-            f"No prescription is stored: session {sid} is a {info.kind} session, which reports no prescription. "
-            "The full prescription (sphere, cylinder and axis) comes from a letter session with a starting "
-            "refraction: lensopt run --protocol clinical-prescription --start RX."
-        )
-    if not is_prescription(info.optimizer_settings):
-        return (
-            f"No prescription is stored: session {sid} is a two-parameter (sphere, cylinder) search, which finds "
-            "the best lens on the dashboard but no prescription with an axis. Run a full-prescription session: "
-            "lensopt run --protocol clinical-prescription --start RX."
-        )
-    if n == 0:
-        return f"No prescription is stored: session {sid} has no answered trial."
-    if info.status == "running":
-        return (
-            f"No prescription is stored yet: session {sid} is still running ({n} trials so far). "
-            "The prescription is stored when it ends; print again then."
-        )
-    return (
-        f"No prescription is stored: session {sid} was {info.status} after {n} trials without one. "
-        f"Resume it to finish and store the prescription: lensopt run --resume {sid}."
-    )
-
-
-def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
-    """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
-    ``printed_at`` (unix seconds; default now)."""
-    printed_at = time.time() if printed_at is None else printed_at
-    results = session_results(info)
-    name = (
-        info.protocol.get("protocol", {}).get("name", "-") if isinstance(info.protocol.get("protocol"), dict) else "-"
-    )
-    observer = info.protocol.get("protocol", {}).get("observer") if name != "-" else None
-    session = [
-        ("Patient / participant", info.participant),
-        ("Session", f"{info.session_id} · {info.kind} · {info.status}"),
-        ("Session started", _when(info.created_at)),
-    ]
-    if results:
-        session.append(("Result computed", _when(max(r.recorded_at for r in results))))
-    session.append(("Protocol", name + (" · answers by a SIMULATED patient" if observer == "simulated" else "")))
-    session.append(("Printed", _when(printed_at)))
-    start = info.optimizer_settings.get("start")
-    if is_prescription(info.optimizer_settings):
-        settings = info.optimizer_settings
-        box = f"search box M ±{settings.get('m_half_width_d', '?'):g} D, J0 and J45 ±{settings.get('j_half_width_d', '?'):g} D"
-        start_text = f"{start} ({box})" if start else "none (full box, M ±4 D, J0 and J45 ±1.5 D)"
-    else:
-        start_text = "none (two-parameter search)" if info.kind == LETTERS_KIND else "none"
-    computed = sorted({r.software_version for r in results if r.software_version})
-    if {info.software_version, __version__, *computed} == {__version__}:
-        done = "session recorded, result computed and printed" if computed else "session recorded and printed"
-        software = f"lensopt {__version__} ({done})"
-    else:
-        software = (
-            f"session recorded by lensopt {info.software_version}"
-            + (f"; prescription computed by lensopt {', '.join(computed)}" if computed else "")
-            + f"; printed by lensopt {__version__}"
-        )
-    return PrescriptionRecord(
-        session_id=info.session_id,
-        title="Spectacle prescription",
-        session=tuple(session),
-        eyes=tuple(eye_record(info, r) for r in results),
-        start=start_text,
-        software=software,
-        missing=None if results else missing_reason(info),
-    )
-
-
-# --------------------------------------------------------------------------- drawing
 
 
 class _Page:
@@ -337,7 +64,7 @@ class _Page:
         low, high = x_in or (MARGIN_IN, self.width_in - MARGIN_IN)
         y = 1.0 - (self.y_in + gap_in) / self.height_in
         self.fig.add_artist(
-            matplotlib.lines.Line2D(
+            Line2D(
                 [low / self.width_in, high / self.width_in], [y, y], transform=self.fig.transFigure, color=color, lw=0.8
             )
         )
@@ -354,12 +81,6 @@ MONO = "DejaVu Sans Mono"
 #: Colours of M, J0 and J45 on the lens path (not the history's green and red of right and wrong).
 POWER_VECTOR_COLORS = {"M": MODEL_COLOR, "J0": "#ff7f00", "J45": "#6a3d9a"}
 GREY = "0.35"
-
-
-def _wrapped(text: str, width_chars: int) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width_chars, break_on_hyphens=False) or [""]
 
 
 def _labelled(page: _Page, label: str, lines: list[str], step_in: float = 0.24, size: float = FONT_SIZE + 1) -> None:
@@ -388,7 +109,7 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
     if record.missing is not None:
         page.text(MARGIN_IN, "No prescription stored", size=20, weight="bold", color="#b2182b")
         page.down(0.5)
-        for line in _wrapped(record.missing, 78):
+        for line in wrapped(record.missing, 78):
             page.text(MARGIN_IN, line, size=FONT_SIZE + 2)
             page.down(0.27)
         page.down(0.15)
@@ -400,12 +121,12 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
         )
         page.down(0.5)
         _labelled(page, "Starting refraction", [record.start])
-        _labelled(page, "Software", _wrapped(record.software, 62), step_in=0.22, size=FONT_SIZE)
+        _labelled(page, "Software", wrapped(record.software, 62), step_in=0.22, size=FONT_SIZE)
         return fig
     _draw_eyes(page, record.eyes)
     page.down(0.1)
     _labelled(page, "Starting refraction", [record.start])
-    _labelled(page, "Software", _wrapped(record.software, 62), step_in=0.22, size=FONT_SIZE)
+    _labelled(page, "Software", wrapped(record.software, 62), step_in=0.22, size=FONT_SIZE)
     _draw_signature(page)
     return fig
 
@@ -456,7 +177,7 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
             label = name if len(eyes) == 1 else f"{name} ({eye.eye.split()[0]})"
             weight = "bold" if field == "confidence" else "normal"
             page.text(MARGIN_IN, label, size=FONT_SIZE, color=GREY)
-            for line in _wrapped(getattr(eye, field), 54 if field == "confidence" else 62):
+            for line in wrapped(getattr(eye, field), 54 if field == "confidence" else 62):
                 page.text(VALUE_X_IN, line, size=FONT_SIZE + 1, weight=weight)
                 page.down(0.23)
             page.down(0.06)
@@ -541,7 +262,7 @@ def _draw_lens_path(fig, records, results) -> None:
         pad=16,
     )
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=3, fontsize=FONT_SIZE - 1, frameon=False)
 
 
 def draw_curves_page(store, info) -> Figure:

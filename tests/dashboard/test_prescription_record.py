@@ -13,14 +13,14 @@ from dataclasses import asdict
 
 import pytest
 
-from lensopt.dashboard.prescription_record import (
+from lensopt.dashboard.prescription_record import write_prescription_record
+from lensopt.dashboard.prescription_text import (
     NO_EYE,
     build_record,
     confidence_statement,
     interval_text,
     snellen_text,
     stop_reason,
-    write_prescription_record,
 )
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.letters import RefractionOptimizer

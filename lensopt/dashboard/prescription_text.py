@@ -1,0 +1,316 @@
+"""The words of the printable prescription record (issue 17, "The record"), before any drawing.
+
+:func:`build_record` turns a stored session (a ``SessionInfo`` and its results) into a frozen
+:class:`PrescriptionRecord`: the session rows, one :class:`EyeRecord` per eye (the prescription in
+clinical notation, the value and 95 % credible interval of sphere, cylinder, axis, M, J0 and J45,
+the predicted acuity in logMAR and Snellen, the trials, why the session stopped and the confidence
+in plain words), the starting refraction and the software versions, or, for a session without a
+stored prescription, why there is none. :mod:`lensopt.dashboard.prescription_record` draws it;
+tests read it. No matplotlib here.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import time
+from dataclasses import dataclass
+
+from lensopt import __version__
+from lensopt.modes.letters import is_prescription
+from lensopt.refraction.lens import Lens, power_vector_arrays
+from lensopt.refraction.prescription import (
+    FULL_J_BOUNDS_D,
+    FULL_M_BOUNDS_D,
+    START_J_HALF_WIDTH_D,
+    START_M_HALF_WIDTH_D,
+)
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, DEFAULT_STOP_CONFIDENCE, StopRule
+from lensopt.store.records import LETTERS_KIND
+
+#: Eyes as the record names them; a result without an eye is "eye not recorded".
+EYE_NAMES = {"OD": "OD (right eye)", "OS": "OS (left eye)", "OU": "OU (both eyes)"}
+NO_EYE = "eye not recorded"
+#: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
+#: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
+TOLERANCE_BLUR_D = 0.25
+#: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
+INTERVAL_ROWS = (
+    ("sphere_d", "Sphere", "D"),
+    ("cylinder_d", "Cylinder", "D"),
+    ("axis_deg", "Axis", "deg"),
+    ("m_d", "M (spherical eq.)", "D"),
+    ("j0_d", "J0", "D"),
+    ("j45_d", "J45", "D"),
+)
+
+
+def snellen_text(logmar: float) -> tuple[str, str]:
+    """The Snellen equivalents of an acuity: ``("6/12", "20/40")`` for 0.3 logMAR.
+
+    ``6/(6·10^logMAR)`` and ``20/(20·10^logMAR)``; a denominator below 10 keeps one decimal
+    (``6/4.8``, ``6/7.5``), larger ones are whole numbers, as chart lines are written."""
+    if not math.isfinite(logmar):
+        raise ValueError(f"an acuity in logMAR must be a finite number, got {logmar!r}")
+
+    def denominator(numerator: float) -> str:
+        value = numerator * 10.0**logmar
+        text = f"{value:.1f}" if value < 9.95 else f"{value:.0f}"
+        return text[:-2] if text.endswith(".0") else text
+
+    return f"6/{denominator(6.0)}", f"20/{denominator(20.0)}"
+
+
+def _axis_int(axis_deg: float) -> int:
+    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
+    return (round(axis_deg) - 1) % 180 + 1
+
+
+def interval_text(key: str, low: float, high: float) -> str:
+    """``-1.50 to -1.00 D``, or for the axis ``160 to 005 through 180`` (an interval may pass 180)."""
+    if key == "axis_deg":
+        lo, hi = _axis_int(low), _axis_int(high)
+        return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
+    return f"{low:+.2f} to {high:+.2f} D"
+
+
+def _power_text(value_d: float) -> str:
+    text = f"{value_d:+.2f} D"
+    return "+0.00 D" if text == "-0.00 D" else text
+
+
+def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
+    """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
+    else lensopt's default 0.95), or how far below, with more trials recommended."""
+    target = DEFAULT_STOP_CONFIDENCE if stop_confidence is None else stop_confidence
+    whose = "the protocol's" if stop_confidence is not None else "lensopt's default"
+    if confidence is None:
+        return "confidence not computed; more trials recommended before prescribing"
+    if confidence >= target:
+        return (
+            f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
+            f"of the best lens (about {TOLERANCE_BLUR_D:.2f} D of blur)"
+        )
+    return f"confidence {confidence:.2f} — below {whose} {target:.2f}; more trials recommended"
+
+
+def _stop_rule(settings: dict) -> StopRule | None:
+    try:
+        return StopRule.from_dict(settings.get("stop"))
+    except (TypeError, ValueError):
+        return None
+
+
+def stop_reason(info, result) -> str:
+    """Why the session ended where the result was computed: a stored ``stop_reason`` when the
+    result has one, else read from the stopping rule, the trial budget and the session's status."""
+    stored = getattr(result, "stop_reason", None)
+    if isinstance(stored, str) and stored.strip():
+        return stored
+    n = result.n_trials
+    rule = _stop_rule(info.optimizer_settings)
+    optimizer = info.protocol.get("optimizer") if isinstance(info.protocol.get("optimizer"), dict) else {}
+    budget = rule.max_trials if rule is not None else optimizer.get("trials")
+    confidence = result.confidence
+    if rule is not None and n >= rule.min_trials and confidence is not None and confidence >= rule.confidence:
+        return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials"
+    if isinstance(budget, int) and n >= budget:
+        return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
+    if info.status == "aborted":
+        return f"stopped by the clinician after {n} trials, before the stopping rule was met"
+    return f"ended after {n} trials, before the stopping rule was met"
+
+
+@dataclass(frozen=True)
+class EyeRecord:
+    """One eye's prescription as page 1 writes it.
+
+    ``eye``: ``"OD (right eye)"``, ``"OS (left eye)"`` or :data:`NO_EYE`; ``prescription`` the
+    clinical notation; ``rows`` one ``(label, value, 95 % interval)`` per :data:`INTERVAL_ROWS`
+    entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (``"6/5.7 · 20/19"``), ``"-"`` when not
+    predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words)."""
+
+    eye: str
+    prescription: str
+    rows: tuple[tuple[str, str, str], ...]
+    acuity: str
+    snellen: str
+    trials: str
+    stop_reason: str
+    confidence: str
+
+    def texts(self) -> list[str]:
+        """Every string drawn for this eye."""
+        cells = [cell for row in self.rows for cell in row]
+        return [self.eye, self.prescription, *cells, self.acuity, self.snellen, self.trials]
+
+
+@dataclass(frozen=True)
+class PrescriptionRecord:
+    """The words of page 1 of session ``session_id``: ``title``, ``session`` rows ``(label, value)``, one :class:`EyeRecord`
+    per stored result (none when ``missing`` says why no prescription was stored), the starting
+    refraction, the software versions."""
+
+    session_id: int
+    title: str
+    session: tuple[tuple[str, str], ...]
+    eyes: tuple[EyeRecord, ...]
+    start: str
+    software: str
+    missing: str | None = None
+
+    def __post_init__(self):
+        if (self.missing is None) == (not self.eyes):
+            raise ValueError("PrescriptionRecord needs either eyes or the reason none is stored (missing), not both")
+
+    def texts(self) -> list[str]:
+        """Every string page 1 draws (for the tests and for anyone checking a printout)."""
+        out = [
+            self.title,
+            f"Session {self.session_id}",
+            *(part for row in self.session for part in row),
+            self.start,
+            self.software,
+        ]
+        for eye in self.eyes:
+            out += [*eye.texts(), f"{eye.eye}: {eye.stop_reason}", f"{eye.eye}: {eye.confidence}"]
+        return out + ([] if self.missing is None else [self.missing])
+
+
+def _when(unix_s: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(unix_s))
+
+
+def session_results(info) -> list:
+    """The results stored for session ``info``, one per eye (OD before OS, then those without an
+    eye): ``info.results`` when the store reads several, else ``info.result`` (schema 5: one)."""
+    several = getattr(info, "results", None)
+    if isinstance(several, dict):
+        results = list(several.values())
+    elif isinstance(several, (list, tuple)):
+        results = list(several)
+    else:
+        results = [] if info.result is None else [info.result]
+    order = {"OD": 0, "OS": 1, "OU": 2}
+    return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None), 3))
+
+
+def eye_record(info, result) -> EyeRecord:
+    """Page 1's words for one stored result of session ``info``."""
+    eye = getattr(result, "eye", None)
+    lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg if result.axis_deg is not None else 180.0)
+    m_d, j0_d, j45_d = (float(v) for v in power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
+    values = {
+        "sphere_d": _power_text(lens.sphere_d),
+        "cylinder_d": _power_text(lens.cylinder_d),
+        "axis_deg": "-" if result.axis_deg is None or lens.cylinder_d == 0.0 else f"{_axis_int(lens.axis_deg):03d}",
+        "m_d": _power_text(m_d),
+        "j0_d": _power_text(j0_d),
+        "j45_d": _power_text(j45_d),
+    }
+    rows = tuple(
+        (label, values[key], interval_text(key, *result.intervals[key]) if key in result.intervals else "-")
+        for key, label, _ in INTERVAL_ROWS
+    )
+    acuity = result.predicted_acuity_logmar
+    rule = _stop_rule(info.optimizer_settings)
+    return EyeRecord(
+        eye=EYE_NAMES.get(eye, NO_EYE),
+        prescription=result.prescription,
+        rows=rows,
+        acuity="-" if acuity is None else f"{acuity:+.2f} logMAR",
+        snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
+        trials=f"{result.n_trials} letters",
+        stop_reason=stop_reason(info, result),
+        confidence=confidence_statement(result.confidence, None if rule is None else rule.confidence),
+    )
+
+
+def missing_reason(info) -> str:
+    """Why session ``info`` has no stored prescription, and what to do about it."""
+    sid, n = info.session_id, info.n_trials
+    if info.kind != LETTERS_KIND:
+        return (
+            f"No prescription is stored: session {sid} is a {info.kind} session, which reports no prescription. "
+            "The full prescription (sphere, cylinder and axis) comes from a letter session with a starting "
+            "refraction: lensopt run --protocol clinical-prescription --start RX."
+        )
+    if not is_prescription(info.optimizer_settings):
+        return (
+            f"No prescription is stored: session {sid} is a two-parameter (sphere, cylinder) search, which finds "
+            "the best lens on the dashboard but no prescription with an axis. Run a full-prescription session: "
+            "lensopt run --protocol clinical-prescription --start RX."
+        )
+    if n == 0:
+        return f"No prescription is stored: session {sid} has no answered trial."
+    if info.status == "running":
+        return (
+            f"No prescription is stored yet: session {sid} is still running ({n} trials so far). "
+            "The prescription is stored when it ends; print again then."
+        )
+    return (
+        f"No prescription is stored: session {sid} was {info.status} after {n} trials without one. "
+        f"Resume it to finish and store the prescription: lensopt run --resume {sid}."
+    )
+
+
+def start_text(info) -> str:
+    """The starting refraction of session ``info`` and the search box around it."""
+    settings = info.optimizer_settings
+    if info.kind != LETTERS_KIND:
+        return "none"
+    if not is_prescription(settings):
+        return "none (two-parameter search)"
+    start = settings.get("start")
+    if not start:
+        m_high, j_high = FULL_M_BOUNDS_D[1], FULL_J_BOUNDS_D[1]
+        return f"none (the full box: M ±{m_high:g} D, J0 and J45 ±{j_high:g} D)"
+    m_d = settings.get("m_half_width_d") or START_M_HALF_WIDTH_D
+    j_d = settings.get("j_half_width_d") or START_J_HALF_WIDTH_D
+    return f"{start} (search box M ±{m_d:g} D, J0 and J45 ±{j_d:g} D)"
+
+
+def software_text(info, results) -> str:
+    """The lensopt versions that recorded the session, computed its results and print them."""
+    computed = sorted({r.software_version for r in results if r.software_version})
+    if {info.software_version, __version__, *computed} == {__version__}:
+        done = "session recorded, result computed and printed" if computed else "session recorded and printed"
+        return f"lensopt {__version__} ({done})"
+    return (
+        f"session recorded by lensopt {info.software_version}"
+        + (f"; result computed by lensopt {', '.join(computed)}" if computed else "")
+        + f"; printed by lensopt {__version__}"
+    )
+
+
+def wrapped(text: str, width_chars: int) -> list[str]:
+    """``text`` in lines of at most ``width_chars`` characters (a command is never cut at a hyphen)."""
+    return textwrap.wrap(text, width_chars, break_on_hyphens=False) or [""]
+
+
+def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
+    """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
+    ``printed_at`` (unix seconds; default now)."""
+    printed_at = time.time() if printed_at is None else printed_at
+    results = session_results(info)
+    about = info.protocol.get("protocol")  # the protocol's [protocol] table, as lensopt run stores it
+    about = about if isinstance(about, dict) else {}
+    name, observer = about.get("name") or "-", about.get("observer")
+    session = [
+        ("Patient / participant", info.participant),
+        ("Session", f"{info.session_id} · {info.kind} · {info.status}"),
+        ("Session started", _when(info.created_at)),
+    ]
+    if results:
+        session.append(("Result computed", _when(max(r.recorded_at for r in results))))
+    session.append(("Protocol", name + (" · answers by a SIMULATED patient" if observer == "simulated" else "")))
+    session.append(("Printed", _when(printed_at)))
+    return PrescriptionRecord(
+        session_id=info.session_id,
+        title="Spectacle prescription",
+        session=tuple(session),
+        eyes=tuple(eye_record(info, r) for r in results),
+        start=start_text(info),
+        software=software_text(info, results),
+        missing=None if results else missing_reason(info),
+    )

@@ -49,7 +49,8 @@ def snellen_text(logmar: float) -> tuple[str, str]:
     """The Snellen equivalents of an acuity: ``("6/12", "20/40")`` for 0.3 logMAR.
 
     ``6/(6·10^logMAR)`` and ``20/(20·10^logMAR)``; a denominator below 10 keeps one decimal
-    (``6/4.8``, ``6/7.5``), larger ones are whole numbers, as chart lines are written."""
+    (``6/4.8``; 0.1 logMAR is ``6/7.6``, the exact equivalent of the chart line called 6/7.5), larger
+    ones are whole numbers."""
     if not math.isfinite(logmar):
         raise ValueError(f"an acuity in logMAR must be a finite number, got {logmar!r}")
 
@@ -147,9 +148,9 @@ class EyeRecord:
 
 @dataclass(frozen=True)
 class PrescriptionRecord:
-    """The words of page 1 of session ``session_id``: ``title``, ``session`` rows ``(label, value)``, one :class:`EyeRecord`
-    per stored result (none when ``missing`` says why no prescription was stored), the starting
-    refraction, the software versions."""
+    """The words of page 1 of session ``session_id``: ``title``, ``session`` rows ``(label, value)``,
+    one :class:`EyeRecord` per stored result (none when ``missing`` says why no prescription was
+    stored), the starting refraction, the software versions."""
 
     session_id: int
     title: str

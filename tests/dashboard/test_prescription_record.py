@@ -249,3 +249,17 @@ def test_the_pdf_of_a_session_without_a_prescription_has_the_clear_page(sessions
     text = pdf_text(out)
     if text is not None:
         assert "No prescription stored" in text and "Signature" not in text  # nothing to sign
+
+
+def test_a_duel_session_gets_the_page_without_a_prescription_and_the_dashboards_panels(store_simulated_duels, tmp_path):
+    path = tmp_path / "duels.db"
+    sid, _ = store_simulated_duels(path, 6)
+    out = tmp_path / "duel.pdf"
+    with SessionStore(path, readonly=True) as store:
+        record = build_record(store.session(sid))
+        write_prescription_record(store, sid, out)
+    assert record.eyes == () and "duel session, which reports no prescription" in record.missing
+    assert page_count(out.read_bytes()) == 2
+    text = pdf_text(out)
+    if text is not None:
+        assert "No prescription stored" in text and "lensopt duel refraction report" in text

@@ -46,7 +46,7 @@ def register(subparsers) -> None:
         type=Path,
         dest="save_frames",
         help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled), "
-        "and the clinician's lens prompt as DIR/trial-NNN-lens.png",
+        "the clinician's console meanwhile as DIR/trial-NNN-console.png and its lens prompt as DIR/trial-NNN-lens.png",
     )
     parser.add_argument(
         "--start",

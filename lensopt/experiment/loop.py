@@ -40,6 +40,10 @@ from lensopt.store import TrialRecord
 TEXT_HEIGHT_PX = 28
 """Height of instruction text (px); instructions are not optotypes, so font metrics are fine here."""
 
+PATIENT_TEXT_HEIGHT_FRACTION = 0.07
+"""Height of the patient's words ("Read the letter", "Done. Thank you!") when a clinician's console
+holds everything else, as a fraction of the window's height (76 px on a 1080 px screen)."""
+
 FEEDBACK_COLORS = {True: (-1.0, 0.4, -1.0), False: (0.8, -1.0, -1.0)}
 """Feedback text colour (PsychoPy rgb, -1..1): green for correct, red for wrong or passed."""
 
@@ -93,9 +97,11 @@ class LoopScreens:
         first_index: int = 1,
         frames_dir: str | Path | None = None,
         log: Callable[[str], None] | None = print,
+        console=None,
     ):
         from psychopy import visual
 
+        self.console = console
         self.win, self.protocol, self.calibration = win, protocol, calibration
         self.optimizer, self.responses, self.record = optimizer, responses, record
         self.seed, self.first_index = int(seed), int(first_index)
@@ -107,18 +113,51 @@ class LoopScreens:
         self.text = visual.TextStim(
             win, units="pix", height=TEXT_HEIGHT_PX, color="black", wrapWidth=wrap_px, autoLog=False
         )
+        self.patient_text = visual.TextStim(
+            win,
+            units="pix",
+            height=max(TEXT_HEIGHT_PX, PATIENT_TEXT_HEIGHT_FRACTION * win.size[1]),
+            color="black",
+            wrapWidth=wrap_px,
+            autoLog=False,
+        )
         self.fixation = visual.ShapeStim(
             win, units="pix", vertices="cross", size=FIXATION_SIZE_PX, fillColor="black", lineColor=None, autoLog=False
         )
         self.n_answered = 0
 
     # ------------------------------------------------------------------ screens
-    def _message(self, text: str, keys, source=None, frame_name: str | None = None) -> KeyPress | None:
-        self.text.text = text
-        self.text.draw()
-        if frame_name is not None:
-            self._save_frame(frame_name)
-        self.win.flip()
+    def _patient_says(self, text: str) -> None:
+        """Draw ``text`` on the patient's window in the patient's large font (no flip). Only words
+        meant for the patient come here: with a console, nothing else is written on this window."""
+        if text:
+            self.patient_text.text = text
+            self.patient_text.draw()
+
+    def _message(
+        self,
+        text: str,
+        keys,
+        source=None,
+        frame_name: str | None = None,
+        patient_text: str = "",
+        console: dict | None = None,
+    ) -> KeyPress | None:
+        """Show ``text`` and wait for one of ``keys``. With a clinician's console, ``text`` (and the
+        ``console`` fields of :class:`~lensopt.experiment.console.ConsoleState`) go to the console
+        and the patient's window shows only ``patient_text``; without one, ``text`` is on the window."""
+        if self.console is None:
+            self.text.text = text
+            self.text.draw()
+            if frame_name is not None:
+                self._save_frame(frame_name)
+            self.win.flip()
+        else:
+            self._patient_says(patient_text)
+            self.win.flip()
+            self.console.update(heading=text, **(console or {}))
+            if frame_name is not None and self.frames_dir is not None:
+                self.console.save_frame(self.frames_dir / frame_name)
         source = source or self.responses
         source.start_timer()
         return source.wait_for(keys)
@@ -133,15 +172,25 @@ class LoopScreens:
             f"{keys.quit.upper()} or {keys.pause.upper()}: quit (resume later with --resume)",
             [keys.confirm, keys.quit, keys.pause],
             source=human,
+            patient_text="Please wait",
         )
         return press is not None and press.key == keys.confirm
 
-    def _wait_or_pause(self, text: str, frame_name: str | None = None) -> bool:
+    def _wait_or_pause(
+        self, text: str, frame_name: str | None = None, patient_text: str = "", console: dict | None = None
+    ) -> bool:
         """Show ``text`` until the confirm key; Escape pauses. False if the person quit. With
-        ``frame_name`` and ``frames_dir``, the screen is saved as ``frames_dir/frame_name``."""
+        ``frame_name`` and ``frames_dir``, the screen (the console's, if there is one) is saved as
+        ``frames_dir/frame_name``; ``patient_text`` and ``console`` as in :meth:`_message`."""
         keys = self.protocol.keys
         while True:
-            press = self._message(text, [keys.confirm, keys.pause], frame_name=frame_name)
+            press = self._message(
+                text,
+                [keys.confirm, keys.pause],
+                frame_name=frame_name,
+                patient_text=patient_text,
+                console=console,
+            )
             if press is None or press.key == keys.confirm:
                 return True
             if not self._pause():
@@ -175,7 +224,16 @@ class LoopScreens:
         self.responses.clear()
         self.win.callOnFlip(self.responses.start_timer)
         self.win.flip()
-        return time.time()
+        shown_at = time.time()
+        if self.console is not None:
+            self.console.update(**self._console_while_shown(index))
+            if capture and self.frames_dir is not None:
+                self.console.save_frame(self.frames_dir / f"trial-{index:03d}-console.png")
+        return shown_at
+
+    def _console_while_shown(self, index: int) -> dict:
+        """What the console says while trial ``index``'s stimulus is on the patient's screen."""
+        return {"heading": "Waiting for the answer"}
 
     def _answer(self, respond: Callable[[float | None], KeyPress | None]) -> KeyPress | None:
         """``respond(timeout_s)`` until answered; hide the stimulus after ``letter_s`` if set; None if timed out."""
@@ -219,10 +277,18 @@ class LoopScreens:
         confidence = float(self.optimizer.confidence())
         message = stop_message(index, confidence)
         self.log(message)
-        self.text.text = f"Done. Thank you!\n\n({message})"
-        self.text.draw()
-        self.win.flip()
+        self._done(f"Session finished: {message}")
         return LoopResult("finished", self.n_answered, index, stopped_at=index, confidence=confidence)
+
+    def _done(self, summary: str) -> None:
+        """The closing screen: "Done. Thank you!" for the patient, ``summary`` for the clinician."""
+        if self.console is None:
+            self.text.text = f"Done. Thank you!\n\n({summary})" if summary else "Done. Thank you!"
+            self.text.draw()
+        else:
+            self._patient_says("Done. Thank you!")
+            self.console.update(heading=summary, lens_text="", keys_text="")
+        self.win.flip()
 
     def run(self, n_trials: int) -> LoopResult:
         """Run until trial ``n_trials`` is answered, the optimizer's stopping rule says stop (checked
@@ -239,16 +305,15 @@ class LoopScreens:
                 return self._stopped(index)
             on_break = protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials
             if on_break and not self._wait_or_pause(
-                f"Break: {index} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue."
+                f"Break: {index} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue.",
+                patient_text="Break: rest your eyes",
             ):
                 return LoopResult("quit", self.n_answered, index)
             if timing.iti_s > 0:
                 self.win.flip()
                 time.sleep(timing.iti_s)
             index += 1
-        self.text.text = "Done. Thank you!"
-        self.text.draw()
-        self.win.flip()
+        self._done("" if self.console is None else f"Session finished: all {n_trials} {self.unit} answered")
         return LoopResult("finished", self.n_answered, index - 1)
 
 
@@ -285,6 +350,13 @@ class TrialLoop(LoopScreens):
 
     def _instructions(self, n_trials: int) -> bool:
         keys, p = self.protocol.keys, self.protocol
+        if self.console is not None:
+            self.console.update(n_trials=n_trials, keys_text=self._answer_keys_text())
+            return self._wait_or_pause(
+                f"{self._resume_note(n_trials)}The patient reads each letter aloud; type the letter they name "
+                f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
+                patient_text="Read the letter",
+            )
         return self._wait_or_pause(
             f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
             f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
@@ -292,18 +364,54 @@ class TrialLoop(LoopScreens):
             f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start."
         )
 
+    def _answer_keys_text(self) -> str:
+        """The keys while a letter is shown, as the console lists them."""
+        keys = self.protocol.keys
+        return (
+            f"Keys: the letter named   ·   {keys.pass_key.upper()}: cannot read (a miss)   ·   "
+            f"{keys.pause.upper()}: pause / stop"
+        )
+
     def _lens_prompt(self, index: int, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> bool:
-        """The clinician's prompt to set the lens of trial ``index`` (saved as ``trial-NNN-lens.png``)."""
+        """The clinician's prompt to set the lens of trial ``index`` (saved as ``trial-NNN-lens.png``):
+        on the console, large, while the patient's window stays blank."""
         if axis_deg is None:
             lens_text = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
             shown = f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
         else:  # a full-prescription lens, in clinical notation
             lens_text = shown = Lens(sphere_d, cylinder_d, axis_deg).format()
         self.log(f"clinician: set lens {lens_text}")
+        confirm = self.protocol.keys.confirm.upper()
+        if self.console is not None:
+            return self._wait_or_pause(
+                f"Set this lens on the phoropter, then press {confirm}",
+                frame_name=f"trial-{index:03d}-lens.png",
+                console={"lens_text": shown, "trial_index": index, "keys_text": f"{confirm}: the lens is set"},
+            )
         return self._wait_or_pause(
-            f"Clinician: set the lens\n\n{shown}\n\nthen press {self.protocol.keys.confirm.upper()}",
+            f"Clinician: set the lens\n\n{shown}\n\nthen press {confirm}",
             frame_name=f"trial-{index:03d}-lens.png",
         )
+
+    def _console_while_shown(self, index: int) -> dict:
+        letter, logmar = self.letter_stim.letter, self.shown_logmar
+        return {
+            "trial_index": index,
+            "heading": f"Letter {letter} shown at {logmar:+.2f} logMAR: type the letter the patient names",
+            "keys_text": self._answer_keys_text(),
+        }
+
+    def _after_answer(self, index: int, letter: str, response: str | None, correct: bool) -> None:
+        """The console's list of answers and confidence, after the answer is stored and told."""
+        if self.console is None:
+            return
+        mark = "ok" if correct else "x"
+        answer = f"{index}: {letter}>{response or '-'} {mark}"
+        confidence = None
+        stop = getattr(self.optimizer, "stop", None)
+        if stop is not None and self.optimizer.n_trials >= stop.min_trials:
+            confidence = float(self.optimizer.confidence())  # computed by the stopping rule anyway
+        self.console.update(answers=(*self.console.state.answers, answer), confidence=confidence)
 
     def letter_for(self, index: int, previous: str | None) -> str:
         """Trial ``index``'s letter, drawn from ``(seed, index)``; never the previous letter again."""
@@ -335,6 +443,7 @@ class TrialLoop(LoopScreens):
         letter = self.letter_for(index, self.previous_letter)
         height_px = self.calibration.letter_height_px(trial.letter_logmar)
         self.letter_stim.set_letter(letter, height_px)
+        self.shown_logmar = trial.letter_logmar
         shown = self._show_and_answer(
             index,
             self.letter_stim.draw,
@@ -378,5 +487,6 @@ class TrialLoop(LoopScreens):
             f"{response or '-'} {'correct' if correct else 'wrong'}"
         )
         self.previous_letter = letter
+        self._after_answer(index, letter, response, correct)
         self._feedback(correct, response, letter)
         return True

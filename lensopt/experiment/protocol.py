@@ -32,6 +32,7 @@ from lensopt.experiment.protocol_sections import (
     OptimizerSection,
     ProtocolSection,
     RankingSection,
+    ScreensSection,
     SimulatedSection,
     StartSection,
     StopSection,
@@ -51,6 +52,7 @@ SECTIONS = {
     "letters": LettersSection,
     "calibration": CalibrationSection,
     "display": DisplaySection,
+    "screens": ScreensSection,
     "timing": TimingSection,
     "feedback": FeedbackSection,
     "breaks": BreaksSection,
@@ -81,6 +83,7 @@ class Protocol:
     keys: KeysSection
     lens: LensSection = LensSection()
     display: DisplaySection = DisplaySection()
+    screens: ScreensSection = ScreensSection()  # noqa: RUF009 - frozen, so immutable (pyproject lists the others)
     simulated: SimulatedSection = SimulatedSection()
     duel: DuelSection = DuelSection()
     ranking: RankingSection = RankingSection()

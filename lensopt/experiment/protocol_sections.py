@@ -315,6 +315,43 @@ class DisplaySection:
         object.__setattr__(self, "window_size_px", tuple(v))
 
 
+def _pixel_pair(obj, name, low, high, *, optional=False):
+    value = getattr(obj, name)
+    if optional and value is None:
+        return
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(x, int) and not isinstance(x, bool) and low <= x <= high for x in value)
+    ):
+        raise ValueError(f"{name} must be [x, y], whole pixels in [{low}, {high}], got {value!r}")
+    object.__setattr__(obj, name, tuple(value))
+
+
+@dataclass(frozen=True)
+class ScreensSection:
+    """Where the patient's window and the clinician's console go (:mod:`lensopt.experiment.console`).
+
+    ``patient`` and ``console``: screen numbers (0 the first). ``patient_pos_px``: the patient
+    window's top-left corner on its screen (a windowed display; default centred, or the top left when
+    the console shares the screen). ``console_pos_px``: the console's (default: right of the patient
+    window on a shared screen, else the top left of its own); ``console_size_px`` its size. A
+    console opens when the protocol prompts the clinician (``[lens] prompt = true``)."""
+
+    patient: int = 0
+    console: int = 0
+    patient_pos_px: tuple[int, int] | None = None
+    console_pos_px: tuple[int, int] | None = None
+    console_size_px: tuple[int, int] = (900, 640)
+
+    def __post_init__(self):
+        _number(self, "patient", 0, 15, integer=True)
+        _number(self, "console", 0, 15, integer=True)
+        _pixel_pair(self, "patient_pos_px", 0, 32768, optional=True)
+        _pixel_pair(self, "console_pos_px", 0, 32768, optional=True)
+        _pixel_pair(self, "console_size_px", 320, 16384)
+
+
 @dataclass(frozen=True)
 class TimingSection:
     fixation_s: float

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import mode_for
@@ -155,9 +156,15 @@ def _open_window(protocol: Protocol, fullscreen: bool):
 
     logging.console.setLevel(logging.ERROR)
     monitor = protocol.calibration.monitor or None
+    screens = protocol.screens
+    pos = screens.patient_pos_px
+    if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
+        pos = (0, 0)  # the console goes to its right
     try:
         return visual.Window(
             size=list(protocol.display.window_size_px),
+            pos=None if pos is None else list(pos),
+            screen=screens.patient,
             fullscr=fullscreen,
             units="pix",
             color="white",
@@ -171,6 +178,31 @@ def _open_window(protocol: Protocol, fullscreen: bool):
         raise LensoptError(
             f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
             "check DISPLAY or run under xvfb-run"
+        ) from None
+
+
+def wants_console(protocol: Protocol) -> bool:
+    """Whether a session of ``protocol`` has a clinician, who gets a console of their own: the
+    protocol prompts for the lenses (``[lens] prompt = true``)."""
+    return bool(protocol.lens.prompt)
+
+
+def _open_console(protocol: Protocol, log):
+    """The clinician's console window (:mod:`lensopt.experiment.console`), placed by ``[screens]``."""
+    from lensopt.experiment.console import open_console_window
+
+    screens = protocol.screens
+    if screens.console == screens.patient and protocol.display.fullscreen:
+        log(
+            f"the clinician's console shares screen {screens.console} with the full-screen patient window; "
+            "set [screens] console = 1 for a second screen, or [display] fullscreen = false for side by side"
+        )
+    try:
+        return open_console_window(protocol)
+    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types (no such screen...)
+        raise LensoptError(
+            f"cannot open the clinician's console on screen {screens.console} ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}); check [screens] console in the protocol"
         ) from None
 
 
@@ -189,21 +221,22 @@ def _responses_for(protocol: Protocol, seed: int, win):
 
 
 def run_session(
-    request: RunRequest, *, responses=None, log: Callable[[str], None] = print, window=None
+    request: RunRequest, *, responses=None, log: Callable[[str], None] = print, window=None, console_window=None
 ) -> SessionOutcome:
     """Run (or resume) a session to its end or until the person quits; returns what is stored.
 
     ``responses`` replaces the answer source (tests inject key presses); ``window`` an already open
-    PsychoPy window (``units="pix"``), which is then left open.
+    PsychoPy window (``units="pix"``), which is then left open; ``console_window`` likewise the
+    clinician's console (opened and closed here when the protocol has a clinician and none is given).
     """
     store = SessionStore(request.db_path)
     try:
-        return _run(store, request, responses, log, window)
+        return _run(store, request, responses, log, window, console_window)
     finally:
         store.close()
 
 
-def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
+def _run(store, request: RunRequest, responses, log, window, console_window=None) -> SessionOutcome:
     records, info = [], None
     if request.resume is not None:
         info = store.session(request.resume)
@@ -273,7 +306,10 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
     # The display is checked (the window opened) before the session is created or marked running:
     # a machine without a screen gets one line and leaves no session behind.
     win = window if window is not None else _open_window(protocol, fullscreen)
+    console_win = None
     try:
+        if wants_console(protocol):
+            console_win = console_window if console_window is not None else _open_console(protocol, log)
         plan = _Plan(
             protocol=protocol,
             mode=mode,
@@ -288,8 +324,10 @@ def _run(store, request: RunRequest, responses, log, window) -> SessionOutcome:
             n_trials=n_trials,
             fullscreen=fullscreen,
         )
-        return _run_in_window(store, request, responses, log, win, plan)
+        return _run_in_window(store, request, responses, log, win, plan, console_win)
     finally:
+        if console_win is not None and console_window is None:
+            console_win.close()
         if window is None:
             win.close()
 
@@ -312,7 +350,7 @@ class _Plan:
     fullscreen: bool
 
 
-def _run_in_window(store, request, responses, log, win, plan: _Plan) -> SessionOutcome:
+def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win=None) -> SessionOutcome:
     """The session in its open window: created (or marked running again), run, and its result stored."""
     protocol, mode, info, optimizer, records = plan.protocol, plan.mode, plan.info, plan.optimizer, plan.records
     participant, seed, calibration, bounds, n_trials = (
@@ -368,6 +406,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan) -> SessionO
             first_index=len(records) + 1,
             frames_dir=request.frames_dir,
             log=log,
+            console=None if console_win is None else ClinicianConsole(console_win),
         )
         result = loop.run(n_trials)
         status = "finished" if result.status == "finished" else "aborted"

@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
+from lensopt.experiment.protocol_sections import ScreensSection
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens
@@ -75,12 +76,13 @@ def test_a_prescription_session_stores_every_axis_and_its_prescription(tmp_path,
         assert t.cylinder_d <= 0 and (4 * t.sphere_d) % 1 == 0 and (4 * t.cylinder_d) % 1 == 0
     assert [float(r["axis_deg"]) for r in rows] == [t.axis_deg for t in records]
     assert [t["axis_deg"] for t in document["trials"]] == [t.axis_deg for t in records]
-    # the clinician's prompt names each new lens in clinical notation, and is saved as a frame
+    # the clinician's prompt names each new lens in clinical notation, on the console, saved as a frame
     first = records[0]
     notation = Lens(first.sphere_d, first.cylinder_d, first.axis_deg).format()
     assert f"clinician: set lens {notation}" in lines
     prompt = np.asarray(Image.open(frames / "trial-001-lens.png").convert("L"))
-    assert prompt.shape == (window.size[1], window.size[0]) and (prompt < 128).any()
+    width_px, height_px = ScreensSection().console_size_px
+    assert prompt.shape == (height_px, width_px) and (prompt > 128).any()  # light text on the dark console
     # the prescription is the rebuilt optimizer's, printed and stored with its intervals
     rebuilt = get_mode("letters").rebuild_optimizer(info.optimizer_settings, records)
     assert isinstance(rebuilt, PrescriptionOptimizer)

@@ -1,0 +1,173 @@
+"""The clinician's console: a second PsychoPy window with what only the clinician should read.
+
+The patient's window shows letters and a few patient-facing words ("Read the letter", "Done. Thank
+you!"); everything else — the lens to set, in clinical notation and large, the eye, trial k of n,
+the answer keys, the last answers and the confidence so far — is drawn here.
+
+Why a second PsychoPy window rather than the Qt dashboard: the console must answer in the same
+frame as the trial loop (a key pressed on either window is one event in PsychoPy's queue, which
+``event.getKeys`` fills by dispatching every pyglet window), and it must be drawn by the loop that
+knows what is on the patient's screen, with no thread or process in between. Two windows in one
+pyglet event loop give both; the dashboard stays what it is, a follower of the store in its own
+process (``--dashboard``).
+
+Where the windows go is the protocol's ``[screens]`` table (:class:`ScreensSection`): ``patient``
+and ``console`` name the screens (0, 1, ...); on one screen the console sits beside a windowed
+patient display (``[display] fullscreen = false``), at ``console_pos_px`` (default: right of the
+patient window), ``console_size_px`` big.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+CONSOLE_TEXT_HEIGHT_PX = 24
+"""Height of the console's ordinary text (px)."""
+
+CONSOLE_LENS_HEIGHT_PX = 64
+"""Height of the lens to set, the console's largest text (px): readable across the room."""
+
+CONSOLE_BACKGROUND = (-0.85, -0.85, -0.8)
+"""The console's background (PsychoPy rgb, -1..1): dark, so it does not light the patient's room."""
+
+CONSOLE_TEXT_COLOR = (0.9, 0.9, 0.9)
+"""The console's text colour (PsychoPy rgb)."""
+
+CONSOLE_LENS_COLOR = (1.0, 0.85, -0.2)
+"""The colour of the lens to set (PsychoPy rgb): amber, the one thing to look for."""
+
+LAST_ANSWERS_SHOWN = 6
+"""How many of the last answers the console lists."""
+
+
+@dataclass(frozen=True)
+class ConsoleState:
+    """What the console shows. ``lens_text``: the lens to set (or being shown), in clinical notation;
+    ``heading``: what to do now ("Set the lens, then press SPACE"); ``keys_text``: the keys that
+    work now; ``answers``: the last answers, newest last; ``confidence``: the model's confidence that
+    its lens is within 0.025 logMAR of the best (None before there is one); ``message``: one line
+    more (a refused entry, a note saved)."""
+
+    trial_index: int = 0
+    n_trials: int = 0
+    eye: str | None = None
+    lens_text: str = ""
+    heading: str = ""
+    keys_text: str = ""
+    answers: tuple[str, ...] = ()
+    confidence: float | None = None
+    message: str = ""
+    body: str = field(default="")
+
+
+def console_size_and_pos(screens, display, patient_size_px) -> tuple[tuple[int, int], tuple[int, int] | None]:
+    """The console window's size and position (px) from ``[screens]``: its own ``console_pos_px``,
+    or beside the patient window when both share a screen, or the top left of its own screen."""
+    size = tuple(screens.console_size_px)
+    if screens.console_pos_px is not None:
+        return size, tuple(screens.console_pos_px)
+    if screens.console == screens.patient and not display.fullscreen:
+        left = (screens.patient_pos_px or (0, 0))[0] + int(patient_size_px[0])
+        return size, (left, (screens.patient_pos_px or (0, 0))[1])
+    return size, (0, 0)
+
+
+def open_console_window(protocol):
+    """The console's PsychoPy window (``units="pix"``), placed by the protocol's ``[screens]``."""
+    from psychopy import visual
+
+    size, pos = console_size_and_pos(protocol.screens, protocol.display, protocol.display.window_size_px)
+    return visual.Window(
+        size=list(size),
+        pos=None if pos is None else list(pos),
+        screen=protocol.screens.console,
+        fullscr=False,
+        units="pix",
+        color=CONSOLE_BACKGROUND,
+        colorSpace="rgb",
+        allowGUI=True,
+        checkTiming=False,
+        winType="pyglet",
+        title="lensopt: clinician",
+    )
+
+
+class ClinicianConsole:
+    """Draws :class:`ConsoleState` in ``win`` (a PsychoPy window, ``units="pix"``).
+
+    :meth:`update` changes some fields and redraws; :meth:`save_frame` saves what is shown. Text is
+    laid out top down: trial and eye, what to do, the lens (large), the keys, the last answers and
+    the confidence, one more line.
+    """
+
+    def __init__(self, win):
+        from psychopy import visual
+
+        self.win = win
+        width_px, height_px = win.size
+        wrap_px = 0.92 * width_px
+        top_px = height_px / 2
+
+        def text(height_px, y_px, color=CONSOLE_TEXT_COLOR, bold=False):
+            return visual.TextStim(
+                win,
+                units="pix",
+                height=height_px,
+                color=color,
+                colorSpace="rgb",
+                wrapWidth=wrap_px,
+                pos=(0, y_px),
+                anchorVert="top",
+                bold=bold,
+                autoLog=False,
+            )
+
+        self.top_px = top_px
+        self.title = text(CONSOLE_TEXT_HEIGHT_PX, 0)
+        self.heading = text(CONSOLE_TEXT_HEIGHT_PX, 0)
+        self.lens = text(CONSOLE_LENS_HEIGHT_PX, 0, CONSOLE_LENS_COLOR, bold=True)
+        self.keys = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0)
+        self.history = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0)
+        self.message = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0, (1.0, 0.5, 0.3))
+        self.state = ConsoleState()
+        self.drawn: list[str] = []
+
+    def update(self, **changes) -> None:
+        """Change fields of the state (:class:`ConsoleState`) and show it."""
+        self.state = replace(self.state, **changes)
+        self.show()
+
+    def texts(self) -> list[str]:
+        """The console's lines as drawn (tests read them)."""
+        s = self.state
+        title = f"Trial {s.trial_index} of {s.n_trials}" if s.trial_index else "lensopt"
+        if s.eye:
+            title += f"   ·   eye {s.eye}"
+        answers = "Last answers:  " + ("   ".join(s.answers[-LAST_ANSWERS_SHOWN:]) if s.answers else "none yet")
+        if s.confidence is not None:
+            answers += f"\nConfidence so far: {s.confidence:.2f}"
+        return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]
+
+    def draw(self) -> None:
+        """Draw the state into the back buffer (no flip), top down, each part below the one above."""
+        self.drawn = self.texts()
+        y_px = self.top_px - 0.5 * CONSOLE_TEXT_HEIGHT_PX
+        for stim, text in zip((self.title, self.heading, self.lens, self.keys, self.history, self.message), self.drawn):
+            if text:
+                stim.text = text
+                stim.pos = (0, y_px)
+                stim.draw()
+                y_px -= float(stim.boundingBox[1]) + CONSOLE_TEXT_HEIGHT_PX
+
+    def show(self) -> None:
+        self.draw()
+        self.win.flip()
+
+    def save_frame(self, path: str | Path) -> None:
+        """Draw the state and save it as ``path`` (PNG), then show it."""
+        self.draw()
+        frame = self.win.getMovieFrame(buffer="back")
+        self.win.movieFrames.clear()
+        frame.save(Path(path))
+        self.win.flip()

@@ -237,6 +237,8 @@ class PrescriptionDuelOptimizer(TrialHistory):
         self.rule = rule
         self.lens_step_d = None if lens_step_d is None else _positive("lens_step_d", lens_step_d, 1.0)
         self.axis_step_deg = _positive("axis_step_deg", axis_step_deg, 90.0)
+        if abs(180.0 / self.axis_step_deg - round(180.0 / self.axis_step_deg)) > 1e-9:
+            raise ValueError(f"axis_step_deg must divide 180 degrees (e.g. 1 or 5), got {axis_step_deg!r}")
         self.duel_separation_d = _positive("duel_separation_d", duel_separation_d, 4.0)
         self.lens_lengthscale_d = _positive("lens_lengthscale_d", lens_lengthscale_d)
         kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference

@@ -142,6 +142,7 @@ class PrescriptionSpec:
     split: str = ""  # filled from the seed
     stop_confidence: float | None = None  # None: no stopping rule
     min_trials: int | None = None
+    max_step_d: float | None = None  # the travel limit of a manual phoropter (letters; None: none)
     campaign: str = CAMPAIGN
 
     def __post_init__(self):
@@ -157,6 +158,8 @@ class PrescriptionSpec:
             raise ValueError(f"unknown rule {self.rule!r} with {self.feedback}; choose from: {', '.join(rules)}")
         if self.feedback != "letters" and self.stop_confidence is not None:
             raise ValueError("--stop-confidence applies to --feedback letters only (duels have no stopping rule)")
+        if self.max_step_d is not None and (self.feedback != "letters" or self.rule == "ideal"):
+            raise ValueError("--max-step applies to the letter rules only (not to duels or the ideal observer)")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"PrescriptionSpec.seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.n_trials, bool) or not isinstance(self.n_trials, int) or self.n_trials < 1:
@@ -183,6 +186,8 @@ class PrescriptionSpec:
         """File-name-safe identifier, unique within a campaign directory (a duel run's rule is
         prefixed by its feedback; letter runs keep the keys they always had)."""
         rule = self.rule if self.feedback == "letters" else f"{self.feedback}-{self.rule}"
+        if self.max_step_d is not None:
+            rule += f"-step{self.max_step_d:g}"
         return f"{self.setting}__{rule}__seed{self.seed:04d}"
 
     @property
@@ -212,11 +217,14 @@ def prescription_specs(
     feedback="letters",
     stop_confidence=None,
     min_trials=None,
+    max_step_d=None,
 ) -> list[PrescriptionSpec]:
     """The runs of a campaign, ordered by patient so that a partial campaign stays balanced.
 
     Seeds ``first_seed .. first_seed + n_patients − 1``; each run records its seed's split (a
-    campaign may straddle :data:`HELD_OUT_FIRST_SEED`; nothing is refused for it)."""
+    campaign may straddle :data:`HELD_OUT_FIRST_SEED`; nothing is refused for it). ``max_step_d``:
+    the letter rules' travel limit (``PrescriptionOptimizer(max_step_d=...)``; the ideal observer,
+    the anchor, runs without one)."""
     settings = [s if isinstance(s, Setting) else get_setting(s) for s in settings]
     if not settings:
         raise ValueError("--settings names no setting")
@@ -255,6 +263,7 @@ def prescription_specs(
             accommodation=s.accommodation,
             stop_confidence=None if stop_confidence is None else float(stop_confidence),
             min_trials=min_trials,
+            max_step_d=None if max_step_d is None or rule == "ideal" else float(max_step_d),
         )
         for seed in range(first_seed, first_seed + n_patients)
         for s in settings
@@ -295,7 +304,12 @@ def _optimizer(spec: PrescriptionSpec, patient, start, stop):
             stop=stop,
         )
     return PrescriptionOptimizer(
-        rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, stop=stop
+        rule=spec.rule,
+        seed=spec.seed,
+        start=start,
+        n_alternatives=spec.n_alternatives,
+        stop=stop,
+        max_step_d=spec.max_step_d,
     )
 
 

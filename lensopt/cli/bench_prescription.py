@@ -116,6 +116,13 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         metavar="N",
         help=f"the stopping rule's minimum trials (with --stop-confidence; default {DEFAULT_MIN_TRIALS})",
     )
+    ps.add_argument(
+        "--max-step",
+        type=_positive_float,
+        metavar="D",
+        help="travel limit of a manual phoropter: the largest change of M, J0 and J45 between consecutive "
+        "trials, in [0.25, 4] D (letter rules; the ideal observer runs without; default: no limit)",
+    )
     ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     add_cluster_options(ps, report_every=False)
     ps.set_defaults(handler=run_prescription_campaign)
@@ -142,6 +149,10 @@ def run_prescription_campaign(args) -> int:
         )
     if args.min_trials is not None and args.stop_confidence is None:
         raise ValueError("--min-trials needs --stop-confidence (the stopping rule whose stop is recorded)")
+    if args.max_step is not None and not 0.25 <= args.max_step <= 4:
+        raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
+    if args.max_step is not None and args.feedback != "letters":
+        raise ValueError("--max-step applies to --feedback letters only")
     if args.lapse >= 0.5:
         raise ValueError(f"--lapse must be in [0, 0.5) (e.g. 0.02), got {args.lapse:g}")
     settings = [get_setting(name) for name in args.settings]
@@ -160,6 +171,7 @@ def run_prescription_campaign(args) -> int:
         feedback=args.feedback,
         stop_confidence=args.stop_confidence,
         min_trials=args.min_trials,
+        max_step_d=args.max_step,
     )
     seeds = range(args.first_seed, args.first_seed + args.patients)
     splits = sorted({split_of(s) for s in seeds})
@@ -189,6 +201,8 @@ def run_prescription_campaign(args) -> int:
     if args.stop_confidence is not None:
         command += ["--stop-confidence", f"{args.stop_confidence:g}"]
         command += ["--min-trials", str(specs[0].min_trials)]
+    if args.max_step is not None:
+        command += ["--max-step", f"{args.max_step:g}"]
     manifest = {
         "campaign": "prescription",
         "split": splits[0] if len(splits) == 1 else splits,
@@ -201,6 +215,7 @@ def run_prescription_campaign(args) -> int:
         "n_trials": args.trials,
         "slope": args.slope,
         "lapse": args.lapse,
+        "max_step_d": args.max_step,
         "stop": None
         if args.stop_confidence is None
         else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},

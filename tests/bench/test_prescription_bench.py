@@ -10,12 +10,15 @@ from lensopt.bench.prescription import (
     BLAND_ALTMAN_NAME,
     SUMMARY_NAME,
     PrescriptionSpec,
+    patient_and_start,
     prescription_specs,
 )
 from lensopt.bench.prescription_summary import bland_altman, format_summary, summarize, trials_to_criterion
 from lensopt.bench.records import load_records
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.cli import bench_prescription, main
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 
 
 @pytest.mark.parametrize(
@@ -276,6 +279,8 @@ def _exit_code(argv) -> int:
         (["--stop-confidence", "1.5"], "--stop-confidence"),
         (["--min-trials", "3"], "--min-trials needs --stop-confidence"),
         (["--stop-confidence", "0.9", "--min-trials", "9"], "--min-trials"),
+        (["--max-step", "0.1"], "--max-step must be a step in [0.25, 4] D"),
+        (["--feedback", "duel", "--rules", "muc-ald", "--max-step", "0.5"], "--max-step applies to --feedback letters"),
     ],
 )
 def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, extra, message):
@@ -328,3 +333,33 @@ def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_w
     assert rows[("duel", "muc-ald")]["at"]["6"]["M"]["bias"] == pytest.approx(m.mean())
     table = format_summary(summary)
     assert "muc-ald (duel)" in table and "duels: no TTC ×ideal" in table
+
+
+def test_a_travel_limited_campaign_keeps_every_lens_change_within_the_step(tmp_path, capsys):
+    """``--max-step 0.5``: the letter rule's runs carry the limit (in the spec, the key and the
+    optimizer's settings) and no lens it asked changed M, J0 or J45 by more than 0.5 D from the one
+    before (from the start); the ideal observer, the anchor, runs without it."""
+    out = tmp_path / "step"
+    argv = _argv(out, "--max-step", "0.5")
+    argv[argv.index("no-start-no-accommodation")] = "start-no-accommodation"
+    assert main(argv) == 0
+    records = load_records(out)
+    letters = [r for r in records if r["rule"] == "ucb-ald"]
+    assert letters and all(r["max_step_d"] == 0.5 and r["key"].count("-step0.5") == 1 for r in letters)
+    assert all(r["optimizer_settings"]["max_step_d"] == 0.5 for r in letters)
+    assert all(r["max_step_d"] is None for r in records if r["rule"] == "ideal")
+    assert "--max-step 0.5" in json.loads((out / "campaign.json").read_text())["command"]
+    for r in letters:  # replay the session: the same seed asks the same lenses
+        spec = PrescriptionSpec.from_dict(r)
+        patient, start = patient_and_start(spec)
+        optimizer = PrescriptionOptimizer(rule=spec.rule, seed=spec.seed, start=start, max_step_d=0.5)
+        path = [start.power_vector().to_array()]
+        for _ in range(spec.n_trials):
+            trial = optimizer.ask()
+            lens = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg)
+            path.append(lens.power_vector().to_array())
+            optimizer.tell(
+                trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg)
+            )
+        assert np.abs(np.diff(path, axis=0)).max() <= 0.5 + 1e-9
+        assert optimizer.prescription().lens.format() == r["prescription"]

@@ -142,11 +142,18 @@ def _setting_order(name: str):
 
 def _rule_order(rule: str):
     order = {r: i for i, r in enumerate(PRESCRIPTION_RULES + PRESCRIPTION_DUEL_RULES)}
-    return (order.get(rule, 99), rule)
+    return (order.get(rule.split(" ")[0], 99), rule)
 
 
 def _feedback(record: dict) -> str:
     return record.get("feedback") or "letters"
+
+
+def _rule(record: dict) -> str:
+    """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``): a
+    campaign directory may hold the same rule with and without the limit, on the same patients."""
+    step = record.get("max_step_d")
+    return record["rule"] if step is None else f"{record['rule']} step≤{step:g}"
 
 
 def _group_order(key: tuple[str, str, str]):
@@ -157,7 +164,7 @@ def _group_order(key: tuple[str, str, str]):
 def rule_label(row: dict) -> str:
     """A row's rule as the tables show it: the rule, and its feedback unless letters (``muc-ald (duel)``)."""
     feedback = row.get("feedback") or "letters"
-    return row["rule"] if feedback == "letters" else f"{row['rule']} ({feedback})"
+    return _rule(row) if feedback == "letters" else f"{_rule(row)} ({feedback})"
 
 
 def summarize(records: list[dict]) -> dict:
@@ -167,7 +174,7 @@ def summarize(records: list[dict]) -> dict:
         raise ValueError("no prescription runs in these records")
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in sorted(records, key=lambda r: r["seed"]):
-        groups.setdefault((r["setting"], _feedback(r), r["rule"]), []).append(r)
+        groups.setdefault((r["setting"], _feedback(r), _rule(r)), []).append(r)
     rows = []
     for setting, feedback, rule in sorted(groups, key=_group_order):
         group = groups[(setting, feedback, rule)]
@@ -187,8 +194,8 @@ def summarize(records: list[dict]) -> dict:
             row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
         rows.append(row)
     decisions = {}
-    for feedback, rule in sorted({(_feedback(r), r["rule"]) for r in records}, key=lambda k: _group_order(("", *k))):
-        stats = _decision_stats([r for r in records if (_feedback(r), r["rule"]) == (feedback, rule)])
+    for feedback, rule in sorted({(_feedback(r), _rule(r)) for r in records}, key=lambda k: _group_order(("", *k))):
+        stats = _decision_stats([r for r in records if (_feedback(r), _rule(r)) == (feedback, rule)])
         if stats:
             decisions[rule_label({"rule": rule, "feedback": feedback})] = stats
     splits = sorted({r.get("split") or "unknown" for r in records})
@@ -336,7 +343,7 @@ def plot_bland_altman(records, path) -> None:
     started = [r for r in records if r.get("with_start")]
     chosen = started or records
     settings = sorted({r["setting"] for r in chosen}, key=_setting_order)
-    rules = [rule_label(r) for r in sorted(chosen, key=lambda r: _group_order(("", _feedback(r), r["rule"])))]
+    rules = [rule_label(r) for r in sorted(chosen, key=lambda r: _group_order(("", _feedback(r), _rule(r))))]
     rules = list(dict.fromkeys(rules))
     markers = dict(zip(settings, "o^sDv<>"))
     colors = {rule: f"C{i}" for i, rule in enumerate(rules)}

@@ -349,6 +349,8 @@ def test_a_travel_limited_campaign_keeps_every_lens_change_within_the_step(tmp_p
     assert all(r["optimizer_settings"]["max_step_d"] == 0.5 for r in letters)
     assert all(r["max_step_d"] is None for r in records if r["rule"] == "ideal")
     assert "--max-step 0.5" in json.loads((out / "campaign.json").read_text())["command"]
+    rows = {row["rule"]: row for row in json.loads((out / SUMMARY_NAME).read_text())["rows"]}
+    assert set(rows) == {"ucb-ald step≤0.5", "ideal"} and "versus_ideal" in rows["ucb-ald step≤0.5"]
     for r in letters:  # replay the session: the same seed asks the same lenses
         spec = PrescriptionSpec.from_dict(r)
         patient, start = patient_and_start(spec)

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -208,8 +209,9 @@ def _draw_signature(page: _Page) -> None:
 
 
 def _draw_lens_path(fig, records, results) -> None:
-    """The lens tested on each trial as power vectors (M, J0, J45), and each stored prescription's
-    power vector with its 95 % intervals after the last trial."""
+    """The lens tested on each trial as power vectors (M, J0, J45) — an answer the clinician undid
+    (``void``) as an open marker off the line — and each stored prescription's power vector with its
+    95 % intervals after the last trial."""
     ax = fig.add_subplot(1, 1, 1)
     index = [r.index for r in records]
     m_d, j0_d, j45_d = power_vector_arrays(
@@ -249,8 +251,23 @@ def _draw_lens_path(fig, records, results) -> None:
             va="bottom",
             fontsize=FONT_SIZE - 1,
         )
+    void = np.array([bool(getattr(r, "void", False)) for r in records], dtype=bool)  # answers undone (schema 6)
+    index = np.asarray(index)
     for name, _, values, color in series:
-        ax.plot(index, values, "-o", color=color, markersize=3, linewidth=1.0, label=f"{name} of the lens tested")
+        values = np.asarray(values, dtype=float)
+        ax.plot(
+            index[~void],
+            values[~void],
+            "-o",
+            color=color,
+            markersize=3,
+            linewidth=1.0,
+            label=f"{name} of the lens tested",
+        )
+        if void.any():
+            ax.plot(index[void], values[void], "o", color=color, markerfacecolor="none", markersize=5, linewidth=0)
+    if void.any():
+        ax.plot([], [], "o", color="0.4", markerfacecolor="none", label=f"answer undone (void, {void.sum()})")
     ax.set_xlim(0.5, end + 1.5 * len(results) - (0.0 if results else 1.5))
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)

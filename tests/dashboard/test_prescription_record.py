@@ -263,3 +263,21 @@ def test_a_duel_session_gets_the_page_without_a_prescription_and_the_dashboards_
     text = pdf_text(out)
     if text is not None:
         assert "No prescription stored" in text and "lensopt duel refraction report" in text
+
+
+def test_the_lens_path_draws_an_undone_answer_off_the_line(sessions_db):
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_record import _draw_lens_path
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(ids["finished"]), store.trials(ids["finished"])
+    marked = [types.SimpleNamespace(**{**asdict(r), "void": r.index in (3, 4)}) for r in records]  # schema 6 marks
+    fig = Figure()
+    _draw_lens_path(fig, marked, [info.result])
+    (ax,) = fig.axes
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert "answer undone (void, 2)" in labels
+    m_line = next(line for line in ax.get_lines() if line.get_label() == "M of the lens tested")
+    assert list(m_line.get_xdata()) == [r.index for r in records if r.index not in (3, 4)]

@@ -24,6 +24,7 @@ loop):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ import numpy as np
 
 from lensopt.experiment.keyboard import KeyPress, letter_key
 from lensopt.experiment.optotypes import LetterStim
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, parse_lens
 from lensopt.store import TrialRecord
 
 TEXT_HEIGHT_PX = 28
@@ -52,6 +53,34 @@ FIXATION_SIZE_PX = 24
 
 PASS_RESPONSE = "pass"
 """What the store records when the pass key was pressed."""
+
+UNDONE = "undone"
+"""What a trial returns when the clinician undid the last answer instead (the trial is asked again)."""
+
+ENTRY_CHARACTERS = {
+    **{str(d): str(d) for d in range(10)},
+    **{f"num_{d}": str(d) for d in range(10)},
+    **{c: c for c in "abcdefghijklmnopqrstuvwxyz"},
+    "minus": "-",
+    "num_subtract": "-",
+    "plus": "+",
+    "equal": "+",
+    "num_add": "+",
+    "period": ".",
+    "num_decimal": ".",
+    "slash": "/",
+    "num_divide": "/",
+    "comma": ",",
+    "space": " ",
+}
+"""PsychoPy key name -> the character it types in a console entry (the lens actually set, a note);
+``equal`` types ``+`` so a plus power needs no shift key."""
+
+ENTRY_ACCEPT, ENTRY_CANCEL, ENTRY_DELETE = "return", "escape", "backspace"
+"""Keys that end a console entry (accept, cancel) or delete its last character."""
+
+MAX_LENS_OVERRIDE_D = 20.0
+"""Largest sphere or cylinder (D, in size) the clinician may enter as the lens actually set."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +154,11 @@ class LoopScreens:
             win, units="pix", vertices="cross", size=FIXATION_SIZE_PX, fillColor="black", lineColor=None, autoLog=False
         )
         self.n_answered = 0
+        self.n_void = 0  # answers undone (kept, void) before the trial being run: index - n_void is its number
+
+    def _number(self, index: int) -> int:
+        """The answer number of stored trial ``index`` (void answers do not count towards the budget)."""
+        return index - self.n_void
 
     # ------------------------------------------------------------------ screens
     def _patient_says(self, text: str) -> None:
@@ -197,7 +231,8 @@ class LoopScreens:
                 return False
 
     def _resume_note(self, n_trials: int) -> str:
-        return f"Resuming at trial {self.first_index} of {n_trials}.\n\n" if self.first_index > 1 else ""
+        number = self._number(self.first_index)
+        return f"Resuming at trial {number} of {n_trials}.\n\n" if self.first_index > 1 else ""
 
     def _instructions(self, n_trials: int) -> bool:
         raise NotImplementedError
@@ -261,8 +296,9 @@ class LoopScreens:
             capture = False  # the frame of this trial is already saved
 
     # ------------------------------------------------------------------ the loop
-    def _trial(self, index: int, n_trials: int) -> bool:
-        """Ask, show, record the answer (durably), tell; False if the person quit before answering."""
+    def _trial(self, index: int, n_trials: int) -> bool | str:
+        """Ask, show, record the answer (durably), tell; False if the person quit before answering,
+        :data:`UNDONE` if the clinician undid the last answer instead (nothing stored at ``index``)."""
         raise NotImplementedError
 
     def _stop_rule_says_stop(self) -> bool:
@@ -275,10 +311,11 @@ class LoopScreens:
     def _stopped(self, index: int) -> LoopResult:
         """End the session after trial ``index`` by the stopping rule: log and show why."""
         confidence = float(self.optimizer.confidence())
-        message = stop_message(index, confidence)
+        number = self._number(index)
+        message = stop_message(number, confidence)
         self.log(message)
         self._done(f"Session finished: {message}")
-        return LoopResult("finished", self.n_answered, index, stopped_at=index, confidence=confidence)
+        return LoopResult("finished", self.n_answered, index, stopped_at=number, confidence=confidence)
 
     def _done(self, summary: str) -> None:
         """The closing screen: "Done. Thank you!" for the patient, ``summary`` for the clinician."""
@@ -295,17 +332,22 @@ class LoopScreens:
         after each answer is stored), or the person quits from the pause screen."""
         keys, timing, protocol = self.protocol.keys, self.protocol.timing, self.protocol
         index = self.first_index
-        if index <= n_trials and not self._instructions(n_trials):
+        if self._number(index) <= n_trials and not self._instructions(n_trials):
             return LoopResult("quit", self.n_answered, index - 1)
-        while index <= n_trials:
-            if not self._trial(index, n_trials):
+        while self._number(index) <= n_trials:
+            outcome = self._trial(index, n_trials)
+            if outcome == UNDONE:  # the last answer is void: this trial is asked again, by the rebuilt optimizer
+                continue
+            if not outcome:
                 return LoopResult("quit", self.n_answered, index - 1)
             self.n_answered += 1
-            if index < n_trials and self._stop_rule_says_stop():
+            number = self._number(index)
+            if number < n_trials and self._stop_rule_says_stop():
                 return self._stopped(index)
-            on_break = protocol.breaks.every_trials and index % protocol.breaks.every_trials == 0 and index < n_trials
+            every = protocol.breaks.every_trials
+            on_break = every and number % every == 0 and number < n_trials
             if on_break and not self._wait_or_pause(
-                f"Break: {index} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue.",
+                f"Break: {number} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue.",
                 patient_text="Break: rest your eyes",
             ):
                 return LoopResult("quit", self.n_answered, index)
@@ -336,6 +378,9 @@ class TrialLoop(LoopScreens):
         *,
         previous_letter: str | None = None,
         glyphs=None,
+        records=(),
+        rebuild: Callable | None = None,
+        void: Callable[[int], None] | None = None,
         **options,
     ):
         from psychopy import visual
@@ -346,7 +391,13 @@ class TrialLoop(LoopScreens):
         self.feedback = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX * 1.5, autoLog=False)
         keys = protocol.keys
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
-        self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause]
+        self.records = list(records)
+        self.n_void = sum(bool(getattr(r, "void", False)) for r in self.records)
+        self._rebuild, self._void = rebuild, void
+        self.can_undo = rebuild is not None and void is not None
+        self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause, *([keys.undo] if self.can_undo else [])]
+        self.lens_override: Lens | None = None  # the lens the clinician typed for the coming trial
+        self.pending_note: str | None = None  # a note typed at the lens prompt, stored with the next answer
 
     def _instructions(self, n_trials: int) -> bool:
         keys, p = self.protocol.keys, self.protocol
@@ -381,22 +432,130 @@ class TrialLoop(LoopScreens):
         else:  # a full-prescription lens, in clinical notation
             lens_text = shown = Lens(sphere_d, cylinder_d, axis_deg).format()
         self.log(f"clinician: set lens {lens_text}")
-        confirm = self.protocol.keys.confirm.upper()
-        if self.console is not None:
+        keys = self.protocol.keys
+        confirm = keys.confirm.upper()
+        if self.console is None:
             return self._wait_or_pause(
-                f"Set this lens on the phoropter, then press {confirm}",
+                f"Clinician: set the lens\n\n{shown}\n\nthen press {confirm}",
                 frame_name=f"trial-{index:03d}-lens.png",
-                console={"lens_text": shown, "trial_index": index, "keys_text": f"{confirm}: the lens is set"},
             )
-        return self._wait_or_pause(
-            f"Clinician: set the lens\n\n{shown}\n\nthen press {confirm}",
-            frame_name=f"trial-{index:03d}-lens.png",
+        full = axis_deg is not None
+        offered = [keys.confirm, keys.pause, keys.note, *([keys.undo] if self.can_undo else [])]
+        offered += [keys.lens_set] if full else []
+        keys_text = (
+            f"{confirm}: the lens is set   ·   {keys.note.upper()}: note   ·   {keys.pause.upper()}: pause / stop"
         )
+        keys_text += f"\n{keys.lens_set.upper()}: type the lens actually set" if full else ""
+        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self.can_undo else ""
+        frame_name = f"trial-{index:03d}-lens.png"
+        while True:
+            press = self._message(
+                f"Set this lens on the phoropter, then press {confirm}",
+                [*offered],
+                frame_name=frame_name,
+                console={"lens_text": shown, "trial_index": self._number(index), "keys_text": keys_text},
+            )
+            frame_name = None
+            if press is None or press.key == keys.confirm:
+                return True
+            if press.key == keys.pause and not self._pause():
+                return False
+            if press.key == keys.undo:
+                self._undo()
+                return UNDONE
+            if press.key == keys.lens_set:
+                lens = self._entry("Type the lens actually set", "-1.25 / -0.75 x 170", self._parse_lens_set)
+                if lens is not None:
+                    self.lens_override = lens
+                    self.log(f"clinician: lens actually set {lens.format()} (asked {lens_text})")
+                    self.console.update(message=f"Lens actually set: {lens.format()} (asked {lens_text})")
+                    return True
+            if press.key == keys.note:
+                note = self._entry("Type a note for this trial", "patient squinting", self._parse_note)
+                if note is not None:
+                    self.pending_note = note if self.pending_note is None else f"{self.pending_note}; {note}"
+                    self.log(f"clinician: note {note!r}")
+                    self.console.update(message=f"Note kept with trial {self._number(index)}: {note}")
+
+    @staticmethod
+    def _parse_lens_set(text: str) -> Lens:
+        """The lens the clinician typed, in minus cylinder; a ValueError (one line) otherwise."""
+        lens = parse_lens(text).minus_cylinder()
+        if max(abs(lens.sphere_d), abs(lens.cylinder_d)) > MAX_LENS_OVERRIDE_D:
+            raise ValueError(f"powers above {MAX_LENS_OVERRIDE_D:g} D are not a phoropter lens")
+        if not lens.cylinder_d:
+            lens = Lens(lens.sphere_d, 0.0, 180.0)
+        return lens
+
+    @staticmethod
+    def _parse_note(text: str) -> str:
+        if not text.strip():
+            raise ValueError("the note is empty")
+        return text.strip()
+
+    def _entry(self, prompt: str, example: str, parse: Callable[[str], object]):
+        """Text typed on the console (the clinician's keyboard) until Enter: ``parse(text)``, or None if
+        cancelled with Escape. A text ``parse`` refuses is said on the console and can be corrected."""
+        human = getattr(self.responses, "human", self.responses)
+        wait = getattr(human, "wait_keys", None)
+        accepted = [*ENTRY_CHARACTERS, ENTRY_ACCEPT, ENTRY_CANCEL, ENTRY_DELETE]
+        typed, problem = "", ""
+        saved = self.console.state
+        while True:
+            self.console.update(
+                heading=f"{prompt} (e.g. {example})",
+                lens_text=typed + "_",
+                keys_text="ENTER: accept   ·   ESCAPE: cancel   ·   BACKSPACE: delete",
+                message=problem,
+            )
+            press = wait(accepted, None) if wait is not None else human.wait_for(accepted)
+            if press is None or press.key == ENTRY_CANCEL:
+                self.console.state = saved
+                return None
+            if press.key == ENTRY_DELETE:
+                typed = typed[:-1]
+            elif press.key == ENTRY_ACCEPT:
+                try:
+                    value = parse(typed)
+                except (ValueError, TypeError) as exc:
+                    problem = f"not accepted: {str(exc).splitlines()[0]}; correct it or press ESCAPE"
+                    self.log(f"clinician: entry {typed!r} {problem}")
+                    continue
+                self.console.state = saved
+                return value
+            else:
+                typed += ENTRY_CHARACTERS[press.key]
+            problem = ""
+
+    def _undo(self) -> None:
+        """Void the last answer that is not void (kept in the store, marked void, durably), and
+        rebuild the optimizer from the others; the lens is asked for again."""
+        last = next((r for r in reversed(self.records) if not getattr(r, "void", False)), None)
+        if last is None:
+            self.log("undo: no answer to undo")
+            if self.console is not None:
+                self.console.update(message="Nothing to undo")
+            return
+        self._void(last.index)
+        self.records[self.records.index(last)] = dataclasses.replace(last, void=True)
+        self.n_void += 1
+        self.optimizer = self._rebuild(self.records)
+        self.previous_lens = None
+        self.log(
+            f"undo: trial {last.index} ({last.letter} -> {last.response or '-'}) kept and marked void; "
+            f"the optimizer is rebuilt from {self.optimizer.n_trials} answers"
+        )
+        if self.console is not None:
+            answers = self.console.state.answers
+            self.console.update(
+                answers=answers[:-1] if answers else answers,
+                message=f"Answer {last.letter} -> {last.response or '-'} undone (kept in the record, marked void)",
+            )
 
     def _console_while_shown(self, index: int) -> dict:
         letter, logmar = self.letter_stim.letter, self.shown_logmar
         return {
-            "trial_index": index,
+            "trial_index": self._number(index),
             "heading": f"Letter {letter} shown at {logmar:+.2f} logMAR: type the letter the patient names",
             "keys_text": self._answer_keys_text(),
         }
@@ -406,12 +565,12 @@ class TrialLoop(LoopScreens):
         if self.console is None:
             return
         mark = "ok" if correct else "x"
-        answer = f"{index}: {letter}>{response or '-'} {mark}"
+        answer = f"{self._number(index)}: {letter}>{response or '-'} {mark}"
         confidence = None
         stop = getattr(self.optimizer, "stop", None)
         if stop is not None and self.optimizer.n_trials >= stop.min_trials:
             confidence = float(self.optimizer.confidence())  # computed by the stopping rule anyway
-        self.console.update(answers=(*self.console.state.answers, answer), confidence=confidence)
+        self.console.update(answers=(*self.console.state.answers, answer), confidence=confidence, message="")
 
     def letter_for(self, index: int, previous: str | None) -> str:
         """Trial ``index``'s letter, drawn from ``(seed, index)``; never the previous letter again."""
@@ -437,9 +596,18 @@ class TrialLoop(LoopScreens):
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
         lens = (trial.sphere_d, trial.cylinder_d, trial.axis_deg)
-        if protocol.lens.prompt and lens != self.previous_lens and not self._lens_prompt(index, *lens):
-            return False
-        self.previous_lens = lens
+        if protocol.lens.prompt and lens != self.previous_lens:
+            prompted = self._lens_prompt(index, *lens)
+            if prompted == UNDONE or not prompted:
+                self.lens_override = None
+                return prompted
+        asked, override = trial, self.lens_override
+        self.lens_override = None
+        if override is not None:  # the optimizer is told, and the store keeps, the lens actually set
+            trial = dataclasses.replace(
+                trial, sphere_d=override.sphere_d, cylinder_d=override.cylinder_d, axis_deg=override.axis_deg
+            )
+        self.previous_lens = (trial.sphere_d, trial.cylinder_d, trial.axis_deg)
         letter = self.letter_for(index, self.previous_letter)
         height_px = self.calibration.letter_height_px(trial.letter_logmar)
         self.letter_stim.set_letter(letter, height_px)
@@ -453,6 +621,9 @@ class TrialLoop(LoopScreens):
             return False
         press, presented_at = shown
         answered_at = time.time()
+        if press is not None and self.can_undo and press.key == keys.undo:
+            self._undo()
+            return UNDONE
         if press is None:
             response, rt_s = None, None
         elif press.key == keys.pass_key:
@@ -463,22 +634,28 @@ class TrialLoop(LoopScreens):
         extra = {"letter_height_px": float(height_px)}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
-        self.record(
-            TrialRecord(
-                index=index,
-                sphere_d=trial.sphere_d,
-                cylinder_d=trial.cylinder_d,
-                letter_logmar=trial.letter_logmar,
-                letter=letter,
-                response=response,
-                correct=correct,
-                rt_s=rt_s,
-                presented_at=presented_at,
-                answered_at=max(answered_at, presented_at),
-                extra=extra,
-                axis_deg=trial.axis_deg,
-            )
+        if override is not None:
+            extra["asked_lens"] = Lens(asked.sphere_d, asked.cylinder_d, asked.axis_deg).format()
+            extra["lens_set_by_clinician"] = True
+        if self.pending_note is not None:
+            extra["note"] = self.pending_note
+        record = TrialRecord(
+            index=index,
+            sphere_d=trial.sphere_d,
+            cylinder_d=trial.cylinder_d,
+            letter_logmar=trial.letter_logmar,
+            letter=letter,
+            response=response,
+            correct=correct,
+            rt_s=rt_s,
+            presented_at=presented_at,
+            answered_at=max(answered_at, presented_at),
+            extra=extra,
+            axis_deg=trial.axis_deg,
         )
+        self.record(record)
+        self.records.append(record)
+        self.pending_note = None
         self.optimizer.tell(trial, correct)
         axis = "" if trial.axis_deg is None else f" x {trial.axis_deg:03.0f}"
         self.log(

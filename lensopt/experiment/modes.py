@@ -36,6 +36,11 @@ def check_consecutive(records) -> None:
             raise StoreError(f"stored trials jump from {expected - 1} to {record.index}; the session cannot be resumed")
 
 
+def answered(records) -> list:
+    """The stored ``records`` that count: every one but the answers the clinician undid (``void``)."""
+    return [record for record in records if not getattr(record, "void", False)]
+
+
 def protocol_options(protocol: Protocol) -> dict:
     """Every optimizer option a protocol sets; each mode's optimizer takes those it knows
     (:meth:`lensopt.modes.base.FeedbackMode.optimizer_options`): the letters' answer model (guess
@@ -103,9 +108,10 @@ class Mode:
         )
 
     def rebuild_optimizer(self, settings: dict, records):
-        """The optimizer of a stored session, told every stored answer in order."""
+        """The optimizer of a stored session, told every stored answer in order but those undone
+        (``void``: kept in the store, never told)."""
         check_consecutive(records)
-        return self.feedback.rebuild_optimizer(settings, records)
+        return self.feedback.rebuild_optimizer(settings, answered(records))
 
     def stored_trials(self, store, session_id: int) -> list:
         return store.kind_trials(self.kind, session_id)
@@ -174,6 +180,7 @@ class LettersMode(Mode):
             responses,
             record,
             previous_letter=records[-1].letter if records else None,
+            records=records,
             **options,
         )
 

@@ -398,7 +398,9 @@ class KeysSection:
     """Response keys. ``pass_key`` answers letter trials; ``first``/``second``/``same`` answer
     duels (checked against the other keys only in a duel protocol); ``lenses`` name the lenses of a
     ranking, lens 1 first (the first ``[ranking] lenses`` of them are used, and checked against the
-    other keys, only in a ranking protocol)."""
+    other keys, only in a ranking protocol). In a letter session ``undo`` (while a letter is shown
+    or at the lens prompt) voids the last answer; at the lens prompt ``lens_set`` lets the clinician
+    type the lens actually set and ``note`` a note (they may be letter keys: no letter is shown then)."""
 
     pass_key: str = "space"
     pause: str = "escape"
@@ -408,19 +410,24 @@ class KeysSection:
     second: str = "2"
     same: str = "s"
     lenses: tuple[str, ...] = ("1", "2", "3", "4")
+    undo: str = "backspace"
+    lens_set: str = "l"
+    note: str = "n"
 
     def __post_init__(self):
-        for name in ("pass_key", "pause", "confirm", "quit", *DUEL_ANSWER_KEYS):
+        for name in ("pass_key", "pause", "confirm", "quit", "undo", "lens_set", "note", *DUEL_ANSWER_KEYS):
             value = getattr(self, name)
             if not isinstance(value, str) or not _KEY_NAME.match(value):
                 raise ValueError(f"{name} must be a PsychoPy key name such as 'space', 'slash' or 'q', got {value!r}")
-            if name in ("pass_key", "pause") and len(value) == 1 and value.isalpha():
+            if name in ("pass_key", "pause", "undo") and len(value) == 1 and value.isalpha():
                 raise ValueError(
                     f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}"
                 )
         problem = _shared_key(
             self, ("pass_key", "pause", "confirm", "quit"), may_share=({"pass_key", "confirm"},)
         )  # pass and confirm never compete
+        problem = problem or _shared_key(self, ("pass_key", "pause", "undo"))  # while a letter is shown
+        problem = problem or _shared_key(self, ("confirm", "pause", "undo", "lens_set", "note"))  # at the lens prompt
         if problem:
             raise ValueError(problem)
         lenses = self.lenses

@@ -33,7 +33,7 @@ from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
-from lensopt.experiment.modes import mode_for
+from lensopt.experiment.modes import answered, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -285,20 +285,19 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
                 f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
             )
-        if len(records) >= n_trials:
+        n_answered = len(answered(records))
+        if n_answered >= n_trials:
             store.set_status(info.session_id, "finished")
-            log(f"session {info.session_id} already holds {len(records)} of {n_trials} trials; nothing to do")
+            log(f"session {info.session_id} already holds {n_answered} of {n_trials} trials; nothing to do")
             return SessionOutcome(
                 info.session_id, "finished", len(records), result=_result_if_any(store, info, optimizer, log)
             )
-        if records and getattr(optimizer, "stop", None) is not None and optimizer.should_stop():
+        if n_answered and getattr(optimizer, "stop", None) is not None and optimizer.should_stop():
             confidence = float(optimizer.confidence())
             store.set_status(info.session_id, "finished")
-            log(
-                f"session {info.session_id} {stop_message(len(records), confidence)} (its stopping rule); nothing to do"
-            )
+            log(f"session {info.session_id} {stop_message(n_answered, confidence)} (its stopping rule); nothing to do")
             result = _result_if_any(store, info, optimizer, log)
-            return SessionOutcome(info.session_id, "finished", len(records), len(records), confidence, result)
+            return SessionOutcome(info.session_id, "finished", len(records), n_answered, confidence, result)
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
         optimizer = mode.new_optimizer(protocol, seed, bounds)
@@ -364,7 +363,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
     if info is not None:
         session_id = info.session_id
         store.set_status(session_id, "running")
-        log(f"session {session_id} ({participant}): resuming at trial {len(records) + 1} of {n_trials}")
+        log(f"session {session_id} ({participant}): resuming at trial {len(answered(records)) + 1} of {n_trials}")
     else:
         session_id = store.create_session(
             participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
@@ -407,8 +406,10 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             frames_dir=request.frames_dir,
             log=log,
             console=None if console_win is None else ClinicianConsole(console_win),
+            **_undo_options(mode, store, session_id, optimizer),
         )
         result = loop.run(n_trials)
+        optimizer = loop.optimizer  # rebuilt if the clinician undid an answer
         status = "finished" if result.status == "finished" else "aborted"
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
@@ -437,6 +438,18 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
     return SessionOutcome(
         session_id, status, n_stored, stopped_at, result.confidence if stopped_at is not None else None, stored_result
     )
+
+
+def _undo_options(mode, store, session_id: int, optimizer) -> dict:
+    """What a letter loop needs to undo an answer: ``void(index)`` marks it void in the store
+    (durably), ``rebuild(records)`` rebuilds the optimizer from the records not void."""
+    if mode.kind != "letters":
+        return {}
+    settings = optimizer.settings_dict()
+    return {
+        "void": lambda index: store.void_trial(session_id, index),
+        "rebuild": lambda records: mode.rebuild_optimizer(settings, records),
+    }
 
 
 def _start_line(start) -> str:

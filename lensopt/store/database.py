@@ -271,8 +271,21 @@ class SessionStore:
             record.answered_at,
             record.extra_json(),
             record.axis_deg,
+            int(record.void),
         )
         self._insert("trials", LETTERS_KIND, session_id, record.index, row)
+
+    def void_trial(self, session_id: int, index: int) -> None:
+        """Mark letter trial ``index`` of session ``session_id`` void (the clinician undid the answer):
+        the row is kept, the optimizer is no longer told it. Durable on disk when this returns."""
+        session_id = check_int("SessionStore.void_trial", "session_id", session_id, 1)
+        index = check_int("SessionStore.void_trial", "index", index, 1)
+        with self._transaction(write=True) as conn:
+            self._require_session(conn, session_id)
+            cursor = conn.execute("UPDATE trials SET void = 1 WHERE session_id = ? AND idx = ?", (session_id, index))
+            if cursor.rowcount != 1:
+                raise StoreError(f"session {session_id} has no letter trial {index} to undo")
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
     def append_duel_trial(self, session_id: int, record: DuelTrialRecord) -> None:
         """Record one answered duel of a ``duel`` session; durable on disk when this returns."""
@@ -468,6 +481,7 @@ class SessionStore:
                 answered_at=row[9],
                 extra=json.loads(row[10]),
                 axis_deg=row[11],
+                void=bool(row[12]),
             )
             for row in rows
         ]

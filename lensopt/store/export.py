@@ -4,7 +4,8 @@ Numbers are written with Python's shortest round-trip representation, so a float
 from either format equals the stored one exactly. In CSV, an empty cell is ``None`` (no
 answer, no reaction time, no axis), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
 A letter trial's ``axis_deg`` is the cylinder axis of a full-prescription session (empty in the
-two-parameter search); a session that finished with a prescription exports it as ``result`` in
+two-parameter search); ``void`` is 1 for an answer the clinician undid (kept, not told to the
+optimizer; 0 otherwise); a session that finished with a prescription exports it as ``result`` in
 JSON (the fields of :class:`~lensopt.store.records.ResultRecord`, ``null`` without one).
 
 A duel session (``session.kind == "duel"``) exports its duels instead: the two lenses, the
@@ -32,9 +33,9 @@ FORMATS = ("csv", "json")
 
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
-#: and the session's ``result``).
+#: and the session's ``result``; 5: letter trials' ``void``).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 4
+JSON_FORMAT_VERSION = 5
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -55,6 +56,7 @@ CSV_COLUMNS = (
     "presented_at",
     "answered_at",
     "extra",
+    "void",
 )
 
 #: CSV columns of a duel session, in order.
@@ -132,6 +134,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
                 "presented_at": t.presented_at,
                 "answered_at": t.answered_at,
                 "extra": t.extra,
+                "void": t.void,
             }
             for t in trials
         ],
@@ -212,6 +215,7 @@ def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
                 repr(t.presented_at),
                 repr(t.answered_at),
                 json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
+                int(t.void),
             ]
         )
     return buffer.getvalue()

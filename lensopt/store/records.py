@@ -90,7 +90,8 @@ class TrialRecord:
     of anything else worth keeping (e.g. ``{"decision_ms": 3.2}``; ``None`` means ``{}``).
     Tuples in ``extra`` come back from the store as lists. ``axis_deg``: the cylinder axis
     (degrees, 0-180) of a full-prescription trial; ``None`` in the two-parameter search (and in
-    every trial stored before schema 5).
+    every trial stored before schema 5). ``void``: the answer was undone by the clinician (kept,
+    marked void, schema 6; the optimizer is not told it).
     """
 
     index: int
@@ -105,9 +106,13 @@ class TrialRecord:
     answered_at: float
     extra: dict = field(default_factory=dict)
     axis_deg: float | None = None
+    void: bool = False
 
     def __post_init__(self):
         owner = "TrialRecord"
+        if self.void not in (0, 1, True, False):
+            raise ValueError(f"{owner}.void must be True or False, got {self.void!r}")
+        object.__setattr__(self, "void", bool(self.void))
         object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
         for name in ("sphere_d", "cylinder_d", "letter_logmar", "presented_at", "answered_at"):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))

@@ -25,6 +25,10 @@ Versions:
    again. A session's result is read with its record (:attr:`SessionInfo.result`), so ``lensopt
    sessions --json`` shows it. Earlier rows are untouched; a read-only store reads an older file as
    having NULL axes and no results.
+6. adds ``trials.void`` (INTEGER 0/1, default 0): a letter answer the clinician undid (Backspace in
+   ``lensopt run``) is kept and marked void rather than deleted; the optimizer is rebuilt from the
+   answers that are not void, and the export keeps every row with its ``void`` flag. Earlier rows
+   are untouched (not void); a read-only store reads an older file as having no void answer.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -127,6 +131,7 @@ CREATE_STATEMENTS = (
         answered_at REAL NOT NULL,
         extra TEXT NOT NULL DEFAULT '{}',
         axis_deg REAL,
+        void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1)),
         UNIQUE (session_id, idx)
     )""",
     DUEL_TRIALS_TABLE,
@@ -143,6 +148,7 @@ MIGRATIONS = {
     2: (DUEL_TRIALS_TABLE,),
     3: (RANKING_TRIALS_TABLE,),
     4: ("ALTER TABLE trials ADD COLUMN axis_deg REAL", RESULTS_TABLE),
+    5: ("ALTER TABLE trials ADD COLUMN void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1))",),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -173,6 +179,7 @@ COLUMNS = {
         "answered_at",
         "extra",
         "axis_deg",
+        "void",
     ),
     "duel_trials": (
         "idx",
@@ -225,6 +232,7 @@ READ_DEFAULTS = {
     ("sessions", "kind"): "'letters'",
     ("trials", "extra"): "'{}'",
     ("trials", "axis_deg"): "NULL",
+    ("trials", "void"): "0",
 }
 
 assert set(MIGRATIONS) == set(range(1, SCHEMA_VERSION)), "a migration is missing"

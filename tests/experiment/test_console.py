@@ -117,3 +117,16 @@ def test_screens_keys_are_validated_in_one_line(tmp_path):
     path.write_text(CLINICAL.read_text() + "\n[screens]\nconsole_size_px = [100, 100]\n")
     with pytest.raises(ProtocolError, match=r"console_size_px must be \[x, y\], whole pixels in \[320, 16384\]"):
         load_protocol(path)
+
+
+def test_clinician_keys_that_would_collide_are_one_line(tmp_path):
+    from lensopt.errors import ProtocolError
+
+    path = tmp_path / "p.toml"
+    text = CLINICAL.read_text()
+    path.write_text(text.replace('quit = "q"', 'quit = "q"\nundo = "u"'))
+    with pytest.raises(ProtocolError, match="keys.undo is active while a letter is shown, so it cannot be a letter"):
+        load_protocol(path)
+    path.write_text(text.replace('quit = "q"', 'quit = "q"\nnote = "space"'))
+    with pytest.raises(ProtocolError, match="confirm and note cannot share the key 'space'"):
+        load_protocol(path)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from test_schema import EXPECTED_V1_TRIALS, write_v1_database
 
+from lensopt.errors import StoreError
 from lensopt.modes.registry import get_mode
 from lensopt.store import (
     SCHEMA_VERSION,
@@ -200,9 +201,40 @@ def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(
     assert trial.axis_deg is None
     assert [trial.sphere_d, trial.cylinder_d, trial.letter_logmar] == pytest.approx(expected["next_trial"], abs=1e-9)
     assert list(optimizer.best()) == pytest.approx(expected["best_lens_d"], abs=1e-9)
-    # export: the old CSV, with the new axis_deg column empty
+    # export: the old CSV, with the new axis_deg column empty and no answer void
     old_rows = list(csv.DictReader(io.StringIO((DATA / "schema-4-letters.csv").read_text())))
     new_rows = list(csv.DictReader(io.StringIO(csv_text)))
     assert tuple(new_rows[0]) == CSV_COLUMNS
-    assert [{k: v for k, v in row.items() if k != "axis_deg"} for row in new_rows] == old_rows
-    assert {row["axis_deg"] for row in new_rows} == {""}
+    assert [{k: v for k, v in row.items() if k not in ("axis_deg", "void")} for row in new_rows] == old_rows
+    assert {row["axis_deg"] for row in new_rows} == {""} and {row["void"] for row in new_rows} == {"0"}
+    assert not any(r.void for r in records)
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_every_older_version_reads_and_migrates_with_no_answer_void(tmp_path, version):
+    path = tmp_path / f"v{version}.db"
+    write_database(path, version)
+    with SessionStore(path, readonly=True) as store:  # read as it is: no void column, nothing void
+        assert [t.void for t in store.trials(1)] == [False, False]
+    with SessionStore(path) as store:
+        assert [t.void for t in store.trials(1)] == [False, False]
+        store.void_trial(1, 2)
+        assert [t.void for t in store.trials(1)] == [False, True]
+    assert user_version(path) == SCHEMA_VERSION
+
+
+def test_an_undone_answer_is_kept_marked_void_and_exported_with_its_flag(tmp_path):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P", {}, {}, {}, 1)
+        for index in (1, 2, 3):
+            store.append_trial(sid, TrialRecord(index, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {}))
+        store.void_trial(sid, 2)
+        with pytest.raises(StoreError, match="has no letter trial 9 to undo"):
+            store.void_trial(sid, 9)
+        records = store.trials(sid)
+        document = json.loads(export_session(store, sid, "json"))
+        rows = list(csv.DictReader(io.StringIO(export_session(store, sid, "csv"))))
+    assert [r.void for r in records] == [False, True, False] and len(records) == 3
+    assert [t["void"] for t in document["trials"]] == [False, True, False]
+    assert [r["void"] for r in rows] == ["0", "1", "0"]

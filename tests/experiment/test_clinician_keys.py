@@ -1,0 +1,128 @@
+"""The clinician's keys on the console, injected: undo (Backspace), the lens actually set (L), a
+note (N), pause and resume (Escape), in a full-prescription clinic session.
+
+An undone answer is kept in the store and marked void; the optimizer is rebuilt from the others,
+so the stored prescription is the one of the answers that count, and a resumed session continues
+from them. The lens the clinician types is the one told to the optimizer and stored.
+"""
+
+from test_console import clinic_protocol
+
+from experiment_helpers import needs_display
+from lensopt.experiment.keyboard import KeyPress
+from lensopt.experiment.modes import answered
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.modes.registry import get_mode
+from lensopt.refraction.lens import Lens
+from lensopt.store import SessionStore
+
+pytestmark = needs_display
+
+
+class ClinicKeys:
+    """A scripted clinic: the patient names every letter right unless ``letters[index]`` lists keys
+    for trial ``index`` (``"<wrong>"`` names another letter); the clinician confirms every screen
+    unless the next of ``screens`` is a key that screen accepts; ``typed`` keys go into console entries."""
+
+    human = property(lambda self: self)
+
+    def __init__(self, screens=(), letters=None, typed=()):
+        self.screens, self.letters, self.typed = list(screens), dict(letters or {}), list(typed)
+
+    def start_timer(self):
+        pass
+
+    def clear(self):
+        pass
+
+    def wait_for(self, keys, timeout_s=None):
+        if self.screens and self.screens[0] in keys:
+            return KeyPress(self.screens.pop(0), 0.4)
+        return KeyPress("space" if "space" in keys else keys[0], 0.4)
+
+    def wait_keys(self, keys, timeout_s=None):
+        if not self.typed:
+            raise RuntimeError(f"the typed keys ran out while waiting for one of {sorted(keys)}")
+        key = self.typed.pop(0)
+        assert key in keys, key
+        return KeyPress(key, 0.1)
+
+    def letter_response(self, trial, letter, keys, timeout_s=None, index=0):
+        planned = self.letters.get(index) or []
+        key = planned.pop(0) if planned else letter.lower()
+        if key == "<wrong>":
+            key = next(k for k in keys if len(k) == 1 and k != letter.lower())
+        return KeyPress(key, 0.6)
+
+
+def typing(text):
+    """The key names that type ``text`` on the console."""
+    names = {"-": "minus", "+": "equal", ".": "period", "/": "slash", " ": "space", ",": "comma"}
+    return [names.get(c, c) for c in text] + ["return"]
+
+
+def run(tmp_path, window, source, trials, resume=None, **fields):
+    lines = []
+    request = (
+        RunRequest(db_path=tmp_path / "s.db", resume=resume)
+        if resume is not None
+        else RunRequest(
+            db_path=tmp_path / "s.db",
+            protocol_path=clinic_protocol(tmp_path, **{"protocol.observer": '"keyboard"', **fields}),
+            participant="P1",
+            seed=6,
+            trials=trials,
+        )
+    )
+    outcome = run_session(request, responses=source, log=lines.append, window=window)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, records = store.session(outcome.session_id), store.trials(outcome.session_id)
+    return outcome, info, records, lines
+
+
+def test_backspace_voids_the_last_answer_keeps_it_and_rebuilds_the_optimizer_without_it(tmp_path, window):
+    source = ClinicKeys(letters={2: ["<wrong>"], 3: ["backspace"]})
+    outcome, info, records, lines = run(tmp_path, window, source, trials=5)
+    assert outcome.status == "finished"
+    assert [r.index for r in records] == [1, 2, 3, 4, 5, 6]
+    assert [r.void for r in records] == [False, True, False, False, False, False]
+    assert records[1].response is not None and not records[1].correct  # the undone answer is kept as given
+    assert any(x.startswith("undo: trial 2 ") and "rebuilt from 1 answers" in x for x in lines)
+    rebuilt = get_mode("letters").rebuild_optimizer(info.optimizer_settings, answered(records))
+    assert rebuilt.n_trials == 5 and info.result.n_trials == 5
+    assert info.result.prescription == rebuilt.prescription().text
+
+
+def test_the_lens_actually_set_is_told_to_the_optimizer_and_stored_and_a_note_kept(tmp_path, window):
+    source = ClinicKeys(
+        screens=["space", "n", "l"],  # instructions; at the first lens prompt a note, then the lens set
+        typed=[*typing("tired"), *typing("abc"), "backspace", "backspace", "backspace", *typing("-1.50 -0.50 x 90")],
+    )
+    outcome, info, records, lines = run(tmp_path, window, source, trials=3)
+    assert outcome.status == "finished" and not source.typed
+    first = records[0]
+    assert (first.sphere_d, first.cylinder_d, first.axis_deg) == (-1.5, -0.5, 90.0)
+    assert first.extra["lens_set_by_clinician"] is True and first.extra["note"] == "tired"
+    asked = Lens.parse(first.extra["asked_lens"])
+    assert (asked.sphere_d, asked.cylinder_d, asked.axis_deg) != (-1.5, -0.5, 90.0)
+    assert any("entry 'abc' not accepted" in x for x in lines)  # refused on the console, nothing lost
+    assert "clinician: lens actually set -1.50 / -0.50 x 090 (asked " + first.extra["asked_lens"] + ")" in lines
+    assert all("note" not in r.extra for r in records[1:])
+    # the optimizer was told the lens set: rebuilt from the stored records, it reports the same prescription
+    rebuilt = get_mode("letters").rebuild_optimizer(info.optimizer_settings, records)
+    assert rebuilt.history[0][0].sphere_d == -1.5 and info.result.prescription == rebuilt.prescription().text
+
+
+def test_pause_resumes_at_the_prompt_and_a_quit_session_resumes_with_undo(tmp_path, window):
+    source_quit = ClinicKeys(screens=["space", "escape", "space"], letters={3: ["escape"]})
+    source_quit.screens += ["q"]  # after the pause and resume at the first prompt, quit at trial 3's letter
+    outcome, info, records, lines = run(tmp_path, window, source_quit, trials=4)
+    assert outcome.status == "aborted" and [r.index for r in records] == [1, 2]
+    assert lines.count("paused") == 2 and not source_quit.screens
+    # resume: at the first letter, Backspace voids trial 2, stored before the quit
+    resumed = ClinicKeys(letters={3: ["backspace"]})
+    outcome, info, records, lines = run(tmp_path, window, resumed, trials=None, resume=outcome.session_id)
+    assert outcome.status == "finished"
+    assert [r.void for r in records] == [False, True, False, False, False]
+    assert info.result.n_trials == 4
+    assert any("resuming at trial 3 of 4" in x for x in lines)

@@ -208,10 +208,21 @@ def _draw_signature(page: _Page) -> None:
         page.down(0.17)
 
 
+def _eye_runs(eyes) -> list[tuple[str, int, int]]:
+    """``(eye, first, stop)`` of each run of consecutive trials of one eye (``""``: none named)."""
+    runs: list[tuple[str, int, int]] = []
+    for k, eye in enumerate(eyes):
+        if runs and runs[-1][0] == eye:
+            runs[-1] = (eye, runs[-1][1], k + 1)
+        else:
+            runs.append((eye, k, k + 1))
+    return runs
+
+
 def _draw_lens_path(fig, records, results) -> None:
-    """The lens tested on each trial as power vectors (M, J0, J45) — an answer the clinician undid
-    (``void``) as an open marker off the line — and each stored prescription's power vector with its
-    95 % intervals after the last trial."""
+    """The lens tested on each trial as power vectors (M, J0, J45), one line per eye (OD, OS, named
+    above their trials) with an answer the clinician undid (``void``) as an open marker off it, and
+    each stored prescription's power vector with its 95 % intervals after the last trial."""
     ax = fig.add_subplot(1, 1, 1)
     index = [r.index for r in records]
     m_d, j0_d, j45_d = power_vector_arrays(
@@ -252,22 +263,40 @@ def _draw_lens_path(fig, records, results) -> None:
             fontsize=FONT_SIZE - 1,
         )
     void = np.array([bool(getattr(r, "void", False)) for r in records], dtype=bool)  # answers undone (schema 6)
+    eyes = np.array([getattr(r, "eye", None) or "" for r in records], dtype=object)  # OD, OS (schema 7) or ""
     index = np.asarray(index)
+    runs = _eye_runs(eyes)
     for name, _, values, color in series:
         values = np.asarray(values, dtype=float)
-        ax.plot(
-            index[~void],
-            values[~void],
-            "-o",
-            color=color,
-            markersize=3,
-            linewidth=1.0,
-            label=f"{name} of the lens tested",
-        )
+        for k, (_, first, stop) in enumerate(runs):  # one line per eye: OD's last lens is not joined to OS's first
+            kept = ~void[first:stop]
+            ax.plot(
+                index[first:stop][kept],
+                values[first:stop][kept],
+                "-o",
+                color=color,
+                markersize=3,
+                linewidth=1.0,
+                label=f"{name} of the lens tested" if k == 0 else None,
+            )
         if void.any():
             ax.plot(index[void], values[void], "o", color=color, markerfacecolor="none", markersize=5, linewidth=0)
     if void.any():
         ax.plot([], [], "o", color="0.4", markerfacecolor="none", label=f"answer undone (void, {void.sum()})")
+    for k, (eye, first, stop) in enumerate(runs):
+        if k:
+            ax.axvline(index[first] - 0.5, color="0.3", linestyle="--", linewidth=0.8)
+        if eye:
+            middle = 0.5 * (index[first] + index[stop - 1])
+            ax.annotate(
+                eye,
+                (middle, 0.97),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="top",
+                fontsize=FONT_SIZE,
+                weight="bold",
+            )
     ax.set_xlim(0.5, end + 1.5 * len(results) - (0.0 if results else 1.5))
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)

@@ -186,12 +186,9 @@ def session_results(info) -> list:
     """The results stored for session ``info``, one per eye (OD before OS, then those without an
     eye): ``info.results`` when the store reads several, else ``info.result`` (schema 5: one)."""
     several = getattr(info, "results", None)
-    if isinstance(several, dict):
-        results = list(several.values())
-    elif isinstance(several, (list, tuple)):
-        results = list(several)
-    else:
-        results = [] if info.result is None else [info.result]
+    results = list(several.values() if isinstance(several, dict) else several or ())
+    if not results and info.result is not None:
+        results = [info.result]
     order = {"OD": 0, "OS": 1, "OU": 2}
     return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None), 3))
 
@@ -305,6 +302,12 @@ def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
     if results:
         session.append(("Result computed", _when(max(r.recorded_at for r in results))))
     session.append(("Protocol", name + (" · answers by a SIMULATED patient" if observer == "simulated" else "")))
+    eyes = getattr(info, "eye", None)  # the eye(s) the session tests (schema 7), or None
+    if isinstance(eyes, str) and eyes:
+        done = {getattr(r, "eye", None) for r in results}
+        left = [eye for eye in (("OD", "OS") if eyes == "OU" else (eyes,)) if eye not in done]
+        note = f" · no prescription stored for {' and '.join(left)}" if results and left else ""
+        session.append(("Eye tested", EYE_NAMES.get(eyes, eyes) + note))
     session.append(("Printed", _when(printed_at)))
     return PrescriptionRecord(
         session_id=info.session_id,

@@ -182,7 +182,7 @@ def test_the_record_holds_the_stored_prescription_of_the_session(sessions_db):
 def test_each_eye_gets_its_own_prescription_od_first():
     def result(eye, text, sphere_d):
         stored = ResultRecord(text, sphere_d, -0.5, 170.0, 0.0, 0.97, 30, {"sphere_d": [sphere_d - 0.25, sphere_d]})
-        return types.SimpleNamespace(**asdict(stored), eye=eye)
+        return types.SimpleNamespace(**{**asdict(stored), "eye": eye})  # ResultRecord.eye: schema 7
 
     info = types.SimpleNamespace(
         session_id=5,
@@ -202,6 +202,9 @@ def test_each_eye_gets_its_own_prescription_od_first():
         ("OD (right eye)", "-1.25 / -0.50 x 170"),
         ("OS (left eye)", "-0.75 / -0.50 x 170"),
     ]
+    info.eye, info.results = "OU", info.results[1:]  # both eyes tested, the left one's result missing
+    rows = dict(build_record(info, printed_at=1.9e9).session)
+    assert rows["Eye tested"] == "OU (both eyes) · no prescription stored for OS"
 
 
 def test_a_session_without_a_stored_prescription_says_why(sessions_db):
@@ -281,3 +284,25 @@ def test_the_lens_path_draws_an_undone_answer_off_the_line(sessions_db):
     assert "answer undone (void, 2)" in labels
     m_line = next(line for line in ax.get_lines() if line.get_label() == "M of the lens tested")
     assert list(m_line.get_xdata()) == [r.index for r in records if r.index not in (3, 4)]
+
+
+def test_the_lens_path_draws_one_line_per_eye(sessions_db):
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_record import _draw_lens_path
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(ids["finished"]), store.trials(ids["finished"])
+    half = len(records) // 2
+    eyed = [types.SimpleNamespace(**{**asdict(r), "eye": "OD" if r.index <= half else "OS"}) for r in records]
+    fig = Figure()
+    _draw_lens_path(fig, eyed, [info.result])
+    (ax,) = fig.axes
+    m_color = ax.get_lines()[0].get_color()
+    m_lines = [line for line in ax.get_lines() if line.get_color() == m_color and line.get_linestyle() == "-"]
+    assert [list(line.get_xdata()) for line in m_lines] == [
+        list(range(1, half + 1)),
+        list(range(half + 1, N_TRIALS + 1)),
+    ]
+    assert {"OD", "OS"} <= {text.get_text() for text in ax.texts}

@@ -49,6 +49,18 @@ A4_PORTRAIT_IN = (8.27, 11.69)
 MARGIN_IN = 0.75
 
 
+#: Where page 1's values start (inches from the left edge), the width of one eye's column, and
+#: where an interval starts within it (one eye; two eyes share the width).
+VALUE_X_IN = MARGIN_IN + 1.6
+EYE_COLUMN_IN = 2.55
+INTERVAL_OFFSET_IN = 0.95
+#: The font of numbers (signs and decimals aligned) and the grey of labels.
+MONO = "DejaVu Sans Mono"
+GREY = "0.35"
+#: Colours of M, J0 and J45 on the lens path (not the history's green and red of right and wrong).
+POWER_VECTOR_COLORS = {"M": MODEL_COLOR, "J0": "#ff7f00", "J45": "#6a3d9a"}
+
+
 class _Page:
     """Text placed from the top of a portrait page in inches (``y_in`` moves down as rows are added)."""
 
@@ -72,16 +84,6 @@ class _Page:
 
     def down(self, step_in: float) -> None:
         self.y_in += step_in
-
-
-#: Where page 1's columns start (inches): the labels, then the values of each eye.
-VALUE_X_IN = MARGIN_IN + 1.6
-EYE_COLUMN_IN = 2.55
-INTERVAL_OFFSET_IN = 0.95
-MONO = "DejaVu Sans Mono"
-#: Colours of M, J0 and J45 on the lens path (not the history's green and red of right and wrong).
-POWER_VECTOR_COLORS = {"M": MODEL_COLOR, "J0": "#ff7f00", "J45": "#6a3d9a"}
-GREY = "0.35"
 
 
 def _labelled(page: _Page, label: str, lines: list[str], step_in: float = 0.24, size: float = FONT_SIZE + 1) -> None:

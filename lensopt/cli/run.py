@@ -55,6 +55,12 @@ def register(subparsers) -> None:
         "transposed): search sphere, cylinder and axis around it (overrides the protocol's [start])",
     )
     parser.add_argument(
+        "--eye",
+        choices=("OD", "OS", "OU"),
+        help="the eye tested, stored with every trial and result: OD (right), OS (left) or OU (both: OD, then "
+        "OS, each its own search; letter sessions); overrides the protocol's [session] eye",
+    )
+    parser.add_argument(
         "--resume", type=int, metavar="SESSION_ID", help="continue a stored session after its last answered trial"
     )
     parser.add_argument(
@@ -84,6 +90,7 @@ def run_command(args) -> int:
         fullscreen=args.fullscreen,
         dashboard=args.dashboard,
         start=args.start,
+        eye=args.eye,
     )
     outcome = run_session(request, log=lambda message: print(message, flush=True))
     stopped = (

@@ -1,8 +1,9 @@
 """``lensopt sessions`` lists the stored sessions; ``lensopt export`` writes one as CSV or JSON.
 
 A session that finished with a prescription (a full-prescription letter session) shows it in clinical
-notation in the ``prescription`` column, and in ``--json`` as ``result`` (its fields, 95 % intervals
-included; ``null`` without one).
+notation in the ``prescription`` column (one per eye, ``OD ...; OS ...``, for a session of both eyes),
+and in ``--json`` as ``result`` and ``results`` (their fields, 95 % intervals included). The ``eye``
+column is the eye tested (OD, OS, OU; ``-`` when the session named none).
 
 Both open the database read-only, so they are safe to run while an experiment is recording.
 """
@@ -18,7 +19,7 @@ from lensopt.store import SessionStore, default_db_path
 from lensopt.store.export import FORMATS, export_session
 
 #: Columns of the ``lensopt sessions`` table.
-TABLE_COLUMNS = ("id", "participant", "kind", "status", "trials", "created", "rule", "prescription")
+TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")
 
 
 def register(subparsers) -> None:
@@ -63,6 +64,13 @@ def _created(unix_s: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
 
 
+def _prescriptions(info) -> str:
+    """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``."""
+    if not info.results:
+        return "-"
+    return "; ".join(f"{r.eye} {r.prescription}" if r.eye else r.prescription for r in info.results)
+
+
 def format_table(infos) -> str:
     """The sessions as an aligned text table (one line per session)."""
     rows = [TABLE_COLUMNS] + [
@@ -70,16 +78,17 @@ def format_table(infos) -> str:
             str(i.session_id),
             i.participant,
             i.kind,
+            i.eye or "-",
             i.status,
             str(i.n_trials),
             _created(i.created_at),
             _rule(i),
-            "-" if i.result is None else i.result.prescription,
+            _prescriptions(i),
         )
         for i in infos
     ]
     widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
-    right_aligned = {0, 4}
+    right_aligned = {0, 5}
     lines = [
         "  ".join(
             cell.rjust(w) if k in right_aligned else cell.ljust(w) for k, (cell, w) in enumerate(zip(row, widths))

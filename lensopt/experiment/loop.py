@@ -79,6 +79,9 @@ ENTRY_CHARACTERS = {
 ENTRY_ACCEPT, ENTRY_CANCEL, ENTRY_DELETE = "return", "escape", "backspace"
 """Keys that end a console entry (accept, cancel) or delete its last character."""
 
+EYE_INSTRUCTIONS = {"OD": "the right eye, the left one occluded", "OS": "the left eye, the right one occluded"}
+"""What the console says at the start of each eye's search."""
+
 MAX_LENS_OVERRIDE_D = 20.0
 """Largest sphere or cylinder (D, in size) the clinician may enter as the lens actually set."""
 
@@ -232,7 +235,7 @@ class LoopScreens:
 
     def _resume_note(self, n_trials: int) -> str:
         number = self._number(self.first_index)
-        return f"Resuming at trial {number} of {n_trials}.\n\n" if self.first_index > 1 else ""
+        return f"Resuming at trial {number} of {n_trials}.\n\n" if number > 1 else ""
 
     def _instructions(self, n_trials: int) -> bool:
         raise NotImplementedError
@@ -381,6 +384,8 @@ class TrialLoop(LoopScreens):
         records=(),
         rebuild: Callable | None = None,
         void: Callable[[int], None] | None = None,
+        eye: str | None = None,
+        index_offset: int = 0,
         **options,
     ):
         from psychopy import visual
@@ -392,7 +397,12 @@ class TrialLoop(LoopScreens):
         keys = protocol.keys
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
         self.records = list(records)
-        self.n_void = sum(bool(getattr(r, "void", False)) for r in self.records)
+        self.eye = eye  # every record of this loop is for this eye (None: the session names none)
+        # the rows before this eye's (the first eye's, in a session of both) and the void answers
+        # do not count towards this eye's trial numbers
+        self.n_void = index_offset + sum(bool(getattr(r, "void", False)) for r in self.records)
+        if self.console is not None:
+            self.console.update(eye=eye)
         self._rebuild, self._void = rebuild, void
         self.can_undo = rebuild is not None and void is not None
         self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause, *([keys.undo] if self.can_undo else [])]
@@ -403,8 +413,9 @@ class TrialLoop(LoopScreens):
         keys, p = self.protocol.keys, self.protocol
         if self.console is not None:
             self.console.update(n_trials=n_trials, keys_text=self._answer_keys_text())
+            eye = f"Eye {self.eye}: {EYE_INSTRUCTIONS[self.eye]}.\n" if self.eye else ""
             return self._wait_or_pause(
-                f"{self._resume_note(n_trials)}The patient reads each letter aloud; type the letter they name "
+                f"{self._resume_note(n_trials)}{eye}The patient reads each letter aloud; type the letter they name "
                 f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
                 patient_text="Read the letter",
             )
@@ -652,6 +663,7 @@ class TrialLoop(LoopScreens):
             answered_at=max(answered_at, presented_at),
             extra=extra,
             axis_deg=trial.axis_deg,
+            eye=self.eye,
         )
         self.record(record)
         self.records.append(record)

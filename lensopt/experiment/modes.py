@@ -41,6 +41,23 @@ def answered(records) -> list:
     return [record for record in records if not getattr(record, "void", False)]
 
 
+OS_SEED_OFFSET = 1
+"""The left eye's search of a session of both eyes uses the session's seed plus this, so its lenses
+and letter sizes are its own draws (the right eye's use the seed itself)."""
+
+
+def eye_settings(settings: dict, eye: str | None) -> dict:
+    """The optimizer settings of eye ``eye``'s search: the session's, with the left eye's own seed."""
+    if eye != "OS":
+        return settings
+    return dict(settings, seed=(int(settings["seed"]) + OS_SEED_OFFSET) % 2**63)
+
+
+def eye_records(records, eye: str | None) -> list:
+    """The stored ``records`` of eye ``eye`` (all of them in a session that names no eye, or one eye)."""
+    return [record for record in records if getattr(record, "eye", None) == eye]
+
+
 def protocol_options(protocol: Protocol) -> dict:
     """Every optimizer option a protocol sets; each mode's optimizer takes those it knows
     (:meth:`lensopt.modes.base.FeedbackMode.optimizer_options`): the letters' answer model (guess
@@ -107,11 +124,11 @@ class Mode:
             **self.optimizer_options(protocol),
         )
 
-    def rebuild_optimizer(self, settings: dict, records):
-        """The optimizer of a stored session, told every stored answer in order but those undone
-        (``void``: kept in the store, never told)."""
+    def rebuild_optimizer(self, settings: dict, records, eye: str | None = None):
+        """The optimizer of a stored session (of eye ``eye`` in a session of both eyes), told every
+        stored answer for that eye in order but those undone (``void``: kept in the store, never told)."""
         check_consecutive(records)
-        return self.feedback.rebuild_optimizer(settings, answered(records))
+        return self.feedback.rebuild_optimizer(eye_settings(settings, eye), answered(eye_records(records, eye)))
 
     def stored_trials(self, store, session_id: int) -> list:
         return store.kind_trials(self.kind, session_id)

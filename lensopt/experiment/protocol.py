@@ -33,6 +33,7 @@ from lensopt.experiment.protocol_sections import (
     ProtocolSection,
     RankingSection,
     ScreensSection,
+    SessionSection,
     SimulatedSection,
     StartSection,
     StopSection,
@@ -47,6 +48,7 @@ from lensopt.reference_data import PROTOCOLS_DIR
 
 SECTIONS = {
     "protocol": ProtocolSection,
+    "session": SessionSection,
     "optimizer": OptimizerSection,
     "lens": LensSection,
     "letters": LettersSection,
@@ -84,6 +86,7 @@ class Protocol:
     lens: LensSection = LensSection()
     display: DisplaySection = DisplaySection()
     screens: ScreensSection = ScreensSection()  # noqa: RUF009 - frozen, so immutable (pyproject lists the others)
+    session: SessionSection = SessionSection()  # noqa: RUF009 - frozen, so immutable
     simulated: SimulatedSection = SimulatedSection()
     duel: DuelSection = DuelSection()
     ranking: RankingSection = RankingSection()
@@ -115,6 +118,11 @@ class Protocol:
             )
         if self.stop is not None:
             self._check_stop()
+        if self.session.eye == "OU" and mode != "letters":
+            raise ValueError(
+                f"session.eye 'OU' (both eyes, one search each) applies to letter sessions only for now "
+                f"(this protocol has protocol.feedback = {mode!r}); run OD and OS as two sessions"
+            )
         if mode == "letters":
             return
         if mode == "duel":
@@ -221,6 +229,13 @@ class Protocol:
             return dataclasses.replace(self, start=start)
         except ValueError as exc:
             raise ProtocolError(f"--start: {str(exc).removeprefix('refraction: ')}") from None
+
+    def with_eye(self, eye: str) -> Protocol:
+        """The protocol with ``[session] eye`` set to ``eye`` (``--eye``)."""
+        try:
+            return dataclasses.replace(self, session=SessionSection(eye=eye))
+        except ValueError as exc:
+            raise ProtocolError(f"--eye: {exc}") from None
 
     def with_trials(self, trials: int) -> Protocol:
         """The protocol with ``[optimizer] trials`` set to ``trials`` (``--trials``). A ``[stop]``

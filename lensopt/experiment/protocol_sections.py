@@ -328,6 +328,27 @@ def _pixel_pair(obj, name, low, high, *, optional=False):
     object.__setattr__(obj, name, tuple(value))
 
 
+SESSION_EYES = ("OD", "OS", "OU")
+"""What ``[session] eye`` (``--eye``) may name: the right eye, the left eye, or both (OD then OS)."""
+
+
+@dataclass(frozen=True)
+class SessionSection:
+    """What the session tests: ``eye`` ``"OD"``, ``"OS"`` or ``"OU"`` (both: OD, then OS, each its
+    own search), or left out (no eye named, as before eyes were stored)."""
+
+    eye: str | None = None
+
+    def __post_init__(self):
+        if self.eye is not None and self.eye not in SESSION_EYES:
+            raise ValueError(f"eye must be one of {', '.join(map(repr, SESSION_EYES))}, got {self.eye!r}")
+
+    @property
+    def eyes(self) -> tuple[str | None, ...]:
+        """The eyes searched one after the other: ``("OD", "OS")`` for OU, ``(None,)`` without an eye."""
+        return ("OD", "OS") if self.eye == "OU" else (self.eye,)
+
+
 @dataclass(frozen=True)
 class ScreensSection:
     """Where the patient's window and the clinician's console go (:mod:`lensopt.experiment.console`).

@@ -33,7 +33,7 @@ from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
-from lensopt.experiment.modes import answered, mode_for
+from lensopt.experiment.modes import answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -59,6 +59,7 @@ class RunRequest:
     fullscreen: bool | None = None
     dashboard: bool = False
     start: str | None = None
+    eye: str | None = None
 
     def __post_init__(self):
         if self.resume is None and self.protocol_path is None:
@@ -75,7 +76,7 @@ class RunRequest:
 class SessionOutcome:
     """What is stored: ``stopped_at`` and ``confidence`` when the optimizer's stopping rule
     (``[stop]``) ended the session before its last trial; ``result`` the prescription a finished
-    full-prescription session stored."""
+    full-prescription session stored (``results``: one per eye of a session of both eyes, OD first)."""
 
     session_id: int
     status: str
@@ -83,6 +84,7 @@ class SessionOutcome:
     stopped_at: int | None = None
     confidence: float | None = None
     result: ResultRecord | None = None
+    results: tuple = ()
 
 
 def calibration_from_protocol(protocol: Protocol) -> Calibration:
@@ -250,11 +252,13 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         calibration = Calibration.from_dict(info.calibration)
         seed, participant = info.seed, info.participant
         records = mode.stored_trials(store, info.session_id)
-        optimizer = mode.rebuild_optimizer(info.optimizer_settings, records)
+        optimizer = mode.rebuild_optimizer(info.optimizer_settings, records, protocol.session.eyes[0])
         if request.protocol_path is not None:
             log(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
         if request.start is not None:
             log(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
+        if request.eye is not None:
+            log(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
     else:
         protocol = load_protocol(request.protocol_path)
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
@@ -265,6 +269,8 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
             )
         if request.start is not None:
             protocol = protocol.with_start(request.start)
+        if request.eye is not None:
+            protocol = protocol.with_eye(request.eye)
         calibration = calibration_from_protocol(protocol)
         mode = mode_for(protocol)
     if request.trials is not None:
@@ -285,19 +291,31 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
                 f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
             )
-        n_answered = len(answered(records))
-        if n_answered >= n_trials:
+        eyes = protocol.session.eyes
+        searches = {eye: mode.rebuild_optimizer(info.optimizer_settings, records, eye) for eye in eyes}
+        done = {eye: _eye_done(searches[eye], n_trials) for eye in eyes}
+        if all(done.values()):
             store.set_status(info.session_id, "finished")
-            log(f"session {info.session_id} already holds {n_answered} of {n_trials} trials; nothing to do")
+            results = []
+            for eye in eyes:
+                n_answered, stopped = searches[eye].n_trials, done[eye]
+                why = "trials" if stopped is True else f"({stop_message(n_answered, stopped)}, its stopping rule)"
+                label = f"eye {eye}: " if eye else ""
+                log(f"session {info.session_id} {label}holds {n_answered} of {n_trials} {why}; nothing to do")
+                results.append(_result_if_any(store, info, searches[eye], log, eye))
+            kept = tuple(r for r in results if r is not None)
+            last = done[eyes[-1]]
+            confidence = None if last is True else last
+            stopped_at = None if last is True else searches[eyes[-1]].n_trials
             return SessionOutcome(
-                info.session_id, "finished", len(records), result=_result_if_any(store, info, optimizer, log)
+                info.session_id,
+                "finished",
+                len(records),
+                stopped_at,
+                confidence,
+                kept[0] if kept else None,
+                kept,
             )
-        if n_answered and getattr(optimizer, "stop", None) is not None and optimizer.should_stop():
-            confidence = float(optimizer.confidence())
-            store.set_status(info.session_id, "finished")
-            log(f"session {info.session_id} {stop_message(n_answered, confidence)} (its stopping rule); nothing to do")
-            result = _result_if_any(store, info, optimizer, log)
-            return SessionOutcome(info.session_id, "finished", len(records), n_answered, confidence, result)
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
         optimizer = mode.new_optimizer(protocol, seed, bounds)
@@ -360,17 +378,26 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         plan.n_trials,
     )
     renderable, fullscreen = plan.renderable, plan.fullscreen
+    eyes = protocol.session.eyes
     if info is not None:
         session_id = info.session_id
         store.set_status(session_id, "running")
-        log(f"session {session_id} ({participant}): resuming at trial {len(answered(records)) + 1} of {n_trials}")
+        eye = next(
+            e for e in eyes if not _eye_done(mode.rebuild_optimizer(info.optimizer_settings, records, e), n_trials)
+        )
+        where = f"eye {eye}, " if eye else ""
+        log(
+            f"session {session_id} ({participant}): resuming at {where}trial "
+            f"{len(answered(eye_records(records, eye))) + 1} of {n_trials}"
+        )
     else:
         session_id = store.create_session(
             participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
         )
+        eye_text = f", eye {protocol.session.eye}" if protocol.session.eye else ""
         log(
             f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "
-            f"rule {protocol.optimizer.rule}, {n_trials} trials, seed {seed}, database {request.db_path}"
+            f"rule {protocol.optimizer.rule}, {n_trials} trials{eye_text}, seed {seed}, database {request.db_path}"
         )
         if protocol.start is not None:
             log(_start_line(protocol.start))
@@ -380,8 +407,10 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"
     )
 
+    settings = optimizer.settings_dict()
     status = "aborted"
     result = None
+    stored_results = []
     try:
         if fullscreen:  # the framebuffer may have more pixels than the protocol says (Retina)
             calibration = calibration.with_framebuffer(*win.size)
@@ -393,62 +422,98 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             )
         if request.dashboard:
             _launch_dashboard(session_id, request.db_path, log)
-        loop = mode.loop(
-            win,
-            protocol,
-            calibration,
-            optimizer,
-            responses if responses is not None else _responses_for(protocol, seed, win),
-            _recorder(store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl"), mode.append),
-            records,
-            seed=seed,
-            first_index=len(records) + 1,
-            frames_dir=request.frames_dir,
-            log=log,
-            console=None if console_win is None else ClinicianConsole(console_win),
-            **_undo_options(mode, store, session_id, optimizer),
+        responses = responses if responses is not None else _responses_for(protocol, seed, win)
+        record = _recorder(
+            store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl"), mode.append
         )
-        result = loop.run(n_trials)
-        optimizer = loop.optimizer  # rebuilt if the clinician undid an answer
-        status = "finished" if result.status == "finished" else "aborted"
+        for eye in eyes:
+            search = mode.rebuild_optimizer(settings, records, eye)
+            if _eye_done(search, n_trials):
+                continue
+            mine = eye_records(records, eye)
+            per_eye = {} if eye is None else {"eye": eye, "index_offset": len(records) - len(mine)}
+            loop = mode.loop(
+                win,
+                protocol,
+                calibration,
+                search,
+                responses,
+                record,
+                mine,
+                seed=seed,
+                first_index=len(records) + 1,
+                frames_dir=request.frames_dir,
+                log=log,
+                console=None if console_win is None else ClinicianConsole(console_win),
+                **per_eye,
+                **_undo_options(mode, store, session_id, settings, eye),
+            )
+            result = loop.run(n_trials)
+            optimizer = loop.optimizer  # rebuilt if the clinician undid an answer
+            records = mode.stored_trials(store, session_id)
+            if result.status != "finished":
+                break
+            stored_results += _report_eye(store, session_id, optimizer, protocol, log, eye)
+        else:
+            status = "finished"
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
     n_stored = store.session(session_id).n_trials
-    stored_result = None
-    if status == "finished" and optimizer.n_trials and isinstance(optimizer, PrescriptionOptimizer):
-        stored_result = _store_prescription(store, session_id, optimizer, log)
-    elif status == "finished" and optimizer.n_trials:
-        sphere_d, cylinder_d = optimizer.best()
-        line = f"best lens: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
-        step_d = protocol.lens_step_d
-        if step_d is not None:
-            bounds = protocol.optimizer
-            line += (
-                f"; on the phoropter ({step_d:g} D steps): "
-                f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
-                f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
-            )
-        log(line)
-        if getattr(optimizer, "stop", None) is not None:
-            log(_certainty_line(optimizer))
-    else:
+    if status != "finished":
         log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
     return SessionOutcome(
-        session_id, status, n_stored, stopped_at, result.confidence if stopped_at is not None else None, stored_result
+        session_id,
+        status,
+        n_stored,
+        stopped_at,
+        result.confidence if stopped_at is not None else None,
+        stored_results[0] if stored_results else None,
+        tuple(stored_results),
     )
 
 
-def _undo_options(mode, store, session_id: int, optimizer) -> dict:
+def _eye_done(search, n_trials: int):
+    """Whether an eye's search is over: True after ``n_trials`` answers, its confidence (a float)
+    when its stopping rule says stop, else False."""
+    if search.n_trials >= n_trials:
+        return True
+    if search.n_trials and getattr(search, "stop", None) is not None and search.should_stop():
+        return float(search.confidence())
+    return False
+
+
+def _report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: str | None) -> list:
+    """An eye's search is over: its prescription stored and printed (full prescription), or its best lens printed."""
+    if not optimizer.n_trials:
+        return []
+    if isinstance(optimizer, PrescriptionOptimizer):
+        return [_store_prescription(store, session_id, optimizer, log, eye)]
+    sphere_d, cylinder_d = optimizer.best()
+    line = f"best lens{f' {eye}' if eye else ''}: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
+    step_d = protocol.lens_step_d
+    if step_d is not None:
+        bounds = protocol.optimizer
+        line += (
+            f"; on the phoropter ({step_d:g} D steps): "
+            f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
+            f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
+        )
+    log(line)
+    if getattr(optimizer, "stop", None) is not None:
+        log(_certainty_line(optimizer))
+    return []
+
+
+def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:
     """What a letter loop needs to undo an answer: ``void(index)`` marks it void in the store
-    (durably), ``rebuild(records)`` rebuilds the optimizer from the records not void."""
+    (durably), ``rebuild(records)`` rebuilds the eye's optimizer from its records not void."""
     if mode.kind != "letters":
         return {}
-    settings = optimizer.settings_dict()
     return {
         "void": lambda index: store.void_trial(session_id, index),
-        "rebuild": lambda records: mode.rebuild_optimizer(settings, records),
+        "rebuild": lambda records: mode.rebuild_optimizer(settings, records, eye),
     }
 
 
@@ -476,7 +541,7 @@ def prescription_lines(result: ResultRecord) -> list[str]:
     """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals."""
     acuity = result.predicted_acuity_logmar
     confidence = result.confidence
-    head = f"prescription: {result.prescription}"
+    head = f"prescription{f' {result.eye}' if result.eye else ''}: {result.prescription}"
     if acuity is not None:
         head += f"  (predicted acuity {acuity:+.2f} logMAR"
         head += (
@@ -502,8 +567,8 @@ def _axis(axis_deg: float) -> int:
     return (round(axis_deg) - 1) % 180 + 1
 
 
-def _store_prescription(store, session_id: int, optimizer, log) -> ResultRecord:
-    """The full prescription's result: computed, stored (``results``) and logged."""
+def _store_prescription(store, session_id: int, optimizer, log, eye: str | None = None) -> ResultRecord:
+    """The full prescription's result (of eye ``eye``): computed, stored (``results``) and logged."""
     rx = optimizer.prescription()
     result = ResultRecord(
         prescription=rx.text,
@@ -514,6 +579,7 @@ def _store_prescription(store, session_id: int, optimizer, log) -> ResultRecord:
         confidence=_finite_or_none(rx.confidence),
         n_trials=rx.trials,
         intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
+        eye=eye,
     )
     for line in prescription_lines(result):
         log(line)
@@ -524,16 +590,17 @@ def _store_prescription(store, session_id: int, optimizer, log) -> ResultRecord:
     return result
 
 
-def _result_if_any(store, info, optimizer, log) -> ResultRecord | None:
-    """A finished full-prescription session's result (stored now if it was not, e.g. after a kill
-    between the last answer and the result)."""
+def _result_if_any(store, info, optimizer, log, eye: str | None = None) -> ResultRecord | None:
+    """A finished full-prescription search's result for ``eye`` (stored now if it was not, e.g. after
+    a kill between the last answer and the result)."""
     if not isinstance(optimizer, PrescriptionOptimizer) or not optimizer.n_trials:
         return None
-    if info.result is not None and info.result.n_trials == optimizer.n_trials:
-        for line in prescription_lines(info.result):
+    stored = next((r for r in info.results if r.eye == eye), None)
+    if stored is not None and stored.n_trials == optimizer.n_trials:
+        for line in prescription_lines(stored):
             log(line)
-        return info.result
-    return _store_prescription(store, info.session_id, optimizer, log)
+        return stored
+    return _store_prescription(store, info.session_id, optimizer, log, eye)
 
 
 def _finite_or_none(value) -> float | None:

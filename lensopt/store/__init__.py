@@ -20,6 +20,7 @@ from lensopt.store.database import (
 from lensopt.store.records import (
     DUEL_ANSWERS,
     DUEL_KIND,
+    EYES,
     KINDS,
     LETTERS_KIND,
     RANKING_KIND,
@@ -41,6 +42,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DUEL_ANSWERS",
     "DUEL_KIND",
+    "EYES",
     "KINDS",
     "LETTERS_KIND",
     "RANKING_KIND",

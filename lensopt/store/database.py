@@ -272,6 +272,7 @@ class SessionStore:
             record.extra_json(),
             record.axis_deg,
             int(record.void),
+            record.eye,
         )
         self._insert("trials", LETTERS_KIND, session_id, record.index, row)
 
@@ -352,8 +353,9 @@ class SessionStore:
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
     def set_result(self, session_id: int, result: ResultRecord) -> None:
-        """Record the prescription session ``session_id`` reports (replacing an earlier one: a
-        session resumed and finished again reports anew); durable on disk when this returns."""
+        """Record the prescription session ``session_id`` reports for ``result.eye`` (replacing an
+        earlier one for that eye: a session resumed and finished again reports anew); durable on disk
+        when this returns."""
         session_id = check_int("SessionStore.set_result", "session_id", session_id, 1)
         if not isinstance(result, ResultRecord):
             raise ValueError(f"SessionStore.set_result: result must be a ResultRecord, got {result!r}")
@@ -369,11 +371,12 @@ class SessionStore:
             result.intervals_json(),
             result.recorded_at or time.time(),
             result.software_version or __version__,
+            result.eye,
         )
         columns = schema.COLUMNS["results"]
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
-            conn.execute("DELETE FROM results WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM results WHERE session_id = ? AND eye IS ?", (session_id, result.eye))
             conn.execute(f"INSERT INTO results ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", row)
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
@@ -415,20 +418,24 @@ class SessionStore:
                 calibration=json.loads(row[9]),
                 optimizer_settings=json.loads(row[10]),
                 n_trials=row[11],
-                result=results.get(row[0]),
+                result=results[row[0]][0] if row[0] in results else None,
+                results=tuple(results.get(row[0], ())),
             )
             for row in rows
         ]
 
-    def _results(self, conn) -> dict[int, ResultRecord]:
-        """Every stored result by session id (none in an older read-only file without the table)."""
+    def _results(self, conn) -> dict[int, list[ResultRecord]]:
+        """Every stored result by session id, one per eye (OD, OS; a session without eyes has one),
+        none in an older read-only file without the table."""
         if self._select["results"] is None:
             return {}
-        rows = conn.execute(f"SELECT {self._select['results']} FROM results ORDER BY id").fetchall()  # latest wins
-        return {
-            row[0]: ResultRecord(*row[1:8], intervals=json.loads(row[8]), recorded_at=row[9], software_version=row[10])
-            for row in rows
-        }
+        rows = conn.execute(f"SELECT {self._select['results']} FROM results ORDER BY id").fetchall()
+        by_eye: dict[int, dict] = {}
+        for row in rows:  # the latest row of a session and eye wins
+            by_eye.setdefault(row[0], {})[row[11]] = ResultRecord(
+                *row[1:8], intervals=json.loads(row[8]), recorded_at=row[9], software_version=row[10], eye=row[11]
+            )
+        return {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
 
     def session(self, session_id: int) -> SessionInfo:
         """The session ``session_id`` (a :class:`MissingSessionError` if there is none)."""
@@ -482,6 +489,7 @@ class SessionStore:
                 extra=json.loads(row[10]),
                 axis_deg=row[11],
                 void=bool(row[12]),
+                eye=row[13],
             )
             for row in rows
         ]

@@ -5,8 +5,10 @@ from either format equals the stored one exactly. In CSV, an empty cell is ``Non
 answer, no reaction time, no axis), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
 A letter trial's ``axis_deg`` is the cylinder axis of a full-prescription session (empty in the
 two-parameter search); ``void`` is 1 for an answer the clinician undid (kept, not told to the
-optimizer; 0 otherwise); a session that finished with a prescription exports it as ``result`` in
-JSON (the fields of :class:`~lensopt.store.records.ResultRecord`, ``null`` without one).
+optimizer; 0 otherwise) and ``eye`` the eye tested (``OD``/``OS``, empty when the session named
+none); a session that finished with a prescription exports it as ``result`` in
+JSON (the fields of :class:`~lensopt.store.records.ResultRecord`, ``null`` without one), and
+every result as ``results`` (one per eye of a session of both eyes).
 
 A duel session (``session.kind == "duel"``) exports its duels instead: the two lenses, the
 letters shown and their size, and the answer ``first``/``second``/``same`` (:data:`DUEL_CSV_COLUMNS`;
@@ -33,9 +35,10 @@ FORMATS = ("csv", "json")
 
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
-#: and the session's ``result``; 5: letter trials' ``void``).
+#: and the session's ``result``; 5: letter trials' ``void``; 6: the session's ``eye``, letter
+#: trials' ``eye`` and ``results``, one per eye).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 5
+JSON_FORMAT_VERSION = 6
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -57,6 +60,7 @@ CSV_COLUMNS = (
     "answered_at",
     "extra",
     "void",
+    "eye",
 )
 
 #: CSV columns of a duel session, in order.
@@ -117,7 +121,9 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
         "optimizer_settings": info.optimizer_settings,
         "seed": info.seed,
         "software_version": info.software_version,
+        "eye": info.eye,
         "result": None if info.result is None else dataclasses.asdict(info.result),
+        "results": [dataclasses.asdict(r) for r in info.results],
         "trials": [dataclasses.asdict(t) for t in trials]
         if info.kind in (DUEL_KIND, RANKING_KIND)
         else [
@@ -135,6 +141,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
                 "answered_at": t.answered_at,
                 "extra": t.extra,
                 "void": t.void,
+                "eye": t.eye,
             }
             for t in trials
         ],
@@ -216,6 +223,7 @@ def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
                 repr(t.answered_at),
                 json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
                 int(t.void),
+                "" if t.eye is None else t.eye,
             ]
         )
     return buffer.getvalue()

@@ -14,6 +14,17 @@ from dataclasses import dataclass, field
 
 from lensopt.refraction.trial import DUEL_ANSWERS
 
+#: The eyes a trial or result may be for: right (oculus dexter), left (oculus sinister).
+EYES = ("OD", "OS")
+
+
+def check_eye(owner: str, value) -> str | None:
+    """``value`` if it is an eye of :data:`EYES` or None, else a ValueError naming ``owner.eye``."""
+    if value is not None and value not in EYES:
+        raise ValueError(f"{owner}.eye must be one of {', '.join(EYES)} or None, got {value!r}")
+    return value
+
+
 #: Session states: ``running`` while trials are added, then ``finished`` or ``aborted``.
 STATUSES = ("running", "finished", "aborted")
 
@@ -91,7 +102,8 @@ class TrialRecord:
     Tuples in ``extra`` come back from the store as lists. ``axis_deg``: the cylinder axis
     (degrees, 0-180) of a full-prescription trial; ``None`` in the two-parameter search (and in
     every trial stored before schema 5). ``void``: the answer was undone by the clinician (kept,
-    marked void, schema 6; the optimizer is not told it).
+    marked void, schema 6; the optimizer is not told it). ``eye``: ``"OD"`` or ``"OS"`` (schema 7;
+    None when the session named no eye).
     """
 
     index: int
@@ -107,9 +119,11 @@ class TrialRecord:
     extra: dict = field(default_factory=dict)
     axis_deg: float | None = None
     void: bool = False
+    eye: str | None = None
 
     def __post_init__(self):
         owner = "TrialRecord"
+        check_eye(owner, self.eye)
         if self.void not in (0, 1, True, False):
             raise ValueError(f"{owner}.void must be True or False, got {self.void!r}")
         object.__setattr__(self, "void", bool(self.void))
@@ -286,7 +300,8 @@ class ResultRecord:
     ``predicted_acuity_logmar`` and ``confidence`` (the posterior probability that the lens is
     within 0.025 logMAR of the best) may be None; ``n_trials`` the answers it rests on;
     ``intervals`` the 95 % intervals ``{"m_d": [lo, hi], ...}`` (D, degrees); ``recorded_at`` a
-    unix time in seconds; ``software_version`` the lensopt that computed it.
+    unix time in seconds; ``software_version`` the lensopt that computed it; ``eye`` the eye it is
+    for (``"OD"``/``"OS"``, None when the session named none; schema 7).
     """
 
     prescription: str
@@ -299,9 +314,11 @@ class ResultRecord:
     intervals: dict = field(default_factory=dict)
     recorded_at: float = 0.0
     software_version: str = ""
+    eye: str | None = None
 
     def __post_init__(self):
         owner = "ResultRecord"
+        check_eye(owner, self.eye)
         check_text(owner, "prescription", self.prescription)
         for name in ("sphere_d", "cylinder_d", "recorded_at"):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
@@ -328,7 +345,8 @@ class SessionInfo:
     and ``n_trials`` counts its trials (letter trials, duels or rankings). ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
     :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
     unix times in seconds (``updated_at`` moves with every trial and status change). ``result``:
-    the prescription the session reported when it finished (:class:`ResultRecord`), or None.
+    the prescription the session reported when it finished (:class:`ResultRecord`), or None;
+    ``results`` every result it reported, one per eye (OD first), ``result`` being the first.
     """
 
     session_id: int
@@ -344,6 +362,12 @@ class SessionInfo:
     optimizer_settings: dict
     n_trials: int
     result: ResultRecord | None = None
+    results: tuple = ()
+
+    @property
+    def eye(self) -> str | None:
+        """The eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``; its protocol's ``[session] eye``), or None."""
+        return (self.protocol.get("session") or {}).get("eye")
 
     def __post_init__(self):
         owner = "SessionInfo"

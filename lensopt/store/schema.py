@@ -29,6 +29,10 @@ Versions:
    ``lensopt run``) is kept and marked void rather than deleted; the optimizer is rebuilt from the
    answers that are not void, and the export keeps every row with its ``void`` flag. Earlier rows
    are untouched (not void); a read-only store reads an older file as having no void answer.
+7. adds ``trials.eye`` and ``results.eye`` (TEXT ``'OD'``/``'OS'``, NULL when the session named no
+   eye): a session of both eyes (OU) runs OD then OS, each eye its own search with its own trials,
+   and reports one result per eye (the results table is keyed by ``id``, one row per session and
+   eye). Earlier rows are untouched (no eye); a read-only store reads an older file as having none.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -101,6 +105,9 @@ RESULTS_TABLE = """CREATE TABLE results (
         software_version TEXT NOT NULL
     )"""
 
+#: Version 7's column of the results table: the eye a result is for (NULL: the session named none).
+RESULTS_EYE_COLUMN = "eye TEXT CHECK (eye IN ('OD', 'OS'))"
+
 #: Statements creating the current layout in an empty database.
 CREATE_STATEMENTS = (
     """CREATE TABLE sessions (
@@ -132,11 +139,13 @@ CREATE_STATEMENTS = (
         extra TEXT NOT NULL DEFAULT '{}',
         axis_deg REAL,
         void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1)),
+        eye TEXT CHECK (eye IN ('OD', 'OS')),
         UNIQUE (session_id, idx)
     )""",
     DUEL_TRIALS_TABLE,
     RANKING_TRIALS_TABLE,
     RESULTS_TABLE,
+    f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -149,6 +158,10 @@ MIGRATIONS = {
     3: (RANKING_TRIALS_TABLE,),
     4: ("ALTER TABLE trials ADD COLUMN axis_deg REAL", RESULTS_TABLE),
     5: ("ALTER TABLE trials ADD COLUMN void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1))",),
+    6: (
+        "ALTER TABLE trials ADD COLUMN eye TEXT CHECK (eye IN ('OD', 'OS'))",
+        f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
+    ),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -180,6 +193,7 @@ COLUMNS = {
         "extra",
         "axis_deg",
         "void",
+        "eye",
     ),
     "duel_trials": (
         "idx",
@@ -218,6 +232,7 @@ COLUMNS = {
         "intervals",
         "recorded_at",
         "software_version",
+        "eye",
     ),
 }
 
@@ -233,6 +248,8 @@ READ_DEFAULTS = {
     ("trials", "extra"): "'{}'",
     ("trials", "axis_deg"): "NULL",
     ("trials", "void"): "0",
+    ("trials", "eye"): "NULL",
+    ("results", "eye"): "NULL",
 }
 
 assert set(MIGRATIONS) == set(range(1, SCHEMA_VERSION)), "a migration is missing"

@@ -381,3 +381,15 @@ def test_dashboard_latest_with_only_an_empty_running_session_says_there_is_none(
     code = main(["dashboard", "--latest", "--db", str(db), "--report", str(tmp_path / "r.pdf")])
     err = capsys.readouterr().err
     assert code == 2 and "no session in" in err and err.count("\n") == 1, err
+
+
+def test_both_eyes_with_a_duel_protocol_is_one_line(tmp_path, capsys):
+    result = run_in_process(capsys, "--protocol", DUEL, "--participant", "a", "--eye", "OU", "--db", tmp_path / "s.db")
+    assert_one_line_error(result, "session.eye 'OU'", "letter sessions only", "run OD and OS as two sessions")
+    assert not (tmp_path / "s.db").exists() or SessionStore(tmp_path / "s.db", readonly=True).sessions() == []
+
+
+def test_an_eye_that_is_not_od_os_or_ou_is_one_line(tmp_path):
+    result = lensopt_run("--protocol", DEMO, "--participant", "a", "--eye", "right", "--db", tmp_path / "s.db")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "--eye" in result.stderr and "'right'" in result.stderr

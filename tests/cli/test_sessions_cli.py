@@ -52,10 +52,26 @@ def one_line_error(capsys):
 def test_sessions_prints_a_table_of_the_sessions(db, capsys):
     assert main(["sessions", "--db", str(db)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["id", "participant", "kind", "status", "trials", "created", "rule", "prescription"]
+    header = ["id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription"]
+    assert lines[0].split() == header
     first, second = (line.split() for line in lines[1:])
-    assert first[:5] == ["1", "P001", "letters", "finished", "4"] and first[-2:] == ["ucb-ald", "-"]
-    assert second[:5] == ["2", "P002", "letters", "running", "0"] and second[-1] == "-"
+    assert first[:6] == ["1", "P001", "letters", "-", "finished", "4"] and first[-2:] == ["ucb-ald", "-"]
+    assert second[:6] == ["2", "P002", "letters", "-", "running", "0"] and second[-1] == "-"
+
+
+def test_sessions_shows_the_eye_and_the_prescription_of_each_eye(tmp_path, capsys):
+    from lensopt.store import ResultRecord
+
+    path = tmp_path / "eyes.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P003", {"session": {"eye": "OU"}}, {}, {"rule": "bracket-ald"}, 5)
+        for eye, rx in (("OD", "-1.25 / -0.75 x 170"), ("OS", "-2.00 DS")):
+            store.set_result(sid, ResultRecord(rx, -1.25, -0.75, 170.0, 0.0, 0.9, 30, eye=eye))
+        store.set_status(sid, "finished")
+    assert main(["sessions", "--db", str(path)]) == 0
+    row = capsys.readouterr().out.splitlines()[1]
+    assert row.split()[:5] == ["1", "P003", "letters", "OU", "finished"]
+    assert row.endswith("OD -1.25 / -0.75 x 170; OS -2.00 DS")
 
 
 def test_sessions_json_lists_every_session(db, capsys):
@@ -165,7 +181,7 @@ def test_sessions_and_export_show_a_duel_session_and_its_ties(db, capsys):
             )
     assert main(["sessions", "--db", str(db)]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split()
-    assert row[:5] == [str(sid), "D01", "duel", "running", "3"] and row[-2:] == ["muc-ald", "-"]
+    assert row[:6] == [str(sid), "D01", "duel", "-", "running", "3"] and row[-2:] == ["muc-ald", "-"]
     assert main(["export", str(sid), "--format", "csv", "--db", str(db)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["answer"] for r in rows] == ["first", "same", "second"]

@@ -125,7 +125,7 @@ def test_clinician_keys_that_would_collide_are_one_line(tmp_path):
     path = tmp_path / "p.toml"
     text = CLINICAL.read_text()
     path.write_text(text.replace('quit = "q"', 'quit = "q"\nundo = "u"'))
-    with pytest.raises(ProtocolError, match="keys.undo is active while a letter is shown, so it cannot be a letter"):
+    with pytest.raises(ProtocolError, match=r"keys\.undo is active while a letter is shown, so it cannot be a letter"):
         load_protocol(path)
     path.write_text(text.replace('quit = "q"', 'quit = "q"\nnote = "space"'))
     with pytest.raises(ProtocolError, match="confirm and note cannot share the key 'space'"):

@@ -7,6 +7,7 @@ version (``schema-4-letters.csv``) and what its rebuilt optimizer then asked and
 """
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
@@ -205,8 +206,9 @@ def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(
     old_rows = list(csv.DictReader(io.StringIO((DATA / "schema-4-letters.csv").read_text())))
     new_rows = list(csv.DictReader(io.StringIO(csv_text)))
     assert tuple(new_rows[0]) == CSV_COLUMNS
-    assert [{k: v for k, v in row.items() if k not in ("axis_deg", "void")} for row in new_rows] == old_rows
+    assert [{k: v for k, v in row.items() if k not in ("axis_deg", "void", "eye")} for row in new_rows] == old_rows
     assert {row["axis_deg"] for row in new_rows} == {""} and {row["void"] for row in new_rows} == {"0"}
+    assert {row["eye"] for row in new_rows} == {""}
     assert not any(r.void for r in records)
 
 
@@ -238,3 +240,32 @@ def test_an_undone_answer_is_kept_marked_void_and_exported_with_its_flag(tmp_pat
     assert [r.void for r in records] == [False, True, False] and len(records) == 3
     assert [t["void"] for t in document["trials"]] == [False, True, False]
     assert [r["void"] for r in rows] == ["0", "1", "0"]
+
+
+def test_a_result_per_eye_is_kept_and_replaced_per_eye(tmp_path):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P", {"session": {"eye": "OU"}}, {}, {}, 1)
+        store.append_trial(sid, TrialRecord(1, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {}, 170.0, eye="OD"))
+        store.append_trial(sid, TrialRecord(2, -2.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {}, 10.0, eye="OS"))
+        store.set_result(sid, dataclasses.replace(RESULT, eye="OS", prescription="-2.00 / -0.50 x 010"))
+        store.set_result(sid, dataclasses.replace(RESULT, eye="OD"))
+        store.set_result(sid, dataclasses.replace(RESULT, eye="OD", prescription="-1.00 / -0.50 x 170"))
+        info = store.session(sid)
+        document = json.loads(export_session(store, sid, "json"))
+        rows = list(csv.DictReader(io.StringIO(export_session(store, sid, "csv"))))
+    assert info.eye == "OU" and [t.eye for t in store_trials(path, sid)] == ["OD", "OS"]
+    assert [(r.eye, r.prescription) for r in info.results] == [
+        ("OD", "-1.00 / -0.50 x 170"),
+        ("OS", "-2.00 / -0.50 x 010"),
+    ]
+    assert info.result.eye == "OD"
+    assert document["eye"] == "OU" and [r["eye"] for r in document["results"]] == ["OD", "OS"]
+    assert [t["eye"] for t in document["trials"]] == ["OD", "OS"] and [r["eye"] for r in rows] == ["OD", "OS"]
+    with pytest.raises(ValueError, match=r"TrialRecord\.eye must be one of OD, OS or None"):
+        TrialRecord(1, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, eye="OU")
+
+
+def store_trials(path, session_id):
+    with SessionStore(path, readonly=True) as store:
+        return store.trials(session_id)

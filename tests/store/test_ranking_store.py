@@ -158,10 +158,11 @@ def write_v3_database(path):
     with conn:
         from lensopt.store.schema import CREATE_STATEMENTS
 
-        for statement in CREATE_STATEMENTS:  # layout 3: no ranking_trials, results, trials.axis_deg, void
+        for statement in CREATE_STATEMENTS:  # layout 3: no ranking_trials, results, trials.axis_deg, void, eye
             if "ranking_trials" not in statement and "results" not in statement:
                 statement = statement.replace("axis_deg REAL,", "")
-                conn.execute(statement.replace("void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1)),", ""))
+                statement = statement.replace("void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1)),", "")
+                conn.execute(statement.replace("eye TEXT CHECK (eye IN ('OD', 'OS')),", ""))
         for participant, kind in (("v3-L", "letters"), ("v3-D", "duel")):
             conn.execute(
                 "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, software_version, "

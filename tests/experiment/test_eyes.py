@@ -1,0 +1,111 @@
+"""Eyes: ``--eye OD|OS|OU``. Every trial and result stores its eye; OU runs OD then OS, each eye its
+own search with its own stored trials and its own result; a session of both eyes killed with
+SIGKILL resumes at the right eye and trial, as the uninterrupted session would have gone on."""
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from test_console import clinic_protocol, drawn_texts  # noqa: F401 - drawn_texts is a fixture
+
+from experiment_helpers import REPO, needs_display
+from lensopt.experiment.modes import MODES
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.store import SessionStore
+from lensopt.store.export import export_session
+
+pytestmark = needs_display
+
+
+def eye_trials(db):
+    """``(eye, void, sphere_d, cylinder_d, axis_deg, letter_logmar, letter, correct)`` of the latest session."""
+    if not os.path.exists(db):
+        return []
+    try:
+        with SessionStore(db, readonly=True) as store:
+            sid = store.latest_session_id()
+            records = [] if sid is None else store.trials(sid)
+    except Exception:  # noqa: BLE001 - the file is being created
+        return []
+    return [
+        (t.eye, t.void, t.sphere_d, t.cylinder_d, t.axis_deg, t.letter_logmar, t.letter, t.correct) for t in records
+    ]
+
+
+def test_an_ou_session_runs_od_then_os_each_its_own_search_and_result(tmp_path, window, drawn_texts):  # noqa: F811
+    db, lines = tmp_path / "s.db", []
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=3, eye="OU"),
+        log=lines.append,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.n_trials == 6
+    with SessionStore(db, readonly=True) as store:
+        info, records = store.session(outcome.session_id), store.trials(outcome.session_id)
+        document = json.loads(export_session(store, outcome.session_id, "json"))
+        rows = list(csv.DictReader(io.StringIO(export_session(store, outcome.session_id, "csv"))))
+    assert [r.eye for r in records] == ["OD"] * 3 + ["OS"] * 3 and [r.index for r in records] == list(range(1, 7))
+    assert info.eye == "OU" and [r.eye for r in info.results] == ["OD", "OS"]
+    for result in info.results:  # each eye's result is its own search's, rebuilt from its own trials
+        rebuilt = MODES["letters"].rebuild_optimizer(info.optimizer_settings, records, result.eye)
+        assert rebuilt.n_trials == 3 == result.n_trials
+        assert rebuilt.prescription().text == result.prescription
+        assert f"prescription {result.eye}: {result.prescription}" in " ".join(lines)
+    # the two searches are not the same draws: OS has its own seed
+    assert [(r.sphere_d, r.cylinder_d, r.axis_deg) for r in records[:3]] != [
+        (r.sphere_d, r.cylinder_d, r.axis_deg) for r in records[3:]
+    ]
+    assert document["eye"] == "OU" and [r["eye"] for r in document["results"]] == ["OD", "OS"]
+    assert all(r["prescription"] for r in document["results"])
+    assert [t["eye"] for t in document["trials"]] == [r["eye"] for r in rows] == ["OD"] * 3 + ["OS"] * 3
+    titles = [text for _, text in drawn_texts if text.startswith("Trial ")]
+    assert any(t.endswith("eye OD") for t in titles) and any(t.endswith("eye OS") for t in titles)
+    assert any(text.startswith("Eye OS: the left eye, the right one occluded") for _, text in drawn_texts)
+
+
+def lensopt(*args):
+    return subprocess.Popen(
+        [sys.executable, "-m", "lensopt", *map(str, args)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_kill_9_in_the_second_eye_then_resume_continues_at_that_eye_and_trial(tmp_path):
+    protocol = clinic_protocol(tmp_path, **{"timing.simulated_response_s": "0.15"})
+    common = ("--protocol", protocol, "--participant", "k9", "--seed", 5, "--trials", 4, "--eye", "OU")
+    whole_db, killed_db = tmp_path / "whole.db", tmp_path / "killed.db"
+    whole = lensopt("run", *common, "--db", whole_db)
+    killed = lensopt("run", *common, "--db", killed_db)
+    deadline = time.time() + 180
+    while len(eye_trials(killed_db)) < 5 and killed.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.communicate()
+    out, err = whole.communicate(timeout=300)
+    assert whole.returncode == 0, err
+    before = eye_trials(killed_db)
+    k = len(before)
+    assert 5 <= k < 8, f"the session was not killed in the second eye ({k} trials stored)"
+    with SessionStore(killed_db, readonly=True) as store:
+        sid = store.latest_session_id()
+        info = store.session(sid)
+        assert info.status == "running" and [r.eye for r in info.results] == ["OD"]  # OD's result was stored
+
+    resumed = lensopt("run", "--resume", sid, "--db", killed_db)
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert f"resuming at eye OS, trial {k - 4 + 1} of 4" in out and "prescription OS: " in out
+    after, uninterrupted = eye_trials(killed_db), eye_trials(whole_db)
+    assert after[:k] == before  # nothing lost
+    assert after == uninterrupted  # the same eyes, lenses, letters and answers, to the bit
+    with SessionStore(killed_db, readonly=True) as a, SessionStore(whole_db, readonly=True) as b:
+        mine, theirs = a.session(sid).results, b.session(b.latest_session_id()).results
+    assert [(r.eye, r.prescription) for r in mine] == [(r.eye, r.prescription) for r in theirs]

@@ -138,12 +138,12 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
     """The large prescription line of each eye, the interval table (one column per eye), acuity,
     trials, then each eye's stop reason and confidence in words."""
     page.text(MARGIN_IN, "Prescription (minus cylinder)", size=FONT_SIZE + 3, weight="bold")
-    page.down(0.58)
+    page.down(0.58 if len(eyes) == 1 else 0.52)
     big = 28 if len(eyes) == 1 else 24
     for eye in eyes:
         page.text(MARGIN_IN, eye.eye, size=FONT_SIZE + 2, color=GREY, va="center")
         page.text(VALUE_X_IN, eye.prescription, size=big, weight="bold", family=MONO, va="center")
-        page.down(0.56 if len(eyes) == 1 else 0.5)
+        page.down(0.56 if len(eyes) == 1 else 0.46)
     page.rule(-0.2, color="0.8")
     page.down(0.1)
     columns = [VALUE_X_IN + k * EYE_COLUMN_IN for k in range(len(eyes))]
@@ -183,7 +183,7 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
             for line in wrapped(getattr(eye, field), 54 if field == "confidence" else 62):
                 page.text(VALUE_X_IN, line, size=FONT_SIZE + 1, weight=weight)
                 page.down(0.23)
-            page.down(0.06)
+            page.down(0.06 if len(eyes) == 1 else 0.03)
 
 
 def _draw_signature(page: _Page) -> None:
@@ -236,11 +236,13 @@ def _draw_lens_path(fig, records, results) -> None:
         ("J0", "j0_d", j0_d, colors["J0"]),
         ("J45", "j45_d", j45_d, colors["J45"]),
     )
-    end = (index[-1] if index else 0) + 2  # the prescriptions' column, right of the last trial
+    last = index[-1] if index else 0
+    step = max(1.5, 0.05 * last)  # between the prescriptions' columns (one per eye), in trials
+    end = last + step  # the first prescription's column, right of the last trial
     for k, result in enumerate(results):
         lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg if result.axis_deg is not None else 180.0)
         values = dict(zip(("m_d", "j0_d", "j45_d"), power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg)))
-        x = end + 1.5 * k
+        x = end + step * k
         for _, key, _, color in series:
             low, high = result.intervals.get(key, (values[key], values[key]))
             value = float(values[key])
@@ -257,7 +259,7 @@ def _draw_lens_path(fig, records, results) -> None:
             )
         eye = getattr(result, "eye", None)
         ax.annotate(
-            f"Rx {eye or ''}".strip(),
+            eye or "Rx",
             (x, 1.0),
             xycoords=("data", "axes fraction"),
             ha="center",
@@ -299,7 +301,7 @@ def _draw_lens_path(fig, records, results) -> None:
                 fontsize=FONT_SIZE,
                 weight="bold",
             )
-    ax.set_xlim(0.5, end + 1.5 * len(results) - (0.0 if results else 1.5))
+    ax.set_xlim(0.5, end + step * (len(results) - 1) + (0.75 * step if results else 0.5 - step))
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
     ax.set_title(

@@ -9,7 +9,7 @@ import re
 import shutil
 import subprocess
 import types
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -306,3 +306,21 @@ def test_the_lens_path_draws_one_line_per_eye(sessions_db):
         list(range(half + 1, N_TRIALS + 1)),
     ]
     assert {"OD", "OS"} <= {text.get_text() for text in ax.texts}
+
+
+def test_the_stores_results_per_eye_print_od_then_os(tmp_path):
+    settings = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=1).settings_dict()
+    result = ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.02, 0.97, 40, {"axis_deg": [160.0, 185.0]})
+    with SessionStore(tmp_path / "eyes.db") as store:
+        sid = store.create_session("P2", {"session": {"eye": "OU"}}, {}, settings, 1)
+        store.set_result(sid, replace(result, eye="OS", prescription="-0.50 DS", cylinder_d=0.0, axis_deg=None))
+        store.set_result(sid, replace(result, eye="OD"))
+        record = build_record(store.session(sid))
+    assert [(e.eye, e.prescription) for e in record.eyes] == [
+        ("OD (right eye)", "-1.25 / -0.75 x 170"),
+        ("OS (left eye)", "-0.50 DS"),
+    ]
+    assert dict(record.session)["Eye tested"] == "OU (both eyes)"
+    od_rows, os_rows = ({label: value for label, value, _ in e.rows} for e in record.eyes)
+    assert od_rows["Axis"] == "170" and os_rows["Axis"] == "-"
+    assert record.eyes[0].rows[2][2] == "160 to 005 through 180"

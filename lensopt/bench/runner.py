@@ -84,6 +84,38 @@ __all__ = [
 #: Prefix of the Dask task keys (the rest is the run key, unique per campaign).
 TASK_PREFIX = "lensopt-run-"
 
+#: How long (s) to wait for a ``--scheduler`` to answer before giving up in one line (Dask's own
+#: default, ``distributed.comm.timeouts.connect``, is 30 s; a scheduler on the network answers in
+#: well under a second).
+SCHEDULER_CONNECT_TIMEOUT_S = 10.0
+
+
+def connect(scheduler: str, timeout_s: float | None = None):
+    """A ``distributed.Client`` of the running scheduler at ``scheduler`` (e.g. ``tcp://host:8786``).
+
+    A malformed address or a scheduler that does not answer within ``timeout_s`` (default
+    :data:`SCHEDULER_CONNECT_TIMEOUT_S`) is a one-line ValueError naming the address and what to do.
+    """
+    timeout_s = SCHEDULER_CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+    try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
+        from distributed import Client
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ValueError(
+            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
+        ) from None
+    try:
+        return Client(scheduler, timeout=timeout_s)
+    except (OSError, TimeoutError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout_s:g} s ({reason}); "
+            "start one (`dask scheduler`) or leave out --scheduler for a local cluster"
+        ) from None
+    except ValueError as exc:
+        raise ValueError(
+            f"--scheduler {scheduler!r} is not a scheduler address ({exc}); give e.g. tcp://HOST:8786"
+        ) from None
+
 
 def _run_function(spec: RunSpec) -> dict:
     problem = function_problem(spec.problem, hyperparameters=spec.hyperparameters)
@@ -216,6 +248,18 @@ def run_campaign(
     """
     task = BENCHMARK_TASK if task is None else task
     out_dir = Path(out_dir)
+    own_client = False
+    if client is None and scheduler and not local_sync:
+        # before anything is created: an unreachable scheduler leaves no campaign folder
+        client, own_client = connect(scheduler), True
+    try:
+        return _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task)
+    finally:
+        if own_client:
+            client.close()
+
+
+def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task):
     try:
         (out_dir / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -258,11 +302,11 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, tas
         raise ValueError(
             "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
         ) from None
-    own_client = client is None
+    own_client = client is None  # a scheduler's client is made (and closed) by run_campaign
     cluster = None
     if own_client:
-        if scheduler:
-            client = Client(scheduler)
+        if scheduler:  # pragma: no cover - run_campaign connects first
+            client = connect(scheduler)
         else:
             cluster = LocalCluster(
                 n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    prog = f"lensopt {args.command}"
+    prog = " ".join(filter(None, ("lensopt", args.command, getattr(args, "bench_command", None))))
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

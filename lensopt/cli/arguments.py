@@ -1,13 +1,17 @@
 """Command-line value types shared by the ``lensopt`` commands.
 
 Each turns text into a value or raises ``argparse.ArgumentTypeError`` with a message that names
-the problem; argparse prints it as one line and exits with code 2.
+the problem; argparse prints it as one line and exits with code 2. ``check_output_file`` and
+``check_output_folder`` check, in a handler and before any work, that an output can be written
+(a one-line ``ValueError`` otherwise).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+from pathlib import Path
 
 
 def _number(text, kind):
@@ -51,3 +55,53 @@ def non_negative_float(text) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
     return value
+
+
+def scheduler_address(text) -> str:
+    """A Dask scheduler address, not empty (an empty one would silently mean a local cluster)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a scheduler address such as tcp://HOST:8786, got an empty one")
+    return text.strip()
+
+
+def _writable_folder(flag: str, path: str, folder: Path) -> None:
+    """Refuse ``folder`` unless a file can be created in it (checked by creating and removing
+    one: ``os.access`` says yes to root even in ``/proc``)."""
+    import tempfile  # deferred: only the handlers that write need it
+
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".lensopt-write-check-")
+    except OSError as exc:
+        raise ValueError(
+            f"{flag} {path}: cannot write in {folder} ({exc.strerror or exc}); choose a writable folder"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_output_file(flag: str, path) -> None:
+    """Refuse, in one line and before any work, an output file that cannot be written: a folder,
+    a file in a folder that does not exist, or one that cannot be written. Creates nothing."""
+    target = Path(path)
+    folder = target.absolute().parent
+    if target.is_dir():
+        raise ValueError(f"{flag} {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path}: its folder does not exist; create it or choose another path")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ValueError(f"{flag} {path}: not writable; choose another path")
+    _writable_folder(flag, path, folder)
+
+
+def check_output_folder(flag: str, path) -> None:
+    """Refuse, in one line and before any work, an output folder that cannot be created or
+    written: an existing file, or one under a file or an unwritable folder. Creates nothing."""
+    target = Path(path).absolute()
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"{flag} {path} is a file; give a folder")
+    existing = target
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{flag} {path}: {existing} is a file, not a folder; choose another path")
+    _writable_folder(flag, path, existing)

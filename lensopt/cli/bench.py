@@ -41,6 +41,7 @@ from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
+from lensopt.cli.arguments import scheduler_address as _scheduler_address
 from lensopt.cli.bench_campaigns import (
     FUNCTION_ITERATIONS,
     FUNCTION_RULES,
@@ -131,7 +132,11 @@ def _add_function_options(
 def _add_cluster_options(p, report_every: bool = True) -> None:
     g = p.add_argument_group("where to run")
     g.add_argument(
-        "--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (default: a local cluster)"
+        "--scheduler",
+        type=_scheduler_address,
+        metavar="ADDRESS",
+        help="address of a running Dask scheduler, e.g. tcp://HOST:8786 (default: a local cluster); "
+        "one that does not answer within 10 s is refused",
     )
     g.add_argument(
         "--workers",

@@ -13,6 +13,7 @@ from pathlib import Path
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.bench.startup import format_report as format_startup_report
 from lensopt.bench.startup import measure
+from lensopt.cli.arguments import check_output_file, check_output_folder
 from lensopt.cli.defaults import (
     FEEDBACK_RULES,
 )
@@ -59,6 +60,7 @@ def _command(args, campaign: str, problems_flag: str, problems) -> str:
 def _run(args, campaign: str, specs, manifest: dict) -> int:
     from lensopt.bench.runner import run_campaign  # deferred: imports the optimizers, numpy and scipy
 
+    check_output_folder("--out", args.out)
     summary = run_campaign(
         specs,
         args.out,
@@ -432,6 +434,7 @@ def run_report(args) -> int:
         return 0
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
+    check_output_folder("--out" if args.out else "the report folder", out)
     write_report(args.dir, out, alpha=args.alpha)
     print((out / "ranking.md").read_text())
     print(f"lensopt bench report: wrote {out}/ranking.{{md,csv,json}}, win-*.{{csv,png}}, curves/*.png")
@@ -442,8 +445,7 @@ def run_rescale(args) -> int:
     # deferred: imports numpy and scipy (`lensopt --help` must not)
     from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 
-    if args.out and not Path(args.out).parent.is_dir():
-        raise ValueError(f"--out {args.out}: its folder does not exist; create it or choose another path")
+    check_output_file("--out", args.out or DEFAULT_TABLE_PATH)
     table = compute_rescaling_table(
         seed=args.seed,
         n_samples=args.samples,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
+from lensopt.cli.arguments import check_output_folder
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
@@ -221,6 +222,7 @@ def run_prescription_campaign(args) -> int:
         else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},
         "command": shlex.join(command),
     }
+    check_output_folder("--out", args.out)
     summary = run_prescription_campaign(
         specs,
         args.out,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from lensopt.cli.arguments import check_output_file
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
@@ -128,17 +129,7 @@ def _check_power_vector_args(args) -> None:
 
 def _check_output(output: str) -> None:
     """Refuse an --output that cannot be written, before the fit (not after it)."""
-    import os
-    from pathlib import Path
-
-    path = Path(output)
-    folder = path.resolve().parent
-    if not folder.is_dir():
-        raise ValueError(f"--output {output}: its folder does not exist; create it or choose another path")
-    if path.is_dir():
-        raise ValueError(f"--output {output} is a folder; give a file name")
-    if not os.access(path if path.exists() else folder, os.W_OK):
-        raise ValueError(f"--output {output}: not writable; choose another path")
+    check_output_file("--output", output)
 
 
 def run(args) -> int:

@@ -247,14 +247,21 @@ def _reference_context(text):
 
 
 def _load_kernel(path):
+    """The ``kernel`` entry of ``--hyperparameters`` FILE, checked field by field (a one-line
+    ValueError naming the file and the field otherwise)."""
+    from lensopt.binary.settings import KernelSpec  # deferred: imports numpy (`lensopt --help` must not)
+
+    fix = "give a JSON file with a 'kernel' entry like data/refraction-hyperparameters.json"
     try:
-        with open(path) as handle:
-            return json.load(handle)["kernel"]
+        with open(path, encoding="utf-8") as handle:
+            kernel = json.load(handle)["kernel"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(
-            f"cannot read hyperparameters from {path} ({exc}); give a JSON file with a "
-            "'kernel' entry like data/refraction-hyperparameters.json"
-        ) from None
+        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
+    try:
+        KernelSpec.from_dict(kernel)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--hyperparameters {path}: bad 'kernel' entry ({exc}); {fix}") from None
+    return kernel
 
 
 #: Coarsest lens step accepted (D): phoropters step 0.125-0.25 D, trial-lens sets 0.25-0.5 D.
@@ -262,6 +269,11 @@ MAX_LENS_STEP_D = 1.0
 
 
 def run(args) -> int:
+    if args.lens_step is not None and args.lens_step > MAX_LENS_STEP_D:
+        raise ValueError(
+            f"--lens-step {args.lens_step:g} D is coarser than any phoropter; give at most {MAX_LENS_STEP_D:g} D "
+            "(usually 0.25)"
+        )
     if full_prescription(args):
         stop = _stop_rule(args)
         if args.trials is None:
@@ -292,11 +304,6 @@ def run(args) -> int:
                     f"--true-{flag} {value:g} is outside the lens box [{bounds[0]:g}, {bounds[1]:g}] D, where no "
                     f"lens could correct it; give a value inside it or widen --{flag}-bounds"
                 )
-    if args.lens_step is not None and args.lens_step > MAX_LENS_STEP_D:
-        raise ValueError(
-            f"--lens-step {args.lens_step:g} D is coarser than any phoropter; give at most {MAX_LENS_STEP_D:g} D "
-            "(usually 0.25)"
-        )
     rule = args.rule or _default_rule(args.feedback, args.duel_model)
     allowed = _rules(args.feedback, args.duel_model)
     if rule not in allowed:

@@ -11,6 +11,9 @@ from lensopt.cli.arguments import finite_float as _finite_float
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import positive_float as _positive_float
 
+#: The largest sphere or cylinder (D, either sign) of a simulated patient: a phoropter's range.
+MAX_PATIENT_POWER_D = 20.0
+
 
 def add_prescription_arguments(p) -> None:
     """The full prescription's options of ``lensopt simulate`` (one argument group)."""
@@ -55,6 +58,34 @@ def full_prescription(args) -> bool:
         getattr(args, name) is not None
         for name in ("true_axis", "start", "accommodation", "m_half_width", "j_half_width")
     )
+
+
+def _check_patient_in_box(correction, start, m_half_width_d, j_half_width_d) -> None:
+    """Refuse, in one line, a patient (``--true-sphere/--true-cylinder/--true-axis``) beyond a
+    phoropter's range or outside the box the search will test (around ``start``, or the full box)."""
+    from lensopt.refraction.lens import Lens
+    from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D, SearchBox
+
+    sphere_d, cylinder_d, axis_deg = correction
+    for flag, value in (("--true-sphere", sphere_d), ("--true-cylinder", cylinder_d)):
+        if abs(value) > MAX_PATIENT_POWER_D:
+            raise ValueError(
+                f"{flag} {value:g} D is beyond a phoropter's ±{MAX_PATIENT_POWER_D:g} D; give a correction within it"
+            )
+    box = SearchBox(
+        start,
+        START_M_HALF_WIDTH_D if m_half_width_d is None else m_half_width_d,
+        START_J_HALF_WIDTH_D if j_half_width_d is None else j_half_width_d,
+    )
+    if not box.contains(Lens(sphere_d, cylinder_d, axis_deg).power_vector()):
+        (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = box.bounds_d
+        where = "the full box" if start is None else f"the box around --start {start.format()}"
+        fix = "give a --start near the patient" if start is None else "widen --m-half-width/--j-half-width"
+        raise ValueError(
+            f"the patient {Lens(sphere_d, cylinder_d, axis_deg).format()} is outside {where} "
+            f"(M {m_lo:+g} to {m_hi:+g} D, J0 {j0_lo:+g} to {j0_hi:+g} D, J45 {j45_lo:+g} to {j45_hi:+g} D), "
+            f"where no lens could correct it; {fix} or give a patient inside it"
+        )
 
 
 def run_prescription(args, stop) -> int:
@@ -128,6 +159,8 @@ def run_prescription(args, stop) -> int:
         written = parse_lens(args.start)
         transposed = written.is_plus_cylinder
         start = written.minus_cylinder()
+    if args.true_sphere is not None:
+        _check_patient_in_box(correction, start, args.m_half_width, args.j_half_width)
     options = {
         "start": start,
         "m_half_width_d": args.m_half_width,

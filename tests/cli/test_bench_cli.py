@@ -1,5 +1,8 @@
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 
 def test_bench_without_a_command_names_the_commands_in_one_line_and_exits_2():
@@ -77,3 +80,84 @@ def test_bench_binary_bad_rule_or_seeds_is_one_line_and_exit_2(tmp_path):
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1, proc.stderr
     assert not (tmp_path / "b").exists()
+
+
+def _refused(capsys, argv) -> str:
+    """Run ``lensopt ARGV`` in this process; assert exit 2, one stderr line, no traceback; the line."""
+    from lensopt.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's refusals
+        code = exc.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+TINY = ["--problems", "forrester", "--seeds", "1", "--iterations", "6", "--rules", "random", "--no-progress"]
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line_within_the_timeout_and_creates_nothing(
+    capsys, tmp_path, monkeypatch
+):
+    import time
+
+    from lensopt.bench import runner
+
+    monkeypatch.setattr(runner, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
+    out = tmp_path / "campaign"
+    t0 = time.perf_counter()
+    line = _refused(capsys, ["bench", "functions", *TINY, "--scheduler", "tcp://127.0.0.1:9", "--out", str(out)])
+    assert time.perf_counter() - t0 < 10
+    assert line.startswith("lensopt bench functions: error: --scheduler tcp://127.0.0.1:9: no Dask scheduler")
+    assert "within 1 s" in line and "leave out --scheduler" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [("garbage", "is not a scheduler address"), ("", "got an empty one"), ("foo://x:1", "unknown address scheme")],
+)
+def test_a_malformed_scheduler_address_is_one_line(capsys, tmp_path, address, message):
+    out = tmp_path / "campaign"
+    assert message in _refused(capsys, ["bench", "functions", *TINY, "--scheduler", address, "--out", str(out)])
+    assert not out.exists()
+
+
+def test_an_out_folder_in_proc_is_one_line_with_local_sync(capsys):
+    line = _refused(capsys, ["bench", "functions", *TINY, "--local-sync", "--out", "/proc/lensopt-bench"])
+    assert "--out /proc/lensopt-bench: cannot write in /proc" in line
+    assert not Path("/proc/lensopt-bench").exists()
+
+
+def test_an_existing_file_as_the_campaign_folder_is_one_line(capsys, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert "is a file; give a folder" in _refused(
+        capsys, ["bench", "functions", *TINY, "--local-sync", "--out", str(blocker)]
+    )
+    assert blocker.read_text() == "x"
+
+
+def test_rescale_into_a_missing_folder_does_not_create_it(capsys):
+    assert "its folder does not exist" in _refused(capsys, ["bench", "rescale", "--out", "/nonexistent/x.json"])
+    assert not Path("/nonexistent").exists()
+
+
+def test_rescale_onto_a_folder_is_one_line_and_leaves_no_temporary_file(capsys, tmp_path):
+    before = sorted(tmp_path.parent.iterdir())
+    assert "is a folder; give a file name" in _refused(capsys, ["bench", "rescale", "--out", str(tmp_path)])
+    assert sorted(tmp_path.parent.iterdir()) == before and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["/proc/lensopt-report", "a-file"])
+def test_a_report_folder_that_cannot_be_written_is_one_line_before_reading_the_runs(capsys, tmp_path, where):
+    campaign = tmp_path / "campaign"
+    (campaign / "runs").mkdir(parents=True)
+    (tmp_path / "a-file").write_text("x")
+    out = where if where.startswith("/") else str(tmp_path / where)
+    assert f"--out {out}" in _refused(capsys, ["bench", "report", str(campaign), "--out", out])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "campaign"]

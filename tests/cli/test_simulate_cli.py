@@ -130,6 +130,7 @@ def test_readable_summary_without_json(capsys):
         (["--stop", "1.5"], "--stop: must be a confidence strictly between 0 and 1"),
         (["--stop", "0"], "--stop: must be a confidence strictly between 0 and 1"),
         (["--trials", "5001"], "--trials: must be at most 5000"),
+        (["--trials", "1000000000000"], "--trials: must be at most 5000, got 1000000000000"),
         (["--min-trials", "5"], "apply with --stop only"),
         (["--stop", "--min-trials", "50", "--trials", "30"], "--min-trials 50 is more than"),
         (["--stop", "--max-trials", "50", "--trials", "30"], "--max-trials 50 is more than --trials 30"),
@@ -254,6 +255,26 @@ def test_a_hyperparameter_file_with_an_unknown_kernel_field_is_one_line(tmp_path
     assert len(lines) == 1 and "unknown kernel field(s) foo" in lines[0] and "lengthscales" in lines[0]
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"kernel": null}', "bad 'kernel' entry (a kernel must be a JSON object of its fields, got NoneType)"),
+        ('{"kernel": 5}', "bad 'kernel' entry"),
+        ('{"kernel": {"lengthscales": "x"}}', "bad 'kernel' entry (could not convert string to float"),
+        ('{"kernel": {"variance": -1}}', "kernel variance must be a positive number"),
+        ("[]", "cannot read hyperparameters"),
+    ],
+)
+def test_a_malformed_kernel_entry_is_one_line_naming_the_file(capsys, tmp_path, text, message):
+    path = tmp_path / "k.json"
+    path.write_text(text)
+    assert main(["simulate", "--trials", "2", "--json", "--hyperparameters", str(path)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and str(path) in lines[0], captured.err
+    assert captured.out == "" and "Traceback" not in captured.err
+
+
 FULL = ["--true-sphere", "-1.25", "--true-cylinder", "-0.75", "--true-axis", "170"]
 
 
@@ -290,6 +311,16 @@ def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
         (["--start", "auto", "--feedback", "duel", "--duel-model", "ties"], "use the probit model"),
         (["--start", "auto", "--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
         (["--start", "auto", "--tie-threshold", "1"], "apply to --feedback duel only"),
+        (
+            ["--true-sphere", "100", "--true-cylinder", "0", "--true-axis", "90"],
+            "--true-sphere 100 D is beyond a phoropter's ±20 D",
+        ),
+        (
+            ["--true-sphere", "-6", "--true-cylinder", "-1", "--true-axis", "90", "--start", "-1.00 / -0.50 x 180"],
+            "is outside the box around --start -1.00 / -0.50 x 180",
+        ),
+        (["--true-sphere", "-6", "--true-cylinder", "-1", "--true-axis", "90"], "outside the full box"),
+        ([*FULL, "--lens-step", "100"], "--lens-step 100 D is coarser than any phoropter"),
     ],
 )
 def test_bad_full_prescription_input_is_one_line_and_exit_code_2(args, message):

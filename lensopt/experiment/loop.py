@@ -130,10 +130,12 @@ class LoopScreens:
         frames_dir: str | Path | None = None,
         log: Callable[[str], None] | None = print,
         console=None,
+        final: bool = True,
     ):
         from psychopy import visual
 
         self.console = console
+        self.final = final  # the session's last search (not OD before OS): the patient is done after it
         self.win, self.protocol, self.calibration = win, protocol, calibration
         self.optimizer, self.responses, self.record = optimizer, responses, record
         self.seed, self.first_index = int(seed), int(first_index)
@@ -157,6 +159,7 @@ class LoopScreens:
             win, units="pix", vertices="cross", size=FIXATION_SIZE_PX, fillColor="black", lineColor=None, autoLog=False
         )
         self.n_answered = 0
+        self.confidences: list[tuple[int, float]] = []  # (answers told, confidence) once the stopping rule may act
         self.n_void = 0  # answers undone (kept, void) before the trial being run: index - n_void is its number
 
     def _number(self, index: int) -> int:
@@ -326,7 +329,9 @@ class LoopScreens:
             self.text.text = f"Done. Thank you!\n\n({summary})" if summary else "Done. Thank you!"
             self.text.draw()
         else:
-            self._patient_says("Done. Thank you!")
+            self._patient_says("Done. Thank you!" if self.final else "Please wait")
+            if not self.final:  # the other eye comes next
+                summary = summary.replace("Session finished", f"Eye {getattr(self, 'eye', '')} finished")
             self.console.update(heading=summary, lens_text="", keys_text="")
         self.win.flip()
 
@@ -572,15 +577,17 @@ class TrialLoop(LoopScreens):
         }
 
     def _after_answer(self, index: int, letter: str, response: str | None, correct: bool) -> None:
-        """The console's list of answers and confidence, after the answer is stored and told."""
-        if self.console is None:
-            return
-        mark = "ok" if correct else "x"
-        answer = f"{self._number(index)}: {letter}>{response or '-'} {mark}"
+        """The confidence so far (kept for the end point's trend) and the console's list of answers,
+        after the answer is stored and told."""
         confidence = None
         stop = getattr(self.optimizer, "stop", None)
         if stop is not None and self.optimizer.n_trials >= stop.min_trials:
             confidence = float(self.optimizer.confidence())  # computed by the stopping rule anyway
+            self.confidences.append((self.optimizer.n_trials, confidence))
+        if self.console is None:
+            return
+        mark = "ok" if correct else "x"
+        answer = f"{self._number(index)}: {letter}>{response or '-'} {mark}"
         self.console.update(answers=(*self.console.state.answers, answer), confidence=confidence, message="")
 
     def letter_for(self, index: int, previous: str | None) -> str:

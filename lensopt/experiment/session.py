@@ -31,6 +31,7 @@ from pathlib import Path
 from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
+from lensopt.experiment.end_point import EndPoint, confidence_target, more_trials_estimate
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import answered, eye_records, mode_for
@@ -426,6 +427,8 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         record = _recorder(
             store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl"), mode.append
         )
+        console = None if console_win is None else ClinicianConsole(console_win)
+        end_points = []
         for eye in eyes:
             search = mode.rebuild_optimizer(settings, records, eye)
             if _eye_done(search, n_trials):
@@ -444,7 +447,8 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
                 first_index=len(records) + 1,
                 frames_dir=request.frames_dir,
                 log=log,
-                console=None if console_win is None else ClinicianConsole(console_win),
+                console=console,
+                final=eye == eyes[-1],
                 **per_eye,
                 **_undo_options(mode, store, session_id, settings, eye),
             )
@@ -453,9 +457,17 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             records = mode.stored_trials(store, session_id)
             if result.status != "finished":
                 break
-            stored_results += _report_eye(store, session_id, optimizer, protocol, log, eye)
+            reported = _report_eye(store, session_id, optimizer, protocol, log, eye)
+            stored_results += reported
+            end_point = _end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
+            if end_point is not None:
+                end_points.append(end_point)
+                if not end_point.confident:
+                    log(end_point.lines()[0])
         else:
             status = "finished"
+            if console is not None:
+                _closing_screen(console, responses, protocol, end_points, request.frames_dir)
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
@@ -472,6 +484,52 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         stored_results[0] if stored_results else None,
         tuple(stored_results),
     )
+
+
+def _end_point(optimizer, protocol: Protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
+    """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
+    intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
+    the target; else how many more trials. None for a search without a confidence (duels, rankings)."""
+    if not hasattr(optimizer, "confidence") or not optimizer.n_trials:
+        return None
+    target = confidence_target(protocol)
+    confidence = float(optimizer.confidence())
+    if reported:
+        head, *intervals = prescription_lines(reported[0])
+        acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
+        lens_text, details = reported[0].prescription, tuple(x for x in (acuity, *intervals) if x)
+    else:
+        sphere_d, cylinder_d = optimizer.best()
+        lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (_certainty_line(optimizer),)
+    return EndPoint(
+        eye=eye,
+        confident=confidence >= target,
+        confidence=confidence,
+        target=target,
+        lens_text=lens_text,
+        details=details,
+        more_trials=more_trials_estimate(confidences, target),
+    )
+
+
+def _closing_screen(console, responses, protocol: Protocol, end_points: list, frames_dir: Path | None = None) -> None:
+    """The console's closing screen, held until the clinician presses the confirm key (the patient's
+    window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
+    acuity, or "not enough answers to prescribe; about N more trials recommended"."""
+    confirm = protocol.keys.confirm
+    console.update(
+        heading="Session finished",
+        lens_text="\n".join(e.headline() for e in end_points),
+        keys_text="\n".join(
+            (f"{e.eye}: " if e.eye else "") + line
+            for e in end_points
+            for line in (e.details if e.confident else [e.advice()])
+        ),
+        message=f"{confirm.upper()}: close",
+    )
+    if frames_dir is not None:
+        console.save_frame(Path(frames_dir) / "end-console.png")
+    responses.wait_for([confirm])  # a simulated session's source confirms it itself, after its delay
 
 
 def _eye_done(search, n_trials: int):

@@ -29,3 +29,19 @@ def window():
     )
     yield win
     win.close()
+
+
+@pytest.fixture
+def drawn_texts(monkeypatch):
+    """Every ``(window, text)`` a TextStim draws during the test."""
+    from psychopy import visual
+
+    drawn = []
+    original = visual.TextStim.draw
+
+    def draw(self, *args, **kwargs):
+        drawn.append((self.win, self.text))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(visual.TextStim, "draw", draw)
+    return drawn

@@ -126,3 +126,83 @@ def test_pause_resumes_at_the_prompt_and_a_quit_session_resumes_with_undo(tmp_pa
     assert [r.void for r in records] == [False, True, False, False, False]
     assert info.result.n_trials == 4
     assert any("resuming at trial 3 of 4" in x for x in lines)
+
+
+class PatientAndClinician(ClinicKeys):
+    """The simulated patient names the letters; the clinician's keys are scripted (:class:`ClinicKeys`).
+    ``waits`` lists the keys of every screen waited on, in order."""
+
+    def __init__(self, patient, **script):
+        super().__init__(**script)
+        self.patient, self.waits = patient, []
+
+    def wait_for(self, keys, timeout_s=None):
+        self.waits.append(list(keys))
+        return super().wait_for(keys, timeout_s)
+
+    def letter_response(self, trial, letter, keys, timeout_s=None, index=0):
+        if self.letters.get(index):
+            return super().letter_response(trial, letter, keys, timeout_s, index)
+        return self.patient.letter_response(trial, letter, keys, timeout_s, index)
+
+
+def simulated_clinic(tmp_path, confidence, trials, min_trials=5):
+    from lensopt.experiment.modes import mode_for
+    from lensopt.experiment.protocol import load_protocol
+
+    path = clinic_protocol(
+        tmp_path,
+        **{
+            "protocol.observer": '"keyboard"',
+            "stop.confidence": str(confidence),
+            "stop.min_trials": str(min_trials),
+            "stop.max_trials": str(trials),
+            "optimizer.trials": str(trials),
+        },
+    )
+    path.write_text(path.read_text() + "\n[simulated]\nslope = 14.0\naxis_deg = 170.0\n")
+    protocol = load_protocol(path)
+    return path, mode_for(protocol).simulated_source(protocol, 3, None)
+
+
+def test_a_session_stops_on_confidence_and_holds_the_prescription_until_the_clinician_closes(
+    tmp_path, window, drawn_texts
+):
+    path, patient = simulated_clinic(tmp_path, confidence=0.6, trials=40)
+    source = PatientAndClinician(patient, screens=["space", "escape", "space"])  # pause and resume at a prompt
+    lines = []
+    outcome = run_session(
+        RunRequest(db_path=tmp_path / "s.db", protocol_path=path, participant="P1", seed=3),
+        responses=source,
+        log=lines.append,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.stopped_at is not None and outcome.stopped_at < 40
+    assert outcome.confidence >= 0.6 and outcome.result.n_trials == outcome.stopped_at
+    assert any(x.startswith(f"stopped at {outcome.stopped_at} trials, confidence") for x in lines)
+    assert "paused" in lines and not source.screens
+    drawn = [text for _, text in drawn_texts]
+    closing = drawn[drawn.index("Session finished") :]
+    assert outcome.result.prescription in closing  # the console's closing screen: the prescription
+    assert any(text.startswith("predicted acuity ") and "confidence" in text for text in closing)
+    assert any("95% intervals: S " in text for text in closing)
+    assert source.waits[-1] == ["space"]  # held until the clinician closes it
+    assert "Done. Thank you!" in drawn and "not enough answers" not in " ".join(drawn)
+
+
+def test_without_enough_confidence_the_console_says_so_instead_of_a_lens(tmp_path, window, drawn_texts):
+    path, patient = simulated_clinic(tmp_path, confidence=0.99, trials=6, min_trials=2)
+    source = PatientAndClinician(patient)
+    lines = []
+    outcome = run_session(
+        RunRequest(db_path=tmp_path / "s.db", protocol_path=path, participant="P1", seed=3),
+        responses=source,
+        log=lines.append,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.stopped_at is None and outcome.result.confidence < 0.99
+    drawn = [text for _, text in drawn_texts]
+    closing = drawn[drawn.index("Session finished") :]
+    assert "not enough answers to prescribe" in closing and outcome.result.prescription not in closing
+    assert any(text.startswith(f"confidence {outcome.result.confidence:.2f} < 0.99; ") for text in closing)
+    assert any(x.startswith("not enough answers to prescribe; confidence ") for x in lines)

@@ -38,22 +38,6 @@ def clinic_protocol(tmp_path, **fields):
     return write_protocol(tmp_path / "clinic.toml", source=CLINICAL, **clinic)
 
 
-@pytest.fixture
-def drawn_texts(monkeypatch):
-    """Every ``(window, text)`` a TextStim draws during the test."""
-    from psychopy import visual
-
-    drawn = []
-    original = visual.TextStim.draw
-
-    def draw(self, *args, **kwargs):
-        drawn.append((self.win, self.text))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(visual.TextStim, "draw", draw)
-    return drawn
-
-
 @needs_display
 def test_the_patient_window_holds_no_lens_text_and_the_console_shows_each_lens(tmp_path, window, drawn_texts):
     from psychopy import visual

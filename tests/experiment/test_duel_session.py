@@ -120,7 +120,10 @@ def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_re
     assert before[0].rt_s == pytest.approx(0.9)
     assert all(r.answered_at >= r.presented_at for r in before)
 
-    source, logged = InjectedKeySource(["space", "space", "s", "space", "1"]), []
+    source, logged = (
+        InjectedKeySource(["space", "space", "s", "space", "1", "space"]),
+        [],
+    )  # the last: close the console
     second = run_session(
         RunRequest(db_path=db, resume=first.session_id), responses=source, log=logged.append, window=window
     )

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from test_console import clinic_protocol, drawn_texts  # noqa: F401 - drawn_texts is a fixture
+from test_console import clinic_protocol
 
 from experiment_helpers import REPO, needs_display
 from lensopt.experiment.modes import MODES
@@ -37,7 +37,7 @@ def eye_trials(db):
     ]
 
 
-def test_an_ou_session_runs_od_then_os_each_its_own_search_and_result(tmp_path, window, drawn_texts):  # noqa: F811
+def test_an_ou_session_runs_od_then_os_each_its_own_search_and_result(tmp_path, window, drawn_texts):
     db, lines = tmp_path / "s.db", []
     outcome = run_session(
         RunRequest(db_path=db, protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=3, eye="OU"),

@@ -61,7 +61,7 @@ def test_a_simulated_ranking_session_renders_stores_and_exports_every_order(tmp_
     for trial, order in history(stored):
         assert replay.ask() == trial
         replay.tell(trial, order)
-    expected = [f"trial-{k:03d}{suffix}.png" for k in range(1, 6) for suffix in ("-console", "")]
+    expected = [f"trial-{k:03d}{suffix}.png" for k in range(1, 6) for suffix in ("-console", "")] + ["end-console.png"]
     assert sorted(p.name for p in frames.iterdir()) == sorted(expected)  # the patient's and the console's
 
 
@@ -105,7 +105,10 @@ def test_keys_give_the_order_with_the_last_implied_repeats_ignored_and_quit_then
     assert before[0].rt_s == pytest.approx(1.5) and before[0].extra["key_rt_s"] == [0.8, 1.5]
     assert info.status == "aborted" and all(r.answered_at >= r.presented_at for r in before)
 
-    source, logged = InjectedKeySource(["space", "space", "3", "2", "space", "1", "2"]), []
+    source, logged = (
+        InjectedKeySource(["space", "space", "3", "2", "space", "1", "2", "space"]),
+        [],
+    )  # the last: close the console
     second = run_session(
         RunRequest(db_path=db, resume=first.session_id), responses=source, log=logged.append, window=window
     )

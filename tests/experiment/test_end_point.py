@@ -1,0 +1,26 @@
+"""The end point's estimate of the trials still needed: a straight line through the confidence trend."""
+
+from lensopt.experiment.end_point import EndPoint, more_trials_estimate
+
+
+def test_a_rising_confidence_is_extrapolated_to_the_target():
+    rising = [(n, 0.02 * n) for n in range(20, 30)]  # 0.40 ... 0.58, +0.02 per answer
+    assert more_trials_estimate(rising, 0.95) == 19  # (0.95 - 0.58) / 0.02 = 18.5
+
+
+def test_no_number_without_a_rising_trend_enough_points_or_within_twice_the_answers():
+    assert more_trials_estimate([(n, 0.5) for n in range(20, 30)], 0.95) is None  # flat
+    assert more_trials_estimate([(n, 0.9 - 0.01 * n) for n in range(20, 30)], 0.95) is None  # falling
+    assert more_trials_estimate([(20, 0.4), (21, 0.45), (22, 0.5)], 0.95) is None  # too few
+    assert more_trials_estimate([(n, 0.001 * n) for n in range(20, 30)], 0.95) is None  # 900 more: too far
+
+
+def test_the_end_point_reads_as_the_console_writes_it():
+    confident = EndPoint("OD", True, 0.97, 0.95, "-1.25 / -0.75 x 170", ("predicted acuity +0.02 logMAR",))
+    assert confident.lines() == ["OD  -1.25 / -0.75 x 170", "predicted acuity +0.02 logMAR"]
+    short = EndPoint("OS", False, 0.41, 0.95, "+4.00 / -4.00 x 090", more_trials=19)
+    assert short.lines() == [
+        "OS  not enough answers to prescribe; confidence 0.41 < 0.95; about 19 more trials recommended"
+    ]
+    unknown = EndPoint(None, False, 0.41, 0.95, "+4.00 / -4.00 x 090")
+    assert unknown.lines() == ["not enough answers to prescribe; confidence 0.41 < 0.95; more trials recommended"]

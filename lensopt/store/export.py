@@ -6,7 +6,8 @@ answer, no reaction time, no axis), ``correct`` is ``1``/``0`` and ``extra`` is 
 A letter trial's ``axis_deg`` is the cylinder axis of a full-prescription session (empty in the
 two-parameter search); ``void`` is 1 for an answer the clinician undid (kept, not told to the
 optimizer; 0 otherwise) and ``eye`` the eye tested (``OD``/``OS``, empty when the session named
-none); a session that finished with a prescription exports it as ``result`` in
+none); ``asked_lens`` and ``note`` repeat, as columns of their own, the clinician's entries kept
+in ``extra`` (the lens asked for when the clinician set another, a note); a session that finished with a prescription exports it as ``result`` in
 JSON (the fields of :class:`~lensopt.store.records.ResultRecord`, ``null`` without one), and
 every result as ``results`` (one per eye of a session of both eyes).
 
@@ -61,7 +62,13 @@ CSV_COLUMNS = (
     "extra",
     "void",
     "eye",
+    "asked_lens",
+    "note",
 )
+
+#: Keys of a letter trial's ``extra`` that the CSV also writes as columns of their own (the
+#: clinician's: the lens asked for when another was set, a note), empty when absent.
+EXTRA_CSV_COLUMNS = ("asked_lens", "note")
 
 #: CSV columns of a duel session, in order.
 DUEL_CSV_COLUMNS = (
@@ -224,6 +231,7 @@ def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
                 json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
                 int(t.void),
                 "" if t.eye is None else t.eye,
+                *(str(t.extra.get(key, "")) for key in EXTRA_CSV_COLUMNS),
             ]
         )
     return buffer.getvalue()

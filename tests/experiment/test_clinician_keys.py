@@ -6,6 +6,9 @@ so the stored prescription is the one of the answers that count, and a resumed s
 from them. The lens the clinician types is the one told to the optimizer and stored.
 """
 
+import csv
+import io
+
 from test_console import clinic_protocol
 
 from experiment_helpers import needs_display
@@ -15,6 +18,7 @@ from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens
 from lensopt.store import SessionStore
+from lensopt.store.export import export_session
 
 pytestmark = needs_display
 
@@ -108,6 +112,10 @@ def test_the_lens_actually_set_is_told_to_the_optimizer_and_stored_and_a_note_ke
     assert any("entry 'abc' not accepted" in x for x in lines)  # refused on the console, nothing lost
     assert "clinician: lens actually set -1.50 / -0.50 x 090 (asked " + first.extra["asked_lens"] + ")" in lines
     assert all("note" not in r.extra for r in records[1:])
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        rows = list(csv.DictReader(io.StringIO(export_session(store, outcome.session_id, "csv"))))
+    assert rows[0]["note"] == "tired" and rows[0]["asked_lens"] == first.extra["asked_lens"]
+    assert [r["note"] for r in rows[1:]] == [""] * 2
     # the optimizer was told the lens set: rebuilt from the stored records, it reports the same prescription
     rebuilt = get_mode("letters").rebuild_optimizer(info.optimizer_settings, records)
     assert rebuilt.history[0][0].sphere_d == -1.5 and info.result.prescription == rebuilt.prescription().text

@@ -31,6 +31,13 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message):  # argparse API
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
+    def _get_values(self, action, arg_strings):  # argparse internals
+        # Python 3.11's argparse drops a value '--' (``--seeds=--``) and hands the handler an empty
+        # list instead of an error; refuse it as argparse refuses a missing value.
+        if arg_strings == ["--"] and action.nargs not in (argparse.PARSER, argparse.REMAINDER):
+            raise argparse.ArgumentError(action, "expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(

@@ -13,13 +13,25 @@ import math
 import os
 from pathlib import Path
 
+#: The largest whole number an option takes (2**32 - 1: numpy's largest legacy seed); a count
+#: anywhere near it is a typo (issue 19: ``--trials 1000000000000``).
+MAX_WHOLE_NUMBER = 2**32 - 1
+
+#: The largest magnitude of a number an option takes: no diopter, logMAR, slope, rate or time
+#: lensopt uses comes near it, and a larger one would overflow or stall the computation.
+MAX_MAGNITUDE = 1e6
+
 
 def _number(text, kind):
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         what = "a whole number" if kind is int else "a number"
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    limit = MAX_WHOLE_NUMBER if kind is int else MAX_MAGNITUDE
+    if abs(value) > limit:  # nan and inf pass here and are refused by finite_float
+        raise argparse.ArgumentTypeError(f"must be at most {limit} in size, got {text}")
+    return value
 
 
 def positive_int(text) -> int:

@@ -26,6 +26,8 @@ from lensopt.stopping import StopRule
 
 #: Largest ``--trials`` (as ``lensopt run``'s protocols allow).
 MAX_TRIALS = 5000
+#: Largest ``--n-alternatives``: a chart of more letters than a 1000-letter alphabet is a typo.
+MAX_ALTERNATIVES = 1000
 #: ``--stop`` given without a value.
 DEFAULT_STOP_CONFIDENCE = 0.95
 #: ``--min-trials`` when not given.
@@ -60,10 +62,13 @@ def _default_rule(feedback, duel_model):
 
 
 def _trials(text) -> int:
-    value = _positive_int(text)
-    if value > MAX_TRIALS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_TRIALS}, got {value}")
-    return value
+    try:  # the cap first, so that --trials 1000000000000 names it (not the size of any number)
+        too_many = int(text) > MAX_TRIALS
+    except ValueError:
+        too_many = False
+    if too_many:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TRIALS}, got {text}")
+    return _positive_int(text)
 
 
 def _alternatives(text) -> int:
@@ -73,6 +78,8 @@ def _alternatives(text) -> int:
         raise argparse.ArgumentTypeError(
             f"expected a whole number of letters (2 or more, e.g. 26), got {text!r}"
         ) from None
+    if value > MAX_ALTERNATIVES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_ALTERNATIVES} letters (e.g. 26 or 10), got {value}")
     if value < 2:
         raise argparse.ArgumentTypeError(f"must be a whole number of letters, 2 or more (e.g. 26 or 10), got {value}")
     return value

@@ -57,3 +57,15 @@ def test_hyperparameters_onto_a_folder_is_refused_before_fitting(capsys, no_fit,
 def test_a_bench_handler_error_names_the_benchmark_command(capsys):
     line = _refused(capsys, ["bench", "rescale", "--out", "/nonexistent/x.json"])
     assert line.startswith("lensopt bench rescale: error: --out /nonexistent/x.json")
+
+
+def test_a_double_dash_as_a_value_is_refused_not_handed_on_as_an_empty_list(capsys, tmp_path):
+    # Python 3.11's argparse drops '--' and gave `range([])` a list: a TypeError traceback
+    line = _refused(capsys, ["bench", "functions", "--seeds=--", "--local-sync", "--out", str(tmp_path / "c")])
+    assert "argument --seeds: expected a value, got '--'" in line
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("value", ["4294967296", "10000000000000000000000"])
+def test_a_whole_number_beyond_any_count_is_refused_by_every_option(capsys, value):
+    assert "--seeds: must be at most 4294967295 in size" in _refused(capsys, ["bench", "functions", f"--seeds={value}"])

@@ -124,6 +124,8 @@ def test_readable_summary_without_json(capsys):
         (["--lens-step", "100"], "--lens-step 100 D is coarser than any phoropter"),
         (["--n-alternatives", "1"], "--n-alternatives: must be a whole number of letters, 2 or more"),
         (["--n-alternatives", "2.5"], "--n-alternatives"),
+        (["--n-alternatives", "4294967296"], "--n-alternatives: must be at most 1000 letters"),
+        (["--slope", "1e300"], "--slope: must be at most 1000000.0 in size"),
         (["--lapse", "0.6"], "--lapse: must be a rate in [0, 0.5)"),
         (["--lapse", "-0.1"], "--lapse: must be a rate in [0, 0.5)"),
         (["--model-lapse", "0.5"], "--model-lapse: must be a rate in [0, 0.5)"),

@@ -7,6 +7,9 @@
 * :mod:`~lensopt.experiment.keyboard` — answers from the keyboard, injected keys or a simulated patient;
 * :mod:`~lensopt.experiment.loop` — the trial loop; :mod:`~lensopt.experiment.duel_loop` and
   :mod:`~lensopt.experiment.ranking_loop` — duels and rankings on a line of letters;
+* :mod:`~lensopt.experiment.console` — the clinician's console, a second window (the lens to set,
+  the answers, the end point); :mod:`~lensopt.experiment.clinician_keys` — undo, the lens actually
+  set, notes; :mod:`~lensopt.experiment.end_point` — the prescription or "not enough answers";
 * :mod:`~lensopt.experiment.modes` — what differs between letter, duel and ranking sessions;
 * :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer, and resume.
 

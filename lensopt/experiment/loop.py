@@ -33,9 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import KeyPress, letter_key
 from lensopt.experiment.optotypes import LetterStim
-from lensopt.refraction.lens import Lens, parse_lens
+from lensopt.refraction.lens import Lens
 from lensopt.store import TrialRecord
 
 TEXT_HEIGHT_PX = 28
@@ -57,33 +58,8 @@ PASS_RESPONSE = "pass"
 UNDONE = "undone"
 """What a trial returns when the clinician undid the last answer instead (the trial is asked again)."""
 
-ENTRY_CHARACTERS = {
-    **{str(d): str(d) for d in range(10)},
-    **{f"num_{d}": str(d) for d in range(10)},
-    **{c: c for c in "abcdefghijklmnopqrstuvwxyz"},
-    "minus": "-",
-    "num_subtract": "-",
-    "plus": "+",
-    "equal": "+",
-    "num_add": "+",
-    "period": ".",
-    "num_decimal": ".",
-    "slash": "/",
-    "num_divide": "/",
-    "comma": ",",
-    "space": " ",
-}
-"""PsychoPy key name -> the character it types in a console entry (the lens actually set, a note);
-``equal`` types ``+`` so a plus power needs no shift key."""
-
-ENTRY_ACCEPT, ENTRY_CANCEL, ENTRY_DELETE = "return", "escape", "backspace"
-"""Keys that end a console entry (accept, cancel) or delete its last character."""
-
 EYE_INSTRUCTIONS = {"OD": "the right eye, the left one occluded", "OS": "the left eye, the right one occluded"}
 """What the console says at the start of each eye's search."""
-
-MAX_LENS_OVERRIDE_D = 20.0
-"""Largest sphere or cylinder (D, in size) the clinician may enter as the lens actually set."""
 
 
 @dataclass(frozen=True)
@@ -367,7 +343,7 @@ class LoopScreens:
         return LoopResult("finished", self.n_answered, index - 1)
 
 
-class TrialLoop(LoopScreens):
+class TrialLoop(ClinicianKeys, LoopScreens):
     """Letter trials: one letter at the size the optimizer asks for, named with the letter keys.
 
     ``previous_letter`` (the last letter shown before a resume) is not shown again first.
@@ -492,81 +468,6 @@ class TrialLoop(LoopScreens):
                     self.pending_note = note if self.pending_note is None else f"{self.pending_note}; {note}"
                     self.log(f"clinician: note {note!r}")
                     self.console.update(message=f"Note kept with trial {self._number(index)}: {note}")
-
-    @staticmethod
-    def _parse_lens_set(text: str) -> Lens:
-        """The lens the clinician typed, in minus cylinder; a ValueError (one line) otherwise."""
-        lens = parse_lens(text).minus_cylinder()
-        if max(abs(lens.sphere_d), abs(lens.cylinder_d)) > MAX_LENS_OVERRIDE_D:
-            raise ValueError(f"powers above {MAX_LENS_OVERRIDE_D:g} D are not a phoropter lens")
-        if not lens.cylinder_d:
-            lens = Lens(lens.sphere_d, 0.0, 180.0)
-        return lens
-
-    @staticmethod
-    def _parse_note(text: str) -> str:
-        if not text.strip():
-            raise ValueError("the note is empty")
-        return text.strip()
-
-    def _entry(self, prompt: str, example: str, parse: Callable[[str], object]):
-        """Text typed on the console (the clinician's keyboard) until Enter: ``parse(text)``, or None if
-        cancelled with Escape. A text ``parse`` refuses is said on the console and can be corrected."""
-        human = getattr(self.responses, "human", self.responses)
-        wait = getattr(human, "wait_keys", None)
-        accepted = [*ENTRY_CHARACTERS, ENTRY_ACCEPT, ENTRY_CANCEL, ENTRY_DELETE]
-        typed, problem = "", ""
-        saved = self.console.state
-        while True:
-            self.console.update(
-                heading=f"{prompt} (e.g. {example})",
-                lens_text=typed + "_",
-                keys_text="ENTER: accept   ·   ESCAPE: cancel   ·   BACKSPACE: delete",
-                message=problem,
-            )
-            press = wait(accepted, None) if wait is not None else human.wait_for(accepted)
-            if press is None or press.key == ENTRY_CANCEL:
-                self.console.state = saved
-                return None
-            if press.key == ENTRY_DELETE:
-                typed = typed[:-1]
-            elif press.key == ENTRY_ACCEPT:
-                try:
-                    value = parse(typed)
-                except (ValueError, TypeError) as exc:
-                    problem = f"not accepted: {str(exc).splitlines()[0]}; correct it or press ESCAPE"
-                    self.log(f"clinician: entry {typed!r} {problem}")
-                    continue
-                self.console.state = saved
-                return value
-            else:
-                typed += ENTRY_CHARACTERS[press.key]
-            problem = ""
-
-    def _undo(self) -> None:
-        """Void the last answer that is not void (kept in the store, marked void, durably), and
-        rebuild the optimizer from the others; the lens is asked for again."""
-        last = next((r for r in reversed(self.records) if not getattr(r, "void", False)), None)
-        if last is None:
-            self.log("undo: no answer to undo")
-            if self.console is not None:
-                self.console.update(message="Nothing to undo")
-            return
-        self._void(last.index)
-        self.records[self.records.index(last)] = dataclasses.replace(last, void=True)
-        self.n_void += 1
-        self.optimizer = self._rebuild(self.records)
-        self.previous_lens = None
-        self.log(
-            f"undo: trial {last.index} ({last.letter} -> {last.response or '-'}) kept and marked void; "
-            f"the optimizer is rebuilt from {self.optimizer.n_trials} answers"
-        )
-        if self.console is not None:
-            answers = self.console.state.answers
-            self.console.update(
-                answers=answers[:-1] if answers else answers,
-                message=f"Answer {last.letter} -> {last.response or '-'} undone (kept in the record, marked void)",
-            )
 
     def _console_while_shown(self, index: int) -> dict:
         letter, logmar = self.letter_stim.letter, self.shown_logmar

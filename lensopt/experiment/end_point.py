@@ -1,5 +1,8 @@
 """The end point of a session, per eye: the prescription, or "not enough answers to prescribe".
 
+Also the lines that write a prescription and a lens's certainty (:func:`prescription_lines`,
+:func:`certainty_line`), for the log and the console.
+
 A search ends by its stopping rule (``[stop]``: the model is ``confidence`` sure that its lens is
 within 0.025 logMAR of the best) or at its last trial. Its end point is the prescription with its
 95 % intervals and predicted acuity when the confidence reached the target (``[stop] confidence``,
@@ -14,10 +17,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from lensopt.stopping import DEFAULT_STOP_CONFIDENCE
+from lensopt.store import ResultRecord
 
 TREND_POINTS = 10
 """How many of the last confidences (one per answer) the trend is fitted on."""
@@ -87,3 +92,100 @@ class EndPoint:
         if self.confident:
             return [self.headline(), *self.details]
         return [f"{self.headline()}; {self.advice()}"]
+
+
+#: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
+PRESCRIPTION_INTERVALS = (
+    ("sphere_d", "S", "D"),
+    ("cylinder_d", "C", "D"),
+    ("axis_deg", "axis", "deg"),
+    ("m_d", "M", "D"),
+    ("j0_d", "J0", "D"),
+    ("j45_d", "J45", "D"),
+)
+
+
+def prescription_lines(result: ResultRecord) -> list[str]:
+    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals."""
+    acuity = result.predicted_acuity_logmar
+    confidence = result.confidence
+    head = f"prescription{f' {result.eye}' if result.eye else ''}: {result.prescription}"
+    if acuity is not None:
+        head += f"  (predicted acuity {acuity:+.2f} logMAR"
+        head += (
+            ")" if confidence is None else f", confidence {confidence:.2f} that it is within 0.025 logMAR of the best)"
+        )
+    parts = []
+    for key, label, unit in PRESCRIPTION_INTERVALS:
+        if key in result.intervals:
+            lo, hi = result.intervals[key]
+            if unit == "deg":  # the axis interval may pass 180 (hi > 180): written in 1-180
+                through = " through 180" if _axis(lo) > _axis(hi) else ""
+                parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
+            else:
+                parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
+    lines = [head]
+    if parts:
+        lines.append("95% intervals: " + ", ".join(parts))
+    return lines
+
+
+def _axis(axis_deg: float) -> int:
+    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
+    return (round(axis_deg) - 1) % 180 + 1
+
+
+def certainty_line(optimizer) -> str:
+    """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``."""
+    c = optimizer.certainty()
+    (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
+    return (
+        f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
+        f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D"
+    )
+
+
+def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
+    """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
+    intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
+    the target; else how many more trials. None for a search without a confidence (duels, rankings)."""
+    if not hasattr(optimizer, "confidence") or not optimizer.n_trials:
+        return None
+    target = confidence_target(protocol)
+    confidence = float(optimizer.confidence())
+    if reported:
+        head, *intervals = prescription_lines(reported[0])
+        acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
+        lens_text, details = reported[0].prescription, tuple(x for x in (acuity, *intervals) if x)
+    else:
+        sphere_d, cylinder_d = optimizer.best()
+        lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (certainty_line(optimizer),)
+    return EndPoint(
+        eye=eye,
+        confident=confidence >= target,
+        confidence=confidence,
+        target=target,
+        lens_text=lens_text,
+        details=details,
+        more_trials=more_trials_estimate(confidences, target),
+    )
+
+
+def closing_screen(console, responses, protocol, end_points: list, frames_dir: Path | None = None) -> None:
+    """The console's closing screen, held until the clinician presses the confirm key (the patient's
+    window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
+    acuity, or "not enough answers to prescribe; about N more trials recommended"."""
+    confirm = protocol.keys.confirm
+    console.update(
+        heading="Session finished",
+        lens_text="\n".join(e.headline() for e in end_points),
+        keys_text="\n".join(
+            (f"{e.eye}: " if e.eye else "") + line
+            for e in end_points
+            for line in (e.details if e.confident else [e.advice()])
+        ),
+        message=f"{confirm.upper()}: close",
+    )
+    if frames_dir is not None:
+        console.save_frame(Path(frames_dir) / "end-console.png")
+    responses.wait_for([confirm])  # a simulated session's source confirms it itself, after its delay

@@ -31,7 +31,7 @@ from pathlib import Path
 from lensopt.errors import CalibrationError, LensoptError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
-from lensopt.experiment.end_point import EndPoint, confidence_target, more_trials_estimate
+from lensopt.experiment.end_point import certainty_line, closing_screen, end_point, prescription_lines
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import answered, eye_records, mode_for
@@ -459,15 +459,15 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
                 break
             reported = _report_eye(store, session_id, optimizer, protocol, log, eye)
             stored_results += reported
-            end_point = _end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
-            if end_point is not None:
-                end_points.append(end_point)
-                if not end_point.confident:
-                    log(end_point.lines()[0])
+            ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
+            if ending is not None:
+                end_points.append(ending)
+                if not ending.confident:
+                    log(ending.lines()[0])
         else:
             status = "finished"
             if console is not None:
-                _closing_screen(console, responses, protocol, end_points, request.frames_dir)
+                closing_screen(console, responses, protocol, end_points, request.frames_dir)
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
@@ -484,52 +484,6 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         stored_results[0] if stored_results else None,
         tuple(stored_results),
     )
-
-
-def _end_point(optimizer, protocol: Protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
-    """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
-    intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
-    the target; else how many more trials. None for a search without a confidence (duels, rankings)."""
-    if not hasattr(optimizer, "confidence") or not optimizer.n_trials:
-        return None
-    target = confidence_target(protocol)
-    confidence = float(optimizer.confidence())
-    if reported:
-        head, *intervals = prescription_lines(reported[0])
-        acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
-        lens_text, details = reported[0].prescription, tuple(x for x in (acuity, *intervals) if x)
-    else:
-        sphere_d, cylinder_d = optimizer.best()
-        lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (_certainty_line(optimizer),)
-    return EndPoint(
-        eye=eye,
-        confident=confidence >= target,
-        confidence=confidence,
-        target=target,
-        lens_text=lens_text,
-        details=details,
-        more_trials=more_trials_estimate(confidences, target),
-    )
-
-
-def _closing_screen(console, responses, protocol: Protocol, end_points: list, frames_dir: Path | None = None) -> None:
-    """The console's closing screen, held until the clinician presses the confirm key (the patient's
-    window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
-    acuity, or "not enough answers to prescribe; about N more trials recommended"."""
-    confirm = protocol.keys.confirm
-    console.update(
-        heading="Session finished",
-        lens_text="\n".join(e.headline() for e in end_points),
-        keys_text="\n".join(
-            (f"{e.eye}: " if e.eye else "") + line
-            for e in end_points
-            for line in (e.details if e.confident else [e.advice()])
-        ),
-        message=f"{confirm.upper()}: close",
-    )
-    if frames_dir is not None:
-        console.save_frame(Path(frames_dir) / "end-console.png")
-    responses.wait_for([confirm])  # a simulated session's source confirms it itself, after its delay
 
 
 def _eye_done(search, n_trials: int):
@@ -560,7 +514,7 @@ def _report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye:
         )
     log(line)
     if getattr(optimizer, "stop", None) is not None:
-        log(_certainty_line(optimizer))
+        log(certainty_line(optimizer))
     return []
 
 
@@ -582,47 +536,6 @@ def _start_line(start) -> str:
         f"full prescription: starting refraction {start.lens.format()}{note}; search box "
         f"M ±{start.m_half_width_d:g} D, J0 and J45 ±{start.j_half_width_d:g} D"
     )
-
-
-#: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
-PRESCRIPTION_INTERVALS = (
-    ("sphere_d", "S", "D"),
-    ("cylinder_d", "C", "D"),
-    ("axis_deg", "axis", "deg"),
-    ("m_d", "M", "D"),
-    ("j0_d", "J0", "D"),
-    ("j45_d", "J45", "D"),
-)
-
-
-def prescription_lines(result: ResultRecord) -> list[str]:
-    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals."""
-    acuity = result.predicted_acuity_logmar
-    confidence = result.confidence
-    head = f"prescription{f' {result.eye}' if result.eye else ''}: {result.prescription}"
-    if acuity is not None:
-        head += f"  (predicted acuity {acuity:+.2f} logMAR"
-        head += (
-            ")" if confidence is None else f", confidence {confidence:.2f} that it is within 0.025 logMAR of the best)"
-        )
-    parts = []
-    for key, label, unit in PRESCRIPTION_INTERVALS:
-        if key in result.intervals:
-            lo, hi = result.intervals[key]
-            if unit == "deg":  # the axis interval may pass 180 (hi > 180): written in 1-180
-                through = " through 180" if _axis(lo) > _axis(hi) else ""
-                parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
-            else:
-                parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
-    lines = [head]
-    if parts:
-        lines.append("95% intervals: " + ", ".join(parts))
-    return lines
-
-
-def _axis(axis_deg: float) -> int:
-    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
-    return (round(axis_deg) - 1) % 180 + 1
 
 
 def _store_prescription(store, session_id: int, optimizer, log, eye: str | None = None) -> ResultRecord:
@@ -663,13 +576,3 @@ def _result_if_any(store, info, optimizer, log, eye: str | None = None) -> Resul
 
 def _finite_or_none(value) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
-
-
-def _certainty_line(optimizer) -> str:
-    """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``."""
-    c = optimizer.certainty()
-    (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
-    return (
-        f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
-        f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D"
-    )

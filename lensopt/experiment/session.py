@@ -195,7 +195,14 @@ def _open_console(protocol: Protocol, log):
     from lensopt.experiment.console import open_console_window
 
     screens = protocol.screens
-    if screens.console == screens.patient and protocol.display.fullscreen:
+    n_screens = _screen_count()
+    if n_screens is not None and max(screens.console, screens.patient) >= n_screens:
+        log(
+            f"[screens] names screen {max(screens.console, screens.patient)} but this display has {n_screens}; "
+            "the window goes to the first screen: set [screens] console = 0 and [display] fullscreen = false "
+            "for side by side"
+        )
+    elif screens.console == screens.patient and protocol.display.fullscreen:
         log(
             f"the clinician's console shares screen {screens.console} with the full-screen patient window; "
             "set [screens] console = 1 for a second screen, or [display] fullscreen = false for side by side"
@@ -207,6 +214,16 @@ def _open_console(protocol: Protocol, log):
             f"cannot open the clinician's console on screen {screens.console} ({type(exc).__name__}: "
             f"{str(exc).splitlines()[0] if str(exc) else ''}); check [screens] console in the protocol"
         ) from None
+
+
+def _screen_count() -> int | None:
+    """How many screens the display has (pyglet's count), or None if it cannot say."""
+    try:
+        import pyglet
+
+        return len(pyglet.canvas.get_display().get_screens())
+    except Exception:  # noqa: BLE001 - only a hint for the log
+        return None
 
 
 def _launch_dashboard(session_id: int, db_path: Path, log) -> None:

@@ -94,11 +94,10 @@ def test_the_console_sits_beside_a_windowed_patient_display_on_one_screen():
 def test_screens_keys_are_validated_in_one_line(tmp_path):
     from lensopt.errors import ProtocolError
 
-    path = tmp_path / "p.toml"
-    path.write_text(CLINICAL.read_text() + "\n[screens]\nconsole = -1\n")
+    path = write_protocol(tmp_path / "p.toml", source=CLINICAL, **{"screens.console": "-1"})
     with pytest.raises(ProtocolError, match=r"screens\.console must be an integer in \[0, 15\], got -1"):
         load_protocol(path)
-    path.write_text(CLINICAL.read_text() + "\n[screens]\nconsole_size_px = [100, 100]\n")
+    write_protocol(path, source=CLINICAL, **{"screens.console_size_px": "[100, 100]"})
     with pytest.raises(ProtocolError, match=r"console_size_px must be \[x, y\], whole pixels in \[320, 16384\]"):
         load_protocol(path)
 

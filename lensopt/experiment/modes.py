@@ -177,6 +177,7 @@ class LettersMode(Mode):
             letter_bounds_logmar=tuple(letter_bounds_logmar),
             n_initial=o.n_initial,
             lens_step_d=protocol.lens_step_d,
+            max_step_d=protocol.lens.max_step_d or None,
             **self.optimizer_options(protocol),
         )
 

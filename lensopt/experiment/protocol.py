@@ -116,6 +116,11 @@ class Protocol:
                 f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
                 f"{', '.join(map(repr, _rules()))}"
             )
+        if self.lens.max_step_d and self.start is None:
+            raise ValueError(
+                "lens.max_step_d (the travel limit) applies to the full prescription only; add a [start] "
+                "table (or --start) or set lens.max_step_d = 0"
+            )
         if self.stop is not None:
             self._check_stop()
         if self.session.eye == "OU" and mode != "letters":

@@ -20,7 +20,7 @@ from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, parse_lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
-from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES
+from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
 from lensopt.refraction.trial import DUEL_ANSWERS
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
@@ -233,12 +233,23 @@ class StartSection:
 
 @dataclass(frozen=True)
 class LensSection:
+    """The phoropter: ``step_d`` its power step (0: none), ``prompt`` whether the clinician is asked
+    to set each lens, ``max_step_d`` the largest change of M, J0 and J45 between consecutive trials
+    a manual phoropter allows (0: no limit, a motorized phoropter; the full prescription only)."""
+
     step_d: float = 0.0
     prompt: bool = False
+    max_step_d: float = 0.0
 
     def __post_init__(self):
         _number(self, "step_d", 0.0, 1.0)
         _flag(self, "prompt")
+        _number(self, "max_step_d", 0.0, 4.0)
+        if 0.0 < self.max_step_d < MIN_MAX_STEP_D:
+            raise ValueError(
+                f"lens.max_step_d must be 0 (no limit) or at least one phoropter step, {MIN_MAX_STEP_D:g} D, "
+                f"got {self.max_step_d:g}"
+            )
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,32 @@ def test_the_closing_prescription_lines_write_an_axis_interval_through_180():
     head, intervals = prescription_lines(result)
     assert head.startswith("prescription: -1.25 / -0.75 x 170  (predicted acuity -0.02 logMAR, confidence 0.90")
     assert intervals == "95% intervals: axis 160 to 005 through 180, M -1.80 to -1.40 D"
+
+
+def test_a_travel_limit_in_the_lens_table_reaches_the_prescription_optimizer_and_the_snapshot(tmp_path):
+    data = load_protocol(with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 180"')).to_dict()
+    data["lens"]["max_step_d"] = 0.5
+    protocol = protocol_from_dict(data, source="step")
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=2, letter_bounds_logmar=(-0.3, 1.0))
+    assert optimizer.max_step_d == 0.5 and optimizer.settings_dict()["max_step_d"] == 0.5
+    assert protocol_from_dict(protocol.to_dict(), source="stored").lens.max_step_d == 0.5
+    data["lens"]["max_step_d"] = 0.0  # no limit: a motorized phoropter
+    protocol = protocol_from_dict(data, source="motorized")
+    assert mode_for(protocol).new_optimizer(protocol, seed=2, letter_bounds_logmar=(-0.3, 1.0)).max_step_d is None
+
+
+@pytest.mark.parametrize(
+    "value, start, message",
+    [
+        (0.1, True, r"lens\.max_step_d must be 0 \(no limit\) or at least one phoropter step, 0\.25 D"),
+        (5.0, True, r"max_step_d must be a number in \[0, 4\]"),
+        (0.5, False, r"lens\.max_step_d \(the travel limit\) applies to the full prescription only"),
+    ],
+)
+def test_a_bad_travel_limit_is_one_line(tmp_path, value, start, message):
+    protocol = load_protocol(with_start(tmp_path, 'refraction = "plano"') if start else DEMO_PROTOCOL)
+    data = protocol.to_dict()
+    data["lens"]["max_step_d"] = value
+    with pytest.raises(ProtocolError, match=message) as caught:
+        protocol_from_dict(data, source="bad")
+    assert "\n" not in str(caught.value)

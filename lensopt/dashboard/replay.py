@@ -1,9 +1,11 @@
 """Following one stored session and replaying it: what every kind of session shares (no Qt).
 
-A :class:`FollowedSession` keeps the session's records in order and one optimizer told all of them
-(``update`` tells only the new records: the same replay that ``from_settings`` does), and builds the
-snapshot after the first ``n`` records for the replay slider (rebuilding the optimizer on them,
-with a small cache). A subclass says how to read its records from the store, how a record becomes a
+A :class:`FollowedSession` keeps the session's records in order and one optimizer told those that
+count (``update`` tells only the new records: the same replay that ``from_settings`` does) — the
+answers of the eye being searched, but those the clinician undid (:func:`lensopt.modes.base.told_records`,
+as a resumed session rebuilds its optimizer) — and builds the snapshot after the first ``n``
+records for the replay slider (rebuilding the optimizer on them, with a small cache). A record
+marked void after it was told, or the switch from OD to OS, rebuilds the live optimizer. A subclass says how to read its records from the store, how a record becomes a
 ``(trial, answer)`` pair for its optimizer, and how a snapshot is built.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from lensopt.dashboard.snapshot import SessionHeader
-from lensopt.modes.base import FeedbackMode
+from lensopt.modes.base import FeedbackMode, eye_settings, told_records
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -66,23 +68,44 @@ class FollowedSession:
     def update(self, info, new_records=(), cancelled=None):
         """Add the records not seen yet (by ``index``) and return the snapshot of all of them.
 
+        ``new_records`` may repeat records already seen: one now marked void (an answer the clinician
+        undid) replaces the stored copy, and the live optimizer is rebuilt without it.
         ``cancelled()`` (optional) is checked between records; when it turns true the records told
         so far are kept and None is returned (the window is closing).
         """
         self._info = info
+        seen = {r.index: i for i, r in enumerate(self._records)}
+        voided = False
+        for record in new_records:
+            i = seen.get(record.index)
+            if i is not None and bool(getattr(record, "void", False)) != bool(getattr(self._records[i], "void", False)):
+                self._records[i] = record
+                voided = True
+        if voided:
+            self._opt = None
+            self._cache.clear()
         last = self._records[-1].index if self._records else 0
         fresh = sorted((r for r in new_records if r.index > last), key=lambda r: r.index)
         for record in fresh:
             if cancelled is not None and cancelled():
                 return None
-            if self._opt is None:
-                self._opt = self._factory(self._settings, [])
-            self._opt.tell(*self.history_pair(record))
+            eye = told_records(self._records)[0]
             self._records.append(record)
+            if self._opt is None or getattr(record, "eye", None) != eye:
+                self._opt = self._optimizer_for(self._records)  # the first record, or the next eye
+            elif not getattr(record, "void", False):
+                self._opt.tell(*self.history_pair(record))
             self._after_tell()
+        if self._opt is None and self._records:
+            self._opt = self._optimizer_for(self._records)
         if fresh:
             self._cache.pop(len(self._records), None)
         return self.snapshot()
+
+    def _optimizer_for(self, records):
+        """The optimizer of the eye the last of ``records`` belongs to, told its answers not undone."""
+        eye, told = told_records(records)
+        return self._factory(eye_settings(self._settings, eye), [self.history_pair(r) for r in told])
 
     def snapshot(self, n_trials: int | None = None):
         """The snapshot after the first ``n_trials`` records (default: all of them)."""
@@ -105,7 +128,7 @@ class FollowedSession:
         """The optimizer told the first ``n`` records (the live one for all of them)."""
         if n == len(self._records) and self._opt is not None:
             return self._opt
-        return self._factory(self._settings, [self.history_pair(r) for r in self._records[:n]])
+        return self._optimizer_for(self._records[:n])
 
     def _header(self, **extra) -> SessionHeader:
         info = self._info

@@ -118,11 +118,18 @@ class SessionFollower(QObject):
         info = store.session(self.session_id)
         if self._model is None:
             self._model = session_model(info, optimizer_factory=self._factory)
-        new = self._model.read_records(store, self.session_id, since_index=self._model.n_trials)
-        changed = bool(new) or self._info is None or info.status != self._info.status
+        # every record, not only the new ones: an answer the clinician undid is an old row marked void
+        # (the session's updated_at moves); the model tells only what is new or changed
+        records = self._model.read_records(store, self.session_id)
+        previous = self._info
+        changed = (
+            previous is None
+            or len(records) > self._model.n_trials
+            or (info.status, info.updated_at) != (previous.status, previous.updated_at)
+        )
         self._info = info
         if changed:
-            snap = self._model.update(info, new, cancelled=self._cancel.is_set)
+            snap = self._model.update(info, records, cancelled=self._cancel.is_set)
             if snap is None:
                 return
             self.snapshot_ready.emit(snap)

@@ -24,7 +24,7 @@ from lensopt.experiment.loop import TrialLoop
 from lensopt.experiment.optotypes import line_width_letters
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS, Protocol
 from lensopt.experiment.ranking_loop import RankingLoop
-from lensopt.modes.base import FeedbackMode
+from lensopt.modes.base import FeedbackMode, answered, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 
@@ -34,28 +34,6 @@ def check_consecutive(records) -> None:
     for expected, record in enumerate(records, start=1):
         if record.index != expected:
             raise StoreError(f"stored trials jump from {expected - 1} to {record.index}; the session cannot be resumed")
-
-
-def answered(records) -> list:
-    """The stored ``records`` that count: every one but the answers the clinician undid (``void``)."""
-    return [record for record in records if not getattr(record, "void", False)]
-
-
-OS_SEED_OFFSET = 1
-"""The left eye's search of a session of both eyes uses the session's seed plus this, so its lenses
-and letter sizes are its own draws (the right eye's use the seed itself)."""
-
-
-def eye_settings(settings: dict, eye: str | None) -> dict:
-    """The optimizer settings of eye ``eye``'s search: the session's, with the left eye's own seed."""
-    if eye != "OS":
-        return settings
-    return dict(settings, seed=(int(settings["seed"]) + OS_SEED_OFFSET) % 2**63)
-
-
-def eye_records(records, eye: str | None) -> list:
-    """The stored ``records`` of eye ``eye`` (all of them in a session that names no eye, or one eye)."""
-    return [record for record in records if getattr(record, "eye", None) == eye]
 
 
 def protocol_options(protocol: Protocol) -> dict:

@@ -1,10 +1,39 @@
-"""The descriptor of a feedback mode (:class:`FeedbackMode`), shared by the three mode modules."""
+"""The descriptor of a feedback mode (:class:`FeedbackMode`), shared by the three mode modules, and
+which stored records an optimizer is told (the answers not undone, of the eye being searched)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+#: The left eye's search of a session of both eyes uses the session's seed plus this, so its lenses
+#: and letter sizes are its own draws (the right eye's use the seed itself).
+OS_SEED_OFFSET = 1
+
+
+def answered(records) -> list:
+    """The stored ``records`` that count: every one but the answers the clinician undid (``void``)."""
+    return [record for record in records if not getattr(record, "void", False)]
+
+
+def eye_settings(settings: dict, eye: str | None) -> dict:
+    """The optimizer settings of eye ``eye``'s search: the session's, with the left eye's own seed."""
+    if eye != "OS":
+        return settings
+    return dict(settings, seed=(int(settings["seed"]) + OS_SEED_OFFSET) % 2**63)
+
+
+def eye_records(records, eye: str | None) -> list:
+    """The stored ``records`` of eye ``eye`` (all of them in a session that names no eye, or one eye)."""
+    return [record for record in records if getattr(record, "eye", None) == eye]
+
+
+def told_records(records) -> tuple[str | None, list]:
+    """The eye whose search the last of ``records`` belongs to, and the records its optimizer was told:
+    that eye's, but the answers undone. (A session of both eyes searches OD, then OS.)"""
+    eye = getattr(records[-1], "eye", None) if records else None
+    return eye, answered(eye_records(records, eye))
 
 
 @dataclass(frozen=True)

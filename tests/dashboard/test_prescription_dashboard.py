@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -99,3 +101,48 @@ def test_the_window_opens_on_a_prescription_session_with_its_history_drawn(qtbot
     ]
     assert history_panel.std() > 10.0, "the history panel is blank"
     window.shutdown()
+
+
+def _next_trial(optimizer):
+    trial = optimizer.ask()
+    return trial.sphere_d, trial.cylinder_d, trial.axis_deg
+
+
+def test_the_followed_optimizer_forgets_an_answer_undone_after_it_was_told(prescription_db, tmp_path):
+    """The dashboard tells its optimizer what a resumed session would: an answer the clinician undid
+    (a stored row marked void later) is dropped from the live model — its next trial equals that of an
+    optimizer told the other answers only."""
+    path, sid, _ = prescription_db
+    copy = tmp_path / "void.db"
+    copy.write_bytes(path.read_bytes())
+    with SessionStore(copy) as store:
+        info, records = store.session(sid), store.trials(sid)
+        followed = session_model(info)
+        followed.update(info, records)
+        store.void_trial(sid, N_TRIALS)
+        info, records = store.session(sid), store.trials(sid)
+    followed.update(info, records)
+    kept = [followed.history_pair(r) for r in records[:-1]]
+    expected = PrescriptionOptimizer.from_settings(info.optimizer_settings, kept)
+    assert followed._optimizer_after(N_TRIALS).n_trials == N_TRIALS - 1
+    assert _next_trial(followed._optimizer_after(N_TRIALS)) == _next_trial(expected)
+
+
+def test_the_followed_optimizer_of_a_session_of_both_eyes_is_the_second_eyes_own(prescription_db, tmp_path):
+    """OD then OS: after the first OS answer the live model is OS's search alone (its own seed, its
+    own answers), and the replay of the OD trials is OD's."""
+    path, sid, _ = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    half = N_TRIALS // 2
+    eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in records]
+    followed = session_model(info)
+    followed.update(info, eyes)
+    os_settings = dict(info.optimizer_settings, seed=info.optimizer_settings["seed"] + 1)
+    os_only = PrescriptionOptimizer.from_settings(os_settings, [followed.history_pair(r) for r in eyes[half:]])
+    od_only = PrescriptionOptimizer.from_settings(
+        info.optimizer_settings, [followed.history_pair(r) for r in eyes[:half]]
+    )
+    assert followed._optimizer_after(N_TRIALS).n_trials == N_TRIALS - half
+    assert _next_trial(followed._optimizer_after(N_TRIALS)) == _next_trial(os_only)
+    assert _next_trial(followed._optimizer_after(half)) == _next_trial(od_only)

@@ -1,0 +1,210 @@
+"""A PsychoPy trial handler over any lensopt optimizer (:class:`RefractionHandler`).
+
+In the idiom of PsychoPy's ``StairHandler`` and ``QuestPlusHandler``::
+
+    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=40, exp=exp)
+    for trial in handler:                   # {"trial_index": 1, "letter_logmar": 0.3, "sphere_d": ...}
+        ...                                 # set the lens, show a letter of trial["letter_logmar"]
+        handler.addResponse(correct)        # tells the optimizer
+        exp.nextEntry()
+    handler.best()                          # the optimizer's answer
+
+The handler owns no model: each iteration is one ``optimizer.ask()`` (and, between trials, the
+optimizer's own stopping rule), each response one ``optimizer.tell()``; the columns it writes are
+read off the query (:mod:`lensopt.psychopy.columns`), so it adds no work of its own to a frame loop
+(PsychoPy issue #4305: QuestPlusHandler freezing inside one).
+"""
+
+from __future__ import annotations
+
+import numbers
+import weakref
+from typing import Any
+
+from lensopt.asktell import AskTellOptimizer
+from lensopt.psychopy.columns import answer_columns, query_columns
+
+DEFAULT_HANDLER_NAME = "lensopt"
+"""The handler's name when none is given: the prefix of its columns in the experiment's CSV."""
+
+
+class RefractionHandler:
+    """Iterate the trials an ask/tell ``optimizer`` chooses, PsychoPy-style.
+
+    Parameters
+    ----------
+    optimizer:
+        Any :class:`lensopt.asktell.AskTellOptimizer` (the letter, duel, ranking or full
+        prescription refraction optimizers, or the benchmark-level ones), fresh or resumed.
+    n_trials:
+        The trial budget of this handler (trials it runs, not counting the optimizer's earlier
+        history); ``None`` to run until the optimizer's stopping rule (``should_stop()``) says so.
+        With both, whichever comes first ends the loop.
+    name:
+        The prefix of the handler's columns in an ``ExperimentHandler``'s data
+        (``lensopt.letter_logmar``, ``lensopt.response``...), as PsychoPy prefixes a loop's.
+    exp:
+        An ``ExperimentHandler`` to write to (the same as ``exp.addLoop(handler)``).
+    extraInfo:
+        Kept as ``handler.extraInfo``, as PsychoPy's handlers keep it.
+
+    Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
+    the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
+    given, in order). ``stopped`` says whether the stopping rule ended the loop; ``decision_ms`` the
+    duration of each ``ask()`` (``optimizer.last_decision_ms``). The trial dict's ``trial_index``
+    counts from 1, as lensopt's stored trials do.
+    """
+
+    def __init__(
+        self,
+        optimizer: AskTellOptimizer,
+        n_trials: int | None = None,
+        *,
+        name: str = DEFAULT_HANDLER_NAME,
+        exp=None,
+        extraInfo: dict | None = None,
+        autoLog: bool = True,
+    ):
+        for method in ("ask", "tell", "best"):
+            if not callable(getattr(optimizer, method, None)):
+                raise TypeError(
+                    f"optimizer must satisfy lensopt's ask/tell contract (ask, tell, best); "
+                    f"{type(optimizer).__name__} has no {method}()"
+                )
+        if n_trials is not None and (
+            isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1
+        ):
+            raise ValueError(f"n_trials must be a positive integer or None, got {n_trials!r}")
+        self._should_stop = getattr(optimizer, "should_stop", None)
+        if n_trials is None and not callable(self._should_stop):
+            raise ValueError(
+                f"{type(optimizer).__name__} has no stopping rule (should_stop): give n_trials, the trial budget"
+            )
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string (the columns' prefix), got {name!r}")
+        self.optimizer = optimizer
+        self.n_trials = None if n_trials is None else int(n_trials)
+        self.name = name
+        self.extraInfo = extraInfo
+        self.autoLog = autoLog
+        self.isTrials = True
+        self.thisTrialN = -1
+        self.thisN = -1
+        self.finished = False
+        self.stopped = False
+        self.data: list = []
+        self.trials: list[dict[str, Any]] = []
+        self.decision_ms: list[float] = []
+        self._query = None  # the query asked and not yet answered
+        self._exp_ref = None
+        if exp is not None:
+            exp.addLoop(self)
+
+    # ------------------------------------------------------------------ PsychoPy's loop protocol
+    def setExp(self, exp) -> None:
+        """Attach an ``ExperimentHandler`` (``exp.addLoop(handler)`` calls this); held weakly, as
+        PsychoPy's handlers hold theirs."""
+        self._exp_ref = None if exp is None else weakref.ref(exp)
+
+    def getExp(self):
+        """The attached ``ExperimentHandler``, or None."""
+        return None if self._exp_ref is None else self._exp_ref()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        """The next trial as a dict of parameters; StopIteration at the end (budget or stopping rule)."""
+        if self._query is not None:
+            raise RuntimeError(
+                f"{self.name}: trial {self.thisTrialN + 1} has no response: call addResponse(answer) "
+                "before asking for the next trial"
+            )
+        if self.finished or self._done():
+            self.finished = True
+            exp = self.getExp()
+            if exp is not None:
+                exp.loopEnded(self)
+            raise StopIteration
+        query = self.optimizer.ask()
+        self._query = query
+        self.thisTrialN += 1
+        self.thisN = self.thisTrialN
+        decision_ms = float(self.optimizer.last_decision_ms)
+        self.decision_ms.append(decision_ms)
+        trial = {"trial_index": self.thisTrialN + 1, **query_columns(query)}
+        self.trials.append(trial)
+        for column, value in trial.items():
+            self.addData(column, value)
+        self.addData("decision_ms", decision_ms)
+        return dict(trial)
+
+    next = __next__  # PsychoPy's handlers allow ``handler.next()``
+
+    def _done(self) -> bool:
+        if self.n_trials is not None and self.thisTrialN + 1 >= self.n_trials:
+            return True
+        if self._should_stop is not None and self.thisTrialN >= 0 and self._should_stop():
+            self.stopped = True
+            return True
+        return False
+
+    # ------------------------------------------------------------------ answers and data
+    @property
+    def query(self):
+        """The optimizer's own query of the current trial (a ``Trial``, ``DuelTrial``...), or None
+        once it is answered."""
+        return self._query
+
+    def addResponse(self, answer) -> None:
+        """Record ``answer`` to the current trial: tell the optimizer, and write the answer's
+        columns (``response``, or ``rank1_lens``... for a ranking).
+
+        The answer is what the optimizer's ``tell`` takes: True/False for a letter named correctly,
+        ``"first"``/``"second"``/``"same"`` for a duel, lens indices clearest first for a ranking.
+        Exactly one response per trial: before the first trial, or twice, it is a RuntimeError; an
+        answer the optimizer refuses leaves the trial waiting for a valid one.
+        """
+        if self._query is None:
+            when = "before the first trial" if self.thisTrialN < 0 else f"twice for trial {self.thisTrialN + 1}"
+            raise RuntimeError(f"{self.name}: addResponse() called {when}; one response per trial given by the loop")
+        query = self._query
+        self.optimizer.tell(query, answer)
+        self._query = None
+        self.data.append(answer)
+        for column, value in answer_columns(query, answer).items():
+            self.addData(column, value)
+
+    def addData(self, dataName: str, value) -> None:
+        """Write ``value`` to the current entry of the attached ``ExperimentHandler``, as column
+        ``<name>.<dataName>`` (nothing without one; the handler keeps its trials and answers itself)."""
+        exp = self.getExp()
+        if exp is not None:
+            exp.addData(f"{self.name}.{dataName}", value)
+
+    # ------------------------------------------------------------------ results
+    def best(self):
+        """The optimizer's answer (``optimizer.best()``): the lens ``(sphere_d, cylinder_d)``, a
+        ``PowerVector`` for the full prescription, a system point for the benchmark optimizers."""
+        return self.optimizer.best()
+
+    def result(self) -> dict[str, Any]:
+        """``best``, ``n_trials`` run by this handler, ``stopped`` (by the stopping rule) and, when the
+        optimizer has one, its ``confidence`` in ``best``."""
+        result: dict[str, Any] = {"best": self.best(), "n_trials": self.thisTrialN + 1, "stopped": self.stopped}
+        confidence = getattr(self.optimizer, "confidence", None)
+        if callable(confidence):
+            result["confidence"] = float(confidence())
+        return result
+
+    def __repr__(self) -> str:
+        return (
+            f"<RefractionHandler {self.name!r} over {type(self.optimizer).__name__}: "
+            f"trial {self.thisTrialN + 1} of {self.n_trials or 'until the stopping rule'}>"
+        )
+
+
+LensoptHandler = RefractionHandler
+"""The same handler under a name for optimizers that are not refractions."""
+
+__all__ = ["DEFAULT_HANDLER_NAME", "LensoptHandler", "RefractionHandler"]

@@ -1,0 +1,267 @@
+"""RefractionHandler: PsychoPy's handler idiom over lensopt's ask/tell optimizers.
+
+The handler needs no window, so these tests run without a display; the example script opens a
+PsychoPy window and skips without one (run under ``xvfb-run -a -s "-screen 0 1920x1080x24"``).
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lensopt.asktell import run_session
+from lensopt.observer import SimulatedPatient
+from lensopt.psychopy import RefractionHandler
+from lensopt.refraction import DuelRefractionOptimizer, RankingRefractionOptimizer, RefractionOptimizer, Trial
+from lensopt.stopping import StopRule
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "docs" / "examples" / "psychopy_handler.py"
+LETTER_COLUMNS = ("trial_index", "letter_logmar", "sphere_d", "cylinder_d", "decision_ms", "response")
+
+
+def _patient(seed=7):
+    return SimulatedPatient(-1.25, -0.75, seed=seed)
+
+
+def _experiment(tmp_path, name="handler-test"):
+    from psychopy import data, logging
+
+    logging.console.setLevel(logging.ERROR)
+    return data.ExperimentHandler(
+        name=name, extraInfo={"participant": "sim"}, dataFileName=str(tmp_path / name), savePickle=False
+    )
+
+
+def _save_csv(exp, path: Path) -> pd.DataFrame:
+    exp.saveAsWideText(str(path), fileCollisionMethod="overwrite")
+    exp.abort()  # no second save at exit
+    return pd.read_csv(path)
+
+
+def _letters_session(handler, patient):
+    for trial in handler:
+        handler.addResponse(patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"]))
+        exp = handler.getExp()
+        if exp is not None:
+            exp.nextEntry()
+
+
+def test_a_20_trial_session_writes_lensopt_columns_to_the_experiment_csv(tmp_path):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(RefractionOptimizer(seed=3, lens_step_d=0.25), n_trials=20, exp=exp)
+    _letters_session(handler, _patient())
+
+    frame = _save_csv(exp, tmp_path / "session.csv")
+
+    assert len(frame) == 20
+    for column in LETTER_COLUMNS:
+        assert pd.api.types.is_numeric_dtype(frame[f"lensopt.{column}"]), column
+    assert frame["lensopt.trial_index"].tolist() == list(range(1, 21))
+    assert frame["lensopt.thisTrialN"].tolist() == list(range(20))
+    assert set(frame["lensopt.response"]) <= {0, 1}
+    assert (frame["participant"] == "sim").all()
+    np.testing.assert_allclose(frame["lensopt.letter_logmar"], [t["letter_logmar"] for t in handler.trials])
+    assert frame["lensopt.response"].tolist() == [int(answer) for answer in handler.data]
+    assert handler.finished and not handler.stopped
+
+
+def test_exp_addloop_attaches_the_handler_as_the_exp_argument_does(tmp_path):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(RefractionOptimizer(seed=3), n_trials=3, name="OD")
+    exp.addLoop(handler)
+    _letters_session(handler, _patient())
+
+    frame = _save_csv(exp, tmp_path / "session.csv")
+
+    assert len(frame) == 3
+    assert {"OD.letter_logmar", "OD.sphere_d", "OD.cylinder_d", "OD.response"} <= set(frame.columns)
+    assert handler not in exp.loopsUnfinished  # the loop told the experiment it ended
+
+
+def test_the_handler_asks_what_the_optimizer_asks_on_its_own_with_the_same_seed():
+    handler = RefractionHandler(RefractionOptimizer(seed=11), n_trials=12)
+    _letters_session(handler, _patient(5))
+
+    replay = RefractionOptimizer(seed=11)
+    asked = []
+    patient = _patient(5)
+
+    def respond(trial):
+        asked.append(trial)
+        return patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)
+
+    run_session(replay, respond, 12)
+
+    assert [Trial(t["sphere_d"], t["cylinder_d"], t["letter_logmar"]) for t in handler.trials] == asked
+    assert handler.best() == replay.best()
+
+
+def test_the_stopping_rule_ends_the_loop_before_the_budget():
+    stop = StopRule(confidence=0.5, min_trials=3, max_trials=5)
+    handler = RefractionHandler(RefractionOptimizer(seed=2, stop=stop), n_trials=20)
+    _letters_session(handler, _patient())
+
+    assert len(handler.trials) == 5 and handler.stopped and handler.finished
+    assert handler.result()["n_trials"] == 5 and handler.result()["stopped"]
+    assert 0.0 <= handler.result()["confidence"] <= 1.0
+    with pytest.raises(StopIteration):
+        next(handler)
+
+
+def test_without_a_budget_the_stopping_rule_alone_ends_the_loop():
+    handler = RefractionHandler(RefractionOptimizer(seed=2, stop=StopRule(0.5, min_trials=2, max_trials=4)))
+    _letters_session(handler, _patient())
+    assert len(handler.trials) == 4 and handler.stopped
+
+
+def test_the_budget_counts_the_handlers_trials_of_a_resumed_optimizer():
+    optimizer = RefractionOptimizer(seed=4)
+    run_session(optimizer, lambda t: True, 3)
+    handler = RefractionHandler(optimizer, n_trials=2)
+    _letters_session(handler, _patient())
+    assert len(handler.trials) == 2 and optimizer.n_trials == 5
+
+
+def test_addresponse_before_the_first_trial_is_an_error():
+    handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=3)
+    with pytest.raises(RuntimeError, match="before the first trial"):
+        handler.addResponse(True)
+
+
+def test_addresponse_twice_for_one_trial_is_an_error():
+    handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=3)
+    next(handler)
+    handler.addResponse(True)
+    with pytest.raises(RuntimeError, match="twice for trial 1"):
+        handler.addResponse(False)
+    assert handler.optimizer.n_trials == 1
+
+
+def test_the_next_trial_without_a_response_is_an_error():
+    handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=3)
+    next(handler)
+    with pytest.raises(RuntimeError, match="trial 1 has no response"):
+        next(handler)
+
+
+def test_an_answer_the_optimizer_refuses_leaves_the_trial_waiting():
+    handler = RefractionHandler(DuelRefractionOptimizer(seed=0), n_trials=2)
+    next(handler)
+    with pytest.raises(ValueError, match="duel answer"):
+        handler.addResponse("maybe")
+    handler.addResponse("first")
+    assert handler.optimizer.n_trials == 1 and handler.data == ["first"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_trials": 0}, "positive integer"),
+        ({"n_trials": True}, "positive integer"),
+        ({"n_trials": 3, "name": ""}, "non-empty"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        RefractionHandler(RefractionOptimizer(seed=0), **kwargs)
+
+
+def test_an_optimizer_without_a_stopping_rule_needs_a_budget():
+    with pytest.raises(ValueError, match="no stopping rule"):
+        RefractionHandler(DuelRefractionOptimizer(seed=0))
+
+
+def test_an_object_that_is_not_an_optimizer_is_refused():
+    with pytest.raises(TypeError, match="ask/tell contract"):
+        RefractionHandler(object(), n_trials=3)
+
+
+def test_duel_trials_give_numbered_lenses_and_the_answer(tmp_path):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(DuelRefractionOptimizer(seed=1), n_trials=3, exp=exp)
+    for trial in handler:
+        assert {"lens1_sphere_d", "lens1_cylinder_d", "lens2_sphere_d", "lens2_cylinder_d"} <= set(trial)
+        handler.addResponse("second")
+        exp.nextEntry()
+
+    frame = _save_csv(exp, tmp_path / "duels.csv")
+
+    assert frame["lensopt.response"].tolist() == ["second"] * 3
+    assert pd.api.types.is_numeric_dtype(frame["lensopt.lens2_cylinder_d"])
+
+
+def test_a_ranking_answer_becomes_1_based_lens_numbers_by_rank(tmp_path):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(RankingRefractionOptimizer(seed=1, n_lenses=3), n_trials=2, exp=exp)
+    for _trial in handler:
+        handler.addResponse((2, 0, 1))
+        exp.nextEntry()
+
+    frame = _save_csv(exp, tmp_path / "rankings.csv")
+
+    assert frame[["lensopt.rank1_lens", "lensopt.rank2_lens", "lensopt.rank3_lens"]].values.tolist() == [[3, 1, 2]] * 2
+    assert not any(str(cell).startswith(("[", "{", "(")) for cell in frame.to_numpy().ravel())
+
+
+class _InstantOptimizer:
+    """The ask/tell contract with no model: what remains of a trial's time is the handler's."""
+
+    n_trials = 0
+    last_decision_ms = 0.0
+
+    def ask(self):
+        return Trial(0.0, 0.0, 0.3)
+
+    def tell(self, query, answer):
+        self.n_trials += 1
+
+    def best(self):
+        return (0.0, 0.0)
+
+
+def test_the_handler_adds_well_under_a_millisecond_to_a_trial(tmp_path):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(_InstantOptimizer(), n_trials=500, exp=exp)
+    durations_ms = []
+    while True:
+        start = time.perf_counter()
+        try:
+            next(handler)
+        except StopIteration:
+            break
+        handler.addResponse(True)
+        durations_ms.append((time.perf_counter() - start) * 1e3)
+        exp.nextEntry()
+    exp.abort()
+    assert len(durations_ms) == 500
+    assert np.percentile(durations_ms, 95) < 1.0
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_example_script_runs_a_simulated_session_and_writes_its_csv(tmp_path):
+    out = tmp_path / "example"
+    env = dict(os.environ, LENSOPT_SIMULATED="1")
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--trials", "20", "--seed", "3", "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "best lens" in result.stdout
+
+    frame = pd.read_csv(out.with_suffix(".csv"))
+
+    assert 15 <= len(frame) <= 20  # the stopping rule may end it after 15
+    for column in LETTER_COLUMNS:
+        assert pd.api.types.is_numeric_dtype(frame[f"lensopt.{column}"]), column
+    assert frame["lensopt.trial_index"].tolist() == list(range(1, len(frame) + 1))
+    assert {"participant", "date", "expName", "psychopyVersion"} <= set(frame.columns)

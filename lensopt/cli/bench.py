@@ -77,6 +77,19 @@ from lensopt.cli.defaults import (
 )
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
+#: The most processes a command starts on this machine (``--workers``, ``--processes``): more would
+#: exhaust it long before they helped; a larger cluster is started apart and named by --scheduler.
+MAX_PROCESSES = 256
+
+
+def _processes(text) -> int:
+    value = _positive_int(text)
+    if value > MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_PROCESSES} processes on one machine, got {value} (a bigger cluster: --scheduler)"
+        )
+    return value
+
 
 def _add_run_options(
     p,
@@ -140,9 +153,9 @@ def _add_cluster_options(p, report_every: bool = True) -> None:
     )
     g.add_argument(
         "--workers",
-        type=_positive_int,
+        type=_processes,
         metavar="N",
-        help="worker processes of the local cluster (default: one per CPU)",
+        help=f"worker processes of the local cluster, at most {MAX_PROCESSES} (default: one per CPU)",
     )
     g.add_argument(
         "--local-sync",
@@ -400,7 +413,11 @@ def register(subparsers) -> None:
     )
     dt.add_argument("--rule", default="ucb-ald", help="acquisition rule (default ucb-ald)")
     dt.add_argument(
-        "--processes", type=_positive_int, default=2, metavar="N", help="processes side by side (default 2)"
+        "--processes",
+        type=_processes,
+        default=2,
+        metavar="N",
+        help=f"processes side by side, at most {MAX_PROCESSES} (default 2)",
     )
     dt.add_argument("--trials", type=_positive_int, default=100, metavar="N", help="trials per process (default 100)")
     dt.add_argument(

@@ -161,3 +161,10 @@ def test_a_report_folder_that_cannot_be_written_is_one_line_before_reading_the_r
     out = where if where.startswith("/") else str(tmp_path / where)
     assert f"--out {out}" in _refused(capsys, ["bench", "report", str(campaign), "--out", out])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "campaign"]
+
+
+@pytest.mark.parametrize(
+    "argv", [["bench", "functions", "--workers", "1000000"], ["bench", "decision-time", "--processes", "1000000"]]
+)
+def test_more_processes_than_one_machine_holds_is_one_line_before_any_start(capsys, argv):
+    assert "must be at most 256 processes on one machine, got 1000000" in _refused(capsys, argv)

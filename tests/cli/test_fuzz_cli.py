@@ -128,7 +128,7 @@ def _kind(action) -> str | None:
     if kind is arguments.finite_float:
         return "signed"
     name = getattr(kind, "__name__", "")
-    if name in ("_trials", "_alternatives"):
+    if name in ("_trials", "_alternatives", "_processes"):
         return "count"
     if name in ("_rate", "_confidence"):
         return "rate"
@@ -236,6 +236,9 @@ def test_the_fuzz_reaches_every_subcommand():
     commands = {(name,) for name in build_parser()._subparsers._group_actions[0].choices}
     assert commands - fuzzed <= {("sessions",), ("export",), ("dashboard",)}  # their --db and ids: (c)
     assert len(NUMERIC) > 60 and len(CHOICES) > 10
+    # a new value type is either numeric (and fuzzed above) or one of these: add it to _kind otherwise
+    others = {action.type for _, action in _walk(build_parser()) if _kind(action) is None}
+    assert others <= {None, Path, arguments.scheduler_address}, others
 
 
 # Bad paths: each (command, option, what is wrong) once. A path that must exist is given as one that

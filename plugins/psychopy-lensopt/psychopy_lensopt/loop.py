@@ -1,0 +1,222 @@
+"""The "lensopt refraction" loop of PsychoPy Builder.
+
+A loop type like Builder's Staircase: its compiled code builds a
+:class:`lensopt.psychopy.RefractionHandler` over a :class:`lensopt.refraction.RefractionOptimizer`
+and iterates it. Inside the loop the routines see ``letter_logmar``, ``sphere_d`` and ``cylinder_d``
+(``$letter_logmar`` in a component's field); at the end of each iteration the loop tells the
+optimizer its *Response* (a code expression, ``key_resp.corr`` by default: the letter named right),
+or the simulated patient's answer when *Simulated patient* names a correction. The loop ends at
+the trial budget or by the stopping rule.
+
+Builder finds the loop by its class: a subclass of ``_BaseLoopHandler`` with a ``tag`` is a loop
+type (``getAllLoopTypes``) once this module is imported, which loading the plugin does.
+"""
+
+from __future__ import annotations
+
+from psychopy.experiment.loops import _BaseLoopHandler
+from psychopy.experiment.params import Param
+
+#: The rules of lensopt's letter optimizer (lensopt.binary.rules.RULE_FUNCTIONS), the first the default.
+RULES = ("ucb-ald", "ts-ald", "ucbf-ald", "ei-ald", "cbkg", "bald", "ucb-random", "ts-random", "random")
+
+#: The trial columns a routine inside the loop sees as variables.
+TRIAL_VARIABLES = ("letter_logmar", "sphere_d", "cylinder_d")
+
+
+class LensoptRefractionLoop(_BaseLoopHandler):
+    """Builder's "lensopt refraction" loop: letters and lenses chosen by lensopt, trial by trial."""
+
+    tag = "LensoptRefractionLoop"  # the .psyexp's loopType (the class name, as Builder writes it)
+    label = "lensopt refraction"
+    plugin = "psychopy-lensopt"
+
+    def __init__(
+        self,
+        exp,
+        name="lensopt",
+        nTrials="40",
+        rule="ucb-ald",
+        seed="1",
+        sphereBounds="(-4.0, 4.0)",
+        cylinderBounds="(-4.0, 4.0)",
+        letterBounds="(-1.0, 2.0)",
+        nAlternatives="26",
+        lensStep="0.25",
+        stopConfidence="0.95",
+        minTrials="20",
+        response="key_resp.corr",
+        simulatedPatient="",
+        isTrials=True,
+    ):
+        super().__init__()
+        self.type = self.tag
+        self.exp = exp
+        self.children = []
+        self.order = [
+            "name",
+            "isTrials",
+            "nTrials",
+            "rule",
+            "seed",
+            "sphereBounds",
+            "cylinderBounds",
+            "letterBounds",
+            "nAlternatives",
+            "lensStep",
+            "stopConfidence",
+            "minTrials",
+            "response",
+            "simulatedPatient",
+        ]
+        p = self.params = {}
+        p["name"] = Param(name, valType="code", inputType="name", label="Name", hint="Name of this loop")
+        p["isTrials"] = Param(
+            isTrials,
+            valType="bool",
+            inputType="bool",
+            label="Is trials",
+            hint="Each iteration is one trial: one row of the data file",
+        )
+        p["nTrials"] = Param(
+            nTrials, valType="code", inputType="single", label="Trials", hint="Trial budget (the most trials run)"
+        )
+        p["rule"] = Param(
+            rule,
+            valType="str",
+            inputType="choice",
+            allowedVals=list(RULES),
+            categ="lensopt",
+            label="Rule",
+            hint="The acquisition rule choosing each lens (x) and letter size (s)",
+        )
+        p["seed"] = Param(seed, valType="code", inputType="single", categ="lensopt", label="Seed")
+        for key, label in (
+            ("sphereBounds", "Sphere bounds (D)"),
+            ("cylinderBounds", "Cylinder bounds (D)"),
+            ("letterBounds", "Letter bounds (logMAR)"),
+        ):
+            p[key] = Param(
+                locals()[key], valType="code", inputType="single", categ="lensopt", label=label, hint="(low, high)"
+            )
+        p["nAlternatives"] = Param(
+            nAlternatives,
+            valType="code",
+            inputType="single",
+            categ="lensopt",
+            label="Alternatives",
+            hint="Letters to choose from (26, or 10 for Sloan letters): the guess rate is 1/n",
+        )
+        p["lensStep"] = Param(
+            lensStep,
+            valType="code",
+            inputType="single",
+            categ="lensopt",
+            label="Lens step (D)",
+            hint="Phoropter step the lenses are rounded to; None for none",
+        )
+        p["stopConfidence"] = Param(
+            stopConfidence,
+            valType="code",
+            inputType="single",
+            categ="Stop",
+            label="Stop confidence",
+            hint="Stop when the model is this sure of the best lens (empty: run the whole budget)",
+        )
+        p["minTrials"] = Param(
+            minTrials, valType="code", inputType="single", categ="Stop", label="Minimum trials", hint="Before any stop"
+        )
+        p["response"] = Param(
+            response,
+            valType="code",
+            inputType="single",
+            categ="Response",
+            label="Response",
+            hint="Whether the letter was named right, told to lensopt at the end of each iteration",
+        )
+        p["simulatedPatient"] = Param(
+            simulatedPatient,
+            valType="str",
+            inputType="single",
+            categ="Response",
+            label="Simulated patient",
+            hint="'sphere_d, cylinder_d' of a simulated patient who answers instead of Response (empty: a person)",
+        )
+
+    @property
+    def name(self):
+        return self.params["name"].val
+
+    def getType(self):
+        return self.tag
+
+    def writeInitCode(self, buff):
+        pass  # the handler is made where the loop starts
+
+    def _stop_code(self) -> str:
+        if str(self.params["stopConfidence"].val).strip() in ("", "None"):
+            return "None"
+        return "StopRule(confidence=%(stopConfidence)s, min_trials=%(minTrials)s, max_trials=%(nTrials)s)" % self.params  # noqa: UP031 - Param's str is its code, as PsychoPy's loops use it
+
+    def _response_code(self) -> str:
+        if str(self.params["simulatedPatient"].val).strip():
+            return f"{self.name}Patient.respond({', '.join(TRIAL_VARIABLES)})"
+        return "bool(%(response)s)" % self.params  # noqa: UP031 - as above
+
+    def writeLoopStartCode(self, buff):
+        self.thisName = self.exp.namespace.makeLoopIndex(self.name)
+        code = (
+            "\n"
+            "# --- Prepare to start lensopt refraction '%(name)s' ---\n"
+            "from lensopt.psychopy import RefractionHandler\n"
+            "from lensopt.refraction import RefractionOptimizer\n"
+            "from lensopt.stopping import StopRule\n"
+            "%(name)s = RefractionHandler(\n"
+            "    RefractionOptimizer(\n"
+            "        rule=%(rule)s,\n"
+            "        seed=%(seed)s,\n"
+            "        sphere_bounds_d=%(sphereBounds)s,\n"
+            "        cylinder_bounds_d=%(cylinderBounds)s,\n"
+            "        letter_bounds_logmar=%(letterBounds)s,\n"
+            "        n_alternatives=%(nAlternatives)s,\n"
+            "        lens_step_d=%(lensStep)s,\n"
+            "        stop=" + self._stop_code() + ",\n"
+            "    ),\n"
+            "    n_trials=%(nTrials)s,\n"
+            "    name='%(name)s',\n"
+            "    exp=thisExp,\n"
+            "    extraInfo=expInfo,\n"
+            ")\n"
+        )
+        buff.writeIndentedLines(code % self.params)
+        if str(self.params["simulatedPatient"].val).strip():
+            patient = (
+                "from lensopt.observer import SimulatedPatient\n"
+                "%(name)sPatient = SimulatedPatient(*(float(v) for v in %(simulatedPatient)s.split(',')), seed=%(seed)s)\n"
+            )
+            buff.writeIndentedLines(patient % self.params)
+        buff.writeIndentedLines(f"\nfor {self.thisName} in {self.name}:\n")
+        buff.setIndentLevel(1, relative=True)
+        buff.writeIndentedLines(
+            f"currentLoop = {self.name}\n"
+            "thisExp.timestampOnFlip(win, 'thisRow.t', format=globalClock.format)\n"
+            + "".join(f"{variable} = {self.thisName}['{variable}']\n" for variable in TRIAL_VARIABLES)
+        )
+
+    def writeLoopEndCode(self, buff):
+        buff.writeIndentedLines(f"{self.name}.addResponse({self._response_code()})\n")
+        if self.params["isTrials"].val:
+            buff.writeIndentedLines(
+                "thisExp.nextEntry()\n"
+                "if thisSession is not None:\n"
+                "    # if running in a Session with a Liaison client, send data up to now\n"
+                "    thisSession.sendExperimentData()\n"
+            )
+        buff.setIndentLevel(-1, relative=True)
+        buff.writeIndentedLines(
+            f"# lensopt refraction '{self.name}' completed\n"
+            f"{self.name}Result = {self.name}.result()\n"
+            f"logging.exp('lensopt: best lens %s after %d trials' % ({self.name}Result['best'], "
+            f"{self.name}Result['n_trials']))\n"
+            f"print('lensopt: best lens', {self.name}Result['best'], 'after', {self.name}Result['n_trials'], 'trials')\n"
+        )

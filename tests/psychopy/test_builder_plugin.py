@@ -1,0 +1,158 @@
+"""The psychopy-lensopt plugin (plugins/psychopy-lensopt): Builder's "lensopt refraction" loop, for real.
+
+The plugin is installed from its own pyproject.toml into a temporary folder (pip, no download), found
+by PsychoPy's plugin scan through its entry point and loaded; a .psyexp using the loop is written by
+PsychoPy's Experiment, compiled by PsychoPy's compiler (psyexpCompile.compileScript), and the script
+runs a simulated-observer session under Xvfb. Each step is a subprocess, as Builder's are, so the
+plugin's registration does not leak into other tests.
+"""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "plugins" / "psychopy-lensopt"
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("esprima") is None,
+    reason="PsychoPy's Builder (psychopy.experiment) imports esprima, which psychopy-lib does not "
+    "declare: pip install -e '.[builder]'",
+)
+
+MAKE_PSYEXP = textwrap.dedent(
+    """
+    import sys
+    from psychopy import experiment, plugins
+    from psychopy.experiment.components.text import TextComponent
+    from psychopy.experiment.routines import Routine
+
+    plugins.scanPlugins()
+    assert plugins.loadPlugin("psychopy-lensopt"), "the plugin did not load"
+    from psychopy.experiment.loops import LensoptRefractionLoop  # set there by the entry point
+
+    exp = experiment.Experiment()
+    settings = exp.settings.params
+    settings["Show info dlg"].val = False
+    settings["Full-screen window"].val = False
+    settings["Window size (pixels)"].val = "(400, 300)"
+    settings["Save psydat file"].val = False
+    settings["Save log file"].val = False
+    routine = Routine("letter", exp)
+    exp.addRoutine("letter", routine)
+    text = TextComponent(exp, "letter", name="letterText", text="E", units="height",
+                         stopType="duration (frames)", stopVal="2")
+    text.params["letterHeight"].val = "0.02 * 10 ** letter_logmar"
+    text.params["letterHeight"].updates = "set every repeat"
+    routine.addComponent(text)
+    exp.flow.addRoutine(routine, 0)
+    loop = LensoptRefractionLoop(exp, name="refraction", nTrials="20", seed="3", minTrials="15",
+                                 simulatedPatient="-1.25, -0.75")
+    exp.flow.addLoop(loop, 0, 2)
+    exp.saveToXML(sys.argv[1])
+    """
+)
+
+COMPILE = textwrap.dedent(
+    """
+    import sys
+    from psychopy import plugins
+    plugins.activatePlugins()  # what Builder does at start-up; the compiler's command line does not
+    from psychopy.scripts.psyexpCompile import compileScript
+    compileScript(infile=sys.argv[1], outfile=sys.argv[2])
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def plugin_path(tmp_path_factory):
+    """A folder holding the installed plugin (package and dist-info with its entry point)."""
+    root = tmp_path_factory.mktemp("plugin")
+    source = root / "source"
+    shutil.copytree(PLUGIN, source)  # the build leaves build/ and egg-info beside the sources
+    target = root / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+        + ["--target", str(target), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return target
+
+
+def _run(args, cwd, plugin_path=None, timeout=300):
+    env = dict(os.environ)
+    if plugin_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugin_path), env.get("PYTHONPATH")]))
+    result = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return result
+
+
+def _script(folder: Path, name: str, text: str) -> str:
+    path = folder / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_installed_plugin_registers_the_loop_through_its_entry_point(plugin_path, tmp_path):
+    check = """
+    from psychopy import plugins
+    plugins.scanPlugins()
+    assert "psychopy-lensopt" in plugins.listPlugins("all"), plugins.listPlugins("all")
+    assert plugins.loadPlugin("psychopy-lensopt")
+    from psychopy.experiment.loops import getAllLoopTypes
+    loop = getAllLoopTypes()["LensoptRefractionLoop"]
+    print(loop.label, loop.plugin)
+    """
+    result = _run([_script(tmp_path, "check.py", textwrap.dedent(check))], tmp_path, plugin_path)
+    assert "lensopt refraction psychopy-lensopt" in result.stdout
+
+
+@pytest.fixture(scope="module")
+def compiled(plugin_path, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("builder")
+    _run([_script(folder, "make.py", MAKE_PSYEXP), "refraction.psyexp"], folder, plugin_path)
+    _run([_script(folder, "compile.py", COMPILE), "refraction.psyexp", "refraction.py"], folder, plugin_path)
+    return folder
+
+
+def test_psychopys_compiler_writes_the_loop_with_lensopts_handler(compiled):
+    assert 'loopType="LensoptRefractionLoop"' in (compiled / "refraction.psyexp").read_text()
+    script = (compiled / "refraction.py").read_text(encoding="utf-8-sig")
+    assert "refraction = RefractionHandler(" in script
+    assert "stop=StopRule(confidence=0.95, min_trials=15, max_trials=20)" in script
+    assert "refraction.addResponse(refractionPatient.respond(letter_logmar, sphere_d, cylinder_d))" in script
+    compile(script, "refraction.py", "exec")
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(compiled, plugin_path):
+    result = _run(["refraction.py"], compiled, plugin_path)
+    assert "lensopt: best lens" in result.stdout
+
+    (csv,) = (compiled / "data").glob("*.csv")
+    frame = pd.read_csv(csv)
+
+    assert 15 <= len(frame) <= 20
+    for column in ("trial_index", "letter_logmar", "sphere_d", "cylinder_d", "decision_ms", "response"):
+        assert pd.api.types.is_numeric_dtype(frame[f"refraction.{column}"]), column
+    assert frame["refraction.trial_index"].tolist() == list(range(1, len(frame) + 1))
+    assert {"participant", "date", "expName", "psychopyVersion", "frameRate"} <= set(frame.columns)
+
+
+def test_without_the_plugin_loaded_psychopys_compiler_silently_writes_a_trial_handler(compiled, tmp_path):
+    """The trap of PsychoPy issue #5226: an unknown loop type becomes a TrialHandler, with a warning
+    only. The compiler's command line loads no plugin, hence COMPILE's activatePlugins()."""
+    shutil.copy(compiled / "refraction.psyexp", tmp_path)
+    _run(["-m", "psychopy.scripts.psyexpCompile", "refraction.psyexp", "-o", "plain.py"], tmp_path)
+    script = (tmp_path / "plain.py").read_text(encoding="utf-8-sig")
+    assert "RefractionHandler" not in script and "data.TrialHandler2(" in script

@@ -1,9 +1,13 @@
-"""``lensopt sessions`` lists the stored sessions; ``lensopt export`` writes one as CSV or JSON.
+"""``lensopt sessions`` lists the stored sessions; ``lensopt export`` writes some as CSV, PsychoPy's CSV or JSON.
 
 A session that finished with a prescription (a full-prescription letter session) shows it in clinical
 notation in the ``prescription`` column (one per eye, ``OD ...; OS ...``, for a session of both eyes),
 and in ``--json`` as ``result`` and ``results`` (their fields, 95 % intervals included). The ``eye``
 column is the eye tested (OD, OS, OU; ``-`` when the session named none).
+
+``lensopt export`` takes one session id, several, or ``--all``, in one file (CSV: the rows of every
+session, ``session_id`` first; JSON: one session's document, or an array of them); every session is
+read before anything is written, so an unknown id writes nothing.
 
 Both open the database read-only, so they are safe to run while an experiment is recording.
 """
@@ -16,7 +20,7 @@ import sys
 import time
 
 from lensopt.store import SessionStore, default_db_path
-from lensopt.store.export import FORMATS, export_session
+from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
 
 #: Columns of the ``lensopt sessions`` table.
 TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")
@@ -37,12 +41,19 @@ def register(subparsers) -> None:
 
     export = subparsers.add_parser(
         "export",
-        help="export one session's trials as CSV or JSON",
-        description="Export a stored session: CSV has one row per trial; JSON also holds the "
-        "session, calibration, protocol, optimizer settings, seed and software version.",
+        help="export sessions' trials as CSV, PsychoPy's CSV or JSON",
+        description="Export stored sessions in one file: CSV has one row per trial and one column per "
+        "value (docs/data-dictionary.md); psychopy is the same in PsychoPy's wide layout; JSON holds "
+        "everything (session, calibration, protocol, optimizer settings, seed, software version, "
+        "prescription per eye). Several sessions: their rows, session_id first (JSON: an array).",
     )
-    export.add_argument("session_id", metavar="SESSION_ID", type=int, help="id shown by `lensopt sessions`")
-    export.add_argument("--format", dest="fmt", default="csv", metavar="csv|json", help="export format (default: csv)")
+    export.add_argument(
+        "session_ids", metavar="SESSION_ID", type=int, nargs="*", help="ids shown by `lensopt sessions`"
+    )
+    export.add_argument("--all", action="store_true", help="export every stored session, oldest first")
+    export.add_argument(
+        "--format", dest="fmt", default="csv", metavar="|".join(FORMATS), help="export format (default: csv)"
+    )
     export.add_argument("--db", metavar="PATH", help="session database (default: as for `lensopt sessions`)")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     export.set_defaults(handler=export_command)
@@ -112,15 +123,31 @@ def list_sessions(args) -> int:
     return 0
 
 
+#: The largest session id SQLite can hold (a signed 64-bit integer); a larger one is no session.
+MAX_SESSION_ID = 2**63 - 1
+
+
 def export_command(args) -> int:
-    """Handler of ``lensopt export``."""
+    """Handler of ``lensopt export``: every session is read and the text made before anything is written."""
     if args.fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.fmt!r}")
+    if args.all == bool(args.session_ids):
+        raise ValueError("give the sessions to export: one or more SESSION_IDs, or --all")
     with _open_readonly(args.db) as store:
-        if args.output:
-            export_session(store, args.session_id, fmt=args.fmt, out=args.output)
-            n_trials = store.session(args.session_id).n_trials
-            print(f"wrote session {args.session_id} ({n_trials} trials) to {args.output}", file=sys.stderr)
+        if args.all:
+            session_ids = [info.session_id for info in store.sessions()]
+            if not session_ids:
+                raise ValueError(f"no sessions in {store.path} to export")
         else:
-            export_session(store, args.session_id, fmt=args.fmt, out=sys.stdout)
+            session_ids = list(dict.fromkeys(args.session_ids))
+            for sid in session_ids:
+                if not 1 <= sid <= MAX_SESSION_ID:
+                    raise ValueError(f"no session {sid} in {store.path}; list them with `lensopt sessions`")
+        sessions = read_sessions(store, session_ids)
+    text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1)
+    write_export(text, args.output or sys.stdout)
+    if args.output:
+        n_trials = sum(len(trials) for _, trials in sessions)
+        what = f"session {session_ids[0]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
+        print(f"wrote {what} ({n_trials} trials) to {args.output}", file=sys.stderr)
     return 0

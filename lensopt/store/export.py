@@ -1,23 +1,32 @@
-"""Export one stored session as CSV (one row per trial) or JSON (metadata and trials).
+"""Export stored sessions as CSV (one row per trial), PsychoPy's wide CSV, or JSON (everything).
 
-Numbers are written with Python's shortest round-trip representation, so a float read back
-from either format equals the stored one exactly. In CSV, an empty cell is ``None`` (no
-answer, no reaction time, no axis), ``correct`` is ``1``/``0`` and ``extra`` is a JSON object.
-A letter trial's ``axis_deg`` is the cylinder axis of a full-prescription session (empty in the
-two-parameter search); ``void`` is 1 for an answer the clinician undid (kept, not told to the
-optimizer; 0 otherwise) and ``eye`` the eye tested (``OD``/``OS``, empty when the session named
-none); ``asked_lens`` and ``note`` repeat, as columns of their own, the clinician's entries kept
-in ``extra`` (the lens asked for when the clinician set another, a note); a session that finished with a prescription exports it as ``result`` in
-JSON (the fields of :class:`~lensopt.store.records.ResultRecord`, ``null`` without one), and
-every result as ``results`` (one per eye of a session of both eyes).
+**CSV** (``"csv"``) is a tidy table (:mod:`lensopt.store.tidy`): one row per trial, one column per
+value, no JSON in any cell, for every kind of session. Letter trials (:data:`CSV_COLUMNS`), duels
+(:data:`DUEL_CSV_COLUMNS`) and rankings (:func:`ranking_csv_columns`: ``lens_k_sphere_d``,
+``lens_k_cylinder_d`` for each lens of the largest set, ``rank_k_lens`` the lens number, from 1,
+put in place ``k``, clearest first) are followed by one column per value of the trials' ``extra``
+(``letter_height_px``, ``decision_ms``, ``key_rt_s_1``...). ``trial_index`` is the trial's number
+from 1; times are ``presented_at_utc``/``answered_at_utc`` (ISO-8601 UTC, to the microsecond) and
+``presented_at_s``/``answered_at_s`` (unix seconds, the exact stored float: an ISO time to the
+microsecond cannot hold a float of ~1.7e9 s exactly). Numbers are Python's shortest round-trip
+``repr``, so a float read back equals the stored one; an empty cell is ``None``; ``correct`` and
+``void`` are ``1``/``0``. Several sessions go in one table, ``session_id`` first, the columns
+the union of theirs. ``docs/data-dictionary.md`` describes every column.
 
-A duel session (``session.kind == "duel"``) exports its duels instead: the two lenses, the
-letters shown and their size, and the answer ``first``/``second``/``same`` (:data:`DUEL_CSV_COLUMNS`;
-in JSON each trial holds the fields of :class:`~lensopt.store.records.DuelTrialRecord`). A ranking
-session (``"ranking"``) exports its rankings: the lenses ``[[S, C], ...]`` and the order given
-``[i, j, ...]`` (lens indices from 0, clearest first) as JSON text in CSV
-(:data:`RANKING_CSV_COLUMNS`), as lists in JSON (the fields of
-:class:`~lensopt.store.records.RankingTrialRecord`).
+**PsychoPy** (``"psychopy"``) is the same table in the layout of PsychoPy's
+``ExperimentHandler.saveAsWideText``: the trial columns, then ``participant``, ``date``,
+``expName``, ``psychopyVersion``, ``frameRate`` (:data:`~lensopt.store.tidy.PSYCHOPY_COLUMNS`).
+
+**JSON** (``"json"``) is the lossless document: the session, calibration, protocol, optimizer
+settings, seed, software version, the session's ``eye``, ``result`` (the fields of
+:class:`~lensopt.store.records.ResultRecord`, its ``prescription`` in clinical notation; ``null``
+without one) and ``results`` (one per eye of a session of both eyes), and every trial with the
+fields of its record (``index``, ``extra`` as an object; a ranking's ``lenses_d`` and 0-based
+``order`` as lists). Several sessions: a JSON array of these documents. Where a CSV cell cannot say
+a value's type (an ``extra`` string that looks like a number, an empty list, ``None`` against a
+missing key), the JSON export holds it.
+
+The export only reads: the database is never written.
 """
 
 from __future__ import annotations
@@ -29,10 +38,11 @@ import json
 import os
 
 from lensopt import __version__
-from lensopt.store.records import DUEL_KIND, RANKING_KIND, DuelTrialRecord, SessionInfo, TrialRecord
+from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND, DuelTrialRecord, SessionInfo, TrialRecord
+from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
 
 #: Export formats.
-FORMATS = ("csv", "json")
+FORMATS = ("csv", "json", "psychopy")
 
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
@@ -44,65 +54,19 @@ JSON_FORMAT_VERSION = 6
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
 
-#: CSV columns, in order.
-CSV_COLUMNS = (
-    "session_id",
-    "participant",
-    "index",
-    "letter",
-    "letter_logmar",
-    "sphere_d",
-    "cylinder_d",
-    "axis_deg",
-    "response",
-    "correct",
-    "rt_s",
-    "presented_at",
-    "answered_at",
-    "extra",
-    "void",
-    "eye",
-    "asked_lens",
-    "note",
-)
+#: CSV columns of a letter session, in order, before the columns of its trials' other ``extra`` values.
+CSV_COLUMNS = (*fixed_columns([LETTERS_KIND]), *LETTER_EXTRA_COLUMNS)
 
-#: Keys of a letter trial's ``extra`` that the CSV also writes as columns of their own (the
-#: clinician's: the lens asked for when another was set, a note), empty when absent.
-EXTRA_CSV_COLUMNS = ("asked_lens", "note")
+#: Keys of a letter trial's ``extra`` that always have a CSV column (empty when absent).
+EXTRA_CSV_COLUMNS = LETTER_EXTRA_COLUMNS
 
-#: CSV columns of a duel session, in order.
-DUEL_CSV_COLUMNS = (
-    "session_id",
-    "participant",
-    "index",
-    "letters",
-    "letter_logmar",
-    "first_sphere_d",
-    "first_cylinder_d",
-    "second_sphere_d",
-    "second_cylinder_d",
-    "answer",
-    "rt_s",
-    "presented_at",
-    "answered_at",
-    "extra",
-)
+#: CSV columns of a duel session, in order, before the columns of its duels' ``extra`` values.
+DUEL_CSV_COLUMNS = fixed_columns([DUEL_KIND])
 
 
-#: CSV columns of a ranking session, in order (``lenses_d`` and ``order`` are JSON text).
-RANKING_CSV_COLUMNS = (
-    "session_id",
-    "participant",
-    "index",
-    "letters",
-    "letter_logmar",
-    "lenses_d",
-    "order",
-    "rt_s",
-    "presented_at",
-    "answered_at",
-    "extra",
-)
+def ranking_csv_columns(n_lenses: int) -> tuple[str, ...]:
+    """CSV columns of a ranking session whose largest set has ``n_lenses`` lenses, before ``extra``'s."""
+    return fixed_columns([RANKING_KIND], n_lenses)
 
 
 def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord]) -> dict:
@@ -155,110 +119,69 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
     }
 
 
-def _number(value) -> str:
-    return "" if value is None else repr(value)
-
-
-def _duel_csv_text(info: SessionInfo, duels: list[DuelTrialRecord]) -> str:
+def _csv_text(columns, rows) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(DUEL_CSV_COLUMNS)
-    for d in duels:
-        writer.writerow(
-            [
-                info.session_id,
-                info.participant,
-                d.index,
-                d.letters,
-                *(_number(getattr(d, name)) for name in DUEL_CSV_COLUMNS[4:9]),
-                d.answer,
-                _number(d.rt_s),
-                repr(d.presented_at),
-                repr(d.answered_at),
-                json.dumps(d.extra, allow_nan=False, separators=(",", ":")),
-            ]
-        )
+    writer.writerow(columns)
+    writer.writerows([row.get(name, "") for name in columns] for row in rows)
     return buffer.getvalue()
 
 
-def _ranking_csv_text(info: SessionInfo, rankings) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(RANKING_CSV_COLUMNS)
-    for r in rankings:
-        writer.writerow(
-            [
-                info.session_id,
-                info.participant,
-                r.index,
-                r.letters,
-                repr(r.letter_logmar),
-                r.lenses_json(),
-                r.order_json(),
-                _number(r.rt_s),
-                repr(r.presented_at),
-                repr(r.answered_at),
-                json.dumps(r.extra, allow_nan=False, separators=(",", ":")),
-            ]
-        )
-    return buffer.getvalue()
+def export_text(sessions, fmt: str, *, several: bool = False) -> str:
+    """The export of ``sessions`` (``(SessionInfo, trials)`` pairs, in order) as ``fmt``.
+
+    ``several``: JSON is an array of session documents even for one session (``lensopt export
+    --all``); otherwise it is one session's document and ``sessions`` must hold exactly one.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "json":
+        documents = [session_document(info, trials) for info, trials in sessions]
+        if not several and len(documents) != 1:
+            raise ValueError(f"a JSON export of one session needs one session, got {len(documents)}")
+        return json.dumps(documents if several else documents[0], indent=2, allow_nan=False) + "\n"
+    return _csv_text(*(psychopy_table if fmt == "psychopy" else tidy_table)(sessions))
 
 
-def _csv_text(info: SessionInfo, trials: list[TrialRecord]) -> str:
-    if info.kind == DUEL_KIND:
-        return _duel_csv_text(info, trials)
-    if info.kind == RANKING_KIND:
-        return _ranking_csv_text(info, trials)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for t in trials:
-        writer.writerow(
-            [
-                info.session_id,
-                info.participant,
-                t.index,
-                t.letter,
-                repr(t.letter_logmar),
-                repr(t.sphere_d),
-                repr(t.cylinder_d),
-                _number(t.axis_deg),
-                "" if t.response is None else t.response,
-                int(t.correct),
-                "" if t.rt_s is None else repr(t.rt_s),
-                repr(t.presented_at),
-                repr(t.answered_at),
-                json.dumps(t.extra, allow_nan=False, separators=(",", ":")),
-                int(t.void),
-                "" if t.eye is None else t.eye,
-                *(str(t.extra.get(key, "")) for key in EXTRA_CSV_COLUMNS),
-            ]
-        )
-    return buffer.getvalue()
+def write_export(text: str, out) -> None:
+    """Write ``text`` to ``out``: a path (UTF-8; a ValueError naming it if it cannot be written) or a
+    writable text stream."""
+    if hasattr(out, "write"):
+        out.write(text)
+        return
+    try:
+        with open(os.fspath(out), "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise ValueError(f"cannot write the export to {out} ({exc.strerror}); choose another --output") from None
+
+
+def read_sessions(store, session_ids) -> list[tuple[SessionInfo, list]]:
+    """``(SessionInfo, trials)`` of each of ``session_ids`` (in order; a MissingSessionError for
+    the first that is not stored), read before anything is written."""
+    return [(store.session(sid), store.session_trials(sid)) for sid in session_ids]
+
+
+def export_sessions(store, session_ids, fmt: str = "csv", out=None) -> str:
+    """Export the sessions ``session_ids`` of ``store`` in one file as ``fmt`` (:data:`FORMATS`;
+    JSON: an array of session documents). ``out`` as for :func:`export_session`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    text = export_text(read_sessions(store, session_ids), fmt, several=True)
+    if out is not None:
+        write_export(text, out)
+    return text
 
 
 def export_session(store, session_id: int, fmt: str = "csv", out=None) -> str:
-    """Export session ``session_id`` of ``store`` as ``fmt`` (``"csv"`` or ``"json"``).
+    """Export session ``session_id`` of ``store`` as ``fmt`` (``"csv"``, ``"psychopy"`` or ``"json"``).
 
     ``out``: ``None`` (only return the text), a path (written as UTF-8) or a writable text
     stream. Returns the exported text in every case.
     """
     if fmt not in FORMATS:
         raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    info = store.session(session_id)
-    trials = store.session_trials(session_id)
-    if fmt == "json":
-        text = json.dumps(session_document(info, trials), indent=2, allow_nan=False) + "\n"
-    else:
-        text = _csv_text(info, trials)
-    if out is None:
-        return text
-    if hasattr(out, "write"):
-        out.write(text)
-        return text
-    try:
-        with open(os.fspath(out), "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise ValueError(f"cannot write the export to {out} ({exc.strerror}); choose another --output") from None
+    text = export_text(read_sessions(store, [session_id]), fmt)
+    if out is not None:
+        write_export(text, out)
     return text

@@ -97,7 +97,8 @@ def test_export_csv_to_stdout_matches_the_store(db, capsys):
     assert main(["export", "1", "--format", "csv", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert [int(r["index"]) for r in rows] == [1, 2, 3, 4]
+    assert [int(r["trial_index"]) for r in rows] == [1, 2, 3, 4]
+    assert [float(r["decision_ms"]) for r in rows] == [1.5] * 4  # extra, one column per key
     assert [float(r["sphere_d"]) for r in rows] == [0.25, 0.5, 0.75, 1.0]
     with SessionStore(db, readonly=True) as store:
         assert out == export_session(store, 1, fmt="csv")
@@ -120,7 +121,7 @@ def test_export_of_a_missing_session_is_one_line_and_exit_2(db, capsys):
 
 def test_export_with_a_bad_format_is_one_line_and_exit_2(db, capsys):
     assert main(["export", "1", "--format", "xml", "--db", str(db)]) == 2
-    assert "--format must be one of csv, json" in one_line_error(capsys)
+    assert "--format must be one of csv, json, psychopy" in one_line_error(capsys)
 
 
 @pytest.mark.parametrize("command", [["sessions"], ["export", "1"]])
@@ -185,3 +186,50 @@ def test_sessions_and_export_show_a_duel_session_and_its_ties(db, capsys):
     assert main(["export", str(sid), "--format", "csv", "--db", str(db)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["answer"] for r in rows] == ["first", "same", "second"]
+
+
+def test_export_of_several_sessions_or_all_writes_one_file_session_id_first(db, tmp_path, capsys):
+    from lensopt.store import DuelTrialRecord
+
+    with SessionStore(db) as store:
+        sid = store.create_session("D01", {}, {}, {"rule": "muc-ald"}, 1, kind="duel")
+        store.append_duel_trial(sid, DuelTrialRecord(1, -1.0, 0.0, -0.75, 0.0, 0.2, "CDHKN", "same", 1.0, 10.0, 11.0))
+    before = db.read_bytes()
+    out = tmp_path / "all.csv"
+    assert main(["export", str(sid), "1", "--format", "csv", "-o", str(out), "--db", str(db)]) == 0
+    assert "wrote 2 sessions (5 trials)" in capsys.readouterr().err
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert next(iter(rows[0])) == "session_id" and [r["session_id"] for r in rows] == ["3"] + ["1"] * 4
+    assert rows[0]["answer"] == "same" and rows[0]["sphere_d"] == "" and rows[1]["sphere_d"] == "0.25"
+    assert main(["export", "--all", "--format", "psychopy", "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("participant,date,expName,psychopyVersion,frameRate") and len(lines) == 1 + 5
+    assert main(["export", "--all", "--format", "json", "--db", str(db)]) == 0
+    documents = json.loads(capsys.readouterr().out)
+    assert [d["session"]["session_id"] for d in documents] == [1, 2, 3]
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["export", "1", "9"], "no session 9"),
+        (["export", "1", str(2**63)], f"no session {2**63}"),
+        (["export", "0"], "no session 0"),
+        (["export"], "give the sessions to export: one or more SESSION_IDs, or --all"),
+        (["export", "1", "--all"], "give the sessions to export"),
+        (["export", "1", "--format", "xlsx"], "--format must be one of csv, json, psychopy"),
+    ],
+)
+def test_a_bad_export_is_one_line_exit_2_and_writes_nothing(db, tmp_path, capsys, argv, message):
+    before = db.read_bytes()
+    out = tmp_path / "out.csv"
+    assert main([*argv, "--db", str(db), "-o", str(out)]) == 2
+    assert message in one_line_error(capsys)
+    assert not out.exists() and db.read_bytes() == before
+
+
+def test_export_all_of_a_database_without_sessions_is_one_line_and_exit_2(tmp_path, capsys):
+    SessionStore(tmp_path / "empty.db").close()
+    assert main(["export", "--all", "--db", str(tmp_path / "empty.db")]) == 2
+    assert "no sessions in" in one_line_error(capsys)

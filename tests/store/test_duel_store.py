@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pytest
+from export_reading import extra_from_row
 
 from lensopt.refraction.duels import DUEL_ANSWERS as OPTIMIZER_ANSWERS
 from lensopt.store import (
@@ -105,19 +106,20 @@ def test_a_bad_duel_record_names_the_field(field, value, message):
 
 def test_duel_csv_export_has_every_answer_and_parses_back(store):
     rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
-    assert tuple(rows[0]) == DUEL_CSV_COLUMNS
+    assert tuple(rows[0]) == (*DUEL_CSV_COLUMNS, "decision_ms", "text")
+    lens_columns = ("letter_logmar", "first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d")
     parsed = [
         DuelTrialRecord(
-            index=int(r["index"]),
+            index=int(r["trial_index"]),
             letters=r["letters"],
             answer=r["answer"],
-            **{k: float(r[k]) for k in DUEL_CSV_COLUMNS[4:9]},
+            **{k: float(r[k]) for k in lens_columns},
             rt_s=float(r["rt_s"]) if r["rt_s"] else None,
-            presented_at=float(r["presented_at"]),
-            answered_at=float(r["answered_at"]),
-            extra=json.loads(r["extra"]),
+            presented_at=float(r["presented_at_s"]),
+            answered_at=float(r["answered_at_s"]),
+            extra=extra_from_row(r, stored.extra),
         )
-        for r in rows
+        for r, stored in zip(rows, duels())
     ]
     assert parsed == duels()
     assert [r["answer"] for r in rows] == ["first", "same", "second"]

@@ -1,14 +1,16 @@
-"""CSV and JSON exports parse back to the stored values."""
+"""CSV, PsychoPy and JSON exports parse back to the stored values; every mode's is tidy for pandas."""
 
 import csv
 import io
 import json
 
 import pytest
+from export_reading import assert_tidy_csv, assert_tidy_json, extra_from_row
 
 from lensopt.errors import StoreError
-from lensopt.store import SessionStore, TrialRecord
-from lensopt.store.export import CSV_COLUMNS, export_session
+from lensopt.store import DuelTrialRecord, RankingTrialRecord, ResultRecord, SessionStore, TrialRecord
+from lensopt.store.export import CSV_COLUMNS, FORMATS, export_session, export_sessions
+from lensopt.store.tidy import PSYCHOPY_COLUMNS
 
 CALIBRATION = {"screen_width_cm": 52.7, "screen_width_px": 1920, "distance_cm": 400.0, "gamma": 2.2}
 
@@ -47,9 +49,9 @@ def store(tmp_path):
         yield store
 
 
-def parse_csv_trial(row):
+def parse_csv_trial(row, stored_extra):
     return TrialRecord(
-        index=int(row["index"]),
+        index=int(row["trial_index"]),
         sphere_d=float(row["sphere_d"]),
         cylinder_d=float(row["cylinder_d"]),
         letter_logmar=float(row["letter_logmar"]),
@@ -57,18 +59,24 @@ def parse_csv_trial(row):
         response=row["response"] or None,
         correct={"1": True, "0": False}[row["correct"]],
         rt_s=float(row["rt_s"]) if row["rt_s"] else None,
-        presented_at=float(row["presented_at"]),
-        answered_at=float(row["answered_at"]),
-        extra=json.loads(row["extra"]),
+        presented_at=float(row["presented_at_s"]),
+        answered_at=float(row["answered_at_s"]),
+        extra=extra_from_row(row, stored_extra),
     )
 
 
 def test_csv_export_parses_back_to_the_same_values(store):
     text = export_session(store, 1, fmt="csv")
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert tuple(rows[0].keys()) == CSV_COLUMNS
-    assert [parse_csv_trial(row) for row in rows] == stored_trials()
+    assert tuple(rows[0].keys()) == (*CSV_COLUMNS, "decision_ms", "text", "list_1", "list_2", "list_3")
+    assert [parse_csv_trial(row, t.extra) for row, t in zip(rows, stored_trials())] == stored_trials()
     assert {row["session_id"] for row in rows} == {"1"} and rows[0]["participant"] == "P,001"
+    assert [row["presented_at_utc"] for row in rows] == [
+        "2023-11-14T22:13:20.100000Z",
+        "2023-11-14T22:13:22.500000Z",
+        "2023-11-14T22:13:24.000000Z",
+    ]
+    assert [(row["list_1"], row["list_2"], row["list_3"]) for row in rows] == [("", "", "")] * 2 + [("1", "", "2.5")]
 
 
 def test_json_export_parses_back_to_the_same_values_and_metadata(store):
@@ -102,11 +110,206 @@ def test_export_of_an_empty_session_has_only_the_header(tmp_path):
     with SessionStore(tmp_path / "s.db") as store:
         sid = store.create_session("P", {}, {}, {}, 0)
         assert export_session(store, sid, fmt="csv") == ",".join(CSV_COLUMNS) + "\n"
+        assert export_session(store, sid, fmt="psychopy").rstrip().split(",")[-5:] == list(PSYCHOPY_COLUMNS)
         assert json.loads(export_session(store, sid, fmt="json"))["trials"] == []
 
 
 def test_bad_format_and_missing_session_raise(store):
-    with pytest.raises(ValueError, match="format must be one of csv, json"):
+    with pytest.raises(ValueError, match="format must be one of csv, json, psychopy"):
         export_session(store, 1, fmt="xlsx")
     with pytest.raises(StoreError, match="no session 9"):
         export_session(store, 9, fmt="json")
+    with pytest.raises(StoreError, match="no session 9"):
+        export_sessions(store, [1, 9], fmt="csv")
+
+
+# ------------------------------------------------------------------ every mode, every format
+
+LETTERS = [
+    TrialRecord(
+        1,
+        -1.25,
+        -0.75,
+        0.3,
+        "K",
+        "K",
+        True,
+        0.8125,
+        1.8e9 + 0.25,
+        1.8e9 + 1.0625,
+        {"letter_height_px": 51.45974779179255, "decision_ms": 0.23},
+        axis_deg=170.0,
+        eye="OD",
+    ),
+    TrialRecord(
+        2,
+        -1.0,
+        -0.5,
+        0.2,
+        "H",
+        "pass",
+        False,
+        1.5,
+        1.8e9 + 3,
+        1.8e9 + 4.5,
+        {"letter_height_px": 40.0, "asked_lens": "-1.25 / -0.75 x 170", "lens_set_by_clinician": True, "note": "tired"},
+        axis_deg=175.0,
+        void=True,
+        eye="OD",
+    ),
+    TrialRecord(3, -2.0, 0.0, 0.1, "Z", None, False, None, 1.8e9 + 6, 1.8e9 + 9, {"letter": "a clash"}, eye="OS"),
+]
+DUELS = [
+    DuelTrialRecord(
+        1, -1.25, 0.5, -1.0, 0.5, 0.3, "CDHKN", "first", 1.25, 1.8e9 + 1, 1.8e9 + 2.25, {"decision_ms": 2.5}
+    ),
+    DuelTrialRecord(2, 0.1 + 0.2, -1 / 3, 2.0**-30, -4.0, -0.3, "ORSVZ", "same", None, 1.8e9 + 3, 1.8e9 + 3.5),
+]
+RANKINGS = [
+    RankingTrialRecord(
+        1,
+        ((-1.25, 0.5), (-1.0, 0.5), (0.25, -0.75)),
+        0.3,
+        "CDHKN",
+        (1, 0, 2),
+        2.5,
+        1.8e9 + 1,
+        1.8e9 + 3.5,
+        {"letter_height_px": 30.5, "key_rt_s": [1.25, 2.5], "decision_ms": 2.5},
+    ),
+    RankingTrialRecord(
+        2,
+        ((0.1 + 0.2, -1 / 3), (2.0**-30, -4.0), (4.0, 4.0), (-4.0, 0.0)),
+        -0.3,
+        "ORSVZ",
+        (3, 2, 0, 1),
+        None,
+        1.8e9 + 4,
+        1.8e9 + 9,
+    ),
+]
+RESULTS = [
+    ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.0, 0.96, 2, {"m_d": [-1.5, -1.0]}, eye="OD"),
+    ResultRecord("-2.00 DS", -2.0, 0.0, None, 0.1, 0.95, 1, eye="OS"),
+]
+
+
+@pytest.fixture
+def modes_db(tmp_path):
+    """A database with a finished full-prescription OU letter session (1), a duel (2) and a ranking session (3)."""
+    path = tmp_path / "modes.db"
+    protocol = {"protocol": {"name": "clinical-prescription"}, "session": {"eye": "OU"}}
+    with SessionStore(path) as store:
+        sid = store.create_session("P,01", protocol, CALIBRATION, {"rule": "bracket-ald"}, 1)
+        for record in LETTERS:
+            store.append_trial(sid, record)
+        for result in RESULTS:
+            store.set_result(sid, result)
+        store.set_status(sid, "finished")
+        sid = store.create_session("D01", {}, CALIBRATION, {"rule": "muc-ald"}, 2, kind="duel")
+        for record in DUELS:
+            store.append_duel_trial(sid, record)
+        sid = store.create_session("R01", {}, CALIBRATION, {"rule": "mpes-ald"}, 3, kind="ranking")
+        for record in RANKINGS:
+            store.append_ranking_trial(sid, record)
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("session_id, kind", [(1, "letters"), (2, "duel"), (3, "ranking")])
+def test_pandas_reads_every_mode_and_format_with_numbers_as_numbers_and_no_json_in_a_cell(
+    modes_db, session_id, kind, fmt
+):
+    before = modes_db.read_bytes()
+    with SessionStore(modes_db, readonly=True) as store:
+        text = export_session(store, session_id, fmt=fmt)
+    assert modes_db.read_bytes() == before  # the export only reads
+    if fmt == "json":
+        frame = assert_tidy_json(text)
+        assert len(frame) == {1: 3, 2: 2, 3: 2}[session_id]
+        return
+    frame = assert_tidy_csv(text)
+    assert set(frame["kind"]) == {kind} and list(frame["trial_index"]) == list(range(1, len(frame) + 1))
+    assert frame["trial_index"].dtype == "int64" and frame["session_id"].dtype == "int64"
+    assert "index" not in frame.columns and "extra" not in frame.columns
+    if fmt == "psychopy":
+        assert list(frame.columns[-5:]) == list(PSYCHOPY_COLUMNS)
+
+
+def test_letter_csv_flattens_extra_and_keeps_the_clinicians_columns(modes_db):
+    with SessionStore(modes_db, readonly=True) as store:
+        rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
+    extras = ("letter_height_px", "decision_ms", "lens_set_by_clinician", "extra_letter")
+    assert tuple(rows[0])[-6:] == ("asked_lens", "note", *extras)
+    assert [(r["eye"], r["axis_deg"], r["void"]) for r in rows] == [
+        ("OD", "170.0", "0"),
+        ("OD", "175.0", "1"),
+        ("OS", "", "0"),
+    ]
+    assert rows[1]["asked_lens"] == "-1.25 / -0.75 x 170" and rows[1]["note"] == "tired"
+    assert [r["lens_set_by_clinician"] for r in rows] == ["", "1", ""]
+    assert [r["extra_letter"] for r in rows] == ["", "", "a clash"] and [r["letter"] for r in rows] == ["K", "H", "Z"]
+    assert [extra_from_row(r, t.extra) for r, t in zip(rows, LETTERS)] == [t.extra for t in LETTERS]
+
+
+def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
+    with SessionStore(modes_db, readonly=True) as store:
+        rows = list(csv.DictReader(io.StringIO(export_session(store, 3, fmt="csv"))))
+    lens_columns = [f"lens_{k}_{p}_d" for k in range(1, 5) for p in ("sphere", "cylinder")]
+    assert list(rows[0])[5:] == [
+        "letter_logmar", "n_lenses", *lens_columns, *(f"rank_{k}_lens" for k in range(1, 5)), "rt_s",
+        "presented_at_utc", "answered_at_utc", "presented_at_s", "answered_at_s",
+        "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",
+    ]  # fmt: skip
+    for row, stored in zip(rows, RANKINGS):
+        n = int(row["n_lenses"])
+        lenses = tuple((float(row[f"lens_{k}_sphere_d"]), float(row[f"lens_{k}_cylinder_d"])) for k in range(1, n + 1))
+        order = tuple(int(row[f"rank_{k}_lens"]) - 1 for k in range(1, n + 1))
+        assert (lenses, order) == (stored.lenses_d, stored.order)
+        assert all(row[c] == "" for c in lens_columns[2 * n :])
+    assert [row["rank_1_lens"] for row in rows] == ["2", "4"]  # lens 2, then lens 4, clearest
+
+
+def test_json_of_a_finished_ou_session_holds_the_eye_and_the_prescription_of_each_eye(modes_db):
+    with SessionStore(modes_db, readonly=True) as store:
+        document = json.loads(export_session(store, 1, fmt="json"))
+    assert document["eye"] == "OU"
+    assert [(r["eye"], r["prescription"]) for r in document["results"]] == [
+        ("OD", "-1.25 / -0.75 x 170"),
+        ("OS", "-2.00 DS"),
+    ]
+    assert document["result"]["prescription"] == "-1.25 / -0.75 x 170" and document["result"]["eye"] == "OD"
+    assert [t["eye"] for t in document["trials"]] == ["OD", "OD", "OS"]
+    assert [TrialRecord(**t) for t in document["trials"]] == LETTERS
+
+
+def test_several_sessions_go_in_one_file_session_id_first_with_the_union_of_the_columns(modes_db):
+    with SessionStore(modes_db, readonly=True) as store:
+        text = export_sessions(store, [3, 1, 2], fmt="csv")
+        alone = {sid: export_session(store, sid, fmt="csv") for sid in (1, 2, 3)}
+        documents = json.loads(export_sessions(store, [1, 2], fmt="json"))
+    frame = assert_tidy_csv(text)
+    assert frame.columns[0] == "session_id" and list(frame["session_id"]) == [3, 3, 1, 1, 1, 2, 2]
+    union = set().union(*(next(csv.reader(io.StringIO(t))) for t in alone.values()))
+    assert set(frame.columns) == union
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for sid, single in alone.items():  # each session's rows hold its own values, the others' columns empty
+        for row, own in zip([r for r in rows if r["session_id"] == str(sid)], csv.DictReader(io.StringIO(single))):
+            assert {k: v for k, v in row.items() if k not in own} == dict.fromkeys(set(row) - set(own), "")
+            assert {k: row[k] for k in own} == own
+    assert [d["session"]["session_id"] for d in documents] == [1, 2]
+
+
+def test_psychopy_format_ends_with_psychopys_session_columns(modes_db):
+    with SessionStore(modes_db, readonly=True) as store:
+        rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="psychopy"))))
+        created_at = store.session(1).created_at
+    header = list(rows[0])
+    assert header[-5:] == ["participant", "date", "expName", "psychopyVersion", "frameRate"]
+    assert header.count("participant") == 1 and header[0] == "session_id"
+    assert {r["participant"] for r in rows} == {"P,01"} and {r["expName"] for r in rows} == {"clinical-prescription"}
+    assert {(r["psychopyVersion"], r["frameRate"]) for r in rows} == {("", "")}  # not stored by lensopt
+    import datetime as dt
+
+    moment = dt.datetime.fromtimestamp(created_at, dt.UTC)
+    assert rows[0]["date"] == moment.strftime("%Y-%m-%d_%Hh%M.%S.") + f"{moment.microsecond // 1000:03d}"

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from export_reading import extra_from_row
 from test_schema import EXPECTED_V1_TRIALS, write_v1_database
 
 from lensopt.errors import StoreError
@@ -202,15 +203,34 @@ def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(
     assert trial.axis_deg is None
     assert [trial.sphere_d, trial.cylinder_d, trial.letter_logmar] == pytest.approx(expected["next_trial"], abs=1e-9)
     assert list(optimizer.best()) == pytest.approx(expected["best_lens_d"], abs=1e-9)
-    # export: the old CSV, with the new axis_deg column empty and no answer void
+    # export: the old CSV's values in the tidy columns (issue 18: ``index`` is ``trial_index``, the
+    # unix times ``presented_at_s``/``answered_at_s`` beside ISO-8601 UTC, ``extra`` one column per
+    # key), the columns added since empty (no axis, no eye) and no answer void
     old_rows = list(csv.DictReader(io.StringIO((DATA / "schema-4-letters.csv").read_text())))
     new_rows = list(csv.DictReader(io.StringIO(csv_text)))
-    assert tuple(new_rows[0]) == CSV_COLUMNS
-    added = ("axis_deg", "void", "eye", "asked_lens", "note")
-    assert [{k: v for k, v in row.items() if k not in added} for row in new_rows] == old_rows
+    assert tuple(new_rows[0]) == (*CSV_COLUMNS, "letter_height_px", "decision_ms")
+    renamed = {"index": "trial_index", "presented_at": "presented_at_s", "answered_at": "answered_at_s"}
+    for old, new in zip(old_rows, new_rows, strict=True):
+        assert {k: new[renamed.get(k, k)] for k in old if k != "extra"} == {
+            k: v for k, v in old.items() if k != "extra"
+        }
+        assert extra_from_row(new, json.loads(old["extra"])) == json.loads(old["extra"])
+    assert new_rows[0]["presented_at_utc"] == "2026-11-24T05:22:07.138041Z"
     assert {row["axis_deg"] for row in new_rows} == {""} and {row["void"] for row in new_rows} == {"0"}
-    assert {row["eye"] for row in new_rows} == {""}
+    assert {row["eye"] for row in new_rows} == {""} and {row["kind"] for row in new_rows} == {"letters"}
     assert not any(r.void for r in records)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "psychopy", "json"])
+def test_a_database_written_before_schema_5_exports_read_only_in_every_format_untouched(tmp_path, fmt):
+    for suffix in ("", "-wal", "-shm"):
+        if (DATA / f"schema-4-letters.db{suffix}").exists():
+            shutil.copy(DATA / f"schema-4-letters.db{suffix}", tmp_path / f"old.db{suffix}")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with SessionStore(tmp_path / "old.db", readonly=True) as store:
+        text = export_session(store, 1, fmt)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before and user_version(tmp_path / "old.db") == 4
+    assert (len(json.loads(text)["trials"]) if fmt == "json" else text.count("\n") - 1) == 12
 
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))

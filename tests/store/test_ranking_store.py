@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pytest
+from export_reading import extra_from_row
 
 from lensopt.store import (
     DUEL_KIND,
@@ -18,7 +19,7 @@ from lensopt.store import (
     TrialRecord,
     WrongKindError,
 )
-from lensopt.store.export import RANKING_CSV_COLUMNS, export_session
+from lensopt.store.export import export_session, ranking_csv_columns
 from lensopt.store.schema import MIGRATIONS
 
 CALIBRATION = {"screen_width_cm": 53.0, "screen_width_px": 1920, "distance_cm": 400.0}
@@ -117,23 +118,25 @@ def test_a_bad_ranking_record_names_the_field(field, value, message):
 
 def test_ranking_csv_export_has_every_order_and_parses_back(store):
     rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
-    assert tuple(rows[0]) == RANKING_CSV_COLUMNS
+    assert tuple(rows[0]) == (*ranking_csv_columns(4), "decision_ms", "key_rt_s_1", "key_rt_s_2")
+    n_lenses = [int(r["n_lenses"]) for r in rows]
+    assert n_lenses == [3, 4]
     parsed = [
         RankingTrialRecord(
-            index=int(r["index"]),
-            lenses_d=tuple(map(tuple, json.loads(r["lenses_d"]))),
+            index=int(r["trial_index"]),
+            lenses_d=tuple((float(r[f"lens_{k}_sphere_d"]), float(r[f"lens_{k}_cylinder_d"])) for k in range(1, n + 1)),
             letter_logmar=float(r["letter_logmar"]),
             letters=r["letters"],
-            order=tuple(json.loads(r["order"])),
+            order=tuple(int(r[f"rank_{k}_lens"]) - 1 for k in range(1, n + 1)),  # lens numbers from 1
             rt_s=float(r["rt_s"]) if r["rt_s"] else None,
-            presented_at=float(r["presented_at"]),
-            answered_at=float(r["answered_at"]),
-            extra=json.loads(r["extra"]),
+            presented_at=float(r["presented_at_s"]),
+            answered_at=float(r["answered_at_s"]),
+            extra=extra_from_row(r, stored.extra),
         )
-        for r in rows
+        for r, n, stored in zip(rows, n_lenses, rankings())
     ]
     assert parsed == rankings()
-    assert [r["order"] for r in rows] == ["[1,0,2]", "[3,2,0,1]"]
+    assert [[r[f"rank_{k}_lens"] for k in range(1, 5)] for r in rows] == [["2", "1", "3", ""], ["4", "3", "1", "2"]]
 
 
 def test_ranking_json_export_holds_the_calibration_and_every_ranking(store):

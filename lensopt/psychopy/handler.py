@@ -50,9 +50,10 @@ class RefractionHandler:
 
     Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
     the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
-    given, in order). ``stopped`` says whether the stopping rule ended the loop; ``decision_ms`` the
-    duration of each ``ask()`` (``optimizer.last_decision_ms``). The trial dict's ``trial_index``
-    counts from 1, as lensopt's stored trials do.
+    given, in order), ``otherData`` (what :meth:`addData` was given). ``stopped`` says whether the
+    stopping rule ended the loop; ``decision_ms`` the duration of each ``ask()``
+    (``optimizer.last_decision_ms``). The trial dict's ``trial_index`` counts from 1, as lensopt's
+    stored trials do.
     """
 
     def __init__(
@@ -93,6 +94,7 @@ class RefractionHandler:
         self.finished = False
         self.stopped = False
         self.data: list = []
+        self.otherData: dict[str, list] = {}
         self.trials: list[dict[str, Any]] = []
         self.decision_ms: list[float] = []
         self._query = None  # the query asked and not yet answered
@@ -135,8 +137,8 @@ class RefractionHandler:
         trial = {"trial_index": self.thisTrialN + 1, **query_columns(query)}
         self.trials.append(trial)
         for column, value in trial.items():
-            self.addData(column, value)
-        self.addData("decision_ms", decision_ms)
+            self._write(column, value)
+        self._write("decision_ms", decision_ms)
         return dict(trial)
 
     next = __next__  # PsychoPy's handlers allow ``handler.next()``
@@ -173,14 +175,25 @@ class RefractionHandler:
         self._query = None
         self.data.append(answer)
         for column, value in answer_columns(query, answer).items():
-            self.addData(column, value)
+            self._write(column, value)
 
-    def addData(self, dataName: str, value) -> None:
-        """Write ``value`` to the current entry of the attached ``ExperimentHandler``, as column
-        ``<name>.<dataName>`` (nothing without one; the handler keeps its trials and answers itself)."""
+    def _write(self, column: str, value) -> None:
+        """One of lensopt's columns to the attached ``ExperimentHandler``'s current entry, as
+        ``<name>.<column>`` (PsychoPy prefixes a loop's own values by its name: ``stairs.response``)."""
         exp = self.getExp()
         if exp is not None:
-            exp.addData(f"{self.name}.{dataName}", value)
+            exp.addData(f"{self.name}.{column}", value)
+
+    def addData(self, dataName: str, value) -> None:
+        """Other data of the current trial (a keyboard's ``key_resp.rt``...) to the attached
+        ``ExperimentHandler``, under ``dataName`` as given — as ``TrialHandler.addData`` does, so a
+        Builder component inside the loop writes its usual columns. Kept in ``otherData`` too."""
+        self.otherData.setdefault(dataName, []).append(value)
+        exp = self.getExp()
+        if exp is not None:
+            exp.addData(dataName, value)
+
+    addOtherData = addData  # StairHandler's name for it
 
     # ------------------------------------------------------------------ results
     def best(self):

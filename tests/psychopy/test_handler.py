@@ -265,3 +265,17 @@ def test_the_example_script_runs_a_simulated_session_and_writes_its_csv(tmp_path
         assert pd.api.types.is_numeric_dtype(frame[f"lensopt.{column}"]), column
     assert frame["lensopt.trial_index"].tolist() == list(range(1, len(frame) + 1))
     assert {"participant", "date", "expName", "psychopyVersion"} <= set(frame.columns)
+
+
+def test_adddata_writes_other_data_under_its_own_name_as_trialhandler_does(tmp_path):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(RefractionOptimizer(seed=3), n_trials=2, name="OD", exp=exp)
+    for _trial in handler:
+        handler.addData("key_resp.rt", 0.5)
+        handler.addResponse(True)
+        exp.nextEntry()
+
+    frame = _save_csv(exp, tmp_path / "session.csv")
+
+    assert frame["key_resp.rt"].tolist() == [0.5, 0.5] and "OD.key_resp.rt" not in frame
+    assert handler.otherData == {"key_resp.rt": [0.5, 0.5]}

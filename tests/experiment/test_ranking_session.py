@@ -1,6 +1,8 @@
 """Ranking sessions in a real PsychoPy window: simulated, by keys (implied last, repeats, pause),
 quit and resumed, and every order committed before the optimizer hears it."""
 
+import csv
+import io
 import json
 
 import numpy as np
@@ -42,8 +44,12 @@ def test_a_simulated_ranking_session_renders_stores_and_exports_every_order(tmp_
         info = store.session(outcome.session_id)
         stored = store.ranking_trials(outcome.session_id)
         document = json.loads(export_session(store, outcome.session_id, "json"))
-        csv_rows = export_session(store, outcome.session_id, "csv").strip().splitlines()
+        csv_text = export_session(store, outcome.session_id, "csv")
         listing = format_table(store.sessions())
+    csv_rows, rows = csv_text.strip().splitlines(), list(csv.DictReader(io.StringIO(csv_text)))
+    # the tidy CSV: the lens numbers (from 1) in place 1, 2, 3, and each lens key's time
+    assert [[int(r[f"rank_{k}_lens"]) - 1 for k in (1, 2, 3)] for r in rows] == [list(s.order) for s in stored]
+    assert [[float(r["key_rt_s_1"]), float(r["key_rt_s_2"])] for r in rows] == [s.extra["key_rt_s"] for s in stored]
     assert info.kind == "ranking" and info.optimizer_settings["rule"] == "mpes-ald"
     assert info.optimizer_settings["n_lenses"] == 3 and info.optimizer_settings["lens_step_d"] == 0.25
     assert "ranking" in listing.splitlines()[1] and "mpes-ald" in listing.splitlines()[1]

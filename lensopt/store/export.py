@@ -57,9 +57,6 @@ CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
 #: CSV columns of a letter session, in order, before the columns of its trials' other ``extra`` values.
 CSV_COLUMNS = (*fixed_columns([LETTERS_KIND]), *LETTER_EXTRA_COLUMNS)
 
-#: Keys of a letter trial's ``extra`` that always have a CSV column (empty when absent).
-EXTRA_CSV_COLUMNS = LETTER_EXTRA_COLUMNS
-
 #: CSV columns of a duel session, in order, before the columns of its duels' ``extra`` values.
 DUEL_CSV_COLUMNS = fixed_columns([DUEL_KIND])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lensopt.cli.arguments import non_negative_int, positive_int
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 from lensopt.store import default_db_path
 
@@ -32,8 +33,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--observer", choices=("keyboard", "simulated"), help="who answers (default: the protocol's observer)"
     )
-    parser.add_argument("--seed", type=int, metavar="N", help="random seed (default: drawn and stored)")
-    parser.add_argument("--trials", type=int, metavar="N", help="number of trials (default: the protocol's)")
+    parser.add_argument("--seed", type=non_negative_int, metavar="N", help="random seed (default: drawn and stored)")
+    parser.add_argument("--trials", type=positive_int, metavar="N", help="number of trials (default: the protocol's)")
     parser.add_argument(
         "--db",
         metavar="PATH",
@@ -61,7 +62,10 @@ def register(subparsers) -> None:
         "OS, each its own search; letter sessions); overrides the protocol's [session] eye",
     )
     parser.add_argument(
-        "--resume", type=int, metavar="SESSION_ID", help="continue a stored session after its last answered trial"
+        "--resume",
+        type=positive_int,
+        metavar="SESSION_ID",
+        help="continue a stored session after its last answered trial",
     )
     parser.add_argument(
         "--fullscreen",

@@ -133,6 +133,8 @@ class ProtocolSection:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.description, str):
+            raise ValueError(f"description must be text, got {self.description!r}")
         _choice(self, "observer", OBSERVERS)
         _choice(self, "feedback", FEEDBACK_MODES)
 

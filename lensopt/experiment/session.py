@@ -249,14 +249,16 @@ def run_session(
     PsychoPy window (``units="pix"``), which is then left open; ``console_window`` likewise the
     clinician's console (opened and closed here when the protocol has a clinician and none is given).
     """
+    # a new session's protocol is read before the database is opened, so a bad one leaves no new file
+    protocol = None if request.resume is not None else load_protocol(request.protocol_path)
     store = SessionStore(request.db_path)
     try:
-        return _run(store, request, responses, log, window, console_window)
+        return _run(store, request, responses, log, window, console_window, protocol)
     finally:
         store.close()
 
 
-def _run(store, request: RunRequest, responses, log, window, console_window=None) -> SessionOutcome:
+def _run(store, request: RunRequest, responses, log, window, console_window=None, protocol=None) -> SessionOutcome:
     records, info = [], None
     if request.resume is not None:
         info = store.session(request.resume)
@@ -278,7 +280,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         if request.eye is not None:
             log(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
     else:
-        protocol = load_protocol(request.protocol_path)
+        protocol = load_protocol(request.protocol_path) if protocol is None else protocol
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
         participant = request.participant.strip()
         if request.observer is not None:

@@ -438,7 +438,10 @@ class SessionStore:
         return {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
 
     def session(self, session_id: int) -> SessionInfo:
-        """The session ``session_id`` (a :class:`MissingSessionError` if there is none)."""
+        """The session ``session_id`` (a :class:`MissingSessionError` if there is none, also for an id
+        no SQLite row can have: not an integer in 1 … 2**63 − 1)."""
+        if isinstance(session_id, bool) or not isinstance(session_id, int) or not 1 <= session_id < 2**63:
+            raise MissingSessionError(f"no session {session_id} in {self.path}; list them with `lensopt sessions`")
         with self._transaction(write=False) as conn:
             found = self._session_rows(conn, "WHERE id = ?", (session_id,))
         if not found:

@@ -2,8 +2,8 @@
 
 One number or word a cell, never a list or JSON: a lens is ``sphere_d``, ``cylinder_d`` (and
 ``axis_deg`` when the optimizer gives one); the lenses of a duel or a ranking are numbered as the
-screen numbers them, from 1 (``lens1_sphere_d``, ``lens2_sphere_d``...); a ranking's answer is the
-lens number at each rank (``rank1_lens`` the clearest). The benchmark-level optimizers' points are
+screen numbers them, from 1 (``lens_1_sphere_d``, ``lens_2_sphere_d``...); a ranking's answer is the
+lens number at each rank (``rank_1_lens`` the clearest). The benchmark-level optimizers' points are
 ``context1``..., ``system1``... and ``member1_system1``....
 
 The query types are recognized by their fields (duck typing), so this module imports no optimizer.
@@ -41,23 +41,23 @@ def query_columns(query) -> dict[str, Any]:
 
     - a letter ``Trial``: ``letter_logmar``, ``sphere_d``, ``cylinder_d`` (``axis_deg`` in the full
       prescription search);
-    - a ``DuelTrial`` or ``PrescriptionDuelTrial``: ``letter_logmar``, ``lens1_*``, ``lens2_*``;
-    - a ``RankingTrial``: ``letter_logmar``, ``lens1_*``... one per lens;
+    - a ``DuelTrial`` or ``PrescriptionDuelTrial``: ``letter_logmar``, ``lens_1_*``, ``lens_2_*``;
+    - a ``RankingTrial``: ``letter_logmar``, ``lens_1_*``... one per lens;
     - a binary ``Query``: ``context1``..., ``system1``...;
     - a ``DuelQuery`` or ``RankingQuery``: ``context1``..., ``member1_system1``....
     """
     if hasattr(query, "lenses_d"):  # RankingTrial
         columns: dict[str, Any] = {"letter_logmar": _number(query.letter_logmar)}
         for k, lens in enumerate(query.lenses_d, start=1):
-            columns.update(_lens_columns(f"lens{k}_", lens))
+            columns.update(_lens_columns(f"lens_{k}_", lens))
         return columns
     if hasattr(query, "first_lens_d") or hasattr(query, "first_lens"):  # DuelTrial, PrescriptionDuelTrial
         first = getattr(query, "first_lens_d", None) or query.first_lens
         second = getattr(query, "second_lens_d", None) or query.second_lens
         return {
             "letter_logmar": _number(query.letter_logmar),
-            **_lens_columns("lens1_", first),
-            **_lens_columns("lens2_", second),
+            **_lens_columns("lens_1_", first),
+            **_lens_columns("lens_2_", second),
         }
     if hasattr(query, "letter_logmar") and hasattr(query, "sphere_d"):  # Trial
         return {"letter_logmar": _number(query.letter_logmar), **_lens_columns("", query)}
@@ -87,8 +87,8 @@ def answer_columns(query, answer) -> dict[str, Any]:
 
     ``response``: a letter named correctly (1/0), a duel's ``"first"``/``"second"``/``"same"``, a
     binary 0/1, a ranking's ``"same"``. An ordering (a ranking: indices, clearest first) becomes
-    ``rank1_lens``, ``rank2_lens``... — the lens numbers (from 1) at each rank (``rank1_member``...
-    for a benchmark ``RankingQuery``). Any other sequence: ``response1``, ``response2``....
+    ``rank_1_lens``, ``rank_2_lens``... — the lens numbers (from 1) at each rank (``rank_1_member``...
+    for a benchmark ``RankingQuery``). Any other sequence: ``response_1``, ``response_2``....
     """
     if isinstance(answer, (str, bool, np.bool_, numbers.Number)):
         return {"response": _scalar(answer)}
@@ -96,8 +96,8 @@ def answer_columns(query, answer) -> dict[str, Any]:
     is_order = all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values)
     if is_order and (hasattr(query, "lenses_d") or hasattr(query, "members")):
         unit = "lens" if hasattr(query, "lenses_d") else "member"
-        return {f"rank{r}_{unit}": int(v) + 1 for r, v in enumerate(values, start=1)}
-    return {f"response{k}": _scalar(v) for k, v in enumerate(values, start=1)}
+        return {f"rank_{r}_{unit}": int(v) + 1 for r, v in enumerate(values, start=1)}
+    return {f"response_{k}": _scalar(v) for k, v in enumerate(values, start=1)}
 
 
 __all__ = ["answer_columns", "query_columns"]

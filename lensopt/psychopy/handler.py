@@ -160,7 +160,7 @@ class RefractionHandler:
 
     def addResponse(self, answer) -> None:
         """Record ``answer`` to the current trial: tell the optimizer, and write the answer's
-        columns (``response``, or ``rank1_lens``... for a ranking).
+        columns (``response``, or ``rank_1_lens``... for a ranking).
 
         The answer is what the optimizer's ``tell`` takes: True/False for a letter named correctly,
         ``"first"``/``"second"``/``"same"`` for a duel, lens indices clearest first for a ranking.

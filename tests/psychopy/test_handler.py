@@ -186,14 +186,14 @@ def test_duel_trials_give_numbered_lenses_and_the_answer(tmp_path):
     exp = _experiment(tmp_path)
     handler = RefractionHandler(DuelRefractionOptimizer(seed=1), n_trials=3, exp=exp)
     for trial in handler:
-        assert {"lens1_sphere_d", "lens1_cylinder_d", "lens2_sphere_d", "lens2_cylinder_d"} <= set(trial)
+        assert {"lens_1_sphere_d", "lens_1_cylinder_d", "lens_2_sphere_d", "lens_2_cylinder_d"} <= set(trial)
         handler.addResponse("second")
         exp.nextEntry()
 
     frame = _save_csv(exp, tmp_path / "duels.csv")
 
     assert frame["lensopt.response"].tolist() == ["second"] * 3
-    assert pd.api.types.is_numeric_dtype(frame["lensopt.lens2_cylinder_d"])
+    assert pd.api.types.is_numeric_dtype(frame["lensopt.lens_2_cylinder_d"])
 
 
 def test_a_ranking_answer_becomes_1_based_lens_numbers_by_rank(tmp_path):
@@ -205,7 +205,9 @@ def test_a_ranking_answer_becomes_1_based_lens_numbers_by_rank(tmp_path):
 
     frame = _save_csv(exp, tmp_path / "rankings.csv")
 
-    assert frame[["lensopt.rank1_lens", "lensopt.rank2_lens", "lensopt.rank3_lens"]].values.tolist() == [[3, 1, 2]] * 2
+    assert (
+        frame[["lensopt.rank_1_lens", "lensopt.rank_2_lens", "lensopt.rank_3_lens"]].values.tolist() == [[3, 1, 2]] * 2
+    )
     assert not any(str(cell).startswith(("[", "{", "(")) for cell in frame.to_numpy().ravel())
 
 

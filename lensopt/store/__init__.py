@@ -3,7 +3,8 @@
 ``SessionStore`` writes and reads the database, ``TrialRecord`` (a letter trial),
 ``DuelTrialRecord`` (a duel), ``RankingTrialRecord`` (a ranking), ``ResultRecord`` (the prescription a
 session reports) and ``SessionInfo`` are the records,
-:mod:`lensopt.store.export` writes a session as CSV or JSON. sqlite3 from the standard library
+:mod:`lensopt.store.export` writes sessions as tidy CSV (one column per value,
+:mod:`lensopt.store.tidy`), PsychoPy's wide CSV or JSON. sqlite3 from the standard library
 only; nothing is ever pickled.
 """
 

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.experiment.protocol_sections import show_lens
+from lensopt.refraction.lens import Lens
 from lensopt.stopping import DEFAULT_STOP_CONFIDENCE
 from lensopt.store import ResultRecord
 
@@ -157,6 +159,10 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         head, *intervals = prescription_lines(reported[0])
         acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
         lens_text, details = reported[0].prescription, tuple(x for x in (acuity, *intervals) if x)
+        if protocol.lens.cylinder == "plus":  # the intervals stay those of the stored, minus-cylinder form
+            r = reported[0]
+            lens = Lens(r.sphere_d, r.cylinder_d, 180.0 if r.axis_deg is None else r.axis_deg)
+            lens_text = f"{show_lens(lens, 'plus')}  (minus cylinder: {lens_text})"
     else:
         sphere_d, cylinder_d = optimizer.best()
         lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (certainty_line(optimizer),)

@@ -36,6 +36,7 @@ import numpy as np
 from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import KeyPress, letter_key
 from lensopt.experiment.optotypes import LetterStim
+from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.lens import Lens
 from lensopt.store import TrialRecord
 
@@ -422,7 +423,7 @@ class TrialLoop(ClinicianKeys, LoopScreens):
             lens_text = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
             shown = f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
         else:  # a full-prescription lens, in clinical notation
-            lens_text = shown = Lens(sphere_d, cylinder_d, axis_deg).format()
+            lens_text = shown = show_lens(Lens(sphere_d, cylinder_d, axis_deg), self.protocol.lens.cylinder)
         self.log(f"clinician: set lens {lens_text}")
         keys = self.protocol.keys
         confirm = keys.confirm.upper()
@@ -459,8 +460,9 @@ class TrialLoop(ClinicianKeys, LoopScreens):
                 lens = self._entry("Type the lens actually set", "-1.25 / -0.75 x 170", self._parse_lens_set)
                 if lens is not None:
                     self.lens_override = lens
-                    self.log(f"clinician: lens actually set {lens.format()} (asked {lens_text})")
-                    self.console.update(message=f"Lens actually set: {lens.format()} (asked {lens_text})")
+                    set_text = show_lens(lens, self.protocol.lens.cylinder)
+                    self.log(f"clinician: lens actually set {set_text} (asked {lens_text})")
+                    self.console.update(message=f"Lens actually set: {set_text} (asked {lens_text})")
                     return True
             if press.key == keys.note:
                 note = self._entry("Type a note for this trial", "patient squinting", self._parse_note)

@@ -233,19 +233,32 @@ class StartSection:
         return self.written.is_plus_cylinder
 
 
+#: The cylinder conventions a lens can be shown in (``[lens] cylinder``).
+CYLINDER_CONVENTIONS = ("minus", "plus")
+
+
+def show_lens(lens: Lens, convention: str = "minus") -> str:
+    """``lens`` in clinical notation in the ``convention`` (``"minus"`` or ``"plus"`` cylinder)."""
+    return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
+
+
 @dataclass(frozen=True)
 class LensSection:
     """The phoropter: ``step_d`` its power step (0: none), ``prompt`` whether the clinician is asked
     to set each lens, ``max_step_d`` the largest change of M, J0 and J45 between consecutive trials
-    a manual phoropter allows (0: no limit, a motorized phoropter; the full prescription only)."""
+    a manual phoropter allows (0: no limit, a motorized phoropter; the full prescription only),
+    ``cylinder`` the convention lenses are shown in to the clinician (``"minus"``, the default, or
+    ``"plus"``; the store keeps minus cylinder)."""
 
     step_d: float = 0.0
     prompt: bool = False
     max_step_d: float = 0.0
+    cylinder: str = "minus"
 
     def __post_init__(self):
         _number(self, "step_d", 0.0, 1.0)
         _flag(self, "prompt")
+        _choice(self, "cylinder", CYLINDER_CONVENTIONS)
         _number(self, "max_step_d", 0.0, 4.0)
         if 0.0 < self.max_step_d < MIN_MAX_STEP_D:
             raise ValueError(

@@ -14,7 +14,7 @@ from PIL import Image
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.console import console_size_and_pos
 from lensopt.experiment.protocol import load_protocol
-from lensopt.experiment.protocol_sections import DisplaySection, ScreensSection
+from lensopt.experiment.protocol_sections import DisplaySection, ScreensSection, show_lens
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.refraction.lens import Lens
 from lensopt.store import SessionStore
@@ -113,3 +113,47 @@ def test_clinician_keys_that_would_collide_are_one_line(tmp_path):
     path.write_text(text.replace('quit = "q"', 'quit = "q"\nnote = "space"'))
     with pytest.raises(ProtocolError, match="confirm and note cannot share the key 'space'"):
         load_protocol(path)
+
+
+@needs_display
+def test_a_plus_cylinder_protocol_shows_every_lens_in_plus_cylinder_and_stores_minus(tmp_path, window, drawn_texts):
+    """``[lens] cylinder = "plus"``: the console asks for each lens transposed to plus cylinder (the
+    clinician's phoropter), the store keeps the minus-cylinder lens the optimizer asked for."""
+    from psychopy import visual
+
+    console_win = visual.Window(
+        size=(900, 640), pos=(700, 0), units="pix", color=(-0.85, -0.85, -0.8), checkTiming=False, winType="pyglet"
+    )
+    db = tmp_path / "s.db"
+    try:
+        outcome = run_session(
+            RunRequest(
+                db_path=db,
+                protocol_path=clinic_protocol(tmp_path, **{"lens.cylinder": '"plus"'}),
+                participant="P1",
+                seed=3,
+                trials=4,
+            ),
+            log=lambda line: None,
+            window=window,
+            console_window=console_win,
+        )
+    finally:
+        console_win.close()
+    with SessionStore(db, readonly=True) as store:
+        records = store.trials(outcome.session_id)
+    on_console = [text for win, text in drawn_texts if win is console_win]
+    cylinders = [record.cylinder_d for record in records]
+    assert any(c < 0 for c in cylinders) and all(c <= 0 for c in cylinders)  # stored in minus cylinder
+    for record in records:
+        lens = Lens(record.sphere_d, record.cylinder_d, record.axis_deg)
+        assert lens.plus_cylinder().format() in on_console
+        if lens.cylinder_d < 0:
+            assert lens.format() not in on_console
+
+
+def test_a_lens_is_shown_in_the_protocols_cylinder_convention():
+    lens = Lens(-1.25, -0.75, 170.0)
+    assert show_lens(lens) == "-1.25 / -0.75 x 170"
+    assert show_lens(lens, "plus") == "-2.00 / +0.75 x 080"  # transposed: S + C, -C, axis ± 90
+    assert show_lens(Lens(-2.0, 0.5, 90.0)) == "-1.50 / -0.50 x 180"

@@ -53,6 +53,13 @@ from lensopt.store.records import (
 #: Seconds to wait for another program's write lock before giving up with a one-line error.
 DEFAULT_TIMEOUT_S = 5.0
 
+#: First pause before opening a database again after SQLite reported it locked or busy; each
+#: further attempt waits twice as long, up to :data:`RETRY_MAX_PAUSE_S`, within the busy timeout.
+RETRY_FIRST_PAUSE_S = 0.002
+
+#: Longest pause between two attempts to open a database that another program holds.
+RETRY_MAX_PAUSE_S = 0.1
+
 #: Largest seed a session can store (SQLite INTEGER is a signed 64-bit number).
 MAX_SEED = 2**63 - 1
 
@@ -139,20 +146,59 @@ class SessionStore:
         return self._conn
 
     def _prepare(self, conn: sqlite3.Connection) -> dict[str, str]:
+        # The busy timeout comes first (sqlite3.connect already set it from timeout_s): every
+        # statement below waits for another program's lock rather than failing at once.
         conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000):d}")
         conn.execute("PRAGMA foreign_keys = ON")
-        version = schema.inspect(conn, self.path)  # reads only: never touch someone else's file
+        return self._retrying(conn, self._prepare_once)
+
+    def _retrying(self, conn: sqlite3.Connection, step):
+        """``step(conn)``, run again while SQLite answers "database is locked" or "busy".
+
+        SQLite does not call the busy handler everywhere: switching to WAL, or a deferred read
+        meeting a program that is creating the file, can fail at once with SQLITE_BUSY (SQLite's
+        guidance is to retry the whole transaction). The step is retried with a doubling pause
+        (:data:`RETRY_FIRST_PAUSE_S` up to :data:`RETRY_MAX_PAUSE_S`) until ``timeout_s`` has passed,
+        then the last error is raised (a one-line :class:`DatabaseLockedError` for the caller).
+        """
+        deadline = time.monotonic() + self.timeout_s
+        pause_s = RETRY_FIRST_PAUSE_S
+        while True:
+            try:
+                return step(conn)
+            except sqlite3.OperationalError as exc:
+                lowered = str(exc).lower()
+                if not ("locked" in lowered or "busy" in lowered) or time.monotonic() + pause_s > deadline:
+                    raise
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                time.sleep(pause_s)
+                pause_s = min(2 * pause_s, RETRY_MAX_PAUSE_S)
+
+    def _prepare_once(self, conn: sqlite3.Connection) -> dict[str, str]:
         if self.readonly:
             conn.execute("PRAGMA query_only = ON")
-            if version == 0:
-                raise StoreError(
-                    f"{self.path} holds no lensopt sessions yet; run a session first or use --db to choose another file"
-                )
-        else:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            if version != schema.SCHEMA_VERSION:
-                schema.upgrade(conn, self.path)
+            conn.execute("BEGIN")  # the version and the column lists of one moment
+            try:
+                if schema.inspect(conn, self.path) == 0:
+                    raise StoreError(
+                        f"{self.path} holds no lensopt sessions yet; run a session first or use --db to "
+                        "choose another file"
+                    )
+                return self._select_lists(conn)
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        # Reads only, in one read transaction: never switch someone else's file to WAL.
+        version = schema.inspect(conn, self.path)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        if version != schema.SCHEMA_VERSION:
+            schema.upgrade(conn, self.path)  # BEGIN IMMEDIATE: checks the version again, then creates
+        return self._select_lists(conn)  # the current layout, which no other program changes
+
+    @staticmethod
+    def _select_lists(conn: sqlite3.Connection) -> dict[str, str | None]:
         return {table: schema.select_list(conn, table) for table in schema.COLUMNS}  # None: no such table
 
     # -- plumbing -----------------------------------------------------------------------------

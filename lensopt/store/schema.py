@@ -284,8 +284,21 @@ def inspect(conn: sqlite3.Connection, path) -> int:
     """The layout version of the database behind ``conn`` (0: empty), checking that it is ours.
 
     Raises :class:`NotALensoptDatabaseError` for another program's database or a damaged file
-    and :class:`NewerSchemaError` for a layout newer than this software. Only reads.
+    and :class:`NewerSchemaError` for a layout newer than this software. Only reads, inside one
+    read transaction (the caller's, or its own), so the version and the tables it sees are those
+    of one moment even while another program creates the layout.
     """
+    if conn.in_transaction:
+        return _inspect(conn, path)
+    conn.execute("BEGIN")
+    try:
+        return _inspect(conn, path)
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def _inspect(conn: sqlite3.Connection, path) -> int:
     application_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     tables = _tables(conn)

@@ -40,6 +40,18 @@ from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.lens import Lens
 from lensopt.store import TrialRecord
 
+MIRROR_VIEW_SCALE = (-1.0, 1.0)
+"""The patient window's ``viewScale`` in mirror mode (``[display] mirror``): x flipped. PsychoPy
+flips shapes (the letters) by it but not text, so :func:`is_mirrored` text stims set ``flipHoriz``
+(they are centred, so flipping each about its centre flips the screen)."""
+
+
+def is_mirrored(win) -> bool:
+    """Whether ``win`` is flipped left–right (opened with :data:`MIRROR_VIEW_SCALE`)."""
+    scale = getattr(win, "viewScale", None)
+    return scale is not None and float(scale[0]) < 0
+
+
 TEXT_HEIGHT_PX = 28
 """Height of instruction text (px); instructions are not optotypes, so font metrics are fine here."""
 
@@ -121,8 +133,15 @@ class LoopScreens:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
         self.log = log or (lambda message: None)
         wrap_px = 0.85 * win.size[0]
+        mirrored = is_mirrored(win)
         self.text = visual.TextStim(
-            win, units="pix", height=TEXT_HEIGHT_PX, color="black", wrapWidth=wrap_px, autoLog=False
+            win,
+            units="pix",
+            height=TEXT_HEIGHT_PX,
+            color="black",
+            wrapWidth=wrap_px,
+            flipHoriz=mirrored,
+            autoLog=False,
         )
         self.patient_text = visual.TextStim(
             win,
@@ -130,6 +149,7 @@ class LoopScreens:
             height=max(TEXT_HEIGHT_PX, PATIENT_TEXT_HEIGHT_FRACTION * win.size[1]),
             color="black",
             wrapWidth=wrap_px,
+            flipHoriz=mirrored,
             autoLog=False,
         )
         self.fixation = visual.ShapeStim(
@@ -375,7 +395,9 @@ class TrialLoop(ClinicianKeys, LoopScreens):
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
         self.previous_letter, self.previous_lens = previous_letter, None
         self.letter_stim = LetterStim(win, glyphs, color="black")
-        self.feedback = visual.TextStim(win, units="pix", height=TEXT_HEIGHT_PX * 1.5, autoLog=False)
+        self.feedback = visual.TextStim(
+            win, units="pix", height=TEXT_HEIGHT_PX * 1.5, flipHoriz=is_mirrored(win), autoLog=False
+        )
         keys = protocol.keys
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
         self.records = list(records)

@@ -326,11 +326,16 @@ class CalibrationSection:
 
 @dataclass(frozen=True)
 class DisplaySection:
+    """The patient's window. ``mirror``: flipped left–right, for a lane whose patient reads the
+    screen in a mirror (FrACT's mirror mode); the clinician's console is never mirrored."""
+
     fullscreen: bool = False
     window_size_px: tuple[int, int] = (1280, 720)
+    mirror: bool = False
 
     def __post_init__(self):
         _flag(self, "fullscreen")
+        _flag(self, "mirror")
         v = self.window_size_px
         if (
             not isinstance(v, (list, tuple))

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
-from lensopt.experiment.loop import TEXT_HEIGHT_PX
+from lensopt.experiment.loop import TEXT_HEIGHT_PX, is_mirrored
 from lensopt.store import RankingTrialRecord
 
 PROGRESS_MARGIN_PX = 2 * TEXT_HEIGHT_PX
@@ -108,6 +108,7 @@ class RankingLoop(LetterLineLoop):
             height=TEXT_HEIGHT_PX,
             color="black",
             autoLog=False,
+            flipHoriz=is_mirrored(win),
             pos=(0, -win.size[1] / 2 + PROGRESS_MARGIN_PX),
         )
 

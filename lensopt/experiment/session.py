@@ -33,7 +33,7 @@ from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import certainty_line, closing_screen, end_point, prescription_lines
 from lensopt.experiment.keyboard import KeyboardSource
-from lensopt.experiment.loop import stop_message
+from lensopt.experiment.loop import MIRROR_VIEW_SCALE, stop_message
 from lensopt.experiment.modes import answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.refraction.phoropter import round_to_step
@@ -164,7 +164,7 @@ def _open_window(protocol: Protocol, fullscreen: bool):
     if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
         pos = (0, 0)  # the console goes to its right
     try:
-        return visual.Window(
+        win = visual.Window(
             size=list(protocol.display.window_size_px),
             pos=None if pos is None else list(pos),
             screen=screens.patient,
@@ -176,12 +176,16 @@ def _open_window(protocol: Protocol, fullscreen: bool):
             allowGUI=not fullscreen,
             checkTiming=False,
             winType="pyglet",
+            viewScale=list(MIRROR_VIEW_SCALE) if protocol.display.mirror else None,
         )
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
         raise LensoptError(
             f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
             "check DISPLAY or run under xvfb-run"
         ) from None
+    if protocol.display.mirror:
+        win.flip()  # legacy GL applies the view scale at a flip: without one the first frame is not mirrored
+    return win
 
 
 def wants_console(protocol: Protocol) -> bool:

@@ -22,7 +22,16 @@ from lensopt import __version__
 from lensopt.errors import LensoptError
 
 #: Subcommand modules, in the order ``lensopt --help`` lists them.
-COMMAND_MODULES = ("simulate", "run", "sessions", "dashboard", "print_record", "bench", "hyperparameters")
+COMMAND_MODULES = (
+    "simulate",
+    "run",
+    "calibrate",
+    "sessions",
+    "dashboard",
+    "print_record",
+    "bench",
+    "hyperparameters",
+)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -306,7 +306,10 @@ class RankingSection:
 
 @dataclass(frozen=True)
 class CalibrationSection:
-    distance_cm: float
+    """The screen: its numbers, or a PsychoPy Monitor Center ``monitor`` (``lensopt calibrate``),
+    whose viewing distance is used unless ``distance_cm`` is given (0: the monitor's)."""
+
+    distance_cm: float = 0.0
     monitor: str = ""
     screen_width_cm: float = 0.0
     screen_width_px: int = 0
@@ -314,7 +317,10 @@ class CalibrationSection:
     min_stroke_px: float = 1.0
 
     def __post_init__(self):
-        _number(self, "distance_cm", 5.0, 100_000.0)
+        if not self.monitor and isinstance(self.distance_cm, (int, float)) and self.distance_cm == 0:
+            raise ValueError("distance_cm is required unless the protocol names a monitor (lensopt calibrate)")
+        if not (self.monitor and isinstance(self.monitor, str) and self.distance_cm == 0):
+            _number(self, "distance_cm", 5.0, 100_000.0)
         _number(self, "min_stroke_px", 0.1, 100.0)
         if not isinstance(self.monitor, str):
             raise ValueError(f"monitor must be a PsychoPy Monitor Center name, got {self.monitor!r}")

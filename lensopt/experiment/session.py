@@ -92,7 +92,8 @@ def calibration_from_protocol(protocol: Protocol) -> Calibration:
     """The protocol's calibration: its numbers, or a PsychoPy Monitor Center monitor."""
     c = protocol.calibration
     if c.monitor:
-        return Calibration.from_monitor(c.monitor, distance_cm=c.distance_cm, min_stroke_px=c.min_stroke_px)
+        distance = {"distance_cm": c.distance_cm} if c.distance_cm else {}  # 0: the monitor's own
+        return Calibration.from_monitor(c.monitor, min_stroke_px=c.min_stroke_px, **distance)
     return Calibration(
         screen_width_cm=c.screen_width_cm,
         screen_width_px=c.screen_width_px,

@@ -85,6 +85,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 BASE_ARGV = {
     ("simulate",): ["simulate", "--json", "--trials", "2"],
     ("run",): ["run", "--protocol", str(DEMO_PROTOCOL), "--participant", "F", "--db", "{tmp}/run.db"],
+    ("calibrate",): ["calibrate", "--name", "fuzz", "--bar-cm", "20", "--distance-cm", "300"],
     ("export",): ["export", "1", "--db", "{tmp}/none.db"],
     ("dashboard",): ["dashboard", "1", "--db", "{tmp}/none.db"],
     ("print",): ["print", "1", "--db", "{tmp}/none.db", "--out", "{tmp}/rx.pdf"],

@@ -1,0 +1,90 @@
+"""``lensopt calibrate``'s command line: scripted answers on stdin, and bad input in one line, exit 2."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+needs_display = pytest.mark.skipif(
+    not os.environ.get("DISPLAY"), reason="needs an X display: run under xvfb-run -a -s '-screen 0 1920x1080x24'"
+)
+
+
+def _calibrate(home, *args, stdin="", display=True):
+    env = {**os.environ, "HOME": str(home)}
+    if not display:
+        env.pop("DISPLAY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "lensopt", "calibrate", *map(str, args)],
+        cwd=REPO,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _refused(done) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+def _monitor(home, name):
+    path = home / ".psychopy3" / "monitors" / f"{name}.json"
+    return next(iter(json.loads(path.read_text()).values())) if path.exists() else None
+
+
+@needs_display
+def test_the_lengths_typed_on_stdin_are_stored_as_a_psychopy_monitor(tmp_path):
+    done = _calibrate(tmp_path, "--name", "lane-2", "--bar-px", 600, stdin="30,0\n400\n")
+    assert done.returncode == 0, done.stderr
+    monitor = _monitor(tmp_path, "lane-2")
+    width_px = monitor["sizePix"][0]
+    assert monitor["width"] == pytest.approx(30.0 * width_px / 600) and monitor["distance"] == 400.0
+    assert 'monitor = "lane-2"' in done.stdout
+
+
+@needs_display
+@pytest.mark.parametrize("stdin", ["abc\n300\n", "20\n-5\n", "0\n300\n", "20\n", ""])
+def test_a_bad_typed_length_is_one_line_and_stores_nothing(tmp_path, stdin):
+    line = _refused(_calibrate(tmp_path, "--name", "bad", stdin=stdin))
+    assert "cm" in line or "stdin" in line, line
+    assert _monitor(tmp_path, "bad") is None
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--bar-cm", "0", "--distance-cm", "300"], "--bar-cm"),
+        (["--bar-cm", "-20", "--distance-cm", "300"], "--bar-cm"),
+        (["--bar-cm", "20", "--distance-cm", "0"], "--distance-cm"),
+        (["--bar-cm", "20", "--distance-cm", "nan"], "--distance-cm"),
+        (["--bar-px", "0"], "--bar-px"),
+        (["--screen", "-1"], "--screen"),
+    ],
+)
+def test_a_non_positive_length_is_refused_before_any_window(tmp_path, args, option):
+    line = _refused(_calibrate(tmp_path, *args, display=False))
+    assert option in line, line
+
+
+def test_without_a_display_calibrate_says_so_in_one_line(tmp_path):
+    line = _refused(_calibrate(tmp_path, "--bar-cm", "20", "--distance-cm", "300", display=False))
+    assert "display" in line.lower(), line
+    assert _monitor(tmp_path, "lensopt") is None
+
+
+@needs_display
+def test_a_bar_wider_than_the_screen_or_a_too_close_distance_is_refused(tmp_path):
+    assert "wider" in _refused(_calibrate(tmp_path, "--bar-px", 100_000, "--bar-cm", 20, "--distance-cm", 300))
+    assert "distance_cm" in _refused(_calibrate(tmp_path, "--bar-cm", 20, "--distance-cm", 1))
+    assert "name" in _refused(_calibrate(tmp_path, "--name", "../x", "--bar-cm", 20, "--distance-cm", 300))
+    stored = {p.stem for p in (tmp_path / ".psychopy3" / "monitors").glob("*.json")}
+    assert stored <= {"testMonitor"}, stored  # PsychoPy's own default monitor only

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import stat
 import sys
 import time
 
@@ -109,11 +111,25 @@ def format_table(infos) -> str:
     return "\n".join(lines)
 
 
+def _warn_if_readable_by_others(path) -> None:
+    """One stderr line when the database can be read by its group or everyone (it holds patient data)."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return
+    if mode & (stat.S_IRGRP | stat.S_IROTH):
+        print(
+            f"warning: {path} is readable by other users (mode {mode:04o}); make it private with `chmod 600 {path}`",
+            file=sys.stderr,
+        )
+
+
 def list_sessions(args) -> int:
     """Handler of ``lensopt sessions``."""
     with _open_readonly(args.db) as store:
         infos = store.sessions()
         path = store.path
+    _warn_if_readable_by_others(path)
     if args.json:
         print(json.dumps([dataclasses.asdict(i) for i in infos], indent=2))
     elif not infos:

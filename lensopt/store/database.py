@@ -93,6 +93,45 @@ def default_db_path() -> Path:
     return Path(data_home).expanduser() / "lensopt" / "sessions.db"
 
 
+#: Mode of a session database lensopt creates (owner read/write only): sessions hold participant
+#: ids and clinical results. SQLite gives its ``-wal`` and ``-shm`` files the database's mode.
+PRIVATE_FILE_MODE = 0o600
+
+#: Mode of a folder lensopt creates for a session database (owner only).
+PRIVATE_FOLDER_MODE = 0o700
+
+
+def _make_private_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each :data:`PRIVATE_FOLDER_MODE` whatever the
+    umask; folders that already exist are left as they are."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for new in reversed(missing):
+        try:
+            os.mkdir(new, PRIVATE_FOLDER_MODE)
+        except FileExistsError:  # another program made it first: its folder, its mode
+            continue
+        os.chmod(new, PRIVATE_FOLDER_MODE)
+
+
+def _create_private_file(path: Path) -> None:
+    """Create an empty ``path`` with :data:`PRIVATE_FILE_MODE` (whatever the umask) before SQLite
+    opens it; an existing file is left untouched. SQLite reads an empty file as an empty database;
+    if the file cannot be created, SQLite's own open reports why."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    except OSError:  # FileExistsError: someone's database (or another start's); others: SQLite says
+        return
+    try:
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+    finally:
+        os.close(fd)
+
+
 class SessionStore:
     """Sessions and trials in one SQLite file.
 
@@ -135,11 +174,12 @@ class SessionStore:
             target, options["uri"] = self.path.resolve().as_uri() + "?mode=ro", True
         else:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                _make_private_folders(self.path.parent)
             except OSError as exc:
                 raise StoreError(
                     f"cannot create the folder for {self.path} ({exc.strerror}); use --db to choose another file"
                 ) from None
+            _create_private_file(self.path)
             target = str(self.path)
         with self._translating():
             self._conn = sqlite3.connect(target, **options)

@@ -36,10 +36,14 @@ import dataclasses
 import io
 import json
 import os
+import stat
 
 from lensopt import __version__
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND, DuelTrialRecord, SessionInfo, TrialRecord
 from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
+
+#: Mode of an export file (owner read/write only, whatever the umask): it holds patient data.
+EXPORT_FILE_MODE = 0o600
 
 #: Export formats.
 FORMATS = ("csv", "json", "psychopy")
@@ -147,7 +151,10 @@ def write_export(text: str, out) -> None:
         out.write(text)
         return
     try:
-        with open(os.fspath(out), "w", encoding="utf-8", newline="") as handle:
+        fd = os.open(os.fspath(out), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, EXPORT_FILE_MODE)
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            if stat.S_ISREG(os.fstat(fd).st_mode):  # never a terminal or a pipe given as the output
+                os.fchmod(fd, EXPORT_FILE_MODE)
             handle.write(text)
     except OSError as exc:
         raise ValueError(f"cannot write the export to {out} ({exc.strerror}); choose another --output") from None

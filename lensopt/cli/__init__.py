@@ -71,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     prog = " ".join(filter(None, ("lensopt", args.command, getattr(args, "bench_command", None))))
     try:
         return int(args.handler(args) or 0)
+    except BrokenPipeError:  # the reader went away (`lensopt sessions --json | head`): nothing to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
+        return 0
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; everything answered so far is saved", file=sys.stderr)
         return 130

@@ -8,7 +8,7 @@ centred on the line of sight it is ``2 · distance_cm · tan(θ / 2)`` cm tall, 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
@@ -83,7 +83,20 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: dict) -> Calibration:
-        return cls(**data)
+        """The calibration ``to_dict`` wrote; a one-line :class:`CalibrationError` naming what is wrong
+        otherwise (not a table, an unknown or a missing field, a bad value)."""
+        if not isinstance(data, dict):
+            raise CalibrationError(f"a calibration must be a table of its fields, got {type(data).__name__}")
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise CalibrationError(
+                f"unknown calibration field(s) {', '.join(unknown)}; the fields are {', '.join(names)}"
+            )
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise CalibrationError(f"incomplete calibration: {exc}") from None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -274,7 +274,18 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"session {info.session_id} is a {info.kind} session but its protocol asks for "
                 f"{protocol.feedback_mode} feedback; it cannot be resumed"
             )
-        calibration = Calibration.from_dict(info.calibration)
+        if not info.optimizer_settings:
+            raise StoreError(
+                f"session {info.session_id} stored no optimizer settings, so it cannot be resumed; "
+                f"export its answers with `lensopt export {info.session_id}`"
+            )
+        try:
+            calibration = Calibration.from_dict(info.calibration)
+        except CalibrationError as exc:
+            raise StoreError(
+                f"the stored calibration of session {info.session_id} cannot be read ({exc}); it cannot be "
+                f"resumed: export its answers with `lensopt export {info.session_id}`"
+            ) from None
         seed, participant = info.seed, info.participant
         records = mode.stored_trials(store, info.session_id)
         optimizer = mode.rebuild_optimizer(info.optimizer_settings, records, protocol.session.eyes[0])

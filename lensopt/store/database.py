@@ -64,6 +64,18 @@ RETRY_MAX_PAUSE_S = 0.1
 MAX_SEED = 2**63 - 1
 
 
+def _stored_json(text, what: str):
+    """``text`` read as the JSON lensopt wrote; a one-line :class:`StoreError` naming ``what`` if it is
+    not (the file was changed by another program)."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(
+            f"{what} is not the JSON lensopt wrote ({exc}); the database was changed by another program: "
+            "restore it from a copy"
+        ) from None
+
+
 class DatabaseLockedError(StoreError):
     """Another program holds the database's write lock for longer than the busy timeout."""
 
@@ -500,9 +512,9 @@ class SessionStore:
                 updated_at=row[5],
                 seed=row[6],
                 software_version=row[7],
-                protocol=json.loads(row[8]),
-                calibration=json.loads(row[9]),
-                optimizer_settings=json.loads(row[10]),
+                protocol=_stored_json(row[8], f"the stored protocol of session {row[0]}"),
+                calibration=_stored_json(row[9], f"the stored calibration of session {row[0]}"),
+                optimizer_settings=_stored_json(row[10], f"the stored optimizer settings of session {row[0]}"),
                 n_trials=row[11],
                 result=results[row[0]][0] if row[0] in results else None,
                 results=tuple(results.get(row[0], ())),
@@ -575,7 +587,7 @@ class SessionStore:
                 rt_s=row[7],
                 presented_at=row[8],
                 answered_at=row[9],
-                extra=json.loads(row[10]),
+                extra=_stored_json(row[10], f"the extra data of trial {row[0]} of session {session_id}"),
                 axis_deg=row[11],
                 void=bool(row[12]),
                 eye=row[13],
@@ -595,7 +607,12 @@ class SessionStore:
                 f"SELECT {self._select['duel_trials']} FROM duel_trials WHERE session_id = ? AND idx > ? ORDER BY idx",
                 (session_id, since_index),
             ).fetchall()
-        return [DuelTrialRecord(*row[:-1], extra=json.loads(row[-1])) for row in rows]
+        return [
+            DuelTrialRecord(
+                *row[:-1], extra=_stored_json(row[-1], f"the extra data of duel {row[0]} of session {session_id}")
+            )
+            for row in rows
+        ]
 
     def ranking_trials(self, session_id: int, since_index: int = 0) -> list[RankingTrialRecord]:
         """The session's rankings with index > ``since_index``, in index order (none in another

@@ -69,3 +69,95 @@ def test_a_double_dash_as_a_value_is_refused_not_handed_on_as_an_empty_list(caps
 @pytest.mark.parametrize("value", ["4294967296", "10000000000000000000000"])
 def test_a_whole_number_beyond_any_count_is_refused_by_every_option(capsys, value):
     assert "--seeds: must be at most 4294967295 in size" in _refused(capsys, ["bench", "functions", f"--seeds={value}"])
+
+
+# --- stored data changed by another program: one line naming the session, nothing changed --------
+
+
+def _stored_session(tmp_path) -> Path:
+    """A finished letter session of three trials, written through the store as lensopt run does."""
+    from lensopt.experiment.calibration import Calibration
+    from lensopt.experiment.protocol import load_protocol
+    from lensopt.refraction import RefractionOptimizer
+    from lensopt.store import SessionStore, TrialRecord
+
+    repo = Path(__file__).resolve().parents[2]
+    protocol = load_protocol(repo / "protocols" / "demo-simulated.toml")
+    calibration = Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=400.0)
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session(
+            "P", protocol.to_dict(), calibration.to_dict(), RefractionOptimizer().settings_dict(), 0
+        )
+        for i in (1, 2, 3):
+            store.append_trial(sid, TrialRecord(i, 0.5, -0.5, 0.3, "K", "K", True, 0.5, 10.0 + i, 10.5 + i))
+    return path
+
+
+def _tamper(path, sql, value):
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(sql, (value,))
+    conn.close()
+
+
+def _content(path) -> list[str]:
+    """The database's rows and layout as SQL (its bytes move when SQLite checkpoints its log)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "sql, value, argv, message",
+    [
+        (
+            "UPDATE sessions SET calibration = ?",
+            '{"foo": 1}',
+            ["run", "--resume", "1"],
+            "the stored calibration of session 1 cannot be read (unknown calibration field(s) foo",
+        ),
+        (
+            "UPDATE sessions SET optimizer_settings = ?",
+            "{}",
+            ["run", "--resume", "1"],
+            "session 1 stored no optimizer settings, so it cannot be resumed",
+        ),
+        (
+            "UPDATE trials SET extra = ?",
+            "{bad",
+            ["export", "1"],
+            "the extra data of trial 1 of session 1 is not the JSON lensopt wrote",
+        ),
+    ],
+)
+def test_stored_data_changed_by_another_program_is_one_line_and_leaves_the_file(
+    capsys, tmp_path, sql, value, argv, message
+):
+    path = _stored_session(tmp_path)
+    _tamper(path, sql, value)
+    before = _content(path)
+    line = _refused(capsys, [*argv, "--db", str(path)])
+    assert message in line, line
+    assert _content(path) == before
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback(tmp_path):
+    """``lensopt sessions --json | head -c 1``: the pipe closes early; no BrokenPipeError, exit 0."""
+    import subprocess
+    import sys
+
+    path = _stored_session(tmp_path)
+    lensopt = [sys.executable, "-m", "lensopt", "sessions", "--json", "--db", str(path)]
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    done = subprocess.run(lensopt, stdout=reader.stdin, stderr=subprocess.PIPE, text=True, timeout=120)
+    reader.stdin.close()
+    reader.wait(timeout=30)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 0

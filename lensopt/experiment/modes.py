@@ -27,6 +27,7 @@ from lensopt.experiment.ranking_loop import RankingLoop
 from lensopt.modes.base import FeedbackMode, answered, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.store import DuelTrialRecord, RankingTrialRecord, TrialRecord
 
 
 def check_consecutive(records) -> None:
@@ -70,6 +71,8 @@ class Mode:
     """
 
     feedback: FeedbackMode
+    #: The store's record of one answered trial of this mode (a rescue file's lines are read as it).
+    record_type: type
     line_section: str | None = None
 
     @property
@@ -140,6 +143,7 @@ class LettersMode(Mode):
     (sphere, cylinder and axis in a box around it)."""
 
     feedback = get_mode("letters")
+    record_type = TrialRecord
 
     def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
         start = protocol.start
@@ -185,6 +189,7 @@ class DuelMode(Mode):
     """Two lenses, a line of letters, "one or two — or the same?" (``DuelRefractionOptimizer``)."""
 
     feedback = get_mode("duel")
+    record_type = DuelTrialRecord
     line_section = "duel"
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
@@ -207,6 +212,7 @@ class RankingMode(Mode):
     (``RankingRefractionOptimizer``)."""
 
     feedback = get_mode("ranking")
+    record_type = RankingTrialRecord
     line_section = "ranking"
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):

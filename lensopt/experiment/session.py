@@ -132,6 +132,55 @@ def _recorder(store, session_id: int, rescue_path: Path, append: Callable | None
     return record
 
 
+def rescue_path(db_path, session_id: int) -> Path:
+    """The rescue file of session ``session_id``: the answers the store refused (:func:`_recorder`)."""
+    return Path(f"{db_path}.session-{session_id}.unsaved.jsonl")
+
+
+def recover_rescued(store, mode, session_id: int, path: Path, log) -> int:
+    """Store the answers kept in the rescue file ``path`` (each one refused by a locked or failing
+    database while the session ran) and return how many were added. Idempotent: an answer already
+    stored (same trial number, same record) is skipped; one that contradicts the stored trial of its
+    number, or leaves a gap, is refused in one line and nothing is changed. The file is then renamed
+    ``….recovered.jsonl`` (kept: data is never deleted)."""
+    if not path.exists():
+        return 0
+    stored = {record.index: record for record in mode.stored_trials(store, session_id)}
+    record_type = type(next(iter(stored.values()))) if stored else None
+    rescued = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            kind = record_type or mode.record_type
+            rescued.append(kind(**data))
+        except (TypeError, ValueError) as exc:
+            raise StoreError(
+                f"line {n} of the rescue file {path} cannot be read ({exc}); move it aside to resume"
+            ) from None
+    added = 0
+    for record in sorted(rescued, key=lambda r: r.index):
+        if record.index in stored:
+            if stored[record.index] != record:
+                raise StoreError(
+                    f"the rescue file {path} holds another answer for trial {record.index} than the database; "
+                    "check which is right and move the file aside to resume"
+                )
+            continue
+        if record.index != len(stored) + 1:
+            raise StoreError(
+                f"the rescue file {path} holds trial {record.index} but the database ends at trial {len(stored)}; "
+                "move the file aside to resume"
+            )
+        mode.append(store, session_id, record)
+        stored[record.index] = record
+        added += 1
+    path.rename(path.with_name(path.name.replace(".unsaved.jsonl", ".recovered.jsonl")))
+    log(f"recovered {added} answer(s) of session {session_id} from {path} (kept as ….recovered.jsonl)")
+    return added
+
+
 def _no_display_error(detail: str) -> LensoptError:
     """The one line for a machine where no PsychoPy window can open (no X display, a dead one)."""
     return LensoptError(
@@ -287,6 +336,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"resumed: export its answers with `lensopt export {info.session_id}`"
             ) from None
         seed, participant = info.seed, info.participant
+        recover_rescued(store, mode, info.session_id, rescue_path(request.db_path, info.session_id), log)
         records = mode.stored_trials(store, info.session_id)
         optimizer = mode.rebuild_optimizer(info.optimizer_settings, records, protocol.session.eyes[0])
         if request.protocol_path is not None:
@@ -459,9 +509,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         if request.dashboard:
             _launch_dashboard(session_id, request.db_path, log)
         responses = responses if responses is not None else _responses_for(protocol, seed, win)
-        record = _recorder(
-            store, session_id, Path(f"{request.db_path}.session-{session_id}.unsaved.jsonl"), mode.append
-        )
+        record = _recorder(store, session_id, rescue_path(request.db_path, session_id), mode.append)
         console = None if console_win is None else ClinicianConsole(console_win)
         end_points = []
         for eye in eyes:

@@ -1,0 +1,77 @@
+"""Rescued answers recovered (issue 19): the database locks mid-session, the answer goes to the rescue
+file, and ``--resume`` stores it (once) before the session goes on."""
+
+import pytest
+
+from experiment_helpers import needs_display
+from lensopt.errors import StoreError
+from lensopt.experiment.session import RunRequest, rescue_path, run_session
+from lensopt.store import DatabaseLockedError, SessionStore
+
+pytestmark = needs_display
+
+
+def test_an_answer_refused_by_a_locked_database_is_recovered_on_resume(tmp_path, window, fast_protocol, monkeypatch):
+    db, lines = tmp_path / "s.db", []
+    original = SessionStore.append_trial
+
+    def locked_at_trial_3(self, session_id, record):
+        if record.index == 3:
+            raise DatabaseLockedError("the session database is locked by another program")
+        return original(self, session_id, record)
+
+    monkeypatch.setattr(SessionStore, "append_trial", locked_at_trial_3)
+    request = RunRequest(
+        db_path=db, protocol_path=fast_protocol, participant="P", observer="simulated", seed=5, trials=6
+    )
+    with pytest.raises(StoreError, match=r"trial 3 was saved to .*unsaved\.jsonl"):
+        run_session(request, log=lines.append, window=window)
+    monkeypatch.setattr(SessionStore, "append_trial", original)
+    with SessionStore(db, readonly=True) as store:
+        (info,) = store.sessions()
+        assert [t.index for t in store.trials(info.session_id)] == [1, 2]
+    rescue = rescue_path(db, info.session_id)
+    assert rescue.exists()
+
+    outcome = run_session(RunRequest(db_path=db, resume=info.session_id), log=lines.append, window=window)
+    assert outcome.status == "finished" and outcome.n_trials == 6
+    assert any(f"recovered 1 answer(s) of session {info.session_id}" in line for line in lines)
+    assert not rescue.exists() and rescue.with_name(rescue.name.replace("unsaved", "recovered")).exists()
+
+    # the same session run without the lock: the rescued answer is the one it gave, and the rest follows
+    twin = run_session(
+        RunRequest(
+            db_path=tmp_path / "twin.db",
+            protocol_path=fast_protocol,
+            participant="P",
+            observer="simulated",
+            seed=5,
+            trials=6,
+        ),
+        log=lambda line: None,
+        window=window,
+    )
+    with SessionStore(db, readonly=True) as a, SessionStore(tmp_path / "twin.db", readonly=True) as b:
+        mine, theirs = a.trials(info.session_id), b.trials(twin.session_id)
+    key = lambda t: (t.index, t.sphere_d, t.cylinder_d, t.letter_logmar, t.letter, t.response, t.correct)  # noqa: E731
+    assert [key(t) for t in mine[:3]] == [key(t) for t in theirs[:3]]
+
+
+def test_a_rescue_file_that_contradicts_the_database_is_refused_in_one_line(tmp_path, window, fast_protocol):
+    db = tmp_path / "s.db"
+    first = run_session(
+        RunRequest(db_path=db, protocol_path=fast_protocol, participant="P", observer="simulated", seed=5, trials=3),
+        log=lambda line: None,
+        window=window,
+    )
+    with SessionStore(db, readonly=True) as store:
+        stored = store.trials(first.session_id)[-1]
+    import dataclasses
+    import json
+
+    wrong = dataclasses.replace(stored, letter_logmar=stored.letter_logmar + 0.1)
+    rescue_path(db, first.session_id).write_text(json.dumps(dataclasses.asdict(wrong)) + "\n")
+    with pytest.raises(StoreError, match=r"holds another answer for trial 3 than the database"):
+        run_session(RunRequest(db_path=db, resume=first.session_id, trials=4), log=lambda line: None, window=window)
+    with SessionStore(db, readonly=True) as store:
+        assert store.trials(first.session_id)[-1] == stored and store.session(first.session_id).n_trials == 3

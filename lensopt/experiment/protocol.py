@@ -336,6 +336,8 @@ def load_protocol(path: str | Path) -> Protocol:
         ) from None
     except IsADirectoryError:
         raise ProtocolError(f"protocol {path} is a directory; give a .toml file") from None
+    except PermissionError:
+        raise ProtocolError(f"protocol file {path} cannot be read (permission denied); check its permissions") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
     return protocol_from_dict(data, source=str(path))

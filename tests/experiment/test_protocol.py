@@ -199,3 +199,20 @@ def test_the_letters_mode_builds_its_optimizer_with_the_protocols_answer_model_a
     assert settings["stop"] == {"confidence": 0.9, "min_trials": 15, "max_trials": 150}
     plain = load_protocol(DEMO_PROTOCOL)
     assert mode_for(plain).new_optimizer(plain, seed=3, letter_bounds_logmar=(-0.3, 1.0)).stop is None
+
+
+def test_an_unreadable_protocol_is_one_line_naming_the_file(tmp_path, monkeypatch):
+    """Permission denied (root reads a mode-000 file anyway, so the refusal is simulated)."""
+    import lensopt.experiment.protocol as protocol_module
+    from lensopt.errors import ProtocolError
+
+    path = tmp_path / "p.toml"
+    path.write_text("[protocol]\n")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(protocol_module, "open", denied, raising=False)
+    with pytest.raises(ProtocolError, match=r"protocol file .*p\.toml cannot be read \(permission denied\)") as caught:
+        protocol_module.load_protocol(path)
+    assert "\n" not in str(caught.value)

@@ -77,11 +77,27 @@ def _created(unix_s: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
 
 
+#: The confidence a stored prescription is measured against when its protocol has no ``[stop]``
+#: (the experiment's own default, :data:`lensopt.stopping.DEFAULT_STOP_CONFIDENCE`).
+DEFAULT_TARGET_CONFIDENCE = 0.95
+
+
 def _prescriptions(info) -> str:
-    """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``."""
+    """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``; one
+    whose confidence fell short of its protocol's ``[stop] confidence`` says so (``(confidence 0.62 <
+    0.95)``), as the session's closing screen did: it is the model's best guess, not a prescription."""
     if not info.results:
         return "-"
-    return "; ".join(f"{r.eye} {r.prescription}" if r.eye else r.prescription for r in info.results)
+    stop = (info.protocol or {}).get("stop") or {}
+    target = float(stop.get("confidence", DEFAULT_TARGET_CONFIDENCE))
+
+    def text(r) -> str:
+        rx = f"{r.eye} {r.prescription}" if r.eye else r.prescription
+        if r.confidence is not None and r.confidence < target:
+            rx += f" (confidence {r.confidence:.2f} < {target:.2f})"
+        return rx
+
+    return "; ".join(text(r) for r in info.results)
 
 
 def format_table(infos) -> str:

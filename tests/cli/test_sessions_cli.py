@@ -66,12 +66,29 @@ def test_sessions_shows_the_eye_and_the_prescription_of_each_eye(tmp_path, capsy
     with SessionStore(path) as store:
         sid = store.create_session("P003", {"session": {"eye": "OU"}}, {}, {"rule": "bracket-ald"}, 5)
         for eye, rx in (("OD", "-1.25 / -0.75 x 170"), ("OS", "-2.00 DS")):
-            store.set_result(sid, ResultRecord(rx, -1.25, -0.75, 170.0, 0.0, 0.9, 30, eye=eye))
+            store.set_result(sid, ResultRecord(rx, -1.25, -0.75, 170.0, 0.0, 0.97, 30, eye=eye))
         store.set_status(sid, "finished")
     assert main(["sessions", "--db", str(path)]) == 0
     row = capsys.readouterr().out.splitlines()[1]
     assert row.split()[:5] == ["1", "P003", "letters", "OU", "finished"]
     assert row.endswith("OD -1.25 / -0.75 x 170; OS -2.00 DS")
+
+
+@pytest.mark.parametrize("stop, marked", [({}, "(confidence 0.62 < 0.95)"), ({"confidence": 0.6}, None)])
+def test_a_prescription_short_of_its_protocols_confidence_is_marked(tmp_path, capsys, stop, marked):
+    """A stored prescription below the session's ``[stop] confidence`` (0.95 without one) is the
+    model's best guess, not a prescription: the listing says so."""
+    from lensopt.store import ResultRecord
+
+    path = tmp_path / "low.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P004", {"stop": stop} if stop else {}, {}, {"rule": "bracket-ald"}, 5)
+        store.set_result(sid, ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.0, 0.62, 12))
+        store.set_status(sid, "finished")
+    assert main(["sessions", "--db", str(path)]) == 0
+    row = capsys.readouterr().out.splitlines()[1]
+    expected = "-1.25 / -0.75 x 170" + (f" {marked}" if marked else "")
+    assert row.endswith(expected), row
 
 
 def test_sessions_json_lists_every_session(db, capsys):

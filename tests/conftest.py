@@ -1,6 +1,9 @@
 """Shared test settings: Qt renders offscreen; PsychoPy needs an X display (xvfb-run)."""
 
 import os
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -18,3 +21,26 @@ else:
     _hypothesis_settings.register_profile("default", max_examples=25, deadline=None, derandomize=True, database=None)
     _hypothesis_settings.register_profile("nightly", max_examples=1000, deadline=None, database=None)
     _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+#: A real session database of schema 4 (written by ``lensopt run`` before schema 5), kept as its SQL
+#: text with its pragmas (``tests/store/data/schema-4-letters.sql``): git holds no database file.
+SCHEMA_4_SQL = Path(__file__).parent / "store" / "data" / "schema-4-letters.sql"
+
+
+def _build_schema_4_database(path) -> Path:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(SCHEMA_4_SQL.read_text(encoding="utf-8"))
+    finally:
+        conn.close()
+    return Path(path)
+
+
+@pytest.fixture
+def make_schema_4_database():
+    """``make(path)``: the schema-4 session database built at ``path`` from its SQL (rows, layout and
+    pragmas exactly as the file ``lensopt run`` wrote)."""
+    return _build_schema_4_database

@@ -5,7 +5,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from lensopt.store.export import export_session
 
 pytestmark = needs_display
 
-OLD_DB = REPO / "tests" / "store" / "data" / "schema-4-letters.db"
+OLD_DATA = REPO / "tests" / "store" / "data"
 
 PRESCRIPTION_FIELDS = {
     **FAST,
@@ -138,10 +137,10 @@ def test_kill_9_then_resume_continues_a_prescription_session_as_the_uninterrupte
     assert "axis_deg" in header
 
 
-def test_a_session_stored_before_schema_5_resumes_as_its_optimizer_asks(tmp_path, window):
+def test_a_session_stored_before_schema_5_resumes_as_its_optimizer_asks(tmp_path, window, make_schema_4_database):
     db = tmp_path / "old.db"
-    shutil.copy(OLD_DB, db)
-    expected = json.loads((OLD_DB.parent / "schema-4-letters-next.json").read_text())
+    make_schema_4_database(db)
+    expected = json.loads((OLD_DATA / "schema-4-letters-next.json").read_text())
     lines = []
     outcome = run_session(RunRequest(db_path=db, resume=1, trials=13), log=lines.append, window=window)
     assert outcome.status == "finished" and outcome.n_trials == 13 and outcome.result is None

@@ -1,6 +1,6 @@
 """Schema 5: letter trials keep their axis, sessions their prescription; every older layout migrates.
 
-``data/schema-4-letters.db`` is a real database written by lensopt before schema 5 (``lensopt run
+``data/schema-4-letters.sql`` is a real database written by lensopt before schema 5 (``lensopt run
 --protocol demo-simulated --participant old-v4 --seed 7 --trials 12``), with its CSV export by that
 version (``schema-4-letters.csv``) and what its rebuilt optimizer then asked and reported
 (``schema-4-letters-next.json``).
@@ -10,7 +10,6 @@ import csv
 import dataclasses
 import io
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -32,7 +31,6 @@ from lensopt.store import (
 from lensopt.store.export import CSV_COLUMNS, export_session
 
 DATA = Path(__file__).parent / "data"
-OLD_DB = DATA / "schema-4-letters.db"
 
 DUEL = DuelTrialRecord(1, -1.25, 0.5, -1.0, 0.5, 0.3, "CDHKN", "same", 1.25, 1.7e9 + 1, 1.7e9 + 2.25)
 RANKING = RankingTrialRecord(1, ((-1.0, 0.0), (-0.5, 0.0), (0.0, -0.5)), 0.2, "CDHKN", (2, 0, 1), 2.0, 1.8e9, 1.8e9 + 2)
@@ -186,9 +184,9 @@ def test_a_trial_with_a_bad_axis_is_refused_before_the_database(field, value, me
         TrialRecord(1, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, **{field: value})
 
 
-def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(tmp_path):
+def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(tmp_path, make_schema_4_database):
     path = tmp_path / "old.db"
-    shutil.copy(OLD_DB, path)
+    make_schema_4_database(path)
     expected = json.loads((DATA / "schema-4-letters-next.json").read_text())
     assert user_version(path) == 4
     with SessionStore(path) as store:  # upgraded in place
@@ -222,10 +220,10 @@ def test_a_database_written_before_schema_5_loads_replays_and_exports_as_before(
 
 
 @pytest.mark.parametrize("fmt", ["csv", "psychopy", "json"])
-def test_a_database_written_before_schema_5_exports_read_only_in_every_format_untouched(tmp_path, fmt):
-    for suffix in ("", "-wal", "-shm"):
-        if (DATA / f"schema-4-letters.db{suffix}").exists():
-            shutil.copy(DATA / f"schema-4-letters.db{suffix}", tmp_path / f"old.db{suffix}")
+def test_a_database_written_before_schema_5_exports_read_only_in_every_format_untouched(
+    tmp_path, fmt, make_schema_4_database
+):
+    make_schema_4_database(tmp_path / "old.db")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     with SessionStore(tmp_path / "old.db", readonly=True) as store:
         text = export_session(store, 1, fmt)

@@ -2,16 +2,12 @@
 0600, whatever the umask; `lensopt sessions` warns once about a database others can read."""
 
 import os
-import shutil
 import stat
-from pathlib import Path
 
 import pytest
 
 from lensopt.cli import main
 from lensopt.store import SessionStore
-
-FIXTURE = Path(__file__).parent / "data" / "schema-4-letters.db"
 
 
 def mode(path) -> int:
@@ -51,9 +47,8 @@ def test_an_existing_folder_keeps_its_mode(tmp_path, umask_022):
     assert mode(folder) == 0o755
 
 
-def test_an_existing_database_keeps_its_mode(tmp_path, umask_022):
-    path = tmp_path / "schema-4.db"
-    shutil.copyfile(FIXTURE, path)  # never the fixture itself
+def test_an_existing_database_keeps_its_mode(tmp_path, umask_022, make_schema_4_database):
+    path = make_schema_4_database(tmp_path / "schema-4.db")
     os.chmod(path, 0o644)
     with SessionStore(path) as store:
         assert store.sessions()

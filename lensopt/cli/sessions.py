@@ -9,7 +9,8 @@ column is the eye tested (OD, OS, OU; ``-`` when the session named none).
 session, ``session_id`` first; JSON: one session's document, or an array of them); every session is
 read before anything is written, so an unknown id writes nothing.
 
-Both open the database read-only, so they are safe to run while an experiment is recording.
+Both open the database read-only, so they are safe to run while an experiment is recording, and also
+read a database in a folder the user cannot write (:mod:`lensopt.store.readonly`), writing nothing there.
 """
 
 from __future__ import annotations

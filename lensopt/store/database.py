@@ -18,6 +18,9 @@ Design (why each setting):
 - A busy timeout of a few seconds, then a one-line :class:`DatabaseLockedError`.
 - Read-only stores open the file with a ``mode=ro`` URI and ``query_only``; they never write,
   not even to migrate (older layouts are read as they are, see :mod:`lensopt.store.schema`).
+  In a folder the reader cannot write, where SQLite cannot create a WAL file's ``-shm`` index, the
+  file is read ``immutable=1`` if it holds everything (no ``-wal`` with frames beside it), and every
+  read checks that no program changed it meanwhile (:mod:`lensopt.store.readonly`).
 - Plain rows and JSON text, never pickles: a database outlives the software that wrote it.
 """
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from lensopt import __version__
 from lensopt.errors import StoreError
+from lensopt.store import readonly as readonly_folder
 from lensopt.store import schema
 from lensopt.store.records import (
     DUEL_KIND,
@@ -165,10 +169,23 @@ class SessionStore:
         self.timeout_s = float(timeout_s)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        #: The file as it was when opened ``immutable`` (:mod:`lensopt.store.readonly`), else None.
+        self._immutable_state: readonly_folder.FileState | None = None
         conn = self._connect()
         try:
-            with self._translating():
+            try:
                 self._select = self._prepare(conn)
+            except sqlite3.Error as exc:
+                if not (self.readonly and readonly_folder.needs_immutable(exc, self.path)):
+                    raise self._error(exc) from None
+                # a WAL file in a folder this user cannot write: read the file as it is, if it holds
+                # everything (no -wal with frames beside it), and check after every read that no
+                # program has changed it meanwhile
+                conn.close()
+                conn = self._connect(immutable=True)
+                with self._translating():
+                    self._select = self._prepare(conn)
+                self._check_immutable_unchanged()
         except BaseException:
             conn.close()
             self._conn = None
@@ -176,14 +193,19 @@ class SessionStore:
 
     # -- opening ------------------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, immutable: bool = False) -> sqlite3.Connection:
         options = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
         if self.readonly:
             if not self.path.is_file():
                 raise StoreError(
                     f"no session database at {self.path}; run a session first or use --db to choose another file"
                 )
-            target, options["uri"] = self.path.resolve().as_uri() + "?mode=ro", True
+            query = "?mode=ro"
+            if immutable:
+                state = readonly_folder.FileState.of(self.path)
+                readonly_folder.check_nothing_outside(self.path, state)
+                self._immutable_state, query = state, "?mode=ro&immutable=1"
+            target, options["uri"] = self.path.resolve().as_uri() + query, True
         else:
             try:
                 _make_private_folders(self.path.parent)
@@ -302,6 +324,17 @@ class SessionStore:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
+            self._check_immutable_unchanged()  # what was read is used only if no program wrote meanwhile
+
+    @property
+    def immutable(self) -> bool:
+        """Whether this read-only store reads its file as one nobody changes (``immutable=1``): a WAL
+        database in a folder this user cannot write (:mod:`lensopt.store.readonly`)."""
+        return self._immutable_state is not None
+
+    def _check_immutable_unchanged(self) -> None:
+        if self._immutable_state is not None:
+            readonly_folder.check_unchanged(self.path, self._immutable_state)
 
     def _require_session(self, conn: sqlite3.Connection, session_id: int) -> None:
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
@@ -667,7 +700,10 @@ class SessionStore:
                 raise StoreError(f"session store {self.path} is closed; open it again")
             with self._translating():
                 (version,) = self._conn.execute("PRAGMA data_version").fetchone()
-                return int(version) + self._conn.total_changes
+            # read immutable, the file's changes are not counted: a change is a one-line error, and a
+            # follower (the dashboard) opens the file again
+            self._check_immutable_unchanged()
+            return int(version) + self._conn.total_changes
 
     # -- lifetime -----------------------------------------------------------------------------
 
@@ -685,5 +721,5 @@ class SessionStore:
         self.close()
 
     def __repr__(self) -> str:
-        mode = "read-only" if self.readonly else "read-write"
+        mode = "read-only, immutable" if self.immutable else "read-only" if self.readonly else "read-write"
         return f"SessionStore({str(self.path)!r}, {mode})"

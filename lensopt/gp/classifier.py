@@ -192,6 +192,26 @@ class GPClassifier:
             return self.prior_mean + mean, var, dmean, dvar
         return mean_at(self.prior_mean, X) + mean, var, dmean + mean_gradient_at(self.prior_mean, X), dvar
 
+    def predict_latent_mean(self, X) -> np.ndarray:
+        """The latent mean ``(n,)`` alone: :meth:`predict_latent`'s first value, the same numbers,
+        without the variance's triangular solve (a search of the posterior mean's maximum)."""
+        X = self._validate_test(X)
+        if self.X_train_.shape[0] == 0:
+            return np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
+        return mean_at(self.prior_mean, X) + self.kernel_(self.X_train_, X).T @ self._posterior.alpha
+
+    def predict_latent_mean_with_gradient(self, X):
+        """``(mean (n,), dmean_dX (n, d))``: :meth:`predict_latent_with_gradient` without the variance."""
+        X = self._validate_test(X)
+        if self.X_train_.shape[0] == 0:
+            mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
+            return mean, np.zeros(X.shape) + mean_gradient_at(self.prior_mean, X)
+        mean = self.kernel_(self.X_train_, X).T @ self._posterior.alpha
+        dmean = np.einsum("mnd,n->md", self.kernel_.gradient_x(X, self.X_train_), self._posterior.alpha)
+        if isinstance(self.prior_mean, float):
+            return self.prior_mean + mean, dmean
+        return mean_at(self.prior_mean, X) + mean, dmean + mean_gradient_at(self.prior_mean, X)
+
     def prior_mean_at(self, X):
         """The prior mean ``m(X)`` ``(n,)`` (a constant or a :class:`lensopt.gp.mean.BowlMean`)."""
         X = _validate_X(X)

@@ -31,8 +31,9 @@ import time
 
 import numpy as np
 
-from lensopt.binary.optimizer import ContextualOptimizer, Query
+from lensopt.binary.optimizer import RECENT_INPUTS, ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec
+from lensopt.optimize import maximize_posterior_mean
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.bracket import BRACKET_RULE, most_informative
 from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
@@ -85,6 +86,10 @@ PLUS_PREFERENCE = 1.0
 #: 0.13–0.17, J0/J45 limits of agreement ±0.10 against ±0.15.
 BRACKET_STEPS_D = (0.35, 0.7)
 BRACKET_DIRECTIONS = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
+#: Kernel structures whose latent is affine in the letter size (``f(s, x) = w s + g(x)``), so that
+#: the bracketing rule predicts each lens at the two ends of the letter range only
+#: (:func:`lensopt.refraction.bracket.most_informative`'s ``affine``).
+AFFINE_LETTER_STRUCTURES = ("psychophysics", "acuity-bowl")
 #: Rules of the full prescription: the bracketing rule and every rule of the contextual optimizer.
 PRESCRIPTION_RULES = (BRACKET_RULE, *ALL_RULES)
 
@@ -107,6 +112,24 @@ STATE_FORMAT = "lensopt.prescription-state/1"
 #: ``settings_dict()["search"]``: marks stored settings as this optimizer's (a letter session of
 #: the full prescription), so a store rebuilds it rather than the two-parameter search.
 PRESCRIPTION_SEARCH = "prescription"
+
+
+class _TiltedMean:
+    """The plus-preferring objective ``μ(z) + t · z`` of a fitted model (``t`` zero on the letter
+    size) as :func:`lensopt.optimize.maximize_posterior_mean` maximizes it: the numbers of the
+    optimizer's own posterior-mean search over :class:`lensopt.binary.rules.TiltedObjective`, bit
+    for bit, without computing the latent's variance, which the mean's maximum does not need."""
+
+    def __init__(self, model, tilt: np.ndarray):
+        self.model = model
+        self.tilt = np.asarray(tilt, dtype=float)
+
+    def __call__(self, X):
+        return self.model.predict_latent_mean(X) + np.asarray(X, dtype=float) @ self.tilt
+
+    def value_and_gradient(self, X):
+        mean, dmean = self.model.predict_latent_mean_with_gradient(X)
+        return mean + np.asarray(X, dtype=float) @ self.tilt, dmean + self.tilt
 
 
 def prescription_kernel(started: bool = True) -> KernelSpec:
@@ -350,17 +373,46 @@ class PrescriptionOptimizer(TrialHistory):
         Under a travel limit (``reach``) each bracketing lens is first moved within reach of the
         lens set now, so a far optimum is approached step by step."""
         start = time.perf_counter()
-        centre = self._core.search_optimum()  # the tilted optimum
+        centre = self._search_optimum()  # the tilted optimum
         lenses = [
             self._reachable_lens(centre + step * np.asarray(direction), reach)
             for step in BRACKET_STEPS_D
             for direction in BRACKET_DIRECTIONS
         ]
         vectors = np.array([lens.power_vector().to_array() for lens in lenses])
-        chosen, letter_logmar, _ = most_informative(self.model, vectors, self.settings.context_bounds[0])
+        affine = self.settings.kernel.structure in AFFINE_LETTER_STRUCTURES
+        chosen, letter_logmar, _ = most_informative(self.model, vectors, self.settings.context_bounds[0], affine=affine)
         lens = lenses[chosen]
         self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return Trial(lens.sphere_d, lens.cylinder_d, letter_logmar, lens.axis_deg)
+
+    def _search_optimum(self) -> np.ndarray:
+        """The plus-preferring optimum the bracketing rule centres on: what
+        :meth:`ContextualOptimizer.search_optimum` returns (its candidates, random stream, tolerance
+        and single refinement; cached with it), searched on the posterior mean alone
+        (:class:`_TiltedMean`)."""
+        core, s = self._core, self.settings
+        context = core._upper_context()
+        key = ("argmax", tuple(context), True, s.search_tolerance, 1)
+
+        def compute():
+            tilt = np.zeros(s.n_context + s.n_system)
+            if s.objective_tilt is not None:
+                tilt[s.n_context :] = s.objective_tilt
+            recent = core.inputs[-RECENT_INPUTS:, s.n_context :]
+            objective = _TiltedMean(self.model, tilt)
+            return maximize_posterior_mean(
+                objective,
+                context,
+                s.system_bounds,
+                core._rng(1),
+                recent,
+                True,
+                tolerance=s.search_tolerance,
+                n_starts=1,
+            )
+
+        return core._cached(key, compute).copy()
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:

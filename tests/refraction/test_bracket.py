@@ -31,3 +31,41 @@ def test_the_most_informative_trial_is_the_best_of_a_dense_search():
     assert abs(letter_logmar - dense[best_letter]) <= 3.0 / 63
     assert bits == pytest.approx(values.max(), rel=0.01)
     assert bits == pytest.approx(model.bald(np.array([[letter_logmar, *lenses[chosen]]]))[0], rel=1e-12)
+
+
+def _prescription_session(n_trials=30, seed=5):
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+
+    patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=seed)
+    optimizer = PrescriptionOptimizer(seed=seed, start="-1.00 / -0.50 x 180")
+    for _ in range(n_trials):
+        trial = optimizer.ask()
+        optimizer.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
+    return optimizer
+
+
+def test_an_affine_model_scores_the_letter_grid_from_its_two_ends_as_the_grid_itself():
+    """The acuity-bowl kernel's latent is affine in the letter size: the bracketing step's shortcut
+    (two predictions per lens) gives the grid's own BALD to round-off, hence the same trial."""
+    optimizer = _prescription_session()
+    model, bounds = optimizer.model, optimizer.settings.context_bounds[0]
+    centre = optimizer.best().to_array()
+    lenses = centre + np.random.default_rng(1).normal(scale=0.5, size=(8, 3))
+    letters = np.linspace(*bounds, 64)
+    grid = np.column_stack([np.tile(letters, len(lenses)), np.repeat(lenses, len(letters), axis=0)])
+    direct = model.bald(grid).reshape(len(lenses), len(letters))
+    from lensopt.refraction.bracket import _AffineLetters
+
+    ends = _AffineLetters(model, lenses, bounds)
+    np.testing.assert_allclose(ends.bald(letters), direct, rtol=0, atol=1e-12)
+    mean, var = model.predict_latent(grid)
+    shortcut_mean, shortcut_var = ends.moments(letters)
+    np.testing.assert_allclose(shortcut_mean.ravel(), mean, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(shortcut_var.ravel(), var, rtol=0, atol=1e-12)
+    chosen, letter, bits = most_informative(model, lenses, bounds)
+    chosen_affine, letter_affine, bits_affine = most_informative(model, lenses, bounds, affine=True)
+    assert chosen_affine == chosen
+    assert letter_affine == pytest.approx(letter, abs=1e-9)
+    assert bits_affine == pytest.approx(bits, abs=1e-12)
+    assert bits_affine == pytest.approx(model.bald(np.array([[letter_affine, *lenses[chosen]]]))[0], abs=1e-12)

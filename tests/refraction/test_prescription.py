@@ -163,3 +163,13 @@ def test_a_travel_limit_is_saved_and_a_bad_one_refused():
     assert PrescriptionOptimizer.from_state(optimizer.to_state()).max_step_d == 0.5
     with pytest.raises(ValueError, match="max_step_d"):
         PrescriptionOptimizer(start=START, max_step_d=0.1)
+
+
+def test_the_bracketing_centre_is_the_optimizers_search_optimum_bit_for_bit():
+    """The bracketing rule searches its centre on the posterior mean alone (no variance): the same
+    numbers as the contextual optimizer's own search of the tilted optimum."""
+    patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=2)
+    optimizer = _session(patient, "-1.00 / -0.50 x 180", 25, seed=2)
+    centre = optimizer._search_optimum()
+    optimizer._core._cache.clear()
+    assert np.array_equal(centre, optimizer._core.search_optimum())

@@ -33,6 +33,9 @@ from lensopt.gp.kernels.base import DEFAULT_VARIANCE_BOUNDS, _BaseKernel
 
 _LN10 = math.log(10.0)
 
+#: Inputs of at least this many rows have their features kept between calls (:meth:`AcuityBowl._training_values`).
+_CACHE_MIN_ROWS = 8
+
 
 class AcuityBowl(_BaseKernel):
     """``θ φ(z) φ(z') + τ ψ̄(x)·ψ̄(x')`` with ``φ = s − log10(1 + |x − c|²)`` and
@@ -62,6 +65,12 @@ class AcuityBowl(_BaseKernel):
             )
         if not np.all(np.isfinite(self.centre)):
             raise ValueError(f"AcuityBowl: centre must be finite, got {centre!r}")
+        # the features' scales (√θ, √τ, …, √τ): a kernel's hyperparameters never change (with_theta
+        # builds a new kernel), so they are computed once
+        self._theta, self._tau = self.slope_variance, self.shift_variance
+        self._feature_scales = np.sqrt(np.concatenate([[self._theta], np.full(self.centre.size + 1, self._tau)]))
+        self._feature_scales.setflags(write=False)
+        self._values_cache: tuple | None = None
 
     def _structure_kwargs(self) -> dict:
         return {"centre": tuple(self.centre)}
@@ -75,25 +84,39 @@ class AcuityBowl(_BaseKernel):
         return float(self._value("shift_variance")[0])
 
     def _scales(self) -> np.ndarray:
-        n = self.centre.size
-        return np.sqrt(np.r_[self.slope_variance, np.full(n + 1, self.shift_variance)])
+        return self._feature_scales
+
+    def _offsets(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The letter size ``s``, the offset ``r = x − c`` and ``q = 1 + |r|²`` of the rows of ``X``."""
+        Z = self._cols(np.asarray(X, dtype=float))
+        r = Z[:, 1:] - self.centre
+        return Z[:, 0], r, 1.0 + np.sum(r**2, axis=1)
 
     def values(self, X) -> np.ndarray:
         """Scaled features ``(n, 2 + n_sys)``: ``√θ φ``, ``√τ ψ₀``, ``√τ ψ``."""
-        Z = self._cols(np.asarray(X, dtype=float))
-        s, r = Z[:, 0], Z[:, 1:] - self.centre
-        q = 1.0 + np.sum(r**2, axis=1)
+        s, r, q = self._offsets(X)
         F = np.empty((r.shape[0], r.shape[1] + 2))
         F[:, 0] = s - np.log(q) / _LN10
         F[:, 1] = 1.0 / q
         F[:, 2:] = r / q[:, None]
         return F * self._scales()
 
+    def _training_values(self, X) -> np.ndarray:
+        """:meth:`values` of a set of inputs the GP asks about again and again (its training
+        inputs, against every test point of a search): the last such set's features are kept and
+        reused while its rows are the same (compared by value, so a changed array is recomputed)."""
+        X = np.asarray(X, dtype=float)
+        if X.shape[0] < _CACHE_MIN_ROWS:
+            return self.values(X)
+        key = (X.shape, X.tobytes())
+        cached = self._values_cache
+        if cached is None or cached[0] != key:
+            cached = self._values_cache = (key, self.values(X))
+        return cached[1]
+
     def features(self, X) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`values` and their gradients ``(n, 2 + n_sys, n_active)`` in the active columns."""
-        Z = self._cols(np.asarray(X, dtype=float))
-        r = Z[:, 1:] - self.centre
-        q = 1.0 + np.sum(r**2, axis=1)
+        _, r, q = self._offsets(X)
         n, m = r.shape
         G = np.zeros((n, m + 2, m + 1))
         G[:, 0, 0] = 1.0
@@ -104,11 +127,13 @@ class AcuityBowl(_BaseKernel):
         return self.values(X), G * self._scales()[None, :, None]
 
     def _k(self, X, Y):
-        return self.values(X) @ self.values(Y).T
+        return self._training_values(X) @ self._training_values(Y).T
 
     def _diag(self, X):
-        F = self.values(X)
-        return np.einsum("ij,ij->i", F, F)
+        # |F|² = θ φ² + τ (1 + |r|²) / q² = θ φ² + τ / q
+        s, _, q = self._offsets(X)
+        phi = s - np.log(q) / _LN10
+        return self._theta * phi**2 + self._tau / q
 
     def _grad_theta(self, X):
         F = self.values(X)
@@ -117,10 +142,30 @@ class AcuityBowl(_BaseKernel):
         return self._select_free([slope[:, :, None], shift[:, :, None]])
 
     def _grad_x(self, X, Y):
-        _, G = self.features(X)
-        FY = self.values(Y)
-        return self._embed(np.einsum("nka,mk->nma", G, FY), X.shape[1])
+        # k(x, y) = √θ φ(x) F₀(y) + √τ (ψ₀(x) F₁(y) + ψ(x)·F₂(y)) with F = values(y); in x's offset r:
+        # ∂φ/∂r = −2r/(q ln10), ∂ψ₀/∂r = −2r/q², ∂ψ_k/∂r_l = δ_kl/q − 2 r_k r_l/q²
+        _, r, q = self._offsets(X)
+        FY = self._training_values(Y)
+        root_theta, root_tau = math.sqrt(self._theta), math.sqrt(self._tau)
+        n, m = r.shape
+        coef = (-2.0 * root_theta / (q * _LN10))[:, None] * FY[None, :, 0] + (-2.0 * root_tau / q**2)[:, None] * (
+            FY[None, :, 1] + r @ FY[:, 2:].T
+        )
+        grad = np.empty((n, FY.shape[0], m + 1))
+        grad[:, :, 0] = root_theta * FY[None, :, 0]
+        grad[:, :, 1:] = coef[:, :, None] * r[:, None, :] + (root_tau / q)[:, None, None] * FY[None, :, 2:]
+        return self._embed(grad, X.shape[1])
+
+    def _embed(self, grad_active, d):
+        if self.active_dims == tuple(range(d)):
+            return grad_active  # every column is read, in order: nothing to scatter
+        return super()._embed(grad_active, d)
 
     def _diag_grad_x(self, X):
-        F, G = self.features(X)
-        return self._embed(2.0 * np.einsum("nka,nk->na", G, F), X.shape[1])
+        # ∂/∂s (θ φ² + τ/q) = 2θφ;  ∂/∂r = 2θφ ∂φ/∂r − 2τ r/q²
+        s, r, q = self._offsets(X)
+        phi = s - np.log(q) / _LN10
+        grad = np.empty((r.shape[0], r.shape[1] + 1))
+        grad[:, 0] = 2.0 * self._theta * phi
+        grad[:, 1:] = (-4.0 * self._theta * phi / (q * _LN10) - 2.0 * self._tau / q**2)[:, None] * r
+        return self._embed(grad, X.shape[1])

@@ -40,7 +40,7 @@ import numpy as np
 from lensopt.binary.settings import ALL_RULES
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.refraction.letters import RefractionOptimizer
-from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 from lensopt.threads import (
     ENV_VAR,
     blas_threads_now,
@@ -110,8 +110,9 @@ def run_decision_time(
     lens parameters and the letter size."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
-    if rule not in ALL_RULES:
-        raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(ALL_RULES)}")
+    rules = PRESCRIPTION_RULES if search == "prescription" else ALL_RULES
+    if rule not in rules:
+        raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(rules)}")
     for name, value, low in (("processes", processes, 1), ("trials", trials, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"decision-time: {name} must be an integer ≥ {low}, got {value!r}")

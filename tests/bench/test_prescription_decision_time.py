@@ -1,0 +1,16 @@
+"""`lensopt bench decision-time --search prescription` times the full prescription's own rules."""
+
+import pytest
+
+from lensopt.bench.decision_time import run_decision_time
+
+
+def test_the_bracketing_rule_is_timed_in_the_prescription_search():
+    result = run_decision_time(rule="bracket-ald", processes=1, trials=8, seed=3, search="prescription")
+    assert result["rule"] == "bracket-ald" and result["search"] == "prescription"
+    assert result["pooled"]["n"] == 8
+
+
+def test_the_bracketing_rule_is_refused_in_the_two_parameter_search():
+    with pytest.raises(ValueError, match="unknown rule 'bracket-ald'"):
+        run_decision_time(rule="bracket-ald", processes=1, trials=2, search="sphere-cylinder")

@@ -188,6 +188,13 @@ class StopSection:
         return {"confidence": self.confidence, "min_trials": self.min_trials, "max_trials": self.max_trials}
 
 
+#: What a session whose ``[start]`` has no refraction, and no ``--start``, is told.
+MISSING_START_MESSAGE = (
+    "this protocol searches around the patient's starting refraction and none was given: add "
+    "--start '-1.00 / -0.50 x 180' (their autorefraction or habitual glasses; --start plano if there is none)"
+)
+
+
 @dataclass(frozen=True)
 class StartSection:
     """The starting refraction of a letter session (``[start]``, or ``lensopt run --start``): the
@@ -199,27 +206,40 @@ class StartSection:
     :attr:`transposed`). ``m_half_width_d`` / ``j_half_width_d``: the box's half-widths (D) in M and
     in each of J0 and J45. The protocol's ``sphere_bounds_d`` and ``cylinder_bounds_d`` then do not
     apply. Without ``[start]`` a letter session searches sphere and cylinder only, as before.
+
+    A ``[start]`` table without ``refraction`` (the shipped ``clinical-prescription``) asks for the
+    patient's own: ``lensopt run --start`` must give it (:attr:`given` is False until then), so a
+    clinician who forgets it is told so instead of searching around a placeholder.
     """
 
-    refraction: str
+    refraction: str | None = None
     m_half_width_d: float = START_M_HALF_WIDTH_D
     j_half_width_d: float = START_J_HALF_WIDTH_D
 
     def __post_init__(self):
-        if not isinstance(self.refraction, str):
-            raise ValueError(
-                f"refraction must be a lens in clinical notation such as '-1.00 / -0.50 x 180', got {self.refraction!r}"
-            )
-        try:
-            parse_lens(self.refraction)
-        except ValueError as exc:
-            raise ValueError(f"refraction: {exc}") from None
+        if self.refraction is not None:
+            if not isinstance(self.refraction, str):
+                raise ValueError(
+                    "refraction must be a lens in clinical notation such as '-1.00 / -0.50 x 180', "
+                    f"got {self.refraction!r}"
+                )
+            try:
+                parse_lens(self.refraction)
+            except ValueError as exc:
+                raise ValueError(f"refraction: {exc}") from None
         _number(self, "m_half_width_d", 0.0, 10.0, low_open=True)
         _number(self, "j_half_width_d", 0.0, 5.0, low_open=True)
 
     @property
+    def given(self) -> bool:
+        """Whether the starting refraction is known (in the table, or from ``--start``)."""
+        return self.refraction is not None
+
+    @property
     def written(self) -> Lens:
-        """The lens as written."""
+        """The lens as written (a ValueError naming ``--start`` if none was given)."""
+        if self.refraction is None:
+            raise ValueError(MISSING_START_MESSAGE)
         return parse_lens(self.refraction)
 
     @property

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lensopt.errors import CalibrationError, LensoptError, StoreError
+from lensopt.errors import CalibrationError, LensoptError, ProtocolError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import certainty_line, closing_screen, end_point, prescription_lines
@@ -36,6 +36,7 @@ from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import MIRROR_VIEW_SCALE, stop_message
 from lensopt.experiment.modes import answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
+from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import ResultRecord, SessionStore
@@ -305,6 +306,8 @@ def run_session(
     """
     # a new session's protocol is read before the database is opened, so a bad one leaves no new file
     protocol = None if request.resume is not None else load_protocol(request.protocol_path)
+    if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
+        raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
     store = SessionStore(request.db_path)
     try:
         return _run(store, request, responses, log, window, console_window, protocol)

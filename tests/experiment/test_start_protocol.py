@@ -17,12 +17,37 @@ def with_start(tmp_path, body, source=DEMO_PROTOCOL):
     return path
 
 
-def test_the_shipped_prescription_protocol_searches_around_its_start():
+def test_the_shipped_prescription_protocol_searches_around_the_start_it_is_given():
     protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
     assert protocol.feedback_mode == "letters" and protocol.optimizer.rule == "bracket-ald"
-    assert protocol.start.lens == Lens(0.0) and protocol.lens.prompt and protocol.lens_step_d == 0.25
+    assert protocol.start is not None and not protocol.start.given  # the patient's own, from --start
+    assert protocol.lens.prompt and protocol.lens_step_d == 0.25
+    protocol = protocol.with_start("-1.00 / -0.50 x 180")
     optimizer = mode_for(protocol).new_optimizer(protocol, seed=1, letter_bounds_logmar=(-0.3, 1.0))
     assert isinstance(optimizer, PrescriptionOptimizer) and optimizer.stop is not None
+    assert optimizer.start == Lens(-1.0, -0.5, 180.0)
+
+
+def test_a_start_table_without_a_refraction_is_no_lens_until_one_is_given(tmp_path):
+    protocol = load_protocol(with_start(tmp_path, "m_half_width_d = 1.5"))
+    assert not protocol.start.given and protocol.start.m_half_width_d == 1.5
+    with pytest.raises(ValueError, match=r"--start '-1.00 / -0.50 x 180'"):
+        protocol.start.lens
+    again = protocol_from_dict(protocol.to_dict(), source="stored")
+    assert again.start == protocol.start and not again.start.given
+    assert protocol.with_start("plano").start.lens == Lens(0.0)
+
+
+def test_running_the_clinical_protocol_without_a_start_is_one_line_and_creates_nothing(tmp_path, capsys):
+    from lensopt.cli import main
+
+    db = tmp_path / "sessions.db"
+    protocol = REPO / "protocols" / "clinical-prescription.toml"
+    code = main(["run", "--protocol", str(protocol), "--participant", "P001", "--db", str(db)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "no" in err and "--start '-1.00 / -0.50 x 180'" in err and "--start plano" in err
+    assert not db.exists()  # refused before the database is opened: no file, no session row
 
 
 def test_a_start_table_builds_the_prescription_optimizer_with_its_box(tmp_path):
@@ -71,7 +96,6 @@ def test_start_overrides_the_protocols_refraction_and_keeps_its_box(tmp_path):
         ("refraction = -1.0", r"start\.refraction must be a lens in clinical notation"),
         ('refraction = "plano"\nj_half_width_d = -1', r"start\.j_half_width_d must be a number in \(0, 5\]"),
         ('refraction = "plano"\nstep = 1', r"unknown key start\.step; allowed keys in \[start\]: refraction"),
-        ("m_half_width_d = 1.0", r"missing field start\.refraction"),
     ],
 )
 def test_a_bad_start_table_is_one_line_naming_the_field(tmp_path, body, message):

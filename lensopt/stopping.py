@@ -47,15 +47,22 @@ class StopRule:
         if self.min_trials > self.max_trials:
             raise ValueError(f"stop min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
 
-    def should_stop(self, n_trials: int, confidence) -> bool:
+    def should_stop(self, n_trials: int, confidence=None, *, reaches=None) -> bool:
         """Whether a session with ``n_trials`` answered trials and this ``confidence`` may stop.
 
         ``confidence`` is a number, or a function returning it, called only when the answer
-        depends on it (from ``min_trials`` to ``max_trials``): it costs tens of milliseconds."""
+        depends on it (from ``min_trials`` to ``max_trials``): it costs milliseconds. ``reaches``,
+        if given, is used instead: a function ``reaches(threshold) -> bool`` that answers
+        ``confidence() >= threshold`` exactly and may settle it with less work (e.g.
+        :func:`lensopt.refraction.certainty.confidence_reaches`)."""
         if n_trials >= self.max_trials:
             return True
         if n_trials < self.min_trials:
             return False
+        if reaches is not None:
+            return bool(reaches(self.confidence))
+        if confidence is None:
+            raise TypeError("should_stop needs the confidence (a number or a function) or reaches(threshold)")
         return bool((confidence() if callable(confidence) else confidence) >= self.confidence)
 
     def to_dict(self) -> dict:

@@ -163,7 +163,9 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     ax = fig.add_subplot(1, 1, 1)
     tr, hist = snap.trials, snap.history
     ok = tr.correct.astype(bool)
-    ax.plot(tr.index, tr.letter_logmar, color="0.75", linewidth=0.8, zorder=1)
+    runs = tr.eye_runs()
+    for _, first, last in runs:  # one line per eye: OS's first letter does not follow OD's last
+        ax.plot(tr.index[first : last + 1], tr.letter_logmar[first : last + 1], color="0.75", linewidth=0.8, zorder=1)
     ax.scatter(
         tr.index[ok],
         tr.letter_logmar[ok],
@@ -188,7 +190,30 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         )
         ax.plot(hist.n_trials, hist.acuity_mean_logmar, color=MODEL_COLOR, linewidth=2, label="estimated best acuity")
     finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
+    mark_eyes(ax, tr, runs)
     ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def mark_eyes(ax, tr, runs) -> None:
+    """Name each eye's trials above them (``OD``, ``OS``) and draw a dashed line where the session
+    turns to the other eye; nothing when no trial names an eye."""
+    if not any(eye for eye, _, _ in runs):
+        return
+    for k, (eye, first, last) in enumerate(runs):
+        if k:
+            ax.axvline(tr.index[first] - 0.5, color="0.3", linestyle="--", linewidth=1.0, zorder=2)
+        middle = (tr.index[first] + tr.index[last]) / 2.0
+        ax.text(
+            middle,
+            1.0,
+            eye or "?",
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=FONT_SIZE,
+            fontweight="bold",
+            color="0.3",
+        )
 
 
 def summary_rows(snap: DashboardSnapshot) -> list[tuple]:

@@ -66,7 +66,8 @@ class SessionHeader:
 
 @dataclass(frozen=True)
 class TrialSeries:
-    """The trials shown, as parallel arrays (1-based ``index``)."""
+    """The trials shown, as parallel arrays (1-based ``index``). ``eye``: each trial's eye (``"OD"``,
+    ``"OS"``, or ``""`` when the session named none); left out, no trial names one."""
 
     index: np.ndarray
     sphere_d: np.ndarray
@@ -75,12 +76,27 @@ class TrialSeries:
     correct: np.ndarray
     presented_at: np.ndarray
     answered_at: np.ndarray
+    eye: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.index)
-        for name in ("sphere_d", "cylinder_d", "letter_logmar", "correct", "presented_at", "answered_at"):
+        if self.eye is None:
+            object.__setattr__(self, "eye", frozen_array([""] * n, str))
+        for name in ("sphere_d", "cylinder_d", "letter_logmar", "correct", "presented_at", "answered_at", "eye"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"TrialSeries.{name} must have {n} entries like index")
+
+    def eye_runs(self) -> list[tuple[str, int, int]]:
+        """The consecutive runs of trials of one eye, ``(eye, first, last)`` as positions in the
+        arrays (``[("OD", 0, 11), ("OS", 12, 23)]`` for a session of both eyes); one run of ``""``
+        when no trial names an eye."""
+        runs: list[tuple[str, int, int]] = []
+        for i, eye in enumerate(self.eye.tolist()):
+            if runs and runs[-1][0] == eye:
+                runs[-1] = (eye, runs[-1][1], i)
+            else:
+                runs.append((eye, i, i))
+        return runs
 
     @property
     def n(self) -> int:
@@ -90,12 +106,12 @@ class TrialSeries:
     def from_records(cls, records) -> TrialSeries:
         """Arrays from store ``TrialRecord`` objects (any objects with the same attributes)."""
         dtypes = {"index": int, "correct": bool}
-        return cls(
-            **{
-                name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
-                for name in cls.__dataclass_fields__
-            }
-        )
+        arrays = {
+            name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
+            for name in cls.__dataclass_fields__
+            if name != "eye"
+        }
+        return cls(**arrays, eye=frozen_array([getattr(r, "eye", None) or "" for r in records], str))
 
 
 @dataclass(frozen=True)

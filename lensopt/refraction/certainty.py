@@ -23,13 +23,27 @@ the confidence could never rise however well the tested region is known. Searchi
 is the acquisition rule's job (UCB explores wherever the bound is high); the stopping rule answers
 "is this the best lens of the region searched?", and its thresholds are checked on held-out
 patients (``lensopt bench robustness``).
+
+The draws (issue 18: the stopping rule is checked between two trials of a PsychoPy loop, within a
+60 Hz frame) — :func:`_stage_factors`: ``x̂`` and ``w`` first, then the other candidates ordered
+by how likely they are to beat ``x̂`` (``(μ − μ̂)/√(σ² + σ̂²)``), in stages: 16 of them, 64, then
+all. Each stage is drawn from its covariance conditional on the stages before it, so earlier
+columns never change; the last, largest stage (their intercepts are smooth in the lens at the
+kernel's lengthscale, so their covariance is numerically of low rank) from a pivoted Cholesky
+factor stopped at :data:`RANK_TOLERANCE`. The stopping rule asks only whether the confidence
+reaches its threshold: :func:`confidence_reaches` answers that from the first stages when they
+settle it — exactly as the full computation would, since a draw already lost to a lens of an early
+stage stays lost — which at a 0.95 threshold is nearly always after the first 16 lenses.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dpstrf
 
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR
 
@@ -47,6 +61,13 @@ COVERED_RADIUS_D = 1.0
 N_DRAWS = 512
 #: Candidates kept unless their intercept lies this many posterior SDs below the best one's reach.
 PRUNE_SDS = 3.0
+#: Candidates drawn first, the most likely to beat the reported lens first (after 16, then after 64
+#: of them, the stopping rule can often tell that the confidence is short of its threshold).
+SCREEN_SIZES = (16, 64)
+#: The remaining candidates are drawn from a low-rank factor of their covariance (given the ones
+#: drawn first) that leaves out at most this fraction of the largest posterior variance, per lens:
+#: an SD of ~2e-4 latent units against a tolerance of ``0.025 w`` ≈ 0.1 (``w`` ≈ 3–5 per logMAR).
+RANK_TOLERANCE = 1e-8
 #: Spawn key of the draws' random stream (distinct from the optimizer's other streams).
 CERTAINTY_STREAM = 0xCE27
 
@@ -77,17 +98,39 @@ def _grid(lo, hi, step):
     return lo + step * np.arange(n)
 
 
-def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lenses=None) -> np.ndarray:
-    """``(m, 2)`` lenses: ``best_lens`` first, the fine grid around it (clipped to the box), the
-    ``tested_lenses`` ``(n, 2)`` and the coarse box grid within :data:`COVERED_RADIUS_D` of them."""
-    coarse = (
+@functools.lru_cache(maxsize=8)
+def _coarse_grid(sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
+    """The coarse grid over the lens box, sphere-major (read-only: shared between calls)."""
+    grid = (
         np.array(
             np.meshgrid(_grid(*sphere_bounds_d, COARSE_STEP_D), _grid(*cylinder_bounds_d, COARSE_STEP_D), indexing="ij")
         )
         .reshape(2, -1)
         .T
     )
-    tested = np.zeros((0, 2)) if tested_lenses is None else np.unique(np.asarray(tested_lenses, float), axis=0)
+    grid.setflags(write=False)
+    return grid
+
+
+def _first_of_each(rows: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of each distinct row of ``rows`` ``(n, 2)``, in lexicographic
+    order of the rows (what ``np.unique(rows, axis=0, return_index=True)`` returns, faster)."""
+    order = np.lexsort((rows[:, 1], rows[:, 0]))  # stable: the first occurrence leads its group
+    ordered = rows[order]
+    new = np.ones(len(rows), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    return order[new]
+
+
+def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lenses=None) -> np.ndarray:
+    """``(m, 2)`` lenses: ``best_lens`` first, the fine grid around it (clipped to the box), the
+    ``tested_lenses`` ``(n, 2)`` and the coarse box grid within :data:`COVERED_RADIUS_D` of them."""
+    coarse = _coarse_grid(tuple(map(float, sphere_bounds_d)), tuple(map(float, cylinder_bounds_d)))
+    if tested_lenses is None:
+        tested = np.zeros((0, 2))
+    else:
+        tested = np.asarray(tested_lenses, float).reshape(-1, 2)
+        tested = tested[_first_of_each(tested)]  # each tested lens once, in lexicographic order
     if len(tested):
         distance = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1)
         coarse = np.vstack([coarse[distance <= COVERED_RADIUS_D], tested])
@@ -100,8 +143,7 @@ def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lense
         & (fine[:, 1] <= cylinder_bounds_d[1])
     )
     lenses = np.vstack([np.asarray(best_lens, float)[None, :], fine[inside], coarse])
-    _, first = np.unique(np.round(lenses, 9), axis=0, return_index=True)  # each lens once, best first
-    return lenses[np.sort(first)]
+    return lenses[np.sort(_first_of_each(np.round(lenses, 9)))]  # each lens once, best first
 
 
 def _joint_draws(mean, cov, n_draws, rng):
@@ -117,6 +159,106 @@ def _joint_draws(mean, cov, n_draws, rng):
     return mean[None, :] + rng.standard_normal((n_draws, mean.size)) @ chol.T
 
 
+def _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d):
+    """The kept candidate lenses, ``x̂`` first and then the others by threat, and the model's points
+    ``[(0, x̂), (1, x̂), (0, lens₁), (0, lens₂)...]`` in that order; the largest posterior variance
+    among them (the scale of the jitter and of the rank tolerance)."""
+    lenses = candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, model.X_train_[:, 1:])
+    at_zero = np.column_stack([np.zeros(len(lenses)), lenses])
+    mu, var = model.predict_latent(at_zero)
+    var = np.maximum(var, 0.0)
+    sd = np.sqrt(var)
+    keep = mu + PRUNE_SDS * sd >= np.max(mu - PRUNE_SDS * sd)
+    keep[0] = True
+    kept = np.flatnonzero(keep)
+    others = kept[1:]
+    threat = (mu[others] - mu[0]) / np.sqrt(var[others] + var[0] + 1e-300)
+    order = np.concatenate([[0], others[np.argsort(-threat, kind="stable")]])
+    lenses = lenses[order]
+    points = np.vstack([at_zero[:1], [[1.0, *lenses[0]]], at_zero[order[1:]]])
+    return lenses, points, float(np.max(var[kept]))
+
+
+def _dense_factor(cov, scale):
+    """Lower Cholesky factor of ``cov`` with the smallest jitter (relative to ``scale``) that works."""
+    eye = np.eye(cov.shape[0])
+    for jitter in (1e-10, 1e-8, 1e-6, 1e-4):
+        try:
+            return np.linalg.cholesky(cov + jitter * scale * eye)
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError(  # pragma: no cover - a covariance this broken is a bug upstream
+        "posterior covariance of the candidate lenses is not positive definite"
+    )
+
+
+def _low_rank_factor(cov, scale):
+    """``F`` ``(n, r)`` with ``F Fᵀ = cov`` up to a residual whose every variance is at most
+    :data:`RANK_TOLERANCE` × ``scale`` (LAPACK's pivoted Cholesky ``dpstrf``, stopped there)."""
+    factor, piv, rank, info = dpstrf(cov, tol=RANK_TOLERANCE * scale, lower=1)
+    if info < 0:  # pragma: no cover - an argument error is a bug here
+        raise np.linalg.LinAlgError(f"pivoted Cholesky failed (LAPACK dpstrf info {info})")
+    F = np.zeros((cov.shape[0], rank))
+    F[piv - 1] = np.tril(factor)[:, :rank]
+    return F
+
+
+def _stage_ends(m: int) -> list[int]:
+    """Where the stages of :func:`_stage_factors` end: after the two points of ``x̂`` and
+    :data:`SCREEN_SIZES` lenses, then at all ``m`` points."""
+    return sorted({min(2 + size, m) for size in SCREEN_SIZES} | {m})
+
+
+def _stage_factors(model, points, scale):
+    """Yield ``(start, end, mean, cross, factor)`` for each stage of the joint posterior of
+    ``points``: a block Cholesky factorization, ``f[start:end] = mean + cross z_before + factor
+    z_new`` with ``z_before`` the normals of the stages before and ``z_new`` fresh ones.
+
+    Each block is the covariance of its points conditional on the points before it. The first
+    stages are dense (Cholesky factors, jittered as needed); the last one — the many lenses that
+    rarely beat ``x̂`` — is low-rank (:func:`_low_rank_factor`): their intercepts, smooth in the lens
+    at the kernel's lengthscale, are nearly determined by the lenses before them and by one another."""
+    m = points.shape[0]
+    factor = np.zeros((0, 0))  # lower Cholesky factor of the dense stages so far
+    start = 0
+    for end in _stage_ends(m):
+        mean, cov = model.predict_latent(points[:end], full_cov=True)
+        cross = solve_triangular(factor, cov[:start, start:end], lower=True, check_finite=False).T
+        block_cov = cov[start:end, start:end] - cross @ cross.T
+        if end == m:
+            yield start, end, mean[start:end], cross, _low_rank_factor(block_cov, scale)
+            return
+        block_factor = _dense_factor(block_cov, scale)
+        yield start, end, mean[start:end], cross, block_factor
+        factor = np.block([[factor, np.zeros((start, end - start))], [cross, block_factor]])
+        start = end
+
+
+def _staged_draws(model, points, scale, n_draws, rng):
+    """Yield the joint posterior draws of ``points[:e]`` ``(n_draws, e)`` at the end ``e`` of each
+    stage of :func:`_stage_factors`. Each stage draws fresh normals (column by column, so the
+    stream does not depend on where the stages end) and the columns already drawn never change."""
+    draws = np.zeros((n_draws, 0))
+    normals = np.zeros((n_draws, 0))
+    for _, _, mean, cross, factor in _stage_factors(model, points, scale):
+        fresh = rng.standard_normal((factor.shape[1], n_draws)).T
+        block = mean[None, :] + fresh @ factor.T
+        if cross.size:
+            block += normals @ cross.T
+        draws = np.hstack([draws, block])
+        normals = np.hstack([normals, fresh])
+        yield draws
+
+
+def _losses(draws):
+    """Acuity loss (logMAR) of ``x̂`` in each draw of ``[g(x̂), w + g(x̂), g(lens₁)...]``."""
+    g0 = draws[:, 0]
+    slope = draws[:, 1] - g0
+    gap = np.maximum(draws[:, 2:].max(axis=1, initial=-np.inf), g0) - g0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(slope > 0, gap / slope, np.inf)
+
+
 def lens_certainty(
     model,
     best_lens,
@@ -128,21 +270,10 @@ def lens_certainty(
 ) -> LensCertainty:
     """The certainty of ``best_lens`` under ``model`` (a fitted GP on ``[letter_logmar, sphere_d,
     cylinder_d]`` with the psychophysics kernel); see the module docstring."""
-    lenses = candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, model.X_train_[:, 1:])
-    at_zero = np.column_stack([np.zeros(len(lenses)), lenses])
-    mu, var = model.predict_latent(at_zero)
-    sd = np.sqrt(np.maximum(var, 0.0))
-    keep = mu + PRUNE_SDS * sd >= np.max(mu - PRUNE_SDS * sd)
-    keep[0] = True
-    lenses, at_zero = lenses[keep], at_zero[keep]
-    points = np.vstack([at_zero, [[1.0, *lenses[0]]]])  # last row: f(1, x̂) = w + g(x̂)
-    mean, cov = model.predict_latent(points, full_cov=True)
-    draws = _joint_draws(mean, cov, n_draws, rng)
-    g = draws[:, :-1]
-    slope = draws[:, -1] - draws[:, 0]
-    gap = g.max(axis=1) - g[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        loss = np.where(slope > 0, gap / slope, np.inf)
+    lenses, points, scale = _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d)
+    *_, draws = _staged_draws(model, points, scale, n_draws, rng)  # all stages: every candidate
+    loss = _losses(draws)
+    g = np.delete(draws, 1, axis=1)  # the intercepts, in the order of ``lenses``
     best = lenses[np.argmax(g, axis=1)]
     lo, hi = np.percentile(best, [2.5, 97.5], axis=0)
     return LensCertainty(
@@ -152,3 +283,29 @@ def lens_certainty(
         tolerance_logmar=float(tolerance_logmar),
         n_draws=int(n_draws),
     )
+
+
+def confidence_reaches(
+    model,
+    best_lens,
+    sphere_bounds_d,
+    cylinder_bounds_d,
+    rng: np.random.Generator,
+    threshold: float,
+    tolerance_logmar: float = ACUITY_TOLERANCE_LOGMAR,
+    n_draws: int = N_DRAWS,
+) -> bool:
+    """``lens_certainty(...).confidence >= threshold`` — the same answer, from the same draws, but
+    stopped at the first stage of :func:`_staged_draws` that settles it.
+
+    The lenses most likely to beat ``x̂`` are drawn first. A draw in which one of the lenses drawn so
+    far beats ``x̂`` by more than the tolerance is a loss whatever the other lenses do, so the
+    fraction of draws not yet lost is an upper bound on the confidence (exact, not statistical: the
+    same numbers enter the full computation). Once it is below ``threshold`` the answer is no; the
+    stopping rule asks this at every trial, and usually the first stage answers it."""
+    _, points, scale = _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d)
+    for draws in _staged_draws(model, points, scale, n_draws, rng):
+        reached = float(np.mean(_losses(draws) <= tolerance_logmar)) >= threshold
+        if not reached:
+            return False
+    return reached

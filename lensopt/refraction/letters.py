@@ -10,7 +10,7 @@ from scipy.stats import norm
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import KernelSpec
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
-from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, lens_certainty
+from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confidence_reaches, lens_certainty
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
 from lensopt.refraction.trial import Trial, TrialHistory
 from lensopt.stopping import StopRule
@@ -292,10 +292,22 @@ class RefractionOptimizer(TrialHistory):
         """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""
         return self.certainty().confidence
 
+    @single_threaded
+    def confidence_reaches(self, threshold: float) -> bool:
+        """``confidence() >= threshold``, the same answer from the same draws, usually settled by the
+        few lenses most likely to beat :meth:`best` (:func:`lensopt.refraction.certainty.confidence_reaches`)."""
+        cached = self._core._cache.get((self.n_trials, "certainty"))
+        if cached is not None or self.model is None:
+            return self.confidence() >= threshold
+        s = self.settings
+        rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])
+        return confidence_reaches(self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng, threshold)
+
     def should_stop(self) -> bool:
         """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one).
-        The confidence is computed only once ``min_trials`` answers are in."""
-        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)
+        The confidence is computed only once ``min_trials`` answers are in, and only as far as the
+        rule's threshold needs (:meth:`confidence_reaches`)."""
+        return self.stop is not None and self.stop.should_stop(self.n_trials, reaches=self.confidence_reaches)
 
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The model's acuity threshold (logMAR) with a lens, as ``(mean, sd)``.

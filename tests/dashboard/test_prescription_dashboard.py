@@ -146,3 +146,49 @@ def test_the_followed_optimizer_of_a_session_of_both_eyes_is_the_second_eyes_own
     assert followed._optimizer_after(N_TRIALS).n_trials == N_TRIALS - half
     assert _next_trial(followed._optimizer_after(N_TRIALS)) == _next_trial(os_only)
     assert _next_trial(followed._optimizer_after(half)) == _next_trial(od_only)
+
+
+def test_the_history_of_a_session_of_both_eyes_names_each_eye_and_marks_the_switch(prescription_db):
+    """OD's trials, then OS's: the history panel draws one letter line per eye, a dashed line
+    between trial 6 and 7 and the names OD and OS over their trials (matplotlib, no window)."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import draw_history
+
+    path, sid, _ = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    half = N_TRIALS // 2
+    eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in records]
+    followed = session_model(info)
+    followed.update(info, eyes)
+    snap = followed.snapshot(None)
+    assert snap.trials.eye.tolist() == ["OD"] * half + ["OS"] * (N_TRIALS - half)
+    assert snap.trials.eye_runs() == [("OD", 0, half - 1), ("OS", half, N_TRIALS - 1)]
+    fig = Figure()
+    draw_history(fig, snap)
+    (ax,) = fig.axes
+    switches = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert [float(line.get_xdata()[0]) for line in switches] == [half + 0.5]
+    letter_lines = [line for line in ax.lines if line.get_linestyle() == "-" and line.get_color() == "0.75"]
+    assert [list(line.get_xdata()) for line in letter_lines] == [
+        list(range(1, half + 1)),
+        list(range(half + 1, N_TRIALS + 1)),
+    ]
+    names = {t.get_text(): t.get_position()[0] for t in ax.texts}
+    assert names == {"OD": (1 + half) / 2, "OS": (half + 1 + N_TRIALS) / 2}
+
+
+def test_the_history_of_a_session_without_eyes_has_one_line_and_no_eye_names(prescription_db):
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import draw_history
+
+    path, sid, _ = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        snap = snapshot_from_store(store, sid)
+    fig = Figure()
+    draw_history(fig, snap)
+    (ax,) = fig.axes
+    assert snap.trials.eye_runs() == [("", 0, N_TRIALS - 1)]
+    assert not [line for line in ax.lines if line.get_linestyle() == "--"] and not ax.texts

@@ -48,11 +48,18 @@ class _PosteriorMean:
 
     def __init__(self, model):
         self.model = model
+        # the mean alone when the model has it (the same numbers without the variance's solve; a
+        # tilted objective adds its tilt to the full prediction only)
+        self._mean_only = hasattr(model, "predict_latent_mean") and not isinstance(model, rules.TiltedObjective)
 
     def __call__(self, X):
+        if self._mean_only:
+            return self.model.predict_latent_mean(X)
         return self.model.predict_latent(X)[0]
 
     def value_and_gradient(self, X):
+        if self._mean_only:
+            return self.model.predict_latent_mean_with_gradient(X)
         mean, _, dmean, _ = self.model.predict_latent_with_gradient(X)
         return mean, dmean
 

@@ -283,8 +283,9 @@ class OptimizerSettings:
 
     def prior_mean_function(self):
         """The model's prior mean: the float ``prior_mean``, or the :class:`lensopt.gp.mean.BowlMean`
-        around ``prior_centre`` on the system columns."""
-        if self.prior_centre is None:
+        around ``prior_centre`` on the system columns (of depth 0 that bowl is the constant
+        ``prior_mean`` itself, returned as such: the same numbers, without evaluating the bowl)."""
+        if self.prior_centre is None or self.prior_depth == 0.0:
             return self.prior_mean
         dims = tuple(range(self.n_context, self.n_context + self.n_system))
         return BowlMean(self.prior_mean, self.prior_depth, self.prior_centre, dims)

@@ -173,3 +173,14 @@ def test_the_bracketing_centre_is_the_optimizers_search_optimum_bit_for_bit():
     centre = optimizer._search_optimum()
     optimizer._core._cache.clear()
     assert np.array_equal(centre, optimizer._core.search_optimum())
+
+
+def test_a_prior_bowl_of_depth_zero_is_the_constant_prior_mean():
+    """The shipped prior around a start has depth 0: the model gets the constant itself (the same
+    numbers as the flat bowl, without evaluating it); a deeper bowl stays a BowlMean."""
+    from lensopt.gp.mean import BowlMean
+
+    flat = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", prior_mean=0.5)
+    assert flat.settings.prior_centre is not None and flat.settings.prior_mean_function() == 0.5
+    deep = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", prior_mean=0.5, prior_depth=2.0)
+    assert isinstance(deep.settings.prior_mean_function(), BowlMean)

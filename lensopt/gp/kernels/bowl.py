@@ -71,6 +71,7 @@ class AcuityBowl(_BaseKernel):
         self._feature_scales = np.sqrt(np.concatenate([[self._theta], np.full(self.centre.size + 1, self._tau)]))
         self._feature_scales.setflags(write=False)
         self._values_cache: tuple | None = None
+        self._offsets_cache: tuple | None = None
 
     def _structure_kwargs(self) -> dict:
         return {"centre": tuple(self.centre)}
@@ -87,10 +88,23 @@ class AcuityBowl(_BaseKernel):
         return self._feature_scales
 
     def _offsets(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The letter size ``s``, the offset ``r = x − c`` and ``q = 1 + |r|²`` of the rows of ``X``."""
-        Z = self._cols(np.asarray(X, dtype=float))
+        """The letter size ``s``, the offset ``r = x − c`` and ``q = 1 + |r|²`` of the rows of ``X``.
+
+        A prediction with gradients asks for the same test points four times (covariance, its
+        diagonal and both gradients): the last points' offsets are kept while their values are the
+        same (compared by value)."""
+        X = np.asarray(X, dtype=float)
+        key = (X.shape, X.tobytes())
+        cached = self._offsets_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        Z = X if self.active_dims == tuple(range(X.shape[1])) else self._cols(X)
         r = Z[:, 1:] - self.centre
-        return Z[:, 0], r, 1.0 + np.sum(r**2, axis=1)
+        offsets = (Z[:, 0].copy(), r, 1.0 + np.sum(r**2, axis=1))
+        for array in offsets:
+            array.setflags(write=False)
+        self._offsets_cache = (key, offsets)
+        return offsets
 
     def values(self, X) -> np.ndarray:
         """Scaled features ``(n, 2 + n_sys)``: ``√θ φ``, ``√τ ψ₀``, ``√τ ψ``."""

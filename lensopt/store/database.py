@@ -438,6 +438,8 @@ class SessionStore:
             record.presented_at,
             record.answered_at,
             record.extra_json(),
+            record.first_axis_deg,
+            record.second_axis_deg,
         )
         self._insert("duel_trials", DUEL_KIND, session_id, record.index, row)
 
@@ -642,7 +644,10 @@ class SessionStore:
             ).fetchall()
         return [
             DuelTrialRecord(
-                *row[:-1], extra=_stored_json(row[-1], f"the extra data of duel {row[0]} of session {session_id}")
+                *row[:-3],
+                extra=_stored_json(row[-3], f"the extra data of duel {row[0]} of session {session_id}"),
+                first_axis_deg=row[-2],
+                second_axis_deg=row[-1],
             )
             for row in rows
         ]

@@ -51,9 +51,9 @@ FORMATS = ("csv", "json", "psychopy")
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
 #: and the session's ``result``; 5: letter trials' ``void``; 6: the session's ``eye``, letter
-#: trials' ``eye`` and ``results``, one per eye).
+#: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 6
+JSON_FORMAT_VERSION = 7
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")

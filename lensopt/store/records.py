@@ -130,11 +130,7 @@ class TrialRecord:
         object.__setattr__(self, "index", check_int(owner, "index", self.index, 1))
         for name in ("sphere_d", "cylinder_d", "letter_logmar", "presented_at", "answered_at"):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
-        if self.axis_deg is not None:
-            axis_deg = check_finite(owner, "axis_deg", self.axis_deg)
-            if not 0.0 <= axis_deg <= 180.0:
-                raise ValueError(f"{owner}.axis_deg must be in 0-180 degrees or None, got {axis_deg!r}")
-            object.__setattr__(self, "axis_deg", axis_deg)
+        check_axis(owner, self, "axis_deg")
         check_text(owner, "letter", self.letter)
         if self.response is not None:
             check_text(owner, "response", self.response)
@@ -151,13 +147,26 @@ class TrialRecord:
         return to_json("TrialRecord", "extra", self.extra)
 
 
+def check_axis(owner: str, record, name: str) -> None:
+    """``record.<name>``, a cylinder axis, as a float in 0-180 degrees, or None (a ValueError naming it)."""
+    value = getattr(record, name)
+    if value is None:
+        return
+    axis_deg = check_finite(owner, name, value)
+    if not 0.0 <= axis_deg <= 180.0:
+        raise ValueError(f"{owner}.{name} must be in 0-180 degrees or None, got {axis_deg!r}")
+    object.__setattr__(record, name, axis_deg)
+
+
 @dataclass(frozen=True)
 class DuelTrialRecord:
     """One answered duel, as stored: letters ``letters`` of size ``letter_logmar`` seen through
     lens 1 ``(first_sphere_d, first_cylinder_d)`` and lens 2 ``(second_sphere_d, second_cylinder_d)``.
 
     ``answer`` is ``"first"``, ``"second"`` or ``"same"`` (:data:`DUEL_ANSWERS`); ``rt_s``, the
-    unix times and ``extra`` are as in :class:`TrialRecord`.
+    unix times and ``extra`` are as in :class:`TrialRecord`. ``first_axis_deg`` and
+    ``second_axis_deg``: the lenses' cylinder axes in a duel of the full prescription (schema 8;
+    None in a duel of sphere and cylinder, whose axis is the patient's own).
     """
 
     index: int
@@ -172,6 +181,8 @@ class DuelTrialRecord:
     presented_at: float
     answered_at: float
     extra: dict = field(default_factory=dict)
+    first_axis_deg: float | None = None
+    second_axis_deg: float | None = None
 
     def __post_init__(self):
         owner = "DuelTrialRecord"
@@ -190,7 +201,16 @@ class DuelTrialRecord:
             raise ValueError(f"{owner}.letters must be capital letters A-Z, got {self.letters!r}")
         if self.answer not in DUEL_ANSWERS:
             raise ValueError(f"{owner}.answer must be one of {', '.join(DUEL_ANSWERS)}, got {self.answer!r}")
+        check_axis(owner, self, "first_axis_deg")
+        check_axis(owner, self, "second_axis_deg")
+        if (self.first_axis_deg is None) != (self.second_axis_deg is None):
+            raise ValueError(f"{owner}: both lenses have an axis (a duel of the full prescription) or neither")
         check_answer_details(self, owner)
+
+    @property
+    def has_axes(self) -> bool:
+        """Whether the lenses carry their axes (a duel of the full prescription)."""
+        return self.first_axis_deg is not None
 
     @property
     def first_lens_d(self) -> tuple[float, float]:

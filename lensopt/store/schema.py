@@ -33,6 +33,9 @@ Versions:
    eye): a session of both eyes (OU) runs OD then OS, each eye its own search with its own trials,
    and reports one result per eye (the results table is keyed by ``id``, one row per session and
    eye). Earlier rows are untouched (no eye); a read-only store reads an older file as having none.
+8. adds ``duel_trials.first_axis_deg`` and ``second_axis_deg`` (REAL): the lenses' cylinder axes of
+   a duel of the full prescription (``lensopt run`` with a duel protocol and a start); NULL in a
+   duel of sphere and cylinder and in every older row, which a read-only store reads as such.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -108,6 +111,10 @@ RESULTS_TABLE = """CREATE TABLE results (
 #: Version 7's column of the results table: the eye a result is for (NULL: the session named none).
 RESULTS_EYE_COLUMN = "eye TEXT CHECK (eye IN ('OD', 'OS'))"
 
+#: Version 8's columns of the duel table: the lenses' axes in a duel of the full prescription
+#: (NULL in a duel of sphere and cylinder, and in every duel stored before).
+DUEL_AXIS_COLUMNS = ("first_axis_deg REAL", "second_axis_deg REAL")
+
 #: Statements creating the current layout in an empty database.
 CREATE_STATEMENTS = (
     """CREATE TABLE sessions (
@@ -146,6 +153,7 @@ CREATE_STATEMENTS = (
     RANKING_TRIALS_TABLE,
     RESULTS_TABLE,
     f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
+    *(f"ALTER TABLE duel_trials ADD COLUMN {column}" for column in DUEL_AXIS_COLUMNS),
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -162,6 +170,7 @@ MIGRATIONS = {
         "ALTER TABLE trials ADD COLUMN eye TEXT CHECK (eye IN ('OD', 'OS'))",
         f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
     ),
+    7: tuple(f"ALTER TABLE duel_trials ADD COLUMN {column}" for column in DUEL_AXIS_COLUMNS),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -208,6 +217,8 @@ COLUMNS = {
         "presented_at",
         "answered_at",
         "extra",
+        "first_axis_deg",
+        "second_axis_deg",
     ),
     "ranking_trials": (
         "idx",
@@ -250,6 +261,8 @@ READ_DEFAULTS = {
     ("trials", "void"): "0",
     ("trials", "eye"): "NULL",
     ("results", "eye"): "NULL",
+    ("duel_trials", "first_axis_deg"): "NULL",
+    ("duel_trials", "second_axis_deg"): "NULL",
 }
 
 assert set(MIGRATIONS) == set(range(1, SCHEMA_VERSION)), "a migration is missing"

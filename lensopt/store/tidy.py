@@ -46,6 +46,17 @@ def rank_column(k: int) -> str:
     return f"rank_{k}_lens"
 
 
+#: A duel's two lenses: sphere and cylinder, and the axis of a duel of the full prescription (schema 8).
+DUEL_LENS_COLUMNS = (
+    "first_sphere_d",
+    "first_cylinder_d",
+    "first_axis_deg",
+    "second_sphere_d",
+    "second_cylinder_d",
+    "second_axis_deg",
+)
+
+
 def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
     """The fixed columns of a table holding sessions of ``kinds``, in order; ``n_lenses``: the
     largest ranking set. A letter table also has :data:`LETTER_EXTRA_COLUMNS` (after ``void``)."""
@@ -56,7 +67,7 @@ def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
     columns += ["letters"] if duels or rankings else []
     columns += ["letter_logmar"]
     columns += ["sphere_d", "cylinder_d", "axis_deg"] if letters else []
-    columns += ["first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d"] if duels else []
+    columns += [*DUEL_LENS_COLUMNS] if duels else []
     if rankings:
         columns += ["n_lenses", *(c for k in range(1, n_lenses + 1) for c in lens_columns(k))]
     columns += ["response", "correct"] if letters else []
@@ -142,17 +153,8 @@ def psychopy_date(unix_s: float) -> str:
 #: Fields of a letter trial written as they are (``correct`` and ``void`` as 1/0).
 LETTER_FIELDS = ("eye", "letter", "letter_logmar", "sphere_d", "cylinder_d", "axis_deg", "response", "correct", "rt_s")
 
-#: Fields of a duel written as they are.
-DUEL_FIELDS = (
-    "letters",
-    "letter_logmar",
-    "first_sphere_d",
-    "first_cylinder_d",
-    "second_sphere_d",
-    "second_cylinder_d",
-    "answer",
-    "rt_s",
-)
+#: Fields of a duel written as they are (the axes empty in a duel of sphere and cylinder).
+DUEL_FIELDS = ("letters", "letter_logmar", *DUEL_LENS_COLUMNS, "answer", "rt_s")
 
 
 def _times(trial) -> dict:

@@ -1,6 +1,7 @@
 """Duel sessions in the store: duel rows, the kind guard, the version 2 -> 3 migration, exports."""
 
 import csv
+import dataclasses
 import io
 import json
 import sqlite3
@@ -262,3 +263,33 @@ def test_the_migrated_duel_table_equals_a_fresh_one(tmp_path):
         finally:
             conn.close()
     assert layouts[0] == layouts[1] and layouts[0]["duel_trials"]
+
+
+def test_a_duel_of_the_full_prescription_keeps_its_lenses_axes(tmp_path):
+    """Schema 8: both lenses' axes are stored and read back; a duel of sphere and cylinder has none."""
+    full = DuelTrialRecord(
+        1, -1.25, -0.75, -1.0, -0.5, 0.3, "CDHKN", "second", 1.1, 1.7e9, 1.7e9 + 1.1, {}, 170.0, 5.0
+    )
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("RX", {}, CALIBRATION, {"search": "prescription"}, 1, kind=DUEL_KIND)
+        store.append_duel_trial(sid, full)
+        store.append_duel_trial(sid, dataclasses.replace(duels()[0], index=2))
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        first, second = store.duel_trials(sid)
+    assert first == full and (first.first_axis_deg, first.second_axis_deg) == (170.0, 5.0) and first.has_axes
+    assert (second.first_axis_deg, second.second_axis_deg) == (None, None) and not second.has_axes
+    conn = sqlite3.connect(tmp_path / "s.db")
+    try:
+        rows = conn.execute("SELECT first_axis_deg, second_axis_deg FROM duel_trials ORDER BY idx").fetchall()
+    finally:
+        conn.close()
+    assert rows == [(170.0, 5.0), (None, None)]
+
+
+@pytest.mark.parametrize(
+    "axes, message",
+    [((170.0, None), "both lenses have an axis"), ((181.0, 5.0), r"first_axis_deg must be in 0-180")],
+)
+def test_a_duel_record_refuses_half_an_axis_pair_or_an_axis_out_of_range(axes, message):
+    with pytest.raises(ValueError, match=message):
+        DuelTrialRecord(1, -1.0, -0.5, -1.0, -0.5, 0.3, "CDHKN", "same", None, 1.7e9, 1.7e9 + 1, {}, *axes)

@@ -161,8 +161,8 @@ def write_v3_database(path):
     with conn:
         from lensopt.store.schema import CREATE_STATEMENTS
 
-        for statement in CREATE_STATEMENTS:  # layout 3: no ranking_trials, results, trials.axis_deg, void, eye
-            if "ranking_trials" not in statement and "results" not in statement:
+        for statement in CREATE_STATEMENTS:  # layout 3: no ranking_trials, results, axis_deg, void, eye
+            if "ranking_trials" not in statement and "results" not in statement and "_axis_deg" not in statement:
                 statement = statement.replace("axis_deg REAL,", "")
                 statement = statement.replace("void INTEGER NOT NULL DEFAULT 0 CHECK (void IN (0, 1)),", "")
                 conn.execute(statement.replace("eye TEXT CHECK (eye IN ('OD', 'OS')),", ""))

@@ -22,6 +22,14 @@ in the processes (no limit) and reproduces the slow case. Each process also repo
 thread counts (``threadpoolctl.threadpool_info()``) read inside a limited call, as the timed
 calls run, and outside one: the proof that the limit took effect.
 
+``handler=True`` times the decisions of a PsychoPy script instead (issue 18): the optimizer is
+driven by :class:`lensopt.psychopy.RefractionHandler`, and a decision is ``handler.addResponse(answer)``
+up to ``next(handler)`` returning the next trial — ``tell``, the stopping rule's check between
+trials and ``ask`` — every decision timed, the first trial's and the final one that ends the loop
+included. ``stop=P`` gives the optimizer a stopping rule ``StopRule(confidence=P,
+min_trials=min_trials)``, checked at every decision from ``min_trials`` answers on (with
+``handler=False`` the check is timed after ``tell`` as well).
+
 ``_child_main`` is the code of one process; each process imports this module only after its own
 numpy-first or lensopt-first imports, so the order under test is the one it chose.
 """
@@ -41,6 +49,7 @@ from lensopt.binary.settings import ALL_RULES
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
+from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 from lensopt.threads import (
     ENV_VAR,
     blas_threads_now,
@@ -56,6 +65,10 @@ BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 """Thread-count variables removed from the processes' environment (as in a user's shell)."""
 
 DEFAULT_RULE, DEFAULT_PROCESSES, DEFAULT_TRIALS, DEFAULT_SEED = "ucb-ald", 2, 100, 0
+
+DECISION_ASK_TELL = "ask + tell"
+DECISION_HANDLER = "addResponse -> next trial (tell, stop check, ask)"
+"""What one timed decision is, without and with the PsychoPy handler."""
 
 SEARCHES = ("sphere-cylinder", "prescription")
 """What is timed: the two-parameter letter search, or the full prescription (issue 16)."""
@@ -102,20 +115,36 @@ def run_decision_time(
     limit: bool = True,
     timeout_s: float | None = 600.0,
     search: str = "sphere-cylinder",
+    handler: bool = False,
+    stop: float | None = None,
+    min_trials: int = DEFAULT_MIN_TRIALS,
 ) -> dict:
     """Run the benchmark (see the module docstring) and return its result as a JSON-able dict.
     ``search="prescription"`` times the full prescription instead (issue 16): a
     :class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer` around an
     autorefraction of a clinic patient (``draw_clinic_patients(1, seed + i, slope=14)``), three
-    lens parameters and the letter size."""
+    lens parameters and the letter size. ``handler``, ``stop`` and ``min_trials``: see the module
+    docstring."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
     rules = PRESCRIPTION_RULES if search == "prescription" else ALL_RULES
     if rule not in rules:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(rules)}")
-    for name, value, low in (("processes", processes, 1), ("trials", trials, 1), ("seed", seed, 0)):
+    for name, value, low in (
+        ("processes", processes, 1),
+        ("trials", trials, 1),
+        ("seed", seed, 0),
+        ("min_trials", min_trials, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"decision-time: {name} must be an integer ≥ {low}, got {value!r}")
+    if stop is not None:
+        StopRule(confidence=stop, min_trials=min_trials, max_trials=max(trials, min_trials))  # one-line errors
+        if min_trials > trials:
+            raise ValueError(
+                f"decision-time: the stopping rule's min_trials ({min_trials}) exceeds trials ({trials}), so it "
+                "would never be checked: lower --min-trials or raise --trials"
+            )
     env = child_environment(limit)
     setting = blas_threads_setting() if limit else 0  # a bad LENSOPT_BLAS_THREADS fails here, once
     code = (_NUMPY_FIRST if numpy_first else _LENSOPT_FIRST) + _RUN_CHILD
@@ -124,6 +153,10 @@ def run_decision_time(
         for i in range(processes):
             argv = [sys.executable, "-c", code, "--rule", rule, "--trials", str(trials), "--seed", str(seed + i)]
             argv += ["--search", search]
+            if handler:
+                argv += ["--handler"]
+            if stop is not None:
+                argv += ["--stop", repr(float(stop)), "--min-trials", str(min_trials)]
             children.append(
                 subprocess.Popen(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -159,6 +192,9 @@ def run_decision_time(
     return {
         "rule": rule,
         "search": search,
+        "handler": bool(handler),
+        "stop": None if stop is None else {"confidence": float(stop), "min_trials": min_trials},
+        "decision": DECISION_HANDLER if handler else DECISION_ASK_TELL,
         "processes": processes,
         "trials": trials,
         "seed": seed,
@@ -201,12 +237,20 @@ def format_report(result: dict) -> str:
             "benchmark": "by the benchmark (RefractionOptimizer's ask/tell are not decorated yet)",
         }.get(by, f"by {by}")
         how = f"BLAS limited to {setting} thread{'s' if setting != 1 else ''} per call, {by}"
+    stop = result.get("stop")
+    rule_text = (
+        "no stopping rule"
+        if stop is None
+        else f"stopping rule: confidence {stop['confidence']:g} from {stop['min_trials']} trials, checked every decision"
+    )
     lines = [
         f"lensopt bench decision-time: rule {result['rule']}, {result.get('search', 'sphere-cylinder')} search, "
         + (f"{result['processes']} processes side by side" if result["processes"] > 1 else "1 process")
         + f" on {result['cpu_count']} CPUs, "
         f"{result['trials']} trials each, {result['import_order']}; {how}",
-        f"decision = ask + tell; one 60 Hz frame = {result['frame_ms']:.1f} ms",
+        f"decision = {result.get('decision', DECISION_ASK_TELL)}"
+        + (" through RefractionHandler" if result.get("handler") else "")
+        + f"; {rule_text}; one 60 Hz frame = {result['frame_ms']:.1f} ms",
         "",
         f"{'process':>8} {'seed':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'p95/frame':>10}"
         "  BLAS threads inside a call (outside)",
@@ -214,9 +258,12 @@ def format_report(result: dict) -> str:
     for p in result["per_process"]:
         inside = ",".join(str(n) for n in p["blas_threads_inside"]) or "-"
         outside = ",".join(str(n) for n in p["blas_threads_outside"]) or "-"
+        ended = ""
+        if p.get("stopped_at") is not None:
+            ended = f"  stopped by the rule after {p['stopped_at']} trials"
         lines.append(
             f"{p['process']:>8} {p['seed']:>5} {p['median_ms']:>10.1f} {p['p95_ms']:>8.1f} "
-            f"{p['max_ms']:>8.1f} {p['p95_frames']:>10.2f}  {inside} ({outside})"
+            f"{p['max_ms']:>8.1f} {p['p95_frames']:>10.2f}  {inside} ({outside}){ended}"
         )
     q = result["pooled"]
     lines.append(
@@ -237,19 +284,72 @@ def _parse_child(argv):
     parser.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--search", choices=SEARCHES, default="sphere-cylinder")
+    parser.add_argument("--handler", action="store_true")
+    parser.add_argument("--stop", type=float)
+    parser.add_argument("--min-trials", type=int, default=DEFAULT_MIN_TRIALS)
     return parser.parse_args(argv)
 
 
 def _session(args):
     """The optimizer and the patient's answer ``respond(trial)`` of one process."""
+    stop = None
+    if args.stop is not None:
+        stop = StopRule(confidence=args.stop, min_trials=args.min_trials, max_trials=max(args.trials, args.min_trials))
     if args.search == "prescription":
         patient = draw_clinic_patients(1, args.seed, slope=14.0)[0]
         start = autorefraction(patient, np.random.SeedSequence([args.seed, 1]))
-        optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start)
+        optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start, stop=stop)
         return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d, t.axis_deg)
     patient = draw_patients(1, args.seed)[0]
-    optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed)
+    optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed, stop=stop)
     return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d)
+
+
+def _time_ask_tell(optimizer, ask, tell, respond, trials, threads_in_call):
+    """ask + tell (+ the stopping rule's check after tell, when there is one) of every trial, ms;
+    the trials run; the BLAS thread counts seen inside a limited call."""
+    decision_ms, inside = [], set()
+    check = optimizer.should_stop if getattr(optimizer, "stop", None) is not None else None
+    for t in range(trials):
+        start = time.perf_counter()
+        trial = ask()
+        asked = time.perf_counter()
+        correct = respond(trial)
+        told = time.perf_counter()
+        tell(trial, correct)
+        stopped = check is not None and check()
+        end = time.perf_counter()
+        decision_ms.append(((asked - start) + (end - told)) * 1e3)
+        if t == 0 or t == trials - 1 or stopped:  # untimed: what a limited call sees
+            inside.add(tuple(info["num_threads"] for info in threads_in_call()))
+        if stopped:
+            return decision_ms, t + 1, inside
+    return decision_ms, trials, inside
+
+
+def _time_handler(optimizer, respond, trials, threads_in_call):
+    """Every decision of a :class:`~lensopt.psychopy.RefractionHandler` loop, ms: ``addResponse``
+    up to the next trial (or the end of the loop); the trials run; the BLAS thread counts seen
+    inside a limited call."""
+    from lensopt.psychopy.handler import RefractionHandler
+
+    handler = RefractionHandler(optimizer, n_trials=trials)
+    decision_ms, inside, answer = [], set(), None
+    while True:
+        start = time.perf_counter()
+        if answer is not None:
+            handler.addResponse(answer)
+        try:
+            next(handler)
+        except StopIteration:
+            decision_ms.append((time.perf_counter() - start) * 1e3)
+            break
+        decision_ms.append((time.perf_counter() - start) * 1e3)
+        if handler.thisTrialN == 0:  # untimed: what a limited call sees
+            inside.add(tuple(info["num_threads"] for info in threads_in_call()))
+        answer = respond(handler.query)  # the patient's answer is not timed
+    inside.add(tuple(info["num_threads"] for info in threads_in_call()))
+    return decision_ms, handler.thisTrialN + 1, inside
 
 
 def _methods_limited(optimizer) -> bool:
@@ -270,23 +370,16 @@ def _child_main(argv) -> int:
     ask, tell = optimizer.ask, optimizer.tell
     if not by_optimizer:
         ask, tell = single_threaded(ask), single_threaded(tell)
+        optimizer.ask, optimizer.tell = ask, tell  # what the handler calls
     threads_in_call = single_threaded(blas_threads_now)  # the same limit as the timed calls
     outside = [info["num_threads"] for info in blas_threads_now()]
 
     print("ready", flush=True)
     sys.stdin.readline()
-    decision_ms, inside = [], set()
-    for t in range(args.trials):
-        start = time.perf_counter()
-        trial = ask()
-        asked = time.perf_counter()
-        correct = respond(trial)
-        told = time.perf_counter()
-        tell(trial, correct)
-        end = time.perf_counter()
-        decision_ms.append(((asked - start) + (end - told)) * 1e3)
-        if t == 0 or t == args.trials - 1:  # untimed: what a limited call sees
-            inside.add(tuple(info["num_threads"] for info in threads_in_call()))
+    if args.handler:
+        decision_ms, n_run, inside = _time_handler(optimizer, respond, args.trials, threads_in_call)
+    else:
+        decision_ms, n_run, inside = _time_ask_tell(optimizer, ask, tell, respond, args.trials, threads_in_call)
     inside_counts = sorted(inside)[-1] if inside else ()
     print(
         json.dumps(
@@ -299,6 +392,8 @@ def _child_main(argv) -> int:
                 "blas_threads_inside_varied": len(inside) > 1,
                 "blas_threads_outside": outside,
                 "blas_libraries": [info.get("filepath", "") for info in blas_threads_now()],
+                "trials_run": n_run,
+                "stopped_at": n_run if args.stop is not None and n_run < args.trials else None,
                 "decision_ms": decision_ms,
             }
         ),

@@ -13,7 +13,8 @@
                and accommodation: Bland–Altman, trials to 0.25 D, the stopping rule (issue 16).
 ``report DIR`` ranking table (Markdown, CSV, JSON), win matrices and regret curves (PNG).
 ``rescale``    regenerate ``data/benchmark-rescaling.json``.
-``decision-time`` ask + tell time in N processes side by side that import numpy first (issue 14).
+``decision-time`` ask + tell time in N processes side by side that import numpy first (issue 14);
+               ``--handler [--stop P]``: the PsychoPy handler's decisions, stop check included (issue 18).
 ``cli-startup`` how long ``lensopt --help`` takes, in fresh processes (issue 15).
 
 Campaigns run on Dask: a local cluster sized to the machine by default, or an existing one with
@@ -37,6 +38,7 @@ import sys
 from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_ITERATIONS, BINARY_RULES, BINARY_SEEDS
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S
+from lensopt.cli.arguments import finite_float as _finite_float
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
@@ -80,6 +82,13 @@ from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 #: The most processes a command starts on this machine (``--workers``, ``--processes``): more would
 #: exhaust it long before they helped; a larger cluster is started apart and named by --scheduler.
 MAX_PROCESSES = 256
+
+
+def _confidence(text) -> float:
+    value = _finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a confidence strictly between 0 and 1 (e.g. 0.95), got {text}")
+    return value
 
 
 def _processes(text) -> int:
@@ -405,11 +414,13 @@ def register(subparsers) -> None:
 
     dt = sub.add_parser(
         "decision-time",
-        help="ask + tell time (ms) in N processes side by side, numpy imported first",
+        help="decision time (ms: ask + tell, or a PsychoPy handler's) in N processes side by side, numpy imported first",
         description="Start N Python processes at once; each imports numpy and scipy before lensopt "
         "(as a PsychoPy script does), without BLAS thread variables, and times ask + tell "
-        "of a simulated refraction session. Prints median, p95 and max per process and "
-        "pooled, p95 in 60 Hz frames, and the BLAS threads in effect inside a call.",
+        "of a simulated refraction session — or, with --handler, every decision of the PsychoPy "
+        "handler (addResponse to the next trial), with --stop the stopping rule's check included. "
+        "Prints median, p95 and max per process and pooled, p95 in 60 Hz frames, and the BLAS "
+        "threads in effect inside a call.",
     )
     dt.add_argument("--rule", default="ucb-ald", help="acquisition rule (default ucb-ald)")
     dt.add_argument(
@@ -451,6 +462,27 @@ def register(subparsers) -> None:
         default="sphere-cylinder",
         help="sphere-cylinder: the two-parameter letter search (default); prescription: the full "
         "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients",
+    )
+    dt.add_argument(
+        "--handler",
+        dest="through_handler",
+        action="store_true",
+        help="drive the optimizer through the PsychoPy handler (lensopt.psychopy.RefractionHandler) and time "
+        "each decision from addResponse to the next trial: tell, the stopping rule's check and ask",
+    )
+    dt.add_argument(
+        "--stop",
+        type=_confidence,
+        metavar="P",
+        help="give the optimizer a stopping rule of confidence P, in (0, 1) (e.g. 0.95, a protocol's [stop]), "
+        "checked in every decision from --min-trials answers on (default: no stopping rule)",
+    )
+    dt.add_argument(
+        "--min-trials",
+        type=_positive_int,
+        default=DEFAULT_MIN_TRIALS,
+        metavar="N",
+        help=f"the stopping rule's minimum trials, at most --trials (default {DEFAULT_MIN_TRIALS}; with --stop)",
     )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
     dt.set_defaults(handler=run_decision_time)

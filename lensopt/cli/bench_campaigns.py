@@ -296,6 +296,9 @@ def run_decision_time(args) -> int:
         numpy_first=args.numpy_first,
         limit=not args.no_limit,
         search=args.search,
+        handler=args.through_handler,
+        stop=args.stop,
+        min_trials=args.min_trials,
     )
     print(json.dumps(result) if args.json else format_report(result))
     return 0

@@ -6,7 +6,8 @@
 * :mod:`~lensopt.psychopy.columns` — a query and its answer as flat columns (one number or word a
   cell, 1-based lens numbers, units in names).
 
-A front end, beside :mod:`lensopt.experiment`: the numerical core never imports it. The handler
+A front end, beside :mod:`lensopt.experiment`: the numerical core never imports it (``lensopt bench
+decision-time --handler`` drives it, as a user's script does). The handler
 needs no window and does not import PsychoPy itself; it speaks to an ``ExperimentHandler`` by its
 methods (``addData``, ``loopEnded``), so it runs without a display.
 """

@@ -21,10 +21,15 @@ PROCESS_FIELDS = SUMMARY_FIELDS | {
     "blas_threads_inside_varied",
     "blas_threads_outside",
     "blas_libraries",
+    "trials_run",
+    "stopped_at",
 }
 RESULT_FIELDS = {
     "rule",
     "search",
+    "handler",
+    "stop",
+    "decision",
     "processes",
     "trials",
     "seed",
@@ -130,3 +135,61 @@ def test_the_full_prescription_is_timed_with_its_own_optimizer():
 def test_an_unknown_search_is_refused():
     with pytest.raises(ValueError, match="unknown search"):
         run_decision_time(processes=1, trials=2, search="sphere")
+
+
+def test_handler_decisions_with_the_stop_check_json(capsys, monkeypatch):
+    """--handler --stop: every decision of the handler loop is timed (the trials' and the one that
+    ends the loop), the stopping rule is reported and, from --min-trials on, checked in each."""
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    result = _run_json(capsys, "--handler", "--stop", "0.95", "--min-trials", "3", "--seed", "2")
+    assert set(result) == RESULT_FIELDS
+    assert result["handler"] is True and result["stop"] == {"confidence": 0.95, "min_trials": 3}
+    assert result["decision"].startswith("addResponse")
+    (process,) = result["per_process"]
+    assert set(process) == PROCESS_FIELDS
+    assert process["seed"] == 2 and process["limit_applied_by"] == "optimizer"
+    assert set(process["blas_threads_inside"]) == {1}
+    # 5 trials and the end of the loop, unless the rule stopped the session earlier
+    run = process["trials_run"]
+    assert 3 <= run <= 5 and process["n"] == run + 1 == result["pooled"]["n"]
+    assert process["stopped_at"] == (run if run < 5 else None)
+    assert 0 < process["median_ms"] <= process["p95_ms"] <= process["max_ms"]
+
+
+def test_handler_without_a_stopping_rule_and_ask_tell_with_one(capsys, monkeypatch):
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    handler = _run_json(capsys, "--handler")
+    assert handler["stop"] is None and handler["pooled"]["n"] == 6
+    assert handler["per_process"][0]["stopped_at"] is None
+    plain = _run_json(capsys, "--stop", "0.9", "--min-trials", "2")
+    assert plain["handler"] is False and plain["decision"] == "ask + tell"
+    assert plain["pooled"]["n"] == plain["per_process"][0]["trials_run"] <= 5
+
+
+def test_handler_table_output(capsys, monkeypatch):
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    argv = ["bench", "decision-time", "--processes", "1", "--trials", "4", "--handler", "--stop", "0.95"]
+    assert main([*argv, "--min-trials", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "addResponse -> next trial (tell, stop check, ask) through RefractionHandler" in out
+    assert "stopping rule: confidence 0.95 from 2 trials" in out and "pooled p95" in out
+
+
+@pytest.mark.parametrize(
+    "extra, names",
+    [
+        (["--stop", "1.5"], "--stop"),
+        (["--stop", "0"], "--stop"),
+        (["--stop", "nan"], "--stop"),
+        (["--stop", "0.9", "--min-trials", "0"], "--min-trials"),
+        (["--stop", "0.9", "--min-trials", "30"], "--min-trials"),  # more than --trials 10
+    ],
+)
+def test_bad_stop_options_are_one_line_and_exit_2(capsys, extra, names):
+    try:
+        code = main(["bench", "decision-time", "--processes", "1", "--trials", "10", "--handler", *extra])
+    except SystemExit as exc:  # argparse's refusals
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert names in err

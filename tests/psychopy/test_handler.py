@@ -114,6 +114,31 @@ def test_the_stopping_rule_ends_the_loop_before_the_budget():
         next(handler)
 
 
+def test_the_stop_check_between_trials_stops_where_the_full_confidence_first_reaches_the_threshold():
+    """The handler's check (``should_stop``, settled by the first lenses drawn when it can be,
+    issue 18) ends the loop at the first trial whose full ``confidence()`` — computed on a twin
+    optimizer told the same answers — reaches the rule's confidence, not a trial earlier or later."""
+    threshold, patient = 0.25, _patient(seed=11)
+    handler = RefractionHandler(
+        RefractionOptimizer(seed=5, stop=StopRule(confidence=threshold, min_trials=15, max_trials=200)), n_trials=60
+    )
+    twin = RefractionOptimizer(seed=5)  # no stopping rule: its confidence() is the full computation
+    confidences = []
+    for trial in handler:
+        correct = patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"])
+        handler.addResponse(correct)
+        asked = twin.ask()  # the twin goes the handler's optimizer's way, fit for fit
+        assert asked == Trial(trial["sphere_d"], trial["cylinder_d"], trial["letter_logmar"])
+        twin.tell(asked, correct)
+        if twin.n_trials >= 15:
+            confidences.append(twin.confidence())
+    assert handler.stopped, confidences
+    first = 15 + next(i for i, c in enumerate(confidences) if c >= threshold)
+    assert len(handler.trials) == first and confidences[-1] >= threshold
+    assert all(c < threshold for c in confidences[:-1])
+    assert handler.result()["confidence"] == confidences[-1]
+
+
 def test_without_a_budget_the_stopping_rule_alone_ends_the_loop():
     handler = RefractionHandler(RefractionOptimizer(seed=2, stop=StopRule(0.5, min_trials=2, max_trials=4)))
     _letters_session(handler, _patient())

@@ -11,7 +11,9 @@ environment (other ``OPENBLAS_*`` variables are kept), so its BLAS libraries sta
 per core, as in a user's script. Each then runs a simulated refraction session —
 ``RefractionOptimizer(rule, seed=seed + i)`` answered by ``draw_patients(1, seed + i)[0]`` — and
 times ``ask()`` plus ``tell()`` of every trial with ``time.perf_counter`` (the patient's answer
-is not timed). The processes wait for each other after their imports and set-up, so the timed
+is not timed), and with ``time.thread_time`` the CPU time the deciding thread spent meanwhile (on a
+machine busy with other work the wall-clock time also holds the waits for a core; the CPU time does
+not). The processes wait for each other after their imports and set-up, so the timed
 sessions overlap.
 
 The per-call BLAS limit (:mod:`lensopt.threads`) is what a user's script gets from the
@@ -182,11 +184,21 @@ def run_decision_time(
                 child.wait()
 
     per_process = []
-    pooled = []
+    pooled, pooled_cpu = [], []
     for i, out in enumerate(outputs):
-        decision = out.pop("decision_ms")
+        decision, cpu = out.pop("decision_ms"), out.pop("cpu_ms")
         pooled.extend(decision)
-        per_process.append({"process": i + 1, **out, **summarize_ms(decision)})
+        pooled_cpu.extend(cpu)
+        cpu_summary = summarize_ms(cpu)
+        per_process.append(
+            {
+                "process": i + 1,
+                **out,
+                **summarize_ms(decision),
+                "cpu_median_ms": cpu_summary["median_ms"],
+                "cpu_p95_ms": cpu_summary["p95_ms"],
+            }
+        )
     applied = {p["limit_applied_by"] for p in per_process}
     summary = summarize_ms(pooled)
     return {
@@ -208,6 +220,7 @@ def run_decision_time(
         "frame_ms": FRAME_MS,
         "per_process": per_process,
         "pooled": summary,
+        "pooled_cpu": summarize_ms(pooled_cpu),
         "within_frame": summary["p95_ms"] <= FRAME_MS,
     }
 
@@ -272,6 +285,12 @@ def format_report(result: dict) -> str:
     )
     verdict = "within" if result["within_frame"] else "OVER"
     lines.append(f"pooled p95 {q['p95_ms']:.1f} ms: {verdict} one 60 Hz frame")
+    c = result.get("pooled_cpu")
+    if c and c["n"]:
+        lines.append(
+            f"CPU time of the same decisions (the deciding thread's; wall-clock minus waiting for a core): "
+            f"median {c['median_ms']:.1f} ms, p95 {c['p95_ms']:.1f} ms"
+        )
     return "\n".join(lines)
 
 
@@ -308,23 +327,24 @@ def _session(args):
 def _time_ask_tell(optimizer, ask, tell, respond, trials, threads_in_call):
     """ask + tell (+ the stopping rule's check after tell, when there is one) of every trial, ms;
     the trials run; the BLAS thread counts seen inside a limited call."""
-    decision_ms, inside = [], set()
+    decision_ms, cpu_ms, inside = [], [], set()
     check = optimizer.should_stop if getattr(optimizer, "stop", None) is not None else None
     for t in range(trials):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         trial = ask()
-        asked = time.perf_counter()
+        asked, asked_cpu = time.perf_counter(), time.thread_time()
         correct = respond(trial)
-        told = time.perf_counter()
+        told, told_cpu = time.perf_counter(), time.thread_time()
         tell(trial, correct)
         stopped = check is not None and check()
-        end = time.perf_counter()
+        end, end_cpu = time.perf_counter(), time.thread_time()
         decision_ms.append(((asked - start) + (end - told)) * 1e3)
+        cpu_ms.append(((asked_cpu - start_cpu) + (end_cpu - told_cpu)) * 1e3)
         if t == 0 or t == trials - 1 or stopped:  # untimed: what a limited call sees
             inside.add(tuple(info["num_threads"] for info in threads_in_call()))
         if stopped:
-            return decision_ms, t + 1, inside
-    return decision_ms, trials, inside
+            return decision_ms, cpu_ms, t + 1, inside
+    return decision_ms, cpu_ms, trials, inside
 
 
 def _time_handler(optimizer, respond, trials, threads_in_call):
@@ -334,22 +354,25 @@ def _time_handler(optimizer, respond, trials, threads_in_call):
     from lensopt.psychopy.handler import RefractionHandler
 
     handler = RefractionHandler(optimizer, n_trials=trials)
-    decision_ms, inside, answer = [], set(), None
+    decision_ms, cpu_ms, inside, answer = [], [], set(), None
     while True:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         if answer is not None:
             handler.addResponse(answer)
         try:
             next(handler)
+            ended = False
         except StopIteration:
-            decision_ms.append((time.perf_counter() - start) * 1e3)
-            break
+            ended = True
         decision_ms.append((time.perf_counter() - start) * 1e3)
+        cpu_ms.append((time.thread_time() - start_cpu) * 1e3)
+        if ended:
+            break
         if handler.thisTrialN == 0:  # untimed: what a limited call sees
             inside.add(tuple(info["num_threads"] for info in threads_in_call()))
         answer = respond(handler.query)  # the patient's answer is not timed
     inside.add(tuple(info["num_threads"] for info in threads_in_call()))
-    return decision_ms, handler.thisTrialN + 1, inside
+    return decision_ms, cpu_ms, handler.thisTrialN + 1, inside
 
 
 def _methods_limited(optimizer) -> bool:
@@ -377,9 +400,10 @@ def _child_main(argv) -> int:
     print("ready", flush=True)
     sys.stdin.readline()
     if args.handler:
-        decision_ms, n_run, inside = _time_handler(optimizer, respond, args.trials, threads_in_call)
+        decision_ms, cpu_ms, n_run, inside = _time_handler(optimizer, respond, args.trials, threads_in_call)
     else:
-        decision_ms, n_run, inside = _time_ask_tell(optimizer, ask, tell, respond, args.trials, threads_in_call)
+        timed = _time_ask_tell(optimizer, ask, tell, respond, args.trials, threads_in_call)
+        decision_ms, cpu_ms, n_run, inside = timed
     inside_counts = sorted(inside)[-1] if inside else ()
     print(
         json.dumps(
@@ -395,6 +419,7 @@ def _child_main(argv) -> int:
                 "trials_run": n_run,
                 "stopped_at": n_run if args.stop is not None and n_run < args.trials else None,
                 "decision_ms": decision_ms,
+                "cpu_ms": cpu_ms,
             }
         ),
         flush=True,

@@ -23,6 +23,8 @@ PROCESS_FIELDS = SUMMARY_FIELDS | {
     "blas_libraries",
     "trials_run",
     "stopped_at",
+    "cpu_median_ms",
+    "cpu_p95_ms",
 }
 RESULT_FIELDS = {
     "rule",
@@ -43,6 +45,7 @@ RESULT_FIELDS = {
     "frame_ms",
     "per_process",
     "pooled",
+    "pooled_cpu",
     "within_frame",
 }
 
@@ -154,6 +157,7 @@ def test_handler_decisions_with_the_stop_check_json(capsys, monkeypatch):
     assert 3 <= run <= 5 and process["n"] == run + 1 == result["pooled"]["n"]
     assert process["stopped_at"] == (run if run < 5 else None)
     assert 0 < process["median_ms"] <= process["p95_ms"] <= process["max_ms"]
+    assert 0 < process["cpu_median_ms"] <= process["cpu_p95_ms"] and result["pooled_cpu"]["n"] == run + 1
 
 
 def test_handler_without_a_stopping_rule_and_ask_tell_with_one(capsys, monkeypatch):
@@ -173,6 +177,7 @@ def test_handler_table_output(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "addResponse -> next trial (tell, stop check, ask) through RefractionHandler" in out
     assert "stopping rule: confidence 0.95 from 2 trials" in out and "pooled p95" in out
+    assert "CPU time of the same decisions" in out
 
 
 @pytest.mark.parametrize(

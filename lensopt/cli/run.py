@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensopt.cli.arguments import non_negative_int, positive_int
+from lensopt.cli.arguments import check_output_folder, non_negative_int, positive_int
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 from lensopt.store import default_db_path
 
@@ -80,6 +80,10 @@ def register(subparsers) -> None:
 
 
 def run_command(args) -> int:
+    if args.save_frames is not None:
+        # before the database, the display and the session row: a folder that cannot be made or
+        # written (a file, /proc, an unwritable parent) is one line, and no session is left aborted
+        check_output_folder("--save-frames", args.save_frames)
     from lensopt.experiment.session import RunRequest, run_session  # deferred: imports scipy, then PsychoPy
 
     request = RunRequest(

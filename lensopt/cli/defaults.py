@@ -64,6 +64,7 @@ SHIPPED_PROTOCOLS = (
     "clinical-refraction",
     "clinical-prescription",
     "clinical-duel",
+    "clinical-prescription-duel",
     "clinical-ranking",
     "research-26afc",
     "sloan-10afc",

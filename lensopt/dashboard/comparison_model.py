@@ -25,6 +25,8 @@ every number the panels draw into one frozen :class:`ComparisonSnapshot`, with t
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from lensopt.dashboard.comparison_snapshot import (
@@ -43,7 +45,9 @@ from lensopt.dashboard.posterior import (
 )
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import LensOptimum, frozen_array
+from lensopt.modes.letters import is_prescription
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81
@@ -165,11 +169,36 @@ class ComparisonSessionModel(FollowedSession):
         return ComparisonSnapshot(**fixed, utility_map=utility_map, best=best, profile=profile)
 
 
+#: What the lens map, the profile and the summary say of a duel session of the full prescription.
+PRESCRIPTION_DUEL_MESSAGE = (
+    "Full prescription (sphere, cylinder and axis) by duels: the lens map and the profile show "
+    "two-parameter sessions only. After {n} duels: {text}."
+)
+
+
 class DuelSessionModel(ComparisonSessionModel):
-    """A duel session: two lenses per trial, answered "first", "second" or "same"."""
+    """A duel session: two lenses per trial, answered "first", "second" or "same"; a duel session
+    of the full prescription (its settings say ``"search": "prescription"``) is rebuilt as the
+    ``PrescriptionDuelOptimizer`` it was, and shows its prescription in words."""
 
     feedback = get_mode("duel")
     kind = feedback.kind
+
+    def __init__(self, info, optimizer_factory=None):
+        settings = info.optimizer_settings
+        self._prescription = is_prescription(settings)
+        factory = PrescriptionDuelOptimizer.from_settings if self._prescription else None
+        super().__init__(info, optimizer_factory or factory)
+
+    def _build(self, n: int, live: bool) -> ComparisonSnapshot:
+        if not self._prescription or n == 0:
+            return super()._build(n, live)
+        snap = super()._build(0, live)
+        rx = self._optimizer_after(n).prescription()
+        records = self._records[:n]
+        sets = ComparedSets.from_records(records, (self.compared_set(r) for r in records))
+        message = PRESCRIPTION_DUEL_MESSAGE.format(n=n, text=rx.text)
+        return dataclasses.replace(snap, sets=sets, message=message, prescription=rx.text)
 
     def compared_set(self, record) -> tuple:
         lenses = (record.first_lens_d, record.second_lens_d)

@@ -204,7 +204,10 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
     h, label = snap.header, f"{snap.noun.capitalize()}s"
     rows = [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", f"{h.rule} · {snap.model} model")]
     if snap.best is None:
-        return rows + [(label, "0"), ("", _message(snap))]
+        if snap.sets.n == 0:
+            return rows + [(label, "0"), ("", _message(snap))]
+        rx = [("Prescription", snap.prescription)] if snap.prescription else [("", _message(snap))]
+        return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
     b = snap.best
     return rows + [
         ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),

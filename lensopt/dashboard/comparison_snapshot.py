@@ -152,7 +152,8 @@ class ComparisonSnapshot:
 
     ``utility_map``, ``best`` and ``profile`` are None while there is no answer; ``message`` then
     says why. ``model`` names the answer model (``probit`` or ``ties`` for duels, ``Plackett–Luce``
-    for rankings); ``live`` is False for a replay.
+    for rankings); ``live`` is False for a replay. ``prescription``: the prescription so far in
+    clinical notation, of a duel session of the full prescription (whose lens map is not drawn).
     """
 
     kind: str
@@ -167,6 +168,7 @@ class ComparisonSnapshot:
     profile: UtilityProfile | None = None
     live: bool = True
     message: str | None = None
+    prescription: str | None = None
 
     def __post_init__(self):
         if self.kind not in NOUNS:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
+from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.store import DuelTrialRecord
 
 __all__ = ["DuelLoop", "format_lens"]
@@ -54,7 +55,9 @@ class DuelLoop(LetterLineLoop):
     def _trial(self, index: int, n_trials: int) -> bool:
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
-        prepared = self._present(index, (trial.first_lens_d, trial.second_lens_d), trial.letter_logmar)
+        full = isinstance(trial, PrescriptionDuelTrial)  # the full prescription: lenses with their axes
+        lenses = (trial.first_lens, trial.second_lens) if full else (trial.first_lens_d, trial.second_lens_d)
+        prepared = self._present(index, lenses, trial.letter_logmar)
         if prepared is None:
             return False
         letters, height_px = prepared
@@ -73,13 +76,18 @@ class DuelLoop(LetterLineLoop):
         extra = {"letter_height_px": float(height_px)}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
+        if full:
+            (first_s, first_c), (second_s, second_c) = ((lens.sphere_d, lens.cylinder_d) for lens in lenses)
+            axes = dict(first_axis_deg=trial.first_lens.axis_deg, second_axis_deg=trial.second_lens.axis_deg)
+        else:
+            (first_s, first_c), (second_s, second_c), axes = lenses[0], lenses[1], {}
         self.record(
             DuelTrialRecord(
                 index=index,
-                first_sphere_d=trial.first_lens_d[0],
-                first_cylinder_d=trial.first_lens_d[1],
-                second_sphere_d=trial.second_lens_d[0],
-                second_cylinder_d=trial.second_lens_d[1],
+                first_sphere_d=first_s,
+                first_cylinder_d=first_c,
+                second_sphere_d=second_s,
+                second_cylinder_d=second_c,
                 letter_logmar=trial.letter_logmar,
                 letters=letters,
                 answer=answer,
@@ -87,6 +95,7 @@ class DuelLoop(LetterLineLoop):
                 presented_at=presented_at,
                 answered_at=max(answered_at, presented_at),
                 extra=extra,
+                **axes,
             )
         )
         self.optimizer.tell(trial, answer)

@@ -150,9 +150,21 @@ def certainty_line(optimizer) -> str:
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
     intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
-    the target; else how many more trials. None for a search without a confidence (duels, rankings)."""
-    if not hasattr(optimizer, "confidence") or not optimizer.n_trials:
+    the target; else how many more trials. A search without a confidence (duels, rankings): its
+    stored prescription as it is (duels of the full prescription: no acuity scale, so no confidence
+    to hold it to), None if it stored none."""
+    if not optimizer.n_trials:
         return None
+    if not hasattr(optimizer, "confidence"):
+        if not reported:
+            return None
+        r = reported[0]
+        _, *intervals = prescription_lines(r)
+        lens = Lens(r.sphere_d, r.cylinder_d, 180.0 if r.axis_deg is None else r.axis_deg)
+        lens_text = r.prescription if protocol.lens.cylinder != "plus" else show_lens(lens, "plus")
+        return EndPoint(
+            eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=tuple(intervals)
+        )
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())
     if reported:

@@ -15,13 +15,19 @@ import numpy as np
 
 from lensopt.experiment.loop import LoopScreens
 from lensopt.experiment.optotypes import LetterLineStim
+from lensopt.experiment.protocol_sections import show_lens
+from lensopt.refraction.lens import Lens
 
 LENS_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 """How the clinician prompt counts the lenses to present."""
 
 
-def format_lens(lens_d) -> str:
-    """``"S +1.25 D  C -0.50 D"``."""
+def format_lens(lens_d, convention: str = "minus") -> str:
+    """``"S +1.25 D  C -0.50 D"`` for a ``(sphere_d, cylinder_d)`` pair (the axis is the patient's);
+    a :class:`~lensopt.refraction.lens.Lens` of the full prescription in clinical notation in the
+    cylinder ``convention`` (``"-1.25 / -0.75 x 170"``)."""
+    if isinstance(lens_d, Lens):
+        return show_lens(lens_d, convention)
     return f"S {lens_d[0]:+.2f} D  C {lens_d[1]:+.2f} D"
 
 
@@ -45,7 +51,8 @@ class LetterLineLoop(LoopScreens):
         return "".join(rng.choice(alphabet, size=n, replace=n > len(alphabet)))
 
     def _lenses_prompt(self, lenses_d) -> bool:
-        listed = "\n".join(f"Lens {k}:  {format_lens(lens)}" for k, lens in enumerate(lenses_d, start=1))
+        convention = self.protocol.lens.cylinder
+        listed = "\n".join(f"Lens {k}:  {format_lens(lens, convention)}" for k, lens in enumerate(lenses_d, start=1))
         count = LENS_COUNT_WORDS.get(len(lenses_d), str(len(lenses_d)))
         return self._wait_or_pause(
             f"Clinician: present the {count} lenses\n\n{listed}\n\nthen press {self.protocol.keys.confirm.upper()}"
@@ -55,7 +62,10 @@ class LetterLineLoop(LoopScreens):
         """Log and prompt the lenses, then prepare trial ``index``'s line: ``(letters, height_px)``,
         or None if the person quit at the prompt."""
         self.log(
-            "clinician: " + " / ".join(f"lens {k} {format_lens(lens)}" for k, lens in enumerate(lenses_d, start=1))
+            "clinician: "
+            + " / ".join(
+                f"lens {k} {format_lens(lens, self.protocol.lens.cylinder)}" for k, lens in enumerate(lenses_d, start=1)
+            )
         )
         if self.protocol.lens.prompt and not self._lenses_prompt(lenses_d):
             return None

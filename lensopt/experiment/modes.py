@@ -26,6 +26,7 @@ from lensopt.experiment.protocol import DUEL_ANSWER_KEYS, Protocol
 from lensopt.experiment.ranking_loop import RankingLoop
 from lensopt.modes.base import FeedbackMode, answered, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, TrialRecord
 
@@ -191,6 +192,25 @@ class DuelMode(Mode):
     feedback = get_mode("duel")
     record_type = DuelTrialRecord
     line_section = "duel"
+
+    def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
+        """``DuelRefractionOptimizer`` (sphere and cylinder), or with a starting refraction
+        (``[start]``, ``--start``) ``PrescriptionDuelOptimizer``: sphere, cylinder and axis around it."""
+        start = protocol.start
+        if start is None:
+            return super().new_optimizer(protocol, seed, letter_bounds_logmar)
+        o = protocol.optimizer
+        return PrescriptionDuelOptimizer(
+            rule=o.rule,
+            seed=seed,
+            start=start.lens,
+            m_half_width_d=start.m_half_width_d,
+            j_half_width_d=start.j_half_width_d,
+            letter_bounds_logmar=tuple(letter_bounds_logmar),
+            n_initial=o.n_initial,
+            lens_step_d=protocol.lens_step_d or None,
+            inference=o.inference,
+        )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         answer_keys = {answer: getattr(protocol.keys, answer) for answer in DUEL_ANSWER_KEYS}

@@ -68,6 +68,11 @@ SECTIONS = {
 """TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
 
 OPTIONAL_SECTIONS = ("stop", "start")
+
+#: The feedback modes that search the full prescription around a starting refraction (``[start]``,
+#: ``--start``): letters (:class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer`) and
+#: duels (:class:`~lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`).
+START_MODES = ("letters", "duel")
 """Tables whose absence means "none" (the protocol's field is None) rather than their defaults."""
 
 
@@ -96,10 +101,15 @@ class Protocol:
 
     def __post_init__(self):
         rule, mode = self.optimizer.rule, self.feedback_mode
-        if self.start is not None and mode != "letters":
+        if self.start is not None and mode not in START_MODES:
             raise ValueError(
-                f"[start] (--start) applies to letter sessions only for now (this protocol has "
-                f"protocol.feedback = {mode!r}); remove it or use a letter protocol"
+                f"[start] (--start) applies to letter and duel sessions only for now (this protocol has "
+                f"protocol.feedback = {mode!r}); remove it or use a letter or duel protocol"
+            )
+        if mode == "duel" and self.start is not None and self.lens.max_step_d:
+            raise ValueError(
+                "lens.max_step_d (the travel limit) applies to letter sessions of the full prescription only "
+                "for now; set lens.max_step_d = 0 in this duel protocol"
             )
         if mode == "letters" and self.start is not None and rule not in _prescription_rules():
             raise ValueError(
@@ -132,6 +142,13 @@ class Protocol:
             return
         if mode == "duel":
             duel_rules = _duel_rules(self.duel.model)
+            if self.start is not None and (self.duel.model != "probit" or rule not in _duel_rules("probit")):
+                raise ValueError(
+                    f"duels of the full prescription ([start], --start) use the probit model: set "
+                    f"duel.model = 'probit' and optimizer.rule to one of {', '.join(map(repr, _duel_rules('probit')))} "
+                    f"(this protocol has duel.model = {self.duel.model!r}, optimizer.rule = {rule!r}; "
+                    "protocols/clinical-prescription-duel.toml has them)"
+                )
             if rule not in duel_rules:
                 raise ValueError(
                     f"optimizer.rule {rule!r} does not work with duel.model = {self.duel.model!r}; "
@@ -220,9 +237,9 @@ class Protocol:
         """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own
         ``[start]`` with this refraction, or a new one with the default box. A letter protocol whose
         rule is a two-parameter rule keeps it (every letter rule searches the full prescription too)."""
-        if self.feedback_mode != "letters":
+        if self.feedback_mode not in START_MODES:
             raise ProtocolError(
-                f"--start applies to letter sessions only for now ({self.source} has protocol.feedback = "
+                f"--start applies to letter and duel sessions only for now ({self.source} has protocol.feedback = "
                 f"{self.feedback_mode!r}); leave --start out or use a letter protocol such as clinical-prescription"
             )
         try:

@@ -38,6 +38,7 @@ from lensopt.experiment.modes import answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.refraction.phoropter import round_to_step
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import ResultRecord, SessionStore
 
@@ -582,11 +583,15 @@ def _eye_done(search, n_trials: int):
     return False
 
 
+#: The optimizers of the full prescription, whose finished search stores a result (``results``).
+PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer)
+
+
 def _report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: str | None) -> list:
     """An eye's search is over: its prescription stored and printed (full prescription), or its best lens printed."""
     if not optimizer.n_trials:
         return []
-    if isinstance(optimizer, PrescriptionOptimizer):
+    if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
         return [_store_prescription(store, session_id, optimizer, log, eye)]
     sphere_d, cylinder_d = optimizer.best()
     line = f"best lens{f' {eye}' if eye else ''}: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
@@ -650,7 +655,7 @@ def _store_prescription(store, session_id: int, optimizer, log, eye: str | None 
 def _result_if_any(store, info, optimizer, log, eye: str | None = None) -> ResultRecord | None:
     """A finished full-prescription search's result for ``eye`` (stored now if it was not, e.g. after
     a kill between the last answer and the result)."""
-    if not isinstance(optimizer, PrescriptionOptimizer) or not optimizer.n_trials:
+    if not isinstance(optimizer, PRESCRIPTION_OPTIMIZERS) or not optimizer.n_trials:
         return None
     stored = next((r for r in info.results if r.eye == eye), None)
     if stored is not None and stored.n_trials == optimizer.n_trials:

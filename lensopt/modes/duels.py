@@ -4,9 +4,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lensopt.modes.base import FeedbackMode
+from lensopt.modes.letters import is_prescription
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
-from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
 from lensopt.refraction.trial import DUEL_ANSWERS
 
 
@@ -24,11 +28,25 @@ def _respond(patient, duel: DuelTrial | PrescriptionDuelTrial, tie_threshold: fl
 
 
 def _history_pair(record) -> tuple:
-    """Every stored answer, ties included."""
+    """Every stored answer, ties included; a duel of the full prescription with its lenses' axes."""
+    if getattr(record, "first_axis_deg", None) is not None:
+        first = Lens(record.first_sphere_d, record.first_cylinder_d, record.first_axis_deg)
+        second = Lens(record.second_sphere_d, record.second_cylinder_d, record.second_axis_deg)
+        return PrescriptionDuelTrial(first, second, record.letter_logmar), record.answer
     return DuelTrial(record.first_lens_d, record.second_lens_d, record.letter_logmar), record.answer
 
 
-MODE = FeedbackMode(
+@dataclass(frozen=True)
+class DuelMode(FeedbackMode):
+    """The duel mode: rebuilds the optimizer that wrote the stored settings, the duels of sphere
+    and cylinder or of the full prescription (``"search": "prescription"``)."""
+
+    def rebuild_optimizer(self, settings: dict, records):
+        cls = PrescriptionDuelOptimizer if is_prescription(settings) else DuelRefractionOptimizer
+        return cls.from_settings(settings, self.history(records))
+
+
+MODE = DuelMode(
     kind="duel",
     title="duel refraction",
     optimizer_class=DuelRefractionOptimizer,

@@ -72,6 +72,7 @@ from lensopt.refraction.duels import (
 from lensopt.refraction.lens import Lens, PowerVector
 from lensopt.refraction.letters import LETTER_BOUNDS_LOGMAR
 from lensopt.refraction.prescription import Prescription, SearchBox, lens_intervals
+from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH
 from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
 
@@ -272,6 +273,7 @@ class PrescriptionDuelOptimizer(TrialHistory):
     def settings_dict(self) -> dict:
         s = self._core.settings
         return {
+            "search": PRESCRIPTION_SEARCH,
             "rule": self.rule,
             "seed": s.seed,
             "start": None if self.box.start is None else self.box.start.format(),
@@ -286,6 +288,13 @@ class PrescriptionDuelOptimizer(TrialHistory):
             "lens_lengthscale_d": self.lens_lengthscale_d,
             "plus_preference": self.plus_preference,
         }
+
+    @classmethod
+    def _saved_settings(cls, settings: dict) -> dict:
+        """Settings as ``settings_dict()`` wrote them, without the :data:`PRESCRIPTION_SEARCH`
+        marker (states written before it had none)."""
+        settings.pop("search", None)
+        return settings
 
     def to_state(self) -> dict:
         def lens(x: Lens):

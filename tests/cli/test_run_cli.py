@@ -282,13 +282,20 @@ def test_a_malformed_start_option_is_one_line(tmp_path, capsys):
     assert no_session_created(db)
 
 
-def test_start_with_a_duel_protocol_is_one_line(tmp_path):
+def test_start_with_the_ties_duel_protocol_is_one_line_naming_the_prescription_duel_protocol(tmp_path):
     db = tmp_path / "s.db"
     result = lensopt_run(
         "--protocol", "clinical-duel", "--participant", "a", "--db", db, "--start", "-1.00 / -0.50 x 180"
     )
-    assert_one_line_error(result, "--start", "applies to letter sessions only for now")
+    assert_one_line_error(result, "duel.model = 'probit'", "clinical-prescription-duel")
     assert no_session_created(db)
+
+
+def test_the_prescription_duel_protocol_without_a_start_is_one_line(tmp_path):
+    db = tmp_path / "s.db"
+    result = lensopt_run("--protocol", "clinical-prescription-duel", "--participant", "a", "--db", db)
+    assert_one_line_error(result, "--start '-1.00 / -0.50 x 180'")
+    assert not db.exists()
 
 
 def test_a_start_table_in_a_ranking_protocol_is_one_line(tmp_path, capsys):
@@ -296,7 +303,7 @@ def test_a_start_table_in_a_ranking_protocol_is_one_line(tmp_path, capsys):
     path.write_text((REPO / "protocols" / "clinical-ranking.toml").read_text() + '\n[start]\nrefraction = "plano"\n')
     assert_one_line_error(
         run_in_process(capsys, "--protocol", path, "--participant", "a", "--db", tmp_path / "s.db"),
-        "applies to letter sessions only for now",
+        "applies to letter and duel sessions only for now",
     )
 
 

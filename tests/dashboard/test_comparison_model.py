@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 import numpy as np
@@ -193,3 +194,37 @@ def test_a_session_of_an_unknown_kind_is_refused_with_its_kind_named(tmp_path):
             session_model(info)
         with pytest.raises(LensoptError, match="'hologram'"):
             snapshot_from_store(store, sid)
+
+
+def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_prescription(tmp_path):
+    """A stored duel session of sphere, cylinder and axis (schema 8 axes) is rebuilt as the
+    PrescriptionDuelOptimizer it was: the snapshot names its prescription, and the replay of the
+    first duels is that optimizer told only them."""
+    from lensopt.dashboard.comparison_model import PRESCRIPTION_DUEL_MESSAGE
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+    from lensopt.store import DUEL_KIND, DuelTrialRecord
+
+    opt = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=4)
+    patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=4)
+    path, told = tmp_path / "s.db", []
+    with SessionStore(path) as store:
+        sid = store.create_session("RXD", {}, {}, opt.settings_dict(), 4, kind=DUEL_KIND)
+        for i in range(1, 9):
+            duel = opt.ask()
+            lenses = [(lens.sphere_d, lens.cylinder_d, lens.axis_deg) for lens in (duel.first_lens, duel.second_lens)]
+            answer = patient.duel_answer(duel.letter_logmar, *lenses)
+            opt.tell(duel, answer)
+            told.append((duel, answer))
+            (s1, c1, a1), (s2, c2, a2) = lenses
+            record = DuelTrialRecord(i, s1, c1, s2, c2, duel.letter_logmar, "CDHKN", answer, 1.0, 1e9 + i, 1e9 + i + 1)
+            store.append_duel_trial(sid, dataclasses.replace(record, first_axis_deg=a1, second_axis_deg=a2))
+        snap = snapshot_from_store(store, sid)
+        early = session_model(store.session(sid))
+        early.update(store.session(sid), early.read_records(store, sid))
+        replay = early.snapshot(5)
+    assert snap.kind == "duel" and snap.sets.n == 8 and snap.utility_map is None
+    assert snap.prescription == opt.prescription().text
+    assert snap.message == PRESCRIPTION_DUEL_MESSAGE.format(n=8, text=opt.prescription().text)
+    first_five = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), told[:5])
+    assert replay.prescription == first_five.prescription().text and not replay.live

@@ -32,7 +32,7 @@ def test_a_start_table_without_a_refraction_is_no_lens_until_one_is_given(tmp_pa
     protocol = load_protocol(with_start(tmp_path, "m_half_width_d = 1.5"))
     assert not protocol.start.given and protocol.start.m_half_width_d == 1.5
     with pytest.raises(ValueError, match=r"--start '-1.00 / -0.50 x 180'"):
-        protocol.start.lens
+        _ = protocol.start.lens
     again = protocol_from_dict(protocol.to_dict(), source="stored")
     assert again.start == protocol.start and not again.start.given
     assert protocol.with_start("plano").start.lens == Lens(0.0)
@@ -104,14 +104,28 @@ def test_a_bad_start_table_is_one_line_naming_the_field(tmp_path, body, message)
     assert "\n" not in str(caught.value)
 
 
-def test_a_start_table_in_a_duel_protocol_is_refused():
-    source = REPO / "protocols" / "clinical-duel.toml"
+def test_a_start_table_in_a_ranking_protocol_is_refused():
+    source = REPO / "protocols" / "clinical-ranking.toml"
     data = load_protocol(source).to_dict()
     data["start"] = {"refraction": "plano"}
-    with pytest.raises(ProtocolError, match=r"\[start\] \(--start\) applies to letter sessions only for now"):
-        protocol_from_dict(data, source="duel")
-    with pytest.raises(ProtocolError, match=r"--start applies to letter sessions only for now"):
+    with pytest.raises(ProtocolError, match=r"\[start\] \(--start\) applies to letter and duel sessions only for now"):
+        protocol_from_dict(data, source="ranking")
+    with pytest.raises(ProtocolError, match=r"--start applies to letter and duel sessions only for now"):
         load_protocol(source).with_start("plano")
+
+
+def test_a_start_in_a_duel_protocol_needs_the_probit_model_and_no_travel_limit():
+    source = REPO / "protocols" / "clinical-prescription-duel.toml"
+    data = load_protocol(source).to_dict()
+    data["start"] = {"refraction": "plano"}
+    assert protocol_from_dict(data, source="duel").start.given
+    data["duel"]["model"], data["optimizer"]["rule"] = "ties", "mpes-ald"
+    with pytest.raises(ProtocolError, match=r"duels of the full prescription .* use the probit model"):
+        protocol_from_dict(data, source="duel")
+    data["duel"]["model"], data["optimizer"]["rule"] = "probit", "muc-ald"
+    data["lens"]["max_step_d"] = 0.5
+    with pytest.raises(ProtocolError, match=r"lens\.max_step_d .* letter sessions of the full prescription only"):
+        protocol_from_dict(data, source="duel")
 
 
 def test_the_closing_prescription_lines_write_an_axis_interval_through_180():

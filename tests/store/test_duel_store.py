@@ -267,9 +267,7 @@ def test_the_migrated_duel_table_equals_a_fresh_one(tmp_path):
 
 def test_a_duel_of_the_full_prescription_keeps_its_lenses_axes(tmp_path):
     """Schema 8: both lenses' axes are stored and read back; a duel of sphere and cylinder has none."""
-    full = DuelTrialRecord(
-        1, -1.25, -0.75, -1.0, -0.5, 0.3, "CDHKN", "second", 1.1, 1.7e9, 1.7e9 + 1.1, {}, 170.0, 5.0
-    )
+    full = DuelTrialRecord(1, -1.25, -0.75, -1.0, -0.5, 0.3, "CDHKN", "second", 1.1, 1.7e9, 1.7e9 + 1.1, {}, 170.0, 5.0)
     with SessionStore(tmp_path / "s.db") as store:
         sid = store.create_session("RX", {}, CALIBRATION, {"search": "prescription"}, 1, kind=DUEL_KIND)
         store.append_duel_trial(sid, full)

@@ -1,0 +1,146 @@
+"""Duels of the full prescription in a real PsychoPy window: ``lensopt run`` with a duel protocol and a
+starting refraction asks for lenses with their axes, stores every answer with both axes, ends with
+a stored prescription, and resumes after a kill as the uninterrupted session would."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from experiment_helpers import FAST, REPO, needs_display, write_protocol
+from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.modes import registry
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
+from lensopt.store import SessionStore
+from lensopt.store.export import export_session
+
+PROTOCOL = REPO / "protocols" / "clinical-prescription-duel.toml"
+SIMULATED = {**FAST, "display.fullscreen": "false", "protocol.observer": '"simulated"'}
+START = "-1.00 / -0.50 x 180"
+
+
+def history(records):
+    return [
+        (
+            PrescriptionDuelTrial(
+                Lens(r.first_sphere_d, r.first_cylinder_d, r.first_axis_deg),
+                Lens(r.second_sphere_d, r.second_cylinder_d, r.second_axis_deg),
+                r.letter_logmar,
+            ),
+            r.answer,
+        )
+        for r in records
+    ]
+
+
+def test_the_shipped_protocol_needs_a_start_and_then_builds_the_prescription_duel_optimizer():
+    from lensopt.experiment.modes import mode_for
+
+    protocol = load_protocol(PROTOCOL)
+    assert protocol.feedback_mode == "duel" and not protocol.start.given
+    protocol = protocol.with_start(START)
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 0.9))
+    assert isinstance(optimizer, PrescriptionDuelOptimizer) and optimizer.start == Lens(-1.0, -0.5, 180.0)
+    assert optimizer.settings_dict()["search"] == "prescription" and optimizer.lens_step_d == 0.25
+
+
+def test_a_duel_protocol_with_a_start_and_the_ties_model_is_refused_in_one_line():
+    with pytest.raises(Exception, match=r"duel\.model = 'probit'") as caught:
+        load_protocol(REPO / "protocols" / "clinical-duel.toml").with_start(START)
+    assert "\n" not in str(caught.value)
+
+
+@needs_display
+def test_a_simulated_prescription_duel_session_stores_axes_and_its_prescription(tmp_path, window):
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
+    lines = []
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="RXD", seed=7, trials=10, start=START),
+        log=lines.append,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.n_trials == 10
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(outcome.session_id)
+        stored = store.duel_trials(outcome.session_id)
+        csv_text = export_session(store, outcome.session_id, "csv")
+    assert info.kind == "duel" and info.optimizer_settings["search"] == "prescription"
+    assert all(r.has_axes for r in stored) and len(stored) == 10
+    # what was stored is what the optimizer asked, lens for lens with the axes, told back in order
+    replay = PrescriptionDuelOptimizer.from_settings(info.optimizer_settings)
+    for trial, answer in history(stored):
+        asked = replay.ask()
+        assert (asked.first_lens, asked.second_lens) == (trial.first_lens, trial.second_lens)
+        assert asked.letter_logmar == pytest.approx(trial.letter_logmar, abs=1e-9)
+        replay.tell(trial, answer)
+    # the registry rebuilds the same optimizer from the stored rows
+    rebuilt = registry.get_mode("duel").rebuild_optimizer(info.optimizer_settings, stored)
+    assert isinstance(rebuilt, PrescriptionDuelOptimizer) and rebuilt.prescription() == replay.prescription()
+    # the clinician was told each lens in clinical notation, axis included
+    told = [line for line in lines if line.startswith("clinician: lens 1 ")]
+    first = stored[0]
+    lens_1 = Lens(first.first_sphere_d, first.first_cylinder_d, first.first_axis_deg).format()
+    assert len(told) == 10 and told[0].startswith(f"clinician: lens 1 {lens_1} / lens 2 ")
+    # the result: the optimizer's prescription, stored
+    (result,) = info.results
+    assert result.prescription == replay.prescription().text and result.n_trials == 10
+    assert result.confidence is None and result.predicted_acuity_logmar is None
+    header, *rows = csv_text.strip().splitlines()
+    assert "first_axis_deg" in header.split(",") and len(rows) == 10
+
+
+@needs_display
+def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path):
+    db = tmp_path / "s.db"
+    protocol = write_protocol(
+        tmp_path / "rx-duel.toml", PROTOCOL, **{**SIMULATED, "timing.simulated_response_s": "0.3"}
+    )
+    argv = [sys.executable, "-m", "lensopt", "run", "--protocol", str(protocol), "--participant", "K"]
+    argv += ["--seed", "5", "--trials", "8", "--db", str(db), "--start", START]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def stored():
+        try:
+            with SessionStore(db, readonly=True) as store:
+                sid = store.latest_session_id()
+                return [] if sid is None else store.duel_trials(sid)
+        except Exception:  # noqa: BLE001 - the file is being created
+            return []
+
+    deadline = time.time() + 120
+    while len(stored()) < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    before = stored()
+    k = len(before)
+    assert 3 <= k < 8, f"the session was not killed mid-way ({k} duels stored)"
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        info = store.session(sid)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", str(db)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    after = stored()
+    assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
+    proposal = PrescriptionDuelOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
+    assert (after[k].first_axis_deg, after[k].second_axis_deg) == (
+        proposal.first_lens.axis_deg,
+        proposal.second_lens.axis_deg,
+    )
+    assert Lens(after[k].first_sphere_d, after[k].first_cylinder_d, after[k].first_axis_deg) == proposal.first_lens
+    with SessionStore(db, readonly=True) as store:
+        (result,) = store.session(sid).results
+    assert result.n_trials == 8 and "prescription" in resumed.stdout

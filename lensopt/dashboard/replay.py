@@ -89,7 +89,7 @@ class FollowedSession:
         for record in fresh:
             if cancelled is not None and cancelled():
                 return None
-            eye = told_records(self._records)[0]
+            eye = getattr(self._records[-1], "eye", None) if self._records else None  # the eye searched so far
             self._records.append(record)
             if self._opt is None or getattr(record, "eye", None) != eye:
                 self._opt = self._optimizer_for(self._records)  # the first record, or the next eye

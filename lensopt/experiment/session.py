@@ -148,15 +148,12 @@ def recover_rescued(store, mode, session_id: int, path: Path, log) -> int:
     if not path.exists():
         return 0
     stored = {record.index: record for record in mode.stored_trials(store, session_id)}
-    record_type = type(next(iter(stored.values()))) if stored else None
     rescued = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-            kind = record_type or mode.record_type
-            rescued.append(kind(**data))
+            rescued.append(mode.record_type(**json.loads(line)))
         except (TypeError, ValueError) as exc:
             raise StoreError(
                 f"line {n} of the rescue file {path} cannot be read ({exc}); move it aside to resume"

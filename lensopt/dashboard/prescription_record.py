@@ -17,8 +17,6 @@ frozen ``PrescriptionRecord`` that tests read), then drawn here. Matplotlib's ob
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -39,6 +37,7 @@ from lensopt.dashboard.prescription_text import (
 )
 from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
+from lensopt.private_files import private_output
 from lensopt.refraction.lens import Lens, power_vector_arrays
 from lensopt.store.records import LETTERS_KIND
 
@@ -364,22 +363,11 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
         "Title": f"Prescription record, session {info.session_id} ({info.participant})",
         "Creator": f"lensopt {__version__}",
     }
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)  # mode 0600
-    except OSError as exc:
-        raise LensoptError(f"cannot write in {path.parent} ({exc.strerror}); choose another --out") from None
-    try:
-        with (
-            os.fdopen(fd, "wb") as stream,
-            matplotlib.rc_context({"pdf.fonttype": 42}),
-            PdfPages(stream, metadata=metadata) as pdf,
-        ):
-            for fig in pages:
-                pdf.savefig(fig)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise LensoptError(f"cannot write {path} ({exc.strerror}); choose another --out") from None
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    with (
+        private_output(path, "--out") as stream,
+        matplotlib.rc_context({"pdf.fonttype": 42}),
+        PdfPages(stream, metadata=metadata) as pdf,
+    ):
+        for fig in pages:
+            pdf.savefig(fig)
     return path

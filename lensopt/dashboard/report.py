@@ -17,6 +17,7 @@ from lensopt import __version__
 from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot
 from lensopt.dashboard.panels import PANELS, draw_panel
 from lensopt.dashboard.snapshot import DashboardSnapshot
+from lensopt.private_files import private_output
 from lensopt.store.records import LETTERS_KIND
 
 #: Page size in inches: A4 landscape.
@@ -55,11 +56,12 @@ def write_report(snap: DashboardSnapshot | ComparisonSnapshot, path) -> Path:
     if not path.parent.is_dir():
         raise ValueError(f"cannot write the report: folder {path.parent} does not exist")
     fig = build_report_figure(snap)
-    if suffix == ".png":
-        FigureCanvasAgg(fig)
-        fig.savefig(path, format="png", dpi=PNG_DPI, facecolor="white")
-    else:
-        title = f"lensopt session {snap.header.session_id} ({snap.header.participant})"
-        with PdfPages(path, metadata={"Title": title, "Creator": f"lensopt {__version__}"}) as pdf:
-            pdf.savefig(fig)
+    with private_output(path, "--report") as stream:  # readable by its owner only: it shows patient data
+        if suffix == ".png":
+            FigureCanvasAgg(fig)
+            fig.savefig(stream, format="png", dpi=PNG_DPI, facecolor="white")
+        else:
+            title = f"lensopt session {snap.header.session_id} ({snap.header.participant})"
+            with PdfPages(stream, metadata={"Title": title, "Creator": f"lensopt {__version__}"}) as pdf:
+                pdf.savefig(fig)
     return path

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
 from matplotlib.figure import Figure
-from PyQt5.QtCore import Qt, QThread, QTimer, pyqtSignal
+from PyQt5.QtCore import QBuffer, QIODevice, Qt, QThread, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
     QAction,
     QFileDialog,
@@ -33,6 +33,7 @@ from lensopt.dashboard.panels import PANELS, draw_notice, draw_panel
 from lensopt.dashboard.report import write_report
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
+from lensopt.private_files import private_output
 
 #: Initial window size in pixels (fits a 1920 × 1080 second screen with room to spare).
 WINDOW_SIZE_PX = (1500, 950)
@@ -274,8 +275,12 @@ class DashboardWindow(QMainWindow):
         for canvas in self.canvases.values():
             canvas.draw()
         path = Path(path)
-        if not self.grab().save(str(path), "PNG"):
-            raise ValueError(f"could not write the screenshot {path}; check the folder and the .png suffix")
+        buffer = QBuffer()
+        buffer.open(QIODevice.WriteOnly)
+        if not self.grab().save(buffer, "PNG"):
+            raise ValueError(f"could not render the screenshot {path}")
+        with private_output(path, "--screenshot") as stream:  # readable by its owner only: patient data
+            stream.write(bytes(buffer.data()))
         return path
 
     def screenshot_when_ready(self, path, on_done) -> None:

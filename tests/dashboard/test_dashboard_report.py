@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 
 import pytest
@@ -118,3 +120,23 @@ def test_report_refuses_other_formats(snap, tmp_path, name):
 def test_report_refuses_a_missing_folder(snap, tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         write_report(snap, tmp_path / "missing" / "report.pdf")
+
+
+@pytest.mark.parametrize("name", ["report.pdf", "report.png"])
+def test_a_report_is_readable_by_its_owner_only_whatever_the_umask(snap, tmp_path, name):
+    """It shows a patient's answers: 0600 under the usual umask 022, and no temporary file is left."""
+    previous = os.umask(0o022)
+    try:
+        path = write_report(snap, tmp_path / name)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_report_replaces_an_older_file_and_keeps_it_private(snap, tmp_path):
+    old = tmp_path / "report.pdf"
+    old.write_text("old")
+    old.chmod(0o644)
+    write_report(snap, old)
+    assert old.read_bytes().startswith(b"%PDF") and stat.S_IMODE(os.stat(old).st_mode) == 0o600

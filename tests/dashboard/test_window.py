@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -127,7 +129,12 @@ def test_window_opens_on_a_stored_session_shows_the_optimizers_best_lens_and_exp
     expected = RefractionOptimizer.from_settings(_settings(db_path, sid), history).best()
     np.testing.assert_allclose((best.sphere_d, best.cylinder_d), expected, atol=1e-9)
 
-    shot = window.save_screenshot(tmp_path / "window.png")
+    previous = os.umask(0o022)
+    try:
+        shot = window.save_screenshot(tmp_path / "window.png")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(shot).st_mode) == 0o600  # a patient's answers: its owner's only
     image = QImage(str(shot))
     assert image.width() >= 1000 and image.height() >= 600
     assert all(spread > 10.0 for spread in _quadrant_spreads(image)), "a panel is blank"

@@ -11,7 +11,11 @@
   the answers, the end point); :mod:`~lensopt.experiment.clinician_keys` — undo, the lens actually
   set, notes; :mod:`~lensopt.experiment.end_point` — the prescription or "not enough answers";
 * :mod:`~lensopt.experiment.modes` — what differs between letter, duel and ranking sessions;
-* :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer, and resume.
+* :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer, and resume;
+  :mod:`~lensopt.experiment.windows` — the patient's window, the console, the dashboard (and the
+  one-line refusal without a display); :mod:`~lensopt.experiment.rescue` — answers a failing
+  database refused, kept and recovered; :mod:`~lensopt.experiment.results` — what a finished
+  search reports (the prescription stored, or the best lens).
 
 PsychoPy is imported only where a window is used, so the geometry, calibration and protocol
 modules work (and are tested) without a display.

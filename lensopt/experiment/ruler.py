@@ -28,7 +28,7 @@ def screen_width_cm(bar_px: int, bar_cm: float, screen_width_px: int) -> float:
 def show_bar(screen: int, bar_px: int):
     """Open a full-screen window on ``screen`` showing a black bar of ``bar_px`` pixels; returns
     the window (the caller closes it). Its ``size`` is the screen's framebuffer in px."""
-    from lensopt.experiment.session import check_display
+    from lensopt.experiment.windows import check_display
 
     check_display()
     from psychopy import logging, visual

@@ -4,42 +4,36 @@ A new session reads the protocol, opens the window, keeps the optimizer's letter
 what the screen renders faithfully, records the session (protocol snapshot, calibration,
 optimizer settings, seed, software version, and its kind: the feedback mode, letters, duel or
 ranking) and runs the loop; every answer is committed to the store before the next stimulus is drawn.
-A letter session with a starting refraction (``[start]`` or ``--start``) searches the full
-prescription (``PrescriptionOptimizer``: every trial stores its axis) and, when it finishes, stores
-and prints the prescription in clinical notation with its 95 % intervals (``results`` table).
-``resume`` rebuilds the optimizer from the stored trials with ``from_settings(settings, history)``
-(``RefractionOptimizer``, ``PrescriptionOptimizer``, ``DuelRefractionOptimizer`` or
-``RankingRefractionOptimizer``, see :mod:`lensopt.experiment.modes`) and
-continues at trial k + 1; the optimizer's randomness depends only on (seed, trial number), so it
-proposes what the interrupted session would have proposed.
+A letter or duel session with a starting refraction (``[start]`` or ``--start``) searches the full
+prescription (every trial stores its axes) and, when it finishes, stores and prints the
+prescription in clinical notation with its 95 % intervals (:mod:`lensopt.experiment.results`).
+``resume`` stores what the rescue file kept (:mod:`lensopt.experiment.rescue`), rebuilds the
+optimizer from the stored trials (:mod:`lensopt.experiment.modes`) and continues at trial k + 1;
+the optimizer's randomness depends only on (seed, trial number), so it proposes what the
+interrupted session would have proposed. The windows: :mod:`lensopt.experiment.windows`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import math
-import os
 import secrets
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lensopt.errors import CalibrationError, LensoptError, ProtocolError, StoreError
+from lensopt.errors import CalibrationError, ProtocolError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
-from lensopt.experiment.end_point import certainty_line, closing_screen, end_point, prescription_lines
+from lensopt.experiment.end_point import closing_screen, end_point
 from lensopt.experiment.keyboard import KeyboardSource
-from lensopt.experiment.loop import MIRROR_VIEW_SCALE, stop_message
+from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
-from lensopt.refraction.phoropter import round_to_step
-from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
-from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
+from lensopt.experiment.results import report_eye, result_if_any, start_line
+from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
 from lensopt.store import ResultRecord, SessionStore
 
 MAX_SEED = 2**31 - 1
@@ -111,179 +105,6 @@ def expected_window_size_px(protocol: Protocol, calibration: Calibration, fullsc
         return calibration.screen_width_px, calibration.screen_height_px
     width_px, height_px = protocol.display.window_size_px
     return min(width_px, calibration.screen_width_px), min(height_px, calibration.screen_height_px)
-
-
-def _recorder(store, session_id: int, rescue_path: Path, append: Callable | None = None) -> Callable:
-    """``record(TrialRecord)``: append to the store (``append(store, session_id, record)``, default
-    ``store.append_trial``); if that fails, keep the answer in a JSON-lines rescue file next to the
-    database and stop with a one-line StoreError saying where it is."""
-    append = append or (lambda store, session_id, record: store.append_trial(session_id, record))
-
-    def record(trial_record) -> None:
-        try:
-            append(store, session_id, trial_record)
-        except StoreError as exc:
-            with open(rescue_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(dataclasses.asdict(trial_record)) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            raise StoreError(
-                f"{str(exc).splitlines()[0]} (trial {trial_record.index} was saved to {rescue_path})"
-            ) from None
-
-    return record
-
-
-def rescue_path(db_path, session_id: int) -> Path:
-    """The rescue file of session ``session_id``: the answers the store refused (:func:`_recorder`)."""
-    return Path(f"{db_path}.session-{session_id}.unsaved.jsonl")
-
-
-def recover_rescued(store, mode, session_id: int, path: Path, log) -> int:
-    """Store the answers kept in the rescue file ``path`` (each one refused by a locked or failing
-    database while the session ran) and return how many were added. Idempotent: an answer already
-    stored (same trial number, same record) is skipped; one that contradicts the stored trial of its
-    number, or leaves a gap, is refused in one line and nothing is changed. The file is then renamed
-    ``….recovered.jsonl`` (kept: data is never deleted)."""
-    if not path.exists():
-        return 0
-    stored = {record.index: record for record in mode.stored_trials(store, session_id)}
-    rescued = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rescued.append(mode.record_type(**json.loads(line)))
-        except (TypeError, ValueError) as exc:
-            raise StoreError(
-                f"line {n} of the rescue file {path} cannot be read ({exc}); move it aside to resume"
-            ) from None
-    added = 0
-    for record in sorted(rescued, key=lambda r: r.index):
-        if record.index in stored:
-            if stored[record.index] != record:
-                raise StoreError(
-                    f"the rescue file {path} holds another answer for trial {record.index} than the database; "
-                    "check which is right and move the file aside to resume"
-                )
-            continue
-        if record.index != len(stored) + 1:
-            raise StoreError(
-                f"the rescue file {path} holds trial {record.index} but the database ends at trial {len(stored)}; "
-                "move the file aside to resume"
-            )
-        mode.append(store, session_id, record)
-        stored[record.index] = record
-        added += 1
-    path.rename(path.with_name(path.name.replace(".unsaved.jsonl", ".recovered.jsonl")))
-    log(f"recovered {added} answer(s) of session {session_id} from {path} (kept as ….recovered.jsonl)")
-    return added
-
-
-def _no_display_error(detail: str) -> LensoptError:
-    """The one line for a machine where no PsychoPy window can open (no X display, a dead one)."""
-    return LensoptError(
-        f"no display to open the PsychoPy window on ({detail}); run lensopt run on the clinic's desktop, "
-        "or without a screen under xvfb-run -a lensopt run ..."
-    )
-
-
-def check_display() -> None:
-    """Refuse, in one line, a machine where no window can open, before anything is stored.
-
-    Without a display pyglet fails as PsychoPy's ``visual`` is imported (it opens a hidden window
-    then), so importing it is the probe; a display that exists but refuses connections fails there too.
-    """
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        raise _no_display_error("DISPLAY is not set")
-    try:
-        from psychopy import visual  # noqa: F401 - the import opens pyglet's shadow window: the probe
-    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
-        raise _no_display_error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-
-
-def _open_window(protocol: Protocol, fullscreen: bool):
-    check_display()
-    from psychopy import logging, visual
-
-    logging.console.setLevel(logging.ERROR)
-    monitor = protocol.calibration.monitor or None
-    screens = protocol.screens
-    pos = screens.patient_pos_px
-    if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
-        pos = (0, 0)  # the console goes to its right
-    try:
-        win = visual.Window(
-            size=list(protocol.display.window_size_px),
-            pos=None if pos is None else list(pos),
-            screen=screens.patient,
-            fullscr=fullscreen,
-            units="pix",
-            color="white",
-            colorSpace="named",
-            monitor=monitor,
-            allowGUI=not fullscreen,
-            checkTiming=False,
-            winType="pyglet",
-            viewScale=list(MIRROR_VIEW_SCALE) if protocol.display.mirror else None,
-        )
-    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
-        raise LensoptError(
-            f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-            "check DISPLAY or run under xvfb-run"
-        ) from None
-    if protocol.display.mirror:
-        win.flip()  # legacy GL applies the view scale at a flip: without one the first frame is not mirrored
-    return win
-
-
-def wants_console(protocol: Protocol) -> bool:
-    """Whether a session of ``protocol`` has a clinician, who gets a console of their own: the
-    protocol prompts for the lenses (``[lens] prompt = true``)."""
-    return bool(protocol.lens.prompt)
-
-
-def _open_console(protocol: Protocol, log):
-    """The clinician's console window (:mod:`lensopt.experiment.console`), placed by ``[screens]``."""
-    from lensopt.experiment.console import open_console_window
-
-    screens = protocol.screens
-    n_screens = _screen_count()
-    if n_screens is not None and max(screens.console, screens.patient) >= n_screens:
-        log(
-            f"[screens] names screen {max(screens.console, screens.patient)} but this display has {n_screens}; "
-            "the window goes to the first screen: set [screens] console = 0 and [display] fullscreen = false "
-            "for side by side"
-        )
-    elif screens.console == screens.patient and protocol.display.fullscreen:
-        log(
-            f"the clinician's console shares screen {screens.console} with the full-screen patient window; "
-            "set [screens] console = 1 for a second screen, or [display] fullscreen = false for side by side"
-        )
-    try:
-        return open_console_window(protocol)
-    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types (no such screen...)
-        raise LensoptError(
-            f"cannot open the clinician's console on screen {screens.console} ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else ''}); check [screens] console in the protocol"
-        ) from None
-
-
-def _screen_count() -> int | None:
-    """How many screens the display has (pyglet's count), or None if it cannot say."""
-    try:
-        import pyglet
-
-        return len(pyglet.canvas.get_display().get_screens())
-    except Exception:  # noqa: BLE001 - only a hint for the log
-        return None
-
-
-def _launch_dashboard(session_id: int, db_path: Path, log) -> None:
-    try:
-        subprocess.Popen([sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path)])
-    except OSError as exc:
-        log(f"dashboard did not start ({exc}); the session carries on")
 
 
 def _responses_for(protocol: Protocol, seed: int, win):
@@ -389,7 +210,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 why = "trials" if stopped is True else f"({stop_message(n_answered, stopped)}, its stopping rule)"
                 label = f"eye {eye}: " if eye else ""
                 log(f"session {info.session_id} {label}holds {n_answered} of {n_trials} {why}; nothing to do")
-                results.append(_result_if_any(store, info, searches[eye], log, eye))
+                results.append(result_if_any(store, info, searches[eye], log, eye))
             kept = tuple(r for r in results if r is not None)
             last = done[eyes[-1]]
             confidence = None if last is True else last
@@ -409,11 +230,11 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
 
     # The display is checked (the window opened) before the session is created or marked running:
     # a machine without a screen gets one line and leaves no session behind.
-    win = window if window is not None else _open_window(protocol, fullscreen)
+    win = window if window is not None else open_window(protocol, fullscreen)
     console_win = None
     try:
         if wants_console(protocol):
-            console_win = console_window if console_window is not None else _open_console(protocol, log)
+            console_win = console_window if console_window is not None else open_console(protocol, log)
         plan = _Plan(
             protocol=protocol,
             mode=mode,
@@ -487,7 +308,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             f"rule {protocol.optimizer.rule}, {n_trials} trials{eye_text}, seed {seed}, database {request.db_path}"
         )
         if protocol.start is not None:
-            log(_start_line(protocol.start))
+            log(start_line(protocol.start))
     log(f"calibration: {calibration.describe()}")
     log(
         f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
@@ -508,9 +329,9 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
                 f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen"
             )
         if request.dashboard:
-            _launch_dashboard(session_id, request.db_path, log)
+            launch_dashboard(session_id, request.db_path, log)
         responses = responses if responses is not None else _responses_for(protocol, seed, win)
-        record = _recorder(store, session_id, rescue_path(request.db_path, session_id), mode.append)
+        record = recorder(store, session_id, rescue_path(request.db_path, session_id), mode.append)
         console = None if console_win is None else ClinicianConsole(console_win)
         end_points = []
         for eye in eyes:
@@ -541,7 +362,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             records = mode.stored_trials(store, session_id)
             if result.status != "finished":
                 break
-            reported = _report_eye(store, session_id, optimizer, protocol, log, eye)
+            reported = report_eye(store, session_id, optimizer, protocol, log, eye)
             stored_results += reported
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
             if ending is not None:
@@ -580,32 +401,6 @@ def _eye_done(search, n_trials: int):
     return False
 
 
-#: The optimizers of the full prescription, whose finished search stores a result (``results``).
-PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer)
-
-
-def _report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: str | None) -> list:
-    """An eye's search is over: its prescription stored and printed (full prescription), or its best lens printed."""
-    if not optimizer.n_trials:
-        return []
-    if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
-        return [_store_prescription(store, session_id, optimizer, log, eye)]
-    sphere_d, cylinder_d = optimizer.best()
-    line = f"best lens{f' {eye}' if eye else ''}: S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
-    step_d = protocol.lens_step_d
-    if step_d is not None:
-        bounds = protocol.optimizer
-        line += (
-            f"; on the phoropter ({step_d:g} D steps): "
-            f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
-            f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
-        )
-    log(line)
-    if getattr(optimizer, "stop", None) is not None:
-        log(certainty_line(optimizer))
-    return []
-
-
 def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:
     """What a letter loop needs to undo an answer: ``void(index)`` marks it void in the store
     (durably), ``rebuild(records)`` rebuilds the eye's optimizer from its records not void."""
@@ -615,52 +410,3 @@ def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None)
         "void": lambda index: store.void_trial(session_id, index),
         "rebuild": lambda records: mode.rebuild_optimizer(settings, records, eye),
     }
-
-
-def _start_line(start) -> str:
-    """``starting refraction -1.00 / -0.50 x 180 (written ..., transposed to minus cylinder); box ±2 D in M...``."""
-    note = f" (written {start.written.format()}, transposed to minus cylinder)" if start.transposed else ""
-    return (
-        f"full prescription: starting refraction {start.lens.format()}{note}; search box "
-        f"M ±{start.m_half_width_d:g} D, J0 and J45 ±{start.j_half_width_d:g} D"
-    )
-
-
-def _store_prescription(store, session_id: int, optimizer, log, eye: str | None = None) -> ResultRecord:
-    """The full prescription's result (of eye ``eye``): computed, stored (``results``) and logged."""
-    rx = optimizer.prescription()
-    result = ResultRecord(
-        prescription=rx.text,
-        sphere_d=rx.lens.sphere_d,
-        cylinder_d=rx.lens.cylinder_d,
-        axis_deg=rx.lens.axis_deg,
-        predicted_acuity_logmar=_finite_or_none(rx.predicted_acuity_logmar),
-        confidence=_finite_or_none(rx.confidence),
-        n_trials=rx.trials,
-        intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
-        eye=eye,
-    )
-    for line in prescription_lines(result):
-        log(line)
-    try:
-        store.set_result(session_id, result)
-    except StoreError as exc:  # the answers are stored; the result can be recomputed from them
-        log(f"the prescription could not be stored ({str(exc).splitlines()[0]}); resume the session to store it")
-    return result
-
-
-def _result_if_any(store, info, optimizer, log, eye: str | None = None) -> ResultRecord | None:
-    """A finished full-prescription search's result for ``eye`` (stored now if it was not, e.g. after
-    a kill between the last answer and the result)."""
-    if not isinstance(optimizer, PRESCRIPTION_OPTIMIZERS) or not optimizer.n_trials:
-        return None
-    stored = next((r for r in info.results if r.eye == eye), None)
-    if stored is not None and stored.n_trials == optimizer.n_trials:
-        for line in prescription_lines(stored):
-            log(line)
-        return stored
-    return _store_prescription(store, info.session_id, optimizer, log, eye)
-
-
-def _finite_or_none(value) -> float | None:
-    return float(value) if value is not None and math.isfinite(value) else None

@@ -73,7 +73,7 @@ def test_an_answer_the_store_refuses_is_kept_in_a_rescue_file(tmp_path):
     import json
 
     from lensopt.errors import StoreError
-    from lensopt.experiment.session import _recorder
+    from lensopt.experiment.rescue import recorder as _recorder
     from lensopt.store import TrialRecord
 
     class LockedStore:

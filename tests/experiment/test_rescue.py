@@ -5,7 +5,8 @@ import pytest
 
 from experiment_helpers import needs_display
 from lensopt.errors import StoreError
-from lensopt.experiment.session import RunRequest, rescue_path, run_session
+from lensopt.experiment.rescue import rescue_path
+from lensopt.experiment.session import RunRequest, run_session
 from lensopt.store import DatabaseLockedError, SessionStore
 
 pytestmark = needs_display

@@ -1,0 +1,122 @@
+"""The windows of a session: the patient's PsychoPy window, the clinician's console, the dashboard.
+
+Everything that needs a display is here, with the one-line refusal of a machine that has none
+(:func:`check_display`, before anything is stored).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lensopt.errors import LensoptError
+from lensopt.experiment.loop import MIRROR_VIEW_SCALE
+from lensopt.experiment.protocol import Protocol
+
+
+def _no_display_error(detail: str) -> LensoptError:
+    """The one line for a machine where no PsychoPy window can open (no X display, a dead one)."""
+    return LensoptError(
+        f"no display to open the PsychoPy window on ({detail}); run lensopt run on the clinic's desktop, "
+        "or without a screen under xvfb-run -a lensopt run ..."
+    )
+
+
+def check_display() -> None:
+    """Refuse, in one line, a machine where no window can open, before anything is stored.
+
+    Without a display pyglet fails as PsychoPy's ``visual`` is imported (it opens a hidden window
+    then), so importing it is the probe; a display that exists but refuses connections fails there too.
+    """
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise _no_display_error("DISPLAY is not set")
+    try:
+        from psychopy import visual  # noqa: F401 - the import opens pyglet's shadow window: the probe
+    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
+        raise _no_display_error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
+def open_window(protocol: Protocol, fullscreen: bool):
+    check_display()
+    from psychopy import logging, visual
+
+    logging.console.setLevel(logging.ERROR)
+    monitor = protocol.calibration.monitor or None
+    screens = protocol.screens
+    pos = screens.patient_pos_px
+    if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
+        pos = (0, 0)  # the console goes to its right
+    try:
+        win = visual.Window(
+            size=list(protocol.display.window_size_px),
+            pos=None if pos is None else list(pos),
+            screen=screens.patient,
+            fullscr=fullscreen,
+            units="pix",
+            color="white",
+            colorSpace="named",
+            monitor=monitor,
+            allowGUI=not fullscreen,
+            checkTiming=False,
+            winType="pyglet",
+            viewScale=list(MIRROR_VIEW_SCALE) if protocol.display.mirror else None,
+        )
+    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
+        raise LensoptError(
+            f"cannot open a PsychoPy window ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+            "check DISPLAY or run under xvfb-run"
+        ) from None
+    if protocol.display.mirror:
+        win.flip()  # legacy GL applies the view scale at a flip: without one the first frame is not mirrored
+    return win
+
+
+def wants_console(protocol: Protocol) -> bool:
+    """Whether a session of ``protocol`` has a clinician, who gets a console of their own: the
+    protocol prompts for the lenses (``[lens] prompt = true``)."""
+    return bool(protocol.lens.prompt)
+
+
+def open_console(protocol: Protocol, log):
+    """The clinician's console window (:mod:`lensopt.experiment.console`), placed by ``[screens]``."""
+    from lensopt.experiment.console import open_console_window
+
+    screens = protocol.screens
+    n_screens = screen_count()
+    if n_screens is not None and max(screens.console, screens.patient) >= n_screens:
+        log(
+            f"[screens] names screen {max(screens.console, screens.patient)} but this display has {n_screens}; "
+            "the window goes to the first screen: set [screens] console = 0 and [display] fullscreen = false "
+            "for side by side"
+        )
+    elif screens.console == screens.patient and protocol.display.fullscreen:
+        log(
+            f"the clinician's console shares screen {screens.console} with the full-screen patient window; "
+            "set [screens] console = 1 for a second screen, or [display] fullscreen = false for side by side"
+        )
+    try:
+        return open_console_window(protocol)
+    except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types (no such screen...)
+        raise LensoptError(
+            f"cannot open the clinician's console on screen {screens.console} ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}); check [screens] console in the protocol"
+        ) from None
+
+
+def screen_count() -> int | None:
+    """How many screens the display has (pyglet's count), or None if it cannot say."""
+    try:
+        import pyglet
+
+        return len(pyglet.canvas.get_display().get_screens())
+    except Exception:  # noqa: BLE001 - only a hint for the log
+        return None
+
+
+def launch_dashboard(session_id: int, db_path: Path, log) -> None:
+    try:
+        subprocess.Popen([sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path)])
+    except OSError as exc:
+        log(f"dashboard did not start ({exc}); the session carries on")

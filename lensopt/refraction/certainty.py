@@ -122,6 +122,31 @@ def _first_of_each(rows: np.ndarray) -> np.ndarray:
     return order[new]
 
 
+def _covered(coarse, tested, sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
+    """Which lenses of the coarse grid ``coarse`` (sphere-major, from :func:`_coarse_grid`) lie within
+    :data:`COVERED_RADIUS_D` of a ``tested`` lens: the same distance test as over every pair, made only
+    for the grid lenses around each tested one (a few grid steps either way)."""
+    spheres = _grid(*sphere_bounds_d, COARSE_STEP_D)
+    cylinders = _grid(*cylinder_bounds_d, COARSE_STEP_D)
+    reach = int(np.ceil(COVERED_RADIUS_D / COARSE_STEP_D)) + 1
+    steps = np.arange(-reach, reach + 1)
+    i = np.clip(
+        np.floor((tested[:, 0] - sphere_bounds_d[0]) / COARSE_STEP_D).astype(int)[:, None] + steps, 0, len(spheres) - 1
+    )
+    j = np.clip(
+        np.floor((tested[:, 1] - cylinder_bounds_d[0]) / COARSE_STEP_D).astype(int)[:, None] + steps,
+        0,
+        len(cylinders) - 1,
+    )
+    ds = spheres[i] - tested[:, :1]  # (n, k): sphere differences to the neighbouring grid lines
+    dc = cylinders[j] - tested[:, 1:]
+    distance = np.sqrt(ds[:, :, None] ** 2 + dc[:, None, :] ** 2)  # (n, k, k), as ((a - b) ** 2).sum(-1)
+    covered = np.zeros(len(coarse), dtype=bool)
+    flat = i[:, :, None] * len(cylinders) + j[:, None, :]
+    covered[flat[distance <= COVERED_RADIUS_D]] = True
+    return covered
+
+
 def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lenses=None) -> np.ndarray:
     """``(m, 2)`` lenses: ``best_lens`` first, the fine grid around it (clipped to the box), the
     ``tested_lenses`` ``(n, 2)`` and the coarse box grid within :data:`COVERED_RADIUS_D` of them."""
@@ -132,8 +157,7 @@ def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lense
         tested = np.asarray(tested_lenses, float).reshape(-1, 2)
         tested = tested[_first_of_each(tested)]  # each tested lens once, in lexicographic order
     if len(tested):
-        distance = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1)
-        coarse = np.vstack([coarse[distance <= COVERED_RADIUS_D], tested])
+        coarse = np.vstack([coarse[_covered(coarse, tested, sphere_bounds_d, cylinder_bounds_d)], tested])
     offsets = _grid(-FINE_HALF_WIDTH_D, FINE_HALF_WIDTH_D, FINE_STEP_D)
     fine = np.array(np.meshgrid(best_lens[0] + offsets, best_lens[1] + offsets, indexing="ij")).reshape(2, -1).T
     inside = (
@@ -223,8 +247,11 @@ def _stage_factors(model, points, scale):
     start = 0
     for end in _stage_ends(m):
         mean, cov = model.predict_latent(points[:end], full_cov=True)
-        cross = solve_triangular(factor, cov[:start, start:end], lower=True, check_finite=False).T
-        block_cov = cov[start:end, start:end] - cross @ cross.T
+        if start:
+            cross = solve_triangular(factor, cov[:start, start:end], lower=True, check_finite=False).T
+            block_cov = cov[start:end, start:end] - cross @ cross.T
+        else:
+            cross, block_cov = np.zeros((end, 0)), cov
         if end == m:
             yield start, end, mean[start:end], cross, _low_rank_factor(block_cov, scale)
             return

@@ -63,6 +63,22 @@ def _simulated_options(protocol: Protocol, keyboard) -> dict:
     )
 
 
+def start_options(protocol: Protocol, seed: int, letter_bounds_logmar) -> dict:
+    """What every optimizer of the full prescription takes from a protocol with a starting
+    refraction (``[start]``, ``--start``): the rule, the seed, the start and its box, the letter
+    bounds and the initial trials."""
+    start, o = protocol.start, protocol.optimizer
+    return dict(
+        rule=o.rule,
+        seed=seed,
+        start=start.lens,
+        m_half_width_d=start.m_half_width_d,
+        j_half_width_d=start.j_half_width_d,
+        letter_bounds_logmar=tuple(letter_bounds_logmar),
+        n_initial=o.n_initial,
+    )
+
+
 class Mode:
     """The parts every feedback mode shares; a subclass names its :attr:`feedback` mode of the
     registry and fills in its user interface (simulated source, loop).
@@ -147,18 +163,10 @@ class LettersMode(Mode):
     record_type = TrialRecord
 
     def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
-        start = protocol.start
-        if start is None:
+        if protocol.start is None:
             return super().new_optimizer(protocol, seed, letter_bounds_logmar)
-        o = protocol.optimizer
         return PrescriptionOptimizer(
-            rule=o.rule,
-            seed=seed,
-            start=start.lens,
-            m_half_width_d=start.m_half_width_d,
-            j_half_width_d=start.j_half_width_d,
-            letter_bounds_logmar=tuple(letter_bounds_logmar),
-            n_initial=o.n_initial,
+            **start_options(protocol, seed, letter_bounds_logmar),
             lens_step_d=protocol.lens_step_d,
             max_step_d=protocol.lens.max_step_d or None,
             **self.optimizer_options(protocol),
@@ -196,20 +204,12 @@ class DuelMode(Mode):
     def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
         """``DuelRefractionOptimizer`` (sphere and cylinder), or with a starting refraction
         (``[start]``, ``--start``) ``PrescriptionDuelOptimizer``: sphere, cylinder and axis around it."""
-        start = protocol.start
-        if start is None:
+        if protocol.start is None:
             return super().new_optimizer(protocol, seed, letter_bounds_logmar)
-        o = protocol.optimizer
         return PrescriptionDuelOptimizer(
-            rule=o.rule,
-            seed=seed,
-            start=start.lens,
-            m_half_width_d=start.m_half_width_d,
-            j_half_width_d=start.j_half_width_d,
-            letter_bounds_logmar=tuple(letter_bounds_logmar),
-            n_initial=o.n_initial,
+            **start_options(protocol, seed, letter_bounds_logmar),
             lens_step_d=protocol.lens_step_d or None,
-            inference=o.inference,
+            inference=protocol.optimizer.inference,
         )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):

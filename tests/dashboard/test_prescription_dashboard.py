@@ -128,9 +128,9 @@ def test_the_followed_optimizer_forgets_an_answer_undone_after_it_was_told(presc
     assert _next_trial(followed._optimizer_after(N_TRIALS)) == _next_trial(expected)
 
 
-def test_the_followed_optimizer_of_a_session_of_both_eyes_is_the_second_eyes_own(prescription_db, tmp_path):
-    """OD then OS: after the first OS answer the live model is OS's search alone (its own seed, its
-    own answers), and the replay of the OD trials is OD's."""
+def _both_eyes(prescription_db):
+    """The stored session read as one of both eyes, OD's first half then OS's: (info, records,
+    the followed session model told them)."""
     path, sid, _ = prescription_db
     with SessionStore(path, readonly=True) as store:
         info, records = store.session(sid), store.trials(sid)
@@ -138,6 +138,14 @@ def test_the_followed_optimizer_of_a_session_of_both_eyes_is_the_second_eyes_own
     eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in records]
     followed = session_model(info)
     followed.update(info, eyes)
+    return info, eyes, followed
+
+
+def test_the_followed_optimizer_of_a_session_of_both_eyes_is_the_second_eyes_own(prescription_db, tmp_path):
+    """OD then OS: after the first OS answer the live model is OS's search alone (its own seed, its
+    own answers), and the replay of the OD trials is OD's."""
+    info, eyes, followed = _both_eyes(prescription_db)
+    half = N_TRIALS // 2
     os_settings = dict(info.optimizer_settings, seed=info.optimizer_settings["seed"] + 1)
     os_only = PrescriptionOptimizer.from_settings(os_settings, [followed.history_pair(r) for r in eyes[half:]])
     od_only = PrescriptionOptimizer.from_settings(
@@ -155,13 +163,8 @@ def test_the_history_of_a_session_of_both_eyes_names_each_eye_and_marks_the_swit
 
     from lensopt.dashboard.panels import draw_history
 
-    path, sid, _ = prescription_db
-    with SessionStore(path, readonly=True) as store:
-        info, records = store.session(sid), store.trials(sid)
+    _, _, followed = _both_eyes(prescription_db)
     half = N_TRIALS // 2
-    eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in records]
-    followed = session_model(info)
-    followed.update(info, eyes)
     snap = followed.snapshot(None)
     assert snap.trials.eye.tolist() == ["OD"] * half + ["OS"] * (N_TRIALS - half)
     assert snap.trials.eye_runs() == [("OD", 0, half - 1), ("OS", half, N_TRIALS - 1)]

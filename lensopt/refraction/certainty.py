@@ -263,8 +263,9 @@ def _stage_factors(model, points, scale):
 
 def _staged_draws(model, points, scale, n_draws, rng):
     """Yield the joint posterior draws of ``points[:e]`` ``(n_draws, e)`` at the end ``e`` of each
-    stage of :func:`_stage_factors`. Each stage draws fresh normals (column by column, so the
-    stream does not depend on where the stages end) and the columns already drawn never change."""
+    stage of :func:`_stage_factors`. Each stage draws its fresh normals after those of the stages
+    before it, and the columns already drawn never change: a stage's draws are the first columns of
+    the full computation's, number for number."""
     draws = np.zeros((n_draws, 0))
     normals = np.zeros((n_draws, 0))
     for _, _, mean, cross, factor in _stage_factors(model, points, scale):

@@ -22,6 +22,7 @@ import stat
 import sys
 import time
 
+from lensopt.stopping import DEFAULT_STOP_CONFIDENCE
 from lensopt.store import SessionStore, default_db_path
 from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
 
@@ -78,9 +79,9 @@ def _created(unix_s: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
 
 
-#: The confidence a stored prescription is measured against when its protocol has no ``[stop]``
-#: (the experiment's own default, :data:`lensopt.stopping.DEFAULT_STOP_CONFIDENCE`).
-DEFAULT_TARGET_CONFIDENCE = 0.95
+#: The confidence a stored prescription is measured against when its protocol has no ``[stop]``:
+#: the experiment's own default (``lensopt.stopping`` imports the standard library only).
+DEFAULT_TARGET_CONFIDENCE = DEFAULT_STOP_CONFIDENCE
 
 
 def _prescriptions(info) -> str:
@@ -131,14 +132,15 @@ def format_table(infos) -> str:
 def _warn_if_readable_by_others(path) -> None:
     """One stderr line when the database can be read by its group or everyone (it holds patient data)."""
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        info = os.stat(path)
     except OSError:
         return
+    mode = stat.S_IMODE(info.st_mode)
     if mode & (stat.S_IRGRP | stat.S_IROTH):
-        print(
-            f"warning: {path} is readable by other users (mode {mode:04o}); make it private with `chmod 600 {path}`",
-            file=sys.stderr,
-        )
+        fix = f"make it private with `chmod 600 {path}`"
+        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():  # only its owner (or root) can change it
+            fix = f"ask its owner (user id {info.st_uid}) to make it private (`chmod 600 {path}`)"
+        print(f"warning: {path} is readable by other users (mode {mode:04o}); {fix}", file=sys.stderr)
 
 
 def list_sessions(args) -> int:

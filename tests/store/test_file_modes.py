@@ -87,3 +87,17 @@ def test_sessions_of_a_private_database_prints_no_warning(tmp_path, umask_022, c
     db = new_database(tmp_path / "sessions.db")
     assert main(["sessions", "--db", str(db), "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_the_warning_for_a_database_of_another_user_asks_its_owner(tmp_path, umask_022, capsys):
+    """Only the owner (or root) can chmod a file: a database owned by someone else names its owner."""
+    db = new_database(tmp_path / "sessions.db")
+    os.chmod(db, 0o644)
+    os.chown(db, 65534, -1)  # nobody's (the tests run as root in CI)
+    assert main(["sessions", "--db", str(db)]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"warning: {db} is readable by other users (mode 0644); ask its owner (user id 65534) to make it "
+        f"private (`chmod 600 {db}`)"
+    )

@@ -422,7 +422,12 @@ def register(subparsers) -> None:
         "Prints median, p95 and max per process and pooled, p95 in 60 Hz frames, and the BLAS "
         "threads in effect inside a call.",
     )
-    dt.add_argument("--rule", default="ucb-ald", help="acquisition rule (default ucb-ald)")
+    dt.add_argument(
+        "--rule",
+        default=None,
+        help="acquisition rule (default: the search's own, ucb-ald for sphere-cylinder, bracket-ald for "
+        "the prescription around a start)",
+    )
     dt.add_argument(
         "--processes",
         type=_processes,

@@ -288,8 +288,9 @@ def run_decision_time(args) -> int:
     from lensopt.bench.decision_time import format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
+    rule = args.rule or ("bracket-ald" if args.search == "prescription" else "ucb-ald")  # the searches' defaults
     result = run(
-        rule=args.rule,
+        rule=rule,
         processes=args.processes,
         trials=args.trials,
         seed=args.seed,

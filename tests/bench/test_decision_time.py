@@ -198,3 +198,10 @@ def test_bad_stop_options_are_one_line_and_exit_2(capsys, extra, names):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert names in err
+
+
+def test_the_default_rule_is_the_searchs_own(capsys):
+    """Without --rule the benchmark times what a session runs: UCB-ALD in the two-parameter search,
+    the bracketing rule around a start (the prescription's default), not a rule it never uses."""
+    assert _run_json(capsys, "--search", "prescription", "--trials", "2")["rule"] == "bracket-ald"
+    assert _run_json(capsys, "--trials", "2")["rule"] == "ucb-ald"

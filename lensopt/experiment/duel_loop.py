@@ -28,6 +28,9 @@ from lensopt.store import DuelTrialRecord
 
 __all__ = ["DuelLoop", "format_lens"]
 
+#: How the console lists a duel's answer: the lens judged clearer, or S (the same).
+CONSOLE_ANSWER = {"first": "1", "second": "2", "same": "S"}
+
 
 class DuelLoop(LetterLineLoop):
     """Duels ``first_index..n_trials``; see the module docstring. ``record`` receives
@@ -99,6 +102,7 @@ class DuelLoop(LetterLineLoop):
             )
         )
         self.optimizer.tell(trial, answer)
+        self._note_answer(index, CONSOLE_ANSWER[answer])
         self.log(
             f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
             f"({height_px:.1f} px) -> {answer}"

@@ -58,6 +58,12 @@ class LetterLineLoop(LoopScreens):
             f"Clinician: present the {count} lenses\n\n{listed}\n\nthen press {self.protocol.keys.confirm.upper()}"
         )
 
+    def _note_answer(self, index: int, answer: str) -> None:
+        """Add ``answer`` (``1``, ``2``, ``S``; ``2>1>3``) of trial ``index`` to the console's last
+        answers, after the answer is stored and told (no console: nothing to do)."""
+        if self.console is not None:
+            self.console.update(answers=(*self.console.state.answers, f"{self._number(index)}: {answer}"), message="")
+
     def _present(self, index: int, lenses_d, letter_logmar: float) -> tuple[str, float] | None:
         """Log and prompt the lenses, then prepare trial ``index``'s line: ``(letters, height_px)``,
         or None if the person quit at the prompt."""

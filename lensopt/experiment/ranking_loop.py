@@ -160,6 +160,7 @@ class RankingLoop(LetterLineLoop):
             )
         )
         self.optimizer.tell(trial, order)
+        self._note_answer(index, ">".join(str(i + 1) for i in order))
         ranked = ", ".join(f"{i + 1} ({format_lens(trial.lenses_d[i])})" for i in order)
         self.log(
             f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "

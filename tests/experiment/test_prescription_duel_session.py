@@ -144,3 +144,29 @@ def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted
     with SessionStore(db, readonly=True) as store:
         (result,) = store.session(sid).results
     assert result.n_trials == 8 and "prescription" in resumed.stdout
+
+
+@needs_display
+def test_the_console_lists_each_duels_answer(tmp_path, window, drawn_texts):
+    """The clinician's console lists the last answers of a duel session (1, 2 or S), as it does
+    for letters; before, it said "none yet" to the end."""
+    from psychopy import visual
+
+    console_win = visual.Window(size=(900, 640), units="pix", checkTiming=False, winType="pyglet")
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
+    try:
+        outcome = run_session(
+            RunRequest(db_path=db, protocol_path=protocol, participant="C", seed=2, trials=5, start=START),
+            log=lambda m: None,
+            window=window,
+            console_window=console_win,
+        )
+    finally:
+        console_win.close()
+    with SessionStore(db, readonly=True) as store:
+        answers = [r.answer for r in store.duel_trials(outcome.session_id)]
+    shown = {"first": "1", "second": "2", "same": "S"}
+    on_console = [text for win, text in drawn_texts if win is console_win]
+    expected = "Last answers:  " + "   ".join(f"{k}: {shown[a]}" for k, a in enumerate(answers, start=1))
+    assert any(text.startswith(expected) for text in on_console), on_console[-3:]

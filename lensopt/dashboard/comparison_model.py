@@ -25,8 +25,6 @@ every number the panels draw into one frozen :class:`ComparisonSnapshot`, with t
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from lensopt.dashboard.comparison_snapshot import (
@@ -147,24 +145,26 @@ class ComparisonSessionModel(FollowedSession):
         """The answer model, as the summary and the utility profile name it."""
         raise NotImplementedError
 
-    def _build(self, n: int, live: bool) -> ComparisonSnapshot:
-        header = self._header()
+    def _fixed(self, n: int, live: bool) -> dict:
+        """The snapshot's fields that need no model: the session, the first ``n`` sets, the bounds."""
         records = self._records[:n]
-        sets = ComparedSets.from_records(records, (self.compared_set(r) for r in records))
         sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
-        fixed = dict(
+        return dict(
             kind=self.kind,
-            header=header,
-            sets=sets,
+            header=self._header(),
+            sets=ComparedSets.from_records(records, (self.compared_set(r) for r in records)),
             sphere_bounds_d=sphere_b,
             cylinder_bounds_d=cylinder_b,
             letter_bounds_logmar=letter_b,
             model=self.model_name(),
             live=live,
         )
+
+    def _build(self, n: int, live: bool) -> ComparisonSnapshot:
+        fixed = self._fixed(n, live)
         if n == 0:
             return ComparisonSnapshot(**fixed, message=waiting_message(self.kind))
-        rng = np.random.default_rng([abs(header.seed), n])
+        rng = np.random.default_rng([abs(fixed["header"].seed), n])
         utility_map, best, profile = compute_comparison_parts(self._optimizer_after(n), rng)
         return ComparisonSnapshot(**fixed, utility_map=utility_map, best=best, profile=profile)
 
@@ -193,12 +193,9 @@ class DuelSessionModel(ComparisonSessionModel):
     def _build(self, n: int, live: bool) -> ComparisonSnapshot:
         if not self._prescription or n == 0:
             return super()._build(n, live)
-        snap = super()._build(0, live)
         rx = self._optimizer_after(n).prescription()
-        records = self._records[:n]
-        sets = ComparedSets.from_records(records, (self.compared_set(r) for r in records))
         message = PRESCRIPTION_DUEL_MESSAGE.format(n=n, text=rx.text)
-        return dataclasses.replace(snap, sets=sets, message=message, prescription=rx.text)
+        return ComparisonSnapshot(**self._fixed(n, live), message=message, prescription=rx.text)
 
     def compared_set(self, record) -> tuple:
         lenses = (record.first_lens_d, record.second_lens_d)

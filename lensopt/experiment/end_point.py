@@ -147,6 +147,19 @@ def certainty_line(optimizer) -> str:
     )
 
 
+def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]]:
+    """A stored prescription as the end point writes it: the lens (in the protocol's cylinder
+    convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
+    intervals, those it has."""
+    head, *intervals = prescription_lines(result)
+    acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
+    lens_text = result.prescription
+    if protocol.lens.cylinder == "plus":  # the intervals stay those of the stored, minus-cylinder form
+        lens = Lens(result.sphere_d, result.cylinder_d, 180.0 if result.axis_deg is None else result.axis_deg)
+        lens_text = f"{show_lens(lens, 'plus')}  (minus cylinder: {lens_text})"
+    return lens_text, tuple(x for x in (acuity, *intervals) if x)
+
+
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
     intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
@@ -158,23 +171,12 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
     if not hasattr(optimizer, "confidence"):
         if not reported:
             return None
-        r = reported[0]
-        _, *intervals = prescription_lines(r)
-        lens = Lens(r.sphere_d, r.cylinder_d, 180.0 if r.axis_deg is None else r.axis_deg)
-        lens_text = r.prescription if protocol.lens.cylinder != "plus" else show_lens(lens, "plus")
-        return EndPoint(
-            eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=tuple(intervals)
-        )
+        lens_text, details = _reported_text(reported[0], protocol)
+        return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())
     if reported:
-        head, *intervals = prescription_lines(reported[0])
-        acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
-        lens_text, details = reported[0].prescription, tuple(x for x in (acuity, *intervals) if x)
-        if protocol.lens.cylinder == "plus":  # the intervals stay those of the stored, minus-cylinder form
-            r = reported[0]
-            lens = Lens(r.sphere_d, r.cylinder_d, 180.0 if r.axis_deg is None else r.axis_deg)
-            lens_text = f"{show_lens(lens, 'plus')}  (minus cylinder: {lens_text})"
+        lens_text, details = _reported_text(reported[0], protocol)
     else:
         sphere_d, cylinder_d = optimizer.best()
         lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (certainty_line(optimizer),)

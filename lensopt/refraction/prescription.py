@@ -21,6 +21,10 @@ import numpy as np
 
 from lensopt.refraction.lens import Lens, PowerVector, lens_arrays_from_power_vectors
 
+#: ``settings_dict()["search"]`` of the full prescription's optimizers (letters and duels): marks
+#: stored settings as theirs, so a store rebuilds them rather than the two-parameter searches.
+PRESCRIPTION_SEARCH = "prescription"
+
 #: Half-widths (D) of the box around a starting refraction: ±2 D in M, ±1 D in J0 and J45 (a
 #: cylinder up to 2 D away from the start's, at any axis).
 START_M_HALF_WIDTH_D = 2.0

@@ -71,8 +71,7 @@ from lensopt.refraction.duels import (
 )
 from lensopt.refraction.lens import Lens, PowerVector
 from lensopt.refraction.letters import LETTER_BOUNDS_LOGMAR
-from lensopt.refraction.prescription import Prescription, SearchBox, lens_intervals
-from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH
+from lensopt.refraction.prescription import PRESCRIPTION_SEARCH, Prescription, SearchBox, lens_intervals
 from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
 

@@ -46,7 +46,13 @@ from lensopt.refraction.letters import (
     SEARCH_SETTING_NAMES,
     SEARCH_TOLERANCE,
 )
-from lensopt.refraction.prescription import POWER_VECTOR_NAMES, Prescription, SearchBox, lens_intervals
+from lensopt.refraction.prescription import (
+    POWER_VECTOR_NAMES,
+    PRESCRIPTION_SEARCH,
+    Prescription,
+    SearchBox,
+    lens_intervals,
+)
 from lensopt.refraction.trial import Trial, TrialHistory
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 from lensopt.threads import single_threaded
@@ -108,10 +114,6 @@ COARSE_STEP_D = 0.5
 COVERED_RADIUS_D = 0.75
 
 STATE_FORMAT = "lensopt.prescription-state/1"
-
-#: ``settings_dict()["search"]``: marks stored settings as this optimizer's (a letter session of
-#: the full prescription), so a store rebuilds it rather than the two-parameter search.
-PRESCRIPTION_SEARCH = "prescription"
 
 
 class _TiltedMean:

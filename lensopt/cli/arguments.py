@@ -69,6 +69,29 @@ def non_negative_float(text) -> float:
     return value
 
 
+#: The most processes a command starts on this machine (``--workers``, ``--processes``): more would
+#: exhaust it long before they helped; a larger cluster is started apart and named by --scheduler.
+MAX_PROCESSES = 256
+
+
+def processes(text) -> int:
+    """A number of processes on this machine: a positive integer up to :data:`MAX_PROCESSES`."""
+    value = positive_int(text)
+    if value > MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_PROCESSES} processes on one machine, got {value} (a bigger cluster: --scheduler)"
+        )
+    return value
+
+
+def confidence(text) -> float:
+    """A confidence strictly between 0 and 1 (a stopping rule's)."""
+    value = finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a confidence strictly between 0 and 1 (e.g. 0.95), got {text}")
+    return value
+
+
 def scheduler_address(text) -> str:
     """A Dask scheduler address, not empty (an empty one would silently mean a local cluster)."""
     if not text.strip():

@@ -37,12 +37,12 @@ import sys
 # come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
 from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_ITERATIONS, BINARY_RULES, BINARY_SEEDS
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
-from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S
-from lensopt.cli.arguments import finite_float as _finite_float
+from lensopt.cli.arguments import MAX_PROCESSES
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
+from lensopt.cli.arguments import processes as _processes
 from lensopt.cli.arguments import scheduler_address as _scheduler_address
 from lensopt.cli.bench_campaigns import (
     FUNCTION_ITERATIONS,
@@ -54,8 +54,6 @@ from lensopt.cli.bench_campaigns import (
     REFRACTION_TRIALS,
     REPORT_EVERY,
     run_binary_campaign,
-    run_cli_startup,
-    run_decision_time,
     run_duel_campaign,
     run_feedback_campaign,
     run_functions,
@@ -64,6 +62,7 @@ from lensopt.cli.bench_campaigns import (
     run_rescale,
     run_robustness_campaign,
 )
+from lensopt.cli.bench_machine import add_machine_parsers
 from lensopt.cli.bench_prescription import add_prescription_parser
 from lensopt.cli.defaults import (
     DUEL_DEFAULTS,
@@ -78,26 +77,6 @@ from lensopt.cli.defaults import (
     ROBUSTNESS_RULES,
 )
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
-
-#: The most processes a command starts on this machine (``--workers``, ``--processes``): more would
-#: exhaust it long before they helped; a larger cluster is started apart and named by --scheduler.
-MAX_PROCESSES = 256
-
-
-def _confidence(text) -> float:
-    value = _finite_float(text)
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be a confidence strictly between 0 and 1 (e.g. 0.95), got {text}")
-    return value
-
-
-def _processes(text) -> int:
-    value = _positive_int(text)
-    if value > MAX_PROCESSES:
-        raise argparse.ArgumentTypeError(
-            f"must be at most {MAX_PROCESSES} processes on one machine, got {value} (a bigger cluster: --scheduler)"
-        )
-    return value
 
 
 def _add_run_options(
@@ -412,94 +391,4 @@ def register(subparsers) -> None:
     )
     s.set_defaults(handler=run_rescale)
 
-    dt = sub.add_parser(
-        "decision-time",
-        help="decision time (ms: ask + tell, or a PsychoPy handler's) in N processes side by side, numpy imported first",
-        description="Start N Python processes at once; each imports numpy and scipy before lensopt "
-        "(as a PsychoPy script does), without BLAS thread variables, and times ask + tell "
-        "of a simulated refraction session — or, with --handler, every decision of the PsychoPy "
-        "handler (addResponse to the next trial), with --stop the stopping rule's check included. "
-        "Prints median, p95 and max per process and pooled, p95 in 60 Hz frames, and the BLAS "
-        "threads in effect inside a call.",
-    )
-    dt.add_argument(
-        "--rule",
-        default=None,
-        help="acquisition rule (default: the search's own, ucb-ald for sphere-cylinder, bracket-ald for "
-        "the prescription around a start)",
-    )
-    dt.add_argument(
-        "--processes",
-        type=_processes,
-        default=2,
-        metavar="N",
-        help=f"processes side by side, at most {MAX_PROCESSES} (default 2)",
-    )
-    dt.add_argument("--trials", type=_positive_int, default=100, metavar="N", help="trials per process (default 100)")
-    dt.add_argument(
-        "--seed",
-        type=_non_negative_int,
-        default=0,
-        help="seed of process 1 (optimizer and patient); process i uses seed + i - 1",
-    )
-    order = dt.add_mutually_exclusive_group()
-    order.add_argument(
-        "--numpy-first",
-        dest="numpy_first",
-        action="store_true",
-        default=True,
-        help="import numpy and scipy before lensopt (default)",
-    )
-    order.add_argument(
-        "--lensopt-first",
-        dest="numpy_first",
-        action="store_false",
-        help="import lensopt first (its BLAS environment variables then apply)",
-    )
-    dt.add_argument(
-        "--no-limit",
-        action="store_true",
-        help="no per-call BLAS limit (LENSOPT_BLAS_THREADS=0 in the processes): the slow case",
-    )
-    dt.add_argument(
-        "--search",
-        choices=("sphere-cylinder", "prescription"),
-        default="sphere-cylinder",
-        help="sphere-cylinder: the two-parameter letter search (default); prescription: the full "
-        "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients",
-    )
-    dt.add_argument(
-        "--handler",
-        dest="through_handler",
-        action="store_true",
-        help="drive the optimizer through the PsychoPy handler (lensopt.psychopy.RefractionHandler) and time "
-        "each decision from addResponse to the next trial: tell, the stopping rule's check and ask",
-    )
-    dt.add_argument(
-        "--stop",
-        type=_confidence,
-        metavar="P",
-        help="give the optimizer a stopping rule of confidence P, in (0, 1) (e.g. 0.95, a protocol's [stop]), "
-        "checked in every decision from --min-trials answers on (default: no stopping rule)",
-    )
-    dt.add_argument(
-        "--min-trials",
-        type=_positive_int,
-        default=DEFAULT_MIN_TRIALS,
-        metavar="N",
-        help=f"the stopping rule's minimum trials, at most --trials (default {DEFAULT_MIN_TRIALS}; with --stop)",
-    )
-    dt.add_argument("--json", action="store_true", help="print one JSON object")
-    dt.set_defaults(handler=run_decision_time)
-
-    cs = sub.add_parser(
-        "cli-startup",
-        help="how long `lensopt --help` takes (median and p95 of N fresh processes)",
-        description="Run `lensopt --help` N times, each in a new process (after one untimed run), and "
-        f"print the median, p95, min and max wall-clock time; the target is under {TARGET_S:g} s.",
-    )
-    cs.add_argument(
-        "--runs", type=_positive_int, default=DEFAULT_RUNS, metavar="N", help=f"timed runs (default {DEFAULT_RUNS})"
-    )
-    cs.add_argument("--json", action="store_true", help="print one JSON object")
-    cs.set_defaults(handler=run_cli_startup)
+    add_machine_parsers(sub)

@@ -7,6 +7,7 @@ import json
 import sys
 from functools import partial
 
+from lensopt.cli.arguments import confidence as _confidence
 from lensopt.cli.arguments import finite_float as _finite_float
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
@@ -89,13 +90,6 @@ def _rate(text) -> float:
     value = _finite_float(text)
     if not 0.0 <= value < 0.5:
         raise argparse.ArgumentTypeError(f"must be a rate in [0, 0.5) (e.g. 0.02), got {text}")
-    return value
-
-
-def _confidence(text) -> float:
-    value = _finite_float(text)
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be a confidence strictly between 0 and 1 (e.g. 0.95), got {text}")
     return value
 
 

@@ -128,6 +128,10 @@ def _kind(action) -> str | None:
         return "positive"
     if kind is arguments.finite_float:
         return "signed"
+    if kind is arguments.processes:
+        return "count"
+    if kind is arguments.confidence:
+        return "rate"
     name = getattr(kind, "__name__", "")
     if name in ("_trials", "_alternatives", "_processes"):
         return "count"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from lensopt.errors import CalibrationError
 from lensopt.experiment.calibration import Calibration
+from lensopt.experiment.windows import check_display
 
 DEFAULT_BAR_PX = 800
 """Length of the bar to measure (px): long enough for a ruler to read to 1 %."""
@@ -28,8 +29,6 @@ def screen_width_cm(bar_px: int, bar_cm: float, screen_width_px: int) -> float:
 def show_bar(screen: int, bar_px: int):
     """Open a full-screen window on ``screen`` showing a black bar of ``bar_px`` pixels; returns
     the window (the caller closes it). Its ``size`` is the screen's framebuffer in px."""
-    from lensopt.experiment.windows import check_display
-
     check_display()
     from psychopy import logging, visual
 

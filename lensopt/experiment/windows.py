@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from lensopt.errors import LensoptError
+from lensopt.experiment.console import open_console_window
 from lensopt.experiment.loop import MIRROR_VIEW_SCALE
 from lensopt.experiment.protocol import Protocol
 
@@ -81,8 +82,6 @@ def wants_console(protocol: Protocol) -> bool:
 
 def open_console(protocol: Protocol, log):
     """The clinician's console window (:mod:`lensopt.experiment.console`), placed by ``[screens]``."""
-    from lensopt.experiment.console import open_console_window
-
     screens = protocol.screens
     n_screens = screen_count()
     if n_screens is not None and max(screens.console, screens.patient) >= n_screens:

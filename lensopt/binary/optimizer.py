@@ -259,9 +259,22 @@ class ContextualOptimizer:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         recent = self.inputs[-RECENT_INPUTS:, s.n_context :]
         objective = _PosteriorMean(rules.objective_model(model, s))
-        return maximize_posterior_mean(
-            objective, context, s.system_bounds, self._rng(1), recent, refine, tolerance=tolerance, n_starts=n_starts
+        candidate: list = []
+        point = maximize_posterior_mean(
+            objective,
+            context,
+            s.system_bounds,
+            self._rng(1),
+            recent,
+            refine,
+            tolerance=tolerance,
+            n_starts=n_starts,
+            best_candidate=candidate,
         )
+        # the same candidates, from the same random stream, are the unrefined search's: the adaptive
+        # reference context of the next ask() (after a best() between trials) does not search again
+        self._cache.setdefault((self.n_trials, ("argmax", tuple(context), False, None, None)), candidate[0])
+        return point
 
     def search_optimum(self) -> np.ndarray:
         """:meth:`best` found as the acquisition searches are (the settings' ``search_tolerance``,

@@ -294,6 +294,7 @@ class GPClassifier:
 
     def _set_posterior(self, kernel, X, y, K, posterior) -> None:
         self.X_train_, self.y_train_ = X.copy(), y.copy()
+        self.X_train_.setflags(write=False)  # its kernel terms are kept between predictions
         self._K, self._posterior, self._fitted_kernel = K, posterior, kernel
 
     def _extends_previous(self, X, y) -> int | None:

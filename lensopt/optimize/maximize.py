@@ -79,12 +79,15 @@ def maximize_acquisition(
     fixed_features: dict[int, float] | None = None,
     settings: MaximizerSettings = MaximizerSettings(),
     extra_candidates: np.ndarray | None = None,
+    best_candidate: list | None = None,
 ) -> tuple[np.ndarray, float]:
     """Return ``(x_best (n_dims,), value)`` maximizing ``acquisition`` over the box.
 
     ``fixed_features`` pins input columns (``{column: value}``), e.g. the context in the x-step of
     a sequential rule. ``extra_candidates`` (full inputs) are added to the quasi-random ones, e.g.
-    the training inputs or the current optimum.
+    the training inputs or the current optimum. ``best_candidate``, a list, receives the best
+    candidate before refinement ``(n_dims,)``: what the same call with ``n_starts=0`` returns, so a
+    caller that needs both pays for the candidates once.
     """
     box = as_bounds(bounds)
     n_dims = box.shape[0]
@@ -106,6 +109,8 @@ def maximize_acquisition(
     values = np.where(np.isfinite(values), values, -np.inf)
     best = int(np.argmax(values))
     x_best, v_best = candidates[best], float(values[best])
+    if best_candidate is not None:
+        best_candidate.append(_full_inputs(x_best[None], free_dims, fixed, n_dims)[0])
 
     if settings.n_starts == 0 or not hasattr(acquisition, "value_and_gradient"):
         return _full_inputs(x_best[None], free_dims, fixed, n_dims)[0], v_best
@@ -183,6 +188,7 @@ def maximize_posterior_mean(
     refine: bool = True,
     tolerance: float | None = None,
     n_starts: int | None = None,
+    best_candidate: list | None = None,
 ) -> np.ndarray:
     """``argmax_x μ(s, x)`` over the box of system points, the context ``s`` pinned: the one
     posterior-mean maximizer of the binary, preference and ranking models.
@@ -193,7 +199,9 @@ def maximize_posterior_mean(
     ``(m, n_system)`` offered besides the quasi-random ones (e.g. the points already tried);
     ``refine=False`` keeps the best candidate (:data:`POSTERIOR_MEAN_SEARCH` without its starts);
     ``tolerance``: the L-BFGS-B refinement's relative tolerance (``None``: scipy's default);
-    ``n_starts``: refinements from the best candidates (``None``: the search's own).
+    ``n_starts``: refinements from the best candidates (``None``: the search's own);
+    ``best_candidate``, a list, receives the system point of the best candidate before refinement
+    (what ``refine=False`` returns from the same ``rng`` state).
     Returns the system point ``(n_system,)``.
     """
     context = np.asarray(context, dtype=float).reshape(-1)
@@ -213,5 +221,8 @@ def maximize_posterior_mean(
             POSTERIOR_MEAN_SEARCH, n_starts=POSTERIOR_MEAN_SEARCH.n_starts if refine else 0, tolerance=tolerance
         ),
         extra_candidates=extra,
+        best_candidate=None if best_candidate is None else (full := []),
     )
+    if best_candidate is not None:
+        best_candidate.append(full[0][k:])
     return point[k:]

@@ -247,3 +247,21 @@ def test_a_per_trial_system_box_confines_the_trial_and_leaves_the_model_box(rule
     assert core.settings.system_bounds == ((-4.0, 4.0), (-4.0, 4.0))
     with pytest.raises(ValueError, match="do not meet"):
         core.ask(system_bounds=((5.0, 6.0), (0.0, 1.0)))
+
+
+@pytest.mark.parametrize("rule", ["ucb-ald", "ts-ald"])
+def test_asking_for_the_best_lens_between_trials_changes_no_trial(rule):
+    """best() between trials (a stopping rule's check, the console) shares its candidate search with
+    the next ask()'s reference letter size; the trials are, to the bit, those of a session that
+    never asks for the best lens, and so is each best lens. (Both fit the model after every answer:
+    EP's warm start makes the fits depend, at 1e-11, on which trials the model was fitted after.)"""
+    plain, watched = RefractionOptimizer(rule, seed=9), RefractionOptimizer(rule, seed=9)
+    for _ in range(25):
+        a, b = plain.ask(), watched.ask()
+        assert a == b
+        plain.tell(a, _answer(a))
+        watched.tell(b, _answer(b))
+        assert plain.model is not None
+        watched.best()
+    assert plain.ask() == watched.ask()
+    assert plain.best() == watched.best()

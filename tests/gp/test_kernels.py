@@ -312,3 +312,31 @@ def test_acuity_bowl_latent_is_linear_in_the_letter_size_with_one_slope():
 def test_acuity_bowl_refuses_a_centre_that_does_not_fit_its_columns():
     with pytest.raises(ValueError, match="centre"):
         AcuityBowl(1.0, 1.0, centre=(0.0, 0.0), active_dims=(0, 1))
+
+
+def test_a_read_only_input_set_is_scaled_once_and_gives_the_same_covariances():
+    """A stationary kernel keeps the scaled columns of a read-only ``Y`` (a fitted model's training
+    inputs) between calls; the covariances and gradients are those of a fresh, writable copy, also
+    after the kernel has seen another read-only set, and a writable ``Y`` is never kept (it may change)."""
+    rng = np.random.default_rng(3)
+    kernel = SquaredExponential([0.7, 1.3], variance=2.0, active_dims=(1, 2), input_map=[[1.0, 0.0], [1.0, 1.0]])
+    train, other, X = rng.normal(size=(20, 3)), rng.normal(size=(9, 3)), rng.normal(size=(4, 3))
+    frozen, frozen_other = train.copy(), other.copy()
+    frozen.setflags(write=False)
+    frozen_other.setflags(write=False)
+    for Y, fresh in [(frozen, train), (frozen_other, other), (frozen, train)]:
+        assert np.array_equal(kernel(Y, X), SquaredExponential(**_same(kernel))(fresh.copy(), X))
+        assert np.array_equal(kernel.gradient_x(X, Y), SquaredExponential(**_same(kernel)).gradient_x(X, fresh.copy()))
+    writable = train.copy()
+    kernel(X, writable)
+    writable[:, 1:] += 1.0  # changed in place: the next call must see the change
+    assert np.array_equal(kernel(X, writable), SquaredExponential(**_same(kernel))(X, writable))
+
+
+def _same(kernel):
+    return dict(
+        lengthscales=kernel.lengthscales,
+        variance=kernel.variance,
+        active_dims=kernel.active_dims,
+        input_map=kernel.input_map,
+    )

@@ -157,3 +157,20 @@ def test_the_posterior_mean_maximizer_is_the_pinned_acquisition_search():
     )
     point = maximize_posterior_mean(mean, [0.7], [(-1, 1), (-1, 1)], np.random.default_rng(rng_seed))
     np.testing.assert_array_equal(point, expected[1:])
+
+
+@pytest.mark.parametrize("seed", [0, 5, 11])
+def test_a_refined_search_reports_the_candidate_the_unrefined_search_returns(seed):
+    """``best_candidate`` of a refined search is, to the bit, the unrefined search's answer from
+    the same random stream: a caller needing both pays for the candidates once."""
+    mean = _ShiftedPeak([0.35, -0.6])
+    candidate: list = []
+    refined = maximize_posterior_mean(
+        mean, [1.0], [(-1, 1), (-1, 1)], np.random.default_rng(seed), [[0.2, 0.1]], best_candidate=candidate
+    )
+    unrefined = maximize_posterior_mean(
+        mean, [1.0], [(-1, 1), (-1, 1)], np.random.default_rng(seed), [[0.2, 0.1]], refine=False
+    )
+    np.testing.assert_array_equal(candidate[0], unrefined)
+    np.testing.assert_allclose(refined, [0.35, -0.6], atol=1e-5)
+    assert np.sum((refined - [0.35, -0.6]) ** 2) < np.sum((candidate[0] - [0.35, -0.6]) ** 2)

@@ -230,11 +230,12 @@ class _BaseKernel(Kernel):
             value.setflags(write=False)
             spec.append(_Param(name, label, value, (lo, hi), name in fixed, vector and value.size > 1))
         self._params = tuple(spec)
+        self._values = {p.name: p.value for p in spec}
         self._fixed = fixed
         self._bounds_natural = bounds
 
     def _value(self, name):
-        return next(p.value for p in self._params if p.name == name)
+        return self._values[name]
 
     @property
     def theta(self):

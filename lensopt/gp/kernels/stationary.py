@@ -89,14 +89,26 @@ class _Stationary(_BaseKernel):
         return Xa if self.input_map is None else Xa @ self.input_map.T
 
     def _scaled_cols(self, X, Y):
-        Xa, Ya = self._mapped(self._cols(X)), self._mapped(self._cols(Y))
+        Xa = self._mapped(self._cols(X))
         ell = self.lengthscales
         if ell.size > 1 and ell.size != Xa.shape[1]:
             raise ValueError(
                 f"{type(self).__name__}: {ell.size} lengthscales but {Xa.shape[1]} active columns; "
                 "give one per active column or set active_dims"
             )
-        return Xa / ell, Ya / ell
+        return Xa / ell, self._scaled_fixed(Y)
+
+    def _scaled_fixed(self, Y):
+        """``Y``'s active columns mapped and scaled; kept for the next call when ``Y`` is read-only
+        (a fitted model's training inputs, the ``Y`` of every prediction it makes): the same
+        numbers, computed once per fit instead of once per prediction."""
+        memo = self.__dict__.get("_scaled_memo")
+        if memo is not None and memo[0] is Y:
+            return memo[1]
+        scaled = self._mapped(self._cols(Y)) / self.lengthscales
+        if not Y.flags.writeable:
+            self._scaled_memo = (Y, scaled)
+        return scaled
 
     def _scaled_diff(self, X, Y):
         Xs, Ys = self._scaled_cols(X, Y)

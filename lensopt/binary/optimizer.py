@@ -9,6 +9,7 @@ so the same settings and history propose the same next trial (no generator state
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
@@ -136,6 +137,23 @@ class ContextualOptimizer:
                 self.settings.n_context, self.settings.n_system, centre=self.settings.prior_centre
             )
         return self._settings_kernel
+
+    def centre_kernel(self, centre) -> None:
+        """Centre the settings' kernel on ``centre`` (one value per system parameter) from now on: the
+        acuity-bowl kernel's expansion point (:class:`lensopt.gp.kernels.bowl.AcuityBowl`), built at
+        ``settings.prior_centre`` until then. The model is refitted from the prior on the whole
+        history at its next use (the prior mean and the box are unchanged)."""
+        if self._kernel_object is not None or self.settings.kernel.structure != "acuity-bowl":
+            raise ValueError("only an optimizer built from an acuity-bowl KernelSpec has a kernel centre to move")
+        centre = tuple(float(v) for v in np.asarray(centre, dtype=float).reshape(-1))
+        if len(centre) != self.settings.n_system or not all(math.isfinite(v) for v in centre):
+            raise ValueError(f"a kernel centre needs {self.settings.n_system} finite values, got {centre!r}")
+        self._settings_kernel = self.settings.kernel.build(
+            self.settings.n_context, self.settings.n_system, centre=centre
+        )
+        self._model, self._model_n = None, -1
+        self._kernel, self._kernel_fitted_at = None, 0
+        self._cache = {}
 
     def _current_kernel(self):
         """The base kernel, or its re-fit at the latest scheduled point (deterministic)."""

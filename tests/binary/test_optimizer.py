@@ -265,3 +265,8 @@ def test_asking_for_the_best_lens_between_trials_changes_no_trial(rule):
         watched.best()
     assert plain.ask() == watched.ask()
     assert plain.best() == watched.best()
+
+
+def test_only_an_acuity_bowl_kernel_has_a_centre_to_move():
+    with pytest.raises(ValueError, match="acuity-bowl"):
+        ContextualOptimizer([(-1, 1)], [(0, 1)], seed=0).centre_kernel([0.0])

@@ -184,3 +184,49 @@ def test_a_prior_bowl_of_depth_zero_is_the_constant_prior_mean():
     assert flat.settings.prior_centre is not None and flat.settings.prior_mean_function() == 0.5
     deep = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", prior_mean=0.5, prior_depth=2.0)
     assert isinstance(deep.settings.prior_mean_function(), BowlMean)
+
+
+def test_the_kernel_is_centred_on_the_reported_lens_after_the_recentring_trials():
+    optimizer = PrescriptionOptimizer(seed=2, start=START, recentre_at=[12, 20])
+    centres = []
+    for n in range(1, 25):
+        trial = optimizer.ask()
+        correct = bool(np.random.default_rng(n).random() < 0.6)
+        if n in (12, 20):
+            # the reported lens after this answer, under the kernel centred where it was until now
+            before = PrescriptionOptimizer.from_settings(
+                {**optimizer.settings_dict(), "recentre_at": [t for t in (12,) if t < n]},
+                [*optimizer.history, (trial, correct)],
+            )
+            centres.append(before.best().to_array())
+        optimizer.tell(trial, correct)
+    kernel = optimizer.model.kernel_
+    bowl = kernel.k1 if hasattr(kernel.k1, "centre") else kernel.k2
+    np.testing.assert_allclose(bowl.centre, centres[-1], atol=1e-6)
+    assert not np.allclose(centres[0], START.power_vector().to_array())
+
+
+def test_recentring_is_saved_and_sessions_saved_before_it_never_recentre():
+    optimizer = PrescriptionOptimizer(seed=5, start=START)
+    assert optimizer.settings_dict()["recentre_at"] == [30, 60]
+    old = optimizer.settings_dict()
+    del old["recentre_at"]  # a session stored before the kernel could move
+    assert PrescriptionOptimizer.from_settings(old).recentre_at == ()
+    _random_session(optimizer, 32, seed=2)
+    resumed = PrescriptionOptimizer.from_state(optimizer.to_state())
+    assert resumed.recentre_at == (30, 60)
+    np.testing.assert_allclose(resumed.best().to_array(), optimizer.best().to_array(), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"start": START, "recentre_at": [0]}, "positive trial counts"),
+        ({"start": START, "recentre_at": [30, 30]}, "distinct"),
+        ({"start": START, "recentre_at": "30"}, "list of trial counts"),
+        ({"recentre_at": [30]}, "needs a starting refraction"),
+    ],
+)
+def test_bad_recentring_is_refused_in_one_line(options, message):
+    with pytest.raises(ValueError, match=message):
+        PrescriptionOptimizer(**options)

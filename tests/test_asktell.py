@@ -1,6 +1,6 @@
 """The ask/tell contract (lensopt.asktell): every optimizer satisfies it, and run_session drives it.
 
-:func:`build_optimizers` assigns each of the eight optimizers to a variable annotated with the
+:func:`build_optimizers` assigns each of the nine optimizers to a variable annotated with the
 Protocol: ``mypy`` (``[tool.mypy]`` in pyproject.toml checks this file) reports an optimizer that
 lacks a member of the contract, and the tests below check the same at run time.
 """
@@ -30,6 +30,7 @@ from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer, PrescriptionRankingTrial
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.refraction.trial import Trial
 
@@ -41,7 +42,7 @@ rebuilt model is fitted once from the prior, the live one warm-started from its 
 
 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
-    """The eight optimizers, small and fast, each typed by the contract it satisfies."""
+    """The nine optimizers, small and fast, each typed by the contract it satisfies."""
     letters: StoppableOptimizer[Trial, bool] = RefractionOptimizer(
         "ucb-ald",
         seed,
@@ -51,6 +52,9 @@ def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
     )
     duels: AskTellOptimizer[DuelTrial, str] = DuelRefractionOptimizer(seed=seed, n_initial=N_INITIAL)
     prescription_duels: AskTellOptimizer[PrescriptionDuelTrial, str] = PrescriptionDuelOptimizer(
+        seed=seed, start=Lens(-1.0, -0.5, 180.0), n_initial=N_INITIAL
+    )
+    prescription_rankings: AskTellOptimizer[PrescriptionRankingTrial, tuple[int, ...]] = PrescriptionRankingOptimizer(
         seed=seed, start=Lens(-1.0, -0.5, 180.0), n_initial=N_INITIAL
     )
     rankings: AskTellOptimizer[RankingTrial, tuple[int, ...]] = RankingRefractionOptimizer(
@@ -70,6 +74,7 @@ def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
         "letters": letters,
         "duels": duels,
         "prescription_duels": prescription_duels,
+        "prescription_rankings": prescription_rankings,
         "rankings": rankings,
         "contextual": contextual,
         "preference": preference,
@@ -91,6 +96,9 @@ RESPONSES: dict[str, Callable[[Any], Any]] = {
         if _clearness(t.first_lens.power_vector().to_array()) >= _clearness(t.second_lens.power_vector().to_array())
         else "second"
     ),
+    "prescription_rankings": lambda t: tuple(
+        int(i) for i in np.argsort([-_clearness(lens.power_vector().to_array()) for lens in t.lenses])
+    ),
     "rankings": lambda t: tuple(int(i) for i in np.argsort([-_clearness(lens) for lens in t.lenses_d])),
     "contextual": lambda q: bool(q.context[0] > abs(q.system[0])),
     "preference": lambda q: int(_clearness(q.members[0]) >= _clearness(q.members[1])),
@@ -100,8 +108,17 @@ RESPONSES: dict[str, Callable[[Any], Any]] = {
 NAMES = list(RESPONSES)
 
 
+def _numbers(value: Any) -> Any:
+    """A Lens as its numbers, a tuple of Lens (a ranking's) as theirs; anything else as it is."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return astuple(value)
+    if isinstance(value, tuple) and value and all(is_dataclass(v) for v in value):
+        return [astuple(v) for v in value]
+    return value
+
+
 def _assert_same(a: Any, b: Any) -> None:
-    a, b = (astuple(v) if is_dataclass(v) and not isinstance(v, type) else v for v in (a, b))  # a Lens: its numbers
+    a, b = (_numbers(v) for v in (a, b))
     np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=REL_TOL, atol=ABS_TOL)
 
 
@@ -113,7 +130,7 @@ def _assert_same_query(a: Any, b: Any) -> None:
 
 def test_there_is_a_response_for_every_optimizer():
     assert set(build_optimizers()) == set(RESPONSES)
-    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 8
+    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 9
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -13,7 +13,10 @@ Everything here speaks lenses (D) and letter sizes (logMAR) over the model famil
 - :mod:`~lensopt.refraction.duels`: :class:`DuelRefractionOptimizer` ("one or two?");
 - :mod:`~lensopt.refraction.rankings`: :class:`RankingRefractionOptimizer` (rank a set of lenses);
 - :mod:`~lensopt.refraction.prescription_duels`: :class:`PrescriptionDuelOptimizer`, duels of the
-  full prescription (sphere, cylinder, axis) in power vectors, and its :class:`PrescriptionDuelTrial`.
+  full prescription (sphere, cylinder, axis) in power vectors, and its :class:`PrescriptionDuelTrial`;
+- :mod:`~lensopt.refraction.prescription_rankings`: :class:`PrescriptionRankingOptimizer`, rankings
+  of the full prescription, and its :class:`PrescriptionRankingTrial` (both comparison searches
+  share :mod:`~lensopt.refraction.prescription_comparisons`).
 
 No module here imports the simulated patient (:mod:`lensopt.observer`); the import-linter
 contracts in pyproject.toml hold it.
@@ -36,6 +39,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ 
     from lensopt.refraction.lens import Lens, PowerVector, parse_lens
     from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer, PrescriptionRankingTrial
     from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
     from lensopt.refraction.trial import DUEL_ANSWERS, Trial
 
@@ -49,6 +53,8 @@ _EXPORTS = {
     "PowerVector": "lens",
     "PrescriptionDuelOptimizer": "prescription_duels",
     "PrescriptionDuelTrial": "prescription_duels",
+    "PrescriptionRankingOptimizer": "prescription_rankings",
+    "PrescriptionRankingTrial": "prescription_rankings",
     "RankingRefractionOptimizer": "rankings",
     "RankingTrial": "rankings",
     "RefractionOptimizer": "letters",
@@ -65,6 +71,8 @@ __all__ = [
     "PowerVector",
     "PrescriptionDuelOptimizer",
     "PrescriptionDuelTrial",
+    "PrescriptionRankingOptimizer",
+    "PrescriptionRankingTrial",
     "RankingRefractionOptimizer",
     "RankingTrial",
     "RefractionOptimizer",

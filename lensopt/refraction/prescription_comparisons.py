@@ -1,0 +1,389 @@
+"""What the full prescription's comparison searches share: duels and rankings of phoropter lenses
+in power vectors (issue 16).
+
+:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer` ("one or two?") and
+:class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer` ("put these lenses in
+order, clearest first") both learn a latent utility ``f(s, x)`` of the lens's Thibos power vector
+``x = (M, J0, J45)`` at the letter size ``s`` (model columns ``[letter_logmar, m_d, j0_d, j45_d]``)
+from comparisons of lenses, never from acuity. :class:`PrescriptionComparisons` holds what does not
+depend on the answer model:
+
+- **the box** (:class:`~lensopt.refraction.prescription.SearchBox`) around the start, widened by
+  :data:`ROUNDING_SLACK_D` for the model so that every rounded lens shown is accepted;
+- **phoropter lenses**: every lens written in minus cylinder and rounded (``lens_step_d``, 0.25 D;
+  ``axis_step_deg``, 1°); a lens that rounds onto one already in the comparison moves to its
+  nearest distinct phoropter neighbour (:meth:`PrescriptionComparisons.distinct_lens`);
+- **close lenses**: the comparison is chosen on a *local box* of half-width ``_radius_d`` around the
+  champion (:meth:`PrescriptionComparisons.local_bounds`), as a phoropter flips between neighbours;
+- **most plus**: the champion and the reported lens maximize ``μ_f(s₀, x) + κ M`` (``κ`` the
+  ``plus_preference``) in a trust region around the lenses shown
+  (:meth:`PrescriptionComparisons.search_optimum`); the report moves back by the offset ``κ / (2c)``
+  the tilt causes where the utility falls as ``−c (M − M*)²``, ``c`` read off the posterior mean on
+  the plus side (:meth:`PrescriptionComparisons.plus_offset_d`). An accommodating eye sees every
+  lens up to its amplitude too minus as clearly; without the tilt the best lens wanders anywhere on
+  that plateau;
+- **the prescription**: the rounded lens with 95 % intervals from posterior draws of the utility on
+  a grid of candidates around it (:meth:`PrescriptionComparisons.prescription`).
+
+A subclass sets the attributes of :meth:`PrescriptionComparisons._set_lens_options` and the model
+hooks (``model``, ``reference_letter_logmar``, ``_seed``, ``_radius_d``, ``_predict``,
+``_mean_and_gradient``, ``_shown_lenses``, ``_told_lenses``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lensopt.gp.kernels import Product, SquaredExponential
+from lensopt.optimize import maximize_posterior_mean
+from lensopt.refraction.certainty import _joint_draws
+from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
+from lensopt.refraction.lens import Lens, PowerVector
+from lensopt.refraction.prescription import Prescription, SearchBox, lens_intervals
+from lensopt.refraction.trial import TrialHistory
+from lensopt.threads import single_threaded
+
+#: The two-parameter duel kernel's lengthscales ``(2.5, 3.5)`` D over ``(S, C)`` mapped to one
+#: isotropic lengthscale over power vectors (:mod:`lensopt.refraction.prescription_duels`):
+#: ``√(2.5 · 3.5) / √2`` = 2.09 D.
+MAPPED_LENS_LENGTHSCALE_D = math.sqrt(LENS_LENGTHSCALES_D[0] * LENS_LENGTHSCALES_D[1]) / math.sqrt(2.0)
+#: The isotropic lengthscale (D) of the utility over power vectors. Chosen for duels on tuning
+#: patients (clinic patients of seeds 5000–5011, slope 14, with and without accommodation, 100 duels,
+#: an autorefraction start) among 0.7, 1.0, 1.5 and the mapped 2.09 D with plus preferences 1–5: mean
+#: blur error after 40 / 60 / 100 duels 0.34 / 0.20 / 0.14 D (start 0.47 D) without accommodation
+#: and 0.36 / 0.20 / 0.14 D with it, mean M error +0.03 D (SD 0.06 D); the mapped 2.09 D with the
+#: same tilt: 0.79 / 0.56 / 0.39 D, M +0.35 D.
+LENS_LENGTHSCALE_D = 1.5
+
+#: Largest power-vector distance (D) between the lenses of a comparison, before rounding: a
+#: phoropter flips between neighbouring lenses (the clinician's ±0.25–0.50 D steps, the
+#: cross-cylinder's ±0.25–0.50 D), and the comparison is sought within this of the champion.
+DUEL_SEPARATION_D = 0.75
+
+#: Step (D of M) over which the curvature ``c`` is measured, plus of the tilted optimum, and the
+#: largest offset subtracted (a nearly flat posterior would give an unbounded one).
+CURVATURE_STEP_D = 0.25
+MAX_PLUS_OFFSET_D = 0.5
+
+#: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
+DEFAULT_LENS_STEP_D = 0.25
+DEFAULT_AXIS_STEP_DEG = 1.0
+
+#: How far (D, per power-vector coordinate) a rounded phoropter lens may lie outside the search box:
+#: rounding sphere and cylinder to 0.25 D moves ``M`` by at most 0.1875 D. The model's box is the
+#: search box widened by this, so that it accepts every lens shown; a lens further out is refused.
+ROUNDING_SLACK_D = 0.25
+
+#: The prescription's intervals: offsets (D) of the grid of candidate lenses around the reported one
+#: in each coordinate, the posterior draws of the utility over them, candidates pruned when their
+#: upper bound (mean + PRUNE_SDS sd) is below the best lower bound, and the draws' seed stream.
+FINE_OFFSETS_D = (-0.5, -0.25, 0.0, 0.25, 0.5)
+N_DRAWS = 512
+PRUNE_SDS = 3.0
+INTERVAL_STREAM = 0x1D7
+
+
+def power_vector_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D, variance=UTILITY_VARIANCE):
+    """``σ² k_SE(s, s') k_SE(x, x')`` over ``[letter_logmar, m_d, j0_d, j45_d]``, isotropic in ``x``
+    (the letter lengthscale is the duel kernel's)."""
+    letters = SquaredExponential(LETTER_LENGTHSCALE_LOGMAR, variance=float(variance), active_dims=(0,))
+    lenses = SquaredExponential(float(lens_lengthscale_d), variance=1.0, active_dims=(1, 2, 3), fixed=("variance",))
+    return Product(letters, lenses)
+
+
+def as_start(start) -> Lens | None:
+    """A starting refraction: a :class:`Lens`, its text (``"-1.00 / -0.50 x 180"``) or None."""
+    if start is None or isinstance(start, Lens):
+        return start
+    if isinstance(start, str):
+        return Lens.parse(start)
+    raise ValueError(f"start must be a lens ('-1.00 / -0.50 x 180') or None, got {start!r}")
+
+
+def positive(name, value, upper=math.inf) -> float:
+    """``value`` as a float in ``(0, upper]``; a one-line ValueError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= upper):
+        raise ValueError(f"{name} must be a number in (0, {upper:g}], got {value!r}")
+    return float(value)
+
+
+def pull_within(first_d, second_d, radius_d: float) -> np.ndarray:
+    """``second_d`` moved along the line to ``first_d`` onto the ball of ``radius_d`` around it
+    (unchanged when already within it)."""
+    first, second = np.asarray(first_d, dtype=float), np.asarray(second_d, dtype=float)
+    distance = float(np.linalg.norm(second - first))
+    return second if distance <= radius_d else first + (second - first) * (radius_d / distance)
+
+
+class _TiltedMean:
+    """``μ_f(s, x) + κ M`` on utility inputs ``[s, M, J0, J45]``, with its gradient, for
+    :func:`lensopt.optimize.maximize_posterior_mean` (which pins the letter size). ``search``: a
+    :class:`PrescriptionComparisons` (its ``_mean_and_gradient`` and ``_predict``)."""
+
+    def __init__(self, search: PrescriptionComparisons, plus_preference: float):
+        self.search = search
+        self.plus_preference = plus_preference
+
+    def __call__(self, X):
+        return self.search._predict(X)[0] + self.plus_preference * np.asarray(X, dtype=float)[:, 1]
+
+    def value_and_gradient(self, X):
+        mean, dmean = self.search._mean_and_gradient(X)
+        dmean = np.array(dmean, dtype=float)
+        dmean[:, 1] += self.plus_preference
+        return mean + self.plus_preference * np.asarray(X, dtype=float)[:, 1], dmean
+
+
+class PrescriptionComparisons(TrialHistory):
+    """The part of a comparison search of the full prescription that does not depend on its answer
+    model (see the module docstring)."""
+
+    #: The largest most-plus offset subtracted from the tilted optimum (D of M).
+    max_plus_offset_d: float = MAX_PLUS_OFFSET_D
+
+    box: SearchBox
+    lens_step_d: float | None
+    axis_step_deg: float
+    lens_lengthscale_d: float
+    plus_preference: float
+    _cache: dict
+
+    # ---------------------------------------------------------------- model hooks (subclasses)
+    @property
+    def model(self):  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    @property
+    def reference_letter_logmar(self) -> float:  # pragma: no cover
+        raise NotImplementedError
+
+    @property
+    def _seed(self) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    @property
+    def _radius_d(self) -> float:  # pragma: no cover
+        raise NotImplementedError
+
+    def _predict(self, X, full_cov=False):  # pragma: no cover
+        """Posterior mean and variance (covariance) of the utility at inputs ``X`` ``(n, 4)``."""
+        raise NotImplementedError
+
+    def _mean_and_gradient(self, X):  # pragma: no cover
+        """Posterior mean ``(n,)`` of the utility at ``X`` and its gradient ``(n, 4)``."""
+        raise NotImplementedError
+
+    def _shown_lenses(self) -> np.ndarray:  # pragma: no cover
+        """The distinct power vectors ``(p, 3)`` of the lenses the model was told, in order."""
+        raise NotImplementedError
+
+    def _told_lenses(self) -> np.ndarray:  # pragma: no cover
+        """Every power vector ``(n, 3)`` of the lenses the model was told, repeats included."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- options
+    def _set_lens_options(
+        self, start, m_half_width_d, j_half_width_d, lens_step_d, axis_step_deg, lens_lengthscale_d, plus_preference
+    ) -> None:
+        """Validate and set the box, the phoropter steps, the kernel's lengthscale and ``κ``."""
+        box_options = {
+            k: v for k, v in (("m_half_width_d", m_half_width_d), ("j_half_width_d", j_half_width_d)) if v is not None
+        }
+        self.box = SearchBox(as_start(start), **box_options)
+        self.lens_step_d = None if lens_step_d is None else positive("lens_step_d", lens_step_d, 1.0)
+        self.axis_step_deg = positive("axis_step_deg", axis_step_deg, 90.0)
+        if abs(180.0 / self.axis_step_deg - round(180.0 / self.axis_step_deg)) > 1e-9:
+            raise ValueError(f"axis_step_deg must divide 180 degrees (e.g. 1 or 5), got {axis_step_deg!r}")
+        self.lens_lengthscale_d = positive("lens_lengthscale_d", lens_lengthscale_d)
+        kappa = plus_preference
+        if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):
+            raise ValueError(f"plus_preference must be a number >= 0 (utility units per D), got {plus_preference!r}")
+        self.plus_preference = float(kappa)
+        self._cache = {}
+
+    @property
+    def widened_bounds_d(self) -> tuple[tuple[float, float], ...]:
+        """The model's box: the search box widened by :data:`ROUNDING_SLACK_D`."""
+        return tuple((lo - ROUNDING_SLACK_D, hi + ROUNDING_SLACK_D) for lo, hi in self.box.bounds_d)
+
+    @property
+    def start(self) -> Lens | None:
+        return self.box.start
+
+    def _lens_settings(self) -> dict:
+        """The settings of the box and the lenses, as ``settings_dict()`` stores them."""
+        return {
+            "start": None if self.box.start is None else self.box.start.format(),
+            "m_half_width_d": self.box.m_half_width_d,
+            "j_half_width_d": self.box.j_half_width_d,
+        }
+
+    @classmethod
+    def _saved_settings(cls, settings: dict) -> dict:
+        """Settings as ``settings_dict()`` wrote them, without the ``"search"`` marker (states
+        written before it had none)."""
+        settings.pop("search", None)
+        return settings
+
+    def _cached(self, name, compute):
+        key = (name, self.n_trials)
+        if key not in self._cache:
+            self._cache = {k: v for k, v in self._cache.items() if k[1] == self.n_trials}
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # ---------------------------------------------------------------- lenses
+    def phoropter_lens(self, power_vector_d) -> Lens:
+        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
+        lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
+        return lens if self.lens_step_d is None else lens.rounded(self.lens_step_d, self.axis_step_deg)
+
+    def _in_box(self, lens: Lens) -> bool:
+        return self.box.contains(lens.power_vector(), slack_d=ROUNDING_SLACK_D)
+
+    def check_in_box(self, name: str, lens: Lens) -> None:
+        """A one-line ValueError when ``lens`` (called ``name``, e.g. "first lens") lies outside the search box."""
+        if not self._in_box(lens):
+            (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = self.box.bounds_d
+            raise ValueError(
+                f"the {name} {lens.format()} is outside the search box (M {m_lo:+.2f} to {m_hi:+.2f} D, "
+                f"J0 {j0_lo:+.2f} to {j0_hi:+.2f} D, J45 {j45_lo:+.2f} to {j45_hi:+.2f} D)"
+            )
+
+    def distinct_lens(self, taken, proposal_d, same=None) -> Lens:
+        """The phoropter lens of ``proposal_d``; if it is one of ``taken`` (or ``same(lens, other)``
+        for one of them), the phoropter neighbour of it (one step of sphere or cylinder, or the axis
+        turned by ``max(axis_step_deg, 5°)``) nearest to the proposal that is free, in the box."""
+        same = same or (lambda a, b: a == b)
+        lens = self.phoropter_lens(proposal_d)
+        if not any(same(lens, other) for other in taken):
+            return lens
+        step = self.lens_step_d or DEFAULT_LENS_STEP_D
+        turn = max(self.axis_step_deg, 5.0)
+        neighbours = [
+            Lens(lens.sphere_d + ds, lens.cylinder_d + dc, lens.axis_deg)
+            for ds, dc in ((step, 0.0), (-step, 0.0), (0.0, -step), (0.0, step))
+            if lens.cylinder_d + dc <= 0.0
+        ]
+        if lens.cylinder_d < 0.0:
+            for da in (turn, -turn):
+                axis = (lens.axis_deg + da - 1.0) % 180.0 + 1.0
+                neighbours.append(Lens(lens.sphere_d, lens.cylinder_d, axis))
+        neighbours = [n for n in neighbours if n != lens and self._in_box(n) and not any(same(n, o) for o in taken)]
+        if not neighbours:
+            raise ValueError(f"no phoropter lens near {lens.format()} is free in the search box")
+        distance = [float(np.linalg.norm(n.power_vector().to_array() - proposal_d)) for n in neighbours]
+        return neighbours[int(np.argmin(distance))]
+
+    def local_bounds(self, centre_d) -> tuple[tuple[float, float], ...]:
+        """The box of half-width ``_radius_d`` around ``centre_d``, cut to the search box."""
+        r = self._radius_d
+        return tuple((max(lo, c - r), min(hi, c + r)) for c, (lo, hi) in zip(centre_d, self.box.bounds_d, strict=True))
+
+    # ---------------------------------------------------------------- answers
+    def search_optimum(self) -> np.ndarray:
+        """``argmax_x μ_f(s₀, x) + κ M`` ``(3,)`` (``κ`` the plus preference) over the *trust region*:
+        the box of half-width ``_radius_d`` around the lens shown so far with the highest tilted
+        posterior mean, cut to the search box (the box centre before any modelled answer). The
+        champion of the next comparison.
+
+        Not over the whole box: far from every lens shown the posterior mean returns to its prior
+        (0), and the tilt ``κ M`` alone would then make the plus edge of the box look best — after
+        the first few duels every session ran 1–2 D plus before coming back. The champion thus
+        moves at most ``_radius_d`` per coordinate beyond the lenses the patient has compared, as
+        a clinician's does."""
+
+        def compute():
+            if self.model is None:
+                return self.box.centre.to_array()
+            rng = np.random.default_rng([self._seed, self.n_trials, 1])
+            objective = _TiltedMean(self, self.plus_preference)
+            s0 = np.array([self.reference_letter_logmar])
+            shown = self._shown_lenses()
+            tilted = objective(np.column_stack([np.full(len(shown), float(s0[0])), shown]))
+            bounds = np.array(self.box.bounds_d)
+            anchor = np.clip(shown[int(np.argmax(tilted))], bounds[:, 0], bounds[:, 1])
+            return maximize_posterior_mean(objective, s0, self.local_bounds(anchor), rng, anchor[None, :])
+
+        return self._cached("search_optimum", compute).copy()
+
+    def plus_offset_d(self, optimum_d) -> float:
+        """How far (D of M) the tilted optimum ``optimum_d`` lies plus of the untilted one: ``κ / (2c)``
+        for a posterior mean ``μ₀ − c (M − M*)²`` along M, ``c`` from the change of its M-slope over
+        :data:`CURVATURE_STEP_D` plus of ``optimum_d`` (the plus side: an accommodating eye's minus
+        side is flat); at most :attr:`max_plus_offset_d`, 0 without a curvature."""
+        if self.plus_preference == 0 or self.model is None:
+            return 0.0
+        s0 = self.reference_letter_logmar
+        X = np.array([[s0, *optimum_d], [s0, optimum_d[0] + CURVATURE_STEP_D, *optimum_d[1:]]])
+        _, dmean = self._mean_and_gradient(X)
+        curvature = (dmean[0, 1] - dmean[1, 1]) / (2.0 * CURVATURE_STEP_D)
+        if not curvature > 0:
+            return 0.0
+        return float(min(self.plus_preference / (2.0 * curvature), self.max_plus_offset_d))
+
+    @single_threaded
+    def best(self) -> PowerVector:
+        """The reported power vector: the most-plus optimum :meth:`search_optimum` moved back by
+        :meth:`plus_offset_d` (within the box); the box centre before any modelled answer."""
+
+        def compute():
+            optimum = self.search_optimum()
+            m_low = self.box.bounds_d[0][0]
+            optimum[0] = max(optimum[0] - self.plus_offset_d(optimum), m_low)
+            return PowerVector(*(float(v) for v in optimum))
+
+        return self._cached("best", compute)
+
+    def _utility(self, lenses_d, full_cov=False):
+        X = np.column_stack([np.full(len(lenses_d), self.reference_letter_logmar), lenses_d])
+        return self._predict(X, full_cov=full_cov)
+
+    def _candidates(self, best_d: np.ndarray) -> np.ndarray:
+        """The reported lens, a grid around it and the lenses shown so far, inside the search box."""
+        offsets = np.array(FINE_OFFSETS_D)
+        grid = np.array(np.meshgrid(*(best_d[k] + offsets for k in range(3)), indexing="ij")).reshape(3, -1).T
+        lenses = np.vstack([best_d[None, :], grid, self._told_lenses()])
+        bounds = np.array(self.box.bounds_d)
+        inside = np.all((lenses >= bounds[:, 0] - 1e-9) & (lenses <= bounds[:, 1] + 1e-9), axis=1)
+        inside[0] = True
+        lenses = lenses[inside]
+        _, first = np.unique(np.round(lenses, 9), axis=0, return_index=True)
+        return lenses[np.sort(first)]
+
+    @single_threaded
+    def prescription(self) -> Prescription:
+        """The reported lens (rounded) and its estimate, with 95 % intervals of ``M, J0, J45`` and of
+        sphere, cylinder and axis.
+
+        The intervals are those of the best lens among a set of candidates — the reported lens, a
+        grid of ±0.25 and ±0.5 D around it, and every lens shown — over :data:`N_DRAWS` joint
+        posterior draws of the utility there (at the reference letter size), seeded by
+        ``(seed, n_trials)``: the argmax of each draw is one draw of the best lens. They are as fine
+        as that grid (0.25 D) and cover only the candidates, so they understate the uncertainty where
+        the best lens may lie far from every candidate. ``predicted_acuity_logmar`` and
+        ``confidence`` are None: a comparison utility has no acuity scale, so neither the acuity
+        with the lens nor "within 0.025 logMAR of the best" is defined.
+        """
+
+        def compute():
+            best = self.best()
+            best_d = best.to_array()
+            lens = self.phoropter_lens(best_d) if self.lens_step_d is not None else best.to_lens().rounded()
+            if self.model is None:
+                return Prescription(lens, best, {}, None, None, self.n_trials)
+            lenses = self._candidates(best_d)
+            mean, var = self._utility(lenses)
+            sd = np.sqrt(np.maximum(var, 0.0))
+            keep = mean + PRUNE_SDS * sd >= np.max(mean - PRUNE_SDS * sd)
+            keep[0] = True
+            lenses = lenses[keep]
+            mean, cov = self._utility(lenses, full_cov=True)
+            rng = np.random.default_rng([self._seed, self.n_trials, INTERVAL_STREAM])
+            draws = _joint_draws(mean, cov, N_DRAWS, rng)
+            best_draws = lenses[np.argmax(draws, axis=1)]
+            return Prescription(lens, best, lens_intervals(best_draws, lens), None, None, self.n_trials)
+
+        return self._cached("prescription", compute)

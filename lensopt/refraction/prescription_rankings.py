@@ -1,0 +1,324 @@
+"""PrescriptionRankingOptimizer: the full prescription (sphere, cylinder, axis) from rankings (issue 16).
+
+"Put these three lenses in order, clearest first": the ranking model of
+:class:`lensopt.refraction.rankings.RankingRefractionOptimizer` (:class:`lensopt.ranking.RankingOptimizer`,
+Nguyen et al. 2021: top-k Plackett–Luce rankings under Gumbel noise on a GP of the utility, a
+variational posterior, MPES for the lenses, then the letter size by mutual information) over the
+Thibos power vector ``x = (M, J0, J45)`` of the lens: model columns ``[letter_logmar, m_d, j0_d,
+j45_d]``, the box a :class:`~lensopt.refraction.prescription.SearchBox` around the starting
+refraction (the full box without one), as the duels of the full prescription
+(:mod:`lensopt.refraction.prescription_duels`), with which it shares the phoropter lenses, the
+most-plus champion and report and the intervals (:mod:`lensopt.refraction.prescription_comparisons`).
+
+- **kernel**: the duels' isotropic kernel (:func:`~lensopt.refraction.prescription_comparisons.power_vector_kernel`,
+  lengthscale 1.5 D) on the ranking model's logit scale: variance ``UTILITY_VARIANCE ·
+  MODEL_LOGIT_SCALE²``, as :mod:`lensopt.refraction.rankings` puts the duel kernel on it.
+- **close lenses**: MPES chooses the set on a *local box* of half-width ``ranking_radius_d``
+  (:data:`RANKING_RADIUS_D`) around the champion (the most-plus optimum of the trust region, offered
+  to MPES as a member), cut to the search box; each lens is then pulled onto the ball of that
+  radius around the champion, so that no lens of the set is more than ``2 × ranking_radius_d`` of
+  blur from another before rounding (a phoropter flips between neighbours). The random first
+  rankings are drawn the same way around the start. The letter size is then chosen by mutual
+  information for the lenses actually shown (after pulling and rounding).
+- **phoropter lenses**: every lens in minus cylinder, rounded to 0.25 D and 1°; a lens that rounds
+  onto an earlier one of the set moves to its nearest free phoropter neighbour. The model is told
+  the rounded lenses' power vectors.
+- **most plus**: the champion and the report maximize ``μ_f(s₀, x) + κ M`` with ``κ`` the duels'
+  :data:`~lensopt.refraction.prescription_duels.PLUS_PREFERENCE` in logit units
+  (:data:`PLUS_PREFERENCE`), the report moved back by ``κ / (2c)``, at most
+  :data:`RANKING_MAX_PLUS_OFFSET_D`.
+
+No stopping rule, no predicted acuity and no confidence: the ranking utility has no acuity scale.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.ranking import search as ranking_search
+from lensopt.ranking.data import parse_outcome
+from lensopt.refraction.duels import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.letters import LETTER_BOUNDS_LOGMAR
+from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
+from lensopt.refraction.prescription_comparisons import (
+    DEFAULT_AXIS_STEP_DEG,
+    DEFAULT_LENS_STEP_D,
+    DUEL_SEPARATION_D,
+    LENS_LENGTHSCALE_D,
+    PrescriptionComparisons,
+    positive,
+    power_vector_kernel,
+    pull_within,
+)
+from lensopt.refraction.prescription_duels import PLUS_PREFERENCE as DUEL_PLUS_PREFERENCE
+from lensopt.refraction.rankings import RANKING_RULES
+from lensopt.threads import single_threaded
+
+#: Radius (D) of the trust region around the champion in which a ranking's lenses are chosen: the
+#: duels' :data:`~lensopt.refraction.prescription_comparisons.DUEL_SEPARATION_D`.
+RANKING_RADIUS_D = DUEL_SEPARATION_D
+
+#: The most-plus preference ``κ`` in the ranking model's utility units (logit, per D of M): the
+#: duels' ``κ = 2`` probit units times :data:`~lensopt.refraction.duels.MODEL_LOGIT_SCALE`, the same
+#: tilt on the same patient's utility.
+PLUS_PREFERENCE = DUEL_PLUS_PREFERENCE * MODEL_LOGIT_SCALE
+#: The largest most-plus offset (D of M) the report subtracts from the tilted optimum. The ranking
+#: model's posterior mean is flatter along M than the duels' (``c`` small), so ``κ / (2c)`` mostly
+#: reached the duels' cap of 0.5 D and left the reported M too minus. Chosen on tuning patients
+#: (clinic patients of seeds 5000–5011, slope 14, an autorefraction start, 60 rankings, with and
+#: without accommodation) among the caps 0.25, 0.375 and 0.5 D and the tilts κ = 2, 2.6, 3.4 and
+#: 5.1: mean M error after 60 rankings −0.11 / −0.17 D (without / with accommodation) with 0.5 D,
+#: +0.12 / +0.07 D with 0.25 D, −0.00 / −0.06 D with 0.375 D (mean blur error 0.10 / 0.17 D; the
+#: start's 0.47 D); κ = 2 left accommodating eyes 0.29 D too minus, κ = 5.1 ran 1.5 D plus early on.
+RANKING_MAX_PLUS_OFFSET_D = 0.375
+
+#: Rules: MPES then the letter size by mutual information (the default), or random sets and sizes.
+PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
+
+#: Lenses per ranking, and the most the ranking model takes (the ELBO's quadrature, 4).
+DEFAULT_N_LENSES = 3
+DEFAULT_RULE = "mpes-ald"
+
+#: Seed stream of the randomness of ``ask``.
+ASK_STREAM = 0x7A4C
+
+STATE_FORMAT = "lensopt.prescription-ranking-state/1"
+
+
+@dataclass(frozen=True)
+class PrescriptionRankingTrial:
+    """One ranking of the full prescription: letters of ``letter_logmar`` through each of ``lenses``
+    (phoropter lenses with their axes), "put them in order, clearest first"."""
+
+    lenses: tuple[Lens, ...]
+    letter_logmar: float
+
+    def __post_init__(self):
+        lenses = tuple(self.lenses) if isinstance(self.lenses, (tuple, list)) else None
+        if lenses is None or len(lenses) < 2 or not all(isinstance(lens, Lens) for lens in lenses):
+            raise ValueError(f"PrescriptionRankingTrial.lenses must be two or more Lens, got {self.lenses!r}")
+        if len(set(lenses)) != len(lenses):
+            raise ValueError(f"PrescriptionRankingTrial.lenses must be distinct, got {[x.format() for x in lenses]}")
+        object.__setattr__(self, "lenses", lenses)
+        s = self.letter_logmar
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
+            raise ValueError(f"PrescriptionRankingTrial.letter_logmar must be a finite number, got {s!r}")
+        object.__setattr__(self, "letter_logmar", float(s))
+
+    @property
+    def lens_triples(self) -> tuple[tuple[float, float, float], ...]:
+        """``((sphere_d, cylinder_d, axis_deg), ...)`` of the lenses, in order."""
+        return tuple((x.sphere_d, x.cylinder_d, x.axis_deg) for x in self.lenses)
+
+
+def prescription_ranking_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D):
+    """The isotropic power-vector kernel on the ranking model's logit scale."""
+    return power_vector_kernel(lens_lengthscale_d, UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2)
+
+
+class PrescriptionRankingOptimizer(PrescriptionComparisons):
+    """ask/tell rankings for the full prescription: ``ask() -> PrescriptionRankingTrial`` of
+    ``n_lenses`` lenses, ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of
+    them, or the first ``n_lenses − 1``), ``best()`` the power vector, :meth:`prescription` the
+    result (:class:`lensopt.asktell.AskTellOptimizer`).
+
+    ``start``: the starting refraction (a :class:`Lens`, its text, or ``None`` for the full box);
+    ``m_half_width_d``/``j_half_width_d``: the box around it. ``rule``: ``mpes-ald`` or ``random``;
+    ``ranking_radius_d``: the trust region's radius (:data:`RANKING_RADIUS_D`);
+    ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`).
+    """
+
+    max_plus_offset_d = RANKING_MAX_PLUS_OFFSET_D
+
+    def __init__(
+        self,
+        rule=None,
+        seed=0,
+        *,
+        start=None,
+        m_half_width_d=None,
+        j_half_width_d=None,
+        n_lenses=DEFAULT_N_LENSES,
+        letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
+        n_initial=5,
+        lens_step_d=DEFAULT_LENS_STEP_D,
+        axis_step_deg=DEFAULT_AXIS_STEP_DEG,
+        ranking_radius_d=RANKING_RADIUS_D,
+        lens_lengthscale_d=LENS_LENGTHSCALE_D,
+        plus_preference=None,
+    ):
+        rule = DEFAULT_RULE if rule is None else rule
+        if rule not in RANKING_RULES:
+            raise ValueError(f"unknown ranking rule {rule!r}; choose one of: {', '.join(RANKING_RULES)}")
+        if isinstance(n_lenses, bool) or not isinstance(n_lenses, int) or not 2 <= n_lenses <= 4:
+            raise ValueError(f"n_lenses must be an integer from 2 to 4, got {n_lenses!r}")
+        kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference
+        self._set_lens_options(
+            start, m_half_width_d, j_half_width_d, lens_step_d, axis_step_deg, lens_lengthscale_d, kappa
+        )
+        self.rule, self.n_lenses = rule, n_lenses
+        self.ranking_radius_d = positive("ranking_radius_d", ranking_radius_d, 4.0)
+        self._core = RankingOptimizer(
+            self.widened_bounds_d,
+            (tuple(letter_bounds_logmar),),
+            set_size=n_lenses,
+            allow_ties=False,
+            top_k=n_lenses - 1,
+            seed=seed,
+            n_initial=n_initial,
+            rule=RANKING_RULES[rule],
+            kernel=prescription_ranking_kernel(self.lens_lengthscale_d),
+        )
+        self._history: list[tuple[PrescriptionRankingTrial, tuple[int, ...]]] = []
+        self.last_decision_ms = math.nan
+
+    # ---------------------------------------------------------------- settings and state
+    @property
+    def settings(self):
+        """The ranking optimizer's settings (its box is the search box widened by the rounding slack)."""
+        return self._core.settings
+
+    def settings_dict(self) -> dict:
+        s = self._core.settings
+        return {
+            "search": PRESCRIPTION_SEARCH,
+            "rule": self.rule,
+            "seed": s.seed,
+            **self._lens_settings(),
+            "n_lenses": self.n_lenses,
+            "letter_bounds_logmar": list(s.context_bounds[0]),
+            "n_initial": s.n_initial,
+            "lens_step_d": self.lens_step_d,
+            "axis_step_deg": self.axis_step_deg,
+            "ranking_radius_d": self.ranking_radius_d,
+            "lens_lengthscale_d": self.lens_lengthscale_d,
+            "plus_preference": self.plus_preference,
+        }
+
+    def to_state(self) -> dict:
+        """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
+        return {
+            "format": STATE_FORMAT,
+            "settings": self.settings_dict(),
+            "history": [
+                {"letter_logmar": t.letter_logmar, "lenses": [list(x) for x in t.lens_triples], "order": list(order)}
+                for t, order in self._history
+            ],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> PrescriptionRankingOptimizer:
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            got = state.get("format") if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"not a lensopt prescription ranking state (format {got!r}; expected {STATE_FORMAT!r})")
+        try:
+            history = [
+                (
+                    PrescriptionRankingTrial(tuple(Lens(*x) for x in row["lenses"]), row["letter_logmar"]),
+                    tuple(row["order"]),
+                )
+                for row in state["history"]
+            ]
+        except (TypeError, KeyError) as error:
+            raise ValueError(
+                f"a prescription ranking history row needs letter_logmar, lenses and order ({error})"
+            ) from None
+        return cls.from_settings(state["settings"], history)
+
+    # ---------------------------------------------------------------- the model (PrescriptionComparisons)
+    @property
+    def model(self):
+        """The ranking GP fitted on every ranking (None before the first)."""
+        return self._core.model
+
+    @property
+    def reference_letter_logmar(self) -> float:
+        """The letter size at which the best lens is chosen and reported (the upper letter bound)."""
+        return float(self._core.reference_context()[0])
+
+    @property
+    def _seed(self) -> int:
+        return self._core.settings.seed
+
+    @property
+    def _radius_d(self) -> float:
+        return self.ranking_radius_d
+
+    def _predict(self, X, full_cov=False):
+        return self.model.predict(X, full_cov=full_cov)
+
+    def _mean_and_gradient(self, X):
+        return self.model.predict_mean_with_gradient(X)
+
+    def _told_lenses(self) -> np.ndarray:
+        return np.vstack([obs.inputs[:, 1:] for obs in self._core.observations])
+
+    def _shown_lenses(self) -> np.ndarray:
+        told = self._told_lenses()
+        _, first = np.unique(told, axis=0, return_index=True)
+        return told[np.sort(first)]
+
+    def _same(self, a: Lens, b: Lens) -> bool:
+        """Whether the ranking model would take ``a`` and ``b`` for one point (equal, or closer than
+        its duplicate tolerance)."""
+        pair = np.array([[a.power_vector().to_array(), b.power_vector().to_array()]])
+        return a == b or not bool(ranking_search.distinct(pair, self._core.settings)[0])
+
+    # ---------------------------------------------------------------- ask/tell
+    @single_threaded
+    def ask(self) -> PrescriptionRankingTrial:
+        """The next ranking: ``n_lenses`` close phoropter lenses and a letter size (module docstring)."""
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([self._seed, self.n_trials, ASK_STREAM])
+        champion = self.search_optimum()
+        local = replace(self._core.settings, system_bounds=self.local_bounds(champion))
+        model = self.model
+        if model is None or self.n_trials < max(local.n_initial, 1) or self.rule == "random":
+            context, members = ranking_search.random_query(local, rng)
+        else:
+            reference = self._core.reference_context()
+            members, _ = ranking_search.choose_members(model, local, rng, reference, champion)
+        lenses: list[Lens] = []
+        for member in members:
+            lenses.append(self.distinct_lens(lenses, pull_within(champion, member, self.ranking_radius_d), self._same))
+        if model is not None and self.rule != "random":
+            shown = np.array([lens.power_vector().to_array() for lens in lenses])
+            context = ranking_search.choose_context(model, local, shown, rng)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
+        return PrescriptionRankingTrial(tuple(lenses), float(np.asarray(context, dtype=float)[0]))
+
+    @single_threaded
+    def tell(self, trial: PrescriptionRankingTrial, order) -> None:
+        """Record the answer to ``trial``: ``order``, the lens indices clearest first (all of them or
+        all but the last)."""
+        if not isinstance(trial, PrescriptionRankingTrial):
+            raise ValueError(f"trial must be a PrescriptionRankingTrial; got {type(trial).__name__}")
+        if len(trial.lenses) != self.n_lenses:
+            raise ValueError(f"a ranking of this search has {self.n_lenses} lenses; got {len(trial.lenses)}")
+        for k, lens in enumerate(trial.lenses, start=1):
+            self.check_in_box(f"lens {k}", lens)
+        order = parse_outcome(order, self.n_lenses, False)
+        if len(order) < self.n_lenses - 1:
+            raise ValueError(
+                f"a ranking orders at least {self.n_lenses - 1} of its {self.n_lenses} lenses; got {order}"
+            )
+        members = [lens.power_vector().to_array() for lens in trial.lenses]
+        self._core.tell(RankingQuery(context=[trial.letter_logmar], members=members), order)
+        self._history.append((trial, order))
+
+
+__all__ = [
+    "PLUS_PREFERENCE",
+    "PRESCRIPTION_RANKING_RULES",
+    "RANKING_MAX_PLUS_OFFSET_D",
+    "RANKING_RADIUS_D",
+    "PrescriptionRankingOptimizer",
+    "PrescriptionRankingTrial",
+    "prescription_ranking_kernel",
+]

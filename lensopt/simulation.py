@@ -299,8 +299,9 @@ class PrescriptionResult:
         }
 
 
-#: Feedback of a simulated full refraction: letters named or not, or duels "one or two, or the same?".
-PRESCRIPTION_FEEDBACK = ("letters", "duel")
+#: Feedback of a simulated full refraction: letters named or not, duels "one or two, or the same?",
+#: or rankings "put them in order, clearest first".
+PRESCRIPTION_FEEDBACK = ("letters", "duel", "ranking")
 
 
 def simulate_prescription(
@@ -319,7 +320,9 @@ def simulate_prescription(
     PowerVector``, ``prescription()``, ``start``/``box``; the ideal observer of
     :mod:`lensopt.bench.ideal_prescription`); ``feedback="duel"``: the patient says which of two
     lenses is clearer, or "the same" (the duel mode's answer; ``answer_options``: its
-    ``tie_threshold``) — ``optimizer`` a :class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`.
+    ``tie_threshold``) — ``optimizer`` a :class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`;
+    ``feedback="ranking"``: the patient orders three lenses, clearest first — ``optimizer`` a
+    :class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`.
     Scored with :func:`score_prescription` at the checkpoints it passes and at the end; ``use_stop``
     ends it by the optimizer's stopping rule as in :func:`simulate` (letters only)."""
     if feedback not in PRESCRIPTION_FEEDBACK:

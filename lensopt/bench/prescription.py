@@ -10,6 +10,9 @@ slope, lapse, best acuity and accommodation). With duels (``feedback="duel"``, "
 same?", no ties: the patient's tie threshold is 0): ``muc-ald`` or ``kss-ald``
 (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`); there is no duel ideal
 observer and no stopping rule, and a duel run's key names its feedback (``…__duel-muc-ald__…``).
+With rankings (``feedback="ranking"``, "put these three lenses in order, clearest first"):
+``mpes-ald`` (:class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`), as
+duels (no ideal observer, no stopping rule, ``…__ranking-mpes-ald__…``).
 
 Settings (:data:`SETTINGS`), a grid: with or without a starting refraction (an autorefraction,
 :func:`lensopt.observer.autorefraction` with ``np.random.SeedSequence([seed, 1])``: SD 0.4 D in M,
@@ -52,6 +55,7 @@ from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.simulation import simulate_prescription
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 
@@ -68,10 +72,18 @@ DEFAULT_PRESCRIPTION_RULES = ("bracket-ald", "ideal")
 PRESCRIPTION_DUEL_RULES = ("muc-ald", "kss-ald")
 DEFAULT_PRESCRIPTION_DUEL_RULES = ("muc-ald",)
 
-#: Feedback modes: letters named or not, duels "one or two, or the same?".
-PRESCRIPTION_FEEDBACK = ("letters", "duel")
+#: Rules of ranking runs (:class:`PrescriptionRankingOptimizer`), and the default one.
+PRESCRIPTION_RANKING_RULES = ("mpes-ald",)
+DEFAULT_PRESCRIPTION_RANKING_RULES = ("mpes-ald",)
+
+#: Feedback modes: letters named or not, duels "one or two, or the same?", rankings of three lenses.
+PRESCRIPTION_FEEDBACK = ("letters", "duel", "ranking")
 #: The rules of each feedback.
-RULES_BY_FEEDBACK = {"letters": PRESCRIPTION_RULES, "duel": PRESCRIPTION_DUEL_RULES}
+RULES_BY_FEEDBACK = {
+    "letters": PRESCRIPTION_RULES,
+    "duel": PRESCRIPTION_DUEL_RULES,
+    "ranking": PRESCRIPTION_RANKING_RULES,
+}
 
 #: Campaign defaults: patients, first seed (held out), trials, slope (logMAR⁻¹: human letter
 #: acuity is steep), lapse of the patients, letters.
@@ -157,9 +169,13 @@ class PrescriptionSpec:
         if self.rule not in rules:
             raise ValueError(f"unknown rule {self.rule!r} with {self.feedback}; choose from: {', '.join(rules)}")
         if self.feedback != "letters" and self.stop_confidence is not None:
-            raise ValueError("--stop-confidence applies to --feedback letters only (duels have no stopping rule)")
+            raise ValueError(
+                "--stop-confidence applies to --feedback letters only (duels and rankings have no stopping rule)"
+            )
         if self.max_step_d is not None and (self.feedback != "letters" or self.rule == "ideal"):
-            raise ValueError("--max-step applies to the letter rules only (not to duels or the ideal observer)")
+            raise ValueError(
+                "--max-step applies to the letter rules only (not to duels, rankings or the ideal observer)"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"PrescriptionSpec.seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.n_trials, bool) or not isinstance(self.n_trials, int) or self.n_trials < 1:
@@ -239,7 +255,9 @@ def prescription_specs(
             f"unknown rule(s) {', '.join(unknown)} with --feedback {feedback}; choose from: {', '.join(allowed)}"
         )
     if feedback != "letters" and stop_confidence is not None:
-        raise ValueError("--stop-confidence applies to --feedback letters only (duels have no stopping rule)")
+        raise ValueError(
+            "--stop-confidence applies to --feedback letters only (duels and rankings have no stopping rule)"
+        )
     if not rules:
         raise ValueError("--rules names no rule")
     if len(set(rules)) != len(rules):
@@ -292,6 +310,8 @@ def patient_and_start(spec: PrescriptionSpec):
 def _optimizer(spec: PrescriptionSpec, patient, start, stop):
     if spec.feedback == "duel":
         return PrescriptionDuelOptimizer(rule=spec.rule, seed=spec.seed, start=start)
+    if spec.feedback == "ranking":
+        return PrescriptionRankingOptimizer(rule=spec.rule, seed=spec.seed, start=start)
     if spec.rule == "ideal":
         return PrescriptionIdealObserver(
             slope=patient.slope,

@@ -305,7 +305,10 @@ def format_summary(summary: dict) -> str:
     out += _table(header, body)
     stop_row = next((r["stop"] for r in rows if r["stop"]), None)
     duel_note = (
-        ["duels: no TTC ×ideal — the ideal observer reads letters, and a duel carries other information than a letter"]
+        [
+            "duels and rankings: no TTC ×ideal — the ideal observer reads letters, and a comparison carries other "
+            "information than a letter"
+        ]
         if any(r["feedback"] != "letters" for r in rows)
         else []
     )

@@ -25,7 +25,14 @@ PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
 PRESCRIPTION_DEFAULT_RULES = ("bracket-ald", "ideal")
 PRESCRIPTION_DUEL_RULES = ("muc-ald", "kss-ald")
 PRESCRIPTION_DEFAULT_DUEL_RULES = ("muc-ald",)
-PRESCRIPTION_FEEDBACK = ("letters", "duel")
+PRESCRIPTION_RANKING_RULES = ("mpes-ald",)
+PRESCRIPTION_FEEDBACK = ("letters", "duel", "ranking")
+#: The rules run without --rules, per feedback.
+DEFAULT_RULES_BY_FEEDBACK = {
+    "letters": PRESCRIPTION_DEFAULT_RULES,
+    "duel": PRESCRIPTION_DEFAULT_DUEL_RULES,
+    "ranking": PRESCRIPTION_RANKING_RULES,
+}
 PRESCRIPTION_PATIENTS, PRESCRIPTION_TRIALS, PRESCRIPTION_SLOPE = 100, 100, 14.0
 
 
@@ -35,7 +42,7 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
     ps = sub.add_parser(
         "prescription",
         help="the full prescription (M, J0, J45) on clinic patients: Bland–Altman, trials to 0.25 D",
-        description="Simulated full refractions (sphere, cylinder, axis) with letters or duels on clinic patients "
+        description="Simulated full refractions (sphere, cylinder, axis) with letters, duels or rankings on clinic patients "
         "(seeds from 100,000 are held out; each record says its split), with and without a starting "
         "autorefraction and accommodation; every trial is scored. Prints and writes the summary: "
         "Bland–Altman of M, J0, J45 at 40/60/100 trials, trials to reach and stay <= 0.25 D blur "
@@ -59,14 +66,16 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         nargs="+",
         metavar="RULE",
         help=f"rules: with letters of {', '.join(PRESCRIPTION_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_RULES)}); "
-        f"with duels of {', '.join(PRESCRIPTION_DUEL_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_DUEL_RULES)})",
+        f"with duels of {', '.join(PRESCRIPTION_DUEL_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_DUEL_RULES)}); "
+        f"with rankings {', '.join(PRESCRIPTION_RANKING_RULES)}",
     )
     ps.add_argument(
         "--feedback",
         choices=PRESCRIPTION_FEEDBACK,
         default=PRESCRIPTION_FEEDBACK[0],
-        help=f"what the patient answers: letters named or not (default), or duels 'one or two, or the same?' "
-        f"(no duel ideal observer, no stopping rule; default {PRESCRIPTION_FEEDBACK[0]})",
+        help=f"what the patient answers: letters named or not (default), duels 'one or two, or the same?' or "
+        f"rankings of three lenses, clearest first (no ideal observer, no stopping rule for duels and rankings; "
+        f"default {PRESCRIPTION_FEEDBACK[0]})",
     )
     ps.add_argument(
         "--patients",
@@ -157,10 +166,7 @@ def run_prescription_campaign(args) -> int:
     if args.lapse >= 0.5:
         raise ValueError(f"--lapse must be in [0, 0.5) (e.g. 0.02), got {args.lapse:g}")
     settings = [get_setting(name) for name in args.settings]
-    if args.rules is None:
-        rules = list(PRESCRIPTION_DEFAULT_RULES if args.feedback == "letters" else PRESCRIPTION_DEFAULT_DUEL_RULES)
-    else:
-        rules = list(args.rules)
+    rules = list(DEFAULT_RULES_BY_FEEDBACK[args.feedback]) if args.rules is None else list(args.rules)
     specs = prescription_specs(
         settings,
         rules,

@@ -1,6 +1,7 @@
 """``lensopt simulate`` of the full prescription (sphere, cylinder and axis; issue 16): its options
 and its run. Any of ``--true-axis``, ``--start``, ``--accommodation`` (or the box widths) selects it;
-``--feedback letters`` (default) or ``duel`` (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`)."""
+``--feedback letters`` (default), ``duel`` (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`)
+or ``ranking`` (:class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def add_prescription_arguments(p) -> None:
     """The full prescription's options of ``lensopt simulate`` (one argument group)."""
     full = p.add_argument_group(
         "full prescription (sphere, cylinder and axis; any of these options selects it)",
-        "The search runs in power vectors (M, J0, J45) with letters or duels (--feedback); the patient has an axis and may "
+        "The search runs in power vectors (M, J0, J45) with letters, duels or rankings (--feedback); the patient has an axis and may "
         "accommodate. Without --true-sphere/--true-cylinder the patient is drawn from a clinic population "
         "(docs/prescription.md).",
     )
@@ -97,12 +98,25 @@ def run_prescription(args, stop) -> int:
     from lensopt.refraction.lens import parse_lens
     from lensopt.simulation import simulate_prescription
 
-    if args.feedback not in ("letters", "duel"):
+    if args.feedback not in ("letters", "duel", "ranking"):
         raise ValueError(
-            "the full prescription (--true-axis, --start, --accommodation) works with --feedback letters or duel"
+            "the full prescription (--true-axis, --start, --accommodation) works with --feedback letters, duel or ranking"
         )
-    duel = args.feedback == "duel"
-    if duel:
+    duel, ranking = args.feedback == "duel", args.feedback == "ranking"
+    if ranking:
+        from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES as PRESCRIPTION_RULES
+        from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+
+        for flag, given in (
+            ("--beta", args.beta is not None),
+            ("--model-lapse", args.model_lapse is not None),
+            ("--tie-threshold", bool(args.tie_threshold)),
+            ("--duel-model", args.duel_model != "probit"),
+            ("--inference", args.inference is not None),
+        ):
+            if given:
+                raise ValueError(f"{flag} does not apply to the full prescription's rankings")
+    elif duel:
         from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES as PRESCRIPTION_RULES
         from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 
@@ -168,7 +182,10 @@ def run_prescription(args, stop) -> int:
         "letter_bounds_logmar": tuple(args.letter_bounds),
         **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
     }
-    if duel:
+    if ranking:
+        optimizer = PrescriptionRankingOptimizer(rule=rule, seed=args.seed, **options)
+        answers = {"feedback": "ranking"}
+    elif duel:
         optimizer = PrescriptionDuelOptimizer(
             rule=rule, seed=args.seed, inference=args.inference or "laplace", **options
         )
@@ -209,7 +226,7 @@ def run_prescription(args, stop) -> int:
     d = result.to_dict()
     est = d["estimate"]
     error = d["power_vector_error_d"]
-    kind = "duels" if duel else "trials"
+    kind = "duels" if duel else "rankings" if ranking else "trials"
     print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} {kind}, slope {args.slope:g}")
     print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D")
     if start is not None:

@@ -172,6 +172,8 @@ def test_cli_literals_equal_the_campaign_module():
     assert bench_prescription.PRESCRIPTION_FEEDBACK == campaign.PRESCRIPTION_FEEDBACK
     assert bench_prescription.PRESCRIPTION_DUEL_RULES == campaign.PRESCRIPTION_DUEL_RULES
     assert bench_prescription.PRESCRIPTION_DEFAULT_DUEL_RULES == campaign.DEFAULT_PRESCRIPTION_DUEL_RULES
+    assert bench_prescription.PRESCRIPTION_RANKING_RULES == campaign.PRESCRIPTION_RANKING_RULES
+    assert bench_prescription.DEFAULT_RULES_BY_FEEDBACK["ranking"] == campaign.DEFAULT_PRESCRIPTION_RANKING_RULES
     assert (
         bench_prescription.PRESCRIPTION_PATIENTS,
         bench_prescription.PRESCRIPTION_TRIALS,
@@ -275,7 +277,9 @@ def _exit_code(argv) -> int:
         (["--patients", "0"], "--patients"),
         (["--rules", "bald"], "unknown rule"),
         (["--feedback", "duel"], "unknown rule(s) ucb-ald, ideal with --feedback duel"),
-        (["--feedback", "duel", "--rules", "muc-ald", "--stop-confidence", "0.9"], "duels have no stopping rule"),
+        (["--feedback", "duel", "--rules", "muc-ald", "--stop-confidence", "0.9"], "duels and rankings have no"),
+        (["--feedback", "ranking", "--rules", "muc-ald"], "unknown rule(s) muc-ald with --feedback ranking"),
+        (["--feedback", "ranking", "--max-step", "0.5"], "--max-step applies to --feedback letters only"),
         (["--stop-confidence", "1.5"], "--stop-confidence"),
         (["--min-trials", "3"], "--min-trials needs --stop-confidence"),
         (["--stop-confidence", "0.9", "--min-trials", "9"], "--min-trials"),
@@ -332,7 +336,7 @@ def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_w
     m = np.array([r["curves"]["M"][-1] for r in duels])
     assert rows[("duel", "muc-ald")]["at"]["6"]["M"]["bias"] == pytest.approx(m.mean())
     table = format_summary(summary)
-    assert "muc-ald (duel)" in table and "duels: no TTC ×ideal" in table
+    assert "muc-ald (duel)" in table and "duels and rankings: no TTC ×ideal" in table
 
 
 def test_a_travel_limited_campaign_keeps_every_lens_change_within_the_step(tmp_path, capsys):
@@ -365,3 +369,26 @@ def test_a_travel_limited_campaign_keeps_every_lens_change_within_the_step(tmp_p
             )
         assert np.abs(np.diff(path, axis=0)).max() <= 0.5 + 1e-9
         assert optimizer.prescription().lens.format() == r["prescription"]
+
+
+def test_a_tiny_ranking_campaign_pairs_its_patients_with_the_letter_runs_and_has_no_ideal_ratio(tmp_path, capsys):
+    out = tmp_path / "presc"
+    common = ["--patients", "2", "--trials", "6", "--settings", "start-accommodation", "--local-sync", "--no-progress"]
+    assert main(["bench", "prescription", "--out", str(out), *common, "--rules", "ucb-ald"]) == 0
+    assert main(["bench", "prescription", "--out", str(out), *common, "--feedback", "ranking"]) == 0
+    capsys.readouterr()
+    records = load_records(out)
+    rankings = [r for r in records if r["feedback"] == "ranking"]
+    assert len(records) == 4 and len(rankings) == 2
+    letters = {r["seed"]: r for r in records if r["feedback"] == "letters"}
+    for r in rankings:
+        assert r["rule"] == "mpes-ald" and r["key"] == f"start-accommodation__ranking-mpes-ald__seed{r['seed']:04d}"
+        assert r["n_trials"] == 6 and len(r["curves"]["blur_error_d"]) == 6 and r["confidence"] is None
+        assert r["optimizer_settings"]["search"] == "prescription"
+        assert (r["true_prescription"], r["start"]) == (
+            letters[r["seed"]]["true_prescription"],
+            letters[r["seed"]]["start"],
+        )
+    rows = {(row["feedback"], row["rule"]): row for row in summarize(records)["rows"]}
+    assert "versus_ideal" not in rows[("ranking", "mpes-ald")]
+    assert "mpes-ald (ranking)" in format_summary(summarize(records))

@@ -299,6 +299,26 @@ def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
     assert result["start"] == "-1.00 / -0.50 x 180" and result["start_transposed"] is True
 
 
+def test_rankings_with_a_start_print_the_letter_prescription_fields_scored_by_hand(capsys):
+    args = ("--feedback", "ranking", "--start", "auto", *FULL, "--slope", "14", "--trials", "8", "--seed", "2")
+    result = _simulate(capsys, *args)
+    letters = _simulate(capsys, *FULL, "--start", "auto", "--trials", "3", "--seed", "2")
+    assert set(letters) <= set(result)  # the same JSON keys as letters, and the ranking's own
+    assert result["feedback"] == "ranking" and result["rule"] == "mpes-ald" and result["trials"] == 8
+    assert result["search"] == "prescription" and result["true_prescription"] == "-1.25 / -0.75 x 170"
+    assert result["start"] == letters["start"]  # the same autorefraction of the same patient
+    truth = Lens(-1.25, -0.75, 170.0).power_vector()
+    estimate, error = result["estimate"]["power_vector_d"], result["power_vector_error_d"]
+    assert error["M"] == pytest.approx(estimate["M"] - truth.m_d)
+    assert error["J0"] == pytest.approx(estimate["J0"] - truth.j0_d)
+    assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
+    assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
+    assert Lens.parse(result["prescription"]).format() == result["prescription"]
+    assert result["confidence"] is None and set(result["estimate"]["intervals"]) >= {"m_d", "j0_d", "j45_d"}
+    again = _simulate(capsys, *args)  # every random choice from the seed: the same session again
+    assert again["prescription"] == result["prescription"] and again["power_vector_error_d"] == error
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -307,7 +327,10 @@ def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
         (["--true-sphere", "-1", "--true-cylinder", "-0.5", "--true-axis", "0"], "--true-axis 0 is outside 1-180"),
         (["--true-axis", "90"], "--true-axis needs --true-sphere and --true-cylinder"),
         (["--m-half-width", "1"], "give --start too"),
-        (["--start", "auto", "--feedback", "ranking"], "works with --feedback letters or duel"),
+        (["--start", "auto", "--feedback", "ranking", "--rule", "muc-ald"], "full prescription's ranking"),
+        (["--start", "auto", "--feedback", "ranking", "--tie-threshold", "1"], "--tie-threshold does not apply"),
+        (["--start", "auto", "--feedback", "ranking", "--stop"], "--stop applies to --feedback letters only"),
+        (["--start", "auto", "--feedback", "ranking", "--beta", "2"], "--beta does not apply"),
         (["--start", "auto", "--rule", "nope"], "does not work with the full prescription"),
         (["--start", "auto", "--feedback", "duel", "--rule", "bracket-ald"], "full prescription's duel"),
         (["--start", "auto", "--feedback", "duel", "--duel-model", "ties"], "use the probit model"),

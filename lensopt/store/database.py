@@ -459,6 +459,7 @@ class SessionStore:
             record.presented_at,
             record.answered_at,
             record.extra_json(),
+            record.axes_json(),
         )
         self._insert("ranking_trials", RANKING_KIND, session_id, record.index, row)
 

@@ -3,7 +3,8 @@
 **CSV** (``"csv"``) is a tidy table (:mod:`lensopt.store.tidy`): one row per trial, one column per
 value, no JSON in any cell, for every kind of session. Letter trials (:data:`CSV_COLUMNS`), duels
 (:data:`DUEL_CSV_COLUMNS`) and rankings (:func:`ranking_csv_columns`: ``lens_k_sphere_d``,
-``lens_k_cylinder_d`` for each lens of the largest set, ``rank_k_lens`` the lens number, from 1,
+``lens_k_cylinder_d``, ``lens_k_axis_deg`` for each lens of the largest set (the axis empty in a
+ranking of sphere and cylinder), ``rank_k_lens`` the lens number, from 1,
 put in place ``k``, clearest first) are followed by one column per value of the trials' ``extra``
 (``letter_height_px``, ``decision_ms``, ``key_rt_s_1``...). ``trial_index`` is the trial's number
 from 1; times are ``presented_at_utc``/``answered_at_utc`` (ISO-8601 UTC, to the microsecond) and
@@ -51,9 +52,10 @@ FORMATS = ("csv", "json", "psychopy")
 #: Identifies the JSON export; bump ``JSON_FORMAT_VERSION`` when its layout changes
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
 #: and the session's ``result``; 5: letter trials' ``void``; 6: the session's ``eye``, letter
-#: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``).
+#: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``;
+#: 8: rankings' ``axes_deg``).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 7
+JSON_FORMAT_VERSION = 8
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")

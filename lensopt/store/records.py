@@ -232,7 +232,9 @@ class RankingTrialRecord:
     ``order``: every lens index (0 = lens 1), clearest first.
 
     ``rt_s`` is the time from the letters appearing to the order being complete; the unix times
-    and ``extra`` are as in :class:`TrialRecord`.
+    and ``extra`` are as in :class:`TrialRecord`. ``axes_deg``: the lenses' cylinder axes, one per
+    lens, in a ranking of the full prescription (schema 9; None in a ranking of sphere and
+    cylinder, whose axis is the patient's own).
     """
 
     index: int
@@ -244,6 +246,7 @@ class RankingTrialRecord:
     presented_at: float
     answered_at: float
     extra: dict = field(default_factory=dict)
+    axes_deg: tuple[float, ...] | None = None
 
     def __post_init__(self):
         owner = "RankingTrialRecord"
@@ -254,12 +257,15 @@ class RankingTrialRecord:
             )
         except (TypeError, ValueError):
             lenses = ()
-        if len(lenses) not in RANKING_SET_SIZES or len(set(lenses)) != len(lenses):
+        axes = self._checked_axes(owner, len(lenses))
+        distinct = lenses if axes is None else tuple(zip(lenses, axes, strict=True))
+        if len(lenses) not in RANKING_SET_SIZES or len(set(distinct)) != len(distinct):
             raise ValueError(
                 f"{owner}.lenses_d must be {RANKING_SET_SIZES[0]} to {RANKING_SET_SIZES[-1]} distinct "
-                f"finite (sphere_d, cylinder_d) pairs, got {self.lenses_d!r}"
+                f"finite (sphere_d, cylinder_d) pairs (distinct with their axes_deg), got {self.lenses_d!r}"
             )
         object.__setattr__(self, "lenses_d", lenses)
+        object.__setattr__(self, "axes_deg", axes)
         for name in ("letter_logmar", "presented_at", "answered_at"):
             object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
         if not isinstance(self.letters, str) or not self.letters.isalpha() or not self.letters.isupper():
@@ -276,6 +282,25 @@ class RankingTrialRecord:
         object.__setattr__(self, "order", tuple(int(i) for i in order))
         check_answer_details(self, owner)
 
+    def _checked_axes(self, owner: str, n_lenses: int) -> tuple[float, ...] | None:
+        """``axes_deg`` as floats in 0-180 degrees, one per lens, or None (a ValueError naming it)."""
+        if self.axes_deg is None:
+            return None
+        try:
+            axes = tuple(check_finite(owner, "axes_deg", a) for a in self.axes_deg)
+        except (TypeError, ValueError):
+            axes = ()
+        if len(axes) != n_lenses or not all(0.0 <= a <= 180.0 for a in axes):
+            raise ValueError(
+                f"{owner}.axes_deg must be None or one axis in 0-180 degrees per lens ({n_lenses}), got {self.axes_deg!r}"
+            )
+        return axes
+
+    @property
+    def has_axes(self) -> bool:
+        """Whether the lenses carry their axes (a ranking of the full prescription)."""
+        return self.axes_deg is not None
+
     @property
     def ranked_lenses_d(self) -> tuple[tuple[float, float], ...]:
         """The lenses in the patient's order, clearest first."""
@@ -289,13 +314,27 @@ class RankingTrialRecord:
         """``order`` as JSON text ``[i, j, ...]`` (how the store keeps it)."""
         return json.dumps(list(self.order), separators=(",", ":"))
 
+    def axes_json(self) -> str | None:
+        """``axes_deg`` as JSON text ``[a1, a2, ...]`` (how the store keeps it), None without axes."""
+        return None if self.axes_deg is None else json.dumps(list(self.axes_deg), separators=(",", ":"))
+
     def extra_json(self) -> str:
         """``extra`` as JSON text (how the store keeps it)."""
         return to_json("RankingTrialRecord", "extra", self.extra)
 
     @classmethod
     def from_row(
-        cls, index, lenses_json, letter_logmar, letters, order_json, rt_s, presented_at, answered_at, extra_json
+        cls,
+        index,
+        lenses_json,
+        letter_logmar,
+        letters,
+        order_json,
+        rt_s,
+        presented_at,
+        answered_at,
+        extra_json,
+        axes_json=None,
     ) -> RankingTrialRecord:
         """The record of a stored row (columns in ``schema.COLUMNS["ranking_trials"]`` order)."""
         return cls(
@@ -308,6 +347,7 @@ class RankingTrialRecord:
             presented_at,
             answered_at,
             json.loads(extra_json),
+            None if axes_json is None else tuple(json.loads(axes_json)),
         )
 
 

@@ -36,6 +36,11 @@ Versions:
 8. adds ``duel_trials.first_axis_deg`` and ``second_axis_deg`` (REAL): the lenses' cylinder axes of
    a duel of the full prescription (``lensopt run`` with a duel protocol and a start); NULL in a
    duel of sphere and cylinder and in every older row, which a read-only store reads as such.
+9. adds ``ranking_trials.axes_deg`` (TEXT): JSON ``[a1, a2, ...]`` of the lenses' cylinder axes
+   (degrees, lens 1 first) in a ranking of the full prescription (``lensopt run`` with a ranking
+   protocol and a start); NULL in a ranking of sphere and cylinder and in every older row, which a
+   read-only store reads as such. ``lenses_d`` keeps its ``[[sphere_d, cylinder_d], ...]``, so an
+   older reader of the column never meets a lens of three numbers.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -115,6 +120,10 @@ RESULTS_EYE_COLUMN = "eye TEXT CHECK (eye IN ('OD', 'OS'))"
 #: (NULL in a duel of sphere and cylinder, and in every duel stored before).
 DUEL_AXIS_COLUMNS = ("first_axis_deg REAL", "second_axis_deg REAL")
 
+#: Version 9's column of the ranking table: JSON text of the lenses' axes in a ranking of the full
+#: prescription (NULL in a ranking of sphere and cylinder, and in every ranking stored before).
+RANKING_AXES_COLUMN = "axes_deg TEXT"
+
 #: Statements creating the current layout in an empty database.
 CREATE_STATEMENTS = (
     """CREATE TABLE sessions (
@@ -154,6 +163,7 @@ CREATE_STATEMENTS = (
     RESULTS_TABLE,
     f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
     *(f"ALTER TABLE duel_trials ADD COLUMN {column}" for column in DUEL_AXIS_COLUMNS),
+    f"ALTER TABLE ranking_trials ADD COLUMN {RANKING_AXES_COLUMN}",
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -171,6 +181,7 @@ MIGRATIONS = {
         f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
     ),
     7: tuple(f"ALTER TABLE duel_trials ADD COLUMN {column}" for column in DUEL_AXIS_COLUMNS),
+    8: (f"ALTER TABLE ranking_trials ADD COLUMN {RANKING_AXES_COLUMN}",),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -230,6 +241,7 @@ COLUMNS = {
         "presented_at",
         "answered_at",
         "extra",
+        "axes_deg",
     ),
     "results": (
         "session_id",
@@ -263,6 +275,7 @@ READ_DEFAULTS = {
     ("results", "eye"): "NULL",
     ("duel_trials", "first_axis_deg"): "NULL",
     ("duel_trials", "second_axis_deg"): "NULL",
+    ("ranking_trials", "axes_deg"): "NULL",
 }
 
 assert set(MIGRATIONS) == set(range(1, SCHEMA_VERSION)), "a migration is missing"

@@ -36,9 +36,10 @@ PSYCHOPY_COLUMNS = ("participant", "date", "expName", "psychopyVersion", "frameR
 PSYCHOPY_DATE_FORMAT = "%Y-%m-%d_%Hh%M.%S"
 
 
-def lens_columns(k: int) -> tuple[str, str]:
-    """The columns of lens ``k`` (from 1) of a ranking."""
-    return (f"lens_{k}_sphere_d", f"lens_{k}_cylinder_d")
+def lens_columns(k: int) -> tuple[str, str, str]:
+    """The columns of lens ``k`` (from 1) of a ranking: sphere, cylinder and, in a ranking of the
+    full prescription (schema 9), the axis (empty in a ranking of sphere and cylinder)."""
+    return (f"lens_{k}_sphere_d", f"lens_{k}_cylinder_d", f"lens_{k}_axis_deg")
 
 
 def rank_column(k: int) -> str:
@@ -174,8 +175,9 @@ def _trial_values(info, trial) -> dict:
         values.update({name: getattr(trial, name) for name in DUEL_FIELDS})
     elif info.kind == RANKING_KIND:
         values.update(letters=trial.letters, letter_logmar=trial.letter_logmar, n_lenses=len(trial.lenses_d))
-        for k, lens in enumerate(trial.lenses_d, start=1):
-            values.update(zip(lens_columns(k), lens))
+        axes = trial.axes_deg or (None,) * len(trial.lenses_d)
+        for k, (lens, axis) in enumerate(zip(trial.lenses_d, axes, strict=True), start=1):
+            values.update(zip(lens_columns(k), (*lens, axis), strict=True))
         values.update({rank_column(place): i + 1 for place, i in enumerate(trial.order, start=1)})
         values["rt_s"] = trial.rt_s
     else:

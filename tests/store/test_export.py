@@ -255,7 +255,7 @@ def test_letter_csv_flattens_extra_and_keeps_the_clinicians_columns(modes_db):
 def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
     with SessionStore(modes_db, readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, 3, fmt="csv"))))
-    lens_columns = [f"lens_{k}_{p}_d" for k in range(1, 5) for p in ("sphere", "cylinder")]
+    lens_columns = [f"lens_{k}_{p}" for k in range(1, 5) for p in ("sphere_d", "cylinder_d", "axis_deg")]
     assert list(rows[0])[5:] == [
         "letter_logmar", "n_lenses", *lens_columns, *(f"rank_{k}_lens" for k in range(1, 5)), "rt_s",
         "presented_at_utc", "answered_at_utc", "presented_at_s", "answered_at_s",
@@ -266,7 +266,8 @@ def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
         lenses = tuple((float(row[f"lens_{k}_sphere_d"]), float(row[f"lens_{k}_cylinder_d"])) for k in range(1, n + 1))
         order = tuple(int(row[f"rank_{k}_lens"]) - 1 for k in range(1, n + 1))
         assert (lenses, order) == (stored.lenses_d, stored.order)
-        assert all(row[c] == "" for c in lens_columns[2 * n :])
+        assert all(row[c] == "" for c in lens_columns[3 * n :])
+        assert all(row[f"lens_{k}_axis_deg"] == "" for k in range(1, n + 1))  # sphere and cylinder only
     assert [row["rank_1_lens"] for row in rows] == ["2", "4"]  # lens 2, then lens 4, clearest
 
 

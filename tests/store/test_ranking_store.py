@@ -259,3 +259,64 @@ def test_the_migrated_ranking_table_equals_a_fresh_one(tmp_path):
         finally:
             conn.close()
     assert layouts[0] == layouts[1] and layouts[0]["ranking_trials"]
+
+
+FULL = RankingTrialRecord(
+    1,
+    ((-1.25, -0.75), (-1.25, -0.75), (-1.0, -0.5)),  # two lenses that differ only in their axes
+    0.3,
+    "CDHKN",
+    (2, 0, 1),
+    1.5,
+    1.7e9,
+    1.7e9 + 1.5,
+    {"decision_ms": 40.0},
+    (170.0, 10.0, 180.0),
+)
+
+
+def test_a_ranking_of_the_full_prescription_keeps_its_lenses_axes(tmp_path):
+    """Schema 9: the lenses' axes are stored (JSON text in ``axes_deg``) and read back; a ranking of
+    sphere and cylinder has none (NULL); lenses of one sphere and cylinder are distinct by their axes."""
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("RX", {}, CALIBRATION, {"search": "prescription"}, 1, kind=RANKING_KIND)
+        store.append_ranking_trial(sid, FULL)
+        store.append_ranking_trial(sid, rankings()[1])
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        full, plain = store.ranking_trials(sid)
+    assert full == FULL and full.axes_deg == (170.0, 10.0, 180.0) and full.has_axes
+    assert plain.axes_deg is None and not plain.has_axes
+    conn = sqlite3.connect(tmp_path / "s.db")
+    try:
+        rows = conn.execute("SELECT lenses_d, axes_deg FROM ranking_trials ORDER BY idx").fetchall()
+    finally:
+        conn.close()
+    assert rows[0] == ("[[-1.25,-0.75],[-1.25,-0.75],[-1.0,-0.5]]", "[170.0,10.0,180.0]") and rows[1][1] is None
+
+
+def test_the_csv_export_writes_each_lenses_axis_in_its_own_column_and_json_keeps_them(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("RX", {}, CALIBRATION, {"search": "prescription"}, 1, kind=RANKING_KIND)
+        store.append_ranking_trial(sid, FULL)
+        store.append_ranking_trial(sid, rankings()[1])
+        rows = list(csv.DictReader(io.StringIO(export_session(store, sid, fmt="csv"))))
+        document = json.loads(export_session(store, sid, fmt="json"))
+    assert [rows[0][f"lens_{k}_axis_deg"] for k in (1, 2, 3)] == ["170.0", "10.0", "180.0"]
+    assert [rows[1][f"lens_{k}_axis_deg"] for k in (1, 2, 3, 4)] == ["", "", "", ""]
+    assert not any(cell.startswith("[") for row in rows for cell in row.values())  # no JSON in a cell
+    assert document["trials"][0]["axes_deg"] == [170.0, 10.0, 180.0] and document["trials"][1]["axes_deg"] is None
+    assert document["format_version"] == 8
+
+
+@pytest.mark.parametrize(
+    "axes, message",
+    [
+        ((170.0, 10.0), "axes_deg must be None or one axis in 0-180 degrees per lens \\(3\\)"),
+        ((170.0, 10.0, 181.0), "axes_deg must be None or one axis in 0-180"),
+    ],
+)
+def test_a_ranking_record_refuses_axes_that_do_not_fit_its_lenses(axes, message):
+    with pytest.raises(ValueError, match=message):
+        RankingTrialRecord(1, FULL.lenses_d, 0.3, "CDHKN", (0, 1, 2), None, 1.7e9, 1.7e9 + 1, {}, axes)
+    with pytest.raises(ValueError, match="distinct"):
+        RankingTrialRecord(1, FULL.lenses_d, 0.3, "CDHKN", (0, 1, 2), None, 1.7e9, 1.7e9 + 1, {}, (10.0, 10.0, 5.0))

@@ -65,6 +65,7 @@ SHIPPED_PROTOCOLS = (
     "clinical-prescription",
     "clinical-duel",
     "clinical-prescription-duel",
+    "clinical-prescription-ranking",
     "clinical-ranking",
     "research-26afc",
     "sloan-10afc",

@@ -46,6 +46,7 @@ from lensopt.dashboard.snapshot import LensOptimum, frozen_array
 from lensopt.modes.letters import is_prescription
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81
@@ -169,33 +170,44 @@ class ComparisonSessionModel(FollowedSession):
         return ComparisonSnapshot(**fixed, utility_map=utility_map, best=best, profile=profile)
 
 
-#: What the lens map, the profile and the summary say of a duel session of the full prescription.
-PRESCRIPTION_DUEL_MESSAGE = (
-    "Full prescription (sphere, cylinder and axis) by duels: the lens map and the profile show "
-    "two-parameter sessions only. After {n} duels: {text}."
+#: What the lens map, the profile and the summary say of a comparison session (duels, rankings) of
+#: the full prescription.
+PRESCRIPTION_COMPARISON_MESSAGE = (
+    "Full prescription (sphere, cylinder and axis) by {noun}s: the lens map and the profile show "
+    "two-parameter sessions only. After {n} {noun}s: {text}."
 )
+#: The message of a duel session of the full prescription.
+PRESCRIPTION_DUEL_MESSAGE = PRESCRIPTION_COMPARISON_MESSAGE.replace("{noun}", "duel")
 
 
-class DuelSessionModel(ComparisonSessionModel):
-    """A duel session: two lenses per trial, answered "first", "second" or "same"; a duel session
-    of the full prescription (its settings say ``"search": "prescription"``) is rebuilt as the
-    ``PrescriptionDuelOptimizer`` it was, and shows its prescription in words."""
+class _PrescriptionComparisons(ComparisonSessionModel):
+    """A comparison session that may be of the full prescription (its settings say ``"search":
+    "prescription"``): then it is rebuilt as the ``prescription_optimizer`` it was, and shows its
+    prescription in words."""
 
-    feedback = get_mode("duel")
-    kind = feedback.kind
+    prescription_optimizer: type
 
     def __init__(self, info, optimizer_factory=None):
         settings = info.optimizer_settings
         self._prescription = is_prescription(settings)
-        factory = PrescriptionDuelOptimizer.from_settings if self._prescription else None
+        factory = self.prescription_optimizer.from_settings if self._prescription else None
         super().__init__(info, optimizer_factory or factory)
 
     def _build(self, n: int, live: bool) -> ComparisonSnapshot:
         if not self._prescription or n == 0:
             return super()._build(n, live)
         rx = self._optimizer_after(n).prescription()
-        message = PRESCRIPTION_DUEL_MESSAGE.format(n=n, text=rx.text)
+        message = PRESCRIPTION_COMPARISON_MESSAGE.format(noun=self.kind, n=n, text=rx.text)
         return ComparisonSnapshot(**self._fixed(n, live), message=message, prescription=rx.text)
+
+
+class DuelSessionModel(_PrescriptionComparisons):
+    """A duel session: two lenses per trial, answered "first", "second" or "same"; of the full
+    prescription, the ``PrescriptionDuelOptimizer`` it was."""
+
+    feedback = get_mode("duel")
+    kind = feedback.kind
+    prescription_optimizer = PrescriptionDuelOptimizer
 
     def compared_set(self, record) -> tuple:
         lenses = (record.first_lens_d, record.second_lens_d)
@@ -205,11 +217,13 @@ class DuelSessionModel(ComparisonSessionModel):
         return str(self._settings.get("model", "probit"))
 
 
-class RankingSessionModel(ComparisonSessionModel):
-    """A ranking session: three or four lenses per trial, put in order, clearest first."""
+class RankingSessionModel(_PrescriptionComparisons):
+    """A ranking session: three or four lenses per trial, put in order, clearest first; of the full
+    prescription, the ``PrescriptionRankingOptimizer`` it was."""
 
     feedback = get_mode("ranking")
     kind = feedback.kind
+    prescription_optimizer = PrescriptionRankingOptimizer
 
     def compared_set(self, record) -> tuple:
         return record.lenses_d, record.order, False

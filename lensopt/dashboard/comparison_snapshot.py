@@ -153,7 +153,7 @@ class ComparisonSnapshot:
     ``utility_map``, ``best`` and ``profile`` are None while there is no answer; ``message`` then
     says why. ``model`` names the answer model (``probit`` or ``ties`` for duels, ``Plackett–Luce``
     for rankings); ``live`` is False for a replay. ``prescription``: the prescription so far in
-    clinical notation, of a duel session of the full prescription (whose lens map is not drawn).
+    clinical notation, of a duel or ranking session of the full prescription (whose lens map is not drawn).
     """
 
     kind: str

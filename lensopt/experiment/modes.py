@@ -28,6 +28,7 @@ from lensopt.modes.base import FeedbackMode, answered, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, TrialRecord
 
 
@@ -234,6 +235,17 @@ class RankingMode(Mode):
     feedback = get_mode("ranking")
     record_type = RankingTrialRecord
     line_section = "ranking"
+
+    def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
+        """``RankingRefractionOptimizer`` (sphere and cylinder), or with a starting refraction
+        (``[start]``, ``--start``) ``PrescriptionRankingOptimizer``: sphere, cylinder and axis around it."""
+        if protocol.start is None:
+            return super().new_optimizer(protocol, seed, letter_bounds_logmar)
+        return PrescriptionRankingOptimizer(
+            **start_options(protocol, seed, letter_bounds_logmar),
+            n_lenses=protocol.ranking.lenses,
+            lens_step_d=protocol.lens_step_d or None,
+        )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):
         return SimulatedRankingSource(

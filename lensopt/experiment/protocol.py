@@ -70,9 +70,10 @@ SECTIONS = {
 OPTIONAL_SECTIONS = ("stop", "start")
 
 #: The feedback modes that search the full prescription around a starting refraction (``[start]``,
-#: ``--start``): letters (:class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer`) and
-#: duels (:class:`~lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`).
-START_MODES = ("letters", "duel")
+#: ``--start``): letters (:class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer`),
+#: duels (:class:`~lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`) and rankings
+#: (:class:`~lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`).
+START_MODES = ("letters", "duel", "ranking")
 """Tables whose absence means "none" (the protocol's field is None) rather than their defaults."""
 
 
@@ -103,13 +104,13 @@ class Protocol:
         rule, mode = self.optimizer.rule, self.feedback_mode
         if self.start is not None and mode not in START_MODES:
             raise ValueError(
-                f"[start] (--start) applies to letter and duel sessions only for now (this protocol has "
-                f"protocol.feedback = {mode!r}); remove it or use a letter or duel protocol"
+                f"[start] (--start) applies to {', '.join(START_MODES)} sessions only for now (this protocol has "
+                f"protocol.feedback = {mode!r}); remove it or use a protocol of one of those"
             )
-        if mode == "duel" and self.start is not None and self.lens.max_step_d:
+        if mode != "letters" and self.start is not None and self.lens.max_step_d:
             raise ValueError(
                 "lens.max_step_d (the travel limit) applies to letter sessions of the full prescription only "
-                "for now; set lens.max_step_d = 0 in this duel protocol"
+                f"for now; set lens.max_step_d = 0 in this {mode} protocol"
             )
         if mode == "letters" and self.start is not None and rule not in _prescription_rules():
             raise ValueError(
@@ -239,8 +240,8 @@ class Protocol:
         rule is a two-parameter rule keeps it (every letter rule searches the full prescription too)."""
         if self.feedback_mode not in START_MODES:
             raise ProtocolError(
-                f"--start applies to letter and duel sessions only for now ({self.source} has protocol.feedback = "
-                f"{self.feedback_mode!r}); leave --start out or use a letter protocol such as clinical-prescription"
+                f"--start applies to {', '.join(START_MODES)} sessions only for now ({self.source} has protocol.feedback = "
+                f"{self.feedback_mode!r}); leave --start out or use a protocol such as clinical-prescription"
             )
         try:
             start = (

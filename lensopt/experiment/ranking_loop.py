@@ -2,7 +2,9 @@
 
 One ranking (an optimizer with ``ask() -> RankingTrial`` and ``tell(trial, order)``, ``order`` the
 lens indices clearest first; :class:`lensopt.refraction.rankings.RankingRefractionOptimizer` or any
-optimizer with that interface):
+optimizer with that interface; or ``ask() -> PrescriptionRankingTrial``, the full prescription's
+:class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`, whose lenses carry
+their axes: the clinician is shown each in clinical notation and the axes are stored with the order):
 
 1. ``trial = optimizer.ask()`` — the lenses (``[ranking] lenses``, 3 or 4) and the letter size;
 2. with a clinician prompt (``[lens] prompt``), "Lens 1: S … C … / Lens 2: … / Lens 3: …, press space";
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.loop import TEXT_HEIGHT_PX, is_mirrored
+from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord
 
 PROGRESS_MARGIN_PX = 2 * TEXT_HEIGHT_PX
@@ -34,20 +37,20 @@ PROGRESS_MARGIN_PX = 2 * TEXT_HEIGHT_PX
 class _OrderInProgress:
     """The order being given for one ranking, one lens key at a time (see the module docstring)."""
 
-    def __init__(self, loop: RankingLoop, trial, letters: str, index: int):
-        self.loop, self.trial, self.letters, self.index = loop, trial, letters, index
+    def __init__(self, loop: RankingLoop, trial, letters: str, index: int, n_lenses: int):
+        self.loop, self.trial, self.letters, self.index, self.n_lenses = loop, trial, letters, index, n_lenses
         self.given: list[int] = []
         self.key_rt_s: list[float | None] = []
         self.hidden = False  # the line was hidden after [timing] letter_s
 
     @property
     def complete(self) -> bool:
-        return len(self.given) >= len(self.trial.lenses_d) - 1
+        return len(self.given) >= self.n_lenses - 1
 
     @property
     def order(self) -> tuple[int, ...]:
         """The lens indices given, then those left (the last one implied), clearest first."""
-        return tuple(self.given) + tuple(i for i in range(len(self.trial.lenses_d)) if i not in self.given)
+        return tuple(self.given) + tuple(i for i in range(self.n_lenses) if i not in self.given)
 
     def draw(self) -> None:
         if not self.hidden:
@@ -125,16 +128,17 @@ class RankingLoop(LetterLineLoop):
     def _trial(self, index: int, n_trials: int) -> bool:
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
-        if len(trial.lenses_d) != self.n_lenses:
+        full = isinstance(trial, PrescriptionRankingTrial)  # the full prescription: lenses with their axes
+        lenses = trial.lenses if full else trial.lenses_d
+        if len(lenses) != self.n_lenses:
             raise RuntimeError(
-                f"the optimizer asked for {len(trial.lenses_d)} lenses; the protocol ranks "
-                f"{self.n_lenses} (ranking.lenses)"
+                f"the optimizer asked for {len(lenses)} lenses; the protocol ranks {self.n_lenses} (ranking.lenses)"
             )
-        prepared = self._present(index, trial.lenses_d, trial.letter_logmar)
+        prepared = self._present(index, lenses, trial.letter_logmar)
         if prepared is None:
             return False
         letters, height_px = prepared
-        ordering = _OrderInProgress(self, trial, letters, index)
+        ordering = _OrderInProgress(self, trial, letters, index, self.n_lenses)
         shown = self._show_and_answer(index, ordering.draw, ordering.respond)
         if shown is None:
             return False
@@ -149,7 +153,7 @@ class RankingLoop(LetterLineLoop):
         self.record(
             RankingTrialRecord(
                 index=index,
-                lenses_d=trial.lenses_d,
+                lenses_d=tuple((lens.sphere_d, lens.cylinder_d) for lens in lenses) if full else lenses,
                 letter_logmar=trial.letter_logmar,
                 letters=letters,
                 order=order,
@@ -157,11 +161,12 @@ class RankingLoop(LetterLineLoop):
                 presented_at=presented_at,
                 answered_at=max(answered_at, presented_at),
                 extra=extra,
+                axes_deg=tuple(lens.axis_deg for lens in lenses) if full else None,
             )
         )
         self.optimizer.tell(trial, order)
         self._note_answer(index, ">".join(str(i + 1) for i in order))
-        ranked = ", ".join(f"{i + 1} ({format_lens(trial.lenses_d[i])})" for i in order)
+        ranked = ", ".join(f"{i + 1} ({format_lens(lenses[i], self.protocol.lens.cylinder)})" for i in order)
         self.log(
             f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
             f"({height_px:.1f} px) -> clearest first: {ranked}"

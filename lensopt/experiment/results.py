@@ -1,6 +1,6 @@
 """What a finished search reports: the full prescription stored and printed, or the best lens.
 
-A search of the full prescription (letters or duels, from a starting refraction) stores its
+A search of the full prescription (letters, duels or rankings, from a starting refraction) stores its
 prescription in the ``results`` table (one per eye) with its 95 % intervals; a two-parameter
 search prints its best lens, rounded to the phoropter.
 """
@@ -15,10 +15,11 @@ from lensopt.experiment.protocol import Protocol
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.store import ResultRecord
 
 #: The optimizers of the full prescription, whose finished search stores a result (``results``).
-PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer)
+PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer, PrescriptionRankingOptimizer)
 
 
 def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: str | None) -> list:

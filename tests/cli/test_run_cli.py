@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lensopt.cli import build_parser, main
 from lensopt.store import SessionStore, TrialRecord
 
@@ -291,11 +293,21 @@ def test_start_with_the_ties_duel_protocol_is_one_line_naming_the_prescription_d
     assert no_session_created(db)
 
 
-def test_the_prescription_duel_protocol_without_a_start_is_one_line(tmp_path):
+@pytest.mark.parametrize("protocol", ["clinical-prescription-duel", "clinical-prescription-ranking"])
+def test_the_prescription_comparison_protocols_without_a_start_are_one_line(tmp_path, protocol):
     db = tmp_path / "s.db"
-    result = lensopt_run("--protocol", "clinical-prescription-duel", "--participant", "a", "--db", db)
+    result = lensopt_run("--protocol", protocol, "--participant", "a", "--db", db)
     assert_one_line_error(result, "--start '-1.00 / -0.50 x 180'")
     assert not db.exists()
+
+
+def test_a_malformed_start_with_the_prescription_ranking_protocol_is_one_line(tmp_path):
+    db = tmp_path / "s.db"
+    result = lensopt_run(
+        "--protocol", "clinical-prescription-ranking", "--participant", "a", "--db", db, "--start", "abc"
+    )
+    assert_one_line_error(result, "cannot read 'abc' as a lens")
+    assert no_session_created(db)
 
 
 def test_a_start_table_in_a_ranking_protocol_is_one_line(tmp_path, capsys):

@@ -228,3 +228,37 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     assert snap.message == PRESCRIPTION_DUEL_MESSAGE.format(n=8, text=opt.prescription().text)
     first_five = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), told[:5])
     assert replay.prescription == first_five.prescription().text and not replay.live
+
+
+def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers_prescription(tmp_path):
+    """A stored ranking session of sphere, cylinder and axis (schema 9 axes) is rebuilt as the
+    PrescriptionRankingOptimizer it was: the snapshot names its prescription, and the replay of the
+    first rankings is that optimizer told only them."""
+    from lensopt.dashboard.comparison_model import PRESCRIPTION_COMPARISON_MESSAGE
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+    from lensopt.store import RANKING_KIND, RankingTrialRecord
+
+    opt = PrescriptionRankingOptimizer(start="-1.00 / -0.50 x 180", seed=4, n_initial=3)
+    patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=4)
+    path, told = tmp_path / "s.db", []
+    with SessionStore(path) as store:
+        sid = store.create_session("RXR", {}, {}, opt.settings_dict(), 4, kind=RANKING_KIND)
+        for i in range(1, 7):
+            ranking = opt.ask()
+            order = patient.rank_lenses(ranking.letter_logmar, ranking.lens_triples)
+            opt.tell(ranking, order)
+            told.append((ranking, order))
+            pairs = tuple((lens.sphere_d, lens.cylinder_d) for lens in ranking.lenses)
+            axes = tuple(lens.axis_deg for lens in ranking.lenses)
+            record = RankingTrialRecord(i, pairs, ranking.letter_logmar, "CDHKN", order, 1.0, 1e9 + i, 1e9 + i + 1)
+            store.append_ranking_trial(sid, dataclasses.replace(record, axes_deg=axes))
+        snap = snapshot_from_store(store, sid)
+        early = session_model(store.session(sid))
+        early.update(store.session(sid), early.read_records(store, sid))
+        replay = early.snapshot(4)
+    assert snap.kind == "ranking" and snap.sets.n == 6 and snap.utility_map is None
+    assert snap.prescription == opt.prescription().text
+    assert snap.message == PRESCRIPTION_COMPARISON_MESSAGE.format(noun="ranking", n=6, text=opt.prescription().text)
+    first_four = PrescriptionRankingOptimizer.from_settings(opt.settings_dict(), told[:4])
+    assert replay.prescription == first_four.prescription().text and not replay.live

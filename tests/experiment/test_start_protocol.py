@@ -104,14 +104,17 @@ def test_a_bad_start_table_is_one_line_naming_the_field(tmp_path, body, message)
     assert "\n" not in str(caught.value)
 
 
-def test_a_start_table_in_a_ranking_protocol_is_refused():
+def test_a_start_in_a_ranking_protocol_searches_the_full_prescription_without_a_travel_limit():
     source = REPO / "protocols" / "clinical-ranking.toml"
     data = load_protocol(source).to_dict()
     data["start"] = {"refraction": "plano"}
-    with pytest.raises(ProtocolError, match=r"\[start\] \(--start\) applies to letter and duel sessions only for now"):
+    assert protocol_from_dict(data, source="ranking").start.given
+    assert load_protocol(source).with_start("-1.00 / -0.50 x 180").start.lens.format() == "-1.00 / -0.50 x 180"
+    data["lens"]["max_step_d"] = 0.5
+    with pytest.raises(
+        ProtocolError, match=r"lens\.max_step_d .* only for now; set lens\.max_step_d = 0 in this ranking"
+    ):
         protocol_from_dict(data, source="ranking")
-    with pytest.raises(ProtocolError, match=r"--start applies to letter and duel sessions only for now"):
-        load_protocol(source).with_start("plano")
 
 
 def test_a_start_in_a_duel_protocol_needs_the_probit_model_and_no_travel_limit():

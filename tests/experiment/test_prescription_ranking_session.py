@@ -1,0 +1,138 @@
+"""Rankings of the full prescription in a real PsychoPy window: ``lensopt run`` with a ranking
+protocol and a starting refraction asks for three lenses with their axes, stores every order with
+the axes, ends with a stored prescription, and resumes after a kill as the uninterrupted session
+would."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from experiment_helpers import FAST, REPO, needs_display, write_protocol
+from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.modes import registry
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+from lensopt.store import SessionStore
+from lensopt.store.export import export_session
+
+PROTOCOL = REPO / "protocols" / "clinical-prescription-ranking.toml"
+SIMULATED = {**FAST, "display.fullscreen": "false", "protocol.observer": '"simulated"'}
+START = "-1.00 / -0.50 x 180"
+
+
+def history(records):
+    """The stored rankings as the optimizer is told them (the ranking mode's own history)."""
+    return registry.get_mode("ranking").history(records)
+
+
+def lenses(record) -> tuple[Lens, ...]:
+    return tuple(Lens(S, C, a) for (S, C), a in zip(record.lenses_d, record.axes_deg, strict=True))
+
+
+def test_the_shipped_protocol_needs_a_start_and_then_builds_the_prescription_ranking_optimizer():
+    from lensopt.experiment.modes import mode_for
+
+    protocol = load_protocol(PROTOCOL)
+    assert protocol.feedback_mode == "ranking" and not protocol.start.given
+    protocol = protocol.with_start(START)
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 0.9))
+    assert isinstance(optimizer, PrescriptionRankingOptimizer) and optimizer.start == Lens(-1.0, -0.5, 180.0)
+    assert optimizer.settings_dict()["search"] == "prescription" and optimizer.lens_step_d == 0.25
+    assert optimizer.n_lenses == 3 and optimizer.rule == "mpes-ald"
+
+
+@needs_display
+def test_a_simulated_prescription_ranking_session_stores_axes_and_its_prescription(tmp_path, window):
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-ranking.toml", PROTOCOL, **SIMULATED)
+    lines = []
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="RXR", seed=7, trials=8, start=START),
+        log=lines.append,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.n_trials == 8
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(outcome.session_id)
+        stored = store.ranking_trials(outcome.session_id)
+        csv_text = export_session(store, outcome.session_id, "csv")
+    assert info.kind == "ranking" and info.optimizer_settings["search"] == "prescription"
+    assert all(r.has_axes for r in stored) and len(stored) == 8
+    # what was stored is what the optimizer asked, lens for lens with the axes, told back in order
+    replay = PrescriptionRankingOptimizer.from_settings(info.optimizer_settings)
+    for record, (trial, order) in zip(stored, history(stored), strict=True):
+        asked = replay.ask()
+        assert asked.lenses == lenses(record) == trial.lenses
+        assert asked.letter_logmar == pytest.approx(trial.letter_logmar, abs=1e-9)
+        replay.tell(trial, order)
+    # the registry rebuilds the same optimizer from the stored rows
+    rebuilt = registry.get_mode("ranking").rebuild_optimizer(info.optimizer_settings, stored)
+    assert isinstance(rebuilt, PrescriptionRankingOptimizer) and rebuilt.prescription() == replay.prescription()
+    # the clinician was told each lens in clinical notation, axis included
+    told = [line for line in lines if line.startswith("clinician: lens 1 ")]
+    first = lenses(stored[0])
+    assert len(told) == 8
+    assert told[0] == f"clinician: lens 1 {first[0].format()} / lens 2 {first[1].format()} / lens 3 {first[2].format()}"
+    # the result: the optimizer's prescription, stored and printed
+    (result,) = info.results
+    assert result.prescription == replay.prescription().text and result.n_trials == 8
+    assert result.confidence is None and result.predicted_acuity_logmar is None
+    assert any(result.prescription in line for line in lines)
+    header, *rows = csv_text.strip().splitlines()
+    assert {"lens_1_axis_deg", "lens_2_axis_deg", "lens_3_axis_deg"} <= set(header.split(",")) and len(rows) == 8
+
+
+@needs_display
+def test_a_prescription_ranking_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path):
+    db = tmp_path / "s.db"
+    protocol = write_protocol(
+        tmp_path / "rx-ranking.toml", PROTOCOL, **{**SIMULATED, "timing.simulated_response_s": "0.3"}
+    )
+    argv = [sys.executable, "-m", "lensopt", "run", "--protocol", str(protocol), "--participant", "K"]
+    argv += ["--seed", "5", "--trials", "8", "--db", str(db), "--start", START]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def stored():
+        try:
+            with SessionStore(db, readonly=True) as store:
+                sid = store.latest_session_id()
+                return [] if sid is None else store.ranking_trials(sid)
+        except Exception:  # noqa: BLE001 - the file is being created
+            return []
+
+    deadline = time.time() + 120
+    while len(stored()) < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    before = stored()
+    k = len(before)
+    assert 3 <= k < 8, f"the session was not killed mid-way ({k} rankings stored)"
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        info = store.session(sid)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", str(db)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    after = stored()
+    assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
+    # the resumed session asked what the uninterrupted one would have asked next
+    proposal = PrescriptionRankingOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
+    assert lenses(after[k]) == proposal.lenses
+    # and ends where a session told the same orders without a kill ends
+    uninterrupted = PrescriptionRankingOptimizer.from_settings(info.optimizer_settings, history(after))
+    with SessionStore(db, readonly=True) as store:
+        (result,) = store.session(sid).results
+    assert result.n_trials == 8 and result.prescription == uninterrupted.prescription().text
+    assert "prescription" in resumed.stdout

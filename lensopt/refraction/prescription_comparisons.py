@@ -25,14 +25,15 @@ depend on the answer model:
 - **the prescription**: the rounded lens with 95 % intervals from posterior draws of the utility on
   a grid of candidates around it (:meth:`PrescriptionComparisons.prescription`).
 
-A subclass sets the attributes of :meth:`PrescriptionComparisons._set_lens_options` and the model
-hooks (``model``, ``reference_letter_logmar``, ``_seed``, ``_radius_d``, ``_predict``,
-``_mean_and_gradient``, ``_shown_lenses``, ``_told_lenses``).
+A subclass sets the attributes of :meth:`PrescriptionComparisons._set_lens_options`, its answer
+model's optimizer ``_core`` and the model hooks (``_radius_d``, ``_predict``, ``_mean_and_gradient``,
+``_shown_lenses``, ``_told_lenses``).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -143,6 +144,9 @@ class PrescriptionComparisons(TrialHistory):
     #: The largest most-plus offset subtracted from the tilted optimum (D of M).
     max_plus_offset_d: float = MAX_PLUS_OFFSET_D
 
+    #: The answer model's optimizer (a subclass sets it): ``settings``, ``model``, ``reference_context()``.
+    _core: Any
+
     box: SearchBox
     lens_step_d: float | None
     axis_step_deg: float
@@ -150,19 +154,27 @@ class PrescriptionComparisons(TrialHistory):
     plus_preference: float
     _cache: dict
 
+    # ---------------------------------------------------------------- the model (``self._core``)
+    @property
+    def settings(self):
+        """The core optimizer's settings (its box is the search box widened by the rounding slack)."""
+        return self._core.settings
+
+    @property
+    def model(self):
+        """The core optimizer's GP of the utility (None before the first modelled answer)."""
+        return self._core.model
+
+    @property
+    def reference_letter_logmar(self) -> float:
+        """The letter size at which the best lens is chosen and reported (the upper letter bound)."""
+        return float(self._core.reference_context()[0])
+
+    @property
+    def _seed(self) -> int:
+        return self._core.settings.seed
+
     # ---------------------------------------------------------------- model hooks (subclasses)
-    @property
-    def model(self):  # pragma: no cover - every subclass overrides it
-        raise NotImplementedError
-
-    @property
-    def reference_letter_logmar(self) -> float:  # pragma: no cover
-        raise NotImplementedError
-
-    @property
-    def _seed(self) -> int:  # pragma: no cover
-        raise NotImplementedError
-
     @property
     def _radius_d(self) -> float:  # pragma: no cover
         raise NotImplementedError

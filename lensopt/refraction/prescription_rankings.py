@@ -179,11 +179,6 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         self.last_decision_ms = math.nan
 
     # ---------------------------------------------------------------- settings and state
-    @property
-    def settings(self):
-        """The ranking optimizer's settings (its box is the search box widened by the rounding slack)."""
-        return self._core.settings
-
     def settings_dict(self) -> dict:
         s = self._core.settings
         return {
@@ -232,20 +227,6 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         return cls.from_settings(state["settings"], history)
 
     # ---------------------------------------------------------------- the model (PrescriptionComparisons)
-    @property
-    def model(self):
-        """The ranking GP fitted on every ranking (None before the first)."""
-        return self._core.model
-
-    @property
-    def reference_letter_logmar(self) -> float:
-        """The letter size at which the best lens is chosen and reported (the upper letter bound)."""
-        return float(self._core.reference_context()[0])
-
-    @property
-    def _seed(self) -> int:
-        return self._core.settings.seed
-
     @property
     def _radius_d(self) -> float:
         return self.ranking_radius_d

@@ -289,8 +289,8 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
             raise ValueError(
                 f"a ranking orders at least {self.n_lenses - 1} of its {self.n_lenses} lenses; got {order}"
             )
-        members = [lens.power_vector().to_array() for lens in trial.lenses]
-        self._core.tell(RankingQuery(context=[trial.letter_logmar], members=members), order)
+        members = np.array([lens.power_vector().to_array() for lens in trial.lenses])
+        self._core.tell(RankingQuery(context=np.array([trial.letter_logmar]), members=members), order)
         self._history.append((trial, order))
 
 

@@ -1,6 +1,7 @@
 """Ranking sessions in the store: ranking rows, the kind guard, the version 3 -> 4 migration, exports."""
 
 import csv
+import dataclasses
 import io
 import json
 import sqlite3
@@ -320,3 +321,31 @@ def test_a_ranking_record_refuses_axes_that_do_not_fit_its_lenses(axes, message)
         RankingTrialRecord(1, FULL.lenses_d, 0.3, "CDHKN", (0, 1, 2), None, 1.7e9, 1.7e9 + 1, {}, axes)
     with pytest.raises(ValueError, match="distinct"):
         RankingTrialRecord(1, FULL.lenses_d, 0.3, "CDHKN", (0, 1, 2), None, 1.7e9, 1.7e9 + 1, {}, (10.0, 10.0, 5.0))
+
+
+def test_a_version_8_database_reads_its_rankings_without_axes_and_after_the_upgrade_stores_them(tmp_path):
+    """Migration 8 -> 9: a file of layout 8 (no ``axes_deg``) is read as it is by a read-only store
+    (every ranking without axes, the file untouched), then upgraded: its old rankings keep no axes
+    and a ranking of the full prescription is stored beside them with its axes."""
+    path = tmp_path / "v8.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("R8", {}, CALIBRATION, {}, 1, kind=RANKING_KIND)
+        store.append_ranking_trial(sid, rankings()[0])
+    conn = sqlite3.connect(path)
+    with conn:  # layout 8 exactly: the ranking table without the column of version 9
+        conn.execute("ALTER TABLE ranking_trials DROP COLUMN axes_deg")
+        conn.execute("PRAGMA user_version = 8")
+    conn.close()
+    before = path.read_bytes()
+    with SessionStore(path, readonly=True) as store:
+        assert store.ranking_trials(sid) == [rankings()[0]] and store.ranking_trials(sid)[0].axes_deg is None
+    assert path.read_bytes() == before
+    with SessionStore(path) as store:
+        store.append_ranking_trial(sid, dataclasses.replace(FULL, index=2))
+        old, full = store.ranking_trials(sid)
+    assert old == rankings()[0] and not old.has_axes and full.axes_deg == FULL.axes_deg
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+    finally:
+        conn.close()

@@ -299,6 +299,19 @@ def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
     assert result["start"] == "-1.00 / -0.50 x 180" and result["start_transposed"] is True
 
 
+def _assert_a_comparison_prescription_scored_by_hand(result, truth_lens):
+    """A duel's or ranking's JSON: the errors are the estimate minus the truth, the blur their
+    length, the prescription a clinical lens, and intervals but no confidence (no acuity scale)."""
+    truth = truth_lens.power_vector()
+    estimate, error = result["estimate"]["power_vector_d"], result["power_vector_error_d"]
+    assert error["M"] == pytest.approx(estimate["M"] - truth.m_d)
+    assert error["J0"] == pytest.approx(estimate["J0"] - truth.j0_d)
+    assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
+    assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
+    assert Lens.parse(result["prescription"]).format() == result["prescription"]
+    assert result["confidence"] is None and set(result["estimate"]["intervals"]) >= {"m_d", "j0_d", "j45_d"}
+
+
 def test_rankings_with_a_start_print_the_letter_prescription_fields_scored_by_hand(capsys):
     args = ("--feedback", "ranking", "--start", "auto", *FULL, "--slope", "14", "--trials", "8", "--seed", "2")
     result = _simulate(capsys, *args)
@@ -307,16 +320,10 @@ def test_rankings_with_a_start_print_the_letter_prescription_fields_scored_by_ha
     assert result["feedback"] == "ranking" and result["rule"] == "mpes-ald" and result["trials"] == 8
     assert result["search"] == "prescription" and result["true_prescription"] == "-1.25 / -0.75 x 170"
     assert result["start"] == letters["start"]  # the same autorefraction of the same patient
-    truth = Lens(-1.25, -0.75, 170.0).power_vector()
-    estimate, error = result["estimate"]["power_vector_d"], result["power_vector_error_d"]
-    assert error["M"] == pytest.approx(estimate["M"] - truth.m_d)
-    assert error["J0"] == pytest.approx(estimate["J0"] - truth.j0_d)
-    assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
-    assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
-    assert Lens.parse(result["prescription"]).format() == result["prescription"]
-    assert result["confidence"] is None and set(result["estimate"]["intervals"]) >= {"m_d", "j0_d", "j45_d"}
+    _assert_a_comparison_prescription_scored_by_hand(result, Lens(-1.25, -0.75, 170.0))
     again = _simulate(capsys, *args)  # every random choice from the seed: the same session again
-    assert again["prescription"] == result["prescription"] and again["power_vector_error_d"] == error
+    assert again["prescription"] == result["prescription"]
+    assert again["power_vector_error_d"] == result["power_vector_error_d"]
 
 
 @pytest.mark.parametrize(
@@ -378,12 +385,4 @@ def test_duels_with_a_start_print_the_letter_prescription_fields_scored_by_hand(
     assert result["search"] == "prescription" and result["true_prescription"] == "-1.25 / -0.75 x 090"
     start = Lens.parse(result["start"])  # the autorefraction, a phoropter lens
     assert start.rounded() == start
-    truth = Lens(-1.25, -0.75, 90.0).power_vector()
-    estimate = result["estimate"]["power_vector_d"]
-    error = result["power_vector_error_d"]
-    assert error["M"] == pytest.approx(estimate["M"] - truth.m_d)
-    assert error["J0"] == pytest.approx(estimate["J0"] - truth.j0_d)
-    assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
-    assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
-    assert Lens.parse(result["prescription"]).format() == result["prescription"]
-    assert result["confidence"] is None and set(result["estimate"]["intervals"]) >= {"m_d", "j0_d", "j45_d"}
+    _assert_a_comparison_prescription_scored_by_hand(result, Lens(-1.25, -0.75, 90.0))

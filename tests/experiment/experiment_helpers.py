@@ -2,6 +2,10 @@
 
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,3 +47,44 @@ FAST = {
     "breaks.every_trials": "0",
 }
 """Protocol fields that make a window session fast (no waits, a small window)."""
+
+
+def kill_mid_way_and_resume(db: Path, protocol: Path, read_trials, extra_args=(), n_trials=8, kill_after=3):
+    """``lensopt run`` of ``protocol`` (``n_trials`` trials, seed 5, ``extra_args`` such as
+    ``--start``) killed (SIGKILL) once ``read_trials(store, session_id)`` holds ``kill_after`` trials,
+    then ``lensopt run --resume``. Returns ``(session_id, info, before, after, resumed)``: the
+    session as stored before the resume, its trials before and after, and the resume's process."""
+    from lensopt.store import SessionStore
+
+    argv = [sys.executable, "-m", "lensopt", "run", "--protocol", str(protocol), "--participant", "K"]
+    argv += ["--seed", "5", "--trials", str(n_trials), "--db", str(db), *extra_args]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def stored():
+        try:
+            with SessionStore(db, readonly=True) as store:
+                sid = store.latest_session_id()
+                return [] if sid is None else read_trials(store, sid)
+        except Exception:  # noqa: BLE001 - the file is being created
+            return []
+
+    deadline = time.time() + 120
+    while len(stored()) < kill_after and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    before = stored()
+    assert kill_after <= len(before) < n_trials, f"the session was not killed mid-way ({len(before)} trials stored)"
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        info = store.session(sid)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", str(db)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    return sid, info, before, stored(), resumed

@@ -2,15 +2,9 @@
 starting refraction asks for lenses with their axes, stores every answer with both axes, ends with
 a stored prescription, and resumes after a kill as the uninterrupted session would."""
 
-import os
-import signal
-import subprocess
-import sys
-import time
-
 import pytest
 
-from experiment_helpers import FAST, REPO, needs_display, write_protocol
+from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_display, write_protocol
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
@@ -101,39 +95,10 @@ def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted
     protocol = write_protocol(
         tmp_path / "rx-duel.toml", PROTOCOL, **{**SIMULATED, "timing.simulated_response_s": "0.3"}
     )
-    argv = [sys.executable, "-m", "lensopt", "run", "--protocol", str(protocol), "--participant", "K"]
-    argv += ["--seed", "5", "--trials", "8", "--db", str(db), "--start", START]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def stored():
-        try:
-            with SessionStore(db, readonly=True) as store:
-                sid = store.latest_session_id()
-                return [] if sid is None else store.duel_trials(sid)
-        except Exception:  # noqa: BLE001 - the file is being created
-            return []
-
-    deadline = time.time() + 120
-    while len(stored()) < 3 and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    before = stored()
-    k = len(before)
-    assert 3 <= k < 8, f"the session was not killed mid-way ({k} duels stored)"
-    with SessionStore(db, readonly=True) as store:
-        sid = store.latest_session_id()
-        info = store.session(sid)
-    resumed = subprocess.run(
-        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", str(db)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ,
+    sid, info, before, after, resumed = kill_mid_way_and_resume(
+        db, protocol, lambda store, sid: store.duel_trials(sid), ("--start", START)
     )
-    assert resumed.returncode == 0, resumed.stderr
-    after = stored()
+    k = len(before)
     assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
     proposal = PrescriptionDuelOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
     assert (after[k].first_axis_deg, after[k].second_axis_deg) == (

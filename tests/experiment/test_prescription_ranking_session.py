@@ -101,3 +101,31 @@ def test_a_prescription_ranking_session_killed_mid_way_resumes_as_the_uninterrup
         (result,) = store.session(sid).results
     assert result.n_trials == 8 and result.prescription == uninterrupted.prescription().text
     assert "prescription" in resumed.stdout
+
+
+@needs_display
+def test_the_console_names_each_lens_in_clinical_notation_and_lists_each_order(tmp_path, window, drawn_texts):
+    """The clinician's console asks for the three lenses of each ranking in clinical notation,
+    axis included, and lists the orders given (2>1>3)."""
+    from psychopy import visual
+
+    console_win = visual.Window(size=(900, 640), units="pix", checkTiming=False, winType="pyglet")
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-ranking.toml", PROTOCOL, **SIMULATED)
+    try:
+        outcome = run_session(
+            RunRequest(db_path=db, protocol_path=protocol, participant="C", seed=2, trials=4, start=START),
+            log=lambda m: None,
+            window=window,
+            console_window=console_win,
+        )
+    finally:
+        console_win.close()
+    with SessionStore(db, readonly=True) as store:
+        stored = store.ranking_trials(outcome.session_id)
+    on_console = [text for win, text in drawn_texts if win is console_win]
+    for record in stored:
+        listed = "\n".join(f"Lens {k}:  {lens.format()}" for k, lens in enumerate(lenses(record), start=1))
+        assert any(listed in text for text in on_console), (listed, on_console[-3:])
+    last = "   ".join(f"{k}: {'>'.join(str(i + 1) for i in r.order)}" for k, r in enumerate(stored, start=1))
+    assert any(f"Last answers:  {last}" in text for text in on_console), on_console[-3:]

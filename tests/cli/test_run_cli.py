@@ -310,12 +310,19 @@ def test_a_malformed_start_with_the_prescription_ranking_protocol_is_one_line(tm
     assert no_session_created(db)
 
 
-def test_a_start_table_in_a_ranking_protocol_is_one_line(tmp_path, capsys):
+def test_a_travel_limit_in_a_ranking_protocol_with_a_start_is_one_line(tmp_path, capsys):
+    """A ranking protocol with a [start] searches the full prescription (no longer refused), but
+    without a travel limit: ``[lens] max_step_d`` with it is one line."""
+    text = (
+        (REPO / "protocols" / "clinical-ranking.toml")
+        .read_text()
+        .replace("step_d = 0.25", "step_d = 0.25\nmax_step_d = 0.5")
+    )
     path = tmp_path / "r.toml"
-    path.write_text((REPO / "protocols" / "clinical-ranking.toml").read_text() + '\n[start]\nrefraction = "plano"\n')
+    path.write_text(text + '\n[start]\nrefraction = "plano"\n')
     assert_one_line_error(
         run_in_process(capsys, "--protocol", path, "--participant", "a", "--db", tmp_path / "s.db"),
-        "applies to letter and duel sessions only for now",
+        "set lens.max_step_d = 0 in this ranking protocol",
     )
 
 

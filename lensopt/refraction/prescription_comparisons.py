@@ -215,6 +215,17 @@ class PrescriptionComparisons(TrialHistory):
         self.plus_preference = float(kappa)
         self._cache = {}
 
+    #: Answers over which the tilt grows from 0 to ``plus_preference`` (0: the full tilt from the first).
+    plus_ramp_trials: int = 0
+
+    @property
+    def tilt(self) -> float:
+        """The most-plus tilt ``κ`` now: ``plus_preference``, times ``n_trials / plus_ramp_trials``
+        while fewer answers than the ramp are in."""
+        if self.plus_ramp_trials <= 0:
+            return self.plus_preference
+        return self.plus_preference * min(1.0, self.n_trials / self.plus_ramp_trials)
+
     @property
     def widened_bounds_d(self) -> tuple[tuple[float, float], ...]:
         """The model's box: the search box widened by :data:`ROUNDING_SLACK_D`."""
@@ -311,7 +322,7 @@ class PrescriptionComparisons(TrialHistory):
             if self.model is None:
                 return self.box.centre.to_array()
             rng = np.random.default_rng([self._seed, self.n_trials, 1])
-            objective = _TiltedMean(self, self.plus_preference)
+            objective = _TiltedMean(self, self.tilt)
             s0 = np.array([self.reference_letter_logmar])
             shown = self._shown_lenses()
             tilted = objective(np.column_stack([np.full(len(shown), float(s0[0])), shown]))
@@ -323,10 +334,12 @@ class PrescriptionComparisons(TrialHistory):
 
     def plus_offset_d(self, optimum_d) -> float:
         """How far (D of M) the tilted optimum ``optimum_d`` lies plus of the untilted one: ``κ / (2c)``
+        (``κ`` the :attr:`tilt` now)
         for a posterior mean ``μ₀ − c (M − M*)²`` along M, ``c`` from the change of its M-slope over
         :data:`CURVATURE_STEP_D` plus of ``optimum_d`` (the plus side: an accommodating eye's minus
         side is flat); at most :attr:`max_plus_offset_d`, 0 without a curvature."""
-        if self.plus_preference == 0 or self.model is None:
+        kappa = self.tilt
+        if kappa == 0 or self.model is None:
             return 0.0
         s0 = self.reference_letter_logmar
         X = np.array([[s0, *optimum_d], [s0, optimum_d[0] + CURVATURE_STEP_D, *optimum_d[1:]]])
@@ -334,7 +347,7 @@ class PrescriptionComparisons(TrialHistory):
         curvature = (dmean[0, 1] - dmean[1, 1]) / (2.0 * CURVATURE_STEP_D)
         if not curvature > 0:
             return 0.0
-        return float(min(self.plus_preference / (2.0 * curvature), self.max_plus_offset_d))
+        return float(min(kappa / (2.0 * curvature), self.max_plus_offset_d))
 
     @single_threaded
     def best(self) -> PowerVector:

@@ -25,8 +25,8 @@ most-plus champion and report and the intervals (:mod:`lensopt.refraction.prescr
   the rounded lenses' power vectors.
 - **most plus**: the champion and the report maximize ``μ_f(s₀, x) + κ M`` with ``κ`` the duels'
   :data:`~lensopt.refraction.prescription_duels.PLUS_PREFERENCE` in logit units
-  (:data:`PLUS_PREFERENCE`), the report moved back by ``κ / (2c)``, at most
-  :data:`RANKING_MAX_PLUS_OFFSET_D`.
+  (:data:`PLUS_PREFERENCE`), growing over the first :data:`PLUS_RAMP_RANKINGS` rankings, the report
+  moved back by ``κ / (2c)``, at most :data:`RANKING_MAX_PLUS_OFFSET_D`.
 
 No stopping rule, no predicted acuity and no confidence: the ranking utility has no acuity scale.
 """
@@ -77,6 +77,15 @@ PLUS_PREFERENCE = DUEL_PLUS_PREFERENCE * MODEL_LOGIT_SCALE
 #: +0.12 / +0.07 D with 0.25 D, −0.00 / −0.06 D with 0.375 D (mean blur error 0.10 / 0.17 D; the
 #: start's 0.47 D); κ = 2 left accommodating eyes 0.29 D too minus, κ = 5.1 ran 1.5 D plus early on.
 RANKING_MAX_PLUS_OFFSET_D = 0.375
+#: Rankings over which the tilt grows from 0 to :data:`PLUS_PREFERENCE` (``κ · min(1, n / 10)``).
+#: With the full tilt from the first ranking, while the model knows little, ``κ M`` alone moved the
+#: champion and its lenses up to 0.75 D plus per ranking: on tuning patients (seeds 5000–5011, with
+#: and without accommodation) the reported M was +1.1–1.2 D too plus after 10 rankings and the blur
+#: error 1.4 D (the start's 0.47 D). A ramp over 10 rankings: +0.0–0.2 D and 0.45–0.48 D after 10,
+#: the same error after 40 and 60 (0.15–0.17 / 0.11–0.15 D; M −0.01 / −0.09 D after 60); over 20
+#: rankings accommodating eyes ended 0.18 D too minus. Holding the champion at the start during the
+#: random first rankings did not help (M +0.8–1.4 D after 10).
+PLUS_RAMP_RANKINGS = 10
 
 #: Rules: MPES then the letter size by mutual information (the default), or random sets and sizes.
 PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
@@ -131,7 +140,8 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
     ``start``: the starting refraction (a :class:`Lens`, its text, or ``None`` for the full box);
     ``m_half_width_d``/``j_half_width_d``: the box around it. ``rule``: ``mpes-ald`` or ``random``;
     ``ranking_radius_d``: the trust region's radius (:data:`RANKING_RADIUS_D`);
-    ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`).
+    ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`),
+    reached after ``plus_ramp_rankings`` rankings (:data:`PLUS_RAMP_RANKINGS`).
     """
 
     max_plus_offset_d = RANKING_MAX_PLUS_OFFSET_D
@@ -152,6 +162,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         ranking_radius_d=RANKING_RADIUS_D,
         lens_lengthscale_d=LENS_LENGTHSCALE_D,
         plus_preference=None,
+        plus_ramp_rankings=PLUS_RAMP_RANKINGS,
     ):
         rule = DEFAULT_RULE if rule is None else rule
         if rule not in RANKING_RULES:
@@ -164,6 +175,10 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         )
         self.rule, self.n_lenses = rule, n_lenses
         self.ranking_radius_d = positive("ranking_radius_d", ranking_radius_d, 4.0)
+        ramp = plus_ramp_rankings
+        if isinstance(ramp, bool) or not isinstance(ramp, int) or ramp < 0:
+            raise ValueError(f"plus_ramp_rankings must be an integer >= 0 (0: no ramp), got {plus_ramp_rankings!r}")
+        self.plus_ramp_trials = ramp
         self._core = RankingOptimizer(
             self.widened_bounds_d,
             (tuple(letter_bounds_logmar),),
@@ -194,7 +209,15 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
             "ranking_radius_d": self.ranking_radius_d,
             "lens_lengthscale_d": self.lens_lengthscale_d,
             "plus_preference": self.plus_preference,
+            "plus_ramp_rankings": self.plus_ramp_trials,
         }
+
+    @classmethod
+    def _saved_settings(cls, settings: dict) -> dict:
+        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0)."""
+        settings = super()._saved_settings(settings)
+        settings.setdefault("plus_ramp_rankings", 0)
+        return settings
 
     def to_state(self) -> dict:
         """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
@@ -296,6 +319,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
 
 __all__ = [
     "PLUS_PREFERENCE",
+    "PLUS_RAMP_RANKINGS",
     "PRESCRIPTION_RANKING_RULES",
     "RANKING_MAX_PLUS_OFFSET_D",
     "RANKING_RADIUS_D",

@@ -14,6 +14,7 @@ from lensopt.refraction.prescription_comparisons import LENS_LENGTHSCALE_D
 from lensopt.refraction.prescription_duels import PLUS_PREFERENCE as DUEL_PLUS_PREFERENCE
 from lensopt.refraction.prescription_rankings import (
     PLUS_PREFERENCE,
+    PLUS_RAMP_RANKINGS,
     RANKING_RADIUS_D,
     PrescriptionRankingOptimizer,
     PrescriptionRankingTrial,
@@ -162,6 +163,17 @@ def test_the_prescription_has_intervals_around_the_lens_and_no_acuity_confidence
         assert lo <= hi and lo - 1e-9 <= value <= hi + 1e-9
 
 
+def test_the_most_plus_tilt_grows_over_the_first_rankings_and_settings_stored_before_it_replay_without():
+    opt = _answered(n=4, plus_ramp_rankings=10)
+    assert opt.tilt == pytest.approx(PLUS_PREFERENCE * 4 / 10)
+    assert _answered(n=4, plus_ramp_rankings=0).tilt == PLUS_PREFERENCE
+    assert _answered(n=12, plus_ramp_rankings=10).tilt == PLUS_PREFERENCE
+    assert PrescriptionRankingOptimizer(start=START).settings_dict()["plus_ramp_rankings"] == PLUS_RAMP_RANKINGS
+    older = opt.settings_dict()
+    del older["plus_ramp_rankings"]  # written before the ramp
+    assert PrescriptionRankingOptimizer.from_settings(older).plus_ramp_trials == 0
+
+
 def test_before_any_ranking_the_best_lens_is_the_start():
     opt = PrescriptionRankingOptimizer(start=START)
     np.testing.assert_allclose(opt.best().to_array(), START.power_vector().to_array())
@@ -186,6 +198,7 @@ def test_bad_input_is_one_clear_value_error():
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(lens_step_d=0), "lens_step_d")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(plus_preference=-1), "plus_preference")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(ranking_radius_d=0), "ranking_radius_d")
+    _one_line_value_error(lambda: PrescriptionRankingOptimizer(plus_ramp_rankings=-1), "plus_ramp_rankings")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(start="abc"), "abc")
     opt = PrescriptionRankingOptimizer(start=START)
     far = PrescriptionRankingTrial((START, Lens(3.0, -0.5, 180.0), Lens(-1.0, -0.25, 180.0)), 0.3)

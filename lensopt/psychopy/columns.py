@@ -42,13 +42,15 @@ def query_columns(query) -> dict[str, Any]:
     - a letter ``Trial``: ``letter_logmar``, ``sphere_d``, ``cylinder_d`` (``axis_deg`` in the full
       prescription search);
     - a ``DuelTrial`` or ``PrescriptionDuelTrial``: ``letter_logmar``, ``lens_1_*``, ``lens_2_*``;
-    - a ``RankingTrial``: ``letter_logmar``, ``lens_1_*``... one per lens;
+    - a ``RankingTrial`` or ``PrescriptionRankingTrial``: ``letter_logmar``, ``lens_1_*``... one per
+      lens (with ``lens_k_axis_deg`` in the full prescription);
     - a binary ``Query``: ``context1``..., ``system1``...;
     - a ``DuelQuery`` or ``RankingQuery``: ``context1``..., ``member1_system1``....
     """
-    if hasattr(query, "lenses_d"):  # RankingTrial
+    if hasattr(query, "lenses_d") or hasattr(query, "lenses"):  # RankingTrial, PrescriptionRankingTrial
         columns: dict[str, Any] = {"letter_logmar": _number(query.letter_logmar)}
-        for k, lens in enumerate(query.lenses_d, start=1):
+        lenses = query.lenses_d if hasattr(query, "lenses_d") else query.lenses
+        for k, lens in enumerate(lenses, start=1):
             columns.update(_lens_columns(f"lens_{k}_", lens))
         return columns
     if hasattr(query, "first_lens_d") or hasattr(query, "first_lens"):  # DuelTrial, PrescriptionDuelTrial
@@ -94,8 +96,8 @@ def answer_columns(query, answer) -> dict[str, Any]:
         return {"response": _scalar(answer)}
     values = list(answer)
     is_order = all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values)
-    if is_order and (hasattr(query, "lenses_d") or hasattr(query, "members")):
-        unit = "lens" if hasattr(query, "lenses_d") else "member"
+    if is_order and (hasattr(query, "lenses_d") or hasattr(query, "lenses") or hasattr(query, "members")):
+        unit = "member" if hasattr(query, "members") else "lens"
         return {f"rank_{r}_{unit}": int(v) + 1 for r, v in enumerate(values, start=1)}
     return {f"response_{k}": _scalar(v) for k, v in enumerate(values, start=1)}
 

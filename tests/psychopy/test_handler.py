@@ -236,6 +236,29 @@ def test_a_ranking_answer_becomes_1_based_lens_numbers_by_rank(tmp_path):
     assert not any(str(cell).startswith(("[", "{", "(")) for cell in frame.to_numpy().ravel())
 
 
+def test_a_full_prescription_ranking_gives_each_lens_its_axis_and_the_ranks(tmp_path):
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+
+    exp = _experiment(tmp_path)
+    optimizer = PrescriptionRankingOptimizer(seed=2, start="-1.00 / -0.50 x 180")
+    handler = RefractionHandler(optimizer, n_trials=2, exp=exp)
+    asked = []
+    for trial in handler:
+        asked.append(handler.query)
+        assert {f"lens_{k}_axis_deg" for k in (1, 2, 3)} <= set(trial)
+        handler.addResponse((1, 2, 0))
+        exp.nextEntry()
+
+    frame = _save_csv(exp, tmp_path / "prescription-rankings.csv")
+
+    for k in (1, 2, 3):
+        assert frame[f"lensopt.lens_{k}_axis_deg"].tolist() == [query.lenses[k - 1].axis_deg for query in asked]
+    assert (
+        frame[["lensopt.rank_1_lens", "lensopt.rank_2_lens", "lensopt.rank_3_lens"]].values.tolist() == [[2, 3, 1]] * 2
+    )
+    assert pd.api.types.is_numeric_dtype(frame["lensopt.lens_3_sphere_d"])
+
+
 class _InstantOptimizer:
     """The ask/tell contract with no model: what remains of a trial's time is the handler's."""
 

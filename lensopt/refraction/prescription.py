@@ -100,6 +100,29 @@ class SearchBox:
         )
 
 
+#: Offsets (D) of the fine grid of candidate lenses around a reported lens, in each of M, J0, J45:
+#: the lenses against which the reported one is measured (its confidence and intervals).
+FINE_OFFSETS_D = (-0.5, -0.25, 0.0, 0.25, 0.5)
+
+
+def fine_grid_d(centre_d) -> np.ndarray:
+    """The grid of :data:`FINE_OFFSETS_D` around the power vector ``centre_d``, ``(125, 3)``."""
+    centre_d = np.asarray(centre_d, dtype=float)
+    offsets = np.array(FINE_OFFSETS_D)
+    return np.array(np.meshgrid(*(centre_d[k] + offsets for k in range(3)), indexing="ij")).reshape(3, -1).T
+
+
+def distinct_inside(lenses_d: np.ndarray, bounds_d) -> np.ndarray:
+    """The rows of ``lenses_d`` inside the box ``bounds_d`` (the first row, the reported lens, kept
+    wherever it is), each power vector once, in their first order."""
+    bounds = np.asarray(bounds_d, dtype=float)
+    inside = np.all((lenses_d >= bounds[:, 0] - 1e-9) & (lenses_d <= bounds[:, 1] + 1e-9), axis=1)
+    inside[0] = True
+    lenses_d = lenses_d[inside]
+    _, first = np.unique(np.round(lenses_d, 9), axis=0, return_index=True)
+    return lenses_d[np.sort(first)]
+
+
 def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0.95) -> dict:
     """Central ``level`` intervals of draws of the best lens, ``(n, 3)`` power vectors (D): of ``M``,
     ``J0``, ``J45`` and of the minus-cylinder sphere, cylinder and axis. The axis interval is taken

@@ -42,7 +42,7 @@ from lensopt.optimize import maximize_posterior_mean
 from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens, PowerVector
-from lensopt.refraction.prescription import Prescription, SearchBox, lens_intervals
+from lensopt.refraction.prescription import Prescription, SearchBox, distinct_inside, fine_grid_d, lens_intervals
 from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
 
@@ -77,10 +77,10 @@ DEFAULT_AXIS_STEP_DEG = 1.0
 #: search box widened by this, so that it accepts every lens shown; a lens further out is refused.
 ROUNDING_SLACK_D = 0.25
 
-#: The prescription's intervals: offsets (D) of the grid of candidate lenses around the reported one
-#: in each coordinate, the posterior draws of the utility over them, candidates pruned when their
-#: upper bound (mean + PRUNE_SDS sd) is below the best lower bound, and the draws' seed stream.
-FINE_OFFSETS_D = (-0.5, -0.25, 0.0, 0.25, 0.5)
+#: The prescription's intervals: the posterior draws of the utility over the candidate lenses
+#: (:func:`~lensopt.refraction.prescription.fine_grid_d` around the reported one and the lenses
+#: shown), candidates pruned when their upper bound (mean + PRUNE_SDS sd) is below the best lower
+#: bound, and the draws' seed stream.
 N_DRAWS = 512
 PRUNE_SDS = 3.0
 INTERVAL_STREAM = 0x1D7
@@ -368,15 +368,9 @@ class PrescriptionComparisons(TrialHistory):
 
     def _candidates(self, best_d: np.ndarray) -> np.ndarray:
         """The reported lens, a grid around it and the lenses shown so far, inside the search box."""
-        offsets = np.array(FINE_OFFSETS_D)
-        grid = np.array(np.meshgrid(*(best_d[k] + offsets for k in range(3)), indexing="ij")).reshape(3, -1).T
-        lenses = np.vstack([best_d[None, :], grid, self._told_lenses()])
-        bounds = np.array(self.box.bounds_d)
-        inside = np.all((lenses >= bounds[:, 0] - 1e-9) & (lenses <= bounds[:, 1] + 1e-9), axis=1)
-        inside[0] = True
-        lenses = lenses[inside]
-        _, first = np.unique(np.round(lenses, 9), axis=0, return_index=True)
-        return lenses[np.sort(first)]
+        return distinct_inside(
+            np.vstack([best_d[None, :], fine_grid_d(best_d), self._told_lenses()]), self.box.bounds_d
+        )
 
     @single_threaded
     def prescription(self) -> Prescription:

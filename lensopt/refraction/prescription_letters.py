@@ -51,6 +51,8 @@ from lensopt.refraction.prescription import (
     PRESCRIPTION_SEARCH,
     Prescription,
     SearchBox,
+    distinct_inside,
+    fine_grid_d,
     lens_intervals,
 )
 from lensopt.refraction.trial import Trial, TrialHistory
@@ -117,10 +119,9 @@ MIN_MAX_STEP_D = 0.25
 #: Step (D) of the scan along M for the most-plus end point.
 MOST_PLUS_SCAN_STEP_D = 0.01
 
-#: Candidate lenses of the certainty: offsets (D) of the fine grid around the reported lens in each
-#: coordinate, the spacing of the coarse box grid and the distance from a tested lens within which
-#: the coarse grid counts as searched.
-FINE_OFFSETS_D = (-0.5, -0.25, 0.0, 0.25, 0.5)
+#: Candidate lenses of the certainty, besides the fine grid around the reported lens
+#: (:func:`~lensopt.refraction.prescription.fine_grid_d`): the spacing of the coarse box grid and
+#: the distance from a tested lens within which the coarse grid counts as searched.
 COARSE_STEP_D = 0.5
 COVERED_RADIUS_D = 0.75
 
@@ -519,18 +520,11 @@ class PrescriptionOptimizer(TrialHistory):
         """Lenses against which the reported one is measured: a fine grid around it, the tested
         lenses and a coarse grid of the box near them (as :mod:`lensopt.refraction.certainty`)."""
         bounds = np.array(self.settings.system_bounds)
-        offsets = np.array(FINE_OFFSETS_D)
-        fine = np.array(np.meshgrid(*(best_d[k] + offsets for k in range(3)), indexing="ij")).reshape(3, -1).T
         axes = [np.arange(lo, hi + 1e-9, COARSE_STEP_D) for lo, hi in bounds]
         coarse = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
         tested = np.unique(self._core.inputs[:, 1:], axis=0)
         near = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1) <= COVERED_RADIUS_D
-        lenses = np.vstack([best_d[None, :], fine, coarse[near], tested])
-        inside = np.all((lenses >= bounds[:, 0] - 1e-9) & (lenses <= bounds[:, 1] + 1e-9), axis=1)
-        inside[0] = True
-        lenses = lenses[inside]
-        _, first = np.unique(np.round(lenses, 9), axis=0, return_index=True)
-        return lenses[np.sort(first)]
+        return distinct_inside(np.vstack([best_d[None, :], fine_grid_d(best_d), coarse[near], tested]), bounds)
 
     @single_threaded
     def prescription(self) -> Prescription:

@@ -18,6 +18,7 @@ from lensopt.asktell import run_session
 from lensopt.observer import SimulatedPatient
 from lensopt.psychopy import RefractionHandler
 from lensopt.refraction import DuelRefractionOptimizer, RankingRefractionOptimizer, RefractionOptimizer, Trial
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.stopping import StopRule
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,8 +238,6 @@ def test_a_ranking_answer_becomes_1_based_lens_numbers_by_rank(tmp_path):
 
 
 def test_a_full_prescription_ranking_gives_each_lens_its_axis_and_the_ranks(tmp_path):
-    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
-
     exp = _experiment(tmp_path)
     optimizer = PrescriptionRankingOptimizer(seed=2, start="-1.00 / -0.50 x 180")
     handler = RefractionHandler(optimizer, n_trials=2, exp=exp)

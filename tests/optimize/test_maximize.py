@@ -174,3 +174,32 @@ def test_a_refined_search_reports_the_candidate_the_unrefined_search_returns(see
     np.testing.assert_array_equal(candidate[0], unrefined)
     np.testing.assert_allclose(refined, [0.35, -0.6], atol=1e-5)
     assert np.sum((refined - [0.35, -0.6]) ** 2) < np.sum((candidate[0] - [0.35, -0.6]) ** 2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_direct_lbfgsb_loop_stops_where_scipy_minimize_stops_bit_for_bit(seed):
+    from scipy.optimize import minimize
+
+    from lensopt.optimize.maximize import _lbfgsb_minimize
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 9))
+    A, center, w = rng.standard_normal((n, n)), 3.0 * rng.standard_normal(n), rng.uniform(0.5, 3.0, n)
+
+    def objective(x):  # a bumpy quadratic with a few local minima
+        r = A @ (x - center)
+        return float(np.sum(np.sin(w * x)) + 0.1 * r @ r), w * np.cos(w * x) + 0.2 * A.T @ r
+
+    low = rng.uniform(-3.0, 0.0, n)
+    high = low + rng.uniform(0.0, 4.0, n)
+    if seed % 3 == 0:
+        high[0] = low[0]  # one pinned variable
+    if seed == 11:
+        high = low.copy()  # every variable pinned: minimize answers without iterating
+    bounds = np.column_stack([low, high])
+    x0 = rng.uniform(low - 0.5, high + 0.5)  # some starts outside the box, clipped into it
+    for max_iterations, ftol in ((30, 2.2204460492503131e-09), (4, 1e-4), (30, 1e-6)):
+        expected = minimize(
+            objective, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iterations, "ftol": ftol}
+        ).x
+        assert _lbfgsb_minimize(objective, x0, bounds, max_iterations, ftol).tobytes() == expected.tobytes()

@@ -203,3 +203,20 @@ def test_the_direct_lbfgsb_loop_stops_where_scipy_minimize_stops_bit_for_bit(see
             objective, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iterations, "ftol": ftol}
         ).x
         assert _lbfgsb_minimize(objective, x0, bounds, max_iterations, ftol).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n_dims", [1, 2, 3, 7, 30])
+def test_scrambled_halton_is_scipys_halton_from_the_same_generator(n_dims):
+    from scipy.stats import qmc
+
+    box = np.column_stack([-1.0 - np.arange(n_dims), 0.5 * np.arange(n_dims) + 1.0])
+    box[n_dims // 2] = (0.25, 0.25)  # a pinned dimension
+    for seed in range(8):
+        ours, theirs = np.random.default_rng([seed, 19]), np.random.default_rng([seed, 19])
+        for n_points in (1, 2, 9, 128, 300):
+            unit = qmc.Halton(d=n_dims, scramble=True, seed=theirs).random(n_points)
+            expected = box[:, 0] + unit * (box[:, 1] - box[:, 0])
+            assert scrambled_halton(box, n_points, ours).tobytes() == expected.tobytes()
+        # the caller's generator is left as scipy's sampler leaves it (its draws and its children)
+        assert ours.random() == theirs.random()
+        assert ours.spawn(1)[0].random() == theirs.spawn(1)[0].random()

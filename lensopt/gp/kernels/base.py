@@ -212,6 +212,12 @@ class _BaseKernel(Kernel):
 
     def __init__(self, params: dict, active_dims, fixed, bounds, default_bounds: dict):
         self.active_dims = _check_dims(active_dims)
+        # the active columns as an index array and the columns an input needs, once: _cols runs
+        # a few hundred times per decision
+        if self.active_dims is not None:
+            self._column_index = np.array(self.active_dims, dtype=np.intp)
+            self._column_index.setflags(write=False)
+            self._n_columns_read = max(self.active_dims) + 1
         fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
         bounds = dict(bounds or {})
         unknown = (set(fixed) | set(bounds)) - set(params)
@@ -286,16 +292,16 @@ class _BaseKernel(Kernel):
     def _cols(self, X):
         if self.active_dims is None:
             return X
-        if max(self.active_dims) >= X.shape[1]:
+        if self._n_columns_read > X.shape[1]:
             raise ValueError(f"{type(self).__name__} reads columns {self.active_dims} but X has {X.shape[1]} columns")
-        return X[:, self.active_dims]
+        return X[:, self._column_index]
 
     def _embed(self, grad_active, d):
         """Scatter a gradient over the active columns into all ``d`` columns."""
         if self.active_dims is None:
             return grad_active
         out = np.zeros(grad_active.shape[:-1] + (d,))
-        out[..., self.active_dims] = grad_active
+        out[..., self._column_index] = grad_active
         return out
 
     def _select_free(self, grads):

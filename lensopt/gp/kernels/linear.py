@@ -37,7 +37,7 @@ class LinearContext(_BaseKernel):
 
     def _grad_x(self, X, Y):
         S = self.variance * self._cols(Y)
-        return self._embed(np.broadcast_to(S[None, :, :], (X.shape[0],) + S.shape).copy(), X.shape[1])
+        return self._embed(np.repeat(S[None, :, :], X.shape[0], axis=0), X.shape[1])
 
     def _diag_grad_x(self, X):
         return self._embed(2.0 * self.variance * self._cols(X), X.shape[1])

@@ -292,9 +292,13 @@ class _BaseKernel(Kernel):
     def _cols(self, X):
         if self.active_dims is None:
             return X
-        if self._n_columns_read > X.shape[1]:
-            raise ValueError(f"{type(self).__name__} reads columns {self.active_dims} but X has {X.shape[1]} columns")
+        self._check_columns(X)
         return X[:, self._column_index]
+
+    def _check_columns(self, X):
+        """Refuse an ``X`` without every column this kernel reads."""
+        if self.active_dims is not None and self._n_columns_read > X.shape[1]:
+            raise ValueError(f"{type(self).__name__} reads columns {self.active_dims} but X has {X.shape[1]} columns")
 
     def _embed(self, grad_active, d):
         """Scatter a gradient over the active columns into all ``d`` columns."""

@@ -89,23 +89,24 @@ class _Stationary(_BaseKernel):
         return Xa if self.input_map is None else Xa @ self.input_map.T
 
     def _scaled_cols(self, X, Y):
-        Xa = self._mapped(self._cols(X))
-        ell = self.lengthscales
-        if ell.size > 1 and ell.size != Xa.shape[1]:
-            raise ValueError(
-                f"{type(self).__name__}: {ell.size} lengthscales but {Xa.shape[1]} active columns; "
-                "give one per active column or set active_dims"
-            )
-        return Xa / ell, self._scaled_fixed(Y)
+        return self._scaled_fixed(X), self._scaled_fixed(Y)
 
     def _scaled_fixed(self, Y):
         """``Y``'s active columns mapped and scaled; kept for the next call when ``Y`` is read-only
-        (a fitted model's training inputs, the ``Y`` of every prediction it makes): the same
-        numbers, computed once per fit instead of once per prediction."""
+        (a fitted model's training inputs, the ``Y`` of every prediction it makes and the ``X`` of
+        its cross-covariances ``k(X_train, x)``): the same numbers, computed once per fit instead
+        of once per prediction."""
         memo = self.__dict__.get("_scaled_memo")
         if memo is not None and memo[0] is Y:
             return memo[1]
-        scaled = self._mapped(self._cols(Y)) / self.lengthscales
+        Ya = self._mapped(self._cols(Y))
+        ell = self.lengthscales
+        if ell.size > 1 and ell.size != Ya.shape[1]:
+            raise ValueError(
+                f"{type(self).__name__}: {ell.size} lengthscales but {Ya.shape[1]} active columns; "
+                "give one per active column or set active_dims"
+            )
+        scaled = Ya / ell
         if not Y.flags.writeable:
             self._scaled_memo = (Y, scaled)
         return scaled
@@ -122,7 +123,7 @@ class _Stationary(_BaseKernel):
         return self.variance * self._g(r2)[0]
 
     def _diag(self, X):
-        self._cols(X)
+        self._check_columns(X)
         return np.full(X.shape[0], self.variance)
 
     def _grad_theta(self, X):
@@ -143,7 +144,7 @@ class _Stationary(_BaseKernel):
         return self._embed(grad, X.shape[1])
 
     def _diag_grad_x(self, X):
-        self._cols(X)
+        self._check_columns(X)
         return np.zeros(X.shape)
 
     def input_frequencies(self, n_frequencies, n_active, rng):

@@ -32,6 +32,12 @@ included. ``stop=P`` gives the optimizer a stopping rule ``StopRule(confidence=P
 min_trials=min_trials)``, checked at every decision from ``min_trials`` answers on (with
 ``handler=False`` the check is timed after ``tell`` as well).
 
+With the handler the next trial is decided ahead by default, for both answers, in a worker
+process while the patient looks at the letter (:mod:`lensopt.psychopy.lookahead`): the decision
+then waits only for what the worker has not finished when the answer comes. So the simulated
+patient takes ``response_ms`` to answer (default :data:`DEFAULT_RESPONSE_MS`; untimed, as the
+answer itself is), and ``lookahead=False`` times the handler deciding in its own process.
+
 ``_child_main`` is the code of one process; each process imports this module only after its own
 numpy-first or lensopt-first imports, so the order under test is the one it chose.
 """
@@ -67,6 +73,10 @@ BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 """Thread-count variables removed from the processes' environment (as in a user's shell)."""
 
 DEFAULT_RULE, DEFAULT_PROCESSES, DEFAULT_TRIALS, DEFAULT_SEED = "ucb-ald", 2, 100, 0
+
+DEFAULT_RESPONSE_MS = 300.0
+"""The simulated patient's answer time with the handler, ms: quicker than any patient names a letter
+(and a lookahead worker needs two decisions' time: for an instant answer it is the wait)."""
 
 DECISION_ASK_TELL = "ask + tell"
 DECISION_HANDLER = "addResponse -> next trial (tell, stop check, ask)"
@@ -120,13 +130,15 @@ def run_decision_time(
     handler: bool = False,
     stop: float | None = None,
     min_trials: int = DEFAULT_MIN_TRIALS,
+    lookahead: bool = True,
+    response_ms: float = DEFAULT_RESPONSE_MS,
 ) -> dict:
     """Run the benchmark (see the module docstring) and return its result as a JSON-able dict.
     ``search="prescription"`` times the full prescription instead (issue 16): a
     :class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer` around an
     autorefraction of a clinic patient (``draw_clinic_patients(1, seed + i, slope=14)``), three
-    lens parameters and the letter size. ``handler``, ``stop`` and ``min_trials``: see the module
-    docstring."""
+    lens parameters and the letter size. ``handler``, ``stop``, ``min_trials``, ``lookahead`` and
+    ``response_ms`` (both with the handler only): see the module docstring."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
     rules = PRESCRIPTION_RULES if search == "prescription" else ALL_RULES
@@ -140,6 +152,8 @@ def run_decision_time(
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"decision-time: {name} must be an integer ≥ {low}, got {value!r}")
+    if isinstance(response_ms, bool) or not isinstance(response_ms, (int, float)) or not 0 <= response_ms <= 10_000:
+        raise ValueError(f"decision-time: response_ms must be a number of ms in [0, 10000], got {response_ms!r}")
     if stop is not None:
         StopRule(confidence=stop, min_trials=min_trials, max_trials=max(trials, min_trials))  # one-line errors
         if min_trials > trials:
@@ -156,7 +170,9 @@ def run_decision_time(
             argv = [sys.executable, "-c", code, "--rule", rule, "--trials", str(trials), "--seed", str(seed + i)]
             argv += ["--search", search]
             if handler:
-                argv += ["--handler"]
+                argv += ["--handler", "--response-ms", repr(float(response_ms))]
+                if not lookahead:
+                    argv += ["--no-lookahead"]
             if stop is not None:
                 argv += ["--stop", repr(float(stop)), "--min-trials", str(min_trials)]
             children.append(
@@ -205,6 +221,8 @@ def run_decision_time(
         "rule": rule,
         "search": search,
         "handler": bool(handler),
+        "lookahead": bool(handler and lookahead),
+        "response_ms": float(response_ms) if handler else None,
         "stop": None if stop is None else {"confidence": float(stop), "min_trials": min_trials},
         "decision": DECISION_HANDLER if handler else DECISION_ASK_TELL,
         "processes": processes,
@@ -238,6 +256,12 @@ def _failure(child, out="", err=None) -> str:
     return f"a benchmark process failed (exit code {child.returncode}): {last}"
 
 
+def _handler_text(result: dict) -> str:
+    ahead = "deciding ahead in a worker" if result.get("lookahead") else "deciding in-process (no lookahead)"
+    answer = result.get("response_ms")
+    return f" through RefractionHandler, {ahead}" + ("" if answer is None else f", answers after {answer:g} ms")
+
+
 def format_report(result: dict) -> str:
     """The human-readable table of :func:`run_decision_time`'s result."""
     setting = result["blas_threads_setting"]
@@ -262,7 +286,7 @@ def format_report(result: dict) -> str:
         + f" on {result['cpu_count']} CPUs, "
         f"{result['trials']} trials each, {result['import_order']}; {how}",
         f"decision = {result.get('decision', DECISION_ASK_TELL)}"
-        + (" through RefractionHandler" if result.get("handler") else "")
+        + (_handler_text(result) if result.get("handler") else "")
         + f"; {rule_text}; one 60 Hz frame = {result['frame_ms']:.1f} ms",
         "",
         f"{'process':>8} {'seed':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'p95/frame':>10}"
@@ -306,6 +330,8 @@ def _parse_child(argv):
     parser.add_argument("--handler", action="store_true")
     parser.add_argument("--stop", type=float)
     parser.add_argument("--min-trials", type=int, default=DEFAULT_MIN_TRIALS)
+    parser.add_argument("--response-ms", type=float, default=DEFAULT_RESPONSE_MS)
+    parser.add_argument("--no-lookahead", action="store_true")
     return parser.parse_args(argv)
 
 
@@ -347,13 +373,13 @@ def _time_ask_tell(optimizer, ask, tell, respond, trials, threads_in_call):
     return decision_ms, cpu_ms, trials, inside
 
 
-def _time_handler(optimizer, respond, trials, threads_in_call):
+def _time_handler(optimizer, respond, trials, threads_in_call, lookahead=True, response_s=0.0):
     """Every decision of a :class:`~lensopt.psychopy.RefractionHandler` loop, ms: ``addResponse``
     up to the next trial (or the end of the loop); the trials run; the BLAS thread counts seen
-    inside a limited call."""
+    inside a limited call. The patient answers after ``response_s`` (untimed)."""
     from lensopt.psychopy.handler import RefractionHandler
 
-    handler = RefractionHandler(optimizer, n_trials=trials)
+    handler = RefractionHandler(optimizer, n_trials=trials, lookahead=lookahead)
     decision_ms, cpu_ms, inside, answer = [], [], set(), None
     while True:
         start, start_cpu = time.perf_counter(), time.thread_time()
@@ -371,6 +397,7 @@ def _time_handler(optimizer, respond, trials, threads_in_call):
         if handler.thisTrialN == 0:  # untimed: what a limited call sees
             inside.add(tuple(info["num_threads"] for info in threads_in_call()))
         answer = respond(handler.query)  # the patient's answer is not timed
+        time.sleep(response_s)
     inside.add(tuple(info["num_threads"] for info in threads_in_call()))
     return decision_ms, cpu_ms, handler.thisTrialN + 1, inside
 
@@ -400,7 +427,9 @@ def _child_main(argv) -> int:
     print("ready", flush=True)
     sys.stdin.readline()
     if args.handler:
-        decision_ms, cpu_ms, n_run, inside = _time_handler(optimizer, respond, args.trials, threads_in_call)
+        decision_ms, cpu_ms, n_run, inside = _time_handler(
+            optimizer, respond, args.trials, threads_in_call, not args.no_lookahead, args.response_ms / 1e3
+        )
     else:
         timed = _time_ask_tell(optimizer, ask, tell, respond, args.trials, threads_in_call)
         decision_ms, cpu_ms, n_run, inside = timed

@@ -285,7 +285,7 @@ def run_decision_time(args) -> int:
     import json
 
     # deferred: imports the refraction optimizer, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.decision_time import format_report
+    from lensopt.bench.decision_time import DEFAULT_RESPONSE_MS, format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
     rule = args.rule or ("bracket-ald" if args.search == "prescription" else "ucb-ald")  # the searches' defaults
@@ -300,6 +300,8 @@ def run_decision_time(args) -> int:
         handler=args.through_handler,
         stop=args.stop,
         min_trials=args.min_trials,
+        lookahead=not args.no_lookahead,
+        response_ms=DEFAULT_RESPONSE_MS if args.response_ms is None else args.response_ms,
     )
     print(json.dumps(result) if args.json else format_report(result))
     return 0

@@ -10,6 +10,7 @@ from lensopt.cli.arguments import confidence as _confidence
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.arguments import processes as _processes
+from lensopt.cli.arguments import response_ms as _response_ms
 from lensopt.cli.bench_campaigns import run_cli_startup, run_decision_time
 from lensopt.stopping import DEFAULT_MIN_TRIALS
 
@@ -92,6 +93,19 @@ def add_machine_parsers(sub) -> None:
         default=DEFAULT_MIN_TRIALS,
         metavar="N",
         help=f"the stopping rule's minimum trials, at most --trials (default {DEFAULT_MIN_TRIALS}; with --stop)",
+    )
+    dt.add_argument(
+        "--no-lookahead",
+        action="store_true",
+        help="with --handler: the handler decides in its own process after each answer, instead of a worker "
+        "deciding ahead for both answers while the patient looks (lensopt.psychopy.lookahead)",
+    )
+    dt.add_argument(
+        "--response-ms",
+        type=_response_ms,
+        metavar="MS",
+        help="with --handler: the simulated patient answers after MS ms, untimed (default 300: quicker than any "
+        "patient names a letter; 0: an instant answer, the lookahead's worst case)",
     )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
     dt.set_defaults(handler=run_decision_time)

@@ -17,12 +17,14 @@ read off the query (:mod:`lensopt.psychopy.columns`), so it adds no work of its 
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import weakref
 from typing import Any
 
 from lensopt.asktell import AskTellOptimizer
 from lensopt.psychopy.columns import answer_columns, query_columns
+from lensopt.psychopy.lookahead import LookaheadWorker, speculative_answers
 
 DEFAULT_HANDLER_NAME = "lensopt"
 """The handler's name when none is given: the prefix of its columns in the experiment's CSV."""
@@ -47,6 +49,13 @@ class RefractionHandler:
         An ``ExperimentHandler`` to write to (the same as ``exp.addLoop(handler)``).
     extraInfo:
         Kept as ``handler.extraInfo``, as PsychoPy's handlers keep it.
+    lookahead:
+        Decide the next trial while the patient looks at this one, for each possible answer, in a
+        worker process (:mod:`lensopt.psychopy.lookahead`): ``addResponse`` up to the next trial
+        then costs a message instead of a decision, and the frame loop never waits. The trials are
+        the same, number for number. ``None`` (default): on for optimizers whose queries have few
+        answers (the letter optimizers: correct or not), off otherwise; ``False``: decide in this
+        process; ``True``: on, or a ValueError for an optimizer that cannot.
 
     Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
     the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
@@ -65,6 +74,7 @@ class RefractionHandler:
         exp=None,
         extraInfo: dict | None = None,
         autoLog: bool = True,
+        lookahead: bool | None = None,
     ):
         for method in ("ask", "tell", "best"):
             if not callable(getattr(optimizer, method, None)):
@@ -99,6 +109,16 @@ class RefractionHandler:
         self.decision_ms: list[float] = []
         self._query = None  # the query asked and not yet answered
         self._exp_ref = None
+        self._answers = speculative_answers(optimizer)
+        if lookahead not in (None, True, False):
+            raise ValueError(f"lookahead must be True, False or None (automatic), got {lookahead!r}")
+        if lookahead and self._answers is None:
+            raise ValueError(
+                f"{type(optimizer).__name__}'s queries have no short list of answers to decide ahead for: "
+                "use lookahead=False (or None)"
+            )
+        use_worker = self._answers is not None if lookahead is None else lookahead
+        self._worker = LookaheadWorker(optimizer, callable(self._should_stop)) if use_worker else None
         if exp is not None:
             exp.addLoop(self)
 
@@ -122,17 +142,17 @@ class RefractionHandler:
                 f"{self.name}: trial {self.thisTrialN + 1} has no response: call addResponse(answer) "
                 "before asking for the next trial"
             )
-        if self.finished or self._done():
-            self.finished = True
-            exp = self.getExp()
-            if exp is not None:
-                exp.loopEnded(self)
-            raise StopIteration
-        query = self.optimizer.ask()
+        if self.finished or self._budget_spent():
+            self._finish()
+        query, decision_ms = self._decide()
+        if query is None:  # the stopping rule
+            self.stopped = True
+            self._finish()
         self._query = query
         self.thisTrialN += 1
         self.thisN = self.thisTrialN
-        decision_ms = float(self.optimizer.last_decision_ms)
+        if self._worker is not None and not self._budget_spent():
+            self._worker.speculate(query)
         self.decision_ms.append(decision_ms)
         trial = {"trial_index": self.thisTrialN + 1, **query_columns(query)}
         self.trials.append(trial)
@@ -143,13 +163,42 @@ class RefractionHandler:
 
     next = __next__  # PsychoPy's handlers allow ``handler.next()``
 
-    def _done(self) -> bool:
-        if self.n_trials is not None and self.thisTrialN + 1 >= self.n_trials:
-            return True
-        if self._should_stop is not None and self.thisTrialN >= 0 and self._should_stop():
-            self.stopped = True
-            return True
-        return False
+    def _budget_spent(self) -> bool:
+        return self.n_trials is not None and self.thisTrialN + 1 >= self.n_trials
+
+    def _finish(self):
+        self.finished = True
+        self.close()
+        exp = self.getExp()
+        if exp is not None:
+            exp.loopEnded(self)
+        raise StopIteration
+
+    def _decide(self) -> tuple[Any, float]:
+        """The next query and the ``ask()``'s duration (ms), or ``(None, nan)`` when the stopping rule
+        ends the loop; from the lookahead worker while it runs, else in this process."""
+        check = self._should_stop is not None and self.thisTrialN >= 0
+        worker = self._worker
+        if worker is not None and worker.alive:
+            n_trials = self.optimizer.n_trials
+            reply = worker.decide(n_trials, check) if self.thisTrialN < 0 else worker.next_decision(n_trials)
+            if reply is not None:
+                return reply["query"], float("nan") if reply["stop"] else float(reply["decision_ms"])
+        if check and self._should_stop():
+            return None, float("nan")
+        query = self.optimizer.ask()
+        return query, float(self.optimizer.last_decision_ms)
+
+    def close(self) -> None:
+        """Stop the lookahead worker, if any (the loop's end does it; so does leaving the loop
+        early and dropping the handler). The optimizer and the data are untouched."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close()
+
+    def __del__(self):
+        with contextlib.suppress(Exception):  # at interpreter exit the worker may be gone already
+            self.close()
 
     # ------------------------------------------------------------------ answers and data
     @property
@@ -173,6 +222,12 @@ class RefractionHandler:
         query = self._query
         self.optimizer.tell(query, answer)
         self._query = None
+        if self._worker is not None and not self._budget_spent():
+            branch = next((a for a in self._answers if a == answer), None)
+            if branch is None:  # an answer the optimizer takes but the worker did not foresee
+                self.close()
+            else:
+                self._worker.answer(branch)
         self.data.append(answer)
         for column, value in answer_columns(query, answer).items():
             self._write(column, value)

@@ -120,6 +120,10 @@ class RefractionOptimizer(TrialHistory):
     (or its dict) for :meth:`should_stop`.
     """
 
+    #: The answers a trial can get: a PsychoPy handler decides ahead for each while the patient
+    #: looks at the letter (:mod:`lensopt.psychopy.lookahead`).
+    SPECULATIVE_ANSWERS = (True, False)
+
     def __init__(
         self,
         rule="ucb-ald",

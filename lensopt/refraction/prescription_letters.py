@@ -188,6 +188,10 @@ class PrescriptionOptimizer(TrialHistory):
     ``P(correct) = γ + (1 − γ − λ) Φ(f)``, ``γ = 1/n_alternatives``, ``λ = lapse``.
     """
 
+    #: The answers a trial can get: a PsychoPy handler decides ahead for each while the patient
+    #: looks at the letter (:mod:`lensopt.psychopy.lookahead`).
+    SPECULATIVE_ANSWERS = (True, False)
+
     def __init__(
         self,
         rule=None,

@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from lensopt.bench.decision_time import BLAS_ENV, FRAME_MS, child_environment, run_decision_time, summarize_ms
+from lensopt.bench.decision_time import (
+    BLAS_ENV,
+    DEFAULT_RESPONSE_MS,
+    FRAME_MS,
+    child_environment,
+    run_decision_time,
+    summarize_ms,
+)
 from lensopt.cli import main
 
 SUMMARY_FIELDS = {"n", "median_ms", "p95_ms", "max_ms", "p95_frames"}
@@ -30,6 +37,8 @@ RESULT_FIELDS = {
     "rule",
     "search",
     "handler",
+    "lookahead",
+    "response_ms",
     "stop",
     "decision",
     "processes",
@@ -160,6 +169,22 @@ def test_handler_decisions_with_the_stop_check_json(capsys, monkeypatch):
     assert 0 < process["cpu_median_ms"] <= process["cpu_p95_ms"] and result["pooled_cpu"]["n"] == run + 1
 
 
+def test_handler_decides_ahead_by_default_and_in_process_on_request(capsys, monkeypatch):
+    """The handler's lookahead (a worker deciding for both answers while the patient looks) is on by
+    default, with the patient answering after 300 ms; --no-lookahead times the in-process handler,
+    --response-ms sets the answer time; ask + tell records neither."""
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    ahead = _run_json(capsys, "--handler", "--response-ms", "20")
+    assert ahead["lookahead"] is True and ahead["response_ms"] == 20.0 and ahead["pooled"]["n"] == 6
+    plain = _run_json(capsys, "--handler", "--no-lookahead")
+    assert plain["lookahead"] is False and plain["response_ms"] == DEFAULT_RESPONSE_MS == 300.0
+    asktell = _run_json(capsys)
+    assert asktell["lookahead"] is False and asktell["response_ms"] is None
+    argv = ["bench", "decision-time", "--processes", "1", "--trials", "3", "--handler", "--response-ms", "0"]
+    assert main(argv) == 0
+    assert "deciding ahead in a worker, answers after 0 ms" in capsys.readouterr().out
+
+
 def test_handler_without_a_stopping_rule_and_ask_tell_with_one(capsys, monkeypatch):
     monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
     handler = _run_json(capsys, "--handler")
@@ -188,6 +213,8 @@ def test_handler_table_output(capsys, monkeypatch):
         (["--stop", "nan"], "--stop"),
         (["--stop", "0.9", "--min-trials", "0"], "--min-trials"),
         (["--stop", "0.9", "--min-trials", "30"], "--min-trials"),  # more than --trials 10
+        (["--response-ms", "-5"], "--response-ms"),
+        (["--response-ms", "1e9"], "--response-ms"),
     ],
 )
 def test_bad_stop_options_are_one_line_and_exit_2(capsys, extra, names):
@@ -205,3 +232,10 @@ def test_the_default_rule_is_the_searchs_own(capsys):
     the bracketing rule around a start (the prescription's default), not a rule it never uses."""
     assert _run_json(capsys, "--search", "prescription", "--trials", "2")["rule"] == "bracket-ald"
     assert _run_json(capsys, "--trials", "2")["rule"] == "ucb-ald"
+
+
+def test_the_help_states_the_default_answer_time(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "decision-time", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {DEFAULT_RESPONSE_MS:g}:" in help_text

@@ -1,0 +1,256 @@
+"""The next trial decided while the patient still looks at this one: a handler's lookahead.
+
+A PsychoPy frame loop cannot wait for a decision: at 60 Hz a frame lasts 16.7 ms, and a letter
+decision (``tell``, the stopping rule's check, ``ask``) takes about that long on a small machine
+(PsychoPy issue #4305: QuestPlusHandler freezing inside a loop). But a letter trial has two
+answers only, and the patient takes a few hundred milliseconds to give one. So while the letter is
+on the screen a *worker process* computes the next decision for both answers, and when the answer
+comes the handler takes the one that matches: ``addResponse`` up to the next trial costs a
+message, not a decision.
+
+Why a process, not a thread: the decision is mostly Python, and a thread would hold the
+interpreter lock against the frame loop (measured: a thread deciding beside a PsychoPy window
+made frames late by up to 24 ms); a process has its own interpreter, runs on another core, and
+lowers its own priority so that on a one-core machine the frame loop still comes first.
+
+Why the decisions are the same: an optimizer's next decision is a function of its settings and its
+history only (:mod:`lensopt.asktell`). The worker rebuilds the optimizer from its
+``to_state()``, then follows the session exactly as the handler would — for each possible answer,
+on a deep copy: ``tell``, the stopping rule's check, ``ask`` — and keeps the copy of the answer
+given. Its queries are therefore the sequential ones, number for number. The handler's own
+optimizer is told every answer at once (nothing waits for the worker to be on record) and never
+asks; whatever a user calls on it afterwards (``best()``, ``confidence()``) it computes from its
+history, as a resumed optimizer does. Should the worker fail, the handler says so once and decides
+in-process from then on.
+
+The protocol is one JSON object per line on the worker's stdin and stdout (floats are written with
+``repr`` and so round-trip exactly): ``init`` (the optimizer's class and state), ``speculate`` (the query shown; decide for every answer),
+``answer`` (keep that branch; its decision comes back), ``decide`` (the decision of the current
+history: a loop's first trial), ``quit``. The handler waits for the worker to be ready when it is
+built (a second or so, before any trial), and from then on every decision is the worker's.
+
+"Number for number" holds for an optimizer that is fresh or rebuilt from its state, as lensopt's
+own resumed sessions are; an optimizer that has already decided in this process carries fits that
+warm-start its next ones, which the worker, rebuilt from the history, fits from the prior: the same
+decisions to the fit's tolerance (about 1e-10).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import importlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from typing import Any
+
+#: What the worker process runs (``-c``, not ``-m``: the package imports this module already).
+WORKER_COMMAND = "import sys; from lensopt.psychopy.lookahead import main; sys.exit(main())"
+
+#: ``nice`` increment of the worker on POSIX: on a one-core machine the frame loop comes first.
+WORKER_NICENESS = 5
+
+
+def speculative_answers(optimizer) -> tuple | None:
+    """The answers a query of ``optimizer`` can get, when it declares them few (its
+    ``SPECULATIVE_ANSWERS``, e.g. ``(True, False)`` for a letter), and whether its queries are
+    flat dataclasses that can travel as JSON; None otherwise."""
+    answers = getattr(type(optimizer), "SPECULATIVE_ANSWERS", None)
+    if not answers or not callable(getattr(optimizer, "to_state", None)):
+        return None
+    return tuple(answers)
+
+
+def _query_to_json(query) -> dict[str, Any]:
+    return {"class": f"{type(query).__module__}:{type(query).__qualname__}", "fields": dataclasses.asdict(query)}
+
+
+def _import(path: str):
+    module, _, name = path.partition(":")
+    target: Any = importlib.import_module(module)
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _query_from_json(data: dict[str, Any]):
+    return _import(data["class"])(**data["fields"])
+
+
+class LookaheadWorker:
+    """The handler's side: a worker process deciding ahead for ``optimizer`` (see the module
+    docstring). Every method returns None when the worker cannot answer; the worker is then stopped
+    and the caller decides in-process."""
+
+    def __init__(self, optimizer, check_stop: bool):
+        self._process: subprocess.Popen | None = None
+        self.failure: str | None = None
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", WORKER_COMMAND],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+            )
+        except OSError as error:
+            self._fail(f"could not start the lookahead worker ({error})")
+            return
+        cls = type(optimizer)
+        self._send(
+            {
+                "op": "init",
+                "optimizer": f"{cls.__module__}:{cls.__qualname__}",
+                "state": optimizer.to_state(),
+                "check_stop": bool(check_stop),
+            }
+        )
+        self._receive(optimizer.n_trials)  # ready: imported and rebuilt (about a second, before the loop)
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None
+
+    def decide(self, n_trials: int, check_stop: bool) -> dict | None:
+        """The decision of the current history (a loop's first trial: there was no answer to foresee)."""
+        self._send({"op": "decide", "check_stop": bool(check_stop)})
+        return self._receive(n_trials)
+
+    def speculate(self, query) -> None:
+        """The query on the screen: decide now for each of its answers."""
+        self._send({"op": "speculate", "query": _query_to_json(query)})
+
+    def answer(self, answer) -> None:
+        """The answer given: keep its branch (its decision is read by :meth:`next_decision`)."""
+        self._send({"op": "answer", "answer": answer})
+
+    def next_decision(self, n_trials: int) -> dict | None:
+        """The decision that follows the answer sent: computed already, or waited for."""
+        return self._receive(n_trials)
+
+    def close(self) -> None:
+        """Tell the worker to quit, without waiting for it to exit (its interpreter's shutdown takes
+        a few hundred ms, which the loop's last frame must not wait for): a daemon thread reaps it."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.stdin.write(json.dumps({"op": "quit"}) + "\n")
+            process.stdin.close()
+        except (OSError, ValueError):
+            process.kill()
+        threading.Thread(target=_reap, args=(process,), daemon=True).start()
+
+    # ------------------------------------------------------------------ internals
+    def _fail(self, why: str) -> None:
+        self.failure = why
+        warnings.warn(f"lensopt handler: {why}; deciding in-process from now on", RuntimeWarning, stacklevel=4)
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+            for pipe in (process.stdin, process.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+    def _send(self, message: dict) -> None:
+        if self._process is None:
+            return
+        try:
+            self._process.stdin.write(json.dumps(message) + "\n")
+            self._process.stdin.flush()
+        except (OSError, ValueError) as error:
+            self._fail(f"the lookahead worker stopped listening ({error})")
+
+    def _receive(self, n_trials: int) -> dict | None:
+        if self._process is None:
+            return None
+        line = self._process.stdout.readline()
+        if not line:
+            self._fail(f"the lookahead worker ended (exit code {self._process.poll()})")
+            return None
+        reply = json.loads(line)
+        if "error" in reply:
+            self._fail(f"the lookahead worker failed: {reply['error']}")
+            return None
+        if reply["n_trials"] != n_trials:
+            self._fail(f"the lookahead worker is at trial {reply['n_trials']}, the session at {n_trials}")
+            return None
+        if reply.get("query") is not None:
+            reply["query"] = _query_from_json(reply["query"])
+        return reply
+
+
+def _reap(process: subprocess.Popen) -> None:
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    with contextlib.suppress(OSError):
+        process.stdout.close()
+
+
+# ---------------------------------------------------------------------- the worker process
+def _decision(optimizer, check_stop: bool) -> dict[str, Any]:
+    """What the handler does between two trials, in its order: the stopping rule, then ``ask``."""
+    if check_stop and optimizer.should_stop():
+        return {"stop": True, "query": None, "decision_ms": None, "n_trials": optimizer.n_trials}
+    query = optimizer.ask()
+    return {
+        "stop": False,
+        "query": _query_to_json(query),
+        "decision_ms": float(optimizer.last_decision_ms),
+        "n_trials": optimizer.n_trials,
+    }
+
+
+def _serve(lines, write) -> None:
+    optimizer, answers, check_stop, branches = None, (), False, {}
+    for line in lines:
+        message = json.loads(line)
+        op = message["op"]
+        try:
+            if op == "quit":
+                return
+            if op == "init":
+                optimizer = _import(message["optimizer"]).from_state(message["state"])
+                answers, check_stop = speculative_answers(optimizer) or (), message["check_stop"]
+                _decision(copy.deepcopy(optimizer), check_stop)  # warm-up, thrown away: lazy imports, BLAS limits
+                write({"ready": True, "query": None, "n_trials": optimizer.n_trials})
+            elif op == "decide":
+                write(_decision(optimizer, message["check_stop"]))
+            elif op == "speculate":
+                query = _query_from_json(message["query"])
+                branches = {}
+                for answer in answers:
+                    branch = copy.deepcopy(optimizer)
+                    branch.tell(query, answer)
+                    branches[json.dumps(answer)] = (branch, _decision(branch, check_stop))
+            elif op == "answer":
+                optimizer, decision = branches.pop(json.dumps(message["answer"]))
+                branches = {}
+                write(decision)
+            else:
+                raise ValueError(f"unknown message {op!r}")
+        except Exception as error:  # noqa: BLE001  # the handler decides in-process from then on, and says why
+            write({"error": f"{type(error).__name__}: {error}"})
+
+
+def main() -> int:
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
+    replies = sys.stdout
+    sys.stdout = sys.stderr  # a stray print must not break the protocol
+
+    def write(reply):
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+    _serve(sys.stdin, write)
+    return 0

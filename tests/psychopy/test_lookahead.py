@@ -1,0 +1,161 @@
+"""The handler's lookahead (lensopt.psychopy.lookahead): a worker process decides the next trial for
+both answers while the patient looks, and the trials are the ones the handler would decide itself.
+
+Each session is run twice, with the lookahead and without, on the same patient answering the same
+way; the trials must be equal number for number (``==`` on floats), the stopping rule must end
+both loops at the same trial, and the reported lens may differ only within the search's tolerance
+(the handler's own optimizer is told every answer but fits once, from the prior, when asked, as a
+resumed optimizer does; its posterior-mean search then ends a few 1e-8 D away).
+"""
+
+import time
+
+import numpy as np
+import pytest
+
+from lensopt.observer import SimulatedPatient
+from lensopt.psychopy import RefractionHandler
+from lensopt.psychopy.lookahead import LookaheadWorker, _serve, speculative_answers
+from lensopt.refraction import DuelRefractionOptimizer, RankingRefractionOptimizer, RefractionOptimizer, Trial
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.stopping import StopRule
+
+
+def _run(handler, patient):
+    """The loop of a Coder script; the patient's answers come from its own seeded stream."""
+    for trial in handler:
+        handler.addResponse(
+            bool(patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"], trial.get("axis_deg")))
+        )
+    return handler
+
+
+def _both(make_optimizer, n_trials, patient_seed=7, **patient):
+    runs = []
+    for lookahead in (False, True):
+        handler = RefractionHandler(make_optimizer(), n_trials=n_trials, lookahead=lookahead)
+        runs.append(_run(handler, SimulatedPatient(-1.25, -0.75, seed=patient_seed, **patient)))
+    return runs
+
+
+def test_the_worker_decides_the_trials_the_handler_decides_itself_number_for_number():
+    stop = StopRule(confidence=0.3, min_trials=12, max_trials=200)
+    plain, ahead = _both(lambda: RefractionOptimizer("ucb-ald", seed=4, stop=stop), n_trials=40)
+    assert ahead._worker is None and plain._worker is None  # the loop's end stopped the worker
+    assert ahead.trials == plain.trials and len(plain.trials) >= 12
+    assert ahead.stopped == plain.stopped
+    assert ahead.decision_ms[1:] and all(np.isfinite(ahead.decision_ms))
+    np.testing.assert_allclose(ahead.best(), plain.best(), rtol=0, atol=1e-6)
+
+
+def test_thompson_sampling_and_a_full_prescription_with_its_recentring_decide_the_same_ahead():
+    """TS-ALD draws from ``(seed, n_trials)``; the full prescription re-centres its kernel after 30
+    letters (its own ``tell`` computes ``best()``): both come out of the worker unchanged."""
+    plain, ahead = _both(lambda: RefractionOptimizer("ts-ald", seed=9), n_trials=15)
+    assert ahead.trials == plain.trials
+
+    def prescription():
+        return PrescriptionOptimizer(seed=3, start="-1.00 / -0.50 x 180")
+
+    plain, ahead = _both(prescription, n_trials=33, axis_deg=175.0)
+    assert ahead.trials == plain.trials and len(ahead.trials) == 33
+    np.testing.assert_allclose(ahead.best().to_array(), plain.best().to_array(), rtol=0, atol=1e-6)
+
+
+def test_a_resumed_optimizer_is_continued_from_its_history():
+    """Rebuilt from its saved state, as lensopt resumes a session: the worker is where it is."""
+    session = RefractionOptimizer(seed=6)
+    for answer in (True, False, True, True, False, True, False):
+        session.tell(session.ask(), answer)
+    state = session.to_state()
+
+    plain, ahead = _both(lambda: RefractionOptimizer.from_state(state), n_trials=8)
+    assert ahead.trials == plain.trials and ahead.optimizer.n_trials == 15
+
+
+def test_a_worker_that_dies_mid_session_is_replaced_by_in_process_decisions_losing_nothing():
+    patient = SimulatedPatient(-1.25, -0.75, seed=7)
+    handler = RefractionHandler(RefractionOptimizer(seed=4), n_trials=12, lookahead=True)
+    with pytest.warns(RuntimeWarning, match="lookahead worker"):
+        for trial in handler:
+            if handler.thisTrialN == 4:
+                handler._worker._process.kill()
+                handler._worker._process.wait()
+            handler.addResponse(bool(patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"])))
+    (plain,) = _both(lambda: RefractionOptimizer(seed=4), n_trials=12)[:1]
+    assert handler.trials == plain.trials and handler.optimizer.n_trials == 12 and handler.data == plain.data
+
+
+def test_leaving_the_loop_early_and_closing_stops_the_worker():
+    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=20, lookahead=True)
+    next(handler)
+    handler.addResponse(True)
+    process = handler._worker._process
+    handler.close()
+    deadline = time.monotonic() + 30
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() == 0
+
+
+def test_only_optimizers_with_a_short_list_of_answers_decide_ahead():
+    assert speculative_answers(RefractionOptimizer(seed=0)) == (True, False)
+    assert speculative_answers(DuelRefractionOptimizer(seed=0)) is None
+    assert RefractionHandler(DuelRefractionOptimizer(seed=0), n_trials=2)._worker is None  # automatic: off
+    assert RefractionHandler(RefractionOptimizer(seed=0), n_trials=2, lookahead=False)._worker is None
+    with pytest.raises(ValueError, match="use lookahead=False"):
+        RefractionHandler(RankingRefractionOptimizer(seed=0), n_trials=2, lookahead=True)
+    with pytest.raises(ValueError, match="True, False or None"):
+        RefractionHandler(RefractionOptimizer(seed=0), n_trials=2, lookahead="yes")
+
+
+def test_the_worker_protocol_in_process():
+    """The worker's loop, fed its messages directly: ready after init, the first decision on request,
+    one decision per answer, each the optimizer's own ``ask``; a message it does not know is an
+    error reply."""
+    import json
+
+    optimizer = RefractionOptimizer(seed=2)
+    twin = RefractionOptimizer(seed=2)
+    first = twin.ask()
+    replies = []
+    init = {
+        "op": "init",
+        "optimizer": "lensopt.refraction.letters:RefractionOptimizer",
+        "state": optimizer.to_state(),
+        "check_stop": False,
+    }
+    query = {"class": "lensopt.refraction.trial:Trial", "fields": vars(first)}
+    messages = [
+        init,
+        {"op": "decide", "check_stop": False},
+        {"op": "speculate", "query": query},
+        {"op": "answer", "answer": False},
+        {"op": "frobnicate"},
+        {"op": "quit"},
+        {"op": "answer", "answer": True},  # after quit: never read
+    ]
+    _serve((json.dumps(m) for m in messages), replies.append)
+    twin.tell(first, False)
+    second = twin.ask()
+    assert replies[0] == {"ready": True, "query": None, "n_trials": 0}
+    assert replies[1]["query"] == query and replies[1]["n_trials"] == 0
+    assert replies[2]["stop"] is False and replies[2]["n_trials"] == 1
+    assert Trial(**replies[2]["query"]["fields"]) == second
+    assert replies[3] == {"error": "ValueError: unknown message 'frobnicate'"} and len(replies) == 4
+
+
+def test_a_worker_that_cannot_start_is_a_warning_and_in_process_decisions(monkeypatch):
+    import lensopt.psychopy.lookahead as lookahead
+
+    def refuse(*args, **kwargs):
+        raise OSError("no such interpreter")
+
+    monkeypatch.setattr(lookahead.subprocess, "Popen", refuse)
+    with pytest.warns(RuntimeWarning, match="could not start the lookahead worker"):
+        worker = LookaheadWorker(RefractionOptimizer(seed=0), check_stop=False)
+    assert not worker.alive
+    with pytest.warns(RuntimeWarning):
+        handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=3)
+    _run(handler, SimulatedPatient(-1.25, -0.75, seed=7))
+    assert len(handler.trials) == 3

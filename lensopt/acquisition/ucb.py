@@ -38,11 +38,11 @@ class ProbitUCB:
 
     def value_and_gradient(self, X):
         mu, var, dmu, dvar = self.model.predict_latent_with_gradient(X)
-        mean = uncertainty.probit_mean(mu, var)
-        epistemic = np.maximum(uncertainty.epistemic_variance(mu, var), VARIANCE_FLOOR)
+        mean, epistemic, (m_mu, m_var), (e_mu, e_var) = uncertainty.probit_mean_and_epistemic_variance_with_grads(
+            mu, var
+        )
+        epistemic = np.maximum(epistemic, VARIANCE_FLOOR)
         sd = np.sqrt(epistemic)
-        m_mu, m_var = uncertainty.probit_mean_grad(mu, var)
-        e_mu, e_var = uncertainty.epistemic_variance_grad(mu, var)
         scale = self.beta / (2.0 * sd)
         gradient = chain(m_mu + scale * e_mu, m_var + scale * e_var, dmu, dvar)
         return mean + self.beta * sd, gradient

@@ -81,6 +81,29 @@ def epistemic_variance_grad(mu, var):
     return dV_dh * dh_dmu, dV_dh * dh_dvar - 2.0 * dT_da * da_dvar
 
 
+def probit_mean_and_epistemic_variance_with_grads(mu, var):
+    """:func:`probit_mean`, :func:`epistemic_variance` and their gradients
+    (:func:`probit_mean_grad`, :func:`epistemic_variance_grad`) at once: the same numbers from one
+    ``h``, ``a``, ``Φ(h)`` and ``φ(h)`` instead of four (UCB_Φ evaluates all four per point).
+
+    Returns ``(μ_c, V[Φ(f)], (∂μ_c/∂μ, ∂μ_c/∂σ²), (∂V/∂μ, ∂V/∂σ²))``.
+    """
+    h, dh_dmu, dh_dvar = _h_and_grads(mu, var)
+    var = np.asarray(var, dtype=float)
+    a = 1.0 / np.sqrt(1.0 + 2.0 * var)
+    cdf_h, pdf_h = ndtr(h), _pdf(h)
+    epistemic = np.maximum(cdf_h * ndtr(-h) - 2.0 * owens_t(h, a), 0.0)
+    dV_dh = 2.0 * pdf_h * (ndtr(a * h) - cdf_h)
+    dT_da = np.exp(-0.5 * h * h * (1.0 + a * a)) / (2.0 * np.pi * (1.0 + a * a))
+    da_dvar = -(a**3)
+    return (
+        cdf_h,
+        epistemic,
+        (pdf_h * dh_dmu, pdf_h * dh_dvar),
+        (dV_dh * dh_dmu, dV_dh * dh_dvar - 2.0 * dT_da * da_dvar),
+    )
+
+
 def _binary_entropy_bits_of_phi(h):
     """``H₂(Φ(h))`` in bits, from log-CDFs so that it stays accurate in both tails."""
     log_p, log_q = log_ndtr(h), log_ndtr(-h)

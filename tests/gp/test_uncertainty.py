@@ -11,6 +11,7 @@ from lensopt.gp.uncertainty import (
     epistemic_variance,
     epistemic_variance_grad,
     probit_mean,
+    probit_mean_and_epistemic_variance_with_grads,
     probit_mean_grad,
 )
 
@@ -88,3 +89,18 @@ def test_uncertainty_gradients_match_finite_differences(fn, grad):
     eps = 1e-6
     np.testing.assert_allclose(d_mu, (fn(mu + eps, var) - fn(mu - eps, var)) / (2 * eps), rtol=1e-5, atol=1e-9)
     np.testing.assert_allclose(d_var, (fn(mu, var + eps) - fn(mu, var - eps)) / (2 * eps), rtol=1e-5, atol=1e-9)
+
+
+def test_the_joint_probit_mean_and_epistemic_variance_are_the_separate_functions_bit_for_bit():
+    rng = np.random.default_rng(4)
+    mu = np.concatenate([rng.normal(0.0, 3.0, 200), [0.0, -40.0, 40.0]])
+    var = np.concatenate([rng.uniform(0.0, 5.0, 200), [0.0, 1e-12, 30.0]])
+    mean, epistemic, mean_grad, epistemic_grad = probit_mean_and_epistemic_variance_with_grads(mu, var)
+    expected = (
+        probit_mean(mu, var),
+        epistemic_variance(mu, var),
+        *probit_mean_grad(mu, var),
+        *epistemic_variance_grad(mu, var),
+    )
+    for got, want in zip((mean, epistemic, *mean_grad, *epistemic_grad), expected, strict=True):
+        assert got.tobytes() == want.tobytes()

@@ -8,7 +8,11 @@ both loops at the same trial, and the reported lens may differ only within the s
 resumed optimizer does; its posterior-mean search then ends a few 1e-8 D away).
 """
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,3 +163,15 @@ def test_a_worker_that_cannot_start_is_a_warning_and_in_process_decisions(monkey
         handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=3)
     _run(handler, SimulatedPatient(-1.25, -0.75, seed=7))
     assert len(handler.trials) == 3
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_frame_lateness_example_counts_every_frame_of_every_letter():
+    """docs/examples/lookahead_frames.py runs (a real window); its figures are not asserted: a
+    timing is a benchmark's, not a test's."""
+    script = Path(__file__).resolve().parents[2] / "docs" / "examples" / "lookahead_frames.py"
+    result = subprocess.run([sys.executable, str(script), "--trials", "3"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [line.split(":")[0].strip() for line in result.stdout.splitlines()]
+    assert lines == ["lookahead", "in-process"]
+    assert result.stdout.count("60 frames, lateness median") == 2

@@ -153,7 +153,9 @@ def run_decision_time(
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"decision-time: {name} must be an integer ≥ {low}, got {value!r}")
     if isinstance(response_ms, bool) or not isinstance(response_ms, (int, float)) or not 0 <= response_ms <= 10_000:
-        raise ValueError(f"decision-time: response_ms must be a number of ms in [0, 10000], got {response_ms!r}")
+        raise ValueError(
+            f"decision-time: the answer time (--response-ms) must be from 0 to 10000 ms (e.g. 300), got {response_ms!r}"
+        )
     if stop is not None:
         StopRule(confidence=stop, min_trials=min_trials, max_trials=max(trials, min_trials))  # one-line errors
         if min_trials > trials:

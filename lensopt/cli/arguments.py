@@ -92,14 +92,6 @@ def confidence(text) -> float:
     return value
 
 
-def response_ms(text) -> float:
-    """A simulated answer time in ms, from 0 (instant) to 10 s."""
-    value = finite_float(text)
-    if not 0.0 <= value <= 10_000.0:
-        raise argparse.ArgumentTypeError(f"must be a time in ms from 0 to 10000 (e.g. 300), got {text}")
-    return value
-
-
 def scheduler_address(text) -> str:
     """A Dask scheduler address, not empty (an empty one would silently mean a local cluster)."""
     if not text.strip():

@@ -7,10 +7,10 @@ from __future__ import annotations
 from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S
 from lensopt.cli.arguments import MAX_PROCESSES
 from lensopt.cli.arguments import confidence as _confidence
+from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.arguments import processes as _processes
-from lensopt.cli.arguments import response_ms as _response_ms
 from lensopt.cli.bench_campaigns import run_cli_startup, run_decision_time
 from lensopt.stopping import DEFAULT_MIN_TRIALS
 
@@ -102,7 +102,7 @@ def add_machine_parsers(sub) -> None:
     )
     dt.add_argument(
         "--response-ms",
-        type=_response_ms,
+        type=_non_negative_float,
         metavar="MS",
         help="with --handler: the simulated patient answers after MS ms, untimed (default 300: quicker than any "
         "patient names a letter; 0: an instant answer, the lookahead's worst case)",

@@ -61,8 +61,8 @@ class RefractionHandler:
     the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
     given, in order), ``otherData`` (what :meth:`addData` was given). ``stopped`` says whether the
     stopping rule ended the loop; ``decision_ms`` the duration of each ``ask()``
-    (``optimizer.last_decision_ms``). The trial dict's ``trial_index`` counts from 1, as lensopt's
-    stored trials do.
+    (``optimizer.last_decision_ms``: the worker's, with the lookahead). The trial dict's
+    ``trial_index`` counts from 1, as lensopt's stored trials do.
     """
 
     def __init__(

@@ -26,9 +26,17 @@ try:  # scipy's L-BFGS-B routine itself (the C translation of the Fortran code, 
 except ImportError:  # pragma: no cover - a scipy without the module: minimize() below
     _lbfgsb = None
 
-#: Whether :func:`_lbfgsb_minimize` drives scipy's L-BFGS-B routine directly: with the ``setulb``
-#: interface of scipy 1.15 and later (``ln_task``); older scipy goes through ``minimize``.
-DIRECT_LBFGSB = _lbfgsb is not None and tuple(int(p) for p in scipy.__version__.split(".")[:2]) >= (1, 15)
+#: scipy versions whose private ``setulb`` interface (``ln_task``, scipy 1.15 on) the direct driver
+#: is known to match ``minimize`` on, iterate for iterate (tests/optimize): ``setulb`` is not public,
+#: so a scipy outside this range goes through ``minimize`` — slower, never wrong. Widen it after the
+#: test passes on a new scipy.
+DIRECT_LBFGSB_SCIPY = ((1, 15), (1, 17))
+
+#: Whether :func:`_lbfgsb_minimize` drives scipy's L-BFGS-B routine directly.
+DIRECT_LBFGSB = (
+    _lbfgsb is not None
+    and DIRECT_LBFGSB_SCIPY[0] <= tuple(int(p) for p in scipy.__version__.split(".")[:2]) <= DIRECT_LBFGSB_SCIPY[1]
+)
 
 #: scipy's L-BFGS-B defaults (``_minimize_lbfgsb``): corrections kept, projected-gradient
 #: tolerance, relative-reduction tolerance, evaluations and line-search steps allowed.
@@ -164,8 +172,8 @@ def _lbfgsb_minimize(objective, x0, bounds, max_iterations, ftol) -> np.ndarray:
     ``maxls=20``) and no callback: ``setulb`` asks for ``f`` and its gradient at ``x`` (task 3) or
     reports a new iterate (task 1) until it converges or the iterations run out. As in
     ``ScalarFunction``, the objective sees a copy of ``x`` and a repeated point is not re-evaluated.
-    Bounds with every ``low == high`` (which ``minimize`` answers without iterating) and scipy
-    before 1.15 go through ``minimize`` itself.
+    Bounds with every ``low == high`` (which ``minimize`` answers without iterating) and a scipy
+    outside :data:`DIRECT_LBFGSB_SCIPY` go through ``minimize`` itself.
     """
     x0 = np.asarray(x0, dtype=float).ravel()
     low, high = bounds[:, 0], bounds[:, 1]

@@ -177,10 +177,18 @@ def test_a_refined_search_reports_the_candidate_the_unrefined_search_returns(see
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_the_direct_lbfgsb_loop_stops_where_scipy_minimize_stops_bit_for_bit(seed):
+def test_the_direct_lbfgsb_loop_stops_where_scipy_minimize_stops_bit_for_bit(seed, monkeypatch):
+    """Run on every scipy with the routine's 1.15 interface, inside DIRECT_LBFGSB_SCIPY or not:
+    what to check before widening that range for a new scipy."""
+    import scipy
     from scipy.optimize import minimize
 
+    import lensopt.optimize.maximize as maximize
     from lensopt.optimize.maximize import _lbfgsb_minimize
+
+    if maximize._lbfgsb is None or tuple(int(p) for p in scipy.__version__.split(".")[:2]) < (1, 15):
+        pytest.skip("a scipy before the setulb interface of 1.15: minimize() is used")
+    monkeypatch.setattr(maximize, "DIRECT_LBFGSB", True)
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 9))
@@ -220,3 +228,18 @@ def test_scrambled_halton_is_scipys_halton_from_the_same_generator(n_dims):
         # the caller's generator is left as scipy's sampler leaves it (its draws and its children)
         assert ours.random() == theirs.random()
         assert ours.spawn(1)[0].random() == theirs.spawn(1)[0].random()
+
+
+def test_scipy_outside_the_checked_range_takes_minimize(monkeypatch):
+    """A scipy whose private routine was never checked is driven through ``minimize`` (the same
+    point: what the direct loop reproduces)."""
+    import lensopt.optimize.maximize as maximize
+
+    calls = []
+    real = maximize.minimize
+    monkeypatch.setattr(maximize, "DIRECT_LBFGSB", False)
+    monkeypatch.setattr(maximize, "minimize", lambda *a, **k: calls.append(1) or real(*a, **k))
+    x = maximize._lbfgsb_minimize(
+        lambda x: (float(np.sum((x - 0.3) ** 2)), 2 * (x - 0.3)), np.zeros(2), np.array([[-1.0, 1.0]] * 2), 30, 1e-9
+    )
+    assert calls and np.allclose(x, 0.3, atol=1e-6)

@@ -74,8 +74,7 @@ def scrambled_halton(bounds, n_points: int, rng: np.random.Generator) -> np.ndar
     Degenerate dimensions (low == high) are returned at their single value.
     """
     box = as_bounds(bounds)
-    bit_generator = rng.bit_generator  # a child from the seed sequence, as scipy's samplers spawn it
-    sampler_rng = np.random.Generator(type(bit_generator)(bit_generator._seed_seq.spawn(1)[0]))
+    (sampler_rng,) = rng.spawn(1)  # a child from the seed sequence, as scipy's samplers spawn it
     unit = np.empty((n_points, box.shape[0]))
     for dim, base in enumerate(_primes(box.shape[0])):
         unit[:, dim] = _scrambled_van_der_corput(n_points, base, sampler_rng)

@@ -55,6 +55,8 @@ import numpy as np
 
 from lensopt.binary.settings import ALL_RULES
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
+from lensopt.preference.settings import CONTEXTUAL_RULES
+from lensopt.refraction.duels import DuelRefractionOptimizer
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
@@ -74,6 +76,9 @@ BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 DEFAULT_RULE, DEFAULT_PROCESSES, DEFAULT_TRIALS, DEFAULT_SEED = "ucb-ald", 2, 100, 0
 
+DUEL_TIES_D = 0.05
+"""The simulated patient's tie threshold in duels (``duel_answer``): some answers are "the same"."""
+
 DEFAULT_RESPONSE_MS = 300.0
 """The simulated patient's answer time with the handler, ms: quicker than any patient names a letter
 (and a lookahead worker needs two decisions' time: for an instant answer it is the wait)."""
@@ -82,8 +87,9 @@ DECISION_ASK_TELL = "ask + tell"
 DECISION_HANDLER = "addResponse -> next trial (tell, stop check, ask)"
 """What one timed decision is, without and with the PsychoPy handler."""
 
-SEARCHES = ("sphere-cylinder", "prescription")
-"""What is timed: the two-parameter letter search, or the full prescription (issue 16)."""
+SEARCHES = ("sphere-cylinder", "prescription", "duel")
+"""What is timed: the two-parameter letter search, the full prescription (issue 16), or the
+two-parameter duels ("one or two — or the same?", :class:`lensopt.refraction.DuelRefractionOptimizer`)."""
 
 _NUMPY_FIRST = "import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\nimport lensopt\n"
 _LENSOPT_FIRST = "import lensopt\nimport numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n"
@@ -141,7 +147,7 @@ def run_decision_time(
     ``response_ms`` (both with the handler only): see the module docstring."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
-    rules = PRESCRIPTION_RULES if search == "prescription" else ALL_RULES
+    rules = {"prescription": PRESCRIPTION_RULES, "duel": CONTEXTUAL_RULES}.get(search, ALL_RULES)
     if rule not in rules:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(rules)}")
     for name, value, low in (
@@ -156,6 +162,8 @@ def run_decision_time(
         raise ValueError(
             f"decision-time: the answer time (--response-ms) must be from 0 to 10000 ms (e.g. 300), got {response_ms!r}"
         )
+    if stop is not None and search == "duel":
+        raise ValueError("decision-time: duels have no stopping rule: leave out --stop with --search duel")
     if stop is not None:
         StopRule(confidence=stop, min_trials=min_trials, max_trials=max(trials, min_trials))  # one-line errors
         if min_trials > trials:
@@ -348,6 +356,9 @@ def _session(args):
         optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start, stop=stop)
         return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d, t.axis_deg)
     patient = draw_patients(1, args.seed)[0]
+    if args.search == "duel":  # no stopping rule of its own: --stop is refused for duels
+        optimizer = DuelRefractionOptimizer(rule=args.rule, seed=args.seed)
+        return optimizer, lambda t: patient.duel_answer(t.letter_logmar, t.first_lens_d, t.second_lens_d, DUEL_TIES_D)
     optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed, stop=stop)
     return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d)
 

@@ -288,7 +288,7 @@ def run_decision_time(args) -> int:
     from lensopt.bench.decision_time import DEFAULT_RESPONSE_MS, format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
-    rule = args.rule or ("bracket-ald" if args.search == "prescription" else "ucb-ald")  # the searches' defaults
+    rule = args.rule or {"prescription": "bracket-ald", "duel": "muc-ald"}.get(args.search, "ucb-ald")  # their defaults
     result = run(
         rule=rule,
         processes=args.processes,

@@ -31,7 +31,7 @@ def add_machine_parsers(sub) -> None:
         "--rule",
         default=None,
         help="acquisition rule (default: the search's own, ucb-ald for sphere-cylinder, bracket-ald for "
-        "the prescription around a start)",
+        "the prescription around a start, muc-ald for duels)",
     )
     dt.add_argument(
         "--processes",
@@ -68,10 +68,11 @@ def add_machine_parsers(sub) -> None:
     )
     dt.add_argument(
         "--search",
-        choices=("sphere-cylinder", "prescription"),
+        choices=("sphere-cylinder", "prescription", "duel"),
         default="sphere-cylinder",
         help="sphere-cylinder: the two-parameter letter search (default); prescription: the full "
-        "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients",
+        "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients; duel: "
+        "the two-parameter duels (one or two, or the same; no --stop)",
     )
     dt.add_argument(
         "--handler",

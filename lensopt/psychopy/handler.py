@@ -24,7 +24,7 @@ from typing import Any
 
 from lensopt.asktell import AskTellOptimizer
 from lensopt.psychopy.columns import answer_columns, query_columns
-from lensopt.psychopy.lookahead import LookaheadWorker, speculative_answers
+from lensopt.psychopy.lookahead import LookaheadWorker, speculative_answer, speculative_answers
 
 DEFAULT_HANDLER_NAME = "lensopt"
 """The handler's name when none is given: the prefix of its columns in the experiment's CSV."""
@@ -54,7 +54,8 @@ class RefractionHandler:
         worker process (:mod:`lensopt.psychopy.lookahead`): ``addResponse`` up to the next trial
         then costs a message instead of a decision, and the frame loop never waits. The trials are
         the same, number for number. ``None`` (default): on for optimizers whose queries have few
-        answers (the letter optimizers: correct or not), off otherwise; ``False``: decide in this
+        answers (the letter optimizers: correct or not; the two-parameter duels: first, second or
+        the same), off otherwise; ``False``: decide in this
         process; ``True``: on, or a ValueError for an optimizer that cannot.
 
     Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
@@ -223,7 +224,7 @@ class RefractionHandler:
         self.optimizer.tell(query, answer)
         self._query = None
         if self._worker is not None and not self._budget_spent():
-            branch = next((a for a in self._answers if a == answer), None)
+            branch = speculative_answer(self.optimizer, answer)
             if branch is None:  # an answer the optimizer takes but the worker did not foresee
                 self.close()
             else:

@@ -58,12 +58,20 @@ WORKER_NICENESS = 5
 
 def speculative_answers(optimizer) -> tuple | None:
     """The answers a query of ``optimizer`` can get, when it declares them few (its
-    ``SPECULATIVE_ANSWERS``, e.g. ``(True, False)`` for a letter), and whether its queries are
-    flat dataclasses that can travel as JSON; None otherwise."""
+    ``SPECULATIVE_ANSWERS``: ``(True, False)`` for a letter, ``("first", "second", "same")`` for a
+    duel; its queries are then flat dataclasses of numbers, which travel as JSON); None otherwise."""
     answers = getattr(type(optimizer), "SPECULATIVE_ANSWERS", None)
     if not answers or not callable(getattr(optimizer, "to_state", None)):
         return None
     return tuple(answers)
+
+
+def speculative_answer(optimizer, answer):
+    """The one of :func:`speculative_answers` that ``answer`` is, in the optimizer's own spelling
+    (its ``canonical_answer``, e.g. a duel's True for ``"first"``), or None."""
+    canonical = getattr(type(optimizer), "canonical_answer", None)
+    value = canonical(answer) if callable(canonical) else answer
+    return next((a for a in speculative_answers(optimizer) or () if a == value), None)
 
 
 def _query_to_json(query) -> dict[str, Any]:

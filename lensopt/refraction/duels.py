@@ -119,6 +119,11 @@ class DuelRefractionOptimizer(TrialHistory):
     or ``"ties"`` (rules mpes-ald (default), random), see :data:`DUEL_MODELS`.
     ``lens_step_d`` rounds proposed lenses to a phoropter step."""
 
+    #: The answers a duel can get: a PsychoPy handler decides ahead for each while the patient
+    #: compares (:mod:`lensopt.psychopy.lookahead`); ``canonical_answer`` spells a given one so.
+    SPECULATIVE_ANSWERS = DUEL_ANSWERS
+    canonical_answer = staticmethod(normalize_duel_answer)
+
     def __init__(
         self,
         rule=None,

@@ -227,6 +227,20 @@ def test_bad_stop_options_are_one_line_and_exit_2(capsys, extra, names):
     assert names in err
 
 
+def test_duels_through_the_handler_decide_ahead_for_their_three_answers(capsys, monkeypatch):
+    """--search duel: the two-parameter duels (answers first, second or the same), their default
+    rule muc-ald, through the handler with the lookahead; no stopping rule (--stop is refused)."""
+    monkeypatch.delenv("LENSOPT_BLAS_THREADS", raising=False)
+    result = _run_json(capsys, "--search", "duel", "--handler", "--response-ms", "50")
+    assert result["search"] == "duel" and result["rule"] == "muc-ald" and result["lookahead"] is True
+    assert result["pooled"]["n"] == 6 and result["per_process"][0]["trials_run"] == 5
+    plain = _run_json(capsys, "--search", "duel", "--trials", "3")
+    assert plain["decision"] == "ask + tell" and plain["pooled"]["n"] == 3
+    code = main(["bench", "decision-time", "--processes", "1", "--trials", "3", "--search", "duel", "--stop", "0.9"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "duels have no stopping rule" in err
+
+
 def test_the_default_rule_is_the_searchs_own(capsys):
     """Without --rule the benchmark times what a session runs: UCB-ALD in the two-parameter search,
     the bracketing rule around a start (the prescription's default), not a rule it never uses."""

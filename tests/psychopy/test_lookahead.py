@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +36,14 @@ def _run(handler, patient):
 
 
 def _both(make_optimizer, n_trials, patient_seed=7, **patient):
+    """The session without and with the lookahead; a worker that failed (and so fell back to
+    in-process decisions, with a RuntimeWarning) is an error here."""
     runs = []
     for lookahead in (False, True):
-        handler = RefractionHandler(make_optimizer(), n_trials=n_trials, lookahead=lookahead)
-        runs.append(_run(handler, SimulatedPatient(-1.25, -0.75, seed=patient_seed, **patient)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            handler = RefractionHandler(make_optimizer(), n_trials=n_trials, lookahead=lookahead)
+            runs.append(_run(handler, SimulatedPatient(-1.25, -0.75, seed=patient_seed, **patient)))
     return runs
 
 
@@ -104,8 +109,8 @@ def test_leaving_the_loop_early_and_closing_stops_the_worker():
 
 def test_only_optimizers_with_a_short_list_of_answers_decide_ahead():
     assert speculative_answers(RefractionOptimizer(seed=0)) == (True, False)
-    assert speculative_answers(DuelRefractionOptimizer(seed=0)) is None
-    assert RefractionHandler(DuelRefractionOptimizer(seed=0), n_trials=2)._worker is None  # automatic: off
+    assert speculative_answers(RankingRefractionOptimizer(seed=0)) is None
+    assert RefractionHandler(RankingRefractionOptimizer(seed=0), n_trials=2)._worker is None  # automatic: off
     assert RefractionHandler(RefractionOptimizer(seed=0), n_trials=2, lookahead=False)._worker is None
     with pytest.raises(ValueError, match="use lookahead=False"):
         RefractionHandler(RankingRefractionOptimizer(seed=0), n_trials=2, lookahead=True)
@@ -175,3 +180,22 @@ def test_the_frame_lateness_example_counts_every_frame_of_every_letter():
     lines = [line.split(":")[0].strip() for line in result.stdout.splitlines()]
     assert lines == ["lookahead", "in-process"]
     assert result.stdout.count("60 frames, lateness median") == 2
+
+
+def test_duels_decide_ahead_for_first_second_and_same_whatever_the_answers_spelling():
+    """A two-parameter duel has three answers: the worker decides for each; an answer given as a
+    bool (True = first) is the same branch as its word."""
+    runs = []
+    for lookahead in (False, True):
+        patient = SimulatedPatient(-1.25, -0.75, seed=5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a failed worker would fall back with a warning
+            handler = RefractionHandler(DuelRefractionOptimizer(seed=2), n_trials=10, lookahead=lookahead)
+            for n, _ in enumerate(handler):
+                query = handler.query
+                answer = patient.duel_answer(query.letter_logmar, query.first_lens_d, query.second_lens_d, 0.05)
+                handler.addResponse({"first": True, "second": False}.get(answer, answer) if n % 2 else answer)
+        runs.append(handler)
+    plain, ahead = runs
+    assert plain._worker is None and ahead.trials == plain.trials and len(ahead.trials) == 10
+    assert speculative_answers(DuelRefractionOptimizer(seed=0)) == ("first", "second", "same")

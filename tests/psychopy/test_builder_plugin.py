@@ -130,6 +130,7 @@ def test_psychopys_compiler_writes_the_loop_with_lensopts_handler(compiled):
     script = (compiled / "refraction.py").read_text(encoding="utf-8-sig")
     assert "refraction = RefractionHandler(" in script
     assert "stop=StopRule(confidence=0.95, min_trials=15, max_trials=20)" in script
+    assert "lookahead=True," in script  # "Decide ahead", on by default
     assert "refraction.addResponse(refractionPatient.respond(letter_logmar, sphere_d, cylinder_d))" in script
     compile(script, "refraction.py", "exec")
 

@@ -48,6 +48,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         response="key_resp.corr",
         simulatedPatient="",
         isTrials=True,
+        decideAhead=True,
     ):
         super().__init__()
         self.type = self.tag
@@ -66,6 +67,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "lensStep",
             "stopConfidence",
             "minTrials",
+            "decideAhead",
             "response",
             "simulatedPatient",
         ]
@@ -126,6 +128,15 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         p["minTrials"] = Param(
             minTrials, valType="code", inputType="single", categ="Stop", label="Minimum trials", hint="Before any stop"
         )
+        p["decideAhead"] = Param(
+            decideAhead,
+            valType="bool",
+            inputType="bool",
+            categ="lensopt",
+            label="Decide ahead",
+            hint="Decide the next trial for both answers in a worker process while the letter is shown, so that "
+            "no frame waits for a decision (lensopt.psychopy.lookahead); off: decide after each answer",
+        )
         p["response"] = Param(
             response,
             valType="code",
@@ -183,6 +194,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "        stop=" + self._stop_code() + ",\n"
             "    ),\n"
             "    n_trials=%(nTrials)s,\n"
+            "    lookahead=%(decideAhead)s,\n"
             "    name='%(name)s',\n"
             "    exp=thisExp,\n"
             "    extraInfo=expInfo,\n"

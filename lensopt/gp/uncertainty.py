@@ -39,6 +39,11 @@ def _h_and_grads(mu, var):
     return h, inv_scale, -0.5 * h / (1.0 + var)
 
 
+def _owen_a(var):
+    """``a = 1 / sqrt(1 + 2σ²)``, Owen's T's second argument."""
+    return 1.0 / np.sqrt(1.0 + 2.0 * np.asarray(var, dtype=float))
+
+
 def probit_mean(mu, var):
     """``μ_c = Φ(μ / sqrt(1 + σ²))``, the predictive probability of a correct answer."""
     h, _, _ = _h_and_grads(mu, var)
@@ -55,15 +60,28 @@ def probit_mean_grad(mu, var):
 def aleatoric_variance(mu, var):
     """``E[Φ(f)(1 − Φ(f))] = 2 T(h, a)``: outcome variance left if ``f`` were known."""
     h, _, _ = _h_and_grads(mu, var)
-    a = 1.0 / np.sqrt(1.0 + 2.0 * np.asarray(var, dtype=float))
+    a = _owen_a(var)
     return 2.0 * owens_t(h, a)
+
+
+def _epistemic_from(h, a, cdf_h):
+    """``Φ(h)Φ(−h) − 2 T(h, a)``, clipped ≥ 0, with ``cdf_h = Φ(h)``."""
+    return np.maximum(cdf_h * ndtr(-h) - 2.0 * owens_t(h, a), 0.0)
+
+
+def _epistemic_grad_from(h, dh_dmu, dh_dvar, a, pdf_h, cdf_h):
+    """``(∂V/∂μ, ∂V/∂σ²)`` from ``h``, its gradients, ``a``, ``φ(h)`` and ``Φ(h)`` (see
+    :func:`epistemic_variance_grad`)."""
+    dV_dh = 2.0 * pdf_h * (ndtr(a * h) - cdf_h)
+    dT_da = np.exp(-0.5 * h * h * (1.0 + a * a)) / (2.0 * np.pi * (1.0 + a * a))
+    da_dvar = -(a**3)
+    return dV_dh * dh_dmu, dV_dh * dh_dvar - 2.0 * dT_da * da_dvar
 
 
 def epistemic_variance(mu, var):
     """``V[Φ(f)] = μ_c − 2 T(h, a) − μ_c²`` (computed as ``Φ(h)Φ(−h) − 2 T(h, a)``, clipped ≥ 0)."""
     h, _, _ = _h_and_grads(mu, var)
-    a = 1.0 / np.sqrt(1.0 + 2.0 * np.asarray(var, dtype=float))
-    return np.maximum(ndtr(h) * ndtr(-h) - 2.0 * owens_t(h, a), 0.0)
+    return _epistemic_from(h, _owen_a(var), ndtr(h))
 
 
 def epistemic_variance_grad(mu, var):
@@ -73,12 +91,7 @@ def epistemic_variance_grad(mu, var):
     ``∂V/∂h = 2 φ(h) (Φ(a h) − Φ(h))`` and ``∂V/∂a = −2 ∂T/∂a``, ``∂a/∂σ² = −(1 + 2σ²)^(−3/2)``.
     """
     h, dh_dmu, dh_dvar = _h_and_grads(mu, var)
-    var = np.asarray(var, dtype=float)
-    a = 1.0 / np.sqrt(1.0 + 2.0 * var)
-    dV_dh = 2.0 * _pdf(h) * (ndtr(a * h) - ndtr(h))
-    dT_da = np.exp(-0.5 * h * h * (1.0 + a * a)) / (2.0 * np.pi * (1.0 + a * a))
-    da_dvar = -(a**3)
-    return dV_dh * dh_dmu, dV_dh * dh_dvar - 2.0 * dT_da * da_dvar
+    return _epistemic_grad_from(h, dh_dmu, dh_dvar, _owen_a(var), _pdf(h), ndtr(h))
 
 
 def probit_mean_and_epistemic_variance_with_grads(mu, var):
@@ -89,18 +102,12 @@ def probit_mean_and_epistemic_variance_with_grads(mu, var):
     Returns ``(μ_c, V[Φ(f)], (∂μ_c/∂μ, ∂μ_c/∂σ²), (∂V/∂μ, ∂V/∂σ²))``.
     """
     h, dh_dmu, dh_dvar = _h_and_grads(mu, var)
-    var = np.asarray(var, dtype=float)
-    a = 1.0 / np.sqrt(1.0 + 2.0 * var)
-    cdf_h, pdf_h = ndtr(h), _pdf(h)
-    epistemic = np.maximum(cdf_h * ndtr(-h) - 2.0 * owens_t(h, a), 0.0)
-    dV_dh = 2.0 * pdf_h * (ndtr(a * h) - cdf_h)
-    dT_da = np.exp(-0.5 * h * h * (1.0 + a * a)) / (2.0 * np.pi * (1.0 + a * a))
-    da_dvar = -(a**3)
+    a, cdf_h, pdf_h = _owen_a(var), ndtr(h), _pdf(h)
     return (
         cdf_h,
-        epistemic,
+        _epistemic_from(h, a, cdf_h),
         (pdf_h * dh_dmu, pdf_h * dh_dvar),
-        (dV_dh * dh_dmu, dV_dh * dh_dvar - 2.0 * dT_da * da_dvar),
+        _epistemic_grad_from(h, dh_dmu, dh_dvar, a, pdf_h, cdf_h),
     )
 
 

@@ -55,8 +55,8 @@ class RefractionHandler:
         then costs a message instead of a decision, and the frame loop never waits. The trials are
         the same, number for number. ``None`` (default): on for optimizers whose queries have few
         answers (the letter optimizers: correct or not; the two-parameter duels: first, second or
-        the same), off otherwise; ``False``: decide in this
-        process; ``True``: on, or a ValueError for an optimizer that cannot.
+        the same), off otherwise; ``False``: decide in this process; ``True``: on, or a ValueError
+        for an optimizer that cannot.
 
     Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
     the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
@@ -110,15 +110,15 @@ class RefractionHandler:
         self.decision_ms: list[float] = []
         self._query = None  # the query asked and not yet answered
         self._exp_ref = None
-        self._answers = speculative_answers(optimizer)
         if lookahead not in (None, True, False):
             raise ValueError(f"lookahead must be True, False or None (automatic), got {lookahead!r}")
-        if lookahead and self._answers is None:
+        answers = speculative_answers(optimizer)
+        if lookahead and answers is None:
             raise ValueError(
                 f"{type(optimizer).__name__}'s queries have no short list of answers to decide ahead for: "
                 "use lookahead=False (or None)"
             )
-        use_worker = self._answers is not None if lookahead is None else lookahead
+        use_worker = answers is not None if lookahead is None else lookahead
         self._worker = LookaheadWorker(optimizer, callable(self._should_stop)) if use_worker else None
         if exp is not None:
             exp.addLoop(self)

@@ -97,7 +97,6 @@ class LookaheadWorker:
 
     def __init__(self, optimizer, check_stop: bool):
         self._process: subprocess.Popen | None = None
-        self.failure: str | None = None
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", WORKER_COMMAND],
@@ -156,7 +155,6 @@ class LookaheadWorker:
 
     # ------------------------------------------------------------------ internals
     def _fail(self, why: str) -> None:
-        self.failure = why
         warnings.warn(f"lensopt handler: {why}; deciding in-process from now on", RuntimeWarning, stacklevel=4)
         process, self._process = self._process, None
         if process is not None:

@@ -16,31 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy
 from scipy.optimize import minimize
 
 from lensopt.optimize.candidates import as_bounds, scrambled_halton
-
-try:  # scipy's L-BFGS-B routine itself (the C translation of the Fortran code, scipy >= 1.15)
-    from scipy.optimize import _lbfgsb
-except ImportError:  # pragma: no cover - a scipy without the module: minimize() below
-    _lbfgsb = None
-
-#: scipy versions whose private ``setulb`` interface (``ln_task``, scipy 1.15 on) the direct driver
-#: is known to match ``minimize`` on, iterate for iterate (tests/optimize): ``setulb`` is not public,
-#: so a scipy outside this range goes through ``minimize`` — slower, never wrong. Widen it after the
-#: test passes on a new scipy.
-DIRECT_LBFGSB_SCIPY = ((1, 15), (1, 17))
-
-#: Whether :func:`_lbfgsb_minimize` drives scipy's L-BFGS-B routine directly.
-DIRECT_LBFGSB = (
-    _lbfgsb is not None
-    and DIRECT_LBFGSB_SCIPY[0] <= tuple(int(p) for p in scipy.__version__.split(".")[:2]) <= DIRECT_LBFGSB_SCIPY[1]
-)
-
-#: scipy's L-BFGS-B defaults (``_minimize_lbfgsb``): corrections kept, projected-gradient
-#: tolerance, relative-reduction tolerance, evaluations and line-search steps allowed.
-_LBFGSB_MEMORY, _LBFGSB_GTOL, _LBFGSB_FTOL, _LBFGSB_MAXFUN, _LBFGSB_MAXLS = 10, 1e-5, 2.2204460492503131e-09, 15000, 20
 
 
 @dataclass(frozen=True)
@@ -146,91 +124,23 @@ def maximize_acquisition(
         value, gradient = acquisition.value_and_gradient(X)
         return -float(np.sum(value)), -gradient[:, free_dims].ravel()
 
-    x = _lbfgsb_minimize(
+    result = minimize(
         objective,
         starts.ravel(),
-        np.tile(free_box, (n_starts, 1)),
-        settings.max_iterations,
-        _LBFGSB_FTOL if settings.tolerance is None else settings.tolerance,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=np.tile(free_box, (n_starts, 1)),
+        options={
+            "maxiter": settings.max_iterations,
+            **({} if settings.tolerance is None else {"ftol": settings.tolerance}),
+        },
     )
-    refined = np.clip(x.reshape(n_starts, n_free), free_box[:, 0], free_box[:, 1])
+    refined = np.clip(result.x.reshape(n_starts, n_free), free_box[:, 0], free_box[:, 1])
     refined_values = np.asarray(acquisition(_full_inputs(refined, free_dims, fixed, n_dims)), float)
     i = int(np.argmax(np.where(np.isfinite(refined_values), refined_values, -np.inf)))
     if np.isfinite(refined_values[i]) and refined_values[i] > v_best:
         x_best, v_best = refined[i], float(refined_values[i])
     return _full_inputs(x_best[None], free_dims, fixed, n_dims)[0], v_best
-
-
-def _lbfgsb_minimize(objective, x0, bounds, max_iterations, ftol) -> np.ndarray:
-    """The point where ``scipy.optimize.minimize(objective, x0, jac=True, method="L-BFGS-B",
-    bounds=bounds, options={"maxiter": max_iterations, "ftol": ftol})`` stops, the same iterates.
-
-    ``minimize`` wraps the routine in its bounds conversions, a ``ScalarFunction`` and an
-    ``OptimizeResult`` with an inverse-Hessian operator: several times the cost of a search's ~10
-    evaluations here, twice per decision. This is ``_minimize_lbfgsb``'s own reverse-communication
-    loop over ``setulb`` with its defaults (``maxcor=10``, ``gtol=1e-5``, ``maxfun=15000``,
-    ``maxls=20``) and no callback: ``setulb`` asks for ``f`` and its gradient at ``x`` (task 3) or
-    reports a new iterate (task 1) until it converges or the iterations run out. As in
-    ``ScalarFunction``, the objective sees a copy of ``x`` and a repeated point is not re-evaluated.
-    Bounds with every ``low == high`` (which ``minimize`` answers without iterating) and a scipy
-    outside :data:`DIRECT_LBFGSB_SCIPY` go through ``minimize`` itself.
-    """
-    x0 = np.asarray(x0, dtype=float).ravel()
-    low, high = bounds[:, 0], bounds[:, 1]
-    if not DIRECT_LBFGSB or np.all(low == high):
-        return minimize(
-            objective,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            options={"maxiter": max_iterations, "ftol": ftol},
-        ).x
-    n, m = x0.size, _LBFGSB_MEMORY
-    x = np.clip(x0, low, high)
-    low_bound, high_bound = np.array(low, dtype=np.float64), np.array(high, dtype=np.float64)
-    bound_kind = np.full(n, 2, dtype=np.int32)  # setulb's nbd: 2, both bounds finite (a box)
-    f, g = np.array(0.0), np.zeros(n)
-    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
-    iwa = np.zeros(3 * n, dtype=np.int32)
-    task, ln_task = np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
-    lsave, isave, dsave = np.zeros(4, dtype=np.int32), np.zeros(44, dtype=np.int32), np.zeros(29)
-    factr = ftol / np.finfo(float).eps
-    last_x, last_value = None, None
-    n_evaluations = n_iterations = 0
-    while True:
-        _lbfgsb.setulb(
-            m,
-            x,
-            low_bound,
-            high_bound,
-            bound_kind,
-            f,
-            g,
-            factr,
-            _LBFGSB_GTOL,
-            wa,
-            iwa,
-            task,
-            lsave,
-            isave,
-            dsave,
-            _LBFGSB_MAXLS,
-            ln_task,
-        )
-        if task[0] == 3:  # FG: the objective and its gradient at x
-            if last_x is None or not np.array_equal(x, last_x):
-                last_x, last_value = x.copy(), objective(x.copy())
-                n_evaluations += 1
-            f, g = last_value[0], np.array(last_value[1], dtype=np.float64)
-        elif task[0] == 1:  # NEW_X: an iteration done
-            n_iterations += 1
-            if n_iterations >= max_iterations:
-                task[0], task[1] = 5, 504  # STOP: iterations
-            elif n_evaluations > _LBFGSB_MAXFUN:
-                task[0], task[1] = 5, 502  # STOP: evaluations
-        else:
-            return x
 
 
 def maximize_on_line(

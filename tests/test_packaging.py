@@ -122,10 +122,12 @@ def test_help_literals_equal_the_constants():
     from lensopt.cli import defaults, simulate
     from lensopt.experiment.protocol import shipped_protocols
     from lensopt.preference import CONTEXTUAL_RULES
+    from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
     from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BETA, REFRACTION_BETA
     from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
     assert defaults.ALL_RULES == ALL_RULES
+    assert defaults.ACUITY_LAW_RULE == ACUITY_LAW_RULE
     assert defaults.INFERENCE_METHODS == INFERENCE_METHODS
     assert defaults.CONTEXTUAL_DUEL_RULES == CONTEXTUAL_RULES
     assert defaults.LETTER_BETA == LETTER_BETA

@@ -4,7 +4,9 @@ Every run is one simulated session of ``n_iterations`` trials: a patient of
 :class:`lensopt.bench.problems.RefractionProblem` (true correction uniform in [−3, 3]² D, the
 condition's slope, lapse and number of letters; the same patient for every rule of a seed — a
 paired design) answers a rule — ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.RefractionOptimizer`,
-told the task: ``n_alternatives`` and its model lapse) or ``ideal``
+told the task: ``n_alternatives`` and its model lapse), ``acuity-law``
+(:class:`lensopt.refraction.acuity_law.AcuityLawOptimizer`, told the same; it assumes a slope and
+learns the best acuity) or ``ideal``
 (:class:`lensopt.bench.ideal_observer.IdealObserver`, told the true slope, guess and lapse rates).
 The session always runs the full budget; after EVERY trial the reported lens is scored by its
 acuity error ``VA(x̂) − VA_best`` (logMAR) and, from ``min_trials`` on, the stopping rule
@@ -43,11 +45,12 @@ from lensopt.bench.records import (
     timing_summary,
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.stopping import StopRule
 
-#: Rules of the campaign: the two letter optimizers and the ideal observer.
-ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
+#: Rules of the campaign: the two GP letter optimizers, the acuity-law optimizer and the ideal observer.
+ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "acuity-law", "ideal")
 
 #: Rules run on request (``--rules``): ``ucb-ald-paper`` is UCB-ALD with the seed paper's letter
 #: model (:data:`lensopt.refraction.PAPER_LETTER_MODEL`: plain probit, Laplace) — lensopt before
@@ -183,6 +186,9 @@ def _optimizer(spec, patient, stop):
             seed=spec.seed,
             stop=stop,
         )
+    if spec.rule == "acuity-law":
+        options = {k: v for k, v in spec.optimizer_options.items() if k != "beta"}
+        return AcuityLawOptimizer(seed=spec.seed, stop=stop, **options)
     if spec.rule == "ucb-ald-paper":
         return RefractionOptimizer(
             rule="ucb-ald",
@@ -255,7 +261,7 @@ def run_robustness(spec) -> dict:
 
 def _optimizer_settings(opt) -> dict:
     """The settings the rule ran with (defaults resolved), for the record."""
-    settings = asdict(opt.settings) if isinstance(opt, IdealObserver) else opt.settings_dict()
+    settings = opt.settings_dict() if hasattr(opt, "settings_dict") else asdict(opt.settings)
     return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 #: ``lensopt.binary.settings.ALL_RULES``: acquisition rules of the binary (letter) optimizer.
 ALL_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random", "ucbf-ald", "ei-ald")
 
+#: ``lensopt.refraction.acuity_law.ACUITY_LAW_RULE``: the letter rule of the acuity-law optimizer.
+ACUITY_LAW_RULE = "acuity-law"
+
 #: ``lensopt.binary.settings.INFERENCE_METHODS``.
 INFERENCE_METHODS = ("laplace", "ep")
 
@@ -54,7 +57,7 @@ ROBUSTNESS_CONDITIONS = (
     ("slope-5-lapse-0.05", 100, 100),
     ("slope-5-sloan", 100, 100),
 )
-ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "ideal")
+ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "acuity-law", "ideal")
 
 #: ``lensopt.bench.runner.HELD_OUT_FIRST_SEED``: patients from this seed on are held out.
 HELD_OUT_FIRST_SEED = 100_000

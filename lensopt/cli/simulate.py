@@ -14,6 +14,7 @@ from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.defaults import (
+    ACUITY_LAW_RULE,
     ALL_RULES,
     CONTEXTUAL_DUEL_RULES,
     DEFAULT_MODEL_LAPSE,
@@ -52,7 +53,7 @@ DEFAULT_RULES = {
 
 def _rules(feedback, duel_model="probit"):
     if feedback == "letters":
-        return ALL_RULES
+        return (*ALL_RULES, ACUITY_LAW_RULE)
     if feedback == "duel" and duel_model == "probit":
         return CONTEXTUAL_DUEL_RULES
     return ("mpes-ald", "random")
@@ -126,7 +127,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--rule",
         metavar="RULE",
-        help=f"acquisition rule: with letters one of {', '.join(ALL_RULES)} (default "
+        help=f"acquisition rule: with letters one of {', '.join((*ALL_RULES, ACUITY_LAW_RULE))} (default "
         f"ucb-ald); with probit duels one of {', '.join(_rules('duel'))} (default "
         "muc-ald); with the tie model or rankings mpes-ald (default) or random",
     )

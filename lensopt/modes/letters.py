@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.modes.base import FeedbackMode
+from lensopt.refraction.acuity_law import ACUITY_LAW_OPTIONS, ACUITY_LAW_RULE, AcuityLawOptimizer
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH, PrescriptionOptimizer
 from lensopt.refraction.trial import Trial
@@ -28,8 +29,11 @@ def is_prescription(settings: dict) -> bool:
 
 
 def optimizer_class_for(settings: dict) -> type:
-    """The letter optimizer that wrote ``settings``: ``PrescriptionOptimizer`` or ``RefractionOptimizer``."""
-    return PrescriptionOptimizer if is_prescription(settings) else RefractionOptimizer
+    """The letter optimizer that wrote ``settings``: ``PrescriptionOptimizer``, ``AcuityLawOptimizer``
+    (rule ``"acuity-law"``) or ``RefractionOptimizer``."""
+    if is_prescription(settings):
+        return PrescriptionOptimizer
+    return AcuityLawOptimizer if settings.get("rule") == ACUITY_LAW_RULE else RefractionOptimizer
 
 
 def _valid(query, answer) -> bool:
@@ -48,6 +52,17 @@ def _history_pair(record) -> tuple:
 @dataclass(frozen=True)
 class LetterMode(FeedbackMode):
     """The letters mode: rebuilds the optimizer that wrote the stored settings (either search)."""
+
+    def new_optimizer(self, options=None, **common):
+        """A new letter optimizer: the acuity-law optimizer for ``rule="acuity-law"`` (given the options it
+        takes; a GP option set to anything but its default is an error), else the GP optimizer."""
+        if common.get("rule") != ACUITY_LAW_RULE:
+            return super().new_optimizer(options, **common)
+        options = dict(options or {})
+        given = sorted(k for k in ("hyperparameters", "beta") if options.get(k) is not None)
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to the GP rules only, not to rule {ACUITY_LAW_RULE}")
+        return AcuityLawOptimizer(**common, **{k: options[k] for k in ACUITY_LAW_OPTIONS if k in options})
 
     def rebuild_optimizer(self, settings: dict, records):
         """The optimizer of a stored session (two-parameter or full prescription, as its settings

@@ -10,6 +10,8 @@ Everything here speaks lenses (D) and letter sizes (logMAR) over the model famil
 - :mod:`~lensopt.refraction.certainty`: the certainty of the letter optimizer's best lens;
 - :mod:`~lensopt.refraction.letters`: :class:`RefractionOptimizer` (letters read right or wrong),
   its bounds, reference kernel and letter model;
+- :mod:`~lensopt.refraction.acuity_law`: :class:`AcuityLawOptimizer` (letters too: grid Bayes over
+  the correction and the patient's best acuity under the blur–acuity law, rule ``"acuity-law"``);
 - :mod:`~lensopt.refraction.duels`: :class:`DuelRefractionOptimizer` ("one or two?");
 - :mod:`~lensopt.refraction.rankings`: :class:`RankingRefractionOptimizer` (rank a set of lenses);
 - :mod:`~lensopt.refraction.prescription_duels`: :class:`PrescriptionDuelOptimizer`, duels of the
@@ -34,6 +36,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ below
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
     from lensopt.refraction.certainty import LensCertainty
     from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
     from lensopt.refraction.lens import Lens, PowerVector, parse_lens
@@ -45,6 +48,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ 
 
 #: Where each exported name lives.
 _EXPORTS = {
+    "AcuityLawOptimizer": "acuity_law",
     "DUEL_ANSWERS": "trial",
     "DuelRefractionOptimizer": "duels",
     "DuelTrial": "duels",
@@ -64,6 +68,7 @@ _EXPORTS = {
 
 __all__ = [
     "DUEL_ANSWERS",
+    "AcuityLawOptimizer",
     "DuelRefractionOptimizer",
     "DuelTrial",
     "Lens",

@@ -1,0 +1,499 @@
+"""The acuity-law letter optimizer: grid Bayes over the correction *and* the patient's best acuity.
+
+Issue 14's last gap. The GP letter optimizers (UCB-ALD, TS-ALD) learn the acuity surface over the
+lens box without knowing its shape; on held-out patients they need about twice the ideal observer's
+trials and still lose an edge patient now and then (docs/never-lost.md). The ideal observer knows
+the shape *and* the patient. This optimizer knows the shape — the optics every eye obeys — and not
+the patient; it is QUEST+ (Watson 2017, J. Vision 17(3):10) for the refraction task.
+
+**Model.** A hypothesis is ``h = (S*, C*, VA₀)``: the true correction and the patient's best
+acuity (logMAR). A letter of size ``s`` named through lens ``x = (S, C)`` is read right with
+
+    P(c = 1 | s, x, h) = γ + (1 − γ − λ) Φ(a (s − VA(x; h))),
+    VA(x; h) = VA₀ + log10(1 + b²),   b² = ½ (r_S² + (r_S + r_C)²),   r = x − (S*, C*)
+
+(METHOD.md §1: Raasch's blur strength of the residual, Blendowske's acuity law), ``γ = 1/n_alternatives``,
+``λ`` the model's lapse rate (:data:`lensopt.refraction.letters.DEFAULT_MODEL_LAPSE`). The slope
+``a`` is *assumed* (:data:`ASSUMED_SLOPE_PER_LOGMAR`), not fitted: a wrong slope costs little (it
+only widens or sharpens each answer's likelihood), a wrong best acuity costs much (every threshold
+shifts), so ``VA₀`` is a dimension of the grid and the slope is not. The prior is uniform over the
+lens box and over :data:`VA_BEST_RANGE_LOGMAR`.
+
+**Trials.** The ``(x, s)`` of maximal mutual information between the answer and ``h``,
+``H₂(E_w[P]) − E_w[H₂(P)]``, over candidate lenses (a coarse grid of the box, the most probable
+corrections, a local grid around the estimate) × letter sizes. The expectation runs over
+:data:`N_SCORING` hypotheses drawn from the posterior by systematic resampling (seeded by
+``(seed, n_trials)``), pushed forward to a histogram of ``VA`` per lens, as in
+:mod:`lensopt.bench.ideal_observer`.
+
+**Reported lens.** The minimizer of the posterior expected acuity loss ``E_w[log10(1 + b²)]``
+(independent of ``VA₀``), over the marginal posterior of the correction.
+
+**Confidence.** The posterior mass of the corrections under which the reported lens is within
+0.025 logMAR of the best one — what the stopping rule asks (:class:`lensopt.stopping.StopRule`).
+
+What it cannot do: learn an acuity surface of another shape. It is as right as the law is for the
+eye in front of it; the GP optimizers make no such assumption (docs/never-lost.md, "The acuity-law
+optimizer", measures both on patients whose blur–acuity gain differs from the law's).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import log_ndtr, ndtr
+
+from lensopt.gp.uncertainty import binary_entropy_bits
+from lensopt.refraction.certainty import LensCertainty
+from lensopt.refraction.phoropter import check_lens_step, round_to_step
+from lensopt.refraction.trial import Trial, TrialHistory
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
+
+#: Psychometric slopes (per logMAR) the prior allows, equally likely.
+SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
+#: Range (logMAR) of the patient's best acuity ``VA₀`` the prior covers, and its grid step.
+VA_BEST_RANGE_LOGMAR = (-0.3, 0.8)
+VA_BEST_STEP_LOGMAR = 0.05
+#: Spacing (D) of the correction grid: a true correction between grid points is at most 0.05 D
+#: from one in sphere and cylinder, ``b² ≤ 0.625 δ²``, an acuity loss ≤ 0.003 logMAR.
+GRID_STEP_D = 0.1
+#: Spacing (logMAR) of the candidate letter sizes and of the acuity histogram.
+LETTER_STEP_LOGMAR = 0.02
+VA_STEP_LOGMAR = 0.01
+#: Spacing (logMAR) of the acuity grid on which an answer's log-likelihood is tabulated (then
+#: interpolated to every hypothesis).
+TELL_VA_STEP_LOGMAR = 0.001
+#: Hypotheses drawn from the posterior to score candidate trials.
+N_SCORING = 1000
+#: Candidate lenses: a coarse grid of the box, the most probable corrections and a local grid.
+COARSE_LENS_STEP_D = 1.0
+LOCAL_OFFSETS_D = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0)
+N_HYPOTHESIS_CANDIDATES = 25
+#: Posterior mass of the correction left out of the reported lens's search, and its starts.
+PRUNE_MASS = 1e-5
+N_LENS_STARTS = 16
+#: Spawn key of the scoring draws' random stream.
+SCORING_STREAM = 0xAC71
+
+STATE_FORMAT = "lensopt.acuity-law-state/1"
+#: The rule name that selects this optimizer wherever a letter rule is chosen, and the options of the
+#: letter mode it takes (the GP's kernel, inference and β do not apply).
+ACUITY_LAW_RULE = "acuity-law"
+ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop")
+_LN10 = math.log(10.0)
+
+
+def _axis(bounds, step):
+    n = math.floor((bounds[1] - bounds[0]) / step + 1e-9) + 1
+    return bounds[0] + step * np.arange(n)
+
+
+def _bounds(name, value):
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be (low, high), got {value!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"{name} must be finite with low < high, got {value!r}")
+    return (low, high)
+
+
+def blur_acuity_loss_logmar(residual_sphere_d, residual_cylinder_d):
+    """``log10(1 + b²)``, ``b² = ½ (r_S² + (r_S + r_C)²)``: the acuity lost (logMAR) to a residual
+    refractive error ``(r_S, r_C)`` (D), with the cylinder at the correction's axis (METHOD.md §1)."""
+    b2 = 0.5 * (np.square(residual_sphere_d) + np.square(np.add(residual_sphere_d, residual_cylinder_d)))
+    return np.log10(1.0 + b2)
+
+
+@dataclass(frozen=True)
+class AcuityLawSettings:
+    """Everything a session of :class:`AcuityLawOptimizer` depends on (saved with its state)."""
+
+    seed: int = 0
+    n_alternatives: int = 26
+    lapse: float = 0.02
+    slopes_per_logmar: tuple[float, ...] = SLOPES_PER_LOGMAR
+    sphere_bounds_d: tuple[float, float] = (-4.0, 4.0)
+    cylinder_bounds_d: tuple[float, float] = (-4.0, 4.0)
+    letter_bounds_logmar: tuple[float, float] = (-1.0, 2.0)
+    va_best_bounds_logmar: tuple[float, float] = VA_BEST_RANGE_LOGMAR
+    lens_step_d: float | None = None
+    rule: str = ACUITY_LAW_RULE
+
+    def __post_init__(self):
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        n = self.n_alternatives
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+            raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")
+        lapse = self.lapse
+        if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (0.0 < lapse < 0.5):
+            raise ValueError(f"lapse must be a rate in (0, 0.5) (e.g. 0.02), got {lapse!r}")
+        slopes = self.slopes_per_logmar
+        slopes = (
+            (slopes,)
+            if isinstance(slopes, numbers.Real)
+            else tuple(slopes)
+            if isinstance(slopes, (list, tuple))
+            else ()
+        )
+        if not slopes or not all(
+            isinstance(a, numbers.Real) and not isinstance(a, bool) and 0 < a < math.inf for a in slopes
+        ):
+            raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
+        object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
+        for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
+            object.__setattr__(self, name, _bounds(name, getattr(self, name)))
+        object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
+        if self.rule != ACUITY_LAW_RULE:
+            raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+class AcuityLawOptimizer(TrialHistory):
+    """The acuity-law letter optimizer (module docstring), with the ask/tell contract of
+    :class:`lensopt.refraction.RefractionOptimizer`: ``ask() -> Trial``, ``tell(trial, correct)``,
+    ``best() -> (sphere_d, cylinder_d)``, ``confidence()``, ``certainty()``, ``should_stop()``,
+    ``to_state()``/``from_state()``."""
+
+    #: The answers a trial can get (a PsychoPy handler decides ahead for each).
+    SPECULATIVE_ANSWERS = (True, False)
+
+    def __init__(self, rule=ACUITY_LAW_RULE, seed=0, *, stop=None, **settings):
+        self.settings = AcuityLawSettings(rule=rule, seed=seed, **settings)
+        self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
+        s = self.settings
+        self._guess = 1.0 / s.n_alternatives
+        self._kappa = 1.0 - self._guess - s.lapse
+        if self._kappa <= 0:
+            raise ValueError(f"lapse {s.lapse} leaves no room above the guess rate 1/{s.n_alternatives}; lower it")
+        self.sphere_grid_d = _axis(s.sphere_bounds_d, GRID_STEP_D)
+        self.cylinder_grid_d = _axis(s.cylinder_bounds_d, GRID_STEP_D)
+        self.va_best_grid_logmar = _axis(s.va_best_bounds_logmar, VA_BEST_STEP_LOGMAR)
+        gs, gc = np.meshgrid(self.sphere_grid_d, self.cylinder_grid_d, indexing="ij")
+        self._corrections = np.column_stack([gs.ravel(), gc.ravel()])
+        # log-posterior over (correction, VA₀): rows the corrections, columns VA₀
+        self._slopes = np.array(s.slopes_per_logmar)
+        # log-posterior over (correction, VA₀, slope): axis 0 the corrections, 1 VA₀, 2 the slopes
+        # float32: ~450,000 hypotheses updated every trial; the log-posterior is re-centred on its
+        # maximum after each answer, so the probable hypotheses keep ~7 significant digits
+        self._log_post = np.zeros(
+            (len(self._corrections), len(self.va_best_grid_logmar), len(self._slopes)), np.float32
+        )
+        self.letter_grid_logmar = _axis(s.letter_bounds_logmar, LETTER_STEP_LOGMAR)
+        span_s = s.sphere_bounds_d[1] - s.sphere_bounds_d[0]
+        span_c = s.cylinder_bounds_d[1] - s.cylinder_bounds_d[0]
+        va_low = s.va_best_bounds_logmar[0]
+        va_high = s.va_best_bounds_logmar[1] + float(blur_acuity_loss_logmar(span_s, span_c))
+        self._va_grid = va_low + VA_STEP_LOGMAR * np.arange(math.ceil((va_high - va_low) / VA_STEP_LOGMAR) + 2)
+        self._va_best_stride = round(VA_BEST_STEP_LOGMAR / TELL_VA_STEP_LOGMAR)
+        self._tell_va_grid = va_low + TELL_VA_STEP_LOGMAR * np.arange(
+            math.ceil((va_high - va_low) / TELL_VA_STEP_LOGMAR) + 2
+        )
+        # P(s_j | VA_k, slope_m) and its entropy, stacked slope-major: rows m * n_va + k
+        z = self._slopes[:, None, None] * (self.letter_grid_logmar[None, None, :] - self._va_grid[None, :, None])
+        z = z.reshape(-1, len(self.letter_grid_logmar))
+        p_table = self._guess + self._kappa * ndtr(z)
+        self._p_table = p_table.astype(np.float32)  # for the scoring matrix products (float32: 3× faster)
+        self._h_table = binary_entropy_bits(p_table, s.lapse + self._kappa * ndtr(-z)).astype(np.float32)
+        cs, cc = np.meshgrid(
+            _axis(s.sphere_bounds_d, COARSE_LENS_STEP_D), _axis(s.cylinder_bounds_d, COARSE_LENS_STEP_D), indexing="ij"
+        )
+        self._coarse_lenses = np.column_stack([cs.ravel(), cc.ravel()])
+        os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
+        self._local_offsets = np.column_stack([os_.ravel(), oc.ravel()])
+        self._history: list[tuple[Trial, bool]] = []
+        self._cache: dict = {}
+        self.last_decision_ms = math.nan
+
+    # ---------------------------------------------------------------- state
+    @property
+    def rule(self) -> str:
+        return self.settings.rule
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    @property
+    def model(self):
+        """No GP: the dashboard's model panels have nothing to draw (``None``, like a session
+        before its first fit)."""
+        return None
+
+    def settings_dict(self) -> dict:
+        """The settings (JSON types) and the stopping rule: ``AcuityLawOptimizer(**settings_dict())``
+        is this optimizer without its history (:meth:`from_settings`)."""
+        return {**self.settings.to_dict(), "stop": None if self.stop is None else self.stop.to_dict()}
+
+    def to_state(self) -> dict:
+        return {
+            "format": STATE_FORMAT,
+            "settings": self.settings_dict(),
+            "history": [[t.letter_logmar, t.sphere_d, t.cylinder_d, int(c)] for t, c in self._history],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> AcuityLawOptimizer:
+        if state.get("format") != STATE_FORMAT:
+            raise ValueError(f"not a lensopt acuity-law state (format {state.get('format')!r})")
+        history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
+        return cls.from_settings(state["settings"], history)
+
+    def _cached(self, name, compute):
+        key = (name, len(self._history))
+        if key not in self._cache:
+            if len(self._cache) > 16:
+                self._cache.clear()
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # ---------------------------------------------------------------- posterior
+    def posterior(self) -> np.ndarray:
+        """Posterior probabilities ``(n_corrections, n_va_best, n_slopes)`` (float32), summing to 1."""
+
+        def compute():
+            w = np.exp(self._log_post - self._log_post.max())
+            return w / np.float32(w.sum(dtype=np.float64))
+
+        return self._cached("posterior", compute)
+
+    def _correction_marginal(self) -> np.ndarray:
+        return self._cached("marginal", lambda: self.posterior().sum(axis=(1, 2)))
+
+    def correction_posterior(self) -> np.ndarray:
+        """Marginal posterior of the correction, ``(len(sphere_grid_d), len(cylinder_grid_d))``."""
+        return self._correction_marginal().reshape(len(self.sphere_grid_d), len(self.cylinder_grid_d))
+
+    def _loss(self, lenses, corrections) -> np.ndarray:
+        """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
+        return blur_acuity_loss_logmar(
+            lenses[:, None, 0] - corrections[None, :, 0], lenses[:, None, 1] - corrections[None, :, 1]
+        )
+
+    def answer_log_likelihood(self, letter_logmar: float, correct: bool, va_logmar) -> np.ndarray:
+        """``log P(c | s, VA, a)`` of an answer to a letter of size ``s`` by an eye whose acuity through
+        the lens is ``va_logmar`` (the model's only dependence on the correction and ``VA₀``), for
+        each slope ``a`` (leading axis)."""
+        va = np.asarray(va_logmar, dtype=float)
+        z = self._slopes.reshape((-1,) + (1,) * va.ndim) * (float(letter_logmar) - va)
+        log_kappa = math.log(self._kappa)
+        if correct:  # γ + κ Φ(z)
+            return np.logaddexp(math.log(self._guess), log_kappa + log_ndtr(z))
+        return np.logaddexp(math.log(self.settings.lapse), log_kappa + log_ndtr(-z))  # λ + κ Φ(−z)
+
+    def _log_likelihood(self, trial: Trial, correct: bool) -> np.ndarray:
+        """``log P(c | s, x, h)`` over the grid ``(n_corrections, n_va_best, n_slopes)``, interpolated
+        linearly in ``VA`` between the points of a grid :data:`TELL_VA_STEP_LOGMAR` apart (error
+        ``≤ a² δ²/8``, below 1e-4 per answer at ``a = 8``; tested against the exact values).
+
+        ``VA = loss(x; correction) + VA₀`` and the ``VA₀`` grid steps are whole multiples of the
+        table's step, so one interpolation position per correction serves every ``VA₀``: the table is
+        read through a strided view whose row ``m`` holds its values at ``m, m + k, m + 2k, ...``."""
+        loss = self._loss(np.array([[trial.sphere_d, trial.cylinder_d]]), self._corrections)[0]
+        tables = self.answer_log_likelihood(trial.letter_logmar, correct, self._tell_va_grid).astype(np.float32)
+        n_va_best, stride = len(self.va_best_grid_logmar), self._va_best_stride
+        position = (loss + self.va_best_grid_logmar[0] - self._tell_va_grid[0]) / TELL_VA_STEP_LOGMAR
+        last = tables.shape[1] - 1 - stride * (n_va_best - 1)
+        position = np.clip(position, 0.0, last - 1e-6)
+        low = position.astype(np.int64)
+        upper = (position - low).astype(np.float32)[:, None, None]
+        rows = np.lib.stride_tricks.sliding_window_view(tables.T, (stride * (n_va_best - 1) + 1,), axis=0)
+        rows = np.ascontiguousarray(rows[:, :, ::stride])  # (n - span, n_slopes, n_va_best): table[m + stride j]
+        values = rows[low] * (1.0 - upper) + rows[low + 1] * upper  # (n_corrections, n_slopes, n_va_best)
+        return values.transpose(0, 2, 1)
+
+    def _scoring_hypotheses(self):
+        """:data:`N_SCORING` draws ``(corrections (n, 2), va_best (n,), weights (n,))`` from the posterior,
+        by systematic resampling (distinct draws merged, weighted by their count)."""
+
+        def compute():
+            w = self.posterior().ravel()
+            rng = np.random.default_rng([self.settings.seed, self.n_trials, SCORING_STREAM])
+            u = (rng.random() + np.arange(N_SCORING)) / N_SCORING
+            index = np.minimum(np.searchsorted(np.cumsum(w, dtype=np.float64), u * w.sum(dtype=np.float64)), w.size - 1)
+            index, counts = np.unique(index, return_counts=True)
+            rows, va_best, slope = np.unravel_index(index, self._log_post.shape)
+            return self._corrections[rows], self.va_best_grid_logmar[va_best], slope, counts / counts.sum()
+
+        return self._cached("scoring", compute)
+
+    def _correction_mass(self):
+        """The corrections holding all but :data:`PRUNE_MASS` of the marginal posterior, and their
+        renormalized weights."""
+
+        def compute():
+            marginal = self._correction_marginal()
+            order = np.argsort(-marginal, kind="stable")
+            cumulative = np.cumsum(marginal[order])
+            keep = order[: int(np.searchsorted(cumulative, (1.0 - PRUNE_MASS) * cumulative[-1])) + 1]
+            return self._corrections[keep], marginal[keep] / marginal[keep].sum()
+
+        return self._cached("mass", compute)
+
+    # ---------------------------------------------------------------- trials
+    def information_table(self, lenses_d) -> np.ndarray:
+        """Expected information (bits) of each lens (rows) at each letter size of
+        :attr:`letter_grid_logmar` (columns), from the scoring draws binned by ``VA``."""
+        lenses = np.asarray(lenses_d, dtype=float).reshape(-1, 2)
+        corrections, va_best, slope, weights = self._scoring_hypotheses()
+        va = self._loss(lenses, corrections) + va_best[None, :]
+        position = np.clip((va - self._va_grid[0]) / VA_STEP_LOGMAR, 0.0, len(self._va_grid) - 1.000001)
+        low = position.astype(np.int64) + slope[None, :] * len(self._va_grid)  # the row of its slope's table
+        upper = position % 1.0
+        n_va = self._p_table.shape[0]
+        rows = np.arange(len(lenses))[:, None] * n_va
+        size = len(lenses) * n_va
+        hist = np.bincount((rows + low).ravel(), weights=(weights * (1.0 - upper)).ravel(), minlength=size)
+        hist += np.bincount((rows + low + 1).ravel(), weights=(weights * upper).ravel(), minlength=size)
+        hist = hist.reshape(len(lenses), n_va).astype(np.float32)
+        mean_p = np.clip((hist @ self._p_table).astype(float), 0.0, 1.0)
+        return np.maximum(binary_entropy_bits(mean_p) - hist @ self._h_table, 0.0)
+
+    def expected_information(self, sphere_d, cylinder_d, letter_logmar) -> float:
+        """Exact mutual information (bits) between one trial's answer and ``h``, over the whole grid."""
+        w = self.posterior()
+        loss = self._loss(np.array([[sphere_d, cylinder_d]], dtype=float), self._corrections)[0]
+        va = loss[:, None, None] + self.va_best_grid_logmar[None, :, None]
+        z = self._slopes[None, None, :] * (float(letter_logmar) - va)
+        p = self._guess + self._kappa * ndtr(z)
+        q = self.settings.lapse + self._kappa * ndtr(-z)
+        return float(binary_entropy_bits((w * p).sum(), (w * q).sum()) - (w * binary_entropy_bits(p, q)).sum())
+
+    def candidate_lenses(self) -> np.ndarray:
+        """The coarse grid, the most probable corrections and a local grid around :meth:`best`,
+        inside the box and rounded to ``lens_step_d``."""
+
+        def compute():
+            corrections, weights = self._correction_mass()
+            top = corrections[np.argsort(-weights, kind="stable")[:N_HYPOTHESIS_CANDIDATES]]
+            lenses = np.vstack([self._coarse_lenses, top, np.asarray(self.best()) + self._local_offsets])
+            s = self.settings
+            rounded = np.array(
+                [
+                    [
+                        round_to_step(a, s.lens_step_d, s.sphere_bounds_d),
+                        round_to_step(b, s.lens_step_d, s.cylinder_bounds_d),
+                    ]
+                    for a, b in lenses
+                ]
+            )
+            _, first = np.unique(np.round(rounded, 9), axis=0, return_index=True)
+            return rounded[np.sort(first)]
+
+        return self._cached("candidates", compute)
+
+    def ask(self) -> Trial:
+        """The trial (lens, letter size) of maximal expected information about ``h``."""
+        start = time.perf_counter()
+        lenses = self.candidate_lenses()
+        info = self.information_table(lenses)
+        best = info.max()
+        ties = np.flatnonzero(info.ravel() >= best - 1e-9 * max(best, 1e-12))
+        pick = ties[0] if len(ties) == 1 else np.random.default_rng([self.settings.seed, self.n_trials]).choice(ties)
+        i, j = np.unravel_index(pick, info.shape)
+        trial = Trial(
+            sphere_d=float(lenses[i, 0]),
+            cylinder_d=float(lenses[i, 1]),
+            letter_logmar=float(self.letter_grid_logmar[j]),
+        )
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return trial
+
+    def tell(self, trial: Trial, correct) -> None:
+        """Add the answer: ``log w(h) += log P(c | s, x, h)`` over the whole grid."""
+        if correct not in (0, 1, True, False):
+            raise ValueError(f"correct must be a bool, got {correct!r}")
+        if not isinstance(trial, Trial):
+            raise ValueError(f"trial must be a lensopt.refraction.Trial, got {trial!r}")
+        self._log_post = self._log_post + self._log_likelihood(trial, bool(correct))
+        self._log_post -= self._log_post.max()
+        self._history.append((trial, bool(correct)))
+
+    # ---------------------------------------------------------------- answers
+    def expected_loss_logmar(self, lenses_d) -> np.ndarray:
+        """Posterior expected acuity loss ``E_w[log10(1 + b²)]`` of each lens (logMAR)."""
+        corrections, weights = self._correction_mass()
+        return self._loss(np.asarray(lenses_d, dtype=float).reshape(-1, 2), corrections) @ weights
+
+    def best(self) -> tuple[float, float]:
+        """The lens ``(sphere_d, cylinder_d)`` minimizing the posterior expected acuity loss."""
+        return self._cached("best", self._best)
+
+    def _best(self) -> tuple[float, float]:
+        s = self.settings
+        corrections, weights = self._correction_mass()
+        order = np.argsort(-weights, kind="stable")[:N_LENS_STARTS]
+        starts = np.vstack([corrections[order], weights @ corrections])
+        x0 = starts[np.argmin(self.expected_loss_logmar(starts))]
+
+        def loss_and_gradient(x):
+            r_s, r_c = x[0] - corrections[:, 0], x[1] - corrections[:, 1]
+            b2 = 0.5 * (r_s**2 + (r_s + r_c) ** 2)
+            scale = weights / ((1.0 + b2) * _LN10)
+            return np.log10(1.0 + b2) @ weights, np.array([scale @ (2.0 * r_s + r_c), scale @ (r_s + r_c)])
+
+        result = minimize(
+            loss_and_gradient, x0, jac=True, method="L-BFGS-B", bounds=(s.sphere_bounds_d, s.cylinder_bounds_d)
+        )
+        x = result.x if result.fun <= loss_and_gradient(x0)[0] else x0
+        if s.lens_step_d is not None:
+            step = s.lens_step_d
+            base = np.floor(x / step) * step
+            corners = np.array(
+                [
+                    [
+                        round_to_step(base[0] + i * step, step, s.sphere_bounds_d),
+                        round_to_step(base[1] + j * step, step, s.cylinder_bounds_d),
+                    ]
+                    for i in (0, 1)
+                    for j in (0, 1)
+                ]
+            )
+            x = corners[np.argmin(self.expected_loss_logmar(corners))]
+        return float(x[0]), float(x[1])
+
+    def predicted_acuity_logmar(self, sphere_d, cylinder_d) -> float:
+        """Posterior mean acuity (logMAR) through a lens: ``E_w[VA₀ + log10(1 + b²)]``."""
+        w = self.posterior()
+        loss = self._loss(np.array([[sphere_d, cylinder_d]], dtype=float), self._corrections)[0]
+        return float(self._correction_marginal() @ loss + w.sum(axis=(0, 2)) @ self.va_best_grid_logmar)
+
+    def confidence(self) -> float:
+        """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""
+
+        def compute():
+            loss = self._loss(np.array([self.best()]), self._corrections)[0]
+            return float(min(1.0, self._correction_marginal() @ (loss <= ACUITY_TOLERANCE_LOGMAR)))
+
+        return self._cached("confidence", compute)
+
+    def confidence_reaches(self, threshold: float) -> bool:
+        return self.confidence() >= threshold
+
+    def certainty(self) -> LensCertainty:
+        """:meth:`confidence` and the 95 % intervals (D) of the true sphere and cylinder (quantiles of
+        the correction's posterior marginals)."""
+
+        def interval(grid_d, marginal):
+            cumulative = np.cumsum(marginal)
+            low, high = np.searchsorted(cumulative, [0.025 * cumulative[-1], 0.975 * cumulative[-1]])
+            return float(grid_d[min(low, len(grid_d) - 1)]), float(grid_d[min(high, len(grid_d) - 1)])
+
+        w = self.correction_posterior()
+        return LensCertainty(
+            self.confidence(),
+            interval(self.sphere_grid_d, w.sum(axis=1)),
+            interval(self.cylinder_grid_d, w.sum(axis=0)),
+        )
+
+    def should_stop(self) -> bool:
+        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one)."""
+        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)

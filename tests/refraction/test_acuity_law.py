@@ -1,0 +1,199 @@
+"""The acuity-law letter optimizer: its posterior, trial choice, reported lens and confidence, each
+checked against an independent computation (direct Bayes with scipy's normal CDF, brute-force
+search, Monte Carlo), its saved state, and that it finds a patient."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from lensopt.observer import draw_patients
+from lensopt.refraction.acuity_law import AcuityLawOptimizer, blur_acuity_loss_logmar
+from lensopt.refraction.trial import Trial
+from lensopt.simulation import make_patient
+from lensopt.stopping import StopRule
+
+ANSWERS = [
+    (Trial(sphere_d=1.0, cylinder_d=-2.0, letter_logmar=0.3), True),
+    (Trial(sphere_d=-4.0, cylinder_d=4.0, letter_logmar=2.0), False),
+    (Trial(sphere_d=0.05, cylinder_d=0.0, letter_logmar=-1.0), True),
+    (Trial(sphere_d=0.5, cylinder_d=-0.5, letter_logmar=0.1), False),
+    (Trial(sphere_d=-1.5, cylinder_d=1.0, letter_logmar=0.9), True),
+]
+
+
+def p_correct(trial, sphere_d, cylinder_d, va_best, slope, n_alternatives=26, lapse=0.02):
+    """The model's P(correct), written out: γ + (1 − γ − λ) Φ(a (s − VA₀ − log10(1 + b²)))."""
+    r_s, r_c = trial.sphere_d - sphere_d, trial.cylinder_d - cylinder_d
+    b2 = 0.5 * (r_s**2 + (r_s + r_c) ** 2)
+    guess = 1.0 / n_alternatives
+    va = va_best + np.log10(1.0 + b2)
+    return guess + (1.0 - guess - lapse) * norm.cdf(slope * (trial.letter_logmar - va))
+
+
+def told(answers=ANSWERS, **settings):
+    optimizer = AcuityLawOptimizer(seed=3, **settings)
+    for trial, correct in answers:
+        optimizer.tell(trial, correct)
+    return optimizer
+
+
+def test_posterior_is_the_product_of_the_answers_likelihoods():
+    optimizer = told()
+    posterior = optimizer.posterior()
+    rng = np.random.default_rng(0)
+    picks = [
+        (rng.integers(len(optimizer._corrections)), rng.integers(posterior.shape[1]), rng.integers(posterior.shape[2]))
+        for _ in range(200)
+    ]
+    log_direct = []
+    for i, j, k in picks:
+        (S, C), va_best, slope = optimizer._corrections[i], optimizer.va_best_grid_logmar[j], optimizer._slopes[k]
+        log_direct.append(
+            sum(np.log(p if c else 1.0 - p) for t, c in ANSWERS for p in [p_correct(t, S, C, va_best, slope)])
+        )
+    log_model = [np.log(posterior[i, j, k]) for i, j, k in picks]
+    # equal up to the normalizing constant, which is the same for every hypothesis
+    offsets = np.array(log_model) - np.array(log_direct)
+    np.testing.assert_allclose(offsets, offsets[0], atol=1e-4)
+
+
+def test_tabulated_log_likelihood_matches_the_exact_one():
+    optimizer = AcuityLawOptimizer(slopes_per_logmar=(2.0, 8.0))
+    for trial, correct in ANSWERS:
+        approx = optimizer._log_likelihood(trial, correct)
+        S, C = optimizer._corrections[:, 0], optimizer._corrections[:, 1]
+        for k, slope in enumerate(optimizer._slopes):
+            for j, va_best in enumerate(optimizer.va_best_grid_logmar[::5]):
+                p = p_correct(trial, S, C, va_best, slope)
+                exact = np.log(p if correct else 1.0 - p)
+                np.testing.assert_allclose(approx[:, 5 * j, k], exact, atol=1e-4)
+
+
+def test_information_of_the_binned_draws_matches_the_exact_information():
+    optimizer = told()
+    lenses = np.array([[0.0, 0.0], [1.0, -2.0], [-2.0, 1.5]])
+    table = optimizer.information_table(lenses)
+    for i, (S, C) in enumerate(lenses):
+        for j in (40, 60, 80, 100):
+            exact = optimizer.expected_information(S, C, optimizer.letter_grid_logmar[j])
+            assert table[i, j] == pytest.approx(exact, abs=0.02)
+
+
+def test_exact_information_matches_monte_carlo():
+    optimizer = told()
+    trial = Trial(sphere_d=0.5, cylinder_d=-1.0, letter_logmar=0.5)
+    w = optimizer.posterior().ravel()
+    rng = np.random.default_rng(1)
+    index = rng.choice(w.size, size=200_000, p=w)
+    i, j, k = np.unravel_index(index, optimizer.posterior().shape)
+    p = p_correct(
+        trial,
+        optimizer._corrections[i, 0],
+        optimizer._corrections[i, 1],
+        optimizer.va_best_grid_logmar[j],
+        optimizer._slopes[k],
+    )
+    answers = rng.random(p.size) < p
+
+    def h2(q):
+        return -(q * np.log2(q) + (1 - q) * np.log2(1 - q))
+
+    # I = H(answer) − E[H(answer | h)], the first from the simulated answers
+    monte_carlo = h2(answers.mean()) - h2(p).mean()
+    exact = optimizer.expected_information(trial.sphere_d, trial.cylinder_d, trial.letter_logmar)
+    assert exact == pytest.approx(monte_carlo, abs=0.005)
+
+
+def test_reported_lens_minimizes_the_expected_loss_over_a_fine_grid():
+    optimizer = told()
+    marginal = optimizer.correction_posterior().ravel()
+    corrections = optimizer._corrections
+    grid = np.stack(np.meshgrid(np.arange(-4, 4.01, 0.05), np.arange(-4, 4.01, 0.05), indexing="ij"), -1).reshape(-1, 2)
+
+    def expected_loss(lenses):
+        loss = blur_acuity_loss_logmar(
+            lenses[:, None, 0] - corrections[None, :, 0], lenses[:, None, 1] - corrections[None, :, 1]
+        )
+        return loss @ marginal
+
+    brute = min(expected_loss(chunk).min() for chunk in np.array_split(grid, 40))
+    best = expected_loss(np.array([optimizer.best()]))[0]
+    assert best <= brute + 1e-4
+
+
+def test_confidence_is_the_posterior_mass_within_the_tolerance():
+    optimizer = told()
+    lens = np.array(optimizer.best())
+    marginal = optimizer.correction_posterior().ravel()
+    loss = blur_acuity_loss_logmar(lens[0] - optimizer._corrections[:, 0], lens[1] - optimizer._corrections[:, 1])
+    assert optimizer.confidence() == pytest.approx(marginal[loss <= 0.025].sum(), abs=1e-12)
+    certainty = optimizer.certainty()
+    assert certainty.sphere_interval_d[0] <= certainty.sphere_interval_d[1]
+
+
+def test_first_trials_spread_over_the_box_and_the_letter_range():
+    optimizer = AcuityLawOptimizer(seed=0)
+    trial = optimizer.ask()
+    assert -4 <= trial.sphere_d <= 4 and -4 <= trial.cylinder_d <= 4
+    assert -1 <= trial.letter_logmar <= 2
+    # the first answer is most informative where a correct/incorrect split is near even
+    info = optimizer.expected_information(trial.sphere_d, trial.cylinder_d, trial.letter_logmar)
+    assert info > 0.5
+
+
+def test_state_round_trip_keeps_settings_stop_and_next_trial():
+    optimizer = told(n_alternatives=10, lapse=0.05, slopes_per_logmar=(3.0, 6.0))
+    optimizer.stop = StopRule(confidence=0.9, min_trials=4, max_trials=50)
+    state = json.loads(json.dumps(optimizer.to_state()))
+    again = AcuityLawOptimizer.from_state(state)
+    assert again.settings == optimizer.settings
+    assert again.stop == optimizer.stop
+    assert again.ask() == optimizer.ask()
+    assert again.best() == optimizer.best()
+
+
+def test_finds_the_traced_patient_of_issue_14():
+    """Seed 306, a patient who needs almost no correction, on whom the paper's UCB-ALD got lost."""
+    patient = make_patient(306, slope=5.0, true_correction_d=(-0.12, -0.03))
+    optimizer = AcuityLawOptimizer(seed=306)
+    for _ in range(100):
+        trial = optimizer.ask()
+        optimizer.tell(trial, bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+    error = patient.visual_acuity(*optimizer.best()) - patient.best_acuity_logmar
+    assert error < 0.05
+
+
+def test_learns_a_best_acuity_it_was_not_told():
+    patient = draw_patients(1, 11, slope=5.0, va_best_logmar=0.4)[0]
+    optimizer = AcuityLawOptimizer(seed=11)
+    for _ in range(80):
+        trial = optimizer.ask()
+        optimizer.tell(trial, bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+    va_marginal = optimizer.posterior().sum(axis=(0, 2))
+    assert va_marginal @ optimizer.va_best_grid_logmar == pytest.approx(0.4, abs=0.1)
+    assert patient.visual_acuity(*optimizer.best()) - patient.best_acuity_logmar < 0.05
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"lapse": 0.6}, "lapse must be a rate in"),
+        ({"lapse": 0.0}, "lapse must be a rate in"),
+        ({"n_alternatives": 1}, "n_alternatives must be an integer >= 2"),
+        ({"slopes_per_logmar": (2.0, -1.0)}, "slopes_per_logmar must be positive"),
+        ({"slopes_per_logmar": "fast"}, "slopes_per_logmar must be positive"),
+        ({"sphere_bounds_d": (2, 1)}, "sphere_bounds_d must be finite with low < high"),
+        ({"rule": "ucb-ald"}, "rule must be 'acuity-law'"),
+    ],
+)
+def test_bad_settings_are_refused_in_one_line(settings, message):
+    with pytest.raises(ValueError, match=message) as error:
+        AcuityLawOptimizer(**settings)
+    assert "\n" not in str(error.value)
+
+
+def test_a_state_of_another_optimizer_is_refused():
+    with pytest.raises(ValueError, match="not a lensopt acuity-law state"):
+        AcuityLawOptimizer.from_state({"format": "lensopt.refraction-state/1", "settings": {}, "history": []})

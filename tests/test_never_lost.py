@@ -4,6 +4,7 @@ UCB-ALD on the paper's letter model lost after a lucky guess at a tiny letter.""
 import json
 
 import numpy as np
+import pytest
 
 from lensopt.cli import main
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
@@ -12,12 +13,13 @@ from lensopt.simulation import make_patient, simulate_session
 SEED, TRUE_CORRECTION_D = 306, (-0.12, -0.03)
 
 
-def test_the_seed_306_patient_is_found_within_0_05_logmar_by_the_command(capsys):
+@pytest.mark.parametrize("rule", ["ucb-ald", "acuity-law"])
+def test_the_seed_306_patient_is_found_within_0_05_logmar_by_the_command(capsys, rule):
     code = main(
         [
             "simulate",
             "--rule",
-            "ucb-ald",
+            rule,
             "--trials",
             "100",
             "--seed",
@@ -59,3 +61,10 @@ def test_no_trial_repeats_a_letter_the_patient_is_sure_to_read():
             sure += p_correct > 0.99 or p_correct < 0.01 + opt.model.guess_rate
         opt.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
     assert sure <= 3
+
+
+def test_a_gp_setting_given_to_the_acuity_law_rule_is_one_line_and_exit_2(capsys):
+    code = main(["simulate", "--rule", "acuity-law", "--beta", "2", "--trials", "5"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.count("\n") == 0 and "beta set the GP letter rules only, not acuity-law" in err

@@ -38,6 +38,7 @@ from lensopt.dashboard.posterior import (
     optimizer_bounds,
     optimum_spread,
     settings_bounds,
+    spread_of_samples,
 )
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import (
@@ -60,6 +61,10 @@ from lensopt.stopping import StopRule
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
+#: Draws of the best lens from the acuity-law optimizer's posterior, and the variance (D²) of its
+#: 0.1 D grid cell (uniform: 0.1²/12) added to their spread.
+OPTIMUM_SAMPLES = 400
+GRID_QUANTIZATION_D2 = 0.1**2 / 12.0
 #: The best-acuity history is refit after every trial up to this many trials ...
 DENSE_HISTORY_TRIALS = 60
 #: ... and after every ``HISTORY_STRIDE``-th trial after that (and always at the last trial).
@@ -187,25 +192,24 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floore
         acuity_sd_logmar=frozen_array(np.reshape(sd, shape)),
     )
 
-    best = BestLens(
-        sphere_d=best_s,
-        cylinder_d=best_c,
-        acuity_mean_logmar=acuity,
-        acuity_sd_logmar=acuity_sd,
-        **optimum_spread(opt.model, sphere_b, cylinder_b, letter_b[1], rng),
-    )
-
     letters = np.linspace(*letter_b, PSYCHOMETRIC_POINTS)
-    X = np.column_stack([letters, np.full_like(letters, best_s), np.full_like(letters, best_c)])
-    mu, var = opt.model.predict_latent(X)
-    latent_sd = np.sqrt(np.clip(var, 0.0, None))
+    if hasattr(opt, "psychometric_band"):  # the acuity-law optimizer: draws of its grid posterior, no GP
+        spread = spread_of_samples(opt.optimum_samples_d(OPTIMUM_SAMPLES, rng), np.full(2, GRID_QUANTIZATION_D2))
+        p_mean, p_low, p_high = (frozen_array(p) for p in opt.psychometric_band(letters, best_s, best_c))
+    else:
+        spread = optimum_spread(opt.model, sphere_b, cylinder_b, letter_b[1], rng)
+        X = np.column_stack([letters, np.full_like(letters, best_s), np.full_like(letters, best_c)])
+        mu, var = opt.model.predict_latent(X)
+        latent_sd = np.sqrt(np.clip(var, 0.0, None))
+        model_p = lambda f: frozen_array(p_correct(f, floored, guess_rate, lapse))  # noqa: E731
+        p_mean, p_low, p_high = model_p(mu), model_p(mu - BAND_Z * latent_sd), model_p(mu + BAND_Z * latent_sd)
+    best = BestLens(sphere_d=best_s, cylinder_d=best_c, acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd, **spread)
     near = np.hypot(trials.sphere_d - best_s, trials.cylinder_d - best_c) <= NEAR_LENS_RADIUS_D
-    model_p = lambda f: frozen_array(p_correct(f, floored, guess_rate, lapse))  # noqa: E731
     curve = PsychometricCurve(
         letter_logmar=frozen_array(letters),
-        p_mean=model_p(mu),
-        p_low=model_p(mu - BAND_Z * latent_sd),
-        p_high=model_p(mu + BAND_Z * latent_sd),
+        p_mean=p_mean,
+        p_low=p_low,
+        p_high=p_high,
         guess_rate=guess_rate,
         threshold_logmar=acuity,
         near_letter_logmar=frozen_array(trials.letter_logmar[near]),

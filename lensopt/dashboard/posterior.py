@@ -108,6 +108,12 @@ def optimum_spread(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, 
     """``sphere_sd_d``, ``cylinder_sd_d``, ``samples_d`` and ``region_d`` of a :class:`LensOptimum`,
     from the Thompson samples of :func:`sample_optimum_d` (see the module docstring)."""
     samples, quantization = sample_optimum_d(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng)
+    return spread_of_samples(samples, quantization)
+
+
+def spread_of_samples(samples, quantization) -> dict:
+    """:func:`optimum_spread` of given draws of the optimum ``(n, 2)``, ``quantization`` the variances
+    (D²) added for the grid they lie on."""
     covariance = np.cov(samples.T) + np.diag(quantization)
     return {
         "sphere_sd_d": float(math.sqrt(covariance[0, 0])),

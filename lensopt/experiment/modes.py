@@ -112,7 +112,8 @@ class Mode:
 
     def new_optimizer(self, protocol: Protocol, seed: int, letter_bounds_logmar):
         o = protocol.optimizer
-        return self.optimizer_class(
+        return self.feedback.new_optimizer(
+            protocol_options(protocol),
             rule=o.rule,
             seed=seed,
             sphere_bounds_d=o.sphere_bounds_d,
@@ -120,7 +121,6 @@ class Mode:
             letter_bounds_logmar=tuple(letter_bounds_logmar),
             n_initial=o.n_initial,
             lens_step_d=protocol.lens_step_d,
-            **self.optimizer_options(protocol),
         )
 
     def rebuild_optimizer(self, settings: dict, records, eye: str | None = None):

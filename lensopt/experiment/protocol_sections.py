@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from lensopt.binary.settings import ALL_RULES
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.preference import CONTEXTUAL_RULES
 from lensopt.refraction.duels import TIE_RULES
@@ -52,8 +53,9 @@ _KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 
 
 def _rules() -> tuple[str, ...]:
-    """The letter optimizer's rule names (``lensopt.binary.settings.ALL_RULES``)."""
-    return tuple(ALL_RULES)
+    """The letter rules: the GP optimizer's (``lensopt.binary.settings.ALL_RULES``) and the acuity-law
+    optimizer's (:data:`lensopt.refraction.acuity_law.ACUITY_LAW_RULE`)."""
+    return (*ALL_RULES, ACUITY_LAW_RULE)
 
 
 def _prescription_rules() -> tuple[str, ...]:

@@ -61,7 +61,11 @@ class LetterMode(FeedbackMode):
         options = dict(options or {})
         given = sorted(k for k in ("hyperparameters", "beta") if options.get(k) is not None)
         if given:
-            raise ValueError(f"{', '.join(given)} apply to the GP rules only, not to rule {ACUITY_LAW_RULE}")
+            raise ValueError(
+                f"{' and '.join(given)} set the GP letter rules only, not {ACUITY_LAW_RULE}; leave "
+                f"{'them' if len(given) > 1 else 'it'} out or choose a GP rule (e.g. ucb-ald)"
+            )
+        common.pop("n_initial", None)  # no random start: its first trial is already the most informative
         return AcuityLawOptimizer(**common, **{k: options[k] for k in ACUITY_LAW_OPTIONS if k in options})
 
     def rebuild_optimizer(self, settings: dict, records):

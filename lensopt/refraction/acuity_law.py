@@ -460,11 +460,36 @@ class AcuityLawOptimizer(TrialHistory):
             x = corners[np.argmin(self.expected_loss_logmar(corners))]
         return float(x[0]), float(x[1])
 
-    def predicted_acuity_logmar(self, sphere_d, cylinder_d) -> float:
-        """Posterior mean acuity (logMAR) through a lens: ``E_w[VA₀ + log10(1 + b²)]``."""
-        w = self.posterior()
-        loss = self._loss(np.array([[sphere_d, cylinder_d]], dtype=float), self._corrections)[0]
-        return float(self._correction_marginal() @ loss + w.sum(axis=(0, 2)) @ self.va_best_grid_logmar)
+    def predicted_acuity_logmar(self, sphere_d, cylinder_d):
+        """The acuity threshold (logMAR, where ``Φ = ½``) through a lens, ``VA₀ + log10(1 + b²)``, as
+        ``(mean, sd)`` over the posterior (its scoring draws: correction and ``VA₀`` jointly)."""
+        sphere, cylinder = np.asarray(sphere_d, float), np.asarray(cylinder_d, float)
+        shape = np.broadcast(sphere, cylinder).shape
+        lenses = np.column_stack([np.broadcast_to(sphere, shape).ravel(), np.broadcast_to(cylinder, shape).ravel()])
+        corrections, va_best, _, weights = self._scoring_hypotheses()
+        va = self._loss(lenses, corrections) + va_best[None, :]
+        mean = va @ weights
+        sd = np.sqrt(np.maximum(np.square(va - mean[:, None]) @ weights, 0.0))
+        return mean.reshape(shape), sd.reshape(shape)
+
+    def psychometric_band(self, letters_logmar, sphere_d, cylinder_d, mass=0.95):
+        """``P(correct)`` at each letter size through one lens: the posterior mean, and the bounds of
+        the central ``mass`` of its posterior (weighted quantiles over the scoring draws)."""
+        letters = np.asarray(letters_logmar, float).ravel()
+        corrections, va_best, slope, weights = self._scoring_hypotheses()
+        va = self._loss(np.array([[sphere_d, cylinder_d]], dtype=float), corrections)[0] + va_best
+        p = self._guess + self._kappa * ndtr(self._slopes[slope][None, :] * (letters[:, None] - va[None, :]))
+        order = np.argsort(p, axis=1)
+        cumulative = np.cumsum(weights[order], axis=1)
+        rows = np.arange(len(letters))
+        low = p[rows, order[rows, np.argmax(cumulative >= (1.0 - mass) / 2.0, axis=1)]]
+        high = p[rows, order[rows, np.argmax(cumulative >= (1.0 + mass) / 2.0 - 1e-12, axis=1)]]
+        return p @ weights, low, high
+
+    def optimum_samples_d(self, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+        """``(n_samples, 2)`` draws of the best lens (the true correction) from its posterior."""
+        corrections, weights = self._correction_mass()
+        return corrections[rng.choice(len(weights), size=n_samples, p=weights)]
 
     def confidence(self) -> float:
         """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""

@@ -118,13 +118,13 @@ def _store_simulated_session(
     path, n_trials=N_TRIALS, rule="ucb-ald", seed=0, status="finished", stop=None, old_format=False
 ):
     """A simulated session written the way the experiment writes it; returns (session id, history)."""
+    from lensopt.modes.registry import get_mode
     from lensopt.observer import SimulatedPatient
-    from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionStore, TrialRecord
 
-    opt = RefractionOptimizer(rule=rule, seed=seed, stop=stop)
+    opt = get_mode("letters").new_optimizer({"stop": stop}, rule=rule, seed=seed)
     if old_format:
-        opt = RefractionOptimizer.from_settings(_old_format(opt.settings_dict()))
+        opt = type(opt).from_settings(_old_format(opt.settings_dict()))
     patient = SimulatedPatient(-1.25, 0.75, slope=5.0, seed=seed)
     settings = _old_format(opt.settings_dict()) if old_format else opt.settings_dict()
     with SessionStore(path) as store:
@@ -337,3 +337,34 @@ def test_an_old_format_session_loads_with_its_plain_probit_model_and_no_stop_rul
     assert snap.certainty.confidence == opt.certainty().confidence and not snap.certainty.has_stop_rule
     labels = [row[0] for row in summary_rows(snap)]
     assert "Confidence" in labels and "Stops at" not in labels
+
+
+def test_an_acuity_law_session_shows_its_grid_posterior(tmp_path):
+    """The acuity-law optimizer has no GP: the lens map is its posterior mean acuity, the optimum's
+    draws come from its correction posterior, and the psychometric curve at the best lens is the
+    posterior mean of P(correct), here checked against the whole grid (not the scoring draws)."""
+    from scipy.special import ndtr
+
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.store import SessionStore
+
+    path = tmp_path / "sessions.db"
+    sid, history = _store_simulated_session(path, n_trials=25, rule="acuity-law", seed=4)
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    snap = SessionModel(info).update(info, records)
+    opt = AcuityLawOptimizer.from_settings(info.optimizer_settings, history)
+    assert (snap.best.sphere_d, snap.best.cylinder_d) == opt.best()
+    assert np.all(np.isfinite(snap.lens_map.acuity_mean_logmar))
+    assert snap.certainty.confidence == opt.confidence()
+    curve = snap.psychometric
+    w = opt.posterior()
+    loss = opt._loss(np.array([opt.best()]), opt._corrections)[0]
+    for k in (30, 60, 90):
+        va = loss[:, None, None] + opt.va_best_grid_logmar[None, :, None]
+        z = opt._slopes[None, None, :] * (curve.letter_logmar[k] - va)
+        exact = float((w * (1 / 26 + (1 - 1 / 26 - 0.02) * ndtr(z))).sum())
+        assert curve.p_mean[k] == pytest.approx(exact, abs=0.03)
+        assert curve.p_low[k] <= curve.p_mean[k] <= curve.p_high[k]
+    region = snap.best.region_d
+    assert region[:, 0].min() < snap.best.sphere_d < region[:, 0].max()

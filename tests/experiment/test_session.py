@@ -245,3 +245,27 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
     assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
         (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9
     )
+
+
+def test_an_acuity_law_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path):
+    """A protocol with ``rule = "acuity-law"``: every answer stored before the kill, the resumed session
+    asks what its optimizer, rebuilt from the stored answers, asks next."""
+    from experiment_helpers import kill_mid_way_and_resume
+
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+
+    db = tmp_path / "s.db"
+    protocol = write_protocol(
+        tmp_path / "law.toml", **{**FAST, "timing.simulated_response_s": "0.3", "optimizer.rule": '"acuity-law"'}
+    )
+    sid, info, before, after, resumed = kill_mid_way_and_resume(db, protocol, lambda store, sid: store.trials(sid))
+    k = len(before)
+    assert info.optimizer_settings["rule"] == "acuity-law"
+    assert after[:k] == before and [t.index for t in after] == list(range(1, 9))
+    history = [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before]
+    proposal = AcuityLawOptimizer.from_settings(info.optimizer_settings, history).ask()
+    assert (after[k].sphere_d, after[k].cylinder_d, after[k].letter_logmar) == (
+        proposal.sphere_d,
+        proposal.cylinder_d,
+        proposal.letter_logmar,
+    )

@@ -199,3 +199,15 @@ def test_duels_decide_ahead_for_first_second_and_same_whatever_the_answers_spell
     plain, ahead = runs
     assert plain._worker is None and ahead.trials == plain.trials and len(ahead.trials) == 10
     assert speculative_answers(DuelRefractionOptimizer(seed=0)) == ("first", "second", "same")
+
+
+def test_the_acuity_law_optimizer_decides_the_same_trials_ahead():
+    """The acuity-law optimizer (a grid posterior, rebuilt in the worker from its saved state) with
+    its stopping rule: the same trials, the same stop, the same reported lens."""
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+
+    stop = StopRule(confidence=0.5, min_trials=10, max_trials=200)
+    plain, ahead = _both(lambda: AcuityLawOptimizer(seed=5, stop=stop), n_trials=30)
+    assert ahead.trials == plain.trials and len(plain.trials) >= 10
+    assert ahead.stopped == plain.stopped
+    assert ahead.best() == plain.best()

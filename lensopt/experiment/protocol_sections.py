@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 
 from lensopt.binary.settings import ALL_RULES
-from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.preference import CONTEXTUAL_RULES
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, parse_lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE

@@ -251,16 +251,15 @@ def test_an_acuity_law_session_killed_mid_way_resumes_as_the_uninterrupted_one(t
     """A protocol with ``rule = "acuity-law"``: every answer stored before the kill, the resumed session
     asks what its optimizer, rebuilt from the stored answers, asks next."""
     from experiment_helpers import kill_mid_way_and_resume
-
     from lensopt.refraction.acuity_law import AcuityLawOptimizer
 
     db = tmp_path / "s.db"
     protocol = write_protocol(
         tmp_path / "law.toml", **{**FAST, "timing.simulated_response_s": "0.3", "optimizer.rule": '"acuity-law"'}
     )
-    sid, info, before, after, resumed = kill_mid_way_and_resume(db, protocol, lambda store, sid: store.trials(sid))
+    _, info, before, after, resumed = kill_mid_way_and_resume(db, protocol, lambda store, sid: store.trials(sid))
     k = len(before)
-    assert info.optimizer_settings["rule"] == "acuity-law"
+    assert info.optimizer_settings["rule"] == "acuity-law" and f"resuming at trial {k + 1} of 8" in resumed.stdout
     assert after[:k] == before and [t.index for t in after] == list(range(1, 9))
     history = [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before]
     proposal = AcuityLawOptimizer.from_settings(info.optimizer_settings, history).ask()

@@ -56,6 +56,7 @@ import numpy as np
 from lensopt.binary.settings import ALL_RULES
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.preference.settings import CONTEXTUAL_RULES
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE, AcuityLawOptimizer
 from lensopt.refraction.duels import DuelRefractionOptimizer
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
@@ -147,7 +148,7 @@ def run_decision_time(
     ``response_ms`` (both with the handler only): see the module docstring."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
-    rules = {"prescription": PRESCRIPTION_RULES, "duel": CONTEXTUAL_RULES}.get(search, ALL_RULES)
+    rules = {"prescription": PRESCRIPTION_RULES, "duel": CONTEXTUAL_RULES}.get(search, (*ALL_RULES, ACUITY_LAW_RULE))
     if rule not in rules:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(rules)}")
     for name, value, low in (
@@ -359,7 +360,10 @@ def _session(args):
     if args.search == "duel":  # no stopping rule of its own: --stop is refused for duels
         optimizer = DuelRefractionOptimizer(rule=args.rule, seed=args.seed)
         return optimizer, lambda t: patient.duel_answer(t.letter_logmar, t.first_lens_d, t.second_lens_d, DUEL_TIES_D)
-    optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed, stop=stop)
+    if args.rule == ACUITY_LAW_RULE:
+        optimizer = AcuityLawOptimizer(seed=args.seed, stop=stop)
+    else:
+        optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed, stop=stop)
     return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d)
 
 

@@ -51,14 +51,21 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr
 
-from lensopt.bench.grid_posterior import GridPosterior
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import acuity_logmar, blur_strength_d
 from lensopt.refraction.certainty import LensCertainty
-from lensopt.refraction.phoropter import check_lens_step, round_to_step
+from lensopt.refraction.grid_posterior import (
+    GridPosterior,
+    check_bounds,
+    grid_axis,
+    marginal_interval,
+    minimize_expected_loss,
+    most_informative_trial,
+    rounded_lenses,
+)
+from lensopt.refraction.phoropter import check_lens_step
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 
@@ -90,8 +97,6 @@ LOCAL_OFFSETS_D = (-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0)
 N_HYPOTHESIS_CANDIDATES = 25
 N_LENS_STARTS = 64
 
-_LN10 = math.log(10.0)
-
 
 @dataclass(frozen=True)
 class IdealObserverSettings:
@@ -111,27 +116,10 @@ class IdealObserverSettings:
     letter_step_logmar: float
 
 
-def _check_bounds(name, bounds):
-    try:
-        low, high = (float(v) for v in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high), got {bounds!r}") from None
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise ValueError(f"{name} must be finite with low < high, got {bounds!r}")
-    return low, high
-
-
 def _check_positive(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
     return float(value)
-
-
-def _axis(bounds, step):
-    """Grid points from ``low`` to ``high`` at ``step`` (both ends included when they fit)."""
-    low, high = bounds
-    n = math.floor((high - low) / step + 1e-9) + 1
-    return low + step * np.arange(n)
 
 
 class IdealObserver(GridPosterior):
@@ -191,9 +179,9 @@ class IdealObserver(GridPosterior):
             n_alternatives=n_alternatives,
             lapse=float(lapse),
             va_best_logmar=float(va_best_logmar),
-            sphere_bounds_d=_check_bounds("sphere_bounds_d", sphere_bounds_d),
-            cylinder_bounds_d=_check_bounds("cylinder_bounds_d", cylinder_bounds_d),
-            letter_bounds_logmar=_check_bounds("letter_bounds_logmar", letter_bounds_logmar),
+            sphere_bounds_d=check_bounds("sphere_bounds_d", sphere_bounds_d),
+            cylinder_bounds_d=check_bounds("cylinder_bounds_d", cylinder_bounds_d),
+            letter_bounds_logmar=check_bounds("letter_bounds_logmar", letter_bounds_logmar),
             lens_step_d=check_lens_step(lens_step_d),
             grid_step_d=_check_positive("grid_step_d", grid_step_d),
             letter_step_logmar=_check_positive("letter_step_logmar", letter_step_logmar),
@@ -203,14 +191,14 @@ class IdealObserver(GridPosterior):
         self._guess = 1.0 / n_alternatives
         self._kappa = 1.0 - self._guess - s.lapse
         # Hypothesis grid (S*, C*), flattened in C order of (sphere, cylinder).
-        self.sphere_grid_d = _axis(s.sphere_bounds_d, s.grid_step_d)
-        self.cylinder_grid_d = _axis(s.cylinder_bounds_d, s.grid_step_d)
+        self.sphere_grid_d = grid_axis(s.sphere_bounds_d, s.grid_step_d)
+        self.cylinder_grid_d = grid_axis(s.cylinder_bounds_d, s.grid_step_d)
         grid_s, grid_c = np.meshgrid(self.sphere_grid_d, self.cylinder_grid_d, indexing="ij")
         self._hyp = np.column_stack([grid_s.ravel(), grid_c.ravel()])
         self._log_post = np.zeros(len(self._hyp))
         # Candidate letter sizes and the tables P(s_j, v_k), H₂(P(s_j, v_k)) on a fixed VA grid
         # that covers every acuity a lens in the box can give under a hypothesis in the box.
-        self.letter_grid_logmar = _axis(s.letter_bounds_logmar, s.letter_step_logmar)
+        self.letter_grid_logmar = grid_axis(s.letter_bounds_logmar, s.letter_step_logmar)
         s_span = max(abs(s.sphere_bounds_d[1] - s.sphere_bounds_d[0]), 1e-9)
         c_span = abs(s.cylinder_bounds_d[1] - s.cylinder_bounds_d[0])
         va_max = float(acuity_logmar(blur_strength_d(s_span, s_span + c_span), s.va_best_logmar))
@@ -221,8 +209,8 @@ class IdealObserver(GridPosterior):
         self._p_table = self._guess + self._kappa * ndtr(z)
         self._h_table = binary_entropy_bits(self._p_table, s.lapse + self._kappa * ndtr(-z))
         # Coarse lens grid and the local offsets, as candidate lenses.
-        coarse_s = _axis(s.sphere_bounds_d, COARSE_LENS_STEP_D)
-        coarse_c = _axis(s.cylinder_bounds_d, COARSE_LENS_STEP_D)
+        coarse_s = grid_axis(s.sphere_bounds_d, COARSE_LENS_STEP_D)
+        coarse_c = grid_axis(s.cylinder_bounds_d, COARSE_LENS_STEP_D)
         cs, cc = np.meshgrid(coarse_s, coarse_c, indexing="ij")
         self._coarse_lenses = np.column_stack([cs.ravel(), cc.ravel()])
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
@@ -249,7 +237,7 @@ class IdealObserver(GridPosterior):
         residual_c = lenses[:, None, 1] - hypotheses[None, :, 1]
         return acuity_logmar(blur_strength_d(residual_s, residual_c), self.settings.va_best_logmar)
 
-    def _log_likelihood(self, trial: Trial, correct: bool) -> np.ndarray:
+    def _trial_log_likelihood(self, trial: Trial, correct: bool) -> np.ndarray:
         va = self._acuity(np.array([[trial.sphere_d, trial.cylinder_d]]), self._hyp)[0]
         z = self.settings.slope * (trial.letter_logmar - va)
         log_kappa = math.log(self._kappa)
@@ -341,17 +329,7 @@ class IdealObserver(GridPosterior):
             estimate = np.asarray(self.best())
             lenses = np.vstack([self._coarse_lenses, self._hyp[top], estimate + self._local_offsets])
             s = self.settings
-            rounded = np.array(
-                [
-                    [
-                        round_to_step(a, s.lens_step_d, s.sphere_bounds_d),
-                        round_to_step(b, s.lens_step_d, s.cylinder_bounds_d),
-                    ]
-                    for a, b in lenses
-                ]
-            )
-            _, first = np.unique(np.round(rounded, 9), axis=0, return_index=True)
-            return rounded[np.sort(first)]
+            return rounded_lenses(lenses, s.lens_step_d, s.sphere_bounds_d, s.cylinder_bounds_d)
 
         return self._cached("candidates", compute)
 
@@ -361,27 +339,9 @@ class IdealObserver(GridPosterior):
         start = time.perf_counter()
         lenses = self.candidate_lenses()
         info = self.information_table(lenses)
-        best = info.max()
-        ties = np.flatnonzero(info.ravel() >= best - 1e-9 * max(best, 1e-12))
-        pick = ties[0] if len(ties) == 1 else np.random.default_rng([self.settings.seed, self.n_trials]).choice(ties)
-        i, j = np.unravel_index(pick, info.shape)
-        trial = Trial(
-            sphere_d=float(lenses[i, 0]),
-            cylinder_d=float(lenses[i, 1]),
-            letter_logmar=float(self.letter_grid_logmar[j]),
-        )
+        trial = most_informative_trial(info, lenses, self.letter_grid_logmar, self.settings.seed, self.n_trials)
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return trial
-
-    def tell(self, trial: Trial, correct) -> None:
-        """Add the answer: ``log w(h) += log P(c | s, x, h)`` on the whole grid."""
-        if correct not in (0, 1, True, False):
-            raise ValueError(f"correct must be a bool, got {correct!r}")
-        if not isinstance(trial, Trial):
-            raise ValueError(f"trial must be a lensopt.refraction.trial.Trial, got {trial!r}")
-        self._log_post = self._log_post + self._log_likelihood(trial, bool(correct))
-        self._log_post -= self._log_post.max()
-        self._history.append((trial, bool(correct)))
 
     # ---------------------------------------------------------------- answers
     def expected_loss_logmar(self, lenses_d) -> np.ndarray:
@@ -397,36 +357,15 @@ class IdealObserver(GridPosterior):
     def _best(self) -> tuple[float, float]:
         s = self.settings
         points, weights = self._scoring_hypotheses()
-        order = np.argsort(-weights, kind="stable")[:N_LENS_STARTS]
-        starts = np.vstack([points[order], weights @ points])
-        x0 = starts[np.argmin(self.expected_loss_logmar(starts))]
-
-        def loss_and_gradient(x):
-            r_s, r_c = x[0] - points[:, 0], x[1] - points[:, 1]
-            b2 = 0.5 * (r_s**2 + (r_s + r_c) ** 2)
-            loss = np.log10(1.0 + b2) @ weights
-            scale = weights / ((1.0 + b2) * _LN10)
-            grad = np.array([scale @ (2.0 * r_s + r_c), scale @ (r_s + r_c)])
-            return loss, grad
-
-        bounds = (s.sphere_bounds_d, s.cylinder_bounds_d)
-        result = minimize(loss_and_gradient, x0, jac=True, method="L-BFGS-B", bounds=bounds)
-        x = result.x if result.fun <= loss_and_gradient(x0)[0] else x0
-        if s.lens_step_d is not None:
-            step = s.lens_step_d
-            base = np.floor(x / step) * step
-            corners = np.array(
-                [
-                    [
-                        round_to_step(base[0] + i * step, step, s.sphere_bounds_d),
-                        round_to_step(base[1] + j * step, step, s.cylinder_bounds_d),
-                    ]
-                    for i in (0, 1)
-                    for j in (0, 1)
-                ]
-            )
-            x = corners[np.argmin(self.expected_loss_logmar(corners))]
-        return float(x[0]), float(x[1])
+        return minimize_expected_loss(
+            points,
+            weights,
+            self.expected_loss_logmar,
+            s.sphere_bounds_d,
+            s.cylinder_bounds_d,
+            s.lens_step_d,
+            N_LENS_STARTS,
+        )
 
     def confidence(self) -> float:
         """Posterior probability that :meth:`best` is within ``CRITERION_LOGMAR`` of the
@@ -442,17 +381,11 @@ class IdealObserver(GridPosterior):
         """:class:`lensopt.refraction.certainty.LensCertainty`: :meth:`confidence` and the 95 % intervals
         (D) of the best lens's sphere and cylinder — the 2.5 % and 97.5 % quantiles of the
         posterior marginals of the true correction on the grid."""
-
-        def interval(grid_d, marginal):
-            cumulative = np.cumsum(marginal)
-            low, high = np.searchsorted(cumulative, [0.025 * cumulative[-1], 0.975 * cumulative[-1]])
-            return float(grid_d[min(low, len(grid_d) - 1)]), float(grid_d[min(high, len(grid_d) - 1)])
-
         w = self.posterior_grid()
         return LensCertainty(
             self.confidence(),
-            interval(self.sphere_grid_d, w.sum(axis=1)),
-            interval(self.cylinder_grid_d, w.sum(axis=0)),
+            marginal_interval(self.sphere_grid_d, w.sum(axis=1)),
+            marginal_interval(self.cylinder_grid_d, w.sum(axis=0)),
         )
 
     def should_stop(self) -> bool:

@@ -79,13 +79,11 @@ from lensopt.bench.ideal_observer import (
     LETTER_STEP_LOGMAR,
     PRUNE_MASS,
     VA_STEP_LOGMAR,
-    GridPosterior,
-    _axis,
-    _check_bounds,
     _check_positive,
 )
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import accommodated_blur_d, acuity_logmar
+from lensopt.refraction.grid_posterior import GridPosterior, check_bounds, grid_axis
 from lensopt.refraction.lens import (
     PHOROPTER_STEP_D,
     Lens,
@@ -220,7 +218,7 @@ class PrescriptionIdealObserver(GridPosterior):
         axis_step_deg = _check_positive("axis_step_deg", axis_step_deg)
         if abs(180.0 / axis_step_deg - round(180.0 / axis_step_deg)) > 1e-9:
             raise ValueError(f"axis_step_deg must divide 180 degrees (e.g. 1 or 5), got {axis_step_deg!r}")
-        letter_bounds_logmar = _check_bounds("letter_bounds_logmar", letter_bounds_logmar)
+        letter_bounds_logmar = check_bounds("letter_bounds_logmar", letter_bounds_logmar)
         grid_step_d = _check_positive("grid_step_d", grid_step_d)
         bounds = box.bounds_d
         n_points = math.prod(math.floor((hi - lo) / grid_step_d + 1e-9) + 1 for lo, hi in bounds)
@@ -249,13 +247,13 @@ class PrescriptionIdealObserver(GridPosterior):
         self._guess = 1.0 / n_alternatives
         self._kappa = 1.0 - self._guess - s.lapse
         # Hypothesis grid (M*, J0*, J45*), flattened in C order.
-        self.grid_axes_d = tuple(_axis(b, grid_step_d) for b in bounds)
+        self.grid_axes_d = tuple(grid_axis(b, grid_step_d) for b in bounds)
         self._shape = tuple(len(a) for a in self.grid_axes_d)
         self._hyp = _product(*self.grid_axes_d)
         self._log_post = np.zeros(len(self._hyp))
         # Letter sizes and the tables P(s_j, v_k), H₂(P(s_j, v_k)) on a fixed VA grid covering any
         # candidate lens (at most ~1.5 D outside the box) under any hypothesis in the box.
-        self.letter_grid_logmar = _axis(s.letter_bounds_logmar, s.letter_step_logmar)
+        self.letter_grid_logmar = grid_axis(s.letter_bounds_logmar, s.letter_step_logmar)
         diagonal = math.sqrt(sum((hi - lo) ** 2 for lo, hi in bounds)) + 3.0
         va_max = float(acuity_logmar(diagonal, s.va_best_logmar))
         self._va_grid = s.va_best_logmar + VA_STEP_LOGMAR * np.arange(
@@ -427,15 +425,11 @@ class PrescriptionIdealObserver(GridPosterior):
     def tell(self, trial: Trial, correct) -> None:
         """Add the answer to any trial: ``log w(h) += log P(c | s, x, h)`` on the whole grid, ``x``
         the power vector of the trial's lens (a trial without axis must be spherical)."""
-        if correct not in (0, 1, True, False):
-            raise ValueError(f"correct must be a bool, got {correct!r}")
-        if not isinstance(trial, Trial):
-            raise ValueError(f"trial must be a lensopt.refraction.trial.Trial, got {trial!r}")
+        self._check_answer(trial, correct)
         if trial.axis_deg is None and trial.cylinder_d != 0.0:
             raise ValueError(f"a full-prescription trial with a cylinder needs its axis_deg, got {trial!r}")
         lens = self.trial_power_vector(trial)
-        self._log_post = self._log_post + self._log_likelihood(lens, trial.letter_logmar, bool(correct))
-        self._log_post -= self._log_post.max()
+        self._add_log_likelihood(self._log_likelihood(lens, trial.letter_logmar, bool(correct)))
         self._history.append((trial, bool(correct)))
 
     # ---------------------------------------------------------------- answers

@@ -45,14 +45,23 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import log_ndtr, ndtr
 
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.certainty import LensCertainty
-from lensopt.refraction.phoropter import check_lens_step, round_to_step
-from lensopt.refraction.trial import Trial, TrialHistory
+from lensopt.refraction.grid_posterior import (
+    GridPosterior,
+    check_bounds,
+    grid_axis,
+    marginal_interval,
+    minimize_expected_loss,
+    most_informative_trial,
+    rounded_lenses,
+)
+from lensopt.refraction.phoropter import check_lens_step
+from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
+from lensopt.threads import single_threaded
 
 #: Psychometric slopes (per logMAR) the prior allows, equally likely.
 SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
@@ -85,22 +94,6 @@ STATE_FORMAT = "lensopt.acuity-law-state/1"
 #: letter mode it takes (the GP's kernel, inference and β do not apply).
 ACUITY_LAW_RULE = "acuity-law"
 ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop")
-_LN10 = math.log(10.0)
-
-
-def _axis(bounds, step):
-    n = math.floor((bounds[1] - bounds[0]) / step + 1e-9) + 1
-    return bounds[0] + step * np.arange(n)
-
-
-def _bounds(name, value):
-    try:
-        low, high = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be (low, high), got {value!r}") from None
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise ValueError(f"{name} must be finite with low < high, got {value!r}")
-    return (low, high)
 
 
 def blur_acuity_loss_logmar(residual_sphere_d, residual_cylinder_d):
@@ -148,7 +141,7 @@ class AcuityLawSettings:
             raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
         object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
         for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
-            object.__setattr__(self, name, _bounds(name, getattr(self, name)))
+            object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
         object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
         if self.rule != ACUITY_LAW_RULE:
             raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
@@ -157,7 +150,7 @@ class AcuityLawSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-class AcuityLawOptimizer(TrialHistory):
+class AcuityLawOptimizer(GridPosterior):
     """The acuity-law letter optimizer (module docstring), with the ask/tell contract of
     :class:`lensopt.refraction.RefractionOptimizer`: ``ask() -> Trial``, ``tell(trial, correct)``,
     ``best() -> (sphere_d, cylinder_d)``, ``confidence()``, ``certainty()``, ``should_stop()``,
@@ -174,11 +167,12 @@ class AcuityLawOptimizer(TrialHistory):
         self._kappa = 1.0 - self._guess - s.lapse
         if self._kappa <= 0:
             raise ValueError(f"lapse {s.lapse} leaves no room above the guess rate 1/{s.n_alternatives}; lower it")
-        self.sphere_grid_d = _axis(s.sphere_bounds_d, GRID_STEP_D)
-        self.cylinder_grid_d = _axis(s.cylinder_bounds_d, GRID_STEP_D)
-        self.va_best_grid_logmar = _axis(s.va_best_bounds_logmar, VA_BEST_STEP_LOGMAR)
+        self.sphere_grid_d = grid_axis(s.sphere_bounds_d, GRID_STEP_D)
+        self.cylinder_grid_d = grid_axis(s.cylinder_bounds_d, GRID_STEP_D)
+        self.va_best_grid_logmar = grid_axis(s.va_best_bounds_logmar, VA_BEST_STEP_LOGMAR)
         gs, gc = np.meshgrid(self.sphere_grid_d, self.cylinder_grid_d, indexing="ij")
         self._corrections = np.column_stack([gs.ravel(), gc.ravel()])
+        self._hyp = self._corrections  # GridPosterior.hypotheses_d: the corrections (rows of the posterior)
         # log-posterior over (correction, VA₀): rows the corrections, columns VA₀
         self._slopes = np.array(s.slopes_per_logmar)
         # log-posterior over (correction, VA₀, slope): axis 0 the corrections, 1 VA₀, 2 the slopes
@@ -187,7 +181,7 @@ class AcuityLawOptimizer(TrialHistory):
         self._log_post = np.zeros(
             (len(self._corrections), len(self.va_best_grid_logmar), len(self._slopes)), np.float32
         )
-        self.letter_grid_logmar = _axis(s.letter_bounds_logmar, LETTER_STEP_LOGMAR)
+        self.letter_grid_logmar = grid_axis(s.letter_bounds_logmar, LETTER_STEP_LOGMAR)
         span_s = s.sphere_bounds_d[1] - s.sphere_bounds_d[0]
         span_c = s.cylinder_bounds_d[1] - s.cylinder_bounds_d[0]
         va_low = s.va_best_bounds_logmar[0]
@@ -204,7 +198,9 @@ class AcuityLawOptimizer(TrialHistory):
         self._p_table = p_table.astype(np.float32)  # for the scoring matrix products (float32: 3× faster)
         self._h_table = binary_entropy_bits(p_table, s.lapse + self._kappa * ndtr(-z)).astype(np.float32)
         cs, cc = np.meshgrid(
-            _axis(s.sphere_bounds_d, COARSE_LENS_STEP_D), _axis(s.cylinder_bounds_d, COARSE_LENS_STEP_D), indexing="ij"
+            grid_axis(s.sphere_bounds_d, COARSE_LENS_STEP_D),
+            grid_axis(s.cylinder_bounds_d, COARSE_LENS_STEP_D),
+            indexing="ij",
         )
         self._coarse_lenses = np.column_stack([cs.ravel(), cc.ravel()])
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
@@ -217,10 +213,6 @@ class AcuityLawOptimizer(TrialHistory):
     @property
     def rule(self) -> str:
         return self.settings.rule
-
-    @property
-    def seed(self) -> int:
-        return self.settings.seed
 
     @property
     def model(self):
@@ -247,23 +239,11 @@ class AcuityLawOptimizer(TrialHistory):
         history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
         return cls.from_settings(state["settings"], history)
 
-    def _cached(self, name, compute):
-        key = (name, len(self._history))
-        if key not in self._cache:
-            if len(self._cache) > 16:
-                self._cache.clear()
-            self._cache[key] = compute()
-        return self._cache[key]
-
     # ---------------------------------------------------------------- posterior
-    def posterior(self) -> np.ndarray:
-        """Posterior probabilities ``(n_corrections, n_va_best, n_slopes)`` (float32), summing to 1."""
-
-        def compute():
-            w = np.exp(self._log_post - self._log_post.max())
-            return w / np.float32(w.sum(dtype=np.float64))
-
-        return self._cached("posterior", compute)
+    def _posterior(self) -> np.ndarray:
+        """:meth:`posterior`: ``(n_corrections, n_va_best, n_slopes)``, float32, normalized by a float64 sum."""
+        w = np.exp(self._log_post - self._log_post.max())
+        return w / np.float32(w.sum(dtype=np.float64))
 
     def _correction_marginal(self) -> np.ndarray:
         return self._cached("marginal", lambda: self.posterior().sum(axis=(1, 2)))
@@ -289,7 +269,7 @@ class AcuityLawOptimizer(TrialHistory):
             return np.logaddexp(math.log(self._guess), log_kappa + log_ndtr(z))
         return np.logaddexp(math.log(self.settings.lapse), log_kappa + log_ndtr(-z))  # λ + κ Φ(−z)
 
-    def _log_likelihood(self, trial: Trial, correct: bool) -> np.ndarray:
+    def _trial_log_likelihood(self, trial: Trial, correct: bool) -> np.ndarray:
         """``log P(c | s, x, h)`` over the grid ``(n_corrections, n_va_best, n_slopes)``, interpolated
         linearly in ``VA`` between the points of a grid :data:`TELL_VA_STEP_LOGMAR` apart (error
         ``≤ a² δ²/8``, below 1e-4 per answer at ``a = 8``; tested against the exact values).
@@ -376,46 +356,22 @@ class AcuityLawOptimizer(TrialHistory):
             top = corrections[np.argsort(-weights, kind="stable")[:N_HYPOTHESIS_CANDIDATES]]
             lenses = np.vstack([self._coarse_lenses, top, np.asarray(self.best()) + self._local_offsets])
             s = self.settings
-            rounded = np.array(
-                [
-                    [
-                        round_to_step(a, s.lens_step_d, s.sphere_bounds_d),
-                        round_to_step(b, s.lens_step_d, s.cylinder_bounds_d),
-                    ]
-                    for a, b in lenses
-                ]
-            )
-            _, first = np.unique(np.round(rounded, 9), axis=0, return_index=True)
-            return rounded[np.sort(first)]
+            return rounded_lenses(lenses, s.lens_step_d, s.sphere_bounds_d, s.cylinder_bounds_d)
 
         return self._cached("candidates", compute)
 
+    @single_threaded
     def ask(self) -> Trial:
         """The trial (lens, letter size) of maximal expected information about ``h``."""
         start = time.perf_counter()
         lenses = self.candidate_lenses()
         info = self.information_table(lenses)
-        best = info.max()
-        ties = np.flatnonzero(info.ravel() >= best - 1e-9 * max(best, 1e-12))
-        pick = ties[0] if len(ties) == 1 else np.random.default_rng([self.settings.seed, self.n_trials]).choice(ties)
-        i, j = np.unravel_index(pick, info.shape)
-        trial = Trial(
-            sphere_d=float(lenses[i, 0]),
-            cylinder_d=float(lenses[i, 1]),
-            letter_logmar=float(self.letter_grid_logmar[j]),
-        )
+        trial = most_informative_trial(info, lenses, self.letter_grid_logmar, self.settings.seed, self.n_trials)
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         return trial
 
-    def tell(self, trial: Trial, correct) -> None:
-        """Add the answer: ``log w(h) += log P(c | s, x, h)`` over the whole grid."""
-        if correct not in (0, 1, True, False):
-            raise ValueError(f"correct must be a bool, got {correct!r}")
-        if not isinstance(trial, Trial):
-            raise ValueError(f"trial must be a lensopt.refraction.Trial, got {trial!r}")
-        self._log_post = self._log_post + self._log_likelihood(trial, bool(correct))
-        self._log_post -= self._log_post.max()
-        self._history.append((trial, bool(correct)))
+    #: Add the answer: ``log w(h) += log P(c | s, x, h)`` over the whole grid (one BLAS thread).
+    tell = single_threaded(GridPosterior.tell)
 
     # ---------------------------------------------------------------- answers
     def expected_loss_logmar(self, lenses_d) -> np.ndarray:
@@ -423,6 +379,7 @@ class AcuityLawOptimizer(TrialHistory):
         corrections, weights = self._correction_mass()
         return self._loss(np.asarray(lenses_d, dtype=float).reshape(-1, 2), corrections) @ weights
 
+    @single_threaded
     def best(self) -> tuple[float, float]:
         """The lens ``(sphere_d, cylinder_d)`` minimizing the posterior expected acuity loss."""
         return self._cached("best", self._best)
@@ -430,35 +387,15 @@ class AcuityLawOptimizer(TrialHistory):
     def _best(self) -> tuple[float, float]:
         s = self.settings
         corrections, weights = self._correction_mass()
-        order = np.argsort(-weights, kind="stable")[:N_LENS_STARTS]
-        starts = np.vstack([corrections[order], weights @ corrections])
-        x0 = starts[np.argmin(self.expected_loss_logmar(starts))]
-
-        def loss_and_gradient(x):
-            r_s, r_c = x[0] - corrections[:, 0], x[1] - corrections[:, 1]
-            b2 = 0.5 * (r_s**2 + (r_s + r_c) ** 2)
-            scale = weights / ((1.0 + b2) * _LN10)
-            return np.log10(1.0 + b2) @ weights, np.array([scale @ (2.0 * r_s + r_c), scale @ (r_s + r_c)])
-
-        result = minimize(
-            loss_and_gradient, x0, jac=True, method="L-BFGS-B", bounds=(s.sphere_bounds_d, s.cylinder_bounds_d)
+        return minimize_expected_loss(
+            corrections,
+            weights,
+            self.expected_loss_logmar,
+            s.sphere_bounds_d,
+            s.cylinder_bounds_d,
+            s.lens_step_d,
+            N_LENS_STARTS,
         )
-        x = result.x if result.fun <= loss_and_gradient(x0)[0] else x0
-        if s.lens_step_d is not None:
-            step = s.lens_step_d
-            base = np.floor(x / step) * step
-            corners = np.array(
-                [
-                    [
-                        round_to_step(base[0] + i * step, step, s.sphere_bounds_d),
-                        round_to_step(base[1] + j * step, step, s.cylinder_bounds_d),
-                    ]
-                    for i in (0, 1)
-                    for j in (0, 1)
-                ]
-            )
-            x = corners[np.argmin(self.expected_loss_logmar(corners))]
-        return float(x[0]), float(x[1])
 
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The acuity threshold (logMAR, where ``Φ = ½``) through a lens, ``VA₀ + log10(1 + b²)``, as
@@ -491,6 +428,7 @@ class AcuityLawOptimizer(TrialHistory):
         corrections, weights = self._correction_mass()
         return corrections[rng.choice(len(weights), size=n_samples, p=weights)]
 
+    @single_threaded
     def confidence(self) -> float:
         """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""
 
@@ -507,16 +445,11 @@ class AcuityLawOptimizer(TrialHistory):
         """:meth:`confidence` and the 95 % intervals (D) of the true sphere and cylinder (quantiles of
         the correction's posterior marginals)."""
 
-        def interval(grid_d, marginal):
-            cumulative = np.cumsum(marginal)
-            low, high = np.searchsorted(cumulative, [0.025 * cumulative[-1], 0.975 * cumulative[-1]])
-            return float(grid_d[min(low, len(grid_d) - 1)]), float(grid_d[min(high, len(grid_d) - 1)])
-
         w = self.correction_posterior()
         return LensCertainty(
             self.confidence(),
-            interval(self.sphere_grid_d, w.sum(axis=1)),
-            interval(self.cylinder_grid_d, w.sum(axis=0)),
+            marginal_interval(self.sphere_grid_d, w.sum(axis=1)),
+            marginal_interval(self.cylinder_grid_d, w.sum(axis=0)),
         )
 
     def should_stop(self) -> bool:

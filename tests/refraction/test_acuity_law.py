@@ -62,7 +62,7 @@ def test_posterior_is_the_product_of_the_answers_likelihoods():
 def test_tabulated_log_likelihood_matches_the_exact_one():
     optimizer = AcuityLawOptimizer(slopes_per_logmar=(2.0, 8.0))
     for trial, correct in ANSWERS:
-        approx = optimizer._log_likelihood(trial, correct)
+        approx = optimizer._trial_log_likelihood(trial, correct)
         S, C = optimizer._corrections[:, 0], optimizer._corrections[:, 1]
         for k, slope in enumerate(optimizer._slopes):
             for j, va_best in enumerate(optimizer.va_best_grid_logmar[::5]):

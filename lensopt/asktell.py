@@ -6,10 +6,11 @@ Its next decision is a function of its settings and its history only (the random
 is drawn from ``(seed, n_trials)``), so :meth:`~AskTellOptimizer.to_state` — plain JSON — and
 :meth:`~AskTellOptimizer.from_state` rebuild an optimizer that makes the same next decision.
 
-The seven optimizers, their query → answer, and what ``best()`` reports:
+The optimizers, their query → answer, and what ``best()`` reports:
 
 - :class:`lensopt.refraction.RefractionOptimizer`: ``Trial`` → correct (bool); the lens
   ``(sphere_d, cylinder_d)``;
+- :class:`lensopt.refraction.AcuityLawOptimizer`: the same (grid Bayes under the blur–acuity law);
 - :class:`lensopt.refraction.duels.DuelRefractionOptimizer`: ``DuelTrial`` → ``"first"``,
   ``"second"`` or ``"same"``; the lens;
 - :class:`lensopt.refraction.rankings.RankingRefractionOptimizer`: ``RankingTrial`` → lens indices,

@@ -26,6 +26,7 @@ from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import RefractionOptimizer
@@ -42,13 +43,16 @@ rebuilt model is fitted once from the prior, the live one warm-started from its 
 
 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
-    """The nine optimizers, small and fast, each typed by the contract it satisfies."""
+    """The ten optimizers, small and fast, each typed by the contract it satisfies."""
     letters: StoppableOptimizer[Trial, bool] = RefractionOptimizer(
         "ucb-ald",
         seed,
         n_initial=N_INITIAL,
         lens_step_d=0.25,
         stop={"confidence": 0.9, "min_trials": 2, "max_trials": 50},
+    )
+    acuity_law: StoppableOptimizer[Trial, bool] = AcuityLawOptimizer(
+        seed=seed, lens_step_d=0.25, stop={"confidence": 0.9, "min_trials": 2, "max_trials": 50}
     )
     duels: AskTellOptimizer[DuelTrial, str] = DuelRefractionOptimizer(seed=seed, n_initial=N_INITIAL)
     prescription_duels: AskTellOptimizer[PrescriptionDuelTrial, str] = PrescriptionDuelOptimizer(
@@ -72,6 +76,7 @@ def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
     )
     return {
         "letters": letters,
+        "acuity_law": acuity_law,
         "duels": duels,
         "prescription_duels": prescription_duels,
         "prescription_rankings": prescription_rankings,
@@ -90,6 +95,7 @@ def _clearness(lens: Any) -> float:
 #: A deterministic answer to each optimizer's queries (a function of the query only).
 RESPONSES: dict[str, Callable[[Any], Any]] = {
     "letters": lambda t: t.letter_logmar > 0.4 - 0.1 * abs(t.sphere_d),
+    "acuity_law": lambda t: t.letter_logmar > 0.4 - 0.1 * abs(t.sphere_d),
     "duels": lambda t: "first" if _clearness(t.first_lens_d) >= _clearness(t.second_lens_d) else "second",
     "prescription_duels": lambda t: (
         "first"
@@ -130,14 +136,14 @@ def _assert_same_query(a: Any, b: Any) -> None:
 
 def test_there_is_a_response_for_every_optimizer():
     assert set(build_optimizers()) == set(RESPONSES)
-    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 9
+    assert len({type(optimizer) for optimizer in build_optimizers().values()}) == 10
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_optimizer_satisfies_the_protocol(name):
     optimizer = build_optimizers()[name]
     assert isinstance(optimizer, AskTellOptimizer)
-    assert isinstance(optimizer, StoppableOptimizer) == (name == "letters")
+    assert isinstance(optimizer, StoppableOptimizer) == (name in ("letters", "acuity_law"))
 
 
 def test_an_object_missing_a_member_of_the_contract_is_not_an_optimizer():

@@ -29,6 +29,7 @@ from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.refraction.rankings import RankingRefractionOptimizer
@@ -102,6 +103,17 @@ LETTERS = Family(
     encode=lambda t: {"letter_logmar": t.letter_logmar, "sphere_d": t.sphere_d, "cylinder_d": t.cylinder_d},
     answer=_letter_answer,
     notes="issue 14's letter model (floored, EP) unless paper_model: PAPER_LETTER_MODEL; lenses to 0.25 D",
+)
+
+
+ACUITY_LAW = Family(
+    name="acuity-law",
+    optimizer="AcuityLawOptimizer",
+    configs={"acuity-law": {}},
+    make=lambda o, seed: AcuityLawOptimizer(seed=seed, lens_step_d=LENS_STEP_D),
+    encode=LETTERS.encode,
+    answer=_letter_answer,
+    notes="the acuity-law letter optimizer (grid Bayes, slopes 2/4/8, best acuity on its grid); lenses to 0.25 D",
 )
 
 
@@ -242,7 +254,7 @@ RANKING = Family(
     "and duels families)",
 )
 
-FAMILIES = {f.name: f for f in (LETTERS, DUELS, RANKINGS, CONTEXTUAL, PREFERENCE, COPELAND, RANKING)}
+FAMILIES = {f.name: f for f in (LETTERS, ACUITY_LAW, DUELS, RANKINGS, CONTEXTUAL, PREFERENCE, COPELAND, RANKING)}
 """Every family, by the name of its golden file."""
 
 

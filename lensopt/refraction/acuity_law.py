@@ -117,6 +117,9 @@ class AcuityLawSettings:
     va_best_bounds_logmar: tuple[float, float] = VA_BEST_RANGE_LOGMAR
     lens_step_d: float | None = None
     rule: str = ACUITY_LAW_RULE
+    #: The answer model, as the GP optimizer's settings name it (the dashboard reads it): always the
+    #: floored probit ``γ + (1 − γ − λ) Φ``.
+    likelihood: str = "floored"
 
     def __post_init__(self):
         if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
@@ -143,6 +146,8 @@ class AcuityLawSettings:
         for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
             object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
         object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
+        if self.likelihood != "floored":
+            raise ValueError(f"likelihood must be 'floored' (the only answer model here), got {self.likelihood!r}")
         if self.rule != ACUITY_LAW_RULE:
             raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
 

@@ -366,5 +366,6 @@ def test_an_acuity_law_session_shows_its_grid_posterior(tmp_path):
         exact = float((w * (1 / 26 + (1 - 1 / 26 - 0.02) * ndtr(z))).sum())
         assert curve.p_mean[k] == pytest.approx(exact, abs=0.03)
         assert curve.p_low[k] <= curve.p_mean[k] <= curve.p_high[k]
+    assert curve.formula == "γ + (1−γ−λ)·Φ(f)" and curve.lapse_rate == 0.02
     region = snap.best.region_d
     assert region[:, 0].min() < snap.best.sphere_d < region[:, 0].max()

@@ -6,18 +6,19 @@ trials and still lose an edge patient now and then (docs/never-lost.md). The ide
 the shape *and* the patient. This optimizer knows the shape — the optics every eye obeys — and not
 the patient; it is QUEST+ (Watson 2017, J. Vision 17(3):10) for the refraction task.
 
-**Model.** A hypothesis is ``h = (S*, C*, VA₀)``: the true correction and the patient's best
-acuity (logMAR). A letter of size ``s`` named through lens ``x = (S, C)`` is read right with
+**Model.** A hypothesis is ``h = (S*, C*, VA₀, a)``: the true correction, the patient's best
+acuity (logMAR) and psychometric slope (per logMAR). A letter of size ``s`` named through lens
+``x = (S, C)`` is read right with
 
     P(c = 1 | s, x, h) = γ + (1 − γ − λ) Φ(a (s − VA(x; h))),
     VA(x; h) = VA₀ + log10(1 + b²),   b² = ½ (r_S² + (r_S + r_C)²),   r = x − (S*, C*)
 
 (METHOD.md §1: Raasch's blur strength of the residual, Blendowske's acuity law), ``γ = 1/n_alternatives``,
-``λ`` the model's lapse rate (:data:`lensopt.refraction.letters.DEFAULT_MODEL_LAPSE`). The slope
-``a`` is *assumed* (:data:`ASSUMED_SLOPE_PER_LOGMAR`), not fitted: a wrong slope costs little (it
-only widens or sharpens each answer's likelihood), a wrong best acuity costs much (every threshold
-shifts), so ``VA₀`` is a dimension of the grid and the slope is not. The prior is uniform over the
-lens box and over :data:`VA_BEST_RANGE_LOGMAR`.
+``λ`` the model's lapse rate (0.02 by default, as the GP's). The prior is uniform over the lens box
+(a :data:`GRID_STEP_D` grid), over :data:`VA_BEST_RANGE_LOGMAR` and over :data:`SLOPES_PER_LOGMAR`.
+A wrong best acuity costs much (every threshold shifts), a wrong slope less (it widens or sharpens
+each answer's likelihood) — but a steep slope assumed for a shallow patient loses sessions and a
+shallow one doubles the trials at slope 8 (tuning patients), so both are learnt.
 
 **Trials.** The ``(x, s)`` of maximal mutual information between the answer and ``h``,
 ``H₂(E_w[P]) − E_w[H₂(P)]``, over candidate lenses (a coarse grid of the box, the most probable
@@ -33,8 +34,8 @@ corrections, a local grid around the estimate) × letter sizes. The expectation 
 0.025 logMAR of the best one — what the stopping rule asks (:class:`lensopt.stopping.StopRule`).
 
 What it cannot do: learn an acuity surface of another shape. It is as right as the law is for the
-eye in front of it; the GP optimizers make no such assumption (docs/never-lost.md, "The acuity-law
-optimizer", measures both on patients whose blur–acuity gain differs from the law's).
+eye in front of it; the GP optimizers make no such assumption (docs/never-lost.md, "When the law is
+wrong", measures both on patients whose blur–acuity gain differs from the law's).
 """
 
 from __future__ import annotations
@@ -131,15 +132,12 @@ class AcuityLawSettings:
         if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (0.0 < lapse < 0.5):
             raise ValueError(f"lapse must be a rate in (0, 0.5) (e.g. 0.02), got {lapse!r}")
         slopes = self.slopes_per_logmar
-        slopes = (
-            (slopes,)
-            if isinstance(slopes, numbers.Real)
-            else tuple(slopes)
-            if isinstance(slopes, (list, tuple))
-            else ()
-        )
-        if not slopes or not all(
-            isinstance(a, numbers.Real) and not isinstance(a, bool) and 0 < a < math.inf for a in slopes
+        if isinstance(slopes, numbers.Real) and not isinstance(slopes, bool):
+            slopes = (slopes,)
+        if (
+            not isinstance(slopes, (list, tuple))
+            or not slopes
+            or not all(isinstance(a, numbers.Real) and not isinstance(a, bool) and 0 < a < math.inf for a in slopes)
         ):
             raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
         object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
@@ -178,7 +176,6 @@ class AcuityLawOptimizer(GridPosterior):
         gs, gc = np.meshgrid(self.sphere_grid_d, self.cylinder_grid_d, indexing="ij")
         self._corrections = np.column_stack([gs.ravel(), gc.ravel()])
         self._hyp = self._corrections  # GridPosterior.hypotheses_d: the corrections (rows of the posterior)
-        # log-posterior over (correction, VA₀): rows the corrections, columns VA₀
         self._slopes = np.array(s.slopes_per_logmar)
         # log-posterior over (correction, VA₀, slope): axis 0 the corrections, 1 VA₀, 2 the slopes
         # float32: ~450,000 hypotheses updated every trial; the log-posterior is re-centred on its

@@ -293,8 +293,8 @@ class AcuityLawOptimizer(GridPosterior):
         return values.transpose(0, 2, 1)
 
     def _scoring_hypotheses(self):
-        """:data:`N_SCORING` draws ``(corrections (n, 2), va_best (n,), weights (n,))`` from the posterior,
-        by systematic resampling (distinct draws merged, weighted by their count)."""
+        """:data:`N_SCORING` draws ``(corrections (n, 2), va_best (n,), slope index (n,), weights (n,))``
+        from the posterior, by systematic resampling (distinct draws merged, weighted by their count)."""
 
         def compute():
             w = self.posterior().ravel()

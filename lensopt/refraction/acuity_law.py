@@ -328,13 +328,14 @@ class AcuityLawOptimizer(GridPosterior):
         corrections, va_best, slope, weights = self._scoring_hypotheses()
         va = self._loss(lenses, corrections) + va_best[None, :]
         position = np.clip((va - self._va_grid[0]) / VA_STEP_LOGMAR, 0.0, len(self._va_grid) - 1.000001)
-        low = position.astype(np.int64) + slope[None, :] * len(self._va_grid)  # the row of its slope's table
-        upper = position % 1.0
+        low = position.astype(np.int64)
+        upper = position - low  # the share of the upper bin (exact: position >= 0)
         n_va = self._p_table.shape[0]
-        rows = np.arange(len(lenses))[:, None] * n_va
+        # the histogram's flat index: the lens's row, the draw's slope table, the acuity bin
+        index = (np.arange(len(lenses))[:, None] * n_va + slope[None, :] * len(self._va_grid)) + low
         size = len(lenses) * n_va
-        hist = np.bincount((rows + low).ravel(), weights=(weights * (1.0 - upper)).ravel(), minlength=size)
-        hist += np.bincount((rows + low + 1).ravel(), weights=(weights * upper).ravel(), minlength=size)
+        hist = np.bincount(index.ravel(), weights=(weights * (1.0 - upper)).ravel(), minlength=size)
+        hist += np.bincount((index + 1).ravel(), weights=(weights * upper).ravel(), minlength=size)
         hist = hist.reshape(len(lenses), n_va).astype(np.float32)
         mean_p = np.clip((hist @ self._p_table).astype(float), 0.0, 1.0)
         return np.maximum(binary_entropy_bits(mean_p) - hist @ self._h_table, 0.0)

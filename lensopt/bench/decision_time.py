@@ -54,11 +54,11 @@ import time
 import numpy as np
 
 from lensopt.binary.settings import ALL_RULES
+from lensopt.modes.registry import get_mode
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.preference.settings import CONTEXTUAL_RULES
-from lensopt.refraction.acuity_law import ACUITY_LAW_RULE, AcuityLawOptimizer
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import DuelRefractionOptimizer
-from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 from lensopt.threads import (
@@ -360,10 +360,7 @@ def _session(args):
     if args.search == "duel":  # no stopping rule of its own: --stop is refused for duels
         optimizer = DuelRefractionOptimizer(rule=args.rule, seed=args.seed)
         return optimizer, lambda t: patient.duel_answer(t.letter_logmar, t.first_lens_d, t.second_lens_d, DUEL_TIES_D)
-    if args.rule == ACUITY_LAW_RULE:
-        optimizer = AcuityLawOptimizer(seed=args.seed, stop=stop)
-    else:
-        optimizer = RefractionOptimizer(rule=args.rule, seed=args.seed, stop=stop)
+    optimizer = get_mode("letters").new_optimizer({"stop": stop}, rule=args.rule, seed=args.seed)
     return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d)
 
 

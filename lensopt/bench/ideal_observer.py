@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,12 +56,10 @@ from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import acuity_logmar, blur_strength_d
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
-    GridPosterior,
+    LensGridSearch,
     check_bounds,
     grid_axis,
     marginal_interval,
-    minimize_expected_loss,
-    most_informative_trial,
     rounded_lenses,
 )
 from lensopt.refraction.phoropter import check_lens_step
@@ -122,7 +119,7 @@ def _check_positive(name, value):
     return float(value)
 
 
-class IdealObserver(GridPosterior):
+class IdealObserver(LensGridSearch):
     """Grid-Bayes ideal observer with ask/tell, duck-typed like ``RefractionOptimizer``.
 
     ``ask() -> Trial``, ``tell(trial, correct)``, ``best() -> (sphere_d, cylinder_d)``,
@@ -133,6 +130,7 @@ class IdealObserver(GridPosterior):
     """
 
     rule = "ideal"
+    n_lens_starts = N_LENS_STARTS
 
     def __init__(
         self,
@@ -334,15 +332,6 @@ class IdealObserver(GridPosterior):
         return self._cached("candidates", compute)
 
     # ---------------------------------------------------------------- ask/tell
-    def ask(self) -> Trial:
-        """The trial (lens, letter size) of maximal expected information about the correction."""
-        start = time.perf_counter()
-        lenses = self.candidate_lenses()
-        info = self.information_table(lenses)
-        trial = most_informative_trial(info, lenses, self.letter_grid_logmar, self.settings.seed, self.n_trials)
-        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
-        return trial
-
     # ---------------------------------------------------------------- answers
     def expected_loss_logmar(self, lenses_d) -> np.ndarray:
         """Posterior expected acuity loss ``E_w[VA(x; h)] − VA_best`` of each lens (logMAR)."""
@@ -350,22 +339,8 @@ class IdealObserver(GridPosterior):
         points, weights = self._scoring_hypotheses()
         return (self._acuity(lenses, points) - self.settings.va_best_logmar) @ weights
 
-    def best(self) -> tuple[float, float]:
-        """The lens minimizing the posterior expected acuity loss (see the module docstring)."""
-        return self._cached("best", self._best)
-
-    def _best(self) -> tuple[float, float]:
-        s = self.settings
-        points, weights = self._scoring_hypotheses()
-        return minimize_expected_loss(
-            points,
-            weights,
-            self.expected_loss_logmar,
-            s.sphere_bounds_d,
-            s.cylinder_bounds_d,
-            s.lens_step_d,
-            N_LENS_STARTS,
-        )
+    def _lens_posterior(self):
+        return self._scoring_hypotheses()
 
     def confidence(self) -> float:
         """Posterior probability that :meth:`best` is within ``CRITERION_LOGMAR`` of the

@@ -45,7 +45,8 @@ from lensopt.bench.records import (
     timing_summary,
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
-from lensopt.refraction.acuity_law import AcuityLawOptimizer
+from lensopt.modes.registry import get_mode
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.stopping import StopRule
 
@@ -164,7 +165,7 @@ def robustness_specs(
                         n_initial,
                         slope=c.slope,
                         report_every=1,
-                        beta=None if ideal else beta,
+                        beta=None if ideal or rule == ACUITY_LAW_RULE else beta,  # β: the GP rules
                         lapse=c.lapse,
                         n_alternatives=c.n_alternatives,
                         model_lapse=None if ideal else model_lapse,
@@ -186,9 +187,6 @@ def _optimizer(spec, patient, stop):
             seed=spec.seed,
             stop=stop,
         )
-    if spec.rule == "acuity-law":
-        options = {k: v for k, v in spec.optimizer_options.items() if k != "beta"}
-        return AcuityLawOptimizer(seed=spec.seed, stop=stop, **options)
     if spec.rule == "ucb-ald-paper":
         return RefractionOptimizer(
             rule="ucb-ald",
@@ -197,8 +195,9 @@ def _optimizer(spec, patient, stop):
             stop=stop,
             **{**PAPER_LETTER_MODEL, **spec.optimizer_options},
         )
-    return RefractionOptimizer(
-        rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial, stop=stop, **spec.optimizer_options
+    # ucb-ald, ts-ald, acuity-law: the letter optimizer the letters mode builds for the rule
+    return get_mode("letters").new_optimizer(
+        {**spec.optimizer_options, "stop": stop}, rule=spec.rule, seed=spec.seed, n_initial=spec.n_initial
     )
 
 

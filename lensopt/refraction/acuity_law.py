@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -52,11 +51,10 @@ from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
     GridPosterior,
+    LensGridSearch,
     check_bounds,
     grid_axis,
     marginal_interval,
-    minimize_expected_loss,
-    most_informative_trial,
     rounded_lenses,
 )
 from lensopt.refraction.phoropter import check_lens_step
@@ -153,7 +151,7 @@ class AcuityLawSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-class AcuityLawOptimizer(GridPosterior):
+class AcuityLawOptimizer(LensGridSearch):
     """The acuity-law letter optimizer (module docstring), with the ask/tell contract of
     :class:`lensopt.refraction.RefractionOptimizer`: ``ask() -> Trial``, ``tell(trial, correct)``,
     ``best() -> (sphere_d, cylinder_d)``, ``confidence()``, ``certainty()``, ``should_stop()``,
@@ -161,6 +159,7 @@ class AcuityLawOptimizer(GridPosterior):
 
     #: The answers a trial can get (a PsychoPy handler decides ahead for each).
     SPECULATIVE_ANSWERS = (True, False)
+    n_lens_starts = N_LENS_STARTS
 
     def __init__(self, rule=ACUITY_LAW_RULE, seed=0, *, stop=None, **settings):
         self.settings = AcuityLawSettings(rule=rule, seed=seed, **settings)
@@ -363,15 +362,8 @@ class AcuityLawOptimizer(GridPosterior):
 
         return self._cached("candidates", compute)
 
-    @single_threaded
-    def ask(self) -> Trial:
-        """The trial (lens, letter size) of maximal expected information about ``h``."""
-        start = time.perf_counter()
-        lenses = self.candidate_lenses()
-        info = self.information_table(lenses)
-        trial = most_informative_trial(info, lenses, self.letter_grid_logmar, self.settings.seed, self.n_trials)
-        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
-        return trial
+    #: The trial (lens, letter size) of maximal expected information about ``h`` (one BLAS thread).
+    ask = single_threaded(LensGridSearch.ask)
 
     #: Add the answer: ``log w(h) += log P(c | s, x, h)`` over the whole grid (one BLAS thread).
     tell = single_threaded(GridPosterior.tell)
@@ -382,23 +374,11 @@ class AcuityLawOptimizer(GridPosterior):
         corrections, weights = self._correction_mass()
         return self._loss(np.asarray(lenses_d, dtype=float).reshape(-1, 2), corrections) @ weights
 
-    @single_threaded
-    def best(self) -> tuple[float, float]:
-        """The lens ``(sphere_d, cylinder_d)`` minimizing the posterior expected acuity loss."""
-        return self._cached("best", self._best)
+    #: The lens ``(sphere_d, cylinder_d)`` minimizing the posterior expected acuity loss (one BLAS thread).
+    best = single_threaded(LensGridSearch.best)
 
-    def _best(self) -> tuple[float, float]:
-        s = self.settings
-        corrections, weights = self._correction_mass()
-        return minimize_expected_loss(
-            corrections,
-            weights,
-            self.expected_loss_logmar,
-            s.sphere_bounds_d,
-            s.cylinder_bounds_d,
-            s.lens_step_d,
-            N_LENS_STARTS,
-        )
+    def _lens_posterior(self):
+        return self._correction_mass()
 
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The acuity threshold (logMAR, where ``Φ = ½``) through a lens, ``VA₀ + log10(1 + b²)``, as

@@ -8,6 +8,7 @@ posterior expected acuity loss ``E_w[log10(1 + b²)]``) and the posterior interv
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -159,3 +160,52 @@ class GridPosterior(TrialHistory):
     def _add_log_likelihood(self, log_likelihood: np.ndarray) -> None:
         self._log_post = self._log_post + log_likelihood
         self._log_post -= self._log_post.max()
+
+
+class LensGridSearch(GridPosterior):
+    """A (sphere, cylinder) search by grid Bayes — the acuity-law optimizer and the two-parameter
+    ideal observer: ``ask`` takes the most informative trial of ``information_table`` over
+    ``candidate_lenses`` and ``best`` the minimizer of the posterior expected acuity loss over the
+    ``(points, weights)`` of ``_lens_posterior()``, from the ``n_lens_starts`` heaviest points."""
+
+    letter_grid_logmar: np.ndarray
+    last_decision_ms: float
+    n_lens_starts: int
+
+    def candidate_lenses(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def information_table(self, lenses_d) -> np.ndarray:
+        raise NotImplementedError
+
+    def expected_loss_logmar(self, lenses_d) -> np.ndarray:
+        raise NotImplementedError
+
+    def _lens_posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def ask(self) -> Trial:
+        """The trial (lens, letter size) of maximal expected information about the hypothesis."""
+        start = time.perf_counter()
+        lenses = self.candidate_lenses()
+        info = self.information_table(lenses)
+        trial = most_informative_trial(info, lenses, self.letter_grid_logmar, self.settings.seed, self.n_trials)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return trial
+
+    def best(self) -> tuple[float, float]:
+        """The lens ``(sphere_d, cylinder_d)`` minimizing the posterior expected acuity loss."""
+        return self._cached("best", self._best)
+
+    def _best(self) -> tuple[float, float]:
+        s = self.settings
+        points, weights = self._lens_posterior()
+        return minimize_expected_loss(
+            points,
+            weights,
+            self.expected_loss_logmar,
+            s.sphere_bounds_d,
+            s.cylinder_bounds_d,
+            s.lens_step_d,
+            self.n_lens_starts,
+        )

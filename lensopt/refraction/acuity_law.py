@@ -287,20 +287,30 @@ class AcuityLawOptimizer(LensGridSearch):
         low = position.astype(np.int64)
         upper = (position - low).astype(np.float32)[:, None, None]
         rows = np.lib.stride_tricks.sliding_window_view(tables.T, (stride * (n_va_best - 1) + 1,), axis=0)
-        rows = np.ascontiguousarray(rows[:, :, ::stride])  # (n - span, n_slopes, n_va_best): table[m + stride j]
-        values = rows[low] * (1.0 - upper) + rows[low + 1] * upper  # (n_corrections, n_slopes, n_va_best)
-        return values.transpose(0, 2, 1)
+        # (n - span, n_va_best, n_slopes): row m holds table[m + stride j] (small; made contiguous in
+        # the posterior's axis order, so the update below runs over contiguous memory)
+        rows = np.ascontiguousarray(rows[:, :, ::stride].transpose(0, 2, 1))
+        return rows[low] * (1.0 - upper) + rows[low + 1] * upper  # (n_corrections, n_va_best, n_slopes)
 
     def _scoring_hypotheses(self):
         """:data:`N_SCORING` draws ``(corrections (n, 2), va_best (n,), slope index (n,), weights (n,))``
         from the posterior, by systematic resampling (distinct draws merged, weighted by their count)."""
 
         def compute():
-            w = self.posterior().ravel()
+            w = self.posterior().reshape(len(self._corrections), -1)
             rng = np.random.default_rng([self.settings.seed, self.n_trials, SCORING_STREAM])
             u = (rng.random() + np.arange(N_SCORING)) / N_SCORING
-            index = np.minimum(np.searchsorted(np.cumsum(w, dtype=np.float64), u * w.sum(dtype=np.float64)), w.size - 1)
-            index, counts = np.unique(index, return_counts=True)
+            # the cumulative sum of the flattened posterior, in two stages (the 450,000-long one costs
+            # more than the rest of the draw): which correction (row) each draw falls in, then where
+            # within the row's (VA₀, slope) cells
+            row_cumulative = np.cumsum(w.sum(axis=1, dtype=np.float64))
+            target = u * row_cumulative[-1]
+            row = np.minimum(np.searchsorted(row_cumulative, target), len(row_cumulative) - 1)
+            rows, inverse = np.unique(row, return_inverse=True)
+            within = np.cumsum(w[rows], axis=1, dtype=np.float64)[inverse]
+            offset = target - (row_cumulative[row] - within[:, -1])
+            cell = np.minimum((within < offset[:, None]).sum(axis=1), w.shape[1] - 1)
+            index, counts = np.unique(row * w.shape[1] + cell, return_counts=True)
             rows, va_best, slope = np.unravel_index(index, self._log_post.shape)
             return self._corrections[rows], self.va_best_grid_logmar[va_best], slope, counts / counts.sum()
 

@@ -145,10 +145,12 @@ class ProtocolSection:
 class OptimizerSection:
     rule: str
     trials: int
-    n_initial: int
     sphere_bounds_d: tuple[float, float]
     cylinder_bounds_d: tuple[float, float]
     letter_bounds_logmar: tuple[float, float]
+    #: Random first trials of the GP rules (the optimizers' default, 5); the acuity-law rule starts
+    #: informative and takes none.
+    n_initial: int = 5
     inference: str = "ep"
     lapse: float = DEFAULT_MODEL_LAPSE
 

@@ -46,6 +46,12 @@ def test_a_missing_field_names_the_file_and_the_field(tmp_path):
     assert "\n" not in str(info.value)
 
 
+def test_n_initial_may_be_left_out_and_is_then_the_optimizers_default_five(tmp_path):
+    path = write_protocol(tmp_path / "p.toml", **{"optimizer.n_initial": None})
+    assert "n_initial" not in path.read_text()
+    assert load_protocol(path).optimizer.n_initial == 5
+
+
 def test_a_missing_table_is_named(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text(DEMO_PROTOCOL.read_text().replace("[keys]", "[keys_]"))

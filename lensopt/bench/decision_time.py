@@ -53,6 +53,7 @@ import time
 
 import numpy as np
 
+from lensopt.allocator import large_blocks_kept
 from lensopt.binary.settings import ALL_RULES
 from lensopt.modes.registry import get_mode
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
@@ -320,6 +321,9 @@ def format_report(result: dict) -> str:
     )
     verdict = "within" if result["within_frame"] else "OVER"
     lines.append(f"pooled p95 {q['p95_ms']:.1f} ms: {verdict} one 60 Hz frame")
+    kept = {p.get("large_blocks_kept") for p in result["per_process"]}
+    if kept == {True}:
+        lines.append("large numpy temporaries on warm heap pages (glibc malloc thresholds, lensopt.allocator)")
     c = result.get("pooled_cpu")
     if c and c["n"]:
         lines.append(
@@ -459,6 +463,7 @@ def _child_main(argv) -> int:
                 "blas_threads_inside_varied": len(inside) > 1,
                 "blas_threads_outside": outside,
                 "blas_libraries": [info.get("filepath", "") for info in blas_threads_now()],
+                "large_blocks_kept": large_blocks_kept(),
                 "trials_run": n_run,
                 "stopped_at": n_run if args.stop is not None and n_run < args.trials else None,
                 "decision_ms": decision_ms,

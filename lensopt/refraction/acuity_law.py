@@ -47,6 +47,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from lensopt.allocator import keep_large_blocks
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
@@ -163,6 +164,7 @@ class AcuityLawOptimizer(LensGridSearch):
 
     def __init__(self, rule=ACUITY_LAW_RULE, seed=0, *, stop=None, **settings):
         self.settings = AcuityLawSettings(rule=rule, seed=seed, **settings)
+        keep_large_blocks()  # its ~2 MB temporaries on warm pages: half the decision time (lensopt.allocator)
         self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
         s = self.settings
         self._guess = 1.0 / s.n_alternatives

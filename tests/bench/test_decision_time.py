@@ -4,6 +4,7 @@ No assertion on speed: only that the benchmark runs and reports what it measured
 """
 
 import json
+import sys
 
 import pytest
 
@@ -28,6 +29,7 @@ PROCESS_FIELDS = SUMMARY_FIELDS | {
     "blas_threads_inside_varied",
     "blas_threads_outside",
     "blas_libraries",
+    "large_blocks_kept",
     "trials_run",
     "stopped_at",
     "cpu_median_ms",
@@ -84,6 +86,15 @@ def test_one_process_five_trials_json(capsys, monkeypatch):
     # the proof that the limit took effect inside the timed calls
     assert process["blas_threads_inside"] and set(process["blas_threads_inside"]) == {1}
     assert len(process["blas_libraries"]) == len(process["blas_threads_outside"]) >= 1
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc thresholds: Linux only")
+def test_acuity_law_decisions_run_with_large_blocks_kept_and_the_gp_rules_without(capsys, monkeypatch):
+    for name in ("LENSOPT_MALLOC", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+        monkeypatch.delenv(name, raising=False)
+    (law,) = _run_json(capsys, "--rule", "acuity-law")["per_process"]
+    (ucb,) = _run_json(capsys)["per_process"]
+    assert law["large_blocks_kept"] is True and ucb["large_blocks_kept"] is False
 
 
 def test_no_limit_and_lensopt_first(capsys, monkeypatch):

@@ -1,5 +1,7 @@
 """When the blur–acuity law is wrong: the acuity-law optimizer and UCB-ALD on patients whose acuity
-falls with blur faster or slower than the law the acuity-law optimizer assumes.
+falls with blur faster or slower than the law the acuity-law optimizer assumes — or whose best
+acuity lies between the points of its ``VA₀`` grid (0.05 logMAR apart; lensopt's simulated patients
+all have ``VA₀ = 0``, a grid point).
 
 The patient sees ``VA = VA₀ + log10(1 + (k b)²)`` through a lens with residual blur ``b``: ``k = 1``
 is the law (and lensopt's simulated patient), ``k = 0.6`` an eye that tolerates blur (a small
@@ -9,6 +11,10 @@ and mean error after 30 and 100 trials, the sessions above 0.1 logMAR and the me
 reach and stay at or under 0.025 logMAR::
 
     .venv/bin/python docs/examples/law_misspecified.py --patients 30 --gains 0.6 1.0 1.6
+    .venv/bin/python docs/examples/law_misspecified.py --patients 40 --gains 1.0 --va-best -0.08 0.13 0.37 \
+        --rules acuity-law ideal
+
+``ideal`` is the ideal observer (it knows the patient's slope, best acuity and law).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import argparse
 import numpy as np
 from tqdm import tqdm
 
+from lensopt.bench.ideal_observer import IdealObserver
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
 
@@ -37,9 +44,17 @@ def trials_to_criterion(errors) -> int:
     return 1 if above.size == 0 else int(above[-1]) + 2
 
 
-def session_errors(rule: str, gain: float, seed: int, n_trials: int) -> list[float]:
-    patient = with_blur_gain(draw_patients(1, seed, slope=5.0)[0], gain)
-    opt = AcuityLawOptimizer(seed=seed) if rule == "acuity-law" else RefractionOptimizer(rule=rule, seed=seed)
+def new_optimizer(rule: str, seed: int, va_best_logmar: float):
+    if rule == "ideal":
+        return IdealObserver(slope=5.0, va_best_logmar=va_best_logmar, seed=seed)
+    if rule == "acuity-law":
+        return AcuityLawOptimizer(seed=seed)
+    return RefractionOptimizer(rule=rule, seed=seed)
+
+
+def session_errors(rule: str, gain: float, seed: int, n_trials: int, va_best_logmar: float = 0.0) -> list[float]:
+    patient = with_blur_gain(draw_patients(1, seed, slope=5.0, va_best_logmar=va_best_logmar)[0], gain)
+    opt = new_optimizer(rule, seed, va_best_logmar)
     errors = []
     for _ in range(n_trials):
         trial = opt.ask()
@@ -55,20 +70,25 @@ def main(argv=None) -> None:
     parser.add_argument("--gains", type=float, nargs="+", default=[0.6, 1.0, 1.6])
     parser.add_argument("--rules", nargs="+", default=["acuity-law", "ucb-ald"])
     parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--va-best", type=float, nargs="+", default=[0.0], help="the patients' best acuity (logMAR)")
     args = parser.parse_args(argv)
     seeds = range(args.first_seed, args.first_seed + args.patients)
-    print("rule        gain  err30 med (mean)  err100 med (mean)  >0.1  trials to criterion")
+    print("rule        gain    VA0  err30 med (mean)  err100 med (mean)  >0.1  trials to criterion")
     for rule in args.rules:
         for gain in args.gains:
-            errors = np.array(
-                [session_errors(rule, gain, s, args.trials) for s in tqdm(seeds, desc=f"{rule} k={gain:g}")]
-            )
-            e30, end = errors[:, 29], errors[:, -1]
-            ttc = np.median([trials_to_criterion(e) for e in errors])
-            print(
-                f"{rule:<10} {gain:5.2f}  {np.median(e30):.3f} ({e30.mean():.3f})    {np.median(end):.3f} ({end.mean():.3f})"
-                f"     {int((end > 0.1).sum()):>3}  {ttc:g}"
-            )
+            for va_best in args.va_best:
+                errors = np.array(
+                    [
+                        session_errors(rule, gain, s, args.trials, va_best)
+                        for s in tqdm(seeds, desc=f"{rule} k={gain:g} VA0={va_best:g}")
+                    ]
+                )
+                e30, end = errors[:, 29], errors[:, -1]
+                ttc = np.median([trials_to_criterion(e) for e in errors])
+                print(
+                    f"{rule:<10} {gain:5.2f}  {va_best:+.2f}  {np.median(e30):.3f} ({e30.mean():.3f})    "
+                    f"{np.median(end):.3f} ({end.mean():.3f})     {int((end > 0.1).sum()):>3}  {ttc:g}"
+                )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,43 @@
+"""docs/examples/law_misspecified.py: its patients, its criterion and a short run of its command."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lensopt.observer import draw_patients
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "law_misspecified.py"
+
+
+@pytest.fixture(scope="module")
+def example():
+    spec = importlib.util.spec_from_file_location("law_misspecified", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_blur_gain_scales_the_patients_blur_and_keeps_the_best_lens(example):
+    plain = draw_patients(1, 7, slope=5.0)[0]
+    scaled = example.with_blur_gain(draw_patients(1, 7, slope=5.0)[0], 1.6)
+    lenses = (np.array([0.0, 1.0, -2.0]), np.array([0.0, -0.5, 1.0]))
+    np.testing.assert_allclose(scaled.blur_d(*lenses), 1.6 * plain.blur_d(*lenses))
+    assert scaled.visual_acuity(scaled.sphere_d, scaled.cylinder_d) == pytest.approx(scaled.best_acuity_logmar)
+
+
+def test_trials_to_criterion_is_the_first_trial_from_which_the_error_stays_low(example):
+    assert example.trials_to_criterion([0.2, 0.01, 0.03, 0.02, 0.01]) == 4
+    assert example.trials_to_criterion([0.01, 0.02]) == 1
+    assert example.trials_to_criterion([0.01, 0.2]) == 3  # never: one past the budget
+
+
+def test_patients_off_the_va_grid_keep_their_correction_and_the_command_prints_a_row_per_case(example, capsys):
+    plain, off = draw_patients(1, 100_000, slope=5.0)[0], draw_patients(1, 100_000, slope=5.0, va_best_logmar=0.13)[0]
+    assert (off.sphere_d, off.cylinder_d, off.best_acuity_logmar) == (plain.sphere_d, plain.cylinder_d, 0.13)
+    example.main(
+        ["--patients", "1", "--trials", "30", "--gains", "1.0", "--va-best", "0.13", "--rules", "acuity-law", "ideal"]
+    )
+    rows = capsys.readouterr().out.strip().splitlines()[1:]
+    assert [row.split()[:3] for row in rows] == [["acuity-law", "1.00", "+0.13"], ["ideal", "1.00", "+0.13"]]

@@ -25,10 +25,9 @@ import numpy as np
 from tqdm import tqdm
 
 from lensopt.bench.ideal_observer import IdealObserver
+from lensopt.bench.robustness_summary import trials_to_criterion
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
-
-CRITERION_LOGMAR = 0.025
 
 
 def with_blur_gain(patient, gain: float):
@@ -36,12 +35,6 @@ def with_blur_gain(patient, gain: float):
     blur = patient.blur_d
     object.__setattr__(patient, "blur_d", lambda *args, **kwargs: gain * np.asarray(blur(*args, **kwargs)))
     return patient
-
-
-def trials_to_criterion(errors) -> int:
-    """The first trial from which the error stays ≤ the criterion (``len + 1`` if never)."""
-    above = np.flatnonzero(np.asarray(errors) > CRITERION_LOGMAR)
-    return 1 if above.size == 0 else int(above[-1]) + 2
 
 
 def new_optimizer(rule: str, seed: int, va_best_logmar: float):

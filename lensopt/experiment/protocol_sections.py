@@ -19,7 +19,7 @@ from lensopt.preference import CONTEXTUAL_RULES
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, parse_lens
-from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE
+from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
@@ -148,9 +148,9 @@ class OptimizerSection:
     sphere_bounds_d: tuple[float, float]
     cylinder_bounds_d: tuple[float, float]
     letter_bounds_logmar: tuple[float, float]
-    #: Random first trials of the GP rules (the optimizers' default, 5); the acuity-law rule starts
-    #: informative and takes none.
-    n_initial: int = 5
+    #: Random first trials of the GP rules (the letter optimizer's default); the acuity-law rule
+    #: starts informative and takes none.
+    n_initial: int = DEFAULT_N_INITIAL
     inference: str = "ep"
     lapse: float = DEFAULT_MODEL_LAPSE
 

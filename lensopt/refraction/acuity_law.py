@@ -308,8 +308,8 @@ class AcuityLawOptimizer(LensGridSearch):
             row_cumulative = np.cumsum(w.sum(axis=1, dtype=np.float64))
             target = u * row_cumulative[-1]
             row = np.minimum(np.searchsorted(row_cumulative, target), len(row_cumulative) - 1)
-            rows, inverse = np.unique(row, return_inverse=True)
-            within = np.cumsum(w[rows], axis=1, dtype=np.float64)[inverse]
+            drawn, inverse = np.unique(row, return_inverse=True)
+            within = np.cumsum(w[drawn], axis=1, dtype=np.float64)[inverse]
             offset = target - (row_cumulative[row] - within[:, -1])
             cell = np.minimum((within < offset[:, None]).sum(axis=1), w.shape[1] - 1)
             index, counts = np.unique(row * w.shape[1] + cell, return_counts=True)

@@ -40,6 +40,8 @@ LIKELIHOODS = ("floored", "probit")
 #: Lapse rate ``λ`` the letter model assumes by default: a patient may miss even a huge letter
 #: (a blink, a wrong key). Small, so that one such miss cannot drag the estimate far either.
 DEFAULT_MODEL_LAPSE = 0.02
+#: Random first trials of the GP letter rules, unless told otherwise (a protocol's default too).
+DEFAULT_N_INITIAL = 5
 
 #: The seed paper's letter model (§5.3; Table 3): the plain probit ``Φ(f)`` fitted by Laplace, a
 #: zero-mean prior, no information floor. ``RefractionOptimizer(**PAPER_LETTER_MODEL)`` reproduces
@@ -132,7 +134,7 @@ class RefractionOptimizer(TrialHistory):
         sphere_bounds_d=SPHERE_BOUNDS_D,
         cylinder_bounds_d=CYLINDER_BOUNDS_D,
         letter_bounds_logmar=LETTER_BOUNDS_LOGMAR,
-        n_initial=5,
+        n_initial=DEFAULT_N_INITIAL,
         lens_step_d=None,
         inference="ep",
         hyperparameters=None,

@@ -48,7 +48,7 @@ from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
-from lensopt.stopping import StopRule
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 
 #: Rules of the campaign: the two GP letter optimizers, the acuity-law optimizer and the ideal observer.
 ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "acuity-law", "ideal")
@@ -59,8 +59,9 @@ ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "acuity-law", "ideal")
 EXTRA_RULES = ("ucb-ald-paper",)
 ALL_ROBUSTNESS_RULES = ROBUSTNESS_RULES + EXTRA_RULES
 
-#: Acuity error (logMAR) of a session that is "there" (a quarter of a chart line) and of a failure.
-CRITERION_LOGMAR = 0.025
+#: Acuity error (logMAR) of a session that is "there" (a quarter of a chart line: the stopping
+#: rule's tolerance, :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR`) and of a failure.
+CRITERION_LOGMAR = ACUITY_TOLERANCE_LOGMAR
 FAILURE_LOGMAR = 0.1
 
 #: Trial counts at which the errors are tabulated (those within the budget).

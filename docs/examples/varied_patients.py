@@ -24,9 +24,10 @@ import numpy as np
 from tqdm import tqdm
 
 from lensopt.bench.ideal_observer import IdealObserver
+from lensopt.bench.robustness import CRITERION_LOGMAR, FAILURE_LOGMAR
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer
-from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
 #: Spawn key of the stream a patient's slope and best acuity are drawn from (apart from its correction's).
 PATIENT_DRAW_STREAM = 0x5A17
@@ -49,21 +50,24 @@ def session(rule: str, patient, seed: int, n_trials: int) -> dict:
         opt = IdealObserver(slope=patient.slope, va_best_logmar=patient.best_acuity_logmar, seed=seed)
     else:
         opt = AcuityLawOptimizer(seed=seed)
-    stopped_at, error_at_stop, error = None, None, None
+
+    def error() -> float:
+        return float(patient.visual_acuity(*opt.best()) - patient.best_acuity_logmar)
+
+    stopped_at, error_at_stop = None, None
     for t in range(1, n_trials + 1):
         trial = opt.ask()
         opt.tell(trial, bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
-        error = float(patient.visual_acuity(*opt.best()) - patient.best_acuity_logmar)
         if stopped_at is None and t >= DEFAULT_MIN_TRIALS and opt.confidence() >= DEFAULT_STOP_CONFIDENCE:
-            stopped_at, error_at_stop = t, error
-    return {"slope": patient.slope, "stopped_at": stopped_at, "error_at_stop": error_at_stop, "error_at_end": error}
+            stopped_at, error_at_stop = t, error()
+    return {"slope": patient.slope, "stopped_at": stopped_at, "error_at_stop": error_at_stop, "error_at_end": error()}
 
 
 def table_row(label: str, sessions: list[dict]) -> str:
     stops = [s for s in sessions if s["stopped_at"] is not None]
-    within = np.mean([s["error_at_stop"] <= ACUITY_TOLERANCE_LOGMAR for s in stops]) if stops else np.nan
+    within = np.mean([s["error_at_stop"] <= CRITERION_LOGMAR for s in stops]) if stops else np.nan
     trials = np.median([s["stopped_at"] for s in stops]) if stops else np.nan
-    lost = sum(s["error_at_end"] > 0.1 for s in sessions)
+    lost = sum(s["error_at_end"] > FAILURE_LOGMAR for s in sessions)
     return f"{label:<22} {len(sessions):>4}  {len(stops):>4}  {100 * within:6.1f} %  {trials:6.1f}  {lost:>4}"
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lensopt.observer import draw_patients
+from lensopt.observer import draw_patients, varied_patient
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
@@ -56,27 +56,6 @@ def test_patients_off_the_va_grid_keep_their_correction_and_the_command_prints_a
 # docs/examples/varied_patients.py
 
 
-def test_a_varied_patient_keeps_the_correction_of_its_seed_and_draws_its_slope_and_acuity_in_range(varied):
-    fixed = draw_patients(1, 100_003, slope=5.0)[0]
-    patient = varied.varied_patient(100_003, slopes=(2.0, 8.0), va_best_logmar=(-0.1, 0.3))
-    assert (patient.sphere_d, patient.cylinder_d) == (fixed.sphere_d, fixed.cylinder_d)
-    assert 2.0 <= patient.slope <= 8.0 and -0.1 <= patient.best_acuity_logmar <= 0.3
-    again = varied.varied_patient(100_003, slopes=(2.0, 8.0), va_best_logmar=(-0.1, 0.3))
-    assert (again.slope, again.best_acuity_logmar) == (patient.slope, patient.best_acuity_logmar)
-
-
-def test_slopes_are_log_uniform_and_best_acuities_uniform_over_many_patients(varied):
-    patients = [varied.varied_patient(s, slopes=(2.0, 8.0), va_best_logmar=(-0.1, 0.3)) for s in range(3000)]
-    slopes = np.array([p.slope for p in patients])
-    va = np.array([p.best_acuity_logmar for p in patients])
-    # log-uniform on [2, 8]: P(a < 4) = 1/2, P(a < 2√2) = 1/4 (binomial SD <= 0.009 with 3000 patients)
-    assert np.mean(slopes < 4.0) == pytest.approx(0.5, abs=0.035)
-    assert np.mean(slopes < 2.0 * np.sqrt(2.0)) == pytest.approx(0.25, abs=0.035)
-    # uniform on [-0.1, 0.3]: mean 0.1, P(VA0 < 0) = 1/4
-    assert va.mean() == pytest.approx(0.1, abs=0.01)
-    assert np.mean(va < 0.0) == pytest.approx(0.25, abs=0.035)
-
-
 def test_a_table_row_counts_stops_their_accuracy_trials_and_lost_sessions(varied):
     sessions = [
         {"slope": 5.0, "stopped_at": 40, "error_at_stop": 0.01, "error_at_end": 0.0},
@@ -91,7 +70,7 @@ def test_the_command_prints_every_rule_and_the_slope_bands_it_met(varied, capsys
     varied.main(["--patients", "2", "--trials", "22", "--rules", "acuity-law", "--first-seed", "100000"])
     rows = capsys.readouterr().out.strip().splitlines()[1:]
     assert rows[0].startswith("acuity-law, all") and rows[0].split()[2] == "2"
-    slopes = [varied.varied_patient(s).slope for s in (100_000, 100_001)]
+    slopes = [varied_patient(s).slope for s in (100_000, 100_001)]
     expected = {label for label, low, high in varied.SLOPE_BANDS if any(low <= a < high for a in slopes)}
     assert {row.split(",")[1].split("  ")[0].strip() for row in rows[1:]} == expected
 

@@ -116,7 +116,7 @@ def test_help_imports_no_heavy_module():
 
 def test_help_literals_equal_the_constants():
     from lensopt.bench.preferential import DUEL_CAMPAIGNS, DUEL_DEFAULTS
-    from lensopt.bench.robustness import CONDITIONS, ROBUSTNESS_RULES
+    from lensopt.bench.robustness import CONDITIONS, EXTRA_CONDITIONS, ROBUSTNESS_RULES
     from lensopt.bench.runner import HELD_OUT_FIRST_SEED
     from lensopt.binary.settings import ALL_RULES, INFERENCE_METHODS, PAPER_BETA
     from lensopt.cli import defaults, simulate
@@ -136,6 +136,7 @@ def test_help_literals_equal_the_constants():
     assert defaults.DEFAULT_MODEL_LAPSE == DEFAULT_MODEL_LAPSE
     assert defaults.DUEL_DEFAULTS == DUEL_DEFAULTS and list(defaults.DUEL_DEFAULTS) == list(DUEL_CAMPAIGNS)
     assert defaults.ROBUSTNESS_CONDITIONS == tuple((c.name, c.n_patients, c.n_trials) for c in CONDITIONS)
+    assert defaults.ROBUSTNESS_EXTRA_CONDITIONS == tuple((c.name, c.n_patients, c.n_trials) for c in EXTRA_CONDITIONS)
     assert defaults.ROBUSTNESS_RULES == ROBUSTNESS_RULES
     assert defaults.HELD_OUT_FIRST_SEED == HELD_OUT_FIRST_SEED
     assert sorted(defaults.SHIPPED_PROTOCOLS) == shipped_protocols()

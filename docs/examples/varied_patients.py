@@ -6,7 +6,8 @@ and best acuity 0.0 logMAR. The acuity-law optimizer's confidence is a posterior
 calibrated on average over patients like its prior (slopes 2–8, best acuities over a range), not
 for every fixed slope. Here each patient draws, from its own seed, a slope log-uniformly on
 ``--slopes LO HI`` and a best acuity uniformly on ``--va-best LO HI``; its correction and answers
-are those of ``lensopt.observer.draw_patients`` with that seed. Held-out patients (seeds from
+are those of ``lensopt.observer.draw_patients`` with that seed (``lensopt.observer.varied_patient``;
+the campaign ``lensopt bench robustness --conditions varied`` runs the same patients on Dask). Held-out patients (seeds from
 100,000), 100 trials, the stopping rule's defaults (confidence 0.95, from trial 20); prints, per rule and per slope
 band, the sessions, the stopped ones, the fraction of those truly within 0.025 logMAR at their stop,
 the median trials they used, and the sessions above 0.1 logMAR after the last trial::
@@ -25,22 +26,12 @@ from tqdm import tqdm
 
 from lensopt.bench.ideal_observer import IdealObserver
 from lensopt.bench.robustness import CRITERION_LOGMAR, FAILURE_LOGMAR
-from lensopt.observer import draw_patients
+from lensopt.observer import varied_patient
 from lensopt.refraction import AcuityLawOptimizer
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
-#: Spawn key of the stream a patient's slope and best acuity are drawn from (apart from its correction's).
-PATIENT_DRAW_STREAM = 0x5A17
 #: Slope bands (per logMAR) the table is split by.
 SLOPE_BANDS = (("slope < 3", 0.0, 3.0), ("slope 3-5", 3.0, 5.0), ("slope >= 5", 5.0, np.inf))
-
-
-def varied_patient(seed: int, slopes=(2.0, 8.0), va_best_logmar=(-0.1, 0.3)):
-    """The patient of ``seed``: slope log-uniform on ``slopes``, best acuity uniform on ``va_best_logmar``."""
-    draws = np.random.default_rng([seed, PATIENT_DRAW_STREAM])
-    slope = float(np.exp(draws.uniform(np.log(slopes[0]), np.log(slopes[1]))))
-    va_best = float(draws.uniform(*va_best_logmar))
-    return draw_patients(1, seed, slope=slope, va_best_logmar=va_best)[0]
 
 
 def session(rule: str, patient, seed: int, n_trials: int) -> dict:

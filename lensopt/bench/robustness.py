@@ -3,11 +3,12 @@
 Every run is one simulated session of ``n_iterations`` trials: a patient of
 :class:`lensopt.bench.problems.RefractionProblem` (true correction uniform in [−3, 3]² D, the
 condition's slope, lapse and number of letters; the same patient for every rule of a seed — a
-paired design) answers a rule — ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.RefractionOptimizer`,
+paired design; in the ``varied`` condition each patient's slope and best acuity are drawn too,
+:func:`lensopt.observer.varied_patient`) answers a rule — ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.RefractionOptimizer`,
 told the task: ``n_alternatives`` and its model lapse), ``acuity-law``
 (:class:`lensopt.refraction.acuity_law.AcuityLawOptimizer`, told the same; it assumes a slope and
 learns the best acuity) or ``ideal``
-(:class:`lensopt.bench.ideal_observer.IdealObserver`, told the true slope, guess and lapse rates).
+(:class:`lensopt.bench.ideal_observer.IdealObserver`, told the true slope, best acuity, guess and lapse rates).
 The session always runs the full budget; after EVERY trial the reported lens is scored by its
 acuity error ``VA(x̂) − VA_best`` (logMAR) and, from ``min_trials`` on, the stopping rule
 (:class:`lensopt.stopping.StopRule` with ``max_trials = n_iterations``) is asked whether the
@@ -46,6 +47,8 @@ from lensopt.bench.records import (
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.modes.registry import get_mode
+from lensopt.observer import varied_patient
+from lensopt.observer.population import VARIED_SLOPE_RANGE_PER_LOGMAR, VARIED_VA_BEST_RANGE_LOGMAR
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
@@ -73,14 +76,18 @@ SUMMARY_NAME = "robustness-summary.json"
 
 @dataclass(frozen=True)
 class Condition:
-    """One kind of patient: slope ``a`` (logMAR⁻¹), lapse ``λ``, letters ``n`` (γ = 1/n)."""
+    """One kind of patient: slope ``a`` (logMAR⁻¹), lapse ``λ``, letters ``n`` (γ = 1/n); or, with
+    ``slope`` None, patients whose slope (log-uniform on ``slope_range_per_logmar``) and best acuity
+    (uniform on ``va_best_range_logmar``) vary (:func:`lensopt.observer.varied_patient`)."""
 
     name: str
-    slope: float
+    slope: float | None
     lapse: float = 0.0
     n_alternatives: int = 26
     n_patients: int = 100
     n_trials: int = 100
+    slope_range_per_logmar: tuple[float, float] | None = None
+    va_best_range_logmar: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -90,6 +97,8 @@ class Condition:
             "n_alternatives": self.n_alternatives,
             "n_patients": self.n_patients,
             "n_trials": self.n_trials,
+            "slope_range_per_logmar": self.slope_range_per_logmar,
+            "va_best_range_logmar": self.va_best_range_logmar,
         }
 
 
@@ -102,7 +111,19 @@ CONDITIONS = (
     Condition("slope-5-lapse-0.05", 5.0, lapse=0.05),
     Condition("slope-5-sloan", 5.0, n_alternatives=10),
 )
-CONDITIONS_BY_NAME = {c.name: c for c in CONDITIONS}
+#: Conditions run on request (``--conditions``): ``varied``, 200 patients whose slope (2–8 per logMAR,
+#: log-uniform) and best acuity (−0.1 to 0.3 logMAR) vary as patients' do — the population over which
+#: a posterior probability (the stopping rule's confidence) is calibrated, not one fixed slope.
+EXTRA_CONDITIONS = (
+    Condition(
+        "varied",
+        None,
+        n_patients=200,
+        slope_range_per_logmar=VARIED_SLOPE_RANGE_PER_LOGMAR,
+        va_best_range_logmar=VARIED_VA_BEST_RANGE_LOGMAR,
+    ),
+)
+CONDITIONS_BY_NAME = {c.name: c for c in CONDITIONS + EXTRA_CONDITIONS}
 
 
 def get_condition(name: str) -> Condition:
@@ -173,6 +194,8 @@ def robustness_specs(
                         split=split_of(seed),
                         stop_confidence=stop_confidence,
                         min_trials=min(min_trials, budget),
+                        slope_range_per_logmar=c.slope_range_per_logmar,
+                        va_best_range_logmar=c.va_best_range_logmar,
                     )
                 )
     return specs
@@ -181,7 +204,7 @@ def robustness_specs(
 def _optimizer(spec, patient, stop):
     if spec.rule == "ideal":
         return IdealObserver(
-            slope=float(spec.slope),
+            slope=patient.slope,
             n_alternatives=spec.n_alternatives,
             lapse=float(spec.lapse),
             va_best_logmar=patient.best_acuity_logmar,
@@ -202,11 +225,24 @@ def _optimizer(spec, patient, stop):
     )
 
 
-def run_robustness(spec) -> dict:
-    """One session of the campaign (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
-    patient = RefractionProblem(
+def spec_patient(spec):
+    """The patient of a run: its seed's, with the run's slope (or one drawn from its range), lapse and letters."""
+    if spec.slope_range_per_logmar is not None:
+        return varied_patient(
+            spec.seed,
+            spec.slope_range_per_logmar,
+            spec.va_best_range_logmar,
+            lapse=float(spec.lapse),
+            n_alternatives=spec.n_alternatives,
+        )
+    return RefractionProblem(
         slope=float(spec.slope), n_trials=spec.n_iterations, lapse=float(spec.lapse), n_alternatives=spec.n_alternatives
     ).patient(spec.seed)
+
+
+def run_robustness(spec) -> dict:
+    """One session of the campaign (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
+    patient = spec_patient(spec)
     stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
     opt = _optimizer(spec, patient, stop)
     trajectory, report_ms, stop_ms = [], [], []
@@ -250,6 +286,8 @@ def run_robustness(spec) -> dict:
         timings["stop_check"] = timing_summary(stop_ms)
     return {
         **lens_outcome(patient, lens),
+        "patient_slope": patient.slope,
+        "patient_va_best_logmar": patient.best_acuity_logmar,
         "trajectory": trajectory,
         "max_trials": spec.n_iterations,
         **stopped,

@@ -21,6 +21,7 @@ from lensopt.bench.robustness import (
     CONDITIONS,
     CONDITIONS_BY_NAME,
     CRITERION_LOGMAR,
+    EXTRA_CONDITIONS,
     FAILURE_LOGMAR,
     SUMMARY_NAME,
 )
@@ -39,6 +40,42 @@ def _median(values):
     return float(np.median(values)) if len(values) else None
 
 
+#: Bands of the patient's slope (per logMAR) by which the stops of varied patients are split.
+SLOPE_BANDS_PER_LOGMAR = ((0.0, 3.0), (3.0, 5.0), (5.0, math.inf))
+
+
+def _stop_stats(records: list[dict]) -> dict:
+    """The stopping rule over ``records``: trials used, stops by confidence, and how many were right."""
+    confident = [r for r in records if r.get("stop_reason") == "confidence"]
+    used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
+    within = [r["error_at_stop"] <= CRITERION_LOGMAR for r in confident]
+    return {
+        "confidence": records[0].get("stop_confidence"),
+        "min_trials": records[0].get("min_trials"),
+        "median_trials_used": _median(used),
+        "n_stopped_by_confidence": len(confident),
+        "n_stopped_at_max_trials": sum(r.get("stop_reason") == "max_trials" for r in records),
+        "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
+    }
+
+
+def _stops_by_slope(records: list[dict]) -> list[dict]:
+    """:func:`_stop_stats` per band of the patients' slopes (varied patients), the empty bands left out."""
+    bands = []
+    for low, high in SLOPE_BANDS_PER_LOGMAR:
+        band = [r for r in records if low <= r["patient_slope"] < high]
+        if band:
+            bands.append(
+                {
+                    "slope_low": low,
+                    "slope_high": high if math.isfinite(high) else None,
+                    "n_sessions": len(band),
+                    **_stop_stats(band),
+                }
+            )
+    return bands
+
+
 def _group_stats(records: list[dict]) -> dict:
     budget = max(len(r["trajectory"]) for r in records)
     errors = np.array([r["trajectory"] for r in records if len(r["trajectory"]) == budget], dtype=float)
@@ -55,17 +92,9 @@ def _group_stats(records: list[dict]) -> dict:
         "never": int(sum(t > budget for t in ttc)),
         "never_counts_as": budget + 1,
     }
-    confident = [r for r in records if r.get("stop_reason") == "confidence"]
-    used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
-    within = [r["error_at_stop"] <= CRITERION_LOGMAR for r in confident]
-    stats["stop"] = {
-        "confidence": records[0].get("stop_confidence"),
-        "min_trials": records[0].get("min_trials"),
-        "median_trials_used": _median(used),
-        "n_stopped_by_confidence": len(confident),
-        "n_stopped_at_max_trials": sum(r.get("stop_reason") == "max_trials" for r in records),
-        "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
-    }
+    stats["stop"] = _stop_stats(records)
+    if records[0].get("slope_range_per_logmar") is not None and all("patient_slope" in r for r in records):
+        stats["stop_by_slope"] = _stops_by_slope(records)
     samples = [v for r in records for v in r.get("decision_ms", [])]
     if samples:
         stats["decision_ms"] = {
@@ -116,7 +145,7 @@ def summarize(records: list[dict]) -> dict:
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in sorted(records, key=lambda r: r["seed"]):
         groups.setdefault((r["problem"], r["rule"]), []).append(r)
-    order = {c.name: i for i, c in enumerate(CONDITIONS)}
+    order = {c.name: i for i, c in enumerate(CONDITIONS + EXTRA_CONDITIONS)}
     rule_order = {r: i for i, r in enumerate(ALL_ROBUSTNESS_RULES)}
     rows = []
     for condition, rule in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], rule_order.get(k[1], 99), k[1])):
@@ -128,6 +157,8 @@ def summarize(records: list[dict]) -> dict:
             "slope": first["slope"],
             "lapse": first.get("lapse"),
             "n_alternatives": first.get("n_alternatives"),
+            "slope_range_per_logmar": first.get("slope_range_per_logmar"),
+            "va_best_range_logmar": first.get("va_best_range_logmar"),
             **_group_stats(group),
         }
         ideal = groups.get((condition, "ideal"))
@@ -247,6 +278,23 @@ def format_summary(summary: dict) -> str:
             for rule, d in summary["decision_ms_by_rule"].items()
         ),
     ]
+    banded = [r for r in rows if r.get("stop_by_slope")]
+    if banded:
+        out += ["", "Stopping rule by the patient's slope (patients whose slope and best acuity vary)", ""]
+        body = [
+            [
+                r["condition"],
+                r["rule"],
+                f"{band['slope_low']:g}-{band['slope_high']:g}" if band["slope_high"] else f">= {band['slope_low']:g}",
+                str(band["n_sessions"]),
+                f"{band['n_stopped_by_confidence']}/{band['n_sessions']}",
+                _fmt(band["fraction_stopped_within_criterion"], 3),
+                _fmt(band["median_trials_used"], 1),
+            ]
+            for r in banded
+            for band in r["stop_by_slope"]
+        ]
+        out += _table(["condition", "rule", "slope", "n", "stopped", "within", "stop med"], body)
     return "\n".join(out)
 
 
@@ -262,7 +310,8 @@ def plot_curves(records, path) -> None:
     from matplotlib.figure import Figure
 
     present = {r["problem"] for r in records}
-    conditions = [c.name for c in CONDITIONS if c.name in present] + sorted(present - set(CONDITIONS_BY_NAME))
+    conditions = [c.name for c in CONDITIONS + EXTRA_CONDITIONS if c.name in present]
+    conditions += sorted(present - set(CONDITIONS_BY_NAME))
     n_cols = min(3, len(conditions))
     n_rows = -(-len(conditions) // n_cols)
     fig = Figure(figsize=(4.4 * n_cols, 3.6 * n_rows), dpi=110)

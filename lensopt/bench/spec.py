@@ -66,6 +66,10 @@ class RunSpec:
     split: str | None = None  # "held-out" (seed >= HELD_OUT_FIRST_SEED) or "tuning"
     stop_confidence: float | None = None  # StopRule.confidence (robustness default 0.95)
     min_trials: int | None = None  # StopRule.min_trials (robustness default 20, at most n_iterations)
+    # robustness, varied patients (then slope is None): each patient's slope log-uniform on
+    # slope_range_per_logmar and best acuity uniform on va_best_range_logmar (lensopt.observer.varied_patient)
+    slope_range_per_logmar: tuple[float, float] | None = None
+    va_best_range_logmar: tuple[float, float] | None = None
 
     def reports_after(self, trial: int) -> bool:
         """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
@@ -81,7 +85,18 @@ class RunSpec:
             raise ValueError(f"RunSpec.n_iterations must be an integer >= 1, got {self.n_iterations!r}")
         if not isinstance(self.n_initial, int) or self.n_initial < 0:
             raise ValueError(f"RunSpec.n_initial must be an integer >= 0, got {self.n_initial!r}")
-        if self.campaign in ("refraction", "feedback", "robustness") and self.slope is None:
+        for name in ("slope_range_per_logmar", "va_best_range_logmar"):
+            value = getattr(self, name)
+            if value is not None:
+                if self.campaign != "robustness" or len(value) != 2 or not all(_is_number(v) for v in value):
+                    raise ValueError(f"RunSpec.{name} must be (low, high) of a robustness run, got {value!r}")
+                object.__setattr__(self, name, tuple(float(v) for v in value))  # a JSON list reads back equal
+        varied = self.slope_range_per_logmar is not None
+        if varied != (self.va_best_range_logmar is not None):
+            raise ValueError("RunSpec.slope_range_per_logmar and va_best_range_logmar come together (varied patients)")
+        if varied and self.slope is not None:
+            raise ValueError("RunSpec.slope must be None when slope_range_per_logmar draws each patient's slope")
+        if self.campaign in ("refraction", "feedback", "robustness") and self.slope is None and not varied:
             raise ValueError(f"RunSpec.slope is required for a {self.campaign} run")
         if self.campaign == "feedback" and not (
             isinstance(self.tie_threshold, (int, float)) and self.tie_threshold >= 0

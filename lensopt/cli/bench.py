@@ -74,6 +74,7 @@ from lensopt.cli.defaults import (
     PAPER_BETA_3,
     REFRACTION_BETA_3,
     ROBUSTNESS_CONDITIONS,
+    ROBUSTNESS_EXTRA_CONDITIONS,
     ROBUSTNESS_RULES,
 )
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
@@ -307,9 +308,11 @@ def register(subparsers) -> None:
         nargs="+",
         metavar="NAME",
         default=[name for name, _, _ in ROBUSTNESS_CONDITIONS],
-        help="patient conditions (default: all: "
+        help="patient conditions (default: all of the issue's: "
         + ", ".join(f"{name} {patients}×{trials}" for name, patients, trials in ROBUSTNESS_CONDITIONS)
-        + ")",
+        + "; also "
+        + ", ".join(f"{name} {patients}×{trials}" for name, patients, trials in ROBUSTNESS_EXTRA_CONDITIONS)
+        + ": slope 2-8 and best acuity -0.1..0.3 logMAR drawn per patient)",
     )
     rb.add_argument(
         "--rules",

@@ -57,6 +57,8 @@ ROBUSTNESS_CONDITIONS = (
     ("slope-5-lapse-0.05", 100, 100),
     ("slope-5-sloan", 100, 100),
 )
+#: ``lensopt.bench.robustness.EXTRA_CONDITIONS``: run only when named.
+ROBUSTNESS_EXTRA_CONDITIONS = (("varied", 200, 100),)
 ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "acuity-law", "ideal")
 
 #: ``lensopt.bench.runner.HELD_OUT_FIRST_SEED``: patients from this seed on are held out.

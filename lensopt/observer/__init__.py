@@ -10,7 +10,7 @@ from lensopt.observer.optics import (
     residual_blur_d,
 )
 from lensopt.observer.patient import SimulatedPatient, draw_patients
-from lensopt.observer.population import autorefraction, draw_clinic_patients
+from lensopt.observer.population import autorefraction, draw_clinic_patients, varied_patient
 
 __all__ = [
     "SimulatedPatient",
@@ -24,4 +24,5 @@ __all__ = [
     "power_vector",
     "psychometric_p_correct",
     "residual_blur_d",
+    "varied_patient",
 ]

@@ -30,6 +30,11 @@ The distributions (parameters in the module constants; the tests check samples a
   0.15 (oblique): WTR and ATR axes 180 or 90 plus a normal offset of SD 10° kept within ±30°, oblique
   axes uniform on 31–59 or 121–149. The class probabilities and the 10° spread are our choice, in the
   order the review reports, not a fit.
+- **Varied observers** (:func:`varied_patient`, not the clinic's corrections): the robustness
+  benchmark's patients (true correction uniform in [−3, 3]² D, :func:`lensopt.observer.draw_patients`)
+  with a psychometric slope log-uniform on :data:`VARIED_SLOPE_RANGE_PER_LOGMAR` (2–8 per logMAR, the
+  acuity-law optimizer's prior range) and a best acuity uniform on :data:`VARIED_VA_BEST_RANGE_LOGMAR`
+  (−0.1 to 0.3 logMAR), so that a stopping rule is judged on observers who differ as patients do.
 - **Accommodation** (``accommodation=True``): an age uniform on 18–45 years and Hofstetter's average
   amplitude ``18.5 − 0.3 × age`` D (Hofstetter 1950, "A useful age-amplitude formula", Optom World
   38:42–45), so 5.0–13.1 D. Otherwise 0 (the age is drawn anyway, so that a patient's correction and
@@ -46,10 +51,10 @@ import numbers
 
 import numpy as np
 
-from lensopt.observer.patient import _MAX_CHILD_SEED, SimulatedPatient, _check_finite, _check_seed
+from lensopt.observer.patient import _MAX_CHILD_SEED, SimulatedPatient, _check_finite, _check_seed, draw_patients
 from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, PowerVector
 
-__all__ = ["autorefraction", "draw_clinic_patients"]
+__all__ = ["autorefraction", "draw_clinic_patients", "varied_patient"]
 
 #: Spherical-equivalent mixture: weights, means (D) and standard deviations (D) of its components.
 M_MIXTURE_WEIGHTS = (0.46, 0.41, 0.13)
@@ -71,6 +76,12 @@ AXIS_RULE_HALF_WIDTH_DEG = 30
 #: Ages (years) of an accommodating patient, and Hofstetter's average amplitude ``a − b × age`` (D).
 AGE_RANGE_YEARS = (18.0, 45.0)
 HOFSTETTER_AVERAGE = (18.5, 0.3)
+
+#: Ranges of a varied patient's slope (per logMAR, log-uniform) and best acuity (logMAR, uniform).
+VARIED_SLOPE_RANGE_PER_LOGMAR = (2.0, 8.0)
+VARIED_VA_BEST_RANGE_LOGMAR = (-0.1, 0.3)
+#: Spawn key of the stream a varied patient's slope and best acuity come from (apart from its correction's).
+VARIED_DRAW_STREAM = 0x5A17
 
 #: Patient fields the population sets itself (a second ``seed=`` is already a TypeError: ``seed`` is a parameter).
 _FORBIDDEN_KWARGS = {
@@ -158,6 +169,44 @@ def draw_clinic_patients(n, seed, *, accommodation=False, **patient_kwargs) -> l
             )
         )
     return patients
+
+
+def varied_patient(
+    seed: int,
+    slope_range_per_logmar=VARIED_SLOPE_RANGE_PER_LOGMAR,
+    va_best_range_logmar=VARIED_VA_BEST_RANGE_LOGMAR,
+    **patient_kwargs,
+) -> SimulatedPatient:
+    """The patient of ``seed`` whose slope and best acuity vary (module docstring): the correction and
+    response seed of ``draw_patients(1, seed)``, a slope log-uniform on ``slope_range_per_logmar`` and a
+    best acuity uniform on ``va_best_range_logmar``, both from ``default_rng([seed, VARIED_DRAW_STREAM])``.
+    Further keyword arguments (``lapse``, ``n_alternatives``) go to the :class:`SimulatedPatient`."""
+    owner = "varied_patient"
+    _check_seed(owner, seed)
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        raise ValueError(f"{owner}: seed must be an integer, so the draw can be repeated")
+    for name in ("slope", "va_best_logmar"):
+        if name in patient_kwargs:
+            raise ValueError(f"{owner}: the {name} is drawn; do not pass {name}=")
+    (slope_low, slope_high), (va_low, va_high) = (
+        tuple(_check_finite(owner, name, v) for v in bounds)
+        for name, bounds in (
+            ("slope_range_per_logmar", slope_range_per_logmar),
+            ("va_best_range_logmar", va_best_range_logmar),
+        )
+    )
+    if not 0 < slope_low <= slope_high:
+        raise ValueError(
+            f"{owner}: slope_range_per_logmar must be (low, high) with 0 < low <= high, got {slope_range_per_logmar!r}"
+        )
+    if va_low > va_high:
+        raise ValueError(
+            f"{owner}: va_best_range_logmar must be (low, high) with low <= high, got {va_best_range_logmar!r}"
+        )
+    draws = np.random.default_rng([seed, VARIED_DRAW_STREAM])
+    slope = float(np.exp(draws.uniform(math.log(slope_low), math.log(slope_high))))
+    va_best_logmar = float(draws.uniform(va_low, va_high))
+    return draw_patients(1, seed, slope=slope, va_best_logmar=va_best_logmar, **patient_kwargs)[0]
 
 
 def autorefraction(patient: SimulatedPatient, seed, *, m_sd_d=0.4, j_sd_d=0.2) -> Lens:

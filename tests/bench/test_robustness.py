@@ -10,6 +10,7 @@ from lensopt.bench.robustness import SUMMARY_NAME, robustness_specs
 from lensopt.bench.robustness_summary import CURVES_NAME, format_summary, summarize, trials_to_criterion
 from lensopt.bench.runner import HELD_OUT_FIRST_SEED, RunSpec, load_records, split_of
 from lensopt.cli import main
+from lensopt.observer import draw_patients, varied_patient
 
 
 @pytest.mark.parametrize(
@@ -286,3 +287,56 @@ def test_the_papers_letter_model_runs_as_its_own_rule_on_the_same_patients(tmp_p
         assert (settings["likelihood"], settings["inference"], settings["prior_mean"]) == ("probit", "laplace", 0.0)
     with pytest.raises(ValueError, match="unknown rule"):
         robustness_specs(["slope-5"], ["ucb-ald-papers"])
+
+
+def test_varied_patients_draw_slope_and_acuity_per_seed_and_the_ideal_observer_is_told_them(tmp_path, capsys):
+    out = tmp_path / "varied"
+    argv = _campaign_argv(out, "--rules", "ideal", "acuity-law")
+    argv[argv.index("--conditions") + 1] = "varied"
+    assert main(argv) == 0
+    assert "varied" in capsys.readouterr().out
+    records = load_records(out)
+    assert len(records) == 4
+    for r in records:
+        patient = varied_patient(r["seed"], (2.0, 8.0), (-0.1, 0.3))
+        assert r["slope"] is None and r["slope_range_per_logmar"] == [2.0, 8.0]
+        assert r["va_best_range_logmar"] == [-0.1, 0.3]
+        assert tuple(r["true_correction_d"]) == draw_patients(1, r["seed"])[0].true_correction_d
+        if r["rule"] == "ideal":
+            assert r["optimizer_settings"]["slope"] == patient.slope
+            assert r["optimizer_settings"]["va_best_logmar"] == patient.best_acuity_logmar
+        assert RunSpec.from_dict(json.loads(json.dumps(r))).key == r["key"]
+    assert len({r["optimizer_settings"]["slope"] for r in records if r["rule"] == "ideal"}) == 2  # drawn per seed
+    row = json.loads((out / SUMMARY_NAME).read_text())["rows"][0]
+    assert row["condition"] == "varied" and row["slope_range_per_logmar"] == [2.0, 8.0]
+
+
+def test_a_varied_spec_takes_both_ranges_and_no_fixed_slope():
+    ranges = {"slope_range_per_logmar": [2.0, 8.0], "va_best_range_logmar": [-0.1, 0.3]}
+    spec = RunSpec("robustness", "varied", "ideal", HELD_OUT_FIRST_SEED, 10, **ranges)
+    assert spec.slope_range_per_logmar == (2.0, 8.0)  # a JSON list reads back as the tuple it was
+    assert RunSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    with pytest.raises(ValueError, match="must be None"):
+        RunSpec("robustness", "varied", "ideal", HELD_OUT_FIRST_SEED, 10, slope=5.0, **ranges)
+    with pytest.raises(ValueError, match="come together"):
+        RunSpec("robustness", "varied", "ideal", HELD_OUT_FIRST_SEED, 10, slope_range_per_logmar=(2.0, 8.0))
+    with pytest.raises(ValueError, match="of a robustness run"):
+        RunSpec("refraction", "slope-5", "ucb-ald", 1, 10, slope=5.0, **ranges)
+
+
+def test_stops_of_varied_patients_are_split_by_the_patients_slope():
+    records = [r for r in _hand_made_records() if r["rule"] == "ucb-ald"]
+    for r, slope in zip(records, (2.5, 4.0, 4.9, 7.0)):  # bands: < 3, 3-5, 3-5, >= 5
+        r.update(problem="varied", slope=None, slope_range_per_logmar=[2.0, 8.0], patient_slope=slope)
+    row = summarize(records)["rows"][0]
+    bands = {(b["slope_low"], b["slope_high"]): b for b in row["stop_by_slope"]}
+    assert list(bands) == [(0.0, 3.0), (3.0, 5.0), (5.0, None)]
+    # slope 2.5: stopped at 50 within; 4.0 and 4.9: stopped at 70 (0.05, not within) and never (budget 100)
+    assert bands[(0.0, 3.0)]["n_stopped_by_confidence"] == 1
+    assert bands[(0.0, 3.0)]["fraction_stopped_within_criterion"] == 1.0
+    assert bands[(3.0, 5.0)]["n_sessions"] == 2 and bands[(3.0, 5.0)]["median_trials_used"] == 85.0
+    assert bands[(3.0, 5.0)]["fraction_stopped_within_criterion"] == 0.0
+    assert bands[(5.0, None)]["fraction_stopped_within_criterion"] is None  # never stopped by confidence
+    text = format_summary(summarize(records))
+    assert "by the patient's slope" in text and "3-5" in text and ">= 5" in text
+    assert "stop_by_slope" not in summarize(_hand_made_records())["rows"][0]  # fixed slopes: no bands

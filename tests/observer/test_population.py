@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
+from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients, draw_patients, varied_patient
 from lensopt.refraction.lens import Lens
 
 N = 4000
@@ -197,3 +197,41 @@ def test_autorefraction_is_deterministic_and_exact_without_error():
         with pytest.raises(ValueError, match=word) as error:
             autorefraction(**arguments)
         assert "\n" not in str(error.value)
+
+
+# varied observers (the robustness benchmark's `varied` condition)
+
+
+def test_a_varied_patient_keeps_the_correction_of_its_seed_and_draws_its_slope_and_acuity_in_range():
+    fixed = draw_patients(1, 100_003, slope=5.0)[0]
+    patient = varied_patient(100_003, (2.0, 8.0), (-0.1, 0.3))
+    assert (patient.sphere_d, patient.cylinder_d) == (fixed.sphere_d, fixed.cylinder_d)
+    assert 2.0 <= patient.slope <= 8.0 and -0.1 <= patient.best_acuity_logmar <= 0.3
+    again = varied_patient(100_003, (2.0, 8.0), (-0.1, 0.3))
+    assert (again.slope, again.best_acuity_logmar) == (patient.slope, patient.best_acuity_logmar)
+
+
+def test_slopes_are_log_uniform_and_best_acuities_uniform_over_many_patients():
+    patients = [varied_patient(s, (2.0, 8.0), (-0.1, 0.3)) for s in range(3000)]
+    slopes = np.array([p.slope for p in patients])
+    va = np.array([p.best_acuity_logmar for p in patients])
+    # log-uniform on [2, 8]: P(a < 4) = 1/2, P(a < 2√2) = 1/4 (binomial SD <= 0.009 with 3000 patients)
+    assert np.mean(slopes < 4.0) == pytest.approx(0.5, abs=0.035)
+    assert np.mean(slopes < 2.0 * np.sqrt(2.0)) == pytest.approx(0.25, abs=0.035)
+    # uniform on [-0.1, 0.3]: mean 0.1, P(VA0 < 0) = 1/4
+    assert va.mean() == pytest.approx(0.1, abs=0.01)
+    assert np.mean(va < 0.0) == pytest.approx(0.25, abs=0.035)
+
+
+def test_a_varied_patient_passes_lapse_and_letters_on_and_refuses_what_it_draws_or_cannot():
+    patient = varied_patient(7, lapse=0.05, n_alternatives=10)
+    assert (patient.lapse, patient.n_alternatives) == (0.05, 10)
+    assert 2.0 <= patient.slope <= 8.0 and -0.1 <= patient.best_acuity_logmar <= 0.3  # the documented defaults
+    for kwargs, words in (
+        ({"slope": 5.0}, "slope is drawn"),
+        ({"slope_range_per_logmar": (8.0, 2.0)}, "0 < low <= high"),
+        ({"slope_range_per_logmar": (0.0, 2.0)}, "0 < low <= high"),
+        ({"va_best_range_logmar": (0.3, -0.1)}, "low <= high"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            varied_patient(7, **kwargs)

@@ -36,7 +36,6 @@ from lensopt.dashboard.comparison_snapshot import (
 )
 from lensopt.dashboard.posterior import (
     LENS_MAP_POINTS,
-    lens_grid,
     optimizer_bounds,
     optimum_spread,
     settings_bounds,
@@ -45,6 +44,7 @@ from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import LensOptimum, frozen_array
 from lensopt.modes.letters import is_prescription
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 
@@ -57,7 +57,7 @@ RANKING_MODEL_NAME = "Plackett–Luce"
 
 class _UtilityAsLatent:
     """``predict_latent(X, full_cov)`` on ``[letter_logmar, S, C]`` rows of one letter size, for
-    :func:`~lensopt.dashboard.posterior.sample_optimum_d`."""
+    :func:`~lensopt.refraction.optimum_draws.sample_optimum_d`."""
 
     def __init__(self, opt):
         self._opt = opt

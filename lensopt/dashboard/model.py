@@ -27,16 +27,13 @@ its confidence (:data:`PRESCRIPTION_MESSAGE`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr
 
 from lensopt import __version__
 from lensopt.dashboard.comparison_model import DuelSessionModel, RankingSessionModel
 from lensopt.dashboard.posterior import (
-    BAND_Z,
+    CREDIBLE_MASS,
     LENS_MAP_POINTS,
-    lens_grid,
     optimizer_bounds,
-    optimum_spread,
     settings_bounds,
     spread_of_samples,
 )
@@ -57,14 +54,13 @@ from lensopt.dashboard.snapshot import (
 from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
-#: Draws of the best lens from the acuity-law optimizer's posterior, and the variance (D²) of its
-#: 0.1 D grid cell (uniform: 0.1²/12) added to their spread.
+#: Draws of the best lens from the optimizer's posterior (``optimum_draws_d``).
 OPTIMUM_SAMPLES = 400
-GRID_QUANTIZATION_D2 = 0.1**2 / 12.0
 #: The best-acuity history is refit after every trial up to this many trials ...
 DENSE_HISTORY_TRIALS = 60
 #: ... and after every ``HISTORY_STRIDE``-th trial after that (and always at the last trial).
@@ -133,12 +129,6 @@ def answer_model(settings: dict, guess_rate: float) -> tuple[bool, float]:
     return True, lapse
 
 
-def p_correct(latent, floored: bool, guess_rate: float, lapse: float) -> np.ndarray:
-    """The model's ``P(correct)`` at latent values: ``γ + (1 − γ − λ) Φ(f)`` or ``Φ(f)``."""
-    phi = ndtr(latent)
-    return guess_rate + (1.0 - guess_rate - lapse) * phi if floored else phi
-
-
 def lens_confidence(opt, settings: dict) -> LensConfidence | None:
     """``opt.certainty()`` (posterior draws, 20–200 ms: call it off the GUI thread) and the stopping
     rule of the stored ``settings``; None for an optimizer without ``certainty``."""
@@ -193,16 +183,8 @@ def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floore
     )
 
     letters = np.linspace(*letter_b, PSYCHOMETRIC_POINTS)
-    if hasattr(opt, "psychometric_band"):  # the acuity-law optimizer: draws of its grid posterior, no GP
-        spread = spread_of_samples(opt.optimum_samples_d(OPTIMUM_SAMPLES, rng), np.full(2, GRID_QUANTIZATION_D2))
-        p_mean, p_low, p_high = (frozen_array(p) for p in opt.psychometric_band(letters, best_s, best_c))
-    else:
-        spread = optimum_spread(opt.model, sphere_b, cylinder_b, letter_b[1], rng)
-        X = np.column_stack([letters, np.full_like(letters, best_s), np.full_like(letters, best_c)])
-        mu, var = opt.model.predict_latent(X)
-        latent_sd = np.sqrt(np.clip(var, 0.0, None))
-        model_p = lambda f: frozen_array(p_correct(f, floored, guess_rate, lapse))  # noqa: E731
-        p_mean, p_low, p_high = model_p(mu), model_p(mu - BAND_Z * latent_sd), model_p(mu + BAND_Z * latent_sd)
+    spread = spread_of_samples(*opt.optimum_draws_d(OPTIMUM_SAMPLES, rng))
+    p_mean, p_low, p_high = (frozen_array(p) for p in opt.psychometric_band(letters, best_s, best_c, CREDIBLE_MASS))
     best = BestLens(sphere_d=best_s, cylinder_d=best_c, acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd, **spread)
     near = np.hypot(trials.sphere_d - best_s, trials.cylinder_d - best_c) <= NEAR_LENS_RADIUS_D
     curve = PsychometricCurve(

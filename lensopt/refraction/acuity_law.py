@@ -418,10 +418,12 @@ class AcuityLawOptimizer(LensGridSearch):
         high = p[rows, order[rows, np.argmax(cumulative >= (1.0 + mass) / 2.0 - 1e-12, axis=1)]]
         return p @ weights, low, high
 
-    def optimum_samples_d(self, n_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """``(n_samples, 2)`` draws of the best lens (the true correction) from its posterior."""
+    def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_samples, 2)`` draws of the best lens (the true correction) from its posterior, and the
+        variances (D²) of the correction grid they lie on, ``GRID_STEP_D² / 12``."""
         corrections, weights = self._correction_mass()
-        return corrections[rng.choice(len(weights), size=n_samples, p=weights)]
+        samples = corrections[rng.choice(len(weights), size=n_samples, p=weights)]
+        return samples, np.full(2, GRID_STEP_D**2 / 12.0)
 
     @single_threaded
     def confidence(self) -> float:

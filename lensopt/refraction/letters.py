@@ -9,8 +9,10 @@ from scipy.stats import norm
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import KernelSpec
+from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confidence_reaches, lens_certainty
+from lensopt.refraction.optimum_draws import sample_optimum_d
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
 from lensopt.refraction.trial import Trial, TrialHistory
 from lensopt.stopping import StopRule
@@ -314,6 +316,27 @@ class RefractionOptimizer(TrialHistory):
         The confidence is computed only once ``min_trials`` answers are in, and only as far as the
         rule's threshold needs (:meth:`confidence_reaches`)."""
         return self.stop is not None and self.stop.should_stop(self.n_trials, reaches=self.confidence_reaches)
+
+    def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
+        Thompson samples of the argmax of the fitted model's latent
+        (:mod:`lensopt.refraction.optimum_draws`, at the largest letter size)."""
+        s = self.settings
+        return sample_optimum_d(self.model, *s.system_bounds, s.context_bounds[0][1], rng, n_samples)
+
+    def psychometric_band(self, letters_logmar, sphere_d, cylinder_d, mass=0.95):
+        """``P(correct)`` at each letter size through one lens — the answer model's link
+        (``γ + (1 − γ − λ) Φ(f)``, or ``Φ(f)``) at the latent's posterior mean, and at the bounds of its
+        central ``mass`` (mean ± z·sd: the link is monotone)."""
+        letters = np.asarray(letters_logmar, float).ravel()
+        X = np.column_stack([letters, np.full_like(letters, sphere_d), np.full_like(letters, cylinder_d)])
+        model = self.model
+        mean, var = model.predict_latent(X)
+        half_width = norm.ppf(0.5 + mass / 2.0) * np.sqrt(np.clip(var, 0.0, None))
+        return tuple(
+            floored_mean(f, np.zeros_like(f), model.guess_rate, model.lapse_rate)
+            for f in (mean, mean - half_width, mean + half_width)
+        )
 
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The model's acuity threshold (logMAR) with a lens, as ``(mean, sd)``.

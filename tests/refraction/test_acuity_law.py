@@ -197,3 +197,18 @@ def test_bad_settings_are_refused_in_one_line(settings, message):
 def test_a_state_of_another_optimizer_is_refused():
     with pytest.raises(ValueError, match="not a lensopt acuity-law state"):
         AcuityLawOptimizer.from_state({"format": "lensopt.refraction-state/1", "settings": {}, "history": []})
+
+
+def test_draws_of_the_optimum_follow_the_correction_posterior_on_its_grid():
+    optimizer = told()
+    samples, quantization = optimizer.optimum_draws_d(40_000, np.random.default_rng(2))
+    np.testing.assert_allclose(quantization, [0.1**2 / 12, 0.1**2 / 12])
+    marginal = optimizer.correction_posterior()
+    for k in np.argsort(-marginal.ravel())[:5]:  # the most probable corrections, by Monte Carlo
+        i, j = np.unravel_index(k, marginal.shape)
+        hits = np.mean(
+            np.isclose(samples[:, 0], optimizer.sphere_grid_d[i])
+            & np.isclose(samples[:, 1], optimizer.cylinder_grid_d[j])
+        )
+        p = marginal[i, j]
+        assert abs(hits - p) < 4 * np.sqrt(p * (1 - p) / 40_000) + 1e-4

@@ -46,18 +46,24 @@ def timing_summary(samples_ms: list[float]) -> dict:
     return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "n": int(a.size)}
 
 
-def timed_session(opt, respond: Callable, n_trials: int, after_trial: Callable) -> list[float]:
+def timed_session(
+    opt, respond: Callable, n_trials: int, after_trial: Callable, cpu_ms: list[float] | None = None
+) -> list[float]:
     """:func:`lensopt.asktell.run_session` of ``opt`` for ``n_trials`` with ``respond``, calling
     ``after_trial(t, query, answer)`` after each tell; returns the duration (ms) of each decision:
-    ask + ``respond`` + tell, without ``after_trial`` (which reports and checks, outside the timing)."""
+    ask + ``respond`` + tell, without ``after_trial`` (which reports and checks, outside the timing).
+    ``cpu_ms``, when given, receives each decision's CPU time (ms) of the deciding thread: the
+    wall-clock time less the time spent waiting for a core, which other jobs on the machine lengthen."""
     decision_ms: list[float] = []
-    mark = time.perf_counter()
+    mark, cpu_mark = time.perf_counter(), time.thread_time()
 
     def on_trial(t, query, answer):
-        nonlocal mark
+        nonlocal mark, cpu_mark
         decision_ms.append(1e3 * (time.perf_counter() - mark))
+        if cpu_ms is not None:
+            cpu_ms.append(1e3 * (time.thread_time() - cpu_mark))
         after_trial(t, query, answer)
-        mark = time.perf_counter()
+        mark, cpu_mark = time.perf_counter(), time.thread_time()
 
     run_session(opt, respond, n_trials, on_trial=on_trial)
     return decision_ms

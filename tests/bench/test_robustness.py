@@ -204,6 +204,9 @@ def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_p
     for r in records:
         assert r["split"] == "held-out" and r["campaign"] == "robustness"
         assert len(r["trajectory"]) == 12 and len(r["decision_ms"]) == 12
+        # the deciding thread's CPU time: never (beyond the clocks' resolution) above the wall-clock time
+        assert len(r["decision_cpu_ms"]) == 12
+        assert all(0 <= cpu <= wall + 1.0 for cpu, wall in zip(r["decision_cpu_ms"], r["decision_ms"]))
         assert (r["slope"], r["lapse"], r["n_alternatives"]) == (5.0, 0.0, 26)
         assert r["stopped_at"] is None or 5 <= r["stopped_at"] <= 12
         assert r["stop_reason"] in ("confidence", "max_trials")
@@ -340,3 +343,16 @@ def test_stops_of_varied_patients_are_split_by_the_patients_slope():
     text = format_summary(summarize(records))
     assert "by the patient's slope" in text and "3-5" in text and ">= 5" in text
     assert "stop_by_slope" not in summarize(_hand_made_records())["rows"][0]  # fixed slopes: no bands
+
+
+def test_cpu_times_of_the_decisions_are_summarized_beside_the_wall_clock_times():
+    records = [r for r in _hand_made_records() if r["rule"] == "ideal"]
+    for r, cpu in zip(records, ([0.5], [1.0, 2.0], [3.0])):
+        r["decision_cpu_ms"] = cpu
+    summary = summarize(records)
+    times = summary["rows"][0]["decision_ms"]
+    assert times["cpu_median"] == 1.5 and times["cpu_p95"] == pytest.approx(2.85)  # of 0.5, 1, 2, 3
+    assert summary["decision_ms_by_rule"]["ideal"]["cpu_p95"] == pytest.approx(2.85)
+    assert "ideal median 1.0 ms, p95 1.0 ms (CPU time 1.5 ms, p95 " in format_summary(summary)
+    del records[0]["decision_cpu_ms"]  # a record from before: no CPU times for the group
+    assert "cpu_p95" not in summarize(records)["rows"][0]["decision_ms"]

@@ -295,6 +295,25 @@ def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, pr
     )
 
 
+#: Dask's default environment for a worker process that lensopt's local cluster leaves out: glibc's
+#: trim threshold of 64 kB (distributed.nanny.pre-spawn-environ), which returns every freed large
+#: block to the kernel — the acuity-law optimizer's and the ideal observer's decisions then take
+#: about four times as long (page faults on every temporary; lensopt.allocator sets the thresholds
+#: itself, unless this variable is set).
+DASK_ENVIRONMENT_LEFT_OUT = ("MALLOC_TRIM_THRESHOLD_",)
+
+
+def local_cluster(cluster_class, n_workers: int):
+    """A local cluster of ``n_workers`` single-threaded worker processes, without the environment
+    variables of :data:`DASK_ENVIRONMENT_LEFT_OUT` (a user's own, in this process's environment, are
+    inherited as usual)."""
+    import dask  # deferred with the rest of Dask
+
+    left_out = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in DASK_ENVIRONMENT_LEFT_OUT}
+    with dask.config.set(left_out):
+        return cluster_class(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+
+
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:
     try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
         from distributed import Client, LocalCluster, as_completed
@@ -308,9 +327,7 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, tas
         if scheduler:  # pragma: no cover - run_campaign connects first
             client = connect(scheduler)
         else:
-            cluster = LocalCluster(
-                n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
-            )
+            cluster = local_cluster(LocalCluster, n_workers or os.cpu_count() or 1)
             client = Client(cluster)
     try:
         # Keys unique to this invocation, so two campaigns sharing a scheduler never share a task.

@@ -1,10 +1,11 @@
 """Benchmark runner: a small campaign on a 2-worker Dask LocalCluster, resumption, records."""
 
 import json
+import sys
 
 import pytest
 
-from lensopt.bench.runner import RunSpec, load_records, record_path, run_campaign, run_one
+from lensopt.bench.runner import RunSpec, load_records, local_cluster, record_path, run_campaign, run_one
 from lensopt.cli import main
 
 RECORD_FIELDS = {
@@ -225,3 +226,34 @@ def test_cli_bad_values_give_one_line_and_exit_2(argv, message, capsys, tmp_path
     assert main(argv + (["--out", str(tmp_path / "x")] if argv[1] != "report" else [])) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def _worker_allocator():
+    import os
+
+    from lensopt.allocator import keep_large_blocks
+
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_"), keep_large_blocks()
+
+
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")  # the module's cluster has it
+@pytest.mark.parametrize("own_setting", [None, "123456"])
+def test_the_local_clusters_workers_keep_large_blocks_unless_the_user_set_glibcs_trim_threshold(
+    own_setting, monkeypatch
+):
+    """Dask gives its workers MALLOC_TRIM_THRESHOLD_=65536 (4× slower acuity-law decisions); lensopt's
+    local cluster does not, so lensopt.allocator sets the thresholds in each worker — and a user's own
+    setting still reaches the workers, and is respected."""
+    distributed = pytest.importorskip("distributed")
+    if own_setting is None:
+        monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    else:
+        monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", own_setting)
+    cluster = local_cluster(distributed.LocalCluster, 1)
+    try:
+        with distributed.Client(cluster) as client:
+            trim, kept = client.submit(_worker_allocator, pure=False).result()
+    finally:
+        cluster.close()
+    assert trim == own_setting
+    assert kept is (own_setting is None and sys.platform == "linux")

@@ -7,13 +7,13 @@ dashboard rebuilds the session's optimizer from its stored answers (``DuelRefrac
 ``RankingRefractionOptimizer.from_settings(session.optimizer_settings, history)``; a duel's "the
 same" included: the tie model uses it, the probit model keeps it in the history only) and derives
 every number the panels draw into one frozen :class:`ComparisonSnapshot`, with the optimizer's
-``predict_utility``, ``reference_letter_logmar`` and ``best()`` only.
+``predict_utility``, ``reference_letter_logmar``, ``best()`` and ``optimum_draws_d`` only.
 
 - **Lens map**: the posterior mean utility ``f(s₀, S, C)`` on a grid, at the reference letter
   size ``s₀`` where the optimizer reports its best lens (``predict_utility``).
 - **Best lens**: ``best()`` (argmax of the posterior mean) with the ± of its location from
   Thompson samples of the argmax, exactly as for letter sessions
-  (:func:`lensopt.dashboard.posterior.optimum_spread`).
+  (the optimizer's ``optimum_draws_d``, :func:`lensopt.dashboard.posterior.spread_of_samples`).
 - **Utility profile** (the letter mode's psychometric panel has no meaning here): the posterior
   of ``f(lens) − f(best)`` along the sphere line and the cylinder line through the best lens. We
   chose this over "probability that the best lens is preferred to each recent lens" because it is
@@ -37,8 +37,8 @@ from lensopt.dashboard.comparison_snapshot import (
 from lensopt.dashboard.posterior import (
     LENS_MAP_POINTS,
     optimizer_bounds,
-    optimum_spread,
     settings_bounds,
+    spread_of_samples,
 )
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.dashboard.snapshot import LensOptimum, frozen_array
@@ -50,23 +50,11 @@ from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimize
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81
+#: Draws of the best lens (the optimizer's ``optimum_draws_d``) behind its ± and credible region.
+ARGMAX_SAMPLES = 256
 
 #: The answer model of a ranking session (Gumbel noise on the utility, :mod:`lensopt.ranking`).
 RANKING_MODEL_NAME = "Plackett–Luce"
-
-
-class _UtilityAsLatent:
-    """``predict_latent(X, full_cov)`` on ``[letter_logmar, S, C]`` rows of one letter size, for
-    :func:`~lensopt.refraction.optimum_draws.sample_optimum_d`."""
-
-    def __init__(self, opt):
-        self._opt = opt
-
-    def predict_latent(self, X, full_cov: bool = False):
-        X = np.asarray(X, dtype=float)
-        if not np.all(X[:, 0] == X[0, 0]):
-            raise ValueError("the utility is sampled at one letter size at a time")
-        return self._opt.predict_utility(float(X[0, 0]), X[:, 1:], full_cov=full_cov)
 
 
 def utility_profile(
@@ -121,7 +109,7 @@ def compute_comparison_parts(opt, rng):
     best = LensOptimum(
         sphere_d=best_d[0],
         cylinder_d=best_d[1],
-        **optimum_spread(_UtilityAsLatent(opt), sphere_b, cylinder_b, reference, rng),
+        **spread_of_samples(*opt.optimum_draws_d(ARGMAX_SAMPLES, rng)),
     )
     return utility_map, best, utility_profile(opt, reference, best_d, sphere_b, cylinder_b)
 

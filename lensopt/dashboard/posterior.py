@@ -19,12 +19,9 @@ import math
 import numpy as np
 
 from lensopt.dashboard.snapshot import frozen_array
-from lensopt.refraction.optimum_draws import sample_optimum_d
 
 #: Points per axis of the lens map of predicted acuity.
 LENS_MAP_POINTS = 41
-#: Joint posterior draws used to sample the location of the optimum.
-ARGMAX_SAMPLES = 256
 #: Posterior mass of the credible region drawn around the best lens.
 CREDIBLE_MASS = 0.95
 #: Normal quantile of the 95 % credible bands (mean ± z·sd): the psychometric curve's, the utility profile's.
@@ -53,18 +50,10 @@ def credible_ellipse(center, covariance, mass: float = CREDIBLE_MASS, n_points: 
     return np.asarray(center, dtype=float) + radius * (root @ circle).T
 
 
-def optimum_spread(model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng) -> dict:
-    """``sphere_sd_d``, ``cylinder_sd_d``, ``samples_d`` and ``region_d`` of a :class:`LensOptimum`,
-    from :data:`ARGMAX_SAMPLES` Thompson samples of a GP model's optimum (the comparison sessions')."""
-    samples, quantization = sample_optimum_d(
-        model, sphere_bounds_d, cylinder_bounds_d, reference_logmar, rng, ARGMAX_SAMPLES
-    )
-    return spread_of_samples(samples, quantization)
-
-
 def spread_of_samples(samples, quantization) -> dict:
-    """:func:`optimum_spread` of given draws of the optimum ``(n, 2)``, ``quantization`` the variances
-    (D²) added for the grid they lie on."""
+    """``sphere_sd_d``, ``cylinder_sd_d``, ``samples_d`` and ``region_d`` of a :class:`LensOptimum`,
+    from draws of the optimum ``(n, 2)`` and ``quantization``, the variances (D²) added for the grid
+    they lie on (an optimizer's ``optimum_draws_d``)."""
     covariance = np.cov(samples.T) + np.diag(quantization)
     return {
         "sphere_sd_d": float(math.sqrt(covariance[0, 0])),

@@ -8,7 +8,8 @@ finer grid around the coarse argmaxes; each draw's argmax is one sample of the o
 grid's quantization variance ``step²/12`` goes with the samples. ``s₀`` is a reference letter size;
 with the psychophysics kernel (slope term ``θ s s'`` plus a lens term) the argmax does not depend
 on it. The dashboard draws its ± and credible region from these samples
-(:mod:`lensopt.dashboard.posterior`).
+(:mod:`lensopt.dashboard.posterior`). The optimizers that compare lenses (duels, rankings) sample
+their utility the same way (:func:`utility_optimum_draws_d`).
 """
 
 from __future__ import annotations
@@ -63,3 +64,25 @@ def sample_optimum_d(
         sphere_range = (max(low[0] - step_s, sphere_bounds_d[0]), min(high[0] + step_s, sphere_bounds_d[1]))
         cylinder_range = (max(low[1] - step_c, cylinder_bounds_d[0]), min(high[1] + step_c, cylinder_bounds_d[1]))
     return samples, np.array([step_s**2, step_c**2]) / 12.0
+
+
+class _UtilityAsLatent:
+    """``predict_latent(X, full_cov)`` on ``[letter_logmar, S, C]`` rows of one letter size, from an
+    optimizer's ``predict_utility(letter_logmar, lenses_d, full_cov)``."""
+
+    def __init__(self, opt):
+        self._opt = opt
+
+    def predict_latent(self, X, full_cov: bool = False):
+        X = np.asarray(X, dtype=float)
+        if not np.all(X[:, 0] == X[0, 0]):
+            raise ValueError("the utility is sampled at one letter size at a time")
+        return self._opt.predict_utility(float(X[0, 0]), X[:, 1:], full_cov=full_cov)
+
+
+def utility_optimum_draws_d(opt, sphere_bounds_d, cylinder_bounds_d, n_samples: int, rng):
+    """:func:`sample_optimum_d` of an optimizer that compares lenses (``predict_utility`` and
+    ``reference_letter_logmar``): Thompson samples of the argmax of its utility at the reference size."""
+    return sample_optimum_d(
+        _UtilityAsLatent(opt), sphere_bounds_d, cylinder_bounds_d, opt.reference_letter_logmar, rng, n_samples
+    )

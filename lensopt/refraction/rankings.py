@@ -23,6 +23,7 @@ from lensopt.refraction.duels import (
     utility_inputs,
 )
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
+from lensopt.refraction.optimum_draws import utility_optimum_draws_d
 from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
 from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
@@ -167,6 +168,11 @@ class RankingRefractionOptimizer(TrialHistory):
         if model is None:
             return prior_utility(self._core.kernel, X, full_cov)
         return model.predict(X, full_cov=full_cov)
+
+    def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
+        Thompson samples of the argmax of the utility (:mod:`lensopt.refraction.optimum_draws`)."""
+        return utility_optimum_draws_d(self, *self._system_bounds, n_samples, rng)
 
     @single_threaded
     def best(self) -> tuple[float, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lensopt.refraction.optimum_draws import lens_grid, sample_optimum_d
+from lensopt.refraction.optimum_draws import lens_grid, sample_optimum_d, utility_optimum_draws_d
 
 
 def test_lens_grid_runs_sphere_fastest_and_reports_its_steps():
@@ -46,3 +46,41 @@ def test_sampled_optimum_stays_inside_the_lens_bounds():
     )
     assert samples[:, 0].min() >= -2.0 and samples[:, 0].max() <= 2.0
     assert samples[:, 1].min() >= -1.0 and samples[:, 1].max() <= 1.0
+
+
+class _QuadraticUtility:
+    """An optimizer that compares lenses, whose utility at its reference letter size is the latent of
+    :class:`_QuadraticPosterior` (a utility at any other size would be an error here)."""
+
+    reference_letter_logmar = 1.5
+
+    def __init__(self, x0, tau):
+        self._latent = _QuadraticPosterior(x0, tau)
+
+    def predict_utility(self, letter_logmar, lenses_d, full_cov=False):
+        assert letter_logmar == self.reference_letter_logmar
+        X = np.column_stack([np.full(len(lenses_d), letter_logmar), lenses_d])
+        return self._latent.predict_latent(X, full_cov=full_cov)
+
+
+def test_a_comparing_optimizers_utility_is_sampled_at_its_reference_letter_size():
+    x0, tau = np.array([0.75, -1.0]), 0.25
+    samples, quantization = utility_optimum_draws_d(
+        _QuadraticUtility(x0, tau), (-4.0, 4.0), (-4.0, 4.0), 2000, np.random.default_rng(5)
+    )
+    np.testing.assert_allclose(samples.mean(axis=0), x0, atol=0.04)
+    np.testing.assert_allclose(np.sqrt(samples.var(axis=0) + quantization), tau, rtol=0.1)
+
+
+def test_the_duel_and_ranking_optimizers_draw_their_optimum_inside_their_box():
+    from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+    from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
+
+    duel = DuelRefractionOptimizer(seed=1)
+    duel.tell(DuelTrial(letter_logmar=0.5, first_lens_d=(0.0, 0.0), second_lens_d=(2.0, -1.0)), "first")
+    ranking = RankingRefractionOptimizer(seed=1)
+    ranking.tell(RankingTrial(letter_logmar=0.5, lenses_d=((0.0, 0.0), (2.0, -1.0), (-2.0, 1.0))), (0, 2, 1))
+    for opt in (duel, ranking):
+        samples, quantization = opt.optimum_draws_d(300, np.random.default_rng(0))
+        assert samples.shape == (300, 2) and np.all(quantization > 0)
+        assert np.all(np.abs(samples) <= 4.0)

@@ -51,7 +51,7 @@ def function_session(spec: RunSpec, problem: FunctionProblem, opt) -> dict:
             value = float(problem.g(best[None, :])[0])
         trajectory.append(value)
 
-    decision_ms = timed_session(opt, respond, spec.n_iterations, report)
+    decision_ms = timed_session(opt, respond, spec.n_iterations, report).wall_ms
     return {
         "direction": problem.direction,
         "optimal_value": problem.optimal_value,

@@ -15,6 +15,7 @@ import platform
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,27 +47,32 @@ def timing_summary(samples_ms: list[float]) -> dict:
     return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "n": int(a.size)}
 
 
-def timed_session(
-    opt, respond: Callable, n_trials: int, after_trial: Callable, cpu_ms: list[float] | None = None
-) -> list[float]:
+@dataclass(frozen=True)
+class DecisionTimes:
+    """The duration (ms) of each decision of a session — ask + answer + tell — on the wall clock and
+    in CPU time of the deciding thread (the wall-clock time less the time spent waiting for a core,
+    which other jobs on the machine lengthen)."""
+
+    wall_ms: list[float]
+    cpu_ms: list[float]
+
+
+def timed_session(opt, respond: Callable, n_trials: int, after_trial: Callable) -> DecisionTimes:
     """:func:`lensopt.asktell.run_session` of ``opt`` for ``n_trials`` with ``respond``, calling
-    ``after_trial(t, query, answer)`` after each tell; returns the duration (ms) of each decision:
-    ask + ``respond`` + tell, without ``after_trial`` (which reports and checks, outside the timing).
-    ``cpu_ms``, when given, receives each decision's CPU time (ms) of the deciding thread: the
-    wall-clock time less the time spent waiting for a core, which other jobs on the machine lengthen."""
-    decision_ms: list[float] = []
+    ``after_trial(t, query, answer)`` after each tell; returns the times of each decision (ask +
+    ``respond`` + tell, without ``after_trial``, which reports and checks, outside the timing)."""
+    times = DecisionTimes([], [])
     mark, cpu_mark = time.perf_counter(), time.thread_time()
 
     def on_trial(t, query, answer):
         nonlocal mark, cpu_mark
-        decision_ms.append(1e3 * (time.perf_counter() - mark))
-        if cpu_ms is not None:
-            cpu_ms.append(1e3 * (time.thread_time() - cpu_mark))
+        times.wall_ms.append(1e3 * (time.perf_counter() - mark))
+        times.cpu_ms.append(1e3 * (time.thread_time() - cpu_mark))
         after_trial(t, query, answer)
         mark, cpu_mark = time.perf_counter(), time.thread_time()
 
     run_session(opt, respond, n_trials, on_trial=on_trial)
-    return decision_ms
+    return times
 
 
 def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
@@ -84,7 +90,7 @@ def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
             value = float(patient.visual_acuity(*lens) - patient.best_acuity_logmar)
         trajectory.append(value)
 
-    decision_ms = timed_session(opt, answer, spec.n_iterations, report)
+    decision_ms = timed_session(opt, answer, spec.n_iterations, report).wall_ms
     return {
         **lens_outcome(patient, lens),
         "trajectory": trajectory,

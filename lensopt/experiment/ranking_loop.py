@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
-from lensopt.experiment.loop import TEXT_HEIGHT_PX, is_mirrored
+from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord
 

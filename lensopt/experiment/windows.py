@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lensopt.errors import LensoptError
 from lensopt.experiment.console import open_console_window
-from lensopt.experiment.loop import MIRROR_VIEW_SCALE
+from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.protocol import Protocol
 
 

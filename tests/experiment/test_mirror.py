@@ -56,7 +56,7 @@ def test_a_mirrored_frame_is_the_plain_frame_flipped_left_right(tmp_path):
 
 def test_the_clinicians_console_is_never_mirrored(tmp_path):
     from lensopt.experiment.console import open_console_window
-    from lensopt.experiment.loop import is_mirrored
+    from lensopt.experiment.loop_screens import is_mirrored
 
     protocol = load_protocol(write_protocol(tmp_path / "m.toml", **FAST, **{"display.mirror": "true"}))
     assert protocol.display.mirror

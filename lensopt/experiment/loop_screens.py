@@ -1,0 +1,376 @@
+"""The screens of a session and the keys that answer them: what the trial loops show, not their order.
+
+:class:`Screens`, shared by every loop, holds the patient's window (and the clinician's console, when
+there is one): a message that waits for one of some keys, the pause screen (resume, or quit safely),
+a screen that waits for the confirm key with Escape pausing, the break and closing screens, saving a
+frame; then one stimulus and its answer (optional fixation cross, the stimulus, the answer keys with
+the stimulus hidden after ``letter_s``, Escape pausing and the same stimulus shown again after
+resuming). :class:`LetterScreens` adds the letter loop's: its instructions, the clinician's lens
+prompt (a note, the lens actually set, undo), the console while a letter is shown, the feedback.
+
+:class:`lensopt.experiment.loop.LoopScreens` runs the trials over them (ask, show, record, tell,
+stop). The window's mirror mode, the text sizes and what the letter screens return or show
+(:data:`PASS_RESPONSE`, :data:`UNDONE`, the feedback colours, the eyes' instructions) are here too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from lensopt.experiment.keyboard import KeyPress
+from lensopt.experiment.protocol_sections import show_lens
+from lensopt.refraction.lens import Lens
+
+MIRROR_VIEW_SCALE = (-1.0, 1.0)
+"""The patient window's ``viewScale`` in mirror mode (``[display] mirror``): x flipped. PsychoPy
+flips shapes (the letters) by it but not text, so :func:`is_mirrored` text stims set ``flipHoriz``
+(they are centred, so flipping each about its centre flips the screen)."""
+
+
+def is_mirrored(win) -> bool:
+    """Whether ``win`` is flipped left–right (opened with :data:`MIRROR_VIEW_SCALE`)."""
+    scale = getattr(win, "viewScale", None)
+    return scale is not None and float(scale[0]) < 0
+
+
+TEXT_HEIGHT_PX = 28
+"""Height of instruction text (px); instructions are not optotypes, so font metrics are fine here."""
+
+PATIENT_TEXT_HEIGHT_FRACTION = 0.07
+"""Height of the patient's words ("Read the letter", "Done. Thank you!") when a clinician's console
+holds everything else, as a fraction of the window's height (76 px on a 1080 px screen)."""
+
+FIXATION_SIZE_PX = 24
+"""Width of the fixation cross (px)."""
+
+FEEDBACK_COLORS = {True: (-1.0, 0.4, -1.0), False: (0.8, -1.0, -1.0)}
+"""Feedback text colour (PsychoPy rgb, -1..1): green for correct, red for wrong or passed."""
+
+PASS_RESPONSE = "pass"
+"""What the store records when the pass key was pressed."""
+
+UNDONE = "undone"
+"""What a trial returns when the clinician undid the last answer instead (the trial is asked again)."""
+
+EYE_INSTRUCTIONS = {"OD": "the right eye, the left one occluded", "OS": "the left eye, the right one occluded"}
+"""What the console says at the start of each eye's search."""
+
+
+class Screens:
+    """The screens of a loop on the patient's ``win`` (``units="pix"``) and, with a clinician's
+    ``console``, on the console; ``final`` is the session's last search (the patient is done after it).
+
+    ``responses`` is a source from :mod:`lensopt.experiment.keyboard`. ``frames_dir`` saves each
+    trial's stimulus frame as ``trial-NNN.png`` (window size, exactly the back buffer that the next
+    flip shows).
+    """
+
+    #: What the break screen counts ("12 of 40 letters done").
+    unit = "trials"
+
+    def __init__(
+        self,
+        win,
+        protocol,
+        responses,
+        *,
+        frames_dir: str | Path | None = None,
+        log: Callable[[str], None] | None = print,
+        console=None,
+        final: bool = True,
+    ):
+        from psychopy import visual
+
+        self.console = console
+        self.final = final  # the session's last search (not OD before OS): the patient is done after it
+        self.win, self.protocol, self.responses = win, protocol, responses
+        self.frames_dir = Path(frames_dir) if frames_dir is not None else None
+        if self.frames_dir is not None:
+            self.frames_dir.mkdir(parents=True, exist_ok=True)
+        self.log = log or (lambda message: None)
+        wrap_px = 0.85 * win.size[0]
+        mirrored = is_mirrored(win)
+        self.text = visual.TextStim(
+            win,
+            units="pix",
+            height=TEXT_HEIGHT_PX,
+            color="black",
+            wrapWidth=wrap_px,
+            flipHoriz=mirrored,
+            autoLog=False,
+        )
+        self.patient_text = visual.TextStim(
+            win,
+            units="pix",
+            height=max(TEXT_HEIGHT_PX, PATIENT_TEXT_HEIGHT_FRACTION * win.size[1]),
+            color="black",
+            wrapWidth=wrap_px,
+            flipHoriz=mirrored,
+            autoLog=False,
+        )
+        self.fixation = visual.ShapeStim(
+            win, units="pix", vertices="cross", size=FIXATION_SIZE_PX, fillColor="black", lineColor=None, autoLog=False
+        )
+
+    # ------------------------------------------------------------------ screens
+    def _patient_says(self, text: str) -> None:
+        """Draw ``text`` on the patient's window in the patient's large font (no flip). Only words
+        meant for the patient come here: with a console, nothing else is written on this window."""
+        if text:
+            self.patient_text.text = text
+            self.patient_text.draw()
+
+    def _message(
+        self,
+        text: str,
+        keys,
+        source=None,
+        frame_name: str | None = None,
+        patient_text: str = "",
+        console: dict | None = None,
+    ) -> KeyPress | None:
+        """Show ``text`` and wait for one of ``keys``. With a clinician's console, ``text`` (and the
+        ``console`` fields of :class:`~lensopt.experiment.console.ConsoleState`) go to the console
+        and the patient's window shows only ``patient_text``; without one, ``text`` is on the window."""
+        if self.console is None:
+            self.text.text = text
+            self.text.draw()
+            if frame_name is not None:
+                self._save_frame(frame_name)
+            self.win.flip()
+        else:
+            self._patient_says(patient_text)
+            self.win.flip()
+            self.console.update(heading=text, **(console or {}))
+            if frame_name is not None and self.frames_dir is not None:
+                self.console.save_frame(self.frames_dir / frame_name)
+        source = source or self.responses
+        source.start_timer()
+        return source.wait_for(keys)
+
+    def _pause(self) -> bool:
+        """The pause screen; True to resume, False to quit. Whoever is at the keyboard decides."""
+        keys = self.protocol.keys
+        human = getattr(self.responses, "human", self.responses)
+        self.log("paused")
+        press = self._message(
+            f"Paused. Every answer so far is saved.\n\n{keys.confirm.upper()}: resume      "
+            f"{keys.quit.upper()} or {keys.pause.upper()}: quit (resume later with --resume)",
+            [keys.confirm, keys.quit, keys.pause],
+            source=human,
+            patient_text="Please wait",
+        )
+        return press is not None and press.key == keys.confirm
+
+    def _wait_or_pause(
+        self, text: str, frame_name: str | None = None, patient_text: str = "", console: dict | None = None
+    ) -> bool:
+        """Show ``text`` until the confirm key; Escape pauses. False if the person quit. With
+        ``frame_name`` and ``frames_dir``, the screen (the console's, if there is one) is saved as
+        ``frames_dir/frame_name``; ``patient_text`` and ``console`` as in :meth:`_message`."""
+        keys = self.protocol.keys
+        while True:
+            press = self._message(
+                text,
+                [keys.confirm, keys.pause],
+                frame_name=frame_name,
+                patient_text=patient_text,
+                console=console,
+            )
+            if press is None or press.key == keys.confirm:
+                return True
+            if not self._pause():
+                return False
+
+    def _break(self, number: int, n_trials: int) -> bool:
+        """The break screen after answer ``number`` of ``n_trials``; False if the person quit."""
+        keys = self.protocol.keys
+        return self._wait_or_pause(
+            f"Break: {number} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue.",
+            patient_text="Break: rest your eyes",
+        )
+
+    def _save_frame(self, name: str) -> None:
+        """Save the back buffer (what the next flip shows) as ``frames_dir/name`` (if saving frames)."""
+        if self.frames_dir is None:
+            return
+        frame = self.win.getMovieFrame(buffer="back")
+        self.win.movieFrames.clear()
+        frame.save(self.frames_dir / name)
+
+    def _done(self, summary: str) -> None:
+        """The closing screen: "Done. Thank you!" for the patient, ``summary`` for the clinician."""
+        if self.console is None:
+            self.text.text = f"Done. Thank you!\n\n({summary})" if summary else "Done. Thank you!"
+            self.text.draw()
+        else:
+            self._patient_says("Done. Thank you!" if self.final else "Please wait")
+            if not self.final:  # the other eye comes next
+                summary = summary.replace("Session finished", f"Eye {getattr(self, 'eye', '')} finished")
+            self.console.update(heading=summary, lens_text="", keys_text="")
+        self.win.flip()
+
+    # ------------------------------------------------------------------ one stimulus and its answer
+    def _show(self, index: int, draw: Callable[[], None], capture: bool) -> float:
+        """Optional fixation, then ``draw()`` and flip (saving the frame); the unix time it appeared."""
+        timing = self.protocol.timing
+        if timing.fixation_s > 0:
+            self.fixation.draw()
+            self.win.flip()
+            time.sleep(timing.fixation_s)
+        draw()
+        if capture:
+            self._save_frame(f"trial-{index:03d}.png")
+        self.responses.clear()
+        self.win.callOnFlip(self.responses.start_timer)
+        self.win.flip()
+        shown_at = time.time()
+        if self.console is not None:
+            self.console.update(**self._console_while_shown(index))
+            if capture and self.frames_dir is not None:
+                self.console.save_frame(self.frames_dir / f"trial-{index:03d}-console.png")
+        return shown_at
+
+    def _console_while_shown(self, index: int) -> dict:
+        """What the console says while trial ``index``'s stimulus is on the patient's screen."""
+        return {"heading": "Waiting for the answer"}
+
+    def _answer(self, respond: Callable[[float | None], KeyPress | None]) -> KeyPress | None:
+        """``respond(timeout_s)`` until answered; hide the stimulus after ``letter_s`` if set; None if timed out."""
+        timing = self.protocol.timing
+        timeout_s = timing.response_timeout_s or None
+        if timing.letter_s > 0 and (timeout_s is None or timing.letter_s < timeout_s):
+            press = respond(timing.letter_s)
+            if press is not None:
+                return press
+            self.win.flip()  # blank screen; keep waiting for the answer
+            timeout_s = None if timeout_s is None else timeout_s - timing.letter_s
+        return respond(timeout_s)
+
+    def _show_and_answer(self, index: int, draw, respond) -> tuple[KeyPress | None, float] | None:
+        """Show the stimulus and wait for the answer; Escape pauses and shows the same stimulus
+        again after resuming. ``(press or None if timed out, presented_at)``, or None if the person quit."""
+        capture = True
+        while True:
+            presented_at = self._show(index, draw, capture)
+            press = self._answer(respond)
+            if press is None or press.key != self.protocol.keys.pause:
+                return press, presented_at
+            if not self._pause():
+                return None
+            capture = False  # the frame of this trial is already saved
+
+
+class LetterScreens(Screens):
+    """The screens of a letter loop (:class:`lensopt.experiment.loop.TrialLoop`): the instructions,
+    the clinician's lens prompt (the lens to set; a note, the lens actually set, undo), the console
+    while a letter is shown, the feedback.
+
+    Mixed in before :class:`lensopt.experiment.loop.LoopScreens`; it needs the loop's ``eye``,
+    ``letter_stim``, ``shown_logmar``, ``feedback``, ``can_undo``, ``lens_override``,
+    ``pending_note``, its ``_number`` and ``_resume_note``, and the ``_undo`` and ``_entry`` of
+    :class:`~lensopt.experiment.clinician_keys.ClinicianKeys`.
+    """
+
+    def _instructions(self, n_trials: int) -> bool:
+        keys, p = self.protocol.keys, self.protocol
+        if self.console is not None:
+            self.console.update(n_trials=n_trials, keys_text=self._answer_keys_text())
+            eye = f"Eye {self.eye}: {EYE_INSTRUCTIONS[self.eye]}.\n" if self.eye else ""
+            return self._wait_or_pause(
+                f"{self._resume_note(n_trials)}{eye}The patient reads each letter aloud; type the letter they name "
+                f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
+                patient_text="Read the letter",
+            )
+        return self._wait_or_pause(
+            f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
+            f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
+            f"press {keys.pass_key.upper()} (it counts as a miss).\n"
+            f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start."
+        )
+
+    def _answer_keys_text(self) -> str:
+        """The keys while a letter is shown, as the console lists them."""
+        keys = self.protocol.keys
+        return (
+            f"Keys: the letter named   ·   {keys.pass_key.upper()}: cannot read (a miss)   ·   "
+            f"{keys.pause.upper()}: pause / stop"
+        )
+
+    def _lens_prompt(self, index: int, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> bool:
+        """The clinician's prompt to set the lens of trial ``index`` (saved as ``trial-NNN-lens.png``):
+        on the console, large, while the patient's window stays blank."""
+        if axis_deg is None:
+            lens_text = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
+            shown = f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
+        else:  # a full-prescription lens, in clinical notation
+            lens_text = shown = show_lens(Lens(sphere_d, cylinder_d, axis_deg), self.protocol.lens.cylinder)
+        self.log(f"clinician: set lens {lens_text}")
+        keys = self.protocol.keys
+        confirm = keys.confirm.upper()
+        if self.console is None:
+            return self._wait_or_pause(
+                f"Clinician: set the lens\n\n{shown}\n\nthen press {confirm}",
+                frame_name=f"trial-{index:03d}-lens.png",
+            )
+        full = axis_deg is not None
+        offered = [keys.confirm, keys.pause, keys.note, *([keys.undo] if self.can_undo else [])]
+        offered += [keys.lens_set] if full else []
+        keys_text = (
+            f"{confirm}: the lens is set   ·   {keys.note.upper()}: note   ·   {keys.pause.upper()}: pause / stop"
+        )
+        keys_text += f"\n{keys.lens_set.upper()}: type the lens actually set" if full else ""
+        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self.can_undo else ""
+        frame_name = f"trial-{index:03d}-lens.png"
+        while True:
+            press = self._message(
+                f"Set this lens on the phoropter, then press {confirm}",
+                [*offered],
+                frame_name=frame_name,
+                console={"lens_text": shown, "trial_index": self._number(index), "keys_text": keys_text},
+            )
+            frame_name = None
+            if press is None or press.key == keys.confirm:
+                return True
+            if press.key == keys.pause and not self._pause():
+                return False
+            if press.key == keys.undo:
+                self._undo()
+                return UNDONE
+            if press.key == keys.lens_set:
+                lens = self._entry("Type the lens actually set", "-1.25 / -0.75 x 170", self._parse_lens_set)
+                if lens is not None:
+                    self.lens_override = lens
+                    set_text = show_lens(lens, self.protocol.lens.cylinder)
+                    self.log(f"clinician: lens actually set {set_text} (asked {lens_text})")
+                    self.console.update(message=f"Lens actually set: {set_text} (asked {lens_text})")
+                    return True
+            if press.key == keys.note:
+                note = self._entry("Type a note for this trial", "patient squinting", self._parse_note)
+                if note is not None:
+                    self.pending_note = note if self.pending_note is None else f"{self.pending_note}; {note}"
+                    self.log(f"clinician: note {note!r}")
+                    self.console.update(message=f"Note kept with trial {self._number(index)}: {note}")
+
+    def _console_while_shown(self, index: int) -> dict:
+        letter, logmar = self.letter_stim.letter, self.shown_logmar
+        return {
+            "trial_index": self._number(index),
+            "heading": f"Letter {letter} shown at {logmar:+.2f} logMAR: type the letter the patient names",
+            "keys_text": self._answer_keys_text(),
+        }
+
+    def _feedback(self, correct: bool, response: str | None, letter: str) -> None:
+        seconds = self.protocol.timing.feedback_s
+        if not self.protocol.feedback.enabled or seconds <= 0:
+            return
+        if correct:
+            self.feedback.text = "Correct"
+        else:
+            self.feedback.text = f"{'Passed' if response == PASS_RESPONSE else 'Wrong'}: it was {letter}"
+        self.feedback.color = FEEDBACK_COLORS[bool(correct)]
+        self.feedback.draw()
+        self.win.flip()
+        time.sleep(seconds)

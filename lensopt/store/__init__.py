@@ -8,15 +8,13 @@ session reports) and ``SessionInfo`` are the records,
 only; nothing is ever pickled.
 """
 
+from lensopt.store.connection import DatabaseLockedError, ReadOnlyStoreError, default_db_path
 from lensopt.store.database import (
     DEFAULT_TIMEOUT_S,
-    DatabaseLockedError,
     DuplicateTrialError,
     MissingSessionError,
-    ReadOnlyStoreError,
     SessionStore,
     WrongKindError,
-    default_db_path,
 )
 from lensopt.store.records import (
     DUEL_ANSWERS,

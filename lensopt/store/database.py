@@ -7,37 +7,30 @@ A session has a kind, its feedback mode: a ``letters`` session keeps its trials 
 :meth:`SessionStore.kind_trials` and :meth:`SessionStore.append_kind_trial` read and append by
 kind (the feedback modes of :mod:`lensopt.modes.registry` name their kind, the store its table).
 
-Design (why each setting):
+The store is two modules. :mod:`lensopt.store.connection` holds the SQLite machinery: the base class
+:class:`~lensopt.store.connection.StoreConnection` (opening or creating the private file and its
+folders, its settings and why, lock retries, one-line errors, transactions, closing), the
+connection's errors (:class:`~lensopt.store.DatabaseLockedError`,
+:class:`~lensopt.store.ReadOnlyStoreError`) and :func:`~lensopt.store.default_db_path`. This module holds :class:`SessionStore`, its
+session and trial queries and their errors (:class:`MissingSessionError`,
+:class:`DuplicateTrialError`, :class:`WrongKindError`).
 
-- ``journal_mode=WAL``: a follower (the dashboard, ``lensopt sessions``) reads while the
-  experiment writes, without blocking it.
-- ``synchronous=FULL`` for the writer: :meth:`SessionStore.append_trial` returns only after the
-  trial is on disk, so it is committed before the next letter is drawn; a crash or power cut
-  loses at most the trial being answered.
-- ``foreign_keys=ON``; ``UNIQUE(session_id, idx)`` so a replay cannot record a trial twice.
-- A busy timeout of a few seconds, then a one-line :class:`DatabaseLockedError`.
-- Read-only stores open the file with a ``mode=ro`` URI and ``query_only``; they never write,
-  not even to migrate (older layouts are read as they are, see :mod:`lensopt.store.schema`).
-  In a folder the reader cannot write, where SQLite cannot create a WAL file's ``-shm`` index, the
-  file is read ``immutable=1`` if it holds everything (no ``-wal`` with frames beside it), and every
-  read checks that no program changed it meanwhile (:mod:`lensopt.store.readonly`).
+Design (why; the connection's settings are explained in :mod:`lensopt.store.connection`):
+
+- ``UNIQUE(session_id, idx)`` so a replay cannot record a trial twice.
 - Plain rows and JSON text, never pickles: a database outlives the software that wrote it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sqlite3
-import threading
 import time
-from pathlib import Path
 
 from lensopt import __version__
 from lensopt.errors import StoreError
-from lensopt.store import readonly as readonly_folder
 from lensopt.store import schema
+from lensopt.store.connection import StoreConnection
 from lensopt.store.records import (
     DUEL_KIND,
     KINDS,
@@ -57,13 +50,6 @@ from lensopt.store.records import (
 #: Seconds to wait for another program's write lock before giving up with a one-line error.
 DEFAULT_TIMEOUT_S = 5.0
 
-#: First pause before opening a database again after SQLite reported it locked or busy; each
-#: further attempt waits twice as long, up to :data:`RETRY_MAX_PAUSE_S`, within the busy timeout.
-RETRY_FIRST_PAUSE_S = 0.002
-
-#: Longest pause between two attempts to open a database that another program holds.
-RETRY_MAX_PAUSE_S = 0.1
-
 #: Largest seed a session can store (SQLite INTEGER is a signed 64-bit number).
 MAX_SEED = 2**63 - 1
 
@@ -80,10 +66,6 @@ def _stored_json(text, what: str):
         ) from None
 
 
-class DatabaseLockedError(StoreError):
-    """Another program holds the database's write lock for longer than the busy timeout."""
-
-
 class MissingSessionError(StoreError):
     """No session with the requested id."""
 
@@ -92,261 +74,33 @@ class DuplicateTrialError(StoreError):
     """A trial with this index is already recorded for the session."""
 
 
-class ReadOnlyStoreError(StoreError):
-    """A write was attempted on a store opened read-only."""
-
-
 class WrongKindError(StoreError):
     """A trial of one kind (letters, duel) was recorded into a session of the other kind."""
 
 
-def default_db_path() -> Path:
-    """``$LENSOPT_DB``, else ``$XDG_DATA_HOME/lensopt/sessions.db`` (``~/.local/share/...``)."""
-    explicit = os.environ.get("LENSOPT_DB")
-    if explicit:
-        return Path(explicit).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join("~", ".local", "share")
-    return Path(data_home).expanduser() / "lensopt" / "sessions.db"
-
-
-#: Mode of a session database lensopt creates (owner read/write only): sessions hold participant
-#: ids and clinical results. SQLite gives its ``-wal`` and ``-shm`` files the database's mode.
-PRIVATE_FILE_MODE = 0o600
-
-#: Mode of a folder lensopt creates for a session database (owner only).
-PRIVATE_FOLDER_MODE = 0o700
-
-
-def _make_private_folders(folder: Path) -> None:
-    """Create ``folder`` and its missing parents, each :data:`PRIVATE_FOLDER_MODE` whatever the
-    umask; folders that already exist are left as they are."""
-    missing = []
-    while not folder.exists():
-        missing.append(folder)
-        if folder.parent == folder:
-            break
-        folder = folder.parent
-    for new in reversed(missing):
-        try:
-            os.mkdir(new, PRIVATE_FOLDER_MODE)
-        except FileExistsError:  # another program made it first: its folder, its mode
-            continue
-        os.chmod(new, PRIVATE_FOLDER_MODE)
-
-
-def _create_private_file(path: Path) -> None:
-    """Create an empty ``path`` with :data:`PRIVATE_FILE_MODE` (whatever the umask) before SQLite
-    opens it; an existing file is left untouched. SQLite reads an empty file as an empty database;
-    if the file cannot be created, SQLite's own open reports why."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
-    except OSError:  # FileExistsError: someone's database (or another start's); others: SQLite says
-        return
-    try:
-        os.fchmod(fd, PRIVATE_FILE_MODE)
-    finally:
-        os.close(fd)
-
-
-class SessionStore:
+class SessionStore(StoreConnection):
     """Sessions and trials in one SQLite file.
 
     ``SessionStore(path)`` opens (creating or upgrading) the database for writing;
     ``SessionStore(path, readonly=True)`` opens an existing one for reading only. Use it as a
     context manager or call :meth:`close`. ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`) is
-    how long to wait for another program's lock before raising :class:`DatabaseLockedError`. Every problem a person can fix raises a
-    :class:`~lensopt.errors.StoreError` subclass with a one-line message. One store may be
-    shared between threads (calls are serialized).
+    how long to wait for another program's lock before raising
+    :class:`~lensopt.store.DatabaseLockedError`. Every problem a person can fix raises a
+    :class:`~lensopt.errors.StoreError` subclass with a one-line message. One store may be shared
+    between threads (calls are serialized).
     """
 
     def __init__(self, path, readonly: bool = False, timeout_s: float | None = None):
+        # the default is looked up here, in this module, at every opening (a test may lower it)
         if timeout_s is None:
             timeout_s = DEFAULT_TIMEOUT_S
-        if isinstance(timeout_s, bool) or not (isinstance(timeout_s, (int, float)) and timeout_s >= 0):
-            raise ValueError(f"SessionStore.timeout_s must be a number >= 0 seconds, got {timeout_s!r}")
-        self.path = Path(os.fspath(path)).expanduser()
-        self.readonly = bool(readonly)
-        self.timeout_s = float(timeout_s)
-        self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
-        #: The file as it was when opened ``immutable`` (:mod:`lensopt.store.readonly`), else None.
-        self._immutable_state: readonly_folder.FileState | None = None
-        conn = self._connect()
-        try:
-            try:
-                self._select = self._prepare(conn)
-            except sqlite3.Error as exc:
-                if not (self.readonly and readonly_folder.needs_immutable(exc, self.path)):
-                    raise self._error(exc) from None
-                # a WAL file in a folder this user cannot write: read the file as it is, if it holds
-                # everything (no -wal with frames beside it), and check after every read that no
-                # program has changed it meanwhile
-                conn.close()
-                conn = self._connect(immutable=True)
-                with self._translating():
-                    self._select = self._prepare(conn)
-                self._check_immutable_unchanged()
-        except BaseException:
-            conn.close()
-            self._conn = None
-            raise
-
-    # -- opening ------------------------------------------------------------------------------
-
-    def _connect(self, immutable: bool = False) -> sqlite3.Connection:
-        options = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
-        if self.readonly:
-            if not self.path.is_file():
-                raise StoreError(
-                    f"no session database at {self.path}; run a session first or use --db to choose another file"
-                )
-            query = "?mode=ro"
-            if immutable:
-                state = readonly_folder.FileState.of(self.path)
-                readonly_folder.check_nothing_outside(self.path, state)
-                self._immutable_state, query = state, "?mode=ro&immutable=1"
-            target, options["uri"] = self.path.resolve().as_uri() + query, True
-        else:
-            try:
-                _make_private_folders(self.path.parent)
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot create the folder for {self.path} ({exc.strerror}); use --db to choose another file"
-                ) from None
-            _create_private_file(self.path)
-            target = str(self.path)
-        with self._translating():
-            self._conn = sqlite3.connect(target, **options)
-        return self._conn
-
-    def _prepare(self, conn: sqlite3.Connection) -> dict[str, str]:
-        # The busy timeout comes first (sqlite3.connect already set it from timeout_s): every
-        # statement below waits for another program's lock rather than failing at once.
-        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000):d}")
-        conn.execute("PRAGMA foreign_keys = ON")
-        return self._retrying(conn, self._prepare_once)
-
-    def _retrying(self, conn: sqlite3.Connection, step):
-        """``step(conn)``, run again while SQLite answers "database is locked" or "busy".
-
-        SQLite does not call the busy handler everywhere: switching to WAL, or a deferred read
-        meeting a program that is creating the file, can fail at once with SQLITE_BUSY (SQLite's
-        guidance is to retry the whole transaction). The step is retried with a doubling pause
-        (:data:`RETRY_FIRST_PAUSE_S` up to :data:`RETRY_MAX_PAUSE_S`) until ``timeout_s`` has passed,
-        then the last error is raised (a one-line :class:`DatabaseLockedError` for the caller).
-        """
-        deadline = time.monotonic() + self.timeout_s
-        pause_s = RETRY_FIRST_PAUSE_S
-        while True:
-            try:
-                return step(conn)
-            except sqlite3.OperationalError as exc:
-                lowered = str(exc).lower()
-                if not ("locked" in lowered or "busy" in lowered) or time.monotonic() + pause_s > deadline:
-                    raise
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                time.sleep(pause_s)
-                pause_s = min(2 * pause_s, RETRY_MAX_PAUSE_S)
-
-    def _prepare_once(self, conn: sqlite3.Connection) -> dict[str, str]:
-        if self.readonly:
-            conn.execute("PRAGMA query_only = ON")
-            conn.execute("BEGIN")  # the version and the column lists of one moment
-            try:
-                if schema.inspect(conn, self.path) == 0:
-                    raise StoreError(
-                        f"{self.path} holds no lensopt sessions yet; run a session first or use --db to "
-                        "choose another file"
-                    )
-                return self._select_lists(conn)
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
-        # Reads only, in one read transaction: never switch someone else's file to WAL.
-        version = schema.inspect(conn, self.path)
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-        if version != schema.SCHEMA_VERSION:
-            schema.upgrade(conn, self.path)  # BEGIN IMMEDIATE: checks the version again, then creates
-        return self._select_lists(conn)  # the current layout, which no other program changes
-
-    @staticmethod
-    def _select_lists(conn: sqlite3.Connection) -> dict[str, str | None]:
-        return {table: schema.select_list(conn, table) for table in schema.COLUMNS}  # None: no such table
-
-    # -- plumbing -----------------------------------------------------------------------------
-
-    def _error(self, exc: sqlite3.Error) -> StoreError:
-        message = str(exc)
-        lowered = message.lower()
-        if "locked" in lowered or "busy" in lowered:
-            return DatabaseLockedError(
-                f"database {self.path} is locked by another program; close it or use --db to choose another file"
-            )
-        if "readonly" in lowered or "read-only" in lowered:
-            return ReadOnlyStoreError(
-                f"database {self.path} cannot be written ({message}); check its permissions or use --db"
-            )
-        if any(word in lowered for word in ("not a database", "malformed", "corrupt", "disk image")):
-            return schema.not_a_database(self.path, message)
-        if "unable to open" in lowered:
-            return StoreError(
-                f"cannot open database {self.path} ({message}); check that its folder exists and is "
-                "accessible, or use --db to choose another file"
-            )
-        return StoreError(f"database {self.path}: {message}; use --db to choose another file")
-
-    @contextlib.contextmanager
-    def _translating(self):
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
-
-    @contextlib.contextmanager
-    def _transaction(self, write: bool):
-        """A serialized transaction; a write transaction takes the write lock up front."""
-        if write and self.readonly:
-            raise ReadOnlyStoreError(
-                f"session store {self.path} was opened read-only; open it without readonly=True to record"
-            )
-        with self._lock:
-            if self._conn is None:
-                raise StoreError(f"session store {self.path} is closed; open it again")
-            conn = self._conn
-            with self._translating():
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    yield conn
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-            self._check_immutable_unchanged()  # what was read is used only if no program wrote meanwhile
-
-    @property
-    def immutable(self) -> bool:
-        """Whether this read-only store reads its file as one nobody changes (``immutable=1``): a WAL
-        database in a folder this user cannot write (:mod:`lensopt.store.readonly`)."""
-        return self._immutable_state is not None
-
-    def _check_immutable_unchanged(self) -> None:
-        if self._immutable_state is not None:
-            readonly_folder.check_unchanged(self.path, self._immutable_state)
+        super().__init__(path, readonly, timeout_s)
 
     def _require_session(self, conn: sqlite3.Connection, session_id: int) -> None:
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
             raise MissingSessionError(f"no session {session_id} in {self.path}; list them with `lensopt sessions`")
 
     # -- writing ------------------------------------------------------------------------------
-
-    def check_writable(self) -> None:
-        """Take the write lock and let it go: a locked or read-only file is refused (one line) now,
-        before a session is prepared, rather than at its first write."""
-        with self._transaction(write=True):
-            pass
 
     def create_session(
         self,
@@ -694,38 +448,3 @@ class SessionStore:
         :meth:`ranking_trials`."""
         kind = self.session(session_id).kind
         return self.kind_trials(kind if kind in KINDS else LETTERS_KIND, session_id, since_index)
-
-    def data_version(self) -> int:
-        """A counter that changes whenever any connection (this one included) commits a change.
-
-        ``PRAGMA data_version`` (changes by other connections) plus this connection's own
-        ``total_changes``; both only grow, so followers can poll it cheaply.
-        """
-        with self._lock:
-            if self._conn is None:
-                raise StoreError(f"session store {self.path} is closed; open it again")
-            with self._translating():
-                (version,) = self._conn.execute("PRAGMA data_version").fetchone()
-            # read immutable, the file's changes are not counted: a change is a one-line error, and a
-            # follower (the dashboard) opens the file again
-            self._check_immutable_unchanged()
-            return int(version) + self._conn.total_changes
-
-    # -- lifetime -----------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the database (idempotent)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> SessionStore:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        mode = "read-only, immutable" if self.immutable else "read-only" if self.readonly else "read-write"
-        return f"SessionStore({str(self.path)!r}, {mode})"

@@ -14,6 +14,9 @@ Everything here speaks lenses (D) and letter sizes (logMAR) over the model famil
   the correction and the patient's best acuity under the blur–acuity law, rule ``"acuity-law"``);
 - :mod:`~lensopt.refraction.duels`: :class:`DuelRefractionOptimizer` ("one or two?");
 - :mod:`~lensopt.refraction.rankings`: :class:`RankingRefractionOptimizer` (rank a set of lenses);
+- :mod:`~lensopt.refraction.prescription_letters`: ``PrescriptionOptimizer``, letters of the full
+  prescription (sphere, cylinder, axis) in power vectors; what it reports (the most-plus lens, the
+  prescription and its confidence) is its base class in :mod:`~lensopt.refraction.prescription_report`;
 - :mod:`~lensopt.refraction.prescription_duels`: :class:`PrescriptionDuelOptimizer`, duels of the
   full prescription (sphere, cylinder, axis) in power vectors, and its :class:`PrescriptionDuelTrial`;
 - :mod:`~lensopt.refraction.prescription_rankings`: :class:`PrescriptionRankingOptimizer`, rankings
@@ -56,6 +59,7 @@ _EXPORTS = {
     "LensCertainty": "certainty",
     "PowerVector": "lens",
     "PrescriptionDuelOptimizer": "prescription_duels",
+    "PrescriptionOptimizer": "prescription_letters",
     "PrescriptionDuelTrial": "prescription_duels",
     "PrescriptionRankingOptimizer": "prescription_rankings",
     "PrescriptionRankingTrial": "prescription_rankings",
@@ -76,6 +80,7 @@ __all__ = [
     "PowerVector",
     "PrescriptionDuelOptimizer",
     "PrescriptionDuelTrial",
+    "PrescriptionOptimizer",
     "PrescriptionRankingOptimizer",
     "PrescriptionRankingTrial",
     "RankingRefractionOptimizer",

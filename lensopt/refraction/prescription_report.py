@@ -1,0 +1,196 @@
+"""What the full-prescription letter search reports: its lens, prescription and confidence (issue 16).
+
+:class:`PrescriptionReport` is the part of
+:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer` that turns its fitted model
+into an answer. The model is the letter optimizer's GP classifier on ``[letter_logmar, m_d, j0_d,
+j45_d]``, whose latent is read as ``f(s, x) = w s + g(x)``: a psychometric slope ``w`` and an
+intercept ``g(x)`` per lens (as :mod:`lensopt.refraction.certainty` reads the two-parameter model).
+
+- **the reported lens** (:meth:`PrescriptionReport.best`): the optimum of the plus-preferring
+  objective ``f(s₀, x) + κ M`` (``κ`` the ``plus_preference``; the core optimizer's ``best()``),
+  moved back along ``M`` by the ``κ ln10 / (2w)`` D the tilt puts it plus of the acuity optimum
+  (near its optimum the latent is ``−w b²/ln10``), and then to the most-plus end point;
+- **most-plus endpoint**: the reported lens is the most-plus lens along ``M`` (astigmatism held at
+  the optimum's) whose predicted acuity is within :data:`MOST_PLUS_TOLERANCE_LOGMAR` of the best
+  predicted acuity. A young eye accommodates, so every lens up to its amplitude too minus reads as
+  well as the correction; the clinical end point is the most plus of them;
+- **the predicted acuity** through a lens (:meth:`PrescriptionReport.predicted_acuity_logmar`):
+  where the posterior mean reaches the threshold latent, ``(z − g(x)) / w``;
+- **the prescription** (:meth:`PrescriptionReport.prescription`): the reported lens rounded to the
+  phoropter, with 95 % intervals and the confidence from joint posterior draws of ``w`` and the
+  intercepts of candidate lenses (:meth:`PrescriptionReport._candidates`: a fine grid around the
+  reported lens, the tested lenses and a coarse grid of the box near them), pruned as
+  :mod:`lensopt.refraction.certainty` prunes them; :meth:`PrescriptionReport.confidence` and
+  :meth:`PrescriptionReport.should_stop` for the stopping rule.
+
+A subclass sets the core optimizer ``_core`` (a :class:`lensopt.binary.optimizer.ContextualOptimizer`:
+``settings``, ``model``, ``best()``, ``inputs``, ``target_latent``, ``_cached``), the search ``box``,
+the phoropter steps ``lens_step_d`` and ``axis_step_deg``, ``plus_preference``,
+``most_plus_tolerance_logmar``, ``stop`` and ``_history``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
+from lensopt.refraction.lens import Lens, PowerVector
+from lensopt.refraction.prescription import Prescription, SearchBox, distinct_inside, fine_grid_d, lens_intervals
+from lensopt.refraction.trial import TrialHistory
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
+from lensopt.threads import single_threaded
+
+#: The most-plus end point: the reported lens is the most plus (in M) whose predicted acuity is
+#: within this many logMAR of the best predicted acuity. Chosen on tuning patients (seeds < 100,000).
+MOST_PLUS_TOLERANCE_LOGMAR = 0.0
+
+#: Step (D) of the scan along M for the most-plus end point.
+MOST_PLUS_SCAN_STEP_D = 0.01
+
+#: Candidate lenses of the certainty, besides the fine grid around the reported lens
+#: (:func:`~lensopt.refraction.prescription.fine_grid_d`): the spacing of the coarse box grid and
+#: the distance from a tested lens within which the coarse grid counts as searched.
+COARSE_STEP_D = 0.5
+COVERED_RADIUS_D = 0.75
+
+
+class PrescriptionReport(TrialHistory):
+    """The reported lens, prescription and confidence of the full-prescription letter search (see
+    the module docstring)."""
+
+    #: The letter model's optimizer (a subclass sets it): ``settings``, ``model``, ``best()``...
+    _core: Any
+
+    box: SearchBox
+    lens_step_d: float | None
+    axis_step_deg: float
+    plus_preference: float
+    most_plus_tolerance_logmar: float
+    stop: StopRule | None
+
+    # ---------------------------------------------------------------- the model (``self._core``)
+    @property
+    def settings(self):
+        return self._core.settings
+
+    @property
+    def model(self):
+        return self._core.model
+
+    # ---------------------------------------------------------------- lenses
+    def phoropter_lens(self, power_vector_d) -> Lens:
+        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
+        lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
+        if self.lens_step_d is None:
+            return lens
+        return lens.rounded(self.lens_step_d, self.axis_step_deg)
+
+    # ------------------------------------------------------------------ answers
+    def _intercepts_and_slope(self, lenses, full_cov=False):
+        """Posterior of ``g(x) = f(0, x)`` at ``lenses`` ``(n, 3)`` and of ``w = f(1, x₀) − f(0, x₀)``."""
+        lenses = np.atleast_2d(np.asarray(lenses, dtype=float))
+        n = len(lenses)
+        X = np.vstack([np.column_stack([np.zeros(n), lenses]), [[1.0, *lenses[0]]]])
+        return self.model.predict_latent(X, full_cov=full_cov)
+
+    def _most_plus(self, optimum_d: np.ndarray) -> np.ndarray:
+        """The most-plus point along ``M`` from ``optimum_d`` whose predicted acuity is within the
+        tolerance of the optimum's (``g ≥ g(x̂) − tol · w`` with the posterior means)."""
+        m_high = self.settings.system_bounds[0][1]
+        steps = np.arange(optimum_d[0], m_high + 1e-12, MOST_PLUS_SCAN_STEP_D)
+        if len(steps) < 2 or self.most_plus_tolerance_logmar == 0.0:
+            return optimum_d
+        lenses = np.column_stack([steps, np.full(len(steps), optimum_d[1]), np.full(len(steps), optimum_d[2])])
+        mean, _ = self._intercepts_and_slope(lenses)
+        g, slope = mean[:-1], mean[-1] - mean[0]
+        if not slope > 0:
+            return optimum_d
+        below = g < g[0] - self.most_plus_tolerance_logmar * slope
+        last = int(np.argmax(below)) - 1 if below.any() else len(steps) - 1
+        return lenses[max(last, 0)]
+
+    @single_threaded
+    def best(self) -> PowerVector:
+        """The reported power vector (unrounded): the posterior mean's optimum, moved to the most-plus
+        lens of equal predicted acuity (see the module docstring)."""
+
+        def compute():
+            if self.model is None:
+                return self.box.centre
+            optimum = np.asarray(self._core.best(), dtype=float)
+            if self.plus_preference > 0:
+                # the tilted optimum lies κ ln10 / (2 w) D plus of the acuity optimum (module docstring)
+                mean, _ = self._intercepts_and_slope(optimum[None, :])
+                slope = mean[-1] - mean[0]
+                if slope > 1e-9:
+                    optimum[0] -= self.plus_preference * math.log(10.0) / (2.0 * slope)
+            return PowerVector(*(float(v) for v in self._most_plus(optimum)))
+
+        return self._core._cached("best_power_vector", compute)
+
+    def predicted_acuity_logmar(self, power_vector_d) -> float:
+        """The model's acuity threshold (logMAR) through a lens, from the posterior means."""
+        if self.model is None:
+            return math.nan
+        mean, _ = self._intercepts_and_slope(np.asarray(power_vector_d, dtype=float)[None, :])
+        slope = mean[-1] - mean[0]
+        return float((self._core.target_latent - mean[0]) / slope) if slope > 1e-9 else math.nan
+
+    def _candidates(self, best_d: np.ndarray) -> np.ndarray:
+        """Lenses against which the reported one is measured: a fine grid around it, the tested
+        lenses and a coarse grid of the box near them (as :mod:`lensopt.refraction.certainty`)."""
+        bounds = np.array(self.settings.system_bounds)
+        axes = [np.arange(lo, hi + 1e-9, COARSE_STEP_D) for lo, hi in bounds]
+        coarse = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
+        tested = np.unique(self._core.inputs[:, 1:], axis=0)
+        near = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1) <= COVERED_RADIUS_D
+        return distinct_inside(np.vstack([best_d[None, :], fine_grid_d(best_d), coarse[near], tested]), bounds)
+
+    @single_threaded
+    def prescription(self) -> Prescription:
+        """The prescription with its 95 % intervals, predicted acuity and confidence (from ``n_draws``
+        joint posterior draws of the slope and the lens intercepts, seeded by ``(seed, n_trials)``)."""
+
+        def compute():
+            best = self.best()
+            best_d = best.to_array()
+            lens = self.phoropter_lens(best_d) if self.lens_step_d is not None else best.to_lens().rounded()
+            if self.model is None:
+                return Prescription(lens, best, {}, None, 0.0, 0)
+            lenses = self._candidates(best_d)
+            mu, var = self._intercepts_and_slope(lenses)
+            g_mu, g_sd = mu[:-1], np.sqrt(np.maximum(var[:-1], 0.0))
+            keep = g_mu + PRUNE_SDS * g_sd >= np.max(g_mu - PRUNE_SDS * g_sd)
+            keep[0] = True
+            lenses = lenses[keep]
+            mean, cov = self._intercepts_and_slope(lenses, full_cov=True)
+            rng = np.random.default_rng([self.settings.seed, self.n_trials, CERTAINTY_STREAM])
+            draws = _joint_draws(mean, cov, N_DRAWS, rng)
+            g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
+            gap = g.max(axis=1) - g[:, 0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss = np.where(slope > 0, gap / slope, np.inf)
+            # each draw's own most-plus best lens: the most plus M among lenses within the tolerance
+            within = g >= (g.max(axis=1) - self.most_plus_tolerance_logmar * np.maximum(slope, 0.0))[:, None]
+            best_draws = lenses[np.argmax(np.where(within, lenses[None, :, 0], -np.inf), axis=1)]
+            return Prescription(
+                lens=lens,
+                power_vector_d=best,
+                intervals=lens_intervals(best_draws, lens),
+                predicted_acuity_logmar=self.predicted_acuity_logmar(best_d),
+                confidence=float(np.mean(loss <= ACUITY_TOLERANCE_LOGMAR)),
+                trials=self.n_trials,
+            )
+
+        return self._core._cached("prescription", compute)
+
+    def confidence(self) -> float:
+        """Posterior probability that the reported lens is within 0.025 logMAR of the best lens."""
+        return float(self.prescription().confidence or 0.0)
+
+    def should_stop(self) -> bool:
+        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one)."""
+        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)

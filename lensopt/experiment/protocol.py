@@ -8,7 +8,8 @@ section is a table of the same name; a missing required field, an out-of-range v
 unknown key is a :class:`ProtocolError` whose one-line message names the file, the field and the
 allowed values. Fields that depend on each other (a duel or ranking rule for that feedback,
 distinct answer keys) are checked once all tables are read. See ``protocols/*.toml``. The tables
-themselves are in :mod:`lensopt.experiment.protocol_sections`.
+themselves are in :mod:`lensopt.experiment.protocol_sections`; those that configure the search,
+and the rule names checked here, are defined in :mod:`lensopt.experiment.search_sections`.
 """
 
 from __future__ import annotations
@@ -38,12 +39,9 @@ from lensopt.experiment.protocol_sections import (
     StartSection,
     StopSection,
     TimingSection,
-    _duel_rules,
-    _prescription_rules,
-    _ranking_rules,
-    _rules,
     _shared_key,
 )
+from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
 from lensopt.reference_data import PROTOCOLS_DIR
 
 SECTIONS = {

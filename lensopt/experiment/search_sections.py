@@ -1,0 +1,249 @@
+"""The protocol tables that configure the search.
+
+The search's tables: ``[optimizer]`` (rule, trials, bounds, inference, the model's lapse rate),
+``[stop]`` (when a letter session may stop early), ``[start]`` (the starting refraction of a
+full-prescription search), ``[lens]`` (the phoropter), ``[letters]`` (the alphabet), ``[duel]`` and
+``[ranking]`` (the line and model of those feedback modes), with their allowed values (the rule
+names, :data:`MAX_TRIALS`, :data:`RANKING_LENSES`, ...) and :func:`show_lens`; their fields are
+checked by :mod:`lensopt.experiment.protocol_fields`. :mod:`lensopt.experiment.protocol_sections`
+holds the other tables and re-exports these, so every table can be imported from there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from lensopt.binary.settings import ALL_RULES
+from lensopt.experiment.optotypes import ALPHABET
+from lensopt.experiment.protocol_fields import _choice, _flag, _interval, _number, _rate_below_half
+from lensopt.preference import CONTEXTUAL_RULES
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
+from lensopt.refraction.duels import TIE_RULES
+from lensopt.refraction.lens import Lens, parse_lens
+from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
+from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
+from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
+from lensopt.refraction.rankings import RANKING_RULES
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+
+MAX_TRIALS = 5000
+"""Largest ``[optimizer] trials`` (and ``--trials``)."""
+
+INFERENCES = ("laplace", "ep")
+"""Approximate inference of the GP classifier."""
+
+RANKING_LENSES = (3, 4)
+"""How many lenses a ranking trial may compare (``[ranking] lenses``)."""
+
+
+def _rules() -> tuple[str, ...]:
+    """The letter rules: the GP optimizer's (``lensopt.binary.settings.ALL_RULES``) and the acuity-law
+    optimizer's (:data:`lensopt.refraction.acuity_law.ACUITY_LAW_RULE`)."""
+    return (*ALL_RULES, ACUITY_LAW_RULE)
+
+
+def _prescription_rules() -> tuple[str, ...]:
+    """The full prescription's rule names (``bracket-ald``, its default, and the letter rules)."""
+    return tuple(PRESCRIPTION_RULES)
+
+
+def _duel_rules(model: str | None = None) -> tuple[str, ...]:
+    """The duel rules of ``model`` (``"probit"``: ``lensopt.preference.CONTEXTUAL_RULES``;
+    ``"ties"``: ``lensopt.refraction.duels.TIE_RULES``); of both when ``model`` is None."""
+    rules = {"probit": tuple(CONTEXTUAL_RULES), "ties": tuple(TIE_RULES)}
+    if model is None:
+        return rules["probit"] + tuple(r for r in rules["ties"] if r not in rules["probit"])
+    return rules[model]
+
+
+def _ranking_rules() -> tuple[str, ...]:
+    """The ranking rules (``lensopt.refraction.rankings.RANKING_RULES``)."""
+    return tuple(RANKING_RULES)
+
+
+@dataclass(frozen=True)
+class OptimizerSection:
+    rule: str
+    trials: int
+    sphere_bounds_d: tuple[float, float]
+    cylinder_bounds_d: tuple[float, float]
+    letter_bounds_logmar: tuple[float, float]
+    #: Random first trials of the GP rules (the letter optimizer's default); the acuity-law rule
+    #: starts informative and takes none.
+    n_initial: int = DEFAULT_N_INITIAL
+    inference: str = "ep"
+    lapse: float = DEFAULT_MODEL_LAPSE
+
+    def __post_init__(self):
+        # every mode's rules; the feedback mode narrows this down (Protocol.__post_init__)
+        _choice(self, "rule", tuple(dict.fromkeys(_rules() + _prescription_rules() + _duel_rules() + _ranking_rules())))
+        _number(self, "trials", 1, MAX_TRIALS, integer=True)
+        _number(self, "n_initial", 0, MAX_TRIALS, integer=True)
+        _interval(self, "sphere_bounds_d", -20.0, 20.0)
+        _interval(self, "cylinder_bounds_d", -10.0, 10.0)
+        _interval(self, "letter_bounds_logmar", -1.0, 2.0)
+        _choice(self, "inference", INFERENCES)
+        _rate_below_half(self, "lapse")
+
+
+@dataclass(frozen=True)
+class StopSection:
+    """When a letter session may stop before ``[optimizer] trials`` (:class:`lensopt.stopping.StopRule`):
+    once the model is ``confidence`` sure that its lens is within 0.025 logMAR of the best lens,
+    never before ``min_trials``, and at the latest after ``max_trials`` (0: ``[optimizer] trials``,
+    filled in by :class:`Protocol`). A protocol without ``[stop]`` runs all its trials."""
+
+    confidence: float = DEFAULT_STOP_CONFIDENCE
+    min_trials: int = DEFAULT_MIN_TRIALS
+    max_trials: int = 0
+
+    def __post_init__(self):
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not (math.isfinite(c) and 0.0 < c < 1.0):
+            raise ValueError(f"confidence must be a number in (0, 1), e.g. 0.95, got {c!r}")
+        object.__setattr__(self, "confidence", float(c))
+        _number(self, "min_trials", 1, MAX_TRIALS, integer=True)
+        _number(self, "max_trials", 0, MAX_TRIALS, integer=True)
+        if self.max_trials and self.min_trials > self.max_trials:
+            raise ValueError(f"min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
+
+    def rule(self) -> dict:
+        """The :class:`lensopt.stopping.StopRule` dict (``max_trials`` filled in)."""
+        return {"confidence": self.confidence, "min_trials": self.min_trials, "max_trials": self.max_trials}
+
+
+#: What a session whose ``[start]`` has no refraction, and no ``--start``, is told.
+MISSING_START_MESSAGE = (
+    "this protocol searches around the patient's starting refraction and none was given: add "
+    "--start '-1.00 / -0.50 x 180' (their autorefraction or habitual glasses; --start plano if there is none)"
+)
+
+
+@dataclass(frozen=True)
+class StartSection:
+    """The starting refraction of a letter session (``[start]``, or ``lensopt run --start``): the
+    session then searches the full prescription, sphere, cylinder **and axis**, in power vectors
+    ``(M, J0, J45)`` in a box centred on it (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`).
+
+    ``refraction`` is clinical notation (``"-1.00 / -0.50 x 180"``, an autorefraction or the
+    habitual glasses); one written in plus cylinder is searched in minus cylinder (:attr:`lens`,
+    :attr:`transposed`). ``m_half_width_d`` / ``j_half_width_d``: the box's half-widths (D) in M and
+    in each of J0 and J45. The protocol's ``sphere_bounds_d`` and ``cylinder_bounds_d`` then do not
+    apply. Without ``[start]`` a letter session searches sphere and cylinder only, as before.
+
+    A ``[start]`` table without ``refraction`` (the shipped ``clinical-prescription``) asks for the
+    patient's own: ``lensopt run --start`` must give it (:attr:`given` is False until then), so a
+    clinician who forgets it is told so instead of searching around a placeholder.
+    """
+
+    refraction: str | None = None
+    m_half_width_d: float = START_M_HALF_WIDTH_D
+    j_half_width_d: float = START_J_HALF_WIDTH_D
+
+    def __post_init__(self):
+        if self.refraction is not None:
+            if not isinstance(self.refraction, str):
+                raise ValueError(
+                    "refraction must be a lens in clinical notation such as '-1.00 / -0.50 x 180', "
+                    f"got {self.refraction!r}"
+                )
+            try:
+                parse_lens(self.refraction)
+            except ValueError as exc:
+                raise ValueError(f"refraction: {exc}") from None
+        _number(self, "m_half_width_d", 0.0, 10.0, low_open=True)
+        _number(self, "j_half_width_d", 0.0, 5.0, low_open=True)
+
+    @property
+    def given(self) -> bool:
+        """Whether the starting refraction is known (in the table, or from ``--start``)."""
+        return self.refraction is not None
+
+    @property
+    def written(self) -> Lens:
+        """The lens as written (a ValueError naming ``--start`` if none was given)."""
+        if self.refraction is None:
+            raise ValueError(MISSING_START_MESSAGE)
+        return parse_lens(self.refraction)
+
+    @property
+    def lens(self) -> Lens:
+        """The lens in minus cylinder (transposed if written in plus cylinder)."""
+        return self.written.minus_cylinder()
+
+    @property
+    def transposed(self) -> bool:
+        """Whether the refraction was written in plus cylinder (and is searched transposed)."""
+        return self.written.is_plus_cylinder
+
+
+#: The cylinder conventions a lens can be shown in (``[lens] cylinder``).
+CYLINDER_CONVENTIONS = ("minus", "plus")
+
+
+def show_lens(lens: Lens, convention: str = "minus") -> str:
+    """``lens`` in clinical notation in the ``convention`` (``"minus"`` or ``"plus"`` cylinder)."""
+    return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
+
+
+@dataclass(frozen=True)
+class LensSection:
+    """The phoropter: ``step_d`` its power step (0: none), ``prompt`` whether the clinician is asked
+    to set each lens, ``max_step_d`` the largest change of M, J0 and J45 between consecutive trials
+    a manual phoropter allows (0: no limit, a motorized phoropter; the full prescription only),
+    ``cylinder`` the convention lenses are shown in to the clinician (``"minus"``, the default, or
+    ``"plus"``; the store keeps minus cylinder)."""
+
+    step_d: float = 0.0
+    prompt: bool = False
+    max_step_d: float = 0.0
+    cylinder: str = "minus"
+
+    def __post_init__(self):
+        _number(self, "step_d", 0.0, 1.0)
+        _flag(self, "prompt")
+        _choice(self, "cylinder", CYLINDER_CONVENTIONS)
+        _number(self, "max_step_d", 0.0, 4.0)
+        if 0.0 < self.max_step_d < MIN_MAX_STEP_D:
+            raise ValueError(
+                f"lens.max_step_d must be 0 (no limit) or at least one phoropter step, {MIN_MAX_STEP_D:g} D, "
+                f"got {self.max_step_d:g}"
+            )
+
+
+@dataclass(frozen=True)
+class LettersSection:
+    alphabet: str
+
+    def __post_init__(self):
+        a = self.alphabet
+        if not isinstance(a, str) or len(a) < 2 or len(set(a)) != len(a) or set(a) - set(ALPHABET):
+            raise ValueError(f"alphabet must be 2 to 26 distinct capital letters A-Z, got {a!r}")
+
+
+@dataclass(frozen=True)
+class DuelSection:
+    """Duel feedback: how many letters the line shows (spaced one letter width apart), and the model
+    of the answers: ``ties`` (Nguyen et al. 2021, every answer used, "the same" included; default)
+    or ``probit`` (GP preference learning; "the same" answers are stored but not modelled)."""
+
+    letters_per_line: int = 5
+    model: str = "ties"
+
+    def __post_init__(self):
+        _number(self, "letters_per_line", 1, 10, integer=True)
+        _choice(self, "model", ("ties", "probit"))
+
+
+@dataclass(frozen=True)
+class RankingSection:
+    """Ranking feedback: how many lenses each trial compares (the patient orders them, clearest
+    first) and how many letters the line shows (spaced one letter width apart)."""
+
+    lenses: int = 3
+    letters_per_line: int = 5
+
+    def __post_init__(self):
+        _number(self, "lenses", RANKING_LENSES[0], RANKING_LENSES[-1], integer=True)
+        _number(self, "letters_per_line", 1, 10, integer=True)

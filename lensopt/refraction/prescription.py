@@ -9,17 +9,21 @@ them sees blur as the patient does (:mod:`lensopt.refraction.lens`).
 reading, the habitual glasses) with half-widths in ``M`` and in ``J0``/``J45``, or, without a
 start, the :data:`FULL_BOX`. :class:`Prescription` is what a session reports: the lens in clinical
 notation (rounded to the phoropter), its unrounded power vector, 95 % credible intervals and the
-acuity predicted with it.
+acuity predicted with it. :class:`PrescriptionSearch` is what every full-prescription optimizer
+(letters, duels, rankings) shares: its core optimizer's settings and model, and the phoropter's lens
+of a power vector.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from lensopt.refraction.lens import Lens, PowerVector, lens_arrays_from_power_vectors
+from lensopt.refraction.trial import TrialHistory
 
 #: ``settings_dict()["search"]`` of the full prescription's optimizers (letters and duels): marks
 #: stored settings as theirs, so a store rebuilds them rather than the two-parameter searches.
@@ -182,3 +186,31 @@ class Prescription:
             "confidence": self.confidence,
             "trials": self.trials,
         }
+
+
+class PrescriptionSearch(TrialHistory):
+    """What every full-prescription optimizer shares: the core optimizer ``_core`` it drives (its
+    ``settings`` and ``model``), the search ``box`` and the phoropter's steps. A subclass sets them."""
+
+    #: The answer model's optimizer: ``settings``, ``model``, ...
+    _core: Any
+
+    box: SearchBox
+    lens_step_d: float | None
+    axis_step_deg: float
+    plus_preference: float
+
+    @property
+    def settings(self):
+        """The core optimizer's settings."""
+        return self._core.settings
+
+    @property
+    def model(self):
+        """The core optimizer's GP (None before the first modelled answer)."""
+        return self._core.model
+
+    def phoropter_lens(self, power_vector_d) -> Lens:
+        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
+        lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
+        return lens if self.lens_step_d is None else lens.rounded(self.lens_step_d, self.axis_step_deg)

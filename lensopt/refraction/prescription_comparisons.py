@@ -33,7 +33,6 @@ model's optimizer ``_core`` and the model hooks (``_radius_d``, ``_predict``, ``
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -42,8 +41,14 @@ from lensopt.optimize import maximize_posterior_mean
 from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens, PowerVector
-from lensopt.refraction.prescription import Prescription, SearchBox, distinct_inside, fine_grid_d, lens_intervals
-from lensopt.refraction.trial import TrialHistory
+from lensopt.refraction.prescription import (
+    Prescription,
+    PrescriptionSearch,
+    SearchBox,
+    distinct_inside,
+    fine_grid_d,
+    lens_intervals,
+)
 from lensopt.threads import single_threaded
 
 #: The two-parameter duel kernel's lengthscales ``(2.5, 3.5)`` D over ``(S, C)`` mapped to one
@@ -137,34 +142,20 @@ class _TiltedMean:
         return mean + self.plus_preference * np.asarray(X, dtype=float)[:, 1], dmean
 
 
-class PrescriptionComparisons(TrialHistory):
+class PrescriptionComparisons(PrescriptionSearch):
     """The part of a comparison search of the full prescription that does not depend on its answer
     model (see the module docstring)."""
 
     #: The largest most-plus offset subtracted from the tilted optimum (D of M).
     max_plus_offset_d: float = MAX_PLUS_OFFSET_D
 
-    #: The answer model's optimizer (a subclass sets it): ``settings``, ``model``, ``reference_context()``.
-    _core: Any
-
-    box: SearchBox
-    lens_step_d: float | None
-    axis_step_deg: float
+    #: The answer model's optimizer's settings (its box is the search box widened by the rounding
+    #: slack) and GP of the utility come through :class:`PrescriptionSearch`; a subclass sets ``_core``
+    #: (also ``reference_context()``).
     lens_lengthscale_d: float
-    plus_preference: float
     _cache: dict
 
     # ---------------------------------------------------------------- the model (``self._core``)
-    @property
-    def settings(self):
-        """The core optimizer's settings (its box is the search box widened by the rounding slack)."""
-        return self._core.settings
-
-    @property
-    def model(self):
-        """The core optimizer's GP of the utility (None before the first modelled answer)."""
-        return self._core.model
-
     @property
     def reference_letter_logmar(self) -> float:
         """The letter size at which the best lens is chosen and reported (the upper letter bound)."""
@@ -258,11 +249,6 @@ class PrescriptionComparisons(TrialHistory):
         return self._cache[key]
 
     # ---------------------------------------------------------------- lenses
-    def phoropter_lens(self, power_vector_d) -> Lens:
-        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
-        lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
-        return lens if self.lens_step_d is None else lens.rounded(self.lens_step_d, self.axis_step_deg)
-
     def _in_box(self, lens: Lens) -> bool:
         return self.box.contains(lens.power_vector(), slack_d=ROUNDING_SLACK_D)
 

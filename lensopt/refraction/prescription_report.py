@@ -32,14 +32,18 @@ the phoropter steps ``lens_step_d`` and ``axis_step_deg``, ``plus_preference``,
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
-from lensopt.refraction.lens import Lens, PowerVector
-from lensopt.refraction.prescription import Prescription, SearchBox, distinct_inside, fine_grid_d, lens_intervals
-from lensopt.refraction.trial import TrialHistory
+from lensopt.refraction.lens import PowerVector
+from lensopt.refraction.prescription import (
+    Prescription,
+    PrescriptionSearch,
+    distinct_inside,
+    fine_grid_d,
+    lens_intervals,
+)
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 from lensopt.threads import single_threaded
 
@@ -57,36 +61,12 @@ COARSE_STEP_D = 0.5
 COVERED_RADIUS_D = 0.75
 
 
-class PrescriptionReport(TrialHistory):
+class PrescriptionReport(PrescriptionSearch):
     """The reported lens, prescription and confidence of the full-prescription letter search (see
     the module docstring)."""
 
-    #: The letter model's optimizer (a subclass sets it): ``settings``, ``model``, ``best()``...
-    _core: Any
-
-    box: SearchBox
-    lens_step_d: float | None
-    axis_step_deg: float
-    plus_preference: float
     most_plus_tolerance_logmar: float
     stop: StopRule | None
-
-    # ---------------------------------------------------------------- the model (``self._core``)
-    @property
-    def settings(self):
-        return self._core.settings
-
-    @property
-    def model(self):
-        return self._core.model
-
-    # ---------------------------------------------------------------- lenses
-    def phoropter_lens(self, power_vector_d) -> Lens:
-        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
-        lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
-        if self.lens_step_d is None:
-            return lens
-        return lens.rounded(self.lens_step_d, self.axis_step_deg)
 
     # ------------------------------------------------------------------ answers
     def _intercepts_and_slope(self, lenses, full_cov=False):

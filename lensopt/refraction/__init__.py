@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ 
     from lensopt.refraction.lens import Lens, PowerVector, parse_lens
     from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
     from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer, PrescriptionRankingTrial
     from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
     from lensopt.refraction.trial import DUEL_ANSWERS, Trial

@@ -7,10 +7,21 @@ answer, tells, for ``n_trials`` trials, then reports the optimizer's ``best()``.
 recorded session, telling the recorded answers, and asserts that each query and the best point
 are equal (floats to :data:`REL_TOL`).
 
+**BLAS kernels.** The decisions depend on the BLAS kernel in their last bits: OpenBLAS picks its
+kernel for the processor (threadpoolctl's ``architecture``: ``Haswell`` on an AVX2 machine,
+``SkylakeX`` on an AVX-512 one), a different kernel sums in another order, and the searches carry
+the difference (~1e-9 after a few dozen trials) into later decisions, now and then across a near
+tie. So each golden file holds the sessions of one kernel, ``<family>.<kernel>.json`` (its
+``blas_kernel``); ``<family>.json`` was recorded before kernels were noted, on another kernel than Haswell's or
+Sandybridge's (presumably an AVX-512 machine).
+The test compares strictly with the file of this machine's kernel; without one, with the unnoted
+file where it agrees, and skips (saying how to record) where it does not.
+
 Regenerate every file (after a change that is meant to change decisions, and say so)::
 
-    .venv/bin/python -m tests.golden.record            # all families
+    .venv/bin/python -m tests.golden.record            # all families: this kernel's files, the others removed
     .venv/bin/python -m tests.golden.record letters    # some of them
+    .venv/bin/python -m tests.golden.record --add      # a new machine, no change: add this kernel's files
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from lensopt.asktell import run_session
 from lensopt.binary.optimizer import ContextualOptimizer
@@ -277,12 +289,23 @@ def record_session(family: Family, config: str, seed: int) -> dict:
     return {"config": config, "seed": seed, "trials": trials, "best": _floats(optimizer.best())}
 
 
+def blas_kernel() -> str:
+    """This process's BLAS kernel: ``openblas-<architecture>`` (e.g. ``openblas-Haswell``), or the
+    library's name where it reports no architecture (MKL, Accelerate)."""
+    for library in threadpool_info():
+        if library.get("user_api") == "blas":
+            architecture = library.get("architecture")
+            return f"{library['internal_api']}-{architecture}" if architecture else str(library["internal_api"])
+    return "unknown"
+
+
 def record_family(family: Family) -> dict:
     sessions = [record_session(family, config, seed) for config in family.configs for seed in SEEDS]
     return {
         "format": FORMAT,
         "family": family.name,
         "optimizer": family.optimizer,
+        "blas_kernel": blas_kernel(),
         "configs": family.configs,
         "notes": family.notes,
         "seeds": list(SEEDS),
@@ -291,12 +314,18 @@ def record_family(family: Family) -> dict:
     }
 
 
-def path(name: str) -> Path:
-    return FOLDER / f"{name}.json"
+def path(name: str, kernel: str | None = None) -> Path:
+    """The golden file of a family for a BLAS kernel (``None``: the file recorded before kernels were noted)."""
+    return FOLDER / (f"{name}.json" if kernel is None else f"{name}.{kernel}.json")
 
 
-def load(name: str) -> dict:
-    return json.loads(path(name).read_text())
+def golden_files(name: str) -> list[Path]:
+    """Every golden file of a family: the unnoted one and one per kernel."""
+    return sorted(p for p in FOLDER.glob(f"{name}*.json") if p.name == f"{name}.json" or p.name.startswith(f"{name}."))
+
+
+def load(name: str, kernel: str | None = None) -> dict:
+    return json.loads(path(name, kernel).read_text())
 
 
 def mismatch(expected, actual, where: str = "") -> str | None:
@@ -350,11 +379,28 @@ def dumps(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(names) -> None:
+def main(args) -> None:
+    """Record this kernel's file of each family named (all by default); without ``--add`` (a change
+    meant to change decisions) the family's files of other kernels are removed: they no longer hold."""
+    add = "--add" in args
+    names = [a for a in args if a != "--add"]
+    unknown = [n for n in names if n not in FAMILIES]
+    if unknown:
+        sys.exit(
+            f"record: unknown famil{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; choose from {', '.join(FAMILIES)}"
+        )
+    kernel = blas_kernel()
     for name in names or FAMILIES:
-        data = record_family(FAMILIES[name])
-        path(name).write_text(dumps(data))
-        print(f"wrote {path(name)} ({len(data['sessions'])} sessions)")
+        with threadpool_limits(1, user_api="blas"):  # one thread, as the tests run (tests/conftest.py)
+            data = record_family(FAMILIES[name])
+        target = path(name, kernel)
+        if not add:
+            for stale in golden_files(name):
+                if stale != target:
+                    stale.unlink()
+                    print(f"removed {stale} (another kernel's decisions, before this change)")
+        target.write_text(dumps(data))
+        print(f"wrote {target} ({len(data['sessions'])} sessions, BLAS kernel {kernel})")
 
 
 if __name__ == "__main__":

@@ -244,9 +244,12 @@ class AcuityLawOptimizer(LensGridSearch):
 
     # ---------------------------------------------------------------- posterior
     def _posterior(self) -> np.ndarray:
-        """:meth:`posterior`: ``(n_corrections, n_va_best, n_slopes)``, float32, normalized by a float64 sum."""
-        w = np.exp(self._log_post - self._log_post.max())
-        return w / np.float32(w.sum(dtype=np.float64))
+        """:meth:`posterior`: ``(n_corrections, n_va_best, n_slopes)``, float32, normalized by a float64 sum.
+        The log-posterior's maximum is 0 (zeros at first, re-centred after every answer by
+        :meth:`GridPosterior._add_log_likelihood`), so it is not subtracted again."""
+        w = np.exp(self._log_post)
+        w /= np.float32(w.sum(dtype=np.float64))
+        return w
 
     def _correction_marginal(self) -> np.ndarray:
         return self._cached("marginal", lambda: self.posterior().sum(axis=(1, 2)))
@@ -297,6 +300,11 @@ class AcuityLawOptimizer(LensGridSearch):
     def _scoring_hypotheses(self):
         """:data:`N_SCORING` draws ``(corrections (n, 2), va_best (n,), slope index (n,), weights (n,))``
         from the posterior, by systematic resampling (distinct draws merged, weighted by their count)."""
+        rows, va_best, slope, weights = self._scoring_draws()
+        return self._corrections[rows], va_best, slope, weights
+
+    def _scoring_draws(self):
+        """:meth:`_scoring_hypotheses` with each draw's correction as its row of the grid (sorted)."""
 
         def compute():
             w = self.posterior().reshape(len(self._corrections), -1)
@@ -314,7 +322,7 @@ class AcuityLawOptimizer(LensGridSearch):
             cell = np.minimum((within < offset[:, None]).sum(axis=1), w.shape[1] - 1)
             index, counts = np.unique(row * w.shape[1] + cell, return_counts=True)
             rows, va_best, slope = np.unravel_index(index, self._log_post.shape)
-            return self._corrections[rows], self.va_best_grid_logmar[va_best], slope, counts / counts.sum()
+            return rows, self.va_best_grid_logmar[va_best], slope, counts / counts.sum()
 
         return self._cached("scoring", compute)
 
@@ -336,8 +344,10 @@ class AcuityLawOptimizer(LensGridSearch):
         """Expected information (bits) of each lens (rows) at each letter size of
         :attr:`letter_grid_logmar` (columns), from the scoring draws binned by ``VA``."""
         lenses = np.asarray(lenses_d, dtype=float).reshape(-1, 2)
-        corrections, va_best, slope, weights = self._scoring_hypotheses()
-        va = self._loss(lenses, corrections) + va_best[None, :]
+        rows, va_best, slope, weights = self._scoring_draws()
+        # draws share their correction (another VA₀ or slope): each lens's loss once per correction
+        drawn, inverse = np.unique(rows, return_inverse=True)
+        va = self._loss(lenses, self._corrections[drawn])[:, inverse] + va_best[None, :]
         position = np.clip((va - self._va_grid[0]) / VA_STEP_LOGMAR, 0.0, len(self._va_grid) - 1.000001)
         low = position.astype(np.int64)
         upper = position - low  # the share of the upper bin (exact: position >= 0)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from lensopt.refraction.phoropter import round_to_step
+from lensopt.refraction.phoropter import round_to_step, round_to_step_array
 from lensopt.refraction.trial import Trial, TrialHistory
 
 _LN10 = math.log(10.0)
@@ -40,10 +40,11 @@ def check_bounds(name, bounds) -> tuple[float, float]:
 
 def rounded_lenses(lenses, lens_step_d, sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
     """``lenses`` ``(n, 2)`` rounded to the phoropter's step inside the box, each once, in order."""
-    rounded = np.array(
+    lenses = np.asarray(lenses, dtype=float).reshape(-1, 2)
+    rounded = np.column_stack(
         [
-            [round_to_step(a, lens_step_d, sphere_bounds_d), round_to_step(b, lens_step_d, cylinder_bounds_d)]
-            for a, b in lenses
+            round_to_step_array(lenses[:, 0], lens_step_d, sphere_bounds_d),
+            round_to_step_array(lenses[:, 1], lens_step_d, cylinder_bounds_d),
         ]
     )
     _, first = np.unique(np.round(rounded, 9), axis=0, return_index=True)
@@ -134,10 +135,13 @@ class GridPosterior(TrialHistory):
         return w / w.sum()
 
     def _cached(self, name, compute):
-        key = (name, len(self._history))
+        """``compute()`` once per trial count: a new answer drops the entries of the earlier counts
+        (all of them at once, so that no entry of this count is dropped while its trial is decided)."""
+        n_trials = len(self._history)
+        key = (name, n_trials)
         if key not in self._cache:
-            if len(self._cache) > 16:
-                self._cache.clear()
+            if any(count != n_trials for _, count in self._cache):
+                self._cache = {k: v for k, v in self._cache.items() if k[1] == n_trials}
             self._cache[key] = compute()
         return self._cache[key]
 

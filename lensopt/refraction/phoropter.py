@@ -41,6 +41,18 @@ def round_to_step(value_d: float, step_d: float | None, bounds_d) -> float:
     return float(min(max(value, lo), hi))
 
 
+def round_to_step_array(values_d, step_d: float | None, bounds_d) -> np.ndarray:
+    """:func:`round_to_step` of every value of an array at once (the same floats; ``+0.0`` where
+    Python's ``round`` gives ``0`` and numpy's ``-0.0``)."""
+    lo, hi = bounds_d
+    values = np.asarray(values_d, dtype=float)
+    if step_d is not None:
+        values = np.round(values / step_d) * step_d + 0.0
+        values = np.where(values > hi + BOUNDS_SLACK_D, values - step_d, values)
+        values = np.where(values < lo - BOUNDS_SLACK_D, values + step_d, values)
+    return np.minimum(np.maximum(values, lo), hi)
+
+
 def round_lens(lens_d, step_d: float | None, bounds_d) -> tuple[float, float]:
     """``(sphere_d, cylinder_d)`` each rounded by :func:`round_to_step` in its own bounds."""
     sphere, cylinder = (round_to_step(v, step_d, b) for v, b in zip(lens_d, bounds_d))

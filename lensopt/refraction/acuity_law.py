@@ -206,6 +206,9 @@ class AcuityLawOptimizer(LensGridSearch):
             indexing="ij",
         )
         self._coarse_lenses = np.column_stack([cs.ravel(), cc.ravel()])
+        # every trial scores the coarse lenses first (candidate_lenses): their loss under every
+        # correction once, ~4 MB, read per trial for the drawn corrections (the same numbers)
+        self._coarse_loss: np.ndarray | None = self._loss(self._coarse_lenses, self._corrections)
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
         self._local_offsets = np.column_stack([os_.ravel(), oc.ravel()])
         self._history: list[tuple[Trial, bool]] = []
@@ -347,7 +350,13 @@ class AcuityLawOptimizer(LensGridSearch):
         rows, va_best, slope, weights = self._scoring_draws()
         # draws share their correction (another VA₀ or slope): each lens's loss once per correction
         drawn, inverse = np.unique(rows, return_inverse=True)
-        va = self._loss(lenses, self._corrections[drawn])[:, inverse] + va_best[None, :]
+        n_coarse = len(self._coarse_lenses)
+        coarse_first = len(lenses) >= n_coarse and np.array_equal(lenses[:n_coarse], self._coarse_lenses)
+        if coarse_first and self._coarse_loss is not None:
+            loss = np.vstack([self._coarse_loss[:, drawn], self._loss(lenses[n_coarse:], self._corrections[drawn])])
+        else:
+            loss = self._loss(lenses, self._corrections[drawn])
+        va = loss[:, inverse] + va_best[None, :]
         position = np.clip((va - self._va_grid[0]) / VA_STEP_LOGMAR, 0.0, len(self._va_grid) - 1.000001)
         low = position.astype(np.int64)
         upper = position - low  # the share of the upper bin (exact: position >= 0)

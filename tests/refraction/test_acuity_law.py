@@ -81,6 +81,15 @@ def test_information_of_the_binned_draws_matches_the_exact_information():
             assert table[i, j] == pytest.approx(exact, abs=0.02)
 
 
+def test_the_candidates_information_reads_the_coarse_lenses_loss_table_as_if_computed():
+    optimizer = told(lens_step_d=0.25)
+    lenses = optimizer.candidate_lenses()
+    assert len(lenses) > 81  # the coarse grid first (read from its table), then the rest
+    from_table = optimizer.information_table(lenses)
+    optimizer._coarse_loss = None  # every loss computed
+    assert np.array_equal(from_table, optimizer.information_table(lenses))
+
+
 def test_exact_information_matches_monte_carlo():
     optimizer = told()
     trial = Trial(sphere_d=0.5, cylinder_d=-1.0, letter_logmar=0.5)

@@ -40,6 +40,7 @@ wrong", measures both on patients whose blur–acuity gain differs from the law'
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import asdict, dataclass
@@ -101,6 +102,32 @@ def blur_acuity_loss_logmar(residual_sphere_d, residual_cylinder_d):
     refractive error ``(r_S, r_C)`` (D), with the cylinder at the correction's axis (METHOD.md §1)."""
     b2 = 0.5 * (np.square(residual_sphere_d) + np.square(np.add(residual_sphere_d, residual_cylinder_d)))
     return np.log10(1.0 + b2)
+
+
+def _lens_grid(sphere_bounds_d, cylinder_bounds_d, step_d) -> np.ndarray:
+    """Every ``(sphere_d, cylinder_d)`` of the box at ``step_d``, sphere-major, one per row."""
+    gs, gc = np.meshgrid(grid_axis(sphere_bounds_d, step_d), grid_axis(cylinder_bounds_d, step_d), indexing="ij")
+    return np.column_stack([gs.ravel(), gc.ravel()])
+
+
+def _acuity_loss(lenses, corrections) -> np.ndarray:
+    """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
+    return blur_acuity_loss_logmar(
+        lenses[:, None, 0] - corrections[None, :, 0], lenses[:, None, 1] - corrections[None, :, 1]
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _coarse_loss_table(sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
+    """The coarse candidate lenses' loss under every correction of the grid (~4 MB, read-only):
+    every trial scores those lenses first, so it is computed once per box and process and shared
+    by every optimizer of that box (a copied optimizer does not copy it)."""
+    table = _acuity_loss(
+        _lens_grid(sphere_bounds_d, cylinder_bounds_d, COARSE_LENS_STEP_D),
+        _lens_grid(sphere_bounds_d, cylinder_bounds_d, GRID_STEP_D),
+    )
+    table.setflags(write=False)
+    return table
 
 
 @dataclass(frozen=True)
@@ -174,8 +201,7 @@ class AcuityLawOptimizer(LensGridSearch):
         self.sphere_grid_d = grid_axis(s.sphere_bounds_d, GRID_STEP_D)
         self.cylinder_grid_d = grid_axis(s.cylinder_bounds_d, GRID_STEP_D)
         self.va_best_grid_logmar = grid_axis(s.va_best_bounds_logmar, VA_BEST_STEP_LOGMAR)
-        gs, gc = np.meshgrid(self.sphere_grid_d, self.cylinder_grid_d, indexing="ij")
-        self._corrections = np.column_stack([gs.ravel(), gc.ravel()])
+        self._corrections = _lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, GRID_STEP_D)
         self._hyp = self._corrections  # GridPosterior.hypotheses_d: the corrections (rows of the posterior)
         self._slopes = np.array(s.slopes_per_logmar)
         # log-posterior over (correction, VA₀, slope): axis 0 the corrections, 1 VA₀, 2 the slopes
@@ -200,15 +226,7 @@ class AcuityLawOptimizer(LensGridSearch):
         p_table = self._guess + self._kappa * ndtr(z)
         self._p_table = p_table.astype(np.float32)  # for the scoring matrix products (float32: 3× faster)
         self._h_table = binary_entropy_bits(p_table, s.lapse + self._kappa * ndtr(-z)).astype(np.float32)
-        cs, cc = np.meshgrid(
-            grid_axis(s.sphere_bounds_d, COARSE_LENS_STEP_D),
-            grid_axis(s.cylinder_bounds_d, COARSE_LENS_STEP_D),
-            indexing="ij",
-        )
-        self._coarse_lenses = np.column_stack([cs.ravel(), cc.ravel()])
-        # every trial scores the coarse lenses first (candidate_lenses): their loss under every
-        # correction once, ~4 MB, read per trial for the drawn corrections (the same numbers)
-        self._coarse_loss: np.ndarray | None = self._loss(self._coarse_lenses, self._corrections)
+        self._coarse_lenses = _lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, COARSE_LENS_STEP_D)
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
         self._local_offsets = np.column_stack([os_.ravel(), oc.ravel()])
         self._history: list[tuple[Trial, bool]] = []
@@ -263,9 +281,7 @@ class AcuityLawOptimizer(LensGridSearch):
 
     def _loss(self, lenses, corrections) -> np.ndarray:
         """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
-        return blur_acuity_loss_logmar(
-            lenses[:, None, 0] - corrections[None, :, 0], lenses[:, None, 1] - corrections[None, :, 1]
-        )
+        return _acuity_loss(lenses, corrections)
 
     def answer_log_likelihood(self, letter_logmar: float, correct: bool, va_logmar) -> np.ndarray:
         """``log P(c | s, VA, a)`` of an answer to a letter of size ``s`` by an eye whose acuity through
@@ -351,9 +367,9 @@ class AcuityLawOptimizer(LensGridSearch):
         # draws share their correction (another VA₀ or slope): each lens's loss once per correction
         drawn, inverse = np.unique(rows, return_inverse=True)
         n_coarse = len(self._coarse_lenses)
-        coarse_first = len(lenses) >= n_coarse and np.array_equal(lenses[:n_coarse], self._coarse_lenses)
-        if coarse_first and self._coarse_loss is not None:
-            loss = np.vstack([self._coarse_loss[:, drawn], self._loss(lenses[n_coarse:], self._corrections[drawn])])
+        if len(lenses) >= n_coarse and np.array_equal(lenses[:n_coarse], self._coarse_lenses):  # the candidates
+            coarse = _coarse_loss_table(self.settings.sphere_bounds_d, self.settings.cylinder_bounds_d)[:, drawn]
+            loss = np.vstack([coarse, self._loss(lenses[n_coarse:], self._corrections[drawn])])
         else:
             loss = self._loss(lenses, self._corrections[drawn])
         va = loss[:, inverse] + va_best[None, :]

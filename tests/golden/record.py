@@ -321,7 +321,7 @@ def path(name: str, kernel: str | None = None) -> Path:
 
 def golden_files(name: str) -> list[Path]:
     """Every golden file of a family: the unnoted one and one per kernel."""
-    return sorted(p for p in FOLDER.glob(f"{name}*.json") if p.name == f"{name}.json" or p.name.startswith(f"{name}."))
+    return sorted(FOLDER.glob(f"{name}.*json"))
 
 
 def load(name: str, kernel: str | None = None) -> dict:

@@ -86,7 +86,7 @@ def test_the_candidates_information_reads_the_coarse_lenses_loss_table_as_if_com
     lenses = optimizer.candidate_lenses()
     assert len(lenses) > 81  # the coarse grid first (read from its table), then the rest
     from_table = optimizer.information_table(lenses)
-    optimizer._coarse_loss = None  # every loss computed
+    optimizer._coarse_lenses = optimizer._coarse_lenses + 1.0  # not the candidates' first rows: every loss computed
     assert np.array_equal(from_table, optimizer.information_table(lenses))
 
 

@@ -44,7 +44,7 @@ class Rescaling:
         if not (math.isfinite(self.mean) and math.isfinite(self.std) and self.std > 0):
             raise ValueError(f"Rescaling.mean must be finite and Rescaling.std > 0, got {self}")
 
-    def transform(self, raw: np.ndarray) -> np.ndarray:
+    def transform(self, raw: np.ndarray | float) -> np.ndarray:
         """``g = -(T(raw) - mean) / std``, ``T`` = log (floored at LOG_FLOOR) or identity."""
         raw = np.asarray(raw, dtype=float)
         values = np.log(np.maximum(raw, LOG_FLOOR)) if self.take_log else raw
@@ -62,7 +62,7 @@ def compute_rescaling(
 ) -> tuple[Rescaling, dict]:
     """The rescaling of one function and a summary of its raw sample (for the record)."""
     X = function.sample_uniform(n_samples, _function_rng(seed, function.slug))
-    raw = function(X)
+    raw = np.asarray(function(X), dtype=float)
     raw_variance = float(np.var(raw, ddof=1))
     take_log = bool(raw_variance > LOG_VARIANCE_THRESHOLD and np.all(raw > 0))
     values = np.log(np.maximum(raw, LOG_FLOOR)) if take_log else raw

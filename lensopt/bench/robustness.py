@@ -247,7 +247,7 @@ def run_robustness(spec) -> dict:
     stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
     opt = _optimizer(spec, patient, stop)
     trajectory, report_ms, stop_ms = [], [], []
-    stopped = {
+    stopped: dict[str, object] = {
         "stopped_at": None,
         "stop_reason": None,
         "confidence_at_stop": None,

@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def _decision_times(records: list[dict]) -> dict:
 def _group_stats(records: list[dict]) -> dict:
     budget = max(len(r["trajectory"]) for r in records)
     errors = np.array([r["trajectory"] for r in records if len(r["trajectory"]) == budget], dtype=float)
-    stats = {"n_sessions": int(errors.shape[0]), "n_trials": budget, "errors": {}}
+    stats: dict[str, Any] = {"n_sessions": int(errors.shape[0]), "n_trials": budget, "errors": {}}
     for t in CHECKPOINTS:
         if t <= budget:
             column = errors[:, t - 1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class Calibration:
             raise CalibrationError(
                 f"PsychoPy monitor {name!r} lacks its width, distance or size in pixels; set them in Monitor Center"
             )
-        values = dict(
+        values: dict[str, Any] = dict(
             screen_width_cm=float(width_cm),
             screen_width_px=int(size_px[0]),
             screen_height_px=int(size_px[1]),

@@ -145,7 +145,7 @@ def _is_convex(points: np.ndarray) -> bool:
     edges = np.roll(points, -1, axis=0) - points
     cross = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
     cross = cross[np.abs(cross) > _GEOMETRY_TOLERANCE]
-    return cross.size > 0 and (np.all(cross > 0) or np.all(cross < 0))
+    return bool(cross.size > 0 and (np.all(cross > 0) or np.all(cross < 0)))
 
 
 @functools.lru_cache(maxsize=4)

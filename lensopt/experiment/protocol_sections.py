@@ -241,7 +241,7 @@ class BreaksSection:
 
 def _shared_key(keys, names, may_share=(), prefix="") -> str | None:
     """The one-line problem if two of the ``names`` fields of ``keys`` have the same key, else None."""
-    users = {}
+    users: dict[object, list[str]] = {}
     for name in names:
         users.setdefault(getattr(keys, name), []).append(prefix + name)
     for key, sharing in users.items():

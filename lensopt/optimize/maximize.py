@@ -209,6 +209,7 @@ def maximize_posterior_mean(
     system = as_bounds(system_bounds)
     bounds = np.vstack([np.column_stack([context, context]), system])
     extra = None
+    full: list[np.ndarray] = []  # maximize_acquisition's best candidate, when the caller wants it
     if extra_candidates is not None and len(extra_candidates):
         points = np.atleast_2d(np.asarray(extra_candidates, dtype=float))
         extra = np.hstack([np.broadcast_to(context, (points.shape[0], k)), points])
@@ -221,7 +222,7 @@ def maximize_posterior_mean(
             POSTERIOR_MEAN_SEARCH, n_starts=POSTERIOR_MEAN_SEARCH.n_starts if refine else 0, tolerance=tolerance
         ),
         extra_candidates=extra,
-        best_candidate=None if best_candidate is None else (full := []),
+        best_candidate=None if best_candidate is None else full,
     )
     if best_candidate is not None:
         best_candidate.append(full[0][k:])

@@ -398,7 +398,7 @@ def write_summary(campaign_dir) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the Bland–Altman plot
     (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed; return (summary, text)."""
     campaign_dir = Path(campaign_dir)
-    records = load_records(campaign_dir)
+    records = load_records(campaign_dir, "lensopt bench prescription")
     summary = summarize(records)
     manifest = campaign_dir / MANIFEST_NAME
     if manifest.exists():

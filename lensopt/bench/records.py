@@ -129,12 +129,13 @@ def record_path(out_dir: Path, spec: RunSpec) -> Path:
     return Path(out_dir) / "runs" / f"{spec.key}.json"
 
 
-def load_records(out_dir: Path) -> list[dict]:
-    """Every finished run record of a campaign directory (sorted by key)."""
+def load_records(out_dir: Path, command: str = "lensopt bench functions|refraction") -> list[dict]:
+    """Every finished run record of a campaign directory (sorted by key). ``command``: the campaign
+    that writes such a directory, named in the error when there is none."""
     runs = Path(out_dir) / "runs"
     if not runs.is_dir():
         raise ValueError(
-            f"{out_dir} holds no benchmark runs (no 'runs/' directory); "
-            "run `lensopt bench functions|refraction --out DIR` first"
+            f"{out_dir} holds no benchmark runs (no 'runs/' directory); run `{command} --out DIR` first, "
+            "or give the folder it wrote"
         )
     return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))]

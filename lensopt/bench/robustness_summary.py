@@ -349,7 +349,7 @@ def write_summary(campaign_dir) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the error curves
     (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text)."""
     campaign_dir = Path(campaign_dir)
-    records = load_records(campaign_dir)
+    records = load_records(campaign_dir, "lensopt bench robustness")
     summary = summarize(records)
     manifest = campaign_dir / MANIFEST_NAME
     if manifest.exists():

@@ -220,10 +220,13 @@ def test_cli_negative_beta_is_refused_in_one_line(capsys):
         (["bench", "functions", "--problems", "branin", "--local-sync"], "unknown benchmark function"),
         (["bench", "refraction", "--problems", "five", "--local-sync"], "slope-A"),
         (["bench", "report", "/nonexistent/campaign"], "no benchmark runs"),
+        # a summary of a folder that holds no campaign names the command that writes one
+        (["bench", "robustness", "--summary", "/nonexistent/campaign"], "run `lensopt bench robustness --out DIR`"),
+        (["bench", "prescription", "--summary", "/nonexistent/campaign"], "run `lensopt bench prescription --out DIR`"),
     ],
 )
 def test_cli_bad_values_give_one_line_and_exit_2(argv, message, capsys, tmp_path):
-    assert main(argv + (["--out", str(tmp_path / "x")] if argv[1] != "report" else [])) == 2
+    assert main(argv + (["--out", str(tmp_path / "x")] if argv[1] != "report" and "--summary" not in argv else [])) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 

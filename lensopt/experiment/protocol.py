@@ -232,6 +232,25 @@ class Protocol:
             out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
         return out
 
+    def simulated_patient_problem(self, observer: str | None = None) -> str | None:
+        """The one-line problem of a *new* session's simulated patient whose correction lies outside
+        the lens box of the two-parameter search (no lens there could correct it; `lensopt simulate
+        --true-sphere` refuses it too), else None. ``observer`` overrides ``[protocol] observer``
+        (``--observer``). Not part of validation: a stored session's protocol is not re-checked, so
+        an old session keeps resuming."""
+        if (observer or self.protocol.observer) != "simulated" or self.start is not None:
+            return None
+        for name, value, (low, high) in (
+            ("sphere", self.simulated.sphere_d, self.optimizer.sphere_bounds_d),
+            ("cylinder", self.simulated.cylinder_d, self.optimizer.cylinder_bounds_d),
+        ):
+            if not low <= value <= high:
+                return (
+                    f"simulated.{name}_d {value:g} is outside the lens box optimizer.{name}_bounds_d "
+                    f"[{low:g}, {high:g}] D, where no lens could correct it; give a value inside it or widen the box"
+                )
+        return None
+
     def with_start(self, refraction: str) -> Protocol:
         """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own
         ``[start]`` with this refraction, or a new one with the default box. A letter protocol whose

@@ -127,6 +127,10 @@ def run_session(
     protocol = None if request.resume is not None else load_protocol(request.protocol_path)
     if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
+    if protocol is not None and request.start is None:
+        problem = protocol.simulated_patient_problem(request.observer)
+        if problem:
+            raise ProtocolError(f"{protocol.source}: {problem}")
     store = SessionStore(request.db_path)
     try:
         return _run(store, request, responses, log, window, console_window, protocol)

@@ -101,6 +101,30 @@ def test_an_unknown_key_is_named(tmp_path, capsys):
     )
 
 
+def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no_database(tmp_path, capsys):
+    # no lens of the [-4, 4] D box could correct a -9 D sphere; `lensopt simulate --true-sphere` refuses it too
+    protocol = edited_demo(tmp_path, "sphere_d = -1.25", "sphere_d = -9.0")
+    db = tmp_path / "s.db"
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
+        "simulated.sphere_d -9 is outside the lens box optimizer.sphere_bounds_d [-4, 4] D",
+        "widen the box",
+    )
+    assert not db.exists()
+
+
+def test_a_simulated_patient_outside_the_box_is_not_a_protocol_error_so_stored_sessions_still_load(tmp_path):
+    # the check is made for new sessions only: the protocol itself (as a stored session re-reads it) loads,
+    # and a human observer or a [start] (the box then lies around the start) lifts it
+    from lensopt.experiment.protocol import load_protocol
+
+    protocol = load_protocol(edited_demo(tmp_path, "cylinder_d = -0.75", "cylinder_d = 5.5"))
+    assert "simulated.cylinder_d 5.5 is outside" in protocol.simulated_patient_problem()
+    assert protocol.simulated_patient_problem(observer="human") is None
+    assert protocol.with_start("-1.00 / -0.50 x 180").simulated_patient_problem() is None
+    assert load_protocol(DEMO).simulated_patient_problem() is None
+
+
 def test_a_calibration_that_cannot_render_the_letter_sizes_is_refused(tmp_path):
     # at 10 cm a 1 px stroke is already logMAR 0.98: nothing in [-0.3, 0.5] can be drawn
     protocol = edited_demo(tmp_path, "distance_cm = 300.0", "distance_cm = 10.0")

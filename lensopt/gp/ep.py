@@ -146,17 +146,18 @@ class _Anderson:
         self.reset()
 
     def reset(self) -> None:
-        self._x = self._g = None
+        self._last: tuple[np.ndarray, np.ndarray] | None = None  # the previous iterate and its image
         self._d_residual: list[np.ndarray] = []
         self._d_image: list[np.ndarray] = []
 
     def step(self, x: np.ndarray, g: np.ndarray, damping: float) -> np.ndarray:
         residual = g - x
-        if self._x is not None:
-            self._d_residual.append(residual - (self._g - self._x))
-            self._d_image.append(g - self._g)
+        if self._last is not None:
+            last_x, last_g = self._last
+            self._d_residual.append(residual - (last_g - last_x))
+            self._d_image.append(g - last_g)
             del self._d_residual[: -self.memory], self._d_image[: -self.memory]
-        self._x, self._g = x, g
+        self._last = (x, g)
         if not self._d_residual:
             return x + damping * residual
         dR = np.column_stack(self._d_residual)

@@ -44,7 +44,8 @@ def most_informative(
     up to round-off).
     """
     lenses = np.atleast_2d(np.asarray(lenses, dtype=float))
-    letters = np.linspace(*letter_bounds_logmar, n_grid)
+    low_logmar, high_logmar = letter_bounds_logmar
+    letters = np.linspace(low_logmar, high_logmar, n_grid)
     if affine:
         ends = _AffineLetters(model, lenses, letter_bounds_logmar)
         bits = ends.bald(letters)

@@ -322,7 +322,8 @@ class RefractionOptimizer(TrialHistory):
         Thompson samples of the argmax of the fitted model's latent
         (:mod:`lensopt.refraction.optimum_draws`, at the largest letter size)."""
         s = self.settings
-        return sample_optimum_d(self.model, *s.system_bounds, s.context_bounds[0][1], rng, n_samples)
+        sphere_bounds_d, cylinder_bounds_d = s.system_bounds
+        return sample_optimum_d(self.model, sphere_bounds_d, cylinder_bounds_d, s.context_bounds[0][1], rng, n_samples)
 
     def psychometric_band(self, letters_logmar, sphere_d, cylinder_d, mass=0.95):
         """``P(correct)`` at each letter size through one lens — the answer model's link

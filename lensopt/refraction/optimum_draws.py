@@ -22,8 +22,8 @@ ARGMAX_GRID_POINTS = 21
 
 def lens_grid(sphere_range, cylinder_range, n):
     """``(n², 2)`` lenses on an ``n × n`` grid (sphere fastest) and the two grid steps."""
-    s = np.linspace(*sphere_range, n)
-    c = np.linspace(*cylinder_range, n)
+    s = np.linspace(sphere_range[0], sphere_range[1], n)
+    c = np.linspace(cylinder_range[0], cylinder_range[1], n)
     ss, cc = np.meshgrid(s, c)
     step_s, step_c = (s[1] - s[0], c[1] - c[0]) if n > 1 else (0.0, 0.0)
     return np.column_stack([ss.ravel(), cc.ravel()]), step_s, step_c

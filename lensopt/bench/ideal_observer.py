@@ -114,7 +114,11 @@ class IdealObserverSettings:
 
 
 def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not (math.isfinite(value) and float(value) > 0)
+    ):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
     return float(value)
 
@@ -155,7 +159,7 @@ class IdealObserver(LensGridSearch):
         if (
             isinstance(lapse, bool)
             or not isinstance(lapse, numbers.Real)
-            or not (0.0 <= lapse < 1.0 - 1.0 / n_alternatives)
+            or not (0.0 <= float(lapse) < 1.0 - 1.0 / n_alternatives)
         ):
             raise ValueError(
                 f"lapse must be in [0, 1 - 1/n_alternatives) = [0, {1.0 - 1.0 / n_alternatives:.4g}), got {lapse!r}"

@@ -131,6 +131,8 @@ def _run_function(spec: RunSpec) -> dict:
 
 
 def _run_refraction(spec: RunSpec) -> dict:
+    if spec.slope is None:
+        raise ValueError(f"refraction run {spec.key} has no slope")
     patient = RefractionProblem(slope=float(spec.slope), n_trials=spec.n_iterations).patient(spec.seed)
     # Table 3 is the paper's experiment: its letter model (plain probit, Laplace), β from the spec
     opt = RefractionOptimizer(

@@ -190,7 +190,7 @@ def session_results(info) -> list:
     if not results and info.result is not None:
         results = [info.result]
     order = {"OD": 0, "OS": 1, "OU": 2}
-    return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None), 3))
+    return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None) or "", 3))
 
 
 def eye_record(info, result) -> EyeRecord:
@@ -213,7 +213,7 @@ def eye_record(info, result) -> EyeRecord:
     acuity = result.predicted_acuity_logmar
     rule = _stop_rule(info.optimizer_settings)
     return EyeRecord(
-        eye=EYE_NAMES.get(eye, NO_EYE),
+        eye=EYE_NAMES.get(eye or "", NO_EYE),
         prescription=result.prescription,
         rows=rows,
         acuity="-" if acuity is None else f"{acuity:+.2f} logMAR",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lensopt.gp.kernels.base import Kernel, Product, Sum, _check_dims
+from lensopt.gp.kernels.base import Kernel, _check_dims
 from lensopt.gp.kernels.linear import LinearContext
 from lensopt.gp.kernels.stationary import SquaredExponential
 
 
-def psychophysics_kernel(theta, lengthscales, variance=1.0, context_dims=(0,), system_dims=None) -> Sum:
+def psychophysics_kernel(theta, lengthscales, variance=1.0, context_dims=(0,), system_dims=None) -> Kernel:
     """``θ s·s' + k_SE(x, x')`` (Fauvel & Chalk, contextual binary BO, eq. 15).
 
     ``system_dims=None`` means the columns right after the context columns: one per lengthscale
@@ -29,7 +29,7 @@ def psychophysics_kernel(theta, lengthscales, variance=1.0, context_dims=(0,), s
     )
 
 
-def benchmark_context_kernel(base: Kernel, context_dims=(0,)) -> Product:
+def benchmark_context_kernel(base: Kernel, context_dims=(0,)) -> Kernel:
     """``s s' k(x, x')`` (Fauvel & Chalk §4, ``P = Φ(s g(x))``); ``base`` must read only system columns."""
     context_dims = _check_dims(context_dims)
     if base.active_dims is None or set(base.active_dims) & set(context_dims):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lensopt.cli import build_parser, main
+from lensopt.experiment.protocol import load_protocol
 from lensopt.store import SessionStore, TrialRecord
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,8 +117,6 @@ def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no
 def test_a_simulated_patient_outside_the_box_is_not_a_protocol_error_so_stored_sessions_still_load(tmp_path):
     # the check is made for new sessions only: the protocol itself (as a stored session re-reads it) loads,
     # and a human observer or a [start] (the box then lies around the start) lifts it
-    from lensopt.experiment.protocol import load_protocol
-
     protocol = load_protocol(edited_demo(tmp_path, "cylinder_d = -0.75", "cylinder_d = 5.5"))
     assert "simulated.cylinder_d 5.5 is outside" in protocol.simulated_patient_problem()
     assert protocol.simulated_patient_problem(observer="human") is None
@@ -384,7 +383,6 @@ def test_without_a_display_run_is_one_line_and_creates_no_session(tmp_path):
 def stored_demo_session(db, status):
     """A demo session stored as ``lensopt run`` stores it, left ``status``, without trials."""
     from lensopt.experiment.modes import mode_for
-    from lensopt.experiment.protocol import load_protocol
     from lensopt.experiment.session import calibration_from_protocol
 
     protocol = load_protocol(DEMO)

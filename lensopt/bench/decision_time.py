@@ -58,6 +58,7 @@ from lensopt.binary.settings import ALL_RULES
 from lensopt.modes.registry import get_mode
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
 from lensopt.preference.settings import CONTEXTUAL_RULES
+from lensopt.psychopy.handler import RefractionHandler
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import DuelRefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
@@ -395,8 +396,6 @@ def _time_handler(optimizer, respond, trials, threads_in_call, lookahead=True, r
     """Every decision of a :class:`~lensopt.psychopy.RefractionHandler` loop, ms: ``addResponse``
     up to the next trial (or the end of the loop); the trials run; the BLAS thread counts seen
     inside a limited call. The patient answers after ``response_s`` (untimed)."""
-    from lensopt.psychopy.handler import RefractionHandler
-
     handler = RefractionHandler(optimizer, n_trials=trials, lookahead=lookahead)
     decision_ms, cpu_ms, inside, answer = [], [], set(), None
     while True:

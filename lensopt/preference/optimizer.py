@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.gp.kernels import Kernel
 from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
 from lensopt.preference.model import PreferenceGP
-from lensopt.preference.settings import PreferenceSettings, default_kernel, kernel_from_dict, kernel_to_dict
+from lensopt.preference.settings import PreferenceSettings, kernel_to_dict, resolve_kernel
 from lensopt.threads import single_threaded
 
 STATE_FORMAT = "lensopt.preference-state/1"
@@ -93,19 +92,7 @@ class PreferenceOptimizer:
             **options,
         )
         s = self.settings
-        if kernel is None:
-            self._kernel_record = None
-            kernel = default_kernel(s.system_bounds, s.n_context)
-        elif isinstance(kernel, dict):
-            self._kernel_record = kernel
-            kernel = kernel_from_dict(kernel)
-        elif isinstance(kernel, Kernel):
-            self._kernel_record = kernel
-        else:
-            raise ValueError(
-                f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}"
-            )
-        self.kernel = kernel
+        self.kernel, self._kernel_given = resolve_kernel(kernel, s.system_bounds, s.n_context)
         self._duels: list[np.ndarray] = []
         self._outcomes: list[int] = []
         self._model: PreferenceGP | None = None
@@ -251,7 +238,7 @@ class PreferenceOptimizer:
     # -------------------------------------------------------------------- state
     def to_state(self) -> dict:
         """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
-        kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
+        kernel = kernel_to_dict(self.kernel) if self._kernel_given else None
         history = [list(map(float, z)) + [int(c)] for z, c in zip(self._duels, self._outcomes)]
         return {
             "format": STATE_FORMAT,

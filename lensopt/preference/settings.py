@@ -88,6 +88,19 @@ def default_kernel(system_bounds, n_context: int = 0) -> kernels.Kernel:
     return kernels.benchmark_context_kernel(se, context_dims=tuple(range(n_context)))
 
 
+def resolve_kernel(kernel, system_bounds, n_context: int = 0) -> tuple[kernels.Kernel, bool]:
+    """The utility kernel an optimizer was given, and whether it was given (a saved state keeps a
+    given kernel; a default one is rebuilt from the bounds): ``None`` → :func:`default_kernel`, a
+    :class:`~lensopt.gp.kernels.Kernel` as is, a record of :func:`kernel_to_dict` rebuilt."""
+    if kernel is None:
+        return default_kernel(system_bounds, n_context), False
+    if isinstance(kernel, dict):
+        return kernel_from_dict(kernel), True
+    if isinstance(kernel, kernels.Kernel):
+        return kernel, True
+    raise ValueError(f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}")
+
+
 # ---- kernels as JSON records --------------------------------------------------------------------
 _LEAVES = {
     "se": kernels.SquaredExponential,

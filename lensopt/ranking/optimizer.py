@@ -13,10 +13,9 @@ import time
 
 import numpy as np
 
-from lensopt.gp.kernels import Kernel
 from lensopt.optimize import maximize_posterior_mean
 from lensopt.preference.optimizer import DuelQuery
-from lensopt.preference.settings import default_kernel, kernel_from_dict, kernel_to_dict
+from lensopt.preference.settings import kernel_to_dict, resolve_kernel
 from lensopt.ranking import search
 from lensopt.ranking.data import RankingObservation, parse_outcome
 from lensopt.ranking.model import RankingGP
@@ -77,19 +76,7 @@ class RankingOptimizer:
             **options,
         )
         s = self.settings
-        if kernel is None:
-            self._kernel_record = None
-            kernel = default_kernel(s.system_bounds, s.n_context)
-        elif isinstance(kernel, dict):
-            self._kernel_record = kernel
-            kernel = kernel_from_dict(kernel)
-        elif isinstance(kernel, Kernel):
-            self._kernel_record = kernel
-        else:
-            raise ValueError(
-                f"kernel must be None, a lensopt Kernel or a saved kernel record; got {type(kernel).__name__}"
-            )
-        self.kernel = kernel
+        self.kernel, self._kernel_given = resolve_kernel(kernel, s.system_bounds, s.n_context)
         self._history: list[RankingObservation] = []
         self._model: RankingGP | None = None
         self._model_n = -1
@@ -207,7 +194,7 @@ class RankingOptimizer:
     # -------------------------------------------------------------------- state
     def to_state(self) -> dict:
         """A JSON-serializable state; :meth:`from_state` rebuilds an identical optimizer."""
-        kernel = None if self._kernel_record is None else kernel_to_dict(self.kernel)
+        kernel = kernel_to_dict(self.kernel) if self._kernel_given else None
         k = self.settings.n_context
         history = []
         for obs in self._history:

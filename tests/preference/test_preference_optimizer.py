@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from lensopt.gp.kernels import SquaredExponential
 from lensopt.preference import (
     BATCH_RULES,
     CONTEXTUAL_RULES,
@@ -14,6 +15,7 @@ from lensopt.preference import (
     PreferenceOptimizer,
     duel_inputs,
 )
+from lensopt.ranking import RankingOptimizer
 from tests.preference.conftest import bump
 
 
@@ -174,3 +176,18 @@ def test_bad_settings_name_the_problem(kwargs, message):
 def test_a_state_of_another_format_is_refused():
     with pytest.raises(ValueError, match="preference optimizer state"):
         PreferenceOptimizer.from_state({"format": "something-else"})
+
+
+@pytest.mark.parametrize("optimizer_class", [PreferenceOptimizer, RankingOptimizer])
+def test_a_given_kernel_is_saved_with_the_state_and_a_default_one_is_rebuilt_from_the_bounds(optimizer_class):
+    bounds = [(0.0, 2.0)]
+    default = optimizer_class(bounds, seed=1)
+    assert default.to_state()["kernel"] is None
+    one_lengthscale_apart = (np.array([[0.0]]), np.array([[0.4]]))  # the default: 0.2 × the range
+    np.testing.assert_allclose(default.kernel(*one_lengthscale_apart), [[np.exp(-0.5)]], rtol=1e-12)
+    given = optimizer_class(bounds, seed=1, kernel=SquaredExponential([0.7], variance=2.0))
+    record = json.loads(json.dumps(given.to_state()))["kernel"]
+    rebuilt = optimizer_class(bounds, seed=1, kernel=record)
+    np.testing.assert_allclose(rebuilt.kernel(np.array([[0.0]]), np.array([[0.7]])), [[2 * np.exp(-0.5)]], rtol=1e-12)
+    with pytest.raises(ValueError, match="kernel must be None, a lensopt Kernel or a saved kernel record; got str"):
+        optimizer_class(bounds, kernel="se")

@@ -54,6 +54,7 @@ from scipy.special import log_ndtr, ndtr
 
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import acuity_logmar, blur_strength_d
+from lensopt.observer.patient import check_answer_rates
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
     LensGridSearch,
@@ -153,17 +154,7 @@ class IdealObserver(LensGridSearch):
         letter_step_logmar=LETTER_STEP_LOGMAR,
     ):
         slope = _check_positive("slope", slope)
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
-            raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
-        n_alternatives = int(n_alternatives)
-        if (
-            isinstance(lapse, bool)
-            or not isinstance(lapse, numbers.Real)
-            or not (0.0 <= float(lapse) < 1.0 - 1.0 / n_alternatives)
-        ):
-            raise ValueError(
-                f"lapse must be in [0, 1 - 1/n_alternatives) = [0, {1.0 - 1.0 / n_alternatives:.4g}), got {lapse!r}"
-            )
+        n_alternatives, lapse = check_answer_rates("", n_alternatives, lapse)
         if (
             isinstance(va_best_logmar, bool)
             or not isinstance(va_best_logmar, numbers.Real)

@@ -83,6 +83,7 @@ from lensopt.bench.ideal_observer import (
 )
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.observer.optics import accommodated_blur_d, acuity_logmar
+from lensopt.observer.patient import check_answer_rates
 from lensopt.refraction.grid_posterior import GridPosterior, check_bounds, grid_axis
 from lensopt.refraction.lens import (
     PHOROPTER_STEP_D,
@@ -195,17 +196,7 @@ class PrescriptionIdealObserver(GridPosterior):
         stop=None,
     ):
         slope = _check_positive("slope", slope)
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
-            raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
-        n_alternatives = int(n_alternatives)
-        if (
-            isinstance(lapse, bool)
-            or not isinstance(lapse, numbers.Real)
-            or not (0.0 <= float(lapse) < 1.0 - 1.0 / n_alternatives)
-        ):
-            raise ValueError(
-                f"lapse must be in [0, 1 - 1/n_alternatives) = [0, {1 - 1 / n_alternatives:.4g}), got {lapse!r}"
-            )
+        n_alternatives, lapse = check_answer_rates("", n_alternatives, lapse)
         va_best_logmar = _check_number("va_best_logmar", va_best_logmar)
         accommodation_d = _check_number("accommodation_d", accommodation_d, low=0.0)
         if isinstance(box, dict):

@@ -23,7 +23,7 @@ from lensopt.bench.hyperparameters import base_kernel
 from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, load_kernel_hyperparameters, load_rescaling_table
 from lensopt.bench.rescaling import Rescaling
 from lensopt.gp.kernels import benchmark_context_kernel
-from lensopt.observer import draw_patients
+from lensopt.observer import check_answer_rates, draw_patients
 
 #: Default lengthscale of the base kernel, as a fraction of the domain's width per dimension,
 #: used with ``hyperparameters="default"``. The paper's protocol, ``"fitted"``, uses instead the
@@ -183,10 +183,7 @@ class RefractionProblem:
             raise ValueError(f"RefractionProblem.slope must be > 0 (logMAR⁻¹), got {self.slope}")
         if self.n_trials < 1:
             raise ValueError(f"RefractionProblem.n_trials must be >= 1, got {self.n_trials}")
-        if isinstance(self.n_alternatives, bool) or not isinstance(self.n_alternatives, int) or self.n_alternatives < 2:
-            raise ValueError(f"RefractionProblem.n_alternatives must be an integer >= 2, got {self.n_alternatives!r}")
-        if not (math.isfinite(self.lapse) and 0 <= self.lapse < 1 - 1 / self.n_alternatives):
-            raise ValueError(f"RefractionProblem.lapse must be in [0, 1 - 1/n_alternatives), got {self.lapse}")
+        check_answer_rates("RefractionProblem", self.n_alternatives, self.lapse)
 
     @property
     def name(self) -> str:

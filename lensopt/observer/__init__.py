@@ -9,7 +9,7 @@ from lensopt.observer.optics import (
     psychometric_p_correct,
     residual_blur_d,
 )
-from lensopt.observer.patient import SimulatedPatient, draw_patients
+from lensopt.observer.patient import SimulatedPatient, check_answer_rates, draw_patients
 from lensopt.observer.population import autorefraction, draw_clinic_patients, varied_patient
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "acuity_logmar",
     "autorefraction",
     "blur_strength_d",
+    "check_answer_rates",
     "draw_clinic_patients",
     "draw_patients",
     "normal_cdf",

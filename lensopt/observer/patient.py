@@ -51,6 +51,24 @@ def _check_finite(owner, name, value):
     return float(value)
 
 
+def check_answer_rates(owner: str, n_alternatives, lapse) -> tuple[int, float]:
+    """A patient's answer model, checked: ``n_alternatives`` an integer ≥ 2 (guess rate
+    ``γ = 1/n_alternatives``) and ``lapse`` in ``[0, 1 − γ)``, so that ``P(correct)`` rises from
+    ``γ`` to ``1 − lapse``. ``owner`` prefixes the field names in the one-line errors (may be empty)."""
+    prefix = f"{owner}." if owner else ""
+    n = n_alternatives
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+        raise ValueError(f"{prefix}n_alternatives must be an integer >= 2, got {n!r}")
+    ceiling = 1.0 - 1.0 / int(n)
+    if (
+        isinstance(lapse, bool)
+        or not isinstance(lapse, numbers.Real)
+        or not (math.isfinite(lapse) and 0.0 <= lapse < ceiling)
+    ):
+        raise ValueError(f"{prefix}lapse must be in [0, 1 - 1/n_alternatives) = [0, {ceiling:.4g}), got {lapse!r}")
+    return int(n), float(lapse)
+
+
 def _check_seed(owner, seed):
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
@@ -111,15 +129,9 @@ class SimulatedPatient:
             raise ValueError(f"{owner}.accommodation_d must be >= 0 (diopters), got {self.accommodation_d!r}")
         if self.slope <= 0:
             raise ValueError(f"{owner}.slope must be > 0 (logMAR⁻¹), got {self.slope!r}")
-        n = self.n_alternatives
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise ValueError(f"{owner}.n_alternatives must be an integer >= 2, got {n!r}")
-        object.__setattr__(self, "n_alternatives", int(n))
-        if not 0.0 <= self.lapse < 1.0 - 1.0 / self.n_alternatives:
-            raise ValueError(
-                f"{owner}.lapse must be in [0, 1 - 1/n_alternatives) = "
-                f"[0, {1.0 - 1.0 / self.n_alternatives:.4g}), got {self.lapse!r}"
-            )
+        n, lapse = check_answer_rates(owner, self.n_alternatives, self.lapse)
+        object.__setattr__(self, "n_alternatives", n)
+        object.__setattr__(self, "lapse", lapse)
         object.__setattr__(self, "seed", _check_seed(owner, self.seed))
         object.__setattr__(self, "_rng", np.random.default_rng(self.seed))
 

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from lensopt.observer import SimulatedPatient, acuity_logmar, blur_strength_d, draw_patients, residual_blur_d
+from lensopt.observer import (
+    SimulatedPatient,
+    acuity_logmar,
+    blur_strength_d,
+    check_answer_rates,
+    draw_patients,
+    residual_blur_d,
+)
 from lensopt.refraction.lens import Lens
 
 
@@ -249,3 +256,20 @@ def test_correction_is_the_truth_in_minus_cylinder_and_round_trips_through_power
     assert SimulatedPatient(-1.0, 0.5, axis_deg=90.0).correction == Lens(-0.5, -0.5, 180.0)
     assert SimulatedPatient(-1.0, -0.5).correction == Lens(-1.0, -0.5, 180.0)
     assert SimulatedPatient(-1.0, -0.5, axis_deg=0.0).correction == Lens(-1.0, -0.5, 180.0)
+
+
+def test_answer_rates_allow_any_lapse_below_one_minus_the_guess_rate_and_name_the_bound():
+    assert check_answer_rates("", 26, 0.96) == (26, 0.96)  # 0.96 < 1 − 1/26 = 0.9615…
+    assert check_answer_rates("", np.int64(10), 0) == (10, 0.0)
+    for n, lapse, words in [
+        (26, 25 / 26, r"^lapse must be in \[0, 1 - 1/n_alternatives\) = \[0, 0\.9615\), got"),
+        (10, 0.9, r"= \[0, 0\.9\), got 0\.9$"),
+        (10, float("nan"), "lapse"),
+        (10, True, "lapse"),
+        (1, 0.0, r"^Owner\.n_alternatives must be an integer >= 2, got 1$"),
+        (2.0, 0.0, "n_alternatives"),
+    ]:
+        owner = "Owner" if n == 1 else ""
+        with pytest.raises(ValueError, match=words) as error:
+            check_answer_rates(owner, n, lapse)
+        assert "\n" not in str(error.value)

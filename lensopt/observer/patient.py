@@ -60,11 +60,7 @@ def check_answer_rates(owner: str, n_alternatives, lapse) -> tuple[int, float]:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
         raise ValueError(f"{prefix}n_alternatives must be an integer >= 2, got {n!r}")
     ceiling = 1.0 - 1.0 / int(n)
-    if (
-        isinstance(lapse, bool)
-        or not isinstance(lapse, numbers.Real)
-        or not (math.isfinite(lapse) and 0.0 <= lapse < ceiling)
-    ):
+    if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not 0.0 <= float(lapse) < ceiling:
         raise ValueError(f"{prefix}lapse must be in [0, 1 - 1/n_alternatives) = [0, {ceiling:.4g}), got {lapse!r}")
     return int(n), float(lapse)
 

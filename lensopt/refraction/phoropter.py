@@ -26,24 +26,12 @@ def check_lens_step(lens_step_d) -> float | None:
     return float(lens_step_d)
 
 
-def round_to_step(value_d: float, step_d: float | None, bounds_d) -> float:
-    """``value_d`` rounded to a multiple of ``step_d`` inside ``bounds_d`` ``(low, high)``: the nearest
-    multiple, moved one step back inside if rounding crossed a bound, then clipped to the bounds
-    (a bound that is not a multiple of the step is kept as it is). ``step_d=None`` only clips."""
-    lo, hi = bounds_d
-    value = float(value_d)
-    if step_d is not None:
-        value = round(value / step_d) * step_d
-        if value > hi + BOUNDS_SLACK_D:
-            value -= step_d
-        if value < lo - BOUNDS_SLACK_D:
-            value += step_d
-    return float(min(max(value, lo), hi))
-
-
 def round_to_step_array(values_d, step_d: float | None, bounds_d) -> np.ndarray:
-    """:func:`round_to_step` of every value of an array at once (the same floats; ``+0.0`` where
-    Python's ``round`` gives ``0`` and numpy's ``-0.0``)."""
+    """Every value of ``values_d`` rounded to a multiple of ``step_d`` inside ``bounds_d`` ``(low,
+    high)``: the nearest multiple (halves to the even multiple), moved one step back inside if
+    rounding crossed a bound, then clipped to the bounds (a bound that is not a multiple of the step
+    is kept as it is). ``step_d=None`` only clips. Never ``-0.0`` from rounding (a lens is not shown
+    as "-0.00 D")."""
     lo, hi = bounds_d
     values = np.asarray(values_d, dtype=float)
     if step_d is not None:
@@ -51,6 +39,11 @@ def round_to_step_array(values_d, step_d: float | None, bounds_d) -> np.ndarray:
         values = np.where(values > hi + BOUNDS_SLACK_D, values - step_d, values)
         values = np.where(values < lo - BOUNDS_SLACK_D, values + step_d, values)
     return np.minimum(np.maximum(values, lo), hi)
+
+
+def round_to_step(value_d: float, step_d: float | None, bounds_d) -> float:
+    """One value rounded as by :func:`round_to_step_array`."""
+    return float(round_to_step_array(value_d, step_d, bounds_d))
 
 
 def round_lens(lens_d, step_d: float | None, bounds_d) -> tuple[float, float]:

@@ -1,4 +1,4 @@
-"""Phoropter rounding: the array form gives the scalar form's floats, value for value."""
+"""Phoropter rounding: the nearest multiple of the step inside the bounds, against brute force and hand values."""
 
 import math
 
@@ -11,27 +11,56 @@ from lensopt.refraction.phoropter import round_to_step, round_to_step_array
 BOUNDS_D = (-4.0, 4.0)
 
 
-def _values():
+def _nearest_multiple_inside(value, step_d, bounds_d):
+    """Brute force: the multiple ``k·step`` inside the bounds nearest to ``value`` in steps, ties to even ``k``."""
+    ks = np.arange(math.ceil(bounds_d[0] / step_d), math.floor(bounds_d[1] / step_d) + 1)
+    distances = np.abs(value / step_d - ks)
+    ties = ks[distances == distances.min()]
+    k = ties[0] if len(ties) == 1 else ties[ties % 2 == 0][0]
+    return float(k) * step_d + 0.0
+
+
+@pytest.mark.parametrize("step_d", [0.25, 0.5, 0.3])
+def test_rounding_inside_the_bounds_gives_the_nearest_multiple_of_the_step_halves_to_even(step_d):
     rng = np.random.default_rng(0)
-    halves = np.arange(-4.5, 4.5, 0.125)  # every exact half-step (Python and numpy round halves to even)
-    return np.concatenate([rng.uniform(-5.0, 5.0, 2000), halves, [-0.1, -0.0, 0.0, 0.1, 3.99, 4.1, -4.13, 4.13]])
+    halves = np.arange(-3.875, 4.0, 0.125)  # exact half-steps of 0.25 (and whole steps of 0.5)
+    values = np.concatenate([rng.uniform(-3.9, 3.9, 2000), halves, [-0.1, -0.0, 0.0, 0.1, 3.99, -3.99]])
+    expected = [_nearest_multiple_inside(v, step_d, BOUNDS_D) for v in values]
+    np.testing.assert_allclose(round_to_step_array(values, step_d, BOUNDS_D), expected, rtol=0, atol=1e-12)
+    assert [round_to_step(v, step_d, BOUNDS_D) for v in values] == round_to_step_array(
+        values, step_d, BOUNDS_D
+    ).tolist()
+    # a lens is never shown as "-0.00 D"
+    assert all(math.copysign(1.0, r) > 0 for r in round_to_step_array(values, step_d, BOUNDS_D) if r == 0)
 
 
-@pytest.mark.parametrize("step_d", [0.25, 0.5, 0.3, None])
-def test_the_array_rounding_equals_the_scalar_rounding_bit_for_bit(step_d):
-    values = _values()
-    expected = [round_to_step(v, step_d, BOUNDS_D) for v in values]
-    actual = round_to_step_array(values, step_d, BOUNDS_D)
-    assert actual.tolist() == expected
-    # a lens is never shown as "-0.00 D": the same sign of zero as the scalar form
-    assert [math.copysign(1.0, a) for a in actual] == [math.copysign(1.0, e) for e in expected]
+def test_rounding_by_hand():
+    assert round_to_step_array([-0.13, -0.12, 0.9, -1.0, 0.125, 0.375, 0.625], 0.25, BOUNDS_D).tolist() == [
+        -0.25,
+        0.0,
+        1.0,
+        -1.0,
+        0.0,  # 0.5 step: to the even multiple 0
+        0.5,  # 1.5 steps: to 2
+        0.5,  # 2.5 steps: to 2
+    ]
+    assert round_to_step(0.37, None, BOUNDS_D) == 0.37  # no step: only clipped
+    assert round_to_step(7.0, None, BOUNDS_D) == 4.0
+    assert round_to_step(4.1, 0.25, BOUNDS_D) == 4.0
 
 
 def test_a_bound_off_the_step_is_kept_and_rounding_stays_inside():
     bounds = (-3.9, 3.9)
-    values = np.array([-3.95, -3.88, 3.88, 3.95, 3.76])
-    assert round_to_step_array(values, 0.25, bounds).tolist() == [round_to_step(v, 0.25, bounds) for v in values]
-    assert np.all(np.abs(round_to_step_array(values, 0.25, bounds)) <= 3.9)
+    # 3.88 and 3.95 round to 4.00, over the bound: one step back, 3.75; 5.0 rounds to 5.0, one step
+    # back is still outside: the bound itself
+    assert round_to_step_array([-3.95, -3.88, 3.88, 3.95, 3.76, 5.0], 0.25, bounds).tolist() == [
+        -3.75,
+        -3.75,
+        3.75,
+        3.75,
+        3.75,
+        3.9,
+    ]
 
 
 def test_rounded_lenses_rounds_each_column_in_its_own_bounds_and_keeps_first_occurrences():

@@ -68,6 +68,10 @@ ALL_ROBUSTNESS_RULES = ROBUSTNESS_RULES + EXTRA_RULES
 CRITERION_LOGMAR = ACUITY_TOLERANCE_LOGMAR
 FAILURE_LOGMAR = 0.1
 
+#: Half a chart line (logMAR): how far off a stop may be before a clinician would see it on the
+#: chart; the summary reports the stops within it beside those within the criterion.
+HALF_LINE_LOGMAR = 0.05
+
 #: Trial counts at which the errors are tabulated (those within the budget).
 CHECKPOINTS = (30, 60, 100, 260)
 

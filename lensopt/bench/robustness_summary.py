@@ -24,6 +24,7 @@ from lensopt.bench.robustness import (
     CRITERION_LOGMAR,
     EXTRA_CONDITIONS,
     FAILURE_LOGMAR,
+    HALF_LINE_LOGMAR,
     SUMMARY_NAME,
 )
 
@@ -49,14 +50,17 @@ def _stop_stats(records: list[dict]) -> dict:
     """The stopping rule over ``records``: trials used, stops by confidence, and how many were right."""
     confident = [r for r in records if r.get("stop_reason") == "confidence"]
     used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
-    within = [r["error_at_stop"] <= CRITERION_LOGMAR for r in confident]
+    errors = np.array([r["error_at_stop"] for r in confident], dtype=float)
     return {
         "confidence": records[0].get("stop_confidence"),
         "min_trials": records[0].get("min_trials"),
         "median_trials_used": _median(used),
         "n_stopped_by_confidence": len(confident),
         "n_stopped_at_max_trials": sum(r.get("stop_reason") == "max_trials" for r in records),
-        "fraction_stopped_within_criterion": float(np.mean(within)) if within else None,
+        # NaN (no error recorded) counts as outside
+        "fraction_stopped_within_criterion": float(np.mean(errors <= CRITERION_LOGMAR)) if errors.size else None,
+        "fraction_stopped_within_half_line": float(np.mean(errors <= HALF_LINE_LOGMAR)) if errors.size else None,
+        "worst_error_at_stop_logmar": float(np.max(errors)) if errors.size and not np.isnan(errors).any() else None,
     }
 
 
@@ -248,6 +252,8 @@ def format_summary(summary: dict) -> str:
         "stop med",
         "stopped",
         "within",
+        "≤½ line",
+        "worst",
         "dec med ms",
         "dec p95 ms",
     ]
@@ -267,6 +273,8 @@ def format_summary(summary: dict) -> str:
                 _fmt(stop["median_trials_used"], 1),
                 f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
                 _fmt(stop["fraction_stopped_within_criterion"], 3),
+                _fmt(stop["fraction_stopped_within_half_line"], 3),
+                _fmt(stop["worst_error_at_stop_logmar"], 3),
                 _fmt(dec["median"], 1),
                 _fmt(dec["p95"], 1),
             ]
@@ -275,7 +283,8 @@ def format_summary(summary: dict) -> str:
     out += [
         "",
         "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
-        "stopped: by confidence (the rest at the budget); within: fraction of those truly <= 0.025",
+        f"stopped: by confidence (the rest at the budget); within: fraction of those truly <= {CRITERION_LOGMAR}; "
+        f"≤½ line: <= {HALF_LINE_LOGMAR} logMAR; worst: the largest error (logMAR) at a stop",
         "decision time by rule (all conditions): "
         + "; ".join(
             f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"

@@ -98,6 +98,8 @@ def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
     assert stop["median_trials_used"] == 85.0  # 50, 70, 100 and 100 (never stopped: the budget)
     assert stop["n_stopped_by_confidence"] == 2 and stop["n_stopped_at_max_trials"] == 1
     assert stop["fraction_stopped_within_criterion"] == 0.5  # 0.01 at 50, 0.05 at 70
+    assert stop["fraction_stopped_within_half_line"] == 1.0  # 0.05 is half a line: within
+    assert stop["worst_error_at_stop_logmar"] == 0.05
     assert ucb["decision_ms"]["median"] == 3.5  # pooled over 1..6 ms
     assert ucb["decision_ms"]["p95"] == pytest.approx(5.75)
     versus = ucb["versus_ideal"]  # on the three seeds both ran: 40, 71, 101 against 20, 30, 25
@@ -111,6 +113,8 @@ def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
     assert summary["split"] == "held-out"
     text = format_summary(summary)
     assert "slope-5" in text and "2.84" in text and "1 vs 0" in text and "55.5" in text
+    stop_row = [line.split() for line in text.splitlines() if line.startswith("slope-5") and "2/4" in line][0]
+    assert "≤½ line" in text and stop_row[stop_row.index("2/4") + 1 :][:3] == ["0.500", "1.000", "0.050"]
     json.dumps(summary)
 
 

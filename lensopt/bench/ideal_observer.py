@@ -66,6 +66,7 @@ from lensopt.refraction.grid_posterior import (
 from lensopt.refraction.phoropter import check_lens_step
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
+from lensopt.trial_cache import TrialCache
 
 #: Default spacing (D) of the hypothesis grid; see the module docstring for the grid error.
 GRID_STEP_D = 0.05
@@ -209,7 +210,7 @@ class IdealObserver(LensGridSearch):
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
         self._local_offsets = np.column_stack([os_.ravel(), oc.ravel()])
         self._history: list[tuple[Trial, bool]] = []
-        self._cache: dict = {}
+        self._cache = TrialCache()
         self.last_decision_ms = float("nan")
 
     # ---------------------------------------------------------------- properties

@@ -95,6 +95,7 @@ from lensopt.refraction.lens import (
 from lensopt.refraction.prescription import Prescription, SearchBox, lens_intervals
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import StopRule
+from lensopt.trial_cache import TrialCache
 
 #: The default search box: the full box, centred on plano (immutable, so shared).
 DEFAULT_BOX = SearchBox()
@@ -258,7 +259,7 @@ class PrescriptionIdealObserver(GridPosterior):
         self._coarse = _product(*(_centred_axis(c, b, st) for c, b, st in zip(centre, bounds, steps)))
         self._local_offsets = _product(LOCAL_M_OFFSETS_D, LOCAL_J_OFFSETS_D, LOCAL_J_OFFSETS_D)
         self._history: list[tuple[Trial, bool]] = []
-        self._cache: dict = {}
+        self._cache = TrialCache()
         self.last_decision_ms = float("nan")
 
     # ---------------------------------------------------------------- properties

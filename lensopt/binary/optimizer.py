@@ -21,6 +21,7 @@ from lensopt.binary.settings import KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
 from lensopt.optimize import maximize_posterior_mean
 from lensopt.threads import single_threaded
+from lensopt.trial_cache import TrialCache
 
 #: Tolerance when checking that a told input lies inside the bounds (after lens rounding).
 BOUNDS_TOLERANCE = 1e-9
@@ -107,7 +108,7 @@ class ContextualOptimizer:
         self._kernel_fitted_at = 0
         self.target_latent = 0.0  # latent value whose context is the "threshold" (adaptive s₀)
         self.last_decision_ms = float("nan")
-        self._cache: dict = {}  # answers that depend only on the history, keyed by n_trials
+        self._cache = TrialCache()  # answers that depend only on the history
 
     # ----------------------------------------------------------------- history
     @property
@@ -153,7 +154,7 @@ class ContextualOptimizer:
         )
         self._model, self._model_n = None, -1
         self._kernel, self._kernel_fitted_at = None, 0
-        self._cache = {}
+        self._cache.clear()
 
     def _current_kernel(self):
         """The base kernel, or its re-fit at the latest scheduled point (deterministic)."""
@@ -260,11 +261,7 @@ class ContextualOptimizer:
         return np.array([hi for _, hi in self.settings.context_bounds])
 
     def _cached(self, key, compute):
-        key = (self.n_trials, key)
-        if key not in self._cache:
-            self._cache = {k: v for k, v in self._cache.items() if k[0] == self.n_trials}
-            self._cache[key] = compute()
-        return self._cache[key]
+        return self._cache.get(self.n_trials, key, compute)
 
     def _argmax_mean(self, context: np.ndarray, refine: bool = True, tolerance=None, n_starts=None) -> np.ndarray:
         key = ("argmax", tuple(context), refine, tolerance, n_starts)
@@ -291,7 +288,7 @@ class ContextualOptimizer:
         )
         # the same candidates, from the same random stream, are the unrefined search's: the adaptive
         # reference context of the next ask() (after a best() between trials) does not search again
-        self._cache.setdefault((self.n_trials, ("argmax", tuple(context), False, None, None)), candidate[0])
+        self._cache.setdefault(self.n_trials, ("argmax", tuple(context), False, None, None), candidate[0])
         return point
 
     def search_optimum(self) -> np.ndarray:

@@ -63,6 +63,7 @@ from lensopt.refraction.phoropter import check_lens_step
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 from lensopt.threads import single_threaded
+from lensopt.trial_cache import TrialCache
 
 #: Psychometric slopes (per logMAR) the prior allows, equally likely.
 SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
@@ -230,7 +231,7 @@ class AcuityLawOptimizer(LensGridSearch):
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
         self._local_offsets = np.column_stack([os_.ravel(), oc.ravel()])
         self._history: list[tuple[Trial, bool]] = []
-        self._cache: dict = {}
+        self._cache = TrialCache()
         self.last_decision_ms = math.nan
 
     # ---------------------------------------------------------------- state

@@ -16,6 +16,7 @@ from scipy.optimize import minimize
 
 from lensopt.refraction.phoropter import round_to_step, round_to_step_array
 from lensopt.refraction.trial import Trial, TrialHistory
+from lensopt.trial_cache import TrialCache
 
 _LN10 = math.log(10.0)
 
@@ -110,12 +111,12 @@ def marginal_interval(grid_d, marginal) -> tuple[float, float]:
 class GridPosterior(TrialHistory):
     """What the grid searches share: a log-posterior ``_log_post`` over a grid of hypotheses
     ``_hyp`` (rows), the ``(trial, answer)`` history and a per-trial cache. A subclass sets
-    ``settings`` (with ``seed``), ``_hyp``, ``_log_post``, ``_history = []``, ``_cache = {}``."""
+    ``settings`` (with ``seed``), ``_hyp``, ``_log_post``, ``_history = []``, ``_cache = TrialCache()``."""
 
     settings: Any
     _hyp: np.ndarray
     _log_post: np.ndarray
-    _cache: dict
+    _cache: TrialCache
 
     @property
     def seed(self) -> int:
@@ -137,13 +138,7 @@ class GridPosterior(TrialHistory):
     def _cached(self, name, compute):
         """``compute()`` once per trial count: a new answer drops the entries of the earlier counts
         (all of them at once, so that no entry of this count is dropped while its trial is decided)."""
-        n_trials = len(self._history)
-        key = (name, n_trials)
-        if key not in self._cache:
-            if any(count != n_trials for _, count in self._cache):
-                self._cache = {k: v for k, v in self._cache.items() if k[1] == n_trials}
-            self._cache[key] = compute()
-        return self._cache[key]
+        return self._cache.get(len(self._history), name, compute)
 
     def _trial_log_likelihood(self, trial: Trial, correct: bool) -> np.ndarray:
         """``log P(c | trial, h)`` for every hypothesis, shaped like ``_log_post`` (a subclass's model)."""

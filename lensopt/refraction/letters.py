@@ -304,7 +304,7 @@ class RefractionOptimizer(TrialHistory):
     def confidence_reaches(self, threshold: float) -> bool:
         """``confidence() >= threshold``, the same answer from the same draws, usually settled by the
         few lenses most likely to beat :meth:`best` (:func:`lensopt.refraction.certainty.confidence_reaches`)."""
-        cached = self._core._cache.get((self.n_trials, "certainty"))
+        cached = self._core._cache.peek(self.n_trials, "certainty")
         if cached is not None or self.model is None:
             return self.confidence() >= threshold
         s = self.settings

@@ -50,6 +50,7 @@ from lensopt.refraction.prescription import (
     lens_intervals,
 )
 from lensopt.threads import single_threaded
+from lensopt.trial_cache import TrialCache
 
 #: The two-parameter duel kernel's lengthscales ``(2.5, 3.5)`` D over ``(S, C)`` mapped to one
 #: isotropic lengthscale over power vectors (:mod:`lensopt.refraction.prescription_duels`):
@@ -153,7 +154,7 @@ class PrescriptionComparisons(PrescriptionSearch):
     #: slack) and GP of the utility come through :class:`PrescriptionSearch`; a subclass sets ``_core``
     #: (also ``reference_context()``).
     lens_lengthscale_d: float
-    _cache: dict
+    _cache: TrialCache
 
     # ---------------------------------------------------------------- the model (``self._core``)
     @property
@@ -204,7 +205,7 @@ class PrescriptionComparisons(PrescriptionSearch):
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):
             raise ValueError(f"plus_preference must be a number >= 0 (utility units per D), got {plus_preference!r}")
         self.plus_preference = float(kappa)
-        self._cache = {}
+        self._cache = TrialCache()
 
     #: Answers over which the tilt grows from 0 to ``plus_preference`` (0: the full tilt from the first).
     plus_ramp_trials: int = 0
@@ -242,11 +243,7 @@ class PrescriptionComparisons(PrescriptionSearch):
         return settings
 
     def _cached(self, name, compute):
-        key = (name, self.n_trials)
-        if key not in self._cache:
-            self._cache = {k: v for k, v in self._cache.items() if k[1] == self.n_trials}
-            self._cache[key] = compute()
-        return self._cache[key]
+        return self._cache.get(self.n_trials, name, compute)
 
     # ---------------------------------------------------------------- lenses
     def _in_box(self, lens: Lens) -> bool:

@@ -47,6 +47,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+from lensopt.refraction.trial import TrialHistory
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81
@@ -173,7 +174,7 @@ class _PrescriptionComparisons(ComparisonSessionModel):
     "prescription"``): then it is rebuilt as the ``prescription_optimizer`` it was, and shows its
     prescription in words."""
 
-    prescription_optimizer: type
+    prescription_optimizer: type[TrialHistory]
 
     def __init__(self, info, optimizer_factory=None):
         settings = info.optimizer_settings

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lensopt.refraction.trial import TrialHistory
+
 #: The left eye's search of a session of both eyes uses the session's seed plus this, so its lenses
 #: and letter sizes are its own draws (the right eye's use the seed itself).
 OS_SEED_OFFSET = 1
@@ -60,7 +62,7 @@ class FeedbackMode:
 
     kind: str
     title: str
-    optimizer_class: type
+    optimizer_class: type[TrialHistory]
     option_names: tuple[str, ...]
     query_type: type
     answers: tuple | None

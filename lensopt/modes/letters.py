@@ -17,7 +17,7 @@ from lensopt.modes.base import FeedbackMode
 from lensopt.refraction.acuity_law import ACUITY_LAW_OPTIONS, ACUITY_LAW_RULE, AcuityLawOptimizer
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH, PrescriptionOptimizer
-from lensopt.refraction.trial import Trial
+from lensopt.refraction.trial import Trial, TrialHistory
 
 #: A letter is named correctly or not.
 LETTER_ANSWERS = (True, False)
@@ -28,7 +28,7 @@ def is_prescription(settings: dict) -> bool:
     return settings.get("search") == PRESCRIPTION_SEARCH
 
 
-def optimizer_class_for(settings: dict) -> type:
+def optimizer_class_for(settings: dict) -> type[TrialHistory]:
     """The letter optimizer that wrote ``settings``: ``PrescriptionOptimizer``, ``AcuityLawOptimizer``
     (rule ``"acuity-law"``) or ``RefractionOptimizer``."""
     if is_prescription(settings):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 DUEL_ANSWERS = ("first", "second", "same")
 """What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same (the
@@ -40,6 +42,9 @@ class TrialHistory:
     session does). A subclass sets ``self._history = []`` and appends in ``tell``."""
 
     _history: list
+    #: ``tell(trial, answer)``, each subclass's own (declared, not defined here: a definition would
+    #: stand before a mixed-in base's ``tell`` in the method order).
+    tell: Callable[[Any, Any], Any]
 
     @property
     def n_trials(self) -> int:

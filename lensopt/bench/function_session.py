@@ -55,7 +55,7 @@ def function_session(spec: RunSpec, problem: FunctionProblem, opt) -> dict:
     return {
         "direction": problem.direction,
         "optimal_value": problem.optimal_value,
-        "final_point": best.tolist(),
+        "final_point": None if best is None else best.tolist(),
         "trajectory": trajectory,
         "answers": "".join(answers),
         "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},

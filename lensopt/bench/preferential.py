@@ -100,7 +100,7 @@ def run_duels(spec) -> dict:
     return {
         "direction": problem.direction,
         "optimal_value": problem.optimal_value,
-        "final_point": best.tolist(),
+        "final_point": None if best is None else best.tolist(),
         "batch_size": batch_size,
         "trajectory": trajectory,
         "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},

@@ -193,7 +193,7 @@ class PreferenceOptimizer:
         for (i, j), c in comparisons:
             self._tell_duel(query.context, query.members[i], query.members[j], c)
 
-    def _tell_duel(self, context, first, second, preferred_first: bool) -> None:
+    def _tell_duel(self, context, first, second, preferred_first: int) -> None:
         """Record one duel: ``first`` vs ``second`` at ``context``, ``preferred_first`` its outcome."""
         context = np.array(context, dtype=float).reshape(-1)
         first, second = np.array(first, dtype=float), np.array(second, dtype=float)

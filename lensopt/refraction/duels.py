@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -112,7 +113,39 @@ def normalize_duel_answer(answer) -> str:
     raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); got {answer!r}")
 
 
-class DuelRefractionOptimizer(TrialHistory):
+class UtilityRefraction(TrialHistory):
+    """What the duel and ranking refraction optimizers share: a utility GP optimizer ``_core`` over
+    ``(letter size, sphere, cylinder)``, the lens box ``_system_bounds`` and the constructor's
+    arguments ``_settings``; the best lens maximizes the posterior mean utility at the reference
+    letter size."""
+
+    _core: Any
+    _settings: dict
+    _system_bounds: Any
+
+    def settings_dict(self) -> dict:
+        """The constructor's arguments as JSON-able values (stored with a session)."""
+        return dict(self._settings)
+
+    @property
+    def reference_letter_logmar(self) -> float:
+        """The letter size at which the best lens is reported (the upper letter bound)."""
+        return float(self._core.reference_context()[0])
+
+    def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
+        Thompson samples of the argmax of the utility (:mod:`lensopt.refraction.optimum_draws`)."""
+        return utility_optimum_draws_d(self, *self._system_bounds, n_samples, rng)
+
+    @single_threaded
+    def best(self) -> tuple[float, float]:
+        """The lens (sphere_d, cylinder_d) maximizing the posterior mean utility (at the reference
+        letter size)."""
+        sphere, cylinder = np.asarray(self._core.best(), float)
+        return float(sphere), float(cylinder)
+
+
+class DuelRefractionOptimizer(UtilityRefraction):
     """ask/tell duel refraction: ``ask() -> DuelTrial``, ``tell(trial, answer)``, ``best()`` the lens
     (:class:`lensopt.asktell.AskTellOptimizer`).
 
@@ -189,9 +222,6 @@ class DuelRefractionOptimizer(TrialHistory):
     def seed(self) -> int:
         return self._settings["seed"]
 
-    def settings_dict(self) -> dict:
-        return dict(self._settings)
-
     def to_state(self) -> dict:
         return {
             "format": STATE_FORMAT,
@@ -236,11 +266,6 @@ class DuelRefractionOptimizer(TrialHistory):
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
 
-    @property
-    def reference_letter_logmar(self) -> float:
-        """The letter size at which the best lens is reported (the upper letter bound)."""
-        return float(self._core.reference_context()[0])
-
     def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):
         """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of the utility of
         ``lenses_d`` ``(n, 2)`` (columns ``sphere_d, cylinder_d``) at letters of ``letter_logmar``.
@@ -256,15 +281,3 @@ class DuelRefractionOptimizer(TrialHistory):
         if self._settings["model"] == "ties":
             return model.predict(X, full_cov=full_cov)
         return model.predict_utility(X, full_cov=full_cov)
-
-    def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
-        Thompson samples of the argmax of the utility (:mod:`lensopt.refraction.optimum_draws`)."""
-        return utility_optimum_draws_d(self, *self._system_bounds, n_samples, rng)
-
-    @single_threaded
-    def best(self) -> tuple[float, float]:
-        """The lens (sphere_d, cylinder_d) maximizing the posterior mean utility (at the reference
-        letter size)."""
-        sphere, cylinder = np.asarray(self._core.best(), float)
-        return float(sphere), float(cylinder)

@@ -18,14 +18,13 @@ from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.duels import (
     MODEL_LOGIT_SCALE,
     UTILITY_VARIANCE,
+    UtilityRefraction,
     duel_refraction_kernel,
     prior_utility,
     utility_inputs,
 )
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
-from lensopt.refraction.optimum_draws import utility_optimum_draws_d
 from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
-from lensopt.refraction.trial import TrialHistory
 from lensopt.threads import single_threaded
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
@@ -50,7 +49,7 @@ class RankingTrial:
         object.__setattr__(self, "letter_logmar", float(self.letter_logmar))
 
 
-class RankingRefractionOptimizer(TrialHistory):
+class RankingRefractionOptimizer(UtilityRefraction):
     """ask/tell ranking refraction: ``ask() -> RankingTrial`` of ``n_lenses`` lenses,
     ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of them, or the
     first ``n_lenses − 1``), ``best()`` the lens (:class:`lensopt.asktell.AskTellOptimizer`).
@@ -101,10 +100,6 @@ class RankingRefractionOptimizer(TrialHistory):
         self._history: list[tuple[RankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan
 
-    def settings_dict(self) -> dict:
-        """The constructor's arguments as JSON-able values (stored with a session)."""
-        return dict(self._settings)
-
     def to_state(self) -> dict:
         """A JSON-able state from which :meth:`from_state` rebuilds an identical optimizer."""
         return {
@@ -151,11 +146,6 @@ class RankingRefractionOptimizer(TrialHistory):
         self._core.tell(RankingQuery(context=[trial.letter_logmar], members=trial.lenses_d), order)
         self._history.append((trial, order))
 
-    @property
-    def reference_letter_logmar(self) -> float:
-        """The letter size at which the best lens is reported (the upper letter bound)."""
-        return float(self._core.reference_context()[0])
-
     def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):
         """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of the utility of
         ``lenses_d`` ``(n, 2)`` (columns ``sphere_d, cylinder_d``) at letters of ``letter_logmar``.
@@ -168,15 +158,3 @@ class RankingRefractionOptimizer(TrialHistory):
         if model is None:
             return prior_utility(self._core.kernel, X, full_cov)
         return model.predict(X, full_cov=full_cov)
-
-    def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
-        Thompson samples of the argmax of the utility (:mod:`lensopt.refraction.optimum_draws`)."""
-        return utility_optimum_draws_d(self, *self._system_bounds, n_samples, rng)
-
-    @single_threaded
-    def best(self) -> tuple[float, float]:
-        """The lens (sphere_d, cylinder_d) maximizing the posterior mean utility (at the reference
-        letter size)."""
-        sphere, cylinder = np.asarray(self._core.best(), float)
-        return float(sphere), float(cylinder)

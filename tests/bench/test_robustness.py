@@ -113,7 +113,7 @@ def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
     assert summary["split"] == "held-out"
     text = format_summary(summary)
     assert "slope-5" in text and "2.84" in text and "1 vs 0" in text and "55.5" in text
-    stop_row = [line.split() for line in text.splitlines() if line.startswith("slope-5") and "2/4" in line][0]
+    stop_row = next(line.split() for line in text.splitlines() if line.startswith("slope-5") and "2/4" in line)
     assert "≤½ line" in text and stop_row[stop_row.index("2/4") + 1 :][:3] == ["0.500", "1.000", "0.050"]
     json.dumps(summary)
 

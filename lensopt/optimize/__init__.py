@@ -4,6 +4,7 @@ from lensopt.optimize.candidates import as_bounds, scrambled_halton, uniform
 from lensopt.optimize.maximize import (
     POSTERIOR_MEAN_SEARCH,
     MaximizerSettings,
+    TiltedMean,
     maximize_acquisition,
     maximize_on_line,
     maximize_posterior_mean,
@@ -12,6 +13,7 @@ from lensopt.optimize.maximize import (
 __all__ = [
     "POSTERIOR_MEAN_SEARCH",
     "MaximizerSettings",
+    "TiltedMean",
     "as_bounds",
     "maximize_acquisition",
     "maximize_on_line",

@@ -179,6 +179,25 @@ def maximize_on_line(
 POSTERIOR_MEAN_SEARCH = MaximizerSettings(n_candidates=128, n_starts=2)
 
 
+class TiltedMean:
+    """A posterior mean tilted towards some points among equals, ``μ(z) + t · z`` (``t`` zero on the
+    context columns), with its gradient, for :func:`maximize_posterior_mean`: ``mean(X)`` gives
+    ``μ`` ``(n,)`` and ``mean_and_gradient(X)`` gives ``(μ, ∂μ/∂z)`` on full inputs ``[s, x]``.
+    (The most-plus prescription: ``t`` the plus preference on the spherical equivalent.)"""
+
+    def __init__(self, mean, mean_and_gradient, tilt):
+        self._mean = mean
+        self._mean_and_gradient = mean_and_gradient
+        self.tilt = np.asarray(tilt, dtype=float)
+
+    def __call__(self, X):
+        return self._mean(X) + np.asarray(X, dtype=float) @ self.tilt
+
+    def value_and_gradient(self, X):
+        mean, dmean = self._mean_and_gradient(X)
+        return mean + np.asarray(X, dtype=float) @ self.tilt, dmean + self.tilt
+
+
 def maximize_posterior_mean(
     mean,
     context,

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from lensopt.gp.kernels import Product, SquaredExponential
-from lensopt.optimize import maximize_posterior_mean
+from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens, PowerVector
@@ -122,25 +122,6 @@ def pull_within(first_d, second_d, radius_d: float) -> np.ndarray:
     first, second = np.asarray(first_d, dtype=float), np.asarray(second_d, dtype=float)
     distance = float(np.linalg.norm(second - first))
     return second if distance <= radius_d else first + (second - first) * (radius_d / distance)
-
-
-class _TiltedMean:
-    """``μ_f(s, x) + κ M`` on utility inputs ``[s, M, J0, J45]``, with its gradient, for
-    :func:`lensopt.optimize.maximize_posterior_mean` (which pins the letter size). ``search``: a
-    :class:`PrescriptionComparisons` (its ``_mean_and_gradient`` and ``_predict``)."""
-
-    def __init__(self, search: PrescriptionComparisons, plus_preference: float):
-        self.search = search
-        self.plus_preference = plus_preference
-
-    def __call__(self, X):
-        return self.search._predict(X)[0] + self.plus_preference * np.asarray(X, dtype=float)[:, 1]
-
-    def value_and_gradient(self, X):
-        mean, dmean = self.search._mean_and_gradient(X)
-        dmean = np.array(dmean, dtype=float)
-        dmean[:, 1] += self.plus_preference
-        return mean + self.plus_preference * np.asarray(X, dtype=float)[:, 1], dmean
 
 
 class PrescriptionComparisons(PrescriptionSearch):
@@ -305,7 +286,8 @@ class PrescriptionComparisons(PrescriptionSearch):
             if self.model is None:
                 return self.box.centre.to_array()
             rng = np.random.default_rng([self._seed, self.n_trials, 1])
-            objective = _TiltedMean(self, self.tilt)
+            # μ_f(s, x) + κ M on utility inputs [s, M, J0, J45]
+            objective = TiltedMean(lambda X: self._predict(X)[0], self._mean_and_gradient, [0.0, self.tilt, 0.0, 0.0])
             s0 = np.array([self.reference_letter_logmar])
             shown = self._shown_lenses()
             tilted = objective(np.column_stack([np.full(len(shown), float(s0[0])), shown]))

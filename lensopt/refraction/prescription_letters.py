@@ -35,7 +35,7 @@ import numpy as np
 
 from lensopt.binary.optimizer import RECENT_INPUTS, ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec
-from lensopt.optimize import maximize_posterior_mean
+from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.bracket import BRACKET_RULE, most_informative
 from lensopt.refraction.lens import Lens
@@ -107,24 +107,6 @@ PRESCRIPTION_RULES = (BRACKET_RULE, *ALL_RULES)
 MIN_MAX_STEP_D = 0.25
 
 STATE_FORMAT = "lensopt.prescription-state/1"
-
-
-class _TiltedMean:
-    """The plus-preferring objective ``μ(z) + t · z`` of a fitted model (``t`` zero on the letter
-    size) as :func:`lensopt.optimize.maximize_posterior_mean` maximizes it: the numbers of the
-    optimizer's own posterior-mean search over :class:`lensopt.binary.rules.TiltedObjective`, bit
-    for bit, without computing the latent's variance, which the mean's maximum does not need."""
-
-    def __init__(self, model, tilt: np.ndarray):
-        self.model = model
-        self.tilt = np.asarray(tilt, dtype=float)
-
-    def __call__(self, X):
-        return self.model.predict_latent_mean(X) + np.asarray(X, dtype=float) @ self.tilt
-
-    def value_and_gradient(self, X):
-        mean, dmean = self.model.predict_latent_mean_with_gradient(X)
-        return mean + np.asarray(X, dtype=float) @ self.tilt, dmean + self.tilt
 
 
 def prescription_kernel(started: bool = True) -> KernelSpec:
@@ -399,7 +381,9 @@ class PrescriptionOptimizer(PrescriptionReport):
         """The plus-preferring optimum the bracketing rule centres on: what
         :meth:`ContextualOptimizer.search_optimum` returns (its candidates, random stream, tolerance
         and single refinement; cached with it), searched on the posterior mean alone
-        (:class:`_TiltedMean`)."""
+        (:class:`lensopt.optimize.TiltedMean`: the numbers of the optimizer's own search over
+        :class:`lensopt.binary.rules.TiltedObjective`, bit for bit, without the latent's variance,
+        which the mean's maximum does not need)."""
         core, s = self._core, self.settings
         context = core._upper_context()
         key = ("argmax", tuple(context), True, s.search_tolerance, 1)
@@ -409,7 +393,7 @@ class PrescriptionOptimizer(PrescriptionReport):
             if s.objective_tilt is not None:
                 tilt[s.n_context :] = s.objective_tilt
             recent = core.inputs[-RECENT_INPUTS:, s.n_context :]
-            objective = _TiltedMean(self.model, tilt)
+            objective = TiltedMean(self.model.predict_latent_mean, self.model.predict_latent_mean_with_gradient, tilt)
             return maximize_posterior_mean(
                 objective,
                 context,

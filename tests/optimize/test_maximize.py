@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from lensopt.optimize import MaximizerSettings, maximize_acquisition, maximize_posterior_mean, scrambled_halton
+from lensopt.optimize import (
+    MaximizerSettings,
+    TiltedMean,
+    maximize_acquisition,
+    maximize_posterior_mean,
+    scrambled_halton,
+)
 
 
 class Quadratic:
@@ -174,3 +180,31 @@ def test_a_refined_search_reports_the_candidate_the_unrefined_search_returns(see
     np.testing.assert_array_equal(candidate[0], unrefined)
     np.testing.assert_allclose(refined, [0.35, -0.6], atol=1e-5)
     assert np.sum((refined - [0.35, -0.6]) ** 2) < np.sum((candidate[0] - [0.35, -0.6]) ** 2)
+
+
+def _bowl(X):
+    """μ(s, x) = s − (x₁ − 0.2)² − 2 (x₂ + 0.1)², with its gradient."""
+    X = np.asarray(X, dtype=float)
+    mean = X[:, 0] - (X[:, 1] - 0.2) ** 2 - 2 * (X[:, 2] + 0.1) ** 2
+    grad = np.column_stack([np.ones(len(X)), -2 * (X[:, 1] - 0.2), -4 * (X[:, 2] + 0.1)])
+    return mean, grad
+
+
+def test_a_tilted_mean_is_the_mean_plus_the_tilt_and_its_gradient_matches_finite_differences():
+    objective = TiltedMean(lambda X: _bowl(X)[0], _bowl, [0.0, 0.3, 0.0])
+    X = np.array([[0.5, 0.1, -0.4], [-1.0, 0.7, 0.2]])
+    value, grad = objective.value_and_gradient(X)
+    np.testing.assert_allclose(value, _bowl(X)[0] + 0.3 * X[:, 1], rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(objective(X), value)
+    h = 1e-6
+    for j in range(3):
+        step = np.zeros(3)
+        step[j] = h
+        np.testing.assert_allclose(grad[:, j], (objective(X + step) - objective(X - step)) / (2 * h), atol=1e-8)
+
+
+def test_the_tilt_moves_the_maximum_of_the_mean_by_tilt_over_twice_the_curvature():
+    # argmax of −(x₁ − 0.2)² + 0.3 x₁ is 0.2 + 0.3 / 2 = 0.35 (by hand); x₂ stays at −0.1
+    objective = TiltedMean(lambda X: _bowl(X)[0], _bowl, [0.0, 0.3, 0.0])
+    best = maximize_posterior_mean(objective, [0.0], [(-1.0, 1.0), (-1.0, 1.0)], np.random.default_rng(0))
+    np.testing.assert_allclose(best, [0.35, -0.1], atol=1e-5)

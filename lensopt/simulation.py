@@ -95,7 +95,7 @@ def make_patient(seed: int, slope: float = 5.0, true_correction_d=None, **patien
     if true_correction_d is None:
         return draw_patients(1, seed, slope=slope, **patient_kwargs)[0]
     patient_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
-    return SimulatedPatient(*true_correction_d, slope=slope, seed=patient_seed, **patient_kwargs)
+    return SimulatedPatient(*true_correction_d, **{"slope": slope, "seed": patient_seed, **patient_kwargs})
 
 
 def latency_summary(latencies_ms) -> dict:

@@ -106,11 +106,11 @@ def fit_kernel_on_samples(
     bounds = np.vstack([kernel.bounds, np.log(NOISE_BOUNDS)])
     starts = [np.append(kernel.theta, np.log(1e-2))]
     starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
-    best = None
-    for start in starts:
-        res = minimize(_negative_log_likelihood, start, args=(kernel, X, y), jac=True, method="L-BFGS-B", bounds=bounds)
-        if best is None or res.fun < best.fun:
-            best = res
+    fits = [
+        minimize(_negative_log_likelihood, start, args=(kernel, X, y), jac=True, method="L-BFGS-B", bounds=bounds)
+        for start in starts
+    ]
+    best = min(fits, key=lambda res: res.fun)  # the first of equals, as a strict < over the starts
     fitted = kernel.with_theta(best.x[:-1])
     return {
         "lengthscales": [float(v) for v in np.broadcast_to(fitted.lengthscales, (X.shape[1],))],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from functools import partial
 
 from lensopt.cli.arguments import confidence as _confidence
 from lensopt.cli.arguments import finite_float as _finite_float
@@ -355,7 +354,12 @@ def run(args) -> int:
         lens_step_d=args.lens_step,
     )
     answer_options = {"tie_threshold": args.tie_threshold} if "tie_threshold" in mode.answer_options else {}
-    session = partial(simulate, mode, use_stop=stop is not None, **answer_options)
+
+    def session(patient, optimizer, n_trials, progress=None):
+        return simulate(
+            mode, patient, optimizer, n_trials, progress=progress, use_stop=stop is not None, **answer_options
+        )
+
     if args.json:
         result = session(patient, optimizer, args.trials)
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}

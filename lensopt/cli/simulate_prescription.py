@@ -182,6 +182,7 @@ def run_prescription(args, stop) -> int:
         "letter_bounds_logmar": tuple(args.letter_bounds),
         **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
     }
+    optimizer: PrescriptionRankingOptimizer | PrescriptionDuelOptimizer | PrescriptionOptimizer
     if ranking:
         optimizer = PrescriptionRankingOptimizer(rule=rule, seed=args.seed, **options)
         answers = {"feedback": "ranking"}

@@ -69,6 +69,8 @@ def start_options(protocol: Protocol, seed: int, letter_bounds_logmar) -> dict:
     refraction (``[start]``, ``--start``): the rule, the seed, the start and its box, the letter
     bounds and the initial trials."""
     start, o = protocol.start, protocol.optimizer
+    if start is None:
+        raise ValueError(f"{protocol.source}: a full-prescription session needs a [start] refraction (or --start)")
     return dict(
         rule=o.rule,
         seed=seed,

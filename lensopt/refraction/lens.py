@@ -182,7 +182,8 @@ class PowerVector:
     def __mul__(self, factor) -> PowerVector:
         if isinstance(factor, bool) or not isinstance(factor, (Real, np.floating, np.integer)):
             return NotImplemented
-        return PowerVector(factor * self.m_d, factor * self.j0_d, factor * self.j45_d)
+        f = float(factor)
+        return PowerVector(f * self.m_d, f * self.j0_d, f * self.j45_d)
 
     __rmul__ = __mul__
 

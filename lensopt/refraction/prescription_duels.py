@@ -279,8 +279,10 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         if answer == "same":
             self._core.note_unmodelled_answer()
         else:
-            members = [trial.first_lens.power_vector().to_array(), trial.second_lens.power_vector().to_array()]
-            self._core.tell(DuelQuery(context=[trial.letter_logmar], members=members), answer == "first")
+            members = np.array(
+                [trial.first_lens.power_vector().to_array(), trial.second_lens.power_vector().to_array()]
+            )
+            self._core.tell(DuelQuery(context=np.array([trial.letter_logmar]), members=members), answer == "first")
         self._history.append((trial, answer))
 
 

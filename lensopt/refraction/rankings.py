@@ -143,7 +143,9 @@ class RankingRefractionOptimizer(UtilityRefraction):
         if not isinstance(trial, RankingTrial):
             raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
         order = tuple(int(i) for i in order)
-        self._core.tell(RankingQuery(context=[trial.letter_logmar], members=trial.lenses_d), order)
+        self._core.tell(
+            RankingQuery(context=np.array([trial.letter_logmar]), members=np.array(trial.lenses_d, dtype=float)), order
+        )
         self._history.append((trial, order))
 
     def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):

@@ -27,6 +27,7 @@ take the jointly most informative ``(s, x)`` instead (0 = never, the papers' rul
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ KG_INNER_POINTS = 128
 class Decision:
     """What a rule may use to choose the next input."""
 
-    model: object  # a fitted lensopt.gp.GPClassifier
+    model: Any  # a fitted lensopt.gp.GPClassifier
     settings: OptimizerSettings
     rng: np.random.Generator
     reference_context: np.ndarray  # (n_context,)

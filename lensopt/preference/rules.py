@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
@@ -76,7 +77,7 @@ class DuelDecision:
     """What a rule may use: the fitted model, the settings, this trial's generator, ``s₀`` and the
     champion ``x*`` (a callable, so that rules which do not need it do not pay for it)."""
 
-    model: object  # a fitted lensopt.preference.PreferenceGP
+    model: Any  # a fitted lensopt.preference.PreferenceGP
     settings: PreferenceSettings
     rng: np.random.Generator
     reference_context: np.ndarray  # (n_context,)

@@ -109,7 +109,7 @@ class RefractionHandler:
         self.trials: list[dict[str, Any]] = []
         self.decision_ms: list[float] = []
         self._query = None  # the query asked and not yet answered
-        self._exp_ref = None
+        self._exp_ref: weakref.ReferenceType | None = None
         if lookahead not in (None, True, False):
             raise ValueError(f"lookahead must be True, False or None (automatic), got {lookahead!r}")
         answers = speculative_answers(optimizer)

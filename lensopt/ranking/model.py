@@ -87,7 +87,7 @@ class RankingGP:
         self.kernel_ = kernel
         self.tie_threshold_ = self.tie_threshold
         self.observations_: list[RankingObservation] = []
-        self.inputs_ = None  # U (n, n_dims)
+        self.inputs_: np.ndarray | None = None  # U (n, n_dims)
         self.mean_whitened_ = np.zeros(0)
         self.chol_whitened_ = np.zeros((0, 0))
         self.elbo_ = 0.0
@@ -170,7 +170,7 @@ class RankingGP:
         """The ELBO of the current posterior and hyperparameters (on the fitted observations)."""
         observations = self.observations_ if observations is None else list(observations)
         U, row_of = _distinct_inputs(observations)
-        if not np.array_equal(U, self.inputs_):
+        if self.inputs_ is None or not np.array_equal(U, self.inputs_):
             raise ValueError("elbo() is defined on the fitted observations' inputs; refit first")
         problem = ElboProblem(
             U, build_groups(observations, row_of), self.kernel_, self.jitter, self.tie_threshold_, False, False
@@ -278,7 +278,7 @@ def _same(a: RankingObservation, b: RankingObservation) -> bool:
 def _distinct_inputs(observations):
     """``U`` (distinct input rows in order of first appearance) and a row → index map."""
     index: dict[bytes, int] = {}
-    rows = []
+    rows: list[np.ndarray] = []
     for obs in observations:
         for row in obs.inputs:
             key = row.tobytes()

@@ -124,7 +124,8 @@ class RankingOptimizer:
         if self.model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         if self._best is None or self._best[0] != self.n_trials:
-            seen = self.model.inputs_[:, s.n_context :]
+            inputs = self.model.inputs_  # a model exists: it was fitted
+            seen = None if inputs is None else inputs[:, s.n_context :]
             point = maximize_posterior_mean(
                 _PosteriorMean(self.model), self.reference_context(), s.system_bounds, self._rng(1), seen
             )

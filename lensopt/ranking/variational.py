@@ -241,7 +241,7 @@ class ElboProblem:
         g_packed[self.diag_pos] *= np.diag(chol_w)  # diagonal stored as its log
         grads = [g_mean, g_packed]
         g_hyper = []
-        if self.learn_kernel:
+        if g_LK is not None:  # learn_kernel
             g_K = cholesky_backward(LK, np.tril(g_LK))
             g_hyper.append(np.einsum("ij,ijk->k", g_K, kernel.gradient_theta(self.U)))
         if self.learn_delta:

@@ -67,8 +67,8 @@ def utility_profile(
     ``μ(x) − μ(x*)`` and variance ``σ²(x) + σ²(x*) − 2 cov(x, x*)``.
     """
     best_s, best_c = best_d
-    spheres = np.linspace(*sphere_bounds_d, n_points)
-    cylinders = np.linspace(*cylinder_bounds_d, n_points)
+    spheres = np.linspace(sphere_bounds_d[0], sphere_bounds_d[1], n_points)
+    cylinders = np.linspace(cylinder_bounds_d[0], cylinder_bounds_d[1], n_points)
     lenses = np.vstack(
         [
             [best_s, best_c],

@@ -34,7 +34,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from lensopt.errors import StoreError
 from lensopt.store import readonly as readonly_folder
@@ -150,7 +150,7 @@ class StoreConnection:
     # -- opening ------------------------------------------------------------------------------
 
     def _connect(self, immutable: bool = False) -> sqlite3.Connection:
-        options = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
+        options: dict[str, Any] = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
         if self.readonly:
             if not self.path.is_file():
                 raise StoreError(
@@ -175,7 +175,7 @@ class StoreConnection:
             self._conn = sqlite3.connect(target, **options)
         return self._conn
 
-    def _prepare(self, conn: sqlite3.Connection) -> dict[str, str]:
+    def _prepare(self, conn: sqlite3.Connection) -> dict[str, str | None]:
         # The busy timeout comes first (sqlite3.connect already set it from timeout_s): every
         # statement below waits for another program's lock rather than failing at once.
         conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000):d}")
@@ -205,7 +205,7 @@ class StoreConnection:
                 time.sleep(pause_s)
                 pause_s = min(2 * pause_s, RETRY_MAX_PAUSE_S)
 
-    def _prepare_once(self, conn: sqlite3.Connection) -> dict[str, str]:
+    def _prepare_once(self, conn: sqlite3.Connection) -> dict[str, str | None]:
         if self.readonly:
             conn.execute("PRAGMA query_only = ON")
             conn.execute("BEGIN")  # the version and the column lists of one moment

@@ -27,7 +27,8 @@ Summary statistics (:func:`lensopt.bench.robustness_summary.summarize`), per con
   above the criterion never reached it and counts as ``budget + 1``;
 - the stopping rule: median trials used (``stopped_at``, or the budget if it never said stop),
   the sessions stopped by confidence (``confidence ≥ threshold``; the rest stopped at
-  ``max_trials``) and the fraction of those truly within the criterion when they stopped;
+  ``max_trials``), the fraction of those truly within the criterion when they stopped, the
+  fraction within :data:`HALF_LINE_LOGMAR` (half a chart line) and the worst error at a stop;
 - decision time (ask + tell, ms), median and p95 over every decision of the rule, wall-clock and
   the deciding thread's CPU time (which other jobs on the machine do not lengthen);
 - ratios to the ideal observer on the seeds both have run: median trials to criterion, failures.

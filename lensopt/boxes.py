@@ -41,6 +41,15 @@ def reference_values(reference, context_bounds) -> tuple[float, ...]:
     return values
 
 
+def first_outside(values, bounds) -> int | None:
+    """The index of the first value outside its ``(low, high)`` (bounds included), or None: e.g. a
+    simulated patient's true correction that no lens of the box could correct."""
+    for i, (value, (low, high)) in enumerate(zip(values, bounds)):
+        if not low <= value <= high:
+            return i
+    return None
+
+
 class BoxSettings:
     """Mixin of a frozen settings dataclass with ``system_bounds``, ``context_bounds`` and an optional
     numeric ``reference_context``: column counts, ``s₀``, and the JSON round trip."""

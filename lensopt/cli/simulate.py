@@ -284,7 +284,8 @@ def run(args) -> int:
                 f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
             )
         return run_prescription(args, stop)
-    # deferred: these import the optimizers and scipy (`lensopt --help` must not)
+    # deferred: these import the optimizers, numpy and scipy (`lensopt --help` must not)
+    from lensopt.boxes import first_outside
     from lensopt.modes.registry import get_mode
     from lensopt.simulation import make_patient, simulate
 
@@ -295,16 +296,14 @@ def run(args) -> int:
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
-    if true is not None:
-        for flag, value, bounds in (
-            ("sphere", true[0], args.sphere_bounds),
-            ("cylinder", true[1], args.cylinder_bounds),
-        ):
-            if not bounds[0] <= value <= bounds[1]:
-                raise ValueError(
-                    f"--true-{flag} {value:g} is outside the lens box [{bounds[0]:g}, {bounds[1]:g}] D, where no "
-                    f"lens could correct it; give a value inside it or widen --{flag}-bounds"
-                )
+    box = (args.sphere_bounds, args.cylinder_bounds)
+    outside = None if true is None else first_outside(true, box)
+    if true is not None and outside is not None:
+        flag, value, (low, high) = ("sphere", "cylinder")[outside], true[outside], box[outside]
+        raise ValueError(
+            f"--true-{flag} {value:g} is outside the lens box [{low:g}, {high:g}] D, where no "
+            f"lens could correct it; give a value inside it or widen --{flag}-bounds"
+        )
     rule = args.rule or _default_rule(args.feedback, args.duel_model)
     allowed = _rules(args.feedback, args.duel_model)
     if rule not in allowed:

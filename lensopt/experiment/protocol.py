@@ -19,6 +19,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_sections import (
     DUEL_ANSWER_KEYS,
@@ -240,16 +241,16 @@ class Protocol:
         an old session keeps resuming."""
         if (observer or self.protocol.observer) != "simulated" or self.start is not None:
             return None
-        for name, value, (low, high) in (
-            ("sphere", self.simulated.sphere_d, self.optimizer.sphere_bounds_d),
-            ("cylinder", self.simulated.cylinder_d, self.optimizer.cylinder_bounds_d),
-        ):
-            if not low <= value <= high:
-                return (
-                    f"simulated.{name}_d {value:g} is outside the lens box optimizer.{name}_bounds_d "
-                    f"[{low:g}, {high:g}] D, where no lens could correct it; give a value inside it or widen the box"
-                )
-        return None
+        true = (self.simulated.sphere_d, self.simulated.cylinder_d)
+        box = (self.optimizer.sphere_bounds_d, self.optimizer.cylinder_bounds_d)
+        outside = first_outside(true, box)
+        if outside is None:
+            return None
+        name, value, (low, high) = ("sphere", "cylinder")[outside], true[outside], box[outside]
+        return (
+            f"simulated.{name}_d {value:g} is outside the lens box optimizer.{name}_bounds_d "
+            f"[{low:g}, {high:g}] D, where no lens could correct it; give a value inside it or widen the box"
+        )
 
     def with_start(self, refraction: str) -> Protocol:
         """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own

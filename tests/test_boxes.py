@@ -1,0 +1,25 @@
+"""Boxes of parameters: bounds checked by name, and which value lies outside its bounds."""
+
+import pytest
+
+from lensopt.boxes import bounds_pairs, first_outside
+
+
+def test_first_outside_names_the_first_value_beyond_its_bounds_with_the_bounds_included():
+    box = ((-4.0, 4.0), (-3.0, 0.0))
+    assert first_outside((4.0, -3.0), box) is None  # on the bounds: inside
+    assert first_outside((4.01, 0.5), box) == 0
+    assert first_outside((0.0, 0.5), box) == 1
+    assert first_outside((0.0, float("nan")), box) == 1  # NaN lies in no box
+
+
+def test_bounds_pairs_refuse_reversed_infinite_and_malformed_bounds_by_name():
+    assert bounds_pairs("b", [(0, 1), (-2, 2)]) == ((0.0, 1.0), (-2.0, 2.0))
+    for bad, words in [
+        ([(1, 0)], r"b\[0\] is reversed or empty"),
+        ([(0, float("inf"))], r"b\[0\] must be finite"),
+        ([1, 2], "b must be a list of"),
+        ([], "b must not be empty"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            bounds_pairs("b", bad)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
@@ -41,7 +42,7 @@ def build_report_figure(snap: DashboardSnapshot | ComparisonSnapshot) -> Figure:
         x=0.01,
         ha="left",
     )
-    for sub, name in zip(fig.subfigures(2, 2).ravel(), PANELS):
+    for sub, name in zip(np.asarray(fig.subfigures(2, 2)).ravel(), PANELS):
         draw_panel(sub, name, snap)
     return fig
 

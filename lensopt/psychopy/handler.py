@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from lensopt.asktell import AskTellOptimizer
@@ -87,8 +88,9 @@ class RefractionHandler:
             isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1
         ):
             raise ValueError(f"n_trials must be a positive integer or None, got {n_trials!r}")
-        self._should_stop = getattr(optimizer, "should_stop", None)
-        if n_trials is None and not callable(self._should_stop):
+        should_stop = getattr(optimizer, "should_stop", None)
+        self._should_stop: Callable[[], bool] | None = should_stop if callable(should_stop) else None
+        if n_trials is None and self._should_stop is None:
             raise ValueError(
                 f"{type(optimizer).__name__} has no stopping rule (should_stop): give n_trials, the trial budget"
             )
@@ -119,7 +121,7 @@ class RefractionHandler:
                 "use lookahead=False (or None)"
             )
         use_worker = answers is not None if lookahead is None else lookahead
-        self._worker = LookaheadWorker(optimizer, callable(self._should_stop)) if use_worker else None
+        self._worker = LookaheadWorker(optimizer, self._should_stop is not None) if use_worker else None
         if exp is not None:
             exp.addLoop(self)
 
@@ -178,14 +180,15 @@ class RefractionHandler:
     def _decide(self) -> tuple[Any, float]:
         """The next query and the ``ask()``'s duration (ms), or ``(None, nan)`` when the stopping rule
         ends the loop; from the lookahead worker while it runs, else in this process."""
-        check = self._should_stop is not None and self.thisTrialN >= 0
+        should_stop = self._should_stop if self.thisTrialN >= 0 else None
+        check = should_stop is not None
         worker = self._worker
         if worker is not None and worker.alive:
             n_trials = self.optimizer.n_trials
             reply = worker.decide(n_trials, check) if self.thisTrialN < 0 else worker.next_decision(n_trials)
             if reply is not None:
                 return reply["query"], float("nan") if reply["stop"] else float(reply["decision_ms"])
-        if check and self._should_stop():
+        if should_stop is not None and should_stop():
             return None, float("nan")
         query = self.optimizer.ask()
         return query, float(self.optimizer.last_decision_ms)

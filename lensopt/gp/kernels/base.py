@@ -8,6 +8,7 @@ operators need no import of a module that itself builds on this one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -269,7 +270,8 @@ class _BaseKernel(Kernel):
         theta = np.asarray(theta, dtype=float).reshape(-1)
         if theta.size != self.n_theta:
             raise ValueError(f"{type(self).__name__}.with_theta: expected {self.n_theta} values; got {theta.size}")
-        values, i = {}, 0
+        values: dict[str, Any] = {}
+        i = 0
         for p in self._params:
             if p.fixed:
                 values[p.name] = p.value

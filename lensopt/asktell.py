@@ -91,6 +91,16 @@ class StoppableOptimizer(AskTellOptimizer[QueryT, AnswerT_contra], Protocol[Quer
         ...
 
 
+def check_state_format(state: object, expected: str, what: str) -> dict[str, Any]:
+    """``state`` if it is a saved state (a dict) of format ``expected``; else a one-line ValueError
+    naming ``what`` was expected (e.g. ``"duel refraction"``) and what came: every ``from_state``
+    refuses a foreign state the same way."""
+    if not isinstance(state, dict) or state.get("format") != expected:
+        got = state.get("format") if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"not a lensopt {what} state (format {got!r}; expected {expected!r})")
+    return state
+
+
 @dataclass(frozen=True)
 class SessionRun:
     """What :func:`run_session` did: ``n_trials`` run, whether ``stop`` ended the session (at its last
@@ -132,4 +142,11 @@ def run_session(
     return SessionRun(n_trials=t, stopped=stopped, decision_ms=tuple(decision_ms))
 
 
-__all__ = ["NO_DECISION_MS", "AskTellOptimizer", "SessionRun", "StoppableOptimizer", "run_session"]
+__all__ = [
+    "NO_DECISION_MS",
+    "AskTellOptimizer",
+    "SessionRun",
+    "StoppableOptimizer",
+    "check_state_format",
+    "run_session",
+]

@@ -20,6 +20,7 @@ from lensopt.asktell import (
     AskTellOptimizer,
     SessionRun,
     StoppableOptimizer,
+    check_state_format,
     run_session,
 )
 from lensopt.binary.optimizer import ContextualOptimizer, Query
@@ -217,3 +218,18 @@ def test_run_session_with_a_stoppable_optimizer_stops_by_its_rule():
 def test_run_session_refuses_a_trial_count_that_is_not_a_positive_integer(n_trials):
     with pytest.raises(ValueError, match="positive integer"):
         run_session(build_optimizers()["contextual"], RESPONSES["contextual"], n_trials)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_optimizer_refuses_a_foreign_state_in_one_line_naming_both_formats(name):
+    optimizer_class = type(build_optimizers()[name])
+    cases: list[tuple[Any, str]] = [([1, 2], "'list'"), ({"format": "other/1"}, "'other/1'"), ({}, "None")]
+    for foreign, got in cases:
+        with pytest.raises(ValueError, match=rf"^not a lensopt .+ state \(format {got}; expected '.+'\)$") as error:
+            optimizer_class.from_state(foreign)
+        assert "\n" not in str(error.value)
+
+
+def test_check_state_format_returns_a_state_of_the_expected_format_as_it_is():
+    state = {"format": "lensopt.x/1", "history": []}
+    assert check_state_format(state, "lensopt.x/1", "x") is state

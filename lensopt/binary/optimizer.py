@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import brentq
 
+from lensopt.asktell import check_state_format
 from lensopt.binary import rules
 from lensopt.binary.settings import KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
@@ -362,8 +363,7 @@ class ContextualOptimizer:
 
     @classmethod
     def from_state(cls, state: dict) -> ContextualOptimizer:
-        if state.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a lensopt optimizer state (format {state.get('format')!r})")
+        check_state_format(state, STATE_FORMAT, "optimizer")
         settings = OptimizerSettings.from_dict(state["settings"])
         opt = ContextualOptimizer.__new__(ContextualOptimizer)
         ContextualOptimizer.__init__(

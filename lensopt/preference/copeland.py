@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.gp.classifier import INFERENCE_METHODS
 from lensopt.gp.kernels import Kernel
 from lensopt.optimize import as_bounds, scrambled_halton, uniform
@@ -269,8 +270,7 @@ class CopelandOptimizer:
 
     @classmethod
     def from_state(cls, state: dict) -> CopelandOptimizer:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a Copeland optimizer state (expected format {STATE_FORMAT!r})")
+        check_state_format(state, STATE_FORMAT, "Copeland optimizer")
         settings = dict(state["settings"])
         optimizer = cls(**settings)
         d = len(optimizer.settings.bounds)

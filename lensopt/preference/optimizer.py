@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
 from lensopt.preference.model import PreferenceGP
@@ -250,9 +251,7 @@ class PreferenceOptimizer:
 
     @classmethod
     def from_state(cls, state: dict) -> PreferenceOptimizer:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"not a lensopt preference optimizer state (format {got!r}; expected {STATE_FORMAT!r})")
+        check_state_format(state, STATE_FORMAT, "preference optimizer")
         settings = PreferenceSettings.from_dict(state["settings"])
         data = settings.to_dict()
         optimizer = cls(data.pop("system_bounds"), data.pop("context_bounds"), kernel=state.get("kernel"), **data)

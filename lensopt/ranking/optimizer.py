@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.optimize import maximize_posterior_mean
 from lensopt.preference.optimizer import DuelQuery
 from lensopt.preference.settings import kernel_to_dict, resolve_kernel
@@ -212,9 +213,7 @@ class RankingOptimizer:
 
     @classmethod
     def from_state(cls, state: dict) -> RankingOptimizer:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"not a lensopt ranking optimizer state (format {got!r}; expected {STATE_FORMAT!r})")
+        check_state_format(state, STATE_FORMAT, "ranking optimizer")
         data = RankingSettings.from_dict(state["settings"]).to_dict()
         optimizer = cls(data.pop("system_bounds"), data.pop("context_bounds"), kernel=state.get("kernel"), **data)
         for i, row in enumerate(state.get("history", [])):

@@ -49,6 +49,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from lensopt.allocator import keep_large_blocks
+from lensopt.asktell import check_state_format
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
@@ -259,8 +260,7 @@ class AcuityLawOptimizer(LensGridSearch):
 
     @classmethod
     def from_state(cls, state: dict) -> AcuityLawOptimizer:
-        if state.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a lensopt acuity-law state (format {state.get('format')!r})")
+        check_state_format(state, STATE_FORMAT, "acuity-law")
         history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
         return cls.from_settings(state["settings"], history)
 

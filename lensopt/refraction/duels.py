@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.gp.kernels import Product, SquaredExponential
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
@@ -231,8 +232,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
 
     @classmethod
     def from_state(cls, state: dict) -> DuelRefractionOptimizer:
-        if state.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a lensopt duel refraction state (format {state.get('format')!r})")
+        check_state_format(state, STATE_FORMAT, "duel refraction")
         history = [(DuelTrial((S1, C1), (S2, C2), s), answer) for s, S1, C1, S2, C2, answer in state["history"]]
         return cls.from_settings(state["settings"], history)
 

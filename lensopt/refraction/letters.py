@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.stats import norm
 
+from lensopt.asktell import check_state_format
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import KernelSpec
 from lensopt.gp.uncertainty import floored_mean
@@ -237,8 +238,7 @@ class RefractionOptimizer(TrialHistory):
 
     @classmethod
     def from_state(cls, state: dict) -> RefractionOptimizer:
-        if state.get("format") != "lensopt.refraction-state/1":
-            raise ValueError(f"not a lensopt refraction state (format {state.get('format')!r})")
+        check_state_format(state, "lensopt.refraction-state/1", "refraction")
         history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
         return cls.from_settings(state["settings"], history)
 

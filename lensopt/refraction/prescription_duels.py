@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.optimize import maximize_on_line, uniform
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference import acquisition as preference_acquisition
@@ -203,9 +204,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
 
     @classmethod
     def from_state(cls, state: dict) -> PrescriptionDuelOptimizer:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"not a lensopt prescription duel state (format {got!r}; expected {STATE_FORMAT!r})")
+        check_state_format(state, STATE_FORMAT, "prescription duel")
         history = [
             (PrescriptionDuelTrial(Lens(S1, C1, A1), Lens(S2, C2, A2), s), answer)
             for s, S1, C1, A1, S2, C2, A2, answer in state["history"]

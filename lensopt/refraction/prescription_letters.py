@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.binary.optimizer import RECENT_INPUTS, ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
@@ -304,8 +305,7 @@ class PrescriptionOptimizer(PrescriptionReport):
 
     @classmethod
     def from_state(cls, state: dict) -> PrescriptionOptimizer:
-        if state.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a lensopt prescription state (format {state.get('format')!r})")
+        check_state_format(state, STATE_FORMAT, "prescription")
         history = [(Trial(S, C, s, axis), bool(c)) for s, S, C, axis, c in state["history"]]
         return cls.from_settings(state["settings"], history)
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking import search as ranking_search
 from lensopt.ranking.data import parse_outcome
@@ -232,9 +233,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
 
     @classmethod
     def from_state(cls, state: dict) -> PrescriptionRankingOptimizer:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"not a lensopt prescription ranking state (format {got!r}; expected {STATE_FORMAT!r})")
+        check_state_format(state, STATE_FORMAT, "prescription ranking")
         try:
             history = [
                 (

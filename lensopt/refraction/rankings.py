@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.asktell import check_state_format
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.duels import (
     MODEL_LOGIT_SCALE,
@@ -117,9 +118,7 @@ class RankingRefractionOptimizer(UtilityRefraction):
 
     @classmethod
     def from_state(cls, state: dict) -> RankingRefractionOptimizer:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise ValueError(f"not a lensopt ranking refraction state (format {got!r}; expected {STATE_FORMAT!r})")
+        check_state_format(state, STATE_FORMAT, "ranking refraction")
         try:
             history = [
                 (RankingTrial(tuple(map(tuple, row["lenses_d"])), row["letter_logmar"]), tuple(row["order"]))

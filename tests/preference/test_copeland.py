@@ -298,7 +298,7 @@ def test_bad_settings_and_states_are_rejected():
         CopelandOptimizer([(0, 1), (0, 1)], lengthscales=(0.1,))
     with pytest.raises(ValueError, match="n_landmarks must be"):
         CopelandModel([(0, 1)], n_landmarks=0)
-    with pytest.raises(ValueError, match="not a Copeland optimizer state"):
+    with pytest.raises(ValueError, match="not a lensopt Copeland optimizer state"):
         CopelandOptimizer.from_state({"format": "lensopt.optimizer-state/1"})
     with pytest.raises(ValueError, match="cannot be saved"):
         CopelandOptimizer([(0, 1)], kernel=default_duel_kernel([(0, 1)])).to_state()

@@ -27,6 +27,7 @@ from matplotlib.lines import Line2D
 
 from lensopt import __version__
 from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
+from lensopt.dashboard.model import snapshot_from_store
 from lensopt.dashboard.panels import draw_notice, draw_panel
 from lensopt.dashboard.prescription_text import (
     EyeRecord,
@@ -35,6 +36,7 @@ from lensopt.dashboard.prescription_text import (
     session_results,
     wrapped,
 )
+from lensopt.dashboard.report import build_report_figure
 from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
@@ -318,9 +320,6 @@ def draw_curves_page(store, info) -> Figure:
     """Page 2: what the dashboard draws for the session. A full-prescription session: its history
     panel and the lens path (A4 portrait); any other: the dashboard report's four panels (A4
     landscape); a session the dashboard cannot show: a notice saying why."""
-    from lensopt.dashboard.model import snapshot_from_store  # deferred: rebuilds the optimizer (scipy)
-    from lensopt.dashboard.report import build_report_figure
-
     prescription = info.kind == LETTERS_KIND and is_prescription(info.optimizer_settings)
     try:
         snap = snapshot_from_store(store, info.session_id) if info.n_trials else None

@@ -297,8 +297,7 @@ def run(args) -> int:
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
     box = (args.sphere_bounds, args.cylinder_bounds)
-    outside = None if true is None else first_outside(true, box)
-    if true is not None and outside is not None:
+    if true is not None and (outside := first_outside(true, box)) is not None:
         flag, value, (low, high) = ("sphere", "cylinder")[outside], true[outside], box[outside]
         raise ValueError(
             f"--true-{flag} {value:g} is outside the lens box [{low:g}, {high:g}] D, where no "

@@ -25,8 +25,8 @@ most-plus champion and report and the intervals (:mod:`lensopt.refraction.prescr
   the rounded lenses' power vectors.
 - **most plus**: the champion and the report maximize ``μ_f(s₀, x) + κ M`` with ``κ`` the duels'
   :data:`~lensopt.refraction.prescription_duels.PLUS_PREFERENCE` in logit units
-  (:data:`PLUS_PREFERENCE`), growing over the first :data:`PLUS_RAMP_RANKINGS` rankings, the report
-  moved back by ``κ / (2c)``, at most :data:`RANKING_MAX_PLUS_OFFSET_D`.
+  (:data:`PLUS_PREFERENCE`), in a trust region around the lens shown with the highest posterior
+  mean, the report moved back by ``κ / (2c)``, at most :data:`RANKING_MAX_PLUS_OFFSET_D`.
 
 No stopping rule, no predicted acuity and no confidence: the ranking utility has no acuity scale.
 """
@@ -78,15 +78,19 @@ PLUS_PREFERENCE = DUEL_PLUS_PREFERENCE * MODEL_LOGIT_SCALE
 #: +0.12 / +0.07 D with 0.25 D, −0.00 / −0.06 D with 0.375 D (mean blur error 0.10 / 0.17 D; the
 #: start's 0.47 D); κ = 2 left accommodating eyes 0.29 D too minus, κ = 5.1 ran 1.5 D plus early on.
 RANKING_MAX_PLUS_OFFSET_D = 0.375
-#: Rankings over which the tilt grows from 0 to :data:`PLUS_PREFERENCE` (``κ · min(1, n / 10)``).
-#: With the full tilt from the first ranking, while the model knows little, ``κ M`` alone moved the
-#: champion and its lenses up to 0.75 D plus per ranking: on tuning patients (seeds 5000–5011, with
-#: and without accommodation) the reported M was +1.1–1.2 D too plus after 10 rankings and the blur
-#: error 1.4 D (the start's 0.47 D). A ramp over 10 rankings: +0.0–0.2 D and 0.45–0.48 D after 10,
-#: the same error after 40 and 60 (0.15–0.17 / 0.11–0.15 D; M −0.01 / −0.09 D after 60); over 20
-#: rankings accommodating eyes ended 0.18 D too minus. Holding the champion at the start during the
-#: random first rankings did not help (M +0.8–1.4 D after 10).
-PLUS_RAMP_RANKINGS = 10
+#: Rankings over which the tilt grows from 0 to :data:`PLUS_PREFERENCE` (``κ · min(1, n / R)``; 0:
+#: the full tilt from the first ranking). A ramp over 10 rankings was the default while the trust
+#: region was centred by the *tilted* posterior mean: with the full tilt from the first ranking, while
+#: the model knew little, ``κ M`` alone moved the champion and its lenses up to 0.75 D plus per
+#: ranking (on tuning patients, seeds 5000–5011, the reported M +1.1–1.2 D too plus after 10
+#: rankings; with the ramp +0.0–0.2 D). Centred by the posterior mean
+#: (:meth:`~lensopt.refraction.prescription_comparisons.PrescriptionComparisons.search_optimum`), the
+#: ramp is no longer needed and costs accommodating eyes: on tuning patients (seeds 5000–5029, 60
+#: rankings, an autorefraction start) the mean M error with accommodation after 40 / 60 rankings was
+#: −0.03 / −0.06 D without a ramp and −0.17 / −0.13 D with one over 10 (median blur error 0.16 /
+#: 0.11 D against 0.17 / 0.13 D); without accommodation the two were alike. Sessions saved with a ramp
+#: keep theirs (``plus_ramp_rankings`` in their settings).
+PLUS_RAMP_RANKINGS = 0
 
 #: Rules: MPES then the letter size by mutual information (the default), or random sets and sizes.
 PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
@@ -142,7 +146,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
     ``m_half_width_d``/``j_half_width_d``: the box around it. ``rule``: ``mpes-ald`` or ``random``;
     ``ranking_radius_d``: the trust region's radius (:data:`RANKING_RADIUS_D`);
     ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`),
-    reached after ``plus_ramp_rankings`` rankings (:data:`PLUS_RAMP_RANKINGS`).
+    reached after ``plus_ramp_rankings`` rankings (:data:`PLUS_RAMP_RANKINGS`, 0: from the first).
     """
 
     max_plus_offset_d = RANKING_MAX_PLUS_OFFSET_D

@@ -13,6 +13,8 @@ from lensopt.refraction.prescription_duels import (
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
     MAPPED_LENS_LENGTHSCALE_D,
+    PLUS_PREFERENCE,
+    REPORT_TILT_SHARE,
     PrescriptionDuelOptimizer,
     PrescriptionDuelTrial,
     prescription_duel_kernel,
@@ -185,7 +187,45 @@ def test_the_most_plus_offset_is_the_tilt_over_twice_the_curvature(monkeypatch, 
     mean = _PosteriorMean(curvature, -1.0, plateau)
     monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
     tilted_m = -1.0 + (kappa / (2 * curvature) if curvature > 0 else 0.0)
-    assert opt.plus_offset_d(np.array([tilted_m, 0.1, -0.1])) == pytest.approx(expected)
+    assert opt.plus_offset_d(np.array([tilted_m, 0.1, -0.1]), kappa) == pytest.approx(expected)
+    assert opt.plus_offset_d(np.array([tilted_m, 0.1, -0.1])) == pytest.approx(  # the report's tilt
+        min(REPORT_TILT_SHARE * kappa / (2 * curvature), 0.5) if curvature > 0 else 0.0
+    )
+
+
+class _QuadraticUtility(_PosteriorMean):
+    def predict_utility(self, X, full_cov=False):
+        mean, var, _, _ = self.predict_utility_with_gradient(X)
+        return mean, var
+
+
+def _optimizer_of(monkeypatch, curvature, m_star_d, shown_m_d):
+    """A duel optimizer whose posterior mean is ``−c (M − M*)²`` and whose lenses shown have the
+    given M (J0 = J45 = 0)."""
+    opt = PrescriptionDuelOptimizer(start=START)
+    mean = _QuadraticUtility(curvature, m_star_d)
+    monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
+    shown = np.array([[m, 0.0, 0.0] for m in shown_m_d])
+    monkeypatch.setattr(PrescriptionDuelOptimizer, "_shown_lenses", lambda self: shown)
+    return opt
+
+
+def test_the_champion_moves_at_most_one_separation_beyond_the_lens_the_answers_favour(monkeypatch):
+    # A nearly flat utility (c = 0.5): tilted by κ = 2 its optimum lies 2 D plus of M* = −1.5. The
+    # lenses shown at M* + 0.75 and M* + 1.5 look better *tilted* than the one at M*, but the
+    # answers favour M*: the champion stays within one duel separation (0.75 D) of it.
+    opt = _optimizer_of(monkeypatch, 0.5, -1.5, [-1.5, -0.75, 0.0])
+    champion = opt.search_optimum()
+    assert champion[0] == pytest.approx(-1.5 + DUEL_SEPARATION_D, abs=1e-3)
+
+
+def test_the_reported_lens_of_a_quadratic_utility_is_its_peak_and_the_champion_leans_plus(monkeypatch):
+    # −3 (M − M*)²: the champion maximizes it plus κ M (κ/(2c) = 1/3 D plus of M*); the report, with
+    # half the tilt, lies 1/6 D plus and moves back by 1/6 D onto M*.
+    m_star = -1.25
+    opt = _optimizer_of(monkeypatch, 3.0, m_star, [m_star - 0.25, m_star, m_star + 0.25])
+    assert opt.search_optimum()[0] == pytest.approx(m_star + PLUS_PREFERENCE / 6.0, abs=1e-3)
+    assert opt.best().m_d == pytest.approx(m_star, abs=1e-3)
 
 
 def _one_line_value_error(call, match):

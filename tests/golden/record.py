@@ -38,12 +38,17 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from lensopt.asktell import run_session
 from lensopt.binary.optimizer import ContextualOptimizer
+from lensopt.modes.registry import get_mode
+from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference.copeland import CopelandOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.refraction.rankings import RankingRefractionOptimizer
 from lensopt.refraction.trial import Trial
 from lensopt.simulation import make_patient
@@ -75,6 +80,12 @@ def _floats(values) -> list:
     return np.asarray(values, dtype=float).tolist()
 
 
+def _best(optimizer) -> list:
+    """The optimizer's best point as floats (a power vector's ``[M, J0, J45]``)."""
+    best = optimizer.best()
+    return _floats(best.to_array() if hasattr(best, "to_array") else best)
+
+
 @dataclass(frozen=True)
 class Family:
     """One optimizer class and the rules recorded with it.
@@ -82,7 +93,7 @@ class Family:
     ``configs``: name → constructor options (``n_trials`` among them overrides :data:`N_TRIALS`);
     ``make(options, seed)``: the optimizer; ``encode(query)``: the query as JSON;
     ``answer(patient, query, options)``: the patient's answer, as ``optimizer.tell`` takes it;
-    ``decode(answer)``: that answer from its JSON.
+    ``decode(answer)``: that answer from its JSON; ``patient(seed)``: the simulated patient.
     """
 
     name: str
@@ -93,6 +104,7 @@ class Family:
     answer: Callable
     decode: Callable = lambda answer: answer
     notes: str = ""
+    patient: Callable = make_patient  # seed -> the simulated patient who answers
 
 
 # ---------------------------------------------------------------------------------- letters
@@ -167,6 +179,59 @@ RANKINGS = Family(
     answer=lambda patient, t, o: patient.rank_lenses(t.letter_logmar, t.lenses_d),
     decode=tuple,
     notes="three lenses, the patient orders all of them (SimulatedPatient.rank_lenses); mpes-ald (slow) for 20 trials",
+)
+
+
+# -------------------------------------------------------- the full prescription, from a start
+def _clinic(seed: int):
+    """The clinic patient of ``seed`` (slope 14, lapse 0, accommodation) and its autorefraction,
+    as ``lensopt bench prescription`` draws them."""
+    patient = draw_clinic_patients(1, seed, slope=14.0)[0]
+    return patient, autorefraction(patient, np.random.SeedSequence([seed, 1]))
+
+
+def _lens(lens) -> list:
+    return [lens.sphere_d, lens.cylinder_d, lens.axis_deg]
+
+
+def _mode_answer(kind: str) -> Callable:
+    return lambda patient, trial, options: get_mode(kind).respond(patient, trial)
+
+
+PRESCRIPTION_NOTES = "clinic patients (slope 14) from their autorefraction, answered by lensopt's own mode ({})"
+
+PRESCRIPTION_LETTERS = Family(
+    name="prescription-letters",
+    optimizer="PrescriptionOptimizer",
+    configs={"bracket-ald": {"rule": "bracket-ald", "n_trials": 30}},
+    make=lambda o, seed: PrescriptionOptimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
+    encode=lambda t: {"letter_logmar": t.letter_logmar, "lens": [t.sphere_d, t.cylinder_d, t.axis_deg]},
+    answer=_mode_answer("letters"),
+    notes=PRESCRIPTION_NOTES.format("letters") + "; 30 trials",
+    patient=lambda seed: _clinic(seed)[0],
+)
+
+PRESCRIPTION_DUELS = Family(
+    name="prescription-duels",
+    optimizer="PrescriptionDuelOptimizer",
+    configs={"muc-ald": {"rule": "muc-ald", "n_trials": 30}},
+    make=lambda o, seed: PrescriptionDuelOptimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
+    encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses": [_lens(t.first_lens), _lens(t.second_lens)]},
+    answer=_mode_answer("duel"),
+    notes=PRESCRIPTION_NOTES.format("duel") + "; 30 trials",
+    patient=lambda seed: _clinic(seed)[0],
+)
+
+PRESCRIPTION_RANKINGS = Family(
+    name="prescription-rankings",
+    optimizer="PrescriptionRankingOptimizer",
+    configs={"mpes-ald": {"rule": "mpes-ald", "n_trials": 15}},
+    make=lambda o, seed: PrescriptionRankingOptimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
+    encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses": [_lens(lens) for lens in t.lenses]},
+    answer=_mode_answer("ranking"),
+    decode=tuple,
+    notes=PRESCRIPTION_NOTES.format("ranking") + "; 15 trials (slow)",
+    patient=lambda seed: _clinic(seed)[0],
 )
 
 
@@ -266,7 +331,22 @@ RANKING = Family(
     "and duels families)",
 )
 
-FAMILIES = {f.name: f for f in (LETTERS, ACUITY_LAW, DUELS, RANKINGS, CONTEXTUAL, PREFERENCE, COPELAND, RANKING)}
+FAMILIES = {
+    f.name: f
+    for f in (
+        LETTERS,
+        ACUITY_LAW,
+        DUELS,
+        RANKINGS,
+        PRESCRIPTION_LETTERS,
+        PRESCRIPTION_DUELS,
+        PRESCRIPTION_RANKINGS,
+        CONTEXTUAL,
+        PREFERENCE,
+        COPELAND,
+        RANKING,
+    )
+}
 """Every family, by the name of its golden file."""
 
 
@@ -279,14 +359,14 @@ def record_session(family: Family, config: str, seed: int) -> dict:
     """One simulated session: its queries, the patient's answers and the best point at the end."""
     options = family.configs[config]
     optimizer = family.make(options, seed)
-    patient = make_patient(seed)
+    patient = family.patient(seed)
     trials = []
 
     def on_trial(t, query, answer):
         trials.append({"query": family.encode(query), "answer": json.loads(json.dumps(answer))})
 
     run_session(optimizer, lambda query: family.answer(patient, query, options), n_trials(options), on_trial)
-    return {"config": config, "seed": seed, "trials": trials, "best": _floats(optimizer.best())}
+    return {"config": config, "seed": seed, "trials": trials, "best": _best(optimizer)}
 
 
 def blas_kernel() -> str:
@@ -363,7 +443,7 @@ def replay_session(family: Family, session: dict) -> str | None:
         if found:
             return found
         optimizer.tell(query, family.decode(trial["answer"]))
-    return mismatch(session["best"], _floats(optimizer.best()), f"best after {len(session['trials'])} trials")
+    return mismatch(session["best"], _best(optimizer), f"best after {len(session['trials'])} trials")
 
 
 def dumps(data: dict) -> str:

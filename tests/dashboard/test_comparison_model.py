@@ -251,8 +251,10 @@ def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers
             told.append((ranking, order))
             pairs = tuple((lens.sphere_d, lens.cylinder_d) for lens in ranking.lenses)
             axes = tuple(lens.axis_deg for lens in ranking.lenses)
-            record = RankingTrialRecord(i, pairs, ranking.letter_logmar, "CDHKN", order, 1.0, 1e9 + i, 1e9 + i + 1)
-            store.append_ranking_trial(sid, dataclasses.replace(record, axes_deg=axes))
+            record = RankingTrialRecord(
+                i, pairs, ranking.letter_logmar, "CDHKN", order, 1.0, 1e9 + i, 1e9 + i + 1, axes_deg=axes
+            )
+            store.append_ranking_trial(sid, record)
         snap = snapshot_from_store(store, sid)
         early = session_model(store.session(sid))
         early.update(store.session(sid), early.read_records(store, sid))

@@ -100,7 +100,7 @@ AUTOREFRACTION_SD_D = {"M": 0.4, "J0": 0.2, "J45": 0.2}
 CRITERION_D = 0.25
 
 #: Trial counts at which the errors are tabulated (those within the budget; and the budget's end).
-CHECKPOINTS = (40, 60, 100)
+CHECKPOINTS = (10, 20, 40, 60, 100)
 
 #: Coordinates of the power vector, in record order.
 COORDINATES = ("M", "J0", "J45")

@@ -3,7 +3,7 @@ table, the Bland–Altman plot, and the summary files written next to the record
 
 Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench.prescription`:
 
-- at 40, 60 and 100 trials (those within the budget, and the budget's end): Bland–Altman of each
+- at 10, 20, 40, 60 and 100 trials (those within the budget, and the budget's end): Bland–Altman of each
   power-vector coordinate (M, J0, J45) against the truth — the bias (mean of reported − truth)
   and the 95 % limits of agreement (bias ± 1.96 SD, SD with ``n − 1``) — and the median blur error;
 - trials to reach AND STAY at a blur error ``<= 0.25 D`` (:func:`trials_to_criterion`; a session

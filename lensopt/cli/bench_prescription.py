@@ -45,7 +45,7 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         description="Simulated full refractions (sphere, cylinder, axis) with letters, duels or rankings on clinic patients "
         "(seeds from 100,000 are held out; each record says its split), with and without a starting "
         "autorefraction and accommodation; every trial is scored. Prints and writes the summary: "
-        "Bland–Altman of M, J0, J45 at 40/60/100 trials, trials to reach and stay <= 0.25 D blur "
+        "Bland–Altman of M, J0, J45 at 10/20/40/60/100 trials, trials to reach and stay <= 0.25 D blur "
         "(and over the ideal observer's), the stopping rule, decision times, and a Bland–Altman plot.",
     )
     ps.add_argument(

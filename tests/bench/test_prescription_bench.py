@@ -110,7 +110,7 @@ def test_summary_bland_altman_and_criteria_equal_a_hand_computation():
         ("start-accommodation", "ideal"),
     ]
     ucb = summary["rows"][0]
-    assert ucb["n_sessions"] == 3 and ucb["n_trials"] == 6 and list(ucb["at"]) == ["6"]  # 40/60/100 beyond 6
+    assert ucb["n_sessions"] == 3 and ucb["n_trials"] == 6 and list(ucb["at"]) == ["6"]  # 10/20/40/60/100 beyond 6
     ucb_records = [r for r in records if r["rule"] == "ucb-ald"]
     for t in (6,):
         for coord in ("M", "J0", "J45"):

@@ -194,44 +194,48 @@ def _lens(lens) -> list:
     return [lens.sphere_d, lens.cylinder_d, lens.axis_deg]
 
 
-def _mode_answer(kind: str) -> Callable:
-    return lambda patient, trial, options: get_mode(kind).respond(patient, trial)
+def _prescription_family(name, optimizer, rule, n_trials, mode, encode_lenses, decode=lambda a: a, slow=""):
+    """A family of the full prescription: ``optimizer(rule=, seed=, start=)`` from the clinic patient's
+    autorefraction, the trial's letter size and lenses encoded, answered by lensopt's ``mode``."""
+    return Family(
+        name=name,
+        optimizer=optimizer.__name__,
+        configs={rule: {"rule": rule, "n_trials": n_trials}},
+        make=lambda o, seed: optimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
+        encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses": encode_lenses(t)},
+        answer=lambda patient, trial, options: get_mode(mode).respond(patient, trial),
+        decode=decode,
+        notes=f"clinic patients (slope 14) from their autorefraction, answered by lensopt's own mode ({mode}); "
+        f"{n_trials} trials{slow}",
+        patient=lambda seed: _clinic(seed)[0],
+    )
 
 
-PRESCRIPTION_NOTES = "clinic patients (slope 14) from their autorefraction, answered by lensopt's own mode ({})"
-
-PRESCRIPTION_LETTERS = Family(
-    name="prescription-letters",
-    optimizer="PrescriptionOptimizer",
-    configs={"bracket-ald": {"rule": "bracket-ald", "n_trials": 30}},
-    make=lambda o, seed: PrescriptionOptimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
-    encode=lambda t: {"letter_logmar": t.letter_logmar, "lens": [t.sphere_d, t.cylinder_d, t.axis_deg]},
-    answer=_mode_answer("letters"),
-    notes=PRESCRIPTION_NOTES.format("letters") + "; 30 trials",
-    patient=lambda seed: _clinic(seed)[0],
+PRESCRIPTION_LETTERS = _prescription_family(
+    "prescription-letters",
+    PrescriptionOptimizer,
+    "bracket-ald",
+    30,
+    "letters",
+    lambda t: [[t.sphere_d, t.cylinder_d, t.axis_deg]],
 )
-
-PRESCRIPTION_DUELS = Family(
-    name="prescription-duels",
-    optimizer="PrescriptionDuelOptimizer",
-    configs={"muc-ald": {"rule": "muc-ald", "n_trials": 30}},
-    make=lambda o, seed: PrescriptionDuelOptimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
-    encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses": [_lens(t.first_lens), _lens(t.second_lens)]},
-    answer=_mode_answer("duel"),
-    notes=PRESCRIPTION_NOTES.format("duel") + "; 30 trials",
-    patient=lambda seed: _clinic(seed)[0],
+PRESCRIPTION_DUELS = _prescription_family(
+    "prescription-duels",
+    PrescriptionDuelOptimizer,
+    "muc-ald",
+    30,
+    "duel",
+    lambda t: [_lens(t.first_lens), _lens(t.second_lens)],
 )
-
-PRESCRIPTION_RANKINGS = Family(
-    name="prescription-rankings",
-    optimizer="PrescriptionRankingOptimizer",
-    configs={"mpes-ald": {"rule": "mpes-ald", "n_trials": 15}},
-    make=lambda o, seed: PrescriptionRankingOptimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
-    encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses": [_lens(lens) for lens in t.lenses]},
-    answer=_mode_answer("ranking"),
+PRESCRIPTION_RANKINGS = _prescription_family(
+    "prescription-rankings",
+    PrescriptionRankingOptimizer,
+    "mpes-ald",
+    15,
+    "ranking",
+    lambda t: [_lens(lens) for lens in t.lenses],
     decode=tuple,
-    notes=PRESCRIPTION_NOTES.format("ranking") + "; 15 trials (slow)",
-    patient=lambda seed: _clinic(seed)[0],
+    slow=" (slow)",
 )
 
 

@@ -93,11 +93,12 @@ PLUS_PREFERENCE = 2.0
 #: The share of :data:`PLUS_PREFERENCE` with which the lens is reported: the champion leans plus
 #: with the whole ``κ`` (the duels then explore the plus side of an accommodating eye's plateau),
 #: the report with half of it. With the whole ``κ`` the offset ``κ / (2c)`` subtracted was mostly
-#: the cap of 0.5 D and the reported M stayed too plus: on tuning patients (the trust region centred
-#: by the posterior mean; clinic patients of seeds 5000–5029, slope 14, an autorefraction start, with and without accommodation) +0.19 /
-#: +0.09 D after 40 / 60 duels, median blur error 0.33 D after 40; with half, −0.02 / −0.03 D and
-#: 0.28 D (a cap of 0.75 or 1 D instead: −0.05 / −0.12 and −0.21 / −0.19 D; the untilted mean,
-#: no share: about as half).
+#: the cap of 0.5 D and the reported M stayed too plus. On tuning patients (clinic patients of seeds
+#: 5000–5029, slope 14, an autorefraction start, with and without accommodation; the trust region
+#: centred by the posterior mean), mean M error after 40 / 60 duels: +0.19 / +0.09 D with the whole
+#: ``κ`` (median blur error 0.33 D after 40), −0.02 / −0.03 D with half (0.28 D); the whole ``κ``
+#: with a cap of 0.75 or 1 D instead: −0.05 / −0.12 and −0.21 / −0.19 D; the untilted optimum
+#: reported: about as with half.
 REPORT_TILT_SHARE = 0.5
 
 #: Rules: the contextual preference rules (``muc-ald`` the default).

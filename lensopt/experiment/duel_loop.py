@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
+from lensopt.experiment.loop_screens import eye_line
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.store import DuelTrialRecord
@@ -48,7 +49,7 @@ class DuelLoop(LetterLineLoop):
     def _instructions(self, n_trials: int) -> bool:
         keys = self.protocol.keys
         return self._wait_or_pause(
-            f"{self._resume_note(n_trials)}A line of letters will appear. Look at it through lens one, "
+            f"{self._resume_note(n_trials)}{eye_line(self.eye)}A line of letters will appear. Look at it through lens one, "
             f"then through lens two.\nWhich makes the letters clearer?\n\n"
             f"{keys.first.upper()}: lens one     {keys.second.upper()}: lens two     "
             f"{keys.same.upper()}: the same\n{keys.pause.upper()} pauses.\n\n"

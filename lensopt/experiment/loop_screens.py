@@ -58,6 +58,11 @@ EYE_INSTRUCTIONS = {"OD": "the right eye, the left one occluded", "OS": "the lef
 """What the console says at the start of each eye's search."""
 
 
+def eye_line(eye: str | None) -> str:
+    """The instructions' line naming the eye searched (``""`` when the session names none)."""
+    return f"Eye {eye}: {EYE_INSTRUCTIONS[eye]}.\n" if eye else ""
+
+
 class Screens:
     """The screens of a loop on the patient's ``win`` (``units="pix"``) and, with a clinician's
     ``console``, on the console; ``final`` is the session's last search (the patient is done after it).
@@ -278,9 +283,8 @@ class LetterScreens(Screens):
         keys, p = self.protocol.keys, self.protocol
         if self.console is not None:
             self.console.update(n_trials=n_trials, keys_text=self._answer_keys_text())
-            eye = f"Eye {self.eye}: {EYE_INSTRUCTIONS[self.eye]}.\n" if self.eye else ""
             return self._wait_or_pause(
-                f"{self._resume_note(n_trials)}{eye}The patient reads each letter aloud; type the letter they name "
+                f"{self._resume_note(n_trials)}{eye_line(self.eye)}The patient reads each letter aloud; type the letter they name "
                 f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
                 patient_text="Read the letter",
             )

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
-from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
+from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, eye_line, is_mirrored
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord
 
@@ -119,7 +119,7 @@ class RankingLoop(LetterLineLoop):
         keys = self.protocol.keys
         listed = "     ".join(f"{key.upper()}: lens {k}" for k, key in enumerate(self.lens_keys, start=1))
         return self._wait_or_pause(
-            f"{self._resume_note(n_trials)}A line of letters will appear. Look at it through each of the "
+            f"{self._resume_note(n_trials)}{eye_line(self.eye)}A line of letters will appear. Look at it through each of the "
             f"{self.n_lenses} lenses.\nPut the lenses in order, clearest first: press the key of the clearest "
             f"lens, then of the next one.\n\n{listed}\n{keys.pause.upper()} pauses.\n\n"
             f"Press {keys.confirm.upper()} to start."

@@ -319,7 +319,10 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"
     )
 
-    settings = optimizer.settings_dict()
+    # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
+    # on a resume the stored ones, not those of the optimizer rebuilt for the first eye (the left
+    # eye's seed would be offset twice)
+    settings = info.optimizer_settings if info is not None else optimizer.settings_dict()
     status = "aborted"
     result = None
     stored_results = []

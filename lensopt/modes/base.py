@@ -27,8 +27,10 @@ def eye_settings(settings: dict, eye: str | None) -> dict:
 
 
 def eye_records(records, eye: str | None) -> list:
-    """The stored ``records`` of eye ``eye`` (all of them in a session that names no eye, or one eye)."""
-    return [record for record in records if getattr(record, "eye", None) == eye]
+    """The stored ``records`` of eye ``eye`` (all of them in a session that names no eye, or one eye).
+    A comparison's record stores no eye: its session searches one eye at most (OU is for letters),
+    so each belongs to the eye asked for."""
+    return [record for record in records if getattr(record, "eye", eye) == eye]
 
 
 def told_records(records) -> tuple[str | None, list]:

@@ -109,3 +109,31 @@ def test_kill_9_in_the_second_eye_then_resume_continues_at_that_eye_and_trial(tm
     with SessionStore(killed_db, readonly=True) as a, SessionStore(whole_db, readonly=True) as b:
         mine, theirs = a.session(sid).results, b.session(b.latest_session_id()).results
     assert [(r.eye, r.prescription) for r in mine] == [(r.eye, r.prescription) for r in theirs]
+
+
+def test_kill_9_in_a_left_eye_session_then_resume_asks_what_the_uninterrupted_one_asked(tmp_path):
+    """``--eye OS`` alone: the left eye's search has its own seed; a resume rebuilds it from the
+    session's settings (it once offset that seed twice and asked other lenses than the
+    uninterrupted session)."""
+    protocol = clinic_protocol(tmp_path, **{"timing.simulated_response_s": "0.15"})
+    common = ("--protocol", protocol, "--participant", "k9", "--seed", 5, "--trials", 5, "--eye", "OS")
+    whole_db, killed_db = tmp_path / "whole.db", tmp_path / "killed.db"
+    whole = lensopt("run", *common, "--db", whole_db)
+    killed = lensopt("run", *common, "--db", killed_db)
+    deadline = time.time() + 180
+    while len(eye_trials(killed_db)) < 2 and killed.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.communicate()
+    out, err = whole.communicate(timeout=300)
+    assert whole.returncode == 0, err
+    before = eye_trials(killed_db)
+    assert 2 <= len(before) < 5, f"the session was not killed mid-way ({len(before)} trials stored)"
+    with SessionStore(killed_db, readonly=True) as store:
+        sid = store.latest_session_id()
+    resumed = lensopt("run", "--resume", sid, "--db", killed_db)
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    after, uninterrupted = eye_trials(killed_db), eye_trials(whole_db)
+    assert after[: len(before)] == before and after == uninterrupted
+    assert {r[0] for r in after} == {"OS"} and "prescription OS: " in out

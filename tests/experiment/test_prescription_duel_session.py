@@ -8,6 +8,7 @@ from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_displa
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
+from lensopt.modes.base import eye_settings
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
 from lensopt.store import SessionStore
@@ -90,17 +91,20 @@ def test_a_simulated_prescription_duel_session_stores_axes_and_its_prescription(
 
 
 @needs_display
-def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path):
+@pytest.mark.parametrize("eye", [None, "OS"])
+def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path, eye):
+    """Also of one eye (``--eye OS``: the left eye's own seed), whose result is stored for that eye."""
     db = tmp_path / "s.db"
     protocol = write_protocol(
         tmp_path / "rx-duel.toml", PROTOCOL, **{**SIMULATED, "timing.simulated_response_s": "0.3"}
     )
     sid, info, before, after, resumed = kill_mid_way_and_resume(
-        db, protocol, lambda store, sid: store.duel_trials(sid), ("--start", START)
+        db, protocol, lambda store, sid: store.duel_trials(sid), ("--start", START, *(("--eye", eye) if eye else ()))
     )
+    settings = eye_settings(info.optimizer_settings, eye)
     k = len(before)
     assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
-    proposal = PrescriptionDuelOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
+    proposal = PrescriptionDuelOptimizer.from_settings(settings, history(before)).ask()
     assert (after[k].first_axis_deg, after[k].second_axis_deg) == (
         proposal.first_lens.axis_deg,
         proposal.second_lens.axis_deg,
@@ -108,7 +112,7 @@ def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted
     assert Lens(after[k].first_sphere_d, after[k].first_cylinder_d, after[k].first_axis_deg) == proposal.first_lens
     with SessionStore(db, readonly=True) as store:
         (result,) = store.session(sid).results
-    assert result.n_trials == 8 and "prescription" in resumed.stdout
+    assert result.n_trials == 8 and result.eye == eye and "prescription" in resumed.stdout
 
 
 @needs_display

@@ -9,6 +9,7 @@ from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_displa
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
+from lensopt.modes.base import eye_settings
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.store import SessionStore
@@ -82,24 +83,27 @@ def test_a_simulated_prescription_ranking_session_stores_axes_and_its_prescripti
 
 
 @needs_display
-def test_a_prescription_ranking_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path):
+@pytest.mark.parametrize("eye", [None, "OS"])
+def test_a_prescription_ranking_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path, eye):
+    """Also of one eye (``--eye OS``: the left eye's own seed), whose result is stored for that eye."""
     db = tmp_path / "s.db"
     protocol = write_protocol(
         tmp_path / "rx-ranking.toml", PROTOCOL, **{**SIMULATED, "timing.simulated_response_s": "0.3"}
     )
     sid, info, before, after, resumed = kill_mid_way_and_resume(
-        db, protocol, lambda store, sid: store.ranking_trials(sid), ("--start", START)
+        db, protocol, lambda store, sid: store.ranking_trials(sid), ("--start", START, *(("--eye", eye) if eye else ()))
     )
+    settings = eye_settings(info.optimizer_settings, eye)
     k = len(before)
     assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
     # the resumed session asked what the uninterrupted one would have asked next
-    proposal = PrescriptionRankingOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
+    proposal = PrescriptionRankingOptimizer.from_settings(settings, history(before)).ask()
     assert lenses(after[k]) == proposal.lenses
     # and ends where a session told the same orders without a kill ends
-    uninterrupted = PrescriptionRankingOptimizer.from_settings(info.optimizer_settings, history(after))
+    uninterrupted = PrescriptionRankingOptimizer.from_settings(settings, history(after))
     with SessionStore(db, readonly=True) as store:
         (result,) = store.session(sid).results
-    assert result.n_trials == 8 and result.prescription == uninterrupted.prescription().text
+    assert result.n_trials == 8 and result.prescription == uninterrupted.prescription().text and result.eye == eye
     assert "prescription" in resumed.stdout
 
 

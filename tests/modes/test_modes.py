@@ -88,3 +88,16 @@ def test_the_store_refuses_an_unknown_kind(tmp_path):
             store.kind_trials("lines", session_id)
         with pytest.raises(ValueError, match="kind must be one of letters, duel, ranking, got 'lines'"):
             store.append_kind_trial("lines", session_id, None)
+
+
+def test_eye_records_keep_one_eyes_letters_and_every_comparison_of_a_one_eye_session():
+    from types import SimpleNamespace
+
+    from lensopt.modes.base import eye_records
+
+    letters = [SimpleNamespace(eye=e, index=i) for i, e in enumerate(["OD", "OD", "OS", None])]
+    assert [r.index for r in eye_records(letters, "OD")] == [0, 1]
+    assert [r.index for r in eye_records(letters, "OS")] == [2]
+    assert [r.index for r in eye_records(letters, None)] == [3]  # a session that named no eye
+    duels = [SimpleNamespace(index=i) for i in range(3)]  # a comparison's record stores no eye
+    assert [r.index for r in eye_records(duels, "OS")] == [0, 1, 2] == [r.index for r in eye_records(duels, None)]

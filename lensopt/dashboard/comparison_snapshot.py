@@ -216,11 +216,13 @@ class ComparisonSnapshot:
         """One line for the window and the tests: sets, answers, best lens ± sd."""
         h, noun = self.header, self.noun
         head = f"{noun.capitalize()} session {h.session_id} ({h.participant}, {h.status})"
-        if self.best is None:
-            return f"{head} · 0 {noun}s · {self.message or waiting_message(self.kind)}"
+        n = self.n_trials
+        count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
+        if self.best is None:  # none answered yet, or a full prescription (its lens is in the message)
+            return f"{head} · {count} · {self.message or waiting_message(self.kind)}"
         b = self.best
         return (
-            f"{head} · {self.n_trials} {noun}{'' if self.n_trials == 1 else 's'} ({self.answers_text()}) · "
+            f"{head} · {count} · "
             f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
             f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
         )

@@ -102,7 +102,7 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
     page.down(0.6)
     page.text(MARGIN_IN, record.title, size=22, weight="bold")
     page.down(0.45)
-    page.text(MARGIN_IN, "Subjective refraction from letter acuity (lensopt)", size=FONT_SIZE, color=GREY)
+    page.text(MARGIN_IN, record.method, size=FONT_SIZE, color=GREY)
     page.text(right, f"Session {record.session_id}", size=13, ha="right", weight="bold")
     page.rule(0.2)
     page.down(0.45)

@@ -26,7 +26,7 @@ from lensopt.refraction.prescription import (
     START_M_HALF_WIDTH_D,
 )
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, DEFAULT_STOP_CONFIDENCE, StopRule
-from lensopt.store.records import LETTERS_KIND
+from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Eyes as the record names them; a result without an eye is "eye not recorded".
 EYE_NAMES = {"OD": "OD (right eye)", "OS": "OS (left eye)", "OU": "OU (both eyes)"}
@@ -122,6 +122,19 @@ def stop_reason(info, result) -> str:
     return f"ended after {n} trials, before the stopping rule was met"
 
 
+#: Per session kind: what a trial is called, and how the refraction was done (the record's subtitle).
+TRIAL_NOUNS = {LETTERS_KIND: "letters", DUEL_KIND: "duels", RANKING_KIND: "rankings"}
+METHODS = {
+    LETTERS_KIND: "Subjective refraction from letter acuity (lensopt)",
+    DUEL_KIND: "Subjective refraction from duels of lenses, \u201cone or two?\u201d (lensopt)",
+    RANKING_KIND: "Subjective refraction from rankings of lenses, clearest first (lensopt)",
+}
+#: A comparison's prescription has no confidence: its utility has no acuity scale.
+NO_CONFIDENCE_FOR_COMPARISONS = (
+    "not defined for {noun} (their model has no acuity scale); the 95 % intervals above say how sure it is"
+)
+
+
 @dataclass(frozen=True)
 class EyeRecord:
     """One eye's prescription as page 1 writes it.
@@ -159,6 +172,7 @@ class PrescriptionRecord:
     start: str
     software: str
     missing: str | None = None
+    method: str = METHODS[LETTERS_KIND]
 
     def __post_init__(self):
         if (self.missing is None) == (not self.eyes):
@@ -168,6 +182,7 @@ class PrescriptionRecord:
         """Every string page 1 draws (for the tests and for anyone checking a printout)."""
         out = [
             self.title,
+            self.method,
             f"Session {self.session_id}",
             *(part for row in self.session for part in row),
             self.start,
@@ -212,26 +227,31 @@ def eye_record(info, result) -> EyeRecord:
     )
     acuity = result.predicted_acuity_logmar
     rule = _stop_rule(info.optimizer_settings)
+    noun = TRIAL_NOUNS.get(info.kind, "trials")
     return EyeRecord(
         eye=EYE_NAMES.get(eye or "", NO_EYE),
         prescription=result.prescription,
         rows=rows,
         acuity="-" if acuity is None else f"{acuity:+.2f} logMAR",
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
-        trials=f"{result.n_trials} letters",
+        trials=f"{result.n_trials} {noun}",
         stop_reason=stop_reason(info, result),
-        confidence=confidence_statement(result.confidence, None if rule is None else rule.confidence),
+        confidence=NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
+        if info.kind != LETTERS_KIND
+        else confidence_statement(result.confidence, None if rule is None else rule.confidence),
     )
 
 
 def missing_reason(info) -> str:
     """Why session ``info`` has no stored prescription, and what to do about it."""
     sid, n = info.session_id, info.n_trials
-    if info.kind != LETTERS_KIND:
+    if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
+        protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
         return (
-            f"No prescription is stored: session {sid} is a {info.kind} session, which reports no prescription. "
-            "The full prescription (sphere, cylinder and axis) comes from a letter session with a starting "
-            "refraction: lensopt run --protocol clinical-prescription --start RX."
+            f"No prescription is stored: session {sid} is a {info.kind} session of sphere and cylinder, which "
+            "reports no prescription. The full prescription (sphere, cylinder and axis) comes from a session "
+            f"with a starting refraction: lensopt run --protocol {protocol} --start RX (or clinical-prescription "
+            "for letters)."
         )
     if not is_prescription(info.optimizer_settings):
         return (
@@ -255,8 +275,6 @@ def missing_reason(info) -> str:
 def start_text(info) -> str:
     """The starting refraction of session ``info`` and the search box around it."""
     settings = info.optimizer_settings
-    if info.kind != LETTERS_KIND:
-        return "none"
     if not is_prescription(settings):
         return "none (two-parameter search)"
     start = settings.get("start")
@@ -317,4 +335,5 @@ def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
         start=start_text(info),
         software=software_text(info, results),
         missing=None if results else missing_reason(info),
+        method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
     )

@@ -261,7 +261,8 @@ def test_a_duel_session_gets_the_page_without_a_prescription_and_the_dashboards_
     with SessionStore(path, readonly=True) as store:
         record = build_record(store.session(sid))
         write_prescription_record(store, sid, out)
-    assert record.eyes == () and "duel session, which reports no prescription" in record.missing
+    assert record.eyes == () and "duel session of sphere and cylinder, which reports no prescription" in record.missing
+    assert "clinical-prescription-duel --start RX" in record.missing
     assert page_count(out.read_bytes()) == 2
     text = pdf_text(out)
     if text is not None:
@@ -324,3 +325,34 @@ def test_the_stores_results_per_eye_print_od_then_os(tmp_path):
     od_rows, os_rows = ({label: value for label, value, _ in e.rows} for e in record.eyes)
     assert od_rows["Axis"] == "170" and os_rows["Axis"] == "-"
     assert record.eyes[0].rows[2][2] == "160 to 005 through 180"
+
+
+def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_path):
+    """A duel session of sphere, cylinder and axis prints its stored prescription as one made by
+    duels: their count, the start and the search box, and no confidence (comparisons have none)."""
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+    from lensopt.store import DUEL_KIND, DuelTrialRecord
+
+    opt = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=4)
+    patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=4)
+    path, n = tmp_path / "s.db", 8
+    with SessionStore(path) as store:
+        protocol = {"protocol": {"name": "clinical-prescription-duel"}, "session": {"eye": "OD"}}
+        sid = store.create_session("RXD", protocol, {}, opt.settings_dict(), 4, kind=DUEL_KIND)
+        for i in range(1, n + 1):
+            duel = opt.ask()
+            (s1, c1, a1), (s2, c2, a2) = lenses = [
+                (x.sphere_d, x.cylinder_d, x.axis_deg) for x in (duel.first_lens, duel.second_lens)
+            ]
+            answer = patient.duel_answer(duel.letter_logmar, *lenses)
+            opt.tell(duel, answer)
+            record = DuelTrialRecord(i, s1, c1, s2, c2, duel.letter_logmar, "CDHKN", answer, 1.0, 1e9 + i, 1e9 + i + 1)
+            store.append_duel_trial(sid, replace(record, first_axis_deg=a1, second_axis_deg=a2))
+        store.set_result(sid, replace(result_of(opt), eye="OD"))
+        store.set_status(sid, "finished")
+        record = build_record(store.session(sid))
+    (eye,) = record.eyes
+    assert record.missing is None and eye.prescription == opt.prescription().text and eye.eye.startswith("OD")
+    assert record.method.startswith("Subjective refraction from duels") and "letter" not in record.method
+    assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
+    assert eye.confidence.startswith("not defined for duels") and "more trials" not in eye.confidence

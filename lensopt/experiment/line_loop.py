@@ -37,26 +37,8 @@ class LetterLineLoop(LoopScreens):
     #: The protocol table holding ``letters_per_line`` (``"duel"``, ``"ranking"``).
     section: str
 
-    def __init__(
-        self,
-        win,
-        protocol,
-        calibration,
-        optimizer,
-        responses,
-        record: Callable,
-        *,
-        glyphs=None,
-        eye: str | None = None,
-        index_offset: int = 0,
-        **options,
-    ):
-        if index_offset:  # the protocol refuses OU for comparisons: one eye's search, the session's rows
-            raise ValueError("a comparison session searches one eye at most (OU is for letter sessions)")
+    def __init__(self, win, protocol, calibration, optimizer, responses, record: Callable, *, glyphs=None, **options):
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
-        self.eye = eye  # the eye searched, named in the instructions (None: the session names none)
-        if self.console is not None:
-            self.console.update(eye=eye)
         self.line = LetterLineStim(win, glyphs, color="black")
         self.letters_per_line = getattr(protocol, self.section).letters_per_line
 

@@ -85,6 +85,8 @@ class LoopScreens(Screens):
         log: Callable[[str], None] | None = print,
         console=None,
         final: bool = True,
+        eye: str | None = None,
+        index_offset: int = 0,
     ):
         self.calibration = calibration
         self.optimizer, self.record = optimizer, record
@@ -92,7 +94,12 @@ class LoopScreens(Screens):
         super().__init__(win, protocol, responses, frames_dir=frames_dir, log=log, console=console, final=final)
         self.n_answered = 0
         self.confidences: list[tuple[int, float]] = []  # (answers told, confidence) once the stopping rule may act
-        self.n_void = 0  # answers undone (kept, void) before the trial being run: index - n_void is its number
+        self.eye = eye  # every record of this loop is for this eye (None: the session names none)
+        if self.console is not None:
+            self.console.update(eye=eye)
+        # stored rows that do not count towards this search's trial numbers (index - n_void is a
+        # trial's number): the first eye's, in a session of both, and the answers undone (kept, void)
+        self.n_void = int(index_offset)
 
     def _number(self, index: int) -> int:
         """The answer number of stored trial ``index`` (void answers do not count towards the budget)."""
@@ -178,8 +185,6 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         records=(),
         rebuild: Callable | None = None,
         void: Callable[[int], None] | None = None,
-        eye: str | None = None,
-        index_offset: int = 0,
         **options,
     ):
         from psychopy import visual
@@ -193,12 +198,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         keys = protocol.keys
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
         self.records = list(records)
-        self.eye = eye  # every record of this loop is for this eye (None: the session names none)
-        # the rows before this eye's (the first eye's, in a session of both) and the void answers
-        # do not count towards this eye's trial numbers
-        self.n_void = index_offset + sum(bool(getattr(r, "void", False)) for r in self.records)
-        if self.console is not None:
-            self.console.update(eye=eye)
+        self.n_void += sum(bool(getattr(r, "void", False)) for r in self.records)
         self._rebuild, self._void = rebuild, void
         self.can_undo = rebuild is not None and void is not None
         self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause, *([keys.undo] if self.can_undo else [])]

@@ -78,19 +78,26 @@ def lensopt(*args):
     )
 
 
-def test_kill_9_in_the_second_eye_then_resume_continues_at_that_eye_and_trial(tmp_path):
+def run_whole_and_killed(tmp_path, eye: str, n_trials: int, kill_after: int):
+    """The same simulated clinic session (seed 5, ``--eye eye``) run whole and, side by side, killed
+    (SIGKILL) once ``kill_after`` trials are stored; the two databases."""
     protocol = clinic_protocol(tmp_path, **{"timing.simulated_response_s": "0.15"})
-    common = ("--protocol", protocol, "--participant", "k9", "--seed", 5, "--trials", 4, "--eye", "OU")
+    common = ("--protocol", protocol, "--participant", "k9", "--seed", 5, "--trials", n_trials, "--eye", eye)
     whole_db, killed_db = tmp_path / "whole.db", tmp_path / "killed.db"
     whole = lensopt("run", *common, "--db", whole_db)
     killed = lensopt("run", *common, "--db", killed_db)
     deadline = time.time() + 180
-    while len(eye_trials(killed_db)) < 5 and killed.poll() is None and time.time() < deadline:
+    while len(eye_trials(killed_db)) < kill_after and killed.poll() is None and time.time() < deadline:
         time.sleep(0.02)
     os.kill(killed.pid, signal.SIGKILL)
     killed.communicate()
-    out, err = whole.communicate(timeout=300)
+    _, err = whole.communicate(timeout=300)
     assert whole.returncode == 0, err
+    return whole_db, killed_db
+
+
+def test_kill_9_in_the_second_eye_then_resume_continues_at_that_eye_and_trial(tmp_path):
+    whole_db, killed_db = run_whole_and_killed(tmp_path, "OU", n_trials=4, kill_after=5)
     before = eye_trials(killed_db)
     k = len(before)
     assert 5 <= k < 8, f"the session was not killed in the second eye ({k} trials stored)"
@@ -115,18 +122,7 @@ def test_kill_9_in_a_left_eye_session_then_resume_asks_what_the_uninterrupted_on
     """``--eye OS`` alone: the left eye's search has its own seed; a resume rebuilds it from the
     session's settings (it once offset that seed twice and asked other lenses than the
     uninterrupted session)."""
-    protocol = clinic_protocol(tmp_path, **{"timing.simulated_response_s": "0.15"})
-    common = ("--protocol", protocol, "--participant", "k9", "--seed", 5, "--trials", 5, "--eye", "OS")
-    whole_db, killed_db = tmp_path / "whole.db", tmp_path / "killed.db"
-    whole = lensopt("run", *common, "--db", whole_db)
-    killed = lensopt("run", *common, "--db", killed_db)
-    deadline = time.time() + 180
-    while len(eye_trials(killed_db)) < 2 and killed.poll() is None and time.time() < deadline:
-        time.sleep(0.02)
-    os.kill(killed.pid, signal.SIGKILL)
-    killed.communicate()
-    out, err = whole.communicate(timeout=300)
-    assert whole.returncode == 0, err
+    whole_db, killed_db = run_whole_and_killed(tmp_path, "OS", n_trials=5, kill_after=2)
     before = eye_trials(killed_db)
     assert 2 <= len(before) < 5, f"the session was not killed mid-way ({len(before)} trials stored)"
     with SessionStore(killed_db, readonly=True) as store:

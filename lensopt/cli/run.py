@@ -52,8 +52,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--start",
         metavar="RX",
-        help="letter sessions: the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is "
-        "transposed): search sphere, cylinder and axis around it (overrides the protocol's [start])",
+        help="the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed): search "
+        "sphere, cylinder and axis around it by letters, duels or rankings, as the protocol asks "
+        "(clinical-prescription*; overrides the protocol's [start])",
     )
     parser.add_argument(
         "--eye",

@@ -202,7 +202,7 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
     """(label, value) rows of the summary panel of a duel or ranking session."""
     h, label = snap.header, f"{snap.noun.capitalize()}s"
-    rows = [("Session", f"{h.session_id} · {h.participant} · {h.status}"), ("Rule", f"{h.rule} · {snap.model} model")]
+    rows = [("Session", h.session_text), ("Rule", f"{h.rule} · {snap.model} model")]
     if snap.best is None:
         if snap.sets.n == 0:
             return rows + [(label, "0"), ("", _message(snap))]

@@ -215,7 +215,7 @@ class ComparisonSnapshot:
     def summary_line(self) -> str:
         """One line for the window and the tests: sets, answers, best lens ± sd."""
         h, noun = self.header, self.noun
-        head = f"{noun.capitalize()} session {h.session_id} ({h.participant}, {h.status})"
+        head = f"{noun.capitalize()} session {h.session_id} ({h.who}, {h.status})"
         n = self.n_trials
         count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
         if self.best is None:  # none answered yet, or a full prescription (its lens is in the message)

@@ -223,7 +223,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     h = snap.header
     if snap.best is None:
         return [
-            ("Session", f"{h.session_id} · {h.participant} · {h.status}"),
+            ("Session", h.session_text),
             ("Rule", h.rule),
             ("Trials", str(snap.trials.n)),
             *(
@@ -242,7 +242,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
     if c is None:
         return [
-            ("Session", f"{h.session_id} · {h.participant} · {h.status}"),
+            ("Session", h.session_text),
             ("Rule", h.rule),
             ("Sphere", sphere),
             ("Cylinder", cylinder),
@@ -251,7 +251,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             ("Time", elapsed_text(snap)),
         ]
     rows = [
-        ("Session", f"{h.session_id} · {h.participant} · {h.status} · {h.rule}"),
+        ("Session", f"{h.session_text} · {h.rule}"),
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
         ("Acuity", acuity),

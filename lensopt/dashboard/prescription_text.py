@@ -26,10 +26,9 @@ from lensopt.refraction.prescription import (
     START_M_HALF_WIDTH_D,
 )
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, DEFAULT_STOP_CONFIDENCE, StopRule
-from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
+from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
 
-#: Eyes as the record names them; a result without an eye is "eye not recorded".
-EYE_NAMES = {"OD": "OD (right eye)", "OS": "OS (left eye)", "OU": "OU (both eyes)"}
+#: A result without an eye (:data:`lensopt.store.records.EYE_NAMES` names the others).
 NO_EYE = "eye not recorded"
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.

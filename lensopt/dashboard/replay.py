@@ -141,5 +141,6 @@ class FollowedSession:
             n_trials_stored=max(int(info.n_trials), len(self._records)),
             created_at=float(info.created_at),
             updated_at=float(info.updated_at),
+            eye=info.eye,
             **extra,
         )

@@ -36,7 +36,7 @@ def build_report_figure(snap: DashboardSnapshot | ComparisonSnapshot) -> Figure:
     created = _dt.datetime.fromtimestamp(h.created_at).strftime("%Y-%m-%d %H:%M")
     kind = "" if snap.kind == LETTERS_KIND else f"{snap.kind} "
     fig.suptitle(
-        f"lensopt {kind}refraction report — session {h.session_id}, participant {h.participant}, "
+        f"lensopt {kind}refraction report — session {h.session_id}, participant {h.who}, "
         f"{created}, {h.status}, rule {h.rule}, lensopt {__version__}",
         fontsize=12,
         x=0.01,

@@ -11,6 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from lensopt.store.records import EYE_NAMES
+
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
 DEFAULT_GUESS_RATE = 1.0 / 26.0
 #: Trials whose lens lies within this Euclidean distance (D) of the best lens are "near" it.
@@ -45,7 +47,9 @@ def freeze_bounds(snap) -> None:
 
 @dataclass(frozen=True)
 class SessionHeader:
-    """Who, what and when: the session facts the summary and the report print."""
+    """Who, what and when: the session facts the summary and the report print. ``eye``: the eye(s)
+    the session tests (``"OD"``, ``"OS"``, ``"OU"``: its protocol's ``[session] eye``), None when it
+    names none."""
 
     session_id: int
     participant: str
@@ -56,12 +60,26 @@ class SessionHeader:
     created_at: float
     updated_at: float
     guess_rate: float = DEFAULT_GUESS_RATE
+    eye: str | None = None
 
     def __post_init__(self):
+        if self.eye is not None and self.eye not in EYE_NAMES:
+            raise ValueError(f"SessionHeader.eye must be one of {', '.join(EYE_NAMES)} or None, got {self.eye!r}")
         if not 0.0 <= self.guess_rate < 1.0:
             raise ValueError(f"SessionHeader.guess_rate must be in [0, 1), got {self.guess_rate!r}")
         if self.n_trials_stored < 0:
             raise ValueError(f"SessionHeader.n_trials_stored must be >= 0, got {self.n_trials_stored}")
+
+    @property
+    def who(self) -> str:
+        """``P01`` or, when the session names its eye, ``P01, OD (right eye)``."""
+        return self.participant if self.eye is None else f"{self.participant}, {EYE_NAMES[self.eye]}"
+
+    @property
+    def session_text(self) -> str:
+        """The summary panel's session row: ``3 · P01 · OD (right eye) · running``."""
+        eye = "" if self.eye is None else f" · {EYE_NAMES[self.eye]}"
+        return f"{self.session_id} · {self.participant}{eye} · {self.status}"
 
 
 @dataclass(frozen=True)
@@ -286,7 +304,7 @@ class DashboardSnapshot:
     def summary_line(self) -> str:
         """One line for the status bar and the tests: trials, best lens ± sd, predicted acuity."""
         h = self.header
-        head = f"Session {h.session_id} ({h.participant}, {h.status})"
+        head = f"Session {h.session_id} ({h.who}, {h.status})"
         if self.best is None:
             n = self.n_trials
             return f"{head} · {n} trial{'' if n == 1 else 's'} · {self.message or WAITING_MESSAGE}"

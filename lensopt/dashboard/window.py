@@ -195,12 +195,12 @@ class DashboardWindow(QMainWindow):
         """Draw ``snap`` in every panel and update the message and summary lines."""
         self.snapshot = snap
         h = snap.header
-        self.setWindowTitle(f"lensopt dashboard — session {h.session_id} ({h.participant})")
+        self.setWindowTitle(f"lensopt dashboard — session {h.session_id} ({h.who})")
         if snap.best is None:
-            self.show_message(f"Session {h.session_id} ({h.participant}): {snap.message or WAITING_MESSAGE}")
+            self.show_message(f"Session {h.session_id} ({h.who}): {snap.message or WAITING_MESSAGE}")
         elif snap.live:
             self.show_message(
-                f"Session {h.session_id} ({h.participant}) · {h.status} · rule {h.rule} · database {self.db_path}"
+                f"Session {h.session_id} ({h.who}) · {h.status} · rule {h.rule} · database {self.db_path}"
             )
         else:
             self.show_message(

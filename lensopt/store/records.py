@@ -16,6 +16,8 @@ from lensopt.refraction.trial import DUEL_ANSWERS
 
 #: The eyes a trial or result may be for: right (oculus dexter), left (oculus sinister).
 EYES = ("OD", "OS")
+#: Each eye a session may test (its protocol's ``[session] eye``) as the record and the dashboard name it.
+EYE_NAMES = {"OD": "OD (right eye)", "OS": "OS (left eye)", "OU": "OU (both eyes)"}
 
 
 def check_eye(owner: str, value) -> str | None:

@@ -197,10 +197,12 @@ def test_a_session_of_an_unknown_kind_is_refused_with_its_kind_named(tmp_path):
 
 
 def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_prescription(tmp_path):
-    """A stored duel session of sphere, cylinder and axis (schema 8 axes) is rebuilt as the
-    PrescriptionDuelOptimizer it was: the snapshot names its prescription, and the replay of the
-    first duels is that optimizer told only them."""
+    """A stored duel session of sphere, cylinder and axis (schema 8 axes) of the left eye is rebuilt
+    as the PrescriptionDuelOptimizer it was: the snapshot names its prescription and the eye (its
+    records name none: a comparison session tests one eye), and the replay of the first duels is that
+    optimizer told only them."""
     from lensopt.dashboard.comparison_model import PRESCRIPTION_DUEL_MESSAGE
+    from lensopt.dashboard.comparison_panels import comparison_summary_rows
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
     from lensopt.store import DUEL_KIND, DuelTrialRecord
@@ -209,7 +211,8 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=4)
     path, told = tmp_path / "s.db", []
     with SessionStore(path) as store:
-        sid = store.create_session("RXD", {}, {}, opt.settings_dict(), 4, kind=DUEL_KIND)
+        protocol = {"session": {"eye": "OS"}}
+        sid = store.create_session("RXD", protocol, {}, opt.settings_dict(), 4, kind=DUEL_KIND)
         for i in range(1, 9):
             duel = opt.ask()
             lenses = [(lens.sphere_d, lens.cylinder_d, lens.axis_deg) for lens in (duel.first_lens, duel.second_lens)]
@@ -227,6 +230,8 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     assert snap.prescription == opt.prescription().text
     assert snap.message == PRESCRIPTION_DUEL_MESSAGE.format(n=8, text=opt.prescription().text)
     assert f"· 8 duels ({snap.answers_text()}) · " in snap.summary_line()  # not "0 duels"
+    assert snap.summary_line().startswith(f"Duel session {sid} (RXD, OS (left eye), running)")
+    assert comparison_summary_rows(snap)[0] == ("Session", f"{sid} · RXD · OS (left eye) · running")
     first_five = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), told[:5])
     assert replay.prescription == first_five.prescription().text and not replay.live
 

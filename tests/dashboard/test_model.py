@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ from scipy.stats import chi2
 
 from lensopt.dashboard import model
 from lensopt.dashboard.model import SessionModel, guess_rate_from_protocol, history_checkpoints
+from lensopt.dashboard.panels import summary_rows
 from lensopt.dashboard.posterior import credible_ellipse
 from lensopt.dashboard.snapshot import WAITING_MESSAGE
 
@@ -240,6 +242,28 @@ def test_a_session_without_trials_waits_for_the_first_one(session):
     assert snap.best is None and snap.lens_map is None and snap.psychometric is None
     assert snap.message == WAITING_MESSAGE
     assert "waiting for the first trial" in snap.summary_line()
+
+
+def test_a_session_of_one_eye_names_it_in_the_summary_and_a_session_of_none_does_not(session):
+    """The protocol's ``[session] eye`` reaches the header: the summary line and panel name the eye
+    (a comparison session's records name none, so this is where the clinician sees it)."""
+    info = session["info"]
+    plain = SessionModel(info).update(info, [])
+    assert "eye" not in plain.summary_line() and "eye" not in summary_rows(plain)[0][1]
+    left = dataclasses.replace(info, protocol={**info.protocol, "session": {"eye": "OS"}})
+    snap = SessionModel(left).update(left, [])
+    assert snap.header.eye == "OS"
+    assert snap.summary_line().startswith(f"Session {info.session_id} ({info.participant}, OS (left eye), ")
+    assert summary_rows(snap)[0] == (
+        "Session",
+        f"{info.session_id} · {info.participant} · OS (left eye) · {info.status}",
+    )
+
+
+def test_a_header_refuses_an_eye_that_is_not_od_os_or_ou(session):
+    header = SessionModel(session["info"]).update(session["info"], []).header
+    with pytest.raises(ValueError, match=r"SessionHeader\.eye must be one of OD, OS, OU or None, got 'left'"):
+        dataclasses.replace(header, eye="left")
 
 
 def test_replay_outside_the_stored_trials_is_refused(session):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lensopt.gp.mean import BowlMean
+from lensopt.gp.mean import MeanFunction
 from lensopt.gp.sampling import sample_posterior
 
 #: Number of random features of the prior sample.
@@ -20,13 +20,13 @@ class ThompsonSample:
     """The value of one posterior draw ``f̃(X)``, with its input gradient.
 
     The draw is of the zero-mean part ``f − m``; a constant prior mean ``m`` changes no argmax and
-    is left out (as in the papers' runs), a :class:`lensopt.gp.mean.BowlMean` is added, and so is
+    is left out (as in the papers' runs), a :class:`lensopt.gp.mean.MeanFunction` (a bowl) is added, and so is
     the ``objective_tilt`` of a tilted model (:class:`lensopt.binary.rules.TiltedObjective`)."""
 
     def __init__(self, model, rng: np.random.Generator, n_features: int = DEFAULT_N_FEATURES):
         self.sample = sample_posterior(model, rng, n_features=n_features)
         mean = getattr(model, "prior_mean", 0.0)
-        self.mean = mean if isinstance(mean, BowlMean) else None
+        self.mean = mean if isinstance(mean, MeanFunction) else None
         self.tilt = getattr(model, "objective_tilt", None)  # lensopt.binary.rules.TiltedObjective
 
     def __call__(self, X):

@@ -67,7 +67,7 @@ class GPClassifier:
     or ``"ep"`` (R&W Alg. 3.5); ``jitter``: added to the training covariance diagonal;
     ``guess_rate`` ``γ`` and ``lapse_rate`` ``λ``: the floored likelihood (0 and 0: the plain
     probit ``Φ(f)`` of the papers). ``prior_mean``: the prior mean ``m`` of the latent,
-    ``f ~ GP(m, k)``: a constant (0 in the papers) or a :class:`lensopt.gp.mean.BowlMean`. ``predict_latent`` is always the latent ``f`` (mean included);
+    ``f ~ GP(m, k)``: a constant (0 in the papers) or a :class:`lensopt.gp.mean.MeanFunction` (a bowl). ``predict_latent`` is always the latent ``f`` (mean included);
     ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``;
     ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
     """
@@ -213,7 +213,7 @@ class GPClassifier:
         return mean_at(self.prior_mean, X) + mean, dmean + mean_gradient_at(self.prior_mean, X)
 
     def prior_mean_at(self, X):
-        """The prior mean ``m(X)`` ``(n,)`` (a constant or a :class:`lensopt.gp.mean.BowlMean`)."""
+        """The prior mean ``m(X)`` ``(n,)`` (a constant or a :class:`lensopt.gp.mean.MeanFunction`)."""
         X = _validate_X(X)
         return np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
 

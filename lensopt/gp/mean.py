@@ -12,6 +12,10 @@ on the system columns ``J`` (the lens's power vector, D). With ``depth`` the psy
 up to the letter-size term, which the kernel's linear context part carries. The GP then only has
 to learn how the patient differs from the start — near the optimum a tilt and a shift of the
 bowl, smooth on the kernel's lengthscale — instead of the bowl itself.
+
+A prior mean other than a constant is a :class:`MeanFunction`: ``m(X)`` ``(n,)`` and its input
+gradient ``(n, d)``. :class:`BowlMean` is one; the duel value's mean ``m(s, x) − m(s, x')`` of a
+preference model (:class:`lensopt.preference.model.DuelMean`) another.
 """
 
 from __future__ import annotations
@@ -24,8 +28,19 @@ import numpy as np
 _LN10 = math.log(10.0)
 
 
+class MeanFunction:
+    """A prior mean ``m`` that varies over the inputs: ``m(X)`` ``(n,)`` and ``gradient(X)``
+    ``∂m(X_i)/∂X_i`` ``(n, d)``."""
+
+    def __call__(self, X) -> np.ndarray:
+        raise NotImplementedError
+
+    def gradient(self, X) -> np.ndarray:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class BowlMean:
+class BowlMean(MeanFunction):
     """``m(x) = offset − depth · log10(1 + Σ_j (x_j − centre_j)²)`` over the columns ``dims``."""
 
     offset: float
@@ -69,11 +84,12 @@ class BowlMean:
 
 
 def check_prior_mean(prior_mean):
-    """``prior_mean`` as a float (a constant mean) or a :class:`BowlMean`; a one-line ValueError else."""
-    if isinstance(prior_mean, BowlMean):
+    """``prior_mean`` as a float (a constant mean) or a :class:`MeanFunction` (such as a
+    :class:`BowlMean`); a one-line ValueError else."""
+    if isinstance(prior_mean, MeanFunction):
         return prior_mean
     if isinstance(prior_mean, bool) or not isinstance(prior_mean, (int, float, np.floating)):
-        raise ValueError(f"prior_mean must be a finite number or a BowlMean, got {prior_mean!r}")
+        raise ValueError(f"prior_mean must be a finite number or a MeanFunction (a BowlMean), got {prior_mean!r}")
     if not np.isfinite(prior_mean):
         raise ValueError(f"prior_mean must be a finite number, got {prior_mean!r}")
     return float(prior_mean)
@@ -81,10 +97,10 @@ def check_prior_mean(prior_mean):
 
 def mean_at(prior_mean, X):
     """The prior mean at the rows of ``X``: the float itself for a constant (so that constant-mean
-    arithmetic is unchanged), ``m(X)`` ``(n,)`` for a :class:`BowlMean`."""
-    return prior_mean(X) if isinstance(prior_mean, BowlMean) else prior_mean
+    arithmetic is unchanged), ``m(X)`` ``(n,)`` for a :class:`MeanFunction`."""
+    return prior_mean(X) if isinstance(prior_mean, MeanFunction) else prior_mean
 
 
 def mean_gradient_at(prior_mean, X):
-    """``∂m/∂X`` ``(n, d)`` for a :class:`BowlMean`; ``0.0`` for a constant."""
-    return prior_mean.gradient(X) if isinstance(prior_mean, BowlMean) else 0.0
+    """``∂m/∂X`` ``(n, d)`` for a :class:`MeanFunction`; ``0.0`` for a constant."""
+    return prior_mean.gradient(X) if isinstance(prior_mean, MeanFunction) else 0.0

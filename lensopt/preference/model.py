@@ -8,6 +8,10 @@ Gaussian posterior through the cross-covariance ``k_fg``:
 ``E[f(a)] = k_fg(a, Z) α``, ``V[f(a)] = k(a, a) − k_fg(a, Z) R k_fg(Z, a)`` (R&W Algorithm 3.2 with
 ``k*`` replaced by ``k_fg``).
 
+With a prior mean ``m`` of the utility (``utility_mean``, a :class:`lensopt.gp.mean.MeanFunction`,
+e.g. a bowl about a starting lens), ``f ~ GP(m, k)`` and ``g`` has the prior mean
+``m(s, x) − m(s, x')`` (:class:`DuelMean`); the utility's posterior mean is ``m(a) + k_fg(a, Z) α``.
+
 Shapes: duel inputs ``Z`` are ``(n, n_context + 2 d)`` (``[s, x, x']``), utility inputs ``X`` are
 ``(n, n_context + d)`` (``[s, x]``), labels ``y`` are 1 when the first member was preferred.
 """
@@ -19,9 +23,31 @@ import numpy as np
 from lensopt.gp import uncertainty
 from lensopt.gp.classifier import DEFAULT_JITTER, GPClassifier, _validate_X
 from lensopt.gp.kernels import Kernel
+from lensopt.gp.mean import MeanFunction
 from lensopt.gp.sampling import DEFAULT_N_FEATURES
 from lensopt.preference.kernel import PreferenceKernel
 from lensopt.preference.sampling import UtilitySample, sample_utility
+
+
+class DuelMean(MeanFunction):
+    """The prior mean of the duel value ``g(s, x, x') = f(s, x) − f(s, x')`` when the utility has the
+    prior mean ``utility``: ``m(s, x) − m(s, x')``, on duel inputs ``[s, x, x']``."""
+
+    def __init__(self, utility: MeanFunction, kernel: PreferenceKernel):
+        self.utility = utility
+        self._kernel = kernel  # splits duel inputs into their members' utility inputs
+
+    def __call__(self, Z) -> np.ndarray:
+        A, A2 = self._kernel.split(Z)
+        return self.utility(A) - self.utility(A2)
+
+    def gradient(self, Z) -> np.ndarray:
+        """``∂g/∂Z`` ``(n, k + 2d)``: the first member's gradient on ``[s, x]``, minus the second's
+        on ``[s, x']`` (both on the shared context ``s``)."""
+        A, A2 = self._kernel.split(Z)
+        k, d = self._kernel.n_context, A.shape[1] - self._kernel.n_context
+        first, second = self.utility.gradient(A), self.utility.gradient(A2)
+        return np.hstack([first[:, :k] - second[:, :k], first[:, k:], -second[:, k : k + d]])
 
 
 class _DuelClassifier(GPClassifier):
@@ -42,17 +68,29 @@ class _DuelClassifier(GPClassifier):
 
 
 class PreferenceGP:
-    """Probit preference model ``P(first preferred) = Φ(f(s, x) − f(s, x'))``, ``f ~ GP(0, k)``.
+    """Probit preference model ``P(first preferred) = Φ(f(s, x) − f(s, x'))``, ``f ~ GP(m, k)``.
 
     ``base_kernel``: covariance ``k`` of the utility on ``[s, x]`` (context columns first);
     ``n_context``: number of context columns (0 for plain preferential BO); ``inference``:
-    ``"laplace"`` or ``"ep"``; ``jitter``: added to the diagonal of ``k_g(Z, Z)``.
+    ``"laplace"`` or ``"ep"``; ``jitter``: added to the diagonal of ``k_g(Z, Z)``;
+    ``utility_mean``: the utility's prior mean ``m`` (a :class:`lensopt.gp.mean.MeanFunction`;
+    None: 0, as in the papers).
     """
 
     def __init__(
-        self, base_kernel: Kernel, n_context: int = 0, inference: str = "laplace", jitter: float = DEFAULT_JITTER
+        self,
+        base_kernel: Kernel,
+        n_context: int = 0,
+        inference: str = "laplace",
+        jitter: float = DEFAULT_JITTER,
+        utility_mean: MeanFunction | None = None,
     ):
-        self.classifier = _DuelClassifier(PreferenceKernel(base_kernel, n_context), inference, jitter)
+        if utility_mean is not None and not isinstance(utility_mean, MeanFunction):
+            raise ValueError(f"utility_mean must be a MeanFunction or None, got {utility_mean!r}")
+        kernel = PreferenceKernel(base_kernel, n_context)
+        self.utility_mean = utility_mean
+        prior_mean = 0.0 if utility_mean is None else DuelMean(utility_mean, kernel)
+        self.classifier = _DuelClassifier(kernel, inference, jitter, prior_mean=prior_mean)
         self.n_system_: int | None = None
 
     # ---- attributes ---------------------------------------------------------------------------
@@ -157,28 +195,36 @@ class PreferenceGP:
         """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of ``f`` at ``[s, x]``.
 
         The utility is identified only up to a constant by duels; its prior fixes the scale
-        (``E[f] = 0`` a priori), which every reported difference is independent of.
+        (``E[f] = m`` a priori), which every reported difference is independent of.
         """
         X = self._validate_utility(X)
         prior = self.base_kernel(X) if full_cov else self.base_kernel.diag(X)
         if self.Z_train_.shape[0] == 0:
-            return np.zeros(X.shape[0]), prior
+            return self.utility_mean_at(X), prior
         K_cross = self.kernel.cross_cov(X, self.Z_train_).T
-        return self.classifier.predict_from_cross(K_cross, prior, full_cov)
+        mean, var = self.classifier.predict_from_cross(K_cross, prior, full_cov)
+        return self.utility_mean_at(X) + mean, var
 
     def predict_utility_with_gradient(self, X):
         """``(mean, var, dmean_dX, dvar_dX)`` of ``f`` at ``[s, x]`` (gradients ``(n, k + d)``)."""
         X = self._validate_utility(X)
         prior, dprior = self.base_kernel.diag(X), self.base_kernel.diag_gradient_x(X)
+        m = self.utility_mean
+        mean0, dmean0 = (np.zeros(X.shape[0]), np.zeros(X.shape)) if m is None else (m(X), m.gradient(X))
         if self.Z_train_.shape[0] == 0:
-            return np.zeros(X.shape[0]), prior, np.zeros(X.shape), dprior
+            return mean0, prior, dmean0, dprior
         K_cross = self.kernel.cross_cov(X, self.Z_train_).T  # (n_train, m)
         mean, var = self.classifier.predict_from_cross(K_cross, prior, False)
         dK = self.kernel.cross_cov_gradient_x(X, self.Z_train_)  # (m, n_train, k + d)
         alpha, RK = self.classifier.weights_and_reduction(K_cross)
         dmean = np.einsum("mnd,n->md", dK, alpha)
         dvar = dprior - 2.0 * np.einsum("mnd,nm->md", dK, RK)
-        return mean, var, dmean, dvar
+        return mean0 + mean, var, dmean0 + dmean, dvar
+
+    def utility_mean_at(self, X) -> np.ndarray:
+        """The utility's prior mean ``m(X)`` ``(n,)`` (zeros without one)."""
+        X = np.asarray(X, dtype=float)
+        return np.zeros(X.shape[0]) if self.utility_mean is None else self.utility_mean(X)
 
     def sample_utility(self, rng, n_features: int = DEFAULT_N_FEATURES) -> UtilitySample:
         """One posterior utility function (decoupled bases), callable on ``[s, x]``."""

@@ -65,7 +65,9 @@ class PreferenceOptimizer:
     :mod:`lensopt.preference.rules`; ``kernel``: the utility kernel on ``[s, x]`` (None: SE with
     lengthscales 0.2 × each range, times ``s s'`` with a context); ``batch_size``: members per query;
     ``n_initial``: duels observed before the rule takes over (uniform random queries until then);
-    ``inference``: ``"laplace"`` or ``"ep"``; ``reference_context``: ``s₀`` (None: upper bounds).
+    ``inference``: ``"laplace"`` or ``"ep"``; ``reference_context``: ``s₀`` (None: upper bounds);
+    ``utility_mean``: the utility's prior mean (a :class:`lensopt.gp.mean.MeanFunction`, None: 0),
+    which its owner rebuilds on resuming (it is not in :attr:`settings`).
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class PreferenceOptimizer:
         n_initial=5,
         inference="laplace",
         reference_context=None,
+        utility_mean=None,
         **options,
     ):
         self.settings = PreferenceSettings(
@@ -97,6 +100,7 @@ class PreferenceOptimizer:
         self._duels: list[np.ndarray] = []
         self._outcomes: list[int] = []
         self._model: PreferenceGP | None = None
+        self.utility_mean = utility_mean
         self._model_n = -1
         self._best: tuple[int, np.ndarray] | None = None
         self._n_unmodelled = 0
@@ -137,7 +141,9 @@ class PreferenceOptimizer:
             return None
         if self._model_n != self.n_trials:
             if self._model is None:
-                self._model = PreferenceGP(self.kernel, self.settings.n_context, self.settings.inference)
+                self._model = PreferenceGP(
+                    self.kernel, self.settings.n_context, self.settings.inference, utility_mean=self.utility_mean
+                )
             self._model.fit(self.duels, self.outcomes)
             self._model_n = self.n_trials
         return self._model

@@ -7,9 +7,11 @@ stationary parts, exact features for a ``LinearContext`` part); its duel values
 ``g̃(z) = (φ(s, x) − φ(s, x'))ᵀw`` are antisymmetric by construction (supplement eq. S10). The
 exact update through the training duels ``Z`` is
 
-    f(·) = f̃(·) + k_fg(·, Z) K_g⁻¹ (g_Z − g̃(Z) − ε),   g_Z ~ N(m, S),   ε ~ N(0, jitter·I)
+    f(·) = m(·) + f̃(·) + k_fg(·, Z) K_g⁻¹ (h_Z − g̃(Z) − ε),   h_Z ~ N(μ, S),   ε ~ N(0, jitter·I)
 
-with ``N(m, S)`` the Laplace/EP posterior of ``g`` at ``Z`` and ``K_g = k_g(Z, Z) + jitter·I``. Over
+with ``N(μ, S)`` the Laplace/EP posterior of ``h = g − m_g`` at ``Z`` (the classifier's latent is
+centred on the prior mean ``m_g(s, x, x') = m(s, x) − m(s, x')``), ``K_g = k_g(Z, Z) + jitter·I``
+and ``m`` the utility's prior mean (zero without one). Over
 the features and weights, a draw has the mean and covariance of :meth:`PreferenceGP.predict_utility`.
 """
 
@@ -44,8 +46,9 @@ class UtilitySample:
     on duel inputs ``[s, x, x']``.
     """
 
-    def __init__(self, features: FeatureMap, weights, kernel, Z_train=None, update=None):
+    def __init__(self, features: FeatureMap, weights, kernel, Z_train=None, update=None, mean=None):
         self.features = features
+        self.mean = mean  # the utility's prior mean (a lensopt.gp.mean.MeanFunction), or None
         self.weights = np.array(weights, dtype=float)
         self.kernel = kernel  # the PreferenceKernel (for the cross-covariance of the update)
         self.Z_train = None if Z_train is None else np.array(Z_train, dtype=float)
@@ -66,7 +69,7 @@ class UtilitySample:
         value = self.features(X) @ self.weights
         if self.update is not None:
             value = value + self.kernel.cross_cov(X, self.Z_train) @ self.update
-        return value
+        return value if self.mean is None else value + self.mean(X)
 
     def gradient(self, X) -> np.ndarray:
         """``∂f(X_i)/∂X_i`` as ``(n, k + d)``."""
@@ -74,7 +77,7 @@ class UtilitySample:
         grad = np.einsum("nfd,f->nd", self.features.gradient(X), self.weights)
         if self.update is not None:
             grad = grad + np.einsum("nmd,m->nd", self.kernel.cross_cov_gradient_x(X, self.Z_train), self.update)
-        return grad
+        return grad if self.mean is None else grad + self.mean.gradient(X)
 
     def duel(self, Z) -> np.ndarray:
         """``g(z) = f(s, x) − f(s, x')`` for duel inputs ``(n, k + 2d)``."""
@@ -96,13 +99,14 @@ def sample_utility(model, rng, n_features: int = DEFAULT_N_FEATURES) -> UtilityS
     n, n_utility = Z.shape[0], kernel.n_context + kernel.n_system(Z.shape[1])
     features = prior_feature_map(kernel.base, n_features, rng, n_dims=n_utility)
     weights = rng.standard_normal(features.n_features)
+    mean = getattr(model, "utility_mean", None)
     if n == 0:
-        return UtilitySample(features, weights, kernel)
+        return UtilitySample(features, weights, kernel, mean=mean)
     jitter = model.jitter
     A, A2 = kernel.split(Z)
     prior_at_train = (features(A) - features(A2)) @ weights + np.sqrt(jitter) * rng.standard_normal(n)
-    mean, cov = model.classifier.training_posterior()
-    g_train = _gaussian_draw(mean, cov, rng.standard_normal(n), jitter)
+    centred, cov = model.classifier.training_posterior()  # of g − m_g: the classifier's latent is centred
+    g_train = _gaussian_draw(centred, cov, rng.standard_normal(n), jitter)
     K = kernel(Z) + jitter * np.eye(n)
     update = cho_solve(cho_factor(K, lower=True), g_train - prior_at_train)
-    return UtilitySample(features, weights, kernel, Z, update)
+    return UtilitySample(features, weights, kernel, Z, update, mean=mean)

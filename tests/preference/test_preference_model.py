@@ -2,10 +2,14 @@
 
 import numpy as np
 import pytest
+from scipy.integrate import quad
 from scipy.special import ndtr
+from scipy.stats import norm
 
 from lensopt.gp.kernels import SquaredExponential, benchmark_context_kernel
+from lensopt.gp.mean import BowlMean
 from lensopt.preference import PreferenceGP, duel_inputs
+from lensopt.preference.model import DuelMean
 from tests.preference.conftest import finite_difference, simulated_duels, swap_members
 
 CASES = {
@@ -15,15 +19,23 @@ CASES = {
 }
 
 
+def bowl(k, d, depth=4.0):
+    """A prior mean of the utility peaked at 0.4 on each system column (a starting point)."""
+    return BowlMean(0.3, depth, (0.4,) * d, tuple(range(k, k + d)))
+
+
 @pytest.fixture(
-    params=[(name, inference) for name in sorted(CASES) for inference in ("laplace", "ep")],
-    ids=lambda p: f"{p[0]}-{p[1]}",
+    params=[
+        (name, inference, mean) for name in sorted(CASES) for inference in ("laplace", "ep") for mean in ("", "bowl")
+    ],
+    ids=lambda p: "-".join(filter(None, p)),
 )
 def fitted(request):
-    name, inference = request.param
+    name, inference, mean = request.param
     make, k, d = CASES[name]
     Z, y = simulated_duels(30, d, k, seed=3)
-    return PreferenceGP(make(), n_context=k, inference=inference).fit(Z, y), k, d
+    utility_mean = bowl(k, d) if mean else None
+    return PreferenceGP(make(), n_context=k, inference=inference, utility_mean=utility_mean).fit(Z, y), k, d
 
 
 def _test_points(k, d, n=5, seed=11):
@@ -44,9 +56,9 @@ def test_utility_prediction_matches_brute_force_gaussian_conditioning(fitted):
     U = np.vstack([A, A2])
     K = L @ base(U) @ L.T + model.jitter * np.eye(n)
     C = base(X, U) @ L.T
-    m, S = model.classifier.training_posterior()
+    m, S = model.classifier.training_posterior()  # of g − m_g, m_g the duel value's prior mean
     W = np.linalg.solve(K, C.T)  # K⁻¹ Cᵀ
-    mean = W.T @ m
+    mean = W.T @ m + (0.0 if model.utility_mean is None else bowl(k, d)(X))
     cov = base(X) - C @ W + W.T @ S @ W
     got_mean, got_cov = model.predict_utility(X, full_cov=True)
     np.testing.assert_allclose(got_mean, mean, rtol=1e-6, atol=1e-8)
@@ -101,7 +113,7 @@ def test_win_probability_and_its_uncertainty_match_monte_carlo(fitted):
 def test_answers_recorded_either_way_round_give_the_same_model(fitted):
     model, k, _ = fitted
     Z, y = model.Z_train_, model.y_train_
-    mirrored = PreferenceGP(model.base_kernel, n_context=k, inference=model.inference)
+    mirrored = PreferenceGP(model.base_kernel, n_context=k, inference=model.inference, utility_mean=model.utility_mean)
     mirrored.fit(swap_members(Z, k), 1 - y)
     X = _test_points(k, model.n_system_, n=4)
     for got, expected in zip(mirrored.predict_utility(X), model.predict_utility(X)):
@@ -126,6 +138,55 @@ def test_marginal_likelihood_gradient_matches_finite_differences(fitted):
         e[j] = step
         fd = (model.log_marginal_likelihood(theta + e) - model.log_marginal_likelihood(theta - e)) / (2 * step)
         assert grad[j] == pytest.approx(fd, rel=1e-3, abs=1e-5)
+
+
+def test_one_duel_with_a_prior_mean_gives_the_exact_posterior_by_quadrature():
+    """EP is exact on one observation: the duel value's posterior mean and variance are the moments
+    of ``Φ(g) N(g; m_g, k_g)`` (1-D quadrature), and the utility at another point follows by
+    Gaussian conditioning, ``E f(a) = m(a) + k_fg (k_g)⁻¹ (E g − m_g)``. The bowl makes the first
+    lens a priori worse (``m_g`` ≈ −1.1), so the answer "first preferred" moves the posterior far."""
+    base = SquaredExponential([0.3, 0.3], variance=2.0, active_dims=(0, 1))
+    prior = bowl(0, 2, depth=8.0)
+    model = PreferenceGP(base, inference="ep", utility_mean=prior)
+    z = np.array([[0.95, 0.1, 0.45, 0.35]])  # the first lens far from the bowl's centre, the second near it
+    model.fit(z, np.array([1.0]))
+    m_g = float(prior(z[:, :2])[0] - prior(z[:, 2:])[0])
+    assert m_g < -1.0
+    A, A2 = z[:, :2], z[:, 2:]
+    v = float(base(A)[0, 0] + base(A2)[0, 0] - 2 * base(A, A2)[0, 0] + model.jitter)
+    weight = lambda g: ndtr(g) * norm.pdf(g, m_g, np.sqrt(v))  # noqa: E731
+    mass = quad(weight, m_g - 12 * np.sqrt(v), m_g + 12 * np.sqrt(v), limit=200)[0]
+    mean_g = quad(lambda g: g * weight(g), m_g - 12 * np.sqrt(v), m_g + 12 * np.sqrt(v), limit=200)[0] / mass
+    var_g = (
+        quad(lambda g: (g - mean_g) ** 2 * weight(g), m_g - 12 * np.sqrt(v), m_g + 12 * np.sqrt(v), limit=200)[0] / mass
+    )
+    # the classifier's training value carries the jitter (prior variance v = v₀ + jitter); the duel
+    # value g predicted at z is the jitter-free one, g | h ~ N(m_g + (v₀/v)(h − m_g), v₀ − v₀²/v)
+    v0 = v - model.jitter
+    got_mean, got_var = model.predict_duel(z)
+    assert got_mean[0] == pytest.approx(m_g + v0 / v * (mean_g - m_g), abs=1e-9)
+    assert got_var[0] == pytest.approx(v0 - v0**2 / v + (v0 / v) ** 2 * var_g, abs=1e-9)
+    a = np.array([[0.7, 0.6], [0.4, 0.4]])
+    k_fg = base(a, A)[:, 0] - base(a, A2)[:, 0]
+    expected = prior(a) + k_fg / v * (mean_g - m_g)
+    np.testing.assert_allclose(model.predict_utility(a)[0], expected, atol=1e-6)
+
+
+def test_the_duel_values_prior_mean_and_its_gradient():
+    """``DuelMean`` is ``m(s, x) − m(s, x')`` by hand, and its gradient matches finite differences
+    (context column included)."""
+    from lensopt.preference.kernel import PreferenceKernel
+
+    prior = BowlMean(0.0, 3.0, (0.4, 0.6), (1, 2))
+    mean = DuelMean(prior, PreferenceKernel(SquaredExponential(0.3), n_context=1))
+    Z = np.random.default_rng(2).uniform(size=(5, 5))
+    np.testing.assert_allclose(mean(Z), prior(Z[:, :3]) - prior(np.hstack([Z[:, :1], Z[:, 3:]])), atol=1e-12)
+    np.testing.assert_allclose(mean.gradient(Z), finite_difference(mean, Z), rtol=1e-6, atol=1e-8)
+
+
+def test_a_utility_mean_that_is_not_a_mean_function_is_refused():
+    with pytest.raises(ValueError, match=r"utility_mean must be a MeanFunction or None, got 0\.5"):
+        PreferenceGP(SquaredExponential(0.3), utility_mean=0.5)
 
 
 def test_hyperparameter_fit_increases_the_marginal_likelihood():

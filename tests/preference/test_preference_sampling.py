@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lensopt.gp.kernels import SquaredExponential
+from lensopt.gp.mean import BowlMean
 from lensopt.preference import PreferenceGP, sample_utility
 from tests.preference.conftest import finite_difference, simulated_duels, swap_members
 
@@ -24,6 +25,22 @@ def test_draws_have_the_posterior_mean_and_variance_of_the_utility_differences(m
     standard_error = np.sqrt(var / len(draws))
     assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * standard_error + 0.02)
     np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15, atol=0.01)
+
+
+def test_draws_under_a_prior_mean_have_the_posterior_mean_and_variance_of_the_utility():
+    """With a bowl as the utility's prior mean, the draws carry it: their mean and variance at each
+    point are the posterior's (Monte Carlo over 1,500 draws), and a draw's gradient includes it."""
+    Z, y = simulated_duels(25, n_system=1, seed=4)
+    bowl = BowlMean(0.0, 6.0, (0.7,), (0,))
+    model = PreferenceGP(SquaredExponential([0.25], variance=2.0), utility_mean=bowl).fit(Z, y)
+    X = np.array([[0.1], [0.3], [0.55], [0.9]])
+    mean, var = model.predict_utility(X)
+    assert np.ptp(bowl(X)) > 0.7  # the prior mean matters at these points
+    draws = np.array([sample_utility(model, np.random.default_rng(i), n_features=1024)(X) for i in range(1500)])
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * np.sqrt(var / len(draws)) + 0.02)
+    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15, atol=0.01)
+    sample = sample_utility(model, np.random.default_rng(3))
+    np.testing.assert_allclose(sample.gradient(X), finite_difference(sample, X), rtol=1e-5, atol=1e-6)
 
 
 def test_a_drawn_duel_value_is_antisymmetric(model):

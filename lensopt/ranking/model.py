@@ -1,4 +1,4 @@
-"""The ranking GP: a latent utility ``f ~ GP(0, k)`` seen through rankings and ties (Nguyen et al. 2021).
+"""The ranking GP: a latent utility ``f ~ GP(m, k)`` seen through rankings and ties (Nguyen et al. 2021).
 
 Inputs are ``[s, x]`` (context columns first, then the system parameters). Observations
 (:class:`~lensopt.ranking.data.RankingObservation`) are top-k rankings (Plackett–Luce, eq. 3) or
@@ -10,6 +10,10 @@ at the distinct compared inputs ``U`` is the Gaussian ``q(f_U) = N(m, LLᵀ)`` m
 Prediction at new inputs uses ``U`` as inducing points (paper eq. 6):
 ``μ(X) = K_XU K⁻¹ m``, ``Σ(X) = K_XX − K_XU K⁻¹ K_UX + K_XU K⁻¹ S K⁻¹ K_UX``; in whitened form, with
 ``A = L_K⁻¹ K_UX``, ``μ = Aᵀ μ̃`` and ``Σ = K_XX − AᵀA + (L̃ᵀA)ᵀ(L̃ᵀA)``.
+
+The prior mean ``m`` is 0 in the paper; a :class:`lensopt.gp.mean.MeanFunction` (``prior_mean``,
+e.g. a bowl about a starting lens) is added to every prediction and draw, and offsets the
+differences the likelihood sees; the variational parameters stay those of ``f − m``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
 
 from lensopt.gp.kernels import Kernel
+from lensopt.gp.mean import MeanFunction
 from lensopt.gp.sampling import prior_feature_map
 from lensopt.ranking.data import RankingObservation
 from lensopt.ranking.likelihood import TIE_THRESHOLD_BOUNDS, outcome_probabilities
@@ -59,7 +64,8 @@ class RankingGP:
     ``learn_kernel`` / ``learn_tie_threshold``: maximize the ELBO over them too (bounded in log
     space: ``kernel.bounds`` and :data:`TIE_THRESHOLD_BOUNDS`); δ is learned only once a tie has
     been observed (before, the bound only grows as δ shrinks and would pin it to its lower
-    bound); ``jitter``: on ``K_UU``.
+    bound); ``jitter``: on ``K_UU``; ``prior_mean``: the prior mean of ``f`` (a
+    :class:`lensopt.gp.mean.MeanFunction`; None: 0).
     """
 
     def __init__(
@@ -70,6 +76,7 @@ class RankingGP:
         learn_tie_threshold: bool = False,
         jitter: float = DEFAULT_JITTER,
         max_iterations: int = MAX_ITERATIONS,
+        prior_mean: MeanFunction | None = None,
     ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
@@ -78,6 +85,9 @@ class RankingGP:
             raise ValueError(f"tie_threshold must be in [{lo}, {hi}]; got {tie_threshold!r}")
         if int(max_iterations) < 1:
             raise ValueError(f"max_iterations must be >= 1; got {max_iterations!r}")
+        if prior_mean is not None and not isinstance(prior_mean, MeanFunction):
+            raise ValueError(f"prior_mean must be a MeanFunction or None, got {prior_mean!r}")
+        self.prior_mean = prior_mean
         self.kernel = kernel
         self.tie_threshold = float(tie_threshold)
         self.learn_kernel = bool(learn_kernel)
@@ -138,6 +148,7 @@ class RankingGP:
             self.learn_kernel,
             self.learn_tie_threshold,
             np.log(TIE_THRESHOLD_BOUNDS),
+            prior_mean_U=self._mean(U),
         )
         mean_w, chol_w = np.zeros(n), np.eye(n)
         if extends:
@@ -173,15 +184,27 @@ class RankingGP:
         if self.inputs_ is None or not np.array_equal(U, self.inputs_):
             raise ValueError("elbo() is defined on the fitted observations' inputs; refit first")
         problem = ElboProblem(
-            U, build_groups(observations, row_of), self.kernel_, self.jitter, self.tie_threshold_, False, False
+            U,
+            build_groups(observations, row_of),
+            self.kernel_,
+            self.jitter,
+            self.tie_threshold_,
+            False,
+            False,
+            prior_mean_U=self._mean(U),
         )
         return problem.elbo(problem.pack(self.mean_whitened_, self.chol_whitened_))
 
     # ---- posterior at the training inputs -----------------------------------------------------
     def training_posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(m (n,), S (n, n))`` of ``q(f_U)``."""
+        """``(m (n,), S (n, n))`` of ``q(f_U)`` (the prior mean included)."""
         L = self._chol_K @ self.chol_whitened_
-        return self._chol_K @ self.mean_whitened_, L @ L.T
+        return self._mean(self.inputs_) + self._chol_K @ self.mean_whitened_, L @ L.T
+
+    def _mean(self, X) -> np.ndarray:
+        """The prior mean ``m(X)`` ``(N,)`` (zeros without one)."""
+        X = np.asarray(X, dtype=float)
+        return np.zeros(X.shape[0]) if self.prior_mean is None else self.prior_mean(X)
 
     # ---- prediction ---------------------------------------------------------------------------
     def _check_columns(self, X):
@@ -199,9 +222,9 @@ class RankingGP:
         self._check_columns(X)
         prior = self.kernel_(X) if full_cov else self.kernel_.diag(X)
         if self.inputs_ is None or self.inputs_.shape[0] == 0:
-            return np.zeros(X.shape[0]), prior
+            return self._mean(X), prior
         A, B = self._whitened_cross(X)
-        mean = A.T @ self.mean_whitened_
+        mean = self._mean(X) + A.T @ self.mean_whitened_
         if full_cov:
             return mean, prior - A.T @ A + B.T @ B
         return mean, np.maximum(prior - np.sum(A * A, axis=0) + np.sum(B * B, axis=0), 0.0)
@@ -210,11 +233,13 @@ class RankingGP:
         """``(μ (N,), ∂μ/∂X (N, n_dims))``."""
         X = _as_inputs(X)
         self._check_columns(X)
+        m = self.prior_mean
+        mean0, grad0 = (np.zeros(X.shape[0]), np.zeros(X.shape)) if m is None else (m(X), m.gradient(X))
         if self.inputs_ is None or self.inputs_.shape[0] == 0:
-            return np.zeros(X.shape[0]), np.zeros(X.shape)
+            return mean0, grad0
         beta = solve_triangular(self._chol_K, self.mean_whitened_, lower=True, trans="T")  # K⁻¹ m
         grad = np.einsum("nud,u->nd", self.kernel_.gradient_x(X, self.inputs_), beta)
-        return self.kernel_(X, self.inputs_) @ beta, grad
+        return mean0 + self.kernel_(X, self.inputs_) @ beta, grad0 + grad
 
     def sample_joint(self, X, n_samples: int, rng) -> np.ndarray:
         """``n_samples`` joint draws of ``f(X)`` from the predictive ``(n_samples, N)``."""
@@ -233,29 +258,32 @@ class RankingGP:
         return outcome_probabilities(f, outcomes, self.tie_threshold_, ties).mean(axis=0)
 
     def sample_functions(self, n_samples: int, rng, n_features: int = 512) -> PathwiseSamples:
-        """``n_samples`` posterior functions by decoupled bases (Wilson et al. 2020): a random Fourier
-        prior draw ``φ(·)ᵀw`` plus ``k(·, U) K⁻¹ (f_U − φ(U)ᵀw − ε)``, ``f_U ~ q``,
-        ``ε ~ N(0, jitter·I)``."""
+        """``n_samples`` posterior functions by decoupled bases (Wilson et al. 2020): the prior mean
+        plus a random Fourier prior draw ``φ(·)ᵀw`` plus ``k(·, U) K⁻¹ (f_U − m(U) − φ(U)ᵀw − ε)``,
+        ``f_U ~ q``, ``ε ~ N(0, jitter·I)``."""
         rng = np.random.default_rng(rng)
         n_dims = None if self.inputs_ is None else self.inputs_.shape[1]
         features = prior_feature_map(self.kernel_, n_features, rng, n_dims=n_dims)
         weights = rng.standard_normal((features.n_features, n_samples))
         if self.inputs_ is None or self.inputs_.shape[0] == 0:
-            return PathwiseSamples(features, weights)
+            return PathwiseSamples(features, weights, mean=self.prior_mean)
         n = self.inputs_.shape[0]
+        # draws of f_U − m(U)
         f_U = self._chol_K @ (self.mean_whitened_[:, None] + self.chol_whitened_ @ rng.standard_normal((n, n_samples)))
         residual = f_U - features(self.inputs_) @ weights - np.sqrt(self.jitter) * rng.standard_normal((n, n_samples))
         half = solve_triangular(self._chol_K, residual, lower=True)
         update = solve_triangular(self._chol_K, half, lower=True, trans="T")  # K⁻¹ residual
-        return PathwiseSamples(features, weights, self.kernel_, self.inputs_, update)
+        return PathwiseSamples(features, weights, self.kernel_, self.inputs_, update, mean=self.prior_mean)
 
 
 class PathwiseSamples:
-    """Several posterior functions at once: call on ``X`` ``(N, n_dims)`` to get ``(N, n_samples)``."""
+    """Several posterior functions at once: call on ``X`` ``(N, n_dims)`` to get ``(N, n_samples)``
+    (``mean``: the prior mean, a :class:`lensopt.gp.mean.MeanFunction`, or None)."""
 
-    def __init__(self, features, weights, kernel=None, inputs=None, update=None):
+    def __init__(self, features, weights, kernel=None, inputs=None, update=None, mean=None):
         self.features, self.weights = features, weights
         self.kernel, self.inputs, self.update = kernel, inputs, update
+        self.mean = mean
 
     @property
     def n_samples(self) -> int:
@@ -266,6 +294,8 @@ class PathwiseSamples:
         value = self.features(X) @ self.weights
         if self.update is not None:
             value += self.kernel(X, self.inputs) @ self.update
+        if self.mean is not None:
+            value += self.mean(X)[:, None]
         return value
 
 

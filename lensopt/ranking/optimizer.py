@@ -61,11 +61,22 @@ class RankingOptimizer:
     ``[(low, high)]`` of one context column (e.g. the letter size) or empty; ``set_size``: members
     per query; ``allow_ties``: the patient may answer "same"; ``kernel``: the utility kernel on
     ``[s, x]`` (None: SE with lengthscales 0.2 × each range, times ``s s'`` with a context, as for
-    duels); other options: :class:`RankingSettings`.
+    duels); ``utility_mean``: the utility's prior mean (a :class:`lensopt.gp.mean.MeanFunction`,
+    None: 0), which its owner rebuilds on resuming (it is not in :attr:`settings`); other options:
+    :class:`RankingSettings`.
     """
 
     def __init__(
-        self, system_bounds, context_bounds=(), set_size=2, allow_ties=True, seed=0, n_initial=5, kernel=None, **options
+        self,
+        system_bounds,
+        context_bounds=(),
+        set_size=2,
+        allow_ties=True,
+        seed=0,
+        n_initial=5,
+        kernel=None,
+        utility_mean=None,
+        **options,
     ):
         self.settings = RankingSettings(
             system_bounds=system_bounds,
@@ -81,6 +92,7 @@ class RankingOptimizer:
         self._history: list[RankingObservation] = []
         self._model: RankingGP | None = None
         self._model_n = -1
+        self.utility_mean = utility_mean
         self._best: tuple[int, np.ndarray] | None = None
         self.last_decision_ms = float("nan")
         self.last_mpes_nats = float("nan")
@@ -107,7 +119,11 @@ class RankingOptimizer:
         if self._model_n != self.n_trials:
             s = self.settings
             model = RankingGP(
-                self.kernel, s.tie_threshold, learn_kernel=s.learn_kernel, learn_tie_threshold=s.learn_tie_threshold
+                self.kernel,
+                s.tie_threshold,
+                learn_kernel=s.learn_kernel,
+                learn_tie_threshold=s.learn_tie_threshold,
+                prior_mean=self.utility_mean,
             )
             self._model = model.fit(self._history, warm_start=False)
             self._model_n = self.n_trials

@@ -135,10 +135,24 @@ class ElboProblem:
     """``−ELBO`` and its gradient over the flat parameter vector (see the module docstring)."""
 
     def __init__(
-        self, U, groups, kernel, jitter, delta, learn_kernel, learn_delta, log_delta_bounds=LOG_TIE_THRESHOLD_BOUNDS
+        self,
+        U,
+        groups,
+        kernel,
+        jitter,
+        delta,
+        learn_kernel,
+        learn_delta,
+        log_delta_bounds=LOG_TIE_THRESHOLD_BOUNDS,
+        prior_mean_U=None,
     ):
         self.U = U
         self.n = U.shape[0]
+        # the prior mean m(U) of f: each group's differences d are offset by m(C[:r]) − m(C[r]),
+        # a constant of the parameters (no gradient)
+        self.prior_mean_U = np.zeros(self.n) if prior_mean_U is None else np.asarray(prior_mean_U, dtype=float)
+        m_U = self.prior_mean_U
+        self.offsets = [m_U[g.index[:, :-1]] - m_U[g.index[:, -1]][:, None] for g in groups]
         self.groups = groups
         self.kernel = kernel
         self.jitter = jitter
@@ -219,11 +233,11 @@ class ElboProblem:
         g_delta = 0.0
         elbo = -0.5 * (np.sum(chol_w**2) + mean_w @ mean_w - n) + np.sum(np.log(np.abs(np.diag(chol_w))))
 
-        for group in self.groups:
+        for group, offset in zip(self.groups, self.offsets):
             idx = group.index
             r = idx.shape[1] - 1
             D = LK[idx[:, :r]] - LK[idx[:, r]][:, None, :]  # (G, r, n)
-            mu = D @ mean_w  # (G, r)
+            mu = D @ mean_w + offset  # (G, r)
             V = (D.reshape(-1, n) @ chol_w).reshape(D.shape)  # (G, r, n)
             value, g_mu, g_Sigma, grad_delta = expected_log_likelihood(group, mu, V @ np.swapaxes(V, 1, 2), delta)
             elbo += value

@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from lensopt.gp.kernels import Product, SquaredExponential
+from lensopt.gp.mean import BowlMean
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
@@ -190,6 +191,21 @@ class PrescriptionComparisons(PrescriptionSearch):
             raise ValueError(f"plus_preference must be a number >= 0 (utility units per D), got {plus_preference!r}")
         self.plus_preference = float(kappa)
         self._cache = TrialCache()
+
+    def _set_start_prior_depth(self, depth) -> None:
+        """Validate and set ``start_prior_depth`` (the depth ``a₀`` of :meth:`start_prior`)."""
+        if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
+            raise ValueError(f"start_prior_depth must be a number >= 0 (utility units; 0: none), got {depth!r}")
+        self.start_prior_depth = float(depth)
+
+    def start_prior(self) -> BowlMean | None:
+        """The utility's prior mean about the start, ``m(x) = −a₀ log10(1 + |x − x_start|²)`` on the
+        model's columns ``[letter_logmar, m_d, j0_d, j45_d]`` (``a₀`` = ``start_prior_depth``);
+        None without a start or a depth (the flat prior of the papers)."""
+        if self.box.start is None or self.start_prior_depth == 0.0:
+            return None
+        c = self.box.centre
+        return BowlMean(0.0, self.start_prior_depth, (c.m_d, c.j0_d, c.j45_d), (1, 2, 3))
 
     #: Answers over which the tilt grows from 0 to ``plus_preference`` (0: the full tilt from the first).
     plus_ramp_trials: int = 0

@@ -59,7 +59,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from lensopt.asktell import check_state_format
-from lensopt.gp.mean import BowlMean
 from lensopt.optimize import maximize_on_line, uniform
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference import acquisition as preference_acquisition
@@ -192,10 +191,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         )
         self.rule = rule
         self.duel_separation_d = positive("duel_separation_d", duel_separation_d, 4.0)
-        depth = start_prior_depth
-        if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
-            raise ValueError(f"start_prior_depth must be a number >= 0 (utility units; 0: none), got {depth!r}")
-        self.start_prior_depth = float(depth)
+        self._set_start_prior_depth(start_prior_depth)
         self._core = PreferenceOptimizer(
             self.widened_bounds_d,
             (tuple(letter_bounds_logmar),),
@@ -234,14 +230,6 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         settings = super()._saved_settings(settings)
         settings.setdefault("start_prior_depth", 0.0)
         return settings
-
-    def start_prior(self) -> BowlMean | None:
-        """The utility's prior mean about the start (:data:`START_PRIOR_DEPTH`), on the model's
-        columns ``[letter_logmar, m_d, j0_d, j45_d]``; None without a start or a depth."""
-        if self.box.start is None or self.start_prior_depth == 0.0:
-            return None
-        c = self.box.centre
-        return BowlMean(0.0, self.start_prior_depth, (c.m_d, c.j0_d, c.j45_d), (1, 2, 3))
 
     def to_state(self) -> dict:
         def lens(x: Lens):
@@ -342,6 +330,7 @@ __all__ = [
     "MAPPED_LENS_LENGTHSCALE_D",
     "PRESCRIPTION_DUEL_RULES",
     "REPORT_TILT_SHARE",
+    "START_PRIOR_DEPTH",
     "PrescriptionDuelOptimizer",
     "PrescriptionDuelTrial",
     "prescription_duel_kernel",

@@ -92,6 +92,11 @@ RANKING_MAX_PLUS_OFFSET_D = 0.375
 #: keep theirs (``plus_ramp_rankings`` in their settings).
 PLUS_RAMP_RANKINGS = 0
 
+#: Depth ``a₀`` of the utility's prior mean about the start (``PrescriptionComparisons.start_prior``;
+#: the duels' :data:`lensopt.refraction.prescription_duels.START_PRIOR_DEPTH`), on the ranking
+#: model's Gumbel scale. 0: the flat prior, as sessions saved before it had. To be tuned.
+START_PRIOR_DEPTH_RANKINGS = 0.0
+
 #: Rules: MPES then the letter size by mutual information (the default), or random sets and sizes.
 PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
 
@@ -168,6 +173,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         lens_lengthscale_d=LENS_LENGTHSCALE_D,
         plus_preference=None,
         plus_ramp_rankings=PLUS_RAMP_RANKINGS,
+        start_prior_depth=START_PRIOR_DEPTH_RANKINGS,
     ):
         rule = DEFAULT_RULE if rule is None else rule
         if rule not in RANKING_RULES:
@@ -184,6 +190,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         if isinstance(ramp, bool) or not isinstance(ramp, int) or ramp < 0:
             raise ValueError(f"plus_ramp_rankings must be an integer >= 0 (0: no ramp), got {plus_ramp_rankings!r}")
         self.plus_ramp_trials = ramp
+        self._set_start_prior_depth(start_prior_depth)
         self._core = RankingOptimizer(
             self.widened_bounds_d,
             (tuple(letter_bounds_logmar),),
@@ -194,6 +201,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
             n_initial=n_initial,
             rule=RANKING_RULES[rule],
             kernel=prescription_ranking_kernel(self.lens_lengthscale_d),
+            utility_mean=self.start_prior(),
         )
         self._history: list[tuple[PrescriptionRankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan
@@ -215,13 +223,16 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
             "lens_lengthscale_d": self.lens_lengthscale_d,
             "plus_preference": self.plus_preference,
             "plus_ramp_rankings": self.plus_ramp_trials,
+            "start_prior_depth": self.start_prior_depth,
         }
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
-        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0)."""
+        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0),
+        nor a prior about the start (``start_prior_depth`` 0)."""
         settings = super()._saved_settings(settings)
         settings.setdefault("plus_ramp_rankings", 0)
+        settings.setdefault("start_prior_depth", 0.0)
         return settings
 
     def to_state(self) -> dict:
@@ -326,6 +337,7 @@ __all__ = [
     "PRESCRIPTION_RANKING_RULES",
     "RANKING_MAX_PLUS_OFFSET_D",
     "RANKING_RADIUS_D",
+    "START_PRIOR_DEPTH_RANKINGS",
     "PrescriptionRankingOptimizer",
     "PrescriptionRankingTrial",
     "prescription_ranking_kernel",

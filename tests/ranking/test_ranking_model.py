@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from lensopt.gp.kernels import SquaredExponential
+from lensopt.gp.mean import BowlMean
 from lensopt.preference import PreferenceGP
 from lensopt.ranking.data import RankingObservation
 from lensopt.ranking.likelihood import TIE, all_outcomes
@@ -135,7 +136,56 @@ def test_before_any_observation_the_prediction_is_the_prior():
     np.testing.assert_allclose(var, 2.0)
 
 
+BOWL = BowlMean(0.2, 5.0, (0.7,), (0,))  # a prior mean of f peaked at 0.7, away from the bump's 0.3
+
+
+def test_under_a_prior_mean_predictions_and_draws_carry_it():
+    """With a bowl as the prior mean: at the training inputs the prediction is q(f_U) with the mean
+    included; the mean gradient matches finite differences; function draws have the predictive
+    mean and variance (Monte Carlo); before any observation the prediction is the bowl itself."""
+    observations = _observations(15, seed=5, m=3, top_k=2)
+    model = RankingGP(KERNEL, prior_mean=BOWL).fit(observations)
+    m, S = model.training_posterior()
+    mean, cov = model.predict(model.inputs_, full_cov=True)
+    np.testing.assert_allclose(mean, m, atol=1e-5)
+    np.testing.assert_allclose(cov, S, atol=1e-5)
+    X = np.linspace(0, 1, 7)[:, None]
+    _, grad = model.predict_mean_with_gradient(X)
+    fd = (model.predict(X + 1e-6)[0] - model.predict(X - 1e-6)[0]) / 2e-6
+    np.testing.assert_allclose(grad[:, 0], fd, atol=1e-6)
+    draws = model.sample_functions(4000, np.random.default_rng(1), n_features=2048)(X)
+    mean, var = model.predict(X)
+    np.testing.assert_allclose(draws.mean(axis=1), mean, atol=4 * np.sqrt(var.max() / 4000) + 0.02)
+    np.testing.assert_allclose(draws.var(axis=1), var, rtol=0.15, atol=0.02)
+    assert np.ptp(BOWL(X)) > 0.8  # the mean matters at these points
+    np.testing.assert_allclose(RankingGP(KERNEL, prior_mean=BOWL).fit([]).predict(X)[0], BOWL(X))
+
+
+def test_a_prior_means_pull_fades_as_the_answers_outweigh_it():
+    """The bowl (peak 0.7) adds ``m(0.7) − m(0.3)`` to the posterior difference ``f(0.7) − f(0.3)``
+    before any answer; as answers about the bump (peak 0.3) accumulate, what it adds over the flat
+    prior's posterior shrinks steadily, to under a tenth of it after 80."""
+    points = np.array([[0.7], [0.3]])
+    prior_pull = float(BOWL(points)[0] - BOWL(points)[1])
+
+    def pull(n):
+        differences = []
+        for prior_mean in (BOWL, None):
+            mean = (
+                RankingGP(KERNEL, prior_mean=prior_mean).fit(_observations(n, seed=12, m=3, top_k=2)).predict(points)[0]
+            )
+            differences.append(mean[0] - mean[1])
+        return differences[0] - differences[1]
+
+    pulls = [pull(n) for n in (0, 2, 10, 40, 80)]
+    assert pulls[0] == pytest.approx(prior_pull) and prior_pull > 0.3
+    assert np.all(np.diff(pulls) < 0) and pulls[-1] > 0
+    assert pulls[-1] < 0.1 * prior_pull
+
+
 def test_bad_arguments_raise_clear_value_errors():
+    with pytest.raises(ValueError, match=r"prior_mean must be a MeanFunction or None, got 1\.0"):
+        RankingGP(KERNEL, prior_mean=1.0)
     with pytest.raises(ValueError, match="tie_threshold"):
         RankingGP(KERNEL, tie_threshold=0.0)
     with pytest.raises(ValueError, match="Kernel"):

@@ -33,8 +33,9 @@ def test_cholesky_backward_matches_finite_differences(batched):
     np.testing.assert_allclose(grad, finite_difference(loss, S.ravel()).reshape(3, 3), atol=1e-7)
 
 
-def _mixed_problem(learn_kernel, learn_delta):
-    """Ten observations of every kind (pairs and triples, rankings, choices, ties) on six inputs."""
+def _mixed_problem(learn_kernel, learn_delta, prior_mean=False):
+    """Ten observations of every kind (pairs and triples, rankings, choices, ties) on six inputs
+    (with ``prior_mean``, a random prior mean of ``f`` at them)."""
     rng = np.random.default_rng(3)
     points = rng.uniform(size=(6, 2))
     observations = []
@@ -54,19 +55,35 @@ def _mixed_problem(learn_kernel, learn_delta):
     groups = build_groups(observations, lambda x: rows[np.asarray(x).tobytes()])
     assert {g.kind for g in groups} == {"rank", "choice", "tie"}
     kernel = SquaredExponential([0.3, 0.5], variance=2.0)
-    problem = ElboProblem(points, groups, kernel, 1e-6, 0.4, learn_kernel, learn_delta)
+    prior_mean_U = rng.normal(size=6) if prior_mean else None
+    problem = ElboProblem(points, groups, kernel, 1e-6, 0.4, learn_kernel, learn_delta, prior_mean_U=prior_mean_U)
     mean_w = 0.3 * rng.normal(size=6)
     chol_w = np.tril(0.3 * rng.normal(size=(6, 6)), -1) + np.diag(rng.uniform(0.5, 1.5, 6))
     return problem, problem.pack(mean_w, chol_w)
 
 
-@pytest.mark.parametrize("learn_kernel, learn_delta", [(False, False), (True, True)])
-def test_elbo_gradient_matches_finite_differences(learn_kernel, learn_delta):
-    problem, x = _mixed_problem(learn_kernel, learn_delta)
+@pytest.mark.parametrize(
+    "learn_kernel, learn_delta, prior_mean", [(False, False, False), (True, True, False), (True, True, True)]
+)
+def test_elbo_gradient_matches_finite_differences(learn_kernel, learn_delta, prior_mean):
+    problem, x = _mixed_problem(learn_kernel, learn_delta, prior_mean)
     assert x.size == 6 + 21 + (3 if learn_kernel else 0) + (1 if learn_delta else 0)
     value, grad = problem(x)
     assert np.isfinite(value)
     np.testing.assert_allclose(grad, finite_difference(lambda v: problem(v)[0], x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_prior_mean_is_the_flat_bound_with_the_mean_moved_into_the_likelihood():
+    """``f_U = m(U) + L_K v``: the expected log-likelihood of the bound with a prior mean at ``μ̃`` is
+    the flat bound's at ``μ̃ + L_K⁻¹ m(U)`` (the KL term, of ``v``, stays at ``μ̃``)."""
+    problem, x = _mixed_problem(False, False, prior_mean=True)
+    flat = ElboProblem(problem.U, problem.groups, problem.kernel, 1e-6, 0.4, False, False)
+    mean_w, chol_w, _, _ = problem.unpack(x)
+    L_K = np.linalg.cholesky(problem.kernel(problem.U) + 1e-6 * np.eye(6))
+    m_U = problem.prior_mean_U
+    moved = mean_w + np.linalg.solve(L_K, m_U)
+    kl_shift = 0.5 * (moved @ moved - mean_w @ mean_w)
+    assert problem.elbo(x) == pytest.approx(flat.elbo(flat.pack(moved, chol_w)) + kl_shift, rel=1e-10, abs=1e-10)
 
 
 def test_kl_term_vanishes_at_the_prior():

@@ -16,6 +16,7 @@ from lensopt.refraction.prescription_rankings import (
     PLUS_PREFERENCE,
     PLUS_RAMP_RANKINGS,
     RANKING_RADIUS_D,
+    START_PRIOR_DEPTH_RANKINGS,
     PrescriptionRankingOptimizer,
     PrescriptionRankingTrial,
     prescription_ranking_kernel,
@@ -174,6 +175,20 @@ def test_the_most_plus_tilt_grows_over_the_first_rankings_and_settings_stored_be
     assert PrescriptionRankingOptimizer.from_settings(older).plus_ramp_trials == 0
 
 
+def test_a_session_saved_before_the_prior_about_the_start_replays_with_the_flat_prior():
+    """Settings without ``start_prior_depth`` rebuild the flat prior (the next ranking and the
+    prescription those sessions had); new settings store the depth and build the bowl."""
+    opt = _answered(n=6, start_prior_depth=4.0)
+    assert opt.settings_dict()["start_prior_depth"] == 4.0 and opt.start_prior() is not None
+    assert PrescriptionRankingOptimizer(start=START).settings_dict()["start_prior_depth"] == START_PRIOR_DEPTH_RANKINGS
+    older = {k: v for k, v in opt.settings_dict().items() if k != "start_prior_depth"}
+    history = list(opt._history)
+    old = PrescriptionRankingOptimizer.from_settings(older, history)
+    flat = PrescriptionRankingOptimizer.from_settings({**older, "start_prior_depth": 0.0}, history)
+    assert old.start_prior() is None
+    assert (old.ask(), old.prescription().text) == (flat.ask(), flat.prescription().text)
+
+
 def test_before_any_ranking_the_best_lens_is_the_start():
     opt = PrescriptionRankingOptimizer(start=START)
     np.testing.assert_allclose(opt.best().to_array(), START.power_vector().to_array())
@@ -199,6 +214,7 @@ def test_bad_input_is_one_clear_value_error():
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(plus_preference=-1), "plus_preference")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(ranking_radius_d=0), "ranking_radius_d")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(plus_ramp_rankings=-1), "plus_ramp_rankings")
+    _one_line_value_error(lambda: PrescriptionRankingOptimizer(start_prior_depth=math.inf), "start_prior_depth")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer(start="abc"), "abc")
     opt = PrescriptionRankingOptimizer(start=START)
     far = PrescriptionRankingTrial((START, Lens(3.0, -0.5, 180.0), Lens(-1.0, -0.25, 180.0)), 0.3)

@@ -6,6 +6,7 @@ function-local import is still a cycle.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,47 @@ def test_the_import_contracts_hold():
     assert done.returncode == 0, f"lint-imports failed:\n{done.stdout[-6000:]}\n{done.stderr[-2000:]}"
     # no warning either (e.g. an ignore_imports line that matches nothing any more)
     assert "Warnings" not in done.stdout, f"lint-imports warns:\n{done.stdout[-6000:]}"
+
+
+#: Where lensopt may import its own modules inside a function: the command handlers (so that
+#: ``lensopt --help`` stays fast, ``lensopt bench cli-startup``), a package's lazy attributes (PEP 562
+#: ``__getattr__``), and the GP timing script, which sets the BLAS variables before numpy loads.
+LAZY_IMPORT_PLACES = ("lensopt/cli/", "__init__.py:__getattr__", "lensopt/bench/gp_timing.py:main")
+
+
+def function_local_lensopt_imports(package: Path) -> list[str]:
+    """``path:function:line`` of every import of a lensopt module inside a function of ``package``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package.parent).as_posix()
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                own = (
+                    isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("lensopt"))
+                ) or (isinstance(node, ast.Import) and any(a.name.startswith("lensopt") for a in node.names))
+                if own:
+                    found.append(f"{relative}:{function.name}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_lensopt_imports_its_own_modules_inside_functions_only_where_that_is_lazy_loading():
+    """A function-local import elsewhere hides a module's dependencies from its reader (and used to
+    hide import cycles): lensopt's own modules are imported at the top of the module, except in the
+    places of :data:`LAZY_IMPORT_PLACES`."""
+    found = function_local_lensopt_imports(REPO / "lensopt")
+    assert found, "the scan found no function-local import at all: it is not looking"
+    elsewhere = [f for f in found if not any(place in f for place in LAZY_IMPORT_PLACES)]
+    assert elsewhere == [], f"move these imports to the top of their modules: {elsewhere}"
+
+
+def test_the_scan_finds_a_function_local_import_outside_the_lazy_places(tmp_path):
+    package = tmp_path / "lensopt"
+    (package / "cli").mkdir(parents=True)
+    (package / "model.py").write_text("def fit():\n    from lensopt.gp import kernels\n    return kernels\n")
+    (package / "cli" / "run.py").write_text("def handler():\n    import lensopt.model\n")
+    (package / "__init__.py").write_text("def __getattr__(name):\n    from . import model\n    return model\n")
+    found = function_local_lensopt_imports(package)
+    assert found == ["lensopt/__init__.py:__getattr__:2", "lensopt/cli/run.py:handler:2", "lensopt/model.py:fit:2"]
+    assert [f for f in found if not any(place in f for place in LAZY_IMPORT_PLACES)] == ["lensopt/model.py:fit:2"]

@@ -101,6 +101,20 @@ def mean_at(prior_mean, X):
     return prior_mean(X) if isinstance(prior_mean, MeanFunction) else prior_mean
 
 
+def values_and_gradient(mean: MeanFunction | None, X) -> tuple[np.ndarray, np.ndarray]:
+    """``(m(X) (n,), ∂m/∂X (n, d))`` of an optional :class:`MeanFunction` (zeros for None)."""
+    X = np.asarray(X, dtype=float)
+    if mean is None:
+        return np.zeros(X.shape[0]), np.zeros(X.shape)
+    return mean(X), mean.gradient(X)
+
+
+def values(mean: MeanFunction | None, X) -> np.ndarray:
+    """``m(X)`` ``(n,)`` of an optional :class:`MeanFunction` (zeros for None)."""
+    X = np.asarray(X, dtype=float)
+    return np.zeros(X.shape[0]) if mean is None else mean(X)
+
+
 def mean_gradient_at(prior_mean, X):
     """``∂m/∂X`` ``(n, d)`` for a :class:`MeanFunction`; ``0.0`` for a constant."""
     return prior_mean.gradient(X) if isinstance(prior_mean, MeanFunction) else 0.0

@@ -23,7 +23,7 @@ import numpy as np
 from lensopt.gp import uncertainty
 from lensopt.gp.classifier import DEFAULT_JITTER, GPClassifier, _validate_X
 from lensopt.gp.kernels import Kernel
-from lensopt.gp.mean import MeanFunction
+from lensopt.gp.mean import MeanFunction, values, values_and_gradient
 from lensopt.gp.sampling import DEFAULT_N_FEATURES
 from lensopt.preference.kernel import PreferenceKernel
 from lensopt.preference.sampling import UtilitySample, sample_utility
@@ -209,8 +209,7 @@ class PreferenceGP:
         """``(mean, var, dmean_dX, dvar_dX)`` of ``f`` at ``[s, x]`` (gradients ``(n, k + d)``)."""
         X = self._validate_utility(X)
         prior, dprior = self.base_kernel.diag(X), self.base_kernel.diag_gradient_x(X)
-        m = self.utility_mean
-        mean0, dmean0 = (np.zeros(X.shape[0]), np.zeros(X.shape)) if m is None else (m(X), m.gradient(X))
+        mean0, dmean0 = values_and_gradient(self.utility_mean, X)
         if self.Z_train_.shape[0] == 0:
             return mean0, prior, dmean0, dprior
         K_cross = self.kernel.cross_cov(X, self.Z_train_).T  # (n_train, m)
@@ -223,8 +222,7 @@ class PreferenceGP:
 
     def utility_mean_at(self, X) -> np.ndarray:
         """The utility's prior mean ``m(X)`` ``(n,)`` (zeros without one)."""
-        X = np.asarray(X, dtype=float)
-        return np.zeros(X.shape[0]) if self.utility_mean is None else self.utility_mean(X)
+        return values(self.utility_mean, X)
 
     def sample_utility(self, rng, n_features: int = DEFAULT_N_FEATURES) -> UtilitySample:
         """One posterior utility function (decoupled bases), callable on ``[s, x]``."""

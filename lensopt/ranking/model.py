@@ -23,7 +23,7 @@ from scipy.linalg import solve_triangular
 from scipy.optimize import minimize
 
 from lensopt.gp.kernels import Kernel
-from lensopt.gp.mean import MeanFunction
+from lensopt.gp.mean import MeanFunction, values, values_and_gradient
 from lensopt.gp.sampling import prior_feature_map
 from lensopt.ranking.data import RankingObservation
 from lensopt.ranking.likelihood import TIE_THRESHOLD_BOUNDS, outcome_probabilities
@@ -203,8 +203,7 @@ class RankingGP:
 
     def _mean(self, X) -> np.ndarray:
         """The prior mean ``m(X)`` ``(N,)`` (zeros without one)."""
-        X = np.asarray(X, dtype=float)
-        return np.zeros(X.shape[0]) if self.prior_mean is None else self.prior_mean(X)
+        return values(self.prior_mean, X)
 
     # ---- prediction ---------------------------------------------------------------------------
     def _check_columns(self, X):
@@ -233,8 +232,7 @@ class RankingGP:
         """``(μ (N,), ∂μ/∂X (N, n_dims))``."""
         X = _as_inputs(X)
         self._check_columns(X)
-        m = self.prior_mean
-        mean0, grad0 = (np.zeros(X.shape[0]), np.zeros(X.shape)) if m is None else (m(X), m.gradient(X))
+        mean0, grad0 = values_and_gradient(self.prior_mean, X)
         if self.inputs_ is None or self.inputs_.shape[0] == 0:
             return mean0, grad0
         beta = solve_triangular(self._chol_K, self.mean_whitened_, lower=True, trans="T")  # K⁻¹ m

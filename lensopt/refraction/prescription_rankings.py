@@ -65,15 +65,10 @@ from lensopt.threads import single_threaded
 #: duels' :data:`~lensopt.refraction.prescription_comparisons.DUEL_SEPARATION_D`.
 RANKING_RADIUS_D = DUEL_SEPARATION_D
 
-#: The most-plus preference ``κ`` in the ranking model's utility units (logit, per D of M) under the
-#: flat prior: the duels' ``κ = 2`` probit units times :data:`~lensopt.refraction.duels.MODEL_LOGIT_SCALE`,
-#: the same tilt on the same patient's utility. Sessions saved before the prior about the start
-#: keep it (their settings store ``plus_preference``).
-FLAT_PRIOR_PLUS_PREFERENCE = DUEL_PLUS_PREFERENCE * MODEL_LOGIT_SCALE
-#: ``κ`` with the prior about the start (:data:`START_PRIOR_DEPTH_RANKINGS`): the bowl about the
-#: start pulls the report back from the plus side of an accommodating eye's plateau, so the tilt is
-#: 1.2 times the flat prior's. Chosen with the depth (below) on tuning patients.
-PLUS_PREFERENCE = 1.2 * FLAT_PRIOR_PLUS_PREFERENCE
+#: The most-plus preference ``κ`` in the ranking model's utility units (logit, per D of M): the
+#: duels' ``κ = 2`` probit units times :data:`~lensopt.refraction.duels.MODEL_LOGIT_SCALE`, the same
+#: tilt on the same patient's utility.
+PLUS_PREFERENCE = DUEL_PLUS_PREFERENCE * MODEL_LOGIT_SCALE
 #: The largest most-plus offset (D of M) the report subtracts from the tilted optimum. The ranking
 #: model's posterior mean is flatter along M than the duels' (``c`` small), so ``κ / (2c)`` mostly
 #: reached the duels' cap of 0.5 D and left the reported M too minus. Chosen on tuning patients
@@ -99,15 +94,13 @@ PLUS_RAMP_RANKINGS = 0
 
 #: Depth ``a₀`` of the utility's prior mean about the start (``PrescriptionComparisons.start_prior``;
 #: the duels' :data:`lensopt.refraction.prescription_duels.START_PRIOR_DEPTH`), on the ranking
-#: model's Gumbel scale. 0: the flat prior, as sessions saved before it had. Chosen on tuning
-#: patients (clinic patients of seeds 5000–5029, slope 14, an autorefraction start, with and without
-#: accommodation, 60 rankings; checked on seeds 5030–5059) among depths 3, 4, 5 and 8 and tilts 1,
-#: 1.1, 1.2 and 1.5 times the flat prior's: with the flat prior's tilt every depth left accommodating
-#: eyes too minus (mean M error −0.10 to −0.15 D after 40, against −0.03 D flat), 1.5 times ran plus
-#: (+0.16 to +0.21 D); depth 4 with 1.2 times: median blur error after 10 rankings 0.31–0.32 D
-#: (flat 0.49–0.58 D), 93–97 % of the sessions within 0.25 D after 40 (73–87 %), mean M error after
-#: 60 −0.03 / +0.01 D (−0.06 / −0.02 D).
-START_PRIOR_DEPTH_RANKINGS = 4.0
+#: model's Gumbel scale; 0, the flat prior. Tried on tuning patients (clinic patients of seeds
+#: 5000–5059, slope 14, an autorefraction start, 60 rankings) at depths 3–8 with tilts 1–1.5 times
+#: :data:`PLUS_PREFERENCE`: with the same tilt accommodating eyes ended too minus, and depth 4 with
+#: 1.2 times the tilt looked better than the flat prior throughout. On the held-out patients it was
+#: better only in the first 10 rankings and a little worse from 20 to 40 (docs/prescription.md,
+#: "Rankings"), so the default stays flat.
+START_PRIOR_DEPTH_RANKINGS = 0.0
 
 #: Rules: MPES then the letter size by mutual information (the default), or random sets and sizes.
 PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
@@ -193,11 +186,7 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         if isinstance(n_lenses, bool) or not isinstance(n_lenses, int) or not 2 <= n_lenses <= 4:
             raise ValueError(f"n_lenses must be an integer from 2 to 4, got {n_lenses!r}")
         self._set_start_prior_depth(start_prior_depth)
-        if plus_preference is None:  # the default tilt goes with the prior (the bowl needs a start)
-            with_prior = start is not None and self.start_prior_depth > 0
-            kappa = PLUS_PREFERENCE if with_prior else FLAT_PRIOR_PLUS_PREFERENCE
-        else:
-            kappa = plus_preference
+        kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference
         self._set_lens_options(
             start, m_half_width_d, j_half_width_d, lens_step_d, axis_step_deg, lens_lengthscale_d, kappa
         )
@@ -348,7 +337,6 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
 
 
 __all__ = [
-    "FLAT_PRIOR_PLUS_PREFERENCE",
     "PLUS_PREFERENCE",
     "PLUS_RAMP_RANKINGS",
     "PRESCRIPTION_RANKING_RULES",

@@ -23,6 +23,10 @@ depend on the answer model:
   the posterior mean on the plus side (:meth:`PrescriptionComparisons.plus_offset_d`). An
   accommodating eye sees every lens up to its amplitude too minus as clearly; without the tilt the
   best lens wanders anywhere on that plateau;
+- **a prior about the start** (``start_prior_depth``, :meth:`PrescriptionComparisons.start_prior`):
+  the utility's prior mean may be a bowl about the starting refraction, so that the first random
+  comparisons do not carry the reported lens away from it (the duels' default; an option for
+  rankings);
 - **the prescription**: the rounded lens with 95 % intervals from posterior draws of the utility on
   a grid of candidates around it (:meth:`PrescriptionComparisons.prescription`).
 

@@ -67,7 +67,11 @@ class PreferenceOptimizer:
     ``n_initial``: duels observed before the rule takes over (uniform random queries until then);
     ``inference``: ``"laplace"`` or ``"ep"``; ``reference_context``: ``s₀`` (None: upper bounds);
     ``utility_mean``: the utility's prior mean (a :class:`lensopt.gp.mean.MeanFunction`, None: 0),
-    which its owner rebuilds on resuming (it is not in :attr:`settings`).
+    which its owner rebuilds on resuming (it is not in :attr:`settings`); ``refit_from_prior``: fit
+    the model from the prior on every duel instead of warm-starting from the previous fit, so that
+    it is a function of the duels alone — a resumed session (one fit of the whole history) then
+    decides bit for bit as the uninterrupted one (a chain of warm-started fits), which a Laplace fit
+    stopped at its tolerance does not promise.
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class PreferenceOptimizer:
         inference="laplace",
         reference_context=None,
         utility_mean=None,
+        refit_from_prior=False,
         **options,
     ):
         self.settings = PreferenceSettings(
@@ -101,6 +106,7 @@ class PreferenceOptimizer:
         self._outcomes: list[int] = []
         self._model: PreferenceGP | None = None
         self.utility_mean = utility_mean
+        self.refit_from_prior = bool(refit_from_prior)
         self._model_n = -1
         self._best: tuple[int, np.ndarray] | None = None
         self._n_unmodelled = 0
@@ -140,7 +146,7 @@ class PreferenceOptimizer:
         if self.n_trials == 0:
             return None
         if self._model_n != self.n_trials:
-            if self._model is None:
+            if self._model is None or self.refit_from_prior:
                 self._model = PreferenceGP(
                     self.kernel, self.settings.n_context, self.settings.inference, utility_mean=self.utility_mean
                 )

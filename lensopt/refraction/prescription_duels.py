@@ -201,6 +201,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
             n_initial=n_initial,
             inference=inference,
             utility_mean=self.start_prior(),
+            refit_from_prior=True,  # a resumed session decides bit for bit as the uninterrupted one
         )
         self._history: list[tuple[PrescriptionDuelTrial, str]] = []
         self.last_decision_ms = math.nan

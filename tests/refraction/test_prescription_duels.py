@@ -110,6 +110,20 @@ def test_a_session_saved_before_the_prior_about_the_start_replays_with_the_flat_
     assert PrescriptionDuelOptimizer(start=None).start_prior() is None  # no start, no bowl
 
 
+def test_a_rebuilt_optimizer_reports_the_uninterrupted_ones_prescription_bit_for_bit():
+    """A resumed session fits the whole history once; the uninterrupted one fitted before every duel.
+    The model is refitted from the prior each time, so the two agree to the last bit (a warm-started
+    Laplace fit, stopped at its tolerance, left the prescription 1e-16 D apart here)."""
+    opt = PrescriptionDuelOptimizer(seed=7, start=START)
+    respond = get_mode("duel").responder(SimulatedPatient(-1.25, -0.75, axis_deg=170.0, slope=14.0, seed=7))
+    for _ in range(10):
+        trial = opt.ask()
+        opt.tell(trial, respond(trial))
+    rebuilt = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), opt.history)
+    assert rebuilt.prescription() == opt.prescription()
+    assert rebuilt.ask() == opt.ask()
+
+
 def test_the_prior_about_the_start_keeps_the_first_random_duels_report_near_the_start():
     """After the five random first duels, on clinic patients (tuning seeds) with an autorefraction
     start, the reported lens is nearer the truth with the prior about the start than with the flat

@@ -242,8 +242,10 @@ class PrescriptionComparisons(PrescriptionSearch):
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings as ``settings_dict()`` wrote them, without the ``"search"`` marker (states
-        written before it had none)."""
+        written before it had none); those written before the prior about the start had none
+        (``start_prior_depth`` 0)."""
         settings.pop("search", None)
+        settings.setdefault("start_prior_depth", 0.0)
         return settings
 
     def _cached(self, name, compute):

@@ -225,13 +225,6 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
             "start_prior_depth": self.start_prior_depth,
         }
 
-    @classmethod
-    def _saved_settings(cls, settings: dict) -> dict:
-        """Sessions saved before the prior about the start had none (``start_prior_depth`` 0)."""
-        settings = super()._saved_settings(settings)
-        settings.setdefault("start_prior_depth", 0.0)
-        return settings
-
     def to_state(self) -> dict:
         def lens(x: Lens):
             return [x.sphere_d, x.cylinder_d, x.axis_deg]

@@ -233,11 +233,9 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
-        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0),
-        nor a prior about the start (``start_prior_depth`` 0)."""
+        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0)."""
         settings = super()._saved_settings(settings)
         settings.setdefault("plus_ramp_rankings", 0)
-        settings.setdefault("start_prior_depth", 0.0)
         return settings
 
     def to_state(self) -> dict:

@@ -61,6 +61,8 @@ def _stop_stats(records: list[dict]) -> dict:
         "fraction_stopped_within_criterion": float(np.mean(errors <= CRITERION_LOGMAR)) if errors.size else None,
         "fraction_stopped_within_half_line": float(np.mean(errors <= HALF_LINE_LOGMAR)) if errors.size else None,
         "worst_error_at_stop_logmar": float(np.max(errors)) if errors.size and not np.isnan(errors).any() else None,
+        # how far off the wrong stops were (NaN errors left out): a near miss or a lost session
+        "median_error_of_wrong_stops_logmar": _median(errors[errors > CRITERION_LOGMAR]),
     }
 
 
@@ -253,6 +255,7 @@ def format_summary(summary: dict) -> str:
         "stopped",
         "within",
         "≤½ line",
+        "wrong med",
         "worst",
         "dec med ms",
         "dec p95 ms",
@@ -274,6 +277,7 @@ def format_summary(summary: dict) -> str:
                 f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
                 _fmt(stop["fraction_stopped_within_criterion"], 3),
                 _fmt(stop["fraction_stopped_within_half_line"], 3),
+                _fmt(stop["median_error_of_wrong_stops_logmar"], 3),
                 _fmt(stop["worst_error_at_stop_logmar"], 3),
                 _fmt(dec["median"], 1),
                 _fmt(dec["p95"], 1),
@@ -284,7 +288,8 @@ def format_summary(summary: dict) -> str:
         "",
         "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
         f"stopped: by confidence (the rest at the budget); within: fraction of those truly <= {CRITERION_LOGMAR}; "
-        f"≤½ line: <= {HALF_LINE_LOGMAR} logMAR; worst: the largest error (logMAR) at a stop",
+        f"≤½ line: <= {HALF_LINE_LOGMAR} logMAR; wrong med: the median error (logMAR) of the stops not within; "
+        "worst: the largest error (logMAR) at a stop",
         "decision time by rule (all conditions): "
         + "; ".join(
             f"{rule} median {d['median']:.1f} ms, p95 {d['p95']:.1f} ms"

@@ -100,6 +100,7 @@ def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
     assert stop["fraction_stopped_within_criterion"] == 0.5  # 0.01 at 50, 0.05 at 70
     assert stop["fraction_stopped_within_half_line"] == 1.0  # 0.05 is half a line: within
     assert stop["worst_error_at_stop_logmar"] == 0.05
+    assert stop["median_error_of_wrong_stops_logmar"] == 0.05  # the one stop not within 0.025
     assert ucb["decision_ms"]["median"] == 3.5  # pooled over 1..6 ms
     assert ucb["decision_ms"]["p95"] == pytest.approx(5.75)
     versus = ucb["versus_ideal"]  # on the three seeds both ran: 40, 71, 101 against 20, 30, 25

@@ -5,7 +5,8 @@ settings dataclass that every ask/tell optimizer shares (context columns first, 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import Field, asdict
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -57,6 +58,13 @@ class BoxSettings:
     #: What the settings are called in error messages ("preference setting", ...).
     setting_name = "setting"
 
+    # Declared for the type checker only (no values: the dataclass that mixes this in defines the
+    # fields, and a non-dataclass base's annotations are not fields of it).
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    system_bounds: tuple[tuple[float, float], ...]
+    context_bounds: tuple[tuple[float, float], ...]
+    reference_context: tuple[float, ...] | None
+
     def _check_box(self) -> None:
         object.__setattr__(self, "system_bounds", bounds_pairs("system_bounds", self.system_bounds))
         object.__setattr__(
@@ -88,7 +96,7 @@ class BoxSettings:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict):
+    def from_dict(cls, data: dict) -> Self:
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown {cls.setting_name}(s): {', '.join(sorted(unknown))}")

@@ -19,22 +19,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import mannwhitneyu
 
 #: Significance level of every pairwise test (Dewancker et al. 2016; seed paper §4).
 ALPHA = 5e-4
 
 
-def competition_ranking(scores: Sequence[float]) -> np.ndarray:
+def competition_ranking(scores: ArrayLike) -> np.ndarray:
     """Rank 1 for the highest score; equal scores share a rank, the next rank skips ("1224")."""
-    scores = np.asarray(scores, dtype=float)
-    return np.array([1 + int(np.sum(scores > s)) for s in scores])
+    values = np.asarray(scores, dtype=float)
+    return np.array([1 + int(np.sum(values > s)) for s in values])
 
 
-def borda_from_ranking(ranks: Sequence[int]) -> np.ndarray:
+def borda_from_ranking(ranks: ArrayLike) -> np.ndarray:
     """Borda score of each candidate: how many candidates have a strictly worse (larger) rank."""
-    ranks = np.asarray(ranks)
-    return np.array([int(np.sum(ranks > r)) for r in ranks])
+    values = np.asarray(ranks)
+    return np.array([int(np.sum(values > r)) for r in values])
 
 
 def pairwise_wins(samples: Sequence[np.ndarray], alpha: float = ALPHA) -> np.ndarray:

@@ -50,10 +50,12 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
 from lensopt.allocator import large_blocks_kept
+from lensopt.asktell import AskTellOptimizer
 from lensopt.binary.settings import ALL_RULES
 from lensopt.modes.registry import get_mode
 from lensopt.observer import autorefraction, draw_clinic_patients, draw_patients
@@ -194,10 +196,12 @@ def run_decision_time(
                 )
             )
         for child in children:  # every process has imported and built its optimizer
+            assert child.stdout is not None  # Popen(stdout=PIPE)
             line = child.stdout.readline()
             if line.strip() != "ready":
                 raise RuntimeError(_failure(child, line))
         for child in children:  # ... then all start their sessions together
+            assert child.stdin is not None  # Popen(stdin=PIPE)
             child.stdin.write("go\n")
             child.stdin.flush()
         outputs = []
@@ -353,6 +357,7 @@ def _parse_child(argv):
 
 def _session(args):
     """The optimizer and the patient's answer ``respond(trial)`` of one process."""
+    optimizer: AskTellOptimizer[Any, Any]
     stop = None
     if args.stop is not None:
         stop = StopRule(confidence=args.stop, min_trials=args.min_trials, max_trials=max(args.trials, args.min_trials))

@@ -136,6 +136,7 @@ class GPClassifier:
             kernel = self.kernel_.with_theta(theta)
             K = self._train_cov(kernel, X)
             posterior = self._infer(K, y, last["init"], X)
+            assert posterior is not None  # X has rows (checked above)
             last["init"] = self._init_from(posterior)
             return posterior.log_marginal_likelihood, self._lml_gradient(kernel, X, y, K, posterior)
 
@@ -151,41 +152,48 @@ class GPClassifier:
         (log-hyperparameters; None = the current kernel), with its gradient if asked."""
         self._require_fit()
         X, y = self.X_train_, self.y_train_
+        assert X is not None and y is not None  # fitted (_require_fit)
         if theta is None:
             kernel, K, posterior = self.kernel_, self._K, self._posterior
         else:
             kernel = self.kernel_.with_theta(theta)
             K = self._train_cov(kernel, X)
             posterior = self._infer(K, y, None, X)
+        if posterior is None:
+            raise ValueError("log_marginal_likelihood needs at least one observation; the model was fitted on none")
         if not eval_gradient:
             return posterior.log_marginal_likelihood
         return posterior.log_marginal_likelihood, self._lml_gradient(kernel, X, y, K, posterior)
 
     # ---- predictions -----------------------------------------------------------------------
-    def predict_latent(self, X, full_cov: bool = False):
+    def predict_latent(self, X, full_cov: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Latent mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)`` if ``full_cov``)."""
         X = self._validate_test(X)
-        if self.X_train_.shape[0] == 0:
+        X_train = self._fitted_inputs()
+        if X_train.shape[0] == 0:
             mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return (mean, self.kernel_(X)) if full_cov else (mean, self.kernel_.diag(X))
-        K_cross = self.kernel_(self.X_train_, X)
+        posterior = self._fitted_posterior()
+        K_cross = self.kernel_(X_train, X)
         if full_cov:
-            mean, cov = self._posterior.predict_full(K_cross, self.kernel_(X))
+            mean, cov = posterior.predict_full(K_cross, self.kernel_(X))
         else:
-            mean, cov = self._posterior.predict(K_cross, self.kernel_.diag(X))
+            mean, cov = posterior.predict(K_cross, self.kernel_.diag(X))
         return mean_at(self.prior_mean, X) + mean, cov
 
     def predict_latent_with_gradient(self, X):
         """``(mean, var, dmean_dX (n, d), dvar_dX (n, d))`` for gradient-based acquisition search."""
         X = self._validate_test(X)
         dk_diag = self.kernel_.diag_gradient_x(X)
-        if self.X_train_.shape[0] == 0:
+        X_train = self._fitted_inputs()
+        if X_train.shape[0] == 0:
             mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return mean, self.kernel_.diag(X), np.zeros(X.shape) + mean_gradient_at(self.prior_mean, X), dk_diag
-        K_cross = self.kernel_(self.X_train_, X)
-        mean, var, RK = self._posterior.predict_with_reduction(K_cross, self.kernel_.diag(X))
-        dK = self.kernel_.gradient_x(X, self.X_train_)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
-        dmean = np.einsum("mnd,n->md", dK, self._posterior.alpha)
+        posterior = self._fitted_posterior()
+        K_cross = self.kernel_(X_train, X)
+        mean, var, RK = posterior.predict_with_reduction(K_cross, self.kernel_.diag(X))
+        dK = self.kernel_.gradient_x(X, X_train)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
+        dmean = np.einsum("mnd,n->md", dK, posterior.alpha)
         # var = k** − k*ᵀ R k*  ⇒  ∂var/∂x* = ∂k**/∂x* − 2 (R k*)ᵀ ∂k*/∂x*
         dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
         if isinstance(self.prior_mean, float):
@@ -196,18 +204,21 @@ class GPClassifier:
         """The latent mean ``(n,)`` alone: :meth:`predict_latent`'s first value, the same numbers,
         without the variance's triangular solve (a search of the posterior mean's maximum)."""
         X = self._validate_test(X)
-        if self.X_train_.shape[0] == 0:
+        X_train = self._fitted_inputs()
+        if X_train.shape[0] == 0:
             return np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
-        return mean_at(self.prior_mean, X) + self.kernel_(self.X_train_, X).T @ self._posterior.alpha
+        return mean_at(self.prior_mean, X) + self.kernel_(X_train, X).T @ self._fitted_posterior().alpha
 
     def predict_latent_mean_with_gradient(self, X):
         """``(mean (n,), dmean_dX (n, d))``: :meth:`predict_latent_with_gradient` without the variance."""
         X = self._validate_test(X)
-        if self.X_train_.shape[0] == 0:
+        X_train = self._fitted_inputs()
+        if X_train.shape[0] == 0:
             mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return mean, np.zeros(X.shape) + mean_gradient_at(self.prior_mean, X)
-        mean = self.kernel_(self.X_train_, X).T @ self._posterior.alpha
-        dmean = np.einsum("mnd,n->md", self.kernel_.gradient_x(X, self.X_train_), self._posterior.alpha)
+        posterior = self._fitted_posterior()
+        mean = self.kernel_(X_train, X).T @ posterior.alpha
+        dmean = np.einsum("mnd,n->md", self.kernel_.gradient_x(X, X_train), posterior.alpha)
         if isinstance(self.prior_mean, float):
             return self.prior_mean + mean, dmean
         return mean_at(self.prior_mean, X) + mean, dmean + mean_gradient_at(self.prior_mean, X)
@@ -242,10 +253,12 @@ class GPClassifier:
 
     def training_posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """Gaussian posterior ``(mean (n,), cov (n, n))`` of the latent at ``X_train_``."""
-        self._require_fit()
-        if self.X_train_.shape[0] == 0:
+        X_train = self._fitted_inputs()
+        if X_train.shape[0] == 0:
             return np.zeros(0), np.zeros((0, 0))
-        return self._posterior.mean.copy(), self._posterior.training_covariance(self._K)
+        posterior = self._fitted_posterior()
+        assert self._K is not None  # kept with the posterior
+        return posterior.mean.copy(), posterior.training_covariance(self._K)
 
     @property
     def n_iterations_(self) -> int:
@@ -302,6 +315,7 @@ class GPClassifier:
         if self._fitted_kernel is not self.kernel_ or self.X_train_ is None:
             return None
         n_old = self.X_train_.shape[0]
+        assert self.y_train_ is not None  # kept with X_train_
         if (
             n_old == 0
             or X.shape[0] < n_old
@@ -316,9 +330,20 @@ class GPClassifier:
         if self.X_train_ is None:
             raise RuntimeError("GPClassifier is not fitted yet; call fit(X, y) first")
 
-    def _validate_test(self, X) -> np.ndarray:
+    def _fitted_inputs(self) -> np.ndarray:
+        """``X_train_`` of a fitted model (the RuntimeError of :meth:`_require_fit` otherwise)."""
         self._require_fit()
+        assert self.X_train_ is not None  # _require_fit raised otherwise
+        return self.X_train_
+
+    def _fitted_posterior(self) -> LatentPosterior:
+        """The posterior of a fit on at least one observation (only an empty fit has none)."""
+        assert self._posterior is not None, "the model was fitted on no observations"
+        return self._posterior
+
+    def _validate_test(self, X) -> np.ndarray:
+        X_train = self._fitted_inputs()
         X = _validate_X(X)
-        if X.shape[1] != self.X_train_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.X_train_.shape[1]}")
+        if X.shape[1] != X_train.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {X_train.shape[1]}")
         return X

@@ -84,7 +84,7 @@ def epistemic_variance(mu, var):
     return _epistemic_from(h, _owen_a(var), ndtr(h))
 
 
-def epistemic_variance_grad(mu, var):
+def epistemic_variance_grad(mu, var) -> tuple[np.ndarray, np.ndarray]:
     """``(∂V/∂μ, ∂V/∂σ²)``.
 
     Uses ``∂T/∂h = −φ(h)(Φ(a h) − ½)`` and ``∂T/∂a = exp(−½ h² (1 + a²)) / (2π (1 + a²))``, so
@@ -127,7 +127,7 @@ def bald_bits(mu, var):
     return np.maximum(_binary_entropy_bits_of_phi(h) - expected_entropy, 0.0)
 
 
-def bald_bits_grad(mu, var):
+def bald_bits_grad(mu, var) -> tuple[np.ndarray, np.ndarray]:
     """``(∂I/∂μ, ∂I/∂σ²)`` of :func:`bald_bits` (where it is not clipped at 0).
 
     ``dH₂(Φ(h))/dh = φ(h) log₂(Φ(−h)/Φ(h))``; the second term ``E = sqrt(C²/s²) exp(−μ²/(2s²))``,

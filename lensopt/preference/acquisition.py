@@ -100,7 +100,8 @@ class ChallengeVariance(_DuelAcquisition):
         super().__init__(model, context, opponents, free_second=True)
 
     def value_and_gradient(self, X):
-        value, grad = 0.0, 0.0
+        value: float | np.ndarray = 0.0  # sums of arrays over the members (pairs)
+        grad: float | np.ndarray = 0.0
         for mean, var, dmean, dvar in self._duel_predictions(X):
             value = value + uncertainty.epistemic_variance(mean, var)
             grad = grad + chain(*uncertainty.epistemic_variance_grad(mean, var), dmean, dvar)
@@ -211,7 +212,8 @@ class ContextBALD:
     def value_and_gradient(self, S):
         S = np.atleast_2d(np.asarray(S, dtype=float))
         k = S.shape[1]
-        value, grad = 0.0, 0.0
+        value: float | np.ndarray = 0.0  # sums of arrays over the members (pairs)
+        grad: float | np.ndarray = 0.0
         for a, b in self.pairs:
             mean, var, dmean, dvar = self.model.predict_duel_with_gradient(duel_inputs(S, a, b))
             value = value + uncertainty.bald_bits(mean, var)

@@ -53,18 +53,22 @@ class DuelMean(MeanFunction):
 class _DuelClassifier(GPClassifier):
     """A :class:`GPClassifier` that also predicts from a cross-covariance it is handed."""
 
+    #: Built with a PreferenceKernel, whose ``with_theta`` (the only change of ``kernel_``) is one too.
+    kernel_: PreferenceKernel
+
     def predict_from_cross(self, K_cross, prior, full_cov):
         """Mean and variance (or covariance) given ``K_cross`` ``(n_train, m)`` and the prior
         variances ``(m,)`` (or covariance ``(m, m)``) at the new points."""
-        if self.X_train_.shape[0] == 0:
+        if self._fitted_inputs().shape[0] == 0:
             return np.zeros(K_cross.shape[1]), prior.copy()
         if full_cov:
-            return self._posterior.predict_full(K_cross, prior)
-        return self._posterior.predict(K_cross, prior)
+            return self._fitted_posterior().predict_full(K_cross, prior)
+        return self._fitted_posterior().predict(K_cross, prior)
 
     def weights_and_reduction(self, K_cross):
         """``(α, R K_cross)``: predictive weights and the variance-reduction term."""
-        return self._posterior.alpha, self._posterior.reduction(K_cross)
+        posterior = self._fitted_posterior()
+        return posterior.alpha, posterior.reduction(K_cross)
 
 
 class PreferenceGP:
@@ -183,6 +187,7 @@ class PreferenceGP:
     def _validate_utility(self, X) -> np.ndarray:
         self._require_fit()
         X = _validate_X(X)
+        assert self.n_system_ is not None  # set by every fit, before the classifier's
         expected = self.n_context + self.n_system_
         if X.shape[1] != expected:
             raise ValueError(
@@ -198,10 +203,12 @@ class PreferenceGP:
         (``E[f] = m`` a priori), which every reported difference is independent of.
         """
         X = self._validate_utility(X)
+        Z_train = self.Z_train_
+        assert Z_train is not None  # fitted (_validate_utility)
         prior = self.base_kernel(X) if full_cov else self.base_kernel.diag(X)
-        if self.Z_train_.shape[0] == 0:
+        if Z_train.shape[0] == 0:
             return self.utility_mean_at(X), prior
-        K_cross = self.kernel.cross_cov(X, self.Z_train_).T
+        K_cross = self.kernel.cross_cov(X, Z_train).T
         mean, var = self.classifier.predict_from_cross(K_cross, prior, full_cov)
         return self.utility_mean_at(X) + mean, var
 
@@ -210,11 +217,13 @@ class PreferenceGP:
         X = self._validate_utility(X)
         prior, dprior = self.base_kernel.diag(X), self.base_kernel.diag_gradient_x(X)
         mean0, dmean0 = values_and_gradient(self.utility_mean, X)
-        if self.Z_train_.shape[0] == 0:
+        Z_train = self.Z_train_
+        assert Z_train is not None  # fitted (_validate_utility)
+        if Z_train.shape[0] == 0:
             return mean0, prior, dmean0, dprior
-        K_cross = self.kernel.cross_cov(X, self.Z_train_).T  # (n_train, m)
+        K_cross = self.kernel.cross_cov(X, Z_train).T  # (n_train, m)
         mean, var = self.classifier.predict_from_cross(K_cross, prior, False)
-        dK = self.kernel.cross_cov_gradient_x(X, self.Z_train_)  # (m, n_train, k + d)
+        dK = self.kernel.cross_cov_gradient_x(X, Z_train)  # (m, n_train, k + d)
         alpha, RK = self.classifier.weights_and_reduction(K_cross)
         dmean = np.einsum("mnd,n->md", dK, alpha)
         dvar = dprior - 2.0 * np.einsum("mnd,nm->md", dK, RK)

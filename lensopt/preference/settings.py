@@ -7,11 +7,13 @@ Columns: context first, then system parameters; a duel input is ``[s, x, x']``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from lensopt.boxes import BoxSettings
 from lensopt.gp import kernels
+from lensopt.gp.kernels.base import _BaseKernel, _Composite
 
 #: Rules of plain (context-free) preferential BO, companion paper §4.2 and its Table S1.
 DUEL_RULES = ("muc", "kss", "dueling-ucb", "duel-ts", "dueling-ts", "ei", "bivariate-ei", "eiig", "random")
@@ -102,24 +104,24 @@ def resolve_kernel(kernel, system_bounds, n_context: int = 0) -> tuple[kernels.K
 
 
 # ---- kernels as JSON records --------------------------------------------------------------------
-_LEAVES = {
+_LEAVES: dict[str, type[_BaseKernel]] = {
     "se": kernels.SquaredExponential,
     "matern32": kernels.Matern32,
     "matern52": kernels.Matern52,
     "linear-context": kernels.LinearContext,
 }
-_COMPOSITES = {"sum": kernels.Sum, "product": kernels.Product}
+_COMPOSITES: dict[str, type[_Composite]] = {"sum": kernels.Sum, "product": kernels.Product}
 
 
 def kernel_to_dict(kernel: kernels.Kernel) -> dict:
     """A JSON record of a kernel built from SE, Matérn, LinearContext, sums and products."""
-    for tag, cls in _COMPOSITES.items():
-        if type(kernel) is cls:
+    for tag, composite in _COMPOSITES.items():
+        if type(kernel) is composite:
             return {"type": tag, "terms": [kernel_to_dict(kernel.k1), kernel_to_dict(kernel.k2)]}
-    for tag, cls in _LEAVES.items():
-        if type(kernel) is cls:
+    for tag, leaf in _LEAVES.items():
+        if type(kernel) is leaf:
             # _params, _fixed and _bounds_natural: the constructor arguments kept by _BaseKernel
-            record = {
+            record: dict[str, Any] = {
                 "type": tag,
                 "active_dims": None if kernel.active_dims is None else list(kernel.active_dims),
                 "fixed": list(kernel._fixed),

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from lensopt.ranking.likelihood import TIE
 
 
-def parse_outcome(outcome, m: int, ties_allowed: bool):
+def parse_outcome(outcome, m: int, ties_allowed: bool) -> str | tuple[int, ...]:
     """Validate an answer to a query of ``m`` members; return a tuple of indices or :data:`TIE`.
 
     Accepted: :data:`TIE` (``"same"``, only with ties allowed); one member index (the single best);
@@ -28,6 +29,7 @@ def parse_outcome(outcome, m: int, ties_allowed: bool):
         if not ties_allowed:
             raise ValueError(f"outcome {TIE!r} needs a query with ties allowed (allow_ties=True)")
         return TIE
+    order: tuple[int, ...]
     if _is_index(outcome):
         order = (int(outcome),)
     elif isinstance(outcome, (Sequence, np.ndarray)) and not isinstance(outcome, bytes):
@@ -91,10 +93,11 @@ class RankingObservation:
         """Member indices with the ranked ones first, best first (all members for a tie)."""
         if self.outcome == TIE:
             return tuple(range(self.m))
-        return tuple(self.outcome) + tuple(j for j in range(self.m) if j not in self.outcome)
+        order = cast(tuple[int, ...], self.outcome)  # not TIE: parse_outcome's member indices
+        return tuple(order) + tuple(j for j in range(self.m) if j not in order)
 
     def to_record(self) -> dict:
-        outcome = self.outcome if self.outcome == TIE else list(self.outcome)
+        outcome = self.outcome if self.outcome == TIE else list(cast(tuple[int, ...], self.outcome))
         return {"inputs": self.inputs.tolist(), "outcome": outcome, "ties_allowed": self.ties_allowed}
 
     @classmethod

@@ -93,7 +93,7 @@ class LensCertainty:
         }
 
 
-def _grid(lo, hi, step):
+def _grid(lo: float, hi: float, step: float) -> np.ndarray:
     n = int(np.floor((hi - lo) / step + 1e-9)) + 1
     return lo + step * np.arange(n)
 
@@ -101,9 +101,14 @@ def _grid(lo, hi, step):
 @functools.lru_cache(maxsize=8)
 def _coarse_grid(sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
     """The coarse grid over the lens box, sphere-major (read-only: shared between calls)."""
+    (sphere_lo, sphere_hi), (cylinder_lo, cylinder_hi) = sphere_bounds_d, cylinder_bounds_d
     grid = (
         np.array(
-            np.meshgrid(_grid(*sphere_bounds_d, COARSE_STEP_D), _grid(*cylinder_bounds_d, COARSE_STEP_D), indexing="ij")
+            np.meshgrid(
+                _grid(sphere_lo, sphere_hi, COARSE_STEP_D),
+                _grid(cylinder_lo, cylinder_hi, COARSE_STEP_D),
+                indexing="ij",
+            )
         )
         .reshape(2, -1)
         .T
@@ -126,8 +131,9 @@ def _covered(coarse, tested, sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
     """Which lenses of the coarse grid ``coarse`` (sphere-major, from :func:`_coarse_grid`) lie within
     :data:`COVERED_RADIUS_D` of a ``tested`` lens: the same distance test as over every pair, made only
     for the grid lenses around each tested one (a few grid steps either way)."""
-    spheres = _grid(*sphere_bounds_d, COARSE_STEP_D)
-    cylinders = _grid(*cylinder_bounds_d, COARSE_STEP_D)
+    (sphere_lo, sphere_hi), (cylinder_lo, cylinder_hi) = sphere_bounds_d, cylinder_bounds_d
+    spheres = _grid(sphere_lo, sphere_hi, COARSE_STEP_D)
+    cylinders = _grid(cylinder_lo, cylinder_hi, COARSE_STEP_D)
     reach = int(np.ceil(COVERED_RADIUS_D / COARSE_STEP_D)) + 1
     steps = np.arange(-reach, reach + 1)
     i = np.clip(

@@ -136,7 +136,8 @@ class UtilityRefraction(TrialHistory):
     def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
         Thompson samples of the argmax of the utility (:mod:`lensopt.refraction.optimum_draws`)."""
-        return utility_optimum_draws_d(self, *self._system_bounds, n_samples, rng)
+        sphere_bounds_d, cylinder_bounds_d = self._system_bounds
+        return utility_optimum_draws_d(self, sphere_bounds_d, cylinder_bounds_d, n_samples, rng)
 
     @single_threaded
     def best(self) -> tuple[float, float]:
@@ -211,7 +212,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
                 rule=TIE_RULES[rule],
                 kernel=duel_refraction_kernel(variance=UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2),
             )
-        self._history: list[tuple[DuelTrial, bool]] = []
+        self._history: list[tuple[DuelTrial, str]] = []  # answers "first", "second" or "same"
         self.last_decision_ms = math.nan
 
     # ---------------------------------------------------------------- settings and state
@@ -256,7 +257,8 @@ class DuelRefractionOptimizer(UtilityRefraction):
         if not isinstance(trial, DuelTrial):
             raise ValueError(f"trial must be a DuelTrial; got {type(trial).__name__}")
         answer = normalize_duel_answer(answer)
-        context, members = [trial.letter_logmar], [trial.first_lens_d, trial.second_lens_d]
+        context = np.array([trial.letter_logmar], dtype=float)
+        members = np.array([trial.first_lens_d, trial.second_lens_d], dtype=float)
         if self._settings["model"] == "ties":
             outcome = {"first": 0, "second": 1, "same": "same"}[answer]
             self._core.tell(RankingQuery(context=context, members=members), outcome)

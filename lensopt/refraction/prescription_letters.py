@@ -318,6 +318,7 @@ class PrescriptionOptimizer(PrescriptionReport):
         """The power vector of the lens set now: the last trial's, else the start's (None: neither)."""
         if self._history:
             trial = self._history[-1][0]
+            assert trial.axis_deg is not None  # tell() refuses a trial without an axis
             return Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
         return None if self.box.start is None else self.box.start.power_vector().to_array()
 
@@ -343,6 +344,7 @@ class PrescriptionOptimizer(PrescriptionReport):
             return self.phoropter_lens(target)
         target = np.clip(target, reach[:, 0], reach[:, 1])
         last = self._last_lens_d()
+        assert last is not None and self.max_step_d is not None  # as for reach (reach_d)
         for shrink in np.linspace(1.0, 0.0, 9):
             lens = self.phoropter_lens(last + shrink * (target - last))
             if np.all(np.abs(lens.power_vector().to_array() - last) <= self.max_step_d + 1e-9):

@@ -321,7 +321,17 @@ class SessionStore(StoreConnection):
         by_eye: dict[int, dict] = {}
         for row in rows:  # the latest row of a session and eye wins
             by_eye.setdefault(row[0], {})[row[11]] = ResultRecord(
-                *row[1:8], intervals=json.loads(row[8]), recorded_at=row[9], software_version=row[10], eye=row[11]
+                prescription=row[1],
+                sphere_d=row[2],
+                cylinder_d=row[3],
+                axis_deg=row[4],
+                predicted_acuity_logmar=row[5],
+                confidence=row[6],
+                n_trials=row[7],
+                intervals=json.loads(row[8]),
+                recorded_at=row[9],
+                software_version=row[10],
+                eye=row[11],
             )
         return {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
 
@@ -399,7 +409,17 @@ class SessionStore(StoreConnection):
             ).fetchall()
         return [
             DuelTrialRecord(
-                *row[:-3],
+                index=row[0],
+                first_sphere_d=row[1],
+                first_cylinder_d=row[2],
+                second_sphere_d=row[3],
+                second_cylinder_d=row[4],
+                letter_logmar=row[5],
+                letters=row[6],
+                answer=row[7],
+                rt_s=row[8],
+                presented_at=row[9],
+                answered_at=row[10],
                 extra=_stored_json(row[-3], f"the extra data of duel {row[0]} of session {session_id}"),
                 first_axis_deg=row[-2],
                 second_axis_deg=row[-1],

@@ -38,9 +38,18 @@ import io
 import json
 import os
 import stat
+from typing import cast
 
 from lensopt import __version__
-from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND, DuelTrialRecord, SessionInfo, TrialRecord
+from lensopt.store.records import (
+    DUEL_KIND,
+    LETTERS_KIND,
+    RANKING_KIND,
+    DuelTrialRecord,
+    RankingTrialRecord,
+    SessionInfo,
+    TrialRecord,
+)
 from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
 
 #: Mode of an export file (owner read/write only, whatever the umask): it holds patient data.
@@ -72,7 +81,9 @@ def ranking_csv_columns(n_lenses: int) -> tuple[str, ...]:
     return fixed_columns([RANKING_KIND], n_lenses)
 
 
-def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord]) -> dict:
+def session_document(
+    info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord] | list[RankingTrialRecord]
+) -> dict:
     """The JSON export of a session as a dict (letter trials or duels, as the session's kind)."""
     calibration = dict(info.calibration)
     for key in CALIBRATION_KEYS:
@@ -117,7 +128,7 @@ def session_document(info: SessionInfo, trials: list[TrialRecord] | list[DuelTri
                 "void": t.void,
                 "eye": t.eye,
             }
-            for t in trials
+            for t in cast(list[TrialRecord], trials)  # a letter session's trials
         ],
     }
 

@@ -179,14 +179,17 @@ class SquaredExponential(_Stationary):
 class _Matern(_Stationary):
     """Matérn-ν; spectral density of the scaled input: multivariate Student-t with 2ν dof."""
 
-    nu = None
+    nu: float | None = None  # set by each concrete Matérn kernel
 
     def _spectral_frequencies(self, n_frequencies, n_active, rng):
         # ω = z sqrt(2ν/u), z ~ N(0, I), u ~ χ²(2ν): density ∝ (1 + |ω|²/(2ν))^−(ν + d/2), which is
         # the Matérn spectral density of R&W eq. 4.15 in every dimension d (scaled by 1/ℓ_k).
+        nu = self.nu
+        if nu is None:
+            raise NotImplementedError(f"{type(self).__name__} sets no smoothness nu (use Matern32 or Matern52)")
         z = rng.standard_normal((n_frequencies, n_active))
-        u = rng.chisquare(2.0 * self.nu, size=(n_frequencies, 1))
-        return z * np.sqrt(2.0 * self.nu / u) / self._ell_for(n_active)
+        u = rng.chisquare(2.0 * nu, size=(n_frequencies, 1))
+        return z * np.sqrt(2.0 * nu / u) / self._ell_for(n_active)
 
 
 class Matern32(_Matern):

@@ -179,6 +179,8 @@ def test_prior_predictions_without_observations():
     mean, var = gp.predict_latent(X_test)
     np.testing.assert_allclose(mean, 0.0)
     np.testing.assert_allclose(var, KERNELS["psychophysics"].diag(X_test))
+    with pytest.raises(ValueError, match="at least one observation"):  # no evidence to measure
+        gp.log_marginal_likelihood()
     gp.fit(X_test[:2], np.array([1.0, 0.0]))  # first observations after the empty fit
     assert np.all(np.isfinite(gp.predict_latent(X_test)[0]))
 

@@ -165,7 +165,9 @@ def _best_acuity(opt):
     return float(sphere_d), float(cylinder_d), _scalar(mean), _scalar(sd)
 
 
-def compute_model_parts(opt, trials: TrialSeries, guess_rate: float, rng, floored: bool = False, lapse: float = 0.0):
+def compute_model_parts(
+    opt, trials: TrialSeries, guess_rate: float, rng, floored: bool = False, lapse: float = 0.0
+) -> tuple[LensMap, BestLens, PsychometricCurve, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]]:
     """Lens map, best lens and psychometric curve of a fitted optimizer (``opt.model`` not None);
     ``floored`` and ``lapse``: the answer model of :func:`answer_model`."""
     sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
@@ -239,17 +241,20 @@ class SessionModel(FollowedSession):
         rows = [row for row in self._history if row[0] <= n]
         if n == 0:
             history = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
+            sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
             return DashboardSnapshot(
-                header, trials, history, *settings_bounds(self._settings), live=live, message=WAITING_MESSAGE
+                header, trials, history, sphere_b, cylinder_b, letter_b, live=live, message=WAITING_MESSAGE
             )
         opt = self._optimizer_after(n)
         if self._prescription:
             rx = opt.prescription()
             message = PRESCRIPTION_MESSAGE.format(n=n, text=rx.text, confidence=rx.confidence or 0.0)
             empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
-            bounds = settings_bounds(self._settings)
+            sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
             text = f"{rx.text} (confidence {rx.confidence or 0.0:.2f})"
-            return DashboardSnapshot(header, trials, empty, *bounds, live=live, message=message, prescription=text)
+            return DashboardSnapshot(
+                header, trials, empty, sphere_b, cylinder_b, letter_b, live=live, message=message, prescription=text
+            )
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)
         lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng, floored, lapse)

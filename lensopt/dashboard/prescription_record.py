@@ -227,7 +227,7 @@ def _draw_lens_path(fig, records, results) -> None:
     above their trials) with an answer the clinician undid (``void``) as an open marker off it, and
     each stored prescription's power vector with its 95 % intervals after the last trial."""
     ax = fig.add_subplot(1, 1, 1)
-    index = [r.index for r in records]
+    indices = [r.index for r in records]
     m_d, j0_d, j45_d = power_vector_arrays(
         [r.sphere_d for r in records], [r.cylinder_d for r in records], [r.axis_deg or 180.0 for r in records]
     )
@@ -237,16 +237,18 @@ def _draw_lens_path(fig, records, results) -> None:
         ("J0", "j0_d", j0_d, colors["J0"]),
         ("J45", "j45_d", j45_d, colors["J45"]),
     )
-    last = index[-1] if index else 0
+    last = indices[-1] if indices else 0
     step = max(1.5, 0.05 * last)  # between the prescriptions' columns (one per eye), in trials
     end = last + step  # the first prescription's column, right of the last trial
     for k, result in enumerate(results):
         lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg if result.axis_deg is not None else 180.0)
-        values = dict(zip(("m_d", "j0_d", "j45_d"), power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg)))
+        rx_values = dict(
+            zip(("m_d", "j0_d", "j45_d"), power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
+        )
         x = end + step * k
         for _, key, _, color in series:
-            low, high = result.intervals.get(key, (values[key], values[key]))
-            value = float(values[key])
+            low, high = result.intervals.get(key, (rx_values[key], rx_values[key]))
+            value = float(rx_values[key])
             ax.errorbar(
                 [x],
                 [value],
@@ -269,7 +271,7 @@ def _draw_lens_path(fig, records, results) -> None:
         )
     void = np.array([bool(getattr(r, "void", False)) for r in records], dtype=bool)  # answers undone (schema 6)
     eyes = np.array([getattr(r, "eye", None) or "" for r in records], dtype=object)  # OD, OS (schema 7) or ""
-    index = np.asarray(index)
+    index = np.asarray(indices)
     runs = _eye_runs(eyes)
     for name, _, values, color in series:
         values = np.asarray(values, dtype=float)
@@ -336,7 +338,7 @@ def draw_curves_page(store, info) -> Figure:
         return build_report_figure(snap)
     fig = Figure(figsize=A4_PORTRAIT_IN, layout="constrained")
     fig.suptitle(title, fontsize=FONT_SIZE + 3, x=0.02, ha="left")
-    top, bottom = fig.subfigures(2, 1)
+    top, bottom = np.asarray(fig.subfigures(2, 1))  # two rows: an array of two SubFigures
     draw_panel(top, "history", snap)
     _draw_lens_path(bottom, store.trials(info.session_id), session_results(info))
     return fig

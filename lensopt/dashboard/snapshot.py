@@ -109,6 +109,7 @@ class TrialSeries:
         arrays (``[("OD", 0, 11), ("OS", 12, 23)]`` for a session of both eyes); one run of ``""``
         when no trial names an eye."""
         runs: list[tuple[str, int, int]] = []
+        assert self.eye is not None  # filled in by __post_init__
         for i, eye in enumerate(self.eye.tolist()):
             if runs and runs[-1][0] == eye:
                 runs[-1] = (eye, runs[-1][1], i)
@@ -243,6 +244,8 @@ class LensConfidence:
         ``"max trials reached"``, or ``"not yet"``."""
         if not self.has_stop_rule:
             return ""
+        # a stopping rule comes whole (LensConfidence is built from one StopRule)
+        assert self.stop_confidence is not None and self.min_trials is not None and self.max_trials is not None
         if n_trials >= self.min_trials and self.confidence >= self.stop_confidence:
             return "reached"
         if n_trials >= self.max_trials:

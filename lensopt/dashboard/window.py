@@ -11,6 +11,7 @@ the top; the window never raises them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
@@ -78,7 +79,7 @@ class DashboardWindow(QMainWindow):
         self.live_snapshot: DashboardSnapshot | None = None
         self.n_updates = 0
         self._following = not replay
-        self._screenshot = None
+        self._screenshot: tuple[Path, Callable[[Path | Exception], object]] | None = None
         self._build_ui()
         self.show_message("opening the session…")
 
@@ -106,7 +107,7 @@ class DashboardWindow(QMainWindow):
         self.message_label.setStyleSheet("font-size: 15px; padding: 4px;")
         self.summary_label = QLabel(central)
         self.summary_label.setStyleSheet("font-size: 15px; font-weight: bold; padding: 4px;")
-        self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         column.addWidget(self.message_label)
         column.addWidget(self.summary_label)
 
@@ -123,7 +124,7 @@ class DashboardWindow(QMainWindow):
 
         row = QHBoxLayout()
         self.slider_label = QLabel("replay: no trial yet", central)
-        self.slider = QSlider(Qt.Horizontal, central)
+        self.slider = QSlider(Qt.Orientation.Horizontal, central)
         self.slider.setRange(0, 0)
         self.slider.setEnabled(False)
         self.slider.setToolTip("Drag to replay the session up to a trial; the right end follows it live")
@@ -137,13 +138,16 @@ class DashboardWindow(QMainWindow):
         column.addLayout(row)
         self.setCentralWidget(central)
 
-        menu = self.menuBar().addMenu("&File")
+        menu_bar = self.menuBar()
+        assert menu_bar is not None  # a QMainWindow creates its menu bar when first asked
+        menu = menu_bar.addMenu("&File")
+        assert menu is not None  # addMenu(title) always returns the new menu
         self.export_action = QAction("&Export report…", self)
         self.export_action.setEnabled(False)
         self.export_action.triggered.connect(self._export_dialog)
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut("Ctrl+Q")
-        quit_action.triggered.connect(self.close)
+        quit_action.triggered.connect(self.close)  # type: ignore[arg-type]  # close() returns a bool, which Qt ignores
         menu.addAction(self.export_action)
         menu.addAction(quit_action)
 
@@ -268,7 +272,9 @@ class DashboardWindow(QMainWindow):
         except (ValueError, OSError) as exc:
             self.show_message(f"could not export the report: {exc}", problem=True)
         else:
-            self.statusBar().showMessage(f"report written to {written}", 10_000)
+            status_bar = self.statusBar()
+            assert status_bar is not None  # a QMainWindow creates its status bar when first asked
+            status_bar.showMessage(f"report written to {written}", 10_000)
 
     def save_screenshot(self, path) -> Path:
         """Render the whole window (all panels drawn now) to a PNG at ``path``."""
@@ -276,14 +282,14 @@ class DashboardWindow(QMainWindow):
             canvas.draw()
         path = Path(path)
         buffer = QBuffer()
-        buffer.open(QIODevice.WriteOnly)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
         if not self.grab().save(buffer, "PNG"):
             raise ValueError(f"could not render the screenshot {path}")
         with private_output(path, "--screenshot") as stream:  # readable by its owner only: patient data
             stream.write(bytes(buffer.data()))
         return path
 
-    def screenshot_when_ready(self, path, on_done) -> None:
+    def screenshot_when_ready(self, path, on_done: Callable[[Path | Exception], object]) -> None:
         """After the first model update (or problem), save a screenshot and call ``on_done(path | error)``."""
         self._screenshot = (Path(path), on_done)
         QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, self._maybe_screenshot)
@@ -295,7 +301,8 @@ class DashboardWindow(QMainWindow):
         self._screenshot = None
         QTimer.singleShot(50, lambda: self._finish_screenshot(path, on_done))
 
-    def _finish_screenshot(self, path, on_done) -> None:
+    def _finish_screenshot(self, path, on_done: Callable[[Path | Exception], object]) -> None:
+        result: Path | Exception  # the screenshot written, or why it could not be (on_done tells them apart)
         try:
             result = self.save_screenshot(path)
         except (ValueError, OSError) as exc:

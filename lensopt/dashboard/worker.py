@@ -20,7 +20,7 @@ from PyQt5.QtCore import QObject, QTimer, pyqtSignal, pyqtSlot
 from lensopt.dashboard.model import session_model
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.errors import LensoptError
-from lensopt.store import SessionStore
+from lensopt.store import SessionInfo, SessionStore
 
 #: Milliseconds between two looks at the database (a new trial shows within about this long
 #: plus the model update).
@@ -57,10 +57,10 @@ class SessionFollower(QObject):
         self.session_id = session_id
         self.poll_interval_ms = poll_interval_ms
         self._factory = optimizer_factory
-        self._store = None
+        self._store: SessionStore | None = None
         self._model: FollowedSession | None = None
         self._version: int | None = None
-        self._info = None
+        self._info: SessionInfo | None = None
         self._timer: QTimer | None = None
         self._cancel = threading.Event()
 

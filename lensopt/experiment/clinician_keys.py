@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lensopt.refraction.lens import Lens, parse_lens
+
+if TYPE_CHECKING:
+    from lensopt.store import TrialRecord
+
+T = TypeVar("T")
 
 ENTRY_CHARACTERS = {
     **{str(d): str(d) for d in range(10)},
@@ -48,6 +54,18 @@ MAX_LENS_OVERRIDE_D = 20.0
 class ClinicianKeys:
     """Undo and console entries for a letter loop (see the module docstring)."""
 
+    # What the loop it is mixed into provides (:class:`lensopt.experiment.loop.TrialLoop`): declared
+    # for the type checker only, never set here.
+    console: Any
+    responses: Any
+    optimizer: Any
+    log: Callable[[str], None]
+    records: list[TrialRecord]
+    n_void: int
+    previous_lens: tuple[float, float, float | None] | None
+    _rebuild: Callable[[list[TrialRecord]], Any] | None
+    _void: Callable[[int], None] | None
+
     @staticmethod
     def _parse_lens_set(text: str) -> Lens:
         """The lens the clinician typed, in minus cylinder; a ValueError (one line) otherwise."""
@@ -64,7 +82,7 @@ class ClinicianKeys:
             raise ValueError("the note is empty")
         return text.strip()
 
-    def _entry(self, prompt: str, example: str, parse: Callable[[str], object]):
+    def _entry(self, prompt: str, example: str, parse: Callable[[str], T]) -> T | None:
         """Text typed on the console (the clinician's keyboard) until Enter: ``parse(text)``, or None if
         cancelled with Escape. A text ``parse`` refuses is said on the console and can be corrected."""
         human = getattr(self.responses, "human", self.responses)
@@ -107,6 +125,8 @@ class ClinicianKeys:
             if self.console is not None:
                 self.console.update(message="Nothing to undo")
             return
+        # undo is offered only when the loop was given both (its ``can_undo``)
+        assert self._void is not None and self._rebuild is not None, "undo needs the loop's void and rebuild"
         self._void(last.index)
         self.records[self.records.index(last)] = dataclasses.replace(last, void=True)
         self.n_void += 1

@@ -225,7 +225,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, index, 3]))
         return alphabet[int(rng.integers(len(alphabet)))]
 
-    def _trial(self, index: int, n_trials: int) -> bool:
+    def _trial(self, index: int, n_trials: int) -> bool | str:
         keys, protocol = self.protocol.keys, self.protocol
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
@@ -265,7 +265,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         else:
             response, rt_s = self.letter_keys[press.key], press.rt_s
         correct = response == letter
-        extra = {"letter_height_px": float(height_px)}
+        extra: dict[str, float | str | bool] = {"letter_height_px": float(height_px)}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         if override is not None:

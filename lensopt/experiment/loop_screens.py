@@ -18,10 +18,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.lens import Lens
+
+if TYPE_CHECKING:
+    from lensopt.experiment.optotypes import LetterStim
+
+T = TypeVar("T")
 
 MIRROR_VIEW_SCALE = (-1.0, 1.0)
 """The patient window's ``viewScale`` in mirror mode (``[display] mirror``): x flipped. PsychoPy
@@ -279,6 +285,32 @@ class LetterScreens(Screens):
     :class:`~lensopt.experiment.clinician_keys.ClinicianKeys`.
     """
 
+    # What the loop and ClinicianKeys provide (see above): declared for the type checker only, never
+    # set or defined here (a method defined here would hide the loop's, which comes later in the MRO).
+    eye: str | None
+    letter_stim: LetterStim
+    shown_logmar: float
+    feedback: Any
+    can_undo: bool
+    lens_override: Lens | None
+    pending_note: str | None
+
+    if TYPE_CHECKING:
+
+        def _number(self, index: int) -> int: ...
+
+        def _resume_note(self, n_trials: int) -> str: ...
+
+        def _undo(self) -> None: ...
+
+        def _entry(self, prompt: str, example: str, parse: Callable[[str], T]) -> T | None: ...
+
+        @staticmethod
+        def _parse_lens_set(text: str) -> Lens: ...
+
+        @staticmethod
+        def _parse_note(text: str) -> str: ...
+
     def _instructions(self, n_trials: int) -> bool:
         keys, p = self.protocol.keys, self.protocol
         if self.console is not None:
@@ -303,9 +335,10 @@ class LetterScreens(Screens):
             f"{keys.pause.upper()}: pause / stop"
         )
 
-    def _lens_prompt(self, index: int, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> bool:
+    def _lens_prompt(self, index: int, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> bool | str:
         """The clinician's prompt to set the lens of trial ``index`` (saved as ``trial-NNN-lens.png``):
-        on the console, large, while the patient's window stays blank."""
+        on the console, large, while the patient's window stays blank. False if the person quit,
+        :data:`UNDONE` if the clinician undid the last answer instead."""
         if axis_deg is None:
             lens_text = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
             shown = f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
@@ -327,7 +360,7 @@ class LetterScreens(Screens):
         )
         keys_text += f"\n{keys.lens_set.upper()}: type the lens actually set" if full else ""
         keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self.can_undo else ""
-        frame_name = f"trial-{index:03d}-lens.png"
+        frame_name: str | None = f"trial-{index:03d}-lens.png"
         while True:
             press = self._message(
                 f"Set this lens on the phoropter, then press {confirm}",

@@ -18,6 +18,7 @@ import dataclasses
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
@@ -169,6 +170,7 @@ class Protocol:
     def _check_stop(self) -> None:
         """``[stop]``: letters only; ``max_trials`` defaults to, and may not exceed, ``[optimizer] trials``."""
         stop, trials = self.stop, self.optimizer.trials
+        assert stop is not None  # called only for a protocol with a [stop] table
         if self.feedback_mode != "letters":
             raise ValueError(
                 f"[stop] applies to protocol.feedback = 'letters' only (this protocol has "
@@ -300,7 +302,7 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
         raise ProtocolError(f"{source}: unknown table [{unknown[0]}]; allowed tables: {', '.join(SECTIONS)}")
-    sections = {}
+    sections: dict[str, Any] = {}
     for name, cls in SECTIONS.items():
         table = data.get(name)
         fields = dataclasses.fields(cls)

@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lensopt.errors import CalibrationError, ProtocolError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
@@ -28,13 +29,13 @@ from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, end_point
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
-from lensopt.experiment.modes import answered, eye_records, mode_for
+from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
-from lensopt.store import ResultRecord, SessionStore
+from lensopt.store import ResultRecord, SessionInfo, SessionStore
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -124,7 +125,10 @@ def run_session(
     clinician's console (opened and closed here when the protocol has a clinician and none is given).
     """
     # a new session's protocol is read before the database is opened, so a bad one leaves no new file
-    protocol = None if request.resume is not None else load_protocol(request.protocol_path)
+    protocol: Protocol | None = None
+    if request.resume is None:
+        assert request.protocol_path is not None  # RunRequest requires it for a new session
+        protocol = load_protocol(request.protocol_path)
     if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
     if protocol is not None and request.start is None:
@@ -172,6 +176,8 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         if request.eye is not None:
             log(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
     else:
+        # RunRequest requires a protocol and a participant for a new session
+        assert request.protocol_path is not None and request.participant is not None
         protocol = load_protocol(request.protocol_path) if protocol is None else protocol
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
         participant = request.participant.strip()
@@ -266,9 +272,9 @@ class _Plan:
     """A session ready to run, everything checked: what ``_run`` prepared before the window opened."""
 
     protocol: Protocol
-    mode: object
-    info: object
-    optimizer: object
+    mode: Mode
+    info: SessionInfo | None
+    optimizer: Any
     records: list
     participant: str
     seed: int
@@ -392,7 +398,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         status,
         n_stored,
         stopped_at,
-        result.confidence if stopped_at is not None else None,
+        result.confidence if result is not None and stopped_at is not None else None,
         stored_results[0] if stored_results else None,
         tuple(stored_results),
     )

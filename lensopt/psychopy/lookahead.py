@@ -96,7 +96,7 @@ class LookaheadWorker:
     and the caller decides in-process."""
 
     def __init__(self, optimizer, check_stop: bool):
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[str] | None = None
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", WORKER_COMMAND],
@@ -146,6 +146,7 @@ class LookaheadWorker:
         process, self._process = self._process, None
         if process is None:
             return
+        assert process.stdin is not None  # opened with stdin=PIPE
         try:
             process.stdin.write(json.dumps({"op": "quit"}) + "\n")
             process.stdin.close()
@@ -161,12 +162,14 @@ class LookaheadWorker:
             process.kill()
             process.wait()
             for pipe in (process.stdin, process.stdout):
+                assert pipe is not None  # both opened with PIPE
                 with contextlib.suppress(OSError):
                     pipe.close()
 
     def _send(self, message: dict) -> None:
         if self._process is None:
             return
+        assert self._process.stdin is not None  # opened with stdin=PIPE
         try:
             self._process.stdin.write(json.dumps(message) + "\n")
             self._process.stdin.flush()
@@ -176,6 +179,7 @@ class LookaheadWorker:
     def _receive(self, n_trials: int) -> dict | None:
         if self._process is None:
             return None
+        assert self._process.stdout is not None  # opened with stdout=PIPE
         line = self._process.stdout.readline()
         if not line:
             self._fail(f"the lookahead worker ended (exit code {self._process.poll()})")
@@ -192,12 +196,13 @@ class LookaheadWorker:
         return reply
 
 
-def _reap(process: subprocess.Popen) -> None:
+def _reap(process: subprocess.Popen[str]) -> None:
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    assert process.stdout is not None  # opened with stdout=PIPE
     with contextlib.suppress(OSError):
         process.stdout.close()
 
@@ -217,7 +222,10 @@ def _decision(optimizer, check_stop: bool) -> dict[str, Any]:
 
 
 def _serve(lines, write) -> None:
-    optimizer, answers, check_stop, branches = None, (), False, {}
+    optimizer: Any = None  # from "init" on
+    answers: tuple = ()
+    check_stop = False
+    branches: dict[str, tuple[Any, dict[str, Any]]] = {}  # json.dumps(answer) -> (optimizer told it, its decision)
     for line in lines:
         message = json.loads(line)
         op = message["op"]

@@ -65,6 +65,20 @@ class StopRule:
             raise TypeError("should_stop needs the confidence (a number or a function) or reaches(threshold)")
         return bool((confidence() if callable(confidence) else confidence) >= self.confidence)
 
+    def reason(self, n_trials: int, confidence: float | None) -> str:
+        """Why a session that stopped after ``n_trials`` at ``confidence`` did: ``"confidence"`` (the
+        threshold reached from ``min_trials`` on) or ``"max_trials"`` (the budget ran out first)."""
+        if n_trials >= self.min_trials and confidence is not None and confidence >= self.confidence:
+            return "confidence"
+        return "max_trials"
+
+    def describe_stop(self, n_trials: int, confidence: float | None) -> str:
+        """One line for a person: after how many trials, at what confidence, and why."""
+        at = "" if confidence is None else f" at confidence {confidence:.2f}"
+        if self.reason(n_trials, confidence) == "confidence":
+            return f"stopped after {n_trials} trials{at} (the confidence threshold {self.confidence:g})"
+        return f"stopped after {n_trials} trials{at} (the trial budget; below the threshold {self.confidence:g})"
+
     def to_dict(self) -> dict:
         return asdict(self)
 

@@ -383,12 +383,7 @@ def run(args) -> int:
     if result.certainty is not None:
         cert = result.certainty
         if result.stopped_at is not None:
-            why = (
-                "the confidence threshold"
-                if cert["confidence"] >= stop.confidence
-                else f"--max-trials; below the threshold {stop.confidence:g}"
-            )
-            print(f"  stopped after {result.stopped_at} trials at confidence {cert['confidence']:.2f} ({why})")
+            print(f"  {stop.describe_stop(result.stopped_at, cert['confidence'])}")
         print(
             f"  confidence            {cert['confidence']:.2f} that this lens is within "
             f"{cert['tolerance_logmar']:g} logMAR of the best"

@@ -168,7 +168,6 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         seed, participant = info.seed, info.participant
         recover_rescued(store, mode, info.session_id, rescue_path(request.db_path, info.session_id), log)
         records = mode.stored_trials(store, info.session_id)
-        optimizer = mode.rebuild_optimizer(info.optimizer_settings, records, protocol.session.eyes[0])
         if request.protocol_path is not None:
             log(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
         if request.start is not None:
@@ -193,6 +192,11 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         mode = mode_for(protocol)
     if request.trials is not None:
         protocol = protocol.with_trials(request.trials)
+    # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
+    # on a resume the stored ones (with --trials, the stopping rule's budget follows the new count)
+    settings = None if info is None else _resumed_settings(info.optimizer_settings, protocol, request.trials)
+    if info is not None:
+        optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
     n_trials = protocol.optimizer.trials
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
 
@@ -210,7 +214,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
             )
         eyes = protocol.session.eyes
-        searches = {eye: mode.rebuild_optimizer(info.optimizer_settings, records, eye) for eye in eyes}
+        searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
         done = {eye: _eye_done(searches[eye], n_trials) for eye in eyes}
         if all(done.values()):
             store.set_status(info.session_id, "finished")
@@ -258,6 +262,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
             bounds=bounds,
             n_trials=n_trials,
             fullscreen=fullscreen,
+            settings=settings,
         )
         return _run_in_window(store, request, responses, log, win, plan, console_win)
     finally:
@@ -283,6 +288,8 @@ class _Plan:
     bounds: tuple
     n_trials: int
     fullscreen: bool
+    #: the stored optimizer settings of a resumed session (the stop's budget following --trials), else None
+    settings: dict | None = None
 
 
 def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win=None) -> SessionOutcome:
@@ -297,12 +304,14 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
     )
     renderable, fullscreen = plan.renderable, plan.fullscreen
     eyes = protocol.session.eyes
+    # each eye's search is rebuilt from the session's settings with its own seed (eye_settings): on a
+    # resume the stored ones, not those of the optimizer rebuilt for the first eye (the left eye's
+    # seed would be offset twice)
+    settings = plan.settings if plan.settings is not None else optimizer.settings_dict()
     if info is not None:
         session_id = info.session_id
         store.set_status(session_id, "running")
-        eye = next(
-            e for e in eyes if not _eye_done(mode.rebuild_optimizer(info.optimizer_settings, records, e), n_trials)
-        )
+        eye = next(e for e in eyes if not _eye_done(mode.rebuild_optimizer(settings, records, e), n_trials))
         where = f"eye {eye}, " if eye else ""
         log(
             f"session {session_id} ({participant}): resuming at {where}trial "
@@ -325,10 +334,6 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"
     )
 
-    # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
-    # on a resume the stored ones, not those of the optimizer rebuilt for the first eye (the left
-    # eye's seed would be offset twice)
-    settings = info.optimizer_settings if info is not None else optimizer.settings_dict()
     status = "aborted"
     result = None
     stored_results = []
@@ -402,6 +407,15 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         stored_results[0] if stored_results else None,
         tuple(stored_results),
     )
+
+
+def _resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:
+    """A resumed session's optimizer settings: the stored ones, but with ``--trials`` (``trials``) the
+    stopping rule's ``max_trials`` of the protocol given that count, so that a session its budget
+    ended can be given more trials (the stored rule would stop it again at once)."""
+    if trials is None or stored.get("stop") is None or protocol.stop_rule is None:
+        return stored
+    return {**stored, "stop": protocol.stop_rule}
 
 
 def _eye_done(search, n_trials: int):

@@ -199,6 +199,32 @@ def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_pat
         assert store.trials(outcome.session_id) == records
 
 
+def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_stored_settings(tmp_path, window):
+    protocol = write_protocol(tmp_path / "stop.toml", **FAST)
+    protocol.write_text(protocol.read_text() + "\n[stop]\nconfidence = 0.999\nmin_trials = 4\n")
+    db, lines = tmp_path / "s.db", []
+    request = RunRequest(db_path=db, protocol_path=protocol, participant="sim", observer="simulated", seed=7, trials=6)
+    first = run_session(request, log=lines.append, window=window)
+    assert first.status == "finished" and first.n_trials == 6 and first.stopped_at is None  # the budget, not the rule
+    with SessionStore(db, readonly=True) as store:
+        stored = store.session(first.session_id).optimizer_settings
+    assert stored["stop"]["max_trials"] == 6
+    # the clinician wants more answers: --trials 9 gives them (the stored rule alone would stop at once)
+    more = run_session(RunRequest(db_path=db, resume=first.session_id, trials=9), log=lines.append, window=window)
+    assert more.status == "finished" and more.n_trials == 9, lines[-3:]
+    assert any("resuming at trial 7 of 9" in line for line in lines)
+    with SessionStore(db, readonly=True) as store:
+        info, records = store.session(first.session_id), store.trials(first.session_id)
+    assert [t.index for t in records] == list(range(1, 10))
+    assert info.optimizer_settings == stored  # resuming never rewrites the stored settings
+    # the trials after the resume are those of the stored settings with the new budget
+    settings = {**stored, "stop": {**stored["stop"], "max_trials": 9}}
+    proposal = RefractionOptimizer.from_settings(settings, _history(records[:6])).ask()
+    assert (records[6].sphere_d, records[6].cylinder_d, records[6].letter_logmar) == pytest.approx(
+        (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9
+    )
+
+
 #: Settings that sessions stored before the answer model and the stopping rule did not have.
 NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits")
 

@@ -110,6 +110,17 @@ def test_the_stop_rule_waits_for_min_trials_and_ends_at_max_trials():
     assert rule.should_stop(50, 0.0)
 
 
+def test_a_stop_at_the_budget_is_not_called_a_stop_by_confidence():
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50)
+    assert rule.reason(30, 0.93) == "confidence"
+    assert rule.reason(50, 0.9) == "confidence"  # reached on the last trial: the threshold, not the budget
+    assert rule.reason(50, 0.82) == "max_trials"
+    assert rule.reason(5, 0.99) == "max_trials"  # before min_trials only the budget ends a session
+    assert rule.reason(50, None) == "max_trials"
+    assert "the trial budget; below the threshold 0.9" in rule.describe_stop(50, 0.82)
+    assert rule.describe_stop(30, 0.93) == "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.9)"
+
+
 def test_the_stop_rule_asks_reaches_its_threshold_only_when_the_answer_depends_on_it():
     rule = StopRule(confidence=0.9, min_trials=10, max_trials=50)
     asked = []

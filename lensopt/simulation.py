@@ -219,8 +219,10 @@ def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop
 class PrescriptionScore:
     """How far a reported prescription is from the patient's correction, as power vectors (D):
     ``power_vector_error_d`` = reported − truth per coordinate (signed: a negative ``M`` is too
-    minus), ``blur_error_d`` its length; ``va_error_logmar`` the acuity lost with the rounded lens
-    (the patient's own acuity law, accommodation included)."""
+    minus), ``blur_error_d`` its length, of the unrounded estimate; ``lens_error_d`` and
+    ``lens_blur_error_d`` the same of the prescription as written (rounded to the phoropter's 0.25 D
+    and 1°: what the patient would wear); ``va_error_logmar`` the acuity lost with that lens (the
+    patient's own acuity law, accommodation included)."""
 
     trials: int
     prescription: str
@@ -228,15 +230,18 @@ class PrescriptionScore:
     power_vector_error_d: tuple[float, float, float]
     blur_error_d: float
     va_error_logmar: float
+    lens_error_d: tuple[float, float, float]
+    lens_blur_error_d: float
 
     def to_dict(self) -> dict:
-        m, j0, j45 = self.power_vector_error_d
         return {
             "trials": self.trials,
             "prescription": self.prescription,
             "power_vector_d": dict(zip(("M", "J0", "J45"), self.power_vector_d)),
-            "power_vector_error_d": {"M": m, "J0": j0, "J45": j45},
+            "power_vector_error_d": dict(zip(("M", "J0", "J45"), self.power_vector_error_d)),
             "blur_error_d": self.blur_error_d,
+            "lens_error_d": dict(zip(("M", "J0", "J45"), self.lens_error_d)),
+            "lens_blur_error_d": self.lens_blur_error_d,
             "va_error_logmar": self.va_error_logmar,
         }
 
@@ -244,8 +249,10 @@ class PrescriptionScore:
 def score_prescription(patient: SimulatedPatient, power_vector: PowerVector, trials: int) -> PrescriptionScore:
     """Score the unrounded estimate ``power_vector`` (what a bench compares with the truth) and, for
     the acuity, its phoropter lens (0.25 D, axis 1°: what the patient would wear)."""
-    error = power_vector - patient.correction.power_vector()
+    truth = patient.correction.power_vector()
+    error = power_vector - truth
     lens = power_vector.to_lens().rounded()
+    lens_error = lens.power_vector() - truth
     va = float(patient.visual_acuity(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
     return PrescriptionScore(
         trials=trials,
@@ -254,6 +261,8 @@ def score_prescription(patient: SimulatedPatient, power_vector: PowerVector, tri
         power_vector_error_d=(error.m_d, error.j0_d, error.j45_d),
         blur_error_d=error.length_d,
         va_error_logmar=va - patient.best_acuity_logmar,
+        lens_error_d=(lens_error.m_d, lens_error.j0_d, lens_error.j45_d),
+        lens_blur_error_d=lens_error.length_d,
     )
 
 
@@ -289,6 +298,8 @@ class PrescriptionResult:
             "prescription": self.prescription["prescription"],
             "power_vector_error_d": final["power_vector_error_d"],
             "blur_error_d": final["blur_error_d"],
+            "lens_error_d": final["lens_error_d"],
+            "lens_blur_error_d": final["lens_blur_error_d"],
             "va_error_logmar": final["va_error_logmar"],
             "estimate": self.prescription,
             "confidence": self.prescription.get("confidence"),

@@ -88,3 +88,20 @@ def test_without_use_stop_every_trial_runs_and_the_confidence_is_still_reported(
 def test_use_stop_without_a_stopping_rule_is_refused():
     with pytest.raises(ValueError, match="stopping rule"):
         simulate_session(make_patient(0), RefractionOptimizer(rule="random"), 5, use_stop=True)
+
+
+def test_a_prescription_is_scored_before_and_after_rounding_to_the_phoropter():
+    from lensopt.refraction.lens import Lens, PowerVector, parse_lens
+    from lensopt.simulation import score_prescription
+
+    patient = SimulatedPatient(-1.25, -0.75, axis_deg=170.0, slope=14.0, seed=1)
+    truth = patient.correction.power_vector()
+    estimate = PowerVector(truth.m_d + 0.06, truth.j0_d - 0.04, truth.j45_d + 0.02)
+    score = score_prescription(patient, estimate, 30)
+    assert score.power_vector_error_d == pytest.approx((0.06, -0.04, 0.02))
+    worn = parse_lens(score.prescription)  # the lens as written: 0.25 D steps, whole degrees
+    assert worn == Lens(-1.25, -0.75, worn.axis_deg) and worn.axis_deg == round(worn.axis_deg)
+    by_hand = worn.power_vector() - truth
+    assert score.lens_error_d == pytest.approx((by_hand.m_d, by_hand.j0_d, by_hand.j45_d))
+    assert score.lens_blur_error_d == pytest.approx(math.sqrt(sum(e**2 for e in score.lens_error_d)))
+    assert score.lens_blur_error_d != pytest.approx(score.blur_error_d)  # rounding moved it

@@ -234,9 +234,14 @@ def run_prescription(args, stop) -> int:
         note = f"   (written {parse_lens(args.start).format()}, transposed to minus cylinder)" if transposed else ""
         print(f"  starting refraction   {start.format()}{note}")
     print(f"  prescription          {d['prescription']}")
+    lens_error = d["lens_error_d"]
     print(
-        f"  error (power vector)  M {error['M']:+.2f} D   J0 {error['J0']:+.2f} D   J45 {error['J45']:+.2f} D"
-        f"   (blur {d['blur_error_d']:.2f} D)"
+        f"  its error             M {lens_error['M']:+.2f} D   J0 {lens_error['J0']:+.2f} D   "
+        f"J45 {lens_error['J45']:+.2f} D   (blur {d['lens_blur_error_d']:.2f} D; the lens as written, 0.25 D steps)"
+    )
+    print(
+        f"  estimate's error      M {error['M']:+.2f} D   J0 {error['J0']:+.2f} D   J45 {error['J45']:+.2f} D"
+        f"   (blur {d['blur_error_d']:.2f} D; before rounding, as the benchmarks score it)"
     )
     intervals = est["intervals"]
     if intervals:

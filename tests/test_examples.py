@@ -46,3 +46,22 @@ def test_patients_off_the_va_grid_keep_their_correction_and_the_command_prints_a
     )
     rows = capsys.readouterr().out.strip().splitlines()[1:]
     assert [row.split()[:3] for row in rows] == [["acuity-law", "1.00", "+0.13"], ["ideal", "1.00", "+0.13"]]
+
+
+def test_interval_coverage_counts_a_value_inside_its_interval_ends_included():
+    coverage = load_example("interval_coverage")
+    from lensopt.refraction.lens import PowerVector
+
+    intervals = {"m_d": (-1.0, -0.5), "j0_d": (0.0, 0.25), "j45_d": (-0.1, 0.1)}
+    assert coverage.held(intervals, PowerVector(-0.5, 0.3, 0.0)) == (True, False, True)
+    assert coverage.held(intervals, PowerVector(-1.2, 0.0, 0.1)) == (False, True, True)
+
+
+def test_interval_coverage_reads_each_checkpoints_intervals_of_a_short_session():
+    coverage = load_example("interval_coverage")
+    out = coverage.run_patient(5000, checkpoints=(4, 8))
+    assert set(out) == {4, 8}
+    for inside, widths in out.values():
+        assert len(inside) == 3 and all(w > 0 for w in widths)  # spread over the grid's cells: never of zero width
+    lines = coverage.table([out], checkpoints=(4, 8))
+    assert lines[1].split()[:2] == ["4", "1"] and len(lines) == 3

@@ -104,9 +104,13 @@ class SearchBox:
         )
 
 
-#: Offsets (D) of the fine grid of candidate lenses around a reported lens, in each of M, J0, J45:
-#: the lenses against which the reported one is measured (its confidence and intervals).
-FINE_OFFSETS_D = (-0.5, -0.25, 0.0, 0.25, 0.5)
+#: Spacing (D) of the fine grid of candidate lenses around a reported lens, in each of M, J0, J45: a
+#: draw's best lens lies on it, the best lens itself anywhere in the cell around it.
+FINE_STEP_D = 0.25
+
+#: Offsets (D) of that grid: the lenses against which the reported one is measured (its confidence
+#: and intervals).
+FINE_OFFSETS_D = tuple(k * FINE_STEP_D for k in (-2, -1, 0, 1, 2))
 
 
 def fine_grid_d(centre_d) -> np.ndarray:
@@ -127,11 +131,25 @@ def distinct_inside(lenses_d: np.ndarray, bounds_d) -> np.ndarray:
     return lenses_d[np.sort(first)]
 
 
+def within_cells(power_vectors_d: np.ndarray, rng: np.random.Generator, bounds_d, cell_d: float = FINE_STEP_D):
+    """Draws of the best lens spread uniformly over the grid cell (``cell_d`` wide in each of M, J0,
+    J45) around the grid lens each fell on, kept in the box ``bounds_d``: the argmax over a grid
+    says where the best lens is only to the grid's resolution. Without the spread, intervals of
+    draws that mostly fall on one lens are a grid step wide or none (seen: J0 and J45 intervals
+    after 100 letters held the truth 84 % of the time on tuning patients, some of zero width).
+    The ideal observer spreads its draws the same way (:mod:`lensopt.bench.ideal_prescription`)."""
+    draws = np.asarray(power_vectors_d, dtype=float).reshape(-1, 3)
+    half = 0.5 * cell_d
+    lows, highs = np.asarray(bounds_d, dtype=float).T
+    return np.clip(draws + rng.uniform(-half, half, size=draws.shape), lows, highs)
+
+
 def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0.95) -> dict:
     """Central ``level`` intervals of draws of the best lens, ``(n, 3)`` power vectors (D): of ``M``,
     ``J0``, ``J45`` and of the minus-cylinder sphere, cylinder and axis. The axis interval is taken
     on the circle around ``reported``'s axis (a draw at 178° next to a reported 2° is 4° away), as
-    ``(low, high)`` in degrees that may pass 180 or 0 (e.g. ``(172, 188)`` for 172 to 8)."""
+    ``(low, high)`` in degrees that may pass 180 or 0 (e.g. ``(172, 188)`` for 172 to 8). Draws of
+    an argmax over a grid: spread them first (:func:`within_cells`)."""
     draws = np.asarray(power_vectors_d, dtype=float).reshape(-1, 3)
     tail = 50.0 * (1.0 - level)
     out = {}

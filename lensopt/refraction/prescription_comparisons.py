@@ -54,6 +54,7 @@ from lensopt.refraction.prescription import (
     distinct_inside,
     fine_grid_d,
     lens_intervals,
+    within_cells,
 )
 from lensopt.threads import single_threaded
 from lensopt.trial_cache import TrialCache
@@ -408,6 +409,7 @@ class PrescriptionComparisons(PrescriptionSearch):
             rng = np.random.default_rng([self._seed, self.n_trials, INTERVAL_STREAM])
             draws = _joint_draws(mean, cov, N_DRAWS, rng)
             best_draws = lenses[np.argmax(draws, axis=1)]
-            return Prescription(lens, best, lens_intervals(best_draws, lens), None, None, self.n_trials)
+            intervals = lens_intervals(within_cells(best_draws, rng, self.box.bounds_d), lens)
+            return Prescription(lens, best, intervals, None, None, self.n_trials)
 
         return self._cached("prescription", compute)

@@ -43,6 +43,7 @@ from lensopt.refraction.prescription import (
     distinct_inside,
     fine_grid_d,
     lens_intervals,
+    within_cells,
 )
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 from lensopt.threads import single_threaded
@@ -159,7 +160,7 @@ class PrescriptionReport(PrescriptionSearch):
             return Prescription(
                 lens=lens,
                 power_vector_d=best,
-                intervals=lens_intervals(best_draws, lens),
+                intervals=lens_intervals(within_cells(best_draws, rng, self.box.bounds_d), lens),
                 predicted_acuity_logmar=self.predicted_acuity_logmar(best_d),
                 confidence=float(np.mean(loss <= ACUITY_TOLERANCE_LOGMAR)),
                 trials=self.n_trials,

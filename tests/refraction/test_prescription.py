@@ -8,7 +8,7 @@ import pytest
 
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.lens import Lens, PowerVector
-from lensopt.refraction.prescription import SearchBox, lens_intervals
+from lensopt.refraction.prescription import FINE_STEP_D, SearchBox, lens_intervals, within_cells
 from lensopt.refraction.prescription_letters import BRACKET_RULE, PrescriptionOptimizer
 from lensopt.refraction.trial import Trial
 
@@ -42,6 +42,22 @@ def test_intervals_are_percentiles_and_the_axis_interval_wraps_around_180():
     np.testing.assert_allclose(out["m_d"], np.percentile(m, [2.5, 97.5]))
     low, high = out["axis_deg"]
     assert 176.0 <= low < 177.0 and 183.0 < high <= 184.0  # around 180, not 4 to 176
+
+
+def test_draws_on_one_grid_lens_spread_uniformly_over_its_cell_and_stay_in_the_box():
+    box = ((-1.0, 1.0), (-0.5, 0.5), (0.0, 0.5))
+    draws = np.tile([0.25, 0.0, 0.0], (200_000, 1))  # every draw's best lens the same grid lens
+    spread = within_cells(draws, np.random.default_rng(1), box)
+    offset = spread - draws
+    half = FINE_STEP_D / 2
+    # M and J0: uniform on ±half (Monte Carlo against the uniform's mean, variance and range)
+    for k in (0, 1):
+        assert abs(offset[:, k].mean()) < 5e-4 and offset[:, k].var() == pytest.approx(FINE_STEP_D**2 / 12, rel=0.01)
+        assert -half <= offset[:, k].min() < -0.99 * half and half * 0.99 < offset[:, k].max() <= half
+    # J45 sits on the box's floor: the half of the cell outside the box is clipped onto it
+    assert offset[:, 2].min() == 0.0 and np.mean(offset[:, 2] == 0.0) == pytest.approx(0.5, abs=0.01)
+    out = lens_intervals(spread, Lens(-0.75, -1.0, 180.0))
+    assert out["m_d"] == pytest.approx((0.25 - 0.95 * half, 0.25 + 0.95 * half), abs=2e-3)  # not of zero width
 
 
 def _random_session(optimizer, n, seed=0):

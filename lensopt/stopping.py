@@ -95,3 +95,19 @@ class StopRule:
                 f"unknown stop setting(s): {', '.join(sorted(unknown))}; use confidence, min_trials, max_trials"
             )
         return cls(**data)
+
+
+def prescription_target(stop_confidence: float | None) -> float:
+    """The confidence an eye's lens must reach to be shown as a prescription: the protocol's
+    ``[stop] confidence`` (``stop_confidence``), else :data:`DEFAULT_STOP_CONFIDENCE` (a protocol
+    without a ``[stop]`` table). The closing console, the dashboard and the printed record all hold
+    a lens to it (:func:`enough_to_prescribe`)."""
+    return DEFAULT_STOP_CONFIDENCE if stop_confidence is None else float(stop_confidence)
+
+
+def enough_to_prescribe(confidence: float | None, target: float) -> bool:
+    """Whether a lens found at ``confidence`` may be shown as a prescription: its confidence reached
+    ``target`` (:func:`prescription_target`). Short of it, the console, the dashboard and the printed
+    record say "not enough answers to prescribe" instead of the lens. A lens without a confidence
+    (duels and rankings: no acuity scale, so no stopping rule) is not held to one."""
+    return confidence is None or confidence >= target

@@ -22,8 +22,8 @@ import stat
 import sys
 import time
 
-from lensopt.stopping import DEFAULT_STOP_CONFIDENCE
-from lensopt.store import SessionStore, default_db_path
+from lensopt.stopping import enough_to_prescribe
+from lensopt.store import SessionStore, default_db_path, stored_confidence_target
 from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
 
 #: Columns of the ``lensopt sessions`` table.
@@ -79,23 +79,18 @@ def _created(unix_s: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
 
 
-#: The confidence a stored prescription is measured against when its protocol has no ``[stop]``:
-#: the experiment's own default (``lensopt.stopping`` imports the standard library only).
-DEFAULT_TARGET_CONFIDENCE = DEFAULT_STOP_CONFIDENCE
-
-
 def _prescriptions(info) -> str:
     """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``; one
-    whose confidence fell short of its protocol's ``[stop] confidence`` says so (``(confidence 0.62 <
-    0.95)``), as the session's closing screen did: it is the model's best guess, not a prescription."""
+    whose confidence fell short of the session's target (its protocol's ``[stop] confidence``, 0.95
+    without one) says so (``(confidence 0.62 < 0.95)``), as the session's closing screen and the
+    printed record do: it is the model's best guess, not a prescription."""
     if not info.results:
         return "-"
-    stop = (info.protocol or {}).get("stop") or {}
-    target = float(stop.get("confidence", DEFAULT_TARGET_CONFIDENCE))
+    target = stored_confidence_target(info)
 
     def text(r) -> str:
         rx = f"{r.eye} {r.prescription}" if r.eye else r.prescription
-        if r.confidence is not None and r.confidence < target:
+        if not enough_to_prescribe(r.confidence, target):
             rx += f" (confidence {r.confidence:.2f} < {target:.2f})"
         return rx
 

@@ -20,8 +20,17 @@ Full prescription
 A letter session of the full prescription (sphere, cylinder and axis around a start,
 :func:`lensopt.modes.letters.is_prescription`) is rebuilt as a ``PrescriptionOptimizer``; the
 panels drawn over ``(S, C)`` cannot show its three-dimensional model, so its snapshot holds the
-trials (the history panel) and, in its message, the prescription so far in clinical notation with
-its confidence (:data:`PRESCRIPTION_MESSAGE`).
+trials (the history panel) and each eye's result so far (:class:`EyeEstimate`): the prescription in
+clinical notation with its confidence, or "not enough answers to prescribe" for an eye short of the
+session's target confidence (the closing console's rule, :func:`lensopt.stopping.enough_to_prescribe`),
+also in its message (:data:`PRESCRIPTION_MESSAGE`).
+
+Both eyes
+---------
+A session of both eyes (``OU``) searches OD, then OS, each with its own optimizer. The live model is
+the last trial's eye's (the panels over ``(S, C)`` name it); each other eye's result is computed
+from its own answers (an optimizer rebuilt on them, kept while they do not change) and shown
+beside it, labelled OD or OS.
 """
 
 from __future__ import annotations
@@ -45,17 +54,21 @@ from lensopt.dashboard.snapshot import (
     AcuityHistory,
     BestLens,
     DashboardSnapshot,
+    EyeEstimate,
     LensConfidence,
     LensMap,
     PsychometricCurve,
     TrialSeries,
     frozen_array,
+    model_eye_name,
 )
 from lensopt.errors import LensoptError
+from lensopt.modes.base import answered, eye_records
 from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
+from lensopt.store.records import EYES, stored_confidence_target
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -66,10 +79,14 @@ DENSE_HISTORY_TRIALS = 60
 #: ... and after every ``HISTORY_STRIDE``-th trial after that (and always at the last trial).
 HISTORY_STRIDE = 5
 
-#: What the lens map, the curve and the summary say of a full-prescription session.
+#: Results of the eyes done with kept (one per eye and set of its answers; an undone answer makes a new set).
+EYE_CACHE_SIZE = 8
+
+#: What the lens map, the curve and the summary say of a full-prescription session: ``{eyes}`` each
+#: eye's result (:meth:`EyeEstimate.line`), joined by ``; ``.
 PRESCRIPTION_MESSAGE = (
     "Full prescription (sphere, cylinder and axis): the lens map and the curve show two-parameter "
-    "sessions only. After {n} trials: {text}, confidence {confidence:.2f}."
+    "sessions only. After {n} trials: {eyes}."
 )
 
 # --------------------------------------------------------------------------- small pure helpers
@@ -220,6 +237,7 @@ class SessionModel(FollowedSession):
         super().__init__(info, optimizer_factory or optimizer_class_for(settings).from_settings)
         self._prescription = is_prescription(settings)
         self._history: list[tuple[int, float, float]] = []
+        self._eye_cache: dict[tuple, EyeEstimate] = {}  # an eye done with: its answers -> its result
 
     def _after_tell(self) -> None:
         if self._prescription:  # no (S, C) best-acuity history for a three-dimensional model
@@ -235,6 +253,58 @@ class SessionModel(FollowedSession):
             return 1.0 / n
         return guess_rate_from_protocol(info.protocol)
 
+    def _eye_groups(self, records) -> list[tuple[str, list]]:
+        """``(eye, its records)`` of each eye a result is shown for, OD before OS: both of an OU
+        session (an eye not reached yet with none), the session's one eye, the eyes the trials name;
+        trials that name none (a session recorded before eyes were): one group, named for the
+        session's eye if it names one, else ``""``."""
+        named = [eye for eye in EYES if any(getattr(r, "eye", None) == eye for r in records)]
+        tested = self._info.eye
+        if not named:
+            return [(tested if tested in EYES else "", list(records))]
+        eyes = list(EYES) if tested == "OU" else sorted({*named, *([tested] if tested in EYES else [])}, key=EYES.index)
+        return [(eye, eye_records(records, eye)) for eye in eyes]
+
+    def _estimate(self, opt, eye: str, target: float, certainty: LensConfidence | None = None) -> EyeEstimate:
+        """Eye ``eye``'s result from its optimizer ``opt`` (told its answers): the prescription of a
+        full-prescription search, the best (S, C) of a two-parameter one (``certainty``: its
+        confidence when already computed)."""
+        if self._prescription:
+            rx = opt.prescription()
+            return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials))
+        sphere_d, cylinder_d = opt.best()
+        if certainty is not None:
+            confidence: float | None = certainty.confidence
+        else:
+            confidence = float(opt.confidence()) if hasattr(opt, "confidence") else None
+        lens = f"S {float(sphere_d):+.2f} D, C {float(cylinder_d):+.2f} D"
+        return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials))
+
+    def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
+        """Each eye's result after the first ``n`` records, OD before OS: the live eye's (the last
+        record's) from ``live_opt``, every other eye's from an optimizer rebuilt on its own answers
+        (cached by those answers), an eye without any: "no answer yet"."""
+        records = self._records[:n]
+        target = stored_confidence_target(self._info)
+        out = []
+        for eye, own in self._eye_groups(records):
+            if own and own[-1] is records[-1]:  # the eye searched last: the live model's
+                if not live_opt.n_trials:
+                    out.append(EyeEstimate(eye, "", None, target, 0))
+                else:
+                    out.append(self._estimate(live_opt, eye, target, certainty))
+                continue
+            if not answered(own):
+                out.append(EyeEstimate(eye, "", None, target, 0))
+                continue
+            key = (eye, tuple((r.index, bool(getattr(r, "void", False))) for r in own))
+            if key not in self._eye_cache:
+                if len(self._eye_cache) >= EYE_CACHE_SIZE:  # answers undone since: the old keys are stale
+                    self._eye_cache.clear()
+                self._eye_cache[key] = self._estimate(self._optimizer_for(own), eye, target)
+            out.append(self._eye_cache[key])
+        return tuple(out)
+
     def _build(self, n: int, live: bool) -> DashboardSnapshot:
         header = self._header(guess_rate=self._guess_rate(self._info))
         trials = TrialSeries.from_records(self._records[:n])
@@ -247,13 +317,12 @@ class SessionModel(FollowedSession):
             )
         opt = self._optimizer_after(n)
         if self._prescription:
-            rx = opt.prescription()
-            message = PRESCRIPTION_MESSAGE.format(n=n, text=rx.text, confidence=rx.confidence or 0.0)
+            eyes = self._eye_estimates(n, opt)
+            message = PRESCRIPTION_MESSAGE.format(n=n, eyes="; ".join(e.line() for e in eyes))
             empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
             sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
-            text = f"{rx.text} (confidence {rx.confidence or 0.0:.2f})"
             return DashboardSnapshot(
-                header, trials, empty, sphere_b, cylinder_b, letter_b, live=live, message=message, prescription=text
+                header, trials, empty, sphere_b, cylinder_b, letter_b, live=live, message=message, eyes=eyes
             )
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)
@@ -262,6 +331,12 @@ class SessionModel(FollowedSession):
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))
         columns = zip(*rows)
         history = AcuityHistory(*(frozen_array(col, dtype) for col, dtype in zip(columns, (int, float, float))))
+        certainty = lens_confidence(opt, self._settings)
+        # a session of both eyes: the panels show the live eye's model; the summary adds the other eye's result
+        others: tuple[EyeEstimate, ...] = ()
+        if model_eye_name(header, trials) is not None:
+            live_eye = getattr(self._records[n - 1], "eye", None)
+            others = tuple(e for e in self._eye_estimates(n, opt, certainty) if e.eye != live_eye)
         return DashboardSnapshot(
             header,
             trials,
@@ -271,7 +346,8 @@ class SessionModel(FollowedSession):
             best=best,
             psychometric=curve,
             live=live,
-            certainty=lens_confidence(opt, self._settings),
+            certainty=certainty,
+            eyes=others,
         )
 
 

@@ -39,6 +39,12 @@ PANELS = ("lens_map", "psychometric", "history", "summary")
 ACUITY_CMAP = "viridis_r"
 
 
+def eye_suffix(snap: DashboardSnapshot) -> str:
+    """`` — OS (left eye)``: the eye a model panel shows, in a session of both eyes; else ``""``."""
+    eye = snap.model_eye if snap.best is not None else None
+    return f" — {eye}" if eye else ""
+
+
 def snellen_20(logmar: float) -> str:
     """Snellen fraction in feet for a logMAR value: ``20/(20·10^logMAR)``."""
     return f"20/{20.0 * 10.0**logmar:.0f}"
@@ -47,7 +53,7 @@ def snellen_20(logmar: float) -> str:
 def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
     """Predicted acuity over (S, C), the lenses tried by outcome, the optimum and its region."""
     fig.clear()
-    title = "Lens map: predicted acuity"
+    title = "Lens map: predicted acuity" + eye_suffix(snap)
     if snap.lens_map is None or snap.best is None:
         message_panel(fig, title, snap.message or WAITING_MESSAGE)
         return
@@ -100,7 +106,7 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
 def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
     """P(correct) against letter size at the best lens, its 95% band, the guess rate, near trials."""
     fig.clear()
-    title = "Psychometric curve at the best lens"
+    title = "Psychometric curve at the best lens" + eye_suffix(snap)
     if snap.psychometric is None or snap.best is None:
         message_panel(fig, title, snap.message or WAITING_MESSAGE)
         return
@@ -178,17 +184,18 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     ax.scatter(
         tr.index[~ok], tr.letter_logmar[~ok], marker="x", s=24, color=WRONG_COLOR, label="letter shown, wrong", zorder=3
     )
-    if len(hist.n_trials):
-        half = 1.959963984540054 * hist.acuity_sd_logmar
+    for k, (_, first, last) in enumerate(runs):  # each eye's estimate from its own model, not joined
+        # history rows are counted in trials stored: the run of positions first..last holds rows first+1..last+1
+        shown = (hist.n_trials >= first + 1) & (hist.n_trials <= last + 1)
+        if not shown.any():
+            continue
+        n_trials, mean = hist.n_trials[shown], hist.acuity_mean_logmar[shown]
+        half = 1.959963984540054 * hist.acuity_sd_logmar[shown]
         ax.fill_between(
-            hist.n_trials,
-            hist.acuity_mean_logmar - half,
-            hist.acuity_mean_logmar + half,
-            color=MODEL_COLOR,
-            alpha=0.2,
-            label="95% band",
+            n_trials, mean - half, mean + half, color=MODEL_COLOR, alpha=0.2, label="95% band" if k == 0 else None
         )
-        ax.plot(hist.n_trials, hist.acuity_mean_logmar, color=MODEL_COLOR, linewidth=2, label="estimated best acuity")
+        label = "estimated best acuity" + (" (each eye's own)" if len(runs) > 1 else "")
+        ax.plot(n_trials, mean, color=MODEL_COLOR, linewidth=2, label=label if k == 0 else None)
     finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
     mark_eyes(ax, tr, runs)
     ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
@@ -216,21 +223,39 @@ def mark_eyes(ax, tr, runs) -> None:
         )
 
 
+def eye_rows(eyes) -> list[tuple]:
+    """Summary rows of each eye's result (:class:`~lensopt.dashboard.snapshot.EyeEstimate`): ``(OD,
+    lens or "not enough answers to prescribe", its confidence against the target and trials)``, and
+    under an eye short of the target its lens, small, as a provisional estimate not for prescribing."""
+    rows: list[tuple] = []
+    for e in eyes:
+        rows.append((e.label, e.verdict(), e.evidence()))
+        if e.provisional():
+            rows.append(("", e.provisional()))
+    return rows
+
+
+def summary_title(snap: DashboardSnapshot) -> str:
+    """``Summary: best lens`` (``— OS (left eye)`` in a session of both eyes), or of a
+    full-prescription session ``Summary: prescription`` (``: each eye``)."""
+    if snap.best is None and snap.eyes:
+        return "Summary: prescription" + (", each eye" if len(snap.eyes) > 1 else "")
+    return "Summary: best lens" + eye_suffix(snap)
+
+
 def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     """Rows of the summary panel: ``(label, value)`` or ``(label, value, note)`` (the note, small
     and grey, under the value). With the model's certainty (``snap.certainty``): the 95 % interval
-    under sphere and cylinder, the confidence, and the stopping rule when the session has one."""
+    under sphere and cylinder, the confidence, and the stopping rule when the session has one. Each
+    eye's result (``snap.eyes``: every eye of a full-prescription session, the other eye of a
+    two-parameter session of both eyes) is labelled OD or OS (:func:`eye_rows`)."""
     h = snap.header
     if snap.best is None:
         return [
             ("Session", h.session_text),
             ("Rule", h.rule),
             ("Trials", str(snap.trials.n)),
-            *(
-                [("Prescription", snap.prescription, "sphere, cylinder and axis: not drawn on the (S, C) panels")]
-                if snap.prescription
-                else [("", snap.message or WAITING_MESSAGE)]
-            ),
+            *(eye_rows(snap.eyes) if snap.eyes and snap.trials.n else [("", snap.message or WAITING_MESSAGE)]),
         ]
     b, tr, c = snap.best, snap.trials, snap.certainty
     acuity = (
@@ -249,6 +274,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             ("Acuity", acuity),
             ("Trials", trials),
             ("Time", elapsed_text(snap)),
+            *eye_rows(snap.eyes),
         ]
     rows = [
         ("Session", f"{h.session_text} · {h.rule}"),
@@ -265,7 +291,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
                 f"{c.stop_state(snap.n_trials)}",
             )
         )
-    return rows + [("Trials", trials), ("Time", elapsed_text(snap))]
+    return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
 
 
 def interval_text(interval) -> str:
@@ -281,11 +307,13 @@ def draw_summary(fig, snap: DashboardSnapshot) -> None:
         if snap.certainty is None
         else ("± posterior sd of the optimum's location · intervals and confidence from posterior draws")
     )
+    if snap.best is None and snap.eyes:
+        footnote = "an eye below the target confidence: not prescribed, as on the console"
     draw_rows(
         fig,
-        "Summary: best lens",
+        summary_title(snap),
         summary_rows(snap),
-        big_labels=("Sphere", "Cylinder", "Acuity", "Confidence"),
+        big_labels=("Sphere", "Cylinder", "Acuity", "Confidence", *(e.label for e in snap.eyes if snap.best is None)),
         footnote=footnote,
     )
 

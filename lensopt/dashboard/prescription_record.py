@@ -5,7 +5,12 @@ notation (``-1.25 / -0.75 x 170``) with its 95 % credible intervals of sphere, c
 J0 and J45, the predicted acuity (logMAR and Snellen), the trials and why the session stopped, the
 confidence in plain words, the starting refraction, the software versions and a signature line. A
 session without a stored prescription (a two-parameter search, a duel or ranking session, an
-unfinished session) gets a page that says so and why, never a best lens passed off as one.
+unfinished session) gets a page that says so and why, never a best lens passed off as one. Nor is
+an eye whose confidence fell short of the session's target (the closing console's "not enough
+answers to prescribe"): in place of its lens, "No prescription: not enough answers (confidence 0.11
+< 0.95 after 8 letters)" in red, and its lens small and grey as a provisional estimate, not for
+prescribing; a page with no eye to prescribe has no signature line. A session not finished (still
+running, or stopped before its end) is marked so in red under the session's rows.
 Page 2 holds the curves the dashboard draws for the session (:mod:`lensopt.dashboard.panels`):
 for a full-prescription session its history and the lens tested on every trial in power vectors,
 otherwise the dashboard report's four panels (:func:`lensopt.dashboard.report.build_report_figure`).
@@ -30,10 +35,12 @@ from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
 from lensopt.dashboard.model import snapshot_from_store
 from lensopt.dashboard.panels import draw_notice, draw_panel
 from lensopt.dashboard.prescription_text import (
+    NOT_PRESCRIBED,
     EyeRecord,
     PrescriptionRecord,
     build_record,
     session_results,
+    withheld_reason,
     wrapped,
 )
 from lensopt.dashboard.report import build_report_figure
@@ -58,6 +65,8 @@ INTERVAL_OFFSET_IN = 0.95
 #: The font of numbers (signs and decimals aligned) and the grey of labels.
 MONO = "DejaVu Sans Mono"
 GREY = "0.35"
+#: The red of "no prescription" and "not finished".
+ALERT = "#b2182b"
 #: Colours of M, J0 and J45 on the lens path (not the history's green and red of right and wrong).
 POWER_VECTOR_COLORS = {"M": MODEL_COLOR, "J0": "#ff7f00", "J45": "#6a3d9a"}
 
@@ -99,7 +108,7 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
     fig = Figure(figsize=A4_PORTRAIT_IN)
     page = _Page(fig)
     right = page.width_in - MARGIN_IN
-    page.down(0.6)
+    page.down(0.5)
     page.text(MARGIN_IN, record.title, size=22, weight="bold")
     page.down(0.45)
     page.text(MARGIN_IN, record.method, size=FONT_SIZE, color=GREY)
@@ -107,11 +116,16 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
     page.rule(0.2)
     page.down(0.45)
     for label, value in record.session:
-        _labelled(page, label, [value], step_in=0.25)
+        _labelled(page, label, [value], step_in=0.235)
     page.rule(0.0)
+    if record.unfinished is not None:  # in red under the rule: the results may not be the session's last
+        page.down(0.12)
+        for line in wrapped(record.unfinished, 76):
+            page.text(MARGIN_IN, line, size=FONT_SIZE, weight="bold", color=ALERT)
+            page.down(0.2)
     page.down(0.3)
     if record.missing is not None:
-        page.text(MARGIN_IN, "No prescription stored", size=20, weight="bold", color="#b2182b")
+        page.text(MARGIN_IN, "No prescription stored", size=20, weight="bold", color=ALERT)
         page.down(0.5)
         for line in wrapped(record.missing, 78):
             page.text(MARGIN_IN, line, size=FONT_SIZE + 2)
@@ -131,47 +145,70 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
     page.down(0.1)
     _labelled(page, "Starting refraction", [record.start])
     _labelled(page, "Software", wrapped(record.software, 62), step_in=0.22, size=FONT_SIZE)
-    _draw_signature(page)
+    if record.signable:
+        _draw_signature(page)
+    else:
+        _draw_not_a_prescription(page)
     return fig
 
 
 def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
-    """The large prescription line of each eye, the interval table (one column per eye), acuity,
+    """The large prescription line of each eye (or, for an eye short of the target confidence, "No
+    prescription: not enough answers" in red and its lens small as a provisional estimate), the
+    interval table (one column per eye, a withheld eye's in grey under "provisional"), acuity,
     trials, then each eye's stop reason and confidence in words."""
-    page.text(MARGIN_IN, "Prescription (minus cylinder)", size=FONT_SIZE + 3, weight="bold")
-    page.down(0.58 if len(eyes) == 1 else 0.52)
+    heading = "Prescription (minus cylinder)" if any(e.prescribed for e in eyes) else "Result (minus cylinder)"
+    page.text(MARGIN_IN, heading, size=FONT_SIZE + 3, weight="bold")
+    page.down(0.58 if len(eyes) == 1 else 0.48)
     big = 28 if len(eyes) == 1 else 24
     for eye in eyes:
         page.text(MARGIN_IN, eye.eye, size=FONT_SIZE + 2, color=GREY, va="center")
-        page.text(VALUE_X_IN, eye.prescription, size=big, weight="bold", family=MONO, va="center")
-        page.down(0.56 if len(eyes) == 1 else 0.46)
+        if eye.prescribed:
+            page.text(VALUE_X_IN, eye.prescription, size=big, weight="bold", family=MONO, va="center")
+            page.down(0.56 if len(eyes) == 1 else 0.46)
+            continue
+        assert eye.withheld is not None  # not prescribed: withheld says why
+        page.text(VALUE_X_IN, NOT_PRESCRIBED, size=FONT_SIZE + 6, weight="bold", color=ALERT, va="center")
+        page.down(0.22)
+        page.text(VALUE_X_IN, f"({eye.withheld})", size=FONT_SIZE, color=ALERT)
+        page.down(0.17)
+        page.text(VALUE_X_IN, eye.provisional, size=FONT_SIZE - 1, color=GREY)
+        page.down(0.32)
+    page.down(0.0 if eyes[-1].prescribed else 0.07)  # clear of the small provisional line
     page.rule(-0.2, color="0.8")
     page.down(0.1)
     columns = [VALUE_X_IN + k * EYE_COLUMN_IN for k in range(len(eyes))]
     offset_in, interval_size = (INTERVAL_OFFSET_IN, FONT_SIZE - 0.5) if len(eyes) == 1 else (0.8, FONT_SIZE - 1)
-    if len(eyes) > 1:
+    withheld = any(not eye.prescribed for eye in eyes)
+    if len(eyes) > 1 or withheld:
         for x, eye in zip(columns, eyes):
-            page.text(x, eye.eye, size=FONT_SIZE, weight="bold")
+            name = eye.eye if len(eyes) > 1 else ""
+            if eye.prescribed:
+                page.text(x, name, size=FONT_SIZE, weight="bold")
+            else:
+                short = name.split()[0] + ": " if name else ""
+                page.text(x, f"{short}provisional, not for prescribing", size=FONT_SIZE - 1, color=ALERT)
         page.down(0.22)
     for x in columns:
         page.text(x, "value", size=FONT_SIZE - 1, color=GREY)
         page.text(x + offset_in, "95 % credible interval", size=FONT_SIZE - 1, color=GREY)
     page.down(0.24)
+    ink = ["black" if eye.prescribed else GREY for eye in eyes]
     for k, (label, _, _) in enumerate(eyes[0].rows):
         page.text(MARGIN_IN, label, size=FONT_SIZE, color=GREY)
-        for x, eye in zip(columns, eyes):
+        for x, eye, color in zip(columns, eyes, ink):
             _, value, interval = eye.rows[k]
-            page.text(x, value, size=FONT_SIZE + 0.5, family=MONO)
-            page.text(x + offset_in, interval, size=interval_size, family=MONO)
-        page.down(0.25)
+            page.text(x, value, size=FONT_SIZE + 0.5, family=MONO, color=color)
+            page.text(x + offset_in, interval, size=interval_size, family=MONO, color=color)
+        page.down(0.25 if len(eyes) == 1 else 0.23)
     page.down(0.1)
     page.text(MARGIN_IN, "Predicted acuity", size=FONT_SIZE, color=GREY)
-    for x, eye in zip(columns, eyes):
-        page.text(x, eye.acuity, size=FONT_SIZE + 3, weight="bold", family=MONO)
+    for x, eye, color in zip(columns, eyes, ink):
+        page.text(x, eye.acuity, size=FONT_SIZE + 3, weight="bold", family=MONO, color=color)
         page.y_in += 0.3
-        page.text(x, f"Snellen {eye.snellen}", size=FONT_SIZE + 1)
+        page.text(x, f"Snellen {eye.snellen}", size=FONT_SIZE + 1, color=color)
         page.y_in -= 0.3
-    page.down(0.6)
+    page.down(0.6 if len(eyes) == 1 else 0.56)
     page.text(MARGIN_IN, "Trials", size=FONT_SIZE, color=GREY)
     for x, eye in zip(columns, eyes):
         page.text(x, eye.trials, size=FONT_SIZE + 1)
@@ -183,8 +220,22 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
             page.text(MARGIN_IN, label, size=FONT_SIZE, color=GREY)
             for line in wrapped(getattr(eye, field), 54 if field == "confidence" else 62):
                 page.text(VALUE_X_IN, line, size=FONT_SIZE + 1, weight=weight)
-                page.down(0.23)
+                page.down(0.23 if len(eyes) == 1 else 0.21)
             page.down(0.06 if len(eyes) == 1 else 0.03)
+
+
+def _draw_not_a_prescription(page: _Page) -> None:
+    """In place of the signature block, on a page with no eye to prescribe: that it is not a prescription."""
+    page.y_in = max(page.y_in + 0.1, page.height_in - 1.1)
+    page.rule(0.0)
+    page.down(0.25)
+    for line in (
+        "This page is not a prescription: no eye's confidence reached the session's target, so there",
+        "is nothing to sign. The estimates above are provisional, not for prescribing.",
+        "Page 2 shows the session as the dashboard draws it.",
+    ):
+        page.text(MARGIN_IN, line, size=FONT_SIZE, color=ALERT)
+        page.down(0.2)
 
 
 def _draw_signature(page: _Page) -> None:
@@ -222,10 +273,13 @@ def _eye_runs(eyes) -> list[tuple[str, int, int]]:
     return runs
 
 
-def _draw_lens_path(fig, records, results) -> None:
+def _draw_lens_path(fig, records, results, provisional=()) -> None:
     """The lens tested on each trial as power vectors (M, J0, J45), one line per eye (OD, OS, named
     above their trials) with an answer the clinician undid (``void``) as an open marker off it, and
-    each stored prescription's power vector with its 95 % intervals after the last trial."""
+    each stored prescription's power vector with its 95 % intervals after the last trial; a result
+    flagged in ``provisional`` (one flag per result: short of the target confidence) open, in grey,
+    and named "provisional" (it is no prescription)."""
+    provisional = list(provisional) + [False] * (len(results) - len(provisional))
     ax = fig.add_subplot(1, 1, 1)
     indices = [r.index for r in records]
     m_d, j0_d, j45_d = power_vector_arrays(
@@ -258,6 +312,8 @@ def _draw_lens_path(fig, records, results) -> None:
                 capsize=4,
                 markersize=6,
                 markeredgecolor="black",
+                markerfacecolor="white" if provisional[k] else color,
+                alpha=0.6 if provisional[k] else 1.0,
                 zorder=4,
             )
         eye = getattr(result, "eye", None)
@@ -290,6 +346,8 @@ def _draw_lens_path(fig, records, results) -> None:
             ax.plot(index[void], values[void], "o", color=color, markerfacecolor="none", markersize=5, linewidth=0)
     if void.any():
         ax.plot([], [], "o", color="0.4", markerfacecolor="none", label=f"answer undone (void, {void.sum()})")
+    if any(provisional):
+        ax.plot([], [], "D", color="0.4", markerfacecolor="white", label="provisional estimate, not for prescribing")
     for k, (eye, first, stop) in enumerate(runs):
         if k:
             ax.axvline(index[first] - 0.5, color="0.3", linestyle="--", linewidth=0.8)
@@ -307,9 +365,16 @@ def _draw_lens_path(fig, records, results) -> None:
     ax.set_xlim(0.5, end + step * (len(results) - 1) + (0.75 * step if results else 0.5 - step))
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
+    if not results:
+        after = ": no prescription stored"
+    elif all(provisional):
+        after = " and the provisional estimates (right)"
+    elif any(provisional):
+        after = " and each eye's result, 95 % intervals (right)"
+    else:
+        after = " and the prescription with its 95 % intervals (right)"
     ax.set_title(
-        "Lens tested on each trial (M, J0, J45)"
-        + (" and the prescription with its 95 % intervals (right)" if results else ": no prescription stored"),
+        "Lens tested on each trial (M, J0, J45)" + after,
         fontsize=FONT_SIZE + 1,
         loc="left",
         pad=16,
@@ -340,7 +405,9 @@ def draw_curves_page(store, info) -> Figure:
     fig.suptitle(title, fontsize=FONT_SIZE + 3, x=0.02, ha="left")
     top, bottom = np.asarray(fig.subfigures(2, 1))  # two rows: an array of two SubFigures
     draw_panel(top, "history", snap)
-    _draw_lens_path(bottom, store.trials(info.session_id), session_results(info))
+    results = session_results(info)
+    provisional = [withheld_reason(info, r) is not None for r in results]
+    _draw_lens_path(bottom, store.trials(info.session_id), results, provisional)
     return fig
 
 

@@ -7,6 +7,14 @@ the predicted acuity in logMAR and Snellen, the trials, why the session stopped 
 in plain words), the starting refraction and the software versions, or, for a session without a
 stored prescription, why there is none. :mod:`lensopt.dashboard.prescription_record` draws it;
 tests read it. No matplotlib here.
+
+An eye whose stored result fell short of the session's target confidence (its protocol's ``[stop]
+confidence``, else 0.95) is no prescription, by the closing console's rule
+(:func:`lensopt.stopping.enough_to_prescribe`, the target from
+:func:`lensopt.store.records.stored_confidence_target`): its record says "No prescription: not
+enough answers (confidence 0.11 < 0.95 after 8 letters)" and shows the lens only as a provisional
+estimate, not for prescribing (``EyeRecord.withheld``). A record without any eye to prescribe has
+no signature line, and a session not finished is marked so (``PrescriptionRecord.unfinished``).
 """
 
 from __future__ import annotations
@@ -25,11 +33,22 @@ from lensopt.refraction.prescription import (
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
 )
-from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, DEFAULT_STOP_CONFIDENCE, StopRule
-from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule, enough_to_prescribe, prescription_target
+from lensopt.store.records import (
+    DUEL_KIND,
+    EYE_NAMES,
+    LETTERS_KIND,
+    RANKING_KIND,
+    stored_confidence_target,
+    stored_stop_confidence,
+)
 
 #: A result without an eye (:data:`lensopt.store.records.EYE_NAMES` names the others).
 NO_EYE = "eye not recorded"
+#: What the record says in place of the lens of an eye short of the target confidence.
+NOT_PRESCRIBED = "No prescription: not enough answers"
+#: The title of a record none of whose eyes may be prescribed (else "Spectacle prescription").
+NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
 TOLERANCE_BLUR_D = 0.25
@@ -81,12 +100,13 @@ def _power_text(value_d: float) -> str:
 
 def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
     """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
-    else lensopt's default 0.95), or how far below, with more trials recommended."""
-    target = DEFAULT_STOP_CONFIDENCE if stop_confidence is None else stop_confidence
+    else lensopt's default 0.95: :func:`lensopt.stopping.enough_to_prescribe`), or how far below, with
+    more trials recommended."""
+    target = prescription_target(stop_confidence)
     whose = "the protocol's" if stop_confidence is not None else "lensopt's default"
     if confidence is None:
         return "confidence not computed; more trials recommended before prescribing"
-    if confidence >= target:
+    if enough_to_prescribe(confidence, target):
         return (
             f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
             f"of the best lens (about {TOLERANCE_BLUR_D:.2f} D of blur)"
@@ -141,7 +161,10 @@ class EyeRecord:
     ``eye``: ``"OD (right eye)"``, ``"OS (left eye)"`` or :data:`NO_EYE`; ``prescription`` the
     clinical notation; ``rows`` one ``(label, value, 95 % interval)`` per :data:`INTERVAL_ROWS`
     entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (``"6/5.7 · 20/19"``), ``"-"`` when not
-    predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words)."""
+    predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words). ``withheld``: None when
+    the lens is the eye's prescription; for an eye whose confidence fell short of the target, why it
+    is not (``confidence 0.11 < 0.95 after 8 letters``): the record then says
+    :data:`NOT_PRESCRIBED` and shows ``prescription`` and the rows only as a provisional estimate."""
 
     eye: str
     prescription: str
@@ -151,18 +174,37 @@ class EyeRecord:
     trials: str
     stop_reason: str
     confidence: str
+    withheld: str | None = None
+
+    @property
+    def prescribed(self) -> bool:
+        """Whether the lens is printed as this eye's prescription."""
+        return self.withheld is None
+
+    @property
+    def withheld_text(self) -> str:
+        """``No prescription: not enough answers (confidence 0.11 < 0.95 after 8 letters)``, or ``""``."""
+        return "" if self.withheld is None else f"{NOT_PRESCRIBED} ({self.withheld})"
+
+    @property
+    def provisional(self) -> str:
+        """``provisional estimate -1.00 / -0.75 x 024 — not for prescribing`` for a withheld eye, or ``""``."""
+        return "" if self.withheld is None else f"provisional estimate {self.prescription} — not for prescribing"
 
     def texts(self) -> list[str]:
-        """Every string drawn for this eye."""
+        """Every string drawn for this eye (a withheld eye's lens only in its provisional estimate)."""
         cells = [cell for row in self.rows for cell in row]
-        return [self.eye, self.prescription, *cells, self.acuity, self.snellen, self.trials]
+        lens = [self.prescription] if self.prescribed else [self.withheld_text, self.provisional]
+        return [self.eye, *lens, *cells, self.acuity, self.snellen, self.trials]
 
 
 @dataclass(frozen=True)
 class PrescriptionRecord:
     """The words of page 1 of session ``session_id``: ``title``, ``session`` rows ``(label, value)``,
     one :class:`EyeRecord` per stored result (none when ``missing`` says why no prescription was
-    stored), the starting refraction, the software versions."""
+    stored), the starting refraction, the software versions; ``unfinished``: for a session with a
+    stored result that is still running or was stopped before its end, a line saying so (None when
+    it finished)."""
 
     session_id: int
     title: str
@@ -172,6 +214,12 @@ class PrescriptionRecord:
     software: str
     missing: str | None = None
     method: str = METHODS[LETTERS_KIND]
+    unfinished: str | None = None
+
+    @property
+    def signable(self) -> bool:
+        """Whether the page carries a prescription to sign: at least one eye's lens is prescribed."""
+        return any(eye.prescribed for eye in self.eyes)
 
     def __post_init__(self):
         if (self.missing is None) == (not self.eyes):
@@ -184,6 +232,7 @@ class PrescriptionRecord:
             self.method,
             f"Session {self.session_id}",
             *(part for row in self.session for part in row),
+            *([] if self.unfinished is None else [self.unfinished]),
             self.start,
             self.software,
         ]
@@ -207,6 +256,17 @@ def session_results(info) -> list:
     return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None) or "", 3))
 
 
+def withheld_reason(info, result) -> str | None:
+    """Why stored ``result`` of session ``info`` is no prescription: its confidence fell short of the
+    session's target (``confidence 0.11 < 0.95 after 8 letters``; the closing console's rule,
+    :func:`lensopt.stopping.enough_to_prescribe`); None when it may be printed as one (a result
+    without a confidence, of duels or rankings, among them)."""
+    target = stored_confidence_target(info)
+    if enough_to_prescribe(result.confidence, target):
+        return None
+    return f"confidence {result.confidence:.2f} < {target:.2f} after {result.n_trials} {TRIAL_NOUNS.get(info.kind, 'trials')}"
+
+
 def eye_record(info, result) -> EyeRecord:
     """Page 1's words for one stored result of session ``info``."""
     eye = getattr(result, "eye", None)
@@ -225,7 +285,7 @@ def eye_record(info, result) -> EyeRecord:
         for key, label, _ in INTERVAL_ROWS
     )
     acuity = result.predicted_acuity_logmar
-    rule = _stop_rule(info.optimizer_settings)
+    stop_confidence = stored_stop_confidence(info)
     noun = TRIAL_NOUNS.get(info.kind, "trials")
     return EyeRecord(
         eye=EYE_NAMES.get(eye or "", NO_EYE),
@@ -237,7 +297,8 @@ def eye_record(info, result) -> EyeRecord:
         stop_reason=stop_reason(info, result),
         confidence=NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
         if info.kind != LETTERS_KIND
-        else confidence_statement(result.confidence, None if rule is None else rule.confidence),
+        else confidence_statement(result.confidence, stop_confidence),
+        withheld=withheld_reason(info, result),
     )
 
 
@@ -269,6 +330,17 @@ def missing_reason(info) -> str:
         f"No prescription is stored: session {sid} was {info.status} after {n} trials without one. "
         f"Resume it to finish and store the prescription: lensopt run --resume {sid}."
     )
+
+
+def unfinished_text(info) -> str | None:
+    """For a session not finished, a line saying so (its stored results may not be its last); None
+    for a finished one."""
+    sid, n = info.session_id, info.n_trials
+    if info.status == "running":
+        return f"Session not finished: still running ({n} trials so far); results may change."
+    if info.status == "aborted":
+        return f"Session not finished: stopped after {n} trials (lensopt run --resume {sid} continues it)."
+    return None
 
 
 def start_text(info) -> str:
@@ -326,13 +398,16 @@ def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
         note = f" · no prescription stored for {' and '.join(left)}" if results and left else ""
         session.append(("Eye tested", EYE_NAMES.get(eyes, eyes) + note))
     session.append(("Printed", _when(printed_at)))
+    per_eye = tuple(eye_record(info, r) for r in results)
+    prescribed = not per_eye or any(e.prescribed for e in per_eye)
     return PrescriptionRecord(
         session_id=info.session_id,
-        title="Spectacle prescription",
+        title="Spectacle prescription" if prescribed else NOT_A_PRESCRIPTION_TITLE,
         session=tuple(session),
-        eyes=tuple(eye_record(info, r) for r in results),
+        eyes=per_eye,
         start=start_text(info),
         software=software_text(info, results),
         missing=None if results else missing_reason(info),
         method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
+        unfinished=unfinished_text(info) if results else None,
     )

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from lensopt.stopping import enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
@@ -19,6 +20,8 @@ DEFAULT_GUESS_RATE = 1.0 / 26.0
 NEAR_LENS_RADIUS_D = 0.5
 #: Message shown while a session has no trial yet.
 WAITING_MESSAGE = "waiting for the first trial…"
+#: What an eye's result says when its confidence is short of the target (the closing console's words).
+NOT_ENOUGH = "not enough answers to prescribe"
 
 
 def frozen_array(values, dtype=float) -> np.ndarray:
@@ -254,6 +257,73 @@ class LensConfidence:
 
 
 @dataclass(frozen=True)
+class EyeEstimate:
+    """One eye's result so far: ``lens``, the lens its model would report (clinical notation, or
+    ``S -1.25 D, C -0.75 D`` for a two-parameter search), with its ``confidence`` (None: a search
+    without one) against ``target`` (the session's ``[stop] confidence``, else 0.95), after
+    ``n_trials`` answers (0: the eye has none yet). ``eye``: ``"OD"``, ``"OS"``, or ``""`` in a session
+    that names none. Short of the target it is no prescription
+    (:func:`lensopt.stopping.enough_to_prescribe`, the closing console's rule): "not enough answers
+    to prescribe", the lens only a provisional estimate."""
+
+    eye: str
+    lens: str
+    confidence: float | None
+    target: float
+    n_trials: int
+
+    @property
+    def prescribable(self) -> bool:
+        """Whether the lens may be shown as the eye's prescription (answers, and confidence enough)."""
+        return self.n_trials > 0 and enough_to_prescribe(self.confidence, self.target)
+
+    @property
+    def label(self) -> str:
+        """``OD``, ``OS``, or ``Prescription`` for a session that names no eye."""
+        return self.eye or "Prescription"
+
+    def verdict(self) -> str:
+        """The lens to prescribe, ``not enough answers to prescribe``, or ``no answer yet``."""
+        if self.n_trials == 0:
+            return "no answer yet"
+        return self.lens if self.prescribable else NOT_ENOUGH
+
+    def evidence(self) -> str:
+        """``confidence 0.97 ≥ 0.95 after 40 trials`` (``< 0.95`` short of it); ``40 trials`` without one."""
+        trials = f"{self.n_trials} trial{'' if self.n_trials == 1 else 's'}"
+        if self.n_trials == 0:
+            return ""
+        if self.confidence is None:
+            return trials
+        sign = "≥" if self.prescribable else "<"
+        return f"confidence {self.confidence:.2f} {sign} {self.target:.2f} after {trials}"
+
+    def provisional(self) -> str:
+        """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` short of the target; else ``""``."""
+        if self.n_trials == 0 or self.prescribable:
+            return ""
+        return f"provisional estimate {self.lens}, not for prescribing"
+
+    def line(self) -> str:
+        """One line: ``OD -1.25 / -0.75 x 170 (confidence 0.97 ≥ 0.95 after 40 trials)``, or ``OS not
+        enough answers to prescribe (confidence 0.21 < 0.95 after 12 trials)``."""
+        evidence = self.evidence()
+        return f"{self.eye + ' ' if self.eye else ''}{self.verdict()}" + (f" ({evidence})" if evidence else "")
+
+
+def model_eye_name(header: SessionHeader, trials: TrialSeries) -> str | None:
+    """The eye whose model the live panels show, as the dashboard names it (``OS (left eye)``), when
+    the session tests both eyes (the model is the last trial's eye); None otherwise."""
+    if trials.n == 0:
+        return None
+    assert trials.eye is not None  # filled in by TrialSeries.__post_init__
+    named = set(trials.eye.tolist()) - {""}
+    if header.eye != "OU" and len(named) < 2:
+        return None
+    return EYE_NAMES.get(str(trials.eye[-1]))
+
+
+@dataclass(frozen=True)
 class AcuityHistory:
     """Estimated best acuity (at the best lens of the model refit on the first ``n`` trials)."""
 
@@ -269,8 +339,9 @@ class DashboardSnapshot:
     ``lens_map``, ``best`` and ``psychometric`` are None while there is no trial; ``message`` then
     says why (``WAITING_MESSAGE``). ``live`` is False for a replay of an earlier trial.
     ``certainty``: the confidence and 95 % intervals of the best lens (None without a model).
-    ``prescription``: a full-prescription session's prescription so far and its confidence
-    (``"-1.25 / -0.75 x 170 (confidence 0.91)"``), whose model the (S, C) panels do not draw.
+    ``eyes``: each eye's result so far (:class:`EyeEstimate`, OD before OS): of a full-prescription
+    session, whose model the (S, C) panels do not draw, every eye; of a two-parameter session of
+    both eyes, the eyes other than the one the panels show.
     """
 
     #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
@@ -290,10 +361,23 @@ class DashboardSnapshot:
     live: bool = True
     message: str | None = None
     certainty: LensConfidence | None = None
-    prescription: str | None = None
+    eyes: tuple[EyeEstimate, ...] = ()
 
     def __post_init__(self):
         freeze_bounds(self)
+
+    @property
+    def prescription(self) -> str | None:
+        """A full-prescription session's result so far, one line per eye (:meth:`EyeEstimate.line`,
+        joined by `` · ``): the lens, or "not enough answers to prescribe"; None for other sessions."""
+        if self.best is not None or not self.eyes:
+            return None
+        return " · ".join(e.line() for e in self.eyes)
+
+    @property
+    def model_eye(self) -> str | None:
+        """The eye the live model panels show (``OS (left eye)``) in a session of both eyes, else None."""
+        return model_eye_name(self.header, self.trials)
 
     @property
     def n_trials(self) -> int:
@@ -310,15 +394,18 @@ class DashboardSnapshot:
         head = f"Session {h.session_id} ({h.who}, {h.status})"
         if self.best is None:
             n = self.n_trials
-            return f"{head} · {n} trial{'' if n == 1 else 's'} · {self.message or WAITING_MESSAGE}"
+            said = self.prescription if n else None
+            return f"{head} · {n} trial{'' if n == 1 else 's'} · {said or self.message or WAITING_MESSAGE}"
         b = self.best
         if not np.isfinite(b.acuity_mean_logmar):
             acuity = "not estimable yet"
         else:
             acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
         confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
+        eye = self.model_eye
+        others = "".join(f" · {e.line()}" for e in self.eyes)
         return (
             f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · "
-            f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
-            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}{confidence}"
+            f"best lens{f' {eye}' if eye else ''} S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
+            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}{confidence}{others}"
         )

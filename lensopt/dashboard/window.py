@@ -106,6 +106,7 @@ class DashboardWindow(QMainWindow):
         self.message_label.setWordWrap(True)
         self.message_label.setStyleSheet("font-size: 15px; padding: 4px;")
         self.summary_label = QLabel(central)
+        self.summary_label.setWordWrap(True)  # a session of both eyes: each eye's result, on two lines if need be
         self.summary_label.setStyleSheet("font-size: 15px; font-weight: bold; padding: 4px;")
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         column.addWidget(self.message_label)

@@ -23,7 +23,7 @@ import numpy as np
 
 from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.lens import Lens
-from lensopt.stopping import DEFAULT_STOP_CONFIDENCE
+from lensopt.stopping import enough_to_prescribe, prescription_target
 from lensopt.store import ResultRecord
 
 TREND_POINTS = 10
@@ -55,8 +55,9 @@ def more_trials_estimate(confidences: Sequence[tuple[int, float]], target: float
 
 
 def confidence_target(protocol) -> float:
-    """The confidence an end point needs: the protocol's ``[stop] confidence``, else 0.95."""
-    return protocol.stop.confidence if protocol.stop is not None else DEFAULT_STOP_CONFIDENCE
+    """The confidence an end point needs: the protocol's ``[stop] confidence``, else 0.95
+    (:func:`lensopt.stopping.prescription_target`, which the dashboard and the printed record use too)."""
+    return prescription_target(protocol.stop.confidence if protocol.stop is not None else None)
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (certainty_line(optimizer),)
     return EndPoint(
         eye=eye,
-        confident=confidence >= target,
+        confident=enough_to_prescribe(confidence, target),
         confidence=confidence,
         target=target,
         lens_text=lens_text,

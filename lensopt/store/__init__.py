@@ -29,6 +29,8 @@ from lensopt.store.records import (
     ResultRecord,
     SessionInfo,
     TrialRecord,
+    stored_confidence_target,
+    stored_stop_confidence,
 )
 from lensopt.store.schema import (
     SCHEMA_VERSION,
@@ -62,4 +64,6 @@ __all__ = [
     "TrialRecord",
     "WrongKindError",
     "default_db_path",
+    "stored_confidence_target",
+    "stored_stop_confidence",
 ]

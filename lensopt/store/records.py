@@ -13,6 +13,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from lensopt.refraction.trial import DUEL_ANSWERS
+from lensopt.stopping import prescription_target
 
 #: The eyes a trial or result may be for: right (oculus dexter), left (oculus sinister).
 EYES = ("OD", "OS")
@@ -397,6 +398,25 @@ class ResultRecord:
     def intervals_json(self) -> str:
         """``intervals`` as JSON text (how the store keeps it)."""
         return to_json("ResultRecord", "intervals", self.intervals)
+
+
+def stored_stop_confidence(info) -> float | None:
+    """The ``[stop] confidence`` stored session ``info`` (a :class:`SessionInfo`, or any object with
+    its ``protocol`` and ``optimizer_settings``) holds its results to: its protocol's ``[stop]``
+    table as stored with it (the one its closing console used), else its optimizer settings'
+    ``stop``; None when it has no stopping rule."""
+    for owner in (getattr(info, "protocol", None), getattr(info, "optimizer_settings", None)):
+        table = owner.get("stop") if isinstance(owner, dict) else None
+        value = table.get("confidence") if isinstance(table, dict) else None
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 < float(value) < 1.0:
+            return float(value)
+    return None
+
+
+def stored_confidence_target(info) -> float:
+    """The confidence each result of stored session ``info`` must reach to be shown as a prescription:
+    :func:`stored_stop_confidence`, else 0.95 (:func:`lensopt.stopping.prescription_target`)."""
+    return prescription_target(stored_stop_confidence(info))
 
 
 @dataclass(frozen=True)

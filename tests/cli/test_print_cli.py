@@ -146,3 +146,37 @@ def test_an_unwritable_folder_is_one_line_and_exit_2(db, tmp_path, capsys):
     finally:
         (tmp_path / "locked").chmod(0o700)
     _one_line_error(capsys, "--out")
+
+
+def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_to_sign(db, tmp_path, capsys):
+    """The QA report: a session still running, its result at a confidence far below 0.95 after 10
+    letters. The PDF says "No prescription: not enough answers (confidence ... < 0.95 after 10
+    letters)", shows the lens only as a provisional estimate, says the session is not finished, and
+    has no signature line."""
+    import shutil
+    import subprocess
+
+    from lensopt.store import SessionStore
+
+    path, sid = db
+    copy = tmp_path / "running.db"
+    copy.write_bytes(path.read_bytes())
+    with SessionStore(copy) as store:
+        store.set_status(sid, "running")
+        result = store.session(sid).result
+    assert result.confidence < 0.95
+    out = tmp_path / "rx.pdf"
+    assert main(["print", str(sid), "--db", str(copy), "--out", str(out)]) == 0
+    capsys.readouterr()
+    tool = shutil.which("pdftotext")
+    if tool is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    text = subprocess.run([tool, str(out), "-"], capture_output=True, text=True, check=True).stdout
+    text = " ".join(text.split())
+    assert (
+        f"No prescription: not enough answers (confidence {result.confidence:.2f} < 0.95 after {N_TRIALS} letters)"
+        in text
+    )
+    assert f"provisional estimate {result.prescription} — not for prescribing" in text
+    assert "Session not finished: still running" in text and "Refraction record: no prescription" in text
+    assert "Signature" not in text

@@ -359,3 +359,44 @@ def test_an_acuity_law_session_shows_its_grid_posterior(tmp_path):
     assert curve.formula == "γ + (1−γ−λ)·Φ(f)" and curve.lapse_rate == 0.02
     region = snap.best.region_d
     assert region[:, 0].min() < snap.best.sphere_d < region[:, 0].max()
+
+
+def test_a_two_parameter_session_of_both_eyes_names_the_eye_of_its_model_panels_and_shows_the_other(session):
+    """OD then OS over (S, C): the lens map, the curve and the summary show OS's live model and say
+    so; the summary adds OD's result from OD's own answers, labelled OD; the history's estimated
+    acuity is one line per eye (OS's first estimate is not joined to OD's last)."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.drawing import MODEL_COLOR
+    from lensopt.dashboard.panels import draw_history, draw_lens_map, draw_psychometric, summary_title
+
+    info = session["info"]
+    both = dataclasses.replace(info, protocol={**info.protocol, "session": {"eye": "OU"}})
+    half = N_TRIALS // 2
+    eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in session["records"]]
+    snap = SessionModel(both).update(both, eyes)
+    od = _rebuilt(info, session["history"][:half])
+    assert snap.model_eye == "OS (left eye)"
+    (other,) = snap.eyes
+    sphere_d, cylinder_d = od.best()
+    assert (other.eye, other.n_trials, other.confidence) == ("OD", half, od.confidence())
+    assert other.lens == f"S {sphere_d:+.2f} D, C {cylinder_d:+.2f} D"
+    line = snap.summary_line()
+    assert " · best lens OS (left eye) S " in line and line.endswith(" · " + other.line())
+    assert summary_title(snap) == "Summary: best lens — OS (left eye)"
+    assert [row[0] for row in summary_rows(snap)].count("OD") == 1
+    for draw in (draw_lens_map, draw_psychometric):
+        fig = Figure()
+        draw(fig, snap)
+        assert "— OS (left eye)" in fig.axes[0].get_title(loc="left")
+    fig = Figure()
+    draw_history(fig, snap)
+    acuity = [line for line in fig.axes[0].lines if line.get_color() == MODEL_COLOR]
+    assert [(min(a.get_xdata()), max(a.get_xdata())) for a in acuity] == [(1, half), (half + 1, N_TRIALS)]
+
+
+def test_a_session_of_one_eye_names_no_eye_on_its_model_panels(session):
+    from lensopt.dashboard.panels import summary_title
+
+    snap = session["snap"]
+    assert snap.model_eye is None and snap.eyes == () and summary_title(snap) == "Summary: best lens"

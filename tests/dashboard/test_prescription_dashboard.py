@@ -17,6 +17,8 @@ if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
 from PyQt5.QtGui import QImage
 
 from lensopt.dashboard.model import PRESCRIPTION_MESSAGE, session_model, snapshot_from_store
+from lensopt.dashboard.panels import summary_rows, summary_title
+from lensopt.dashboard.snapshot import EyeEstimate
 from lensopt.dashboard.window import DashboardWindow
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -59,16 +61,42 @@ def prescription_db(tmp_path_factory):
 
 
 def test_a_prescription_snapshot_holds_the_history_and_the_optimizers_prescription(prescription_db):
+    """12 letters leave the model far from sure (confidence ~0.1): the snapshot holds the optimizer's
+    prescription with its confidence, but says "not enough answers to prescribe" as the closing
+    console does (no [stop] table: the target is 0.95), the lens only a provisional estimate."""
     path, sid, opt = prescription_db
     with SessionStore(path, readonly=True) as store:
         snap = snapshot_from_store(store, sid)
         earlier = snapshot_from_store(store, sid, n_trials=6)
     rx = opt.prescription()
+    assert rx.confidence < 0.95
     assert snap.trials.n == N_TRIALS and snap.lens_map is None and snap.best is None
-    assert snap.prescription == f"{rx.text} (confidence {rx.confidence:.2f})"
-    assert snap.message == PRESCRIPTION_MESSAGE.format(n=N_TRIALS, text=rx.text, confidence=rx.confidence)
-    assert f"{N_TRIALS} trials" in snap.summary_line() and rx.text in snap.summary_line()
+    assert snap.eyes == (EyeEstimate("", rx.text, rx.confidence, 0.95, N_TRIALS),)
+    said = f"not enough answers to prescribe (confidence {rx.confidence:.2f} < 0.95 after {N_TRIALS} trials)"
+    assert snap.prescription == said
+    assert snap.message == PRESCRIPTION_MESSAGE.format(n=N_TRIALS, eyes=said)
+    assert snap.summary_line().endswith(f"{N_TRIALS} trials · {said}") and rx.text not in snap.summary_line()
+    rows = summary_rows(snap)
+    assert ("Prescription", "not enough answers to prescribe", said[33:-1]) in rows
+    assert ("", f"provisional estimate {rx.text}, not for prescribing") in rows
     assert earlier.trials.n == 6 and "After 6 trials" in earlier.message
+
+
+def test_an_eye_that_reached_the_sessions_target_shows_its_lens_as_the_prescription(prescription_db):
+    """The target is the session's [stop] confidence, as on the closing console: a session held to
+    0.05 shows the same lens as its prescription."""
+    path, sid, opt = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    low = dataclasses.replace(info, protocol={"stop": {"confidence": 0.05, "min_trials": 5, "max_trials": 12}})
+    snap = session_model(low).update(low, records)
+    rx = opt.prescription()
+    (eye,) = snap.eyes
+    assert eye.prescribable and eye.target == 0.05 and eye.verdict() == rx.text and not eye.provisional()
+    assert snap.prescription == f"{rx.text} (confidence {rx.confidence:.2f} ≥ 0.05 after {N_TRIALS} trials)"
+    assert ("Prescription", rx.text, f"confidence {rx.confidence:.2f} ≥ 0.05 after {N_TRIALS} trials") in summary_rows(
+        snap
+    )
 
 
 def test_a_prescription_session_model_rebuilds_the_prescription_optimizer(prescription_db):
@@ -90,7 +118,8 @@ def test_the_window_opens_on_a_prescription_session_with_its_history_drawn(qtbot
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
-    assert opt.prescription().text in window.summary_label.text()
+    said = f"not enough answers to prescribe (confidence {opt.prescription().confidence:.2f} < 0.95"
+    assert said in window.summary_label.text()
     image = QImage(str(window.save_screenshot(tmp_path / "window.png")))
     gray = np.frombuffer(
         image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(image.width() * image.height()),
@@ -129,11 +158,12 @@ def test_the_followed_optimizer_forgets_an_answer_undone_after_it_was_told(presc
 
 
 def _both_eyes(prescription_db):
-    """The stored session read as one of both eyes, OD's first half then OS's: (info, records,
-    the followed session model told them)."""
+    """The stored session read as one of both eyes (``--eye OU``), OD's first half then OS's: (info,
+    records, the followed session model told them)."""
     path, sid, _ = prescription_db
     with SessionStore(path, readonly=True) as store:
         info, records = store.session(sid), store.trials(sid)
+    info = dataclasses.replace(info, protocol={**info.protocol, "session": {"eye": "OU"}})
     half = N_TRIALS // 2
     eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in records]
     followed = session_model(info)
@@ -195,3 +225,57 @@ def test_the_history_of_a_session_without_eyes_has_one_line_and_no_eye_names(pre
     (ax,) = fig.axes
     assert snap.trials.eye_runs() == [("", 0, N_TRIALS - 1)]
     assert not [line for line in ax.lines if line.get_linestyle() == "--"] and not ax.texts
+
+
+def test_a_session_of_both_eyes_shows_each_eyes_result_labelled_od_and_os(prescription_db):
+    """OD then OS: the snapshot holds both eyes' results, each from its own answers (OD's from an
+    optimizer told OD's answers, not only the live OS model), labelled in the summary line, the
+    message and the summary panel; an eye short of the target says "not enough answers"."""
+    info, eyes, followed = _both_eyes(prescription_db)
+    half = N_TRIALS // 2
+    os_settings = dict(info.optimizer_settings, seed=info.optimizer_settings["seed"] + 1)
+    od_rx = PrescriptionOptimizer.from_settings(
+        info.optimizer_settings, [followed.history_pair(r) for r in eyes[:half]]
+    ).prescription()
+    os_rx = PrescriptionOptimizer.from_settings(
+        os_settings, [followed.history_pair(r) for r in eyes[half:]]
+    ).prescription()
+    snap = followed.snapshot(None)
+    assert [(e.eye, e.lens, e.confidence, e.n_trials) for e in snap.eyes] == [
+        ("OD", od_rx.text, od_rx.confidence, half),
+        ("OS", os_rx.text, os_rx.confidence, N_TRIALS - half),
+    ]
+    line = snap.summary_line()
+    for eye, rx in (("OD", od_rx), ("OS", os_rx)):
+        said = f"{eye} not enough answers to prescribe (confidence {rx.confidence:.2f} < 0.95 after {half} trials)"
+        assert said in line and said in snap.message
+    rows = summary_rows(snap)
+    assert [row[0] for row in rows if row[0] in ("OD", "OS")] == ["OD", "OS"]
+    assert ("", f"provisional estimate {od_rx.text}, not for prescribing") in rows
+    assert summary_title(snap) == "Summary: prescription, each eye"
+    during_od = followed.snapshot(half - 1)  # replay while OD is searched: OS has no answer yet
+    assert [(e.eye, e.verdict()) for e in during_od.eyes][1] == ("OS", "no answer yet")
+
+
+def test_a_session_of_both_eyes_keeps_the_finished_eyes_result_while_the_other_is_searched(prescription_db):
+    """Following OS trial by trial does not refit OD: its result is computed once from its answers."""
+    info, eyes, _ = _both_eyes(prescription_db)
+    followed = session_model(info)
+    half = N_TRIALS // 2
+    followed.update(info, eyes[: half + 1])
+    first = followed.snapshot(None).eyes[0]
+    followed.update(info, eyes)
+    assert followed.snapshot(None).eyes[0] is first and first.eye == "OD" and first.n_trials == half
+
+
+def test_a_session_of_one_eye_labels_its_result_with_that_eye(prescription_db):
+    """``--eye OD``: the one result is OD's, labelled so, even where the trials name no eye."""
+    path, sid, opt = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    right = dataclasses.replace(info, protocol={"session": {"eye": "OD"}})
+    rx = opt.prescription()
+    for stored in (records, [dataclasses.replace(r, eye="OD") for r in records]):
+        (eye,) = session_model(right).update(right, stored).eyes
+        assert (eye.eye, eye.lens, eye.n_trials) == ("OD", rx.text, N_TRIALS)
+        assert eye.line().startswith("OD not enough answers to prescribe (confidence")

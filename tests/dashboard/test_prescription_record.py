@@ -64,12 +64,20 @@ def result_of(opt) -> ResultRecord:
 
 @pytest.fixture(scope="module")
 def sessions_db(tmp_path_factory):
-    """A full-prescription session with its stored result (finished), the same search stopped
-    without one (aborted), and a two-parameter session; (path, {name: session id})."""
+    """A full-prescription session with its stored result (finished: 12 letters, confidence ~0.1,
+    short of the 0.95 target), the same search stored as if its model had been sure (confident,
+    0.97), the same search still running with its result stored (as the OD of an OU session is while
+    OS is searched), the same search stopped without one (aborted), and a two-parameter session;
+    (path, {name: session id})."""
     path = tmp_path_factory.mktemp("prescription-record") / "s.db"
     ids = {}
     with SessionStore(path) as store:
-        for name, n, status in (("finished", N_TRIALS, "finished"), ("aborted", 4, "aborted")):
+        for name, n, status in (
+            ("finished", N_TRIALS, "finished"),
+            ("confident", N_TRIALS, "finished"),
+            ("running", N_TRIALS, "running"),
+            ("aborted", 4, "aborted"),
+        ):
             opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=3)
             patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=3)
             protocol = {"protocol": {"name": "clinical-prescription", "observer": "simulated"}}
@@ -79,7 +87,9 @@ def sessions_db(tmp_path_factory):
                 correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
                 opt.tell(trial, correct)
                 store.append_trial(sid, _record(i, trial, correct))
-            if status == "finished":
+            if name == "confident":
+                store.set_result(sid, replace(result_of(opt), confidence=0.97))
+            elif status != "aborted":
                 store.set_result(sid, result_of(opt))
             store.set_status(sid, status)
         opt = RefractionOptimizer(rule="random", seed=3)
@@ -179,6 +189,114 @@ def test_the_record_holds_the_stored_prescription_of_the_session(sessions_db):
     assert record.start.startswith("-1.00 / -0.50 x 180")
 
 
+def _drawn(fig) -> list[tuple[str, float, str]]:
+    """Every text on a matplotlib figure: (text, font size, colour)."""
+    from matplotlib.colors import to_hex
+
+    return [(t.get_text(), t.get_fontsize(), to_hex(t.get_color())) for t in fig.texts]
+
+
+def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(sessions_db):
+    """12 letters at confidence ~0.1 against the default 0.95: the closing console said "not enough
+    answers to prescribe", so the record does not print the lens as the prescription: it says why in
+    red, shows the lens small as a provisional estimate, has no signature line and is titled so."""
+    from lensopt.dashboard.prescription_record import draw_record_page
+    from lensopt.dashboard.prescription_text import NOT_A_PRESCRIPTION_TITLE
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["finished"])
+    result = info.result
+    assert result.confidence < 0.95
+    record = build_record(info, printed_at=1.9e9)
+    (eye,) = record.eyes
+    why = f"confidence {result.confidence:.2f} < 0.95 after {N_TRIALS} letters"
+    assert not eye.prescribed and eye.withheld == why
+    assert eye.withheld_text == f"No prescription: not enough answers ({why})"
+    assert eye.provisional == f"provisional estimate {result.prescription} — not for prescribing"
+    assert record.title == NOT_A_PRESCRIPTION_TITLE and not record.signable and record.unfinished is None
+    assert result.prescription not in record.texts() and eye.provisional in record.texts()
+    drawn = _drawn(draw_record_page(record))
+    assert ("No prescription: not enough answers", 16, "#b2182b") in drawn and (f"({why})", 10, "#b2182b") in drawn
+    assert [size for text, size, _ in drawn if result.prescription in text] == [9]  # the provisional line only
+    assert not any("Signature" in text for text, _, _ in drawn)
+    assert any(text.startswith("This page is not a prescription") for text, _, _ in drawn)
+
+
+def test_the_record_and_the_closing_console_draw_the_line_at_the_same_confidence():
+    """One rule (lensopt.stopping.enough_to_prescribe): for confidences around the protocol's [stop]
+    confidence (and lensopt's 0.95 without one) the console's end point is a prescription exactly
+    when the record prints the lens as one."""
+    from lensopt.dashboard.prescription_text import eye_record
+    from lensopt.experiment.end_point import end_point
+
+    for stop in (None, 0.6):
+        target = 0.95 if stop is None else stop
+        protocol = types.SimpleNamespace(
+            stop=None if stop is None else types.SimpleNamespace(confidence=stop),
+            lens=types.SimpleNamespace(cylinder="minus"),
+        )
+        info = types.SimpleNamespace(
+            kind="letters",
+            status="finished",
+            protocol={} if stop is None else {"stop": {"confidence": stop, "min_trials": 5, "max_trials": 40}},
+            optimizer_settings={},
+        )
+        for confidence in (target - 0.01, target - 1e-9, target, target + 1e-9, 0.999):
+            result = ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.0, confidence, 40, {}, eye="OD")
+            optimizer = types.SimpleNamespace(n_trials=40, confidence=lambda c=confidence: c)
+            console = end_point(optimizer, protocol, "OD", [result], [])
+            assert console.confident == eye_record(info, result).prescribed == (confidence >= target)
+
+
+def test_one_eye_prescribed_and_the_other_short_of_the_target_prints_one_prescription_to_sign():
+    from lensopt.dashboard.prescription_record import draw_record_page
+
+    def result(eye, text, confidence):
+        return ResultRecord(text, -1.25, -0.5, 170.0, 0.0, confidence, 30, {"sphere_d": [-1.5, -1.0]}, eye=eye)
+
+    info = types.SimpleNamespace(
+        session_id=6,
+        participant="P8",
+        kind="letters",
+        status="finished",
+        created_at=1.9e9,
+        software_version="0.1.0",
+        protocol={"session": {"eye": "OU"}, "stop": {"confidence": 0.9, "min_trials": 20, "max_trials": 30}},
+        optimizer_settings={"search": "prescription", "start": "plano", "m_half_width_d": 2.0, "j_half_width_d": 1.0},
+        n_trials=60,
+        result=None,
+        results=(result("OD", "-1.25 / -0.50 x 170", 0.93), result("OS", "-0.75 / -0.50 x 010", 0.41)),
+    )
+    record = build_record(info, printed_at=1.9e9)
+    od, os_ = record.eyes
+    assert od.prescribed and os_.withheld == "confidence 0.41 < 0.90 after 30 letters"
+    assert record.signable and record.title == "Spectacle prescription"
+    drawn = _drawn(draw_record_page(record))
+    assert ("-1.25 / -0.50 x 170", 24, "#000000") in drawn  # OD: the prescription, large
+    assert [size for text, size, _ in drawn if "-0.75 / -0.50 x 010" in text] == [9]  # OS: provisional, small
+    assert ("OS: provisional, not for prescribing", 9, "#b2182b") in drawn
+    assert any(text == "Signature" for text, _, _ in drawn)
+
+
+def test_a_session_not_finished_is_marked_so_on_its_record(sessions_db, tmp_path):
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        running = build_record(store.session(ids["running"]))
+        finished = build_record(store.session(ids["finished"]))
+        info = store.session(ids["running"])
+        write_prescription_record(store, ids["running"], tmp_path / "running.pdf")
+    assert running.unfinished == f"Session not finished: still running ({N_TRIALS} trials so far); results may change."
+    assert running.unfinished in running.texts() and finished.unfinished is None
+    aborted = build_record(replace(info, status="aborted"))
+    assert aborted.unfinished.startswith(f"Session not finished: stopped after {N_TRIALS} trials")
+    assert f"lensopt run --resume {ids['running']}" in aborted.unfinished
+    text = pdf_text(tmp_path / "running.pdf")
+    if text is not None:
+        assert "Session not finished: still running" in text and "No prescription: not enough answers" in text
+        assert "Signature" not in text and "provisional estimate" in text
+
+
 def test_each_eye_gets_its_own_prescription_od_first():
     def result(eye, text, sphere_d):
         stored = ResultRecord(text, sphere_d, -0.5, 170.0, 0.0, 0.97, 30, {"sphere_d": [sphere_d - 0.25, sphere_d]})
@@ -227,8 +345,8 @@ def test_the_pdf_has_two_pages_mode_0600_and_the_prescription_in_its_text(sessio
     previous = os.umask(0o022)
     try:
         with SessionStore(path, readonly=True) as store:
-            assert write_prescription_record(store, ids["finished"], out) == out
-            result = store.session(ids["finished"]).result
+            assert write_prescription_record(store, ids["confident"], out) == out
+            result = store.session(ids["confident"]).result
     finally:
         os.umask(previous)
     assert out.stat().st_mode & 0o777 == 0o600
@@ -238,8 +356,9 @@ def test_the_pdf_has_two_pages_mode_0600_and_the_prescription_in_its_text(sessio
     text = pdf_text(out)
     if text is None:
         pytest.skip("pdftotext (poppler-utils) is not installed: the words are checked by build_record's test")
-    assert result.prescription in text and f"Session {ids['finished']}" in text
+    assert result.prescription in text and f"Session {ids['confident']}" in text
     assert "95 % credible interval" in text and "Signature" in text and "History" in text
+    assert "No prescription" not in text and "provisional" not in text and "not finished" not in text
 
 
 @pytest.mark.parametrize("name", ["two-parameter", "aborted"])
@@ -356,3 +475,4 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert record.method.startswith("Subjective refraction from duels") and "letter" not in record.method
     assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
     assert eye.confidence.startswith("not defined for duels") and "more trials" not in eye.confidence
+    assert eye.prescribed and record.signable and record.unfinished is None  # no confidence: printed as before

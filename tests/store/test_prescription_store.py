@@ -291,3 +291,34 @@ def test_a_result_per_eye_is_kept_and_replaced_per_eye(tmp_path):
 def store_trials(path, session_id):
     with SessionStore(path, readonly=True) as store:
         return store.trials(session_id)
+
+
+def test_a_stored_session_holds_its_results_to_its_protocols_stop_confidence(tmp_path):
+    """The target a stored result must reach to be printed or shown as a prescription: the protocol's
+    [stop] confidence as stored with the session (what its closing console used), else the optimizer
+    settings' stop, else 0.95; a malformed value is not a target."""
+    from lensopt.store import stored_confidence_target, stored_stop_confidence
+
+    stop = {"confidence": 0.8, "min_trials": 5, "max_trials": 20}
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("P1", {"stop": stop}, {}, {"stop": dict(stop, confidence=0.6)}, 1)
+        plain = store.create_session("P2", {}, {}, {"stop": None}, 1)
+        info, none = store.session(sid), store.session(plain)
+    assert stored_stop_confidence(info) == 0.8 and stored_confidence_target(info) == 0.8
+    assert stored_stop_confidence(dataclasses.replace(info, protocol={})) == 0.6
+    assert stored_stop_confidence(none) is None and stored_confidence_target(none) == 0.95
+    for bad in (True, 1.5, "0.9", None):
+        assert stored_confidence_target(dataclasses.replace(none, protocol={"stop": {"confidence": bad}})) == 0.95
+
+
+@pytest.mark.parametrize(
+    ("confidence", "target", "expected"),
+    [(0.95, 0.95, True), (0.9499, 0.95, False), (0.61, 0.6, True), (0.11, 0.95, False), (None, 0.95, True)],
+)
+def test_a_lens_is_prescribed_from_the_target_confidence_on_and_a_result_without_one_always(
+    confidence, target, expected
+):
+    from lensopt.stopping import enough_to_prescribe, prescription_target
+
+    assert enough_to_prescribe(confidence, target) is expected
+    assert prescription_target(None) == 0.95 and prescription_target(0.6) == 0.6

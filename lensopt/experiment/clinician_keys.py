@@ -61,6 +61,7 @@ class ClinicianKeys:
     optimizer: Any
     log: Callable[[str], None]
     records: list[TrialRecord]
+    eye: str | None
     n_void: int
     previous_lens: tuple[float, float, float | None] | None
     _rebuild: Callable[[list[TrialRecord]], Any] | None
@@ -127,13 +128,15 @@ class ClinicianKeys:
             return
         # undo is offered only when the loop was given both (its ``can_undo``)
         assert self._void is not None and self._rebuild is not None, "undo needs the loop's void and rebuild"
+        number = sum(not getattr(r, "void", False) for r in self.records)  # its answer number, as the log counted it
         self._void(last.index)
         self.records[self.records.index(last)] = dataclasses.replace(last, void=True)
         self.n_void += 1
         self.optimizer = self._rebuild(self.records)
         self.previous_lens = None
+        eye = f"{self.eye} " if self.eye else ""
         self.log(
-            f"undo: trial {last.index} ({last.letter} -> {last.response or '-'}) kept and marked void; "
+            f"undo: {eye}trial {number} ({last.letter} -> {last.response or '-'}) kept and marked void; "
             f"the optimizer is rebuilt from {self.optimizer.n_trials} answers"
         )
         if self.console is not None:

@@ -28,6 +28,12 @@ CONSOLE_TEXT_HEIGHT_PX = 24
 CONSOLE_LENS_HEIGHT_PX = 64
 """Height of the lens to set, the console's largest text (px): readable across the room."""
 
+LENS_MEASURE_WIDTH_PX = 100_000
+"""Wrap width at which the lens text is measured (px): wide enough that no line wraps."""
+
+LENS_FIT_MARGIN = 0.97
+"""A lens line is made this fraction of the console's wrap width at most, so it never wraps."""
+
 CONSOLE_BACKGROUND = (-0.85, -0.85, -0.8)
 """The console's background (PsychoPy rgb, -1..1): dark, so it does not light the patient's room."""
 
@@ -97,7 +103,8 @@ class ClinicianConsole:
     """Draws :class:`ConsoleState` in ``win`` (a PsychoPy window, ``units="pix"``).
 
     :meth:`update` changes some fields and redraws; :meth:`save_frame` saves what is shown. Text is
-    laid out top down: trial and eye, what to do, the lens (large), the keys, the last answers and
+    laid out top down: trial and eye, what to do, the lens (large; the lenses of a duel or a ranking
+    one per line, numbered; smaller only if a line would not fit), the keys, the last answers and
     the confidence, one more line.
     """
 
@@ -123,7 +130,7 @@ class ClinicianConsole:
                 autoLog=False,
             )
 
-        self.top_px = top_px
+        self.top_px, self.wrap_px = top_px, wrap_px
         self.title = text(CONSOLE_TEXT_HEIGHT_PX, 0)
         self.heading = text(CONSOLE_TEXT_HEIGHT_PX, 0)
         self.lens = text(CONSOLE_LENS_HEIGHT_PX, 0, CONSOLE_LENS_COLOR, bold=True)
@@ -149,12 +156,28 @@ class ClinicianConsole:
             answers += f"\nConfidence so far: {s.confidence:.2f}"
         return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]
 
+    def _fit_lens(self, text: str) -> None:
+        """Set the lens text at :data:`CONSOLE_LENS_HEIGHT_PX`, smaller if its widest line would not fit
+        the console's width: a lens is never wrapped (``S -0.25 D  C +1.50`` over a lone ``D``)."""
+        stim = self.lens
+        stim.height, stim.wrapWidth = CONSOLE_LENS_HEIGHT_PX, LENS_MEASURE_WIDTH_PX
+        stim.text = ""  # the layout is redone only when the text changes
+        stim.text = text
+        width_px = float(stim.boundingBox[0])
+        fit = LENS_FIT_MARGIN * self.wrap_px
+        stim.height = CONSOLE_LENS_HEIGHT_PX * (min(1.0, fit / width_px) if width_px > 0 else 1.0)
+        stim.wrapWidth = self.wrap_px
+        stim.text = ""
+        stim.text = text
+
     def draw(self) -> None:
         """Draw the state into the back buffer (no flip), top down, each part below the one above."""
         self.drawn = self.texts()
         y_px = self.top_px - 0.5 * CONSOLE_TEXT_HEIGHT_PX
         for stim, text in zip((self.title, self.heading, self.lens, self.keys, self.history, self.message), self.drawn):
             if text:
+                if stim is self.lens:
+                    self._fit_lens(text)
                 stim.text = text
                 stim.pos = (0, y_px)
                 stim.draw()

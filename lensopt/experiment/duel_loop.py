@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
-from lensopt.experiment.loop_screens import eye_line
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.store import DuelTrialRecord
@@ -46,15 +45,34 @@ class DuelLoop(LetterLineLoop):
         self.answer_for_key = {getattr(keys, answer): answer for answer in DUEL_ANSWER_KEYS}
         self.response_keys = [*self.answer_for_key, keys.pause]
 
-    def _instructions(self, n_trials: int) -> bool:
+    def _patient_instructions(self) -> str:
         keys = self.protocol.keys
-        return self._wait_or_pause(
-            f"{self._resume_note(n_trials)}{eye_line(self.eye)}A line of letters will appear. Look at it through lens one, "
-            f"then through lens two.\nWhich makes the letters clearer?\n\n"
+        return (
+            "A line of letters will appear. Look at it through lens one, then through lens two.\n"
+            "Which makes the letters clearer?\n\n"
             f"{keys.first.upper()}: lens one     {keys.second.upper()}: lens two     "
             f"{keys.same.upper()}: the same\n{keys.pause.upper()} pauses.\n\n"
-            f"Press {keys.confirm.upper()} to start."
         )
+
+    def _console_instructions(self) -> str:
+        return (
+            "The patient looks at a line of letters through lens 1, then lens 2, and says which makes "
+            "the letters clearer, or that they are the same; press the key of the answer.\n"
+        )
+
+    def _answer_keys_text(self) -> str:
+        keys = self.protocol.keys
+        return (
+            f"Keys: {keys.first.upper()}: lens 1 clearer   ·   {keys.second.upper()}: lens 2 clearer   ·   "
+            f"{keys.same.upper()}: the same   ·   {keys.pause.upper()}: pause / stop"
+        )
+
+    def _question(self) -> str:
+        return "1 or 2 — or the same?"
+
+    def _answer_text(self, record) -> str:
+        """``1``, ``2`` or ``S``: the lens the patient found clearer, or the same."""
+        return CONSOLE_ANSWER[record.answer]
 
     def _trial(self, index: int, n_trials: int) -> bool:
         trial = self.optimizer.ask()
@@ -85,27 +103,27 @@ class DuelLoop(LetterLineLoop):
             axes = dict(first_axis_deg=trial.first_lens.axis_deg, second_axis_deg=trial.second_lens.axis_deg)
         else:
             (first_s, first_c), (second_s, second_c), axes = lenses[0], lenses[1], {}
-        self.record(
-            DuelTrialRecord(
-                index=index,
-                first_sphere_d=first_s,
-                first_cylinder_d=first_c,
-                second_sphere_d=second_s,
-                second_cylinder_d=second_c,
-                letter_logmar=trial.letter_logmar,
-                letters=letters,
-                answer=answer,
-                rt_s=press.rt_s,
-                presented_at=presented_at,
-                answered_at=max(answered_at, presented_at),
-                extra=extra,
-                **axes,
-            )
+        record = DuelTrialRecord(
+            index=index,
+            first_sphere_d=first_s,
+            first_cylinder_d=first_c,
+            second_sphere_d=second_s,
+            second_cylinder_d=second_c,
+            letter_logmar=trial.letter_logmar,
+            letters=letters,
+            answer=answer,
+            rt_s=press.rt_s,
+            presented_at=presented_at,
+            answered_at=max(answered_at, presented_at),
+            extra=extra,
+            **axes,
         )
+        self.record(record)
+        self.records.append(record)
         self.optimizer.tell(trial, answer)
-        self._note_answer(index, CONSOLE_ANSWER[answer])
+        self._note_answer(index, record)
         self.log(
-            f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+            f"{self._trial_label(index, n_trials)}  {letters} at {trial.letter_logmar:+.2f} logMAR "
             f"({height_px:.1f} px) -> {answer}"
         )
         return True

@@ -39,6 +39,7 @@ from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import letter_key
 from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, LetterScreens, Screens, is_mirrored
 from lensopt.experiment.optotypes import LetterStim
+from lensopt.modes.base import answered
 from lensopt.refraction.lens import Lens
 from lensopt.store import TrialRecord
 
@@ -68,6 +69,9 @@ class LoopScreens(Screens):
     ``record(record)`` must make the answer durable before it returns. ``responses`` is a
     source from :mod:`lensopt.experiment.keyboard`. ``frames_dir`` saves each trial's stimulus frame
     as ``trial-NNN.png`` (window size, exactly the back buffer that the next flip shows).
+    ``records`` are this search's stored trials (its eye's, void ones included): a resumed search
+    starts the console's last answers (and confidence so far) from them, and a new eye starts them
+    afresh, never with another eye's.
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class LoopScreens(Screens):
         final: bool = True,
         eye: str | None = None,
         index_offset: int = 0,
+        records=(),
     ):
         self.calibration = calibration
         self.optimizer, self.record = optimizer, record
@@ -95,11 +100,20 @@ class LoopScreens(Screens):
         self.n_answered = 0
         self.confidences: list[tuple[int, float]] = []  # (answers told, confidence) once the stopping rule may act
         self.eye = eye  # every record of this loop is for this eye (None: the session names none)
-        if self.console is not None:
-            self.console.update(eye=eye)
+        self.records = list(records)
         # stored rows that do not count towards this search's trial numbers (index - n_void is a
         # trial's number): the first eye's, in a session of both, and the answers undone (kept, void)
-        self.n_void = int(index_offset)
+        self.n_void = int(index_offset) + sum(bool(getattr(r, "void", False)) for r in self.records)
+        confidence = self._confidence_so_far()  # a resumed search's, where its trend goes on
+        if self.console is not None:  # this eye's console: its own answers and confidence, no other eye's
+            self.console.state = dataclasses.replace(  # shown by the first screen (the instructions)
+                self.console.state,
+                eye=eye,
+                trial_index=0,
+                answers=self._stored_answers(),
+                confidence=confidence,
+                message="",
+            )
 
     def _number(self, index: int) -> int:
         """The answer number of stored trial ``index`` (void answers do not count towards the budget)."""
@@ -111,6 +125,43 @@ class LoopScreens(Screens):
 
     def _instructions(self, n_trials: int) -> bool:
         raise NotImplementedError
+
+    def _trial_label(self, index: int, n_trials: int) -> str:
+        """``OS trial   3/80``: how the log counts stored trial ``index``, by its eye's answer number
+        (as the console does: a session of both eyes counts each eye from 1, an undone answer does not count)."""
+        eye = f"{self.eye} " if self.eye else ""
+        return f"{eye}trial {self._number(index):3d}/{n_trials}"
+
+    # ------------------------------------------------------------------ the console's answers
+    def _answer_text(self, record) -> str:
+        """How the console lists the answer of ``record`` (after its number)."""
+        raise NotImplementedError
+
+    def _stored_answers(self) -> tuple[str, ...]:
+        """The console's last answers from this search's stored records (those that count), numbered from 1."""
+        return tuple(
+            f"{number}: {self._answer_text(record)}" for number, record in enumerate(answered(self.records), start=1)
+        )
+
+    def _confidence_so_far(self) -> float | None:
+        """The model's confidence once its stopping rule may act (``[stop] min_trials``), kept for the
+        end point's trend; None before, or for a search without a stopping rule (duels, rankings)."""
+        stop = getattr(self.optimizer, "stop", None)
+        if stop is None:
+            return None
+        n_told = self.optimizer.n_trials
+        if not n_told or n_told < stop.min_trials:
+            return None
+        confidence = float(self.optimizer.confidence())  # the full confidence (~10 ms), between trials
+        self.confidences.append((n_told, confidence))
+        return confidence
+
+    def _note_answer(self, index: int, record, **changes) -> None:
+        """Add ``record`` (stored as trial ``index``, and told) to the console's last answers, with
+        ``changes`` of its other fields (no console: nothing to do)."""
+        if self.console is not None:
+            answer = f"{self._number(index)}: {self._answer_text(record)}"
+            self.console.update(answers=(*self.console.state.answers, answer), message="", **changes)
 
     # ------------------------------------------------------------------ the loop
     def _trial(self, index: int, n_trials: int) -> bool | str:
@@ -182,7 +233,6 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         *,
         previous_letter: str | None = None,
         glyphs=None,
-        records=(),
         rebuild: Callable | None = None,
         void: Callable[[int], None] | None = None,
         **options,
@@ -197,27 +247,21 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         )
         keys = protocol.keys
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
-        self.records = list(records)
-        self.n_void += sum(bool(getattr(r, "void", False)) for r in self.records)
         self._rebuild, self._void = rebuild, void
         self.can_undo = rebuild is not None and void is not None
         self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause, *([keys.undo] if self.can_undo else [])]
         self.lens_override: Lens | None = None  # the lens the clinician typed for the coming trial
         self.pending_note: str | None = None  # a note typed at the lens prompt, stored with the next answer
+        self.shown_lens_text = ""  # the lens set for the letter shown (the console shows it meanwhile)
 
-    def _after_answer(self, index: int, letter: str, response: str | None, correct: bool) -> None:
+    def _answer_text(self, record) -> str:
+        """``O>K x``: the letter shown, the letter named (``-`` for none), right (ok) or wrong (x)."""
+        return f"{record.letter}>{record.response or '-'} {'ok' if record.correct else 'x'}"
+
+    def _after_answer(self, index: int, record: TrialRecord) -> None:
         """The confidence so far (kept for the end point's trend) and the console's list of answers,
         after the answer is stored and told."""
-        confidence = None
-        stop = getattr(self.optimizer, "stop", None)
-        if stop is not None and self.optimizer.n_trials >= stop.min_trials:
-            confidence = float(self.optimizer.confidence())  # the full confidence (~10 ms), between trials
-            self.confidences.append((self.optimizer.n_trials, confidence))
-        if self.console is None:
-            return
-        mark = "ok" if correct else "x"
-        answer = f"{self._number(index)}: {letter}>{response or '-'} {mark}"
-        self.console.update(answers=(*self.console.state.answers, answer), confidence=confidence, message="")
+        self._note_answer(index, record, confidence=self._confidence_so_far())
 
     def letter_for(self, index: int, previous: str | None) -> str:
         """Trial ``index``'s letter, drawn from ``(seed, index)``; never the previous letter again."""
@@ -242,6 +286,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
                 trial, sphere_d=override.sphere_d, cylinder_d=override.cylinder_d, axis_deg=override.axis_deg
             )
         self.previous_lens = (trial.sphere_d, trial.cylinder_d, trial.axis_deg)
+        self.shown_lens_text = self._lens_texts(*self.previous_lens)[1]  # the lens actually set, if typed
         letter = self.letter_for(index, self.previous_letter)
         height_px = self.calibration.letter_height_px(trial.letter_logmar)
         self.letter_stim.set_letter(letter, height_px)
@@ -294,11 +339,11 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.optimizer.tell(trial, correct)
         axis = "" if trial.axis_deg is None else f" x {trial.axis_deg:03.0f}"
         self.log(
-            f"trial {index:3d}/{n_trials}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}{axis}  "
+            f"{self._trial_label(index, n_trials)}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}{axis}  "
             f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
             f"{response or '-'} {'correct' if correct else 'wrong'}"
         )
         self.previous_letter = letter
-        self._after_answer(index, letter, response, correct)
+        self._after_answer(index, record)
         self._feedback(correct, response, letter)
         return True

@@ -162,17 +162,27 @@ class Screens:
         return source.wait_for(keys)
 
     def _pause(self) -> bool:
-        """The pause screen; True to resume, False to quit. Whoever is at the keyboard decides."""
+        """The pause screen; True to resume, False to quit. Whoever is at the keyboard decides. On the
+        console only the pause screen's keys are listed while paused; what it showed before comes back
+        with the screen that follows (each redraws its own fields)."""
         keys = self.protocol.keys
         human = getattr(self.responses, "human", self.responses)
         self.log("paused")
-        press = self._message(
-            f"Paused. Every answer so far is saved.\n\n{keys.confirm.upper()}: resume      "
+        resume, quit_ = (
+            f"{keys.confirm.upper()}: resume",
             f"{keys.quit.upper()} or {keys.pause.upper()}: quit (resume later with --resume)",
+        )
+        saved = None if self.console is None else self.console.state
+        press = self._message(
+            "Paused. Every answer so far is saved."
+            + ("" if self.console is not None else f"\n\n{resume}      {quit_}"),
             [keys.confirm, keys.quit, keys.pause],
             source=human,
             patient_text="Please wait",
+            console={"keys_text": f"{resume}   ·   {quit_}"},
         )
+        if self.console is not None and saved is not None:
+            self.console.state = saved  # the screen paused is shown again by its own loop
         return press is not None and press.key == keys.confirm
 
     def _wait_or_pause(
@@ -201,6 +211,7 @@ class Screens:
         return self._wait_or_pause(
             f"Break: {number} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue.",
             patient_text="Break: rest your eyes",
+            console={"keys_text": f"{keys.confirm.upper()}: continue   ·   {keys.pause.upper()}: pause / stop"},
         )
 
     def _save_frame(self, name: str) -> None:
@@ -280,8 +291,8 @@ class LetterScreens(Screens):
     while a letter is shown, the feedback.
 
     Mixed in before :class:`lensopt.experiment.loop.LoopScreens`; it needs the loop's ``eye``,
-    ``letter_stim``, ``shown_logmar``, ``feedback``, ``can_undo``, ``lens_override``,
-    ``pending_note``, its ``_number`` and ``_resume_note``, and the ``_undo`` and ``_entry`` of
+    ``letter_stim``, ``shown_logmar``, ``shown_lens_text``, ``feedback``, ``can_undo``,
+    ``lens_override``, ``pending_note``, its ``_number`` and ``_resume_note``, and the ``_undo`` and ``_entry`` of
     :class:`~lensopt.experiment.clinician_keys.ClinicianKeys`.
     """
 
@@ -294,6 +305,7 @@ class LetterScreens(Screens):
     can_undo: bool
     lens_override: Lens | None
     pending_note: str | None
+    shown_lens_text: str
 
     if TYPE_CHECKING:
 
@@ -314,11 +326,11 @@ class LetterScreens(Screens):
     def _instructions(self, n_trials: int) -> bool:
         keys, p = self.protocol.keys, self.protocol
         if self.console is not None:
-            self.console.update(n_trials=n_trials, keys_text=self._answer_keys_text())
             return self._wait_or_pause(
                 f"{self._resume_note(n_trials)}{eye_line(self.eye)}The patient reads each letter aloud; type the letter they name "
                 f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
                 patient_text="Read the letter",
+                console={"n_trials": n_trials, "keys_text": self._answer_keys_text()},
             )
         return self._wait_or_pause(
             f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
@@ -335,15 +347,19 @@ class LetterScreens(Screens):
             f"{keys.pause.upper()}: pause / stop"
         )
 
+    def _lens_texts(self, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> tuple[str, str]:
+        """A lens as the log writes it and as the console shows it: ``S +0.50 D  C -1.00 D`` (a
+        two-parameter search), or in clinical notation in the protocol's cylinder convention."""
+        if axis_deg is None:
+            return f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
+        text = show_lens(Lens(sphere_d, cylinder_d, axis_deg), self.protocol.lens.cylinder)
+        return text, text
+
     def _lens_prompt(self, index: int, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> bool | str:
         """The clinician's prompt to set the lens of trial ``index`` (saved as ``trial-NNN-lens.png``):
         on the console, large, while the patient's window stays blank. False if the person quit,
         :data:`UNDONE` if the clinician undid the last answer instead."""
-        if axis_deg is None:
-            lens_text = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
-            shown = f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
-        else:  # a full-prescription lens, in clinical notation
-            lens_text = shown = show_lens(Lens(sphere_d, cylinder_d, axis_deg), self.protocol.lens.cylinder)
+        lens_text, shown = self._lens_texts(sphere_d, cylinder_d, axis_deg)
         self.log(f"clinician: set lens {lens_text}")
         keys = self.protocol.keys
         confirm = keys.confirm.upper()
@@ -392,12 +408,14 @@ class LetterScreens(Screens):
                     self.console.update(message=f"Note kept with trial {self._number(index)}: {note}")
 
     def _console_while_shown(self, index: int) -> dict:
+        """The trial, the letter, the lens set (the one the clinician typed with L, if any) and the keys."""
         letter, logmar = self.letter_stim.letter, self.shown_logmar
-        return {
+        shown = {
             "trial_index": self._number(index),
             "heading": f"Letter {letter} shown at {logmar:+.2f} logMAR: type the letter the patient names",
             "keys_text": self._answer_keys_text(),
         }
+        return {**shown, "lens_text": self.shown_lens_text} if self.shown_lens_text else shown
 
     def _feedback(self, correct: bool, response: str | None, letter: str) -> None:
         seconds = self.protocol.timing.feedback_s

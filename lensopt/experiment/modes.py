@@ -227,7 +227,7 @@ class DuelMode(Mode):
         )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
-        return DuelLoop(win, protocol, calibration, optimizer, responses, record, **options)
+        return DuelLoop(win, protocol, calibration, optimizer, responses, record, records=records, **options)
 
 
 class RankingMode(Mode):
@@ -259,7 +259,7 @@ class RankingMode(Mode):
         )
 
     def loop(self, win, protocol, calibration, optimizer, responses, record, records, **options):
-        return RankingLoop(win, protocol, calibration, optimizer, responses, record, **options)
+        return RankingLoop(win, protocol, calibration, optimizer, responses, record, records=records, **options)
 
 
 MODES = {mode.kind: mode for mode in (LettersMode(), DuelMode(), RankingMode())}

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
-from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, eye_line, is_mirrored
+from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord
 
@@ -87,6 +87,10 @@ class _OrderInProgress:
                 return press
             self.draw()  # show the order so far; the reaction-time clock keeps running
             loop.win.flip()
+            if loop.console is not None:
+                loop.console.update(
+                    message="Order so far, clearest first: " + " > ".join(str(i + 1) for i in self.given)
+                )
 
 
 class RankingLoop(LetterLineLoop):
@@ -115,15 +119,35 @@ class RankingLoop(LetterLineLoop):
             pos=(0, -win.size[1] / 2 + PROGRESS_MARGIN_PX),
         )
 
-    def _instructions(self, n_trials: int) -> bool:
+    def _patient_instructions(self) -> str:
         keys = self.protocol.keys
         listed = "     ".join(f"{key.upper()}: lens {k}" for k, key in enumerate(self.lens_keys, start=1))
-        return self._wait_or_pause(
-            f"{self._resume_note(n_trials)}{eye_line(self.eye)}A line of letters will appear. Look at it through each of the "
-            f"{self.n_lenses} lenses.\nPut the lenses in order, clearest first: press the key of the clearest "
-            f"lens, then of the next one.\n\n{listed}\n{keys.pause.upper()} pauses.\n\n"
-            f"Press {keys.confirm.upper()} to start."
+        return (
+            f"A line of letters will appear. Look at it through each of the {self.n_lenses} lenses.\n"
+            "Put the lenses in order, clearest first: press the key of the clearest lens, then of the "
+            f"next one.\n\n{listed}\n{keys.pause.upper()} pauses.\n\n"
         )
+
+    def _console_instructions(self) -> str:
+        return (
+            f"The patient looks at a line of letters through each of the {self.n_lenses} lenses and puts "
+            "them in order, clearest first; press the lens keys in that order (the last is implied).\n"
+        )
+
+    def _answer_keys_text(self) -> str:
+        keys = self.protocol.keys
+        lens_keys = ", ".join(key.upper() for key in self.lens_keys)
+        return (
+            f"Keys: {lens_keys}: the lenses, clearest first (the last is implied)   ·   "
+            f"{keys.pause.upper()}: pause / stop"
+        )
+
+    def _question(self) -> str:
+        return "clearest lens first"
+
+    def _answer_text(self, record) -> str:
+        """``2>1>3``: the lenses in the order given, clearest first."""
+        return ">".join(str(i + 1) for i in record.order)
 
     def _trial(self, index: int, n_trials: int) -> bool:
         trial = self.optimizer.ask()
@@ -150,25 +174,25 @@ class RankingLoop(LetterLineLoop):
         extra = {"letter_height_px": float(height_px), "key_rt_s": ordering.key_rt_s}
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
-        self.record(
-            RankingTrialRecord(
-                index=index,
-                lenses_d=tuple((lens.sphere_d, lens.cylinder_d) for lens in lenses) if full else lenses,
-                letter_logmar=trial.letter_logmar,
-                letters=letters,
-                order=order,
-                rt_s=press.rt_s,
-                presented_at=presented_at,
-                answered_at=max(answered_at, presented_at),
-                extra=extra,
-                axes_deg=tuple(lens.axis_deg for lens in lenses) if full else None,
-            )
+        record = RankingTrialRecord(
+            index=index,
+            lenses_d=tuple((lens.sphere_d, lens.cylinder_d) for lens in lenses) if full else lenses,
+            letter_logmar=trial.letter_logmar,
+            letters=letters,
+            order=order,
+            rt_s=press.rt_s,
+            presented_at=presented_at,
+            answered_at=max(answered_at, presented_at),
+            extra=extra,
+            axes_deg=tuple(lens.axis_deg for lens in lenses) if full else None,
         )
+        self.record(record)
+        self.records.append(record)
         self.optimizer.tell(trial, order)
-        self._note_answer(index, ">".join(str(i + 1) for i in order))
+        self._note_answer(index, record)
         ranked = ", ".join(f"{i + 1} ({format_lens(lenses[i], self.protocol.lens.cylinder)})" for i in order)
         self.log(
-            f"trial {index:3d}/{n_trials}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+            f"{self._trial_label(index, n_trials)}  {letters} at {trial.letter_logmar:+.2f} logMAR "
             f"({height_px:.1f} px) -> clearest first: {ranked}"
         )
         return True

@@ -20,8 +20,8 @@ from lensopt.experiment.protocol import Protocol
 def _no_display_error(detail: str) -> LensoptError:
     """The one line for a machine where no PsychoPy window can open (no X display, a dead one)."""
     return LensoptError(
-        f"no display to open the PsychoPy window on ({detail}); run lensopt run on the clinic's desktop, "
-        "or without a screen under xvfb-run -a lensopt run ..."
+        f"no display to open the PsychoPy window on ({detail}); run the command on the clinic's desktop, "
+        "or without a screen under xvfb-run -a (e.g. xvfb-run -a lensopt run ...)"
     )
 
 
@@ -86,7 +86,8 @@ def open_console(protocol: Protocol, log):
     n_screens = screen_count()
     if n_screens is not None and max(screens.console, screens.patient) >= n_screens:
         log(
-            f"[screens] names screen {max(screens.console, screens.patient)} but this display has {n_screens}; "
+            f"[screens] names screen {max(screens.console, screens.patient)} but this display has only "
+            f"{n_screens} (numbered from 0); "
             "the window goes to the first screen: set [screens] console = 0 and [display] fullscreen = false "
             "for side by side"
         )

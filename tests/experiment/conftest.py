@@ -45,3 +45,19 @@ def drawn_texts(monkeypatch):
 
     monkeypatch.setattr(visual.TextStim, "draw", draw)
     return drawn
+
+
+@pytest.fixture
+def console_states(monkeypatch):
+    """Every :class:`~lensopt.experiment.console.ConsoleState` the clinician's console draws, in order."""
+    from lensopt.experiment.console import ClinicianConsole
+
+    shown = []
+    original = ClinicianConsole.draw
+
+    def draw(self):
+        shown.append(self.state)
+        return original(self)
+
+    monkeypatch.setattr(ClinicianConsole, "draw", draw)
+    return shown

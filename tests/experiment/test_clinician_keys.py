@@ -214,3 +214,29 @@ def test_without_enough_confidence_the_console_says_so_instead_of_a_lens(tmp_pat
     assert "not enough answers to prescribe" in closing and outcome.result.prescription not in closing
     assert any(text.startswith(f"confidence {outcome.result.confidence:.2f} < 0.99; ") for text in closing)
     assert any(x.startswith("not enough answers to prescribe; confidence ") for x in lines)
+
+
+def test_while_paused_the_console_lists_only_the_pause_screens_keys(tmp_path, window, console_states):
+    """Paused at a lens prompt: the pause screen's keys, not the prompt's ("SPACE: the lens is set")
+    under them; resumed, the prompt's keys again."""
+    source = ClinicKeys(screens=["space", "escape", "space"])  # instructions; pause at the first prompt; resume
+    outcome, _, _, lines = run(tmp_path, window, source, trials=2)
+    assert outcome.status == "finished" and "paused" in lines and not source.screens
+    paused = [k for k, s in enumerate(console_states) if s.heading.startswith("Paused.")]
+    assert paused
+    for k in paused:
+        state = console_states[k]
+        assert state.keys_text == "SPACE: resume   ·   Q or ESCAPE: quit (resume later with --resume)"
+        assert "SPACE: resume" not in state.heading and "the lens is set" not in state.keys_text
+    after = console_states[paused[-1] + 1]
+    assert after.heading.startswith("Set this lens") and after.keys_text.startswith("SPACE: the lens is set")
+
+
+def test_after_l_the_console_shows_the_lens_actually_set_while_the_letter_is_up(tmp_path, window, console_states):
+    source = ClinicKeys(screens=["space", "l"], typed=typing("-1.50 -0.50 x 90"))
+    _, _, records, _ = run(tmp_path, window, source, trials=2)
+    asked = records[0].extra["asked_lens"]
+    assert asked != "-1.50 / -0.50 x 090"
+    while_shown = [s for s in console_states if s.trial_index == 1 and s.heading.startswith("Letter ")]
+    assert while_shown and all(s.lens_text == "-1.50 / -0.50 x 090" for s in while_shown), while_shown
+    assert while_shown[0].message == f"Lens actually set: -1.50 / -0.50 x 090 (asked {asked})"

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -133,3 +134,62 @@ def test_kill_9_in_a_left_eye_session_then_resume_asks_what_the_uninterrupted_on
     after, uninterrupted = eye_trials(killed_db), eye_trials(whole_db)
     assert after[: len(before)] == before and after == uninterrupted
     assert {r[0] for r in after} == {"OS"} and "prescription OS: " in out
+
+
+def test_an_ou_console_and_log_count_and_list_each_eye_on_its_own(tmp_path, window, console_states):
+    """OS trial 1 is "OS trial 1/3" on stdout as on the console, whose last answers and confidence
+    are the left eye's only (not OD's, carried over)."""
+    lines = []
+    protocol = clinic_protocol(tmp_path, **{"stop.min_trials": "1"})
+    outcome = run_session(
+        RunRequest(db_path=tmp_path / "s.db", protocol_path=protocol, participant="P1", seed=8, trials=3, eye="OU"),
+        log=lines.append,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.n_trials == 6
+    counted = [m.group(0) for m in (re.match(r"O[DS] trial +\d+/\d+", line) for line in lines) if m]
+    assert counted == [f"{eye} trial   {k}/3" for eye in ("OD", "OS") for k in (1, 2, 3)]
+    assert not [line for line in lines if re.search(r"trial +[4-6]/3", line)]
+    assert any(s.eye == "OD" and s.confidence is not None for s in console_states)  # OD had its confidence
+    os_states = [s for s in console_states if s.eye == "OS"]
+    answered_at = next(k for k, s in enumerate(os_states) if s.answers)
+    before_answer, first_answer = os_states[:answered_at], os_states[answered_at]
+    assert [s for s in before_answer if s.trial_index == 1 and s.heading.startswith("Letter ")]
+    assert all(s.answers == () and s.confidence is None for s in before_answer), before_answer[-1]
+    assert len(first_answer.answers) == 1 and first_answer.answers[0].startswith("1: ")
+    assert not [s for s in os_states if s.heading.startswith("Eye OD finished")]
+
+
+def test_a_resumed_session_shows_the_stored_last_answers_of_the_eye_being_tested(tmp_path, window, console_states):
+    """Quit at OS trial 2 of an OU session, then ``--resume``: the console lists OS's stored answer
+    (and its confidence), not "none yet", and none of OD's."""
+    from test_clinician_keys import ClinicKeys
+
+    from lensopt.experiment.keyboard import KeyPress
+
+    class QuitWhenPaused(ClinicKeys):
+        def wait_for(self, keys, timeout_s=None):
+            return KeyPress("q", 0.1) if "q" in keys else super().wait_for(keys, timeout_s)
+
+    protocol = clinic_protocol(tmp_path, **{"protocol.observer": '"keyboard"', "stop.min_trials": "1"})
+    db = tmp_path / "s.db"
+    quit_at_os_2 = QuitWhenPaused(letters={2: ["<wrong>"], 4: ["escape"]})
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="P1", seed=6, trials=2, eye="OU"),
+        responses=quit_at_os_2,
+        log=lambda line: None,
+        window=window,
+    )
+    assert outcome.status == "aborted" and outcome.n_trials == 3
+    with SessionStore(db, readonly=True) as store:
+        (os_1,) = [r for r in store.trials(outcome.session_id) if r.eye == "OS"]
+    console_states.clear()
+    lines = []
+    resumed = run_session(
+        RunRequest(db_path=db, resume=outcome.session_id), responses=ClinicKeys(), log=lines.append, window=window
+    )
+    assert resumed.status == "finished" and any("resuming at eye OS, trial 2 of 2" in line for line in lines)
+    before_answer = [s for s in console_states if len(s.answers) < 2 and s.heading != "Session finished"]
+    expected = (f"1: {os_1.letter}>{os_1.response} {'ok' if os_1.correct else 'x'}",)
+    assert before_answer and all(s.answers == expected and s.eye == "OS" for s in before_answer), before_answer[0]
+    assert all(s.confidence is not None for s in before_answer)

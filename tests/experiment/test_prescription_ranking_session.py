@@ -129,7 +129,7 @@ def test_the_console_names_each_lens_in_clinical_notation_and_lists_each_order(t
         stored = store.ranking_trials(outcome.session_id)
     on_console = [text for win, text in drawn_texts if win is console_win]
     for record in stored:
-        listed = "\n".join(f"Lens {k}:  {lens.format()}" for k, lens in enumerate(lenses(record), start=1))
+        listed = "\n".join(f"{k}:  {lens.format()}" for k, lens in enumerate(lenses(record), start=1))
         assert any(listed in text for text in on_console), (listed, on_console[-3:])
     last = "   ".join(f"{k}: {'>'.join(str(i + 1) for i in r.order)}" for k, r in enumerate(stored, start=1))
     assert any(f"Last answers:  {last}" in text for text in on_console), on_console[-3:]

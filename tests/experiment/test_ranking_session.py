@@ -67,8 +67,9 @@ def test_a_simulated_ranking_session_renders_stores_and_exports_every_order(tmp_
     for trial, order in history(stored):
         assert replay.ask() == trial
         replay.tell(trial, order)
-    expected = [f"trial-{k:03d}{suffix}.png" for k in range(1, 6) for suffix in ("-console", "")] + ["end-console.png"]
-    assert sorted(p.name for p in frames.iterdir()) == sorted(expected)  # the patient's and the console's
+    suffixes = ("-lens", "-console", "")  # the console's lens prompt, the console meanwhile, the patient's line
+    expected = [f"trial-{k:03d}{suffix}.png" for k in range(1, 6) for suffix in suffixes] + ["end-console.png"]
+    assert sorted(p.name for p in frames.iterdir()) == sorted(expected)
 
 
 def test_keys_give_the_order_with_the_last_implied_repeats_ignored_and_quit_then_resume(tmp_path, window):

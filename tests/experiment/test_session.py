@@ -210,8 +210,10 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
         stored = store.session(first.session_id).optimizer_settings
     assert stored["stop"]["max_trials"] == 6
     # the clinician wants more answers: --trials 9 gives them (the stored rule alone would stop at once)
-    more = run_session(RunRequest(db_path=db, resume=first.session_id, trials=9), log=lines.append, window=window)
+    resumed = RunRequest(db_path=db, resume=first.session_id, trials=9, participant="someone else")
+    more = run_session(resumed, log=lines.append, window=window)
     assert more.status == "finished" and more.n_trials == 9, lines[-3:]
+    assert any("its stored participant sim is used, --participant someone else is ignored" in line for line in lines)
     assert any("resuming at trial 7 of 9" in line for line in lines)
     with SessionStore(db, readonly=True) as store:
         info, records = store.session(first.session_id), store.trials(first.session_id)

@@ -108,11 +108,17 @@ PRESCRIPTION_INTERVALS = (
 )
 
 
-def prescription_lines(result: ResultRecord) -> list[str]:
-    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals."""
+def prescription_lines(result: ResultRecord, target: float | None = None) -> list[str]:
+    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals.
+    Given the confidence ``target`` it must reach (:func:`confidence_target`), a result short of it is
+    written as an estimate, not a prescription (as the console and the printed record say)."""
     acuity = result.predicted_acuity_logmar
     confidence = result.confidence
-    head = f"prescription{f' {result.eye}' if result.eye else ''}: {result.prescription}"
+    eye = f" {result.eye}" if result.eye else ""
+    if target is not None and not enough_to_prescribe(confidence, target):
+        head = f"estimate{eye}, not a prescription: {result.prescription}"
+    else:
+        head = f"prescription{eye}: {result.prescription}"
     if acuity is not None:
         head += f"  (predicted acuity {acuity:+.2f} logMAR"
         head += (

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 
 from lensopt.errors import StoreError
-from lensopt.experiment.end_point import EndPoint, certainty_line, prescription_lines
+from lensopt.experiment.end_point import EndPoint, certainty_line, confidence_target, prescription_lines
 from lensopt.experiment.protocol import Protocol
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
-from lensopt.store import ResultRecord
+from lensopt.store import ResultRecord, stored_confidence_target
 
 #: The optimizers of the full prescription, whose finished search stores a result (``results``).
 PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer, PrescriptionRankingOptimizer)
@@ -27,7 +27,7 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if not optimizer.n_trials:
         return []
     if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
-        return [store_prescription(store, session_id, optimizer, log, eye)]
+        return [store_prescription(store, session_id, optimizer, log, eye, confidence_target(protocol))]
     model, phoropter = best_lens_texts(optimizer, protocol)
     line = f"best lens{f' {eye}' if eye else ''}: {model}"
     if phoropter is not None:
@@ -81,8 +81,11 @@ def start_line(start) -> str:
     )
 
 
-def store_prescription(store, session_id: int, optimizer, log, eye: str | None = None) -> ResultRecord:
-    """The full prescription's result (of eye ``eye``): computed, stored (``results``) and logged."""
+def store_prescription(
+    store, session_id: int, optimizer, log, eye: str | None = None, target: float | None = None
+) -> ResultRecord:
+    """The full prescription's result (of eye ``eye``): computed, stored (``results``) and logged (as
+    an estimate, not a prescription, when its confidence is short of ``target``)."""
     rx = optimizer.prescription()
     result = ResultRecord(
         prescription=rx.text,
@@ -95,7 +98,7 @@ def store_prescription(store, session_id: int, optimizer, log, eye: str | None =
         intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
         eye=eye,
     )
-    for line in prescription_lines(result):
+    for line in prescription_lines(result, target):
         log(line)
     try:
         store.set_result(session_id, result)
@@ -110,11 +113,12 @@ def result_if_any(store, info, optimizer, log, eye: str | None = None) -> Result
     if not isinstance(optimizer, PRESCRIPTION_OPTIMIZERS) or not optimizer.n_trials:
         return None
     stored = next((r for r in info.results if r.eye == eye), None)
+    target = stored_confidence_target(info)
     if stored is not None and stored.n_trials == optimizer.n_trials:
-        for line in prescription_lines(stored):
+        for line in prescription_lines(stored, target):
             log(line)
         return stored
-    return store_prescription(store, info.session_id, optimizer, log, eye)
+    return store_prescription(store, info.session_id, optimizer, log, eye, target)
 
 
 def _finite_or_none(value) -> float | None:

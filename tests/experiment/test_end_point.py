@@ -1,6 +1,7 @@
 """The end point's estimate of the trials still needed: a straight line through the confidence trend."""
 
-from lensopt.experiment.end_point import EndPoint, more_trials_estimate
+from lensopt.experiment.end_point import EndPoint, more_trials_estimate, prescription_lines
+from lensopt.store import ResultRecord
 
 
 def test_a_rising_confidence_is_extrapolated_to_the_target():
@@ -24,3 +25,15 @@ def test_the_end_point_reads_as_the_console_writes_it():
     ]
     unknown = EndPoint(None, False, 0.41, 0.95, "+4.00 / -4.00 x 090")
     assert unknown.lines() == ["not enough answers to prescribe; confidence 0.41 < 0.95; more trials recommended"]
+
+
+def test_a_result_short_of_its_target_is_logged_as_an_estimate_not_a_prescription():
+    def result(confidence, eye="OD"):
+        return ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.02, confidence, 40, {}, eye=eye)
+
+    assert prescription_lines(result(0.97), 0.95)[0].startswith("prescription OD: -1.25 / -0.75 x 170  (predicted")
+    assert prescription_lines(result(0.95), 0.95)[0].startswith("prescription OD: ")  # the target itself is enough
+    assert prescription_lines(result(0.12), 0.95)[0].startswith("estimate OD, not a prescription: -1.25 / -0.75 x 170")
+    assert prescription_lines(result(0.12, eye=None), 0.95)[0].startswith("estimate, not a prescription: -1.25")
+    assert prescription_lines(result(None), 0.95)[0].startswith("prescription OD: ")  # duels: no confidence to hold
+    assert prescription_lines(result(0.12))[0].startswith("prescription OD: ")  # no target given: as stored

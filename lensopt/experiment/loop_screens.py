@@ -303,6 +303,7 @@ class LetterScreens(Screens):
     shown_logmar: float
     feedback: Any
     can_undo: bool
+    records: list  # this eye's stored answers (TrialRecord), those undone marked void
     lens_override: Lens | None
     pending_note: str | None
     shown_lens_text: str
@@ -375,7 +376,8 @@ class LetterScreens(Screens):
             f"{confirm}: the lens is set   ·   {keys.note.upper()}: note   ·   {keys.pause.upper()}: pause / stop"
         )
         keys_text += f"\n{keys.lens_set.upper()}: type the lens actually set" if full else ""
-        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self.can_undo else ""
+        answered = any(not getattr(r, "void", False) for r in self.records)  # none at an eye's first trial
+        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self.can_undo and answered else ""
         frame_name: str | None = f"trial-{index:03d}-lens.png"
         while True:
             press = self._message(

@@ -240,3 +240,14 @@ def test_after_l_the_console_shows_the_lens_actually_set_while_the_letter_is_up(
     while_shown = [s for s in console_states if s.trial_index == 1 and s.heading.startswith("Letter ")]
     assert while_shown and all(s.lens_text == "-1.50 / -0.50 x 090" for s in while_shown), while_shown
     assert while_shown[0].message == f"Lens actually set: -1.50 / -0.50 x 090 (asked {asked})"
+
+
+def test_undo_is_offered_at_the_lens_prompt_only_once_there_is_an_answer_to_undo(tmp_path, window, console_states):
+    outcome, _, _, _ = run(tmp_path, window, ClinicKeys(), trials=3)
+    assert outcome.status == "finished"
+    prompts = [s for s in console_states if s.heading.startswith("Set this lens")]
+    first = [s for s in prompts if s.trial_index == 1]
+    later = [s for s in prompts if s.trial_index > 1]
+    assert first and later
+    assert all("undo the last answer" not in s.keys_text for s in first)  # nothing to undo yet
+    assert all("BACKSPACE: undo the last answer" in s.keys_text for s in later)

@@ -108,22 +108,22 @@ PRESCRIPTION_INTERVALS = (
 )
 
 
-def prescription_lines(result: ResultRecord, target: float | None = None) -> list[str]:
-    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals.
-    Given the confidence ``target`` it must reach (:func:`confidence_target`), a result short of it is
-    written as an estimate, not a prescription (as the console and the printed record say)."""
-    acuity = result.predicted_acuity_logmar
-    confidence = result.confidence
-    eye = f" {result.eye}" if result.eye else ""
-    if target is not None and not enough_to_prescribe(confidence, target):
-        head = f"estimate{eye}, not a prescription: {result.prescription}"
-    else:
-        head = f"prescription{eye}: {result.prescription}"
-    if acuity is not None:
-        head += f"  (predicted acuity {acuity:+.2f} logMAR"
-        head += (
-            ")" if confidence is None else f", confidence {confidence:.2f} that it is within 0.025 logMAR of the best)"
-        )
+def _acuity_text(result: ResultRecord) -> str:
+    """``predicted acuity -0.02 logMAR, confidence 0.97 that it is within 0.025 logMAR of the best``
+    (the confidence when there is one), or "" for a result without a predicted acuity."""
+    acuity, confidence = result.predicted_acuity_logmar, result.confidence
+    if acuity is None:
+        return ""
+    text = f"predicted acuity {acuity:+.2f} logMAR"
+    return (
+        text
+        if confidence is None
+        else f"{text}, confidence {confidence:.2f} that it is within 0.025 logMAR of the best"
+    )
+
+
+def _intervals_line(result: ResultRecord) -> str:
+    """``95% intervals: S -1.46 to -1.02 D, ..., axis 165 to 178, ...``, or "" without intervals."""
     parts = []
     for key, label, unit in PRESCRIPTION_INTERVALS:
         if key in result.intervals:
@@ -133,10 +133,23 @@ def prescription_lines(result: ResultRecord, target: float | None = None) -> lis
                 parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
             else:
                 parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
-    lines = [head]
-    if parts:
-        lines.append("95% intervals: " + ", ".join(parts))
-    return lines
+    return "95% intervals: " + ", ".join(parts) if parts else ""
+
+
+def prescription_lines(result: ResultRecord, target: float | None = None) -> list[str]:
+    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals.
+    Given the confidence ``target`` it must reach (:func:`confidence_target`), a result short of it is
+    written as an estimate, not a prescription (as the console and the printed record say)."""
+    eye = f" {result.eye}" if result.eye else ""
+    if target is not None and not enough_to_prescribe(result.confidence, target):
+        head = f"estimate{eye}, not a prescription: {result.prescription}"
+    else:
+        head = f"prescription{eye}: {result.prescription}"
+    acuity = _acuity_text(result)
+    if acuity:
+        head += f"  ({acuity})"
+    intervals = _intervals_line(result)
+    return [head, intervals] if intervals else [head]
 
 
 def _axis(axis_deg: float) -> int:
@@ -158,13 +171,12 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     """A stored prescription as the end point writes it: the lens (in the protocol's cylinder
     convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
     intervals, those it has."""
-    head, *intervals = prescription_lines(result)
-    acuity = head.split("  ", 1)[1].strip(" ()") if "  " in head else ""
+    acuity, intervals = _acuity_text(result), _intervals_line(result)
     lens_text = result.prescription
     if protocol.lens.cylinder == "plus":  # the intervals stay those of the stored, minus-cylinder form
         lens = Lens(result.sphere_d, result.cylinder_d, 180.0 if result.axis_deg is None else result.axis_deg)
         lens_text = f"{show_lens(lens, 'plus')}  (minus cylinder: {lens_text})"
-    return lens_text, tuple(x for x in (acuity, *intervals) if x)
+    return lens_text, tuple(x for x in (acuity, intervals) if x)
 
 
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:

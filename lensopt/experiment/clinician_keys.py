@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from lensopt.refraction.lens import Lens, parse_lens
-
-if TYPE_CHECKING:
-    from lensopt.store import TrialRecord
+from lensopt.store import TrialRecord
 
 T = TypeVar("T")
 

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.lens import Lens
+from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import enough_to_prescribe, prescription_target
 from lensopt.store import ResultRecord
 
@@ -179,17 +181,42 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     return lens_text, tuple(x for x in (acuity, intervals) if x)
 
 
+def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:
+    """A two-parameter search's best lens, ``S -0.46 D  C -3.43 D``, and the same rounded to the
+    phoropter's steps (``[lens] step_d``; None without steps)."""
+    sphere_d, cylinder_d = optimizer.best()
+    model = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
+    step_d = protocol.lens_step_d
+    if step_d is None:
+        return model, None
+    bounds = protocol.optimizer
+    return model, (
+        f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
+        f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
+    )
+
+
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
     intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
     the target; else how many more trials. A search without a confidence (duels, rankings): its
     stored prescription as it is (duels of the full prescription: no acuity scale, so no confidence
-    to hold it to), None if it stored none."""
+    to hold it to), or, having stored none (a two-parameter comparison, without a start), its best
+    lens on the phoropter's steps. None for a search without answers."""
     if not optimizer.n_trials:
         return None
     if not hasattr(optimizer, "confidence"):
-        if not reported:
-            return None
+        if not reported:  # a two-parameter comparison (duels, rankings without a start): its best lens
+            model, phoropter = best_lens_texts(optimizer, protocol)
+            rounded = "" if phoropter is None else f", rounded to {protocol.lens_step_d:g} D steps"
+            return EndPoint(
+                eye=eye,
+                confident=True,
+                confidence=None,
+                target=math.nan,
+                lens_text=model if phoropter is None else phoropter,
+                details=(f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)",),
+            )
         lens_text, details = _reported_text(reported[0], protocol)
         return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)
     target = confidence_target(protocol)

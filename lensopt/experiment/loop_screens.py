@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lensopt.experiment.keyboard import KeyPress
+from lensopt.experiment.optotypes import LetterStim
 from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.lens import Lens
-
-if TYPE_CHECKING:
-    from lensopt.experiment.optotypes import LetterStim
 
 T = TypeVar("T")
 

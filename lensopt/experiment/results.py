@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 
 from lensopt.errors import StoreError
-from lensopt.experiment.end_point import EndPoint, certainty_line, confidence_target, prescription_lines
+from lensopt.experiment.end_point import best_lens_texts, certainty_line, confidence_target, prescription_lines
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
@@ -36,40 +35,6 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if getattr(optimizer, "stop", None) is not None:
         log(certainty_line(optimizer))
     return []
-
-
-def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:
-    """A two-parameter search's best lens, ``S -0.46 D  C -3.43 D``, and the same rounded to the
-    phoropter's steps (``[lens] step_d``; None without steps)."""
-    sphere_d, cylinder_d = optimizer.best()
-    model = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
-    step_d = protocol.lens_step_d
-    if step_d is None:
-        return model, None
-    bounds = protocol.optimizer
-    return model, (
-        f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
-        f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
-    )
-
-
-def best_lens_end_point(optimizer, protocol: Protocol, eye: str | None) -> EndPoint | None:
-    """The console's end point of a two-parameter comparison search (duels or rankings without a
-    start), which has no confidence and stores no prescription: its best lens, on the phoropter's
-    steps, as the log prints it. None for any other search (its end point is
-    :func:`lensopt.experiment.end_point.end_point`'s) or one without answers."""
-    if not optimizer.n_trials or isinstance(optimizer, PRESCRIPTION_OPTIMIZERS) or hasattr(optimizer, "confidence"):
-        return None
-    model, phoropter = best_lens_texts(optimizer, protocol)
-    rounded = "" if phoropter is None else f", rounded to {protocol.lens_step_d:g} D steps"
-    return EndPoint(
-        eye=eye,
-        confident=True,
-        confidence=None,
-        target=math.nan,
-        lens_text=model if phoropter is None else phoropter,
-        details=(f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)",),
-    )
 
 
 def start_line(start) -> str:

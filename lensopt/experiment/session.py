@@ -33,7 +33,7 @@ from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
-from lensopt.experiment.results import best_lens_end_point, report_eye, result_if_any, start_line
+from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
 
@@ -388,7 +388,6 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             reported = report_eye(store, session_id, optimizer, protocol, log, eye)
             stored_results += reported
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
-            ending = ending or best_lens_end_point(optimizer, protocol, eye)  # duels, rankings without a start
             if ending is not None:
                 end_points.append(ending)
                 if not ending.confident:

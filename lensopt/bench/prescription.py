@@ -7,9 +7,12 @@ a seed — a paired design) answers a rule. With letters (``feedback="letters"``
 ``ucb-ald`` or ``ts-ald`` (:class:`lensopt.refraction.prescription_letters.PrescriptionOptimizer`)
 or ``ideal`` (:class:`lensopt.bench.ideal_prescription.PrescriptionIdealObserver`, told the true
 slope, lapse, best acuity and accommodation). With duels (``feedback="duel"``, "one or two, or the
-same?", no ties: the patient's tie threshold is 0): ``muc-ald`` or ``kss-ald``
+same?"; the patient says "the same" when its Gumbel-noisy utilities differ by less than
+``tie_threshold``, 0 by default: never): ``muc-ald`` or ``kss-ald``
 (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`); there is no duel ideal
-observer and no stopping rule, and a duel run's key names its feedback (``…__duel-muc-ald__…``).
+observer and no stopping rule, and a duel run's key names its feedback (``…__duel-muc-ald__…``),
+the patient's tie threshold and how the optimizer told "the same" when set
+(``…__duel-muc-ald-ties1-same-dropped__…``); the record counts the "same" answers.
 With rankings (``feedback="ranking"``, "put these three lenses in order, clearest first"):
 ``mpes-ald`` (:class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`), as
 duels (no ideal observer, no stopping rule, ``…__ranking-mpes-ald__…``).
@@ -44,6 +47,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +57,7 @@ from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
-from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+from lensopt.refraction.prescription_duels import SAME_ANSWERS, PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.simulation import simulate_prescription
@@ -155,6 +159,8 @@ class PrescriptionSpec:
     stop_confidence: float | None = None  # None: no stopping rule
     min_trials: int | None = None
     max_step_d: float | None = None  # the travel limit of a manual phoropter (letters; None: none)
+    tie_threshold: float = 0.0  # duels: the patient says "the same" below this utility difference
+    same_answers: str | None = None  # duels: how the optimizer tells "the same" (None: its default)
     campaign: str = CAMPAIGN
 
     def __post_init__(self):
@@ -176,6 +182,12 @@ class PrescriptionSpec:
             raise ValueError(
                 "--max-step applies to the letter rules only (not to duels, rankings or the ideal observer)"
             )
+        if self.feedback != "duel" and (self.tie_threshold or self.same_answers is not None):
+            raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")
+        if not (isinstance(self.tie_threshold, (int, float)) and 0 <= self.tie_threshold <= 20):
+            raise ValueError(f"the tie threshold must be in [0, 20] logit units (e.g. 1), got {self.tie_threshold!r}")
+        if self.same_answers is not None and self.same_answers not in SAME_ANSWERS:
+            raise ValueError(f"unknown --same-answers {self.same_answers!r}; choose from: {', '.join(SAME_ANSWERS)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"PrescriptionSpec.seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.n_trials, bool) or not isinstance(self.n_trials, int) or self.n_trials < 1:
@@ -204,6 +216,10 @@ class PrescriptionSpec:
         rule = self.rule if self.feedback == "letters" else f"{self.feedback}-{self.rule}"
         if self.max_step_d is not None:
             rule += f"-step{self.max_step_d:g}"
+        if self.tie_threshold:
+            rule += f"-ties{self.tie_threshold:g}"
+        if self.same_answers is not None:
+            rule += f"-same-{self.same_answers}"
         return f"{self.setting}__{rule}__seed{self.seed:04d}"
 
     @property
@@ -234,13 +250,17 @@ def prescription_specs(
     stop_confidence=None,
     min_trials=None,
     max_step_d=None,
+    tie_threshold=0.0,
+    same_answers=(None,),
 ) -> list[PrescriptionSpec]:
     """The runs of a campaign, ordered by patient so that a partial campaign stays balanced.
 
     Seeds ``first_seed .. first_seed + n_patients − 1``; each run records its seed's split (a
     campaign may straddle :data:`HELD_OUT_FIRST_SEED`; nothing is refused for it). ``max_step_d``:
     the letter rules' travel limit (``PrescriptionOptimizer(max_step_d=...)``; the ideal observer,
-    the anchor, runs without one)."""
+    the anchor, runs without one). ``tie_threshold``: the duel patients' (they say "the same" below
+    it); ``same_answers``: how the duel optimizer tells "the same", one run per value on the same
+    patients (``None``: its default)."""
     settings = [s if isinstance(s, Setting) else get_setting(s) for s in settings]
     if not settings:
         raise ValueError("--settings names no setting")
@@ -282,10 +302,13 @@ def prescription_specs(
             stop_confidence=None if stop_confidence is None else float(stop_confidence),
             min_trials=min_trials,
             max_step_d=None if max_step_d is None or rule == "ideal" else float(max_step_d),
+            tie_threshold=float(tie_threshold),
+            same_answers=same,
         )
         for seed in range(first_seed, first_seed + n_patients)
         for s in settings
         for rule in rules
+        for same in same_answers
     ]
 
 
@@ -309,7 +332,8 @@ def patient_and_start(spec: PrescriptionSpec):
 
 def _optimizer(spec: PrescriptionSpec, patient, start, stop):
     if spec.feedback == "duel":
-        return PrescriptionDuelOptimizer(rule=spec.rule, seed=spec.seed, start=start)
+        same = {} if spec.same_answers is None else {"same_answers": spec.same_answers}
+        return PrescriptionDuelOptimizer(rule=spec.rule, seed=spec.seed, start=start, **same)
     if spec.feedback == "ranking":
         return PrescriptionRankingOptimizer(rule=spec.rule, seed=spec.seed, start=start)
     if spec.rule == "ideal":
@@ -360,6 +384,7 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
             reason = "confidence" if confidence >= stop.confidence else "max_trials"
             stopped.update(stopped_at=t, stop_reason=reason, confidence_at_stop=confidence)
 
+    answer_options: dict[str, Any] = {"tie_threshold": spec.tie_threshold} if spec.feedback == "duel" else {}
     result = simulate_prescription(
         patient,
         opt,
@@ -367,6 +392,7 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
         checkpoints=range(1, spec.n_trials + 1),
         progress=after_trial,
         feedback=spec.feedback,
+        **answer_options,
     )
     scores = result.checkpoints
     if [s.trials for s in scores] != list(range(1, spec.n_trials + 1)):
@@ -402,6 +428,7 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
         "error_at_stop": error_at_stop,
         "latency_ms": final["latency_ms"],
         "decision_ms": [round(v, 4) for v in decision_ms],
+        "same_answer_count": sum(answer == "same" for _, answer in opt.history) if spec.feedback == "duel" else None,
         "optimizer_settings": _optimizer_settings(opt),
     }
 

@@ -150,10 +150,15 @@ def _feedback(record: dict) -> str:
 
 
 def _rule(record: dict) -> str:
-    """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``): a
-    campaign directory may hold the same rule with and without the limit, on the same patients."""
-    step = record.get("max_step_d")
-    return record["rule"] if step is None else f"{record['rule']} step≤{step:g}"
+    """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``), the
+    duel patients' tie threshold and how "the same" was told when set (``muc-ald ties<1
+    same:dropped``): a campaign directory may hold the same rule with and without them, on the same
+    patients."""
+    step, ties, same = record.get("max_step_d"), record.get("tie_threshold"), record.get("same_answers")
+    rule = record["rule"] if step is None else f"{record['rule']} step≤{step:g}"
+    if ties:
+        rule += f" ties<{ties:g}"
+    return rule if same is None else f"{rule} same:{same}"
 
 
 def _group_order(key: tuple[str, str, str]):

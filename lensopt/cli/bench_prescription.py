@@ -27,6 +27,7 @@ PRESCRIPTION_DUEL_RULES = ("muc-ald", "kss-ald")
 PRESCRIPTION_DEFAULT_DUEL_RULES = ("muc-ald",)
 PRESCRIPTION_RANKING_RULES = ("mpes-ald",)
 PRESCRIPTION_FEEDBACK = ("letters", "duel", "ranking")
+PRESCRIPTION_SAME_ANSWERS = ("both-ways", "dropped")
 #: The rules run without --rules, per feedback.
 DEFAULT_RULES_BY_FEEDBACK = {
     "letters": PRESCRIPTION_DEFAULT_RULES,
@@ -133,6 +134,22 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         help="travel limit of a manual phoropter: the largest change of M, J0 and J45 between consecutive "
         "trials, in [0.25, 4] D (letter rules; the ideal observer runs without; default: no limit)",
     )
+    ps.add_argument(
+        "--tie-threshold",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="DELTA",
+        help="duels: the patients say 'the same' when their noisy utilities differ by less than DELTA logit "
+        "units, in [0, 20] (default 0: never)",
+    )
+    ps.add_argument(
+        "--same-answers",
+        nargs="+",
+        choices=PRESCRIPTION_SAME_ANSWERS,
+        metavar="HOW",
+        help=f"duels: how the optimizer tells 'the same', one run per value on the same patients: "
+        f"{' or '.join(PRESCRIPTION_SAME_ANSWERS)} (default: the optimizer's, {PRESCRIPTION_SAME_ANSWERS[0]})",
+    )
     ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     add_cluster_options(ps, report_every=False)
     ps.set_defaults(handler=run_prescription_campaign)
@@ -163,6 +180,12 @@ def run_prescription_campaign(args) -> int:
         raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
     if args.max_step is not None and args.feedback != "letters":
         raise ValueError("--max-step applies to --feedback letters only")
+    if args.feedback != "duel" and (args.tie_threshold or args.same_answers is not None):
+        raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")
+    if args.tie_threshold > 20:
+        raise ValueError(f"--tie-threshold must be in [0, 20] logit units (e.g. 1), got {args.tie_threshold:g}")
+    if args.same_answers is not None and len(set(args.same_answers)) != len(args.same_answers):
+        raise ValueError("--same-answers lists a value twice")
     if args.lapse >= 0.5:
         raise ValueError(f"--lapse must be in [0, 0.5) (e.g. 0.02), got {args.lapse:g}")
     settings = [get_setting(name) for name in args.settings]
@@ -179,6 +202,8 @@ def run_prescription_campaign(args) -> int:
         stop_confidence=args.stop_confidence,
         min_trials=args.min_trials,
         max_step_d=args.max_step,
+        tie_threshold=args.tie_threshold,
+        same_answers=(None,) if args.same_answers is None else tuple(args.same_answers),
     )
     seeds = range(args.first_seed, args.first_seed + args.patients)
     splits = sorted({split_of(s) for s in seeds})
@@ -210,6 +235,10 @@ def run_prescription_campaign(args) -> int:
         command += ["--min-trials", str(specs[0].min_trials)]
     if args.max_step is not None:
         command += ["--max-step", f"{args.max_step:g}"]
+    if args.tie_threshold:
+        command += ["--tie-threshold", f"{args.tie_threshold:g}"]
+    if args.same_answers is not None:
+        command += ["--same-answers", *args.same_answers]
     manifest = {
         "campaign": "prescription",
         "split": splits[0] if len(splits) == 1 else splits,
@@ -223,6 +252,8 @@ def run_prescription_campaign(args) -> int:
         "slope": args.slope,
         "lapse": args.lapse,
         "max_step_d": args.max_step,
+        "tie_threshold": args.tie_threshold,
+        "same_answers": args.same_answers,
         "stop": None
         if args.stop_confidence is None
         else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},

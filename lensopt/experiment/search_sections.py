@@ -226,7 +226,8 @@ class LettersSection:
 class DuelSection:
     """Duel feedback: how many letters the line shows (spaced one letter width apart), and the model
     of the answers: ``ties`` (Nguyen et al. 2021, every answer used, "the same" included; default)
-    or ``probit`` (GP preference learning; "the same" answers are stored but not modelled)."""
+    or ``probit`` (GP preference learning; "the same" is stored but not modelled in the two-parameter
+    search, told as the duel answered once each way in the full prescription's)."""
 
     letters_per_line: int = 5
     model: str = "ties"

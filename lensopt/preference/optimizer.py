@@ -206,6 +206,23 @@ class PreferenceOptimizer:
         for (i, j), c in comparisons:
             self._tell_duel(query.context, query.members[i], query.members[j], c)
 
+    @single_threaded
+    def tell_same(self, query: DuelQuery) -> None:
+        """Record "they look the same" to a two-member ``query``, as the duel answered once each way.
+
+        The probit model has no tie outcome; told both ways, the answer's likelihood is
+        ``Φ(g) Φ(−g)`` (``g = f(s, x₁) − f(s, x₂)``), which peaks at ``g = 0`` — the two lenses
+        equally clear — with the curvature of a Gaussian observation ``g = 0 ± √π / 2`` (``−∂² log
+        /∂g²`` at 0 is ``2 (φ(0) / Φ(0))² = 4 / π``). Counted as two observed duels (:attr:`n_trials`).
+        """
+        if not isinstance(query, DuelQuery):
+            raise ValueError(f"query must be a DuelQuery; got {type(query).__name__}")
+        if query.members.shape[0] != 2:
+            raise ValueError(f"'the same' answers a query of 2 members; this one has {query.members.shape[0]}")
+        self._check_point(query.context, query.members[0], query.members[1])
+        for preferred_first in (1, 0):
+            self._tell_duel(query.context, query.members[0], query.members[1], preferred_first)
+
     def _tell_duel(self, context, first, second, preferred_first: int) -> None:
         """Record one duel: ``first`` vs ``second`` at ``context``, ``preferred_first`` its outcome."""
         context = np.array(context, dtype=float).reshape(-1)

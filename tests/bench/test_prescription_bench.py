@@ -170,6 +170,7 @@ def test_cli_literals_equal_the_campaign_module():
     assert bench_prescription.PRESCRIPTION_RULES == campaign.PRESCRIPTION_RULES
     assert bench_prescription.PRESCRIPTION_DEFAULT_RULES == campaign.DEFAULT_PRESCRIPTION_RULES
     assert bench_prescription.PRESCRIPTION_FEEDBACK == campaign.PRESCRIPTION_FEEDBACK
+    assert bench_prescription.PRESCRIPTION_SAME_ANSWERS == campaign.SAME_ANSWERS
     assert bench_prescription.PRESCRIPTION_DUEL_RULES == campaign.PRESCRIPTION_DUEL_RULES
     assert bench_prescription.PRESCRIPTION_DEFAULT_DUEL_RULES == campaign.DEFAULT_PRESCRIPTION_DUEL_RULES
     assert bench_prescription.PRESCRIPTION_RANKING_RULES == campaign.PRESCRIPTION_RANKING_RULES
@@ -285,6 +286,11 @@ def _exit_code(argv) -> int:
         (["--stop-confidence", "0.9", "--min-trials", "9"], "--min-trials"),
         (["--max-step", "0.1"], "--max-step must be a step in [0.25, 4] D"),
         (["--feedback", "duel", "--rules", "muc-ald", "--max-step", "0.5"], "--max-step applies to --feedback letters"),
+        (["--tie-threshold", "1"], "--tie-threshold and --same-answers apply to --feedback duel only"),
+        (["--same-answers", "dropped"], "--tie-threshold and --same-answers apply to --feedback duel only"),
+        (["--feedback", "duel", "--rules", "muc-ald", "--tie-threshold", "25"], "--tie-threshold must be in [0, 20]"),
+        (["--feedback", "duel", "--rules", "muc-ald", "--same-answers", "dropped", "dropped"], "lists a value twice"),
+        (["--feedback", "duel", "--same-answers", "never"], "invalid choice: 'never'"),
     ],
 )
 def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, extra, message):
@@ -337,6 +343,29 @@ def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_w
     assert rows[("duel", "muc-ald")]["at"]["6"]["M"]["bias"] == pytest.approx(m.mean())
     table = format_summary(summary)
     assert "muc-ald (duel)" in table and "duels and rankings: no TTC ×ideal" in table
+
+
+def test_a_duel_campaign_with_ties_runs_each_way_of_telling_the_same_on_the_same_patients(tmp_path, capsys):
+    """``--tie-threshold 2 --same-answers both-ways dropped``: one run per way on each patient, the
+    patients answering "the same" (counted in the record), the
+    way in the key, the record, the optimizer's settings and the summary's rule."""
+    out = tmp_path / "ties"
+    argv = ["bench", "prescription", "--out", str(out), "--patients", "2", "--trials", "8", "--feedback", "duel"]
+    argv += ["--settings", "start-no-accommodation", "--local-sync", "--no-progress"]
+    assert main([*argv, "--tie-threshold", "2", "--same-answers", "both-ways", "dropped"]) == 0
+    text = capsys.readouterr().out
+    records = load_records(out)
+    assert len(records) == 4 and {r["same_answers"] for r in records} == {"both-ways", "dropped"}
+    for r in records:
+        assert r["tie_threshold"] == 2.0 and r["optimizer_settings"]["same_answers"] == r["same_answers"]
+        assert r["key"] == f"start-no-accommodation__duel-muc-ald-ties2-same-{r['same_answers']}__seed{r['seed']:04d}"
+    assert sum(r["same_answer_count"] for r in records) > 0  # a patient with a tie threshold says "the same"
+    by_way = {way: {r["seed"]: r for r in records if r["same_answers"] == way} for way in ("both-ways", "dropped")}
+    assert all(
+        by_way["both-ways"][seed]["true_prescription"] == r["true_prescription"]
+        for seed, r in by_way["dropped"].items()
+    )
+    assert "muc-ald ties<2 same:both-ways (duel)" in text and "muc-ald ties<2 same:dropped (duel)" in text
 
 
 def test_a_travel_limited_campaign_keeps_every_lens_change_within_the_step(tmp_path, capsys):

@@ -158,6 +158,61 @@ def test_answers_of_the_wrong_form_are_refused_and_nothing_is_recorded():
         DuelQuery(context=[], members=[[0.1]])
 
 
+@pytest.mark.parametrize("inference", ["laplace", "ep"])
+def test_a_same_answer_alone_leaves_the_duel_a_gaussian_of_precision_prior_plus_four_over_pi(inference):
+    """Told "the same" once, the duel value ``g`` of that duel has (Laplace) posterior mean 0 and
+    variance ``1 / (1 / k_g + 4 / π)``: the likelihood ``Φ(g) Φ(−g)`` is even, and ``−∂² log`` of it
+    at 0 is ``2 (φ(0) / Φ(0))² = 4 / π`` (by hand; checked here also by finite differences). EP
+    reaches the fixed point of a scalar EP written out here (two probit sites on one latent, the
+    tilted moments in closed form), a little wider than the exact posterior (quadrature)."""
+    h = 1e-4
+    log_lik = lambda g: norm.logcdf(g) + norm.logcdf(-g)  # noqa: E731
+    curvature = -(log_lik(h) - 2 * log_lik(0.0) + log_lik(-h)) / h**2
+    assert curvature == pytest.approx(4 / np.pi, rel=1e-6)
+    optimizer = PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=0, inference=inference)
+    query = DuelQuery(context=[], members=[[0.2], [0.7]])
+    optimizer.tell_same(query)
+    assert optimizer.n_trials == 2 and list(optimizer.outcomes) == [1, 0]
+    Z = duel_inputs(np.empty(0), np.array([0.2]), np.array([0.7]))
+    mean, var = optimizer.model.predict_duel(Z)
+    k_g = optimizer.model.kernel(Z)[0, 0]
+    if inference == "laplace":
+        assert mean[0] == pytest.approx(0.0, abs=1e-9)
+        assert var[0] == pytest.approx(1.0 / (1.0 / k_g + 4.0 / np.pi), rel=1e-6)
+    else:
+        site_precision, site_shift = np.zeros(2), np.zeros(2)  # natural parameters of the two sites
+        for _ in range(200):
+            for i, y in enumerate((1.0, -1.0)):
+                post_var = 1.0 / (1.0 / k_g + site_precision.sum())
+                post_mean = post_var * site_shift.sum()
+                cav_var = 1.0 / (1.0 / post_var - site_precision[i])
+                cav_mean = cav_var * (post_mean / post_var - site_shift[i])
+                z = y * cav_mean / np.sqrt(1.0 + cav_var)
+                ratio = norm.pdf(z) / norm.cdf(z)
+                tilt_mean = cav_mean + y * cav_var * ratio / np.sqrt(1.0 + cav_var)
+                tilt_var = cav_var - cav_var**2 * ratio * (z + ratio) / (1.0 + cav_var)
+                site_precision[i] = 1.0 / tilt_var - 1.0 / cav_var
+                site_shift[i] = tilt_mean / tilt_var - cav_mean / cav_var
+        ep_var = 1.0 / (1.0 / k_g + site_precision.sum())
+        assert mean[0] == pytest.approx(0.0, abs=1e-6)
+        assert var[0] == pytest.approx(ep_var, rel=1e-6)
+        g = np.linspace(-12, 12, 200_001) * np.sqrt(k_g)
+        density = np.exp(log_lik(g) - 0.5 * g**2 / k_g)
+        exact_var = np.trapezoid(g**2 * density, g) / np.trapezoid(density, g)
+        assert exact_var < var[0] < 1.02 * exact_var
+
+
+def test_a_same_answer_needs_a_query_of_two_members_inside_the_bounds():
+    optimizer = PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=0, batch_size=3)
+    with pytest.raises(ValueError, match="'the same' answers a query of 2 members; this one has 3"):
+        optimizer.tell_same(DuelQuery(context=[], members=[[0.1], [0.2], [0.3]]))
+    with pytest.raises(ValueError, match="outside"):
+        optimizer.tell_same(DuelQuery(context=[], members=[[1.5], [0.2]]))
+    with pytest.raises(ValueError, match="DuelQuery"):
+        optimizer.tell_same([[0.1], [0.2]])
+    assert optimizer.n_trials == 0
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -34,9 +34,9 @@ def _patient(seed=1, **kwargs):
     return SimulatedPatient(-1.25, -0.75, axis_deg=170.0, slope=14.0, seed=seed, **kwargs)
 
 
-def _answered(n=8, rule="muc-ald", seed=3, same_at=None):
+def _answered(n=8, rule="muc-ald", seed=3, same_at=None, **options):
     """An optimizer told ``n`` simulated answers (a "same" at trial ``same_at``, if given)."""
-    opt = PrescriptionDuelOptimizer(rule=rule, seed=seed, start=START, n_initial=3)
+    opt = PrescriptionDuelOptimizer(rule=rule, seed=seed, start=START, n_initial=3, **options)
     respond = get_mode("duel").responder(_patient())
     for t in range(1, n + 1):
         trial = opt.ask()
@@ -73,15 +73,59 @@ def test_ask_gives_two_distinct_close_phoropter_lenses_in_the_box(rule):
         opt.tell(trial, respond(trial))
 
 
-def test_the_model_is_told_the_power_vectors_of_the_lenses_shown_and_a_same_is_not_modelled():
-    opt = _answered(n=5, same_at=4)
-    assert opt.n_trials == 5 and opt._core.n_trials == 4  # the "same" is kept, not modelled
+def test_the_model_is_told_the_power_vectors_of_the_lenses_shown():
+    opt = _answered(n=5)
+    assert opt.n_trials == 5 and opt._core.n_trials == 5
     trial, answer = opt.history[-1]
     row = opt._core.duels[-1]
     assert row[0] == trial.letter_logmar
     np.testing.assert_allclose(row[1:4], trial.first_lens.power_vector().to_array())
     np.testing.assert_allclose(row[4:7], trial.second_lens.power_vector().to_array())
     assert opt._core.outcomes[-1] == (answer == "first")
+
+
+def test_a_same_is_told_as_the_duel_answered_once_each_way_by_default():
+    opt = _answered(n=5, same_at=4)
+    assert opt.same_answers == "both-ways" == opt.settings_dict()["same_answers"]
+    assert opt.n_trials == 5 and opt._core.n_trials == 6  # the "same" is two duels, one each way
+    trial, answer = opt.history[3]
+    assert answer == "same"
+    same_rows = opt._core.duels[3:5]
+    expected = np.concatenate(
+        [[trial.letter_logmar], *(x.power_vector().to_array() for x in (trial.first_lens, trial.second_lens))]
+    )
+    np.testing.assert_allclose(same_rows, [expected, expected])
+    assert list(opt._core.outcomes[3:5]) == [1, 0]
+
+
+def test_a_same_pulls_the_two_lenses_utilities_together():
+    """After "the same" the model's probability that lens 1 is clearer moves towards 1/2 from the
+    one it gave before, where "dropped" leaves it as it was."""
+    before = _answered(n=12)
+    trial = PrescriptionDuelTrial(START, Lens(-0.25, -0.5, 180.0), 0.2)  # 0.75 D apart in M
+    members = np.array([trial.first_lens.power_vector().to_array(), trial.second_lens.power_vector().to_array()])
+    Z = np.concatenate([[trial.letter_logmar], members.ravel()])[None, :]
+    p_before = before.model.duel_probability(Z)[0]
+    assert abs(p_before - 0.5) > 0.05  # a duel the model has an opinion about
+    both = PrescriptionDuelOptimizer.from_settings(before.settings_dict(), [*before.history, (trial, "same")])
+    dropped = PrescriptionDuelOptimizer.from_settings(
+        {**before.settings_dict(), "same_answers": "dropped"}, [*before.history, (trial, "same")]
+    )
+    assert abs(both.model.duel_probability(Z)[0] - 0.5) < 0.5 * abs(p_before - 0.5)
+    assert dropped.model.duel_probability(Z)[0] == pytest.approx(p_before, abs=1e-9)
+
+
+def test_a_session_saved_before_the_same_was_modelled_replays_with_it_dropped():
+    """Settings without ``same_answers`` (sessions saved before it) rebuild as those sessions ran:
+    "the same" kept in the history only, the model told the other answers."""
+    opt = _answered(n=8, same_at=6)
+    old_settings = {k: v for k, v in opt.settings_dict().items() if k != "same_answers"}
+    old = PrescriptionDuelOptimizer.from_settings(old_settings, list(opt.history))
+    assert old.same_answers == "dropped" and old._core.n_trials == 7
+    explicit = PrescriptionDuelOptimizer.from_settings({**old_settings, "same_answers": "dropped"}, list(opt.history))
+    assert (old.ask(), old.prescription().text) == (explicit.ask(), explicit.prescription().text)
+    with pytest.raises(ValueError, match="unknown same_answers 'ignore'; choose one of: both-ways, dropped"):
+        PrescriptionDuelOptimizer(start=START, same_answers="ignore")
 
 
 def test_a_json_state_round_trip_reproduces_the_next_duel_and_the_prescription():

@@ -2,8 +2,8 @@
 
 "One or two, or the same?" between two phoropter lenses, the letter size as the context: the
 contextual preference model of :class:`lensopt.refraction.duels.DuelRefractionOptimizer` (the probit
-duel likelihood ``Φ(f(s, x₁) − f(s, x₂))``, METHOD.md §5, Laplace; "the same": below) over the Thibos power vector ``x = (M, J0, J45)`` of the lens: model
-columns ``[letter_logmar, m_d, j0_d, j45_d]``, the box a :class:`~lensopt.refraction.prescription.SearchBox`
+duel likelihood ``Φ(f(s, x₁) − f(s, x₂))``, METHOD.md §5, Laplace; "the same": below) over the
+Thibos power vector ``x = (M, J0, J45)`` of the lens: model columns ``[letter_logmar, m_d, j0_d, j45_d]``, the box a :class:`~lensopt.refraction.prescription.SearchBox`
 around the starting refraction (the full box without one), as the letter search
 (:mod:`lensopt.refraction.prescription_letters`).
 
@@ -51,7 +51,7 @@ around the starting refraction (the full box without one), as the letter search
   ``same_answers="both-ways"`` (the default, :data:`SAME_ANSWERS`) such an answer is told to the
   probit model as the duel answered once each way (:meth:`lensopt.preference.PreferenceOptimizer.tell_same`:
   likelihood ``Φ(g) Φ(−g)``, peaked at equal utilities); ``"dropped"`` keeps it in the history only,
-  as sessions saved before it did (they load with it). Chosen on tuning patients (clinic patients of
+  as sessions saved before it did (they are rebuilt so). Chosen on tuning patients (clinic patients of
   seeds 5000–5039, slope 14, an autorefraction start, with and without accommodation, patients who
   say "the same" when their Gumbel-noisy utilities differ by less than 0.5, 1 or 2 logit units — 10,
   21 and 38 of 60 answers): both ways, the median blur error after 20 duels was 0.21–0.24 D

@@ -10,6 +10,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_duels import (
+    DUEL_MAX_PLUS_OFFSET_D,
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
     MAPPED_LENS_LENGTHSCALE_D,
@@ -275,7 +276,7 @@ class _PosteriorMean:
     ],
 )
 def test_the_most_plus_offset_is_the_tilt_over_twice_the_curvature(monkeypatch, curvature, plateau, kappa, expected):
-    opt = PrescriptionDuelOptimizer(start=START, plus_preference=kappa)
+    opt = PrescriptionDuelOptimizer(start=START, plus_preference=kappa, max_plus_offset_d=0.5)
     mean = _PosteriorMean(curvature, -1.0, plateau)
     monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
     tilted_m = -1.0 + (kappa / (2 * curvature) if curvature > 0 else 0.0)
@@ -283,6 +284,21 @@ def test_the_most_plus_offset_is_the_tilt_over_twice_the_curvature(monkeypatch, 
     assert opt.plus_offset_d(np.array([tilted_m, 0.1, -0.1])) == pytest.approx(  # the report's tilt
         min(REPORT_TILT_SHARE * kappa / (2 * curvature), 0.5) if curvature > 0 else 0.0
     )
+
+
+def test_the_most_plus_offset_is_capped_at_a_quarter_diopter_and_at_half_in_sessions_saved_before(monkeypatch):
+    """2.5 D of offset (κ 1 over twice a curvature of 0.2) is capped at ``DUEL_MAX_PLUS_OFFSET_D``
+    (0.25 D) by default and stored; settings saved before the cap was a setting rebuild with 0.5 D."""
+    mean = _PosteriorMean(0.2, -1.0, False)
+    monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
+    opt = PrescriptionDuelOptimizer(start=START, plus_preference=1.0)
+    assert DUEL_MAX_PLUS_OFFSET_D == 0.25 == opt.settings_dict()["max_plus_offset_d"]
+    assert opt.plus_offset_d(np.array([1.5, 0.1, -0.1]), 1.0) == pytest.approx(0.25)
+    old_settings = {k: v for k, v in opt.settings_dict().items() if k != "max_plus_offset_d"}
+    old = PrescriptionDuelOptimizer.from_settings(old_settings)
+    assert old.max_plus_offset_d == 0.5 and old.plus_offset_d(np.array([1.5, 0.1, -0.1]), 1.0) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"max_plus_offset_d must be a number in \(0, 2\], got -0.1"):
+        PrescriptionDuelOptimizer(start=START, max_plus_offset_d=-0.1)
 
 
 class _QuadraticUtility(_PosteriorMean):

@@ -117,9 +117,10 @@ REPORT_TILT_SHARE = 0.5
 #: ``κ / (2c)`` larger: the report leaned minus. Chosen on tuning patients (clinic patients of seeds
 #: 5000–5039, slope 14, an autorefraction start, with and without accommodation, 60 duels; patients
 #: who never say "the same" and who say it below 1 or 2 logit units) among the caps 0.5, 0.375 and
-#: 0.25 D and the report tilt shares 0.5, 0.35 and 0.25: 0.25 with the share 0.5 had the smallest
-#: mean M error in every condition after 20, 40 and 60 duels (−0.04 to +0.03 D, against −0.08 to
-#: −0.01 D with 0.5) with the narrowest M limits and equal or smaller median blur errors.
+#: 0.25 D and the report tilt shares 0.5, 0.35 and 0.25: with 0.25 and the share 0.5 the mean M
+#: error stayed within −0.04 to +0.03 D in every condition after 20, 40 and 60 duels (−0.08 to
+#: −0.01 D with 0.5; the smaller shares, any cap: −0.06 to +0.01 D), the median blur error at most
+#: 0.001 D above the 0.5 D cap's and mostly below it, the M limits about as narrow as any variant's.
 DUEL_MAX_PLUS_OFFSET_D = 0.25
 
 #: Depth ``a₀`` of the utility's prior mean about the start, ``m(x) = −a₀ log10(1 + |x − x_start|²)``

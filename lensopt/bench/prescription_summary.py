@@ -32,17 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lensopt.bench.prescription import (
-    BLAND_ALTMAN_NAME,
-    CAMPAIGN,
-    CHECKPOINTS,
-    COORDINATES,
-    CRITERION_D,
-    PRESCRIPTION_DUEL_RULES,
-    PRESCRIPTION_RULES,
-    SETTINGS,
-    SUMMARY_NAME,
-)
+from lensopt.bench.prescription import BLAND_ALTMAN_NAME, CHECKPOINTS, COORDINATES, CRITERION_D, SUMMARY_NAME
+from lensopt.bench.prescription_spec import CAMPAIGN, PRESCRIPTION_DUEL_RULES, PRESCRIPTION_RULES, SETTINGS
 from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
 
 #: z of the 95 % limits of agreement.

@@ -4,6 +4,22 @@ from __future__ import annotations
 
 import shlex
 
+from lensopt.bench.prescription_spec import (
+    DEFAULT_PATIENTS,
+    DEFAULT_PRESCRIPTION_DUEL_RULES,
+    DEFAULT_PRESCRIPTION_RANKING_RULES,
+    DEFAULT_PRESCRIPTION_RULES,
+    DEFAULT_SLOPE,
+    DEFAULT_TRIALS,
+    PRESCRIPTION_DUEL_RULES,
+    PRESCRIPTION_FEEDBACK,
+    PRESCRIPTION_RANKING_RULES,
+    PRESCRIPTION_RULES,
+    SAME_ANSWERS,
+    SETTINGS,
+    get_setting,
+    prescription_specs,
+)
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
 from lensopt.cli.arguments import check_output_folder
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -13,28 +29,14 @@ from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.bench_campaigns import report_runs
 from lensopt.stopping import DEFAULT_MIN_TRIALS
 
-#: ``lensopt.bench.prescription``'s settings, rules and defaults, copied here as literals (its module
-#: imports numpy; `lensopt --help` must not): tests/bench/test_prescription_bench.py checks them.
-PRESCRIPTION_SETTINGS = (
-    "start-accommodation",
-    "start-no-accommodation",
-    "no-start-accommodation",
-    "no-start-no-accommodation",
-)
-PRESCRIPTION_RULES = ("bracket-ald", "ucb-ald", "ts-ald", "ideal")
-PRESCRIPTION_DEFAULT_RULES = ("bracket-ald", "ideal")
-PRESCRIPTION_DUEL_RULES = ("muc-ald", "kss-ald")
-PRESCRIPTION_DEFAULT_DUEL_RULES = ("muc-ald",)
-PRESCRIPTION_RANKING_RULES = ("mpes-ald",)
-PRESCRIPTION_FEEDBACK = ("letters", "duel", "ranking")
-PRESCRIPTION_SAME_ANSWERS = ("both-ways", "dropped")
+#: The campaign's settings by name (the grid module imports no numpy: `lensopt --help` reads it).
+PRESCRIPTION_SETTINGS = tuple(s.name for s in SETTINGS)
 #: The rules run without --rules, per feedback.
 DEFAULT_RULES_BY_FEEDBACK = {
-    "letters": PRESCRIPTION_DEFAULT_RULES,
-    "duel": PRESCRIPTION_DEFAULT_DUEL_RULES,
-    "ranking": PRESCRIPTION_RANKING_RULES,
+    "letters": DEFAULT_PRESCRIPTION_RULES,
+    "duel": DEFAULT_PRESCRIPTION_DUEL_RULES,
+    "ranking": DEFAULT_PRESCRIPTION_RANKING_RULES,
 }
-PRESCRIPTION_PATIENTS, PRESCRIPTION_TRIALS, PRESCRIPTION_SLOPE = 100, 100, 14.0
 
 
 def add_prescription_parser(sub, add_cluster_options) -> None:
@@ -66,8 +68,8 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         "--rules",
         nargs="+",
         metavar="RULE",
-        help=f"rules: with letters of {', '.join(PRESCRIPTION_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_RULES)}); "
-        f"with duels of {', '.join(PRESCRIPTION_DUEL_RULES)} (default: {' '.join(PRESCRIPTION_DEFAULT_DUEL_RULES)}); "
+        help=f"rules: with letters of {', '.join(PRESCRIPTION_RULES)} (default: {' '.join(DEFAULT_PRESCRIPTION_RULES)}); "
+        f"with duels of {', '.join(PRESCRIPTION_DUEL_RULES)} (default: {' '.join(DEFAULT_PRESCRIPTION_DUEL_RULES)}); "
         f"with rankings {', '.join(PRESCRIPTION_RANKING_RULES)}",
     )
     ps.add_argument(
@@ -81,9 +83,9 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
     ps.add_argument(
         "--patients",
         type=_positive_int,
-        default=PRESCRIPTION_PATIENTS,
+        default=DEFAULT_PATIENTS,
         metavar="N",
-        help=f"patients (seeds) per setting and rule (default {PRESCRIPTION_PATIENTS})",
+        help=f"patients (seeds) per setting and rule (default {DEFAULT_PATIENTS})",
     )
     ps.add_argument(
         "--first-seed",
@@ -96,16 +98,16 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
     ps.add_argument(
         "--trials",
         type=_positive_int,
-        default=PRESCRIPTION_TRIALS,
+        default=DEFAULT_TRIALS,
         metavar="N",
-        help=f"trials per session (default {PRESCRIPTION_TRIALS})",
+        help=f"trials per session (default {DEFAULT_TRIALS})",
     )
     ps.add_argument(
         "--slope",
         type=_positive_float,
-        default=PRESCRIPTION_SLOPE,
+        default=DEFAULT_SLOPE,
         metavar="A",
-        help=f"the patients' psychometric slope, logMAR⁻¹ (default {PRESCRIPTION_SLOPE:g})",
+        help=f"the patients' psychometric slope, logMAR⁻¹ (default {DEFAULT_SLOPE:g})",
     )
     ps.add_argument(
         "--lapse",
@@ -145,10 +147,10 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
     ps.add_argument(
         "--same-answers",
         nargs="+",
-        choices=PRESCRIPTION_SAME_ANSWERS,
+        choices=SAME_ANSWERS,
         metavar="HOW",
         help=f"duels: how the optimizer tells 'the same', one run per value on the same patients: "
-        f"{' or '.join(PRESCRIPTION_SAME_ANSWERS)} (default: the optimizer's, {PRESCRIPTION_SAME_ANSWERS[0]})",
+        f"{' or '.join(SAME_ANSWERS)} (default: the optimizer's, {SAME_ANSWERS[0]})",
     )
     ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     add_cluster_options(ps, report_every=False)
@@ -157,12 +159,7 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
 
 def run_prescription_campaign(args) -> int:
     # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.prescription import (
-        SUMMARY_NAME,
-        get_setting,
-        prescription_specs,
-        run_prescription_campaign,
-    )
+    from lensopt.bench.prescription import SUMMARY_NAME, run_prescription_campaign
     from lensopt.bench.prescription_summary import write_summary
 
     if args.summary:

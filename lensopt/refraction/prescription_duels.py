@@ -89,6 +89,7 @@ from lensopt.refraction.prescription_comparisons import (
     power_vector_kernel,
     pull_within,
 )
+from lensopt.refraction.trial import SAME_ANSWERS
 from lensopt.threads import single_threaded
 
 #: The most-plus preference ``κ`` (utility units per D of M): the duels' champion and the reported
@@ -135,9 +136,6 @@ DUEL_MAX_PLUS_OFFSET_D = 0.25
 #: 0.72 / 0.51 / 0.30), J0 and J45 limits after 40 about ±0.2 D (±0.4); 10 and 14 spread M wider.
 #: 0: the flat prior of the papers, as sessions saved before it had.
 START_PRIOR_DEPTH = 5.0
-
-#: How a "the same" answer is told to the model (see the module docstring); the first the default.
-SAME_ANSWERS = ("both-ways", "dropped")
 
 #: Rules: the contextual preference rules (``muc-ald`` the default).
 PRESCRIPTION_DUEL_RULES = CONTEXTUAL_RULES

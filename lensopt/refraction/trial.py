@@ -11,6 +11,11 @@ DUEL_ANSWERS = ("first", "second", "same")
 """What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same (the
 one definition: the duel optimizer, the duel mode and the store's duel records read it here)."""
 
+SAME_ANSWERS = ("both-ways", "dropped")
+"""How the full prescription's duel optimizer tells a "the same" to its probit model: as the duel
+answered once each way (the default, first), or kept in the history only (sessions saved before);
+:mod:`lensopt.refraction.prescription_duels`."""
+
 
 @dataclass(frozen=True)
 class Trial:

@@ -112,8 +112,9 @@ def register(subparsers) -> None:
         "--duel-model",
         choices=DUEL_MODELS,
         default="probit",
-        help="with duels: probit (GP preference learning; 'same' answers are dropped, "
-        "default) or ties (Nguyen et al. 2021, every answer used)",
+        help="with duels: probit (GP preference learning, default; 'same' answers are dropped in the "
+        "two-parameter search and told as the duel answered once each way in the full prescription) "
+        "or ties (Nguyen et al. 2021, every answer used)",
     )
     p.add_argument(
         "--tie-threshold",

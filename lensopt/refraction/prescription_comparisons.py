@@ -268,9 +268,18 @@ class PrescriptionComparisons(PrescriptionSearch):
     def distinct_lens(self, taken, proposal_d, same=None) -> Lens:
         """The phoropter lens of ``proposal_d``; if it is one of ``taken`` (or ``same(lens, other)``
         for one of them), the phoropter neighbour of it (one step of sphere or cylinder, or the axis
-        turned by ``max(axis_step_deg, 5°)``) nearest to the proposal that is free, in the box."""
+        turned by ``max(axis_step_deg, 5°)``) nearest to the proposal that is free, in the box.
+
+        A proposal outside the search box (a ranking's candidate members include lenses shown
+        before, which may lie up to :data:`ROUNDING_SLACK_D` outside it) whose rounding lands beyond
+        the box's slack is rounded from the nearest point of the box instead: :meth:`check_in_box`
+        refuses at ``tell`` what this returns at ``ask`` otherwise (a session stopped after the
+        patient had answered)."""
         same = same or (lambda a, b: a == b)
         lens = self.phoropter_lens(proposal_d)
+        if not self._in_box(lens):
+            bounds = np.asarray(self.box.bounds_d, dtype=float)
+            lens = self.phoropter_lens(np.clip(np.asarray(proposal_d, dtype=float), bounds[:, 0], bounds[:, 1]))
         if not any(same(lens, other) for other in taken):
             return lens
         step = self.lens_step_d or DEFAULT_LENS_STEP_D

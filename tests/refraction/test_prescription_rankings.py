@@ -78,6 +78,30 @@ def test_ask_gives_distinct_phoropter_lenses_close_to_the_champion_in_the_box(ru
         opt.tell(trial, respond(trial))
 
 
+def test_a_proposal_whose_rounding_leaves_the_box_gives_a_lens_that_tell_accepts():
+    # A ranking's candidate members include lenses shown before, up to 0.25 D outside the box; this
+    # one, 0.22 D plus of the box's edge, rounds to +4.25 / -1.75 x 065 (M = +3.375, 0.375 D out).
+    opt = PrescriptionRankingOptimizer(seed=5, start=Lens(1.0, 0.0, 180.0))
+    assert opt.box.bounds_d[0][1] == pytest.approx(3.0)
+    proposal_d = np.array([3.218, -0.591, 0.723])
+    assert not opt.box.contains(opt.phoropter_lens(proposal_d).power_vector(), slack_d=0.25)  # the case is real
+    lens = opt.distinct_lens([], proposal_d)
+    assert _on_phoropter(lens) and opt.box.contains(lens.power_vector(), slack_d=0.25)
+    assert np.linalg.norm(lens.power_vector().to_array() - proposal_d) <= 0.22 + ROUNDING_MOVE_D
+    opt.check_in_box("lens 1", lens)  # what tell checks
+
+
+def test_a_patient_who_lapses_gets_rankings_to_the_end_without_a_lens_outside_the_box():
+    # Clinic patient 5033 (tuning seeds) with lapses of 0.02: the rankings ran to the plus edge of
+    # the box and the 30th asked for a lens that tell then refused.
+    patient = draw_clinic_patients(1, 5033, slope=14.0, lapse=0.02)[0]
+    start = autorefraction(patient, np.random.SeedSequence([5033, 1]), m_sd_d=0.4, j_sd_d=0.2)
+    opt = PrescriptionRankingOptimizer(seed=5033, start=start)
+    result = simulate_prescription(patient, opt, 32, checkpoints=(), feedback="ranking")
+    assert result.trials == 32
+    assert all(opt.box.contains(lens.power_vector(), slack_d=0.25) for trial, _ in opt.history for lens in trial.lenses)
+
+
 def test_the_model_is_told_the_power_vectors_of_the_lenses_and_their_order():
     opt = _answered(n=5)
     trial, order = opt.history[-1]

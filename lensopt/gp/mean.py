@@ -118,3 +118,37 @@ def values(mean: MeanFunction | None, X) -> np.ndarray:
 def mean_gradient_at(prior_mean, X):
     """``∂m/∂X`` ``(n, d)`` for a :class:`MeanFunction`; ``0.0`` for a constant."""
     return prior_mean.gradient(X) if isinstance(prior_mean, MeanFunction) else 0.0
+
+
+@dataclass(frozen=True)
+class AcuityLawMean(BowlMean):
+    """The acuity law as a prior mean of the letter latent ``a (s − VA(x))``:
+    ``m(s, x) = slope · (s − va_logmar) − depth · log10(1 + |x_J − centre|²)`` (METHOD.md §1), the
+    letter size ``s`` in column ``context_dim`` — the latent of a patient whose correction is the
+    centre, with psychometric slope ``slope`` (logMAR⁻¹) and best acuity ``va_logmar``. ``offset``
+    is not used (0): the letter-size term carries the level."""
+
+    slope: float = 14.0
+    va_logmar: float = 0.0
+    context_dim: int = 0
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("slope", "va_logmar"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"AcuityLawMean.{name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.slope <= 0:
+            raise ValueError(f"AcuityLawMean.slope must be > 0 (logMAR⁻¹), got {self.slope!r}")
+        if self.context_dim in self.dims:
+            raise ValueError("AcuityLawMean.context_dim must not be one of the lens columns (dims)")
+
+    def __call__(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        return super().__call__(X) + self.slope * (X[:, self.context_dim] - self.va_logmar)
+
+    def gradient(self, X) -> np.ndarray:
+        grad = super().gradient(X)
+        grad[:, self.context_dim] += self.slope
+        return grad

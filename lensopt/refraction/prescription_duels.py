@@ -72,10 +72,11 @@ from lensopt.optimize import maximize_on_line, uniform
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference import acquisition as preference_acquisition
 from lensopt.preference import rules as preference_rules
+from lensopt.preference.link import AcuityLinkDuelGP
 from lensopt.preference.settings import CONTEXTUAL_RULES
 from lensopt.refraction.duels import UTILITY_VARIANCE, normalize_duel_answer
 from lensopt.refraction.lens import Lens
-from lensopt.refraction.letters import LETTER_BOUNDS_LOGMAR
+from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
 from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
 from lensopt.refraction.prescription_comparisons import (
     DEFAULT_AXIS_STEP_DEG,
@@ -88,6 +89,15 @@ from lensopt.refraction.prescription_comparisons import (
     positive,
     power_vector_kernel,
     pull_within,
+)
+from lensopt.refraction.prescription_link import (
+    CLARITY_LINKS,
+    LINK_PLUS_PREFERENCE,
+    check_link_rates,
+    choose_challenger,
+    choose_letter_size,
+    fit_link,
+    link_model,
 )
 from lensopt.refraction.trial import SAME_ANSWERS
 from lensopt.threads import single_threaded
@@ -142,6 +152,13 @@ PRESCRIPTION_DUEL_RULES = CONTEXTUAL_RULES
 DEFAULT_RULE = "muc-ald"
 #: Rules whose letter size is chosen by BALD (recomputed for the lenses shown).
 BALD_CONTEXT_RULES = ("muc-ald", "kss-ald")
+
+#: Rules of the acuity link: the duel of largest information (``muc-ald``: the champion against the
+#: challenger and letter size of largest BALD) or random ones.
+LINK_RULES = ("muc-ald", "random")
+
+#: Letters to choose from, for the guess floor of the acuity link (26 as the letter task's default).
+DEFAULT_N_ALTERNATIVES = 26
 
 #: Seed stream of the randomness of ``ask``.
 ASK_STREAM = 0xD0E1
@@ -206,15 +223,22 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         start_prior_depth=START_PRIOR_DEPTH,
         same_answers=SAME_ANSWERS[0],
         max_plus_offset_d=DUEL_MAX_PLUS_OFFSET_D,
+        clarity_link=None,
+        n_alternatives=DEFAULT_N_ALTERNATIVES,
+        model_lapse=DEFAULT_MODEL_LAPSE,
     ):
         rule = DEFAULT_RULE if rule is None else rule
+        if clarity_link is None:  # the acuity link where it has a rule, the probit utility elsewhere
+            clarity_link = CLARITY_LINKS[0] if rule in LINK_RULES else "linear"
+        self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
         if same_answers not in SAME_ANSWERS:
             raise ValueError(f"unknown same_answers {same_answers!r}; choose one of: {', '.join(SAME_ANSWERS)}")
         self.same_answers = same_answers
         self.max_plus_offset_d = positive("max_plus_offset_d", max_plus_offset_d, 2.0)
         if rule not in PRESCRIPTION_DUEL_RULES:
             raise ValueError(f"unknown duel rule {rule!r}; choose one of: {', '.join(PRESCRIPTION_DUEL_RULES)}")
-        kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference
+        default_kappa = LINK_PLUS_PREFERENCE if clarity_link == "acuity" else PLUS_PREFERENCE
+        kappa = default_kappa if plus_preference is None else plus_preference
         self._set_lens_options(
             start, m_half_width_d, j_half_width_d, lens_step_d, axis_step_deg, lens_lengthscale_d, kappa
         )
@@ -234,6 +258,18 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         )
         self._history: list[tuple[PrescriptionDuelTrial, str]] = []
         self.last_decision_ms = math.nan
+        self._link: AcuityLinkDuelGP | None = None
+        if self.clarity_link == "acuity":
+            with_bowl = self.box.start is not None and self.start_prior_depth > 0
+            self._link_prior = link_model(self.box.centre.to_array(), with_bowl, self.n_alternatives, self.model_lapse)
+
+    def _set_clarity_link(self, clarity_link, n_alternatives, model_lapse, rule) -> None:
+        if clarity_link not in CLARITY_LINKS:
+            raise ValueError(f"unknown clarity_link {clarity_link!r}; choose one of: {', '.join(CLARITY_LINKS)}")
+        if clarity_link == "acuity" and rule not in LINK_RULES:
+            raise ValueError(f"clarity_link 'acuity' works with the rules {', '.join(LINK_RULES)}; got {rule!r}")
+        self.n_alternatives, self.model_lapse = check_link_rates(n_alternatives, model_lapse)
+        self.clarity_link = clarity_link
 
     # ---------------------------------------------------------------- settings and state
     def settings_dict(self) -> dict:
@@ -254,6 +290,9 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
             "start_prior_depth": self.start_prior_depth,
             "same_answers": self.same_answers,
             "max_plus_offset_d": self.max_plus_offset_d,
+            "clarity_link": self.clarity_link,
+            "n_alternatives": self.n_alternatives,
+            "model_lapse": self.model_lapse,
         }
 
     @classmethod
@@ -263,6 +302,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         settings = super()._saved_settings(settings)
         settings.setdefault("same_answers", "dropped")
         settings.setdefault("max_plus_offset_d", MAX_PLUS_OFFSET_D)
+        settings.setdefault("clarity_link", "linear")
         return settings
 
     def to_state(self) -> dict:
@@ -289,14 +329,32 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
     def _radius_d(self) -> float:
         return self.duel_separation_d
 
+    @property
+    def model(self):
+        """The GP of the answers (None before the first modelled answer): the acuity-link model
+        (:class:`lensopt.preference.link.AcuityLinkDuelGP`) or the core's probit preference GP."""
+        return self._core.model if self.clarity_link == "linear" else self._link
+
+    def _link_now(self) -> AcuityLinkDuelGP:
+        """The acuity link fitted on the answers so far (its prior before any)."""
+        return self._link if self._link is not None else self._link_prior
+
     def _predict(self, X, full_cov=False):
+        if self.clarity_link == "acuity":
+            return self._link_now().predict(X, full_cov=full_cov)
         return self.model.predict_utility(X, full_cov=full_cov)
 
     def _mean_and_gradient(self, X):
+        if self.clarity_link == "acuity":
+            return self._link_now().predict_mean_with_gradient(X)
         mean, _, dmean, _ = self.model.predict_utility_with_gradient(X)
         return mean, dmean
 
     def _shown_lenses(self) -> np.ndarray:
+        if self.clarity_link == "acuity":
+            points = np.asarray(self._link_now().points_)
+            _, first = np.unique(points[:, 1:], axis=0, return_index=True)
+            return points[np.sort(first), 1:]
         return preference_rules.training_members(self.model)
 
     def _told_lenses(self) -> np.ndarray:
@@ -316,6 +374,8 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         champion = self.search_optimum()
         local = self._local_settings(champion)
         model = self.model
+        if self.clarity_link == "acuity":
+            return self._ask_through_link(t0, rng, champion, local)
         if model is None or self._core.n_trials < max(local.n_initial, 1) or self.rule == "random":
             members = uniform(local.system_bounds, 2, rng)
             context = preference_rules.random_context(local, rng)
@@ -339,6 +399,38 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
         return PrescriptionDuelTrial(first, second, float(np.asarray(context, dtype=float)[0]))
 
+    def _ask_through_link(self, t0, rng, champion, local) -> PrescriptionDuelTrial:
+        """The duel of the acuity link (:mod:`lensopt.refraction.prescription_link`): the champion
+        against the challenger and letter size of largest information (random ones for the rule
+        "random"), the size chosen again for the phoropter lenses shown."""
+        letter_bounds = local.context_bounds[0]
+        prior_or_fit = self._link_now()
+        if self.rule == "random":
+            members = uniform(local.system_bounds, 2, rng)
+            context, second_d = float(preference_rules.random_context(local, rng)[0]), members[1]
+            first = self.phoropter_lens(champion)
+        else:
+            first = self.phoropter_lens(champion)
+            first_d = first.power_vector().to_array()
+            context, second_d = choose_challenger(
+                prior_or_fit, first_d, self.box.bounds_d, self.duel_separation_d, letter_bounds, rng
+            )
+        second = self.distinct_lens(
+            [first], pull_within(first.power_vector().to_array(), second_d, self.duel_separation_d)
+        )
+        if self.rule != "random":
+            shown = [lens.power_vector().to_array() for lens in (first, second)]
+            context = choose_letter_size(prior_or_fit, shown[0], shown[1], letter_bounds)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
+        return PrescriptionDuelTrial(first, second, float(context))
+
+    def _refit_link(self) -> None:
+        duels = [
+            (t.letter_logmar, t.first_lens.power_vector().to_array(), t.second_lens.power_vector().to_array(), a)
+            for t, a in self._history
+        ]
+        self._link = fit_link(self._link_prior, duels, self.same_answers)
+
     @single_threaded
     def tell(self, trial: PrescriptionDuelTrial, answer) -> None:
         """Record the answer to ``trial``: ``"first"`` (lens 1 clearer; or True/1), ``"second"``
@@ -357,6 +449,8 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         else:
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
+        if self.clarity_link == "acuity":
+            self._refit_link()
 
 
 __all__ = [

@@ -194,14 +194,20 @@ def _lens(lens) -> list:
     return [lens.sphere_d, lens.cylinder_d, lens.axis_deg]
 
 
-def _prescription_family(name, optimizer, rule, n_trials, mode, encode_lenses, decode=lambda a: a, slow=""):
+def _prescription_family(
+    name, optimizer, rule, n_trials, mode, encode_lenses, decode=lambda a: a, slow="", variants=None
+):
     """A family of the full prescription: ``optimizer(rule=, seed=, start=)`` from the clinic patient's
-    autorefraction, the trial's letter size and lenses encoded, answered by lensopt's ``mode``."""
+    autorefraction, the trial's letter size and lenses encoded, answered by lensopt's ``mode``;
+    ``variants`` (config name → options) also records the rule with other options."""
+    configs = {rule: {"rule": rule, "n_trials": n_trials}}
+    for variant, options in (variants or {}).items():
+        configs[variant] = {"rule": rule, "n_trials": n_trials, "options": options}
     return Family(
         name=name,
         optimizer=optimizer.__name__,
-        configs={rule: {"rule": rule, "n_trials": n_trials}},
-        make=lambda o, seed: optimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1]),
+        configs=configs,
+        make=lambda o, seed: optimizer(rule=o["rule"], seed=seed, start=_clinic(seed)[1], **o.get("options", {})),
         encode=lambda t: {"letter_logmar": t.letter_logmar, "lenses": encode_lenses(t)},
         answer=lambda patient, trial, options: get_mode(mode).respond(patient, trial),
         decode=decode,
@@ -226,6 +232,7 @@ PRESCRIPTION_DUELS = _prescription_family(
     30,
     "duel",
     lambda t: [_lens(t.first_lens), _lens(t.second_lens)],
+    variants={"muc-ald linear": {"clarity_link": "linear"}},
 )
 PRESCRIPTION_RANKINGS = _prescription_family(
     "prescription-rankings",

@@ -1,4 +1,5 @@
-"""Prior mean functions: the bowl's value and gradient by hand and finite differences; the GP with a
+"""Prior mean functions: the bowl's and the acuity law's value and gradient by hand, by the simulated
+patient and by finite differences; the GP with a
 bowl mean against an independent Laplace mode (scipy) and EP's two schedules against each other."""
 
 import math
@@ -11,7 +12,8 @@ from scipy.stats import norm
 from lensopt.acquisition.thompson import ThompsonSample
 from lensopt.gp import GPClassifier, psychophysics_kernel
 from lensopt.gp.ep import ep_posterior, parallel_ep_posterior
-from lensopt.gp.mean import BowlMean, check_prior_mean
+from lensopt.gp.mean import AcuityLawMean, BowlMean, check_prior_mean
+from lensopt.observer import SimulatedPatient
 
 BOWL = BowlMean(offset=0.5, depth=5.0, centre=(-1.0, 0.2, -0.1), dims=(1, 2, 3))
 
@@ -119,3 +121,81 @@ def test_thompson_draws_average_to_the_posterior_mean_with_a_bowl_mean():
     mean, var = gp.predict_latent(points)
     standard_error = np.sqrt(var / len(draws))
     assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * standard_error + 0.05)
+
+
+ACUITY = AcuityLawMean(offset=0.5, depth=5.0, centre=(-1.0, 0.2, -0.1), dims=(1, 2, 3), slope=12.0, va_logmar=0.1)
+
+
+def test_acuity_law_mean_is_the_bowl_plus_the_letter_size_term_by_hand():
+    X = np.array([[0.3, -1.0, 0.2, -0.1], [0.0, 0.0, 0.2, -0.1], [1.0, -1.0, 1.2, 0.9]])
+    expected = [
+        12.0 * (0.3 - 0.1) + 0.5,
+        12.0 * (0.0 - 0.1) + 0.5 - 5.0 * math.log10(2.0),
+        12.0 * (1.0 - 0.1) + 0.5 - 5.0 * math.log10(3.0),
+    ]
+    np.testing.assert_allclose(ACUITY(X), expected, rtol=1e-12)
+
+
+def test_acuity_law_mean_reads_the_letter_size_from_its_context_column():
+    """The letter size in the last column and the lens in the first three: the same values as
+    with the columns in the default order."""
+    moved = AcuityLawMean(0.5, 5.0, (-1.0, 0.2, -0.1), (0, 1, 2), slope=12.0, va_logmar=0.1, context_dim=3)
+    X, _ = _data()
+    np.testing.assert_allclose(moved(np.roll(X, -1, axis=1)), ACUITY(X), rtol=1e-12)
+    np.testing.assert_allclose(moved.gradient(np.roll(X, -1, axis=1)), np.roll(ACUITY.gradient(X), -1, axis=1))
+
+
+def test_acuity_law_mean_is_the_letter_latent_of_a_patient_corrected_by_its_centre():
+    """``a (s − VA(lens))`` of a simulated patient (its own blur and acuity law) on power-vector
+    columns, the centre the patient's correction, written by hand as ``M = S + C/2``,
+    ``J0 = −C/2 cos 2α``, ``J45 = −C/2 sin 2α``."""
+
+    def power_vector(sphere, cylinder, axis_deg):
+        angle = math.radians(2.0 * axis_deg)
+        return sphere + cylinder / 2, -cylinder / 2 * math.cos(angle), -cylinder / 2 * math.sin(angle)
+
+    patient = SimulatedPatient(-1.5, -0.75, slope=12.0, va_best_logmar=0.05, axis_deg=30.0)
+    mean = AcuityLawMean(0.0, 12.0, power_vector(-1.5, -0.75, 30.0), (1, 2, 3), slope=12.0, va_logmar=0.05)
+    lenses = [(-1.5, -0.75, 30.0), (-1.0, -0.75, 30.0), (-2.25, -1.5, 100.0), (0.0, 0.0, 0.0), (-1.75, -0.25, 170.0)]
+    sizes = [0.0, 0.3, -0.1, 1.0, 0.5]
+    X = np.array([[s, *power_vector(*lens)] for s, lens in zip(sizes, lenses)])
+    expected = [12.0 * (s - patient.visual_acuity(*lens)) for s, lens in zip(sizes, lenses)]
+    np.testing.assert_allclose(mean(X), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_acuity_law_mean_gradient_matches_finite_differences():
+    X, _ = _data()
+    grad = ACUITY.gradient(X)
+    assert grad.shape == X.shape
+    h = 1e-6
+    for j in range(X.shape[1]):
+        step = np.zeros(X.shape[1])
+        step[j] = h
+        numeric = (ACUITY(X + step) - ACUITY(X - step)) / (2 * h)
+        np.testing.assert_allclose(grad[:, j], numeric, atol=1e-7)
+    np.testing.assert_allclose(grad[:, 0], 12.0)  # the letter-size column: the slope alone
+
+
+def test_acuity_law_mean_is_frozen():
+    with pytest.raises(AttributeError):
+        ACUITY.slope = 5.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(slope=0.0), "slope must be > 0"),
+        (dict(slope=-14.0), "slope must be > 0"),
+        (dict(slope=math.nan), "slope must be a finite number"),
+        (dict(slope=math.inf), "slope must be a finite number"),
+        (dict(va_logmar=math.nan), "va_logmar must be a finite number"),
+        (dict(va_logmar=-math.inf), "va_logmar must be a finite number"),
+        (dict(context_dim=2), "context_dim must not be one of the lens columns"),
+        (dict(depth=-1.0), "depth must be >= 0"),
+        (dict(offset=math.inf), "offset must be a finite number"),
+    ],
+)
+def test_acuity_law_mean_refuses_bad_values_with_a_clear_message(bad, message):
+    fields = dict(offset=0.0, depth=14.0, centre=(0.0, 0.0, 0.0), dims=(1, 2, 3)) | bad
+    with pytest.raises(ValueError, match=message):
+        AcuityLawMean(**fields)

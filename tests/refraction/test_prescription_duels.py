@@ -102,7 +102,7 @@ def test_a_same_is_told_as_the_duel_answered_once_each_way_by_default():
 def test_a_same_pulls_the_two_lenses_utilities_together():
     """After "the same" the model's probability that lens 1 is clearer moves towards 1/2 from the
     one it gave before, where "dropped" leaves it as it was."""
-    before = _answered(n=12)
+    before = _answered(n=12, clarity_link="linear")
     trial = PrescriptionDuelTrial(START, Lens(-0.25, -0.5, 180.0), 0.2)  # 0.75 D apart in M
     members = np.array([trial.first_lens.power_vector().to_array(), trial.second_lens.power_vector().to_array()])
     Z = np.concatenate([[trial.letter_logmar], members.ravel()])[None, :]
@@ -276,7 +276,7 @@ class _PosteriorMean:
     ],
 )
 def test_the_most_plus_offset_is_the_tilt_over_twice_the_curvature(monkeypatch, curvature, plateau, kappa, expected):
-    opt = PrescriptionDuelOptimizer(start=START, plus_preference=kappa, max_plus_offset_d=0.5)
+    opt = PrescriptionDuelOptimizer(start=START, clarity_link="linear", plus_preference=kappa, max_plus_offset_d=0.5)
     mean = _PosteriorMean(curvature, -1.0, plateau)
     monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
     tilted_m = -1.0 + (kappa / (2 * curvature) if curvature > 0 else 0.0)
@@ -291,7 +291,7 @@ def test_the_most_plus_offset_is_capped_at_a_quarter_diopter_and_at_half_in_sess
     (0.25 D) by default and stored; settings saved before the cap was a setting rebuild with 0.5 D."""
     mean = _PosteriorMean(0.2, -1.0, False)
     monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
-    opt = PrescriptionDuelOptimizer(start=START, plus_preference=1.0)
+    opt = PrescriptionDuelOptimizer(start=START, clarity_link="linear", plus_preference=1.0)
     assert DUEL_MAX_PLUS_OFFSET_D == 0.25 == opt.settings_dict()["max_plus_offset_d"]
     assert opt.plus_offset_d(np.array([1.5, 0.1, -0.1]), 1.0) == pytest.approx(0.25)
     old_settings = {k: v for k, v in opt.settings_dict().items() if k != "max_plus_offset_d"}
@@ -310,7 +310,7 @@ class _QuadraticUtility(_PosteriorMean):
 def _optimizer_of(monkeypatch, curvature, m_star_d, shown_m_d):
     """A duel optimizer whose posterior mean is ``−c (M − M*)²`` and whose lenses shown have the
     given M (J0 = J45 = 0)."""
-    opt = PrescriptionDuelOptimizer(start=START)
+    opt = PrescriptionDuelOptimizer(start=START, clarity_link="linear")
     mean = _QuadraticUtility(curvature, m_star_d)
     monkeypatch.setattr(PrescriptionDuelOptimizer, "model", property(lambda self: mean))
     shown = np.array([[m, 0.0, 0.0] for m in shown_m_d])

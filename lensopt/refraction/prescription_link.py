@@ -1,0 +1,154 @@
+"""The full prescription's duels through the acuity link (``clarity_link="acuity"``).
+
+The probit duel model (:mod:`lensopt.refraction.prescription_duels`) lets two lenses differ as much at
+any letter size; a patient whose clarity saturates — both lenses read perfectly at large letters, both
+give guesses at small ones — then answers "the same" or at random at the letter sizes that model
+asks for most (the bounds), and the model, reading those answers as equal clarity everywhere, lets
+the most-plus tilt carry the lens away. On tuning patients (clinic patients of seeds 5000–5039,
+slope 14, an autorefraction start, 40 duels, "the same" below 1 logit unit) who lapse 2 % of the
+time, the probit model's median blur error grew from 0.65 D after 10 duels to 1.13 D after 40, 34
+of 40 sessions more than 0.5 D off; no letter bounds, letter lengthscale or tilt mended it.
+
+Here the model is the letter task's (:class:`lensopt.preference.link.AcuityLinkDuelGP`): the latent
+``f(s, x) ≈ a (s − VA(x))`` with the acuity law as its prior mean about the start
+(:class:`lensopt.gp.mean.AcuityLawMean`, slope :data:`LINK_SLOPE`), a kernel
+``θ s s' + σ_c² + σ² k_SE(x, x')`` (:func:`link_kernel`: the slope, the level and the lens's own
+shape uncertain), the clarity ``h(f) = Φ⁻¹(γ + (1 − γ − λ) Φ(f))`` compared. The duel is chosen by
+its information: the champion (the tilted optimum, as before) against the challenger and the letter
+size, jointly, of largest BALD (:func:`choose_challenger`), so that the letters sit near the
+threshold of the lenses compared; the letter size is chosen again for the two phoropter lenses
+actually shown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lensopt.gp.kernels import LinearContext, SquaredExponential
+from lensopt.gp.mean import AcuityLawMean
+from lensopt.preference.link import FIRST, SAME, SECOND, AcuityLinkDuelGP
+
+#: Models of the clarity compared in a duel: ``acuity`` (this module; the default) and ``linear``
+#: (the probit utility of the papers; sessions saved before the acuity link rebuild with it).
+CLARITY_LINKS = ("acuity", "linear")
+
+#: The acuity law of the prior mean: psychometric slope ``a`` (logMAR⁻¹, a human slope) and best
+#: acuity (logMAR) of a patient whose correction is the start.
+LINK_SLOPE = 14.0
+LINK_VA_LOGMAR = 0.0
+
+#: Prior standard deviations of the kernel's parts (latent units): the slope (30 % of
+#: :data:`LINK_SLOPE`, per logMAR), the level (0.15 logMAR of best acuity), the lens's own shape;
+#: and the lens lengthscale (D of power vector).
+LINK_SLOPE_SD = 0.3 * LINK_SLOPE
+LINK_LEVEL_SD = 0.15 * LINK_SLOPE
+LINK_LENS_SD = 3.0
+LINK_LENS_LENGTHSCALE_D = 1.0
+
+#: The most-plus tilt ``κ`` of the acuity link (latent units per D of M; the probit model's
+#: :data:`~lensopt.refraction.prescription_duels.PLUS_PREFERENCE` is on its own utility's scale):
+#: the latent falls ``a log10(1 + b²)`` with blur, about 2.8 times as steeply as the probit model's
+#: prior bowl. Chosen on tuning patients (clinic patients of seeds 5000–5039, slope 14, an
+#: autorefraction start, 40 duels, with and without accommodation) among 2, 4, 5 and 6: mean M error
+#: after 40 duels −0.07 / −0.28 D (without / with accommodation) with 2, −0.05 / −0.14 with 4,
+#: −0.03 / −0.05 with 5, +0.07 / +0.04 with 6.
+LINK_PLUS_PREFERENCE = 5.0
+
+#: A lengthscale (D) far beyond any search box: the level part is a constant over the lenses.
+_CONSTANT_LENGTHSCALE_D = 100.0
+
+#: Candidates of the duel: challengers around the champion and letter sizes on a grid over the
+#: letter bounds (the size of the shown pair is then chosen on :data:`SIZE_GRID_FINE`).
+N_CHALLENGERS = 96
+SIZE_GRID = 13
+SIZE_GRID_FINE = 64
+
+
+def check_link_rates(n_alternatives, model_lapse) -> tuple[int, float]:
+    """The link's ``n_alternatives`` (an integer >= 2: the guess rate ``1/n``) and ``model_lapse``
+    (in ``[0, 1 − 1/n)``), checked; a one-line ValueError else."""
+    n = n_alternatives
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")
+    ceiling = 1.0 - 1.0 / int(n)
+    lapse = model_lapse
+    if isinstance(lapse, bool) or not isinstance(lapse, (int, float)) or not 0.0 <= float(lapse) < ceiling:
+        raise ValueError(f"model_lapse must be in [0, 1 - 1/n_alternatives) = [0, {ceiling:.4g}), got {lapse!r}")
+    return int(n), float(lapse)
+
+
+def link_kernel(lens_lengthscale_d: float = LINK_LENS_LENGTHSCALE_D):
+    """``θ s s' + σ_c² + σ² k_SE(x, x')`` on ``[letter_logmar, m_d, j0_d, j45_d]``."""
+    slope = LinearContext(LINK_SLOPE_SD**2, active_dims=(0,))
+    level = SquaredExponential(_CONSTANT_LENGTHSCALE_D, variance=LINK_LEVEL_SD**2, active_dims=(1, 2, 3))
+    lens = SquaredExponential(float(lens_lengthscale_d), variance=LINK_LENS_SD**2, active_dims=(1, 2, 3))
+    return slope + level + lens
+
+
+def link_model(centre_d, with_bowl: bool, n_alternatives: int, model_lapse: float) -> AcuityLinkDuelGP:
+    """The acuity-link model of a search about ``centre_d`` (the start's power vector; the bowl of
+    the acuity law about it when ``with_bowl``, else a prior flat over the lenses)."""
+    mean = AcuityLawMean(
+        0.0,
+        LINK_SLOPE if with_bowl else 0.0,
+        tuple(float(v) for v in centre_d),
+        (1, 2, 3),
+        slope=LINK_SLOPE,
+        va_logmar=LINK_VA_LOGMAR,
+    )
+    return AcuityLinkDuelGP(link_kernel(), mean, 1.0 / n_alternatives, model_lapse)
+
+
+def fit_link(model: AcuityLinkDuelGP, duels, same_answers: str) -> AcuityLinkDuelGP | None:
+    """``model`` fitted on ``duels`` — ``(letter_logmar, first_d (3,), second_d (3,), answer)`` with
+    ``answer`` "first", "second" or "same" ("same" kept when ``same_answers`` is "both-ways") — or
+    None when no answer is modelled."""
+    rows, codes = [], []
+    for s, first_d, second_d, answer in duels:
+        if answer == "same" and same_answers != "both-ways":
+            continue
+        rows += [np.r_[s, first_d], np.r_[s, second_d]]
+        codes.append({"first": FIRST, "second": SECOND, "same": SAME}[answer])
+    if not codes:
+        return None
+    points, inverse = np.unique(np.array(rows), axis=0, return_inverse=True)
+    return model.fit(points, np.asarray(inverse).reshape(-1, 2), codes)
+
+
+def choose_challenger(model: AcuityLinkDuelGP, first_d, box_bounds_d, radius_d, letter_bounds, rng):
+    """``(letter_logmar, second_d)``: the challenger within ``radius_d`` of ``first_d`` (in the box)
+    and the letter size of the duel of largest information with ``first_d``."""
+    first_d = np.asarray(first_d, dtype=float)
+    bounds = np.asarray(box_bounds_d, dtype=float)
+    directions = rng.standard_normal((N_CHALLENGERS, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    lengths = radius_d * np.sqrt(rng.uniform(0.05, 1.0, (N_CHALLENGERS, 1)))
+    second = np.clip(first_d + directions * lengths, bounds[:, 0], bounds[:, 1])
+    lo, hi = (float(v) for v in letter_bounds)
+    sizes = np.linspace(lo, hi, SIZE_GRID)
+    X1 = np.column_stack([np.repeat(sizes, N_CHALLENGERS), np.tile(first_d, (sizes.size * N_CHALLENGERS, 1))])
+    X2 = np.column_stack([np.repeat(sizes, N_CHALLENGERS), np.tile(second, (sizes.size, 1))])
+    best = int(np.argmax(model.duel_bald(X1, X2)))
+    return float(X2[best, 0]), X2[best, 1:].copy()
+
+
+def choose_letter_size(model: AcuityLinkDuelGP, first_d, second_d, letter_bounds) -> float:
+    """The letter size of largest information for the duel of ``first_d`` and ``second_d``."""
+    lo, hi = (float(v) for v in letter_bounds)
+    sizes = np.linspace(lo, hi, SIZE_GRID_FINE)
+    X1 = np.column_stack([sizes, np.tile(np.asarray(first_d, dtype=float), (sizes.size, 1))])
+    X2 = np.column_stack([sizes, np.tile(np.asarray(second_d, dtype=float), (sizes.size, 1))])
+    return float(sizes[int(np.argmax(model.duel_bald(X1, X2)))])
+
+
+__all__ = [
+    "CLARITY_LINKS",
+    "LINK_PLUS_PREFERENCE",
+    "LINK_SLOPE",
+    "check_link_rates",
+    "choose_challenger",
+    "choose_letter_size",
+    "fit_link",
+    "link_kernel",
+    "link_model",
+]

@@ -203,6 +203,8 @@ class DuelSessionModel(_PrescriptionComparisons):
         return lenses, ((1, 0) if record.answer == "second" else (0, 1)), record.answer == "same"
 
     def model_name(self) -> str:
+        if self._settings.get("clarity_link") == "acuity":  # the full prescription's duels, by default
+            return "probit through the acuity link"
         return str(self._settings.get("model", "probit"))
 
 

@@ -37,6 +37,10 @@ CLARITY_LINKS = ("acuity", "linear")
 LINK_SLOPE = 14.0
 LINK_VA_LOGMAR = 0.0
 
+#: Depth of the prior's bowl about the start (latent units; :data:`LINK_SLOPE`: the acuity law of a
+#: patient whose correction is the start).
+LINK_BOWL_DEPTH = LINK_SLOPE
+
 #: Prior standard deviations of the kernel's parts (latent units): the slope (30 % of
 #: :data:`LINK_SLOPE`, per logMAR), the level (0.15 logMAR of best acuity), the lens's own shape;
 #: and the lens lengthscale (D of power vector).
@@ -90,7 +94,7 @@ def link_model(centre_d, with_bowl: bool, n_alternatives: int, model_lapse: floa
     the acuity law about it when ``with_bowl``, else a prior flat over the lenses)."""
     mean = AcuityLawMean(
         0.0,
-        LINK_SLOPE if with_bowl else 0.0,
+        LINK_BOWL_DEPTH if with_bowl else 0.0,
         tuple(float(v) for v in centre_d),
         (1, 2, 3),
         slope=LINK_SLOPE,

@@ -7,6 +7,12 @@ Thibos power vector ``x = (M, J0, J45)`` of the lens: model columns ``[letter_lo
 around the starting refraction (the full box without one), as the letter search
 (:mod:`lensopt.refraction.prescription_letters`).
 
+- **the acuity link** (``clarity_link="acuity"``, the default of ``muc-ald`` and ``random`` since 28 Nov
+  2026): the duels are modelled as the letter task's latent seen through the clarity it gives, which
+  saturates for letters far above or below threshold (:mod:`lensopt.refraction.prescription_link`);
+  the probit utility below got lost with patients whose clarity saturates. What follows describes the
+  probit utility (``clarity_link="linear"``; the other rules and sessions saved before), and the
+  answer-independent parts both share (close lenses, phoropter lenses, most plus, "the same").
 - **kernel**: ``σ² k_SE(s, s') k_SE(x, x')`` with one lengthscale for the three coordinates — blur
   is the residual's power-vector length, so an isotropic kernel sees blur as the patient does. The
   two-parameter duel kernel mapped as the letter search maps its own: the duel kernel has
@@ -61,6 +67,7 @@ around the starting refraction (the full box without one), as the letter search
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, replace
@@ -429,7 +436,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
             (t.letter_logmar, t.first_lens.power_vector().to_array(), t.second_lens.power_vector().to_array(), a)
             for t, a in self._history
         ]
-        self._link = fit_link(self._link_prior, duels, self.same_answers)
+        self._link = fit_link(copy.copy(self._link_prior), duels, self.same_answers)  # the prior stays unfitted
 
     @single_threaded
     def tell(self, trial: PrescriptionDuelTrial, answer) -> None:

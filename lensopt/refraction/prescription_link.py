@@ -17,7 +17,9 @@ shape uncertain), the clarity ``h(f) = Φ⁻¹(γ + (1 − γ − λ) Φ(f))`` c
 its information: the champion (the tilted optimum, as before) against the challenger and the letter
 size, jointly, of largest BALD (:func:`choose_challenger`), so that the letters sit near the
 threshold of the lenses compared; the letter size is chosen again for the two phoropter lenses
-actually shown.
+actually shown. There are no random first duels (``n_initial`` is not used): the prior about the
+start already makes the first duel informative. The model is refitted from the prior on every
+answer, so a resumed session decides as the uninterrupted one.
 """
 
 from __future__ import annotations

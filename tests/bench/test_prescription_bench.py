@@ -322,6 +322,18 @@ def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_w
     table = format_summary(summary)
     assert "muc-ald (duel)" in table and "duels and rankings: no TTC ×ideal" in table
 
+    # a campaign run before the acuity link (its duel records without clarity_link) is not resumed
+    # into one directory with the new model's runs
+    assert all(r["optimizer_settings"]["clarity_link"] == "acuity" for r in duels)
+    old = out / "runs" / f"{duels[0]['key']}.json"
+    record = json.loads(old.read_text())
+    del record["optimizer_settings"]["clarity_link"]
+    old.write_text(json.dumps(record))
+    assert main(["bench", "prescription", "--out", str(out), *common, "--feedback", "duel"]) == 2
+    err = capsys.readouterr().err
+    assert "was run with the linear duel model" in err and "use another --out directory" in err
+    assert len(err.strip().splitlines()) == 1
+
 
 def test_a_duel_campaign_with_ties_runs_each_way_of_telling_the_same_on_the_same_patients(tmp_path, capsys):
     """``--tie-threshold 2 --same-answers both-ways dropped``: one run per way on each patient, the

@@ -58,7 +58,7 @@ from lensopt.bench.records import versions
 from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
-from lensopt.refraction.prescription_duels import LINK_RULES, PrescriptionDuelOptimizer
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, default_clarity_link
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.simulation import simulate_prescription
@@ -245,17 +245,12 @@ def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
             f"{path} was run with other settings; use another --out directory or the settings of that campaign"
         )
     recorded_link = (record.get("optimizer_settings") or {}).get("clarity_link", "linear")
-    if spec.feedback == "duel" and recorded_link != duel_clarity_link(spec.rule):
+    if spec.feedback == "duel" and recorded_link != default_clarity_link(spec.rule):
         raise ValueError(
             f"{path} was run with the {recorded_link} duel model (before the acuity link became the default); "
             "use another --out directory, so that one campaign holds one model"
         )
     return True
-
-
-def duel_clarity_link(rule: str) -> str:
-    """The duel model a campaign's ``rule`` runs with now (:class:`PrescriptionDuelOptimizer`'s default)."""
-    return "acuity" if rule in LINK_RULES else "linear"
 
 
 #: The campaign's runs, for :func:`lensopt.bench.runner.run_campaign`.

@@ -125,8 +125,8 @@ class AcuityLawMean(BowlMean):
     """The acuity law as a prior mean of the letter latent ``a (s − VA(x))``:
     ``m(s, x) = slope · (s − va_logmar) − depth · log10(1 + |x_J − centre|²)`` (METHOD.md §1), the
     letter size ``s`` in column ``context_dim`` — the latent of a patient whose correction is the
-    centre, with psychometric slope ``slope`` (logMAR⁻¹) and best acuity ``va_logmar``. ``offset``
-    is not used (0): the letter-size term carries the level."""
+    centre, with psychometric slope ``slope`` (logMAR⁻¹) and best acuity ``va_logmar`` — plus the
+    bowl's ``offset`` (0 in the duels' use: the letter-size term carries the level)."""
 
     slope: float = 14.0
     va_logmar: float = 0.0

@@ -164,6 +164,13 @@ BALD_CONTEXT_RULES = ("muc-ald", "kss-ald")
 #: challenger and letter size of largest BALD) or random ones.
 LINK_RULES = ("muc-ald", "random")
 
+
+def default_clarity_link(rule: str) -> str:
+    """The duel model a ``rule`` runs with by default: the acuity link where it has the rule, the
+    probit utility elsewhere."""
+    return CLARITY_LINKS[0] if rule in LINK_RULES else "linear"
+
+
 #: Letters to choose from, for the guess floor of the acuity link (26 as the letter task's default).
 DEFAULT_N_ALTERNATIVES = 26
 
@@ -235,8 +242,8 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         model_lapse=DEFAULT_MODEL_LAPSE,
     ):
         rule = DEFAULT_RULE if rule is None else rule
-        if clarity_link is None:  # the acuity link where it has a rule, the probit utility elsewhere
-            clarity_link = CLARITY_LINKS[0] if rule in LINK_RULES else "linear"
+        if clarity_link is None:
+            clarity_link = default_clarity_link(rule)
         self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
         if same_answers not in SAME_ANSWERS:
             raise ValueError(f"unknown same_answers {same_answers!r}; choose one of: {', '.join(SAME_ANSWERS)}")
@@ -412,19 +419,16 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         "random"), the size chosen again for the phoropter lenses shown."""
         letter_bounds = local.context_bounds[0]
         prior_or_fit = self._link_now()
+        first = self.phoropter_lens(champion)
+        first_d = first.power_vector().to_array()
         if self.rule == "random":
-            members = uniform(local.system_bounds, 2, rng)
-            context, second_d = float(preference_rules.random_context(local, rng)[0]), members[1]
-            first = self.phoropter_lens(champion)
+            second_d = uniform(local.system_bounds, 2, rng)[1]
+            context = float(preference_rules.random_context(local, rng)[0])
         else:
-            first = self.phoropter_lens(champion)
-            first_d = first.power_vector().to_array()
             context, second_d = choose_challenger(
                 prior_or_fit, first_d, self.box.bounds_d, self.duel_separation_d, letter_bounds, rng
             )
-        second = self.distinct_lens(
-            [first], pull_within(first.power_vector().to_array(), second_d, self.duel_separation_d)
-        )
+        second = self.distinct_lens([first], pull_within(first_d, second_d, self.duel_separation_d))
         if self.rule != "random":
             shown = [lens.power_vector().to_array() for lens in (first, second)]
             context = choose_letter_size(prior_or_fit, shown[0], shown[1], letter_bounds)

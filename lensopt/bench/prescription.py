@@ -104,7 +104,9 @@ def patient_and_start(spec: PrescriptionSpec):
 def _optimizer(spec: PrescriptionSpec, patient, start, stop):
     if spec.feedback == "duel":
         same = {} if spec.same_answers is None else {"same_answers": spec.same_answers}
-        return PrescriptionDuelOptimizer(rule=spec.rule, seed=spec.seed, start=start, **same)
+        return PrescriptionDuelOptimizer(
+            rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, **same
+        )
     if spec.feedback == "ranking":
         return PrescriptionRankingOptimizer(rule=spec.rule, seed=spec.seed, start=start)
     if spec.rule == "ideal":

@@ -122,9 +122,8 @@ def run_prescription(args, stop) -> int:
 
         if args.duel_model != "probit":
             raise ValueError("the full prescription's duels use the probit model (--duel-model probit)")
-        for flag, value in (("--beta", args.beta), ("--model-lapse", args.model_lapse)):
-            if value is not None:
-                raise ValueError(f"{flag} applies to --feedback letters only")
+        if args.beta is not None:
+            raise ValueError("--beta applies to --feedback letters only")
     else:
         from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 
@@ -183,14 +182,27 @@ def run_prescription(args, stop) -> int:
         **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
     }
     optimizer: PrescriptionRankingOptimizer | PrescriptionDuelOptimizer | PrescriptionOptimizer
+    duel_model: dict = {}  # the duel model's settings, in the JSON of a duel session
     if ranking:
         optimizer = PrescriptionRankingOptimizer(rule=rule, seed=args.seed, **options)
         answers = {"feedback": "ranking"}
     elif duel:
         optimizer = PrescriptionDuelOptimizer(
-            rule=rule, seed=args.seed, inference=args.inference or "laplace", **options
+            rule=rule,
+            seed=args.seed,
+            inference=args.inference or "laplace",
+            n_alternatives=args.n_alternatives,  # the acuity link's guess rate: the letters shown
+            **({} if args.model_lapse is None else {"model_lapse": args.model_lapse}),
+            **options,
         )
         answers = {"feedback": "duel", "tie_threshold": args.tie_threshold}
+        duel_model = {
+            "duel_model": "probit",
+            "clarity_link": optimizer.clarity_link,
+            "n_alternatives": optimizer.n_alternatives,
+            "model_lapse": optimizer.model_lapse,
+            "tie_threshold": args.tie_threshold,
+        }
     else:
         options.update(
             n_alternatives=args.n_alternatives,
@@ -204,7 +216,7 @@ def run_prescription(args, stop) -> int:
     rule = optimizer.rule
     if args.json:
         result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None, **answers)
-        extra = {"duel_model": "probit", "tie_threshold": args.tie_threshold} if duel else {}
+        extra = duel_model
         print(
             json.dumps(
                 {

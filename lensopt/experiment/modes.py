@@ -213,6 +213,9 @@ class DuelMode(Mode):
             **start_options(protocol, seed, letter_bounds_logmar),
             lens_step_d=protocol.lens_step_d or None,
             inference=protocol.optimizer.inference,
+            # the acuity link's guess rate is the letters shown (1/10 for Sloan letters), its lapse the protocol's
+            n_alternatives=len(protocol.letters.alphabet),
+            model_lapse=protocol.optimizer.lapse,
         )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):

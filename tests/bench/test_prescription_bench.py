@@ -335,6 +335,16 @@ def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_w
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_duel_run_models_the_letters_its_patient_reads():
+    """The duel optimizer of a run guesses among the spec's letters, as its patient does."""
+    spec = PrescriptionSpec(
+        "start-no-accommodation", "muc-ald", 7, 2, n_alternatives=10, feedback="duel", accommodation=False
+    )
+    record = campaign.run_prescription(spec)
+    assert record["optimizer_settings"]["n_alternatives"] == 10
+    assert record["optimizer_settings"]["clarity_link"] == "acuity"
+
+
 def test_a_duel_campaign_with_ties_runs_each_way_of_telling_the_same_on_the_same_patients(tmp_path, capsys):
     """``--tie-threshold 2 --same-answers both-ways dropped``: one run per way on each patient, the
     patients answering "the same" (counted in the record), the

@@ -44,6 +44,23 @@ def test_the_shipped_protocol_needs_a_start_and_then_builds_the_prescription_due
     assert optimizer.settings_dict()["search"] == "prescription" and optimizer.lens_step_d == 0.25
 
 
+def test_the_shipped_protocols_duels_guess_among_its_sloan_letters_and_lapse_at_its_rate():
+    """The acuity link's floor is the chance of naming a letter of the protocol's alphabet (1/10 for
+    the ten Sloan letters, not the default 1/26), its lapse the protocol's ``[optimizer] lapse``."""
+    from lensopt.experiment.modes import mode_for
+
+    protocol = load_protocol(PROTOCOL).with_start(START)
+    assert len(protocol.letters.alphabet) == 10
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 0.9))
+    assert optimizer.clarity_link == "acuity"
+    assert optimizer.n_alternatives == 10 and optimizer.model_lapse == protocol.optimizer.lapse
+    assert optimizer.settings_dict()["n_alternatives"] == 10
+    duel = optimizer.ask()
+    optimizer.tell(duel, "first")
+    assert optimizer.model.guess_rate == pytest.approx(0.1)
+    assert optimizer.model.lapse_rate == pytest.approx(protocol.optimizer.lapse)
+
+
 def test_a_duel_protocol_with_a_start_and_the_ties_model_is_refused_in_one_line():
     with pytest.raises(Exception, match=r"duel\.model = 'probit'") as caught:
         load_protocol(REPO / "protocols" / "clinical-duel.toml").with_start(START)

@@ -63,6 +63,7 @@ from lensopt.preference.settings import CONTEXTUAL_RULES
 from lensopt.psychopy.handler import RefractionHandler
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import DuelRefractionOptimizer
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 from lensopt.threads import (
@@ -92,9 +93,15 @@ DECISION_ASK_TELL = "ask + tell"
 DECISION_HANDLER = "addResponse -> next trial (tell, stop check, ask)"
 """What one timed decision is, without and with the PsychoPy handler."""
 
-SEARCHES = ("sphere-cylinder", "prescription", "duel")
-"""What is timed: the two-parameter letter search, the full prescription (issue 16), or the
-two-parameter duels ("one or two — or the same?", :class:`lensopt.refraction.DuelRefractionOptimizer`)."""
+SEARCHES = ("sphere-cylinder", "prescription", "duel", "prescription-duel")
+"""What is timed: the two-parameter letter search, the full prescription (issue 16), the
+two-parameter duels ("one or two — or the same?", :class:`lensopt.refraction.DuelRefractionOptimizer`),
+or the full prescription's duels (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`
+around an autorefraction of a clinic patient; ``muc-ald`` through the acuity link, its default)."""
+
+PRESCRIPTION_DUEL_TIES = 1.0
+"""The clinic patient's tie threshold (logit units of utility) in the full prescription's duels: the
+protocol's simulated patient (``clinical-prescription-duel.toml``) and the held-out duel campaigns'."""
 
 _NUMPY_FIRST = "import numpy, scipy, scipy.linalg, scipy.special, scipy.stats\nimport lensopt\n"
 _LENSOPT_FIRST = "import lensopt\nimport numpy, scipy, scipy.linalg, scipy.special, scipy.stats\n"
@@ -152,7 +159,9 @@ def run_decision_time(
     ``response_ms`` (both with the handler only): see the module docstring."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
-    rules = {"prescription": PRESCRIPTION_RULES, "duel": CONTEXTUAL_RULES}.get(search, (*ALL_RULES, ACUITY_LAW_RULE))
+    rules = {"prescription": PRESCRIPTION_RULES, "duel": CONTEXTUAL_RULES, "prescription-duel": CONTEXTUAL_RULES}.get(
+        search, (*ALL_RULES, ACUITY_LAW_RULE)
+    )
     if rule not in rules:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(rules)}")
     for name, value, low in (
@@ -167,8 +176,8 @@ def run_decision_time(
         raise ValueError(
             f"decision-time: the answer time (--response-ms) must be from 0 to 10000 ms (e.g. 300), got {response_ms!r}"
         )
-    if stop is not None and search == "duel":
-        raise ValueError("decision-time: duels have no stopping rule: leave out --stop with --search duel")
+    if stop is not None and search in ("duel", "prescription-duel"):
+        raise ValueError(f"decision-time: duels have no stopping rule: leave out --stop with --search {search}")
     if stop is not None:
         StopRule(confidence=stop, min_trials=min_trials, max_trials=max(trials, min_trials))  # one-line errors
         if min_trials > trials:
@@ -361,9 +370,12 @@ def _session(args):
     stop = None
     if args.stop is not None:
         stop = StopRule(confidence=args.stop, min_trials=args.min_trials, max_trials=max(args.trials, args.min_trials))
-    if args.search == "prescription":
+    if args.search in ("prescription", "prescription-duel"):
         patient = draw_clinic_patients(1, args.seed, slope=14.0)[0]
         start = autorefraction(patient, np.random.SeedSequence([args.seed, 1]))
+        if args.search == "prescription-duel":
+            optimizer = PrescriptionDuelOptimizer(rule=args.rule, seed=args.seed, start=start)
+            return optimizer, get_mode("duel").responder(patient, tie_threshold=PRESCRIPTION_DUEL_TIES)
         optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start, stop=stop)
         return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d, t.axis_deg)
     patient = draw_patients(1, args.seed)[0]

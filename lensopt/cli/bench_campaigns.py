@@ -288,7 +288,8 @@ def run_decision_time(args) -> int:
     from lensopt.bench.decision_time import DEFAULT_RESPONSE_MS, format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
-    rule = args.rule or {"prescription": "bracket-ald", "duel": "muc-ald"}.get(args.search, "ucb-ald")  # their defaults
+    defaults = {"prescription": "bracket-ald", "duel": "muc-ald", "prescription-duel": "muc-ald"}
+    rule = args.rule or defaults.get(args.search, "ucb-ald")  # each search's default rule
     result = run(
         rule=rule,
         processes=args.processes,

@@ -68,11 +68,12 @@ def add_machine_parsers(sub) -> None:
     )
     dt.add_argument(
         "--search",
-        choices=("sphere-cylinder", "prescription", "duel"),
+        choices=("sphere-cylinder", "prescription", "duel", "prescription-duel"),
         default="sphere-cylinder",
         help="sphere-cylinder: the two-parameter letter search (default); prescription: the full "
         "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients; duel: "
-        "the two-parameter duels (one or two, or the same; no --stop)",
+        "the two-parameter duels (one or two, or the same; no --stop); prescription-duel: the full "
+        "prescription's duels around an autorefraction (muc-ald: through the acuity link; no --stop)",
     )
     dt.add_argument(
         "--handler",

@@ -51,18 +51,23 @@ TOLERANCE = 1e-12
 _TINY = 1e-300
 
 
+def clarity(f, guess_rate: float, lapse_rate: float) -> np.ndarray:
+    """``h(f) = Φ⁻¹(γ + κ Φ(f))`` (``κ = 1 − γ − λ``), through the tail beyond ``|f|``: the upper
+    tail ``1 − P = λ + κ Φ(−f)`` for ``f > 0``, so that large letters keep their resolution when
+    ``λ = 0`` (``h ≈ f`` there), and ``P = γ + κ Φ(f)`` itself for ``f ≤ 0``."""
+    kappa = 1.0 - guess_rate - lapse_rate
+    f = np.asarray(f, dtype=float)
+    upper = f > 0.0
+    tail = ndtri(np.maximum(np.where(upper, lapse_rate, guess_rate) + kappa * ndtr(-np.abs(f)), _TINY))
+    return np.where(upper, -tail, tail)
+
+
 def acuity_link(f, guess_rate: float, lapse_rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(h(f), h′(f))``: the clarity ``Φ⁻¹(γ + κ Φ(f))`` (``κ = 1 − γ − λ``) and its derivative
-    ``κ φ(f) / φ(h)``. The upper tail ``1 − P = λ + κ Φ(−f)`` is used for ``f > 0``, so that large
-    letters keep their resolution when ``λ = 0`` (``h ≈ f`` there)."""
+    """``(h(f), h′(f))``: the clarity :func:`clarity` and its derivative ``κ φ(f) / φ(h)``."""
     check_floor(guess_rate, lapse_rate)
     kappa = 1.0 - guess_rate - lapse_rate
     f = np.asarray(f, dtype=float)
-    h = np.empty_like(f)
-    upper = f > 0.0
-    h[upper] = -ndtri(np.maximum(lapse_rate + kappa * ndtr(-f[upper]), _TINY))
-    lower = ~upper
-    h[lower] = ndtri(np.maximum(guess_rate + kappa * ndtr(f[lower]), _TINY))
+    h = clarity(f, guess_rate, lapse_rate)
     with np.errstate(over="ignore", invalid="ignore"):
         dh = kappa * np.exp(0.5 * (h - f) * (h + f))
     return h, np.where(np.isfinite(dh), dh, 0.0)
@@ -225,7 +230,8 @@ class AcuityLinkDuelGP:
         cos, sin = np.cos(angle), np.sin(angle)
         f1 = mu1 + major * cos * z1 - minor * sin * z2
         f2 = mu2 + major * sin * z1 + minor * cos * z2
-        return ndtr(self.link(f1)[0] - self.link(f2)[0]), weights
+        g, lam = self.guess_rate, self.lapse_rate  # the clarity alone: h′ is not needed here
+        return ndtr(clarity(f1, g, lam) - clarity(f2, g, lam)), weights
 
     def duel_probability(self, X1, X2) -> np.ndarray:
         """``P(first)`` ``(n,)`` of the duels ``(X1[i], X2[i])``, averaged over the posterior."""
@@ -256,4 +262,4 @@ def _binary_entropy_bits(p) -> np.ndarray:
     return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
 
 
-__all__ = ["FIRST", "SAME", "SECOND", "AcuityLinkDuelGP", "acuity_link", "answer_terms"]
+__all__ = ["FIRST", "SAME", "SECOND", "AcuityLinkDuelGP", "acuity_link", "answer_terms", "clarity"]

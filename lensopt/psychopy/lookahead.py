@@ -59,7 +59,8 @@ WORKER_NICENESS = 5
 def speculative_answers(optimizer) -> tuple | None:
     """The answers a query of ``optimizer`` can get, when it declares them few (its
     ``SPECULATIVE_ANSWERS``: ``(True, False)`` for a letter, ``("first", "second", "same")`` for a
-    duel; its queries are then flat dataclasses of numbers, which travel as JSON); None otherwise."""
+    duel; its queries are then dataclasses of numbers, or of dataclasses of numbers, which travel as
+    JSON); None otherwise."""
     answers = getattr(type(optimizer), "SPECULATIVE_ANSWERS", None)
     if not answers or not callable(getattr(optimizer, "to_state", None)):
         return None
@@ -75,7 +76,25 @@ def speculative_answer(optimizer, answer):
 
 
 def _query_to_json(query) -> dict[str, Any]:
-    return {"class": f"{type(query).__module__}:{type(query).__qualname__}", "fields": dataclasses.asdict(query)}
+    """A query as JSON: its class and its init fields; a field that is a dataclass itself (a full
+    prescription duel's :class:`~lensopt.refraction.lens.Lens`) is written the same way, nested."""
+    fields = {}
+    for field in dataclasses.fields(query):
+        if not field.init:
+            continue
+        value = getattr(query, field.name)
+        is_instance = dataclasses.is_dataclass(value) and not isinstance(value, type)
+        fields[field.name] = _query_to_json(value) if is_instance else _plain(value)
+    return {"class": f"{type(query).__module__}:{type(query).__qualname__}", "fields": fields}
+
+
+def _plain(value):
+    """Tuples and arrays of numbers as lists (what ``dataclasses.asdict`` and ``json`` make of them)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _import(path: str):
@@ -87,7 +106,11 @@ def _import(path: str):
 
 
 def _query_from_json(data: dict[str, Any]):
-    return _import(data["class"])(**data["fields"])
+    fields = {
+        name: _query_from_json(value) if isinstance(value, dict) and set(value) == {"class", "fields"} else value
+        for name, value in data["fields"].items()
+    }
+    return _import(data["class"])(**fields)
 
 
 class LookaheadWorker:

@@ -106,7 +106,7 @@ from lensopt.refraction.prescription_link import (
     fit_link,
     link_model,
 )
-from lensopt.refraction.trial import SAME_ANSWERS
+from lensopt.refraction.trial import DUEL_ANSWERS, SAME_ANSWERS
 from lensopt.threads import single_threaded
 
 #: The most-plus preference ``κ`` (utility units per D of M): the duels' champion and the reported
@@ -217,6 +217,10 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
     """
 
     report_tilt_share = REPORT_TILT_SHARE
+    #: The answers a duel can get: a PsychoPy handler decides ahead for each while the patient
+    #: compares (:mod:`lensopt.psychopy.lookahead`); ``canonical_answer`` spells a given one so.
+    SPECULATIVE_ANSWERS = DUEL_ANSWERS
+    canonical_answer = staticmethod(normalize_duel_answer)
 
     def __init__(
         self,
@@ -273,6 +277,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         self._history: list[tuple[PrescriptionDuelTrial, str]] = []
         self.last_decision_ms = math.nan
         self._link: AcuityLinkDuelGP | None = None
+        self._link_stale = False  # answers told since the link was last fitted (:meth:`_fitted_link`)
         if self.clarity_link == "acuity":
             with_bowl = self.box.start is not None and self.start_prior_depth > 0
             self._link_prior = link_model(self.box.centre.to_array(), with_bowl, self.n_alternatives, self.model_lapse)
@@ -347,11 +352,23 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
     def model(self):
         """The GP of the answers (None before the first modelled answer): the acuity-link model
         (:class:`lensopt.preference.link.AcuityLinkDuelGP`) or the core's probit preference GP."""
-        return self._core.model if self.clarity_link == "linear" else self._link
+        return self._core.model if self.clarity_link == "linear" else self._fitted_link()
+
+    def _fitted_link(self) -> AcuityLinkDuelGP | None:
+        """The acuity link fitted on the answers so far (None before a modelled answer). It is fitted
+        when first needed after an answer, not by :meth:`tell`: a PsychoPy handler tells its own
+        optimizer every answer while a lookahead worker decides (:mod:`lensopt.psychopy.lookahead`),
+        and a resumed session is told its whole history before it decides. The fit starts from the
+        prior each time, so when it runs does not change it."""
+        if self._link_stale:
+            self._refit_link()
+            self._link_stale = False
+        return self._link
 
     def _link_now(self) -> AcuityLinkDuelGP:
         """The acuity link fitted on the answers so far (its prior before any)."""
-        return self._link if self._link is not None else self._link_prior
+        fitted = self._fitted_link()
+        return fitted if fitted is not None else self._link_prior
 
     def _predict(self, X, full_cov=False):
         if self.clarity_link == "acuity":
@@ -460,8 +477,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         else:
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
-        if self.clarity_link == "acuity":
-            self._refit_link()
+        self._link_stale = self.clarity_link == "acuity"  # fitted when next needed (:meth:`_fitted_link`)
 
 
 __all__ = [

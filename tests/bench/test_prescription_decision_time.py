@@ -14,3 +14,16 @@ def test_the_bracketing_rule_is_timed_in_the_prescription_search():
 def test_the_bracketing_rule_is_refused_in_the_two_parameter_search():
     with pytest.raises(ValueError, match="unknown rule 'bracket-ald'"):
         run_decision_time(rule="bracket-ald", processes=1, trials=2, search="sphere-cylinder")
+
+
+def test_the_full_prescriptions_duels_are_timed_through_the_acuity_link():
+    result = run_decision_time(rule="muc-ald", processes=1, trials=3, seed=3, search="prescription-duel")
+    assert result["rule"] == "muc-ald" and result["search"] == "prescription-duel"
+    assert result["pooled"]["n"] == 3 and result["per_process"][0]["trials_run"] == 3
+
+
+def test_the_full_prescriptions_duels_have_no_stopping_rule_to_time():
+    with pytest.raises(
+        ValueError, match="duels have no stopping rule: leave out --stop with --search prescription-duel"
+    ):
+        run_decision_time(rule="muc-ald", processes=1, trials=3, search="prescription-duel", stop=0.9)

@@ -211,3 +211,33 @@ def test_the_acuity_law_optimizer_decides_the_same_trials_ahead():
     assert ahead.trials == plain.trials and len(plain.trials) >= 10
     assert ahead.stopped == plain.stopped
     assert ahead.best() == plain.best()
+
+
+def test_full_prescription_duels_through_the_acuity_link_decide_the_same_duels_ahead():
+    """The full prescription's duels (lenses with their axes: a query of nested dataclasses, which
+    travels to the worker and back as JSON) decide ahead for their three answers, duel for duel as
+    the handler would itself, through the acuity link."""
+    from lensopt.psychopy.lookahead import _query_from_json, _query_to_json
+    from lensopt.refraction.lens import Lens
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
+
+    duel = PrescriptionDuelTrial(Lens(-1.25, -0.75, 170.0), Lens(-1.0, -0.5, 3.0), 0.3)
+    assert _query_from_json(_query_to_json(duel)) == duel
+    runs = []
+    for lookahead in (False, True):
+        patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=175.0, seed=5)
+        optimizer = PrescriptionDuelOptimizer(seed=2, start="-1.00 / -0.50 x 180")
+        assert optimizer.clarity_link == "acuity"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a failed worker would fall back with a warning
+            handler = RefractionHandler(optimizer, n_trials=6, lookahead=lookahead)
+            for _ in handler:
+                lenses = [
+                    (x.sphere_d, x.cylinder_d, x.axis_deg)
+                    for x in (handler.query.first_lens, handler.query.second_lens)
+                ]
+                handler.addResponse(patient.duel_answer(handler.query.letter_logmar, *lenses, tie_threshold=1.0))
+        runs.append(handler)
+    plain, ahead = runs
+    assert ahead._worker is None and ahead.trials == plain.trials and len(ahead.trials) == 6
+    assert speculative_answers(runs[0].optimizer) == ("first", "second", "same")

@@ -91,6 +91,28 @@ def test_the_model_is_the_acuity_link_fitted_on_every_answer_with_the_same_told_
     assert len(dropped.model.answers_) == 10 - same
 
 
+def test_an_answer_is_recorded_at_once_and_the_link_fitted_once_when_next_needed(monkeypatch):
+    """``tell`` records the answer; the fit (from the prior, every answer) waits for the next ask,
+    report or look at the model, and a resumed session is fitted once, not once per answer."""
+    from lensopt.refraction import prescription_duels
+
+    fits = []
+    fit_link = prescription_duels.fit_link
+
+    def counted(*args, **kwargs):
+        fits.append(len(args[1]))
+        return fit_link(*args, **kwargs)
+
+    monkeypatch.setattr(prescription_duels, "fit_link", counted)
+    opt = _answered(n=4)
+    assert fits == [1, 2, 3]  # each ask fitted the answers before it; the 4th answer not yet
+    fits.clear()
+    rebuilt = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), list(opt.history))
+    assert fits == []
+    assert isinstance(rebuilt.model, AcuityLinkDuelGP) and fits == [4]
+    assert rebuilt.ask() == opt.ask() and fits == [4, 4]  # the same duel as the uninterrupted session
+
+
 def test_a_same_pulls_the_two_lenses_probability_towards_one_half():
     before = _answered(n=12)
     trial = PrescriptionDuelTrial(START, Lens(-0.25, -0.5, 180.0), 0.2)  # 0.75 D apart in M

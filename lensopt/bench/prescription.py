@@ -61,6 +61,7 @@ from lensopt.refraction.prescription import SearchBox
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, default_clarity_link
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+from lensopt.refraction.prescription_rankings import default_clarity_link as default_ranking_clarity_link
 from lensopt.simulation import simulate_prescription
 
 #: Record format tag of a run of this campaign.
@@ -108,7 +109,9 @@ def _optimizer(spec: PrescriptionSpec, patient, start, stop):
             rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, **same
         )
     if spec.feedback == "ranking":
-        return PrescriptionRankingOptimizer(rule=spec.rule, seed=spec.seed, start=start)
+        return PrescriptionRankingOptimizer(
+            rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives
+        )
     if spec.rule == "ideal":
         return PrescriptionIdealObserver(
             slope=patient.slope,
@@ -247,10 +250,11 @@ def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
             f"{path} was run with other settings; use another --out directory or the settings of that campaign"
         )
     recorded_link = (record.get("optimizer_settings") or {}).get("clarity_link", "linear")
-    if spec.feedback == "duel" and recorded_link != default_clarity_link(spec.rule):
+    default_link = {"duel": default_clarity_link, "ranking": default_ranking_clarity_link}.get(spec.feedback)
+    if default_link is not None and recorded_link != default_link(spec.rule):
         raise ValueError(
-            f"{path} was run with the {recorded_link} duel model (before the acuity link became the default); "
-            "use another --out directory, so that one campaign holds one model"
+            f"{path} was run with the {recorded_link} {spec.feedback} model (before the acuity link became the "
+            "default); use another --out directory, so that one campaign holds one model"
         )
     return True
 

@@ -109,7 +109,6 @@ def run_prescription(args, stop) -> int:
 
         for flag, given in (
             ("--beta", args.beta is not None),
-            ("--model-lapse", args.model_lapse is not None),
             ("--tie-threshold", bool(args.tie_threshold)),
             ("--duel-model", args.duel_model != "probit"),
             ("--inference", args.inference is not None),
@@ -182,10 +181,21 @@ def run_prescription(args, stop) -> int:
         **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
     }
     optimizer: PrescriptionRankingOptimizer | PrescriptionDuelOptimizer | PrescriptionOptimizer
-    duel_model: dict = {}  # the duel model's settings, in the JSON of a duel session
+    comparison_model: dict = {}  # the comparison model's settings, in the JSON of a duel or ranking session
     if ranking:
-        optimizer = PrescriptionRankingOptimizer(rule=rule, seed=args.seed, **options)
+        optimizer = PrescriptionRankingOptimizer(
+            rule=rule,
+            seed=args.seed,
+            n_alternatives=args.n_alternatives,  # the acuity link's guess rate: the letters shown
+            **({} if args.model_lapse is None else {"model_lapse": args.model_lapse}),
+            **options,
+        )
         answers = {"feedback": "ranking"}
+        comparison_model = {
+            "clarity_link": optimizer.clarity_link,
+            "n_alternatives": optimizer.n_alternatives,
+            "model_lapse": optimizer.model_lapse,
+        }
     elif duel:
         optimizer = PrescriptionDuelOptimizer(
             rule=rule,
@@ -196,7 +206,7 @@ def run_prescription(args, stop) -> int:
             **options,
         )
         answers = {"feedback": "duel", "tie_threshold": args.tie_threshold}
-        duel_model = {
+        comparison_model = {
             "duel_model": "probit",
             "clarity_link": optimizer.clarity_link,
             "n_alternatives": optimizer.n_alternatives,
@@ -216,7 +226,7 @@ def run_prescription(args, stop) -> int:
     rule = optimizer.rule
     if args.json:
         result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None, **answers)
-        extra = duel_model
+        extra = comparison_model
         print(
             json.dumps(
                 {

@@ -220,4 +220,6 @@ class RankingSessionModel(_PrescriptionComparisons):
         return record.lenses_d, record.order, False
 
     def model_name(self) -> str:
+        if self._settings.get("clarity_link") == "acuity":  # the full prescription's rankings, by default
+            return "Plackett–Luce through the acuity link"
         return RANKING_MODEL_NAME

@@ -250,6 +250,9 @@ class RankingMode(Mode):
             **start_options(protocol, seed, letter_bounds_logmar),
             n_lenses=protocol.ranking.lenses,
             lens_step_d=protocol.lens_step_d or None,
+            # the acuity link's guess rate is the letters shown, its lapse the protocol's
+            n_alternatives=len(protocol.letters.alphabet),
+            model_lapse=protocol.optimizer.lapse,
         )
 
     def simulated_source(self, protocol: Protocol, seed: int, keyboard):

@@ -23,6 +23,14 @@ the log posterior. ``W`` then stands for the Hessian in the posterior ``N(f̂, (
 scoring, as the floored letter likelihood's Laplace, METHOD.md §2b). Predictions at new points:
 ``E[f*] = m* + K*ᵀ K⁻¹ (f̂ − m)``, ``Cov[f*] = K** − K*ᵀ (I + W K)⁻¹ W K*``.
 
+**Rankings** (:class:`AcuityLinkRankingGP`): "put these lenses in order, clearest first" is the
+Plackett–Luce model on the utilities ``u = c · h(f)`` (Gumbel noise; ``c`` =
+:data:`RANKING_LOGIT_SCALE`, ``σ(c Δ) ≈ Φ(Δ)``, so that two lenses of a ranking compare as a duel
+does), ``P(o₁ > o₂ > … ) = Π_j exp(u_{o_j}) / Σ_{i ≥ j} exp(u_{o_i})``. ``log`` of each stage is
+concave in ``u`` (a log-sum-exp), its curvature ``diag(p) − p pᵀ`` over the lenses not yet placed
+(``p`` their softmax) is positive semi-definite, and through the link ``W = D C D`` with ``D =
+diag(c h′)`` (Gauss–Newton, as for duels).
+
 **Information of a duel** (BALD, Houlsby et al. 2011): ``H[E p] − E[H p]`` over the joint Gaussian
 posterior of ``(f₁, f₂)``, ``p = Φ(h(f₁) − h(f₂))``, by Gauss–Hermite quadrature on a product grid
 (:data:`QUADRATURE_NODES` per dimension); the answer "the same" is not in it (as the probit model's).
@@ -40,6 +48,10 @@ from lensopt.gp.mean import MeanFunction
 
 #: Answers as the model takes them: +1 the first lens clearer, −1 the second, 0 "the same".
 FIRST, SECOND, SAME = 1, -1, 0
+
+#: Scale from the probit clarity to the ranking's Gumbel (multinomial logit) model: ``σ(1.702 x) ≈ Φ(x)``
+#: (max error 0.01), the simulated patient's ``LOGIT_SCALE``.
+RANKING_LOGIT_SCALE = 1.702
 
 #: Gauss–Hermite nodes per dimension of the duel's information (a product grid of their square).
 QUADRATURE_NODES = 16
@@ -89,6 +101,42 @@ def answer_terms(delta, answers) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return value, slope, curvature
 
 
+def plackett_luce_terms(u, orders) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(ℓ, ∂ℓ/∂u, −∂²ℓ/∂u²)`` of rankings under the Plackett–Luce model: ``u`` ``(n,)`` the
+    utilities of the points, ``orders`` ``(k, m)`` each ranking's point indices, clearest first (all
+    ``m`` of its lenses: the last is placed by the others). ``ℓ = Σ_rankings Σ_{j < m−1} u_{o_j} −
+    log Σ_{i ≥ j} exp(u_{o_i})``; the curvature is ``Σ diag(p) − p pᵀ`` over each stage's lenses not
+    yet placed (``p`` their softmax), positive semi-definite."""
+    u = np.asarray(u, dtype=float)
+    orders = np.asarray(orders, dtype=int)
+    value, gradient, curvature = 0.0, np.zeros(u.size), np.zeros((u.size, u.size))
+    for j in range(orders.shape[1] - 1):
+        rest = orders[:, j:]  # (k, m − j): the lenses not yet placed, the one placed first
+        z = u[rest]
+        top = z.max(axis=1, keepdims=True)
+        weights = np.exp(z - top)
+        total = weights.sum(axis=1, keepdims=True)
+        p = weights / total
+        value += float(np.sum(z[:, 0] - (top[:, 0] + np.log(total[:, 0]))))
+        np.add.at(gradient, rest[:, 0], 1.0)
+        np.add.at(gradient, rest, -p)
+        np.add.at(curvature, (rest, rest), p)
+        np.add.at(curvature, (rest[:, :, None], rest[:, None, :]), -p[:, :, None] * p[:, None, :])
+    return value, gradient, curvature
+
+
+def check_orders(orders, n_points: int) -> np.ndarray:
+    """``orders`` as a ``(k, m)`` integer array: each row ``m ≥ 2`` distinct indices of the ``n_points`` points."""
+    orders = np.asarray(orders)
+    if orders.ndim != 2 or orders.shape[1] < 2 or not np.issubdtype(orders.dtype, np.integer):
+        raise ValueError("orders must be a (rankings, lenses) array of point indices, clearest first, 2 lenses or more")
+    if orders.size and (orders.min() < 0 or orders.max() >= n_points):
+        raise ValueError(f"orders must index the {n_points} points")
+    if any(len(set(row)) != len(row) for row in orders.tolist()):
+        raise ValueError("a ranking must order distinct points")
+    return orders.astype(int)
+
+
 def check_answers(answers) -> np.ndarray:
     answers = np.asarray(answers)
     if answers.ndim != 1 or not np.all(np.isin(answers, (FIRST, SECOND, SAME))):
@@ -126,13 +174,14 @@ class AcuityLinkDuelGP:
         np.add.at(V, (rows, pairs[:, 1]), -dh[pairs[:, 1]])
         return value.sum(), V.T @ slope, V.T @ (curvature[:, None] * V)
 
+    def _likelihood(self, f):
+        """``(Σ ℓ, ∂/∂f, W)`` of the fitted answers at ``f`` (:meth:`_parts` of the duels)."""
+        return self._parts(f, self.pairs_, self.answers_)
+
     def log_posterior(self, f) -> float:
         """``Σ ℓ(Δᵢ) − ½ (f − m)ᵀ K⁻¹ (f − m)`` at ``f`` on the fitted points (up to a constant)."""
         r = np.asarray(f, dtype=float) - self._m
-        return float(
-            self._parts(np.asarray(f, dtype=float), self.pairs_, self.answers_)[0]
-            - 0.5 * r @ np.linalg.solve(self._K, r)
-        )
+        return float(self._likelihood(np.asarray(f, dtype=float))[0] - 0.5 * r @ np.linalg.solve(self._K, r))
 
     def fit(self, points, pairs, answers) -> AcuityLinkDuelGP:
         points = np.atleast_2d(np.asarray(points, dtype=float))
@@ -143,6 +192,11 @@ class AcuityLinkDuelGP:
         if pairs.size and (pairs.min() < 0 or pairs.max() >= len(points) or np.any(pairs[:, 0] == pairs[:, 1])):
             raise ValueError("pairs must index two different rows of points")
         self.points_, self.pairs_, self.answers_ = points, pairs, answers
+        return self._fit_mode()
+
+    def _fit_mode(self):
+        """The Laplace mode by Gauss–Newton on the answers of :meth:`_likelihood` (module docstring)."""
+        points = self.points_
         n = len(points)
         self._K = self.kernel(points) + self.jitter * np.eye(n)
         self._m = self.mean(points)
@@ -150,7 +204,7 @@ class AcuityLinkDuelGP:
         objective = self.log_posterior(f)
         W = np.zeros((n, n))
         for _ in range(MAX_ITERATIONS):
-            _, gradient, W = self._parts(f, pairs, answers)
+            _, gradient, W = self._likelihood(f)
             z = np.linalg.solve(np.eye(n) + W @ self._K, W @ (f - self._m) + gradient)
             proposal = self._m + self._K @ z
             step, value = 1.0, self.log_posterior(proposal)
@@ -163,7 +217,7 @@ class AcuityLinkDuelGP:
             if change < TOLERANCE:
                 break
         self.f_ = f
-        _, _, W = self._parts(f, pairs, answers)
+        _, _, W = self._likelihood(f)
         self._alpha = np.linalg.solve(self._K, f - self._m)
         self._reduction = np.linalg.solve(np.eye(n) + W @ self._K, W)  # (I + W K)⁻¹ W
         return self
@@ -244,6 +298,38 @@ class AcuityLinkDuelGP:
         return _binary_entropy_bits(w @ p) - w @ _binary_entropy_bits(p)
 
 
+class AcuityLinkRankingGP(AcuityLinkDuelGP):
+    """Rankings through the acuity link (module docstring): the duel model's latent, prior, Laplace
+    fit and predictions, with the Plackett–Luce likelihood of ``u = logit_scale · h(f)``.
+
+    ``fit(points, orders)``: ``points`` ``(n, d)`` the distinct lenses at their letter sizes,
+    ``orders`` ``(k, m)`` each ranking's rows of ``points``, clearest first."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        mean: MeanFunction,
+        guess_rate: float,
+        lapse_rate: float,
+        jitter=1e-6,
+        logit_scale: float = RANKING_LOGIT_SCALE,
+    ):
+        super().__init__(kernel, mean, guess_rate, lapse_rate, jitter)
+        self.logit_scale = float(logit_scale)
+
+    def fit(self, points, orders) -> AcuityLinkRankingGP:  # type: ignore[override]
+        points = np.atleast_2d(np.asarray(points, dtype=float))
+        self.points_, self.orders_ = points, check_orders(orders, len(points))
+        self._fit_mode()
+        return self
+
+    def _likelihood(self, f):
+        h, dh = self.link(f)
+        value, gradient, curvature = plackett_luce_terms(self.logit_scale * h, self.orders_)
+        d = self.logit_scale * dh
+        return value, d * gradient, d[:, None] * curvature * d[None, :]
+
+
 def _paired_cov(kernel: Kernel, X1, X2) -> np.ndarray:
     """``k(X1[i], X2[i])`` ``(n,)`` without the ``(n, n)`` matrix: through the distinct rows of
     ``X1`` (a duel's candidates share their first lens), in blocks when they are many."""
@@ -262,4 +348,15 @@ def _binary_entropy_bits(p) -> np.ndarray:
     return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
 
 
-__all__ = ["FIRST", "SAME", "SECOND", "AcuityLinkDuelGP", "acuity_link", "answer_terms", "clarity"]
+__all__ = [
+    "FIRST",
+    "RANKING_LOGIT_SCALE",
+    "SAME",
+    "SECOND",
+    "AcuityLinkDuelGP",
+    "AcuityLinkRankingGP",
+    "acuity_link",
+    "answer_terms",
+    "clarity",
+    "plackett_luce_terms",
+]

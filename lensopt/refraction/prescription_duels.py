@@ -100,6 +100,7 @@ from lensopt.refraction.prescription_comparisons import (
 from lensopt.refraction.prescription_link import (
     CLARITY_LINKS,
     LINK_PLUS_PREFERENCE,
+    AcuityLinkSearch,
     check_link_rates,
     choose_challenger,
     choose_letter_size,
@@ -204,7 +205,7 @@ def prescription_duel_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D):
     return power_vector_kernel(lens_lengthscale_d, UTILITY_VARIANCE)
 
 
-class PrescriptionDuelOptimizer(PrescriptionComparisons):
+class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
     """ask/tell duels for the full prescription: ``ask() -> PrescriptionDuelTrial``, ``tell(trial,
     answer)`` (``"first"``, ``"second"``, ``"same"`` or a bool, True = first), ``best()`` the power
     vector, :meth:`prescription` the result (:class:`lensopt.asktell.AskTellOptimizer`).
@@ -354,38 +355,20 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         (:class:`lensopt.preference.link.AcuityLinkDuelGP`) or the core's probit preference GP."""
         return self._core.model if self.clarity_link == "linear" else self._fitted_link()
 
-    def _fitted_link(self) -> AcuityLinkDuelGP | None:
-        """The acuity link fitted on the answers so far (None before a modelled answer). It is fitted
-        when first needed after an answer, not by :meth:`tell`: a PsychoPy handler tells its own
-        optimizer every answer while a lookahead worker decides (:mod:`lensopt.psychopy.lookahead`),
-        and a resumed session is told its whole history before it decides. The fit starts from the
-        prior each time, so when it runs does not change it."""
-        if self._link_stale:
-            self._refit_link()
-            self._link_stale = False
-        return self._link
-
-    def _link_now(self) -> AcuityLinkDuelGP:
-        """The acuity link fitted on the answers so far (its prior before any)."""
-        fitted = self._fitted_link()
-        return fitted if fitted is not None else self._link_prior
-
     def _predict(self, X, full_cov=False):
         if self.clarity_link == "acuity":
-            return self._link_now().predict(X, full_cov=full_cov)
+            return self._link_predict(X, full_cov=full_cov)
         return self.model.predict_utility(X, full_cov=full_cov)
 
     def _mean_and_gradient(self, X):
         if self.clarity_link == "acuity":
-            return self._link_now().predict_mean_with_gradient(X)
+            return self._link_mean_and_gradient(X)
         mean, _, dmean, _ = self.model.predict_utility_with_gradient(X)
         return mean, dmean
 
     def _shown_lenses(self) -> np.ndarray:
         if self.clarity_link == "acuity":
-            points = np.asarray(self._link_now().points_)
-            _, first = np.unique(points[:, 1:], axis=0, return_index=True)
-            return points[np.sort(first), 1:]
+            return self._link_shown_lenses()
         return preference_rules.training_members(self.model)
 
     def _told_lenses(self) -> np.ndarray:
@@ -448,16 +431,16 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         second = self.distinct_lens([first], pull_within(first_d, second_d, self.duel_separation_d))
         if self.rule != "random":
             shown = [lens.power_vector().to_array() for lens in (first, second)]
-            context = choose_letter_size(prior_or_fit, shown[0], shown[1], letter_bounds)
+            context = choose_letter_size(prior_or_fit, shown[0], shown[1], letter_bounds=letter_bounds)
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
         return PrescriptionDuelTrial(first, second, float(context))
 
-    def _refit_link(self) -> None:
+    def _fit_link_on_history(self) -> AcuityLinkDuelGP | None:
         duels = [
             (t.letter_logmar, t.first_lens.power_vector().to_array(), t.second_lens.power_vector().to_array(), a)
             for t, a in self._history
         ]
-        self._link = fit_link(copy.copy(self._link_prior), duels, self.same_answers)  # the prior stays unfitted
+        return fit_link(copy.copy(self._link_prior), duels, self.same_answers)  # the prior stays unfitted
 
     @single_threaded
     def tell(self, trial: PrescriptionDuelTrial, answer) -> None:
@@ -477,7 +460,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons):
         else:
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
-        self._link_stale = self.clarity_link == "acuity"  # fitted when next needed (:meth:`_fitted_link`)
+        self._link_stale = self.clarity_link == "acuity"  # fitted when next needed (AcuityLinkSearch)
 
 
 __all__ = [

@@ -28,7 +28,7 @@ import numpy as np
 
 from lensopt.gp.kernels import LinearContext, SquaredExponential
 from lensopt.gp.mean import AcuityLawMean
-from lensopt.preference.link import FIRST, SAME, SECOND, AcuityLinkDuelGP
+from lensopt.preference.link import FIRST, SAME, SECOND, AcuityLinkDuelGP, AcuityLinkRankingGP
 
 #: Models of the clarity compared in a duel: ``acuity`` (this module; the default) and ``linear``
 #: (the probit utility of the papers; sessions saved before the acuity link rebuild with it).
@@ -70,6 +70,49 @@ SIZE_GRID = 13
 SIZE_GRID_FINE = 64
 
 
+class AcuityLinkSearch:
+    """What a comparison search of the full prescription (duels, rankings) does through the acuity
+    link: its model, fitted from the prior on the whole history when first needed after an answer
+    (``tell`` only marks it stale: a PsychoPy handler's own optimizer is told every answer while a
+    lookahead worker decides, and a resumed session is told its history before it decides; the fit
+    starts from the prior each time, so when it runs does not change it), and the model hooks of
+    :class:`~lensopt.refraction.prescription_comparisons.PrescriptionComparisons` on it. A subclass
+    sets ``_link_prior`` (:func:`link_model`), ``_link = None``, ``_link_stale = False`` and fits
+    its history in :meth:`_fit_link_on_history`."""
+
+    _link_prior: AcuityLinkDuelGP
+    _link: AcuityLinkDuelGP | None
+    _link_stale: bool
+
+    def _fit_link_on_history(self) -> AcuityLinkDuelGP | None:  # pragma: no cover
+        """A copy of ``_link_prior`` fitted on the history (None before a modelled answer)."""
+        raise NotImplementedError
+
+    def _fitted_link(self) -> AcuityLinkDuelGP | None:
+        """The link fitted on the answers so far (None before a modelled answer)."""
+        if self._link_stale:
+            self._link = self._fit_link_on_history()
+            self._link_stale = False
+        return self._link
+
+    def _link_now(self) -> AcuityLinkDuelGP:
+        """The link fitted on the answers so far (its prior before any)."""
+        fitted = self._fitted_link()
+        return fitted if fitted is not None else self._link_prior
+
+    def _link_predict(self, X, full_cov=False):
+        return self._link_now().predict(X, full_cov=full_cov)
+
+    def _link_mean_and_gradient(self, X):
+        return self._link_now().predict_mean_with_gradient(X)
+
+    def _link_shown_lenses(self) -> np.ndarray:
+        """The distinct lenses ``(p, 3)`` of the fitted points, in the order first told."""
+        points = np.asarray(self._link_now().points_)
+        _, first = np.unique(points[:, 1:], axis=0, return_index=True)
+        return points[np.sort(first), 1:]
+
+
 def check_link_rates(n_alternatives, model_lapse) -> tuple[int, float]:
     """The link's ``n_alternatives`` (an integer >= 2: the guess rate ``1/n``) and ``model_lapse``
     (in ``[0, 1 − 1/n)``), checked; a one-line ValueError else."""
@@ -91,9 +134,12 @@ def link_kernel(lens_lengthscale_d: float = LINK_LENS_LENGTHSCALE_D):
     return slope + level + lens
 
 
-def link_model(centre_d, with_bowl: bool, n_alternatives: int, model_lapse: float) -> AcuityLinkDuelGP:
+def link_model(
+    centre_d, with_bowl: bool, n_alternatives: int, model_lapse: float, rankings: bool = False
+) -> AcuityLinkDuelGP:
     """The acuity-link model of a search about ``centre_d`` (the start's power vector; the bowl of
-    the acuity law about it when ``with_bowl``, else a prior flat over the lenses)."""
+    the acuity law about it when ``with_bowl``, else a prior flat over the lenses): of duels, or of
+    rankings (:class:`~lensopt.preference.link.AcuityLinkRankingGP`) when ``rankings``."""
     mean = AcuityLawMean(
         0.0,
         LINK_BOWL_DEPTH if with_bowl else 0.0,
@@ -102,7 +148,8 @@ def link_model(centre_d, with_bowl: bool, n_alternatives: int, model_lapse: floa
         slope=LINK_SLOPE,
         va_logmar=LINK_VA_LOGMAR,
     )
-    return AcuityLinkDuelGP(link_kernel(), mean, 1.0 / n_alternatives, model_lapse)
+    model_class = AcuityLinkRankingGP if rankings else AcuityLinkDuelGP
+    return model_class(link_kernel(), mean, 1.0 / n_alternatives, model_lapse)
 
 
 def fit_link(model: AcuityLinkDuelGP, duels, same_answers: str) -> AcuityLinkDuelGP | None:
@@ -121,9 +168,28 @@ def fit_link(model: AcuityLinkDuelGP, duels, same_answers: str) -> AcuityLinkDue
     return model.fit(points, np.asarray(inverse).reshape(-1, 2), codes)
 
 
-def choose_challenger(model: AcuityLinkDuelGP, first_d, box_bounds_d, radius_d, letter_bounds, rng):
-    """``(letter_logmar, second_d)``: the challenger within ``radius_d`` of ``first_d`` (in the box)
-    and the letter size of the duel of largest information with ``first_d``."""
+def fit_link_rankings(model: AcuityLinkRankingGP, rankings) -> AcuityLinkRankingGP | None:
+    """``model`` fitted on ``rankings`` — ``(letter_logmar, lenses_d (m, 3), order)`` with ``order``
+    the lens indices clearest first (all of them, or all but the last, which the others place) — or
+    None before the first ranking."""
+    rows: list[np.ndarray] = []
+    orders: list[list[int]] = []
+    for s, lenses_d, order in rankings:
+        order = [*order, *(i for i in range(len(lenses_d)) if i not in order)]
+        orders.append([len(rows) + i for i in order])
+        rows += [np.r_[s, lens_d] for lens_d in lenses_d]
+    if not orders:
+        return None
+    points, inverse = np.unique(np.array(rows), axis=0, return_inverse=True)
+    return model.fit(points, np.asarray(inverse).ravel()[np.array(orders)])
+
+
+def choose_challengers(model: AcuityLinkDuelGP, first_d, box_bounds_d, radius_d, letter_bounds, rng, n=1):
+    """``(letter_logmar, challengers_d (n, 3))``: the challengers within ``radius_d`` of ``first_d``
+    (in the box) and the letter size of largest information. The first challenger and the size are
+    the duel of largest information with ``first_d``; each next challenger, at that size, the one whose
+    duels with the lenses chosen before carry the most information together (a ranking of all of
+    them answers each of those duels)."""
     first_d = np.asarray(first_d, dtype=float)
     bounds = np.asarray(box_bounds_d, dtype=float)
     directions = rng.standard_normal((N_CHALLENGERS, 3))
@@ -135,26 +201,57 @@ def choose_challenger(model: AcuityLinkDuelGP, first_d, box_bounds_d, radius_d, 
     X1 = np.column_stack([np.repeat(sizes, N_CHALLENGERS), np.tile(first_d, (sizes.size * N_CHALLENGERS, 1))])
     X2 = np.column_stack([np.repeat(sizes, N_CHALLENGERS), np.tile(second, (sizes.size, 1))])
     best = int(np.argmax(model.duel_bald(X1, X2)))
-    return float(X2[best, 0]), X2[best, 1:].copy()
+    size, chosen = float(X2[best, 0]), [best % N_CHALLENGERS]
+    if n > 1:
+        candidates = _at_letter_size(second, size)
+        information = model.duel_bald(np.repeat(_at_letter_size(first_d, size), N_CHALLENGERS, axis=0), candidates)
+        for _ in range(n - 1):
+            last = np.repeat(_at_letter_size(second[chosen[-1]], size), N_CHALLENGERS, axis=0)
+            information = information + model.duel_bald(last, candidates)
+            information[chosen] = -np.inf
+            chosen.append(int(np.argmax(information)))
+    return size, second[chosen].copy()
 
 
-def choose_letter_size(model: AcuityLinkDuelGP, first_d, second_d, letter_bounds) -> float:
-    """The letter size of largest information for the duel of ``first_d`` and ``second_d``."""
+def _at_letter_size(lenses_d, letter_logmar) -> np.ndarray:
+    """Model inputs ``[letter_logmar, m_d, j0_d, j45_d]`` of ``lenses_d`` ``(n, 3)`` at one letter size."""
+    lenses_d = np.atleast_2d(np.asarray(lenses_d, dtype=float))
+    return np.column_stack([np.full(len(lenses_d), float(letter_logmar)), lenses_d])
+
+
+def choose_challenger(model: AcuityLinkDuelGP, first_d, box_bounds_d, radius_d, letter_bounds, rng):
+    """``(letter_logmar, second_d)``: the challenger within ``radius_d`` of ``first_d`` (in the box)
+    and the letter size of the duel of largest information with ``first_d``."""
+    size, challengers = choose_challengers(model, first_d, box_bounds_d, radius_d, letter_bounds, rng)
+    return size, challengers[0]
+
+
+def choose_letter_size(model: AcuityLinkDuelGP, first_d, second_d, *more_d, letter_bounds) -> float:
+    """The letter size of largest information for the lenses ``first_d``, ``second_d`` (and
+    ``more_d`` of a ranking): the information of their duels, summed."""
     lo, hi = (float(v) for v in letter_bounds)
     sizes = np.linspace(lo, hi, SIZE_GRID_FINE)
-    X1 = np.column_stack([sizes, np.tile(np.asarray(first_d, dtype=float), (sizes.size, 1))])
-    X2 = np.column_stack([sizes, np.tile(np.asarray(second_d, dtype=float), (sizes.size, 1))])
-    return float(sizes[int(np.argmax(model.duel_bald(X1, X2)))])
+    lenses = [np.asarray(x, dtype=float) for x in (first_d, second_d, *more_d)]
+    information = np.zeros(sizes.size)
+    for i in range(len(lenses)):
+        for j in range(i + 1, len(lenses)):
+            X1 = np.column_stack([sizes, np.tile(lenses[i], (sizes.size, 1))])
+            X2 = np.column_stack([sizes, np.tile(lenses[j], (sizes.size, 1))])
+            information = information + model.duel_bald(X1, X2)
+    return float(sizes[int(np.argmax(information))])
 
 
 __all__ = [
     "CLARITY_LINKS",
     "LINK_PLUS_PREFERENCE",
     "LINK_SLOPE",
+    "AcuityLinkSearch",
     "check_link_rates",
     "choose_challenger",
+    "choose_challengers",
     "choose_letter_size",
     "fit_link",
+    "fit_link_rankings",
     "link_kernel",
     "link_model",
 ]

@@ -28,11 +28,27 @@ most-plus champion and report and the intervals (:mod:`lensopt.refraction.prescr
   (:data:`PLUS_PREFERENCE`), in a trust region around the lens shown with the highest posterior
   mean, the report moved back by ``κ / (2c)``, at most :data:`RANKING_MAX_PLUS_OFFSET_D`.
 
+**Through the acuity link** (``clarity_link="acuity"``, the default of ``mpes-ald`` and ``random``
+since 29 Nov 2026; :mod:`lensopt.refraction.prescription_link`): the model of the full prescription's
+duels (the letter latent ``f(s, x) ≈ a (s − VA(x))``, the acuity law about the start as its prior
+mean, the clarity ``h(f) = Φ⁻¹(γ + (1 − γ − λ) Φ(f))`` compared), with the Plackett–Luce
+likelihood of the utilities ``1.702 h(f)`` (:class:`lensopt.preference.link.AcuityLinkRankingGP`).
+The probit utility below lets lenses differ as much at every letter size; a patient's clarity
+saturates (both lenses read at large letters, both guessed at small ones), and with lapses of 1–2 %
+every held-out ranking session got lost (docs/prescription.md). The ranking's lenses are the
+champion (the tilted optimum, as below) and the challengers of largest information, chosen greedily
+(the duel of largest information with the champion fixes the letter size, each next challenger the
+one whose duels with the lenses chosen carry most); the letter size is chosen again for the lenses
+shown; the tilt, the report's share of it and its offset cap are the duels' through the link. No
+random first rankings: the prior about the start makes the first one informative. Sessions saved
+before rebuild with the probit utility (``clarity_link="linear"``), as do the settings that ask for it.
+
 No stopping rule, no predicted acuity and no confidence: the ranking utility has no acuity scale.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, replace
@@ -40,12 +56,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from lensopt.asktell import check_state_format
+from lensopt.preference.link import AcuityLinkRankingGP
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking import search as ranking_search
 from lensopt.ranking.data import parse_outcome
 from lensopt.refraction.duels import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens
-from lensopt.refraction.letters import LETTER_BOUNDS_LOGMAR
+from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
 from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
 from lensopt.refraction.prescription_comparisons import (
     DEFAULT_AXIS_STEP_DEG,
@@ -57,7 +74,22 @@ from lensopt.refraction.prescription_comparisons import (
     power_vector_kernel,
     pull_within,
 )
+from lensopt.refraction.prescription_duels import (
+    DEFAULT_N_ALTERNATIVES,
+    DUEL_MAX_PLUS_OFFSET_D,
+    REPORT_TILT_SHARE,
+)
 from lensopt.refraction.prescription_duels import PLUS_PREFERENCE as DUEL_PLUS_PREFERENCE
+from lensopt.refraction.prescription_link import (
+    CLARITY_LINKS,
+    LINK_PLUS_PREFERENCE,
+    AcuityLinkSearch,
+    check_link_rates,
+    choose_challengers,
+    choose_letter_size,
+    fit_link_rankings,
+    link_model,
+)
 from lensopt.refraction.rankings import RANKING_RULES
 from lensopt.threads import single_threaded
 
@@ -105,6 +137,15 @@ START_PRIOR_DEPTH_RANKINGS = 0.0
 #: Rules: MPES then the letter size by mutual information (the default), or random sets and sizes.
 PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
 
+#: Rules of the acuity link: the ranking of largest information or random ones.
+LINK_RULES = PRESCRIPTION_RANKING_RULES
+
+
+def default_clarity_link(rule: str) -> str:
+    """The ranking model a ``rule`` runs with by default: the acuity link where it has the rule."""
+    return CLARITY_LINKS[0] if rule in LINK_RULES else "linear"
+
+
 #: Lenses per ranking, and the most the ranking model takes (the ELBO's quadrature, 4).
 DEFAULT_N_LENSES = 3
 DEFAULT_RULE = "mpes-ald"
@@ -146,7 +187,7 @@ def prescription_ranking_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D):
     return power_vector_kernel(lens_lengthscale_d, UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2)
 
 
-class PrescriptionRankingOptimizer(PrescriptionComparisons):
+class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
     """ask/tell rankings for the full prescription: ``ask() -> PrescriptionRankingTrial`` of
     ``n_lenses`` lenses, ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of
     them, or the first ``n_lenses − 1``), ``best()`` the power vector, :meth:`prescription` the
@@ -155,8 +196,11 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
     ``start``: the starting refraction (a :class:`Lens`, its text, or ``None`` for the full box);
     ``m_half_width_d``/``j_half_width_d``: the box around it. ``rule``: ``mpes-ald`` or ``random``;
     ``ranking_radius_d``: the trust region's radius (:data:`RANKING_RADIUS_D`);
-    ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`),
-    reached after ``plus_ramp_rankings`` rankings (:data:`PLUS_RAMP_RANKINGS`, 0: from the first).
+    ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`, or the
+    acuity link's :data:`~lensopt.refraction.prescription_link.LINK_PLUS_PREFERENCE`), reached after
+    ``plus_ramp_rankings`` rankings (:data:`PLUS_RAMP_RANKINGS`, 0: from the first).
+    ``clarity_link``: ``"acuity"`` or ``"linear"`` (None: :func:`default_clarity_link` of the rule);
+    ``n_alternatives`` and ``model_lapse``: the link's guess rate (``1/n``) and lapse.
     """
 
     max_plus_offset_d = RANKING_MAX_PLUS_OFFSET_D
@@ -179,14 +223,25 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         plus_preference=None,
         plus_ramp_rankings=PLUS_RAMP_RANKINGS,
         start_prior_depth=START_PRIOR_DEPTH_RANKINGS,
+        clarity_link=None,
+        n_alternatives=DEFAULT_N_ALTERNATIVES,
+        model_lapse=DEFAULT_MODEL_LAPSE,
     ):
         rule = DEFAULT_RULE if rule is None else rule
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose one of: {', '.join(RANKING_RULES)}")
+        clarity_link = default_clarity_link(rule) if clarity_link is None else clarity_link
+        if clarity_link not in CLARITY_LINKS:
+            raise ValueError(f"unknown clarity_link {clarity_link!r}; choose one of: {', '.join(CLARITY_LINKS)}")
+        self.clarity_link = clarity_link
+        self.n_alternatives, self.model_lapse = check_link_rates(n_alternatives, model_lapse)
+        if clarity_link == "acuity":  # the duels' report through the link: half the tilt, a 0.25 D cap
+            self.report_tilt_share, self.max_plus_offset_d = REPORT_TILT_SHARE, DUEL_MAX_PLUS_OFFSET_D
         if isinstance(n_lenses, bool) or not isinstance(n_lenses, int) or not 2 <= n_lenses <= 4:
             raise ValueError(f"n_lenses must be an integer from 2 to 4, got {n_lenses!r}")
         self._set_start_prior_depth(start_prior_depth)
-        kappa = PLUS_PREFERENCE if plus_preference is None else plus_preference
+        default_kappa = LINK_PLUS_PREFERENCE if clarity_link == "acuity" else PLUS_PREFERENCE
+        kappa = default_kappa if plus_preference is None else plus_preference
         self._set_lens_options(
             start, m_half_width_d, j_half_width_d, lens_step_d, axis_step_deg, lens_lengthscale_d, kappa
         )
@@ -210,6 +265,12 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         )
         self._history: list[tuple[PrescriptionRankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan
+        self._link, self._link_stale = None, False
+        if clarity_link == "acuity":
+            centre = self.box.centre.to_array()
+            self._link_prior = link_model(
+                centre, self.box.start is not None, self.n_alternatives, self.model_lapse, True
+            )
 
     # ---------------------------------------------------------------- settings and state
     def settings_dict(self) -> dict:
@@ -229,13 +290,18 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
             "plus_preference": self.plus_preference,
             "plus_ramp_rankings": self.plus_ramp_trials,
             "start_prior_depth": self.start_prior_depth,
+            "clarity_link": self.clarity_link,
+            "n_alternatives": self.n_alternatives,
+            "model_lapse": self.model_lapse,
         }
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
-        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0)."""
+        """Settings as ``settings_dict()`` wrote them; those written before the ramp had none (0), those
+        written before the acuity link ranked with the probit utility (and are rebuilt so)."""
         settings = super()._saved_settings(settings)
         settings.setdefault("plus_ramp_rankings", 0)
+        settings.setdefault("clarity_link", "linear")
         return settings
 
     def to_state(self) -> dict:
@@ -271,16 +337,37 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
     def _radius_d(self) -> float:
         return self.ranking_radius_d
 
+    @property
+    def model(self):
+        """The GP of the answers (None before the first ranking): the acuity-link model
+        (:class:`lensopt.preference.link.AcuityLinkRankingGP`) or the core's ranking GP."""
+        return self._core.model if self.clarity_link == "linear" else self._fitted_link()
+
+    def _fit_link_on_history(self):
+        rankings = [
+            (t.letter_logmar, [lens.power_vector().to_array() for lens in t.lenses], order)
+            for t, order in self._history
+        ]
+        prior = self._link_prior
+        assert isinstance(prior, AcuityLinkRankingGP)  # link_model(..., rankings=True)
+        return fit_link_rankings(copy.copy(prior), rankings)  # the prior stays unfitted
+
     def _predict(self, X, full_cov=False):
+        if self.clarity_link == "acuity":
+            return self._link_predict(X, full_cov=full_cov)
         return self.model.predict(X, full_cov=full_cov)
 
     def _mean_and_gradient(self, X):
+        if self.clarity_link == "acuity":
+            return self._link_mean_and_gradient(X)
         return self.model.predict_mean_with_gradient(X)
 
     def _told_lenses(self) -> np.ndarray:
         return np.vstack([obs.inputs[:, 1:] for obs in self._core.observations])
 
     def _shown_lenses(self) -> np.ndarray:
+        if self.clarity_link == "acuity":
+            return self._link_shown_lenses()
         told = self._told_lenses()
         _, first = np.unique(told, axis=0, return_index=True)
         return told[np.sort(first)]
@@ -299,6 +386,8 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         rng = np.random.default_rng([self._seed, self.n_trials, ASK_STREAM])
         champion = self.search_optimum()
         local = replace(self._core.settings, system_bounds=self.local_bounds(champion))
+        if self.clarity_link == "acuity":
+            return self._ask_through_link(t0, rng, champion, local)
         model = self.model
         if model is None or self.n_trials < max(local.n_initial, 1) or self.rule == "random":
             context, members = ranking_search.random_query(local, rng)
@@ -313,6 +402,33 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
             context = ranking_search.choose_context(model, local, shown, rng)
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
         return PrescriptionRankingTrial(tuple(lenses), float(np.asarray(context, dtype=float)[0]))
+
+    def _ask_through_link(self, t0, rng, champion, local) -> PrescriptionRankingTrial:
+        """The ranking of the acuity link (module docstring): the champion and the challengers of
+        largest information (random ones for the rule "random"), the letter size chosen again for
+        the lenses shown."""
+        letter_bounds = local.context_bounds[0]
+        model = self._link_now()
+        first = self.phoropter_lens(champion)
+        first_d = first.power_vector().to_array()
+        context: float | np.ndarray
+        if self.rule == "random":
+            context, members = ranking_search.random_query(local, rng)
+            challengers = members[1:]
+        else:
+            context, challengers = choose_challengers(
+                model, first_d, self.box.bounds_d, self.ranking_radius_d, letter_bounds, rng, self.n_lenses - 1
+            )
+        lenses = [first]
+        for challenger in challengers:
+            lenses.append(
+                self.distinct_lens(lenses, pull_within(first_d, challenger, self.ranking_radius_d), self._same)
+            )
+        if self.rule != "random":
+            shown = [lens.power_vector().to_array() for lens in lenses]
+            context = choose_letter_size(model, *shown, letter_bounds=letter_bounds)
+        self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
+        return PrescriptionRankingTrial(tuple(lenses), float(np.asarray(context, dtype=float).reshape(-1)[0]))
 
     @single_threaded
     def tell(self, trial: PrescriptionRankingTrial, order) -> None:
@@ -332,9 +448,11 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons):
         members = np.array([lens.power_vector().to_array() for lens in trial.lenses])
         self._core.tell(RankingQuery(context=np.array([trial.letter_logmar]), members=members), order)
         self._history.append((trial, order))
+        self._link_stale = self.clarity_link == "acuity"  # fitted when next needed (AcuityLinkSearch)
 
 
 __all__ = [
+    "LINK_RULES",
     "PLUS_PREFERENCE",
     "PLUS_RAMP_RANKINGS",
     "PRESCRIPTION_RANKING_RULES",
@@ -343,5 +461,6 @@ __all__ = [
     "START_PRIOR_DEPTH_RANKINGS",
     "PrescriptionRankingOptimizer",
     "PrescriptionRankingTrial",
+    "default_clarity_link",
     "prescription_ranking_kernel",
 ]

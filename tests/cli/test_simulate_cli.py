@@ -359,7 +359,7 @@ def test_bad_full_prescription_input_is_one_line_and_exit_code_2(args, message):
     test_bad_input_is_one_line_and_exit_code_2(args, message)
 
 
-def test_duels_with_a_start_model_the_letters_shown_and_the_model_lapse_given(capsys):
+def test_duels_and_rankings_with_a_start_model_the_letters_shown_and_the_model_lapse_given(capsys):
     """``--n-alternatives`` is the guess rate of the acuity link as well as the patient's, and
     ``--model-lapse`` its lapse; both are in the JSON (26 letters and 0.02 by default)."""
     common = ["--feedback", "duel", "--start", "auto", "--true-sphere", "-1.25", "--true-cylinder", "-0.75"]
@@ -368,6 +368,9 @@ def test_duels_with_a_start_model_the_letters_shown_and_the_model_lapse_given(ca
     assert (default["clarity_link"], default["n_alternatives"], default["model_lapse"]) == ("acuity", 26, 0.02)
     sloan = _simulate(capsys, *common, "--n-alternatives", "10", "--model-lapse", "0.05")
     assert (sloan["n_alternatives"], sloan["model_lapse"]) == (10, 0.05)
+    common[1] = "ranking"  # the full prescription's rankings: the same link and options
+    ranking = _simulate(capsys, *common, "--n-alternatives", "10", "--model-lapse", "0.05")
+    assert (ranking["clarity_link"], ranking["n_alternatives"], ranking["model_lapse"]) == ("acuity", 10, 0.05)
 
 
 def test_duels_with_a_start_print_the_letter_prescription_fields_scored_by_hand(capsys):

@@ -271,3 +271,4 @@ def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers
     assert f"· 6 rankings ({snap.answers_text()}) · " in snap.summary_line()  # not "0 rankings"
     first_four = PrescriptionRankingOptimizer.from_settings(opt.settings_dict(), told[:4])
     assert replay.prescription == first_four.prescription().text and not replay.live
+    assert snap.model == "Plackett–Luce through the acuity link"  # the default model of these rankings

@@ -61,6 +61,16 @@ def test_the_shipped_protocols_duels_guess_among_its_sloan_letters_and_lapse_at_
     assert optimizer.model.lapse_rate == pytest.approx(protocol.optimizer.lapse)
 
 
+def test_the_shipped_ranking_protocols_link_guesses_among_its_letters_and_lapses_at_its_rate():
+    from lensopt.experiment.modes import mode_for
+
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription-ranking.toml").with_start(START)
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 0.9))
+    assert optimizer.clarity_link == "acuity"
+    assert optimizer.n_alternatives == len(protocol.letters.alphabet)
+    assert optimizer.model_lapse == protocol.optimizer.lapse
+
+
 def test_a_duel_protocol_with_a_start_and_the_ties_model_is_refused_in_one_line():
     with pytest.raises(Exception, match=r"duel\.model = 'probit'") as caught:
         load_protocol(REPO / "protocols" / "clinical-duel.toml").with_start(START)

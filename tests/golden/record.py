@@ -243,6 +243,7 @@ PRESCRIPTION_RANKINGS = _prescription_family(
     lambda t: [_lens(lens) for lens in t.lenses],
     decode=tuple,
     slow=" (slow)",
+    variants={"mpes-ald linear": {"clarity_link": "linear"}},
 )
 
 

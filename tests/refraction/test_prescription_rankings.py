@@ -190,10 +190,10 @@ def test_the_prescription_has_intervals_around_the_lens_and_no_acuity_confidence
 
 
 def test_the_most_plus_tilt_grows_over_the_first_rankings_and_settings_stored_before_it_replay_without():
-    opt = _answered(n=4, plus_ramp_rankings=10)
+    opt = _answered(n=4, plus_ramp_rankings=10, clarity_link="linear")  # the probit utility's tilt
     assert opt.tilt == pytest.approx(PLUS_PREFERENCE * 4 / 10)
-    assert _answered(n=4, plus_ramp_rankings=0).tilt == PLUS_PREFERENCE
-    assert _answered(n=12, plus_ramp_rankings=10).tilt == PLUS_PREFERENCE
+    assert _answered(n=4, plus_ramp_rankings=0, clarity_link="linear").tilt == PLUS_PREFERENCE
+    assert _answered(n=12, plus_ramp_rankings=10, clarity_link="linear").tilt == PLUS_PREFERENCE
     assert PrescriptionRankingOptimizer(start=START).settings_dict()["plus_ramp_rankings"] == PLUS_RAMP_RANKINGS
     older = opt.settings_dict()
     del older["plus_ramp_rankings"]  # written before the ramp
@@ -217,14 +217,15 @@ def test_a_session_saved_before_the_prior_about_the_start_replays_with_the_flat_
 def test_the_prior_about_the_start_keeps_the_first_random_rankings_report_near_the_start():
     """After the five random first rankings, on clinic patients (tuning seeds) with an autorefraction
     start, the reported lens is nearer the truth with a prior about the start (depth 4; not the
-    default: held-out patients gained only in the first 10 rankings) than with the flat prior."""
+    default: held-out patients gained only in the first 10 rankings) than with the flat prior (the
+    probit utility's prior; the acuity link has the acuity law about the start)."""
     errors: dict[float, list[float]] = {4.0: [], 0.0: []}
     for seed in range(7100, 7106):
         patient = draw_clinic_patients(1, seed, slope=14.0)[0]
         start = autorefraction(patient, np.random.SeedSequence([seed, 1]))
         truth = patient.correction.power_vector()
         for depth in errors:
-            opt = PrescriptionRankingOptimizer(seed=seed, start=start, start_prior_depth=depth)
+            opt = PrescriptionRankingOptimizer(seed=seed, start=start, start_prior_depth=depth, clarity_link="linear")
             simulate_prescription(patient, opt, 5, feedback="ranking")
             errors[depth].append((opt.best() - truth).length_d)
     assert np.mean(errors[4.0]) < np.mean(errors[0.0])

@@ -58,10 +58,10 @@ from lensopt.bench.records import versions
 from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
-from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, default_clarity_link
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_link import AcuityLinkSearch
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
-from lensopt.refraction.prescription_rankings import default_clarity_link as default_ranking_clarity_link
 from lensopt.simulation import simulate_prescription
 
 #: Record format tag of a run of this campaign.
@@ -250,8 +250,12 @@ def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
             f"{path} was run with other settings; use another --out directory or the settings of that campaign"
         )
     recorded_link = (record.get("optimizer_settings") or {}).get("clarity_link", "linear")
-    default_link = {"duel": default_clarity_link, "ranking": default_ranking_clarity_link}.get(spec.feedback)
-    if default_link is not None and recorded_link != default_link(spec.rule):
+    comparisons: dict[str, type[AcuityLinkSearch]] = {
+        "duel": PrescriptionDuelOptimizer,
+        "ranking": PrescriptionRankingOptimizer,
+    }
+    comparison = comparisons.get(spec.feedback)
+    if comparison is not None and recorded_link != comparison.default_clarity_link(spec.rule):
         raise ValueError(
             f"{path} was run with the {recorded_link} {spec.feedback} model (before the acuity link became the "
             "default); use another --out directory, so that one campaign holds one model"

@@ -98,10 +98,8 @@ from lensopt.refraction.prescription_comparisons import (
     pull_within,
 )
 from lensopt.refraction.prescription_link import (
-    CLARITY_LINKS,
     LINK_PLUS_PREFERENCE,
     AcuityLinkSearch,
-    check_link_rates,
     choose_challenger,
     choose_letter_size,
     fit_link,
@@ -166,12 +164,6 @@ BALD_CONTEXT_RULES = ("muc-ald", "kss-ald")
 LINK_RULES = ("muc-ald", "random")
 
 
-def default_clarity_link(rule: str) -> str:
-    """The duel model a ``rule`` runs with by default: the acuity link where it has the rule, the
-    probit utility elsewhere."""
-    return CLARITY_LINKS[0] if rule in LINK_RULES else "linear"
-
-
 #: Letters to choose from, for the guess floor of the acuity link (26 as the letter task's default).
 DEFAULT_N_ALTERNATIVES = 26
 
@@ -218,6 +210,7 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
     """
 
     report_tilt_share = REPORT_TILT_SHARE
+    link_rules = LINK_RULES
     #: The answers a duel can get: a PsychoPy handler decides ahead for each while the patient
     #: compares (:mod:`lensopt.psychopy.lookahead`); ``canonical_answer`` spells a given one so.
     SPECULATIVE_ANSWERS = DUEL_ANSWERS
@@ -247,9 +240,8 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         model_lapse=DEFAULT_MODEL_LAPSE,
     ):
         rule = DEFAULT_RULE if rule is None else rule
-        if clarity_link is None:
-            clarity_link = default_clarity_link(rule)
         self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
+        clarity_link = self.clarity_link
         if same_answers not in SAME_ANSWERS:
             raise ValueError(f"unknown same_answers {same_answers!r}; choose one of: {', '.join(SAME_ANSWERS)}")
         self.same_answers = same_answers
@@ -277,21 +269,16 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         )
         self._history: list[tuple[PrescriptionDuelTrial, str]] = []
         self.last_decision_ms = math.nan
-        self._link: AcuityLinkDuelGP | None = None
-        self._link_stale = False  # answers told since the link was last fitted (:meth:`_fitted_link`)
         if self.clarity_link == "acuity":
             with_bowl = self.box.start is not None and self.start_prior_depth > 0
             self._link_prior = link_model(self.box.centre.to_array(), with_bowl, self.n_alternatives, self.model_lapse)
 
-    def _set_clarity_link(self, clarity_link, n_alternatives, model_lapse, rule) -> None:
-        if clarity_link not in CLARITY_LINKS:
-            raise ValueError(f"unknown clarity_link {clarity_link!r}; choose one of: {', '.join(CLARITY_LINKS)}")
-        if clarity_link == "acuity" and rule not in LINK_RULES:
-            raise ValueError(f"clarity_link 'acuity' works with the rules {', '.join(LINK_RULES)}; got {rule!r}")
-        self.n_alternatives, self.model_lapse = check_link_rates(n_alternatives, model_lapse)
-        self.clarity_link = clarity_link
+        rule = DEFAULT_RULE if rule is None else rule
+        self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
+        clarity_link = (
+            self.clarity_link
+        )  # ---------------------------------------------------------------- settings and state
 
-    # ---------------------------------------------------------------- settings and state
     def settings_dict(self) -> dict:
         s = self._core.settings
         return {

@@ -83,6 +83,26 @@ class AcuityLinkSearch:
     _link_prior: AcuityLinkDuelGP
     _link: AcuityLinkDuelGP | None
     _link_stale: bool
+    #: The rules that can run through the link (a subclass's).
+    link_rules: tuple[str, ...] = ()
+
+    @classmethod
+    def default_clarity_link(cls, rule: str) -> str:
+        """The model a ``rule`` runs with by default: the acuity link where it has the rule, the
+        probit utility elsewhere."""
+        return CLARITY_LINKS[0] if rule in cls.link_rules else "linear"
+
+    def _set_clarity_link(self, clarity_link, n_alternatives, model_lapse, rule) -> None:
+        """Validate and set ``clarity_link`` (None: :meth:`default_clarity_link` of ``rule``), the
+        link's ``n_alternatives`` and ``model_lapse``; a one-line ValueError for a bad one."""
+        clarity_link = self.default_clarity_link(rule) if clarity_link is None else clarity_link
+        if clarity_link not in CLARITY_LINKS:
+            raise ValueError(f"unknown clarity_link {clarity_link!r}; choose one of: {', '.join(CLARITY_LINKS)}")
+        if clarity_link == "acuity" and rule not in self.link_rules:
+            raise ValueError(f"clarity_link 'acuity' works with the rules {', '.join(self.link_rules)}; got {rule!r}")
+        self.n_alternatives, self.model_lapse = check_link_rates(n_alternatives, model_lapse)
+        self.clarity_link = clarity_link
+        self._link, self._link_stale = None, False
 
     def _fit_link_on_history(self) -> AcuityLinkDuelGP | None:  # pragma: no cover
         """A copy of ``_link_prior`` fitted on the history (None before a modelled answer)."""

@@ -81,10 +81,8 @@ from lensopt.refraction.prescription_duels import (
 )
 from lensopt.refraction.prescription_duels import PLUS_PREFERENCE as DUEL_PLUS_PREFERENCE
 from lensopt.refraction.prescription_link import (
-    CLARITY_LINKS,
     LINK_PLUS_PREFERENCE,
     AcuityLinkSearch,
-    check_link_rates,
     choose_challengers,
     choose_letter_size,
     fit_link_rankings,
@@ -140,12 +138,6 @@ PRESCRIPTION_RANKING_RULES = tuple(RANKING_RULES)
 #: Rules of the acuity link: the ranking of largest information or random ones.
 LINK_RULES = PRESCRIPTION_RANKING_RULES
 
-
-def default_clarity_link(rule: str) -> str:
-    """The ranking model a ``rule`` runs with by default: the acuity link where it has the rule."""
-    return CLARITY_LINKS[0] if rule in LINK_RULES else "linear"
-
-
 #: Lenses per ranking, and the most the ranking model takes (the ELBO's quadrature, 4).
 DEFAULT_N_LENSES = 3
 DEFAULT_RULE = "mpes-ald"
@@ -199,11 +191,12 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
     ``lens_lengthscale_d``: the kernel's; ``plus_preference``: ``κ`` (:data:`PLUS_PREFERENCE`, or the
     acuity link's :data:`~lensopt.refraction.prescription_link.LINK_PLUS_PREFERENCE`), reached after
     ``plus_ramp_rankings`` rankings (:data:`PLUS_RAMP_RANKINGS`, 0: from the first).
-    ``clarity_link``: ``"acuity"`` or ``"linear"`` (None: :func:`default_clarity_link` of the rule);
+    ``clarity_link``: ``"acuity"`` or ``"linear"`` (None: :meth:`default_clarity_link` of the rule);
     ``n_alternatives`` and ``model_lapse``: the link's guess rate (``1/n``) and lapse.
     """
 
     max_plus_offset_d = RANKING_MAX_PLUS_OFFSET_D
+    link_rules = LINK_RULES
 
     def __init__(
         self,
@@ -230,11 +223,8 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         rule = DEFAULT_RULE if rule is None else rule
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose one of: {', '.join(RANKING_RULES)}")
-        clarity_link = default_clarity_link(rule) if clarity_link is None else clarity_link
-        if clarity_link not in CLARITY_LINKS:
-            raise ValueError(f"unknown clarity_link {clarity_link!r}; choose one of: {', '.join(CLARITY_LINKS)}")
-        self.clarity_link = clarity_link
-        self.n_alternatives, self.model_lapse = check_link_rates(n_alternatives, model_lapse)
+        self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
+        clarity_link = self.clarity_link
         if clarity_link == "acuity":  # the duels' report through the link: half the tilt, a 0.25 D cap
             self.report_tilt_share, self.max_plus_offset_d = REPORT_TILT_SHARE, DUEL_MAX_PLUS_OFFSET_D
         if isinstance(n_lenses, bool) or not isinstance(n_lenses, int) or not 2 <= n_lenses <= 4:
@@ -265,7 +255,6 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         )
         self._history: list[tuple[PrescriptionRankingTrial, tuple[int, ...]]] = []
         self.last_decision_ms = math.nan
-        self._link, self._link_stale = None, False
         if clarity_link == "acuity":
             centre = self.box.centre.to_array()
             self._link_prior = link_model(
@@ -461,6 +450,5 @@ __all__ = [
     "START_PRIOR_DEPTH_RANKINGS",
     "PrescriptionRankingOptimizer",
     "PrescriptionRankingTrial",
-    "default_clarity_link",
     "prescription_ranking_kernel",
 ]

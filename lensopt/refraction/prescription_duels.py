@@ -92,7 +92,6 @@ from lensopt.refraction.prescription_comparisons import (
     LENS_LENGTHSCALE_D,
     MAPPED_LENS_LENGTHSCALE_D,
     MAX_PLUS_OFFSET_D,
-    PrescriptionComparisons,
     positive,
     power_vector_kernel,
     pull_within,
@@ -100,8 +99,6 @@ from lensopt.refraction.prescription_comparisons import (
 from lensopt.refraction.prescription_link import (
     LINK_PLUS_PREFERENCE,
     AcuityLinkSearch,
-    choose_challenger,
-    choose_letter_size,
     fit_link,
     link_model,
 )
@@ -197,7 +194,7 @@ def prescription_duel_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D):
     return power_vector_kernel(lens_lengthscale_d, UTILITY_VARIANCE)
 
 
-class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
+class PrescriptionDuelOptimizer(AcuityLinkSearch):
     """ask/tell duels for the full prescription: ``ask() -> PrescriptionDuelTrial``, ``tell(trial,
     answer)`` (``"first"``, ``"second"``, ``"same"`` or a bool, True = first), ``best()`` the power
     vector, :meth:`prescription` the result (:class:`lensopt.asktell.AskTellOptimizer`).
@@ -401,26 +398,17 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         return PrescriptionDuelTrial(first, second, float(np.asarray(context, dtype=float)[0]))
 
     def _ask_through_link(self, t0, rng, champion, local) -> PrescriptionDuelTrial:
-        """The duel of the acuity link (:mod:`lensopt.refraction.prescription_link`): the champion
+        """The duel of the acuity link (:meth:`AcuityLinkSearch._link_comparison`): the champion
         against the challenger and letter size of largest information (random ones for the rule
-        "random"), the size chosen again for the phoropter lenses shown."""
-        letter_bounds = local.context_bounds[0]
-        prior_or_fit = self._link_now()
-        first = self.phoropter_lens(champion)
-        first_d = first.power_vector().to_array()
-        if self.rule == "random":
+        "random")."""
+
+        def random_duel(local, rng):
             second_d = uniform(local.system_bounds, 2, rng)[1]
-            context = float(preference_rules.random_context(local, rng)[0])
-        else:
-            context, second_d = choose_challenger(
-                prior_or_fit, first_d, self.box.bounds_d, self.duel_separation_d, letter_bounds, rng
-            )
-        second = self.distinct_lens([first], pull_within(first_d, second_d, self.duel_separation_d))
-        if self.rule != "random":
-            shown = [lens.power_vector().to_array() for lens in (first, second)]
-            context = choose_letter_size(prior_or_fit, shown[0], shown[1], letter_bounds=letter_bounds)
+            return preference_rules.random_context(local, rng), second_d[None, :]
+
+        (first, second), context = self._link_comparison(rng, champion, local, 1, random_duel)
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
-        return PrescriptionDuelTrial(first, second, float(context))
+        return PrescriptionDuelTrial(first, second, context)
 
     def _fit_link_on_history(self) -> AcuityLinkDuelGP | None:
         duels = [
@@ -447,7 +435,6 @@ class PrescriptionDuelOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         else:
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
-        self._link_stale = self.clarity_link == "acuity"  # fitted when next needed (AcuityLinkSearch)
 
 
 __all__ = [

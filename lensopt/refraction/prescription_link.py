@@ -29,6 +29,7 @@ import numpy as np
 from lensopt.gp.kernels import LinearContext, SquaredExponential
 from lensopt.gp.mean import AcuityLawMean
 from lensopt.preference.link import FIRST, SAME, SECOND, AcuityLinkDuelGP, AcuityLinkRankingGP
+from lensopt.refraction.prescription_comparisons import PrescriptionComparisons, pull_within
 
 #: Models of the clarity compared in a duel: ``acuity`` (this module; the default) and ``linear``
 #: (the probit utility of the papers; sessions saved before the acuity link rebuild with it).
@@ -70,19 +71,18 @@ SIZE_GRID = 13
 SIZE_GRID_FINE = 64
 
 
-class AcuityLinkSearch:
-    """What a comparison search of the full prescription (duels, rankings) does through the acuity
-    link: its model, fitted from the prior on the whole history when first needed after an answer
-    (``tell`` only marks it stale: a PsychoPy handler's own optimizer is told every answer while a
-    lookahead worker decides, and a resumed session is told its history before it decides; the fit
-    starts from the prior each time, so when it runs does not change it), and the model hooks of
-    :class:`~lensopt.refraction.prescription_comparisons.PrescriptionComparisons` on it. A subclass
-    sets ``_link_prior`` (:func:`link_model`), ``_link = None``, ``_link_stale = False`` and fits
-    its history in :meth:`_fit_link_on_history`."""
+class AcuityLinkSearch(PrescriptionComparisons):
+    """A comparison search of the full prescription (duels, rankings) that can run through the
+    acuity link (``clarity_link="acuity"``): its model, fitted from the prior on the whole history
+    once per trial count when first needed (the per-trial cache of
+    :class:`~lensopt.refraction.prescription_comparisons.PrescriptionComparisons`: ``tell`` fits
+    nothing, so a PsychoPy handler's own optimizer is told every answer while a lookahead worker
+    decides, and a resumed session fits once), the model hooks on it, and the comparison it asks
+    (:meth:`_link_comparison`). A subclass sets ``link_rules`` and ``_link_prior``
+    (:func:`link_model`) and fits its history in :meth:`_fit_link_on_history`."""
 
     _link_prior: AcuityLinkDuelGP
-    _link: AcuityLinkDuelGP | None
-    _link_stale: bool
+    rule: str
     #: The rules that can run through the link (a subclass's).
     link_rules: tuple[str, ...] = ()
 
@@ -102,7 +102,6 @@ class AcuityLinkSearch:
             raise ValueError(f"clarity_link 'acuity' works with the rules {', '.join(self.link_rules)}; got {rule!r}")
         self.n_alternatives, self.model_lapse = check_link_rates(n_alternatives, model_lapse)
         self.clarity_link = clarity_link
-        self._link, self._link_stale = None, False
 
     def _fit_link_on_history(self) -> AcuityLinkDuelGP | None:  # pragma: no cover
         """A copy of ``_link_prior`` fitted on the history (None before a modelled answer)."""
@@ -110,10 +109,7 @@ class AcuityLinkSearch:
 
     def _fitted_link(self) -> AcuityLinkDuelGP | None:
         """The link fitted on the answers so far (None before a modelled answer)."""
-        if self._link_stale:
-            self._link = self._fit_link_on_history()
-            self._link_stale = False
-        return self._link
+        return self._cached("link", self._fit_link_on_history) if self.n_trials else None
 
     def _link_now(self) -> AcuityLinkDuelGP:
         """The link fitted on the answers so far (its prior before any)."""
@@ -131,6 +127,30 @@ class AcuityLinkSearch:
         points = np.asarray(self._link_now().points_)
         _, first = np.unique(points[:, 1:], axis=0, return_index=True)
         return points[np.sort(first), 1:]
+
+    def _link_comparison(self, rng, champion_d, local, n_others, random_others, same=None):
+        """``(lenses, letter_logmar)`` of the next comparison through the link: the champion's
+        phoropter lens and ``n_others`` challengers of largest information with the letter size
+        (:func:`choose_challengers`; for the rule "random", ``random_others(local, rng) -> (letter
+        size, lenses_d)``), each pulled within ``_radius_d`` of the champion and made distinct
+        (``same``: :meth:`distinct_lens`'s), the letter size chosen again for the lenses shown."""
+        letter_bounds = local.context_bounds[0]
+        model = self._link_now()
+        first = self.phoropter_lens(champion_d)
+        first_d = first.power_vector().to_array()
+        if self.rule == "random":
+            context, others = random_others(local, rng)
+        else:
+            context, others = choose_challengers(
+                model, first_d, self.box.bounds_d, self._radius_d, letter_bounds, rng, n_others
+            )
+        lenses = [first]
+        for other in others:
+            lenses.append(self.distinct_lens(lenses, pull_within(first_d, other, self._radius_d), same))
+        if self.rule != "random":
+            shown = [lens.power_vector().to_array() for lens in lenses]
+            context = choose_letter_size(model, *shown, letter_bounds=letter_bounds)
+        return lenses, float(np.asarray(context, dtype=float).reshape(-1)[0])
 
 
 def check_link_rates(n_alternatives, model_lapse) -> tuple[int, float]:
@@ -220,11 +240,12 @@ def choose_challengers(model: AcuityLinkDuelGP, first_d, box_bounds_d, radius_d,
     sizes = np.linspace(lo, hi, SIZE_GRID)
     X1 = np.column_stack([np.repeat(sizes, N_CHALLENGERS), np.tile(first_d, (sizes.size * N_CHALLENGERS, 1))])
     X2 = np.column_stack([np.repeat(sizes, N_CHALLENGERS), np.tile(second, (sizes.size, 1))])
-    best = int(np.argmax(model.duel_bald(X1, X2)))
+    table = model.duel_bald(X1, X2)
+    best = int(np.argmax(table))
     size, chosen = float(X2[best, 0]), [best % N_CHALLENGERS]
     if n > 1:
         candidates = _at_letter_size(second, size)
-        information = model.duel_bald(np.repeat(_at_letter_size(first_d, size), N_CHALLENGERS, axis=0), candidates)
+        information = table.reshape(sizes.size, N_CHALLENGERS)[best // N_CHALLENGERS].copy()  # with first_d
         for _ in range(n - 1):
             last = np.repeat(_at_letter_size(second[chosen[-1]], size), N_CHALLENGERS, axis=0)
             information = information + model.duel_bald(last, candidates)

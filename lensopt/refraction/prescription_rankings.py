@@ -69,7 +69,6 @@ from lensopt.refraction.prescription_comparisons import (
     DEFAULT_LENS_STEP_D,
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
-    PrescriptionComparisons,
     positive,
     power_vector_kernel,
     pull_within,
@@ -83,8 +82,6 @@ from lensopt.refraction.prescription_duels import PLUS_PREFERENCE as DUEL_PLUS_P
 from lensopt.refraction.prescription_link import (
     LINK_PLUS_PREFERENCE,
     AcuityLinkSearch,
-    choose_challengers,
-    choose_letter_size,
     fit_link_rankings,
     link_model,
 )
@@ -179,7 +176,7 @@ def prescription_ranking_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D):
     return power_vector_kernel(lens_lengthscale_d, UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2)
 
 
-class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
+class PrescriptionRankingOptimizer(AcuityLinkSearch):
     """ask/tell rankings for the full prescription: ``ask() -> PrescriptionRankingTrial`` of
     ``n_lenses`` lenses, ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of
     them, or the first ``n_lenses − 1``), ``best()`` the power vector, :meth:`prescription` the
@@ -393,31 +390,16 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         return PrescriptionRankingTrial(tuple(lenses), float(np.asarray(context, dtype=float)[0]))
 
     def _ask_through_link(self, t0, rng, champion, local) -> PrescriptionRankingTrial:
-        """The ranking of the acuity link (module docstring): the champion and the challengers of
-        largest information (random ones for the rule "random"), the letter size chosen again for
-        the lenses shown."""
-        letter_bounds = local.context_bounds[0]
-        model = self._link_now()
-        first = self.phoropter_lens(champion)
-        first_d = first.power_vector().to_array()
-        context: float | np.ndarray
-        if self.rule == "random":
+        """The ranking of the acuity link (:meth:`AcuityLinkSearch._link_comparison`): the champion
+        and the challengers of largest information (random ones for the rule "random")."""
+
+        def random_ranking(local, rng):
             context, members = ranking_search.random_query(local, rng)
-            challengers = members[1:]
-        else:
-            context, challengers = choose_challengers(
-                model, first_d, self.box.bounds_d, self.ranking_radius_d, letter_bounds, rng, self.n_lenses - 1
-            )
-        lenses = [first]
-        for challenger in challengers:
-            lenses.append(
-                self.distinct_lens(lenses, pull_within(first_d, challenger, self.ranking_radius_d), self._same)
-            )
-        if self.rule != "random":
-            shown = [lens.power_vector().to_array() for lens in lenses]
-            context = choose_letter_size(model, *shown, letter_bounds=letter_bounds)
+            return context, members[1:]
+
+        lenses, context = self._link_comparison(rng, champion, local, self.n_lenses - 1, random_ranking, self._same)
         self.last_decision_ms = 1e3 * (time.perf_counter() - t0)
-        return PrescriptionRankingTrial(tuple(lenses), float(np.asarray(context, dtype=float).reshape(-1)[0]))
+        return PrescriptionRankingTrial(tuple(lenses), context)
 
     @single_threaded
     def tell(self, trial: PrescriptionRankingTrial, order) -> None:
@@ -437,7 +419,6 @@ class PrescriptionRankingOptimizer(PrescriptionComparisons, AcuityLinkSearch):
         members = np.array([lens.power_vector().to_array() for lens in trial.lenses])
         self._core.tell(RankingQuery(context=np.array([trial.letter_logmar]), members=members), order)
         self._history.append((trial, order))
-        self._link_stale = self.clarity_link == "acuity"  # fitted when next needed (AcuityLinkSearch)
 
 
 __all__ = [

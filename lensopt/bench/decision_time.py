@@ -65,6 +65,7 @@ from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import DuelRefractionOptimizer
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES, PrescriptionRankingOptimizer
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 from lensopt.threads import (
     ENV_VAR,
@@ -93,11 +94,17 @@ DECISION_ASK_TELL = "ask + tell"
 DECISION_HANDLER = "addResponse -> next trial (tell, stop check, ask)"
 """What one timed decision is, without and with the PsychoPy handler."""
 
-SEARCHES = ("sphere-cylinder", "prescription", "duel", "prescription-duel")
+SEARCHES = ("sphere-cylinder", "prescription", "duel", "prescription-duel", "prescription-ranking")
 """What is timed: the two-parameter letter search, the full prescription (issue 16), the
 two-parameter duels ("one or two — or the same?", :class:`lensopt.refraction.DuelRefractionOptimizer`),
-or the full prescription's duels (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`
-around an autorefraction of a clinic patient; ``muc-ald`` through the acuity link, its default)."""
+the full prescription's duels (:class:`lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`
+around an autorefraction of a clinic patient; ``muc-ald`` through the acuity link, its default), or
+its rankings of three lenses
+(:class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`; ``mpes-ald``
+through the acuity link, its default)."""
+
+COMPARISONS = ("duel", "prescription-duel", "prescription-ranking")
+"""The searches of compared lenses: no stopping rule of their own (``--stop`` is refused)."""
 
 PRESCRIPTION_DUEL_TIES = 1.0
 """The clinic patient's tie threshold (logit units of utility) in the full prescription's duels: the
@@ -159,9 +166,12 @@ def run_decision_time(
     ``response_ms`` (both with the handler only): see the module docstring."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
-    rules = {"prescription": PRESCRIPTION_RULES, "duel": CONTEXTUAL_RULES, "prescription-duel": CONTEXTUAL_RULES}.get(
-        search, (*ALL_RULES, ACUITY_LAW_RULE)
-    )
+    rules = {
+        "prescription": PRESCRIPTION_RULES,
+        "duel": CONTEXTUAL_RULES,
+        "prescription-duel": CONTEXTUAL_RULES,
+        "prescription-ranking": PRESCRIPTION_RANKING_RULES,
+    }.get(search, (*ALL_RULES, ACUITY_LAW_RULE))
     if rule not in rules:
         raise ValueError(f"unknown rule {rule!r}; choose from: {', '.join(rules)}")
     for name, value, low in (
@@ -176,8 +186,9 @@ def run_decision_time(
         raise ValueError(
             f"decision-time: the answer time (--response-ms) must be from 0 to 10000 ms (e.g. 300), got {response_ms!r}"
         )
-    if stop is not None and search in ("duel", "prescription-duel"):
-        raise ValueError(f"decision-time: duels have no stopping rule: leave out --stop with --search {search}")
+    if stop is not None and search in COMPARISONS:
+        what = "rankings" if search == "prescription-ranking" else "duels"
+        raise ValueError(f"decision-time: {what} have no stopping rule: leave out --stop with --search {search}")
     if stop is not None:
         StopRule(confidence=stop, min_trials=min_trials, max_trials=max(trials, min_trials))  # one-line errors
         if min_trials > trials:
@@ -370,12 +381,15 @@ def _session(args):
     stop = None
     if args.stop is not None:
         stop = StopRule(confidence=args.stop, min_trials=args.min_trials, max_trials=max(args.trials, args.min_trials))
-    if args.search in ("prescription", "prescription-duel"):
+    if args.search.startswith("prescription"):
         patient = draw_clinic_patients(1, args.seed, slope=14.0)[0]
         start = autorefraction(patient, np.random.SeedSequence([args.seed, 1]))
         if args.search == "prescription-duel":
             optimizer = PrescriptionDuelOptimizer(rule=args.rule, seed=args.seed, start=start)
             return optimizer, get_mode("duel").responder(patient, tie_threshold=PRESCRIPTION_DUEL_TIES)
+        if args.search == "prescription-ranking":
+            optimizer = PrescriptionRankingOptimizer(rule=args.rule, seed=args.seed, start=start)
+            return optimizer, get_mode("ranking").responder(patient)
         optimizer = PrescriptionOptimizer(rule=args.rule, seed=args.seed, start=start, stop=stop)
         return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d, t.axis_deg)
     patient = draw_patients(1, args.seed)[0]

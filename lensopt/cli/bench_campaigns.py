@@ -288,7 +288,12 @@ def run_decision_time(args) -> int:
     from lensopt.bench.decision_time import DEFAULT_RESPONSE_MS, format_report
     from lensopt.bench.decision_time import run_decision_time as run
 
-    defaults = {"prescription": "bracket-ald", "duel": "muc-ald", "prescription-duel": "muc-ald"}
+    defaults = {
+        "prescription": "bracket-ald",
+        "duel": "muc-ald",
+        "prescription-duel": "muc-ald",
+        "prescription-ranking": "mpes-ald",
+    }
     rule = args.rule or defaults.get(args.search, "ucb-ald")  # each search's default rule
     result = run(
         rule=rule,

@@ -31,7 +31,7 @@ def add_machine_parsers(sub) -> None:
         "--rule",
         default=None,
         help="acquisition rule (default: the search's own, ucb-ald for sphere-cylinder, bracket-ald for "
-        "the prescription around a start, muc-ald for duels)",
+        "the prescription around a start, muc-ald for duels, mpes-ald for rankings)",
     )
     dt.add_argument(
         "--processes",
@@ -68,12 +68,13 @@ def add_machine_parsers(sub) -> None:
     )
     dt.add_argument(
         "--search",
-        choices=("sphere-cylinder", "prescription", "duel", "prescription-duel"),
+        choices=("sphere-cylinder", "prescription", "duel", "prescription-duel", "prescription-ranking"),
         default="sphere-cylinder",
         help="sphere-cylinder: the two-parameter letter search (default); prescription: the full "
         "prescription (M, J0, J45 and the letter size) around an autorefraction, clinic patients; duel: "
         "the two-parameter duels (one or two, or the same; no --stop); prescription-duel: the full "
-        "prescription's duels around an autorefraction (muc-ald: through the acuity link; no --stop)",
+        "prescription's duels around an autorefraction (muc-ald: through the acuity link; no --stop); "
+        "prescription-ranking: its rankings of three lenses (mpes-ald: through the acuity link; no --stop)",
     )
     dt.add_argument(
         "--handler",

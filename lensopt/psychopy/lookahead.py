@@ -25,7 +25,9 @@ in-process from then on.
 
 The protocol is one JSON object per line on the worker's stdin and stdout (floats are written with
 ``repr`` and so round-trip exactly): ``init`` (the optimizer's class and state), ``speculate`` (the query shown; decide for every answer),
-``answer`` (keep that branch; its decision comes back), ``decide`` (the decision of the current
+``answer`` (keep that branch; its decision comes back; an answer that comes while the worker
+still decides ahead is decided at once, after the decision under way: with a ranking's six orders
+a quick answer need not wait for all six), ``decide`` (the decision of the current
 history: a loop's first trial), ``quit``. The handler waits for the worker to be ready when it is
 built (a second or so, before any trial), and from then on every decision is the worker's.
 
@@ -43,6 +45,7 @@ import dataclasses
 import importlib
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -59,9 +62,9 @@ WORKER_NICENESS = 5
 def speculative_answers(optimizer) -> tuple | None:
     """The answers a query of ``optimizer`` can get, when it declares them few (its
     ``SPECULATIVE_ANSWERS``: ``(True, False)`` for a letter, ``("first", "second", "same")`` for a
-    duel; its queries are then dataclasses of numbers, or of dataclasses of numbers, which travel as
-    JSON); None otherwise."""
-    answers = getattr(type(optimizer), "SPECULATIVE_ANSWERS", None)
+    duel, the six orders of a ranking of three lenses; its queries are then dataclasses of numbers,
+    or of dataclasses or tuples of dataclasses of numbers, which travel as JSON); None otherwise."""
+    answers = getattr(optimizer, "SPECULATIVE_ANSWERS", None)
     if not answers or not callable(getattr(optimizer, "to_state", None)):
         return None
     return tuple(answers)
@@ -69,27 +72,25 @@ def speculative_answers(optimizer) -> tuple | None:
 
 def speculative_answer(optimizer, answer):
     """The one of :func:`speculative_answers` that ``answer`` is, in the optimizer's own spelling
-    (its ``canonical_answer``, e.g. a duel's True for ``"first"``), or None."""
-    canonical = getattr(type(optimizer), "canonical_answer", None)
+    (its ``canonical_answer``, e.g. a duel's True for ``"first"``, a ranking's whole order), or None."""
+    canonical = getattr(optimizer, "canonical_answer", None)
     value = canonical(answer) if callable(canonical) else answer
     return next((a for a in speculative_answers(optimizer) or () if a == value), None)
 
 
 def _query_to_json(query) -> dict[str, Any]:
     """A query as JSON: its class and its init fields; a field that is a dataclass itself (a full
-    prescription duel's :class:`~lensopt.refraction.lens.Lens`) is written the same way, nested."""
-    fields = {}
-    for field in dataclasses.fields(query):
-        if not field.init:
-            continue
-        value = getattr(query, field.name)
-        is_instance = dataclasses.is_dataclass(value) and not isinstance(value, type)
-        fields[field.name] = _query_to_json(value) if is_instance else _plain(value)
+    prescription duel's :class:`~lensopt.refraction.lens.Lens`), or a tuple of them (a ranking's
+    lenses), is written the same way, nested."""
+    fields = {field.name: _plain(getattr(query, field.name)) for field in dataclasses.fields(query) if field.init}
     return {"class": f"{type(query).__module__}:{type(query).__qualname__}", "fields": fields}
 
 
 def _plain(value):
-    """Tuples and arrays of numbers as lists (what ``dataclasses.asdict`` and ``json`` make of them)."""
+    """Tuples and arrays of numbers as lists (what ``dataclasses.asdict`` and ``json`` make of them),
+    dataclasses as :func:`_query_to_json`."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _query_to_json(value)
     if hasattr(value, "tolist"):
         return value.tolist()
     if isinstance(value, (list, tuple)):
@@ -106,11 +107,16 @@ def _import(path: str):
 
 
 def _query_from_json(data: dict[str, Any]):
-    fields = {
-        name: _query_from_json(value) if isinstance(value, dict) and set(value) == {"class", "fields"} else value
-        for name, value in data["fields"].items()
-    }
-    return _import(data["class"])(**fields)
+    return _import(data["class"])(**{name: _decoded(value) for name, value in data["fields"].items()})
+
+
+def _decoded(value):
+    """A field of :func:`_query_to_json` back: nested dataclasses rebuilt, in lists too."""
+    if isinstance(value, dict) and set(value) == {"class", "fields"}:
+        return _query_from_json(value)
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        return [_decoded(v) for v in value]
+    return value
 
 
 class LookaheadWorker:
@@ -244,12 +250,23 @@ def _decision(optimizer, check_stop: bool) -> dict[str, Any]:
     }
 
 
-def _serve(lines, write) -> None:
+def _serve(lines, write, waiting=lambda: None) -> None:
+    """The worker's loop: one message of ``lines`` at a time, replies to ``write``. ``waiting()``
+    is the next message if one has come already, else None: while deciding ahead for a query's
+    answers the worker looks between two of them, and an answer that comes before its branch is
+    decided is decided at once (the rest are dropped), so a quick answer waits for at most the
+    decision under way and its own — what matters when the answers are many (a ranking's orders)."""
     optimizer: Any = None  # from "init" on
     answers: tuple = ()
     check_stop = False
     branches: dict[str, tuple[Any, dict[str, Any]]] = {}  # json.dumps(answer) -> (optimizer told it, its decision)
-    for line in lines:
+    query = None  # the query of the branches
+    early: str | None = None  # a message read while deciding ahead
+    while True:
+        line = early if early is not None else next(lines, None)
+        early = None
+        if line is None:
+            return
         message = json.loads(line)
         op = message["op"]
         try:
@@ -266,11 +283,19 @@ def _serve(lines, write) -> None:
                 query = _query_from_json(message["query"])
                 branches = {}
                 for answer in answers:
+                    early = waiting()
+                    if early is not None:
+                        break
                     branch = copy.deepcopy(optimizer)
                     branch.tell(query, answer)
                     branches[json.dumps(answer)] = (branch, _decision(branch, check_stop))
             elif op == "answer":
-                optimizer, decision = branches.pop(json.dumps(message["answer"]))
+                key = json.dumps(message["answer"])
+                if key not in branches:  # it came before its branch was decided: decide it now
+                    branch = copy.deepcopy(optimizer)
+                    branch.tell(query, message["answer"])
+                    branches[key] = (branch, _decision(branch, check_stop))
+                optimizer, decision = branches.pop(key)
                 branches = {}
                 write(decision)
             else:
@@ -289,5 +314,22 @@ def main() -> int:
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
 
-    _serve(sys.stdin, write)
+    # A thread reads the handler's messages as they come (a pipe cannot be polled on Windows), so
+    # that an answer can cut short the decisions made ahead for the others.
+    inbox: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+
+    def read():
+        for line in sys.stdin:
+            inbox.put(line)
+        inbox.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def waiting():
+        try:
+            return inbox.get_nowait()
+        except queue.Empty:
+            return None
+
+    _serve(iter(inbox.get, None), write, waiting)
     return 0

@@ -85,7 +85,7 @@ from lensopt.refraction.prescription_link import (
     fit_link_rankings,
     link_model,
 )
-from lensopt.refraction.rankings import RANKING_RULES
+from lensopt.refraction.rankings import RANKING_RULES, RankingAnswers
 from lensopt.threads import single_threaded
 
 #: Radius (D) of the trust region around the champion in which a ranking's lenses are chosen: the
@@ -176,7 +176,7 @@ def prescription_ranking_kernel(lens_lengthscale_d=LENS_LENGTHSCALE_D):
     return power_vector_kernel(lens_lengthscale_d, UTILITY_VARIANCE * MODEL_LOGIT_SCALE**2)
 
 
-class PrescriptionRankingOptimizer(AcuityLinkSearch):
+class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
     """ask/tell rankings for the full prescription: ``ask() -> PrescriptionRankingTrial`` of
     ``n_lenses`` lenses, ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of
     them, or the first ``n_lenses − 1``), ``best()`` the power vector, :meth:`prescription` the
@@ -331,7 +331,7 @@ class PrescriptionRankingOptimizer(AcuityLinkSearch):
 
     def _fit_link_on_history(self):
         rankings = [
-            (t.letter_logmar, [lens.power_vector().to_array() for lens in t.lenses], order)
+            (t.letter_logmar, [lens.power_vector().to_array() for lens in t.lenses], self.canonical_answer(order))
             for t, order in self._history
         ]
         prior = self._link_prior
@@ -417,7 +417,9 @@ class PrescriptionRankingOptimizer(AcuityLinkSearch):
                 f"a ranking orders at least {self.n_lenses - 1} of its {self.n_lenses} lenses; got {order}"
             )
         members = np.array([lens.power_vector().to_array() for lens in trial.lenses])
-        self._core.tell(RankingQuery(context=np.array([trial.letter_logmar]), members=members), order)
+        self._core.tell(
+            RankingQuery(context=np.array([trial.letter_logmar]), members=members), self.canonical_answer(order)
+        )
         self._history.append((trial, order))
 
 

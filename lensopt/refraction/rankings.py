@@ -9,6 +9,7 @@ the logit scale of the Gumbel model (:data:`lensopt.refraction.duels.MODEL_LOGIT
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from lensopt.asktell import check_state_format
 from lensopt.ranking import RankingOptimizer, RankingQuery
+from lensopt.ranking.data import parse_outcome
 from lensopt.refraction.duels import (
     MODEL_LOGIT_SCALE,
     UTILITY_VARIANCE,
@@ -34,6 +36,36 @@ RANKING_RULES = {"mpes-ald": "mpes", "random": "random"}
 #: Format tag of saved ranking refraction states.
 STATE_FORMAT = "lensopt.ranking-refraction-state/1"
 
+#: The most lenses a ranking decided ahead can have (:class:`RankingAnswers`): the lookahead worker
+#: decides for every order of the lenses in turn, 3! = 6 orders in about a second with the full
+#: prescription's link (a patient ranking three lenses through a phoropter takes several); 4! = 24
+#: would keep an answer waiting for seconds, longer than one decision in-process.
+LOOKAHEAD_MAX_LENSES = 3
+
+
+class RankingAnswers:
+    """The answers a ranking of ``n_lenses`` lenses can get, for a PsychoPy handler's lookahead
+    (:mod:`lensopt.psychopy.lookahead`): ``SPECULATIVE_ANSWERS``, every order of the lens indices
+    (none above :data:`LOOKAHEAD_MAX_LENSES` lenses: the handler then decides in its own process),
+    and ``canonical_answer``, an answer of the first ``n_lenses − 1`` completed by the lens left
+    (the same ranking: the last place of a Plackett–Luce ranking has probability one), which is
+    also what ``tell`` gives the model, so that both spellings decide the same next trial to the bit."""
+
+    n_lenses: int
+
+    @property
+    def SPECULATIVE_ANSWERS(self) -> tuple[tuple[int, ...], ...]:
+        if self.n_lenses > LOOKAHEAD_MAX_LENSES:
+            return ()
+        return tuple(itertools.permutations(range(self.n_lenses)))
+
+    def canonical_answer(self, order) -> tuple[int, ...]:
+        given = parse_outcome(order, self.n_lenses, False)
+        assert isinstance(given, tuple)  # no ties in a ranking refraction
+        if len(given) != self.n_lenses - 1:
+            return given
+        return given + tuple(i for i in range(self.n_lenses) if i not in given)
+
 
 @dataclass(frozen=True)
 class RankingTrial:
@@ -50,7 +82,7 @@ class RankingTrial:
         object.__setattr__(self, "letter_logmar", float(self.letter_logmar))
 
 
-class RankingRefractionOptimizer(UtilityRefraction):
+class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
     """ask/tell ranking refraction: ``ask() -> RankingTrial`` of ``n_lenses`` lenses,
     ``tell(trial, order)`` with ``order`` the lens indices clearest first (all of them, or the
     first ``n_lenses − 1``), ``best()`` the lens (:class:`lensopt.asktell.AskTellOptimizer`).
@@ -143,7 +175,8 @@ class RankingRefractionOptimizer(UtilityRefraction):
             raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
         order = tuple(int(i) for i in order)
         self._core.tell(
-            RankingQuery(context=np.array([trial.letter_logmar]), members=np.array(trial.lenses_d, dtype=float)), order
+            RankingQuery(context=np.array([trial.letter_logmar]), members=np.array(trial.lenses_d, dtype=float)),
+            self.canonical_answer(order),
         )
         self._history.append((trial, order))
 

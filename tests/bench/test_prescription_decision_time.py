@@ -27,3 +27,24 @@ def test_the_full_prescriptions_duels_have_no_stopping_rule_to_time():
         ValueError, match="duels have no stopping rule: leave out --stop with --search prescription-duel"
     ):
         run_decision_time(rule="muc-ald", processes=1, trials=3, search="prescription-duel", stop=0.9)
+
+
+def test_the_full_prescriptions_rankings_are_timed_through_the_acuity_link():
+    result = run_decision_time(rule="mpes-ald", processes=1, trials=3, seed=3, search="prescription-ranking")
+    assert result["rule"] == "mpes-ald" and result["search"] == "prescription-ranking"
+    assert result["pooled"]["n"] == 3 and result["per_process"][0]["trials_run"] == 3
+    assert result["pooled"]["median_ms"] > 0
+
+
+def test_the_full_prescriptions_rankings_refuse_a_duel_rule_and_a_stopping_rule():
+    with pytest.raises(ValueError, match="unknown rule 'muc-ald'"):
+        run_decision_time(rule="muc-ald", processes=1, trials=3, search="prescription-ranking")
+    with pytest.raises(ValueError, match="rankings have no stopping rule: leave out --stop"):
+        run_decision_time(rule="mpes-ald", processes=1, trials=3, search="prescription-ranking", stop=0.9)
+
+
+def test_the_full_prescriptions_rankings_are_decided_ahead_through_the_handler():
+    result = run_decision_time(
+        rule="mpes-ald", processes=1, trials=3, seed=3, search="prescription-ranking", handler=True, response_ms=0.0
+    )
+    assert result["handler"] and result["lookahead"] and result["per_process"][0]["trials_run"] == 3

@@ -109,11 +109,13 @@ def test_leaving_the_loop_early_and_closing_stops_the_worker():
 
 def test_only_optimizers_with_a_short_list_of_answers_decide_ahead():
     assert speculative_answers(RefractionOptimizer(seed=0)) == (True, False)
-    assert speculative_answers(RankingRefractionOptimizer(seed=0)) is None
-    assert RefractionHandler(RankingRefractionOptimizer(seed=0), n_trials=2)._worker is None  # automatic: off
+    assert len(speculative_answers(RankingRefractionOptimizer(seed=0))) == 6  # the orders of three lenses
+    four = RankingRefractionOptimizer(seed=0, n_lenses=4)  # 24 orders: too many to decide ahead
+    assert speculative_answers(four) is None
+    assert RefractionHandler(four, n_trials=2)._worker is None  # automatic: off
     assert RefractionHandler(RefractionOptimizer(seed=0), n_trials=2, lookahead=False)._worker is None
     with pytest.raises(ValueError, match="use lookahead=False"):
-        RefractionHandler(RankingRefractionOptimizer(seed=0), n_trials=2, lookahead=True)
+        RefractionHandler(four, n_trials=2, lookahead=True)
     with pytest.raises(ValueError, match="True, False or None"):
         RefractionHandler(RefractionOptimizer(seed=0), n_trials=2, lookahead="yes")
 
@@ -152,6 +154,41 @@ def test_the_worker_protocol_in_process():
     assert replies[2]["stop"] is False and replies[2]["n_trials"] == 1
     assert Trial(**replies[2]["query"]["fields"]) == second
     assert replies[3] == {"error": "ValueError: unknown message 'frobnicate'"} and len(replies) == 4
+
+
+def test_an_answer_that_comes_while_the_worker_decides_ahead_is_decided_at_once():
+    """The worker looks for a message between two branches: an answer already there stops the
+    deciding ahead (no branch decided for the other orders) and gets its own decision, the one the
+    optimizer itself takes next."""
+    import json
+
+    from lensopt.psychopy.lookahead import _query_to_json
+
+    optimizer = RankingRefractionOptimizer(seed=2)
+    twin = RankingRefractionOptimizer(seed=2)
+    first = twin.ask()
+    told = []
+    real_tell = RankingRefractionOptimizer.tell
+
+    def counting_tell(self, trial, order):
+        told.append(tuple(order))
+        real_tell(self, trial, order)
+
+    init = {"op": "init", "optimizer": f"{RankingRefractionOptimizer.__module__}:RankingRefractionOptimizer"}
+    init |= {"state": optimizer.to_state(), "check_stop": False}
+    answer = json.dumps({"op": "answer", "answer": [2, 0]})  # the first two lenses only
+    lines = iter([json.dumps(init), json.dumps({"op": "speculate", "query": _query_to_json(first)})])
+    early = iter([answer])  # there before the first order's branch
+    replies = []
+    RankingRefractionOptimizer.tell = counting_tell
+    try:
+        _serve(lines, replies.append, lambda: next(early, None))
+    finally:
+        RankingRefractionOptimizer.tell = real_tell
+    twin.tell(first, (2, 0))
+    assert told == [(2, 0)]  # one branch, the answer's: none of the six orders was decided ahead
+    assert replies[0]["ready"] and replies[1]["n_trials"] == 1
+    assert replies[1]["query"]["fields"]["lenses_d"] == [list(lens) for lens in twin.ask().lenses_d]
 
 
 def test_a_worker_that_cannot_start_is_a_warning_and_in_process_decisions(monkeypatch):
@@ -241,3 +278,53 @@ def test_full_prescription_duels_through_the_acuity_link_decide_the_same_duels_a
     plain, ahead = runs
     assert ahead._worker is None and ahead.trials == plain.trials and len(ahead.trials) == 6
     assert speculative_answers(runs[0].optimizer) == ("first", "second", "same")
+
+
+def _rank_both(make_optimizer, n_trials, lenses_of, patient):
+    """A ranking session without and with the lookahead; every other answer names the first two
+    lenses only (the third is implied), which the worker must take for the whole order."""
+    runs = []
+    for lookahead in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # a failed worker would fall back with a warning
+            handler = RefractionHandler(make_optimizer(), n_trials=n_trials, lookahead=lookahead)
+            answerer = patient()
+            for n, _ in enumerate(handler):
+                order = answerer.rank_lenses(handler.query.letter_logmar, lenses_of(handler.query))
+                handler.addResponse(list(order[:-1]) if n % 2 else tuple(order))
+        runs.append(handler)
+    return runs
+
+
+def test_rankings_decide_ahead_for_every_order_of_three_lenses():
+    """A ranking of three lenses has six answers: the worker decides for each, and a ranking given
+    as its first two lenses is the branch of its whole order; the rankings are the ones the handler
+    decides itself."""
+    plain, ahead = _rank_both(
+        lambda: RankingRefractionOptimizer(seed=2),
+        8,
+        lambda query: query.lenses_d,
+        lambda: SimulatedPatient(-1.25, -0.75, seed=5),
+    )
+    assert plain._worker is None and len(ahead.trials) == 8
+    assert ahead.trials == plain.trials
+    assert RankingRefractionOptimizer(seed=0).canonical_answer([2, 0]) == (2, 0, 1)
+
+
+def test_full_prescription_rankings_through_the_acuity_link_decide_the_same_rankings_ahead():
+    """The full prescription's rankings (a tuple of lenses with their axes, which travels to the
+    worker and back as nested JSON) decide ahead through the acuity link, ranking for ranking."""
+    from lensopt.psychopy.lookahead import _query_from_json, _query_to_json
+    from lensopt.refraction.lens import Lens
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer, PrescriptionRankingTrial
+
+    ranking = PrescriptionRankingTrial((Lens(-1.25, -0.75, 170.0), Lens(-1.0, -0.5, 3.0), Lens(-1.5, 0.0, 0.0)), 0.3)
+    assert _query_from_json(_query_to_json(ranking)) == ranking
+    plain, ahead = _rank_both(
+        lambda: PrescriptionRankingOptimizer(seed=2, start="-1.00 / -0.50 x 180"),
+        5,
+        lambda query: query.lens_triples,
+        lambda: SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=175.0, seed=5),
+    )
+    assert plain._worker is None and len(ahead.trials) == 5
+    assert ahead.trials == plain.trials

@@ -95,10 +95,16 @@ def test_the_import_contracts_hold():
     assert "Warnings" not in done.stdout, f"lint-imports warns:\n{done.stdout[-6000:]}"
 
 
-#: Where lensopt may import its own modules inside a function: the command handlers (so that
-#: ``lensopt --help`` stays fast, ``lensopt bench cli-startup``), a package's lazy attributes (PEP 562
-#: ``__getattr__``), and the GP timing script, which sets the BLAS variables before numpy loads.
-LAZY_IMPORT_PLACES = ("lensopt/cli/", "__init__.py:__getattr__", "lensopt/bench/gp_timing.py:main")
+#: Where lensopt may import its own modules inside a function: a package's lazy attributes (PEP 562
+#: ``__getattr__``), the GP timing script, which sets the BLAS variables before numpy loads, and the
+#: dashboard command's window (Qt only when a window opens: a report needs none). The commands'
+#: parsers name their handlers without importing them (lensopt.cli.arguments.Handler), so the
+#: handlers import at their top and ``lensopt --help`` stays fast.
+LAZY_IMPORT_PLACES = (
+    "__init__.py:__getattr__",
+    "lensopt/bench/gp_timing.py:main",
+    "lensopt/cli/handlers/dashboard.py:_run_window",
+)
 
 
 def function_local_lensopt_imports(package: Path) -> list[str]:
@@ -136,4 +142,7 @@ def test_the_scan_finds_a_function_local_import_outside_the_lazy_places(tmp_path
     (package / "__init__.py").write_text("def __getattr__(name):\n    from . import model\n    return model\n")
     found = function_local_lensopt_imports(package)
     assert found == ["lensopt/__init__.py:__getattr__:2", "lensopt/cli/run.py:handler:2", "lensopt/model.py:fit:2"]
-    assert [f for f in found if not any(place in f for place in LAZY_IMPORT_PLACES)] == ["lensopt/model.py:fit:2"]
+    assert [f for f in found if not any(place in f for place in LAZY_IMPORT_PLACES)] == [
+        "lensopt/cli/run.py:handler:2",  # a command's handler imports at its top (lensopt.cli.handlers)
+        "lensopt/model.py:fit:2",
+    ]

@@ -93,7 +93,7 @@ def test_a_shipped_protocol_is_found_by_name_from_any_folder(tmp_path, monkeypat
 
 
 def test_hyperparameters_of_an_installed_lensopt_need_output(monkeypatch, capsys):
-    import lensopt.cli.hyperparameters as command
+    import lensopt.cli.handlers.hyperparameters as command
     from lensopt.cli import main
 
     monkeypatch.setattr(command, "source_data_dir", lambda: None)
@@ -147,7 +147,7 @@ def test_help_literals_equal_the_constants():
 
 
 def test_the_defaults_a_session_gets_are_the_real_ones(monkeypatch, capsys):
-    import lensopt.cli.bench_campaigns as bench_campaigns
+    import lensopt.cli.handlers.bench as bench_campaigns
     from lensopt.cli import build_parser, main
     from lensopt.refraction.letters import LETTER_BETA, REFRACTION_BETA, RefractionOptimizer
 

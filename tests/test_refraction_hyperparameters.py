@@ -198,7 +198,7 @@ def _no_fit(*args, **kwargs):
     ],
 )
 def test_power_vector_cli_refuses_in_one_line_before_fitting(monkeypatch, capsys, tmp_path, args, message):
-    import lensopt.refraction_hyperparameters as module
+    import lensopt.cli.handlers.hyperparameters as module  # the handler's own names for the fits
     from lensopt.cli import main
 
     monkeypatch.setattr(module, "fit_prescription_hyperparameters", _no_fit)
@@ -211,7 +211,7 @@ def test_power_vector_cli_refuses_in_one_line_before_fitting(monkeypatch, capsys
 
 @pytest.mark.parametrize("space", ["power-vector", "sphere-cylinder"])
 def test_an_unwritable_output_is_refused_before_fitting(monkeypatch, capsys, tmp_path, space):
-    import lensopt.refraction_hyperparameters as module
+    import lensopt.cli.handlers.hyperparameters as module  # the handler's own names for the fits
     from lensopt.cli import main
 
     monkeypatch.setattr(module, "fit_prescription_hyperparameters", _no_fit)

@@ -1,9 +1,11 @@
 """The ``lensopt`` command.
 
-Each subcommand lives in its own module of this package and exposes
-``register(subparsers) -> None``, which adds its parser and sets ``handler`` (a function
-``handler(args) -> int``) with ``parser.set_defaults``. Modules import heavy libraries
-(PsychoPy, Qt, Dask) inside their handlers, so ``lensopt --help`` stays fast.
+Each subcommand's parser lives in its own module of this package and exposes
+``register(subparsers) -> None``, which adds its parser and sets ``handler`` with
+``parser.set_defaults``: a :class:`lensopt.cli.arguments.Handler` naming the function
+``handler(args) -> int`` in :mod:`lensopt.cli.handlers`, imported only when the command runs. The
+parsers import no handler (an import-linter contract) and the handlers import what they use at
+their top, so ``lensopt --help`` stays fast.
 
 Errors a person can act on (:class:`lensopt.errors.LensoptError`, and ``ValueError`` raised by
 validation) are printed as one line, ``lensopt <command>: error: <message>``, with exit code 2 and

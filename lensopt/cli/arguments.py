@@ -1,4 +1,4 @@
-"""Command-line value types shared by the ``lensopt`` commands.
+"""Command-line value types shared by the ``lensopt`` commands, and :class:`Handler`.
 
 Each turns text into a value or raises ``argparse.ArgumentTypeError`` with a message that names
 the problem; argparse prints it as one line and exits with code 2. ``check_output_file`` and
@@ -9,8 +9,10 @@ the problem; argparse prints it as one line and exits with code 2. ``check_outpu
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 #: The largest whole number an option takes (2**32 - 1: numpy's largest legacy seed); a count
@@ -20,6 +22,20 @@ MAX_WHOLE_NUMBER = 2**32 - 1
 #: The largest magnitude of a number an option takes: no diopter, logMAR, slope, rate or time
 #: lensopt uses comes near it, and a larger one would overflow or stall the computation.
 MAX_MAGNITUDE = 1e6
+
+
+@dataclass(frozen=True)
+class Handler:
+    """A command's handler named by ``"module:function"`` and imported when the command runs: the
+    parsers (``lensopt.cli.<command>``) name their handlers (``lensopt.cli.handlers.<command>``)
+    without importing them, so ``lensopt --help`` imports no optimizer, numpy, Qt or PsychoPy,
+    while a handler module imports what it uses at its top."""
+
+    target: str
+
+    def __call__(self, args) -> int:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)(args)
 
 
 def _number(text, kind):

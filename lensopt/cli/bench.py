@@ -37,31 +37,13 @@ import sys
 # come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
 from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_ITERATIONS, BINARY_RULES, BINARY_SEEDS
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
-from lensopt.cli.arguments import MAX_PROCESSES
+from lensopt.cli.arguments import MAX_PROCESSES, Handler
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.arguments import processes as _processes
 from lensopt.cli.arguments import scheduler_address as _scheduler_address
-from lensopt.cli.bench_campaigns import (
-    FUNCTION_ITERATIONS,
-    FUNCTION_RULES,
-    FUNCTION_SEEDS,
-    INITIAL_SAMPLES,
-    REFRACTION_REPETITIONS,
-    REFRACTION_RULES,
-    REFRACTION_TRIALS,
-    REPORT_EVERY,
-    run_binary_campaign,
-    run_duel_campaign,
-    run_feedback_campaign,
-    run_functions,
-    run_refraction,
-    run_report,
-    run_rescale,
-    run_robustness_campaign,
-)
 from lensopt.cli.bench_machine import add_machine_parsers
 from lensopt.cli.bench_prescription import add_prescription_parser
 from lensopt.cli.defaults import (
@@ -71,8 +53,16 @@ from lensopt.cli.defaults import (
     FEEDBACK_SLOPE,
     FEEDBACK_TIE_THRESHOLD,
     FEEDBACK_TRIALS,
+    FUNCTION_ITERATIONS,
+    FUNCTION_RULES,
+    FUNCTION_SEEDS,
+    INITIAL_SAMPLES,
     PAPER_BETA_3,
     REFRACTION_BETA_3,
+    REFRACTION_REPETITIONS,
+    REFRACTION_RULES,
+    REFRACTION_TRIALS,
+    REPORT_EVERY,
     ROBUSTNESS_CONDITIONS,
     ROBUSTNESS_EXTRA_CONDITIONS,
     ROBUSTNESS_RULES,
@@ -199,7 +189,7 @@ def register(subparsers) -> None:
         "default) or 0.2 × the domain width with variance 1",
     )
     _add_cluster_options(f)
-    f.set_defaults(handler=run_functions)
+    f.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_functions"))
 
     b = sub.add_parser("binary", help="binary BO without a context on the 34 test functions (companion paper Table 1)")
     _add_run_options(
@@ -219,7 +209,7 @@ def register(subparsers) -> None:
         help=f"β of UCB_Φ (default Φ⁻¹(0.99) = {BINARY_BETA:.3f}; UCB_f keeps β = 1)",
     )
     _add_cluster_options(b)
-    b.set_defaults(handler=run_binary_campaign)
+    b.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_binary_campaign"))
 
     r = sub.add_parser("refraction", help="simulated refraction at 8 slopes (Table 3)")
     _add_run_options(
@@ -248,7 +238,7 @@ def register(subparsers) -> None:
         f"paper's is Φ⁻¹(0.95) = {PAPER_BETA_3})",
     )
     _add_cluster_options(r)
-    r.set_defaults(handler=run_refraction)
+    r.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_refraction"))
 
     titles = {
         "duels": "preferential BO on the test functions (companion paper Table 2)",
@@ -268,7 +258,7 @@ def register(subparsers) -> None:
         )
         _add_function_options(d)
         _add_cluster_options(d)
-        d.set_defaults(handler=run_duel_campaign, campaign=campaign)
+        d.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_duel_campaign"), campaign=campaign)
 
     fb = sub.add_parser("feedback", help="letters vs duels (with and without ties) on the same patients")
     _add_run_options(
@@ -294,7 +284,7 @@ def register(subparsers) -> None:
         help=f"the patients' tie threshold δ, utility units (default {FEEDBACK_TIE_THRESHOLD:g})",
     )
     _add_cluster_options(fb)
-    fb.set_defaults(handler=run_feedback_campaign)
+    fb.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_feedback_campaign"))
 
     rb = sub.add_parser("robustness", help="ucb-ald, ts-ald and the ideal observer on held-out patients")
     rb.add_argument(
@@ -370,7 +360,7 @@ def register(subparsers) -> None:
     )
     rb.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     _add_cluster_options(rb, report_every=False)
-    rb.set_defaults(handler=run_robustness_campaign)
+    rb.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_robustness_campaign"))
 
     add_prescription_parser(sub, _add_cluster_options)
 
@@ -380,7 +370,7 @@ def register(subparsers) -> None:
     rep.add_argument(
         "--alpha", type=_positive_float, default=5e-4, help="significance level of the pairwise tests (default 5e-4)"
     )
-    rep.set_defaults(handler=run_report)
+    rep.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_report"))
 
     s = sub.add_parser("rescale", help="regenerate the rescaling constants of the test functions")
     s.add_argument("--seed", type=_non_negative_int, default=0)
@@ -392,6 +382,6 @@ def register(subparsers) -> None:
         help="also fit each function's kernel hyperparameters by maximum likelihood "
         "on 1000 samples, as the paper did (about half a minute per function)",
     )
-    s.set_defaults(handler=run_rescale)
+    s.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_rescale"))
 
     add_machine_parsers(sub)

@@ -5,13 +5,12 @@
 from __future__ import annotations
 
 from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S
-from lensopt.cli.arguments import MAX_PROCESSES
+from lensopt.cli.arguments import MAX_PROCESSES, Handler
 from lensopt.cli.arguments import confidence as _confidence
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.arguments import processes as _processes
-from lensopt.cli.bench_campaigns import run_cli_startup, run_decision_time
 from lensopt.stopping import DEFAULT_MIN_TRIALS
 
 
@@ -111,7 +110,7 @@ def add_machine_parsers(sub) -> None:
         "patient names a letter; 0: an instant answer, the lookahead's worst case)",
     )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
-    dt.set_defaults(handler=run_decision_time)
+    dt.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_decision_time"))
 
     cs = sub.add_parser(
         "cli-startup",
@@ -123,4 +122,4 @@ def add_machine_parsers(sub) -> None:
         "--runs", type=_positive_int, default=DEFAULT_RUNS, metavar="N", help=f"timed runs (default {DEFAULT_RUNS})"
     )
     cs.add_argument("--json", action="store_true", help="print one JSON object")
-    cs.set_defaults(handler=run_cli_startup)
+    cs.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_cli_startup"))

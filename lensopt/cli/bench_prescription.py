@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 from lensopt.bench.prescription_spec import (
     DEFAULT_PATIENTS,
     DEFAULT_PRESCRIPTION_DUEL_RULES,
@@ -17,16 +15,13 @@ from lensopt.bench.prescription_spec import (
     PRESCRIPTION_RULES,
     SAME_ANSWERS,
     SETTINGS,
-    get_setting,
-    prescription_specs,
 )
-from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
-from lensopt.cli.arguments import check_output_folder
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED
+from lensopt.cli.arguments import Handler
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import positive_int as _positive_int
-from lensopt.cli.bench_campaigns import report_runs
 from lensopt.stopping import DEFAULT_MIN_TRIALS
 
 #: The campaign's settings by name (the grid module imports no numpy: `lensopt --help` reads it).
@@ -154,123 +149,4 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
     )
     ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     add_cluster_options(ps, report_every=False)
-    ps.set_defaults(handler=run_prescription_campaign)
-
-
-def run_prescription_campaign(args) -> int:
-    # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.prescription import SUMMARY_NAME, run_prescription_campaign
-    from lensopt.bench.prescription_summary import write_summary
-
-    if args.summary:
-        _, text = write_summary(args.summary)
-        print(text)
-        print(f"summary: {args.summary}/{SUMMARY_NAME}")
-        return 0
-    if args.stop_confidence is not None and not 0 < args.stop_confidence < 1:
-        raise ValueError(
-            f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"
-        )
-    if args.min_trials is not None and args.stop_confidence is None:
-        raise ValueError("--min-trials needs --stop-confidence (the stopping rule whose stop is recorded)")
-    if args.max_step is not None and not 0.25 <= args.max_step <= 4:
-        raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
-    if args.max_step is not None and args.feedback != "letters":
-        raise ValueError("--max-step applies to --feedback letters only")
-    if args.feedback != "duel" and (args.tie_threshold or args.same_answers is not None):
-        raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")
-    if args.tie_threshold > 20:
-        raise ValueError(f"--tie-threshold must be in [0, 20] logit units (e.g. 1), got {args.tie_threshold:g}")
-    if args.same_answers is not None and len(set(args.same_answers)) != len(args.same_answers):
-        raise ValueError("--same-answers lists a value twice")
-    if args.lapse >= 0.5:
-        raise ValueError(f"--lapse must be in [0, 0.5) (e.g. 0.02), got {args.lapse:g}")
-    settings = [get_setting(name) for name in args.settings]
-    rules = list(DEFAULT_RULES_BY_FEEDBACK[args.feedback]) if args.rules is None else list(args.rules)
-    specs = prescription_specs(
-        settings,
-        rules,
-        n_patients=args.patients,
-        first_seed=args.first_seed,
-        n_trials=args.trials,
-        slope=args.slope,
-        lapse=args.lapse,
-        feedback=args.feedback,
-        stop_confidence=args.stop_confidence,
-        min_trials=args.min_trials,
-        max_step_d=args.max_step,
-        tie_threshold=args.tie_threshold,
-        same_answers=(None,) if args.same_answers is None else tuple(args.same_answers),
-    )
-    seeds = range(args.first_seed, args.first_seed + args.patients)
-    splits = sorted({split_of(s) for s in seeds})
-    command = [
-        "lensopt",
-        "bench",
-        "prescription",
-        "--out",
-        args.out,
-        "--settings",
-        *args.settings,
-        "--rules",
-        *rules,
-        "--feedback",
-        args.feedback,
-        "--patients",
-        str(args.patients),
-        "--first-seed",
-        str(args.first_seed),
-        "--trials",
-        str(args.trials),
-        "--slope",
-        f"{args.slope:g}",
-        "--lapse",
-        f"{args.lapse:g}",
-    ]
-    if args.stop_confidence is not None:
-        command += ["--stop-confidence", f"{args.stop_confidence:g}"]
-        command += ["--min-trials", str(specs[0].min_trials)]
-    if args.max_step is not None:
-        command += ["--max-step", f"{args.max_step:g}"]
-    if args.tie_threshold:
-        command += ["--tie-threshold", f"{args.tie_threshold:g}"]
-    if args.same_answers is not None:
-        command += ["--same-answers", *args.same_answers]
-    manifest = {
-        "campaign": "prescription",
-        "split": splits[0] if len(splits) == 1 else splits,
-        "first_seed": args.first_seed,
-        "held_out_first_seed": HELD_OUT_FIRST_SEED,
-        "settings": [s.to_dict() for s in settings],
-        "rules": rules,
-        "feedback": args.feedback,
-        "n_patients": args.patients,
-        "n_trials": args.trials,
-        "slope": args.slope,
-        "lapse": args.lapse,
-        "max_step_d": args.max_step,
-        "tie_threshold": args.tie_threshold,
-        "same_answers": args.same_answers,
-        "stop": None
-        if args.stop_confidence is None
-        else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},
-        "command": shlex.join(command),
-    }
-    check_output_folder("--out", args.out)
-    summary = run_prescription_campaign(
-        specs,
-        args.out,
-        manifest=manifest,
-        scheduler=args.scheduler,
-        n_workers=args.workers,
-        local_sync=args.local_sync,
-        progress=not args.no_progress,
-    )
-    status = report_runs("prescription", args.out, summary)
-    try:
-        _, text = write_summary(args.out)
-    except ValueError:  # no finished run to summarize
-        return status
-    print(text)
-    print(f"summary: {args.out}/{SUMMARY_NAME}")
-    return status
+    ps.set_defaults(handler=Handler("lensopt.cli.handlers.bench_prescription:run_prescription_campaign"))

@@ -6,23 +6,12 @@
 The dashboard opens the session database read-only and follows the session as the experiment
 writes it (``lensopt run --dashboard`` starts it beside the experiment). ``--report`` writes the
 one-page report without opening a window; ``--screenshot`` renders the window after the first
-model update to a PNG and exits. PyQt5 is imported only when a window is needed.
+model update to a PNG and exits. The handler: :mod:`lensopt.cli.handlers.dashboard`.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
-from pathlib import Path
-
-from lensopt.errors import LensoptError, StoreError
-from lensopt.store import SessionStore, default_db_path
-
-#: Qt platforms that need no display server.
-HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
-#: Milliseconds between two chances for Python to handle Ctrl+C while the window is open.
-SIGNAL_CHECK_MS = 200
+from lensopt.cli.arguments import Handler
 
 
 def register(subparsers) -> None:
@@ -56,99 +45,4 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--replay", action="store_true", help="start the trial slider at the first trial instead of following the last"
     )
-    parser.set_defaults(handler=run_dashboard)
-
-
-def _check_output(path_text: str, option: str, suffixes: tuple[str, ...]) -> Path:
-    path = Path(path_text).expanduser()
-    if path.suffix.lower() not in suffixes:
-        raise ValueError(f"{option} {path} must end in {' or '.join(suffixes)}")
-    if not path.parent.is_dir():
-        raise ValueError(f"{option} {path}: folder {path.parent} does not exist; create it first")
-    return path
-
-
-def _has_display() -> bool:
-    if os.environ.get("QT_QPA_PLATFORM", "").split(":")[0] in HEADLESS_PLATFORMS:
-        return True
-    if sys.platform in ("win32", "darwin"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def run_dashboard(args) -> int:
-    from lensopt.dashboard.model import session_model_class  # deferred: imports the optimizers and scipy
-
-    if args.session_id is not None and args.latest:
-        raise ValueError("give either a SESSION_ID or --latest, not both")
-    if args.session_id is not None and args.session_id < 1:
-        raise ValueError(f"SESSION_ID must be a positive integer, got {args.session_id}")
-    report = _check_output(args.report, "--report", (".pdf", ".png")) if args.report else None
-    screenshot = _check_output(args.screenshot, "--screenshot", (".png",)) if args.screenshot else None
-    db_path = Path(args.db).expanduser() if args.db else default_db_path()
-
-    with SessionStore(db_path, readonly=True) as store:
-        session_id = args.session_id
-        if session_id is None:  # a session left running without a trial (its program died) is not offered
-            session_id = store.latest_session_id(skip_empty_running=True)
-        if session_id is None:
-            raise StoreError(f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file")
-        info = store.session(session_id)
-        session_model_class(info)  # a kind this version cannot show is said before anything else
-        if report is not None:
-            if info.n_trials == 0:
-                raise LensoptError(f"session {session_id} has no trial yet; nothing to report")
-            # deferred: these import scipy and matplotlib (`lensopt --help` must not)
-            from lensopt.dashboard.model import snapshot_from_store
-            from lensopt.dashboard.report import write_report
-
-            write_report(snapshot_from_store(store, session_id), report)
-            print(f"report of session {session_id} written to {report}")
-            if screenshot is None:
-                return 0
-
-    if screenshot is not None and not _has_display():
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    if not _has_display():
-        raise LensoptError(
-            "no display to open the dashboard on (DISPLAY is not set); run it on a desktop, "
-            "or use --screenshot FILE.png or --report FILE.pdf"
-        )
-    return _run_window(db_path, session_id, screenshot, args.replay)
-
-
-def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay: bool) -> int:
-    from PyQt5.QtCore import QTimer
-    from PyQt5.QtWidgets import QApplication
-
-    from lensopt.dashboard.window import DashboardWindow  # deferred: imports PyQt5 and matplotlib
-
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "lensopt"])
-    window = DashboardWindow(db_path, session_id, replay=replay)
-    # Ctrl+C in the terminal closes the window: Qt's loop must hand Python a moment now and then.
-    previous = signal.signal(signal.SIGINT, lambda *_: window.close())
-    heartbeat = QTimer(window)
-    heartbeat.timeout.connect(lambda: None)
-    heartbeat.start(SIGNAL_CHECK_MS)
-    outcome: dict = {}
-    if screenshot is not None:
-
-        def done(result):
-            outcome["result"] = result
-            app.quit()
-
-        window.screenshot_when_ready(screenshot, done)
-    window.show()
-    try:
-        app.exec_()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        window.shutdown()
-    result = outcome.get("result")
-    if isinstance(result, Exception):
-        raise ValueError(f"could not write the screenshot {screenshot}: {result}")
-    if screenshot is not None:
-        print(f"screenshot of session {session_id} written to {screenshot}")
-        if window.snapshot is None:
-            raise LensoptError(f"the dashboard could not show session {session_id}: {window.message_label.text()}")
-    return 0
+    parser.set_defaults(handler=Handler("lensopt.cli.handlers.dashboard:run_dashboard"))

@@ -76,3 +76,12 @@ SHIPPED_PROTOCOLS = (
     "sloan-10afc",
     "demo-simulated",
 )
+
+#: The benchmark campaigns' paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
+FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
+REFRACTION_RULES = ("ucb-ald", "ts-ald", "ucb-random", "bald", "ts-random", "random")
+FUNCTION_ITERATIONS, FUNCTION_SEEDS, INITIAL_SAMPLES = 60, 40, 5
+REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
+#: The reported optimum is searched after trial 1, every REPORT_EVERY trials and the last (the
+#: search costs as much as a decision; the final value and the checkpoints 30/60/100 are exact).
+REPORT_EVERY = 5

@@ -1,15 +1,14 @@
 """``lensopt run``: a letter-acuity, duel or ranking session in a PsychoPy window (or resume one).
 
-PsychoPy is imported inside the handler, so ``lensopt --help`` stays fast.
+The handler, which imports PsychoPy: :mod:`lensopt.cli.handlers.run`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lensopt.cli.arguments import check_output_folder, non_negative_int, positive_int
+from lensopt.cli.arguments import Handler, non_negative_int, positive_int
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
-from lensopt.store import default_db_path
 
 
 def register(subparsers) -> None:
@@ -77,35 +76,4 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--dashboard", action="store_true", help="also open the live dashboard for this session (its own process)"
     )
-    parser.set_defaults(handler=run_command)
-
-
-def run_command(args) -> int:
-    if args.save_frames is not None:
-        # before the database, the display and the session row: a folder that cannot be made or
-        # written (a file, /proc, an unwritable parent) is one line, and no session is left aborted
-        check_output_folder("--save-frames", args.save_frames)
-    from lensopt.experiment.session import RunRequest, run_session  # deferred: imports scipy, then PsychoPy
-
-    request = RunRequest(
-        db_path=args.db if args.db is not None else default_db_path(),
-        protocol_path=args.protocol,
-        participant=args.participant,
-        observer=args.observer,
-        seed=args.seed,
-        trials=args.trials,
-        frames_dir=args.save_frames,
-        resume=args.resume,
-        fullscreen=args.fullscreen,
-        dashboard=args.dashboard,
-        start=args.start,
-        eye=args.eye,
-    )
-    outcome = run_session(request, log=lambda message: print(message, flush=True))
-    stopped = (
-        ""
-        if outcome.stopped_at is None
-        else (f" (stopped by its stopping rule at {outcome.stopped_at} trials, confidence {outcome.confidence:.2f})")
-    )
-    print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)
-    return 0
+    parser.set_defaults(handler=Handler("lensopt.cli.handlers.run:run_command"))

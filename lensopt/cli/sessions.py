@@ -15,19 +15,8 @@ read a database in a folder the user cannot write (:mod:`lensopt.store.readonly`
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import stat
-import sys
-import time
-
-from lensopt.stopping import enough_to_prescribe
-from lensopt.store import SessionStore, default_db_path, stored_confidence_target
-from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
-
-#: Columns of the ``lensopt sessions`` table.
-TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")
+from lensopt.cli.arguments import Handler
+from lensopt.store.export import FORMATS
 
 
 def register(subparsers) -> None:
@@ -41,7 +30,7 @@ def register(subparsers) -> None:
         "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)"
     )
     listing.add_argument("--json", action="store_true", help="print the sessions as JSON")
-    listing.set_defaults(handler=list_sessions)
+    listing.set_defaults(handler=Handler("lensopt.cli.handlers.sessions:list_sessions"))
 
     export = subparsers.add_parser(
         "export",
@@ -60,124 +49,4 @@ def register(subparsers) -> None:
     )
     export.add_argument("--db", metavar="PATH", help="session database (default: as for `lensopt sessions`)")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
-    export.set_defaults(handler=export_command)
-
-
-def _open_readonly(db):
-    return SessionStore(db if db else default_db_path(), readonly=True)
-
-
-def _rule(info) -> str:
-    for source in (info.optimizer_settings, info.protocol):
-        rule = source.get("rule")
-        if isinstance(rule, str) and rule:
-            return rule
-    return "-"
-
-
-def _created(unix_s: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
-
-
-def _prescriptions(info) -> str:
-    """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``; one
-    whose confidence fell short of the session's target (its protocol's ``[stop] confidence``, 0.95
-    without one) says so (``(confidence 0.62 < 0.95)``), as the session's closing screen and the
-    printed record do: it is the model's best guess, not a prescription."""
-    if not info.results:
-        return "-"
-    target = stored_confidence_target(info)
-
-    def text(r) -> str:
-        rx = f"{r.eye} {r.prescription}" if r.eye else r.prescription
-        if not enough_to_prescribe(r.confidence, target):
-            rx += f" (confidence {r.confidence:.2f} < {target:.2f})"
-        return rx
-
-    return "; ".join(text(r) for r in info.results)
-
-
-def format_table(infos) -> str:
-    """The sessions as an aligned text table (one line per session)."""
-    rows = [TABLE_COLUMNS] + [
-        (
-            str(i.session_id),
-            i.participant,
-            i.kind,
-            i.eye or "-",
-            i.status,
-            str(i.n_trials),
-            _created(i.created_at),
-            _rule(i),
-            _prescriptions(i),
-        )
-        for i in infos
-    ]
-    widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
-    right_aligned = {0, 5}
-    lines = [
-        "  ".join(
-            cell.rjust(w) if k in right_aligned else cell.ljust(w) for k, (cell, w) in enumerate(zip(row, widths))
-        ).rstrip()
-        for row in rows
-    ]
-    return "\n".join(lines)
-
-
-def _warn_if_readable_by_others(path) -> None:
-    """One stderr line when the database can be read by its group or everyone (it holds patient data)."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & (stat.S_IRGRP | stat.S_IROTH):
-        fix = f"make it private with `chmod 600 {path}`"
-        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():  # only its owner (or root) can change it
-            fix = f"ask its owner (user id {info.st_uid}) to make it private (`chmod 600 {path}`)"
-        print(f"warning: {path} is readable by other users (mode {mode:04o}); {fix}", file=sys.stderr)
-
-
-def list_sessions(args) -> int:
-    """Handler of ``lensopt sessions``."""
-    with _open_readonly(args.db) as store:
-        infos = store.sessions()
-        path = store.path
-    _warn_if_readable_by_others(path)
-    if args.json:
-        print(json.dumps([dataclasses.asdict(i) for i in infos], indent=2))
-    elif not infos:
-        print(f"no sessions in {path}")
-    else:
-        print(format_table(infos))
-    return 0
-
-
-#: The largest session id SQLite can hold (a signed 64-bit integer); a larger one is no session.
-MAX_SESSION_ID = 2**63 - 1
-
-
-def export_command(args) -> int:
-    """Handler of ``lensopt export``: every session is read and the text made before anything is written."""
-    if args.fmt not in FORMATS:
-        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.fmt!r}")
-    if args.all == bool(args.session_ids):
-        raise ValueError("give the sessions to export: one or more SESSION_IDs, or --all")
-    with _open_readonly(args.db) as store:
-        if args.all:
-            session_ids = [info.session_id for info in store.sessions()]
-            if not session_ids:
-                raise ValueError(f"no sessions in {store.path} to export")
-        else:
-            session_ids = list(dict.fromkeys(args.session_ids))
-            for sid in session_ids:
-                if not 1 <= sid <= MAX_SESSION_ID:
-                    raise ValueError(f"no session {sid} in {store.path}; list them with `lensopt sessions`")
-        sessions = read_sessions(store, session_ids)
-    text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1)
-    write_export(text, args.output or sys.stdout)
-    if args.output:
-        n_trials = sum(len(trials) for _, trials in sessions)
-        what = f"session {session_ids[0]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
-        print(f"wrote {what} ({n_trials} trials) to {args.output}", file=sys.stderr)
-    return 0
+    export.set_defaults(handler=Handler("lensopt.cli.handlers.sessions:export_command"))

@@ -24,7 +24,7 @@ def _refused(capsys, argv) -> str:
 @pytest.fixture
 def no_fit(monkeypatch):
     """Make any hyperparameter fit fail the test: a bad --output must be refused before fitting."""
-    import lensopt.refraction_hyperparameters as fits
+    import lensopt.cli.handlers.hyperparameters as fits  # the handler's own names for the fits
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the fit ran before --output was checked")

@@ -226,7 +226,7 @@ def test_tie_and_ranking_modes_print_the_letter_fields(capsys, args, rule):
 
 
 def test_letters_default_to_ep_and_the_model_takes_model_lapse_and_n_alternatives(capsys, monkeypatch):
-    import lensopt.simulation as simulation
+    import lensopt.cli.handlers.simulate as simulation  # the handler's own name for lensopt.simulation.simulate
 
     seen = {}
     real = simulation.simulate

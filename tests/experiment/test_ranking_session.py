@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
-from lensopt.cli.sessions import format_table
+from lensopt.cli.handlers.sessions import format_table
 from lensopt.experiment.keyboard import InjectedKeySource
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.observer import SimulatedPatient

@@ -1,36 +1,33 @@
-"""What `lensopt bench` runs: the campaign handlers (build the specs, run them on Dask, report),
-and the campaigns' defaults. The parser is in :mod:`lensopt.cli.bench`."""
+"""What `lensopt bench` runs: the campaign handlers (build the specs, run them on Dask, report).
+The parser, and the campaigns' defaults, are in :mod:`lensopt.cli.bench` and
+:mod:`lensopt.cli.defaults`."""
 
 from __future__ import annotations
 
+import json
 import math
 import shlex
 import sys
 from pathlib import Path
 
-# Only light modules here (`lensopt --help` must not import numpy or scipy): the parsers' values
-# come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
+from lensopt.bench import decision_time, prescription, prescription_summary, robustness, robustness_summary
+from lensopt.bench.binary_protocol import BINARY_RULES
+from lensopt.bench.functions import FUNCTIONS, get_function
+from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
+from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
+from lensopt.bench.report import write_report
+from lensopt.bench.runner import run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.bench.startup import format_report as format_startup_report
 from lensopt.bench.startup import measure
+from lensopt.binary.settings import ALL_RULES
 from lensopt.cli.arguments import check_output_file, check_output_folder
-from lensopt.cli.defaults import (
-    FEEDBACK_RULES,
-)
-
-#: Paper defaults (seed paper §4.1 and §5.3; METHOD.md §6).
-FUNCTION_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
-REFRACTION_RULES = ("ucb-ald", "ts-ald", "ucb-random", "bald", "ts-random", "random")
-FUNCTION_ITERATIONS, FUNCTION_SEEDS, INITIAL_SAMPLES = 60, 40, 5
-REFRACTION_TRIALS, REFRACTION_REPETITIONS = 260, 20
-#: The reported optimum is searched after trial 1, every REPORT_EVERY trials and the last (the
-#: search costs as much as a decision; the final value and the checkpoints 30/60/100 are exact).
-REPORT_EVERY = 5
+from lensopt.cli.defaults import FEEDBACK_RULES
+from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
+from lensopt.refraction.letters import REFRACTION_BETA
 
 
 def _check_rules(rules) -> list[str]:
-    from lensopt.binary.settings import ALL_RULES  # deferred: imports numpy (`lensopt --help` must not)
-
     return _check_campaign_rules(rules, ALL_RULES)
 
 
@@ -58,8 +55,6 @@ def _command(args, campaign: str, problems_flag: str, problems) -> str:
 
 
 def _run(args, campaign: str, specs, manifest: dict) -> int:
-    from lensopt.bench.runner import run_campaign  # deferred: imports the optimizers, numpy and scipy
-
     check_output_folder("--out", args.out)
     summary = run_campaign(
         specs,
@@ -92,8 +87,6 @@ def _run_function_campaign(args, campaign: str, rules: list[str], **spec_options
     """A campaign on the test functions (``functions``, the duel campaigns, ``binary``): one
     :class:`RunSpec` per seed, function and rule, with ``spec_options`` (e.g. ``beta``) in every
     spec, in the manifest and, exactly (``repr``), in its command."""
-    from lensopt.bench.functions import FUNCTIONS, get_function  # deferred: imports numpy
-
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
     specs = [
         RunSpec(
@@ -134,16 +127,12 @@ def run_functions(args) -> int:
 
 
 def run_binary_campaign(args) -> int:
-    from lensopt.bench.binary_protocol import BINARY_RULES
-
     return _run_function_campaign(
         args, "binary", _check_campaign_rules(args.rules, BINARY_RULES, "binary"), beta=args.beta
     )
 
 
 def run_duel_campaign(args) -> int:
-    from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES  # deferred: imports numpy
-
     allowed = {
         "duels": DUEL_RULES,
         "contextual-duels": CONTEXTUAL_RULES,
@@ -166,10 +155,6 @@ def _parse_slope_name(name: str) -> float:
 
 
 def run_refraction(args) -> int:
-    # deferred: these import numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
-    from lensopt.refraction.letters import REFRACTION_BETA
-
     if args.beta is None:
         args.beta = REFRACTION_BETA
     rules = _check_rules(args.rules)
@@ -217,10 +202,6 @@ def run_refraction(args) -> int:
 
 
 def run_feedback_campaign(args) -> int:
-    # deferred: these import numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.problems import refraction_problem_name
-    from lensopt.refraction.letters import REFRACTION_BETA
-
     unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
     if unknown:
         raise ValueError(f"unknown feedback mode(s) {', '.join(unknown)}; choose from: {', '.join(FEEDBACK_RULES)}")
@@ -282,12 +263,6 @@ def run_feedback_campaign(args) -> int:
 
 
 def run_decision_time(args) -> int:
-    import json
-
-    # deferred: imports the refraction optimizer, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.decision_time import DEFAULT_RESPONSE_MS, format_report
-    from lensopt.bench.decision_time import run_decision_time as run
-
     defaults = {
         "prescription": "bracket-ald",
         "duel": "muc-ald",
@@ -295,7 +270,7 @@ def run_decision_time(args) -> int:
         "prescription-ranking": "mpes-ald",
     }
     rule = args.rule or defaults.get(args.search, "ucb-ald")  # each search's default rule
-    result = run(
+    result = decision_time.run_decision_time(
         rule=rule,
         processes=args.processes,
         trials=args.trials,
@@ -307,9 +282,9 @@ def run_decision_time(args) -> int:
         stop=args.stop,
         min_trials=args.min_trials,
         lookahead=not args.no_lookahead,
-        response_ms=DEFAULT_RESPONSE_MS if args.response_ms is None else args.response_ms,
+        response_ms=decision_time.DEFAULT_RESPONSE_MS if args.response_ms is None else args.response_ms,
     )
-    print(json.dumps(result) if args.json else format_report(result))
+    print(json.dumps(result) if args.json else decision_time.format_report(result))
     return 0
 
 
@@ -322,14 +297,10 @@ def run_cli_startup(args) -> int:
 
 
 def run_robustness_campaign(args) -> int:
-    # deferred: imports the optimizers, numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.robustness import SUMMARY_NAME, get_condition, robustness_specs
-    from lensopt.bench.robustness_summary import write_summary
-
     if args.summary:
-        _, text = write_summary(args.summary)
+        _, text = robustness_summary.write_summary(args.summary)
         print(text)
-        print(f"summary: {args.summary}/{SUMMARY_NAME}")
+        print(f"summary: {args.summary}/{robustness.SUMMARY_NAME}")
         return 0
     if not 0 < args.stop_confidence < 1:
         raise ValueError(
@@ -339,7 +310,7 @@ def run_robustness_campaign(args) -> int:
         raise ValueError(f"--model-lapse must be in [0, 0.5) (e.g. 0.02), got {args.model_lapse:g}")
     first_seed = 0 if args.tuning else args.first_seed
     rules = list(args.rules)
-    specs = robustness_specs(
+    specs = robustness.robustness_specs(
         args.conditions,
         rules,
         first_seed=first_seed,
@@ -379,7 +350,7 @@ def run_robustness_campaign(args) -> int:
         "first_seed": first_seed,
         "held_out_first_seed": HELD_OUT_FIRST_SEED,
         "rules": rules,
-        "conditions": [get_condition(c).to_dict() for c in args.conditions],
+        "conditions": [robustness.get_condition(c).to_dict() for c in args.conditions],
         "max_patients": args.patients,
         "n_trials": args.trials,
         "n_initial": args.initial,
@@ -391,11 +362,11 @@ def run_robustness_campaign(args) -> int:
     }
     status = _run(args, "robustness", specs, manifest)
     try:
-        _, text = write_summary(args.out)
+        _, text = robustness_summary.write_summary(args.out)
     except ValueError:  # no finished run to summarize
         return status
     print(text)
-    print(f"summary: {args.out}/{SUMMARY_NAME}")
+    print(f"summary: {args.out}/{robustness.SUMMARY_NAME}")
     return status
 
 
@@ -419,30 +390,20 @@ def report_runs(campaign: str, out: str, summary) -> int:
 
 def is_prescription_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest names the prescription campaign."""
-    import json
-
     manifest = Path(campaign_dir) / "campaign.json"
     return manifest.exists() and json.loads(manifest.read_text()).get("campaign") == "prescription"
 
 
 def run_report(args) -> int:
-    # deferred: these import numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.report import write_report
-    from lensopt.bench.robustness import SUMMARY_NAME
-    from lensopt.bench.robustness_summary import is_robustness_campaign, write_summary
-
-    if is_robustness_campaign(args.dir):
-        _, text = write_summary(args.dir)
+    if robustness_summary.is_robustness_campaign(args.dir):
+        _, text = robustness_summary.write_summary(args.dir)
         print(text)
-        print(f"lensopt bench report: wrote {args.dir}/{SUMMARY_NAME}")
+        print(f"lensopt bench report: wrote {args.dir}/{robustness.SUMMARY_NAME}")
         return 0
     if is_prescription_campaign(args.dir):
-        from lensopt.bench.prescription import SUMMARY_NAME as PRESCRIPTION_SUMMARY
-        from lensopt.bench.prescription_summary import write_summary as write_prescription_summary
-
-        _, text = write_prescription_summary(args.dir)
+        _, text = prescription_summary.write_summary(args.dir)
         print(text)
-        print(f"lensopt bench report: wrote {args.dir}/{PRESCRIPTION_SUMMARY}")
+        print(f"lensopt bench report: wrote {args.dir}/{prescription.SUMMARY_NAME}")
         return 0
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
@@ -454,9 +415,6 @@ def run_report(args) -> int:
 
 
 def run_rescale(args) -> int:
-    # deferred: imports numpy and scipy (`lensopt --help` must not)
-    from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
-
     check_output_file("--out", args.out or DEFAULT_TABLE_PATH)
     table = compute_rescaling_table(
         seed=args.seed,

@@ -1,0 +1,44 @@
+"""``lensopt calibrate``'s handler: the monitor's size and the viewing distance (its options:
+:mod:`lensopt.cli.calibrate`)."""
+
+from __future__ import annotations
+
+import sys
+
+from lensopt.experiment.calibration import Calibration
+from lensopt.experiment.ruler import save_monitor, screen_width_cm, show_bar
+
+
+def _ask_cm(prompt: str) -> float:
+    """One length typed at the terminal (cm): a positive number, else one line, exit 2."""
+    print(prompt, end="", flush=True)
+    text = sys.stdin.readline()
+    if not text:
+        raise ValueError(f"no answer to {prompt.strip()!r} (stdin closed)")
+    try:
+        value = float(text.strip().replace(",", "."))
+    except ValueError:
+        raise ValueError(f"{prompt.strip().rstrip(':')} must be a number of cm, got {text.strip()!r}") from None
+    if not 0 < value < 1e6:
+        raise ValueError(f"{prompt.strip().rstrip(':')} must be a positive number of cm, got {text.strip()!r}")
+    return value
+
+
+def calibrate_command(args) -> int:
+    win = show_bar(args.screen, args.bar_px)
+    try:
+        width_px, height_px = (int(v) for v in win.size)
+        bar_cm = args.bar_cm if args.bar_cm is not None else _ask_cm(f"length of the {args.bar_px} px bar (cm): ")
+        distance_cm = args.distance_cm if args.distance_cm is not None else _ask_cm("viewing distance (cm): ")
+    finally:
+        win.close()
+    calibration = Calibration(
+        screen_width_cm=screen_width_cm(args.bar_px, bar_cm, width_px),
+        screen_width_px=width_px,
+        screen_height_px=height_px,
+        distance_cm=distance_cm,
+    )
+    path = save_monitor(args.name, calibration)
+    print(f"monitor {args.name!r}: {calibration.describe()}; saved to {path}")
+    print(f'protocols use it with [calibration] monitor = "{args.name}"')
+    return 0

@@ -1,0 +1,36 @@
+"""``lensopt run``'s handler: the PsychoPy experiment (its options: :mod:`lensopt.cli.run`)."""
+
+from __future__ import annotations
+
+from lensopt.cli.arguments import check_output_folder
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.store import default_db_path
+
+
+def run_command(args) -> int:
+    if args.save_frames is not None:
+        # before the database, the display and the session row: a folder that cannot be made or
+        # written (a file, /proc, an unwritable parent) is one line, and no session is left aborted
+        check_output_folder("--save-frames", args.save_frames)
+    request = RunRequest(
+        db_path=args.db if args.db is not None else default_db_path(),
+        protocol_path=args.protocol,
+        participant=args.participant,
+        observer=args.observer,
+        seed=args.seed,
+        trials=args.trials,
+        frames_dir=args.save_frames,
+        resume=args.resume,
+        fullscreen=args.fullscreen,
+        dashboard=args.dashboard,
+        start=args.start,
+        eye=args.eye,
+    )
+    outcome = run_session(request, log=lambda message: print(message, flush=True))
+    stopped = (
+        ""
+        if outcome.stopped_at is None
+        else (f" (stopped by its stopping rule at {outcome.stopped_at} trials, confidence {outcome.confidence:.2f})")
+    )
+    print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)
+    return 0

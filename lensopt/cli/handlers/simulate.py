@@ -1,0 +1,195 @@
+"""``lensopt simulate``'s handler: a simulated patient through a whole refraction session (its
+options: :mod:`lensopt.cli.simulate`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tqdm import tqdm
+
+from lensopt.binary.settings import KernelSpec
+from lensopt.boxes import first_outside
+from lensopt.cli.handlers.simulate_prescription import run_prescription
+from lensopt.cli.simulate import (
+    DEFAULT_INFERENCE,
+    DEFAULT_MIN_TRIALS,
+    DEFAULT_TRIALS,
+    default_rule,
+    feedback_rules,
+)
+from lensopt.cli.simulate_prescription import full_prescription
+from lensopt.modes.registry import get_mode
+from lensopt.simulation import make_patient, simulate
+from lensopt.stopping import StopRule
+
+
+def _stop_rule(args):
+    """The :class:`lensopt.stopping.StopRule` of ``--stop``, ``--min-trials``, ``--max-trials`` (or None)."""
+    if args.stop is None:
+        if args.min_trials is not None or args.max_trials is not None:
+            raise ValueError("--min-trials and --max-trials apply with --stop only; add --stop [CONFIDENCE]")
+        return None
+    if args.feedback != "letters":
+        raise ValueError("--stop applies to --feedback letters only")
+    min_trials = DEFAULT_MIN_TRIALS if args.min_trials is None else args.min_trials
+    max_trials = (
+        args.max_trials if args.max_trials is not None else (args.trials if args.trials is not None else DEFAULT_TRIALS)
+    )
+    if min_trials > max_trials:
+        raise ValueError(
+            f"--min-trials {min_trials} is more than the session's {max_trials} trials; "
+            "lower --min-trials or raise --max-trials / --trials"
+        )
+    return StopRule(confidence=args.stop, min_trials=min_trials, max_trials=max_trials)
+
+
+def _reference_context(text):
+    if text == "adaptive":
+        return "adaptive"
+    if text == "upper":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"--reference-context must be adaptive, upper or a logMAR value, got {text!r}") from None
+
+
+def _load_kernel(path):
+    """The ``kernel`` entry of ``--hyperparameters`` FILE, checked field by field (a one-line
+    ValueError naming the file and the field otherwise)."""
+    fix = "give a JSON file with a 'kernel' entry like data/refraction-hyperparameters.json"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            kernel = json.load(handle)["kernel"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
+    try:
+        KernelSpec.from_dict(kernel)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--hyperparameters {path}: bad 'kernel' entry ({exc}); {fix}") from None
+    return kernel
+
+
+#: Coarsest lens step accepted (D): phoropters step 0.125-0.25 D, trial-lens sets 0.25-0.5 D.
+MAX_LENS_STEP_D = 1.0
+
+
+def run(args) -> int:
+    if args.lens_step is not None and args.lens_step > MAX_LENS_STEP_D:
+        raise ValueError(
+            f"--lens-step {args.lens_step:g} D is coarser than any phoropter; give at most {MAX_LENS_STEP_D:g} D "
+            "(usually 0.25)"
+        )
+    if full_prescription(args):
+        stop = _stop_rule(args)
+        if args.trials is None:
+            args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
+        if stop is not None and stop.max_trials > args.trials:
+            raise ValueError(
+                f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
+            )
+        return run_prescription(args, stop)
+    for name in ("sphere_bounds", "cylinder_bounds", "letter_bounds"):
+        lo, hi = getattr(args, name)
+        if lo >= hi:
+            raise ValueError(f"--{name.replace('_', '-')} is reversed or empty: {lo} must be below {hi}")
+    if (args.true_sphere is None) != (args.true_cylinder is None):
+        raise ValueError("give both --true-sphere and --true-cylinder, or neither")
+    true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)
+    box = (args.sphere_bounds, args.cylinder_bounds)
+    if true is not None and (outside := first_outside(true, box)) is not None:
+        flag, value, (low, high) = ("sphere", "cylinder")[outside], true[outside], box[outside]
+        raise ValueError(
+            f"--true-{flag} {value:g} is outside the lens box [{low:g}, {high:g}] D, where no "
+            f"lens could correct it; give a value inside it or widen --{flag}-bounds"
+        )
+    rule = args.rule or default_rule(args.feedback, args.duel_model)
+    allowed = feedback_rules(args.feedback, args.duel_model)
+    if rule not in allowed:
+        mode = f"{args.feedback} ({args.duel_model} model)" if args.feedback == "duel" else args.feedback
+        raise ValueError(f"--rule {rule} does not work with --feedback {mode}; choose from: {', '.join(allowed)}")
+    if args.feedback != "duel" and (args.tie_threshold or args.duel_model != "probit"):
+        raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
+    args.rule = rule
+    stop = _stop_rule(args)
+    if args.trials is None:
+        args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
+    if stop is not None and stop.max_trials > args.trials:
+        raise ValueError(
+            f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
+        )
+    if args.feedback != "letters" and args.model_lapse is not None:
+        raise ValueError("--model-lapse applies to --feedback letters only")
+    inference = args.inference or DEFAULT_INFERENCE[args.feedback]
+    reference = _reference_context(args.reference_context)
+    hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
+    patient = make_patient(
+        args.seed, slope=args.slope, true_correction_d=true, n_alternatives=args.n_alternatives, lapse=args.lapse
+    )
+    if args.feedback != "letters" and (
+        args.reference_context != "adaptive" or hyperparameters is not None or args.beta is not None
+    ):
+        raise ValueError("--reference-context, --hyperparameters and --beta apply to --feedback letters only")
+    # the feedback mode's optimizer, given the options it takes (the checks above refuse the others)
+    mode = get_mode(args.feedback)
+    options = {
+        "inference": inference,
+        "model": args.duel_model,
+        "n_alternatives": args.n_alternatives,
+        "reference_context": reference,
+        "hyperparameters": hyperparameters,
+        "stop": stop,
+        **({} if args.beta is None else {"beta": args.beta}),
+        **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
+    }
+    optimizer = mode.new_optimizer(
+        options,
+        rule=rule,
+        seed=args.seed,
+        sphere_bounds_d=tuple(args.sphere_bounds),
+        cylinder_bounds_d=tuple(args.cylinder_bounds),
+        letter_bounds_logmar=tuple(args.letter_bounds),
+        lens_step_d=args.lens_step,
+    )
+    answer_options = {"tie_threshold": args.tie_threshold} if "tie_threshold" in mode.answer_options else {}
+
+    def session(patient, optimizer, n_trials, progress=None):
+        return simulate(
+            mode, patient, optimizer, n_trials, progress=progress, use_stop=stop is not None, **answer_options
+        )
+
+    if args.json:
+        result = session(patient, optimizer, args.trials)
+        extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
+        print(json.dumps({"feedback": args.feedback, **extra, **result.to_dict()}))
+        return 0
+
+    with tqdm(total=args.trials, desc=f"{args.rule} trials", unit="trial", file=sys.stderr) as bar:
+        result = session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
+    s, c = result.true_correction_d
+    bs, bc = result.final.best_lens_d
+    lat = result.latency_ms
+    print(
+        f"Simulated {mode.title}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}"
+    )
+    print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
+    print(
+        f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
+        f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)"
+    )
+    print(f"  acuity error          {result.final.va_error_logmar:.4f} logMAR with that lens")
+    if result.certainty is not None:
+        cert = result.certainty
+        if result.stopped_at is not None:
+            print(f"  {stop.describe_stop(result.stopped_at, cert['confidence'])}")
+        print(
+            f"  confidence            {cert['confidence']:.2f} that this lens is within "
+            f"{cert['tolerance_logmar']:g} logMAR of the best"
+        )
+        (slo, shi), (clo, chi) = cert["sphere_interval_d"], cert["cylinder_interval_d"]
+        print(f"  95% interval          S {slo:+.2f} to {shi:+.2f} D   C {clo:+.2f} to {chi:+.2f} D")
+    for score in result.checkpoints[:-1]:
+        print(f"    after {score.trials:>3} trials: {score.va_error_logmar:.4f} logMAR")
+    print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
+    return 0

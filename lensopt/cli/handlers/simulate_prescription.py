@@ -1,0 +1,221 @@
+"""``lensopt simulate`` of the full prescription: the handler's part (its options:
+:mod:`lensopt.cli.simulate_prescription`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from tqdm import tqdm
+
+from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
+from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
+from lensopt.refraction.lens import Lens, parse_lens
+from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D, SearchBox
+from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES, PrescriptionDuelOptimizer
+from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES, PrescriptionRankingOptimizer
+from lensopt.simulation import simulate_prescription
+
+
+def _check_patient_in_box(correction, start, m_half_width_d, j_half_width_d) -> None:
+    """Refuse, in one line, a patient (``--true-sphere/--true-cylinder/--true-axis``) beyond a
+    phoropter's range or outside the box the search will test (around ``start``, or the full box)."""
+    sphere_d, cylinder_d, axis_deg = correction
+    for flag, value in (("--true-sphere", sphere_d), ("--true-cylinder", cylinder_d)):
+        if abs(value) > MAX_PATIENT_POWER_D:
+            raise ValueError(
+                f"{flag} {value:g} D is beyond a phoropter's ±{MAX_PATIENT_POWER_D:g} D; give a correction within it"
+            )
+    box = SearchBox(
+        start,
+        START_M_HALF_WIDTH_D if m_half_width_d is None else m_half_width_d,
+        START_J_HALF_WIDTH_D if j_half_width_d is None else j_half_width_d,
+    )
+    if not box.contains(Lens(sphere_d, cylinder_d, axis_deg).power_vector()):
+        (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = box.bounds_d
+        where = "the full box" if start is None else f"the box around --start {start.format()}"
+        fix = "give a --start near the patient" if start is None else "widen --m-half-width/--j-half-width"
+        raise ValueError(
+            f"the patient {Lens(sphere_d, cylinder_d, axis_deg).format()} is outside {where} "
+            f"(M {m_lo:+g} to {m_hi:+g} D, J0 {j0_lo:+g} to {j0_hi:+g} D, J45 {j45_lo:+g} to {j45_hi:+g} D), "
+            f"where no lens could correct it; {fix} or give a patient inside it"
+        )
+
+
+def run_prescription(args, stop) -> int:
+    """``lensopt simulate`` of a full prescription, with the session's :class:`StopRule` (or None)
+    and ``args.trials`` already checked by :func:`lensopt.cli.handlers.simulate.run`."""
+    if args.feedback not in ("letters", "duel", "ranking"):
+        raise ValueError(
+            "the full prescription (--true-axis, --start, --accommodation) works with --feedback letters, duel or ranking"
+        )
+    duel, ranking = args.feedback == "duel", args.feedback == "ranking"
+    if ranking:
+        rules = PRESCRIPTION_RANKING_RULES
+        for flag, given in (
+            ("--beta", args.beta is not None),
+            ("--tie-threshold", bool(args.tie_threshold)),
+            ("--duel-model", args.duel_model != "probit"),
+            ("--inference", args.inference is not None),
+        ):
+            if given:
+                raise ValueError(f"{flag} does not apply to the full prescription's rankings")
+    elif duel:
+        rules = PRESCRIPTION_DUEL_RULES
+        if args.duel_model != "probit":
+            raise ValueError("the full prescription's duels use the probit model (--duel-model probit)")
+        if args.beta is not None:
+            raise ValueError("--beta applies to --feedback letters only")
+    else:
+        rules = PRESCRIPTION_RULES
+        if args.tie_threshold or args.duel_model != "probit":
+            raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
+    rule = args.rule
+    if rule is not None and rule not in rules:
+        raise ValueError(
+            f"--rule {rule} does not work with the full prescription's {args.feedback}; choose from: {', '.join(rules)}"
+        )
+    if (args.true_sphere is None) != (args.true_cylinder is None):
+        raise ValueError("give both --true-sphere and --true-cylinder, or neither")
+    if args.true_axis is not None:
+        if args.true_sphere is None:
+            raise ValueError("--true-axis needs --true-sphere and --true-cylinder (or leave all three out)")
+        if not 1.0 <= args.true_axis <= 180.0:
+            raise ValueError(f"--true-axis {args.true_axis:g} is outside 1-180 degrees: give e.g. 180 (not 0) or 90")
+    if args.hyperparameters is not None or args.reference_context != "adaptive":
+        raise ValueError("--hyperparameters and --reference-context apply to the two-parameter search only")
+    accommodation_d = args.accommodation or 0.0
+    common = dict(slope=args.slope, n_alternatives=args.n_alternatives, lapse=args.lapse)
+    if args.true_sphere is None:
+        drawn = draw_clinic_patients(1, args.seed, **common)[0]
+        correction = (drawn.sphere_d, drawn.cylinder_d, drawn.axis_deg)
+    else:
+        axis = 180.0 if args.true_axis is None else args.true_axis
+        correction = (args.true_sphere, args.true_cylinder, axis)
+    patient_seed = int(np.random.SeedSequence([args.seed, 1]).generate_state(1)[0])
+    patient = SimulatedPatient(
+        correction[0],
+        correction[1],
+        axis_deg=correction[2],
+        accommodation_d=accommodation_d,
+        seed=patient_seed,
+        **common,
+    )
+    transposed = False
+    if args.start is None:
+        start = None
+        if args.m_half_width is not None or args.j_half_width is not None:
+            raise ValueError("--m-half-width and --j-half-width size the box around --start; give --start too")
+    elif args.start.strip().lower() == "auto":
+        start = autorefraction(patient, np.random.SeedSequence([args.seed, 2]))
+    else:
+        written = parse_lens(args.start)
+        transposed = written.is_plus_cylinder
+        start = written.minus_cylinder()
+    if args.true_sphere is not None:
+        _check_patient_in_box(correction, start, args.m_half_width, args.j_half_width)
+    options = {
+        "start": start,
+        "m_half_width_d": args.m_half_width,
+        "j_half_width_d": args.j_half_width,
+        "letter_bounds_logmar": tuple(args.letter_bounds),
+        **({} if args.lens_step is None else {"lens_step_d": args.lens_step}),
+    }
+    optimizer: PrescriptionRankingOptimizer | PrescriptionDuelOptimizer | PrescriptionOptimizer
+    comparison_model: dict = {}  # the comparison model's settings, in the JSON of a duel or ranking session
+    if ranking:
+        optimizer = PrescriptionRankingOptimizer(
+            rule=rule,
+            seed=args.seed,
+            n_alternatives=args.n_alternatives,  # the acuity link's guess rate: the letters shown
+            **({} if args.model_lapse is None else {"model_lapse": args.model_lapse}),
+            **options,
+        )
+        answers = {"feedback": "ranking"}
+        comparison_model = {
+            "clarity_link": optimizer.clarity_link,
+            "n_alternatives": optimizer.n_alternatives,
+            "model_lapse": optimizer.model_lapse,
+        }
+    elif duel:
+        optimizer = PrescriptionDuelOptimizer(
+            rule=rule,
+            seed=args.seed,
+            inference=args.inference or "laplace",
+            n_alternatives=args.n_alternatives,  # the acuity link's guess rate: the letters shown
+            **({} if args.model_lapse is None else {"model_lapse": args.model_lapse}),
+            **options,
+        )
+        answers = {"feedback": "duel", "tie_threshold": args.tie_threshold}
+        comparison_model = {
+            "duel_model": "probit",
+            "clarity_link": optimizer.clarity_link,
+            "n_alternatives": optimizer.n_alternatives,
+            "model_lapse": optimizer.model_lapse,
+            "tie_threshold": args.tie_threshold,
+        }
+    else:
+        options.update(
+            n_alternatives=args.n_alternatives,
+            inference=args.inference or "ep",
+            stop=stop,
+            **({} if args.beta is None else {"beta": args.beta}),
+            **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
+        )
+        optimizer = PrescriptionOptimizer(rule=rule, seed=args.seed, **options)
+        answers = {}
+    rule = optimizer.rule
+    if args.json:
+        result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None, **answers)
+        extra = comparison_model
+        print(
+            json.dumps(
+                {
+                    "feedback": args.feedback,
+                    **extra,
+                    "search": "prescription",
+                    "start_transposed": transposed,
+                    **result.to_dict(),
+                }
+            )
+        )
+        return 0
+
+    with tqdm(total=args.trials, desc=f"{rule} trials", unit="trial", file=sys.stderr) as bar:
+        result = simulate_prescription(
+            patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None, **answers
+        )
+    d = result.to_dict()
+    est = d["estimate"]
+    error = d["power_vector_error_d"]
+    kind = "duels" if duel else "rankings" if ranking else "trials"
+    print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} {kind}, slope {args.slope:g}")
+    print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D")
+    if start is not None:
+        note = f"   (written {parse_lens(args.start).format()}, transposed to minus cylinder)" if transposed else ""
+        print(f"  starting refraction   {start.format()}{note}")
+    print(f"  prescription          {d['prescription']}")
+    lens_error = d["lens_error_d"]
+    print(
+        f"  its error             M {lens_error['M']:+.2f} D   J0 {lens_error['J0']:+.2f} D   "
+        f"J45 {lens_error['J45']:+.2f} D   (blur {d['lens_blur_error_d']:.2f} D; the lens as written, 0.25 D steps)"
+    )
+    print(
+        f"  estimate's error      M {error['M']:+.2f} D   J0 {error['J0']:+.2f} D   J45 {error['J45']:+.2f} D"
+        f"   (blur {d['blur_error_d']:.2f} D; before rounding, as the benchmarks score it)"
+    )
+    intervals = est["intervals"]
+    if intervals:
+        m_lo, m_hi = intervals["m_d"]
+        print(f"  95% interval          M {m_lo:+.2f} to {m_hi:+.2f} D   (J0, J45 in the JSON output)")
+    if est["predicted_acuity_logmar"] is not None:
+        print(f"  predicted acuity      {est['predicted_acuity_logmar']:+.2f} logMAR with it")
+    if est["confidence"] is not None:
+        print(f"  confidence            {est['confidence']:.2f} that it is within 0.025 logMAR of the best lens")
+    if d["stopped_at"] is not None:
+        print(f"  {stop.describe_stop(d['stopped_at'], est['confidence'])}")
+    lat = d["latency_ms"]
+    print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
+    return 0

@@ -75,6 +75,19 @@ def _load_kernel(path):
 MAX_LENS_STEP_D = 1.0
 
 
+def _session_stop(args):
+    """The session's stopping rule (:func:`_stop_rule`), with ``args.trials`` set when not given
+    (the rule's ``--max-trials``, else the default) and checked against it."""
+    stop = _stop_rule(args)
+    if args.trials is None:
+        args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
+    if stop is not None and stop.max_trials > args.trials:
+        raise ValueError(
+            f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
+        )
+    return stop
+
+
 def run(args) -> int:
     if args.lens_step is not None and args.lens_step > MAX_LENS_STEP_D:
         raise ValueError(
@@ -82,14 +95,7 @@ def run(args) -> int:
             "(usually 0.25)"
         )
     if full_prescription(args):
-        stop = _stop_rule(args)
-        if args.trials is None:
-            args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
-        if stop is not None and stop.max_trials > args.trials:
-            raise ValueError(
-                f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
-            )
-        return run_prescription(args, stop)
+        return run_prescription(args, _session_stop(args))
     for name in ("sphere_bounds", "cylinder_bounds", "letter_bounds"):
         lo, hi = getattr(args, name)
         if lo >= hi:
@@ -112,13 +118,7 @@ def run(args) -> int:
     if args.feedback != "duel" and (args.tie_threshold or args.duel_model != "probit"):
         raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
     args.rule = rule
-    stop = _stop_rule(args)
-    if args.trials is None:
-        args.trials = stop.max_trials if stop is not None and args.max_trials is not None else DEFAULT_TRIALS
-    if stop is not None and stop.max_trials > args.trials:
-        raise ValueError(
-            f"--max-trials {stop.max_trials} is more than --trials {args.trials}; raise --trials or lower --max-trials"
-        )
+    stop = _session_stop(args)
     if args.feedback != "letters" and args.model_lapse is not None:
         raise ValueError("--model-lapse applies to --feedback letters only")
     inference = args.inference or DEFAULT_INFERENCE[args.feedback]

@@ -31,7 +31,9 @@ def _check_rules(rules) -> list[str]:
     return _check_campaign_rules(rules, ALL_RULES)
 
 
-def _command(args, campaign: str, problems_flag: str, problems) -> str:
+def _command(args, campaign: str, *options: str) -> str:
+    """The command line of a campaign on the record: its run options, then the campaign's own
+    ``options`` (its problems, slopes...), then ``--report-every``."""
     parts = [
         "lensopt",
         "bench",
@@ -46,17 +48,18 @@ def _command(args, campaign: str, problems_flag: str, problems) -> str:
         str(args.initial),
         "--rules",
         *args.rules,
-        problems_flag,
-        *[str(p) for p in problems],
+        *options,
         "--report-every",
         str(args.report_every),
     ]
     return shlex.join(parts)
 
 
-def _run(args, campaign: str, specs, manifest: dict) -> int:
+def run_specs(args, campaign: str, specs, manifest: dict, runner=run_campaign) -> int:
+    """Run ``specs`` with ``runner`` (:func:`lensopt.bench.runner.run_campaign`, or a campaign's
+    own) on the cluster of ``args`` into ``args.out`` and say what was done; 1 if a run failed."""
     check_output_folder("--out", args.out)
-    summary = run_campaign(
+    summary = runner(
         specs,
         args.out,
         manifest=manifest,
@@ -65,7 +68,11 @@ def _run(args, campaign: str, specs, manifest: dict) -> int:
         local_sync=args.local_sync,
         progress=not args.no_progress,
     )
-    if report_runs(campaign, args.out, summary):
+    return report_runs(campaign, args.out, summary)
+
+
+def _run(args, campaign: str, specs, manifest: dict) -> int:
+    if run_specs(args, campaign, specs, manifest):
         return 1
     print(f"report: lensopt bench report {shlex.quote(args.out)}")
     return 0
@@ -115,7 +122,7 @@ def _run_function_campaign(args, campaign: str, rules: list[str], **spec_options
         "hyperparameters": args.hyperparameters,
         "report_every": args.report_every,
         **spec_options,
-        "command": _command(args, campaign, "--problems", problems)
+        "command": _command(args, campaign, "--problems", *[str(p) for p in problems])
         + f" --hyperparameters {args.hyperparameters}"
         + options,
     }
@@ -196,7 +203,7 @@ def run_refraction(args) -> int:
         "n_initial": args.initial,
         "report_every": args.report_every,
         "beta": args.beta,
-        "command": _command(args, "refraction", "--slopes", [f"{a:g}" for a in slopes]) + f" --beta {args.beta:.6g}",
+        "command": _command(args, "refraction", "--slopes", *[f"{a:g}" for a in slopes]) + f" --beta {args.beta:.6g}",
     }
     return _run(args, "refraction", specs, manifest)
 
@@ -224,29 +231,7 @@ def run_feedback_campaign(args) -> int:
         for seed in range(args.seeds)
         for r in args.rules
     ]
-    command = shlex.join(
-        [
-            "lensopt",
-            "bench",
-            "feedback",
-            "--out",
-            args.out,
-            "--seeds",
-            str(args.seeds),
-            "--iterations",
-            str(args.iterations),
-            "--initial",
-            str(args.initial),
-            "--rules",
-            *args.rules,
-            "--slope",
-            f"{args.slope:g}",
-            "--tie-threshold",
-            f"{args.tie_threshold:g}",
-            "--report-every",
-            str(args.report_every),
-        ]
-    )
+    command = _command(args, "feedback", "--slope", f"{args.slope:g}", "--tie-threshold", f"{args.tie_threshold:g}")
     manifest = {
         "campaign": "feedback",
         "rules": list(args.rules),
@@ -361,12 +346,18 @@ def run_robustness_campaign(args) -> int:
         "its optimizer ran with (optimizer_settings)",
     }
     status = _run(args, "robustness", specs, manifest)
+    return summarize_after_runs(args.out, robustness_summary.write_summary, robustness.SUMMARY_NAME, status)
+
+
+def summarize_after_runs(out: str, write_summary, summary_name: str, status: int) -> int:
+    """After a campaign's runs: write its summary into ``out`` and print it (nothing when no run has
+    finished: ``write_summary`` says so with a ValueError); the runs' ``status``."""
     try:
-        _, text = robustness_summary.write_summary(args.out)
+        _, text = write_summary(out)
     except ValueError:  # no finished run to summarize
         return status
     print(text)
-    print(f"summary: {args.out}/{robustness.SUMMARY_NAME}")
+    print(f"summary: {out}/{summary_name}")
     return status
 
 

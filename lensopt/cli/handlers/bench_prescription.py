@@ -8,9 +8,8 @@ import shlex
 from lensopt.bench import prescription, prescription_summary
 from lensopt.bench.prescription_spec import get_setting, prescription_specs
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
-from lensopt.cli.arguments import check_output_folder
 from lensopt.cli.bench_prescription import DEFAULT_RULES_BY_FEEDBACK
-from lensopt.cli.handlers.bench import report_runs
+from lensopt.cli.handlers.bench import run_specs, summarize_after_runs
 
 
 def run_prescription_campaign(args) -> int:
@@ -108,21 +107,5 @@ def run_prescription_campaign(args) -> int:
         else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},
         "command": shlex.join(command),
     }
-    check_output_folder("--out", args.out)
-    summary = prescription.run_prescription_campaign(
-        specs,
-        args.out,
-        manifest=manifest,
-        scheduler=args.scheduler,
-        n_workers=args.workers,
-        local_sync=args.local_sync,
-        progress=not args.no_progress,
-    )
-    status = report_runs("prescription", args.out, summary)
-    try:
-        _, text = prescription_summary.write_summary(args.out)
-    except ValueError:  # no finished run to summarize
-        return status
-    print(text)
-    print(f"summary: {args.out}/{prescription.SUMMARY_NAME}")
-    return status
+    status = run_specs(args, "prescription", specs, manifest, prescription.run_prescription_campaign)
+    return summarize_after_runs(args.out, prescription_summary.write_summary, prescription.SUMMARY_NAME, status)

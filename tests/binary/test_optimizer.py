@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
-from lensopt.binary.settings import ALL_RULES, KernelSpec
+from lensopt.binary.settings import ALL_RULES, KernelSpec, OptimizerSettings
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
 
@@ -232,6 +232,21 @@ def test_the_search_tolerance_is_saved_and_old_states_keep_scipys_default():
     assert RefractionOptimizer(seed=1, likelihood="probit").settings.search_tolerance is None
     with pytest.raises(ValueError, match="search_tolerance"):
         RefractionOptimizer(seed=1, search_tolerance=2.0)
+
+
+def test_the_letter_search_starts_once_and_a_saved_session_keeps_its_starts_and_tolerance():
+    from lensopt.refraction.letters import SEARCH_STARTS, SEARCH_TOLERANCE
+    from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH_TOLERANCE, PrescriptionOptimizer
+
+    opt = RefractionOptimizer(seed=1)
+    assert (opt.settings.n_starts, opt.settings.search_tolerance) == (SEARCH_STARTS, SEARCH_TOLERANCE) == (1, 1e-3)
+    state = json.loads(json.dumps(opt.to_state()))
+    state["settings"].update(n_starts=2, search_tolerance=1e-4)  # as sessions were saved until 29 Nov 2026
+    resumed = RefractionOptimizer.from_state(state)
+    assert (resumed.settings.n_starts, resumed.settings.search_tolerance) == (2, 1e-4)
+    probit = RefractionOptimizer(seed=1, likelihood="probit").settings  # the paper's model: the paper's search
+    assert (probit.n_starts, probit.search_tolerance) == (OptimizerSettings().n_starts, None)
+    assert PrescriptionOptimizer(seed=1).settings.search_tolerance == PRESCRIPTION_SEARCH_TOLERANCE == 1e-4
 
 
 @pytest.mark.parametrize("rule", ["ucb-ald", "ts-ald", "random"])

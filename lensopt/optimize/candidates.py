@@ -41,19 +41,10 @@ integers in base 2: 1.7 MB at this size)."""
 
 
 def _digit_table(n_points: int, base: int) -> tuple[np.ndarray, np.ndarray]:
-    return _kept_digit_table(n_points, base) if n_points <= CACHED_POINTS else _new_digit_table(n_points, base)
-
-
-@functools.lru_cache(maxsize=32)
-def _kept_digit_table(n_points: int, base: int) -> tuple[np.ndarray, np.ndarray]:
-    return _new_digit_table(n_points, base)
-
-
-def _new_digit_table(n_points: int, base: int) -> tuple[np.ndarray, np.ndarray]:
     """Where the scrambled digits of the first ``n_points`` integers are read from, and their weights:
     ``(index (n_points, count), weights (count,))`` with ``index[i, k] = k·base + d_k(i)`` (the
     ``k``-th digit of ``i`` in a ``(count, base)`` table of permutations) and ``weights[k] =
-    b⁻⁽ᵏ⁺¹⁾``, divided down as scipy divides them. Read-only: :func:`_digit_table` keeps the small ones."""
+    b⁻⁽ᵏ⁺¹⁾``, divided down as scipy divides them. Read-only: :func:`_kept_digit_table` keeps the small ones."""
     count = math.ceil(DOUBLE_DIGITS_BITS / math.log2(base)) - 1
     positions = np.arange(count)
     digits = (np.arange(n_points)[:, None] // base ** positions[None, :]) % base
@@ -68,13 +59,16 @@ def _new_digit_table(n_points: int, base: int) -> tuple[np.ndarray, np.ndarray]:
     return index, weights
 
 
+_kept_digit_table = functools.lru_cache(maxsize=32)(_digit_table)
+
+
 def _scrambled_radical_inverse(n_points: int, base: int, rng: np.random.Generator) -> np.ndarray:
     """The first ``n_points`` of the van der Corput sequence in ``base``, every digit scrambled by a
     random permutation of ``0..base−1`` (one per digit position, drawn row by row from ``rng``).
 
     Each point is ``Σ_k π_k(d_k) b⁻⁽ᵏ⁺¹⁾`` over its digits ``d_k``, the terms added from the most
     significant digit on, in scipy's order: its numbers to the bit."""
-    index, weights = _digit_table(n_points, base)
+    index, weights = (_kept_digit_table if n_points <= CACHED_POINTS else _digit_table)(n_points, base)
     permutations = rng.permuted(np.tile(np.arange(base), (weights.size, 1)), axis=1)
     terms = permutations.ravel()[index] * weights
     # accumulate, not reduce: numpy may sum a reduction pairwise, scipy's loop adds in order

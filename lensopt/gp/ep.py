@@ -22,7 +22,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from scipy.linalg.blas import dger
 
 from lensopt.gp.laplace import LatentPosterior, _factor_b, lower_solve
-from lensopt.gp.likelihood import tilted_moments
+from lensopt.gp.likelihood import Labels, labelled_tilted_moments
 
 EP_TOLERANCE = 1e-9
 """A sweep converged when no site parameter moved by more than this (relative to ``1 + |value|``)."""
@@ -62,9 +62,9 @@ def _posterior_from_sites(K: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     return np.asfortranarray(Sigma), Sigma @ nu, L, sqrt_tau
 
 
-def _tilted(y, cavity_mean, cavity_var, floor, prior_mean):
+def _tilted(labels: Labels, cavity_mean, cavity_var, prior_mean):
     """Tilted moments of the zero-mean part ``f − m`` when the likelihood sees ``m + f``."""
-    log_z, mean, var = tilted_moments(y, prior_mean + cavity_mean, cavity_var, *floor)
+    log_z, mean, var = labelled_tilted_moments(labels, prior_mean + cavity_mean, cavity_var)
     return log_z, mean - prior_mean, var
 
 
@@ -87,7 +87,7 @@ def _sweep(
         s_ii = Sigma[i, i]
         tau_cav = max(1.0 / s_ii - tau[i], MIN_CAVITY_PRECISION)  # Line 5
         nu_cav = mu[i] / s_ii - nu[i]
-        _, m_hat, v_hat = _tilted(y[i], nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_means[i])  # Line 6
+        _, m_hat, v_hat = _tilted(Labels.of(y[i], *floor), nu_cav / tau_cav, 1.0 / tau_cav, prior_means[i])  # Line 6
         tau_new = max(1.0 / v_hat - tau_cav, 0.0)  # Line 7
         d_tau = tau_new - tau[i]
         nu_new = m_hat / v_hat - nu_cav  # Line 8
@@ -112,7 +112,7 @@ def _ep_log_marginal_from_moments(s, mu, L, tau, nu, y, floor=(0.0, 0.0), prior_
     """:func:`_ep_log_marginal` from the posterior variances ``s = diag Σ`` and means ``μ``."""
     tau_cav = np.maximum(1.0 / s - tau, MIN_CAVITY_PRECISION)
     nu_cav = mu / s - nu
-    log_z_i, _, _ = _tilted(y, nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_mean)
+    log_z_i, _, _ = _tilted(Labels.of(y, *floor), nu_cav / tau_cav, 1.0 / tau_cav, prior_mean)
     return float(
         -np.sum(np.log(np.diag(L)))
         + np.sum(log_z_i)
@@ -187,6 +187,7 @@ def parallel_ep_posterior(
     floor = (float(guess_rate), float(lapse_rate))
     n = K.shape[0]
     y = np.asarray(y, dtype=float)
+    labels = Labels.of(y, *floor)  # the same every iteration
     if sites_init is None:
         tau, nu = np.zeros(n), np.zeros(n)
     else:
@@ -198,7 +199,7 @@ def parallel_ep_posterior(
     for iteration in range(1, max_iterations + 1):  # noqa: B007 - the count is read after the loop
         tau_cav = np.maximum(1.0 / variances - tau, MIN_CAVITY_PRECISION)
         nu_cav = means / variances - nu
-        _, m_hat, v_hat = _tilted(y, nu_cav / tau_cav, 1.0 / tau_cav, floor, prior_mean)
+        _, m_hat, v_hat = _tilted(labels, nu_cav / tau_cav, 1.0 / tau_cav, prior_mean)
         tau_new = np.maximum(1.0 / v_hat - tau_cav, 0.0)
         nu_new = m_hat / v_hat - nu_cav
         moved = max(

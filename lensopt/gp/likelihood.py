@@ -17,6 +17,8 @@ the tilted moments used by EP follow R&W eq. 3.58.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import erfcx, log_ndtr, ndtr
 
@@ -44,9 +46,13 @@ def _z_plus_inverse_mills(z: np.ndarray, r: np.ndarray) -> np.ndarray:
     there the asymptotic series ``1/x − 2/x³ + 10/x⁵`` (``x = −z``, from the Mills-ratio expansion
     ``Φ(−x)/φ(x) ≈ 1/x − 1/x³ + 3/x⁵ − 15/x⁷``) is used."""
     x = -np.asarray(z, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        series = 1.0 / x - 2.0 / x**3 + 10.0 / x**5
-    return np.maximum(np.where(x > MILLS_SERIES_THRESHOLD, series, z + r), 0.0)
+    direct = z + r
+    far = x > MILLS_SERIES_THRESHOLD
+    if far.any():  # rare: only then the series (EP evaluates this every iteration)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            series = 1.0 / x - 2.0 / x**3 + 10.0 / x**5
+        direct = np.where(far, series, direct)
+    return np.maximum(direct, 0.0)
 
 
 def check_floor(guess_rate: float, lapse_rate: float) -> None:
@@ -63,22 +69,42 @@ def _floors(y: np.ndarray, guess_rate: float, lapse_rate: float) -> np.ndarray:
     return np.where(np.asarray(y, dtype=float) > 0.5, guess_rate, lapse_rate)
 
 
-def _floored_terms(z: np.ndarray, y: np.ndarray, guess_rate: float, lapse_rate: float):
+@dataclass(frozen=True)
+class Labels:
+    """What the floored likelihood needs of the labels, computed once per fit (EP evaluates the tilted
+    moments of the same labels every iteration): the signs ``t``, each label's floor ``ε``, the
+    other label's ``ε'``, ``log ε``, and ``κ = 1 − γ − λ`` with its log."""
+
+    signs: np.ndarray
+    eps: np.ndarray
+    other: np.ndarray
+    log_eps: np.ndarray
+    kappa: float
+    log_kappa: float
+    plain: bool  # γ = λ = 0: the plain probit, computed by its own formulas
+
+    @classmethod
+    def of(cls, y, guess_rate: float = 0.0, lapse_rate: float = 0.0) -> Labels:
+        y = np.asarray(y, dtype=float)
+        eps, other = _floors(y, guess_rate, lapse_rate), _floors(1.0 - y, guess_rate, lapse_rate)
+        kappa = 1.0 - guess_rate - lapse_rate
+        with np.errstate(divide="ignore"):
+            log_eps = np.log(eps)
+        plain = guess_rate == 0.0 and lapse_rate == 0.0
+        return cls(signs(y), eps, other, log_eps, kappa, float(np.log(kappa)), plain)
+
+
+def _floored_terms(z: np.ndarray, labels: Labels):
     """``log p``, ``g = κ φ(z) / p`` and ``z + g`` for ``p = ε + κ Φ(z)``, stable in both tails.
 
     With ``ρ = κ Φ(z) / p`` (the share of ``p`` that depends on ``f``) and ``r = φ(z)/Φ(z)``:
     ``g = ρ r`` and ``z + g = (z + r) − (1 − ρ) r``, where ``z + r`` comes from the Mills-ratio
     series far in the wrong tail and ``1 − ρ = ε / p``.
     """
-    eps, other = _floors(y, guess_rate, lapse_rate), _floors(1.0 - np.asarray(y, float), guess_rate, lapse_rate)
-    kappa = 1.0 - guess_rate - lapse_rate
     log_phi = log_ndtr(z)
-    log_kappa = np.log(kappa)
-    with np.errstate(divide="ignore"):
-        log_eps = np.log(eps)
-    log_p = _log_floored(z, eps, other, kappa, log_eps, log_phi)
-    rho = np.exp(log_kappa + log_phi - log_p)
-    one_minus_rho = np.exp(log_eps - log_p)
+    log_p = _log_floored(z, labels.eps, labels.other, labels.kappa, labels.log_eps, log_phi, labels.log_kappa)
+    rho = np.exp(labels.log_kappa + log_phi - log_p)
+    one_minus_rho = np.exp(labels.log_eps - log_p)
     r = inverse_mills(z)
     g = rho * r
     z_plus_g = _z_plus_inverse_mills(z, r) - one_minus_rho * r
@@ -90,18 +116,16 @@ def log_likelihood(f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0, lapse_
     z = signs(y) * f
     if guess_rate == 0.0 and lapse_rate == 0.0:
         return log_ndtr(z)
-    eps, other = _floors(y, guess_rate, lapse_rate), _floors(1.0 - np.asarray(y, float), guess_rate, lapse_rate)
-    with np.errstate(divide="ignore"):
-        log_eps = np.log(eps)
-    return _log_floored(z, eps, other, 1.0 - guess_rate - lapse_rate, log_eps, log_ndtr(z))
+    labels = Labels.of(y, guess_rate, lapse_rate)
+    return _log_floored(z, labels.eps, labels.other, labels.kappa, labels.log_eps, log_ndtr(z), labels.log_kappa)
 
 
-def _log_floored(z, eps, other, kappa, log_eps, log_phi):
+def _log_floored(z, eps, other, kappa, log_eps, log_phi, log_kappa):
     """``log(ε + κ Φ(z))``: as a sum of logs, or — where ``p`` is near 1 — as ``log1p`` of its
     complement ``1 − p = ε' + κ Φ(−z)`` (``ε'``: ``other``, the other label's floor)."""
     with np.errstate(divide="ignore", invalid="ignore"):  # each branch is used only where it is exact
         near_one = np.log1p(-np.minimum(other + kappa * ndtr(-z), 1.0))
-        return np.where(z > 0.0, near_one, np.logaddexp(log_eps, np.log(kappa) + log_phi))
+        return np.where(z > 0.0, near_one, np.logaddexp(log_eps, log_kappa + log_phi))
 
 
 def log_likelihood_derivatives(
@@ -133,10 +157,10 @@ def log_likelihood_derivatives(
 
 
 def _floored_derivatives(f, y, guess_rate, lapse_rate):
-    t = signs(y)
+    labels = Labels.of(y, guess_rate, lapse_rate)
+    t, eps = labels.signs, labels.eps
     z = t * np.asarray(f, dtype=float)
-    eps = _floors(y, guess_rate, lapse_rate)
-    log_p, g, z_plus_g = _floored_terms(z, y, guess_rate, lapse_rate)
+    log_p, g, z_plus_g = _floored_terms(z, labels)
     with np.errstate(divide="ignore", over="ignore"):
         # a label without a floor (ε = 0) far in the wrong tail: the plain series (see above)
         d3 = np.where(
@@ -163,14 +187,21 @@ def tilted_moments(
     ``σ̂²`` may exceed ``σ₋²`` (the floored likelihood is not log-concave); EP then clips the
     site precision at 0 (:mod:`lensopt.gp.ep`).
     """
-    t = signs(y)
+    return labelled_tilted_moments(Labels.of(y, guess_rate, lapse_rate), cavity_mean, cavity_var)
+
+
+def labelled_tilted_moments(
+    labels: Labels, cavity_mean: np.ndarray, cavity_var: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tilted_moments` of labels prepared once (:meth:`Labels.of`), as EP's iterations use it."""
+    t = labels.signs
     scale = np.sqrt(1.0 + cavity_var)
     z = t * cavity_mean / scale
-    if guess_rate == 0.0 and lapse_rate == 0.0:
+    if labels.plain:
         r = inverse_mills(z)
         log_z, z_plus_r = log_ndtr(z), _z_plus_inverse_mills(z, r)
     else:
-        log_z, r, z_plus_r = _floored_terms(z, y, guess_rate, lapse_rate)
+        log_z, r, z_plus_r = _floored_terms(z, labels)
     mean = cavity_mean + t * cavity_var * r / scale
     var = cavity_var - cavity_var**2 * r * z_plus_r / (1.0 + cavity_var)
     return log_z, mean, var

@@ -6,6 +6,8 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 from lensopt.gp.likelihood import (
+    MILLS_SERIES_THRESHOLD,
+    _z_plus_inverse_mills,
     inverse_mills,
     log_likelihood,
     log_likelihood_derivatives,
@@ -52,6 +54,25 @@ def test_inverse_mills_ratio_matches_direct_ratio_and_asymptote():
     z = np.linspace(-5, 5, 11)
     np.testing.assert_allclose(inverse_mills(z), norm.pdf(z) / norm.cdf(z), rtol=1e-10)
     assert inverse_mills(-50.0) == pytest.approx(50.0 + 1.0 / 50.0, rel=1e-4)
+
+
+def _z_plus_mills_by_quadrature(z):
+    """``z + φ(z)/Φ(z) = E[z − X | X < z]``: with ``u = z − X`` and ``x = −z`` the ratio of
+    ``∫ u e^{−xu − u²/2} du`` to ``∫ e^{−xu − u²/2} du`` over ``u ≥ 0``, well conditioned for any ``z``."""
+    x = -z
+    top = quad(lambda u: u * np.exp(-x * u - 0.5 * u * u), 0, np.inf, epsabs=0, epsrel=1e-12)[0]
+    bottom = quad(lambda u: np.exp(-x * u - 0.5 * u * u), 0, np.inf, epsabs=0, epsrel=1e-12)[0]
+    return top / bottom
+
+
+def test_z_plus_inverse_mills_matches_quadrature_on_both_sides_of_the_series_threshold():
+    # one array holding latents far in the wrong tail (the series) and ordinary ones (the direct form)
+    z = np.array([-5000.0, -400.0, -1.5 * MILLS_SERIES_THRESHOLD, -0.5 * MILLS_SERIES_THRESHOLD, -20.0, -3.0, 0.0, 2.0])
+    together = _z_plus_inverse_mills(z, inverse_mills(z))
+    expected = np.array([_z_plus_mills_by_quadrature(v) for v in z])
+    np.testing.assert_allclose(together, expected, rtol=1e-7)
+    alone = [float(_z_plus_inverse_mills(np.array([v]), inverse_mills(np.array([v])))[0]) for v in z]
+    assert together.tolist() == alone  # an element's value does not depend on its neighbours
 
 
 @pytest.mark.parametrize(

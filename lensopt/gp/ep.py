@@ -128,8 +128,9 @@ def _marginals_from_sites(K: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     ``Σ = K − Vᵀ V``, ``V = L⁻¹ S̃½ K`` (R&W Algorithm 3.5 lines 13–15), so ``diag Σ = diag K −
     Σ_rows V²`` and ``μ = K ν̃ − Vᵀ (V ν̃)``."""
     sqrt_tau = np.sqrt(tau)
-    L = _factor_b(K, sqrt_tau)
-    V = lower_solve(L, sqrt_tau[:, None] * K)
+    scaled_rows = sqrt_tau[:, None] * K
+    L = _factor_b(K, sqrt_tau, scaled_rows)
+    V = lower_solve(L, scaled_rows)
     variances = np.diag(K) - np.einsum("ij,ij->j", V, V)
     means = K @ nu - V.T @ (V @ nu)
     return variances, means, L, sqrt_tau

@@ -112,10 +112,11 @@ def lower_solve(L: np.ndarray, B: np.ndarray, transpose: bool = False) -> np.nda
     return X
 
 
-def _factor_b(K: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factor of ``B = I + sqrt_w K sqrt_w`` (eigenvalues ≥ 1, always stable)."""
-    B = sqrt_w[:, None] * K * sqrt_w[None, :]
-    B[np.diag_indices_from(B)] += 1.0
+def _factor_b(K: np.ndarray, sqrt_w: np.ndarray, scaled_rows: np.ndarray | None = None) -> np.ndarray:
+    """Lower Cholesky factor of ``B = I + sqrt_w K sqrt_w`` (eigenvalues ≥ 1, always stable).
+    ``scaled_rows``: ``sqrt_w[:, None] * K`` if the caller has it already."""
+    B = (sqrt_w[:, None] * K if scaled_rows is None else scaled_rows) * sqrt_w[None, :]
+    B.flat[:: B.shape[0] + 1] += 1.0
     # LAPACK dpotrf directly: scipy's cholesky wrapper costs as much as the factorization here
     L, info = dpotrf(B, lower=1, clean=1, overwrite_a=1)
     if info != 0:

@@ -203,10 +203,8 @@ def parallel_ep_posterior(
         _, m_hat, v_hat = _tilted(labels, nu_cav / tau_cav, 1.0 / tau_cav, prior_mean)
         tau_new = np.maximum(1.0 / v_hat - tau_cav, 0.0)
         nu_new = m_hat / v_hat - nu_cav
-        moved = max(
-            np.max(np.abs(tau_new - tau) / (1.0 + np.abs(tau)), initial=0.0),
-            np.max(np.abs(nu_new - nu) / (1.0 + np.abs(nu)), initial=0.0),
-        )
+        x, x_new = np.concatenate([tau, nu]), np.concatenate([tau_new, nu_new])
+        moved = float(np.max(np.abs(x_new - x) / (1.0 + np.abs(x)), initial=0.0))  # over both kinds of site parameter
         if moved <= tolerance:
             converged = True
             break
@@ -216,8 +214,7 @@ def parallel_ep_posterior(
         elif moved < last_moved:  # contracting: relax the damping again
             damping = min(1.0, 1.5 * damping)
         last_moved = moved
-        x = np.concatenate([tau, nu])
-        x = accelerator.step(x, np.concatenate([tau_new, nu_new]), damping)
+        x = accelerator.step(x, x_new, damping)
         tau, nu = np.maximum(x[:n], 0.0), x[n:]
         variances, means, L, sqrt_tau = _marginals_from_sites(K, tau, nu)
     if not converged:

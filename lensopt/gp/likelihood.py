@@ -102,7 +102,7 @@ def _floored_terms(z: np.ndarray, labels: Labels):
     series far in the wrong tail and ``1 − ρ = ε / p``.
     """
     log_phi = log_ndtr(z)
-    log_p = _log_floored(z, labels.eps, labels.other, labels.kappa, labels.log_eps, log_phi, labels.log_kappa)
+    log_p = _log_floored(z, labels, log_phi)
     rho = np.exp(labels.log_kappa + log_phi - log_p)
     one_minus_rho = np.exp(labels.log_eps - log_p)
     r = inverse_mills(z)
@@ -116,16 +116,15 @@ def log_likelihood(f: np.ndarray, y: np.ndarray, guess_rate: float = 0.0, lapse_
     z = signs(y) * f
     if guess_rate == 0.0 and lapse_rate == 0.0:
         return log_ndtr(z)
-    labels = Labels.of(y, guess_rate, lapse_rate)
-    return _log_floored(z, labels.eps, labels.other, labels.kappa, labels.log_eps, log_ndtr(z), labels.log_kappa)
+    return _log_floored(z, Labels.of(y, guess_rate, lapse_rate), log_ndtr(z))
 
 
-def _log_floored(z, eps, other, kappa, log_eps, log_phi, log_kappa):
-    """``log(ε + κ Φ(z))``: as a sum of logs, or — where ``p`` is near 1 — as ``log1p`` of its
-    complement ``1 − p = ε' + κ Φ(−z)`` (``ε'``: ``other``, the other label's floor)."""
+def _log_floored(z, labels: Labels, log_phi):
+    """``log(ε + κ Φ(z))`` given ``log Φ(z)``: as a sum of logs, or — where ``p`` is near 1 — as
+    ``log1p`` of its complement ``1 − p = ε' + κ Φ(−z)`` (``ε'``: the other label's floor)."""
     with np.errstate(divide="ignore", invalid="ignore"):  # each branch is used only where it is exact
-        near_one = np.log1p(-np.minimum(other + kappa * ndtr(-z), 1.0))
-        return np.where(z > 0.0, near_one, np.logaddexp(log_eps, log_kappa + log_phi))
+        near_one = np.log1p(-np.minimum(labels.other + labels.kappa * ndtr(-z), 1.0))
+        return np.where(z > 0.0, near_one, np.logaddexp(labels.log_eps, labels.log_kappa + log_phi))
 
 
 def log_likelihood_derivatives(

@@ -102,17 +102,17 @@ def _sweep(
 
 
 def _ep_log_marginal(
-    Sigma: np.ndarray, L: np.ndarray, tau: np.ndarray, nu: np.ndarray, y: np.ndarray, floor=(0.0, 0.0), prior_mean=0.0
+    Sigma: np.ndarray, L: np.ndarray, tau: np.ndarray, nu: np.ndarray, labels: Labels, prior_mean=0.0
 ) -> float:
     """EP approximation to ``log p(y | X)`` (R&W eqs. 3.65, 3.73, 3.74; GPML ``infEP`` form)."""
-    return _ep_log_marginal_from_moments(np.diag(Sigma), Sigma @ nu, L, tau, nu, y, floor, prior_mean)
+    return _ep_log_marginal_from_moments(np.diag(Sigma), Sigma @ nu, L, tau, nu, labels, prior_mean)
 
 
-def _ep_log_marginal_from_moments(s, mu, L, tau, nu, y, floor=(0.0, 0.0), prior_mean=0.0) -> float:
+def _ep_log_marginal_from_moments(s, mu, L, tau, nu, labels: Labels, prior_mean=0.0) -> float:
     """:func:`_ep_log_marginal` from the posterior variances ``s = diag Σ`` and means ``μ``."""
     tau_cav = np.maximum(1.0 / s - tau, MIN_CAVITY_PRECISION)
     nu_cav = mu / s - nu
-    log_z_i, _, _ = _tilted(Labels.of(y, *floor), nu_cav / tau_cav, 1.0 / tau_cav, prior_mean)
+    log_z_i, _, _ = _tilted(labels, nu_cav / tau_cav, 1.0 / tau_cav, prior_mean)
     return float(
         -np.sum(np.log(np.diag(L)))
         + np.sum(log_z_i)
@@ -227,7 +227,7 @@ def parallel_ep_posterior(
         sqrt_w=sqrt_tau,
         chol=L,
         mean=means,
-        log_marginal_likelihood=_ep_log_marginal_from_moments(variances, means, L, tau, nu, y, floor, prior_mean),
+        log_marginal_likelihood=_ep_log_marginal_from_moments(variances, means, L, tau, nu, labels, prior_mean),
         n_iterations=iteration,
         site_precision=tau,
         site_natural_mean=nu,
@@ -277,7 +277,7 @@ def ep_posterior(
         sqrt_w=sqrt_tau,
         chol=L,
         mean=mu,
-        log_marginal_likelihood=_ep_log_marginal(Sigma, L, tau, nu, y, floor, prior_mean),
+        log_marginal_likelihood=_ep_log_marginal(Sigma, L, tau, nu, Labels.of(y, *floor), prior_mean),
         n_iterations=sweep,
         site_precision=tau,
         site_natural_mean=nu,

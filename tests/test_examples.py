@@ -65,3 +65,27 @@ def test_interval_coverage_reads_each_checkpoints_intervals_of_a_short_session()
         assert len(inside) == 3 and all(w > 0 for w in widths)  # spread over the grid's cells: never of zero width
     lines = coverage.table([out], checkpoints=(4, 8))
     assert lines[1].split()[:2] == ["4", "1"] and len(lines) == 3
+
+
+def test_edge_failure_replays_the_campaigns_session_and_its_bounds_match_monte_carlo(capsys):
+    edge = load_example("edge_failure")
+    patient, optimizer, trials = edge.replay(7000, 12)  # a tuning patient
+    assert len(trials) == 12 and optimizer.n_trials == 12
+    assert all(0.0 < p < 1.0 for _, p, _ in trials)
+    # the same session as the campaign's: the bench's patient of that seed, answered the same way
+    from lensopt.bench.robustness import robustness_specs, spec_patient
+
+    spec = robustness_specs(["slope-5"], ["ucb-ald"], first_seed=7000, max_patients=1)[0]
+    assert spec_patient(spec).true_correction_d == patient.true_correction_d
+    rows = edge.ranking(optimizer, [optimizer.best(), patient.true_correction_d])
+    beta = optimizer.settings.beta
+    np.testing.assert_allclose(rows["ucb_latent"], rows["mean"] + beta * rows["sd"], rtol=1e-12)
+    # UCB_Φ = E[Φ(f)] + β sd[Φ(f)] for f ~ N(mean, sd²), by Monte Carlo
+    from scipy.stats import norm
+
+    f = np.random.default_rng(0).standard_normal((400_000, 1)) * rows["sd"] + rows["mean"]
+    phi = norm.cdf(f)
+    np.testing.assert_allclose(rows["ucb_phi"], phi.mean(axis=0) + beta * phi.std(axis=0), atol=3e-3)
+    edge.main(["--seed", "7000", "--trials", "3"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("patient 7000") and [line.split()[0] for line in lines[1:4]] == ["1", "2", "3"]

@@ -157,6 +157,18 @@ class ContextualOptimizer:
         self._kernel, self._kernel_fitted_at = None, 0
         self._cache.clear()
 
+    def _classifier(self, kernel) -> GPClassifier:
+        """An unfitted classifier of the settings' answer model and inference, on ``kernel``."""
+        s = self.settings
+        return GPClassifier(
+            kernel,
+            inference=s.inference,
+            guess_rate=s.guess_rate,
+            lapse_rate=s.lapse_rate,
+            prior_mean=s.prior_mean_function(),
+            ep_tolerance=s.ep_tolerance,
+        )
+
     def _current_kernel(self):
         """The base kernel, or its re-fit at the latest scheduled point (deterministic)."""
         s = self.settings
@@ -165,13 +177,7 @@ class ContextualOptimizer:
             return base
         due = s.refit_after + ((self.n_trials - s.refit_after) // s.refit_every) * s.refit_every
         if self._kernel is None or self._kernel_fitted_at != due:
-            gp = GPClassifier(
-                base,
-                inference=s.inference,
-                guess_rate=s.guess_rate,
-                lapse_rate=s.lapse_rate,
-                prior_mean=s.prior_mean_function(),
-            )
+            gp = self._classifier(base)
             gp.fit_hyperparameters(
                 self.inputs[:due],
                 self.outcomes[:due],
@@ -189,14 +195,7 @@ class ContextualOptimizer:
         if self._model_n != self.n_trials:
             kernel = self._current_kernel()
             if self._model is None or self._model.kernel_ is not kernel:
-                s = self.settings
-                self._model = GPClassifier(
-                    kernel,
-                    inference=s.inference,
-                    guess_rate=s.guess_rate,
-                    lapse_rate=s.lapse_rate,
-                    prior_mean=s.prior_mean_function(),
-                )
+                self._model = self._classifier(kernel)
             self._model.fit(self.inputs, self.outcomes)
             self._model_n = self.n_trials
         return self._model
@@ -215,7 +214,7 @@ class ContextualOptimizer:
         if self.n_trials < max(s.n_initial, 1) or s.rule == "random":
             point = rules.random_point(s, rng)
         else:
-            decision = rules.Decision(self.model, s, rng, self.reference_context())
+            decision = rules.Decision(self.model, s, rng, self._x_step_context())
             point = rules.choose(decision)
         self.last_decision_ms = 1e3 * (time.perf_counter() - start)
         k = s.n_context
@@ -331,6 +330,17 @@ class ContextualOptimizer:
             # the latent is linear in the context (psychophysics kernel): solve directly
             return float(lo + (hi - lo) * g_lo / (g_lo - g_hi))
         return float(brentq(gap, lo, hi, xtol=1e-6))
+
+    def _x_step_context(self) -> np.ndarray:
+        """The context the x-step pins: :meth:`reference_context`, except where it cannot change the
+        lens (:func:`lensopt.binary.rules.x_step_free_of_context`): the adaptive ``s₀`` costs a
+        search of the posterior mean, and the threshold at the last tested lens serves as well (it
+        keeps the draw's values near the threshold's, the scale the refinement's relative tolerance
+        was set for)."""
+        s = self.settings
+        if s.reference_context == "adaptive" and s.n_context == 1 and rules.x_step_free_of_context(s):
+            return np.array([self.threshold_context(self._inputs[-1][s.n_context :])])
+        return self.reference_context()
 
     def reference_context(self) -> np.ndarray:
         ref = self.settings.reference_context

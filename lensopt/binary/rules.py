@@ -237,6 +237,18 @@ RULE_FUNCTIONS = {
 }
 
 
+#: Rules whose x-step maximizes one posterior draw ``f̃(s₀, x)``.
+DRAW_RULES = ("ts-ald", "ts-random")
+
+
+def x_step_free_of_context(settings: OptimizerSettings) -> bool:
+    """Whether the x-step's lens is the same at every reference context ``s₀``: a posterior draw of
+    the psychophysics kernel ``θ s s' + k(x, x')`` is ``w̃ s + g̃(x)`` (its prior features and its
+    update through the training inputs alike), so its argmax over ``x`` does not depend on ``s``
+    (UCB_Φ's does: ``Φ`` bends the sum)."""
+    return settings.rule in DRAW_RULES and settings.kernel.structure == "psychophysics"
+
+
 def choose(decision: Decision) -> np.ndarray:
     """The next full input ``[s..., x...]`` under ``decision.settings.rule``."""
     return RULE_FUNCTIONS[decision.settings.rule](decision)

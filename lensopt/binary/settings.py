@@ -141,6 +141,8 @@ class OptimizerSettings:
     below this BALD at the chosen system, the sequential rules choose by joint BALD (0: never).
     ``search_tolerance``: relative tolerance of the L-BFGS-B refinement of every acquisition
     search (its ``ftol``); ``None``: scipy's default (2.2e-9), as in the papers' runs.
+    ``ep_tolerance``: EP's convergence tolerance (the largest relative change of a site parameter);
+    ``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`.
     ``prior_centre``/``prior_depth``: with a centre (one value per system parameter), the prior mean
     is the bowl ``prior_mean − prior_depth · log10(1 + |x − prior_centre|²)``
     (:class:`lensopt.gp.mean.BowlMean`: a refraction that starts from a known lens); ``None``: the
@@ -168,6 +170,7 @@ class OptimizerSettings:
     prior_mean: float = 0.0
     min_information_bits: float = 0.0
     search_tolerance: float | None = None
+    ep_tolerance: float | None = None
     prior_centre: tuple[float, ...] | None = None
     prior_depth: float = 0.0
     objective_tilt: tuple[float, ...] | None = None
@@ -244,11 +247,12 @@ class OptimizerSettings:
         if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
             raise ValueError(f"prior_depth must be a number >= 0, got {depth!r}")
         object.__setattr__(self, "prior_depth", float(depth))
-        tol = self.search_tolerance
-        if tol is not None:
-            if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0.0 < tol < 1.0:
-                raise ValueError(f"search_tolerance must be a number in (0, 1) or None, got {tol!r}")
-            object.__setattr__(self, "search_tolerance", float(tol))
+        for name in ("search_tolerance", "ep_tolerance"):
+            tol = getattr(self, name)
+            if tol is not None:
+                if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0.0 < tol < 1.0:
+                    raise ValueError(f"{name} must be a number in (0, 1) or None, got {tol!r}")
+                object.__setattr__(self, name, float(tol))
         if self.guess_rate + self.lapse_rate >= 1.0:
             raise ValueError(f"guess_rate + lapse_rate must be < 1, got {self.guess_rate} + {self.lapse_rate}")
 

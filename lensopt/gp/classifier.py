@@ -70,6 +70,8 @@ class GPClassifier:
     ``f ~ GP(m, k)``: a constant (0 in the papers) or a :class:`lensopt.gp.mean.MeanFunction` (a bowl). ``predict_latent`` is always the latent ``f`` (mean included);
     ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``;
     ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
+    ``ep_tolerance``: the largest relative change of a site parameter at which EP stops
+    (``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`).
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class GPClassifier:
         guess_rate: float = 0.0,
         lapse_rate: float = 0.0,
         prior_mean=0.0,
+        ep_tolerance: float | None = None,
     ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
@@ -94,6 +97,9 @@ class GPClassifier:
         self.guess_rate = float(guess_rate)
         self.lapse_rate = float(lapse_rate)
         self.prior_mean = check_prior_mean(prior_mean)
+        if ep_tolerance is not None and not (isinstance(ep_tolerance, float) and 0.0 < ep_tolerance < 1.0):
+            raise ValueError(f"ep_tolerance must be a float in (0, 1) or None; got {ep_tolerance!r}")
+        self.ep_tolerance = ep_tolerance
         self.X_train_: np.ndarray | None = None
         self.y_train_: np.ndarray | None = None
         self._K: np.ndarray | None = None
@@ -278,7 +284,7 @@ class GPClassifier:
         floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=mean_at(self.prior_mean, X))
         if self.inference == "laplace":
             return laplace_posterior(K, y, alpha_init=init, **floor)
-        return parallel_ep_posterior(K, y, sites_init=init, **floor)
+        return parallel_ep_posterior(K, y, sites_init=init, tolerance=self.ep_tolerance, **floor)
 
     def _init_from(self, posterior: LatentPosterior | None):
         if posterior is None:

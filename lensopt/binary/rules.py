@@ -18,7 +18,9 @@ rule           x-step                                         s-step
 ``ei-ald``     argmax binary EI at s₀                         argmax BALD(s, x)
 =============  =============================================  =======================
 
-Every rule returns one full input ``[s..., x...]``. The first ``n_initial`` trials of every
+With the psychophysics kernel a posterior draw is ``w̃ s + g̃(x)``: its argmax over ``x`` is the same at
+every ``s``, so the draw rules pin the cheaper threshold at the last tested lens instead of the adaptive
+``s₀`` (:func:`x_step_free_of_context`). Every rule returns one full input ``[s..., x...]``. The first ``n_initial`` trials of every
 rule are uniform random. No stalls: when BALD's best letter size at the chosen ``x`` carries less
 than ``settings.min_information_bits`` (the answer would be nearly certain), the sequential rules
 take the jointly most informative ``(s, x)`` instead (0 = never, the papers' rules).
@@ -66,7 +68,7 @@ class Decision:
     model: Any  # a fitted lensopt.gp.GPClassifier
     settings: OptimizerSettings
     rng: np.random.Generator
-    reference_context: np.ndarray  # (n_context,)
+    reference_context: np.ndarray  # (n_context,): the s₀ the x-step pins
 
     @property
     def context_dims(self) -> range:

@@ -19,7 +19,8 @@ def _answer(trial):
 
 def _same_trial(a, b, tol=1e-7):
     """Equal up to the inference's convergence noise: a rebuilt model is fitted cold, the live one
-    warm (Laplace's Newton stops at 1e-9, parallel EP at 1e-10 relative site change)."""
+    warm (Laplace's Newton stops at 1e-9, parallel EP at 1e-10 relative site change, the letter
+    model's at 1e-8)."""
     return all(abs(getattr(a, f) - getattr(b, f)) <= tol for f in ("sphere_d", "cylinder_d", "letter_logmar"))
 
 
@@ -220,34 +221,24 @@ def test_the_model_is_warm_started_from_the_previous_fit():
     np.testing.assert_allclose(warm.predict_latent(X)[0], cold.predict_latent(X)[0], rtol=1e-7, atol=1e-8)
 
 
-def test_the_search_tolerance_is_saved_and_old_states_keep_scipys_default():
-    from lensopt.refraction.letters import SEARCH_TOLERANCE
+@pytest.mark.parametrize(
+    ("name", "constant"), [("search_tolerance", "SEARCH_TOLERANCE"), ("ep_tolerance", "EP_TOLERANCE")]
+)
+def test_a_letter_tolerance_is_saved_and_old_states_keep_the_librarys_default(name, constant):
+    """The L-BFGS-B search's (scipy's default before) and EP's (1e-10 before)."""
+    from lensopt.refraction import letters
 
-    opt = RefractionOptimizer(seed=1)
-    assert opt.settings.search_tolerance == SEARCH_TOLERANCE
+    value = getattr(letters, constant)
+    opt = _run(RefractionOptimizer(seed=1), 7)
+    assert getattr(opt.settings, name) == value
+    assert opt._core.model.ep_tolerance == letters.EP_TOLERANCE  # the model the rules use has EP's
     state = json.loads(json.dumps(opt.to_state()))
-    assert RefractionOptimizer.from_state(state).settings.search_tolerance == SEARCH_TOLERANCE
-    del state["settings"]["search_tolerance"]  # a session saved before the setting existed
-    assert RefractionOptimizer.from_state(state).settings.search_tolerance is None
-    assert RefractionOptimizer(seed=1, likelihood="probit").settings.search_tolerance is None
-    with pytest.raises(ValueError, match="search_tolerance"):
-        RefractionOptimizer(seed=1, search_tolerance=2.0)
-
-
-def test_the_ep_tolerance_is_saved_and_old_states_keep_eps_default():
-    from lensopt.refraction.letters import EP_TOLERANCE
-
-    opt = RefractionOptimizer(seed=1)
-    assert opt.settings.ep_tolerance == EP_TOLERANCE
-    _run(opt, 7)
-    assert opt._core.model.ep_tolerance == EP_TOLERANCE  # the model the rules use has it
-    state = json.loads(json.dumps(opt.to_state()))
-    assert RefractionOptimizer.from_state(state).settings.ep_tolerance == EP_TOLERANCE
-    del state["settings"]["ep_tolerance"]  # a session saved before the setting existed
-    assert RefractionOptimizer.from_state(state).settings.ep_tolerance is None
-    assert RefractionOptimizer(seed=1, likelihood="probit").settings.ep_tolerance is None
-    with pytest.raises(ValueError, match="ep_tolerance"):
-        RefractionOptimizer(seed=1, ep_tolerance=0.0)
+    assert getattr(RefractionOptimizer.from_state(state).settings, name) == value
+    del state["settings"][name]  # a session saved before the setting existed
+    assert getattr(RefractionOptimizer.from_state(state).settings, name) is None
+    assert getattr(RefractionOptimizer(seed=1, likelihood="probit").settings, name) is None
+    with pytest.raises(ValueError, match=name):
+        RefractionOptimizer(seed=1, **{name: 2.0})
 
 
 def test_the_letter_models_ep_tolerance_leaves_the_posterior_within_1e_7_of_a_tight_eps():

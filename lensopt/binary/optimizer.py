@@ -333,12 +333,13 @@ class ContextualOptimizer:
 
     def _x_step_context(self) -> np.ndarray:
         """The context the x-step pins: :meth:`reference_context`, except where it cannot change the
-        lens (:func:`lensopt.binary.rules.x_step_free_of_context`): the adaptive ``s₀`` costs a
-        search of the posterior mean, and the threshold at the last tested lens serves as well (it
-        keeps the draw's values near the threshold's, the scale the refinement's relative tolerance
-        was set for)."""
+        lens (:func:`lensopt.binary.rules.x_step_free_of_context`) and the settings say so
+        (``draws_at_last_threshold``): the adaptive ``s₀`` costs a search of the posterior mean, and
+        the threshold at the last tested lens serves as well (it keeps the draw's values near the
+        threshold's, the scale the refinement's relative tolerance was set for)."""
         s = self.settings
-        if s.reference_context == "adaptive" and s.n_context == 1 and rules.x_step_free_of_context(s):
+        shortcut = s.draws_at_last_threshold and s.reference_context == "adaptive" and s.n_context == 1
+        if shortcut and rules.x_step_free_of_context(s):
             return np.array([self.threshold_context(self._inputs[-1][s.n_context :])])
         return self.reference_context()
 

@@ -142,7 +142,11 @@ class OptimizerSettings:
     ``search_tolerance``: relative tolerance of the L-BFGS-B refinement of every acquisition
     search (its ``ftol``); ``None``: scipy's default (2.2e-9), as in the papers' runs.
     ``ep_tolerance``: EP's convergence tolerance (the largest relative change of a site parameter);
-    ``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`.
+    ``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`. ``draws_at_last_threshold``: with an
+    adaptive reference, the draw rules pin the threshold at the last tested lens instead of ``s₀``
+    where that cannot change the lens (:func:`lensopt.binary.rules.x_step_free_of_context`; it saves
+    the search for ``s₀``, and the search stops elsewhere within its tolerance); ``False``: ``s₀``, as
+    in the papers' runs.
     ``prior_centre``/``prior_depth``: with a centre (one value per system parameter), the prior mean
     is the bowl ``prior_mean − prior_depth · log10(1 + |x − prior_centre|²)``
     (:class:`lensopt.gp.mean.BowlMean`: a refraction that starts from a known lens); ``None``: the
@@ -171,6 +175,7 @@ class OptimizerSettings:
     min_information_bits: float = 0.0
     search_tolerance: float | None = None
     ep_tolerance: float | None = None
+    draws_at_last_threshold: bool = False
     prior_centre: tuple[float, ...] | None = None
     prior_depth: float = 0.0
     objective_tilt: tuple[float, ...] | None = None
@@ -247,6 +252,8 @@ class OptimizerSettings:
         if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
             raise ValueError(f"prior_depth must be a number >= 0, got {depth!r}")
         object.__setattr__(self, "prior_depth", float(depth))
+        if not isinstance(self.draws_at_last_threshold, bool):
+            raise ValueError(f"draws_at_last_threshold must be true or false, got {self.draws_at_last_threshold!r}")
         for name in ("search_tolerance", "ep_tolerance"):
             tol = getattr(self, name)
             if tol is not None:

@@ -117,6 +117,7 @@ SEARCH_SETTING_NAMES = (
     "min_information_bits",
     "search_tolerance",
     "ep_tolerance",
+    "draws_at_last_threshold",
 )
 
 
@@ -188,6 +189,7 @@ class RefractionOptimizer(TrialHistory):
         options.setdefault("min_information_bits", MIN_INFORMATION_BITS if likelihood == "floored" else 0.0)
         options.setdefault("search_tolerance", SEARCH_TOLERANCE if likelihood == "floored" else None)
         options.setdefault("ep_tolerance", EP_TOLERANCE if likelihood == "floored" else None)
+        options.setdefault("draws_at_last_threshold", likelihood == "floored")
         if likelihood == "floored":
             options.setdefault("n_starts", SEARCH_STARTS)
         options["prior_mean"] = (
@@ -248,11 +250,12 @@ class RefractionOptimizer(TrialHistory):
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
         plain-probit model they were run with; before ``search_tolerance``, scipy's default; before
-        ``ep_tolerance``, EP's default."""
+        ``ep_tolerance``, EP's default; before ``draws_at_last_threshold``, the draw rules' ``s₀``."""
         if "likelihood" not in settings:
             settings.update(likelihood="probit", lapse=0.0, prior_mean=0.0, min_information_bits=0.0)
         settings.setdefault("search_tolerance", None)
         settings.setdefault("ep_tolerance", None)
+        settings.setdefault("draws_at_last_threshold", False)
         return settings
 
     def to_state(self) -> dict:

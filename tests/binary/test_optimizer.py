@@ -222,23 +222,29 @@ def test_the_model_is_warm_started_from_the_previous_fit():
 
 
 @pytest.mark.parametrize(
-    ("name", "constant"), [("search_tolerance", "SEARCH_TOLERANCE"), ("ep_tolerance", "EP_TOLERANCE")]
+    ("name", "constant", "before", "bad"),
+    [
+        ("search_tolerance", "SEARCH_TOLERANCE", None, 2.0),
+        ("ep_tolerance", "EP_TOLERANCE", None, 2.0),
+        ("draws_at_last_threshold", None, False, "yes"),
+    ],
 )
-def test_a_letter_tolerance_is_saved_and_old_states_keep_the_librarys_default(name, constant):
-    """The L-BFGS-B search's (scipy's default before) and EP's (1e-10 before)."""
+def test_a_letter_search_setting_is_saved_and_old_states_keep_what_they_ran_with(name, constant, before, bad):
+    """The L-BFGS-B search's tolerance (scipy's default before), EP's (1e-10 before) and the draw
+    rules' shortcut (the adaptive s₀ before); the paper's letter model keeps the papers' settings."""
     from lensopt.refraction import letters
 
-    value = getattr(letters, constant)
+    value = True if constant is None else getattr(letters, constant)
     opt = _run(RefractionOptimizer(seed=1), 7)
     assert getattr(opt.settings, name) == value
     assert opt._core.model.ep_tolerance == letters.EP_TOLERANCE  # the model the rules use has EP's
     state = json.loads(json.dumps(opt.to_state()))
     assert getattr(RefractionOptimizer.from_state(state).settings, name) == value
     del state["settings"][name]  # a session saved before the setting existed
-    assert getattr(RefractionOptimizer.from_state(state).settings, name) is None
-    assert getattr(RefractionOptimizer(seed=1, likelihood="probit").settings, name) is None
+    assert getattr(RefractionOptimizer.from_state(state).settings, name) is before
+    assert getattr(RefractionOptimizer(seed=1, likelihood="probit").settings, name) is before
     with pytest.raises(ValueError, match=name):
-        RefractionOptimizer(seed=1, **{name: 2.0})
+        RefractionOptimizer(seed=1, **{name: bad})
 
 
 def test_the_letter_models_ep_tolerance_leaves_the_posterior_within_1e_7_of_a_tight_eps():

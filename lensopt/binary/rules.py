@@ -18,13 +18,14 @@ rule           x-step                                         s-step
 ``ei-ald``     argmax binary EI at s₀                         argmax BALD(s, x)
 =============  =============================================  =======================
 
-With the psychophysics kernel a posterior draw is ``w̃ s + g̃(x)``: its argmax over ``x`` is the same at
-every ``s``, so the draw rules may pin the cheaper threshold at the last tested lens instead of the
-adaptive ``s₀`` (:func:`x_step_free_of_context`; the letter model's default,
+With the psychophysics kernel a posterior draw is ``w̃ s + g̃(x)``: its argmax over ``x`` is the
+same at every ``s``, so the draw rules may pin the cheaper threshold at the last tested lens
+instead of the adaptive ``s₀`` (:func:`x_step_free_of_context`; the letter model's default,
 ``draws_at_last_threshold``). Every rule returns one full input ``[s..., x...]``. The first
-``n_initial`` trials of every rule are uniform random. No stalls: when BALD's best letter size at the chosen ``x`` carries less
-than ``settings.min_information_bits`` (the answer would be nearly certain), the sequential rules
-take the jointly most informative ``(s, x)`` instead (0 = never, the papers' rules).
+``n_initial`` trials of every rule are uniform random. No stalls: when BALD's best letter size at
+the chosen ``x`` carries less than ``settings.min_information_bits`` (the answer would be nearly
+certain), the sequential rules take the jointly most informative ``(s, x)`` instead (0 = never,
+the papers' rules).
 """
 
 from __future__ import annotations

@@ -92,9 +92,10 @@ SEARCH_TOLERANCE = 1e-3
 #: (tests/binary/test_optimizer.py), where the searches stop at a relative 1e-3
 #: (:data:`SEARCH_TOLERANCE`); it saves about 1.5 of ~11 warm-started iterations per trial at 100
 #: trials (issue 14, decision time); in the robustness campaign 596 of the 600 held-out UCB-ALD
-#: sessions kept their error within 4e-6 logMAR of the run at 1e-10 at every trial. Not looser: at 1e-6 (two iterations fewer again) a
-#: session rebuilt from its saved state, fitted cold, proposed its next trial ~5e-7 away from the
-#: uninterrupted session's; at 1e-8 they agree within 1e-7. Sessions saved before keep the default.
+#: sessions kept their error within 4e-6 logMAR of the run at 1e-10 at every trial. Not looser: at
+#: 1e-6 (two iterations fewer again) a session rebuilt from its saved state, fitted cold, proposed
+#: its next trial ~5e-7 away from the uninterrupted session's; at 1e-8 they agree within 1e-7.
+#: Sessions saved before keep the default.
 EP_TOLERANCE = 1e-8
 
 #: L-BFGS-B starts of the letter rules' lens search: the best of the 128 scrambled Halton

@@ -41,6 +41,10 @@ N_INITIAL = 2
 REL_TOL, ABS_TOL = 1e-9, 1e-12
 """How equal a rebuilt optimizer's decision is to the live one's (as the golden decisions): the
 rebuilt model is fitted once from the prior, the live one warm-started from its last fit."""
+REL_TOL_BY_NAME = {"letters": 1e-7}
+"""Where the inference stops sooner: the letter model's EP at 1e-8 relative site change
+(:data:`lensopt.refraction.letters.EP_TOLERANCE`; a rebuilt session's next letter 5e-9 relative from the
+live one's), the library's at 1e-10."""
 
 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:
@@ -124,15 +128,15 @@ def _numbers(value: Any) -> Any:
     return value
 
 
-def _assert_same(a: Any, b: Any) -> None:
+def _assert_same(a: Any, b: Any, rtol: float = REL_TOL) -> None:
     a, b = (_numbers(v) for v in (a, b))
-    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=REL_TOL, atol=ABS_TOL)
+    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=rtol, atol=ABS_TOL)
 
 
-def _assert_same_query(a: Any, b: Any) -> None:
+def _assert_same_query(a: Any, b: Any, rtol: float = REL_TOL) -> None:
     assert type(a) is type(b)
     for field in fields(a):
-        _assert_same(getattr(a, field.name), getattr(b, field.name))
+        _assert_same(getattr(a, field.name), getattr(b, field.name), rtol)
 
 
 def test_there_is_a_response_for_every_optimizer():
@@ -182,8 +186,9 @@ def test_a_json_round_trip_of_the_state_gives_the_same_next_decision(name):
     rebuilt = type(optimizer).from_state(state)
     assert rebuilt.n_trials == optimizer.n_trials == N_INITIAL + 3
     assert rebuilt.to_state() == state
-    _assert_same_query(rebuilt.ask(), optimizer.ask())
-    _assert_same(rebuilt.best(), optimizer.best())
+    rtol = REL_TOL_BY_NAME.get(name, REL_TOL)
+    _assert_same_query(rebuilt.ask(), optimizer.ask(), rtol)
+    _assert_same(rebuilt.best(), optimizer.best(), rtol)
 
 
 @pytest.mark.parametrize("name", NAMES)

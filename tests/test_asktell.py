@@ -43,8 +43,8 @@ REL_TOL, ABS_TOL = 1e-9, 1e-12
 rebuilt model is fitted once from the prior, the live one warm-started from its last fit."""
 REL_TOL_BY_NAME = {"letters": 1e-7}
 """Where the inference stops sooner: the letter model's EP at 1e-8 relative site change
-(:data:`lensopt.refraction.letters.EP_TOLERANCE`; a rebuilt session's next letter 5e-9 relative from the
-live one's), the library's at 1e-10."""
+(:data:`lensopt.refraction.letters.EP_TOLERANCE`; a rebuilt session's next letter 5e-9 relative
+from the live one's), the library's at 1e-10."""
 
 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:

@@ -20,17 +20,16 @@ import sys
 import numpy as np
 
 from lensopt.acquisition.ucb import LatentUCB, ProbitUCB
-from lensopt.observer import draw_patients
-from lensopt.refraction import RefractionOptimizer
-
-SLOPE, N_INITIAL = 5.0, 5  # the campaign's slope-5 condition and random first trials
+from lensopt.bench.robustness import robustness_specs, spec_optimizer, spec_patient
 
 
 def replay(seed: int, n_trials: int, rule: str = "ucb-ald"):
     """The campaign's patient ``seed`` and its optimizer after ``n_trials``, with the trials:
-    ``(trial, p_correct, correct)`` each."""
-    patient = draw_patients(1, seed, slope=SLOPE)[0]
-    optimizer = RefractionOptimizer(rule=rule, seed=seed, n_initial=N_INITIAL)
+    ``(trial, p_correct, correct)`` each. The run is the campaign's own (its slope-5 condition,
+    patient and optimizer), without the stopping rule, which changes no trial."""
+    (spec,) = robustness_specs(["slope-5"], [rule], first_seed=seed, max_patients=1)
+    patient = spec_patient(spec)
+    optimizer = spec_optimizer(spec, patient)
     trials = []
     for _ in range(n_trials):
         trial = optimizer.ask()

@@ -207,7 +207,8 @@ def robustness_specs(
     return specs
 
 
-def _optimizer(spec, patient, stop):
+def spec_optimizer(spec, patient, stop=None):
+    """The optimizer of a run for its patient (:func:`spec_patient`), with the stopping rule ``stop``."""
     if spec.rule == "ideal":
         return IdealObserver(
             slope=patient.slope,
@@ -250,7 +251,7 @@ def run_robustness(spec) -> dict:
     """One session of the campaign (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
     patient = spec_patient(spec)
     stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
-    opt = _optimizer(spec, patient, stop)
+    opt = spec_optimizer(spec, patient, stop)
     trajectory, report_ms, stop_ms = [], [], []
     stopped: dict[str, object] = {
         "stopped_at": None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensopt.cli.arguments import Handler, non_negative_int, positive_int
+from lensopt.cli.arguments import Handler, finite_float, non_negative_int, positive_int
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 
 
@@ -54,6 +54,15 @@ def register(subparsers) -> None:
         help="the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed): search "
         "sphere, cylinder and axis around it by letters, duels or rankings, as the protocol asks "
         "(clinical-prescription*; overrides the protocol's [start])",
+    )
+    parser.add_argument(
+        "--axis",
+        type=finite_float,
+        metavar="DEG",
+        dest="axis_deg",
+        help="the axis (1-180) the phoropter's cylinder is set to in a sphere-and-cylinder search (the "
+        "patient's, from the autorefraction or keratometry): every lens is then shown in clinical notation "
+        "(clinical-refraction, clinical-duel, clinical-ranking; overrides the protocol's [lens] axis_deg)",
     )
     parser.add_argument(
         "--eye",

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.experiment.protocol import Protocol
-from lensopt.experiment.protocol_sections import show_lens
+from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import enough_to_prescribe, prescription_target
@@ -159,13 +159,16 @@ def _axis(axis_deg: float) -> int:
     return (round(axis_deg) - 1) % 180 + 1
 
 
-def certainty_line(optimizer) -> str:
-    """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``."""
+def certainty_line(optimizer, axis_deg: float = 0.0) -> str:
+    """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``: the
+    intervals of a two-parameter search's sphere and signed cylinder, the cylinder's axis named when
+    the protocol gives it (``[lens] axis_deg``)."""
     c = optimizer.certainty()
     (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
+    along = f" (cylinder along {round(axis_deg) or 180:03d})" if axis_deg else ""
     return (
         f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
-        f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D"
+        f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D{along}"
     )
 
 
@@ -182,17 +185,19 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
 
 
 def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:
-    """A two-parameter search's best lens, ``S -0.46 D  C -3.43 D``, and the same rounded to the
-    phoropter's steps (``[lens] step_d``; None without steps)."""
+    """A two-parameter search's best lens, ``S -0.46 D  C -3.43 D`` (in clinical notation at the
+    protocol's ``[lens] axis_deg``, when it gives one), and the same rounded to the phoropter's steps
+    (``[lens] step_d``; None without steps)."""
     sphere_d, cylinder_d = optimizer.best()
-    model = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D"
+    model = show_two_parameter_lens(sphere_d, cylinder_d, protocol.lens)
     step_d = protocol.lens_step_d
     if step_d is None:
         return model, None
     bounds = protocol.optimizer
-    return model, (
-        f"S {round_to_step(sphere_d, step_d, bounds.sphere_bounds_d):+.2f} D  "
-        f"C {round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d):+.2f} D"
+    return model, show_two_parameter_lens(
+        round_to_step(sphere_d, step_d, bounds.sphere_bounds_d),
+        round_to_step(cylinder_d, step_d, bounds.cylinder_bounds_d),
+        protocol.lens,
     )
 
 
@@ -225,7 +230,10 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         lens_text, details = _reported_text(reported[0], protocol)
     else:
         sphere_d, cylinder_d = optimizer.best()
-        lens_text, details = f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", (certainty_line(optimizer),)
+        lens_text, details = (
+            show_two_parameter_lens(sphere_d, cylinder_d, protocol.lens),
+            (certainty_line(optimizer, protocol.lens.axis_deg),),
+        )
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target),

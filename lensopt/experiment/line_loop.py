@@ -22,7 +22,7 @@ import numpy as np
 from lensopt.experiment.loop import LoopScreens
 from lensopt.experiment.loop_screens import eye_line
 from lensopt.experiment.optotypes import LetterLineStim
-from lensopt.experiment.protocol_sections import show_lens
+from lensopt.experiment.protocol_sections import LensSection, show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens
 
 LENS_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
@@ -35,13 +35,15 @@ def numbered(n: int) -> str:
     return ", ".join(numbers[:-1]) + f" and {numbers[-1]}" if n > 1 else "1"
 
 
-def format_lens(lens_d, convention: str = "minus") -> str:
-    """``"S +1.25 D  C -0.50 D"`` for a ``(sphere_d, cylinder_d)`` pair (the axis is the patient's);
-    a :class:`~lensopt.refraction.lens.Lens` of the full prescription in clinical notation in the
-    cylinder ``convention`` (``"-1.25 / -0.75 x 170"``)."""
+def format_lens(lens_d, lens: LensSection) -> str:
+    """A :class:`~lensopt.refraction.lens.Lens` of the full prescription in clinical notation in the
+    protocol's cylinder convention (``"-1.25 / -0.75 x 170"``); a ``(sphere_d, cylinder_d)`` pair of
+    a two-parameter search, whose cylinder lies along the patient's axis, as
+    :func:`~lensopt.experiment.search_sections.show_two_parameter_lens` shows it (``"S +1.25 D  C
+    -0.50 D"``, or in clinical notation at the protocol's ``[lens] axis_deg``)."""
     if isinstance(lens_d, Lens):
-        return show_lens(lens_d, convention)
-    return f"S {lens_d[0]:+.2f} D  C {lens_d[1]:+.2f} D"
+        return show_lens(lens_d, lens.cylinder)
+    return show_two_parameter_lens(lens_d[0], lens_d[1], lens)
 
 
 class LetterLineLoop(LoopScreens):
@@ -97,14 +99,12 @@ class LetterLineLoop(LoopScreens):
     def _lenses_prompt(self, index: int, lenses_d) -> bool:
         """The clinician's prompt to set trial ``index``'s lenses (saved as ``trial-NNN-lens.png``):
         on the console, large and numbered as the patient hears them. False if the person quit."""
-        convention, keys = self.protocol.lens.cylinder, self.protocol.keys
+        lens, keys = self.protocol.lens, self.protocol.keys
         confirm = keys.confirm.upper()
         count = LENS_COUNT_WORDS.get(len(lenses_d), str(len(lenses_d)))
         frame_name = f"trial-{index:03d}-lens.png"
         if self.console is None:
-            listed = "\n".join(
-                f"Lens {k}:  {format_lens(lens, convention)}" for k, lens in enumerate(lenses_d, start=1)
-            )
+            listed = "\n".join(f"Lens {k}:  {format_lens(lens_d, lens)}" for k, lens_d in enumerate(lenses_d, start=1))
             return self._wait_or_pause(
                 f"Clinician: present the {count} lenses\n\n{listed}\n\nthen press {confirm}", frame_name=frame_name
             )
@@ -131,13 +131,13 @@ class LetterLineLoop(LoopScreens):
     def _present(self, index: int, lenses_d, letter_logmar: float) -> tuple[str, float] | None:
         """Log and prompt the lenses, then prepare trial ``index``'s line: ``(letters, height_px)``,
         or None if the person quit at the prompt."""
-        convention = self.protocol.lens.cylinder
+        lens = self.protocol.lens
         self.log(
             "clinician: "
-            + " / ".join(f"lens {k} {format_lens(lens, convention)}" for k, lens in enumerate(lenses_d, start=1))
+            + " / ".join(f"lens {k} {format_lens(lens_d, lens)}" for k, lens_d in enumerate(lenses_d, start=1))
         )
         self.shown_lenses_text = "\n".join(
-            f"{k}:  {format_lens(lens, convention)}" for k, lens in enumerate(lenses_d, start=1)
+            f"{k}:  {format_lens(lens_d, lens)}" for k, lens_d in enumerate(lenses_d, start=1)
         )
         if self.protocol.lens.prompt and not self._lenses_prompt(index, lenses_d):
             return None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.optotypes import LetterStim
-from lensopt.experiment.protocol_sections import show_lens
+from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens
 
 T = TypeVar("T")
@@ -347,10 +347,14 @@ class LetterScreens(Screens):
         )
 
     def _lens_texts(self, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> tuple[str, str]:
-        """A lens as the log writes it and as the console shows it: ``S +0.50 D  C -1.00 D`` (a
-        two-parameter search), or in clinical notation in the protocol's cylinder convention."""
+        """A lens as the log writes it and as the console shows it, in clinical notation in the
+        protocol's cylinder convention; a two-parameter search's (``axis_deg`` None) at the
+        protocol's ``[lens] axis_deg``, or as ``S +0.50 D  C -1.00 D`` without one."""
         if axis_deg is None:
-            return f"S {sphere_d:+.2f} D  C {cylinder_d:+.2f} D", f"S {sphere_d:+.2f} D     C {cylinder_d:+.2f} D"
+            lens = self.protocol.lens
+            return show_two_parameter_lens(sphere_d, cylinder_d, lens), show_two_parameter_lens(
+                sphere_d, cylinder_d, lens, gap="     "
+            )
         text = show_lens(Lens(sphere_d, cylinder_d, axis_deg), self.protocol.lens.cylinder)
         return text, text
 

@@ -127,6 +127,11 @@ class Protocol:
                 f"optimizer.rule {rule!r} is a duel rule; protocol.feedback = 'letters' needs one of "
                 f"{', '.join(map(repr, _rules()))}"
             )
+        if self.lens.axis_deg and self.start is not None:
+            raise ValueError(
+                "lens.axis_deg (the phoropter's axis of a two-parameter search) does not apply to the full "
+                "prescription, which searches the axis from its [start] (--start); remove lens.axis_deg"
+            )
         if self.lens.max_step_d and self.start is None:
             raise ValueError(
                 "lens.max_step_d (the travel limit) applies to the full prescription only; add a [start] "
@@ -279,6 +284,13 @@ class Protocol:
             return dataclasses.replace(self, session=SessionSection(eye=eye))
         except ValueError as exc:
             raise ProtocolError(f"--eye: {exc}") from None
+
+    def with_lens_axis(self, axis_deg: float) -> Protocol:
+        """The protocol with ``[lens] axis_deg`` set to ``axis_deg`` (``--axis``)."""
+        try:
+            return dataclasses.replace(self, lens=dataclasses.replace(self.lens, axis_deg=axis_deg))
+        except ValueError as exc:
+            raise ProtocolError(f"--axis: {exc}") from None
 
     def with_trials(self, trials: int) -> Protocol:
         """The protocol with ``[optimizer] trials`` set to ``trials`` (``--trials``). A ``[stop]``

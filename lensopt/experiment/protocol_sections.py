@@ -35,6 +35,7 @@ from lensopt.experiment.search_sections import (
     StartSection,
     StopSection,
     show_lens,
+    show_two_parameter_lens,
 )
 from lensopt.refraction.trial import DUEL_ANSWERS
 
@@ -68,6 +69,7 @@ __all__ = [
     "StopSection",
     "TimingSection",
     "show_lens",
+    "show_two_parameter_lens",
 ]
 
 OBSERVERS = ("keyboard", "simulated")

@@ -190,7 +190,7 @@ class RankingLoop(LetterLineLoop):
         self.records.append(record)
         self.optimizer.tell(trial, order)
         self._note_answer(index, record)
-        ranked = ", ".join(f"{i + 1} ({format_lens(lenses[i], self.protocol.lens.cylinder)})" for i in order)
+        ranked = ", ".join(f"{i + 1} ({format_lens(lenses[i], self.protocol.lens)})" for i in order)
         self.log(
             f"{self._trial_label(index, n_trials)}  {letters} at {trial.letter_logmar:+.2f} logMAR "
             f"({height_px:.1f} px) -> clearest first: {ranked}"

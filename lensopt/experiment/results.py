@@ -33,7 +33,7 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
         line += f"; on the phoropter ({protocol.lens_step_d:g} D steps): {phoropter}"
     log(line)
     if getattr(optimizer, "stop", None) is not None:
-        log(certainty_line(optimizer))
+        log(certainty_line(optimizer, protocol.lens.axis_deg))
     return []
 
 

@@ -20,7 +20,7 @@ from lensopt.experiment.protocol_fields import _choice, _flag, _interval, _numbe
 from lensopt.preference import CONTEXTUAL_RULES
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import TIE_RULES
-from lensopt.refraction.lens import Lens, parse_lens
+from lensopt.refraction.lens import Lens, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
@@ -187,21 +187,33 @@ def show_lens(lens: Lens, convention: str = "minus") -> str:
     return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
 
 
+def show_two_parameter_lens(sphere_d: float, cylinder_d: float, lens: LensSection, gap: str = "  ") -> str:
+    """A lens of a two-parameter search as the clinician sees it: in clinical notation at the
+    protocol's ``[lens] axis_deg`` in its cylinder convention, or ``S -0.50 D  C +1.00 D`` without
+    an axis (:func:`lensopt.refraction.lens.two_parameter_lens_text`)."""
+    return two_parameter_lens_text(sphere_d, cylinder_d, lens.axis_deg, lens.cylinder, gap)
+
+
 @dataclass(frozen=True)
 class LensSection:
     """The phoropter: ``step_d`` its power step (0: none), ``prompt`` whether the clinician is asked
     to set each lens, ``max_step_d`` the largest change of M, J0 and J45 between consecutive trials
     a manual phoropter allows (0: no limit, a motorized phoropter; the full prescription only),
     ``cylinder`` the convention lenses are shown in to the clinician (``"minus"``, the default, or
-    ``"plus"``; the store keeps minus cylinder)."""
+    ``"plus"``; the store keeps minus cylinder), ``axis_deg`` the axis (1–180°) the phoropter's
+    cylinder is set to in a two-parameter search — the patient's, from the autorefraction or
+    keratometry, along which that search varies a signed cylinder — so that its lenses are shown in
+    clinical notation (0, the default: not given; the lenses are shown as sphere and signed cylinder)."""
 
     step_d: float = 0.0
     prompt: bool = False
     max_step_d: float = 0.0
     cylinder: str = "minus"
+    axis_deg: float = 0.0
 
     def __post_init__(self):
         _number(self, "step_d", 0.0, 1.0)
+        _number(self, "axis_deg", 0.0, 180.0)
         _flag(self, "prompt")
         _choice(self, "cylinder", CYLINDER_CONVENTIONS)
         _number(self, "max_step_d", 0.0, 4.0)

@@ -44,7 +44,8 @@ MAX_SEED = 2**31 - 1
 @dataclass(frozen=True)
 class RunRequest:
     """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant;
-    ``start`` (clinical notation) replaces the protocol's ``[start]`` refraction."""
+    ``start`` (clinical notation) replaces the protocol's ``[start]`` refraction, ``axis_deg`` its
+    ``[lens] axis_deg`` (``--axis``)."""
 
     db_path: Path
     protocol_path: Path | None = None
@@ -58,6 +59,7 @@ class RunRequest:
     dashboard: bool = False
     start: str | None = None
     eye: str | None = None
+    axis_deg: float | None = None
 
     def __post_init__(self):
         if self.resume is None and self.protocol_path is None:
@@ -68,6 +70,13 @@ class RunRequest:
             raise ValueError(f"--seed must be an integer in [0, 2**63 - 1], got {self.seed}")
         if self.trials is not None and self.trials < 1:
             raise ValueError(f"--trials must be at least 1, got {self.trials}")
+        if self.axis_deg is not None and not 1.0 <= self.axis_deg <= 180.0:
+            raise ValueError(f"--axis {self.axis_deg:g} is outside 1-180 degrees: give e.g. 180 (not 0) or 90")
+        if self.axis_deg is not None and self.start is not None:
+            raise ValueError(
+                "--axis is the phoropter's axis of a sphere-and-cylinder search; the full prescription (--start) "
+                "searches the axis itself: leave --axis out"
+            )
 
 
 @dataclass(frozen=True)
@@ -174,6 +183,11 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
             log(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
         if request.eye is not None:
             log(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
+        if request.axis_deg is not None:
+            log(
+                f"resuming session {info.session_id}: its stored lens axis is used, --axis {request.axis_deg:g} "
+                "is ignored"
+            )
         if request.participant is not None and request.participant.strip() != info.participant:
             log(
                 f"resuming session {info.session_id}: its stored participant {info.participant} is used, "
@@ -193,6 +207,8 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
             protocol = protocol.with_start(request.start)
         if request.eye is not None:
             protocol = protocol.with_eye(request.eye)
+        if request.axis_deg is not None:
+            protocol = protocol.with_lens_axis(request.axis_deg)
         calibration = calibration_from_protocol(protocol)
         mode = mode_for(protocol)
     if request.trials is not None:

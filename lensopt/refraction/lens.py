@@ -39,6 +39,7 @@ __all__ = [
     "lens_arrays_from_power_vectors",
     "parse_lens",
     "power_vector_arrays",
+    "two_parameter_lens_text",
     "wrap_axis_deg",
 ]
 
@@ -311,6 +312,19 @@ class Lens:
 
     def __str__(self) -> str:
         return self.format()
+
+
+def two_parameter_lens_text(
+    sphere_d: float, cylinder_d: float, axis_deg: float = 0.0, convention: str = "minus", gap: str = "  "
+) -> str:
+    """A lens of a two-parameter search, whose signed cylinder lies along the patient's axis: in
+    clinical notation in the cylinder ``convention`` (``"minus"`` or ``"plus"``) when that axis is
+    known (``axis_deg`` 1–180; ``S -0.50 D  C +1.00 D`` at 90° is ``+0.50 / -1.00 x 180`` in minus
+    cylinder), else ``S -0.50 D  C +1.00 D`` (``axis_deg`` 0; ``gap`` between the two powers)."""
+    if not axis_deg:
+        return f"S {sphere_d:+.2f} D{gap}C {cylinder_d:+.2f} D"
+    lens = Lens(sphere_d, cylinder_d, axis_deg)
+    return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
 
 
 def _power_text(power_d: float) -> str:

@@ -441,3 +441,17 @@ def test_an_eye_that_is_not_od_os_or_ou_is_one_line(tmp_path):
     result = lensopt_run("--protocol", DEMO, "--participant", "a", "--eye", "right", "--db", tmp_path / "s.db")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "--eye" in result.stderr and "'right'" in result.stderr
+
+
+def test_a_lens_axis_outside_1_to_180_or_with_a_start_is_one_line(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    refraction = REPO / "protocols" / "clinical-refraction.toml"
+    result = run_in_process(capsys, "--protocol", refraction, "--participant", "a", "--axis", "0", "--db", db)
+    assert_one_line_error(result, "--axis 0 is outside 1-180 degrees", "give e.g. 180 (not 0)")
+    prescription = REPO / "protocols" / "clinical-prescription.toml"
+    start = ("--start", "-1.00 / -0.50 x 180")
+    result = run_in_process(
+        capsys, "--protocol", prescription, "--participant", "a", *start, "--axis", "90", "--db", db
+    )
+    assert_one_line_error(result, "the full prescription (--start) searches the axis itself", "leave --axis out")
+    assert no_session_created(db)

@@ -13,7 +13,7 @@ from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.console import console_size_and_pos
-from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import DisplaySection, ScreensSection, show_lens
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.refraction.lens import Lens
@@ -38,30 +38,30 @@ def clinic_protocol(tmp_path, **fields):
     return write_protocol(tmp_path / "clinic.toml", source=CLINICAL, **clinic)
 
 
-@needs_display
-def test_the_patient_window_holds_no_lens_text_and_the_console_shows_each_lens(tmp_path, window, drawn_texts):
+def run_with_console(window, log=lambda line: None, **request):
+    """A session (``RunRequest(participant="P1", seed=3, **request)``) on ``window`` with a clinician's
+    console window of its own: ``(outcome, console window)`` (closed by then; it identifies the
+    console's texts among those drawn)."""
     from psychopy import visual
 
     console_win = visual.Window(
         size=(900, 640), pos=(700, 0), units="pix", color=(-0.85, -0.85, -0.8), checkTiming=False, winType="pyglet"
     )
-    db, frames, lines = tmp_path / "s.db", tmp_path / "frames", []
     try:
         outcome = run_session(
-            RunRequest(
-                db_path=db,
-                protocol_path=clinic_protocol(tmp_path),
-                participant="P1",
-                seed=3,
-                trials=6,
-                frames_dir=frames,
-            ),
-            log=lines.append,
-            window=window,
-            console_window=console_win,
+            RunRequest(participant="P1", seed=3, **request), log=log, window=window, console_window=console_win
         )
     finally:
         console_win.close()
+    return outcome, console_win
+
+
+@needs_display
+def test_the_patient_window_holds_no_lens_text_and_the_console_shows_each_lens(tmp_path, window, drawn_texts):
+    db, frames = tmp_path / "s.db", tmp_path / "frames"
+    outcome, console_win = run_with_console(
+        window, db_path=db, protocol_path=clinic_protocol(tmp_path), trials=6, frames_dir=frames
+    )
     assert outcome.status == "finished" and outcome.n_trials == 6
     with SessionStore(db, readonly=True) as store:
         records = store.trials(outcome.session_id)
@@ -119,27 +119,9 @@ def test_clinician_keys_that_would_collide_are_one_line(tmp_path):
 def test_a_plus_cylinder_protocol_shows_every_lens_in_plus_cylinder_and_stores_minus(tmp_path, window, drawn_texts):
     """``[lens] cylinder = "plus"``: the console asks for each lens transposed to plus cylinder (the
     clinician's phoropter), the store keeps the minus-cylinder lens the optimizer asked for."""
-    from psychopy import visual
-
-    console_win = visual.Window(
-        size=(900, 640), pos=(700, 0), units="pix", color=(-0.85, -0.85, -0.8), checkTiming=False, winType="pyglet"
-    )
     db = tmp_path / "s.db"
-    try:
-        outcome = run_session(
-            RunRequest(
-                db_path=db,
-                protocol_path=clinic_protocol(tmp_path, **{"lens.cylinder": '"plus"'}),
-                participant="P1",
-                seed=3,
-                trials=4,
-            ),
-            log=lambda line: None,
-            window=window,
-            console_window=console_win,
-        )
-    finally:
-        console_win.close()
+    protocol = clinic_protocol(tmp_path, **{"lens.cylinder": '"plus"'})
+    outcome, console_win = run_with_console(window, db_path=db, protocol_path=protocol, trials=4)
     with SessionStore(db, readonly=True) as store:
         records = store.trials(outcome.session_id)
     on_console = [text for win, text in drawn_texts if win is console_win]
@@ -157,3 +139,78 @@ def test_a_lens_is_shown_in_the_protocols_cylinder_convention():
     assert show_lens(lens) == "-1.25 / -0.75 x 170"
     assert show_lens(lens, "plus") == "-2.00 / +0.75 x 080"  # transposed: S + C, -C, axis ± 90
     assert show_lens(Lens(-2.0, 0.5, 90.0)) == "-1.50 / -0.50 x 180"
+
+
+REFRACTION = REPO / "protocols" / "clinical-refraction.toml"
+
+
+def test_a_two_parameter_lens_is_shown_in_clinical_notation_at_the_protocols_axis():
+    """``[lens] axis_deg``: the signed cylinder of a two-parameter search lies along the patient's
+    axis, so its lens is written in clinical notation at that axis, in the protocol's convention
+    (the same optical lens: tests/refraction/test_lens.py), and sphere and cylinder without an axis."""
+    from lensopt.experiment.line_loop import format_lens
+    from lensopt.experiment.protocol_sections import LensSection, show_two_parameter_lens
+
+    at_90 = LensSection(axis_deg=90.0)
+    assert show_two_parameter_lens(-0.5, 1.0, at_90) == "+0.50 / -1.00 x 180"  # S + C, -C, axis ± 90
+    assert show_two_parameter_lens(-0.5, 1.0, LensSection(axis_deg=90.0, cylinder="plus")) == "-0.50 / +1.00 x 090"
+    assert show_two_parameter_lens(-1.25, -0.75, LensSection(axis_deg=180.0)) == "-1.25 / -0.75 x 180"
+    assert show_two_parameter_lens(-0.5, 1.0, LensSection()) == "S -0.50 D  C +1.00 D"
+    assert format_lens((-0.5, 1.0), at_90) == "+0.50 / -1.00 x 180"  # a duel's or ranking's lens
+    assert format_lens(Lens(-1.25, -0.75, 170.0), at_90) == "-1.25 / -0.75 x 170"  # the full prescription's
+
+
+def test_a_lens_axis_is_refused_outside_its_range_and_with_a_start(tmp_path):
+    from lensopt.errors import ProtocolError
+
+    path = write_protocol(tmp_path / "p.toml", source=REFRACTION, **{"lens.axis_deg": "200"})
+    with pytest.raises(ProtocolError, match=r"axis_deg must be a number in \[0, 180\], got 200"):
+        load_protocol(path)
+    path = write_protocol(tmp_path / "p.toml", source=CLINICAL, **{"lens.axis_deg": "90"})
+    with pytest.raises(ProtocolError, match=r"lens\.axis_deg .* does not apply to the full prescription"):
+        load_protocol(path)
+
+
+@needs_display
+@pytest.mark.parametrize("given_by", ["protocol", "--axis"])
+def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocols_axis(
+    tmp_path, window, drawn_texts, given_by
+):
+    """The clinician of a two-parameter session (``clinical-refraction.toml`` with ``[lens] axis_deg =
+    90``, or ``lensopt run --axis 90``) is asked for every lens in minus-cylinder notation at that
+    axis, and the session ends with its best lens in the same notation, rounded to the phoropter;
+    the stored protocol keeps the axis, so a resumed session shows its lenses the same way."""
+    fields = {
+        **FAST,
+        "display.window_size_px": "[640, 480]",
+        "display.fullscreen": "false",
+        "calibration.distance_cm": "300.0",
+        "protocol.observer": '"simulated"',
+        **({"lens.axis_deg": "90.0"} if given_by == "protocol" else {}),
+    }
+    db, frames, lines = tmp_path / "s.db", tmp_path / "frames", []
+    outcome, console_win = run_with_console(
+        window,
+        log=lines.append,
+        db_path=db,
+        protocol_path=write_protocol(tmp_path / "refraction.toml", source=REFRACTION, **fields),
+        trials=4,
+        frames_dir=frames,
+        axis_deg=90.0 if given_by == "--axis" else None,
+    )
+    assert outcome.status == "finished" and outcome.n_trials == 4
+    with SessionStore(db, readonly=True) as store:
+        stored = protocol_from_dict(store.session(outcome.session_id).protocol)
+    assert stored.lens.axis_deg == 90.0
+    with SessionStore(db, readonly=True) as store:
+        records = store.trials(outcome.session_id)
+    on_console = [text for win, text in drawn_texts if win is console_win]
+    for record in records:  # the search's signed cylinder at 90°, written in minus cylinder
+        shown = Lens(record.sphere_d, record.cylinder_d, 90.0).minus_cylinder().format()
+        assert shown in on_console
+        assert any(line.endswith(f"clinician: set lens {shown}") for line in lines)
+    best = next(line for line in lines if line.startswith("best lens"))
+    notation = r"(plano|[+-]\d+\.\d\d) / -\d+\.\d\d x \d{3}|[+-]\d+\.\d\d DS|plano"
+    assert re.fullmatch(rf"best lens: ({notation}); on the phoropter \(0\.25 D steps\): ({notation})", best), best
+    assert any(line.startswith("confidence ") and line.endswith("(cylinder along 090)") for line in lines), lines
+    assert (frames / "trial-001-lens.png").exists()

@@ -467,3 +467,21 @@ def test_lenses_and_power_vectors_are_frozen():
         Lens(-1.0).sphere_d = 0.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         PowerVector(0.0, 0.0, 0.0).m_d = 1.0
+
+
+def test_a_two_parameter_lens_is_the_same_optical_lens_in_clinical_notation_at_its_axis():
+    """Sphere and a signed cylinder along the patient's axis, written in clinical notation at that
+    axis: hand values, and the power vector of the written lens equals the signed lens's."""
+    from lensopt.refraction.lens import two_parameter_lens_text
+
+    assert two_parameter_lens_text(-0.5, 1.0, 90.0) == "+0.50 / -1.00 x 180"  # S + C, -C, axis ± 90
+    assert two_parameter_lens_text(-0.5, 1.0, 90.0, "plus") == "-0.50 / +1.00 x 090"
+    assert two_parameter_lens_text(-0.5, 1.0) == "S -0.50 D  C +1.00 D"  # no axis known
+    assert two_parameter_lens_text(-0.5, 1.0, gap=", ") == "S -0.50 D, C +1.00 D"
+    for sphere_d, cylinder_d in [(-0.5, 1.0), (2.25, -3.5), (0.0, 0.25), (-1.0, 0.0)]:
+        for axis_deg in (5.0, 90.0, 135.0, 180.0):
+            for convention in ("minus", "plus"):
+                written = parse_lens(two_parameter_lens_text(sphere_d, cylinder_d, axis_deg, convention))
+                assert np.allclose(
+                    written.power_vector().to_array(), Lens(sphere_d, cylinder_d, axis_deg).power_vector().to_array()
+                )

@@ -25,6 +25,7 @@ def run_command(args) -> int:
         dashboard=args.dashboard,
         start=args.start,
         eye=args.eye,
+        axis_deg=args.axis_deg,
     )
     outcome = run_session(request, log=lambda message: print(message, flush=True))
     stopped = (

@@ -80,7 +80,9 @@ def main(argv=None) -> int:
     seeds = range(args.first_seed, args.first_seed + args.patients)
     results = [run_patient(seed) for seed in tqdm(seeds, desc="patients", unit="patient", file=sys.stderr)]
     split = "held out" if args.first_seed >= 100_000 else "TUNING seeds"
-    print(f"seeds {seeds.start}-{seeds.stop - 1} ({split}); slope {SLOPE:g}, {N_ALTERNATIVES} letters, autorefraction start")
+    print(
+        f"seeds {seeds.start}-{seeds.stop - 1} ({split}); slope {SLOPE:g}, {N_ALTERNATIVES} letters, autorefraction start"
+    )
     print("\n".join(table(results)))
     return 0
 

@@ -66,6 +66,7 @@ from lensopt.errors import LensoptError
 from lensopt.modes.base import answered, eye_records
 from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.lens import two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
 from lensopt.store.records import EYES, stored_confidence_target
@@ -90,6 +91,17 @@ PRESCRIPTION_MESSAGE = (
 )
 
 # --------------------------------------------------------------------------- small pure helpers
+
+
+def lens_notation_from_protocol(protocol: dict | None) -> tuple[float, str]:
+    """``([lens] axis_deg, [lens] cylinder)`` of a protocol snapshot: how a two-parameter search's
+    lens is written (0 and ``"minus"`` for a snapshot stored before them, or without them)."""
+    lens = (protocol or {}).get("lens")
+    lens = lens if isinstance(lens, dict) else {}
+    axis_deg, convention = lens.get("axis_deg"), lens.get("cylinder")
+    if isinstance(axis_deg, bool) or not isinstance(axis_deg, (int, float)) or not 0 < axis_deg <= 180:
+        axis_deg = 0.0
+    return float(axis_deg), (convention if convention in ("minus", "plus") else "minus")
 
 
 def guess_rate_from_protocol(protocol: dict | None) -> float:
@@ -277,7 +289,8 @@ class SessionModel(FollowedSession):
             confidence: float | None = certainty.confidence
         else:
             confidence = float(opt.confidence()) if hasattr(opt, "confidence") else None
-        lens = f"S {float(sphere_d):+.2f} D, C {float(cylinder_d):+.2f} D"
+        axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
+        lens = two_parameter_lens_text(float(sphere_d), float(cylinder_d), axis_deg, convention, gap=", ")
         return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials))
 
     def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
@@ -337,6 +350,7 @@ class SessionModel(FollowedSession):
         if model_eye_name(header, trials) is not None:
             live_eye = getattr(self._records[n - 1], "eye", None)
             others = tuple(e for e in self._eye_estimates(n, opt, certainty) if e.eye != live_eye)
+        axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
         return DashboardSnapshot(
             header,
             trials,
@@ -348,6 +362,8 @@ class SessionModel(FollowedSession):
             live=live,
             certainty=certainty,
             eyes=others,
+            lens_axis_deg=axis_deg,
+            cylinder_convention=convention,
         )
 
 

@@ -265,10 +265,14 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     )
     trials = f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
     sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
+    notation = snap.best_lens_notation
+    # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
+    lens = [("Lens", notation, f"S and C: sphere and cylinder along {snap.lens_axis_deg:03.0f}")] if notation else []
     if c is None:
         return [
             ("Session", h.session_text),
             ("Rule", h.rule),
+            *lens,
             ("Sphere", sphere),
             ("Cylinder", cylinder),
             ("Acuity", acuity),
@@ -278,6 +282,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         ]
     rows = [
         ("Session", f"{h.session_text} · {h.rule}"),
+        *lens,
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
         ("Acuity", acuity),
@@ -313,7 +318,14 @@ def draw_summary(fig, snap: DashboardSnapshot) -> None:
         fig,
         summary_title(snap),
         summary_rows(snap),
-        big_labels=("Sphere", "Cylinder", "Acuity", "Confidence", *(e.label for e in snap.eyes if snap.best is None)),
+        big_labels=(
+            "Lens",
+            "Sphere",
+            "Cylinder",
+            "Acuity",
+            "Confidence",
+            *(e.label for e in snap.eyes if snap.best is None),
+        ),
         footnote=footnote,
     )
 

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from lensopt.refraction.lens import two_parameter_lens_text
 from lensopt.stopping import enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
 
@@ -341,7 +342,9 @@ class DashboardSnapshot:
     ``certainty``: the confidence and 95 % intervals of the best lens (None without a model).
     ``eyes``: each eye's result so far (:class:`EyeEstimate`, OD before OS): of a full-prescription
     session, whose model the (S, C) panels do not draw, every eye; of a two-parameter session of
-    both eyes, the eyes other than the one the panels show.
+    both eyes, the eyes other than the one the panels show. ``lens_axis_deg`` and
+    ``cylinder_convention``: the protocol's ``[lens] axis_deg`` and ``cylinder``, with which a
+    two-parameter session's best lens is also written in clinical notation (0: no axis given).
     """
 
     #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
@@ -362,9 +365,20 @@ class DashboardSnapshot:
     message: str | None = None
     certainty: LensConfidence | None = None
     eyes: tuple[EyeEstimate, ...] = ()
+    lens_axis_deg: float = 0.0
+    cylinder_convention: str = "minus"
 
     def __post_init__(self):
         freeze_bounds(self)
+
+    @property
+    def best_lens_notation(self) -> str | None:
+        """The best lens in clinical notation at the protocol's axis (``+0.50 / -1.00 x 180``), None
+        without a best lens or without an axis."""
+        if self.best is None or not self.lens_axis_deg:
+            return None
+        b = self.best
+        return two_parameter_lens_text(b.sphere_d, b.cylinder_d, self.lens_axis_deg, self.cylinder_convention)
 
     @property
     def prescription(self) -> str | None:
@@ -404,8 +418,10 @@ class DashboardSnapshot:
         confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
         eye = self.model_eye
         others = "".join(f" · {e.line()}" for e in self.eyes)
+        notation = self.best_lens_notation
         return (
             f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · "
-            f"best lens{f' {eye}' if eye else ''} S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
+            f"best lens{f' {eye}' if eye else ''}{f' {notation}:' if notation else ''} "
+            f"S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
             f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}{confidence}{others}"
         )

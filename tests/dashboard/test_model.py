@@ -400,3 +400,32 @@ def test_a_session_of_one_eye_names_no_eye_on_its_model_panels(session):
 
     snap = session["snap"]
     assert snap.model_eye is None and snap.eyes == () and summary_title(snap) == "Summary: best lens"
+
+
+def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notation(session):
+    """A two-parameter session whose protocol gives the phoropter's axis (``[lens] axis_deg``, or
+    ``lensopt run --axis``): the summary shows the best lens in clinical notation at that axis in the
+    protocol's convention above its sphere and signed cylinder, and the other eye's result likewise;
+    without an axis (or a protocol stored before it), sphere and cylinder only."""
+    from lensopt.refraction.lens import Lens
+
+    info = session["info"]
+    assert "axis_deg" not in info.protocol.get("lens", {}) or not info.protocol["lens"]["axis_deg"]
+    plain = SessionModel(info).update(info, session["records"])
+    assert plain.best_lens_notation is None and "Lens" not in [row[0] for row in summary_rows(plain)]
+    for convention in ("minus", "plus"):
+        lens = {**info.protocol.get("lens", {}), "axis_deg": 90.0, "cylinder": convention}
+        at_90 = dataclasses.replace(info, protocol={**info.protocol, "lens": lens})
+        snap = SessionModel(at_90).update(at_90, session["records"])
+        signed = Lens(snap.best.sphere_d, snap.best.cylinder_d, 90.0)
+        expected = (signed.plus_cylinder() if convention == "plus" else signed.minus_cylinder()).format()
+        assert snap.best_lens_notation == expected
+        rows = summary_rows(snap)
+        assert [row[0] for row in rows][1:4] == ["Lens", "Sphere", "Cylinder"] and rows[1][1] == expected
+        assert f"best lens {expected}: S " in snap.summary_line()
+    both = dataclasses.replace(at_90, protocol={**at_90.protocol, "session": {"eye": "OU"}})
+    half = N_TRIALS // 2
+    eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in session["records"]]
+    (other,) = SessionModel(both).update(both, eyes).eyes
+    sphere_d, cylinder_d = _rebuilt(info, session["history"][:half]).best()
+    assert other.lens == Lens(sphere_d, cylinder_d, 90.0).plus_cylinder().format()

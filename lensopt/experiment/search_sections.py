@@ -214,6 +214,10 @@ class LensSection:
     def __post_init__(self):
         _number(self, "step_d", 0.0, 1.0)
         _number(self, "axis_deg", 0.0, 180.0)
+        if 0.0 < self.axis_deg < 1.0:
+            raise ValueError(
+                f"lens.axis_deg must be 0 (not given) or 1-180 degrees, got {self.axis_deg:g}: give e.g. 180"
+            )
         _flag(self, "prompt")
         _choice(self, "cylinder", CYLINDER_CONVENTIONS)
         _number(self, "max_step_d", 0.0, 4.0)

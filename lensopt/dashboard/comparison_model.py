@@ -41,7 +41,7 @@ from lensopt.dashboard.posterior import (
     spread_of_samples,
 )
 from lensopt.dashboard.replay import FollowedSession
-from lensopt.dashboard.snapshot import LensOptimum, frozen_array
+from lensopt.dashboard.snapshot import LensOptimum, frozen_array, lens_notation_from_protocol
 from lensopt.modes.letters import is_prescription
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.optimum_draws import lens_grid
@@ -139,6 +139,7 @@ class ComparisonSessionModel(FollowedSession):
         """The snapshot's fields that need no model: the session, the first ``n`` sets, the bounds."""
         records = self._records[:n]
         sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
+        axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
         return dict(
             kind=self.kind,
             header=self._header(),
@@ -148,6 +149,8 @@ class ComparisonSessionModel(FollowedSession):
             letter_bounds_logmar=letter_b,
             model=self.model_name(),
             live=live,
+            lens_axis_deg=axis_deg,
+            cylinder_convention=convention,
         )
 
     def _build(self, n: int, live: bool) -> ComparisonSnapshot:

@@ -208,8 +208,11 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
             return rows + [(label, "0"), ("", _message(snap))]
         rx = [("Prescription", snap.prescription)] if snap.prescription else [("", _message(snap))]
         return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
-    b = snap.best
+    b, notation = snap.best, snap.best_lens_notation
+    # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
+    lens = [("Lens", notation)] if notation else []
     return rows + [
+        *lens,
         ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),
         ("Cylinder", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"),
         (label, shown_text(snap)),
@@ -221,7 +224,10 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
 def draw_comparison_summary(fig, snap: ComparisonSnapshot) -> None:
     """Best lens (S, C) ± sd, trials, answers, time, model and rule, as large text."""
     draw_rows(
-        fig, f"Summary: best lens ({snap.noun}s)", comparison_summary_rows(snap), big_labels=("Sphere", "Cylinder")
+        fig,
+        f"Summary: best lens ({snap.noun}s)",
+        comparison_summary_rows(snap),
+        big_labels=("Lens", "Sphere", "Cylinder"),
     )
 
 

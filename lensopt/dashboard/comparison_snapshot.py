@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.dashboard.snapshot import LensOptimum, SessionHeader, elapsed_s, freeze_bounds, frozen_array
+from lensopt.dashboard.snapshot import (
+    LensOptimum,
+    SessionHeader,
+    best_lens_notation,
+    elapsed_s,
+    freeze_bounds,
+    frozen_array,
+)
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
 
 #: What one compared set of each session kind is called (the slider and the history count them).
@@ -154,6 +161,9 @@ class ComparisonSnapshot:
     says why. ``model`` names the answer model (``probit`` or ``ties`` for duels, ``Plackett–Luce``
     for rankings); ``live`` is False for a replay. ``prescription``: the prescription so far in
     clinical notation, of a duel or ranking session of the full prescription (whose lens map is not drawn).
+    ``lens_axis_deg`` and ``cylinder_convention``: the protocol's ``[lens] axis_deg`` and
+    ``cylinder``, with which a two-parameter session's best lens is also written in clinical notation
+    (0: no axis given).
     """
 
     kind: str
@@ -169,11 +179,18 @@ class ComparisonSnapshot:
     live: bool = True
     message: str | None = None
     prescription: str | None = None
+    lens_axis_deg: float = 0.0
+    cylinder_convention: str = "minus"
 
     def __post_init__(self):
         if self.kind not in NOUNS:
             raise ValueError(f"ComparisonSnapshot.kind must be one of {', '.join(NOUNS)}, got {self.kind!r}")
         freeze_bounds(self)
+
+    @property
+    def best_lens_notation(self) -> str | None:
+        """The best lens in clinical notation at the protocol's axis, None without an axis."""
+        return best_lens_notation(self.best, self.lens_axis_deg, self.cylinder_convention)
 
     @property
     def noun(self) -> str:
@@ -220,9 +237,9 @@ class ComparisonSnapshot:
         count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
         if self.best is None:  # none answered yet, or a full prescription (its lens is in the message)
             return f"{head} · {count} · {self.message or waiting_message(self.kind)}"
-        b = self.best
+        b, notation = self.best, self.best_lens_notation
         return (
             f"{head} · {count} · "
-            f"best lens S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
+            f"best lens{f' {notation}:' if notation else ''} S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
             f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
         )

@@ -60,6 +60,7 @@ from lensopt.dashboard.snapshot import (
     PsychometricCurve,
     TrialSeries,
     frozen_array,
+    lens_notation_from_protocol,
     model_eye_name,
 )
 from lensopt.errors import LensoptError
@@ -91,17 +92,6 @@ PRESCRIPTION_MESSAGE = (
 )
 
 # --------------------------------------------------------------------------- small pure helpers
-
-
-def lens_notation_from_protocol(protocol: dict | None) -> tuple[float, str]:
-    """``([lens] axis_deg, [lens] cylinder)`` of a protocol snapshot: how a two-parameter search's
-    lens is written (0 and ``"minus"`` for a snapshot stored before them, or without them)."""
-    lens = (protocol or {}).get("lens")
-    lens = lens if isinstance(lens, dict) else {}
-    axis_deg, convention = lens.get("axis_deg"), lens.get("cylinder")
-    if isinstance(axis_deg, bool) or not isinstance(axis_deg, (int, float)) or not 0 < axis_deg <= 180:
-        axis_deg = 0.0
-    return float(axis_deg), (convention if convention in ("minus", "plus") else "minus")
 
 
 def guess_rate_from_protocol(protocol: dict | None) -> float:

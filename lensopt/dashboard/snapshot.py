@@ -333,6 +333,25 @@ class AcuityHistory:
     acuity_sd_logmar: np.ndarray
 
 
+def lens_notation_from_protocol(protocol: dict | None) -> tuple[float, str]:
+    """``([lens] axis_deg, [lens] cylinder)`` of a protocol snapshot: how a two-parameter search's
+    lens is written (0 and ``"minus"`` for a snapshot stored before them, or without them)."""
+    lens = (protocol or {}).get("lens")
+    lens = lens if isinstance(lens, dict) else {}
+    axis_deg, convention = lens.get("axis_deg"), lens.get("cylinder")
+    if isinstance(axis_deg, bool) or not isinstance(axis_deg, (int, float)) or not 0 < axis_deg <= 180:
+        axis_deg = 0.0
+    return float(axis_deg), (convention if convention in ("minus", "plus") else "minus")
+
+
+def best_lens_notation(best, axis_deg: float, convention: str) -> str | None:
+    """A two-parameter session's best lens (its ``sphere_d``, ``cylinder_d``) in clinical notation at
+    the protocol's axis (``+0.50 / -1.00 x 180``); None without a best lens or without an axis."""
+    if best is None or not axis_deg:
+        return None
+    return two_parameter_lens_text(best.sphere_d, best.cylinder_d, axis_deg, convention)
+
+
 @dataclass(frozen=True)
 class DashboardSnapshot:
     """Everything the panels draw, for the first ``trials.n`` trials of a session.
@@ -375,10 +394,7 @@ class DashboardSnapshot:
     def best_lens_notation(self) -> str | None:
         """The best lens in clinical notation at the protocol's axis (``+0.50 / -1.00 x 180``), None
         without a best lens or without an axis."""
-        if self.best is None or not self.lens_axis_deg:
-            return None
-        b = self.best
-        return two_parameter_lens_text(b.sphere_d, b.cylinder_d, self.lens_axis_deg, self.cylinder_convention)
+        return best_lens_notation(self.best, self.lens_axis_deg, self.cylinder_convention)
 
     @property
     def prescription(self) -> str | None:

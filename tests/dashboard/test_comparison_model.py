@@ -80,6 +80,26 @@ def test_snapshot_best_lens_is_the_rebuilt_optimizers(session):
     assert snap.elapsed_s == 10.0 * N_TRIALS - 9.0
 
 
+def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notation(session):
+    """A duel or ranking session over (S, C) whose protocol gives the phoropter's axis: the summary
+    shows the rebuilt optimizer's best lens in clinical notation at that axis (the protocol's
+    cylinder convention) above sphere and cylinder; without one, sphere and cylinder only."""
+    from lensopt.dashboard.comparison_panels import comparison_summary_rows
+    from lensopt.refraction.lens import Lens
+
+    info = session["info"]
+    assert session["snap"].best_lens_notation is None
+    assert "Lens" not in [row[0] for row in comparison_summary_rows(session["snap"])]
+    lens = {**info.protocol.get("lens", {}), "axis_deg": 45.0, "cylinder": "plus"}
+    at_45 = dataclasses.replace(info, protocol={**info.protocol, "lens": lens})
+    snap = session_model(at_45).update(at_45, session["records"])
+    expected = Lens(*_rebuilt(session).best(), 45.0).plus_cylinder().format()
+    assert snap.best_lens_notation == expected
+    rows = comparison_summary_rows(snap)
+    assert [row[0] for row in rows][2:5] == ["Lens", "Sphere", "Cylinder"] and rows[2][1] == expected
+    assert f"best lens {expected}: S " in snap.summary_line()
+
+
 @pytest.mark.parametrize("session", SESSIONS[:2], indirect=True, ids=_ids)
 def test_duel_answers_are_counted_as_the_store_names_them(session):
     snap = session["snap"]

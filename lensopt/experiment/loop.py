@@ -337,7 +337,9 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.records.append(record)
         self.pending_note = None
         self.optimizer.tell(trial, correct)
-        axis = "" if trial.axis_deg is None else f" x {trial.axis_deg:03.0f}"
+        # the trial's lens with its axis: the full prescription's own, or the phoropter's ([lens] axis_deg)
+        axis_deg = (self.protocol.lens.axis_deg or None) if trial.axis_deg is None else trial.axis_deg
+        axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
         self.log(
             f"{self._trial_label(index, n_trials)}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}{axis}  "
             f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "

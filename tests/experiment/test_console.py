@@ -212,6 +212,8 @@ def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocol
         shown = Lens(record.sphere_d, record.cylinder_d, 90.0).minus_cylinder().format()
         assert shown in on_console
         assert any(line.endswith(f"clinician: set lens {shown}") for line in lines)
+        trial_line = f"  S {record.sphere_d:+.2f} C {record.cylinder_d:+.2f} x 090  "
+        assert any(line.startswith(f"trial {record.index:>3}/4") and trial_line in line for line in lines), lines
     best = next(line for line in lines if line.startswith("best lens"))
     notation = r"(plano|[+-]\d+\.\d\d) / -\d+\.\d\d x \d{3}|[+-]\d+\.\d\d DS|plano"
     assert re.fullmatch(rf"best lens: ({notation}); on the phoropter \(0\.25 D steps\): ({notation})", best), best

@@ -165,7 +165,7 @@ def certainty_line(optimizer, axis_deg: float = 0.0) -> str:
     the protocol gives it (``[lens] axis_deg``)."""
     c = optimizer.certainty()
     (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
-    along = f" (cylinder along {round(axis_deg) or 180:03d})" if axis_deg else ""
+    along = f" (cylinder along {_axis(axis_deg):03d})" if axis_deg else ""
     return (
         f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
         f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D{along}"

@@ -34,9 +34,9 @@ from lensopt.experiment.search_sections import (
     RankingSection,
     StartSection,
     StopSection,
-    show_lens,
     show_two_parameter_lens,
 )
+from lensopt.refraction.lens import show_lens
 from lensopt.refraction.trial import DUEL_ANSWERS
 
 # the search's tables and values, re-exported: every table can be imported from here

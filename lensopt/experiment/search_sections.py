@@ -4,7 +4,7 @@ The search's tables: ``[optimizer]`` (rule, trials, bounds, inference, the model
 ``[stop]`` (when a letter session may stop early), ``[start]`` (the starting refraction of a
 full-prescription search), ``[lens]`` (the phoropter), ``[letters]`` (the alphabet), ``[duel]`` and
 ``[ranking]`` (the line and model of those feedback modes), with their allowed values (the rule
-names, :data:`MAX_TRIALS`, :data:`RANKING_LENSES`, ...) and :func:`show_lens`; their fields are
+names, :data:`MAX_TRIALS`, :data:`RANKING_LENSES`, ...) and :func:`show_two_parameter_lens`; their fields are
 checked by :mod:`lensopt.experiment.protocol_fields`. :mod:`lensopt.experiment.protocol_sections`
 holds the other tables and re-exports these, so every table can be imported from there.
 """
@@ -180,11 +180,6 @@ class StartSection:
 
 #: The cylinder conventions a lens can be shown in (``[lens] cylinder``).
 CYLINDER_CONVENTIONS = ("minus", "plus")
-
-
-def show_lens(lens: Lens, convention: str = "minus") -> str:
-    """``lens`` in clinical notation in the ``convention`` (``"minus"`` or ``"plus"`` cylinder)."""
-    return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
 
 
 def show_two_parameter_lens(sphere_d: float, cylinder_d: float, lens: LensSection, gap: str = "  ") -> str:

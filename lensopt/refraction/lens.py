@@ -39,6 +39,7 @@ __all__ = [
     "lens_arrays_from_power_vectors",
     "parse_lens",
     "power_vector_arrays",
+    "show_lens",
     "two_parameter_lens_text",
     "wrap_axis_deg",
 ]
@@ -314,6 +315,11 @@ class Lens:
         return self.format()
 
 
+def show_lens(lens: Lens, convention: str = "minus") -> str:
+    """``lens`` in clinical notation in the ``convention`` (``"minus"`` or ``"plus"`` cylinder)."""
+    return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
+
+
 def two_parameter_lens_text(
     sphere_d: float, cylinder_d: float, axis_deg: float = 0.0, convention: str = "minus", gap: str = "  "
 ) -> str:
@@ -323,8 +329,7 @@ def two_parameter_lens_text(
     cylinder), else ``S -0.50 D  C +1.00 D`` (``axis_deg`` 0; ``gap`` between the two powers)."""
     if not axis_deg:
         return f"S {sphere_d:+.2f} D{gap}C {cylinder_d:+.2f} D"
-    lens = Lens(sphere_d, cylinder_d, axis_deg)
-    return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
+    return show_lens(Lens(sphere_d, cylinder_d, axis_deg), convention)
 
 
 def _power_text(power_d: float) -> str:

@@ -167,6 +167,7 @@ class ContextualOptimizer:
             lapse_rate=s.lapse_rate,
             prior_mean=s.prior_mean_function(),
             ep_tolerance=s.ep_tolerance,
+            virtual=s.virtual_observations(),
         )
 
     def _current_kernel(self):

@@ -14,6 +14,7 @@ from lensopt.boxes import bounds_pairs, reference_values
 from lensopt.gp import kernels
 from lensopt.gp.kernels.bowl import AcuityBowl
 from lensopt.gp.mean import BowlMean
+from lensopt.gp.virtual import box_edge_signs
 
 #: Rule names, in the order of the paper's Table 1, then extra rules lensopt offers.
 RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random")
@@ -153,6 +154,10 @@ class OptimizerSettings:
     constant ``prior_mean``. ``objective_tilt``: a preference among system points of equal latent,
     one value per system parameter (latent units per unit): the x-step and the reported optimum
     maximize ``f(s₀, x) + tilt · x`` instead of ``f`` (the model itself is unchanged); ``None``: none.
+    ``edge_sign_noise``: the model is also told that the latent falls outward across every face of
+    the system box (virtual sign observations, Siivola et al. 2018; :func:`lensopt.gp.virtual.box_edge_signs`),
+    with this noise (latent units per unit of the system); ``None``: not told, as in the papers' runs.
+    ``edge_sign_points``: the observations on each face, per system column along it.
     """
 
     rule: str = "ucb-ald"
@@ -179,6 +184,8 @@ class OptimizerSettings:
     prior_centre: tuple[float, ...] | None = None
     prior_depth: float = 0.0
     objective_tilt: tuple[float, ...] | None = None
+    edge_sign_noise: float | None = None
+    edge_sign_points: int = 9
 
     def __post_init__(self):
         if self.rule not in ALL_RULES:
@@ -252,6 +259,18 @@ class OptimizerSettings:
         if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
             raise ValueError(f"prior_depth must be a number >= 0, got {depth!r}")
         object.__setattr__(self, "prior_depth", float(depth))
+        noise = self.edge_sign_noise
+        if noise is not None:
+            if (
+                isinstance(noise, bool)
+                or not isinstance(noise, (int, float))
+                or not (math.isfinite(noise) and noise > 0)
+            ):
+                raise ValueError(f"edge_sign_noise must be a positive number or None, got {noise!r}")
+            object.__setattr__(self, "edge_sign_noise", float(noise))
+        points = self.edge_sign_points
+        if isinstance(points, bool) or not isinstance(points, int) or points < 2:
+            raise ValueError(f"edge_sign_points must be an integer >= 2, got {points!r}")
         if not isinstance(self.draws_at_last_threshold, bool):
             raise ValueError(f"draws_at_last_threshold must be true or false, got {self.draws_at_last_threshold!r}")
         for name in ("search_tolerance", "ep_tolerance"):
@@ -286,6 +305,8 @@ class OptimizerSettings:
             del data["objective_tilt"]
         else:
             data["objective_tilt"] = list(self.objective_tilt)
+        if self.edge_sign_noise is None:  # states saved before the edge signs read the same
+            del data["edge_sign_noise"], data["edge_sign_points"]
         if self.prior_centre is None:  # states saved before the bowl prior read the same
             del data["prior_centre"], data["prior_depth"]
         else:
@@ -300,6 +321,13 @@ class OptimizerSettings:
             return self.prior_mean
         dims = tuple(range(self.n_context, self.n_context + self.n_system))
         return BowlMean(self.prior_mean, self.prior_depth, self.prior_centre, dims)
+
+    def virtual_observations(self):
+        """The model's virtual sign observations at the system box's faces (``None`` without
+        ``edge_sign_noise``)."""
+        if self.edge_sign_noise is None:
+            return None
+        return box_edge_signs(self.n_context, self.system_bounds, self.edge_sign_noise, self.edge_sign_points)
 
     @classmethod
     def from_dict(cls, data: dict) -> OptimizerSettings:

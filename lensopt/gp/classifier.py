@@ -24,6 +24,7 @@ from lensopt.gp.kernels import Kernel
 from lensopt.gp.laplace import LatentPosterior, laplace_lml_gradient, laplace_posterior
 from lensopt.gp.likelihood import check_floor
 from lensopt.gp.mean import check_prior_mean, mean_at, mean_gradient_at
+from lensopt.gp.virtual import SignObservations
 
 INFERENCE_METHODS = ("laplace", "ep")
 """Names accepted by ``GPClassifier(inference=...)``."""
@@ -71,7 +72,9 @@ class GPClassifier:
     ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``;
     ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
     ``ep_tolerance``: the largest relative change of a site parameter at which EP stops
-    (``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`).
+    (``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`). ``virtual``: optional
+    :class:`lensopt.gp.virtual.SignObservations`, sites of prior knowledge conditioned on with the
+    data (Siivola et al. 2018): the latent's sites are then the virtual ones first, then ``X_train_``.
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class GPClassifier:
         lapse_rate: float = 0.0,
         prior_mean=0.0,
         ep_tolerance: float | None = None,
+        virtual: SignObservations | None = None,
     ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
@@ -100,6 +104,11 @@ class GPClassifier:
         if ep_tolerance is not None and not (isinstance(ep_tolerance, float) and 0.0 < ep_tolerance < 1.0):
             raise ValueError(f"ep_tolerance must be a float in (0, 1) or None; got {ep_tolerance!r}")
         self.ep_tolerance = ep_tolerance
+        if virtual is not None and not isinstance(virtual, SignObservations):
+            raise ValueError(
+                f"virtual must be None or lensopt.gp.virtual.SignObservations; got {type(virtual).__name__}"
+            )
+        self.virtual = virtual
         self.X_train_: np.ndarray | None = None
         self.y_train_: np.ndarray | None = None
         self._K: np.ndarray | None = None
@@ -116,13 +125,17 @@ class GPClassifier:
             K = self._train_cov(self.kernel_, X)
             init = None
         else:
-            K = np.empty((X.shape[0], X.shape[0]))
+            m = self._n_virtual
+            n_old, n = m + n_old, m + X.shape[0]  # sites: the virtual ones first
+            K = np.empty((n, n))
             K[:n_old, :n_old] = self._K
-            new = X[n_old:]
-            K[n_old:, :] = self.kernel_(new, X)
+            new = X[n_old - m :]
+            K[n_old:, m:] = self.kernel_(new, X)
+            if self.virtual is not None:
+                K[n_old:, :m] = self.virtual.cross(self.kernel_, new).T
             K[:n_old, n_old:] = K[n_old:, :n_old].T
-            K[np.arange(n_old, X.shape[0]), np.arange(n_old, X.shape[0])] += self.jitter
-            init = self._warm_start(X.shape[0] - n_old)
+            K[np.arange(n_old, n), np.arange(n_old, n)] += self.jitter
+            init = self._warm_start(n - n_old)
         self._set_posterior(self.kernel_, X, y, K, self._infer(K, y, init, X))
         return self
 
@@ -176,11 +189,11 @@ class GPClassifier:
         """Latent mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)`` if ``full_cov``)."""
         X = self._validate_test(X)
         X_train = self._fitted_inputs()
-        if X_train.shape[0] == 0:
+        if self._posterior is None:
             mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return (mean, self.kernel_(X)) if full_cov else (mean, self.kernel_.diag(X))
         posterior = self._fitted_posterior()
-        K_cross = self.kernel_(X_train, X)
+        K_cross = self._site_cross(self.kernel_, X_train, X)
         if full_cov:
             mean, cov = posterior.predict_full(K_cross, self.kernel_(X))
         else:
@@ -192,13 +205,13 @@ class GPClassifier:
         X = self._validate_test(X)
         dk_diag = self.kernel_.diag_gradient_x(X)
         X_train = self._fitted_inputs()
-        if X_train.shape[0] == 0:
+        if self._posterior is None:
             mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return mean, self.kernel_.diag(X), np.zeros(X.shape) + mean_gradient_at(self.prior_mean, X), dk_diag
         posterior = self._fitted_posterior()
-        K_cross = self.kernel_(X_train, X)
+        K_cross = self._site_cross(self.kernel_, X_train, X)
         mean, var, RK = posterior.predict_with_reduction(K_cross, self.kernel_.diag(X))
-        dK = self.kernel_.gradient_x(X, X_train)  # (m, n, d): ∂k(x*_i, x_j)/∂x*_i
+        dK = self._site_gradient_x(X_train, X)  # (m, n, d): ∂k(x*_i, site_j)/∂x*_i
         dmean = np.einsum("mnd,n->md", dK, posterior.alpha)
         # var = k** − k*ᵀ R k*  ⇒  ∂var/∂x* = ∂k**/∂x* − 2 (R k*)ᵀ ∂k*/∂x*
         dvar = dk_diag - 2.0 * np.einsum("mnd,nm->md", dK, RK)
@@ -211,20 +224,22 @@ class GPClassifier:
         without the variance's triangular solve (a search of the posterior mean's maximum)."""
         X = self._validate_test(X)
         X_train = self._fitted_inputs()
-        if X_train.shape[0] == 0:
+        if self._posterior is None:
             return np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
-        return mean_at(self.prior_mean, X) + self.kernel_(X_train, X).T @ self._fitted_posterior().alpha
+        return (
+            mean_at(self.prior_mean, X) + self._site_cross(self.kernel_, X_train, X).T @ self._fitted_posterior().alpha
+        )
 
     def predict_latent_mean_with_gradient(self, X):
         """``(mean (n,), dmean_dX (n, d))``: :meth:`predict_latent_with_gradient` without the variance."""
         X = self._validate_test(X)
         X_train = self._fitted_inputs()
-        if X_train.shape[0] == 0:
+        if self._posterior is None:
             mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],)).astype(float)
             return mean, np.zeros(X.shape) + mean_gradient_at(self.prior_mean, X)
         posterior = self._fitted_posterior()
-        mean = self.kernel_(X_train, X).T @ posterior.alpha
-        dmean = np.einsum("mnd,n->md", self.kernel_.gradient_x(X, X_train), posterior.alpha)
+        mean = self._site_cross(self.kernel_, X_train, X).T @ posterior.alpha
+        dmean = np.einsum("mnd,n->md", self._site_gradient_x(X_train, X), posterior.alpha)
         if isinstance(self.prior_mean, float):
             return self.prior_mean + mean, dmean
         return mean_at(self.prior_mean, X) + mean, dmean + mean_gradient_at(self.prior_mean, X)
@@ -258,9 +273,10 @@ class GPClassifier:
         return uncertainty.bald_bits(*self.predict_latent(X))
 
     def training_posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """Gaussian posterior ``(mean (n,), cov (n, n))`` of the latent at ``X_train_``."""
-        X_train = self._fitted_inputs()
-        if X_train.shape[0] == 0:
+        """Gaussian posterior ``(mean (n,), cov (n, n))`` of the latent at the sites: ``X_train_``,
+        after the virtual sites if there are any (:meth:`site_covariance`)."""
+        self._fitted_inputs()
+        if self._posterior is None:
             return np.zeros(0), np.zeros((0, 0))
         posterior = self._fitted_posterior()
         assert self._K is not None  # kept with the posterior
@@ -272,16 +288,54 @@ class GPClassifier:
         self._require_fit()
         return 0 if self._posterior is None else self._posterior.n_iterations
 
+    def site_covariance(self) -> np.ndarray:
+        """The prior covariance of the sites :meth:`training_posterior` is of (jitter included)."""
+        self._fitted_inputs()
+        return np.zeros((0, 0)) if self._K is None else self._K.copy()
+
     # ---- private ---------------------------------------------------------------------------
+    @property
+    def _n_virtual(self) -> int:
+        return 0 if self.virtual is None else self.virtual.n_sites
+
+    def _site_cross(self, kernel: Kernel, X_train: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """``cov(sites, f(X))`` ``(n_sites, n)``: the virtual sites' rows first, then ``k(X_train, X)``."""
+        K = kernel(X_train, X)
+        return K if self.virtual is None else np.vstack([self.virtual.cross(kernel, X), K])
+
+    def _site_gradient_x(self, X_train: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """``∂ cov(site_j, f(X_i)) / ∂X_i`` ``(n, n_sites, d)``."""
+        dK = self.kernel_.gradient_x(X, X_train)
+        return dK if self.virtual is None else np.concatenate([self.virtual.gradient_x(self.kernel_, X), dK], axis=1)
+
+    def _combine_sites(self, values: np.ndarray, axis: int) -> np.ndarray:
+        """Values at ``[virtual.points; X]`` along ``axis`` as values at the sites."""
+        assert self.virtual is not None
+        values = np.moveaxis(values, axis, 0)
+        n_points = 2 * self.virtual.n_sites
+        return np.moveaxis(np.concatenate([self.virtual.combine(values[:n_points]), values[n_points:]]), 0, axis)
+
     def _train_cov(self, kernel: Kernel, X: np.ndarray) -> np.ndarray:
-        K = kernel(X)
+        if self.virtual is None:
+            K = kernel(X)
+        else:
+            K = self._combine_sites(self._combine_sites(kernel(np.vstack([self.virtual.points, X])), 0), 1)
         K[np.diag_indices_from(K)] += self.jitter
         return K
+
+    def _site_labels_and_mean(self, y: np.ndarray, X: np.ndarray):
+        """The sites' labels and prior mean: the virtual sites' (label 1) before the data's."""
+        mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],))
+        if self.virtual is None:
+            return y, mean_at(self.prior_mean, X)
+        m = self.virtual.n_sites
+        return np.concatenate([np.ones(m), y]), np.concatenate([self.virtual.prior_mean(self.prior_mean), mean])
 
     def _infer(self, K, y, init, X) -> LatentPosterior | None:
         if K.shape[0] == 0:
             return None
-        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=mean_at(self.prior_mean, X))
+        y, prior_mean = self._site_labels_and_mean(y, X)
+        floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=prior_mean)
         if self.inference == "laplace":
             return laplace_posterior(K, y, alpha_init=init, **floor)
         return parallel_ep_posterior(K, y, sites_init=init, tolerance=self.ep_tolerance, **floor)
@@ -304,11 +358,15 @@ class GPClassifier:
     def _lml_gradient(self, kernel, X, y, K, posterior) -> np.ndarray:
         if posterior is None:
             return np.zeros(kernel.n_theta)
-        dK = kernel.gradient_theta(X)
-        if self.inference == "laplace":
-            return laplace_lml_gradient(
-                K, dK, y, posterior, self.guess_rate, self.lapse_rate, mean_at(self.prior_mean, X)
+        if self.virtual is None:
+            dK = kernel.gradient_theta(X)
+        else:
+            dK = self._combine_sites(
+                self._combine_sites(kernel.gradient_theta(np.vstack([self.virtual.points, X])), 0), 1
             )
+        y, prior_mean = self._site_labels_and_mean(y, X)
+        if self.inference == "laplace":
+            return laplace_lml_gradient(K, dK, y, posterior, self.guess_rate, self.lapse_rate, prior_mean)
         return ep_lml_gradient(K, dK, posterior)
 
     def _set_posterior(self, kernel, X, y, K, posterior) -> None:

@@ -320,7 +320,8 @@ def _sample_gaussian(mean, cov, z, jitter):
 def sample_posterior(gp, rng, n_features: int = DEFAULT_N_FEATURES) -> PosteriorSample:
     """A draw from the posterior of a fitted classifier by decoupled bases (Wilson et al. 2020).
 
-    Uses only ``gp.kernel_``, ``gp.X_train_``, ``gp.jitter`` and ``gp.training_posterior()``.
+    Uses only ``gp.kernel_``, ``gp.X_train_``, ``gp.jitter`` and ``gp.training_posterior()`` (and, for
+    a classifier with virtual sites, ``gp.virtual`` and ``gp.site_covariance()``).
     """
     rng = np.random.default_rng(rng)
     X_train = getattr(gp, "X_train_", None)
@@ -333,6 +334,9 @@ def sample_posterior(gp, rng, n_features: int = DEFAULT_N_FEATURES) -> Posterior
     weights = rng.standard_normal(features.n_features)
     if n == 0:
         return PosteriorSample(features, weights, n_dims=d)
+    virtual = getattr(gp, "virtual", None)
+    if virtual is not None:
+        return _sample_with_virtual_sites(gp, virtual, features, weights, rng)
     mean, cov = gp.training_posterior()
     mean, cov = np.asarray(mean, dtype=float).reshape(n), np.asarray(cov, dtype=float).reshape(n, n)
     prior_at_train = features._value(X_train, weights) + np.sqrt(jitter) * rng.standard_normal(n)
@@ -340,3 +344,21 @@ def sample_posterior(gp, rng, n_features: int = DEFAULT_N_FEATURES) -> Posterior
     K = kernel(X_train) + jitter * np.eye(n)
     update = cho_solve(cho_factor(K, lower=True), f_train - prior_at_train)
     return PosteriorSample(features, weights, kernel, X_train, update, n_dims=d)
+
+
+def _sample_with_virtual_sites(gp, virtual, features, weights, rng) -> PosteriorSample:
+    """:func:`sample_posterior` of a classifier with virtual sites (:mod:`lensopt.gp.virtual`): the
+    sites are linear functions of ``f`` at ``[virtual.points; X_train]``, so the pathwise update
+    through the sites is an update through those points with the weights spread back onto them."""
+    X_train = np.array(gp.X_train_, dtype=float)
+    points = np.vstack([virtual.points, X_train])
+    m, jitter = virtual.n_sites, float(gp.jitter)
+    mean, cov = gp.training_posterior()
+    n_sites = mean.shape[0]
+    values = features._value(points, weights)
+    prior_at_sites = np.concatenate([virtual.combine(values[: 2 * m]), values[2 * m :]])
+    prior_at_sites = prior_at_sites + np.sqrt(jitter) * rng.standard_normal(n_sites)
+    f_sites = _sample_gaussian(mean, cov, rng.standard_normal(n_sites), jitter)
+    site_weights = cho_solve(cho_factor(gp.site_covariance(), lower=True), f_sites - prior_at_sites)
+    update = np.concatenate([virtual.spread(site_weights[:m]), site_weights[m:]])
+    return PosteriorSample(features, weights, gp.kernel_, points, update, n_dims=X_train.shape[1])

@@ -106,6 +106,13 @@ EP_TOLERANCE = 1e-8
 SEARCH_STARTS = 1
 
 
+#: The noise of the letter model's virtual sign observations at the lens box's edges
+#: (:attr:`lensopt.binary.settings.OptimizerSettings.edge_sign_noise`, latent units per D): the
+#: acuity surface worsens outward across each edge for every patient whose correction lies inside
+#: the box. Chosen on tuning patients (docs/never-lost.md). Sessions saved before have none.
+EDGE_SIGN_NOISE = 0.3
+
+
 #: The contextual optimizer's search settings a letter optimizer's ``settings_dict`` passes through
 #: unchanged (the two-parameter and the full-prescription searches alike).
 SEARCH_SETTING_NAMES = (
@@ -191,6 +198,7 @@ class RefractionOptimizer(TrialHistory):
         options.setdefault("search_tolerance", SEARCH_TOLERANCE if likelihood == "floored" else None)
         options.setdefault("ep_tolerance", EP_TOLERANCE if likelihood == "floored" else None)
         options.setdefault("draws_at_last_threshold", likelihood == "floored")
+        options.setdefault("edge_sign_noise", EDGE_SIGN_NOISE if likelihood == "floored" else None)
         if likelihood == "floored":
             options.setdefault("n_starts", SEARCH_STARTS)
         options["prior_mean"] = (
@@ -245,18 +253,22 @@ class RefractionOptimizer(TrialHistory):
             "stop": None if self.stop is None else self.stop.to_dict(),
             "reference_context": core["reference_context"],
             **{k: core[k] for k in SEARCH_SETTING_NAMES},
+            "edge_sign_noise": s.edge_sign_noise,
+            "edge_sign_points": s.edge_sign_points,
         }
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
         plain-probit model they were run with; before ``search_tolerance``, scipy's default; before
-        ``ep_tolerance``, EP's default; before ``draws_at_last_threshold``, the draw rules' ``s₀``."""
+        ``ep_tolerance``, EP's default; before ``draws_at_last_threshold``, the draw rules' ``s₀``;
+        before ``edge_sign_noise``, no virtual observations at the lens box's edges."""
         if "likelihood" not in settings:
             settings.update(likelihood="probit", lapse=0.0, prior_mean=0.0, min_information_bits=0.0)
         settings.setdefault("search_tolerance", None)
         settings.setdefault("ep_tolerance", None)
         settings.setdefault("draws_at_last_threshold", False)
+        settings.setdefault("edge_sign_noise", None)
         return settings
 
     def to_state(self) -> dict:

@@ -214,7 +214,12 @@ def test_the_model_is_warm_started_from_the_previous_fit():
     warm = opt.model
     assert warm is opt.model and warm.kernel_ is opt._core._base_kernel()
     cold = GPClassifier(
-        warm.kernel_, inference="ep", guess_rate=warm.guess_rate, lapse_rate=warm.lapse_rate, prior_mean=warm.prior_mean
+        warm.kernel_,
+        inference="ep",
+        guess_rate=warm.guess_rate,
+        lapse_rate=warm.lapse_rate,
+        prior_mean=warm.prior_mean,
+        virtual=warm.virtual,
     ).fit(warm.X_train_, warm.y_train_)
     assert warm.n_iterations_ < cold.n_iterations_
     X = np.column_stack([np.zeros(5), np.linspace(-3, 3, 5), np.linspace(2, -2, 5)])
@@ -227,11 +232,13 @@ def test_the_model_is_warm_started_from_the_previous_fit():
         ("search_tolerance", "SEARCH_TOLERANCE", None, 2.0),
         ("ep_tolerance", "EP_TOLERANCE", None, 2.0),
         ("draws_at_last_threshold", None, False, "yes"),
+        ("edge_sign_noise", "EDGE_SIGN_NOISE", None, -0.3),
     ],
 )
 def test_a_letter_search_setting_is_saved_and_old_states_keep_what_they_ran_with(name, constant, before, bad):
-    """The L-BFGS-B search's tolerance (scipy's default before), EP's (1e-10 before) and the draw
-    rules' shortcut (the adaptive s₀ before); the paper's letter model keeps the papers' settings."""
+    """The L-BFGS-B search's tolerance (scipy's default before), EP's (1e-10 before), the draw
+    rules' shortcut (the adaptive s₀ before) and the edge signs (none before); the paper's letter
+    model keeps the papers' settings."""
     from lensopt.refraction import letters
 
     value = True if constant is None else getattr(letters, constant)
@@ -245,6 +252,21 @@ def test_a_letter_search_setting_is_saved_and_old_states_keep_what_they_ran_with
     assert getattr(RefractionOptimizer(seed=1, likelihood="probit").settings, name) is before
     with pytest.raises(ValueError, match=name):
         RefractionOptimizer(seed=1, **{name: bad})
+
+
+def test_the_letter_model_is_told_the_lens_box_edges_and_an_old_session_is_not():
+    from lensopt.refraction import letters
+
+    opt = _run(RefractionOptimizer(seed=1, sphere_bounds_d=(-3.0, 5.0)), 7)
+    signs = opt._core.model.virtual
+    assert signs.n_sites == 4 * opt.settings.edge_sign_points == 36 and signs.scale == pytest.approx(
+        0.1 * letters.EDGE_SIGN_NOISE
+    )
+    assert set(signs.inner[:, 1]) >= {-3.0, 5.0} and set(signs.inner[:, 2]) >= {-4.0, 4.0}
+    state = json.loads(json.dumps(opt.to_state()))
+    del state["settings"]["edge_sign_noise"]
+    assert RefractionOptimizer.from_state(state)._core.model.virtual is None
+    assert "edge_sign_noise" not in OptimizerSettings().to_dict()  # states of other optimizers read as before
 
 
 def test_the_letter_models_ep_tolerance_leaves_the_posterior_within_1e_7_of_a_tight_eps():

@@ -264,3 +264,22 @@ def test_bad_input_raises_value_error():
     gp = _fake_posterior(Matern52([0.6, 1.1]), 2, 1e-6)
     with pytest.raises(ValueError, match="columns"):
         sample_posterior(gp, np.random.default_rng(0))(np.zeros((2, 3)))
+
+
+def test_posterior_samples_with_virtual_sign_sites_match_the_classifier_posterior():
+    # The draws' update runs through the sign sites' points; their moments must be the classifier's
+    # own Gaussian prediction (which conditions on the sites directly), within Monte Carlo error.
+    from lensopt.gp import GPClassifier
+    from lensopt.gp.virtual import box_edge_signs
+
+    rng = np.random.default_rng(5)
+    X_train = np.column_stack([rng.uniform(-1, 2, 20), rng.uniform(-2, 2, 20), rng.uniform(-2, 2, 20)])
+    y = (rng.uniform(size=20) < 0.5).astype(float)
+    kernel = psychophysics_kernel(1.5, [1.0, 1.5], variance=1.0)
+    signs = box_edge_signs(1, ((-2.0, 2.0), (-2.0, 2.0)), noise=0.5, points_per_edge=3)
+    gp = GPClassifier(kernel, inference="ep", guess_rate=0.1, lapse_rate=0.02, prior_mean=-1.0, virtual=signs)
+    gp.fit(X_train, y)
+    X = np.array([[0.5, 1.9, -1.9], [0.0, 0.0, 0.3], [1.0, -1.5, 1.0]])
+    mean, cov = gp.predict_latent(X, full_cov=True)
+    draws = _draws(lambda i: sample_posterior(gp, rng, n_features=8), X, 4000)
+    _assert_cov_within_mc_error(draws + gp.prior_mean_at(X), mean, cov)

@@ -67,7 +67,15 @@ N_TRIALS = 40
 
 
 #: Settings that sessions stored before the answer model and the stopping rule did not have.
-NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits")
+NEW_SETTINGS = (
+    "likelihood",
+    "lapse",
+    "prior_mean",
+    "stop",
+    "min_information_bits",
+    "edge_sign_noise",
+    "edge_sign_points",
+)
 
 
 def _old_format(settings: dict) -> dict:
@@ -149,7 +157,9 @@ def test_snapshot_best_lens_is_the_rebuilt_optimizers_best_lens(session):
     best = session["snap"].best
     np.testing.assert_allclose((best.sphere_d, best.cylinder_d), opt.best(), atol=1e-9)
     mean, sd = opt.predicted_acuity_logmar(*opt.best())
-    np.testing.assert_allclose((best.acuity_mean_logmar, best.acuity_sd_logmar), (mean, sd), rtol=1e-9)
+    # the dashboard's model is refitted after every trial (warm-started EP), the rebuilt one once,
+    # cold: they agree to EP's convergence (1e-8 in the letter model), not to the last bits
+    np.testing.assert_allclose((best.acuity_mean_logmar, best.acuity_sd_logmar), (mean, sd), rtol=1e-7)
 
 
 def test_lens_map_is_the_predicted_acuity_on_the_grid_and_no_lens_beats_the_best_by_much(session):
@@ -157,8 +167,8 @@ def test_lens_map_is_the_predicted_acuity_on_the_grid_and_no_lens_beats_the_best
     lens_map = session["snap"].lens_map
     i, j = 7, 29
     mean, sd = opt.predicted_acuity_logmar(lens_map.sphere_d[j], lens_map.cylinder_d[i])
-    np.testing.assert_allclose(lens_map.acuity_mean_logmar[i, j], mean, rtol=1e-9)
-    np.testing.assert_allclose(lens_map.acuity_sd_logmar[i, j], sd, rtol=1e-9)
+    np.testing.assert_allclose(lens_map.acuity_mean_logmar[i, j], mean, rtol=1e-7)  # warm against cold, as above
+    np.testing.assert_allclose(lens_map.acuity_sd_logmar[i, j], sd, rtol=1e-7)
     assert lens_map.sphere_d[[0, -1]].tolist() == [-4.0, 4.0]
     assert np.nanmin(lens_map.acuity_mean_logmar) >= session["snap"].best.acuity_mean_logmar - 0.02
 

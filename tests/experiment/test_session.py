@@ -227,8 +227,17 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
     )
 
 
-#: Settings that sessions stored before the answer model and the stopping rule did not have.
-NEW_SETTINGS = ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits")
+#: Settings that sessions stored before the answer model and the stopping rule did not have (nor the
+#: lens box's edge signs, which came later).
+NEW_SETTINGS = (
+    "likelihood",
+    "lapse",
+    "prior_mean",
+    "stop",
+    "min_information_bits",
+    "edge_sign_noise",
+    "edge_sign_points",
+)
 
 
 def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, window):

@@ -151,11 +151,20 @@ def test_a_state_saved_before_the_floor_resumes_with_the_plain_probit_model():
     opt = RefractionOptimizer(seed=3)
     opt.tell(opt.ask(), True)
     state = json.loads(json.dumps(opt.to_state()))
-    for key in ("likelihood", "lapse", "prior_mean", "stop", "min_information_bits"):
+    for key in (
+        "likelihood",
+        "lapse",
+        "prior_mean",
+        "stop",
+        "min_information_bits",
+        "edge_sign_noise",
+        "edge_sign_points",
+    ):
         del state["settings"][key]  # what lensopt wrote before issue 14
     old = RefractionOptimizer.from_state(state)
     assert old.likelihood == "probit" and old.stop is None
     assert old.model.guess_rate == 0.0 and old.model.lapse_rate == 0.0 and old.model.prior_mean == 0.0
+    assert old.model.virtual is None
     assert old.settings.min_information_bits == 0.0
 
 

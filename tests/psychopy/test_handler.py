@@ -102,8 +102,8 @@ def test_the_handler_asks_what_the_optimizer_asks_on_its_own_with_the_same_seed(
     assert [Trial(t["sphere_d"], t["cylinder_d"], t["letter_logmar"]) for t in handler.trials] == asked
     # the handler's own copy is only told (its worker asks), so it fits its model once, from the
     # prior, where the replay warm-started EP trial by trial: the two fits agree to EP's tolerance
-    # (1e-10) and the lenses they report by ~1e-11 D, not to the bit
-    assert handler.best() == pytest.approx(replay.best(), abs=1e-9)
+    # (1e-8 in the letter model) and the lenses they report by ~1e-8 D, not to the bit
+    assert handler.best() == pytest.approx(replay.best(), abs=1e-7)
 
 
 def test_the_stopping_rule_ends_the_loop_before_the_budget():

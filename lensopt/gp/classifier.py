@@ -325,9 +325,9 @@ class GPClassifier:
 
     def _site_labels_and_mean(self, y: np.ndarray, X: np.ndarray):
         """The sites' labels and prior mean: the virtual sites' (label 1) before the data's."""
-        mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],))
         if self.virtual is None:
             return y, mean_at(self.prior_mean, X)
+        mean = np.broadcast_to(mean_at(self.prior_mean, X), (X.shape[0],))
         m = self.virtual.n_sites
         return np.concatenate([np.ones(m), y]), np.concatenate([self.virtual.prior_mean(self.prior_mean), mean])
 

@@ -21,7 +21,7 @@ box (a patient whose correction lies beyond the lens box).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,6 +36,8 @@ class SignObservations:
     inner: np.ndarray
     outer: np.ndarray
     scale: float
+    points: np.ndarray = field(init=False, repr=False)
+    """The ``2m`` points the sites read: ``inner`` then ``outer`` (derived)."""
 
     def __post_init__(self):
         inner, outer = np.array(self.inner, dtype=float), np.array(self.outer, dtype=float)
@@ -47,20 +49,17 @@ class SignObservations:
             raise ValueError("inner and outer must be finite")
         if not (np.isfinite(self.scale) and self.scale > 0):
             raise ValueError(f"scale must be a positive number, got {self.scale!r}")
-        inner.setflags(write=False)
-        outer.setflags(write=False)
+        points = np.vstack([inner, outer])  # read by every prediction: stacked once
+        for array in (inner, outer, points):
+            array.setflags(write=False)
         object.__setattr__(self, "inner", inner)
         object.__setattr__(self, "outer", outer)
+        object.__setattr__(self, "points", points)
         object.__setattr__(self, "scale", float(self.scale))
 
     @property
     def n_sites(self) -> int:
         return self.inner.shape[0]
-
-    @property
-    def points(self) -> np.ndarray:
-        """The ``2m`` points the sites read: ``inner`` then ``outer``."""
-        return np.vstack([self.inner, self.outer])
 
     def combine(self, values: np.ndarray) -> np.ndarray:
         """Site values from values at :attr:`points` (along the first axis): ``(v_inner − v_outer) / scale``."""
@@ -81,9 +80,7 @@ class SignObservations:
 
     def prior_mean(self, mean) -> np.ndarray:
         """The sites' prior mean ``(m,)`` under the latent's prior mean ``mean`` (0 for a constant)."""
-        return np.broadcast_to(
-            self.combine(np.broadcast_to(mean_at(mean, self.points), (2 * self.n_sites,))), (self.n_sites,)
-        )
+        return self.combine(np.broadcast_to(mean_at(mean, self.points), (2 * self.n_sites,)))
 
 
 def box_edge_signs(

@@ -15,6 +15,7 @@ from lensopt.dashboard.model import SessionModel, guess_rate_from_protocol, hist
 from lensopt.dashboard.panels import summary_rows
 from lensopt.dashboard.posterior import credible_ellipse
 from lensopt.dashboard.snapshot import WAITING_MESSAGE
+from tests.conftest import SETTINGS_AFTER_ISSUE_14 as NEW_SETTINGS  # what sessions of before issue 14 lack
 
 # --------------------------------------------------------------------------- pure helpers
 
@@ -64,18 +65,6 @@ def test_credible_ellipse_rejects_a_mass_outside_zero_one():
 # --------------------------------------------------------------------------- with the real optimizer
 
 N_TRIALS = 40
-
-
-#: Settings that sessions stored before the answer model and the stopping rule did not have.
-NEW_SETTINGS = (
-    "likelihood",
-    "lapse",
-    "prior_mean",
-    "stop",
-    "min_information_bits",
-    "edge_sign_noise",
-    "edge_sign_points",
-)
 
 
 def _old_format(settings: dict) -> dict:

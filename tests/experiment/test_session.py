@@ -18,6 +18,7 @@ from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
+from tests.conftest import SETTINGS_AFTER_ISSUE_14 as NEW_SETTINGS  # what sessions of before issue 14 lack
 
 pytestmark = needs_display
 
@@ -225,19 +226,6 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
     assert (records[6].sphere_d, records[6].cylinder_d, records[6].letter_logmar) == pytest.approx(
         (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9
     )
-
-
-#: Settings that sessions stored before the answer model and the stopping rule did not have (nor the
-#: lens box's edge signs, which came later).
-NEW_SETTINGS = (
-    "likelihood",
-    "lapse",
-    "prior_mean",
-    "stop",
-    "min_information_bits",
-    "edge_sign_noise",
-    "edge_sign_points",
-)
 
 
 def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, window):

@@ -9,6 +9,8 @@ from scipy.stats import norm
 
 from lensopt.gp import GPClassifier, SquaredExponential, psychophysics_kernel
 from lensopt.gp.virtual import SignObservations, box_edge_signs
+from tests.acquisition.conftest import finite_difference_gradient
+from tests.ranking.conftest import finite_difference
 
 GUESS, LAPSE = 1.0 / 26.0, 0.02
 BOX = ((-4.0, 4.0), (-3.0, 2.0))
@@ -57,13 +59,10 @@ def test_sign_site_covariances_are_those_of_the_finite_difference():
         ]
     )
     np.testing.assert_allclose(signs.cross(kernel, X), by_hand, rtol=1e-12)
-    eps = 1e-6
     G = signs.gradient_x(kernel, X)
-    for k in range(2):
-        step = np.zeros(2)
-        step[k] = eps
-        fd = (signs.cross(kernel, X + step) - signs.cross(kernel, X - step)) / (2 * eps)
-        np.testing.assert_allclose(G[:, :, k], fd.T, rtol=1e-6, atol=1e-8)
+    for j in range(signs.n_sites):
+        fd = finite_difference_gradient(lambda Z, j=j: signs.cross(kernel, Z)[j], X)
+        np.testing.assert_allclose(G[:, j, :], fd, rtol=1e-6, atol=1e-8)
 
 
 def _joint_map(gp, X_test):
@@ -117,13 +116,10 @@ def test_prediction_gradients_with_signs_match_finite_differences():
     mean_only, dmean_only = gp.predict_latent_mean_with_gradient(X_test)
     np.testing.assert_allclose(mean_only, mean, rtol=1e-12)
     np.testing.assert_allclose(dmean_only, dmean, rtol=1e-10, atol=1e-12)
-    eps = 1e-6
-    for k in range(3):
-        step = np.zeros(3)
-        step[k] = eps
-        (m_plus, v_plus), (m_minus, v_minus) = gp.predict_latent(X_test + step), gp.predict_latent(X_test - step)
-        np.testing.assert_allclose(dmean[:, k], (m_plus - m_minus) / (2 * eps), rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(dvar[:, k], (v_plus - v_minus) / (2 * eps), rtol=1e-5, atol=1e-6)
+    fd_mean = finite_difference_gradient(lambda Z: gp.predict_latent(Z)[0], X_test)
+    fd_var = finite_difference_gradient(lambda Z: gp.predict_latent(Z)[1], X_test)
+    np.testing.assert_allclose(dmean, fd_mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dvar, fd_var, rtol=1e-5, atol=1e-6)
 
 
 def test_laplace_marginal_likelihood_gradient_with_signs_matches_finite_differences():
@@ -131,12 +127,8 @@ def test_laplace_marginal_likelihood_gradient_with_signs_matches_finite_differen
     gp = _classifier(box_edge_signs(1, BOX, noise=0.3, points_per_edge=3), inference="laplace").fit(X, y)
     theta = gp.kernel_.theta
     _, gradient = gp.log_marginal_likelihood(theta, eval_gradient=True)
-    eps = 1e-5
-    for j in range(theta.size):
-        step = np.zeros(theta.size)
-        step[j] = eps
-        fd = (gp.log_marginal_likelihood(theta + step) - gp.log_marginal_likelihood(theta - step)) / (2 * eps)
-        assert gradient[j] == pytest.approx(fd, rel=1e-4, abs=1e-6)
+    fd = finite_difference(gp.log_marginal_likelihood, theta, step=1e-5)
+    np.testing.assert_allclose(gradient, fd, rtol=1e-4, atol=1e-6)
 
 
 def test_signs_keep_the_posterior_mean_maximum_off_an_edge():

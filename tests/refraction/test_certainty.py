@@ -11,6 +11,7 @@ from scipy.stats import norm
 from lensopt.refraction.certainty import PRUNE_SDS, LensCertainty, candidate_lenses, lens_certainty
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.stopping import StopRule
+from tests.conftest import SETTINGS_AFTER_ISSUE_14
 
 
 class KnownPosterior:
@@ -151,15 +152,7 @@ def test_a_state_saved_before_the_floor_resumes_with_the_plain_probit_model():
     opt = RefractionOptimizer(seed=3)
     opt.tell(opt.ask(), True)
     state = json.loads(json.dumps(opt.to_state()))
-    for key in (
-        "likelihood",
-        "lapse",
-        "prior_mean",
-        "stop",
-        "min_information_bits",
-        "edge_sign_noise",
-        "edge_sign_points",
-    ):
+    for key in SETTINGS_AFTER_ISSUE_14:
         del state["settings"][key]  # what lensopt wrote before issue 14
     old = RefractionOptimizer.from_state(state)
     assert old.likelihood == "probit" and old.stop is None

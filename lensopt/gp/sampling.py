@@ -332,11 +332,11 @@ def sample_posterior(gp, rng, n_features: int = DEFAULT_N_FEATURES) -> Posterior
     n, d = X_train.shape
     features = prior_feature_map(kernel, n_features, rng, n_dims=d)
     weights = rng.standard_normal(features.n_features)
+    virtual = getattr(gp, "virtual", None)
+    if virtual is not None:  # conditioned on its virtual sites even before the first answer
+        return _sample_with_virtual_sites(gp, virtual, features, weights, rng)
     if n == 0:
         return PosteriorSample(features, weights, n_dims=d)
-    virtual = getattr(gp, "virtual", None)
-    if virtual is not None:
-        return _sample_with_virtual_sites(gp, virtual, features, weights, rng)
     mean, cov = gp.training_posterior()
     mean, cov = np.asarray(mean, dtype=float).reshape(n), np.asarray(cov, dtype=float).reshape(n, n)
     prior_at_train = features._value(X_train, weights) + np.sqrt(jitter) * rng.standard_normal(n)

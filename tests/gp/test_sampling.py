@@ -266,9 +266,11 @@ def test_bad_input_raises_value_error():
         sample_posterior(gp, np.random.default_rng(0))(np.zeros((2, 3)))
 
 
-def test_posterior_samples_with_virtual_sign_sites_match_the_classifier_posterior():
+@pytest.mark.parametrize("n_answers", [20, 0])
+def test_posterior_samples_with_virtual_sign_sites_match_the_classifier_posterior(n_answers):
     # The draws' update runs through the sign sites' points; their moments must be the classifier's
-    # own Gaussian prediction (which conditions on the sites directly), within Monte Carlo error.
+    # own Gaussian prediction (which conditions on the sites directly), within Monte Carlo error —
+    # also before the first answer, when the sites are all the classifier knows.
     from lensopt.gp import GPClassifier
     from lensopt.gp.virtual import box_edge_signs
 
@@ -278,7 +280,7 @@ def test_posterior_samples_with_virtual_sign_sites_match_the_classifier_posterio
     kernel = psychophysics_kernel(1.5, [1.0, 1.5], variance=1.0)
     signs = box_edge_signs(1, ((-2.0, 2.0), (-2.0, 2.0)), noise=0.5, points_per_edge=3)
     gp = GPClassifier(kernel, inference="ep", guess_rate=0.1, lapse_rate=0.02, prior_mean=-1.0, virtual=signs)
-    gp.fit(X_train, y)
+    gp.fit(X_train[:n_answers], y[:n_answers])
     X = np.array([[0.5, 1.9, -1.9], [0.0, 0.0, 0.3], [1.0, -1.5, 1.0]])
     mean, cov = gp.predict_latent(X, full_cov=True)
     draws = _draws(lambda i: sample_posterior(gp, rng, n_features=8), X, 4000)

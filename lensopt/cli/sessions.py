@@ -1,7 +1,7 @@
 """``lensopt sessions`` lists the stored sessions; ``lensopt export`` writes some as CSV, PsychoPy's CSV or JSON.
 
-A session that finished with a prescription (a full-prescription letter session) shows it in clinical
-notation in the ``prescription`` column (one per eye, ``OD ...; OS ...``, for a session of both eyes),
+A session that finished with a prescription (a full-prescription session, or a two-parameter letter
+session's best lens, :mod:`lensopt.experiment.results`) shows it in clinical notation in the ``prescription`` column (one per eye, ``OD ...; OS ...``, for a session of both eyes),
 and in ``--json`` as ``result`` and ``results`` (their fields, 95 % intervals included). The ``eye``
 column is the eye tested (OD, OS, OU; ``-`` when the session named none).
 

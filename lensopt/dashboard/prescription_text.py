@@ -277,8 +277,9 @@ def eye_record(info, result) -> EyeRecord:
         "cylinder_d": _power_text(lens.cylinder_d),
         "axis_deg": "-" if result.axis_deg is None or lens.cylinder_d == 0.0 else f"{_axis_int(lens.axis_deg):03d}",
         "m_d": _power_text(m_d),
-        "j0_d": _power_text(j0_d),
-        "j45_d": _power_text(j45_d),
+        # a two-parameter result without an axis (sphere and signed cylinder): J0 and J45 unknown
+        "j0_d": "-" if result.axis_deg is None else _power_text(j0_d),
+        "j45_d": "-" if result.axis_deg is None else _power_text(j45_d),
     }
     rows = tuple(
         (label, values[key], interval_text(key, *result.intervals[key]) if key in result.intervals else "-")
@@ -313,11 +314,12 @@ def missing_reason(info) -> str:
             f"with a starting refraction: lensopt run --protocol {protocol} --start RX (or clinical-prescription "
             "for letters)."
         )
-    if not is_prescription(info.optimizer_settings):
+    if not is_prescription(info.optimizer_settings) and info.status == "finished" and n > 0:
         return (
-            f"No prescription is stored: session {sid} is a two-parameter (sphere, cylinder) search, which finds "
-            "the best lens on the dashboard but no prescription with an axis. Run a full-prescription session: "
-            "lensopt run --protocol clinical-prescription --start RX."
+            f"No prescription is stored: session {sid} is a two-parameter (sphere, cylinder) search that finished "
+            "before such searches stored their best lens; lensopt run --resume "
+            f"{sid} stores it now. A prescription whose axis is searched too comes from a full-prescription "
+            "session: lensopt run --protocol clinical-prescription --start RX."
         )
     if n == 0:
         return f"No prescription is stored: session {sid} has no answered trial."

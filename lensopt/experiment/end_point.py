@@ -178,8 +178,10 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     intervals, those it has."""
     acuity, intervals = _acuity_text(result), _intervals_line(result)
     lens_text = result.prescription
-    if protocol.lens.cylinder == "plus":  # the intervals stay those of the stored, minus-cylinder form
-        lens = Lens(result.sphere_d, result.cylinder_d, 180.0 if result.axis_deg is None else result.axis_deg)
+    if (
+        protocol.lens.cylinder == "plus" and result.axis_deg is not None
+    ):  # intervals: of the stored, minus-cylinder form
+        lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg)
         lens_text = f"{show_lens(lens, 'plus')}  (minus cylinder: {lens_text})"
     return lens_text, tuple(x for x in (acuity, intervals) if x)
 

@@ -1,8 +1,12 @@
 """What a finished search reports: the full prescription stored and printed, or the best lens.
 
 A search of the full prescription (letters, duels or rankings, from a starting refraction) stores its
-prescription in the ``results`` table (one per eye) with its 95 % intervals; a two-parameter
-search prints its best lens, rounded to the phoropter.
+prescription in the ``results`` table (one per eye) with its 95 % intervals. A two-parameter letter
+search (sphere and a signed cylinder along the patient's axis) prints its best lens, rounded to the
+phoropter, and stores it as its result too (:func:`letter_result`): in clinical notation at the
+protocol's axis, so that ``lensopt sessions`` lists it and ``lensopt print`` prints it. A
+two-parameter comparison (duels, rankings without a start) has no confidence or intervals and
+prints its best lens only.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import math
 from lensopt.errors import StoreError
 from lensopt.experiment.end_point import best_lens_texts, certainty_line, confidence_target, prescription_lines
 from lensopt.experiment.protocol import Protocol
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, two_parameter_lens_text
+from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
@@ -34,7 +40,65 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     log(line)
     if getattr(optimizer, "stop", None) is not None:
         log(certainty_line(optimizer, protocol.lens.axis_deg))
+    if _is_letter_search(optimizer):
+        return [
+            _store_and_log(store, session_id, letter_result(optimizer, protocol, eye), log, confidence_target(protocol))
+        ]
     return []
+
+
+def _is_letter_search(optimizer) -> bool:
+    """A two-parameter letter search: a best lens with a confidence and intervals (``certainty``)."""
+    return callable(getattr(optimizer, "certainty", None)) and not isinstance(optimizer, PRESCRIPTION_OPTIMIZERS)
+
+
+def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> ResultRecord:
+    """A two-parameter letter search's end point as a result: its best lens on the phoropter's
+    steps (``[lens] step_d``, else 0.25 D, as the full prescription's), with the model's predicted
+    acuity through it, its confidence and the 95 % intervals of the sphere and cylinder as written.
+
+    At the protocol's axis (``[lens] axis_deg``) the lens is written in minus cylinder: a positive
+    signed cylinder is transposed, ``(S + C, −C, axis ± 90°)``, and so are its intervals (the
+    sphere's is then that of ``S + C``, :attr:`LensCertainty.meridian_interval_d`). Without an axis
+    it is sphere and signed cylinder (``S -0.50 D  C +1.00 D``) and has no axis."""
+    bounds = protocol.optimizer
+    sphere_d, cylinder_d = round_lens(
+        optimizer.best(), protocol.lens_step_d or PHOROPTER_STEP_D, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
+    )
+    certainty = optimizer.certainty()
+    sphere_interval, cylinder_interval = certainty.sphere_interval_d, certainty.cylinder_interval_d
+    axis_deg = protocol.lens.axis_deg or None
+    if axis_deg is None:
+        text = two_parameter_lens_text(sphere_d, cylinder_d, gap="  ")
+        written = Lens(sphere_d, cylinder_d, 180.0)
+    else:
+        written = Lens(sphere_d, cylinder_d, axis_deg)
+        if written.is_plus_cylinder:
+            if certainty.meridian_interval_d is None:
+                raise ValueError(
+                    f"{type(certainty).__name__} has no interval of S + C to write a transposed lens's sphere"
+                )
+            sphere_interval, cylinder_interval = (
+                certainty.meridian_interval_d,
+                (-cylinder_interval[1], -cylinder_interval[0]),
+            )
+            written = written.minus_cylinder()
+        text = written.format()
+    acuity, _ = optimizer.predicted_acuity_logmar(sphere_d, cylinder_d)
+    return ResultRecord(
+        prescription=text,
+        sphere_d=written.sphere_d,
+        cylinder_d=written.cylinder_d,
+        axis_deg=None if axis_deg is None else written.axis_deg,
+        predicted_acuity_logmar=_finite_or_none(float(acuity)),
+        confidence=_finite_or_none(certainty.confidence),
+        n_trials=optimizer.n_trials,
+        intervals={
+            "sphere_d": [float(v) for v in sphere_interval],
+            "cylinder_d": [float(v) for v in cylinder_interval],
+        },
+        eye=eye,
+    )
 
 
 def start_line(start) -> str:
@@ -63,6 +127,11 @@ def store_prescription(
         intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
         eye=eye,
     )
+    return _store_and_log(store, session_id, result, log, target)
+
+
+def _store_and_log(store, session_id: int, result: ResultRecord, log, target: float | None) -> ResultRecord:
+    """``result`` logged (as an estimate when its confidence is short of ``target``) and stored."""
     for line in prescription_lines(result, target):
         log(line)
     try:
@@ -72,10 +141,12 @@ def store_prescription(
     return result
 
 
-def result_if_any(store, info, optimizer, log, eye: str | None = None) -> ResultRecord | None:
-    """A finished full-prescription search's result for ``eye`` (stored now if it was not, e.g. after
-    a kill between the last answer and the result)."""
-    if not isinstance(optimizer, PRESCRIPTION_OPTIMIZERS) or not optimizer.n_trials:
+def result_if_any(store, info, optimizer, log, eye: str | None = None, protocol: Protocol | None = None):
+    """A finished search's result for ``eye`` — of the full prescription, or of a two-parameter letter
+    search (given its ``protocol``) — stored now if it was not (e.g. after a kill between the last
+    answer and the result, or a session finished before two-parameter results were stored)."""
+    letters = _is_letter_search(optimizer) and protocol is not None
+    if not (isinstance(optimizer, PRESCRIPTION_OPTIMIZERS) or letters) or not optimizer.n_trials:
         return None
     stored = next((r for r in info.results if r.eye == eye), None)
     target = stored_confidence_target(info)
@@ -83,6 +154,9 @@ def result_if_any(store, info, optimizer, log, eye: str | None = None) -> Result
         for line in prescription_lines(stored, target):
             log(line)
         return stored
+    if letters:
+        assert protocol is not None  # letters implies it
+        return _store_and_log(store, info.session_id, letter_result(optimizer, protocol, eye), log, target)
     return store_prescription(store, info.session_id, optimizer, log, eye, target)
 
 

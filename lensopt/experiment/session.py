@@ -245,7 +245,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 why = "trials" if stopped is True else f"({stop_message(n_answered, stopped)}, its stopping rule)"
                 label = f"eye {eye}: " if eye else ""
                 log(f"session {info.session_id} {label}holds {n_answered} of {n_trials} {why}; nothing to do")
-                results.append(result_if_any(store, info, searches[eye], log, eye))
+                results.append(result_if_any(store, info, searches[eye], log, eye, protocol))
             kept = tuple(r for r in results if r is not None)
             last = done[eyes[-1]]
             confidence = None if last is True else last

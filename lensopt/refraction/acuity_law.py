@@ -475,14 +475,17 @@ class AcuityLawOptimizer(LensGridSearch):
         return self.confidence() >= threshold
 
     def certainty(self) -> LensCertainty:
-        """:meth:`confidence` and the 95 % intervals (D) of the true sphere and cylinder (quantiles of
-        the correction's posterior marginals)."""
+        """:meth:`confidence` and the 95 % intervals (D) of the true sphere, cylinder and ``S + C``
+        (quantiles of the correction's posterior marginals)."""
 
         w = self.correction_posterior()
+        meridian_d = np.add.outer(self.sphere_grid_d, self.cylinder_grid_d).ravel()  # S + C over the grid
+        order = np.argsort(meridian_d, kind="stable")
         return LensCertainty(
             self.confidence(),
             marginal_interval(self.sphere_grid_d, w.sum(axis=1)),
             marginal_interval(self.cylinder_grid_d, w.sum(axis=0)),
+            meridian_interval_d=marginal_interval(meridian_d[order], w.ravel()[order]),
         )
 
     def should_stop(self) -> bool:

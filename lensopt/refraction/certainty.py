@@ -82,15 +82,22 @@ class LensCertainty:
     cylinder_interval_d: tuple[float, float]
     tolerance_logmar: float = ACUITY_TOLERANCE_LOGMAR
     n_draws: int = 0
+    #: The 95 % interval of ``S + C``, the best lens's other principal meridian: the sphere of the
+    #: lens written in the other cylinder form (a two-parameter result at an axis, in minus
+    #: cylinder, :mod:`lensopt.experiment.results`). None where it was not computed.
+    meridian_interval_d: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "confidence": self.confidence,
             "sphere_interval_d": list(self.sphere_interval_d),
             "cylinder_interval_d": list(self.cylinder_interval_d),
             "tolerance_logmar": self.tolerance_logmar,
             "n_draws": self.n_draws,
         }
+        if self.meridian_interval_d is not None:
+            out["meridian_interval_d"] = list(self.meridian_interval_d)
+        return out
 
 
 def _grid(lo: float, hi: float, step: float) -> np.ndarray:
@@ -310,12 +317,14 @@ def lens_certainty(
     g = np.delete(draws, 1, axis=1)  # the intercepts, in the order of ``lenses``
     best = lenses[np.argmax(g, axis=1)]
     lo, hi = np.percentile(best, [2.5, 97.5], axis=0)
+    meridian = np.percentile(best.sum(axis=1), [2.5, 97.5])  # S + C of the same draws
     return LensCertainty(
         confidence=float(np.mean(loss <= tolerance_logmar)),
         sphere_interval_d=(float(lo[0]), float(hi[0])),
         cylinder_interval_d=(float(lo[1]), float(hi[1])),
         tolerance_logmar=float(tolerance_logmar),
         n_draws=int(n_draws),
+        meridian_interval_d=(float(meridian[0]), float(meridian[1])),
     )
 
 

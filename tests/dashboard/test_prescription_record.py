@@ -331,6 +331,7 @@ def test_a_session_without_a_stored_prescription_says_why(sessions_db):
         two = build_record(store.session(ids["two-parameter"]))
         aborted = build_record(store.session(ids["aborted"]))
     assert two.eyes == () and "two-parameter" in two.missing and "--start" in two.missing
+    assert f"lensopt run --resume {ids['two-parameter']} stores it" in two.missing  # finished before results
     assert aborted.eyes == () and f"lensopt run --resume {ids['aborted']}" in aborted.missing
 
 

@@ -216,6 +216,14 @@ def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocol
         assert any(line.startswith(f"trial {record.index:>3}/4") and trial_line in line for line in lines), lines
     best = next(line for line in lines if line.startswith("best lens"))
     notation = r"(plano|[+-]\d+\.\d\d) / -\d+\.\d\d x \d{3}|[+-]\d+\.\d\d DS|plano"
-    assert re.fullmatch(rf"best lens: ({notation}); on the phoropter \(0\.25 D steps\): ({notation})", best), best
+    found = re.fullmatch(
+        rf"best lens: ({notation}); on the phoropter \(0\.25 D steps\): (?P<phoropter>{notation})", best
+    )
+    assert found, best
+    # stored as the session's result: the phoropter's lens in minus cylinder at the axis, for `lensopt print`
+    with SessionStore(db, readonly=True) as store:
+        (result,) = store.session(outcome.session_id).results
+    assert result.prescription == found["phoropter"] and result.n_trials == 4
+    assert Lens.parse(result.prescription).is_equivalent(Lens(result.sphere_d, result.cylinder_d, result.axis_deg))
     assert any(line.startswith("confidence ") and line.endswith("(cylinder along 090)") for line in lines), lines
     assert (frames / "trial-001-lens.png").exists()

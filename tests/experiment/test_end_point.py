@@ -37,3 +37,17 @@ def test_a_result_short_of_its_target_is_logged_as_an_estimate_not_a_prescriptio
     assert prescription_lines(result(0.12, eye=None), 0.95)[0].startswith("estimate, not a prescription: -1.25")
     assert prescription_lines(result(None), 0.95)[0].startswith("prescription OD: ")  # duels: no confidence to hold
     assert prescription_lines(result(0.12))[0].startswith("prescription OD: ")  # no target given: as stored
+
+
+def test_a_stored_lens_without_an_axis_is_not_given_one_in_plus_cylinder():
+    # the closing console in plus cylinder transposes a stored minus-cylinder lens at its axis; a
+    # two-parameter result without an axis (sphere and signed cylinder) stays as it is
+    import types
+
+    from lensopt.experiment.end_point import _reported_text
+
+    protocol = types.SimpleNamespace(lens=types.SimpleNamespace(cylinder="plus"))
+    unaxed = ResultRecord("S -0.50 D  C +1.00 D", -0.5, 1.0, None, -0.02, 0.97, 40, {})
+    assert _reported_text(unaxed, protocol)[0] == "S -0.50 D  C +1.00 D"
+    axed = ResultRecord("+0.50 / -1.00 x 180", 0.5, -1.0, 180.0, -0.02, 0.97, 40, {})
+    assert _reported_text(axed, protocol)[0] == "-0.50 / +1.00 x 090  (minus cylinder: +0.50 / -1.00 x 180)"

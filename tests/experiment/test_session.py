@@ -166,6 +166,20 @@ def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path
         f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D"
     )
     assert expected in lines, lines[-3:]
+    # and stored as the session's result (no axis given: sphere and signed cylinder, no axis), with
+    # the rebuilt model's confidence and predicted acuity through the phoropter's lens
+    (result,) = info.results
+    assert result.prescription == f"S {quarter(sphere_d):+.2f} D  C {quarter(cylinder_d):+.2f} D"
+    assert (result.sphere_d, result.cylinder_d, result.axis_deg) == (quarter(sphere_d), quarter(cylinder_d), None)
+    certainty = rebuilt.certainty()
+    assert result.confidence == pytest.approx(certainty.confidence, abs=1e-12) and result.n_trials == 12
+    assert result.intervals == {
+        "sphere_d": list(certainty.sphere_interval_d),
+        "cylinder_d": list(certainty.cylinder_interval_d),
+    }
+    acuity, _ = rebuilt.predicted_acuity_logmar(quarter(sphere_d), quarter(cylinder_d))
+    assert result.predicted_acuity_logmar == pytest.approx(float(acuity), abs=1e-9)
+    assert any(line.startswith(("prescription: S ", "estimate, not a prescription: S ")) for line in lines), lines[-4:]
 
 
 def _history(records):
@@ -194,8 +208,12 @@ def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_pat
     if n > 8:
         assert not RefractionOptimizer.from_settings(info.optimizer_settings, _history(records[:-1])).should_stop()
     # a stopped session resumed has nothing left to do, and its trials stay as they are
+    k = len(lines)
     again = run_session(RunRequest(db_path=db, resume=outcome.session_id), log=lines.append, window=window)
-    assert again.status == "finished" and again.n_trials == n and "nothing to do" in lines[-1]
+    assert again.status == "finished" and again.n_trials == n and "nothing to do" in lines[k]
+    # its stored result (the best lens at the stop) is reported again, not recomputed
+    assert (again.result.prescription, again.result.n_trials) == (outcome.result.prescription, n)
+    assert lines[k + 1].startswith(("prescription: ", "estimate, not a prescription: ")), lines[k:]
     with SessionStore(db, readonly=True) as store:
         assert store.trials(outcome.session_id) == records
 

@@ -221,3 +221,14 @@ def test_draws_of_the_optimum_follow_the_correction_posterior_on_its_grid():
         )
         p = marginal[i, j]
         assert abs(hits - p) < 4 * np.sqrt(p * (1 - p) / 40_000) + 1e-4
+
+
+def test_the_interval_of_the_other_meridian_is_that_of_the_correction_posterior():
+    # S + C of 100,000 draws of the correction from its grid posterior (Monte Carlo): its 2.5 % and
+    # 97.5 % quantiles, within one grid step of the certainty's (computed from the grid's weights)
+    optimizer = told()
+    samples, _ = optimizer.optimum_draws_d(100_000, np.random.default_rng(4))
+    expected = np.percentile(samples.sum(axis=1), [2.5, 97.5])
+    interval = optimizer.certainty().meridian_interval_d
+    np.testing.assert_allclose(interval, expected, atol=0.1 + 1e-9)
+    assert interval[1] - interval[0] < 0.9 * (np.ptp(optimizer.sphere_grid_d) + np.ptp(optimizer.cylinder_grid_d))

@@ -63,6 +63,9 @@ def test_a_lens_far_from_the_peak_gets_no_confidence_and_intervals_cover_the_pea
     assert near.sphere_interval_d[0] <= 1.0 <= near.sphere_interval_d[1]
     assert near.cylinder_interval_d[0] <= -1.0 <= near.cylinder_interval_d[1]
     assert near.sphere_interval_d[1] - near.sphere_interval_d[0] <= 1.0
+    # the other principal meridian, S + C = 0 at the peak (S − C would be 2)
+    assert near.meridian_interval_d[0] <= 0.0 <= near.meridian_interval_d[1]
+    assert near.meridian_interval_d[1] - near.meridian_interval_d[0] <= 1.0
 
 
 def test_confidence_of_a_real_session_grows_with_trials_and_is_reproducible():

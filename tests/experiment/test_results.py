@@ -1,0 +1,57 @@
+"""A finished two-parameter letter search stores its best lens as the session's result
+(:func:`lensopt.experiment.results.letter_result`): on the phoropter's steps, in minus cylinder at the
+protocol's axis (a positive signed cylinder transposed, its intervals with it), or as sphere and
+signed cylinder without an axis."""
+
+import types
+
+import numpy as np
+import pytest
+
+from experiment_helpers import REPO
+from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.results import letter_result
+from lensopt.refraction.certainty import LensCertainty
+from lensopt.refraction.lens import Lens
+
+REFRACTION = REPO / "protocols" / "clinical-refraction.toml"
+
+
+def search(best, sphere_interval, cylinder_interval, meridian_interval, confidence=0.97, acuity=-0.04):
+    """A stand-in letter search with a known best lens, certainty and predicted acuity."""
+    certainty = LensCertainty(confidence, sphere_interval, cylinder_interval, meridian_interval_d=meridian_interval)
+    return types.SimpleNamespace(
+        best=lambda: best,
+        certainty=lambda: certainty,
+        predicted_acuity_logmar=lambda s, c: (np.asarray(acuity), np.asarray(0.01)),
+        n_trials=42,
+    )
+
+
+def test_a_positive_signed_cylinder_at_the_axis_is_stored_transposed_with_its_intervals():
+    protocol = load_protocol(REFRACTION).with_lens_axis(90.0)
+    # best (-0.47, +1.04) on 0.25 D steps: (-0.50, +1.00) along 90° = +0.50 / -1.00 x 180 (by hand)
+    found = search((-0.47, 1.04), (-1.0, 0.0), (0.5, 1.5), (0.25, 0.75))
+    result = letter_result(found, protocol, "OD")
+    assert result.prescription == "+0.50 / -1.00 x 180"
+    assert (result.sphere_d, result.cylinder_d, result.axis_deg) == (0.5, -1.0, 180.0)
+    assert result.intervals == {"sphere_d": [0.25, 0.75], "cylinder_d": [-1.5, -0.5]}  # S + C; −C reversed
+    assert (result.confidence, result.predicted_acuity_logmar, result.n_trials, result.eye) == (0.97, -0.04, 42, "OD")
+    assert Lens.parse(result.prescription).is_equivalent(Lens(-0.5, 1.0, 90.0))  # the same optical lens
+
+
+def test_a_minus_signed_cylinder_keeps_its_own_intervals_and_no_axis_means_none():
+    found = search((-1.26, -0.74), (-1.5, -1.0), (-1.0, -0.5), (-2.5, -1.5))
+    at_170 = letter_result(found, load_protocol(REFRACTION).with_lens_axis(170.0))
+    assert at_170.prescription == "-1.25 / -0.75 x 170" and at_170.axis_deg == 170.0
+    assert at_170.intervals == {"sphere_d": [-1.5, -1.0], "cylinder_d": [-1.0, -0.5]}
+    unaxed = letter_result(search((-0.47, 1.04), (-1.0, 0.0), (0.5, 1.5), None), load_protocol(REFRACTION))
+    assert unaxed.prescription == "S -0.50 D  C +1.00 D" and unaxed.axis_deg is None
+    assert (unaxed.sphere_d, unaxed.cylinder_d) == (-0.5, 1.0)
+    assert unaxed.intervals == {"sphere_d": [-1.0, 0.0], "cylinder_d": [0.5, 1.5]}
+
+
+def test_a_transposed_lens_needs_the_interval_of_its_other_meridian():
+    found = search((-0.5, 1.0), (-1.0, 0.0), (0.5, 1.5), None)
+    with pytest.raises(ValueError, match="S \\+ C"):
+        letter_result(found, load_protocol(REFRACTION).with_lens_axis(90.0))

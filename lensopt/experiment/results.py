@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from lensopt.errors import StoreError
 from lensopt.experiment.end_point import best_lens_texts, certainty_line, confidence_target, prescription_lines
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, two_parameter_lens_text
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -59,8 +61,10 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
 
     At the protocol's axis (``[lens] axis_deg``) the lens is written in minus cylinder: a positive
     signed cylinder is transposed, ``(S + C, −C, axis ± 90°)``, and so are its intervals (the
-    sphere's is then that of ``S + C``, :attr:`LensCertainty.meridian_interval_d`). Without an axis
-    it is sphere and signed cylinder (``S -0.50 D  C +1.00 D``) and has no axis."""
+    sphere's is then that of ``S + C``, :attr:`LensCertainty.meridian_interval_d`); J0 and J45 follow
+    from the signed cylinder's interval at that axis, and M (``S + C/2``, the same in either form)
+    from :attr:`LensCertainty.equivalent_interval_d`. Without an axis it is sphere and signed cylinder
+    (``S -0.50 D  C +1.00 D``) with M's interval only, and has no axis."""
     bounds = protocol.optimizer
     sphere_d, cylinder_d = round_lens(
         optimizer.best(), protocol.lens_step_d or PHOROPTER_STEP_D, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
@@ -84,6 +88,12 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
             )
             written = written.minus_cylinder()
         text = written.format()
+    intervals = {"sphere_d": sphere_interval, "cylinder_d": cylinder_interval}
+    if certainty.equivalent_interval_d is not None:  # M: the same in either cylinder form
+        intervals["m_d"] = certainty.equivalent_interval_d
+    if axis_deg is not None:  # J0 and J45: linear in the signed cylinder at the known axis
+        _, j0_d, j45_d = power_vector_arrays(0.0, np.asarray(certainty.cylinder_interval_d), axis_deg)
+        intervals.update(j0_d=np.sort(j0_d), j45_d=np.sort(j45_d))
     acuity, _ = optimizer.predicted_acuity_logmar(sphere_d, cylinder_d)
     return ResultRecord(
         prescription=text,
@@ -93,10 +103,7 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
         predicted_acuity_logmar=_finite_or_none(float(acuity)),
         confidence=_finite_or_none(certainty.confidence),
         n_trials=optimizer.n_trials,
-        intervals={
-            "sphere_d": [float(v) for v in sphere_interval],
-            "cylinder_d": [float(v) for v in cylinder_interval],
-        },
+        intervals={key: [float(v) + 0.0 for v in pair] for key, pair in intervals.items()},
         eye=eye,
     )
 

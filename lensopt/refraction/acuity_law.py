@@ -475,17 +475,22 @@ class AcuityLawOptimizer(LensGridSearch):
         return self.confidence() >= threshold
 
     def certainty(self) -> LensCertainty:
-        """:meth:`confidence` and the 95 % intervals (D) of the true sphere, cylinder and ``S + C``
-        (quantiles of the correction's posterior marginals)."""
+        """:meth:`confidence` and the 95 % intervals (D) of the true sphere, cylinder, ``S + C`` and
+        ``M = S + C/2`` (quantiles of the correction's posterior marginals)."""
 
         w = self.correction_posterior()
-        meridian_d = np.add.outer(self.sphere_grid_d, self.cylinder_grid_d).ravel()  # S + C over the grid
-        order = np.argsort(meridian_d, kind="stable")
+
+        def interval_of(cylinder_weight: float) -> tuple[float, float]:  # of S + weight · C over the grid
+            values = np.add.outer(self.sphere_grid_d, cylinder_weight * self.cylinder_grid_d).ravel()
+            order = np.argsort(values, kind="stable")
+            return marginal_interval(values[order], w.ravel()[order])
+
         return LensCertainty(
             self.confidence(),
             marginal_interval(self.sphere_grid_d, w.sum(axis=1)),
             marginal_interval(self.cylinder_grid_d, w.sum(axis=0)),
-            meridian_interval_d=marginal_interval(meridian_d[order], w.ravel()[order]),
+            meridian_interval_d=interval_of(1.0),
+            equivalent_interval_d=interval_of(0.5),
         )
 
     def should_stop(self) -> bool:

@@ -86,6 +86,9 @@ class LensCertainty:
     #: lens written in the other cylinder form (a two-parameter result at an axis, in minus
     #: cylinder, :mod:`lensopt.experiment.results`). None where it was not computed.
     meridian_interval_d: tuple[float, float] | None = None
+    #: The 95 % interval of the spherical equivalent ``M = S + C/2`` (the same in either cylinder
+    #: form). None where it was not computed.
+    equivalent_interval_d: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         out = {
@@ -95,8 +98,9 @@ class LensCertainty:
             "tolerance_logmar": self.tolerance_logmar,
             "n_draws": self.n_draws,
         }
-        if self.meridian_interval_d is not None:
-            out["meridian_interval_d"] = list(self.meridian_interval_d)
+        for name in ("meridian_interval_d", "equivalent_interval_d"):
+            if getattr(self, name) is not None:
+                out[name] = list(getattr(self, name))
         return out
 
 
@@ -318,6 +322,7 @@ def lens_certainty(
     best = lenses[np.argmax(g, axis=1)]
     lo, hi = np.percentile(best, [2.5, 97.5], axis=0)
     meridian = np.percentile(best.sum(axis=1), [2.5, 97.5])  # S + C of the same draws
+    equivalent = np.percentile(best[:, 0] + 0.5 * best[:, 1], [2.5, 97.5])  # M = S + C/2
     return LensCertainty(
         confidence=float(np.mean(loss <= tolerance_logmar)),
         sphere_interval_d=(float(lo[0]), float(hi[0])),
@@ -325,6 +330,7 @@ def lens_certainty(
         tolerance_logmar=float(tolerance_logmar),
         n_draws=int(n_draws),
         meridian_interval_d=(float(meridian[0]), float(meridian[1])),
+        equivalent_interval_d=(float(equivalent[0]), float(equivalent[1])),
     )
 
 

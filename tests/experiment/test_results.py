@@ -19,7 +19,13 @@ REFRACTION = REPO / "protocols" / "clinical-refraction.toml"
 
 def search(best, sphere_interval, cylinder_interval, meridian_interval, confidence=0.97, acuity=-0.04):
     """A stand-in letter search with a known best lens, certainty and predicted acuity."""
-    certainty = LensCertainty(confidence, sphere_interval, cylinder_interval, meridian_interval_d=meridian_interval)
+    certainty = LensCertainty(
+        confidence,
+        sphere_interval,
+        cylinder_interval,
+        meridian_interval_d=meridian_interval,
+        equivalent_interval_d=(-0.3, 0.2),
+    )
     return types.SimpleNamespace(
         best=lambda: best,
         certainty=lambda: certainty,
@@ -35,7 +41,14 @@ def test_a_positive_signed_cylinder_at_the_axis_is_stored_transposed_with_its_in
     result = letter_result(found, protocol, "OD")
     assert result.prescription == "+0.50 / -1.00 x 180"
     assert (result.sphere_d, result.cylinder_d, result.axis_deg) == (0.5, -1.0, 180.0)
-    assert result.intervals == {"sphere_d": [0.25, 0.75], "cylinder_d": [-1.5, -0.5]}  # S + C; −C reversed
+    # S + C; −C reversed; M as given; J0 = −(C/2) cos 180° = C/2 and J45 = −(C/2) sin 180° = 0 (by hand)
+    assert result.intervals == {
+        "sphere_d": [0.25, 0.75],
+        "cylinder_d": [-1.5, -0.5],
+        "m_d": [-0.3, 0.2],
+        "j0_d": pytest.approx([0.25, 0.75]),
+        "j45_d": pytest.approx([0.0, 0.0], abs=1e-15),
+    }
     assert (result.confidence, result.predicted_acuity_logmar, result.n_trials, result.eye) == (0.97, -0.04, 42, "OD")
     assert Lens.parse(result.prescription).is_equivalent(Lens(-0.5, 1.0, 90.0))  # the same optical lens
 
@@ -44,11 +57,18 @@ def test_a_minus_signed_cylinder_keeps_its_own_intervals_and_no_axis_means_none(
     found = search((-1.26, -0.74), (-1.5, -1.0), (-1.0, -0.5), (-2.5, -1.5))
     at_170 = letter_result(found, load_protocol(REFRACTION).with_lens_axis(170.0))
     assert at_170.prescription == "-1.25 / -0.75 x 170" and at_170.axis_deg == 170.0
-    assert at_170.intervals == {"sphere_d": [-1.5, -1.0], "cylinder_d": [-1.0, -0.5]}
+    cos_340, sin_340 = 0.9396926207859084, -0.3420201433256687  # 2 × 170°
+    assert at_170.intervals == {
+        "sphere_d": [-1.5, -1.0],
+        "cylinder_d": [-1.0, -0.5],
+        "m_d": [-0.3, 0.2],
+        "j0_d": pytest.approx([0.25 * cos_340, 0.5 * cos_340]),  # −(C/2) cos 2α at C = −0.5 and −1
+        "j45_d": pytest.approx([0.5 * sin_340, 0.25 * sin_340]),
+    }
     unaxed = letter_result(search((-0.47, 1.04), (-1.0, 0.0), (0.5, 1.5), None), load_protocol(REFRACTION))
     assert unaxed.prescription == "S -0.50 D  C +1.00 D" and unaxed.axis_deg is None
     assert (unaxed.sphere_d, unaxed.cylinder_d) == (-0.5, 1.0)
-    assert unaxed.intervals == {"sphere_d": [-1.0, 0.0], "cylinder_d": [0.5, 1.5]}
+    assert unaxed.intervals == {"sphere_d": [-1.0, 0.0], "cylinder_d": [0.5, 1.5], "m_d": [-0.3, 0.2]}
 
 
 def test_a_transposed_lens_needs_the_interval_of_its_other_meridian():

@@ -231,4 +231,7 @@ def test_the_interval_of_the_other_meridian_is_that_of_the_correction_posterior(
     expected = np.percentile(samples.sum(axis=1), [2.5, 97.5])
     interval = optimizer.certainty().meridian_interval_d
     np.testing.assert_allclose(interval, expected, atol=0.1 + 1e-9)
+    # and of the spherical equivalent M = S + C/2 (on a grid of 0.05 D)
+    equivalent = np.percentile(samples[:, 0] + 0.5 * samples[:, 1], [2.5, 97.5])
+    np.testing.assert_allclose(optimizer.certainty().equivalent_interval_d, equivalent, atol=0.05 + 1e-9)
     assert interval[1] - interval[0] < 0.9 * (np.ptp(optimizer.sphere_grid_d) + np.ptp(optimizer.cylinder_grid_d))

@@ -66,6 +66,8 @@ def test_a_lens_far_from_the_peak_gets_no_confidence_and_intervals_cover_the_pea
     # the other principal meridian, S + C = 0 at the peak (S − C would be 2)
     assert near.meridian_interval_d[0] <= 0.0 <= near.meridian_interval_d[1]
     assert near.meridian_interval_d[1] - near.meridian_interval_d[0] <= 1.0
+    assert near.equivalent_interval_d[0] <= 0.5 <= near.equivalent_interval_d[1]  # M = S + C/2 = 0.5
+    assert near.equivalent_interval_d[1] - near.equivalent_interval_d[0] <= 1.0
 
 
 def test_confidence_of_a_real_session_grows_with_trials_and_is_reproducible():

@@ -349,6 +349,10 @@ def start_text(info) -> str:
     """The starting refraction of session ``info`` and the search box around it."""
     settings = info.optimizer_settings
     if not is_prescription(settings):
+        lens = (info.protocol or {}).get("lens") if isinstance(info.protocol, dict) else None
+        axis_deg = lens.get("axis_deg") if isinstance(lens, dict) else None
+        if isinstance(axis_deg, (int, float)) and not isinstance(axis_deg, bool) and 1.0 <= axis_deg <= 180.0:
+            return f"none (two-parameter search, cylinder along {_axis_int(axis_deg):03d})"
         return "none (two-parameter search)"
     start = settings.get("start")
     if not start:

@@ -325,6 +325,15 @@ def test_each_eye_gets_its_own_prescription_od_first():
     assert rows["Eye tested"] == "OU (both eyes) · no prescription stored for OS"
 
 
+def test_a_two_parameter_record_names_the_axis_its_cylinder_was_searched_along(sessions_db):
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["two-parameter"])
+    assert build_record(info).start == "none (two-parameter search)"  # no axis in its protocol
+    at_90 = types.SimpleNamespace(**{**vars(info), "protocol": {"lens": {"axis_deg": 90.0}}})
+    assert build_record(at_90).start == "none (two-parameter search, cylinder along 090)"
+
+
 def test_a_session_without_a_stored_prescription_says_why(sessions_db):
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:

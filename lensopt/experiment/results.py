@@ -30,7 +30,8 @@ PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer, Pre
 
 
 def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: str | None) -> list:
-    """An eye's search is over: its prescription stored and printed (full prescription), or its best lens printed."""
+    """An eye's search is over: its prescription stored and printed (full prescription), or its best lens
+    printed — and, for a two-parameter letter search, stored as its result (:func:`letter_result`)."""
     if not optimizer.n_trials:
         return []
     if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):

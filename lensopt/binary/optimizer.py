@@ -168,6 +168,7 @@ class ContextualOptimizer:
             prior_mean=s.prior_mean_function(),
             ep_tolerance=s.ep_tolerance,
             virtual=s.virtual_observations(),
+            ep_match_clipped_mean=s.ep_match_clipped_mean,
         )
 
     def _current_kernel(self):

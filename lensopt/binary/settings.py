@@ -143,7 +143,10 @@ class OptimizerSettings:
     ``search_tolerance``: relative tolerance of the L-BFGS-B refinement of every acquisition
     search (its ``ftol``); ``None``: scipy's default (2.2e-9), as in the papers' runs.
     ``ep_tolerance``: EP's convergence tolerance (the largest relative change of a site parameter);
-    ``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`. ``draws_at_last_threshold``: with an
+    ``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`. ``ep_match_clipped_mean``: EP's sites
+    whose precision is clipped at 0 (the floored likelihood is not log-concave there) give the
+    posterior the tilted mean (:func:`lensopt.gp.ep._site_parameters`); ``False``: the unclipped
+    formula, as before (saved sessions, the full prescription's campaigns). ``draws_at_last_threshold``: with an
     adaptive reference, the draw rules pin the threshold at the last tested lens instead of ``s₀``
     where that cannot change the lens (:func:`lensopt.binary.rules.x_step_free_of_context`; it saves
     the search for ``s₀``, and the search stops elsewhere within its tolerance); ``False``: ``s₀``, as
@@ -180,6 +183,7 @@ class OptimizerSettings:
     min_information_bits: float = 0.0
     search_tolerance: float | None = None
     ep_tolerance: float | None = None
+    ep_match_clipped_mean: bool = False
     draws_at_last_threshold: bool = False
     prior_centre: tuple[float, ...] | None = None
     prior_depth: float = 0.0
@@ -271,8 +275,9 @@ class OptimizerSettings:
         points = self.edge_sign_points
         if isinstance(points, bool) or not isinstance(points, int) or points < 2:
             raise ValueError(f"edge_sign_points must be an integer >= 2, got {points!r}")
-        if not isinstance(self.draws_at_last_threshold, bool):
-            raise ValueError(f"draws_at_last_threshold must be true or false, got {self.draws_at_last_threshold!r}")
+        for name in ("draws_at_last_threshold", "ep_match_clipped_mean"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("search_tolerance", "ep_tolerance"):
             tol = getattr(self, name)
             if tol is not None:
@@ -305,6 +310,8 @@ class OptimizerSettings:
             del data["objective_tilt"]
         else:
             data["objective_tilt"] = list(self.objective_tilt)
+        if not self.ep_match_clipped_mean:  # states saved before the mean-matched clipping read the same
+            del data["ep_match_clipped_mean"]
         if self.edge_sign_noise is None:  # states saved before the edge signs read the same
             del data["edge_sign_noise"], data["edge_sign_points"]
         if self.prior_centre is None:  # states saved before the bowl prior read the same

@@ -21,7 +21,7 @@ INFERENCE_METHODS = ("laplace", "ep")
 CONTEXTUAL_DUEL_RULES = ("muc-ald", "kss-ald", "muc-random", "kss-random", "bald", "random")
 
 #: ``lensopt.refraction.LETTER_BETA``: β of UCB_Φ with issue 14's letter model (the default).
-LETTER_BETA = 3.5
+LETTER_BETA = 4.5
 
 #: ``lensopt.refraction.REFRACTION_BETA``, Φ⁻¹(0.99) to 3 decimals (the probit letter model).
 REFRACTION_BETA_3 = 2.326

@@ -72,7 +72,8 @@ class GPClassifier:
     ``predict_proba``, ``epistemic_variance`` and ``bald`` are of the floored ``P``;
     ``training_posterior`` is of the zero-mean part ``f − m`` (what posterior sampling updates).
     ``ep_tolerance``: the largest relative change of a site parameter at which EP stops
-    (``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`). ``virtual``: optional
+    (``None``: :data:`lensopt.gp.ep.PARALLEL_EP_TOLERANCE`); ``ep_match_clipped_mean``: EP's
+    clipped sites match the tilted mean (:func:`lensopt.gp.ep._site_parameters`). ``virtual``: optional
     :class:`lensopt.gp.virtual.SignObservations`, sites of prior knowledge conditioned on with the
     data (Siivola et al. 2018): the latent's sites are then the virtual ones first, then ``X_train_``.
     """
@@ -87,6 +88,7 @@ class GPClassifier:
         prior_mean=0.0,
         ep_tolerance: float | None = None,
         virtual: SignObservations | None = None,
+        ep_match_clipped_mean: bool = False,
     ):
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a lensopt.gp.kernels.Kernel; got {type(kernel).__name__}")
@@ -104,6 +106,9 @@ class GPClassifier:
         if ep_tolerance is not None and not (isinstance(ep_tolerance, float) and 0.0 < ep_tolerance < 1.0):
             raise ValueError(f"ep_tolerance must be a float in (0, 1) or None; got {ep_tolerance!r}")
         self.ep_tolerance = ep_tolerance
+        if not isinstance(ep_match_clipped_mean, bool):
+            raise ValueError(f"ep_match_clipped_mean must be True or False; got {ep_match_clipped_mean!r}")
+        self.ep_match_clipped_mean = ep_match_clipped_mean
         if virtual is not None and not isinstance(virtual, SignObservations):
             raise ValueError(
                 f"virtual must be None or lensopt.gp.virtual.SignObservations; got {type(virtual).__name__}"
@@ -338,7 +343,9 @@ class GPClassifier:
         floor = dict(guess_rate=self.guess_rate, lapse_rate=self.lapse_rate, prior_mean=prior_mean)
         if self.inference == "laplace":
             return laplace_posterior(K, y, alpha_init=init, **floor)
-        return parallel_ep_posterior(K, y, sites_init=init, tolerance=self.ep_tolerance, **floor)
+        return parallel_ep_posterior(
+            K, y, sites_init=init, tolerance=self.ep_tolerance, match_clipped_mean=self.ep_match_clipped_mean, **floor
+        )
 
     def _init_from(self, posterior: LatentPosterior | None):
         if posterior is None:

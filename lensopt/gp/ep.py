@@ -9,7 +9,8 @@ point the gradient in the hyperparameters needs no implicit term.
 Floored likelihood (guess rate ``γ``, lapse ``λ``): the tilted moments stay in closed form
 (:func:`lensopt.gp.likelihood.tilted_moments`); where a tilted variance exceeds the cavity variance
 (the likelihood is not log-concave there) the site precision is clipped at 0, as for the probit's
-round-off.
+round-off, and the site's natural mean then matches the tilted mean (``match_clipped_mean``,
+:func:`_site_parameters`).
 
 A warm start reuses the previous site parameters and pads new rows with zero-precision sites
 (the prior), so an appended trial only needs a few sweeps.
@@ -62,6 +63,28 @@ def _posterior_from_sites(K: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     return np.asfortranarray(Sigma), Sigma @ nu, L, sqrt_tau
 
 
+def _site_parameters(tau_cav, nu_cav, m_hat, v_hat, match_clipped_mean: bool):
+    """A site's new ``(τ̃, ν̃)`` from its cavity ``(τ₋, ν₋)`` and tilted moments ``(m̂, v̂)`` (R&W
+    Algorithm 3.5 lines 7–8), arrays or scalars.
+
+    Matching both moments needs ``τ̃ = 1/v̂ − τ₋``, negative where the tilted variance exceeds the
+    cavity's (the floored likelihood is not log-concave where a correct answer lies far below
+    threshold, on the guess floor's side). ``τ̃`` is clipped at 0 there, so the approximate posterior
+    keeps the cavity's variance; ``match_clipped_mean`` then chooses ``ν̃ = m̂ τ₋ − ν₋``, which gives
+    it the tilted mean ``m̂`` (moment matching of the mean alone, as assumed-density filtering does).
+    Without it (sessions saved before, and the full prescription's archived campaigns) ``ν̃ = m̂/v̂ −
+    ν₋``, the formula of an unclipped site, leaves the posterior mean at ``m̂ v₋/v̂``: pulled towards
+    the prior mean, which moves more answers onto the floor's side, whose sites are clipped too. In
+    letter sessions that cascade made one answer near threshold clip a fifth of the sites and drop the
+    marginal likelihood by ~25 nats (docs/never-lost.md, "EP's clipped sites")."""
+    tau_new = np.maximum(1.0 / v_hat - tau_cav, 0.0)
+    if match_clipped_mean:
+        nu_new = np.where(1.0 / v_hat < tau_cav, m_hat * tau_cav, m_hat / v_hat) - nu_cav
+    else:
+        nu_new = m_hat / v_hat - nu_cav
+    return tau_new, nu_new
+
+
 def _tilted(labels: Labels, cavity_mean, cavity_var, prior_mean):
     """Tilted moments of the zero-mean part ``f − m`` when the likelihood sees ``m + f``."""
     log_z, mean, var = labelled_tilted_moments(labels, prior_mean + cavity_mean, cavity_var)
@@ -77,6 +100,7 @@ def _sweep(
     order: np.ndarray,
     floor=(0.0, 0.0),
     prior_mean=0.0,
+    match_clipped_mean: bool = False,
 ) -> np.ndarray:
     """One pass of sequential site updates (R&W Algorithm 3.5 lines 4–12), in place.
 
@@ -88,9 +112,8 @@ def _sweep(
         tau_cav = max(1.0 / s_ii - tau[i], MIN_CAVITY_PRECISION)  # Line 5
         nu_cav = mu[i] / s_ii - nu[i]
         _, m_hat, v_hat = _tilted(Labels.of(y[i], *floor), nu_cav / tau_cav, 1.0 / tau_cav, prior_means[i])  # Line 6
-        tau_new = max(1.0 / v_hat - tau_cav, 0.0)  # Line 7
-        d_tau = tau_new - tau[i]
-        nu_new = m_hat / v_hat - nu_cav  # Line 8
+        tau_new, nu_new = (float(v) for v in _site_parameters(tau_cav, nu_cav, m_hat, v_hat, match_clipped_mean))
+        d_tau = tau_new - tau[i]  # Lines 7-8
         d_nu = nu_new - nu[i]
         tau[i], nu[i] = tau_new, nu_new
         s_i = Sigma[:, i].copy()
@@ -175,6 +198,7 @@ def parallel_ep_posterior(
     guess_rate: float = 0.0,
     lapse_rate: float = 0.0,
     prior_mean: float = 0.0,
+    match_clipped_mean: bool = False,
 ) -> LatentPosterior:
     """EP with parallel site updates: every site is refreshed from the same posterior, then the
     posterior is recomputed once (Minka 2001; van Gerven et al. 2010), vectorized instead of R&W's
@@ -183,6 +207,7 @@ def parallel_ep_posterior(
     largest site change grows by :data:`PARALLEL_EP_GROWTH`, down to
     :data:`PARALLEL_EP_MIN_DAMPING`, and relaxed back towards 1 while it shrinks); if they still
     have not converged after ``max_iterations``, the sequential schedule finishes from there.
+    ``match_clipped_mean``: a clipped site's natural mean (:func:`_site_parameters`).
     """
     tolerance = PARALLEL_EP_TOLERANCE if tolerance is None else tolerance
     floor = (float(guess_rate), float(lapse_rate))
@@ -201,8 +226,7 @@ def parallel_ep_posterior(
         tau_cav = np.maximum(1.0 / variances - tau, MIN_CAVITY_PRECISION)
         nu_cav = means / variances - nu
         _, m_hat, v_hat = _tilted(labels, nu_cav / tau_cav, 1.0 / tau_cav, prior_mean)
-        tau_new = np.maximum(1.0 / v_hat - tau_cav, 0.0)
-        nu_new = m_hat / v_hat - nu_cav
+        tau_new, nu_new = _site_parameters(tau_cav, nu_cav, m_hat, v_hat, match_clipped_mean)
         x, x_new = np.concatenate([tau, nu]), np.concatenate([tau_new, nu_new])
         moved = float(np.max(np.abs(x_new - x) / (1.0 + np.abs(x)), initial=0.0))  # over both kinds of site parameter
         if moved <= tolerance:
@@ -219,7 +243,14 @@ def parallel_ep_posterior(
         variances, means, L, sqrt_tau = _marginals_from_sites(K, tau, nu)
     if not converged:
         return ep_posterior(
-            K, y, (tau, nu), tolerance=tolerance, guess_rate=guess_rate, lapse_rate=lapse_rate, prior_mean=prior_mean
+            K,
+            y,
+            (tau, nu),
+            tolerance=tolerance,
+            guess_rate=guess_rate,
+            lapse_rate=lapse_rate,
+            prior_mean=prior_mean,
+            match_clipped_mean=match_clipped_mean,
         )
     alpha = nu - sqrt_tau * lower_solve(L, lower_solve(L, sqrt_tau * (K @ nu)), transpose=True)
     return LatentPosterior(
@@ -243,11 +274,13 @@ def ep_posterior(
     guess_rate: float = 0.0,
     lapse_rate: float = 0.0,
     prior_mean: float = 0.0,
+    match_clipped_mean: bool = False,
 ) -> LatentPosterior:
     """Run EP to convergence (R&W Algorithm 3.5) and return the Gaussian approximation.
 
     ``sites_init``: optional ``(τ̃, ν̃)`` to start from (warm start). Sites are visited in index
-    order every sweep, so the result is deterministic.
+    order every sweep, so the result is deterministic. ``match_clipped_mean``: a clipped site's
+    natural mean (:func:`_site_parameters`).
     """
     tolerance = EP_TOLERANCE if tolerance is None else tolerance
     floor = (float(guess_rate), float(lapse_rate))
@@ -262,7 +295,7 @@ def ep_posterior(
     sweep = 0
     for sweep in range(1, max_sweeps + 1):  # noqa: B007 - the count is read after the loop
         tau_old, nu_old = tau.copy(), nu.copy()
-        _sweep(Sigma, mu, tau, nu, y, order, floor, prior_mean)
+        _sweep(Sigma, mu, tau, nu, y, order, floor, prior_mean, match_clipped_mean)
         Sigma, mu, L, sqrt_tau = _posterior_from_sites(K, tau, nu)  # Lines 13-15
         moved = max(
             np.max(np.abs(tau - tau_old) / (1.0 + np.abs(tau)), initial=0.0),

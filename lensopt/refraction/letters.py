@@ -61,15 +61,20 @@ PAPER_LETTER_MODEL = {
 #: β of UCB_Φ with issue 14's letter model. Its sessions that still failed (> 0.1 logMAR after 100
 #: trials) had searched one edge of the lens box and never looked inward; on tuning patients
 #: (seeds 2000–2059, slope 5) β = 3.5 instead of Φ⁻¹(0.99) lowered the median error after 100
-#: trials from 0.016 to 0.010 logMAR (failures 1 of 30 either way).
-LETTER_BETA = 3.5
+#: trials from 0.016 to 0.010 logMAR (failures 1 of 30 either way). 4.5 together with the prior mean
+#: −5 (:data:`DEFAULT_PRIOR_MEAN`) once EP's clipped sites matched their tilted mean
+#: (``ep_match_clipped_mean``): a more pessimistic prior for untested lenses needs a larger bonus to
+#: explore them (tuning seeds 7000–7599; docs/never-lost.md, "EP's clipped sites").
+LETTER_BETA = 4.5
 
 #: Constant prior mean of the latent ``f(s, x) = w s + g(x)`` for lenses (floored model). With the
 #: papers' zero mean an untested lens is predicted to have acuity 0 logMAR — as good as a normal
 #: eye's best — so the posterior mean's maximum drifts to untested corners of the lens box. A
 #: negative mean makes an untested lens a poor one until answers say otherwise (UCB still explores
-#: it: its variance is the prior's). Chosen on tuning patients (seeds < 100,000).
-DEFAULT_PRIOR_MEAN = -3.0
+#: it: its variance is the prior's). Chosen on tuning patients (seeds < 100,000): −3 first, −5 with
+#: β = 4.5 (:data:`LETTER_BETA`) once EP's clipped sites matched their tilted mean; before that fix
+#: a more negative mean set off EP's clipping cascade (docs/never-lost.md, "EP's clipped sites").
+DEFAULT_PRIOR_MEAN = -5.0
 
 #: A letter trial whose answer carries less than this information (bits) is not asked; the rule
 #: takes the most informative trial anywhere instead (:mod:`lensopt.binary.rules`, "No stalls").
@@ -197,6 +202,7 @@ class RefractionOptimizer(TrialHistory):
         options.setdefault("min_information_bits", MIN_INFORMATION_BITS if likelihood == "floored" else 0.0)
         options.setdefault("search_tolerance", SEARCH_TOLERANCE if likelihood == "floored" else None)
         options.setdefault("ep_tolerance", EP_TOLERANCE if likelihood == "floored" else None)
+        options.setdefault("ep_match_clipped_mean", likelihood == "floored")
         options.setdefault("draws_at_last_threshold", likelihood == "floored")
         options.setdefault("edge_sign_noise", EDGE_SIGN_NOISE if likelihood == "floored" else None)
         if likelihood == "floored":
@@ -253,6 +259,7 @@ class RefractionOptimizer(TrialHistory):
             "stop": None if self.stop is None else self.stop.to_dict(),
             "reference_context": core["reference_context"],
             **{k: core[k] for k in SEARCH_SETTING_NAMES},
+            "ep_match_clipped_mean": s.ep_match_clipped_mean,
             "edge_sign_noise": s.edge_sign_noise,
             "edge_sign_points": s.edge_sign_points,
         }
@@ -262,13 +269,15 @@ class RefractionOptimizer(TrialHistory):
         """Settings saved before the floored likelihood existed (no ``likelihood`` key) rebuild the
         plain-probit model they were run with; before ``search_tolerance``, scipy's default; before
         ``ep_tolerance``, EP's default; before ``draws_at_last_threshold``, the draw rules' ``s₀``;
-        before ``edge_sign_noise``, no virtual observations at the lens box's edges."""
+        before ``edge_sign_noise``, no virtual observations at the lens box's edges; before
+        ``ep_match_clipped_mean``, EP's clipped sites as they were."""
         if "likelihood" not in settings:
             settings.update(likelihood="probit", lapse=0.0, prior_mean=0.0, min_information_bits=0.0)
         settings.setdefault("search_tolerance", None)
         settings.setdefault("ep_tolerance", None)
         settings.setdefault("draws_at_last_threshold", False)
         settings.setdefault("edge_sign_noise", None)
+        settings.setdefault("ep_match_clipped_mean", False)
         return settings
 
     def to_state(self) -> dict:

@@ -42,7 +42,6 @@ from lensopt.refraction.bracket import BRACKET_RULE, most_informative
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import (
     DEFAULT_MODEL_LAPSE,
-    LETTER_BETA,
     LETTER_BOUNDS_LOGMAR,
     MIN_INFORMATION_BITS,
     SEARCH_SETTING_NAMES,
@@ -83,6 +82,12 @@ NO_START_PRIOR_MEAN = -10.0
 #: two-parameter letter search's first value (1e-4), with which the prescription campaigns were
 #: tuned and run; the letter search's later 1e-3 and single start were tried on two parameters only.
 PRESCRIPTION_SEARCH_TOLERANCE = 1e-4
+
+#: β of UCB_Φ in the full prescription's letter search: 3.5, the two-parameter letter model's β when
+#: the prescription's campaigns were run (docs/prescription.md); the two-parameter search has since
+#: moved to :data:`lensopt.refraction.letters.LETTER_BETA` with its own prior mean and EP's
+#: mean-matched clipping, which the prescription has not been measured with.
+PRESCRIPTION_BETA = 3.5
 
 #: The most-plus preference ``κ`` (latent units per D of M): the lens search and the reported lens
 #: maximize ``f(s₀, x) + κ M`` rather than ``f``. Among lenses of equal acuity (an accommodating
@@ -236,7 +241,7 @@ class PrescriptionOptimizer(PrescriptionReport):
         )
         options.setdefault("min_information_bits", MIN_INFORMATION_BITS)
         options.setdefault("search_tolerance", PRESCRIPTION_SEARCH_TOLERANCE)
-        options.setdefault("beta", LETTER_BETA)
+        options.setdefault("beta", PRESCRIPTION_BETA)
         default_mean = PRIOR_START_OFFSET if started else NO_START_PRIOR_MEAN
         options["prior_mean"] = default_mean if prior_mean is None else prior_mean
         if started:

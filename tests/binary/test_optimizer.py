@@ -164,7 +164,7 @@ def test_refraction_beta_defaults_per_model_and_survives_a_saved_state():
 
     from lensopt.refraction.letters import LETTER_BETA, PAPER_LETTER_MODEL
 
-    assert RefractionOptimizer(seed=1).settings.beta == LETTER_BETA == 3.5  # issue 14's letter model
+    assert RefractionOptimizer(seed=1).settings.beta == LETTER_BETA == 4.5  # issue 14's letter model
     opt = RefractionOptimizer(seed=1, likelihood="probit")
     assert opt.settings.beta == pytest.approx(2.3263478740, abs=1e-9)  # Φ⁻¹(0.99), tables
     assert opt.settings.beta == pytest.approx(norm.ppf(0.99))

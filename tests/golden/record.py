@@ -11,7 +11,8 @@ are equal (floats to :data:`REL_TOL`).
 kernel for the processor (threadpoolctl's ``architecture``: ``Haswell`` on an AVX2 machine,
 ``SkylakeX`` on an AVX-512 one), a different kernel sums in another order, and the searches carry
 the difference (~1e-9 after a few dozen trials) into later decisions, now and then across a near
-tie. So each golden file holds the sessions of one kernel, ``<family>.<kernel>.json`` (its
+tie. numpy's ufuncs do the same where they run AVX-512 code, whatever OpenBLAS chose, so the
+kernel's name ends in ``-numpy-AVX512`` there (:func:`blas_kernel`). So each golden file holds the sessions of one kernel, ``<family>.<kernel>.json`` (its
 ``blas_kernel``); ``<family>.json`` was recorded before kernels were noted, on another kernel than Haswell's or
 Sandybridge's (presumably an AVX-512 machine).
 The test compares strictly with the file of this machine's kernel; without one, with the unnoted
@@ -382,13 +383,27 @@ def record_session(family: Family, config: str, seed: int) -> dict:
 
 
 def blas_kernel() -> str:
-    """This process's BLAS kernel: ``openblas-<architecture>`` (e.g. ``openblas-Haswell``), or the
-    library's name where it reports no architecture (MKL, Accelerate)."""
+    """The kernels this process's decisions depend on in their last bits: the BLAS kernel,
+    ``openblas-<architecture>`` (e.g. ``openblas-Haswell``; the library's name where it reports no
+    architecture: MKL, Accelerate), followed by ``-numpy-AVX512`` where numpy dispatches its ufuncs
+    (``exp``, ``log``, ``sin``, ...) to AVX-512 code. OpenBLAS may choose its AVX2 ``Haswell`` kernels
+    on an AVX-512 processor (an AMD EPYC of family 26, 29 Nov 2026) while numpy uses AVX-512 there,
+    and the two machines' decisions part after a few dozen trials (~1e-8), as two BLAS kernels' do."""
+    name = "unknown"
     for library in threadpool_info():
         if library.get("user_api") == "blas":
             architecture = library.get("architecture")
-            return f"{library['internal_api']}-{architecture}" if architecture else str(library["internal_api"])
-    return "unknown"
+            name = f"{library['internal_api']}-{architecture}" if architecture else str(library["internal_api"])
+            break
+    return name + ("-numpy-AVX512" if _numpy_dispatches_avx512() else "")
+
+
+def _numpy_dispatches_avx512() -> bool:
+    """Whether numpy's ufuncs run their AVX-512 (Skylake-X level) code on this processor: the
+    processor has it and it is neither disabled (``NPY_DISABLE_CPU_FEATURES``) nor beyond the build."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    return "AVX512_SKX" in __cpu_dispatch__ and bool(__cpu_features__.get("AVX512_SKX"))
 
 
 def record_family(family: Family) -> dict:

@@ -41,10 +41,13 @@ N_INITIAL = 2
 REL_TOL, ABS_TOL = 1e-9, 1e-12
 """How equal a rebuilt optimizer's decision is to the live one's (as the golden decisions): the
 rebuilt model is fitted once from the prior, the live one warm-started from its last fit."""
-REL_TOL_BY_NAME = {"letters": 1e-7}
+REL_TOL_BY_NAME = {"letters": 1e-7, "copeland": 1e-7}
 """Where the inference stops sooner: the letter model's EP at 1e-8 relative site change
 (:data:`lensopt.refraction.letters.EP_TOLERANCE`; a rebuilt session's next letter 5e-9 relative
-from the live one's), the library's at 1e-10."""
+from the live one's), the library's at 1e-10. And where a flat maximum magnifies the difference
+between the cold and the warm fit: the Copeland optimizer's Condorcet winner, an L-BFGS-B maximum
+of the soft-Copeland score, moved 6e-8 relative (1e-8 absolute) between them on an AVX-512 host
+(30 Nov 2026; its next duel, and both on the AVX2 host, within 1e-9)."""
 
 
 def build_optimizers(seed: int = 0) -> dict[str, AskTellOptimizer[Any, Any]]:

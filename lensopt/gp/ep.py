@@ -74,12 +74,12 @@ def _site_parameters(tau_cav, nu_cav, m_hat, v_hat, match_clipped_mean: bool):
     it the tilted mean ``m̂`` (moment matching of the mean alone, as assumed-density filtering does).
     Without it (sessions saved before, and the full prescription's archived campaigns) ``ν̃ = m̂/v̂ −
     ν₋``, the formula of an unclipped site, leaves the posterior mean at ``m̂ v₋/v̂``: pulled towards
-    the prior mean, which moves more answers onto the floor's side, whose sites are clipped too. In
-    letter sessions that cascade made one answer near threshold clip a fifth of the sites and drop the
-    marginal likelihood by ~25 nats (docs/never-lost.md, "EP's clipped sites")."""
-    tau_new = np.maximum(1.0 / v_hat - tau_cav, 0.0)
+    the prior mean, which moves more answers onto the floor's side, whose sites are clipped too: a
+    cascade (docs/never-lost.md, "EP's clipped sites"; a recorded case in tests/gp/test_ep_clipping.py)."""
+    tilted_precision = 1.0 / v_hat
+    tau_new = np.maximum(tilted_precision - tau_cav, 0.0)
     if match_clipped_mean:
-        nu_new = np.where(1.0 / v_hat < tau_cav, m_hat * tau_cav, m_hat / v_hat) - nu_cav
+        nu_new = np.where(tilted_precision < tau_cav, m_hat * tau_cav, m_hat / v_hat) - nu_cav
     else:
         nu_new = m_hat / v_hat - nu_cav
     return tau_new, nu_new

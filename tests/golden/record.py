@@ -400,10 +400,16 @@ def blas_kernel() -> str:
 
 def _numpy_dispatches_avx512() -> bool:
     """Whether numpy's ufuncs run their AVX-512 (Skylake-X level) code on this processor: the
-    processor has it and it is neither disabled (``NPY_DISABLE_CPU_FEATURES``) nor beyond the build."""
-    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    processor has it and it is neither disabled (``NPY_DISABLE_CPU_FEATURES``) nor beyond the build.
+    Read from numpy's public introspection (numpy >= 2.0): the target its float64 ``exp`` runs."""
+    try:
+        from numpy.lib.introspect import opt_func_info
+    except ImportError:  # numpy < 2.0: its private dispatch tables
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
-    return "AVX512_SKX" in __cpu_dispatch__ and bool(__cpu_features__.get("AVX512_SKX"))
+        return "AVX512_SKX" in __cpu_dispatch__ and bool(__cpu_features__.get("AVX512_SKX"))
+    targets = opt_func_info(func_name="exp", signature="float64").get("exp", {})
+    return any(str(t.get("current", "")).startswith("AVX512_SKX") for t in targets.values())
 
 
 def record_family(family: Family) -> dict:

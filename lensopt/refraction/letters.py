@@ -119,7 +119,8 @@ EDGE_SIGN_NOISE = 0.3
 
 
 #: The contextual optimizer's search settings a letter optimizer's ``settings_dict`` passes through
-#: unchanged (the two-parameter and the full-prescription searches alike).
+#: unchanged (the two-parameter and the full-prescription searches alike), read from the settings
+#: themselves: :meth:`OptimizerSettings.to_dict` leaves some out at their old defaults.
 SEARCH_SETTING_NAMES = (
     "beta",
     "n_candidates",
@@ -130,6 +131,7 @@ SEARCH_SETTING_NAMES = (
     "min_information_bits",
     "search_tolerance",
     "ep_tolerance",
+    "ep_match_clipped_mean",
     "draws_at_last_threshold",
 )
 
@@ -258,8 +260,7 @@ class RefractionOptimizer(TrialHistory):
             "prior_mean": s.prior_mean,
             "stop": None if self.stop is None else self.stop.to_dict(),
             "reference_context": core["reference_context"],
-            **{k: core[k] for k in SEARCH_SETTING_NAMES},
-            "ep_match_clipped_mean": s.ep_match_clipped_mean,
+            **{k: getattr(s, k) for k in SEARCH_SETTING_NAMES},
             "edge_sign_noise": s.edge_sign_noise,
             "edge_sign_points": s.edge_sign_points,
         }

@@ -295,7 +295,7 @@ class PrescriptionOptimizer(PrescriptionReport):
             "max_step_d": self.max_step_d,
             "recentre_at": list(self.recentre_at),
             "stop": None if self.stop is None else self.stop.to_dict(),
-            **{k: core[k] for k in SEARCH_SETTING_NAMES},
+            **{k: getattr(s, k) for k in SEARCH_SETTING_NAMES},
         }
 
     @classmethod

@@ -335,6 +335,21 @@ def test_the_letter_search_starts_once_and_a_saved_session_keeps_its_starts_and_
     assert PrescriptionOptimizer(seed=1).settings.search_tolerance == PRESCRIPTION_SEARCH_TOLERANCE == 1e-4
 
 
+@pytest.mark.parametrize("clipping", [True, False])
+def test_eps_clipped_site_formula_survives_either_letter_optimizers_saved_state(clipping):
+    """``ep_match_clipped_mean`` set against the optimizer's default (the full prescription keeps the
+    old formula, the two-parameter letter model the new one) resumes as it was set."""
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+
+    for opt in (
+        PrescriptionOptimizer(seed=1, start="-1.00 / -0.50 x 90", ep_match_clipped_mean=clipping),
+        RefractionOptimizer(seed=1, ep_match_clipped_mean=clipping),
+    ):
+        state = json.loads(json.dumps(opt.to_state()))
+        resumed = type(opt).from_state(state)
+        assert resumed.settings.ep_match_clipped_mean is clipping
+
+
 @pytest.mark.parametrize("rule", ["ucb-ald", "ts-ald", "random"])
 def test_a_per_trial_system_box_confines_the_trial_and_leaves_the_model_box(rule):
     """``ask(system_bounds=...)``: the trial (random initial ones included) lies in the smaller box,

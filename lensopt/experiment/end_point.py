@@ -65,7 +65,8 @@ def confidence_target(protocol) -> float:
 @dataclass(frozen=True)
 class EndPoint:
     """One eye's end point: ``lens_text`` and ``details`` (intervals, predicted acuity) when
-    ``confident``; otherwise ``more_trials`` (None: no number can be justified)."""
+    ``confident``; otherwise ``more_trials`` (None: no number can be justified). ``n_trials``: the
+    eye's answers so far (what a resumed session's ``--trials`` counts from)."""
 
     eye: str | None
     confident: bool
@@ -74,6 +75,7 @@ class EndPoint:
     lens_text: str
     details: tuple[str, ...] = ()
     more_trials: int | None = None
+    n_trials: int = 0
 
     def headline(self) -> str:
         """``OD  -1.25 / -0.75 x 170``, or ``OD  not enough answers to prescribe``."""
@@ -244,22 +246,46 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         lens_text=lens_text,
         details=details,
         more_trials=more_trials_estimate(confidences, target),
+        n_trials=int(optimizer.n_trials),
     )
 
 
-def closing_screen(console, responses, protocol, end_points: list, frames_dir: Path | None = None) -> None:
+def continue_command(end_points: Sequence[EndPoint], session_id: int, db_path: Path | str | None = None) -> str | None:
+    """How to give the eyes short of their target the trials recommended: ``lensopt run --resume 7
+    --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
+    eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
+    over the eyes short of their target; ``--trials N`` with "N more than …" where no number can
+    be justified. None when every eye has its end point (or none has a confidence to reach)."""
+    short = [e for e in end_points if not e.confident and not math.isnan(e.target)]
+    if not short:
+        return None
+    db = "" if db_path is None else f" --db {db_path}"
+    budgets = [None if e.more_trials is None else e.n_trials + e.more_trials for e in short]
+    if None in budgets:
+        most = max(e.n_trials for e in short)
+        return f"lensopt run --resume {session_id} --trials N{db}  (N more than {most})"
+    return f"lensopt run --resume {session_id} --trials {max(b for b in budgets if b is not None)}{db}"
+
+
+def closing_screen(
+    console, responses, protocol, end_points: list, frames_dir: Path | None = None, resume: str | None = None
+) -> None:
     """The console's closing screen, held until the clinician presses the confirm key (the patient's
     window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
-    acuity, or "not enough answers to prescribe; about N more trials recommended"."""
+    acuity, or "not enough answers to prescribe; about N more trials recommended" and, given
+    ``resume`` (:func:`continue_command`), the command that continues the session."""
     confirm = protocol.keys.confirm
+    lines = [
+        (f"{e.eye}: " if e.eye else "") + line
+        for e in end_points
+        for line in (e.details if e.confident else [e.advice()])
+    ]
+    if resume is not None:
+        lines.append(f"To continue: {resume}")
     console.update(
         heading="Session finished",
         lens_text="\n".join(e.headline() for e in end_points),
-        keys_text="\n".join(
-            (f"{e.eye}: " if e.eye else "") + line
-            for e in end_points
-            for line in (e.details if e.confident else [e.advice()])
-        ),
+        keys_text="\n".join(lines),
         message=f"{confirm.upper()}: close",
     )
     if frames_dir is not None:

@@ -26,7 +26,7 @@ from typing import Any
 from lensopt.errors import CalibrationError, ProtocolError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
-from lensopt.experiment.end_point import closing_screen, end_point
+from lensopt.experiment.end_point import closing_screen, continue_command, end_point
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
@@ -410,8 +410,11 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
                     log(ending.lines()[0])
         else:
             status = "finished"
+            resume = continue_command(end_points, session_id, request.db_path)
+            if resume is not None:
+                log(f"continue with: {resume}")
             if console is not None:
-                closing_screen(console, responses, protocol, end_points, request.frames_dir)
+                closing_screen(console, responses, protocol, end_points, request.frames_dir, resume)
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)

@@ -214,6 +214,9 @@ def test_without_enough_confidence_the_console_says_so_instead_of_a_lens(tmp_pat
     assert "not enough answers to prescribe" in closing and outcome.result.prescription not in closing
     assert any(text.startswith(f"confidence {outcome.result.confidence:.2f} < 0.99; ") for text in closing)
     assert any(x.startswith("not enough answers to prescribe; confidence ") for x in lines)
+    resume = f"lensopt run --resume {outcome.session_id} --trials "
+    assert any(x.startswith(f"continue with: {resume}") and str(tmp_path / "s.db") in x for x in lines)
+    assert any(f"\nTo continue: {resume}" in text for text in closing)  # under the eye's advice
 
 
 def test_while_paused_the_console_lists_only_the_pause_screens_keys(tmp_path, window, console_states):

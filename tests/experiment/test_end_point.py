@@ -1,6 +1,8 @@
 """The end point's estimate of the trials still needed: a straight line through the confidence trend."""
 
-from lensopt.experiment.end_point import EndPoint, more_trials_estimate, prescription_lines
+import math
+
+from lensopt.experiment.end_point import EndPoint, continue_command, more_trials_estimate, prescription_lines
 from lensopt.store import ResultRecord
 
 
@@ -51,3 +53,21 @@ def test_a_stored_lens_without_an_axis_is_not_given_one_in_plus_cylinder():
     assert _reported_text(unaxed, protocol)[0] == "S -0.50 D  C +1.00 D"
     axed = ResultRecord("+0.50 / -1.00 x 180", 0.5, -1.0, 180.0, -0.02, 0.97, 40, {})
     assert _reported_text(axed, protocol)[0] == "-0.50 / +1.00 x 090  (minus cylinder: +0.50 / -1.00 x 180)"
+
+
+def test_the_command_to_continue_gives_every_short_eye_its_recommended_trials():
+    # --trials is a budget per eye: the largest of answers so far plus the trials recommended
+    od = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", more_trials=19, n_trials=30)
+    os_ = EndPoint("OS", False, 0.70, 0.95, "-1.25 / -0.25 x 010", more_trials=8, n_trials=36)
+    assert continue_command([od, os_], 7) == "lensopt run --resume 7 --trials 49"
+    assert continue_command([od], 7, "/data/s.db") == "lensopt run --resume 7 --trials 49 --db /data/s.db"
+    # an eye that reached its target needs nothing; no eye short, no command
+    done = EndPoint("OS", True, 0.97, 0.95, "-1.25 / -0.25 x 010", n_trials=44)
+    assert continue_command([od, done], 7) == "lensopt run --resume 7 --trials 49"
+    assert continue_command([done], 7) is None
+    # a search without a confidence (duels) has no target to continue towards
+    duel = EndPoint("OD", True, None, math.nan, "-1.00 / -0.50 x 180", n_trials=40)
+    assert continue_command([duel], 7) is None
+    # no number can be justified: say so rather than invent one
+    unknown = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30)
+    assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials N  (N more than 36)"

@@ -46,6 +46,11 @@ CONSOLE_LENS_COLOR = (1.0, 0.85, -0.2)
 LAST_ANSWERS_SHOWN = 6
 """How many of the last answers the console lists."""
 
+NO_BREAK = "\u00a0"
+"""Joins the parts of one listed answer (``20: W>W ok``), so that a line of answers too wide for the
+console wraps between answers, never inside one (pyglet breaks lines only at spaces, tabs and
+zero-width spaces)."""
+
 
 @dataclass(frozen=True)
 class ConsoleState:
@@ -151,7 +156,8 @@ class ClinicianConsole:
         title = f"Trial {s.trial_index} of {s.n_trials}" if s.trial_index else "lensopt"
         if s.eye:
             title += f"   ·   eye {s.eye}"
-        answers = "Last answers:  " + ("   ".join(s.answers[-LAST_ANSWERS_SHOWN:]) if s.answers else "none yet")
+        shown = [answer.replace(" ", NO_BREAK) for answer in s.answers[-LAST_ANSWERS_SHOWN:]]
+        answers = "Last answers:  " + ("   ".join(shown) if shown else "none yet")
         if s.confidence is not None:
             answers += f"\nConfidence so far: {s.confidence:.2f}"
         return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]

@@ -227,3 +227,28 @@ def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocol
     assert Lens.parse(result.prescription).is_equivalent(Lens(result.sphere_d, result.cylinder_d, result.axis_deg))
     assert any(line.startswith("confidence ") and line.endswith("(cylinder along 090)") for line in lines), lines
     assert (frames / "trial-001-lens.png").exists()
+
+
+@needs_display
+def test_a_line_of_answers_too_wide_for_the_console_wraps_between_answers_never_inside_one():
+    # at the console's default size, six answers fill more than a line; pyglet lays the text out
+    # for real and each line of the layout must hold whole answers ("20:" above "W>W ok" was the bug)
+    from psychopy import visual
+
+    from lensopt.experiment.console import ClinicianConsole
+
+    answers = [("Q", "Q", "ok"), ("O", "O", "ok"), ("K", "O", "x"), ("X", "K", "x"), ("D", "P", "x"), ("W", "W", "ok")]
+    listed = tuple(f"{k}: {shown}>{named} {mark}" for k, (shown, named, mark) in enumerate(answers, start=15))
+    win = visual.Window(size=(900, 640), units="pix", checkTiming=False, winType="pyglet")
+    try:
+        console = ClinicianConsole(win)
+        console.update(answers=listed, trial_index=20, n_trials=20)
+        layout = console.history._pygletTextObj
+        text = layout.document.text
+        lines = [text[line.start : line.start + line.length] for line in layout._get_lines()]
+    finally:
+        win.close()
+    assert len(lines) > 1  # it does wrap
+    shown = [line.replace("\u00a0", " ").removeprefix("Last answers:").strip() for line in lines]
+    entries = [entry for line in shown for entry in line.split("   ")]  # answers are three spaces apart
+    assert entries == list(listed)

@@ -5,6 +5,7 @@ a stored prescription, and resumes after a kill as the uninterrupted session wou
 import pytest
 
 from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_display, write_protocol
+from lensopt.experiment.console import NO_BREAK
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
@@ -163,6 +164,6 @@ def test_the_console_lists_each_duels_answer(tmp_path, window, drawn_texts):
     with SessionStore(db, readonly=True) as store:
         answers = [r.answer for r in store.duel_trials(outcome.session_id)]
     shown = {"first": "1", "second": "2", "same": "S"}
-    on_console = [text for win, text in drawn_texts if win is console_win]
+    on_console = [text.replace(NO_BREAK, " ") for win, text in drawn_texts if win is console_win]
     expected = "Last answers:  " + "   ".join(f"{k}: {shown[a]}" for k, a in enumerate(answers, start=1))
     assert any(text.startswith(expected) for text in on_console), on_console[-3:]

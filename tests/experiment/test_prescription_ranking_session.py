@@ -6,6 +6,7 @@ would."""
 import pytest
 
 from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_display, write_protocol
+from lensopt.experiment.console import NO_BREAK
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
@@ -127,7 +128,7 @@ def test_the_console_names_each_lens_in_clinical_notation_and_lists_each_order(t
         console_win.close()
     with SessionStore(db, readonly=True) as store:
         stored = store.ranking_trials(outcome.session_id)
-    on_console = [text for win, text in drawn_texts if win is console_win]
+    on_console = [text.replace(NO_BREAK, " ") for win, text in drawn_texts if win is console_win]
     for record in stored:
         listed = "\n".join(f"{k}:  {lens.format()}" for k, lens in enumerate(lenses(record), start=1))
         assert any(listed in text for text in on_console), (listed, on_console[-3:])

@@ -280,8 +280,8 @@ def closing_screen(
         for e in end_points
         for line in (e.details if e.confident else [e.advice()])
     ]
-    if resume is not None:
-        lines.append(f"To continue: {resume}")
+    if resume is not None:  # the command on a line of its own, its "(N more than 20)" under it
+        lines.append("To continue: " + resume.replace("  (", "\n("))
     console.update(
         heading="Session finished",
         lens_text="\n".join(e.headline() for e in end_points),

@@ -13,7 +13,9 @@ Layers, each usable alone:
   :mod:`~lensopt.dashboard.comparison_panels`: the same three layers for the sessions that compare
   lenses (duels: two lenses, rankings: three or four);
 - :mod:`~lensopt.dashboard.panels`: matplotlib drawing of the four panels (no Qt, no pyplot), with the
-  helpers of :mod:`~lensopt.dashboard.drawing` that the comparison panels share;
+  helpers of :mod:`~lensopt.dashboard.drawing` that the comparison panels share, and a full
+  prescription's model panels (:mod:`~lensopt.dashboard.prescription_panels`: its astigmatism plane
+  and defocus curve);
 - :mod:`~lensopt.dashboard.report`: the one-page PNG/PDF report;
 - :mod:`~lensopt.dashboard.worker` and :mod:`~lensopt.dashboard.window`: the PyQt5 follower
   thread and window (imported only when asked for, so ``import lensopt.dashboard`` needs no Qt and no

@@ -50,6 +50,35 @@ def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -
     bar.set_label(label, fontsize=FONT_SIZE - 1)
 
 
+def draw_tried(ax, x, y, correct, what: str) -> None:
+    """The points ``(x, y)`` of the trials by answer: correct (green dots) and wrong (red crosses),
+    labelled ``"{what}, correct (n)"`` and ``"{what}, wrong (n)"``."""
+    ok = np.asarray(correct, bool)
+    ax.scatter(
+        x[ok],
+        y[ok],
+        s=26,
+        marker="o",
+        color=CORRECT_COLOR,
+        edgecolor="black",
+        linewidth=0.7,
+        zorder=3,
+        clip_on=False,
+        label=f"{what}, correct ({ok.sum()})",
+    )
+    ax.scatter(
+        x[~ok],
+        y[~ok],
+        s=26,
+        marker="x",
+        color=WRONG_COLOR,
+        linewidth=1.6,
+        zorder=3,
+        clip_on=False,
+        label=f"{what}, wrong ({(~ok).sum()})",
+    )
+
+
 def draw_optimum(ax, best) -> None:
     """The best lens (a star), its sampled locations and their 95% region (a ``LensOptimum``)."""
     ax.scatter(

@@ -18,9 +18,11 @@ per snapshot; with the session's stopping rule when its settings hold one.
 Full prescription
 -----------------
 A letter session of the full prescription (sphere, cylinder and axis around a start,
-:func:`lensopt.modes.letters.is_prescription`) is rebuilt as a ``PrescriptionOptimizer``; the
-panels drawn over ``(S, C)`` cannot show its three-dimensional model, so its snapshot holds the
-trials (the history panel) and each eye's result so far (:class:`EyeEstimate`): the prescription in
+:func:`lensopt.modes.letters.is_prescription`) is rebuilt as a ``PrescriptionOptimizer``; its
+three-dimensional model is drawn as two slices through the reported lens
+(:func:`compute_prescription_view`: the astigmatism plane ``(J0, J45)`` at its ``M``, and the
+defocus curve along ``M``), with the trials (the history panel) and each eye's result so far
+(:class:`EyeEstimate`): the prescription in
 clinical notation with its confidence, or "not enough answers to prescribe" for an eye short of the
 session's target confidence (the closing console's rule, :func:`lensopt.stopping.enough_to_prescribe`),
 also in its message (:data:`PRESCRIPTION_MESSAGE`).
@@ -57,6 +59,7 @@ from lensopt.dashboard.snapshot import (
     EyeEstimate,
     LensConfidence,
     LensMap,
+    PrescriptionView,
     PsychometricCurve,
     TrialSeries,
     frozen_array,
@@ -64,10 +67,10 @@ from lensopt.dashboard.snapshot import (
     model_eye_name,
 )
 from lensopt.errors import LensoptError
-from lensopt.modes.base import answered, eye_records
+from lensopt.modes.base import answered, eye_records, told_records
 from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
-from lensopt.refraction.lens import two_parameter_lens_text
+from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
 from lensopt.store.records import EYES, stored_confidence_target
@@ -84,12 +87,12 @@ HISTORY_STRIDE = 5
 #: Results of the eyes done with kept (one per eye and set of its answers; an undone answer makes a new set).
 EYE_CACHE_SIZE = 8
 
-#: What the lens map, the curve and the summary say of a full-prescription session: ``{eyes}`` each
-#: eye's result (:meth:`EyeEstimate.line`), joined by ``; ``.
-PRESCRIPTION_MESSAGE = (
-    "Full prescription (sphere, cylinder and axis): the lens map and the curve show two-parameter "
-    "sessions only. After {n} trials: {eyes}."
-)
+#: What the summary line says of a full-prescription session: ``{eyes}`` each eye's result
+#: (:meth:`EyeEstimate.line`), joined by ``; ``.
+PRESCRIPTION_MESSAGE = "Full prescription (sphere, cylinder and axis). After {n} trials: {eyes}."
+#: Points of the full prescription's astigmatism plane (per axis) and of its defocus curve.
+PLANE_POINTS = 41
+CURVE_POINTS = 81
 
 # --------------------------------------------------------------------------- small pure helpers
 
@@ -223,6 +226,43 @@ def compute_model_parts(
     return lens_map, best, curve, (sphere_b, cylinder_b, letter_b)
 
 
+def _triple(values) -> tuple[float, float, float]:
+    return float(values[0]), float(values[1]), float(values[2])
+
+
+def compute_prescription_view(opt, records, eye: str | None) -> PrescriptionView:
+    """The full prescription's model of one eye (:class:`PrescriptionView`): ``opt`` its
+    ``PrescriptionOptimizer`` told its answers, ``records`` the stored trials it was told (their
+    lenses with axes, letters and answers). Both slices run through the reported lens
+    (``opt.best()``) across the search box; acuity from ``opt.acuity_logmar``."""
+    best = opt.best()
+    best_d = np.array([best.m_d, best.j0_d, best.j45_d])
+    (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = opt.box.bounds_d
+    j0 = np.linspace(j0_lo, j0_hi, PLANE_POINTS)
+    j45 = np.linspace(j45_lo, j45_hi, PLANE_POINTS)
+    J0, J45 = np.meshgrid(j0, j45)  # (n_j45, n_j0)
+    plane = np.column_stack([np.full(J0.size, best_d[0]), J0.ravel(), J45.ravel()])
+    plane_acuity, _ = opt.acuity_logmar(plane)
+    m = np.linspace(m_lo, m_hi, CURVE_POINTS)
+    curve, curve_sd = opt.acuity_logmar(np.column_stack([m, np.full(m.size, best_d[1]), np.full(m.size, best_d[2])]))
+    tested = [Lens(r.sphere_d, r.cylinder_d, r.axis_deg).power_vector().to_array() for r in records]
+    start = opt.box.start
+    return PrescriptionView(
+        eye=eye or "",
+        best_d=_triple(best_d),
+        j0_d=frozen_array(j0),
+        j45_d=frozen_array(j45),
+        plane_acuity_logmar=frozen_array(plane_acuity.reshape(J0.shape)),
+        m_d=frozen_array(m),
+        curve_acuity_logmar=frozen_array(curve),
+        curve_sd_logmar=frozen_array(curve_sd),
+        tested_d=frozen_array(np.reshape(tested, (-1, 3))),
+        tested_letter_logmar=frozen_array([r.letter_logmar for r in records]),
+        tested_correct=frozen_array([bool(r.correct) for r in records], bool),
+        start_d=None if start is None else _triple(start.power_vector().to_array()),
+    )
+
+
 class SessionModel(FollowedSession):
     """Follows one letter session: tells new trials to a cached optimizer and builds snapshots.
 
@@ -324,8 +364,19 @@ class SessionModel(FollowedSession):
             message = PRESCRIPTION_MESSAGE.format(n=n, eyes="; ".join(e.line() for e in eyes))
             empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
             sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
+            eye, told = told_records(self._records[:n])
+            view = compute_prescription_view(opt, told, eye) if opt.n_trials else None
             return DashboardSnapshot(
-                header, trials, empty, sphere_b, cylinder_b, letter_b, live=live, message=message, eyes=eyes
+                header,
+                trials,
+                empty,
+                sphere_b,
+                cylinder_b,
+                letter_b,
+                live=live,
+                message=message,
+                eyes=eyes,
+                prescription_view=view,
             )
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)

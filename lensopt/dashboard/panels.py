@@ -24,12 +24,14 @@ from lensopt.dashboard.drawing import (
     draw_optimum,
     draw_rows,
     draw_surface,
+    draw_tried,
     elapsed_text,
     finish_history_axes,
     finish_lens_axes,
     message_panel,
     shown_text,
 )
+from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.store.records import LETTERS_KIND
 
@@ -51,7 +53,11 @@ def snellen_20(logmar: float) -> str:
 
 
 def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
-    """Predicted acuity over (S, C), the lenses tried by outcome, the optimum and its region."""
+    """Predicted acuity over (S, C), the lenses tried by outcome, the optimum and its region (of a
+    full prescription: over its astigmatism plane, :mod:`lensopt.dashboard.prescription_panels`)."""
+    if snap.prescription_view is not None:
+        draw_astigmatism_plane(fig, snap.prescription_view, snap.message)
+        return
     fig.clear()
     title = "Lens map: predicted acuity" + eye_suffix(snap)
     if snap.lens_map is None or snap.best is None:
@@ -75,36 +81,17 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
             fontsize=FONT_SIZE + 1,
             color="0.35",
         )
-    ok = tr.correct.astype(bool)
-    ax.scatter(
-        tr.sphere_d[ok],
-        tr.cylinder_d[ok],
-        s=26,
-        marker="o",
-        color=CORRECT_COLOR,
-        edgecolor="black",
-        linewidth=0.7,
-        label=f"lens tried, correct ({ok.sum()})",
-        zorder=3,
-        clip_on=False,
-    )
-    ax.scatter(
-        tr.sphere_d[~ok],
-        tr.cylinder_d[~ok],
-        s=26,
-        marker="x",
-        color=WRONG_COLOR,
-        linewidth=1.6,
-        label=f"lens tried, wrong ({(~ok).sum()})",
-        zorder=3,
-        clip_on=False,
-    )
+    draw_tried(ax, tr.sphere_d, tr.cylinder_d, tr.correct, "lens tried")
     draw_optimum(ax, best)
     finish_lens_axes(ax, snap, title)
 
 
 def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
-    """P(correct) against letter size at the best lens, its 95% band, the guess rate, near trials."""
+    """P(correct) against letter size at the best lens, its 95% band, the guess rate, near trials (of
+    a full prescription: its defocus curve, :mod:`lensopt.dashboard.prescription_panels`)."""
+    if snap.prescription_view is not None:
+        draw_defocus_curve(fig, snap.prescription_view, snap.letter_bounds_logmar, snap.message)
+        return
     fig.clear()
     title = "Psychometric curve at the best lens" + eye_suffix(snap)
     if snap.psychometric is None or snap.best is None:

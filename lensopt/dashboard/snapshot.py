@@ -154,6 +154,39 @@ class LensMap:
 
 
 @dataclass(frozen=True)
+class PrescriptionView:
+    """The full prescription's model, of one eye (``eye``: ``"OD"``, ``"OS"`` or ``""``), as two
+    slices through its reported lens ``best_d`` ``(M, J0, J45)``: the predicted acuity (logMAR) over
+    the astigmatism plane ``(J0, J45)`` at the reported ``M`` (``plane_acuity_logmar`` ``(n_j45,
+    n_j0)``), and along ``M`` at the reported ``(J0, J45)``, the defocus curve, with its posterior SD
+    (``curve_acuity_logmar``, ``curve_sd_logmar``). ``tested_d`` ``(n, 3)``: the eye's lenses tried,
+    as power vectors, with their letters and answers; ``start_d``: the starting refraction's."""
+
+    eye: str
+    best_d: tuple[float, float, float]
+    j0_d: np.ndarray
+    j45_d: np.ndarray
+    plane_acuity_logmar: np.ndarray
+    m_d: np.ndarray
+    curve_acuity_logmar: np.ndarray
+    curve_sd_logmar: np.ndarray
+    tested_d: np.ndarray
+    tested_letter_logmar: np.ndarray
+    tested_correct: np.ndarray
+    start_d: tuple[float, float, float] | None = None
+
+    def __post_init__(self):
+        if np.shape(self.plane_acuity_logmar) != (len(self.j45_d), len(self.j0_d)):
+            raise ValueError("PrescriptionView.plane_acuity_logmar must have shape (n_j45, n_j0)")
+        for name in ("curve_acuity_logmar", "curve_sd_logmar"):
+            if len(getattr(self, name)) != len(self.m_d):
+                raise ValueError(f"PrescriptionView.{name} must have one value per m_d")
+        n = len(self.tested_d)
+        if np.shape(self.tested_d) != (n, 3) or len(self.tested_letter_logmar) != n or len(self.tested_correct) != n:
+            raise ValueError("PrescriptionView.tested_d must be (n, 3), with n letters and n answers")
+
+
+@dataclass(frozen=True)
 class LensOptimum:
     """The best lens (argmax of the posterior mean) and the posterior spread of its location
     (Thompson samples of the argmax, see :mod:`lensopt.dashboard.model`)."""
@@ -364,6 +397,8 @@ class DashboardSnapshot:
     both eyes, the eyes other than the one the panels show. ``lens_axis_deg`` and
     ``cylinder_convention``: the protocol's ``[lens] axis_deg`` and ``cylinder``, with which a
     two-parameter session's best lens is also written in clinical notation (0: no axis given).
+    ``prescription_view``: of a full-prescription session, its live eye's model
+    (:class:`PrescriptionView`), which the lens map and curve panels draw in its place.
     """
 
     #: The session kind drawn (``lensopt.store.records.LETTERS_KIND``).
@@ -386,6 +421,8 @@ class DashboardSnapshot:
     eyes: tuple[EyeEstimate, ...] = ()
     lens_axis_deg: float = 0.0
     cylinder_convention: str = "minus"
+    #: Of a full-prescription session: the live eye's model (None before its first answer).
+    prescription_view: PrescriptionView | None = None
 
     def __post_init__(self):
         freeze_bounds(self)

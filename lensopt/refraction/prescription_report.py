@@ -114,11 +114,23 @@ class PrescriptionReport(PrescriptionSearch):
 
     def predicted_acuity_logmar(self, power_vector_d) -> float:
         """The model's acuity threshold (logMAR) through a lens, from the posterior means."""
-        if self.model is None:
-            return math.nan
-        mean, _ = self._intercepts_and_slope(np.asarray(power_vector_d, dtype=float)[None, :])
+        mean, _ = self.acuity_logmar(np.asarray(power_vector_d, dtype=float)[None, :])
+        return float(mean[0])
+
+    def acuity_logmar(self, power_vectors_d) -> tuple[np.ndarray, np.ndarray]:
+        """The model's acuity threshold (logMAR) through each lens of ``power_vectors_d`` ``(n, 3)``,
+        ``(z − g(x)) / w``, and its posterior SD ``sd(g(x)) / w``, both at the posterior mean slope
+        ``w`` (the slope's own uncertainty, which scales every lens alike, left out); NaN without a
+        model or a rising mean slope. The dashboard draws them (:mod:`lensopt.dashboard.model`)."""
+        lenses = np.atleast_2d(np.asarray(power_vectors_d, dtype=float))
+        nan = np.full(len(lenses), math.nan)
+        if self.model is None or not len(lenses):
+            return nan, nan.copy()
+        mean, var = self._intercepts_and_slope(lenses)
         slope = mean[-1] - mean[0]
-        return float((self._core.target_latent - mean[0]) / slope) if slope > 1e-9 else math.nan
+        if not slope > 1e-9:
+            return nan, nan.copy()
+        return (self._core.target_latent - mean[:-1]) / slope, np.sqrt(np.maximum(var[:-1], 0.0)) / slope
 
     def _candidates(self, best_d: np.ndarray) -> np.ndarray:
         """Lenses against which the reported one is measured: a fine grid around it, the tested

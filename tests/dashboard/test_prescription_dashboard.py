@@ -279,3 +279,60 @@ def test_a_session_of_one_eye_labels_its_result_with_that_eye(prescription_db):
         (eye,) = session_model(right).update(right, stored).eyes
         assert (eye.eye, eye.lens, eye.n_trials) == ("OD", rx.text, N_TRIALS)
         assert eye.line().startswith("OD not enough answers to prescribe (confidence")
+
+
+def test_the_prescription_view_is_the_models_acuity_through_the_reported_lens(prescription_db):
+    """The lens map and curve panels' numbers, against the model's own latent read lens by lens
+    (``g = f(0, x)``, ``w = f(1, x) − f(0, x)``, acuity ``(z − g) / w``), the tried lenses against the
+    optimizer's own power vectors, and the curve's best acuity at the reported M."""
+    path, sid, opt = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        view = snapshot_from_store(store, sid).prescription_view
+    assert view is not None and view.eye == ""
+    best = opt.best()
+    assert view.best_d == pytest.approx((best.m_d, best.j0_d, best.j45_d))
+    assert view.start_d == pytest.approx(opt.box.start.power_vector().to_array())
+    z = opt._core.target_latent
+
+    def by_hand(m, j0, j45):
+        mean, var = opt.model.predict_latent(np.array([[0.0, m, j0, j45], [1.0, m, j0, j45]]))
+        w = mean[1] - mean[0]
+        return (z - mean[0]) / w, np.sqrt(var[0]) / w
+
+    rng = np.random.default_rng(0)
+    for i, j in zip(rng.integers(0, len(view.j45_d), 5), rng.integers(0, len(view.j0_d), 5)):
+        acuity, _ = by_hand(view.best_d[0], view.j0_d[j], view.j45_d[i])
+        assert view.plane_acuity_logmar[i, j] == pytest.approx(acuity, abs=1e-9)
+    for k in rng.integers(0, len(view.m_d), 5):
+        acuity, sd = by_hand(view.m_d[k], view.best_d[1], view.best_d[2])
+        assert (view.curve_acuity_logmar[k], view.curve_sd_logmar[k]) == pytest.approx((acuity, sd), abs=1e-9)
+    assert view.tested_d == pytest.approx(opt._core.inputs[:, 1:], abs=1e-12)
+    assert view.tested_correct.tolist() == [bool(c) for _, c in opt._history]
+    # the reported M is where the defocus curve is best (no most-plus tolerance): within two grid steps
+    step = view.m_d[1] - view.m_d[0]
+    assert abs(view.m_d[np.argmin(view.curve_acuity_logmar)] - view.best_d[0]) <= 2 * step
+
+
+def test_the_window_draws_a_prescriptions_astigmatism_plane_and_defocus_curve(qtbot, prescription_db, tmp_path):
+    """The two model panels of a full prescription are drawn, not left as a message: their axes
+    are the power vectors', and the screenshot's top half is not blank."""
+    path, sid, _ = prescription_db
+    window = DashboardWindow(path, sid, poll_interval_ms=100)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
+    (plane,) = [ax for ax in window.figures["lens_map"].axes if ax.get_xlabel()]
+    (curve,) = window.figures["psychometric"].axes
+    assert (plane.get_xlabel(), plane.get_ylabel()) == ("J0 (D)", "J45 (D)")
+    assert curve.get_xlabel() == "spherical equivalent M (D)" and curve.get_title(loc="left").startswith(
+        "Defocus curve"
+    )
+    assert "database" in window.message_label.text()  # the status line, not a message standing in for the model
+    image = QImage(str(window.save_screenshot(tmp_path / "window.png")))
+    gray = np.frombuffer(
+        image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(image.width() * image.height()),
+        dtype=np.uint8,
+    ).reshape(image.height(), image.width())
+    top = gray[int(0.15 * image.height()) : image.height() // 2]
+    assert top[:, : image.width() // 2].std() > 20.0 and top[:, image.width() // 2 :].std() > 10.0
+    window.shutdown()

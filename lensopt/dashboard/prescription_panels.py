@@ -1,0 +1,117 @@
+"""The lens map and curve panels of a full-prescription session (matplotlib object API; no Qt, no pyplot).
+
+A full prescription's model predicts acuity over three powers, ``(M, J0, J45)`` (Thibos power
+vectors). Its panels are two slices through the reported lens (a :class:`PrescriptionView`):
+
+- **the astigmatism plane**: predicted acuity over ``(J0, J45)`` at the reported ``M``: the
+  cylinder and its axis as one point (``J0 = −C/2 cos 2α``, ``J45 = −C/2 sin 2α``), the origin no
+  cylinder; the lenses tried (their own ``M`` may differ), the start and the reported lens;
+- **the defocus curve**: predicted acuity along ``M`` at the reported ``(J0, J45)``, with its 95 %
+  band, the letters tried at their lenses' ``M`` (correct or not), the reported ``M``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lensopt.dashboard.drawing import (
+    BEST_COLOR,
+    FONT_SIZE,
+    MODEL_COLOR,
+    draw_surface,
+    draw_tried,
+    message_panel,
+    padded,
+)
+from lensopt.dashboard.snapshot import PrescriptionView
+from lensopt.refraction.lens import PowerVector
+
+#: Colour map of predicted acuity (as the two-parameter lens map's): bright = sharp vision.
+ACUITY_CMAP = "viridis_r"
+#: The 95 % band of the defocus curve: ± this many posterior SDs.
+BAND_SDS = 1.959963984540054
+
+
+def _eye(view: PrescriptionView) -> str:
+    return f" — {view.eye}" if view.eye else ""
+
+
+def _lens_text(best_d) -> str:
+    """The reported lens in clinical notation, ``-1.25 / -0.75 x 170``."""
+    return PowerVector(*best_d).to_lens().format()
+
+
+def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = None) -> None:
+    """Predicted acuity over ``(J0, J45)`` at the reported ``M``, the lenses tried, the start and
+    the reported lens."""
+    fig.clear()
+    title = "Astigmatism plane: predicted acuity" + _eye(view)
+    acuity = view.plane_acuity_logmar
+    if not np.isfinite(acuity).any():
+        message_panel(fig, title, message or "acuity not estimable yet (no trend with letter size so far)")
+        return
+    ax = fig.add_subplot(1, 1, 1)
+    draw_surface(fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)")
+    draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, "lens tried")
+    if view.start_d is not None:
+        ax.scatter(
+            view.start_d[1],
+            view.start_d[2],
+            s=90,
+            marker="s",
+            facecolor="none",
+            edgecolor="white",
+            linewidth=1.8,
+            zorder=4,
+            label="start",
+        )
+    ax.scatter(
+        view.best_d[1],
+        view.best_d[2],
+        s=220,
+        marker="*",
+        color=BEST_COLOR,
+        edgecolor="black",
+        linewidth=0.8,
+        zorder=5,
+        label=f"best lens {_lens_text(view.best_d)} (unrounded)",
+    )
+    ax.set_xlim(padded((view.j0_d[0], view.j0_d[-1])))
+    ax.set_ylim(padded((view.j45_d[0], view.j45_d[-1])))
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("J0 (D)", fontsize=FONT_SIZE)
+    ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
+    ax.set_title(
+        f"{title}\nat M {view.best_d[0]:+.2f} D (lenses tried: at their own M)", fontsize=FONT_SIZE + 1, loc="left"
+    )
+    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+
+
+def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, message: str | None = None) -> None:
+    """Predicted acuity along ``M`` at the reported ``(J0, J45)`` with its 95 % band, the letters
+    tried at their lenses' ``M``, and the reported ``M``."""
+    fig.clear()
+    title = "Defocus curve: predicted acuity along M" + _eye(view)
+    mean, sd = view.curve_acuity_logmar, view.curve_sd_logmar
+    if not np.isfinite(mean).any():
+        message_panel(fig, title, message or "acuity not estimable yet (no trend with letter size so far)")
+        return
+    ax = fig.add_subplot(1, 1, 1)
+    ax.fill_between(
+        view.m_d, mean - BAND_SDS * sd, mean + BAND_SDS * sd, color=MODEL_COLOR, alpha=0.25, label="95% band"
+    )
+    ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label="predicted acuity threshold")
+    draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, "letter tried")
+    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {view.best_d[0]:+.2f} D")
+    low, high = letter_bounds_logmar
+    ax.set_xlim(padded((view.m_d[0], view.m_d[-1])))
+    ax.set_ylim(high + 0.05, low - 0.05)  # better acuity up, as on a letter chart
+    ax.set_xlabel("spherical equivalent M (D)", fontsize=FONT_SIZE)
+    ax.set_ylabel("letter size / acuity (logMAR, better up)", fontsize=FONT_SIZE)
+    ax.set_title(
+        f"{title}\nat J0 {view.best_d[1]:+.2f} D, J45 {view.best_d[2]:+.2f} D (letters tried: at their own J)",
+        fontsize=FONT_SIZE + 1,
+        loc="left",
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=FONT_SIZE - 2, framealpha=0.85)

@@ -7,6 +7,8 @@ The letter panels (:mod:`lensopt.dashboard.panels`) and those of a duel or ranki
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
 #: Colours of correct and wrong answers, the best lens and the model's estimate.
@@ -158,6 +160,20 @@ ROW_STEPS = {"big": 0.15, "small": 0.11, "note": 0.065}
 #: Fraction of the panel the rows may fill (below the title, above the footnote).
 ROWS_HEIGHT = 0.86
 
+#: Where a row's value starts (axes fraction), and the share of the panel's width right of it that a
+#: value may fill: a value too wide (a long provisional estimate on the report's narrower panel) is
+#: set smaller rather than cut at the panel's edge. The share allows for the axes' margins.
+VALUE_X = 0.28
+VALUE_ROOM = 0.64
+
+
+def fitted_size(text: str, size: float, room_pt: float, family=None, weight="normal") -> float:
+    """``size`` (points), or smaller so that ``text`` set in it is at most ``room_pt`` wide (its
+    width measured from the font's outlines, as the renderer will draw it)."""
+    font = FontProperties(size=size, family=family, weight=weight)
+    width_pt, _, _ = TextToPath().get_text_width_height_descent(str(text), font, ismath=False)
+    return size if width_pt <= room_pt else size * room_pt / width_pt
+
 
 def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
     """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
@@ -170,28 +186,31 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
     steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
     notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
     scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
+    room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
     y = 0.92
     for row, step, note_step in zip(rows, steps, notes):
         label, value = row[0], row[1]
         big = label in big_labels
         size = FONT_SIZE + (6 if big else 2)
+        family = "DejaVu Sans Mono" if big else None
+        weight = "bold" if big else "normal"
         ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
         ax.text(
-            0.28,
+            VALUE_X,
             y,
             value,
-            fontsize=size,
-            weight="bold" if big else "normal",
+            fontsize=fitted_size(value, size, room_pt, family=family, weight=weight),
+            weight=weight,
             transform=ax.transAxes,
             va="top",
-            family="DejaVu Sans Mono" if big else None,
+            family=family,
         )
         if note_step:
             ax.text(
-                0.28,
+                VALUE_X,
                 y - 0.62 * step * scale,
                 row[2],
-                fontsize=FONT_SIZE,
+                fontsize=fitted_size(row[2], FONT_SIZE, room_pt),
                 color="0.35",
                 transform=ax.transAxes,
                 va="top",

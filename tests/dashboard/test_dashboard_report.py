@@ -140,3 +140,33 @@ def test_a_report_replaces_an_older_file_and_keeps_it_private(snap, tmp_path):
     old.chmod(0o644)
     write_report(snap, old)
     assert old.read_bytes().startswith(b"%PDF") and stat.S_IMODE(os.stat(old).st_mode) == 0o600
+
+
+def test_a_summary_value_too_wide_for_the_reports_panel_is_set_smaller_not_cut():
+    """On the report's A4 page the summary panel is narrower than in the window: a long value (an
+    eye's provisional estimate) ends inside the panel as the renderer draws it, a short one keeps
+    its size."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.drawing import FONT_SIZE, draw_rows
+
+    page = Figure(figsize=PAGE_SIZE_IN, layout="constrained")
+    canvas = FigureCanvasAgg(page)
+    summary = np.asarray(page.subfigures(2, 2)).ravel()[3]
+    long_value = "provisional estimate -1.00 / -0.50 x 154, not for prescribing"
+    rows = [
+        ("Rule", "bracket-ald"),
+        ("OD", "not enough answers to prescribe", "confidence 0.27 < 0.95 after 20 trials"),
+        ("", long_value),
+    ]
+    draw_rows(summary, "Summary: prescription, each eye", rows, big_labels=("OD",))
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (ax,) = summary.axes
+    texts = {t.get_text(): t for t in ax.texts}
+    for text in texts.values():
+        assert text.get_window_extent(renderer).x1 <= summary.bbox.x1, text.get_text()
+    assert texts["bracket-ald"].get_fontsize() == FONT_SIZE + 2  # fits: its size unchanged
+    assert texts[long_value].get_fontsize() < FONT_SIZE + 2

@@ -21,13 +21,18 @@ class ThompsonSample:
 
     The draw is of the zero-mean part ``f − m``; a constant prior mean ``m`` changes no argmax and
     is left out (as in the papers' runs), a :class:`lensopt.gp.mean.MeanFunction` (a bowl) is added, and so is
-    the ``objective_tilt`` of a tilted model (:class:`lensopt.binary.rules.TiltedObjective`)."""
+    the ``objective_tilt`` of a tilted model (:class:`lensopt.binary.rules.TiltedObjective`).
 
-    def __init__(self, model, rng: np.random.Generator, n_features: int = DEFAULT_N_FEATURES):
+    ``scale`` ``c`` ≠ 1: the value is ``μ + c (f̃ − μ)`` (up to the constant ``m``, which changes no
+    argmax), the draw's deviation from the posterior mean ``μ`` (the ``model``'s
+    ``predict_latent``) scaled: ``c > 1`` explores more widely than the posterior, ``c < 1`` less."""
+
+    def __init__(self, model, rng: np.random.Generator, n_features: int = DEFAULT_N_FEATURES, scale: float = 1.0):
         self.sample = sample_posterior(model, rng, n_features=n_features)
         mean = getattr(model, "prior_mean", 0.0)
         self.mean = mean if isinstance(mean, MeanFunction) else None
         self.tilt = getattr(model, "objective_tilt", None)  # lensopt.binary.rules.TiltedObjective
+        self.model, self.scale = model, float(scale)
 
     def __call__(self, X):
         return self.value_and_gradient(X, gradient=False)[0]
@@ -41,4 +46,10 @@ class ThompsonSample:
         if self.tilt is not None:
             value = value + np.asarray(X, dtype=float) @ self.tilt
             grad = None if grad is None else grad + self.tilt
-        return value, grad
+        if self.scale == 1.0:
+            return value, grad
+        if grad is None:
+            mu, _ = self.model.predict_latent(X)
+            return (1.0 - self.scale) * mu + self.scale * value, None
+        mu, _, dmu, _ = self.model.predict_latent_with_gradient(X)
+        return (1.0 - self.scale) * mu + self.scale * value, (1.0 - self.scale) * dmu + self.scale * grad

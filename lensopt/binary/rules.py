@@ -175,7 +175,8 @@ def _ucb(decision):
 
 
 def _thompson(decision):
-    return ThompsonSample(decision.objective, decision.rng, n_features=decision.settings.n_thompson_features)
+    s = decision.settings
+    return ThompsonSample(decision.objective, decision.rng, n_features=s.n_thompson_features, scale=s.thompson_scale)
 
 
 def _latent_ucb(decision):

@@ -161,6 +161,9 @@ class OptimizerSettings:
     the system box (virtual sign observations, Siivola et al. 2018; :func:`lensopt.gp.virtual.box_edge_signs`),
     with this noise (latent units per unit of the system); ``None``: not told, as in the papers' runs.
     ``edge_sign_points``: the observations on each face, per system column along it.
+    ``thompson_scale``: the draw rules maximize ``μ + c (f̃ − μ)``, the posterior draw ``f̃`` with
+    its deviation from the posterior mean ``μ`` scaled by ``c`` (:class:`lensopt.acquisition.ThompsonSample`);
+    1: the draw itself, as in the papers' runs.
     """
 
     rule: str = "ucb-ald"
@@ -190,6 +193,7 @@ class OptimizerSettings:
     objective_tilt: tuple[float, ...] | None = None
     edge_sign_noise: float | None = None
     edge_sign_points: int = 9
+    thompson_scale: float = 1.0
 
     def __post_init__(self):
         if self.rule not in ALL_RULES:
@@ -284,6 +288,10 @@ class OptimizerSettings:
                 if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0.0 < tol < 1.0:
                     raise ValueError(f"{name} must be a number in (0, 1) or None, got {tol!r}")
                 object.__setattr__(self, name, float(tol))
+        scale = self.thompson_scale
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"thompson_scale must be a positive number (1: the posterior draw itself), got {scale!r}")
+        object.__setattr__(self, "thompson_scale", float(scale))
         if self.guess_rate + self.lapse_rate >= 1.0:
             raise ValueError(f"guess_rate + lapse_rate must be < 1, got {self.guess_rate} + {self.lapse_rate}")
 
@@ -314,6 +322,8 @@ class OptimizerSettings:
             del data["ep_match_clipped_mean"]
         if self.edge_sign_noise is None:  # states saved before the edge signs read the same
             del data["edge_sign_noise"], data["edge_sign_points"]
+        if self.thompson_scale == 1.0:  # states saved before the scaled draws read the same
+            del data["thompson_scale"]
         if self.prior_centre is None:  # states saved before the bowl prior read the same
             del data["prior_centre"], data["prior_depth"]
         else:

@@ -118,6 +118,18 @@ SEARCH_STARTS = 1
 EDGE_SIGN_NOISE = 0.3
 
 
+#: TS-ALD's draws with issue 14's letter model: the x-step maximizes ``μ + c (f̃ − μ)``, the
+#: posterior draw's deviation from the posterior mean scaled by ``c``
+#: (:attr:`lensopt.binary.settings.OptimizerSettings.thompson_scale`). Chosen on tuning patients
+#: (seeds 7000–7199 at slope 5, 7000–7099 at slopes 2 and 8, with lapses of 0.05 and with Sloan
+#: letters; c = 1, 1.5 and 2 in every condition, 0.5 and 2.5 at slope 5, 0.5 at slope 2): with the
+#: draws themselves (c = 1) sessions settled on a wrong lens, their posterior narrow there; c = 2
+#: lost as many sessions or fewer in every condition (far fewer at slope 2) and settled sooner in all
+#: but the Sloan letters; c = 0.5 lost many more (docs/never-lost.md, "TS-ALD's scaled draws").
+#: Sessions saved before keep the draws themselves.
+THOMPSON_SCALE = 2.0
+
+
 #: The contextual optimizer's search settings a letter optimizer's ``settings_dict`` passes through
 #: unchanged (the two-parameter and the full-prescription searches alike), read from the settings
 #: themselves: :meth:`OptimizerSettings.to_dict` leaves some out at their old defaults.
@@ -133,6 +145,7 @@ SEARCH_SETTING_NAMES = (
     "ep_tolerance",
     "ep_match_clipped_mean",
     "draws_at_last_threshold",
+    "thompson_scale",
 )
 
 
@@ -207,6 +220,7 @@ class RefractionOptimizer(TrialHistory):
         options.setdefault("ep_match_clipped_mean", likelihood == "floored")
         options.setdefault("draws_at_last_threshold", likelihood == "floored")
         options.setdefault("edge_sign_noise", EDGE_SIGN_NOISE if likelihood == "floored" else None)
+        options.setdefault("thompson_scale", THOMPSON_SCALE if likelihood == "floored" else 1.0)
         if likelihood == "floored":
             options.setdefault("n_starts", SEARCH_STARTS)
         options["prior_mean"] = (
@@ -271,7 +285,8 @@ class RefractionOptimizer(TrialHistory):
         plain-probit model they were run with; before ``search_tolerance``, scipy's default; before
         ``ep_tolerance``, EP's default; before ``draws_at_last_threshold``, the draw rules' ``s₀``;
         before ``edge_sign_noise``, no virtual observations at the lens box's edges; before
-        ``ep_match_clipped_mean``, EP's clipped sites as they were."""
+        ``ep_match_clipped_mean``, EP's clipped sites as they were; before ``thompson_scale``, the
+        posterior draws themselves."""
         if "likelihood" not in settings:
             settings.update(likelihood="probit", lapse=0.0, prior_mean=0.0, min_information_bits=0.0)
         settings.setdefault("search_tolerance", None)
@@ -279,6 +294,7 @@ class RefractionOptimizer(TrialHistory):
         settings.setdefault("draws_at_last_threshold", False)
         settings.setdefault("edge_sign_noise", None)
         settings.setdefault("ep_match_clipped_mean", False)
+        settings.setdefault("thompson_scale", 1.0)
         return settings
 
     def to_state(self) -> dict:

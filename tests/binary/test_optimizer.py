@@ -350,6 +350,22 @@ def test_eps_clipped_site_formula_survives_either_letter_optimizers_saved_state(
         assert resumed.settings.ep_match_clipped_mean is clipping
 
 
+def test_the_thompson_scale_survives_the_saved_state_and_old_states_keep_the_draws_themselves():
+    """``thompson_scale`` resumes as it was set, in either letter optimizer; a state saved before it
+    existed (no key) resumes with the draws themselves (1), whatever today's default."""
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+
+    for opt in (
+        PrescriptionOptimizer(seed=1, start="-1.00 / -0.50 x 90", thompson_scale=1.7),
+        RefractionOptimizer(rule="ts-ald", seed=1, thompson_scale=1.7),
+    ):
+        resumed = type(opt).from_state(json.loads(json.dumps(opt.to_state())))
+        assert resumed.settings.thompson_scale == 1.7
+    state = json.loads(json.dumps(RefractionOptimizer(rule="ts-ald", seed=1).to_state()))
+    del state["settings"]["thompson_scale"]
+    assert RefractionOptimizer.from_state(state).settings.thompson_scale == 1.0
+
+
 @pytest.mark.parametrize("rule", ["ucb-ald", "ts-ald", "random"])
 def test_a_per_trial_system_box_confines_the_trial_and_leaves_the_model_box(rule):
     """``ask(system_bounds=...)``: the trial (random initial ones included) lies in the smaller box,

@@ -282,7 +282,8 @@ def closing_screen(
     ]
     if resume is not None:  # the command on a line of its own, its "(N more than 20)" under it
         lines.append("To continue: " + resume.replace("  (", "\n("))
-    console.update(
+    console.update(  # each eye's confidence is in its lines: not the last trial's "Confidence so far"
+        confidence=None,
         heading="Session finished",
         lens_text="\n".join(e.headline() for e in end_points),
         keys_text="\n".join(lines),

@@ -217,6 +217,7 @@ def test_without_enough_confidence_the_console_says_so_instead_of_a_lens(tmp_pat
     resume = f"lensopt run --resume {outcome.session_id} --trials "
     assert any(x.startswith(f"continue with: {resume}") and str(tmp_path / "s.db") in x for x in lines)
     assert any(f"\nTo continue: {resume}" in text for text in closing)  # under the eye's advice
+    assert not any("Confidence so far" in text for text in closing)  # the eye's confidence is in its line
 
 
 def test_while_paused_the_console_lists_only_the_pause_screens_keys(tmp_path, window, console_states):

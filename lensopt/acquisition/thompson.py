@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lensopt.acquisition.mean import PosteriorMean
 from lensopt.gp.mean import MeanFunction
 from lensopt.gp.sampling import sample_posterior
 
@@ -24,15 +25,15 @@ class ThompsonSample:
     the ``objective_tilt`` of a tilted model (:class:`lensopt.binary.rules.TiltedObjective`).
 
     ``scale`` ``c`` ≠ 1: the value is ``μ + c (f̃ − μ)`` (up to the constant ``m``, which changes no
-    argmax), the draw's deviation from the posterior mean ``μ`` (the ``model``'s
-    ``predict_latent``) scaled: ``c > 1`` explores more widely than the posterior, ``c < 1`` less."""
+    argmax), the draw's deviation from the posterior mean ``μ`` (:class:`PosteriorMean` of the
+    ``model``) scaled: ``c > 1`` explores more widely than the posterior, ``c < 1`` less."""
 
     def __init__(self, model, rng: np.random.Generator, n_features: int = DEFAULT_N_FEATURES, scale: float = 1.0):
         self.sample = sample_posterior(model, rng, n_features=n_features)
         mean = getattr(model, "prior_mean", 0.0)
         self.mean = mean if isinstance(mean, MeanFunction) else None
         self.tilt = getattr(model, "objective_tilt", None)  # lensopt.binary.rules.TiltedObjective
-        self.model, self.scale = model, float(scale)
+        self.posterior_mean, self.scale = PosteriorMean(model), float(scale)
 
     def __call__(self, X):
         return self.value_and_gradient(X, gradient=False)[0]
@@ -49,7 +50,6 @@ class ThompsonSample:
         if self.scale == 1.0:
             return value, grad
         if grad is None:
-            mu, _ = self.model.predict_latent(X)
-            return (1.0 - self.scale) * mu + self.scale * value, None
-        mu, _, dmu, _ = self.model.predict_latent_with_gradient(X)
+            return (1.0 - self.scale) * self.posterior_mean(X) + self.scale * value, None
+        mu, dmu = self.posterior_mean.value_and_gradient(X)
         return (1.0 - self.scale) * mu + self.scale * value, (1.0 - self.scale) * dmu + self.scale * grad

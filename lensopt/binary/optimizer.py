@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import brentq
 
+from lensopt.acquisition import PosteriorMean
 from lensopt.asktell import check_state_format
 from lensopt.binary import rules
 from lensopt.binary.settings import KernelSpec, OptimizerSettings
@@ -44,27 +45,6 @@ class Query:
     @property
     def point(self) -> np.ndarray:
         return np.concatenate([self.context, self.system])
-
-
-class _PosteriorMean:
-    """Latent posterior mean as an acquisition (for the reported optimum)."""
-
-    def __init__(self, model):
-        self.model = model
-        # the mean alone when the model has it (the same numbers without the variance's solve; a
-        # tilted objective adds its tilt to the full prediction only)
-        self._mean_only = hasattr(model, "predict_latent_mean") and not isinstance(model, rules.TiltedObjective)
-
-    def __call__(self, X):
-        if self._mean_only:
-            return self.model.predict_latent_mean(X)
-        return self.model.predict_latent(X)[0]
-
-    def value_and_gradient(self, X):
-        if self._mean_only:
-            return self.model.predict_latent_mean_with_gradient(X)
-        mean, _, dmean, _ = self.model.predict_latent_with_gradient(X)
-        return mean, dmean
 
 
 class ContextualOptimizer:
@@ -275,7 +255,7 @@ class ContextualOptimizer:
         if model is None:
             return np.array([(lo + hi) / 2 for lo, hi in s.system_bounds])
         recent = self.inputs[-RECENT_INPUTS:, s.n_context :]
-        objective = _PosteriorMean(rules.objective_model(model, s))
+        objective = PosteriorMean(rules.objective_model(model, s))
         candidate: list = []
         point = maximize_posterior_mean(
             objective,

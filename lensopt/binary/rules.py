@@ -96,8 +96,8 @@ class Decision:
 
 class TiltedObjective:
     """The model as the x-step sees it when the settings prefer some system points among equals
-    (``objective_tilt``): the latent ``f(z) + t · z`` (``t`` zero on the context columns), its
-    variance unchanged; every other attribute is the model's."""
+    (``objective_tilt``): the latent ``f(z) + t · z`` (``t`` zero on the context columns) in its full
+    and its mean-only predictions, its variance unchanged; every other attribute is the model's."""
 
     def __init__(self, model, tilt: np.ndarray):
         self.model = model
@@ -113,6 +113,13 @@ class TiltedObjective:
     def predict_latent_with_gradient(self, X):
         mean, var, dmean, dvar = self.model.predict_latent_with_gradient(X)
         return mean + np.asarray(X, dtype=float) @ self.objective_tilt, var, dmean + self.objective_tilt, dvar
+
+    def predict_latent_mean(self, X):
+        return self.model.predict_latent_mean(X) + np.asarray(X, dtype=float) @ self.objective_tilt
+
+    def predict_latent_mean_with_gradient(self, X):
+        mean, dmean = self.model.predict_latent_mean_with_gradient(X)
+        return mean + np.asarray(X, dtype=float) @ self.objective_tilt, dmean + self.objective_tilt
 
 
 def objective_model(model, settings: OptimizerSettings):

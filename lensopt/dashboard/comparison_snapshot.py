@@ -193,6 +193,11 @@ class ComparisonSnapshot:
         return best_lens_notation(self.best, self.lens_axis_deg, self.cylinder_convention)
 
     @property
+    def has_model(self) -> bool:
+        """Whether the panels draw a model (the best lens and its utility)."""
+        return self.best is not None
+
+    @property
     def noun(self) -> str:
         """What one trial is called: ``duel`` or ``ranking``."""
         return NOUNS[self.kind]

@@ -67,7 +67,7 @@ from lensopt.dashboard.snapshot import (
     model_eye_name,
 )
 from lensopt.errors import LensoptError
-from lensopt.modes.base import answered, eye_records, told_records
+from lensopt.modes.base import answered, eye_records
 from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
@@ -230,11 +230,11 @@ def _triple(values) -> tuple[float, float, float]:
     return float(values[0]), float(values[1]), float(values[2])
 
 
-def compute_prescription_view(opt, records, eye: str | None) -> PrescriptionView:
+def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
     """The full prescription's model of one eye (:class:`PrescriptionView`): ``opt`` its
-    ``PrescriptionOptimizer`` told its answers, ``records`` the stored trials it was told (their
-    lenses with axes, letters and answers). Both slices run through the reported lens
-    (``opt.best()``) across the search box; acuity from ``opt.acuity_logmar``."""
+    ``PrescriptionOptimizer`` told its answers (its ``history``: the lenses tried, with axes,
+    letters and answers). Both slices run through the reported lens (``opt.best()``) across the
+    search box; acuity from ``opt.acuity_logmar``."""
     best = opt.best()
     best_d = np.array([best.m_d, best.j0_d, best.j45_d])
     (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = opt.box.bounds_d
@@ -245,7 +245,8 @@ def compute_prescription_view(opt, records, eye: str | None) -> PrescriptionView
     plane_acuity, _ = opt.acuity_logmar(plane)
     m = np.linspace(m_lo, m_hi, CURVE_POINTS)
     curve, curve_sd = opt.acuity_logmar(np.column_stack([m, np.full(m.size, best_d[1]), np.full(m.size, best_d[2])]))
-    tested = [Lens(r.sphere_d, r.cylinder_d, r.axis_deg).power_vector().to_array() for r in records]
+    trials = [trial for trial, _ in opt.history]
+    tested = [Lens(t.sphere_d, t.cylinder_d, t.axis_deg).power_vector().to_array() for t in trials]
     start = opt.box.start
     return PrescriptionView(
         eye=eye or "",
@@ -257,8 +258,8 @@ def compute_prescription_view(opt, records, eye: str | None) -> PrescriptionView
         curve_acuity_logmar=frozen_array(curve),
         curve_sd_logmar=frozen_array(curve_sd),
         tested_d=frozen_array(np.reshape(tested, (-1, 3))),
-        tested_letter_logmar=frozen_array([r.letter_logmar for r in records]),
-        tested_correct=frozen_array([bool(r.correct) for r in records], bool),
+        tested_letter_logmar=frozen_array([t.letter_logmar for t in trials]),
+        tested_correct=frozen_array([bool(correct) for _, correct in opt.history], bool),
         start_d=None if start is None else _triple(start.power_vector().to_array()),
     )
 
@@ -364,8 +365,8 @@ class SessionModel(FollowedSession):
             message = PRESCRIPTION_MESSAGE.format(n=n, eyes="; ".join(e.line() for e in eyes))
             empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
             sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
-            eye, told = told_records(self._records[:n])
-            view = compute_prescription_view(opt, told, eye) if opt.n_trials else None
+            live_eye = getattr(self._records[n - 1], "eye", None)
+            view = compute_prescription_view(opt, live_eye) if opt.n_trials else None
             return DashboardSnapshot(
                 header,
                 trials,

@@ -434,6 +434,11 @@ class DashboardSnapshot:
         return best_lens_notation(self.best, self.lens_axis_deg, self.cylinder_convention)
 
     @property
+    def has_model(self) -> bool:
+        """Whether the panels draw a model: the best lens over ``(S, C)``, or a full prescription's view."""
+        return self.best is not None or self.prescription_view is not None
+
+    @property
     def prescription(self) -> str | None:
         """A full-prescription session's result so far, one line per eye (:meth:`EyeEstimate.line`,
         joined by `` · ``): the lens, or "not enough answers to prescribe"; None for other sessions."""

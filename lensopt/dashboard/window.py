@@ -201,7 +201,7 @@ class DashboardWindow(QMainWindow):
         self.snapshot = snap
         h = snap.header
         self.setWindowTitle(f"lensopt dashboard — session {h.session_id} ({h.who})")
-        if snap.best is None and getattr(snap, "prescription_view", None) is None:  # a comparison has none
+        if not snap.has_model:
             self.show_message(f"Session {h.session_id} ({h.who}): {snap.message or WAITING_MESSAGE}")
         elif snap.live:
             self.show_message(

@@ -250,21 +250,24 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
     )
 
 
-def continue_command(end_points: Sequence[EndPoint], session_id: int, db_path: Path | str | None = None) -> str | None:
+def continue_command(
+    end_points: Sequence[EndPoint], session_id: int, db_path: Path | str | None = None, note_sep: str = "  "
+) -> str | None:
     """How to give the eyes short of their target the trials recommended: ``lensopt run --resume 7
     --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
-    over the eyes short of their target; ``--trials N`` with "N more than …" where no number can
-    be justified. None when every eye has its end point (or none has a confidence to reach)."""
+    over the eyes short of their target; ``--trials N`` with "(N more than …)" after ``note_sep``
+    where no number can be justified. None when every eye has its end point (or none has a
+    confidence to reach)."""
     short = [e for e in end_points if not e.confident and not math.isnan(e.target)]
     if not short:
         return None
     db = "" if db_path is None else f" --db {db_path}"
-    budgets = [None if e.more_trials is None else e.n_trials + e.more_trials for e in short]
-    if None in budgets:
+    budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
+    if len(budgets) < len(short):
         most = max(e.n_trials for e in short)
-        return f"lensopt run --resume {session_id} --trials N{db}  (N more than {most})"
-    return f"lensopt run --resume {session_id} --trials {max(b for b in budgets if b is not None)}{db}"
+        return f"lensopt run --resume {session_id} --trials N{db}{note_sep}(N more than {most})"
+    return f"lensopt run --resume {session_id} --trials {max(budgets)}{db}"
 
 
 def closing_screen(
@@ -273,15 +276,16 @@ def closing_screen(
     """The console's closing screen, held until the clinician presses the confirm key (the patient's
     window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
     acuity, or "not enough answers to prescribe; about N more trials recommended" and, given
-    ``resume`` (:func:`continue_command`), the command that continues the session."""
+    ``resume`` (:func:`continue_command`, its note on a line of its own), the command that
+    continues the session."""
     confirm = protocol.keys.confirm
     lines = [
         (f"{e.eye}: " if e.eye else "") + line
         for e in end_points
         for line in (e.details if e.confident else [e.advice()])
     ]
-    if resume is not None:  # the command on a line of its own, its "(N more than 20)" under it
-        lines.append("To continue: " + resume.replace("  (", "\n("))
+    if resume is not None:
+        lines.append(f"To continue: {resume}")
     console.update(  # each eye's confidence is in its lines: not the last trial's "Confidence so far"
         confidence=None,
         heading="Session finished",

@@ -413,7 +413,8 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             resume = continue_command(end_points, session_id, request.db_path)
             if resume is not None:
                 log(f"continue with: {resume}")
-            if console is not None:
+            if console is not None:  # on the console the command on a line of its own, its note under it
+                resume = continue_command(end_points, session_id, request.db_path, note_sep="\n")
                 closing_screen(console, responses, protocol, end_points, request.frames_dir, resume)
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws
+from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws, refine_draws
 from lensopt.refraction.lens import PowerVector
 from lensopt.refraction.prescription import (
     Prescription,
@@ -60,6 +60,14 @@ MOST_PLUS_SCAN_STEP_D = 0.01
 #: the distance from a tested lens within which the coarse grid counts as searched.
 COARSE_STEP_D = 0.5
 COVERED_RADIUS_D = 0.75
+
+
+def _prescription_losses(draws):
+    """Acuity loss (logMAR) of the reported lens in each draw of ``[g(x̂), g(lens₁)..., w + g(x̂)]``
+    (a draw whose slope ``w`` is not positive: no lens is known good, an infinite loss)."""
+    g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(slope > 0, (g.max(axis=1) - g[:, 0]) / slope, np.inf)
 
 
 class PrescriptionReport(PrescriptionSearch):
@@ -144,8 +152,9 @@ class PrescriptionReport(PrescriptionSearch):
 
     @single_threaded
     def prescription(self) -> Prescription:
-        """The prescription with its 95 % intervals, predicted acuity and confidence (from ``n_draws``
-        joint posterior draws of the slope and the lens intercepts, seeded by ``(seed, n_trials)``)."""
+        """The prescription with its 95 % intervals, predicted acuity and confidence (from 512 joint
+        posterior draws of the slope and the lens intercepts, 4096 where the confidence is 0.8 or more
+        (:func:`lensopt.refraction.certainty.refine_draws`), seeded by ``(seed, n_trials)``)."""
 
         def compute():
             best = self.best()
@@ -161,11 +170,13 @@ class PrescriptionReport(PrescriptionSearch):
             lenses = lenses[keep]
             mean, cov = self._intercepts_and_slope(lenses, full_cov=True)
             rng = np.random.default_rng([self.settings.seed, self.n_trials, CERTAINTY_STREAM])
-            draws = _joint_draws(mean, cov, N_DRAWS, rng)
+            draws = refine_draws(
+                _joint_draws(mean, cov, N_DRAWS, rng),
+                lambda n: _joint_draws(mean, cov, n, rng),
+                lambda d: float(np.mean(_prescription_losses(d) <= ACUITY_TOLERANCE_LOGMAR)),
+            )
             g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
-            gap = g.max(axis=1) - g[:, 0]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                loss = np.where(slope > 0, gap / slope, np.inf)
+            loss = _prescription_losses(draws)
             # each draw's own most-plus best lens: the most plus M among lenses within the tolerance
             within = g >= (g.max(axis=1) - self.most_plus_tolerance_logmar * np.maximum(slope, 0.0))[:, None]
             best_draws = lenses[np.argmax(np.where(within, lenses[None, :, 0], -np.inf), axis=1)]

@@ -343,7 +343,9 @@ def lens_certainty(
     lenses, points, scale = _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d)
     stages = list(_stage_factors(model, points, scale))
     *_, draws = _draws(stages, n_draws, rng)  # all stages: every candidate
-    draws = refine_draws(draws, lambda n: _last(_draws(stages, n, rng)), _confidence_of(tolerance_logmar), precise_draws)
+    draws = refine_draws(
+        draws, lambda n: _last(_draws(stages, n, rng)), _confidence_of(tolerance_logmar), precise_draws
+    )
     loss = _losses(draws)
     g = np.delete(draws, 1, axis=1)  # the intercepts, in the order of ``lenses``
     best = lenses[np.argmax(g, axis=1)]

@@ -1,4 +1,4 @@
-"""``lensopt print``: a session's printable prescription record (two A4 pages, PDF).
+"""``lensopt print``: a session's printable prescription record (two A4 pages, three for a full prescription; PDF).
 
     lensopt print SESSION_ID [--db PATH] --out rx.pdf
 
@@ -20,10 +20,11 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "print",
         help="write a session's printable prescription record (PDF: the prescription to sign, then the curves)",
-        description="Write the prescription record of a stored session as a two-page A4 PDF: page 1 the "
+        description="Write the prescription record of a stored session as an A4 PDF: page 1 the "
         "prescription per eye in clinical notation with its 95 % credible intervals, predicted acuity, "
         "trials, stop reason, confidence, starting refraction, software version and a signature line; "
-        "page 2 the session's curves. The file is readable by its owner only (0600).",
+        "page 2 the session's curves; page 3, for a full prescription, each eye's model (astigmatism plane, "
+        "defocus curve). The file is readable by its owner only (0600).",
     )
     parser.add_argument("session_id", metavar="SESSION_ID", type=int, help="id shown by `lensopt sessions`")
     parser.add_argument(

@@ -349,6 +349,21 @@ class SessionModel(FollowedSession):
             out.append(self._eye_cache[key])
         return tuple(out)
 
+    def eye_views(self) -> tuple[PrescriptionView, ...]:
+        """Each eye's model after every record, OD before OS (a full-prescription session; ``()``
+        otherwise): the astigmatism plane and defocus curve of each eye with answers, from an
+        optimizer told that eye's own answers (the eye searched last: the followed one)."""
+        if not self._prescription:
+            return ()
+        records = self._records
+        views = []
+        for eye, own in self._eye_groups(records):
+            if not answered(own):
+                continue
+            live = own[-1] is records[-1] and self._opt is not None
+            views.append(compute_prescription_view(self._opt if live else self._optimizer_for(own), eye))
+        return tuple(views)
+
     def _build(self, n: int, live: bool) -> DashboardSnapshot:
         header = self._header(guess_rate=self._guess_rate(self._info))
         trials = TrialSeries.from_records(self._records[:n])
@@ -438,9 +453,14 @@ def session_model(info, optimizer_factory=None) -> FollowedSession:
     return session_model_class(info)(info, optimizer_factory)
 
 
-def snapshot_from_store(store, session_id: int, n_trials: int | None = None):
-    """One-shot snapshot of a stored session of any kind (used by the report export)."""
+def followed_from_store(store, session_id: int) -> FollowedSession:
+    """The model of a stored session of any kind, told all its records."""
     info = store.session(session_id)
     model = session_model(info)
     model.update(info, model.read_records(store, session_id))
-    return model.snapshot(n_trials)
+    return model
+
+
+def snapshot_from_store(store, session_id: int, n_trials: int | None = None):
+    """One-shot snapshot of a stored session of any kind (used by the report export)."""
+    return followed_from_store(store, session_id).snapshot(n_trials)

@@ -1,4 +1,4 @@
-"""The printable prescription record: a two-page A4 PDF a clinician signs (issue 17, "The record").
+"""The printable prescription record: an A4 PDF a clinician signs (issue 17, "The record").
 
 Page 1 is the record: who and which session, when, the prescription of each eye in clinical
 notation (``-1.25 / -0.75 x 170``) with its 95 % credible intervals of sphere, cylinder, axis, M,
@@ -14,6 +14,8 @@ running, or stopped before its end) is marked so in red under the session's rows
 Page 2 holds the curves the dashboard draws for the session (:mod:`lensopt.dashboard.panels`):
 for a full-prescription session its history and the lens tested on every trial in power vectors,
 otherwise the dashboard report's four panels (:func:`lensopt.dashboard.report.build_report_figure`).
+A full-prescription session with answers gets a page 3: each eye's model, the astigmatism plane and
+the defocus curve the dashboard draws (:mod:`lensopt.dashboard.prescription_panels`), one row per eye.
 
 The words of page 1 are built first (:func:`lensopt.dashboard.prescription_text.build_record`, a
 frozen ``PrescriptionRecord`` that tests read), then drawn here. Matplotlib's object API and
@@ -32,8 +34,9 @@ from matplotlib.lines import Line2D
 
 from lensopt import __version__
 from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
-from lensopt.dashboard.model import snapshot_from_store
+from lensopt.dashboard.model import SessionModel, followed_from_store
 from lensopt.dashboard.panels import draw_notice, draw_panel
+from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.prescription_text import (
     NOT_PRESCRIBED,
     EyeRecord,
@@ -43,7 +46,7 @@ from lensopt.dashboard.prescription_text import (
     withheld_reason,
     wrapped,
 )
-from lensopt.dashboard.report import build_report_figure
+from lensopt.dashboard.report import PAGE_SIZE_IN, build_report_figure
 from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
@@ -103,8 +106,8 @@ def _labelled(page: _Page, label: str, lines: list[str], step_in: float = 0.24, 
         page.down(step_in)
 
 
-def draw_record_page(record: PrescriptionRecord) -> Figure:
-    """Page 1: the prescription record of :class:`PrescriptionRecord` ``record`` on A4 portrait."""
+def draw_record_page(record: PrescriptionRecord, n_pages: int = 2) -> Figure:
+    """Page 1 of ``n_pages``: the prescription record of :class:`PrescriptionRecord` ``record`` on A4 portrait."""
     fig = Figure(figsize=A4_PORTRAIT_IN)
     page = _Page(fig)
     right = page.width_in - MARGIN_IN
@@ -146,7 +149,7 @@ def draw_record_page(record: PrescriptionRecord) -> Figure:
     _labelled(page, "Starting refraction", [record.start])
     _labelled(page, "Software", wrapped(record.software, 62), step_in=0.22, size=FONT_SIZE)
     if record.signable:
-        _draw_signature(page)
+        _draw_signature(page, n_pages)
     else:
         _draw_not_a_prescription(page)
     return fig
@@ -238,7 +241,7 @@ def _draw_not_a_prescription(page: _Page) -> None:
         page.down(0.2)
 
 
-def _draw_signature(page: _Page) -> None:
+def _draw_signature(page: _Page, n_pages: int) -> None:
     """The signature block at the foot of the page, and the footnote."""
     page.y_in = page.height_in - 1.4
     page.rule(0.0)
@@ -256,7 +259,7 @@ def _draw_signature(page: _Page) -> None:
     page.down(0.45)
     for line in (
         "Intervals: 95 % credible intervals of the best lens (posterior draws of the session's model). Predicted",
-        "acuity: the model's letter-acuity threshold through this lens. Lenses in 0.25 D and 1° steps.  Page 1 of 2",
+        f"acuity: the model's letter-acuity threshold through this lens. Lenses in 0.25 D and 1° steps.  Page 1 of {n_pages}",
     ):
         page.text(MARGIN_IN, line, size=FONT_SIZE - 2, color="0.45")
         page.down(0.17)
@@ -383,22 +386,28 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=3, fontsize=FONT_SIZE - 1, frameon=False)
 
 
-def draw_curves_page(store, info) -> Figure:
-    """Page 2: what the dashboard draws for the session. A full-prescription session: its history
-    panel and the lens path (A4 portrait); any other: the dashboard report's four panels (A4
-    landscape); a session the dashboard cannot show: a notice saying why."""
-    prescription = info.kind == LETTERS_KIND and is_prescription(info.optimizer_settings)
+def _followed(store, info):
+    """The dashboard's model of the session told all its records, or None and why not."""
+    if not info.n_trials:
+        return None, f"session {info.session_id} has no answered trial: no curves to draw"
     try:
-        snap = snapshot_from_store(store, info.session_id) if info.n_trials else None
+        return followed_from_store(store, info.session_id), ""
     except LensoptError as exc:
-        snap, why = None, str(exc)
-    else:
-        why = f"session {info.session_id} has no answered trial: no curves to draw"
-    title = f"Session {info.session_id} ({info.participant}): the curves — page 2 of 2"
-    if snap is None:
+        return None, str(exc)
+
+
+def draw_curves_page(store, info, model=None, why: str = "", n_pages: int = 2) -> Figure:
+    """Page 2: what the dashboard draws for the session (``model``: its followed model, None and
+    ``why`` for a session it cannot show). A full-prescription session: its history panel and the
+    lens path (A4 portrait); any other: the dashboard report's four panels (A4 landscape); a
+    session the dashboard cannot show: a notice saying why."""
+    prescription = info.kind == LETTERS_KIND and is_prescription(info.optimizer_settings)
+    title = f"Session {info.session_id} ({info.participant}): the curves — page 2 of {n_pages}"
+    if model is None:
         fig = Figure(figsize=A4_PORTRAIT_IN, layout="constrained")
         draw_notice(fig, title, why)
         return fig
+    snap = model.snapshot()
     if not prescription:
         return build_report_figure(snap)
     fig = Figure(figsize=A4_PORTRAIT_IN, layout="constrained")
@@ -411,8 +420,30 @@ def draw_curves_page(store, info) -> Figure:
     return fig
 
 
+def draw_models_page(info, views, letter_bounds_logmar, n_pages: int = 3) -> Figure:
+    """Page 3 of a full-prescription session: each eye's model (``views``, OD before OS: the
+    dashboard's :class:`~lensopt.dashboard.snapshot.PrescriptionView`), one row per eye — the
+    astigmatism plane at the reported M and the defocus curve at the reported J0, J45 — on A4
+    landscape, the dashboard report's page (two rows, the second empty for one eye, so that an eye's
+    panels keep the size they have there)."""
+    fig = Figure(figsize=PAGE_SIZE_IN, layout="constrained")
+    fig.suptitle(
+        f"Session {info.session_id} ({info.participant}): each eye's model — page {n_pages} of {n_pages}",
+        fontsize=FONT_SIZE + 3,
+        x=0.02,
+        ha="left",
+    )
+    rows = np.asarray(fig.subfigures(max(2, len(views)), 1)).ravel()
+    for row, view in zip(rows, views):
+        plane, curve = np.asarray(row.subfigures(1, 2)).ravel()
+        draw_astigmatism_plane(plane, view)
+        draw_defocus_curve(curve, view, letter_bounds_logmar)
+    return fig
+
+
 def write_prescription_record(store, session_id: int, path, printed_at: float | None = None) -> Path:
-    """Write session ``session_id``'s prescription record (two A4 pages) from ``store`` (a
+    """Write session ``session_id``'s prescription record (two A4 pages, three for a full
+    prescription with answers: each eye's model) from ``store`` (a
     ``SessionStore``) to the PDF ``path``, readable by its owner only (0600); return the path.
 
     Written to a temporary file beside ``path`` and renamed into place, so a failure leaves no
@@ -426,7 +457,15 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
     if not path.parent.is_dir():
         raise LensoptError(f"cannot write {path}: folder {path.parent} does not exist; create it first")
     info = store.session(session_id)
-    pages = (draw_record_page(build_record(info, printed_at)), draw_curves_page(store, info))
+    model, why = _followed(store, info)
+    views = model.eye_views() if isinstance(model, SessionModel) else ()
+    n_pages = 3 if views else 2
+    pages = [
+        draw_record_page(build_record(info, printed_at), n_pages),
+        draw_curves_page(store, info, model, why, n_pages),
+    ]
+    if views:
+        pages.append(draw_models_page(info, views, model.snapshot().letter_bounds_logmar, n_pages))
     metadata = {
         "Title": f"Prescription record, session {info.session_id} ({info.participant})",
         "Creator": f"lensopt {__version__}",

@@ -186,6 +186,28 @@ def test_the_followed_optimizer_of_a_session_of_both_eyes_is_the_second_eyes_own
     assert _next_trial(followed._optimizer_after(half)) == _next_trial(od_only)
 
 
+def test_each_eyes_model_of_a_session_of_both_eyes_is_drawn_from_its_own_answers(prescription_db):
+    """The printed record's page 3: one view per eye, OD first, each the view of an optimizer rebuilt
+    independently on that eye's answers alone (OS with its own seed)."""
+    from lensopt.dashboard.model import compute_prescription_view
+
+    info, eyes, followed = _both_eyes(prescription_db)
+    half = N_TRIALS // 2
+    od_only = PrescriptionOptimizer.from_settings(
+        info.optimizer_settings, [followed.history_pair(r) for r in eyes[:half]]
+    )
+    os_settings = dict(info.optimizer_settings, seed=info.optimizer_settings["seed"] + 1)
+    os_only = PrescriptionOptimizer.from_settings(os_settings, [followed.history_pair(r) for r in eyes[half:]])
+    views = followed.eye_views()
+    assert [v.eye for v in views] == ["OD", "OS"]
+    for view, opt, eye in zip(views, (od_only, os_only), ("OD", "OS")):
+        expected = compute_prescription_view(opt, eye)
+        assert view.best_d == pytest.approx(expected.best_d)
+        np.testing.assert_allclose(view.plane_acuity_logmar, expected.plane_acuity_logmar, atol=1e-9)
+        np.testing.assert_allclose(view.curve_acuity_logmar, expected.curve_acuity_logmar, atol=1e-9)
+        assert len(view.tested_letter_logmar) == half
+
+
 def test_the_history_of_a_session_of_both_eyes_names_each_eye_and_marks_the_switch(prescription_db):
     """OD's trials, then OS's: the history panel draws one letter line per eye, a dashed line
     between trial 6 and 7 and the names OD and OS over their trials (matplotlib, no window)."""

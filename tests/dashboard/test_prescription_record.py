@@ -347,7 +347,9 @@ def test_a_session_without_a_stored_prescription_says_why(sessions_db):
 # --------------------------------------------------------------------------- the PDF
 
 
-def test_the_pdf_has_two_pages_mode_0600_and_the_prescription_in_its_text(sessions_db, tmp_path):
+def test_the_pdf_of_a_full_prescription_has_three_pages_mode_0600_and_the_prescription_in_its_text(
+    sessions_db, tmp_path
+):
     path, ids = sessions_db
     out = tmp_path / "rx.pdf"
     out.write_bytes(b"an older file, readable by all")
@@ -362,22 +364,26 @@ def test_the_pdf_has_two_pages_mode_0600_and_the_prescription_in_its_text(sessio
     assert out.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["rx.pdf"]  # no temporary file left
     data = out.read_bytes()
-    assert data.startswith(b"%PDF") and page_count(data) == 2
+    assert data.startswith(b"%PDF") and page_count(data) == 3
     text = pdf_text(out)
     if text is None:
         pytest.skip("pdftotext (poppler-utils) is not installed: the words are checked by build_record's test")
     assert result.prescription in text and f"Session {ids['confident']}" in text
     assert "95 % credible interval" in text and "Signature" in text and "History" in text
+    assert "Page 1 of 3" in text and "page 2 of 3" in text and "each eye's model — page 3 of 3" in text
+    assert "Astigmatism plane" in text and "Defocus curve" in text
     assert "No prescription" not in text and "provisional" not in text and "not finished" not in text
 
 
-@pytest.mark.parametrize("name", ["two-parameter", "aborted"])
-def test_the_pdf_of_a_session_without_a_prescription_has_the_clear_page(sessions_db, tmp_path, name):
+@pytest.mark.parametrize("name, pages", [("two-parameter", 2), ("aborted", 3)])
+def test_the_pdf_of_a_session_without_a_prescription_has_the_clear_page(sessions_db, tmp_path, name, pages):
+    """Without a stored result: the page saying why, the curves, and (a full prescription with
+    answers, aborted) its model of the eye."""
     path, ids = sessions_db
     out = tmp_path / f"{name}.pdf"
     with SessionStore(path, readonly=True) as store:
         write_prescription_record(store, ids[name], out)
-    assert page_count(out.read_bytes()) == 2
+    assert page_count(out.read_bytes()) == pages
     text = pdf_text(out)
     if text is not None:
         assert "No prescription stored" in text and "Signature" not in text  # nothing to sign
@@ -486,3 +492,28 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
     assert eye.confidence.startswith("not defined for duels") and "more trials" not in eye.confidence
     assert eye.prescribed and record.signable and record.unfinished is None  # no confidence: printed as before
+
+
+def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions_db):
+    """Page 3 of a session of both eyes (the stored session read as OD's first half, OS's second):
+    two rows, OD above OS, each the astigmatism plane and the defocus curve of that eye's view."""
+    from lensopt.dashboard.model import session_model
+    from lensopt.dashboard.prescription_record import draw_models_page
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(ids["finished"]), store.trials(ids["finished"])
+    info = replace(info, protocol={**info.protocol, "session": {"eye": "OU"}})
+    half = len(records) // 2
+    followed = session_model(info)
+    followed.update(info, [replace(r, eye="OD" if r.index <= half else "OS") for r in records])
+    views = followed.eye_views()
+    fig = draw_models_page(info, views, followed.snapshot().letter_bounds_logmar)
+    fig.draw_without_rendering()  # the constrained layout places the rows
+    titles = [ax.get_title(loc="left").split("\n")[0] for ax in fig.get_axes() if ax.get_title(loc="left")]
+    assert [t.split(" — ")[-1] for t in titles if t.startswith("Astigmatism plane")] == ["OD", "OS"]
+    assert [t.split(" — ")[-1] for t in titles if t.startswith("Defocus curve")] == ["OD", "OS"]
+    planes = [ax for ax in fig.get_axes() if ax.get_xlabel() == "J0 (D)"]
+    assert (
+        len(planes) == 2 and planes[0].get_window_extent().y0 > planes[1].get_window_extent().y1
+    )  # OD's row above OS's

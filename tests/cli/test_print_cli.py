@@ -75,7 +75,7 @@ def _one_line_error(capsys, *fragments) -> None:
         assert fragment in err, err
 
 
-def test_print_writes_a_two_page_record_readable_by_its_owner_only(db, tmp_path, capsys):
+def test_print_writes_a_three_page_record_of_a_full_prescription_readable_by_its_owner_only(db, tmp_path, capsys):
     path, sid = db
     out = tmp_path / "rx.pdf"
     previous = os.umask(0o022)
@@ -85,7 +85,7 @@ def test_print_writes_a_two_page_record_readable_by_its_owner_only(db, tmp_path,
         os.umask(previous)
     assert capsys.readouterr().out == f"prescription record of session {sid} (P17, prescription) written to {out}\n"
     assert out.stat().st_mode & 0o777 == 0o600
-    assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", out.read_bytes())) == 2
+    assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", out.read_bytes())) == 3  # record, curves, the eye's model
 
 
 def test_print_is_listed_in_the_help():

@@ -35,9 +35,9 @@ reaches its threshold: :func:`confidence_reaches` answers that from the first st
 settle it — exactly as the full computation would, since a draw already lost to a lens of an early
 stage stays lost — which at a 0.95 threshold is nearly always after the first 16 lenses.
 
-How many draws: 512, and 4096 where the confidence is 0.8 or more (:func:`refine_draws`), where
-stopping rules decide: a rule asked after every trial picks its stop from the estimate's noise
-otherwise.
+How many draws: 512, and 4096 where the estimate of 512 reaches the stopping rule's threshold by
+less than four of its standard errors (:func:`refine_draws`): a rule asked after every trial picks
+its stop from the estimate's noise otherwise.
 """
 
 from __future__ import annotations
@@ -62,15 +62,18 @@ FINE_HALF_WIDTH_D = 1.0
 COVERED_RADIUS_D = 1.0
 #: Posterior draws: the confidence's Monte Carlo standard error is at most 0.5/√512 ≈ 0.022.
 N_DRAWS = 512
-#: From this confidence on, the estimate is refined to :data:`PRECISE_DRAWS` draws (:func:`refine_draws`).
-#: A stopping rule asked after every trial stops at the first trial whose *estimate* passes its
-#: threshold, so with 512 draws (SE 0.0096 at 0.95) a session whose confidence hovers a little below
-#: the threshold passes it by sampling noise alone within some dozens of trials (a true 0.93 passes
-#: 0.95 about once in 50 trials). On tuning patients at slope 2 (TS-ALD, seeds 7000–7099, 260 trials)
-#: half of the stops were of that kind. With 4096 draws the SE is 0.0034 at 0.95 (0.006 at 0.8), for
-#: ~15 ms more, paid only where a stop is near.
-PRECISE_FROM = 0.8
+#: Where the first draws put the confidence at a stopping rule's threshold or above it by less than
+#: :data:`REFINE_SDS` of their Monte Carlo standard errors, the estimate is refined to
+#: :data:`PRECISE_DRAWS` draws (:func:`refine_draws`) before the rule may stop. A rule asked after
+#: every trial stops at the first trial whose *estimate* passes its threshold, so with 512 draws
+#: (SE 0.0096 at 0.95) a session whose confidence hovers a little below the threshold passes it by
+#: sampling noise alone within some dozens of trials (a true 0.93 passes 0.95 about once in 50
+#: trials). On tuning patients at slope 2 (TS-ALD, seeds 7000–7099, 260 trials) half of the stops
+#: were of that kind. With 4096 draws the SE is 0.0034 at 0.95. An estimate below the threshold is
+#: not refined: more draws could only move a stop a trial later, and the check's quick answer stays
+#: as quick; so the cost (10–20 ms) is paid only on the trials where the first draws say "stop".
 PRECISE_DRAWS = 4096
+REFINE_SDS = 4.0
 #: Candidates kept unless their intercept lies this many posterior SDs below the best one's reach.
 PRUNE_SDS = 3.0
 #: Candidates drawn first, the most likely to beat the reported lens first (after 16, then after 64
@@ -307,13 +310,22 @@ def _draws(stages, n_draws, rng):
         yield draws
 
 
-def refine_draws(draws, draw_more, confidence_of, precise_draws: int = PRECISE_DRAWS):
-    """``draws`` ``(n, m)``, with ``draw_more(precise_draws − n)`` further draws appended when the
-    confidence they give (``confidence_of(draws)``) is :data:`PRECISE_FROM` or more: where a stopping
-    rule decides, the estimate of :data:`PRECISE_DRAWS` draws, whose noise a rule asked after every
-    trial does not pick its stop from."""
+def narrowly_reaches(confidence: float, threshold: float | None, n_draws: int) -> bool:
+    """Whether an estimate ``confidence`` from ``n_draws`` draws reaches a stopping rule's
+    ``threshold`` (None: no rule) by too little to be sure it is not sampling noise: by less than
+    :data:`REFINE_SDS` of its standard errors, ``√(t(1 − t)/n)`` at the threshold."""
+    if threshold is None:
+        return False
+    return 0.0 <= confidence - threshold < REFINE_SDS * np.sqrt(threshold * (1.0 - threshold) / n_draws)
+
+
+def refine_draws(draws, draw_more, confidence_of, threshold: float | None, precise_draws: int = PRECISE_DRAWS):
+    """``draws`` ``(n, m)``, with ``draw_more(precise_draws − n)`` further draws appended where the
+    confidence they give (``confidence_of(draws)``) :func:`narrowly_reaches` ``threshold``: where a
+    stopping rule would stop, the estimate of :data:`PRECISE_DRAWS` draws, whose noise a rule asked
+    after every trial does not pick its stop from."""
     missing = precise_draws - draws.shape[0]
-    if missing > 0 and confidence_of(draws) >= PRECISE_FROM:
+    if missing > 0 and narrowly_reaches(confidence_of(draws), threshold, draws.shape[0]):
         return np.vstack([draws, draw_more(missing)])
     return draws
 
@@ -335,16 +347,18 @@ def lens_certainty(
     rng: np.random.Generator,
     tolerance_logmar: float = ACUITY_TOLERANCE_LOGMAR,
     n_draws: int = N_DRAWS,
+    threshold: float | None = None,
     precise_draws: int = PRECISE_DRAWS,
 ) -> LensCertainty:
     """The certainty of ``best_lens`` under ``model`` (a fitted GP on ``[letter_logmar, sphere_d,
     cylinder_d]`` with the psychophysics kernel); see the module docstring. ``n_draws`` draws, or
-    ``precise_draws`` where the confidence is :data:`PRECISE_FROM` or more (:func:`refine_draws`)."""
+    ``precise_draws`` where their confidence narrowly reaches the stopping rule's ``threshold``
+    (None: no rule; :func:`refine_draws`)."""
     lenses, points, scale = _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d)
     stages = list(_stage_factors(model, points, scale))
     *_, draws = _draws(stages, n_draws, rng)  # all stages: every candidate
     draws = refine_draws(
-        draws, lambda n: _last(_draws(stages, n, rng)), _confidence_of(tolerance_logmar), precise_draws
+        draws, lambda n: _last(_draws(stages, n, rng)), _confidence_of(tolerance_logmar), threshold, precise_draws
     )
     loss = _losses(draws)
     g = np.delete(draws, 1, axis=1)  # the intercepts, in the order of ``lenses``
@@ -374,16 +388,16 @@ def confidence_reaches(
     n_draws: int = N_DRAWS,
     precise_draws: int = PRECISE_DRAWS,
 ) -> bool:
-    """``lens_certainty(...).confidence >= threshold`` — the same answer, from the same draws, but
-    stopped at the first stage of :func:`_stage_factors` that settles it.
+    """``lens_certainty(..., threshold=threshold).confidence >= threshold`` — the same answer, from
+    the same draws, but stopped at the first stage of :func:`_stage_factors` that settles it.
 
     The lenses most likely to beat ``x̂`` are drawn first. A draw in which one of the lenses drawn so
     far beats ``x̂`` by more than the tolerance is a loss whatever the other lenses do, so the
     fraction of draws not yet lost is an upper bound on the confidence of the first ``n_draws``
-    (exact, not statistical: the same numbers enter the full computation). Once it is below both
-    ``threshold`` and :data:`PRECISE_FROM` (above which the full computation refines the estimate)
-    the answer is no; the stopping rule asks this at every trial, and usually the first stage
-    answers it."""
+    (exact, not statistical: the same numbers enter the full computation). Once it is below
+    ``threshold`` the answer is no; the stopping rule asks this at every trial, and usually the first
+    stage answers it. A confidence that narrowly reaches it is refined as the full computation
+    refines it."""
     _, points, scale = _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d)
     stages: list = []
 
@@ -394,9 +408,9 @@ def confidence_reaches(
 
     confidence_of = _confidence_of(tolerance_logmar)
     for draws in _draws(factorized(), n_draws, rng):
-        if confidence_of(draws) < min(threshold, PRECISE_FROM):
+        if confidence_of(draws) < threshold:
             return False
-    draws = refine_draws(draws, lambda n: _last(_draws(stages, n, rng)), confidence_of, precise_draws)
+    draws = refine_draws(draws, lambda n: _last(_draws(stages, n, rng)), confidence_of, threshold, precise_draws)
     return confidence_of(draws) >= threshold
 
 

@@ -353,14 +353,17 @@ class RefractionOptimizer(TrialHistory):
         that it is within 0.025 logMAR of the best lens, and the best lens's 95 % intervals (D).
 
         From posterior draws of the slope and the lens intercepts (:mod:`lensopt.refraction.certainty`); the
-        draws come from ``(seed, n_trials)``, so the same history gives the same answer."""
+        draws come from ``(seed, n_trials)``, so the same history gives the same answer; more of them
+        where it narrowly reaches the stopping rule's threshold (:func:`lensopt.refraction.certainty.refine_draws`)."""
 
         def compute():
             s = self.settings
             if self.model is None:
                 return LensCertainty(0.0, s.system_bounds[0], s.system_bounds[1])
             rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])
-            return lens_certainty(self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng)
+            return lens_certainty(
+                self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng, threshold=self._stop_threshold()
+            )
 
         return self._core._cached("certainty", compute)
 
@@ -368,12 +371,17 @@ class RefractionOptimizer(TrialHistory):
         """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""
         return self.certainty().confidence
 
+    def _stop_threshold(self) -> float | None:
+        """The stopping rule's threshold, which a confidence must reach beyond its Monte Carlo noise."""
+        return None if self.stop is None else self.stop.confidence
+
     @single_threaded
     def confidence_reaches(self, threshold: float) -> bool:
-        """``confidence() >= threshold``, the same answer from the same draws, usually settled by the
-        few lenses most likely to beat :meth:`best` (:func:`lensopt.refraction.certainty.confidence_reaches`)."""
+        """``confidence() >= threshold``, the same answer from the same draws; at the stopping rule's
+        threshold usually settled by the few lenses most likely to beat :meth:`best`
+        (:func:`lensopt.refraction.certainty.confidence_reaches`)."""
         cached = self._core._cache.peek(self.n_trials, "certainty")
-        if cached is not None or self.model is None:
+        if cached is not None or self.model is None or threshold != self._stop_threshold():
             return self.confidence() >= threshold
         s = self.settings
         rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])

@@ -153,8 +153,9 @@ class PrescriptionReport(PrescriptionSearch):
     @single_threaded
     def prescription(self) -> Prescription:
         """The prescription with its 95 % intervals, predicted acuity and confidence (from 512 joint
-        posterior draws of the slope and the lens intercepts, 4096 where the confidence is 0.8 or more
-        (:func:`lensopt.refraction.certainty.refine_draws`), seeded by ``(seed, n_trials)``)."""
+        posterior draws of the slope and the lens intercepts, 4096 where the confidence narrowly
+        reaches the stopping rule's threshold (:func:`lensopt.refraction.certainty.refine_draws`), seeded by
+        ``(seed, n_trials)``)."""
 
         def compute():
             best = self.best()
@@ -174,6 +175,7 @@ class PrescriptionReport(PrescriptionSearch):
                 _joint_draws(mean, cov, N_DRAWS, rng),
                 lambda n: _joint_draws(mean, cov, n, rng),
                 lambda d: float(np.mean(_prescription_losses(d) <= ACUITY_TOLERANCE_LOGMAR)),
+                None if self.stop is None else self.stop.confidence,
             )
             g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
             loss = _prescription_losses(draws)

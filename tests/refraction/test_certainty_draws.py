@@ -15,12 +15,12 @@ from lensopt.refraction import certainty
 from lensopt.refraction.certainty import (
     N_DRAWS,
     PRECISE_DRAWS,
-    PRECISE_FROM,
     PRUNE_SDS,
     RANK_TOLERANCE,
     candidate_lenses,
     confidence_reaches,
     lens_certainty,
+    narrowly_reaches,
 )
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.stopping import StopRule
@@ -103,10 +103,13 @@ def test_the_stage_factors_reproduce_the_posterior_covariance(session):
 
 
 def test_the_stopping_rule_s_quick_answer_is_the_full_computation_s(session):
+    """For every threshold, the full computation refined near that threshold (as the stopping rule's
+    confidence is) and the quick answer agree exactly."""
     _, args = session
-    full = lens_certainty(*args, np.random.default_rng(5)).confidence
-    thresholds = sorted({0.01, 0.3, 0.5, 0.7, 0.95, 0.99, full, min(full + 1 / 512, 0.999), max(full - 1 / 512, 0.001)})
-    for threshold in thresholds:
+    first = lens_certainty(*args, np.random.default_rng(5)).confidence  # 512 draws: no rule, no refining
+    near = (first, min(first + 1 / 512, 0.999), max(first - 1 / 512, 0.001), min(first + 0.02, 0.999))
+    for threshold in sorted({0.01, 0.3, 0.5, 0.7, 0.95, 0.99, *near}):
+        full = lens_certainty(*args, np.random.default_rng(5), threshold=threshold).confidence
         assert confidence_reaches(*args, np.random.default_rng(5), threshold) == (full >= threshold), threshold
 
 
@@ -121,18 +124,19 @@ def test_every_stage_bounds_the_confidence_from_above(session):
     ]
     assert len(bounds) == 3
     assert bounds == sorted(bounds, reverse=True)
-    assert bounds[-1] == lens_certainty(*args, np.random.default_rng(9), precise_draws=512).confidence
+    assert bounds[-1] == lens_certainty(*args, np.random.default_rng(9)).confidence  # no rule: 512 draws
 
 
 def test_the_optimizer_stops_exactly_where_its_confidence_first_reaches_the_threshold():
     """should_stop (the quick answer) and confidence() (the full computation) of the same optimizer
-    agree at every trial; a threshold below the session's confidence stops it at the first trial
+    (another one, asked only for its confidence) agree at every trial; a threshold below the session's confidence stops it at the first trial
     where confidence() reaches it."""
     rule, seed = "ucb-ald", 1003
     confidences = []
     patient = draw_patients(1, seed)[0]
-    quick = RefractionOptimizer(rule=rule, seed=seed, stop=StopRule(confidence=0.3, min_trials=20, max_trials=200))
-    full = RefractionOptimizer(rule=rule, seed=seed)
+    stop = StopRule(confidence=0.3, min_trials=20, max_trials=200)
+    quick = RefractionOptimizer(rule=rule, seed=seed, stop=stop)
+    full = RefractionOptimizer(rule=rule, seed=seed, stop=stop)  # the same rule: refined near the same threshold
     stopped_at = None
     for _ in range(60):
         trial = quick.ask()
@@ -186,35 +190,53 @@ def test_candidate_lenses_are_those_of_the_plain_computation():
         np.testing.assert_array_equal(candidate_lenses(best, *box, given), plain(best, *box, given))
 
 
-def test_near_a_stop_threshold_the_confidence_has_the_monte_carlo_error_of_the_precise_draws():
+def test_a_confidence_just_below_the_threshold_does_not_pass_it_by_sampling_noise():
     """A stopping rule asked after every trial stops at the first *estimate* past its threshold: with
-    512 draws (SE ≈ 0.015 at 0.87) a session 0.02 below its threshold passes it on about one trial in
-    eleven by sampling noise alone. From 0.8 on the estimate is refined to 4096 draws: over 60
-    independent estimates of one posterior, the spread is that of 4096 draws (a third of 512's), the
-    mean is a brute-force computation's, and none passes the confidence + 0.02."""
+    512 draws (SE ≈ 0.015 at 0.87) a posterior 0.02 below the threshold passes it about one time in
+    eleven by sampling noise alone. The rule's confidence refines every estimate that narrowly passes
+    to 4096 draws: over 100 independent estimates of one posterior none passes, while the plain
+    512-draw estimates do; the refined ones lie near a brute-force computation's value."""
     opt = _session("ts-ald", 1002, 120)
     s = opt.settings
     args = (opt.model, opt.best(), s.system_bounds[0], s.system_bounds[1])
     reference = brute_force_confidence(*args, 100_000, np.random.default_rng(12))
-    assert PRECISE_FROM + 0.03 < reference < 0.95  # refined, and not trivially sure
-    estimates = [lens_certainty(*args, np.random.default_rng(100 + k)) for k in range(60)]
-    assert {e.n_draws for e in estimates} == {PRECISE_DRAWS}
-    confidences = np.array([e.confidence for e in estimates])
-    expected_sd = np.sqrt(reference * (1 - reference) / PRECISE_DRAWS)
-    assert 0.6 * expected_sd < confidences.std(ddof=1) < 1.5 * expected_sd, (confidences.std(ddof=1), expected_sd)
-    assert abs(confidences.mean() - reference) < 4 * expected_sd / np.sqrt(len(confidences)) + 4e-3
-    assert (confidences >= reference + 0.02).sum() == 0
-    # the quick answer of the stopping rule refines the same way: exactly the full computation's
-    for k in range(5):
-        full = lens_certainty(*args, np.random.default_rng(k)).confidence
-        for threshold in (full, full + 1 / PRECISE_DRAWS, full - 1 / PRECISE_DRAWS, reference + 0.02):
-            assert confidence_reaches(*args, np.random.default_rng(k), threshold) == (full >= threshold)
+    assert 0.8 < reference < 0.95  # not trivially sure
+    threshold = reference + 0.02
+    plain = [lens_certainty(*args, np.random.default_rng(100 + k)) for k in range(100)]
+    rule = [lens_certainty(*args, np.random.default_rng(100 + k), threshold=threshold) for k in range(100)]
+    passed = [p.confidence >= threshold for p in plain]
+    assert sum(passed) >= 2  # the noise the rule must not stop on
+    assert not any(r.confidence >= threshold for r in rule)
+    for p, r in zip(plain, rule):
+        refined = narrowly_reaches(p.confidence, threshold, N_DRAWS)
+        assert r.n_draws == (PRECISE_DRAWS if refined else N_DRAWS)
+        if refined:
+            assert abs(r.confidence - reference) < 4 * np.sqrt(reference * (1 - reference) / PRECISE_DRAWS) + 0.02 / 8
+        else:
+            assert r == p
+    # the quick answer of the stopping rule refines the same way (the draws that passed among them):
+    # exactly the full computation's
+    for k in [k for k, p in enumerate(passed) if p] + [0, 1]:
+        full = rule[k].confidence
+        assert confidence_reaches(*args, np.random.default_rng(100 + k), threshold) == (full >= threshold)
 
 
-def test_far_from_a_stop_threshold_the_confidence_keeps_its_512_draws(session):
+def test_the_estimate_is_refined_where_it_reaches_the_threshold_by_less_than_its_noise(session):
+    """Refined where the 512 draws reach the threshold by less than four standard errors
+    (``√(t(1 − t)/512)``, 0.0096 at 0.95), and only there: elsewhere the certainty is that of the 512
+    draws, number for number."""
     _, args = session
-    certainty_ = lens_certainty(*args, np.random.default_rng(3))
-    first = lens_certainty(*args, np.random.default_rng(3), n_draws=N_DRAWS, precise_draws=N_DRAWS)
-    assert certainty_.n_draws == (PRECISE_DRAWS if first.confidence >= PRECISE_FROM else N_DRAWS)
-    if first.confidence < PRECISE_FROM:  # the same draws, the same numbers
-        assert certainty_ == first
+    first = lens_certainty(*args, np.random.default_rng(3))
+    assert first.n_draws == N_DRAWS
+    se = np.sqrt(0.95 * 0.05 / N_DRAWS)
+    assert narrowly_reaches(0.95, 0.95, N_DRAWS) and narrowly_reaches(0.95 + 3.9 * se, 0.95, N_DRAWS)
+    assert not narrowly_reaches(0.95 + 4.1 * se, 0.95, N_DRAWS) and not narrowly_reaches(0.9499, 0.95, N_DRAWS)
+    assert not narrowly_reaches(0.95, None, N_DRAWS)
+    c = first.confidence
+    for threshold in (0.05, 0.5, 0.95, c, max(c - 0.01, 0.001), min(c + 0.01, 0.999)):
+        certainty_ = lens_certainty(*args, np.random.default_rng(3), threshold=threshold)
+        refined = narrowly_reaches(c, threshold, N_DRAWS)
+        assert refined == (threshold <= c < threshold + 4 * np.sqrt(threshold * (1 - threshold) / N_DRAWS))
+        assert certainty_.n_draws == (PRECISE_DRAWS if refined else N_DRAWS)
+        if not refined:
+            assert certainty_ == first

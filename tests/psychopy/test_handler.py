@@ -123,10 +123,11 @@ def test_the_stop_check_between_trials_stops_where_the_full_confidence_first_rea
     issue 18) ends the loop at the first trial whose full ``confidence()`` — computed on a twin
     optimizer told the same answers — reaches the rule's confidence, not a trial earlier or later."""
     threshold, patient = 0.25, _patient(seed=11)
-    handler = RefractionHandler(
-        RefractionOptimizer(seed=5, stop=StopRule(confidence=threshold, min_trials=15, max_trials=200)), n_trials=60
-    )
-    twin = RefractionOptimizer(seed=5)  # no stopping rule: its confidence() is the full computation
+    stop = StopRule(confidence=threshold, min_trials=15, max_trials=200)
+    handler = RefractionHandler(RefractionOptimizer(seed=5, stop=stop), n_trials=60)
+    # never asked whether to stop: its confidence() is the full computation (refined, as the rule's
+    # is, where it narrowly reaches the threshold)
+    twin = RefractionOptimizer(seed=5, stop=stop)
     confidences = []
     for trial in handler:
         correct = patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"])

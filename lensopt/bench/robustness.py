@@ -58,6 +58,9 @@ from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 #: Rules of the campaign: the two GP letter optimizers, the acuity-law optimizer and the ideal observer.
 ROBUSTNESS_RULES = ("ucb-ald", "ts-ald", "acuity-law", "ideal")
 
+#: The rules on the GP letter model whose kernel ``--hyperparameters`` replaces.
+GP_RULES = ("ucb-ald", "ts-ald")
+
 #: Rules run on request (``--rules``): ``ucb-ald-paper`` is UCB-ALD with the seed paper's letter
 #: model (:data:`lensopt.refraction.PAPER_LETTER_MODEL`: plain probit, Laplace) — lensopt before
 #: issue 14, measured on the same patients.
@@ -150,13 +153,16 @@ def robustness_specs(
     min_trials=20,
     model_lapse=None,
     beta=None,
+    kernel=None,
 ) -> list:
     """The runs of a campaign, ordered by patient so a partial campaign stays balanced.
 
     ``max_patients`` caps each condition's patients; ``n_trials`` overrides every condition's
     budget; ``min_trials`` is capped at the budget. Seeds ``first_seed, first_seed + 1, ...``
     must all lie on one side of :data:`HELD_OUT_FIRST_SEED`. ``model_lapse`` and ``beta`` of the
-    letter optimizers: None keeps :class:`lensopt.refraction.RefractionOptimizer`'s defaults.
+    letter optimizers: None keeps :class:`lensopt.refraction.RefractionOptimizer`'s defaults;
+    ``kernel`` (a ``kernel`` table as in data/letter-model-hyperparameters.json) replaces the GP
+    rules' shipped kernel (ucb-ald and ts-ald; not the paper's model, which keeps its own).
     """
     conditions = [c if isinstance(c, Condition) else get_condition(c) for c in conditions]
     if len({c.name for c in conditions}) != len(conditions):
@@ -202,6 +208,7 @@ def robustness_specs(
                         min_trials=min(min_trials, budget),
                         slope_range_per_logmar=c.slope_range_per_logmar,
                         va_best_range_logmar=c.va_best_range_logmar,
+                        kernel=kernel if rule in GP_RULES else None,
                     )
                 )
     return specs

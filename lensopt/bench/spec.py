@@ -8,7 +8,7 @@ Every campaign module (:mod:`lensopt.bench.preferential`, :mod:`lensopt.bench.fe
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 
@@ -70,6 +70,9 @@ class RunSpec:
     # slope_range_per_logmar and best acuity uniform on va_best_range_logmar (lensopt.observer.varied_patient)
     slope_range_per_logmar: tuple[float, float] | None = None
     va_best_range_logmar: tuple[float, float] | None = None
+    # robustness, the GP letter rules: their kernel (a ``kernel`` entry as in
+    # data/letter-model-hyperparameters.json; None: the shipped one). Not hashed: a dict.
+    kernel: dict | None = field(default=None, hash=False)
 
     def reports_after(self, trial: int) -> bool:
         """Whether the reported optimum is searched after ``trial`` (1-based); in between, the
@@ -112,6 +115,8 @@ class RunSpec:
             raise ValueError(f"RunSpec.report_every must be an integer >= 1, got {self.report_every!r}")
         if self.hyperparameters not in ("fitted", "default"):
             raise ValueError(f"RunSpec.hyperparameters must be 'fitted' or 'default', got {self.hyperparameters!r}")
+        if self.kernel is not None and (self.campaign != "robustness" or not isinstance(self.kernel, dict)):
+            raise ValueError(f"RunSpec.kernel must be a kernel table of a robustness run, got {self.kernel!r}")
         if self.campaign == "robustness":
             self._fill_robustness_defaults()
         self._check_robustness_fields()
@@ -158,9 +163,11 @@ class RunSpec:
 
     @property
     def optimizer_options(self) -> dict:
-        """Keyword arguments of the refraction optimizer set by this spec: β, the number of
-        alternatives and the model's lapse rate, each when given."""
-        options = {} if self.beta is None else {"beta": float(self.beta)}
+        """Keyword arguments of the refraction optimizer set by this spec: β, the kernel, the number
+        of alternatives and the model's lapse rate, each when given."""
+        options: dict = {} if self.beta is None else {"beta": float(self.beta)}
+        if self.kernel is not None:
+            options["hyperparameters"] = self.kernel
         if self.n_alternatives is not None:
             options["n_alternatives"] = int(self.n_alternatives)
         if self.model_lapse is not None:

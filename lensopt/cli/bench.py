@@ -358,6 +358,12 @@ def register(subparsers) -> None:
         metavar="L",
         help="lapse rate the optimizers assume (default: RefractionOptimizer's)",
     )
+    rb.add_argument(
+        "--hyperparameters",
+        metavar="FILE",
+        help="kernel of ucb-ald and ts-ald: a JSON file with a 'kernel' entry, as `lensopt hyperparameters` "
+        "writes (default: the shipped data/letter-model-hyperparameters.json); recorded in every run",
+    )
     rb.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
     _add_cluster_options(rb, report_every=False)
     rb.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_robustness_campaign"))

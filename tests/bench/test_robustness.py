@@ -285,6 +285,59 @@ def test_cli_bad_values_give_one_line_and_exit_2(tmp_path, capsys, extra, messag
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def _kernel_file(tmp_path):
+    """A kernel file as `lensopt hyperparameters` writes one: the shipped kernel, shorter and
+    steeper (so that a run with it is told apart from the shipped one)."""
+    from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, load_json
+
+    kernel = dict(load_json(LETTER_MODEL_HYPERPARAMETERS)["kernel"], lengthscales=[2.0], context_variance=25.0)
+    path = tmp_path / "kernel.json"
+    path.write_text(json.dumps({"kernel": kernel, "command": "by hand"}))
+    return path, kernel
+
+
+def test_a_kernel_file_sets_the_gp_rules_kernel_and_every_record_holds_it(tmp_path, capsys):
+    path, kernel = _kernel_file(tmp_path)
+    out = tmp_path / "kernel"
+    assert main(_campaign_argv(out, "--rules", "ucb-ald", "acuity-law", "--hyperparameters", str(path))) == 0
+    capsys.readouterr()
+    records = load_records(out)
+    assert {r["rule"] for r in records} == {"ucb-ald", "acuity-law"}
+    for r in records:
+        if r["rule"] == "ucb-ald":  # the optimizer ran with the file's kernel, and the spec says so
+            assert r["kernel"] == kernel and r["optimizer_settings"]["hyperparameters"]["lengthscales"] == [2.0]
+            assert r["optimizer_settings"]["hyperparameters"]["context_variance"] == 25.0
+        else:  # the acuity-law optimizer has no kernel
+            assert r["kernel"] is None
+    manifest = json.loads((out / "campaign.json").read_text())
+    assert manifest["kernel"] == kernel and f"--hyperparameters {path}" in manifest["command"]
+    # the same specs resume: nothing reruns
+    assert main(_campaign_argv(out, "--rules", "ucb-ald", "acuity-law", "--hyperparameters", str(path))) == 0
+    assert "4 runs: 4 already done, 0 run now" in capsys.readouterr().out
+    spec = robustness_specs(["slope-5"], ["ucb-ald", "ts-ald", "ideal", "ucb-ald-paper"], max_patients=1, kernel=kernel)
+    assert [s.kernel for s in spec] == [kernel, kernel, None, None]  # the paper's model keeps its own
+    assert RunSpec.from_dict(json.loads(json.dumps(spec[0].to_dict()))) == spec[0]  # a record reads back equal
+    assert spec[0].optimizer_options["hyperparameters"] == kernel
+
+
+@pytest.mark.parametrize(
+    "content, rules, message",
+    [
+        ("not json", ["ucb-ald"], "cannot read hyperparameters from"),
+        ('{"kernel": {"structure": "psychophysics", "family": "se", "lengthscales": [-1]}}', ["ucb-ald"], "bad 'kernel' entry"),
+        (None, ["ideal", "acuity-law"], "--rules has neither"),
+    ],
+)
+def test_a_bad_kernel_file_or_no_gp_rule_for_it_is_one_line_and_exit_2(tmp_path, capsys, content, rules, message):
+    path, _ = _kernel_file(tmp_path)
+    if content is not None:
+        path.write_text(content)
+    assert main(_campaign_argv(tmp_path / "bad", "--rules", *rules, "--hyperparameters", str(path))) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "bad" / "runs").exists() or not any((tmp_path / "bad" / "runs").iterdir())
+
+
 def test_the_papers_letter_model_runs_as_its_own_rule_on_the_same_patients(tmp_path, capsys):
     out = tmp_path / "paper"
     assert main(_campaign_argv(out, "--rules", "ucb-ald-paper")) == 0

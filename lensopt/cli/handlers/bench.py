@@ -23,6 +23,7 @@ from lensopt.bench.startup import measure
 from lensopt.binary.settings import ALL_RULES
 from lensopt.cli.arguments import check_output_file, check_output_folder
 from lensopt.cli.defaults import FEEDBACK_RULES
+from lensopt.cli.handlers.hyperparameters import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
 from lensopt.refraction.letters import REFRACTION_BETA
 
@@ -295,6 +296,11 @@ def run_robustness_campaign(args) -> int:
         raise ValueError(f"--model-lapse must be in [0, 0.5) (e.g. 0.02), got {args.model_lapse:g}")
     first_seed = 0 if args.tuning else args.first_seed
     rules = list(args.rules)
+    kernel = None if args.hyperparameters is None else load_kernel(args.hyperparameters)
+    if kernel is not None and not set(rules) & set(robustness.GP_RULES):
+        raise ValueError(
+            f"--hyperparameters sets the kernel of {' and '.join(robustness.GP_RULES)}, and --rules has neither"
+        )
     specs = robustness.robustness_specs(
         args.conditions,
         rules,
@@ -305,6 +311,7 @@ def run_robustness_campaign(args) -> int:
         stop_confidence=args.stop_confidence,
         min_trials=args.min_trials,
         model_lapse=args.model_lapse,
+        kernel=kernel,
     )
     split = split_of(first_seed)
     command = [
@@ -329,6 +336,7 @@ def run_robustness_campaign(args) -> int:
     command += ["--patients", str(args.patients)] if args.patients else []
     command += ["--trials", str(args.trials)] if args.trials else []
     command += ["--model-lapse", f"{args.model_lapse:g}"] if args.model_lapse is not None else []
+    command += ["--hyperparameters", args.hyperparameters] if args.hyperparameters is not None else []
     manifest = {
         "campaign": "robustness",
         "split": split,
@@ -341,6 +349,7 @@ def run_robustness_campaign(args) -> int:
         "n_initial": args.initial,
         "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
         "model_lapse": args.model_lapse,
+        "kernel": kernel,
         "command": shlex.join(command),
         "note": "model_lapse null: the optimizer's default; each record holds the settings "
         "its optimizer ran with (optimizer_settings)",

@@ -8,8 +8,8 @@ import sys
 
 from tqdm import tqdm
 
-from lensopt.binary.settings import KernelSpec
 from lensopt.boxes import first_outside
+from lensopt.cli.handlers.hyperparameters import load_kernel
 from lensopt.cli.handlers.simulate_prescription import run_prescription
 from lensopt.cli.simulate import (
     DEFAULT_INFERENCE,
@@ -53,22 +53,6 @@ def _reference_context(text):
         return float(text)
     except ValueError:
         raise ValueError(f"--reference-context must be adaptive, upper or a logMAR value, got {text!r}") from None
-
-
-def _load_kernel(path):
-    """The ``kernel`` entry of ``--hyperparameters`` FILE, checked field by field (a one-line
-    ValueError naming the file and the field otherwise)."""
-    fix = "give a JSON file with a 'kernel' entry like data/refraction-hyperparameters.json"
-    try:
-        with open(path, encoding="utf-8") as handle:
-            kernel = json.load(handle)["kernel"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
-    try:
-        KernelSpec.from_dict(kernel)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"--hyperparameters {path}: bad 'kernel' entry ({exc}); {fix}") from None
-    return kernel
 
 
 #: Coarsest lens step accepted (D): phoropters step 0.125-0.25 D, trial-lens sets 0.25-0.5 D.
@@ -123,7 +107,7 @@ def run(args) -> int:
         raise ValueError("--model-lapse applies to --feedback letters only")
     inference = args.inference or DEFAULT_INFERENCE[args.feedback]
     reference = _reference_context(args.reference_context)
-    hyperparameters = None if args.hyperparameters is None else _load_kernel(args.hyperparameters)
+    hyperparameters = None if args.hyperparameters is None else load_kernel(args.hyperparameters)
     patient = make_patient(
         args.seed, slope=args.slope, true_correction_d=true, n_alternatives=args.n_alternatives, lapse=args.lapse
     )

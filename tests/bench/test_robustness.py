@@ -324,7 +324,11 @@ def test_a_kernel_file_sets_the_gp_rules_kernel_and_every_record_holds_it(tmp_pa
     "content, rules, message",
     [
         ("not json", ["ucb-ald"], "cannot read hyperparameters from"),
-        ('{"kernel": {"structure": "psychophysics", "family": "se", "lengthscales": [-1]}}', ["ucb-ald"], "bad 'kernel' entry"),
+        (
+            '{"kernel": {"structure": "psychophysics", "family": "se", "lengthscales": [-1]}}',
+            ["ucb-ald"],
+            "bad 'kernel' entry",
+        ),
         (None, ["ideal", "acuity-law"], "--rules has neither"),
     ],
 )

@@ -396,7 +396,7 @@ def _followed(store, info):
         return None, str(exc)
 
 
-def draw_curves_page(store, info, model=None, why: str = "", n_pages: int = 2) -> Figure:
+def draw_curves_page(store, info, model, why: str, n_pages: int) -> Figure:
     """Page 2: what the dashboard draws for the session (``model``: its followed model, None and
     ``why`` for a session it cannot show). A full-prescription session: its history panel and the
     lens path (A4 portrait); any other: the dashboard report's four panels (A4 landscape); a

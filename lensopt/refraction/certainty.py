@@ -68,10 +68,10 @@ N_DRAWS = 512
 #: every trial stops at the first trial whose *estimate* passes its threshold, so with 512 draws
 #: (SE 0.0096 at 0.95) a session whose confidence hovers a little below the threshold passes it by
 #: sampling noise alone within some dozens of trials (a true 0.93 passes 0.95 about once in 50
-#: trials). On tuning patients at slope 2 (TS-ALD, seeds 7000–7099, 260 trials) half of the stops
-#: were of that kind. With 4096 draws the SE is 0.0034 at 0.95. An estimate below the threshold is
-#: not refined: more draws could only move a stop a trial later, and the check's quick answer stays
-#: as quick; so the cost (10–20 ms) is paid only on the trials where the first draws say "stop".
+#: trials); on tuning patients at slope 2 many stops were of that kind. With 4096 draws the SE is
+#: 0.0034 at 0.95. An estimate below the threshold is not refined: more draws could only move a stop
+#: a trial later, and the check's quick answer stays as quick; so the extra draws are made only on
+#: the trials where the first draws say "stop" (docs/psychopy.md, "Near a stop").
 PRECISE_DRAWS = 4096
 REFINE_SDS = 4.0
 #: Candidates kept unless their intercept lies this many posterior SDs below the best one's reach.

@@ -34,7 +34,7 @@ from matplotlib.lines import Line2D
 
 from lensopt import __version__
 from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
-from lensopt.dashboard.model import SessionModel, followed_from_store
+from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.prescription_text import (
@@ -458,7 +458,7 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
         raise LensoptError(f"cannot write {path}: folder {path.parent} does not exist; create it first")
     info = store.session(session_id)
     model, why = _followed(store, info)
-    views = model.eye_views() if isinstance(model, SessionModel) else ()
+    views = model.eye_views() if model is not None else ()
     n_pages = 3 if views else 2
     pages = [
         draw_record_page(build_record(info, printed_at), n_pages),

@@ -102,6 +102,11 @@ class FollowedSession:
             self._cache.pop(len(self._records), None)
         return self.snapshot()
 
+    def eye_views(self) -> tuple:
+        """Each eye's model as the printed record draws it on its own page: none here (the letter
+        model of a full prescription has them, :meth:`lensopt.dashboard.model.SessionModel.eye_views`)."""
+        return ()
+
     def _optimizer_for(self, records):
         """The optimizer of the eye the last of ``records`` belongs to, told its answers not undone."""
         eye, told = told_records(records)

@@ -202,17 +202,19 @@ def candidate_lenses(best_lens, sphere_bounds_d, cylinder_bounds_d, tested_lense
     return lenses[np.sort(_first_of_each(np.round(lenses, 9)))]  # each lens once, best first
 
 
-def _joint_draws(mean, cov, n_draws, rng):
-    scale = max(float(np.max(np.diag(cov))), 1e-12)
-    for jitter in (1e-10, 1e-8, 1e-6, 1e-4):
-        try:
-            chol = np.linalg.cholesky(cov + jitter * scale * np.eye(cov.shape[0]))
-            break
-        except np.linalg.LinAlgError:
-            continue
-    else:  # pragma: no cover - a covariance this broken is a bug upstream
-        raise np.linalg.LinAlgError("posterior covariance of the candidate lenses is not positive definite")
+def joint_factor(cov) -> np.ndarray:
+    """Lower Cholesky factor of a joint posterior covariance, jittered as needed relative to its
+    largest variance (:func:`_dense_factor`)."""
+    return _dense_factor(cov, max(float(np.max(np.diag(cov))), 1e-12))
+
+
+def draws_from_factor(mean, chol, n_draws, rng) -> np.ndarray:
+    """``(n_draws, m)`` joint draws ``mean + z cholᵀ`` (``chol`` from :func:`joint_factor`)."""
     return mean[None, :] + rng.standard_normal((n_draws, mean.size)) @ chol.T
+
+
+def _joint_draws(mean, cov, n_draws, rng):
+    return draws_from_factor(mean, joint_factor(cov), n_draws, rng)
 
 
 def _prepare(model, best_lens, sphere_bounds_d, cylinder_bounds_d):
@@ -330,13 +332,18 @@ def refine_draws(draws, draw_more, confidence_of, threshold: float | None, preci
     return draws
 
 
+def acuity_loss(gap, slope):
+    """Acuity loss (logMAR) of the reported lens, ``gap / slope``: its intercept's shortfall from the
+    best lens's (latent units) over the psychometric slope ``w``; infinite where ``w ≤ 0`` (a
+    psychometric function that does not rise with the letter size: no lens is known good)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(slope > 0, gap / slope, np.inf)
+
+
 def _losses(draws):
     """Acuity loss (logMAR) of ``x̂`` in each draw of ``[g(x̂), w + g(x̂), g(lens₁)...]``."""
     g0 = draws[:, 0]
-    slope = draws[:, 1] - g0
-    gap = np.maximum(draws[:, 2:].max(axis=1, initial=-np.inf), g0) - g0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(slope > 0, gap / slope, np.inf)
+    return acuity_loss(np.maximum(draws[:, 2:].max(axis=1, initial=-np.inf), g0) - g0, draws[:, 1] - g0)
 
 
 def lens_certainty(

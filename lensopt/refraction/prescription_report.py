@@ -35,7 +35,15 @@ import math
 
 import numpy as np
 
-from lensopt.refraction.certainty import CERTAINTY_STREAM, N_DRAWS, PRUNE_SDS, _joint_draws, refine_draws
+from lensopt.refraction.certainty import (
+    CERTAINTY_STREAM,
+    N_DRAWS,
+    PRUNE_SDS,
+    acuity_loss,
+    draws_from_factor,
+    joint_factor,
+    refine_draws,
+)
 from lensopt.refraction.lens import PowerVector
 from lensopt.refraction.prescription import (
     Prescription,
@@ -64,10 +72,9 @@ COVERED_RADIUS_D = 0.75
 
 def _prescription_losses(draws):
     """Acuity loss (logMAR) of the reported lens in each draw of ``[g(x̂), g(lens₁)..., w + g(x̂)]``
-    (a draw whose slope ``w`` is not positive: no lens is known good, an infinite loss)."""
-    g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(slope > 0, (g.max(axis=1) - g[:, 0]) / slope, np.inf)
+    (:func:`~lensopt.refraction.certainty.acuity_loss`)."""
+    g = draws[:, :-1]
+    return acuity_loss(g.max(axis=1) - g[:, 0], draws[:, -1] - draws[:, 0])
 
 
 class PrescriptionReport(PrescriptionSearch):
@@ -171,14 +178,15 @@ class PrescriptionReport(PrescriptionSearch):
             lenses = lenses[keep]
             mean, cov = self._intercepts_and_slope(lenses, full_cov=True)
             rng = np.random.default_rng([self.settings.seed, self.n_trials, CERTAINTY_STREAM])
+            chol = joint_factor(cov)  # once: the first draws and any refining draw from it
             draws = refine_draws(
-                _joint_draws(mean, cov, N_DRAWS, rng),
-                lambda n: _joint_draws(mean, cov, n, rng),
+                draws_from_factor(mean, chol, N_DRAWS, rng),
+                lambda n: draws_from_factor(mean, chol, n, rng),
                 lambda d: float(np.mean(_prescription_losses(d) <= ACUITY_TOLERANCE_LOGMAR)),
                 None if self.stop is None else self.stop.confidence,
             )
             g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
-            loss = _prescription_losses(draws)
+            loss = acuity_loss(g.max(axis=1) - g[:, 0], slope)
             # each draw's own most-plus best lens: the most plus M among lenses within the tolerance
             within = g >= (g.max(axis=1) - self.most_plus_tolerance_logmar * np.maximum(slope, 0.0))[:, None]
             best_draws = lenses[np.argmax(np.where(within, lenses[None, :, 0], -np.inf), axis=1)]

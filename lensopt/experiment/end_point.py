@@ -9,7 +9,10 @@ within 0.025 logMAR of the best) or at its last trial. Its end point is the pres
 0.95 without a ``[stop]`` table); otherwise the lens the model would report is not shown as a
 prescription (late in a search without enough answers it can be a corner of the box) and the
 console says "not enough answers to prescribe" with, when the confidence trend justifies one, an
-estimate of the trials still needed (:func:`more_trials_estimate`).
+estimate of the trials still needed (:func:`more_trials_estimate`). A protocol without ``[stop]``
+runs a fixed number of trials by design (a study's, like ``research-26afc.toml``): its end short of
+the target is the study's estimate, labelled as such with its confidence and intervals, and neither
+recommends more trials nor prints a command to continue.
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ def confidence_target(protocol) -> float:
 class EndPoint:
     """One eye's end point: ``lens_text`` and ``details`` (intervals, predicted acuity) when
     ``confident``; otherwise ``more_trials`` (None: no number can be justified). ``n_trials``: the
-    eye's answers so far (what a resumed session's ``--trials`` counts from)."""
+    eye's answers so far (what a resumed session's ``--trials`` counts from). ``fixed_design``: the
+    protocol has no ``[stop]`` and ran its trials by design; short of the target it reports its
+    estimate instead of recommending more trials."""
 
     eye: str | None
     confident: bool
@@ -76,17 +81,28 @@ class EndPoint:
     details: tuple[str, ...] = ()
     more_trials: int | None = None
     n_trials: int = 0
+    fixed_design: bool = False
 
     def headline(self) -> str:
-        """``OD  -1.25 / -0.75 x 170``, or ``OD  not enough answers to prescribe``."""
+        """``OD  -1.25 / -0.75 x 170``, ``OD  not enough answers to prescribe``, or, a fixed design's,
+        ``OD  -1.25 / -0.75 x 170 (estimate, not a prescription)``."""
         eye = f"{self.eye}  " if self.eye else ""
-        return eye + (self.lens_text if self.confident else "not enough answers to prescribe")
+        if self.confident:
+            return eye + self.lens_text
+        if self.fixed_design:
+            return f"{eye}{self.lens_text} (estimate, not a prescription)"
+        return eye + "not enough answers to prescribe"
 
     def advice(self) -> str:
-        """Why there is no prescription, and what to do: "about N more trials recommended"."""
+        """Why there is no prescription, and what to do: "about N more trials recommended"; a fixed
+        design's: the confidence its trials reached."""
         if self.confident:
             return ""
         reached = "no confidence yet" if self.confidence is None else f"confidence {self.confidence:.2f}"
+        if self.fixed_design:
+            return (
+                f"{reached} < {self.target:.2f} after the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
+            )
         more = (
             "more trials recommended"
             if self.more_trials is None
@@ -98,7 +114,16 @@ class EndPoint:
         """The end point as the log and the console write it."""
         if self.confident:
             return [self.headline(), *self.details]
+        if self.fixed_design:  # a study's estimate: its intervals too
+            return [f"{self.headline()}; {self.advice()}", *self.details]
         return [f"{self.headline()}; {self.advice()}"]
+
+    def closing_lines(self) -> list[str]:
+        """The end point's lines under the closing console's headlines: the details of a prescription
+        or of a fixed design's estimate, else the advice."""
+        if self.confident:
+            return list(self.details)
+        return [self.advice(), *self.details] if self.fixed_design else [self.advice()]
 
 
 #: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
@@ -247,6 +272,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         details=details,
         more_trials=more_trials_estimate(confidences, target),
         n_trials=int(optimizer.n_trials),
+        fixed_design=protocol.stop is None,
     )
 
 
@@ -258,8 +284,8 @@ def continue_command(
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
     over the eyes short of their target; ``--trials N`` with "(N more than …)" after ``note_sep``
     where no number can be justified. None when every eye has its end point (or none has a
-    confidence to reach)."""
-    short = [e for e in end_points if not e.confident and not math.isnan(e.target)]
+    confidence to reach, or the protocol fixed its trials: a study's design, not a call for more)."""
+    short = [e for e in end_points if not e.confident and not math.isnan(e.target) and not e.fixed_design]
     if not short:
         return None
     db = "" if db_path is None else f" --db {db_path}"
@@ -279,11 +305,7 @@ def closing_screen(
     ``resume`` (:func:`continue_command`, its note on a line of its own), the command that
     continues the session."""
     confirm = protocol.keys.confirm
-    lines = [
-        (f"{e.eye}: " if e.eye else "") + line
-        for e in end_points
-        for line in (e.details if e.confident else [e.advice()])
-    ]
+    lines = [(f"{e.eye}: " if e.eye else "") + line for e in end_points for line in e.closing_lines()]
     if resume is not None:
         lines.append(f"To continue: {resume}")
     console.update(  # each eye's confidence is in its lines: not the last trial's "Confidence so far"

@@ -406,7 +406,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
             if ending is not None:
                 end_points.append(ending)
-                if not ending.confident:
+                if not ending.confident and not ending.fixed_design:  # a fixed design's estimate is logged above
                     log(ending.lines()[0])
         else:
             status = "finished"

@@ -71,3 +71,23 @@ def test_the_command_to_continue_gives_every_short_eye_its_recommended_trials():
     # no number can be justified: say so rather than invent one
     unknown = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30)
     assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials N  (N more than 36)"
+
+
+def test_a_fixed_design_short_of_its_target_reports_its_estimate_and_asks_for_nothing_more():
+    # a protocol without [stop] (a study's fixed number of trials): the estimate, labelled, with its
+    # intervals; no trials recommended and no command to continue, even with a rising trend
+    study = EndPoint(
+        None, False, 0.62, 0.95, "S -0.50 D  C -1.00 D", ("95% intervals: S -0.9 to -0.1 D",), 40, 260, True
+    )
+    assert study.lines() == [
+        "S -0.50 D  C -1.00 D (estimate, not a prescription); confidence 0.62 < 0.95 after the protocol's 260 "
+        "trials (no [stop]: a fixed number)",
+        "95% intervals: S -0.9 to -0.1 D",
+    ]
+    assert study.closing_lines() == [study.advice(), "95% intervals: S -0.9 to -0.1 D"]
+    assert continue_command([study], 7) is None
+    # a fixed design that reached the target is a prescription like any other
+    reached = EndPoint(
+        "OD", True, 0.97, 0.95, "-1.25 / -0.75 x 170", ("predicted acuity +0.02 logMAR",), fixed_design=True
+    )
+    assert reached.lines() == ["OD  -1.25 / -0.75 x 170", "predicted acuity +0.02 logMAR"]

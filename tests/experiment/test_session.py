@@ -182,6 +182,13 @@ def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path
     acuity, _ = rebuilt.predicted_acuity_logmar(quarter(sphere_d), quarter(cylinder_d))
     assert result.predicted_acuity_logmar == pytest.approx(float(acuity), abs=1e-6)
     assert any(line.startswith(("prescription: S ", "estimate, not a prescription: S ")) for line in lines), lines[-4:]
+    # without [stop] the 12 trials are the design: short of 0.95 the end is the estimate, with no call
+    # for more trials and no command to continue
+    assert result.confidence < 0.95
+    assert any(line.startswith(f"estimate, not a prescription: {result.prescription}") for line in lines), lines[-4:]
+    assert not any(
+        "more trials" in line or "not enough answers" in line or line.startswith("continue with") for line in lines
+    ), lines[-4:]
 
 
 def _history(records):

@@ -23,7 +23,7 @@ from lensopt.bench.startup import measure
 from lensopt.binary.settings import ALL_RULES
 from lensopt.cli.arguments import check_output_file, check_output_folder
 from lensopt.cli.defaults import FEEDBACK_RULES
-from lensopt.cli.handlers.hyperparameters import load_kernel
+from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
 from lensopt.refraction.letters import REFRACTION_BETA
 

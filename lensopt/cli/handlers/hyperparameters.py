@@ -9,7 +9,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from lensopt.binary.settings import KernelSpec
 from lensopt.cli.arguments import check_output_file
 from lensopt.cli.defaults import HELD_OUT_FIRST_SEED
 from lensopt.cli.hyperparameters import SPACE_DEFAULTS
@@ -26,23 +25,6 @@ from lensopt.refraction_hyperparameters import (
     fit_reference_hyperparameters,
     prescription_hyperparameters_file,
 )
-
-
-def load_kernel(path):
-    """The ``kernel`` entry of ``--hyperparameters`` FILE (``lensopt simulate``, ``lensopt bench
-    robustness``), checked field by field (a one-line ValueError naming the file and the field
-    otherwise)."""
-    fix = "give a JSON file with a 'kernel' entry like data/refraction-hyperparameters.json"
-    try:
-        with open(path, encoding="utf-8") as handle:
-            kernel = json.load(handle)["kernel"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
-    try:
-        KernelSpec.from_dict(kernel)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"--hyperparameters {path}: bad 'kernel' entry ({exc}); {fix}") from None
-    return kernel
 
 
 def _check_power_vector_args(args) -> None:

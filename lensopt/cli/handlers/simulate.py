@@ -9,7 +9,7 @@ import sys
 from tqdm import tqdm
 
 from lensopt.boxes import first_outside
-from lensopt.cli.handlers.hyperparameters import load_kernel
+from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.cli.handlers.simulate_prescription import run_prescription
 from lensopt.cli.simulate import (
     DEFAULT_INFERENCE,

@@ -1,0 +1,26 @@
+"""A kernel from ``--hyperparameters`` FILE, as ``lensopt hyperparameters --output FILE`` writes it
+(``lensopt simulate``, ``lensopt bench robustness``): a light module, so that a command reading a
+kernel does not import the fitting code."""
+
+from __future__ import annotations
+
+import json
+
+from lensopt.binary.settings import KernelSpec
+
+
+def load_kernel(path):
+    """The ``kernel`` entry of ``--hyperparameters`` FILE (``lensopt simulate``, ``lensopt bench
+    robustness``), checked field by field (a one-line ValueError naming the file and the field
+    otherwise)."""
+    fix = "give a JSON file with a 'kernel' entry like data/refraction-hyperparameters.json"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            kernel = json.load(handle)["kernel"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
+    try:
+        KernelSpec.from_dict(kernel)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--hyperparameters {path}: bad 'kernel' entry ({exc}); {fix}") from None
+    return kernel

@@ -344,7 +344,13 @@ class GPClassifier:
         if self.inference == "laplace":
             return laplace_posterior(K, y, alpha_init=init, **floor)
         return parallel_ep_posterior(
-            K, y, sites_init=init, tolerance=self.ep_tolerance, match_clipped_mean=self.ep_match_clipped_mean, **floor
+            K,
+            y,
+            sites_init=init,
+            tolerance=self.ep_tolerance,
+            match_clipped_mean=self.ep_match_clipped_mean,
+            jitter=self.jitter,
+            **floor,
         )
 
     def _init_from(self, posterior: LatentPosterior | None):

@@ -14,6 +14,12 @@ round-off, and the site's natural mean then matches the tilted mean (``match_cli
 
 A warm start reuses the previous site parameters and pads new rows with zero-precision sites
 (the prior), so an appended trial only needs a few sweeps.
+
+Parallel EP's iterations need only the posterior marginals, ``O(n³)`` each from the ``n × n``
+factor of ``B``. Told the white jitter on ``K``'s diagonal, they run on a pivoted Cholesky factor
+of the rest, ``K − εI = Φ Φᵀ`` to round-off (LAPACK ``dpstrf``), when its numerical rank ``r`` is
+small beside ``n`` — a smooth kernel on a few input dimensions, late in a long session — at
+``O(n r²)`` (:func:`_low_rank_marginals`); the returned posterior is factored exactly as before.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 from scipy.linalg.blas import dger
+from scipy.linalg.lapack import dpotrf, dpstrf, dtrtrs
 
 from lensopt.gp.laplace import LatentPosterior, _factor_b, lower_solve
 from lensopt.gp.likelihood import Labels, labelled_tilted_moments
@@ -48,6 +55,10 @@ back towards 1)."""
 
 PARALLEL_EP_MEMORY = 4
 """Iterates remembered by the Anderson acceleration of parallel EP."""
+
+LOW_RANK_SHARE = 0.5
+"""Parallel EP iterates on the low-rank factor of the prior covariance when its numerical rank is at
+most this share of the sites (below it an iteration costs a fraction of the full one's)."""
 
 PARALLEL_EP_GROWTH = 1.5
 """A parallel EP step whose largest site change exceeds the previous one by this factor counts as
@@ -159,6 +170,40 @@ def _marginals_from_sites(K: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     return variances, means, L, sqrt_tau
 
 
+def low_rank_prior(K: np.ndarray, jitter: float) -> np.ndarray | None:
+    """``Φ`` ``(n, r)`` with ``Φ Φᵀ = K − jitter·I`` to round-off: LAPACK's pivoted Cholesky
+    ``dpstrf`` stopped at its default tolerance (``n · u · max diag``, the rank it can resolve), or
+    None when ``r`` exceeds :data:`LOW_RANK_SHARE` of ``n`` (or the factorization fails)."""
+    n = K.shape[0]
+    K0 = np.array(K, dtype=float, order="F")
+    K0.flat[:: n + 1] -= jitter
+    c, piv, rank, info = dpstrf(K0, tol=-1.0, lower=1, overwrite_a=1)
+    if info < 0 or rank > LOW_RANK_SHARE * n:
+        return None
+    phi = np.empty((n, rank), order="F")
+    phi[piv - 1] = np.tril(c[:, :rank])
+    return phi
+
+
+def _low_rank_marginals(phi: np.ndarray, jitter: float, tau: np.ndarray, nu: np.ndarray):
+    """Posterior variances and means of sites ``(τ̃, ν̃)`` on the prior ``K = Φ Φᵀ + εI``
+    (:func:`low_rank_prior`), in ``O(n r²)``. By Woodbury twice, ``Σ = (K⁻¹ + S̃)⁻¹ = ε G + G Φ M⁻¹
+    Φᵀ G`` with ``G = (I + ε S̃)⁻¹`` and ``M = I + Φᵀ S̃ G Φ`` (``r × r``), so with ``M = L Lᵀ`` and
+    ``W = L⁻¹ Φᵀ G``: ``diag Σ = ε g + Σ_rows W²`` and ``μ = Σ ν̃ = ε g ν̃ + Wᵀ (W ν̃)``."""
+    g = 1.0 / (1.0 + jitter * tau)
+    M = phi.T @ ((tau * g)[:, None] * phi)
+    M.flat[:: M.shape[0] + 1] += 1.0
+    L, info = dpotrf(M, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"I + Φᵀ S̃ G Φ is not positive definite (LAPACK dpotrf info {info})")
+    W, info = dtrtrs(L, np.asfortranarray((g[:, None] * phi).T), lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"triangular solve failed (LAPACK dtrtrs info {info}): singular factor")
+    variances = jitter * g + np.einsum("ij,ij->j", W, W)
+    means = jitter * g * nu + W.T @ (W @ nu)
+    return variances, means
+
+
 class _Anderson:
     """Anderson acceleration (type II, Walker & Ni 2011) of the fixed-point map ``x ↦ G(x)``:
     the next iterate combines the last ``memory`` images so that the combined residual
@@ -199,6 +244,7 @@ def parallel_ep_posterior(
     lapse_rate: float = 0.0,
     prior_mean: float = 0.0,
     match_clipped_mean: bool = False,
+    jitter: float | None = None,
 ) -> LatentPosterior:
     """EP with parallel site updates: every site is refreshed from the same posterior, then the
     posterior is recomputed once (Minka 2001; van Gerven et al. 2010), vectorized instead of R&W's
@@ -207,7 +253,10 @@ def parallel_ep_posterior(
     largest site change grows by :data:`PARALLEL_EP_GROWTH`, down to
     :data:`PARALLEL_EP_MIN_DAMPING`, and relaxed back towards 1 while it shrinks); if they still
     have not converged after ``max_iterations``, the sequential schedule finishes from there.
-    ``match_clipped_mean``: a clipped site's natural mean (:func:`_site_parameters`).
+    ``match_clipped_mean``: a clipped site's natural mean (:func:`_site_parameters`). ``jitter``: the
+    white variance ``ε`` added to ``K``'s diagonal, if known; the iterations then use the marginals of
+    :func:`_low_rank_marginals` where :func:`low_rank_prior` finds ``K − εI`` of low rank (equal to
+    the full computation's to round-off), and the returned posterior is factored exactly.
     """
     tolerance = PARALLEL_EP_TOLERANCE if tolerance is None else tolerance
     floor = (float(guess_rate), float(lapse_rate))
@@ -218,7 +267,14 @@ def parallel_ep_posterior(
         tau, nu = np.zeros(n), np.zeros(n)
     else:
         tau, nu = (np.array(a, dtype=float) for a in sites_init)
-    variances, means, L, sqrt_tau = _marginals_from_sites(K, tau, nu)
+    phi = None if jitter is None else low_rank_prior(K, jitter)
+
+    def marginals(tau, nu):  # (variances, means, L, sqrt τ̃); L None on the low-rank path
+        if phi is None:
+            return _marginals_from_sites(K, tau, nu)
+        return (*_low_rank_marginals(phi, float(jitter), tau, nu), None, None)
+
+    variances, means, L, sqrt_tau = marginals(tau, nu)
     damping, last_moved = 1.0, np.inf
     accelerator = _Anderson(PARALLEL_EP_MEMORY)
     iteration, converged = 0, False
@@ -240,7 +296,7 @@ def parallel_ep_posterior(
         last_moved = moved
         x = accelerator.step(x, x_new, damping)
         tau, nu = np.maximum(x[:n], 0.0), x[n:]
-        variances, means, L, sqrt_tau = _marginals_from_sites(K, tau, nu)
+        variances, means, L, sqrt_tau = marginals(tau, nu)
     if not converged:
         return ep_posterior(
             K,
@@ -252,6 +308,9 @@ def parallel_ep_posterior(
             prior_mean=prior_mean,
             match_clipped_mean=match_clipped_mean,
         )
+    if L is None:  # the low-rank path: the posterior's factor, exactly
+        sqrt_tau = np.sqrt(tau)
+        L = _factor_b(K, sqrt_tau)
     alpha = nu - sqrt_tau * lower_solve(L, lower_solve(L, sqrt_tau * (K @ nu)), transpose=True)
     return LatentPosterior(
         alpha=alpha,

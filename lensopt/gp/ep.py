@@ -267,12 +267,13 @@ def parallel_ep_posterior(
         tau, nu = np.zeros(n), np.zeros(n)
     else:
         tau, nu = (np.array(a, dtype=float) for a in sites_init)
-    phi = None if jitter is None else low_rank_prior(K, jitter)
+    white = 0.0 if jitter is None else float(jitter)
+    phi = None if jitter is None else low_rank_prior(K, white)
 
     def marginals(tau, nu):  # (variances, means, L, sqrt τ̃); L None on the low-rank path
         if phi is None:
             return _marginals_from_sites(K, tau, nu)
-        return (*_low_rank_marginals(phi, float(jitter), tau, nu), None, None)
+        return (*_low_rank_marginals(phi, white, tau, nu), None, None)
 
     variances, means, L, sqrt_tau = marginals(tau, nu)
     damping, last_moved = 1.0, np.inf

@@ -97,6 +97,13 @@ class StopRule:
         return cls(**data)
 
 
+def stop_threshold(stop: StopRule | None) -> float | None:
+    """The confidence a session's stopping rule stops at (None without a rule): the threshold an
+    estimate of the confidence must reach beyond its Monte Carlo noise
+    (:func:`lensopt.refraction.certainty.refine_draws`)."""
+    return None if stop is None else stop.confidence
+
+
 def prescription_target(stop_confidence: float | None) -> float:
     """The confidence an eye's lens must reach to be shown as a prescription: the protocol's
     ``[stop] confidence`` (``stop_confidence``), else :data:`DEFAULT_STOP_CONFIDENCE` (a protocol

@@ -16,7 +16,7 @@ from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confid
 from lensopt.refraction.optimum_draws import sample_optimum_d
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
 from lensopt.refraction.trial import Trial, TrialHistory
-from lensopt.stopping import StopRule
+from lensopt.stopping import StopRule, stop_threshold
 from lensopt.threads import single_threaded
 
 #: Default letter sizes and lens ranges of the paper's experiment (METHOD.md §1).
@@ -362,7 +362,12 @@ class RefractionOptimizer(TrialHistory):
                 return LensCertainty(0.0, s.system_bounds[0], s.system_bounds[1])
             rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])
             return lens_certainty(
-                self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng, threshold=self._stop_threshold()
+                self.model,
+                self.best(),
+                s.system_bounds[0],
+                s.system_bounds[1],
+                rng,
+                threshold=stop_threshold(self.stop),
             )
 
         return self._core._cached("certainty", compute)
@@ -371,17 +376,13 @@ class RefractionOptimizer(TrialHistory):
         """Posterior probability that :meth:`best` is within 0.025 logMAR of the best lens."""
         return self.certainty().confidence
 
-    def _stop_threshold(self) -> float | None:
-        """The stopping rule's threshold, which a confidence must reach beyond its Monte Carlo noise."""
-        return None if self.stop is None else self.stop.confidence
-
     @single_threaded
     def confidence_reaches(self, threshold: float) -> bool:
         """``confidence() >= threshold``, the same answer from the same draws; at the stopping rule's
         threshold usually settled by the few lenses most likely to beat :meth:`best`
         (:func:`lensopt.refraction.certainty.confidence_reaches`)."""
         cached = self._core._cache.peek(self.n_trials, "certainty")
-        if cached is not None or self.model is None or threshold != self._stop_threshold():
+        if cached is not None or self.model is None or threshold != stop_threshold(self.stop):
             return self.confidence() >= threshold
         s = self.settings
         rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])

@@ -53,7 +53,7 @@ from lensopt.refraction.prescription import (
     lens_intervals,
     within_cells,
 )
-from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
+from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule, stop_threshold
 from lensopt.threads import single_threaded
 
 #: The most-plus end point: the reported lens is the most plus (in M) whose predicted acuity is
@@ -183,10 +183,10 @@ class PrescriptionReport(PrescriptionSearch):
                 draws_from_factor(mean, chol, N_DRAWS, rng),
                 lambda n: draws_from_factor(mean, chol, n, rng),
                 lambda d: float(np.mean(_prescription_losses(d) <= ACUITY_TOLERANCE_LOGMAR)),
-                None if self.stop is None else self.stop.confidence,
+                stop_threshold(self.stop),
             )
             g, slope = draws[:, :-1], draws[:, -1] - draws[:, 0]
-            loss = acuity_loss(g.max(axis=1) - g[:, 0], slope)
+            loss = _prescription_losses(draws)
             # each draw's own most-plus best lens: the most plus M among lenses within the tolerance
             within = g >= (g.max(axis=1) - self.most_plus_tolerance_logmar * np.maximum(slope, 0.0))[:, None]
             best_draws = lenses[np.argmax(np.where(within, lenses[None, :, 0], -np.inf), axis=1)]

@@ -97,6 +97,12 @@ class StopRule:
         return cls(**data)
 
 
+#: The name of an eye's result short of its target confidence in a session without a stopping rule
+#: (a protocol without ``[stop]``: a study's fixed number of trials). It is the study's estimate, not a
+#: call for more trials; the console, the log, the dashboard and the printed record all name it so.
+ESTIMATE_NOT_PRESCRIPTION = "estimate, not a prescription"
+
+
 def stop_threshold(stop: StopRule | None) -> float | None:
     """The confidence a session's stopping rule stops at (None without a rule): the threshold an
     estimate of the confidence must reach beyond its Monte Carlo noise

@@ -73,7 +73,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
-from lensopt.store.records import EYES, stored_confidence_target
+from lensopt.store.records import EYES, stored_confidence_target, stored_stop_confidence
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -311,10 +311,12 @@ class SessionModel(FollowedSession):
     def _estimate(self, opt, eye: str, target: float, certainty: LensConfidence | None = None) -> EyeEstimate:
         """Eye ``eye``'s result from its optimizer ``opt`` (told its answers): the prescription of a
         full-prescription search, the best (S, C) of a two-parameter one (``certainty``: its
-        confidence when already computed)."""
+        confidence when already computed). A session without a stopping rule ran a fixed number of
+        trials: its result short of ``target`` is its estimate (``fixed_design``)."""
+        fixed_design = stored_stop_confidence(self._info) is None
         if self._prescription:
             rx = opt.prescription()
-            return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials))
+            return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials), fixed_design)
         sphere_d, cylinder_d = opt.best()
         if certainty is not None:
             confidence: float | None = certainty.confidence
@@ -322,7 +324,7 @@ class SessionModel(FollowedSession):
             confidence = float(opt.confidence()) if hasattr(opt, "confidence") else None
         axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
         lens = two_parameter_lens_text(float(sphere_d), float(cylinder_d), axis_deg, convention, gap=", ")
-        return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials))
+        return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials), fixed_design)
 
     def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
         """Each eye's result after the first ``n`` records, OD before OS: the live eye's (the last

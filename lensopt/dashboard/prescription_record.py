@@ -38,7 +38,6 @@ from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.prescription_text import (
-    NOT_PRESCRIBED,
     EyeRecord,
     PrescriptionRecord,
     build_record,
@@ -151,14 +150,15 @@ def draw_record_page(record: PrescriptionRecord, n_pages: int = 2) -> Figure:
     if record.signable:
         _draw_signature(page, n_pages)
     else:
-        _draw_not_a_prescription(page)
+        _draw_not_a_prescription(page, any(eye.fixed_design for eye in record.eyes))
     return fig
 
 
 def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
     """The large prescription line of each eye (or, for an eye short of the target confidence, "No
-    prescription: not enough answers" in red and its lens small as a provisional estimate), the
-    interval table (one column per eye, a withheld eye's in grey under "provisional"), acuity,
+    prescription: not enough answers" — a fixed design's "Estimate, not a prescription" — in red and
+    its lens small as a provisional estimate), the interval table (one column per eye, a withheld
+    eye's in grey under "provisional" or "estimate"), acuity,
     trials, then each eye's stop reason and confidence in words."""
     heading = "Prescription (minus cylinder)" if any(e.prescribed for e in eyes) else "Result (minus cylinder)"
     page.text(MARGIN_IN, heading, size=FONT_SIZE + 3, weight="bold")
@@ -171,7 +171,7 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
             page.down(0.56 if len(eyes) == 1 else 0.46)
             continue
         assert eye.withheld is not None  # not prescribed: withheld says why
-        page.text(VALUE_X_IN, NOT_PRESCRIBED, size=FONT_SIZE + 6, weight="bold", color=ALERT, va="center")
+        page.text(VALUE_X_IN, eye.withheld_heading, size=FONT_SIZE + 6, weight="bold", color=ALERT, va="center")
         page.down(0.22)
         page.text(VALUE_X_IN, f"({eye.withheld})", size=FONT_SIZE, color=ALERT)
         page.down(0.17)
@@ -190,7 +190,8 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
                 page.text(x, name, size=FONT_SIZE, weight="bold")
             else:
                 short = name.split()[0] + ": " if name else ""
-                page.text(x, f"{short}provisional, not for prescribing", size=FONT_SIZE - 1, color=ALERT)
+                label = "estimate" if eye.fixed_design else "provisional"
+                page.text(x, f"{short}{label}, not for prescribing", size=FONT_SIZE - 1, color=ALERT)
         page.down(0.22)
     for x in columns:
         page.text(x, "value", size=FONT_SIZE - 1, color=GREY)
@@ -227,15 +228,24 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
             page.down(0.06 if len(eyes) == 1 else 0.03)
 
 
-def _draw_not_a_prescription(page: _Page) -> None:
-    """In place of the signature block, on a page with no eye to prescribe: that it is not a prescription."""
+def _draw_not_a_prescription(page: _Page, fixed_design: bool = False) -> None:
+    """In place of the signature block, on a page with no eye to prescribe: that it is not a
+    prescription (``fixed_design``: the session ran its protocol's fixed number of trials)."""
     page.y_in = max(page.y_in + 0.1, page.height_in - 1.1)
     page.rule(0.0)
     page.down(0.25)
+    estimates = (
+        "is nothing to sign. The protocol ran a fixed number of trials (no [stop]): the estimates above are",
+        "its results, not for prescribing. Page 2 shows the session as the dashboard draws it.",
+    )
+    if not fixed_design:
+        estimates = (
+            "is nothing to sign. The estimates above are provisional, not for prescribing.",
+            "Page 2 shows the session as the dashboard draws it.",
+        )
     for line in (
         "This page is not a prescription: no eye's confidence reached the session's target, so there",
-        "is nothing to sign. The estimates above are provisional, not for prescribing.",
-        "Page 2 shows the session as the dashboard draws it.",
+        *estimates,
     ):
         page.text(MARGIN_IN, line, size=FONT_SIZE, color=ALERT)
         page.down(0.2)

@@ -33,7 +33,13 @@ from lensopt.refraction.prescription import (
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
 )
-from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule, enough_to_prescribe, prescription_target
+from lensopt.stopping import (
+    ACUITY_TOLERANCE_LOGMAR,
+    ESTIMATE_NOT_PRESCRIPTION,
+    StopRule,
+    enough_to_prescribe,
+    prescription_target,
+)
 from lensopt.store.records import (
     DUEL_KIND,
     EYE_NAMES,
@@ -47,6 +53,8 @@ from lensopt.store.records import (
 NO_EYE = "eye not recorded"
 #: What the record says in place of the lens of an eye short of the target confidence.
 NOT_PRESCRIBED = "No prescription: not enough answers"
+#: In its place for a session without a stopping rule (a study's fixed number of trials): its result.
+ESTIMATE_HEADING = ESTIMATE_NOT_PRESCRIPTION.capitalize()
 #: The title of a record none of whose eyes may be prescribed (else "Spectacle prescription").
 NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
@@ -101,9 +109,9 @@ def _power_text(value_d: float) -> str:
 def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
     """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
     else lensopt's default 0.95: :func:`lensopt.stopping.enough_to_prescribe`), or how far below, with
-    more trials recommended."""
+    more trials recommended — or, without a ``[stop]`` (a study's fixed number of trials, whose result
+    is its estimate), that the protocol fixed them."""
     target = prescription_target(stop_confidence)
-    whose = "the protocol's" if stop_confidence is not None else "lensopt's default"
     if confidence is None:
         return "confidence not computed; more trials recommended before prescribing"
     if enough_to_prescribe(confidence, target):
@@ -111,7 +119,12 @@ def confidence_statement(confidence: float | None, stop_confidence: float | None
             f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
             f"of the best lens (about {TOLERANCE_BLUR_D:.2f} D of blur)"
         )
-    return f"confidence {confidence:.2f} — below {whose} {target:.2f}; more trials recommended"
+    if stop_confidence is None:
+        return (
+            f"confidence {confidence:.2f} — below lensopt's default {target:.2f} after the protocol's fixed "
+            "number of trials (no [stop])"
+        )
+    return f"confidence {confidence:.2f} — below the protocol's {target:.2f}; more trials recommended"
 
 
 def _stop_rule(settings: dict) -> StopRule | None:
@@ -136,9 +149,10 @@ def stop_reason(info, result) -> str:
         return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials"
     if isinstance(budget, int) and n >= budget:
         return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
+    unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
     if info.status == "aborted":
-        return f"stopped by the clinician after {n} trials, before the stopping rule was met"
-    return f"ended after {n} trials, before the stopping rule was met"
+        return f"stopped by the clinician after {n} trials{unmet}"
+    return f"ended after {n} trials{unmet}"
 
 
 #: Per session kind: what a trial is called, and how the refraction was done (the record's subtitle).
@@ -164,7 +178,9 @@ class EyeRecord:
     predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words). ``withheld``: None when
     the lens is the eye's prescription; for an eye whose confidence fell short of the target, why it
     is not (``confidence 0.11 < 0.95 after 8 letters``): the record then says
-    :data:`NOT_PRESCRIBED` and shows ``prescription`` and the rows only as a provisional estimate."""
+    :data:`NOT_PRESCRIBED` and shows ``prescription`` and the rows only as a provisional estimate;
+    ``fixed_design`` (a session without a stopping rule, a study's fixed number of trials): it says
+    :data:`ESTIMATE_HEADING` instead, the lens being the study's estimate, not for prescribing."""
 
     eye: str
     prescription: str
@@ -175,6 +191,7 @@ class EyeRecord:
     stop_reason: str
     confidence: str
     withheld: str | None = None
+    fixed_design: bool = False
 
     @property
     def prescribed(self) -> bool:
@@ -184,12 +201,24 @@ class EyeRecord:
     @property
     def withheld_text(self) -> str:
         """``No prescription: not enough answers (confidence 0.11 < 0.95 after 8 letters)``, or ``""``."""
-        return "" if self.withheld is None else f"{NOT_PRESCRIBED} ({self.withheld})"
+        return "" if self.withheld is None else f"{self.withheld_heading} ({self.withheld})"
+
+    @property
+    def withheld_heading(self) -> str:
+        """What a withheld eye's record says in place of the lens: :data:`NOT_PRESCRIBED`, or a fixed
+        design's :data:`ESTIMATE_HEADING`."""
+        return ESTIMATE_HEADING if self.fixed_design else NOT_PRESCRIBED
+
+    @property
+    def estimate_label(self) -> str:
+        """``provisional estimate`` for a withheld eye (a fixed design's: ``estimate``, its result)."""
+        return "estimate" if self.fixed_design else "provisional estimate"
 
     @property
     def provisional(self) -> str:
-        """``provisional estimate -1.00 / -0.75 x 024 — not for prescribing`` for a withheld eye, or ``""``."""
-        return "" if self.withheld is None else f"provisional estimate {self.prescription} — not for prescribing"
+        """``provisional estimate -1.00 / -0.75 x 024 — not for prescribing`` for a withheld eye
+        (``estimate …`` for a fixed design's), or ``""``."""
+        return "" if self.withheld is None else f"{self.estimate_label} {self.prescription} — not for prescribing"
 
     def texts(self) -> list[str]:
         """Every string drawn for this eye (a withheld eye's lens only in its provisional estimate)."""
@@ -300,6 +329,7 @@ def eye_record(info, result) -> EyeRecord:
         if info.kind != LETTERS_KIND
         else confidence_statement(result.confidence, stop_confidence),
         withheld=withheld_reason(info, result),
+        fixed_design=stop_confidence is None,
     )
 
 

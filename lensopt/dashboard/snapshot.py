@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from lensopt.refraction.lens import two_parameter_lens_text
-from lensopt.stopping import enough_to_prescribe
+from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
@@ -298,13 +298,16 @@ class EyeEstimate:
     ``n_trials`` answers (0: the eye has none yet). ``eye``: ``"OD"``, ``"OS"``, or ``""`` in a session
     that names none. Short of the target it is no prescription
     (:func:`lensopt.stopping.enough_to_prescribe`, the closing console's rule): "not enough answers
-    to prescribe", the lens only a provisional estimate."""
+    to prescribe", the lens only a provisional estimate; in a session without a stopping rule
+    (``fixed_design``: a study's fixed number of trials) the lens "(estimate, not a prescription)",
+    as the closing console and the log name it."""
 
     eye: str
     lens: str
     confidence: float | None
     target: float
     n_trials: int
+    fixed_design: bool = False
 
     @property
     def prescribable(self) -> bool:
@@ -317,10 +320,13 @@ class EyeEstimate:
         return self.eye or "Prescription"
 
     def verdict(self) -> str:
-        """The lens to prescribe, ``not enough answers to prescribe``, or ``no answer yet``."""
+        """The lens to prescribe, ``not enough answers to prescribe`` (a fixed design's: the lens
+        ``(estimate, not a prescription)``), or ``no answer yet``."""
         if self.n_trials == 0:
             return "no answer yet"
-        return self.lens if self.prescribable else NOT_ENOUGH
+        if self.prescribable:
+            return self.lens
+        return f"{self.lens} ({ESTIMATE_NOT_PRESCRIPTION})" if self.fixed_design else NOT_ENOUGH
 
     def evidence(self) -> str:
         """``confidence 0.97 ≥ 0.95 after 40 trials`` (``< 0.95`` short of it); ``40 trials`` without one."""
@@ -333,8 +339,9 @@ class EyeEstimate:
         return f"confidence {self.confidence:.2f} {sign} {self.target:.2f} after {trials}"
 
     def provisional(self) -> str:
-        """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` short of the target; else ``""``."""
-        if self.n_trials == 0 or self.prescribable:
+        """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` short of the target; else
+        ``""`` (also for a fixed design, whose verdict is its estimate)."""
+        if self.n_trials == 0 or self.prescribable or self.fixed_design:
             return ""
         return f"provisional estimate {self.lens}, not for prescribing"
 

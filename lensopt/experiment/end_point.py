@@ -28,7 +28,11 @@ from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.phoropter import round_to_step
-from lensopt.stopping import enough_to_prescribe, prescription_target
+from lensopt.stopping import (
+    ESTIMATE_NOT_PRESCRIPTION,
+    enough_to_prescribe,
+    prescription_target,
+)
 from lensopt.store import ResultRecord
 
 TREND_POINTS = 10
@@ -90,7 +94,7 @@ class EndPoint:
         if self.confident:
             return eye + self.lens_text
         if self.fixed_design:
-            return f"{eye}{self.lens_text} (estimate, not a prescription)"
+            return f"{eye}{self.lens_text} ({ESTIMATE_NOT_PRESCRIPTION})"
         return eye + "not enough answers to prescribe"
 
     def advice(self) -> str:

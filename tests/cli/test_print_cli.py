@@ -21,7 +21,8 @@ def _store_prescription_session(path) -> int:
     opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=5)
     patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=5)
     with SessionStore(path) as store:
-        sid = store.create_session("P17", {}, {}, opt.settings_dict(), 5)
+        stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 80}  # the clinical protocol's [stop]
+        sid = store.create_session("P17", {"stop": stop}, {}, opt.settings_dict(), 5)
         for i in range(1, N_TRIALS + 1):
             trial = opt.ask()
             correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
@@ -83,7 +84,10 @@ def test_print_writes_a_three_page_record_of_a_full_prescription_readable_by_its
         assert main(["print", str(sid), "--db", str(path), "--out", str(out)]) == 0
     finally:
         os.umask(previous)
-    assert capsys.readouterr().out == f"prescription record of session {sid} (P17, prescription) written to {out}\n"
+    assert (
+        capsys.readouterr().out
+        == f"prescription record of session {sid} (P17, no prescription: not enough answers) written to {out}\n"
+    )
     assert out.stat().st_mode & 0o777 == 0o600
     assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", out.read_bytes())) == 3  # record, curves, the eye's model
 
@@ -180,3 +184,31 @@ def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_t
     assert f"provisional estimate {result.prescription} — not for prescribing" in text
     assert "Session not finished: still running" in text and "Refraction record: no prescription" in text
     assert "Signature" not in text
+
+
+def test_print_says_what_the_record_holds_as_its_first_page_does():
+    """The line `lensopt print` writes names the record's contents by the page's own rule
+    (lensopt.stopping.enough_to_prescribe): a prescription, eyes short of the target, or a study's
+    estimate (a protocol without [stop])."""
+    import types
+
+    from lensopt.cli.handlers.print_record import _contents
+    from lensopt.store import ResultRecord
+
+    def info(stop, *confidences):
+        results = tuple(
+            ResultRecord("-1.25 / -0.50 x 170", -1.25, -0.5, 170.0, 0.0, c, 40, {}, eye=eye)
+            for eye, c in zip(("OD", "OS"), confidences)
+        )
+        protocol = {} if stop is None else {"stop": {"confidence": stop, "min_trials": 20, "max_trials": 80}}
+        return types.SimpleNamespace(
+            kind="letters", status="finished", protocol=protocol, optimizer_settings={}, results=results, result=None
+        )
+
+    assert _contents(info(0.95, 0.97)) == "prescription"
+    assert _contents(info(0.95, 0.97, 0.96)) == "2 prescriptions"
+    assert _contents(info(0.95, 0.97, 0.40)) == "1 of 2 eyes prescribed"
+    assert _contents(info(0.95, 0.40)) == "no prescription: not enough answers"
+    assert _contents(info(None, 0.40)) == "no prescription: the study's estimate"
+    assert _contents(info(None, 0.97)) == "prescription"  # sure enough by lensopt's default 0.95
+    assert _contents(info(0.95)) == "no prescription stored"

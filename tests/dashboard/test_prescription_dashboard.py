@@ -25,17 +25,20 @@ from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import SessionStore, TrialRecord
 
 N_TRIALS = 12
+#: The clinical-prescription protocol's [stop] table (a session without one is a study's fixed design).
+CLINICAL_STOP = {"confidence": 0.95, "min_trials": 20, "max_trials": 80}
 WAIT_MS = 60_000
 
 
 @pytest.fixture(scope="module")
 def prescription_db(tmp_path_factory):
-    """A 12-trial full-prescription session stored as the experiment stores it; (path, id, optimizer)."""
+    """A 12-trial full-prescription session stored as the experiment stores it, with the clinical
+    protocol's [stop] table; (path, id, optimizer)."""
     path = tmp_path_factory.mktemp("prescription-dashboard") / "s.db"
     opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=3)
     patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=3)
     with SessionStore(path) as store:
-        sid = store.create_session("RX1", {}, {}, opt.settings_dict(), 3)
+        sid = store.create_session("RX1", {"stop": CLINICAL_STOP}, {}, opt.settings_dict(), 3)
         for i in range(1, N_TRIALS + 1):
             trial = opt.ask()
             correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
@@ -63,7 +66,7 @@ def prescription_db(tmp_path_factory):
 def test_a_prescription_snapshot_holds_the_history_and_the_optimizers_prescription(prescription_db):
     """12 letters leave the model far from sure (confidence ~0.1): the snapshot holds the optimizer's
     prescription with its confidence, but says "not enough answers to prescribe" as the closing
-    console does (no [stop] table: the target is 0.95), the lens only a provisional estimate."""
+    console does (the [stop] target is 0.95), the lens only a provisional estimate."""
     path, sid, opt = prescription_db
     with SessionStore(path, readonly=True) as store:
         snap = snapshot_from_store(store, sid)
@@ -97,6 +100,26 @@ def test_an_eye_that_reached_the_sessions_target_shows_its_lens_as_the_prescript
     assert ("Prescription", rx.text, f"confidence {rx.confidence:.2f} ≥ 0.05 after {N_TRIALS} trials") in summary_rows(
         snap
     )
+
+
+def test_a_session_without_a_stopping_rule_shows_its_lens_as_the_studys_estimate(prescription_db):
+    """A protocol without [stop] ran a fixed number of trials (a study's design): short of 0.95 the
+    dashboard shows the lens "(estimate, not a prescription)", as the closing console and the log
+    name it, not "not enough answers to prescribe" and no provisional row."""
+    path, sid, opt = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    study = dataclasses.replace(info, protocol={})
+    snap = session_model(study).update(study, records)
+    rx = opt.prescription()
+    (eye,) = snap.eyes
+    assert eye.fixed_design and not eye.prescribable and not eye.provisional()
+    assert eye.verdict() == f"{rx.text} (estimate, not a prescription)"
+    evidence = f"confidence {rx.confidence:.2f} < 0.95 after {N_TRIALS} trials"
+    assert snap.prescription == f"{rx.text} (estimate, not a prescription) ({evidence})"
+    rows = summary_rows(snap)
+    assert ("Prescription", eye.verdict(), evidence) in rows
+    assert not any("not enough answers" in str(cell) or "provisional" in str(cell) for row in rows for cell in row)
 
 
 def test_a_prescription_session_model_rebuilds_the_prescription_optimizer(prescription_db):
@@ -295,7 +318,7 @@ def test_a_session_of_one_eye_labels_its_result_with_that_eye(prescription_db):
     path, sid, opt = prescription_db
     with SessionStore(path, readonly=True) as store:
         info, records = store.session(sid), store.trials(sid)
-    right = dataclasses.replace(info, protocol={"session": {"eye": "OD"}})
+    right = dataclasses.replace(info, protocol={"session": {"eye": "OD"}, "stop": CLINICAL_STOP})
     rx = opt.prescription()
     for stored in (records, [dataclasses.replace(r, eye="OD") for r in records]):
         (eye,) = session_model(right).update(right, stored).eyes

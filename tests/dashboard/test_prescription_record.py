@@ -80,7 +80,10 @@ def sessions_db(tmp_path_factory):
         ):
             opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=3)
             patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=3)
-            protocol = {"protocol": {"name": "clinical-prescription", "observer": "simulated"}}
+            protocol = {
+                "protocol": {"name": "clinical-prescription", "observer": "simulated"},
+                "stop": {"confidence": 0.95, "min_trials": 20, "max_trials": 80},
+            }
             sid = ids[name] = store.create_session("RX1", protocol, {}, opt.settings_dict(), 3)
             for i in range(1, n + 1):
                 trial = opt.ask()
@@ -144,7 +147,11 @@ def test_the_confidence_is_said_in_words_above_and_below_the_protocols_level():
     assert confidence_statement(0.96, 0.95).startswith("96 % sure this lens gives acuity within 0.025 logMAR")
     assert "0.25 D" in confidence_statement(0.96, 0.95)
     assert confidence_statement(0.62, 0.95) == "confidence 0.62 — below the protocol's 0.95; more trials recommended"
-    assert "lensopt's default 0.95" in confidence_statement(0.62, None)
+    fixed = confidence_statement(0.62, None)  # no [stop]: a study's fixed number of trials
+    assert (
+        fixed
+        == "confidence 0.62 — below lensopt's default 0.95 after the protocol's fixed number of trials (no [stop])"
+    )
     assert "more trials recommended" in confidence_statement(None, 0.95)
 
 
@@ -182,7 +189,7 @@ def test_the_record_holds_the_stored_prescription_of_the_session(sessions_db):
     assert eye.trials == f"{N_TRIALS} letters"
     assert eye.acuity == f"{result.predicted_acuity_logmar:+.2f} logMAR"
     assert eye.snellen == " · ".join(snellen_text(result.predicted_acuity_logmar))
-    assert eye.confidence == confidence_statement(result.confidence, None)  # no [stop] in these settings
+    assert eye.confidence == confidence_statement(result.confidence, 0.95)  # the protocol's [stop]
     texts = record.texts()
     assert f"Session {ids['finished']}" in texts and "RX1" in texts
     assert any("SIMULATED" in t for t in texts)
@@ -277,6 +284,38 @@ def test_one_eye_prescribed_and_the_other_short_of_the_target_prints_one_prescri
     assert [size for text, size, _ in drawn if "-0.75 / -0.50 x 010" in text] == [9]  # OS: provisional, small
     assert ("OS: provisional, not for prescribing", 9, "#b2182b") in drawn
     assert any(text == "Signature" for text, _, _ in drawn)
+
+
+def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more_trials():
+    """A protocol without [stop] (a study's fixed number of trials): the record says "Estimate, not a
+    prescription", as the console and the log do, with no call for more trials; nothing to sign."""
+    from lensopt.dashboard.prescription_record import draw_record_page
+
+    result = ResultRecord("-1.25 / -0.50 x 170", -1.25, -0.5, 170.0, 0.0, 0.62, 260, {"sphere_d": [-1.5, -1.0]})
+    info = types.SimpleNamespace(
+        session_id=9,
+        participant="S01",
+        kind="letters",
+        status="finished",
+        created_at=1.9e9,
+        software_version="0.1.0",
+        protocol={"protocol": {"name": "research-26afc"}},
+        optimizer_settings={},
+        n_trials=260,
+        result=result,
+        results=(result,),
+    )
+    record = build_record(info, printed_at=1.9e9)
+    (eye,) = record.eyes
+    assert eye.fixed_design and not eye.prescribed and not record.signable
+    assert eye.withheld_text == "Estimate, not a prescription (confidence 0.62 < 0.95 after 260 letters)"
+    assert eye.provisional == "estimate -1.25 / -0.50 x 170 — not for prescribing"
+    assert "more trials" not in eye.confidence and "fixed number of trials" in eye.confidence
+    assert eye.stop_reason == "ended after 260 trials (no stopping rule)"
+    drawn = [text for text, _, _ in _drawn(draw_record_page(record))]
+    assert "Estimate, not a prescription" in drawn and "provisional, not for prescribing" not in drawn
+    assert not any("not enough answers" in text or "more trials" in text for text in drawn)
+    assert any("fixed number of trials (no [stop])" in text for text in drawn)
 
 
 def test_a_session_not_finished_is_marked_so_on_its_record(sessions_db, tmp_path):

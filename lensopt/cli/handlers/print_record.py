@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from lensopt.dashboard.prescription_record import write_prescription_record
-from lensopt.dashboard.prescription_text import session_results
+from lensopt.dashboard.prescription_text import eye_record, session_results
 from lensopt.errors import LensoptError
 from lensopt.store import SessionStore, default_db_path
 
@@ -39,7 +39,20 @@ def print_command(args) -> int:
         store.session(args.session_id)  # an unknown session is said before anything heavy is imported
         write_prescription_record(store, args.session_id, out)
         info = store.session(args.session_id)
-    n_results = len(session_results(info))
-    stored = "no prescription stored" if n_results == 0 else "prescription" if n_results == 1 else "prescriptions"
-    print(f"prescription record of session {args.session_id} ({info.participant}, {stored}) written to {out}")
+    print(f"prescription record of session {args.session_id} ({info.participant}, {_contents(info)}) written to {out}")
     return 0
+
+
+def _contents(info) -> str:
+    """What the record holds, as its page 1 says it: ``prescription``, ``2 prescriptions``, ``no
+    prescription: not enough answers``, ``no prescription: the study's estimate`` (a protocol without
+    ``[stop]``), ``1 of 2 eyes prescribed``, or ``no prescription stored``."""
+    eyes = [eye_record(info, result) for result in session_results(info)]
+    prescribed = sum(eye.prescribed for eye in eyes)
+    if not eyes:
+        return "no prescription stored"
+    if prescribed == len(eyes):
+        return "prescription" if prescribed == 1 else f"{prescribed} prescriptions"
+    if prescribed:
+        return f"{prescribed} of {len(eyes)} eyes prescribed"
+    return "no prescription: " + ("the study's estimate" if eyes[0].fixed_design else "not enough answers")

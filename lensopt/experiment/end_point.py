@@ -286,16 +286,16 @@ def continue_command(
     """How to give the eyes short of their target the trials recommended: ``lensopt run --resume 7
     --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
-    over the eyes short of their target; ``--trials N`` with "(N more than …)" after ``note_sep``
-    where no number can be justified. None when every eye has its end point (or none has a
+    over the eyes short of their target (an eye without a number of its own gets that budget too);
+    ``--trials N`` with "(N more than …)" after ``note_sep`` where no number can be justified. None when every eye has its end point (or none has a
     confidence to reach, or the protocol fixed its trials: a study's design, not a call for more)."""
     short = [e for e in end_points if not e.confident and not math.isnan(e.target) and not e.fixed_design]
     if not short:
         return None
     db = "" if db_path is None else f" --db {db_path}"
     budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
-    if len(budgets) < len(short):
-        most = max(e.n_trials for e in short)
+    most = max(e.n_trials for e in short)
+    if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials
         return f"lensopt run --resume {session_id} --trials N{db}{note_sep}(N more than {most})"
     return f"lensopt run --resume {session_id} --trials {max(budgets)}{db}"
 

@@ -375,7 +375,10 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         end_points = []
         for eye in eyes:
             search = mode.rebuild_optimizer(settings, records, eye)
-            if _eye_done(search, n_trials):
+            if _eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
+                ending = _earlier_end_point(store, session_id, search, protocol, eye, log)
+                if ending is not None:
+                    end_points.append(ending)
                 continue
             mine = eye_records(records, eye)
             per_eye = {} if eye is None else {"eye": eye, "index_offset": len(records) - len(mine)}
@@ -432,6 +435,20 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         stored_results[0] if stored_results else None,
         tuple(stored_results),
     )
+
+
+def _earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: str | None, log):
+    """The end point of an eye whose search ended before this resume (an OU session's eye that its
+    stopping rule ended): from its stored result — stored now, and logged, if an interruption came
+    between its last answer and its result — so that the closing screen and the log show every eye."""
+    reported = [r for r in store.session(session_id).results if r.eye == eye]
+    if not reported:
+        reported = report_eye(store, session_id, search, protocol, log, eye)
+    ending = end_point(search, protocol, eye, reported, ())
+    if ending is not None:
+        for line in ending.lines():
+            log(f"ended before this resume: {line}")
+    return ending
 
 
 def _resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:

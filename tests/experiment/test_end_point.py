@@ -70,7 +70,12 @@ def test_the_command_to_continue_gives_every_short_eye_its_recommended_trials():
     assert continue_command([duel], 7) is None
     # no number can be justified: say so rather than invent one
     unknown = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30)
-    assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials N  (N more than 36)"
+    assert continue_command([unknown], 7) == "lensopt run --resume 7 --trials N  (N more than 30)"
+    # one eye without a number of its own: the other's budget (36 + 8) gives it more trials too
+    assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials 44"
+    # ... unless that budget gives it none: then N again
+    long = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=50)
+    assert continue_command([long, os_], 7) == "lensopt run --resume 7 --trials N  (N more than 50)"
 
 
 def test_a_fixed_design_short_of_its_target_reports_its_estimate_and_asks_for_nothing_more():

@@ -112,6 +112,9 @@ def test_kill_9_in_the_second_eye_then_resume_continues_at_that_eye_and_trial(tm
     out, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     assert f"resuming at eye OS, trial {k - 4 + 1} of 4" in out and "estimate OS, not a prescription: " in out
+    # the end names both eyes, OD's (its budget ended it before the resume) from its stored result
+    assert "ended before this resume: OD  not enough answers to prescribe; confidence " in out, out
+    assert re.search(r"^OS  not enough answers to prescribe; confidence ", out, re.MULTILINE), out
     after, uninterrupted = eye_trials(killed_db), eye_trials(whole_db)
     assert after[:k] == before  # nothing lost
     assert after == uninterrupted  # the same eyes, lenses, letters and answers, to the bit

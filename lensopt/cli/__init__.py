@@ -64,9 +64,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Options whose value is clinical notation, which may begin with a minus and hold no space
+#: (``--start -1.00/-0.50x180``, ``--start -2.00DS``): argparse would take such a value for an option
+#: ("expected one argument"), so it is attached to its option first (``--start=-1.00/-0.50x180``).
+NOTATION_OPTIONS = ("--start",)
+
+
+def attach_notation_values(argv: list[str]) -> list[str]:
+    """``argv`` with each :data:`NOTATION_OPTIONS` option that is followed by a value beginning with a
+    single minus written as ``--start=VALUE``."""
+    out: list[str] = []
+    values = iter(argv)
+    for arg in values:
+        if arg in NOTATION_OPTIONS:
+            value = next(values, None)
+            if value is not None and value.startswith("-") and not value.startswith("--"):
+                out.append(f"{arg}={value}")
+                continue
+            out.extend([arg] if value is None else [arg, value])
+            continue
+        out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_notation_values(sys.argv[1:] if argv is None else list(argv)))
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

@@ -298,7 +298,11 @@ def test_a_start_box_of_zero_width_is_one_line(tmp_path, capsys):
 
 def test_a_malformed_start_option_is_one_line(tmp_path, capsys):
     db = tmp_path / "s.db"
-    for text, fragment in (("abc", "cannot read 'abc'"), ("−1.00 −0.50 × 200", "outside 1-180")):
+    for text, fragment in (
+        ("abc", "cannot read 'abc'"),
+        ("−1.00 −0.50 × 200", "outside 1-180"),
+        ("-1.00/-0.50x200", "outside 1-180"),  # compact, beginning with a minus: still read as the start
+    ):
         assert_one_line_error(
             run_in_process(capsys, "--protocol", DEMO, "--participant", "a", "--db", db, "--start", text),
             "--start",
@@ -455,3 +459,16 @@ def test_a_lens_axis_outside_1_to_180_or_with_a_start_is_one_line(tmp_path, caps
     )
     assert_one_line_error(result, "the full prescription (--start) searches the axis itself", "leave --axis out")
     assert no_session_created(db)
+
+
+def test_a_compact_start_beginning_with_a_minus_is_read_as_the_start():
+    """``--start -1.00/-0.50x180`` and ``--start -2.00DS`` (no space, a leading minus): argparse alone
+    takes them for options ("expected one argument"); lensopt reads them as the start."""
+    from lensopt.cli import attach_notation_values, build_parser
+
+    for text in ("-1.00/-0.50x180", "-2.00DS", "-1.00 / -0.50 x 180", "+0.50/-0.25x090"):
+        argv = attach_notation_values(["run", "--protocol", "clinical-prescription", "--start", text, "--eye", "OD"])
+        args = build_parser().parse_args(argv)
+        assert args.start == text and args.eye == "OD"
+    assert attach_notation_values(["run", "--start", "--eye", "OD"]) == ["run", "--start", "--eye", "OD"]
+    assert attach_notation_values(["run", "--start"]) == ["run", "--start"]

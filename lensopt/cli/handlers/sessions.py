@@ -11,7 +11,7 @@ import sys
 import time
 
 from lensopt.stopping import enough_to_prescribe
-from lensopt.store import SessionStore, default_db_path, stored_confidence_target
+from lensopt.store import SessionStore, default_db_path, stored_confidence_target, stored_stop_confidence
 from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
 
 #: Columns of the ``lensopt sessions`` table.
@@ -35,19 +35,25 @@ def _created(unix_s: float) -> str:
 
 
 def _prescriptions(info) -> str:
-    """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``; one
-    whose confidence fell short of the session's target (its protocol's ``[stop] confidence``, 0.95
-    without one) says so (``(confidence 0.62 < 0.95)``), as the session's closing screen and the
-    printed record do: it is the model's best guess, not a prescription."""
+    """The stored prescription(s): ``-1.25 / -0.75 x 170``, or per eye ``OD -1.25 / ... ; OS ...``. A
+    result whose confidence fell short of the session's target (its protocol's ``[stop] confidence``)
+    is no prescription, as the closing screen, the dashboard and the printed record say: ``not
+    enough answers (confidence 0.62 < 0.95)``, without the lens; in a session without a stopping rule
+    (a study's fixed number of trials, target 0.95) the lens is the study's result: ``-1.25 / -0.75 x
+    170 (estimate, confidence 0.62 < 0.95)``."""
     if not info.results:
         return "-"
     target = stored_confidence_target(info)
+    fixed_design = stored_stop_confidence(info) is None
 
     def text(r) -> str:
-        rx = f"{r.eye} {r.prescription}" if r.eye else r.prescription
-        if not enough_to_prescribe(r.confidence, target):
-            rx += f" (confidence {r.confidence:.2f} < {target:.2f})"
-        return rx
+        eye = f"{r.eye} " if r.eye else ""
+        if enough_to_prescribe(r.confidence, target):
+            return eye + r.prescription
+        shortfall = f"confidence {r.confidence:.2f} < {target:.2f}"
+        if fixed_design:
+            return f"{eye}{r.prescription} (estimate, {shortfall})"
+        return f"{eye}not enough answers ({shortfall})"
 
     return "; ".join(text(r) for r in info.results)
 

@@ -355,8 +355,9 @@ def missing_reason(info) -> str:
         return f"No prescription is stored: session {sid} has no answered trial."
     if info.status == "running":
         return (
-            f"No prescription is stored yet: session {sid} is still running ({n} trials so far). "
-            "The prescription is stored when it ends; print again then."
+            f"No prescription is stored yet: session {sid} is still running ({n} trials so far), or was "
+            "interrupted (a crash, a closed window). The prescription is stored when it ends; print again "
+            f"then. If it was interrupted, continue it: lensopt run --resume {sid}."
         )
     return (
         f"No prescription is stored: session {sid} was {info.status} after {n} trials without one. "
@@ -369,7 +370,10 @@ def unfinished_text(info) -> str | None:
     for a finished one."""
     sid, n = info.session_id, info.n_trials
     if info.status == "running":
-        return f"Session not finished: still running ({n} trials so far); results may change."
+        return (
+            f"Session not finished: still running ({n} trials so far) or interrupted "
+            f"(lensopt run --resume {sid} continues it); results may change."
+        )
     if info.status == "aborted":
         return f"Session not finished: stopped after {n} trials (lensopt run --resume {sid} continues it)."
     return None
@@ -435,7 +439,7 @@ def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
         session.append(("Eye tested", EYE_NAMES.get(eyes, eyes) + note))
     session.append(("Printed", _when(printed_at)))
     per_eye = tuple(eye_record(info, r) for r in results)
-    prescribed = not per_eye or any(e.prescribed for e in per_eye)
+    prescribed = any(e.prescribed for e in per_eye)  # none stored: no prescription either
     return PrescriptionRecord(
         session_id=info.session_id,
         title="Spectacle prescription" if prescribed else NOT_A_PRESCRIPTION_TITLE,

@@ -325,7 +325,10 @@ def test_a_session_not_finished_is_marked_so_on_its_record(sessions_db, tmp_path
         finished = build_record(store.session(ids["finished"]))
         info = store.session(ids["running"])
         write_prescription_record(store, ids["running"], tmp_path / "running.pdf")
-    assert running.unfinished == f"Session not finished: still running ({N_TRIALS} trials so far); results may change."
+    assert running.unfinished == (
+        f"Session not finished: still running ({N_TRIALS} trials so far) or interrupted "
+        f"(lensopt run --resume {ids['running']} continues it); results may change."
+    )
     assert running.unfinished in running.texts() and finished.unfinished is None
     aborted = build_record(replace(info, status="aborted"))
     assert aborted.unfinished.startswith(f"Session not finished: stopped after {N_TRIALS} trials")
@@ -374,13 +377,24 @@ def test_a_two_parameter_record_names_the_axis_its_cylinder_was_searched_along(s
 
 
 def test_a_session_without_a_stored_prescription_says_why(sessions_db):
+    from lensopt.dashboard.prescription_text import NOT_A_PRESCRIPTION_TITLE
+
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:
         two = build_record(store.session(ids["two-parameter"]))
-        aborted = build_record(store.session(ids["aborted"]))
+        aborted_info = store.session(ids["aborted"])
+        aborted = build_record(aborted_info)
     assert two.eyes == () and "two-parameter" in two.missing and "--start" in two.missing
     assert f"lensopt run --resume {ids['two-parameter']} stores it" in two.missing  # finished before results
     assert aborted.eyes == () and f"lensopt run --resume {ids['aborted']}" in aborted.missing
+    # none stored: the page is titled as no prescription, with nothing to sign
+    for record in (two, aborted):
+        assert record.title == NOT_A_PRESCRIPTION_TITLE and not record.signable
+    # a session left running (or killed: the store cannot tell) says how to continue it
+    killed = replace(aborted_info, status="running")
+    missing = build_record(killed).missing
+    assert "still running (4 trials so far), or was interrupted" in missing
+    assert f"continue it: lensopt run --resume {ids['aborted']}" in missing
 
 
 # --------------------------------------------------------------------------- the PDF

@@ -147,7 +147,10 @@ def stop_reason(info, result) -> str:
     confidence = result.confidence
     if rule is not None and n >= rule.min_trials and confidence is not None and confidence >= rule.confidence:
         return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials"
-    if isinstance(budget, int) and n >= budget:
+    if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
+        extended = f"trial budget reached ({n}, extended from the protocol's {budget} on resuming)"
+        return extended + ("" if rule is not None else "; no stopping rule")
+    if isinstance(budget, int) and n == budget:
         return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
     unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
     if info.status == "aborted":

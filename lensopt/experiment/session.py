@@ -244,7 +244,10 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 n_answered, stopped = searches[eye].n_trials, done[eye]
                 why = "trials" if stopped is True else f"({stop_message(n_answered, stopped)}, its stopping rule)"
                 label = f"eye {eye}: " if eye else ""
-                log(f"session {info.session_id} {label}holds {n_answered} of {n_trials} {why}; nothing to do")
+                holds = f"{n_answered} of {n_trials} {why}"
+                if n_answered > n_trials:  # an earlier --resume --trials gave it more than this budget
+                    holds = f"{n_answered} trials, more than the budget of {n_trials} (--trials above {n_answered} adds more)"
+                log(f"session {info.session_id} {label}holds {holds}; nothing to do")
                 results.append(result_if_any(store, info, searches[eye], log, eye, protocol))
             kept = tuple(r for r in results if r is not None)
             last = done[eyes[-1]]

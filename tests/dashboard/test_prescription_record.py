@@ -161,6 +161,10 @@ def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status()
     result = types.SimpleNamespace(n_trials=63, confidence=0.96)
     assert stop_reason(info, result) == "stopping rule: confidence 0.96 ≥ 0.95 after 63 trials"
     assert stop_reason(info, types.SimpleNamespace(n_trials=80, confidence=0.7)) == "trial budget reached (80 of 80)"
+    # resumed with --trials 88: the stored budget (80) was extended, not exceeded
+    assert stop_reason(info, types.SimpleNamespace(n_trials=88, confidence=0.7)) == (
+        "trial budget reached (88, extended from the protocol's 80 on resuming)"
+    )
     info.status = "aborted"
     assert "stopped by the clinician after 30 trials" in stop_reason(
         info, types.SimpleNamespace(n_trials=30, confidence=0.5)

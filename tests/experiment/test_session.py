@@ -293,6 +293,13 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
     assert [t.index for t in records] == list(range(1, 10))
     rebuilt = RefractionOptimizer.from_settings(old_settings, _history(records[:6]))
     assert rebuilt.likelihood == "probit" and rebuilt.stop is None
+    # resumed again without --trials: the stored budget (6) is behind it; the log says so, not "9 of 6"
+    k = len(lines)
+    again = run_session(RunRequest(db_path=db, resume=first.session_id), log=lines.append, window=window)
+    assert again.n_trials == 9 and (
+        f"session {first.session_id} holds 9 trials, more than the budget of 6 (--trials above 9 adds more); "
+        "nothing to do" in lines[k:]
+    ), lines[k:]
     proposal, continued = rebuilt.ask(), records[6]
     assert (continued.sphere_d, continued.cylinder_d, continued.letter_logmar) == pytest.approx(
         (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9

@@ -30,6 +30,7 @@ from lensopt.dashboard.drawing import (
     shown_text,
 )
 from lensopt.dashboard.posterior import BAND_Z
+from lensopt.refraction.lens import logmar_text
 
 #: Colour map of the utility: bright = high utility = clearer letters.
 UTILITY_CMAP = "viridis"
@@ -162,7 +163,7 @@ def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
     ax.set_xlabel("lens change from the best lens (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("utility − utility of the best lens", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nletters {pr.letter_logmar:+.2f} logMAR · {snap.model} model · below 0: less clear",
+        f"{title}\nletters {logmar_text(pr.letter_logmar)} · {snap.model} model · below 0: less clear",
         fontsize=FONT_SIZE + 1,
         loc="left",
     )

@@ -33,6 +33,7 @@ from lensopt.dashboard.drawing import (
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+from lensopt.refraction.lens import logmar_text
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -108,7 +109,7 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
             pc.threshold_logmar,
             color=BEST_COLOR,
             linestyle="--",
-            label=f"acuity {pc.threshold_logmar:+.2f} logMAR ({snellen_20(pc.threshold_logmar)})",
+            label=f"acuity {logmar_text(pc.threshold_logmar)} ({snellen_20(pc.threshold_logmar)})",
         )
     ok = pc.near_correct.astype(bool)
     n_near = len(ok)
@@ -188,14 +189,23 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
 
 
+#: The smallest share of a session's trials whose eye :func:`mark_eyes` names above them.
+EYE_LABEL_SHARE = 0.08
+
+
 def mark_eyes(ax, tr, runs) -> None:
     """Name each eye's trials above them (``OD``, ``OS``) and draw a dashed line where the session
-    turns to the other eye; nothing when no trial names an eye."""
+    turns to the other eye; nothing when no trial names an eye. A run too short for its name (under
+    :data:`EYE_LABEL_SHARE` of the trials: an eye given a few more trials on resuming) keeps its line,
+    not its name, which would overprint its neighbours' ("ODOS OD")."""
     if not any(eye for eye, _, _ in runs):
         return
+    total = tr.index[runs[-1][2]] - tr.index[runs[0][1]] + 1
     for k, (eye, first, last) in enumerate(runs):
         if k:
             ax.axvline(tr.index[first] - 0.5, color="0.3", linestyle="--", linewidth=1.0, zorder=2)
+        if tr.index[last] - tr.index[first] + 1 < EYE_LABEL_SHARE * total:
+            continue
         middle = (tr.index[first] + tr.index[last]) / 2.0
         ax.text(
             middle,

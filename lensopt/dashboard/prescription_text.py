@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from lensopt import __version__
 from lensopt.modes.letters import is_prescription
-from lensopt.refraction.lens import Lens, power_vector_arrays
+from lensopt.refraction.lens import Lens, logmar_text, power_vector_arrays
 from lensopt.refraction.prescription import (
     FULL_J_BOUNDS_D,
     FULL_M_BOUNDS_D,
@@ -324,7 +324,7 @@ def eye_record(info, result) -> EyeRecord:
         eye=EYE_NAMES.get(eye or "", NO_EYE),
         prescription=result.prescription,
         rows=rows,
-        acuity="-" if acuity is None else f"{acuity:+.2f} logMAR",
+        acuity="-" if acuity is None else f"{logmar_text(acuity)}",
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
         trials=f"{result.n_trials} {noun}",
         stop_reason=stop_reason(info, result),

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
+from lensopt.refraction.lens import logmar_text
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.store import DuelTrialRecord
 
@@ -123,7 +124,7 @@ class DuelLoop(LetterLineLoop):
         self.optimizer.tell(trial, answer)
         self._note_answer(index, record)
         self.log(
-            f"{self._trial_label(index, n_trials)}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+            f"{self._trial_label(index, n_trials)}  {letters} at {logmar_text(trial.letter_logmar)} "
             f"({height_px:.1f} px) -> {answer}"
         )
         return True

@@ -26,7 +26,7 @@ import numpy as np
 
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, logmar_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
@@ -147,7 +147,7 @@ def _acuity_text(result: ResultRecord) -> str:
     acuity, confidence = result.predicted_acuity_logmar, result.confidence
     if acuity is None:
         return ""
-    text = f"predicted acuity {acuity:+.2f} logMAR"
+    text = f"predicted acuity {logmar_text(acuity)}"
     return (
         text
         if confidence is None

@@ -23,7 +23,7 @@ from lensopt.experiment.loop import LoopScreens
 from lensopt.experiment.loop_screens import eye_line
 from lensopt.experiment.optotypes import LetterLineStim
 from lensopt.experiment.protocol_sections import LensSection, show_lens, show_two_parameter_lens
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, logmar_text
 
 LENS_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 """How the clinician prompt counts the lenses to present."""
@@ -122,7 +122,7 @@ class LetterLineLoop(LoopScreens):
         """The trial, the line and its size, the question, the lenses (numbered) and the answer keys."""
         return {
             "trial_index": self._number(index),
-            "heading": f"Letters {self.shown_letters} shown at {self.shown_logmar:+.2f} logMAR: {self._question()}",
+            "heading": f"Letters {self.shown_letters} shown at {logmar_text(self.shown_logmar)}: {self._question()}",
             "lens_text": self.shown_lenses_text,
             "keys_text": self._answer_keys_text(),
             "message": "",

@@ -40,7 +40,7 @@ from lensopt.experiment.keyboard import letter_key
 from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, LetterScreens, Screens, is_mirrored
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, logmar_text
 from lensopt.store import TrialRecord
 
 
@@ -342,7 +342,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
         self.log(
             f"{self._trial_label(index, n_trials)}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}{axis}  "
-            f"{letter} at {trial.letter_logmar:+.2f} logMAR ({height_px:.1f} px) -> "
+            f"{letter} at {logmar_text(trial.letter_logmar)} ({height_px:.1f} px) -> "
             f"{response or '-'} {'correct' if correct else 'wrong'}"
         )
         self.previous_letter = letter

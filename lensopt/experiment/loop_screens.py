@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, logmar_text
 
 T = TypeVar("T")
 
@@ -416,7 +416,7 @@ class LetterScreens(Screens):
         letter, logmar = self.letter_stim.letter, self.shown_logmar
         shown = {
             "trial_index": self._number(index),
-            "heading": f"Letter {letter} shown at {logmar:+.2f} logMAR: type the letter the patient names",
+            "heading": f"Letter {letter} shown at {logmar_text(logmar)}: type the letter the patient names",
             "keys_text": self._answer_keys_text(),
         }
         return {**shown, "lens_text": self.shown_lens_text} if self.shown_lens_text else shown

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
+from lensopt.refraction.lens import logmar_text
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord
 
@@ -192,7 +193,7 @@ class RankingLoop(LetterLineLoop):
         self._note_answer(index, record)
         ranked = ", ".join(f"{i + 1} ({format_lens(lenses[i], self.protocol.lens)})" for i in order)
         self.log(
-            f"{self._trial_label(index, n_trials)}  {letters} at {trial.letter_logmar:+.2f} logMAR "
+            f"{self._trial_label(index, n_trials)}  {letters} at {logmar_text(trial.letter_logmar)} "
             f"({height_px:.1f} px) -> clearest first: {ranked}"
         )
         return True

@@ -320,6 +320,12 @@ def show_lens(lens: Lens, convention: str = "minus") -> str:
     return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
 
 
+def logmar_text(logmar: float) -> str:
+    """``+0.13 logMAR``, signed to two decimals; a value that rounds to zero is ``+0.00`` (not
+    ``-0.00``, which a letter a hair under zero would show)."""
+    return f"{round(float(logmar), 2) + 0.0:+.2f} logMAR"
+
+
 def two_parameter_lens_text(
     sphere_d: float, cylinder_d: float, axis_deg: float = 0.0, convention: str = "minus", gap: str = "  "
 ) -> str:

@@ -381,3 +381,21 @@ def test_the_window_draws_a_prescriptions_astigmatism_plane_and_defocus_curve(qt
     top = gray[int(0.15 * image.height()) : image.height() // 2]
     assert top[:, : image.width() // 2].std() > 20.0 and top[:, image.width() // 2 :].std() > 10.0
     window.shutdown()
+
+
+def test_the_history_names_each_eyes_long_runs_and_marks_every_turn_without_overprinting():
+    """An OU session resumed twice with a few more trials per eye (80 + 80, then 8, 4 and 11): every
+    turn to the other eye is a dashed line; only runs long enough for their name are named, so the
+    short ones do not overprint one another ("ODOS OD")."""
+    import types
+
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import mark_eyes
+
+    tr = types.SimpleNamespace(index=np.arange(1, 184))
+    runs = [("OD", 0, 79), ("OS", 80, 159), ("OD", 160, 167), ("OS", 168, 171), ("OD", 172, 182)]
+    ax = Figure().add_subplot()
+    mark_eyes(ax, tr, runs)
+    assert [t.get_text() for t in ax.texts] == ["OD", "OS"]
+    assert [line.get_xdata()[0] for line in ax.lines] == [80.5, 160.5, 168.5, 172.5]

@@ -485,3 +485,11 @@ def test_a_two_parameter_lens_is_the_same_optical_lens_in_clinical_notation_at_i
                 assert np.allclose(
                     written.power_vector().to_array(), Lens(sphere_d, cylinder_d, axis_deg).power_vector().to_array()
                 )
+
+
+def test_a_letter_size_that_rounds_to_zero_is_written_plus_zero_not_minus_zero():
+    from lensopt.refraction.lens import logmar_text
+
+    assert logmar_text(-0.001) == "+0.00 logMAR" == logmar_text(0.0) == logmar_text(-0.0)
+    assert logmar_text(-0.006) == "-0.01 logMAR" and logmar_text(0.134) == "+0.13 logMAR"
+    assert logmar_text(1.0) == "+1.00 logMAR" and logmar_text(-0.3) == "-0.30 logMAR"

@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
-from lensopt.refraction.lens import Lens, parse_lens
+from lensopt.refraction.lens import Lens, logmar_text, parse_lens
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D, SearchBox
 from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES, PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
@@ -211,7 +211,7 @@ def run_prescription(args, stop) -> int:
         m_lo, m_hi = intervals["m_d"]
         print(f"  95% interval          M {m_lo:+.2f} to {m_hi:+.2f} D   (J0, J45 in the JSON output)")
     if est["predicted_acuity_logmar"] is not None:
-        print(f"  predicted acuity      {est['predicted_acuity_logmar']:+.2f} logMAR with it")
+        print(f"  predicted acuity      {logmar_text(est['predicted_acuity_logmar'])} with it")
     if est["confidence"] is not None:
         print(f"  confidence            {est['confidence']:.2f} that it is within 0.025 logMAR of the best lens")
     if d["stopped_at"] is not None:

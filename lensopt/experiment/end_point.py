@@ -169,15 +169,18 @@ def _intervals_line(result: ResultRecord) -> str:
     return "95% intervals: " + ", ".join(parts) if parts else ""
 
 
-def prescription_lines(result: ResultRecord, target: float | None = None) -> list[str]:
+def prescription_lines(result: ResultRecord, target: float | None = None, cylinder: str = "minus") -> list[str]:
     """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals.
     Given the confidence ``target`` it must reach (:func:`confidence_target`), a result short of it is
-    written as an estimate, not a prescription (as the console and the printed record say)."""
+    written as an estimate, not a prescription (as the console and the printed record say). In a
+    protocol that shows plus cylinder (``cylinder``), the lens in plus cylinder, the stored
+    minus-cylinder form beside it (as the console writes it)."""
     eye = f" {result.eye}" if result.eye else ""
+    lens_text = _lens_text(result, cylinder)
     if target is not None and not enough_to_prescribe(result.confidence, target):
-        head = f"estimate{eye}, not a prescription: {result.prescription}"
+        head = f"estimate{eye}, not a prescription: {lens_text}"
     else:
-        head = f"prescription{eye}: {result.prescription}"
+        head = f"prescription{eye}: {lens_text}"
     acuity = _acuity_text(result)
     if acuity:
         head += f"  ({acuity})"
@@ -208,13 +211,16 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
     intervals, those it has."""
     acuity, intervals = _acuity_text(result), _intervals_line(result)
-    lens_text = result.prescription
-    if (
-        protocol.lens.cylinder == "plus" and result.axis_deg is not None
-    ):  # intervals: of the stored, minus-cylinder form
-        lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg)
-        lens_text = f"{show_lens(lens, 'plus')}  (minus cylinder: {lens_text})"
-    return lens_text, tuple(x for x in (acuity, intervals) if x)
+    return _lens_text(result, protocol.lens.cylinder), tuple(x for x in (acuity, intervals) if x)
+
+
+def _lens_text(result: ResultRecord, cylinder: str) -> str:
+    """A stored result's lens in the ``cylinder`` convention: as stored (minus cylinder), or in plus
+    cylinder with the stored form beside it (its intervals are of the stored form)."""
+    if cylinder != "plus" or result.axis_deg is None:
+        return result.prescription
+    lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg)
+    return f"{show_lens(lens, 'plus')}  (minus cylinder: {result.prescription})"
 
 
 def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:

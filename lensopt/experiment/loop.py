@@ -339,9 +339,13 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.optimizer.tell(trial, correct)
         # the trial's lens with its axis: the full prescription's own, or the phoropter's ([lens] axis_deg)
         axis_deg = (self.protocol.lens.axis_deg or None) if trial.axis_deg is None else trial.axis_deg
+        sphere_d, cylinder_d = trial.sphere_d, trial.cylinder_d
+        if trial.axis_deg is not None and self.protocol.lens.cylinder == "plus":  # as the clinician set it
+            shown = Lens(sphere_d, cylinder_d, trial.axis_deg).plus_cylinder()
+            sphere_d, cylinder_d, axis_deg = shown.sphere_d, shown.cylinder_d, shown.axis_deg
         axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
         self.log(
-            f"{self._trial_label(index, n_trials)}  S {trial.sphere_d:+.2f} C {trial.cylinder_d:+.2f}{axis}  "
+            f"{self._trial_label(index, n_trials)}  S {sphere_d:+.2f} C {cylinder_d:+.2f}{axis}  "
             f"{letter} at {logmar_text(trial.letter_logmar)} ({height_px:.1f} px) -> "
             f"{response or '-'} {'correct' if correct else 'wrong'}"
         )

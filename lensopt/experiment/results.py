@@ -35,7 +35,8 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if not optimizer.n_trials:
         return []
     if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
-        return [store_prescription(store, session_id, optimizer, log, eye, confidence_target(protocol))]
+        target = confidence_target(protocol)
+        return [store_prescription(store, session_id, optimizer, log, eye, target, protocol.lens.cylinder)]
     model, phoropter = best_lens_texts(optimizer, protocol)
     line = f"best lens{f' {eye}' if eye else ''}: {model}"
     if phoropter is not None:
@@ -45,7 +46,14 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
         log(certainty_line(optimizer, protocol.lens.axis_deg))
     if _is_letter_search(optimizer):
         return [
-            _store_and_log(store, session_id, letter_result(optimizer, protocol, eye), log, confidence_target(protocol))
+            _store_and_log(
+                store,
+                session_id,
+                letter_result(optimizer, protocol, eye),
+                log,
+                confidence_target(protocol),
+                protocol.lens.cylinder,
+            )
         ]
     return []
 
@@ -119,10 +127,17 @@ def start_line(start) -> str:
 
 
 def store_prescription(
-    store, session_id: int, optimizer, log, eye: str | None = None, target: float | None = None
+    store,
+    session_id: int,
+    optimizer,
+    log,
+    eye: str | None = None,
+    target: float | None = None,
+    cylinder: str = "minus",
 ) -> ResultRecord:
     """The full prescription's result (of eye ``eye``): computed, stored (``results``) and logged (as
-    an estimate, not a prescription, when its confidence is short of ``target``)."""
+    an estimate, not a prescription, when its confidence is short of ``target``; in the protocol's
+    ``cylinder`` convention, the stored minus-cylinder form beside a plus one)."""
     rx = optimizer.prescription()
     result = ResultRecord(
         prescription=rx.text,
@@ -135,12 +150,15 @@ def store_prescription(
         intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
         eye=eye,
     )
-    return _store_and_log(store, session_id, result, log, target)
+    return _store_and_log(store, session_id, result, log, target, cylinder)
 
 
-def _store_and_log(store, session_id: int, result: ResultRecord, log, target: float | None) -> ResultRecord:
-    """``result`` logged (as an estimate when its confidence is short of ``target``) and stored."""
-    for line in prescription_lines(result, target):
+def _store_and_log(
+    store, session_id: int, result: ResultRecord, log, target: float | None, cylinder: str = "minus"
+) -> ResultRecord:
+    """``result`` logged (as an estimate when its confidence is short of ``target``; in the
+    ``cylinder`` convention) and stored."""
+    for line in prescription_lines(result, target, cylinder):
         log(line)
     try:
         store.set_result(session_id, result)
@@ -158,14 +176,15 @@ def result_if_any(store, info, optimizer, log, eye: str | None = None, protocol:
         return None
     stored = next((r for r in info.results if r.eye == eye), None)
     target = stored_confidence_target(info)
+    cylinder = "minus" if protocol is None else protocol.lens.cylinder
     if stored is not None and stored.n_trials == optimizer.n_trials:
-        for line in prescription_lines(stored, target):
+        for line in prescription_lines(stored, target, cylinder):
             log(line)
         return stored
     if letters:
         assert protocol is not None  # letters implies it
-        return _store_and_log(store, info.session_id, letter_result(optimizer, protocol, eye), log, target)
-    return store_prescription(store, info.session_id, optimizer, log, eye, target)
+        return _store_and_log(store, info.session_id, letter_result(optimizer, protocol, eye), log, target, cylinder)
+    return store_prescription(store, info.session_id, optimizer, log, eye, target, cylinder)
 
 
 def _finite_or_none(value) -> float | None:

@@ -119,19 +119,29 @@ def test_clinician_keys_that_would_collide_are_one_line(tmp_path):
 def test_a_plus_cylinder_protocol_shows_every_lens_in_plus_cylinder_and_stores_minus(tmp_path, window, drawn_texts):
     """``[lens] cylinder = "plus"``: the console asks for each lens transposed to plus cylinder (the
     clinician's phoropter), the store keeps the minus-cylinder lens the optimizer asked for."""
-    db = tmp_path / "s.db"
+    db, lines = tmp_path / "s.db", []
     protocol = clinic_protocol(tmp_path, **{"lens.cylinder": '"plus"'})
-    outcome, console_win = run_with_console(window, db_path=db, protocol_path=protocol, trials=4)
+    outcome, console_win = run_with_console(window, log=lines.append, db_path=db, protocol_path=protocol, trials=4)
     with SessionStore(db, readonly=True) as store:
-        records = store.trials(outcome.session_id)
+        records, (result,) = store.trials(outcome.session_id), store.session(outcome.session_id).results
     on_console = [text for win, text in drawn_texts if win is console_win]
     cylinders = [record.cylinder_d for record in records]
     assert any(c < 0 for c in cylinders) and all(c <= 0 for c in cylinders)  # stored in minus cylinder
-    for record in records:
+    trial_lines = [line for line in lines if re.match(r"trial +\d+/4 ", line)]
+    assert len(trial_lines) == len(records) == 4, lines
+    for record, line in zip(records, trial_lines):
         lens = Lens(record.sphere_d, record.cylinder_d, record.axis_deg)
         assert lens.plus_cylinder().format() in on_console
         if lens.cylinder_d < 0:
             assert lens.format() not in on_console
+        # the log writes each trial's lens as the clinician set it: in plus cylinder too
+        plus = lens.plus_cylinder()
+        assert f"S {plus.sphere_d:+.2f} C {plus.cylinder_d:+.2f} x {plus.axis_deg:03.0f}" in line, line
+    # and the result in plus cylinder, the stored minus-cylinder form beside it
+    stored = Lens(result.sphere_d, result.cylinder_d, result.axis_deg)
+    assert any(f": {show_lens(stored, 'plus')}  (minus cylinder: {result.prescription})" in line for line in lines), (
+        lines
+    )
 
 
 def test_a_lens_is_shown_in_the_protocols_cylinder_convention():

@@ -26,6 +26,13 @@ def test_the_shipped_prescription_protocol_searches_around_the_start_it_is_given
     optimizer = mode_for(protocol).new_optimizer(protocol, seed=1, letter_bounds_logmar=(-0.3, 1.0))
     assert isinstance(optimizer, PrescriptionOptimizer) and optimizer.stop is not None
     assert optimizer.start == Lens(-1.0, -0.5, 180.0)
+    # its budget and stopping rule are those its held-out campaign measured (README's stop figures)
+    commands = (REPO / "docs" / "results" / "prescription" / "commands.txt").read_text()
+    campaign = next(line for line in commands.splitlines() if "--rules bracket-ald" in line)
+    assert (
+        f"--trials {protocol.optimizer.trials} " in campaign and optimizer.stop.max_trials == protocol.optimizer.trials
+    )
+    assert f"--stop-confidence {optimizer.stop.confidence:g} --min-trials {optimizer.stop.min_trials} " in campaign
 
 
 def test_a_start_table_without_a_refraction_is_no_lens_until_one_is_given(tmp_path):

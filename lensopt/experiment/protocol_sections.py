@@ -119,7 +119,10 @@ class CalibrationSection:
 
     def __post_init__(self):
         if not self.monitor and isinstance(self.distance_cm, (int, float)) and self.distance_cm == 0:
-            raise ValueError("distance_cm is required unless the protocol names a monitor (lensopt calibrate)")
+            raise ValueError(
+                "distance_cm must be the viewing distance in cm (e.g. 300); 0 means the monitor's own, "
+                "which needs monitor = NAME (lensopt calibrate)"
+            )
         if not (self.monitor and isinstance(self.monitor, str) and self.distance_cm == 0):
             _number(self, "distance_cm", 5.0, 100_000.0)
         _number(self, "min_stroke_px", 0.1, 100.0)

@@ -82,5 +82,6 @@ def test_a_protocol_naming_a_monitor_may_leave_the_distance_to_it(tmp_path):
 
 
 def test_a_protocol_without_a_monitor_still_needs_its_distance(tmp_path):
-    with pytest.raises(ProtocolError, match="distance_cm is required"):
-        load_protocol(write_protocol(tmp_path / "n.toml", **{"calibration.distance_cm": None}))
+    for distance in (None, "0"):  # left out, or 0 (which means "the monitor's own")
+        with pytest.raises(ProtocolError, match=r"distance_cm must be the viewing distance in cm .* monitor = NAME"):
+            load_protocol(write_protocol(tmp_path / "n.toml", **{"calibration.distance_cm": distance}))

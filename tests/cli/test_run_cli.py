@@ -472,3 +472,24 @@ def test_a_compact_start_beginning_with_a_minus_is_read_as_the_start():
         assert args.start == text and args.eye == "OD"
     assert attach_notation_values(["run", "--start", "--eye", "OD"]) == ["run", "--start", "--eye", "OD"]
     assert attach_notation_values(["run", "--start"]) == ["run", "--start"]
+
+
+def test_the_last_line_names_the_eye_its_stopping_rule_stopped(monkeypatch, capsys):
+    """In a session of both eyes the stop reported is the last eye searched's: the line names it
+    (the other eye may have run to its budget)."""
+    from lensopt.cli import main
+    from lensopt.cli.handlers import run as handler
+    from lensopt.experiment.session import SessionOutcome
+    from lensopt.store import ResultRecord
+
+    def outcome(*eyes):
+        results = tuple(ResultRecord("-1.25 DS", -1.25, 0.0, None, 0.0, 0.96, 84, eye=eye) for eye in eyes)
+        return SessionOutcome(3, "finished", 184, 84, 0.96, results[0] if results else None, results)
+
+    for eyes, said in ((("OD", "OS"), "(OS stopped"), ((None,), "(stopped"), ((), "(stopped")):
+        monkeypatch.setattr(handler, "run_session", lambda request, log, o=outcome(*eyes): o)
+        assert main(["run", "--resume", "3"]) == 0
+        line = capsys.readouterr().out.strip()
+        assert (
+            line == f"session 3: finished {said} by its stopping rule at 84 trials, confidence 0.96), 184 trials stored"
+        )

@@ -28,10 +28,15 @@ def run_command(args) -> int:
         axis_deg=args.axis_deg,
     )
     outcome = run_session(request, log=lambda message: print(message, flush=True))
+    # the stop is the last eye searched: named (in a session of both eyes the other may not have stopped)
+    whose = f"{outcome.results[-1].eye} " if outcome.results and outcome.results[-1].eye else ""
     stopped = (
         ""
         if outcome.stopped_at is None
-        else (f" (stopped by its stopping rule at {outcome.stopped_at} trials, confidence {outcome.confidence:.2f})")
+        else (
+            f" ({whose}stopped by its stopping rule at {outcome.stopped_at} trials, "
+            f"confidence {outcome.confidence:.2f})"
+        )
     )
     print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)
     return 0

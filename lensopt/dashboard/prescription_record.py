@@ -62,7 +62,7 @@ MARGIN_IN = 0.75
 #: Where page 1's values start (inches from the left edge), the width of one eye's column, and
 #: where an interval starts within it (one eye; two eyes share the width).
 VALUE_X_IN = MARGIN_IN + 1.6
-EYE_COLUMN_IN = 2.55
+EYE_COLUMN_IN = 2.65
 INTERVAL_OFFSET_IN = 0.95
 #: The font of numbers (signs and decimals aligned) and the grey of labels.
 MONO = "DejaVu Sans Mono"
@@ -181,7 +181,7 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
     page.rule(-0.2, color="0.8")
     page.down(0.1)
     columns = [VALUE_X_IN + k * EYE_COLUMN_IN for k in range(len(eyes))]
-    offset_in, interval_size = (INTERVAL_OFFSET_IN, FONT_SIZE - 0.5) if len(eyes) == 1 else (0.8, FONT_SIZE - 1)
+    offset_in, interval_size = (INTERVAL_OFFSET_IN, FONT_SIZE - 0.5) if len(eyes) == 1 else (0.75, FONT_SIZE - 1)
     withheld = any(not eye.prescribed for eye in eyes)
     if len(eyes) > 1 or withheld:
         for x, eye in zip(columns, eyes):

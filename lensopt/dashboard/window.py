@@ -235,7 +235,8 @@ class DashboardWindow(QMainWindow):
         if total == 0:
             self.slider_label.setText(f"replay: no {self._noun()} yet")
         else:
-            state = "live" if self._following else "replay"
+            finished = self.snapshot is not None and self.snapshot.header.status == "finished"
+            state = ("latest" if finished else "live") if self._following else "replay"  # a finished one has no "live"
             self.slider_label.setText(f"{self._noun()} {self.slider.value()} of {total} ({state})")
 
     def _on_slider(self, value: int) -> None:

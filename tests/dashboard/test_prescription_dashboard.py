@@ -143,6 +143,8 @@ def test_the_window_opens_on_a_prescription_session_with_its_history_drawn(qtbot
     qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
     said = f"not enough answers to prescribe (confidence {opt.prescription().confidence:.2f} < 0.95"
     assert said in window.summary_label.text()
+    # a finished session has nothing live to follow: its last trial is the latest
+    assert window.slider_label.text() == f"trial {N_TRIALS} of {N_TRIALS} (latest)"
     image = QImage(str(window.save_screenshot(tmp_path / "window.png")))
     gray = np.frombuffer(
         image.convertToFormat(QImage.Format_Grayscale8).constBits().asstring(image.width() * image.height()),

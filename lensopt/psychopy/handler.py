@@ -204,6 +204,16 @@ class RefractionHandler:
         with contextlib.suppress(Exception):  # at interpreter exit the worker may be gone already
             self.close()
 
+    def __getstate__(self) -> dict:
+        """What a pickle keeps (PsychoPy's ``ExperimentHandler`` pickles its loops into the
+        ``.psydat`` file before it writes the CSV): the optimizer, the trials and the data; not the
+        lookahead worker (a process) nor the weak reference to the experiment. A handler unpickled
+        decides in-process and is attached to no experiment."""
+        state = self.__dict__.copy()
+        state["_worker"] = None
+        state["_exp_ref"] = None
+        return state
+
     # ------------------------------------------------------------------ answers and data
     @property
     def query(self):

@@ -181,6 +181,8 @@ class LookaheadWorker:
             process.stdin.close()
         except (OSError, ValueError):
             process.kill()
+        if sys.is_finalizing():  # a handler dropped at interpreter exit: no thread can start now (it
+            return  # would wait forever); the worker quits on its own, its parent is going too
         threading.Thread(target=_reap, args=(process,), daemon=True).start()
 
     # ------------------------------------------------------------------ internals

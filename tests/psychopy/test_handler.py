@@ -332,3 +332,51 @@ def test_adddata_writes_other_data_under_its_own_name_as_trialhandler_does(tmp_p
 
     assert frame["key_resp.rt"].tolist() == [0.5, 0.5] and "OD.key_resp.rt" not in frame
     assert handler.otherData == {"key_resp.rt": [0.5, 0.5]}
+
+
+def test_psychopys_default_save_pickles_a_deciding_ahead_handler_and_writes_the_csv(tmp_path):
+    """PsychoPy's ExperimentHandler saves a ``.psydat`` pickle (its default) before the CSV: a handler
+    deciding ahead (a worker process) must survive it, or the CSV is never written. The pickle keeps
+    the trials and the data; unpickled, its optimizer asks what the original's state asks."""
+    import pickle
+
+    from psychopy import data, logging
+
+    logging.console.setLevel(logging.ERROR)
+    exp = data.ExperimentHandler(name="P01", extraInfo={"participant": "sim"}, dataFileName=str(tmp_path / "P01"))
+    handler = RefractionHandler(RefractionOptimizer(seed=3, lens_step_d=0.25), n_trials=4, exp=exp)
+    assert handler._worker is not None  # decides ahead
+    _letters_session(handler, _patient())
+    copy = pickle.loads(pickle.dumps(handler))
+    assert copy.trials == handler.trials and copy.data == handler.data and copy.getExp() is None
+    mine, theirs = copy.optimizer.ask(), RefractionOptimizer.from_state(handler.optimizer.to_state()).ask()
+    assert (mine.sphere_d, mine.cylinder_d, mine.letter_logmar) == pytest.approx(
+        (theirs.sphere_d, theirs.cylinder_d, theirs.letter_logmar), abs=1e-9
+    )
+    handler.close()
+    exp.close()  # PsychoPy's save: the pickle, then the CSV
+    assert (tmp_path / "P01.psydat").stat().st_size > 0
+    frame = pd.read_csv(tmp_path / "P01.csv")
+    assert frame["lensopt.trial_index"].tolist()[:4] == [1, 2, 3, 4]
+
+
+def test_a_script_that_leaves_the_loop_early_without_closing_the_handler_exits(tmp_path):
+    """A script that breaks out of the loop (an Escape) and never closes the handler: at exit the
+    handler's worker is told to quit without starting a thread (which would wait forever then)."""
+    script = tmp_path / "early.py"
+    script.write_text(
+        "import numpy\n"
+        "from lensopt.psychopy import RefractionHandler\n"
+        "from lensopt.refraction import RefractionOptimizer\n"
+        "handler = RefractionHandler(RefractionOptimizer(seed=3), n_trials=10)\n"
+        "for k, trial in enumerate(handler):\n"
+        "    handler.addResponse(True)\n"
+        "    if k == 2:\n"
+        "        break\n"
+        "unused = RefractionHandler(RefractionOptimizer(seed=4), n_trials=10)\n"
+        "print('end of script', flush=True)\n"
+    )
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0 and result.stdout == "end of script\n", result.stderr
+    assert time.monotonic() - started < 60

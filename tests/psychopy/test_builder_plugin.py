@@ -43,7 +43,7 @@ MAKE_PSYEXP = textwrap.dedent(
     settings["Show info dlg"].val = False
     settings["Full-screen window"].val = False
     settings["Window size (pixels)"].val = "(400, 300)"
-    settings["Save psydat file"].val = False
+    settings["Save psydat file"].val = True  # Builder's default: the pickle is written before the CSV
     settings["Save log file"].val = False
     routine = Routine("letter", exp)
     exp.addRoutine("letter", routine)

@@ -109,7 +109,7 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
         sphere_d=written.sphere_d,
         cylinder_d=written.cylinder_d,
         axis_deg=None if axis_deg is None else written.axis_deg,
-        predicted_acuity_logmar=_finite_or_none(float(acuity)),
+        predicted_acuity_logmar=_measurable_acuity(optimizer, float(acuity)),
         confidence=_finite_or_none(certainty.confidence),
         n_trials=optimizer.n_trials,
         intervals={key: [float(v) + 0.0 for v in pair] for key, pair in intervals.items()},
@@ -144,7 +144,7 @@ def store_prescription(
         sphere_d=rx.lens.sphere_d,
         cylinder_d=rx.lens.cylinder_d,
         axis_deg=rx.lens.axis_deg,
-        predicted_acuity_logmar=_finite_or_none(rx.predicted_acuity_logmar),
+        predicted_acuity_logmar=_measurable_acuity(optimizer, rx.predicted_acuity_logmar),
         confidence=_finite_or_none(rx.confidence),
         n_trials=rx.trials,
         intervals={k: [float(v) for v in pair] for k, pair in rx.intervals.items()},
@@ -185,6 +185,22 @@ def result_if_any(store, info, optimizer, log, eye: str | None = None, protocol:
         assert protocol is not None  # letters implies it
         return _store_and_log(store, info.session_id, letter_result(optimizer, protocol, eye), log, target, cylinder)
     return store_prescription(store, info.session_id, optimizer, log, eye, target, cylinder)
+
+
+#: How far (logMAR, one chart line) beyond the letters a session shows a predicted acuity is still
+#: reported: further out it is the model's extrapolation (after a few answers, -5 logMAR), not
+#: an acuity the letters could measure, and the result stores none.
+ACUITY_MARGIN_LOGMAR = 0.1
+
+
+def _measurable_acuity(optimizer, acuity_logmar) -> float | None:
+    """``acuity_logmar`` if it is finite and within :data:`ACUITY_MARGIN_LOGMAR` of the letter sizes
+    ``optimizer`` shows (its ``letter_bounds_logmar``), else None."""
+    value = _finite_or_none(acuity_logmar)
+    if value is None:  # none predicted (duels, rankings: no acuity scale)
+        return None
+    low, high = optimizer.settings_dict().get("letter_bounds_logmar", (-math.inf, math.inf))
+    return value if low - ACUITY_MARGIN_LOGMAR <= value <= high + ACUITY_MARGIN_LOGMAR else None
 
 
 def _finite_or_none(value) -> float | None:

@@ -31,6 +31,7 @@ def search(best, sphere_interval, cylinder_interval, meridian_interval, confiden
         certainty=lambda: certainty,
         predicted_acuity_logmar=lambda s, c: (np.asarray(acuity), np.asarray(0.01)),
         n_trials=42,
+        settings_dict=lambda: {"letter_bounds_logmar": [-0.3, 1.0]},
     )
 
 
@@ -75,3 +76,16 @@ def test_a_transposed_lens_needs_the_interval_of_its_other_meridian():
     found = search((-0.5, 1.0), (-1.0, 0.0), (0.5, 1.5), None)
     with pytest.raises(ValueError, match="S \\+ C"):
         letter_result(found, load_protocol(REFRACTION).with_lens_axis(90.0))
+
+
+@pytest.mark.parametrize(
+    "acuity, stored",
+    [(-0.04, -0.04), (-0.39, -0.39), (1.09, 1.09), (-5.22, None), (-0.41, None), (1.2, None), (np.nan, None)],
+)
+def test_a_predicted_acuity_far_beyond_the_letters_shown_is_not_stored(acuity, stored):
+    """After a few answers the model's threshold is an extrapolation (-5.22 logMAR after 3 letters):
+    beyond one chart line (0.1 logMAR) outside the letters the session shows (-0.30 to +1.00 here)
+    the result stores no predicted acuity, rather than an impossible one."""
+    protocol = load_protocol(REFRACTION).with_lens_axis(90.0)
+    result = letter_result(search((-0.47, 1.04), (-1.0, 0.0), (0.5, 1.5), (0.25, 0.75), acuity=acuity), protocol)
+    assert result.predicted_acuity_logmar == (None if stored is None else pytest.approx(stored))

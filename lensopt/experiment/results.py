@@ -18,7 +18,7 @@ import numpy as np
 from lensopt.errors import StoreError
 from lensopt.experiment.end_point import best_lens_texts, certainty_line, confidence_target, prescription_lines
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, power_vector_arrays, two_parameter_lens_text
+from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -65,7 +65,7 @@ def _is_letter_search(optimizer) -> bool:
 
 def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> ResultRecord:
     """A two-parameter letter search's end point as a result: its best lens on the phoropter's
-    steps (``[lens] step_d``, else 0.25 D, as the full prescription's), with the model's predicted
+    steps (``[lens] step_d``; with continuous lens powers, ``step_d = 0``, as found), with the model's predicted
     acuity through it, its confidence and the 95 % intervals of the sphere and cylinder as written.
 
     At the protocol's axis (``[lens] axis_deg``) the lens is written in minus cylinder: a positive
@@ -76,7 +76,7 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
     (``S -0.50 D  C +1.00 D``) with M's interval only, and has no axis."""
     bounds = protocol.optimizer
     sphere_d, cylinder_d = round_lens(
-        optimizer.best(), protocol.lens_step_d or PHOROPTER_STEP_D, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
+        optimizer.best(), protocol.lens_step_d, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
     )
     certainty = optimizer.certainty()
     sphere_interval, cylinder_interval = certainty.sphere_interval_d, certainty.cylinder_interval_d

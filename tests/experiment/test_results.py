@@ -89,3 +89,13 @@ def test_a_predicted_acuity_far_beyond_the_letters_shown_is_not_stored(acuity, s
     protocol = load_protocol(REFRACTION).with_lens_axis(90.0)
     result = letter_result(search((-0.47, 1.04), (-1.0, 0.0), (0.5, 1.5), (0.25, 0.75), acuity=acuity), protocol)
     assert result.predicted_acuity_logmar == (None if stored is None else pytest.approx(stored))
+
+
+def test_a_protocol_with_continuous_lens_powers_stores_the_best_lens_as_found():
+    """``[lens] step_d = 0`` (research-26afc: continuous powers): the stored result is the model's
+    best lens itself, not rounded to a phoropter's 0.25 D steps (the JSON export is lossless)."""
+    protocol = load_protocol(REPO / "protocols" / "research-26afc.toml")
+    assert protocol.lens_step_d is None
+    result = letter_result(search((-1.4371, -0.6652), (-2.0, -1.0), (-1.2, -0.2), (-2.5, -1.5)), protocol)
+    assert (result.sphere_d, result.cylinder_d) == (-1.4371, -0.6652)
+    assert result.prescription == "S -1.44 D  C -0.67 D"

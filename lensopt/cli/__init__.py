@@ -21,7 +21,7 @@ import os
 import sys
 
 from lensopt import __version__
-from lensopt.errors import LensoptError
+from lensopt.errors import LensoptError, missing_extra
 
 #: Subcommand modules, in the order ``lensopt --help`` lists them.
 COMMAND_MODULES = (
@@ -103,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; everything answered so far is saved", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:  # an optional part not installed (pip install lensopt: the core)
+        error = missing_extra(exc)
+        if error is None or os.environ.get("LENSOPT_DEBUG"):
+            raise
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return error.exit_code
     except (LensoptError, ValueError) as exc:
         if os.environ.get("LENSOPT_DEBUG"):
             raise

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lensopt.errors import LensoptError
+from lensopt.errors import LensoptError, missing_extra
 from lensopt.experiment.console import open_console_window
 from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.protocol import Protocol
@@ -35,6 +35,11 @@ def check_display() -> None:
         raise _no_display_error("DISPLAY is not set")
     try:
         from psychopy import visual  # noqa: F401 - the import opens pyglet's shadow window: the probe
+    except ModuleNotFoundError as exc:  # PsychoPy itself missing: no display would help
+        error = missing_extra(exc)
+        if error is None:
+            raise
+        raise error from None
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
         raise _no_display_error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
 

@@ -1,6 +1,9 @@
 """Issue 19's command-line cases not owned by one command's test module: each refused in one line
 naming the problem and the fix, exit 2, no traceback, nothing created and no work done first."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +164,41 @@ def test_a_reader_that_goes_away_is_not_a_traceback(tmp_path):
     reader.wait(timeout=30)
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "blocked, argv, extra",
+    [
+        ("matplotlib", ["print", "1", "--out", "x.pdf"], "dashboard"),
+        ("PyQt5", ["dashboard", "1"], "dashboard"),
+    ],
+)
+def test_a_command_whose_optional_part_is_not_installed_says_which_in_one_line(tmp_path, blocked, argv, extra):
+    """A plain ``pip install lensopt`` has the core only: a command that needs an optional part names
+    it and the command that installs it, in one line, exit 2 (it was a traceback)."""
+    from lensopt.store import SessionStore
+
+    db = tmp_path / "s.db"
+    with SessionStore(db) as store:
+        store.create_session("P1", {}, {}, {}, 1)
+    code = (
+        "import sys\n"
+        f"sys.modules[{blocked!r}] = None  # as if not installed: importing it raises ModuleNotFoundError\n"
+        "from lensopt.cli import main\n"
+        f"sys.exit(main({argv!r} + ['--db', sys.argv[1]]))\n"
+    )
+    env = {**os.environ, "DISPLAY": os.environ.get("DISPLAY", ":0"), "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(db)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+    assert f"{blocked} is not installed" in result.stderr and f"pip install 'lensopt[{extra}]'" in result.stderr
+
+
+def test_a_missing_module_of_no_optional_part_is_not_dressed_up_as_one():
+    from lensopt.errors import missing_extra
+
+    assert missing_extra(ModuleNotFoundError("No module named 'numpy'", name="numpy")) is None
+    error = missing_extra(ModuleNotFoundError("No module named 'psychopy.visual'", name="psychopy.visual"))
+    assert str(error) == "psychopy is not installed (lensopt's 'experiment' part): pip install 'lensopt[experiment]'"

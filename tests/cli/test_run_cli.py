@@ -487,7 +487,8 @@ def test_the_last_line_names_the_eye_its_stopping_rule_stopped(monkeypatch, caps
         return SessionOutcome(3, "finished", 184, 84, 0.96, results[0] if results else None, results)
 
     for eyes, said in ((("OD", "OS"), "(OS stopped"), ((None,), "(stopped"), ((), "(stopped")):
-        monkeypatch.setattr(handler, "run_session", lambda request, log, o=outcome(*eyes): o)
+        done = outcome(*eyes)
+        monkeypatch.setattr(handler, "run_session", lambda request, log, o=done: o)
         assert main(["run", "--resume", "3"]) == 0
         line = capsys.readouterr().out.strip()
         assert (

@@ -20,6 +20,7 @@ from lensopt.refraction.duels import DuelRefractionOptimizer
 from lensopt.refraction.lens import Lens, PowerVector
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.rankings import RankingRefractionOptimizer
+from lensopt.stopping import StopRule
 
 #: Trial counts at which the reported lens is scored along the way (when the session gets there).
 DEFAULT_CHECKPOINTS = (30, 60, 100, 260)
@@ -70,11 +71,23 @@ class SimulationResult:
             "checkpoints": [asdict(c) | {"best_lens_d": list(c.best_lens_d)} for c in self.checkpoints],
             "stopped_at": self.stopped_at,
             "stop": self.stop,
+            "stop_reason": stop_reason(
+                self.stop, self.stopped_at, None if certainty is None else certainty["confidence"]
+            ),
             "confidence": None if certainty is None else certainty["confidence"],
             "lens_interval_d": None
             if certainty is None
             else {"sphere": list(certainty["sphere_interval_d"]), "cylinder": list(certainty["cylinder_interval_d"])},
         }
+
+
+def stop_reason(stop: dict | None, stopped_at: int | None, confidence: float | None) -> str | None:
+    """Why a simulated session with stopping rule ``stop`` (its ``to_dict()``) ended at
+    ``stopped_at``: ``"confidence"`` or ``"max_trials"`` (:meth:`StopRule.reason`); None when it did not
+    stop (no rule)."""
+    if stop is None or stopped_at is None:
+        return None
+    return StopRule.from_dict(stop).reason(stopped_at, confidence)
 
 
 def score_lens(patient: SimulatedPatient, lens, trials: int) -> LensScore:
@@ -307,6 +320,7 @@ class PrescriptionResult:
             "latency_ms": self.latency_ms,
             "stopped_at": self.stopped_at,
             "stop": self.stop,
+            "stop_reason": stop_reason(self.stop, self.stopped_at, self.prescription.get("confidence")),
         }
 
 

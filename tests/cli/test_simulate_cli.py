@@ -42,6 +42,7 @@ def test_json_output_has_every_field_and_consistent_errors(capsys):
     assert 0 < latency["median"] <= latency["p95"] <= latency["max"]
     # without --stop: every trial runs, and the confidence of the final lens is reported anyway
     assert result["stopped_at"] is None and result["trials"] == 12 and 0.0 <= result["confidence"] <= 1.0
+    assert result["stop_reason"] is None
     for low, high in result["lens_interval_d"].values():
         assert -4.0 <= low <= high <= 4.0
 
@@ -68,13 +69,14 @@ def test_stop_ends_the_session_between_min_and_max_trials_and_reports_where(caps
     assert result["trials"] == result["stopped_at"] == result["checkpoints"][-1]["trials"]
     assert result["stop"] == {"confidence": 0.02, "min_trials": 12, "max_trials": 30}
     if result["stopped_at"] < 30:  # stopped by the confidence, not by --max-trials
-        assert result["confidence"] >= 0.02
+        assert result["confidence"] >= 0.02 and result["stop_reason"] == "confidence"
 
 
 def test_bare_stop_uses_95_percent_and_max_trials_sets_the_budget(capsys):
     result = _simulate(capsys, "--stop", "--min-trials", "4", "--max-trials", "7", "--seed", "2")
     assert result["stop"] == {"confidence": 0.95, "min_trials": 4, "max_trials": 7}
     assert result["stopped_at"] == result["trials"] == 7  # far from 95 % sure after 7 letters
+    assert result["confidence"] < 0.95 and result["stop_reason"] == "max_trials"  # the budget, not a stop
 
 
 def test_the_summary_says_where_the_session_stopped_and_gives_the_intervals(capsys):

@@ -21,6 +21,7 @@ record files every campaign shares (:mod:`lensopt.bench.records`) live below the
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -90,6 +91,14 @@ TASK_PREFIX = "lensopt-run-"
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0
 
 
+def _require_dask() -> None:
+    """A one-line ValueError when Dask is not installed (lensopt[bench]), found without importing it."""
+    if importlib.util.find_spec("distributed") is None:
+        raise ValueError(
+            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
+        )
+
+
 def connect(scheduler: str, timeout_s: float | None = None):
     """A ``distributed.Client`` of the running scheduler at ``scheduler`` (e.g. ``tcp://host:8786``).
 
@@ -97,12 +106,9 @@ def connect(scheduler: str, timeout_s: float | None = None):
     :data:`SCHEDULER_CONNECT_TIMEOUT_S`) is a one-line ValueError naming the address and what to do.
     """
     timeout_s = SCHEDULER_CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
-    try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
-        from distributed import Client
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ValueError(
-            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
-        ) from None
+    _require_dask()
+    from distributed import Client  # deferred: Dask is optional (lensopt[bench]) and slow to import
+
     try:
         return Client(scheduler, timeout=timeout_s)
     except (OSError, TimeoutError) as exc:
@@ -251,6 +257,8 @@ def run_campaign(
     task = BENCHMARK_TASK if task is None else task
     out_dir = Path(out_dir)
     own_client = False
+    if client is None and not local_sync:
+        _require_dask()  # before anything is created: no campaign folder left without Dask
     if client is None and scheduler and not local_sync:
         # before anything is created: an unreachable scheduler leaves no campaign folder
         client, own_client = connect(scheduler), True
@@ -317,12 +325,9 @@ def local_cluster(cluster_class, n_workers: int):
 
 
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:
-    try:  # deferred: Dask is optional (lensopt[bench]) and slow to import
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ValueError(
-            "the benchmark runner needs Dask: pip install 'lensopt[bench]', or pass --local-sync to run without it"
-        ) from None
+    _require_dask()
+    from distributed import Client, LocalCluster, as_completed  # deferred: optional and slow to import
+
     own_client = client is None  # a scheduler's client is made (and closed) by run_campaign
     cluster = None
     if own_client:

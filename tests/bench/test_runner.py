@@ -260,3 +260,18 @@ def test_the_local_clusters_workers_keep_large_blocks_unless_the_user_set_glibcs
         cluster.close()
     assert trim == own_setting
     assert kept is (own_setting is None and sys.platform == "linux")
+
+
+def test_a_campaign_without_dask_installed_says_so_and_creates_nothing(tmp_path, monkeypatch):
+    """Without Dask (a plain pip install) a campaign is refused in one line before its folder, its
+    manifest or its runs/ exist (they were left behind); --local-sync still runs."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    out = tmp_path / "campaign"
+    spec = RunSpec("functions", "sphere", "random", 0, 3)
+    with pytest.raises(ValueError, match=r"needs Dask: pip install 'lensopt\[bench\]', or pass --local-sync"):
+        run_campaign([spec], out, manifest={"campaign": "x"}, progress=False)
+    assert not out.exists()
+    assert run_campaign([spec], out, local_sync=True, progress=False).n_done == 1

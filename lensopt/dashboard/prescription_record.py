@@ -31,11 +31,12 @@ import numpy as np
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
 from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
 from lensopt.dashboard.model import followed_from_store
-from lensopt.dashboard.panels import draw_notice, draw_panel
+from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.prescription_text import (
     EyeRecord,
@@ -364,7 +365,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
     for k, (eye, first, stop) in enumerate(runs):
         if k:
             ax.axvline(index[first] - 0.5, color="0.3", linestyle="--", linewidth=0.8)
-        if eye:
+        if eye and stop - first >= EYE_LABEL_SHARE * len(index):  # as the dashboard: no overprinted names
             middle = 0.5 * (index[first] + index[stop - 1])
             ax.annotate(
                 eye,
@@ -376,6 +377,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
                 weight="bold",
             )
     ax.set_xlim(0.5, end + step * (len(results) - 1) + (0.75 * step if results else 0.5 - step))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
     if not results:

@@ -574,3 +574,21 @@ def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions
     assert (
         len(planes) == 2 and planes[0].get_window_extent().y0 > planes[1].get_window_extent().y1
     )  # OD's row above OS's
+
+
+def test_the_lens_path_has_whole_trial_ticks(sessions_db):
+    """Page 2's lens path counts trials: its ticks are whole trials (there were ticks at 2.5, 7.5)."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_record import _draw_lens_path
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        records, info = store.trials(ids["finished"]), store.session(ids["finished"])
+    records = records + [replace(r, index=r.index + len(records)) for r in records[:-1]]  # 23 trials
+    for results in ([], [info.result]):  # none stored yet (a killed session), or one
+        fig = Figure(figsize=(8.27, 5.0))  # page 2's width
+        _draw_lens_path(fig, records, results)
+        fig.canvas.draw()  # the locator picks its ticks at drawing
+        ticks = fig.axes[0].get_xticks()
+        assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks

@@ -36,7 +36,7 @@ from lensopt.experiment.search_sections import (
     StopSection,
     show_two_parameter_lens,
 )
-from lensopt.refraction.lens import show_lens
+from lensopt.refraction.lens import Lens, logmar_text, show_lens
 from lensopt.refraction.trial import DUEL_ANSWERS
 
 # the search's tables and values, re-exported: every table can be imported from here
@@ -337,3 +337,16 @@ class SimulatedSection:
         del settings["tie_threshold"]
         settings["axis_deg"] = settings["axis_deg"] or None
         return settings
+
+    def describe(self) -> str:
+        """``simulated patient: correction -1.25 / -0.75 x 170, slope 14 per logMAR, lapse 0, best
+        acuity +0.00 logMAR`` — the truth a simulated session is scored against, for the log."""
+        if self.axis_deg:
+            correction = Lens(self.sphere_d, self.cylinder_d, self.axis_deg).minus_cylinder().format()
+        else:
+            correction = f"S {self.sphere_d:+.2f} D  C {self.cylinder_d:+.2f} D"
+        extra = f", accommodation {self.accommodation_d:g} D" if self.accommodation_d else ""
+        return (
+            f"simulated patient: correction {correction}, slope {self.slope:g} per logMAR, lapse {self.lapse:g}, "
+            f"best acuity {logmar_text(self.va_best_logmar)}{extra}"
+        )

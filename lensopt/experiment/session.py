@@ -353,6 +353,8 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         if protocol.start is not None:
             log(start_line(protocol.start))
     log(f"calibration: {calibration.describe()}")
+    if protocol.protocol.observer == "simulated":  # the truth its answers come from
+        log(protocol.simulated.describe())
     log(
         f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"

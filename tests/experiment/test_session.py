@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
+from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
@@ -212,6 +213,9 @@ def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_pat
     assert [t.index for t in records] == list(range(1, n + 1)) and info.status == "finished"
     assert info.optimizer_settings["stop"] == {"confidence": 0.02, "min_trials": 8, "max_trials": 30}
     assert f"stopped at {n} trials, confidence {outcome.confidence:.2f}" in lines
+    # the log names the simulated patient's truth (the protocol's [simulated] table)
+    simulated = [line for line in lines if line.startswith("simulated patient: correction ")]
+    assert simulated == [load_protocol(protocol).simulated.describe()], simulated
     # the stored answers say stop there, and not one answer earlier
     assert RefractionOptimizer.from_settings(info.optimizer_settings, _history(records)).should_stop()
     if n > 8:

@@ -177,3 +177,16 @@ def test_a_bad_travel_limit_is_one_line(tmp_path, value, start, message):
     with pytest.raises(ProtocolError, match=message) as caught:
         protocol_from_dict(data, source="bad")
     assert "\n" not in str(caught.value)
+
+
+def test_the_simulated_patient_is_described_in_clinical_notation_with_its_axis():
+    from lensopt.experiment.protocol_sections import SimulatedSection
+
+    assert SimulatedSection(-1.25, -0.75, slope=14.0, axis_deg=170.0).describe() == (
+        "simulated patient: correction -1.25 / -0.75 x 170, slope 14 per logMAR, lapse 0, best acuity +0.00 logMAR"
+    )
+    # plus cylinder written in minus; without an axis (the two-parameter patient) sphere and cylinder
+    assert "correction -0.50 / -1.00 x 180," in SimulatedSection(-1.5, 1.0, axis_deg=90.0).describe()
+    two = SimulatedSection(-1.25, -0.75, lapse=0.05, accommodation_d=3.0).describe()
+    assert two.startswith("simulated patient: correction S -1.25 D  C -0.75 D, slope 5 per logMAR, lapse 0.05")
+    assert two.endswith(", accommodation 3 D")

@@ -85,9 +85,10 @@ def stop_reason(stop: dict | None, stopped_at: int | None, confidence: float | N
     """Why a simulated session with stopping rule ``stop`` (its ``to_dict()``) ended at
     ``stopped_at``: ``"confidence"`` or ``"max_trials"`` (:meth:`StopRule.reason`); None when it did not
     stop (no rule)."""
-    if stop is None or stopped_at is None:
+    rule = StopRule.from_dict(stop)
+    if rule is None or stopped_at is None:
         return None
-    return StopRule.from_dict(stop).reason(stopped_at, confidence)
+    return rule.reason(stopped_at, confidence)
 
 
 def score_lens(patient: SimulatedPatient, lens, trials: int) -> LensScore:

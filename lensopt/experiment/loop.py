@@ -341,8 +341,8 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         axis_deg = (self.protocol.lens.axis_deg or None) if trial.axis_deg is None else trial.axis_deg
         sphere_d, cylinder_d = trial.sphere_d, trial.cylinder_d
         if trial.axis_deg is not None and self.protocol.lens.cylinder == "plus":  # as the clinician set it
-            shown = Lens(sphere_d, cylinder_d, trial.axis_deg).plus_cylinder()
-            sphere_d, cylinder_d, axis_deg = shown.sphere_d, shown.cylinder_d, shown.axis_deg
+            as_set = Lens(sphere_d, cylinder_d, trial.axis_deg).plus_cylinder()
+            sphere_d, cylinder_d, axis_deg = as_set.sphere_d, as_set.cylinder_d, as_set.axis_deg
         axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
         self.log(
             f"{self._trial_label(index, n_trials)}  S {sphere_d:+.2f} C {cylinder_d:+.2f}{axis}  "

@@ -155,8 +155,10 @@ def _acuity_text(result: ResultRecord) -> str:
     )
 
 
-def _intervals_line(result: ResultRecord) -> str:
-    """``95% intervals: S -1.46 to -1.02 D, ..., axis 165 to 178, ...``, or "" without intervals."""
+def _intervals_line(result: ResultRecord, cylinder: str = "minus") -> str:
+    """``95% intervals: S -1.46 to -1.02 D, ..., axis 165 to 178, ...``, or "" without intervals;
+    ``95% intervals (minus cylinder): ...`` beside a lens shown in plus cylinder (``cylinder``): the
+    intervals of sphere, cylinder and axis are of the stored, minus-cylinder form."""
     parts = []
     for key, label, unit in PRESCRIPTION_INTERVALS:
         if key in result.intervals:
@@ -166,7 +168,8 @@ def _intervals_line(result: ResultRecord) -> str:
                 parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
             else:
                 parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
-    return "95% intervals: " + ", ".join(parts) if parts else ""
+    plus = cylinder == "plus" and result.axis_deg is not None and _lens_text(result, cylinder) != result.prescription
+    return f"95% intervals{' (minus cylinder)' if plus else ''}: " + ", ".join(parts) if parts else ""
 
 
 def prescription_lines(result: ResultRecord, target: float | None = None, cylinder: str = "minus") -> list[str]:
@@ -184,7 +187,7 @@ def prescription_lines(result: ResultRecord, target: float | None = None, cylind
     acuity = _acuity_text(result)
     if acuity:
         head += f"  ({acuity})"
-    intervals = _intervals_line(result)
+    intervals = _intervals_line(result, cylinder)
     return [head, intervals] if intervals else [head]
 
 
@@ -210,7 +213,7 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     """A stored prescription as the end point writes it: the lens (in the protocol's cylinder
     convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
     intervals, those it has."""
-    acuity, intervals = _acuity_text(result), _intervals_line(result)
+    acuity, intervals = _acuity_text(result), _intervals_line(result, protocol.lens.cylinder)
     return _lens_text(result, protocol.lens.cylinder), tuple(x for x in (acuity, intervals) if x)
 
 
@@ -219,8 +222,8 @@ def _lens_text(result: ResultRecord, cylinder: str) -> str:
     cylinder with the stored form beside it (its intervals are of the stored form)."""
     if cylinder != "plus" or result.axis_deg is None:
         return result.prescription
-    lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg)
-    return f"{show_lens(lens, 'plus')}  (minus cylinder: {result.prescription})"
+    plus = show_lens(Lens(result.sphere_d, result.cylinder_d, result.axis_deg), "plus")
+    return result.prescription if plus == result.prescription else f"{plus}  (minus cylinder: {result.prescription})"
 
 
 def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:

@@ -142,6 +142,8 @@ def test_a_plus_cylinder_protocol_shows_every_lens_in_plus_cylinder_and_stores_m
     assert any(f": {show_lens(stored, 'plus')}  (minus cylinder: {result.prescription})" in line for line in lines), (
         lines
     )
+    # its intervals are of the stored form, and say so beside a plus-cylinder lens
+    assert any(line.startswith("95% intervals (minus cylinder): S ") for line in lines), lines
 
 
 def test_a_lens_is_shown_in_the_protocols_cylinder_convention():

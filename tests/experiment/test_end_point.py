@@ -96,3 +96,20 @@ def test_a_fixed_design_short_of_its_target_reports_its_estimate_and_asks_for_no
         "OD", True, 0.97, 0.95, "-1.25 / -0.75 x 170", ("predicted acuity +0.02 logMAR",), fixed_design=True
     )
     assert reached.lines() == ["OD  -1.25 / -0.75 x 170", "predicted acuity +0.02 logMAR"]
+
+
+def test_intervals_beside_a_plus_cylinder_lens_say_they_are_of_the_minus_cylinder_form():
+    import types
+
+    from lensopt.experiment.end_point import _reported_text
+
+    intervals = {"sphere_d": [0.25, 0.75], "cylinder_d": [-1.25, -0.75], "axis_deg": [175.0, 185.0]}
+    axed = ResultRecord("+0.50 / -1.00 x 180", 0.5, -1.0, 180.0, -0.02, 0.97, 40, intervals)
+    plus = types.SimpleNamespace(lens=types.SimpleNamespace(cylinder="plus"))
+    minus = types.SimpleNamespace(lens=types.SimpleNamespace(cylinder="minus"))
+    assert _reported_text(axed, plus)[1][-1].startswith("95% intervals (minus cylinder): S +0.25 to +0.75 D")
+    assert _reported_text(axed, minus)[1][-1].startswith("95% intervals: S +0.25 to +0.75 D")
+    # a sphere (no cylinder to transpose) reads the same in either form: no label
+    sphere = ResultRecord("+0.50 DS", 0.5, 0.0, 180.0, -0.02, 0.97, 40, {"sphere_d": [0.25, 0.75]})
+    assert _reported_text(sphere, plus)[1][-1] == "95% intervals: S +0.25 to +0.75 D"
+    assert prescription_lines(axed, 0.95, "plus")[1].startswith("95% intervals (minus cylinder): ")

@@ -207,7 +207,13 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
     if snap.best is None:
         if snap.sets.n == 0:
             return rows + [(label, "0"), ("", _message(snap))]
-        rx = [("Prescription", snap.prescription)] if snap.prescription else [("", _message(snap))]
+        # a session not finished (or replayed part-way) has a best lens so far, not a prescription yet
+        final = h.status == "finished" and snap.live
+        rx = (
+            [("Prescription" if final else "Best so far", snap.prescription)]
+            if snap.prescription
+            else [("", _message(snap))]
+        )
         return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
     b, notation = snap.best, snap.best_lens_notation
     # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder

@@ -243,6 +243,30 @@ def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:
     )
 
 
+#: A best lens within this distance (D) of the lens box's edge is reported with a warning.
+BOX_EDGE_D = 0.125
+
+
+def box_edge_warning(best_d, protocol) -> str:
+    """A two-parameter comparison's best lens on the edge of the lens box (after a few duels the
+    model's best can sit in a corner, S -4.00 D C +4.00 D): a warning that names the edge and what to
+    do; "" inside the box."""
+    bounds = protocol.optimizer
+    edges = [
+        f"{name} {value:+.2f} D"
+        for name, value, (low, high) in zip(
+            ("sphere", "cylinder"), best_d, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
+        )
+        if min(value - low, high - value) <= BOX_EDGE_D
+    ]
+    if not edges:
+        return ""
+    return (
+        f"warning: the best lens is on the edge of the lens box ({', '.join(edges)}): the search may not have "
+        "found the patient's lens; run more comparisons (lensopt run --resume N --trials M) or check the box"
+    )
+
+
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
     intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
@@ -256,13 +280,15 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         if not reported:  # a two-parameter comparison (duels, rankings without a start): its best lens
             model, phoropter = best_lens_texts(optimizer, protocol)
             rounded = "" if phoropter is None else f", rounded to {protocol.lens_step_d:g} D steps"
+            details = [f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)"]
+            edge = box_edge_warning(optimizer.best(), protocol)
             return EndPoint(
                 eye=eye,
                 confident=True,
                 confidence=None,
                 target=math.nan,
                 lens_text=model if phoropter is None else phoropter,
-                details=(f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)",),
+                details=tuple(details + ([edge] if edge else [])),
             )
         lens_text, details = _reported_text(reported[0], protocol)
         return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)

@@ -16,7 +16,13 @@ import math
 import numpy as np
 
 from lensopt.errors import StoreError
-from lensopt.experiment.end_point import best_lens_texts, certainty_line, confidence_target, prescription_lines
+from lensopt.experiment.end_point import (
+    best_lens_texts,
+    box_edge_warning,
+    certainty_line,
+    confidence_target,
+    prescription_lines,
+)
 from lensopt.experiment.protocol import Protocol
 from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
@@ -42,6 +48,8 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if phoropter is not None:
         line += f"; on the phoropter ({protocol.lens_step_d:g} D steps): {phoropter}"
     log(line)
+    if not hasattr(optimizer, "confidence") and (edge := box_edge_warning(optimizer.best(), protocol)):
+        log(edge)  # a comparison without a confidence: nothing else says its lens may not be the patient's
     if getattr(optimizer, "stop", None) is not None:
         log(certainty_line(optimizer, protocol.lens.axis_deg))
     if _is_letter_search(optimizer):

@@ -113,3 +113,29 @@ def test_intervals_beside_a_plus_cylinder_lens_say_they_are_of_the_minus_cylinde
     sphere = ResultRecord("+0.50 DS", 0.5, 0.0, 180.0, -0.02, 0.97, 40, {"sphere_d": [0.25, 0.75]})
     assert _reported_text(sphere, plus)[1][-1] == "95% intervals: S +0.25 to +0.75 D"
     assert prescription_lines(axed, 0.95, "plus")[1].startswith("95% intervals (minus cylinder): ")
+
+
+def test_a_comparisons_best_lens_on_the_box_edge_comes_with_a_warning():
+    """A two-parameter duel session ended in a corner of the lens box (S -4.00 D C +4.00 D after 20
+    duels): the end point says so, and what to do; inside the box it says nothing more."""
+    import types
+
+    from lensopt.experiment.end_point import end_point
+
+    protocol = types.SimpleNamespace(
+        optimizer=types.SimpleNamespace(sphere_bounds_d=(-4.0, 4.0), cylinder_bounds_d=(-4.0, 4.0)),
+        lens=types.SimpleNamespace(axis_deg=0.0, cylinder="minus"),
+        lens_step_d=None,
+    )
+
+    def duels(best):
+        return types.SimpleNamespace(n_trials=20, best=lambda: best)  # no confidence(): a comparison
+
+    corner = end_point(duels((-4.0, 3.95)), protocol, None, [], ())
+    assert corner.confident and len(corner.details) == 2
+    assert corner.details[1].startswith(
+        "warning: the best lens is on the edge of the lens box (sphere -4.00 D, cylinder +3.95 D)"
+    )
+    assert "lensopt run --resume N --trials M" in corner.details[1] and corner.details[1] in corner.closing_lines()
+    inside = end_point(duels((-1.0, -0.75)), protocol, None, [], ())
+    assert len(inside.details) == 1 and "warning" not in inside.details[0]

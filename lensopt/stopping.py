@@ -97,6 +97,10 @@ class StopRule:
         return cls(**data)
 
 
+#: The number of comparisons after which lensopt's accuracy with duels and rankings was measured on
+#: held-out patients (README, docs/prescription.md): a prescription from fewer says so (console, record).
+COMPARISONS_EVALUATED = 40
+
 #: The name of an eye's result short of its target confidence in a session without a stopping rule
 #: (a protocol without ``[stop]``: a study's fixed number of trials). It is the study's estimate, not a
 #: call for more trials; the console, the log, the dashboard and the printed record all name it so.

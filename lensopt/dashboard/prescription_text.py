@@ -35,6 +35,7 @@ from lensopt.refraction.prescription import (
 )
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
+    COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
     StopRule,
     enough_to_prescribe,
@@ -169,6 +170,19 @@ METHODS = {
 NO_CONFIDENCE_FOR_COMPARISONS = (
     "not defined for {noun} (their model has no acuity scale); the 95 % intervals above say how sure it is"
 )
+
+
+def comparison_confidence_text(noun: str, n_trials: int) -> str:
+    """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
+    scale), the intervals instead; and, from fewer than :data:`COMPARISONS_EVALUATED` comparisons,
+    that its accuracy was measured after more (2 rankings printed as a plain prescription before)."""
+    text = NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
+    if n_trials < COMPARISONS_EVALUATED:
+        text += (
+            f"; from only {n_trials} {noun}: lensopt's accuracy was measured after {COMPARISONS_EVALUATED} "
+            "(check the intervals before prescribing)"
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -328,7 +342,7 @@ def eye_record(info, result) -> EyeRecord:
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
         trials=f"{result.n_trials} {noun}",
         stop_reason=stop_reason(info, result),
-        confidence=NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
+        confidence=comparison_confidence_text(noun, result.n_trials)
         if info.kind != LETTERS_KIND
         else confidence_statement(result.confidence, stop_confidence),
         withheld=withheld_reason(info, result),

@@ -29,6 +29,7 @@ from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_l
 from lensopt.refraction.lens import Lens, logmar_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import (
+    COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
     enough_to_prescribe,
     prescription_target,
@@ -280,7 +281,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         if not reported:  # a two-parameter comparison (duels, rankings without a start): its best lens
             model, phoropter = best_lens_texts(optimizer, protocol)
             rounded = "" if phoropter is None else f", rounded to {protocol.lens_step_d:g} D steps"
-            details = [f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)"]
+            found = f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)"
             edge = box_edge_warning(optimizer.best(), protocol)
             return EndPoint(
                 eye=eye,
@@ -288,9 +289,15 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
                 confidence=None,
                 target=math.nan,
                 lens_text=model if phoropter is None else phoropter,
-                details=tuple(details + ([edge] if edge else [])),
+                details=(found, edge) if edge else (found,),
             )
         lens_text, details = _reported_text(reported[0], protocol)
+        if optimizer.n_trials < COMPARISONS_EVALUATED:  # as the printed record says it
+            noun = f"{protocol.feedback_mode}s"
+            details += (
+                f"from only {optimizer.n_trials} {noun}: lensopt's accuracy was measured after "
+                f"{COMPARISONS_EVALUATED} (check the intervals before prescribing)",
+            )
         return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())

@@ -549,6 +549,13 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
     assert eye.confidence.startswith("not defined for duels") and "more trials" not in eye.confidence
     assert eye.prescribed and record.signable and record.unfinished is None  # no confidence: printed as before
+    # but from 8 duels, fewer than lensopt's accuracy was measured with (40), it says so
+    assert eye.confidence.endswith(
+        "; from only 8 duels: lensopt's accuracy was measured after 40 (check the intervals before prescribing)"
+    )
+    from lensopt.dashboard.prescription_text import comparison_confidence_text
+
+    assert "from only" not in comparison_confidence_text("rankings", 40)
 
 
 def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions_db):

@@ -139,3 +139,21 @@ def test_a_comparisons_best_lens_on_the_box_edge_comes_with_a_warning():
     assert "lensopt run --resume N --trials M" in corner.details[1] and corner.details[1] in corner.closing_lines()
     inside = end_point(duels((-1.0, -0.75)), protocol, None, [], ())
     assert len(inside.details) == 1 and "warning" not in inside.details[0]
+
+
+def test_a_comparisons_prescription_from_fewer_than_40_says_so_on_the_console():
+    """Duels and rankings have no confidence to hold a prescription to: from fewer comparisons than
+    lensopt's accuracy was measured with (40), the closing console says so under the lens."""
+    import types
+
+    from lensopt.experiment.end_point import end_point
+
+    protocol = types.SimpleNamespace(lens=types.SimpleNamespace(cylinder="minus"), feedback_mode="ranking")
+    result = ResultRecord("-1.00 / -0.75 x 179", -1.0, -0.75, 179.0, None, None, 2, {"sphere_d": [-1.53, -0.01]})
+    for n, warned in ((2, True), (39, True), (40, False)):
+        rankings = types.SimpleNamespace(n_trials=n)  # no confidence(): a comparison
+        ending = end_point(rankings, protocol, "OD", [result], ())
+        said = (
+            f"from only {n} rankings: lensopt's accuracy was measured after 40 (check the intervals before prescribing)"
+        )
+        assert ending.confident and (said in ending.closing_lines()) == warned

@@ -20,6 +20,7 @@ from lensopt.dashboard.drawing import (
     BEST_COLOR,
     FONT_SIZE,
     MODEL_COLOR,
+    SD_FOOTNOTE,
     draw_optimum,
     draw_rows,
     draw_surface,
@@ -52,12 +53,24 @@ def _message(snap: ComparisonSnapshot) -> str:
     return snap.message or waiting_message(snap.kind)
 
 
+#: The lens map's and the profile's words in a full-prescription comparison session (its prescription
+#: is in the summary panel and the summary line: not repeated in every panel).
+PRESCRIPTION_PANEL_NOTE = (
+    "Full prescription (sphere, cylinder and axis) by {noun}s: this panel shows two-parameter sessions only. "
+    "The prescription so far is in the summary."
+)
+
+
+def _panel_message(snap: ComparisonSnapshot) -> str:
+    return PRESCRIPTION_PANEL_NOTE.format(noun=snap.kind) if snap.prescription else _message(snap)
+
+
 def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
     """Posterior mean utility over (S, C), the compared sets in the patient's order, the optimum and its region."""
     fig.clear()
     title = f"Lens map: utility ({snap.noun}s)"
     if snap.utility_map is None or snap.best is None:
-        message_panel(fig, title, _message(snap))
+        message_panel(fig, title, _panel_message(snap))
         return
     ax = fig.add_subplot(1, 1, 1)
     um, sets = snap.utility_map, snap.sets
@@ -135,7 +148,7 @@ def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
     fig.clear()
     title = "Utility around the best lens"
     if snap.profile is None or snap.best is None:
-        message_panel(fig, title, _message(snap))
+        message_panel(fig, title, _panel_message(snap))
         return
     ax = fig.add_subplot(1, 1, 1)
     pr, best = snap.profile, snap.best
@@ -235,6 +248,7 @@ def draw_comparison_summary(fig, snap: ComparisonSnapshot) -> None:
         f"Summary: best lens ({snap.noun}s)",
         comparison_summary_rows(snap),
         big_labels=("Lens", "Sphere", "Cylinder"),
+        footnote=SD_FOOTNOTE if snap.best is not None else "",  # a prescription's rows have no ±
     )
 
 

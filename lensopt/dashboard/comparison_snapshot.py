@@ -240,7 +240,10 @@ class ComparisonSnapshot:
         head = f"{noun.capitalize()} session {h.session_id} ({h.who}, {h.status})"
         n = self.n_trials
         count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
-        if self.best is None:  # none answered yet, or a full prescription (its lens is in the message)
+        if self.best is None and self.prescription:  # a full prescription: its lens, as far as it goes
+            final = h.status == "finished" and self.live
+            return f"{head} · {count} · {'prescription' if final else 'best so far'} {self.prescription}"
+        if self.best is None:  # none answered yet
             return f"{head} · {count} · {self.message or waiting_message(self.kind)}"
         b, notation = self.best, self.best_lens_notation
         return (

@@ -201,7 +201,7 @@ class DashboardWindow(QMainWindow):
         self.snapshot = snap
         h = snap.header
         self.setWindowTitle(f"lensopt dashboard — session {h.session_id} ({h.who})")
-        if not snap.has_model:
+        if not snap.has_model and not getattr(snap, "prescription", None):  # a comparison's prescription: live line
             self.show_message(f"Session {h.session_id} ({h.who}): {snap.message or WAITING_MESSAGE}")
         elif snap.live:
             self.show_message(

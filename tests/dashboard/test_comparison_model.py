@@ -254,8 +254,10 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     assert comparison_summary_rows(snap)[0] == ("Session", f"{sid} · RXD · OS (left eye) · running")
     # running (or killed): its lens is the best so far, not yet the prescription; a finished one's is
     assert ("Best so far", snap.prescription) in comparison_summary_rows(snap)
+    assert snap.summary_line().endswith(f" · best so far {snap.prescription}")
     finished = dataclasses.replace(snap, header=dataclasses.replace(snap.header, status="finished"))
     assert ("Prescription", snap.prescription) in comparison_summary_rows(finished)
+    assert finished.summary_line().endswith(f" · prescription {snap.prescription}")
     first_five = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), told[:5])
     assert replay.prescription == first_five.prescription().text and not replay.live
     finished_replay = dataclasses.replace(replay, header=dataclasses.replace(replay.header, status="finished"))

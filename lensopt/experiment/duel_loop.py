@@ -4,7 +4,9 @@ One duel (an optimizer with ``ask() -> DuelTrial`` and ``tell(trial, answer)``, 
 ``"first"``, ``"second"`` or ``"same"``; :class:`lensopt.refraction.duels.DuelRefractionOptimizer`
 or any optimizer with that interface):
 
-1. ``trial = optimizer.ask()`` — lens 1, lens 2 and the letter size (logMAR);
+1. ``optimizer.ask()`` — two lenses and the letter size (logMAR), shown in an order drawn from
+   ``(seed, trial)`` (:func:`~lensopt.experiment.line_loop.presented`: the
+   rule's champion is lens 1 half the time), and told to the optimizer as shown;
 2. with a clinician prompt (``[lens] prompt``), "Lens 1: S … C … / Lens 2: S … C …, press space";
 3. optional fixation cross, then a line of ``[duel] letters_per_line`` letters drawn from
    ``(seed, trial)``, one letter width apart, ``calibration.letter_height_px(trial.letter_logmar)``
@@ -21,7 +23,7 @@ import math
 import time
 from collections.abc import Callable
 
-from lensopt.experiment.line_loop import LetterLineLoop, format_lens
+from lensopt.experiment.line_loop import LetterLineLoop, format_lens, presented
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
 from lensopt.refraction.lens import logmar_text
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
@@ -76,7 +78,7 @@ class DuelLoop(LetterLineLoop):
         return CONSOLE_ANSWER[record.answer]
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        trial = self.optimizer.ask()
+        trial = presented(self.optimizer.ask(), self.seed, index)  # counterbalanced; told as shown
         decision_ms = self.optimizer.last_decision_ms
         full = isinstance(trial, PrescriptionDuelTrial)  # the full prescription: lenses with their axes
         lenses = (trial.first_lens, trial.second_lens) if full else (trial.first_lens_d, trial.second_lens_d)

@@ -15,6 +15,7 @@ console while the line is up as ``trial-NNN-console.png`` (``--save-frames``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -44,6 +45,37 @@ def format_lens(lens_d, lens: LensSection) -> str:
     if isinstance(lens_d, Lens):
         return show_lens(lens_d, lens.cylinder)
     return show_two_parameter_lens(lens_d[0], lens_d[1], lens)
+
+
+#: The fields holding a comparison's lenses, by its trial type's: duels (two fields), rankings (one tuple).
+_LENS_FIELDS = {
+    "DuelTrial": ("first_lens_d", "second_lens_d"),
+    "PrescriptionDuelTrial": ("first_lens", "second_lens"),
+    "RankingTrial": ("lenses_d",),
+    "PrescriptionRankingTrial": ("lenses",),
+}
+
+
+def presentation_order(seed: int, index: int, n_lenses: int) -> tuple[int, ...]:
+    """The order in which trial ``index`` of a session of ``seed`` shows ``n_lenses`` lenses:
+    a permutation drawn from ``(seed, index)``."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, index, 5]))
+    return tuple(int(i) for i in rng.permutation(n_lenses))
+
+
+def presented(trial, seed: int, index: int):
+    """A duel's or ranking's ``trial`` (as the optimizer asked it) with its lenses in the order trial
+    ``index`` shows them (:func:`presentation_order`): counterbalanced, so that the rule's best lens
+    so far (its champion, asked first) is lens 1 no more often than lens 2 (or 3) and a patient who
+    favours a position — the lens seen last, say — does not pull the result one way. The loop stores
+    and tells the optimizer the trial as shown."""
+    fields = _LENS_FIELDS[type(trial).__name__]
+    if len(fields) == 2:  # a duel: two fields
+        order = presentation_order(seed, index, 2)
+        return dataclasses.replace(trial, **{fields[k]: getattr(trial, fields[i]) for k, i in enumerate(order)})
+    lenses = getattr(trial, fields[0])
+    order = presentation_order(seed, index, len(lenses))
+    return dataclasses.replace(trial, **{fields[0]: tuple(lenses[i] for i in order)})
 
 
 class LetterLineLoop(LoopScreens):

@@ -6,7 +6,8 @@ optimizer with that interface; or ``ask() -> PrescriptionRankingTrial``, the ful
 :class:`lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`, whose lenses carry
 their axes: the clinician is shown each in clinical notation and the axes are stored with the order):
 
-1. ``trial = optimizer.ask()`` — the lenses (``[ranking] lenses``, 3 or 4) and the letter size;
+1. ``optimizer.ask()`` — the lenses (``[ranking] lenses``, 3 or 4) and the letter size, shown in an
+   order drawn from ``(seed, trial)`` (:func:`~lensopt.experiment.line_loop.presented`) and told as shown;
 2. with a clinician prompt (``[lens] prompt``), "Lens 1: S … C … / Lens 2: … / Lens 3: …, press space";
 3. optional fixation cross, then a line of ``[ranking] letters_per_line`` letters (as for duels,
    :mod:`lensopt.experiment.line_loop`); the clinician shows it through each lens;
@@ -25,7 +26,7 @@ import time
 from collections.abc import Callable
 
 from lensopt.experiment.keyboard import KeyPress
-from lensopt.experiment.line_loop import LetterLineLoop, format_lens
+from lensopt.experiment.line_loop import LetterLineLoop, format_lens, presented
 from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
 from lensopt.refraction.lens import logmar_text
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
@@ -151,7 +152,7 @@ class RankingLoop(LetterLineLoop):
         return ">".join(str(i + 1) for i in record.order)
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        trial = self.optimizer.ask()
+        trial = presented(self.optimizer.ask(), self.seed, index)  # counterbalanced; told as shown
         decision_ms = self.optimizer.last_decision_ms
         full = isinstance(trial, PrescriptionRankingTrial)  # the full prescription: lenses with their axes
         lenses = trial.lenses if full else trial.lenses_d

@@ -14,6 +14,7 @@ from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.keyboard import InjectedKeySource
+from lensopt.experiment.line_loop import presented
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.store import SessionStore
@@ -62,14 +63,18 @@ def test_a_simulated_duel_session_stores_and_exports_every_answer_ties_included(
         document["trials"][0]
     )
     assert document["calibration"]["distance_cm"] == 400.0
-    # the stored duels are what the optimizer asked, told back in order (ties included)
-    replay = DuelRefractionOptimizer(**info.optimizer_settings)
+    # the stored duels are what the optimizer asked, in the order shown (counterbalanced: its first
+    # lens is lens 2 on some trials), told back as shown (ties included)
+    replay, kept = DuelRefractionOptimizer(**info.optimizer_settings), 0
     for record, (trial, answer) in zip(stored, history(stored)):
         asked = replay.ask()
-        assert (asked.first_lens_d, asked.second_lens_d) == (trial.first_lens_d, trial.second_lens_d)
+        shown = presented(asked, info.seed, record.index)
+        assert (shown.first_lens_d, shown.second_lens_d) == (trial.first_lens_d, trial.second_lens_d)
+        kept += asked.first_lens_d == trial.first_lens_d
         assert asked.letter_logmar == pytest.approx(trial.letter_logmar, abs=1e-9)
         replay.tell(trial, answer)
         assert len(record.letters) == 5 and record.first_lens_d != record.second_lens_d
+    assert 0 < kept < len(stored), kept
     cal = document["calibration"]
     for t in document["trials"][:3]:
         rows, columns = dark_rows_and_columns(frames / f"trial-{t['index']:03d}.png")
@@ -116,6 +121,7 @@ def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_re
     with SessionStore(db, readonly=True) as store:
         before = store.duel_trials(first.session_id)
         settings = store.session(first.session_id).optimizer_settings
+        seed = store.session(first.session_id).seed
     assert [r.answer for r in before] == ["first", "second", "same", "second"]
     assert before[0].rt_s == pytest.approx(0.9)
     assert all(r.answered_at >= r.presented_at for r in before)
@@ -132,7 +138,7 @@ def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_re
     with SessionStore(db, readonly=True) as store:
         after = store.duel_trials(first.session_id)
     assert after[:4] == before and [r.answer for r in after[4:]] == ["same", "first"]
-    proposal = DuelRefractionOptimizer.from_settings(settings, history(before)).ask()
+    proposal = presented(DuelRefractionOptimizer.from_settings(settings, history(before)).ask(), seed, 5)
     assert (after[4].first_lens_d, after[4].second_lens_d) == (proposal.first_lens_d, proposal.second_lens_d)
 
 
@@ -223,6 +229,32 @@ def test_a_duel_session_killed_after_trial_k_resumes_and_ends_with_all_trials(tm
     assert f"resuming at trial {k + 1} of 8" in out and "best lens: S" in out
     after = stored_duels(db)
     assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
-    proposal = DuelRefractionOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
+    asked = DuelRefractionOptimizer.from_settings(info.optimizer_settings, history(before)).ask()
+    proposal = presented(asked, info.seed, k + 1)  # in the order trial k + 1 shows its lenses
     assert (after[k].first_lens_d, after[k].second_lens_d) == (proposal.first_lens_d, proposal.second_lens_d)
     assert after[k].letter_logmar == pytest.approx(proposal.letter_logmar, abs=1e-9)
+
+
+def test_comparisons_are_shown_in_a_counterbalanced_order_drawn_from_seed_and_trial():
+    """Each duel's two lenses (and each ranking's three) are shown in an order drawn from (seed,
+    trial): the same on every run and resume, every lens in every position about equally often over
+    trials (the champion, asked first, is lens 1 about half the time), the letter size untouched."""
+    from lensopt.experiment.line_loop import presentation_order
+    from lensopt.refraction.rankings import RankingTrial
+
+    duel = DuelTrial((-1.0, -0.5), (-1.25, -0.75), 0.3)
+    shown = [presented(duel, 11, index) for index in range(1, 2001)]
+    assert all({t.first_lens_d, t.second_lens_d} == {duel.first_lens_d, duel.second_lens_d} for t in shown)
+    assert all(t.letter_logmar == duel.letter_logmar for t in shown)
+    kept = sum(t.first_lens_d == duel.first_lens_d for t in shown)
+    assert abs(kept - 1000) < 4 * (2000 * 0.25) ** 0.5  # binomial(2000, ½): within 4 SD of half
+    assert presented(duel, 11, 7) == shown[6] and [presented(duel, 12, i) for i in range(1, 2001)] != shown
+    ranking = RankingTrial(((0.0, 0.0), (-1.0, 0.0), (-2.0, 0.0)), 0.2)
+    positions = np.zeros((3, 3))
+    for index in range(1, 3001):
+        order = presentation_order(5, index, 3)
+        assert sorted(order) == [0, 1, 2]
+        assert presented(ranking, 5, index).lenses_d == tuple(ranking.lenses_d[i] for i in order)
+        for position, lens in enumerate(order):
+            positions[lens, position] += 1
+    assert np.all(np.abs(positions - 1000) < 4 * (3000 * (1 / 3) * (2 / 3)) ** 0.5), positions

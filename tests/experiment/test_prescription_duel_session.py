@@ -6,6 +6,7 @@ import pytest
 
 from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_display, write_protocol
 from lensopt.experiment.console import NO_BREAK
+from lensopt.experiment.line_loop import presented
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
@@ -95,10 +96,11 @@ def test_a_simulated_prescription_duel_session_stores_axes_and_its_prescription(
         csv_text = export_session(store, outcome.session_id, "csv")
     assert info.kind == "duel" and info.optimizer_settings["search"] == "prescription"
     assert all(r.has_axes for r in stored) and len(stored) == 10
-    # what was stored is what the optimizer asked, lens for lens with the axes, told back in order
+    # what was stored is what the optimizer asked, lens for lens with the axes, in the order shown
+    # (counterbalanced), told back as shown
     replay = PrescriptionDuelOptimizer.from_settings(info.optimizer_settings)
-    for trial, answer in history(stored):
-        asked = replay.ask()
+    for record, (trial, answer) in zip(stored, history(stored)):
+        asked = presented(replay.ask(), info.seed, record.index)
         assert (asked.first_lens, asked.second_lens) == (trial.first_lens, trial.second_lens)
         assert asked.letter_logmar == pytest.approx(trial.letter_logmar, abs=1e-9)
         replay.tell(trial, answer)
@@ -132,7 +134,7 @@ def test_a_prescription_duel_session_killed_mid_way_resumes_as_the_uninterrupted
     settings = eye_settings(info.optimizer_settings, eye)
     k = len(before)
     assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
-    proposal = PrescriptionDuelOptimizer.from_settings(settings, history(before)).ask()
+    proposal = presented(PrescriptionDuelOptimizer.from_settings(settings, history(before)).ask(), info.seed, k + 1)
     assert (after[k].first_axis_deg, after[k].second_axis_deg) == (
         proposal.first_lens.axis_deg,
         proposal.second_lens.axis_deg,

@@ -7,6 +7,7 @@ import pytest
 
 from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_display, write_protocol
 from lensopt.experiment.console import NO_BREAK
+from lensopt.experiment.line_loop import presented
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
@@ -59,10 +60,11 @@ def test_a_simulated_prescription_ranking_session_stores_axes_and_its_prescripti
         csv_text = export_session(store, outcome.session_id, "csv")
     assert info.kind == "ranking" and info.optimizer_settings["search"] == "prescription"
     assert all(r.has_axes for r in stored) and len(stored) == 8
-    # what was stored is what the optimizer asked, lens for lens with the axes, told back in order
+    # what was stored is what the optimizer asked, lens for lens with the axes, in the order shown
+    # (counterbalanced), told back as shown
     replay = PrescriptionRankingOptimizer.from_settings(info.optimizer_settings)
     for record, (trial, order) in zip(stored, history(stored), strict=True):
-        asked = replay.ask()
+        asked = presented(replay.ask(), info.seed, record.index)
         assert asked.lenses == lenses(record) == trial.lenses
         assert asked.letter_logmar == pytest.approx(trial.letter_logmar, abs=1e-9)
         replay.tell(trial, order)
@@ -98,7 +100,7 @@ def test_a_prescription_ranking_session_killed_mid_way_resumes_as_the_uninterrup
     k = len(before)
     assert after[:k] == before and [r.index for r in after] == list(range(1, 9))
     # the resumed session asked what the uninterrupted one would have asked next
-    proposal = PrescriptionRankingOptimizer.from_settings(settings, history(before)).ask()
+    proposal = presented(PrescriptionRankingOptimizer.from_settings(settings, history(before)).ask(), info.seed, k + 1)
     assert lenses(after[k]) == proposal.lenses
     # and ends where a session told the same orders without a kill ends
     uninterrupted = PrescriptionRankingOptimizer.from_settings(settings, history(after))

@@ -209,6 +209,21 @@ def test_power_vector_cli_refuses_in_one_line_before_fitting(monkeypatch, capsys
     assert not output.exists()
 
 
+@pytest.mark.parametrize("args", [["--seed", "100000", "--patients", "2"], ["--seed", "99999", "--patients", "2"]])
+def test_the_two_parameter_fit_refuses_held_out_patients_too(monkeypatch, capsys, tmp_path, args):
+    """The patient of seed N is the benchmarks' patient of seed N: a sphere-cylinder fit reaching
+    seed 100,000 would tune on held-out patients (it ran, and the campaign called itself held-out)."""
+    import lensopt.cli.handlers.hyperparameters as module
+    from lensopt.cli import main
+
+    monkeypatch.setattr(module, "fit_reference_hyperparameters", _no_fit)
+    output = tmp_path / "h.json"
+    assert main(["hyperparameters", "--space", "sphere-cylinder", *args, "--output", str(output)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "held out for the benchmarks; fit on tuning seeds only" in err[0], err
+    assert not output.exists()
+
+
 @pytest.mark.parametrize("space", ["power-vector", "sphere-cylinder"])
 def test_an_unwritable_output_is_refused_before_fitting(monkeypatch, capsys, tmp_path, space):
     import lensopt.cli.handlers.hyperparameters as module  # the handler's own names for the fits

@@ -28,7 +28,7 @@ from lensopt.refraction_hyperparameters import (
 
 
 def _check_power_vector_args(args) -> None:
-    """One-line refusals of what the power-vector fit does not have, and of held-out seeds."""
+    """One-line refusals of what the power-vector fit does not have."""
     for given, option in (
         (args.design != "sessions", f"--design {args.design}"),
         (args.inputs != "meridians", f"--inputs {args.inputs}"),
@@ -40,6 +40,11 @@ def _check_power_vector_args(args) -> None:
                 f"{option} does not apply to --space power-vector (sessions of the floored letter model, "
                 "one isotropic lengthscale on (M, J0, J45))"
             )
+
+
+def _check_tuning_seeds(args) -> None:
+    """Refuse, in one line, a fit whose patients reach the held-out seeds (either space: the
+    patient of seed N is the benchmarks' patient of seed N)."""
     last = args.seed + args.patients - 1
     if last >= HELD_OUT_FIRST_SEED:
         raise ValueError(
@@ -58,6 +63,7 @@ def run(args) -> int:
     for name, value in SPACE_DEFAULTS[args.space].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    _check_tuning_seeds(args)
     if power_vector:
         _check_power_vector_args(args)
     elif args.adopt or args.accommodation != "half":

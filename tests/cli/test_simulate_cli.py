@@ -267,6 +267,10 @@ def test_a_hyperparameter_file_with_an_unknown_kernel_field_is_one_line(tmp_path
         ('{"kernel": {"lengthscales": "x"}}', "bad 'kernel' entry (could not convert string to float"),
         ('{"kernel": {"variance": -1}}', "kernel variance must be a positive number"),
         ("[]", "cannot read hyperparameters"),
+        (  # the full prescription's file (lensopt hyperparameters --space power-vector): not this search's
+            '{"kernel": {"lengthscales": [2.2]}, "start_kernel": {"lengthscales": [1.0]}}',
+            "holds the full prescription's kernels (power vectors, start_kernel)",
+        ),
     ],
 )
 def test_a_malformed_kernel_entry_is_one_line_naming_the_file(capsys, tmp_path, text, message):

@@ -16,9 +16,15 @@ def load_kernel(path):
     fix = "give a JSON file with a 'kernel' entry like data/refraction-hyperparameters.json"
     try:
         with open(path, encoding="utf-8") as handle:
-            kernel = json.load(handle)["kernel"]
+            document = json.load(handle)
+        kernel = document["kernel"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
+    if isinstance(document, dict) and "start_kernel" in document:  # lensopt hyperparameters --space power-vector
+        raise ValueError(
+            f"--hyperparameters {path} holds the full prescription's kernels (power vectors, start_kernel): "
+            "the sphere-and-cylinder search needs a fit of its own (lensopt hyperparameters --space sphere-cylinder)"
+        )
     try:
         KernelSpec.from_dict(kernel)
     except (ValueError, TypeError) as exc:

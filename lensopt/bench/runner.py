@@ -91,6 +91,23 @@ TASK_PREFIX = "lensopt-run-"
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0
 
 
+def _check_same_split(out_dir: Path, manifest: dict | None) -> None:
+    """Refuse, in one line, runs of one patient split (tuning, held-out) into a campaign folder whose
+    manifest records the other: its summary would mix them and its manifest name only the last."""
+    path = out_dir / MANIFEST_NAME
+    if manifest is None or "split" not in manifest or not path.is_file():
+        return
+    try:
+        recorded = json.loads(path.read_text()).get("split")
+    except (OSError, ValueError, AttributeError):
+        return  # an unreadable manifest is rewritten, as before
+    if recorded is not None and recorded != manifest["split"]:
+        raise ValueError(
+            f"{out_dir} holds a campaign of {recorded} patients; run the {manifest['split']} ones into "
+            "another --out (a summary of both splits would call them one)"
+        )
+
+
 def _require_dask() -> None:
     """A one-line ValueError when Dask is not installed (lensopt[bench]), found without importing it."""
     if importlib.util.find_spec("distributed") is None:
@@ -257,6 +274,7 @@ def run_campaign(
     task = BENCHMARK_TASK if task is None else task
     out_dir = Path(out_dir)
     own_client = False
+    _check_same_split(out_dir, manifest)
     if client is None and not local_sync:
         _require_dask()  # before anything is created: no campaign folder left without Dask
     if client is None and scheduler and not local_sync:

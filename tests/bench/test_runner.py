@@ -275,3 +275,18 @@ def test_a_campaign_without_dask_installed_says_so_and_creates_nothing(tmp_path,
         run_campaign([spec], out, manifest={"campaign": "x"}, progress=False)
     assert not out.exists()
     assert run_campaign([spec], out, local_sync=True, progress=False).n_done == 1
+
+
+def test_runs_of_the_other_patient_split_are_refused_in_a_campaign_folder(tmp_path):
+    """Tuning runs into a held-out campaign's folder (or the reverse) are refused before anything is
+    run or rewritten: its manifest would name the last split only, its summary mix both."""
+    spec = RunSpec("functions", "sphere", "random", 0, 3)
+    run_campaign([spec], tmp_path, manifest={"campaign": "x", "split": "held-out"}, local_sync=True, progress=False)
+    before = (tmp_path / "campaign.json").read_text()
+    with pytest.raises(ValueError, match=r"holds a campaign of held-out patients; run the tuning ones into another"):
+        run_campaign([spec], tmp_path, manifest={"campaign": "x", "split": "tuning"}, local_sync=True, progress=False)
+    assert (tmp_path / "campaign.json").read_text() == before
+    again = run_campaign(
+        [spec], tmp_path, manifest={"campaign": "x", "split": "held-out"}, local_sync=True, progress=False
+    )
+    assert again.n_done == 0  # the same split resumes as before

@@ -390,8 +390,8 @@ def plot_bland_altman(records, path) -> None:
     fig.savefig(path)
 
 
-def write_summary(campaign_dir) -> tuple[dict, str]:
-    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the Bland–Altman plot
+def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
+    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the Bland–Altman plot
     (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed; return (summary, text)."""
     campaign_dir = Path(campaign_dir)
     records = load_records(campaign_dir, "lensopt bench prescription")
@@ -399,7 +399,9 @@ def write_summary(campaign_dir) -> tuple[dict, str]:
     manifest = campaign_dir / MANIFEST_NAME
     if manifest.exists():
         summary["campaign"] = json.loads(manifest.read_text())
-    write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
+    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out_dir / SUMMARY_NAME, summary)
     with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
-        plot_bland_altman(records, campaign_dir / BLAND_ALTMAN_NAME)
+        plot_bland_altman(records, out_dir / BLAND_ALTMAN_NAME)
     return summary, format_summary(summary)

@@ -359,8 +359,8 @@ def plot_curves(records, path) -> None:
     fig.savefig(path)
 
 
-def write_summary(campaign_dir) -> tuple[dict, str]:
-    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there, and the error curves
+def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
+    """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the error curves
     (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text)."""
     campaign_dir = Path(campaign_dir)
     records = load_records(campaign_dir, "lensopt bench robustness")
@@ -368,9 +368,11 @@ def write_summary(campaign_dir) -> tuple[dict, str]:
     manifest = campaign_dir / MANIFEST_NAME
     if manifest.exists():
         summary["campaign"] = json.loads(manifest.read_text())
-    write_json_atomic(campaign_dir / SUMMARY_NAME, summary)
+    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out_dir / SUMMARY_NAME, summary)
     with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
-        plot_curves(records, campaign_dir / CURVES_NAME)
+        plot_curves(records, out_dir / CURVES_NAME)
     return summary, format_summary(summary)
 
 

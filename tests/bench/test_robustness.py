@@ -234,6 +234,13 @@ def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_p
     summary = json.loads((out / SUMMARY_NAME).read_text())
     assert summary["split"] == "held-out" and summary["rows"][0]["rule"] == "ideal"
     assert (out / CURVES_NAME).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the error curves
+    # --out: the summary and the curves go there, the campaign's own are left as they were
+    stamp = (out / SUMMARY_NAME).stat().st_mtime_ns
+    elsewhere = tmp_path / "elsewhere" / "report"
+    assert main(["bench", "report", str(out), "--out", str(elsewhere)]) == 0
+    assert f"wrote {elsewhere}/{SUMMARY_NAME}" in capsys.readouterr().out
+    assert json.loads((elsewhere / SUMMARY_NAME).read_text())["rows"] == summary["rows"]
+    assert (elsewhere / CURVES_NAME).exists() and (out / SUMMARY_NAME).stat().st_mtime_ns == stamp
 
 
 def test_tuning_flag_runs_the_tuning_patients_and_records_say_so(tmp_path, capsys):

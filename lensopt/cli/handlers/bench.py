@@ -395,16 +395,17 @@ def is_prescription_campaign(campaign_dir) -> bool:
 
 
 def run_report(args) -> int:
-    if robustness_summary.is_robustness_campaign(args.dir):
-        _, text = robustness_summary.write_summary(args.dir)
-        print(text)
-        print(f"lensopt bench report: wrote {args.dir}/{robustness.SUMMARY_NAME}")
-        return 0
-    if is_prescription_campaign(args.dir):
-        _, text = prescription_summary.write_summary(args.dir)
-        print(text)
-        print(f"lensopt bench report: wrote {args.dir}/{prescription.SUMMARY_NAME}")
-        return 0
+    if args.out:
+        check_output_folder("--out", args.out)
+    for is_campaign, module, name in (
+        (robustness_summary.is_robustness_campaign, robustness_summary, robustness.SUMMARY_NAME),
+        (is_prescription_campaign, prescription_summary, prescription.SUMMARY_NAME),
+    ):
+        if is_campaign(args.dir):  # its summary (and picture): in the campaign, or in --out
+            _, text = module.write_summary(args.dir, args.out)
+            print(text)
+            print(f"lensopt bench report: wrote {args.out or args.dir}/{name}")
+            return 0
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     check_output_folder("--out" if args.out else "the report folder", out)

@@ -381,9 +381,10 @@ def plot_bland_altman(records, path) -> None:
         if k == 1:
             ax.legend(fontsize=7, frameon=False)
     budgets = sorted({r["n_trials"] for r in chosen})
+    splits = " + ".join(sorted({r.get("split") or "unknown" for r in chosen}))
     fig.suptitle(
-        f"Bland–Altman after {'/'.join(map(str, budgets))} trials — {', '.join(settings)}: "
-        "bias (solid) and 95 % limits of agreement (dashed) per rule",
+        f"Bland–Altman after {'/'.join(map(str, budgets))} trials, {splits} patients — {', '.join(settings)}: "
+        "bias (solid) and 95 % limits of agreement (dashed) per rule, the settings pooled",
         fontsize=10,
     )
     fig.tight_layout()

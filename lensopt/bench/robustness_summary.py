@@ -323,7 +323,8 @@ CURVES_NAME = "robustness-curves.png"
 
 def plot_curves(records, path) -> None:
     """One panel per condition: the median acuity error of each rule after every trial, with the
-    band between its 25th and 75th percentiles, on a log scale, and the 0.025 logMAR criterion."""
+    band between its 25th and 75th percentiles, on a log scale, and the 0.025 logMAR criterion; the
+    title names the patients' split (tuning, held-out) and seeds, and what the band is."""
     # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the curves without it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -341,20 +342,27 @@ def plot_curves(records, path) -> None:
             runs = [r["trajectory"] for r in records if r["problem"] == name and r["rule"] == rule]
             if not runs:
                 continue
-            data = np.maximum(np.array(runs, float), 1e-4)
+            data = np.maximum(np.array(runs, float), 1e-4)  # a zero error drawn at the floor of the scale
             x = np.arange(1, data.shape[1] + 1)
             low, mid, high = np.percentile(data, [25, 50, 75], axis=0)
             (line,) = ax.plot(x, mid, lw=1.5, label=f"{rule} (n={data.shape[0]})")
             ax.fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
         ax.axhline(CRITERION_LOGMAR, color="k", lw=0.8, ls="--", label=f"{CRITERION_LOGMAR} logMAR")
         ax.set_yscale("log")
-        ax.set_ylim(1e-3, 2.0)
+        ax.set_ylim(5e-4, 2.0)
         ax.set_xlabel("trial")
         if k % n_cols == 1 or n_cols == 1:
             ax.set_ylabel("acuity error (logMAR)")
         ax.set_title(name, fontsize=9)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7, frameon=False)
+    seeds = sorted({int(r["seed"]) for r in records if "seed" in r})
+    splits = sorted({r.get("split") or "unknown" for r in records})
+    patients = f", seeds {seeds[0]:,}–{seeds[-1]:,}" if seeds else ""
+    fig.suptitle(
+        f"{' + '.join(splits)} patients{patients}: median acuity error per trial, band 25–75 % of sessions",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path)
 

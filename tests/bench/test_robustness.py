@@ -284,6 +284,7 @@ def test_tiny_campaign_with_the_letter_optimizer_pairs_patients_with_the_ideal_o
         (["--stop-confidence", "1.5"], "--stop-confidence"),
         (["--first-seed", "99999"], "straddle"),
         (["--model-lapse", "0.6"], "--model-lapse"),
+        (["--min-trials", "13"], "--min-trials 13 exceeds the trials of slope-5: the stopping rule could never stop"),
     ],
 )
 def test_cli_bad_values_give_one_line_and_exit_2(tmp_path, capsys, extra, message):

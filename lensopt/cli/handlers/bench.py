@@ -313,6 +313,12 @@ def run_robustness_campaign(args) -> int:
         model_lapse=args.model_lapse,
         kernel=kernel,
     )
+    short = sorted({spec.problem for spec in specs if spec.n_iterations < args.min_trials})
+    if short:  # as bench prescription and decision-time refuse it: a rule that cannot stop is not tested
+        raise ValueError(
+            f"--min-trials {args.min_trials} exceeds the trials of {', '.join(short)}: the stopping rule could "
+            "never stop there; lower --min-trials or raise --trials"
+        )
     split = split_of(first_seed)
     command = [
         "lensopt",

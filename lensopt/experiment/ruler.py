@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lensopt.errors import CalibrationError
 from lensopt.experiment.calibration import Calibration
-from lensopt.experiment.windows import check_display
+from lensopt.experiment.windows import check_display, screen_count
 
 DEFAULT_BAR_PX = 800
 """Length of the bar to measure (px): long enough for a ruler to read to 1 %."""
@@ -30,6 +30,12 @@ def show_bar(screen: int, bar_px: int):
     """Open a full-screen window on ``screen`` showing a black bar of ``bar_px`` pixels; returns
     the window (the caller closes it). Its ``size`` is the screen's framebuffer in px."""
     check_display()
+    n_screens = screen_count()
+    if n_screens is not None and screen >= n_screens:  # PsychoPy would measure screen 0 without a word
+        raise CalibrationError(
+            f"--screen {screen}: this display has {n_screens} screen{'s' if n_screens > 1 else ''} "
+            f"(numbered from 0); give --screen {n_screens - 1} or lower"
+        )
     from psychopy import logging, visual
 
     logging.console.setLevel(logging.ERROR)

@@ -88,3 +88,12 @@ def test_a_bar_wider_than_the_screen_or_a_too_close_distance_is_refused(tmp_path
     assert "name" in _refused(_calibrate(tmp_path, "--name", "../x", "--bar-cm", 20, "--distance-cm", 300))
     stored = {p.stem for p in (tmp_path / ".psychopy3" / "monitors").glob("*.json")}
     assert stored <= {"testMonitor"}, stored  # PsychoPy's own default monitor only
+
+
+@needs_display
+def test_a_screen_the_display_does_not_have_is_refused_not_replaced_by_screen_0(tmp_path):
+    """PsychoPy opens screen 0 for a screen that does not exist (a warning at most): the bar would be
+    measured, and stored, on another screen than the one named."""
+    line = _refused(_calibrate(tmp_path, "--screen", 3, "--bar-cm", 20, "--distance-cm", 300))
+    assert "--screen 3: this display has 1 screen (numbered from 0); give --screen 0 or lower" in line
+    assert _monitor(tmp_path, "lensopt") is None

@@ -8,6 +8,8 @@ PsychoPy keeps monitors in ``$HOME/.psychopy3/monitors/NAME.json`` (``%APPDATA%`
 
 from __future__ import annotations
 
+import time
+
 from lensopt.errors import CalibrationError
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.windows import check_display, screen_count
@@ -72,14 +74,18 @@ def show_bar(screen: int, bar_px: int):
 
 
 def save_monitor(name: str, calibration: Calibration) -> str:
-    """Store ``calibration`` as the PsychoPy monitor ``name``; returns the file PsychoPy wrote."""
+    """Store ``calibration`` as the PsychoPy monitor ``name`` (a monitor of that name gets a new
+    calibration, dated now, that PsychoPy uses from then on); returns the file PsychoPy wrote."""
     import os
 
     from psychopy import monitors
 
     if not name.strip() or os.sep in name or name.startswith("."):
         raise CalibrationError(f"a monitor name must be a plain file name, got {name!r}")
+    existed = name in monitors.getAllMonitors()
     monitor = monitors.Monitor(name, autoLog=False)
+    if existed:  # a new calibration, dated now (PsychoPy picks the latest by name); the earlier ones are kept
+        monitor.newCalib(calibName=time.strftime("%Y_%m_%d %H:%M:%S"), verbose=False)
     monitor.setWidth(calibration.screen_width_cm)
     monitor.setDistance(calibration.distance_cm)
     monitor.setSizePix([calibration.screen_width_px, calibration.screen_height_px])

@@ -97,3 +97,25 @@ def test_a_screen_the_display_does_not_have_is_refused_not_replaced_by_screen_0(
     line = _refused(_calibrate(tmp_path, "--screen", 3, "--bar-cm", 20, "--distance-cm", 300))
     assert "--screen 3: this display has 1 screen (numbered from 0); give --screen 0 or lower" in line
     assert _monitor(tmp_path, "lensopt") is None
+
+
+@needs_display
+def test_recalibrating_a_monitor_adds_a_new_dated_calibration_that_psychopy_uses(tmp_path):
+    """The second calibration of a monitor is stored under its own date (it overwrote the first's
+    numbers under the first's date); PsychoPy's Monitor picks it, and the first is kept."""
+    import time
+
+    for bar_cm in (20, 25):
+        done = _calibrate(tmp_path, "--name", "lane", "--bar-cm", bar_cm, "--distance-cm", 300)
+        assert done.returncode == 0, done.stderr
+        time.sleep(1.1)  # calibrations are named to the second
+    path = tmp_path / ".psychopy3" / "monitors" / "lane.json"
+    calibs = json.loads(path.read_text())
+    assert len(calibs) == 2
+    first, second = (calibs[name] for name in sorted(calibs))
+    assert second["width"] == pytest.approx(first["width"] * 25 / 20)
+    check = "from psychopy import monitors; print(monitors.Monitor('lane').getWidth())"
+    width = subprocess.run(
+        [sys.executable, "-c", check], env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True
+    ).stdout.split()[-1]
+    assert float(width) == pytest.approx(second["width"])

@@ -8,6 +8,7 @@ PsychoPy keeps monitors in ``$HOME/.psychopy3/monitors/NAME.json`` (``%APPDATA%`
 
 from __future__ import annotations
 
+import os
 import time
 
 from lensopt.errors import CalibrationError
@@ -73,15 +74,18 @@ def show_bar(screen: int, bar_px: int):
     return win
 
 
+def check_monitor_name(name: str) -> None:
+    """Refuse, in one line, a monitor name that is not a plain file name (before any bar is shown)."""
+    if not name.strip() or os.sep in name or name.startswith("."):
+        raise CalibrationError(f"a monitor name must be a plain file name, got {name!r}")
+
+
 def save_monitor(name: str, calibration: Calibration) -> str:
     """Store ``calibration`` as the PsychoPy monitor ``name`` (a monitor of that name gets a new
     calibration, dated now, that PsychoPy uses from then on); returns the file PsychoPy wrote."""
-    import os
-
     from psychopy import monitors
 
-    if not name.strip() or os.sep in name or name.startswith("."):
-        raise CalibrationError(f"a monitor name must be a plain file name, got {name!r}")
+    check_monitor_name(name)
     existed = name in monitors.getAllMonitors()
     monitor = monitors.Monitor(name, autoLog=False)
     if existed:  # a new calibration, dated now (PsychoPy picks the latest by name); the earlier ones are kept

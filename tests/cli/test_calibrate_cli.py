@@ -119,3 +119,11 @@ def test_recalibrating_a_monitor_adds_a_new_dated_calibration_that_psychopy_uses
         [sys.executable, "-c", check], env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True
     ).stdout.split()[-1]
     assert float(width) == pytest.approx(second["width"])
+
+
+def test_a_bad_name_or_distance_is_refused_before_the_bar_is_shown(tmp_path):
+    """Checked before any window (here: no display at all), not after the bar has been measured."""
+    assert "monitor name must be a plain file name" in _refused(
+        _calibrate(tmp_path, "--name", "../x", "--bar-cm", 20, "--distance-cm", 300, display=False)
+    )
+    assert "distance_cm" in _refused(_calibrate(tmp_path, "--bar-cm", 20, "--distance-cm", 1, display=False))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from lensopt.experiment.calibration import Calibration
-from lensopt.experiment.ruler import save_monitor, screen_width_cm, show_bar
+from lensopt.experiment.ruler import check_monitor_name, save_monitor, screen_width_cm, show_bar
 
 
 def _ask_cm(prompt: str) -> float:
@@ -25,6 +25,9 @@ def _ask_cm(prompt: str) -> float:
 
 
 def calibrate_command(args) -> int:
+    check_monitor_name(args.name)  # before the bar is shown and measured
+    if args.distance_cm is not None:  # likewise (Calibration's own check, on a stand-in screen)
+        Calibration(screen_width_cm=50.0, screen_width_px=1920, screen_height_px=1080, distance_cm=args.distance_cm)
     win = show_bar(args.screen, args.bar_px)
     try:
         width_px, height_px = (int(v) for v in win.size)

@@ -120,6 +120,11 @@ MISSING_START_MESSAGE = (
 )
 
 
+#: The largest power (D) in a meridian a phoropter reaches (about −20 to +17 D on most): a starting
+#: refraction beyond it cannot be set, nor the lenses searched around it.
+PHOROPTER_MAX_POWER_D = 20.0
+
+
 @dataclass(frozen=True)
 class StartSection:
     """The starting refraction of a letter session (``[start]``, or ``lensopt run --start``): the
@@ -149,9 +154,15 @@ class StartSection:
                     f"got {self.refraction!r}"
                 )
             try:
-                parse_lens(self.refraction)
+                lens = parse_lens(self.refraction)
             except ValueError as exc:
                 raise ValueError(f"refraction: {exc}") from None
+            meridians = (lens.sphere_d, lens.sphere_d + lens.cylinder_d)
+            if max(abs(power) for power in meridians) > PHOROPTER_MAX_POWER_D:
+                raise ValueError(
+                    f"refraction: {self.refraction!r} has a meridian of {max(meridians, key=abs):+.2f} D, beyond a "
+                    f"phoropter's ±{PHOROPTER_MAX_POWER_D:g} D; refract this eye with trial lenses"
+                )
         _number(self, "m_half_width_d", 0.0, 10.0, low_open=True)
         _number(self, "j_half_width_d", 0.0, 5.0, low_open=True)
 

@@ -302,6 +302,8 @@ def test_a_malformed_start_option_is_one_line(tmp_path, capsys):
         ("abc", "cannot read 'abc'"),
         ("−1.00 −0.50 × 200", "outside 1-180"),
         ("-1.00/-0.50x200", "outside 1-180"),  # compact, beginning with a minus: still read as the start
+        ("-25.00 DS", "beyond a phoropter's ±20 D; refract this eye with trial lenses"),
+        ("-18.00 / -3.00 x 180", "a meridian of -21.00 D"),
     ):
         assert_one_line_error(
             run_in_process(capsys, "--protocol", DEMO, "--participant", "a", "--db", db, "--start", text),

@@ -123,7 +123,7 @@ def finish_lens_axes(ax, snap, title: str) -> None:
     ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    ax.legend(loc="best", fontsize=FONT_SIZE - 2, framealpha=0.85)  # where it hides fewest lenses tried
 
 
 def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:

@@ -36,7 +36,7 @@ from lensopt.experiment.search_sections import (
     StopSection,
     show_two_parameter_lens,
 )
-from lensopt.refraction.lens import Lens, logmar_text, show_lens
+from lensopt.refraction.lens import Lens, logmar_text, show_lens, two_parameter_lens_text
 from lensopt.refraction.trial import DUEL_ANSWERS
 
 # the search's tables and values, re-exported: every table can be imported from here
@@ -338,11 +338,16 @@ class SimulatedSection:
         settings["axis_deg"] = settings["axis_deg"] or None
         return settings
 
-    def describe(self) -> str:
+    def describe(self, lens=None) -> str:
         """``simulated patient: correction -1.25 / -0.75 x 170, slope 14 per logMAR, lapse 0, best
-        acuity +0.00 logMAR`` — the truth a simulated session is scored against, for the log."""
+        acuity +0.00 logMAR`` — the truth a simulated session is scored against, for the log: in the
+        clinical notation and cylinder convention of the protocol's ``lens`` (a :class:`LensSection`;
+        a patient without an axis at its ``axis_deg``, as the lenses are shown)."""
+        convention = "minus" if lens is None else lens.cylinder
         if self.axis_deg:
-            correction = Lens(self.sphere_d, self.cylinder_d, self.axis_deg).minus_cylinder().format()
+            correction = show_lens(Lens(self.sphere_d, self.cylinder_d, self.axis_deg), convention)
+        elif lens is not None and lens.axis_deg:
+            correction = two_parameter_lens_text(self.sphere_d, self.cylinder_d, lens.axis_deg, convention)
         else:
             correction = f"S {self.sphere_d:+.2f} D  C {self.cylinder_d:+.2f} D"
         extra = f", accommodation {self.accommodation_d:g} D" if self.accommodation_d else ""

@@ -354,7 +354,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             log(start_line(protocol.start))
     log(f"calibration: {calibration.describe()}")
     if protocol.protocol.observer == "simulated":  # the truth its answers come from
-        log(protocol.simulated.describe())
+        log(protocol.simulated.describe(protocol.lens))
     log(
         f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"

@@ -215,7 +215,7 @@ def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_pat
     assert f"stopped at {n} trials, confidence {outcome.confidence:.2f}" in lines
     # the log names the simulated patient's truth (the protocol's [simulated] table)
     simulated = [line for line in lines if line.startswith("simulated patient: correction ")]
-    assert simulated == [load_protocol(protocol).simulated.describe()], simulated
+    assert simulated == [load_protocol(protocol).simulated.describe(load_protocol(protocol).lens)], simulated
     # the stored answers say stop there, and not one answer earlier
     assert RefractionOptimizer.from_settings(info.optimizer_settings, _history(records)).should_stop()
     if n > 8:

@@ -190,3 +190,9 @@ def test_the_simulated_patient_is_described_in_clinical_notation_with_its_axis()
     two = SimulatedSection(-1.25, -0.75, lapse=0.05, accommodation_d=3.0).describe()
     assert two.startswith("simulated patient: correction S -1.25 D  C -0.75 D, slope 5 per logMAR, lapse 0.05")
     assert two.endswith(", accommodation 3 D")
+    # as the protocol shows its lenses: at its axis (two-parameter), in its cylinder convention
+    from lensopt.experiment.protocol_sections import LensSection
+
+    assert "correction -1.25 / -0.75 x 090," in SimulatedSection(-1.25, -0.75).describe(LensSection(axis_deg=90.0))
+    plus = SimulatedSection(-1.25, -0.75, axis_deg=170.0).describe(LensSection(cylinder="plus"))
+    assert "correction -2.00 / +0.75 x 080," in plus

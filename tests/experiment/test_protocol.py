@@ -20,6 +20,16 @@ def test_shipped_protocols_load_and_round_trip_through_their_snapshot(name):
     assert again.to_dict() == protocol.to_dict()
 
 
+@pytest.mark.parametrize("path", sorted(PROTOCOLS.glob("clinical-*.toml")), ids=lambda p: p.stem)
+def test_every_clinical_protocol_puts_the_console_on_a_screen_of_its_own(path):
+    """A full-screen patient window and the clinician's console (the lenses to set, the answers) on
+    one screen would show the patient the console: every shipped clinical protocol puts the console
+    on the second screen (the comparison protocols had no [screens] and shared screen 0)."""
+    protocol = load_protocol(path)
+    assert protocol.lens.prompt and protocol.display.fullscreen
+    assert protocol.screens.console != protocol.screens.patient
+
+
 def test_sloan_protocol_uses_the_ten_sloan_letters_with_guess_rate_one_tenth():
     protocol = load_protocol(PROTOCOLS / "sloan-10afc.toml")
     assert sorted(protocol.letters.alphabet) == sorted(SLOAN_LETTERS)

@@ -101,6 +101,19 @@ class StopRule:
 #: held-out patients (README, docs/prescription.md): a prescription from fewer says so (console, record).
 COMPARISONS_EVALUATED = 40
 
+
+def comparisons_caution(n_trials: int, noun: str) -> str:
+    """``from only 8 duels: lensopt's accuracy was measured after 40 (check the intervals before
+    prescribing)`` for a comparison prescription from fewer than :data:`COMPARISONS_EVALUATED`
+    ``noun`` (duels, rankings); ``""`` from as many or more."""
+    if n_trials >= COMPARISONS_EVALUATED:
+        return ""
+    return (
+        f"from only {n_trials} {noun}: lensopt's accuracy was measured after {COMPARISONS_EVALUATED} "
+        "(check the intervals before prescribing)"
+    )
+
+
 #: The name of an eye's result short of its target confidence in a session without a stopping rule
 #: (a protocol without ``[stop]``: a study's fixed number of trials). It is the study's estimate, not a
 #: call for more trials; the console, the log, the dashboard and the printed record all name it so.

@@ -35,9 +35,9 @@ from lensopt.refraction.prescription import (
 )
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
-    COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
     StopRule,
+    comparisons_caution,
     enough_to_prescribe,
     prescription_target,
 )
@@ -176,13 +176,8 @@ def comparison_confidence_text(noun: str, n_trials: int) -> str:
     """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
     scale), the intervals instead; and, from fewer than :data:`COMPARISONS_EVALUATED` comparisons,
     that its accuracy was measured after more (2 rankings printed as a plain prescription before)."""
-    text = NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
-    if n_trials < COMPARISONS_EVALUATED:
-        text += (
-            f"; from only {n_trials} {noun}: lensopt's accuracy was measured after {COMPARISONS_EVALUATED} "
-            "(check the intervals before prescribing)"
-        )
-    return text
+    caution = comparisons_caution(n_trials, noun)
+    return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun) + (f"; {caution}" if caution else "")
 
 
 @dataclass(frozen=True)

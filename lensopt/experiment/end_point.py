@@ -29,8 +29,8 @@ from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_l
 from lensopt.refraction.lens import Lens, logmar_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import (
-    COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
+    comparisons_caution,
     enough_to_prescribe,
     prescription_target,
 )
@@ -292,12 +292,9 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
                 details=(found, edge) if edge else (found,),
             )
         lens_text, details = _reported_text(reported[0], protocol)
-        if optimizer.n_trials < COMPARISONS_EVALUATED:  # as the printed record says it
-            noun = f"{protocol.feedback_mode}s"
-            details += (
-                f"from only {optimizer.n_trials} {noun}: lensopt's accuracy was measured after "
-                f"{COMPARISONS_EVALUATED} (check the intervals before prescribing)",
-            )
+        caution = comparisons_caution(optimizer.n_trials, f"{protocol.feedback_mode}s")
+        if caution:  # as the log and the printed record say it
+            details += (caution,)
         return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())

@@ -29,6 +29,7 @@ from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+from lensopt.stopping import comparisons_caution
 from lensopt.store import ResultRecord, stored_confidence_target
 
 #: The optimizers of the full prescription, whose finished search stores a result (``results``).
@@ -42,7 +43,12 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
         return []
     if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
         target = confidence_target(protocol)
-        return [store_prescription(store, session_id, optimizer, log, eye, target, protocol.lens.cylinder)]
+        stored = store_prescription(store, session_id, optimizer, log, eye, target, protocol.lens.cylinder)
+        if not hasattr(optimizer, "confidence") and (
+            caution := comparisons_caution(optimizer.n_trials, f"{protocol.feedback_mode}s")
+        ):
+            log(caution)  # a duel or ranking prescription, held to no confidence: as the console and record say
+        return [stored]
     model, phoropter = best_lens_texts(optimizer, protocol)
     line = f"best lens{f' {eye}' if eye else ''}: {model}"
     if phoropter is not None:

@@ -341,9 +341,13 @@ class LetterScreens(Screens):
     def _answer_keys_text(self) -> str:
         """The keys while a letter is shown, as the console lists them."""
         keys = self.protocol.keys
+        answered = any(not getattr(r, "void", False) for r in getattr(self, "records", ()))  # as the lens prompt
+        undo = (
+            f"   ·   {keys.undo.upper()}: undo the last answer" if getattr(self, "can_undo", False) and answered else ""
+        )
         return (
             f"Keys: the letter named   ·   {keys.pass_key.upper()}: cannot read (a miss)   ·   "
-            f"{keys.pause.upper()}: pause / stop"
+            f"{keys.pause.upper()}: pause / stop{undo}"
         )
 
     def _lens_texts(self, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> tuple[str, str]:

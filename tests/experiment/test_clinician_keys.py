@@ -255,3 +255,7 @@ def test_undo_is_offered_at_the_lens_prompt_only_once_there_is_an_answer_to_undo
     assert first and later
     assert all("undo the last answer" not in s.keys_text for s in first)  # nothing to undo yet
     assert all("BACKSPACE: undo the last answer" in s.keys_text for s in later)
+    # while a letter is up too (Backspace works then): listed once there is an answer to undo
+    letters = [s for s in console_states if s.keys_text.startswith("Keys: the letter named")]
+    assert any(s.trial_index == 1 for s in letters) and any(s.trial_index > 1 for s in letters)
+    assert all(("BACKSPACE: undo the last answer" in s.keys_text) == (s.trial_index > 1) for s in letters)

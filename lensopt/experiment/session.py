@@ -352,6 +352,12 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         )
         if protocol.start is not None:
             log(start_line(protocol.start))
+        elif protocol.lens.prompt and not protocol.lens.axis_deg:  # a clinician sets S and C: along which axis?
+            log(
+                "lenses are shown as sphere and a signed cylinder along the patient's own axis: set the "
+                "phoropter's cylinder to that axis, or give --axis DEG (from the autorefraction or keratometry) "
+                "to see every lens in clinical notation"
+            )
     log(f"calibration: {calibration.describe()}")
     if protocol.protocol.observer == "simulated":  # the truth its answers come from
         log(protocol.simulated.describe(protocol.lens))

@@ -239,6 +239,28 @@ def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocol
     assert Lens.parse(result.prescription).is_equivalent(Lens(result.sphere_d, result.cylinder_d, result.axis_deg))
     assert any(line.startswith("confidence ") and line.endswith("(cylinder along 090)") for line in lines), lines
     assert (frames / "trial-001-lens.png").exists()
+    assert not any("along the patient's own axis" in line for line in lines)  # an axis given: no such note
+
+
+@needs_display
+def test_a_two_parameter_session_without_an_axis_says_along_which_axis_its_cylinders_lie(tmp_path, window):
+    """Without an axis the console asks for sphere and a signed cylinder; the log says they lie along
+    the patient's own axis and how to see them in clinical notation."""
+    fields = {**FAST, "display.window_size_px": "[640, 480]", "display.fullscreen": "false"}
+    fields.update({"calibration.distance_cm": "300.0", "protocol.observer": '"simulated"'})
+    lines: list = []
+    run_with_console(
+        window,
+        log=lines.append,
+        db_path=tmp_path / "s.db",
+        protocol_path=write_protocol(tmp_path / "refraction.toml", source=REFRACTION, **fields),
+        trials=2,
+    )
+    assert any(
+        line.startswith("lenses are shown as sphere and a signed cylinder along the patient's own axis")
+        and "--axis DEG" in line
+        for line in lines
+    ), lines
 
 
 @needs_display

@@ -406,9 +406,11 @@ class SessionModel(FollowedSession):
         certainty = lens_confidence(opt, self._settings)
         # a session of both eyes: the panels show the live eye's model; the summary adds the other eye's result
         others: tuple[EyeEstimate, ...] = ()
+        live_eye = getattr(self._records[n - 1], "eye", None) or ""
         if model_eye_name(header, trials) is not None:
-            live_eye = getattr(self._records[n - 1], "eye", None)
             others = tuple(e for e in self._eye_estimates(n, opt, certainty) if e.eye != live_eye)
+        target = stored_confidence_target(self._info)
+        verdict = None if certainty is None else self._estimate(opt, live_eye, target, certainty)
         axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
         return DashboardSnapshot(
             header,
@@ -423,6 +425,7 @@ class SessionModel(FollowedSession):
             eyes=others,
             lens_axis_deg=axis_deg,
             cylinder_convention=convention,
+            verdict=verdict,
         )
 
 

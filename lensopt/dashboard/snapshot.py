@@ -430,6 +430,9 @@ class DashboardSnapshot:
     cylinder_convention: str = "minus"
     #: Of a full-prescription session: the live eye's model (None before its first answer).
     prescription_view: PrescriptionView | None = None
+    #: Of a two-parameter letter session with a confidence: its live eye's result as the closing
+    #: console says it — the lens, "not enough answers to prescribe", or a fixed design's estimate.
+    verdict: EyeEstimate | None = None
 
     def __post_init__(self):
         freeze_bounds(self)
@@ -481,6 +484,8 @@ class DashboardSnapshot:
         else:
             acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
         confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
+        if self.verdict is not None and not self.verdict.prescribable:  # as the closing console says it
+            confidence += f" · {NOT_ENOUGH if not self.verdict.fixed_design else ESTIMATE_NOT_PRESCRIPTION}"
         eye = self.model_eye
         others = "".join(f" · {e.line()}" for e in self.eyes)
         notation = self.best_lens_notation

@@ -310,6 +310,35 @@ def test_the_snapshot_confidence_is_the_optimizers_certainty_and_shows_its_stop_
     assert early.certainty.confidence == _rebuilt(info, history[:12]).certainty().confidence
 
 
+def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_does(tmp_path):
+    """A two-parameter letter session below its [stop] confidence: the summary panel's title and the
+    summary line say "not enough answers to prescribe"; a study without [stop] (a fixed number of
+    trials), its estimate; with a target its confidence reaches, neither (the console's rule)."""
+    from lensopt.dashboard.panels import summary_title
+    from lensopt.store import SessionStore
+
+    stop = {"confidence": 0.9, "min_trials": 10, "max_trials": 60}
+    sid, history = _store_simulated_session(tmp_path / "s.db", n_trials=12, stop=stop)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    confidence = _rebuilt(info, history).certainty().confidence
+    assert confidence < 0.9
+    snap = SessionModel(info).update(info, records)
+    assert snap.verdict is not None and not snap.verdict.prescribable and not snap.verdict.fixed_design
+    assert summary_title(snap) == "Summary: best lens — not enough answers to prescribe"
+    assert snap.summary_line().endswith(f"confidence {confidence:.2f} · not enough answers to prescribe")
+    study = dataclasses.replace(info, optimizer_settings={**info.optimizer_settings, "stop": None})
+    snap = SessionModel(study).update(study, records)
+    assert summary_title(snap) == "Summary: best lens — estimate, not a prescription"
+    assert snap.summary_line().endswith("· estimate, not a prescription")
+    reached = dataclasses.replace(
+        info, optimizer_settings={**info.optimizer_settings, "stop": {**stop, "confidence": 1e-3}}
+    )
+    snap = SessionModel(reached).update(reached, records)
+    assert snap.verdict.prescribable and summary_title(snap) == "Summary: best lens"
+    assert snap.summary_line().endswith(f"confidence {confidence:.2f}")
+
+
 def test_an_old_format_session_loads_with_its_plain_probit_model_and_no_stop_rule(tmp_path):
     from lensopt.dashboard.panels import summary_rows
     from lensopt.store import SessionStore
@@ -382,7 +411,8 @@ def test_a_two_parameter_session_of_both_eyes_names_the_eye_of_its_model_panels_
     assert other.lens == f"S {sphere_d:+.2f} D, C {cylinder_d:+.2f} D"
     line = snap.summary_line()
     assert " · best lens OS (left eye) S " in line and line.endswith(" · " + other.line())
-    assert summary_title(snap) == "Summary: best lens — OS (left eye)"
+    # the fixture has no [stop] (a fixed number of trials): OS's lens is the study's estimate
+    assert summary_title(snap) == "Summary: best lens — OS (left eye) — estimate, not a prescription"
     assert [row[0] for row in summary_rows(snap)].count("OD") == 1
     for draw in (draw_lens_map, draw_psychometric):
         fig = Figure()
@@ -398,7 +428,8 @@ def test_a_session_of_one_eye_names_no_eye_on_its_model_panels(session):
     from lensopt.dashboard.panels import summary_title
 
     snap = session["snap"]
-    assert snap.model_eye is None and snap.eyes == () and summary_title(snap) == "Summary: best lens"
+    assert snap.model_eye is None and snap.eyes == ()
+    assert summary_title(snap) == "Summary: best lens — estimate, not a prescription"  # no eye named
 
 
 def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notation(session):

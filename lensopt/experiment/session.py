@@ -212,7 +212,13 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         calibration = calibration_from_protocol(protocol)
         mode = mode_for(protocol)
     if request.trials is not None:
+        before = protocol.stop
         protocol = protocol.with_trials(request.trials)
+        if before is not None and protocol.stop is not None and protocol.stop.min_trials < before.min_trials:
+            log(
+                f"--trials {request.trials} is below [stop] min_trials {before.min_trials}: the stopping rule "
+                f"may stop this session from trial {protocol.stop.min_trials} (kept when it is resumed)"
+            )
     # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
     # on a resume the stored ones (with --trials, the stopping rule's budget follows the new count)
     settings = None if info is None else _resumed_settings(info.optimizer_settings, protocol, request.trials)

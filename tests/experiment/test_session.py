@@ -196,6 +196,21 @@ def _history(records):
     return [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in records]
 
 
+def test_trials_below_the_stop_minimum_say_that_they_lower_it(tmp_path, window):
+    """--trials 4 under a [stop] min_trials of 8 lowers the minimum to 4 for the session (and its
+    resumes): the log says so, rather than leave a clinician believing the minimum holds."""
+    protocol = write_protocol(tmp_path / "stop.toml", **FAST)
+    protocol.write_text(protocol.read_text() + "\n[stop]\nconfidence = 0.95\nmin_trials = 8\n")
+    lines: list = []
+    run_session(
+        RunRequest(db_path=tmp_path / "s.db", protocol_path=protocol, participant="s", observer="simulated", trials=4),
+        log=lines.append,
+        window=window,
+    )
+    said = "--trials 4 is below [stop] min_trials 8: the stopping rule may stop this session from trial 4"
+    assert any(line.startswith(said) for line in lines), lines[:5]
+
+
 def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_path, window):
     protocol = write_protocol(tmp_path / "stop.toml", **FAST)
     protocol.write_text(protocol.read_text() + "\n[stop]\nconfidence = 0.02\nmin_trials = 8\n")

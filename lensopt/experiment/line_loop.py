@@ -24,7 +24,11 @@ from lensopt.experiment.loop import LoopScreens
 from lensopt.experiment.loop_screens import eye_line
 from lensopt.experiment.optotypes import LetterLineStim
 from lensopt.experiment.protocol_sections import LensSection, show_lens, show_two_parameter_lens
+from lensopt.refraction.duels import DuelTrial
 from lensopt.refraction.lens import Lens, logmar_text
+from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
+from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
+from lensopt.refraction.rankings import RankingTrial
 
 LENS_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 """How the clinician prompt counts the lenses to present."""
@@ -47,12 +51,12 @@ def format_lens(lens_d, lens: LensSection) -> str:
     return show_two_parameter_lens(lens_d[0], lens_d[1], lens)
 
 
-#: The fields holding a comparison's lenses, by its trial type's: duels (two fields), rankings (one tuple).
-_LENS_FIELDS = {
-    "DuelTrial": ("first_lens_d", "second_lens_d"),
-    "PrescriptionDuelTrial": ("first_lens", "second_lens"),
-    "RankingTrial": ("lenses_d",),
-    "PrescriptionRankingTrial": ("lenses",),
+#: The fields holding a comparison's lenses, by its trial type: duels (two fields), rankings (one tuple).
+_LENS_FIELDS: dict[type, tuple[str, ...]] = {
+    DuelTrial: ("first_lens_d", "second_lens_d"),
+    PrescriptionDuelTrial: ("first_lens", "second_lens"),
+    RankingTrial: ("lenses_d",),
+    PrescriptionRankingTrial: ("lenses",),
 }
 
 
@@ -69,7 +73,7 @@ def presented(trial, seed: int, index: int):
     so far (its champion, asked first) is lens 1 no more often than lens 2 (or 3) and a patient who
     favours a position — the lens seen last, say — does not pull the result one way. The loop stores
     and tells the optimizer the trial as shown."""
-    fields = _LENS_FIELDS[type(trial).__name__]
+    fields = _LENS_FIELDS[type(trial)]
     if len(fields) == 2:  # a duel: two fields
         order = presentation_order(seed, index, 2)
         return dataclasses.replace(trial, **{fields[k]: getattr(trial, fields[i]) for k, i in enumerate(order)})

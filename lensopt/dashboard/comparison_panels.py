@@ -221,9 +221,8 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
         if snap.sets.n == 0:
             return rows + [(label, "0"), ("", _message(snap))]
         # a session not finished (or replayed part-way) has a best lens so far, not a prescription yet
-        final = h.status == "finished" and snap.live
         rx = (
-            [("Prescription" if final else "Best so far", snap.prescription)]
+            [("Prescription" if snap.final else "Best so far", snap.prescription)]
             if snap.prescription
             else [("", _message(snap))]
         )

@@ -234,6 +234,12 @@ class ComparisonSnapshot:
             f"lens {k} ×{count}" if k else f"the same ×{count}" for k, count in counts.items()
         )
 
+    @property
+    def final(self) -> bool:
+        """Whether the snapshot shows the session's end (finished, not a replay part-way): its lens is
+        then the prescription, before that the best so far."""
+        return self.header.status == "finished" and self.live
+
     def summary_line(self) -> str:
         """One line for the window and the tests: sets, answers, best lens ± sd."""
         h, noun = self.header, self.noun
@@ -241,8 +247,7 @@ class ComparisonSnapshot:
         n = self.n_trials
         count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
         if self.best is None and self.prescription:  # a full prescription: its lens, as far as it goes
-            final = h.status == "finished" and self.live
-            return f"{head} · {count} · {'prescription' if final else 'best so far'} {self.prescription}"
+            return f"{head} · {count} · {'prescription' if self.final else 'best so far'} {self.prescription}"
         if self.best is None:  # none answered yet
             return f"{head} · {count} · {self.message or waiting_message(self.kind)}"
         b, notation = self.best, self.best_lens_notation

@@ -73,7 +73,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
-from lensopt.store.records import EYES, stored_confidence_target, stored_stop_confidence
+from lensopt.store.records import EYES, stored_confidence_target, stored_fixed_design
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -313,7 +313,7 @@ class SessionModel(FollowedSession):
         full-prescription search, the best (S, C) of a two-parameter one (``certainty``: its
         confidence when already computed). A session without a stopping rule ran a fixed number of
         trials: its result short of ``target`` is its estimate (``fixed_design``)."""
-        fixed_design = stored_stop_confidence(self._info) is None
+        fixed_design = stored_fixed_design(self._info)
         if self._prescription:
             rx = opt.prescription()
             return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials), fixed_design)

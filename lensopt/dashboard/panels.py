@@ -32,9 +32,8 @@ from lensopt.dashboard.drawing import (
     shown_text,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
-from lensopt.dashboard.snapshot import NOT_ENOUGH, WAITING_MESSAGE, DashboardSnapshot
+from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.refraction.lens import logmar_text
-from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -239,11 +238,8 @@ def summary_title(snap: DashboardSnapshot) -> str:
     target confidence; or of a full-prescription session ``Summary: prescription`` (``: each eye``)."""
     if snap.best is None and snap.eyes:
         return "Summary: prescription" + (", each eye" if len(snap.eyes) > 1 else "")
-    verdict = snap.verdict  # a letter session short of its target says so, as the closing console
-    if verdict is not None and verdict.n_trials and not verdict.prescribable:
-        short = ESTIMATE_NOT_PRESCRIPTION if verdict.fixed_design else NOT_ENOUGH
-        return f"Summary: best lens{eye_suffix(snap)} — {short}"
-    return "Summary: best lens" + eye_suffix(snap)
+    short = "" if snap.verdict is None else snap.verdict.shortfall()  # as the closing console says it
+    return f"Summary: best lens{eye_suffix(snap)}" + (f" — {short}" if short else "")
 
 
 def summary_rows(snap: DashboardSnapshot) -> list[tuple]:

@@ -235,11 +235,12 @@ def _draw_not_a_prescription(page: _Page, fixed_design: bool = False) -> None:
     page.y_in = max(page.y_in + 0.1, page.height_in - 1.1)
     page.rule(0.0)
     page.down(0.25)
-    estimates = (
-        "is nothing to sign. The protocol ran a fixed number of trials (no [stop]): the estimates above are",
-        "its results, not for prescribing. Page 2 shows the session as the dashboard draws it.",
-    )
-    if not fixed_design:
+    if fixed_design:
+        estimates = (
+            "is nothing to sign. The protocol ran a fixed number of trials (no [stop]): the estimates above are",
+            "its results, not for prescribing. Page 2 shows the session as the dashboard draws it.",
+        )
+    else:
         estimates = (
             "is nothing to sign. The estimates above are provisional, not for prescribing.",
             "Page 2 shows the session as the dashboard draws it.",

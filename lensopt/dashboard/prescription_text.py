@@ -333,7 +333,7 @@ def eye_record(info, result) -> EyeRecord:
         eye=EYE_NAMES.get(eye or "", NO_EYE),
         prescription=result.prescription,
         rows=rows,
-        acuity="-" if acuity is None else f"{logmar_text(acuity)}",
+        acuity="-" if acuity is None else logmar_text(acuity),
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
         trials=f"{result.n_trials} {noun}",
         stop_reason=stop_reason(info, result),

@@ -328,6 +328,13 @@ class EyeEstimate:
             return self.lens
         return f"{self.lens} ({ESTIMATE_NOT_PRESCRIPTION})" if self.fixed_design else NOT_ENOUGH
 
+    def shortfall(self) -> str:
+        """What the eye's lens is short of its target: ``not enough answers to prescribe``, a fixed
+        design's ``estimate, not a prescription``; ``""`` when prescribable (or without answers)."""
+        if self.n_trials == 0 or self.prescribable:
+            return ""
+        return ESTIMATE_NOT_PRESCRIPTION if self.fixed_design else NOT_ENOUGH
+
     def evidence(self) -> str:
         """``confidence 0.97 ≥ 0.95 after 40 trials`` (``< 0.95`` short of it); ``40 trials`` without one."""
         trials = f"{self.n_trials} trial{'' if self.n_trials == 1 else 's'}"
@@ -484,8 +491,8 @@ class DashboardSnapshot:
         else:
             acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
         confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
-        if self.verdict is not None and not self.verdict.prescribable:  # as the closing console says it
-            confidence += f" · {NOT_ENOUGH if not self.verdict.fixed_design else ESTIMATE_NOT_PRESCRIPTION}"
+        if self.verdict is not None and self.verdict.shortfall():  # as the closing console says it
+            confidence += f" · {self.verdict.shortfall()}"
         eye = self.model_eye
         others = "".join(f" · {e.line()}" for e in self.eyes)
         notation = self.best_lens_notation

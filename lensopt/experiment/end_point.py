@@ -156,10 +156,10 @@ def _acuity_text(result: ResultRecord) -> str:
     )
 
 
-def _intervals_line(result: ResultRecord, cylinder: str = "minus") -> str:
+def _intervals_line(result: ResultRecord, lens_text: str | None = None) -> str:
     """``95% intervals: S -1.46 to -1.02 D, ..., axis 165 to 178, ...``, or "" without intervals;
-    ``95% intervals (minus cylinder): ...`` beside a lens shown in plus cylinder (``cylinder``): the
-    intervals of sphere, cylinder and axis are of the stored, minus-cylinder form."""
+    ``95% intervals (minus cylinder): ...`` beside a lens written otherwise (``lens_text``, from
+    :func:`_lens_text`: in plus cylinder): the intervals are of the stored, minus-cylinder form."""
     parts = []
     for key, label, unit in PRESCRIPTION_INTERVALS:
         if key in result.intervals:
@@ -169,8 +169,8 @@ def _intervals_line(result: ResultRecord, cylinder: str = "minus") -> str:
                 parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
             else:
                 parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
-    plus = cylinder == "plus" and result.axis_deg is not None and _lens_text(result, cylinder) != result.prescription
-    return f"95% intervals{' (minus cylinder)' if plus else ''}: " + ", ".join(parts) if parts else ""
+    label = " (minus cylinder)" if lens_text not in (None, result.prescription) else ""
+    return f"95% intervals{label}: " + ", ".join(parts) if parts else ""
 
 
 def prescription_lines(result: ResultRecord, target: float | None = None, cylinder: str = "minus") -> list[str]:
@@ -188,7 +188,7 @@ def prescription_lines(result: ResultRecord, target: float | None = None, cylind
     acuity = _acuity_text(result)
     if acuity:
         head += f"  ({acuity})"
-    intervals = _intervals_line(result, cylinder)
+    intervals = _intervals_line(result, lens_text)
     return [head, intervals] if intervals else [head]
 
 
@@ -214,8 +214,9 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     """A stored prescription as the end point writes it: the lens (in the protocol's cylinder
     convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
     intervals, those it has."""
-    acuity, intervals = _acuity_text(result), _intervals_line(result, protocol.lens.cylinder)
-    return _lens_text(result, protocol.lens.cylinder), tuple(x for x in (acuity, intervals) if x)
+    lens_text = _lens_text(result, protocol.lens.cylinder)
+    acuity, intervals = _acuity_text(result), _intervals_line(result, lens_text)
+    return lens_text, tuple(x for x in (acuity, intervals) if x)
 
 
 def _lens_text(result: ResultRecord, cylinder: str) -> str:
@@ -268,6 +269,21 @@ def box_edge_warning(best_d, protocol) -> str:
     )
 
 
+def comparison_notes(optimizer, protocol, reported: list) -> tuple[str, ...]:
+    """What a comparison without a confidence (duels, rankings) says under its lens, on the closing
+    console and in the log: a stored prescription from fewer comparisons than lensopt's accuracy was
+    measured with (:func:`lensopt.stopping.comparisons_caution`); a two-parameter best lens on the
+    lens box's edge (:func:`box_edge_warning`); nothing for a search with a confidence."""
+    if hasattr(optimizer, "confidence"):
+        return ()
+    note = (
+        comparisons_caution(optimizer.n_trials, f"{protocol.feedback_mode}s")
+        if reported
+        else box_edge_warning(optimizer.best(), protocol)
+    )
+    return (note,) if note else ()
+
+
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
     intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
@@ -282,19 +298,16 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
             model, phoropter = best_lens_texts(optimizer, protocol)
             rounded = "" if phoropter is None else f", rounded to {protocol.lens_step_d:g} D steps"
             found = f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)"
-            edge = box_edge_warning(optimizer.best(), protocol)
             return EndPoint(
                 eye=eye,
                 confident=True,
                 confidence=None,
                 target=math.nan,
                 lens_text=model if phoropter is None else phoropter,
-                details=(found, edge) if edge else (found,),
+                details=(found, *comparison_notes(optimizer, protocol, reported)),
             )
         lens_text, details = _reported_text(reported[0], protocol)
-        caution = comparisons_caution(optimizer.n_trials, f"{protocol.feedback_mode}s")
-        if caution:  # as the log and the printed record say it
-            details += (caution,)
+        details += comparison_notes(optimizer, protocol, reported)  # as the log and the printed record say it
         return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())

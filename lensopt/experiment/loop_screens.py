@@ -338,13 +338,16 @@ class LetterScreens(Screens):
             f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start."
         )
 
+    def _undo_offered(self) -> bool:
+        """Whether the console lists the undo key: the loop can undo and holds an answer (not void)
+        to undo (none at an eye's first trial)."""
+        records = getattr(self, "records", ())
+        return bool(getattr(self, "can_undo", False)) and any(not getattr(r, "void", False) for r in records)
+
     def _answer_keys_text(self) -> str:
         """The keys while a letter is shown, as the console lists them."""
         keys = self.protocol.keys
-        answered = any(not getattr(r, "void", False) for r in getattr(self, "records", ()))  # as the lens prompt
-        undo = (
-            f"   ·   {keys.undo.upper()}: undo the last answer" if getattr(self, "can_undo", False) and answered else ""
-        )
+        undo = f"   ·   {keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
         return (
             f"Keys: the letter named   ·   {keys.pass_key.upper()}: cannot read (a miss)   ·   "
             f"{keys.pause.upper()}: pause / stop{undo}"
@@ -382,8 +385,7 @@ class LetterScreens(Screens):
             f"{confirm}: the lens is set   ·   {keys.note.upper()}: note   ·   {keys.pause.upper()}: pause / stop"
         )
         keys_text += f"\n{keys.lens_set.upper()}: type the lens actually set" if full else ""
-        answered = any(not getattr(r, "void", False) for r in self.records)  # none at an eye's first trial
-        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self.can_undo and answered else ""
+        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
         frame_name: str | None = f"trial-{index:03d}-lens.png"
         while True:
             press = self._message(

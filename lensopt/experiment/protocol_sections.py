@@ -346,10 +346,9 @@ class SimulatedSection:
         convention = "minus" if lens is None else lens.cylinder
         if self.axis_deg:
             correction = show_lens(Lens(self.sphere_d, self.cylinder_d, self.axis_deg), convention)
-        elif lens is not None and lens.axis_deg:
-            correction = two_parameter_lens_text(self.sphere_d, self.cylinder_d, lens.axis_deg, convention)
-        else:
-            correction = f"S {self.sphere_d:+.2f} D  C {self.cylinder_d:+.2f} D"
+        else:  # at the lenses' axis, or sphere and signed cylinder without one
+            axis_deg = 0.0 if lens is None else lens.axis_deg
+            correction = two_parameter_lens_text(self.sphere_d, self.cylinder_d, axis_deg, convention)
         extra = f", accommodation {self.accommodation_d:g} D" if self.accommodation_d else ""
         return (
             f"simulated patient: correction {correction}, slope {self.slope:g} per logMAR, lapse {self.lapse:g}, "

@@ -18,8 +18,8 @@ import numpy as np
 from lensopt.errors import StoreError
 from lensopt.experiment.end_point import (
     best_lens_texts,
-    box_edge_warning,
     certainty_line,
+    comparison_notes,
     confidence_target,
     prescription_lines,
 )
@@ -29,7 +29,6 @@ from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
-from lensopt.stopping import comparisons_caution
 from lensopt.store import ResultRecord, stored_confidence_target
 
 #: The optimizers of the full prescription, whose finished search stores a result (``results``).
@@ -44,18 +43,16 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
         target = confidence_target(protocol)
         stored = store_prescription(store, session_id, optimizer, log, eye, target, protocol.lens.cylinder)
-        if not hasattr(optimizer, "confidence") and (
-            caution := comparisons_caution(optimizer.n_trials, f"{protocol.feedback_mode}s")
-        ):
-            log(caution)  # a duel or ranking prescription, held to no confidence: as the console and record say
+        for note in comparison_notes(optimizer, protocol, [stored]):  # as the console and the record say it
+            log(note)
         return [stored]
     model, phoropter = best_lens_texts(optimizer, protocol)
     line = f"best lens{f' {eye}' if eye else ''}: {model}"
     if phoropter is not None:
         line += f"; on the phoropter ({protocol.lens_step_d:g} D steps): {phoropter}"
     log(line)
-    if not hasattr(optimizer, "confidence") and (edge := box_edge_warning(optimizer.best(), protocol)):
-        log(edge)  # a comparison without a confidence: nothing else says its lens may not be the patient's
+    for note in comparison_notes(optimizer, protocol, []):  # a comparison's lens on the box's edge
+        log(note)
     if getattr(optimizer, "stop", None) is not None:
         log(certainty_line(optimizer, protocol.lens.axis_deg))
     if _is_letter_search(optimizer):

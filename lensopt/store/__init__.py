@@ -30,6 +30,7 @@ from lensopt.store.records import (
     SessionInfo,
     TrialRecord,
     stored_confidence_target,
+    stored_fixed_design,
     stored_stop_confidence,
 )
 from lensopt.store.schema import (
@@ -65,5 +66,6 @@ __all__ = [
     "WrongKindError",
     "default_db_path",
     "stored_confidence_target",
+    "stored_fixed_design",
     "stored_stop_confidence",
 ]

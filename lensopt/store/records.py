@@ -413,6 +413,12 @@ def stored_stop_confidence(info) -> float | None:
     return None
 
 
+def stored_fixed_design(info) -> bool:
+    """Whether stored session ``info`` ran a fixed number of trials (no stopping rule: a study's
+    design), whose result short of its target is its estimate rather than a call for more trials."""
+    return stored_stop_confidence(info) is None
+
+
 def stored_confidence_target(info) -> float:
     """The confidence each result of stored session ``info`` must reach to be shown as a prescription:
     :func:`stored_stop_confidence`, else 0.95 (:func:`lensopt.stopping.prescription_target`)."""

@@ -260,23 +260,38 @@ def test_the_record_and_the_closing_console_draw_the_line_at_the_same_confidence
             assert console.confident == eye_record(info, result).prescribed == (confidence >= target)
 
 
+def _session_info(**fields):
+    """A stored letter session as ``build_record`` reads it, finished: ``fields`` set what a test needs
+    (``protocol``, ``optimizer_settings``, ``n_trials``, ``results``...)."""
+    return types.SimpleNamespace(
+        **{
+            "session_id": 6,
+            "participant": "S01",
+            "kind": "letters",
+            "status": "finished",
+            "created_at": 1.9e9,
+            "software_version": "0.1.0",
+            "protocol": {},
+            "optimizer_settings": {},
+            "n_trials": 0,
+            "result": None,
+            "results": (),
+            **fields,
+        }
+    )
+
+
 def test_one_eye_prescribed_and_the_other_short_of_the_target_prints_one_prescription_to_sign():
     from lensopt.dashboard.prescription_record import draw_record_page
 
     def result(eye, text, confidence):
         return ResultRecord(text, -1.25, -0.5, 170.0, 0.0, confidence, 30, {"sphere_d": [-1.5, -1.0]}, eye=eye)
 
-    info = types.SimpleNamespace(
-        session_id=6,
+    info = _session_info(
         participant="P8",
-        kind="letters",
-        status="finished",
-        created_at=1.9e9,
-        software_version="0.1.0",
         protocol={"session": {"eye": "OU"}, "stop": {"confidence": 0.9, "min_trials": 20, "max_trials": 30}},
         optimizer_settings={"search": "prescription", "start": "plano", "m_half_width_d": 2.0, "j_half_width_d": 1.0},
         n_trials=60,
-        result=None,
         results=(result("OD", "-1.25 / -0.50 x 170", 0.93), result("OS", "-0.75 / -0.50 x 010", 0.41)),
     )
     record = build_record(info, printed_at=1.9e9)
@@ -296,19 +311,7 @@ def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more
     from lensopt.dashboard.prescription_record import draw_record_page
 
     result = ResultRecord("-1.25 / -0.50 x 170", -1.25, -0.5, 170.0, 0.0, 0.62, 260, {"sphere_d": [-1.5, -1.0]})
-    info = types.SimpleNamespace(
-        session_id=9,
-        participant="S01",
-        kind="letters",
-        status="finished",
-        created_at=1.9e9,
-        software_version="0.1.0",
-        protocol={"protocol": {"name": "research-26afc"}},
-        optimizer_settings={},
-        n_trials=260,
-        result=result,
-        results=(result,),
-    )
+    info = _session_info(protocol={"protocol": {"name": "research-26afc"}}, n_trials=260, results=(result,))
     record = build_record(info, printed_at=1.9e9)
     (eye,) = record.eyes
     assert eye.fixed_design and not eye.prescribed and not record.signable

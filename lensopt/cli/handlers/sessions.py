@@ -11,7 +11,7 @@ import sys
 import time
 
 from lensopt.stopping import enough_to_prescribe
-from lensopt.store import SessionStore, default_db_path, stored_confidence_target, stored_stop_confidence
+from lensopt.store import SessionStore, default_db_path, stored_confidence_target, stored_fixed_design
 from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
 
 #: Columns of the ``lensopt sessions`` table.
@@ -44,7 +44,7 @@ def _prescriptions(info) -> str:
     if not info.results:
         return "-"
     target = stored_confidence_target(info)
-    fixed_design = stored_stop_confidence(info) is None
+    fixed_design = stored_fixed_design(info)
 
     def text(r) -> str:
         eye = f"{r.eye} " if r.eye else ""

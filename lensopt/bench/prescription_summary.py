@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.bench.criterion import ratio_text, versus_ideal
+from lensopt.bench.criterion import trials_to_criterion as criterion_trials
 from lensopt.bench.prescription import BLAND_ALTMAN_NAME, CHECKPOINTS, COORDINATES, CRITERION_D, SUMMARY_NAME
 from lensopt.bench.prescription_spec import CAMPAIGN, PRESCRIPTION_DUEL_RULES, PRESCRIPTION_RULES, SETTINGS
 from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
@@ -41,12 +43,8 @@ LOA_Z = 1.96
 
 
 def trials_to_criterion(curve, criterion=CRITERION_D) -> int:
-    """First trial (1-based) from which every error up to the last is ``<= criterion``: the
-    session reached the criterion and stayed there. ``len(curve) + 1`` if the last error is above
-    it (never reached, or reached and left). NaN counts as above."""
-    errors = np.asarray(curve, dtype=float)
-    above = np.flatnonzero(~(errors <= criterion))
-    return 1 if above.size == 0 else int(above[-1]) + 2
+    """:func:`lensopt.bench.criterion.trials_to_criterion` at the blur criterion (D)."""
+    return criterion_trials(curve, criterion)
 
 
 def bland_altman(differences) -> dict:
@@ -114,16 +112,10 @@ def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict])
     if not seeds:
         return None
 
-    def median_ttc(by_seed):
-        return float(np.median([trials_to_criterion(by_seed[s]["curves"]["blur_error_d"]) for s in seeds]))
+    def curves(by_seed):
+        return [by_seed[s]["curves"]["blur_error_d"] for s in seeds]
 
-    ttc, ideal_ttc = median_ttc(rule_records), median_ttc(ideal_records)
-    return {
-        "paired_sessions": len(seeds),
-        "trials_to_criterion_median": ttc,
-        "ideal_trials_to_criterion_median": ideal_ttc,
-        "trials_to_criterion_ratio": ttc / ideal_ttc,
-    }
+    return versus_ideal(curves(rule_records), curves(ideal_records), CRITERION_D)
 
 
 def _setting_order(name: str):
@@ -290,9 +282,9 @@ def format_summary(summary: dict) -> str:
                 str(r["n_trials"]),
                 _fmt(ttc["median"], 1),
                 str(ttc["never"]),
-                _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
+                ratio_text(vs),
                 _fmt(stop["median_trials_used"], 1) if stop else "—",
-                _fmt(stop["fraction_stopped"], 2) if stop else "—",
+                f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}" if stop else "—",
                 _fmt(stop["fraction_stopped_within_criterion"], 2) if stop else "—",
                 _fmt(dec["median"], 1) if dec else "—",
                 _fmt(dec["p95"], 1) if dec else "—",
@@ -311,10 +303,11 @@ def format_summary(summary: dict) -> str:
     out += [
         "",
         *duel_note,
-        "TTC ×ideal: median trials to criterion over the ideal observer's, same setting, seeds both ran; "
+        "TTC ×ideal: median trials to criterion over the ideal observer's, same setting, seeds both ran "
+        "(≥: half or more of the rule's sessions never settled, a lower bound); "
         + (
             f"stop: confidence {stop_row['confidence']:g}, min {stop_row['min_trials']} trials — stopped: "
-            f"fraction stopped by confidence (the rest ran to the budget), within: of those, truly <= {CRITERION_D} D"
+            f"sessions stopped by confidence, of all (the rest ran to the budget), within: of those, truly <= {CRITERION_D} D"
             if stop_row
             else "no stopping rule recorded (--stop-confidence)"
         ),

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from lensopt.bench.criterion import ratio_text, versus_ideal
+from lensopt.bench.criterion import trials_to_criterion as criterion_trials
 from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
 from lensopt.bench.robustness import (
     ALL_ROBUSTNESS_RULES,
@@ -30,12 +32,8 @@ from lensopt.bench.robustness import (
 
 
 def trials_to_criterion(trajectory, criterion=CRITERION_LOGMAR) -> int:
-    """First trial (1-based) from which every error up to the last is ``<= criterion``: the
-    session reached the criterion and stayed there. ``len(trajectory) + 1`` if the last error is
-    above it (never reached, or reached and left)."""
-    errors = np.asarray(trajectory, dtype=float)
-    above = np.flatnonzero(~(errors <= criterion))  # NaN counts as above
-    return 1 if above.size == 0 else int(above[-1]) + 2
+    """:func:`lensopt.bench.criterion.trials_to_criterion` at the letter criterion (logMAR)."""
+    return criterion_trials(trajectory, criterion)
 
 
 def _median(values):
@@ -130,21 +128,12 @@ def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict])
     seeds = sorted(set(rule_records) & set(ideal_records))
     if not seeds:
         return None
-
-    def side(by_seed):
-        rows = [by_seed[s]["trajectory"] for s in seeds]
-        return (
-            float(np.median([trials_to_criterion(row) for row in rows])),
-            int(sum(row[-1] > FAILURE_LOGMAR for row in rows)),
-        )
-
-    ttc, failures = side(rule_records)
-    ideal_ttc, ideal_failures = side(ideal_records)
+    rows = [rule_records[s]["trajectory"] for s in seeds]
+    ideal_rows = [ideal_records[s]["trajectory"] for s in seeds]
+    failures = int(sum(row[-1] > FAILURE_LOGMAR for row in rows))
+    ideal_failures = int(sum(row[-1] > FAILURE_LOGMAR for row in ideal_rows))
     return {
-        "paired_sessions": len(seeds),
-        "trials_to_criterion_median": ttc,
-        "ideal_trials_to_criterion_median": ideal_ttc,
-        "trials_to_criterion_ratio": ttc / ideal_ttc,
+        **versus_ideal(rows, ideal_rows, CRITERION_LOGMAR),
         "failures": failures,
         "ideal_failures": ideal_failures,
         "failure_ratio": failures / ideal_failures if ideal_failures else None,
@@ -271,7 +260,7 @@ def format_summary(summary: dict) -> str:
                 str(r["n_trials"]),
                 _fmt(ttc["median"], 1),
                 str(ttc["never"]),
-                _fmt(vs["trials_to_criterion_ratio"], 2) if vs else "—",
+                ratio_text(vs),
                 f"{vs['failures']} vs {vs['ideal_failures']}" if vs else "—",
                 _fmt(stop["median_trials_used"], 1),
                 f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}",
@@ -287,6 +276,7 @@ def format_summary(summary: dict) -> str:
     out += [
         "",
         "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
+        "TTC ×ideal ≥: half or more of the rule's sessions never settled, so the ratio is a lower bound; "
         f"stopped: by confidence (the rest at the budget); within: fraction of those truly <= {CRITERION_LOGMAR}; "
         f"≤½ line: <= {HALF_LINE_LOGMAR} logMAR; wrong med: the median error (logMAR) of the stops not within; "
         "worst: the largest error (logMAR) at a stop",

@@ -135,6 +135,7 @@ def test_summary_bland_altman_and_criteria_equal_a_hand_computation():
     assert "versus_ideal" not in summary["rows"][1]
     text = format_summary(summary)
     assert "start-accommodation" in text and "2.67" in text and "share cores" in text
+    assert "2/3" in text  # stopped: a count of the sessions, as the robustness table gives it
     json.dumps(summary)
     one = bland_altman([0.3])
     assert one["bias"] == 0.3 and one["loa_low"] is None

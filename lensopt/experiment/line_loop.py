@@ -34,10 +34,11 @@ LENS_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 """How the clinician prompt counts the lenses to present."""
 
 
-def numbered(n: int) -> str:
-    """``"1 and 2"``, ``"1, 2 and 3"``: the lens numbers as the console names them."""
-    numbers = [str(k) for k in range(1, n + 1)]
-    return ", ".join(numbers[:-1]) + f" and {numbers[-1]}" if n > 1 else "1"
+def numbered(n: int, first: int = 1) -> str:
+    """``"1 and 2"``, ``"1, 2 and 3"`` (``"2 and 3"`` from ``first`` 2): the lens numbers as the
+    console names them."""
+    numbers = [str(k) for k in range(first, n + 1)]
+    return ", ".join(numbers[:-1]) + f" and {numbers[-1]}" if len(numbers) > 1 else numbers[0]
 
 
 def format_lens(lens_d, lens: LensSection) -> str:
@@ -145,12 +146,14 @@ class LetterLineLoop(LoopScreens):
                 f"Clinician: present the {count} lenses\n\n{listed}\n\nthen press {confirm}", frame_name=frame_name
             )
         return self._wait_or_pause(
-            f"Set lenses {numbered(len(lenses_d))} on the phoropter, then press {confirm}",
+            # a phoropter holds one lens at a time: the first is set, the others are shown in turn
+            f"Set lens 1 on the phoropter, lens{'es' if len(lenses_d) > 2 else ''} "
+            f"{numbered(len(lenses_d), first=2)} ready to show in turn, then press {confirm}",
             frame_name=frame_name,
             console={
                 "trial_index": self._number(index),
                 "lens_text": self.shown_lenses_text,
-                "keys_text": f"{confirm}: the lenses are set   ·   {keys.pause.upper()}: pause / stop",
+                "keys_text": f"{confirm}: lens 1 is set   ·   {keys.pause.upper()}: pause / stop",
             },
         )
 

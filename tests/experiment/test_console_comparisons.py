@@ -84,7 +84,8 @@ def test_the_console_shows_trial_eye_numbered_lenses_keys_and_the_best_lens(
         listed = "\n".join(f"{k}:  {text}" for k, text in enumerate(lenses, start=1))
         mine = [s for s in console_states if s.trial_index == number]
         assert all(s.n_trials == 3 and s.eye == "OD" for s in mine)
-        prompt = [s for s in mine if s.heading.startswith("Set lenses 1")]
+        ready = "lens 2 ready" if kind == "duel" else "lenses 2 and 3 ready"
+        prompt = [s for s in mine if s.heading.startswith("Set lens 1 on the phoropter, " + ready)]
         shown = [s for s in mine if s.heading.startswith(f"Letters {record.letters} shown at ")]
         assert prompt and prompt[0].lens_text == listed, (listed, prompt)
         assert shown and shown[0].lens_text == listed and keys in shown[0].keys_text, shown

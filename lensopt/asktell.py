@@ -32,6 +32,7 @@ themselves; everything that answers by computation (the simulated patient, a use
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
@@ -127,11 +128,11 @@ def run_session(
     the session ends after the first trial at which it returns True (e.g. ``stop=optimizer.should_stop``
     of a :class:`StoppableOptimizer`).
     """
-    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
     decision_ms: list[float] = []
     stopped, t = False, 0
-    for t in range(1, n_trials + 1):
+    for t in range(1, int(n_trials) + 1):
         query = optimizer.ask()
         decision_ms.append(float(optimizer.last_decision_ms))
         answer = respond(query)

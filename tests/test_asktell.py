@@ -222,7 +222,12 @@ def test_run_session_with_a_stoppable_optimizer_stops_by_its_rule():
     assert run.stopped and run.n_trials == optimizer.n_trials <= 50  # the rule's max_trials
 
 
-@pytest.mark.parametrize("n_trials", [0, -1, 2.0, True])
+def test_run_session_takes_a_numpy_integer_trial_count():
+    optimizer = build_optimizers()["contextual"]
+    assert run_session(optimizer, RESPONSES["contextual"], np.int64(3)).n_trials == 3 == optimizer.n_trials
+
+
+@pytest.mark.parametrize("n_trials", [0, -1, 2.0, True, np.int64(0)])
 def test_run_session_refuses_a_trial_count_that_is_not_a_positive_integer(n_trials):
     with pytest.raises(ValueError, match="positive integer"):
         run_session(build_optimizers()["contextual"], RESPONSES["contextual"], n_trials)

@@ -84,6 +84,22 @@ def _scalar(value) -> Any:
     return str(value)
 
 
+def recorded_answer(optimizer, answer):
+    """``answer`` as the handler records it: in the optimizer's own spelling when it has one
+    (``canonical_answer``: a duel's ``"first"``/``"second"``/``"same"`` from True/1/"first"..., a
+    ranking's whole order), a letter's as True/False, a numpy scalar or 0-d array as a Python value.
+    Raises the optimizer's ValueError for an answer it cannot spell — before anything is told."""
+    canonical = getattr(optimizer, "canonical_answer", None)
+    if callable(canonical):
+        return canonical(answer)
+    if (isinstance(answer, np.ndarray) and answer.ndim == 0) or isinstance(answer, np.generic):
+        answer = answer.item()
+    letters = tuple(getattr(optimizer, "SPECULATIVE_ANSWERS", ())) == (True, False)
+    if letters and isinstance(answer, numbers.Real) and answer in (0, 1):
+        return bool(answer)
+    return answer
+
+
 def answer_columns(query, answer) -> dict[str, Any]:
     """The columns of ``answer`` to ``query``.
 
@@ -102,4 +118,4 @@ def answer_columns(query, answer) -> dict[str, Any]:
     return {f"response_{k}": _scalar(v) for k, v in enumerate(values, start=1)}
 
 
-__all__ = ["answer_columns", "query_columns"]
+__all__ = ["answer_columns", "query_columns", "recorded_answer"]

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lensopt.asktell import AskTellOptimizer
-from lensopt.psychopy.columns import answer_columns, query_columns
+from lensopt.psychopy.columns import answer_columns, query_columns, recorded_answer
 from lensopt.psychopy.lookahead import LookaheadWorker, speculative_answer, speculative_answers
 
 DEFAULT_HANDLER_NAME = "lensopt"
@@ -234,6 +234,8 @@ class RefractionHandler:
             when = "before the first trial" if self.thisTrialN < 0 else f"twice for trial {self.thisTrialN + 1}"
             raise RuntimeError(f"{self.name}: addResponse() called {when}; one response per trial given by the loop")
         query = self._query
+        recorded = recorded_answer(self.optimizer, answer)  # a ValueError here: nothing told, the trial waits
+        columns = answer_columns(query, recorded)
         self.optimizer.tell(query, answer)
         self._query = None
         if self._worker is not None and not self._budget_spent():
@@ -242,8 +244,8 @@ class RefractionHandler:
                 self.close()
             else:
                 self._worker.answer(branch)
-        self.data.append(answer)
-        for column, value in answer_columns(query, answer).items():
+        self.data.append(recorded)
+        for column, value in columns.items():
             self._write(column, value)
 
     def _write(self, column: str, value) -> None:

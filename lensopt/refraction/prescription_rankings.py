@@ -59,7 +59,6 @@ from lensopt.asktell import check_state_format
 from lensopt.preference.link import AcuityLinkRankingGP
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking import search as ranking_search
-from lensopt.ranking.data import parse_outcome
 from lensopt.refraction.duels import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
@@ -407,15 +406,9 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
         all but the last)."""
         if not isinstance(trial, PrescriptionRankingTrial):
             raise ValueError(f"trial must be a PrescriptionRankingTrial; got {type(trial).__name__}")
-        if len(trial.lenses) != self.n_lenses:
-            raise ValueError(f"a ranking of this search has {self.n_lenses} lenses; got {len(trial.lenses)}")
+        order = self.checked_order(len(trial.lenses), order)
         for k, lens in enumerate(trial.lenses, start=1):
             self.check_in_box(f"lens {k}", lens)
-        order = parse_outcome(order, self.n_lenses, False)
-        if len(order) < self.n_lenses - 1:
-            raise ValueError(
-                f"a ranking orders at least {self.n_lenses - 1} of its {self.n_lenses} lenses; got {order}"
-            )
         members = np.array([lens.power_vector().to_array() for lens in trial.lenses])
         self._core.tell(
             RankingQuery(context=np.array([trial.letter_logmar]), members=members), self.canonical_answer(order)

@@ -59,6 +59,20 @@ class RankingAnswers:
             return ()
         return tuple(itertools.permutations(range(self.n_lenses)))
 
+    def checked_order(self, n_trial_lenses: int, order) -> tuple[int, ...]:
+        """``order`` as ``tell`` records it, checked: the trial has this search's ``n_lenses``
+        lenses, and ``order`` lists at least ``n_lenses − 1`` distinct lens indices (integers,
+        clearest first). A ValueError naming what is wrong otherwise — before anything is told."""
+        if n_trial_lenses != self.n_lenses:
+            raise ValueError(f"a ranking of this search has {self.n_lenses} lenses; got {n_trial_lenses}")
+        given = parse_outcome(order, self.n_lenses, False)
+        assert isinstance(given, tuple)  # no ties in a ranking refraction
+        if len(given) < self.n_lenses - 1:
+            raise ValueError(
+                f"a ranking orders at least {self.n_lenses - 1} of its {self.n_lenses} lenses; got {given}"
+            )
+        return given
+
     def canonical_answer(self, order) -> tuple[int, ...]:
         given = parse_outcome(order, self.n_lenses, False)
         assert isinstance(given, tuple)  # no ties in a ranking refraction
@@ -173,7 +187,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
     def tell(self, trial: RankingTrial, order) -> None:
         if not isinstance(trial, RankingTrial):
             raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
-        order = tuple(int(i) for i in order)
+        order = self.checked_order(len(trial.lenses_d), order)
         self._core.tell(
             RankingQuery(context=np.array([trial.letter_logmar]), members=np.array(trial.lenses_d, dtype=float)),
             self.canonical_answer(order),

@@ -189,6 +189,45 @@ def test_an_answer_the_optimizer_refuses_leaves_the_trial_waiting():
     assert handler.optimizer.n_trials == 1 and handler.data == ["first"]
 
 
+@pytest.mark.parametrize("lookahead", [True, False])
+@pytest.mark.parametrize("bad", [[1.0, 0.0, 2.0], [1.9, 0.2], "210", 2.5, None])
+def test_a_ranking_answer_the_optimizer_refuses_is_refused_before_it_is_told(lookahead, bad):
+    handler = RefractionHandler(RankingRefractionOptimizer(seed=3, lens_step_d=0.25), n_trials=3, lookahead=lookahead)
+    try:
+        next(handler)
+        with pytest.raises(ValueError):
+            handler.addResponse(bad)
+        assert handler.optimizer.n_trials == 0  # nothing told: the trial still waits for its answer
+        handler.addResponse([1, 0, 2])
+        assert handler.optimizer.n_trials == 1 and handler.data == [(1, 0, 2)]
+    finally:
+        handler.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "response"),
+    [(np.array(True), 1), (np.bool_(False), 0), (1.0, 1), (np.float64(0.0), 0), (np.int64(1), 1), (True, 1)],
+)
+def test_a_letter_answer_of_any_accepted_type_is_written_as_1_or_0(tmp_path, answer, response):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=1, exp=exp, lookahead=False)
+    for _trial in handler:
+        handler.addResponse(answer)
+        exp.nextEntry()
+    frame = _save_csv(exp, tmp_path / "letters.csv")
+    assert frame["lensopt.response"].tolist() == [response] and handler.data == [bool(response)]
+
+
+@pytest.mark.parametrize(("answer", "response"), [(True, "first"), (np.int64(0), "second"), ("same", "same")])
+def test_a_duel_answer_is_written_in_words_whatever_its_spelling(tmp_path, answer, response):
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(DuelRefractionOptimizer(seed=1), n_trials=1, exp=exp, lookahead=False)
+    for _trial in handler:
+        handler.addResponse(answer)
+        exp.nextEntry()
+    assert _save_csv(exp, tmp_path / "duels.csv")["lensopt.response"].tolist() == [response]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -44,6 +44,30 @@ def test_bad_orders_and_rules_are_refused():
     assert opt.n_trials == 0
 
 
+@pytest.mark.parametrize(
+    ("order", "match"),
+    [
+        ([1.9, 0.2], "integer member indices"),  # was truncated to (1, 0)
+        ([True, False], "integer member indices"),
+        ("210", "unknown outcome"),
+        ([0], "at least 2 of its 3 lenses"),
+        ([0, 3], "0..2"),
+        (None, "ordering of indices"),
+    ],
+)
+def test_an_order_that_is_not_lens_indices_is_refused_and_nothing_is_told(order, match):
+    opt = RankingRefractionOptimizer(seed=0)
+    trial = opt.ask()
+    with pytest.raises(ValueError, match=match):
+        opt.tell(trial, order)
+    two = RankingTrial(trial.lenses_d[:2], trial.letter_logmar)
+    with pytest.raises(ValueError, match="has 3 lenses; got 2"):
+        opt.tell(two, [0, 1])
+    assert opt.n_trials == 0
+    opt.tell(trial, [2, 0])  # the last place implied
+    assert opt.to_state()["history"][-1]["order"] == [2, 0]
+
+
 def test_lenses_round_to_the_phoropter_step_and_stay_distinct():
     # a 2 D step on a 4 D box leaves 3 x 3 phoropter lenses: rounding merges proposals often
     opt = RankingRefractionOptimizer(

@@ -81,6 +81,9 @@ DUEL_SEPARATION_D = 0.75
 CURVATURE_STEP_D = 0.25
 MAX_PLUS_OFFSET_D = 0.5
 
+#: What may centre the trust region (:attr:`PrescriptionComparisons.trust_centre`).
+TRUST_CENTRES = ("mean", "tilted")
+
 #: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
 DEFAULT_LENS_STEP_D = 0.25
 DEFAULT_AXIS_STEP_DEG = 1.0
@@ -139,6 +142,10 @@ class PrescriptionComparisons(PrescriptionSearch):
     max_plus_offset_d: float = MAX_PLUS_OFFSET_D
     #: The share of the champion's tilt ``κ`` with which the lens is reported (1: the same tilt).
     report_tilt_share: float = 1.0
+    #: What centres the trust region (:meth:`_tilted_optimum`): the lens shown with the highest
+    #: posterior mean (``"mean"``), or with the highest *tilted* mean (``"tilted"``: sessions saved
+    #: before 27 Nov 2026, which resume so).
+    trust_centre: str = "mean"
 
     #: The answer model's optimizer's settings (its box is the search box widened by the rounding
     #: slack) and GP of the utility come through :class:`PrescriptionSearch`; a subclass sets ``_core``
@@ -197,6 +204,12 @@ class PrescriptionComparisons(PrescriptionSearch):
         self.plus_preference = float(kappa)
         self._cache = TrialCache()
 
+    def _set_trust_centre(self, trust_centre) -> None:
+        """Validate and set :attr:`trust_centre`."""
+        if trust_centre not in TRUST_CENTRES:
+            raise ValueError(f"unknown trust_centre {trust_centre!r}; choose one of: {', '.join(TRUST_CENTRES)}")
+        self.trust_centre = trust_centre
+
     def _set_start_prior_depth(self, depth) -> None:
         """Validate and set ``start_prior_depth`` (the depth ``a₀`` of :meth:`start_prior`)."""
         if isinstance(depth, bool) or not isinstance(depth, (int, float)) or not (math.isfinite(depth) and depth >= 0):
@@ -238,14 +251,19 @@ class PrescriptionComparisons(PrescriptionSearch):
             "start": None if self.box.start is None else self.box.start.format(),
             "m_half_width_d": self.box.m_half_width_d,
             "j_half_width_d": self.box.j_half_width_d,
+            "trust_centre": self.trust_centre,
         }
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings as ``settings_dict()`` wrote them, without the ``"search"`` marker (states
         written before it had none); those written before the prior about the start had none
-        (``start_prior_depth`` 0)."""
+        (``start_prior_depth`` 0) and centred the trust region by the tilted mean (the prior came
+        2.5 hours after the centre changed, 27 Nov 2026: the only mark such sessions carry)."""
         settings.pop("search", None)
+        if "start_prior_depth" not in settings:
+            settings.setdefault("trust_centre", "tilted")
+        settings.setdefault("trust_centre", "mean")
         settings.setdefault("start_prior_depth", 0.0)
         return settings
 
@@ -335,6 +353,8 @@ class PrescriptionComparisons(PrescriptionSearch):
             s0 = np.array([self.reference_letter_logmar])
             shown = self._shown_lenses()
             mean = self._predict(np.column_stack([np.full(len(shown), float(s0[0])), shown]))[0]
+            if self.trust_centre == "tilted":  # sessions saved before 27 Nov 2026 (see trust_centre)
+                mean = mean + kappa * shown[:, 0]
             bounds = np.array(self.box.bounds_d)
             anchor = np.clip(shown[int(np.argmax(mean))], bounds[:, 0], bounds[:, 1])
             return maximize_posterior_mean(objective, s0, self.local_bounds(anchor), rng, anchor[None, :])

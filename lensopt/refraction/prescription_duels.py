@@ -204,9 +204,10 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
     :data:`PRESCRIPTION_DUEL_RULES`; ``duel_separation_d``: the largest distance between the two
     lenses (:data:`DUEL_SEPARATION_D`); ``lens_lengthscale_d``: the kernel's (:data:`LENS_LENGTHSCALE_D`).
     No stopping rule: the preference model has no acuity scale for a confidence.
+    ``report_tilt_share`` (:data:`REPORT_TILT_SHARE`) and ``trust_centre`` (``"mean"``) are stored so
+    that sessions saved before them resume as they ran (1 and ``"tilted"``).
     """
 
-    report_tilt_share = REPORT_TILT_SHARE
     link_rules = LINK_RULES
     #: The answers a duel can get: a PsychoPy handler decides ahead for each while the patient
     #: compares (:mod:`lensopt.psychopy.lookahead`); ``canonical_answer`` spells a given one so.
@@ -235,10 +236,14 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
         clarity_link=None,
         n_alternatives=DEFAULT_N_ALTERNATIVES,
         model_lapse=DEFAULT_MODEL_LAPSE,
+        report_tilt_share=REPORT_TILT_SHARE,
+        trust_centre="mean",
     ):
         rule = DEFAULT_RULE if rule is None else rule
         self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
         clarity_link = self.clarity_link
+        self._set_trust_centre(trust_centre)
+        self.report_tilt_share = positive("report_tilt_share", report_tilt_share, 1.0)
         if same_answers not in SAME_ANSWERS:
             raise ValueError(f"unknown same_answers {same_answers!r}; choose one of: {', '.join(SAME_ANSWERS)}")
         self.same_answers = same_answers
@@ -297,12 +302,17 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             "clarity_link": self.clarity_link,
             "n_alternatives": self.n_alternatives,
             "model_lapse": self.model_lapse,
+            "report_tilt_share": self.report_tilt_share,
         }
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings as ``settings_dict()`` wrote them; those written before "the same" was modelled
-        dropped it and capped the most-plus offset at 0.5 D (and are rebuilt so)."""
+        dropped it and capped the most-plus offset at 0.5 D, those written before the prior about
+        the start reported with the whole tilt (and are rebuilt so)."""
+        if "start_prior_depth" not in settings:  # see PrescriptionComparisons._saved_settings
+            settings.setdefault("report_tilt_share", 1.0)
+        settings.setdefault("report_tilt_share", REPORT_TILT_SHARE)
         settings = super()._saved_settings(settings)
         settings.setdefault("same_answers", "dropped")
         settings.setdefault("max_plus_offset_d", MAX_PLUS_OFFSET_D)

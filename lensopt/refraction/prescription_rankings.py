@@ -215,10 +215,12 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
         clarity_link=None,
         n_alternatives=DEFAULT_N_ALTERNATIVES,
         model_lapse=DEFAULT_MODEL_LAPSE,
+        trust_centre="mean",
     ):
         rule = DEFAULT_RULE if rule is None else rule
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose one of: {', '.join(RANKING_RULES)}")
+        self._set_trust_centre(trust_centre)
         self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
         clarity_link = self.clarity_link
         if clarity_link == "acuity":  # the duels' report through the link: half the tilt, a 0.25 D cap

@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -355,3 +356,35 @@ def test_bad_input_is_one_clear_value_error():
     _one_line_value_error(lambda: opt.tell(trial, "maybe"), "a duel answer must be one of")
     _one_line_value_error(lambda: PrescriptionDuelTrial((-1.0, -0.5), START, 0.3), "first_lens must be a Lens")
     assert opt.n_trials == 0
+
+
+@pytest.mark.parametrize("kind", ["duel", "ranking"])
+def test_a_session_saved_by_the_code_of_26_nov_resumes_with_the_trials_it_would_have_asked(kind):
+    """States saved by commit c1303ab (before the trust region was centred by the untilted mean and
+    duels reported with half the tilt; tests/refraction/data/make_prescription_comparisons_fixture.py)
+    resume as that code continued them: the same lenses, letter sizes and best lens. Their duels
+    diverged from the second trial after a resume, 1.5 D of M apart at the end, before the
+    settings ``trust_centre`` and ``report_tilt_share`` were stored."""
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+
+    fixture = json.loads((Path(__file__).parent / "data" / "prescription-comparisons-c1303ab.json").read_text())
+    optimizer_class = PrescriptionDuelOptimizer if kind == "duel" else PrescriptionRankingOptimizer
+    opt = optimizer_class.from_state(fixture[kind]["state"])
+    assert opt.trust_centre == "tilted" and opt.report_tilt_share == 1.0
+    for then in fixture[kind]["continued"]:
+        trial = opt.ask()
+        shown = [trial.first_lens, trial.second_lens] if kind == "duel" else list(trial.lenses)
+        assert [[x.sphere_d, x.cylinder_d, x.axis_deg] for x in shown] == then["lenses"]
+        assert trial.letter_logmar == pytest.approx(then["letter_logmar"], abs=1e-6)
+        opt.tell(trial, then["answer"])
+    np.testing.assert_allclose(opt.best().to_array(), fixture[kind]["best"], atol=1e-6)
+    again = json.loads(json.dumps(opt.to_state()))
+    assert again["settings"]["trust_centre"] == "tilted"  # stored now, kept on the next resume
+    assert optimizer_class.from_state(again).ask() == opt.ask()
+
+
+def test_new_sessions_store_the_trust_centre_and_refuse_an_unknown_one():
+    opt = PrescriptionDuelOptimizer(start=START)
+    assert opt.settings_dict()["trust_centre"] == "mean" and opt.settings_dict()["report_tilt_share"] == 0.5
+    with pytest.raises(ValueError, match="unknown trust_centre 'median'; choose one of: mean, tilted"):
+        PrescriptionDuelOptimizer(start=START, trust_centre="median")

@@ -6,6 +6,8 @@ The letter panels (:mod:`lensopt.dashboard.panels`) and those of a duel or ranki
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
@@ -157,6 +159,8 @@ SD_FOOTNOTE = "± is the posterior sd of the optimum's location (Thompson sample
 #: Heights (fraction of the panel) of a big row, a small row and a note under a value, before
 #: :func:`draw_rows` shrinks them to fit.
 ROW_STEPS = {"big": 0.15, "small": 0.11, "note": 0.065}
+#: The smallest share of their size to which the rows' fonts shrink with their spacing.
+MIN_FONT_SCALE = 0.7
 #: Fraction of the panel the rows may fill (below the title, above the footnote).
 ROWS_HEIGHT = 0.86
 
@@ -186,12 +190,14 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
     steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
     notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
     scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
+    # rows spaced closer are written smaller too, else a value runs into the note under it
+    font_scale = max(MIN_FONT_SCALE, math.sqrt(scale))
     room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
     y = 0.92
     for row, step, note_step in zip(rows, steps, notes):
         label, value = row[0], row[1]
         big = label in big_labels
-        size = FONT_SIZE + (6 if big else 2)
+        size = (FONT_SIZE + (6 if big else 2)) * font_scale
         family = "DejaVu Sans Mono" if big else None
         weight = "bold" if big else "normal"
         ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
@@ -210,7 +216,7 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
                 VALUE_X,
                 y - 0.62 * step * scale,
                 row[2],
-                fontsize=fitted_size(row[2], FONT_SIZE, room_pt),
+                fontsize=fitted_size(row[2], FONT_SIZE * font_scale, room_pt),
                 color="0.35",
                 transform=ax.transAxes,
                 va="top",

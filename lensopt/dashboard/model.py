@@ -398,7 +398,10 @@ class SessionModel(FollowedSession):
             )
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)
-        lens_map, best, curve, bounds = compute_model_parts(opt, trials, header.guess_rate, rng, floored, lapse)
+        live_eye = getattr(self._records[n - 1], "eye", None) or ""
+        # the live eye's trials: near its best lens (the curve's points); a session of both eyes' other eye has its own
+        eye_trials = trials.of_eye(live_eye) if model_eye_name(header, trials) is not None else trials
+        lens_map, best, curve, bounds = compute_model_parts(opt, eye_trials, header.guess_rate, rng, floored, lapse)
         if not rows or rows[-1][0] != n:
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))
         columns = zip(*rows)
@@ -406,7 +409,6 @@ class SessionModel(FollowedSession):
         certainty = lens_confidence(opt, self._settings)
         # a session of both eyes: the panels show the live eye's model; the summary adds the other eye's result
         others: tuple[EyeEstimate, ...] = ()
-        live_eye = getattr(self._records[n - 1], "eye", None) or ""
         if model_eye_name(header, trials) is not None:
             others = tuple(e for e in self._eye_estimates(n, opt, certainty) if e.eye != live_eye)
         target = stored_confidence_target(self._info)

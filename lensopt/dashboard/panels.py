@@ -33,7 +33,7 @@ from lensopt.dashboard.drawing import (
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
-from lensopt.refraction.lens import logmar_text
+from lensopt.refraction.lens import logmar_text, signed_logmar
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -65,7 +65,7 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
         message_panel(fig, title, snap.message or WAITING_MESSAGE)
         return
     ax = fig.add_subplot(1, 1, 1)
-    lm, best, tr = snap.lens_map, snap.best, snap.trials
+    lm, best, tr = snap.lens_map, snap.best, snap.model_trials
     acuity = lm.acuity_mean_logmar
     if np.isfinite(acuity).any():
         draw_surface(
@@ -256,13 +256,18 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             ("Trials", str(snap.trials.n)),
             *(eye_rows(snap.eyes) if snap.eyes and snap.trials.n else [("", snap.message or WAITING_MESSAGE)]),
         ]
-    b, tr, c = snap.best, snap.trials, snap.certainty
+    b, tr, c = snap.best, snap.model_trials, snap.certainty
     acuity = (
-        f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR ({snellen_20(b.acuity_mean_logmar)})"
+        f"{signed_logmar(b.acuity_mean_logmar)} ± {b.acuity_sd_logmar:.2f} logMAR ({snellen_20(b.acuity_mean_logmar)})"
         if np.isfinite(b.acuity_mean_logmar)
         else "not estimable yet"
     )
     trials = f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
+    if tr.n != snap.n_trials:  # a session of both eyes: the live eye's trials, then the session's
+        trials = (
+            f"{tr.last_eye} {tr.n}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
+            f" · session {shown_text(snap)}"
+        )
     sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
     notation = snap.best_lens_notation
     # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
@@ -291,8 +296,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         rows.append(
             (
                 "Stops at",
-                f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: "
-                f"{c.stop_state(snap.n_trials)}",
+                f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: {c.stop_state(tr.n)}",
             )
         )
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]

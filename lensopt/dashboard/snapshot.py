@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from lensopt.refraction.lens import two_parameter_lens_text
+from lensopt.refraction.lens import signed_logmar, two_parameter_lens_text
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
 
@@ -76,8 +76,9 @@ class SessionHeader:
 
     @property
     def who(self) -> str:
-        """``P01`` or, when the session names its eye, ``P01, OD (right eye)``."""
-        return self.participant if self.eye is None else f"{self.participant}, {EYE_NAMES[self.eye]}"
+        """``P01`` or, when the session names its eye, ``P01, OD`` (inside parentheses: its long
+        name has its own, ``OD (right eye)``, which the summary panel's session row gives)."""
+        return self.participant if self.eye is None else f"{self.participant}, {self.eye}"
 
     @property
     def session_text(self) -> str:
@@ -124,6 +125,19 @@ class TrialSeries:
     @property
     def n(self) -> int:
         return len(self.index)
+
+    @property
+    def last_eye(self) -> str:
+        """The last trial's eye (``""`` without trials, or in a session that names none)."""
+        assert self.eye is not None  # filled in by __post_init__
+        return str(self.eye[-1]) if self.n else ""
+
+    def of_eye(self, eye: str) -> TrialSeries:
+        """The trials of ``eye`` alone (``"OD"``, ``"OS"``, or ``""`` of a session that names none)."""
+        assert self.eye is not None  # filled in by __post_init__
+        keep = self.eye == eye
+        arrays = {name: np.asarray(getattr(self, name)) for name in self.__dataclass_fields__}
+        return TrialSeries(**{name: frozen_array(a[keep], a.dtype) for name, a in arrays.items()})
 
     @classmethod
     def from_records(cls, records) -> TrialSeries:
@@ -473,6 +487,12 @@ class DashboardSnapshot:
         return self.trials.n
 
     @property
+    def model_trials(self) -> TrialSeries:
+        """The trials of the eye the live model panels show: its lens map's markers, its counts and
+        its stopping rule's trials (the session's, but in a session of both eyes)."""
+        return self.trials if self.model_eye is None else self.trials.of_eye(self.trials.last_eye)
+
+    @property
     def elapsed_s(self) -> float:
         """Seconds from the first letter shown to the last answer (0 without trials)."""
         return elapsed_s(self.trials)
@@ -489,7 +509,7 @@ class DashboardSnapshot:
         if not np.isfinite(b.acuity_mean_logmar):
             acuity = "not estimable yet"
         else:
-            acuity = f"{b.acuity_mean_logmar:+.2f} ± {b.acuity_sd_logmar:.2f} logMAR"
+            acuity = f"{signed_logmar(b.acuity_mean_logmar)} ± {b.acuity_sd_logmar:.2f} logMAR"
         confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
         if self.verdict is not None and self.verdict.shortfall():  # as the closing console says it
             confidence += f" · {self.verdict.shortfall()}"

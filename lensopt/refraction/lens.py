@@ -320,10 +320,15 @@ def show_lens(lens: Lens, convention: str = "minus") -> str:
     return (lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()).format()
 
 
+def signed_logmar(logmar: float) -> str:
+    """``+0.13``, signed to two decimals; a value that rounds to zero is ``+0.00`` (not ``-0.00``,
+    which an acuity a hair under zero would show)."""
+    return f"{round(float(logmar), 2) + 0.0:+.2f}"
+
+
 def logmar_text(logmar: float) -> str:
-    """``+0.13 logMAR``, signed to two decimals; a value that rounds to zero is ``+0.00`` (not
-    ``-0.00``, which a letter a hair under zero would show)."""
-    return f"{round(float(logmar), 2) + 0.0:+.2f} logMAR"
+    """``+0.13 logMAR`` (:func:`signed_logmar`)."""
+    return f"{signed_logmar(logmar)} logMAR"
 
 
 def two_parameter_lens_text(

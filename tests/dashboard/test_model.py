@@ -252,7 +252,7 @@ def test_a_session_of_one_eye_names_it_in_the_summary_and_a_session_of_none_does
     left = dataclasses.replace(info, protocol={**info.protocol, "session": {"eye": "OS"}})
     snap = SessionModel(left).update(left, [])
     assert snap.header.eye == "OS"
-    assert snap.summary_line().startswith(f"Session {info.session_id} ({info.participant}, OS (left eye), ")
+    assert snap.summary_line().startswith(f"Session {info.session_id} ({info.participant}, OS, ")
     assert summary_rows(snap)[0] == (
         "Session",
         f"{info.session_id} · {info.participant} · OS (left eye) · {info.status}",
@@ -422,6 +422,36 @@ def test_a_two_parameter_session_of_both_eyes_names_the_eye_of_its_model_panels_
     draw_history(fig, snap)
     acuity = [line for line in fig.axes[0].lines if line.get_color() == MODEL_COLOR]
     assert [(min(a.get_xdata()), max(a.get_xdata())) for a in acuity] == [(1, half), (half + 1, N_TRIALS)]
+
+
+def test_in_a_session_of_both_eyes_the_model_panels_count_the_live_eyes_trials_only(session):
+    """OS's lens map marks OS's lenses, its curve's near trials are OS's, and the summary counts
+    OS's trials (then the session's) and reads OS's stopping rule from OS's trials: after 6 of OS's
+    trials of a 30-trial budget it is "not yet", though the session has 30 + 6."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import draw_lens_map
+
+    info = session["info"]
+    stop = {"confidence": 0.99, "min_trials": 5, "max_trials": N_TRIALS - 6}
+    both = dataclasses.replace(info, protocol={**info.protocol, "session": {"eye": "OU"}, "stop": stop})
+    both = dataclasses.replace(both, optimizer_settings={**both.optimizer_settings, "stop": stop})
+    eyes = [dataclasses.replace(r, eye="OD" if r.index <= N_TRIALS - 6 else "OS") for r in session["records"]]
+    snap = SessionModel(both).update(both, eyes)
+    os_trials = snap.model_trials
+    assert snap.n_trials == N_TRIALS and os_trials.n == 6 and set(os_trials.eye.tolist()) == {"OS"}
+    assert os_trials.index.tolist() == list(range(N_TRIALS - 5, N_TRIALS + 1)) and os_trials.correct.dtype == bool
+    fig = Figure()
+    draw_lens_map(fig, snap)
+    marked = sum(len(c.get_offsets()) for c in fig.axes[0].collections if "lens tried" in str(c.get_label()))
+    assert marked == 6
+    near = np.hypot(os_trials.sphere_d - snap.best.sphere_d, os_trials.cylinder_d - snap.best.cylinder_d) <= 0.5
+    assert len(snap.psychometric.near_letter_logmar) == int(near.sum())
+    rows = {row[0]: row[1] for row in summary_rows(snap)}
+    correct = int(os_trials.correct.sum())
+    assert rows["Trials"].startswith(f"OS 6, {correct} correct") and rows["Trials"].endswith(f"session {N_TRIALS}")
+    assert snap.certainty is not None and snap.certainty.has_stop_rule
+    assert rows["Stops at"].endswith((": not yet", ": reached"))  # the session's 30 + 6 would say "max trials reached"
 
 
 def test_a_session_of_one_eye_names_no_eye_on_its_model_panels(session):

@@ -6,7 +6,8 @@ Its next decision is a function of its settings and its history only (the random
 is drawn from ``(seed, n_trials)``), so :meth:`~AskTellOptimizer.to_state` — plain JSON — and
 :meth:`~AskTellOptimizer.from_state` rebuild an optimizer that makes the same next decision (to
 the tolerance of a fit that the original warm-started and the rebuilt one starts from the prior:
-about 1e-9 in a lens).
+about 1e-9 D in a proposed lens, up to about 1e-6 D in the full prescription's reported one; lenses
+rounded to the phoropter's steps are the same).
 
 The optimizers, their query → answer, and what ``best()`` reports:
 

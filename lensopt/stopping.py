@@ -98,20 +98,9 @@ class StopRule:
 
 
 #: The number of comparisons after which lensopt's accuracy with duels and rankings was measured on
-#: held-out patients (README, docs/prescription.md): a prescription from fewer says so (console, record).
+#: held-out patients (README, docs/prescription.md): a lens from fewer is no prescription yet
+#: (:func:`enough_to_prescribe`; console, sessions list, dashboard, record).
 COMPARISONS_EVALUATED = 40
-
-
-def comparisons_caution(n_trials: int, noun: str) -> str:
-    """``from only 8 duels: lensopt's accuracy was measured after 40 (check the intervals before
-    prescribing)`` for a comparison prescription from fewer than :data:`COMPARISONS_EVALUATED`
-    ``noun`` (duels, rankings); ``""`` from as many or more."""
-    if n_trials >= COMPARISONS_EVALUATED:
-        return ""
-    return (
-        f"from only {n_trials} {noun}: lensopt's accuracy was measured after {COMPARISONS_EVALUATED} "
-        "(check the intervals before prescribing)"
-    )
 
 
 #: The name of an eye's result short of its target confidence in a session without a stopping rule
@@ -135,9 +124,19 @@ def prescription_target(stop_confidence: float | None) -> float:
     return DEFAULT_STOP_CONFIDENCE if stop_confidence is None else float(stop_confidence)
 
 
-def enough_to_prescribe(confidence: float | None, target: float) -> bool:
+def enough_to_prescribe(confidence: float | None, target: float, n_comparisons: int | None = None) -> bool:
     """Whether a lens found at ``confidence`` may be shown as a prescription: its confidence reached
     ``target`` (:func:`prescription_target`). Short of it, the console, the dashboard and the printed
     record say "not enough answers to prescribe" instead of the lens. A lens without a confidence
-    (duels and rankings: no acuity scale, so no stopping rule) is not held to one."""
-    return confidence is None or confidence >= target
+    (duels and rankings: no acuity scale, so no stopping rule) is held instead to the number of
+    comparisons after which lensopt's accuracy was measured, :data:`COMPARISONS_EVALUATED`, when
+    ``n_comparisons`` is given (12 rankings put a lens 1 D and 78° off on a signable record)."""
+    if confidence is None:
+        return n_comparisons is None or n_comparisons >= COMPARISONS_EVALUATED
+    return confidence >= target
+
+
+def comparisons_shortfall(n_comparisons: int, noun: str) -> str:
+    """Why a comparison lens is no prescription yet: ``only 12 rankings; lensopt's accuracy was
+    measured after 40``."""
+    return f"only {n_comparisons} {noun}; lensopt's accuracy was measured after {COMPARISONS_EVALUATED}"

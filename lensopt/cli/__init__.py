@@ -15,10 +15,13 @@ no traceback. Set ``LENSOPT_DEBUG=1`` to see the traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 
 from lensopt import __version__
 from lensopt.errors import LensoptError, missing_extra
@@ -87,6 +90,30 @@ def attach_notation_values(argv: list[str]) -> list[str]:
     return out
 
 
+@contextlib.contextmanager
+def _terminate_as_interrupt(received: list[int]):
+    """While a command runs, SIGTERM (``kill``, a session manager logging out) and SIGHUP (a closed
+    terminal) end it as Ctrl-C does — its clean-up runs: a session is marked aborted and says how to
+    resume it, a campaign's workers are shut down — instead of the process vanishing mid-way. The
+    signal's number goes to ``received`` (the exit code is 128 + it). Only in the main thread (where
+    Python delivers signals); elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {signum: signal.signal(signum, interrupt) for signum in signals}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(attach_notation_values(sys.argv[1:] if argv is None else list(argv)))
@@ -94,15 +121,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     prog = " ".join(filter(None, ("lensopt", args.command, getattr(args, "bench_command", None))))
+    received: list[int] = []
     try:
-        return int(args.handler(args) or 0)
+        with _terminate_as_interrupt(received):
+            return int(args.handler(args) or 0)
     except BrokenPipeError:  # the reader went away (`lensopt sessions --json | head`): nothing to say
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
         return 0
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; everything answered so far is saved", file=sys.stderr)
-        return 130
+        return 128 + received[0] if received else 130
     except ModuleNotFoundError as exc:  # an optional part not installed (pip install lensopt: the core)
         error = missing_extra(exc)
         if error is None or os.environ.get("LENSOPT_DEBUG"):

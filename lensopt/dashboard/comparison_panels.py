@@ -213,7 +213,7 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
     )
 
 
-def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
+def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     """(label, value) rows of the summary panel of a duel or ranking session."""
     h, label = snap.header, f"{snap.noun.capitalize()}s"
     rows = [("Session", h.session_text), ("Rule", f"{h.rule} · {snap.model} model")]
@@ -221,11 +221,12 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple[str, str]]:
         if snap.sets.n == 0:
             return rows + [(label, "0"), ("", _message(snap))]
         # a session not finished (or replayed part-way) has a best lens so far, not a prescription yet
-        rx = (
-            [("Prescription" if snap.final else "Best so far", snap.prescription)]
-            if snap.prescription
-            else [("", _message(snap))]
-        )
+        if not snap.prescription:
+            rx: list[tuple] = [("", _message(snap))]
+        elif snap.shortfall:  # the end, short of the comparisons measured: as the printed record says it
+            rx = [("Not prescribed", f"{snap.result_label} {snap.prescription}", snap.shortfall)]
+        else:
+            rx = [(snap.result_label.capitalize(), snap.prescription)]
         return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
     b, notation = snap.best, snap.best_lens_notation
     # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder

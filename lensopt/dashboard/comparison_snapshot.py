@@ -12,6 +12,7 @@ Built by :mod:`lensopt.dashboard.comparison_model` from stored duels or rankings
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from lensopt.dashboard.snapshot import (
     freeze_bounds,
     frozen_array,
 )
+from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
 
 #: What one compared set of each session kind is called (the slider and the history count them).
@@ -240,6 +242,23 @@ class ComparisonSnapshot:
         then the prescription, before that the best so far."""
         return self.header.status == "finished" and self.live
 
+    @property
+    def shortfall(self) -> str:
+        """Why a full prescription's lens at the session's end is no prescription: fewer comparisons
+        than lensopt's accuracy was measured after (``only 12 rankings; …``, the printed record's
+        rule, :func:`lensopt.stopping.enough_to_prescribe`); ``""`` otherwise."""
+        if not (self.final and self.prescription) or enough_to_prescribe(None, math.nan, self.n_trials):
+            return ""
+        return comparisons_shortfall(self.n_trials, f"{self.noun}s")
+
+    @property
+    def result_label(self) -> str:
+        """What a full prescription's lens is: ``prescription`` (the end, enough comparisons), ``best
+        so far`` (before the end), or ``provisional estimate`` (an end short of :attr:`shortfall`)."""
+        if not self.final:
+            return "best so far"
+        return "provisional estimate" if self.shortfall else "prescription"
+
     def summary_line(self) -> str:
         """One line for the window and the tests: sets, answers, best lens ± sd."""
         h, noun = self.header, self.noun
@@ -247,7 +266,8 @@ class ComparisonSnapshot:
         n = self.n_trials
         count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
         if self.best is None and self.prescription:  # a full prescription: its lens, as far as it goes
-            return f"{head} · {count} · {'prescription' if self.final else 'best so far'} {self.prescription}"
+            short = f" — not enough answers to prescribe ({self.shortfall})" if self.shortfall else ""
+            return f"{head} · {count} · {self.result_label} {self.prescription}{short}"
         if self.best is None:  # none answered yet
             return f"{head} · {count} · {self.message or waiting_message(self.kind)}"
         b, notation = self.best, self.best_lens_notation

@@ -246,7 +246,7 @@ def _draw_not_a_prescription(page: _Page, fixed_design: bool = False) -> None:
             "Page 2 shows the session as the dashboard draws it.",
         )
     for line in (
-        "This page is not a prescription: no eye's confidence reached the session's target, so there",
+        "This page is not a prescription: no eye's result may be prescribed (the reasons above), so there",
         *estimates,
     ):
         page.text(MARGIN_IN, line, size=FONT_SIZE, color=ALERT)

@@ -37,7 +37,6 @@ from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
     ESTIMATE_NOT_PRESCRIPTION,
     StopRule,
-    comparisons_caution,
     enough_to_prescribe,
     prescription_target,
 )
@@ -45,15 +44,19 @@ from lensopt.store.records import (
     DUEL_KIND,
     EYE_NAMES,
     LETTERS_KIND,
+    NO_AXIS_REASON,
     RANKING_KIND,
-    stored_confidence_target,
+    TRIAL_NOUNS,
     stored_stop_confidence,
+    stored_withheld_reason,
 )
 
 #: A result without an eye (:data:`lensopt.store.records.EYE_NAMES` names the others).
 NO_EYE = "eye not recorded"
 #: What the record says in place of the lens of an eye short of the target confidence.
 NOT_PRESCRIBED = "No prescription: not enough answers"
+#: What such a record says in place of the lens.
+NO_AXIS_HEADING = "No prescription: a cylinder without an axis"
 #: In its place for a session without a stopping rule (a study's fixed number of trials): its result.
 ESTIMATE_HEADING = ESTIMATE_NOT_PRESCRIPTION.capitalize()
 #: The title of a record none of whose eyes may be prescribed (else "Spectacle prescription").
@@ -160,7 +163,6 @@ def stop_reason(info, result) -> str:
 
 
 #: Per session kind: what a trial is called, and how the refraction was done (the record's subtitle).
-TRIAL_NOUNS = {LETTERS_KIND: "letters", DUEL_KIND: "duels", RANKING_KIND: "rankings"}
 METHODS = {
     LETTERS_KIND: "Subjective refraction from letter acuity (lensopt)",
     DUEL_KIND: "Subjective refraction from duels of lenses, \u201cone or two?\u201d (lensopt)",
@@ -172,12 +174,11 @@ NO_CONFIDENCE_FOR_COMPARISONS = (
 )
 
 
-def comparison_confidence_text(noun: str, n_trials: int) -> str:
+def comparison_confidence_text(noun: str) -> str:
     """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
-    scale), the intervals instead; and, from fewer than :data:`COMPARISONS_EVALUATED` comparisons,
-    that its accuracy was measured after more (2 rankings printed as a plain prescription before)."""
-    caution = comparisons_caution(n_trials, noun)
-    return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun) + (f"; {caution}" if caution else "")
+    scale), the intervals instead (a lens from fewer comparisons than lensopt's accuracy was measured
+    after is withheld: :func:`withheld_reason`)."""
+    return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,8 @@ class EyeRecord:
     def withheld_heading(self) -> str:
         """What a withheld eye's record says in place of the lens: :data:`NOT_PRESCRIBED`, or a fixed
         design's :data:`ESTIMATE_HEADING`."""
+        if self.withheld == NO_AXIS_REASON:
+            return NO_AXIS_HEADING
         return ESTIMATE_HEADING if self.fixed_design else NOT_PRESCRIBED
 
     @property
@@ -297,15 +300,9 @@ def session_results(info) -> list:
     return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None) or "", 3))
 
 
-def withheld_reason(info, result) -> str | None:
-    """Why stored ``result`` of session ``info`` is no prescription: its confidence fell short of the
-    session's target (``confidence 0.11 < 0.95 after 8 letters``; the closing console's rule,
-    :func:`lensopt.stopping.enough_to_prescribe`); None when it may be printed as one (a result
-    without a confidence, of duels or rankings, among them)."""
-    target = stored_confidence_target(info)
-    if enough_to_prescribe(result.confidence, target):
-        return None
-    return f"confidence {result.confidence:.2f} < {target:.2f} after {result.n_trials} {TRIAL_NOUNS.get(info.kind, 'trials')}"
+#: Why stored ``result`` of session ``info`` is no prescription, or None
+#: (:func:`lensopt.store.records.stored_withheld_reason`, the rule every front end applies).
+withheld_reason = stored_withheld_reason
 
 
 def eye_record(info, result) -> EyeRecord:
@@ -337,11 +334,12 @@ def eye_record(info, result) -> EyeRecord:
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
         trials=f"{result.n_trials} {noun}",
         stop_reason=stop_reason(info, result),
-        confidence=comparison_confidence_text(noun, result.n_trials)
+        confidence=comparison_confidence_text(noun)
         if info.kind != LETTERS_KIND
         else confidence_statement(result.confidence, stop_confidence),
         withheld=withheld_reason(info, result),
-        fixed_design=stop_confidence is None,
+        # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
+        fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,
     )
 
 
@@ -442,7 +440,13 @@ def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
     ]
     if results:
         session.append(("Result computed", _when(max(r.recorded_at for r in results))))
-    session.append(("Protocol", name + (" · answers by a SIMULATED patient" if observer == "simulated" else "")))
+    rule, seed = info.optimizer_settings.get("rule"), getattr(info, "seed", None)
+    method = (f" · rule {rule}" if isinstance(rule, str) and rule else "") + (
+        f" · seed {seed}" if seed is not None else ""
+    )
+    session.append(
+        ("Protocol", name + method + (" · answers by a SIMULATED patient" if observer == "simulated" else ""))
+    )
     eyes = getattr(info, "eye", None)  # the eye(s) the session tests (schema 7), or None
     if isinstance(eyes, str) and eyes:
         done = {getattr(r, "eye", None) for r in results}

@@ -29,8 +29,9 @@ from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_l
 from lensopt.refraction.lens import Lens, logmar_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import (
+    COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
-    comparisons_caution,
+    comparisons_shortfall,
     enough_to_prescribe,
     prescription_target,
 )
@@ -87,6 +88,9 @@ class EndPoint:
     more_trials: int | None = None
     n_trials: int = 0
     fixed_design: bool = False
+    #: What a trial of this eye is called: ``"trials"``, or ``"duels"``/``"rankings"`` (whose lens has
+    #: no confidence: it is held to :data:`~lensopt.stopping.COMPARISONS_EVALUATED` comparisons).
+    noun: str = "trials"
 
     def headline(self) -> str:
         """``OD  -1.25 / -0.75 x 170``, ``OD  not enough answers to prescribe``, or, a fixed design's,
@@ -103,7 +107,10 @@ class EndPoint:
         design's: the confidence its trials reached."""
         if self.confident:
             return ""
-        reached = "no confidence yet" if self.confidence is None else f"confidence {self.confidence:.2f}"
+        if self.confidence is None:  # a comparison (duels, rankings) short of the comparisons measured
+            more = "" if self.more_trials is None else f"; about {self.more_trials} more {self.noun} recommended"
+            return comparisons_shortfall(self.n_trials, self.noun) + more
+        reached = f"confidence {self.confidence:.2f}"
         if self.fixed_design:
             return (
                 f"{reached} < {self.target:.2f} after the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
@@ -271,16 +278,12 @@ def box_edge_warning(best_d, protocol) -> str:
 
 def comparison_notes(optimizer, protocol, reported: list) -> tuple[str, ...]:
     """What a comparison without a confidence (duels, rankings) says under its lens, on the closing
-    console and in the log: a stored prescription from fewer comparisons than lensopt's accuracy was
-    measured with (:func:`lensopt.stopping.comparisons_caution`); a two-parameter best lens on the
-    lens box's edge (:func:`box_edge_warning`); nothing for a search with a confidence."""
-    if hasattr(optimizer, "confidence"):
+    console and in the log: a two-parameter best lens on the lens box's edge
+    (:func:`box_edge_warning`); nothing for a search with a confidence or a stored prescription (held
+    to the comparisons lensopt's accuracy was measured after instead, :func:`end_point`)."""
+    if hasattr(optimizer, "confidence") or reported:
         return ()
-    note = (
-        comparisons_caution(optimizer.n_trials, f"{protocol.feedback_mode}s")
-        if reported
-        else box_edge_warning(optimizer.best(), protocol)
-    )
+    note = box_edge_warning(optimizer.best(), protocol)
     return (note,) if note else ()
 
 
@@ -307,8 +310,19 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
                 details=(found, *comparison_notes(optimizer, protocol, reported)),
             )
         lens_text, details = _reported_text(reported[0], protocol)
-        details += comparison_notes(optimizer, protocol, reported)  # as the log and the printed record say it
-        return EndPoint(eye=eye, confident=True, confidence=None, target=math.nan, lens_text=lens_text, details=details)
+        n = int(optimizer.n_trials)
+        confident = enough_to_prescribe(None, math.nan, n_comparisons=n)  # as the printed record holds it
+        return EndPoint(
+            eye=eye,
+            confident=confident,
+            confidence=None,
+            target=math.nan,
+            lens_text=lens_text,
+            details=details,
+            more_trials=None if confident else COMPARISONS_EVALUATED - n,
+            n_trials=n,
+            noun=f"{protocol.feedback_mode}s",
+        )
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())
     if reported:
@@ -339,9 +353,10 @@ def continue_command(
     --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
     over the eyes short of their target (an eye without a number of its own gets that budget too);
-    ``--trials N`` with "(N more than …)" after ``note_sep`` where no number can be justified. None when every eye has its end point (or none has a
-    confidence to reach, or the protocol fixed its trials: a study's design, not a call for more)."""
-    short = [e for e in end_points if not e.confident and not math.isnan(e.target) and not e.fixed_design]
+    ``--trials N`` with "(N more than …)" after ``note_sep`` where no number can be justified. None when every eye has its end point (a comparison
+    from enough comparisons among them), or the protocol fixed its trials (a study's design, not a
+    call for more)."""
+    short = [e for e in end_points if not e.confident and not e.fixed_design]  # comparisons short of 40 too
     if not short:
         return None
     db = "" if db_path is None else f" --db {db_path}"

@@ -68,19 +68,22 @@ def presentation_order(seed: int, index: int, n_lenses: int) -> tuple[int, ...]:
     return tuple(int(i) for i in rng.permutation(n_lenses))
 
 
-def presented(trial, seed: int, index: int):
+def presented(trial, seed: int, index: int, order: str = "counterbalanced"):
     """A duel's or ranking's ``trial`` (as the optimizer asked it) with its lenses in the order trial
     ``index`` shows them (:func:`presentation_order`): counterbalanced, so that the rule's best lens
     so far (its champion, asked first) is lens 1 no more often than lens 2 (or 3) and a patient who
     favours a position — the lens seen last, say — does not pull the result one way. The loop stores
-    and tells the optimizer the trial as shown."""
+    and tells the optimizer the trial as shown. ``order`` ``"as-asked"`` (the protocol's
+    ``[duel] order`` / ``[ranking] order``; sessions stored before it): the trial unchanged."""
+    if order == "as-asked":
+        return trial
     fields = _LENS_FIELDS[type(trial)]
     if len(fields) == 2:  # a duel: two fields
-        order = presentation_order(seed, index, 2)
-        return dataclasses.replace(trial, **{fields[k]: getattr(trial, fields[i]) for k, i in enumerate(order)})
+        shown = presentation_order(seed, index, 2)
+        return dataclasses.replace(trial, **{fields[k]: getattr(trial, fields[i]) for k, i in enumerate(shown)})
     lenses = getattr(trial, fields[0])
-    order = presentation_order(seed, index, len(lenses))
-    return dataclasses.replace(trial, **{fields[0]: tuple(lenses[i] for i in order)})
+    shown = presentation_order(seed, index, len(lenses))
+    return dataclasses.replace(trial, **{fields[0]: tuple(lenses[i] for i in shown)})
 
 
 class LetterLineLoop(LoopScreens):

@@ -167,14 +167,17 @@ def store_prescription(
 def _store_and_log(
     store, session_id: int, result: ResultRecord, log, target: float | None, cylinder: str = "minus"
 ) -> ResultRecord:
-    """``result`` logged (as an estimate when its confidence is short of ``target``; in the
-    ``cylinder`` convention) and stored."""
-    for line in prescription_lines(result, target, cylinder):
-        log(line)
+    """``result`` stored, then logged (as an estimate when its confidence is short of ``target``; in
+    the ``cylinder`` convention): stored first, so that an interrupt while it is written loses nothing."""
     try:
         store.set_result(session_id, result)
+        failed = None
     except StoreError as exc:  # the answers are stored; the result can be recomputed from them
-        log(f"the prescription could not be stored ({str(exc).splitlines()[0]}); resume the session to store it")
+        failed = f"the prescription could not be stored ({str(exc).splitlines()[0]}); resume the session to store it"
+    for line in prescription_lines(result, target, cylinder):
+        log(line)
+    if failed is not None:
+        log(failed)
     return result
 
 

@@ -244,6 +244,10 @@ class LettersSection:
             raise ValueError(f"alphabet must be 2 to 26 distinct capital letters A-Z, got {a!r}")
 
 
+#: How a duel's or ranking's lenses are ordered on screen (:attr:`DuelSection.order`).
+COMPARISON_ORDERS = ("counterbalanced", "as-asked")
+
+
 @dataclass(frozen=True)
 class DuelSection:
     """Duel feedback: how many letters the line shows (spaced one letter width apart), and the model
@@ -253,10 +257,15 @@ class DuelSection:
 
     letters_per_line: int = 5
     model: str = "ties"
+    #: The lenses' order on screen: ``counterbalanced`` (drawn from the seed and the trial, so that
+    #: the rule's champion is lens 1 no more often than lens 2), or ``as-asked`` (the champion first:
+    #: sessions stored before 30 Nov 2026, which resume so).
+    order: str = "counterbalanced"
 
     def __post_init__(self):
         _number(self, "letters_per_line", 1, 10, integer=True)
         _choice(self, "model", ("ties", "probit"))
+        _choice(self, "order", COMPARISON_ORDERS)
 
 
 @dataclass(frozen=True)
@@ -266,7 +275,10 @@ class RankingSection:
 
     lenses: int = 3
     letters_per_line: int = 5
+    #: The lenses' order on screen, as :attr:`DuelSection.order`.
+    order: str = "counterbalanced"
 
     def __post_init__(self):
         _number(self, "lenses", RANKING_LENSES[0], RANKING_LENSES[-1], integer=True)
         _number(self, "letters_per_line", 1, 10, integer=True)
+        _choice(self, "order", COMPARISON_ORDERS)

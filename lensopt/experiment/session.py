@@ -151,11 +151,24 @@ def run_session(
         store.close()
 
 
+def stored_protocol(data: dict) -> dict:
+    """A session's stored protocol as it ran: a comparison table stored without ``order`` (before
+    30 Nov 2026, when every duel and ranking showed the rule's champion first) keeps ``as-asked``,
+    so that a resumed session shows its lenses as it did."""
+    out = dict(data)
+    for name in ("duel", "ranking"):
+        if isinstance(out.get(name), dict) and "order" not in out[name]:
+            out[name] = {**out[name], "order": "as-asked"}
+    return out
+
+
 def _run(store, request: RunRequest, responses, log, window, console_window=None, protocol=None) -> SessionOutcome:
     records, info = [], None
     if request.resume is not None:
         info = store.session(request.resume)
-        protocol = protocol_from_dict(info.protocol, source=f"stored protocol of session {info.session_id}")
+        protocol = protocol_from_dict(
+            stored_protocol(info.protocol), source=f"stored protocol of session {info.session_id}"
+        )
         mode = mode_for(protocol)
         if info.kind != mode.kind:
             raise StoreError(
@@ -421,6 +434,8 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
             records = mode.stored_trials(store, session_id)
             if result.status != "finished":
                 break
+            if eye == eyes[-1]:  # every answer is in: an interrupt from here on leaves a finished session
+                status = "finished"
             reported = report_eye(store, session_id, optimizer, protocol, log, eye)
             stored_results += reported
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
@@ -439,9 +454,13 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
     finally:
         with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
             store.set_status(session_id, status)
+        if status != "finished":  # a pause, a quit, a crash, Ctrl-C or a SIGTERM: how to go on
+            with contextlib.suppress(StoreError):
+                n_stored = store.session(session_id).n_trials
+                log(
+                    f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}"
+                )
     n_stored = store.session(session_id).n_trials
-    if status != "finished":
-        log(f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}")
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
     return SessionOutcome(
         session_id,

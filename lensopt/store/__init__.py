@@ -32,6 +32,7 @@ from lensopt.store.records import (
     stored_confidence_target,
     stored_fixed_design,
     stored_stop_confidence,
+    stored_withheld_reason,
 )
 from lensopt.store.schema import (
     SCHEMA_VERSION,
@@ -68,4 +69,5 @@ __all__ = [
     "stored_confidence_target",
     "stored_fixed_design",
     "stored_stop_confidence",
+    "stored_withheld_reason",
 ]

@@ -49,6 +49,7 @@ from lensopt.store.records import (
     RankingTrialRecord,
     SessionInfo,
     TrialRecord,
+    stored_withheld_reason,
 )
 from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
 
@@ -62,9 +63,9 @@ FORMATS = ("csv", "json", "psychopy")
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
 #: and the session's ``result``; 5: letter trials' ``void``; 6: the session's ``eye``, letter
 #: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``;
-#: 8: rankings' ``axes_deg``).
+#: 8: rankings' ``axes_deg``; 9: each result's ``prescribed`` and ``withheld_reason``).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 8
+JSON_FORMAT_VERSION = 9
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -79,6 +80,24 @@ DUEL_CSV_COLUMNS = fixed_columns([DUEL_KIND])
 def ranking_csv_columns(n_lenses: int) -> tuple[str, ...]:
     """CSV columns of a ranking session whose largest set has ``n_lenses`` lenses, before ``extra``'s."""
     return fixed_columns([RANKING_KIND], n_lenses)
+
+
+def _result_document(info: SessionInfo, result) -> dict:
+    """A stored result as the JSON export writes it: its fields, and whether it is a prescription
+    (``prescribed``; else ``withheld_reason`` says why: the printed record's and the sessions list's
+    rule, :func:`lensopt.store.records.stored_withheld_reason`)."""
+    reason = stored_withheld_reason(info, result)
+    return {**dataclasses.asdict(result), "prescribed": reason is None, "withheld_reason": reason}
+
+
+def info_document(info: SessionInfo) -> dict:
+    """A stored session's description without its trials, as ``lensopt sessions --json`` lists it:
+    its fields, each result with ``prescribed`` and ``withheld_reason`` (:func:`_result_document`)."""
+    return {
+        **dataclasses.asdict(info),
+        "result": None if info.result is None else _result_document(info, info.result),
+        "results": [_result_document(info, r) for r in info.results],
+    }
 
 
 def session_document(
@@ -107,8 +126,8 @@ def session_document(
         "seed": info.seed,
         "software_version": info.software_version,
         "eye": info.eye,
-        "result": None if info.result is None else dataclasses.asdict(info.result),
-        "results": [dataclasses.asdict(r) for r in info.results],
+        "result": None if info.result is None else _result_document(info, info.result),
+        "results": [_result_document(info, r) for r in info.results],
         "trials": [dataclasses.asdict(t) for t in trials]
         if info.kind in (DUEL_KIND, RANKING_KIND)
         else [

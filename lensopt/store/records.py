@@ -13,7 +13,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from lensopt.refraction.trial import DUEL_ANSWERS
-from lensopt.stopping import prescription_target
+from lensopt.stopping import comparisons_shortfall, enough_to_prescribe, prescription_target
 
 #: The eyes a trial or result may be for: right (oculus dexter), left (oculus sinister).
 EYES = ("OD", "OS")
@@ -423,6 +423,36 @@ def stored_confidence_target(info) -> float:
     """The confidence each result of stored session ``info`` must reach to be shown as a prescription:
     :func:`stored_stop_confidence`, else 0.95 (:func:`lensopt.stopping.prescription_target`)."""
     return prescription_target(stored_stop_confidence(info))
+
+
+#: What a trial of each kind of session is called in the words shown to a clinician.
+TRIAL_NOUNS = {LETTERS_KIND: "letters", DUEL_KIND: "duels", RANKING_KIND: "rankings"}
+
+#: Why a two-parameter result with a cylinder is no prescription when its session had no axis
+#: (no ``[lens] axis_deg``, no ``--axis``): a cylinder cannot be dispensed, nor transposed, without one.
+NO_AXIS_REASON = (
+    "the cylinder's axis was not given: run with --axis (or [lens] axis_deg), or search the axis too "
+    "(clinical-prescription --start RX)"
+)
+
+
+def stored_withheld_reason(info, result) -> str | None:
+    """Why stored ``result`` of session ``info`` is no prescription — the one rule the sessions list,
+    the dashboard and the printed record apply, as the closing console does
+    (:func:`lensopt.stopping.enough_to_prescribe`): its confidence fell short of the session's target
+    (``confidence 0.11 < 0.95 after 8 letters``); a duel or ranking result (no confidence) from fewer
+    comparisons than lensopt's accuracy was measured after (``only 12 rankings; …``); a cylinder
+    whose axis the session was not given (:data:`NO_AXIS_REASON`). None when it may be shown as one."""
+    noun = TRIAL_NOUNS.get(info.kind, "trials")
+    if result.axis_deg is None and round(float(result.cylinder_d), 2) != 0.0:
+        return NO_AXIS_REASON
+    target = stored_confidence_target(info)
+    n_comparisons = None if info.kind == LETTERS_KIND else int(result.n_trials)
+    if enough_to_prescribe(result.confidence, target, n_comparisons):
+        return None
+    if result.confidence is None:
+        return comparisons_shortfall(int(result.n_trials), noun)
+    return f"confidence {result.confidence:.2f} < {target:.2f} after {result.n_trials} {noun}"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from lensopt import stopping
 from lensopt.dashboard.comparison_model import DuelSessionModel, RankingSessionModel, utility_profile
 from lensopt.dashboard.comparison_snapshot import (
     WAITING_DUEL_MESSAGE,
@@ -216,7 +217,7 @@ def test_a_session_of_an_unknown_kind_is_refused_with_its_kind_named(tmp_path):
             snapshot_from_store(store, sid)
 
 
-def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_prescription(tmp_path):
+def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_prescription(monkeypatch, tmp_path):
     """A stored duel session of sphere, cylinder and axis (schema 8 axes) of the left eye is rebuilt
     as the PrescriptionDuelOptimizer it was: the snapshot names its prescription and the eye (its
     records name none: a comparison session tests one eye), and the replay of the first duels is that
@@ -250,12 +251,19 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     assert snap.prescription == opt.prescription().text
     assert snap.message == PRESCRIPTION_DUEL_MESSAGE.format(n=8, text=opt.prescription().text)
     assert f"· 8 duels ({snap.answers_text()}) · " in snap.summary_line()  # not "0 duels"
-    assert snap.summary_line().startswith(f"Duel session {sid} (RXD, OS (left eye), running)")
+    assert snap.summary_line().startswith(f"Duel session {sid} (RXD, OS, running)")
     assert comparison_summary_rows(snap)[0] == ("Session", f"{sid} · RXD · OS (left eye) · running")
     # running (or killed): its lens is the best so far, not yet the prescription; a finished one's is
     assert ("Best so far", snap.prescription) in comparison_summary_rows(snap)
     assert snap.summary_line().endswith(f" · best so far {snap.prescription}")
     finished = dataclasses.replace(snap, header=dataclasses.replace(snap.header, status="finished"))
+    # finished after 8 duels: fewer than lensopt's accuracy was measured after (40), no prescription yet
+    short = "only 8 duels; lensopt's accuracy was measured after 40"
+    assert ("Not prescribed", f"provisional estimate {snap.prescription}", short) in comparison_summary_rows(finished)
+    assert finished.summary_line().endswith(
+        f" · provisional estimate {snap.prescription} — not enough answers to prescribe ({short})"
+    )
+    monkeypatch.setattr(stopping, "COMPARISONS_EVALUATED", 8)  # as after 40 duels
     assert ("Prescription", snap.prescription) in comparison_summary_rows(finished)
     assert finished.summary_line().endswith(f" · prescription {snap.prescription}")
     first_five = PrescriptionDuelOptimizer.from_settings(opt.settings_dict(), told[:5])

@@ -305,6 +305,34 @@ def test_one_eye_prescribed_and_the_other_short_of_the_target_prints_one_prescri
     assert any(text == "Signature" for text, _, _ in drawn)
 
 
+def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
+    """A two-parameter letter session without an axis (no --axis, no [lens] axis_deg) stores sphere and
+    a signed cylinder: confident or not, a cylinder cannot be dispensed without its axis, so the
+    record withholds it, says why, and offers nothing to sign, as ``lensopt sessions`` does; a
+    result whose cylinder rounds to zero is a sphere, prescribed."""
+    from lensopt.cli.handlers.sessions import _prescriptions
+    from lensopt.dashboard.prescription_record import draw_record_page
+    from lensopt.dashboard.prescription_text import NO_AXIS_HEADING
+
+    stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 80}
+
+    def session(cylinder_d):
+        text = f"S -1.25 D  C {cylinder_d:+.2f} D"
+        result = ResultRecord(text, -1.25, cylinder_d, None, 0.0, 0.97, 40, {"sphere_d": [-1.5, -1.0]}, eye="OD")
+        return _session_info(protocol={"session": {"eye": "OD"}, "stop": stop}, n_trials=40, results=(result,))
+
+    record = build_record(session(-0.75), printed_at=1.9e9)
+    (eye,) = record.eyes
+    assert not eye.prescribed and not record.signable and record.title != "Spectacle prescription"
+    assert eye.withheld_text.startswith(f"{NO_AXIS_HEADING} (the cylinder's axis was not given: run with --axis")
+    drawn = [text for text, _, _ in _drawn(draw_record_page(record))]
+    assert "Signature" not in drawn and not any(text.startswith("Prescription (minus cylinder)") for text in drawn)
+    assert _prescriptions(session(-0.75)) == "OD S -1.25 D  C -0.75 D (estimate: a cylinder without an axis)"
+    sphere = build_record(session(0.0), printed_at=1.9e9)
+    assert sphere.eyes[0].prescribed and sphere.signable
+    assert _prescriptions(session(0.0)) == "OD S -1.25 D  C +0.00 D"
+
+
 def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more_trials():
     """A protocol without [stop] (a study's fixed number of trials): the record says "Estimate, not a
     prescription", as the console and the log do, with no call for more trials; nothing to sign."""
@@ -550,15 +578,19 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert record.missing is None and eye.prescription == opt.prescription().text and eye.eye.startswith("OD")
     assert record.method.startswith("Subjective refraction from duels") and "letter" not in record.method
     assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
+    assert dict(record.session)["Protocol"] == "clinical-prescription-duel · rule muc-ald · seed 4"  # reproducible
     assert eye.confidence.startswith("not defined for duels") and "more trials" not in eye.confidence
-    assert eye.prescribed and record.signable and record.unfinished is None  # no confidence: printed as before
-    # but from 8 duels, fewer than lensopt's accuracy was measured with (40), it says so
-    assert eye.confidence.endswith(
-        "; from only 8 duels: lensopt's accuracy was measured after 40 (check the intervals before prescribing)"
+    # from 8 duels, fewer than lensopt's accuracy was measured after (40): no prescription yet, nothing to sign
+    assert not eye.prescribed and not record.signable and record.unfinished is None
+    assert (
+        eye.withheld_text
+        == "No prescription: not enough answers (only 8 duels; lensopt's accuracy was measured after 40)"
     )
-    from lensopt.dashboard.prescription_text import comparison_confidence_text
-
-    assert "from only" not in comparison_confidence_text("rankings", 40)
+    assert eye.provisional == f"provisional estimate {opt.prescription().text} — not for prescribing"
+    with SessionStore(path) as store:  # the same lens after 40 duels is the prescription, signed
+        store.set_result(sid, replace(result_of(opt), eye="OD", n_trials=40))
+        forty = build_record(store.session(sid))
+    assert forty.eyes[0].prescribed and forty.signable and forty.eyes[0].prescription == opt.prescription().text
 
 
 def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions_db):

@@ -258,3 +258,23 @@ def test_comparisons_are_shown_in_a_counterbalanced_order_drawn_from_seed_and_tr
         for position, lens in enumerate(order):
             positions[lens, position] += 1
     assert np.all(np.abs(positions - 1000) < 4 * (3000 * (1 / 3) * (2 / 3)) ** 0.5), positions
+
+
+def test_a_comparison_session_stored_before_the_counterbalanced_order_resumes_champion_first():
+    """Stored protocols of duel and ranking sessions from before 30 Nov 2026 have no ``order``: they
+    showed the rule's champion first, and resumed they still do (``as-asked``), while a new session's
+    protocol stores ``counterbalanced``; a protocol naming another order is refused in one line."""
+    from lensopt.experiment.protocol import ProtocolError, load_protocol, protocol_from_dict
+    from lensopt.experiment.session import stored_protocol
+
+    new = load_protocol(REPO / "protocols" / "clinical-duel.toml").to_dict()
+    assert new["duel"]["order"] == new["ranking"]["order"] == "counterbalanced"
+    assert protocol_from_dict(stored_protocol(new)).duel.order == "counterbalanced"
+    old = {**new, "duel": {k: v for k, v in new["duel"].items() if k != "order"}}
+    old["ranking"] = {k: v for k, v in new["ranking"].items() if k != "order"}
+    resumed = protocol_from_dict(stored_protocol(old))
+    assert resumed.duel.order == resumed.ranking.order == "as-asked"
+    duel = DuelTrial((-1.0, -0.5), (-1.25, -0.75), 0.3)
+    assert all(presented(duel, 11, index, "as-asked") == duel for index in range(1, 50))
+    with pytest.raises(ProtocolError, match="order"):
+        protocol_from_dict({**new, "duel": {**new["duel"], "order": "random"}})

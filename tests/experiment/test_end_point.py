@@ -141,19 +141,26 @@ def test_a_comparisons_best_lens_on_the_box_edge_comes_with_a_warning():
     assert len(inside.details) == 1 and "warning" not in inside.details[0]
 
 
-def test_a_comparisons_prescription_from_fewer_than_40_says_so_on_the_console():
+def test_a_comparisons_lens_from_fewer_than_40_is_no_prescription_yet_on_the_console():
     """Duels and rankings have no confidence to hold a prescription to: from fewer comparisons than
-    lensopt's accuracy was measured with (40), the closing console says so under the lens."""
+    lensopt's accuracy was measured after (40), the closing console says "not enough answers to
+    prescribe", how many more, and the command to continue to 40; from 40, the lens."""
     import types
 
-    from lensopt.experiment.end_point import end_point
+    from lensopt.experiment.end_point import continue_command, end_point
 
     protocol = types.SimpleNamespace(lens=types.SimpleNamespace(cylinder="minus"), feedback_mode="ranking")
     result = ResultRecord("-1.00 / -0.75 x 179", -1.0, -0.75, 179.0, None, None, 2, {"sphere_d": [-1.53, -0.01]})
-    for n, warned in ((2, True), (39, True), (40, False)):
+    for n in (2, 39, 40, 41):
         rankings = types.SimpleNamespace(n_trials=n)  # no confidence(): a comparison
         ending = end_point(rankings, protocol, "OD", [result], ())
-        said = (
-            f"from only {n} rankings: lensopt's accuracy was measured after 40 (check the intervals before prescribing)"
+        assert ending.confident == (n >= 40)
+        if n >= 40:
+            assert ending.headline() == "OD  -1.00 / -0.75 x 179" and ending.advice() == ""
+            continue
+        assert ending.headline() == "OD  not enough answers to prescribe"
+        assert ending.advice() == (
+            f"only {n} rankings; lensopt's accuracy was measured after 40; about {40 - n} more rankings recommended"
         )
-        assert ending.confident and (said in ending.closing_lines()) == warned
+        assert "-1.00 / -0.75 x 179" not in " ".join(ending.lines())
+        assert continue_command([ending], 7) == "lensopt run --resume 7 --trials 40"

@@ -137,6 +137,29 @@ def test_kill_9_then_resume_keeps_trials_and_continues_as_the_rebuilt_optimizer_
     )
 
 
+def test_sigterm_ends_a_session_as_ctrl_c_does_aborted_with_how_to_resume(tmp_path):
+    """``kill`` (SIGTERM) of a running session: its clean-up runs as for Ctrl-C — the session is
+    marked aborted (not left "running" for ever), the log says how to continue it, the exit code is
+    128 + 15 — and every answer is on disk."""
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.2"})
+    proc = lensopt(
+        "run", "--protocol", protocol, "--participant", "t15", "--observer", "simulated", "--seed", 5, "--db", db
+    )
+    deadline = time.time() + 120
+    while len(stored_trials(db)) < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "lensopt run: interrupted; everything answered so far is saved" in err and "Traceback" not in err
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        info = store.session(sid)
+    assert info.status == "aborted" and info.n_trials == len(stored_trials(db)) >= 3
+    assert f"stopped after {info.n_trials} trials; continue with: lensopt run --resume {sid} --db {db}" in out
+
+
 def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path, window):
     protocol = write_protocol(tmp_path / "step.toml", **FAST, **{"lens.step_d": "0.25"})
     lines = []

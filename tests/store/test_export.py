@@ -1,6 +1,7 @@
 """CSV, PsychoPy and JSON exports parse back to the stored values; every mode's is tidy for pandas."""
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -282,6 +283,24 @@ def test_json_of_a_finished_ou_session_holds_the_eye_and_the_prescription_of_eac
     assert document["result"]["prescription"] == "-1.25 / -0.75 x 170" and document["result"]["eye"] == "OD"
     assert [t["eye"] for t in document["trials"]] == ["OD", "OD", "OS"]
     assert [TrialRecord(**t) for t in document["trials"]] == LETTERS
+
+
+def test_each_json_result_says_whether_it_is_a_prescription_and_why_not(modes_db, tmp_path):
+    """``prescribed`` and ``withheld_reason`` of each result, in the export and in ``lensopt sessions
+    --json``: the printed record's rule (a confidence of 0.95 reaches the default target; 0.90 not)."""
+    from lensopt.store.export import info_document
+
+    with SessionStore(modes_db) as store:
+        store.set_result(1, dataclasses.replace(RESULTS[1], confidence=0.90))  # OS below the target now
+        document = json.loads(export_session(store, 1, fmt="json"))
+        listed = info_document(store.session(1))
+    for results in (document["results"], listed["results"]):
+        assert [(r["eye"], r["prescribed"], r["withheld_reason"]) for r in results] == [
+            ("OD", True, None),
+            ("OS", False, "confidence 0.90 < 0.95 after 1 letters"),
+        ]
+    assert document["result"]["prescribed"] is True and listed["result"] == listed["results"][0]
+    json.dumps(listed)
 
 
 def test_several_sessions_go_in_one_file_session_id_first_with_the_union_of_the_columns(modes_db):

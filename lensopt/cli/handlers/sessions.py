@@ -3,16 +3,21 @@ as CSV, PsychoPy's CSV or JSON (their options and what they show: :mod:`lensopt.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import stat
 import sys
 import time
 
-from lensopt.stopping import enough_to_prescribe
-from lensopt.store import SessionStore, default_db_path, stored_confidence_target, stored_fixed_design
-from lensopt.store.export import FORMATS, export_text, read_sessions, write_export
+from lensopt.store import (
+    SessionStore,
+    default_db_path,
+    stored_confidence_target,
+    stored_fixed_design,
+    stored_withheld_reason,
+)
+from lensopt.store.export import FORMATS, export_text, info_document, read_sessions, write_export
+from lensopt.store.records import NO_AXIS_REASON, TRIAL_NOUNS
 
 #: Columns of the ``lensopt sessions`` table.
 TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")
@@ -48,8 +53,13 @@ def _prescriptions(info) -> str:
 
     def text(r) -> str:
         eye = f"{r.eye} " if r.eye else ""
-        if enough_to_prescribe(r.confidence, target):
+        reason = stored_withheld_reason(info, r)  # the printed record's rule
+        if reason is None:
             return eye + r.prescription
+        if reason == NO_AXIS_REASON:  # its sphere and cylinder are a study's result, not a prescription
+            return f"{eye}{r.prescription} (estimate: a cylinder without an axis)"
+        if r.confidence is None:  # duels, rankings: fewer than the comparisons measured
+            return f"{eye}not enough answers (only {r.n_trials} {TRIAL_NOUNS.get(info.kind, 'trials')})"
         shortfall = f"confidence {r.confidence:.2f} < {target:.2f}"
         if fixed_design:
             return f"{eye}{r.prescription} (estimate, {shortfall})"
@@ -106,7 +116,7 @@ def list_sessions(args) -> int:
         path = store.path
     _warn_if_readable_by_others(path)
     if args.json:
-        print(json.dumps([dataclasses.asdict(i) for i in infos], indent=2))
+        print(json.dumps([info_document(i) for i in infos], indent=2))
     elif not infos:
         print(f"no sessions in {path}")
     else:

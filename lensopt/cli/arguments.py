@@ -57,6 +57,19 @@ def positive_int(text) -> int:
     return value
 
 
+#: The most trials (iterations, runs) one option of a benchmark takes (:func:`bench_count`).
+MAX_BENCH_COUNT = 10_000
+
+
+def bench_count(text) -> int:
+    """A benchmark's trials, iterations or runs: a whole number from 1 to :data:`MAX_BENCH_COUNT` (a
+    typo of 4294967295 ran for ever instead of being refused)."""
+    value = positive_int(text)
+    if value > MAX_BENCH_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BENCH_COUNT}, got {value}")
+    return value
+
+
 def non_negative_int(text) -> int:
     value = _number(text, int)
     if value < 0:

@@ -38,6 +38,7 @@ import sys
 from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_ITERATIONS, BINARY_RULES, BINARY_SEEDS
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.cli.arguments import MAX_PROCESSES, Handler
+from lensopt.cli.arguments import bench_count as _bench_count
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
@@ -92,7 +93,7 @@ def _add_run_options(
     )
     p.add_argument(
         "--iterations",
-        type=_positive_int,
+        type=_bench_count,
         default=iterations[0],
         metavar="N",
         help=f"{iterations[1]} (default {iterations[0]})",
@@ -315,7 +316,7 @@ def register(subparsers) -> None:
     rb.add_argument("--patients", type=_positive_int, metavar="N", help="at most N patients per condition (quick runs)")
     rb.add_argument(
         "--trials",
-        type=_positive_int,
+        type=_bench_count,
         metavar="N",
         help="trials per session in every condition (default: 100, 260 at slope 2)",
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lensopt.bench.startup import DEFAULT_RUNS, TARGET_S
 from lensopt.cli.arguments import MAX_PROCESSES, Handler
+from lensopt.cli.arguments import bench_count as _bench_count
 from lensopt.cli.arguments import confidence as _confidence
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
@@ -39,7 +40,7 @@ def add_machine_parsers(sub) -> None:
         metavar="N",
         help=f"processes side by side, at most {MAX_PROCESSES} (default 2)",
     )
-    dt.add_argument("--trials", type=_positive_int, default=100, metavar="N", help="trials per process (default 100)")
+    dt.add_argument("--trials", type=_bench_count, default=100, metavar="N", help="trials per process (default 100)")
     dt.add_argument(
         "--seed",
         type=_non_negative_int,
@@ -119,7 +120,7 @@ def add_machine_parsers(sub) -> None:
         f"print the median, p95, min and max wall-clock time; the target is under {TARGET_S:g} s.",
     )
     cs.add_argument(
-        "--runs", type=_positive_int, default=DEFAULT_RUNS, metavar="N", help=f"timed runs (default {DEFAULT_RUNS})"
+        "--runs", type=_bench_count, default=DEFAULT_RUNS, metavar="N", help=f"timed runs (default {DEFAULT_RUNS})"
     )
     cs.add_argument("--json", action="store_true", help="print one JSON object")
     cs.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_cli_startup"))

@@ -18,6 +18,7 @@ from lensopt.bench.prescription_spec import (
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.cli.arguments import Handler
+from lensopt.cli.arguments import bench_count as _bench_count
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
@@ -92,7 +93,7 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
     )
     ps.add_argument(
         "--trials",
-        type=_positive_int,
+        type=_bench_count,
         default=DEFAULT_TRIALS,
         metavar="N",
         help=f"trials per session (default {DEFAULT_TRIALS})",

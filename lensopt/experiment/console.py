@@ -194,9 +194,12 @@ class ClinicianConsole:
         self.win.flip()
 
     def save_frame(self, path: str | Path) -> None:
-        """Draw the state and save it as ``path`` (PNG), then show it."""
+        """Draw the state and save it as ``path`` (PNG), then show it — shown even if it cannot be
+        saved (the OSError is raised after the flip)."""
         self.draw()
         frame = self.win.getMovieFrame(buffer="back")
         self.win.movieFrames.clear()
-        frame.save(Path(path))
-        self.win.flip()
+        try:
+            frame.save(Path(path))
+        finally:
+            self.win.flip()

@@ -17,6 +17,7 @@ recommends more trials nor prints a command to continue.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -387,5 +388,6 @@ def closing_screen(
         message=f"{confirm.upper()}: close",
     )
     if frames_dir is not None:
-        console.save_frame(Path(frames_dir) / "end-console.png")
+        with contextlib.suppress(OSError):  # shown anyway; a frames folder that failed was said by the loop
+            console.save_frame(Path(frames_dir) / "end-console.png")
     responses.wait_for([confirm])  # a simulated session's source confirms it itself, after its delay

@@ -153,8 +153,8 @@ class Screens:
             self._patient_says(patient_text)
             self.win.flip()
             self.console.update(heading=text, **(console or {}))
-            if frame_name is not None and self.frames_dir is not None:
-                self.console.save_frame(self.frames_dir / frame_name)
+            if frame_name is not None:
+                self._save_console_frame(frame_name)
         source = source or self.responses
         source.start_timer()
         return source.wait_for(keys)
@@ -218,7 +218,28 @@ class Screens:
             return
         frame = self.win.getMovieFrame(buffer="back")
         self.win.movieFrames.clear()
-        frame.save(self.frames_dir / name)
+        try:
+            frame.save(self.frames_dir / name)
+        except OSError as exc:
+            self._frames_failed(name, exc)
+
+    def _save_console_frame(self, name: str) -> None:
+        """The console's screen as ``frames_dir/name`` (if saving frames); shown whether or not it is saved."""
+        if self.console is None or self.frames_dir is None:
+            return
+        try:
+            self.console.save_frame(self.frames_dir / name)
+        except OSError as exc:
+            self._frames_failed(name, exc)
+
+    def _frames_failed(self, name: str, exc: OSError) -> None:
+        """A frame could not be written (the folder removed, a full disk, a stick pulled out): frames are
+        diagnostics, the patient is in the chair — say so once and go on without them."""
+        self.log(
+            f"warning: frames are no longer saved: {name} could not be written to {self.frames_dir} "
+            f"({exc.strerror or exc}); the session goes on, every answer is stored"
+        )
+        self.frames_dir = None
 
     def _done(self, summary: str) -> None:
         """The closing screen: "Done. Thank you!" for the patient, ``summary`` for the clinician."""
@@ -250,7 +271,7 @@ class Screens:
         if self.console is not None:
             self.console.update(**self._console_while_shown(index))
             if capture and self.frames_dir is not None:
-                self.console.save_frame(self.frames_dir / f"trial-{index:03d}-console.png")
+                self._save_console_frame(f"trial-{index:03d}-console.png")
         return shown_at
 
     def _console_while_shown(self, index: int) -> dict:

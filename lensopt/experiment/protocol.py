@@ -246,8 +246,10 @@ class Protocol:
         --true-sphere` refuses it too), else None. ``observer`` overrides ``[protocol] observer``
         (``--observer``). Not part of validation: a stored session's protocol is not re-checked, so
         an old session keeps resuming."""
-        if (observer or self.protocol.observer) != "simulated" or self.start is not None:
+        if (observer or self.protocol.observer) != "simulated":
             return None
+        if self.start is not None:
+            return self._simulated_patient_outside_start_box()
         true = (self.simulated.sphere_d, self.simulated.cylinder_d)
         box = (self.optimizer.sphere_bounds_d, self.optimizer.cylinder_bounds_d)
         outside = first_outside(true, box)
@@ -257,6 +259,28 @@ class Protocol:
         return (
             f"simulated.{name}_d {value:g} is outside the lens box optimizer.{name}_bounds_d "
             f"[{low:g}, {high:g}] D, where no lens could correct it; give a value inside it or widen the box"
+        )
+
+    def _simulated_patient_outside_start_box(self) -> str | None:
+        """The problem of a simulated patient outside the full prescription's box around its start
+        (``lensopt simulate --true-sphere`` refuses it too), else None."""
+        from lensopt.refraction.lens import Lens
+        from lensopt.refraction.prescription import SearchBox
+
+        assert self.start is not None
+        if not self.start.given:
+            return None
+        sim = self.simulated
+        patient = Lens(sim.sphere_d, sim.cylinder_d, sim.axis_deg or 180.0)
+        box = SearchBox(self.start.written.minus_cylinder(), self.start.m_half_width_d, self.start.j_half_width_d)
+        if box.contains(patient.power_vector()):
+            return None
+        (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = box.bounds_d
+        return (
+            f"the simulated patient {patient.format()} is outside the box around the start "
+            f"{self.start.written.format()} (M {m_lo:+g} to {m_hi:+g} D, J0 {j0_lo:+g} to {j0_hi:+g} D, "
+            f"J45 {j45_lo:+g} to {j45_hi:+g} D), where no lens could correct it; give a --start near the "
+            "patient, widen [start] m_half_width_d / j_half_width_d, or change [simulated]"
         )
 
     def with_start(self, refraction: str) -> Protocol:

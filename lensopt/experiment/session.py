@@ -36,6 +36,7 @@ from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
+from lensopt.store.claim import claim_session
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -140,13 +141,17 @@ def run_session(
         protocol = load_protocol(request.protocol_path)
     if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
-    if protocol is not None and request.start is None:
-        problem = protocol.simulated_patient_problem(request.observer)
+    if protocol is not None:
+        started = protocol if request.start is None else protocol.with_start(request.start)
+        problem = started.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
     store = SessionStore(request.db_path)
     try:
-        return _run(store, request, responses, log, window, console_window, protocol)
+        # a resumed session is claimed before anything else (a new one once it is created)
+        claim = contextlib.nullcontext() if request.resume is None else claim_session(request.db_path, request.resume)
+        with claim:
+            return _run(store, request, responses, log, window, console_window, protocol)
     finally:
         store.close()
 
@@ -307,7 +312,8 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
             fullscreen=fullscreen,
             settings=settings,
         )
-        return _run_in_window(store, request, responses, log, win, plan, console_win)
+        with contextlib.ExitStack() as claims:
+            return _run_in_window(store, request, responses, log, win, plan, console_win, claims)
     finally:
         if console_win is not None and console_window is None:
             console_win.close()
@@ -335,8 +341,12 @@ class _Plan:
     settings: dict | None = None
 
 
-def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win=None) -> SessionOutcome:
-    """The session in its open window: created (or marked running again), run, and its result stored."""
+def _run_in_window(
+    store, request, responses, log, win, plan: _Plan, console_win=None, claims: contextlib.ExitStack | None = None
+) -> SessionOutcome:
+    """The session in its open window: created (or marked running again), run, and its result stored;
+    a new session claimed in ``claims`` (:func:`lensopt.store.claim.claim_session`) once created."""
+    claims = contextlib.ExitStack() if claims is None else claims
     protocol, mode, info, optimizer, records = plan.protocol, plan.mode, plan.info, plan.optimizer, plan.records
     participant, seed, calibration, bounds, n_trials = (
         plan.participant,
@@ -364,6 +374,7 @@ def _run_in_window(store, request, responses, log, win, plan: _Plan, console_win
         session_id = store.create_session(
             participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
         )
+        claims.enter_context(claim_session(request.db_path, session_id))  # held until the session ends
         eye_text = f", eye {protocol.session.eye}" if protocol.session.eye else ""
         log(
             f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "

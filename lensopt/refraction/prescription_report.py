@@ -123,6 +123,10 @@ class PrescriptionReport(PrescriptionSearch):
                 slope = mean[-1] - mean[0]
                 if slope > 1e-9:
                     optimum[0] -= self.plus_preference * math.log(10.0) / (2.0 * slope)
+                # within the box: a nearly flat slope (two answers, both wrong) gave an offset of 60 D
+                # and reported -51.25 / -2.75 x 158 in a box of M +6 to +10 D
+                low, high = self.box.bounds_d[0]
+                optimum[0] = min(max(optimum[0], low), high)
             return PowerVector(*(float(v) for v in self._most_plus(optimum)))
 
         return self._core._cached("best_power_vector", compute)

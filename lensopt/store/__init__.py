@@ -8,7 +8,7 @@ session reports) and ``SessionInfo`` are the records,
 only; nothing is ever pickled.
 """
 
-from lensopt.store.connection import DatabaseLockedError, ReadOnlyStoreError, default_db_path
+from lensopt.store.connection import DatabaseLockedError, ReadOnlyStoreError, check_not_the_database, default_db_path
 from lensopt.store.database import (
     DEFAULT_TIMEOUT_S,
     DuplicateTrialError,
@@ -65,6 +65,7 @@ __all__ = [
     "SessionStore",
     "TrialRecord",
     "WrongKindError",
+    "check_not_the_database",
     "default_db_path",
     "stored_confidence_target",
     "stored_fixed_design",

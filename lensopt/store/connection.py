@@ -65,6 +65,34 @@ def default_db_path() -> Path:
     return Path(data_home).expanduser() / "lensopt" / "sessions.db"
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the file at ``path``, None if there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_not_the_database(option: str, out_path, db_path) -> None:
+    """A one-line ``StoreError`` when ``out_path`` (what ``option`` writes: an export, a record, a
+    report) is the session database ``db_path`` or one of its companions (``-wal``, ``-shm``,
+    ``-journal``, a session's rescue file): writing it would destroy every stored session."""
+    out, db = Path(out_path).expanduser(), Path(db_path).expanduser()
+    companions = [Path(f"{db}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+    same = any(
+        out.resolve() == c.resolve() or (out.exists() and c.exists() and os.path.samefile(out, c)) for c in companions
+    )
+    rescue = (
+        out.resolve().name.startswith(f"{db.resolve().name}.session-") and out.resolve().parent == db.resolve().parent
+    )
+    if same or rescue:
+        raise StoreError(
+            f"{option} {out_path} is the session database {db} (or one of its files): writing it would destroy "
+            "every stored session; choose another file name"
+        )
+
+
 #: Mode of a session database lensopt creates (owner read/write only): sessions hold participant
 #: ids and clinical results. SQLite gives its ``-wal`` and ``-shm`` files the database's mode.
 PRIVATE_FILE_MODE = 0o600
@@ -125,6 +153,8 @@ class StoreConnection:
         self.timeout_s = float(timeout_s)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        #: The database file's identity when opened: a write to a file deleted or replaced since is refused.
+        self._file_id: tuple[int, int] | None = None
         #: The file as it was when opened ``immutable`` (:mod:`lensopt.store.readonly`), else None.
         self._immutable_state: readonly_folder.FileState | None = None
         conn = self._connect()
@@ -173,6 +203,7 @@ class StoreConnection:
             target = str(self.path)
         with self._translating():
             self._conn = sqlite3.connect(target, **options)
+        self._file_id = _file_id(self.path)
         return self._conn
 
     def _prepare(self, conn: sqlite3.Connection) -> dict[str, str | None]:
@@ -270,6 +301,12 @@ class StoreConnection:
         with self._lock:
             if self._conn is None:
                 raise StoreError(f"session store {self.path} is closed; open it again")
+            if write and _file_id(self.path) != self._file_id:
+                # SQLite would go on writing to the open file, deleted or replaced: nothing would reach the disk
+                raise StoreError(
+                    f"the session database {self.path} was deleted, moved or replaced while lensopt had it open; "
+                    "put it back (or choose --db) and resume the session"
+                )
             conn = self._conn
             with self._translating():
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")

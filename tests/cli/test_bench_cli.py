@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from lensopt.cli import main
+
 
 def test_bench_without_a_command_names_the_commands_in_one_line_and_exits_2():
     proc = subprocess.run([sys.executable, "-m", "lensopt", "bench"], capture_output=True, text=True, timeout=120)
@@ -168,3 +170,22 @@ def test_a_report_folder_that_cannot_be_written_is_one_line_before_reading_the_r
 )
 def test_more_processes_than_one_machine_holds_is_one_line_before_any_start(capsys, argv):
     assert "must be at most 256 processes on one machine, got 1000000" in _refused(capsys, argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "robustness", "--trials", "4294967295", "--patients", "1"],
+        ["bench", "prescription", "--trials", "10001"],
+        ["bench", "functions", "--iterations", "99999"],
+        ["bench", "decision-time", "--trials", "20000"],
+        ["bench", "cli-startup", "--runs", "4294967295"],
+    ],
+)
+def test_a_campaign_count_beyond_ten_thousand_is_refused_in_one_line(argv, capsys):
+    """A typo of 4294967295 trials ran a campaign for ever (its workers orphaned when it was killed)."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "must be at most 10000, got" in err[0], err

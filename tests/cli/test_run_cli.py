@@ -116,11 +116,14 @@ def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no
 
 def test_a_simulated_patient_outside_the_box_is_not_a_protocol_error_so_stored_sessions_still_load(tmp_path):
     # the check is made for new sessions only: the protocol itself (as a stored session re-reads it) loads,
-    # and a human observer or a [start] (the box then lies around the start) lifts it
+    # and a human observer lifts it; with a [start] the box lies around the start: a start near the
+    # patient (-1.25 / +5.50 x 180 is +4.25 / -5.50 x 090) lifts it, one far from it does not
     protocol = load_protocol(edited_demo(tmp_path, "cylinder_d = -0.75", "cylinder_d = 5.5"))
     assert "simulated.cylinder_d 5.5 is outside" in protocol.simulated_patient_problem()
     assert protocol.simulated_patient_problem(observer="human") is None
-    assert protocol.with_start("-1.00 / -0.50 x 180").simulated_patient_problem() is None
+    assert protocol.with_start("+4.00 / -5.25 x 090").simulated_patient_problem() is None
+    far = protocol.with_start("-1.00 / -0.50 x 180").simulated_patient_problem()
+    assert far.startswith("the simulated patient -1.25 / +5.50 x 180 is outside the box around the start")
     assert load_protocol(DEMO).simulated_patient_problem() is None
 
 

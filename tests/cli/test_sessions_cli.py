@@ -138,6 +138,29 @@ def test_export_json_to_a_file(db, tmp_path, capsys):
     assert "wrote session 1 (4 trials)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["export", "1", "--output", "{db}"],
+        ["export", "--all", "--format", "json", "--output", "{db}-wal"],
+        ["print", "1", "--out", "{link}"],  # a symlink to the database named like a record
+        ["dashboard", "1", "--report", "{link}"],
+    ],
+)
+def test_an_output_that_is_the_session_database_is_refused_and_the_database_kept(db, tmp_path, capsys, command):
+    """Writing an export, a record or a report over the database it reads would destroy every session:
+    refused in one line, exit 2, the file unchanged byte for byte."""
+    link = tmp_path / "record.pdf"
+    link.symlink_to(db)
+    before = db.read_bytes()
+    argv = [part.format(db=db, link=link) for part in command] + ["--db", str(db)]
+    assert main(argv) == 2
+    assert "is the session database" in one_line_error(capsys)
+    assert db.read_bytes() == before
+    with SessionStore(db, readonly=True) as store:
+        assert len(store.trials(1)) == 4
+
+
 def test_export_of_a_missing_session_is_one_line_and_exit_2(db, capsys):
     assert main(["export", "9", "--db", str(db)]) == 2
     assert "no session 9" in one_line_error(capsys)

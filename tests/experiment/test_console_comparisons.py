@@ -78,7 +78,6 @@ def test_the_console_shows_trial_eye_numbered_lenses_keys_and_the_best_lens(
     assert outcome.status == "finished" and outcome.n_trials == 3
     with SessionStore(db, readonly=True) as store:
         trials = stored_lenses(store, kind, outcome.session_id)
-        info = store.session(outcome.session_id)
     assert not [s for s in console_states if s.heading == "Waiting for the answer"]
     for number, (record, lenses) in enumerate(trials, start=1):
         listed = "\n".join(f"{k}:  {text}" for k, text in enumerate(lenses, start=1))

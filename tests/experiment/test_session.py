@@ -369,3 +369,67 @@ def test_an_acuity_law_session_killed_mid_way_resumes_as_the_uninterrupted_one(t
         proposal.cylinder_d,
         proposal.letter_logmar,
     )
+
+
+def test_a_frames_folder_that_fails_mid_session_is_said_once_and_the_session_goes_on(tmp_path, window):
+    """The frames folder removed (a stick pulled out, a full disk) after trial 2: a traceback ended the
+    session before. Frames are diagnostics: one warning in the log, no more frames, every trial run
+    and stored, the session finished."""
+    import shutil
+
+    frames = tmp_path / "frames"
+    lines: list[str] = []
+
+    def log(line):
+        lines.append(line)
+        if line.startswith("trial   2/") and frames.is_dir():
+            shutil.rmtree(frames)
+            frames.write_text("not a folder any more")
+
+    protocol = write_protocol(tmp_path / "p.toml", **FAST)
+    outcome = run_session(
+        RunRequest(
+            db_path=tmp_path / "s.db",
+            protocol_path=protocol,
+            participant="sim",
+            observer="simulated",
+            seed=5,
+            trials=6,
+            frames_dir=frames,
+        ),
+        log=log,
+        window=window,
+    )
+    assert outcome.status == "finished" and outcome.n_trials == 6
+    warnings = [line for line in lines if line.startswith("warning: frames are no longer saved")]
+    assert len(warnings) == 1 and str(frames) in warnings[0] and "every answer is stored" in warnings[0]
+    assert frames.read_text() == "not a folder any more"
+
+
+def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_window_opens(tmp_path):
+    """Two programs on one session would both show the patient its next trial (the second's answer
+    then blocked every later resume): ``--resume`` of a session being run is one line, exit 2, and
+    changes nothing; once the first program has ended, the resume goes ahead."""
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.3"})
+    first = lensopt(
+        "run", "--protocol", protocol, "--participant", "two", "--observer", "simulated", "--seed", 5, "--db", db
+    )
+    deadline = time.time() + 120
+    while len(stored_trials(db)) < 2 and first.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    second = lensopt("run", "--resume", 1, "--db", db)
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [
+        f"lensopt run: error: session 1 is being run by another lensopt (process {first.pid}); finish or close "
+        "that one first — two would show the patient the same trial"
+    ]
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    stored = stored_trials(db)
+    assert [t.index for t in stored] == list(range(1, len(stored) + 1))  # each trial once
+    resumed = lensopt("run", "--resume", 1, "--db", db, "--trials", len(stored) + 1)
+    _, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert [t.index for t in stored_trials(db)] == list(range(1, len(stored) + 2))

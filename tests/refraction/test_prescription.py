@@ -246,3 +246,21 @@ def test_recentring_is_saved_and_sessions_saved_before_it_never_recentre():
 def test_bad_recentring_is_refused_in_one_line(options, message):
     with pytest.raises(ValueError, match=message):
         PrescriptionOptimizer(**options)
+
+
+def test_a_nearly_flat_slope_keeps_the_reported_lens_in_the_box():
+    """Two wrong answers far from the patient leave the slope of acuity with letter size nearly flat:
+    the most-plus tilt's offset κ ln10 / (2w) was then about 60 D, and the reported lens
+    -51.25 / -2.75 x 158 in a box of M +6 to +10 D (a session started at +8.00 DS). The reported M
+    stays in the box."""
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+    from lensopt.refraction.trial import Trial
+
+    opt = PrescriptionOptimizer(start="+8.00 DS", seed=123736264)
+    opt.tell(Trial(8.25, -0.5, 0.9261655979661327, 105.0), False)
+    opt.tell(Trial(8.75, -2.75, -0.13021115257185878, 68.0), False)
+    (m_low, m_high), *_ = opt.box.bounds_d
+    assert (m_low, m_high) == (6.0, 10.0)
+    assert m_low <= opt.best().m_d <= m_high
+    rx = opt.prescription()
+    assert m_low - 0.25 <= rx.lens.power_vector().m_d <= m_high + 0.25  # rounded to the phoropter's steps

@@ -113,6 +113,30 @@ def test_duplicate_trial_index_is_rejected_with_a_clear_error(tmp_path):
         store.append_trial(other, make_trial(2))  # the same index in another session is fine
 
 
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_database_deleted_or_replaced_while_open_refuses_the_next_answer(tmp_path, how):
+    """SQLite writes on to a deleted file it holds open: a session would end "40 trials stored" with
+    nothing on disk. The next write is refused in one line instead (the session's answer then goes
+    to its rescue file), and a file put back is written again."""
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = new_session(store)
+        store.append_trial(sid, make_trial(1))
+        moved = tmp_path / "moved.db"
+        os.rename(path, moved)
+        if how == "replaced":
+            path.write_bytes(b"")
+        with pytest.raises(StoreError, match=r"was deleted, moved or replaced while lensopt had it open") as caught:
+            store.append_trial(sid, make_trial(2))
+        assert "\n" not in str(caught.value)
+        if how == "deleted":
+            os.rename(moved, path)  # put back: the same file, written again
+            store.append_trial(sid, make_trial(2))
+    if how == "deleted":
+        with SessionStore(path, readonly=True) as store:
+            assert [t.index for t in store.trials(sid)] == [1, 2]
+
+
 def test_appended_trial_is_visible_to_a_second_connection_immediately(tmp_path):
     path = tmp_path / "s.db"
     with SessionStore(path) as writer:

@@ -12,7 +12,7 @@ from pathlib import Path
 from lensopt.dashboard.model import session_model_class, snapshot_from_store
 from lensopt.dashboard.report import write_report
 from lensopt.errors import LensoptError, StoreError
-from lensopt.store import SessionStore, default_db_path
+from lensopt.store import SessionStore, check_not_the_database, default_db_path
 
 #: Qt platforms that need no display server.
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
@@ -45,6 +45,9 @@ def run_dashboard(args) -> int:
     report = _check_output(args.report, "--report", (".pdf", ".png")) if args.report else None
     screenshot = _check_output(args.screenshot, "--screenshot", (".png",)) if args.screenshot else None
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
+    for option, path in (("--report", report), ("--screenshot", screenshot)):
+        if path is not None:
+            check_not_the_database(option, path, db_path)
 
     with SessionStore(db_path, readonly=True) as store:
         session_id = args.session_id

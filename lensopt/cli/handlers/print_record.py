@@ -9,7 +9,7 @@ from pathlib import Path
 from lensopt.dashboard.prescription_record import write_prescription_record
 from lensopt.dashboard.prescription_text import eye_record, session_results
 from lensopt.errors import LensoptError
-from lensopt.store import SessionStore, default_db_path
+from lensopt.store import SessionStore, check_not_the_database, default_db_path
 
 
 def check_output(path_text: str) -> Path:
@@ -35,6 +35,7 @@ def print_command(args) -> int:
         )
     out = check_output(args.out)
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
+    check_not_the_database("--out", out, db_path)
     with SessionStore(db_path, readonly=True) as store:
         store.session(args.session_id)  # an unknown session is said before anything heavy is imported
         write_prescription_record(store, args.session_id, out)

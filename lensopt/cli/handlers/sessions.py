@@ -11,6 +11,7 @@ import time
 
 from lensopt.store import (
     SessionStore,
+    check_not_the_database,
     default_db_path,
     stored_confidence_target,
     stored_fixed_design,
@@ -134,6 +135,8 @@ def export_command(args) -> int:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.fmt!r}")
     if args.all == bool(args.session_ids):
         raise ValueError("give the sessions to export: one or more SESSION_IDs, or --all")
+    if args.output:
+        check_not_the_database("--output", args.output, args.db if args.db else default_db_path())
     with _open_readonly(args.db) as store:
         if args.all:
             session_ids = [info.session_id for info in store.sessions()]

@@ -112,10 +112,16 @@ def run_prescription(args, stop) -> int:
         start = autorefraction(patient, np.random.SeedSequence([args.seed, 2]))
     else:
         written = parse_lens(args.start)
+        meridian = max((written.sphere_d, written.sphere_d + written.cylinder_d), key=abs)
+        if abs(meridian) > MAX_PATIENT_POWER_D:  # as lensopt run refuses it
+            raise ValueError(
+                f"--start {args.start!r} has a meridian of {meridian:+.2f} D, beyond a phoropter's "
+                f"±{MAX_PATIENT_POWER_D:g} D; give a starting refraction within it"
+            )
         transposed = written.is_plus_cylinder
         start = written.minus_cylinder()
-    if args.true_sphere is not None:
-        _check_patient_in_box(correction, start, args.m_half_width, args.j_half_width)
+    # the patient given, or drawn from the clinic population: inside the box the search tests
+    _check_patient_in_box(correction, start, args.m_half_width, args.j_half_width)
     options = {
         "start": start,
         "m_half_width_d": args.m_half_width,

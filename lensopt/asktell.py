@@ -36,7 +36,7 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, Self, TypeVar, runtime_checkable
+from typing import Any, Protocol, Self, SupportsIndex, TypeVar, runtime_checkable
 
 QueryT = TypeVar("QueryT")
 """What an optimizer asks (a lens trial, a duel, a set of members...)."""
@@ -118,7 +118,7 @@ class SessionRun:
 def run_session(
     optimizer: AskTellOptimizer[QueryT, AnswerT_contra],
     respond: Callable[[QueryT], AnswerT_contra],
-    n_trials: int,
+    n_trials: SupportsIndex,
     on_trial: Callable[[int, QueryT, AnswerT_contra], None] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> SessionRun:
@@ -129,7 +129,7 @@ def run_session(
     the session ends after the first trial at which it returns True (e.g. ``stop=optimizer.should_stop``
     of a :class:`StoppableOptimizer`).
     """
-    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1:
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or int(n_trials) < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
     decision_ms: list[float] = []
     stopped, t = False, 0

@@ -162,6 +162,14 @@ def _no_benchmark_command(sub) -> int:
     return 2
 
 
+def _at_least_two(text) -> int:
+    """A sample count whose standard deviation exists: 2 or more."""
+    value = _positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2 (a standard deviation needs two), got {value}")
+    return value
+
+
 def register(subparsers) -> None:
     bench = subparsers.add_parser(
         "bench",
@@ -381,7 +389,9 @@ def register(subparsers) -> None:
 
     s = sub.add_parser("rescale", help="regenerate the rescaling constants of the test functions")
     s.add_argument("--seed", type=_non_negative_int, default=0)
-    s.add_argument("--samples", type=_positive_int, default=50_000)
+    s.add_argument(
+        "--samples", type=_at_least_two, default=50_000, help="draws per statistic, at least 2 (default 50000)"
+    )
     s.add_argument("--out", metavar="FILE", help="default: data/benchmark-rescaling.json")
     s.add_argument(
         "--fit-kernels",

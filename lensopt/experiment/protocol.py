@@ -400,9 +400,13 @@ def resolve_protocol_path(path: str | Path) -> Path:
 def load_protocol(path: str | Path) -> Protocol:
     """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`)."""
     path = resolve_protocol_path(path)
+    if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():
+        raise ProtocolError(f"protocol {path} is not a regular file (a pipe or a device); give a .toml file")
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read()
+        # a byte-order mark (Notepad's "UTF-8 with BOM") is not TOML, but it is what the person wrote
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except FileNotFoundError:
         raise ProtocolError(
             f"protocol file {path} not found; give a .toml file or a shipped protocol's name: "

@@ -42,6 +42,10 @@ MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
 
 
+#: The longest participant id ``lensopt run`` takes (an id, not a note: the sessions list shows it).
+MAX_PARTICIPANT_LENGTH = 64
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant;
@@ -67,6 +71,14 @@ class RunRequest:
             raise ValueError("--protocol FILE is required for a new session (or --resume SESSION_ID)")
         if self.resume is None and not (self.participant or "").strip():
             raise ValueError("--participant ID is required for a new session (or --resume SESSION_ID)")
+        if self.resume is None and self.participant is not None:
+            if any(ord(c) < 32 or ord(c) == 127 for c in self.participant):
+                raise ValueError("--participant must be one line of printable text (no tab or newline), e.g. P001")
+            if len(self.participant.strip()) > MAX_PARTICIPANT_LENGTH:
+                raise ValueError(
+                    f"--participant is {len(self.participant.strip())} characters long; give an id of at most "
+                    f"{MAX_PARTICIPANT_LENGTH} (e.g. P001)"
+                )
         if self.seed is not None and not 0 <= self.seed <= 2**63 - 1:
             raise ValueError(f"--seed must be an integer in [0, 2**63 - 1], got {self.seed}")
         if self.trials is not None and self.trials < 1:
@@ -205,6 +217,15 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
             log(
                 f"resuming session {info.session_id}: its stored lens axis is used, --axis {request.axis_deg:g} "
                 "is ignored"
+            )
+        if request.seed is not None and request.seed != info.seed:
+            log(
+                f"resuming session {info.session_id}: its stored seed {info.seed} is used, --seed {request.seed} is ignored"
+            )
+        if request.observer is not None and request.observer != protocol.protocol.observer:
+            log(
+                f"resuming session {info.session_id}: its stored observer ({protocol.protocol.observer}) answers, "
+                f"--observer {request.observer} is ignored"
             )
         if request.participant is not None and request.participant.strip() != info.participant:
             log(

@@ -420,6 +420,8 @@ class PrescriptionOptimizer(PrescriptionReport):
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:
+        if not isinstance(trial, Trial):
+            raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be a bool, got {correct!r}")
         if trial.axis_deg is None:

@@ -60,3 +60,24 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def is_claimed(db_path, session_id: int) -> bool | None:
+    """Whether a program runs session ``session_id`` now (holds its claim): a session stored as
+    ``running`` that nobody claims was interrupted (its program killed or crashed). None where it
+    cannot be told (no ``fcntl``). Reads only: no file is created."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(claim_path(db_path, session_id), os.O_RDONLY)
+    except OSError:  # never claimed (a session of an older lensopt, or none ran it here)
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

@@ -133,7 +133,7 @@ def _kind(action) -> str | None:
     if kind is arguments.confidence:
         return "rate"
     name = getattr(kind, "__name__", "")
-    if name in ("_trials", "_alternatives", "_processes"):
+    if name in ("_trials", "_alternatives", "_processes", "_at_least_two"):
         return "count"
     if name in ("_rate", "_confidence"):
         return "rate"

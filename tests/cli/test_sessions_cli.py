@@ -56,7 +56,20 @@ def test_sessions_prints_a_table_of_the_sessions(db, capsys):
     assert lines[0].split() == header
     first, second = (line.split() for line in lines[1:])
     assert first[:6] == ["1", "P001", "letters", "-", "finished", "4"] and first[-2:] == ["ucb-ald", "-"]
-    assert second[:6] == ["2", "P002", "letters", "-", "running", "0"] and second[-1] == "-"
+    # stored as running, run by no program (killed, crashed): interrupted
+    assert second[:6] == ["2", "P002", "letters", "-", "interrupted", "0"] and second[-1] == "-"
+
+
+def test_a_running_session_shows_running_while_a_program_runs_it_and_interrupted_after(db, capsys):
+    from lensopt.store.claim import claim_session
+
+    with claim_session(db, 2):  # as lensopt run holds it
+        assert main(["sessions", "--db", str(db)]) == 0
+        assert capsys.readouterr().out.splitlines()[2].split()[4] == "running"
+    assert main(["sessions", "--db", str(db)]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split()[4] == "interrupted"
+    assert main(["sessions", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[1]["status"] == "running"  # the stored status, as stored
 
 
 def test_sessions_shows_the_eye_and_the_prescription_of_each_eye(tmp_path, capsys):
@@ -229,7 +242,10 @@ def test_sessions_and_export_show_a_duel_session_and_its_ties(db, capsys):
             )
     assert main(["sessions", "--db", str(db)]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split()
-    assert row[:6] == [str(sid), "D01", "duel", "-", "running", "3"] and row[-2:] == ["muc-ald", "-"]
+    assert row[:6] == [str(sid), "D01", "duel", "-", "interrupted", "3"] and row[-2:] == [
+        "muc-ald",
+        "-",
+    ]  # stored running, run by nobody
     assert main(["export", str(sid), "--format", "csv", "--db", str(db)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["answer"] for r in rows] == ["first", "same", "second"]

@@ -232,3 +232,19 @@ def test_an_unreadable_protocol_is_one_line_naming_the_file(tmp_path, monkeypatc
     with pytest.raises(ProtocolError, match=r"protocol file .*p\.toml cannot be read \(permission denied\)") as caught:
         protocol_module.load_protocol(path)
     assert "\n" not in str(caught.value)
+
+
+def test_a_protocol_saved_with_a_byte_order_mark_loads_as_without_one(tmp_path):
+    """Notepad's "UTF-8 with BOM" puts U+FEFF first: tomllib refused it ("Invalid statement at line 1")."""
+    with_bom = tmp_path / "bom.toml"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + DEMO_PROTOCOL.read_bytes())
+    assert load_protocol(with_bom).to_dict() == load_protocol(DEMO_PROTOCOL).to_dict()
+
+
+def test_a_protocol_path_that_is_a_pipe_is_refused_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "p.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ProtocolError, match="is not a regular file"):
+        load_protocol(fifo)

@@ -433,3 +433,9 @@ def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_win
     _, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err
     assert [t.index for t in stored_trials(db)] == list(range(1, len(stored) + 2))
+
+
+@pytest.mark.parametrize(("participant", "said"), [("P0\n01", "one line of printable text"), ("x" * 65, "at most 64")])
+def test_a_participant_id_with_a_newline_or_too_long_is_refused(participant, said):
+    with pytest.raises(ValueError, match=said):
+        RunRequest(db_path="s.db", protocol_path="p.toml", participant=participant)

@@ -264,3 +264,16 @@ def test_a_nearly_flat_slope_keeps_the_reported_lens_in_the_box():
     assert m_low <= opt.best().m_d <= m_high
     rx = opt.prescription()
     assert m_low - 0.25 <= rx.lens.power_vector().m_d <= m_high + 0.25  # rounded to the phoropter's steps
+
+
+@pytest.mark.parametrize("optimizer_class", ["letters", "prescription"])
+def test_telling_something_that_is_not_a_trial_is_a_value_error_naming_it(optimizer_class):
+    """A tuple for a Trial raised AttributeError, which a script catching ValueError (the refusals'
+    exception, as the PsychoPy handler does) let through; nothing is told."""
+    from lensopt.refraction.letters import RefractionOptimizer
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+
+    opt = RefractionOptimizer(seed=0) if optimizer_class == "letters" else PrescriptionOptimizer(start="plano", seed=0)
+    with pytest.raises(ValueError, match=r"trial must be a Trial .*got tuple"):
+        opt.tell((0.0, 0.0, 0.3), True)
+    assert opt.n_trials == 0

@@ -17,6 +17,7 @@ from lensopt.store import (
     stored_fixed_design,
     stored_withheld_reason,
 )
+from lensopt.store.claim import is_claimed
 from lensopt.store.export import FORMATS, export_text, info_document, read_sessions, write_export
 from lensopt.store.records import NO_AXIS_REASON, TRIAL_NOUNS
 
@@ -69,15 +70,25 @@ def _prescriptions(info) -> str:
     return "; ".join(text(r) for r in info.results)
 
 
-def format_table(infos) -> str:
-    """The sessions as an aligned text table (one line per session)."""
+def shown_status(info, db_path) -> str:
+    """A session's status as the list shows it: ``interrupted`` for one stored as ``running`` that no
+    program runs now (:func:`lensopt.store.claim.is_claimed`: killed or crashed; ``lensopt run
+    --resume`` continues it), else the stored status."""
+    if info.status == "running" and db_path is not None and is_claimed(db_path, info.session_id) is False:
+        return "interrupted"
+    return info.status
+
+
+def format_table(infos, db_path=None) -> str:
+    """The sessions as an aligned text table (one line per session); with ``db_path`` a running
+    session that no program runs is shown ``interrupted`` (:func:`shown_status`)."""
     rows = [TABLE_COLUMNS] + [
         (
             str(i.session_id),
             i.participant,
             i.kind,
             i.eye or "-",
-            i.status,
+            shown_status(i, db_path),
             str(i.n_trials),
             _created(i.created_at),
             _rule(i),
@@ -121,7 +132,7 @@ def list_sessions(args) -> int:
     elif not infos:
         print(f"no sessions in {path}")
     else:
-        print(format_table(infos))
+        print(format_table(infos, path))
     return 0
 
 

@@ -23,7 +23,6 @@ Design (why; the connection's settings are explained in :mod:`lensopt.store.conn
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 
@@ -44,6 +43,7 @@ from lensopt.store.records import (
     TrialRecord,
     check_int,
     check_text,
+    stored_json,
     to_json,
 )
 
@@ -52,18 +52,6 @@ DEFAULT_TIMEOUT_S = 5.0
 
 #: Largest seed a session can store (SQLite INTEGER is a signed 64-bit number).
 MAX_SEED = 2**63 - 1
-
-
-def _stored_json(text, what: str):
-    """``text`` read as the JSON lensopt wrote; a one-line :class:`StoreError` naming ``what`` if it is
-    not (the file was changed by another program)."""
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(
-            f"{what} is not the JSON lensopt wrote ({exc}); the database was changed by another program: "
-            "restore it from a copy"
-        ) from None
 
 
 class MissingSessionError(StoreError):
@@ -302,9 +290,9 @@ class SessionStore(StoreConnection):
                 updated_at=row[5],
                 seed=row[6],
                 software_version=row[7],
-                protocol=_stored_json(row[8], f"the stored protocol of session {row[0]}"),
-                calibration=_stored_json(row[9], f"the stored calibration of session {row[0]}"),
-                optimizer_settings=_stored_json(row[10], f"the stored optimizer settings of session {row[0]}"),
+                protocol=stored_json(row[8], f"the stored protocol of session {row[0]}"),
+                calibration=stored_json(row[9], f"the stored calibration of session {row[0]}"),
+                optimizer_settings=stored_json(row[10], f"the stored optimizer settings of session {row[0]}"),
                 n_trials=row[11],
                 result=results[row[0]][0] if row[0] in results else None,
                 results=tuple(results.get(row[0], ())),
@@ -328,7 +316,7 @@ class SessionStore(StoreConnection):
                 predicted_acuity_logmar=row[5],
                 confidence=row[6],
                 n_trials=row[7],
-                intervals=json.loads(row[8]),
+                intervals=stored_json(row[8], f"the stored intervals of session {row[0]}'s result"),
                 recorded_at=row[9],
                 software_version=row[10],
                 eye=row[11],
@@ -387,7 +375,7 @@ class SessionStore(StoreConnection):
                 rt_s=row[7],
                 presented_at=row[8],
                 answered_at=row[9],
-                extra=_stored_json(row[10], f"the extra data of trial {row[0]} of session {session_id}"),
+                extra=stored_json(row[10], f"the extra data of trial {row[0]} of session {session_id}"),
                 axis_deg=row[11],
                 void=bool(row[12]),
                 eye=row[13],
@@ -420,7 +408,7 @@ class SessionStore(StoreConnection):
                 rt_s=row[8],
                 presented_at=row[9],
                 answered_at=row[10],
-                extra=_stored_json(row[-3], f"the extra data of duel {row[0]} of session {session_id}"),
+                extra=stored_json(row[-3], f"the extra data of duel {row[0]} of session {session_id}"),
                 first_axis_deg=row[-2],
                 second_axis_deg=row[-1],
             )

@@ -12,6 +12,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+from lensopt.errors import StoreError
 from lensopt.refraction.trial import DUEL_ANSWERS
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe, prescription_target
 
@@ -19,6 +20,18 @@ from lensopt.stopping import comparisons_shortfall, enough_to_prescribe, prescri
 EYES = ("OD", "OS")
 #: Each eye a session may test (its protocol's ``[session] eye``) as the record and the dashboard name it.
 EYE_NAMES = {"OD": "OD (right eye)", "OS": "OS (left eye)", "OU": "OU (both eyes)"}
+
+
+def stored_json(text, what: str):
+    """``text`` read as the JSON lensopt wrote; a one-line :class:`StoreError` naming ``what`` if it is
+    not (the file was changed by another program)."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(
+            f"{what} is not the JSON lensopt wrote ({exc}); the database was changed by another program: "
+            "restore it from a copy"
+        ) from None
 
 
 def check_eye(owner: str, value) -> str | None:
@@ -340,17 +353,18 @@ class RankingTrialRecord:
         axes_json=None,
     ) -> RankingTrialRecord:
         """The record of a stored row (columns in ``schema.COLUMNS["ranking_trials"]`` order)."""
+        what = f"ranking trial {index}'s"
         return cls(
             index,
-            tuple(tuple(lens) for lens in json.loads(lenses_json)),
+            tuple(tuple(lens) for lens in stored_json(lenses_json, f"{what} lenses")),
             letter_logmar,
             letters,
-            tuple(json.loads(order_json)),
+            tuple(stored_json(order_json, f"{what} order")),
             rt_s,
             presented_at,
             answered_at,
-            json.loads(extra_json),
-            None if axes_json is None else tuple(json.loads(axes_json)),
+            stored_json(extra_json, f"{what} extra values"),
+            None if axes_json is None else tuple(stored_json(axes_json, f"{what} axes")),
         )
 
 

@@ -82,7 +82,7 @@ def _stored_session(tmp_path) -> Path:
     from lensopt.experiment.calibration import Calibration
     from lensopt.experiment.protocol import load_protocol
     from lensopt.refraction import RefractionOptimizer
-    from lensopt.store import SessionStore, TrialRecord
+    from lensopt.store import ResultRecord, SessionStore, TrialRecord
 
     repo = Path(__file__).resolve().parents[2]
     protocol = load_protocol(repo / "protocols" / "demo-simulated.toml")
@@ -94,6 +94,7 @@ def _stored_session(tmp_path) -> Path:
         )
         for i in (1, 2, 3):
             store.append_trial(sid, TrialRecord(i, 0.5, -0.5, 0.3, "K", "K", True, 0.5, 10.0 + i, 10.5 + i))
+        store.set_result(sid, ResultRecord("S +0.50 D  C -0.50 D", 0.5, -0.5, None, 0.0, 0.5, 3, {"sphere_d": [0, 1]}))
     return path
 
 
@@ -137,6 +138,12 @@ def _content(path) -> list[str]:
             "{bad",
             ["export", "1"],
             "the extra data of trial 1 of session 1 is not the JSON lensopt wrote",
+        ),
+        (  # it said "Expecting value: line 1 column 1 (char 0)" for every command, naming nothing
+            "UPDATE results SET intervals = ?",
+            "",
+            ["sessions"],
+            "the stored intervals of session 1's result is not the JSON lensopt wrote",
         ),
     ],
 )

@@ -41,7 +41,7 @@ from lensopt.dashboard.posterior import (
     spread_of_samples,
 )
 from lensopt.dashboard.replay import FollowedSession
-from lensopt.dashboard.snapshot import LensOptimum, frozen_array, lens_notation_from_protocol
+from lensopt.dashboard.snapshot import LensOptimum, frozen_array, lens_notation_from_protocol, lens_step_from_protocol
 from lensopt.modes.letters import is_prescription
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.optimum_draws import lens_grid
@@ -151,6 +151,7 @@ class ComparisonSessionModel(FollowedSession):
             live=live,
             lens_axis_deg=axis_deg,
             cylinder_convention=convention,
+            lens_step_d=lens_step_from_protocol(self._info.protocol),
         )
 
     def _build(self, n: int, live: bool) -> ComparisonSnapshot:

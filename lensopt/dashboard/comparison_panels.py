@@ -228,9 +228,11 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
         else:
             rx = [(snap.result_label.capitalize(), snap.prescription)]
         return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
-    b, notation = snap.best, snap.best_lens_notation
-    # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
-    lens = [("Lens", notation)] if notation else []
+    b, notation, phoropter = snap.best, snap.best_lens_notation, snap.phoropter_lens
+    # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder;
+    # with its steps: the lens to set on the phoropter, as the closing console gives it
+    lens: list[tuple] = [("Lens", notation)] if notation else []
+    lens += [("Phoropter", phoropter, f"the best lens rounded to {snap.lens_step_d:g} D steps")] if phoropter else []
     return rows + [
         *lens,
         ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),
@@ -247,7 +249,7 @@ def draw_comparison_summary(fig, snap: ComparisonSnapshot) -> None:
         fig,
         f"Summary: best lens ({snap.noun}s)",
         comparison_summary_rows(snap),
-        big_labels=("Lens", "Sphere", "Cylinder"),
+        big_labels=("Lens", "Phoropter", "Sphere", "Cylinder"),
         footnote=SD_FOOTNOTE if snap.best is not None else "",  # a prescription's rows have no ±
     )
 

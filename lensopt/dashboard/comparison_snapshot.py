@@ -24,6 +24,7 @@ from lensopt.dashboard.snapshot import (
     elapsed_s,
     freeze_bounds,
     frozen_array,
+    phoropter_lens_text,
 )
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
@@ -183,6 +184,8 @@ class ComparisonSnapshot:
     prescription: str | None = None
     lens_axis_deg: float = 0.0
     cylinder_convention: str = "minus"
+    #: The protocol's ``[lens] step_d`` (None: continuous powers): the best lens on the phoropter.
+    lens_step_d: float | None = None
 
     def __post_init__(self):
         if self.kind not in NOUNS:
@@ -193,6 +196,12 @@ class ComparisonSnapshot:
     def best_lens_notation(self) -> str | None:
         """The best lens in clinical notation at the protocol's axis, None without an axis."""
         return best_lens_notation(self.best, self.lens_axis_deg, self.cylinder_convention)
+
+    @property
+    def phoropter_lens(self) -> str | None:
+        """The best lens rounded to the phoropter's steps, as the closing console gives it."""
+        bounds = (self.sphere_bounds_d, self.cylinder_bounds_d)
+        return phoropter_lens_text(self.best, self.lens_step_d, bounds, self.lens_axis_deg, self.cylinder_convention)
 
     @property
     def has_model(self) -> bool:

@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from lensopt.refraction.lens import signed_logmar, two_parameter_lens_text
+from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
 
@@ -403,6 +404,26 @@ def lens_notation_from_protocol(protocol: dict | None) -> tuple[float, str]:
     if isinstance(axis_deg, bool) or not isinstance(axis_deg, (int, float)) or not 0 < axis_deg <= 180:
         axis_deg = 0.0
     return float(axis_deg), (convention if convention in ("minus", "plus") else "minus")
+
+
+def lens_step_from_protocol(protocol: dict | None) -> float | None:
+    """``[lens] step_d`` of a protocol snapshot: the phoropter's step (D), None for continuous powers."""
+    lens = (protocol or {}).get("lens")
+    step = lens.get("step_d") if isinstance(lens, dict) else None
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not step > 0:
+        return None
+    return float(step)
+
+
+def phoropter_lens_text(best, step_d: float | None, bounds, axis_deg: float, convention: str) -> str | None:
+    """A two-parameter session's best lens rounded to the phoropter's steps, as the closing console and
+    the log write it (``-0.50 / -3.00 x 180`` at the protocol's axis, else ``S -0.50 D  C -3.00 D``);
+    None without a best lens or steps."""
+    if best is None or step_d is None:
+        return None
+    sphere_d = round_to_step(best.sphere_d, step_d, bounds[0])
+    cylinder_d = round_to_step(best.cylinder_d, step_d, bounds[1])
+    return two_parameter_lens_text(sphere_d, cylinder_d, axis_deg, convention)
 
 
 def best_lens_notation(best, axis_deg: float, convention: str) -> str | None:

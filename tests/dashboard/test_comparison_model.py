@@ -101,6 +101,29 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
     assert f"best lens {expected}: S " in snap.summary_line()
 
 
+def test_with_the_protocols_steps_the_summary_gives_the_lens_to_set_on_the_phoropter(session):
+    """As the closing console does ("on the phoropter (0.25 D steps)"): the best lens rounded to the
+    protocol's ``[lens] step_d`` by hand, in clinical notation at the protocol's axis; none without steps."""
+    import math
+
+    from lensopt.dashboard.comparison_panels import comparison_summary_rows
+    from lensopt.refraction.lens import Lens
+
+    info = session["info"]
+    lens = {**info.protocol.get("lens", {}), "axis_deg": 180.0, "cylinder": "minus", "step_d": 0.25}
+    stepped = dataclasses.replace(info, protocol={**info.protocol, "lens": lens})
+    snap = session_model(stepped).update(stepped, session["records"])
+    sphere_d, cylinder_d = (math.floor(4 * v + 0.5) / 4 for v in _rebuilt(session).best())
+    expected = Lens(sphere_d, cylinder_d, 180.0).minus_cylinder().format()
+    rows = {row[0]: row[1:] for row in comparison_summary_rows(snap)}
+    assert rows["Phoropter"] == (expected, "the best lens rounded to 0.25 D steps")
+    no_steps = {**lens, "step_d": 0.0}
+    plain = dataclasses.replace(info, protocol={**info.protocol, "lens": no_steps})
+    assert "Phoropter" not in [
+        r[0] for r in comparison_summary_rows(session_model(plain).update(plain, session["records"]))
+    ]
+
+
 @pytest.mark.parametrize("session", SESSIONS[:2], indirect=True, ids=_ids)
 def test_duel_answers_are_counted_as_the_store_names_them(session):
     snap = session["snap"]

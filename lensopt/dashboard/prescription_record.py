@@ -454,9 +454,20 @@ def draw_models_page(info, views, letter_bounds_logmar, n_pages: int = 3) -> Fig
     return fig
 
 
+def _earlier_eye_ends(store, info) -> list[int]:
+    """Of a two-parameter letter session of both eyes, the number of records at the end of each eye
+    but the last (OD's, when OS followed): the dashboard's snapshot there shows that eye's model.
+    Empty for any other session."""
+    if info.kind != LETTERS_KIND or is_prescription(info.optimizer_settings) or getattr(info, "eye", None) != "OU":
+        return []
+    eyes = [getattr(r, "eye", None) for r in store.trials(info.session_id)]
+    return [k + 1 for k in range(len(eyes) - 1) if eyes[k] != eyes[k + 1]]
+
+
 def write_prescription_record(store, session_id: int, path, printed_at: float | None = None) -> Path:
-    """Write session ``session_id``'s prescription record (two A4 pages, three for a full
-    prescription with answers: each eye's model) from ``store`` (a
+    """Write session ``session_id``'s prescription record (two A4 pages; three for a full
+    prescription with answers: each eye's model; three for a two-parameter session of both eyes:
+    each eye's curves) from ``store`` (a
     ``SessionStore``) to the PDF ``path``, readable by its owner only (0600); return the path.
 
     Written to a temporary file beside ``path`` and renamed into place, so a failure leaves no
@@ -472,9 +483,12 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
     info = store.session(session_id)
     model, why = _followed(store, info)
     views = model.eye_views() if model is not None else ()
-    n_pages = 3 if views else 2
+    earlier = _earlier_eye_ends(store, info) if model is not None and not views else []
+    n_pages = 3 if views else 2 + len(earlier)
     pages = [
         draw_record_page(build_record(info, printed_at), n_pages),
+        # a two-parameter session of both eyes: each earlier eye's curves as they stood at its end
+        *(build_report_figure(model.snapshot(n_end)) for n_end in earlier),
         draw_curves_page(store, info, model, why, n_pages),
     ]
     if views:

@@ -634,3 +634,32 @@ def test_the_lens_path_has_whole_trial_ticks(sessions_db):
         fig.canvas.draw()  # the locator picks its ticks at drawing
         ticks = fig.axes[0].get_xticks()
         assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
+
+
+def test_a_two_parameter_session_of_both_eyes_prints_each_eyes_curves(tmp_path):
+    """OD then OS over (S, C): page 1, then OD's curves as they stood at its last answer, then OS's
+    (only OS's model was printed: the right eye's lens map and curve were never on paper)."""
+    path = tmp_path / "ou.db"
+    with SessionStore(path) as store:
+        settings = RefractionOptimizer(rule="random", seed=3).settings_dict()
+        sid = store.create_session("P04", {"session": {"eye": "OU"}}, {}, settings, 3)
+        index = 0
+        for eye, (sphere_d, cylinder_d) in (("OD", (-0.5, 1.0)), ("OS", (1.0, -1.0))):
+            opt = RefractionOptimizer(rule="random", seed=3 if eye == "OD" else 4)
+            patient = SimulatedPatient(sphere_d, cylinder_d, slope=5.0, seed=3)
+            for _ in range(8):
+                index += 1
+                trial = opt.ask()
+                correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+                opt.tell(trial, correct)
+                store.append_trial(sid, replace(_record(index, trial, correct), eye=eye))
+        store.set_status(sid, "finished")
+        out = write_prescription_record(store, sid, tmp_path / "ou.pdf")
+    assert page_count(out.read_bytes()) == 3
+    text = pdf_text(out)
+    if text is not None:
+        od, os_ = (
+            text.find("Lens map: predicted acuity — OD (right eye)"),
+            text.find("Lens map: predicted acuity — OS (left eye)"),
+        )
+        assert 0 < od < os_, (od, os_)  # OD's page before OS's

@@ -43,6 +43,17 @@ def padded(bounds, fraction=0.03):
     return low - pad, high + pad
 
 
+def covering(bounds, values) -> tuple[float, float]:
+    """``bounds`` widened to hold every finite one of ``values`` (lenses tried beyond the model's grid,
+    such as the full prescription's bracketing lenses beyond its box, were drawn outside the axes)."""
+    low, high = float(bounds[0]), float(bounds[1])
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size:
+        low, high = min(low, float(finite.min())), max(high, float(finite.max()))
+    return low, high
+
+
 def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -> None:
     """A colour map of ``values`` ``(n_cylinder, n_sphere)`` over the lens grid, white contour lines
     (when it is not flat) and a colour bar labelled ``label``."""

@@ -315,8 +315,9 @@ def draw_summary(fig, snap: DashboardSnapshot) -> None:
         if snap.certainty is None
         else ("± posterior sd of the optimum's location · intervals and confidence from posterior draws")
     )
-    if snap.best is None and snap.eyes:
-        footnote = "an eye below the target confidence: not prescribed, as on the console"
+    if snap.best is None and snap.eyes:  # a full prescription: a footnote only for an eye held back
+        held = [e for e in snap.eyes if e.n_trials and not e.prescribable]
+        footnote = "an eye below the target confidence: not prescribed, as on the console" if held else ""
     draw_rows(
         fig,
         summary_title(snap),

@@ -18,6 +18,7 @@ from lensopt.dashboard.drawing import (
     BEST_COLOR,
     FONT_SIZE,
     MODEL_COLOR,
+    covering,
     draw_surface,
     draw_tried,
     message_panel,
@@ -76,8 +77,8 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
         zorder=5,
         label=f"best lens {_lens_text(view.best_d)} (unrounded)",
     )
-    ax.set_xlim(padded((view.j0_d[0], view.j0_d[-1])))
-    ax.set_ylim(padded((view.j45_d[0], view.j45_d[-1])))
+    ax.set_xlim(padded(covering((view.j0_d[0], view.j0_d[-1]), view.tested_d[:, 1])))
+    ax.set_ylim(padded(covering((view.j45_d[0], view.j45_d[-1]), view.tested_d[:, 2])))
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel("J0 (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
@@ -104,7 +105,7 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, "letter tried")
     ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {view.best_d[0]:+.2f} D")
     low, high = letter_bounds_logmar
-    ax.set_xlim(padded((view.m_d[0], view.m_d[-1])))
+    ax.set_xlim(padded(covering((view.m_d[0], view.m_d[-1]), view.tested_d[:, 0])))
     ax.set_ylim(high + 0.05, low - 0.05)  # better acuity up, as on a letter chart
     ax.set_xlabel("spherical equivalent M (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("letter size / acuity (logMAR, better up)", fontsize=FONT_SIZE)

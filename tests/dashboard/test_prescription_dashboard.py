@@ -401,3 +401,44 @@ def test_the_history_names_each_eyes_long_runs_and_marks_every_turn_without_over
     mark_eyes(ax, tr, runs)
     assert [t.get_text() for t in ax.texts] == ["OD", "OS"]
     assert [line.get_xdata()[0] for line in ax.lines] == [80.5, 160.5, 168.5, 172.5]
+
+
+def test_the_panels_hold_every_lens_tried_even_beyond_the_models_grid(prescription_db):
+    """The full prescription's bracketing lenses may lie beyond its box (up to 0.7 D): they were drawn
+    outside the axes, over the tick labels. The plane's and the curve's limits hold every lens tried."""
+    import dataclasses as dc
+
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
+
+    path, sid, _ = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        snap = snapshot_from_store(store, sid)
+    view = snap.prescription_view
+    far = view.tested_d.copy()
+    far[0] = (view.m_d[0] - 1.0, view.j0_d[0] - 0.7, view.j45_d[-1] + 0.6)  # beyond the grid on three sides
+    view = dc.replace(view, tested_d=far)
+    plane, curve = Figure(), Figure()
+    draw_astigmatism_plane(plane, view)
+    draw_defocus_curve(curve, view, snap.letter_bounds_logmar)
+    (x0, x1), (y0, y1) = plane.axes[0].get_xlim(), plane.axes[0].get_ylim()
+    assert x0 < far[0, 1] and y1 > far[0, 2] and x1 >= view.j0_d[-1] and y0 <= view.j45_d[0]
+    assert curve.axes[0].get_xlim()[0] < far[0, 0]
+
+
+def test_a_prescribed_eye_has_no_footnote_about_eyes_held_back(prescription_db):
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import draw_summary
+
+    path, sid, _ = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    footnotes = {}
+    for target in (0.05, 0.999):  # the eye prescribed, then held back
+        held = dataclasses.replace(info, protocol={"stop": {"confidence": target, "min_trials": 5, "max_trials": 12}})
+        fig = Figure()
+        draw_summary(fig, session_model(held).update(held, records))
+        footnotes[target] = [t.get_text() for t in fig.axes[0].texts if "below the target" in t.get_text()]
+    assert footnotes[0.05] == [] and len(footnotes[0.999]) == 1

@@ -25,6 +25,10 @@ from lensopt.cli.simulate_prescription import add_prescription_arguments
 
 #: Largest ``--trials`` (as ``lensopt run``'s protocols allow).
 MAX_TRIALS = 5000
+#: The two-parameter search's default lens box (D), sphere and cylinder alike.
+SIMULATE_LENS_BOUNDS_D = (-4.0, 4.0)
+#: The farthest a two-parameter box may reach (D): a phoropter's range.
+MAX_BOX_D = 20.0
 #: Largest ``--n-alternatives``: a chart of more letters than a 1000-letter alphabet is a typo.
 MAX_ALTERNATIVES = 1000
 #: ``--stop`` given without a value.
@@ -181,8 +185,10 @@ def register(subparsers) -> None:
         metavar="N",
         help="with --stop: stop after N trials at the latest (default: --trials)",
     )
-    p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
-    p.add_argument("--cylinder-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=(-4.0, 4.0))
+    p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=SIMULATE_LENS_BOUNDS_D)
+    p.add_argument(
+        "--cylinder-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=SIMULATE_LENS_BOUNDS_D
+    )
     p.add_argument(
         "--letter-bounds",
         type=_finite_float,

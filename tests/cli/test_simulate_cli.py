@@ -406,3 +406,18 @@ def test_duels_with_a_start_print_the_letter_prescription_fields_scored_by_hand(
     start = Lens.parse(result["start"])  # the autorefraction, a phoropter lens
     assert start.rounded() == start
     _assert_a_comparison_prescription_scored_by_hand(result, Lens(-1.25, -0.75, 90.0))
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--start", "-1.00 DS", "--sphere-bounds", "-6", "6"], "--sphere-bounds size the two-parameter search's box"),
+        (["--start", "-1.00 DS", "--cylinder-bounds", "-2", "2"], "--cylinder-bounds size the two-parameter"),
+        (["--sphere-bounds", "-100", "100"], "--sphere-bounds -100 100 reaches beyond a phoropter's ±20 D"),
+    ],
+)
+def test_a_lens_box_that_is_ignored_or_beyond_a_phoropter_is_refused(argv, said, capsys):
+    """With --start the two-parameter box was ignored without a word; ±100 D gave "best lens S +97.61 D"."""
+    assert main(["simulate", "--trials", "4", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err, err

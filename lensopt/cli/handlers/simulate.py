@@ -15,6 +15,8 @@ from lensopt.cli.simulate import (
     DEFAULT_INFERENCE,
     DEFAULT_MIN_TRIALS,
     DEFAULT_TRIALS,
+    MAX_BOX_D,
+    SIMULATE_LENS_BOUNDS_D,
     default_rule,
     feedback_rules,
 )
@@ -79,11 +81,23 @@ def run(args) -> int:
             "(usually 0.25)"
         )
     if full_prescription(args):
+        moved = [
+            f"--{name}"
+            for name, value in (("sphere-bounds", args.sphere_bounds), ("cylinder-bounds", args.cylinder_bounds))
+            if tuple(value) != SIMULATE_LENS_BOUNDS_D
+        ]
+        if moved:  # they were ignored: the full prescription's box is around --start, or the full box
+            raise ValueError(
+                f"{' and '.join(moved)} size the two-parameter search's box; the full prescription's is "
+                "--m-half-width/--j-half-width around --start: leave them out"
+            )
         return run_prescription(args, _session_stop(args))
     for name in ("sphere_bounds", "cylinder_bounds", "letter_bounds"):
         lo, hi = getattr(args, name)
         if lo >= hi:
             raise ValueError(f"--{name.replace('_', '-')} is reversed or empty: {lo} must be below {hi}")
+        if name != "letter_bounds" and max(abs(lo), abs(hi)) > MAX_BOX_D:
+            raise ValueError(f"--{name.replace('_', '-')} {lo:g} {hi:g} reaches beyond a phoropter's ±{MAX_BOX_D:g} D")
     if (args.true_sphere is None) != (args.true_cylinder is None):
         raise ValueError("give both --true-sphere and --true-cylinder, or neither")
     true = None if args.true_sphere is None else (args.true_sphere, args.true_cylinder)

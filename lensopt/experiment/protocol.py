@@ -45,6 +45,8 @@ from lensopt.experiment.protocol_sections import (
 )
 from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
 from lensopt.reference_data import PROTOCOLS_DIR
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.prescription import SearchBox
 
 SECTIONS = {
     "protocol": ProtocolSection,
@@ -264,9 +266,6 @@ class Protocol:
     def _simulated_patient_outside_start_box(self) -> str | None:
         """The problem of a simulated patient outside the full prescription's box around its start
         (``lensopt simulate --true-sphere`` refuses it too), else None."""
-        from lensopt.refraction.lens import Lens
-        from lensopt.refraction.prescription import SearchBox
-
         assert self.start is not None
         if not self.start.given:
             return None

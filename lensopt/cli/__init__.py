@@ -100,12 +100,16 @@ def _terminate_as_interrupt(received: list[int]):
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    # a signal ignored by whoever started us (``nohup`` ignores SIGHUP) stays ignored
+    signals = [signum for signum in signals if signal.getsignal(signum) is not signal.SIG_IGN]
 
     def interrupt(signum, frame):
         received.append(signum)
+        for other in signals:  # a second signal (a logout sends SIGHUP, then SIGTERM) must not cut the clean-up short
+            signal.signal(other, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     previous = {signum: signal.signal(signum, interrupt) for signum in signals}
     try:
         yield
@@ -122,8 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     prog = " ".join(filter(None, ("lensopt", args.command, getattr(args, "bench_command", None))))
     received: list[int] = []
+    # the dashboard's Qt event loop closes its window on these signals itself (an exception raised
+    # inside a Qt slot aborts the process)
+    terminate = contextlib.nullcontext() if args.command == "dashboard" else _terminate_as_interrupt(received)
     try:
-        with _terminate_as_interrupt(received):
+        with terminate:
             return int(args.handler(args) or 0)
     except BrokenPipeError:  # the reader went away (`lensopt sessions --json | head`): nothing to say
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -73,7 +73,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
-from lensopt.store.records import EYES, stored_confidence_target, stored_fixed_design
+from lensopt.store.records import EYES, cylinder_without_axis, stored_confidence_target, stored_fixed_design
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -324,7 +324,8 @@ class SessionModel(FollowedSession):
             confidence = float(opt.confidence()) if hasattr(opt, "confidence") else None
         axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
         lens = two_parameter_lens_text(float(sphere_d), float(cylinder_d), axis_deg, convention, gap=", ")
-        return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials), fixed_design)
+        no_axis = cylinder_without_axis(float(cylinder_d), axis_deg or None)
+        return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials), fixed_design, no_axis)
 
     def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
         """Each eye's result after the first ``n`` records, OD before OS: the live eye's (the last

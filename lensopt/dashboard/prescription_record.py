@@ -43,7 +43,6 @@ from lensopt.dashboard.prescription_text import (
     PrescriptionRecord,
     build_record,
     session_results,
-    withheld_reason,
     wrapped,
 )
 from lensopt.dashboard.report import PAGE_SIZE_IN, build_report_figure
@@ -51,7 +50,7 @@ from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
 from lensopt.refraction.lens import Lens, power_vector_arrays
-from lensopt.store.records import LETTERS_KIND
+from lensopt.store.records import LETTERS_KIND, stored_withheld_reason
 
 #: Page size in inches: A4 portrait (the record, the full prescription's curves; the dashboard
 #: report's four panels keep their own A4 landscape).
@@ -428,7 +427,7 @@ def draw_curves_page(store, info, model, why: str, n_pages: int) -> Figure:
     top, bottom = np.asarray(fig.subfigures(2, 1))  # two rows: an array of two SubFigures
     draw_panel(top, "history", snap)
     results = session_results(info)
-    provisional = [withheld_reason(info, r) is not None for r in results]
+    provisional = [stored_withheld_reason(info, r) is not None for r in results]
     _draw_lens_path(bottom, store.trials(info.session_id), results, provisional)
     return fig
 

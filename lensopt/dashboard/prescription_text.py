@@ -177,7 +177,7 @@ NO_CONFIDENCE_FOR_COMPARISONS = (
 def comparison_confidence_text(noun: str) -> str:
     """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
     scale), the intervals instead (a lens from fewer comparisons than lensopt's accuracy was measured
-    after is withheld: :func:`withheld_reason`)."""
+    after is withheld: :func:`lensopt.store.records.stored_withheld_reason`)."""
     return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
 
 
@@ -300,11 +300,6 @@ def session_results(info) -> list:
     return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None) or "", 3))
 
 
-#: Why stored ``result`` of session ``info`` is no prescription, or None
-#: (:func:`lensopt.store.records.stored_withheld_reason`, the rule every front end applies).
-withheld_reason = stored_withheld_reason
-
-
 def eye_record(info, result) -> EyeRecord:
     """Page 1's words for one stored result of session ``info``."""
     eye = getattr(result, "eye", None)
@@ -337,7 +332,7 @@ def eye_record(info, result) -> EyeRecord:
         confidence=comparison_confidence_text(noun)
         if info.kind != LETTERS_KIND
         else confidence_statement(result.confidence, stop_confidence),
-        withheld=withheld_reason(info, result),
+        withheld=stored_withheld_reason(info, result),
         # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
         fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,
     )

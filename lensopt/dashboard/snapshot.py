@@ -323,11 +323,21 @@ class EyeEstimate:
     target: float
     n_trials: int
     fixed_design: bool = False
+    #: A two-parameter lens with a cylinder and no axis (no ``--axis``): an estimate, whatever its
+    #: confidence (:func:`lensopt.store.records.withheld_reason`, the console's and the record's rule).
+    no_axis: bool = False
 
     @property
     def prescribable(self) -> bool:
-        """Whether the lens may be shown as the eye's prescription (answers, and confidence enough)."""
-        return self.n_trials > 0 and enough_to_prescribe(self.confidence, self.target)
+        """Whether the lens may be shown as the eye's prescription (answers, confidence enough, and
+        an axis for its cylinder)."""
+        return self.n_trials > 0 and enough_to_prescribe(self.confidence, self.target) and not self.no_axis
+
+    @property
+    def estimate_only(self) -> bool:
+        """Whether a lens short of a prescription is shown as an estimate (a fixed design's, a
+        cylinder without an axis) rather than as "not enough answers"."""
+        return self.fixed_design or self.no_axis
 
     @property
     def label(self) -> str:
@@ -341,14 +351,14 @@ class EyeEstimate:
             return "no answer yet"
         if self.prescribable:
             return self.lens
-        return f"{self.lens} ({ESTIMATE_NOT_PRESCRIPTION})" if self.fixed_design else NOT_ENOUGH
+        return f"{self.lens} ({ESTIMATE_NOT_PRESCRIPTION})" if self.estimate_only else NOT_ENOUGH
 
     def shortfall(self) -> str:
         """What the eye's lens is short of its target: ``not enough answers to prescribe``, a fixed
         design's ``estimate, not a prescription``; ``""`` when prescribable (or without answers)."""
         if self.n_trials == 0 or self.prescribable:
             return ""
-        return ESTIMATE_NOT_PRESCRIPTION if self.fixed_design else NOT_ENOUGH
+        return ESTIMATE_NOT_PRESCRIPTION if self.estimate_only else NOT_ENOUGH
 
     def evidence(self) -> str:
         """``confidence 0.97 ≥ 0.95 after 40 trials`` (``< 0.95`` short of it); ``40 trials`` without one."""
@@ -363,7 +373,7 @@ class EyeEstimate:
     def provisional(self) -> str:
         """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` short of the target; else
         ``""`` (also for a fixed design, whose verdict is its estimate)."""
-        if self.n_trials == 0 or self.prescribable or self.fixed_design:
+        if self.n_trials == 0 or self.prescribable or self.estimate_only:
             return ""
         return f"provisional estimate {self.lens}, not for prescribing"
 

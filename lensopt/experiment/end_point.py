@@ -37,6 +37,7 @@ from lensopt.stopping import (
     prescription_target,
 )
 from lensopt.store import ResultRecord
+from lensopt.store.records import NO_AXIS_REASON, cylinder_without_axis, withheld_reason
 
 TREND_POINTS = 10
 """How many of the last confidences (one per answer) the trend is fitted on."""
@@ -92,6 +93,15 @@ class EndPoint:
     #: What a trial of this eye is called: ``"trials"``, or ``"duels"``/``"rankings"`` (whose lens has
     #: no confidence: it is held to :data:`~lensopt.stopping.COMPARISONS_EVALUATED` comparisons).
     noun: str = "trials"
+    #: A two-parameter lens with a cylinder and no axis (no ``--axis``): an estimate whatever its
+    #: confidence (:data:`~lensopt.store.records.NO_AXIS_REASON`); more trials would not mend it.
+    no_axis: bool = False
+
+    @property
+    def estimate_only(self) -> bool:
+        """Whether the lens is shown as an estimate rather than withheld for more trials: a fixed
+        design's result, or a cylinder without an axis."""
+        return self.fixed_design or self.no_axis
 
     def headline(self) -> str:
         """``OD  -1.25 / -0.75 x 170``, ``OD  not enough answers to prescribe``, or, a fixed design's,
@@ -99,7 +109,7 @@ class EndPoint:
         eye = f"{self.eye}  " if self.eye else ""
         if self.confident:
             return eye + self.lens_text
-        if self.fixed_design:
+        if self.estimate_only:
             return f"{eye}{self.lens_text} ({ESTIMATE_NOT_PRESCRIPTION})"
         return eye + "not enough answers to prescribe"
 
@@ -108,6 +118,8 @@ class EndPoint:
         design's: the confidence its trials reached."""
         if self.confident:
             return ""
+        if self.no_axis:
+            return NO_AXIS_REASON
         if self.confidence is None:  # a comparison (duels, rankings) short of the comparisons measured
             more = "" if self.more_trials is None else f"; about {self.more_trials} more {self.noun} recommended"
             return comparisons_shortfall(self.n_trials, self.noun) + more
@@ -127,7 +139,7 @@ class EndPoint:
         """The end point as the log and the console write it."""
         if self.confident:
             return [self.headline(), *self.details]
-        if self.fixed_design:  # a study's estimate: its intervals too
+        if self.estimate_only:  # an estimate: its intervals too
             return [f"{self.headline()}; {self.advice()}", *self.details]
         return [f"{self.headline()}; {self.advice()}"]
 
@@ -136,7 +148,7 @@ class EndPoint:
         or of a fixed design's estimate, else the advice."""
         if self.confident:
             return list(self.details)
-        return [self.advice(), *self.details] if self.fixed_design else [self.advice()]
+        return [self.advice(), *self.details] if self.estimate_only else [self.advice()]
 
 
 #: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
@@ -189,7 +201,8 @@ def prescription_lines(result: ResultRecord, target: float | None = None, cylind
     minus-cylinder form beside it (as the console writes it)."""
     eye = f" {result.eye}" if result.eye else ""
     lens_text = _lens_text(result, cylinder)
-    if target is not None and not enough_to_prescribe(result.confidence, target):
+    # the rule of the sessions list and the printed record (a result without a confidence: a comparison's)
+    if target is not None and withheld_reason(result, target, "trials", result.confidence is None) is not None:
         head = f"estimate{eye}, not a prescription: {lens_text}"
     else:
         head = f"prescription{eye}: {lens_text}"
@@ -326,6 +339,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         )
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())
+    no_axis = bool(reported) and cylinder_without_axis(reported[0].cylinder_d, reported[0].axis_deg)
     if reported:
         lens_text, details = _reported_text(reported[0], protocol)
     else:
@@ -336,7 +350,8 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         )
     return EndPoint(
         eye=eye,
-        confident=enough_to_prescribe(confidence, target),
+        confident=enough_to_prescribe(confidence, target) and not no_axis,
+        no_axis=no_axis,
         confidence=confidence,
         target=target,
         lens_text=lens_text,
@@ -357,7 +372,7 @@ def continue_command(
     ``--trials N`` with "(N more than …)" after ``note_sep`` where no number can be justified. None when every eye has its end point (a comparison
     from enough comparisons among them), or the protocol fixed its trials (a study's design, not a
     call for more)."""
-    short = [e for e in end_points if not e.confident and not e.fixed_design]  # comparisons short of 40 too
+    short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
     if not short:
         return None
     db = "" if db_path is None else f" --db {db_path}"

@@ -259,7 +259,7 @@ class DuelSection:
     model: str = "ties"
     #: The lenses' order on screen: ``counterbalanced`` (drawn from the seed and the trial, so that
     #: the rule's champion is lens 1 no more often than lens 2), or ``as-asked`` (the champion first:
-    #: sessions stored before 30 Nov 2026, which resume so).
+    #: sessions created before 30 Nov 2026 11:48 UTC, which resume so).
     order: str = "counterbalanced"
 
     def __post_init__(self):

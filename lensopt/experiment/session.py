@@ -72,7 +72,7 @@ class RunRequest:
         if self.resume is None and not (self.participant or "").strip():
             raise ValueError("--participant ID is required for a new session (or --resume SESSION_ID)")
         if self.resume is None and self.participant is not None:
-            if any(ord(c) < 32 or ord(c) == 127 for c in self.participant):
+            if not self.participant.isprintable():
                 raise ValueError("--participant must be one line of printable text (no tab or newline), e.g. P001")
             if len(self.participant.strip()) > MAX_PARTICIPANT_LENGTH:
                 raise ValueError(
@@ -160,7 +160,10 @@ def run_session(
             raise ProtocolError(f"{protocol.source}: {problem}")
     store = SessionStore(request.db_path)
     try:
-        # a resumed session is claimed before anything else (a new one once it is created)
+        # a resumed session is claimed before anything else (a new one once it is created); an id
+        # that is no session is said first (no lock file made for it)
+        if request.resume is not None:
+            store.session(request.resume)
         claim = contextlib.nullcontext() if request.resume is None else claim_session(request.db_path, request.resume)
         with claim:
             return _run(store, request, responses, log, window, console_window, protocol)
@@ -168,14 +171,21 @@ def run_session(
         store.close()
 
 
-def stored_protocol(data: dict) -> dict:
-    """A session's stored protocol as it ran: a comparison table stored without ``order`` (before
-    30 Nov 2026, when every duel and ranking showed the rule's champion first) keeps ``as-asked``,
-    so that a resumed session shows its lenses as it did."""
+#: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
+#: 11:48:19 UTC, unix seconds); the protocol stored ``[duel] order`` from 13:38 that day on.
+COUNTERBALANCED_SINCE_S = 1796039299
+
+
+def stored_protocol(data: dict, created_at: float) -> dict:
+    """A session's stored protocol as it ran: a comparison table stored without ``order`` keeps the
+    order its session was created with — ``as-asked`` (the rule's champion first) before
+    :data:`COUNTERBALANCED_SINCE_S`, ``counterbalanced`` after — so that a resumed session shows its
+    lenses as it did."""
+    order = "as-asked" if created_at < COUNTERBALANCED_SINCE_S else "counterbalanced"
     out = dict(data)
     for name in ("duel", "ranking"):
         if isinstance(out.get(name), dict) and "order" not in out[name]:
-            out[name] = {**out[name], "order": "as-asked"}
+            out[name] = {**out[name], "order": order}
     return out
 
 
@@ -184,7 +194,7 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
     if request.resume is not None:
         info = store.session(request.resume)
         protocol = protocol_from_dict(
-            stored_protocol(info.protocol), source=f"stored protocol of session {info.session_id}"
+            stored_protocol(info.protocol, info.created_at), source=f"stored protocol of session {info.session_id}"
         )
         mode = mode_for(protocol)
         if info.kind != mode.kind:
@@ -395,7 +405,11 @@ def _run_in_window(
         session_id = store.create_session(
             participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
         )
-        claims.enter_context(claim_session(request.db_path, session_id))  # held until the session ends
+        try:
+            claims.enter_context(claim_session(request.db_path, session_id))  # held until the session ends
+        except StoreError:
+            store.set_status(session_id, "aborted")  # never left "running" by a claim refused
+            raise
         eye_text = f", eye {protocol.session.eye}" if protocol.session.eye else ""
         log(
             f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "

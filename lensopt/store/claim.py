@@ -13,6 +13,7 @@ file of that name). Where ``fcntl`` is missing (Windows) sessions are not claime
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +26,14 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 
+#: The errors of a non-blocking ``flock`` that mean "another program holds it".
+HELD_ERRNOS = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+
+
 def claim_path(db_path, session_id: int) -> Path:
-    """The lock file of session ``session_id`` of the database ``db_path``."""
-    return Path(f"{Path(db_path).expanduser()}.session-{session_id}.lock")
+    """The lock file of session ``session_id`` of the database ``db_path`` (the resolved path: the
+    same database reached through a link has the same lock)."""
+    return Path(f"{Path(db_path).expanduser().resolve()}.session-{session_id}.lock")
 
 
 @contextlib.contextmanager
@@ -46,7 +52,10 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in HELD_ERRNOS:  # a file system without locks (some NFS, CIFS, FUSE): run unclaimed
+                yield
+                return
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
             raise StoreError(
                 f"session {session_id} is being run by another lensopt (process {holder}); finish or close that "
@@ -65,7 +74,7 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
 def is_claimed(db_path, session_id: int) -> bool | None:
     """Whether a program runs session ``session_id`` now (holds its claim): a session stored as
     ``running`` that nobody claims was interrupted (its program killed or crashed). None where it
-    cannot be told (no ``fcntl``). Reads only: no file is created."""
+    cannot be told (no ``fcntl``, or a file system without locks). Reads only: no file is created."""
     if fcntl is None:  # pragma: no cover - Windows
         return None
     try:
@@ -75,8 +84,8 @@ def is_claimed(db_path, session_id: int) -> bool | None:
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
+        except OSError as exc:
+            return True if exc.errno in HELD_ERRNOS else None
         fcntl.flock(fd, fcntl.LOCK_UN)
         return False
     finally:

@@ -450,23 +450,34 @@ NO_AXIS_REASON = (
 )
 
 
-def stored_withheld_reason(info, result) -> str | None:
-    """Why stored ``result`` of session ``info`` is no prescription — the one rule the sessions list,
-    the dashboard and the printed record apply, as the closing console does
-    (:func:`lensopt.stopping.enough_to_prescribe`): its confidence fell short of the session's target
-    (``confidence 0.11 < 0.95 after 8 letters``); a duel or ranking result (no confidence) from fewer
-    comparisons than lensopt's accuracy was measured after (``only 12 rankings; …``); a cylinder
-    whose axis the session was not given (:data:`NO_AXIS_REASON`). None when it may be shown as one."""
-    noun = TRIAL_NOUNS.get(info.kind, "trials")
-    if result.axis_deg is None and round(float(result.cylinder_d), 2) != 0.0:
+def cylinder_without_axis(cylinder_d: float, axis_deg: float | None) -> bool:
+    """Whether a lens has a cylinder (to the phoropter's hundredth) but no axis: a two-parameter
+    search's sphere and signed cylinder, run without ``--axis``."""
+    return axis_deg is None and round(float(cylinder_d), 2) != 0.0
+
+
+def withheld_reason(result, target: float, noun: str, comparison: bool) -> str | None:
+    """Why ``result`` (a :class:`ResultRecord`) is no prescription — the one rule the closing
+    console, the log, the sessions list, the dashboard, the JSON export and the printed record apply
+    (:func:`lensopt.stopping.enough_to_prescribe`): a cylinder whose axis the session was not given
+    (:data:`NO_AXIS_REASON`); a ``comparison`` (duels, rankings: no confidence) from fewer comparisons
+    than lensopt's accuracy was measured after (``only 12 rankings; …``); a confidence short of
+    ``target`` (``confidence 0.11 < 0.95 after 8 letters``). None when it may be shown as one."""
+    if cylinder_without_axis(result.cylinder_d, result.axis_deg):
         return NO_AXIS_REASON
-    target = stored_confidence_target(info)
-    n_comparisons = None if info.kind == LETTERS_KIND else int(result.n_trials)
+    n_comparisons = int(result.n_trials) if comparison else None
     if enough_to_prescribe(result.confidence, target, n_comparisons):
         return None
     if result.confidence is None:
         return comparisons_shortfall(int(result.n_trials), noun)
     return f"confidence {result.confidence:.2f} < {target:.2f} after {result.n_trials} {noun}"
+
+
+def stored_withheld_reason(info, result) -> str | None:
+    """:func:`withheld_reason` of stored ``result`` of session ``info``: its target and its kind's."""
+    return withheld_reason(
+        result, stored_confidence_target(info), TRIAL_NOUNS.get(info.kind, "trials"), info.kind != LETTERS_KIND
+    )
 
 
 @dataclass(frozen=True)

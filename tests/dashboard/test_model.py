@@ -321,6 +321,14 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     sid, history = _store_simulated_session(tmp_path / "s.db", n_trials=12, stop=stop)
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         info, records = store.session(sid), store.trials(sid)
+    # without an axis the cylinder is an estimate whatever the confidence (the record's rule): below
+    # with the phoropter's axis given, as clinical-refraction --axis runs
+    without_axis = SessionModel(info).update(info, records)
+    assert without_axis.verdict.no_axis and not without_axis.verdict.prescribable
+    assert summary_title(without_axis) == "Summary: best lens — estimate, not a prescription"
+    info = dataclasses.replace(
+        info, protocol={**info.protocol, "lens": {**info.protocol.get("lens", {}), "axis_deg": 90.0}}
+    )
     confidence = _rebuilt(info, history).certainty().confidence
     assert confidence < 0.9
     snap = SessionModel(info).update(info, records)

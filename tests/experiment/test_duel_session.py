@@ -261,19 +261,23 @@ def test_comparisons_are_shown_in_a_counterbalanced_order_drawn_from_seed_and_tr
 
 
 def test_a_comparison_session_stored_before_the_counterbalanced_order_resumes_champion_first():
-    """Stored protocols of duel and ranking sessions from before 30 Nov 2026 have no ``order``: they
-    showed the rule's champion first, and resumed they still do (``as-asked``), while a new session's
-    protocol stores ``counterbalanced``; a protocol naming another order is refused in one line."""
+    """Stored protocols of duel and ranking sessions created before 30 Nov 2026 11:48 UTC have no
+    ``order``: they showed the rule's champion first, and resumed they still do (``as-asked``); those
+    created later that morning, before the order was stored, ran counterbalanced and resume so; a new
+    session's protocol stores ``counterbalanced``; a protocol naming another order is refused."""
     from lensopt.experiment.protocol import ProtocolError, load_protocol, protocol_from_dict
-    from lensopt.experiment.session import stored_protocol
+    from lensopt.experiment.session import COUNTERBALANCED_SINCE_S, stored_protocol
 
     new = load_protocol(REPO / "protocols" / "clinical-duel.toml").to_dict()
     assert new["duel"]["order"] == new["ranking"]["order"] == "counterbalanced"
-    assert protocol_from_dict(stored_protocol(new)).duel.order == "counterbalanced"
+    assert protocol_from_dict(stored_protocol(new, 0.0)).duel.order == "counterbalanced"  # as stored
     old = {**new, "duel": {k: v for k, v in new["duel"].items() if k != "order"}}
     old["ranking"] = {k: v for k, v in new["ranking"].items() if k != "order"}
-    resumed = protocol_from_dict(stored_protocol(old))
+    resumed = protocol_from_dict(stored_protocol(old, COUNTERBALANCED_SINCE_S - 1))
     assert resumed.duel.order == resumed.ranking.order == "as-asked"
+    # created after the order changed, before the protocol stored it: counterbalanced, as they ran
+    between = protocol_from_dict(stored_protocol(old, COUNTERBALANCED_SINCE_S + 3600))
+    assert between.duel.order == between.ranking.order == "counterbalanced"
     duel = DuelTrial((-1.0, -0.5), (-1.25, -0.75), 0.3)
     assert all(presented(duel, 11, index, "as-asked") == duel for index in range(1, 50))
     with pytest.raises(ProtocolError, match="order"):

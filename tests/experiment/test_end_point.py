@@ -1,6 +1,7 @@
 """The end point's estimate of the trials still needed: a straight line through the confidence trend."""
 
 import math
+from dataclasses import replace
 
 from lensopt.experiment.end_point import EndPoint, continue_command, more_trials_estimate, prescription_lines
 from lensopt.store import ResultRecord
@@ -164,3 +165,33 @@ def test_a_comparisons_lens_from_fewer_than_40_is_no_prescription_yet_on_the_con
         )
         assert "-1.00 / -0.75 x 179" not in " ".join(ending.lines())
         assert continue_command([ending], 7) == "lensopt run --resume 7 --trials 40"
+
+
+def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
+    """What the closing console and the log call a prescription is what the sessions list and the
+    printed record call one (lensopt.store.records.withheld_reason): a confident two-parameter
+    cylinder without an axis is an estimate there too (the log said "prescription: S -0.50 D  C +1.00 D"
+    while the record said "a cylinder without an axis"), a comparison from 8 duels too (the log
+    said "prescription:" above "not enough answers")."""
+    import types
+
+    from lensopt.experiment.end_point import continue_command, end_point, prescription_lines
+    from lensopt.store.records import NO_AXIS_REASON
+
+    protocol = types.SimpleNamespace(
+        lens=types.SimpleNamespace(cylinder="minus", axis_deg=0.0, step_d=0.25),
+        feedback_mode="letters",
+        stop=types.SimpleNamespace(confidence=0.95),
+        lens_step_d=0.25,
+    )
+    no_axis = ResultRecord("S -0.50 D  C +1.00 D", -0.5, 1.0, None, 0.0, 0.97, 40, {"sphere_d": [-0.75, -0.25]})
+    letters = types.SimpleNamespace(n_trials=40, confidence=lambda: 0.97)
+    ending = end_point(letters, protocol, "OD", [no_axis], ())
+    assert not ending.confident and ending.headline() == "OD  S -0.50 D  C +1.00 D (estimate, not a prescription)"
+    assert ending.advice() == NO_AXIS_REASON and continue_command([ending], 3) is None  # more trials would not mend it
+    assert prescription_lines(no_axis, 0.95)[0].startswith("estimate, not a prescription: S -0.50 D  C +1.00 D")
+    sphere = ResultRecord("-0.50 DS", -0.5, 0.0, None, 0.0, 0.97, 40, {})
+    assert end_point(letters, protocol, "OD", [sphere], ()).confident
+    duels = ResultRecord("-1.00 / -0.50 x 090", -1.0, -0.5, 90.0, None, None, 8, {})
+    assert prescription_lines(duels, 0.95)[0] == "estimate, not a prescription: -1.00 / -0.50 x 090"
+    assert prescription_lines(replace(duels, n_trials=40), 0.95)[0].startswith("prescription: ")

@@ -156,7 +156,8 @@ def test_sigterm_ends_a_session_as_ctrl_c_does_aborted_with_how_to_resume(tmp_pa
     with SessionStore(db, readonly=True) as store:
         sid = store.latest_session_id()
         info = store.session(sid)
-    assert info.status == "aborted" and info.n_trials == len(stored_trials(db)) >= 3
+    answered = [line for line in out.splitlines() if line.startswith("trial ")]
+    assert info.status == "aborted" and info.n_trials == len(answered) >= 3  # every answer given is on disk
     assert f"stopped after {info.n_trials} trials; continue with: lensopt run --resume {sid} --db {db}" in out
 
 
@@ -411,7 +412,7 @@ def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_win
     then blocked every later resume): ``--resume`` of a session being run is one line, exit 2, and
     changes nothing; once the first program has ended, the resume goes ahead."""
     db = tmp_path / "s.db"
-    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.3"})
+    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.6"})
     first = lensopt(
         "run", "--protocol", protocol, "--participant", "two", "--observer", "simulated", "--seed", 5, "--db", db
     )
@@ -420,7 +421,9 @@ def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_win
         time.sleep(0.05)
     second = lensopt("run", "--resume", 1, "--db", db)
     _, err = second.communicate(timeout=60)
+    assert first.poll() is None  # refused because the first still ran it (36 trials of 0.6 s)
     assert second.returncode == 2 and "Traceback" not in err, err
+    assert not list(tmp_path.glob("s.db.session-1.unsaved.jsonl"))  # the second stored and rescued nothing
     assert err.strip().splitlines() == [
         f"lensopt run: error: session 1 is being run by another lensopt (process {first.pid}); finish or close "
         "that one first — two would show the patient the same trial"
@@ -428,7 +431,6 @@ def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_win
     first.send_signal(signal.SIGTERM)
     first.communicate(timeout=60)
     stored = stored_trials(db)
-    assert [t.index for t in stored] == list(range(1, len(stored) + 1))  # each trial once
     resumed = lensopt("run", "--resume", 1, "--db", db, "--trials", len(stored) + 1)
     _, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err

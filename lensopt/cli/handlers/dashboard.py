@@ -83,8 +83,15 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "lensopt"])
     window = DashboardWindow(db_path, session_id, replay=replay)
-    # Ctrl+C in the terminal closes the window: Qt's loop must hand Python a moment now and then.
-    previous = signal.signal(signal.SIGINT, lambda *_: window.close())
+    # Ctrl+C in the terminal, SIGTERM (kill) and SIGHUP (the terminal closed) close the window (an
+    # exception raised inside a Qt slot would abort the process); Qt's loop must hand Python a moment
+    # now and then. A signal ignored by whoever started it (nohup) stays ignored.
+    closing = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {
+        signum: signal.signal(signum, lambda *_: window.close())
+        for signum in closing
+        if signal.getsignal(signum) is not signal.SIG_IGN
+    }
     heartbeat = QTimer(window)
     heartbeat.timeout.connect(lambda: None)
     heartbeat.start(SIGNAL_CHECK_MS)
@@ -100,7 +107,8 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
     try:
         app.exec_()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         window.shutdown()
     result = outcome.get("result")
     if isinstance(result, Exception):

@@ -144,7 +144,7 @@ class PrescriptionComparisons(PrescriptionSearch):
     report_tilt_share: float = 1.0
     #: What centres the trust region (:meth:`_tilted_optimum`): the lens shown with the highest
     #: posterior mean (``"mean"``), or with the highest *tilted* mean (``"tilted"``: sessions saved
-    #: before 27 Nov 2026, which resume so).
+    #: before 27 Nov 2026 13:11 UTC, which resume so; see :meth:`_saved_settings` for the gap).
     trust_centre: str = "mean"
 
     #: The answer model's optimizer's settings (its box is the search box widened by the rounding
@@ -258,8 +258,10 @@ class PrescriptionComparisons(PrescriptionSearch):
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings as ``settings_dict()`` wrote them, without the ``"search"`` marker (states
         written before it had none); those written before the prior about the start had none
-        (``start_prior_depth`` 0) and centred the trust region by the tilted mean (the prior came
-        2.5 hours after the centre changed, 27 Nov 2026: the only mark such sessions carry)."""
+        (``start_prior_depth`` 0) and are taken to have centred the trust region by the tilted mean,
+        as those saved before 27 Nov 2026 13:11 UTC did: the settings carry no other mark. Those saved
+        between that time and the prior (duels until 15:48, rankings until 16:38 UTC that day) ran
+        with the centre by the mean and resume with the tilted one."""
         settings.pop("search", None)
         if "start_prior_depth" not in settings:
             settings.setdefault("trust_centre", "tilted")
@@ -353,7 +355,7 @@ class PrescriptionComparisons(PrescriptionSearch):
             s0 = np.array([self.reference_letter_logmar])
             shown = self._shown_lenses()
             mean = self._predict(np.column_stack([np.full(len(shown), float(s0[0])), shown]))[0]
-            if self.trust_centre == "tilted":  # sessions saved before 27 Nov 2026 (see trust_centre)
+            if self.trust_centre == "tilted":  # sessions saved before 27 Nov 2026 13:11 UTC (see trust_centre)
                 mean = mean + kappa * shown[:, 0]
             bounds = np.array(self.box.bounds_d)
             anchor = np.clip(shown[int(np.argmax(mean))], bounds[:, 0], bounds[:, 1])

@@ -20,7 +20,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from lensopt.experiment.protocol_fields import _choice, _flag, _number
+from lensopt.experiment.protocol_fields import _choice, _flag, _number, _rate_below_half
 from lensopt.experiment.search_sections import (
     CYLINDER_CONVENTIONS,
     INFERENCES,
@@ -325,7 +325,7 @@ class SimulatedSection:
         _number(self, "axis_deg", 0.0, 180.0)  # 0: no axis (the two-parameter patient, aligned lenses)
         _number(self, "accommodation_d", 0.0, 20.0)
         _number(self, "slope", 0.1, 100.0)
-        _number(self, "lapse", 0.0, 0.5)
+        _rate_below_half(self, "lapse")  # as lensopt simulate --lapse: a patient lapsing half the time answers nothing
         _number(self, "va_best_logmar", -0.5, 1.5)
         _number(self, "tie_threshold", 0.0, 20.0)  # duels: "same" below this utility difference
 

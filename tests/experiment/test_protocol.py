@@ -248,3 +248,10 @@ def test_a_protocol_path_that_is_a_pipe_is_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(ProtocolError, match="is not a regular file"):
         load_protocol(fifo)
+
+
+@pytest.mark.parametrize("lapse", [0.5, -0.01, 0.75])
+def test_a_simulated_patient_lapsing_half_the_time_or_more_is_refused_as_simulate_refuses_it(tmp_path, lapse):
+    path = write_protocol(tmp_path / "p.toml", **{"simulated.lapse": str(lapse)})
+    with pytest.raises(ProtocolError, match=r"lapse must be a rate in \[0, 0.5\)"):
+        load_protocol(path)

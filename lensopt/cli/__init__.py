@@ -118,9 +118,27 @@ def _terminate_as_interrupt(received: list[int]):
             signal.signal(signum, handler)
 
 
+def empty_option(argv: list[str]) -> str | None:
+    """The first option given an empty value (``--db ""``, ``--out=``), else None. No option of
+    lensopt means anything by an empty string: an empty path was taken as "not given" (``--db ""``
+    fell back to ``$LENSOPT_DB``, ``export -o ""`` wrote to the screen, ``dashboard --report ""``
+    opened the window)."""
+    for k, token in enumerate(argv):
+        if not token.startswith("-") or len(token) < 2:
+            continue
+        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        if (eq and not value.strip()) or (not eq and k + 1 < len(argv) and not argv[k + 1].strip()):
+            return name
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(attach_notation_values(sys.argv[1:] if argv is None else list(argv)))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    empty = empty_option(argv)
+    if empty is not None:
+        parser.error(f"{empty} was given an empty value; give one or leave {empty} out")
+    args = parser.parse_args(attach_notation_values(argv))
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

@@ -35,3 +35,23 @@ def test_a_signal_ignored_by_nohup_stays_ignored(restored_signals):
     with _terminate_as_interrupt(received):
         os.kill(os.getpid(), signal.SIGHUP)  # nothing happens
     assert received == [] and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sessions", "--db", ""],
+        ["export", "1", "-o", ""],
+        ["dashboard", "1", "--report="],
+        ["run", "--protocol", "demo-simulated", "--participant", "p", "--save-frames", " "],
+    ],
+)
+def test_an_option_given_an_empty_value_is_refused_in_one_line(argv, capsys):
+    """An empty path was taken as "not given": --db "" fell back to $LENSOPT_DB, export -o "" wrote
+    to the screen, dashboard --report "" opened the window and waited."""
+    from lensopt.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exited.value.code == 2 and len(err) == 1 and "was given an empty value" in err[0], err

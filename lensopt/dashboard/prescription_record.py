@@ -50,7 +50,7 @@ from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
 from lensopt.refraction.lens import Lens, power_vector_arrays
-from lensopt.store.records import LETTERS_KIND, stored_withheld_reason
+from lensopt.store.records import LETTERS_KIND, NO_AXIS_REASON, stored_withheld_reason
 
 #: Page size in inches: A4 portrait (the record, the full prescription's curves; the dashboard
 #: report's four panels keep their own A4 landscape).
@@ -160,7 +160,13 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
     its lens small as a provisional estimate), the interval table (one column per eye, a withheld
     eye's in grey under "provisional" or "estimate"), acuity,
     trials, then each eye's stop reason and confidence in words."""
-    heading = "Prescription (minus cylinder)" if any(e.prescribed for e in eyes) else "Result (minus cylinder)"
+    # a two-parameter search without an axis has a sphere and a signed cylinder, in no convention
+    no_axis = all(e.withheld == NO_AXIS_REASON for e in eyes)
+    heading = (
+        "Prescription (minus cylinder)"
+        if any(e.prescribed for e in eyes)
+        else ("Result (sphere and signed cylinder)" if no_axis else "Result (minus cylinder)")
+    )
     page.text(MARGIN_IN, heading, size=FONT_SIZE + 3, weight="bold")
     page.down(0.58 if len(eyes) == 1 else 0.48)
     big = 28 if len(eyes) == 1 else 24
@@ -173,8 +179,9 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
         assert eye.withheld is not None  # not prescribed: withheld says why
         page.text(VALUE_X_IN, eye.withheld_heading, size=FONT_SIZE + 6, weight="bold", color=ALERT, va="center")
         page.down(0.22)
-        page.text(VALUE_X_IN, f"({eye.withheld})", size=FONT_SIZE, color=ALERT)
-        page.down(0.17)
+        for line in wrapped(f"({eye.withheld})", 70):  # a long reason (no axis: what to do) on its own lines
+            page.text(VALUE_X_IN, line, size=FONT_SIZE, color=ALERT)
+            page.down(0.17)
         page.text(VALUE_X_IN, eye.provisional, size=FONT_SIZE - 1, color=GREY)
         page.down(0.32)
     page.down(0.0 if eyes[-1].prescribed else 0.07)  # clear of the small provisional line

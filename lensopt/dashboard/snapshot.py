@@ -305,6 +305,10 @@ class LensConfidence:
         return "not yet"
 
 
+#: What an eye's two-parameter lens with a cylinder and no axis is, in the dashboard's words.
+NO_AXIS_ESTIMATE = "estimate, not a prescription: a cylinder without an axis"
+
+
 @dataclass(frozen=True)
 class EyeEstimate:
     """One eye's result so far: ``lens``, the lens its model would report (clinical notation, or
@@ -351,13 +355,15 @@ class EyeEstimate:
             return "no answer yet"
         if self.prescribable:
             return self.lens
-        return f"{self.lens} ({ESTIMATE_NOT_PRESCRIPTION})" if self.estimate_only else NOT_ENOUGH
+        return f"{self.lens} ({self.shortfall()})" if self.estimate_only else NOT_ENOUGH
 
     def shortfall(self) -> str:
         """What the eye's lens is short of its target: ``not enough answers to prescribe``, a fixed
         design's ``estimate, not a prescription``; ``""`` when prescribable (or without answers)."""
         if self.n_trials == 0 or self.prescribable:
             return ""
+        if self.no_axis:
+            return NO_AXIS_ESTIMATE
         return ESTIMATE_NOT_PRESCRIPTION if self.estimate_only else NOT_ENOUGH
 
     def evidence(self) -> str:
@@ -367,7 +373,7 @@ class EyeEstimate:
             return ""
         if self.confidence is None:
             return trials
-        sign = "≥" if self.prescribable else "<"
+        sign = "≥" if enough_to_prescribe(self.confidence, self.target) else "<"  # the confidence's own comparison
         return f"confidence {self.confidence:.2f} {sign} {self.target:.2f} after {trials}"
 
     def provisional(self) -> str:

@@ -93,15 +93,17 @@ class EndPoint:
     #: What a trial of this eye is called: ``"trials"``, or ``"duels"``/``"rankings"`` (whose lens has
     #: no confidence: it is held to :data:`~lensopt.stopping.COMPARISONS_EVALUATED` comparisons).
     noun: str = "trials"
-    #: A two-parameter lens with a cylinder and no axis (no ``--axis``): an estimate whatever its
-    #: confidence (:data:`~lensopt.store.records.NO_AXIS_REASON`); more trials would not mend it.
-    no_axis: bool = False
+    #: Why the lens is an estimate whatever its confidence — more trials would not make it a
+    #: prescription: a two-parameter cylinder without an axis (no ``--axis``,
+    #: :data:`~lensopt.store.records.NO_AXIS_REASON`), a comparison search without a start
+    #: (:data:`COMPARISON_WITHOUT_START`); ``""`` otherwise.
+    estimate_reason: str = ""
 
     @property
     def estimate_only(self) -> bool:
         """Whether the lens is shown as an estimate rather than withheld for more trials: a fixed
-        design's result, or a cylinder without an axis."""
-        return self.fixed_design or self.no_axis
+        design's result, or one with an :attr:`estimate_reason`."""
+        return self.fixed_design or bool(self.estimate_reason)
 
     def headline(self) -> str:
         """``OD  -1.25 / -0.75 x 170``, ``OD  not enough answers to prescribe``, or, a fixed design's,
@@ -118,8 +120,8 @@ class EndPoint:
         design's: the confidence its trials reached."""
         if self.confident:
             return ""
-        if self.no_axis:
-            return NO_AXIS_REASON
+        if self.estimate_reason:
+            return self.estimate_reason
         if self.confidence is None:  # a comparison (duels, rankings) short of the comparisons measured
             more = "" if self.more_trials is None else f"; about {self.more_trials} more {self.noun} recommended"
             return comparisons_shortfall(self.n_trials, self.noun) + more
@@ -266,6 +268,13 @@ def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:
     )
 
 
+#: Why a duel or ranking search of sphere and cylinder (no start) ends with its best lens, not a
+#: prescription — as ``lensopt sessions``, the JSON export and the printed record say it.
+COMPARISON_WITHOUT_START = (
+    "a sphere-and-cylinder search by comparisons reports no prescription; the full prescription comes "
+    "from a session with a start (clinical-prescription-duel or -ranking --start RX)"
+)
+
 #: A best lens within this distance (D) of the lens box's edge is reported with a warning.
 BOX_EDGE_D = 0.125
 
@@ -315,13 +324,14 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
             model, phoropter = best_lens_texts(optimizer, protocol)
             rounded = "" if phoropter is None else f", rounded to {protocol.lens_step_d:g} D steps"
             found = f"best lens found: {model}{rounded}; no confidence or intervals (a search without a start)"
-            return EndPoint(
+            return EndPoint(  # no prescription: as lensopt sessions, the export and the record say
                 eye=eye,
-                confident=True,
+                confident=False,
                 confidence=None,
                 target=math.nan,
                 lens_text=model if phoropter is None else phoropter,
                 details=(found, *comparison_notes(optimizer, protocol, reported)),
+                estimate_reason=COMPARISON_WITHOUT_START,
             )
         lens_text, details = _reported_text(reported[0], protocol)
         n = int(optimizer.n_trials)
@@ -351,7 +361,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target) and not no_axis,
-        no_axis=no_axis,
+        estimate_reason=NO_AXIS_REASON if no_axis else "",
         confidence=confidence,
         target=target,
         lens_text=lens_text,

@@ -487,7 +487,8 @@ def _run_in_window(
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
             if ending is not None:
                 end_points.append(ending)
-                if not ending.confident and not ending.fixed_design:  # a fixed design's estimate is logged above
+                # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
+                if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
                     log(ending.lines()[0])
         else:
             status = "finished"

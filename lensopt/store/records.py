@@ -445,8 +445,8 @@ TRIAL_NOUNS = {LETTERS_KIND: "letters", DUEL_KIND: "duels", RANKING_KIND: "ranki
 #: Why a two-parameter result with a cylinder is no prescription when its session had no axis
 #: (no ``[lens] axis_deg``, no ``--axis``): a cylinder cannot be dispensed, nor transposed, without one.
 NO_AXIS_REASON = (
-    "the cylinder's axis was not given: run with --axis (or [lens] axis_deg), or search the axis too "
-    "(clinical-prescription --start RX)"
+    "the cylinder's axis was not given: start a new session with --axis (or [lens] axis_deg), or search "
+    "the axis too (clinical-prescription --start RX)"
 )
 
 

@@ -325,7 +325,9 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     # with the phoropter's axis given, as clinical-refraction --axis runs
     without_axis = SessionModel(info).update(info, records)
     assert without_axis.verdict.no_axis and not without_axis.verdict.prescribable
-    assert summary_title(without_axis) == "Summary: best lens — estimate, not a prescription"
+    assert (
+        summary_title(without_axis) == "Summary: best lens — estimate, not a prescription: a cylinder without an axis"
+    )
     info = dataclasses.replace(
         info, protocol={**info.protocol, "lens": {**info.protocol.get("lens", {}), "axis_deg": 90.0}}
     )
@@ -420,7 +422,11 @@ def test_a_two_parameter_session_of_both_eyes_names_the_eye_of_its_model_panels_
     line = snap.summary_line()
     assert " · best lens OS (left eye) S " in line and line.endswith(" · " + other.line())
     # the fixture has no [stop] (a fixed number of trials): OS's lens is the study's estimate
-    assert summary_title(snap) == "Summary: best lens — OS (left eye) — estimate, not a prescription"
+    # the fixture has no axis: its cylinder is an estimate (and a study's, without [stop])
+    assert (
+        summary_title(snap)
+        == "Summary: best lens — OS (left eye) — estimate, not a prescription: a cylinder without an axis"
+    )
     assert [row[0] for row in summary_rows(snap)].count("OD") == 1
     for draw in (draw_lens_map, draw_psychometric):
         fig = Figure()
@@ -467,7 +473,8 @@ def test_a_session_of_one_eye_names_no_eye_on_its_model_panels(session):
 
     snap = session["snap"]
     assert snap.model_eye is None and snap.eyes == ()
-    assert summary_title(snap) == "Summary: best lens — estimate, not a prescription"  # no eye named
+    no_eye = "Summary: best lens — estimate, not a prescription: a cylinder without an axis"
+    assert summary_title(snap) == no_eye  # no eye named
 
 
 def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notation(session):
@@ -497,3 +504,16 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
     (other,) = SessionModel(both).update(both, eyes).eyes
     sphere_d, cylinder_d = _rebuilt(info, session["history"][:half]).best()
     assert other.lens == Lens(sphere_d, cylinder_d, 90.0).plus_cylinder().format()
+
+
+def test_an_eye_with_a_cylinder_and_no_axis_is_an_estimate_whose_confidence_is_compared_truly():
+    """The dashboard said "(estimate, not a prescription) (confidence 0.34 < 0.30 after 21 trials)":
+    the comparison must be the confidence's own, and the reason the axis."""
+    from lensopt.dashboard.snapshot import EyeEstimate
+
+    eye = EyeEstimate("OD", "S -0.50 D, C +1.00 D", 0.34, 0.30, 21, False, True)
+    assert not eye.prescribable and eye.provisional() == ""
+    assert eye.line() == (
+        "OD S -0.50 D, C +1.00 D (estimate, not a prescription: a cylinder without an axis) "
+        "(confidence 0.34 ≥ 0.30 after 21 trials)"
+    )

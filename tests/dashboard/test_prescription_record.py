@@ -324,9 +324,14 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
     record = build_record(session(-0.75), printed_at=1.9e9)
     (eye,) = record.eyes
     assert not eye.prescribed and not record.signable and record.title != "Spectacle prescription"
-    assert eye.withheld_text.startswith(f"{NO_AXIS_HEADING} (the cylinder's axis was not given: run with --axis")
+    assert eye.withheld_text.startswith(
+        f"{NO_AXIS_HEADING} (the cylinder's axis was not given: start a new session with --axis"
+    )
     drawn = [text for text, _, _ in _drawn(draw_record_page(record))]
     assert "Signature" not in drawn and not any(text.startswith("Prescription (minus cylinder)") for text in drawn)
+    assert "Result (sphere and signed cylinder)" in drawn  # no convention without an axis
+    reason = [text for text in drawn if "--axis" in text or "clinical-prescription --start" in text]
+    assert reason and all(len(text) <= 72 for text in reason)  # wrapped: it ran past the page's edge
     assert _prescriptions(session(-0.75)) == "OD S -1.25 D  C -0.75 D (estimate: a cylinder without an axis)"
     sphere = build_record(session(0.0), printed_at=1.9e9)
     assert sphere.eyes[0].prescribed and sphere.signable

@@ -133,7 +133,8 @@ def test_a_comparisons_best_lens_on_the_box_edge_comes_with_a_warning():
         return types.SimpleNamespace(n_trials=20, best=lambda: best)  # no confidence(): a comparison
 
     corner = end_point(duels((-4.0, 3.95)), protocol, None, [], ())
-    assert corner.confident and len(corner.details) == 2
+    # a sphere-and-cylinder search by comparisons: its best lens, an estimate (no prescription stored)
+    assert not corner.confident and corner.estimate_only and len(corner.details) == 2
     assert corner.details[1].startswith(
         "warning: the best lens is on the edge of the lens box (sphere -4.00 D, cylinder +3.95 D)"
     )

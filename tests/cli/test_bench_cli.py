@@ -121,7 +121,11 @@ def test_a_scheduler_that_does_not_answer_is_one_line_within_the_timeout_and_cre
 
 @pytest.mark.parametrize(
     "address, message",
-    [("garbage", "is not a scheduler address"), ("", "--scheduler was given an empty value"), ("foo://x:1", "unknown address scheme")],
+    [
+        ("garbage", "is not a scheduler address"),
+        ("", "--scheduler was given an empty value"),
+        ("foo://x:1", "unknown address scheme"),
+    ],
 )
 def test_a_malformed_scheduler_address_is_one_line(capsys, tmp_path, address, message):
     out = tmp_path / "campaign"

@@ -89,6 +89,19 @@ def stored_trials(db):
         return []
 
 
+def started_session(tmp_path, db, participant: str, response_s: str, stored: int):
+    """``lensopt run`` of a simulated session (seed 5, the patient answering after ``response_s``) into
+    ``db``, returned once ``stored`` trials are on disk (or the program ended, or 120 s passed)."""
+    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": response_s})
+    proc = lensopt(
+        "run", "--protocol", protocol, "--participant", participant, "--observer", "simulated", "--seed", 5, "--db", db
+    )
+    deadline = time.time() + 120
+    while len(stored_trials(db)) < stored and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    return proc
+
+
 def test_kill_9_then_resume_keeps_trials_and_continues_as_the_rebuilt_optimizer_would(tmp_path):
     db = tmp_path / "s.db"
     protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.2"})
@@ -142,13 +155,7 @@ def test_sigterm_ends_a_session_as_ctrl_c_does_aborted_with_how_to_resume(tmp_pa
     marked aborted (not left "running" for ever), the log says how to continue it, the exit code is
     128 + 15 — and every answer is on disk."""
     db = tmp_path / "s.db"
-    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.2"})
-    proc = lensopt(
-        "run", "--protocol", protocol, "--participant", "t15", "--observer", "simulated", "--seed", 5, "--db", db
-    )
-    deadline = time.time() + 120
-    while len(stored_trials(db)) < 3 and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
+    proc = started_session(tmp_path, db, "t15", "0.2", stored=3)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
@@ -412,13 +419,7 @@ def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_win
     then blocked every later resume): ``--resume`` of a session being run is one line, exit 2, and
     changes nothing; once the first program has ended, the resume goes ahead."""
     db = tmp_path / "s.db"
-    protocol = write_protocol(tmp_path / "slow.toml", **{**FAST, "timing.simulated_response_s": "0.6"})
-    first = lensopt(
-        "run", "--protocol", protocol, "--participant", "two", "--observer", "simulated", "--seed", 5, "--db", db
-    )
-    deadline = time.time() + 120
-    while len(stored_trials(db)) < 2 and first.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
+    first = started_session(tmp_path, db, "two", "0.6", stored=2)
     second = lensopt("run", "--resume", 1, "--db", db)
     _, err = second.communicate(timeout=60)
     assert first.poll() is None  # refused because the first still ran it (36 trials of 0.6 s)

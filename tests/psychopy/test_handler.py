@@ -45,6 +45,16 @@ def _save_csv(exp, path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def _one_answer(tmp_path, optimizer, answer):
+    """A one-trial handler loop over ``optimizer`` answered ``answer``: the handler and the CSV it wrote."""
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(optimizer, n_trials=1, exp=exp, lookahead=False)
+    for _trial in handler:
+        handler.addResponse(answer)
+        exp.nextEntry()
+    return handler, _save_csv(exp, tmp_path / "one.csv")
+
+
 def _letters_session(handler, patient):
     for trial in handler:
         handler.addResponse(patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"]))
@@ -209,23 +219,14 @@ def test_a_ranking_answer_the_optimizer_refuses_is_refused_before_it_is_told(loo
     [(np.array(True), 1), (np.bool_(False), 0), (1.0, 1), (np.float64(0.0), 0), (np.int64(1), 1), (True, 1)],
 )
 def test_a_letter_answer_of_any_accepted_type_is_written_as_1_or_0(tmp_path, answer, response):
-    exp = _experiment(tmp_path)
-    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=1, exp=exp, lookahead=False)
-    for _trial in handler:
-        handler.addResponse(answer)
-        exp.nextEntry()
-    frame = _save_csv(exp, tmp_path / "letters.csv")
+    handler, frame = _one_answer(tmp_path, RefractionOptimizer(seed=1), answer)
     assert frame["lensopt.response"].tolist() == [response] and handler.data == [bool(response)]
 
 
 @pytest.mark.parametrize(("answer", "response"), [(True, "first"), (np.int64(0), "second"), ("same", "same")])
 def test_a_duel_answer_is_written_in_words_whatever_its_spelling(tmp_path, answer, response):
-    exp = _experiment(tmp_path)
-    handler = RefractionHandler(DuelRefractionOptimizer(seed=1), n_trials=1, exp=exp, lookahead=False)
-    for _trial in handler:
-        handler.addResponse(answer)
-        exp.nextEntry()
-    assert _save_csv(exp, tmp_path / "duels.csv")["lensopt.response"].tolist() == [response]
+    _, frame = _one_answer(tmp_path, DuelRefractionOptimizer(seed=1), answer)
+    assert frame["lensopt.response"].tolist() == [response]
 
 
 @pytest.mark.parametrize(

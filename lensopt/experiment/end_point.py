@@ -29,6 +29,7 @@ from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens, logmar_text
 from lensopt.refraction.phoropter import round_to_step
+from lensopt.refraction.shown import nearest_shown_blur_d, not_shown_note
 from lensopt.stopping import (
     COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -352,12 +353,15 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
     no_axis = bool(reported) and cylinder_without_axis(reported[0].cylinder_d, reported[0].axis_deg)
     if reported:
         lens_text, details = _reported_text(reported[0], protocol)
+        lens = (reported[0].sphere_d, reported[0].cylinder_d, reported[0].axis_deg)
     else:
         sphere_d, cylinder_d = optimizer.best()
         lens_text, details = (
             show_two_parameter_lens(sphere_d, cylinder_d, protocol.lens),
             (certainty_line(optimizer, protocol.lens.axis_deg),),
         )
+        lens = (sphere_d, cylinder_d, None)
+    note = not_shown_note(nearest_shown_blur_d(*lens, (trial for trial, _ in optimizer.history)))
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target) and not no_axis,
@@ -365,7 +369,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         confidence=confidence,
         target=target,
         lens_text=lens_text,
-        details=details,
+        details=details if note is None else (*details, note),
         more_trials=more_trials_estimate(confidences, target),
         n_trials=int(optimizer.n_trials),
         fixed_design=protocol.stop is None,

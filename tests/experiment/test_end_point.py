@@ -1,6 +1,7 @@
 """The end point's estimate of the trials still needed: a straight line through the confidence trend."""
 
 import math
+import types
 from dataclasses import replace
 
 from lensopt.experiment.end_point import EndPoint, continue_command, more_trials_estimate, prescription_lines
@@ -186,7 +187,7 @@ def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
         lens_step_d=0.25,
     )
     no_axis = ResultRecord("S -0.50 D  C +1.00 D", -0.5, 1.0, None, 0.0, 0.97, 40, {"sphere_d": [-0.75, -0.25]})
-    letters = types.SimpleNamespace(n_trials=40, confidence=lambda: 0.97)
+    letters = types.SimpleNamespace(n_trials=40, confidence=lambda: 0.97, history=())
     ending = end_point(letters, protocol, "OD", [no_axis], ())
     assert not ending.confident and ending.headline() == "OD  S -0.50 D  C +1.00 D (estimate, not a prescription)"
     assert ending.advice() == NO_AXIS_REASON and continue_command([ending], 3) is None  # more trials would not mend it
@@ -196,3 +197,34 @@ def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
     duels = ResultRecord("-1.00 / -0.50 x 090", -1.0, -0.5, 90.0, None, None, 8, {})
     assert prescription_lines(duels, 0.95)[0] == "estimate, not a prescription: -1.00 / -0.50 x 090"
     assert prescription_lines(replace(duels, n_trials=40), 0.95)[0].startswith("prescription: ")
+
+
+def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
+    """An acuity-law session whose trials were all a diopter from the lens it reports: the end point
+    says that lens was not shown, how far the nearest lens tried is, and to check it on the chart;
+    once a lens within the tolerance has been shown, it says nothing more."""
+    from lensopt.experiment.end_point import end_point
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.refraction.trial import Trial
+
+    protocol = types.SimpleNamespace(
+        lens=types.SimpleNamespace(cylinder="minus", axis_deg=180.0, step_d=0.25),
+        feedback_mode="letters",
+        stop=types.SimpleNamespace(confidence=0.95),
+        lens_step_d=0.25,
+    )
+    optimizer = AcuityLawOptimizer(seed=1, lens_step_d=0.25)
+    for sphere_d, correct in ((-2.0, False), (0.0, False), (-2.0, False), (0.0, False)):
+        optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=0.0, letter_logmar=0.3), correct)
+    sphere_d, cylinder_d = optimizer.best()
+    result = ResultRecord("-1.00 DS", sphere_d, cylinder_d, 180.0, 0.0, 0.5, 4, {})
+    # Raasch's blur of each residual on one meridian, b² = ½(r_S² + (r_S + r_C)²)
+    nearest_d = min(math.sqrt(0.5 * ((sphere_d - s) ** 2 + (sphere_d - s + cylinder_d) ** 2)) for s in (-2.0, 0.0))
+    assert nearest_d > 0.5  # the law puts the best between the lenses tried
+    ending = end_point(optimizer, protocol, "OD", [result], ())
+    assert ending.details[-1] == (
+        f"this lens was not shown: the nearest lens tried is {nearest_d:.2f} D of blur from it, so its acuity "
+        "is predicted, not measured; check it on the chart"
+    )
+    optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3), True)
+    assert all("not shown" not in line for line in end_point(optimizer, protocol, "OD", [result], ()).details)

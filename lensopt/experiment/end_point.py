@@ -99,6 +99,9 @@ class EndPoint:
     #: :data:`~lensopt.store.records.NO_AXIS_REASON`), a comparison search without a start
     #: (:data:`COMPARISON_WITHOUT_START`); ``""`` otherwise.
     estimate_reason: str = ""
+    #: That no lens shown came within the tolerance of the reported one, so its acuity is predicted
+    #: (:func:`lensopt.refraction.shown.not_shown_note`); ``""`` when one did.
+    not_shown: str = ""
 
     @property
     def estimate_only(self) -> bool:
@@ -138,20 +141,25 @@ class EndPoint:
         )
         return f"{reached} < {self.target:.2f}; {more}"
 
+    @property
+    def lens_details(self) -> tuple[str, ...]:
+        """The lines under a lens that is shown: its details, then :attr:`not_shown`."""
+        return (*self.details, self.not_shown) if self.not_shown else self.details
+
     def lines(self) -> list[str]:
         """The end point as the log and the console write it."""
         if self.confident:
-            return [self.headline(), *self.details]
+            return [self.headline(), *self.lens_details]
         if self.estimate_only:  # an estimate: its intervals too
-            return [f"{self.headline()}; {self.advice()}", *self.details]
+            return [f"{self.headline()}; {self.advice()}", *self.lens_details]
         return [f"{self.headline()}; {self.advice()}"]
 
     def closing_lines(self) -> list[str]:
         """The end point's lines under the closing console's headlines: the details of a prescription
         or of a fixed design's estimate, else the advice."""
         if self.confident:
-            return list(self.details)
-        return [self.advice(), *self.details] if self.estimate_only else [self.advice()]
+            return list(self.lens_details)
+        return [self.advice(), *self.lens_details] if self.estimate_only else [self.advice()]
 
 
 #: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
@@ -361,7 +369,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
             (certainty_line(optimizer, protocol.lens.axis_deg),),
         )
         lens = (sphere_d, cylinder_d, None)
-    note = not_shown_note(nearest_shown_blur_d(*lens, (trial for trial, _ in optimizer.history)))
+    note = not_shown_note(nearest_shown_blur_d(*lens, (trial for trial, _ in optimizer.history)))  # its lens tried?
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target) and not no_axis,
@@ -369,7 +377,8 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         confidence=confidence,
         target=target,
         lens_text=lens_text,
-        details=details if note is None else (*details, note),
+        details=details,
+        not_shown=note or "",
         more_trials=more_trials_estimate(confidences, target),
         n_trials=int(optimizer.n_trials),
         fixed_design=protocol.stop is None,

@@ -255,7 +255,7 @@ def test_the_record_and_the_closing_console_draw_the_line_at_the_same_confidence
         )
         for confidence in (target - 0.01, target - 1e-9, target, target + 1e-9, 0.999):
             result = ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.0, confidence, 40, {}, eye="OD")
-            optimizer = types.SimpleNamespace(n_trials=40, confidence=lambda c=confidence: c)
+            optimizer = types.SimpleNamespace(n_trials=40, confidence=lambda c=confidence: c, history=())
             console = end_point(optimizer, protocol, "OD", [result], [])
             assert console.confident == eye_record(info, result).prescribed == (confidence >= target)
 

@@ -210,7 +210,7 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     protocol = types.SimpleNamespace(
         lens=types.SimpleNamespace(cylinder="minus", axis_deg=180.0, step_d=0.25),
         feedback_mode="letters",
-        stop=types.SimpleNamespace(confidence=0.95),
+        stop=None,  # a fixed design: its estimate is shown with its details, whatever its confidence
         lens_step_d=0.25,
     )
     optimizer = AcuityLawOptimizer(seed=1, lens_step_d=0.25)
@@ -222,9 +222,15 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     nearest_d = min(math.sqrt(0.5 * ((sphere_d - s) ** 2 + (sphere_d - s + cylinder_d) ** 2)) for s in (-2.0, 0.0))
     assert nearest_d > 0.5  # the law puts the best between the lenses tried
     ending = end_point(optimizer, protocol, "OD", [result], ())
-    assert ending.details[-1] == (
-        f"this lens was not shown: the nearest lens tried is {nearest_d:.2f} D of blur from it, so its acuity "
-        "is predicted, not measured; check it on the chart"
+    assert (
+        ending.not_shown
+        == ending.lens_details[-1]
+        == (
+            f"this lens was not shown: the nearest lens tried is {nearest_d:.2f} D of blur from it, so its acuity "
+            "is predicted, not measured; check it on the chart"
+        )
     )
+    assert ending.not_shown in ending.lines() and ending.not_shown in ending.closing_lines()
     optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3), True)
-    assert all("not shown" not in line for line in end_point(optimizer, protocol, "OD", [result], ()).details)
+    shown = end_point(optimizer, protocol, "OD", [result], ())
+    assert shown.not_shown == "" and all("not shown" not in line for line in shown.lines())

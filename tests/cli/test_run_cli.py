@@ -102,6 +102,18 @@ def test_an_unknown_key_is_named(tmp_path, capsys):
     )
 
 
+def test_a_quit_key_no_keyboard_reports_is_one_line_naming_it_and_creates_no_database(tmp_path, capsys):
+    protocol = edited_demo(tmp_path, 'quit = "q"', 'quit = "notakey"')
+    db = tmp_path / "s.db"
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
+        "keys.quit must be a PsychoPy key name",
+        "got 'notakey'",
+        "'escape'",
+    )
+    assert not db.exists()
+
+
 def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no_database(tmp_path, capsys):
     # no lens of the [-4, 4] D box could correct a -9 D sphere; `lensopt simulate --true-sphere` refuses it too
     protocol = edited_demo(tmp_path, "sphere_d = -1.25", "sphere_d = -9.0")

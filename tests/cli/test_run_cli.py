@@ -432,6 +432,27 @@ def test_resuming_without_a_display_is_one_line_and_leaves_the_session_as_it_was
         assert store.session(sid).status == "aborted" and len(store.sessions()) == 1
 
 
+def test_the_options_a_resume_ignores_are_noted_on_stderr_not_among_the_sessions_output(tmp_path):
+    """``--resume`` with a protocol, a seed, a participant...: each "is ignored" note went to stdout,
+    among what the session does; they are notes on stderr (here the resume then stops: no display)."""
+    db = tmp_path / "s.db"
+    sid = stored_demo_session(db, "aborted")
+    result = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", db, "--protocol", DEMO]
+        + ["--seed", "99", "--participant", "someone else", "--eye", "OD"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=without_display(),
+    )
+    assert "is ignored" not in result.stdout, result.stdout
+    notes = [line for line in result.stderr.splitlines() if line.startswith("lensopt run: note: ")]
+    for ignored in (str(DEMO), "--seed 99", "--participant someone else", "--eye OD"):
+        assert any(line.endswith(f"{ignored} is ignored") for line in notes), result.stderr
+    assert len(notes) == 4 and "Traceback" not in result.stderr
+
+
 def test_a_session_left_running_without_a_trial_is_not_offered_as_the_latest(tmp_path, capsys):
     db = tmp_path / "s.db"
     finished = stored_demo_session(db, "finished")

@@ -238,7 +238,10 @@ def test_trials_below_the_stop_minimum_say_that_they_lower_it(tmp_path, window):
         log=lines.append,
         window=window,
     )
-    said = "--trials 4 is below [stop] min_trials 8: the stopping rule may stop this session from trial 4"
+    said = (
+        "--trials 4 is below [stop] min_trials 8: the stopping rule cannot end this session early, "
+        "and its minimum is lowered to 4"
+    )
     assert any(line.startswith(said) for line in lines), lines[:5]
 
 

@@ -162,7 +162,9 @@ def register(subparsers) -> None:
         "full prescription's duels through the acuity link (--start with --feedback duel)",
     )
     p.add_argument(
-        "--inference", choices=INFERENCE_METHODS, help="GP inference (default: ep with letters, laplace with duels)"
+        "--inference",
+        choices=INFERENCE_METHODS,
+        help="GP inference (default: ep with letters, laplace with duels; not with --rule acuity-law, which has no GP)",
     )
     p.add_argument(
         "--stop",

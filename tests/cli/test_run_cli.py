@@ -114,6 +114,19 @@ def test_a_quit_key_no_keyboard_reports_is_one_line_naming_it_and_creates_no_dat
     assert not db.exists()
 
 
+def test_inference_with_the_acuity_law_rule_is_one_line_and_creates_no_database(tmp_path, capsys):
+    """The acuity-law rule has no GP: a protocol's ``inference`` was silently ignored."""
+    protocol = edited_demo(tmp_path, 'rule = "ucb-ald"', 'rule = "acuity-law"')
+    protocol.write_text(protocol.read_text().replace("n_initial = 5\n", ""))
+    db = tmp_path / "s.db"
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
+        "optimizer.inference sets the GP's inference, and optimizer.rule 'acuity-law' has no GP",
+        "remove optimizer.inference",
+    )
+    assert not db.exists()
+
+
 def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no_database(tmp_path, capsys):
     # no lens of the [-4, 4] D box could correct a -9 D sphere; `lensopt simulate --true-sphere` refuses it too
     protocol = edited_demo(tmp_path, "sphere_d = -1.25", "sphere_d = -9.0")

@@ -366,9 +366,8 @@ def test_an_acuity_law_session_killed_mid_way_resumes_as_the_uninterrupted_one(t
     from lensopt.refraction.acuity_law import AcuityLawOptimizer
 
     db = tmp_path / "s.db"
-    protocol = write_protocol(
-        tmp_path / "law.toml", **{**FAST, "timing.simulated_response_s": "0.3", "optimizer.rule": '"acuity-law"'}
-    )
+    law = {"optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}  # no GP
+    protocol = write_protocol(tmp_path / "law.toml", **{**FAST, "timing.simulated_response_s": "0.3", **law})
     _, info, before, after, resumed = kill_mid_way_and_resume(db, protocol, lambda store, sid: store.trials(sid))
     k = len(before)
     assert info.optimizer_settings["rule"] == "acuity-law" and f"resuming at trial {k + 1} of 8" in resumed.stdout

@@ -146,6 +146,10 @@ def test_readable_summary_without_json(capsys):
             "--inference laplace sets the GP's inference, and --rule acuity-law has no GP",
         ),
         (["--rule", "acuity-law", "--inference", "ep"], "leave --inference out"),
+        (
+            ["--feedback", "ranking", "--inference", "laplace"],
+            "--inference laplace does not apply to --feedback ranking",
+        ),
         (["--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
         (["--feedback", "duel", "--model-lapse", "0.1"], "--model-lapse applies to --feedback letters only"),
     ],

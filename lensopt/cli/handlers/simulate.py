@@ -121,6 +121,11 @@ def run(args) -> int:
             f"--inference {args.inference} sets the GP's inference, and --rule {ACUITY_LAW_RULE} has no GP "
             "(grid Bayes under the blur-acuity law); leave --inference out or choose a GP rule such as ucb-ald"
         )
+    if args.feedback == "ranking" and args.inference is not None:  # ignored too: the ranking model takes none
+        raise ValueError(
+            f"--inference {args.inference} does not apply to --feedback ranking (its model takes no inference "
+            "option); leave --inference out"
+        )
     args.rule = rule
     stop = _session_stop(args)
     if args.feedback != "letters" and args.model_lapse is not None:

@@ -539,7 +539,7 @@ def test_the_last_line_names_the_eye_its_stopping_rule_stopped(monkeypatch, caps
 
     for eyes, said in ((("OD", "OS"), "(OS stopped"), ((None,), "(stopped"), ((), "(stopped")):
         done = outcome(*eyes)
-        monkeypatch.setattr(handler, "run_session", lambda request, log, o=done: o)
+        monkeypatch.setattr(handler, "run_session", lambda request, log, warn, o=done: o)
         assert main(["run", "--resume", "3"]) == 0
         line = capsys.readouterr().out.strip()
         assert (

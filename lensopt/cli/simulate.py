@@ -149,7 +149,9 @@ def register(subparsers) -> None:
         type=_alternatives,
         default=26,
         metavar="N",
-        help="letters to choose from, 2 or more (default 26; guess rate 1/N for the patient and the model)",
+        help="letters to choose from, 2 or more (default 26; guess rate 1/N for the patient and the model; "
+        "in duels and rankings it sets how clear a line of these letters looks to the patient, and with --start "
+        "the model's acuity link)",
     )
     p.add_argument(
         "--lapse", type=_rate, default=0.0, metavar="L", help="the patient's lapse rate, in [0, 0.5) (default 0)"
@@ -162,7 +164,10 @@ def register(subparsers) -> None:
         "full prescription's duels through the acuity link (--start with --feedback duel)",
     )
     p.add_argument(
-        "--inference", choices=INFERENCE_METHODS, help="GP inference (default: ep with letters, laplace with duels)"
+        "--inference",
+        choices=INFERENCE_METHODS,
+        help="GP inference (default: ep with letters, laplace with duels; not with --rule acuity-law, which has "
+        "no GP, nor with rankings)",
     )
     p.add_argument(
         "--stop",

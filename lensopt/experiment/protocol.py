@@ -45,6 +45,7 @@ from lensopt.experiment.protocol_sections import (
 )
 from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
 from lensopt.reference_data import PROTOCOLS_DIR
+from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription import SearchBox
 
@@ -417,4 +418,27 @@ def load_protocol(path: str | Path) -> Protocol:
         raise ProtocolError(f"protocol file {path} cannot be read (permission denied); check its permissions") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
-    return protocol_from_dict(data, source=str(path))
+    protocol = protocol_from_dict(data, source=str(path))
+    problem = _ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule)
+    if problem:
+        raise ProtocolError(f"{path}: {problem}")
+    return protocol
+
+
+#: The ``[optimizer]`` fields only the GP rules use, and what they set.
+GP_ONLY_FIELDS = {"inference": "the GP's inference", "n_initial": "the GP rules' random first trials"}
+
+
+def _ignored_optimizer_field(table: dict, rule: str) -> str | None:
+    """The one-line problem of an ``[optimizer]`` field written in a protocol file that ``rule`` would
+    ignore (``inference`` and ``n_initial`` with the acuity-law rule, which has no GP), else None.
+    Checked for files only: a stored session's snapshot holds every field, their defaults included."""
+    if rule != ACUITY_LAW_RULE:
+        return None
+    given = [name for name in GP_ONLY_FIELDS if name in table]
+    if not given:
+        return None
+    return (
+        f"optimizer.{given[0]} sets {GP_ONLY_FIELDS[given[0]]}, and optimizer.rule {rule!r} has no GP (grid Bayes "
+        f"under the blur-acuity law); remove optimizer.{given[0]} or choose a GP rule such as 'ucb-ald'"
+    )

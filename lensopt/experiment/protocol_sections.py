@@ -17,9 +17,9 @@ values are re-exported here, so every table can be imported from this module.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 
+from lensopt.experiment.key_names import PSYCHOPY_KEY_NAMES, key_name_problem
 from lensopt.experiment.protocol_fields import _choice, _flag, _number, _rate_below_half
 from lensopt.experiment.search_sections import (
     CYLINDER_CONVENTIONS,
@@ -85,8 +85,6 @@ MAX_LENS_KEYS = RANKING_LENSES[-1]
 
 DUEL_ANSWER_KEYS = DUEL_ANSWERS
 """The ``[keys]`` fields answering a duel: one per duel answer (``lensopt.refraction.trial.DUEL_ANSWERS``)."""
-
-_KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
 
 
 @dataclass(frozen=True)
@@ -279,8 +277,9 @@ class KeysSection:
     def __post_init__(self):
         for name in ("pass_key", "pause", "confirm", "quit", "undo", "lens_set", "note", *DUEL_ANSWER_KEYS):
             value = getattr(self, name)
-            if not isinstance(value, str) or not _KEY_NAME.match(value):
-                raise ValueError(f"{name} must be a PsychoPy key name such as 'space', 'slash' or 'q', got {value!r}")
+            problem = key_name_problem(name, value)
+            if problem:
+                raise ValueError(problem)
             if name in ("pass_key", "pause", "undo") and len(value) == 1 and value.isalpha():
                 raise ValueError(
                     f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}"
@@ -296,11 +295,14 @@ class KeysSection:
         if (
             not isinstance(lenses, (list, tuple))
             or not 2 <= len(lenses) <= MAX_LENS_KEYS
-            or not all(isinstance(k, str) and _KEY_NAME.match(k) for k in lenses)
+            or not all(isinstance(k, str) and k in PSYCHOPY_KEY_NAMES for k in lenses)
         ):
+            named = lenses if isinstance(lenses, (list, tuple)) else ()
+            unknown = [k for k in named if not isinstance(k, str) or k not in PSYCHOPY_KEY_NAMES]
+            which = f" ({unknown[0]!r} is no PsychoPy key name)" if unknown else ""
             raise ValueError(
                 f"lenses must be 2 to {MAX_LENS_KEYS} PsychoPy key names, one per lens "
-                f'(lens 1 first), such as ["1", "2", "3"], got {lenses!r}'
+                f'(lens 1 first), such as ["1", "2", "3"], got {lenses!r}{which}'
             )
         repeated = next((k for i, k in enumerate(lenses) if k in lenses[:i]), None)
         if repeated is not None:

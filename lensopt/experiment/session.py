@@ -138,13 +138,22 @@ def _responses_for(protocol: Protocol, seed: int, win):
 
 
 def run_session(
-    request: RunRequest, *, responses=None, log: Callable[[str], None] = print, window=None, console_window=None
+    request: RunRequest,
+    *,
+    responses=None,
+    log: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+    window=None,
+    console_window=None,
 ) -> SessionOutcome:
     """Run (or resume) a session to its end or until the person quits; returns what is stored.
 
-    ``responses`` replaces the answer source (tests inject key presses); ``window`` an already open
-    PsychoPy window (``units="pix"``), which is then left open; ``console_window`` likewise the
-    clinician's console (opened and closed here when the protocol has a clinician and none is given).
+    ``log`` is told what the session does; ``warn`` (default: ``log``) what of the request it does
+    not do as asked — an option a resume ignores, a ``--trials`` below the stopping rule's minimum —
+    which ``lensopt run`` says on stderr. ``responses`` replaces the answer source (tests inject key
+    presses); ``window`` an already open PsychoPy window (``units="pix"``), which is then left open;
+    ``console_window`` likewise the clinician's console (opened and closed here when the protocol has
+    a clinician and none is given).
     """
     # a new session's protocol is read before the database is opened, so a bad one leaves no new file
     protocol: Protocol | None = None
@@ -166,7 +175,7 @@ def run_session(
             store.session(request.resume)
         claim = contextlib.nullcontext() if request.resume is None else claim_session(request.db_path, request.resume)
         with claim:
-            return _run(store, request, responses, log, window, console_window, protocol)
+            return _run(store, request, responses, log, log if warn is None else warn, window, console_window, protocol)
     finally:
         store.close()
 
@@ -189,7 +198,9 @@ def stored_protocol(data: dict, created_at: float) -> dict:
     return out
 
 
-def _run(store, request: RunRequest, responses, log, window, console_window=None, protocol=None) -> SessionOutcome:
+def _run(
+    store, request: RunRequest, responses, log, warn, window, console_window=None, protocol=None
+) -> SessionOutcome:
     records, info = [], None
     if request.resume is not None:
         info = store.session(request.resume)
@@ -218,27 +229,27 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         recover_rescued(store, mode, info.session_id, rescue_path(request.db_path, info.session_id), log)
         records = mode.stored_trials(store, info.session_id)
         if request.protocol_path is not None:
-            log(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
+            warn(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
         if request.start is not None:
-            log(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
+            warn(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
         if request.eye is not None:
-            log(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
+            warn(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
         if request.axis_deg is not None:
-            log(
+            warn(
                 f"resuming session {info.session_id}: its stored lens axis is used, --axis {request.axis_deg:g} "
                 "is ignored"
             )
         if request.seed is not None and request.seed != info.seed:
-            log(
+            warn(
                 f"resuming session {info.session_id}: its stored seed {info.seed} is used, --seed {request.seed} is ignored"
             )
         if request.observer is not None and request.observer != protocol.protocol.observer:
-            log(
+            warn(
                 f"resuming session {info.session_id}: its stored observer ({protocol.protocol.observer}) answers, "
                 f"--observer {request.observer} is ignored"
             )
         if request.participant is not None and request.participant.strip() != info.participant:
-            log(
+            warn(
                 f"resuming session {info.session_id}: its stored participant {info.participant} is used, "
                 f"--participant {request.participant} is ignored"
             )
@@ -264,9 +275,10 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
         before = protocol.stop
         protocol = protocol.with_trials(request.trials)
         if before is not None and protocol.stop is not None and protocol.stop.min_trials < before.min_trials:
-            log(
+            warn(
                 f"--trials {request.trials} is below [stop] min_trials {before.min_trials}: the stopping rule "
-                f"may stop this session from trial {protocol.stop.min_trials} (kept when it is resumed)"
+                f"cannot end this session early, and its minimum is lowered to {protocol.stop.min_trials} "
+                "(kept when the session is resumed with more trials)"
             )
     # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
     # on a resume the stored ones (with --trials, the stopping rule's budget follows the new count)

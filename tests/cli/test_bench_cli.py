@@ -193,3 +193,57 @@ def test_a_campaign_count_beyond_ten_thousand_is_refused_in_one_line(argv, capsy
     assert exited.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "must be at most 10000, got" in err[0], err
+
+
+ROBUSTNESS_TINY = ["--conditions", "slope-5", "--patients", "1", "--trials", "6", "--min-trials", "3", "--no-progress"]
+
+
+@pytest.mark.parametrize(
+    "where, said",
+    [
+        (
+            ["--workers", "2", "--local-sync"],
+            "--workers 2 sizes a local Dask cluster and --local-sync runs without one",
+        ),
+        (["--scheduler", "tcp://127.0.0.1:9", "--local-sync"], "--scheduler tcp://127.0.0.1:9 runs on a Dask cluster"),
+        (["--scheduler", "tcp://127.0.0.1:9", "--workers", "2"], "uses a running one, whose workers are started"),
+    ],
+)
+@pytest.mark.parametrize("campaign", [["functions", *TINY], ["robustness", *ROBUSTNESS_TINY]], ids=lambda c: c[0])
+def test_where_to_run_options_that_one_another_ignore_are_one_line_before_any_work(
+    capsys, tmp_path, where, said, campaign
+):
+    """``--workers`` with ``--local-sync`` ran in this process, one run after the other (``--workers``
+    silently ignored); ``--scheduler`` with either of them ignored the other too."""
+    out = tmp_path / "campaign"
+    line = _refused(capsys, ["bench", *campaign, *where, "--out", str(out)])
+    assert said in line and "leave out" in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["functions", "--problems", "forrester", "--seeds", "1", "--iterations", "6", "--initial", "6"],
+        ["binary", "--problems", "forrester", "--seeds", "1", "--iterations", "5", "--initial", "9"],
+        ["duels", "--problems", "forrester", "--seeds", "1", "--iterations", "4", "--initial", "4"],
+        ["refraction", "--slopes", "5", "--seeds", "1", "--iterations", "5", "--initial", "5"],
+        ["feedback", "--seeds", "1", "--iterations", "5", "--initial", "7"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_initial_at_or_above_the_iterations_is_one_line_before_any_work(capsys, tmp_path, argv):
+    """Every trial would have been one of the random first ones: no rule tested, and nothing said."""
+    out = tmp_path / "campaign"
+    line = _refused(capsys, ["bench", *argv, "--local-sync", "--no-progress", "--out", str(out)])
+    initial, iterations = argv[argv.index("--initial") + 1], argv[argv.index("--iterations") + 1]
+    assert f"--initial {initial} is not below --iterations {iterations}: every trial would be a random" in line
+    assert not out.exists()
+
+
+def test_robustness_initial_at_or_above_the_trials_is_one_line_naming_the_gp_rules(capsys, tmp_path):
+    out = tmp_path / "campaign"
+    argv = ["bench", "robustness", *ROBUSTNESS_TINY, "--initial", "6", "--local-sync", "--out", str(out)]
+    line = _refused(capsys, argv)
+    assert "--initial 6 is not below the trials of slope-5: every trial of ts-ald, ucb-ald would be a random" in line
+    assert not out.exists()

@@ -102,6 +102,31 @@ def test_an_unknown_key_is_named(tmp_path, capsys):
     )
 
 
+def test_a_quit_key_no_keyboard_reports_is_one_line_naming_it_and_creates_no_database(tmp_path, capsys):
+    protocol = edited_demo(tmp_path, 'quit = "q"', 'quit = "notakey"')
+    db = tmp_path / "s.db"
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
+        "keys.quit must be a PsychoPy key name",
+        "got 'notakey'",
+        "'escape'",
+    )
+    assert not db.exists()
+
+
+def test_inference_with_the_acuity_law_rule_is_one_line_and_creates_no_database(tmp_path, capsys):
+    """The acuity-law rule has no GP: a protocol's ``inference`` was silently ignored."""
+    protocol = edited_demo(tmp_path, 'rule = "ucb-ald"', 'rule = "acuity-law"')
+    protocol.write_text(protocol.read_text().replace("n_initial = 5\n", ""))
+    db = tmp_path / "s.db"
+    assert_one_line_error(
+        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
+        "optimizer.inference sets the GP's inference, and optimizer.rule 'acuity-law' has no GP",
+        "remove optimizer.inference",
+    )
+    assert not db.exists()
+
+
 def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no_database(tmp_path, capsys):
     # no lens of the [-4, 4] D box could correct a -9 D sphere; `lensopt simulate --true-sphere` refuses it too
     protocol = edited_demo(tmp_path, "sphere_d = -1.25", "sphere_d = -9.0")
@@ -420,6 +445,27 @@ def test_resuming_without_a_display_is_one_line_and_leaves_the_session_as_it_was
         assert store.session(sid).status == "aborted" and len(store.sessions()) == 1
 
 
+def test_the_options_a_resume_ignores_are_noted_on_stderr_not_among_the_sessions_output(tmp_path):
+    """``--resume`` with a protocol, a seed, a participant...: each "is ignored" note went to stdout,
+    among what the session does; they are notes on stderr (here the resume then stops: no display)."""
+    db = tmp_path / "s.db"
+    sid = stored_demo_session(db, "aborted")
+    result = subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", db, "--protocol", DEMO]
+        + ["--seed", "99", "--participant", "someone else", "--eye", "OD"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=without_display(),
+    )
+    assert "is ignored" not in result.stdout, result.stdout
+    notes = [line for line in result.stderr.splitlines() if line.startswith("lensopt run: note: ")]
+    for ignored in (str(DEMO), "--seed 99", "--participant someone else", "--eye OD"):
+        assert any(line.endswith(f"{ignored} is ignored") for line in notes), result.stderr
+    assert len(notes) == 4 and "Traceback" not in result.stderr
+
+
 def test_a_session_left_running_without_a_trial_is_not_offered_as_the_latest(tmp_path, capsys):
     db = tmp_path / "s.db"
     finished = stored_demo_session(db, "finished")
@@ -493,7 +539,7 @@ def test_the_last_line_names_the_eye_its_stopping_rule_stopped(monkeypatch, caps
 
     for eyes, said in ((("OD", "OS"), "(OS stopped"), ((None,), "(stopped"), ((), "(stopped")):
         done = outcome(*eyes)
-        monkeypatch.setattr(handler, "run_session", lambda request, log, o=done: o)
+        monkeypatch.setattr(handler, "run_session", lambda request, log, warn, o=done: o)
         assert main(["run", "--resume", "3"]) == 0
         line = capsys.readouterr().out.strip()
         assert (

@@ -138,6 +138,18 @@ def test_readable_summary_without_json(capsys):
         (["--min-trials", "5"], "apply with --stop only"),
         (["--stop", "--min-trials", "50", "--trials", "30"], "--min-trials 50 is more than"),
         (["--stop", "--max-trials", "50", "--trials", "30"], "--max-trials 50 is more than --trials 30"),
+        # the stopping rule's default minimum (20) above the trials: it could never stop
+        (["--stop", "--trials", "10"], "--min-trials 20 is more than the session's 10 trials"),
+        # ignored until now: the acuity-law rule has no GP to infer
+        (
+            ["--rule", "acuity-law", "--inference", "laplace"],
+            "--inference laplace sets the GP's inference, and --rule acuity-law has no GP",
+        ),
+        (["--rule", "acuity-law", "--inference", "ep"], "leave --inference out"),
+        (
+            ["--feedback", "ranking", "--inference", "laplace"],
+            "--inference laplace does not apply to --feedback ranking",
+        ),
         (["--feedback", "duel", "--stop"], "--stop applies to --feedback letters only"),
         (["--feedback", "duel", "--model-lapse", "0.1"], "--model-lapse applies to --feedback letters only"),
     ],

@@ -255,3 +255,24 @@ def test_a_simulated_patient_lapsing_half_the_time_or_more_is_refused_as_simulat
     path = write_protocol(tmp_path / "p.toml", **{"simulated.lapse": str(lapse)})
     with pytest.raises(ProtocolError, match=r"lapse must be a rate in \[0, 0.5\)"):
         load_protocol(path)
+
+
+@pytest.mark.parametrize("field, value", [("inference", '"laplace"'), ("inference", '"ep"'), ("n_initial", "8")])
+def test_a_gp_field_with_the_acuity_law_rule_is_refused_in_one_line(tmp_path, field, value):
+    """``inference`` and ``n_initial`` were silently ignored with ``rule = "acuity-law"`` (no GP)."""
+    fields = {"optimizer.rule": '"acuity-law"', "optimizer.inference": None, "optimizer.n_initial": None}
+    path = write_protocol(tmp_path / "p.toml", **{**fields, f"optimizer.{field}": value})
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(path)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"{path}: optimizer.{field} sets "), message
+    assert "optimizer.rule 'acuity-law' has no GP" in message and f"remove optimizer.{field}" in message
+
+
+def test_the_acuity_law_rule_without_gp_fields_loads_and_its_snapshot_too(tmp_path):
+    """A stored session's snapshot holds every field (their defaults too): it still loads."""
+    fields = {"optimizer.rule": '"acuity-law"', "optimizer.inference": None, "optimizer.n_initial": None}
+    protocol = load_protocol(write_protocol(tmp_path / "p.toml", **fields))
+    assert protocol.optimizer.rule == "acuity-law"
+    assert protocol_from_dict(protocol.to_dict(), source="snapshot").to_dict() == protocol.to_dict()
+    assert load_protocol(PROTOCOLS / "clinical-refraction.toml").optimizer.rule == "acuity-law"

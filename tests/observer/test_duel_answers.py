@@ -128,3 +128,15 @@ def test_a_bad_tie_threshold_is_refused(bad):
 def test_a_bad_ranking_length_is_refused():
     with pytest.raises(ValueError, match="k must be"):
         SimulatedPatient(0.0, 0.0).rank_lenses(0.1, LENSES, k=4)
+
+
+def test_the_letters_to_choose_from_change_a_duels_and_a_rankings_answers():
+    """``simulate --feedback duel|ranking --n-alternatives N`` is not ignored: the clarity of a line of
+    letters (``Φ⁻¹(P(correct))``) rises from the guess rate 1/N, so N changes the patient's choices."""
+    lenses = [(0.0, 0.0), (1.0, -0.5), (0.5, 0.0)]
+    chance = {
+        n: SimulatedPatient(1.0, -0.5, slope=5.0, n_alternatives=n).p_choice_outcomes(0.3, lenses[:2]) for n in (2, 26)
+    }
+    assert abs(chance[2][1] - chance[26][1]) > 0.02
+    utilities = {n: SimulatedPatient(1.0, -0.5, n_alternatives=n).ranking_utility(0.3, lenses) for n in (2, 26)}
+    assert not np.allclose(utilities[2], utilities[26])

@@ -56,9 +56,42 @@ def _command(args, campaign: str, *options: str) -> str:
     return shlex.join(parts)
 
 
+def check_where_to_run(args) -> None:
+    """Refuse, in one line, ``--workers``, ``--scheduler`` and ``--local-sync`` given together where
+    one of them would be ignored: ``--local-sync`` starts no cluster and connects to none, and a
+    running scheduler's workers are its own (``--workers`` sizes the local cluster only)."""
+    if args.local_sync and args.workers is not None:
+        raise ValueError(
+            f"--workers {args.workers} sizes a local Dask cluster and --local-sync runs without one, one run "
+            "after the other in this process; leave out one of them"
+        )
+    if args.local_sync and args.scheduler:
+        raise ValueError(
+            f"--scheduler {args.scheduler} runs on a Dask cluster and --local-sync without one, in this "
+            "process; leave out one of them"
+        )
+    if args.scheduler and args.workers is not None:
+        raise ValueError(
+            f"--workers {args.workers} sizes the local cluster, and --scheduler {args.scheduler} uses a running "
+            "one, whose workers are started with it; leave out --workers"
+        )
+
+
+def check_initial_below_iterations(args) -> None:
+    """Refuse, in one line, ``--initial`` at or above ``--iterations``: every trial would be one of
+    the random first ones, and no rule would be tested."""
+    if args.initial >= args.iterations:
+        raise ValueError(
+            f"--initial {args.initial} is not below --iterations {args.iterations}: every trial would be a "
+            f"random first one and no rule would be tested; give --initial below {args.iterations} or raise "
+            "--iterations"
+        )
+
+
 def run_specs(args, campaign: str, specs, manifest: dict, runner=run_campaign) -> int:
     """Run ``specs`` with ``runner`` (:func:`lensopt.bench.runner.run_campaign`, or a campaign's
     own) on the cluster of ``args`` into ``args.out`` and say what was done; 1 if a run failed."""
+    check_where_to_run(args)
     check_output_folder("--out", args.out)
     summary = runner(
         specs,
@@ -95,6 +128,7 @@ def _run_function_campaign(args, campaign: str, rules: list[str], **spec_options
     """A campaign on the test functions (``functions``, the duel campaigns, ``binary``): one
     :class:`RunSpec` per seed, function and rule, with ``spec_options`` (e.g. ``beta``) in every
     spec, in the manifest and, exactly (``repr``), in its command."""
+    check_initial_below_iterations(args)
     problems = [get_function(p).slug for p in args.problems] if args.problems else list(FUNCTIONS)
     specs = [
         RunSpec(
@@ -165,6 +199,7 @@ def _parse_slope_name(name: str) -> float:
 def run_refraction(args) -> int:
     if args.beta is None:
         args.beta = REFRACTION_BETA
+    check_initial_below_iterations(args)
     rules = _check_rules(args.rules)
     if args.slopes and args.problems:
         raise ValueError("give either --slopes or --problems, not both")
@@ -210,6 +245,7 @@ def run_refraction(args) -> int:
 
 
 def run_feedback_campaign(args) -> int:
+    check_initial_below_iterations(args)
     unknown = [r for r in args.rules if r not in FEEDBACK_RULES]
     if unknown:
         raise ValueError(f"unknown feedback mode(s) {', '.join(unknown)}; choose from: {', '.join(FEEDBACK_RULES)}")
@@ -313,6 +349,15 @@ def run_robustness_campaign(args) -> int:
         model_lapse=args.model_lapse,
         kernel=kernel,
     )
+    # the GP rules begin with --initial random trials (the acuity law and the ideal observer take none)
+    random_start = (*robustness.GP_RULES, *robustness.EXTRA_RULES)
+    random_only = [s for s in specs if s.rule in random_start and s.n_initial >= s.n_iterations]
+    if random_only:  # as --initial at or above --iterations in the other campaigns
+        raise ValueError(
+            f"--initial {args.initial} is not below the trials of {', '.join(sorted({s.problem for s in random_only}))}: "
+            f"every trial of {', '.join(sorted({s.rule for s in random_only}))} would be a random first one; "
+            "lower --initial or raise --trials"
+        )
     short = sorted({spec.problem for spec in specs if spec.n_iterations < args.min_trials})
     if short:  # as bench prescription and decision-time refuse it: a rule that cannot stop is not tested
         raise ValueError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from lensopt.cli.arguments import check_output_folder
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.store import default_db_path
@@ -27,7 +29,13 @@ def run_command(args) -> int:
         eye=args.eye,
         axis_deg=args.axis_deg,
     )
-    outcome = run_session(request, log=lambda message: print(message, flush=True))
+    # what the session does goes to stdout; what of the request it does not do (an option a resume
+    # ignores, a --trials below the stopping rule's minimum) to stderr, as a note
+    outcome = run_session(
+        request,
+        log=lambda message: print(message, flush=True),
+        warn=lambda message: print(f"lensopt run: note: {message}", file=sys.stderr, flush=True),
+    )
     # the stop is the last eye searched: named (in a session of both eyes the other may not have stopped)
     whose = f"{outcome.results[-1].eye} " if outcome.results and outcome.results[-1].eye else ""
     stopped = (

@@ -9,6 +9,7 @@ import sys
 from tqdm import tqdm
 
 from lensopt.boxes import first_outside
+from lensopt.cli.defaults import ACUITY_LAW_RULE
 from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.cli.handlers.simulate_prescription import run_prescription
 from lensopt.cli.simulate import (
@@ -115,6 +116,16 @@ def run(args) -> int:
         raise ValueError(f"--rule {rule} does not work with --feedback {mode}; choose from: {', '.join(allowed)}")
     if args.feedback != "duel" and (args.tie_threshold or args.duel_model != "probit"):
         raise ValueError("--tie-threshold and --duel-model apply to --feedback duel only")
+    if rule == ACUITY_LAW_RULE and args.inference is not None:  # it was ignored: the rule has no GP
+        raise ValueError(
+            f"--inference {args.inference} sets the GP's inference, and --rule {ACUITY_LAW_RULE} has no GP "
+            "(grid Bayes under the blur-acuity law); leave --inference out or choose a GP rule such as ucb-ald"
+        )
+    if args.feedback == "ranking" and args.inference is not None:  # ignored too: the ranking model takes none
+        raise ValueError(
+            f"--inference {args.inference} does not apply to --feedback ranking (its model takes no inference "
+            "option); leave --inference out"
+        )
     args.rule = rule
     stop = _session_stop(args)
     if args.feedback != "letters" and args.model_lapse is not None:

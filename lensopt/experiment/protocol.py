@@ -419,7 +419,9 @@ def load_protocol(path: str | Path) -> Protocol:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
     protocol = protocol_from_dict(data, source=str(path))
-    problem = _ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule)
+    problem = (
+        _ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule) or protocol.keys.unknown_key_problem()
+    )
     if problem:
         raise ProtocolError(f"{path}: {problem}")
     return protocol

@@ -17,6 +17,7 @@ values are re-exported here, so every table can be imported from this module.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from lensopt.experiment.key_names import PSYCHOPY_KEY_NAMES, key_name_problem
@@ -85,6 +86,12 @@ MAX_LENS_KEYS = RANKING_LENSES[-1]
 
 DUEL_ANSWER_KEYS = DUEL_ANSWERS
 """The ``[keys]`` fields answering a duel: one per duel answer (``lensopt.refraction.trial.DUEL_ANSWERS``)."""
+
+#: The shape of a key name, checked wherever ``[keys]`` is built (a stored session's protocol too);
+#: the names themselves are checked where a protocol file is read (:meth:`KeysSection.unknown_key_problem`).
+_KEY_NAME = re.compile(r"^[a-z0-9_]{1,20}$")
+#: The ``[keys]`` fields holding one key each (``lenses`` holds several).
+KEY_FIELDS = ("pass_key", "pause", "confirm", "quit", "undo", "lens_set", "note", *DUEL_ANSWER_KEYS)
 
 
 @dataclass(frozen=True)
@@ -275,11 +282,10 @@ class KeysSection:
     note: str = "n"
 
     def __post_init__(self):
-        for name in ("pass_key", "pause", "confirm", "quit", "undo", "lens_set", "note", *DUEL_ANSWER_KEYS):
+        for name in KEY_FIELDS:
             value = getattr(self, name)
-            problem = key_name_problem(name, value)
-            if problem:
-                raise ValueError(problem)
+            if not isinstance(value, str) or not _KEY_NAME.match(value):
+                raise ValueError(key_name_problem(name, value))
             if name in ("pass_key", "pause", "undo") and len(value) == 1 and value.isalpha():
                 raise ValueError(
                     f"{name} is active while a letter is shown, so it cannot be a letter key, got {value!r}"
@@ -295,19 +301,33 @@ class KeysSection:
         if (
             not isinstance(lenses, (list, tuple))
             or not 2 <= len(lenses) <= MAX_LENS_KEYS
-            or not all(isinstance(k, str) and k in PSYCHOPY_KEY_NAMES for k in lenses)
+            or not all(isinstance(k, str) and _KEY_NAME.match(k) for k in lenses)
         ):
-            named = lenses if isinstance(lenses, (list, tuple)) else ()
-            unknown = [k for k in named if not isinstance(k, str) or k not in PSYCHOPY_KEY_NAMES]
-            which = f" ({unknown[0]!r} is no PsychoPy key name)" if unknown else ""
             raise ValueError(
                 f"lenses must be 2 to {MAX_LENS_KEYS} PsychoPy key names, one per lens "
-                f'(lens 1 first), such as ["1", "2", "3"], got {lenses!r}{which}'
+                f'(lens 1 first), such as ["1", "2", "3"], got {lenses!r}'
             )
         repeated = next((k for i, k in enumerate(lenses) if k in lenses[:i]), None)
         if repeated is not None:
             raise ValueError(f"lenses names the key {repeated!r} twice; each lens needs a key of its own")
         object.__setattr__(self, "lenses", tuple(lenses))
+
+    def unknown_key_problem(self) -> str | None:
+        """The one-line problem of a key no keyboard reports (``quit = "notakey"`` left the clinician
+        no quit key), else None. Checked where a protocol file is read
+        (:func:`lensopt.experiment.protocol.load_protocol`), not here: a session stored before the
+        names were checked keeps resuming with the protocol it ran (its other keys still work)."""
+        for name in KEY_FIELDS:
+            problem = key_name_problem(f"keys.{name}", getattr(self, name))
+            if problem:
+                return problem
+        unknown = [k for k in self.lenses if k not in PSYCHOPY_KEY_NAMES]
+        if unknown:
+            return (
+                f"keys.lenses must be 2 to {MAX_LENS_KEYS} PsychoPy key names, one per lens (lens 1 first), "
+                f'such as ["1", "2", "3"], got {list(self.lenses)!r} ({unknown[0]!r} is no PsychoPy key name)'
+            )
+        return None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 import importlib.util
 import runpy
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from experiment_helpers import write_protocol
 from lensopt.errors import ProtocolError
 from lensopt.experiment.clinician_keys import ENTRY_ACCEPT, ENTRY_CANCEL, ENTRY_CHARACTERS, ENTRY_DELETE
 from lensopt.experiment.key_names import EXAMPLE_KEY_NAMES, PSYCHOPY_KEY_NAMES
-from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import KeysSection
 
 
@@ -66,3 +67,15 @@ def test_a_lens_key_no_keyboard_reports_is_named(tmp_path):
 @pytest.mark.parametrize("value", ['"slash"', '"f12"', '"num_enter"', '"return"', '"9"'])
 def test_keys_psychopy_reports_are_accepted(tmp_path, value):
     assert load_protocol(write_protocol(tmp_path / "p.toml", **{"keys.quit": value})).keys.quit == value.strip('"')
+
+
+def test_a_stored_sessions_protocol_with_a_key_no_keyboard_reports_still_loads(tmp_path):
+    """A session stored before key names were checked resumes with the protocol it ran (rebuilt by
+    protocol_from_dict from its stored tables; its other keys still work); only a protocol file is
+    held to the names."""
+    path = write_protocol(tmp_path / "p.toml", **{"keys.quit": '"notakey"'})
+    stored = protocol_from_dict(tomllib.loads(path.read_text()), source="session 7")
+    assert stored.keys.quit == "notakey"
+    assert "keys.quit must be a PsychoPy key name" in (stored.keys.unknown_key_problem() or "")
+    with pytest.raises(ProtocolError, match=r"keys\.quit must be a PsychoPy key name"):
+        load_protocol(path)

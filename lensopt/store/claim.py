@@ -12,6 +12,10 @@ file of that name). Where ``fcntl`` is missing (Windows) sessions are not claime
 Whether a session is claimed is probed (:func:`is_claimed`) by taking a shared lock for an instant;
 a claim that meets a probe tries again for up to :data:`CLAIM_RETRY_S`, so a ``lensopt sessions`` or
 a dashboard looking at the session never makes a resume fail.
+
+:func:`session_status` is the status a person is shown, everywhere one is (``lensopt sessions`` and
+its ``--json``, the JSON export, the printed record, the dashboard): a session stored as ``running``
+is ``running`` while a program claims it and :data:`INTERRUPTED` once none does.
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ HELD_ERRNOS = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
 CLAIM_RETRY_S = 1.0
 #: Seconds between two tries.
 CLAIM_RETRY_INTERVAL_S = 0.01
+
+#: The status shown for a session stored as running that no program runs (killed, crashed: ``lensopt
+#: run --resume N`` continues it). Never stored: it is the stored ``running`` read with the claim.
+INTERRUPTED = "interrupted"
 
 
 def claim_path(db_path, session_id: int) -> Path:
@@ -118,3 +126,13 @@ def is_claimed(db_path, session_id: int) -> bool | None:
         return False
     finally:
         os.close(fd)
+
+
+def session_status(db_path, session_id: int, stored_status: str) -> str:
+    """The status of session ``session_id`` (stored as ``stored_status`` in the database ``db_path``)
+    that a person should see now: for a session stored as ``running``, ``running`` while a program
+    runs it (holds its claim) and :data:`INTERRUPTED` when none does; the stored status otherwise,
+    and where the claim cannot be told (no ``fcntl``, a file system without locks, no ``db_path``)."""
+    if stored_status != "running" or db_path is None:
+        return stored_status
+    return INTERRUPTED if is_claimed(db_path, session_id) is False else stored_status

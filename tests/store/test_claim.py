@@ -9,7 +9,7 @@ import pytest
 
 from lensopt.errors import StoreError
 from lensopt.store import claim
-from lensopt.store.claim import claim_path, claim_session, is_claimed
+from lensopt.store.claim import INTERRUPTED, claim_path, claim_session, is_claimed, session_status
 
 
 def test_a_claimed_session_is_refused_to_a_second_claim_and_free_once_released(tmp_path, monkeypatch):
@@ -60,3 +60,17 @@ def test_a_claim_held_by_a_program_is_refused_after_the_retry_time_not_before(tm
         with pytest.raises(StoreError, match="session 6 is being run by another lensopt"), claim_session(db, 6):
             pass
         assert 0.3 <= time.monotonic() - started < 2.0
+
+
+def test_the_status_shown_is_running_only_while_a_program_claims_the_session(tmp_path, monkeypatch):
+    db = tmp_path / "s.db"
+    assert session_status(db, 7, "running") == INTERRUPTED  # never claimed here: its program is gone
+    with claim_session(db, 7):
+        assert session_status(db, 7, "running") == "running"
+        assert session_status(db, 8, "running") == INTERRUPTED  # another session, not claimed
+    assert session_status(db, 7, "running") == INTERRUPTED  # its program ended without finishing it
+    for stored in ("finished", "aborted"):  # a status stored at the end is the status
+        assert session_status(db, 7, stored) == stored
+    assert session_status(None, 7, "running") == "running"  # no database to look beside: as stored
+    monkeypatch.setattr(claim, "is_claimed", lambda db_path, session_id: None)  # no locks here (Windows, NFS)
+    assert session_status(db, 7, "running") == "running"

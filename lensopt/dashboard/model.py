@@ -73,6 +73,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.stopping import StopRule
+from lensopt.store.claim import session_status
 from lensopt.store.records import EYES, cylinder_without_axis, stored_confidence_target, stored_fixed_design
 
 #: Letter sizes at which the psychometric curve is drawn.
@@ -462,10 +463,13 @@ def session_model(info, optimizer_factory=None) -> FollowedSession:
 
 
 def followed_from_store(store, session_id: int) -> FollowedSession:
-    """The model of a stored session of any kind, told all its records."""
+    """The model of a stored session of any kind, told all its records; its status as shown
+    (:func:`lensopt.store.claim.session_status`)."""
     info = store.session(session_id)
     model = session_model(info)
-    model.update(info, model.read_records(store, session_id))
+    model.update(
+        info, model.read_records(store, session_id), status=session_status(store.path, session_id, info.status)
+    )
     return model
 
 

@@ -10,7 +10,8 @@ an eye whose confidence fell short of the session's target (the closing console'
 answers to prescribe"): in place of its lens, "No prescription: not enough answers (confidence 0.11
 < 0.95 after 8 letters)" in red, and its lens small and grey as a provisional estimate, not for
 prescribing; a page with no eye to prescribe has no signature line. A session not finished (still
-running, or stopped before its end) is marked so in red under the session's rows.
+running, interrupted — its program killed or crashed, :func:`lensopt.store.claim.session_status` —
+or stopped before its end) is marked so in red under the session's rows.
 Page 2 holds the curves the dashboard draws for the session (:mod:`lensopt.dashboard.panels`):
 for a full-prescription session its history and the lens tested on every trial in power vectors,
 otherwise the dashboard report's four panels (:func:`lensopt.dashboard.report.build_report_figure`).
@@ -50,6 +51,7 @@ from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
 from lensopt.refraction.lens import Lens, power_vector_arrays
+from lensopt.store.claim import session_status
 from lensopt.store.records import LETTERS_KIND, NO_AXIS_REASON, stored_withheld_reason
 
 #: Page size in inches: A4 portrait (the record, the full prescription's curves; the dashboard
@@ -487,12 +489,13 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
     if not path.parent.is_dir():
         raise LensoptError(f"cannot write {path}: folder {path.parent} does not exist; create it first")
     info = store.session(session_id)
+    status = session_status(store.path, session_id, info.status)  # interrupted, where no program runs it
     model, why = _followed(store, info)
     views = model.eye_views() if model is not None else ()
     earlier = _earlier_eye_ends(store, info) if model is not None and not views else []
     n_pages = 3 if views else 2 + len(earlier)
     pages = [
-        draw_record_page(build_record(info, printed_at), n_pages),
+        draw_record_page(build_record(info, printed_at, status), n_pages),
         # a two-parameter session of both eyes: each earlier eye's curves as they stood at its end
         *(build_report_figure(model.snapshot(n_end)) for n_end in earlier),
         draw_curves_page(store, info, model, why, n_pages),

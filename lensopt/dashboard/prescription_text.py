@@ -40,6 +40,7 @@ from lensopt.stopping import (
     enough_to_prescribe,
     prescription_target,
 )
+from lensopt.store.claim import INTERRUPTED
 from lensopt.store.records import (
     DUEL_KIND,
     EYE_NAMES,
@@ -338,9 +339,12 @@ def eye_record(info, result) -> EyeRecord:
     )
 
 
-def missing_reason(info) -> str:
-    """Why session ``info`` has no stored prescription, and what to do about it."""
+def missing_reason(info, status: str | None = None) -> str:
+    """Why session ``info`` has no stored prescription, and what to do about it. ``status``: the
+    session's status as shown (:func:`lensopt.store.claim.session_status`: ``running`` while a
+    program runs it, ``interrupted`` when none does), default the stored one."""
     sid, n = info.session_id, info.n_trials
+    status = info.status if status is None else status
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
         protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
         return (
@@ -358,28 +362,35 @@ def missing_reason(info) -> str:
         )
     if n == 0:
         return f"No prescription is stored: session {sid} has no answered trial."
-    if info.status == "running":
+    if status == "running":
         return (
-            f"No prescription is stored yet: session {sid} is still running ({n} trials so far), or was "
-            "interrupted (a crash, a closed window). The prescription is stored when it ends; print again "
-            f"then. If it was interrupted, continue it: lensopt run --resume {sid}."
+            f"No prescription is stored yet: session {sid} is still running ({n} trials so far). The "
+            "prescription is stored when it ends; print again then."
+        )
+    if status == INTERRUPTED:
+        return (
+            f"No prescription is stored: session {sid} was interrupted after {n} trials (its program was "
+            f"closed or crashed before the end). Continue it to store the prescription: lensopt run --resume {sid}."
         )
     return (
-        f"No prescription is stored: session {sid} was {info.status} after {n} trials without one. "
+        f"No prescription is stored: session {sid} was {status} after {n} trials without one. "
         f"Resume it to finish and store the prescription: lensopt run --resume {sid}."
     )
 
 
-def unfinished_text(info) -> str | None:
+def unfinished_text(info, status: str | None = None) -> str | None:
     """For a session not finished, a line saying so (its stored results may not be its last); None
-    for a finished one."""
+    for a finished one. ``status`` as for :func:`missing_reason`."""
     sid, n = info.session_id, info.n_trials
-    if info.status == "running":
+    status = info.status if status is None else status
+    if status == "running":
+        return f"Session not finished: still running ({n} trials so far); results may change."
+    if status == INTERRUPTED:
         return (
-            f"Session not finished: still running ({n} trials so far) or interrupted "
-            f"(lensopt run --resume {sid} continues it); results may change."
+            f"Session not finished: interrupted after {n} trials, its program closed or crashed "
+            f"(lensopt run --resume {sid} continues it)."
         )
-    if info.status == "aborted":
+    if status == "aborted":
         return f"Session not finished: stopped after {n} trials (lensopt run --resume {sid} continues it)."
     return None
 
@@ -420,17 +431,19 @@ def wrapped(text: str, width_chars: int) -> list[str]:
     return textwrap.wrap(text, width_chars, break_on_hyphens=False) or [""]
 
 
-def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
+def build_record(info, printed_at: float | None = None, status: str | None = None) -> PrescriptionRecord:
     """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
-    ``printed_at`` (unix seconds; default now)."""
+    ``printed_at`` (unix seconds; default now); ``status``: the session's status as shown
+    (:func:`lensopt.store.claim.session_status`), default the stored one."""
     printed_at = time.time() if printed_at is None else printed_at
+    status = info.status if status is None else status
     results = session_results(info)
     about = info.protocol.get("protocol")  # the protocol's [protocol] table, as lensopt run stores it
     about = about if isinstance(about, dict) else {}
     name, observer = about.get("name") or "-", about.get("observer")
     session = [
         ("Patient / participant", info.participant),
-        ("Session", f"{info.session_id} · {info.kind} · {info.status}"),
+        ("Session", f"{info.session_id} · {info.kind} · {status}"),
         ("Session started", _when(info.created_at)),
     ]
     if results:
@@ -458,7 +471,7 @@ def build_record(info, printed_at: float | None = None) -> PrescriptionRecord:
         eyes=per_eye,
         start=start_text(info),
         software=software_text(info, results),
-        missing=None if results else missing_reason(info),
+        missing=None if results else missing_reason(info, status),
         method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
-        unfinished=unfinished_text(info) if results else None,
+        unfinished=unfinished_text(info, status) if results else None,
     )

@@ -37,6 +37,7 @@ class FollowedSession:
         self._factory = optimizer_factory or self.feedback.optimizer_class.from_settings
         self._settings = dict(info.optimizer_settings)
         self._info = info
+        self._status = str(info.status)  # as shown (update's ``status``): the header's
         self._records: list = []
         self._opt = None
         self._cache: OrderedDict = OrderedDict()
@@ -65,8 +66,12 @@ class FollowedSession:
     def n_trials(self) -> int:
         return len(self._records)
 
-    def update(self, info, new_records=(), cancelled=None):
+    def update(self, info, new_records=(), cancelled=None, status: str | None = None):
         """Add the records not seen yet (by ``index``) and return the snapshot of all of them.
+
+        ``status``: the session's status as shown (:func:`lensopt.store.claim.session_status`:
+        ``interrupted`` for one stored as running that no program runs), the snapshots' header's;
+        default the stored ``info.status``.
 
         ``new_records`` may repeat records already seen: one now marked void (an answer the clinician
         undid) replaces the stored copy, and the live optimizer is rebuilt without it.
@@ -74,6 +79,7 @@ class FollowedSession:
         so far are kept and None is returned (the window is closing).
         """
         self._info = info
+        self._status = str(info.status if status is None else status)
         seen = {r.index: i for i, r in enumerate(self._records)}
         voided = False
         for record in new_records:
@@ -118,7 +124,7 @@ class FollowedSession:
         n = total if n_trials is None else int(n_trials)
         if not 0 <= n <= total:
             raise ValueError(f"n_trials must be between 0 and {total}, got {n_trials}")
-        key = (n, self._info.status, self._info.updated_at)
+        key = (n, self._status, self._info.updated_at)
         cached = self._cache.get(n)
         if cached is not None and cached[0] == key:
             self._cache.move_to_end(n)
@@ -140,7 +146,7 @@ class FollowedSession:
         return SessionHeader(
             session_id=int(info.session_id),
             participant=str(info.participant),
-            status=str(info.status),
+            status=self._status,
             rule=str(self._settings.get("rule", "?")),
             seed=int(info.seed),
             n_trials_stored=max(int(info.n_trials), len(self._records)),

@@ -52,9 +52,11 @@ def freeze_bounds(snap) -> None:
 
 @dataclass(frozen=True)
 class SessionHeader:
-    """Who, what and when: the session facts the summary and the report print. ``eye``: the eye(s)
-    the session tests (``"OD"``, ``"OS"``, ``"OU"``: its protocol's ``[session] eye``), None when it
-    names none."""
+    """Who, what and when: the session facts the summary and the report print. ``status``: as shown
+    (:func:`lensopt.store.claim.session_status`): ``running`` while a program runs the session,
+    ``interrupted`` for one stored as running that none runs, else as stored (``finished``,
+    ``aborted``). ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
+    protocol's ``[session] eye``), None when it names none."""
 
     session_id: int
     participant: str

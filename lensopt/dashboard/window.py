@@ -35,7 +35,7 @@ from lensopt.dashboard.report import write_report
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
 from lensopt.private_files import private_output
-from lensopt.store.claim import is_claimed
+from lensopt.store.claim import INTERRUPTED
 
 #: Initial window size in pixels (fits a 1920 × 1080 second screen with room to spare).
 WINDOW_SIZE_PX = (1500, 950)
@@ -241,13 +241,15 @@ class DashboardWindow(QMainWindow):
     def _state(self) -> str:
         """What the slider's right end shows: ``replay`` (left of it), ``latest`` (a finished session),
         ``live`` (a session a program runs now), ``interrupted`` (stored as running, run by none:
-        killed or crashed, as ``lensopt sessions`` says) or ``stopped`` (aborted)."""
+        killed or crashed, as ``lensopt sessions`` says; the worker reads it,
+        :func:`lensopt.store.claim.session_status`) or ``stopped`` (aborted)."""
         if not self._following:
             return "replay"
         header = None if self.snapshot is None else self.snapshot.header
         if header is None or header.status == "running":
-            claimed = None if header is None else is_claimed(self.db_path, header.session_id)
-            return "interrupted" if claimed is False else "live"
+            return "live"
+        if header.status == INTERRUPTED:
+            return INTERRUPTED
         return "latest" if header.status == "finished" else "stopped"
 
     def _on_slider(self, value: int) -> None:

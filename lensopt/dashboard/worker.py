@@ -3,11 +3,13 @@
 A :class:`SessionFollower` lives in its own ``QThread``. Every ``POLL_INTERVAL_MS`` it asks the
 read-only store for its change counter (``data_version``, cheap); only when it moved does it read
 the trials added since the last one it saw, tell them to its :class:`SessionModel` and emit a new
-:class:`DashboardSnapshot`. Problems (no database yet, a missing session, a newer schema, a model
-that cannot be rebuilt, a kind of session this version does not know) are emitted as one-line
-messages, never raised into Qt. The session's kind picks its model
-(:func:`lensopt.dashboard.model.session_model`): letters, duels or rankings, followed and replayed
-the same way.
+:class:`DashboardSnapshot`. A session stored as running is also looked at for its program's claim
+on every poll (:func:`lensopt.store.claim.session_status`): when that program ends without a word
+to the database (killed, crashed) a new snapshot says ``interrupted``, and ``running`` again on a
+resume. Problems (no database yet, a missing session, a newer schema, a model that cannot be
+rebuilt, a kind of session this version does not know) are emitted as one-line messages, never
+raised into Qt. The session's kind picks its model (:func:`lensopt.dashboard.model.session_model`):
+letters, duels or rankings, followed and replayed the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from lensopt.dashboard.model import session_model
 from lensopt.dashboard.replay import FollowedSession
 from lensopt.errors import LensoptError
 from lensopt.store import SessionInfo, SessionStore
+from lensopt.store.claim import session_status
 
 #: Milliseconds between two looks at the database (a new trial shows within about this long
 #: plus the model update).
@@ -61,6 +64,7 @@ class SessionFollower(QObject):
         self._model: FollowedSession | None = None
         self._version: int | None = None
         self._info: SessionInfo | None = None
+        self._status: str | None = None  # the session's status as shown (session_status)
         self._timer: QTimer | None = None
         self._cancel = threading.Event()
 
@@ -114,8 +118,10 @@ class SessionFollower(QObject):
             self.session_id = int(latest)
         version = store.data_version()
         if version == self._version:
+            self._look_at_the_claim()
             return
         info = store.session(self.session_id)
+        status = session_status(self.db_path, self.session_id, info.status)
         if self._model is None:
             self._model = session_model(info, optimizer_factory=self._factory)
         # every record, not only the new ones: an answer the clinician undid is an old row marked void
@@ -126,14 +132,28 @@ class SessionFollower(QObject):
             previous is None
             or len(records) > self._model.n_trials
             or (info.status, info.updated_at) != (previous.status, previous.updated_at)
+            or status != self._status
         )
-        self._info = info
+        self._info, self._status = info, status
         if changed:
-            snap = self._model.update(info, records, cancelled=self._cancel.is_set)
+            snap = self._model.update(info, records, cancelled=self._cancel.is_set, status=status)
             if snap is None:
                 return
             self.snapshot_ready.emit(snap)
         self._version = version
+
+    def _look_at_the_claim(self) -> None:
+        """Nothing new in the database: a session stored as running whose program has ended (or
+        started again) still gets a snapshot with its status as shown now."""
+        info, model = self._info, self._model
+        if info is None or model is None or info.status != "running":
+            return
+        status = session_status(self.db_path, info.session_id, info.status)
+        if status != self._status:
+            self._status = status
+            snap = model.update(info, (), cancelled=self._cancel.is_set, status=status)
+            if snap is not None:
+                self.snapshot_ready.emit(snap)
 
     @pyqtSlot(int)
     def replay(self, n_trials: int) -> None:

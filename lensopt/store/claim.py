@@ -8,6 +8,14 @@ file ``<database>.session-<id>.lock`` beside the database, holding the claiming 
 the operating system lets it go when the program ends, however it ends (a crash, a kill), so a
 claim is never left behind. The file itself stays (removing it could let two programs each lock a
 file of that name). Where ``fcntl`` is missing (Windows) sessions are not claimed.
+
+Whether a session is claimed is probed (:func:`is_claimed`) by taking a shared lock for an instant;
+a claim that meets a probe tries again for up to :data:`CLAIM_RETRY_S`, so a ``lensopt sessions`` or
+a dashboard looking at the session never makes a resume fail.
+
+:func:`session_status` is the status a person is shown, everywhere one is (``lensopt sessions`` and
+its ``--json``, the JSON export, the printed record, the dashboard): a session stored as ``running``
+is ``running`` while a program claims it and :data:`INTERRUPTED` once none does.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +38,16 @@ except ImportError:  # pragma: no cover - Windows
 #: The errors of a non-blocking ``flock`` that mean "another program holds it".
 HELD_ERRNOS = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
 
+#: Seconds a claim keeps trying a lock that is held before refusing: a probe (:func:`is_claimed`)
+#: holds it for microseconds, a program running the session for as long as it runs.
+CLAIM_RETRY_S = 1.0
+#: Seconds between two tries.
+CLAIM_RETRY_INTERVAL_S = 0.01
+
+#: The status shown for a session stored as running that no program runs (killed, crashed: ``lensopt
+#: run --resume N`` continues it). Never stored: it is the stored ``running`` read with the claim.
+INTERRUPTED = "interrupted"
+
 
 def claim_path(db_path, session_id: int) -> Path:
     """The lock file of session ``session_id`` of the database ``db_path`` (the resolved path: the
@@ -39,7 +58,8 @@ def claim_path(db_path, session_id: int) -> Path:
 @contextlib.contextmanager
 def claim_session(db_path, session_id: int) -> Iterator[None]:
     """Hold session ``session_id`` for this program while the block runs; a one-line
-    :class:`~lensopt.errors.StoreError` if another program holds it."""
+    :class:`~lensopt.errors.StoreError` if another program holds it (still held after
+    :data:`CLAIM_RETRY_S`: a probe's instant lock is waited out)."""
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
@@ -51,7 +71,7 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
         return
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusive(fd)
         except OSError as exc:
             if exc.errno not in HELD_ERRNOS:  # a file system without locks (some NFS, CIFS, FUSE): run unclaimed
                 yield
@@ -71,10 +91,26 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
         os.close(fd)
 
 
+def _lock_exclusive(fd: int) -> None:
+    """Lock ``fd`` exclusively, trying again while it is held for up to :data:`CLAIM_RETRY_S` (a
+    probe's shared lock is let go at once); the last try's OSError when it stays held."""
+    deadline = time.monotonic() + CLAIM_RETRY_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in HELD_ERRNOS or time.monotonic() >= deadline:
+                raise
+        time.sleep(CLAIM_RETRY_INTERVAL_S)
+
+
 def is_claimed(db_path, session_id: int) -> bool | None:
     """Whether a program runs session ``session_id`` now (holds its claim): a session stored as
     ``running`` that nobody claims was interrupted (its program killed or crashed). None where it
-    cannot be told (no ``fcntl``, or a file system without locks). Reads only: no file is created."""
+    cannot be told (no ``fcntl``, or a file system without locks). Reads only: no file is created.
+    Its shared lock, held for an instant, never makes a claim fail (:func:`claim_session` waits it
+    out)."""
     if fcntl is None:  # pragma: no cover - Windows
         return None
     try:
@@ -90,3 +126,13 @@ def is_claimed(db_path, session_id: int) -> bool | None:
         return False
     finally:
         os.close(fd)
+
+
+def session_status(db_path, session_id: int, stored_status: str) -> str:
+    """The status of session ``session_id`` (stored as ``stored_status`` in the database ``db_path``)
+    that a person should see now: for a session stored as ``running``, ``running`` while a program
+    runs it (holds its claim) and :data:`INTERRUPTED` when none does; the stored status otherwise,
+    and where the claim cannot be told (no ``fcntl``, a file system without locks, no ``db_path``)."""
+    if stored_status != "running" or db_path is None:
+        return stored_status
+    return INTERRUPTED if is_claimed(db_path, session_id) is False else stored_status

@@ -18,7 +18,9 @@ the union of theirs. ``docs/data-dictionary.md`` describes every column.
 ``ExperimentHandler.saveAsWideText``: the trial columns, then ``participant``, ``date``,
 ``expName``, ``psychopyVersion``, ``frameRate`` (:data:`~lensopt.store.tidy.PSYCHOPY_COLUMNS`).
 
-**JSON** (``"json"``) is the lossless document: the session, calibration, protocol, optimizer
+**JSON** (``"json"``) is the lossless document: the session (its stored ``status`` and
+``status_now``, the status shown when exported: ``interrupted`` for one stored as running that no
+program runs, :func:`lensopt.store.claim.session_status`), calibration, protocol, optimizer
 settings, seed, software version, the session's ``eye``, ``result`` (the fields of
 :class:`~lensopt.store.records.ResultRecord`, its ``prescription`` in clinical notation; ``null``
 without one) and ``results`` (one per eye of a session of both eyes), and every trial with the
@@ -41,6 +43,7 @@ import stat
 from typing import cast
 
 from lensopt import __version__
+from lensopt.store.claim import session_status
 from lensopt.store.records import (
     DUEL_KIND,
     LETTERS_KIND,
@@ -63,9 +66,10 @@ FORMATS = ("csv", "json", "psychopy")
 #: (2: duel sessions, whose trials are duels; 3: ranking sessions; 4: letter trials' ``axis_deg``
 #: and the session's ``result``; 5: letter trials' ``void``; 6: the session's ``eye``, letter
 #: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``;
-#: 8: rankings' ``axes_deg``; 9: each result's ``prescribed`` and ``withheld_reason``).
+#: 8: rankings' ``axes_deg``; 9: each result's ``prescribed`` and ``withheld_reason``; 10: the
+#: session's ``status_now``, beside its stored ``status``).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 9
+JSON_FORMAT_VERSION = 10
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -90,20 +94,25 @@ def _result_document(info: SessionInfo, result) -> dict:
     return {**dataclasses.asdict(result), "prescribed": reason is None, "withheld_reason": reason}
 
 
-def info_document(info: SessionInfo) -> dict:
+def info_document(info: SessionInfo, db_path=None) -> dict:
     """A stored session's description without its trials, as ``lensopt sessions --json`` lists it:
-    its fields, each result with ``prescribed`` and ``withheld_reason`` (:func:`_result_document`)."""
+    its fields (``status`` as stored), ``status_now`` (the status shown for it, read with the claims
+    beside the database ``db_path``: :func:`lensopt.store.claim.session_status`; without
+    ``db_path``, the stored one), each result with ``prescribed`` and ``withheld_reason``
+    (:func:`_result_document`)."""
     return {
         **dataclasses.asdict(info),
+        "status_now": session_status(db_path, info.session_id, info.status),
         "result": None if info.result is None else _result_document(info, info.result),
         "results": [_result_document(info, r) for r in info.results],
     }
 
 
 def session_document(
-    info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord] | list[RankingTrialRecord]
+    info: SessionInfo, trials: list[TrialRecord] | list[DuelTrialRecord] | list[RankingTrialRecord], db_path=None
 ) -> dict:
-    """The JSON export of a session as a dict (letter trials or duels, as the session's kind)."""
+    """The JSON export of a session as a dict (letter trials or duels, as the session's kind); its
+    ``status_now`` as :func:`info_document`'s."""
     calibration = dict(info.calibration)
     for key in CALIBRATION_KEYS:
         calibration.setdefault(key, None)
@@ -116,6 +125,7 @@ def session_document(
             "participant": info.participant,
             "kind": info.kind,
             "status": info.status,
+            "status_now": session_status(db_path, info.session_id, info.status),
             "created_at": info.created_at,
             "updated_at": info.updated_at,
             "n_trials": info.n_trials,
@@ -160,16 +170,17 @@ def _csv_text(columns, rows) -> str:
     return buffer.getvalue()
 
 
-def export_text(sessions, fmt: str, *, several: bool = False) -> str:
+def export_text(sessions, fmt: str, *, several: bool = False, db_path=None) -> str:
     """The export of ``sessions`` (``(SessionInfo, trials)`` pairs, in order) as ``fmt``.
 
     ``several``: JSON is an array of session documents even for one session (``lensopt export
     --all``); otherwise it is one session's document and ``sessions`` must hold exactly one.
+    ``db_path``: the database they were read from, for JSON's ``status_now`` (:func:`session_document`).
     """
     if fmt not in FORMATS:
         raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "json":
-        documents = [session_document(info, trials) for info, trials in sessions]
+        documents = [session_document(info, trials, db_path) for info, trials in sessions]
         if not several and len(documents) != 1:
             raise ValueError(f"a JSON export of one session needs one session, got {len(documents)}")
         return json.dumps(documents if several else documents[0], indent=2, allow_nan=False) + "\n"
@@ -203,7 +214,7 @@ def export_sessions(store, session_ids, fmt: str = "csv", out=None) -> str:
     JSON: an array of session documents). ``out`` as for :func:`export_session`."""
     if fmt not in FORMATS:
         raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    text = export_text(read_sessions(store, session_ids), fmt, several=True)
+    text = export_text(read_sessions(store, session_ids), fmt, several=True, db_path=store.path)
     if out is not None:
         write_export(text, out)
     return text
@@ -217,7 +228,7 @@ def export_session(store, session_id: int, fmt: str = "csv", out=None) -> str:
     """
     if fmt not in FORMATS:
         raise ValueError(f"export format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    text = export_text(read_sessions(store, [session_id]), fmt)
+    text = export_text(read_sessions(store, [session_id]), fmt, db_path=store.path)
     if out is not None:
         write_export(text, out)
     return text

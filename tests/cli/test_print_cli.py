@@ -8,6 +8,7 @@ import re
 import pytest
 
 from lensopt.cli import build_parser, main
+from lensopt.store.claim import claim_session
 
 N_TRIALS = 10
 
@@ -153,10 +154,11 @@ def test_an_unwritable_folder_is_one_line_and_exit_2(db, tmp_path, capsys):
 
 
 def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_to_sign(db, tmp_path, capsys):
-    """The QA report: a session still running, its result at a confidence far below 0.95 after 10
-    letters. The PDF says "No prescription: not enough answers (confidence ... < 0.95 after 10
-    letters)", shows the lens only as a provisional estimate, says the session is not finished, and
-    has no signature line."""
+    """The QA report: a session still running (its program holds its claim), its result at a
+    confidence far below 0.95 after 10 letters. The PDF says "No prescription: not enough answers
+    (confidence ... < 0.95 after 10 letters)", shows the lens only as a provisional estimate, says
+    the session is not finished, and has no signature line; once its program is gone, that the
+    session was interrupted and how to continue it."""
     import shutil
     import subprocess
 
@@ -170,13 +172,21 @@ def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_t
         result = store.session(sid).result
     assert result.confidence < 0.95
     out = tmp_path / "rx.pdf"
-    assert main(["print", str(sid), "--db", str(copy), "--out", str(out)]) == 0
+    with claim_session(copy, sid):  # as lensopt run holds the session it runs
+        assert main(["print", str(sid), "--db", str(copy), "--out", str(out)]) == 0
+    killed = tmp_path / "killed.pdf"  # the same session once its program is gone
+    assert main(["print", str(sid), "--db", str(copy), "--out", str(killed)]) == 0
     capsys.readouterr()
     tool = shutil.which("pdftotext")
     if tool is None:
         pytest.skip("pdftotext (poppler-utils) is not installed")
-    text = subprocess.run([tool, str(out), "-"], capture_output=True, text=True, check=True).stdout
-    text = " ".join(text.split())
+    text, killed_text = (
+        " ".join(subprocess.run([tool, str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split())
+        for pdf in (out, killed)
+    )
+    assert f"Session not finished: interrupted after {N_TRIALS} trials" in killed_text
+    assert f"lensopt run --resume {sid} continues it" in killed_text and "still running" not in killed_text
+    assert "interrupted" not in text
     assert (
         f"No prescription: not enough answers (confidence {result.confidence:.2f} < 0.95 after {N_TRIALS} letters)"
         in text

@@ -10,6 +10,7 @@ import pytest
 import lensopt.store.database as database
 from lensopt.cli import main
 from lensopt.store import SCHEMA_VERSION, SessionStore, TrialRecord
+from lensopt.store.claim import claim_session
 from lensopt.store.export import export_session
 
 
@@ -61,15 +62,35 @@ def test_sessions_prints_a_table_of_the_sessions(db, capsys):
 
 
 def test_a_running_session_shows_running_while_a_program_runs_it_and_interrupted_after(db, capsys):
-    from lensopt.store.claim import claim_session
-
     with claim_session(db, 2):  # as lensopt run holds it
         assert main(["sessions", "--db", str(db)]) == 0
         assert capsys.readouterr().out.splitlines()[2].split()[4] == "running"
     assert main(["sessions", "--db", str(db)]) == 0
     assert capsys.readouterr().out.splitlines()[2].split()[4] == "interrupted"
-    assert main(["sessions", "--db", str(db), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)[1]["status"] == "running"  # the stored status, as stored
+
+
+def test_sessions_json_and_the_json_export_give_the_status_shown_beside_the_stored_one(db, capsys):
+    """``status`` stays the stored one (old readers, the lossless export); ``status_now`` is the
+    table's: ``interrupted`` for a session stored as running that no program runs."""
+
+    def listed():
+        assert main(["sessions", "--db", str(db), "--json"]) == 0
+        return [(s["status"], s["status_now"]) for s in json.loads(capsys.readouterr().out)]
+
+    def exported():
+        assert main(["export", "1", "2", "--format", "json", "--db", str(db)]) == 0
+        return [(d["session"]["status"], d["session"]["status_now"]) for d in json.loads(capsys.readouterr().out)]
+
+    killed = [("finished", "finished"), ("running", "interrupted")]
+    assert listed() == killed and exported() == killed
+    with claim_session(db, 2):  # as lensopt run holds it
+        running = [("finished", "finished"), ("running", "running")]
+        assert listed() == running and exported() == running
+        with SessionStore(db, readonly=True) as store:  # the library's export reads it the same way
+            assert json.loads(export_session(store, 2, fmt="json"))["session"]["status_now"] == "running"
+    with SessionStore(db, readonly=True) as store:
+        document = json.loads(export_session(store, 2, fmt="json"))
+    assert document["session"]["status_now"] == "interrupted" and document["format_version"] == 10
 
 
 def test_sessions_shows_the_eye_and_the_prescription_of_each_eye(tmp_path, capsys):

@@ -25,6 +25,7 @@ from lensopt.dashboard.window import DashboardWindow
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, SessionStore
+from lensopt.store.claim import claim_session
 
 N_TRIALS = 12
 #: Generous limits for a loaded 2-core machine; they bound waiting, they do not measure speed.
@@ -111,11 +112,18 @@ def test_window_shows_the_rebuilt_optimizers_best_lens_and_exports_a_one_page_re
     assert f"rule {KINDS[kind][1]}" in window.message_label.text()
     # stored as running, run by no program (its writer was a test): interrupted, as lensopt sessions says
     assert window.slider_label.text() == f"{kind} {N_TRIALS} of {N_TRIALS} (interrupted)"
-    from lensopt.store.claim import claim_session
-
-    with claim_session(db_path, sid):  # as lensopt run holds a session it runs
-        window._update_slider_label()
-        assert window.slider_label.text() == f"{kind} {N_TRIALS} of {N_TRIALS} (live)"
+    assert f" · interrupted · rule {KINDS[kind][1]}" in window.message_label.text()
+    who = KINDS[kind][0]
+    assert f"{kind.capitalize()} session {sid} ({who}, interrupted)" in text
+    with claim_session(db_path, sid):  # as lensopt run holds a session it runs: nothing new in the database
+        qtbot.waitUntil(
+            lambda: window.slider_label.text() == f"{kind} {N_TRIALS} of {N_TRIALS} (live)", timeout=WAIT_MS
+        )
+        assert f" · running · rule {KINDS[kind][1]}" in window.message_label.text()
+        assert f"session {sid} ({who}, running)" in window.summary_label.text()
+    # its program gone (killed: nothing written), the window says so within a poll or two
+    qtbot.waitUntil(lambda: window.slider_label.text().endswith("(interrupted)"), timeout=WAIT_MS)
+    assert f"session {sid} ({who}, interrupted)" in window.summary_label.text()
 
     shot = imread(window.save_screenshot(tmp_path / "window.png"))
     assert shot.shape[1] >= 1000 and shot.shape[0] >= 600

@@ -274,9 +274,10 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     assert snap.prescription == opt.prescription().text
     assert snap.message == PRESCRIPTION_DUEL_MESSAGE.format(n=8, text=opt.prescription().text)
     assert f"· 8 duels ({snap.answers_text()}) · " in snap.summary_line()  # not "0 duels"
-    assert snap.summary_line().startswith(f"Duel session {sid} (RXD, OS, running)")
-    assert comparison_summary_rows(snap)[0] == ("Session", f"{sid} · RXD · OS (left eye) · running")
-    # running (or killed): its lens is the best so far, not yet the prescription; a finished one's is
+    # stored as running, run by no program (its writer was this test): interrupted, as lensopt sessions says
+    assert snap.summary_line().startswith(f"Duel session {sid} (RXD, OS, interrupted)")
+    assert comparison_summary_rows(snap)[0] == ("Session", f"{sid} · RXD · OS (left eye) · interrupted")
+    # running or interrupted: its lens is the best so far, not yet the prescription; a finished one's is
     assert ("Best so far", snap.prescription) in comparison_summary_rows(snap)
     assert snap.summary_line().endswith(f" · best so far {snap.prescription}")
     finished = dataclasses.replace(snap, header=dataclasses.replace(snap.header, status="finished"))

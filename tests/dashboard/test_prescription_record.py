@@ -13,7 +13,8 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from lensopt.dashboard.prescription_record import write_prescription_record
+from lensopt.dashboard import prescription_record
+from lensopt.dashboard.prescription_record import draw_record_page, write_prescription_record
 from lensopt.dashboard.prescription_text import (
     NO_EYE,
     build_record,
@@ -26,6 +27,7 @@ from lensopt.observer import SimulatedPatient
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import ResultRecord, SessionStore, TrialRecord
+from lensopt.store.claim import claim_session
 
 N_TRIALS = 12
 
@@ -361,59 +363,52 @@ def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more
 def test_a_session_not_finished_is_marked_so_on_its_record(sessions_db, tmp_path):
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:
-        running = build_record(store.session(ids["running"]))
-        finished = build_record(store.session(ids["finished"]))
         info = store.session(ids["running"])
+        finished = build_record(store.session(ids["finished"]))
         write_prescription_record(store, ids["running"], tmp_path / "running.pdf")
-    assert running.unfinished == (
-        f"Session not finished: still running ({N_TRIALS} trials so far) or interrupted "
-        f"(lensopt run --resume {ids['running']} continues it); results may change."
-    )
+    running = build_record(info, status="running")  # a program runs it (holds its claim)
+    assert running.unfinished == f"Session not finished: still running ({N_TRIALS} trials so far); results may change."
     assert running.unfinished in running.texts() and finished.unfinished is None
+    interrupted = build_record(info, status="interrupted")  # stored as running, run by none
+    assert interrupted.unfinished == (
+        f"Session not finished: interrupted after {N_TRIALS} trials, its program closed or crashed "
+        f"(lensopt run --resume {ids['running']} continues it)."
+    )
+    assert ("Session", f"{ids['running']} · letters · interrupted") in interrupted.session
     aborted = build_record(replace(info, status="aborted"))
     assert aborted.unfinished.startswith(f"Session not finished: stopped after {N_TRIALS} trials")
     assert f"lensopt run --resume {ids['running']}" in aborted.unfinished
     text = pdf_text(tmp_path / "running.pdf")
     if text is not None:
-        assert "Session not finished: still running" in text and "No prescription: not enough answers" in text
+        assert "Session not finished: interrupted" in text and "No prescription: not enough answers" in text
         assert "Signature" not in text and "provisional estimate" in text
 
 
-def test_each_eye_gets_its_own_prescription_od_first():
-    def result(eye, text, sphere_d):
-        stored = ResultRecord(text, sphere_d, -0.5, 170.0, 0.0, 0.97, 30, {"sphere_d": [sphere_d - 0.25, sphere_d]})
-        return types.SimpleNamespace(**{**asdict(stored), "eye": eye})  # ResultRecord.eye: schema 7
+def test_the_printed_record_of_a_running_session_says_interrupted_unless_a_program_runs_it(
+    sessions_db, tmp_path, monkeypatch
+):
+    """The record's status is the one ``lensopt sessions`` shows (lensopt.store.claim.session_status):
+    the session here is stored as running, and only a program holding its claim makes it so."""
+    drawn = []
 
-    info = types.SimpleNamespace(
-        session_id=5,
-        participant="P9",
-        kind="letters",
-        status="finished",
-        created_at=1.9e9,
-        software_version="0.1.0",
-        protocol={},
-        optimizer_settings={"search": "prescription", "start": "plano", "m_half_width_d": 2.0, "j_half_width_d": 1.0},
-        n_trials=60,
-        result=None,
-        results=(result("OS", "-0.75 / -0.50 x 170", -0.75), result("OD", "-1.25 / -0.50 x 170", -1.25)),
-    )
-    record = build_record(info, printed_at=1.9e9)
-    assert [(e.eye, e.prescription) for e in record.eyes] == [
-        ("OD (right eye)", "-1.25 / -0.50 x 170"),
-        ("OS (left eye)", "-0.75 / -0.50 x 170"),
-    ]
-    info.eye, info.results = "OU", info.results[1:]  # both eyes tested, the left one's result missing
-    rows = dict(build_record(info, printed_at=1.9e9).session)
-    assert rows["Eye tested"] == "OU (both eyes) · no prescription stored for OS"
+    def keep(record, n_pages):
+        drawn.append(record)
+        return draw_record_page(record, n_pages)
 
-
-def test_a_two_parameter_record_names_the_axis_its_cylinder_was_searched_along(sessions_db):
+    monkeypatch.setattr(prescription_record, "draw_record_page", keep)
     path, ids = sessions_db
+    sid = ids["running"]
     with SessionStore(path, readonly=True) as store:
-        info = store.session(ids["two-parameter"])
-    assert build_record(info).start == "none (two-parameter search)"  # no axis in its protocol
-    at_90 = types.SimpleNamespace(**{**vars(info), "protocol": {"lens": {"axis_deg": 90.0}}})
-    assert build_record(at_90).start == "none (two-parameter search, cylinder along 090)"
+        write_prescription_record(store, sid, tmp_path / "killed.pdf")
+        with claim_session(path, sid):  # as lensopt run holds the session it runs
+            write_prescription_record(store, sid, tmp_path / "running.pdf")
+    killed, running = drawn
+    assert dict(killed.session)["Session"].endswith("· interrupted")
+    assert killed.unfinished is not None and f"interrupted after {N_TRIALS} trials" in killed.unfinished
+    assert f"lensopt run --resume {sid} continues it" in killed.unfinished
+    assert dict(running.session)["Session"].endswith("· running")
+    assert running.unfinished is not None and "still running" in running.unfinished
+    assert "interrupted" not in running.unfinished
 
 
 def test_a_session_without_a_stored_prescription_says_why(sessions_db):
@@ -430,11 +425,14 @@ def test_a_session_without_a_stored_prescription_says_why(sessions_db):
     # none stored: the page is titled as no prescription, with nothing to sign
     for record in (two, aborted):
         assert record.title == NOT_A_PRESCRIPTION_TITLE and not record.signable
-    # a session left running (or killed: the store cannot tell) says how to continue it
-    killed = replace(aborted_info, status="running")
-    missing = build_record(killed).missing
-    assert "still running (4 trials so far), or was interrupted" in missing
-    assert f"continue it: lensopt run --resume {ids['aborted']}" in missing
+    # a session stored as running: still running while a program runs it, else interrupted
+    left = replace(aborted_info, status="running")
+    still = build_record(left, status="running").missing
+    assert still.startswith(f"No prescription is stored yet: session {ids['aborted']} is still running (4 trials")
+    assert "interrupted" not in still and "print again then" in still
+    killed = build_record(left, status="interrupted").missing
+    assert f"session {ids['aborted']} was interrupted after 4 trials" in killed
+    assert f"Continue it to store the prescription: lensopt run --resume {ids['aborted']}." in killed
 
 
 # --------------------------------------------------------------------------- the PDF

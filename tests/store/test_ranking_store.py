@@ -306,7 +306,7 @@ def test_the_csv_export_writes_each_lenses_axis_in_its_own_column_and_json_keeps
     assert [rows[1][f"lens_{k}_axis_deg"] for k in (1, 2, 3, 4)] == ["", "", "", ""]
     assert not any(cell.startswith("[") for row in rows for cell in row.values())  # no JSON in a cell
     assert document["trials"][0]["axes_deg"] == [170.0, 10.0, 180.0] and document["trials"][1]["axes_deg"] is None
-    assert document["format_version"] == 9
+    assert document["format_version"] >= 8  # 8: rankings' axes_deg
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from lensopt.store import (
     stored_fixed_design,
     stored_withheld_reason,
 )
-from lensopt.store.claim import is_claimed
+from lensopt.store.claim import session_status
 from lensopt.store.export import FORMATS, export_text, info_document, read_sessions, write_export
 from lensopt.store.records import NO_AXIS_REASON, TRIAL_NOUNS
 
@@ -70,25 +70,16 @@ def _prescriptions(info) -> str:
     return "; ".join(text(r) for r in info.results)
 
 
-def shown_status(info, db_path) -> str:
-    """A session's status as the list shows it: ``interrupted`` for one stored as ``running`` that no
-    program runs now (:func:`lensopt.store.claim.is_claimed`: killed or crashed; ``lensopt run
-    --resume`` continues it), else the stored status."""
-    if info.status == "running" and db_path is not None and is_claimed(db_path, info.session_id) is False:
-        return "interrupted"
-    return info.status
-
-
 def format_table(infos, db_path=None) -> str:
     """The sessions as an aligned text table (one line per session); with ``db_path`` a running
-    session that no program runs is shown ``interrupted`` (:func:`shown_status`)."""
+    session that no program runs is shown ``interrupted`` (:func:`lensopt.store.claim.session_status`)."""
     rows = [TABLE_COLUMNS] + [
         (
             str(i.session_id),
             i.participant,
             i.kind,
             i.eye or "-",
-            shown_status(i, db_path),
+            session_status(db_path, i.session_id, i.status),
             str(i.n_trials),
             _created(i.created_at),
             _rule(i),
@@ -128,7 +119,7 @@ def list_sessions(args) -> int:
         path = store.path
     _warn_if_readable_by_others(path)
     if args.json:
-        print(json.dumps([info_document(i) for i in infos], indent=2))
+        print(json.dumps([info_document(i, path) for i in infos], indent=2))
     elif not infos:
         print(f"no sessions in {path}")
     else:
@@ -159,7 +150,8 @@ def export_command(args) -> int:
                 if not 1 <= sid <= MAX_SESSION_ID:
                     raise ValueError(f"no session {sid} in {store.path}; list them with `lensopt sessions`")
         sessions = read_sessions(store, session_ids)
-    text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1)
+        db_path = store.path
+    text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1, db_path=db_path)
     write_export(text, args.output or sys.stdout)
     if args.output:
         n_trials = sum(len(trials) for _, trials in sessions)

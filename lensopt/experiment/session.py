@@ -35,6 +35,7 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
+from lensopt.modes.registry import session_settings
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
 from lensopt.store.claim import claim_session
 
@@ -269,8 +270,9 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"may stop this session from trial {protocol.stop.min_trials} (kept when it is resumed)"
             )
     # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
-    # on a resume the stored ones (with --trials, the stopping rule's budget follows the new count)
-    settings = None if info is None else _resumed_settings(info.optimizer_settings, protocol, request.trials)
+    # on a resume those it ran with (session_settings; with --trials, the stopping rule's budget follows
+    # the new count)
+    settings = None if info is None else _resumed_settings(session_settings(info), protocol, request.trials)
     if info is not None:
         optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
     n_trials = protocol.optimizer.trials
@@ -535,7 +537,7 @@ def _earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: 
 
 
 def _resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:
-    """A resumed session's optimizer settings: the stored ones, but with ``--trials`` (``trials``) the
+    """A resumed session's optimizer settings: those it ran with (``stored``), but with ``--trials`` (``trials``) the
     stopping rule's ``max_trials`` of the protocol given that count, so that a session its budget
     ended can be given more trials (the stored rule would stop it again at once)."""
     if trials is None or stored.get("stop") is None or protocol.stop_rule is None:

@@ -92,6 +92,7 @@ from lensopt.refraction.prescription_comparisons import (
     LENS_LENGTHSCALE_D,
     MAPPED_LENS_LENGTHSCALE_D,
     MAX_PLUS_OFFSET_D,
+    MEAN_TRUST_CENTRE_SINCE_S,
     positive,
     power_vector_kernel,
     pull_within,
@@ -304,6 +305,13 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             "model_lapse": self.model_lapse,
             "report_tilt_share": self.report_tilt_share,
         }
+
+    @classmethod
+    def settings_as_ran(cls, settings: dict, created_at_s: float) -> dict:
+        """As :meth:`PrescriptionComparisons.settings_as_ran`, and the report's share of the tilt:
+        the whole of it before :data:`MEAN_TRUST_CENTRE_SINCE_S`, :data:`REPORT_TILT_SHARE` since."""
+        share = 1.0 if created_at_s < MEAN_TRUST_CENTRE_SINCE_S else REPORT_TILT_SHARE
+        return {"report_tilt_share": share, **super().settings_as_ran(settings, created_at_s)}
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:

@@ -326,7 +326,7 @@ def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers
         replay = early.snapshot(4)
     assert snap.kind == "ranking" and snap.sets.n == 6 and snap.utility_map is None
     assert snap.prescription == opt.prescription().text
-    assert snap.message == PRESCRIPTION_COMPARISON_MESSAGE.format(noun="ranking", n=6, text=opt.prescription().text)
+    assert snap.message == PRESCRIPTION_COMPARISON_MESSAGE.format(nouns="rankings", n=6, text=opt.prescription().text)
     assert f"· 6 rankings ({snap.answers_text()}) · " in snap.summary_line()  # not "0 rankings"
     first_four = PrescriptionRankingOptimizer.from_settings(opt.settings_dict(), told[:4])
     assert replay.prescription == first_four.prescription().text and not replay.live

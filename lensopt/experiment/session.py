@@ -155,8 +155,9 @@ def run_session(
     if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
     if protocol is not None:
-        started = protocol if request.start is None else protocol.with_start(request.start)
-        problem = started.simulated_patient_problem(request.observer)
+        if request.start is not None:  # --start, once: the new session runs with this protocol
+            protocol = protocol.with_start(request.start)
+        problem = protocol.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
     store = SessionStore(request.db_path)
@@ -244,17 +245,15 @@ def _run(store, request: RunRequest, responses, log, window, console_window=None
                 f"--participant {request.participant} is ignored"
             )
     else:
-        # RunRequest requires a protocol and a participant for a new session
-        assert request.protocol_path is not None and request.participant is not None
-        protocol = load_protocol(request.protocol_path) if protocol is None else protocol
+        # RunRequest requires a protocol and a participant for a new session; run_session read the
+        # protocol and gave it --start
+        assert protocol is not None and request.participant is not None
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
         participant = request.participant.strip()
         if request.observer is not None:
             protocol = dataclasses.replace(
                 protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer)
             )
-        if request.start is not None:
-            protocol = protocol.with_start(request.start)
         if request.eye is not None:
             protocol = protocol.with_eye(request.eye)
         if request.axis_deg is not None:

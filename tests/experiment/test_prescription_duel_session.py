@@ -208,3 +208,25 @@ def test_a_duel_session_created_on_27_nov_resumes_with_the_trust_centre_it_ran_w
     fifth = history(after[4:5])[0][0]
     assert (fifth.first_lens, fifth.second_lens) == (asked.first_lens, asked.second_lens)
     assert (tilted.first_lens, tilted.second_lens) != (asked.first_lens, asked.second_lens)
+
+
+@needs_display
+def test_a_new_sessions_protocol_is_given_the_start_once(tmp_path, window, monkeypatch):
+    """``--start`` is applied to the protocol once, before the simulated patient is checked against
+    it, and that protocol runs and is stored (it was applied again inside the run)."""
+    from lensopt.experiment.protocol import Protocol
+
+    given, with_start = [], Protocol.with_start
+    monkeypatch.setattr(
+        Protocol, "with_start", lambda self, refraction: given.append(refraction) or with_start(self, refraction)
+    )
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="S1", seed=7, trials=1, start=START),
+        log=lambda m: None,
+        window=window,
+    )
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(outcome.session_id)
+    assert given == [START] and info.optimizer_settings["start"] == Lens.parse(START).format()

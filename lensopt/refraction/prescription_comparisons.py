@@ -256,7 +256,6 @@ class PrescriptionComparisons(PrescriptionSearch):
             "start": None if self.box.start is None else self.box.start.format(),
             "m_half_width_d": self.box.m_half_width_d,
             "j_half_width_d": self.box.j_half_width_d,
-            "trust_centre": self.trust_centre,
         }
 
     @classmethod

@@ -298,6 +298,7 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             "lens_lengthscale_d": self.lens_lengthscale_d,
             "plus_preference": self.plus_preference,
             "start_prior_depth": self.start_prior_depth,
+            "trust_centre": self.trust_centre,
             "same_answers": self.same_answers,
             "max_plus_offset_d": self.max_plus_offset_d,
             "clarity_link": self.clarity_link,

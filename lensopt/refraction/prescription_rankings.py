@@ -277,6 +277,7 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
             "plus_preference": self.plus_preference,
             "plus_ramp_rankings": self.plus_ramp_trials,
             "start_prior_depth": self.start_prior_depth,
+            "trust_centre": self.trust_centre,
             "clarity_link": self.clarity_link,
             "n_alternatives": self.n_alternatives,
             "model_lapse": self.model_lapse,

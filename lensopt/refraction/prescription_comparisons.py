@@ -339,6 +339,7 @@ class PrescriptionComparisons(PrescriptionSearch):
         return tuple((max(lo, c - r), min(hi, c + r)) for c, (lo, hi) in zip(centre_d, self.box.bounds_d, strict=True))
 
     # ---------------------------------------------------------------- answers
+    @single_threaded
     def search_optimum(self) -> np.ndarray:
         """The champion of the next comparison: :meth:`_tilted_optimum` with the tilt ``κ`` now."""
         return self._tilted_optimum(self.tilt)
@@ -382,6 +383,7 @@ class PrescriptionComparisons(PrescriptionSearch):
         """The tilt of the reported lens: :attr:`tilt` times :attr:`report_tilt_share`."""
         return self.tilt * self.report_tilt_share
 
+    @single_threaded
     def plus_offset_d(self, optimum_d, kappa=None) -> float:
         """How far (D of M) the optimum ``optimum_d``, tilted by ``kappa`` (the :attr:`report_tilt`
         by default), lies plus of the untilted one: ``κ / (2c)``

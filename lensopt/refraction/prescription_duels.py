@@ -339,6 +339,7 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> PrescriptionDuelOptimizer:
         check_state_format(state, STATE_FORMAT, "prescription duel")
         history = [

@@ -304,6 +304,7 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> PrescriptionRankingOptimizer:
         check_state_format(state, STATE_FORMAT, "prescription ranking")
         try:

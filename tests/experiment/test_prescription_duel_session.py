@@ -171,6 +171,16 @@ def test_the_console_lists_each_duels_answer(tmp_path, window, drawn_texts):
     assert any(text.startswith(expected) for text in on_console), on_console[-3:]
 
 
+def _simulated_session(tmp_path, window, participant: str, trials: int):
+    """A new simulated session of ``trials`` duels from :data:`START` (seed 7): its database and outcome."""
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
+    request = RunRequest(
+        db_path=db, protocol_path=protocol, participant=participant, seed=7, trials=trials, start=START
+    )
+    return db, run_session(request, log=lambda m: None, window=window)
+
+
 @needs_display
 def test_a_duel_session_created_on_27_nov_resumes_with_the_trust_centre_it_ran_with(tmp_path, window):
     """A session stored as those created on 27 Nov 2026 between 13:11 and 15:48 UTC were (settings
@@ -180,13 +190,7 @@ def test_a_duel_session_created_on_27_nov_resumes_with_the_trust_centre_it_ran_w
     import json
     import sqlite3
 
-    db = tmp_path / "s.db"
-    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
-    first = run_session(
-        RunRequest(db_path=db, protocol_path=protocol, participant="RX27", seed=7, trials=4, start=START),
-        log=lambda m: None,
-        window=window,
-    )
+    db, first = _simulated_session(tmp_path, window, "RX27", 4)
     with SessionStore(db, readonly=True) as store:
         stored = store.session(first.session_id).optimizer_settings
     old = {k: v for k, v in stored.items() if k not in ("trust_centre", "report_tilt_share", "start_prior_depth")}
@@ -220,13 +224,7 @@ def test_a_new_sessions_protocol_is_given_the_start_once(tmp_path, window, monke
     monkeypatch.setattr(
         Protocol, "with_start", lambda self, refraction: given.append(refraction) or with_start(self, refraction)
     )
-    db = tmp_path / "s.db"
-    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
-    outcome = run_session(
-        RunRequest(db_path=db, protocol_path=protocol, participant="S1", seed=7, trials=1, start=START),
-        log=lambda m: None,
-        window=window,
-    )
+    db, outcome = _simulated_session(tmp_path, window, "S1", 1)
     with SessionStore(db, readonly=True) as store:
         info = store.session(outcome.session_id)
     assert given == [START] and info.optimizer_settings["start"] == Lens.parse(START).format()

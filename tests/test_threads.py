@@ -173,3 +173,62 @@ def test_duel_refraction_decides_on_one_thread(two_threads, monkeypatch):
     opt.best()
     assert seen and all(s == {1} for s in seen)
     assert set(_blas_threads()) == {2}
+
+
+def test_the_entry_points_beside_the_decisions_that_do_linear_algebra_are_decorated():
+    """What a resume, the dashboard, the record and a PsychoPy handler call besides ask/tell/best: the
+    rebuild from a state, the certainty, the draws of the best lens, the predictions and the searches
+    of the optimum, on one BLAS thread too."""
+    from lensopt.binary.optimizer import ContextualOptimizer
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.refraction.duels import DuelRefractionOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+    from lensopt.refraction.rankings import RankingRefractionOptimizer
+
+    draws, band, acuity = "optimum_draws_d", "psychometric_band", "predicted_acuity_logmar"
+    for cls, names in (
+        (RefractionOptimizer, ("from_state", "certainty", draws, band, acuity)),
+        (AcuityLawOptimizer, ("from_state", "certainty", draws, band, acuity, "expected_loss_logmar")),
+        (AcuityLawOptimizer, ("information_table", "confidence")),
+        (PrescriptionOptimizer, ("from_state", "prescription", "acuity_logmar")),
+        (DuelRefractionOptimizer, ("from_state", draws, "predict_utility")),
+        (RankingRefractionOptimizer, ("from_state", draws, "predict_utility")),
+        (PrescriptionDuelOptimizer, ("from_state", "prescription", "search_optimum", "plus_offset_d")),
+        (PrescriptionRankingOptimizer, ("from_state", "prescription", "search_optimum", "plus_offset_d")),
+        (ContextualOptimizer, ("from_state", "search_optimum", "threshold_context", "reference_context")),
+    ):
+        for name in names:
+            assert is_single_threaded(getattr(cls, name)), f"{cls.__name__}.{name}"
+
+
+def test_an_acuity_law_session_rebuilt_from_its_state_reports_on_one_thread(two_threads, monkeypatch):
+    """In a process whose BLAS runs 2 threads (numpy imported first), the acuity-law optimizer's
+    from_state, certainty and optimum_draws_d compute on 1 (they ran on 2); 2 again afterwards."""
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.refraction.grid_posterior import GridPosterior
+
+    opt = AcuityLawOptimizer(seed=1)
+    for correct in (True, False, True):
+        opt.tell(opt.ask(), correct)
+    state = opt.to_state()
+    seen: dict[str, list] = {"init": [], "posterior": []}
+    init, posterior = AcuityLawOptimizer.__init__, GridPosterior.posterior
+
+    def init_spy(self, *args, **kwargs):
+        seen["init"].append(set(_blas_threads()))
+        init(self, *args, **kwargs)
+
+    def posterior_spy(self):
+        seen["posterior"].append(set(_blas_threads()))
+        return posterior(self)
+
+    monkeypatch.setattr(AcuityLawOptimizer, "__init__", init_spy)
+    monkeypatch.setattr(GridPosterior, "posterior", posterior_spy)
+    rebuilt = AcuityLawOptimizer.from_state(state)
+    rebuilt.certainty()
+    rebuilt.optimum_draws_d(8, np.random.default_rng(0))
+    assert seen["init"] == [{1}] and seen["posterior"] and all(s == {1} for s in seen["posterior"])
+    assert set(_blas_threads()) == {2}

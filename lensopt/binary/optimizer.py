@@ -273,6 +273,7 @@ class ContextualOptimizer:
         self._cache.setdefault(self.n_trials, ("argmax", tuple(context), False, None, None), candidate[0])
         return point
 
+    @single_threaded
     def search_optimum(self) -> np.ndarray:
         """:meth:`best` found as the acquisition searches are (the settings' ``search_tolerance``,
         one refinement from the best candidate): where a rule built on this optimizer centres its
@@ -291,6 +292,7 @@ class ContextualOptimizer:
             return self._argmax_mean(self._upper_context())
         return self._argmax_mean(self.reference_context())
 
+    @single_threaded
     def threshold_context(self, system, target_latent=None) -> float:
         """The context at which the posterior mean latent at ``system`` equals the target.
 
@@ -325,6 +327,7 @@ class ContextualOptimizer:
             return np.array([self.threshold_context(self._inputs[-1][s.n_context :])])
         return self.reference_context()
 
+    @single_threaded
     def reference_context(self) -> np.ndarray:
         ref = self.settings.reference_context
         if ref is None:
@@ -355,6 +358,7 @@ class ContextualOptimizer:
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> ContextualOptimizer:
         check_state_format(state, STATE_FORMAT, "optimizer")
         settings = OptimizerSettings.from_dict(state["settings"])

@@ -48,6 +48,7 @@ from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.refraction.trial import TrialHistory
+from lensopt.store.records import DUEL_KIND, trial_noun
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81
@@ -166,11 +167,11 @@ class ComparisonSessionModel(FollowedSession):
 #: What the lens map, the profile and the summary say of a comparison session (duels, rankings) of
 #: the full prescription.
 PRESCRIPTION_COMPARISON_MESSAGE = (
-    "Full prescription (sphere, cylinder and axis) by {noun}s: the lens map and the profile show "
-    "two-parameter sessions only. After {n} {noun}s: {text}."
+    "Full prescription (sphere, cylinder and axis) by {nouns}: the lens map and the profile show "
+    "two-parameter sessions only. After {n} {nouns}: {text}."
 )
 #: The message of a duel session of the full prescription.
-PRESCRIPTION_DUEL_MESSAGE = PRESCRIPTION_COMPARISON_MESSAGE.replace("{noun}", "duel")
+PRESCRIPTION_DUEL_MESSAGE = PRESCRIPTION_COMPARISON_MESSAGE.replace("{nouns}", trial_noun(DUEL_KIND))
 
 
 class _PrescriptionComparisons(ComparisonSessionModel):
@@ -190,7 +191,7 @@ class _PrescriptionComparisons(ComparisonSessionModel):
         if not self._prescription or n == 0:
             return super()._build(n, live)
         rx = self._optimizer_after(n).prescription()
-        message = PRESCRIPTION_COMPARISON_MESSAGE.format(noun=self.kind, n=n, text=rx.text)
+        message = PRESCRIPTION_COMPARISON_MESSAGE.format(nouns=trial_noun(self.kind), n=n, text=rx.text)
         return ComparisonSnapshot(**self._fixed(n, live), message=message, prescription=rx.text)
 
 

@@ -56,19 +56,19 @@ def _message(snap: ComparisonSnapshot) -> str:
 #: The lens map's and the profile's words in a full-prescription comparison session (its prescription
 #: is in the summary panel and the summary line: not repeated in every panel).
 PRESCRIPTION_PANEL_NOTE = (
-    "Full prescription (sphere, cylinder and axis) by {noun}s: this panel shows two-parameter sessions only. "
+    "Full prescription (sphere, cylinder and axis) by {nouns}: this panel shows two-parameter sessions only. "
     "The prescription so far is in the summary."
 )
 
 
 def _panel_message(snap: ComparisonSnapshot) -> str:
-    return PRESCRIPTION_PANEL_NOTE.format(noun=snap.kind) if snap.prescription else _message(snap)
+    return PRESCRIPTION_PANEL_NOTE.format(nouns=snap.nouns) if snap.prescription else _message(snap)
 
 
 def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
     """Posterior mean utility over (S, C), the compared sets in the patient's order, the optimum and its region."""
     fig.clear()
-    title = f"Lens map: utility ({snap.noun}s)"
+    title = f"Lens map: utility ({snap.nouns})"
     if snap.utility_map is None or snap.best is None:
         message_panel(fig, title, _panel_message(snap))
         return
@@ -137,7 +137,7 @@ def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
             linewidth=1.2,
             zorder=4,
             clip_on=False,
-            label=f'"the same" ({len(tied)} {snap.noun}s)',
+            label=f'"the same" ({len(tied)} {snap.nouns})',
         )
     draw_optimum(ax, snap.best)
     finish_lens_axes(ax, snap, title)
@@ -215,7 +215,7 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
 
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     """(label, value) rows of the summary panel of a duel or ranking session."""
-    h, label = snap.header, f"{snap.noun.capitalize()}s"
+    h, label = snap.header, snap.nouns.capitalize()
     rows = [("Session", h.session_text), ("Rule", f"{h.rule} · {snap.model} model")]
     if snap.best is None:
         if snap.sets.n == 0:
@@ -247,7 +247,7 @@ def draw_comparison_summary(fig, snap: ComparisonSnapshot) -> None:
     """Best lens (S, C) ± sd, trials, answers, time, model and rule, as large text."""
     draw_rows(
         fig,
-        f"Summary: best lens ({snap.noun}s)",
+        f"Summary: best lens ({snap.nouns})",
         comparison_summary_rows(snap),
         big_labels=("Lens", "Phoropter", "Sphere", "Cylinder"),
         footnote=SD_FOOTNOTE if snap.best is not None else "",  # a prescription's rows have no ±

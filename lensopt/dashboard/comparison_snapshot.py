@@ -27,7 +27,7 @@ from lensopt.dashboard.snapshot import (
     phoropter_lens_text,
 )
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
-from lensopt.store.records import DUEL_KIND, RANKING_KIND
+from lensopt.store.records import DUEL_KIND, RANKING_KIND, trial_noun
 
 #: What one compared set of each session kind is called (the slider and the history count them).
 NOUNS = {DUEL_KIND: "duel", RANKING_KIND: "ranking"}
@@ -214,6 +214,11 @@ class ComparisonSnapshot:
         return NOUNS[self.kind]
 
     @property
+    def nouns(self) -> str:
+        """What the trials are called: ``duels`` or ``rankings`` (:func:`lensopt.store.records.trial_noun`)."""
+        return trial_noun(self.kind)
+
+    @property
     def n_trials(self) -> int:
         return self.sets.n
 
@@ -258,7 +263,7 @@ class ComparisonSnapshot:
         rule, :func:`lensopt.stopping.enough_to_prescribe`); ``""`` otherwise."""
         if not (self.final and self.prescription) or enough_to_prescribe(None, math.nan, self.n_trials):
             return ""
-        return comparisons_shortfall(self.n_trials, f"{self.noun}s")
+        return comparisons_shortfall(self.n_trials, self.nouns)
 
     @property
     def result_label(self) -> str:

@@ -47,9 +47,9 @@ from lensopt.store.records import (
     LETTERS_KIND,
     NO_AXIS_REASON,
     RANKING_KIND,
-    TRIAL_NOUNS,
     stored_stop_confidence,
     stored_withheld_reason,
+    trial_noun,
 )
 
 #: A result without an eye (:data:`lensopt.store.records.EYE_NAMES` names the others).
@@ -321,7 +321,7 @@ def eye_record(info, result) -> EyeRecord:
     )
     acuity = result.predicted_acuity_logmar
     stop_confidence = stored_stop_confidence(info)
-    noun = TRIAL_NOUNS.get(info.kind, "trials")
+    noun = trial_noun(info.kind)
     return EyeRecord(
         eye=EYE_NAMES.get(eye or "", NO_EYE),
         prescription=result.prescription,

@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 from lensopt.dashboard.snapshot import SessionHeader
 from lensopt.modes.base import FeedbackMode, eye_settings, told_records
+from lensopt.modes.registry import session_settings
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -25,8 +26,9 @@ class FollowedSession:
 
     A subclass names its :attr:`feedback` mode (:mod:`lensopt.modes.registry`), which reads its
     records (the store's table of that kind) and turns each into the optimizer's ``(trial,
-    answer)``. ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from its
-    stored settings and ``(trial, answer)`` pairs; it defaults to the mode's optimizer's
+    answer)``. ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from the
+    settings it ran with (:func:`lensopt.modes.registry.session_settings`) and ``(trial, answer)``
+    pairs; it defaults to the mode's optimizer's
     ``from_settings``.
     """
 
@@ -35,7 +37,7 @@ class FollowedSession:
 
     def __init__(self, info, optimizer_factory=None):
         self._factory = optimizer_factory or self.feedback.optimizer_class.from_settings
-        self._settings = dict(info.optimizer_settings)
+        self._settings = session_settings(info)
         self._info = info
         self._status = str(info.status)  # as shown (update's ``status``): the header's
         self._records: list = []

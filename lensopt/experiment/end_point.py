@@ -38,7 +38,7 @@ from lensopt.stopping import (
     prescription_target,
 )
 from lensopt.store import ResultRecord
-from lensopt.store.records import NO_AXIS_REASON, cylinder_without_axis, withheld_reason
+from lensopt.store.records import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
 
 TREND_POINTS = 10
 """How many of the last confidences (one per answer) the trend is fitted on."""
@@ -354,7 +354,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
             details=details,
             more_trials=None if confident else COMPARISONS_EVALUATED - n,
             n_trials=n,
-            noun=f"{protocol.feedback_mode}s",
+            noun=trial_noun(protocol.feedback_mode),
         )
     target = confidence_target(protocol)
     confidence = float(optimizer.confidence())

@@ -35,6 +35,7 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
+from lensopt.modes.registry import session_settings
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
 from lensopt.store.claim import claim_session
 
@@ -163,8 +164,9 @@ def run_session(
     if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
     if protocol is not None:
-        started = protocol if request.start is None else protocol.with_start(request.start)
-        problem = started.simulated_patient_problem(request.observer)
+        if request.start is not None:  # --start, once: the new session runs with this protocol
+            protocol = protocol.with_start(request.start)
+        problem = protocol.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
     store = SessionStore(request.db_path)
@@ -254,17 +256,15 @@ def _run(
                 f"--participant {request.participant} is ignored"
             )
     else:
-        # RunRequest requires a protocol and a participant for a new session
-        assert request.protocol_path is not None and request.participant is not None
-        protocol = load_protocol(request.protocol_path) if protocol is None else protocol
+        # RunRequest requires a protocol and a participant for a new session; run_session read the
+        # protocol and gave it --start
+        assert protocol is not None and request.participant is not None
         seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
         participant = request.participant.strip()
         if request.observer is not None:
             protocol = dataclasses.replace(
                 protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer)
             )
-        if request.start is not None:
-            protocol = protocol.with_start(request.start)
         if request.eye is not None:
             protocol = protocol.with_eye(request.eye)
         if request.axis_deg is not None:
@@ -281,8 +281,9 @@ def _run(
                 "(kept when the session is resumed with more trials)"
             )
     # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
-    # on a resume the stored ones (with --trials, the stopping rule's budget follows the new count)
-    settings = None if info is None else _resumed_settings(info.optimizer_settings, protocol, request.trials)
+    # on a resume those it ran with (session_settings; with --trials, the stopping rule's budget follows
+    # the new count)
+    settings = None if info is None else _resumed_settings(session_settings(info), protocol, request.trials)
     if info is not None:
         optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
     n_trials = protocol.optimizer.trials
@@ -549,7 +550,7 @@ def _earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: 
 
 
 def _resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:
-    """A resumed session's optimizer settings: the stored ones, but with ``--trials`` (``trials``) the
+    """A resumed session's optimizer settings: those it ran with (``stored``), but with ``--trials`` (``trials``) the
     stopping rule's ``max_trials`` of the protocol given that count, so that a session its budget
     ended can be given more trials (the stored rule would stop it again at once)."""
     if trials is None or stored.get("stop") is None or protocol.stop_rule is None:

@@ -88,9 +88,14 @@ class FeedbackMode:
         """``(query, answer)`` pairs of the stored ``records``, in order, as the optimizer is told them."""
         return [self.history_pair(record) for record in records]
 
+    def stored_optimizer_class(self, settings: dict) -> type[TrialHistory]:
+        """The optimizer that wrote the stored ``settings`` (its ``settings_dict()``): :attr:`optimizer_class`
+        unless a mode has more than one."""
+        return self.optimizer_class
+
     def rebuild_optimizer(self, settings: dict, records):
         """The optimizer of a stored session (its ``settings_dict()``), told every stored answer in order."""
-        return self.optimizer_class.from_settings(settings, self.history(records))
+        return self.stored_optimizer_class(settings).from_settings(settings, self.history(records))
 
     def responder(self, patient, **answer_options) -> Callable[[Any], Any]:
         """The simulated ``patient``'s answer to a query, as ``respond(query)``."""

@@ -11,7 +11,7 @@ from lensopt.modes.letters import is_prescription
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
-from lensopt.refraction.trial import DUEL_ANSWERS
+from lensopt.refraction.trial import DUEL_ANSWERS, TrialHistory
 
 
 def _valid(query, answer) -> bool:
@@ -41,9 +41,8 @@ class DuelMode(FeedbackMode):
     """The duel mode: rebuilds the optimizer that wrote the stored settings, the duels of sphere
     and cylinder or of the full prescription (``"search": "prescription"``)."""
 
-    def rebuild_optimizer(self, settings: dict, records):
-        cls = PrescriptionDuelOptimizer if is_prescription(settings) else DuelRefractionOptimizer
-        return cls.from_settings(settings, self.history(records))
+    def stored_optimizer_class(self, settings: dict) -> type[TrialHistory]:
+        return PrescriptionDuelOptimizer if is_prescription(settings) else DuelRefractionOptimizer
 
 
 MODE = DuelMode(

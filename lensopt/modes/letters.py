@@ -68,10 +68,9 @@ class LetterMode(FeedbackMode):
         common.pop("n_initial", None)  # no random start: its first trial is already the most informative
         return AcuityLawOptimizer(**common, **{k: options[k] for k in ACUITY_LAW_OPTIONS if k in options})
 
-    def rebuild_optimizer(self, settings: dict, records):
-        """The optimizer of a stored session (two-parameter or full prescription, as its settings
-        say), told every stored answer in order."""
-        return optimizer_class_for(settings).from_settings(settings, self.history(records))
+    def stored_optimizer_class(self, settings: dict) -> type[TrialHistory]:
+        """Two-parameter or full prescription, GP or acuity law, as the settings say (:func:`optimizer_class_for`)."""
+        return optimizer_class_for(settings)
 
 
 MODE = LetterMode(

@@ -12,6 +12,7 @@ from lensopt.modes.letters import is_prescription
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer, PrescriptionRankingTrial
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
+from lensopt.refraction.trial import TrialHistory
 
 
 def _n_lenses(query: RankingTrial | PrescriptionRankingTrial) -> int:
@@ -49,9 +50,8 @@ class RankingMode(FeedbackMode):
     """The ranking mode: rebuilds the optimizer that wrote the stored settings, the rankings of
     sphere and cylinder or of the full prescription (``"search": "prescription"``)."""
 
-    def rebuild_optimizer(self, settings: dict, records):
-        cls = PrescriptionRankingOptimizer if is_prescription(settings) else RankingRefractionOptimizer
-        return cls.from_settings(settings, self.history(records))
+    def stored_optimizer_class(self, settings: dict) -> type[TrialHistory]:
+        return PrescriptionRankingOptimizer if is_prescription(settings) else RankingRefractionOptimizer
 
 
 MODE = RankingMode(

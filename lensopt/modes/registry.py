@@ -27,3 +27,13 @@ def get_mode(kind: str) -> FeedbackMode:
         return registry[kind]
     except (KeyError, TypeError):
         raise ValueError(f"unknown feedback mode {kind!r}; the known kinds are {', '.join(KINDS)}") from None
+
+
+def session_settings(info) -> dict:
+    """The optimizer settings the stored session ``info`` (a :class:`lensopt.store.SessionInfo`: its
+    ``kind``, ``optimizer_settings`` and ``created_at``) ran with: those it stored, with what it ran
+    with but did not store, which its creation time tells (a full-prescription comparison's trust
+    centre: :meth:`lensopt.refraction.prescription_comparisons.PrescriptionComparisons.settings_as_ran`).
+    Every rebuild of a stored session's optimizer starts from these: a resume, the dashboard, the record."""
+    settings = info.optimizer_settings
+    return get_mode(info.kind).stored_optimizer_class(settings).settings_as_ran(settings, info.created_at)

@@ -259,6 +259,7 @@ class AcuityLawOptimizer(LensGridSearch):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> AcuityLawOptimizer:
         check_state_format(state, STATE_FORMAT, "acuity-law")
         history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
@@ -360,6 +361,7 @@ class AcuityLawOptimizer(LensGridSearch):
         return self._cached("mass", compute)
 
     # ---------------------------------------------------------------- trials
+    @single_threaded
     def information_table(self, lenses_d) -> np.ndarray:
         """Expected information (bits) of each lens (rows) at each letter size of
         :attr:`letter_grid_logmar` (columns), from the scoring draws binned by ``VA``."""
@@ -417,6 +419,7 @@ class AcuityLawOptimizer(LensGridSearch):
     tell = single_threaded(GridPosterior.tell)
 
     # ---------------------------------------------------------------- answers
+    @single_threaded
     def expected_loss_logmar(self, lenses_d) -> np.ndarray:
         """Posterior expected acuity loss ``E_w[log10(1 + b²)]`` of each lens (logMAR)."""
         corrections, weights = self._correction_mass()
@@ -428,6 +431,7 @@ class AcuityLawOptimizer(LensGridSearch):
     def _lens_posterior(self):
         return self._correction_mass()
 
+    @single_threaded
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The acuity threshold (logMAR, where ``Φ = ½``) through a lens, ``VA₀ + log10(1 + b²)``, as
         ``(mean, sd)`` over the posterior (its scoring draws: correction and ``VA₀`` jointly)."""
@@ -440,6 +444,7 @@ class AcuityLawOptimizer(LensGridSearch):
         sd = np.sqrt(np.maximum(np.square(va - mean[:, None]) @ weights, 0.0))
         return mean.reshape(shape), sd.reshape(shape)
 
+    @single_threaded
     def psychometric_band(self, letters_logmar, sphere_d, cylinder_d, mass=0.95):
         """``P(correct)`` at each letter size through one lens: the posterior mean, and the bounds of
         the central ``mass`` of its posterior (weighted quantiles over the scoring draws)."""
@@ -454,6 +459,7 @@ class AcuityLawOptimizer(LensGridSearch):
         high = p[rows, order[rows, np.argmax(cumulative >= (1.0 + mass) / 2.0 - 1e-12, axis=1)]]
         return p @ weights, low, high
 
+    @single_threaded
     def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``(n_samples, 2)`` draws of the best lens (the true correction) from its posterior, and the
         variances (D²) of the correction grid they lie on, ``GRID_STEP_D² / 12``."""
@@ -474,6 +480,7 @@ class AcuityLawOptimizer(LensGridSearch):
     def confidence_reaches(self, threshold: float) -> bool:
         return self.confidence() >= threshold
 
+    @single_threaded
     def certainty(self) -> LensCertainty:
         """:meth:`confidence` and the 95 % intervals (D) of the true sphere, cylinder, ``S + C`` and
         ``M = S + C/2`` (quantiles of the correction's posterior marginals)."""

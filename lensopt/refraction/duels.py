@@ -133,6 +133,7 @@ class UtilityRefraction(TrialHistory):
         """The letter size at which the best lens is reported (the upper letter bound)."""
         return float(self._core.reference_context()[0])
 
+    @single_threaded
     def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
         Thompson samples of the argmax of the utility (:mod:`lensopt.refraction.optimum_draws`)."""
@@ -232,6 +233,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> DuelRefractionOptimizer:
         check_state_format(state, STATE_FORMAT, "duel refraction")
         history = [(DuelTrial((S1, C1), (S2, C2), s), answer) for s, S1, C1, S2, C2, answer in state["history"]]
@@ -268,6 +270,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
             self._core.note_unmodelled_answer()
         self._history.append((trial, answer))
 
+    @single_threaded
     def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):
         """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of the utility of
         ``lenses_d`` ``(n, 2)`` (columns ``sphere_d, cylinder_d``) at letters of ``letter_logmar``.

@@ -305,6 +305,7 @@ class RefractionOptimizer(TrialHistory):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> RefractionOptimizer:
         check_state_format(state, "lensopt.refraction-state/1", "refraction")
         history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
@@ -396,6 +397,7 @@ class RefractionOptimizer(TrialHistory):
         rule's threshold needs (:meth:`confidence_reaches`)."""
         return self.stop is not None and self.stop.should_stop(self.n_trials, reaches=self.confidence_reaches)
 
+    @single_threaded
     def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``(n_samples, 2)`` draws of the best lens and the variances (D²) of the grid they lie on:
         Thompson samples of the argmax of the fitted model's latent
@@ -404,6 +406,7 @@ class RefractionOptimizer(TrialHistory):
         sphere_bounds_d, cylinder_bounds_d = s.system_bounds
         return sample_optimum_d(self.model, sphere_bounds_d, cylinder_bounds_d, s.context_bounds[0][1], rng, n_samples)
 
+    @single_threaded
     def psychometric_band(self, letters_logmar, sphere_d, cylinder_d, mass=0.95):
         """``P(correct)`` at each letter size through one lens — the answer model's link
         (``γ + (1 − γ − λ) Φ(f)``, or ``Φ(f)``) at the latent's posterior mean, and at the bounds of its
@@ -418,6 +421,7 @@ class RefractionOptimizer(TrialHistory):
             for f in (mean, mean - half_width, mean + half_width)
         )
 
+    @single_threaded
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The model's acuity threshold (logMAR) with a lens, as ``(mean, sd)``.
 

@@ -83,6 +83,11 @@ MAX_PLUS_OFFSET_D = 0.5
 
 #: What may centre the trust region (:attr:`PrescriptionComparisons.trust_centre`).
 TRUST_CENTRES = ("mean", "tilted")
+#: When the trust region came to be centred by the posterior mean, and the duels to report with
+#: half the tilt (commit 45b3122, 27 Nov 2026 13:11:51 UTC, unix seconds): sessions created before
+#: ran with the centre ``"tilted"``. Their settings stored neither until commit cc8b319 (30 Nov
+#: 2026 13:18 UTC): :meth:`PrescriptionComparisons.settings_as_ran` tells them by their creation.
+MEAN_TRUST_CENTRE_SINCE_S = 1795785111
 
 #: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
 DEFAULT_LENS_STEP_D = 0.25
@@ -143,8 +148,8 @@ class PrescriptionComparisons(PrescriptionSearch):
     #: The share of the champion's tilt ``κ`` with which the lens is reported (1: the same tilt).
     report_tilt_share: float = 1.0
     #: What centres the trust region (:meth:`_tilted_optimum`): the lens shown with the highest
-    #: posterior mean (``"mean"``), or with the highest *tilted* mean (``"tilted"``: sessions saved
-    #: before 27 Nov 2026 13:11 UTC, which resume so; see :meth:`_saved_settings` for the gap).
+    #: posterior mean (``"mean"``), or with the highest *tilted* mean (``"tilted"``: sessions created
+    #: before :data:`MEAN_TRUST_CENTRE_SINCE_S`, which resume so: :meth:`settings_as_ran`).
     trust_centre: str = "mean"
 
     #: The answer model's optimizer's settings (its box is the search box widened by the rounding
@@ -251,17 +256,26 @@ class PrescriptionComparisons(PrescriptionSearch):
             "start": None if self.box.start is None else self.box.start.format(),
             "m_half_width_d": self.box.m_half_width_d,
             "j_half_width_d": self.box.j_half_width_d,
-            "trust_centre": self.trust_centre,
         }
+
+    @classmethod
+    def settings_as_ran(cls, settings: dict, created_at_s: float) -> dict:
+        """The stored ``settings`` of a session created at ``created_at_s`` with the trust centre it
+        ran with when they do not store one: ``"tilted"`` before :data:`MEAN_TRUST_CENTRE_SINCE_S`,
+        ``"mean"`` since."""
+        centre = "tilted" if created_at_s < MEAN_TRUST_CENTRE_SINCE_S else "mean"
+        return {"trust_centre": centre, **super().settings_as_ran(settings, created_at_s)}
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
         """Settings as ``settings_dict()`` wrote them, without the ``"search"`` marker (states
         written before it had none); those written before the prior about the start had none
-        (``start_prior_depth`` 0) and are taken to have centred the trust region by the tilted mean,
-        as those saved before 27 Nov 2026 13:11 UTC did: the settings carry no other mark. Those saved
-        between that time and the prior (duels until 15:48, rankings until 16:38 UTC that day) ran
-        with the centre by the mean and resume with the tilted one."""
+        (``start_prior_depth`` 0). Settings that store no trust centre and come without their
+        session's creation time (:meth:`settings_as_ran`), a bare state, are taken to have centred
+        the trust region by the tilted mean when they have no prior about the start either, as
+        those saved before 27 Nov 2026 13:11 UTC did; but those saved between that time and the
+        prior (duels until 15:48, rankings until 16:38 UTC that day) ran with the centre by the
+        mean, which only the creation time tells."""
         settings.pop("search", None)
         if "start_prior_depth" not in settings:
             settings.setdefault("trust_centre", "tilted")
@@ -325,6 +339,7 @@ class PrescriptionComparisons(PrescriptionSearch):
         return tuple((max(lo, c - r), min(hi, c + r)) for c, (lo, hi) in zip(centre_d, self.box.bounds_d, strict=True))
 
     # ---------------------------------------------------------------- answers
+    @single_threaded
     def search_optimum(self) -> np.ndarray:
         """The champion of the next comparison: :meth:`_tilted_optimum` with the tilt ``κ`` now."""
         return self._tilted_optimum(self.tilt)
@@ -368,6 +383,7 @@ class PrescriptionComparisons(PrescriptionSearch):
         """The tilt of the reported lens: :attr:`tilt` times :attr:`report_tilt_share`."""
         return self.tilt * self.report_tilt_share
 
+    @single_threaded
     def plus_offset_d(self, optimum_d, kappa=None) -> float:
         """How far (D of M) the optimum ``optimum_d``, tilted by ``kappa`` (the :attr:`report_tilt`
         by default), lies plus of the untilted one: ``κ / (2c)``

@@ -92,6 +92,7 @@ from lensopt.refraction.prescription_comparisons import (
     LENS_LENGTHSCALE_D,
     MAPPED_LENS_LENGTHSCALE_D,
     MAX_PLUS_OFFSET_D,
+    MEAN_TRUST_CENTRE_SINCE_S,
     positive,
     power_vector_kernel,
     pull_within,
@@ -297,6 +298,7 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             "lens_lengthscale_d": self.lens_lengthscale_d,
             "plus_preference": self.plus_preference,
             "start_prior_depth": self.start_prior_depth,
+            "trust_centre": self.trust_centre,
             "same_answers": self.same_answers,
             "max_plus_offset_d": self.max_plus_offset_d,
             "clarity_link": self.clarity_link,
@@ -304,6 +306,13 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             "model_lapse": self.model_lapse,
             "report_tilt_share": self.report_tilt_share,
         }
+
+    @classmethod
+    def settings_as_ran(cls, settings: dict, created_at_s: float) -> dict:
+        """As :meth:`PrescriptionComparisons.settings_as_ran`, and the report's share of the tilt:
+        the whole of it before :data:`MEAN_TRUST_CENTRE_SINCE_S`, :data:`REPORT_TILT_SHARE` since."""
+        share = 1.0 if created_at_s < MEAN_TRUST_CENTRE_SINCE_S else REPORT_TILT_SHARE
+        return {"report_tilt_share": share, **super().settings_as_ran(settings, created_at_s)}
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:
@@ -330,6 +339,7 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> PrescriptionDuelOptimizer:
         check_state_format(state, STATE_FORMAT, "prescription duel")
         history = [

@@ -313,6 +313,7 @@ class PrescriptionOptimizer(PrescriptionReport):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> PrescriptionOptimizer:
         check_state_format(state, STATE_FORMAT, "prescription")
         history = [(Trial(S, C, s, axis), bool(c)) for s, S, C, axis, c in state["history"]]

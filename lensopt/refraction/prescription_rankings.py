@@ -277,6 +277,7 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
             "plus_preference": self.plus_preference,
             "plus_ramp_rankings": self.plus_ramp_trials,
             "start_prior_depth": self.start_prior_depth,
+            "trust_centre": self.trust_centre,
             "clarity_link": self.clarity_link,
             "n_alternatives": self.n_alternatives,
             "model_lapse": self.model_lapse,
@@ -303,6 +304,7 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> PrescriptionRankingOptimizer:
         check_state_format(state, STATE_FORMAT, "prescription ranking")
         try:

@@ -136,6 +136,7 @@ class PrescriptionReport(PrescriptionSearch):
         mean, _ = self.acuity_logmar(np.asarray(power_vector_d, dtype=float)[None, :])
         return float(mean[0])
 
+    @single_threaded
     def acuity_logmar(self, power_vectors_d) -> tuple[np.ndarray, np.ndarray]:
         """The model's acuity threshold (logMAR) through each lens of ``power_vectors_d`` ``(n, 3)``,
         ``(z − g(x)) / w``, and its posterior SD ``sd(g(x)) / w``, both at the posterior mean slope

@@ -163,6 +163,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
         }
 
     @classmethod
+    @single_threaded
     def from_state(cls, state: dict) -> RankingRefractionOptimizer:
         check_state_format(state, STATE_FORMAT, "ranking refraction")
         try:
@@ -194,6 +195,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
         )
         self._history.append((trial, order))
 
+    @single_threaded
     def predict_utility(self, letter_logmar, lenses_d, full_cov: bool = False):
         """Posterior mean ``(n,)`` and variance ``(n,)`` (or covariance ``(n, n)``) of the utility of
         ``lenses_d`` ``(n, 2)`` (columns ``sphere_d, cylinder_d``) at letters of ``letter_logmar``.

@@ -65,6 +65,12 @@ class TrialHistory:
         return settings
 
     @classmethod
+    def settings_as_ran(cls, settings: dict, created_at_s: float) -> dict:
+        """The stored ``settings`` of a session created at ``created_at_s`` (unix seconds) with what it
+        ran with but did not store, which its creation time tells (nothing by default)."""
+        return dict(settings)
+
+    @classmethod
     def from_settings(cls, settings: dict, history=()):
         """The optimizer of ``settings`` (its ``settings_dict``) told ``history``, ``(trial, answer)``
         pairs in order."""

@@ -439,8 +439,16 @@ def stored_confidence_target(info) -> float:
     return prescription_target(stored_stop_confidence(info))
 
 
-#: What a trial of each kind of session is called in the words shown to a clinician.
-TRIAL_NOUNS = {LETTERS_KIND: "letters", DUEL_KIND: "duels", RANKING_KIND: "rankings"}
+#: What the trials of each kind of session are called in the words shown to a clinician (:func:`trial_noun`).
+_TRIAL_NOUNS = {LETTERS_KIND: "letters", DUEL_KIND: "duels", RANKING_KIND: "rankings"}
+
+
+def trial_noun(kind: str) -> str:
+    """What the trials of a session of ``kind`` are called in the words shown to a clinician
+    (``8 letters``, ``only 12 rankings``): ``letters``, ``duels`` or ``rankings``; ``trials`` for a
+    kind this version does not know. The one place every verdict, record and message takes it from."""
+    return _TRIAL_NOUNS.get(kind, "trials")
+
 
 #: Why a two-parameter result with a cylinder is no prescription when its session had no axis
 #: (no ``[lens] axis_deg``, no ``--axis``): a cylinder cannot be dispensed, nor transposed, without one.
@@ -475,9 +483,7 @@ def withheld_reason(result, target: float, noun: str, comparison: bool) -> str |
 
 def stored_withheld_reason(info, result) -> str | None:
     """:func:`withheld_reason` of stored ``result`` of session ``info``: its target and its kind's."""
-    return withheld_reason(
-        result, stored_confidence_target(info), TRIAL_NOUNS.get(info.kind, "trials"), info.kind != LETTERS_KIND
-    )
+    return withheld_reason(result, stored_confidence_target(info), trial_noun(info.kind), info.kind != LETTERS_KIND)
 
 
 @dataclass(frozen=True)

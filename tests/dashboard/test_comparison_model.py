@@ -327,8 +327,55 @@ def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers
         replay = early.snapshot(4)
     assert snap.kind == "ranking" and snap.sets.n == 6 and snap.utility_map is None
     assert snap.prescription == opt.prescription().text
-    assert snap.message == PRESCRIPTION_COMPARISON_MESSAGE.format(noun="ranking", n=6, text=opt.prescription().text)
+    assert snap.message == PRESCRIPTION_COMPARISON_MESSAGE.format(nouns="rankings", n=6, text=opt.prescription().text)
     assert f"· 6 rankings ({snap.answers_text()}) · " in snap.summary_line()  # not "0 rankings"
     first_four = PrescriptionRankingOptimizer.from_settings(opt.settings_dict(), told[:4])
     assert replay.prescription == first_four.prescription().text and not replay.live
     assert snap.model == "Plackett–Luce through the acuity link"  # the default model of these rankings
+
+
+def test_a_duel_session_of_27_nov_is_shown_and_recorded_with_the_settings_it_ran_with(tmp_path):
+    """A full-prescription duel session created with the code of commit a247e62 (27 Nov 2026 15:29 UTC:
+    the trust region centred by the mean, the report with half the tilt, neither stored) is rebuilt
+    for the dashboard and the record with those settings, as its creation time tells
+    (``session_settings``): the prescription of the duels that code asked. Rebuilt from its stored
+    settings alone, with the tilted centre and the whole tilt, it was another lens."""
+    import json
+    from pathlib import Path
+
+    from lensopt.dashboard.model import followed_from_store
+    from lensopt.refraction.lens import Lens
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
+    from lensopt.store import DUEL_KIND, DuelTrialRecord
+
+    data = Path(__file__).parents[1] / "refraction" / "data" / "prescription-comparisons-a247e62.json"
+    fixture = json.loads(data.read_text())["duel"]
+    state = fixture["state"]
+    rows = [row[:7] for row in state["history"]] + [
+        [then["letter_logmar"], *then["lenses"][0], *then["lenses"][1]] for then in fixture["continued"]
+    ]
+    answers = [row[7] for row in state["history"]] + [then["answer"] for then in fixture["continued"]]
+    told = [
+        (PrescriptionDuelTrial(Lens(*row[1:4]), Lens(*row[4:7]), row[0]), answer)
+        for row, answer in zip(rows, answers, strict=True)
+    ]
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("RX27", {}, {}, state["settings"], 3, kind=DUEL_KIND)
+        for i, (row, answer) in enumerate(zip(rows, answers, strict=True), start=1):
+            s, (s1, c1, a1), (s2, c2, a2) = row[0], row[1:4], row[4:7]
+            record = DuelTrialRecord(i, s1, c1, s2, c2, s, "CDHKN", answer, 1.0, 1e9 + i, 1e9 + i + 1)
+            store.append_duel_trial(sid, dataclasses.replace(record, first_axis_deg=a1, second_axis_deg=a2))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sessions SET created_at = ? WHERE id = ?", (1795793347.0, sid))
+    conn.close()
+    with SessionStore(path, readonly=True) as store:
+        model = followed_from_store(store, sid)
+    as_ran = {**state["settings"], "trust_centre": "mean", "report_tilt_share": 0.5}
+    expected = PrescriptionDuelOptimizer.from_settings(as_ran, told)
+    np.testing.assert_allclose(expected.best().to_array(), fixture["best"], atol=1e-6)  # as that code ended
+    assert model.snapshot().prescription == expected.prescription().text
+    # after 10 duels the lens that code reported was 1.25 D of M less plus than the tilted centre's
+    tenth = PrescriptionDuelOptimizer.from_settings(as_ran, told[:10]).prescription().text
+    assert model.snapshot(10).prescription == tenth
+    assert tenth != PrescriptionDuelOptimizer.from_settings(state["settings"], told[:10]).prescription().text

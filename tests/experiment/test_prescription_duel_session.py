@@ -169,3 +169,62 @@ def test_the_console_lists_each_duels_answer(tmp_path, window, drawn_texts):
     on_console = [text.replace(NO_BREAK, " ") for win, text in drawn_texts if win is console_win]
     expected = "Last answers:  " + "   ".join(f"{k}: {shown[a]}" for k, a in enumerate(answers, start=1))
     assert any(text.startswith(expected) for text in on_console), on_console[-3:]
+
+
+def _simulated_session(tmp_path, window, participant: str, trials: int):
+    """A new simulated session of ``trials`` duels from :data:`START` (seed 7): its database and outcome."""
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **SIMULATED)
+    request = RunRequest(
+        db_path=db, protocol_path=protocol, participant=participant, seed=7, trials=trials, start=START
+    )
+    return db, run_session(request, log=lambda m: None, window=window)
+
+
+@needs_display
+def test_a_duel_session_created_on_27_nov_resumes_with_the_trust_centre_it_ran_with(tmp_path, window):
+    """A session stored as those created on 27 Nov 2026 between 13:11 and 15:48 UTC were (settings
+    without the trust centre, the report's tilt or the prior about the start; created then) resumes
+    with the settings that code ran with, the trust region centred by the mean and the report with
+    half the tilt (``session_settings``); it resumed with the tilted centre of older sessions."""
+    import json
+    import sqlite3
+
+    db, first = _simulated_session(tmp_path, window, "RX27", 4)
+    with SessionStore(db, readonly=True) as store:
+        stored = store.session(first.session_id).optimizer_settings
+    old = {k: v for k, v in stored.items() if k not in ("trust_centre", "report_tilt_share", "start_prior_depth")}
+    with sqlite3.connect(db) as connection:  # a247e62's time, 27 Nov 2026 15:29 UTC
+        connection.execute(
+            "UPDATE sessions SET optimizer_settings = ?, created_at = ?, status = 'aborted' WHERE id = ?",
+            (json.dumps(old), 1795793347.0, first.session_id),
+        )
+    connection.close()
+    run_session(RunRequest(db_path=db, resume=first.session_id, trials=6), log=lambda m: None, window=window)
+    with SessionStore(db, readonly=True) as store:
+        info, after = store.session(first.session_id), store.duel_trials(first.session_id)
+    assert info.optimizer_settings == old and len(after) == 6  # resuming never rewrites the stored settings
+    as_ran = {**old, "trust_centre": "mean", "report_tilt_share": 0.5}
+    asked, tilted = (
+        presented(PrescriptionDuelOptimizer.from_settings(settings, history(after[:4])).ask(), info.seed, 5)
+        for settings in (as_ran, old)
+    )
+    fifth = history(after[4:5])[0][0]
+    assert (fifth.first_lens, fifth.second_lens) == (asked.first_lens, asked.second_lens)
+    assert (tilted.first_lens, tilted.second_lens) != (asked.first_lens, asked.second_lens)
+
+
+@needs_display
+def test_a_new_sessions_protocol_is_given_the_start_once(tmp_path, window, monkeypatch):
+    """``--start`` is applied to the protocol once, before the simulated patient is checked against
+    it, and that protocol runs and is stored (it was applied again inside the run)."""
+    from lensopt.experiment.protocol import Protocol
+
+    given, with_start = [], Protocol.with_start
+    monkeypatch.setattr(
+        Protocol, "with_start", lambda self, refraction: given.append(refraction) or with_start(self, refraction)
+    )
+    db, outcome = _simulated_session(tmp_path, window, "S1", 1)
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(outcome.session_id)
+    assert given == [START] and info.optimizer_settings["start"] == Lens.parse(START).format()

@@ -103,3 +103,29 @@ def test_the_dashboard_has_a_model_for_exactly_the_registrys_kinds():
     for kind, model in SESSION_MODELS.items():
         assert model.feedback is registry[kind] and model.kind == kind
         assert issubclass(model, ComparisonSessionModel) == registry[kind].comparison, kind
+
+
+def test_a_stored_session_runs_with_the_settings_its_creation_time_tells():
+    """``session_settings`` gives a full-prescription comparison that stored no trust centre the one
+    it was created with (tilted before 27 Nov 2026 13:11:51 UTC, the mean since; a duel's report
+    with the whole tilt before, half since); what a session stored, and other sessions, as stored."""
+    from types import SimpleNamespace
+
+    from lensopt.modes.registry import session_settings
+    from lensopt.refraction.prescription_comparisons import MEAN_TRUST_CENTRE_SINCE_S
+
+    old = {"search": "prescription", "rule": "muc-ald", "seed": 3}
+
+    def ran(kind, settings, created_at_s):
+        return session_settings(SimpleNamespace(kind=kind, optimizer_settings=settings, created_at=created_at_s))
+
+    before, since = MEAN_TRUST_CENTRE_SINCE_S - 1, MEAN_TRUST_CENTRE_SINCE_S
+    assert ran("duel", old, before) == {**old, "trust_centre": "tilted", "report_tilt_share": 1.0}
+    assert ran("duel", old, since) == {**old, "trust_centre": "mean", "report_tilt_share": 0.5}
+    assert ran("ranking", old, before) == {**old, "trust_centre": "tilted"}
+    assert ran("ranking", old, since + 3 * 3600) == {**old, "trust_centre": "mean"}
+    stored = {**old, "trust_centre": "tilted", "report_tilt_share": 0.75}
+    assert ran("duel", stored, since) == stored
+    for kind, two_parameter in (("duel", {"rule": "muc-ald", "seed": 3}), ("letters", old), ("ranking", {"seed": 3})):
+        assert ran(kind, two_parameter, before) == two_parameter
+    assert ran("duel", old, before) is not old and "trust_centre" not in old  # the stored dict untouched

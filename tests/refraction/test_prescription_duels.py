@@ -358,6 +358,28 @@ def test_bad_input_is_one_clear_value_error():
     assert opt.n_trials == 0
 
 
+#: The fixtures of old states (tests/refraction/data/make_prescription_comparisons_fixture.py), by
+#: the commit whose code saved them, and that commit's time (unix seconds): c1303ab (26 Nov 2026)
+#: centred the trust region by the tilted mean and its duels reported with the whole tilt; a247e62
+#: (27 Nov 2026 15:29 UTC) by the mean, with half, yet stored neither nor a prior about the start.
+OLD_STATES = {"c1303ab": 1795714062, "a247e62": 1795793347}
+
+
+def _old_state(commit: str) -> dict:
+    return json.loads((Path(__file__).parent / "data" / f"prescription-comparisons-{commit}.json").read_text())
+
+
+def _continues_as_then(opt, then: dict, kind: str) -> None:
+    """``opt`` asks the lenses and letter sizes the old code asked after its state, and reports its best lens."""
+    for trial_then in then["continued"]:
+        trial = opt.ask()
+        shown = [trial.first_lens, trial.second_lens] if kind == "duel" else list(trial.lenses)
+        assert [[x.sphere_d, x.cylinder_d, x.axis_deg] for x in shown] == trial_then["lenses"]
+        assert trial.letter_logmar == pytest.approx(trial_then["letter_logmar"], abs=1e-6)
+        opt.tell(trial, trial_then["answer"])
+    np.testing.assert_allclose(opt.best().to_array(), then["best"], atol=1e-6)
+
+
 @pytest.mark.parametrize("kind", ["duel", "ranking"])
 def test_a_session_saved_by_the_code_of_26_nov_resumes_with_the_trials_it_would_have_asked(kind):
     """States saved by commit c1303ab (before the trust region was centred by the untilted mean and
@@ -367,20 +389,40 @@ def test_a_session_saved_by_the_code_of_26_nov_resumes_with_the_trials_it_would_
     settings ``trust_centre`` and ``report_tilt_share`` were stored."""
     from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 
-    fixture = json.loads((Path(__file__).parent / "data" / "prescription-comparisons-c1303ab.json").read_text())
+    fixture = _old_state("c1303ab")
     optimizer_class = PrescriptionDuelOptimizer if kind == "duel" else PrescriptionRankingOptimizer
     opt = optimizer_class.from_state(fixture[kind]["state"])
     assert opt.trust_centre == "tilted" and opt.report_tilt_share == 1.0
-    for then in fixture[kind]["continued"]:
-        trial = opt.ask()
-        shown = [trial.first_lens, trial.second_lens] if kind == "duel" else list(trial.lenses)
-        assert [[x.sphere_d, x.cylinder_d, x.axis_deg] for x in shown] == then["lenses"]
-        assert trial.letter_logmar == pytest.approx(then["letter_logmar"], abs=1e-6)
-        opt.tell(trial, then["answer"])
-    np.testing.assert_allclose(opt.best().to_array(), fixture[kind]["best"], atol=1e-6)
+    _continues_as_then(opt, fixture[kind], kind)
     again = json.loads(json.dumps(opt.to_state()))
     assert again["settings"]["trust_centre"] == "tilted"  # stored now, kept on the next resume
     assert optimizer_class.from_state(again).ask() == opt.ask()
+
+
+@pytest.mark.parametrize("kind", ["duel", "ranking"])
+@pytest.mark.parametrize("commit", list(OLD_STATES))
+def test_a_session_resumes_with_the_trust_centre_its_creation_time_says_it_ran_with(kind, commit):
+    """A session created at the time of the code that saved it resumes with the settings that code ran
+    with (``settings_as_ran``): those of a247e62, after the trust region came to be centred by the
+    mean but before the prior about the start, store neither, and resumed with the tilted centre,
+    their duels from the third trial on and rankings from the second on other lenses."""
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+
+    fixture = _old_state(commit)
+    optimizer_class = PrescriptionDuelOptimizer if kind == "duel" else PrescriptionRankingOptimizer
+    state = fixture[kind]["state"]
+    settings = optimizer_class.settings_as_ran(state["settings"], OLD_STATES[commit])
+    opt = optimizer_class.from_state({**state, "settings": settings})
+    assert opt.trust_centre == ("tilted" if commit == "c1303ab" else "mean")
+    if kind == "duel":
+        assert opt.report_tilt_share == (1.0 if commit == "c1303ab" else 0.5)
+    _continues_as_then(opt, fixture[kind], kind)
+
+
+def test_settings_that_store_their_trust_centre_keep_it_whenever_their_session_was_created():
+    stored = PrescriptionDuelOptimizer(start=START, trust_centre="tilted", report_tilt_share=0.75).settings_dict()
+    for created_at_s in OLD_STATES.values():
+        assert PrescriptionDuelOptimizer.settings_as_ran(stored, created_at_s) == stored
 
 
 def test_new_sessions_store_the_trust_centre_and_refuse_an_unknown_one():

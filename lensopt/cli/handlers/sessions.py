@@ -19,7 +19,7 @@ from lensopt.store import (
 )
 from lensopt.store.claim import session_status
 from lensopt.store.export import FORMATS, export_text, info_document, read_sessions, write_export
-from lensopt.store.records import NO_AXIS_REASON, TRIAL_NOUNS
+from lensopt.store.records import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
 TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")
@@ -61,7 +61,7 @@ def _prescriptions(info) -> str:
         if reason == NO_AXIS_REASON:  # its sphere and cylinder are a study's result, not a prescription
             return f"{eye}{r.prescription} (estimate: a cylinder without an axis)"
         if r.confidence is None:  # duels, rankings: fewer than the comparisons measured
-            return f"{eye}not enough answers (only {r.n_trials} {TRIAL_NOUNS.get(info.kind, 'trials')})"
+            return f"{eye}not enough answers (only {r.n_trials} {trial_noun(info.kind)})"
         shortfall = f"confidence {r.confidence:.2f} < {target:.2f}"
         if fixed_design:
             return f"{eye}{r.prescription} (estimate, {shortfall})"

@@ -1,6 +1,7 @@
-"""Make tests/refraction/data/prescription-comparisons-c1303ab.json with the code of commit c1303ab
-(`git worktree add /tmp/old c1303ab`, then from /tmp: `PYTHONPATH=/tmp/old python THIS > FIXTURE`):
-a duel and a ranking session of the full prescription saved after 8 answers, then 6 more trials."""
+"""Make tests/refraction/data/prescription-comparisons-COMMIT.json with the code of commit COMMIT
+(`git worktree add /tmp/old COMMIT`, then from /tmp: `PYTHONPATH=/tmp/old python THIS COMMIT SEED >
+FIXTURE`): a duel and a ranking session of the full prescription (seed SEED) saved after 8 answers,
+then 6 more trials. The fixtures: c1303ab with seed 3 (the default), a247e62 with seed 5."""
 
 import json
 import sys
@@ -11,6 +12,8 @@ from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 
 START = "-1.00 / -0.50 x 180"
+COMMIT = sys.argv[1] if len(sys.argv) > 1 else "c1303ab"
+SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 
 
 def answer(kind, t):
@@ -23,10 +26,10 @@ def lenses(q):
     return [[x.sphere_d, x.cylinder_d, x.axis_deg] for x in got]
 
 
-out = {"commit": "c1303ab", "start": START}
+out = {"commit": COMMIT, "seed": SEED, "start": START}
 for kind, make in (
-    ("duel", lambda: PrescriptionDuelOptimizer(seed=3, start=START)),
-    ("ranking", lambda: PrescriptionRankingOptimizer(seed=3, start=START)),
+    ("duel", lambda: PrescriptionDuelOptimizer(seed=SEED, start=START)),
+    ("ranking", lambda: PrescriptionRankingOptimizer(seed=SEED, start=START)),
 ):
     o = make()
     for t in range(8):

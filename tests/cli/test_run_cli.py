@@ -102,40 +102,34 @@ def test_an_unknown_key_is_named(tmp_path, capsys):
     )
 
 
-def test_a_quit_key_no_keyboard_reports_is_one_line_naming_it_and_creates_no_database(tmp_path, capsys):
-    protocol = edited_demo(tmp_path, 'quit = "q"', 'quit = "notakey"')
+@pytest.mark.parametrize(
+    "edits, expected",
+    [
+        # a quit key no keyboard reports left the clinician no way to quit
+        ((('quit = "q"', 'quit = "notakey"'),), ("keys.quit must be a PsychoPy key name", "got 'notakey'", "'escape'")),
+        # the acuity-law rule has no GP: a protocol's ``inference`` was silently ignored
+        (
+            (('rule = "ucb-ald"', 'rule = "acuity-law"'), ("n_initial = 5\n", "")),
+            (
+                "optimizer.inference sets the GP's inference, and optimizer.rule 'acuity-law' has no GP",
+                "remove optimizer.inference",
+            ),
+        ),
+        # no lens of the [-4, 4] D box could correct a -9 D sphere; `lensopt simulate --true-sphere` refuses it too
+        (
+            (("sphere_d = -1.25", "sphere_d = -9.0"),),
+            ("simulated.sphere_d -9 is outside the lens box optimizer.sphere_bounds_d [-4, 4] D", "widen the box"),
+        ),
+    ],
+    ids=["quit-key", "inference-with-acuity-law", "patient-outside-box"],
+)
+def test_a_protocol_a_new_session_cannot_run_is_one_line_and_creates_no_database(tmp_path, capsys, edits, expected):
+    (old, new), *more = edits
+    protocol = edited_demo(tmp_path, old, new)
+    for old, new in more:
+        protocol.write_text(protocol.read_text().replace(old, new))
     db = tmp_path / "s.db"
-    assert_one_line_error(
-        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
-        "keys.quit must be a PsychoPy key name",
-        "got 'notakey'",
-        "'escape'",
-    )
-    assert not db.exists()
-
-
-def test_inference_with_the_acuity_law_rule_is_one_line_and_creates_no_database(tmp_path, capsys):
-    """The acuity-law rule has no GP: a protocol's ``inference`` was silently ignored."""
-    protocol = edited_demo(tmp_path, 'rule = "ucb-ald"', 'rule = "acuity-law"')
-    protocol.write_text(protocol.read_text().replace("n_initial = 5\n", ""))
-    db = tmp_path / "s.db"
-    assert_one_line_error(
-        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
-        "optimizer.inference sets the GP's inference, and optimizer.rule 'acuity-law' has no GP",
-        "remove optimizer.inference",
-    )
-    assert not db.exists()
-
-
-def test_a_new_simulated_patient_outside_the_lens_box_is_one_line_and_creates_no_database(tmp_path, capsys):
-    # no lens of the [-4, 4] D box could correct a -9 D sphere; `lensopt simulate --true-sphere` refuses it too
-    protocol = edited_demo(tmp_path, "sphere_d = -1.25", "sphere_d = -9.0")
-    db = tmp_path / "s.db"
-    assert_one_line_error(
-        run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db),
-        "simulated.sphere_d -9 is outside the lens box optimizer.sphere_bounds_d [-4, 4] D",
-        "widen the box",
-    )
+    assert_one_line_error(run_in_process(capsys, "--protocol", protocol, "--participant", "a", "--db", db), *expected)
     assert not db.exists()
 
 

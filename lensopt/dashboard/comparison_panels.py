@@ -81,7 +81,7 @@ def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
         um.cylinder_d,
         um.mean,
         UTILITY_CMAP,
-        f"posterior mean utility at {um.letter_logmar:+.1f} logMAR (higher is clearer)",
+        f"posterior mean utility at {um.letter_logmar:+.1f} logMAR\n(higher is clearer)",  # as long as the bar
     )
     if not np.ptp(um.mean) > 0.0:
         ax.text(

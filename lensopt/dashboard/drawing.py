@@ -136,7 +136,23 @@ def finish_lens_axes(ax, snap, title: str) -> None:
     ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    ax.legend(loc="best", fontsize=FONT_SIZE - 2, framealpha=0.85)  # where it hides fewest lenses tried
+    legend_below(ax, ncols=3)
+
+
+def legend_below(ax, ncols: int) -> None:
+    """The legend of ``ax`` in ``ncols`` columns at the foot of its panel, outside the axes, where it
+    hides no lens tried wherever the lenses fall (inside, even at ``loc="best"``, it covered some: a
+    map's points fill the whole plane). A legend of the panel (``ax.figure``), not of the axes:
+    constrained layout makes room for it under the x label without pushing the colour bar away."""
+    ax.figure.legend(
+        *ax.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=ncols,
+        fontsize=FONT_SIZE - 2,
+        frameon=False,
+        columnspacing=1.2,
+        handletextpad=0.4,
+    )
 
 
 def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:

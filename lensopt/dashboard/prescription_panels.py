@@ -21,6 +21,7 @@ from lensopt.dashboard.drawing import (
     covering,
     draw_surface,
     draw_tried,
+    legend_below,
     message_panel,
     padded,
 )
@@ -54,18 +55,19 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax = fig.add_subplot(1, 1, 1)
     draw_surface(fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)")
     draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, "lens tried")
-    if view.start_d is not None:
-        ax.scatter(
-            view.start_d[1],
-            view.start_d[2],
-            s=90,
-            marker="s",
-            facecolor="none",
-            edgecolor="white",
-            linewidth=1.8,
-            zorder=4,
-            label="start",
-        )
+    if view.start_d is not None:  # a white square rimmed in black: seen on the map and in the legend
+        for edge, width, label in (("black", 3.4, "start"), ("white", 1.6, None)):
+            ax.scatter(
+                view.start_d[1],
+                view.start_d[2],
+                s=90,
+                marker="s",
+                facecolor="none",
+                edgecolor=edge,
+                linewidth=width,
+                zorder=4,
+                label=label,
+            )
     ax.scatter(
         view.best_d[1],
         view.best_d[2],
@@ -85,7 +87,7 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax.set_title(
         f"{title}\nat M {view.best_d[0]:+.2f} D (lenses tried: at their own M)", fontsize=FONT_SIZE + 1, loc="left"
     )
-    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=2)  # outside the plane: inside, it covered lenses tried
 
 
 def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, message: str | None = None) -> None:
@@ -115,4 +117,4 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
         loc="left",
     )
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=3)  # outside the axes: at loc="best" it still covered letters tried

@@ -33,7 +33,7 @@ from lensopt.dashboard.drawing import (
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
-from lensopt.refraction.lens import logmar_text, signed_logmar
+from lensopt.refraction.lens import logmar_text, signed_logmar, snellen_text
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -49,8 +49,9 @@ def eye_suffix(snap: DashboardSnapshot) -> str:
 
 
 def snellen_20(logmar: float) -> str:
-    """Snellen fraction in feet for a logMAR value: ``20/(20·10^logMAR)``."""
-    return f"20/{20.0 * 10.0**logmar:.0f}"
+    """The Snellen chart line in feet of an acuity: ``20/40``, or ``≈ 20/40`` for one off the line
+    (:func:`lensopt.refraction.lens.snellen_text`)."""
+    return snellen_text(logmar)[1]
 
 
 def draw_lens_map(fig, snap: DashboardSnapshot) -> None:

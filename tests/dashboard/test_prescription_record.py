@@ -19,10 +19,10 @@ from lensopt.dashboard.prescription_text import (
     build_record,
     confidence_statement,
     interval_text,
-    snellen_text,
     stop_reason,
 )
 from lensopt.observer import SimulatedPatient
+from lensopt.refraction.lens import snellen_text
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import ResultRecord, SessionStore, TrialRecord
@@ -121,20 +121,6 @@ def pdf_text(path) -> str | None:
 
 
 # --------------------------------------------------------------------------- words
-
-
-@pytest.mark.parametrize(
-    "logmar, six, twenty",
-    [
-        (0.0, "6/6", "20/20"),
-        (0.3, "6/12", "20/40"),
-        (1.0, "6/60", "20/200"),
-        (0.1, "6/7.6", "20/25"),  # 6 x 10^0.1 = 7.55: the exact equivalent, not the chart line's 6/7.5
-        (-0.1, "6/4.8", "20/16"),
-    ],
-)
-def test_snellen_equivalents_match_hand_values(logmar, six, twenty):
-    assert snellen_text(logmar) == (six, twenty)
 
 
 def test_the_axis_interval_passing_180_is_written_through_180():

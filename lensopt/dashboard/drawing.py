@@ -13,6 +13,8 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
+from lensopt.refraction.lens import diopter_text
+
 #: Colours of correct and wrong answers, the best lens and the model's estimate.
 CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
 #: Base font size (points) of the panels; clinicians read them at a glance.
@@ -124,7 +126,7 @@ def draw_optimum(ax, best) -> None:
         edgecolor="black",
         linewidth=0.8,
         zorder=5,
-        label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
+        label=f"best lens S {diopter_text(best.sphere_d)}, C {diopter_text(best.cylinder_d)} D",
         clip_on=False,
     )
 

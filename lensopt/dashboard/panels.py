@@ -33,7 +33,7 @@ from lensopt.dashboard.drawing import (
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
-from lensopt.refraction.lens import logmar_text, signed_logmar, snellen_text
+from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -139,7 +139,7 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
     ax.set_xlabel("letter size (logMAR)", fontsize=FONT_SIZE)
     ax.set_ylabel("P(correct)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nS {best.sphere_d:+.2f} D, C {best.cylinder_d:+.2f} D · {n_near} trials within "
+        f"{title}\nS {diopter_text(best.sphere_d)} D, C {diopter_text(best.cylinder_d)} D · {n_near} trials within "
         f"{pc.near_radius_d:.1f} D of it",
         fontsize=FONT_SIZE + 1,
         loc="left",
@@ -269,7 +269,10 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             f"{tr.last_eye} {tr.n}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
             f" · session {shown_text(snap)}"
         )
-    sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
+    sphere, cylinder = (
+        f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D",
+        f"{diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D",
+    )
     notation = snap.best_lens_notation
     # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
     lens = [("Lens", notation, f"S and C: sphere and cylinder along {snap.lens_axis_deg:03.0f}")] if notation else []
@@ -305,7 +308,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
 
 def interval_text(interval) -> str:
     """``"-1.75 to -1.00 D"``."""
-    return f"{interval[0]:+.2f} to {interval[1]:+.2f} D"
+    return f"{diopter_text(interval[0])} to {diopter_text(interval[1])} D"
 
 
 def draw_summary(fig, snap: DashboardSnapshot) -> None:

@@ -26,7 +26,7 @@ from lensopt.dashboard.drawing import (
     padded,
 )
 from lensopt.dashboard.snapshot import PrescriptionView
-from lensopt.refraction.lens import PowerVector
+from lensopt.refraction.lens import PowerVector, diopter_text
 
 #: Colour map of predicted acuity (as the two-parameter lens map's): bright = sharp vision.
 ACUITY_CMAP = "viridis_r"
@@ -85,7 +85,9 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax.set_xlabel("J0 (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nat M {view.best_d[0]:+.2f} D (lenses tried: at their own M)", fontsize=FONT_SIZE + 1, loc="left"
+        f"{title}\nat M {diopter_text(view.best_d[0])} D (lenses tried: at their own M)",
+        fontsize=FONT_SIZE + 1,
+        loc="left",
     )
     legend_below(ax, ncols=2)  # outside the plane: inside, it covered lenses tried
 
@@ -105,14 +107,14 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     )
     ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label="predicted acuity threshold")
     draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, "letter tried")
-    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {view.best_d[0]:+.2f} D")
+    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {diopter_text(view.best_d[0])} D")
     low, high = letter_bounds_logmar
     ax.set_xlim(padded(covering((view.m_d[0], view.m_d[-1]), view.tested_d[:, 0])))
     ax.set_ylim(high + 0.05, low - 0.05)  # better acuity up, as on a letter chart
     ax.set_xlabel("spherical equivalent M (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("letter size / acuity (logMAR, better up)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nat J0 {view.best_d[1]:+.2f} D, J45 {view.best_d[2]:+.2f} D (letters tried: at their own J)",
+        f"{title}\nat J0 {diopter_text(view.best_d[1])} D, J45 {diopter_text(view.best_d[2])} D (letters tried: at their own J)",
         fontsize=FONT_SIZE + 1,
         loc="left",
     )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from lensopt import __version__
 from lensopt.modes.letters import is_prescription
-from lensopt.refraction.lens import Lens, logmar_text, power_vector_arrays, snellen_text
+from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
 from lensopt.refraction.prescription import (
     FULL_J_BOUNDS_D,
     FULL_M_BOUNDS_D,
@@ -84,12 +84,11 @@ def interval_text(key: str, low: float, high: float) -> str:
     if key == "axis_deg":
         lo, hi = _axis_int(low), _axis_int(high)
         return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
-    return f"{low:+.2f} to {high:+.2f} D"
+    return f"{diopter_text(low)} to {diopter_text(high)} D"
 
 
 def _power_text(value_d: float) -> str:
-    text = f"{value_d:+.2f} D"
-    return "+0.00 D" if text == "-0.00 D" else text
+    return f"{diopter_text(value_d)} D"
 
 
 def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
@@ -103,7 +102,7 @@ def confidence_statement(confidence: float | None, stop_confidence: float | None
     if enough_to_prescribe(confidence, target):
         return (
             f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
-            f"of the best lens (about {TOLERANCE_BLUR_D:.2f} D of blur)"
+            f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
     if stop_confidence is None:
         return (

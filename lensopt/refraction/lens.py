@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from numbers import Real
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "PHOROPTER_STEP_D",
     "Lens",
     "PowerVector",
+    "diopter_text",
     "lens_arrays_from_power_vectors",
     "parse_lens",
     "power_vector_arrays",
@@ -46,6 +48,9 @@ __all__ = [
 
 PHOROPTER_STEP_D = 0.25
 """The power step of a phoropter (D): sphere and cylinder are set in quarter diopters."""
+
+HUNDREDTH = Decimal("0.01")
+"""What :func:`diopter_text` rounds to (D)."""
 
 LENS_TEXT_EXAMPLES = "'-1.00 / -0.50 x 180', '-2.00 DS' or 'plano'"
 """What a well-formed lens looks like, quoted in every parsing error."""
@@ -375,14 +380,30 @@ def two_parameter_lens_text(
     known (``axis_deg`` 1–180; ``S -0.50 D  C +1.00 D`` at 90° is ``+0.50 / -1.00 x 180`` in minus
     cylinder), else ``S -0.50 D  C +1.00 D`` (``axis_deg`` 0; ``gap`` between the two powers)."""
     if not axis_deg:
-        return f"S {sphere_d:+.2f} D{gap}C {cylinder_d:+.2f} D"
+        return f"S {diopter_text(sphere_d)} D{gap}C {diopter_text(cylinder_d)} D"
     return show_lens(Lens(sphere_d, cylinder_d, axis_deg), convention)
 
 
 def _power_text(power_d: float) -> str:
-    """``power_d`` signed with two decimals; a power that shows as zero is ``+0.00``, never ``-0.00``."""
-    text = f"{power_d:+.2f}"
-    return "+0.00" if text == "-0.00" else text
+    """``power_d`` signed with two decimals (:func:`diopter_text`)."""
+    return diopter_text(power_d)
+
+
+def diopter_text(value_d: float, signed: bool = True) -> str:
+    """A power in diopters to 0.01 D, halves rounded away from zero: ``-1.63`` for -1.625, ``+1.63``
+    for +1.625, ``-0.13`` for -0.125 — the one rule wherever lensopt writes a power, a width or an
+    sd in diopters. (Python's ``f"{-1.625:+.2f}"`` is ``-1.62``, half to even: the spherical
+    equivalent ``M = S + C/2`` of lenses in 0.25 D steps often ends in 0.125 or 0.375 D.)
+
+    The value is rounded as written in decimal (its shortest repr: 0.145 is ``0.15``, though the
+    float is a hair below), signed (``+0.50``) unless ``signed`` is false (an sd: ``0.50``); one
+    that shows as zero is ``+0.00`` (``0.00``), never ``-0.00``. Not a number: as Python writes it."""
+    value = float(value_d)
+    if not math.isfinite(value):
+        return f"{value:+.2f}" if signed else f"{value:.2f}"
+    rounded = Decimal(repr(value)).quantize(HUNDREDTH, rounding=ROUND_HALF_UP)
+    rounded = rounded.copy_abs() if rounded.is_zero() else rounded
+    return f"{rounded:+.2f}" if signed else f"{rounded:.2f}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -246,6 +246,24 @@ def test_the_record_and_the_closing_console_draw_the_line_at_the_same_confidence
             assert console.confident == eye_record(info, result).prescribed == (confidence >= target)
 
 
+@pytest.mark.parametrize(
+    "sphere_d, cylinder_d, m_text",
+    [(-1.25, -0.75, "-1.63 D"), (2.0, -0.75, "+1.63 D"), (0.0, -0.25, "-0.13 D")],  # M -1.625, +1.625, -0.125
+)
+def test_the_spherical_equivalent_is_rounded_half_away_from_zero(sphere_d, cylinder_d, m_text):
+    """M = S + C/2 of a prescription in 0.25 D steps ends in 0.125 or 0.375 D: the record wrote
+    -1.625 as -1.62 (half to even), now -1.63, as its interval's ends."""
+    from lensopt.dashboard.prescription_text import eye_record
+
+    m_low, m_high = sphere_d + cylinder_d / 2 - 0.25, sphere_d + cylinder_d / 2 + 0.25
+    result = ResultRecord("-", sphere_d, cylinder_d, 170.0, 0.0, 0.97, 40, {"m_d": [m_low, m_high]}, eye="OD")
+    info = _session_info(protocol={"stop": {"confidence": 0.95, "min_trials": 5, "max_trials": 40}})
+    rows = {label: (value, interval) for label, value, interval in eye_record(info, result).rows}
+    assert rows["M (spherical eq.)"][0] == m_text
+    assert rows["M (spherical eq.)"][1] == interval_text("m_d", m_low, m_high)
+    assert interval_text("m_d", -1.875, -1.375) == "-1.88 to -1.38 D"
+
+
 def _session_info(**fields):
     """A stored letter session as ``build_record`` reads it, finished: ``fields`` set what a test needs
     (``protocol``, ``optimizer_settings``, ``n_trials``, ``results``...)."""

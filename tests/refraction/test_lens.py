@@ -12,10 +12,12 @@ import pytest
 from lensopt.refraction.lens import (
     Lens,
     PowerVector,
+    diopter_text,
     lens_arrays_from_power_vectors,
     parse_lens,
     power_vector_arrays,
     snellen_text,
+    two_parameter_lens_text,
     wrap_axis_deg,
 )
 
@@ -528,3 +530,30 @@ def test_the_snellen_equivalent_is_the_nearest_chart_line_marked_approximate_off
 def test_an_acuity_that_is_not_a_number_has_no_snellen_line():
     with pytest.raises(ValueError, match="finite"):
         snellen_text(float("nan"))
+
+
+@pytest.mark.parametrize(
+    "value_d, signed, unsigned",
+    [
+        (-1.625, "-1.63", "-1.63"),  # f"{-1.625:+.2f}" is -1.62: half to even
+        (1.625, "+1.63", "1.63"),
+        (-0.125, "-0.13", "-0.13"),
+        (0.125, "+0.13", "0.13"),
+        (-0.375, "-0.38", "-0.38"),
+        (0.145, "+0.15", "0.15"),  # as written in decimal, though the float is a hair below
+        (-2.675, "-2.68", "-2.68"),
+        (-0.004, "+0.00", "0.00"),  # never -0.00
+        (-0.0, "+0.00", "0.00"),
+        (1.0, "+1.00", "1.00"),
+        (-1.624, "-1.62", "-1.62"),
+    ],
+)
+def test_a_power_is_written_to_a_hundredth_with_halves_away_from_zero(value_d, signed, unsigned):
+    assert diopter_text(value_d) == signed and diopter_text(value_d, signed=False) == unsigned
+
+
+def test_every_power_lensopt_writes_follows_the_one_rounding_rule():
+    """M of a lens in 0.25 D steps ends in 0.125 or 0.375 D: the lens, the two-parameter lens and the
+    power vector are written by the one rule, not Python's half to even."""
+    assert Lens(-1.625, -0.125, 90.0).format() == "-1.63 / -0.13 x 090"
+    assert two_parameter_lens_text(1.625, -0.125) == "S +1.63 D  C -0.13 D"

@@ -172,6 +172,12 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
     ax.grid(alpha=0.3)
 
 
+def trial_range_text(first: int, last: int, noun: str = "trial") -> str:
+    """``trials 20–80``, or ``trial 10`` for a range of one (a session of ``--trials 10`` whose
+    stopping rule may act from its 10th trial, printed "trials 10–10")."""
+    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
+
+
 def shown_text(snap) -> str:
     """How many trials (or duels) the snapshot shows: ``12``, or ``12 of 40 (replay)``."""
     return f"{snap.n_trials}" if snap.live else f"{snap.n_trials} of {snap.header.n_trials_stored} (replay)"

@@ -30,6 +30,7 @@ from lensopt.dashboard.drawing import (
     finish_lens_axes,
     message_panel,
     shown_text,
+    trial_range_text,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
@@ -297,12 +298,9 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
     if c.has_stop_rule:
-        rows.append(
-            (
-                "Stops at",
-                f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: {c.stop_state(tr.n)}",
-            )
-        )
+        assert c.min_trials is not None and c.max_trials is not None  # a stopping rule comes whole
+        trial_range = trial_range_text(c.min_trials, c.max_trials)
+        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}: {c.stop_state(tr.n)}"))
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
 
 

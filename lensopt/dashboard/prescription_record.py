@@ -283,6 +283,21 @@ def _draw_signature(page: _Page, n_pages: int) -> None:
         page.down(0.17)
 
 
+class TrialTicks(MaxNLocator):
+    """Ticks at whole trials from 1 to ``last_trial``, however far the axis runs on (the lens path's
+    runs past the last trial to the prescriptions' columns, where it ticked trials that never were)."""
+
+    def __init__(self, last_trial: int):
+        super().__init__(integer=True)
+        self.last_trial = last_trial
+
+    def tick_values(self, vmin, vmax):
+        if self.last_trial < 1:
+            return super().tick_values(vmin, vmax)
+        ticks = np.asarray(super().tick_values(max(vmin, 1.0), min(vmax, float(self.last_trial))))
+        return ticks[(ticks >= 1) & (ticks <= self.last_trial)]
+
+
 def _eye_runs(eyes) -> list[tuple[str, int, int]]:
     """``(eye, first, stop)`` of each run of consecutive trials of one eye (``""``: none named)."""
     runs: list[tuple[str, int, int]] = []
@@ -383,8 +398,9 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
                 fontsize=FONT_SIZE,
                 weight="bold",
             )
-    ax.set_xlim(0.5, end + step * (len(results) - 1) + (0.75 * step if results else 0.5 - step))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    # right of the last trial, each prescription's column (without one the axis ended a trial short of it)
+    ax.set_xlim(0.5, end + step * (len(results) - 1) + 0.75 * step if results else last + 0.5)
+    ax.xaxis.set_major_locator(TrialTicks(last))  # the axis runs on to the prescriptions: no trials there
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
     if not results:

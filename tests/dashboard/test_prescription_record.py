@@ -645,6 +645,30 @@ def test_the_lens_path_has_whole_trial_ticks(sessions_db):
         assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
 
 
+@pytest.mark.parametrize("n_trials", [10, 23, 30])
+def test_the_lens_paths_ticks_stop_at_the_last_trial(sessions_db, n_trials):
+    """The lens path's axis runs past the last trial to the prescriptions' columns: it ticked trials
+    that never were (32 after 30 trials). Every tick is a whole trial from 1 to the last; without a
+    prescription the axis ends after the last trial (it ended a trial before it, hiding it)."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_record import _draw_lens_path
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        stored, info = store.trials(ids["finished"]), store.session(ids["finished"])
+    records = [replace(stored[k % len(stored)], index=k + 1) for k in range(n_trials)]
+    for results in ([], [info.result], [replace(info.result, eye="OD"), replace(info.result, eye="OS")]):
+        fig = Figure(figsize=(8.27, 5.0))  # page 2's width
+        _draw_lens_path(fig, records, results)
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        low, high = ax.get_xlim()
+        shown = [t for t in ax.get_xticks() if low <= t <= high]
+        assert high >= n_trials + 0.5 and (high > n_trials + 1) == bool(results)  # the prescriptions' room
+        assert len(shown) >= 3 and all(float(t).is_integer() and 1 <= t <= n_trials for t in shown), shown
+
+
 def test_a_two_parameter_session_of_both_eyes_prints_each_eyes_curves(tmp_path):
     """OD then OS over (S, C): page 1, then OD's curves as they stood at its last answer, then OS's
     (only OS's model was printed: the right eye's lens map and curve were never on paper)."""

@@ -28,6 +28,7 @@ from lensopt.dashboard.drawing import (
     elapsed_text,
     finish_history_axes,
     finish_lens_axes,
+    legend_below,
     message_panel,
     shown_text,
     trial_range_text,
@@ -188,7 +189,7 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         ax.plot(n_trials, mean, color=MODEL_COLOR, linewidth=2, label=label if k == 0 else None)
     finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
     mark_eyes(ax, tr, runs)
-    ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=4)  # in the upper right it covered letters shown and the eyes' names
 
 
 #: The smallest share of a session's trials whose eye :func:`mark_eyes` names above them.

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import imread
 
 from lensopt.dashboard.model import SessionModel
-from lensopt.dashboard.panels import draw_lens_map
+from lensopt.dashboard.panels import draw_history, draw_lens_map
 from lensopt.dashboard.report import PAGE_SIZE_IN, PNG_DPI, write_report
 from tests.dashboard.conftest import legends_over_data, panel_legends
 
@@ -99,6 +99,16 @@ def test_the_letter_lens_maps_legend_covers_no_lens_tried(snap):
     fig = Figure(figsize=(5.85, 3.9), layout="constrained")
     draw_lens_map(fig, snap)
     assert panel_legends(fig) and legends_over_data(fig) == []
+
+
+def test_the_historys_legend_covers_no_letter_shown():
+    """The history's legend sat in the upper right, over the letters shown there (a session whose
+    letters stay large, as the first trials' do): it lies under the axes now."""
+    big = _session_snapshot(n_trials=6, seed=5)
+    for size_in in ((5.85, 3.9), (7.0, 4.5)):
+        fig = Figure(figsize=size_in, layout="constrained")
+        draw_history(fig, big)
+        assert panel_legends(fig) and legends_over_data(fig) == []
 
 
 def test_report_of_a_session_without_trials_still_renders(tmp_path):

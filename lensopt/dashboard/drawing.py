@@ -214,6 +214,15 @@ def fitted_size(text: str, size: float, room_pt: float, family=None, weight="nor
     return size if width_pt <= room_pt else size * room_pt / width_pt
 
 
+def fitted_title(title: str, size: float, room_pt: float) -> tuple[str, float]:
+    """``title`` and its font size, to fit ``room_pt`` wide: as it is, else broken after its first
+    " — " onto a second line (``Summary: best lens`` / ``estimate, not a prescription: a cylinder
+    without an axis`` ran off the panel's right edge), else set smaller."""
+    if fitted_size(title, size, room_pt) < size and " — " in title:
+        title = title.replace(" — ", " —\n", 1)
+    return title, min(fitted_size(line, size, room_pt) for line in title.split("\n"))
+
+
 def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
     """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
     ``big_labels`` rows in large bold, a note small and grey under its value; the rows are spaced
@@ -221,13 +230,14 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
     fig.clear()
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
-    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
+    title, title_size = fitted_title(title, FONT_SIZE + 2, (VALUE_X + VALUE_ROOM) * fig.bbox.width / fig.dpi * 72.0)
+    ax.set_title(title, fontsize=title_size, loc="left")
     steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
     notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
     scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
     # rows spaced closer are written smaller too, else a value runs into the note under it
     font_scale = max(MIN_FONT_SCALE, math.sqrt(scale))
-    room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
     y = 0.92
     for row, step, note_step in zip(rows, steps, notes):
         label, value = row[0], row[1]

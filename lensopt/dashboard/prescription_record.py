@@ -34,7 +34,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
-from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
+from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR, fitted_size
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -98,6 +98,19 @@ class _Page:
         self.y_in += step_in
 
 
+def lines_within(text: str, size: float, room_pt: float) -> list[str]:
+    """``text`` broken between words into lines at most ``room_pt`` wide in the font of ``size``
+    points (measured as drawn; a single word wider than that keeps a line of its own)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and fitted_size(joined, size, room_pt) < size:
+            lines.append(word)
+        else:
+            lines[-1:] = [joined]
+    return lines or [""]
+
+
 def _labelled(page: _Page, label: str, lines: list[str], step_in: float = 0.24, size: float = FONT_SIZE + 1) -> None:
     page.text(MARGIN_IN, label, size=FONT_SIZE, color=GREY)
     for line in lines:
@@ -117,8 +130,9 @@ def draw_record_page(record: PrescriptionRecord, n_pages: int = 2) -> Figure:
     page.text(right, f"Session {record.session_id}", size=13, ha="right", weight="bold")
     page.rule(0.2)
     page.down(0.45)
-    for label, value in record.session:
-        _labelled(page, label, [value], step_in=0.235)
+    for label, value in record.session:  # a long value (the protocol, rule, seed, SIMULATED) on two lines
+        lines = lines_within(value, FONT_SIZE + 1, (right - VALUE_X_IN) * 72.0)
+        _labelled(page, label, lines, step_in=0.235)
     page.rule(0.0)
     if record.unfinished is not None:  # in red under the rule: the results may not be the session's last
         page.down(0.12)

@@ -193,6 +193,24 @@ def _drawn(fig) -> list[tuple[str, float, str]]:
     return [(t.get_text(), t.get_fontsize(), to_hex(t.get_color())) for t in fig.texts]
 
 
+def test_no_text_of_page_one_runs_past_the_right_margin(sessions_db):
+    """The protocol row of a simulated session ("clinical-prescription · rule bracket-ald · seed 5 ·
+    answers by a SIMULATED patient") ran off the page: a long value goes on two lines, whole."""
+    from lensopt.dashboard.prescription_record import A4_PORTRAIT_IN, MARGIN_IN, draw_record_page
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["finished"])
+    protocol = {**info.protocol, "protocol": {"name": "clinical-prescription", "observer": "simulated"}}
+    record = build_record(replace(info, protocol=protocol), printed_at=1.9e9)
+    fig = draw_record_page(record)
+    fig.draw_without_rendering()
+    right_px = (A4_PORTRAIT_IN[0] - MARGIN_IN) * fig.dpi + 1.0
+    beyond = [t.get_text() for t in fig.texts if t.get_window_extent().x1 > right_px]
+    assert beyond == []
+    assert "answers by a SIMULATED patient" in " ".join(text for text, _, _ in _drawn(fig))  # whole, in order
+
+
 def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(sessions_db):
     """12 letters at confidence ~0.1 against the default 0.95: the closing console said "not enough
     answers to prescribe", so the record does not print the lens as the prescription: it says why in

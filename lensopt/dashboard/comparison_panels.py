@@ -31,7 +31,7 @@ from lensopt.dashboard.drawing import (
     shown_text,
 )
 from lensopt.dashboard.posterior import BAND_Z
-from lensopt.refraction.lens import logmar_text
+from lensopt.refraction.lens import diopter_text, logmar_text
 
 #: Colour map of the utility: bright = high utility = clearer letters.
 UTILITY_CMAP = "viridis"
@@ -81,7 +81,7 @@ def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
         um.cylinder_d,
         um.mean,
         UTILITY_CMAP,
-        f"posterior mean utility at {um.letter_logmar:+.1f} logMAR (higher is clearer)",
+        f"posterior mean utility at {um.letter_logmar:+.1f} logMAR\n(higher is clearer)",  # as long as the bar
     )
     if not np.ptp(um.mean) > 0.0:
         ax.text(
@@ -158,14 +158,14 @@ def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
             pr.sphere_mean,
             pr.sphere_sd,
             MODEL_COLOR,
-            f"sphere varied (C {best.cylinder_d:+.2f} D)",
+            f"sphere varied (C {diopter_text(best.cylinder_d)} D)",
         ),
         (
             pr.cylinder_d - best.cylinder_d,
             pr.cylinder_mean,
             pr.cylinder_sd,
             CYLINDER_COLOR,
-            f"cylinder varied (S {best.sphere_d:+.2f} D)",
+            f"cylinder varied (S {diopter_text(best.sphere_d)} D)",
         ),
     )
     for offset, mean, sd, color, label in lines:
@@ -235,8 +235,8 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     lens += [("Phoropter", phoropter, f"the best lens rounded to {snap.lens_step_d:g} D steps")] if phoropter else []
     return rows + [
         *lens,
-        ("Sphere", f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D"),
-        ("Cylinder", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"),
+        ("Sphere", f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D"),
+        ("Cylinder", f"{diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D"),
         (label, shown_text(snap)),
         ("Answers", snap.answers_text()),
         ("Time", elapsed_text(snap)),

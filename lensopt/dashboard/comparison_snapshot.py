@@ -26,6 +26,7 @@ from lensopt.dashboard.snapshot import (
     frozen_array,
     phoropter_lens_text,
 )
+from lensopt.refraction.lens import diopter_text
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
 from lensopt.store.records import DUEL_KIND, RANKING_KIND, trial_noun
 
@@ -287,6 +288,6 @@ class ComparisonSnapshot:
         b, notation = self.best, self.best_lens_notation
         return (
             f"{head} · {count} · "
-            f"best lens{f' {notation}:' if notation else ''} S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
-            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
+            f"best lens{f' {notation}:' if notation else ''} S {diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D, "
+            f"C {diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D"
         )

@@ -13,6 +13,8 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
+from lensopt.refraction.lens import diopter_text
+
 #: Colours of correct and wrong answers, the best lens and the model's estimate.
 CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
 #: Base font size (points) of the panels; clinicians read them at a glance.
@@ -124,7 +126,7 @@ def draw_optimum(ax, best) -> None:
         edgecolor="black",
         linewidth=0.8,
         zorder=5,
-        label=f"best lens S {best.sphere_d:+.2f}, C {best.cylinder_d:+.2f} D",
+        label=f"best lens S {diopter_text(best.sphere_d)}, C {diopter_text(best.cylinder_d)} D",
         clip_on=False,
     )
 
@@ -136,7 +138,23 @@ def finish_lens_axes(ax, snap, title: str) -> None:
     ax.set_xlabel("sphere S (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("cylinder C (D)", fontsize=FONT_SIZE)
     ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
-    ax.legend(loc="best", fontsize=FONT_SIZE - 2, framealpha=0.85)  # where it hides fewest lenses tried
+    legend_below(ax, ncols=3)
+
+
+def legend_below(ax, ncols: int) -> None:
+    """The legend of ``ax`` in ``ncols`` columns at the foot of its panel, outside the axes, where it
+    hides no lens tried wherever the lenses fall (inside, even at ``loc="best"``, it covered some: a
+    map's points fill the whole plane). A legend of the panel (``ax.figure``), not of the axes:
+    constrained layout makes room for it under the x label without pushing the colour bar away."""
+    ax.figure.legend(
+        *ax.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=ncols,
+        fontsize=FONT_SIZE - 2,
+        frameon=False,
+        columnspacing=1.2,
+        handletextpad=0.4,
+    )
 
 
 def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:
@@ -152,6 +170,12 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
         title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2, loc="left"
     )
     ax.grid(alpha=0.3)
+
+
+def trial_range_text(first: int, last: int, noun: str = "trial") -> str:
+    """``trials 20–80``, or ``trial 10`` for a range of one (a session of ``--trials 10`` whose
+    stopping rule may act from its 10th trial, printed "trials 10–10")."""
+    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
 
 
 def shown_text(snap) -> str:
@@ -190,6 +214,15 @@ def fitted_size(text: str, size: float, room_pt: float, family=None, weight="nor
     return size if width_pt <= room_pt else size * room_pt / width_pt
 
 
+def fitted_title(title: str, size: float, room_pt: float) -> tuple[str, float]:
+    """``title`` and its font size, to fit ``room_pt`` wide: as it is, else broken after its first
+    " — " onto a second line (``Summary: best lens`` / ``estimate, not a prescription: a cylinder
+    without an axis`` ran off the panel's right edge), else set smaller."""
+    if fitted_size(title, size, room_pt) < size and " — " in title:
+        title = title.replace(" — ", " —\n", 1)
+    return title, min(fitted_size(line, size, room_pt) for line in title.split("\n"))
+
+
 def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
     """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
     ``big_labels`` rows in large bold, a note small and grey under its value; the rows are spaced
@@ -197,13 +230,14 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
     fig.clear()
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
-    ax.set_title(title, fontsize=FONT_SIZE + 2, loc="left")
+    room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
+    title, title_size = fitted_title(title, FONT_SIZE + 2, (VALUE_X + VALUE_ROOM) * fig.bbox.width / fig.dpi * 72.0)
+    ax.set_title(title, fontsize=title_size, loc="left")
     steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
     notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
     scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
     # rows spaced closer are written smaller too, else a value runs into the note under it
     font_scale = max(MIN_FONT_SCALE, math.sqrt(scale))
-    room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
     y = 0.92
     for row, step, note_step in zip(rows, steps, notes):
         label, value = row[0], row[1]

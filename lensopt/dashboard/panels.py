@@ -28,12 +28,14 @@ from lensopt.dashboard.drawing import (
     elapsed_text,
     finish_history_axes,
     finish_lens_axes,
+    legend_below,
     message_panel,
     shown_text,
+    trial_range_text,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
-from lensopt.refraction.lens import logmar_text, signed_logmar
+from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -49,8 +51,9 @@ def eye_suffix(snap: DashboardSnapshot) -> str:
 
 
 def snellen_20(logmar: float) -> str:
-    """Snellen fraction in feet for a logMAR value: ``20/(20·10^logMAR)``."""
-    return f"20/{20.0 * 10.0**logmar:.0f}"
+    """The Snellen chart line in feet of an acuity: ``20/40``, or ``≈ 20/40`` for one off the line
+    (:func:`lensopt.refraction.lens.snellen_text`)."""
+    return snellen_text(logmar)[1]
 
 
 def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
@@ -138,7 +141,7 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
     ax.set_xlabel("letter size (logMAR)", fontsize=FONT_SIZE)
     ax.set_ylabel("P(correct)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nS {best.sphere_d:+.2f} D, C {best.cylinder_d:+.2f} D · {n_near} trials within "
+        f"{title}\nS {diopter_text(best.sphere_d)} D, C {diopter_text(best.cylinder_d)} D · {n_near} trials within "
         f"{pc.near_radius_d:.1f} D of it",
         fontsize=FONT_SIZE + 1,
         loc="left",
@@ -186,7 +189,7 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         ax.plot(n_trials, mean, color=MODEL_COLOR, linewidth=2, label=label if k == 0 else None)
     finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
     mark_eyes(ax, tr, runs)
-    ax.legend(loc="upper right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=4)  # in the upper right it covered letters shown and the eyes' names
 
 
 #: The smallest share of a session's trials whose eye :func:`mark_eyes` names above them.
@@ -268,7 +271,10 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             f"{tr.last_eye} {tr.n}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
             f" · session {shown_text(snap)}"
         )
-    sphere, cylinder = f"{b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D", f"{b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D"
+    sphere, cylinder = (
+        f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D",
+        f"{diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D",
+    )
     notation = snap.best_lens_notation
     # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
     lens = [("Lens", notation, f"S and C: sphere and cylinder along {snap.lens_axis_deg:03.0f}")] if notation else []
@@ -293,18 +299,15 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
     if c.has_stop_rule:
-        rows.append(
-            (
-                "Stops at",
-                f"confidence {c.stop_confidence:.2f}, trials {c.min_trials}–{c.max_trials}: {c.stop_state(tr.n)}",
-            )
-        )
+        assert c.min_trials is not None and c.max_trials is not None  # a stopping rule comes whole
+        trial_range = trial_range_text(c.min_trials, c.max_trials)
+        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}: {c.stop_state(tr.n)}"))
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
 
 
 def interval_text(interval) -> str:
     """``"-1.75 to -1.00 D"``."""
-    return f"{interval[0]:+.2f} to {interval[1]:+.2f} D"
+    return f"{diopter_text(interval[0])} to {diopter_text(interval[1])} D"
 
 
 def draw_summary(fig, snap: DashboardSnapshot) -> None:

@@ -21,11 +21,12 @@ from lensopt.dashboard.drawing import (
     covering,
     draw_surface,
     draw_tried,
+    legend_below,
     message_panel,
     padded,
 )
 from lensopt.dashboard.snapshot import PrescriptionView
-from lensopt.refraction.lens import PowerVector
+from lensopt.refraction.lens import PowerVector, diopter_text
 
 #: Colour map of predicted acuity (as the two-parameter lens map's): bright = sharp vision.
 ACUITY_CMAP = "viridis_r"
@@ -54,18 +55,19 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax = fig.add_subplot(1, 1, 1)
     draw_surface(fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)")
     draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, "lens tried")
-    if view.start_d is not None:
-        ax.scatter(
-            view.start_d[1],
-            view.start_d[2],
-            s=90,
-            marker="s",
-            facecolor="none",
-            edgecolor="white",
-            linewidth=1.8,
-            zorder=4,
-            label="start",
-        )
+    if view.start_d is not None:  # a white square rimmed in black: seen on the map and in the legend
+        for edge, width, label in (("black", 3.4, "start"), ("white", 1.6, None)):
+            ax.scatter(
+                view.start_d[1],
+                view.start_d[2],
+                s=90,
+                marker="s",
+                facecolor="none",
+                edgecolor=edge,
+                linewidth=width,
+                zorder=4,
+                label=label,
+            )
     ax.scatter(
         view.best_d[1],
         view.best_d[2],
@@ -83,9 +85,11 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax.set_xlabel("J0 (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nat M {view.best_d[0]:+.2f} D (lenses tried: at their own M)", fontsize=FONT_SIZE + 1, loc="left"
+        f"{title}\nat M {diopter_text(view.best_d[0])} D (lenses tried: at their own M)",
+        fontsize=FONT_SIZE + 1,
+        loc="left",
     )
-    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=2)  # outside the plane: inside, it covered lenses tried
 
 
 def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, message: str | None = None) -> None:
@@ -103,16 +107,16 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     )
     ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label="predicted acuity threshold")
     draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, "letter tried")
-    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {view.best_d[0]:+.2f} D")
+    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {diopter_text(view.best_d[0])} D")
     low, high = letter_bounds_logmar
     ax.set_xlim(padded(covering((view.m_d[0], view.m_d[-1]), view.tested_d[:, 0])))
     ax.set_ylim(high + 0.05, low - 0.05)  # better acuity up, as on a letter chart
     ax.set_xlabel("spherical equivalent M (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("letter size / acuity (logMAR, better up)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nat J0 {view.best_d[1]:+.2f} D, J45 {view.best_d[2]:+.2f} D (letters tried: at their own J)",
+        f"{title}\nat J0 {diopter_text(view.best_d[1])} D, J45 {diopter_text(view.best_d[2])} D (letters tried: at their own J)",
         fontsize=FONT_SIZE + 1,
         loc="left",
     )
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=3)  # outside the axes: at loc="best" it still covered letters tried

@@ -35,7 +35,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
-from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
+from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR, fitted_size
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -100,6 +100,19 @@ class _Page:
         self.y_in += step_in
 
 
+def lines_within(text: str, size: float, room_pt: float) -> list[str]:
+    """``text`` broken between words into lines at most ``room_pt`` wide in the font of ``size``
+    points (measured as drawn; a single word wider than that keeps a line of its own)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and fitted_size(joined, size, room_pt) < size:
+            lines.append(word)
+        else:
+            lines[-1:] = [joined]
+    return lines or [""]
+
+
 def _labelled(page: _Page, label: str, lines: list[str], step_in: float = 0.24, size: float = FONT_SIZE + 1) -> None:
     page.text(MARGIN_IN, label, size=FONT_SIZE, color=GREY)
     for line in lines:
@@ -119,8 +132,9 @@ def draw_record_page(record: PrescriptionRecord, n_pages: int = 2) -> Figure:
     page.text(right, f"Session {record.session_id}", size=13, ha="right", weight="bold")
     page.rule(0.2)
     page.down(0.45)
-    for label, value in record.session:
-        _labelled(page, label, [value], step_in=0.235)
+    for label, value in record.session:  # a long value (the protocol, rule, seed, SIMULATED) on two lines
+        lines = lines_within(value, FONT_SIZE + 1, (right - VALUE_X_IN) * 72.0)
+        _labelled(page, label, lines, step_in=0.235)
     page.rule(0.0)
     if record.unfinished is not None:  # in red under the rule: the results may not be the session's last
         page.down(0.12)
@@ -285,6 +299,21 @@ def _draw_signature(page: _Page, n_pages: int) -> None:
         page.down(0.17)
 
 
+class TrialTicks(MaxNLocator):
+    """Ticks at whole trials from 1 to ``last_trial``, however far the axis runs on (the lens path's
+    runs past the last trial to the prescriptions' columns, where it ticked trials that never were)."""
+
+    def __init__(self, last_trial: int):
+        super().__init__(integer=True)
+        self.last_trial = last_trial
+
+    def tick_values(self, vmin, vmax):
+        if self.last_trial < 1:
+            return super().tick_values(vmin, vmax)
+        ticks = np.asarray(super().tick_values(max(vmin, 1.0), min(vmax, float(self.last_trial))))
+        return ticks[(ticks >= 1) & (ticks <= self.last_trial)]
+
+
 def _eye_runs(eyes) -> list[tuple[str, int, int]]:
     """``(eye, first, stop)`` of each run of consecutive trials of one eye (``""``: none named)."""
     runs: list[tuple[str, int, int]] = []
@@ -385,8 +414,9 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
                 fontsize=FONT_SIZE,
                 weight="bold",
             )
-    ax.set_xlim(0.5, end + step * (len(results) - 1) + (0.75 * step if results else 0.5 - step))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    # right of the last trial, each prescription's column (without one the axis ended a trial short of it)
+    ax.set_xlim(0.5, end + step * (len(results) - 1) + 0.75 * step if results else last + 0.5)
+    ax.xaxis.set_major_locator(TrialTicks(last))  # the axis runs on to the prescriptions: no trials there
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
     if not results:

@@ -19,14 +19,13 @@ no signature line, and a session not finished is marked so (``PrescriptionRecord
 
 from __future__ import annotations
 
-import math
 import textwrap
 import time
 from dataclasses import dataclass
 
 from lensopt import __version__
 from lensopt.modes.letters import is_prescription
-from lensopt.refraction.lens import Lens, logmar_text, power_vector_arrays
+from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
 from lensopt.refraction.prescription import (
     FULL_J_BOUNDS_D,
     FULL_M_BOUNDS_D,
@@ -76,23 +75,6 @@ INTERVAL_ROWS = (
 )
 
 
-def snellen_text(logmar: float) -> tuple[str, str]:
-    """The Snellen equivalents of an acuity: ``("6/12", "20/40")`` for 0.3 logMAR.
-
-    ``6/(6·10^logMAR)`` and ``20/(20·10^logMAR)``; a denominator below 10 keeps one decimal
-    (``6/4.8``; 0.1 logMAR is ``6/7.6``, the exact equivalent of the chart line called 6/7.5), larger
-    ones are whole numbers."""
-    if not math.isfinite(logmar):
-        raise ValueError(f"an acuity in logMAR must be a finite number, got {logmar!r}")
-
-    def denominator(numerator: float) -> str:
-        value = numerator * 10.0**logmar
-        text = f"{value:.1f}" if value < 9.95 else f"{value:.0f}"
-        return text[:-2] if text.endswith(".0") else text
-
-    return f"6/{denominator(6.0)}", f"20/{denominator(20.0)}"
-
-
 def _axis_int(axis_deg: float) -> int:
     """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
     return (round(axis_deg) - 1) % 180 + 1
@@ -103,12 +85,11 @@ def interval_text(key: str, low: float, high: float) -> str:
     if key == "axis_deg":
         lo, hi = _axis_int(low), _axis_int(high)
         return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
-    return f"{low:+.2f} to {high:+.2f} D"
+    return f"{diopter_text(low)} to {diopter_text(high)} D"
 
 
 def _power_text(value_d: float) -> str:
-    text = f"{value_d:+.2f} D"
-    return "+0.00 D" if text == "-0.00 D" else text
+    return f"{diopter_text(value_d)} D"
 
 
 def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
@@ -122,7 +103,7 @@ def confidence_statement(confidence: float | None, stop_confidence: float | None
     if enough_to_prescribe(confidence, target):
         return (
             f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
-            f"of the best lens (about {TOLERANCE_BLUR_D:.2f} D of blur)"
+            f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
     if stop_confidence is None:
         return (
@@ -188,7 +169,7 @@ class EyeRecord:
 
     ``eye``: ``"OD (right eye)"``, ``"OS (left eye)"`` or :data:`NO_EYE`; ``prescription`` the
     clinical notation; ``rows`` one ``(label, value, 95 % interval)`` per :data:`INTERVAL_ROWS`
-    entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (``"6/5.7 · 20/19"``), ``"-"`` when not
+    entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (the nearest chart line, ``"≈ 6/6 · ≈ 20/20"``), ``"-"`` when not
     predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words). ``withheld``: None when
     the lens is the eye's prescription; for an eye whose confidence fell short of the target, why it
     is not (``confidence 0.11 < 0.95 after 8 letters``): the record then says

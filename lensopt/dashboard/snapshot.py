@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from lensopt.refraction.lens import signed_logmar, two_parameter_lens_text
+from lensopt.refraction.lens import diopter_text, signed_logmar, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
@@ -558,6 +558,6 @@ class DashboardSnapshot:
         return (
             f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · "
             f"best lens{f' {eye}' if eye else ''}{f' {notation}:' if notation else ''} "
-            f"S {b.sphere_d:+.2f} ± {b.sphere_sd_d:.2f} D, "
-            f"C {b.cylinder_d:+.2f} ± {b.cylinder_sd_d:.2f} D · predicted acuity {acuity}{confidence}{others}"
+            f"S {diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D, "
+            f"C {diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D · predicted acuity {acuity}{confidence}{others}"
         )

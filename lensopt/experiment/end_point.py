@@ -27,7 +27,7 @@ import numpy as np
 
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
-from lensopt.refraction.lens import Lens, logmar_text
+from lensopt.refraction.lens import Lens, diopter_text, logmar_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import nearest_shown_blur_d, not_shown_note
 from lensopt.stopping import (
@@ -199,7 +199,7 @@ def _intervals_line(result: ResultRecord, lens_text: str | None = None) -> str:
                 through = " through 180" if _axis(lo) > _axis(hi) else ""
                 parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
             else:
-                parts.append(f"{label} {lo:+.2f} to {hi:+.2f} {unit}")
+                parts.append(f"{label} {diopter_text(lo)} to {diopter_text(hi)} {unit}")
     label = " (minus cylinder)" if lens_text not in (None, result.prescription) else ""
     return f"95% intervals{label}: " + ", ".join(parts) if parts else ""
 
@@ -238,7 +238,7 @@ def certainty_line(optimizer, axis_deg: float = 0.0) -> str:
     along = f" (cylinder along {_axis(axis_deg):03d})" if axis_deg else ""
     return (
         f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
-        f"95% interval S {slo:+.2f} to {shi:+.2f} D, C {clo:+.2f} to {chi:+.2f} D{along}"
+        f"95% interval S {diopter_text(slo)} to {diopter_text(shi)} D, C {diopter_text(clo)} to {diopter_text(chi)} D{along}"
     )
 
 
@@ -294,7 +294,7 @@ def box_edge_warning(best_d, protocol) -> str:
     do; "" inside the box."""
     bounds = protocol.optimizer
     edges = [
-        f"{name} {value:+.2f} D"
+        f"{name} {diopter_text(value)} D"
         for name, value, (low, high) in zip(
             ("sphere", "cylinder"), best_d, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
         )

@@ -40,7 +40,7 @@ from lensopt.experiment.keyboard import letter_key
 from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, LetterScreens, Screens, is_mirrored
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
-from lensopt.refraction.lens import Lens, logmar_text
+from lensopt.refraction.lens import Lens, diopter_text, logmar_text
 from lensopt.store import TrialRecord
 
 
@@ -345,7 +345,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
             sphere_d, cylinder_d, axis_deg = as_set.sphere_d, as_set.cylinder_d, as_set.axis_deg
         axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
         self.log(
-            f"{self._trial_label(index, n_trials)}  S {sphere_d:+.2f} C {cylinder_d:+.2f}{axis}  "
+            f"{self._trial_label(index, n_trials)}  S {diopter_text(sphere_d)} C {diopter_text(cylinder_d)}{axis}  "
             f"{letter} at {logmar_text(trial.letter_logmar)} ({height_px:.1f} px) -> "
             f"{response or '-'} {'correct' if correct else 'wrong'}"
         )

@@ -20,7 +20,7 @@ from lensopt.experiment.protocol_fields import _choice, _flag, _interval, _numbe
 from lensopt.preference import CONTEXTUAL_RULES
 from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
 from lensopt.refraction.duels import TIE_RULES
-from lensopt.refraction.lens import Lens, parse_lens, two_parameter_lens_text
+from lensopt.refraction.lens import Lens, diopter_text, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
@@ -160,7 +160,7 @@ class StartSection:
             meridians = (lens.sphere_d, lens.sphere_d + lens.cylinder_d)
             if max(abs(power) for power in meridians) > PHOROPTER_MAX_POWER_D:
                 raise ValueError(
-                    f"refraction: {self.refraction!r} has a meridian of {max(meridians, key=abs):+.2f} D, beyond a "
+                    f"refraction: {self.refraction!r} has a meridian of {diopter_text(max(meridians, key=abs))} D, beyond a "
                     f"phoropter's ±{PHOROPTER_MAX_POWER_D:g} D; refract this eye with trial lenses"
                 )
         _number(self, "m_half_width_d", 0.0, 10.0, low_open=True)

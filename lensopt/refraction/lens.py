@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from numbers import Real
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "PHOROPTER_STEP_D",
     "Lens",
     "PowerVector",
+    "diopter_text",
     "lens_arrays_from_power_vectors",
     "parse_lens",
     "power_vector_arrays",
@@ -46,6 +48,9 @@ __all__ = [
 
 PHOROPTER_STEP_D = 0.25
 """The power step of a phoropter (D): sphere and cylinder are set in quarter diopters."""
+
+HUNDREDTH = Decimal("0.01")
+"""What :func:`diopter_text` rounds to (D)."""
 
 LENS_TEXT_EXAMPLES = "'-1.00 / -0.50 x 180', '-2.00 DS' or 'plano'"
 """What a well-formed lens looks like, quoted in every parsing error."""
@@ -331,6 +336,42 @@ def logmar_text(logmar: float) -> str:
     return f"{signed_logmar(logmar)} logMAR"
 
 
+#: The Snellen denominators of a letter chart's lines, one decade of them in logMAR steps of 0.1 from
+#: -0.3 logMAR (6/3, 20/10) to +0.6 (6/24, 20/80), at 6 m and at 20 ft; each decade on is ten times
+#: the last (+0.7 is 6/30, 20/100; +1.0 is 6/60, 20/200). The names printed on charts, not
+#: ``6·10^logMAR`` (+0.1 logMAR is the 6/7.5 line, not 6/7.6).
+SNELLEN_LINES = {
+    6: (3.0, 3.8, 4.8, 6.0, 7.5, 9.5, 12.0, 15.0, 19.0, 24.0),
+    20: (10.0, 12.5, 16.0, 20.0, 25.0, 32.0, 40.0, 50.0, 63.0, 80.0),
+}
+#: The logMAR, in tenths, of the first line of :data:`SNELLEN_LINES`.
+SNELLEN_FIRST_LINE_TENTHS = -3
+#: The mark of a Snellen line that is only the nearest to an acuity, not the acuity itself.
+APPROXIMATE = "≈ "
+
+
+def snellen_text(logmar: float) -> tuple[str, str]:
+    """The Snellen chart line of an acuity, at 6 m and at 20 ft: ``("6/12", "20/40")`` for +0.30
+    logMAR, a value on a line; ``("≈ 6/12", "≈ 20/40")`` for +0.27, which is not.
+
+    A clinician reads chart lines, logMAR steps of 0.1: the line is the one nearest to the acuity as
+    :func:`signed_logmar` shows it (to two decimals), halfway between two lines the larger letters
+    (+0.05 is ≈ 6/7.5: an acuity is never flattered), and marked approximate unless the acuity shown
+    is that line's."""
+    if not math.isfinite(logmar):
+        raise ValueError(f"an acuity in logMAR must be a finite number, got {logmar!r}")
+    hundredths = round(round(float(logmar), 2) * 100)  # as signed_logmar shows it
+    tenths = (hundredths + 5) // 10  # the nearest line; a tie to the larger letters
+    mark = "" if hundredths % 10 == 0 else APPROXIMATE
+    decade, step = divmod(tenths - SNELLEN_FIRST_LINE_TENTHS, 10)
+
+    def line(numerator: int) -> str:
+        denominator = round(SNELLEN_LINES[numerator][step] * 10.0**decade, 3)
+        return f"{mark}{numerator}/{denominator:g}"
+
+    return line(6), line(20)
+
+
 def two_parameter_lens_text(
     sphere_d: float, cylinder_d: float, axis_deg: float = 0.0, convention: str = "minus", gap: str = "  "
 ) -> str:
@@ -339,14 +380,30 @@ def two_parameter_lens_text(
     known (``axis_deg`` 1–180; ``S -0.50 D  C +1.00 D`` at 90° is ``+0.50 / -1.00 x 180`` in minus
     cylinder), else ``S -0.50 D  C +1.00 D`` (``axis_deg`` 0; ``gap`` between the two powers)."""
     if not axis_deg:
-        return f"S {sphere_d:+.2f} D{gap}C {cylinder_d:+.2f} D"
+        return f"S {diopter_text(sphere_d)} D{gap}C {diopter_text(cylinder_d)} D"
     return show_lens(Lens(sphere_d, cylinder_d, axis_deg), convention)
 
 
 def _power_text(power_d: float) -> str:
-    """``power_d`` signed with two decimals; a power that shows as zero is ``+0.00``, never ``-0.00``."""
-    text = f"{power_d:+.2f}"
-    return "+0.00" if text == "-0.00" else text
+    """``power_d`` signed with two decimals (:func:`diopter_text`)."""
+    return diopter_text(power_d)
+
+
+def diopter_text(value_d: float, signed: bool = True) -> str:
+    """A power in diopters to 0.01 D, halves rounded away from zero: ``-1.63`` for -1.625, ``+1.63``
+    for +1.625, ``-0.13`` for -0.125 — the one rule wherever lensopt writes a power, a width or an
+    sd in diopters. (Python's ``f"{-1.625:+.2f}"`` is ``-1.62``, half to even: the spherical
+    equivalent ``M = S + C/2`` of lenses in 0.25 D steps often ends in 0.125 or 0.375 D.)
+
+    The value is rounded as written in decimal (its shortest repr: 0.145 is ``0.15``, though the
+    float is a hair below), signed (``+0.50``) unless ``signed`` is false (an sd: ``0.50``); one
+    that shows as zero is ``+0.00`` (``0.00``), never ``-0.00``. Not a number: as Python writes it."""
+    value = float(value_d)
+    if not math.isfinite(value):
+        return f"{value:+.2f}" if signed else f"{value:.2f}"
+    rounded = Decimal(repr(value)).quantize(HUNDREDTH, rounding=ROUND_HALF_UP)
+    rounded = rounded.copy_abs() if rounded.is_zero() else rounded
+    return f"{rounded:+.2f}" if signed else f"{rounded:.2f}"
 
 
 # ---------------------------------------------------------------------------------------------

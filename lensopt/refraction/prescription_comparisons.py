@@ -46,7 +46,7 @@ from lensopt.gp.mean import BowlMean
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
-from lensopt.refraction.lens import Lens, PowerVector
+from lensopt.refraction.lens import Lens, PowerVector, diopter_text
 from lensopt.refraction.prescription import (
     Prescription,
     PrescriptionSearch,
@@ -295,8 +295,8 @@ class PrescriptionComparisons(PrescriptionSearch):
         if not self._in_box(lens):
             (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = self.box.bounds_d
             raise ValueError(
-                f"the {name} {lens.format()} is outside the search box (M {m_lo:+.2f} to {m_hi:+.2f} D, "
-                f"J0 {j0_lo:+.2f} to {j0_hi:+.2f} D, J45 {j45_lo:+.2f} to {j45_hi:+.2f} D)"
+                f"the {name} {lens.format()} is outside the search box (M {diopter_text(m_lo)} to {diopter_text(m_hi)} D, "
+                f"J0 {diopter_text(j0_lo)} to {diopter_text(j0_hi)} D, J45 {diopter_text(j45_lo)} to {diopter_text(j45_hi)} D)"
             )
 
     def distinct_lens(self, taken, proposal_d, same=None) -> Lens:

@@ -1,6 +1,9 @@
-"""Shared by the dashboard tests: simulated duel and ranking sessions stored as the experiment stores them."""
+"""Shared by the dashboard tests: simulated duel and ranking sessions stored as the experiment stores
+them, and what a legend covers in a drawn panel."""
 
+import numpy as np
 import pytest
+from matplotlib.collections import PathCollection
 
 
 def _store_simulated_duels(path, n_duels, model="probit", seed=2, participant="D02"):
@@ -69,3 +72,39 @@ def store_simulated_duels():
 def store_simulated_rankings():
     """``store(path, n_rankings, n_lenses=3, seed=2)``: a simulated ranking session, (session id, optimizer)."""
     return _store_simulated_rankings
+
+
+def legends_over_data(fig) -> list[str]:
+    """What the legends of the panel ``fig`` cover, drawn: each legend whose box overlaps an axes'
+    plotting area (where any data may fall: a colour map fills it) and each plotted point (of a
+    scatter or a line; outside the axes, those not clipped to it) inside a legend's box; empty
+    when every legend lies clear of the data."""
+    fig.draw_without_rendering()
+    legends = panel_legends(fig)
+    data_axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    covered = []
+    for legend in legends:
+        box = legend.get_window_extent()
+        for ax in data_axes:
+            if box.overlaps(ax.bbox):
+                covered.append(f"legend {box.bounds} over the axes {ax.bbox.bounds} ({ax.get_title(loc='left')!r})")
+            scatters = [(c, c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection)]
+            for artist, data in [*scatters, *((line, line.get_xydata()) for line in ax.lines)]:
+                if not len(data):
+                    continue
+                xy = ax.transData.transform(data)
+                if artist.get_clip_on():  # clipped to the axes: only the points inside it are drawn
+                    xy = xy[_inside(ax.bbox, xy)]
+                covered += [f"point at {tuple(p)} px under the legend {box.bounds}" for p in xy[_inside(box, xy)]]
+    return covered
+
+
+def panel_legends(fig) -> list:
+    """The legends of the panel ``fig``: its own and its axes'."""
+    return [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+
+
+def _inside(box, xy) -> np.ndarray:
+    """Which rows of ``xy`` (display coordinates, n × 2) lie strictly inside ``box``."""
+    xy = np.asarray(xy, dtype=float)
+    return (xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1)

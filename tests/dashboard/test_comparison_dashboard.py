@@ -18,14 +18,18 @@ from pytestqt.qt_compat import qt_api
 if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
     pytest.skip("pytest-qt must use pyqt5 (see tests/dashboard/test_window.py)", allow_module_level=True)
 
+from matplotlib.figure import Figure
 from matplotlib.image import imread
 
 from lensopt.cli import main
+from lensopt.dashboard.comparison_panels import draw_comparison_lens_map
+from lensopt.dashboard.model import snapshot_from_store
 from lensopt.dashboard.window import DashboardWindow
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, SessionStore
 from lensopt.store.claim import claim_session
+from tests.dashboard.conftest import legends_over_data, panel_legends
 
 N_TRIALS = 12
 #: Generous limits for a loaded 2-core machine; they bound waiting, they do not measure speed.
@@ -236,3 +240,16 @@ def test_cli_screenshot_draws_every_panel(stored, tmp_path):
     for rows in (slice(top, middle_y), slice(middle_y, bottom)):
         for cols in (slice(0, middle_x), slice(middle_x, width)):
             assert gray[rows, cols].std() > 0.05, f"a panel of the {kind} screenshot is blank"
+
+
+@pytest.mark.parametrize("size_in", [(5.85, 3.9), (7.0, 4.5)])  # the report's panel, a window's
+def test_the_lens_maps_legend_covers_no_compared_lens(stored, size_in):
+    """The lens map's legend sat inside the map (``loc="best"``) over lenses compared and their lines:
+    it lies under the map now, clear of every lens, at the report's and a window's panel size."""
+    kind, path, sid = stored
+    with SessionStore(path, readonly=True) as store:
+        snap = snapshot_from_store(store, sid)
+    fig = Figure(figsize=size_in, layout="constrained")
+    draw_comparison_lens_map(fig, snap)
+    assert panel_legends(fig), f"the {kind} lens map has no legend"
+    assert legends_over_data(fig) == []

@@ -7,10 +7,13 @@ import stat
 import subprocess
 
 import pytest
+from matplotlib.figure import Figure
 from matplotlib.image import imread
 
 from lensopt.dashboard.model import SessionModel
+from lensopt.dashboard.panels import draw_history, draw_lens_map
 from lensopt.dashboard.report import PAGE_SIZE_IN, PNG_DPI, write_report
+from tests.dashboard.conftest import legends_over_data, panel_legends
 
 
 def _session_snapshot(n_trials=15, seed=2):
@@ -88,6 +91,24 @@ def test_png_report_draws_all_four_panels(snap, tmp_path):
     for quadrant in quadrants:
         assert quadrant.std() > 0.05, "a panel of the report is blank"
         assert (quadrant < 0.5).mean() > 0.002, "a panel of the report has no dark ink (text, axes)"
+
+
+def test_the_letter_lens_maps_legend_covers_no_lens_tried(snap):
+    """The lens map's legend (``loc="best"``, inside the map) could cover lenses tried: it lies
+    under the map now (the duel map's test: tests/dashboard/test_comparison_dashboard.py)."""
+    fig = Figure(figsize=(5.85, 3.9), layout="constrained")
+    draw_lens_map(fig, snap)
+    assert panel_legends(fig) and legends_over_data(fig) == []
+
+
+def test_the_historys_legend_covers_no_letter_shown():
+    """The history's legend sat in the upper right, over the letters shown there (a session whose
+    letters stay large, as the first trials' do): it lies under the axes now."""
+    big = _session_snapshot(n_trials=6, seed=5)
+    for size_in in ((5.85, 3.9), (7.0, 4.5)):
+        fig = Figure(figsize=size_in, layout="constrained")
+        draw_history(fig, big)
+        assert panel_legends(fig) and legends_over_data(fig) == []
 
 
 def test_report_of_a_session_without_trials_still_renders(tmp_path):

@@ -310,6 +310,24 @@ def test_the_snapshot_confidence_is_the_optimizers_certainty_and_shows_its_stop_
     assert early.certainty.confidence == _rebuilt(info, history[:12]).certainty().confidence
 
 
+def test_a_stopping_rule_that_may_act_at_one_trial_only_names_that_trial_not_a_range(tmp_path):
+    """``lensopt run --trials 10`` caps the protocol's [stop] min_trials at 10 too: the summary said
+    "trials 10–10"; it says "trial 10"."""
+    from lensopt.dashboard.drawing import trial_range_text
+    from lensopt.dashboard.panels import summary_rows
+    from lensopt.store import SessionStore
+
+    assert trial_range_text(10, 10) == "trial 10" and trial_range_text(20, 80) == "trials 20–80"
+    assert trial_range_text(5, 5, "duel") == "duel 5"
+    stop = {"confidence": 0.95, "min_trials": 10, "max_trials": 10}
+    sid, _ = _store_simulated_session(tmp_path / "s.db", n_trials=10, stop=stop)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    snap = SessionModel(info).update(info, records)
+    (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
+    assert stops_at.startswith("confidence 0.95, trial 10: ") and "10–10" not in stops_at
+
+
 def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_does(tmp_path):
     """A two-parameter letter session below its [stop] confidence: the summary panel's title and the
     summary line say "not enough answers to prescribe"; a study without [stop] (a fixed number of

@@ -23,6 +23,7 @@ from lensopt.dashboard.window import DashboardWindow
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import SessionStore, TrialRecord
+from tests.dashboard.conftest import legends_over_data, panel_legends
 
 N_TRIALS = 12
 #: The clinical-prescription protocol's [stop] table (a session without one is a study's fixed design).
@@ -442,3 +443,25 @@ def test_a_prescribed_eye_has_no_footnote_about_eyes_held_back(prescription_db):
         draw_summary(fig, session_model(held).update(held, records))
         footnotes[target] = [t.get_text() for t in fig.axes[0].texts if "below the target" in t.get_text()]
     assert footnotes[0.05] == [] and len(footnotes[0.999]) == 1
+
+
+@pytest.mark.parametrize("size_in", [(5.85, 3.9), (7.0, 4.5)])  # the report's panel, a window's
+def test_the_astigmatism_planes_and_defocus_curves_legends_cover_no_lens_tried(prescription_db, size_in):
+    """The plane's legend sat in its lower left corner over lenses tried, the curve's (``loc="best"``)
+    over letters tried: both lie under their axes now, clear of every point; the start is drawn
+    rimmed in black, so that its square is seen in the legend too (white on white, it was not)."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
+
+    path, sid, _ = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        snap = snapshot_from_store(store, sid)
+    plane, curve = Figure(figsize=size_in, layout="constrained"), Figure(figsize=size_in, layout="constrained")
+    draw_astigmatism_plane(plane, snap.prescription_view)
+    draw_defocus_curve(curve, snap.prescription_view, snap.letter_bounds_logmar)
+    for fig in (plane, curve):
+        assert panel_legends(fig) and legends_over_data(fig) == []
+    (legend,) = panel_legends(plane)
+    start = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))["start"]
+    assert tuple(start.get_edgecolor()[0][:3]) == (0.0, 0.0, 0.0)

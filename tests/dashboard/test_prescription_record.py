@@ -20,10 +20,10 @@ from lensopt.dashboard.prescription_text import (
     build_record,
     confidence_statement,
     interval_text,
-    snellen_text,
     stop_reason,
 )
 from lensopt.observer import SimulatedPatient
+from lensopt.refraction.lens import snellen_text
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.store import ResultRecord, SessionStore, TrialRecord
@@ -125,20 +125,6 @@ def pdf_text(path) -> str | None:
 # --------------------------------------------------------------------------- words
 
 
-@pytest.mark.parametrize(
-    "logmar, six, twenty",
-    [
-        (0.0, "6/6", "20/20"),
-        (0.3, "6/12", "20/40"),
-        (1.0, "6/60", "20/200"),
-        (0.1, "6/7.6", "20/25"),  # 6 x 10^0.1 = 7.55: the exact equivalent, not the chart line's 6/7.5
-        (-0.1, "6/4.8", "20/16"),
-    ],
-)
-def test_snellen_equivalents_match_hand_values(logmar, six, twenty):
-    assert snellen_text(logmar) == (six, twenty)
-
-
 def test_the_axis_interval_passing_180_is_written_through_180():
     assert interval_text("axis_deg", 160.0, 185.0) == "160 to 005 through 180"
     assert interval_text("axis_deg", 160.4, 175.6) == "160 to 176"
@@ -209,6 +195,24 @@ def _drawn(fig) -> list[tuple[str, float, str]]:
     return [(t.get_text(), t.get_fontsize(), to_hex(t.get_color())) for t in fig.texts]
 
 
+def test_no_text_of_page_one_runs_past_the_right_margin(sessions_db):
+    """The protocol row of a simulated session ("clinical-prescription · rule bracket-ald · seed 5 ·
+    answers by a SIMULATED patient") ran off the page: a long value goes on two lines, whole."""
+    from lensopt.dashboard.prescription_record import A4_PORTRAIT_IN, MARGIN_IN, draw_record_page
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["finished"])
+    protocol = {**info.protocol, "protocol": {"name": "clinical-prescription", "observer": "simulated"}}
+    record = build_record(replace(info, protocol=protocol), printed_at=1.9e9)
+    fig = draw_record_page(record)
+    fig.draw_without_rendering()
+    right_px = (A4_PORTRAIT_IN[0] - MARGIN_IN) * fig.dpi + 1.0
+    beyond = [t.get_text() for t in fig.texts if t.get_window_extent().x1 > right_px]
+    assert beyond == []
+    assert "answers by a SIMULATED patient" in " ".join(text for text, _, _ in _drawn(fig))  # whole, in order
+
+
 def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(sessions_db):
     """12 letters at confidence ~0.1 against the default 0.95: the closing console said "not enough
     answers to prescribe", so the record does not print the lens as the prescription: it says why in
@@ -260,6 +264,24 @@ def test_the_record_and_the_closing_console_draw_the_line_at_the_same_confidence
             optimizer = types.SimpleNamespace(n_trials=40, confidence=lambda c=confidence: c, history=())
             console = end_point(optimizer, protocol, "OD", [result], [])
             assert console.confident == eye_record(info, result).prescribed == (confidence >= target)
+
+
+@pytest.mark.parametrize(
+    "sphere_d, cylinder_d, m_text",
+    [(-1.25, -0.75, "-1.63 D"), (2.0, -0.75, "+1.63 D"), (0.0, -0.25, "-0.13 D")],  # M -1.625, +1.625, -0.125
+)
+def test_the_spherical_equivalent_is_rounded_half_away_from_zero(sphere_d, cylinder_d, m_text):
+    """M = S + C/2 of a prescription in 0.25 D steps ends in 0.125 or 0.375 D: the record wrote
+    -1.625 as -1.62 (half to even), now -1.63, as its interval's ends."""
+    from lensopt.dashboard.prescription_text import eye_record
+
+    m_low, m_high = sphere_d + cylinder_d / 2 - 0.25, sphere_d + cylinder_d / 2 + 0.25
+    result = ResultRecord("-", sphere_d, cylinder_d, 170.0, 0.0, 0.97, 40, {"m_d": [m_low, m_high]}, eye="OD")
+    info = _session_info(protocol={"stop": {"confidence": 0.95, "min_trials": 5, "max_trials": 40}})
+    rows = {label: (value, interval) for label, value, interval in eye_record(info, result).rows}
+    assert rows["M (spherical eq.)"][0] == m_text
+    assert rows["M (spherical eq.)"][1] == interval_text("m_d", m_low, m_high)
+    assert interval_text("m_d", -1.875, -1.375) == "-1.88 to -1.38 D"
 
 
 def _session_info(**fields):
@@ -637,6 +659,30 @@ def test_the_lens_path_has_whole_trial_ticks(sessions_db):
         fig.canvas.draw()  # the locator picks its ticks at drawing
         ticks = fig.axes[0].get_xticks()
         assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks), ticks
+
+
+@pytest.mark.parametrize("n_trials", [10, 23, 30])
+def test_the_lens_paths_ticks_stop_at_the_last_trial(sessions_db, n_trials):
+    """The lens path's axis runs past the last trial to the prescriptions' columns: it ticked trials
+    that never were (32 after 30 trials). Every tick is a whole trial from 1 to the last; without a
+    prescription the axis ends after the last trial (it ended a trial before it, hiding it)."""
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.prescription_record import _draw_lens_path
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        stored, info = store.trials(ids["finished"]), store.session(ids["finished"])
+    records = [replace(stored[k % len(stored)], index=k + 1) for k in range(n_trials)]
+    for results in ([], [info.result], [replace(info.result, eye="OD"), replace(info.result, eye="OS")]):
+        fig = Figure(figsize=(8.27, 5.0))  # page 2's width
+        _draw_lens_path(fig, records, results)
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        low, high = ax.get_xlim()
+        shown = [t for t in ax.get_xticks() if low <= t <= high]
+        assert high >= n_trials + 0.5 and (high > n_trials + 1) == bool(results)  # the prescriptions' room
+        assert len(shown) >= 3 and all(float(t).is_integer() and 1 <= t <= n_trials for t in shown), shown
 
 
 def test_a_two_parameter_session_of_both_eyes_prints_each_eyes_curves(tmp_path):

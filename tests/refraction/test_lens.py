@@ -12,9 +12,12 @@ import pytest
 from lensopt.refraction.lens import (
     Lens,
     PowerVector,
+    diopter_text,
     lens_arrays_from_power_vectors,
     parse_lens,
     power_vector_arrays,
+    snellen_text,
+    two_parameter_lens_text,
     wrap_axis_deg,
 )
 
@@ -493,3 +496,64 @@ def test_a_letter_size_that_rounds_to_zero_is_written_plus_zero_not_minus_zero()
     assert logmar_text(-0.001) == "+0.00 logMAR" == logmar_text(0.0) == logmar_text(-0.0)
     assert logmar_text(-0.006) == "-0.01 logMAR" and logmar_text(0.134) == "+0.13 logMAR"
     assert logmar_text(1.0) == "+1.00 logMAR" and logmar_text(-0.3) == "-0.30 logMAR"
+
+
+@pytest.mark.parametrize(
+    "logmar, six, twenty",
+    [
+        (0.0, "6/6", "20/20"),
+        (0.3, "6/12", "20/40"),
+        (1.0, "6/60", "20/200"),
+        (0.1, "6/7.5", "20/25"),  # the chart line's name; 6 x 10^0.1 = 7.55 was printed 6/7.6
+        (-0.1, "6/4.8", "20/16"),
+        (-0.2, "6/3.8", "20/12.5"),
+        (-0.3, "6/3", "20/10"),
+        (0.2, "6/9.5", "20/32"),
+        (0.5, "6/19", "20/63"),
+        (0.8, "6/38", "20/125"),
+        (1.1, "6/75", "20/250"),
+        (-0.4, "6/2.4", "20/8"),
+        (0.096, "6/7.5", "20/25"),  # shown +0.10 logMAR: on the line
+        (0.02, "≈ 6/6", "≈ 20/20"),  # was 6/6.3, 20/21: no chart has them
+        (0.04, "≈ 6/6", "≈ 20/20"),  # was 6/6.6, 20/22
+        (0.27, "≈ 6/12", "≈ 20/40"),  # was 20/37
+        (0.24, "≈ 6/9.5", "≈ 20/32"),
+        (-0.07, "≈ 6/4.8", "≈ 20/16"),
+        (0.05, "≈ 6/7.5", "≈ 20/25"),  # halfway: the line of the larger letters
+        (-0.05, "≈ 6/6", "≈ 20/20"),
+    ],
+)
+def test_the_snellen_equivalent_is_the_nearest_chart_line_marked_approximate_off_it(logmar, six, twenty):
+    assert snellen_text(logmar) == (six, twenty)
+
+
+def test_an_acuity_that_is_not_a_number_has_no_snellen_line():
+    with pytest.raises(ValueError, match="finite"):
+        snellen_text(float("nan"))
+
+
+@pytest.mark.parametrize(
+    "value_d, signed, unsigned",
+    [
+        (-1.625, "-1.63", "-1.63"),  # f"{-1.625:+.2f}" is -1.62: half to even
+        (1.625, "+1.63", "1.63"),
+        (-0.125, "-0.13", "-0.13"),
+        (0.125, "+0.13", "0.13"),
+        (-0.375, "-0.38", "-0.38"),
+        (0.145, "+0.15", "0.15"),  # as written in decimal, though the float is a hair below
+        (-2.675, "-2.68", "-2.68"),
+        (-0.004, "+0.00", "0.00"),  # never -0.00
+        (-0.0, "+0.00", "0.00"),
+        (1.0, "+1.00", "1.00"),
+        (-1.624, "-1.62", "-1.62"),
+    ],
+)
+def test_a_power_is_written_to_a_hundredth_with_halves_away_from_zero(value_d, signed, unsigned):
+    assert diopter_text(value_d) == signed and diopter_text(value_d, signed=False) == unsigned
+
+
+def test_every_power_lensopt_writes_follows_the_one_rounding_rule():
+    """M of a lens in 0.25 D steps ends in 0.125 or 0.375 D: the lens, the two-parameter lens and the
+    power vector are written by the one rule, not Python's half to even."""
+    assert Lens(-1.625, -0.125, 90.0).format() == "-1.63 / -0.13 x 090"
+    assert two_parameter_lens_text(1.625, -0.125) == "S +1.63 D  C -0.13 D"

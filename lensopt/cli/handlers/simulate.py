@@ -23,6 +23,7 @@ from lensopt.cli.simulate import (
 )
 from lensopt.cli.simulate_prescription import full_prescription
 from lensopt.modes.registry import get_mode
+from lensopt.refraction.lens import diopter_text
 from lensopt.simulation import make_patient, simulate
 from lensopt.stopping import StopRule
 
@@ -182,10 +183,10 @@ def run(args) -> int:
     print(
         f"Simulated {mode.title}: rule {result.rule}, seed {result.seed}, {result.trials} trials, slope {args.slope:g}"
     )
-    print(f"  patient's correction  S {s:+.2f} D   C {c:+.2f} D")
+    print(f"  patient's correction  S {diopter_text(s)} D   C {diopter_text(c)} D")
     print(
-        f"  best lens found       S {bs:+.2f} D   C {bc:+.2f} D"
-        f"   (errors {result.final.sphere_error_d:.2f} D, {result.final.cylinder_error_d:.2f} D)"
+        f"  best lens found       S {diopter_text(bs)} D   C {diopter_text(bc)} D"
+        f"   (errors {diopter_text(result.final.sphere_error_d, signed=False)} D, {diopter_text(result.final.cylinder_error_d, signed=False)} D)"
     )
     print(f"  acuity error          {result.final.va_error_logmar:.4f} logMAR with that lens")
     if result.certainty is not None:
@@ -197,7 +198,9 @@ def run(args) -> int:
             f"{cert['tolerance_logmar']:g} logMAR of the best"
         )
         (slo, shi), (clo, chi) = cert["sphere_interval_d"], cert["cylinder_interval_d"]
-        print(f"  95% interval          S {slo:+.2f} to {shi:+.2f} D   C {clo:+.2f} to {chi:+.2f} D")
+        print(
+            f"  95% interval          S {diopter_text(slo)} to {diopter_text(shi)} D   C {diopter_text(clo)} to {diopter_text(chi)} D"
+        )
     for score in result.checkpoints[:-1]:
         print(f"    after {score.trials:>3} trials: {score.va_error_logmar:.4f} logMAR")
     print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")

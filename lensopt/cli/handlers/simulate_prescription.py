@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
-from lensopt.refraction.lens import Lens, logmar_text, parse_lens
+from lensopt.refraction.lens import Lens, diopter_text, logmar_text, parse_lens
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D, SearchBox
 from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES, PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
@@ -115,7 +115,7 @@ def run_prescription(args, stop) -> int:
         meridian = max((written.sphere_d, written.sphere_d + written.cylinder_d), key=abs)
         if abs(meridian) > MAX_PATIENT_POWER_D:  # as lensopt run refuses it
             raise ValueError(
-                f"--start {args.start!r} has a meridian of {meridian:+.2f} D, beyond a phoropter's "
+                f"--start {args.start!r} has a meridian of {diopter_text(meridian)} D, beyond a phoropter's "
                 f"±{MAX_PATIENT_POWER_D:g} D; give a starting refraction within it"
             )
         transposed = written.is_plus_cylinder
@@ -205,17 +205,19 @@ def run_prescription(args, stop) -> int:
     print(f"  prescription          {d['prescription']}")
     lens_error = d["lens_error_d"]
     print(
-        f"  its error             M {lens_error['M']:+.2f} D   J0 {lens_error['J0']:+.2f} D   "
-        f"J45 {lens_error['J45']:+.2f} D   (blur {d['lens_blur_error_d']:.2f} D; the lens as written, 0.25 D steps)"
+        f"  its error             M {diopter_text(lens_error['M'])} D   J0 {diopter_text(lens_error['J0'])} D   "
+        f"J45 {diopter_text(lens_error['J45'])} D   (blur {diopter_text(d['lens_blur_error_d'], signed=False)} D; the lens as written, 0.25 D steps)"
     )
     print(
-        f"  estimate's error      M {error['M']:+.2f} D   J0 {error['J0']:+.2f} D   J45 {error['J45']:+.2f} D"
-        f"   (blur {d['blur_error_d']:.2f} D; before rounding, as the benchmarks score it)"
+        f"  estimate's error      M {diopter_text(error['M'])} D   J0 {diopter_text(error['J0'])} D   J45 {diopter_text(error['J45'])} D"
+        f"   (blur {diopter_text(d['blur_error_d'], signed=False)} D; before rounding, as the benchmarks score it)"
     )
     intervals = est["intervals"]
     if intervals:
         m_lo, m_hi = intervals["m_d"]
-        print(f"  95% interval          M {m_lo:+.2f} to {m_hi:+.2f} D   (J0, J45 in the JSON output)")
+        print(
+            f"  95% interval          M {diopter_text(m_lo)} to {diopter_text(m_hi)} D   (J0, J45 in the JSON output)"
+        )
     if est["predicted_acuity_logmar"] is not None:
         print(f"  predicted acuity      {logmar_text(est['predicted_acuity_logmar'])} with it")
     if est["confidence"] is not None:

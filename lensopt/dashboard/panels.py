@@ -36,6 +36,7 @@ from lensopt.dashboard.drawing import (
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
+from lensopt.refraction.shown import SHOWN_BLUR_D, nearest_blur_d, not_shown_note
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -285,7 +286,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             *lens,
             ("Sphere", sphere),
             ("Cylinder", cylinder),
-            ("Acuity", acuity),
+            ("Acuity", acuity, *not_shown_note_of(snap)),
             ("Trials", trials),
             ("Time", elapsed_text(snap)),
             *eye_rows(snap.eyes),
@@ -295,7 +296,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         *lens,
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
-        ("Acuity", acuity),
+        ("Acuity", acuity, *not_shown_note_of(snap)),
         ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
     if c.has_stop_rule:
@@ -303,6 +304,20 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         trial_range = trial_range_text(c.min_trials, c.max_trials)
         rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}: {c.stop_state(tr.n)}"))
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
+
+
+def not_shown_note_of(snap: DashboardSnapshot) -> tuple[str, ...]:
+    """Under the predicted acuity, ``("predicted only: no lens tried within 0.24 D of this one (the
+    nearest 0.79 D away)",)`` when no lens the model was told came within the tolerance of the best
+    lens (:func:`lensopt.refraction.shown.not_shown_note`, as the closing console judges the lens
+    it reports); ``()`` otherwise."""
+    b, tr = snap.best, snap.model_trials
+    if b is None or not tr.n:
+        return ()
+    blur_d = nearest_blur_d(b.sphere_d, b.cylinder_d, 180.0, tr.sphere_d, tr.cylinder_d, 180.0)
+    if not_shown_note(blur_d) is None:
+        return ()
+    return (f"predicted only: no lens tried within {SHOWN_BLUR_D:.2f} D of this one (the nearest {blur_d:.2f} D away)",)
 
 
 def interval_text(interval) -> str:

@@ -234,8 +234,12 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
         page.text(x, eye.acuity, size=FONT_SIZE + 3, weight="bold", family=MONO, color=color)
         page.y_in += 0.3
         page.text(x, f"Snellen {eye.snellen}", size=FONT_SIZE + 1, color=color)
+        if eye.not_shown_short:  # under the acuity it qualifies
+            page.y_in += 0.25
+            page.text(x, eye.not_shown_short, size=FONT_SIZE - 1, color=ALERT)
+            page.y_in -= 0.25
         page.y_in -= 0.3
-    page.down(0.6 if len(eyes) == 1 else 0.56)
+    page.down((0.6 if len(eyes) == 1 else 0.56) + (0.25 if any(e.not_shown for e in eyes) else 0.0))
     page.text(MARGIN_IN, "Trials", size=FONT_SIZE, color=GREY)
     for x, eye in zip(columns, eyes):
         page.text(x, eye.trials, size=FONT_SIZE + 1)
@@ -525,7 +529,7 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
     earlier = _earlier_eye_ends(store, info) if model is not None and not views else []
     n_pages = 3 if views else 2 + len(earlier)
     pages = [
-        draw_record_page(build_record(info, printed_at, status), n_pages),
+        draw_record_page(build_record(info, printed_at, status, store.trials(session_id)), n_pages),
         # a two-parameter session of both eyes: each earlier eye's curves as they stood at its end
         *(build_report_figure(model.snapshot(n_end)) for n_end in earlier),
         draw_curves_page(store, info, model, why, n_pages),

@@ -32,6 +32,7 @@ from lensopt.refraction.prescription import (
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
 )
+from lensopt.refraction.shown import nearest_shown_blur_d, not_shown_note
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -187,6 +188,20 @@ class EyeRecord:
     confidence: str
     withheld: str | None = None
     fixed_design: bool = False
+    #: The blur (D) between this lens and the nearest lens shown, when none came within the
+    #: tolerance (:func:`lensopt.refraction.shown.not_shown_note`: its acuity is predicted, not
+    #: measured); None when one did, or for a comparison (no acuity is predicted).
+    not_shown_blur_d: float | None = None
+
+    @property
+    def not_shown(self) -> str | None:
+        """The closing console's words on a lens not shown, or None."""
+        return not_shown_note(self.not_shown_blur_d)
+
+    @property
+    def not_shown_short(self) -> str | None:
+        """:attr:`not_shown` in the width of an eye's column of page 1."""
+        return None if self.not_shown_blur_d is None else f"not shown; nearest tried {self.not_shown_blur_d:.2f} D away"
 
     @property
     def prescribed(self) -> bool:
@@ -282,8 +297,9 @@ def session_results(info) -> list:
     return sorted((r for r in results if r is not None), key=lambda r: order.get(getattr(r, "eye", None) or "", 3))
 
 
-def eye_record(info, result) -> EyeRecord:
-    """Page 1's words for one stored result of session ``info``."""
+def eye_record(info, result, trials=()) -> EyeRecord:
+    """Page 1's words for one stored result of session ``info``; ``trials``, the session's stored
+    letter trials (:meth:`lensopt.store.SessionStore.trials`), tell whether its lens was shown."""
     eye = getattr(result, "eye", None)
     lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg if result.axis_deg is not None else 180.0)
     m_d, j0_d, j45_d = (float(v) for v in power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
@@ -317,7 +333,20 @@ def eye_record(info, result) -> EyeRecord:
         withheld=stored_withheld_reason(info, result),
         # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
         fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,
+        not_shown_blur_d=_not_shown_blur_d(info, result, trials),
     )
+
+
+def _not_shown_blur_d(info, result, trials) -> float | None:
+    """The blur (D) from a letter session's stored ``result`` to the nearest lens its eye was shown
+    (the answered trials its optimizer was told, not those undone, as the closing console judges it),
+    when that is beyond the tolerance (:func:`~lensopt.refraction.shown.not_shown_note`); else None."""
+    if info.kind != LETTERS_KIND or result.predicted_acuity_logmar is None:
+        return None
+    eye = getattr(result, "eye", None)
+    shown = [t for t in trials if not t.void and (eye is None or t.eye == eye)]
+    blur_d = nearest_shown_blur_d(result.sphere_d, result.cylinder_d, result.axis_deg, shown)
+    return blur_d if not_shown_note(blur_d) else None
 
 
 def missing_reason(info, status: str | None = None) -> str:
@@ -412,10 +441,11 @@ def wrapped(text: str, width_chars: int) -> list[str]:
     return textwrap.wrap(text, width_chars, break_on_hyphens=False) or [""]
 
 
-def build_record(info, printed_at: float | None = None, status: str | None = None) -> PrescriptionRecord:
+def build_record(info, printed_at: float | None = None, status: str | None = None, trials=()) -> PrescriptionRecord:
     """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
     ``printed_at`` (unix seconds; default now); ``status``: the session's status as shown
-    (:func:`lensopt.store.claim.session_status`), default the stored one."""
+    (:func:`lensopt.store.claim.session_status`), default the stored one; ``trials``: its stored
+    letter trials, for whether each eye's lens was shown (:attr:`EyeRecord.not_shown`)."""
     printed_at = time.time() if printed_at is None else printed_at
     status = info.status if status is None else status
     results = session_results(info)
@@ -443,7 +473,7 @@ def build_record(info, printed_at: float | None = None, status: str | None = Non
         note = f" · no prescription stored for {' and '.join(left)}" if results and left else ""
         session.append(("Eye tested", EYE_NAMES.get(eyes, eyes) + note))
     session.append(("Printed", _when(printed_at)))
-    per_eye = tuple(eye_record(info, r) for r in results)
+    per_eye = tuple(eye_record(info, r, trials) for r in results)
     prescribed = any(e.prescribed for e in per_eye)  # none stored: no prescription either
     return PrescriptionRecord(
         session_id=info.session_id,

@@ -39,11 +39,19 @@ def nearest_shown_blur_d(sphere_d: float, cylinder_d: float, axis_deg: float | N
     axis = _NO_AXIS_DEG if axis_deg is None else float(axis_deg)
     shown = np.array(
         [(t.sphere_d, t.cylinder_d, axis if t.axis_deg is None else t.axis_deg) for t in trials], dtype=float
+    ).reshape(-1, 3)
+    return nearest_blur_d(sphere_d, cylinder_d, axis, shown[:, 0], shown[:, 1], shown[:, 2])
+
+
+def nearest_blur_d(sphere_d, cylinder_d, axis_deg, shown_sphere_d, shown_cylinder_d, shown_axis_deg) -> float | None:
+    """:func:`nearest_shown_blur_d` over the lenses given as arrays (axes in degrees); None for none."""
+    shown = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float).ravel() for v in (shown_sphere_d, shown_cylinder_d, shown_axis_deg))
     )
-    if shown.size == 0:
+    if shown[0].size == 0:
         return None
-    target = np.array(power_vector_arrays(sphere_d, cylinder_d, axis))
-    vectors = np.column_stack(power_vector_arrays(shown[:, 0], shown[:, 1], shown[:, 2]))
+    target = np.array(power_vector_arrays(sphere_d, cylinder_d, axis_deg))
+    vectors = np.column_stack(power_vector_arrays(*shown))
     return float(np.sqrt(np.square(vectors - target).sum(axis=1)).min())
 
 

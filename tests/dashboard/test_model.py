@@ -535,3 +535,23 @@ def test_an_eye_with_a_cylinder_and_no_axis_is_an_estimate_whose_confidence_is_c
         "OD S -0.50 D, C +1.00 D (estimate, not a prescription: a cylinder without an axis) "
         "(confidence 0.34 ≥ 0.30 after 21 trials)"
     )
+
+
+def test_the_summary_says_when_no_lens_tried_came_near_the_best_lens():
+    """The acuity row's note: the best lens's acuity is predicted only when no lens the model was told
+    came within 0.24 D of blur of it (the nearest here: Raasch's b of a 0.75 D sphere and
+    0.25 D cylinder residual, b² = ½(0.75² + 1.0²)); none once a lens within it was tried."""
+    import types
+
+    from lensopt.dashboard.panels import not_shown_note_of
+
+    def snap(spheres, cylinders):
+        trials = types.SimpleNamespace(n=len(spheres), sphere_d=np.array(spheres), cylinder_d=np.array(cylinders))
+        return types.SimpleNamespace(best=types.SimpleNamespace(sphere_d=-1.5, cylinder_d=-0.5), model_trials=trials)
+
+    b_d = math.sqrt(0.5 * (0.75**2 + 1.0**2))
+    assert not_shown_note_of(snap([-0.75, -3.5], [-0.25, 0.0])) == (
+        f"predicted only: no lens tried within 0.24 D of this one (the nearest {b_d:.2f} D away)",
+    )
+    assert not_shown_note_of(snap([-0.75, -1.5], [-0.25, -0.25])) == ()
+    assert not_shown_note_of(snap([], [])) == ()

@@ -64,6 +64,7 @@ from lensopt.dashboard.snapshot import (
     TrialSeries,
     frozen_array,
     lens_notation_from_protocol,
+    lens_step_from_protocol,
     model_eye_name,
 )
 from lensopt.errors import LensoptError
@@ -72,6 +73,8 @@ from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
+from lensopt.refraction.phoropter import round_lens
+from lensopt.refraction.shown import untried_d
 from lensopt.stopping import StopRule
 from lensopt.store.claim import session_status
 from lensopt.store.records import EYES, cylinder_without_axis, stored_confidence_target, stored_fixed_design
@@ -317,7 +320,8 @@ class SessionModel(FollowedSession):
         fixed_design = stored_fixed_design(self._info)
         if self._prescription:
             rx = opt.prescription()
-            return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials), fixed_design)
+            untried = self._untried_d(opt)
+            return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials), fixed_design, untried_d=untried)
         sphere_d, cylinder_d = opt.best()
         if certainty is not None:
             confidence: float | None = certainty.confidence
@@ -326,7 +330,22 @@ class SessionModel(FollowedSession):
         axis_deg, convention = lens_notation_from_protocol(self._info.protocol)
         lens = two_parameter_lens_text(float(sphere_d), float(cylinder_d), axis_deg, convention, gap=", ")
         no_axis = cylinder_without_axis(float(cylinder_d), axis_deg or None)
-        return EyeEstimate(eye, lens, confidence, target, int(opt.n_trials), fixed_design, no_axis)
+        return EyeEstimate(
+            eye, lens, confidence, target, int(opt.n_trials), fixed_design, no_axis, untried_d=self._untried_d(opt)
+        )
+
+    def _untried_d(self, opt) -> float | None:
+        """:func:`~lensopt.refraction.shown.untried_d` of the lens ``opt`` would report — a full
+        prescription's, or a two-parameter search's best lens on the phoropter's steps, as its stored
+        result writes it — over the answers it was told (not those undone): the console's rule."""
+        tried = [trial for trial, _ in opt.history]
+        if self._prescription:
+            lens = opt.prescription().lens
+            return untried_d(lens.sphere_d, lens.cylinder_d, lens.axis_deg, tried)
+        bounds = (optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d"))
+        sphere_d, cylinder_d = round_lens(opt.best(), lens_step_from_protocol(self._info.protocol), bounds)
+        meridian_deg, _ = lens_notation_from_protocol(self._info.protocol)
+        return untried_d(sphere_d, cylinder_d, None, tried, meridian_deg)
 
     def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
         """Each eye's result after the first ``n`` records, OD before OS: the live eye's (the last
@@ -430,6 +449,7 @@ class SessionModel(FollowedSession):
             lens_axis_deg=axis_deg,
             cylinder_convention=convention,
             verdict=verdict,
+            untried_d=verdict.untried_d if verdict is not None else self._untried_d(opt),
         )
 
 

@@ -36,7 +36,7 @@ from lensopt.dashboard.drawing import (
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
-from lensopt.refraction.shown import SHOWN_BLUR_D, nearest_blur_d, not_shown_note
+from lensopt.refraction.shown import untried_summary
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -233,6 +233,8 @@ def eye_rows(eyes) -> list[tuple]:
         rows.append((e.label, e.verdict(), e.evidence()))
         if e.provisional():
             rows.append(("", e.provisional()))
+        if e.n_trials and e.untried_d is not None:  # under the lens it is of, the verdict's or the estimate's
+            rows.append(("", *untried_row_note(e.untried_d)))
     return rows
 
 
@@ -286,7 +288,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             *lens,
             ("Sphere", sphere),
             ("Cylinder", cylinder),
-            ("Acuity", acuity, *not_shown_note_of(snap)),
+            ("Acuity", acuity, *untried_row_note(snap.untried_d)),
             ("Trials", trials),
             ("Time", elapsed_text(snap)),
             *eye_rows(snap.eyes),
@@ -296,7 +298,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         *lens,
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
-        ("Acuity", acuity, *not_shown_note_of(snap)),
+        ("Acuity", acuity, *untried_row_note(snap.untried_d)),
         ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
     if c.has_stop_rule:
@@ -306,18 +308,11 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
 
 
-def not_shown_note_of(snap: DashboardSnapshot) -> tuple[str, ...]:
-    """Under the predicted acuity, ``("predicted only: no lens tried within 0.24 D of this one (the
-    nearest 0.79 D away)",)`` when no lens the model was told came within the tolerance of the best
-    lens (:func:`lensopt.refraction.shown.not_shown_note`, as the closing console judges the lens
-    it reports); ``()`` otherwise."""
-    b, tr = snap.best, snap.model_trials
-    if b is None or not tr.n:
-        return ()
-    blur_d = nearest_blur_d(b.sphere_d, b.cylinder_d, 180.0, tr.sphere_d, tr.cylinder_d, 180.0)
-    if not_shown_note(blur_d) is None:
-        return ()
-    return (f"predicted only: no lens tried within {SHOWN_BLUR_D:.2f} D of this one (the nearest {blur_d:.2f} D away)",)
+def untried_row_note(distance_d: float | None) -> tuple[str, ...]:
+    """The note under a lens's acuity when the patient read through no lens within a phoropter step
+    of it (:func:`lensopt.refraction.shown.untried_summary`), as a row's third element; ``()`` else."""
+    note = untried_summary(distance_d)
+    return () if note is None else (note,)
 
 
 def interval_text(interval) -> str:

@@ -234,12 +234,12 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
         page.text(x, eye.acuity, size=FONT_SIZE + 3, weight="bold", family=MONO, color=color)
         page.y_in += 0.3
         page.text(x, f"Snellen {eye.snellen}", size=FONT_SIZE + 1, color=color)
-        if eye.not_shown_short:  # under the acuity it qualifies
+        if eye.not_tried_short:  # under the acuity it qualifies
             page.y_in += 0.25
-            page.text(x, eye.not_shown_short, size=FONT_SIZE - 1, color=ALERT)
+            page.text(x, eye.not_tried_short, size=FONT_SIZE - 1, color=ALERT)
             page.y_in -= 0.25
         page.y_in -= 0.3
-    page.down((0.6 if len(eyes) == 1 else 0.56) + (0.25 if any(e.not_shown for e in eyes) else 0.0))
+    page.down((0.6 if len(eyes) == 1 else 0.56) + (0.25 if any(e.not_tried for e in eyes) else 0.0))
     page.text(MARGIN_IN, "Trials", size=FONT_SIZE, color=GREY)
     for x, eye in zip(columns, eyes):
         page.text(x, eye.trials, size=FONT_SIZE + 1)

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 from lensopt import __version__
+from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.modes.letters import is_prescription
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
 from lensopt.refraction.prescription import (
@@ -32,7 +33,7 @@ from lensopt.refraction.prescription import (
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
 )
-from lensopt.refraction.shown import nearest_shown_blur_d, not_shown_note
+from lensopt.refraction.shown import untried_d, untried_note, untried_short
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -188,20 +189,20 @@ class EyeRecord:
     confidence: str
     withheld: str | None = None
     fixed_design: bool = False
-    #: The blur (D) between this lens and the nearest lens shown, when none came within the
-    #: tolerance (:func:`lensopt.refraction.shown.not_shown_note`: its acuity is predicted, not
-    #: measured); None when one did, or for a comparison (no acuity is predicted).
-    not_shown_blur_d: float | None = None
+    #: The dioptric distance (D) from this lens to the nearest lens the eye was tried with, when
+    #: beyond a phoropter step (:func:`lensopt.refraction.shown.untried_d`: its acuity predicted, not
+    #: measured); None when within one, or for a comparison (no acuity is predicted).
+    untried_d: float | None = None
 
     @property
-    def not_shown(self) -> str | None:
-        """The closing console's words on a lens not shown, or None."""
-        return not_shown_note(self.not_shown_blur_d)
+    def not_tried(self) -> str | None:
+        """The closing console's sentence on a lens not tried, or None."""
+        return untried_note(self.untried_d)
 
     @property
-    def not_shown_short(self) -> str | None:
-        """:attr:`not_shown` in the width of an eye's column of page 1."""
-        return None if self.not_shown_blur_d is None else f"not shown; nearest tried {self.not_shown_blur_d:.2f} D away"
+    def not_tried_short(self) -> str | None:
+        """:attr:`not_tried` in the width of an eye's column of page 1."""
+        return untried_short(self.untried_d)
 
     @property
     def prescribed(self) -> bool:
@@ -333,20 +334,20 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         withheld=stored_withheld_reason(info, result),
         # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
         fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,
-        not_shown_blur_d=_not_shown_blur_d(info, result, trials),
+        untried_d=_untried_d(info, result, trials),
     )
 
 
-def _not_shown_blur_d(info, result, trials) -> float | None:
-    """The blur (D) from a letter session's stored ``result`` to the nearest lens its eye was shown
-    (the answered trials its optimizer was told, not those undone, as the closing console judges it),
-    when that is beyond the tolerance (:func:`~lensopt.refraction.shown.not_shown_note`); else None."""
+def _untried_d(info, result, trials) -> float | None:
+    """:func:`~lensopt.refraction.shown.untried_d` of a letter session's stored ``result`` over the
+    answered trials of its eye that its optimizer was told (not those undone), their cylinder along
+    the protocol's axis when they have none — the closing console's rule."""
     if info.kind != LETTERS_KIND or result.predicted_acuity_logmar is None:
         return None
     eye = getattr(result, "eye", None)
-    shown = [t for t in trials if not t.void and (eye is None or t.eye == eye)]
-    blur_d = nearest_shown_blur_d(result.sphere_d, result.cylinder_d, result.axis_deg, shown)
-    return blur_d if not_shown_note(blur_d) else None
+    tried = [t for t in trials if not t.void and (eye is None or t.eye == eye)]
+    meridian_deg, _ = lens_notation_from_protocol(info.protocol if isinstance(info.protocol, dict) else None)
+    return untried_d(result.sphere_d, result.cylinder_d, result.axis_deg, tried, meridian_deg)
 
 
 def missing_reason(info, status: str | None = None) -> str:
@@ -445,7 +446,7 @@ def build_record(info, printed_at: float | None = None, status: str | None = Non
     """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
     ``printed_at`` (unix seconds; default now); ``status``: the session's status as shown
     (:func:`lensopt.store.claim.session_status`), default the stored one; ``trials``: its stored
-    letter trials, for whether each eye's lens was shown (:attr:`EyeRecord.not_shown`)."""
+    letter trials, for whether each eye's lens was tried (:attr:`EyeRecord.not_tried`)."""
     printed_at = time.time() if printed_at is None else printed_at
     status = info.status if status is None else status
     results = session_results(info)

@@ -332,6 +332,10 @@ class EyeEstimate:
     #: A two-parameter lens with a cylinder and no axis (no ``--axis``): an estimate, whatever its
     #: confidence (:func:`lensopt.store.records.withheld_reason`, the console's and the record's rule).
     no_axis: bool = False
+    #: The dioptric distance (D) from the lens to the nearest lens the eye was tried with, when beyond
+    #: a phoropter step (:func:`lensopt.refraction.shown.untried_d`, the console's and the record's
+    #: rule: its acuity predicted, not measured); None otherwise.
+    untried_d: float | None = None
 
     @property
     def prescribable(self) -> bool:
@@ -493,6 +497,9 @@ class DashboardSnapshot:
     #: Of a two-parameter letter session with a confidence: its live eye's result as the closing
     #: console says it — the lens, "not enough answers to prescribe", or a fixed design's estimate.
     verdict: EyeEstimate | None = None
+    #: Of a two-parameter letter session: how far (D) the lens it would report, on the phoropter's
+    #: steps, is from every lens tried, when beyond a step (:attr:`EyeEstimate.untried_d`); else None.
+    untried_d: float | None = None
 
     def __post_init__(self):
         freeze_bounds(self)

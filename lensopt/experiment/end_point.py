@@ -29,7 +29,7 @@ from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text
 from lensopt.refraction.phoropter import round_to_step
-from lensopt.refraction.shown import nearest_shown_blur_d, not_shown_note
+from lensopt.refraction.shown import untried_d, untried_note
 from lensopt.stopping import (
     COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -99,9 +99,10 @@ class EndPoint:
     #: :data:`~lensopt.store.records.NO_AXIS_REASON`), a comparison search without a start
     #: (:data:`COMPARISON_WITHOUT_START`); ``""`` otherwise.
     estimate_reason: str = ""
-    #: That no lens shown came within the tolerance of the reported one, so its acuity is predicted
-    #: (:func:`lensopt.refraction.shown.not_shown_note`); ``""`` when one did.
-    not_shown: str = ""
+    #: That the patient read through no lens within a phoropter step of the reported one, so its
+    #: acuity is predicted, not measured (:func:`lensopt.refraction.shown.untried_note`); ``""`` when
+    #: they did.
+    not_tried: str = ""
 
     @property
     def estimate_only(self) -> bool:
@@ -143,8 +144,8 @@ class EndPoint:
 
     @property
     def lens_details(self) -> tuple[str, ...]:
-        """The lines under a lens that is shown: its details, then :attr:`not_shown`."""
-        return (*self.details, self.not_shown) if self.not_shown else self.details
+        """The lines under a lens that is shown: its details, then :attr:`not_tried`."""
+        return (*self.details, self.not_tried) if self.not_tried else self.details
 
     def lines(self) -> list[str]:
         """The end point as the log and the console write it."""
@@ -361,7 +362,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
     no_axis = bool(reported) and cylinder_without_axis(reported[0].cylinder_d, reported[0].axis_deg)
     if reported:
         lens_text, details = _reported_text(reported[0], protocol)
-        lens = (reported[0].sphere_d, reported[0].cylinder_d, reported[0].axis_deg)
+        lens = (reported[0].sphere_d, reported[0].cylinder_d, reported[0].axis_deg)  # as stored: minus cylinder
     else:
         sphere_d, cylinder_d = optimizer.best()
         lens_text, details = (
@@ -369,7 +370,8 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
             (certainty_line(optimizer, protocol.lens.axis_deg),),
         )
         lens = (sphere_d, cylinder_d, None)
-    note = not_shown_note(nearest_shown_blur_d(*lens, (trial for trial, _ in optimizer.history)))  # its lens tried?
+    tried = (trial for trial, _ in optimizer.history)  # the answers it was told: not those undone
+    note = untried_note(untried_d(*lens, tried, meridian_deg=getattr(protocol.lens, "axis_deg", None)))
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target) and not no_axis,
@@ -378,7 +380,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         target=target,
         lens_text=lens_text,
         details=details,
-        not_shown=note or "",
+        not_tried=note or "",
         more_trials=more_trials_estimate(confidences, target),
         n_trials=int(optimizer.n_trials),
         fixed_design=protocol.stop is None,

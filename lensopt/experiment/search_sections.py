@@ -180,8 +180,10 @@ class StartSection:
 
     @property
     def lens(self) -> Lens:
-        """The lens in minus cylinder (transposed if written in plus cylinder)."""
-        return self.written.minus_cylinder()
+        """The lens in minus cylinder (transposed if written in plus cylinder), to the 0.01 D and whole
+        degrees the session stores it in: a start of ``-1.125`` is searched around the ``-1.13`` that
+        a resume reads back (it was searched around -1.125 and resumed around -1.13, another box)."""
+        return parse_lens(self.written.minus_cylinder().format())
 
     @property
     def transposed(self) -> bool:

@@ -503,8 +503,8 @@ def _run_in_window(
                 # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
                 if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
                     log(ending.lines()[0])
-                if ending.not_shown and (ending.confident or ending.estimate_only):  # under the lens logged
-                    log(ending.not_shown)
+                if ending.not_tried:  # under the lens its result logged, a prescription or an estimate
+                    log(ending.not_tried)
         else:
             status = "finished"
             resume = continue_command(end_points, session_id, request.db_path)

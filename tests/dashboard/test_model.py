@@ -537,21 +537,64 @@ def test_an_eye_with_a_cylinder_and_no_axis_is_an_estimate_whose_confidence_is_c
     )
 
 
-def test_the_summary_says_when_no_lens_tried_came_near_the_best_lens():
-    """The acuity row's note: the best lens's acuity is predicted only when no lens the model was told
-    came within 0.24 D of blur of it (the nearest here: Raasch's b of a 0.75 D sphere and
-    0.25 D cylinder residual, b² = ½(0.75² + 1.0²)); none once a lens within it was tried."""
-    import types
+def test_the_summary_and_the_record_agree_on_a_lens_no_trial_came_near(tmp_path):
+    """An acuity-law session whose lenses were all a diopter from its best: the dashboard's acuity row
+    says the acuity is predicted, with the nearest lens tried, as the record does for the same stored
+    session; an answer through that lens the clinician undid does not count (the optimizer was not
+    told it)."""
+    from lensopt.dashboard.panels import summary_rows
+    from lensopt.dashboard.prescription_text import build_record
+    from lensopt.modes.registry import get_mode
+    from lensopt.refraction.phoropter import round_lens
+    from lensopt.refraction.shown import untried_summary
+    from lensopt.refraction.trial import Trial
+    from lensopt.store import ResultRecord, SessionStore, TrialRecord
 
-    from lensopt.dashboard.panels import not_shown_note_of
+    opt = get_mode("letters").new_optimizer({"stop": None}, rule="acuity-law", seed=1, lens_step_d=0.25)
+    path = tmp_path / "s.db"
 
-    def snap(spheres, cylinders):
-        trials = types.SimpleNamespace(n=len(spheres), sphere_d=np.array(spheres), cylinder_d=np.array(cylinders))
-        return types.SimpleNamespace(best=types.SimpleNamespace(sphere_d=-1.5, cylinder_d=-0.5), model_trials=trials)
+    def record(i, sphere_d, cylinder_d, correct):
+        return TrialRecord(
+            i, sphere_d, cylinder_d, 0.3, "K", "K" if correct else "X", correct, 0.8, 3.0 * i, 3.0 * i + 1
+        )
 
-    b_d = math.sqrt(0.5 * (0.75**2 + 1.0**2))
-    assert not_shown_note_of(snap([-0.75, -3.5], [-0.25, 0.0])) == (
-        f"predicted only: no lens tried within 0.24 D of this one (the nearest {b_d:.2f} D away)",
-    )
-    assert not_shown_note_of(snap([-0.75, -1.5], [-0.25, -0.25])) == ()
-    assert not_shown_note_of(snap([], [])) == ()
+    with SessionStore(path) as store:
+        sid = store.create_session("P01", {"lens": {"step_d": 0.25}}, {}, opt.settings_dict(), 1)
+        for i, sphere_d in enumerate((-2.0, 0.0, -2.0, 0.0), start=1):
+            store.append_trial(sid, record(i, sphere_d, 0.0, False))
+            opt.tell(Trial(sphere_d=sphere_d, cylinder_d=0.0, letter_logmar=0.3), False)
+        best = round_lens(opt.best(), 0.25, ((-4.0, 4.0), (-4.0, 4.0)))
+        store.append_trial(sid, record(5, *best, True))
+        store.void_trial(sid, 5)
+
+    def summary_and_record():
+        with SessionStore(path, readonly=True) as store:
+            info, trials = store.session(sid), store.trials(sid)
+        snap = SessionModel(info).update(info, trials)
+        acuity = next(row for row in summary_rows(snap) if row[0] == "Acuity")
+        stored = ResultRecord("-", *best, None, 0.0, 0.5, len(trials), {})
+        info = dataclasses.replace(info, results=(stored,), result=stored)
+        return acuity, build_record(info, printed_at=2e9, trials=trials).eyes[0].untried_d
+
+    acuity, record_d = summary_and_record()
+    assert record_d is not None and record_d > 0.5 and acuity[2] == untried_summary(record_d)
+
+
+def test_each_eyes_summary_says_when_its_lens_was_not_tried():
+    """A full prescription's summary rows: under an eye's lens (a prescription, or the provisional
+    estimate of an eye short of its target), the note of a lens the eye was not tried with."""
+    from lensopt.dashboard.panels import eye_rows
+    from lensopt.dashboard.snapshot import EyeEstimate
+    from lensopt.refraction.shown import untried_summary
+
+    od = EyeEstimate("OD", "-1.25 / -0.75 x 170", 0.97, 0.95, 60, untried_d=0.5)
+    os_ = EyeEstimate("OS", "-1.00 / -0.50 x 010", 0.40, 0.95, 20, untried_d=0.375)
+    tried = EyeEstimate("OD", "-1.25 / -0.75 x 170", 0.97, 0.95, 60)
+    assert eye_rows([od, os_]) == [
+        ("OD", "-1.25 / -0.75 x 170", "confidence 0.97 ≥ 0.95 after 60 trials"),
+        ("", untried_summary(0.5)),
+        ("OS", "not enough answers to prescribe", "confidence 0.40 < 0.95 after 20 trials"),
+        ("", "provisional estimate -1.00 / -0.50 x 010, not for prescribing"),
+        ("", untried_summary(0.375)),
+    ]
+    assert eye_rows([tried]) == [("OD", "-1.25 / -0.75 x 170", "confidence 0.97 ≥ 0.95 after 60 trials")]

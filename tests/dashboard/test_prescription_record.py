@@ -714,10 +714,11 @@ def test_a_two_parameter_session_of_both_eyes_prints_each_eyes_curves(tmp_path):
         assert 0 < od < os_, (od, os_)  # OD's page before OS's
 
 
-def test_a_lens_no_trial_came_near_is_marked_not_shown_on_the_record_as_on_the_console():
-    """The record says what the closing console says of a letter session's lens that no lens shown
-    came within 0.24 D of blur of (its acuity predicted, not measured): the nearest lens tried, by the
-    eye's answered trials (an undone one's lens does not count, as its optimizer was not told it)."""
+def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_console():
+    """The record says what the closing console says of a letter session's lens that the patient read
+    through no lens within a phoropter step of (its acuity predicted, not measured): the nearest lens
+    tried, by the eye's answered trials (an undone one does not count: its optimizer was not told it),
+    their cylinder along the protocol's axis."""
     from lensopt.dashboard.prescription_text import build_record
 
     result = ResultRecord("-1.50 / -0.50 x 180", -1.5, -0.5, 180.0, -0.04, 0.96, 3, {}, eye="OD")
@@ -729,10 +730,13 @@ def test_a_lens_no_trial_came_near_is_marked_not_shown_on_the_record_as_on_the_c
     # nearest: -1.0 / -0.5 on the same meridian, a residual of 0.5 D sphere: b² = ½(0.25 + 0.25)
     far = [trial(-1.0, -0.5), trial(-3.0, 0.0), trial(-1.5, -0.5, eye="OS"), trial(-1.5, -0.5, void=True)]
     eye = build_record(info, printed_at=2e9, trials=far).eyes[0]
-    assert eye.not_shown_blur_d == pytest.approx(0.5)
-    assert eye.not_shown_short == "not shown; nearest tried 0.50 D away"
-    assert eye.not_shown is not None and "check it on the chart" in eye.not_shown
-    near = build_record(info, printed_at=2e9, trials=[*far, trial(-1.5, -0.25)]).eyes[0]  # 0.18 D < 0.24 D
-    assert near.not_shown_blur_d is None and near.not_shown is None and near.not_shown_short is None
+    assert eye.untried_d == pytest.approx(0.5)
+    assert eye.not_tried_short == "not tried; nearest lens tried 0.50 D away"
+    assert eye.not_tried is not None and "check it on the chart" in eye.not_tried
+    near = build_record(info, printed_at=2e9, trials=[*far, trial(-1.5, -0.25)]).eyes[0]  # 0.18 D: tried
+    assert near.untried_d is None and near.not_tried is None and near.not_tried_short is None
     duels = _session_info(kind="duel", n_trials=3, result=result, results=(result,))
-    assert build_record(duels, printed_at=2e9, trials=far).eyes[0].not_shown is None  # no acuity predicted
+    assert build_record(duels, printed_at=2e9, trials=far).eyes[0].not_tried is None  # no acuity predicted
+    # at --axis 90 the lens S -2.00 C +0.50 tried along 090 is the stored -1.50 / -0.50 x 180
+    at_90 = _session_info(n_trials=1, result=result, results=(result,), protocol={"lens": {"axis_deg": 90.0}})
+    assert build_record(at_90, printed_at=2e9, trials=[trial(-2.0, 0.5)]).eyes[0].untried_d is None

@@ -5,6 +5,7 @@ import types
 from dataclasses import replace
 
 from lensopt.experiment.end_point import EndPoint, continue_command, more_trials_estimate, prescription_lines
+from lensopt.refraction.shown import untried_note
 from lensopt.store import ResultRecord
 
 
@@ -201,18 +202,22 @@ def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
 
 def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     """An acuity-law session whose trials were all a diopter from the lens it reports: the end point
-    says that lens was not shown, how far the nearest lens tried is, and to check it on the chart;
-    once a lens within the tolerance has been shown, it says nothing more."""
+    says that lens was not tried, how far the nearest lens tried is, and to check it on the chart;
+    once the patient has read through it, nothing more. At --axis 90 a plus cylinder is stored
+    transposed (axis 180), and the trials, along 090, are judged along 090."""
     from lensopt.experiment.end_point import end_point
     from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.refraction.lens import Lens
     from lensopt.refraction.trial import Trial
 
-    protocol = types.SimpleNamespace(
-        lens=types.SimpleNamespace(cylinder="minus", axis_deg=180.0, step_d=0.25),
-        feedback_mode="letters",
-        stop=None,  # a fixed design: its estimate is shown with its details, whatever its confidence
-        lens_step_d=0.25,
-    )
+    def protocol(axis_deg):
+        return types.SimpleNamespace(
+            lens=types.SimpleNamespace(cylinder="minus", axis_deg=axis_deg, step_d=0.25),
+            feedback_mode="letters",
+            stop=None,  # a fixed design: its estimate is shown with its details, whatever its confidence
+            lens_step_d=0.25,
+        )
+
     optimizer = AcuityLawOptimizer(seed=1, lens_step_d=0.25)
     for sphere_d, correct in ((-2.0, False), (0.0, False), (-2.0, False), (0.0, False)):
         optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=0.0, letter_logmar=0.3), correct)
@@ -221,16 +226,15 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     # Raasch's blur of each residual on one meridian, b² = ½(r_S² + (r_S + r_C)²)
     nearest_d = min(math.sqrt(0.5 * ((sphere_d - s) ** 2 + (sphere_d - s + cylinder_d) ** 2)) for s in (-2.0, 0.0))
     assert nearest_d > 0.5  # the law puts the best between the lenses tried
-    ending = end_point(optimizer, protocol, "OD", [result], ())
-    assert (
-        ending.not_shown
-        == ending.lens_details[-1]
-        == (
-            f"this lens was not shown: the nearest lens tried is {nearest_d:.2f} D of blur from it, so its acuity "
-            "is predicted, not measured; check it on the chart"
-        )
-    )
-    assert ending.not_shown in ending.lines() and ending.not_shown in ending.closing_lines()
+    ending = end_point(optimizer, protocol(180.0), "OD", [result], ())
+    assert ending.not_tried == ending.lens_details[-1] == untried_note(nearest_d)
+    assert ending.not_tried in ending.lines() and ending.not_tried in ending.closing_lines()
     optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3), True)
-    shown = end_point(optimizer, protocol, "OD", [result], ())
-    assert shown.not_shown == "" and all("not shown" not in line for line in shown.lines())
+    tried = end_point(optimizer, protocol(180.0), "OD", [result], ())
+    assert tried.not_tried == "" and all("not tried" not in line for line in tried.lines())
+    # the lens tried, S -1.00 C +0.75 along 090, stored as -0.25 / -0.75 x 180
+    transposed = AcuityLawOptimizer(seed=1, lens_step_d=0.25)
+    transposed.tell(Trial(sphere_d=-1.0, cylinder_d=0.75, letter_logmar=0.3), True)
+    stored = Lens(-1.0, 0.75, 90.0).minus_cylinder()
+    plus = ResultRecord(stored.format(), stored.sphere_d, stored.cylinder_d, stored.axis_deg, 0.0, 0.5, 1, {})
+    assert end_point(transposed, protocol(90.0), "OD", [plus], ()).not_tried == ""

@@ -196,3 +196,16 @@ def test_the_simulated_patient_is_described_in_clinical_notation_with_its_axis()
     assert "correction -1.25 / -0.75 x 090," in SimulatedSection(-1.25, -0.75).describe(LensSection(axis_deg=90.0))
     plus = SimulatedSection(-1.25, -0.75, axis_deg=170.0).describe(LensSection(cylinder="plus"))
     assert "correction -2.00 / +0.75 x 080," in plus
+
+
+def test_a_start_written_finer_than_a_hundredth_is_searched_where_a_resume_reads_it_back():
+    """A start of -1.125 / -0.375 was searched around -1.125 D and stored as '-1.13 / -0.38 x 180',
+    so a resumed session searched another box: the session searches around the stored form."""
+    from lensopt.experiment.search_sections import StartSection
+    from lensopt.refraction.prescription import SearchBox
+
+    for written in ("-1.125 / -0.375 x 180", "+1.125 / +0.375 x 90", "-2.004 / -0.996 x 45"):
+        box = SearchBox(StartSection(written).lens)
+        resumed = SearchBox.from_dict(box.to_dict())
+        assert resumed.start == box.start and resumed.bounds_d == box.bounds_d
+    assert StartSection("-1.125 / -0.375 x 180").lens.sphere_d == -1.13  # halves away from zero, as written

@@ -1,37 +1,67 @@
+"""Whether the patient read through the lens a session reports: one rule, hand values."""
+
 import math
 import types
 
 import pytest
 
 from lensopt.refraction.acuity_law import blur_acuity_loss_logmar
-from lensopt.refraction.shown import SHOWN_BLUR_D, nearest_shown_blur_d, not_shown_note
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.shown import (
+    TRIED_WITHIN_D,
+    nearest_tried_d,
+    untried_d,
+    untried_note,
+    untried_short,
+    untried_summary,
+)
 
 
 def _trial(sphere_d, cylinder_d, axis_deg=None):
     return types.SimpleNamespace(sphere_d=sphere_d, cylinder_d=cylinder_d, axis_deg=axis_deg)
 
 
-def test_the_shown_tolerance_is_the_blur_of_the_stopping_rules_acuity_tolerance():
-    """A residual of SHOWN_BLUR_D loses 0.025 logMAR under the blur-acuity law (METHOD.md §1)."""
-    assert blur_acuity_loss_logmar(SHOWN_BLUR_D, 0.0) == pytest.approx(0.025, abs=1e-12)
-    assert SHOWN_BLUR_D == pytest.approx(0.2435, abs=1e-4)
+def test_a_phoropter_step_of_dioptric_distance_costs_about_the_stopping_rules_tolerance():
+    """0.25 D of residual blur loses log10(1 + 0.0625) = 0.026 logMAR (METHOD.md §1), the stopping
+    rule's 0.025 logMAR to the nearest step."""
+    assert blur_acuity_loss_logmar(TRIED_WITHIN_D, 0.0) == pytest.approx(math.log10(1.0625), abs=1e-12)
+    assert blur_acuity_loss_logmar(TRIED_WITHIN_D, 0.0) == pytest.approx(0.025, abs=0.0015)
 
 
-def test_the_nearest_lens_shown_is_measured_by_the_blur_of_the_residual():
+def test_the_nearest_lens_tried_is_measured_by_the_dioptric_distance_of_the_residual():
     """Hand values: on one meridian Raasch's b² = ½(r_S² + (r_S + r_C)²); across meridians the
     power-vector difference (a -1.00 cylinder turned from 180 to 090: J0 from +0.5 to -0.5, 1 D)."""
     two_parameter = [_trial(-2.0, 0.0), _trial(-1.0, -1.0), _trial(0.5, -0.5)]
     # residuals against -1.00 / -0.50: (-1, 0.5) → b² = ½(1 + 0.25); (0, -0.5) → ⅛; (1.5, 0) → 2.25
-    assert nearest_shown_blur_d(-1.0, -0.5, None, two_parameter) == pytest.approx(math.sqrt(0.125))
-    turned = [_trial(-1.0, -1.0, 90.0)]
-    assert nearest_shown_blur_d(-1.0, -1.0, 180.0, turned) == pytest.approx(1.0)
-    # a trial without an axis lies on the reported lens's meridian, whatever it is
-    assert nearest_shown_blur_d(-1.0, -1.0, 45.0, [_trial(-1.0, -1.0)]) == pytest.approx(0.0)
-    assert nearest_shown_blur_d(-1.0, -1.0, 45.0, []) is None
+    assert nearest_tried_d(-1.0, -0.5, None, two_parameter) == pytest.approx(math.sqrt(0.125))
+    assert nearest_tried_d(-1.0, -1.0, 180.0, [_trial(-1.0, -1.0, 90.0)]) == pytest.approx(1.0)
+    assert nearest_tried_d(-1.0, -1.0, 45.0, []) is None
 
 
-def test_a_note_only_when_no_lens_shown_came_within_the_tolerance():
-    assert not_shown_note(None) is None
-    assert not_shown_note(SHOWN_BLUR_D) is None
-    note = not_shown_note(0.56)
-    assert note is not None and "0.56 D" in note and "check it on the chart" in note
+def test_trials_without_an_axis_lie_along_the_sessions_meridian_not_the_reported_lenss_axis():
+    """A two-parameter search at --axis 90 that reports S -1.00 C +0.75 stores it transposed,
+    -0.25 / -0.75 x 180: the trial of that very lens (cylinder along 090) is 0 D from it, not 0.75 D."""
+    stored = Lens(-1.0, 0.75, 90.0).minus_cylinder()
+    assert stored.axis_deg == pytest.approx(180.0)
+    tried = [_trial(-1.0, 0.75)]
+    assert nearest_tried_d(stored.sphere_d, stored.cylinder_d, stored.axis_deg, tried, 90.0) == pytest.approx(0.0)
+    assert nearest_tried_d(-1.0, 0.75, None, tried, 90.0) == pytest.approx(0.0)  # the signed form, no axis
+    assert nearest_tried_d(stored.sphere_d, stored.cylinder_d, stored.axis_deg, tried, None) == pytest.approx(0.75)
+
+
+def test_a_lens_one_phoropter_step_from_one_tried_counts_as_tried_and_further_does_not():
+    lens = (-1.0, -0.5, None)
+    assert untried_d(*lens, [_trial(-1.25, -0.5)]) is None  # 0.25 D: one sphere step
+    assert untried_d(*lens, [_trial(-1.5, -0.5)]) == pytest.approx(0.5)
+    assert untried_d(*lens, []) is None
+
+
+def test_the_words_give_the_distance_as_every_power_is_written_and_ask_for_a_check():
+    assert untried_note(None) is None and untried_short(None) is None and untried_summary(None) is None
+    note = untried_note(0.625)
+    assert note == (
+        "this lens was not tried: the nearest lens the patient read through is 0.63 D from it, so its acuity "
+        "is predicted, not measured; check it on the chart"
+    )
+    assert untried_short(0.625) == "not tried; nearest lens tried 0.63 D away"
+    assert untried_summary(0.625) == "predicted, not measured: the nearest lens tried is 0.63 D from this one"

@@ -22,6 +22,7 @@ from lensopt.dashboard.snapshot import EyeEstimate
 from lensopt.dashboard.window import DashboardWindow
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.shown import untried_d
 from lensopt.store import SessionStore, TrialRecord
 from tests.dashboard.conftest import legends_over_data, panel_legends
 
@@ -75,7 +76,9 @@ def test_a_prescription_snapshot_holds_the_history_and_the_optimizers_prescripti
     rx = opt.prescription()
     assert rx.confidence < 0.95
     assert snap.trials.n == N_TRIALS and snap.lens_map is None and snap.best is None
-    assert snap.eyes == (EyeEstimate("", rx.text, rx.confidence, 0.95, N_TRIALS),)
+    # the lens's distance from every lens tried, by the rule the console and the record apply
+    untried = untried_d(rx.lens.sphere_d, rx.lens.cylinder_d, rx.lens.axis_deg, [t for t, _ in opt.history])
+    assert snap.eyes == (EyeEstimate("", rx.text, rx.confidence, 0.95, N_TRIALS, untried_d=untried),)
     said = f"not enough answers to prescribe (confidence {rx.confidence:.2f} < 0.95 after {N_TRIALS} trials)"
     assert snap.prescription == said
     assert snap.message == PRESCRIPTION_MESSAGE.format(n=N_TRIALS, eyes=said)

@@ -89,3 +89,18 @@ def test_edge_failure_replays_the_campaigns_session_and_its_bounds_match_monte_c
     edge.main(["--seed", "7000", "--trials", "3"])
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("patient 7000") and [line.split()[0] for line in lines[1:4]] == ["1", "2", "3"]
+
+
+def test_untried_lenses_prints_each_session_and_counts_the_lenses_not_tried(capsys):
+    untried = load_example("untried_lenses")
+    row = untried.session(100_000, n_trials=25)
+    assert row["trials"] <= 25 and row["nearest_d"] >= 0.0
+    assert row["untried"] == (round(row["nearest_d"], 2) > 0.25)  # a phoropter step, as written
+    untried.main(["--patients", "1", "--trials", "25"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1].split()[:2] == ["100000", str(row["trials"])]  # the same session, from its seed
+    stopped = int(row["stopped"])
+    assert lines[-1] == (
+        f"not tried within a phoropter step: {int(row['untried'])} of 1 sessions, "
+        f"{int(row['untried']) * stopped} of {stopped} that stopped"
+    )

@@ -529,7 +529,7 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
     earlier = _earlier_eye_ends(store, info) if model is not None and not views else []
     n_pages = 3 if views else 2 + len(earlier)
     pages = [
-        draw_record_page(build_record(info, printed_at, status, store.trials(session_id)), n_pages),
+        draw_record_page(build_record(info, printed_at, status, store.trials(session_id), store.path), n_pages),
         # a two-parameter session of both eyes: each earlier eye's curves as they stood at its end
         *(build_report_figure(model.snapshot(n_end)) for n_end in earlier),
         draw_curves_page(store, info, model, why, n_pages),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import textwrap
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from lensopt import __version__
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
@@ -42,6 +43,7 @@ from lensopt.stopping import (
     prescription_target,
 )
 from lensopt.store.claim import INTERRUPTED
+from lensopt.store.connection import default_db_path
 from lensopt.store.records import (
     DUEL_KIND,
     EYE_NAMES,
@@ -350,11 +352,20 @@ def _untried_d(info, result, trials) -> float | None:
     return untried_d(result.sphere_d, result.cylinder_d, result.axis_deg, tried, meridian_deg)
 
 
-def missing_reason(info, status: str | None = None) -> str:
+def resume_command(session_id: int, db_path=None) -> str:
+    """``lensopt run --resume 7``, with ``--db PATH`` for a database other than the default one (the
+    closing console's continue command names it too): the command a record may be read far from."""
+    db = "" if db_path is None or Path(db_path).expanduser() == default_db_path() else f" --db {db_path}"
+    return f"lensopt run --resume {session_id}{db}"
+
+
+def missing_reason(info, status: str | None = None, db_path=None) -> str:
     """Why session ``info`` has no stored prescription, and what to do about it. ``status``: the
     session's status as shown (:func:`lensopt.store.claim.session_status`: ``running`` while a
-    program runs it, ``interrupted`` when none does), default the stored one."""
+    program runs it, ``interrupted`` when none does), default the stored one; ``db_path``: its
+    database, named in the command that continues it (:func:`resume_command`)."""
     sid, n = info.session_id, info.n_trials
+    resume = resume_command(sid, db_path)
     status = info.status if status is None else status
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
         protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
@@ -367,8 +378,7 @@ def missing_reason(info, status: str | None = None) -> str:
     if not is_prescription(info.optimizer_settings) and info.status == "finished" and n > 0:
         return (
             f"No prescription is stored: session {sid} is a two-parameter (sphere, cylinder) search that finished "
-            "before such searches stored their best lens; lensopt run --resume "
-            f"{sid} stores it now. A prescription whose axis is searched too comes from a full-prescription "
+            f"before such searches stored their best lens; {resume} stores it now. A prescription whose axis is searched too comes from a full-prescription "
             "session: lensopt run --protocol clinical-prescription --start RX."
         )
     if n == 0:
@@ -381,28 +391,29 @@ def missing_reason(info, status: str | None = None) -> str:
     if status == INTERRUPTED:
         return (
             f"No prescription is stored: session {sid} was interrupted after {n} trials (its program was "
-            f"closed or crashed before the end). Continue it to store the prescription: lensopt run --resume {sid}."
+            f"closed or crashed before the end). Continue it to store the prescription: {resume}."
         )
     return (
         f"No prescription is stored: session {sid} was {status} after {n} trials without one. "
-        f"Resume it to finish and store the prescription: lensopt run --resume {sid}."
+        f"Resume it to finish and store the prescription: {resume}."
     )
 
 
-def unfinished_text(info, status: str | None = None) -> str | None:
+def unfinished_text(info, status: str | None = None, db_path=None) -> str | None:
     """For a session not finished, a line saying so (its stored results may not be its last); None
-    for a finished one. ``status`` as for :func:`missing_reason`."""
+    for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
     sid, n = info.session_id, info.n_trials
+    resume = resume_command(sid, db_path)
     status = info.status if status is None else status
     if status == "running":
         return f"Session not finished: still running ({n} trials so far); results may change."
     if status == INTERRUPTED:
         return (
             f"Session not finished: interrupted after {n} trials, its program closed or crashed "
-            f"(lensopt run --resume {sid} continues it)."
+            f"({resume} continues it)."
         )
     if status == "aborted":
-        return f"Session not finished: stopped after {n} trials (lensopt run --resume {sid} continues it)."
+        return f"Session not finished: stopped after {n} trials ({resume} continues it)."
     return None
 
 
@@ -442,11 +453,14 @@ def wrapped(text: str, width_chars: int) -> list[str]:
     return textwrap.wrap(text, width_chars, break_on_hyphens=False) or [""]
 
 
-def build_record(info, printed_at: float | None = None, status: str | None = None, trials=()) -> PrescriptionRecord:
+def build_record(
+    info, printed_at: float | None = None, status: str | None = None, trials=(), db_path=None
+) -> PrescriptionRecord:
     """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
     ``printed_at`` (unix seconds; default now); ``status``: the session's status as shown
     (:func:`lensopt.store.claim.session_status`), default the stored one; ``trials``: its stored
-    letter trials, for whether each eye's lens was tried (:attr:`EyeRecord.not_tried`)."""
+    letter trials, for whether each eye's lens was tried (:attr:`EyeRecord.not_tried`); ``db_path``:
+    its database, named in a command that continues it (:func:`resume_command`)."""
     printed_at = time.time() if printed_at is None else printed_at
     status = info.status if status is None else status
     results = session_results(info)
@@ -483,7 +497,7 @@ def build_record(info, printed_at: float | None = None, status: str | None = Non
         eyes=per_eye,
         start=start_text(info),
         software=software_text(info, results),
-        missing=None if results else missing_reason(info, status),
+        missing=None if results else missing_reason(info, status, db_path),
         method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
-        unfinished=unfinished_text(info, status) if results else None,
+        unfinished=unfinished_text(info, status, db_path) if results else None,
     )

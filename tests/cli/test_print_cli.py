@@ -185,7 +185,7 @@ def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_t
         for pdf in (out, killed)
     )
     assert f"Session not finished: interrupted after {N_TRIALS} trials" in killed_text
-    assert f"lensopt run --resume {sid} continues it" in killed_text and "still running" not in killed_text
+    assert f"lensopt run --resume {sid} --db {copy} continues it" in killed_text and "still running" not in killed_text
     assert "interrupted" not in text
     assert (
         f"No prescription: not enough answers (confidence {result.confidence:.2f} < 0.95 after {N_TRIALS} letters)"

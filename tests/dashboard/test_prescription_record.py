@@ -427,7 +427,7 @@ def test_the_printed_record_of_a_running_session_says_interrupted_unless_a_progr
     killed, running = drawn
     assert dict(killed.session)["Session"].endswith("· interrupted")
     assert killed.unfinished is not None and f"interrupted after {N_TRIALS} trials" in killed.unfinished
-    assert f"lensopt run --resume {sid} continues it" in killed.unfinished
+    assert f"lensopt run --resume {sid} --db {path} continues it" in killed.unfinished  # not the default database
     assert dict(running.session)["Session"].endswith("· running")
     assert running.unfinished is not None and "still running" in running.unfinished
     assert "interrupted" not in running.unfinished
@@ -740,3 +740,22 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
     # at --axis 90 the lens S -2.00 C +0.50 tried along 090 is the stored -1.50 / -0.50 x 180
     at_90 = _session_info(n_trials=1, result=result, results=(result,), protocol={"lens": {"axis_deg": 90.0}})
     assert build_record(at_90, printed_at=2e9, trials=[trial(-2.0, 0.5)]).eyes[0].untried_d is None
+
+
+def test_the_records_command_to_continue_names_a_database_other_than_the_default(monkeypatch, tmp_path):
+    """A record is read away from the machine that ran the session: its "lensopt run --resume N"
+    names the database with --db, as the closing console's continue command does, unless it is the
+    default one ($LENSOPT_DB here)."""
+    from lensopt.dashboard.prescription_text import build_record
+
+    default = tmp_path / "sessions.db"
+    monkeypatch.setenv("LENSOPT_DB", str(default))
+    result = ResultRecord("-1.50 / -0.50 x 180", -1.5, -0.5, 180.0, -0.04, 0.96, 3, {}, eye="OD")
+    stopped = _session_info(status="aborted", n_trials=3, result=result, results=(result,))
+    other = tmp_path / "clinic" / "s.db"
+    assert build_record(stopped, 2e9, db_path=other).unfinished == (
+        f"Session not finished: stopped after 3 trials (lensopt run --resume 6 --db {other} continues it)."
+    )
+    assert "--db" not in build_record(stopped, 2e9, db_path=default).unfinished
+    empty = _session_info(status="aborted", n_trials=3)
+    assert build_record(empty, 2e9, db_path=other).missing.endswith(f"lensopt run --resume 6 --db {other}.")

@@ -12,7 +12,7 @@
   the answers, the end point); :mod:`~lensopt.experiment.clinician_keys` — undo, the lens actually
   set, notes; :mod:`~lensopt.experiment.end_point` — the prescription or "not enough answers";
 * :mod:`~lensopt.experiment.modes` — what differs between letter, duel and ranking sessions;
-* :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer, and resume;
+* :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer (a resume read back by :mod:`~lensopt.experiment.resume`);
   :mod:`~lensopt.experiment.windows` — the patient's window, the console, the dashboard (and the
   one-line refusal without a display); :mod:`~lensopt.experiment.rescue` — answers a failing
   database refused, kept and recovered; :mod:`~lensopt.experiment.results` — what a finished

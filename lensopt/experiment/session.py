@@ -30,10 +30,11 @@ from lensopt.experiment.end_point import closing_screen, continue_command, end_p
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
-from lensopt.experiment.protocol import Protocol, load_protocol, protocol_from_dict
+from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
-from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path
+from lensopt.experiment.rescue import recorder, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
+from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
 from lensopt.modes.registry import session_settings
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
@@ -182,79 +183,14 @@ def run_session(
         store.close()
 
 
-#: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
-#: 11:48:19 UTC, unix seconds); the protocol stored ``[duel] order`` from 13:38 that day on.
-COUNTERBALANCED_SINCE_S = 1796039299
-
-
-def stored_protocol(data: dict, created_at: float) -> dict:
-    """A session's stored protocol as it ran: a comparison table stored without ``order`` keeps the
-    order its session was created with — ``as-asked`` (the rule's champion first) before
-    :data:`COUNTERBALANCED_SINCE_S`, ``counterbalanced`` after — so that a resumed session shows its
-    lenses as it did."""
-    order = "as-asked" if created_at < COUNTERBALANCED_SINCE_S else "counterbalanced"
-    out = dict(data)
-    for name in ("duel", "ranking"):
-        if isinstance(out.get(name), dict) and "order" not in out[name]:
-            out[name] = {**out[name], "order": order}
-    return out
-
-
 def _run(
     store, request: RunRequest, responses, log, warn, window, console_window=None, protocol=None
 ) -> SessionOutcome:
     records, info = [], None
     if request.resume is not None:
-        info = store.session(request.resume)
-        protocol = protocol_from_dict(
-            stored_protocol(info.protocol, info.created_at), source=f"stored protocol of session {info.session_id}"
-        )
-        mode = mode_for(protocol)
-        if info.kind != mode.kind:
-            raise StoreError(
-                f"session {info.session_id} is a {info.kind} session but its protocol asks for "
-                f"{protocol.feedback_mode} feedback; it cannot be resumed"
-            )
-        if not info.optimizer_settings:
-            raise StoreError(
-                f"session {info.session_id} stored no optimizer settings, so it cannot be resumed; "
-                f"export its answers with `lensopt export {info.session_id}`"
-            )
-        try:
-            calibration = Calibration.from_dict(info.calibration)
-        except CalibrationError as exc:
-            raise StoreError(
-                f"the stored calibration of session {info.session_id} cannot be read ({exc}); it cannot be "
-                f"resumed: export its answers with `lensopt export {info.session_id}`"
-            ) from None
-        seed, participant = info.seed, info.participant
-        recover_rescued(store, mode, info.session_id, rescue_path(request.db_path, info.session_id), log)
-        records = mode.stored_trials(store, info.session_id)
-        if request.protocol_path is not None:
-            warn(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
-        if request.start is not None:
-            warn(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
-        if request.eye is not None:
-            warn(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
-        if request.axis_deg is not None:
-            warn(
-                f"resuming session {info.session_id}: its stored lens axis is used, --axis {request.axis_deg:g} "
-                "is ignored"
-            )
-        if request.seed is not None and request.seed != info.seed:
-            warn(
-                f"resuming session {info.session_id}: its stored seed {info.seed} is used, --seed {request.seed} is ignored"
-            )
-        if request.observer is not None and request.observer != protocol.protocol.observer:
-            warn(
-                f"resuming session {info.session_id}: its stored observer ({protocol.protocol.observer}) answers, "
-                f"--observer {request.observer} is ignored"
-            )
-        if request.participant is not None and request.participant.strip() != info.participant:
-            warn(
-                f"resuming session {info.session_id}: its stored participant {info.participant} is used, "
-                f"--participant {request.participant} is ignored"
-            )
+        resumed = read_resumed(store, request, log, warn)
+        info, protocol, mode, calibration = resumed.info, resumed.protocol, resumed.mode, resumed.calibration
+        seed, participant, records = info.seed, info.participant, resumed.records
     else:
         # RunRequest requires a protocol and a participant for a new session; run_session read the
         # protocol and gave it --start
@@ -283,8 +219,9 @@ def _run(
     # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
     # on a resume those it ran with (session_settings; with --trials, the stopping rule's budget follows
     # the new count)
-    settings = None if info is None else _resumed_settings(session_settings(info), protocol, request.trials)
+    settings: dict | None = None
     if info is not None:
+        settings = resumed_settings(session_settings(info), protocol, request.trials)
         optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
     n_trials = protocol.optimizer.trials
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
@@ -303,6 +240,7 @@ def _run(
                 f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
             )
         eyes = protocol.session.eyes
+        assert settings is not None  # a resume's (above)
         searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
         done = {eye: _eye_done(searches[eye], n_trials) for eye in eyes}
         if all(done.values()):
@@ -465,7 +403,7 @@ def _run_in_window(
         for eye in eyes:
             search = mode.rebuild_optimizer(settings, records, eye)
             if _eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
-                ending = _earlier_end_point(store, session_id, search, protocol, eye, log)
+                ending = earlier_end_point(store, session_id, search, protocol, eye, log)
                 if ending is not None:
                     end_points.append(ending)
                 continue
@@ -533,29 +471,6 @@ def _run_in_window(
         stored_results[0] if stored_results else None,
         tuple(stored_results),
     )
-
-
-def _earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: str | None, log):
-    """The end point of an eye whose search ended before this resume (an OU session's eye that its
-    stopping rule ended): from its stored result — stored now, and logged, if an interruption came
-    between its last answer and its result — so that the closing screen and the log show every eye."""
-    reported = [r for r in store.session(session_id).results if r.eye == eye]
-    if not reported:
-        reported = report_eye(store, session_id, search, protocol, log, eye)
-    ending = end_point(search, protocol, eye, reported, ())
-    if ending is not None:
-        for line in ending.lines():
-            log(f"ended before this resume: {line}")
-    return ending
-
-
-def _resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:
-    """A resumed session's optimizer settings: those it ran with (``stored``), but with ``--trials`` (``trials``) the
-    stopping rule's ``max_trials`` of the protocol given that count, so that a session its budget
-    ended can be given more trials (the stored rule would stop it again at once)."""
-    if trials is None or stored.get("stop") is None or protocol.stop_rule is None:
-        return stored
-    return {**stored, "stop": protocol.stop_rule}
 
 
 def _eye_done(search, n_trials: int):

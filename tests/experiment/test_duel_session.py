@@ -266,7 +266,7 @@ def test_a_comparison_session_stored_before_the_counterbalanced_order_resumes_ch
     created later that morning, before the order was stored, ran counterbalanced and resume so; a new
     session's protocol stores ``counterbalanced``; a protocol naming another order is refused."""
     from lensopt.experiment.protocol import ProtocolError, load_protocol, protocol_from_dict
-    from lensopt.experiment.session import COUNTERBALANCED_SINCE_S, stored_protocol
+    from lensopt.experiment.resume import COUNTERBALANCED_SINCE_S, stored_protocol
 
     new = load_protocol(REPO / "protocols" / "clinical-duel.toml").to_dict()
     assert new["duel"]["order"] == new["ranking"]["order"] == "counterbalanced"

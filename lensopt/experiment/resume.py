@@ -1,0 +1,131 @@
+"""Resuming a session: what it ran with, read back as it ran.
+
+A resumed session (``lensopt run --resume N``) runs with its stored protocol (read as it was
+stored: :func:`stored_protocol`), its stored calibration, seed and participant, and the answers
+the store holds (those a rescue file kept first, :mod:`lensopt.experiment.rescue`); what the
+command line says otherwise is noted on stderr and ignored (:func:`read_resumed`). Its optimizer
+settings are those it ran with (:func:`lensopt.modes.registry.session_settings`), with a new
+``--trials`` budget (:func:`resumed_settings`); an eye its stopping rule ended before the resume
+shows its end point again (:func:`earlier_end_point`). :mod:`lensopt.experiment.session` runs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lensopt.errors import CalibrationError, StoreError
+from lensopt.experiment.calibration import Calibration
+from lensopt.experiment.end_point import end_point
+from lensopt.experiment.modes import Mode, mode_for
+from lensopt.experiment.protocol import Protocol, protocol_from_dict
+from lensopt.experiment.rescue import recover_rescued, rescue_path
+from lensopt.experiment.results import report_eye
+from lensopt.store import SessionInfo
+
+#: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
+#: 11:48:19 UTC, unix seconds); the protocol stored ``[duel] order`` from 13:38 that day on.
+COUNTERBALANCED_SINCE_S = 1796039299
+
+
+def stored_protocol(data: dict, created_at: float) -> dict:
+    """A session's stored protocol as it ran: a comparison table stored without ``order`` keeps the
+    order its session was created with — ``as-asked`` (the rule's champion first) before
+    :data:`COUNTERBALANCED_SINCE_S`, ``counterbalanced`` after — so that a resumed session shows its
+    lenses as it did."""
+    order = "as-asked" if created_at < COUNTERBALANCED_SINCE_S else "counterbalanced"
+    out = dict(data)
+    for name in ("duel", "ranking"):
+        if isinstance(out.get(name), dict) and "order" not in out[name]:
+            out[name] = {**out[name], "order": order}
+    return out
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A stored session read back to be resumed: its ``info``, the ``protocol`` and feedback ``mode``
+    it ran with, its ``calibration`` and its answered ``records`` (the rescued ones included)."""
+
+    info: SessionInfo
+    protocol: Protocol
+    mode: Mode
+    calibration: Calibration
+    records: list
+
+
+def read_resumed(store, request, log, warn) -> Resumed:
+    """Session ``request.resume`` of ``store`` as it ran (a one-line ``StoreError`` for one that
+    cannot be resumed); what ``request`` (a :class:`~lensopt.experiment.session.RunRequest`) gives
+    otherwise — a protocol, a start, an eye, a seed… — is ignored, each said by ``warn``; a rescue
+    file's answers are stored first (said by ``log``)."""
+    info = store.session(request.resume)
+    protocol = protocol_from_dict(
+        stored_protocol(info.protocol, info.created_at), source=f"stored protocol of session {info.session_id}"
+    )
+    mode = mode_for(protocol)
+    if info.kind != mode.kind:
+        raise StoreError(
+            f"session {info.session_id} is a {info.kind} session but its protocol asks for "
+            f"{protocol.feedback_mode} feedback; it cannot be resumed"
+        )
+    if not info.optimizer_settings:
+        raise StoreError(
+            f"session {info.session_id} stored no optimizer settings, so it cannot be resumed; "
+            f"export its answers with `lensopt export {info.session_id}`"
+        )
+    try:
+        calibration = Calibration.from_dict(info.calibration)
+    except CalibrationError as exc:
+        raise StoreError(
+            f"the stored calibration of session {info.session_id} cannot be read ({exc}); it cannot be "
+            f"resumed: export its answers with `lensopt export {info.session_id}`"
+        ) from None
+    recover_rescued(store, mode, info.session_id, rescue_path(request.db_path, info.session_id), log)
+    records = mode.stored_trials(store, info.session_id)
+    if request.protocol_path is not None:
+        warn(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")
+    if request.start is not None:
+        warn(f"resuming session {info.session_id}: its stored start is used, --start {request.start} is ignored")
+    if request.eye is not None:
+        warn(f"resuming session {info.session_id}: its stored eye is used, --eye {request.eye} is ignored")
+    if request.axis_deg is not None:
+        warn(
+            f"resuming session {info.session_id}: its stored lens axis is used, --axis {request.axis_deg:g} is ignored"
+        )
+    if request.seed is not None and request.seed != info.seed:
+        warn(
+            f"resuming session {info.session_id}: its stored seed {info.seed} is used, --seed {request.seed} is ignored"
+        )
+    if request.observer is not None and request.observer != protocol.protocol.observer:
+        warn(
+            f"resuming session {info.session_id}: its stored observer ({protocol.protocol.observer}) answers, "
+            f"--observer {request.observer} is ignored"
+        )
+    if request.participant is not None and request.participant.strip() != info.participant:
+        warn(
+            f"resuming session {info.session_id}: its stored participant {info.participant} is used, "
+            f"--participant {request.participant} is ignored"
+        )
+    return Resumed(info, protocol, mode, calibration, records)
+
+
+def earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: str | None, log):
+    """The end point of an eye whose search ended before this resume (an OU session's eye that its
+    stopping rule ended): from its stored result — stored now, and logged, if an interruption came
+    between its last answer and its result — so that the closing screen and the log show every eye."""
+    reported = [r for r in store.session(session_id).results if r.eye == eye]
+    if not reported:
+        reported = report_eye(store, session_id, search, protocol, log, eye)
+    ending = end_point(search, protocol, eye, reported, ())
+    if ending is not None:
+        for line in ending.lines():
+            log(f"ended before this resume: {line}")
+    return ending
+
+
+def resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:
+    """A resumed session's optimizer settings: those it ran with (``stored``), but with ``--trials`` (``trials``) the
+    stopping rule's ``max_trials`` of the protocol given that count, so that a session its budget
+    ended can be given more trials (the stored rule would stop it again at once)."""
+    if trials is None or stored.get("stop") is None or protocol.stop_rule is None:
+        return stored
+    return {**stored, "stop": protocol.stop_rule}

@@ -1,0 +1,53 @@
+"""Reading a stored session back to resume it (lensopt.experiment.resume)."""
+
+import pytest
+
+from experiment_helpers import DEMO_PROTOCOL
+from lensopt.errors import StoreError
+from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.resume import read_resumed, resumed_settings
+from lensopt.experiment.session import RunRequest, calibration_from_protocol
+from lensopt.stopping import StopRule
+from lensopt.store import SessionStore
+
+
+def _stored(tmp_path, settings):
+    protocol = load_protocol(DEMO_PROTOCOL)
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session(
+            "P01", protocol.to_dict(), calibration_from_protocol(protocol).to_dict(), settings, 42
+        )
+    return path, sid
+
+
+def test_a_resume_reads_the_stored_session_and_says_which_options_it_ignores(tmp_path):
+    path, sid = _stored(tmp_path, {"rule": "ucb-ald"})
+    request = RunRequest(db_path=path, resume=sid, seed=7, participant="someone else", eye="OS")
+    notes = []
+    with SessionStore(path) as store:
+        resumed = read_resumed(store, request, log=print, warn=notes.append)
+    assert resumed.info.seed == 42 and resumed.info.participant == "P01" and resumed.records == []
+    assert resumed.mode.kind == "letters" and resumed.protocol.optimizer.rule == "ucb-ald"
+    assert [n.split(": ", 1)[1].split(",")[0] for n in notes] == [
+        "its stored eye is used",
+        "its stored seed 42 is used",
+        "its stored participant P01 is used",
+    ]
+
+
+def test_a_session_that_stored_no_optimizer_settings_cannot_be_resumed_and_says_how_to_keep_its_answers(tmp_path):
+    path, sid = _stored(tmp_path, {})
+    with SessionStore(path) as store, pytest.raises(StoreError, match=f"lensopt export {sid}"):
+        read_resumed(store, RunRequest(db_path=path, resume=sid), log=print, warn=print)
+
+
+def test_more_trials_on_a_resume_move_the_stored_stopping_rules_budget_only():
+    protocol = load_protocol("clinical-refraction").with_trials(80)
+    stored = {"rule": "acuity-law", "lapse": 0.02, "stop": StopRule(0.95, 20, 40).to_dict()}
+    assert resumed_settings(stored, protocol, None) is stored  # no --trials: as it ran
+    moved = resumed_settings(stored, protocol, 80)
+    assert StopRule.from_dict(moved["stop"]) == StopRule(0.95, 20, 80)  # the protocol's, at the new count
+    assert {k: v for k, v in moved.items() if k != "stop"} == {"rule": "acuity-law", "lapse": 0.02}
+    fixed = {"rule": "acuity-law", "stop": None}  # a session without a stopping rule keeps none
+    assert resumed_settings(fixed, protocol, 80) is fixed

@@ -438,11 +438,11 @@ def _run_in_window(
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
             if ending is not None:
                 end_points.append(ending)
+                if ending.not_tried:  # under the lens its result logged (a prescription or an estimate)
+                    log((f"{eye}: " if eye else "") + ending.not_tried)
                 # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
                 if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
                     log(ending.lines()[0])
-                if ending.not_tried:  # under the lens its result logged, a prescription or an estimate
-                    log(ending.not_tried)
         else:
             status = "finished"
             resume = continue_command(end_points, session_id, request.db_path)

@@ -444,3 +444,25 @@ def test_resuming_a_session_another_lensopt_is_running_is_refused_before_its_win
 def test_a_participant_id_with_a_newline_or_too_long_is_refused(participant, said):
     with pytest.raises(ValueError, match=said):
         RunRequest(db_path="s.db", protocol_path="p.toml", participant=participant)
+
+
+def test_a_lens_the_patient_never_read_through_is_said_so_in_the_log_under_it(tmp_path, window):
+    """An acuity-law session of 12 letters (its trials a diopter and more from the optimum its law puts
+    between them): the log writes the lens, then, before anything else, that it was not tried, with
+    the nearest lens the patient read through — by the trials stored, along the session's axis."""
+    from lensopt.refraction.shown import untried_d, untried_note
+    from lensopt.store import SessionStore
+
+    law = {"optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}
+    protocol = write_protocol(tmp_path / "law.toml", **{**FAST, **law, "lens.axis_deg": "180.0"})
+    lines: list[str] = []
+    db = tmp_path / "s.db"
+    request = RunRequest(db_path=db, protocol_path=protocol, participant="sim", observer="simulated", seed=3, trials=12)
+    outcome = run_session(request, log=lines.append, window=window)
+    with SessionStore(db, readonly=True) as store:
+        result, trials = store.session(outcome.session_id).result, store.trials(outcome.session_id)
+    distance_d = untried_d(result.sphere_d, result.cylinder_d, result.axis_deg, trials, 180.0)
+    assert distance_d is not None  # this session's lens was not tried (seed 3)
+    lens_line = next(i for i, line in enumerate(lines) if result.prescription in line and "prescription" in line)
+    after = [line for line in lines[lens_line + 1 :] if not line.startswith("95% intervals")]
+    assert after[0] == untried_note(distance_d)

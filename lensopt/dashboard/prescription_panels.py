@@ -84,10 +84,12 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel("J0 (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
-    ax.set_title(
+    # the panel's title, not the square plane's: over the plane, narrower than its panel, it ran off the panel
+    fig.suptitle(
         f"{title}\nat M {diopter_text(view.best_d[0])} D (lenses tried: at their own M)",
         fontsize=FONT_SIZE + 1,
-        loc="left",
+        x=0.02,
+        ha="left",
     )
     legend_below(ax, ncols=2)  # outside the plane: inside, it covered lenses tried
 

@@ -635,6 +635,9 @@ def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions
     fig = draw_models_page(info, views, followed.snapshot().letter_bounds_logmar)
     fig.draw_without_rendering()  # the constrained layout places the rows
     titles = [ax.get_title(loc="left").split("\n")[0] for ax in fig.get_axes() if ax.get_title(loc="left")]
+    panels = [panel for row in fig.subfigs for panel in row.subfigs]  # each row: the plane, the curve
+    # the plane's title is its panel's (over the square plane, narrower than the panel, it ran off it)
+    titles += [panel.get_suptitle().split("\n")[0] for panel in panels if panel.get_suptitle()]
     assert [t.split(" — ")[-1] for t in titles if t.startswith("Astigmatism plane")] == ["OD", "OS"]
     assert [t.split(" — ")[-1] for t in titles if t.startswith("Defocus curve")] == ["OD", "OS"]
     planes = [ax for ax in fig.get_axes() if ax.get_xlabel() == "J0 (D)"]

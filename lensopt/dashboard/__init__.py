@@ -2,7 +2,8 @@
 
 Layers, each usable alone:
 
-- :mod:`~lensopt.dashboard.snapshot`: the frozen :class:`DashboardSnapshot` the panels draw;
+- :mod:`~lensopt.dashboard.snapshot`: the frozen :class:`DashboardSnapshot` the panels draw, with
+  each eye's verdict (:mod:`~lensopt.dashboard.verdict`: how sure, and whether a prescription);
 - :mod:`~lensopt.dashboard.model`: rebuilds the optimizer from stored trials and computes the
   snapshot (numpy/scipy only), and picks the model of each kind of session;
 - :mod:`~lensopt.dashboard.posterior`: the lens grid and the location of the optimum, shared by

@@ -56,8 +56,6 @@ from lensopt.dashboard.snapshot import (
     AcuityHistory,
     BestLens,
     DashboardSnapshot,
-    EyeEstimate,
-    LensConfidence,
     LensMap,
     PrescriptionView,
     PsychometricCurve,
@@ -67,6 +65,7 @@ from lensopt.dashboard.snapshot import (
     lens_step_from_protocol,
     model_eye_name,
 )
+from lensopt.dashboard.verdict import EyeEstimate, LensConfidence
 from lensopt.errors import LensoptError
 from lensopt.modes.base import answered, eye_records
 from lensopt.modes.letters import is_prescription, optimizer_class_for

@@ -225,7 +225,7 @@ def mark_eyes(ax, tr, runs) -> None:
 
 
 def eye_rows(eyes) -> list[tuple]:
-    """Summary rows of each eye's result (:class:`~lensopt.dashboard.snapshot.EyeEstimate`): ``(OD,
+    """Summary rows of each eye's result (:class:`~lensopt.dashboard.verdict.EyeEstimate`): ``(OD,
     lens or "not enough answers to prescribe", its confidence against the target and trials)``, and
     under an eye short of the target its lens, small, as a provisional estimate not for prescribing."""
     rows: list[tuple] = []

@@ -11,9 +11,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from lensopt.dashboard.verdict import EyeEstimate, LensConfidence
 from lensopt.refraction.lens import diopter_text, signed_logmar, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_to_step
-from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, enough_to_prescribe
 from lensopt.store.records import EYE_NAMES
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
@@ -22,8 +22,6 @@ DEFAULT_GUESS_RATE = 1.0 / 26.0
 NEAR_LENS_RADIUS_D = 0.5
 #: Message shown while a session has no trial yet.
 WAITING_MESSAGE = "waiting for the first trial…"
-#: What an eye's result says when its confidence is short of the target (the closing console's words).
-NOT_ENOUGH = "not enough answers to prescribe"
 
 
 def frozen_array(values, dtype=float) -> np.ndarray:
@@ -263,137 +261,6 @@ class PsychometricCurve:
         for name in ("p_mean", "p_low", "p_high"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"PsychometricCurve.{name} must have {n} entries like letter_logmar")
-
-
-@dataclass(frozen=True)
-class LensConfidence:
-    """How sure the model is of its best lens (:class:`lensopt.refraction.certainty.LensCertainty`): the
-    posterior probability ``confidence`` that the lens is within ``tolerance_logmar`` of the best
-    lens, the best lens's 95 % intervals, and the session's stopping rule (``stop_confidence``,
-    ``min_trials``, ``max_trials``; None without one)."""
-
-    confidence: float
-    sphere_interval_d: tuple
-    cylinder_interval_d: tuple
-    tolerance_logmar: float
-    stop_confidence: float | None = None
-    min_trials: int | None = None
-    max_trials: int | None = None
-
-    def __post_init__(self):
-        if not 0.0 <= self.confidence <= 1.0:
-            raise ValueError(f"LensConfidence.confidence must be in [0, 1], got {self.confidence!r}")
-        for name in ("sphere_interval_d", "cylinder_interval_d"):
-            low, high = getattr(self, name)
-            if not low <= high:
-                raise ValueError(f"LensConfidence.{name} must be (low, high) with low <= high")
-            object.__setattr__(self, name, (float(low), float(high)))
-
-    @property
-    def has_stop_rule(self) -> bool:
-        return self.stop_confidence is not None
-
-    def stop_state(self, n_trials: int) -> str:
-        """Where the stopping rule stands after ``n_trials``: ``"reached"`` (confident enough),
-        ``"max trials reached"``, or ``"not yet"``."""
-        if not self.has_stop_rule:
-            return ""
-        # a stopping rule comes whole (LensConfidence is built from one StopRule)
-        assert self.stop_confidence is not None and self.min_trials is not None and self.max_trials is not None
-        if n_trials >= self.min_trials and self.confidence >= self.stop_confidence:
-            return "reached"
-        if n_trials >= self.max_trials:
-            return "max trials reached"
-        return "not yet"
-
-
-#: What an eye's two-parameter lens with a cylinder and no axis is, in the dashboard's words.
-NO_AXIS_ESTIMATE = "estimate, not a prescription: a cylinder without an axis"
-
-
-@dataclass(frozen=True)
-class EyeEstimate:
-    """One eye's result so far: ``lens``, the lens its model would report (clinical notation, or
-    ``S -1.25 D, C -0.75 D`` for a two-parameter search), with its ``confidence`` (None: a search
-    without one) against ``target`` (the session's ``[stop] confidence``, else 0.95), after
-    ``n_trials`` answers (0: the eye has none yet). ``eye``: ``"OD"``, ``"OS"``, or ``""`` in a session
-    that names none. Short of the target it is no prescription
-    (:func:`lensopt.stopping.enough_to_prescribe`, the closing console's rule): "not enough answers
-    to prescribe", the lens only a provisional estimate; in a session without a stopping rule
-    (``fixed_design``: a study's fixed number of trials) the lens "(estimate, not a prescription)",
-    as the closing console and the log name it."""
-
-    eye: str
-    lens: str
-    confidence: float | None
-    target: float
-    n_trials: int
-    fixed_design: bool = False
-    #: A two-parameter lens with a cylinder and no axis (no ``--axis``): an estimate, whatever its
-    #: confidence (:func:`lensopt.store.records.withheld_reason`, the console's and the record's rule).
-    no_axis: bool = False
-    #: The dioptric distance (D) from the lens to the nearest lens the eye was tried with, when beyond
-    #: a phoropter step (:func:`lensopt.refraction.shown.untried_d`, the console's and the record's
-    #: rule: its acuity predicted, not measured); None otherwise.
-    untried_d: float | None = None
-
-    @property
-    def prescribable(self) -> bool:
-        """Whether the lens may be shown as the eye's prescription (answers, confidence enough, and
-        an axis for its cylinder)."""
-        return self.n_trials > 0 and enough_to_prescribe(self.confidence, self.target) and not self.no_axis
-
-    @property
-    def estimate_only(self) -> bool:
-        """Whether a lens short of a prescription is shown as an estimate (a fixed design's, a
-        cylinder without an axis) rather than as "not enough answers"."""
-        return self.fixed_design or self.no_axis
-
-    @property
-    def label(self) -> str:
-        """``OD``, ``OS``, or ``Prescription`` for a session that names no eye."""
-        return self.eye or "Prescription"
-
-    def verdict(self) -> str:
-        """The lens to prescribe, ``not enough answers to prescribe`` (a fixed design's: the lens
-        ``(estimate, not a prescription)``), or ``no answer yet``."""
-        if self.n_trials == 0:
-            return "no answer yet"
-        if self.prescribable:
-            return self.lens
-        return f"{self.lens} ({self.shortfall()})" if self.estimate_only else NOT_ENOUGH
-
-    def shortfall(self) -> str:
-        """What the eye's lens is short of its target: ``not enough answers to prescribe``, a fixed
-        design's ``estimate, not a prescription``; ``""`` when prescribable (or without answers)."""
-        if self.n_trials == 0 or self.prescribable:
-            return ""
-        if self.no_axis:
-            return NO_AXIS_ESTIMATE
-        return ESTIMATE_NOT_PRESCRIPTION if self.estimate_only else NOT_ENOUGH
-
-    def evidence(self) -> str:
-        """``confidence 0.97 ≥ 0.95 after 40 trials`` (``< 0.95`` short of it); ``40 trials`` without one."""
-        trials = f"{self.n_trials} trial{'' if self.n_trials == 1 else 's'}"
-        if self.n_trials == 0:
-            return ""
-        if self.confidence is None:
-            return trials
-        sign = "≥" if enough_to_prescribe(self.confidence, self.target) else "<"  # the confidence's own comparison
-        return f"confidence {self.confidence:.2f} {sign} {self.target:.2f} after {trials}"
-
-    def provisional(self) -> str:
-        """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` short of the target; else
-        ``""`` (also for a fixed design, whose verdict is its estimate)."""
-        if self.n_trials == 0 or self.prescribable or self.estimate_only:
-            return ""
-        return f"provisional estimate {self.lens}, not for prescribing"
-
-    def line(self) -> str:
-        """One line: ``OD -1.25 / -0.75 x 170 (confidence 0.97 ≥ 0.95 after 40 trials)``, or ``OS not
-        enough answers to prescribe (confidence 0.21 < 0.95 after 12 trials)``."""
-        evidence = self.evidence()
-        return f"{self.eye + ' ' if self.eye else ''}{self.verdict()}" + (f" ({evidence})" if evidence else "")
 
 
 def model_eye_name(header: SessionHeader, trials: TrialSeries) -> str | None:

@@ -527,7 +527,7 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
 def test_an_eye_with_a_cylinder_and_no_axis_is_an_estimate_whose_confidence_is_compared_truly():
     """The dashboard said "(estimate, not a prescription) (confidence 0.34 < 0.30 after 21 trials)":
     the comparison must be the confidence's own, and the reason the axis."""
-    from lensopt.dashboard.snapshot import EyeEstimate
+    from lensopt.dashboard.verdict import EyeEstimate
 
     eye = EyeEstimate("OD", "S -0.50 D, C +1.00 D", 0.34, 0.30, 21, False, True)
     assert not eye.prescribable and eye.provisional() == ""
@@ -584,7 +584,7 @@ def test_each_eyes_summary_says_when_its_lens_was_not_tried():
     """A full prescription's summary rows: under an eye's lens (a prescription, or the provisional
     estimate of an eye short of its target), the note of a lens the eye was not tried with."""
     from lensopt.dashboard.panels import eye_rows
-    from lensopt.dashboard.snapshot import EyeEstimate
+    from lensopt.dashboard.verdict import EyeEstimate
     from lensopt.refraction.shown import untried_summary
 
     od = EyeEstimate("OD", "-1.25 / -0.75 x 170", 0.97, 0.95, 60, untried_d=0.5)

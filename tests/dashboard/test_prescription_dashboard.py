@@ -18,7 +18,7 @@ from PyQt5.QtGui import QImage
 
 from lensopt.dashboard.model import PRESCRIPTION_MESSAGE, session_model, snapshot_from_store
 from lensopt.dashboard.panels import summary_rows, summary_title
-from lensopt.dashboard.snapshot import EyeEstimate
+from lensopt.dashboard.verdict import EyeEstimate
 from lensopt.dashboard.window import DashboardWindow
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer

@@ -48,7 +48,8 @@ from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.refraction.trial import TrialHistory
-from lensopt.store.records import DUEL_KIND, trial_noun
+from lensopt.store.records import DUEL_KIND
+from lensopt.store.verdict import trial_noun
 
 #: Points on each line of the utility profile.
 PROFILE_POINTS = 81

@@ -28,7 +28,8 @@ from lensopt.dashboard.snapshot import (
 )
 from lensopt.refraction.lens import diopter_text
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
-from lensopt.store.records import DUEL_KIND, RANKING_KIND, trial_noun
+from lensopt.store.records import DUEL_KIND, RANKING_KIND
+from lensopt.store.verdict import trial_noun
 
 #: What one compared set of each session kind is called (the slider and the history count them).
 NOUNS = {DUEL_KIND: "duel", RANKING_KIND: "ranking"}
@@ -216,7 +217,7 @@ class ComparisonSnapshot:
 
     @property
     def nouns(self) -> str:
-        """What the trials are called: ``duels`` or ``rankings`` (:func:`lensopt.store.records.trial_noun`)."""
+        """What the trials are called: ``duels`` or ``rankings`` (:func:`lensopt.store.verdict.trial_noun`)."""
         return trial_noun(self.kind)
 
     @property

@@ -76,7 +76,8 @@ from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.shown import untried_d
 from lensopt.stopping import StopRule
 from lensopt.store.claim import session_status
-from lensopt.store.records import EYES, cylinder_without_axis, stored_confidence_target, stored_fixed_design
+from lensopt.store.records import EYES
+from lensopt.store.verdict import cylinder_without_axis, stored_confidence_target, stored_fixed_design
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121

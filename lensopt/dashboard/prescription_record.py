@@ -52,7 +52,8 @@ from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
 from lensopt.refraction.lens import Lens, power_vector_arrays
 from lensopt.store.claim import session_status
-from lensopt.store.records import LETTERS_KIND, NO_AXIS_REASON, stored_withheld_reason
+from lensopt.store.records import LETTERS_KIND
+from lensopt.store.verdict import NO_AXIS_REASON, stored_withheld_reason
 
 #: Page size in inches: A4 portrait (the record, the full prescription's curves; the dashboard
 #: report's four panels keep their own A4 landscape).

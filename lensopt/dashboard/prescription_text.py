@@ -11,7 +11,7 @@ tests read it. No matplotlib here.
 An eye whose stored result fell short of the session's target confidence (its protocol's ``[stop]
 confidence``, else 0.95) is no prescription, by the closing console's rule
 (:func:`lensopt.stopping.enough_to_prescribe`, the target from
-:func:`lensopt.store.records.stored_confidence_target`): its record says "No prescription: not
+:func:`lensopt.store.verdict.stored_confidence_target`): its record says "No prescription: not
 enough answers (confidence 0.11 < 0.95 after 8 letters)" and shows the lens only as a provisional
 estimate, not for prescribing (``EyeRecord.withheld``). A record without any eye to prescribe has
 no signature line, and a session not finished is marked so (``PrescriptionRecord.unfinished``).
@@ -44,16 +44,8 @@ from lensopt.stopping import (
 )
 from lensopt.store.claim import INTERRUPTED
 from lensopt.store.connection import default_db_path
-from lensopt.store.records import (
-    DUEL_KIND,
-    EYE_NAMES,
-    LETTERS_KIND,
-    NO_AXIS_REASON,
-    RANKING_KIND,
-    stored_stop_confidence,
-    stored_withheld_reason,
-    trial_noun,
-)
+from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
+from lensopt.store.verdict import NO_AXIS_REASON, stored_stop_confidence, stored_withheld_reason, trial_noun
 
 #: A result without an eye (:data:`lensopt.store.records.EYE_NAMES` names the others).
 NO_EYE = "eye not recorded"
@@ -163,7 +155,7 @@ NO_CONFIDENCE_FOR_COMPARISONS = (
 def comparison_confidence_text(noun: str) -> str:
     """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
     scale), the intervals instead (a lens from fewer comparisons than lensopt's accuracy was measured
-    after is withheld: :func:`lensopt.store.records.stored_withheld_reason`)."""
+    after is withheld: :func:`lensopt.store.verdict.stored_withheld_reason`)."""
     return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
 
 

@@ -79,7 +79,7 @@ class EyeEstimate:
     n_trials: int
     fixed_design: bool = False
     #: A two-parameter lens with a cylinder and no axis (no ``--axis``): an estimate, whatever its
-    #: confidence (:func:`lensopt.store.records.withheld_reason`, the console's and the record's rule).
+    #: confidence (:func:`lensopt.store.verdict.withheld_reason`, the console's and the record's rule).
     no_axis: bool = False
     #: The dioptric distance (D) from the lens to the nearest lens the eye was tried with, when beyond
     #: a phoropter step (:func:`lensopt.refraction.shown.untried_d`, the console's and the record's

@@ -38,7 +38,7 @@ from lensopt.stopping import (
     prescription_target,
 )
 from lensopt.store import ResultRecord
-from lensopt.store.records import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
+from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
 
 TREND_POINTS = 10
 """How many of the last confidences (one per answer) the trend is fitted on."""
@@ -96,7 +96,7 @@ class EndPoint:
     noun: str = "trials"
     #: Why the lens is an estimate whatever its confidence — more trials would not make it a
     #: prescription: a two-parameter cylinder without an axis (no ``--axis``,
-    #: :data:`~lensopt.store.records.NO_AXIS_REASON`), a comparison search without a start
+    #: :data:`~lensopt.store.verdict.NO_AXIS_REASON`), a comparison search without a start
     #: (:data:`COMPARISON_WITHOUT_START`); ``""`` otherwise.
     estimate_reason: str = ""
     #: That the patient read through no lens within a phoropter step of the reported one, so its

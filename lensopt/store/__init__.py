@@ -29,16 +29,18 @@ from lensopt.store.records import (
     ResultRecord,
     SessionInfo,
     TrialRecord,
-    stored_confidence_target,
-    stored_fixed_design,
-    stored_stop_confidence,
-    stored_withheld_reason,
 )
 from lensopt.store.schema import (
     SCHEMA_VERSION,
     NewerSchemaError,
     NotALensoptDatabaseError,
     OlderSchemaError,
+)
+from lensopt.store.verdict import (
+    stored_confidence_target,
+    stored_fixed_design,
+    stored_stop_confidence,
+    stored_withheld_reason,
 )
 
 __all__ = [

@@ -52,9 +52,9 @@ from lensopt.store.records import (
     RankingTrialRecord,
     SessionInfo,
     TrialRecord,
-    stored_withheld_reason,
 )
 from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
+from lensopt.store.verdict import stored_withheld_reason
 
 #: Mode of an export file (owner read/write only, whatever the umask): it holds patient data.
 EXPORT_FILE_MODE = 0o600
@@ -89,7 +89,7 @@ def ranking_csv_columns(n_lenses: int) -> tuple[str, ...]:
 def _result_document(info: SessionInfo, result) -> dict:
     """A stored result as the JSON export writes it: its fields, and whether it is a prescription
     (``prescribed``; else ``withheld_reason`` says why: the printed record's and the sessions list's
-    rule, :func:`lensopt.store.records.stored_withheld_reason`)."""
+    rule, :func:`lensopt.store.verdict.stored_withheld_reason`)."""
     reason = stored_withheld_reason(info, result)
     return {**dataclasses.asdict(result), "prescribed": reason is None, "withheld_reason": reason}
 

@@ -172,14 +172,14 @@ def test_a_comparisons_lens_from_fewer_than_40_is_no_prescription_yet_on_the_con
 
 def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
     """What the closing console and the log call a prescription is what the sessions list and the
-    printed record call one (lensopt.store.records.withheld_reason): a confident two-parameter
+    printed record call one (lensopt.store.verdict.withheld_reason): a confident two-parameter
     cylinder without an axis is an estimate there too (the log said "prescription: S -0.50 D  C +1.00 D"
     while the record said "a cylinder without an axis"), a comparison from 8 duels too (the log
     said "prescription:" above "not enough answers")."""
     import types
 
     from lensopt.experiment.end_point import continue_command, end_point, prescription_lines
-    from lensopt.store.records import NO_AXIS_REASON
+    from lensopt.store.verdict import NO_AXIS_REASON
 
     protocol = types.SimpleNamespace(
         lens=types.SimpleNamespace(cylinder="minus", axis_deg=0.0, step_d=0.25),

@@ -2,7 +2,8 @@
 
 from types import SimpleNamespace
 
-from lensopt.store.records import ResultRecord, stored_withheld_reason, trial_noun
+from lensopt.store.records import ResultRecord
+from lensopt.store.verdict import stored_withheld_reason, trial_noun
 
 
 def test_the_trials_of_each_kind_are_called_by_one_noun_and_an_unknown_kinds_trials():

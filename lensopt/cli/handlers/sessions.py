@@ -19,7 +19,7 @@ from lensopt.store import (
 )
 from lensopt.store.claim import session_status
 from lensopt.store.export import FORMATS, export_text, info_document, read_sessions, write_export
-from lensopt.store.records import NO_AXIS_REASON, trial_noun
+from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
 TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")

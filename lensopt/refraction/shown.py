@@ -77,7 +77,7 @@ def untried_note(distance_d: float | None) -> str | None:
 
 def untried_short(distance_d: float | None) -> str | None:
     """:func:`untried_note` in the width of an eye's column of the printed record, or None."""
-    return None if distance_d is None else f"not tried; nearest lens tried {diopter_text(distance_d, False)} D away"
+    return None if distance_d is None else f"not tried; nearest tried {diopter_text(distance_d, False)} D away"
 
 
 def untried_summary(distance_d: float | None) -> str | None:

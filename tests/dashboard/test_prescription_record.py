@@ -14,7 +14,7 @@ from dataclasses import asdict, replace
 import pytest
 
 from lensopt.dashboard import prescription_record
-from lensopt.dashboard.prescription_record import draw_record_page, write_prescription_record
+from lensopt.dashboard.prescription_record import write_prescription_record
 from lensopt.dashboard.prescription_text import (
     NO_EYE,
     build_record,
@@ -22,6 +22,7 @@ from lensopt.dashboard.prescription_text import (
     interval_text,
     stop_reason,
 )
+from lensopt.dashboard.record_page import draw_record_page
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.lens import snellen_text
 from lensopt.refraction.letters import RefractionOptimizer
@@ -198,7 +199,7 @@ def _drawn(fig) -> list[tuple[str, float, str]]:
 def test_no_text_of_page_one_runs_past_the_right_margin(sessions_db):
     """The protocol row of a simulated session ("clinical-prescription · rule bracket-ald · seed 5 ·
     answers by a SIMULATED patient") ran off the page: a long value goes on two lines, whole."""
-    from lensopt.dashboard.prescription_record import A4_PORTRAIT_IN, MARGIN_IN, draw_record_page
+    from lensopt.dashboard.record_page import A4_PORTRAIT_IN, MARGIN_IN, draw_record_page
 
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:
@@ -217,8 +218,8 @@ def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(
     """12 letters at confidence ~0.1 against the default 0.95: the closing console said "not enough
     answers to prescribe", so the record does not print the lens as the prescription: it says why in
     red, shows the lens small as a provisional estimate, has no signature line and is titled so."""
-    from lensopt.dashboard.prescription_record import draw_record_page
     from lensopt.dashboard.prescription_text import NOT_A_PRESCRIPTION_TITLE
+    from lensopt.dashboard.record_page import draw_record_page
 
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:
@@ -306,7 +307,7 @@ def _session_info(**fields):
 
 
 def test_one_eye_prescribed_and_the_other_short_of_the_target_prints_one_prescription_to_sign():
-    from lensopt.dashboard.prescription_record import draw_record_page
+    from lensopt.dashboard.record_page import draw_record_page
 
     def result(eye, text, confidence):
         return ResultRecord(text, -1.25, -0.5, 170.0, 0.0, confidence, 30, {"sphere_d": [-1.5, -1.0]}, eye=eye)
@@ -335,8 +336,8 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
     record withholds it, says why, and offers nothing to sign, as ``lensopt sessions`` does; a
     result whose cylinder rounds to zero is a sphere, prescribed."""
     from lensopt.cli.handlers.sessions import _prescriptions
-    from lensopt.dashboard.prescription_record import draw_record_page
     from lensopt.dashboard.prescription_text import NO_AXIS_HEADING
+    from lensopt.dashboard.record_page import draw_record_page
 
     stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 80}
 
@@ -365,7 +366,7 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
 def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more_trials():
     """A protocol without [stop] (a study's fixed number of trials): the record says "Estimate, not a
     prescription", as the console and the log do, with no call for more trials; nothing to sign."""
-    from lensopt.dashboard.prescription_record import draw_record_page
+    from lensopt.dashboard.record_page import draw_record_page
 
     result = ResultRecord("-1.25 / -0.50 x 170", -1.25, -0.5, 170.0, 0.0, 0.62, 260, {"sphere_d": [-1.5, -1.0]})
     info = _session_info(protocol={"protocol": {"name": "research-26afc"}}, n_trials=260, results=(result,))
@@ -734,7 +735,7 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
     far = [trial(-1.0, -0.5), trial(-3.0, 0.0), trial(-1.5, -0.5, eye="OS"), trial(-1.5, -0.5, void=True)]
     eye = build_record(info, printed_at=2e9, trials=far).eyes[0]
     assert eye.untried_d == pytest.approx(0.5)
-    assert eye.not_tried_short == "not tried; nearest lens tried 0.50 D away"
+    assert eye.not_tried_short == "not tried; nearest tried 0.50 D away"
     assert eye.not_tried is not None and "check it on the chart" in eye.not_tried
     near = build_record(info, printed_at=2e9, trials=[*far, trial(-1.5, -0.25)]).eyes[0]  # 0.18 D: tried
     assert near.untried_d is None and near.not_tried is None and near.not_tried_short is None

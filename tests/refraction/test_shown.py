@@ -63,5 +63,5 @@ def test_the_words_give_the_distance_as_every_power_is_written_and_ask_for_a_che
         "this lens was not tried: the nearest lens the patient read through is 0.63 D from it, so its acuity "
         "is predicted, not measured; check it on the chart"
     )
-    assert untried_short(0.625) == "not tried; nearest lens tried 0.63 D away"
+    assert untried_short(0.625) == "not tried; nearest tried 0.63 D away"
     assert untried_summary(0.625) == "predicted, not measured: the nearest lens tried is 0.63 D from this one"

@@ -51,6 +51,7 @@ from scipy.special import log_ndtr, ndtr
 from lensopt.allocator import keep_large_blocks
 from lensopt.asktell import check_state_format
 from lensopt.gp.uncertainty import binary_entropy_bits
+from lensopt.refraction.blur_law import acuity_loss_table, blur_acuity_loss_logmar, lens_grid
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
     GridPosterior,
@@ -99,34 +100,14 @@ ACUITY_LAW_RULE = "acuity-law"
 ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop")
 
 
-def blur_acuity_loss_logmar(residual_sphere_d, residual_cylinder_d):
-    """``log10(1 + b²)``, ``b² = ½ (r_S² + (r_S + r_C)²)``: the acuity lost (logMAR) to a residual
-    refractive error ``(r_S, r_C)`` (D), with the cylinder at the correction's axis (METHOD.md §1)."""
-    b2 = 0.5 * (np.square(residual_sphere_d) + np.square(np.add(residual_sphere_d, residual_cylinder_d)))
-    return np.log10(1.0 + b2)
-
-
-def _lens_grid(sphere_bounds_d, cylinder_bounds_d, step_d) -> np.ndarray:
-    """Every ``(sphere_d, cylinder_d)`` of the box at ``step_d``, sphere-major, one per row."""
-    gs, gc = np.meshgrid(grid_axis(sphere_bounds_d, step_d), grid_axis(cylinder_bounds_d, step_d), indexing="ij")
-    return np.column_stack([gs.ravel(), gc.ravel()])
-
-
-def _acuity_loss(lenses, corrections) -> np.ndarray:
-    """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
-    return blur_acuity_loss_logmar(
-        lenses[:, None, 0] - corrections[None, :, 0], lenses[:, None, 1] - corrections[None, :, 1]
-    )
-
-
 @functools.lru_cache(maxsize=4)
 def _coarse_loss_table(sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
     """The coarse candidate lenses' loss under every correction of the grid (~4 MB, read-only):
     every trial scores those lenses first, so it is computed once per box and process and shared
     by every optimizer of that box (a copied optimizer does not copy it)."""
-    table = _acuity_loss(
-        _lens_grid(sphere_bounds_d, cylinder_bounds_d, COARSE_LENS_STEP_D),
-        _lens_grid(sphere_bounds_d, cylinder_bounds_d, GRID_STEP_D),
+    table = acuity_loss_table(
+        lens_grid(sphere_bounds_d, cylinder_bounds_d, COARSE_LENS_STEP_D),
+        lens_grid(sphere_bounds_d, cylinder_bounds_d, GRID_STEP_D),
     )
     table.setflags(write=False)
     return table
@@ -203,7 +184,7 @@ class AcuityLawOptimizer(LensGridSearch):
         self.sphere_grid_d = grid_axis(s.sphere_bounds_d, GRID_STEP_D)
         self.cylinder_grid_d = grid_axis(s.cylinder_bounds_d, GRID_STEP_D)
         self.va_best_grid_logmar = grid_axis(s.va_best_bounds_logmar, VA_BEST_STEP_LOGMAR)
-        self._corrections = _lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, GRID_STEP_D)
+        self._corrections = lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, GRID_STEP_D)
         self._hyp = self._corrections  # GridPosterior.hypotheses_d: the corrections (rows of the posterior)
         self._slopes = np.array(s.slopes_per_logmar)
         # log-posterior over (correction, VA₀, slope): axis 0 the corrections, 1 VA₀, 2 the slopes
@@ -228,7 +209,7 @@ class AcuityLawOptimizer(LensGridSearch):
         p_table = self._guess + self._kappa * ndtr(z)
         self._p_table = p_table.astype(np.float32)  # for the scoring matrix products (float32: 3× faster)
         self._h_table = binary_entropy_bits(p_table, s.lapse + self._kappa * ndtr(-z)).astype(np.float32)
-        self._coarse_lenses = _lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, COARSE_LENS_STEP_D)
+        self._coarse_lenses = lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, COARSE_LENS_STEP_D)
         os_, oc = np.meshgrid(LOCAL_OFFSETS_D, LOCAL_OFFSETS_D, indexing="ij")
         self._local_offsets = np.column_stack([os_.ravel(), oc.ravel()])
         self._history: list[tuple[Trial, bool]] = []
@@ -283,7 +264,7 @@ class AcuityLawOptimizer(LensGridSearch):
 
     def _loss(self, lenses, corrections) -> np.ndarray:
         """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
-        return _acuity_loss(lenses, corrections)
+        return acuity_loss_table(lenses, corrections)
 
     def answer_log_likelihood(self, letter_logmar: float, correct: bool, va_logmar) -> np.ndarray:
         """``log P(c | s, VA, a)`` of an answer to a letter of size ``s`` by an eye whose acuity through

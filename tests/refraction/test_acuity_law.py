@@ -9,7 +9,8 @@ import pytest
 from scipy.stats import norm
 
 from lensopt.observer import draw_patients
-from lensopt.refraction.acuity_law import AcuityLawOptimizer, blur_acuity_loss_logmar
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
+from lensopt.refraction.blur_law import blur_acuity_loss_logmar
 from lensopt.refraction.trial import Trial
 from lensopt.simulation import make_patient
 from lensopt.stopping import StopRule

@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-from lensopt.refraction.acuity_law import blur_acuity_loss_logmar
+from lensopt.refraction.blur_law import blur_acuity_loss_logmar
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.shown import (
     TRIED_WITHIN_D,

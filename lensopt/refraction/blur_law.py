@@ -1,0 +1,35 @@
+"""The blur–acuity law every eye obeys, on (sphere, signed cylinder) grids of one meridian.
+
+Through a lens ``x = (S, C)`` an eye whose correction is ``(S*, C*)`` loses ``log10(1 + b²)``
+logMAR of acuity, ``b² = ½ (r_S² + (r_S + r_C)²)`` with ``r = x − (S*, C*)`` (METHOD.md §1:
+Raasch's blur of the residual, Blendowske's acuity law) — the shape the acuity-law optimizer
+(:mod:`lensopt.refraction.acuity_law`) assumes and the lens grids it reasons over. The simulated
+patient's own optics, in power vectors, are :mod:`lensopt.observer.optics` (a layer the refraction
+domain does not import).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lensopt.refraction.grid_posterior import grid_axis
+
+
+def blur_acuity_loss_logmar(residual_sphere_d, residual_cylinder_d):
+    """``log10(1 + b²)``, ``b² = ½ (r_S² + (r_S + r_C)²)``: the acuity lost (logMAR) to a residual
+    refractive error ``(r_S, r_C)`` (D), with the cylinder at the correction's axis (METHOD.md §1)."""
+    b2 = 0.5 * (np.square(residual_sphere_d) + np.square(np.add(residual_sphere_d, residual_cylinder_d)))
+    return np.log10(1.0 + b2)
+
+
+def lens_grid(sphere_bounds_d, cylinder_bounds_d, step_d) -> np.ndarray:
+    """Every ``(sphere_d, cylinder_d)`` of the box at ``step_d``, sphere-major, one per row."""
+    gs, gc = np.meshgrid(grid_axis(sphere_bounds_d, step_d), grid_axis(cylinder_bounds_d, step_d), indexing="ij")
+    return np.column_stack([gs.ravel(), gc.ravel()])
+
+
+def acuity_loss_table(lenses, corrections) -> np.ndarray:
+    """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
+    return blur_acuity_loss_logmar(
+        lenses[:, None, 0] - corrections[None, :, 0], lenses[:, None, 1] - corrections[None, :, 1]
+    )

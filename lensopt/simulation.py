@@ -53,6 +53,9 @@ class SimulationResult:
     certainty: dict | None = None
     #: The :class:`lensopt.stopping.StopRule` dict the session ran with (``use_stop``), else None.
     stop: dict | None = None
+    #: Letter sessions: how many letters the patient read through the reported lens (within a
+    #: phoropter step, :func:`lensopt.refraction.shown.letters_through`); else None.
+    letters_through_lens: int | None = None
 
     def to_dict(self) -> dict:
         final = asdict(self.final)
@@ -78,6 +81,7 @@ class SimulationResult:
             "lens_interval_d": None
             if certainty is None
             else {"sphere": list(certainty["sphere_interval_d"]), "cylinder": list(certainty["cylinder_interval_d"])},
+            "letters_through_lens": self.letters_through_lens,
         }
 
 
@@ -221,6 +225,11 @@ def _simulate(patient, optimizer, n_trials, checkpoints, progress, respond, stop
         stopped_at=run.n_trials if run.stopped else None,
         certainty=optimizer.certainty().to_dict() if certainty else None,
         stop=optimizer.stop.to_dict() if stop is not None else None,
+        letters_through_lens=(
+            optimizer.letters_through_reported()
+            if certainty and hasattr(optimizer, "letters_through_reported")
+            else None
+        ),
     )
 
 

@@ -23,19 +23,45 @@ DEFAULT_MIN_TRIALS = 20
 DEFAULT_MAX_TRIALS = 260
 
 
+#: The most letters a stopping rule may have read through the reported lens before a stop
+#: (``check_letters``; a chart line has five: a check longer than two lines is a search).
+MAX_CHECK_LETTERS = 10
+
+
 def _positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"stop {name} must be a positive integer, got {value!r}")
     return int(value)
 
 
+def _check_letters(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_CHECK_LETTERS:
+        raise ValueError(
+            f"stop check_letters must be a whole number from 0 (no check) to {MAX_CHECK_LETTERS}, e.g. 5, got {value!r}"
+        )
+    return int(value)
+
+
+#: The settings of a stopping rule, as a protocol's ``[stop]`` table and a stored session spell them.
+STOP_SETTINGS = ("confidence", "min_trials", "max_trials", "check_letters")
+
+
 @dataclass(frozen=True)
 class StopRule:
-    """Stop at ``confidence`` (in (0, 1)) after ``min_trials``; always stop at ``max_trials``."""
+    """Stop at ``confidence`` (in (0, 1)) after ``min_trials``; always stop at ``max_trials``.
+
+    ``check_letters``: before a stop by confidence, the patient reads at least this many letters
+    through the lens the session reports (within a phoropter step of it,
+    :data:`lensopt.refraction.shown.TRIED_WITHIN_D`), so that its acuity is measured, not only
+    predicted: a clinician's last look at the chart. Once the confidence is reached, a letter
+    optimizer asks its trials at that lens (the letter size the most informative there) until it
+    holds them; it stops if the confidence still holds, and searches on if those answers took it
+    below. 0 (the default, and every rule stored before it): no check."""
 
     confidence: float = DEFAULT_STOP_CONFIDENCE
     min_trials: int = DEFAULT_MIN_TRIALS
     max_trials: int = DEFAULT_MAX_TRIALS
+    check_letters: int = 0
 
     def __post_init__(self):
         c = self.confidence
@@ -44,26 +70,47 @@ class StopRule:
         object.__setattr__(self, "confidence", float(c))
         object.__setattr__(self, "min_trials", _positive_int("min_trials", self.min_trials))
         object.__setattr__(self, "max_trials", _positive_int("max_trials", self.max_trials))
+        object.__setattr__(self, "check_letters", _check_letters(self.check_letters))
         if self.min_trials > self.max_trials:
             raise ValueError(f"stop min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
 
-    def should_stop(self, n_trials: int, confidence=None, *, reaches=None) -> bool:
+    def _confident(self, confidence, reaches) -> bool:
+        if reaches is not None:
+            return bool(reaches(self.confidence))
+        if confidence is None:
+            raise TypeError("should_stop needs the confidence (a number or a function) or reaches(threshold)")
+        return bool((confidence() if callable(confidence) else confidence) >= self.confidence)
+
+    def should_stop(self, n_trials: int, confidence=None, *, reaches=None, letters_through=None) -> bool:
         """Whether a session with ``n_trials`` answered trials and this ``confidence`` may stop.
 
         ``confidence`` is a number, or a function returning it, called only when the answer
         depends on it (from ``min_trials`` to ``max_trials``): it costs milliseconds. ``reaches``,
         if given, is used instead: a function ``reaches(threshold) -> bool`` that answers
         ``confidence() >= threshold`` exactly and may settle it with less work (e.g.
-        :func:`lensopt.refraction.certainty.confidence_reaches`)."""
+        :func:`lensopt.refraction.certainty.confidence_reaches`). ``letters_through``: a function
+        returning how many letters the patient read through the reported lens, needed (and
+        called) only with :attr:`check_letters` and the confidence reached."""
         if n_trials >= self.max_trials:
             return True
-        if n_trials < self.min_trials:
+        if n_trials < self.min_trials or not self._confident(confidence, reaches):
             return False
-        if reaches is not None:
-            return bool(reaches(self.confidence))
-        if confidence is None:
-            raise TypeError("should_stop needs the confidence (a number or a function) or reaches(threshold)")
-        return bool((confidence() if callable(confidence) else confidence) >= self.confidence)
+        return self._checked(letters_through)
+
+    def wants_check(self, n_trials: int, confidence=None, *, reaches=None, letters_through=None) -> bool:
+        """Whether the next trial should be a check through the reported lens: the rule would stop
+        by confidence but the patient has read fewer than :attr:`check_letters` letters through
+        that lens (:meth:`should_stop`'s arguments)."""
+        if not self.check_letters or n_trials >= self.max_trials or n_trials < self.min_trials:
+            return False
+        return self._confident(confidence, reaches) and not self._checked(letters_through)
+
+    def _checked(self, letters_through) -> bool:
+        if not self.check_letters:
+            return True
+        if letters_through is None:
+            raise TypeError("a stop rule with check_letters needs letters_through (a function)")
+        return int(letters_through()) >= self.check_letters
 
     def reason(self, n_trials: int, confidence: float | None) -> str:
         """Why a session that stopped after ``n_trials`` at ``confidence`` did: ``"confidence"`` (the
@@ -76,11 +123,17 @@ class StopRule:
         """One line for a person: after how many trials, at what confidence, and why."""
         at = "" if confidence is None else f" at confidence {confidence:.2f}"
         if self.reason(n_trials, confidence) == "confidence":
-            return f"stopped after {n_trials} trials{at} (the confidence threshold {self.confidence:g})"
+            checked = f", the lens read through {self.check_letters} letters" if self.check_letters else ""
+            return f"stopped after {n_trials} trials{at} (the confidence threshold {self.confidence:g}{checked})"
         return f"stopped after {n_trials} trials{at} (the trial budget; below the threshold {self.confidence:g})"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The settings; ``check_letters`` only when set, so that a rule without it is stored as
+        every rule before it was."""
+        data = asdict(self)
+        if not self.check_letters:
+            del data["check_letters"]
+        return data
 
     @classmethod
     def from_dict(cls, data) -> StopRule | None:
@@ -88,12 +141,10 @@ class StopRule:
         if data is None:
             return None
         if not isinstance(data, dict):
-            raise ValueError(f"a stop rule must be a table with confidence, min_trials, max_trials; got {data!r}")
-        unknown = set(data) - {"confidence", "min_trials", "max_trials"}
+            raise ValueError(f"a stop rule must be a table with {', '.join(STOP_SETTINGS)}; got {data!r}")
+        unknown = set(data) - set(STOP_SETTINGS)
         if unknown:
-            raise ValueError(
-                f"unknown stop setting(s): {', '.join(sorted(unknown))}; use confidence, min_trials, max_trials"
-            )
+            raise ValueError(f"unknown stop setting(s): {', '.join(sorted(unknown))}; use {', '.join(STOP_SETTINGS)}")
         return cls(**data)
 
 

@@ -154,6 +154,7 @@ def robustness_specs(
     model_lapse=None,
     beta=None,
     kernel=None,
+    check_letters=None,
 ) -> list:
     """The runs of a campaign, ordered by patient so a partial campaign stays balanced.
 
@@ -163,6 +164,8 @@ def robustness_specs(
     letter optimizers: None keeps :class:`lensopt.refraction.RefractionOptimizer`'s defaults;
     ``kernel`` (a ``kernel`` table as in data/letter-model-hyperparameters.json) replaces the GP
     rules' shipped kernel (ucb-ald and ts-ald; not the paper's model, which keeps its own).
+    ``check_letters``: the stopping rule's check through the reported lens (None: none), for the
+    letter rules (the ideal observer has no stopping rule's check).
     """
     conditions = [c if isinstance(c, Condition) else get_condition(c) for c in conditions]
     if len({c.name for c in conditions}) != len(conditions):
@@ -206,6 +209,7 @@ def robustness_specs(
                         split=split_of(seed),
                         stop_confidence=stop_confidence,
                         min_trials=min(min_trials, budget),
+                        check_letters=None if ideal else check_letters,
                         slope_range_per_logmar=c.slope_range_per_logmar,
                         va_best_range_logmar=c.va_best_range_logmar,
                         kernel=kernel if rule in GP_RULES else None,
@@ -257,7 +261,12 @@ def spec_patient(spec):
 def run_robustness(spec) -> dict:
     """One session of the campaign (``spec`` a :class:`lensopt.bench.spec.RunSpec`)."""
     patient = spec_patient(spec)
-    stop = StopRule(confidence=spec.stop_confidence, min_trials=spec.min_trials, max_trials=spec.n_iterations)
+    stop = StopRule(
+        confidence=spec.stop_confidence,
+        min_trials=spec.min_trials,
+        max_trials=spec.n_iterations,
+        check_letters=spec.check_letters or 0,
+    )
     opt = spec_optimizer(spec, patient, stop)
     trajectory, report_ms, stop_ms = [], [], []
     stopped: dict[str, object] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE, MAX_CHECK_LETTERS
 
 #: Campaign kinds: contextual binary test functions, simulated refraction, and the preferential
 #: campaigns of :mod:`lensopt.bench.preferential`, letters against duels (:mod:`lensopt.bench.feedback`)
@@ -66,6 +66,7 @@ class RunSpec:
     split: str | None = None  # "held-out" (seed >= HELD_OUT_FIRST_SEED) or "tuning"
     stop_confidence: float | None = None  # StopRule.confidence (robustness default 0.95)
     min_trials: int | None = None  # StopRule.min_trials (robustness default 20, at most n_iterations)
+    check_letters: int | None = None  # StopRule.check_letters (None: no check, as every run before it)
     # robustness, varied patients (then slope is None): each patient's slope log-uniform on
     # slope_range_per_logmar and best acuity uniform on va_best_range_logmar (lensopt.observer.varied_patient)
     slope_range_per_logmar: tuple[float, float] | None = None
@@ -160,6 +161,11 @@ class RunSpec:
             or (isinstance(self.n_iterations, int) and m > self.n_iterations)
         ):
             raise ValueError(f"RunSpec.min_trials must be an integer from 1 to n_iterations, got {m!r}")
+        k = self.check_letters
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_CHECK_LETTERS):
+            raise ValueError(
+                f"RunSpec.check_letters must be None or an integer from 1 to {MAX_CHECK_LETTERS}, got {k!r}"
+            )
 
     @property
     def optimizer_options(self) -> dict:

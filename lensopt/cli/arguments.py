@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from lensopt.stopping import MAX_CHECK_LETTERS
+
 #: The largest whole number an option takes (2**32 - 1: numpy's largest legacy seed); a count
 #: anywhere near it is a typo (issue 19: ``--trials 1000000000000``).
 MAX_WHOLE_NUMBER = 2**32 - 1
@@ -54,6 +56,16 @@ def positive_int(text) -> int:
     value = _number(text, int)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def check_letters(text) -> int:
+    """A stopping rule's ``check_letters``: 0 (no check) to :data:`lensopt.stopping.MAX_CHECK_LETTERS`."""
+    value = _number(text, int)
+    if not 0 <= value <= MAX_CHECK_LETTERS:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of letters from 0 (no check) to {MAX_CHECK_LETTERS} (a chart line has 5), got {value}"
+        )
     return value
 
 

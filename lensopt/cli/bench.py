@@ -39,6 +39,7 @@ from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_IT
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.cli.arguments import MAX_PROCESSES, Handler
 from lensopt.cli.arguments import bench_count as _bench_count
+from lensopt.cli.arguments import check_letters as _check_letters
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
@@ -360,6 +361,13 @@ def register(subparsers) -> None:
         default=DEFAULT_MIN_TRIALS,
         metavar="N",
         help=f"the stopping rule's minimum trials (default {DEFAULT_MIN_TRIALS})",
+    )
+    rb.add_argument(
+        "--check-letters",
+        type=_check_letters,
+        metavar="K",
+        help="the stopping rule's check: before a stop, K letters through the reported lens "
+        "(the letter rules; default: no check)",
     )
     rb.add_argument(
         "--model-lapse",

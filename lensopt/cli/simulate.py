@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lensopt.cli.arguments import Handler
+from lensopt.cli.arguments import check_letters as _check_letters
 from lensopt.cli.arguments import confidence as _confidence
 from lensopt.cli.arguments import finite_float as _finite_float
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -189,6 +190,13 @@ def register(subparsers) -> None:
         type=_trials,
         metavar="N",
         help="with --stop: stop after N trials at the latest (default: --trials)",
+    )
+    p.add_argument(
+        "--check-letters",
+        type=_check_letters,
+        metavar="K",
+        help="letters, with --stop: before stopping, have the patient read K letters through the "
+        "reported lens (within 0.25 D of it), and stop only if the confidence still holds (default 0: no check)",
     )
     p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=SIMULATE_LENS_BOUNDS_D)
     p.add_argument(

@@ -25,7 +25,7 @@ from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
 from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
-from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
+from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE, MAX_CHECK_LETTERS
 
 MAX_TRIALS = 5000
 """Largest ``[optimizer] trials`` (and ``--trials``)."""
@@ -92,11 +92,13 @@ class StopSection:
     """When a letter session may stop before ``[optimizer] trials`` (:class:`lensopt.stopping.StopRule`):
     once the model is ``confidence`` sure that its lens is within 0.025 logMAR of the best lens,
     never before ``min_trials``, and at the latest after ``max_trials`` (0: ``[optimizer] trials``,
-    filled in by :class:`Protocol`). A protocol without ``[stop]`` runs all its trials."""
+    filled in by :class:`Protocol`); with ``check_letters``, once the patient has read that many
+    letters through the lens it reports. A protocol without ``[stop]`` runs all its trials."""
 
     confidence: float = DEFAULT_STOP_CONFIDENCE
     min_trials: int = DEFAULT_MIN_TRIALS
     max_trials: int = 0
+    check_letters: int = 0
 
     def __post_init__(self):
         c = self.confidence
@@ -105,12 +107,14 @@ class StopSection:
         object.__setattr__(self, "confidence", float(c))
         _number(self, "min_trials", 1, MAX_TRIALS, integer=True)
         _number(self, "max_trials", 0, MAX_TRIALS, integer=True)
+        _number(self, "check_letters", 0, MAX_CHECK_LETTERS, integer=True)
         if self.max_trials and self.min_trials > self.max_trials:
             raise ValueError(f"min_trials ({self.min_trials}) must not exceed max_trials ({self.max_trials})")
 
     def rule(self) -> dict:
         """The :class:`lensopt.stopping.StopRule` dict (``max_trials`` filled in)."""
-        return {"confidence": self.confidence, "min_trials": self.min_trials, "max_trials": self.max_trials}
+        rule = {"confidence": self.confidence, "min_trials": self.min_trials, "max_trials": self.max_trials}
+        return {**rule, "check_letters": self.check_letters} if self.check_letters else rule
 
 
 #: What a session whose ``[start]`` has no refraction, and no ``--start``, is told.

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -59,8 +60,10 @@ from lensopt.refraction.grid_posterior import (
     check_bounds,
     grid_axis,
     marginal_interval,
+    most_informative_trial,
     rounded_lenses,
 )
+from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.phoropter import check_lens_step
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
@@ -162,7 +165,7 @@ class AcuityLawSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-class AcuityLawOptimizer(LensGridSearch):
+class AcuityLawOptimizer(ReportedLensCheck, LensGridSearch):
     """The acuity-law letter optimizer (module docstring), with the ask/tell contract of
     :class:`lensopt.refraction.RefractionOptimizer`: ``ask() -> Trial``, ``tell(trial, correct)``,
     ``best() -> (sphere_d, cylinder_d)``, ``confidence()``, ``certainty()``, ``should_stop()``,
@@ -393,8 +396,28 @@ class AcuityLawOptimizer(LensGridSearch):
 
         return self._cached("candidates", compute)
 
-    #: The trial (lens, letter size) of maximal expected information about ``h`` (one BLAS thread).
-    ask = single_threaded(LensGridSearch.ask)
+    @single_threaded
+    def ask(self) -> Trial:
+        """The trial (lens, letter size) of maximal expected information about ``h``; while the
+        stopping rule's check is due (:mod:`lensopt.refraction.lens_check`), the letter size of
+        maximal expected information through the reported lens (one BLAS thread)."""
+        start = time.perf_counter()
+        if not self.check_due():
+            return LensGridSearch.ask(self)
+        lens = np.array([self.best()])
+        s = self.settings
+        trial = most_informative_trial(
+            self.information_table(lens), lens, self.letter_grid_logmar, s.seed, self.n_trials
+        )
+        self.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return trial
+
+    def _reported_lens(self) -> tuple[float, float, None]:
+        sphere_d, cylinder_d = self.best()
+        return sphere_d, cylinder_d, None
+
+    def _confidence_test(self) -> dict:
+        return {"confidence": self.confidence}
 
     #: Add the answer: ``log w(h) += log P(c | s, x, h)`` over the whole grid (one BLAS thread).
     tell = single_threaded(GridPosterior.tell)
@@ -480,7 +503,3 @@ class AcuityLawOptimizer(LensGridSearch):
             meridian_interval_d=interval_of(1.0),
             equivalent_interval_d=interval_of(0.5),
         )
-
-    def should_stop(self) -> bool:
-        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one)."""
-        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy.stats import norm
@@ -12,7 +13,9 @@ from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import KernelSpec
 from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
+from lensopt.refraction.bracket import most_informative
 from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confidence_reaches, lens_certainty
+from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.optimum_draws import sample_optimum_d
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
 from lensopt.refraction.trial import Trial, TrialHistory
@@ -158,7 +161,7 @@ def reference_kernel(likelihood: str = "probit") -> KernelSpec:
     return KernelSpec.from_dict(load_json(name)["kernel"])
 
 
-class RefractionOptimizer(TrialHistory):
+class RefractionOptimizer(ReportedLensCheck, TrialHistory):
     """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best()`` the lens
     (:class:`lensopt.asktell.StoppableOptimizer`: ``confidence()`` and ``should_stop()`` too).
 
@@ -323,14 +326,21 @@ class RefractionOptimizer(TrialHistory):
     # ---------------------------------------------------------------- ask/tell
     @single_threaded
     def ask(self) -> Trial:
-        query = self._core.ask()
-        (s,), (sphere, cylinder) = query.context, query.system
+        """The rule's trial; while the stopping rule's check is due
+        (:mod:`lensopt.refraction.lens_check`), the reported lens at the letter size most
+        informative through it (BALD)."""
+        start = time.perf_counter()
+        if self.check_due():
+            lens, letter_logmar = np.asarray(self.best()), None
+        else:
+            query = self._core.ask()
+            lens, (letter_logmar,) = query.system, query.context
         s_bounds = self.settings.system_bounds
-        return Trial(
-            sphere_d=round_to_step(sphere, self.lens_step_d, s_bounds[0]),
-            cylinder_d=round_to_step(cylinder, self.lens_step_d, s_bounds[1]),
-            letter_logmar=float(s),
-        )
+        lens = np.array([round_to_step(v, self.lens_step_d, bounds) for v, bounds in zip(lens, s_bounds)])
+        if letter_logmar is None:
+            _, letter_logmar, _ = most_informative(self.model, lens[None, :], self.settings.context_bounds[0])
+            self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return Trial(sphere_d=float(lens[0]), cylinder_d=float(lens[1]), letter_logmar=float(letter_logmar))
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:
@@ -391,11 +401,14 @@ class RefractionOptimizer(TrialHistory):
         rng = np.random.default_rng([s.seed, self.n_trials, CERTAINTY_STREAM])
         return confidence_reaches(self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng, threshold)
 
-    def should_stop(self) -> bool:
-        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one).
-        The confidence is computed only once ``min_trials`` answers are in, and only as far as the
-        rule's threshold needs (:meth:`confidence_reaches`)."""
-        return self.stop is not None and self.stop.should_stop(self.n_trials, reaches=self.confidence_reaches)
+    def _reported_lens(self) -> tuple[float, float, None]:
+        sphere_d, cylinder_d = self.best()
+        return sphere_d, cylinder_d, None
+
+    def _confidence_test(self) -> dict:
+        """The stopping rule's test: the confidence computed only once ``min_trials`` answers are in,
+        and only as far as the rule's threshold needs (:meth:`confidence_reaches`)."""
+        return {"reaches": self.confidence_reaches}
 
     @single_threaded
     def optimum_draws_d(self, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

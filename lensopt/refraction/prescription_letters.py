@@ -40,6 +40,7 @@ from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.bracket import BRACKET_RULE, most_informative
 from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.letters import (
     DEFAULT_MODEL_LAPSE,
     LETTER_BOUNDS_LOGMAR,
@@ -151,7 +152,7 @@ def _as_lens(start) -> Lens | None:
     raise ValueError(f"start must be a lens ('-1.00 / -0.50 x 180') or None, got {start!r}")
 
 
-class PrescriptionOptimizer(PrescriptionReport):
+class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
     """ask/tell for the full prescription: ``ask() -> Trial`` (with ``axis_deg``), ``tell(trial,
     correct)``, :meth:`prescription` the result; :meth:`confidence` and :meth:`should_stop` for the
     stopping rule (:class:`lensopt.asktell.StoppableOptimizer`).
@@ -364,11 +365,25 @@ class PrescriptionOptimizer(PrescriptionReport):
     @single_threaded
     def ask(self) -> Trial:
         reach = self.reach_d()
+        if self.check_due():
+            return self._check_trial(reach)
         if self.rule == BRACKET_RULE and self.model is not None and self.n_trials >= self.settings.n_initial:
             return self._bracket(reach)
         query = self._core.ask(system_bounds=None if reach is None else reach.tolist())
         lens = self._reachable_lens(query.system, reach)
         return Trial(lens.sphere_d, lens.cylinder_d, float(query.context[0]), lens.axis_deg)
+
+    def _check_trial(self, reach: np.ndarray | None) -> Trial:
+        """The stopping rule's check (:mod:`lensopt.refraction.lens_check`): the prescribed lens
+        (within reach of the lens set now), at the letter size most informative through it."""
+        start = time.perf_counter()
+        lens = self.prescription().lens
+        lens = self._reachable_lens(lens.power_vector().to_array(), reach)
+        affine = self.settings.kernel.structure in AFFINE_LETTER_STRUCTURES
+        vector = lens.power_vector().to_array()[None, :]
+        _, letter_logmar, _ = most_informative(self.model, vector, self.settings.context_bounds[0], affine=affine)
+        self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
+        return Trial(lens.sphere_d, lens.cylinder_d, letter_logmar, lens.axis_deg)
 
     def _bracket(self, reach: np.ndarray | None = None) -> Trial:
         """The bracketing rule (:data:`BRACKET_RULE`): the most informative lens and letter size

@@ -21,7 +21,7 @@ intercept ``g(x)`` per lens (as :mod:`lensopt.refraction.certainty` reads the tw
   intercepts of candidate lenses (:meth:`PrescriptionReport._candidates`: a fine grid around the
   reported lens, the tested lenses and a coarse grid of the box near them), pruned as
   :mod:`lensopt.refraction.certainty` prunes them; :meth:`PrescriptionReport.confidence` and
-  :meth:`PrescriptionReport.should_stop` for the stopping rule.
+  ``should_stop`` for the stopping rule (:class:`lensopt.refraction.lens_check.ReportedLensCheck`).
 
 A subclass sets the core optimizer ``_core`` (a :class:`lensopt.binary.optimizer.ContextualOptimizer`:
 ``settings``, ``model``, ``best()``, ``inputs``, ``target_latent``, ``_cached``), the search ``box``,
@@ -210,6 +210,11 @@ class PrescriptionReport(PrescriptionSearch):
         """Posterior probability that the reported lens is within 0.025 logMAR of the best lens."""
         return float(self.prescription().confidence or 0.0)
 
-    def should_stop(self) -> bool:
-        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one)."""
-        return self.stop is not None and self.stop.should_stop(self.n_trials, self.confidence)
+    def _reported_lens(self) -> tuple[float, float, float | None]:
+        """The prescribed lens (:meth:`prescription`'s, on the phoropter), which the stopping rule's
+        check has the patient read through (:mod:`lensopt.refraction.lens_check`)."""
+        lens = self.prescription().lens
+        return lens.sphere_d, lens.cylinder_d, lens.axis_deg
+
+    def _confidence_test(self) -> dict:
+        return {"confidence": self.confidence}

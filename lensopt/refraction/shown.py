@@ -18,10 +18,11 @@ residual (METHOD.md §1; 0.25 D of it costs 0.026 logMAR, about the stopping rul
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.refraction.lens import diopter_text, power_vector_arrays
+from lensopt.refraction.lens import diopter_text, logmar_text, power_vector_arrays, signed_logmar
 
 #: How near (D, dioptric distance) a lens tried must be for the reported lens to count as tried:
 #: one phoropter step.
@@ -29,6 +30,26 @@ TRIED_WITHIN_D = 0.25
 
 #: The meridian of a two-parameter search without ``--axis`` (every lens on the same one).
 NO_AXIS_MERIDIAN_DEG = 180.0
+
+
+def _distances_d(
+    sphere_d: float, cylinder_d: float, axis_deg: float | None, trials: Iterable, meridian_deg: float | None
+) -> np.ndarray:
+    """The dioptric distance (D) between the lens and each lens of ``trials`` (:func:`nearest_tried_d`)."""
+    meridian = meridian_deg if meridian_deg else NO_AXIS_MERIDIAN_DEG
+    lens_axis = meridian if axis_deg is None else float(axis_deg)
+    tried = np.array(
+        [(t.sphere_d, t.cylinder_d, meridian if t.axis_deg is None else t.axis_deg) for t in trials], dtype=float
+    ).reshape(-1, 3)
+    target = np.array(power_vector_arrays(sphere_d, cylinder_d, lens_axis))
+    vectors = np.column_stack(power_vector_arrays(tried[:, 0], tried[:, 1], tried[:, 2])).reshape(-1, 3)
+    return np.sqrt(np.square(vectors - target).sum(axis=1))
+
+
+def _within_step(distance_d: float) -> bool:
+    """Whether a distance is within :data:`TRIED_WITHIN_D` as written (to 0.01 D by
+    :func:`diopter_text`: a lens "0.25 D away" counts as tried)."""
+    return float(diopter_text(distance_d, signed=False)) <= TRIED_WITHIN_D
 
 
 def nearest_tried_d(
@@ -41,16 +62,69 @@ def nearest_tried_d(
     A two-parameter search's trials have no axis: their cylinder lies along the session's
     ``meridian_deg`` (the protocol's ``[lens] axis_deg``; None or 0: none given, one common meridian),
     whatever axis the reported lens is written at (a plus cylinder stored transposed, 90° away)."""
-    meridian = meridian_deg if meridian_deg else NO_AXIS_MERIDIAN_DEG
-    lens_axis = meridian if axis_deg is None else float(axis_deg)
-    tried = np.array(
-        [(t.sphere_d, t.cylinder_d, meridian if t.axis_deg is None else t.axis_deg) for t in trials], dtype=float
-    ).reshape(-1, 3)
-    if not len(tried):
+    distances = _distances_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg)
+    return float(distances.min()) if len(distances) else None
+
+
+def letters_through(
+    sphere_d: float, cylinder_d: float, axis_deg: float | None, trials: Iterable, meridian_deg: float | None = None
+) -> int:
+    """How many of ``trials`` were read through the lens: through a lens within
+    :data:`TRIED_WITHIN_D` of it (:func:`nearest_tried_d`'s arguments) — what a stopping rule's
+    ``check_letters`` counts (:class:`lensopt.stopping.StopRule`)."""
+    distances = _distances_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg)
+    near = distances[distances < 2.0 * TRIED_WITHIN_D]  # the rest are far from the rounding's edge
+    return sum(_within_step(d) for d in near)
+
+
+@dataclass(frozen=True)
+class ReadThrough:
+    """What the patient read through a lens (through lenses within :data:`TRIED_WITHIN_D` of it):
+    ``right`` of ``letters`` named right, at letter sizes from ``smallest_logmar`` to
+    ``largest_logmar`` — the acuity measured through it, beside the model's prediction."""
+
+    letters: int
+    right: int
+    smallest_logmar: float
+    largest_logmar: float
+
+    def sizes_text(self) -> str:
+        low, high = signed_logmar(self.smallest_logmar), signed_logmar(self.largest_logmar)
+        return logmar_text(self.smallest_logmar) if low == high else f"{low} to {high} logMAR"
+
+    def note(self) -> str:
+        """The closing console's and the log's line: ``read through this lens: 4 of 5 letters
+        right, at +0.10 to +0.18 logMAR``."""
+        return f"read through this lens: {self.right} of {self.letters} {_letters(self.letters)} right, at {self.sizes_text()}"
+
+    def short(self) -> str:
+        """:meth:`note` in the width of an eye's column of the printed record."""
+        return f"read {self.right} of {self.letters} right through it, {self.sizes_text()}"
+
+
+def _letters(n: int) -> str:
+    return "letter" if n == 1 else "letters"
+
+
+def read_through(
+    sphere_d: float,
+    cylinder_d: float,
+    axis_deg: float | None,
+    answers: Iterable[tuple],
+    meridian_deg: float | None = None,
+) -> ReadThrough | None:
+    """What the patient read through the lens (:class:`ReadThrough`), from ``answers`` — pairs of a
+    trial (as :func:`nearest_tried_d` takes) and whether it was named right — or None when no
+    answer was through it (:func:`untried_d` then says how far the nearest was)."""
+    answers = list(answers)
+    if not answers:
         return None
-    target = np.array(power_vector_arrays(sphere_d, cylinder_d, lens_axis))
-    vectors = np.column_stack(power_vector_arrays(tried[:, 0], tried[:, 1], tried[:, 2]))
-    return float(np.sqrt(np.square(vectors - target).sum(axis=1)).min())
+    distances = _distances_d(sphere_d, cylinder_d, axis_deg, (t for t, _ in answers), meridian_deg)
+    through = [(t, c) for (t, c), d in zip(answers, distances) if d < 2.0 * TRIED_WITHIN_D and _within_step(d)]
+    if not through:
+        return None
+    sizes = [float(t.letter_logmar) for t, _ in through]
+    return ReadThrough(len(through), sum(bool(c) for _, c in through), min(sizes), max(sizes))
 
 
 def untried_d(
@@ -59,7 +133,7 @@ def untried_d(
     """:func:`nearest_tried_d` when it is beyond :data:`TRIED_WITHIN_D` as written (to 0.01 D: a
     lens "0.25 D away" counts as tried), else None — the one rule of every place that says so."""
     distance_d = nearest_tried_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg)
-    if distance_d is None or float(diopter_text(distance_d, signed=False)) <= TRIED_WITHIN_D:
+    if distance_d is None or _within_step(distance_d):
         return None
     return distance_d
 

@@ -293,6 +293,23 @@ def test_cli_bad_values_give_one_line_and_exit_2(tmp_path, capsys, extra, messag
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_the_letter_rules_check_their_lens_before_a_stop_when_asked_and_every_record_says_so(tmp_path, capsys):
+    out = tmp_path / "checked"
+    argv = _campaign_argv(out, "--rules", "acuity-law", "ideal", "--check-letters", "3", "--stop-confidence", "0.3")
+    assert main(argv) == 0
+    capsys.readouterr()
+    records = {r["rule"]: r for r in load_records(out) if r["seed"] == HELD_OUT_FIRST_SEED}
+    assert records["acuity-law"]["check_letters"] == 3
+    assert records["acuity-law"]["optimizer_settings"]["stop"]["check_letters"] == 3
+    assert records["ideal"]["check_letters"] is None  # the ideal observer has no check
+    # without the option the runs are those of every campaign before it (no check, None)
+    assert RunSpec.from_dict({**records["ideal"], "check_letters": None}) == RunSpec.from_dict(records["ideal"])
+    with pytest.raises(SystemExit) as exit_info:
+        main(_campaign_argv(out, "--rules", "acuity-law", "--check-letters", "11"))
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "--check-letters: must be a whole number of letters from 0" in err
+
+
 def _kernel_file(tmp_path):
     """A kernel file as `lensopt hyperparameters` writes one: the shipped kernel, shorter and
     steeper (so that a run with it is told apart from the shipped one)."""

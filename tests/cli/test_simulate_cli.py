@@ -79,6 +79,19 @@ def test_bare_stop_uses_95_percent_and_max_trials_sets_the_budget(capsys):
     assert result["confidence"] < 0.95 and result["stop_reason"] == "max_trials"  # the budget, not a stop
 
 
+def test_a_checked_stop_comes_after_the_patient_read_letters_through_the_reported_lens(capsys):
+    """The acuity-law rule reports a lens between its trials (docs/never-lost.md); with
+    --check-letters 5 the stop comes only after five letters within 0.25 D of it (a tuning patient
+    whose unchecked session stops with its lens 0.6 D from any it tried)."""
+    args = ("--rule", "acuity-law", "--seed", "1", "--lens-step", "0.25", "--trials", "100", "--stop")
+    plain = _simulate(capsys, *args)
+    checked = _simulate(capsys, *args, "--check-letters", "5")
+    assert plain["stop_reason"] == checked["stop_reason"] == "confidence"
+    assert checked["stop"] == {"confidence": 0.95, "min_trials": 20, "max_trials": 100, "check_letters": 5}
+    assert checked["stopped_at"] >= plain["stopped_at"] + 5
+    assert checked["letters_through_lens"] >= 5 and plain["letters_through_lens"] == 0
+
+
 def test_the_summary_says_where_the_session_stopped_and_gives_the_intervals(capsys):
     assert main(["simulate", "--stop", "0.999", "--min-trials", "3", "--trials", "6", "--seed", "1"]) == 0
     out = capsys.readouterr().out
@@ -136,6 +149,9 @@ def test_readable_summary_without_json(capsys):
         (["--trials", "5001"], "--trials: must be at most 5000"),
         (["--trials", "1000000000000"], "--trials: must be at most 5000, got 1000000000000"),
         (["--min-trials", "5"], "apply with --stop only"),
+        (["--check-letters", "5"], "--check-letters apply with --stop only"),
+        (["--stop", "--check-letters", "11"], "--check-letters: must be a whole number of letters from 0"),
+        (["--stop", "--check-letters", "-1"], "--check-letters: must be a whole number of letters from 0"),
         (["--stop", "--min-trials", "50", "--trials", "30"], "--min-trials 50 is more than"),
         (["--stop", "--max-trials", "50", "--trials", "30"], "--max-trials 50 is more than --trials 30"),
         # the stopping rule's default minimum (20) above the trials: it could never stop

@@ -129,12 +129,24 @@ def test_a_stop_table_round_trips_and_its_max_trials_defaults_to_the_optimizers_
     protocol = load_protocol(_with_stop(tmp_path / "p.toml", stop="confidence = 0.9\nmin_trials = 10"))
     assert protocol.stop_rule == {"confidence": 0.9, "min_trials": 10, "max_trials": protocol.optimizer.trials}
     snapshot = protocol.to_dict()
-    assert snapshot["stop"] == protocol.stop_rule
+    assert snapshot["stop"] == {**protocol.stop_rule, "check_letters": 0}  # the table, its defaults filled in
     assert protocol_from_dict(snapshot, source="snapshot").to_dict() == snapshot
     defaults = load_protocol(_with_stop(tmp_path / "q.toml"))
     assert defaults.stop_rule == {"confidence": 0.95, "min_trials": 20, "max_trials": defaults.optimizer.trials}
     without = load_protocol(DEMO_PROTOCOL).to_dict()
     assert "stop" not in without and protocol_from_dict(without).stop is None
+
+
+def test_a_stop_table_may_ask_for_letters_through_the_reported_lens_and_keeps_them_with_new_trials(tmp_path):
+    protocol = load_protocol(_with_stop(tmp_path / "p.toml", stop="check_letters = 5"))
+    assert protocol.stop_rule == {
+        "confidence": 0.95,
+        "min_trials": 20,
+        "max_trials": protocol.optimizer.trials,
+        "check_letters": 5,
+    }
+    assert protocol_from_dict(protocol.to_dict(), source="snapshot").stop_rule == protocol.stop_rule
+    assert protocol.with_trials(60).stop_rule["check_letters"] == 5
 
 
 def test_an_old_protocol_snapshot_without_lapse_or_stop_loads_with_the_defaults():
@@ -167,8 +179,11 @@ def test_with_trials_moves_a_default_max_trials_and_caps_an_explicit_one(tmp_pat
         ("min_trials = 40", r"p\.toml: stop\.min_trials \(40\) must not exceed the session's 36 trials"),
         (
             "patience = 3",
-            r"p\.toml: unknown key stop\.patience; allowed keys in \[stop\]: confidence, min_trials, max_trials",
+            r"p\.toml: unknown key stop\.patience; allowed keys in \[stop\]: confidence, min_trials, max_trials, "
+            r"check_letters",
         ),
+        ("check_letters = 11", r"p\.toml: stop\.check_letters must be an integer in \[0, 10\], got 11"),
+        ("check_letters = 2.5", r"p\.toml: stop\.check_letters must be an integer"),
     ],
 )
 def test_a_bad_stop_table_is_one_line_naming_the_file_and_the_field(tmp_path, stop, message):

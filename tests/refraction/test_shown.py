@@ -9,7 +9,9 @@ from lensopt.refraction.blur_law import blur_acuity_loss_logmar
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.shown import (
     TRIED_WITHIN_D,
+    letters_through,
     nearest_tried_d,
+    read_through,
     untried_d,
     untried_note,
     untried_short,
@@ -54,6 +56,49 @@ def test_a_lens_one_phoropter_step_from_one_tried_counts_as_tried_and_further_do
     assert untried_d(*lens, [_trial(-1.25, -0.5)]) is None  # 0.25 D: one sphere step
     assert untried_d(*lens, [_trial(-1.5, -0.5)]) == pytest.approx(0.5)
     assert untried_d(*lens, []) is None
+
+
+def test_the_letters_read_through_a_lens_are_those_within_a_phoropter_step_of_it():
+    """Hand values of b on one meridian (b² = ½(r_S² + (r_S + r_C)²)): 0 twice, 0.25 twice (a
+    sphere step either way), √(0.0625/2) = 0.18 (a cylinder step), 0.5 (two sphere steps) and,
+    across meridians, the -0.50 cylinder turned from 180 to 090 (J0 from +0.25 to -0.25: 0.5 D)."""
+    trials = [
+        _trial(-1.0, -0.5),
+        _trial(-1.0, -0.5),
+        _trial(-1.25, -0.5),
+        _trial(-0.75, -0.5),
+        _trial(-1.0, -0.75),
+        _trial(-1.5, -0.5),
+        _trial(-1.0, -0.5, 90.0),
+    ]
+    assert letters_through(-1.0, -0.5, None, trials[:6]) == 5
+    assert letters_through(-1.0, -0.5, 180.0, trials) == 5  # the trials without an axis along 180
+    assert letters_through(-1.0, -0.5, 90.0, trials) == 1  # only the one turned to 090
+    assert letters_through(-1.0, -0.5, None, []) == 0
+
+
+def test_what_was_read_through_a_lens_counts_right_answers_and_their_sizes_by_hand():
+    def answer(sphere_d, cylinder_d, letter_logmar, correct):
+        return types.SimpleNamespace(
+            sphere_d=sphere_d, cylinder_d=cylinder_d, axis_deg=None, letter_logmar=letter_logmar
+        ), correct
+
+    answers = [
+        answer(-1.0, -0.5, 0.12, True),
+        answer(-1.25, -0.5, 0.04, False),  # 0.25 D: through it
+        answer(-1.0, -0.75, 0.2, True),  # 0.18 D: through it
+        answer(-1.5, -0.5, -0.2, True),  # 0.5 D: not
+    ]
+    reading = read_through(-1.0, -0.5, None, answers)
+    assert (reading.letters, reading.right) == (3, 2)
+    assert (reading.smallest_logmar, reading.largest_logmar) == (0.04, 0.2)
+    assert reading.note() == "read through this lens: 2 of 3 letters right, at +0.04 to +0.20 logMAR"
+    assert reading.short() == "read 2 of 3 right through it, +0.04 to +0.20 logMAR"
+    assert (
+        read_through(-1.0, -0.5, None, answers[:1]).note()
+        == "read through this lens: 1 of 1 letter right, at +0.12 logMAR"
+    )
+    assert read_through(-1.0, -0.5, None, answers[3:]) is None and read_through(-1.0, -0.5, None, []) is None
 
 
 def test_the_words_give_the_distance_as_every_power_is_written_and_ask_for_a_check():

@@ -346,6 +346,7 @@ def run_robustness_campaign(args) -> int:
         n_initial=args.initial,
         stop_confidence=args.stop_confidence,
         min_trials=args.min_trials,
+        check_letters=args.check_letters or None,
         model_lapse=args.model_lapse,
         kernel=kernel,
     )

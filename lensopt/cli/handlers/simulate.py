@@ -24,15 +24,19 @@ from lensopt.cli.simulate import (
 from lensopt.cli.simulate_prescription import full_prescription
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import diopter_text
+from lensopt.refraction.shown import TRIED_WITHIN_D
 from lensopt.simulation import make_patient, simulate
 from lensopt.stopping import StopRule
 
 
 def _stop_rule(args):
-    """The :class:`lensopt.stopping.StopRule` of ``--stop``, ``--min-trials``, ``--max-trials`` (or None)."""
+    """The :class:`lensopt.stopping.StopRule` of ``--stop``, ``--min-trials``, ``--max-trials`` and
+    ``--check-letters`` (or None)."""
     if args.stop is None:
-        if args.min_trials is not None or args.max_trials is not None:
-            raise ValueError("--min-trials and --max-trials apply with --stop only; add --stop [CONFIDENCE]")
+        if args.min_trials is not None or args.max_trials is not None or args.check_letters is not None:
+            raise ValueError(
+                "--min-trials, --max-trials and --check-letters apply with --stop only; add --stop [CONFIDENCE]"
+            )
         return None
     if args.feedback != "letters":
         raise ValueError("--stop applies to --feedback letters only")
@@ -45,7 +49,9 @@ def _stop_rule(args):
             f"--min-trials {min_trials} is more than the session's {max_trials} trials; "
             "lower --min-trials or raise --max-trials / --trials"
         )
-    return StopRule(confidence=args.stop, min_trials=min_trials, max_trials=max_trials)
+    return StopRule(
+        confidence=args.stop, min_trials=min_trials, max_trials=max_trials, check_letters=args.check_letters or 0
+    )
 
 
 def _reference_context(text):
@@ -189,6 +195,10 @@ def run(args) -> int:
         f"   (errors {diopter_text(result.final.sphere_error_d, signed=False)} D, {diopter_text(result.final.cylinder_error_d, signed=False)} D)"
     )
     print(f"  acuity error          {result.final.va_error_logmar:.4f} logMAR with that lens")
+    if result.letters_through_lens is not None:
+        print(
+            f"  letters through it    {result.letters_through_lens} (through lenses within {TRIED_WITHIN_D:g} D of it)"
+        )
     if result.certainty is not None:
         cert = result.certainty
         if result.stopped_at is not None:

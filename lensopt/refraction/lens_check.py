@@ -1,0 +1,62 @@
+"""The stopping rule's check through the reported lens, shared by the letter optimizers.
+
+A letter search may report a lens the patient never read through: the acuity-law optimizer asks
+its trials where acuity changes fastest and its law puts the optimum between them (31 of 40
+held-out sessions, docs/never-lost.md). A clinician's last step is to read the chart through the
+lens they are about to prescribe. With :attr:`lensopt.stopping.StopRule.check_letters` the letter
+optimizers do it: once their confidence reaches the rule's threshold, their next trials are at the
+reported lens — each at the letter size most informative there — until the patient has read that
+many letters through it (:func:`lensopt.refraction.shown.letters_through`: within a phoropter
+step); they stop if the confidence still holds, and search on if it fell. The check is a function
+of the history alone (no phase is stored), so a saved or resumed session continues it as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lensopt.refraction.shown import letters_through
+from lensopt.stopping import StopRule
+
+
+class ReportedLensCheck:
+    """:meth:`should_stop` and :meth:`check_due` of a letter optimizer with a ``stop`` rule and a
+    ``_history`` of ``(Trial, correct)``; the subclass gives :meth:`_reported_lens` and
+    :meth:`_confidence_test` (``{"confidence": ...}`` or ``{"reaches": ...}``, the arguments of
+    :meth:`StopRule.should_stop`)."""
+
+    stop: StopRule | None
+    _history: list
+    n_trials: Any
+
+    def _reported_lens(self) -> tuple[float, float, float | None]:
+        """``(sphere_d, cylinder_d, axis_deg)`` of the lens the optimizer reports (axis None: a
+        two-parameter search, every lens on one meridian)."""
+        raise NotImplementedError
+
+    def _confidence_test(self) -> dict:
+        raise NotImplementedError
+
+    def letters_through_reported(self) -> int:
+        """How many letters the patient has read through the reported lens (within a phoropter step)."""
+        sphere_d, cylinder_d, axis_deg = self._reported_lens()
+        return letters_through(sphere_d, cylinder_d, axis_deg, (trial for trial, _ in self._history))
+
+    def should_stop(self) -> bool:
+        """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one):
+        its confidence reached from ``min_trials`` on, the reported lens read through
+        ``check_letters`` letters; or its ``max_trials``."""
+        if self.stop is None:
+            return False
+        return self.stop.should_stop(
+            self.n_trials, **self._confidence_test(), letters_through=self.letters_through_reported
+        )
+
+    def check_due(self) -> bool:
+        """Whether the next trial is a check through the reported lens
+        (:meth:`lensopt.stopping.StopRule.wants_check`)."""
+        if self.stop is None or not self.stop.check_letters:
+            return False
+        return self.stop.wants_check(
+            self.n_trials, **self._confidence_test(), letters_through=self.letters_through_reported
+        )

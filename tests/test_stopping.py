@@ -1,0 +1,73 @@
+"""The stopping rule's check through the reported lens (``StopRule.check_letters``)."""
+
+import itertools
+import json
+
+import pytest
+
+from lensopt.stopping import MAX_CHECK_LETTERS, StopRule
+
+
+def _never_called():
+    raise AssertionError("letters_through was called when the answer did not depend on it")
+
+
+@pytest.mark.parametrize("bad", [-1, MAX_CHECK_LETTERS + 1, 2.5, True, "5"])
+def test_a_check_of_impossible_length_is_refused_in_one_line(bad):
+    with pytest.raises(ValueError, match="check_letters must be a whole number from 0") as error:
+        StopRule(check_letters=bad)
+    assert "\n" not in str(error.value)
+
+
+def test_a_rule_without_a_check_is_stored_as_every_rule_before_it_and_a_check_survives_the_round_trip():
+    plain = StopRule(confidence=0.9, min_trials=10, max_trials=50)
+    assert plain.to_dict() == {"confidence": 0.9, "min_trials": 10, "max_trials": 50}
+    assert StopRule.from_dict({"confidence": 0.9, "min_trials": 10, "max_trials": 50}).check_letters == 0
+    checked = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=5)
+    assert StopRule.from_dict(json.loads(json.dumps(checked.to_dict()))) == checked
+    with pytest.raises(ValueError, match="use confidence, min_trials, max_trials, check_letters"):
+        StopRule.from_dict({"confidence": 0.9, "check": 5})
+
+
+@pytest.mark.parametrize(
+    ("n_trials", "confidence", "letters", "stops", "checks"),
+    [
+        (5, 0.99, 0, False, False),  # before min_trials: neither
+        (20, 0.80, 0, False, False),  # not confident: search on
+        (20, 0.95, 0, False, True),  # confident, lens not read through: check it
+        (20, 0.95, 2, False, True),  # two of three letters read
+        (20, 0.95, 3, True, False),  # read: stop
+        (20, 0.80, 7, False, False),  # read through but not confident: search on
+        (50, 0.10, 0, True, False),  # the budget ends it, checked or not
+    ],
+)
+def test_a_confident_session_stops_only_once_its_lens_is_read_through(n_trials, confidence, letters, stops, checks):
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=3)
+    assert rule.should_stop(n_trials, confidence, letters_through=lambda: letters) is stops
+    assert rule.wants_check(n_trials, confidence, letters_through=lambda: letters) is checks
+
+
+def test_without_a_check_the_rule_stops_as_before_and_never_counts_letters():
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50)
+    for n, c in itertools.product([1, 9, 10, 30, 49, 50, 60], [0.0, 0.5, 0.89, 0.9, 0.99]):
+        before = n >= 50 or (n >= 10 and c >= 0.9)  # the rule before check_letters, by hand
+        assert rule.should_stop(n, c, letters_through=_never_called) is before
+        assert rule.should_stop(n, c) is before
+        assert not rule.wants_check(n, c, letters_through=_never_called)
+
+
+def test_the_letters_are_counted_only_when_the_confidence_is_reached():
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=3)
+    assert not rule.should_stop(20, 0.5, letters_through=_never_called)
+    assert not rule.wants_check(20, 0.5, letters_through=_never_called)
+    assert rule.should_stop(50, 0.5, letters_through=_never_called)
+    with pytest.raises(TypeError, match="letters_through"):
+        rule.should_stop(20, 0.95)
+
+
+def test_a_stop_after_a_check_says_so():
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=5)
+    assert rule.describe_stop(30, 0.93) == (
+        "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.9, the lens read through 5 letters)"
+    )
+    assert "the trial budget" in rule.describe_stop(50, 0.8)

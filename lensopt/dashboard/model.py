@@ -73,7 +73,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens, two_parameter_lens_text
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.phoropter import round_lens
-from lensopt.refraction.shown import untried_d
+from lensopt.refraction.shown import ReadThrough, read_through, untried_d
 from lensopt.stopping import StopRule
 from lensopt.store.claim import session_status
 from lensopt.store.records import EYES
@@ -178,6 +178,8 @@ def lens_confidence(opt, settings: dict) -> LensConfidence | None:
         stop_confidence=None if rule is None else rule.confidence,
         min_trials=None if rule is None else rule.min_trials,
         max_trials=None if rule is None else rule.max_trials,
+        check_letters=0 if rule is None else rule.check_letters,
+        letters_through=opt.letters_through_reported() if rule is not None and rule.check_letters else 0,
     )
 
 
@@ -334,18 +336,29 @@ class SessionModel(FollowedSession):
             eye, lens, confidence, target, int(opt.n_trials), fixed_design, no_axis, untried_d=self._untried_d(opt)
         )
 
-    def _untried_d(self, opt) -> float | None:
-        """:func:`~lensopt.refraction.shown.untried_d` of the lens ``opt`` would report — a full
-        prescription's, or a two-parameter search's best lens on the phoropter's steps, as its stored
-        result writes it — over the answers it was told (not those undone): the console's rule."""
-        tried = [trial for trial, _ in opt.history]
+    def _reported_lens(self, opt) -> tuple[float, float, float | None, float | None]:
+        """``(sphere_d, cylinder_d, axis_deg, meridian_deg)`` of the lens ``opt`` would report — a full
+        prescription's, or a two-parameter search's best lens on the phoropter's steps (no axis: its
+        cylinder along the protocol's ``meridian_deg``), as its stored result writes it."""
         if self._prescription:
             lens = opt.prescription().lens
-            return untried_d(lens.sphere_d, lens.cylinder_d, lens.axis_deg, tried)
+            return lens.sphere_d, lens.cylinder_d, lens.axis_deg, None
         bounds = (optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d"))
         sphere_d, cylinder_d = round_lens(opt.best(), lens_step_from_protocol(self._info.protocol), bounds)
         meridian_deg, _ = lens_notation_from_protocol(self._info.protocol)
-        return untried_d(sphere_d, cylinder_d, None, tried, meridian_deg)
+        return sphere_d, cylinder_d, None, meridian_deg
+
+    def _untried_d(self, opt) -> float | None:
+        """:func:`~lensopt.refraction.shown.untried_d` of the lens ``opt`` would report
+        (:meth:`_reported_lens`) over the answers it was told (not those undone): the console's rule."""
+        sphere_d, cylinder_d, axis_deg, meridian_deg = self._reported_lens(opt)
+        return untried_d(sphere_d, cylinder_d, axis_deg, [trial for trial, _ in opt.history], meridian_deg)
+
+    def _read_through(self, opt) -> ReadThrough | None:
+        """What the patient read through the lens ``opt`` would report (:func:`~lensopt.refraction.shown.read_through`
+        over the answers it was told): the console's and the record's rule."""
+        sphere_d, cylinder_d, axis_deg, meridian_deg = self._reported_lens(opt)
+        return read_through(sphere_d, cylinder_d, axis_deg, opt.history, meridian_deg)
 
     def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
         """Each eye's result after the first ``n`` records, OD before OS: the live eye's (the last
@@ -450,6 +463,7 @@ class SessionModel(FollowedSession):
             cylinder_convention=convention,
             verdict=verdict,
             untried_d=verdict.untried_d if verdict is not None else self._untried_d(opt),
+            read_through=self._read_through(opt),
         )
 
 

@@ -288,7 +288,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             *lens,
             ("Sphere", sphere),
             ("Cylinder", cylinder),
-            ("Acuity", acuity, *untried_row_note(snap.untried_d)),
+            ("Acuity", acuity, *acuity_row_note(snap)),
             ("Trials", trials),
             ("Time", elapsed_text(snap)),
             *eye_rows(snap.eyes),
@@ -298,13 +298,14 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         *lens,
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
-        ("Acuity", acuity, *untried_row_note(snap.untried_d)),
+        ("Acuity", acuity, *acuity_row_note(snap)),
         ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
     ]
     if c.has_stop_rule:
         assert c.min_trials is not None and c.max_trials is not None  # a stopping rule comes whole
         trial_range = trial_range_text(c.min_trials, c.max_trials)
-        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}: {c.stop_state(tr.n)}"))
+        check = f", {c.check_letters} letters through the lens" if c.check_letters else ""
+        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}{check}: {c.stop_state(tr.n)}"))
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
 
 
@@ -313,6 +314,15 @@ def untried_row_note(distance_d: float | None) -> tuple[str, ...]:
     of it (:func:`lensopt.refraction.shown.untried_summary`), as a row's third element; ``()`` else."""
     note = untried_summary(distance_d)
     return () if note is None else (note,)
+
+
+def acuity_row_note(snap) -> tuple[str, ...]:
+    """The note under the predicted acuity: that the lens was not tried (:func:`untried_row_note`),
+    or what the patient read through it (measured beside the prediction); ``()`` before any answer."""
+    untried = untried_row_note(snap.untried_d)
+    if untried or snap.read_through is None:
+        return untried
+    return (f"measured: {snap.read_through.short()}",)
 
 
 def interval_text(interval) -> str:

@@ -34,7 +34,7 @@ from lensopt.refraction.prescription import (
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
 )
-from lensopt.refraction.shown import untried_d, untried_note, untried_short
+from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untried_note, untried_short
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -187,6 +187,14 @@ class EyeRecord:
     #: beyond a phoropter step (:func:`lensopt.refraction.shown.untried_d`: its acuity predicted, not
     #: measured); None when within one, or for a comparison (no acuity is predicted).
     untried_d: float | None = None
+    #: What the eye read through this lens (:class:`lensopt.refraction.shown.ReadThrough`), when it
+    #: was tried; None otherwise.
+    read_through: ReadThrough | None = None
+
+    @property
+    def read_through_short(self) -> str | None:
+        """What the eye read through the lens, in the width of an eye's column of page 1, or None."""
+        return None if self.read_through is None else self.read_through.short()
 
     @property
     def not_tried(self) -> str | None:
@@ -231,7 +239,8 @@ class EyeRecord:
         """Every string drawn for this eye (a withheld eye's lens only in its provisional estimate)."""
         cells = [cell for row in self.rows for cell in row]
         lens = [self.prescription] if self.prescribed else [self.withheld_text, self.provisional]
-        return [self.eye, *lens, *cells, self.acuity, self.snellen, self.trials]
+        notes = [note for note in (self.not_tried_short, self.read_through_short) if note]
+        return [self.eye, *lens, *cells, self.acuity, self.snellen, *notes, self.trials]
 
 
 @dataclass(frozen=True)
@@ -329,19 +338,41 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
         fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,
         untried_d=_untried_d(info, result, trials),
+        read_through=_read_through(info, result, trials),
     )
 
 
-def _untried_d(info, result, trials) -> float | None:
-    """:func:`~lensopt.refraction.shown.untried_d` of a letter session's stored ``result`` over the
-    answered trials of its eye that its optimizer was told (not those undone), their cylinder along
-    the protocol's axis when they have none — the closing console's rule."""
+def _told_trials(info, result, trials) -> tuple[list, float | None] | None:
+    """The answered trials of a letter session's stored ``result``'s eye that its optimizer was told
+    (not those undone) and the protocol's axis, along which lie the cylinders of trials without one;
+    None for a result without a predicted acuity (a comparison's) — the closing console's rule."""
     if info.kind != LETTERS_KIND or result.predicted_acuity_logmar is None:
         return None
     eye = getattr(result, "eye", None)
     tried = [t for t in trials if not t.void and (eye is None or t.eye == eye)]
     meridian_deg, _ = lens_notation_from_protocol(info.protocol if isinstance(info.protocol, dict) else None)
+    return tried, meridian_deg
+
+
+def _untried_d(info, result, trials) -> float | None:
+    """:func:`~lensopt.refraction.shown.untried_d` of a letter session's stored ``result`` over the
+    trials its optimizer was told (:func:`_told_trials`)."""
+    told = _told_trials(info, result, trials)
+    if told is None:
+        return None
+    tried, meridian_deg = told
     return untried_d(result.sphere_d, result.cylinder_d, result.axis_deg, tried, meridian_deg)
+
+
+def _read_through(info, result, trials) -> ReadThrough | None:
+    """What the eye read through a letter session's stored ``result`` (:func:`~lensopt.refraction.shown.read_through`
+    over the trials its optimizer was told, :func:`_told_trials`)."""
+    told = _told_trials(info, result, trials)
+    if told is None:
+        return None
+    tried, meridian_deg = told
+    answers = [(t, t.correct) for t in tried]
+    return read_through(result.sphere_d, result.cylinder_d, result.axis_deg, answers, meridian_deg)
 
 
 def resume_command(session_id: int, db_path=None) -> str:

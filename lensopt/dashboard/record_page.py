@@ -196,12 +196,14 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
         page.text(x, eye.acuity, size=FONT_SIZE + 3, weight="bold", family=MONO, color=color)
         page.y_in += 0.3
         page.text(x, f"Snellen {eye.snellen}", size=FONT_SIZE + 1, color=color)
-        if eye.not_tried_short:  # under the acuity it qualifies
+        note = eye.not_tried_short or eye.read_through_short  # under the acuity it qualifies
+        if note:
             page.y_in += 0.25
-            page.text(x, eye.not_tried_short, size=FONT_SIZE - 1, color=ALERT)
+            page.text(x, note, size=FONT_SIZE - 1, color=ALERT if eye.not_tried_short else color)
             page.y_in -= 0.25
         page.y_in -= 0.3
-    page.down((0.6 if len(eyes) == 1 else 0.56) + (0.25 if any(e.not_tried for e in eyes) else 0.0))
+    noted = any(e.not_tried_short or e.read_through_short for e in eyes)
+    page.down((0.6 if len(eyes) == 1 else 0.56) + (0.25 if noted else 0.0))
     page.text(MARGIN_IN, "Trials", size=FONT_SIZE, color=GREY)
     for x, eye in zip(columns, eyes):
         page.text(x, eye.trials, size=FONT_SIZE + 1)

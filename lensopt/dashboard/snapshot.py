@@ -14,6 +14,7 @@ import numpy as np
 from lensopt.dashboard.verdict import EyeEstimate, LensConfidence
 from lensopt.refraction.lens import diopter_text, signed_logmar, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_to_step
+from lensopt.refraction.shown import ReadThrough
 from lensopt.store.records import EYE_NAMES
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
@@ -367,6 +368,9 @@ class DashboardSnapshot:
     #: Of a two-parameter letter session: how far (D) the lens it would report, on the phoropter's
     #: steps, is from every lens tried, when beyond a step (:attr:`EyeEstimate.untried_d`); else None.
     untried_d: float | None = None
+    #: Of a two-parameter letter session: what the patient read through that lens, when they did
+    #: (:class:`lensopt.refraction.shown.ReadThrough`, its acuity measured); else None.
+    read_through: ReadThrough | None = None
 
     def __post_init__(self):
         freeze_bounds(self)

@@ -19,7 +19,8 @@ class LensConfidence:
     """How sure the model is of its best lens (:class:`lensopt.refraction.certainty.LensCertainty`): the
     posterior probability ``confidence`` that the lens is within ``tolerance_logmar`` of the best
     lens, the best lens's 95 % intervals, and the session's stopping rule (``stop_confidence``,
-    ``min_trials``, ``max_trials``; None without one)."""
+    ``min_trials``, ``max_trials``; None without one) with its ``check_letters`` and the letters
+    read through the lens so far, ``letters_through``."""
 
     confidence: float
     sphere_interval_d: tuple
@@ -28,6 +29,8 @@ class LensConfidence:
     stop_confidence: float | None = None
     min_trials: int | None = None
     max_trials: int | None = None
+    check_letters: int = 0
+    letters_through: int = 0
 
     def __post_init__(self):
         if not 0.0 <= self.confidence <= 1.0:
@@ -43,13 +46,16 @@ class LensConfidence:
         return self.stop_confidence is not None
 
     def stop_state(self, n_trials: int) -> str:
-        """Where the stopping rule stands after ``n_trials``: ``"reached"`` (confident enough),
-        ``"max trials reached"``, or ``"not yet"``."""
+        """Where the stopping rule stands after ``n_trials``: ``"reached"`` (confident enough, and
+        the lens read through ``check_letters`` letters), ``"checking the lens, 2 of 5 letters
+        read"``, ``"max trials reached"``, or ``"not yet"``."""
         if not self.has_stop_rule:
             return ""
         # a stopping rule comes whole (LensConfidence is built from one StopRule)
         assert self.stop_confidence is not None and self.min_trials is not None and self.max_trials is not None
         if n_trials >= self.min_trials and self.confidence >= self.stop_confidence:
+            if n_trials < self.max_trials and self.letters_through < self.check_letters:
+                return f"checking the lens, {self.letters_through} of {self.check_letters} letters read"
             return "reached"
         if n_trials >= self.max_trials:
             return "max trials reached"

@@ -29,7 +29,7 @@ from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text
 from lensopt.refraction.phoropter import round_to_step
-from lensopt.refraction.shown import untried_d, untried_note
+from lensopt.refraction.shown import read_through, untried_d, untried_note
 from lensopt.stopping import (
     COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -103,6 +103,9 @@ class EndPoint:
     #: acuity is predicted, not measured (:func:`lensopt.refraction.shown.untried_note`); ``""`` when
     #: they did.
     not_tried: str = ""
+    #: What the patient read through the lens, when they did (:meth:`lensopt.refraction.shown.ReadThrough.note`:
+    #: its acuity measured beside the prediction); ``""`` when they did not.
+    read_through: str = ""
 
     @property
     def estimate_only(self) -> bool:
@@ -144,8 +147,9 @@ class EndPoint:
 
     @property
     def lens_details(self) -> tuple[str, ...]:
-        """The lines under a lens that is shown: its details, then :attr:`not_tried`."""
-        return (*self.details, self.not_tried) if self.not_tried else self.details
+        """The lines under a lens that is shown: its details, then :attr:`not_tried` or :attr:`read_through`."""
+        note = self.not_tried or self.read_through
+        return (*self.details, note) if note else self.details
 
     def lines(self) -> list[str]:
         """The end point as the log and the console write it."""
@@ -370,8 +374,10 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
             (certainty_line(optimizer, protocol.lens.axis_deg),),
         )
         lens = (sphere_d, cylinder_d, None)
-    tried = (trial for trial, _ in optimizer.history)  # the answers it was told: not those undone
-    note = untried_note(untried_d(*lens, tried, meridian_deg=getattr(protocol.lens, "axis_deg", None)))
+    answers = optimizer.history  # the answers it was told: not those undone
+    meridian_deg = getattr(protocol.lens, "axis_deg", None)
+    note = untried_note(untried_d(*lens, (trial for trial, _ in answers), meridian_deg=meridian_deg))
+    reading = read_through(*lens, answers, meridian_deg=meridian_deg)
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target) and not no_axis,
@@ -381,6 +387,7 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
         lens_text=lens_text,
         details=details,
         not_tried=note or "",
+        read_through="" if reading is None else reading.note(),
         more_trials=more_trials_estimate(confidences, target),
         n_trials=int(optimizer.n_trials),
         fixed_design=protocol.stop is None,

@@ -438,8 +438,9 @@ def _run_in_window(
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
             if ending is not None:
                 end_points.append(ending)
-                if ending.not_tried:  # under the lens its result logged (a prescription or an estimate)
-                    log((f"{eye}: " if eye else "") + ending.not_tried)
+                note = ending.not_tried or ending.read_through
+                if note:  # under the lens its result logged (a prescription or an estimate)
+                    log((f"{eye}: " if eye else "") + note)
                 # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
                 if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
                     log(ending.lines()[0])

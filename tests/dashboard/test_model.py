@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 
 import numpy as np
 import pytest
@@ -567,17 +568,37 @@ def test_the_summary_and_the_record_agree_on_a_lens_no_trial_came_near(tmp_path)
         store.append_trial(sid, record(5, *best, True))
         store.void_trial(sid, 5)
 
-    def summary_and_record():
+    def summary_and_record(lens):
         with SessionStore(path, readonly=True) as store:
             info, trials = store.session(sid), store.trials(sid)
         snap = SessionModel(info).update(info, trials)
         acuity = next(row for row in summary_rows(snap) if row[0] == "Acuity")
-        stored = ResultRecord("-", *best, None, 0.0, 0.5, len(trials), {})
+        stored = ResultRecord("-", *lens, None, 0.0, 0.5, len(trials), {})
         info = dataclasses.replace(info, results=(stored,), result=stored)
-        return acuity, build_record(info, printed_at=2e9, trials=trials).eyes[0].untried_d
+        return acuity, build_record(info, printed_at=2e9, trials=trials).eyes[0]
 
-    acuity, record_d = summary_and_record()
-    assert record_d is not None and record_d > 0.5 and acuity[2] == untried_summary(record_d)
+    acuity, eye = summary_and_record(best)
+    assert eye.untried_d is not None and eye.untried_d > 0.5 and acuity[2] == untried_summary(eye.untried_d)
+    # answers through the lens it reports then (not undone): both say what the patient read there
+    for i in (6, 7, 8):
+        with SessionStore(path) as store:
+            store.append_trial(sid, record(i, *best, i != 7))
+        opt.tell(Trial(sphere_d=best[0], cylinder_d=best[1], letter_logmar=0.3), i != 7)
+        best = round_lens(opt.best(), 0.25, ((-4.0, 4.0), (-4.0, 4.0)))
+    acuity, eye = summary_and_record(best)
+    assert eye.untried_d is None and eye.read_through_short.startswith("read ")
+    assert acuity[2] == f"measured: {eye.read_through_short}"
+
+
+def test_the_summary_says_what_the_patient_read_through_its_lens():
+    from lensopt.dashboard.panels import acuity_row_note
+    from lensopt.refraction.shown import ReadThrough
+
+    read = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(5, 4, 0.1, 0.18))
+    assert acuity_row_note(read) == ("measured: read 4 of 5 right through it, +0.10 to +0.18 logMAR",)
+    untried = types.SimpleNamespace(untried_d=0.5, read_through=None)
+    assert acuity_row_note(untried)[0].startswith("predicted, not measured: the nearest lens tried is 0.50 D")
+    assert acuity_row_note(types.SimpleNamespace(untried_d=None, read_through=None)) == ()
 
 
 def test_each_eyes_summary_says_when_its_lens_was_not_tried():

@@ -728,8 +728,16 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
     result = ResultRecord("-1.50 / -0.50 x 180", -1.5, -0.5, 180.0, -0.04, 0.96, 3, {}, eye="OD")
     info = _session_info(n_trials=3, result=result, results=(result,), protocol={"stop": {"confidence": 0.95}})
 
-    def trial(sphere_d, cylinder_d, eye="OD", void=False):
-        return types.SimpleNamespace(sphere_d=sphere_d, cylinder_d=cylinder_d, axis_deg=None, eye=eye, void=void)
+    def trial(sphere_d, cylinder_d, eye="OD", void=False, correct=True, letter_logmar=0.1):
+        return types.SimpleNamespace(
+            sphere_d=sphere_d,
+            cylinder_d=cylinder_d,
+            axis_deg=None,
+            eye=eye,
+            void=void,
+            correct=correct,
+            letter_logmar=letter_logmar,
+        )
 
     # nearest: -1.0 / -0.5 on the same meridian, a residual of 0.5 D sphere: b² = ½(0.25 + 0.25)
     far = [trial(-1.0, -0.5), trial(-3.0, 0.0), trial(-1.5, -0.5, eye="OS"), trial(-1.5, -0.5, void=True)]
@@ -737,8 +745,16 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
     assert eye.untried_d == pytest.approx(0.5)
     assert eye.not_tried_short == "not tried; nearest tried 0.50 D away"
     assert eye.not_tried is not None and "check it on the chart" in eye.not_tried
+    assert eye.read_through is None and eye.read_through_short is None
     near = build_record(info, printed_at=2e9, trials=[*far, trial(-1.5, -0.25)]).eyes[0]  # 0.18 D: tried
     assert near.untried_d is None and near.not_tried is None and near.not_tried_short is None
+    # what the eye read through it instead: that trial (the OS one and the undone one do not count)
+    assert near.read_through_short == "read 1 of 1 right through it, +0.10 logMAR"
+    more = [*far, trial(-1.5, -0.25), trial(-1.75, -0.5, correct=False, letter_logmar=0.04)]  # 0.25 D: tried
+    assert build_record(info, printed_at=2e9, trials=more).eyes[0].read_through_short == (
+        "read 1 of 2 right through it, +0.04 to +0.10 logMAR"
+    )
+    assert near.read_through_short in build_record(info, printed_at=2e9, trials=more[:-1]).texts()
     duels = _session_info(kind="duel", n_trials=3, result=result, results=(result,))
     assert build_record(duels, printed_at=2e9, trials=far).eyes[0].not_tried is None  # no acuity predicted
     # at --axis 90 the lens S -2.00 C +0.50 tried along 090 is the stored -1.50 / -0.50 x 180

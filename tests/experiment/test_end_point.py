@@ -232,6 +232,10 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3), True)
     tried = end_point(optimizer, protocol(180.0), "OD", [result], ())
     assert tried.not_tried == "" and all("not tried" not in line for line in tried.lines())
+    # what the patient read through it instead, measured beside the prediction
+    assert ending.read_through == ""
+    assert tried.read_through == "read through this lens: 1 of 1 letter right, at +0.30 logMAR"
+    assert tried.lens_details[-1] == tried.read_through and tried.read_through in tried.closing_lines()
     # the lens tried, S -1.00 C +0.75 along 090, stored as -0.25 / -0.75 x 180
     transposed = AcuityLawOptimizer(seed=1, lens_step_d=0.25)
     transposed.tell(Trial(sphere_d=-1.0, cylinder_d=0.75, letter_logmar=0.3), True)

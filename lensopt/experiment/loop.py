@@ -57,6 +57,11 @@ class LoopResult:
     confidence: float | None = None
 
 
+#: After a trial's line in the log, when it was the stopping rule's check through the reported lens
+#: (``[stop] check_letters``; stored as ``extra["check"]``).
+CHECK_LOG = "  (checking the reported lens)"
+
+
 def stop_message(n_trials: int, confidence: float) -> str:
     """``"stopped at 34 trials, confidence 0.96"``: what the log and the done screen say."""
     return f"stopped at {n_trials} trials, confidence {confidence:.2f}"
@@ -271,6 +276,8 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
 
     def _trial(self, index: int, n_trials: int) -> bool | str:
         keys, protocol = self.protocol.keys, self.protocol
+        check_due = getattr(self.optimizer, "check_due", None)
+        checking = bool(check_due()) if check_due is not None else False  # its stopping rule's check
         trial = self.optimizer.ask()
         decision_ms = self.optimizer.last_decision_ms
         lens = (trial.sphere_d, trial.cylinder_d, trial.axis_deg)
@@ -318,6 +325,8 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
             extra["lens_set_by_clinician"] = True
         if self.pending_note is not None:
             extra["note"] = self.pending_note
+        if checking:  # asked at the reported lens before a stop ([stop] check_letters)
+            extra["check"] = True
         record = TrialRecord(
             index=index,
             sphere_d=trial.sphere_d,
@@ -347,7 +356,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.log(
             f"{self._trial_label(index, n_trials)}  S {diopter_text(sphere_d)} C {diopter_text(cylinder_d)}{axis}  "
             f"{letter} at {logmar_text(trial.letter_logmar)} ({height_px:.1f} px) -> "
-            f"{response or '-'} {'correct' if correct else 'wrong'}"
+            f"{response or '-'} {'correct' if correct else 'wrong'}" + (CHECK_LOG if checking else "")
         )
         self.previous_letter = letter
         self._after_answer(index, record)

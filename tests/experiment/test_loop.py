@@ -107,3 +107,30 @@ def test_escape_pauses_a_simulated_session_through_the_real_keyboard(window):
     press = source.letter_response(Trial(0.0, 0.0, 0.5), "A", ["a", "b", "c", "escape"], index=1)
     assert press.key == "escape"
     assert source.human is source.keyboard
+
+
+def test_a_session_that_checks_its_lens_stores_and_logs_the_check_and_says_what_was_read(tmp_path, window):
+    """``[stop] check_letters``: once confident, the letters are asked at the reported lens; each is
+    stored with ``extra["check"]`` and its log line says so, the session stops only after three of
+    them, and the end point says what the patient read through the lens."""
+    from lensopt.experiment.loop import CHECK_LOG
+
+    fields = {**FAST, "optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}
+    path = write_protocol(tmp_path / "check.toml", **fields, **{"lens.step_d": "0.25"})
+    path.write_text(path.read_text() + "\n[stop]\nconfidence = 0.8\nmin_trials = 10\ncheck_letters = 3\n")
+    outcome, _, logged = run(
+        tmp_path, window, protocol_path=path, participant="chk", observer="simulated", seed=4, trials=80
+    )
+    assert outcome.status == "finished" and outcome.n_trials < 80  # stopped by its rule
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        trials = store.trials(outcome.session_id)
+        result = store.session(outcome.session_id).result
+    checks = [t for t in trials if t.extra.get("check")]
+    assert len(checks) >= 3
+    # the last three checks were through the stored lens (within 0.25 D: b² = ½(r_S² + (r_S + r_C)²))
+    for t in checks[-3:]:
+        r_s, r_c = t.sphere_d - result.sphere_d, t.cylinder_d - result.cylinder_d
+        assert 0.5 * (r_s**2 + (r_s + r_c) ** 2) <= 0.25**2 + 1e-9
+    trial_lines = [line for line in logged if line.startswith("trial")]
+    assert sum(line.endswith(CHECK_LOG) for line in trial_lines) == len(checks)
+    assert any(line.startswith("read through this lens: ") for line in logged)

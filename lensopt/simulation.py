@@ -307,6 +307,9 @@ class PrescriptionResult:
     latency_ms: dict = field(default_factory=dict)
     stopped_at: int | None = None
     stop: dict | None = None
+    #: Letters: how many letters the patient read through the prescribed lens (within a phoropter
+    #: step, :func:`lensopt.refraction.shown.letters_through`); None for duels and rankings.
+    letters_through_lens: int | None = None
 
     def to_dict(self) -> dict:
         final = self.final.to_dict()
@@ -331,6 +334,7 @@ class PrescriptionResult:
             "stopped_at": self.stopped_at,
             "stop": self.stop,
             "stop_reason": stop_reason(self.stop, self.stopped_at, self.prescription.get("confidence")),
+            "letters_through_lens": self.letters_through_lens,
         }
 
 
@@ -393,4 +397,9 @@ def simulate_prescription(
         latency_ms=latency_summary(run.decision_ms),
         stopped_at=run.n_trials if run.stopped else None,
         stop=optimizer.stop.to_dict() if use_stop else None,
+        letters_through_lens=(
+            optimizer.letters_through_reported()
+            if feedback == "letters" and hasattr(optimizer, "letters_through_reported")
+            else None
+        ),
     )

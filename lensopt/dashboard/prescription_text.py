@@ -128,7 +128,8 @@ def stop_reason(info, result) -> str:
     budget = rule.max_trials if rule is not None else optimizer.get("trials")
     confidence = result.confidence
     if rule is not None and n >= rule.min_trials and confidence is not None and confidence >= rule.confidence:
-        return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials"
+        checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
+        return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials{checked}"
     if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
         extended = f"trial budget reached ({n}, extended from the protocol's {budget} on resuming)"
         return extended + ("" if rule is not None else "; no stopping rule")

@@ -328,6 +328,26 @@ def test_the_full_prescription_json_scores_the_prescription_by_hand(capsys):
     assert Lens.parse(result["prescription"]).format() == result["prescription"]
 
 
+def test_the_full_prescription_stops_only_after_letters_through_the_lens_it_prescribes(capsys):
+    args = (
+        *FULL,
+        "--start",
+        "-1.00 -0.50 x 180",
+        "--trials",
+        "40",
+        "--seed",
+        "3",
+        "--stop",
+        "0.5",
+        "--min-trials",
+        "5",
+    )
+    result = _simulate(capsys, *args, "--check-letters", "3")
+    assert result["stop"]["check_letters"] == 3
+    assert result["stop_reason"] == "confidence" and result["stopped_at"] < 40
+    assert result["letters_through_lens"] >= 3
+
+
 def test_a_plus_cylinder_start_is_transposed_and_said_so(capsys):
     result = _simulate(capsys, *FULL, "--start", "-1.50 +0.50 x 90", "--trials", "6")
     assert result["start"] == "-1.00 / -0.50 x 180" and result["start_transposed"] is True

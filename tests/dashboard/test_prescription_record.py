@@ -149,6 +149,12 @@ def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status()
     info = types.SimpleNamespace(optimizer_settings=settings, protocol={}, status="finished")
     result = types.SimpleNamespace(n_trials=63, confidence=0.96)
     assert stop_reason(info, result) == "stopping rule: confidence 0.96 ≥ 0.95 after 63 trials"
+    checked = types.SimpleNamespace(
+        **{**vars(info), "optimizer_settings": {"stop": {**settings["stop"], "check_letters": 5}}}
+    )
+    assert stop_reason(checked, result) == (
+        "stopping rule: confidence 0.96 ≥ 0.95 after 63 trials, the lens read through 5 letters"
+    )
     assert stop_reason(info, types.SimpleNamespace(n_trials=80, confidence=0.7)) == "trial budget reached (80 of 80)"
     # resumed with --trials 88: the stored budget (80) was extended, not exceeded
     assert stop_reason(info, types.SimpleNamespace(n_trials=88, confidence=0.7)) == (

@@ -54,7 +54,7 @@ MAKE_PSYEXP = textwrap.dedent(
     routine.addComponent(text)
     exp.flow.addRoutine(routine, 0)
     loop = LensoptRefractionLoop(exp, name="refraction", nTrials="20", seed="3", minTrials="15",
-                                 simulatedPatient="-1.25, -0.75")
+                                 checkLetters="3", simulatedPatient="-1.25, -0.75")
     exp.flow.addLoop(loop, 0, 2)
     exp.saveToXML(sys.argv[1])
     """
@@ -129,7 +129,7 @@ def test_psychopys_compiler_writes_the_loop_with_lensopts_handler(compiled):
     assert 'loopType="LensoptRefractionLoop"' in (compiled / "refraction.psyexp").read_text()
     script = (compiled / "refraction.py").read_text(encoding="utf-8-sig")
     assert "refraction = RefractionHandler(" in script
-    assert "stop=StopRule(confidence=0.95, min_trials=15, max_trials=20)" in script
+    assert "stop=StopRule(confidence=0.95, min_trials=15, max_trials=20, check_letters=3)" in script
     assert "lookahead=True," in script  # "Decide ahead", on by default
     assert "refraction.addResponse(refractionPatient.respond(letter_logmar, sphere_d, cylinder_d))" in script
     compile(script, "refraction.py", "exec")

@@ -45,6 +45,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         lensStep="0.25",
         stopConfidence="0.95",
         minTrials="20",
+        checkLetters="0",
         response="key_resp.corr",
         simulatedPatient="",
         isTrials=True,
@@ -67,6 +68,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "lensStep",
             "stopConfidence",
             "minTrials",
+            "checkLetters",
             "decideAhead",
             "response",
             "simulatedPatient",
@@ -128,6 +130,14 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         p["minTrials"] = Param(
             minTrials, valType="code", inputType="single", categ="Stop", label="Minimum trials", hint="Before any stop"
         )
+        p["checkLetters"] = Param(
+            checkLetters,
+            valType="code",
+            inputType="single",
+            categ="Stop",
+            label="Check letters",
+            hint="Before a stop, the letters to be read through the reported lens (0: no check)",
+        )
         p["decideAhead"] = Param(
             decideAhead,
             valType="bool",
@@ -167,7 +177,9 @@ class LensoptRefractionLoop(_BaseLoopHandler):
     def _stop_code(self) -> str:
         if str(self.params["stopConfidence"].val).strip() in ("", "None"):
             return "None"
-        return "StopRule(confidence=%(stopConfidence)s, min_trials=%(minTrials)s, max_trials=%(nTrials)s)" % self.params  # noqa: UP031 - Param's str is its code, as PsychoPy's loops use it
+        rule = "StopRule(confidence=%(stopConfidence)s, min_trials=%(minTrials)s, max_trials=%(nTrials)s" % self.params  # noqa: UP031 - Param's str is its code, as PsychoPy's loops use it
+        check = str(self.params["checkLetters"].val).strip() if "checkLetters" in self.params else ""
+        return rule + ("" if check in ("", "0", "None") else f", check_letters={check}") + ")"
 
     def _response_code(self) -> str:
         if str(self.params["simulatedPatient"].val).strip():

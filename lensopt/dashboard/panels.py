@@ -304,6 +304,8 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     if c.has_stop_rule:
         assert c.min_trials is not None and c.max_trials is not None  # a stopping rule comes whole
         trial_range = trial_range_text(c.min_trials, c.max_trials)
+        if c.budget_raised(tr.n):  # resumed with --trials beyond the stored budget (not stored)
+            trial_range += " (more on resuming)"
         check = f", {c.check_letters} letters through the lens" if c.check_letters else ""
         rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}{check}: {c.stop_state(tr.n)}"))
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]

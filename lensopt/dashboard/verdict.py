@@ -48,18 +48,23 @@ class LensConfidence:
     def stop_state(self, n_trials: int) -> str:
         """Where the stopping rule stands after ``n_trials``: ``"reached"`` (confident enough, and
         the lens read through ``check_letters`` letters), ``"checking the lens, 2 of 5 letters
-        read"``, ``"max trials reached"``, or ``"not yet"``."""
+        read"``, ``"max trials reached"``, or ``"not yet"``. Past ``max_trials`` the session was
+        resumed with a larger budget (``lensopt run --resume N --trials M``), which is not stored:
+        its budget is not known here, so it is not said to be reached."""
         if not self.has_stop_rule:
             return ""
         # a stopping rule comes whole (LensConfidence is built from one StopRule)
         assert self.stop_confidence is not None and self.min_trials is not None and self.max_trials is not None
+        open_budget = n_trials < self.max_trials or self.budget_raised(n_trials)
         if n_trials >= self.min_trials and self.confidence >= self.stop_confidence:
-            if n_trials < self.max_trials and self.letters_through < self.check_letters:
+            if open_budget and self.letters_through < self.check_letters:
                 return f"checking the lens, {self.letters_through} of {self.check_letters} letters read"
             return "reached"
-        if n_trials >= self.max_trials:
-            return "max trials reached"
-        return "not yet"
+        return "not yet" if open_budget else "max trials reached"
+
+    def budget_raised(self, n_trials: int) -> bool:
+        """Whether ``n_trials`` is past the stored ``max_trials``: the session was resumed with more trials."""
+        return self.max_trials is not None and n_trials > self.max_trials
 
 
 #: What an eye's two-parameter lens with a cylinder and no axis is, in the dashboard's words.

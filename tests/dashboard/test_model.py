@@ -329,6 +329,20 @@ def test_a_stopping_rule_that_may_act_at_one_trial_only_names_that_trial_not_a_r
     assert stops_at.startswith("confidence 0.95, trial 10: ") and "10–10" not in stops_at
 
 
+def test_a_session_resumed_past_its_stored_budget_says_so_under_its_stopping_rule(tmp_path):
+    """``lensopt run --resume N --trials M`` runs past the stored max_trials (the new budget is not
+    stored): "Stops at" says the budget was raised, not that it was reached."""
+    from lensopt.store import SessionStore
+
+    stop = {"confidence": 0.999, "min_trials": 5, "max_trials": 8}
+    sid, _ = _store_simulated_session(tmp_path / "s.db", n_trials=10, stop=stop)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, records = store.session(sid), store.trials(sid)
+    snap = SessionModel(info).update(info, records)
+    (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
+    assert stops_at == "confidence 1.00, trials 5–8 (more on resuming): not yet"
+
+
 def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_does(tmp_path):
     """A two-parameter letter session below its [stop] confidence: the summary panel's title and the
     summary line say "not enough answers to prescribe"; a study without [stop] (a fixed number of

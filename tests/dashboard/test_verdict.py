@@ -29,3 +29,12 @@ def test_a_confident_session_that_must_check_its_lens_says_how_far_the_check_is(
 def test_without_a_check_a_confident_session_has_reached_its_stop():
     assert _confidence(0.96).stop_state(40) == "reached"
     assert _confidence(0.90).stop_state(40) == "not yet"
+
+
+def test_a_session_resumed_past_its_stored_budget_is_not_said_to_have_reached_it():
+    """``lensopt run --resume N --trials 100`` of a session stored with max_trials 80: at trial 85
+    its budget (not stored) is open, and a check goes on."""
+    assert _confidence(0.90).stop_state(85) == "not yet"
+    assert _confidence(0.96, 5, 2).stop_state(85) == "checking the lens, 2 of 5 letters read"
+    assert _confidence(0.90).stop_state(80) == "max trials reached"
+    assert _confidence(0.90).budget_raised(81) and not _confidence(0.90).budget_raised(80)

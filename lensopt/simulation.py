@@ -75,7 +75,10 @@ class SimulationResult:
             "stopped_at": self.stopped_at,
             "stop": self.stop,
             "stop_reason": stop_reason(
-                self.stop, self.stopped_at, None if certainty is None else certainty["confidence"]
+                self.stop,
+                self.stopped_at,
+                None if certainty is None else certainty["confidence"],
+                self.letters_through_lens,
             ),
             "confidence": None if certainty is None else certainty["confidence"],
             "lens_interval_d": None
@@ -85,14 +88,16 @@ class SimulationResult:
         }
 
 
-def stop_reason(stop: dict | None, stopped_at: int | None, confidence: float | None) -> str | None:
+def stop_reason(
+    stop: dict | None, stopped_at: int | None, confidence: float | None, letters_through: int | None = None
+) -> str | None:
     """Why a simulated session with stopping rule ``stop`` (its ``to_dict()``) ended at
-    ``stopped_at``: ``"confidence"`` or ``"max_trials"`` (:meth:`StopRule.reason`); None when it did not
-    stop (no rule)."""
+    ``stopped_at`` with ``letters_through`` letters read through its lens: ``"confidence"`` or
+    ``"max_trials"`` (:meth:`StopRule.reason`); None when it did not stop (no rule)."""
     rule = StopRule.from_dict(stop)
     if rule is None or stopped_at is None:
         return None
-    return rule.reason(stopped_at, confidence)
+    return rule.reason(stopped_at, confidence, letters_through)
 
 
 def score_lens(patient: SimulatedPatient, lens, trials: int) -> LensScore:
@@ -333,7 +338,9 @@ class PrescriptionResult:
             "latency_ms": self.latency_ms,
             "stopped_at": self.stopped_at,
             "stop": self.stop,
-            "stop_reason": stop_reason(self.stop, self.stopped_at, self.prescription.get("confidence")),
+            "stop_reason": stop_reason(
+                self.stop, self.stopped_at, self.prescription.get("confidence"), self.letters_through_lens
+            ),
             "letters_through_lens": self.letters_through_lens,
         }
 

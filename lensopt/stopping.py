@@ -112,19 +112,34 @@ class StopRule:
             raise TypeError("a stop rule with check_letters needs letters_through (a function)")
         return int(letters_through()) >= self.check_letters
 
-    def reason(self, n_trials: int, confidence: float | None) -> str:
-        """Why a session that stopped after ``n_trials`` at ``confidence`` did: ``"confidence"`` (the
-        threshold reached from ``min_trials`` on) or ``"max_trials"`` (the budget ran out first)."""
-        if n_trials >= self.min_trials and confidence is not None and confidence >= self.confidence:
+    def _confident_at(self, n_trials: int, confidence: float | None) -> bool:
+        return n_trials >= self.min_trials and confidence is not None and confidence >= self.confidence
+
+    def _read_through(self, letters_through: int | None) -> bool:
+        return not self.check_letters or (letters_through is not None and letters_through >= self.check_letters)
+
+    def reason(self, n_trials: int, confidence: float | None, letters_through: int | None = None) -> str:
+        """Why a session that stopped after ``n_trials`` at ``confidence``, with ``letters_through``
+        letters read through its lens, did: ``"confidence"`` (the threshold reached from
+        ``min_trials`` on, and the check through the lens done) or ``"max_trials"`` (the budget ran
+        out first — a check unfinished too; with :attr:`check_letters`, an unknown
+        ``letters_through`` counts as unfinished)."""
+        if self._confident_at(n_trials, confidence) and self._read_through(letters_through):
             return "confidence"
         return "max_trials"
 
-    def describe_stop(self, n_trials: int, confidence: float | None) -> str:
+    def describe_stop(self, n_trials: int, confidence: float | None, letters_through: int | None = None) -> str:
         """One line for a person: after how many trials, at what confidence, and why."""
         at = "" if confidence is None else f" at confidence {confidence:.2f}"
-        if self.reason(n_trials, confidence) == "confidence":
+        if self.reason(n_trials, confidence, letters_through) == "confidence":
             checked = f", the lens read through {self.check_letters} letters" if self.check_letters else ""
             return f"stopped after {n_trials} trials{at} (the confidence threshold {self.confidence:g}{checked})"
+        if self._confident_at(n_trials, confidence):  # the check through the lens was not finished
+            read = "" if letters_through is None else f"{letters_through} of "
+            return (
+                f"stopped after {n_trials} trials{at} (the trial budget, before the check through the lens: "
+                f"{read}{self.check_letters} letters read)"
+            )
         return f"stopped after {n_trials} trials{at} (the trial budget; below the threshold {self.confidence:g})"
 
     def to_dict(self) -> dict:

@@ -65,9 +65,20 @@ def test_the_letters_are_counted_only_when_the_confidence_is_reached():
         rule.should_stop(20, 0.95)
 
 
+def test_a_budget_that_ends_a_check_unfinished_is_no_stop_by_confidence():
+    rule = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=5)
+    assert rule.reason(50, 0.95, 5) == "confidence"
+    assert rule.reason(50, 0.95, 2) == "max_trials" and rule.reason(50, 0.95) == "max_trials"
+    assert rule.describe_stop(50, 0.95, 2) == (
+        "stopped after 50 trials at confidence 0.95 (the trial budget, before the check through the lens: "
+        "2 of 5 letters read)"
+    )
+    assert StopRule(confidence=0.9, min_trials=10, max_trials=50).reason(50, 0.95) == "confidence"
+
+
 def test_a_stop_after_a_check_says_so():
     rule = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=5)
-    assert rule.describe_stop(30, 0.93) == (
+    assert rule.describe_stop(30, 0.93, 5) == (
         "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.9, the lens read through 5 letters)"
     )
     assert "the trial budget" in rule.describe_stop(50, 0.8)

@@ -275,6 +275,7 @@ def run_robustness(spec) -> dict:
         "confidence_at_stop": None,
         "error_at_stop": None,
         "lens_at_stop": None,
+        "letters_through_at_stop": None,
     }
     lens = None
 
@@ -289,12 +290,14 @@ def run_robustness(spec) -> dict:
         if stopped["stopped_at"] is None and t >= stop.min_trials:
             if opt.should_stop():
                 confidence = float(opt.confidence())
+                letters = opt.letters_through_reported() if stop.check_letters else None
                 stopped.update(
                     stopped_at=t,
                     confidence_at_stop=confidence,
                     error_at_stop=error,
                     lens_at_stop=list(lens),
-                    stop_reason="confidence" if confidence >= stop.confidence else "max_trials",
+                    stop_reason=stop.reason(t, confidence, letters),
+                    letters_through_at_stop=letters,
                 )
             stop_ms.append(1e3 * (time.perf_counter() - t2))
 

@@ -116,9 +116,10 @@ def _stop_rule(settings: dict) -> StopRule | None:
         return None
 
 
-def stop_reason(info, result) -> str:
+def stop_reason(info, result, letters_through: int | None = None) -> str:
     """Why the session ended where the result was computed: a stored ``stop_reason`` when the
-    result has one, else read from the stopping rule, the trial budget and the session's status."""
+    result has one, else read from the stopping rule (with ``letters_through``, the letters read
+    through the lens, for its check), the trial budget and the session's status."""
     stored = getattr(result, "stop_reason", None)
     if isinstance(stored, str) and stored.strip():
         return stored
@@ -127,7 +128,7 @@ def stop_reason(info, result) -> str:
     optimizer = info.protocol.get("optimizer") if isinstance(info.protocol.get("optimizer"), dict) else {}
     budget = rule.max_trials if rule is not None else optimizer.get("trials")
     confidence = result.confidence
-    if rule is not None and n >= rule.min_trials and confidence is not None and confidence >= rule.confidence:
+    if rule is not None and rule.reason(n, confidence, letters_through) == "confidence":
         checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
         return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials{checked}"
     if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
@@ -306,6 +307,7 @@ def eye_record(info, result, trials=()) -> EyeRecord:
     """Page 1's words for one stored result of session ``info``; ``trials``, the session's stored
     letter trials (:meth:`lensopt.store.SessionStore.trials`), tell whether its lens was shown."""
     eye = getattr(result, "eye", None)
+    reading = _read_through(info, result, trials)
     lens = Lens(result.sphere_d, result.cylinder_d, result.axis_deg if result.axis_deg is not None else 180.0)
     m_d, j0_d, j45_d = (float(v) for v in power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
     values = {
@@ -331,7 +333,7 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         acuity="-" if acuity is None else logmar_text(acuity),
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
         trials=f"{result.n_trials} {noun}",
-        stop_reason=stop_reason(info, result),
+        stop_reason=stop_reason(info, result, None if reading is None else reading.letters),
         confidence=comparison_confidence_text(noun)
         if info.kind != LETTERS_KIND
         else confidence_statement(result.confidence, stop_confidence),
@@ -339,7 +341,7 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
         fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,
         untried_d=_untried_d(info, result, trials),
-        read_through=_read_through(info, result, trials),
+        read_through=reading,
     )
 
 

@@ -240,6 +240,8 @@ class Protocol:
             if getattr(self, name) is None:  # an optional table left out
                 continue
             section = dataclasses.asdict(getattr(self, name))
+            if name == "stop" and not section["check_letters"]:
+                del section["check_letters"]  # left out unset, so a snapshot reads as every one before it
             out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
         return out
 

@@ -335,8 +335,7 @@ class RefractionOptimizer(ReportedLensCheck, TrialHistory):
         else:
             query = self._core.ask()
             lens, (letter_logmar,) = query.system, query.context
-        s_bounds = self.settings.system_bounds
-        lens = np.array([round_to_step(v, self.lens_step_d, bounds) for v, bounds in zip(lens, s_bounds)])
+        lens = np.array(self._phoropter_lens(lens))
         if letter_logmar is None:
             _, letter_logmar, _ = most_informative(self.model, lens[None, :], self.settings.context_bounds[0])
             self._core.last_decision_ms = 1e3 * (time.perf_counter() - start)
@@ -402,8 +401,16 @@ class RefractionOptimizer(ReportedLensCheck, TrialHistory):
         return confidence_reaches(self.model, self.best(), s.system_bounds[0], s.system_bounds[1], rng, threshold)
 
     def _reported_lens(self) -> tuple[float, float, None]:
-        sphere_d, cylinder_d = self.best()
+        """:meth:`best` on the phoropter's steps, as :meth:`ask` sets it for a check and a session
+        stores it: the lens whose letters the stopping rule's check counts."""
+        sphere_d, cylinder_d = self._phoropter_lens(self.best())
         return sphere_d, cylinder_d, None
+
+    def _phoropter_lens(self, lens) -> tuple[float, float]:
+        """``(sphere_d, cylinder_d)`` rounded to ``lens_step_d`` within the box (unchanged without a step)."""
+        s_bounds = self.settings.system_bounds
+        sphere_d, cylinder_d = (round_to_step(v, self.lens_step_d, bounds) for v, bounds in zip(lens, s_bounds))
+        return float(sphere_d), float(cylinder_d)
 
     def _confidence_test(self) -> dict:
         """The stopping rule's test: the confidence computed only once ``min_trials`` answers are in,

@@ -302,6 +302,11 @@ def test_the_letter_rules_check_their_lens_before_a_stop_when_asked_and_every_re
     assert records["acuity-law"]["check_letters"] == 3
     assert records["acuity-law"]["optimizer_settings"]["stop"]["check_letters"] == 3
     assert records["ideal"]["check_letters"] is None  # the ideal observer has no check
+    manifest = json.loads((out / "campaign.json").read_text())
+    assert manifest["stop"]["check_letters"] == 3 and "--check-letters 3" in manifest["command"]
+    for r in records.values():  # a stop by confidence comes only with the lens read through
+        if r["stop_reason"] == "confidence" and r["rule"] == "acuity-law":
+            assert r["letters_through_at_stop"] >= 3
     # without the option the runs are those of every campaign before it (no check, None)
     assert RunSpec.from_dict({**records["ideal"], "check_letters": None}) == RunSpec.from_dict(records["ideal"])
     with pytest.raises(SystemExit) as exit_info:

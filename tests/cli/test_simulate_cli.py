@@ -92,6 +92,28 @@ def test_a_checked_stop_comes_after_the_patient_read_letters_through_the_reporte
     assert checked["letters_through_lens"] >= 5 and plain["letters_through_lens"] == 0
 
 
+def test_a_budget_that_ends_the_check_unfinished_is_not_called_a_stop_by_confidence(capsys):
+    args = ("--rule", "acuity-law", "--stop", "0.8", "--min-trials", "15", "--max-trials", "48", "--seed", "3")
+    args += (
+        "--check-letters",
+        "5",
+        "--lens-step",
+        "0.25",
+        "--sphere-bounds",
+        "-6",
+        "6",
+        "--cylinder-bounds",
+        "-6",
+        "6",
+    )
+    result = _simulate(capsys, *args)
+    assert result["stopped_at"] == 48 and result["confidence"] >= 0.8  # confident, but not read through
+    assert result["letters_through_lens"] < 5 and result["stop_reason"] == "max_trials"
+    assert main(["simulate", *args]) == 0
+    out = capsys.readouterr().out
+    assert f"before the check through the lens: {result['letters_through_lens']} of 5 letters read" in out
+
+
 def test_the_summary_says_where_the_session_stopped_and_gives_the_intervals(capsys):
     assert main(["simulate", "--stop", "0.999", "--min-trials", "3", "--trials", "6", "--seed", "1"]) == 0
     out = capsys.readouterr().out

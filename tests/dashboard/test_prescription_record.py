@@ -152,9 +152,11 @@ def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status()
     checked = types.SimpleNamespace(
         **{**vars(info), "optimizer_settings": {"stop": {**settings["stop"], "check_letters": 5}}}
     )
-    assert stop_reason(checked, result) == (
+    assert stop_reason(checked, result, 5) == (
         "stopping rule: confidence 0.96 ≥ 0.95 after 63 trials, the lens read through 5 letters"
     )
+    # confident, the check unfinished (a session ended another way): not the stopping rule's stop
+    assert stop_reason(checked, result, 2) == "ended after 63 trials, before the stopping rule was met"
     assert stop_reason(info, types.SimpleNamespace(n_trials=80, confidence=0.7)) == "trial budget reached (80 of 80)"
     # resumed with --trials 88: the stored budget (80) was extended, not exceeded
     assert stop_reason(info, types.SimpleNamespace(n_trials=88, confidence=0.7)) == (

@@ -133,3 +133,25 @@ def test_the_full_prescription_checks_the_lens_it_would_prescribe():
     lens = opt.prescription().lens
     trial = opt.ask()
     assert (trial.sphere_d, trial.cylinder_d, trial.axis_deg) == (lens.sphere_d, lens.cylinder_d, lens.axis_deg)
+
+
+def test_the_gp_optimizer_counts_the_check_at_the_lens_it_sets_on_a_coarse_phoropter():
+    """With 1 D steps the unrounded best can lie 0.36 D from the lens set for the check (counted
+    there, the check never ended: 25 check trials in a row at one lens): the letters are counted at
+    the lens set, the reported lens on the phoropter's steps, so the check ends."""
+    patient = make_patient(1)
+    stop = StopRule(confidence=0.5, min_trials=15, max_trials=200, check_letters=5)
+    box = {"sphere_bounds_d": (-6, 6), "cylinder_bounds_d": (-6, 6), "letter_bounds_logmar": (-1, 2)}
+    opt = RefractionOptimizer(seed=1, lens_step_d=1.0, stop=stop, **box)
+    respond = get_mode("letters").responder(patient)
+    run = 0  # check trials in a row
+    while not opt.should_stop():
+        run = run + 1 if opt.check_due() else 0
+        assert run <= 8, "the check did not end"
+        trial = opt.ask()
+        opt.tell(trial, respond(trial))
+    set_lens = tuple(round_to_step(v, 1.0, (-6, 6)) for v in opt.best())
+    by_hand = sum(_blur_d((t.sphere_d, t.cylinder_d), set_lens) <= 0.25 + 1e-9 for t, _ in opt.history)
+    assert opt.letters_through_reported() == by_hand
+    if opt.n_trials < 200:  # a stop by confidence: the lens read through
+        assert by_hand >= 5

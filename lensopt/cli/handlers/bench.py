@@ -389,6 +389,7 @@ def run_robustness_campaign(args) -> int:
     command += ["--trials", str(args.trials)] if args.trials else []
     command += ["--model-lapse", f"{args.model_lapse:g}"] if args.model_lapse is not None else []
     command += ["--hyperparameters", args.hyperparameters] if args.hyperparameters is not None else []
+    command += ["--check-letters", str(args.check_letters)] if args.check_letters else []
     manifest = {
         "campaign": "robustness",
         "split": split,
@@ -399,7 +400,11 @@ def run_robustness_campaign(args) -> int:
         "max_patients": args.patients,
         "n_trials": args.trials,
         "n_initial": args.initial,
-        "stop": {"confidence": args.stop_confidence, "min_trials": args.min_trials},
+        "stop": {
+            "confidence": args.stop_confidence,
+            "min_trials": args.min_trials,
+            **({"check_letters": args.check_letters} if args.check_letters else {}),
+        },
         "model_lapse": args.model_lapse,
         "kernel": kernel,
         "command": shlex.join(command),

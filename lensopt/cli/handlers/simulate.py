@@ -202,7 +202,7 @@ def run(args) -> int:
     if result.certainty is not None:
         cert = result.certainty
         if result.stopped_at is not None:
-            print(f"  {stop.describe_stop(result.stopped_at, cert['confidence'])}")
+            print(f"  {stop.describe_stop(result.stopped_at, cert['confidence'], result.letters_through_lens)}")
         print(
             f"  confidence            {cert['confidence']:.2f} that this lens is within "
             f"{cert['tolerance_logmar']:g} logMAR of the best"

@@ -223,7 +223,7 @@ def run_prescription(args, stop) -> int:
     if est["confidence"] is not None:
         print(f"  confidence            {est['confidence']:.2f} that it is within 0.025 logMAR of the best lens")
     if d["stopped_at"] is not None:
-        print(f"  {stop.describe_stop(d['stopped_at'], est['confidence'])}")
+        print(f"  {stop.describe_stop(d['stopped_at'], est['confidence'], d['letters_through_lens'])}")
     lat = d["latency_ms"]
     print(f"  decision time         median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
     return 0

@@ -260,8 +260,10 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.shown_lens_text = ""  # the lens set for the letter shown (the console shows it meanwhile)
 
     def _answer_text(self, record) -> str:
-        """``O>K x``: the letter shown, the letter named (``-`` for none), right (ok) or wrong (x)."""
-        return f"{record.letter}>{record.response or '-'} {'ok' if record.correct else 'x'}"
+        """``O>K x``: the letter shown, the letter named (``-`` for none), right (ok) or wrong (x);
+        ``O>O ok check`` for a letter of the stopping rule's check through the reported lens."""
+        check = " check" if record.extra.get("check") else ""
+        return f"{record.letter}>{record.response or '-'} {'ok' if record.correct else 'x'}{check}"
 
     def _after_answer(self, index: int, record: TrialRecord) -> None:
         """The confidence so far (kept for the end point's trend) and the console's list of answers,

@@ -113,7 +113,7 @@ def test_a_session_that_checks_its_lens_stores_and_logs_the_check_and_says_what_
     """``[stop] check_letters``: once confident, the letters are asked at the reported lens; each is
     stored with ``extra["check"]`` and its log line says so, the session stops only after three of
     them, and the end point says what the patient read through the lens."""
-    from lensopt.experiment.loop import CHECK_LOG
+    from lensopt.experiment.loop import CHECK_LOG, TrialLoop
 
     fields = {**FAST, "optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}
     path = write_protocol(tmp_path / "check.toml", **fields, **{"lens.step_d": "0.25"})
@@ -134,3 +134,6 @@ def test_a_session_that_checks_its_lens_stores_and_logs_the_check_and_says_what_
     trial_lines = [line for line in logged if line.startswith("trial")]
     assert sum(line.endswith(CHECK_LOG) for line in trial_lines) == len(checks)
     assert any(line.startswith("read through this lens: ") for line in logged)
+    # the clinician's console lists a check's answer as one ("E>E ok check")
+    assert TrialLoop._answer_text(None, checks[-1]).endswith(" check")
+    assert not TrialLoop._answer_text(None, next(t for t in trials if not t.extra.get("check"))).endswith("check")

@@ -149,7 +149,12 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
     stop = spec.stop_rule
     opt = _optimizer(spec, patient, start, stop)
     decision_ms: list[float] = []
-    stopped: dict = {"stopped_at": None, "stop_reason": None, "confidence_at_stop": None}
+    stopped: dict = {
+        "stopped_at": None,
+        "stop_reason": None,
+        "confidence_at_stop": None,
+        "letters_through_at_stop": None,
+    }
 
     def after_trial(t):  # the session runs on after the stop, to score the whole budget
         decision_ms.append(float(opt.last_decision_ms))
@@ -157,8 +162,11 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
             return
         if opt.should_stop():
             confidence = float(opt.confidence())
-            reason = "confidence" if confidence >= stop.confidence else "max_trials"
-            stopped.update(stopped_at=t, stop_reason=reason, confidence_at_stop=confidence)
+            letters = opt.letters_through_reported() if stop.check_letters else None
+            reason = stop.reason(t, confidence, letters)  # a check unfinished at the budget: the budget's
+            stopped.update(
+                stopped_at=t, stop_reason=reason, confidence_at_stop=confidence, letters_through_at_stop=letters
+            )
 
     answer_options: dict[str, Any] = {"tie_threshold": spec.tie_threshold} if spec.feedback == "duel" else {}
     result = simulate_prescription(

@@ -95,6 +95,7 @@ class PrescriptionSpec:
     tie_threshold: float = 0.0  # duels: the patient says "the same" below this utility difference
     same_answers: str | None = None  # duels: how the optimizer tells "the same" (None: its default)
     campaign: str = CAMPAIGN
+    check_letters: int | None = None  # the stopping rule's check through the lens (None: none, as before it)
 
     def __post_init__(self):
         if self.campaign != CAMPAIGN:
@@ -134,11 +135,15 @@ class PrescriptionSpec:
             object.__setattr__(self, "split", split_of(self.seed))
         if self.split not in SPLITS or self.split != split_of(self.seed):
             raise ValueError(f"the split of seed {self.seed} is {split_of(self.seed)!r}, got {self.split!r}")
+        if self.check_letters is not None and (self.stop_confidence is None or self.rule == "ideal"):
+            raise ValueError(
+                "--check-letters needs --stop-confidence and applies to the letter rules, not the ideal observer"
+            )
         if self.stop_confidence is None:
             if self.min_trials is not None:
                 raise ValueError("--min-trials needs --stop-confidence (the stopping rule to record)")
             return
-        StopRule(self.stop_confidence, self.min_trials or 1, self.n_trials)  # validates
+        StopRule(self.stop_confidence, self.min_trials or 1, self.n_trials, self.check_letters or 0)  # validates
         if self.min_trials is None:
             object.__setattr__(self, "min_trials", min(DEFAULT_MIN_TRIALS, self.n_trials))
 
@@ -153,13 +158,15 @@ class PrescriptionSpec:
             rule += f"-ties{self.tie_threshold:g}"
         if self.same_answers is not None:
             rule += f"-same-{self.same_answers}"
+        if self.check_letters:
+            rule += f"-check{self.check_letters}"
         return f"{self.setting}__{rule}__seed{self.seed:04d}"
 
     @property
     def stop_rule(self) -> StopRule | None:
         if self.stop_confidence is None:
             return None
-        return StopRule(self.stop_confidence, int(self.min_trials or 1), self.n_trials)
+        return StopRule(self.stop_confidence, int(self.min_trials or 1), self.n_trials, self.check_letters or 0)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -185,6 +192,7 @@ def prescription_specs(
     max_step_d=None,
     tie_threshold=0.0,
     same_answers=(None,),
+    check_letters=None,
 ) -> list[PrescriptionSpec]:
     """The runs of a campaign, ordered by patient so that a partial campaign stays balanced.
 
@@ -193,7 +201,8 @@ def prescription_specs(
     the letter rules' travel limit (``PrescriptionOptimizer(max_step_d=...)``; the ideal observer,
     the anchor, runs without one). ``tie_threshold``: the duel patients' (they say "the same" below
     it); ``same_answers``: how the duel optimizer tells "the same", one run per value on the same
-    patients (``None``: its default)."""
+    patients (``None``: its default). ``check_letters``: the letter rules' stopping rule checks
+    its lens (:class:`lensopt.stopping.StopRule`; the ideal observer, the anchor, does not)."""
     settings = [s if isinstance(s, Setting) else get_setting(s) for s in settings]
     if not settings:
         raise ValueError("--settings names no setting")
@@ -237,6 +246,7 @@ def prescription_specs(
             max_step_d=None if max_step_d is None or rule == "ideal" else float(max_step_d),
             tie_threshold=float(tie_threshold),
             same_answers=same,
+            check_letters=None if rule == "ideal" else check_letters,
         )
         for seed in range(first_seed, first_seed + n_patients)
         for s in settings

@@ -19,6 +19,7 @@ from lensopt.bench.prescription_spec import (
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.cli.arguments import Handler
 from lensopt.cli.arguments import bench_count as _bench_count
+from lensopt.cli.arguments import check_letters as _check_letters
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
@@ -124,6 +125,13 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         type=_positive_int,
         metavar="N",
         help=f"the stopping rule's minimum trials (with --stop-confidence; default {DEFAULT_MIN_TRIALS})",
+    )
+    ps.add_argument(
+        "--check-letters",
+        type=_check_letters,
+        metavar="K",
+        help="with --stop-confidence: the letter rules' stopping rule has K letters read through the "
+        "reported lens before a stop (default: no check)",
     )
     ps.add_argument(
         "--max-step",

@@ -263,6 +263,8 @@ def _exit_code(argv) -> int:
         (["--stop-confidence", "1.5"], "--stop-confidence"),
         (["--min-trials", "3"], "--min-trials needs --stop-confidence"),
         (["--stop-confidence", "0.9", "--min-trials", "9"], "--min-trials"),
+        (["--check-letters", "3"], "--check-letters needs --stop-confidence"),
+        (["--stop-confidence", "0.9", "--check-letters", "11"], "--check-letters: must be a whole number of letters"),
         (["--max-step", "0.1"], "--max-step must be a step in [0.25, 4] D"),
         (["--feedback", "duel", "--rules", "muc-ald", "--max-step", "0.5"], "--max-step applies to --feedback letters"),
         (["--tie-threshold", "1"], "--tie-threshold and --same-answers apply to --feedback duel only"),
@@ -334,6 +336,22 @@ def test_a_tiny_duel_campaign_records_duels_beside_letters_and_summarizes_them_w
     err = capsys.readouterr().err
     assert "was run with the linear duel model" in err and "use another --out directory" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_campaign_whose_stops_check_their_lens_records_the_check_for_the_letter_rules_only(tmp_path, capsys):
+    out = tmp_path / "checked"
+    argv = _argv(out, "--stop-confidence", "0.3", "--min-trials", "4", "--check-letters", "2")
+    argv[argv.index("--trials") + 1] = "16"
+    assert main(argv) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "campaign.json").read_text())
+    assert manifest["stop"]["check_letters"] == 2 and "--check-letters 2" in manifest["command"]
+    records = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*.json"))]
+    assert {r["rule"]: r["check_letters"] for r in records} == {"ucb-ald": 2, "ideal": None}
+    for r in records:
+        if r["rule"] == "ucb-ald" and r["stop_reason"] == "confidence":  # a stop only with the lens read through
+            assert r["letters_through_at_stop"] >= 2
+    assert all("-check2__" in p.name for p in (out / "runs").glob("*ucb-ald*"))
 
 
 def test_a_duel_run_models_the_letters_its_patient_reads():

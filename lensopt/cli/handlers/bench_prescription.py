@@ -24,6 +24,8 @@ def run_prescription_campaign(args) -> int:
         )
     if args.min_trials is not None and args.stop_confidence is None:
         raise ValueError("--min-trials needs --stop-confidence (the stopping rule whose stop is recorded)")
+    if args.check_letters and args.stop_confidence is None:
+        raise ValueError("--check-letters needs --stop-confidence (the stopping rule whose check it is)")
     if args.max_step is not None and not 0.25 <= args.max_step <= 4:
         raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
     if args.max_step is not None and args.feedback != "letters":
@@ -52,6 +54,7 @@ def run_prescription_campaign(args) -> int:
         max_step_d=args.max_step,
         tie_threshold=args.tie_threshold,
         same_answers=(None,) if args.same_answers is None else tuple(args.same_answers),
+        check_letters=args.check_letters or None,
     )
     seeds = range(args.first_seed, args.first_seed + args.patients)
     splits = sorted({split_of(s) for s in seeds})
@@ -81,6 +84,8 @@ def run_prescription_campaign(args) -> int:
     if args.stop_confidence is not None:
         command += ["--stop-confidence", f"{args.stop_confidence:g}"]
         command += ["--min-trials", str(specs[0].min_trials)]
+    if args.check_letters:
+        command += ["--check-letters", str(args.check_letters)]
     if args.max_step is not None:
         command += ["--max-step", f"{args.max_step:g}"]
     if args.tie_threshold:
@@ -104,7 +109,12 @@ def run_prescription_campaign(args) -> int:
         "same_answers": args.same_answers,
         "stop": None
         if args.stop_confidence is None
-        else {"confidence": args.stop_confidence, "min_trials": specs[0].min_trials, "max_trials": args.trials},
+        else {
+            "confidence": args.stop_confidence,
+            "min_trials": specs[0].min_trials,
+            "max_trials": args.trials,
+            **({"check_letters": args.check_letters} if args.check_letters else {}),
+        },
         "command": shlex.join(command),
     }
     status = run_specs(args, "prescription", specs, manifest, prescription.run_prescription_campaign)

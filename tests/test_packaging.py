@@ -122,7 +122,7 @@ def test_help_literals_equal_the_constants():
     from lensopt.cli import defaults, simulate
     from lensopt.experiment.protocol import shipped_protocols
     from lensopt.preference import CONTEXTUAL_RULES
-    from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
+    from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
     from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BETA, REFRACTION_BETA
     from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE
 

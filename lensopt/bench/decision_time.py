@@ -59,7 +59,7 @@ from lensopt.bench.decision_time_process import (
 )
 from lensopt.binary.settings import ALL_RULES
 from lensopt.preference.settings import CONTEXTUAL_RULES
-from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES
 from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule

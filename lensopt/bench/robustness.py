@@ -51,7 +51,7 @@ from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
 from lensopt.modes.registry import get_mode
 from lensopt.observer import varied_patient
 from lensopt.observer.population import VARIED_SLOPE_RANGE_PER_LOGMAR, VARIED_VA_BEST_RANGE_LOGMAR
-from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 #: ``lensopt.binary.settings.ALL_RULES``: acquisition rules of the binary (letter) optimizer.
 ALL_RULES = ("ucb-ald", "ts-ald", "cbkg", "ucb-random", "bald", "ts-random", "random", "ucbf-ald", "ei-ald")
 
-#: ``lensopt.refraction.acuity_law.ACUITY_LAW_RULE``: the letter rule of the acuity-law optimizer.
+#: ``lensopt.refraction.acuity_law_settings.ACUITY_LAW_RULE``: the letter rule of the acuity-law optimizer.
 ACUITY_LAW_RULE = "acuity-law"
 
 #: ``lensopt.binary.settings.INFERENCE_METHODS``.

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from lensopt import __version__
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
+from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
 from lensopt.modes.letters import is_prescription
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
 from lensopt.refraction.prescription import (
@@ -36,11 +37,7 @@ from lensopt.refraction.prescription import (
 )
 from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untried_note, untried_short
 from lensopt.stopping import (
-    ACUITY_TOLERANCE_LOGMAR,
     ESTIMATE_NOT_PRESCRIPTION,
-    StopRule,
-    enough_to_prescribe,
-    prescription_target,
 )
 from lensopt.store.claim import INTERRUPTED
 from lensopt.store.connection import default_db_path
@@ -57,9 +54,6 @@ NO_AXIS_HEADING = "No prescription: a cylinder without an axis"
 ESTIMATE_HEADING = ESTIMATE_NOT_PRESCRIPTION.capitalize()
 #: The title of a record none of whose eyes may be prescribed (else "Spectacle prescription").
 NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
-#: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
-#: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
-TOLERANCE_BLUR_D = 0.25
 #: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
 INTERVAL_ROWS = (
     ("sphere_d", "Sphere", "D"),
@@ -88,77 +82,12 @@ def _power_text(value_d: float) -> str:
     return f"{diopter_text(value_d)} D"
 
 
-def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
-    """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
-    else lensopt's default 0.95: :func:`lensopt.stopping.enough_to_prescribe`), or how far below, with
-    more trials recommended — or, without a ``[stop]`` (a study's fixed number of trials, whose result
-    is its estimate), that the protocol fixed them."""
-    target = prescription_target(stop_confidence)
-    if confidence is None:
-        return "confidence not computed; more trials recommended before prescribing"
-    if enough_to_prescribe(confidence, target):
-        return (
-            f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
-            f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
-        )
-    if stop_confidence is None:
-        return (
-            f"confidence {confidence:.2f} — below lensopt's default {target:.2f} after the protocol's fixed "
-            "number of trials (no [stop])"
-        )
-    return f"confidence {confidence:.2f} — below the protocol's {target:.2f}; more trials recommended"
-
-
-def _stop_rule(settings: dict) -> StopRule | None:
-    try:
-        return StopRule.from_dict(settings.get("stop"))
-    except (TypeError, ValueError):
-        return None
-
-
-def stop_reason(info, result, letters_through: int | None = None) -> str:
-    """Why the session ended where the result was computed: a stored ``stop_reason`` when the
-    result has one, else read from the stopping rule (with ``letters_through``, the letters read
-    through the lens, for its check), the trial budget and the session's status."""
-    stored = getattr(result, "stop_reason", None)
-    if isinstance(stored, str) and stored.strip():
-        return stored
-    n = result.n_trials
-    rule = _stop_rule(info.optimizer_settings)
-    optimizer = info.protocol.get("optimizer") if isinstance(info.protocol.get("optimizer"), dict) else {}
-    budget = rule.max_trials if rule is not None else optimizer.get("trials")
-    confidence = result.confidence
-    if rule is not None and rule.reason(n, confidence, letters_through) == "confidence":
-        checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
-        return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials{checked}"
-    if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
-        extended = f"trial budget reached ({n}, extended from the protocol's {budget} on resuming)"
-        return extended + ("" if rule is not None else "; no stopping rule")
-    if isinstance(budget, int) and n == budget:
-        return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
-    unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
-    if info.status == "aborted":
-        return f"stopped by the clinician after {n} trials{unmet}"
-    return f"ended after {n} trials{unmet}"
-
-
 #: Per session kind: what a trial is called, and how the refraction was done (the record's subtitle).
 METHODS = {
     LETTERS_KIND: "Subjective refraction from letter acuity (lensopt)",
     DUEL_KIND: "Subjective refraction from duels of lenses, \u201cone or two?\u201d (lensopt)",
     RANKING_KIND: "Subjective refraction from rankings of lenses, clearest first (lensopt)",
 }
-#: A comparison's prescription has no confidence: its utility has no acuity scale.
-NO_CONFIDENCE_FOR_COMPARISONS = (
-    "not defined for {noun} (their model has no acuity scale); the 95 % intervals above say how sure it is"
-)
-
-
-def comparison_confidence_text(noun: str) -> str:
-    """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
-    scale), the intervals instead (a lens from fewer comparisons than lensopt's accuracy was measured
-    after is withheld: :func:`lensopt.store.verdict.stored_withheld_reason`)."""
-    return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from lensopt.experiment.protocol_sections import (
 )
 from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
 from lensopt.reference_data import PROTOCOLS_DIR
-from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription import SearchBox
 

@@ -18,7 +18,7 @@ from lensopt.binary.settings import ALL_RULES
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.experiment.protocol_fields import _choice, _flag, _interval, _number, _rate_below_half
 from lensopt.preference import CONTEXTUAL_RULES
-from lensopt.refraction.acuity_law import ACUITY_LAW_RULE
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, diopter_text, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
@@ -39,7 +39,7 @@ RANKING_LENSES = (3, 4)
 
 def _rules() -> tuple[str, ...]:
     """The letter rules: the GP optimizer's (``lensopt.binary.settings.ALL_RULES``) and the acuity-law
-    optimizer's (:data:`lensopt.refraction.acuity_law.ACUITY_LAW_RULE`)."""
+    optimizer's (:data:`lensopt.refraction.acuity_law_settings.ACUITY_LAW_RULE`)."""
     return (*ALL_RULES, ACUITY_LAW_RULE)
 
 

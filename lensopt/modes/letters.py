@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.modes.base import FeedbackMode
-from lensopt.refraction.acuity_law import ACUITY_LAW_OPTIONS, ACUITY_LAW_RULE, AcuityLawOptimizer
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_OPTIONS, ACUITY_LAW_RULE
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_SEARCH, PrescriptionOptimizer
 from lensopt.refraction.trial import Trial, TrialHistory

@@ -42,9 +42,7 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import time
-from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
@@ -52,28 +50,25 @@ from scipy.special import log_ndtr, ndtr
 from lensopt.allocator import keep_large_blocks
 from lensopt.asktell import check_state_format
 from lensopt.gp.uncertainty import binary_entropy_bits
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, AcuityLawSettings
 from lensopt.refraction.blur_law import acuity_loss_table, blur_acuity_loss_logmar, lens_grid
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
     GridPosterior,
     LensGridSearch,
-    check_bounds,
     grid_axis,
     marginal_interval,
     most_informative_trial,
     rounded_lenses,
 )
 from lensopt.refraction.lens_check import ReportedLensCheck
-from lensopt.refraction.phoropter import check_lens_step
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 from lensopt.threads import single_threaded
 from lensopt.trial_cache import TrialCache
 
-#: Psychometric slopes (per logMAR) the prior allows, equally likely.
-SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
-#: Range (logMAR) of the patient's best acuity ``VA₀`` the prior covers, and its grid step.
-VA_BEST_RANGE_LOGMAR = (-0.3, 0.8)
+#: Grid step (logMAR) of the patient's best acuity ``VA₀`` over the prior's range
+#: (:data:`~lensopt.refraction.acuity_law_settings.VA_BEST_RANGE_LOGMAR`).
 VA_BEST_STEP_LOGMAR = 0.05
 #: Spacing (D) of the correction grid: a true correction between grid points is at most 0.05 D
 #: from one in sphere and cylinder, ``b² ≤ 0.625 δ²``, an acuity loss ≤ 0.003 logMAR.
@@ -97,10 +92,6 @@ N_LENS_STARTS = 16
 SCORING_STREAM = 0xAC71
 
 STATE_FORMAT = "lensopt.acuity-law-state/1"
-#: The rule name that selects this optimizer wherever a letter rule is chosen, and the options of the
-#: letter mode it takes (the GP's kernel, inference and β do not apply).
-ACUITY_LAW_RULE = "acuity-law"
-ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop")
 
 
 @functools.lru_cache(maxsize=4)
@@ -116,56 +107,7 @@ def _coarse_loss_table(sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
     return table
 
 
-@dataclass(frozen=True)
-class AcuityLawSettings:
-    """Everything a session of :class:`AcuityLawOptimizer` depends on (saved with its state)."""
-
-    seed: int = 0
-    n_alternatives: int = 26
-    lapse: float = 0.02
-    slopes_per_logmar: tuple[float, ...] = SLOPES_PER_LOGMAR
-    sphere_bounds_d: tuple[float, float] = (-4.0, 4.0)
-    cylinder_bounds_d: tuple[float, float] = (-4.0, 4.0)
-    letter_bounds_logmar: tuple[float, float] = (-1.0, 2.0)
-    va_best_bounds_logmar: tuple[float, float] = VA_BEST_RANGE_LOGMAR
-    lens_step_d: float | None = None
-    rule: str = ACUITY_LAW_RULE
-    #: The answer model, as the GP optimizer's settings name it (the dashboard reads it): always the
-    #: floored probit ``γ + (1 − γ − λ) Φ``.
-    likelihood: str = "floored"
-
-    def __post_init__(self):
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
-        n = self.n_alternatives
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")
-        lapse = self.lapse
-        if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (0.0 < lapse < 0.5):
-            raise ValueError(f"lapse must be a rate in (0, 0.5) (e.g. 0.02), got {lapse!r}")
-        slopes = self.slopes_per_logmar
-        if isinstance(slopes, numbers.Real) and not isinstance(slopes, bool):
-            slopes = (slopes,)
-        if (
-            not isinstance(slopes, (list, tuple))
-            or not slopes
-            or not all(isinstance(a, numbers.Real) and not isinstance(a, bool) and 0 < a < math.inf for a in slopes)
-        ):
-            raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
-        object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
-        for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
-            object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
-        object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
-        if self.likelihood != "floored":
-            raise ValueError(f"likelihood must be 'floored' (the only answer model here), got {self.likelihood!r}")
-        if self.rule != ACUITY_LAW_RULE:
-            raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
-
-    def to_dict(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-
-class AcuityLawOptimizer(ReportedLensCheck, LensGridSearch):
+class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck):
     """The acuity-law letter optimizer (module docstring), with the ask/tell contract of
     :class:`lensopt.refraction.RefractionOptimizer`: ``ask() -> Trial``, ``tell(trial, correct)``,
     ``best() -> (sphere_d, cylinder_d)``, ``confidence()``, ``certainty()``, ``should_stop()``,

@@ -13,6 +13,7 @@ of the history alone (no phase is stored), so a saved or resumed session continu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lensopt.refraction.shown import letters_through
@@ -21,21 +22,17 @@ from lensopt.stopping import StopRule
 
 class ReportedLensCheck:
     """:meth:`should_stop` and :meth:`check_due` of a letter optimizer with a ``stop`` rule and a
-    ``_history`` of ``(Trial, correct)``; the subclass gives :meth:`_reported_lens` and
-    :meth:`_confidence_test` (``{"confidence": ...}`` or ``{"reaches": ...}``, the arguments of
+    ``_history`` of ``(Trial, correct)``, listed after the optimizer's own bases; the optimizer gives
+    ``_reported_lens()`` — ``(sphere_d, cylinder_d, axis_deg)`` of the lens it reports, on the
+    phoropter's steps (axis None: a two-parameter search, every lens on one meridian) — and
+    ``_confidence_test()`` (``{"confidence": ...}`` or ``{"reaches": ...}``, the arguments of
     :meth:`StopRule.should_stop`)."""
 
     stop: StopRule | None
     _history: list
     n_trials: Any
-
-    def _reported_lens(self) -> tuple[float, float, float | None]:
-        """``(sphere_d, cylinder_d, axis_deg)`` of the lens the optimizer reports (axis None: a
-        two-parameter search, every lens on one meridian)."""
-        raise NotImplementedError
-
-    def _confidence_test(self) -> dict:
-        raise NotImplementedError
+    _reported_lens: Callable[[], tuple[float, float, float | None]]
+    _confidence_test: Callable[[], dict]
 
     def letters_through_reported(self) -> int:
         """How many letters the patient has read through the reported lens (within a phoropter step)."""
@@ -54,9 +51,15 @@ class ReportedLensCheck:
 
     def check_due(self) -> bool:
         """Whether the next trial is a check through the reported lens
-        (:meth:`lensopt.stopping.StopRule.wants_check`)."""
+        (:meth:`lensopt.stopping.StopRule.wants_check`). Asked before a trial by the session loop and
+        again by :meth:`ask`: remembered for the trial count it was answered at (an optimizer's
+        history only grows)."""
         if self.stop is None or not self.stop.check_letters:
             return False
-        return self.stop.wants_check(
-            self.n_trials, **self._confidence_test(), letters_through=self.letters_through_reported
-        )
+        n = self.n_trials
+        remembered = getattr(self, "_check_due_at", None)
+        if remembered is None or remembered[0] != n:
+            due = self.stop.wants_check(n, **self._confidence_test(), letters_through=self.letters_through_reported)
+            remembered = (n, due)
+            self._check_due_at = remembered
+        return remembered[1]

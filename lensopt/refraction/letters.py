@@ -161,7 +161,7 @@ def reference_kernel(likelihood: str = "probit") -> KernelSpec:
     return KernelSpec.from_dict(load_json(name)["kernel"])
 
 
-class RefractionOptimizer(ReportedLensCheck, TrialHistory):
+class RefractionOptimizer(TrialHistory, ReportedLensCheck):
     """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best()`` the lens
     (:class:`lensopt.asktell.StoppableOptimizer`: ``confidence()`` and ``should_stop()`` too).
 

@@ -72,9 +72,13 @@ def letters_through(
     """How many of ``trials`` were read through the lens: through a lens within
     :data:`TRIED_WITHIN_D` of it (:func:`nearest_tried_d`'s arguments) — what a stopping rule's
     ``check_letters`` counts (:class:`lensopt.stopping.StopRule`)."""
-    distances = _distances_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg)
-    near = distances[distances < 2.0 * TRIED_WITHIN_D]  # the rest are far from the rounding's edge
-    return sum(_within_step(d) for d in near)
+    return int(_through(_distances_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg)).sum())
+
+
+def _through(distances_d: np.ndarray) -> np.ndarray:
+    """Which distances are within a phoropter step as written (:func:`_within_step`; the text rule
+    asked only of those near the edge, the rest decided by the number)."""
+    return np.array([d < 2.0 * TRIED_WITHIN_D and _within_step(d) for d in distances_d], dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ def read_through(
     if not answers:
         return None
     distances = _distances_d(sphere_d, cylinder_d, axis_deg, (t for t, _ in answers), meridian_deg)
-    through = [(t, c) for (t, c), d in zip(answers, distances) if d < 2.0 * TRIED_WITHIN_D and _within_step(d)]
+    through = [answer for answer, inside in zip(answers, _through(distances)) if inside]
     if not through:
         return None
     sizes = [float(t.letter_logmar) for t, _ in through]

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.path import Path as PolygonPath
 from scipy.stats import chi2
 
-from lensopt.dashboard import model
+from lensopt.dashboard import model_parts
 from lensopt.dashboard.model import SessionModel, guess_rate_from_protocol, history_checkpoints
 from lensopt.dashboard.panels import summary_rows
 from lensopt.dashboard.posterior import credible_ellipse
@@ -203,7 +203,8 @@ def test_trials_near_the_best_lens_are_those_within_the_radius(session):
     expected = [
         (r.letter_logmar, r.correct)
         for r in session["records"]
-        if (r.sphere_d - best.sphere_d) ** 2 + (r.cylinder_d - best.cylinder_d) ** 2 <= model.NEAR_LENS_RADIUS_D**2
+        if (r.sphere_d - best.sphere_d) ** 2 + (r.cylinder_d - best.cylinder_d) ** 2
+        <= model_parts.NEAR_LENS_RADIUS_D**2
     ]
     got = list(zip(snap.psychometric.near_letter_logmar.tolist(), snap.psychometric.near_correct.tolist()))
     assert got == expected
@@ -315,31 +316,29 @@ def test_a_stopping_rule_that_may_act_at_one_trial_only_names_that_trial_not_a_r
     """``lensopt run --trials 10`` caps the protocol's [stop] min_trials at 10 too: the summary said
     "trials 10–10"; it says "trial 10"."""
     from lensopt.dashboard.drawing import trial_range_text
-    from lensopt.dashboard.panels import summary_rows
-    from lensopt.store import SessionStore
 
     assert trial_range_text(10, 10) == "trial 10" and trial_range_text(20, 80) == "trials 20–80"
     assert trial_range_text(5, 5, "duel") == "duel 5"
-    stop = {"confidence": 0.95, "min_trials": 10, "max_trials": 10}
-    sid, _ = _store_simulated_session(tmp_path / "s.db", n_trials=10, stop=stop)
+    stops_at = _stops_at_row(tmp_path, {"confidence": 0.95, "min_trials": 10, "max_trials": 10}, n_trials=10)
+    assert stops_at.startswith("confidence 0.95, trial 10: ") and "10–10" not in stops_at
+
+
+def _stops_at_row(tmp_path, stop: dict, n_trials: int) -> str:
+    """The summary's "Stops at" row of a stored simulated session of ``n_trials`` with ``stop``."""
+    from lensopt.store import SessionStore
+
+    sid, _ = _store_simulated_session(tmp_path / "s.db", n_trials=n_trials, stop=stop)
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         info, records = store.session(sid), store.trials(sid)
     snap = SessionModel(info).update(info, records)
     (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
-    assert stops_at.startswith("confidence 0.95, trial 10: ") and "10–10" not in stops_at
+    return stops_at
 
 
 def test_a_session_resumed_past_its_stored_budget_says_so_under_its_stopping_rule(tmp_path):
     """``lensopt run --resume N --trials M`` runs past the stored max_trials (the new budget is not
     stored): "Stops at" says the budget was raised, not that it was reached."""
-    from lensopt.store import SessionStore
-
-    stop = {"confidence": 0.999, "min_trials": 5, "max_trials": 8}
-    sid, _ = _store_simulated_session(tmp_path / "s.db", n_trials=10, stop=stop)
-    with SessionStore(tmp_path / "s.db", readonly=True) as store:
-        info, records = store.session(sid), store.trials(sid)
-    snap = SessionModel(info).update(info, records)
-    (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
+    stops_at = _stops_at_row(tmp_path, {"confidence": 0.999, "min_trials": 5, "max_trials": 8}, n_trials=10)
     assert stops_at == "confidence 1.00, trials 5–8 (more on resuming): not yet"
 
 

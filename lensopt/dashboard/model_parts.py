@@ -1,0 +1,116 @@
+"""What the dashboard's model panels draw from a fitted optimizer: the lens map, the best lens and
+the psychometric curve of a two-parameter search (:func:`compute_model_parts`), and the full
+prescription's astigmatism plane and defocus curve (:func:`compute_prescription_view`). Functions
+of the optimizer alone; :mod:`lensopt.dashboard.model` decides when they are computed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lensopt.dashboard.posterior import CREDIBLE_MASS, LENS_MAP_POINTS, optimizer_bounds, spread_of_samples
+from lensopt.dashboard.snapshot import (
+    NEAR_LENS_RADIUS_D,
+    BestLens,
+    LensMap,
+    PrescriptionView,
+    PsychometricCurve,
+    TrialSeries,
+    frozen_array,
+)
+from lensopt.refraction.lens import Lens
+from lensopt.refraction.optimum_draws import lens_grid
+
+#: Letter sizes at which the psychometric curve is drawn.
+PSYCHOMETRIC_POINTS = 121
+#: Draws of the best lens from the optimizer's posterior (``optimum_draws_d``).
+OPTIMUM_SAMPLES = 400
+#: Points of the full prescription's astigmatism plane (per axis) and of its defocus curve.
+PLANE_POINTS = 41
+CURVE_POINTS = 81
+
+
+def _scalar(value) -> float:
+    return float(np.asarray(value, dtype=float).reshape(-1)[0])
+
+
+def best_acuity(opt):
+    sphere_d, cylinder_d = opt.best()
+    mean, sd = opt.predicted_acuity_logmar(sphere_d, cylinder_d)
+    return float(sphere_d), float(cylinder_d), _scalar(mean), _scalar(sd)
+
+
+def compute_model_parts(
+    opt, trials: TrialSeries, guess_rate: float, rng, floored: bool = False, lapse: float = 0.0
+) -> tuple[LensMap, BestLens, PsychometricCurve, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]]:
+    """Lens map, best lens and psychometric curve of a fitted optimizer (``opt.model`` not None);
+    ``floored`` and ``lapse``: the answer model of :func:`answer_model`."""
+    sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
+    letter_b = optimizer_bounds(opt, "letter_bounds_logmar")
+    best_s, best_c, acuity, acuity_sd = best_acuity(opt)
+
+    lenses, _, _ = lens_grid(sphere_b, cylinder_b, LENS_MAP_POINTS)
+    mean, sd = opt.predicted_acuity_logmar(lenses[:, 0], lenses[:, 1])
+    shape = (LENS_MAP_POINTS, LENS_MAP_POINTS)
+    lens_map = LensMap(
+        sphere_d=frozen_array(np.linspace(*sphere_b, LENS_MAP_POINTS)),
+        cylinder_d=frozen_array(np.linspace(*cylinder_b, LENS_MAP_POINTS)),
+        acuity_mean_logmar=frozen_array(np.reshape(mean, shape)),
+        acuity_sd_logmar=frozen_array(np.reshape(sd, shape)),
+    )
+
+    letters = np.linspace(*letter_b, PSYCHOMETRIC_POINTS)
+    spread = spread_of_samples(*opt.optimum_draws_d(OPTIMUM_SAMPLES, rng))
+    p_mean, p_low, p_high = (frozen_array(p) for p in opt.psychometric_band(letters, best_s, best_c, CREDIBLE_MASS))
+    best = BestLens(sphere_d=best_s, cylinder_d=best_c, acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd, **spread)
+    near = np.hypot(trials.sphere_d - best_s, trials.cylinder_d - best_c) <= NEAR_LENS_RADIUS_D
+    curve = PsychometricCurve(
+        letter_logmar=frozen_array(letters),
+        p_mean=p_mean,
+        p_low=p_low,
+        p_high=p_high,
+        guess_rate=guess_rate,
+        threshold_logmar=acuity,
+        near_letter_logmar=frozen_array(trials.letter_logmar[near]),
+        near_correct=frozen_array(trials.correct[near], bool),
+        floored=floored,
+        lapse_rate=lapse,
+    )
+    return lens_map, best, curve, (sphere_b, cylinder_b, letter_b)
+
+
+def _triple(values) -> tuple[float, float, float]:
+    return float(values[0]), float(values[1]), float(values[2])
+
+
+def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
+    """The full prescription's model of one eye (:class:`PrescriptionView`): ``opt`` its
+    ``PrescriptionOptimizer`` told its answers (its ``history``: the lenses tried, with axes,
+    letters and answers). Both slices run through the reported lens (``opt.best()``) across the
+    search box; acuity from ``opt.acuity_logmar``."""
+    best = opt.best()
+    best_d = np.array([best.m_d, best.j0_d, best.j45_d])
+    (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = opt.box.bounds_d
+    j0 = np.linspace(j0_lo, j0_hi, PLANE_POINTS)
+    j45 = np.linspace(j45_lo, j45_hi, PLANE_POINTS)
+    J0, J45 = np.meshgrid(j0, j45)  # (n_j45, n_j0)
+    plane = np.column_stack([np.full(J0.size, best_d[0]), J0.ravel(), J45.ravel()])
+    plane_acuity, _ = opt.acuity_logmar(plane)
+    m = np.linspace(m_lo, m_hi, CURVE_POINTS)
+    curve, curve_sd = opt.acuity_logmar(np.column_stack([m, np.full(m.size, best_d[1]), np.full(m.size, best_d[2])]))
+    trials = [trial for trial, _ in opt.history]
+    tested = [Lens(t.sphere_d, t.cylinder_d, t.axis_deg).power_vector().to_array() for t in trials]
+    start = opt.box.start
+    return PrescriptionView(
+        eye=eye or "",
+        best_d=_triple(best_d),
+        j0_d=frozen_array(j0),
+        j45_d=frozen_array(j45),
+        plane_acuity_logmar=frozen_array(plane_acuity.reshape(J0.shape)),
+        m_d=frozen_array(m),
+        curve_acuity_logmar=frozen_array(curve),
+        curve_sd_logmar=frozen_array(curve_sd),
+        tested_d=frozen_array(np.reshape(tested, (-1, 3))),
+        tested_letter_logmar=frozen_array([t.letter_logmar for t in trials]),
+        tested_correct=frozen_array([bool(correct) for _, correct in opt.history], bool),
+        start_d=None if start is None else _triple(start.power_vector().to_array()),
+    )

@@ -1,0 +1,70 @@
+"""What a session of the acuity-law optimizer (:mod:`lensopt.refraction.acuity_law`) depends on:
+its rule name, the letter mode's options it takes, its prior's ranges and its settings
+(:class:`AcuityLawSettings`, saved with its state and validated here)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+
+from lensopt.refraction.grid_posterior import check_bounds
+from lensopt.refraction.phoropter import check_lens_step
+
+#: Psychometric slopes (per logMAR) the prior allows, equally likely.
+SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
+#: Range (logMAR) of the patient's best acuity ``VA₀`` the prior covers.
+VA_BEST_RANGE_LOGMAR = (-0.3, 0.8)
+#: The rule name that selects this optimizer wherever a letter rule is chosen, and the options of the
+#: letter mode it takes (the GP's kernel, inference and β do not apply).
+ACUITY_LAW_RULE = "acuity-law"
+ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop")
+
+
+@dataclass(frozen=True)
+class AcuityLawSettings:
+    """Everything a session of :class:`AcuityLawOptimizer` depends on (saved with its state)."""
+
+    seed: int = 0
+    n_alternatives: int = 26
+    lapse: float = 0.02
+    slopes_per_logmar: tuple[float, ...] = SLOPES_PER_LOGMAR
+    sphere_bounds_d: tuple[float, float] = (-4.0, 4.0)
+    cylinder_bounds_d: tuple[float, float] = (-4.0, 4.0)
+    letter_bounds_logmar: tuple[float, float] = (-1.0, 2.0)
+    va_best_bounds_logmar: tuple[float, float] = VA_BEST_RANGE_LOGMAR
+    lens_step_d: float | None = None
+    rule: str = ACUITY_LAW_RULE
+    #: The answer model, as the GP optimizer's settings name it (the dashboard reads it): always the
+    #: floored probit ``γ + (1 − γ − λ) Φ``.
+    likelihood: str = "floored"
+
+    def __post_init__(self):
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        n = self.n_alternatives
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+            raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")
+        lapse = self.lapse
+        if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (0.0 < lapse < 0.5):
+            raise ValueError(f"lapse must be a rate in (0, 0.5) (e.g. 0.02), got {lapse!r}")
+        slopes = self.slopes_per_logmar
+        if isinstance(slopes, numbers.Real) and not isinstance(slopes, bool):
+            slopes = (slopes,)
+        if (
+            not isinstance(slopes, (list, tuple))
+            or not slopes
+            or not all(isinstance(a, numbers.Real) and not isinstance(a, bool) and 0 < a < math.inf for a in slopes)
+        ):
+            raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
+        object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
+        for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
+            object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
+        object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
+        if self.likelihood != "floored":
+            raise ValueError(f"likelihood must be 'floored' (the only answer model here), got {self.likelihood!r}")
+        if self.rule != ACUITY_LAW_RULE:
+            raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}

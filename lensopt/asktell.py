@@ -108,11 +108,30 @@ def check_state_format(state: object, expected: str, what: str) -> dict[str, Any
 @dataclass(frozen=True)
 class SessionRun:
     """What :func:`run_session` did: ``n_trials`` run, whether ``stop`` ended the session (at its last
-    trial), and the duration of each decision (``optimizer.last_decision_ms`` after each ask)."""
+    trial), the duration of each decision (``optimizer.last_decision_ms`` after each ask), and why it
+    stopped: ``stop_reason`` is the optimizer's stopping rule's (``"confidence"``: sure enough;
+    ``"max_trials"``: the rule's budget, not sure enough) when its rule ended it, ``"stop"`` when
+    another ``stop`` function did, None when every trial ran."""
 
     n_trials: int
     stopped: bool
     decision_ms: tuple[float, ...]
+    stop_reason: str | None = None
+
+
+class _OwnStopRule:
+    def __repr__(self) -> str:
+        return "OWN_STOP_RULE"
+
+
+OWN_STOP_RULE: Any = _OwnStopRule()
+""":func:`run_session`'s default ``stop``: the optimizer's own stopping rule, if it has one."""
+
+
+def _stop_reason(optimizer: object) -> str:
+    reason = getattr(optimizer, "stop_reason", None)
+    said = reason() if callable(reason) else None
+    return "stop" if said is None else str(said)
 
 
 def run_session(
@@ -120,15 +139,19 @@ def run_session(
     respond: Callable[[QueryT], AnswerT_contra],
     n_trials: SupportsIndex,
     on_trial: Callable[[int, QueryT, AnswerT_contra], None] | None = None,
-    stop: Callable[[], bool] | None = None,
+    stop: Callable[[], bool] | None = OWN_STOP_RULE,
 ) -> SessionRun:
     """The ask → answer → tell loop: at most ``n_trials`` times ``query = optimizer.ask()``,
     ``answer = respond(query)``, ``optimizer.tell(query, answer)``.
 
     ``on_trial(t, query, answer)`` is called after each tell (``t`` from 1); ``stop()`` after it:
-    the session ends after the first trial at which it returns True (e.g. ``stop=optimizer.should_stop``
-    of a :class:`StoppableOptimizer`).
+    the session ends after the first trial at which it returns True. By default ``stop`` is the
+    optimizer's own stopping rule (``optimizer.should_stop`` of a :class:`StoppableOptimizer`, e.g.
+    an optimizer made with ``stop=StopRule(...)``: its confidence, its ``max_trials``); ``None`` runs
+    all ``n_trials`` whatever the optimizer's rule says (a benchmark that scores every trial).
     """
+    if stop is OWN_STOP_RULE:
+        stop = optimizer.should_stop if isinstance(optimizer, StoppableOptimizer) else None
     if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or int(n_trials) < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
     decision_ms: list[float] = []
@@ -143,11 +166,13 @@ def run_session(
         if stop is not None and stop():
             stopped = True
             break
-    return SessionRun(n_trials=t, stopped=stopped, decision_ms=tuple(decision_ms))
+    reason = _stop_reason(optimizer) if stopped else None
+    return SessionRun(n_trials=t, stopped=stopped, decision_ms=tuple(decision_ms), stop_reason=reason)
 
 
 __all__ = [
     "NO_DECISION_MS",
+    "OWN_STOP_RULE",
     "AskTellOptimizer",
     "SessionRun",
     "StoppableOptimizer",

@@ -42,6 +42,36 @@ def _check_letters(value) -> int:
     return int(value)
 
 
+#: Confidences at or above this are shown as it: an estimate from posterior draws is never certain.
+_SHOWN_CONFIDENCE_MAX = 0.999
+
+
+def confidence_text(confidence: float, target: float | None = None) -> str:
+    """A confidence as a person reads it: rounded *down*, so that it never reads as reaching a
+    threshold it has not reached (0.947 against 0.95 is "0.94", not "0.95") nor as certainty
+    (0.996 is "0.996", not "1.00"; 1 is "0.999"). Two decimals, three from 0.99 on, and as many as
+    ``target`` has (a threshold of 0.975 shows 0.974 as "0.974")."""
+    c = min(max(float(confidence), 0.0), _SHOWN_CONFIDENCE_MAX)
+    decimals = 3 if c >= 0.99 else 2
+    if target is not None:
+        decimals = max(decimals, len(threshold_text(target).partition(".")[2]))
+    scale = 10**decimals
+    return f"{math.floor(c * scale + 1e-9) / scale:.{decimals}f}"
+
+
+def confidence_percent_text(confidence: float) -> str:
+    """A confidence in percent, rounded down as :func:`confidence_text` is: 0.996 is "99 %"."""
+    c = min(max(float(confidence), 0.0), _SHOWN_CONFIDENCE_MAX)
+    return f"{math.floor(c * 100 + 1e-9)} %"
+
+
+def threshold_text(threshold: float) -> str:
+    """A confidence threshold with two decimals, as a confidence is shown, or as many as it has:
+    0.95, 0.90, 0.975."""
+    decimals = max(2, len(f"{float(threshold):g}".partition(".")[2]))
+    return f"{float(threshold):.{decimals}f}"
+
+
 #: The settings of a stopping rule, as a protocol's ``[stop]`` table and a stored session spell them.
 STOP_SETTINGS = ("confidence", "min_trials", "max_trials", "check_letters")
 
@@ -130,7 +160,7 @@ class StopRule:
 
     def describe_stop(self, n_trials: int, confidence: float | None, letters_through: int | None = None) -> str:
         """One line for a person: after how many trials, at what confidence, and why."""
-        at = "" if confidence is None else f" at confidence {confidence:.2f}"
+        at = "" if confidence is None else f" at confidence {confidence_text(confidence, self.confidence)}"
         if self.reason(n_trials, confidence, letters_through) == "confidence":
             checked = f", the lens read through {self.check_letters} letters" if self.check_letters else ""
             return f"stopped after {n_trials} trials{at} (the confidence threshold {self.confidence:g}{checked})"

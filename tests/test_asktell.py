@@ -35,6 +35,7 @@ from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, Pre
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer, PrescriptionRankingTrial
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.refraction.trial import Trial
+from lensopt.stopping import StopRule
 
 N_INITIAL = 2
 """Random first trials of the optimizers below, so that a few trials reach their rules."""
@@ -212,7 +213,8 @@ def test_run_session_is_the_ask_answer_tell_loop(name):
 def test_run_session_ends_after_the_first_trial_at_which_stop_says_so():
     optimizer = build_optimizers()["contextual"]
     run = run_session(optimizer, RESPONSES["contextual"], 10, stop=lambda: optimizer.n_trials >= 3)
-    assert run == SessionRun(n_trials=3, stopped=True, decision_ms=run.decision_ms) and optimizer.n_trials == 3
+    assert run == SessionRun(n_trials=3, stopped=True, decision_ms=run.decision_ms, stop_reason="stop")
+    assert optimizer.n_trials == 3
 
 
 def test_run_session_with_a_stoppable_optimizer_stops_by_its_rule():
@@ -220,6 +222,29 @@ def test_run_session_with_a_stoppable_optimizer_stops_by_its_rule():
     assert isinstance(optimizer, StoppableOptimizer)
     run = run_session(optimizer, RESPONSES["letters"], 60, stop=optimizer.should_stop)
     assert run.stopped and run.n_trials == optimizer.n_trials <= 50  # the rule's max_trials
+
+
+def test_run_session_stops_by_the_optimizers_own_rule_unless_told_to_run_every_trial():
+    optimizer = build_optimizers()["letters"]
+    assert isinstance(optimizer, RefractionOptimizer) and optimizer.stop is not None
+    run = run_session(optimizer, RESPONSES["letters"], 60)
+    assert run.stopped and run.n_trials == optimizer.n_trials <= 50  # the rule's max_trials
+    assert run.stop_reason == optimizer.stop.reason(run.n_trials, optimizer.confidence())
+    every = build_optimizers()["letters"]
+    run = run_session(every, RESPONSES["letters"], 60, stop=None)
+    assert (run.n_trials, run.stopped, run.stop_reason, every.n_trials) == (60, False, None, 60)
+
+
+@pytest.mark.parametrize(("confidence", "reason", "n_trials"), [(1e-6, "confidence", 3), (0.999999, "max_trials", 6)])
+def test_run_session_says_whether_the_confidence_or_the_budget_ended_the_session(confidence, reason, n_trials):
+    optimizer = AcuityLawOptimizer(seed=3, stop=StopRule(confidence=confidence, min_trials=3, max_trials=6))
+    run = run_session(optimizer, lambda trial: True, 40)
+    assert (run.n_trials, run.stopped, run.stop_reason) == (n_trials, True, reason)
+
+
+def test_run_session_names_a_stop_of_its_own_function_as_such():
+    optimizer = build_optimizers()["contextual"]
+    assert run_session(optimizer, RESPONSES["contextual"], 10, stop=lambda: True).stop_reason == "stop"
 
 
 def test_run_session_takes_a_numpy_integer_trial_count():

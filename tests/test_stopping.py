@@ -1,11 +1,19 @@
-"""The stopping rule's check through the reported lens (``StopRule.check_letters``)."""
+"""The stopping rule's check through the reported lens (``StopRule.check_letters``), and how a
+confidence is shown against its threshold."""
 
 import itertools
 import json
 
+import numpy as np
 import pytest
 
-from lensopt.stopping import MAX_CHECK_LETTERS, StopRule
+from lensopt.stopping import (
+    MAX_CHECK_LETTERS,
+    StopRule,
+    confidence_percent_text,
+    confidence_text,
+    threshold_text,
+)
 
 
 def _never_called():
@@ -82,3 +90,34 @@ def test_a_stop_after_a_check_says_so():
         "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.9, the lens read through 5 letters)"
     )
     assert "the trial budget" in rule.describe_stop(50, 0.8)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "target", "shown"),
+    [
+        (0.947, 0.95, "0.94"),  # rounded to two decimals it would read as reaching 0.95
+        (0.95, 0.95, "0.95"),
+        (0.29, None, "0.29"),  # 0.29 * 100 is 28.999999999999996 in floating point
+        (0.996, None, "0.996"),  # "1.00" would read as certainty
+        (1.0, None, "0.999"),
+        (0.9744, 0.975, "0.974"),  # a threshold with three decimals shows three
+        (0.5, 0.9, "0.50"),
+    ],
+)
+def test_a_confidence_is_shown_rounded_down_so_it_never_reads_as_reaching_what_it_did_not(confidence, target, shown):
+    assert confidence_text(confidence, target) == shown
+
+
+@pytest.mark.parametrize("target", [0.9, 0.95, 0.975, 0.99])
+def test_a_shown_confidence_compares_with_its_threshold_as_the_number_does(target):
+    for confidence in np.linspace(0.85, 0.9999, 2000):
+        shown = float(confidence_text(confidence, target))
+        assert (shown >= target) == (confidence >= target), (confidence, target, shown)
+        assert shown <= confidence
+
+
+def test_a_confidence_in_percent_is_rounded_down_and_never_certain():
+    assert confidence_percent_text(0.996) == "99 %"
+    assert confidence_percent_text(0.95) == "95 %"
+    assert confidence_percent_text(1.0) == "99 %"
+    assert threshold_text(0.95) == "0.95" and threshold_text(0.9) == "0.90" and threshold_text(0.975) == "0.975"

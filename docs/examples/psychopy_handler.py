@@ -3,7 +3,7 @@ writes the usual wide CSV (one row per trial, lensopt's columns prefixed ``lenso
 
     python docs/examples/psychopy_handler.py                 # a person answers: Y named right, N wrong
     python docs/examples/psychopy_handler.py --simulated     # a simulated patient answers (unattended)
-    LENSOPT_SIMULATED=1 xvfb-run -a python docs/examples/psychopy_handler.py --trials 20 --out data/demo
+    LENSOPT_SIMULATED=1 xvfb-run -a python docs/examples/psychopy_handler.py --trials 20 --out /tmp/demo
 
 Set the lens in ``trial["sphere_d"]``, ``trial["cylinder_d"]`` on the phoropter before each letter.
 """
@@ -26,8 +26,13 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--simulated", action="store_true", default=bool(os.environ.get("LENSOPT_SIMULATED")))
 parser.add_argument("--trials", type=int, default=40)
 parser.add_argument("--seed", type=int, default=1)
-parser.add_argument("--out", default="data/lensopt_handler", help="data file name, without .csv")
+parser.add_argument(
+    "--out",
+    default="out/lensopt_handler",
+    help="data file name, without .csv (its folder is made; out/ is not tracked)",
+)
 args = parser.parse_args()
+os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
 
 win = visual.Window((800, 600), units="pix", color="white", checkTiming=False)
 calibration = Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=600.0)
@@ -51,7 +56,7 @@ optimizer = RefractionOptimizer(
     seed=args.seed,
     lens_step_d=0.25,
     n_alternatives=26,
-    stop=StopRule(confidence=0.95, min_trials=15, max_trials=args.trials),
+    stop=StopRule(confidence=0.95, min_trials=min(15, args.trials), max_trials=args.trials),
 )
 handler = RefractionHandler(optimizer, n_trials=args.trials, exp=exp)
 for trial in handler:

@@ -56,6 +56,7 @@ from lensopt.bench.ideal_prescription import PrescriptionIdealObserver
 from lensopt.bench.prescription_spec import CAMPAIGN, PrescriptionSpec
 from lensopt.bench.records import versions
 from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
+from lensopt.bench.spec import spec_differences
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
@@ -250,12 +251,13 @@ def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
     except json.JSONDecodeError:
         return False  # unreadable: run it again
     try:
-        same = PrescriptionSpec.from_dict(record) == spec
+        recorded: PrescriptionSpec | None = PrescriptionSpec.from_dict(record)
     except (TypeError, ValueError):
-        same = False
-    if not same:
+        recorded = None
+    if recorded != spec:
+        what = "" if recorded is None else f" ({spec_differences(recorded, spec)})"
         raise ValueError(
-            f"{path} was run with other settings; use another --out directory or the settings of that campaign"
+            f"{path} was run with other settings{what}; use another --out directory or the settings of that campaign"
         )
     recorded_link = (record.get("optimizer_settings") or {}).get("clarity_link", "linear")
     comparisons: dict[str, type[AcuityLinkSearch]] = {

@@ -71,7 +71,7 @@ def timed_session(opt, respond: Callable, n_trials: int, after_trial: Callable) 
         after_trial(t, query, answer)
         mark, cpu_mark = time.perf_counter(), time.thread_time()
 
-    run_session(opt, respond, n_trials, on_trial=on_trial)
+    run_session(opt, respond, n_trials, on_trial=on_trial, stop=None)  # every trial, scored; the stop is recorded
     return times
 
 

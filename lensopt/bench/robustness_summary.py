@@ -7,7 +7,6 @@ sessions; this module only reads their records.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from pathlib import Path
@@ -97,7 +96,7 @@ def _group_stats(records: list[dict]) -> dict:
     budget = max(len(r["trajectory"]) for r in records)
     errors = np.array([r["trajectory"] for r in records if len(r["trajectory"]) == budget], dtype=float)
     stats: dict[str, Any] = {"n_sessions": int(errors.shape[0]), "n_trials": budget, "errors": {}}
-    for t in CHECKPOINTS:
+    for t in sorted({t for t in CHECKPOINTS if t <= budget} | {budget}):  # and at the budget, whatever it is
         if t <= budget:
             column = errors[:, t - 1]
             stats["errors"][str(t)] = {"median": float(np.median(column)), "mean": float(np.mean(column))}
@@ -207,15 +206,18 @@ def format_summary(summary: dict) -> str:
     rows = summary["rows"]
     split = summary["split"]
     out = [
-        f"Robustness: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
+        f"Robustness: {summary['n_runs']} session{'' if summary['n_runs'] == 1 else 's'}, "
+        f"{split if isinstance(split, str) else '+'.join(split)} "
         f"patients; error = VA(reported lens) − VA_best (logMAR)",
         "",
     ]
-    checkpoints = [t for t in CHECKPOINTS if any(str(t) in r["errors"] for r in rows)]
+    checkpoints = sorted({int(t) for r in rows for t in r["errors"]})
+    at_100 = any(r["above_0.1_at_100"] is not None for r in rows)
     header = (
         ["condition", "rule", "n"]
         + [f"{k}@{t}" for t in checkpoints for k in ("med", "mean")]
-        + [">0.1@100", ">0.1@end"]
+        + ([">0.1@100"] if at_100 else [])
+        + [">0.1@end"]
     )
     body = []
     for r in rows:
@@ -223,7 +225,7 @@ def format_summary(summary: dict) -> str:
         for t in checkpoints:
             e = r["errors"].get(str(t))
             cells += [_fmt(e["median"]), _fmt(e["mean"])] if e else ["—", "—"]
-        cells += [_fmt(r["above_0.1_at_100"]), _fmt(r["above_0.1_at_end"])]
+        cells += ([_fmt(r["above_0.1_at_100"])] if at_100 else []) + [_fmt(r["above_0.1_at_end"])]
         body.append(cells)
     out += _table(header, body)
     out += [
@@ -369,9 +371,12 @@ def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
     out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / SUMMARY_NAME, summary)
-    with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
+    text = format_summary(summary)
+    try:
         plot_curves(records, out_dir / CURVES_NAME)
-    return summary, format_summary(summary)
+    except ImportError:  # matplotlib comes with lensopt[bench]
+        text += f"\n{CURVES_NAME} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')"
+    return summary, text
 
 
 def is_robustness_campaign(campaign_dir) -> bool:

@@ -21,11 +21,14 @@ record files every campaign shares (:mod:`lensopt.bench.records`) live below the
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import platform
+import signal
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -54,7 +57,7 @@ from lensopt.bench.records import (
     write_json_atomic,
 )
 from lensopt.bench.robustness import run_robustness
-from lensopt.bench.spec import CAMPAIGNS, HELD_OUT_FIRST_SEED, SPLITS, RunSpec, split_of
+from lensopt.bench.spec import CAMPAIGNS, HELD_OUT_FIRST_SEED, SPLITS, RunSpec, spec_differences, split_of
 from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
 
@@ -209,9 +212,10 @@ def _finished(out_dir: Path, spec: RunSpec) -> bool:
         record = json.loads(path.read_text())
     except json.JSONDecodeError:
         return False  # unreadable: run it again
-    if RunSpec.from_dict(record) != spec:
+    recorded = RunSpec.from_dict(record)
+    if recorded != spec:
         raise ValueError(
-            f"{path} was run with other settings ({RunSpec.from_dict(record)}); "
+            f"{path} was run with other settings ({spec_differences(recorded, spec)}); "
             "use another --out directory or the settings of that campaign"
         )
     return True
@@ -338,8 +342,24 @@ def local_cluster(cluster_class, n_workers: int):
     import dask  # deferred with the rest of Dask
 
     left_out = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in DASK_ENVIRONMENT_LEFT_OUT}
-    with dask.config.set(left_out):
+    with dask.config.set(left_out), _workers_ignore_ctrl_c():
         return cluster_class(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c():
+    """Worker processes started in this block ignore SIGINT (an ignored signal stays ignored in a
+    child, and Python then installs no KeyboardInterrupt of its own): a Ctrl-C at the terminal, which
+    reaches every process of its group, interrupts the campaign here, whose clean-up shuts the
+    workers down, instead of each worker dying with a traceback of its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:

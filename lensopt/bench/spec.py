@@ -44,6 +44,32 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+#: The command-line options that set a spec's fields, where their names differ.
+_OPTION_OF_FIELD = {
+    "n_iterations": "--trials",
+    "n_trials": "--trials",
+    "stop_confidence": "--stop-confidence",
+    "min_trials": "--min-trials",
+    "check_letters": "--check-letters",
+    "model_lapse": "--model-lapse",
+    "n_alternatives": "--n-alternatives",
+    "max_step_d": "--max-step",
+    "tie_threshold": "--tie-threshold",
+    "same_answers": "--same-answers",
+}
+
+
+def spec_differences(recorded, wanted) -> str:
+    """What differs between a campaign's recorded run and the one asked for now, in one phrase:
+    ``"--trials 30 there, 40 here"`` (two specs of one dataclass)."""
+    said = []
+    for f in fields(wanted):
+        there, here = getattr(recorded, f.name), getattr(wanted, f.name)
+        if there != here:
+            said.append(f"{_OPTION_OF_FIELD.get(f.name, f.name)} {there!r} there, {here!r} here")
+    return "; ".join(said)
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One run: a rule on a problem with a seed, for ``n_iterations`` trials."""

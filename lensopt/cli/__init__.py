@@ -155,7 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
         return 0
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted; everything answered so far is saved", file=sys.stderr)
+        if args.command != "bench":
+            kept = "; everything answered so far is saved"
+        elif getattr(args, "out", None):  # a campaign: one record per finished run
+            kept = f"; every finished run is kept in {args.out}: the same command resumes the campaign"
+        else:
+            kept = ""
+        print(f"{prog}: interrupted{kept}", file=sys.stderr)
         return 128 + received[0] if received else 130
     except ModuleNotFoundError as exc:  # an optional part not installed (pip install lensopt: the core)
         error = missing_extra(exc)

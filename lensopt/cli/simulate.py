@@ -161,7 +161,8 @@ def register(subparsers) -> None:
         "--model-lapse",
         type=_rate,
         metavar="L",
-        help=f"the lapse rate the letter model assumes, in [0, 0.5) (default {DEFAULT_MODEL_LAPSE:g}); also the "
+        help=f"the lapse rate the letter model assumes, in [0, 0.5), above 0 with --rule acuity-law (default "
+        f"{DEFAULT_MODEL_LAPSE:g}); also the "
         "full prescription's duels through the acuity link (--start with --feedback duel)",
     )
     p.add_argument(

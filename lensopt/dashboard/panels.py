@@ -37,6 +37,7 @@ from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_d
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
 from lensopt.refraction.shown import untried_summary
+from lensopt.stopping import confidence_text, threshold_text
 from lensopt.store.records import LETTERS_KIND
 
 #: Panel names, in reading order (left to right, top to bottom).
@@ -299,15 +300,23 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         ("Sphere", sphere, f"95% interval {interval_text(c.sphere_interval_d)}"),
         ("Cylinder", cylinder, f"95% interval {interval_text(c.cylinder_interval_d)}"),
         ("Acuity", acuity, *acuity_row_note(snap)),
-        ("Confidence", f"{c.confidence:.2f}", f"that this lens is within {c.tolerance_logmar:g} logMAR of the best"),
+        (
+            "Confidence",
+            confidence_text(c.confidence),
+            f"that this lens is within {c.tolerance_logmar:g} logMAR of the best",
+        ),
     ]
     if c.has_stop_rule:
-        assert c.min_trials is not None and c.max_trials is not None  # a stopping rule comes whole
+        assert (
+            c.min_trials is not None and c.max_trials is not None and c.stop_confidence is not None
+        )  # a rule comes whole
         trial_range = trial_range_text(c.min_trials, c.max_trials)
         if c.budget_raised(tr.n):  # resumed with --trials beyond the stored budget (not stored)
             trial_range += " (more on resuming)"
         check = f", {c.check_letters} letters through the lens" if c.check_letters else ""
-        rows.append(("Stops at", f"confidence {c.stop_confidence:.2f}, {trial_range}{check}: {c.stop_state(tr.n)}"))
+        rows.append(
+            ("Stops at", f"confidence {threshold_text(c.stop_confidence)}, {trial_range}{check}: {c.stop_state(tr.n)}")
+        )
     return rows + [("Trials", trials), ("Time", elapsed_text(snap)), *eye_rows(snap.eyes)]
 
 

@@ -15,6 +15,7 @@ from lensopt.dashboard.verdict import EyeEstimate, LensConfidence
 from lensopt.refraction.lens import diopter_text, signed_logmar, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import ReadThrough
+from lensopt.stopping import confidence_text
 from lensopt.store.records import EYE_NAMES
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
@@ -427,7 +428,7 @@ class DashboardSnapshot:
             acuity = "not estimable yet"
         else:
             acuity = f"{signed_logmar(b.acuity_mean_logmar)} ± {b.acuity_sd_logmar:.2f} logMAR"
-        confidence = "" if self.certainty is None else f" · confidence {self.certainty.confidence:.2f}"
+        confidence = "" if self.certainty is None else f" · confidence {confidence_text(self.certainty.confidence)}"
         if self.verdict is not None and self.verdict.shortfall():  # as the closing console says it
             confidence += f" · {self.verdict.shortfall()}"
         eye = self.model_eye

@@ -5,7 +5,15 @@ the stop (:func:`stop_reason`, from the session's stopping rule, its trial budge
 from __future__ import annotations
 
 from lensopt.refraction.lens import diopter_text
-from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule, enough_to_prescribe, prescription_target
+from lensopt.stopping import (
+    ACUITY_TOLERANCE_LOGMAR,
+    StopRule,
+    confidence_percent_text,
+    confidence_text,
+    enough_to_prescribe,
+    prescription_target,
+    threshold_text,
+)
 
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
@@ -22,15 +30,15 @@ def confidence_statement(confidence: float | None, stop_confidence: float | None
         return "confidence not computed; more trials recommended before prescribing"
     if enough_to_prescribe(confidence, target):
         return (
-            f"{100.0 * confidence:.0f} % sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
+            f"{confidence_percent_text(confidence)} sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
             f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
     if stop_confidence is None:
         return (
-            f"confidence {confidence:.2f} — below lensopt's default {target:.2f} after the protocol's fixed "
+            f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after the protocol's fixed "
             "number of trials (no [stop])"
         )
-    return f"confidence {confidence:.2f} — below the protocol's {target:.2f}; more trials recommended"
+    return f"confidence {confidence_text(confidence, target)} — below the protocol's {threshold_text(target)}; more trials recommended"
 
 
 def _stop_rule(settings: dict) -> StopRule | None:
@@ -54,7 +62,7 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
     confidence = result.confidence
     if rule is not None and rule.reason(n, confidence, letters_through) == "confidence":
         checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
-        return f"stopping rule: confidence {confidence:.2f} ≥ {rule.confidence:.2f} after {n} trials{checked}"
+        return f"stopping rule: confidence {confidence_text(confidence, rule.confidence)} ≥ {threshold_text(rule.confidence)} after {n} trials{checked}"
     if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
         extended = f"trial budget reached ({n}, extended from the protocol's {budget} on resuming)"
         return extended + ("" if rule is not None else "; no stopping rule")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, enough_to_prescribe
+from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, confidence_text, enough_to_prescribe, threshold_text
 
 #: What an eye's result says when its confidence is short of the target (the closing console's words).
 NOT_ENOUGH = "not enough answers to prescribe"
@@ -140,7 +140,7 @@ class EyeEstimate:
         if self.confidence is None:
             return trials
         sign = "≥" if enough_to_prescribe(self.confidence, self.target) else "<"  # the confidence's own comparison
-        return f"confidence {self.confidence:.2f} {sign} {self.target:.2f} after {trials}"
+        return f"confidence {confidence_text(self.confidence, self.target)} {sign} {threshold_text(self.target)} after {trials}"
 
     def provisional(self) -> str:
         """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` short of the target; else

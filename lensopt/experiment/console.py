@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from lensopt.stopping import confidence_text
+
 CONSOLE_TEXT_HEIGHT_PX = 24
 """Height of the console's ordinary text (px)."""
 
@@ -159,7 +161,7 @@ class ClinicianConsole:
         shown = [answer.replace(" ", NO_BREAK) for answer in s.answers[-LAST_ANSWERS_SHOWN:]]
         answers = "Last answers:  " + ("   ".join(shown) if shown else "none yet")
         if s.confidence is not None:
-            answers += f"\nConfidence so far: {s.confidence:.2f}"
+            answers += f"\nConfidence so far: {confidence_text(s.confidence)}"
         return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]
 
     def _fit_lens(self, text: str) -> None:

@@ -34,8 +34,10 @@ from lensopt.stopping import (
     COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
     comparisons_shortfall,
+    confidence_text,
     enough_to_prescribe,
     prescription_target,
+    threshold_text,
 )
 from lensopt.store import ResultRecord
 from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
@@ -133,17 +135,15 @@ class EndPoint:
         if self.confidence is None:  # a comparison (duels, rankings) short of the comparisons measured
             more = "" if self.more_trials is None else f"; about {self.more_trials} more {self.noun} recommended"
             return comparisons_shortfall(self.n_trials, self.noun) + more
-        reached = f"confidence {self.confidence:.2f}"
+        reached = f"confidence {confidence_text(self.confidence, self.target)}"
         if self.fixed_design:
-            return (
-                f"{reached} < {self.target:.2f} after the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
-            )
+            return f"{reached} < {threshold_text(self.target)} after the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
         more = (
             "more trials recommended"
             if self.more_trials is None
             else f"about {self.more_trials} more trials recommended"
         )
-        return f"{reached} < {self.target:.2f}; {more}"
+        return f"{reached} < {threshold_text(self.target)}; {more}"
 
     @property
     def lens_details(self) -> tuple[str, ...]:
@@ -188,7 +188,7 @@ def _acuity_text(result: ResultRecord) -> str:
     return (
         text
         if confidence is None
-        else f"{text}, confidence {confidence:.2f} that it is within 0.025 logMAR of the best"
+        else f"{text}, confidence {confidence_text(confidence)} that it is within 0.025 logMAR of the best"
     )
 
 
@@ -242,7 +242,7 @@ def certainty_line(optimizer, axis_deg: float = 0.0) -> str:
     (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
     along = f" (cylinder along {_axis(axis_deg):03d})" if axis_deg else ""
     return (
-        f"confidence {c.confidence:.2f} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
+        f"confidence {confidence_text(c.confidence)} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
         f"95% interval S {diopter_text(slo)} to {diopter_text(shi)} D, C {diopter_text(clo)} to {diopter_text(chi)} D{along}"
     )
 

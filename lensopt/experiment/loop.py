@@ -41,6 +41,7 @@ from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDON
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text
+from lensopt.stopping import confidence_text
 from lensopt.store import TrialRecord
 
 
@@ -64,7 +65,7 @@ CHECK_LOG = "  (checking the reported lens)"
 
 def stop_message(n_trials: int, confidence: float) -> str:
     """``"stopped at 34 trials, confidence 0.96"``: what the log and the done screen say."""
-    return f"stopped at {n_trials} trials, confidence {confidence:.2f}"
+    return f"stopped at {n_trials} trials, confidence {confidence_text(confidence)}"
 
 
 class LoopScreens(Screens):

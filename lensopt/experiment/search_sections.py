@@ -77,7 +77,15 @@ class OptimizerSection:
 
     def __post_init__(self):
         # every mode's rules; the feedback mode narrows this down (Protocol.__post_init__)
-        _choice(self, "rule", tuple(dict.fromkeys(_rules() + _prescription_rules() + _duel_rules() + _ranking_rules())))
+        if self.rule not in _rules() + _prescription_rules() + _duel_rules() + _ranking_rules():
+            groups = (
+                ("letters", _rules()),
+                ("letters with [start]", _prescription_rules()),
+                ("duels", _duel_rules()),
+                ("rankings", _ranking_rules()),
+            )
+            known = "; ".join(f"{mode}: {', '.join(map(repr, rules))}" for mode, rules in groups)
+            raise ValueError(f"rule {self.rule!r} is not a lensopt rule; by protocol.feedback — {known}")
         _number(self, "trials", 1, MAX_TRIALS, integer=True)
         _number(self, "n_initial", 0, MAX_TRIALS, integer=True)
         _interval(self, "sphere_bounds_d", -20.0, 20.0)

@@ -35,7 +35,7 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
-from lensopt.experiment.windows import launch_dashboard, open_console, open_window, wants_console
+from lensopt.experiment.windows import check_display, launch_dashboard, open_console, open_window, wants_console
 from lensopt.modes.registry import session_settings
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
 from lensopt.store.claim import claim_session
@@ -170,6 +170,8 @@ def run_session(
         problem = protocol.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
+    if protocol is not None and window is None:
+        check_display()  # a machine without a display or PsychoPy: said before a database file is made
     store = SessionStore(request.db_path)
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id

@@ -6,6 +6,7 @@ Everything that needs a display is here, with the one-line refusal of a machine 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -31,6 +32,8 @@ def check_display() -> None:
     Without a display pyglet fails as PsychoPy's ``visual`` is imported (it opens a hidden window
     then), so importing it is the probe; a display that exists but refuses connections fails there too.
     """
+    if importlib.util.find_spec("psychopy") is None:  # said first: no display would help
+        raise LensoptError(str(missing_extra(ModuleNotFoundError(name="psychopy"))))
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         raise _no_display_error("DISPLAY is not set")
     try:

@@ -273,9 +273,17 @@ class RefractionHandler:
         return self.optimizer.best()
 
     def result(self) -> dict[str, Any]:
-        """``best``, ``n_trials`` run by this handler, ``stopped`` (by the stopping rule) and, when the
-        optimizer has one, its ``confidence`` in ``best``."""
-        result: dict[str, Any] = {"best": self.best(), "n_trials": self.thisTrialN + 1, "stopped": self.stopped}
+        """``best``, ``n_trials`` run by this handler, ``stopped`` (by the stopping rule),
+        ``stop_reason`` (``"confidence"``: sure enough; ``"max_trials"``: the rule's budget ran out
+        first, not sure enough; None when the rule did not end the loop) and, when the optimizer has
+        one, its ``confidence`` in ``best``."""
+        reason = getattr(self.optimizer, "stop_reason", None) if self.stopped else None
+        result: dict[str, Any] = {
+            "best": self.best(),
+            "n_trials": self.thisTrialN + 1,
+            "stopped": self.stopped,
+            "stop_reason": reason() if callable(reason) else None,
+        }
         confidence = getattr(self.optimizer, "confidence", None)
         if callable(confidence):
             result["confidence"] = float(confidence())

@@ -47,7 +47,11 @@ class AcuityLawSettings:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")
         lapse = self.lapse
         if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (0.0 < lapse < 0.5):
-            raise ValueError(f"lapse must be a rate in (0, 0.5) (e.g. 0.02), got {lapse!r}")
+            raise ValueError(
+                f"the acuity-law optimizer's lapse (--model-lapse, [optimizer] lapse) must be a rate in (0, 0.5), "
+                f"e.g. 0.02 — above 0, since without lapses one slip of the patient's rules out their correction; "
+                f"got {lapse!r}"
+            )
         slopes = self.slopes_per_logmar
         if isinstance(slopes, numbers.Real) and not isinstance(slopes, bool):
             slopes = (slopes,)

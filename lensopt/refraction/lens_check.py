@@ -14,7 +14,7 @@ of the history alone (no phase is stored), so a saved or resumed session continu
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from lensopt.refraction.shown import letters_through
 from lensopt.stopping import StopRule
@@ -48,6 +48,15 @@ class ReportedLensCheck:
         return self.stop.should_stop(
             self.n_trials, **self._confidence_test(), letters_through=self.letters_through_reported
         )
+
+    def stop_reason(self) -> str | None:
+        """Why the session may stop now: ``"confidence"`` (the threshold reached and the lens read
+        through) or ``"max_trials"`` (the rule's budget); None while it may not (or without a rule)."""
+        if not self.should_stop():
+            return None
+        assert self.stop is not None  # should_stop is never true without a rule
+        confidence = cast(Callable[[], float], self.confidence)()  # type: ignore[attr-defined]
+        return self.stop.reason(self.n_trials, confidence, self.letters_through_reported())
 
     def check_due(self) -> bool:
         """Whether the next trial is a check through the reported lens

@@ -13,6 +13,7 @@ from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import KernelSpec
 from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.bracket import most_informative
 from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confidence_reaches, lens_certainty
 from lensopt.refraction.lens_check import ReportedLensCheck
@@ -202,6 +203,11 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck):
         stop=None,
         **options,
     ):
+        if rule == ACUITY_LAW_RULE:
+            raise ValueError(
+                f"rule {ACUITY_LAW_RULE!r} is not a GP rule: use lensopt.refraction.AcuityLawOptimizer "
+                "(grid Bayes under the blur-acuity law)"
+            )
         if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
         if likelihood not in LIKELIHOODS:

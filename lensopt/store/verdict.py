@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numbers
 
-from lensopt.stopping import comparisons_shortfall, enough_to_prescribe, prescription_target
+from lensopt.stopping import (
+    comparisons_shortfall,
+    confidence_text,
+    enough_to_prescribe,
+    prescription_target,
+    threshold_text,
+)
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 
@@ -76,7 +82,7 @@ def withheld_reason(result, target: float, noun: str, comparison: bool) -> str |
         return None
     if result.confidence is None:
         return comparisons_shortfall(int(result.n_trials), noun)
-    return f"confidence {result.confidence:.2f} < {target:.2f} after {result.n_trials} {noun}"
+    return f"confidence {confidence_text(result.confidence, target)} < {threshold_text(target)} after {result.n_trials} {noun}"
 
 
 def stored_withheld_reason(info, result) -> str | None:

@@ -239,7 +239,9 @@ def test_tiny_campaign_writes_records_resumes_and_summarizes(tmp_path, capsys):
 
     # the same directory with other settings is refused
     assert main(_argv(out, "--slope", "5")) == 2
-    assert "other settings" in capsys.readouterr().err
+    assert (
+        "other settings (slope 14.0 there, 5.0 here; --stop-confidence 0.9 there, None here;" in capsys.readouterr().err
+    )
 
 
 def _exit_code(argv) -> int:

@@ -119,6 +119,19 @@ def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
     json.dumps(summary)
 
 
+def test_a_campaign_of_another_budget_shows_its_errors_at_that_budget_and_no_column_at_100():
+    s = HELD_OUT_FIRST_SEED
+    records = [_record("acuity-law", s, [(1, 0.3), (12, 0.02)], budget=25)]
+    summary = summarize(records)
+    (row,) = summary["rows"]
+    assert row["errors"]["25"] == {"median": 0.02, "mean": 0.02} and "30" not in row["errors"]
+    lines = format_summary(summary).splitlines()
+    assert lines[0].startswith("Robustness: 1 session, held-out patients")
+    header, _, cells = lines[2].split(), lines[3], lines[4].split()
+    assert header == ["condition", "rule", "n", "med@25", "mean@25", ">0.1@end"]
+    assert cells == ["slope-5", "acuity-law", "1", "0.020", "0.020", "0"]
+
+
 def test_held_out_split_is_the_default_and_every_spec_says_so():
     specs = robustness_specs(["slope-5", "slope-2"], ["ucb-ald", "ideal"], max_patients=3)
     assert {s.seed for s in specs} == {HELD_OUT_FIRST_SEED + i for i in range(3)}

@@ -148,7 +148,7 @@ def test_corrupt_record_is_run_again_and_changed_settings_are_refused(tmp_path):
     record_path(tmp_path, spec).write_text("{ truncated")
     assert run_campaign([spec], tmp_path, local_sync=True, progress=False).n_submitted == 1
     longer = RunSpec("functions", "sphere", "random", 0, 4)
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ValueError, match=r"other settings \(--trials 3 there, 4 here\); use another --out"):
         run_campaign([longer], tmp_path, local_sync=True, progress=False)
 
 
@@ -260,6 +260,31 @@ def test_the_local_clusters_workers_keep_large_blocks_unless_the_user_set_glibcs
         cluster.close()
     assert trim == own_setting
     assert kept is (own_setting is None and sys.platform == "linux")
+
+
+def _sigint_disposition():
+    import signal
+
+    return "ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "handled"
+
+
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+def test_the_local_clusters_workers_leave_a_ctrl_c_to_the_campaign_and_this_process_keeps_its_own():
+    """A Ctrl-C at the terminal reaches every process of its group: the workers ignore it (the
+    campaign's clean-up shuts them down) instead of each printing a traceback; this process still
+    turns it into KeyboardInterrupt."""
+    import signal
+
+    distributed = pytest.importorskip("distributed")
+    before = signal.getsignal(signal.SIGINT)
+    cluster = local_cluster(distributed.LocalCluster, 1)
+    try:
+        with distributed.Client(cluster) as client:
+            in_worker = client.submit(_sigint_disposition, pure=False).result()
+    finally:
+        cluster.close()
+    assert in_worker == "ignored"
+    assert signal.getsignal(signal.SIGINT) is before and before is not signal.SIG_IGN
 
 
 def test_a_campaign_without_dask_installed_says_so_and_creates_nothing(tmp_path, monkeypatch):

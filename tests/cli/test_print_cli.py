@@ -8,6 +8,7 @@ import re
 import pytest
 
 from lensopt.cli import build_parser, main
+from lensopt.stopping import confidence_text
 from lensopt.store.claim import claim_session
 
 N_TRIALS = 10
@@ -188,7 +189,7 @@ def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_t
     assert f"lensopt run --resume {sid} --db {copy} continues it" in killed_text and "still running" not in killed_text
     assert "interrupted" not in text
     assert (
-        f"No prescription: not enough answers (confidence {result.confidence:.2f} < 0.95 after {N_TRIALS} letters)"
+        f"No prescription: not enough answers (confidence {confidence_text(result.confidence)} < 0.95 after {N_TRIALS} letters)"
         in text
     )
     assert f"provisional estimate {result.prescription} — not for prescribing" in text

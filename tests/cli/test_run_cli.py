@@ -391,7 +391,7 @@ def without_display():
     return env
 
 
-def test_without_a_display_run_is_one_line_and_creates_no_session(tmp_path):
+def test_without_a_display_run_is_one_line_and_creates_no_session_nor_database(tmp_path):
     db = tmp_path / "s.db"
     result = subprocess.run(
         [sys.executable, "-m", "lensopt", "run", "--protocol", "demo-simulated", "--participant", "a", "--db", db],
@@ -402,10 +402,11 @@ def test_without_a_display_run_is_one_line_and_creates_no_session(tmp_path):
         env=without_display(),
     )
     assert_one_line_error(result, "no display", "DISPLAY is not set", "xvfb-run")
+    assert not db.exists()  # an empty database would say "no sessions" where there never was one
     listing = subprocess.run(
         [sys.executable, "-m", "lensopt", "sessions", "--db", db], cwd=REPO, capture_output=True, text=True, timeout=60
     )
-    assert listing.returncode == 0 and listing.stdout.startswith("no sessions in"), listing.stdout
+    assert "no session database at" in listing.stdout + listing.stderr, listing
 
 
 def stored_demo_session(db, status):

@@ -16,6 +16,7 @@ from lensopt.dashboard.model import SessionModel, guess_rate_from_protocol, hist
 from lensopt.dashboard.panels import summary_rows
 from lensopt.dashboard.posterior import credible_ellipse
 from lensopt.dashboard.snapshot import WAITING_MESSAGE
+from lensopt.stopping import confidence_text
 from tests.conftest import SETTINGS_AFTER_ISSUE_14 as NEW_SETTINGS  # what sessions of before issue 14 lack
 
 # --------------------------------------------------------------------------- pure helpers
@@ -299,9 +300,12 @@ def test_the_snapshot_confidence_is_the_optimizers_certainty_and_shows_its_stop_
     assert c.confidence == certainty.confidence
     assert (c.sphere_interval_d, c.cylinder_interval_d) == (certainty.sphere_interval_d, certainty.cylinder_interval_d)
     assert (c.stop_confidence, c.min_trials, c.max_trials) == (0.9, 10, 60)
-    assert f"confidence {certainty.confidence:.2f}" in snap.summary_line()
+    assert f"confidence {confidence_text(certainty.confidence)}" in snap.summary_line()
     rows = {row[0]: row[1:] for row in summary_rows(snap)}
-    assert rows["Confidence"] == (f"{certainty.confidence:.2f}", "that this lens is within 0.025 logMAR of the best")
+    assert rows["Confidence"] == (
+        f"{confidence_text(certainty.confidence)}",
+        "that this lens is within 0.025 logMAR of the best",
+    )
     low, high = certainty.sphere_interval_d
     assert rows["Sphere"][1] == f"95% interval {low:+.2f} to {high:+.2f} D"
     state = "reached" if certainty.confidence >= 0.9 else "not yet"
@@ -339,7 +343,7 @@ def test_a_session_resumed_past_its_stored_budget_says_so_under_its_stopping_rul
     """``lensopt run --resume N --trials M`` runs past the stored max_trials (the new budget is not
     stored): "Stops at" says the budget was raised, not that it was reached."""
     stops_at = _stops_at_row(tmp_path, {"confidence": 0.999, "min_trials": 5, "max_trials": 8}, n_trials=10)
-    assert stops_at == "confidence 1.00, trials 5–8 (more on resuming): not yet"
+    assert stops_at == "confidence 0.999, trials 5–8 (more on resuming): not yet"
 
 
 def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_does(tmp_path):
@@ -368,7 +372,7 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     snap = SessionModel(info).update(info, records)
     assert snap.verdict is not None and not snap.verdict.prescribable and not snap.verdict.fixed_design
     assert summary_title(snap) == "Summary: best lens — not enough answers to prescribe"
-    assert snap.summary_line().endswith(f"confidence {confidence:.2f} · not enough answers to prescribe")
+    assert snap.summary_line().endswith(f"confidence {confidence_text(confidence)} · not enough answers to prescribe")
     study = dataclasses.replace(info, optimizer_settings={**info.optimizer_settings, "stop": None})
     snap = SessionModel(study).update(study, records)
     assert summary_title(snap) == "Summary: best lens — estimate, not a prescription"
@@ -378,7 +382,7 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     )
     snap = SessionModel(reached).update(reached, records)
     assert snap.verdict.prescribable and summary_title(snap) == "Summary: best lens"
-    assert snap.summary_line().endswith(f"confidence {confidence:.2f}")
+    assert snap.summary_line().endswith(f"confidence {confidence_text(confidence)}")
 
 
 def test_an_old_format_session_loads_with_its_plain_probit_model_and_no_stop_rule(tmp_path):

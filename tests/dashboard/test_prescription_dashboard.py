@@ -23,6 +23,7 @@ from lensopt.dashboard.window import DashboardWindow
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.shown import untried_d
+from lensopt.stopping import confidence_text
 from lensopt.store import SessionStore, TrialRecord
 from tests.dashboard.conftest import legends_over_data, panel_legends
 
@@ -79,7 +80,9 @@ def test_a_prescription_snapshot_holds_the_history_and_the_optimizers_prescripti
     # the lens's distance from every lens tried, by the rule the console and the record apply
     untried = untried_d(rx.lens.sphere_d, rx.lens.cylinder_d, rx.lens.axis_deg, [t for t, _ in opt.history])
     assert snap.eyes == (EyeEstimate("", rx.text, rx.confidence, 0.95, N_TRIALS, untried_d=untried),)
-    said = f"not enough answers to prescribe (confidence {rx.confidence:.2f} < 0.95 after {N_TRIALS} trials)"
+    said = (
+        f"not enough answers to prescribe (confidence {confidence_text(rx.confidence)} < 0.95 after {N_TRIALS} trials)"
+    )
     assert snap.prescription == said
     assert snap.message == PRESCRIPTION_MESSAGE.format(n=N_TRIALS, eyes=said)
     assert snap.summary_line().endswith(f"{N_TRIALS} trials · {said}") and rx.text not in snap.summary_line()
@@ -100,10 +103,14 @@ def test_an_eye_that_reached_the_sessions_target_shows_its_lens_as_the_prescript
     rx = opt.prescription()
     (eye,) = snap.eyes
     assert eye.prescribable and eye.target == 0.05 and eye.verdict() == rx.text and not eye.provisional()
-    assert snap.prescription == f"{rx.text} (confidence {rx.confidence:.2f} ≥ 0.05 after {N_TRIALS} trials)"
-    assert ("Prescription", rx.text, f"confidence {rx.confidence:.2f} ≥ 0.05 after {N_TRIALS} trials") in summary_rows(
-        snap
+    assert (
+        snap.prescription == f"{rx.text} (confidence {confidence_text(rx.confidence)} ≥ 0.05 after {N_TRIALS} trials)"
     )
+    assert (
+        "Prescription",
+        rx.text,
+        f"confidence {confidence_text(rx.confidence)} ≥ 0.05 after {N_TRIALS} trials",
+    ) in summary_rows(snap)
 
 
 def test_a_session_without_a_stopping_rule_shows_its_lens_as_the_studys_estimate(prescription_db):
@@ -119,7 +126,7 @@ def test_a_session_without_a_stopping_rule_shows_its_lens_as_the_studys_estimate
     (eye,) = snap.eyes
     assert eye.fixed_design and not eye.prescribable and not eye.provisional()
     assert eye.verdict() == f"{rx.text} (estimate, not a prescription)"
-    evidence = f"confidence {rx.confidence:.2f} < 0.95 after {N_TRIALS} trials"
+    evidence = f"confidence {confidence_text(rx.confidence)} < 0.95 after {N_TRIALS} trials"
     assert snap.prescription == f"{rx.text} (estimate, not a prescription) ({evidence})"
     rows = summary_rows(snap)
     assert ("Prescription", eye.verdict(), evidence) in rows
@@ -145,7 +152,7 @@ def test_the_window_opens_on_a_prescription_session_with_its_history_drawn(qtbot
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
-    said = f"not enough answers to prescribe (confidence {opt.prescription().confidence:.2f} < 0.95"
+    said = f"not enough answers to prescribe (confidence {confidence_text(opt.prescription().confidence)} < 0.95"
     assert said in window.summary_label.text()
     # a finished session has nothing live to follow: its last trial is the latest
     assert window.slider_label.text() == f"trial {N_TRIALS} of {N_TRIALS} (latest)"
@@ -298,7 +305,7 @@ def test_a_session_of_both_eyes_shows_each_eyes_result_labelled_od_and_os(prescr
     ]
     line = snap.summary_line()
     for eye, rx in (("OD", od_rx), ("OS", os_rx)):
-        said = f"{eye} not enough answers to prescribe (confidence {rx.confidence:.2f} < 0.95 after {half} trials)"
+        said = f"{eye} not enough answers to prescribe (confidence {confidence_text(rx.confidence)} < 0.95 after {half} trials)"
         assert said in line and said in snap.message
     rows = summary_rows(snap)
     assert [row[0] for row in rows if row[0] in ("OD", "OS")] == ["OD", "OS"]

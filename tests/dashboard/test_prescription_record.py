@@ -27,6 +27,7 @@ from lensopt.observer import SimulatedPatient
 from lensopt.refraction.lens import snellen_text
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.stopping import confidence_text
 from lensopt.store import ResultRecord, SessionStore, TrialRecord
 from lensopt.store.claim import claim_session
 
@@ -236,7 +237,7 @@ def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(
     assert result.confidence < 0.95
     record = build_record(info, printed_at=1.9e9)
     (eye,) = record.eyes
-    why = f"confidence {result.confidence:.2f} < 0.95 after {N_TRIALS} letters"
+    why = f"confidence {confidence_text(result.confidence)} < 0.95 after {N_TRIALS} letters"
     assert not eye.prescribed and eye.withheld == why
     assert eye.withheld_text == f"No prescription: not enough answers ({why})"
     assert eye.provisional == f"provisional estimate {result.prescription} — not for prescribing"

@@ -17,6 +17,7 @@ from lensopt.experiment.modes import answered
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import Lens
+from lensopt.stopping import confidence_text
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
 
@@ -212,7 +213,7 @@ def test_without_enough_confidence_the_console_says_so_instead_of_a_lens(tmp_pat
     drawn = [text for _, text in drawn_texts]
     closing = drawn[drawn.index("Session finished") :]
     assert "not enough answers to prescribe" in closing and outcome.result.prescription not in closing
-    assert any(text.startswith(f"confidence {outcome.result.confidence:.2f} < 0.99; ") for text in closing)
+    assert any(text.startswith(f"confidence {confidence_text(outcome.result.confidence)} < 0.99; ") for text in closing)
     assert any(x.startswith("not enough answers to prescribe; confidence ") for x in lines)
     resume = f"lensopt run --resume {outcome.session_id} --trials "
     assert any(x.startswith(f"continue with: {resume}") and str(tmp_path / "s.db") in x for x in lines)

@@ -73,7 +73,11 @@ def test_a_missing_table_is_named(tmp_path):
     "field, value, allowed",
     [
         ("optimizer.trials", "0", r"optimizer\.trials must be an integer in \[1, 5000\], got 0"),
-        ("optimizer.rule", '"ucb"', r"optimizer\.rule must be one of 'ucb-ald'"),
+        (
+            "optimizer.rule",
+            '"ucb"',
+            r"optimizer\.rule 'ucb' is not a lensopt rule; by protocol\.feedback — letters: 'ucb-ald'",
+        ),
         ("optimizer.letter_bounds_logmar", "[1.0, -0.3]", r"letter_bounds_logmar must be two numbers \[low, high\]"),
         ("calibration.distance_cm", "-1", r"calibration\.distance_cm must be a number in \[5, 100000\]"),
         ("timing.feedback_s", '"fast"', r"timing\.feedback_s must be a number"),

@@ -17,6 +17,7 @@ from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
+from lensopt.stopping import confidence_text
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
 from tests.conftest import SETTINGS_AFTER_ISSUE_14 as NEW_SETTINGS  # what sessions of before issue 14 lack
@@ -261,7 +262,7 @@ def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_pat
         info, records = store.session(outcome.session_id), store.trials(outcome.session_id)
     assert [t.index for t in records] == list(range(1, n + 1)) and info.status == "finished"
     assert info.optimizer_settings["stop"] == {"confidence": 0.02, "min_trials": 8, "max_trials": 30}
-    assert f"stopped at {n} trials, confidence {outcome.confidence:.2f}" in lines
+    assert f"stopped at {n} trials, confidence {confidence_text(outcome.confidence)}" in lines
     # the log names the simulated patient's truth (the protocol's [simulated] table)
     simulated = [line for line in lines if line.startswith("simulated patient: correction ")]
     assert simulated == [load_protocol(protocol).simulated.describe(load_protocol(protocol).lens)], simulated

@@ -18,6 +18,7 @@ from lensopt.asktell import run_session
 from lensopt.observer import SimulatedPatient
 from lensopt.psychopy import RefractionHandler
 from lensopt.refraction import DuelRefractionOptimizer, RankingRefractionOptimizer, RefractionOptimizer, Trial
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.stopping import StopRule
 
@@ -124,6 +125,22 @@ def test_the_stopping_rule_ends_the_loop_before_the_budget():
     assert len(handler.trials) == 5 and handler.stopped and handler.finished
     assert handler.result()["n_trials"] == 5 and handler.result()["stopped"]
     assert 0.0 <= handler.result()["confidence"] <= 1.0
+    assert handler.result()["stop_reason"] == stop.reason(5, handler.result()["confidence"])
+
+
+@pytest.mark.parametrize(("confidence", "reason"), [(1e-6, "confidence"), (0.999999, "max_trials")])
+def test_the_result_says_whether_the_confidence_or_the_rules_budget_ended_the_loop(confidence, reason):
+    stop = StopRule(confidence=confidence, min_trials=3, max_trials=6)
+    handler = RefractionHandler(AcuityLawOptimizer(seed=2, stop=stop), n_trials=20, lookahead=False)
+    _letters_session(handler, _patient())
+    assert handler.stopped and handler.result()["stop_reason"] == reason
+    assert len(handler.trials) == (3 if reason == "confidence" else 6)
+
+
+def test_a_loop_ended_by_its_own_budget_has_no_stop_reason():
+    handler = RefractionHandler(AcuityLawOptimizer(seed=2, stop=StopRule(0.999999, 3, 50)), n_trials=4, lookahead=False)
+    _letters_session(handler, _patient())
+    assert not handler.stopped and handler.result()["stop_reason"] is None
     with pytest.raises(StopIteration):
         next(handler)
 

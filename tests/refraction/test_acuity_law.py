@@ -11,6 +11,7 @@ from scipy.stats import norm
 from lensopt.observer import draw_patients
 from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.blur_law import blur_acuity_loss_logmar
+from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
 from lensopt.simulation import make_patient
 from lensopt.stopping import StopRule
@@ -189,8 +190,11 @@ def test_learns_a_best_acuity_it_was_not_told():
 @pytest.mark.parametrize(
     "settings, message",
     [
-        ({"lapse": 0.6}, "lapse must be a rate in"),
-        ({"lapse": 0.0}, "lapse must be a rate in"),
+        ({"lapse": 0.6}, r"must be a rate in \(0, 0.5\)"),
+        (
+            {"lapse": 0.0},
+            r"lapse \(--model-lapse, \[optimizer\] lapse\) must be a rate in \(0, 0.5\), e.g. 0.02 — above 0",
+        ),
         ({"n_alternatives": 1}, "n_alternatives must be an integer >= 2"),
         ({"slopes_per_logmar": (2.0, -1.0)}, "slopes_per_logmar must be positive"),
         ({"slopes_per_logmar": "fast"}, "slopes_per_logmar must be positive"),
@@ -201,6 +205,12 @@ def test_learns_a_best_acuity_it_was_not_told():
 def test_bad_settings_are_refused_in_one_line(settings, message):
     with pytest.raises(ValueError, match=message) as error:
         AcuityLawOptimizer(**settings)
+    assert "\n" not in str(error.value)
+
+
+def test_the_gp_optimizer_asked_for_the_acuity_law_rule_names_the_optimizer_that_has_it():
+    with pytest.raises(ValueError, match=r"use lensopt\.refraction\.AcuityLawOptimizer") as error:
+        RefractionOptimizer(rule="acuity-law")
     assert "\n" not in str(error.value)
 
 

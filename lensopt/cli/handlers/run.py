@@ -6,6 +6,7 @@ import sys
 
 from lensopt.cli.arguments import check_output_folder
 from lensopt.experiment.session import RunRequest, run_session
+from lensopt.stopping import confidence_text
 from lensopt.store import default_db_path
 
 
@@ -42,8 +43,9 @@ def run_command(args) -> int:
         ""
         if outcome.stopped_at is None
         else (
-            f" ({whose}stopped by its stopping rule at {outcome.stopped_at} trials, "
-            f"confidence {outcome.confidence:.2f})"
+            f" ({whose}stopped by its stopping rule at {outcome.stopped_at} trials"
+            + ("" if outcome.confidence is None else f", confidence {confidence_text(outcome.confidence)}")
+            + ")"
         )
     )
     print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)

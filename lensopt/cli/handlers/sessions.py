@@ -9,6 +9,7 @@ import stat
 import sys
 import time
 
+from lensopt.stopping import confidence_text, threshold_text
 from lensopt.store import (
     SessionStore,
     check_not_the_database,
@@ -62,7 +63,7 @@ def _prescriptions(info) -> str:
             return f"{eye}{r.prescription} (estimate: a cylinder without an axis)"
         if r.confidence is None:  # duels, rankings: fewer than the comparisons measured
             return f"{eye}not enough answers (only {r.n_trials} {trial_noun(info.kind)})"
-        shortfall = f"confidence {r.confidence:.2f} < {target:.2f}"
+        shortfall = f"confidence {confidence_text(r.confidence, target)} < {threshold_text(target)}"
         if fixed_design:
             return f"{eye}{r.prescription} (estimate, {shortfall})"
         return f"{eye}not enough answers ({shortfall})"

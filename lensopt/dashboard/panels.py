@@ -282,6 +282,9 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     notation = snap.best_lens_notation
     # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder
     lens = [("Lens", notation, f"S and C: sphere and cylinder along {snap.lens_axis_deg:03.0f}")] if notation else []
+    short = snap.verdict.shortfall() if snap.verdict is not None else ""
+    if notation and short:  # not a lens to prescribe: the verdict large, the lens small (as for the full prescription)
+        lens = [("Lens", short, f"estimate {notation}, not for prescribing")]
     if c is None:
         return [
             ("Session", h.session_text),

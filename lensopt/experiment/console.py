@@ -48,6 +48,10 @@ CONSOLE_LENS_COLOR = (1.0, 0.85, -0.2)
 LAST_ANSWERS_SHOWN = 6
 """How many of the last answers the console lists."""
 
+MIN_TEXT_SCALE = 0.5
+"""The console's text is set no smaller than this fraction of its heights to fit the window's height
+(a block longer than that runs on past the window's foot rather than into unreadable print)."""
+
 NO_BREAK = "\u00a0"
 """Joins the parts of one listed answer (``20: W>W ok``), so that a line of answers too wide for the
 console wraps between answers, never inside one (pyglet breaks lines only at spaces, tabs and
@@ -112,7 +116,12 @@ class ClinicianConsole:
     :meth:`update` changes some fields and redraws; :meth:`save_frame` saves what is shown. Text is
     laid out top down: trial and eye, what to do, the lens (large; the lenses of a duel or a ranking
     one per line, numbered; smaller only if a line would not fit), the keys, the last answers and
-    the confidence, one more line.
+    the confidence, one more line (the key that closes the closing screen).
+
+    The block is measured as laid out and fitted to the window's height, so that its last line is
+    always on screen: when it is too tall the last answers are left out (the closing screen of both
+    eyes, whose lines fill the console), then all of it is set smaller, its spacing with it, down
+    to :data:`MIN_TEXT_SCALE`.
     """
 
     def __init__(self, win):
@@ -138,14 +147,20 @@ class ClinicianConsole:
             )
 
         self.top_px, self.wrap_px = top_px, wrap_px
+        #: Room for the text block (px): the window's height less half a line above and below it.
+        self.room_px = height_px - CONSOLE_TEXT_HEIGHT_PX
         self.title = text(CONSOLE_TEXT_HEIGHT_PX, 0)
         self.heading = text(CONSOLE_TEXT_HEIGHT_PX, 0)
         self.lens = text(CONSOLE_LENS_HEIGHT_PX, 0, CONSOLE_LENS_COLOR, bold=True)
         self.keys = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0)
         self.history = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0)
         self.message = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0, (1.0, 0.5, 0.3))
+        self.stims = (self.title, self.heading, self.lens, self.keys, self.history, self.message)
+        self.heights_px = {id(stim): float(stim.height) for stim in self.stims}  # each part's, unscaled
         self.state = ConsoleState()
         self.drawn: list[str] = []
+        #: The scale the text was last drawn at (1.0: as designed; smaller: fitted to the window).
+        self.scale = 1.0
 
     def update(self, **changes) -> None:
         """Change fields of the state (:class:`ConsoleState`) and show it."""
@@ -164,32 +179,74 @@ class ClinicianConsole:
             answers += f"\nConfidence so far: {confidence_text(s.confidence)}"
         return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]
 
-    def _fit_lens(self, text: str) -> None:
-        """Set the lens text at :data:`CONSOLE_LENS_HEIGHT_PX`, smaller if its widest line would not fit
-        the console's width: a lens is never wrapped (``S -0.25 D  C +1.50`` over a lone ``D``)."""
-        stim = self.lens
-        stim.height, stim.wrapWidth = CONSOLE_LENS_HEIGHT_PX, LENS_MEASURE_WIDTH_PX
+    def _fit_lens(self, text: str, scale: float = 1.0) -> None:
+        """Set the lens text at :data:`CONSOLE_LENS_HEIGHT_PX` (times ``scale``), smaller if its widest
+        line would not fit the console's width: a lens is never wrapped (``S -0.25 D  C +1.50`` over a
+        lone ``D``)."""
+        stim, height_px = self.lens, CONSOLE_LENS_HEIGHT_PX * scale
+        stim.height, stim.wrapWidth = height_px, LENS_MEASURE_WIDTH_PX
         stim.text = ""  # the layout is redone only when the text changes
         stim.text = text
         width_px = float(stim.boundingBox[0])
         fit = LENS_FIT_MARGIN * self.wrap_px
-        stim.height = CONSOLE_LENS_HEIGHT_PX * (min(1.0, fit / width_px) if width_px > 0 else 1.0)
+        stim.height = height_px * (min(1.0, fit / width_px) if width_px > 0 else 1.0)
         stim.wrapWidth = self.wrap_px
         stim.text = ""
         stim.text = text
 
-    def draw(self) -> None:
-        """Draw the state into the back buffer (no flip), top down, each part below the one above."""
-        self.drawn = self.texts()
-        y_px = self.top_px - 0.5 * CONSOLE_TEXT_HEIGHT_PX
-        for stim, text in zip((self.title, self.heading, self.lens, self.keys, self.history, self.message), self.drawn):
-            if text:
-                if stim is self.lens:
-                    self._fit_lens(text)
+    def _set(self, stim, text: str, scale: float) -> float:
+        """Set ``stim`` to ``text`` at its height times ``scale``; its height as laid out (px)."""
+        if stim is self.lens:
+            self._fit_lens(text, scale)
+        else:
+            height_px = self.heights_px[id(stim)] * scale
+            if stim.height != height_px or stim.text != text:
+                stim.height = height_px
+                stim.text = ""  # the layout is redone only when the text changes
                 stim.text = text
-                stim.pos = (0, y_px)
-                stim.draw()
-                y_px -= float(stim.boundingBox[1]) + CONSOLE_TEXT_HEIGHT_PX
+        return float(stim.boundingBox[1])
+
+    def _block_px(self, parts, scale: float) -> float:
+        """The height (px) of the text block ``parts`` (``(stim, text)``, top down) at ``scale``."""
+        heights = [self._set(stim, text, scale) for stim, text in parts]
+        return sum(heights) + CONSOLE_TEXT_HEIGHT_PX * scale * (len(parts) - 1)
+
+    def _fitted(self, drawn: list[str]) -> tuple[list, float]:
+        """The parts to draw (``(stim, text)``, the empty ones left out) and their scale: the last
+        answers left out, then all set smaller, until the block fits :attr:`room_px`."""
+        parts = [(stim, text) for stim, text in zip(self.stims, drawn) if text]
+        scale = 1.0
+        height_px = self._block_px(parts, scale)
+        if height_px > self.room_px and any(stim is self.history for stim, _ in parts):
+            parts = [(stim, text) for stim, text in parts if stim is not self.history]
+            height_px = self._block_px(parts, scale)
+        too_big = None  # the smallest scale found too big
+        while height_px > self.room_px and scale > MIN_TEXT_SCALE:
+            # heights and gaps scale together: the block nearly in proportion (a line wraps less)
+            too_big, scale = scale, max(MIN_TEXT_SCALE, min(scale - 0.02, scale * self.room_px / height_px))
+            height_px = self._block_px(parts, scale)
+        if too_big is not None and height_px <= self.room_px:
+            for _ in range(4):  # a line that wraps less left room: the largest scale that fits, within 1/16 of the step
+                middle = 0.5 * (scale + too_big)
+                if self._block_px(parts, middle) <= self.room_px:
+                    scale = middle
+                else:
+                    too_big = middle
+            self._block_px(parts, scale)  # laid out at the scale drawn
+        return parts, scale
+
+    def draw(self) -> None:
+        """Draw the state into the back buffer (no flip), top down, each part below the one above,
+        the block fitted to the window's height (:meth:`_fitted`); :attr:`drawn` holds what is
+        drawn ("" for a part left out)."""
+        parts, self.scale = self._fitted(self.texts())
+        shown = {id(stim) for stim, _ in parts}
+        self.drawn = [text if id(stim) in shown else "" for stim, text in zip(self.stims, self.texts())]
+        y_px = self.top_px - 0.5 * CONSOLE_TEXT_HEIGHT_PX
+        for stim, _ in parts:
+            stim.pos = (0, y_px)
+            stim.draw()
+            y_px -= float(stim.boundingBox[1]) + CONSOLE_TEXT_HEIGHT_PX * self.scale
 
     def show(self) -> None:
         self.draw()

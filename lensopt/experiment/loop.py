@@ -352,8 +352,10 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         # the trial's lens with its axis: the full prescription's own, or the phoropter's ([lens] axis_deg)
         axis_deg = (self.protocol.lens.axis_deg or None) if trial.axis_deg is None else trial.axis_deg
         sphere_d, cylinder_d = trial.sphere_d, trial.cylinder_d
-        if trial.axis_deg is not None and self.protocol.lens.cylinder == "plus":  # as the clinician set it
-            as_set = Lens(sphere_d, cylinder_d, trial.axis_deg).plus_cylinder()
+        if axis_deg is not None:  # as the clinician set it: in the protocol's cylinder convention
+            set_lens = Lens(sphere_d, cylinder_d, axis_deg)
+            plus = self.protocol.lens.cylinder == "plus"
+            as_set = set_lens.plus_cylinder() if plus else set_lens.minus_cylinder()
             sphere_d, cylinder_d, axis_deg = as_set.sphere_d, as_set.cylinder_d, as_set.axis_deg
         axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
         self.log(

@@ -117,8 +117,10 @@ class Protocol:
             )
         if mode == "letters" and self.start is not None and rule not in _prescription_rules():
             raise ValueError(
-                f"optimizer.rule {rule!r} does not search the full prescription; a letter protocol "
-                f"with [start] needs one of {', '.join(map(repr, _prescription_rules()))}"
+                f"optimizer.rule {rule!r} does not search the full prescription from a start (--start, [start]): "
+                "use --protocol clinical-prescription for sphere, cylinder and axis, or this protocol without a "
+                f"start (--axis names the cylinder's axis); a letter protocol with a start needs one of "
+                f"{', '.join(map(repr, _prescription_rules()))}"
             )
         if mode == "letters" and self.start is None and rule not in _rules():
             if rule in _prescription_rules():

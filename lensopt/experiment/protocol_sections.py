@@ -37,6 +37,7 @@ from lensopt.experiment.search_sections import (
     StopSection,
     show_two_parameter_lens,
 )
+from lensopt.observer.patient import DEFAULT_PATIENT_AXIS_DEG
 from lensopt.refraction.lens import Lens, logmar_text, show_lens, two_parameter_lens_text
 from lensopt.refraction.trial import DUEL_ANSWERS
 
@@ -360,14 +361,16 @@ class SimulatedSection:
         settings["axis_deg"] = settings["axis_deg"] or None
         return settings
 
-    def describe(self, lens=None) -> str:
+    def describe(self, lens=None, full_prescription: bool = False) -> str:
         """``simulated patient: correction -1.25 / -0.75 x 170, slope 14 per logMAR, lapse 0, best
         acuity +0.00 logMAR`` — the truth a simulated session is scored against, for the log: in the
         clinical notation and cylinder convention of the protocol's ``lens`` (a :class:`LensSection`;
-        a patient without an axis at its ``axis_deg``, as the lenses are shown)."""
+        a patient without an axis at its ``axis_deg``, as the lenses are shown; in a
+        ``full_prescription``, at the axis such a patient is simulated with, 180)."""
         convention = "minus" if lens is None else lens.cylinder
-        if self.axis_deg:
-            correction = show_lens(Lens(self.sphere_d, self.cylinder_d, self.axis_deg), convention)
+        if self.axis_deg or full_prescription:
+            axis_deg = self.axis_deg or DEFAULT_PATIENT_AXIS_DEG  # 0: read as 180
+            correction = show_lens(Lens(self.sphere_d, self.cylinder_d, axis_deg), convention)
         else:  # at the lenses' axis, or sphere and signed cylinder without one
             axis_deg = 0.0 if lens is None else lens.axis_deg
             correction = two_parameter_lens_text(self.sphere_d, self.cylinder_d, axis_deg, convention)

@@ -185,6 +185,13 @@ def run_session(
         store.close()
 
 
+def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
+    """Whether a session with ``records`` answered runs any trial with a budget of ``trials`` per
+    eye: an eye has answered fewer (a new session always)."""
+    answered = [sum(getattr(r, "eye", None) == eye for r in records) for eye in protocol.session.eyes]
+    return min(answered) < trials
+
+
 def _run(
     store, request: RunRequest, responses, log, warn, window, console_window=None, protocol=None
 ) -> SessionOutcome:
@@ -212,7 +219,12 @@ def _run(
     if request.trials is not None:
         before = protocol.stop
         protocol = protocol.with_trials(request.trials)
-        if before is not None and protocol.stop is not None and protocol.stop.min_trials < before.min_trials:
+        if (
+            before is not None
+            and protocol.stop is not None
+            and protocol.stop.min_trials < before.min_trials
+            and _runs_trials(protocol, records, request.trials)
+        ):
             warn(
                 f"--trials {request.trials} is below [stop] min_trials {before.min_trials}: the stopping rule "
                 f"cannot end this session early, and its minimum is lowered to {protocol.stop.min_trials} "
@@ -378,7 +390,7 @@ def _run_in_window(
             )
     log(f"calibration: {calibration.describe()}")
     if protocol.protocol.observer == "simulated":  # the truth its answers come from
-        log(protocol.simulated.describe(protocol.lens))
+        log(protocol.simulated.describe(protocol.lens, full_prescription=protocol.start is not None))
     log(
         f"renderable letter sizes: logMAR {renderable[0]:+.2f} to {renderable[1]:+.2f}; "
         f"letters shown from {bounds[0]:+.2f} to {bounds[1]:+.2f}"

@@ -64,7 +64,8 @@ def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
     kinds = {kind if kind in KINDS else LETTERS_KIND for kind in kinds}
     letters, duels, rankings = LETTERS_KIND in kinds, DUEL_KIND in kinds, RANKING_KIND in kinds
     columns = ["session_id", "participant", "kind", "trial_index"]
-    columns += ["eye", "letter"] if letters else []
+    columns += ["eye"]  # a letter trial's own; a duel's or ranking's, its session's (one eye each)
+    columns += ["letter"] if letters else []
     columns += ["letters"] if duels or rankings else []
     columns += ["letter_logmar"]
     columns += ["sphere_d", "cylinder_d", "axis_deg"] if letters else []
@@ -171,6 +172,7 @@ def _trial_values(info, trial) -> dict:
     """The fixed columns of one stored trial of ``info``'s kind."""
     values = {"session_id": info.session_id, "participant": info.participant, "kind": info.kind}
     values["trial_index"] = trial.index
+    values["eye"] = info.eye  # a letter trial's own below (each eye of a session of both)
     if info.kind == DUEL_KIND:
         values.update({name: getattr(trial, name) for name in DUEL_FIELDS})
     elif info.kind == RANKING_KIND:

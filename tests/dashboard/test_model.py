@@ -526,7 +526,8 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
     assert plain.best_lens_notation is None and "Lens" not in [row[0] for row in summary_rows(plain)]
     for convention in ("minus", "plus"):
         lens = {**info.protocol.get("lens", {}), "axis_deg": 90.0, "cylinder": convention}
-        at_90 = dataclasses.replace(info, protocol={**info.protocol, "lens": lens})
+        # a stop confidence its lens reaches: a prescription, in clinical notation
+        at_90 = dataclasses.replace(info, protocol={**info.protocol, "lens": lens, "stop": {"confidence": 0.01}})
         snap = SessionModel(at_90).update(at_90, session["records"])
         signed = Lens(snap.best.sphere_d, snap.best.cylinder_d, 90.0)
         expected = (signed.plus_cylinder() if convention == "plus" else signed.minus_cylinder()).format()
@@ -534,6 +535,14 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
         rows = summary_rows(snap)
         assert [row[0] for row in rows][1:4] == ["Lens", "Sphere", "Cylinder"] and rows[1][1] == expected
         assert f"best lens {expected}: S " in snap.summary_line()
+        # one it does not reach: the verdict large, the lens small as an estimate, not for prescribing
+        strict = dataclasses.replace(at_90, protocol={**at_90.protocol, "stop": {"confidence": 0.9999}})
+        short = SessionModel(strict).update(strict, session["records"])
+        assert summary_rows(short)[1] == (
+            "Lens",
+            "not enough answers to prescribe",
+            f"estimate {expected}, not for prescribing",
+        )
     both = dataclasses.replace(at_90, protocol={**at_90.protocol, "session": {"eye": "OU"}})
     half = N_TRIALS // 2
     eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in session["records"]]

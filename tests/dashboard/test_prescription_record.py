@@ -346,7 +346,7 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
     result whose cylinder rounds to zero is a sphere, prescribed."""
     from lensopt.cli.handlers.sessions import _prescriptions
     from lensopt.dashboard.prescription_text import NO_AXIS_HEADING
-    from lensopt.dashboard.record_page import draw_record_page
+    from lensopt.dashboard.record_page import A4_PORTRAIT_IN, MARGIN_IN, draw_record_page
 
     stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 80}
 
@@ -361,11 +361,15 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
     assert eye.withheld_text.startswith(
         f"{NO_AXIS_HEADING} (the cylinder's axis was not given: start a new session with --axis"
     )
-    drawn = [text for text, _, _ in _drawn(draw_record_page(record))]
+    fig = draw_record_page(record)
+    drawn = [text for text, _, _ in _drawn(fig)]
     assert "Signature" not in drawn and not any(text.startswith("Prescription (minus cylinder)") for text in drawn)
     assert "Result (sphere and signed cylinder)" in drawn  # no convention without an axis
-    reason = [text for text in drawn if "--axis" in text or "clinical-prescription --start" in text]
-    assert reason and all(len(text) <= 72 for text in reason)  # wrapped: it ran past the page's edge
+    fig.draw_without_rendering()
+    right_px = (A4_PORTRAIT_IN[0] - MARGIN_IN) * fig.dpi + 1.0
+    reason = [t for t in fig.texts if "--axis" in t.get_text() or "clinical-prescription --start" in t.get_text()]
+    assert len(reason) > 1  # broken between words: it ran past the page's edge
+    assert all(t.get_window_extent().x1 <= right_px for t in reason)
     assert _prescriptions(session(-0.75)) == "OD S -1.25 D  C -0.75 D (estimate: a cylinder without an axis)"
     sphere = build_record(session(0.0), printed_at=1.9e9)
     assert sphere.eyes[0].prescribed and sphere.signable

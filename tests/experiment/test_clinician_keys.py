@@ -169,8 +169,8 @@ def simulated_clinic(tmp_path, confidence, trials, min_trials=5):
             "optimizer.trials": str(trials),
         },
     )
-    path.write_text(path.read_text() + "\n[simulated]\nslope = 14.0\naxis_deg = 170.0\n")
     protocol = load_protocol(path)
+    assert (protocol.simulated.slope, protocol.simulated.axis_deg) == (14.0, 170.0)  # the shipped patient
     return path, mode_for(protocol).simulated_source(protocol, 3, None)
 
 

@@ -16,7 +16,7 @@ from lensopt.experiment.console import console_size_and_pos
 from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import DisplaySection, ScreensSection, show_lens
 from lensopt.experiment.session import RunRequest, run_session
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, diopter_text
 from lensopt.store import SessionStore
 
 CLINICAL = REPO / "protocols" / "clinical-prescription.toml"
@@ -224,7 +224,10 @@ def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocol
         shown = Lens(record.sphere_d, record.cylinder_d, 90.0).minus_cylinder().format()
         assert shown in on_console
         assert any(line.endswith(f"clinician: set lens {shown}") for line in lines)
-        trial_line = f"  S {record.sphere_d:+.2f} C {record.cylinder_d:+.2f} x 090  "
+        as_set = Lens(record.sphere_d, record.cylinder_d, 90.0).minus_cylinder()  # the lens set, as the log writes it
+        trial_line = (
+            f"  S {diopter_text(as_set.sphere_d)} C {diopter_text(as_set.cylinder_d)} x {as_set.axis_deg:03.0f}  "
+        )
         assert any(line.startswith(f"trial {record.index:>3}/4") and trial_line in line for line in lines), lines
     best = next(line for line in lines if line.startswith("best lens"))
     notation = r"(plano|[+-]\d+\.\d\d) / -\d+\.\d\d x \d{3}|[+-]\d+\.\d\d DS|plano"

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from PIL import Image
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
+from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
 from lensopt.stopping import confidence_text
@@ -244,6 +246,12 @@ def test_trials_below_the_stop_minimum_say_that_they_lower_it(tmp_path, window):
         "and its minimum is lowered to 4"
     )
     assert any(line.startswith(said) for line in lines), lines[:5]
+    # resuming the finished session with as few trials runs none: no note of a change that does not happen
+    again: list = []
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        sid = store.latest_session_id()
+    run_session(RunRequest(db_path=tmp_path / "s.db", resume=sid, trials=4), log=again.append, window=window)
+    assert any("nothing to do" in line for line in again) and not any("min_trials" in line for line in again), again
 
 
 def test_a_stop_protocol_ends_the_session_early_with_every_answer_stored(tmp_path, window):
@@ -467,3 +475,27 @@ def test_a_lens_the_patient_never_read_through_is_said_so_in_the_log_under_it(tm
     lens_line = next(i for i, line in enumerate(lines) if result.prescription in line and "prescription" in line)
     after = [line for line in lines[lens_line + 1 :] if not line.startswith("95% intervals")]
     assert after[0] == untried_note(distance_d)
+
+
+@pytest.mark.parametrize("convention", ["minus", "plus"])
+def test_with_the_phoropters_axis_every_trials_lens_is_logged_as_the_clinician_sets_it(tmp_path, window, convention):
+    """A sphere-and-cylinder search at a known axis (``--axis``): each trial's log line writes the
+    lens in the protocol's cylinder convention at that axis — the lens the "clinician: set lens"
+    prompt names — not the search's sphere and signed cylinder (``S -3.00 C +3.00 x 170`` under
+    ``set lens plano / -3.00 x 080``)."""
+    from lensopt.refraction.lens import Lens
+
+    protocol = write_protocol(tmp_path / "axis.toml", **FAST, **{"lens.cylinder": f'"{convention}"'})
+    db, lines = tmp_path / "s.db", []
+    request = RunRequest(
+        db_path=db, protocol_path=protocol, participant="a", observer="simulated", seed=3, trials=12, axis_deg=170.0
+    )
+    run_session(request, log=lines.append, window=window)
+    logged = [m.group(1) for line in lines if (m := re.match(r"\s*trial +\d+/\d+  (S \S+ C \S+ x \d{3})  ", line))]
+    expected = []
+    for t in stored_trials(db):
+        lens = Lens(t.sphere_d, t.cylinder_d, 170.0)
+        shown = lens.plus_cylinder() if convention == "plus" else lens.minus_cylinder()
+        expected.append(f"S {diopter_text(shown.sphere_d)} C {diopter_text(shown.cylinder_d)} x {shown.axis_deg:03.0f}")
+    assert logged == expected and len(logged) == 12
+    assert any(t.cylinder_d > 0 for t in stored_trials(db)) or convention == "plus"  # a transposed lens was shown

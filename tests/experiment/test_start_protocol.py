@@ -17,6 +17,13 @@ def with_start(tmp_path, body, source=DEMO_PROTOCOL):
     return path
 
 
+def test_a_start_given_to_the_sphere_and_cylinder_protocol_names_the_protocol_that_takes_one():
+    protocol = load_protocol(REPO / "protocols" / "clinical-refraction.toml")
+    with pytest.raises(ProtocolError, match=r"use --protocol clinical-prescription .* \(--axis names") as error:
+        protocol.with_start("-1.00 / -0.50 x 180")
+    assert "\n" not in str(error.value)
+
+
 def test_the_shipped_prescription_protocol_searches_around_the_start_it_is_given():
     protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
     assert protocol.feedback_mode == "letters" and protocol.optimizer.rule == "bracket-ald"
@@ -196,6 +203,20 @@ def test_the_simulated_patient_is_described_in_clinical_notation_with_its_axis()
     assert "correction -1.25 / -0.75 x 090," in SimulatedSection(-1.25, -0.75).describe(LensSection(axis_deg=90.0))
     plus = SimulatedSection(-1.25, -0.75, axis_deg=170.0).describe(LensSection(cylinder="plus"))
     assert "correction -2.00 / +0.75 x 080," in plus
+
+
+def test_a_full_prescriptions_simulated_patient_without_an_axis_is_described_at_the_axis_it_has():
+    """``[simulated] axis_deg = 0`` in a full prescription: the patient answers as one whose axis is
+    180 (the observer's default), and the log says so, not sphere and cylinder without an axis."""
+    from lensopt.experiment.protocol_sections import SimulatedSection
+    from lensopt.observer import SimulatedPatient
+
+    said = SimulatedSection(-1.25, -0.75).describe(full_prescription=True)
+    assert "correction -1.25 / -0.75 x 180," in said
+    patient = SimulatedPatient(**SimulatedSection(-1.25, -0.75).patient_settings())
+    at_180 = SimulatedPatient(**SimulatedSection(-1.25, -0.75, axis_deg=180.0).patient_settings())
+    for lens in [(-1.25, -0.75, 180.0), (-1.25, -0.75, 90.0), (-0.5, -1.5, 45.0)]:
+        assert patient.visual_acuity(*lens) == pytest.approx(at_180.visual_acuity(*lens))
 
 
 def test_a_start_written_finer_than_a_hundredth_is_searched_where_a_resume_reads_it_back():

@@ -105,6 +105,17 @@ def test_a_bad_duel_record_names_the_field(field, value, message):
         DuelTrialRecord(**values)
 
 
+def test_a_duel_sessions_export_says_on_every_row_the_eye_the_session_tested(tmp_path):
+    with SessionStore(tmp_path / "e.db") as store:
+        protocol = {"protocol": {"feedback": "duel"}, "session": {"eye": "OS"}}
+        sid = store.create_session("D", protocol, CALIBRATION, {"rule": "muc-ald", "seed": 4}, 4, kind=DUEL_KIND)
+        for record in duels():
+            store.append_duel_trial(sid, record)
+        rows = list(csv.DictReader(io.StringIO(export_session(store, sid, fmt="csv"))))
+        psychopy = list(csv.DictReader(io.StringIO(export_session(store, sid, fmt="psychopy"))))
+    assert [r["eye"] for r in rows] == [r["eye"] for r in psychopy] == ["OS"] * len(duels())
+
+
 def test_duel_csv_export_has_every_answer_and_parses_back(store):
     rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
     assert tuple(rows[0]) == (*DUEL_CSV_COLUMNS, "decision_ms", "text")

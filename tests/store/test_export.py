@@ -257,7 +257,8 @@ def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
     with SessionStore(modes_db, readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, 3, fmt="csv"))))
     lens_columns = [f"lens_{k}_{p}" for k in range(1, 5) for p in ("sphere_d", "cylinder_d", "axis_deg")]
-    assert list(rows[0])[5:] == [
+    assert list(rows[0])[4:6] == ["eye", "letters"]
+    assert list(rows[0])[6:] == [
         "letter_logmar", "n_lenses", *lens_columns, *(f"rank_{k}_lens" for k in range(1, 5)), "rt_s",
         "presented_at_utc", "answered_at_utc", "presented_at_s", "answered_at_s",
         "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",

@@ -128,10 +128,18 @@ OWN_STOP_RULE: Any = _OwnStopRule()
 """:func:`run_session`'s default ``stop``: the optimizer's own stopping rule, if it has one."""
 
 
-def _stop_reason(optimizer: object) -> str:
+def _rule_reason(optimizer: Any) -> str | None:
+    """Why the optimizer's own stopping rule says stop now: its ``stop_reason()``, else (an optimizer
+    with a ``stop`` rule and a ``confidence()`` but no check through the lens, e.g. the benchmarks'
+    ideal observers) the rule's ``reason``; None without either."""
     reason = getattr(optimizer, "stop_reason", None)
-    said = reason() if callable(reason) else None
-    return "stop" if said is None else str(said)
+    if callable(reason):
+        said = reason()
+        return None if said is None else str(said)
+    rule, confidence = getattr(optimizer, "stop", None), getattr(optimizer, "confidence", None)
+    if rule is None or not callable(confidence) or not callable(getattr(rule, "reason", None)):
+        return None
+    return str(rule.reason(int(optimizer.n_trials), float(confidence())))
 
 
 def run_session(
@@ -150,8 +158,10 @@ def run_session(
     an optimizer made with ``stop=StopRule(...)``: its confidence, its ``max_trials``); ``None`` runs
     all ``n_trials`` whatever the optimizer's rule says (a benchmark that scores every trial).
     """
+    own_rule = getattr(optimizer, "should_stop", None)  # a StoppableOptimizer's, or a benchmark's ideal observer's
     if stop is OWN_STOP_RULE:
-        stop = optimizer.should_stop if isinstance(optimizer, StoppableOptimizer) else None
+        stop = own_rule if callable(own_rule) else None
+    by_rule = stop is not None and stop == own_rule
     if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or int(n_trials) < 1:
         raise ValueError(f"the number of trials must be a positive integer, got {n_trials!r}")
     decision_ms: list[float] = []
@@ -166,7 +176,7 @@ def run_session(
         if stop is not None and stop():
             stopped = True
             break
-    reason = _stop_reason(optimizer) if stopped else None
+    reason = ((_rule_reason(optimizer) if by_rule else None) or "stop") if stopped else None
     return SessionRun(n_trials=t, stopped=stopped, decision_ms=tuple(decision_ms), stop_reason=reason)
 
 

@@ -42,19 +42,34 @@ def _check_letters(value) -> int:
     return int(value)
 
 
-#: Confidences at or above this are shown as it: an estimate from posterior draws is never certain.
+#: Confidences at or above this are shown as it (unless a threshold above it is asked for): an
+#: estimate from posterior draws is never certain.
 _SHOWN_CONFIDENCE_MAX = 0.999
+
+
+def _decimals(value: float) -> int:
+    """The decimals ``value`` is written with (its shortest ``repr``: 0.95 has 2, 0.9499999 has 7)."""
+    text = repr(float(value))
+    if "e" in text:  # tiny thresholds (1e-06): as many decimals as the exponent says
+        mantissa, _, exponent = text.partition("e")
+        return max(0, len(mantissa.partition(".")[2]) - int(exponent))
+    return len(text.partition(".")[2])
 
 
 def confidence_text(confidence: float, target: float | None = None) -> str:
     """A confidence as a person reads it: rounded *down*, so that it never reads as reaching a
     threshold it has not reached (0.947 against 0.95 is "0.94", not "0.95") nor as certainty
     (0.996 is "0.996", not "1.00"; 1 is "0.999"). Two decimals, three from 0.99 on, and as many as
-    ``target`` has (a threshold of 0.975 shows 0.974 as "0.974")."""
-    c = min(max(float(confidence), 0.0), _SHOWN_CONFIDENCE_MAX)
+    ``target`` has (a threshold of 0.975 shows 0.974 as "0.974"), so that it compares with ``target``
+    as the number does; "not computed" for a missing (NaN) one."""
+    c = float(confidence)
+    if not math.isfinite(c):
+        return "not computed"
+    cap = _SHOWN_CONFIDENCE_MAX if target is None else max(_SHOWN_CONFIDENCE_MAX, float(target))
+    c = min(max(c, 0.0), cap)
     decimals = 3 if c >= 0.99 else 2
     if target is not None:
-        decimals = max(decimals, len(threshold_text(target).partition(".")[2]))
+        decimals = max(decimals, _decimals(target))
     scale = 10**decimals
     return f"{math.floor(c * scale + 1e-9) / scale:.{decimals}f}"
 
@@ -68,8 +83,7 @@ def confidence_percent_text(confidence: float) -> str:
 def threshold_text(threshold: float) -> str:
     """A confidence threshold with two decimals, as a confidence is shown, or as many as it has:
     0.95, 0.90, 0.975."""
-    decimals = max(2, len(f"{float(threshold):g}".partition(".")[2]))
-    return f"{float(threshold):.{decimals}f}"
+    return f"{float(threshold):.{max(2, _decimals(threshold))}f}"
 
 
 #: The settings of a stopping rule, as a protocol's ``[stop]`` table and a stored session spell them.
@@ -163,14 +177,14 @@ class StopRule:
         at = "" if confidence is None else f" at confidence {confidence_text(confidence, self.confidence)}"
         if self.reason(n_trials, confidence, letters_through) == "confidence":
             checked = f", the lens read through {self.check_letters} letters" if self.check_letters else ""
-            return f"stopped after {n_trials} trials{at} (the confidence threshold {self.confidence:g}{checked})"
+            return f"stopped after {n_trials} trials{at} (the confidence threshold {threshold_text(self.confidence)}{checked})"
         if self._confident_at(n_trials, confidence):  # the check through the lens was not finished
             read = "" if letters_through is None else f"{letters_through} of "
             return (
                 f"stopped after {n_trials} trials{at} (the trial budget, before the check through the lens: "
                 f"{read}{self.check_letters} letters read)"
             )
-        return f"stopped after {n_trials} trials{at} (the trial budget; below the threshold {self.confidence:g})"
+        return f"stopped after {n_trials} trials{at} (the trial budget; below the threshold {threshold_text(self.confidence)})"
 
     def to_dict(self) -> dict:
         """The settings; ``check_letters`` only when set, so that a rule without it is stored as

@@ -245,6 +245,20 @@ def test_run_session_says_whether_the_confidence_or_the_budget_ended_the_session
 def test_run_session_names_a_stop_of_its_own_function_as_such():
     optimizer = build_optimizers()["contextual"]
     assert run_session(optimizer, RESPONSES["contextual"], 10, stop=lambda: True).stop_reason == "stop"
+    # even where the optimizer's own rule would also stop there (its budget: trial 5)
+    letters = RefractionOptimizer(seed=1, stop=StopRule(0.999999, 3, 5))
+    run = run_session(letters, lambda trial: True, 40, stop=lambda: letters.n_trials >= 5)
+    assert (run.n_trials, run.stop_reason) == (5, "stop")
+
+
+def test_run_session_stops_a_benchmarks_ideal_observer_by_its_rule_too():
+    """An optimizer with ``should_stop`` outside the contract's ``StoppableOptimizer`` (the ideal
+    observer has no saved state) still stops by its own rule, and says why."""
+    from lensopt.bench.ideal_observer import IdealObserver
+
+    ideal: Any = IdealObserver(seed=1, stop=StopRule(0.999999, 2, 4))  # no to_state: not the contract's type
+    run = run_session(ideal, lambda trial: True, 40)
+    assert (run.n_trials, run.stopped, run.stop_reason) == (4, True, "max_trials")
 
 
 def test_run_session_takes_a_numpy_integer_trial_count():

@@ -87,7 +87,7 @@ def test_a_budget_that_ends_a_check_unfinished_is_no_stop_by_confidence():
 def test_a_stop_after_a_check_says_so():
     rule = StopRule(confidence=0.9, min_trials=10, max_trials=50, check_letters=5)
     assert rule.describe_stop(30, 0.93, 5) == (
-        "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.9, the lens read through 5 letters)"
+        "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.90, the lens read through 5 letters)"
     )
     assert "the trial budget" in rule.describe_stop(50, 0.8)
 
@@ -114,6 +114,26 @@ def test_a_shown_confidence_compares_with_its_threshold_as_the_number_does(targe
         shown = float(confidence_text(confidence, target))
         assert (shown >= target) == (confidence >= target), (confidence, target, shown)
         assert shown <= confidence
+
+
+@pytest.mark.parametrize(
+    ("confidence", "target"),
+    [(0.9997, 0.9995), (0.99949, 0.9995), (0.94999995, 0.9499999), (0.9500001, 0.9499999), (0.978, 0.975)],
+)
+def test_a_confidence_compares_with_a_threshold_of_any_precision_as_the_number_does(confidence, target):
+    shown, threshold = confidence_text(confidence, target), threshold_text(target)
+    assert float(threshold) == target  # the threshold as given, every decimal of it
+    assert (float(shown) >= target) == (confidence >= target), (shown, threshold)
+
+
+def test_a_missing_confidence_is_said_to_be_missing():
+    assert confidence_text(float("nan")) == "not computed" == confidence_text(float("nan"), 0.95)
+
+
+def test_the_stop_is_described_with_the_threshold_as_every_verdict_writes_it():
+    assert StopRule(0.9, 5, 50).describe_stop(50, 0.42).endswith("(the trial budget; below the threshold 0.90)")
+    said = StopRule(0.975, 5, 50).describe_stop(40, 0.978)
+    assert said == "stopped after 40 trials at confidence 0.978 (the confidence threshold 0.975)"
 
 
 def test_a_confidence_in_percent_is_rounded_down_and_never_certain():

@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.command != "bench":
             kept = "; everything answered so far is saved"
-        elif getattr(args, "out", None):  # a campaign: one record per finished run
+        elif getattr(args, "out", None) and hasattr(args, "scheduler"):  # a campaign: one record per finished run
             kept = f"; every finished run is kept in {args.out}: the same command resumes the campaign"
         else:
             kept = ""

@@ -305,7 +305,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         ("Acuity", acuity, *acuity_row_note(snap)),
         (
             "Confidence",
-            confidence_text(c.confidence),
+            confidence_text(c.confidence, c.stop_confidence),
             f"that this lens is within {c.tolerance_logmar:g} logMAR of the best",
         ),
     ]

@@ -428,7 +428,11 @@ class DashboardSnapshot:
             acuity = "not estimable yet"
         else:
             acuity = f"{signed_logmar(b.acuity_mean_logmar)} ± {b.acuity_sd_logmar:.2f} logMAR"
-        confidence = "" if self.certainty is None else f" · confidence {confidence_text(self.certainty.confidence)}"
+        confidence = (
+            ""
+            if self.certainty is None
+            else f" · confidence {confidence_text(self.certainty.confidence, self.certainty.stop_confidence)}"
+        )
         if self.verdict is not None and self.verdict.shortfall():  # as the closing console says it
             confidence += f" · {self.verdict.shortfall()}"
         eye = self.model_eye

@@ -74,6 +74,7 @@ class ConsoleState:
     keys_text: str = ""
     answers: tuple[str, ...] = ()
     confidence: float | None = None
+    confidence_target: float | None = None  # the stopping rule's threshold: the confidence shown to its decimals
     message: str = ""
     body: str = field(default="")
 
@@ -176,7 +177,7 @@ class ClinicianConsole:
         shown = [answer.replace(" ", NO_BREAK) for answer in s.answers[-LAST_ANSWERS_SHOWN:]]
         answers = "Last answers:  " + ("   ".join(shown) if shown else "none yet")
         if s.confidence is not None:
-            answers += f"\nConfidence so far: {confidence_text(s.confidence)}"
+            answers += f"\nConfidence so far: {confidence_text(s.confidence, s.confidence_target)}"
         return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]
 
     def _fit_lens(self, text: str, scale: float = 1.0) -> None:

@@ -37,6 +37,7 @@ from lensopt.stopping import (
     confidence_text,
     enough_to_prescribe,
     prescription_target,
+    stop_threshold,
     threshold_text,
 )
 from lensopt.store import ResultRecord
@@ -73,7 +74,8 @@ def more_trials_estimate(confidences: Sequence[tuple[int, float]], target: float
 def confidence_target(protocol) -> float:
     """The confidence an end point needs: the protocol's ``[stop] confidence``, else 0.95
     (:func:`lensopt.stopping.prescription_target`, which the dashboard and the printed record use too)."""
-    return prescription_target(protocol.stop.confidence if protocol.stop is not None else None)
+    stop = getattr(protocol, "stop", None)  # a protocol, or a stand-in with the lens settings only
+    return prescription_target(stop.confidence if stop is not None else None)
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ PRESCRIPTION_INTERVALS = (
 )
 
 
-def _acuity_text(result: ResultRecord) -> str:
+def _acuity_text(result: ResultRecord, target: float | None = None) -> str:
     """``predicted acuity -0.02 logMAR, confidence 0.97 that it is within 0.025 logMAR of the best``
     (the confidence when there is one), or "" for a result without a predicted acuity."""
     acuity, confidence = result.predicted_acuity_logmar, result.confidence
@@ -188,7 +190,7 @@ def _acuity_text(result: ResultRecord) -> str:
     return (
         text
         if confidence is None
-        else f"{text}, confidence {confidence_text(confidence)} that it is within 0.025 logMAR of the best"
+        else f"{text}, confidence {confidence_text(confidence, target)} that it is within 0.025 logMAR of the best"
     )
 
 
@@ -222,7 +224,7 @@ def prescription_lines(result: ResultRecord, target: float | None = None, cylind
         head = f"estimate{eye}, not a prescription: {lens_text}"
     else:
         head = f"prescription{eye}: {lens_text}"
-    acuity = _acuity_text(result)
+    acuity = _acuity_text(result, target)
     if acuity:
         head += f"  ({acuity})"
     intervals = _intervals_line(result, lens_text)
@@ -239,10 +241,11 @@ def certainty_line(optimizer, axis_deg: float = 0.0) -> str:
     intervals of a two-parameter search's sphere and signed cylinder, the cylinder's axis named when
     the protocol gives it (``[lens] axis_deg``)."""
     c = optimizer.certainty()
+    target = stop_threshold(getattr(optimizer, "stop", None))
     (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
     along = f" (cylinder along {_axis(axis_deg):03d})" if axis_deg else ""
     return (
-        f"confidence {confidence_text(c.confidence)} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
+        f"confidence {confidence_text(c.confidence, target)} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
         f"95% interval S {diopter_text(slo)} to {diopter_text(shi)} D, C {diopter_text(clo)} to {diopter_text(chi)} D{along}"
     )
 
@@ -252,7 +255,7 @@ def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]
     convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
     intervals, those it has."""
     lens_text = _lens_text(result, protocol.lens.cylinder)
-    acuity, intervals = _acuity_text(result), _intervals_line(result, lens_text)
+    acuity, intervals = _acuity_text(result, confidence_target(protocol)), _intervals_line(result, lens_text)
     return lens_text, tuple(x for x in (acuity, intervals) if x)
 
 

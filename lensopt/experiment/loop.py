@@ -41,7 +41,7 @@ from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDON
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text
-from lensopt.stopping import confidence_text
+from lensopt.stopping import confidence_text, stop_threshold
 from lensopt.store import TrialRecord
 
 
@@ -63,9 +63,10 @@ class LoopResult:
 CHECK_LOG = "  (checking the reported lens)"
 
 
-def stop_message(n_trials: int, confidence: float) -> str:
-    """``"stopped at 34 trials, confidence 0.96"``: what the log and the done screen say."""
-    return f"stopped at {n_trials} trials, confidence {confidence_text(confidence)}"
+def stop_message(n_trials: int, confidence: float, target: float | None = None) -> str:
+    """``"stopped at 34 trials, confidence 0.96"``: what the log and the done screen say (the
+    confidence to the decimals of the rule's threshold ``target``)."""
+    return f"stopped at {n_trials} trials, confidence {confidence_text(confidence, target)}"
 
 
 class LoopScreens(Screens):
@@ -118,6 +119,7 @@ class LoopScreens(Screens):
                 trial_index=0,
                 answers=self._stored_answers(),
                 confidence=confidence,
+                confidence_target=stop_threshold(getattr(self.optimizer, "stop", None)),
                 message="",
             )
 
@@ -186,7 +188,7 @@ class LoopScreens(Screens):
         """End the session after trial ``index`` by the stopping rule: log and show why."""
         confidence = float(self.optimizer.confidence())
         number = self._number(index)
-        message = stop_message(number, confidence)
+        message = stop_message(number, confidence, stop_threshold(self.optimizer.stop))
         self.log(message)
         self._done(f"Session finished: {message}")
         return LoopResult("finished", self.n_answered, index, stopped_at=number, confidence=confidence)
@@ -357,7 +359,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
             plus = self.protocol.lens.cylinder == "plus"
             as_set = set_lens.plus_cylinder() if plus else set_lens.minus_cylinder()
             sphere_d, cylinder_d, axis_deg = as_set.sphere_d, as_set.cylinder_d, as_set.axis_deg
-        axis = "" if axis_deg is None else f" x {axis_deg:03.0f}"
+        axis = "" if axis_deg is None or cylinder_d == 0 else f" x {axis_deg:03.0f}"  # no cylinder: no axis (DS)
         self.log(
             f"{self._trial_label(index, n_trials)}  S {diopter_text(sphere_d)} C {diopter_text(cylinder_d)}{axis}  "
             f"{letter} at {logmar_text(trial.letter_logmar)} ({height_px:.1f} px) -> "

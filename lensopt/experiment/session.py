@@ -37,6 +37,7 @@ from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.windows import check_display, launch_dashboard, open_console, open_window, wants_console
 from lensopt.modes.registry import session_settings
+from lensopt.stopping import stop_threshold
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
 from lensopt.store.claim import claim_session
 
@@ -107,6 +108,8 @@ class SessionOutcome:
     confidence: float | None = None
     result: ResultRecord | None = None
     results: tuple = ()
+    #: The stopping rule's threshold (``[stop] confidence``), to whose decimals ``confidence`` is shown.
+    confidence_target: float | None = None
 
 
 def calibration_from_protocol(protocol: Protocol) -> Calibration:
@@ -188,7 +191,10 @@ def run_session(
 def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
     """Whether a session with ``records`` answered runs any trial with a budget of ``trials`` per
     eye: an eye has answered fewer (a new session always)."""
-    answered = [sum(getattr(r, "eye", None) == eye for r in records) for eye in protocol.session.eyes]
+    answered = [
+        sum(getattr(r, "eye", None) == eye and not getattr(r, "void", False) for r in records)  # undone: not answers
+        for eye in protocol.session.eyes
+    ]
     return min(answered) < trials
 
 
@@ -262,7 +268,11 @@ def _run(
             results = []
             for eye in eyes:
                 n_answered, stopped = searches[eye].n_trials, done[eye]
-                why = "trials" if stopped is True else f"({stop_message(n_answered, stopped)}, its stopping rule)"
+                why = (
+                    "trials"
+                    if stopped is True
+                    else f"({stop_message(n_answered, stopped, stop_threshold(getattr(searches[eye], 'stop', None)))}, its stopping rule)"
+                )
                 label = f"eye {eye}: " if eye else ""
                 holds = f"{n_answered} of {n_trials} {why}"
                 if n_answered > n_trials:  # an earlier --resume --trials gave it more than this budget
@@ -281,6 +291,7 @@ def _run(
                 confidence,
                 kept[0] if kept else None,
                 kept,
+                None if protocol.stop is None else protocol.stop.confidence,
             )
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
@@ -485,6 +496,7 @@ def _run_in_window(
         result.confidence if result is not None and stopped_at is not None else None,
         stored_results[0] if stored_results else None,
         tuple(stored_results),
+        None if protocol.stop is None else protocol.stop.confidence,
     )
 
 

@@ -382,7 +382,7 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     )
     snap = SessionModel(reached).update(reached, records)
     assert snap.verdict.prescribable and summary_title(snap) == "Summary: best lens"
-    assert snap.summary_line().endswith(f"confidence {confidence_text(confidence)}")
+    assert snap.summary_line().endswith(f"confidence {confidence_text(confidence, 1e-3)}")  # to its decimals
 
 
 def test_an_old_format_session_loads_with_its_plain_probit_model_and_no_stop_rule(tmp_path):

@@ -246,11 +246,12 @@ def test_trials_below_the_stop_minimum_say_that_they_lower_it(tmp_path, window):
         "and its minimum is lowered to 4"
     )
     assert any(line.startswith(said) for line in lines), lines[:5]
-    # resuming the finished session with as few trials runs none: no note of a change that does not happen
+    # resuming the finished session with fewer trials (3, below the stored minimum of 4) runs none:
+    # no note of a change that does not happen
     again: list = []
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         sid = store.latest_session_id()
-    run_session(RunRequest(db_path=tmp_path / "s.db", resume=sid, trials=4), log=again.append, window=window)
+    run_session(RunRequest(db_path=tmp_path / "s.db", resume=sid, trials=3), log=again.append, window=window)
     assert any("nothing to do" in line for line in again) and not any("min_trials" in line for line in again), again
 
 

@@ -124,7 +124,7 @@ def test_a_stop_at_the_budget_is_not_called_a_stop_by_confidence():
     assert rule.reason(5, 0.99) == "max_trials"  # before min_trials only the budget ends a session
     assert rule.reason(50, None) == "max_trials"
     assert "the trial budget; below the threshold 0.9" in rule.describe_stop(50, 0.82)
-    assert rule.describe_stop(30, 0.93) == "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.9)"
+    assert rule.describe_stop(30, 0.93) == "stopped after 30 trials at confidence 0.93 (the confidence threshold 0.90)"
 
 
 def test_the_stop_rule_asks_reaches_its_threshold_only_when_the_answer_depends_on_it():

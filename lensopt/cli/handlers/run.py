@@ -44,7 +44,11 @@ def run_command(args) -> int:
         if outcome.stopped_at is None
         else (
             f" ({whose}stopped by its stopping rule at {outcome.stopped_at} trials"
-            + ("" if outcome.confidence is None else f", confidence {confidence_text(outcome.confidence)}")
+            + (
+                ""
+                if outcome.confidence is None
+                else f", confidence {confidence_text(outcome.confidence, outcome.confidence_target)}"
+            )
             + ")"
         )
     )

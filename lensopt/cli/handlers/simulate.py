@@ -26,7 +26,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.shown import TRIED_WITHIN_D
 from lensopt.simulation import make_patient, simulate
-from lensopt.stopping import StopRule, confidence_text
+from lensopt.stopping import StopRule, confidence_text, stop_threshold
 
 
 def _stop_rule(args):
@@ -204,7 +204,7 @@ def run(args) -> int:
         if result.stopped_at is not None:
             print(f"  {stop.describe_stop(result.stopped_at, cert['confidence'], result.letters_through_lens)}")
         print(
-            f"  confidence            {confidence_text(cert['confidence'])} that this lens is within "
+            f"  confidence            {confidence_text(cert['confidence'], stop_threshold(stop))} that this lens is within "
             f"{cert['tolerance_logmar']:g} logMAR of the best"
         )
         (slo, shi), (clo, chi) = cert["sphere_interval_d"], cert["cylinder_interval_d"]

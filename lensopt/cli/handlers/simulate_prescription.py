@@ -17,7 +17,7 @@ from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES, Presc
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES, PrescriptionRankingOptimizer
 from lensopt.simulation import simulate_prescription
-from lensopt.stopping import confidence_text
+from lensopt.stopping import confidence_text, stop_threshold
 
 
 def _check_patient_in_box(correction, start, m_half_width_d, j_half_width_d) -> None:
@@ -223,7 +223,7 @@ def run_prescription(args, stop) -> int:
         print(f"  predicted acuity      {logmar_text(est['predicted_acuity_logmar'])} with it")
     if est["confidence"] is not None:
         print(
-            f"  confidence            {confidence_text(est['confidence'])} that it is within 0.025 logMAR of the best lens"
+            f"  confidence            {confidence_text(est['confidence'], stop_threshold(stop))} that it is within 0.025 logMAR of the best lens"
         )
     if d["stopped_at"] is not None:
         print(f"  {stop.describe_stop(d['stopped_at'], est['confidence'], d['letters_through_lens'])}")

@@ -45,4 +45,11 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--replay", action="store_true", help="start the trial slider at the first trial instead of following the last"
     )
+    parser.add_argument(
+        "--screen",
+        type=int,
+        metavar="N",
+        help="the screen to open the window on (0 the first; default: the desktop's choice); lensopt run "
+        "--dashboard opens it on the protocol's console screen ([screens] console)",
+    )
     parser.set_defaults(handler=Handler("lensopt.cli.handlers.dashboard:run_dashboard"))

@@ -27,11 +27,14 @@ from lensopt.dashboard.drawing import (
     elapsed_text,
     finish_history_axes,
     finish_lens_axes,
+    legend_below,
     message_panel,
     shown_text,
 )
 from lensopt.dashboard.posterior import BAND_Z
 from lensopt.refraction.lens import diopter_text, logmar_text
+from lensopt.refraction.shown import box_edges
+from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION
 
 #: Colour map of the utility: bright = high utility = clearer letters.
 UTILITY_CMAP = "viridis"
@@ -181,7 +184,7 @@ def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
         loc="left",
     )
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower center", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=3)  # inside, it covered the band
 
 
 def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
@@ -213,6 +216,10 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
     )
 
 
+#: What a best lens on the lens box's edge calls for (:func:`lensopt.refraction.shown.box_edge_warning`).
+EDGE_ADVICE = "the search may not have found the patient's lens: run more comparisons, or check the box"
+
+
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     """(label, value) rows of the summary panel of a duel or ranking session."""
     h, label = snap.header, snap.nouns.capitalize()
@@ -229,10 +236,18 @@ def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
             rx = [(snap.result_label.capitalize(), snap.prescription)]
         return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
     b, notation, phoropter = snap.best, snap.best_lens_notation, snap.phoropter_lens
-    # with the protocol's axis: the lens in clinical notation, above its sphere and signed cylinder;
-    # with its steps: the lens to set on the phoropter, as the closing console gives it
-    lens: list[tuple] = [("Lens", notation)] if notation else []
-    lens += [("Phoropter", phoropter, f"the best lens rounded to {snap.lens_step_d:g} D steps")] if phoropter else []
+    # a search of sphere and cylinder by comparisons reports no prescription (the closing console's
+    # "estimate, not a prescription"): that verdict large, its lens small — in clinical notation at
+    # the protocol's axis, or on the phoropter's steps — and a lens on the box's edge warned of
+    if phoropter:
+        lens_text = f"{phoropter} (on the phoropter, {snap.lens_step_d:g} D steps)"
+    else:
+        lens_text = notation or f"S {diopter_text(b.sphere_d)} D  C {diopter_text(b.cylinder_d)} D"
+    lens: list[tuple] = [("Lens", ESTIMATE_NOT_PRESCRIPTION, f"estimate {lens_text}, not for prescribing")]
+    # a lens on the box's edge at the end, warned of as the closing console does (in two lines: one would not fit)
+    edges = box_edges((b.sphere_d, b.cylinder_d), snap.sphere_bounds_d, snap.cylinder_bounds_d)
+    if edges and snap.final:
+        lens.append(("Warning", f"on the lens box's edge ({', '.join(edges)})", EDGE_ADVICE))
     return rows + [
         *lens,
         ("Sphere", f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D"),
@@ -249,7 +264,7 @@ def draw_comparison_summary(fig, snap: ComparisonSnapshot) -> None:
         fig,
         f"Summary: best lens ({snap.nouns})",
         comparison_summary_rows(snap),
-        big_labels=("Lens", "Phoropter", "Sphere", "Cylinder"),
+        big_labels=("Lens", "Sphere", "Cylinder"),
         footnote=SD_FOOTNOTE if snap.best is not None else "",  # a prescription's rows have no ±
     )
 

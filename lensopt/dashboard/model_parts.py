@@ -17,8 +17,9 @@ from lensopt.dashboard.snapshot import (
     TrialSeries,
     frozen_array,
 )
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import Lens, power_vector_arrays
 from lensopt.refraction.optimum_draws import lens_grid
+from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -62,7 +63,12 @@ def compute_model_parts(
     spread = spread_of_samples(*opt.optimum_draws_d(OPTIMUM_SAMPLES, rng))
     p_mean, p_low, p_high = (frozen_array(p) for p in opt.psychometric_band(letters, best_s, best_c, CREDIBLE_MASS))
     best = BestLens(sphere_d=best_s, cylinder_d=best_c, acuity_mean_logmar=acuity, acuity_sd_logmar=acuity_sd, **spread)
-    near = np.hypot(trials.sphere_d - best_s, trials.cylinder_d - best_c) <= NEAR_LENS_RADIUS_D
+    # the trials through lenses near the best, by dioptric distance (the power vectors' — the measure of
+    # "the nearest lens tried is 0.40 D from this one"): in a two-parameter search every cylinder lies
+    # along one meridian, so any will do
+    tried = np.column_stack(power_vector_arrays(trials.sphere_d, trials.cylinder_d, NO_AXIS_MERIDIAN_DEG))
+    at_best = np.array(power_vector_arrays(best_s, best_c, NO_AXIS_MERIDIAN_DEG), dtype=float)
+    near = np.sqrt(np.square(tried.reshape(-1, 3) - at_best).sum(axis=1)) <= NEAR_LENS_RADIUS_D
     curve = PsychometricCurve(
         letter_logmar=frozen_array(letters),
         p_mean=p_mean,

@@ -143,13 +143,13 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
     ax.set_xlabel("letter size (logMAR)", fontsize=FONT_SIZE)
     ax.set_ylabel("P(correct)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nS {diopter_text(best.sphere_d)} D, C {diopter_text(best.cylinder_d)} D · {n_near} trials within "
+        f"{title}\nS {diopter_text(best.sphere_d)} D, C {diopter_text(best.cylinder_d)} D · {n_near} trial{'' if n_near == 1 else 's'} within "
         f"{pc.near_radius_d:.1f} D of it",
         fontsize=FONT_SIZE + 1,
         loc="left",
     )
     ax.grid(alpha=0.3)
-    ax.legend(loc="center right", fontsize=FONT_SIZE - 2, framealpha=0.85)
+    legend_below(ax, ncols=3)  # inside, it covered the band and the answers near threshold
 
 
 def draw_history(fig, snap: DashboardSnapshot) -> None:

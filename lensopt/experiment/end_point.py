@@ -29,7 +29,8 @@ from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text
 from lensopt.refraction.phoropter import round_to_step
-from lensopt.refraction.shown import read_through, untried_d, untried_note
+from lensopt.refraction.shown import COMPARISON_WITHOUT_START, read_through, untried_d, untried_note
+from lensopt.refraction.shown import box_edge_warning as shown_box_edge_warning
 from lensopt.stopping import (
     COMPARISONS_EVALUATED,
     ESTIMATE_NOT_PRESCRIPTION,
@@ -285,35 +286,10 @@ def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:
     )
 
 
-#: Why a duel or ranking search of sphere and cylinder (no start) ends with its best lens, not a
-#: prescription — as ``lensopt sessions``, the JSON export and the printed record say it.
-COMPARISON_WITHOUT_START = (
-    "a sphere-and-cylinder search by comparisons reports no prescription; the full prescription comes "
-    "from a session with a start (clinical-prescription-duel or -ranking --start RX)"
-)
-
-#: A best lens within this distance (D) of the lens box's edge is reported with a warning.
-BOX_EDGE_D = 0.125
-
-
 def box_edge_warning(best_d, protocol) -> str:
-    """A two-parameter comparison's best lens on the edge of the lens box (after a few duels the
-    model's best can sit in a corner, S -4.00 D C +4.00 D): a warning that names the edge and what to
-    do; "" inside the box."""
+    """:func:`lensopt.refraction.shown.box_edge_warning` in ``protocol``'s lens box."""
     bounds = protocol.optimizer
-    edges = [
-        f"{name} {diopter_text(value)} D"
-        for name, value, (low, high) in zip(
-            ("sphere", "cylinder"), best_d, (bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
-        )
-        if min(value - low, high - value) <= BOX_EDGE_D
-    ]
-    if not edges:
-        return ""
-    return (
-        f"warning: the best lens is on the edge of the lens box ({', '.join(edges)}): the search may not have "
-        "found the patient's lens; run more comparisons (lensopt run --resume N --trials M) or check the box"
-    )
+    return shown_box_edge_warning(best_d, bounds.sphere_bounds_d, bounds.cylinder_bounds_d)
 
 
 def comparison_notes(optimizer, protocol, reported: list) -> tuple[str, ...]:

@@ -209,7 +209,11 @@ class Screens:
         return self._wait_or_pause(
             f"Break: {number} of {n_trials} {self.unit} done.\n\nPress {keys.confirm.upper()} to continue.",
             patient_text="Break: rest your eyes",
-            console={"keys_text": f"{keys.confirm.upper()}: continue   ·   {keys.pause.upper()}: pause / stop"},
+            # no lens on the console at a break: the last trial's would read as the next one to set
+            console={
+                "keys_text": f"{keys.confirm.upper()}: continue   ·   {keys.pause.upper()}: pause / stop",
+                "lens_text": "",
+            },
         )
 
     def _save_frame(self, name: str) -> None:

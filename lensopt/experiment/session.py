@@ -35,7 +35,14 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
-from lensopt.experiment.windows import check_display, launch_dashboard, open_console, open_window, wants_console
+from lensopt.experiment.windows import (
+    check_display,
+    dashboard_screen,
+    launch_dashboard,
+    open_console,
+    open_window,
+    wants_console,
+)
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
 from lensopt.store import ResultRecord, SessionInfo, SessionStore
@@ -420,7 +427,7 @@ def _run_in_window(
                 f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen"
             )
         if request.dashboard:
-            launch_dashboard(session_id, request.db_path, log)
+            launch_dashboard(session_id, request.db_path, log, dashboard_screen(protocol))
         responses = responses if responses is not None else _responses_for(protocol, seed, win)
         record = recorder(store, session_id, rescue_path(request.db_path, session_id), mode.append)
         console = None if console_win is None else ClinicianConsole(console_win)

@@ -123,8 +123,20 @@ def screen_count() -> int | None:
         return None
 
 
-def launch_dashboard(session_id: int, db_path: Path, log) -> None:
+def dashboard_screen(protocol: Protocol) -> int | None:
+    """The screen the clinician's dashboard opens on (``lensopt run --dashboard``): the console's,
+    when the protocol puts the console on a screen of its own; else None (the desktop's choice — on
+    one screen it cannot keep off the patient's window)."""
+    screens = protocol.screens
+    return screens.console if screens.console != screens.patient else None
+
+
+def launch_dashboard(session_id: int, db_path: Path, log, screen: int | None = None) -> None:
+    """The dashboard of the session in a process of its own, on ``screen`` (:func:`dashboard_screen`)."""
+    on_screen = [] if screen is None else ["--screen", str(screen)]
     try:
-        subprocess.Popen([sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path)])
+        subprocess.Popen(
+            [sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path), *on_screen]
+        )
     except OSError as exc:
         log(f"dashboard did not start ({exc}); the session carries on")

@@ -163,3 +163,39 @@ def untried_summary(distance_d: float | None) -> str | None:
     if distance_d is None:
         return None
     return f"predicted, not measured: the nearest lens tried is {diopter_text(distance_d, False)} D from this one"
+
+
+#: Why a duel or ranking search of sphere and cylinder (no start) ends with its best lens, not a
+#: prescription — as the closing console, the dashboard, ``lensopt sessions``, the JSON export and
+#: the printed record say it.
+COMPARISON_WITHOUT_START = (
+    "a sphere-and-cylinder search by comparisons reports no prescription; the full prescription comes "
+    "from a session with a start (clinical-prescription-duel or -ranking --start RX)"
+)
+
+#: A best lens within this distance (D) of the lens box's edge is reported with a warning.
+BOX_EDGE_D = 0.125
+
+
+def box_edges(best_d, sphere_bounds_d, cylinder_bounds_d) -> list[str]:
+    """The edges of the lens box a lens ``(sphere_d, cylinder_d)`` lies on (within
+    :data:`BOX_EDGE_D`): ``["sphere -4.00 D"]``; none inside the box."""
+    return [
+        f"{name} {diopter_text(value)} D"
+        for name, value, (low, high) in zip(("sphere", "cylinder"), best_d, (sphere_bounds_d, cylinder_bounds_d))
+        if min(value - low, high - value) <= BOX_EDGE_D
+    ]
+
+
+def box_edge_warning(best_d, sphere_bounds_d, cylinder_bounds_d) -> str:
+    """A two-parameter comparison's best lens ``(sphere_d, cylinder_d)`` on the edge of the lens box
+    (after a few duels the model's best can sit in a corner, S -4.00 D C +4.00 D): a warning that
+    names the edge and what to do; "" inside the box. The closing console, the log and the dashboard
+    say it."""
+    edges = box_edges(best_d, sphere_bounds_d, cylinder_bounds_d)
+    if not edges:
+        return ""
+    return (
+        f"warning: the best lens is on the edge of the lens box ({', '.join(edges)}): the search may not have "
+        "found the patient's lens; run more comparisons (lensopt run --resume N --trials M) or check the box"
+    )

@@ -85,6 +85,9 @@ def test_without_a_display_calibrate_says_so_in_one_line(tmp_path):
 def test_a_bar_wider_than_the_screen_or_a_too_close_distance_is_refused(tmp_path):
     assert "wider" in _refused(_calibrate(tmp_path, "--bar-px", 100_000, "--bar-cm", 20, "--distance-cm", 300))
     assert "distance_cm" in _refused(_calibrate(tmp_path, "--bar-cm", 20, "--distance-cm", 1))
+    # closer than reading (a lane in metres typed as cm): refused before any window, naming the unit
+    close = _refused(_calibrate(tmp_path, "--bar-cm", 20, "--distance-cm", 10, display=False))
+    assert "--distance-cm 10 cm is closer than reading distance (25 cm)" in close and "a 4 m lane is 400" in close
     assert "name" in _refused(_calibrate(tmp_path, "--name", "../x", "--bar-cm", 20, "--distance-cm", 300))
     stored = {p.stem for p in (tmp_path / ".psychopy3" / "monitors").glob("*.json")}
     assert stored <= {"testMonitor"}, stored  # PsychoPy's own default monitor only

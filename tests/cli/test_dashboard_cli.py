@@ -140,6 +140,7 @@ def test_newer_schema_is_one_line(db, tmp_path, capsys):
         (["1", "--report", "report.svg"], "must end in .pdf or .png"),
         (["1", "--screenshot", "shot.jpg"], "must end in .png"),
         (["1", "--report", "/no/such/folder/r.pdf"], "does not exist"),
+        (["1", "--screen", "-1"], "--screen must be a screen number, 0 the first"),
     ],
 )
 def test_bad_arguments_are_one_line(db, capsys, arguments, fragment):
@@ -154,3 +155,34 @@ def test_window_without_a_display_is_one_line(db, monkeypatch, capsys):
         monkeypatch.delenv(name, raising=False)
     assert main(["dashboard", str(sid), "--db", str(path)]) == 2
     _one_line_error(capsys, "no display", "--screenshot")
+
+
+def test_a_screen_the_desktop_lacks_is_said_and_the_window_still_opens(db, tmp_path):
+    path, sid, _ = db
+    out = tmp_path / "out.png"
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    command = [sys.executable, "-m", "lensopt", "dashboard", str(sid), "--db", str(path), "--screenshot", str(out)]
+    result = subprocess.run(
+        [*command, "--screen", "7"],
+        capture_output=True,
+        text=True,
+        env={**env, "QT_QPA_PLATFORM": "offscreen"},
+        timeout=300,
+    )
+    assert result.returncode == 0 and out.exists(), result.stderr
+    assert "lensopt dashboard: note: no screen 7 (this desktop has 1)" in result.stderr
+
+
+def test_the_window_opens_at_the_top_left_of_the_screen_asked_for_within_it(monkeypatch):
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    from PyQt5.QtWidgets import QApplication, QWidget
+
+    from lensopt.cli.handlers.dashboard import _place_on_screen
+
+    app = QApplication.instance() or QApplication(["test"])
+    window = QWidget()
+    window.resize(100_000, 300)  # wider than any screen
+    _place_on_screen(app, window, 0)
+    area = app.screens()[0].availableGeometry()
+    assert (window.x(), window.y()) == (area.x(), area.y()) and window.width() <= area.width()
+    window.close()

@@ -19,6 +19,7 @@ from lensopt.dashboard.comparison_snapshot import (
 from lensopt.dashboard.model import session_model, snapshot_from_store
 from lensopt.errors import LensoptError
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
+from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import SessionStore
 
@@ -90,14 +91,22 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
 
     info = session["info"]
     assert session["snap"].best_lens_notation is None
-    assert "Lens" not in [row[0] for row in comparison_summary_rows(session["snap"])]
+    sphere_d, cylinder_d = _rebuilt(session).best()
+    plain = (
+        "Lens",
+        "estimate, not a prescription",
+        f"estimate S {diopter_text(sphere_d)} D  C {diopter_text(cylinder_d)} D, not for prescribing",
+    )
+    assert comparison_summary_rows(session["snap"])[2] == plain
     lens = {**info.protocol.get("lens", {}), "axis_deg": 45.0, "cylinder": "plus"}
     at_45 = dataclasses.replace(info, protocol={**info.protocol, "lens": lens})
     snap = session_model(at_45).update(at_45, session["records"])
     expected = Lens(*_rebuilt(session).best(), 45.0).plus_cylinder().format()
     assert snap.best_lens_notation == expected
     rows = comparison_summary_rows(snap)
-    assert [row[0] for row in rows][2:5] == ["Lens", "Sphere", "Cylinder"] and rows[2][1] == expected
+    assert [row[0] for row in rows][2:5] == ["Lens", "Sphere", "Cylinder"]
+    # no prescription from a search without a start: the verdict large, the lens small
+    assert rows[2][1:] == ("estimate, not a prescription", f"estimate {expected}, not for prescribing")
     assert f"best lens {expected}: S " in snap.summary_line()
 
 
@@ -116,12 +125,15 @@ def test_with_the_protocols_steps_the_summary_gives_the_lens_to_set_on_the_phoro
     sphere_d, cylinder_d = (math.floor(4 * v + 0.5) / 4 for v in _rebuilt(session).best())
     expected = Lens(sphere_d, cylinder_d, 180.0).minus_cylinder().format()
     rows = {row[0]: row[1:] for row in comparison_summary_rows(snap)}
-    assert rows["Phoropter"] == (expected, "the best lens rounded to 0.25 D steps")
+    assert rows["Lens"] == (
+        "estimate, not a prescription",
+        f"estimate {expected} (on the phoropter, 0.25 D steps), not for prescribing",
+    )
     no_steps = {**lens, "step_d": 0.0}
     plain = dataclasses.replace(info, protocol={**info.protocol, "lens": no_steps})
-    assert "Phoropter" not in [
-        r[0] for r in comparison_summary_rows(session_model(plain).update(plain, session["records"]))
-    ]
+    unrounded = Lens(*_rebuilt(session).best(), 180.0).minus_cylinder().format()
+    rows = {r[0]: r[1:] for r in comparison_summary_rows(session_model(plain).update(plain, session["records"]))}
+    assert rows["Lens"][1] == f"estimate {unrounded}, not for prescribing"
 
 
 @pytest.mark.parametrize("session", SESSIONS[:2], indirect=True, ids=_ids)
@@ -379,3 +391,18 @@ def test_a_duel_session_of_27_nov_is_shown_and_recorded_with_the_settings_it_ran
     tenth = PrescriptionDuelOptimizer.from_settings(as_ran, told[:10]).prescription().text
     assert model.snapshot(10).prescription == tenth
     assert tenth != PrescriptionDuelOptimizer.from_settings(state["settings"], told[:10]).prescription().text
+
+
+def test_a_finished_searchs_best_lens_on_the_box_edge_is_warned_of_as_the_closing_console_does(session):
+    from lensopt.dashboard.comparison_panels import EDGE_ADVICE, comparison_summary_rows
+
+    snap = session["snap"]
+    b = snap.best
+    # the box moved so that its low sphere edge is the best lens's sphere
+    on_edge = dataclasses.replace(snap, sphere_bounds_d=(b.sphere_d, b.sphere_d + 8.0))
+    finished = dataclasses.replace(on_edge, header=dataclasses.replace(snap.header, status="finished"))
+    warning = ("Warning", f"on the lens box's edge (sphere {diopter_text(b.sphere_d)} D)", EDGE_ADVICE)
+    assert warning in comparison_summary_rows(finished)
+    assert warning not in comparison_summary_rows(dataclasses.replace(finished, live=False))  # a replay part-way
+    inside = dataclasses.replace(finished, sphere_bounds_d=(b.sphere_d - 4.0, b.sphere_d + 4.0))
+    assert all(row[0] != "Warning" for row in comparison_summary_rows(inside))

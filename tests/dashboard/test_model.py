@@ -198,14 +198,18 @@ def test_psychometric_band_holds_95_percent_of_latent_draws(session):
     assert np.all(curve.p_low <= curve.p_mean) and np.all(curve.p_mean <= curve.p_high)
 
 
-def test_trials_near_the_best_lens_are_those_within_the_radius(session):
+def test_trials_near_the_best_lens_are_those_within_the_radius_in_dioptric_distance(session):
+    """ "Near" is the dioptric distance (blur between the lenses: the measure of "the nearest lens
+    tried is 0.40 D from this one"), not the distance in the sphere-cylinder plane."""
+    from lensopt.refraction.lens import Lens
+
     snap = session["snap"]
     best, trials = snap.best, snap.trials
+    at_best = Lens(best.sphere_d, best.cylinder_d, 180.0)
     expected = [
         (r.letter_logmar, r.correct)
         for r in session["records"]
-        if (r.sphere_d - best.sphere_d) ** 2 + (r.cylinder_d - best.cylinder_d) ** 2
-        <= model_parts.NEAR_LENS_RADIUS_D**2
+        if Lens(r.sphere_d, r.cylinder_d, 180.0).blur_d(at_best) <= model_parts.NEAR_LENS_RADIUS_D
     ]
     got = list(zip(snap.psychometric.near_letter_logmar.tolist(), snap.psychometric.near_correct.tolist()))
     assert got == expected
@@ -481,6 +485,7 @@ def test_in_a_session_of_both_eyes_the_model_panels_count_the_live_eyes_trials_o
     from matplotlib.figure import Figure
 
     from lensopt.dashboard.panels import draw_lens_map
+    from lensopt.refraction.lens import Lens
 
     info = session["info"]
     stop = {"confidence": 0.99, "min_trials": 5, "max_trials": N_TRIALS - 6}
@@ -495,8 +500,9 @@ def test_in_a_session_of_both_eyes_the_model_panels_count_the_live_eyes_trials_o
     draw_lens_map(fig, snap)
     marked = sum(len(c.get_offsets()) for c in fig.axes[0].collections if "lens tried" in str(c.get_label()))
     assert marked == 6
-    near = np.hypot(os_trials.sphere_d - snap.best.sphere_d, os_trials.cylinder_d - snap.best.cylinder_d) <= 0.5
-    assert len(snap.psychometric.near_letter_logmar) == int(near.sum())
+    at_best = Lens(snap.best.sphere_d, snap.best.cylinder_d, 180.0)
+    near = [Lens(s, c, 180.0).blur_d(at_best) <= 0.5 for s, c in zip(os_trials.sphere_d, os_trials.cylinder_d)]
+    assert len(snap.psychometric.near_letter_logmar) == sum(near)
     rows = {row[0]: row[1] for row in summary_rows(snap)}
     correct = int(os_trials.correct.sum())
     assert rows["Trials"].startswith(f"OS 6, {correct} correct") and rows["Trials"].endswith(f"session {N_TRIALS}")

@@ -289,3 +289,16 @@ def test_a_line_of_answers_too_wide_for_the_console_wraps_between_answers_never_
     shown = [line.replace("\u00a0", " ").removeprefix("Last answers:").strip() for line in lines]
     entries = [entry for line in shown for entry in line.split("   ")]  # answers are three spaces apart
     assert entries == list(listed)
+
+
+@needs_display
+def test_a_break_shows_no_lens_on_the_console(tmp_path, window, console_states):
+    """At a break the console lists its keys, not the last trial's lens, which would read as the next
+    lens to set; the next trial shows its own lens again."""
+    protocol = clinic_protocol(tmp_path, **{"breaks.every_trials": "2"})
+    outcome, _ = run_with_console(window, db_path=tmp_path / "s.db", protocol_path=protocol, trials=5)
+    assert outcome.status == "finished"
+    breaks = [s for s in console_states if s.heading.startswith("Break:")]
+    assert len(breaks) >= 2 and all(s.lens_text == "" for s in breaks)
+    after = console_states[console_states.index(breaks[0]) + 1 :]
+    assert any(s.lens_text for s in after if s.trial_index == 3)

@@ -18,6 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from lensopt.refraction.lens import diopter_text
+
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugins" / "psychopy-lensopt"
 
@@ -53,8 +55,10 @@ MAKE_PSYEXP = textwrap.dedent(
     text.params["letterHeight"].updates = "set every repeat"
     routine.addComponent(text)
     exp.flow.addRoutine(routine, 0)
+    rule = sys.argv[2] if len(sys.argv) > 2 else "ucb-ald"
     loop = LensoptRefractionLoop(exp, name="refraction", nTrials="20", seed="3", minTrials="15",
-                                 checkLetters="3", simulatedPatient="-1.25, -0.75")
+                                 checkLetters="3", simulatedPatient="-1.25, -0.75", rule=rule,
+                                 nAlternatives="10" if rule == "acuity-law" else "26")
     exp.flow.addLoop(loop, 0, 2)
     exp.saveToXML(sys.argv[1])
     """
@@ -117,12 +121,15 @@ def test_the_installed_plugin_registers_the_loop_through_its_entry_point(plugin_
     assert "lensopt refraction psychopy-lensopt" in result.stdout
 
 
-@pytest.fixture(scope="module")
-def compiled(plugin_path, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("builder")
-    _run([_script(folder, "make.py", MAKE_PSYEXP), "refraction.psyexp"], folder, plugin_path)
+def _compile(folder: Path, plugin_path, rule: str = "ucb-ald") -> Path:
+    _run([_script(folder, "make.py", MAKE_PSYEXP), "refraction.psyexp", rule], folder, plugin_path)
     _run([_script(folder, "compile.py", COMPILE), "refraction.psyexp", "refraction.py"], folder, plugin_path)
     return folder
+
+
+@pytest.fixture(scope="module")
+def compiled(plugin_path, tmp_path_factory):
+    return _compile(tmp_path_factory.mktemp("builder"), plugin_path)
 
 
 def test_psychopys_compiler_writes_the_loop_with_lensopts_handler(compiled):
@@ -138,16 +145,35 @@ def test_psychopys_compiler_writes_the_loop_with_lensopts_handler(compiled):
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
 def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(compiled, plugin_path):
     result = _run(["refraction.py"], compiled, plugin_path)
-    assert "lensopt: best lens" in result.stdout
 
     (csv,) = (compiled / "data").glob("*.csv")
     frame = pd.read_csv(csv)
+    trials = frame[frame["refraction.trial_index"].notna()]
 
-    assert 15 <= len(frame) <= 20
+    assert 15 <= len(trials) <= 20
     for column in ("trial_index", "letter_logmar", "sphere_d", "cylinder_d", "decision_ms", "response"):
         assert pd.api.types.is_numeric_dtype(frame[f"refraction.{column}"]), column
-    assert frame["refraction.trial_index"].tolist() == list(range(1, len(frame) + 1))
+    assert trials["refraction.trial_index"].astype(int).tolist() == list(range(1, len(trials) + 1))
     assert {"participant", "date", "expName", "psychopyVersion", "frameRate"} <= set(frame.columns)
+    # the loop's result: a row of its own after the trials, and one line on the console
+    (result_row,) = frame[frame["refraction.best_sphere_d"].notna()].to_dict("records")
+    assert result_row["refraction.n_trials"] == len(trials)
+    assert result_row["refraction.stop_reason"] in ("confidence", "max_trials") or not result_row["refraction.stopped"]
+    said = f"lensopt: best lens S {diopter_text(result_row['refraction.best_sphere_d'])} D  C "
+    assert said in result.stdout and f"after {len(trials)} trials" in result.stdout
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_acuity_law_rule_builds_its_optimizer_and_a_simulated_patient_with_the_loops_alphabet(
+    plugin_path, tmp_path
+):
+    folder = _compile(tmp_path, plugin_path, rule="acuity-law")
+    script = (folder / "refraction.py").read_text(encoding="utf-8-sig")
+    handler = script[script.index("refraction = RefractionHandler(") :]
+    assert handler.split("(", 2)[1].split()[-1] == "AcuityLawOptimizer" and "rule=" not in handler[:300]
+    assert "n_alternatives=10, seed=3)" in script  # the patient guesses among the loop's letters
+    result = _run(["refraction.py"], folder, plugin_path)
+    assert "lensopt: best lens S " in result.stdout
 
 
 def test_without_the_plugin_loaded_psychopys_compiler_silently_writes_a_trial_handler(compiled, tmp_path):

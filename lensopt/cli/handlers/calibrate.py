@@ -24,15 +24,31 @@ def _ask_cm(prompt: str) -> float:
     return value
 
 
+#: The shortest viewing distance a new calibration takes (cm): a reading distance. Closer is a slip
+#: (a lane's 4 m typed as 4): letters would be drawn for a patient a hand's width from the screen.
+MIN_VIEWING_DISTANCE_CM = 25.0
+
+
+def _check_distance(distance_cm: float, given_as: str) -> None:
+    """Calibration's own check (on a stand-in screen), and no viewing distance closer than reading."""
+    Calibration(screen_width_cm=50.0, screen_width_px=1920, screen_height_px=1080, distance_cm=distance_cm)
+    if distance_cm < MIN_VIEWING_DISTANCE_CM:
+        raise ValueError(
+            f"{given_as} {distance_cm:g} cm is closer than reading distance ({MIN_VIEWING_DISTANCE_CM:g} cm); "
+            f"the distance is in centimetres: a 4 m lane is 400"
+        )
+
+
 def calibrate_command(args) -> int:
     check_monitor_name(args.name)  # before the bar is shown and measured
-    if args.distance_cm is not None:  # likewise (Calibration's own check, on a stand-in screen)
-        Calibration(screen_width_cm=50.0, screen_width_px=1920, screen_height_px=1080, distance_cm=args.distance_cm)
+    if args.distance_cm is not None:  # likewise
+        _check_distance(args.distance_cm, "--distance-cm")
     win = show_bar(args.screen, args.bar_px)
     try:
         width_px, height_px = (int(v) for v in win.size)
         bar_cm = args.bar_cm if args.bar_cm is not None else _ask_cm(f"length of the {args.bar_px} px bar (cm): ")
         distance_cm = args.distance_cm if args.distance_cm is not None else _ask_cm("viewing distance (cm): ")
+        _check_distance(distance_cm, "the viewing distance")
     finally:
         win.close()
     calibration = Calibration(

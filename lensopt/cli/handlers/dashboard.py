@@ -42,6 +42,8 @@ def run_dashboard(args) -> int:
         raise ValueError("give either a SESSION_ID or --latest, not both")
     if args.session_id is not None and args.session_id < 1:
         raise ValueError(f"SESSION_ID must be a positive integer, got {args.session_id}")
+    if args.screen is not None and args.screen < 0:
+        raise ValueError(f"--screen must be a screen number, 0 the first, got {args.screen}")
     report = _check_output(args.report, "--report", (".pdf", ".png")) if args.report else None
     screenshot = _check_output(args.screenshot, "--screenshot", (".png",)) if args.screenshot else None
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
@@ -72,10 +74,28 @@ def run_dashboard(args) -> int:
             "no display to open the dashboard on (DISPLAY is not set); run it on a desktop, "
             "or use --screenshot FILE.png or --report FILE.pdf"
         )
-    return _run_window(db_path, session_id, screenshot, args.replay)
+    return _run_window(db_path, session_id, screenshot, args.replay, args.screen)
 
 
-def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay: bool) -> int:
+def _place_on_screen(app, window, screen: int) -> None:
+    """Open ``window`` on ``screen`` (Qt's screens, 0 the first) at its top left, within its size; a
+    screen this desktop does not have: the desktop's choice, said on stderr (the window still opens)."""
+    screens = app.screens()
+    if not 0 <= screen < len(screens):
+        print(
+            f"lensopt dashboard: note: no screen {screen} (this desktop has {len(screens)}); the window opens "
+            "where the desktop puts it",
+            file=sys.stderr,
+        )
+        return
+    area = screens[screen].availableGeometry()
+    window.resize(min(window.width(), area.width()), min(window.height(), area.height()))
+    window.move(area.topLeft())
+
+
+def _run_window(
+    db_path: Path, session_id: int, screenshot: Path | None, replay: bool, screen: int | None = None
+) -> int:
     from PyQt5.QtCore import QTimer
     from PyQt5.QtWidgets import QApplication
 
@@ -103,6 +123,8 @@ def _run_window(db_path: Path, session_id: int, screenshot: Path | None, replay:
             app.quit()
 
         window.screenshot_when_ready(screenshot, done)
+    if screen is not None:
+        _place_on_screen(app, window, screen)
     window.show()
     try:
         app.exec_()

@@ -17,8 +17,13 @@ from __future__ import annotations
 from psychopy.experiment.loops import _BaseLoopHandler
 from psychopy.experiment.params import Param
 
-#: The rules of lensopt's letter optimizer (lensopt.binary.rules.RULE_FUNCTIONS), the first the default.
-RULES = ("ucb-ald", "ts-ald", "ucbf-ald", "ei-ald", "cbkg", "bald", "ucb-random", "ts-random", "random")
+#: The rules of lensopt's letter optimizers, the first the default: the GP optimizer's
+#: (lensopt.binary.rules.RULE_FUNCTIONS) and the acuity-law optimizer's (grid Bayes under the
+#: blur-acuity law, lensopt.refraction.AcuityLawOptimizer: the clinical protocol's).
+RULES = ("ucb-ald", "acuity-law", "ts-ald", "ucbf-ald", "ei-ald", "cbkg", "bald", "ucb-random", "ts-random", "random")
+
+#: The rule that is not the GP optimizer's (it takes no ``rule`` setting of its own).
+ACUITY_LAW = "acuity-law"
 
 #: The trial columns a routine inside the loop sees as variables.
 TRIAL_VARIABLES = ("letter_logmar", "sphere_d", "cylinder_d")
@@ -186,18 +191,22 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             return f"{self.name}Patient.respond({', '.join(TRIAL_VARIABLES)})"
         return "bool(%(response)s)" % self.params  # noqa: UP031 - as above
 
+    def _optimizer_code(self) -> str:
+        """The optimizer's class and its rule argument: the acuity-law optimizer takes none."""
+        if str(self.params["rule"].val).strip().strip("'\"") == ACUITY_LAW:
+            return "    AcuityLawOptimizer(\n"
+        return "    RefractionOptimizer(\n        rule=%(rule)s,\n"
+
     def writeLoopStartCode(self, buff):
         self.thisName = self.exp.namespace.makeLoopIndex(self.name)
         code = (
             "\n"
             "# --- Prepare to start lensopt refraction '%(name)s' ---\n"
             "from lensopt.psychopy import RefractionHandler\n"
-            "from lensopt.refraction import RefractionOptimizer\n"
-            "from lensopt.stopping import StopRule\n"
-            "%(name)s = RefractionHandler(\n"
-            "    RefractionOptimizer(\n"
-            "        rule=%(rule)s,\n"
-            "        seed=%(seed)s,\n"
+            "from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer\n"
+            "from lensopt.refraction.lens import diopter_text\n"
+            "from lensopt.stopping import StopRule, confidence_text\n"
+            "%(name)s = RefractionHandler(\n" + self._optimizer_code() + "        seed=%(seed)s,\n"
             "        sphere_bounds_d=%(sphereBounds)s,\n"
             "        cylinder_bounds_d=%(cylinderBounds)s,\n"
             "        letter_bounds_logmar=%(letterBounds)s,\n"
@@ -216,7 +225,8 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         if str(self.params["simulatedPatient"].val).strip():
             patient = (
                 "from lensopt.observer import SimulatedPatient\n"
-                "%(name)sPatient = SimulatedPatient(*(float(v) for v in %(simulatedPatient)s.split(',')), seed=%(seed)s)\n"
+                "%(name)sPatient = SimulatedPatient(*(float(v) for v in %(simulatedPatient)s.split(',')), "
+                "n_alternatives=%(nAlternatives)s, seed=%(seed)s)\n"
             )
             buff.writeIndentedLines(patient % self.params)
         buff.writeIndentedLines(f"\nfor {self.thisName} in {self.name}:\n")
@@ -237,10 +247,24 @@ class LensoptRefractionLoop(_BaseLoopHandler):
                 "    thisSession.sendExperimentData()\n"
             )
         buff.setIndentLevel(-1, relative=True)
+        name = self.name
         buff.writeIndentedLines(
-            f"# lensopt refraction '{self.name}' completed\n"
-            f"{self.name}Result = {self.name}.result()\n"
-            f"logging.exp('lensopt: best lens %s after %d trials' % ({self.name}Result['best'], "
-            f"{self.name}Result['n_trials']))\n"
-            f"print('lensopt: best lens', {self.name}Result['best'], 'after', {self.name}Result['n_trials'], 'trials')\n"
+            f"# lensopt refraction '{name}' completed: its result, a row of the data file of its own\n"
+            f"{name}Result = {name}.result()\n"
+            f"{name}Sphere, {name}Cylinder = {name}Result['best']\n"
+            f"{name}Said = 'best lens S %s D  C %s D after %d trials' % (diopter_text({name}Sphere), "
+            f"diopter_text({name}Cylinder), {name}Result['n_trials'])\n"
+            f"if {name}Result.get('confidence') is not None:\n"
+            f"    {name}Said += ', confidence %s' % confidence_text({name}Result['confidence'])\n"
+            f"if {name}Result['stop_reason'] == 'max_trials':\n"
+            f"    {name}Said += ' (the stopping rule\\'s budget ran out first: not sure enough to prescribe)'\n"
+            f"elif {name}Result['stop_reason'] == 'confidence':\n"
+            f"    {name}Said += ' (stopped: sure enough)'\n"
+            f"for {name}Key, {name}Value in (('best_sphere_d', {name}Sphere), ('best_cylinder_d', {name}Cylinder),\n"
+            f"        ('n_trials', {name}Result['n_trials']), ('stopped', {name}Result['stopped']),\n"
+            f"        ('stop_reason', {name}Result['stop_reason']), ('confidence', {name}Result.get('confidence'))):\n"
+            f"    thisExp.addData('{name}.' + {name}Key, {name}Value)\n"
+            "thisExp.nextEntry()\n"
+            f"logging.exp('lensopt: ' + {name}Said)\n"
+            f"print('lensopt:', {name}Said)\n"
         )

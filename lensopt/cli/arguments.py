@@ -89,6 +89,18 @@ def non_negative_int(text) -> int:
     return value
 
 
+#: The highest screen number a command takes (a protocol's ``[screens]`` takes the same).
+MAX_SCREEN = 15
+
+
+def screen_number(text) -> int:
+    """A screen: 0 (the first) to :data:`MAX_SCREEN`."""
+    value = _number(text, int)
+    if not 0 <= value <= MAX_SCREEN:
+        raise argparse.ArgumentTypeError(f"must be a screen number from 0 (the first) to {MAX_SCREEN}, got {value}")
+    return value
+
+
 def finite_float(text) -> float:
     value = _number(text, float)
     if not math.isfinite(value):

@@ -10,7 +10,7 @@ The handler, which imports PsychoPy: :mod:`lensopt.cli.handlers.calibrate`.
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import Handler, non_negative_int, positive_float, positive_int
+from lensopt.cli.arguments import Handler, positive_float, positive_int, screen_number
 
 
 def register(subparsers) -> None:
@@ -23,7 +23,7 @@ def register(subparsers) -> None:
         '(width, distance, pixels), which a protocol uses with [calibration] monitor = "NAME".',
     )
     parser.add_argument("--name", metavar="NAME", default="lensopt", help="monitor name (default: lensopt)")
-    parser.add_argument("--screen", type=non_negative_int, default=0, metavar="N", help="screen to measure (default 0)")
+    parser.add_argument("--screen", type=screen_number, default=0, metavar="N", help="screen to measure (default 0)")
     parser.add_argument(
         "--bar-px", type=positive_int, default=800, metavar="PX", help="length of the bar in pixels (default 800)"
     )

@@ -11,7 +11,7 @@ model update to a PNG and exits. The handler: :mod:`lensopt.cli.handlers.dashboa
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import Handler
+from lensopt.cli.arguments import Handler, screen_number
 
 
 def register(subparsers) -> None:
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--screen",
-        type=int,
+        type=screen_number,
         metavar="N",
         help="the screen to open the window on (0 the first; default: the desktop's choice); lensopt run "
         "--dashboard opens it on the protocol's console screen ([screens] console)",

@@ -140,7 +140,6 @@ def test_newer_schema_is_one_line(db, tmp_path, capsys):
         (["1", "--report", "report.svg"], "must end in .pdf or .png"),
         (["1", "--screenshot", "shot.jpg"], "must end in .png"),
         (["1", "--report", "/no/such/folder/r.pdf"], "does not exist"),
-        (["1", "--screen", "-1"], "--screen must be a screen number, 0 the first"),
     ],
 )
 def test_bad_arguments_are_one_line(db, capsys, arguments, fragment):
@@ -186,3 +185,13 @@ def test_the_window_opens_at_the_top_left_of_the_screen_asked_for_within_it(monk
     area = app.screens()[0].availableGeometry()
     assert (window.x(), window.y()) == (area.x(), area.y()) and window.width() <= area.width()
     window.close()
+
+
+@pytest.mark.parametrize("screen", ["-1", "16", "1.5"])
+def test_a_screen_number_out_of_range_is_one_line(db, capsys, screen):
+    path, _, _ = db
+    with pytest.raises(SystemExit) as exit_:
+        main(["dashboard", "1", "--db", str(path), "--screen", screen])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --screen:" in err, err

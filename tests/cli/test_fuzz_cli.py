@@ -120,7 +120,13 @@ def _kind(action) -> str | None:
     """What a numeric option takes: 'count' (whole, ≥ 0 or ≥ 1), 'whole' (any whole number),
     'positive' / 'non-negative' / 'rate' (numbers), 'signed' (any finite number); None if not numeric."""
     kind = action.type
-    if kind in (arguments.positive_int, arguments.non_negative_int, arguments.bench_count, arguments.check_letters):
+    if kind in (
+        arguments.positive_int,
+        arguments.non_negative_int,
+        arguments.bench_count,
+        arguments.check_letters,
+        arguments.screen_number,
+    ):
         return "count"
     if kind is int:
         return "whole"

@@ -42,8 +42,6 @@ def run_dashboard(args) -> int:
         raise ValueError("give either a SESSION_ID or --latest, not both")
     if args.session_id is not None and args.session_id < 1:
         raise ValueError(f"SESSION_ID must be a positive integer, got {args.session_id}")
-    if args.screen is not None and args.screen < 0:
-        raise ValueError(f"--screen must be a screen number, 0 the first, got {args.screen}")
     report = _check_output(args.report, "--report", (".pdf", ".png")) if args.report else None
     screenshot = _check_output(args.screenshot, "--screenshot", (".png",)) if args.screenshot else None
     db_path = Path(args.db).expanduser() if args.db else default_db_path()

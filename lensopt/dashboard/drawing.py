@@ -56,10 +56,12 @@ def covering(bounds, values) -> tuple[float, float]:
     return low, high
 
 
-def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str) -> None:
+def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str, value_range=None) -> None:
     """A colour map of ``values`` ``(n_cylinder, n_sphere)`` over the lens grid, white contour lines
-    (when it is not flat) and a colour bar labelled ``label``."""
-    mesh = ax.pcolormesh(sphere_d, cylinder_d, values, cmap=cmap, shading="auto", rasterized=True)
+    (when it is not flat) and a colour bar labelled ``label``; ``value_range`` ``(low, high)``: the
+    values the colours span (beyond it, the end colours), else all of them."""
+    low, high = (None, None) if value_range is None else value_range
+    mesh = ax.pcolormesh(sphere_d, cylinder_d, values, cmap=cmap, shading="auto", rasterized=True, vmin=low, vmax=high)
     if np.nanmax(values) > np.nanmin(values) and np.isfinite(values).all():
         lines = ax.contour(sphere_d, cylinder_d, values, levels=6, colors="white", linewidths=0.6, alpha=0.7)
         ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")

@@ -25,9 +25,12 @@ from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG
 PSYCHOMETRIC_POINTS = 121
 #: Draws of the best lens from the optimizer's posterior (``optimum_draws_d``).
 OPTIMUM_SAMPLES = 400
-#: Points of the full prescription's astigmatism plane (per axis) and of its defocus curve.
-PLANE_POINTS = 41
+#: Points of the full prescription's astigmatism plane (along J0, along J45) and of its defocus curve.
+PLANE_POINTS = (81, 61)
 CURVE_POINTS = 81
+#: The astigmatism plane's grid spans this many times the search box's width in J0 and in J45
+#: (centred on it): the panel, wider than it is tall, shows more than the box, and the map fills it.
+PLANE_SPAN = (3.5, 2.5)
 
 
 def _scalar(value) -> float:
@@ -91,13 +94,15 @@ def _triple(values) -> tuple[float, float, float]:
 def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
     """The full prescription's model of one eye (:class:`PrescriptionView`): ``opt`` its
     ``PrescriptionOptimizer`` told its answers (its ``history``: the lenses tried, with axes,
-    letters and answers). Both slices run through the reported lens (``opt.best()``) across the
-    search box; acuity from ``opt.acuity_logmar``."""
+    letters and answers). Both slices run through the reported lens (``opt.best()``): the defocus
+    curve across the search box, the astigmatism plane across :data:`PLANE_SPAN` times it (the
+    lenses tried reach beyond it, and the panel is wider than the box); acuity from
+    ``opt.acuity_logmar``."""
     best = opt.best()
     best_d = np.array([best.m_d, best.j0_d, best.j45_d])
     (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = opt.box.bounds_d
-    j0 = np.linspace(j0_lo, j0_hi, PLANE_POINTS)
-    j45 = np.linspace(j45_lo, j45_hi, PLANE_POINTS)
+    j0 = _spanned(j0_lo, j0_hi, PLANE_SPAN[0], PLANE_POINTS[0])
+    j45 = _spanned(j45_lo, j45_hi, PLANE_SPAN[1], PLANE_POINTS[1])
     J0, J45 = np.meshgrid(j0, j45)  # (n_j45, n_j0)
     plane = np.column_stack([np.full(J0.size, best_d[0]), J0.ravel(), J45.ravel()])
     plane_acuity, _ = opt.acuity_logmar(plane)
@@ -119,4 +124,12 @@ def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
         tested_letter_logmar=frozen_array([t.letter_logmar for t in trials]),
         tested_correct=frozen_array([bool(correct) for _, correct in opt.history], bool),
         start_d=None if start is None else _triple(start.power_vector().to_array()),
+        box_j0_d=(float(j0_lo), float(j0_hi)),
+        box_j45_d=(float(j45_lo), float(j45_hi)),
     )
+
+
+def _spanned(low: float, high: float, span: float, points: int) -> np.ndarray:
+    """``points`` points over ``span`` times ``[low, high]``, centred on it."""
+    centre, half = 0.5 * (low + high), 0.5 * span * (high - low)
+    return np.linspace(centre - half, centre + half, points)

@@ -53,21 +53,33 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
         message_panel(fig, title, message or "acuity not estimable yet (no trend with letter size so far)")
         return
     ax = fig.add_subplot(1, 1, 1)
-    draw_surface(fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)")
+    box_j0 = view.box_j0_d or (view.j0_d[0], view.j0_d[-1])
+    box_j45 = view.box_j45_d or (view.j45_d[0], view.j45_d[-1])
+    # the colours span the acuities of the search box (beyond it, far from the optimum, the darkest):
+    # spread over the whole, wider grid they left little contrast where the optimum lies
+    in_box = np.outer(
+        (view.j45_d >= box_j45[0]) & (view.j45_d <= box_j45[1]), (view.j0_d >= box_j0[0]) & (view.j0_d <= box_j0[1])
+    )
+    inside = acuity[in_box & np.isfinite(acuity)]
+    value_range = (float(inside.min()), float(inside.max())) if inside.size else None
+    draw_surface(
+        fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)", value_range
+    )
     draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, "lens tried")
     if view.start_d is not None:  # a white square rimmed in black: seen on the map and in the legend
-        for edge, width, label in (("black", 3.4, "start"), ("white", 1.6, None)):
+        for edge, width in (("black", 3.4), ("white", 1.6)):
             ax.scatter(
                 view.start_d[1],
                 view.start_d[2],
-                s=90,
+                s=380,  # round the best lens's star, over it: a best lens at the start hides neither
                 marker="s",
                 facecolor="none",
                 edgecolor=edge,
                 linewidth=width,
-                zorder=4,
-                label=label,
+                zorder=6,
             )
+        # the legend's square at the size of the other markers (no point of its own)
+        ax.scatter([], [], s=90, marker="s", facecolor="none", edgecolor="black", linewidth=2.4, label="start")
     ax.scatter(
         view.best_d[1],
         view.best_d[2],
@@ -79,9 +91,16 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
         zorder=5,
         label=f"best lens {_lens_text(view.best_d)} (unrounded)",
     )
-    ax.set_xlim(padded(covering((view.j0_d[0], view.j0_d[-1]), view.tested_d[:, 1])))
-    ax.set_ylim(padded(covering((view.j45_d[0], view.j45_d[-1]), view.tested_d[:, 2])))
-    ax.set_aspect("equal", adjustable="box")
+    # the search box and every lens tried, at equal scales; the axes fill the panel (their limits
+    # widened, not the plane shrunk to a square with half the panel empty), the map over the wider grid
+    # (the region as the data limits, not fixed limits, which an adjustable aspect must override)
+    (x0, x1), (y0, y1) = padded(covering(box_j0, view.tested_d[:, 1])), padded(covering(box_j45, view.tested_d[:, 2]))
+    ax.ignore_existing_data_limits = True
+    ax.update_datalim([(x0, y0), (x1, y1)])
+    ax.set_xmargin(0.0)
+    ax.set_ymargin(0.0)
+    ax.autoscale_view()
+    ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("J0 (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
     # the panel's title, not the square plane's: over the plane, narrower than its panel, it ran off the panel

@@ -177,7 +177,9 @@ class PrescriptionView:
     the astigmatism plane ``(J0, J45)`` at the reported ``M`` (``plane_acuity_logmar`` ``(n_j45,
     n_j0)``), and along ``M`` at the reported ``(J0, J45)``, the defocus curve, with its posterior SD
     (``curve_acuity_logmar``, ``curve_sd_logmar``). ``tested_d`` ``(n, 3)``: the eye's lenses tried,
-    as power vectors, with their letters and answers; ``start_d``: the starting refraction's."""
+    as power vectors, with their letters and answers; ``start_d``: the starting refraction's.
+    ``box_j0_d``, ``box_j45_d``: the search box's ``(low, high)`` in the plane, which the plane's
+    grid reaches beyond so that the panel can be filled (None: the grid's own range)."""
 
     eye: str
     best_d: tuple[float, float, float]
@@ -191,6 +193,8 @@ class PrescriptionView:
     tested_letter_logmar: np.ndarray
     tested_correct: np.ndarray
     start_d: tuple[float, float, float] | None = None
+    box_j0_d: tuple[float, float] | None = None
+    box_j45_d: tuple[float, float] | None = None
 
     def __post_init__(self):
         if np.shape(self.plane_acuity_logmar) != (len(self.j45_d), len(self.j0_d)):

@@ -428,13 +428,13 @@ def test_the_panels_hold_every_lens_tried_even_beyond_the_models_grid(prescripti
         snap = snapshot_from_store(store, sid)
     view = snap.prescription_view
     far = view.tested_d.copy()
-    far[0] = (view.m_d[0] - 1.0, view.j0_d[0] - 0.7, view.j45_d[-1] + 0.6)  # beyond the grid on three sides
+    far[0] = (view.m_d[0] - 1.0, view.box_j0_d[0] - 0.7, view.box_j45_d[1] + 0.6)  # beyond the box on three sides
     view = dc.replace(view, tested_d=far)
     plane, curve = Figure(), Figure()
     draw_astigmatism_plane(plane, view)
     draw_defocus_curve(curve, view, snap.letter_bounds_logmar)
     (x0, x1), (y0, y1) = plane.axes[0].get_xlim(), plane.axes[0].get_ylim()
-    assert x0 < far[0, 1] and y1 > far[0, 2] and x1 >= view.j0_d[-1] and y0 <= view.j45_d[0]
+    assert x0 < far[0, 1] and y1 > far[0, 2] and x1 >= view.box_j0_d[1] and y0 <= view.box_j45_d[0]
     assert curve.axes[0].get_xlim()[0] < far[0, 0]
 
 
@@ -475,3 +475,42 @@ def test_the_astigmatism_planes_and_defocus_curves_legends_cover_no_lens_tried(p
     (legend,) = panel_legends(plane)
     start = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))["start"]
     assert tuple(start.get_edgecolor()[0][:3]) == (0.0, 0.0, 0.0)
+
+
+def test_the_astigmatism_plane_fills_its_panel_with_its_colours_spanning_the_search_box(prescription_db):
+    """The plane's grid reaches beyond the search box (centred on it) so that the map fills the
+    panel at equal scales; its colours span the acuities inside the box, where the optimum lies."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import QuadMesh
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.model_parts import PLANE_SPAN
+    from lensopt.dashboard.prescription_panels import draw_astigmatism_plane
+
+    path, sid, opt = prescription_db
+    with SessionStore(path, readonly=True) as store:
+        view = snapshot_from_store(store, sid).prescription_view
+    (_, _), (j0_lo, j0_hi), (j45_lo, j45_hi) = opt.box.bounds_d
+    assert (view.box_j0_d, view.box_j45_d) == ((j0_lo, j0_hi), (j45_lo, j45_hi))
+    for grid, (lo, hi), span in (
+        (view.j0_d, (j0_lo, j0_hi), PLANE_SPAN[0]),
+        (view.j45_d, (j45_lo, j45_hi), PLANE_SPAN[1]),
+    ):
+        assert grid[-1] - grid[0] == pytest.approx(span * (hi - lo))
+        assert 0.5 * (grid[0] + grid[-1]) == pytest.approx(0.5 * (lo + hi))
+    fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    draw_astigmatism_plane(fig, view)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_position().width > 0.6  # not a square leaving half the panel empty
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert x0 >= view.j0_d[0] and x1 <= view.j0_d[-1] and y0 >= view.j45_d[0] and y1 <= view.j45_d[-1]  # all mapped
+    inside = [
+        view.plane_acuity_logmar[i, j]
+        for i, j45 in enumerate(view.j45_d)
+        for j, j0 in enumerate(view.j0_d)
+        if j0_lo <= j0 <= j0_hi and j45_lo <= j45 <= j45_hi
+    ]
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    assert mesh.get_clim() == pytest.approx((min(inside), max(inside)))

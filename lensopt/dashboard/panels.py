@@ -202,14 +202,16 @@ def mark_eyes(ax, tr, runs) -> None:
     """Name each eye's trials above them (``OD``, ``OS``) and draw a dashed line where the session
     turns to the other eye; nothing when no trial names an eye. A run too short for its name (under
     :data:`EYE_LABEL_SHARE` of the trials: an eye given a few more trials on resuming) keeps its line,
-    not its name, which would overprint its neighbours' ("ODOS OD")."""
+    not its name, which would overprint its neighbours' ("ODOS OD") — except the last, the eye being
+    searched, named from its first trial."""
     if not any(eye for eye, _, _ in runs):
         return
     total = tr.index[runs[-1][2]] - tr.index[runs[0][1]] + 1
     for k, (eye, first, last) in enumerate(runs):
         if k:
             ax.axvline(tr.index[first] - 0.5, color="0.3", linestyle="--", linewidth=1.0, zorder=2)
-        if tr.index[last] - tr.index[first] + 1 < EYE_LABEL_SHARE * total:
+        live = k == len(runs) - 1  # the eye being searched: named from its first trial, right of the others
+        if tr.index[last] - tr.index[first] + 1 < EYE_LABEL_SHARE * total and not live:
             continue
         middle = (tr.index[first] + tr.index[last]) / 2.0
         ax.text(

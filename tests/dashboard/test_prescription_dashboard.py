@@ -399,7 +399,7 @@ def test_the_window_draws_a_prescriptions_astigmatism_plane_and_defocus_curve(qt
 def test_the_history_names_each_eyes_long_runs_and_marks_every_turn_without_overprinting():
     """An OU session resumed twice with a few more trials per eye (80 + 80, then 8, 4 and 11): every
     turn to the other eye is a dashed line; only runs long enough for their name are named, so the
-    short ones do not overprint one another ("ODOS OD")."""
+    short ones do not overprint one another ("ODOS OD") — and the last, the eye being searched."""
     import types
 
     from matplotlib.figure import Figure
@@ -410,8 +410,12 @@ def test_the_history_names_each_eyes_long_runs_and_marks_every_turn_without_over
     runs = [("OD", 0, 79), ("OS", 80, 159), ("OD", 160, 167), ("OS", 168, 171), ("OD", 172, 182)]
     ax = Figure().add_subplot()
     mark_eyes(ax, tr, runs)
-    assert [t.get_text() for t in ax.texts] == ["OD", "OS"]
+    assert [t.get_text() for t in ax.texts] == ["OD", "OS", "OD"]  # the last, the eye searched now, too
     assert [line.get_xdata()[0] for line in ax.lines] == [80.5, 160.5, 168.5, 172.5]
+    # the second eye of a live OU session is named from its first trial
+    live = Figure().add_subplot()
+    mark_eyes(live, types.SimpleNamespace(index=np.arange(1, 22)), [("OD", 0, 19), ("OS", 20, 20)])
+    assert [(t.get_text(), t.get_position()[0]) for t in live.texts] == [("OD", 10.5), ("OS", 21.0)]
 
 
 def test_the_panels_hold_every_lens_tried_even_beyond_the_models_grid(prescription_db):

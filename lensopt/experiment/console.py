@@ -52,6 +52,9 @@ MIN_TEXT_SCALE = 0.5
 """The console's text is set no smaller than this fraction of its heights to fit the window's height
 (a block longer than that runs on past the window's foot rather than into unreadable print)."""
 
+#: What separates the keys listed on one line (``SPACE: continue   ·   ESCAPE: pause / stop``).
+KEY_SEPARATOR = "   ·   "
+
 NO_BREAK = "\u00a0"
 """Joins the parts of one listed answer (``20: W>W ok``), so that a line of answers too wide for the
 console wraps between answers, never inside one (pyglet breaks lines only at spaces, tabs and
@@ -158,6 +161,7 @@ class ClinicianConsole:
         self.message = text(CONSOLE_TEXT_HEIGHT_PX * 0.8, 0, (1.0, 0.5, 0.3))
         self.stims = (self.title, self.heading, self.lens, self.keys, self.history, self.message)
         self.heights_px = {id(stim): float(stim.height) for stim in self.stims}  # each part's, unscaled
+        self.set_texts: dict[int, str] = {}  # each part's text as given (the keys' may be set a key a line)
         self.state = ConsoleState()
         self.drawn: list[str] = []
         #: The scale the text was last drawn at (1.0: as designed; smaller: fitted to the window).
@@ -196,15 +200,20 @@ class ClinicianConsole:
         stim.text = text
 
     def _set(self, stim, text: str, scale: float) -> float:
-        """Set ``stim`` to ``text`` at its height times ``scale``; its height as laid out (px)."""
+        """Set ``stim`` to ``text`` at its height times ``scale``; its height as laid out (px). A list
+        of keys too long for one line is set one key a line (wrapped by the window, a line ended on
+        its separator: "ESCAPE: pause / stop   ·")."""
         if stim is self.lens:
             self._fit_lens(text, scale)
         else:
             height_px = self.heights_px[id(stim)] * scale
-            if stim.height != height_px or stim.text != text:
+            if stim.height != height_px or self.set_texts.get(id(stim)) != text:
                 stim.height = height_px
                 stim.text = ""  # the layout is redone only when the text changes
                 stim.text = text
+                if stim is self.keys and KEY_SEPARATOR in text and float(stim.boundingBox[1]) > 1.6 * height_px:
+                    stim.text = text.replace(KEY_SEPARATOR, "\n")
+                self.set_texts[id(stim)] = text
         return float(stim.boundingBox[1])
 
     def _block_px(self, parts, scale: float) -> float:

@@ -123,3 +123,38 @@ def test_a_console_with_room_draws_its_last_answers_at_full_size():
     finally:
         win.close()
     assert console.drawn[4].startswith("Last answers:") and console.scale == 1.0
+
+
+@needs_display
+@pytest.mark.parametrize("width_px", [900, 600])
+def test_keys_too_many_for_one_line_are_listed_one_a_line_never_a_line_ended_on_a_separator(width_px):
+    """The window wrapped a long list of keys at any space, leaving "ESCAPE: pause / stop   ·" at a
+    line's end; too long for one line, the list is set one key a line; short enough, as it is."""
+    from psychopy import visual
+
+    from lensopt.experiment.console import KEY_SEPARATOR, ClinicianConsole
+
+    keys = KEY_SEPARATOR.join(
+        [
+            "Keys: the letter named",
+            "SPACE: cannot read (a miss)",
+            "ESCAPE: pause / stop",
+            "BACKSPACE: undo the last answer",
+        ]
+    )
+    short = KEY_SEPARATOR.join(["SPACE: continue", "ESCAPE: pause / stop"])
+    win = visual.Window(size=(width_px, 640), units="pix", checkTiming=False)
+    try:
+        console = ClinicianConsole(win)
+        console.update(
+            trial_index=2, n_trials=40, heading="Set the lens", lens_text="-1.00 / -0.50 x 180", keys_text=keys
+        )
+        set_long = console.keys.text
+        one_line_px = console.keys.height * 1.6
+        console.update(keys_text=short)
+        set_short, short_px = console.keys.text, float(console.keys.boundingBox[1])
+    finally:
+        win.close()
+    assert set_long == keys.replace(KEY_SEPARATOR, "\n")  # 4 keys are too many for one line at either width
+    assert set_short == short and short_px <= one_line_px  # 2 fit
+    assert console.drawn[3] == short  # what the console says it shows: the keys as given

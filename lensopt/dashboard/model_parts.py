@@ -17,9 +17,9 @@ from lensopt.dashboard.snapshot import (
     TrialSeries,
     frozen_array,
 )
-from lensopt.refraction.lens import Lens, power_vector_arrays
+from lensopt.refraction.lens import Lens
 from lensopt.refraction.optimum_draws import lens_grid
-from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG
+from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG, lens_distances_d
 
 #: Letter sizes at which the psychometric curve is drawn.
 PSYCHOMETRIC_POINTS = 121
@@ -69,9 +69,9 @@ def compute_model_parts(
     # the trials through lenses near the best, by dioptric distance (the power vectors' — the measure of
     # "the nearest lens tried is 0.40 D from this one"): in a two-parameter search every cylinder lies
     # along one meridian, so any will do
-    tried = np.column_stack(power_vector_arrays(trials.sphere_d, trials.cylinder_d, NO_AXIS_MERIDIAN_DEG))
-    at_best = np.array(power_vector_arrays(best_s, best_c, NO_AXIS_MERIDIAN_DEG), dtype=float)
-    near = np.sqrt(np.square(tried.reshape(-1, 3) - at_best).sum(axis=1)) <= NEAR_LENS_RADIUS_D
+    meridian = np.full(len(trials.sphere_d), NO_AXIS_MERIDIAN_DEG)
+    tried = np.column_stack([trials.sphere_d, trials.cylinder_d, meridian])
+    near = lens_distances_d(tried, (best_s, best_c, NO_AXIS_MERIDIAN_DEG)) <= NEAR_LENS_RADIUS_D
     curve = PsychometricCurve(
         letter_logmar=frozen_array(letters),
         p_mean=p_mean,

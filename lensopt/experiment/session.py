@@ -20,7 +20,6 @@ import dataclasses
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lensopt.errors import CalibrationError, ProtocolError, StoreError
@@ -35,6 +34,7 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_path
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
+from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.windows import (
     check_display,
     dashboard_screen,
@@ -45,78 +45,8 @@ from lensopt.experiment.windows import (
 )
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
-from lensopt.store import ResultRecord, SessionInfo, SessionStore
+from lensopt.store import SessionInfo, SessionStore
 from lensopt.store.claim import claim_session
-
-MAX_SEED = 2**31 - 1
-"""Largest seed drawn when none is given (kept small so people can type it back)."""
-
-
-#: The longest participant id ``lensopt run`` takes (an id, not a note: the sessions list shows it).
-MAX_PARTICIPANT_LENGTH = 64
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant;
-    ``start`` (clinical notation) replaces the protocol's ``[start]`` refraction, ``axis_deg`` its
-    ``[lens] axis_deg`` (``--axis``)."""
-
-    db_path: Path
-    protocol_path: Path | None = None
-    participant: str | None = None
-    observer: str | None = None
-    seed: int | None = None
-    trials: int | None = None
-    frames_dir: Path | None = None
-    resume: int | None = None
-    fullscreen: bool | None = None
-    dashboard: bool = False
-    start: str | None = None
-    eye: str | None = None
-    axis_deg: float | None = None
-
-    def __post_init__(self):
-        if self.resume is None and self.protocol_path is None:
-            raise ValueError("--protocol FILE is required for a new session (or --resume SESSION_ID)")
-        if self.resume is None and not (self.participant or "").strip():
-            raise ValueError("--participant ID is required for a new session (or --resume SESSION_ID)")
-        if self.resume is None and self.participant is not None:
-            if not self.participant.isprintable():
-                raise ValueError("--participant must be one line of printable text (no tab or newline), e.g. P001")
-            if len(self.participant.strip()) > MAX_PARTICIPANT_LENGTH:
-                raise ValueError(
-                    f"--participant is {len(self.participant.strip())} characters long; give an id of at most "
-                    f"{MAX_PARTICIPANT_LENGTH} (e.g. P001)"
-                )
-        if self.seed is not None and not 0 <= self.seed <= 2**63 - 1:
-            raise ValueError(f"--seed must be an integer in [0, 2**63 - 1], got {self.seed}")
-        if self.trials is not None and self.trials < 1:
-            raise ValueError(f"--trials must be at least 1, got {self.trials}")
-        if self.axis_deg is not None and not 1.0 <= self.axis_deg <= 180.0:
-            raise ValueError(f"--axis {self.axis_deg:g} is outside 1-180 degrees: give e.g. 180 (not 0) or 90")
-        if self.axis_deg is not None and self.start is not None:
-            raise ValueError(
-                "--axis is the phoropter's axis of a sphere-and-cylinder search; the full prescription (--start) "
-                "searches the axis itself: leave --axis out"
-            )
-
-
-@dataclass(frozen=True)
-class SessionOutcome:
-    """What is stored: ``stopped_at`` and ``confidence`` when the optimizer's stopping rule
-    (``[stop]``) ended the session before its last trial; ``result`` the prescription a finished
-    full-prescription session stored (``results``: one per eye of a session of both eyes, OD first)."""
-
-    session_id: int
-    status: str
-    n_trials: int
-    stopped_at: int | None = None
-    confidence: float | None = None
-    result: ResultRecord | None = None
-    results: tuple = ()
-    #: The stopping rule's threshold (``[stop] confidence``), to whose decimals ``confidence`` is shown.
-    confidence_target: float | None = None
 
 
 def calibration_from_protocol(protocol: Protocol) -> Calibration:
@@ -198,11 +128,7 @@ def run_session(
 def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
     """Whether a session with ``records`` answered runs any trial with a budget of ``trials`` per
     eye: an eye has answered fewer (a new session always)."""
-    answered = [
-        sum(getattr(r, "eye", None) == eye and not getattr(r, "void", False) for r in records)  # undone: not answers
-        for eye in protocol.session.eyes
-    ]
-    return min(answered) < trials
+    return min(len(answered(eye_records(records, eye))) for eye in protocol.session.eyes) < trials
 
 
 def _run(

@@ -38,10 +38,15 @@ def _distances_d(
     """The dioptric distance (D) between the lens and each lens of ``trials`` (:func:`nearest_tried_d`)."""
     meridian = meridian_deg if meridian_deg else NO_AXIS_MERIDIAN_DEG
     lens_axis = meridian if axis_deg is None else float(axis_deg)
-    tried = np.array(
-        [(t.sphere_d, t.cylinder_d, meridian if t.axis_deg is None else t.axis_deg) for t in trials], dtype=float
-    ).reshape(-1, 3)
-    target = np.array(power_vector_arrays(sphere_d, cylinder_d, lens_axis))
+    tried = [(t.sphere_d, t.cylinder_d, meridian if t.axis_deg is None else t.axis_deg) for t in trials]
+    return lens_distances_d(tried, (sphere_d, cylinder_d, lens_axis))
+
+
+def lens_distances_d(tried, lens) -> np.ndarray:
+    """The dioptric distances (D) between the lenses ``tried`` (``(n, 3)``: sphere, cylinder, axis)
+    and ``lens`` ``(sphere_d, cylinder_d, axis_deg)``: the lengths of their power vectors' differences."""
+    tried = np.asarray(tried, dtype=float).reshape(-1, 3)
+    target = np.array(power_vector_arrays(*lens), dtype=float)
     vectors = np.column_stack(power_vector_arrays(tried[:, 0], tried[:, 1], tried[:, 2])).reshape(-1, 3)
     return np.sqrt(np.square(vectors - target).sum(axis=1))
 

@@ -1,0 +1,79 @@
+"""What ``lensopt run`` is asked to do (:class:`RunRequest`, checked as it is made) and what a run
+gives back (:class:`SessionOutcome`); :mod:`lensopt.experiment.session` runs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lensopt.store import ResultRecord
+
+MAX_SEED = 2**31 - 1
+"""Largest seed drawn when none is given (kept small so people can type it back)."""
+
+
+#: The longest participant id ``lensopt run`` takes (an id, not a note: the sessions list shows it).
+MAX_PARTICIPANT_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``lensopt run`` was asked to do. ``resume`` (a session id) replaces protocol/participant;
+    ``start`` (clinical notation) replaces the protocol's ``[start]`` refraction, ``axis_deg`` its
+    ``[lens] axis_deg`` (``--axis``)."""
+
+    db_path: Path
+    protocol_path: Path | None = None
+    participant: str | None = None
+    observer: str | None = None
+    seed: int | None = None
+    trials: int | None = None
+    frames_dir: Path | None = None
+    resume: int | None = None
+    fullscreen: bool | None = None
+    dashboard: bool = False
+    start: str | None = None
+    eye: str | None = None
+    axis_deg: float | None = None
+
+    def __post_init__(self):
+        if self.resume is None and self.protocol_path is None:
+            raise ValueError("--protocol FILE is required for a new session (or --resume SESSION_ID)")
+        if self.resume is None and not (self.participant or "").strip():
+            raise ValueError("--participant ID is required for a new session (or --resume SESSION_ID)")
+        if self.resume is None and self.participant is not None:
+            if not self.participant.isprintable():
+                raise ValueError("--participant must be one line of printable text (no tab or newline), e.g. P001")
+            if len(self.participant.strip()) > MAX_PARTICIPANT_LENGTH:
+                raise ValueError(
+                    f"--participant is {len(self.participant.strip())} characters long; give an id of at most "
+                    f"{MAX_PARTICIPANT_LENGTH} (e.g. P001)"
+                )
+        if self.seed is not None and not 0 <= self.seed <= 2**63 - 1:
+            raise ValueError(f"--seed must be an integer in [0, 2**63 - 1], got {self.seed}")
+        if self.trials is not None and self.trials < 1:
+            raise ValueError(f"--trials must be at least 1, got {self.trials}")
+        if self.axis_deg is not None and not 1.0 <= self.axis_deg <= 180.0:
+            raise ValueError(f"--axis {self.axis_deg:g} is outside 1-180 degrees: give e.g. 180 (not 0) or 90")
+        if self.axis_deg is not None and self.start is not None:
+            raise ValueError(
+                "--axis is the phoropter's axis of a sphere-and-cylinder search; the full prescription (--start) "
+                "searches the axis itself: leave --axis out"
+            )
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """What is stored: ``stopped_at`` and ``confidence`` when the optimizer's stopping rule
+    (``[stop]``) ended the session before its last trial; ``result`` the prescription a finished
+    full-prescription session stored (``results``: one per eye of a session of both eyes, OD first)."""
+
+    session_id: int
+    status: str
+    n_trials: int
+    stopped_at: int | None = None
+    confidence: float | None = None
+    result: ResultRecord | None = None
+    results: tuple = ()
+    #: The stopping rule's threshold (``[stop] confidence``), to whose decimals ``confidence`` is shown.
+    confidence_target: float | None = None

@@ -6,8 +6,11 @@ its answer is refused (a trial is stored once), and its answer, kept in the sess
 then stood in the way of every later resume. The claim is an advisory lock (``fcntl.flock``) on the
 file ``<database>.session-<id>.lock`` beside the database, holding the claiming program's process id:
 the operating system lets it go when the program ends, however it ends (a crash, a kill), so a
-claim is never left behind. The file itself stays (removing it could let two programs each lock a
-file of that name). Where ``fcntl`` is missing (Windows) sessions are not claimed.
+claim is never left behind. A program that ends its claim removes the file while still holding it,
+so files do not pile up beside the database (a killed program's stays until the session's resume
+ends); a claim checks, once it holds the lock, that the file it locked is still the one of that
+name, and starts again if it was removed meanwhile — else two programs could each lock a file of
+that name (one removed, one new). Where ``fcntl`` is missing (Windows) sessions are not claimed.
 
 Whether a session is claimed is probed (:func:`is_claimed`) by taking a shared lock for an instant;
 a claim that meets a probe tries again for up to :data:`CLAIM_RETRY_S`, so a ``lensopt sessions`` or
@@ -64,37 +67,64 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
         yield
         return
     path = claim_path(db_path, session_id)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:  # a folder this user cannot write (a read-only copy): nothing can run it twice here
+    fd = _locked_claim_file(path, session_id)
+    if fd is None:  # a folder this user cannot write, or a file system without locks: run unclaimed
         yield
         return
     try:
-        try:
-            _lock_exclusive(fd)
-        except OSError as exc:
-            if exc.errno not in HELD_ERRNOS:  # a file system without locks (some NFS, CIFS, FUSE): run unclaimed
-                yield
-                return
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise StoreError(
-                f"session {session_id} is being run by another lensopt (process {holder}); finish or close that "
-                "one first — two would show the patient the same trial"
-            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         try:
             yield
         finally:
+            with contextlib.suppress(OSError):  # removed while held: no other program holds it
+                path.unlink()
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
-def _lock_exclusive(fd: int) -> None:
-    """Lock ``fd`` exclusively, trying again while it is held for up to :data:`CLAIM_RETRY_S` (a
-    probe's shared lock is let go at once); the last try's OSError when it stays held."""
+def _locked_claim_file(path: Path, session_id: int) -> int | None:
+    """The claim file ``path`` opened and locked exclusively (the one of that name when locked: one
+    removed by the claim it waited for is let go and the new one locked); None where no claim can
+    be taken (a folder this user cannot write — a read-only copy, which nothing can run twice — or
+    a file system without locks: some NFS, CIFS, FUSE); a one-line StoreError while another program
+    holds it (after :data:`CLAIM_RETRY_S`)."""
     deadline = time.monotonic() + CLAIM_RETRY_S
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return None
+        try:
+            _lock_exclusive(fd, deadline)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            if exc.errno not in HELD_ERRNOS:
+                return None
+            raise StoreError(
+                f"session {session_id} is being run by another lensopt (process {holder}); finish or close that "
+                "one first — two would show the patient the same trial"
+            ) from None
+        if _is_the_file_named(fd, path):
+            return fd
+        os.close(fd)
+
+
+def _is_the_file_named(fd: int, path: Path) -> bool:
+    """Whether the open file ``fd`` is still the file ``path`` names (not removed, not replaced)."""
+    try:
+        named = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _lock_exclusive(fd: int, deadline: float) -> None:
+    """Lock ``fd`` exclusively, trying again while it is held until ``deadline`` (a probe's shared
+    lock is let go at once); the last try's OSError when it stays held."""
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -74,3 +74,53 @@ def test_the_status_shown_is_running_only_while_a_program_claims_the_session(tmp
     assert session_status(None, 7, "running") == "running"  # no database to look beside: as stored
     monkeypatch.setattr(claim, "is_claimed", lambda db_path, session_id: None)  # no locks here (Windows, NFS)
     assert session_status(db, 7, "running") == "running"
+
+
+def test_a_claim_that_ends_removes_its_lock_file_so_none_pile_up_beside_the_database(tmp_path):
+    db = tmp_path / "s.db"
+    for session_id in range(1, 6):
+        with claim_session(db, session_id):
+            assert claim_path(db, session_id).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing left beside the database
+    left = claim_path(db, 9)  # a killed program's file: it stays until the session's next claim ends
+    left.write_text("12345")
+    assert is_claimed(db, 9) is False
+    with claim_session(db, 9):
+        assert left.read_text() == str(os.getpid())
+    assert not left.exists()
+
+
+def test_a_claim_waiting_for_one_that_ends_holds_the_next_file_of_that_name_alone(tmp_path):
+    """The race removal opens: a second claim opened the file, waits for its lock; the first ends,
+    removing the file, and a third claim creates a new one. The second must notice that the file it
+    locked is gone and lock the new file, or the second and third would both run the session."""
+    db = tmp_path / "s.db"
+    holding = threading.Event()
+    done = threading.Event()
+    errors = []
+
+    def second():
+        try:
+            with claim_session(db, 4):
+                holding.set()
+                done.wait(5)
+        except Exception as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+            holding.set()
+
+    first = claim_session(db, 4)
+    first.__enter__()
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    time.sleep(0.1)  # the second claim has opened the first's file and is trying its lock
+    first.__exit__(None, None, None)  # removes the file, then lets its lock go
+    try:
+        assert holding.wait(5) and not errors
+        assert claim_path(db, 4).read_text() == str(os.getpid())
+        assert is_claimed(db, 4) is True  # the file of that name is the one held
+        with pytest.raises(StoreError, match="session 4 is being run by another lensopt"), claim_session(db, 4):
+            pass
+    finally:
+        done.set()
+        waiter.join()
+    assert not claim_path(db, 4).exists()

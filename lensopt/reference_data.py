@@ -51,6 +51,20 @@ def source_data_dir() -> Path | None:
     return DATA_DIR if (checkout / "pyproject.toml").is_file() and (checkout / "lensopt").is_dir() else None
 
 
+def rewritable_data_file(name: str, option: str) -> Path:
+    """The source checkout's ``data/<name>``, the default output of a command that regenerates it; a
+    one-line ValueError naming ``option`` when this lensopt is installed (its shipped files are not
+    rewritten in place: a pip-installed file rewritten no longer matches its record, and a partial
+    table would break the commands that read it)."""
+    folder = source_data_dir()
+    if folder is None:
+        raise ValueError(
+            f"give {option} FILE: this lensopt is installed, not a source checkout, and its "
+            f"shipped {DATA_DIR / name} is not rewritten"
+        )
+    return folder / name
+
+
 def load_json(name: str) -> dict:
     path = DATA_DIR / name
     try:

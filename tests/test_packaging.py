@@ -92,14 +92,25 @@ def test_a_shipped_protocol_is_found_by_name_from_any_folder(tmp_path, monkeypat
         load_protocol("elsewhere/demo-simulated.toml")  # a path is a path
 
 
-def test_hyperparameters_of_an_installed_lensopt_need_output(monkeypatch, capsys):
-    import lensopt.cli.handlers.hyperparameters as command
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [(["hyperparameters", "--patients", "1"], "--output"), (["bench", "rescale", "--samples", "2"], "--out")],
+)
+def test_commands_that_regenerate_shipped_data_need_an_output_when_lensopt_is_installed(
+    argv, option, monkeypatch, capsys
+):
+    """An installed lensopt's data files are not rewritten in place (``bench rescale`` rewrote the
+    shipped rescaling table, and every later ``bench functions`` failed on the partial table)."""
+    import lensopt.reference_data as reference_data
+    from lensopt.bench.reference_table import DEFAULT_TABLE_PATH
     from lensopt.cli import main
 
-    monkeypatch.setattr(command, "source_data_dir", lambda: None)
-    assert main(["hyperparameters", "--patients", "1"]) == 2
+    before = DEFAULT_TABLE_PATH.read_bytes()
+    monkeypatch.setattr(reference_data, "source_data_dir", lambda: None)
+    assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "give --output FILE" in err[0], err
+    assert len(err) == 1 and f"give {option} FILE" in err[0], err
+    assert DEFAULT_TABLE_PATH.read_bytes() == before
 
 
 # --- lensopt --help -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from lensopt.cli.arguments import check_output_file, check_output_folder
 from lensopt.cli.defaults import FEEDBACK_RULES
 from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
+from lensopt.reference_data import rewritable_data_file
 from lensopt.refraction.letters import REFRACTION_BETA
 
 
@@ -473,14 +474,15 @@ def run_report(args) -> int:
 
 
 def run_rescale(args) -> int:
-    check_output_file("--out", args.out or DEFAULT_TABLE_PATH)
+    out = Path(args.out) if args.out else rewritable_data_file(DEFAULT_TABLE_PATH.name, "--out")
+    check_output_file("--out", out)
     table = compute_rescaling_table(
         seed=args.seed,
         n_samples=args.samples,
         fit_kernels=args.fit_kernels,
         progress=(lambda slug: print(f"  {slug}", file=sys.stderr)) if args.fit_kernels else None,
     )
-    path = write_rescaling_table(table, args.out or DEFAULT_TABLE_PATH)
+    path = write_rescaling_table(table, out)
     n_log = sum(e["take_log"] for e in table["functions"].values())
     print(
         f"lensopt bench rescale: wrote {path} ({len(table['functions'])} functions, "

@@ -13,11 +13,10 @@ from lensopt.cli.arguments import check_output_file
 from lensopt.cli.defaults import HELD_OUT_FIRST_SEED
 from lensopt.cli.hyperparameters import SPACE_DEFAULTS
 from lensopt.reference_data import (
-    DATA_DIR,
     LETTER_MODEL_HYPERPARAMETERS,
     PRESCRIPTION_HYPERPARAMETERS,
     REFRACTION_HYPERPARAMETERS,
-    source_data_dir,
+    rewritable_data_file,
 )
 from lensopt.refraction_hyperparameters import (
     PRESCRIPTION_KERNELS,
@@ -73,13 +72,7 @@ def run(args) -> int:
             name = PRESCRIPTION_HYPERPARAMETERS
         else:
             name = LETTER_MODEL_HYPERPARAMETERS if args.model == "floored" else REFRACTION_HYPERPARAMETERS
-        folder = source_data_dir()
-        if folder is None:
-            raise ValueError(
-                f"give --output FILE: this lensopt is installed, not a source checkout, and its "
-                f"shipped {DATA_DIR / name} is not rewritten"
-            )
-        args.output = str(folder / name)
+        args.output = str(rewritable_data_file(name, "--output"))
     _check_output(args.output)
     if power_vector:
         return _run_power_vector(args)

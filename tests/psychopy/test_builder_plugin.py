@@ -183,3 +183,33 @@ def test_without_the_plugin_loaded_psychopys_compiler_silently_writes_a_trial_ha
     _run(["-m", "psychopy.scripts.psyexpCompile", "refraction.psyexp", "-o", "plain.py"], tmp_path)
     script = (tmp_path / "plain.py").read_text(encoding="utf-8-sig")
     assert "RefractionHandler" not in script and "data.TrialHandler2(" in script
+
+
+def test_the_plugin_depends_on_what_lensopt_installs_not_a_second_psychopy():
+    """Its dependencies, extras included, are the distributions lensopt's builder extra installs:
+    depending on ``psychopy`` (the app) beside lensopt's ``psychopy-lib`` would install a second
+    distribution owning the same ``psychopy/`` files."""
+    import tomllib
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.requirements import Requirement
+
+    declared = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]["dependencies"]
+    pending = [Requirement(text) for text in declared]
+    seen = set()
+    while pending:
+        requirement = pending.pop()
+        if requirement.name in seen:
+            continue
+        seen.add(requirement.name)
+        try:
+            found = distribution(requirement.name)
+        except PackageNotFoundError:
+            pytest.fail(f"the plugin needs {requirement.name}, which this lensopt[builder] environment lacks")
+        for text in found.requires or ():  # the extras it asks for bring their own requirements
+            nested = Requirement(text)
+            if nested.marker is not None and any(
+                nested.marker.evaluate({"extra": extra}) for extra in requirement.extras
+            ):
+                pending.append(nested)
+    assert {"lensopt", "psychopy-lib", "esprima"} <= seen

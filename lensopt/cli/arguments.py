@@ -25,6 +25,9 @@ MAX_WHOLE_NUMBER = 2**32 - 1
 #: lensopt uses comes near it, and a larger one would overflow or stall the computation.
 MAX_MAGNITUDE = 1e6
 
+#: The help of every ``--db`` option: where the sessions are when it is not given.
+DB_HELP = "session database (default: $LENSOPT_DB, else $XDG_DATA_HOME/lensopt/sessions.db, ~/.local/share/lensopt/sessions.db when XDG_DATA_HOME is unset)"
+
 
 @dataclass(frozen=True)
 class Handler:

@@ -11,7 +11,7 @@ model update to a PNG and exits. The handler: :mod:`lensopt.cli.handlers.dashboa
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import Handler, screen_number
+from lensopt.cli.arguments import DB_HELP, Handler, screen_number
 
 
 def register(subparsers) -> None:
@@ -33,9 +33,7 @@ def register(subparsers) -> None:
         action="store_true",
         help="show the most recently created session (passing over one left running without a trial)",
     )
-    parser.add_argument(
-        "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or ~/.local/share/lensopt/sessions.db)"
-    )
+    parser.add_argument("--db", metavar="PATH", help=DB_HELP)
     parser.add_argument(
         "--screenshot", metavar="FILE.png", help="render the window to a PNG after the first model update, then exit"
     )

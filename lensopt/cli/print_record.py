@@ -12,7 +12,7 @@ imports matplotlib and the optimizers: :mod:`lensopt.cli.handlers.print_record`.
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import Handler
+from lensopt.cli.arguments import DB_HELP, Handler
 
 
 def register(subparsers) -> None:
@@ -27,9 +27,7 @@ def register(subparsers) -> None:
         "defocus curve). The file is readable by its owner only (0600).",
     )
     parser.add_argument("session_id", metavar="SESSION_ID", type=int, help="id shown by `lensopt sessions`")
-    parser.add_argument(
-        "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or ~/.local/share/lensopt/sessions.db)"
-    )
+    parser.add_argument("--db", metavar="PATH", help=DB_HELP)
     parser.add_argument(
         "--out", "-o", metavar="FILE.pdf", required=True, help="the PDF to write (replaced if it exists)"
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensopt.cli.arguments import Handler, finite_float, non_negative_int, positive_int
+from lensopt.cli.arguments import DB_HELP, Handler, finite_float, non_negative_int, positive_int
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 
 
@@ -38,7 +38,7 @@ def register(subparsers) -> None:
         "--db",
         metavar="PATH",
         type=Path,
-        help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)",
+        help=DB_HELP,
     )
     parser.add_argument(
         "--save-frames",

@@ -15,7 +15,7 @@ read a database in a folder the user cannot write (:mod:`lensopt.store.readonly`
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import Handler
+from lensopt.cli.arguments import DB_HELP, Handler
 from lensopt.store.export import FORMATS
 
 
@@ -26,9 +26,7 @@ def register(subparsers) -> None:
         help="list the stored sessions",
         description="List the sessions stored in the database (opened read-only).",
     )
-    listing.add_argument(
-        "--db", metavar="PATH", help="session database (default: $LENSOPT_DB or $XDG_DATA_HOME/lensopt/sessions.db)"
-    )
+    listing.add_argument("--db", metavar="PATH", help=DB_HELP)
     listing.add_argument("--json", action="store_true", help="print the sessions as JSON")
     listing.set_defaults(handler=Handler("lensopt.cli.handlers.sessions:list_sessions"))
 

@@ -104,3 +104,27 @@ def test_untried_lenses_prints_each_session_and_counts_the_lenses_not_tried(caps
         f"not tried within a phoropter step: {int(row['untried'])} of 1 sessions, "
         f"{int(row['untried']) * stopped} of {stopped} that stopped"
     )
+
+
+@pytest.mark.parametrize(("n_trials", "reported"), [(1, [1]), (20, [20]), (30, [30]), (31, [30, 31]), (100, [30, 100])])
+def test_the_law_table_reports_trial_30_only_when_the_sessions_run_past_it_and_always_the_last(
+    example, n_trials, reported
+):
+    assert example.reported_trials(n_trials) == reported
+
+
+def test_a_law_run_shorter_than_30_trials_prints_the_error_at_its_last_trial(example, capsys):
+    example.main(["--patients", "1", "--trials", "20", "--gains", "1.0", "--rules", "acuity-law"])
+    header, row = capsys.readouterr().out.strip().splitlines()
+    assert "err20 med (mean)" in header and "err30" not in header and "err100" not in header
+    last = example.session_errors("acuity-law", 1.0, 100_000, 20)[-1]  # one patient: its median and mean
+    assert row.split()[3:5] == [f"{last:.3f}", f"({last:.3f})"]
+
+
+@pytest.mark.parametrize("option", ["--trials", "--patients"])
+def test_a_law_run_refuses_a_count_below_one_in_one_line(example, capsys, option):
+    with pytest.raises(SystemExit) as exit_:
+        example.main([option, "0"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"argument {option}: must be at least 1, got 0" in err

@@ -11,13 +11,13 @@ deciding beside the window all along (``--thread``: why the lookahead uses a pro
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
 
 import numpy as np
-from psychopy import logging, visual
 
+from lensopt.cli import OneLineParser
+from lensopt.cli.arguments import positive_int
 from lensopt.observer import draw_patients
 from lensopt.psychopy import RefractionHandler
 from lensopt.refraction import RefractionOptimizer
@@ -28,6 +28,8 @@ FRAMES_PER_LETTER = 20
 
 
 def frame_lateness_ms(mode: str, trials: int, seed: int) -> np.ndarray:
+    from psychopy import visual  # after main() has read the options (see there)
+
     win = visual.Window((800, 600), units="pix", fullscr=False, waitBlanking=False)
     letter = visual.TextStim(win, "E", height=80)
     patient = draw_patients(1, seed)[0]
@@ -61,11 +63,16 @@ def frame_lateness_ms(mode: str, trials: int, seed: int) -> np.ndarray:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=60)
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=positive_int, default=60)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--thread", action="store_true", help="also run with a deciding thread beside the window")
     args = parser.parse_args()
+    # PsychoPy is imported only now: importing it parses the command line itself (parse_known_args,
+    # for its own --prefs-json), and it would answer --help with its own usage. It leaves alone the
+    # options above, which it does not know.
+    from psychopy import logging
+
     logging.console.setLevel(logging.ERROR)
     modes = ["lookahead", "in-process"] + (["thread"] if args.thread else [])
     for mode in modes:

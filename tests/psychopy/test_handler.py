@@ -377,6 +377,48 @@ def test_the_example_script_runs_a_simulated_session_and_writes_its_csv(tmp_path
     assert {"participant", "date", "expName", "psychopyVersion"} <= set(frame.columns)
 
 
+def test_the_example_scripts_help_lists_its_own_options_not_psychopys(tmp_path):
+    """PsychoPy parses the command line when it is imported; the script reads its options first."""
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "PsychoPy Preferences" not in result.stdout
+    for option in ("--simulated", "--trials", "--seed", "--out"):
+        assert option in result.stdout
+
+
+def test_the_example_script_refuses_fewer_than_one_trial_in_one_line(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--trials", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "argument --trials: must be at least 1, got 0" in result.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_example_script_shows_only_letters_its_calibration_renders(tmp_path):
+    """At the example's calibration (600 cm, 53 cm = 1920 px) in its 800 x 600 px window, every
+    letter has strokes of at least a pixel (5 px tall) and fits 0.8 of the window's height; with
+    the optimizer's default bounds this session showed letters of 3.8 px and 1568 px."""
+    from lensopt.experiment.calibration import Calibration
+
+    out = tmp_path / "example"
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--simulated", "--trials", "20", "--seed", "3", "--out", str(out)],
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "LENSOPT_SIMULATED"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    calibration = Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=600.0)
+    heights_px = calibration.letter_height_px(pd.read_csv(out.with_suffix(".csv"))["lensopt.letter_logmar"].to_numpy())
+    assert heights_px.min() >= 5.0 - 1e-9
+    assert heights_px.max() <= 0.8 * 600 + 1e-9
+
+
 def test_adddata_writes_other_data_under_its_own_name_as_trialhandler_does(tmp_path):
     exp = _experiment(tmp_path)
     handler = RefractionHandler(RefractionOptimizer(seed=3), n_trials=2, name="OD", exp=exp)

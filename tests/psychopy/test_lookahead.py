@@ -219,6 +219,18 @@ def test_the_frame_lateness_example_counts_every_frame_of_every_letter():
     assert result.stdout.count("60 frames, lateness median") == 2
 
 
+def test_the_frame_lateness_examples_help_lists_its_own_options_not_psychopys(tmp_path):
+    """PsychoPy parses the command line when it is imported; the script reads its options first."""
+    script = Path(__file__).resolve().parents[2] / "docs" / "examples" / "lookahead_frames.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "PsychoPy Preferences" not in result.stdout
+    for option in ("--trials", "--seed", "--thread"):
+        assert option in result.stdout
+
+
 def test_duels_decide_ahead_for_first_second_and_same_whatever_the_answers_spelling():
     """A two-parameter duel has three answers: the worker decides for each; an answer given as a
     bool (True = first) is the same branch as its word."""

@@ -1,3 +1,4 @@
+import io
 import json
 import math
 import subprocess
@@ -491,3 +492,30 @@ def test_a_lens_box_that_is_ignored_or_beyond_a_phoropter_is_refused(argv, said,
     assert main(["simulate", "--trials", "4", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err, err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--rule", "acuity-law", "--trials", "6", "--seed", "2"),
+        ("--start", "auto", "--trials", "6", "--seed", "2"),
+    ],
+    ids=["two-parameter", "prescription"],
+)
+def test_json_shows_progress_on_a_terminal_and_keeps_a_scripts_stderr_clean(args, capsys, monkeypatch):
+    """Long work shows progress: ``--json`` with stderr on a terminal draws the trials' bar there,
+    the JSON alone on stdout; stderr read by a script (not a terminal) stays empty."""
+    assert main(["simulate", "--json", *args]) == 0
+    piped = capsys.readouterr()
+    assert piped.err == ""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["simulate", "--json", *args]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == json.loads(piped.out) | {"latency_ms": json.loads(out)["latency_ms"]}
+    assert "6/6" in terminal.getvalue() and "trials" in terminal.getvalue()

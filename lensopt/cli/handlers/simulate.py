@@ -4,14 +4,11 @@ options: :mod:`lensopt.cli.simulate`)."""
 from __future__ import annotations
 
 import json
-import sys
-
-from tqdm import tqdm
 
 from lensopt.boxes import first_outside
 from lensopt.cli.defaults import ACUITY_LAW_RULE
 from lensopt.cli.handlers.kernel_file import load_kernel
-from lensopt.cli.handlers.simulate_prescription import run_prescription
+from lensopt.cli.handlers.simulate_prescription import run_prescription, trials_bar
 from lensopt.cli.simulate import (
     DEFAULT_INFERENCE,
     DEFAULT_MIN_TRIALS,
@@ -175,14 +172,12 @@ def run(args) -> int:
             mode, patient, optimizer, n_trials, progress=progress, use_stop=stop is not None, **answer_options
         )
 
+    with trials_bar(args.trials, args.rule, args.json) as bar:
+        result = session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
     if args.json:
-        result = session(patient, optimizer, args.trials)
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
         print(json.dumps({"feedback": args.feedback, **extra, **result.to_dict()}))
         return 0
-
-    with tqdm(total=args.trials, desc=f"{args.rule} trials", unit="trial", file=sys.stderr) as bar:
-        result = session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
     s, c = result.true_correction_d
     bs, bc = result.final.best_lens_d
     lat = result.latency_ms

@@ -20,6 +20,14 @@ from lensopt.simulation import simulate_prescription
 from lensopt.stopping import confidence_text, stop_threshold
 
 
+def trials_bar(n_trials: int, rule: str, json_output: bool) -> tqdm:
+    """The session's progress bar on stderr; under ``--json`` only when stderr is a terminal (a
+    script reading the JSON keeps a clean stderr; a person waiting sees the trials go by)."""
+    return tqdm(
+        total=n_trials, desc=f"{rule} trials", unit="trial", file=sys.stderr, disable=None if json_output else False
+    )
+
+
 def _check_patient_in_box(correction, start, m_half_width_d, j_half_width_d) -> None:
     """Refuse, in one line, a patient (``--true-sphere/--true-cylinder/--true-axis``) beyond a
     phoropter's range or outside the box the search will test (around ``start``, or the full box)."""
@@ -174,8 +182,11 @@ def run_prescription(args, stop) -> int:
         optimizer = PrescriptionOptimizer(rule=rule, seed=args.seed, **options)
         answers = {}
     rule = optimizer.rule
+    with trials_bar(args.trials, rule, args.json) as bar:
+        result = simulate_prescription(
+            patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None, **answers
+        )
     if args.json:
-        result = simulate_prescription(patient, optimizer, args.trials, use_stop=stop is not None, **answers)
         extra = comparison_model
         print(
             json.dumps(
@@ -190,10 +201,6 @@ def run_prescription(args, stop) -> int:
         )
         return 0
 
-    with tqdm(total=args.trials, desc=f"{rule} trials", unit="trial", file=sys.stderr) as bar:
-        result = simulate_prescription(
-            patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None, **answers
-        )
     d = result.to_dict()
     est = d["estimate"]
     error = d["power_vector_error_d"]

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -192,7 +193,7 @@ def test_cli_startup_benchmark_reports_median_and_p95(capsys):
 def wheel(tmp_path_factory) -> Path:
     """The wheel of a copy of the source files."""
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     for folder in ("lensopt", "data", "stimuli", "protocols"):
         shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -219,6 +220,36 @@ def test_the_wheel_carries_the_stimuli_the_reference_data_and_the_protocols(whee
         assert f"{target}/__init__.py" in names
     assert "lensopt/reference_data.py" in names and "lensopt/cli/__init__.py" in names
     assert not any(n.startswith(("data/", "stimuli/", "protocols/", "tests/")) for n in names)
+
+
+def test_the_wheel_carries_the_licence(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+
+
+def test_the_source_archive_carries_every_test_and_the_licence(tmp_path):
+    """``python -m build --sdist`` of the tracked files (docs' archived results left out, for speed):
+    its tests run from it, so every tracked file of tests/ is in it, conftests and golden files too."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split("\0")
+    src = tmp_path / "src"
+    for name in filter(None, tracked):
+        if name.startswith("docs/results/") or not (REPO / name).is_file():
+            continue
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, src / name)
+    out = tmp_path / "dist"
+    build = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
+    done = subprocess.run([sys.executable, "-c", build, str(out)], cwd=src, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (archive,) = out.glob("lensopt-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    tests = {n for n in tracked if n.startswith("tests/")}
+    assert tests and not tests - names, sorted(tests - names)[:10]
+    assert {"LICENSE", "plugins/psychopy-lensopt/pyproject.toml", "docs/examples/psychopy_handler.py"} <= names
+    assert not any(n.startswith("docs/results/") or "__pycache__" in n for n in names)
 
 
 @pytest.fixture(scope="module")

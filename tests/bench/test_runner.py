@@ -1,6 +1,8 @@
 """Benchmark runner: a small campaign on a 2-worker Dask LocalCluster, resumption, records."""
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -315,3 +317,27 @@ def test_runs_of_the_other_patient_split_are_refused_in_a_campaign_folder(tmp_pa
         [spec], tmp_path, manifest={"campaign": "x", "split": "held-out"}, local_sync=True, progress=False
     )
     assert again.n_done == 0  # the same split resumes as before
+
+
+FAILING_CAMPAIGN = """
+import sys
+from lensopt.bench.runner import RunSpec, run_campaign
+bad = RunSpec("functions", "sphere", "no-such-rule", 0, 3)
+good = RunSpec("functions", "sphere", "random", 0, 3)
+summary = run_campaign([bad, good], sys.argv[1], n_workers=1, progress=False)
+print([key for key, _ in summary.failures] == [bad.key], summary.n_done)
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_failed_run_on_the_local_cluster_is_the_summarys_line_not_a_workers_traceback(debug, tmp_path):
+    """The campaign reports a failed run itself (one line in its summary); the worker's own "Compute
+    Failed" log with its traceback, printed under the progress bar, is kept for LENSOPT_DEBUG=1."""
+    pytest.importorskip("distributed")
+    env = {k: v for k, v in os.environ.items() if k != "LENSOPT_DEBUG"} | ({"LENSOPT_DEBUG": "1"} if debug else {})
+    done = subprocess.run(
+        [sys.executable, "-c", FAILING_CAMPAIGN, str(tmp_path / "out")], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "1"]
+    assert ("Compute Failed" in done.stderr) is debug, done.stderr[-2000:]

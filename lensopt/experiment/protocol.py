@@ -424,7 +424,8 @@ def load_protocol(path: str | Path) -> Protocol:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
     protocol = protocol_from_dict(data, source=str(path))
     problem = (
-        _ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule) or protocol.keys.unknown_key_problem()
+        _ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)
+        or protocol.keys.unknown_key_problem()
     )
     if problem:
         raise ProtocolError(f"{path}: {problem}")
@@ -435,10 +436,17 @@ def load_protocol(path: str | Path) -> Protocol:
 GP_ONLY_FIELDS = {"inference": "the GP's inference", "n_initial": "the GP rules' random first trials"}
 
 
-def _ignored_optimizer_field(table: dict, rule: str) -> str | None:
+def _ignored_optimizer_field(table: dict, rule: str, feedback_mode: str) -> str | None:
     """The one-line problem of an ``[optimizer]`` field written in a protocol file that ``rule`` would
-    ignore (``inference`` and ``n_initial`` with the acuity-law rule, which has no GP), else None.
-    Checked for files only: a stored session's snapshot holds every field, their defaults included."""
+    ignore (``inference`` and ``n_initial`` with the acuity-law rule, which has no GP; ``inference``
+    with rankings, whose GP is variational), else None, as ``lensopt simulate`` refuses the same
+    options. Checked for files only: a stored session's snapshot holds every field, their defaults
+    included."""
+    if feedback_mode == "ranking" and "inference" in table:
+        return (
+            "optimizer.inference sets the GP's inference (Laplace or EP), and ranking feedback fits its GP "
+            "variationally (Nguyen et al. 2021) whatever it says; remove optimizer.inference"
+        )
     if rule != ACUITY_LAW_RULE:
         return None
     given = [name for name in GP_ONLY_FIELDS if name in table]

@@ -295,3 +295,21 @@ def test_the_acuity_law_rule_without_gp_fields_loads_and_its_snapshot_too(tmp_pa
     assert protocol.optimizer.rule == "acuity-law"
     assert protocol_from_dict(protocol.to_dict(), source="snapshot").to_dict() == protocol.to_dict()
     assert load_protocol(PROTOCOLS / "clinical-refraction.toml").optimizer.rule == "acuity-law"
+
+
+@pytest.mark.parametrize("name", ["clinical-ranking", "clinical-prescription-ranking"])
+def test_inference_in_a_ranking_protocol_is_refused_in_one_line_as_simulate_refuses_it(tmp_path, name):
+    """Rankings fit their GP variationally: a protocol's ``inference = "laplace"`` was silently
+    ignored (the shipped ranking protocols wrote it, with a comment saying so). The shipped ones,
+    without it, load; a stored session's snapshot, which holds every field, still loads."""
+    shipped = PROTOCOLS / f"{name}.toml"
+    protocol = load_protocol(shipped)
+    assert protocol.feedback_mode == "ranking"
+    assert protocol_from_dict(protocol.to_dict(), source="snapshot").to_dict() == protocol.to_dict()
+    written = tmp_path / f"{name}.toml"
+    written.write_text(shipped.read_text().replace("[optimizer]\n", '[optimizer]\ninference = "laplace"\n', 1))
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(written)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"{written}: optimizer.inference sets "), message
+    assert "remove optimizer.inference" in message

@@ -1,69 +1,148 @@
 """Answers a failing database refused, kept and recovered.
 
 Every answer is committed before the next trial is chosen; when the store refuses one (a locked or
-failing database), :func:`recorder` keeps it in a JSON-lines rescue file beside the database and
-stops the session in one line saying where; ``lensopt run --resume`` then stores the rescued
-answers first (:func:`recover_rescued`), so no answer is ever asked twice or lost.
+failing database), :func:`recorder` keeps it in a JSON-lines rescue file beside the database
+(private to its user, as the database is) and stops the session in one line saying where. When
+that folder refuses it too (a full disk, a folder gone read-only), the answer goes to the same file
+name in a folder of the system's temporary folder (:func:`rescue_paths`), and failing that it is
+written out on the error line itself, so that it can still be typed back. ``lensopt run --resume``
+then stores the rescued answers of both places first (:func:`recover_rescued`), so no answer is
+ever asked twice or lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import json
 import os
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lensopt.errors import StoreError
 
+#: Where answers go when the database's folder refuses them too: a folder of the temporary folder.
+FALLBACK_FOLDER = "lensopt-rescue"
 
-def recorder(store, session_id: int, rescue_path: Path, append: Callable | None = None) -> Callable:
+
+def recorder(store, session_id: int, rescue_files: Sequence[Path], append: Callable | None = None) -> Callable:
     """``record(TrialRecord)``: append to the store (``append(store, session_id, record)``, default
-    ``store.append_trial``); if that fails, keep the answer in a JSON-lines rescue file next to the
-    database and stop with a one-line StoreError saying where it is."""
+    ``store.append_trial``); if that fails, keep the answer in the first of ``rescue_files`` that
+    takes it (:func:`rescue_paths`) and stop with a one-line StoreError saying where it is — or, none
+    taking it, holding the answer itself."""
     append = append or (lambda store, session_id, record: store.append_trial(session_id, record))
 
     def record(trial_record) -> None:
         try:
             append(store, session_id, trial_record)
         except StoreError as exc:
-            with open(rescue_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(dataclasses.asdict(trial_record)) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            line = json.dumps(dataclasses.asdict(trial_record))
+            problem = str(exc).splitlines()[0]
+            refused = []
+            for path in rescue_files:
+                try:
+                    _append_line(path, line)
+                except OSError as failed:
+                    refused.append(f"{path}: {failed.strerror or failed}")
+                    continue
+                raise StoreError(f"{problem} (trial {trial_record.index} was saved to {path})") from None
             raise StoreError(
-                f"{str(exc).splitlines()[0]} (trial {trial_record.index} was saved to {rescue_path})"
+                f"{problem}; trial {trial_record.index} could not be saved to a rescue file either "
+                f"({'; '.join(refused)}): keep this answer, free space and put it, as one line, in "
+                f"{rescue_files[0]}, then resume: {line}"
             ) from None
 
     return record
 
 
+def _append_line(path: Path, line: str) -> None:
+    """Append ``line`` to ``path`` and flush it to disk; the file (and its folder) made private to
+    this user, as the database is: it holds a patient's answers."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        data = (line + "\n").encode("utf-8")
+        if os.write(fd, data) != len(data):
+            raise OSError(f"short write to {path}")
+        os.fsync(fd)
+    except OSError:
+        if os.fstat(fd).st_size == 0:  # made here, and nothing in it: not left behind, empty
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
+    finally:
+        os.close(fd)
+
+
 def rescue_path(db_path, session_id: int) -> Path:
-    """The rescue file of session ``session_id``: the answers the store refused (:func:`recorder`)."""
+    """The rescue file of session ``session_id`` beside its database: the answers the store refused
+    (:func:`recorder`)."""
     return Path(f"{db_path}.session-{session_id}.unsaved.jsonl")
 
 
-def recover_rescued(store, mode, session_id: int, path: Path, log) -> int:
-    """Store the answers kept in the rescue file ``path`` (each one refused by a locked or failing
-    database while the session ran) and return how many were added. Idempotent: an answer already
-    stored (same trial number, same record) is skipped; one that contradicts the stored trial of its
-    number, or leaves a gap, is refused in one line and nothing is changed. The file is then renamed
-    ``….recovered.jsonl`` (kept: data is never deleted)."""
-    if not path.exists():
-        return 0
-    stored = {record.index: record for record in mode.stored_trials(store, session_id)}
+def rescue_paths(db_path, session_id: int) -> tuple[Path, Path]:
+    """Where :func:`recorder` keeps an answer the store refused, in turn: beside the database
+    (:func:`rescue_path`), then in :data:`FALLBACK_FOLDER` of the temporary folder, under the
+    database's name and a digest of its full path (two databases of one name do not share it)."""
+    resolved = Path(db_path).expanduser().resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    fallback = (
+        Path(tempfile.gettempdir()) / FALLBACK_FOLDER / f"{resolved.name}-{digest}.session-{session_id}.unsaved.jsonl"
+    )
+    return rescue_path(db_path, session_id), fallback
+
+
+def _kept_name(path: Path) -> Path:
+    """The name a recovered rescue file is kept under: ``….recovered.jsonl``, numbered when an
+    earlier recovery's file has it (``….recovered-2.jsonl``): data is never deleted."""
+    base = path.name.replace(".unsaved.jsonl", "")
+    kept, n = path.with_name(f"{base}.recovered.jsonl"), 1
+    while kept.exists():
+        n += 1
+        kept = path.with_name(f"{base}.recovered-{n}.jsonl")
+    return kept
+
+
+def _read_rescued(path: Path, record_type, log) -> list:
+    """The answers of the rescue file ``path``. A last line cut short (no line end: the program was
+    killed while writing it) is left out — that answer is asked again, and the file keeps it; any
+    other line that cannot be read is refused in one line."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
     rescued = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            rescued.append(mode.record_type(**json.loads(line)))
+            rescued.append(record_type(**json.loads(line)))
         except (TypeError, ValueError) as exc:
+            if n == len(lines):  # the last, without its line end: a write cut short
+                log(
+                    f"the last line of {path} was cut short (its program was killed while writing it): that answer is asked again"
+                )
+                continue
             raise StoreError(
-                f"line {n} of the rescue file {path} cannot be read ({exc}); move it aside to resume"
+                f"line {n} of the rescue file {path} cannot be read ({exc}); correct or delete that line "
+                "(its other lines are answers to keep), then resume"
             ) from None
+    return rescued
+
+
+def recover_rescued(store, mode, session_id: int, paths: Sequence[Path], log) -> int:
+    """Store the answers kept in the rescue files ``paths`` (:func:`rescue_paths`: each answer one
+    refused by a locked or failing database while the session ran) and return how many were added.
+    Idempotent: an answer already stored (same trial number, same record) is skipped; one that
+    contradicts the stored trial of its number, or leaves a gap, is refused in one line and nothing
+    is changed. Each file is then renamed ``….recovered.jsonl`` (kept: data is never deleted)."""
+    found = [path for path in paths if path.exists()]
+    if not found:
+        return 0
+    stored = {record.index: record for record in mode.stored_trials(store, session_id)}
+    rescued = [(record, path) for path in found for record in _read_rescued(path, mode.record_type, log)]
     added = 0
-    for record in sorted(rescued, key=lambda r: r.index):
+    for record, path in sorted(rescued, key=lambda pair: pair[0].index):
         if record.index in stored:
             if stored[record.index] != record:
                 raise StoreError(
@@ -79,6 +158,12 @@ def recover_rescued(store, mode, session_id: int, path: Path, log) -> int:
         mode.append(store, session_id, record)
         stored[record.index] = record
         added += 1
-    path.rename(path.with_name(path.name.replace(".unsaved.jsonl", ".recovered.jsonl")))
-    log(f"recovered {added} answer(s) of session {session_id} from {path} (kept as ….recovered.jsonl)")
+    kept = []
+    for path in found:
+        kept.append(_kept_name(path))
+        path.rename(kept[-1])
+    sources = " and ".join(str(path) for path in found)
+    log(
+        f"recovered {added} answer(s) of session {session_id} from {sources} (kept as {', '.join(k.name for k in kept)})"
+    )
     return added

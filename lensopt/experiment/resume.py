@@ -18,7 +18,7 @@ from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.end_point import end_point
 from lensopt.experiment.modes import Mode, mode_for
 from lensopt.experiment.protocol import Protocol, protocol_from_dict
-from lensopt.experiment.rescue import recover_rescued, rescue_path
+from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import report_eye
 from lensopt.store import SessionInfo
 
@@ -79,7 +79,7 @@ def read_resumed(store, request, log, warn) -> Resumed:
             f"the stored calibration of session {info.session_id} cannot be read ({exc}); it cannot be "
             f"resumed: export its answers with `lensopt export {info.session_id}`"
         ) from None
-    recover_rescued(store, mode, info.session_id, rescue_path(request.db_path, info.session_id), log)
+    recover_rescued(store, mode, info.session_id, rescue_paths(request.db_path, info.session_id), log)
     records = mode.stored_trials(store, info.session_id)
     if request.protocol_path is not None:
         warn(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")

@@ -31,7 +31,7 @@ from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
-from lensopt.experiment.rescue import recorder, rescue_path
+from lensopt.experiment.rescue import recorder, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
@@ -355,7 +355,7 @@ def _run_in_window(
         if request.dashboard:
             launch_dashboard(session_id, request.db_path, log, dashboard_screen(protocol))
         responses = responses if responses is not None else _responses_for(protocol, seed, win)
-        record = recorder(store, session_id, rescue_path(request.db_path, session_id), mode.append)
+        record = recorder(store, session_id, rescue_paths(request.db_path, session_id), mode.append)
         console = None if console_win is None else ClinicianConsole(console_win)
         end_points = []
         for eye in eyes:

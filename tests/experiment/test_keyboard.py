@@ -83,7 +83,7 @@ def test_an_answer_the_store_refuses_is_kept_in_a_rescue_file(tmp_path):
     rescue = tmp_path / "s.db.session-3.unsaved.jsonl"
     record = TrialRecord(4, -1.0, 0.25, 0.3, "K", "pass", False, 1.2, 1.7e9, 1.7e9 + 1.2)
     with pytest.raises(StoreError, match=r"locked .*trial 4 was saved to .*unsaved\.jsonl"):
-        _recorder(LockedStore(), 3, rescue)(record)
+        _recorder(LockedStore(), 3, [rescue])(record)
     saved = json.loads(rescue.read_text())
     assert TrialRecord(**saved) == record
 

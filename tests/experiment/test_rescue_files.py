@@ -1,0 +1,106 @@
+"""The rescue files (lensopt.experiment.rescue): where an answer the database refused is kept, and how
+a resume reads them back — without a window: a stand-in store and mode, the files real."""
+
+import dataclasses
+import json
+import stat
+
+import pytest
+
+from lensopt.errors import StoreError
+from lensopt.experiment import rescue
+from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path, rescue_paths
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    index: int
+    letter: str
+    correct: bool
+
+
+class Refusing:
+    """A store that refuses every answer, as a locked or full database does."""
+
+    def append_trial(self, session_id, record):
+        raise StoreError("database s.db: database or disk is full")
+
+
+class Stored:
+    """A mode over an in-memory store: its answers, in order."""
+
+    record_type = Answer
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+
+    def stored_trials(self, store, session_id):
+        return list(self.answers)
+
+    def append(self, store, session_id, record):
+        self.answers.append(record)
+
+
+def test_an_answer_the_database_and_its_folder_refuse_goes_to_the_fallback_file_privately(tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")  # a file where the folder would be: writing beside it fails, as a full disk does
+    fallback = tmp_path / "elsewhere" / "s.db.session-1.unsaved.jsonl"
+    record = recorder(Refusing(), 1, [blocked / "s.db.session-1.unsaved.jsonl", fallback])
+    with pytest.raises(StoreError, match=rf"disk is full \(trial 4 was saved to {fallback}\)$"):
+        record(Answer(4, "K", False))
+    assert json.loads(fallback.read_text()) == {"index": 4, "letter": "K", "correct": False}
+    assert stat.S_IMODE(fallback.stat().st_mode) == 0o600  # a patient's answers: as private as the database
+    assert stat.S_IMODE(fallback.parent.stat().st_mode) == 0o700
+
+
+def test_an_answer_no_rescue_file_takes_is_written_on_the_one_error_line(tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    files = [blocked / "a.jsonl", blocked / "b.jsonl"]
+    with pytest.raises(StoreError) as refused:
+        recorder(Refusing(), 1, files)(Answer(6, "Z", True))
+    message = str(refused.value)
+    assert "\n" not in message and "could not be saved to a rescue file either" in message
+    assert f"put it, as one line, in {files[0]}" in message
+    assert json.loads(message.rsplit("resume: ", 1)[1]) == {"index": 6, "letter": "Z", "correct": True}
+    assert not list(tmp_path.glob("**/*.jsonl"))  # no empty file left behind
+
+
+def test_a_resume_reads_both_places_and_keeps_every_file_under_a_name_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setattr(rescue.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    db = tmp_path / "s.db"
+    beside, fallback = rescue_paths(db, 2)
+    assert beside == rescue_path(db, 2) and fallback.parent == tmp_path / "tmp" / "lensopt-rescue"
+    assert rescue_paths(tmp_path / "other" / "s.db", 2)[1] != fallback  # another database of that name
+    mode, lines = Stored(Answer(1, "A", True)), []
+    record = recorder(Refusing(), 2, [beside, fallback])
+    with pytest.raises(StoreError):
+        record(Answer(2, "B", False))
+    beside.chmod(0o600)
+    fallback.parent.mkdir(mode=0o700, parents=True)
+    fallback.write_text(json.dumps(dataclasses.asdict(Answer(3, "C", True))) + "\n")
+    assert recover_rescued(None, mode, 2, rescue_paths(db, 2), lines.append) == 2
+    assert [a.index for a in mode.answers] == [1, 2, 3]
+    assert not beside.exists() and not fallback.exists()
+    assert (tmp_path / "s.db.session-2.recovered.jsonl").exists()
+    # a later recovery of the same session keeps the earlier file: data is never deleted
+    beside.write_text(json.dumps(dataclasses.asdict(Answer(4, "D", False))) + "\n")
+    assert recover_rescued(None, mode, 2, rescue_paths(db, 2), lines.append) == 1
+    assert (tmp_path / "s.db.session-2.recovered-2.jsonl").exists()
+    assert (tmp_path / "s.db.session-2.recovered.jsonl").read_text().startswith('{"index": 2')
+
+
+def test_a_last_line_cut_short_is_left_out_and_a_bad_line_before_it_is_refused(tmp_path):
+    path = tmp_path / "s.db.session-1.unsaved.jsonl"
+    whole = json.dumps(dataclasses.asdict(Answer(2, "B", True)))
+    path.write_text(whole + "\n" + whole.replace("2", "3", 1)[:15])  # killed while writing trial 3
+    mode, lines = Stored(Answer(1, "A", True)), []
+    assert recover_rescued(None, mode, 1, [path], lines.append) == 1
+    assert [a.index for a in mode.answers] == [1, 2]
+    assert any("last line" in line and "cut short" in line for line in lines)
+    assert whole in (tmp_path / "s.db.session-1.recovered.jsonl").read_text()  # the file kept, as it was
+    bad = tmp_path / "s.db.session-5.unsaved.jsonl"
+    bad.write_text("{not json\n" + whole + "\n")
+    with pytest.raises(StoreError, match=r"line 1 of the rescue file .* correct or delete that line"):
+        recover_rescued(None, Stored(Answer(1, "A", True)), 5, [bad], lines.append)
+    assert bad.exists()

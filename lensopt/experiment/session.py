@@ -341,6 +341,7 @@ def _run_in_window(
     )
 
     status = "aborted"
+    status_refused = None
     result = None
     stored_results = []
     try:
@@ -411,14 +412,18 @@ def _run_in_window(
                 resume = continue_command(end_points, session_id, request.db_path, note_sep="\n")
                 closing_screen(console, responses, protocol, end_points, request.frames_dir, resume)
     finally:
-        with contextlib.suppress(StoreError):  # the answers are stored; only the status could not be updated
+        try:
             store.set_status(session_id, status)
+        except StoreError as exc:  # the answers are stored; only the status could not be updated
+            status_refused = str(exc).splitlines()[0]
         if status != "finished":  # a pause, a quit, a crash, Ctrl-C or a SIGTERM: how to go on
             with contextlib.suppress(StoreError):
                 n_stored = store.session(session_id).n_trials
                 log(
                     f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}"
                 )
+    if status == "finished":
+        _check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
     n_stored = store.session(session_id).n_trials
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
     return SessionOutcome(
@@ -430,6 +435,23 @@ def _run_in_window(
         stored_results[0] if stored_results else None,
         tuple(stored_results),
         None if protocol.stop is None else protocol.stop.confidence,
+    )
+
+
+def _check_end_stored(store, session_id: int, results, status_refused: str | None, db_path) -> None:
+    """A one-line StoreError when a finished session's end is not what the database holds: its
+    status (still ``running``: shown ``interrupted``) or an eye's result could not be written (a
+    database locked or failing at the very end). Every answer is stored; a resume stores the end."""
+    stored = store.session(session_id)
+    missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
+    if status_refused is None and not missing:
+        return
+    what = f"{' and '.join(f'the {r.eye} result' if r.eye else 'its result' for r in missing)}" if missing else ""
+    what = " and ".join(part for part in (what, "" if status_refused is None else "its finished status") if part)
+    why = "" if status_refused is None else f" ({status_refused})"
+    raise StoreError(
+        f"session {session_id}: every answer is stored, but not {what}{why}; store them with: "
+        f"lensopt run --resume {session_id} --db {db_path}"
     )
 
 

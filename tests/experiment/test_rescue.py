@@ -76,3 +76,37 @@ def test_a_rescue_file_that_contradicts_the_database_is_refused_in_one_line(tmp_
         run_session(RunRequest(db_path=db, resume=first.session_id, trials=4), log=lambda line: None, window=window)
     with SessionStore(db, readonly=True) as store:
         assert store.trials(first.session_id)[-1] == stored and store.session(first.session_id).n_trials == 3
+
+
+@pytest.mark.parametrize("refused", ["set_result", "set_status"])
+def test_a_finished_session_whose_end_the_database_refuses_says_so_and_a_resume_stores_it(
+    refused, tmp_path, window, fast_protocol, monkeypatch
+):
+    """The database locked just after the last answer: the session said "finished" (exit 0) while its
+    result or its status was not stored. Now: a one-line StoreError naming what is missing and the
+    command that stores it; the resume does."""
+    db, lines = tmp_path / "s.db", []
+    original = getattr(SessionStore, refused)
+
+    def locked(self, session_id, value):
+        if refused == "set_result" or value == "finished":
+            raise DatabaseLockedError("the session database is locked by another program")
+        return original(self, session_id, value)
+
+    monkeypatch.setattr(SessionStore, refused, locked)
+    request = RunRequest(
+        db_path=db, protocol_path=fast_protocol, participant="P", observer="simulated", seed=5, trials=4
+    )
+    missing = "its result" if refused == "set_result" else r"its finished status \(the session database is locked"
+    with pytest.raises(StoreError, match=rf"every answer is stored, but not {missing}.*lensopt run --resume 1 --db"):
+        run_session(request, log=lines.append, window=window)
+    monkeypatch.setattr(SessionStore, refused, original)
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(1)
+    assert info.n_trials == 4
+    assert (info.status, len(info.results)) == (("finished", 0) if refused == "set_result" else ("running", 1))
+    outcome = run_session(RunRequest(db_path=db, resume=1), log=lines.append, window=window)
+    assert outcome.status == "finished" and outcome.n_trials == 4
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(1)
+    assert info.status == "finished" and [r.n_trials for r in info.results] == [4]

@@ -20,16 +20,27 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 __version__ = "0.1.0"
 
-__all__ = ["ContextualOptimizer", "RefractionOptimizer", "Trial", "__version__"]
+#: The names ``lensopt.X`` gives, and the module each lives in (loaded on first use).
+_EXPORTS = {
+    "AcuityLawOptimizer": "lensopt.refraction.acuity_law",
+    "ContextualOptimizer": "lensopt.binary.optimizer",
+    "Lens": "lensopt.refraction.lens",
+    "PrescriptionOptimizer": "lensopt.refraction.prescription_letters",
+    "RefractionOptimizer": "lensopt.refraction.letters",
+    "StopRule": "lensopt.stopping",
+    "Trial": "lensopt.refraction.trial",
+}
+
+__all__ = [*sorted(_EXPORTS), "__version__"]
 
 
-def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI
-    if name in ("RefractionOptimizer", "ContextualOptimizer"):
-        from lensopt import binary, refraction  # deferred: numpy/scipy, not needed by `lensopt --help`
+def __getattr__(name):  # lazy, so `import lensopt` stays cheap for the CLI (PEP 562)
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'lensopt' has no attribute {name!r}")
+    import importlib  # deferred with the rest: numpy/scipy, not needed by `lensopt --help`
 
-        return getattr(refraction if name == "RefractionOptimizer" else binary, name)
-    if name == "Trial":
-        from lensopt.refraction.trial import Trial  # deferred: as above (PEP 562 lazy attribute)
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
 
-        return Trial
-    raise AttributeError(f"module 'lensopt' has no attribute {name!r}")
+
+def __dir__():  # the lazy names too, for tab completion (they are not in globals() until used)
+    return sorted({*globals(), *__all__})

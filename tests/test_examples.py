@@ -1,6 +1,9 @@
 """The scripts of docs/examples: their patients, their tables and short runs of their commands."""
 
 import importlib.util
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -8,7 +11,8 @@ import pytest
 
 from lensopt.observer import draw_patients
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "docs" / "examples"
 
 
 def load_example(name: str):
@@ -128,3 +132,19 @@ def test_a_law_run_refuses_a_count_below_one_in_one_line(example, capsys, option
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"argument {option}: must be at least 1, got 0" in err
+
+
+DOC_SNIPPETS = [
+    (doc, n)
+    for doc in ("python-api.md",)
+    for n in range(len(re.findall(r"```python\n(.*?)```", (REPO / "docs" / doc).read_text(), re.S)))
+]
+
+
+@pytest.mark.parametrize(("doc", "n"), DOC_SNIPPETS, ids=[f"{doc}-{n}" for doc, n in DOC_SNIPPETS])
+def test_each_python_snippet_of_the_api_guide_runs_on_its_own(doc, n, tmp_path):
+    """A scientist copies one block: it must run as written, its imports included (the acuity-law
+    block used StopRule without importing it)."""
+    code = re.findall(r"```python\n(.*?)```", (REPO / "docs" / doc).read_text(), re.S)[n]
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]

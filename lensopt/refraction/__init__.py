@@ -36,6 +36,7 @@ optimizer's module (its bounds and constants: ``PAPER_LETTER_MODEL``, ``MERIDIAN
 from __future__ import annotations
 
 import importlib
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time, __getattr__ below
@@ -95,10 +96,27 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # deferred: the optimizers import numpy/scipy; lensopt.refraction.lens (the observer's optics)
     # and .trial (the store) must stay light (PEP 562 lazy attributes)
-    if name.startswith("__"):
-        raise AttributeError(f"module 'lensopt.refraction' has no attribute {name!r}")
+    missing = AttributeError(f"module 'lensopt.refraction' has no attribute {name!r}")
+    if name.startswith("_"):
+        raise missing
     module = importlib.import_module(f"lensopt.refraction.{_EXPORTS.get(name, 'letters')}")
     try:
-        return getattr(module, name)
+        value = getattr(module, name)
     except AttributeError:
-        raise AttributeError(f"module 'lensopt.refraction' has no attribute {name!r}") from None
+        raise missing from None
+    if name not in _EXPORTS and not _defined_in(value, module):  # what letters merely imports: not this API
+        raise missing
+    return value
+
+
+def _defined_in(value: Any, module: Any) -> bool:
+    """Whether ``value`` is ``module``'s own (a constant, or a class or function it defines), not a
+    module or a name it imports (``np``, ``StopRule``)."""
+    if isinstance(value, types.ModuleType):
+        return False
+    defined = getattr(value, "__module__", None)
+    return defined is None or defined == module.__name__ or not callable(value)
+
+
+def __dir__() -> list[str]:  # the lazy names too, for tab completion
+    return sorted({*globals(), *__all__})

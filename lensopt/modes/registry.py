@@ -7,10 +7,15 @@ for its records and the user interface parts (docs/feedback-modes.md, "Adding a 
 
 from __future__ import annotations
 
+import reprlib
 from types import MappingProxyType
 
 from lensopt.modes import duels, letters, rankings
 from lensopt.modes.base import FeedbackMode
+from lensopt.refraction import acuity_law, prescription_duels, prescription_letters, prescription_rankings
+from lensopt.refraction import duels as duel_search
+from lensopt.refraction import rankings as ranking_search
+from lensopt.refraction.letters import RefractionOptimizer
 
 registry: MappingProxyType[str, FeedbackMode] = MappingProxyType(
     {mode.kind: mode for mode in (letters.MODE, duels.MODE, rankings.MODE)}
@@ -37,3 +42,31 @@ def session_settings(info) -> dict:
     Every rebuild of a stored session's optimizer starts from these: a resume, the dashboard, the record."""
     settings = info.optimizer_settings
     return get_mode(info.kind).stored_optimizer_class(settings).settings_as_ran(settings, info.created_at)
+
+
+#: The refraction optimizers by the ``"format"`` of the states they save (``to_state()``).
+STATE_CLASSES = MappingProxyType(
+    {
+        "lensopt.refraction-state/1": RefractionOptimizer,
+        acuity_law.STATE_FORMAT: acuity_law.AcuityLawOptimizer,
+        prescription_letters.STATE_FORMAT: prescription_letters.PrescriptionOptimizer,
+        duel_search.STATE_FORMAT: duel_search.DuelRefractionOptimizer,
+        prescription_duels.STATE_FORMAT: prescription_duels.PrescriptionDuelOptimizer,
+        ranking_search.STATE_FORMAT: ranking_search.RankingRefractionOptimizer,
+        prescription_rankings.STATE_FORMAT: prescription_rankings.PrescriptionRankingOptimizer,
+    }
+)
+
+
+def load_state(state: dict):
+    """Any refraction optimizer rebuilt from the state it saved (its ``to_state()``, read back from
+    JSON), whichever class wrote it: the state's ``"format"`` names it (:data:`STATE_CLASSES`), and
+    that class's ``from_state`` checks the rest. Another format is a one-line ValueError."""
+    found = state.get("format") if isinstance(state, dict) else None
+    cls = STATE_CLASSES.get(found) if isinstance(found, str) else None
+    if cls is None:
+        raise ValueError(
+            f"not a saved refraction optimizer state (format {reprlib.repr(found)}); the formats are "
+            f"{', '.join(STATE_CLASSES)} (each optimizer's to_state())"
+        )
+    return cls.from_state(state)

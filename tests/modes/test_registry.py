@@ -129,3 +129,66 @@ def test_a_stored_session_runs_with_the_settings_its_creation_time_tells():
     for kind, two_parameter in (("duel", {"rule": "muc-ald", "seed": 3}), ("letters", old), ("ranking", {"seed": 3})):
         assert ran(kind, two_parameter, before) == two_parameter
     assert ran("duel", old, before) is not old and "trust_centre" not in old  # the stored dict untouched
+
+
+def _seven_optimizers():
+    from lensopt.refraction import (
+        AcuityLawOptimizer,
+        DuelRefractionOptimizer,
+        PrescriptionDuelOptimizer,
+        PrescriptionOptimizer,
+        PrescriptionRankingOptimizer,
+        RankingRefractionOptimizer,
+        RefractionOptimizer,
+    )
+
+    start = "-1.00 / -0.50 x 180"
+    return [
+        RefractionOptimizer(seed=3),
+        AcuityLawOptimizer(seed=3),
+        PrescriptionOptimizer(start=start, seed=3),
+        DuelRefractionOptimizer(seed=3),
+        PrescriptionDuelOptimizer(start=start, seed=3),
+        RankingRefractionOptimizer(seed=3),
+        PrescriptionRankingOptimizer(start=start, seed=3),
+    ]
+
+
+KIND_OF = {
+    "RefractionOptimizer": "letters",
+    "AcuityLawOptimizer": "letters",
+    "PrescriptionOptimizer": "letters",
+    "DuelRefractionOptimizer": "duel",
+    "PrescriptionDuelOptimizer": "duel",
+    "RankingRefractionOptimizer": "ranking",
+    "PrescriptionRankingOptimizer": "ranking",
+}
+
+
+@pytest.mark.parametrize("optimizer", _seven_optimizers(), ids=lambda o: type(o).__name__)
+def test_a_saved_state_is_loaded_by_its_format_whichever_optimizer_wrote_it(optimizer):
+    """A script that saved ``to_state()`` to JSON gets its optimizer back without having stored the
+    class beside it: the same class, the same history, the same next query."""
+    import json
+
+    from lensopt.modes.registry import load_state
+    from lensopt.observer import SimulatedPatient
+
+    respond = get_mode(KIND_OF[type(optimizer).__name__]).responder(SimulatedPatient(-1.25, -0.5, axis_deg=170, seed=2))
+    for _ in range(4):
+        query = optimizer.ask()
+        optimizer.tell(query, respond(query))
+    loaded = load_state(json.loads(json.dumps(optimizer.to_state())))
+    assert type(loaded) is type(optimizer) and loaded.n_trials == optimizer.n_trials == 4
+    assert loaded.ask() == optimizer.ask()
+
+
+@pytest.mark.parametrize("state", [{"format": "lensopt.bench-run/1"}, {}, [], "lensopt.refraction-state/1"])
+def test_a_state_of_no_refraction_optimizer_is_refused_in_one_line_listing_the_formats(state):
+    from lensopt.modes.registry import load_state
+
+    with pytest.raises(ValueError) as refused:
+        load_state(state)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("not a saved refraction optimizer state")
+    assert "lensopt.acuity-law-state/1" in message

@@ -10,6 +10,7 @@ from __future__ import annotations
 import reprlib
 from types import MappingProxyType
 
+from lensopt.asktell import AskTellOptimizer
 from lensopt.modes import duels, letters, rankings
 from lensopt.modes.base import FeedbackMode
 from lensopt.refraction import acuity_law, prescription_duels, prescription_letters, prescription_rankings
@@ -45,7 +46,7 @@ def session_settings(info) -> dict:
 
 
 #: The refraction optimizers by the ``"format"`` of the states they save (``to_state()``).
-STATE_CLASSES = MappingProxyType(
+STATE_CLASSES: MappingProxyType[str, type[AskTellOptimizer]] = MappingProxyType(
     {
         "lensopt.refraction-state/1": RefractionOptimizer,
         acuity_law.STATE_FORMAT: acuity_law.AcuityLawOptimizer,
@@ -58,7 +59,7 @@ STATE_CLASSES = MappingProxyType(
 )
 
 
-def load_state(state: dict):
+def load_state(state: dict) -> AskTellOptimizer:
     """Any refraction optimizer rebuilt from the state it saved (its ``to_state()``, read back from
     JSON), whichever class wrote it: the state's ``"format"`` names it (:data:`STATE_CLASSES`), and
     that class's ``from_state`` checks the rest. Another format is a one-line ValueError."""

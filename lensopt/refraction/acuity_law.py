@@ -48,7 +48,6 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from lensopt.allocator import keep_large_blocks
-from lensopt.asktell import check_state_format
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, AcuityLawSettings
 from lensopt.refraction.blur_law import acuity_loss_table, blur_acuity_loss_logmar, lens_grid
@@ -116,6 +115,8 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck):
     #: The answers a trial can get (a PsychoPy handler decides ahead for each).
     SPECULATIVE_ANSWERS = (True, False)
     n_lens_starts = N_LENS_STARTS
+    #: The settings ``**settings`` passes on (:class:`AcuityLawSettings`).
+    _option_setting_names = frozenset(AcuityLawSettings.__dataclass_fields__)
 
     def __init__(self, rule=ACUITY_LAW_RULE, seed=0, *, stop=None, **settings):
         self.settings = AcuityLawSettings(rule=rule, seed=seed, **settings)
@@ -187,9 +188,7 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> AcuityLawOptimizer:
-        check_state_format(state, STATE_FORMAT, "acuity-law")
-        history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
-        return cls.from_settings(state["settings"], history)
+        return cls.from_letter_state(state, STATE_FORMAT, "acuity-law")
 
     # ---------------------------------------------------------------- posterior
     def _posterior(self) -> np.ndarray:

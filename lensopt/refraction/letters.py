@@ -8,9 +8,8 @@ import time
 import numpy as np
 from scipy.stats import norm
 
-from lensopt.asktell import check_state_format
 from lensopt.binary.optimizer import ContextualOptimizer, Query
-from lensopt.binary.settings import KernelSpec
+from lensopt.binary.settings import KernelSpec, OptimizerSettings
 from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
@@ -182,6 +181,12 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck):
     #: The answers a trial can get: a PsychoPy handler decides ahead for each while the patient
     #: looks at the letter (:mod:`lensopt.psychopy.lookahead`).
     SPECULATIVE_ANSWERS = (True, False)
+    #: The settings ``**options`` passes on to the contextual optimizer (those it sets itself aside).
+    _option_setting_names = frozenset(OptimizerSettings.__dataclass_fields__) - {
+        "system_bounds",
+        "context_bounds",
+        "kernel",
+    }
 
     def __init__(
         self,
@@ -316,9 +321,7 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> RefractionOptimizer:
-        check_state_format(state, "lensopt.refraction-state/1", "refraction")
-        history = [(Trial(sphere_d=S, cylinder_d=C, letter_logmar=s), bool(c)) for s, S, C, c in state["history"]]
-        return cls.from_settings(state["settings"], history)
+        return cls.from_letter_state(state, "lensopt.refraction-state/1", "refraction")
 
     # ----------------------------------------------------------------- history
     @property

@@ -33,9 +33,8 @@ import time
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
 from lensopt.binary.optimizer import RECENT_INPUTS, ContextualOptimizer, Query
-from lensopt.binary.settings import ALL_RULES, KernelSpec
+from lensopt.binary.settings import ALL_RULES, KernelSpec, OptimizerSettings
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.bracket import BRACKET_RULE, most_informative
@@ -49,7 +48,7 @@ from lensopt.refraction.letters import (
 )
 from lensopt.refraction.prescription import POWER_VECTOR_NAMES, PRESCRIPTION_SEARCH, SearchBox
 from lensopt.refraction.prescription_report import MOST_PLUS_TOLERANCE_LOGMAR, PrescriptionReport
-from lensopt.refraction.trial import Trial
+from lensopt.refraction.trial import LETTER_COLUMNS, Trial
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
 
@@ -165,6 +164,16 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
     #: The answers a trial can get: a PsychoPy handler decides ahead for each while the patient
     #: looks at the letter (:mod:`lensopt.psychopy.lookahead`).
     SPECULATIVE_ANSWERS = (True, False)
+    #: The settings ``**options`` passes on to the contextual optimizer (those it sets itself aside),
+    #: and the marker ``search`` that :meth:`settings_dict` writes.
+    _option_setting_names = frozenset(OptimizerSettings.__dataclass_fields__) - {
+        "system_bounds",
+        "context_bounds",
+        "kernel",
+        "reference_context",
+        "guess_rate",
+        "lapse_rate",
+    } | {"search"}
 
     def __init__(
         self,
@@ -316,9 +325,7 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> PrescriptionOptimizer:
-        check_state_format(state, STATE_FORMAT, "prescription")
-        history = [(Trial(S, C, s, axis), bool(c)) for s, S, C, axis, c in state["history"]]
-        return cls.from_settings(state["settings"], history)
+        return cls.from_letter_state(state, STATE_FORMAT, "prescription", (*LETTER_COLUMNS, "axis_deg"))
 
     @property
     def last_decision_ms(self) -> float:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
+import numbers
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
+
+from lensopt.asktell import check_state_format
 
 DUEL_ANSWERS = ("first", "second", "same")
 """What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same (the
@@ -41,6 +47,22 @@ class Trial:
             object.__setattr__(self, name, float(value))
 
 
+#: The columns of a letter trial in a saved state's history row, before its answer (the full
+#: prescription's rows add ``axis_deg``).
+LETTER_COLUMNS = ("letter_logmar", "sphere_d", "cylinder_d")
+
+
+def saved_letter_answer(value: object, row: int) -> bool:
+    """The answer of row ``row`` of a saved letter history: ``1``/``0``, as ``to_state`` writes it,
+    or ``true``/``false``; anything else is refused (``"false"`` or ``2`` read as a bool would
+    silently turn the answer into another one)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"state history[{row}]: the answer must be true or false (or 1 or 0), got {value!r}")
+
+
 class TrialHistory:
     """What the three refraction optimizers share about their history: the ``(trial, answer)``
     pairs told so far, in order, and the rebuild from settings plus that history (what a resumed
@@ -69,6 +91,68 @@ class TrialHistory:
         """The stored ``settings`` of a session created at ``created_at_s`` (unix seconds) with what it
         ran with but did not store, which its creation time tells (nothing by default)."""
         return dict(settings)
+
+    #: Settings a saved state may hold besides the named parameters of ``__init__``: those its
+    #: ``**options`` passes on (:meth:`setting_names`).
+    _option_setting_names: frozenset[str] = frozenset()
+    #: The named parameters of the class's ``__init__``, read when the class is defined.
+    _init_setting_names: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        cls._init_setting_names = frozenset(p.name for p in parameters if p.kind in kinds and p.name != "self")
+
+    @classmethod
+    def setting_names(cls) -> frozenset[str]:
+        """The settings ``cls(**settings)`` takes: the named parameters of ``__init__`` and
+        :attr:`_option_setting_names`."""
+        return cls._init_setting_names | cls._option_setting_names
+
+    @classmethod
+    def from_letter_state(cls, state: object, state_format: str, what: str, columns=LETTER_COLUMNS) -> Self:
+        """The optimizer of a saved letter state (``{"format", "settings", "history"}``, a history row
+        ``[*columns, answer]`` per trial), every part checked first: a foreign format, settings that
+        are not an object or name a setting ``cls`` does not take, a history that is not a list of
+        such rows, or an answer that is not true/false (1/0) is refused in one line naming it (and
+        the row). ``what`` names the optimizer in the messages (e.g. ``"refraction"``)."""
+        state = check_state_format(state, state_format, what)
+        row_text = f"[{', '.join(columns)}, correct]"
+        settings, rows = state.get("settings"), state.get("history")
+        if not isinstance(settings, dict):
+            raise ValueError(
+                f"state settings must be a JSON object of the {what} optimizer's settings, got {reprlib.repr(settings)}"
+            )
+        known = cls.setting_names()
+        unknown = sorted(set(settings) - known, key=str)
+        if unknown:
+            guesses = (difflib.get_close_matches(str(name), known, n=1) for name in unknown)
+            named = ", ".join(
+                f"{name!r}" + (f" (did you mean {g[0]!r}?)" if g else "") for name, g in zip(unknown, guesses)
+            )
+            raise ValueError(
+                f"unknown {what} setting{'s' * (len(unknown) > 1)} in the state: {named}; remove or rename "
+                f"{'them' if len(unknown) > 1 else 'it'} (the settings: {', '.join(sorted(known))})"
+            )
+        if not isinstance(rows, (list, tuple)):
+            raise ValueError(f"state history must be a list of {row_text} rows, got {reprlib.repr(rows)}")
+        history = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, (list, tuple)) or len(row) != len(columns) + 1:
+                raise ValueError(f"state history[{i}] must be a row {row_text}, got {reprlib.repr(row)}")
+            try:
+                trial = Trial(**dict(zip(columns, row[:-1])))
+            except ValueError as error:
+                raise ValueError(f"state history[{i}]: {error}") from None
+            history.append((trial, saved_letter_answer(row[-1], i)))
+        optimizer = cls.from_settings(settings)
+        for i, (trial, answer) in enumerate(history):
+            try:
+                optimizer.tell(trial, answer)
+            except ValueError as error:
+                raise ValueError(f"state history[{i}]: {error}") from error
+        return optimizer
 
     @classmethod
     def from_settings(cls, settings: dict, history=()):

@@ -10,7 +10,9 @@ session, ``session_id`` first; JSON: one session's document, or an array of them
 read before anything is written, so an unknown id writes nothing.
 
 Both open the database read-only, so they are safe to run while an experiment is recording, and also
-read a database in a folder the user cannot write (:mod:`lensopt.store.readonly`), writing nothing there.
+read a database in a folder the user cannot write, or on a full disk (:mod:`lensopt.store.readonly`),
+writing nothing there. A session whose stored row another program changed is listed as ``damaged``
+(a one-line warning names it and the field); ``export --all`` then refuses, naming it.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def run_session(
             raise ProtocolError(f"{protocol.source}: {problem}")
     if protocol is not None and window is None:
         check_display()  # a machine without a display or PsychoPy: said before a database file is made
-    store = SessionStore(request.db_path)
+    store = SessionStore(request.db_path, create=request.resume is None)  # a resume opens, never makes, one
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id
         # that is no session is said first (no lock file made for it)

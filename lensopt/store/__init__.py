@@ -2,7 +2,8 @@
 
 ``SessionStore`` writes and reads the database, ``TrialRecord`` (a letter trial),
 ``DuelTrialRecord`` (a duel), ``RankingTrialRecord`` (a ranking), ``ResultRecord`` (the prescription a
-session reports) and ``SessionInfo`` are the records,
+session reports) and ``SessionInfo`` are the records (``DamagedSession``: a session another program
+changed so that it cannot be read, :meth:`SessionStore.listing`),
 :mod:`lensopt.store.export` writes sessions as tidy CSV (one column per value,
 :mod:`lensopt.store.tidy`), PsychoPy's wide CSV or JSON. sqlite3 from the standard library
 only; nothing is ever pickled.
@@ -11,6 +12,7 @@ only; nothing is ever pickled.
 from lensopt.store.connection import DatabaseLockedError, ReadOnlyStoreError, check_not_the_database, default_db_path
 from lensopt.store.database import (
     DEFAULT_TIMEOUT_S,
+    DamagedSessionError,
     DuplicateTrialError,
     MissingSessionError,
     SessionStore,
@@ -24,6 +26,7 @@ from lensopt.store.records import (
     LETTERS_KIND,
     RANKING_KIND,
     STATUSES,
+    DamagedSession,
     DuelTrialRecord,
     RankingTrialRecord,
     ResultRecord,
@@ -53,6 +56,8 @@ __all__ = [
     "RANKING_KIND",
     "SCHEMA_VERSION",
     "STATUSES",
+    "DamagedSession",
+    "DamagedSessionError",
     "DatabaseLockedError",
     "DuelTrialRecord",
     "DuplicateTrialError",

@@ -21,9 +21,13 @@ Design (why each setting):
 - A busy timeout of a few seconds, then a one-line :class:`DatabaseLockedError`.
 - Read-only stores open the file with a ``mode=ro`` URI and ``query_only``; they never write,
   not even to migrate (older layouts are read as they are, see :mod:`lensopt.store.schema`).
-  In a folder the reader cannot write, where SQLite cannot create a WAL file's ``-shm`` index, the
-  file is read ``immutable=1`` if it holds everything (no ``-wal`` with frames beside it), and every
-  read checks that no program changed it meanwhile (:mod:`lensopt.store.readonly`).
+  In a folder the reader cannot write, or on a full disk, where SQLite cannot create a WAL file's
+  ``-shm`` index, the file is read ``immutable=1`` if it holds everything (no ``-wal`` with frames
+  beside it), and every read checks that no program changed it meanwhile (:mod:`lensopt.store.readonly`).
+- A store opened with ``create=False`` (a resumed session) writes only to a lensopt database that
+  already exists: a ``mode=rw`` URI, so SQLite never creates the file; no folder is made; a file
+  holding no lensopt layout is refused before anything is written to it (not even switched to WAL).
+- A full disk is said as such ("the disk holding … is full"), not as SQLite's "disk I/O error".
 """
 
 from __future__ import annotations
@@ -137,7 +141,9 @@ class StoreConnection:
     :class:`~lensopt.store.SessionStore` queries.
 
     ``StoreConnection(path, readonly, timeout_s)`` opens (creating or upgrading) the database for
-    writing, or with ``readonly`` an existing one for reading only; ``timeout_s`` (seconds, >= 0) is
+    writing, or with ``readonly`` an existing one for reading only; with ``create=False`` (writing)
+    only a lensopt database that exists is opened (upgraded if older), else a one-line
+    :class:`~lensopt.errors.StoreError` and nothing is created or written; ``timeout_s`` (seconds, >= 0) is
     how long to wait for another program's lock before raising :class:`DatabaseLockedError`
     (:class:`~lensopt.store.SessionStore` fills in its default). A subclass reads and writes in
     :meth:`_transaction`; its ``_select`` maps each table to the column list to select (None: no such
@@ -145,11 +151,15 @@ class StoreConnection:
     threads. Its messages name :class:`~lensopt.store.SessionStore`, the class built on it.
     """
 
-    def __init__(self, path, readonly: bool, timeout_s: float):
+    def __init__(self, path, readonly: bool, timeout_s: float, create: bool = True):
         if isinstance(timeout_s, bool) or not (isinstance(timeout_s, (int, float)) and timeout_s >= 0):
             raise ValueError(f"SessionStore.timeout_s must be a number >= 0 seconds, got {timeout_s!r}")
+        if not isinstance(create, bool):
+            raise ValueError(f"SessionStore.create must be True or False, got {create!r}")
         self.path = Path(os.fspath(path)).expanduser()
         self.readonly = bool(readonly)
+        #: Whether a missing database is created (a writer's default); never for a read-only store.
+        self.create = create and not self.readonly
         self.timeout_s = float(timeout_s)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
@@ -157,18 +167,21 @@ class StoreConnection:
         self._file_id: tuple[int, int] | None = None
         #: The file as it was when opened ``immutable`` (:mod:`lensopt.store.readonly`), else None.
         self._immutable_state: readonly_folder.FileState | None = None
+        #: Why it was opened ``immutable``: a folder this user cannot write, or a full disk.
+        self._immutable_why: readonly_folder.Obstacle | None = None
         conn = self._connect()
         try:
             try:
                 self._select = self._prepare(conn)
             except sqlite3.Error as exc:
-                if not (self.readonly and readonly_folder.needs_immutable(exc, self.path)):
+                why = readonly_folder.obstacle(exc, self.path) if self.readonly else None
+                if why is None:
                     raise self._error(exc) from None
-                # a WAL file in a folder this user cannot write: read the file as it is, if it holds
-                # everything (no -wal with frames beside it), and check after every read that no
-                # program has changed it meanwhile
+                # a WAL file whose index SQLite cannot create (a folder this user cannot write, a
+                # full disk): read the file as it is, if it holds everything (no -wal with frames
+                # beside it), and check after every read that no program has changed it meanwhile
                 conn.close()
-                conn = self._connect(immutable=True)
+                conn = self._connect(immutable=why)
                 with self._translating():
                     self._select = self._prepare(conn)
                 self._check_immutable_unchanged()
@@ -179,7 +192,8 @@ class StoreConnection:
 
     # -- opening ------------------------------------------------------------------------------
 
-    def _connect(self, immutable: bool = False) -> sqlite3.Connection:
+    def _connect(self, immutable: readonly_folder.Obstacle | None = None) -> sqlite3.Connection:
+        """The SQLite connection; ``immutable``: why the file is read ``immutable=1`` (read-only only)."""
         options: dict[str, Any] = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
         if self.readonly:
             if not self.path.is_file():
@@ -187,11 +201,24 @@ class StoreConnection:
                     f"no session database at {self.path}; run a session first or use --db to choose another file"
                 )
             query = "?mode=ro"
-            if immutable:
+            if immutable is not None:
                 state = readonly_folder.FileState.of(self.path)
-                readonly_folder.check_nothing_outside(self.path, state)
-                self._immutable_state, query = state, "?mode=ro&immutable=1"
+                readonly_folder.check_nothing_outside(self.path, state, immutable)
+                self._immutable_state, self._immutable_why = state, immutable
+                query = "?mode=ro&immutable=1"
             target, options["uri"] = self.path.resolve().as_uri() + query, True
+        elif not self.create:
+            if not self.path.is_file():
+                raise StoreError(
+                    f"no session database at {self._where()}; use --db to name the file that holds the session"
+                )
+            uri = self.path.resolve().as_uri()
+            if not any(Path(f"{self.path}{suffix}").exists() for suffix in ("-wal", "-journal")):
+                # all it holds is in the file: its layout is read without SQLite creating a -wal and
+                # -shm beside it (a file that is no lensopt database is refused leaving no trace)
+                self._check_holds_sessions(uri)
+            # mode=rw: SQLite opens the file only if it exists (removed meanwhile: an error, no new file)
+            target, options["uri"] = uri + "?mode=rw", True
         else:
             try:
                 _make_private_folders(self.path.parent)
@@ -252,11 +279,38 @@ class StoreConnection:
                     conn.execute("COMMIT")
         # Reads only, in one read transaction: never switch someone else's file to WAL.
         version = schema.inspect(conn, self.path)
+        if version == 0 and not self.create:  # refused before anything is written to it
+            raise self._holds_no_sessions()
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         if version != schema.SCHEMA_VERSION:
             schema.upgrade(conn, self.path)  # BEGIN IMMEDIATE: checks the version again, then creates
         return self._select_lists(conn)  # the current layout, which no other program changes
+
+    def _check_holds_sessions(self, uri: str) -> None:
+        """A one-line :class:`~lensopt.errors.StoreError` when the database at ``uri`` (``create=False``;
+        no ``-wal`` or ``-journal`` beside it) holds no lensopt layout, read ``immutable``: nothing is written."""
+        with self._translating():
+            probe = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=self.timeout_s)
+        try:
+            with self._translating():
+                version = schema.inspect(probe, self.path)
+        finally:
+            probe.close()
+        if version == 0:
+            raise self._holds_no_sessions()
+
+    def _holds_no_sessions(self) -> StoreError:
+        return StoreError(
+            f"{self._where()} holds no lensopt sessions; use --db to name the file that holds the session"
+        )
+
+    def _where(self) -> str:
+        """The database's path, with the folder it is in when it was given relative to the current one
+        (a relative --db typed in another folder names another file)."""
+        if self.path.is_absolute():
+            return str(self.path)
+        return f"{self.path} (in {Path.cwd()})"
 
     @staticmethod
     def _select_lists(conn: sqlite3.Connection) -> dict[str, str | None]:
@@ -270,6 +324,11 @@ class StoreConnection:
         if "locked" in lowered or "busy" in lowered:
             return DatabaseLockedError(
                 f"database {self.path} is locked by another program; close it or use --db to choose another file"
+            )
+        if readonly_folder.is_disk_full_error(exc, self.path):
+            return StoreError(
+                f"the disk holding {self.path} is full ({message}); free space on it and try again, or use --db "
+                "to choose a database on another disk"
             )
         if "readonly" in lowered or "read-only" in lowered:
             return ReadOnlyStoreError(
@@ -322,12 +381,12 @@ class StoreConnection:
     @property
     def immutable(self) -> bool:
         """Whether this read-only store reads its file as one nobody changes (``immutable=1``): a WAL
-        database in a folder this user cannot write (:mod:`lensopt.store.readonly`)."""
+        database in a folder this user cannot write or on a full disk (:mod:`lensopt.store.readonly`)."""
         return self._immutable_state is not None
 
     def _check_immutable_unchanged(self) -> None:
-        if self._immutable_state is not None:
-            readonly_folder.check_unchanged(self.path, self._immutable_state)
+        if self._immutable_state is not None and self._immutable_why is not None:
+            readonly_folder.check_unchanged(self.path, self._immutable_state, self._immutable_why)
 
     # -- the lock and the counter -------------------------------------------------------------
 

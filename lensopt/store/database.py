@@ -23,6 +23,9 @@ Design (why; the connection's settings are explained in :mod:`lensopt.store.conn
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 import sqlite3
 import time
 
@@ -36,6 +39,7 @@ from lensopt.store.records import (
     LETTERS_KIND,
     RANKING_KIND,
     STATUSES,
+    DamagedSession,
     DuelTrialRecord,
     RankingTrialRecord,
     ResultRecord,
@@ -66,23 +70,64 @@ class WrongKindError(StoreError):
     """A trial of one kind (letters, duel) was recorded into a session of the other kind."""
 
 
+class DamagedSessionError(StoreError):
+    """A stored session lensopt cannot read as it wrote it: ``damaged`` (a
+    :class:`~lensopt.store.records.DamagedSession`) names it and what is wrong."""
+
+    def __init__(self, path, damaged: DamagedSession):
+        self.damaged = damaged
+        super().__init__(
+            f"session {damaged.session_id} in {path} is damaged: {damaged.problem}; the database was changed "
+            "by another program: restore it from a copy"
+        )
+
+
+#: The class that opens a record's validation message (``SessionInfo.status must be ...``,
+#: ``DuelTrialRecord: both lenses ...``), replaced by the session's own words in a damaged row's problem.
+_OWNER = re.compile(r"^[A-Z][A-Za-z]*(\.|: )")
+
+
+def _problem(exc: Exception, whose: str = "its") -> str:
+    """A record's validation error as the problem of a damaged row: ``SessionInfo.status must be one
+    of …`` becomes ``its status must be one of …`` (``whose``: ``its trial 4's`` for a trial)."""
+    text = str(exc)
+    owner = whose[: -len("'s")] if whose.endswith("'s") else whose
+    match = _OWNER.match(text)
+    if match is None:  # already in the session's words ("its protocol is not ..."), or Python's
+        return text if text.startswith("its ") else f"{owner}: {text}"
+    rest = text[match.end() :]
+    if match.group(1) == ".":  # a field: "its trial 4's letter must be ..."
+        return f"{whose} {rest}"
+    return f"{owner}: {rest}"  # the whole record: "its duel 4: both lenses have an axis ..."
+
+
+def _stored_document(text, name: str):
+    """A stored JSON text read back; a ValueError naming ``name`` if it is not the JSON lensopt wrote."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"its {name} is not the JSON lensopt wrote ({exc})") from None
+
+
 class SessionStore(StoreConnection):
     """Sessions and trials in one SQLite file.
 
     ``SessionStore(path)`` opens (creating or upgrading) the database for writing;
-    ``SessionStore(path, readonly=True)`` opens an existing one for reading only. Use it as a
-    context manager or call :meth:`close`. ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`) is
+    ``SessionStore(path, create=False)`` opens an existing lensopt database for writing (a resumed
+    session: a missing file, or one holding no lensopt sessions, is a one-line error and nothing is
+    created or written); ``SessionStore(path, readonly=True)`` opens an existing one for reading
+    only. Use it as a context manager or call :meth:`close`. ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`) is
     how long to wait for another program's lock before raising
     :class:`~lensopt.store.DatabaseLockedError`. Every problem a person can fix raises a
     :class:`~lensopt.errors.StoreError` subclass with a one-line message. One store may be shared
     between threads (calls are serialized).
     """
 
-    def __init__(self, path, readonly: bool = False, timeout_s: float | None = None):
+    def __init__(self, path, readonly: bool = False, timeout_s: float | None = None, create: bool = True):
         # the default is looked up here, in this module, at every opening (a test may lower it)
         if timeout_s is None:
             timeout_s = DEFAULT_TIMEOUT_S
-        super().__init__(path, readonly, timeout_s)
+        super().__init__(path, readonly, timeout_s, create)
 
     def _require_session(self, conn: sqlite3.Connection, session_id: int) -> None:
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
@@ -269,7 +314,7 @@ class SessionStore(StoreConnection):
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _session_rows(self, conn, where: str = "", parameters=()) -> list[SessionInfo]:
+    def _session_rows(self, conn, where: str = "", parameters=()) -> list[SessionInfo | DamagedSession]:
         counts = " + ".join(
             f"(SELECT COUNT(*) FROM {table} AS t WHERE t.session_id = sessions.id)"
             for table in schema.TRIAL_TABLES.values()
@@ -279,9 +324,15 @@ class SessionStore(StoreConnection):
             f"SELECT {self._select['sessions']}, {counts} FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
-        results = self._results(conn)
-        return [
-            SessionInfo(
+        results, damaged_results = self._results(conn)
+        return [self._session_info(row, results, damaged_results) for row in rows]
+
+    @staticmethod
+    def _session_info(row, results: dict, damaged_results: dict) -> SessionInfo | DamagedSession:
+        """A stored session row as its :class:`SessionInfo`, or a :class:`DamagedSession` naming what
+        of it (or of its results) another program changed."""
+        try:
+            info = SessionInfo(
                 session_id=row[0],
                 participant=row[1],
                 kind=row[2],
@@ -290,38 +341,67 @@ class SessionStore(StoreConnection):
                 updated_at=row[5],
                 seed=row[6],
                 software_version=row[7],
-                protocol=stored_json(row[8], f"the stored protocol of session {row[0]}"),
-                calibration=stored_json(row[9], f"the stored calibration of session {row[0]}"),
-                optimizer_settings=stored_json(row[10], f"the stored optimizer settings of session {row[0]}"),
+                protocol=_stored_document(row[8], "protocol"),
+                calibration=_stored_document(row[9], "calibration"),
+                optimizer_settings=_stored_document(row[10], "optimizer settings"),
                 n_trials=row[11],
                 result=results[row[0]][0] if row[0] in results else None,
                 results=tuple(results.get(row[0], ())),
             )
-            for row in rows
-        ]
+        except ValueError as exc:
+            problem = _problem(exc)
+        else:
+            if row[0] not in damaged_results:
+                return info
+            problem = damaged_results[row[0]]
+        return DamagedSession.of_row(row[0], problem, row[1], row[2], row[3], row[4], row[11])
 
-    def _results(self, conn) -> dict[int, list[ResultRecord]]:
+    def _results(self, conn) -> tuple[dict[int, list[ResultRecord]], dict[int, str]]:
         """Every stored result by session id, one per eye (OD, OS; a session without eyes has one),
-        none in an older read-only file without the table."""
+        none in an older read-only file without the table; and the problem of each session with a
+        result another program changed (its first)."""
         if self._select["results"] is None:
-            return {}
+            return {}, {}
         rows = conn.execute(f"SELECT {self._select['results']} FROM results ORDER BY id").fetchall()
         by_eye: dict[int, dict] = {}
+        damaged: dict[int, str] = {}
         for row in rows:  # the latest row of a session and eye wins
-            by_eye.setdefault(row[0], {})[row[11]] = ResultRecord(
-                prescription=row[1],
-                sphere_d=row[2],
-                cylinder_d=row[3],
-                axis_deg=row[4],
-                predicted_acuity_logmar=row[5],
-                confidence=row[6],
-                n_trials=row[7],
-                intervals=stored_json(row[8], f"the stored intervals of session {row[0]}'s result"),
-                recorded_at=row[9],
-                software_version=row[10],
-                eye=row[11],
-            )
-        return {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
+            try:
+                intervals = _stored_document(row[8], "result's intervals")
+                if not isinstance(intervals, dict):
+                    raise ValueError(f"its result's intervals must be a JSON object, got {row[8]!r}")
+                by_eye.setdefault(row[0], {})[row[11]] = ResultRecord(
+                    prescription=row[1],
+                    sphere_d=row[2],
+                    cylinder_d=row[3],
+                    axis_deg=row[4],
+                    predicted_acuity_logmar=row[5],
+                    confidence=row[6],
+                    n_trials=row[7],
+                    intervals=intervals,
+                    recorded_at=row[9],
+                    software_version=row[10],
+                    eye=row[11],
+                )
+            except (ValueError, TypeError) as exc:  # TypeError: an interval that is no [low, high] pair
+                damaged.setdefault(row[0], _problem(exc, "its result's"))
+        ordered = {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
+        return ordered, damaged
+
+    def _damaged(self, found: SessionInfo | DamagedSession) -> SessionInfo:
+        """``found`` if it is a readable session, else its one-line :class:`DamagedSessionError`."""
+        if isinstance(found, DamagedSession):
+            raise DamagedSessionError(self.path, found)
+        return found
+
+    @contextlib.contextmanager
+    def _reading_trial(self, session_id: int, whose: str):
+        """A stored trial row read back: its validation error becomes a one-line
+        :class:`DamagedSessionError` naming the session and the trial (``whose``: ``its trial 4's``)."""
+        try:
+            yield
+        except (ValueError, TypeError) as exc:
+            raise DamagedSessionError(self.path, DamagedSession(session_id, _problem(exc, whose))) from None
 
     def session(self, session_id: int) -> SessionInfo:
         """The session ``session_id`` (a :class:`MissingSessionError` if there is none, also for an id
@@ -332,10 +412,18 @@ class SessionStore(StoreConnection):
             found = self._session_rows(conn, "WHERE id = ?", (session_id,))
         if not found:
             raise MissingSessionError(f"no session {session_id} in {self.path}; list them with `lensopt sessions`")
-        return found[0]
+        return self._damaged(found[0])
 
     def sessions(self) -> list[SessionInfo]:
-        """All sessions, oldest first."""
+        """All sessions, oldest first (a :class:`DamagedSessionError` naming the first that another
+        program changed so that it cannot be read: :meth:`listing` reads the others all the same)."""
+        return [self._damaged(found) for found in self.listing()]
+
+    def listing(self) -> list[SessionInfo | DamagedSession]:
+        """All sessions, oldest first: each a :class:`SessionInfo`, or a
+        :class:`~lensopt.store.records.DamagedSession` for one that another program changed so that it
+        cannot be read (its id, what is wrong, and what of it could be read); one damaged row does not
+        keep the others from being read."""
         with self._transaction(write=False) as conn:
             return self._session_rows(conn)
 
@@ -363,8 +451,11 @@ class SessionStore(StoreConnection):
                 f"SELECT {self._select['trials']} FROM trials WHERE session_id = ? AND idx > ? ORDER BY idx",
                 (session_id, since_index),
             ).fetchall()
-        return [
-            TrialRecord(
+        return self._records(
+            session_id,
+            "trial",
+            rows,
+            lambda row: TrialRecord(
                 index=row[0],
                 sphere_d=row[1],
                 cylinder_d=row[2],
@@ -379,9 +470,8 @@ class SessionStore(StoreConnection):
                 axis_deg=row[11],
                 void=bool(row[12]),
                 eye=row[13],
-            )
-            for row in rows
-        ]
+            ),
+        )
 
     def duel_trials(self, session_id: int, since_index: int = 0) -> list[DuelTrialRecord]:
         """The session's duels with index > ``since_index``, in index order (none in a letter
@@ -395,8 +485,11 @@ class SessionStore(StoreConnection):
                 f"SELECT {self._select['duel_trials']} FROM duel_trials WHERE session_id = ? AND idx > ? ORDER BY idx",
                 (session_id, since_index),
             ).fetchall()
-        return [
-            DuelTrialRecord(
+        return self._records(
+            session_id,
+            "duel",
+            rows,
+            lambda row: DuelTrialRecord(
                 index=row[0],
                 first_sphere_d=row[1],
                 first_cylinder_d=row[2],
@@ -411,9 +504,8 @@ class SessionStore(StoreConnection):
                 extra=stored_json(row[-3], f"the extra data of duel {row[0]} of session {session_id}"),
                 first_axis_deg=row[-2],
                 second_axis_deg=row[-1],
-            )
-            for row in rows
-        ]
+            ),
+        )
 
     def ranking_trials(self, session_id: int, since_index: int = 0) -> list[RankingTrialRecord]:
         """The session's rankings with index > ``since_index``, in index order (none in another
@@ -428,7 +520,16 @@ class SessionStore(StoreConnection):
                 "WHERE session_id = ? AND idx > ? ORDER BY idx",
                 (session_id, since_index),
             ).fetchall()
-        return [RankingTrialRecord.from_row(*row) for row in rows]
+        return self._records(session_id, "ranking", rows, lambda row: RankingTrialRecord.from_row(*row))
+
+    def _records(self, session_id: int, noun: str, rows, build) -> list:
+        """``build(row)`` of each stored trial row; a row another program changed so that it cannot be
+        read is a one-line :class:`DamagedSessionError` naming the session and the ``noun`` (trial, duel)."""
+        records = []
+        for row in rows:
+            with self._reading_trial(session_id, f"its {noun} {row[0]}'s"):
+                records.append(build(row))
+        return records
 
     def _by_kind(self, kind: str, owner: str):
         """The (reader, appender) of a session kind's table, or a ValueError naming the kinds."""

@@ -45,9 +45,11 @@ from typing import cast
 from lensopt import __version__
 from lensopt.store.claim import session_status
 from lensopt.store.records import (
+    DAMAGED,
     DUEL_KIND,
     LETTERS_KIND,
     RANKING_KIND,
+    DamagedSession,
     DuelTrialRecord,
     RankingTrialRecord,
     SessionInfo,
@@ -105,6 +107,22 @@ def info_document(info: SessionInfo, db_path=None) -> dict:
         "status_now": session_status(db_path, info.session_id, info.status),
         "result": None if info.result is None else _result_document(info, info.result),
         "results": [_result_document(info, r) for r in info.results],
+    }
+
+
+def damaged_document(damaged: DamagedSession) -> dict:
+    """A session another program changed so that it cannot be read, as ``lensopt sessions --json``
+    lists it: its id, what of it could be read (``status`` as stored, None where unreadable),
+    ``status_now`` ``"damaged"`` and ``problem`` (what is wrong)."""
+    return {
+        "session_id": damaged.session_id,
+        "participant": damaged.participant,
+        "kind": damaged.kind,
+        "status": damaged.status,
+        "status_now": DAMAGED,
+        "created_at": damaged.created_at,
+        "n_trials": damaged.n_trials,
+        "problem": damaged.problem,
     }
 
 

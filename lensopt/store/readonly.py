@@ -1,10 +1,13 @@
-"""Reading a session database whose folder the reader cannot write.
+"""Reading a session database where SQLite cannot create its index: a folder the reader cannot
+write, or a full disk.
 
 A WAL database (what :class:`~lensopt.store.SessionStore` writes) is read through its shared-memory
 index, the ``-shm`` file beside it, and SQLite creates that file (and an empty ``-wal``) on the first
 read when it is missing. In a folder the reader cannot write — a colleague's sessions, a read-only
 share or mount, a folder kept ``0555`` — SQLite cannot, and an ordinary ``mode=ro`` opening fails
-("attempt to write a readonly database", ``SQLITE_READONLY_DIRECTORY``, or ``SQLITE_CANTOPEN``).
+("attempt to write a readonly database", ``SQLITE_READONLY_DIRECTORY``, or ``SQLITE_CANTOPEN``). On a
+full disk it creates the ``-shm`` but cannot give it its first 32 KiB ("disk I/O error",
+``SQLITE_IOERR_SHMSIZE``).
 
 SQLite's answer (https://www.sqlite.org/wal.html#readonly) is to open such a file ``immutable=1``:
 the file is read as it is, without locks or an index. That is right only when everything the
@@ -13,7 +16,7 @@ database holds is in the file itself:
 - a ``-wal`` file with frames in it holds committed transactions not yet copied into the database
   file (a writer that was killed, or files copied without their ``-shm``); read ``immutable`` they
   would be silently missing, so :func:`check_nothing_outside` refuses in one line and says what to
-  do (copy the database and its ``-wal`` together into a folder the reader can write);
+  do (copy the database and its ``-wal`` together into a folder the reader can write, or free space);
 - a rollback ``-journal`` with content is a transaction that was never finished: refused the same way;
 - no program may change the file while it is read: :class:`FileState` notes the database's size,
   times and inode and its sidecar files at opening, and :meth:`SessionStore
@@ -22,7 +25,8 @@ database holds is in the file itself:
 
 When the ``-shm`` and ``-wal`` already exist and can be read (a session is running, or its writer was
 killed), SQLite reads them without writing, and the ordinary opening works: ``immutable`` is only the
-fallback for the error above, in a folder the reader cannot write.
+fallback for the errors above (:func:`obstacle`), in a folder the reader cannot write or on a full disk.
+:func:`disk_is_full` also lets a writer's error say that the disk is full rather than "disk I/O error".
 """
 
 from __future__ import annotations
@@ -42,17 +46,63 @@ CANNOT_CREATE_INDEX = frozenset(
     {"SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN", "SQLITE_READONLY_CANTINIT", "SQLITE_READONLY"}
 )
 
+#: Free bytes below which a disk counts as full: SQLite gives a WAL index (``-shm``) 32 KiB at once,
+#: and a writer needs room for a page or two besides.
+FULL_DISK_BYTES = 64 * 1024
+
 
 def folder_is_writable(path: Path) -> bool:
     """Whether this user may create files in ``path``'s folder (False on a read-only mount too)."""
     return os.access(path.parent, os.W_OK | os.X_OK)
 
 
-def needs_immutable(exc: sqlite3.Error, path: Path) -> bool:
-    """Whether ``exc``, raised while reading ``path`` with ``mode=ro``, is SQLite failing to create the
-    WAL index in a folder this user cannot write (the case :mod:`lensopt.store.readonly` handles)."""
+def disk_is_full(path: Path) -> bool:
+    """Whether the file system holding ``path``'s folder has less than :data:`FULL_DISK_BYTES` free for
+    this user, or no free file entry (inode) left."""
+    try:
+        info = os.statvfs(path.parent)
+    except OSError:
+        return False
+    no_inodes = info.f_files > 0 and info.f_favail == 0  # 0 files: a file system without an inode count
+    return info.f_bavail * info.f_frsize < FULL_DISK_BYTES or no_inodes
+
+
+def is_disk_full_error(exc: sqlite3.Error, path: Path) -> bool:
+    """Whether ``exc``, raised on ``path``, is the disk being full: SQLite says so (``SQLITE_FULL``), or
+    it failed to write (an I/O error, ``SQLITE_CANTOPEN`` for a file it could not create) on a disk
+    that :func:`disk_is_full`."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    if name == "SQLITE_FULL":
+        return True
+    return (name.startswith("SQLITE_IOERR") or name in CANNOT_CREATE_INDEX) and disk_is_full(path)
+
+
+@dataclasses.dataclass(frozen=True)
+class Obstacle:
+    """Why a database is read ``immutable``: ``because`` (what stops SQLite creating its index, a
+    clause of the messages) and ``remedy`` (how to read answers left outside the file; ``{sidecar}``
+    stands for the ``-wal`` or ``-journal`` file's name)."""
+
+    because: str
+    remedy: str
+
+
+def obstacle(exc: sqlite3.Error, path: Path) -> Obstacle | None:
+    """Why SQLite could not read ``path`` with ``mode=ro`` (``exc``) when the reason is that it cannot
+    create the WAL index beside it — a folder this user cannot write, or a full disk — else None."""
     name = getattr(exc, "sqlite_errorname", None)
-    return name in CANNOT_CREATE_INDEX and not folder_is_writable(path)
+    if name in CANNOT_CREATE_INDEX and not folder_is_writable(path):
+        return Obstacle(
+            f"its folder {path.parent} cannot be written by you",
+            f"copy {path.name} and {{sidecar}} together into a folder you can write and use --db there",
+        )
+    if is_disk_full_error(exc, path):
+        return Obstacle(
+            f"the disk holding {path} is full",
+            f"free space on that disk and run the command again, or copy {path.name} and {{sidecar}} together "
+            "to another disk and use --db there",
+        )
+    return None
 
 
 def _size(path: Path) -> int | None:
@@ -86,33 +136,31 @@ class FileState:
         )
 
 
-def check_nothing_outside(path: Path, state: FileState) -> None:
+def check_nothing_outside(path: Path, state: FileState, why: Obstacle) -> None:
     """A one-line :class:`StoreError` when ``path`` has committed data outside the file itself (a
-    ``-wal`` with frames, a ``-journal`` with content), which an ``immutable`` reading would miss."""
-    folder = path.parent
+    ``-wal`` with frames, a ``-journal`` with content), which an ``immutable`` reading would miss;
+    ``why`` it would be read so (:func:`obstacle`) is said, and what to do."""
     if state.wal_bytes is not None and state.wal_bytes > WAL_HEADER_BYTES:
         raise StoreError(
-            f"{path}-wal holds answers not yet written into {path.name}, and its folder {folder} cannot be "
-            f"written by you, so they cannot be read here; copy {path.name} and {path.name}-wal together "
-            "into a folder you can write and use --db there"
+            f"{path}-wal holds answers not yet written into {path.name}, and {why.because}, so they cannot "
+            f"be read here; {why.remedy.format(sidecar=f'{path.name}-wal')}"
         )
     if state.journal_bytes:
         raise StoreError(
-            f"{path}-journal holds an unfinished change to {path.name}, and its folder {folder} cannot be "
-            f"written by you, so it cannot be read safely here; copy {path.name} and {path.name}-journal "
-            "together into a folder you can write and use --db there"
+            f"{path}-journal holds an unfinished change to {path.name}, and {why.because}, so it cannot be "
+            f"read safely here; {why.remedy.format(sidecar=f'{path.name}-journal')}"
         )
 
 
-def check_unchanged(path: Path, opened: FileState) -> None:
-    """A one-line :class:`StoreError` when ``path`` (read ``immutable``) is no longer as it was at
-    ``opened``: another program wrote it, so what was read may mix old and new pages."""
+def check_unchanged(path: Path, opened: FileState, why: Obstacle) -> None:
+    """A one-line :class:`StoreError` when ``path`` (read ``immutable`` because of ``why``) is no longer
+    as it was at ``opened``: another program wrote it, so what was read may mix old and new pages."""
     try:
         now = FileState.of(path)
     except OSError:
         now = None
     if now != opened:
         raise StoreError(
-            f"{path} was changed by another program while lensopt read it (its folder {path.parent} cannot be "
-            "written by you, so it was read as a file nobody changes); run the command again"
+            f"{path} was changed by another program while lensopt read it ({why.because}, so it was read "
+            "as a file nobody changes); run the command again"
         )

@@ -459,3 +459,38 @@ class SessionInfo:
         for name in ("protocol", "calibration", "optimizer_settings"):
             if not isinstance(getattr(self, name), dict):
                 raise ValueError(f"{owner}.{name} must be a dict, got {getattr(self, name)!r}")
+
+
+#: The status ``lensopt sessions`` shows for a session it cannot read (:class:`DamagedSession`).
+DAMAGED = "damaged"
+
+
+@dataclass(frozen=True)
+class DamagedSession:
+    """A stored session lensopt cannot read as it wrote it (another program changed its row, or one
+    of its results): its id, ``problem`` (one phrase naming the field and its value: ``its status
+    must be one of running, finished, aborted, got 'weird'``), and what could be read of it, to
+    recognise it by (None where the stored value is not of its kind). ``status`` is the stored one."""
+
+    session_id: int
+    problem: str
+    participant: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    created_at: float | None = None
+    n_trials: int | None = None
+
+    @classmethod
+    def of_row(cls, session_id: int, problem: str, participant, kind, status, created_at, n_trials) -> DamagedSession:
+        """The damaged session of a stored row's raw values, each kept only if it is of its kind."""
+
+        def text(value):
+            return value if isinstance(value, str) else None
+
+        number = (
+            float(created_at)
+            if isinstance(created_at, numbers.Real) and not isinstance(created_at, bool) and math.isfinite(created_at)
+            else None
+        )
+        count = n_trials if isinstance(n_trials, int) and not isinstance(n_trials, bool) else None
+        return cls(session_id, problem, text(participant), text(kind), text(status), number, count)

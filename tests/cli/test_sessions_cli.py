@@ -317,3 +317,59 @@ def test_export_all_of_a_database_without_sessions_is_one_line_and_exit_2(tmp_pa
     SessionStore(tmp_path / "empty.db").close()
     assert main(["export", "--all", "--db", str(tmp_path / "empty.db")]) == 2
     assert "no sessions in" in one_line_error(capsys)
+
+
+def damaged_db(db):
+    """``db`` with a third session whose stored status another program changed to 'weird'."""
+    with SessionStore(db) as store:
+        store.create_session("P003", {}, {}, {}, 5)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE sessions SET status = 'weird' WHERE id = 2")
+    conn.commit()
+    conn.close()
+    return db
+
+
+def test_sessions_lists_a_damaged_session_as_damaged_and_every_other_one(db, capsys):
+    assert main(["sessions", "--db", str(damaged_db(db))]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split() for line in captured.out.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["1", "2", "3"]
+    assert rows[0][4] == "finished" and rows[2][4] == "interrupted"
+    assert rows[1][:6] == ["2", "P002", "letters", "-", "damaged", "0"]
+    warning = captured.err.splitlines()
+    assert len(warning) == 1 and warning[0].startswith(f"warning: session 2 in {db} is damaged: its status")
+    assert "'weird'" in warning[0] and "restore it from a copy" in warning[0]
+    assert "SessionInfo" not in captured.err
+
+
+def test_sessions_json_lists_a_damaged_session_with_its_problem(db, capsys):
+    assert main(["sessions", "--json", "--db", str(damaged_db(db))]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(s["session_id"], s["status"], s["status_now"]) for s in listed] == [
+        (1, "finished", "finished"),
+        (2, "weird", "damaged"),
+        (3, "running", "interrupted"),
+    ]
+    assert "its status must be one of running, finished, aborted" in listed[1]["problem"]
+
+
+def test_export_all_with_a_damaged_session_exports_nothing_and_names_it_and_the_others(db, tmp_path, capsys):
+    """A partial export is too easily taken for the whole: refused, naming the damaged session, its
+    field, and the command that exports the others."""
+    out = tmp_path / "all.csv"
+    before = damaged_db(db).read_bytes()
+    assert main(["export", "--all", "--db", str(db), "-o", str(out)]) == 2
+    err = one_line_error(capsys)
+    assert err.startswith(f"lensopt export: error: session 2 in {db} is damaged: its status must be one of")
+    assert "nothing was exported" in err and f"`lensopt export 1 3 --db {db} -o {out}`" in err
+    assert "SessionInfo" not in err
+    assert not out.exists() and db.read_bytes() == before
+    assert main(["export", "1", "3", "--db", str(db), "-o", str(out)]) == 0  # the advice works
+    assert "wrote 2 sessions (4 trials)" in capsys.readouterr().err
+
+
+def test_exporting_a_damaged_session_is_one_line_naming_the_session_not_a_class(db, capsys):
+    assert main(["export", "2", "--db", str(damaged_db(db))]) == 2
+    err = one_line_error(capsys)
+    assert f"session 2 in {db} is damaged: its status" in err and "SessionInfo" not in err

@@ -1,16 +1,26 @@
 """``lensopt sessions`` and ``lensopt export``'s handlers: the stored sessions listed, or written
-as CSV, PsychoPy's CSV or JSON (their options and what they show: :mod:`lensopt.cli.sessions`)."""
+as CSV, PsychoPy's CSV or JSON (their options and what they show: :mod:`lensopt.cli.sessions`).
+
+A session another program changed so that it cannot be read (:class:`~lensopt.store.DamagedSession`)
+keeps neither from reading the others: ``lensopt sessions`` lists it ``damaged`` and says on stderr,
+in one line, which session, what is wrong and what to do; ``lensopt export --all`` exports nothing
+and names it, and the command that exports the others (a partial export is too easily taken for
+the whole)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import sys
 import time
 
+from lensopt.errors import StoreError
 from lensopt.stopping import confidence_text, threshold_text
 from lensopt.store import (
+    DamagedSession,
+    DamagedSessionError,
     SessionStore,
     check_not_the_database,
     default_db_path,
@@ -19,7 +29,15 @@ from lensopt.store import (
     stored_withheld_reason,
 )
 from lensopt.store.claim import session_status
-from lensopt.store.export import FORMATS, export_text, info_document, read_sessions, write_export
+from lensopt.store.export import (
+    FORMATS,
+    damaged_document,
+    export_text,
+    info_document,
+    read_sessions,
+    write_export,
+)
+from lensopt.store.records import DAMAGED
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
@@ -38,8 +56,13 @@ def _rule(info) -> str:
     return "-"
 
 
-def _created(unix_s: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
+def _created(unix_s: float | None) -> str:
+    if unix_s is None:
+        return "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s))
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds: shown, not fatal
+        return "?"
 
 
 def _prescriptions(info) -> str:
@@ -71,11 +94,30 @@ def _prescriptions(info) -> str:
     return "; ".join(text(r) for r in info.results)
 
 
+def _damaged_row(d: DamagedSession) -> tuple[str, ...]:
+    """A damaged session's line: what of it could be read, ``?`` for the rest, status ``damaged``."""
+    n_trials = "?" if d.n_trials is None else str(d.n_trials)
+    return (
+        str(d.session_id),
+        d.participant or "?",
+        d.kind or "?",
+        "-",
+        DAMAGED,
+        n_trials,
+        _created(d.created_at),
+        "-",
+        "-",
+    )
+
+
 def format_table(infos, db_path=None) -> str:
     """The sessions as an aligned text table (one line per session); with ``db_path`` a running
-    session that no program runs is shown ``interrupted`` (:func:`lensopt.store.claim.session_status`)."""
+    session that no program runs is shown ``interrupted`` (:func:`lensopt.store.claim.session_status`);
+    a :class:`~lensopt.store.DamagedSession` is shown ``damaged``."""
     rows = [TABLE_COLUMNS] + [
-        (
+        _damaged_row(i)
+        if isinstance(i, DamagedSession)
+        else (
             str(i.session_id),
             i.participant,
             i.kind,
@@ -114,13 +156,20 @@ def _warn_if_readable_by_others(path) -> None:
 
 
 def list_sessions(args) -> int:
-    """Handler of ``lensopt sessions``."""
+    """Handler of ``lensopt sessions``: every session, a damaged one shown ``damaged`` and said on stderr."""
     with _open_readonly(args.db) as store:
-        infos = store.sessions()
+        infos = store.listing()
         path = store.path
     _warn_if_readable_by_others(path)
+    for damaged in infos:
+        if isinstance(damaged, DamagedSession):
+            print(
+                f"warning: {DamagedSessionError(path, damaged)} (the other sessions are listed as stored)",
+                file=sys.stderr,
+            )
     if args.json:
-        print(json.dumps([info_document(i, path) for i in infos], indent=2))
+        documents = [damaged_document(i) if isinstance(i, DamagedSession) else info_document(i, path) for i in infos]
+        print(json.dumps(documents, indent=2))
     elif not infos:
         print(f"no sessions in {path}")
     else:
@@ -142,7 +191,11 @@ def export_command(args) -> int:
         check_not_the_database("--output", args.output, args.db if args.db else default_db_path())
     with _open_readonly(args.db) as store:
         if args.all:
-            session_ids = [info.session_id for info in store.sessions()]
+            listed = store.listing()
+            damaged = [info for info in listed if isinstance(info, DamagedSession)]
+            if damaged:
+                raise StoreError(_damaged_refusal(args, store.path, damaged, listed))
+            session_ids = [info.session_id for info in listed]
             if not session_ids:
                 raise ValueError(f"no sessions in {store.path} to export")
         else:
@@ -159,3 +212,31 @@ def export_command(args) -> int:
         what = f"session {session_ids[0]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
         print(f"wrote {what} ({n_trials} trials) to {args.output}", file=sys.stderr)
     return 0
+
+
+#: Most session ids an error message lists in the command that exports the others.
+MAX_IDS_SUGGESTED = 20
+
+
+def _damaged_refusal(args, db_path, damaged: list[DamagedSession], listed) -> str:
+    """``lensopt export --all``'s one line when sessions are damaged: which and what is wrong, that
+    nothing was exported, and how to export the others (their ids, with the options given)."""
+    if len(damaged) == 1:
+        what = f"session {damaged[0].session_id} in {db_path} is damaged: {damaged[0].problem}"
+    else:
+        ids = ", ".join(str(d.session_id) for d in damaged)
+        what = (
+            f"sessions {ids} in {db_path} are damaged ("
+            + "; ".join(f"session {d.session_id}: {d.problem}" for d in damaged)
+            + ")"
+        )
+    others = [str(i.session_id) for i in listed if not isinstance(i, DamagedSession)]
+    advice = "restore the database from a copy"
+    if len(others) > MAX_IDS_SUGGESTED:
+        advice += f", or export the other {len(others)} sessions by id (`lensopt sessions` lists them)"
+    elif others:
+        options = [] if not args.db else ["--db", shlex.quote(str(args.db))]
+        options += [] if args.fmt == "csv" else ["--format", args.fmt]
+        options += [] if not args.output else ["-o", shlex.quote(str(args.output))]
+        advice += f", or export the others by id: `lensopt export {' '.join(others + options)}`"
+    return f"{what}; the database was changed by another program, so nothing was exported: {advice}"

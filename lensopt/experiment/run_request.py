@@ -77,3 +77,14 @@ class SessionOutcome:
     results: tuple = ()
     #: The stopping rule's threshold (``[stop] confidence``), to whose decimals ``confidence`` is shown.
     confidence_target: float | None = None
+    #: Answers the clinician undid (kept in the database, marked void); ``n_trials`` counts the others.
+    n_undone: int = 0
+
+    def stored_text(self) -> str:
+        """``40 trials stored``, and the answers undone: ``(and 1 undone, kept marked void)``."""
+        return f"{self.n_trials} trials stored" + undone_text(self.n_undone)
+
+
+def undone_text(n_undone: int) -> str:
+    """What a count of trials says of the answers the clinician undid, after it: nothing without any."""
+    return f" (and {n_undone} undone, kept marked void)" if n_undone else ""

@@ -34,7 +34,7 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
-from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
+from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome, undone_text
 from lensopt.experiment.windows import (
     check_display,
     dashboard_screen,
@@ -418,23 +418,25 @@ def _run_in_window(
             status_refused = str(exc).splitlines()[0]
         if status != "finished":  # a pause, a quit, a crash, Ctrl-C or a SIGTERM: how to go on
             with contextlib.suppress(StoreError):
-                n_stored = store.session(session_id).n_trials
+                stored = store.session(session_id)
                 log(
-                    f"stopped after {n_stored} trials; continue with: lensopt run --resume {session_id} --db {request.db_path}"
+                    f"stopped after {stored.n_answers} trials{undone_text(stored.n_undone)}; continue with: "
+                    f"lensopt run --resume {session_id} --db {request.db_path}"
                 )
     if status == "finished":
         _check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
-    n_stored = store.session(session_id).n_trials
+    stored = store.session(session_id)
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
     return SessionOutcome(
         session_id,
         status,
-        n_stored,
+        stored.n_answers,
         stopped_at,
         result.confidence if result is not None and stopped_at is not None else None,
         stored_results[0] if stored_results else None,
         tuple(stored_results),
         None if protocol.stop is None else protocol.stop.confidence,
+        stored.n_undone,
     )
 
 

@@ -320,8 +320,15 @@ class SessionStore(StoreConnection):
             for table in schema.TRIAL_TABLES.values()
             if self._select[table] is not None
         )
+        # letter answers undone (schema 6's void; an older file read as it is has none)
+        trials = self._select["trials"]
+        undone = (
+            "(SELECT COUNT(*) FROM trials AS t WHERE t.session_id = sessions.id AND t.void = 1)"
+            if trials is not None and "0 AS void" not in trials
+            else "0"
+        )
         rows = conn.execute(
-            f"SELECT {self._select['sessions']}, {counts} FROM sessions {where} ORDER BY id",
+            f"SELECT {self._select['sessions']}, {counts}, {undone} FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
         results, damaged_results = self._results(conn)
@@ -347,6 +354,7 @@ class SessionStore(StoreConnection):
                 n_trials=row[11],
                 result=results[row[0]][0] if row[0] in results else None,
                 results=tuple(results.get(row[0], ())),
+                n_undone=row[12],
             )
         except ValueError as exc:
             problem = _problem(exc)

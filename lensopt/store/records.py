@@ -418,7 +418,9 @@ class SessionInfo:
     """A stored session: who, what, when, how it was configured and how many trials it holds.
 
     ``kind`` is the feedback mode (:data:`LETTERS_KIND`, :data:`DUEL_KIND` or :data:`RANKING_KIND`)
-    and ``n_trials`` counts its trials (letter trials, duels or rankings). ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
+    and ``n_trials`` counts its stored trials (letter trials, duels or rankings), ``n_undone`` those of
+    them the clinician undid (kept, marked void: :meth:`SessionStore.void_trial`), so that
+    ``n_answers`` (the difference) are the answers the search rests on. ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
     :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
     unix times in seconds (``updated_at`` moves with every trial and status change). ``result``:
     the prescription the session reported when it finished (:class:`ResultRecord`), or None;
@@ -439,6 +441,12 @@ class SessionInfo:
     n_trials: int
     result: ResultRecord | None = None
     results: tuple = ()
+    n_undone: int = 0
+
+    @property
+    def n_answers(self) -> int:
+        """The stored trials not undone: the answers the session's search rests on."""
+        return self.n_trials - self.n_undone
 
     @property
     def eye(self) -> str | None:
@@ -456,6 +464,9 @@ class SessionInfo:
         check_finite(owner, "updated_at", self.updated_at)
         check_int(owner, "seed", self.seed, 0)
         check_int(owner, "n_trials", self.n_trials, 0)
+        check_int(owner, "n_undone", self.n_undone, 0)
+        if self.n_undone > self.n_trials:
+            raise ValueError(f"{owner}.n_undone must be at most n_trials ({self.n_trials}), got {self.n_undone}")
         for name in ("protocol", "calibration", "optimizer_settings"):
             if not isinstance(getattr(self, name), dict):
                 raise ValueError(f"{owner}.{name} must be a dict, got {getattr(self, name)!r}")

@@ -61,6 +61,17 @@ def test_sessions_prints_a_table_of_the_sessions(db, capsys):
     assert second[:6] == ["2", "P002", "letters", "-", "interrupted", "0"] and second[-1] == "-"
 
 
+def test_the_trials_column_counts_the_answers_kept_and_says_the_undone_apart(db, capsys):
+    with SessionStore(db) as store:
+        store.void_trial(1, 4)  # the clinician undid the last answer: kept, marked void
+    assert main(["sessions", "--db", str(db)]) == 0
+    first = capsys.readouterr().out.splitlines()[1]
+    assert first.split()[:7] == ["1", "P001", "letters", "-", "finished", "3", "(+1"] and "3 (+1 undone)" in first
+    assert main(["sessions", "--db", str(db), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)[0]
+    assert (listed["n_trials"], listed["n_undone"]) == (4, 1)
+
+
 def test_a_running_session_shows_running_while_a_program_runs_it_and_interrupted_after(db, capsys):
     with claim_session(db, 2):  # as lensopt run holds it
         assert main(["sessions", "--db", str(db)]) == 0

@@ -240,10 +240,12 @@ def test_every_older_version_reads_and_migrates_with_no_answer_void(tmp_path, ve
     write_database(path, version)
     with SessionStore(path, readonly=True) as store:  # read as it is: no void column, nothing void
         assert [t.void for t in store.trials(1)] == [False, False]
+        assert store.session(1).n_undone == 0
     with SessionStore(path) as store:
         assert [t.void for t in store.trials(1)] == [False, False]
         store.void_trial(1, 2)
         assert [t.void for t in store.trials(1)] == [False, True]
+        assert (store.session(1).n_undone, store.session(1).n_answers) == (1, 1)
     assert user_version(path) == SCHEMA_VERSION
 
 
@@ -260,6 +262,9 @@ def test_an_undone_answer_is_kept_marked_void_and_exported_with_its_flag(tmp_pat
         document = json.loads(export_session(store, sid, "json"))
         rows = list(csv.DictReader(io.StringIO(export_session(store, sid, "csv"))))
     assert [r.void for r in records] == [False, True, False] and len(records) == 3
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(sid)
+    assert (info.n_trials, info.n_undone, info.n_answers) == (3, 1, 2)  # rows kept, answers undone, the rest
     assert [t["void"] for t in document["trials"]] == [False, True, False]
     assert [r["void"] for r in rows] == ["0", "1", "0"]
 

@@ -52,5 +52,5 @@ def run_command(args) -> int:
             + ")"
         )
     )
-    print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.n_trials} trials stored", flush=True)
+    print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.stored_text()}", flush=True)
     return 0

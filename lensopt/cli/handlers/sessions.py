@@ -123,7 +123,7 @@ def format_table(infos, db_path=None) -> str:
             i.kind,
             i.eye or "-",
             session_status(db_path, i.session_id, i.status),
-            str(i.n_trials),
+            f"{i.n_answers}" + (f" (+{i.n_undone} undone)" if i.n_undone else ""),
             _created(i.created_at),
             _rule(i),
             _prescriptions(i),

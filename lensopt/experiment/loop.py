@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.errors import StoreError
 from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import letter_key
 from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, LetterScreens, Screens, is_mirrored
@@ -243,11 +244,13 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         glyphs=None,
         rebuild: Callable | None = None,
         void: Callable[[int], None] | None = None,
+        keep_note: Callable[[str], int] | None = None,
         **options,
     ):
         from psychopy import visual
 
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
+        self._keep_note = keep_note
         self.previous_letter, self.previous_lens = previous_letter, None
         self.letter_stim = LetterStim(win, glyphs, color="black")
         self.feedback = visual.TextStim(
@@ -261,6 +264,30 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.lens_override: Lens | None = None  # the lens the clinician typed for the coming trial
         self.pending_note: str | None = None  # a note typed at the lens prompt, stored with the next answer
         self.shown_lens_text = ""  # the lens set for the letter shown (the console shows it meanwhile)
+
+    def run(self, n_trials: int) -> LoopResult:
+        """The loop (:meth:`LoopScreens.run`); a note typed after the last answer, which no answer
+        followed (the session quit, paused, stopped or ended: :meth:`_keep_pending_note`), is kept."""
+        try:
+            return super().run(n_trials)
+        finally:
+            self._keep_pending_note()
+
+    def _keep_pending_note(self) -> None:
+        """A note is stored with the next answer; with none to come, with the last one (``keep_note``:
+        its trial's ``note_after``), or said lost on the log when the store cannot keep it."""
+        note, self.pending_note = self.pending_note, None
+        if note is None:
+            return
+        if self._keep_note is None:
+            self.log(f"clinician: note {note!r} not stored: no answer followed it")
+            return
+        try:
+            index = self._keep_note(note)
+        except StoreError as exc:
+            self.log(f"clinician: note {note!r} not stored ({str(exc).splitlines()[0]})")
+            return
+        self.log(f"clinician: note {note!r} kept with trial {index} of the session, the last answered")
 
     def _answer_text(self, record) -> str:
         """``O>K x``: the letter shown, the letter named (``-`` for none), right (ok) or wrong (x);

@@ -469,10 +469,12 @@ def _eye_done(search, n_trials: int):
 
 def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:
     """What a letter loop needs to undo an answer: ``void(index)`` marks it void in the store
-    (durably), ``rebuild(records)`` rebuilds the eye's optimizer from its records not void."""
+    (durably), ``rebuild(records)`` rebuilds the eye's optimizer from its records not void; and to
+    keep a note no answer followed: ``keep_note(note)``, with the session's last trial."""
     if mode.kind != "letters":
         return {}
     return {
         "void": lambda index: store.void_trial(session_id, index),
         "rebuild": lambda records: mode.rebuild_optimizer(settings, records, eye),
+        "keep_note": lambda note: store.keep_note_after_last_trial(session_id, note),
     }

@@ -206,6 +206,33 @@ class SessionStore(StoreConnection):
                 raise StoreError(f"session {session_id} has no letter trial {index} to undo")
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
+    def keep_note_after_last_trial(self, session_id: int, note: str) -> int:
+        """Keep a clinician's ``note`` typed after the last answer of letter session ``session_id``
+        (the session quit, paused or ended before the next answer, with which a note is otherwise
+        stored) in that last trial's ``extra`` as ``note_after`` (after any kept before, ``; ``);
+        its index. Durable on disk when this returns; a StoreError when the session has no letter
+        trial to keep it with."""
+        session_id = check_int("SessionStore.keep_note_after_last_trial", "session_id", session_id, 1)
+        check_text("SessionStore.keep_note_after_last_trial", "note", note)
+        with self._transaction(write=True) as conn:
+            self._require_session(conn, session_id)
+            row = conn.execute(
+                "SELECT idx, extra FROM trials WHERE session_id = ? ORDER BY idx DESC LIMIT 1", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"session {session_id} has no letter trial to keep the note with")
+            extra = stored_json(row[1], f"the extra data of trial {row[0]} of session {session_id}")
+            if not isinstance(extra, dict):
+                raise StoreError(f"the extra data of trial {row[0]} of session {session_id} is not a JSON object")
+            earlier = extra.get("note_after")
+            extra["note_after"] = note if not earlier else f"{earlier}; {note}"
+            conn.execute(
+                "UPDATE trials SET extra = ? WHERE session_id = ? AND idx = ?",
+                (json.dumps(extra), session_id, row[0]),
+            )
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
+            return int(row[0])
+
     def append_duel_trial(self, session_id: int, record: DuelTrialRecord) -> None:
         """Record one answered duel of a ``duel`` session; durable on disk when this returns."""
         session_id = check_int("SessionStore.append_duel_trial", "session_id", session_id, 1)

@@ -140,6 +140,19 @@ def test_pause_resumes_at_the_prompt_and_a_quit_session_resumes_with_undo(tmp_pa
     assert any("resuming at trial 3 of 4" in x for x in lines)
 
 
+def test_a_note_no_answer_followed_is_kept_with_the_last_answer_when_the_session_quits(tmp_path, window):
+    """A note is stored with the next answer; the one explaining why the session stops has none (it
+    was lost): it is kept with the last answered trial, as ``note_after``, and the export shows it."""
+    source = ClinicKeys(screens=["space", "space", "n", "escape", "q"], typed=typing("headache"))
+    outcome, _info, records, lines = run(tmp_path, window, source, trials=4)
+    assert outcome.status == "aborted" and [r.index for r in records] == [1] and not source.screens
+    assert records[0].extra["note_after"] == "headache" and "note" not in records[0].extra
+    assert "clinician: note 'headache' kept with trial 1 of the session, the last answered" in lines
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        rows = list(csv.DictReader(io.StringIO(export_session(store, outcome.session_id, "csv"))))
+    assert rows[0]["note_after"] == "headache"
+
+
 class PatientAndClinician(ClinicKeys):
     """The simulated patient names the letters; the clinician's keys are scripted (:class:`ClinicKeys`).
     ``waits`` lists the keys of every screen waited on, in order."""

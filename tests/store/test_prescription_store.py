@@ -327,3 +327,19 @@ def test_a_lens_is_prescribed_from_the_target_confidence_on_and_a_result_without
 
     assert enough_to_prescribe(confidence, target) is expected
     assert prescription_target(None) == 0.95 and prescription_target(0.6) == 0.6
+
+
+def test_a_note_no_answer_followed_is_kept_with_the_last_trial_after_any_earlier(tmp_path):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P", {}, {}, {}, 1)
+        with pytest.raises(StoreError, match=f"session {sid} has no letter trial to keep the note with"):
+            store.keep_note_after_last_trial(sid, "tired")
+        for index in (1, 2):
+            store.append_trial(sid, TrialRecord(index, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {"note": "x"}))
+        assert store.keep_note_after_last_trial(sid, "tired") == 2
+        assert store.keep_note_after_last_trial(sid, "stopped: headache") == 2
+    with SessionStore(path, readonly=True) as store:
+        first, last = store.trials(sid)
+    assert first.extra == {"note": "x"}
+    assert last.extra == {"note": "x", "note_after": "tired; stopped: headache"}

@@ -73,7 +73,9 @@ class AskTellOptimizer(Protocol[QueryT, AnswerT_contra]):
         ...
 
     def best(self) -> Any:
-        """The reported optimum: the argmax of the posterior mean at the reference context."""
+        """The reported optimum, by the optimizer's own rule: the GP optimizers' argmax of the posterior
+        mean at the reference context, the acuity law's lens of least expected acuity loss, the full
+        prescription's most-plus lens of best acuity."""
         ...
 
     def to_state(self) -> dict[str, Any]: ...

@@ -225,6 +225,21 @@ class ComparisonSnapshot:
         return self.sets.n
 
     @property
+    def n_answers(self) -> int:
+        """The answers shown: every one (a comparison is never undone, unlike a letter answer)."""
+        return self.sets.n
+
+    @property
+    def n_undone(self) -> int:
+        """Answers undone: none (as :attr:`lensopt.dashboard.snapshot.DashboardSnapshot.n_undone` of letters)."""
+        return 0
+
+    @property
+    def void(self) -> np.ndarray:
+        """Of each set shown, whether its answer was undone: none was."""
+        return frozen_array([False] * self.sets.n, bool)
+
+    @property
     def elapsed_s(self) -> float:
         """Seconds from the first set shown to the last answer (0 without sets)."""
         return elapsed_s(self.sets)

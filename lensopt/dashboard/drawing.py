@@ -13,12 +13,15 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
+from lensopt.dashboard.snapshot import count_text
 from lensopt.refraction.lens import diopter_text
 
 #: Colours of correct and wrong answers, the best lens and the model's estimate.
 CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
 #: Base font size (points) of the panels; clinicians read them at a glance.
 FONT_SIZE = 10
+#: Colour of an answer the clinician undid in a legend (and in the letter history): its open marker.
+UNDONE_COLOR = "0.4"
 
 
 def message_panel(fig, title: str, text: str) -> None:
@@ -98,6 +101,19 @@ def draw_tried(ax, x, y, correct, what: str) -> None:
     )
 
 
+def undone_label(n: int) -> str:
+    """The legend of the answers the clinician undid (Backspace at the console: kept, marked void)."""
+    return f"answer undone (void, {n})"
+
+
+def draw_undone(ax, x, y, color=UNDONE_COLOR, label: str | None = None, zorder: float = 3) -> None:
+    """Answers the clinician undid at ``(x, y)``: open circles, drawn apart from the line of the
+    answers kept (never as right or wrong: the search was not told them) — the printed record's
+    lens path and the dashboard's history alike. ``label``: its legend (:func:`undone_label`); a
+    legend entry alone, with no point, for ``x`` and ``y`` empty."""
+    ax.plot(x, y, "o", color=color, markerfacecolor="none", markersize=5, linewidth=0, label=label, zorder=zorder)
+
+
 def draw_optimum(ax, best) -> None:
     """The best lens (a star), its sampled locations and their 95% region (a ``LensOptimum``)."""
     ax.scatter(
@@ -161,7 +177,9 @@ def legend_below(ax, ncols: int) -> None:
 
 def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:
     """Axes of a history panel: one tick per ``noun`` (trial, duel) of ``series``, the letter bounds
-    (early estimates can be wild: the letters stay readable), labels, title and grid."""
+    (early estimates can be wild: the letters stay readable), labels, title and grid; a replay's
+    title counts the answers shown (those undone said apart)."""
+    undone = f", +{snap.n_undone} undone" if snap.n_undone else ""
     ax.set_xlim(0.5, max(series.index[-1], 2) + 0.5)
     low, high = snap.letter_bounds_logmar
     ax.set_ylim(min(low, series.letter_logmar.min()) - 0.1, max(high, series.letter_logmar.max()) + 0.1)
@@ -169,7 +187,9 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
     ax.set_xlabel(noun, fontsize=FONT_SIZE)
     ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
     ax.set_title(
-        title + ("" if snap.live else f" (replay: first {series.n} {noun}s)"), fontsize=FONT_SIZE + 2, loc="left"
+        title + ("" if snap.live else f" (replay: first {count_text(snap.n_answers, noun)}{undone})"),
+        fontsize=FONT_SIZE + 2,
+        loc="left",
     )
     ax.grid(alpha=0.3)
 
@@ -181,8 +201,12 @@ def trial_range_text(first: int, last: int, noun: str = "trial") -> str:
 
 
 def shown_text(snap) -> str:
-    """How many trials (or duels) the snapshot shows: ``12``, or ``12 of 40 (replay)``."""
-    return f"{snap.n_trials}" if snap.live else f"{snap.n_trials} of {snap.header.n_trials_stored} (replay)"
+    """How many trials (or duels) the snapshot shows: ``12``, or ``12 of 40 (replay)``; of a letter
+    session the answers kept, those undone said apart: ``7 (+1 undone)``, ``4 of 7 (+1 undone, replay)``."""
+    undone = f"+{snap.n_undone} undone" if snap.n_undone else ""
+    if snap.live:
+        return f"{snap.n_answers}" + (f" ({undone})" if undone else "")
+    return f"{snap.n_answers} of {snap.header.n_answers_stored} ({undone + ', ' if undone else ''}replay)"
 
 
 def elapsed_text(snap) -> str:

@@ -80,8 +80,8 @@ HISTORY_STRIDE = 5
 #: Results of the eyes done with kept (one per eye and set of its answers; an undone answer makes a new set).
 EYE_CACHE_SIZE = 8
 
-#: What the summary line says of a full-prescription session: ``{eyes}`` each eye's result
-#: (:meth:`EyeEstimate.line`), joined by ``; ``.
+#: What the summary line says of a full-prescription session: ``{n}`` its answers (not those
+#: undone), ``{eyes}`` each eye's result (:meth:`EyeEstimate.line`), joined by ``; ``.
 PRESCRIPTION_MESSAGE = "Full prescription (sphere, cylinder and axis). After {n} trials: {eyes}."
 
 # --------------------------------------------------------------------------- small pure helpers
@@ -193,6 +193,9 @@ class SessionModel(FollowedSession):
         n = len(self._records)
         if n <= DENSE_HISTORY_TRIALS or (n - DENSE_HISTORY_TRIALS) % HISTORY_STRIDE == 0:
             self._history.append((n, *best_acuity(self._opt)[2:]))
+
+    def _forget_after(self, n: int) -> None:
+        self._history = [row for row in self._history if row[0] <= n]  # refit as the records are told again
 
     def _guess_rate(self, info) -> float:
         """The optimizer's own ``n_alternatives`` when it has one, else the protocol's letters."""
@@ -312,7 +315,7 @@ class SessionModel(FollowedSession):
         opt = self._optimizer_after(n)
         if self._prescription:
             eyes = self._eye_estimates(n, opt)
-            message = PRESCRIPTION_MESSAGE.format(n=n, eyes="; ".join(e.line() for e in eyes))
+            message = PRESCRIPTION_MESSAGE.format(n=trials.n_answers, eyes="; ".join(e.line() for e in eyes))
             empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
             sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
             live_eye = getattr(self._records[n - 1], "eye", None)
@@ -332,8 +335,9 @@ class SessionModel(FollowedSession):
         rng = np.random.default_rng([abs(header.seed), n])
         floored, lapse = answer_model(self._settings, header.guess_rate)
         live_eye = getattr(self._records[n - 1], "eye", None) or ""
-        # the live eye's trials: near its best lens (the curve's points); a session of both eyes' other eye has its own
-        eye_trials = trials.of_eye(live_eye) if model_eye_name(header, trials) is not None else trials
+        # the live eye's answers (not those undone): near its best lens, the curve's points; a session of
+        # both eyes' other eye has its own
+        eye_trials = (trials.of_eye(live_eye) if model_eye_name(header, trials) is not None else trials).answered()
         lens_map, best, curve, bounds = compute_model_parts(opt, eye_trials, header.guess_rate, rng, floored, lapse)
         if not rows or rows[-1][0] != n:
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))

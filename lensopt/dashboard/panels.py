@@ -25,6 +25,7 @@ from lensopt.dashboard.drawing import (
     draw_rows,
     draw_surface,
     draw_tried,
+    draw_undone,
     elapsed_text,
     finish_history_axes,
     finish_lens_axes,
@@ -32,6 +33,7 @@ from lensopt.dashboard.drawing import (
     message_panel,
     shown_text,
     trial_range_text,
+    undone_label,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
@@ -153,7 +155,9 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
 
 
 def draw_history(fig, snap: DashboardSnapshot) -> None:
-    """Letter size and correctness per trial, and the estimated best acuity over trials."""
+    """Letter size and correctness per trial, and the estimated best acuity over trials; an answer
+    the clinician undid (kept, marked void) as the printed record draws it: an open marker off the
+    letters' line, neither right nor wrong (:func:`~lensopt.dashboard.drawing.draw_undone`)."""
     fig.clear()
     title = "History"
     if snap.trials.n == 0:
@@ -161,10 +165,15 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         return
     ax = fig.add_subplot(1, 1, 1)
     tr, hist = snap.trials, snap.history
-    ok = tr.correct.astype(bool)
+    assert tr.void is not None  # filled in by TrialSeries.__post_init__
+    void = tr.void.astype(bool)
+    ok = tr.correct.astype(bool) & ~void
+    wrong = ~tr.correct.astype(bool) & ~void
     runs = tr.eye_runs()
     for _, first, last in runs:  # one line per eye: OS's first letter does not follow OD's last
-        ax.plot(tr.index[first : last + 1], tr.letter_logmar[first : last + 1], color="0.75", linewidth=0.8, zorder=1)
+        kept = ~void[first : last + 1]
+        x, y = tr.index[first : last + 1][kept], tr.letter_logmar[first : last + 1][kept]
+        ax.plot(x, y, color="0.75", linewidth=0.8, zorder=1)
     ax.scatter(
         tr.index[ok],
         tr.letter_logmar[ok],
@@ -175,8 +184,16 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         zorder=3,
     )
     ax.scatter(
-        tr.index[~ok], tr.letter_logmar[~ok], marker="x", s=24, color=WRONG_COLOR, label="letter shown, wrong", zorder=3
+        tr.index[wrong],
+        tr.letter_logmar[wrong],
+        marker="x",
+        s=24,
+        color=WRONG_COLOR,
+        label="letter shown, wrong",
+        zorder=3,
     )
+    if void.any():  # after the answers kept, in the legend too
+        draw_undone(ax, tr.index[void], tr.letter_logmar[void], label=undone_label(int(void.sum())))
     for k, (_, first, last) in enumerate(runs):  # each eye's estimate from its own model, not joined
         # history rows are counted in trials stored: the run of positions first..last holds rows first+1..last+1
         shown = (hist.n_trials >= first + 1) & (hist.n_trials <= last + 1)
@@ -262,7 +279,7 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         return [
             ("Session", h.session_text),
             ("Rule", h.rule),
-            ("Trials", str(snap.trials.n)),
+            ("Trials", shown_text(snap)),
             *(eye_rows(snap.eyes) if snap.eyes and snap.trials.n else [("", snap.message or WAITING_MESSAGE)]),
         ]
     b, tr, c = snap.best, snap.model_trials, snap.certainty
@@ -271,12 +288,11 @@ def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
         if np.isfinite(b.acuity_mean_logmar)
         else "not estimable yet"
     )
-    trials = f"{shown_text(snap)}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
-    if tr.n != snap.n_trials:  # a session of both eyes: the live eye's trials, then the session's
-        trials = (
-            f"{tr.last_eye} {tr.n}, {int(tr.correct.sum())} correct ({100.0 * tr.correct.mean():.0f}%)"
-            f" · session {shown_text(snap)}"
-        )
+    # the answers kept (those undone said apart, never counted: the model was not told them)
+    correct = f"{int(tr.correct.sum())} correct" + (f" ({100.0 * tr.correct.mean():.0f}%)" if tr.n else "")
+    trials = f"{shown_text(snap)}, {correct}"
+    if tr.n != snap.n_answers:  # a session of both eyes: the live eye's answers, then the session's
+        trials = f"{tr.last_eye} {tr.n}, {correct} · session {shown_text(snap)}"
     sphere, cylinder = (
         f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D",
         f"{diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D",

@@ -36,7 +36,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
-from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR
+from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR, draw_undone, undone_label
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -154,9 +154,9 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
                 label=f"{name} of the lens tested" if k == 0 else None,
             )
         if void.any():
-            ax.plot(index[void], values[void], "o", color=color, markerfacecolor="none", markersize=5, linewidth=0)
+            draw_undone(ax, index[void], values[void], color=color, zorder=2)
     if void.any():
-        ax.plot([], [], "o", color="0.4", markerfacecolor="none", label=f"answer undone (void, {void.sum()})")
+        draw_undone(ax, [], [], label=undone_label(int(void.sum())))
     if any(provisional):
         ax.plot([], [], "D", color="0.4", markerfacecolor="white", label="provisional estimate, not for prescribing")
     for k, (eye, first, stop) in enumerate(runs):
@@ -198,7 +198,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
 
 def _followed(store, info):
     """The dashboard's model of the session told all its records, or None and why not."""
-    if not info.n_trials:
+    if not info.n_answers:  # none, or only answers the clinician undid
         return None, f"session {info.session_id} has no answered trial: no curves to draw"
     try:
         return followed_from_store(store, info.session_id), ""

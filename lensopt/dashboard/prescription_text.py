@@ -319,7 +319,7 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
     session's status as shown (:func:`lensopt.store.claim.session_status`: ``running`` while a
     program runs it, ``interrupted`` when none does), default the stored one; ``db_path``: its
     database, named in the command that continues it (:func:`resume_command`)."""
-    sid, n = info.session_id, info.n_trials
+    sid, n = info.session_id, info.n_answers  # not those undone
     resume = resume_command(sid, db_path)
     status = info.status if status is None else status
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
@@ -357,7 +357,7 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
 def unfinished_text(info, status: str | None = None, db_path=None) -> str | None:
     """For a session not finished, a line saying so (its stored results may not be its last); None
     for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
-    sid, n = info.session_id, info.n_trials
+    sid, n = info.session_id, info.n_answers  # not those undone
     resume = resume_command(sid, db_path)
     status = info.status if status is None else status
     if status == "running":

@@ -5,8 +5,10 @@ count (``update`` tells only the new records: the same replay that ``from_settin
 answers of the eye being searched, but those the clinician undid (:func:`lensopt.modes.base.told_records`,
 as a resumed session rebuilds its optimizer) — and builds the snapshot after the first ``n``
 records for the replay slider (rebuilding the optimizer on them, with a small cache). A record
-marked void after it was told, or the switch from OD to OS, rebuilds the live optimizer. A subclass says how to read its records from the store, how a record becomes a
-``(trial, answer)`` pair for its optimizer, and how a snapshot is built.
+marked void after it was told (an answer undone) has the records from it told again, as if new,
+and what a subclass kept of them recomputed; the switch from OD to OS rebuilds the live optimizer.
+A subclass says how to read its records from the store, how a record becomes a ``(trial,
+answer)`` pair for its optimizer, and how a snapshot is built.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ class FollowedSession:
     def _after_tell(self) -> None:
         """Called after each new record is told to the live optimizer (e.g. to log a history)."""
 
+    def _forget_after(self, n: int) -> None:
+        """Forget what was kept after the first ``n`` records: a record after them changed (an
+        answer undone), and they are told again (:meth:`_after_tell` follows each)."""
+
     def _build(self, n: int, live: bool):
         """The snapshot after the first ``n`` records (``live``: n is all of them)."""
         raise NotImplementedError
@@ -83,17 +89,23 @@ class FollowedSession:
         self._info = info
         self._status = str(info.status if status is None else status)
         seen = {r.index: i for i, r in enumerate(self._records)}
-        voided = False
+        voided: int | None = None  # the first record seen whose void flag changed
         for record in new_records:
             i = seen.get(record.index)
             if i is not None and bool(getattr(record, "void", False)) != bool(getattr(self._records[i], "void", False)):
                 self._records[i] = record
-                voided = True
-        if voided:
-            self._opt = None
+                voided = i if voided is None else min(voided, i)
+        replayed: list = []
+        if voided is not None:  # told again from there, as if new: what was built on the undone answer goes
+            replayed, self._records = self._records[voided:], self._records[:voided]
+            self._forget_after(voided)
+            self._opt = self._optimizer_for(self._records) if self._records else None
             self._cache.clear()
         last = self._records[-1].index if self._records else 0
-        fresh = sorted((r for r in new_records if r.index > last), key=lambda r: r.index)
+        fresh = replayed + sorted(
+            (r for r in new_records if r.index > max(last, replayed[-1].index if replayed else 0)),
+            key=lambda r: r.index,
+        )
         for record in fresh:
             if cancelled is not None and cancelled():
                 return None
@@ -155,5 +167,13 @@ class FollowedSession:
             created_at=float(info.created_at),
             updated_at=float(info.updated_at),
             eye=info.eye,
+            n_undone_stored=self._undone_stored(info),
             **extra,
         )
+
+    def _undone_stored(self, info) -> int:
+        """The answers undone among the rows stored: those of the records read (all of them when
+        they are as many as ``info`` counts, else ``info.n_undone``: the session may have moved on)."""
+        if len(self._records) >= int(info.n_trials):
+            return sum(bool(getattr(r, "void", False)) for r in self._records)
+        return int(getattr(info, "n_undone", 0))

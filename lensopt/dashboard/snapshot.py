@@ -40,6 +40,17 @@ def elapsed_s(series) -> float:
     return float(series.answered_at[-1] - series.presented_at[0])
 
 
+def count_text(n: int, noun: str = "trial", undone: int = 0) -> str:
+    """``7 trials``, ``1 trial``, ``7 trials (+1 undone)``: the answers kept, those the clinician
+    undid (kept, marked void) said apart, never counted among them."""
+    return f"{n} {noun}{'' if n == 1 else 's'}{undone_suffix(undone)}"
+
+
+def undone_suffix(undone: int) -> str:
+    """`` (+1 undone)`` after a count of the answers kept; ``""`` without an answer undone."""
+    return f" (+{undone} undone)" if undone else ""
+
+
 def freeze_bounds(snap) -> None:
     """Check and store a snapshot's ``sphere_bounds_d``, ``cylinder_bounds_d`` and
     ``letter_bounds_logmar`` as ``(low, high)`` float pairs."""
@@ -56,7 +67,8 @@ class SessionHeader:
     (:func:`lensopt.store.claim.session_status`): ``running`` while a program runs the session,
     ``interrupted`` for one stored as running that none runs, else as stored (``finished``,
     ``aborted``). ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
-    protocol's ``[session] eye``), None when it names none."""
+    protocol's ``[session] eye``), None when it names none. ``n_trials_stored``: the rows stored,
+    ``n_undone_stored`` those of them the clinician undid (kept, marked void)."""
 
     session_id: int
     participant: str
@@ -68,14 +80,24 @@ class SessionHeader:
     updated_at: float
     guess_rate: float = DEFAULT_GUESS_RATE
     eye: str | None = None
+    n_undone_stored: int = 0
 
     def __post_init__(self):
+        if not 0 <= self.n_undone_stored <= self.n_trials_stored:
+            raise ValueError(
+                f"SessionHeader.n_undone_stored must be in [0, {self.n_trials_stored}], got {self.n_undone_stored}"
+            )
         if self.eye is not None and self.eye not in EYE_NAMES:
             raise ValueError(f"SessionHeader.eye must be one of {', '.join(EYE_NAMES)} or None, got {self.eye!r}")
         if not 0.0 <= self.guess_rate < 1.0:
             raise ValueError(f"SessionHeader.guess_rate must be in [0, 1), got {self.guess_rate!r}")
         if self.n_trials_stored < 0:
             raise ValueError(f"SessionHeader.n_trials_stored must be >= 0, got {self.n_trials_stored}")
+
+    @property
+    def n_answers_stored(self) -> int:
+        """The rows stored but those undone: the answers the search rests on."""
+        return self.n_trials_stored - self.n_undone_stored
 
     @property
     def who(self) -> str:
@@ -93,7 +115,9 @@ class SessionHeader:
 @dataclass(frozen=True)
 class TrialSeries:
     """The trials shown, as parallel arrays (1-based ``index``). ``eye``: each trial's eye (``"OD"``,
-    ``"OS"``, or ``""`` when the session named none); left out, no trial names one."""
+    ``"OS"``, or ``""`` when the session named none); left out, no trial names one. ``void``: each
+    trial's answer undone by the clinician (kept, marked void: no trial the search was told, drawn
+    apart, never counted); left out, none was."""
 
     index: np.ndarray
     sphere_d: np.ndarray
@@ -103,12 +127,16 @@ class TrialSeries:
     presented_at: np.ndarray
     answered_at: np.ndarray
     eye: np.ndarray | None = None
+    void: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.index)
         if self.eye is None:
             object.__setattr__(self, "eye", frozen_array([""] * n, str))
-        for name in ("sphere_d", "cylinder_d", "letter_logmar", "correct", "presented_at", "answered_at", "eye"):
+        if self.void is None:
+            object.__setattr__(self, "void", frozen_array([False] * n, bool))
+        fields = ("sphere_d", "cylinder_d", "letter_logmar", "correct", "presented_at", "answered_at", "eye", "void")
+        for name in fields:
             if len(getattr(self, name)) != n:
                 raise ValueError(f"TrialSeries.{name} must have {n} entries like index")
 
@@ -127,7 +155,28 @@ class TrialSeries:
 
     @property
     def n(self) -> int:
+        """The trials stored (those undone too): positions in the arrays, not answers (:attr:`n_answers`)."""
         return len(self.index)
+
+    @property
+    def n_undone(self) -> int:
+        """The answers undone among them."""
+        assert self.void is not None  # filled in by __post_init__
+        return int(self.void.sum())
+
+    @property
+    def n_answers(self) -> int:
+        """The answers kept: the trials but those undone."""
+        return self.n - self.n_undone
+
+    def answered(self) -> TrialSeries:
+        """The trials whose answers were kept (those undone left out): what the search was told."""
+        assert self.void is not None  # filled in by __post_init__
+        return self._where(~self.void)
+
+    def _where(self, keep) -> TrialSeries:
+        arrays = {name: np.asarray(getattr(self, name)) for name in self.__dataclass_fields__}
+        return TrialSeries(**{name: frozen_array(a[keep], a.dtype) for name, a in arrays.items()})
 
     @property
     def last_eye(self) -> str:
@@ -138,20 +187,23 @@ class TrialSeries:
     def of_eye(self, eye: str) -> TrialSeries:
         """The trials of ``eye`` alone (``"OD"``, ``"OS"``, or ``""`` of a session that names none)."""
         assert self.eye is not None  # filled in by __post_init__
-        keep = self.eye == eye
-        arrays = {name: np.asarray(getattr(self, name)) for name in self.__dataclass_fields__}
-        return TrialSeries(**{name: frozen_array(a[keep], a.dtype) for name, a in arrays.items()})
+        return self._where(self.eye == eye)
 
     @classmethod
     def from_records(cls, records) -> TrialSeries:
-        """Arrays from store ``TrialRecord`` objects (any objects with the same attributes)."""
+        """Arrays from store ``TrialRecord`` objects (any objects with the same attributes; without
+        ``eye`` or ``void``, as records stored before them: none named, none undone)."""
         dtypes = {"index": int, "correct": bool}
         arrays = {
             name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
             for name in cls.__dataclass_fields__
-            if name != "eye"
+            if name not in ("eye", "void")
         }
-        return cls(**arrays, eye=frozen_array([getattr(r, "eye", None) or "" for r in records], str))
+        return cls(
+            **arrays,
+            eye=frozen_array([getattr(r, "eye", None) or "" for r in records], str),
+            void=frozen_array([bool(getattr(r, "void", False)) for r in records], bool),
+        )
 
 
 @dataclass(frozen=True)
@@ -406,13 +458,33 @@ class DashboardSnapshot:
 
     @property
     def n_trials(self) -> int:
+        """The trials shown, those undone too: the replay slider's position (not a count to show:
+        :attr:`n_answers`, :attr:`n_undone`)."""
         return self.trials.n
 
     @property
+    def n_answers(self) -> int:
+        """The answers shown that were kept: the trials a person is told of."""
+        return self.trials.n_answers
+
+    @property
+    def n_undone(self) -> int:
+        """The answers shown that the clinician undid (said apart: ``7 trials (+1 undone)``)."""
+        return self.trials.n_undone
+
+    @property
+    def void(self) -> np.ndarray:
+        """Of each trial shown, whether its answer was undone (the replay slider counts the others)."""
+        assert self.trials.void is not None  # filled in by TrialSeries.__post_init__
+        return self.trials.void
+
+    @property
     def model_trials(self) -> TrialSeries:
-        """The trials of the eye the live model panels show: its lens map's markers, its counts and
-        its stopping rule's trials (the session's, but in a session of both eyes)."""
-        return self.trials if self.model_eye is None else self.trials.of_eye(self.trials.last_eye)
+        """The answered trials of the eye the live model panels show (not those undone: the model
+        was not told them): its lens map's markers, its counts and its stopping rule's trials (the
+        session's, but in a session of both eyes)."""
+        trials = self.trials if self.model_eye is None else self.trials.of_eye(self.trials.last_eye)
+        return trials.answered()
 
     @property
     def elapsed_s(self) -> float:
@@ -423,10 +495,10 @@ class DashboardSnapshot:
         """One line for the status bar and the tests: trials, best lens ± sd, predicted acuity."""
         h = self.header
         head = f"Session {h.session_id} ({h.who}, {h.status})"
+        count = count_text(self.n_answers, self.noun, self.n_undone)
         if self.best is None:
-            n = self.n_trials
-            said = self.prescription if n else None
-            return f"{head} · {n} trial{'' if n == 1 else 's'} · {said or self.message or WAITING_MESSAGE}"
+            said = self.prescription if self.n_trials else None
+            return f"{head} · {count} · {said or self.message or WAITING_MESSAGE}"
         b = self.best
         if not np.isfinite(b.acuity_mean_logmar):
             acuity = "not estimable yet"
@@ -443,7 +515,7 @@ class DashboardSnapshot:
         others = "".join(f" · {e.line()}" for e in self.eyes)
         notation = self.best_lens_notation
         return (
-            f"{head} · {self.n_trials} trial{'' if self.n_trials == 1 else 's'} · "
+            f"{head} · {count} · "
             f"best lens{f' {eye}' if eye else ''}{f' {notation}:' if notation else ''} "
             f"S {diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D, "
             f"C {diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D · predicted acuity {acuity}{confidence}{others}"

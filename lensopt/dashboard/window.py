@@ -32,7 +32,7 @@ from PyQt5.QtWidgets import (
 
 from lensopt.dashboard.panels import PANELS, draw_notice, draw_panel
 from lensopt.dashboard.report import write_report
-from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot, count_text
 from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
 from lensopt.private_files import private_output
 from lensopt.store.claim import INTERRUPTED
@@ -210,8 +210,9 @@ class DashboardWindow(QMainWindow):
             )
         else:
             self.show_message(
-                f"Replay of session {h.session_id}: first {snap.n_trials} of "
-                f"{h.n_trials_stored} {self._noun()}s (drag the slider to the right end to follow live)"
+                f"Replay of session {h.session_id}: first {snap.n_answers} of "
+                f"{count_text(h.n_answers_stored, self._noun(), snap.n_undone)} "
+                "— drag the slider to the right end to follow live"
             )
         self.summary_label.setText(snap.summary_line())
         for name in PANELS:
@@ -235,8 +236,20 @@ class DashboardWindow(QMainWindow):
         total = self.slider.maximum()
         if total == 0:
             self.slider_label.setText(f"replay: no {self._noun()} yet")
-        else:
-            self.slider_label.setText(f"{self._noun()} {self.slider.value()} of {total} ({self._state()})")
+            return
+        # the slider runs over the rows stored; it counts the answers kept, those undone said apart
+        answers, undone = self._answers_up_to(self.slider.value())
+        all_answers, _ = self._answers_up_to(total)
+        state = f"+{undone} undone, {self._state()}" if undone else self._state()
+        self.slider_label.setText(f"{self._noun()} {answers} of {all_answers} ({state})")
+
+    def _answers_up_to(self, position: int) -> tuple[int, int]:
+        """``(answers kept, answers undone)`` among the first ``position`` rows (the slider's
+        positions), as the live snapshot has them (all kept before it comes)."""
+        if self.live_snapshot is None:
+            return position, 0
+        undone = int(self.live_snapshot.void[:position].sum())
+        return position - undone, undone
 
     def _state(self) -> str:
         """What the slider's right end shows: ``replay`` (left of it), ``latest`` (a finished session),

@@ -1,5 +1,5 @@
 """Shared by the dashboard tests: simulated duel and ranking sessions stored as the experiment stores
-them, and what a legend covers in a drawn panel."""
+them, a letter session with an answer the clinician undid, and what a legend covers in a drawn panel."""
 
 import numpy as np
 import pytest
@@ -59,6 +59,64 @@ def _store_simulated_rankings(path, n_rankings, n_lenses=3, seed=2, participant=
                     i, trial.lenses_d, trial.letter_logmar, "CDHKN", order, 1.0, 100.0 + 10.0 * i, 101.0 + 10.0 * i
                 ),
             )
+    return sid, opt
+
+
+#: Letter rows of :func:`store_undone_letters`, and the one the clinician undid (a mis-keyed letter).
+UNDONE_ROWS, UNDONE = 8, 5
+
+
+def store_undone_letters(
+    path, prescription: bool, void: bool = True, status: str = "finished", undone_lens=None, stop=None
+):
+    """A letter session of ``UNDONE_ROWS`` rows stored as the console stores them, row ``UNDONE`` a wrong
+    answer the clinician undid (the optimizer was never told it: the next row is the letter it asks
+    again), a full prescription's or a two-parameter search's (``stop``: its stopping rule); returns
+    (session id, the optimizer told the answers kept). ``undone_lens``: ``(sphere_d, cylinder_d)`` of
+    the undone row, else the lens asked again; ``void=False``: the row stored, not undone yet."""
+    from lensopt.modes.registry import get_mode
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+    from lensopt.store import SessionStore, TrialRecord
+
+    if prescription:
+        opt = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=3)
+        patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=3)
+    else:
+        opt = get_mode("letters").new_optimizer({"stop": stop}, rule="ucb-ald", seed=0)
+        patient = SimulatedPatient(-1.25, 0.75, slope=5.0, seed=0)
+    kept = []
+    for _ in range(UNDONE_ROWS - 1):
+        trial = opt.ask()
+        axis = getattr(trial, "axis_deg", None)
+        lens = (trial.sphere_d, trial.cylinder_d) + ((axis,) if axis is not None else ())
+        correct = bool(patient.respond(trial.letter_logmar, *lens))
+        opt.tell(trial, correct)
+        kept.append((trial, correct))
+    rows = [*kept[: UNDONE - 1], (kept[UNDONE - 1][0], None), *kept[UNDONE - 1 :]]
+    with SessionStore(path) as store:
+        sid = store.create_session("P01", {"letters": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}, {}, opt.settings_dict(), 0)
+        for i, (trial, correct) in enumerate(rows, start=1):
+            sphere_d, cylinder_d = (
+                undone_lens if correct is None and undone_lens else (trial.sphere_d, trial.cylinder_d)
+            )
+            record = TrialRecord(
+                i,
+                sphere_d,
+                cylinder_d,
+                trial.letter_logmar,
+                "K",
+                "K" if correct else "X",
+                bool(correct),
+                0.8,
+                1000.0 + 3 * i,
+                1000.8 + 3 * i,
+                axis_deg=getattr(trial, "axis_deg", None),
+            )
+            store.append_trial(sid, record)
+            if correct is None and void:
+                store.void_trial(sid, i)
+        store.set_status(sid, status)
     return sid, opt
 
 

@@ -296,23 +296,24 @@ def test_the_spherical_equivalent_is_rounded_half_away_from_zero(sphere_d, cylin
 
 def _session_info(**fields):
     """A stored letter session as ``build_record`` reads it, finished: ``fields`` set what a test needs
-    (``protocol``, ``optimizer_settings``, ``n_trials``, ``results``...)."""
-    return types.SimpleNamespace(
-        **{
-            "session_id": 6,
-            "participant": "S01",
-            "kind": "letters",
-            "status": "finished",
-            "created_at": 1.9e9,
-            "software_version": "0.1.0",
-            "protocol": {},
-            "optimizer_settings": {},
-            "n_trials": 0,
-            "result": None,
-            "results": (),
-            **fields,
-        }
-    )
+    (``protocol``, ``optimizer_settings``, ``n_trials``, ``n_undone``, ``results``...); ``n_answers``
+    the trials but those undone, as :class:`lensopt.store.SessionInfo` has it."""
+    info = {
+        "session_id": 6,
+        "participant": "S01",
+        "kind": "letters",
+        "status": "finished",
+        "created_at": 1.9e9,
+        "software_version": "0.1.0",
+        "protocol": {},
+        "optimizer_settings": {},
+        "n_trials": 0,
+        "n_undone": 0,
+        "result": None,
+        "results": (),
+        **fields,
+    }
+    return types.SimpleNamespace(**info, n_answers=info["n_trials"] - info["n_undone"])
 
 
 def test_one_eye_prescribed_and_the_other_short_of_the_target_prints_one_prescription_to_sign():

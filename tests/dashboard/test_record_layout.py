@@ -64,6 +64,7 @@ def longest_record(confidences: tuple[float, float], fixed_design: bool = False)
         seed=809578351,
         eye="OU",
         n_trials=248,
+        n_answers=248,  # none undone
         result=None,
         results=(_result("OD", confidences[0]), _result("OS", confidences[1])),
     )

@@ -247,3 +247,30 @@ def test_database_from_a_newer_schema_is_a_message_in_the_window(qtbot, db_copy)
     qtbot.waitUntil(lambda: "newer lensopt" in window.message_label.text(), timeout=WAIT_MS)
     assert window.snapshot is None
     window.shutdown()
+
+
+def test_the_window_counts_the_answers_kept_and_says_the_undone_one_apart(qtbot, tmp_path):
+    """8 letter rows, the 5th undone by the clinician: the summary line, the slider and the replay
+    line said 8 trials (and "trial 5 of 8" on the undone one); they count 7 answers, the undone one
+    said apart."""
+    from tests.dashboard.conftest import UNDONE, UNDONE_ROWS, store_undone_letters
+
+    path = tmp_path / "undone.db"
+    sid, _ = store_undone_letters(path, prescription=False)
+    window = _open(qtbot, path, sid)
+    qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
+    assert " · 7 trials (+1 undone) · " in window.summary_label.text()
+    assert window.slider.maximum() == UNDONE_ROWS  # the slider still runs over every row stored
+    assert window.slider_label.text() == "trial 7 of 7 (+1 undone, latest)"
+    window.replay_to(UNDONE - 1)
+    qtbot.waitUntil(lambda: window.snapshot.n_trials == UNDONE - 1, timeout=WAIT_MS)
+    assert window.slider_label.text() == f"trial {UNDONE - 1} of 7 (replay)"
+    assert window.message_label.text().startswith(f"Replay of session {sid}: first {UNDONE - 1} of 7 trials — ")
+    window.replay_to(UNDONE)
+    qtbot.waitUntil(lambda: window.snapshot.n_trials == UNDONE, timeout=WAIT_MS)
+    assert window.slider_label.text() == f"trial {UNDONE - 1} of 7 (+1 undone, replay)"
+    assert window.message_label.text().startswith(
+        f"Replay of session {sid}: first {UNDONE - 1} of 7 trials (+1 undone) — "
+    )
+    assert f" · {UNDONE - 1} trials (+1 undone) · " in window.summary_label.text()
+    window.shutdown()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
@@ -160,19 +161,32 @@ def finish_lens_axes(ax, snap, title: str) -> None:
 
 
 def legend_below(ax, ncols: int) -> None:
-    """The legend of ``ax`` in ``ncols`` columns at the foot of its panel, outside the axes, where it
-    hides no lens tried wherever the lenses fall (inside, even at ``loc="best"``, it covered some: a
-    map's points fill the whole plane). A legend of the panel (``ax.figure``), not of the axes:
-    constrained layout makes room for it under the x label without pushing the colour bar away."""
-    ax.figure.legend(
-        *ax.get_legend_handles_labels(),
-        loc="outside lower center",
-        ncols=ncols,
-        fontsize=FONT_SIZE - 2,
-        frameon=False,
-        columnspacing=1.2,
-        handletextpad=0.4,
-    )
+    """The legend of ``ax`` in up to ``ncols`` columns at the foot of its panel, outside the axes,
+    where it hides no lens tried wherever the lenses fall (inside, even at ``loc="best"``, it covered
+    some: a map's points fill the whole plane). A legend of the panel (``ax.figure``), not of the
+    axes: constrained layout makes room for it under the x label without pushing the colour bar
+    away. Fewer columns when ``ncols`` would be wider than the panel (the printed record's panels are
+    narrower than the dashboard's: its labels ran off the page)."""
+    panel = ax.figure
+    handles, labels = ax.get_legend_handles_labels()
+    canvas = panel.figure.canvas
+    if not hasattr(canvas, "get_renderer"):  # a figure not yet drawn anywhere (a report, a record page)
+        canvas = FigureCanvasAgg(panel.figure)
+    renderer = canvas.get_renderer()
+    for n in range(ncols, 0, -1):
+        legend = panel.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncols=n,
+            fontsize=FONT_SIZE - 2,
+            frameon=False,
+            columnspacing=1.2,
+            handletextpad=0.4,
+        )
+        if n == 1 or legend.get_window_extent(renderer).width <= panel.bbox.width:
+            return
+        legend.remove()
 
 
 def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) -> None:

@@ -111,6 +111,25 @@ def test_the_historys_legend_covers_no_letter_shown():
         assert panel_legends(fig) and legends_over_data(fig) == []
 
 
+def test_every_legend_of_the_report_and_the_records_curves_page_stays_on_its_page(snap):
+    """The psychometric panel's legend, three columns of long labels, ran off the right edge of the
+    report (the printed record's page 2, A4 landscape): a legend now takes fewer columns when it
+    would be wider than its panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from lensopt.dashboard.report import build_report_figure
+
+    fig = build_report_figure(snap)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)  # constrained layout places everything
+    legends = [legend for sub in fig.subfigs for legend in panel_legends(sub)]
+    assert len(legends) == 3  # the lens map's, the curve's and the history's (the summary has none)
+    page = fig.bbox
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        assert page.x0 - 0.5 <= box.x0 and box.x1 <= page.x1 + 0.5, [t.get_text() for t in legend.get_texts()]
+
+
 def test_report_of_a_session_without_trials_still_renders(tmp_path):
     from lensopt.store import SessionInfo
 

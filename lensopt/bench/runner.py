@@ -21,15 +21,12 @@ record files every campaign shares (:mod:`lensopt.bench.records`) live below the
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import logging
 import os
 import platform
-import signal
 import sys
-import threading
 import time
 import traceback
 import uuid
@@ -346,26 +343,18 @@ def local_cluster(cluster_class, n_workers: int):
 
     left_out = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in DASK_ENVIRONMENT_LEFT_OUT}
     silence = logging.WARNING if os.environ.get("LENSOPT_DEBUG") else logging.CRITICAL
-    with dask.config.set(left_out), _workers_ignore_ctrl_c():
+    with dask.config.set({**left_out, "distributed.worker.preload": [WORKER_PRELOAD]}):
         return cluster_class(
             n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=silence
         )
 
 
-@contextlib.contextmanager
-def _workers_ignore_ctrl_c():
-    """Worker processes started in this block ignore SIGINT (an ignored signal stays ignored in a
-    child, and Python then installs no KeyboardInterrupt of its own): a Ctrl-C at the terminal, which
-    reaches every process of its group, interrupts the campaign here, whose clean-up shuts the
-    workers down, instead of each worker dying with a traceback of its own."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+#: The module each local worker runs as it starts (:mod:`lensopt.bench.worker_start`): it ignores
+#: Ctrl-C, which the terminal sends to every process of its group, so that the campaign here
+#: handles it (its clean-up shuts the workers down) instead of each worker dying with a traceback
+#: — also a worker its nanny restarts. This process keeps its own Ctrl-C throughout, even while the
+#: cluster starts (ignoring it here for the workers to inherit lost a Ctrl-C of those seconds).
+WORKER_PRELOAD = "lensopt.bench.worker_start"
 
 
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:

@@ -283,9 +283,11 @@ def test_the_local_clusters_workers_leave_a_ctrl_c_to_the_campaign_and_this_proc
     try:
         with distributed.Client(cluster) as client:
             in_worker = client.submit(_sigint_disposition, pure=False).result()
+            client.restart()  # a worker its nanny starts again ignores it too (it handled it)
+            restarted = client.submit(_sigint_disposition, pure=False).result()
     finally:
         cluster.close()
-    assert in_worker == "ignored"
+    assert in_worker == restarted == "ignored"
     assert signal.getsignal(signal.SIGINT) is before and before is not signal.SIG_IGN
 
 
@@ -341,3 +343,32 @@ def test_a_failed_run_on_the_local_cluster_is_the_summarys_line_not_a_workers_tr
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "1"]
     assert ("Compute Failed" in done.stderr) is debug, done.stderr[-2000:]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc to see the cluster's processes start")
+def test_a_ctrl_c_while_the_local_cluster_starts_interrupts_the_campaign(tmp_path):
+    """This process ignored Ctrl-C while its cluster started (so that the workers would inherit it),
+    and a Ctrl-C of those seconds was lost: the campaign ran to its end, exit 0. The workers now
+    ignore it themselves (a preload), and the campaign here is interrupted, exit 130."""
+    pytest.importorskip("distributed")
+    import signal
+    import time
+
+    argv = [sys.executable, "-m", "lensopt", "bench", "robustness", "--conditions", "slope-5", "--patients", "4"]
+    argv += ["--trials", "40", "--rules", "acuity-law", "--workers", "1", "--no-progress", "--out", str(tmp_path / "c")]
+    campaign = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _children(campaign.pid) and time.monotonic() < deadline:  # the cluster starts its processes
+        time.sleep(0.01)
+    assert _children(campaign.pid), "the campaign started no process"
+    campaign.send_signal(signal.SIGINT)  # to the campaign's process only, as its cluster comes up
+    out, err = campaign.communicate(timeout=180)
+    assert campaign.returncode == 130, (out[-1500:], err[-1500:])
+    assert "interrupted" in out + err

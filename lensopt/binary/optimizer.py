@@ -19,7 +19,7 @@ from scipy.optimize import brentq
 from lensopt.acquisition import PosteriorMean
 from lensopt.asktell import check_state_format
 from lensopt.binary import rules
-from lensopt.binary.settings import KernelSpec, OptimizerSettings
+from lensopt.binary.settings import FixedSettings, KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
 from lensopt.optimize import maximize_posterior_mean
 from lensopt.threads import single_threaded
@@ -47,9 +47,13 @@ class Query:
         return np.concatenate([self.context, self.system])
 
 
-class ContextualOptimizer:
+class ContextualOptimizer(FixedSettings):
     """Contextual binary Bayesian optimization by ask/tell, context columns first: ``ask() -> Query``,
-    ``tell(query, outcome)``, ``best()`` the system point (:class:`lensopt.asktell.AskTellOptimizer`)."""
+    ``tell(query, outcome)``, ``best()`` the system point (:class:`lensopt.asktell.AskTellOptimizer`).
+    Its settings are fixed when it is made (:class:`lensopt.binary.settings.FixedSettings`)."""
+
+    #: The settings ``**options`` passes on.
+    _option_setting_names = frozenset(OptimizerSettings.__dataclass_fields__)
 
     def __init__(
         self,
@@ -236,7 +240,8 @@ class ContextualOptimizer:
             outside[n_checked:] = False
         if np.any(outside):
             i = int(np.argmax(outside))
-            raise ValueError(f"value {point[i]} in column {i} is outside its bounds {tuple(bounds[i])}")
+            low, high = (float(b) for b in bounds[i])
+            raise ValueError(f"value {float(point[i])} in column {i} is outside its bounds ({low}, {high})")
 
     # ---------------------------------------------------------- reported optimum
     def _upper_context(self) -> np.ndarray:

@@ -6,9 +6,16 @@ single context is the letter size (logMAR) and the system parameters are sphere 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+import numbers
+import random
 from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
+from typing import Any, ClassVar
+
+import numpy as np
 
 from lensopt.boxes import bounds_pairs, reference_values
 from lensopt.gp import kernels
@@ -27,6 +34,115 @@ PAPER_BETA = NormalDist().inv_cdf(0.95)
 KERNEL_FAMILIES = ("se", "matern32", "matern52")
 KERNEL_STRUCTURES = ("psychophysics", "context-product", "acuity-bowl")
 INFERENCE_METHODS = ("laplace", "ep")
+
+
+#: Random generators a seed could be mistaken for (:func:`check_seed` refuses them, saying why).
+RANDOM_GENERATORS = (
+    np.random.Generator,
+    np.random.RandomState,
+    np.random.BitGenerator,
+    np.random.SeedSequence,
+    random.Random,
+)
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as a Python int: any integer ``>= 0`` (``int``, ``np.int64`` from ``np.arange``...),
+    not a bool; a one-line ValueError otherwise. Every optimizer checks its seed here. The seed is
+    recorded with the session (the randomness of each decision is drawn from ``(seed, n_trials)``),
+    so a random generator, whose state would not be recorded, is refused."""
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
+        return int(seed)
+    if isinstance(seed, RANDOM_GENERATORS):
+        raise ValueError(
+            f"seed must be an integer >= 0, got a {type(seed).__name__}: the seed is recorded so that the "
+            "session can be replayed, and a generator's state is not; pass an int (e.g. seed=3)"
+        )
+    raise ValueError(f"seed must be an integer >= 0 (e.g. seed=3), got {seed!r}")
+
+
+class FixedSettings:
+    """Settings fixed when the optimizer is made: after its ``__init__``, an assignment to (or ``del``
+    of) one of its settings raises an AttributeError that says how to get another value — a new
+    optimizer (``from_settings`` with the setting changed, or ``from_state``) — instead of changing
+    an attribute that the model, built from the value given, would not read (and that ``to_state``
+    would save all the same).
+
+    The settings are the named parameters of the ``__init__`` of the class and its bases, the settings its ``**options``
+    pass on (its ``_option_setting_names``, if any) and the attributes that hold settings under another name
+    (``_settings_attributes``, ``settings`` always). Code inside ``__init__`` (any class's in the
+    hierarchy) sets them freely; copies (``copy``, ``pickle``) are unaffected."""
+
+    #: Attributes holding settings under a name that is no parameter of ``__init__`` (the optimizer's
+    #: own; those of its bases are added).
+    _settings_attributes: ClassVar[frozenset[str]] = frozenset({"settings"})
+    #: Every name :meth:`__setattr__` refuses after construction (computed per class).
+    _fixed_names: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_fixes_settings", False):
+            type.__setattr__(cls, "__init__", _constructor(init))
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        names: set[str] = set()
+        for klass in cls.__mro__:  # a subclass may pass its base's settings on through **kwargs
+            names |= klass.__dict__.get("_settings_attributes", frozenset())
+            if issubclass(klass, FixedSettings) and "__init__" in klass.__dict__:
+                parameters = inspect.signature(klass.__dict__["__init__"]).parameters.values()
+                names |= {p.name for p in parameters if p.kind in kinds and p.name != "self"}
+        cls._fixed_names = frozenset(names) | frozenset(getattr(cls, "_option_setting_names", ()))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._fixed_names and not self.__dict__.get("_constructing"):
+            raise AttributeError(fixed_setting_message(self, name))
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._fixed_names and not self.__dict__.get("_constructing"):
+            raise AttributeError(fixed_setting_message(self, name))
+        object.__delattr__(self, name)
+
+
+def _constructor(init):
+    """``init`` marked as constructing while it runs (nested ``super().__init__`` calls included), so
+    that :class:`FixedSettings` lets it set the settings."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        depth = self.__dict__.get("_constructing", 0)
+        self.__dict__["_constructing"] = depth + 1
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if depth:
+                self.__dict__["_constructing"] = depth
+            else:
+                del self.__dict__["_constructing"]
+
+    __init__._fixes_settings = True  # type: ignore[attr-defined]
+    return __init__
+
+
+def fixed_setting_message(optimizer: object, name: str) -> str:
+    """The one line refusing to change setting ``name`` of ``optimizer`` after construction, with the
+    way to another value."""
+    cls = type(optimizer).__name__
+    what = "holds the settings" if name == "settings" else "is a setting"
+    head = (
+        f"{cls}.{name} {what}, fixed when the optimizer is made (its model and its saved state keep the "
+        "value given then)"
+    )
+    settings_dict = getattr(optimizer, "settings_dict", None)
+    if (
+        callable(getattr(type(optimizer), "from_settings", None))
+        and callable(settings_dict)
+        and name in settings_dict()
+    ):
+        how = f"{cls}.from_settings({{**optimizer.settings_dict(), {name!r}: value}}, optimizer.history)"
+    else:
+        how = f"{cls}(...) with other settings, or {cls}.from_state(state) with state['settings'] changed"
+    return f"{head}; for another value make a new optimizer: {how}"
 
 
 @dataclass(frozen=True)
@@ -198,8 +314,7 @@ class OptimizerSettings:
     def __post_init__(self):
         if self.rule not in ALL_RULES:
             raise ValueError(f"unknown rule {self.rule!r}; choose one of: {', '.join(ALL_RULES)}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "system_bounds", bounds_pairs("system_bounds", self.system_bounds))
         object.__setattr__(self, "context_bounds", bounds_pairs("context_bounds", self.context_bounds))
         if isinstance(self.kernel, dict):

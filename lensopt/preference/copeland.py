@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from lensopt.asktell import check_state_format
+from lensopt.binary.settings import FixedSettings, check_seed
 from lensopt.gp.classifier import INFERENCE_METHODS
 from lensopt.gp.kernels import Kernel
 from lensopt.optimize import as_bounds, scrambled_halton, uniform
@@ -156,7 +157,8 @@ class CopelandSettings:
             raise ValueError(f"unknown rule {self.rule!r}; use one of {', '.join(RULES)}")
         if self.inference not in INFERENCE_METHODS:
             raise ValueError(f"unknown inference {self.inference!r}; use one of {', '.join(INFERENCE_METHODS)}")
-        for name in ("seed", "n_initial", "n_landmarks"):
+        object.__setattr__(self, "seed", check_seed(self.seed))
+        for name in ("n_initial", "n_landmarks"):
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value < (1 if name == "n_landmarks" else 0):
                 raise ValueError(f"{name} must be an integer ≥ {1 if name == 'n_landmarks' else 0}; got {value!r}")
@@ -181,7 +183,7 @@ class CopelandSettings:
         }
 
 
-class CopelandOptimizer:
+class CopelandOptimizer(FixedSettings):
     """ask/tell preferential BO with the Copeland model (González Algorithm 1).
 
     ``ask() -> DuelQuery`` (no context, ``members`` ``[x_first, x_second]``); ``tell(query,
@@ -190,7 +192,11 @@ class CopelandOptimizer:
     ``numpy.random.default_rng([seed, t])`` only, so the same settings and history propose the
     same next duel. ``kernel``: a duel-space :class:`Kernel` (such an optimizer cannot be saved)
     or None for :meth:`CopelandSettings.kernel`; ``options``: further :class:`CopelandSettings` fields.
+    Its settings are fixed when it is made (:class:`lensopt.binary.settings.FixedSettings`).
     """
+
+    #: The settings ``**options`` passes on.
+    _option_setting_names = frozenset(CopelandSettings.__dataclass_fields__)
 
     def __init__(self, bounds, rule="dueling-ts", seed=0, n_initial=5, kernel=None, **options):
         self.settings = CopelandSettings(bounds=bounds, rule=rule, seed=seed, n_initial=n_initial, **options)

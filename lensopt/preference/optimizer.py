@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.asktell import check_state_format
+from lensopt.binary.settings import FixedSettings
 from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
 from lensopt.preference.model import PreferenceGP
@@ -56,7 +57,7 @@ class DuelQuery:
         return [(i, j) for i in range(m) for j in range(i + 1, m)]
 
 
-class PreferenceOptimizer:
+class PreferenceOptimizer(FixedSettings):
     """Preferential (and contextual preferential) Bayesian optimization by ask/tell: ``ask() ->
     DuelQuery``, ``tell(query, outcome)``, ``best()`` (:class:`lensopt.asktell.AskTellOptimizer`).
 
@@ -71,8 +72,12 @@ class PreferenceOptimizer:
     the model from the prior on every duel instead of warm-starting from the previous fit, so that
     it is a function of the duels alone — a resumed session (one fit of the whole history) then
     decides bit for bit as the uninterrupted one (a chain of warm-started fits), which a Laplace fit
-    stopped at its tolerance does not promise.
+    stopped at its tolerance does not promise. Its settings are fixed when it is made
+    (:class:`lensopt.binary.settings.FixedSettings`).
     """
+
+    #: The settings ``**options`` passes on.
+    _option_setting_names = frozenset(PreferenceSettings.__dataclass_fields__)
 
     def __init__(
         self,

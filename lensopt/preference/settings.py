@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from lensopt.binary.settings import check_seed
 from lensopt.boxes import BoxSettings
 from lensopt.gp import kernels
 from lensopt.gp.kernels.base import _BaseKernel, _Composite
@@ -66,7 +67,7 @@ class PreferenceSettings(BoxSettings):
                 need = "without a context (no context_bounds)" if self.context_bounds == () else "with context_bounds"
                 raise ValueError(f"rule {self.rule!r} is not available {need}; choose one of: {', '.join(allowed)}")
             raise ValueError(f"unknown rule {self.rule!r}; choose one of: {', '.join(allowed)}")
-        object.__setattr__(self, "seed", _positive_int("seed", self.seed, 0))
+        object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "batch_size", _positive_int("batch_size", self.batch_size, 2))
         if self.batch_size > 2 and self.rule not in BATCH_RULES:
             raise ValueError(

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from lensopt.asktell import check_state_format
+from lensopt.binary.settings import FixedSettings
 from lensopt.optimize import maximize_posterior_mean
 from lensopt.preference.optimizer import DuelQuery
 from lensopt.preference.settings import kernel_to_dict, resolve_kernel
@@ -53,7 +54,7 @@ class _PosteriorMean:
         return self.model.predict_mean_with_gradient(X)
 
 
-class RankingOptimizer:
+class RankingOptimizer(FixedSettings):
     """Top-k ranking (and top-1 with ties) Bayesian optimization by ask/tell: ``ask() -> RankingQuery``,
     ``tell(query, outcome)``, ``best()`` (:class:`lensopt.asktell.AskTellOptimizer`).
 
@@ -63,8 +64,12 @@ class RankingOptimizer:
     ``[s, x]`` (None: SE with lengthscales 0.2 × each range, times ``s s'`` with a context, as for
     duels); ``utility_mean``: the utility's prior mean (a :class:`lensopt.gp.mean.MeanFunction`,
     None: 0), which its owner rebuilds on resuming (it is not in :attr:`settings`); other options:
-    :class:`RankingSettings`.
+    :class:`RankingSettings`. Its settings are fixed when it is made
+    (:class:`lensopt.binary.settings.FixedSettings`).
     """
+
+    #: The settings ``**options`` passes on.
+    _option_setting_names = frozenset(RankingSettings.__dataclass_fields__)
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.binary.settings import check_seed
 from lensopt.boxes import BoxSettings
 from lensopt.ranking.acquisition import MAXIMIZER_CANDIDATES, MPES_SAMPLES, N_MAXIMIZERS
 from lensopt.ranking.likelihood import TIE_THRESHOLD_BOUNDS
@@ -74,7 +75,7 @@ class RankingSettings(BoxSettings):
             raise ValueError(
                 f"at most one context column is supported (the context step is 1-D); got {len(self.context_bounds)}"
             )
-        object.__setattr__(self, "seed", _integer("seed", self.seed, 0))
+        object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "set_size", _integer("set_size", self.set_size, 2, MAX_SET_SIZE))
         object.__setattr__(self, "top_k", _integer("top_k", self.top_k, 1, self.set_size))
         if not isinstance(self.allow_ties, (bool, np.bool_)):

@@ -48,6 +48,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from lensopt.allocator import keep_large_blocks
+from lensopt.binary.settings import FixedSettings
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, AcuityLawSettings
 from lensopt.refraction.blur_law import acuity_loss_table, blur_acuity_loss_logmar, lens_grid
@@ -61,7 +62,7 @@ from lensopt.refraction.grid_posterior import (
     rounded_lenses,
 )
 from lensopt.refraction.lens_check import ReportedLensCheck
-from lensopt.refraction.trial import Trial
+from lensopt.refraction.trial import Trial, check_trial_bounds
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 from lensopt.threads import single_threaded
 from lensopt.trial_cache import TrialCache
@@ -106,11 +107,12 @@ def _coarse_loss_table(sphere_bounds_d, cylinder_bounds_d) -> np.ndarray:
     return table
 
 
-class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck):
+class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
     """The acuity-law letter optimizer (module docstring), with the ask/tell contract of
     :class:`lensopt.refraction.RefractionOptimizer`: ``ask() -> Trial``, ``tell(trial, correct)``,
     ``best() -> (sphere_d, cylinder_d)``, ``confidence()``, ``certainty()``, ``should_stop()``,
-    ``to_state()``/``from_state()``."""
+    ``to_state()``/``from_state()``. Its settings are fixed when it is made
+    (:class:`lensopt.binary.settings.FixedSettings`)."""
 
     #: The answers a trial can get (a PsychoPy handler decides ahead for each).
     SPECULATIVE_ANSWERS = (True, False)
@@ -359,6 +361,19 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck):
 
     def _confidence_test(self) -> dict:
         return {"confidence": self.confidence}
+
+    def _check_answer(self, trial, correct) -> None:
+        """As every letter optimizer: a trial outside the lens box or the letter bounds is refused
+        (:func:`lensopt.refraction.trial.check_trial_bounds`); the likelihood's acuity table covers
+        the blur of the lenses in the box only."""
+        super()._check_answer(trial, correct)
+        s = self.settings
+        check_trial_bounds(
+            trial,
+            letter_bounds_logmar=s.letter_bounds_logmar,
+            sphere_bounds_d=s.sphere_bounds_d,
+            cylinder_bounds_d=s.cylinder_bounds_d,
+        )
 
     #: Add the answer: ``log w(h) += log P(c | s, x, h)`` over the whole grid (one BLAS thread).
     tell = single_threaded(GridPosterior.tell)

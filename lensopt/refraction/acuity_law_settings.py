@@ -8,6 +8,7 @@ import math
 import numbers
 from dataclasses import asdict, dataclass
 
+from lensopt.binary.settings import check_seed
 from lensopt.refraction.grid_posterior import check_bounds
 from lensopt.refraction.phoropter import check_lens_step
 
@@ -40,8 +41,7 @@ class AcuityLawSettings:
     likelihood: str = "floored"
 
     def __post_init__(self):
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        object.__setattr__(self, "seed", check_seed(self.seed))
         n = self.n_alternatives
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")

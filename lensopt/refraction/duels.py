@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
+from lensopt.binary.settings import FixedSettings, check_seed
 from lensopt.gp.kernels import Product, SquaredExponential
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
@@ -104,6 +104,19 @@ TIE_RULES = {"mpes-ald": "mpes", "random": "random"}
 DEFAULT_RULES = {"probit": "muc-ald", "ties": "mpes-ald"}
 
 
+#: The columns of a duel in a saved state's history row, before its answer.
+DUEL_COLUMNS = ("letter_logmar", "first_sphere_d", "first_cylinder_d", "second_sphere_d", "second_cylinder_d")
+
+
+def saved_duel_answer(value: object, row: int) -> str:
+    """The answer of row ``row`` of a saved duel history, as :func:`normalize_duel_answer` reads it; a
+    one-line ValueError naming the row otherwise."""
+    try:
+        return normalize_duel_answer(value)
+    except ValueError as error:
+        raise ValueError(f"state history[{row}]: {error}") from None
+
+
 def normalize_duel_answer(answer) -> str:
     """``"first"``, ``"second"`` or ``"same"`` from those strings or a bool / 0 / 1 (1 = first)."""
     if isinstance(answer, str):
@@ -114,11 +127,11 @@ def normalize_duel_answer(answer) -> str:
     raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); got {answer!r}")
 
 
-class UtilityRefraction(TrialHistory):
+class UtilityRefraction(TrialHistory, FixedSettings):
     """What the duel and ranking refraction optimizers share: a utility GP optimizer ``_core`` over
     ``(letter size, sphere, cylinder)``, the lens box ``_system_bounds`` and the constructor's
-    arguments ``_settings``; the best lens maximizes the posterior mean utility at the reference
-    letter size."""
+    arguments ``_settings`` (fixed when the optimizer is made: :class:`lensopt.binary.settings.FixedSettings`);
+    the best lens maximizes the posterior mean utility at the reference letter size."""
 
     _core: Any
     _settings: dict
@@ -176,6 +189,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
     ):
         if model not in DUEL_MODELS:
             raise ValueError(f"model must be one of {', '.join(DUEL_MODELS)}, got {model!r}")
+        seed = check_seed(seed)
         rule = DEFAULT_RULES[model] if rule is None else rule
         if model == "ties" and rule not in TIE_RULES:
             raise ValueError(f"rule {rule!r} is not available with the tie model; choose from: {', '.join(TIE_RULES)}")
@@ -235,9 +249,15 @@ class DuelRefractionOptimizer(UtilityRefraction):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> DuelRefractionOptimizer:
-        check_state_format(state, STATE_FORMAT, "duel refraction")
-        history = [(DuelTrial((S1, C1), (S2, C2), s), answer) for s, S1, C1, S2, C2, answer in state["history"]]
-        return cls.from_settings(state["settings"], history)
+        """The optimizer of a saved state, every part checked first (:meth:`TrialHistory.from_row_state`)."""
+
+        def trial_of(values):
+            s, S1, C1, S2, C2 = values
+            return DuelTrial((S1, C1), (S2, C2), s)
+
+        return cls.from_row_state(
+            state, STATE_FORMAT, "duel refraction", DUEL_COLUMNS, "answer", trial_of, saved_duel_answer
+        )
 
     # ---------------------------------------------------------------- ask/tell
     @single_threaded

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.stats import norm
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
-from lensopt.binary.settings import KernelSpec, OptimizerSettings
+from lensopt.binary.settings import FixedSettings, KernelSpec, OptimizerSettings
 from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
@@ -18,7 +18,7 @@ from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confid
 from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.optimum_draws import sample_optimum_d
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
-from lensopt.refraction.trial import Trial, TrialHistory
+from lensopt.refraction.trial import Trial, TrialHistory, check_trial_bounds
 from lensopt.stopping import StopRule, stop_threshold
 from lensopt.threads import single_threaded
 
@@ -161,7 +161,7 @@ def reference_kernel(likelihood: str = "probit") -> KernelSpec:
     return KernelSpec.from_dict(load_json(name)["kernel"])
 
 
-class RefractionOptimizer(TrialHistory, ReportedLensCheck):
+class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
     """ask/tell refraction: ``ask() -> Trial``, ``tell(trial, correct)``, ``best()`` the lens
     (:class:`lensopt.asktell.StoppableOptimizer`: ``confidence()`` and ``should_stop()`` too).
 
@@ -176,6 +176,9 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck):
     (the paper's model, and every session saved before the floor) ``P = Φ(f)`` absorbs the guesses
     and the threshold is where ``Φ(f) = (1 + γ)/2``. ``stop``: a :class:`lensopt.stopping.StopRule`
     (or its dict) for :meth:`should_stop`.
+
+    The settings are fixed when the optimizer is made (:class:`lensopt.binary.settings.FixedSettings`):
+    for others, ``RefractionOptimizer.from_settings({**o.settings_dict(), "lapse": 0.05}, o.history)``.
     """
 
     #: The answers a trial can get: a PsychoPy handler decides ahead for each while the patient
@@ -269,6 +272,14 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck):
     def settings(self):
         return self._core.settings
 
+    @property
+    def rule(self) -> str:
+        return self.settings.rule
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
     def settings_dict(self) -> dict:
         s = self.settings
         core = s.to_dict()
@@ -352,10 +363,22 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck):
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:
+        """Record whether the letter of ``trial`` was named right; a trial outside the lens box or the
+        letter bounds is refused (:func:`lensopt.refraction.trial.check_trial_bounds`)."""
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be a bool, got {correct!r}")
+        (sphere_bounds_d, cylinder_bounds_d), (letter_bounds_logmar,) = (
+            self.settings.system_bounds,
+            self.settings.context_bounds,
+        )
+        check_trial_bounds(
+            trial,
+            letter_bounds_logmar=letter_bounds_logmar,
+            sphere_bounds_d=sphere_bounds_d,
+            cylinder_bounds_d=cylinder_bounds_d,
+        )
         self._core.tell(
             Query(np.array([trial.letter_logmar]), np.array([trial.sphere_d, trial.cylinder_d])), int(correct)
         )

@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from lensopt.binary.settings import FixedSettings
 from lensopt.gp.kernels import Product, SquaredExponential
 from lensopt.gp.mean import BowlMean
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
@@ -139,9 +140,18 @@ def pull_within(first_d, second_d, radius_d: float) -> np.ndarray:
     return second if distance <= radius_d else first + (second - first) * (radius_d / distance)
 
 
-class PrescriptionComparisons(PrescriptionSearch):
+class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
     """The part of a comparison search of the full prescription that does not depend on its answer
-    model (see the module docstring)."""
+    model (see the module docstring). The settings are fixed when the optimizer is made
+    (:class:`lensopt.binary.settings.FixedSettings`)."""
+
+    #: The marker ``settings_dict()`` writes (:data:`~lensopt.refraction.prescription.PRESCRIPTION_SEARCH`).
+    _option_setting_names = frozenset({"search"})
+    #: Settings held under another name than the constructor's: the box (``start`` and the
+    #: half-widths), and those a subclass derives (the ranking's ramp, its report through the link).
+    _settings_attributes = frozenset(
+        {"box", "max_plus_offset_d", "report_tilt_share", "trust_centre", "plus_ramp_trials"}
+    )
 
     #: The largest most-plus offset subtracted from the tilted optimum (D of M).
     max_plus_offset_d: float = MAX_PLUS_OFFSET_D
@@ -167,6 +177,10 @@ class PrescriptionComparisons(PrescriptionSearch):
     @property
     def _seed(self) -> int:
         return self._core.settings.seed
+
+    @property
+    def seed(self) -> int:
+        return self._seed
 
     # ---------------------------------------------------------------- model hooks (subclasses)
     @property

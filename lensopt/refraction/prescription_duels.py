@@ -74,14 +74,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
 from lensopt.optimize import maximize_on_line, uniform
 from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.preference import acquisition as preference_acquisition
 from lensopt.preference import rules as preference_rules
 from lensopt.preference.link import AcuityLinkDuelGP
 from lensopt.preference.settings import CONTEXTUAL_RULES
-from lensopt.refraction.duels import UTILITY_VARIANCE, normalize_duel_answer
+from lensopt.refraction.duels import UTILITY_VARIANCE, normalize_duel_answer, saved_duel_answer
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
 from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
@@ -167,6 +166,9 @@ DEFAULT_N_ALTERNATIVES = 26
 
 #: Seed stream of the randomness of ``ask``.
 ASK_STREAM = 0xD0E1
+
+#: The columns of each lens of a duel in a saved state's history row.
+LENS_COLUMNS = ("sphere_d", "cylinder_d", "axis_deg")
 
 STATE_FORMAT = "lensopt.prescription-duel-state/1"
 
@@ -276,11 +278,7 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             with_bowl = self.box.start is not None and self.start_prior_depth > 0
             self._link_prior = link_model(self.box.centre.to_array(), with_bowl, self.n_alternatives, self.model_lapse)
 
-        rule = DEFAULT_RULE if rule is None else rule
-        self._set_clarity_link(clarity_link, n_alternatives, model_lapse, rule)
-        clarity_link = (
-            self.clarity_link
-        )  # ---------------------------------------------------------------- settings and state
+    # ---------------------------------------------------------------- settings and state
 
     def settings_dict(self) -> dict:
         s = self._core.settings
@@ -341,12 +339,16 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> PrescriptionDuelOptimizer:
-        check_state_format(state, STATE_FORMAT, "prescription duel")
-        history = [
-            (PrescriptionDuelTrial(Lens(S1, C1, A1), Lens(S2, C2, A2), s), answer)
-            for s, S1, C1, A1, S2, C2, A2, answer in state["history"]
-        ]
-        return cls.from_settings(state["settings"], history)
+        """The optimizer of a saved state, every part checked first (:meth:`TrialHistory.from_row_state`)."""
+
+        def trial_of(values):
+            s, S1, C1, A1, S2, C2, A2 = values
+            return PrescriptionDuelTrial(Lens(S1, C1, A1), Lens(S2, C2, A2), s)
+
+        columns = ("letter_logmar", *(f"{lens}_{name}" for lens in ("first", "second") for name in LENS_COLUMNS))
+        return cls.from_row_state(
+            state, STATE_FORMAT, "prescription duel", columns, "answer", trial_of, saved_duel_answer
+        )
 
     # ---------------------------------------------------------------- the model (PrescriptionComparisons)
     @property

@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from lensopt.binary.optimizer import RECENT_INPUTS, ContextualOptimizer, Query
-from lensopt.binary.settings import ALL_RULES, KernelSpec, OptimizerSettings
+from lensopt.binary.settings import ALL_RULES, FixedSettings, KernelSpec, OptimizerSettings
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.bracket import BRACKET_RULE, most_informative
@@ -48,7 +48,7 @@ from lensopt.refraction.letters import (
 )
 from lensopt.refraction.prescription import POWER_VECTOR_NAMES, PRESCRIPTION_SEARCH, SearchBox
 from lensopt.refraction.prescription_report import MOST_PLUS_TOLERANCE_LOGMAR, PrescriptionReport
-from lensopt.refraction.trial import LETTER_COLUMNS, Trial
+from lensopt.refraction.trial import LETTER_COLUMNS, Trial, check_trial_bounds
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
 
@@ -151,14 +151,16 @@ def _as_lens(start) -> Lens | None:
     raise ValueError(f"start must be a lens ('-1.00 / -0.50 x 180') or None, got {start!r}")
 
 
-class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
+class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings):
     """ask/tell for the full prescription: ``ask() -> Trial`` (with ``axis_deg``), ``tell(trial,
     correct)``, :meth:`prescription` the result; :meth:`confidence` and :meth:`should_stop` for the
     stopping rule (:class:`lensopt.asktell.StoppableOptimizer`).
 
     ``start``: the starting refraction (a :class:`Lens` or its text; ``None``: the full box);
     ``m_half_width_d``/``j_half_width_d``: the box around it. The answer model is issue 14's:
-    ``P(correct) = γ + (1 − γ − λ) Φ(f)``, ``γ = 1/n_alternatives``, ``λ = lapse``.
+    ``P(correct) = γ + (1 − γ − λ) Φ(f)``, ``γ = 1/n_alternatives``, ``λ = lapse``. The settings
+    are fixed when the optimizer is made (:class:`lensopt.binary.settings.FixedSettings`; the
+    ``box`` too, made of ``start`` and the half-widths).
     """
 
     #: The answers a trial can get: a PsychoPy handler decides ahead for each while the patient
@@ -174,6 +176,8 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
         "guess_rate",
         "lapse_rate",
     } | {"search"}
+    #: The search box holds the settings ``start``, ``m_half_width_d`` and ``j_half_width_d``.
+    _settings_attributes = frozenset({"box"})
 
     def __init__(
         self,
@@ -279,6 +283,10 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
     @property
     def start(self) -> Lens | None:
         return self.box.start
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
 
     def settings_dict(self) -> dict:
         s = self.settings
@@ -443,12 +451,17 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck):
 
     @single_threaded
     def tell(self, trial: Trial, correct) -> None:
+        """Record whether the letter of ``trial`` was named right. A letter size outside the letter
+        bounds is refused, as by every letter optimizer (:func:`lensopt.refraction.trial.check_trial_bounds`);
+        a lens outside the search box is not: the lens actually set, which a clinician may type
+        (``L`` at the console), even far from the box, is what the model is told."""
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be a bool, got {correct!r}")
         if trial.axis_deg is None:
             raise ValueError("a full-prescription trial needs the lens's axis_deg (Trial(..., axis_deg=...))")
+        check_trial_bounds(trial, letter_bounds_logmar=self.settings.context_bounds[0])
         pv = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
         self._core.tell(Query(np.array([trial.letter_logmar]), pv), int(correct), system_in_bounds=False)
         self._history.append((trial, bool(correct)))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.asktell import check_state_format
+from lensopt.binary.settings import check_seed
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking.data import parse_outcome
 from lensopt.refraction.duels import (
@@ -120,6 +121,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
     ):
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
+        seed = check_seed(seed)
         self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
         self.lens_step_d = check_lens_step(lens_step_d)
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))

@@ -47,6 +47,34 @@ class Trial:
             object.__setattr__(self, name, float(value))
 
 
+#: The setting holding the bounds of each field of a letter trial (:func:`check_trial_bounds`).
+FIELD_BOUNDS = {
+    "letter_logmar": "letter_bounds_logmar",
+    "sphere_d": "sphere_bounds_d",
+    "cylinder_d": "cylinder_bounds_d",
+}
+
+#: Slack when checking that a told trial lies within the bounds (a rounding error beyond a bound).
+BOUNDS_TOLERANCE = 1e-9
+
+
+def check_trial_bounds(trial: Trial, **bounds: tuple[float, float]) -> None:
+    """A one-line ValueError when a field of ``trial`` lies outside its bounds, given by the setting
+    that holds them (:data:`FIELD_BOUNDS`: ``letter_bounds_logmar=(low, high)`` for ``letter_logmar``,
+    ...; a field whose setting is not given is not checked). What every letter optimizer's ``tell``
+    checks, in the same words."""
+    for name, setting in FIELD_BOUNDS.items():
+        if setting not in bounds:
+            continue
+        low, high = (float(b) for b in bounds[setting])
+        value = getattr(trial, name)
+        if not low - BOUNDS_TOLERANCE <= value <= high + BOUNDS_TOLERANCE:
+            raise ValueError(
+                f"{name} {value!r} is outside {setting} ({low!r}, {high!r}): tell a trial within the bounds the "
+                f"optimizer was made with (ask() keeps to them), or make it with wider {setting}"
+            )
+
+
 #: The columns of a letter trial in a saved state's history row, before its answer (the full
 #: prescription's rows add ``axis_deg``).
 LETTER_COLUMNS = ("letter_logmar", "sphere_d", "cylinder_d")
@@ -113,12 +141,34 @@ class TrialHistory:
     @classmethod
     def from_letter_state(cls, state: object, state_format: str, what: str, columns=LETTER_COLUMNS) -> Self:
         """The optimizer of a saved letter state (``{"format", "settings", "history"}``, a history row
-        ``[*columns, answer]`` per trial), every part checked first: a foreign format, settings that
-        are not an object or name a setting ``cls`` does not take, a history that is not a list of
-        such rows, or an answer that is not true/false (1/0) is refused in one line naming it (and
-        the row). ``what`` names the optimizer in the messages (e.g. ``"refraction"``)."""
+        ``[*columns, correct]`` per trial), every part checked first (:meth:`from_row_state`); an
+        answer must be true/false (1/0: :func:`saved_letter_answer`). ``what`` names the optimizer in
+        the messages (e.g. ``"refraction"``)."""
+
+        def trial_of(values):
+            return Trial(**dict(zip(columns, values)))
+
+        return cls.from_row_state(state, state_format, what, columns, "correct", trial_of, saved_letter_answer)
+
+    @classmethod
+    def from_row_state(
+        cls,
+        state: object,
+        state_format: str,
+        what: str,
+        columns: tuple[str, ...],
+        answer_name: str,
+        trial_of: Callable[[list], Any],
+        answer_of: Callable[[object, int], Any],
+    ) -> Self:
+        """The optimizer of a saved state whose history is a list of rows ``[*columns, answer]``, every
+        part checked first: a foreign format, settings that are not an object or name a setting
+        ``cls`` does not take, a history that is not a list of such rows, a row whose values
+        ``trial_of(values)`` refuses (a ValueError or TypeError) or whose answer ``answer_of(answer, row)``
+        refuses, is refused in one line naming it (and the row). ``what`` names the optimizer in the
+        messages (e.g. ``"duel refraction"``), ``answer_name`` the answer column."""
         state = check_state_format(state, state_format, what)
-        row_text = f"[{', '.join(columns)}, correct]"
+        row_text = f"[{', '.join(columns)}, {answer_name}]"
         settings, rows = state.get("settings"), state.get("history")
         if not isinstance(settings, dict):
             raise ValueError(
@@ -142,10 +192,10 @@ class TrialHistory:
             if not isinstance(row, (list, tuple)) or len(row) != len(columns) + 1:
                 raise ValueError(f"state history[{i}] must be a row {row_text}, got {reprlib.repr(row)}")
             try:
-                trial = Trial(**dict(zip(columns, row[:-1])))
-            except ValueError as error:
+                trial = trial_of(list(row[:-1]))
+            except (TypeError, ValueError) as error:  # a value of the wrong type (a Lens says TypeError)
                 raise ValueError(f"state history[{i}]: {error}") from None
-            history.append((trial, saved_letter_answer(row[-1], i)))
+            history.append((trial, answer_of(row[-1], i)))
         optimizer = cls.from_settings(settings)
         for i, (trial, answer) in enumerate(history):
             try:

@@ -105,8 +105,15 @@ def test_predicted_acuity_is_where_the_model_crosses_the_threshold_probability()
 
 def test_telling_a_trial_outside_the_bounds_is_refused():
     opt = RefractionOptimizer(rule="random", seed=0)
-    with pytest.raises(ValueError, match="outside its bounds"):
+    with pytest.raises(ValueError, match=r"^sphere_d 5\.0 is outside sphere_bounds_d \(-4\.0, 4\.0\)"):
         opt.tell(Trial(sphere_d=5.0, cylinder_d=0.0, letter_logmar=0.0), True)
+
+
+def test_a_query_outside_the_bounds_is_refused_naming_the_column_and_its_bounds_as_plain_numbers():
+    opt = ContextualOptimizer(((-4.0, 4.0), (-4.0, 4.0)), ((-1.0, 2.0),), rule="random")
+    with pytest.raises(ValueError) as error:
+        opt.tell(Query(np.array([5.0]), np.array([0.0, 0.0])), 1)
+    assert str(error.value) == "value 5.0 in column 0 is outside its bounds (-1.0, 2.0)"
 
 
 @pytest.mark.parametrize(

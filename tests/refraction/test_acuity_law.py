@@ -155,8 +155,8 @@ def test_first_trials_spread_over_the_box_and_the_letter_range():
 
 
 def test_state_round_trip_keeps_settings_stop_and_next_trial():
-    optimizer = told(n_alternatives=10, lapse=0.05, slopes_per_logmar=(3.0, 6.0))
-    optimizer.stop = StopRule(confidence=0.9, min_trials=4, max_trials=50)
+    stop = StopRule(confidence=0.9, min_trials=4, max_trials=50)
+    optimizer = told(n_alternatives=10, lapse=0.05, slopes_per_logmar=(3.0, 6.0), stop=stop)
     state = json.loads(json.dumps(optimizer.to_state()))
     again = AcuityLawOptimizer.from_state(state)
     assert again.settings == optimizer.settings

@@ -74,6 +74,9 @@ AUTOREFRACTION_SD_D = {"M": 0.4, "J0": 0.2, "J45": 0.2}
 #: Blur error (power-vector length, D) of a session that is "there".
 CRITERION_D = 0.25
 
+#: Blur error (D) of a session that is lost: "more than 0.5 D off" (README, docs/prescription.md).
+FAILURE_D = 0.5
+
 #: Trial counts at which the errors are tabulated (those within the budget; and the budget's end).
 CHECKPOINTS = (10, 20, 40, 60, 100)
 
@@ -287,6 +290,7 @@ def run_prescription_campaign(
     local_sync: bool = False,
     progress: bool = True,
     client=None,
+    on_plan=None,
 ) -> CampaignSummary:
     """Run every spec without a record in ``out_dir``; store each record as it finishes: the
     benchmark runner (:func:`lensopt.bench.runner.run_campaign`) with this campaign's task."""
@@ -300,4 +304,5 @@ def run_prescription_campaign(
         progress=progress,
         client=client,
         task=PRESCRIPTION_TASK,
+        on_plan=on_plan,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of, split_of_seeds
 from lensopt.refraction.trial import SAME_ANSWERS
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 
@@ -196,8 +196,9 @@ def prescription_specs(
 ) -> list[PrescriptionSpec]:
     """The runs of a campaign, ordered by patient so that a partial campaign stays balanced.
 
-    Seeds ``first_seed .. first_seed + n_patients − 1``; each run records its seed's split (a
-    campaign may straddle :data:`HELD_OUT_FIRST_SEED`; nothing is refused for it). ``max_step_d``:
+    Seeds ``first_seed .. first_seed + n_patients − 1``, all on one side of
+    :data:`HELD_OUT_FIRST_SEED` (:func:`~lensopt.bench.spec.split_of_seeds`: one table holds tuning or
+    held-out patients, never both); each run records its split. ``max_step_d``:
     the letter rules' travel limit (``PrescriptionOptimizer(max_step_d=...)``; the ideal observer,
     the anchor, runs without one). ``tie_threshold``: the duel patients' (they say "the same" below
     it); ``same_answers``: how the duel optimizer tells "the same", one run per value on the same
@@ -228,6 +229,7 @@ def prescription_specs(
         raise ValueError(f"--patients must be at least 1, got {n_patients!r}")
     if isinstance(first_seed, bool) or not isinstance(first_seed, int) or first_seed < 0:
         raise ValueError(f"--first-seed must be an integer >= 0, got {first_seed!r}")
+    split_of_seeds(first_seed, first_seed + n_patients - 1)
     if min_trials is not None and stop_confidence is not None and min_trials > n_trials:
         raise ValueError(f"--min-trials ({min_trials}) must not exceed --trials ({n_trials})")
     return [

@@ -6,6 +6,8 @@ Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench
 - at 10, 20, 40, 60 and 100 trials (those within the budget, and the budget's end): Bland–Altman of each
   power-vector coordinate (M, J0, J45) against the truth — the bias (mean of reported − truth)
   and the 95 % limits of agreement (bias ± 1.96 SD, SD with ``n − 1``) — and the median blur error;
+- the sessions more than 0.5 D off at the end (blur error above
+  :data:`lensopt.bench.prescription.FAILURE_D` after the last trial);
 - trials to reach AND STAY at a blur error ``<= 0.25 D`` (:func:`trials_to_criterion`; a session
   that ends above it counts as ``budget + 1`` and is counted as *never*), its median, and its ratio
   to the ideal observer's median in the same setting on the seeds both have run — for letter rules
@@ -34,9 +36,23 @@ import numpy as np
 
 from lensopt.bench.criterion import ratio_text, versus_ideal
 from lensopt.bench.criterion import trials_to_criterion as criterion_trials
-from lensopt.bench.prescription import BLAND_ALTMAN_NAME, CHECKPOINTS, COORDINATES, CRITERION_D, SUMMARY_NAME
-from lensopt.bench.prescription_spec import CAMPAIGN, PRESCRIPTION_DUEL_RULES, PRESCRIPTION_RULES, SETTINGS
-from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.figures import fitted_suptitle
+from lensopt.bench.prescription import (
+    BLAND_ALTMAN_NAME,
+    CHECKPOINTS,
+    COORDINATES,
+    CRITERION_D,
+    FAILURE_D,
+    SUMMARY_NAME,
+)
+from lensopt.bench.prescription_spec import (
+    CAMPAIGN,
+    PRESCRIPTION_DUEL_RULES,
+    PRESCRIPTION_RULES,
+    SETTINGS,
+    prescription_specs,
+)
+from lensopt.bench.records import MANIFEST_NAME, load_records, partial_line, write_json_atomic
 
 #: z of the 95 % limits of agreement.
 LOA_Z = 1.96
@@ -88,6 +104,7 @@ def _group_stats(records: list[dict]) -> dict:
         "never": int(sum(t > budget for t in ttc)),
         "never_counts_as": budget + 1,
     }
+    stats["above_0.5_at_end"] = int(sum(r["curves"]["blur_error_d"][-1] > FAILURE_D for r in full))
     stop = full[0].get("stop") if full else None
     if stop is not None:
         used = [r["stopped_at"] if r.get("stopped_at") is not None else budget for r in full]
@@ -133,12 +150,14 @@ def _feedback(record: dict) -> str:
 
 
 def _rule(record: dict) -> str:
-    """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``), the
-    duel patients' tie threshold and how "the same" was told when set (``muc-ald ties<1
-    same:dropped``): a campaign directory may hold the same rule with and without them, on the same
-    patients."""
+    """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``), its
+    stopping rule's check through the lens (``bracket-ald check5``: 5 letters), the duel patients'
+    tie threshold and how "the same" was told when set (``muc-ald ties<1 same:dropped``): a campaign
+    directory may hold the same rule with and without them, on the same patients."""
     step, ties, same = record.get("max_step_d"), record.get("tie_threshold"), record.get("same_answers")
     rule = record["rule"] if step is None else f"{record['rule']} step≤{step:g}"
+    if record.get("check_letters"):
+        rule += f" check{record['check_letters']}"
     if ties:
         rule += f" ties<{ties:g}"
     return rule if same is None else f"{rule} same:{same}"
@@ -264,6 +283,7 @@ def format_summary(summary: dict) -> str:
         "budget",
         "TTC med",
         "never",
+        f"> {FAILURE_D} D at end",
         "TTC ×ideal",
         "stop med",
         "stopped",
@@ -282,6 +302,7 @@ def format_summary(summary: dict) -> str:
                 str(r["n_trials"]),
                 _fmt(ttc["median"], 1),
                 str(ttc["never"]),
+                str(r["above_0.5_at_end"]),
                 ratio_text(vs),
                 _fmt(stop["median_trials_used"], 1) if stop else "—",
                 f"{stop['n_stopped_by_confidence']}/{r['n_sessions']}" if stop else "—",
@@ -303,6 +324,8 @@ def format_summary(summary: dict) -> str:
     out += [
         "",
         *duel_note,
+        f"> {FAILURE_D} D at end: sessions whose blur error (the power-vector error's length) is above "
+        f"{FAILURE_D} D after the last trial; "
         "TTC ×ideal: median trials to criterion over the ideal observer's, same setting, seeds both ran "
         "(≥: half or more of the rule's sessions never settled, a lower bound); "
         + (
@@ -375,27 +398,56 @@ def plot_bland_altman(records, path) -> None:
             ax.legend(fontsize=7, frameon=False)
     budgets = sorted({r["n_trials"] for r in chosen})
     splits = " + ".join(sorted({r.get("split") or "unknown" for r in chosen}))
-    fig.suptitle(
+    fitted_suptitle(
+        fig,
         f"Bland–Altman after {'/'.join(map(str, budgets))} trials, {splits} patients — {', '.join(settings)}: "
         "bias (solid) and 95 % limits of agreement (dashed) per rule, the settings pooled",
         fontsize=10,
     )
-    fig.tight_layout()
     fig.savefig(path)
+
+
+def planned_keys(manifest: dict) -> list[str] | None:
+    """The run keys of a manifest's command (:func:`prescription_specs` of its settings); None if the
+    manifest does not say them."""
+    stop = manifest.get("stop") or {}
+    try:
+        specs = prescription_specs(
+            [s["name"] for s in manifest["settings"]],
+            manifest["rules"],
+            n_patients=manifest["n_patients"],
+            first_seed=manifest["first_seed"],
+            n_trials=manifest["n_trials"],
+            feedback=manifest.get("feedback") or "letters",
+            stop_confidence=stop.get("confidence"),
+            max_step_d=manifest.get("max_step_d"),
+            tie_threshold=manifest.get("tie_threshold") or 0.0,
+            same_answers=tuple(manifest.get("same_answers") or (None,)),
+            check_letters=stop.get("check_letters"),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    return [spec.key for spec in specs]
 
 
 def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the Bland–Altman plot
-    (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed; return (summary, text)."""
+    (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed; return (summary, text), the text beginning with a line
+    saying so when the manifest's command has runs still to run."""
     campaign_dir = Path(campaign_dir)
     records = load_records(campaign_dir, "lensopt bench prescription")
     summary = summarize(records)
     manifest = campaign_dir / MANIFEST_NAME
+    partial = None
     if manifest.exists():
         summary["campaign"] = json.loads(manifest.read_text())
+        partial = partial_line(campaign_dir, planned_keys(summary["campaign"]))
+        if partial:
+            summary["partial"] = partial
     out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / SUMMARY_NAME, summary)
     with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
         plot_bland_altman(records, out_dir / BLAND_ALTMAN_NAME)
-    return summary, format_summary(summary)
+    text = format_summary(summary)
+    return summary, f"{partial}\n{text}" if partial else text

@@ -139,3 +139,16 @@ def load_records(out_dir: Path, command: str = "lensopt bench functions|refracti
             "or give the folder it wrote"
         )
     return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))]
+
+
+def partial_line(campaign_dir, planned_keys) -> str | None:
+    """A line saying that a campaign is unfinished — ``"2 of 18 runs of campaign.json finished: a
+    partial summary"`` — when fewer of the runs its manifest planned (``planned_keys``, the run keys
+    of its last command) have a record than were planned; None when all have (or nothing is known)."""
+    if not planned_keys:
+        return None
+    runs = Path(campaign_dir) / "runs"
+    finished = sum((runs / f"{key}.json").is_file() for key in planned_keys)
+    if finished >= len(planned_keys):
+        return None
+    return f"{finished} of {len(planned_keys)} runs of {MANIFEST_NAME} finished: a partial summary"

@@ -18,6 +18,7 @@ import numpy as np
 from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
 from lensopt.bench.binary_protocol import BINARY_RULE_LABELS
 from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, PATIENT_CAMPAIGNS, split_of
 
 #: Display names of the rules, as in the paper's tables.
 RULE_LABELS = {
@@ -90,6 +91,26 @@ def format_duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.2f} h"
+
+
+def patient_split(records: list[dict]) -> dict | None:
+    """The split of a campaign's simulated patients (refraction, feedback: their seeds' split, which
+    records before it left null) and their seeds; None for the test functions, whose seeds are not patients."""
+    patients = [r for r in records if r.get("campaign") in PATIENT_CAMPAIGNS]
+    if not patients:
+        return None
+    splits = sorted({r.get("split") or split_of(int(r["seed"])) for r in patients})
+    seeds = [int(r["seed"]) for r in patients]
+    return {"split": splits[0] if len(splits) == 1 else splits, "first_seed": min(seeds), "last_seed": max(seeds)}
+
+
+def split_line(split: dict) -> str:
+    """The report's line naming the patients' split: ``Patients: the tuning split (seeds 0–19; ...)``."""
+    name = split["split"] if isinstance(split["split"], str) else " and ".join(split["split"])
+    return (
+        f"Patients: the {name} split (seeds {split['first_seed']:,}–{split['last_seed']:,}; "
+        f"held out from {HELD_OUT_FIRST_SEED:,} on)."
+    )
 
 
 def markdown_table(result: StratifiedResult) -> str:
@@ -201,8 +222,10 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "curves").mkdir(exist_ok=True)
     timing = campaign_timing(records)
+    split = patient_split(records)
     summary = {
         **result.to_dict(),
+        **({"split": split["split"]} if split else {}),
         "campaign": manifest,
         "timing": timing,
         "seeds_per_problem_rule": {p: {r: int(a.shape[0]) for r, a in t.items()} for p, t in trajectories.items()},
@@ -242,6 +265,8 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
         plot_regret(by_rule, problem, ylabel, out_dir / "curves" / f"{problem}.png", rules=rules)
 
     md = [f"# Benchmark report: {campaign_dir.name}", ""]
+    if split:
+        md += [split_line(split), ""]
     if manifest.get("command"):
         md += ["Command:", "", "```", manifest["command"], "```", ""]
     md += [

@@ -47,7 +47,7 @@ from lensopt.bench.records import (
     timed_session,
     timing_summary,
 )
-from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of, split_of_seeds
 from lensopt.modes.registry import get_mode
 from lensopt.observer import varied_patient
 from lensopt.observer.population import VARIED_SLOPE_RANGE_PER_LOGMAR, VARIED_VA_BEST_RANGE_LOGMAR
@@ -176,13 +176,7 @@ def robustness_specs(
     if len(set(rules)) != len(rules):
         raise ValueError("--rules lists a rule twice")
     counts = {c.name: c.n_patients if max_patients is None else min(c.n_patients, max_patients) for c in conditions}
-    last_seed = first_seed + max(counts.values(), default=1) - 1
-    if split_of(first_seed) != split_of(last_seed):
-        raise ValueError(
-            f"patient seeds {first_seed}..{last_seed} straddle the held-out boundary "
-            f"{HELD_OUT_FIRST_SEED}; start at {HELD_OUT_FIRST_SEED} (held out) or lower "
-            "--first-seed so that all seeds are below it (tuning)"
-        )
+    split_of_seeds(first_seed, first_seed + max(counts.values(), default=1) - 1)  # one side of the boundary
     specs = []
     for i in range(max(counts.values(), default=0)):
         seed = first_seed + i

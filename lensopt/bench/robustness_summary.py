@@ -16,7 +16,8 @@ import numpy as np
 
 from lensopt.bench.criterion import ratio_text, versus_ideal
 from lensopt.bench.criterion import trials_to_criterion as criterion_trials
-from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.figures import fitted_suptitle
+from lensopt.bench.records import MANIFEST_NAME, load_records, partial_line, write_json_atomic
 from lensopt.bench.robustness import (
     ALL_ROBUSTNESS_RULES,
     CHECKPOINTS,
@@ -312,11 +313,16 @@ def format_summary(summary: dict) -> str:
 #: File of the error curves, in the campaign directory.
 CURVES_NAME = "robustness-curves.png"
 
+#: Each rule's colour in the curves, whichever rules a campaign ran: matplotlib's default cycle in the
+#: order of :data:`lensopt.bench.robustness.ALL_ROBUSTNESS_RULES` (the colours of a campaign of them all).
+RULE_COLOURS = {"ucb-ald": "C0", "ts-ald": "C1", "acuity-law": "C2", "ideal": "C3", "ucb-ald-paper": "C4"}
 
-def plot_curves(records, path) -> None:
-    """One panel per condition: the median acuity error of each rule after every trial, with the
-    band between its 25th and 75th percentiles, on a log scale, and the 0.025 logMAR criterion; the
-    title names the patients' split (tuning, held-out) and seeds, and what the band is."""
+
+def plot_curves(records, path):
+    """One panel per condition: the median acuity error of each rule after every trial (each rule in
+    its colour, :data:`RULE_COLOURS`), with the band between its 25th and 75th percentiles, on a log
+    scale, and the 0.025 logMAR criterion; the title (wrapped to the figure's width) names the
+    patients' split (tuning, held-out) and seeds, and what the band is. Returns the figure."""
     # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the curves without it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -337,8 +343,9 @@ def plot_curves(records, path) -> None:
             data = np.maximum(np.array(runs, float), 1e-4)  # a zero error drawn at the floor of the scale
             x = np.arange(1, data.shape[1] + 1)
             low, mid, high = np.percentile(data, [25, 50, 75], axis=0)
-            (line,) = ax.plot(x, mid, lw=1.5, label=f"{rule} (n={data.shape[0]})")
-            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.15, lw=0)
+            colour = RULE_COLOURS.get(rule, "C9")
+            ax.plot(x, mid, lw=1.5, color=colour, label=f"{rule} (n={data.shape[0]})")
+            ax.fill_between(x, low, high, color=colour, alpha=0.15, lw=0)
         ax.axhline(CRITERION_LOGMAR, color="k", lw=0.8, ls="--", label=f"{CRITERION_LOGMAR} logMAR")
         ax.set_yscale("log")
         ax.set_ylim(5e-4, 2.0)
@@ -351,27 +358,47 @@ def plot_curves(records, path) -> None:
     seeds = sorted({int(r["seed"]) for r in records if "seed" in r})
     splits = sorted({r.get("split") or "unknown" for r in records})
     patients = f", seeds {seeds[0]:,}–{seeds[-1]:,}" if seeds else ""
-    fig.suptitle(
-        f"{' + '.join(splits)} patients{patients}: median acuity error per trial, band 25–75 % of sessions",
-        fontsize=9,
-    )
-    fig.tight_layout()
+    title = f"{' + '.join(splits)} patients{patients}: median acuity error per trial, band 25–75 % of sessions"
+    fitted_suptitle(fig, title, fontsize=9)
     fig.savefig(path)
+    return fig
+
+
+def planned_keys(manifest: dict) -> list[str] | None:
+    """The run keys of a manifest's command (its conditions' patients × its rules); None if the
+    manifest does not say them."""
+    try:
+        first, cap = int(manifest["first_seed"]), manifest.get("max_patients")
+        return [
+            f"{c['name']}__{rule}__seed{seed:04d}"
+            for c in manifest["conditions"]
+            for seed in range(first, first + (c["n_patients"] if cap is None else min(c["n_patients"], cap)))
+            for rule in manifest["rules"]
+        ]
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the error curves
-    (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text)."""
+    (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text), the text beginning with a
+    line saying so when the manifest's command has runs still to run."""
     campaign_dir = Path(campaign_dir)
     records = load_records(campaign_dir, "lensopt bench robustness")
     summary = summarize(records)
     manifest = campaign_dir / MANIFEST_NAME
+    partial = None
     if manifest.exists():
         summary["campaign"] = json.loads(manifest.read_text())
+        partial = partial_line(campaign_dir, planned_keys(summary["campaign"]))
+        if partial:
+            summary["partial"] = partial
     out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / SUMMARY_NAME, summary)
     text = format_summary(summary)
+    if partial:
+        text = f"{partial}\n{text}"
     try:
         plot_curves(records, out_dir / CURVES_NAME)
     except ImportError:  # matplotlib comes with lensopt[bench]

@@ -264,6 +264,7 @@ def run_campaign(
     progress: bool = True,
     client=None,
     task: CampaignTask | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
 ) -> CampaignSummary:
     """Run every spec without a record in ``out_dir``; store each record as it finishes.
 
@@ -271,7 +272,8 @@ def run_campaign(
     address) or a new ``LocalCluster`` of ``n_workers`` (default ``os.cpu_count()``) processes.
     A failing run is reported in ``failures`` and leaves no record, so a re-run retries it.
     ``task``: what a run is (:class:`CampaignTask`); by default the :class:`RunSpec` campaigns'
-    :func:`run_one`.
+    :func:`run_one`. ``on_plan(n_runs, n_already_done)``: called once what is to run is known,
+    before any run (the progress bar says it too; without one, a log does not).
     """
     task = BENCHMARK_TASK if task is None else task
     out_dir = Path(out_dir)
@@ -283,13 +285,15 @@ def run_campaign(
         # before anything is created: an unreachable scheduler leaves no campaign folder
         client, own_client = connect(scheduler), True
     try:
-        return _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task)
+        return _run_campaign(
+            specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan
+        )
     finally:
         if own_client:
             client.close()
 
 
-def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task):
+def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan):
     try:
         (out_dir / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -304,6 +308,8 @@ def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, pr
     todo = [s for s in specs if not task.finished(out_dir, s)]
     if manifest is not None:
         write_json_atomic(out_dir / MANIFEST_NAME, manifest)
+    if on_plan is not None:
+        on_plan(len(specs), len(specs) - len(todo))
     failures: list[tuple[str, str]] = []
     t0 = time.perf_counter()
     desc = f"{out_dir.name}: {len(specs) - len(todo)} already done"

@@ -34,39 +34,103 @@ HELD_OUT_FIRST_SEED = 100_000
 #: Names of the two splits of the patient seeds.
 SPLITS = ("tuning", "held-out")
 
+#: The campaigns whose seeds are simulated patients: every run records its seed's split.
+PATIENT_CAMPAIGNS = ("refraction", "feedback", "robustness")
+
 
 def split_of(seed: int) -> str:
     """``"held-out"`` for patient seeds ``>= HELD_OUT_FIRST_SEED``, ``"tuning"`` below."""
     return "held-out" if seed >= HELD_OUT_FIRST_SEED else "tuning"
 
 
+def split_of_seeds(first_seed: int, last_seed: int) -> str:
+    """The split of patient seeds ``first_seed..last_seed``, which must lie on one side of
+    :data:`HELD_OUT_FIRST_SEED`: a campaign of both would put tuning and held-out patients in one
+    table. One line naming the seeds and the fix otherwise (every campaign of patients refuses it)."""
+    if split_of(first_seed) != split_of(last_seed):
+        raise ValueError(
+            f"patient seeds {first_seed}..{last_seed} straddle the held-out boundary "
+            f"{HELD_OUT_FIRST_SEED}; start at {HELD_OUT_FIRST_SEED} (held out) or lower "
+            "--first-seed so that all seeds are below it (tuning)"
+        )
+    return split_of(first_seed)
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-#: The command-line options that set a spec's fields, where their names differ.
-_OPTION_OF_FIELD = {
-    "n_iterations": "--trials",
-    "n_trials": "--trials",
-    "stop_confidence": "--stop-confidence",
-    "min_trials": "--min-trials",
-    "check_letters": "--check-letters",
-    "model_lapse": "--model-lapse",
-    "n_alternatives": "--n-alternatives",
-    "max_step_d": "--max-step",
-    "tie_threshold": "--tie-threshold",
-    "same_answers": "--same-answers",
+#: The command-line option that sets each field of a spec, per campaign (a field an option of that
+#: command does not set keeps a description: the condition's, or the campaign's own); fields of the
+#: run's key (problem, rule, seed, setting) never differ between a record and the run of its key.
+_GP_OPTIONS = {
+    "n_iterations": "--iterations",
+    "n_initial": "--initial",
+    "report_every": "--report-every",
+    "beta": "--beta",
+    "hyperparameters": "--hyperparameters",
+}
+_OPTIONS_BY_CAMPAIGN = {
+    "refraction": {**_GP_OPTIONS, "slope": "--slopes"},
+    "feedback": {**_GP_OPTIONS, "slope": "--slope", "tie_threshold": "--tie-threshold", "beta": "the letters' β"},
+    "robustness": {
+        "n_iterations": "--trials",
+        "n_initial": "--initial",
+        "stop_confidence": "--stop-confidence",
+        "min_trials": "--min-trials",
+        "check_letters": "--check-letters",
+        "model_lapse": "--model-lapse",
+        "kernel": "--hyperparameters",
+        "beta": "β",
+        "slope": "the condition's slope",
+        "lapse": "the condition's lapse",
+        "n_alternatives": "the condition's letters",
+        "slope_range_per_logmar": "the condition's slopes",
+        "va_best_range_logmar": "the condition's best acuities",
+    },
+    "prescription": {
+        "n_trials": "--trials",
+        "slope": "--slope",
+        "lapse": "--lapse",
+        "feedback": "--feedback",
+        "stop_confidence": "--stop-confidence",
+        "min_trials": "--min-trials",
+        "check_letters": "--check-letters",
+        "max_step_d": "--max-step",
+        "tie_threshold": "--tie-threshold",
+        "same_answers": "--same-answers",
+        "n_alternatives": "letters",
+    },
 }
 
 
+def _option_value(value) -> str:
+    """A setting as the command line gives it: ``default`` for one not given (None), numbers to six
+    significant digits, a kernel table as such."""
+    if value is None:
+        return "default"
+    if isinstance(value, dict):
+        return "a kernel file"
+    if isinstance(value, (tuple, list)):
+        return "..".join(_option_value(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
 def spec_differences(recorded, wanted) -> str:
-    """What differs between a campaign's recorded run and the one asked for now, in one phrase:
-    ``"--trials 30 there, 40 here"`` (two specs of one dataclass)."""
+    """What differs between a campaign's recorded run and the one asked for now, in one phrase
+    naming the campaign's own options: ``"--iterations 30 there, 40 here"`` (two specs of one
+    dataclass; ``default`` for an option not given)."""
+    options = _OPTIONS_BY_CAMPAIGN.get(getattr(wanted, "campaign", ""), _GP_OPTIONS)
     said = []
     for f in fields(wanted):
         there, here = getattr(recorded, f.name), getattr(wanted, f.name)
         if there != here:
-            said.append(f"{_OPTION_OF_FIELD.get(f.name, f.name)} {there!r} there, {here!r} here")
+            shown = _option_value(there), _option_value(here)
+            if shown[0] == shown[1]:  # alike once rounded: in full
+                shown = repr(there), repr(here)
+            said.append(f"{options.get(f.name, f.name)} {shown[0]} there, {shown[1]} here")
     return "; ".join(said)
 
 
@@ -89,7 +153,7 @@ class RunSpec:
     lapse: float | None = None  # the patient's lapse rate λ (robustness default 0)
     n_alternatives: int | None = None  # letters to choose from, γ = 1/n (robustness default 26)
     model_lapse: float | None = None  # the optimizer's assumed λ (None: the optimizer's default)
-    split: str | None = None  # "held-out" (seed >= HELD_OUT_FIRST_SEED) or "tuning"
+    split: str | None = None  # "held-out" (seed >= HELD_OUT_FIRST_SEED) or "tuning"; patient campaigns
     stop_confidence: float | None = None  # StopRule.confidence (robustness default 0.95)
     min_trials: int | None = None  # StopRule.min_trials (robustness default 20, at most n_iterations)
     check_letters: int | None = None  # StopRule.check_letters (None: no check, as every run before it)
@@ -144,6 +208,8 @@ class RunSpec:
             raise ValueError(f"RunSpec.hyperparameters must be 'fitted' or 'default', got {self.hyperparameters!r}")
         if self.kernel is not None and (self.campaign != "robustness" or not isinstance(self.kernel, dict)):
             raise ValueError(f"RunSpec.kernel must be a kernel table of a robustness run, got {self.kernel!r}")
+        if self.campaign in PATIENT_CAMPAIGNS and self.split is None:  # records before it: null, the same run
+            object.__setattr__(self, "split", split_of(self.seed))
         if self.campaign == "robustness":
             self._fill_robustness_defaults()
         self._check_robustness_fields()

@@ -461,3 +461,31 @@ def test_cpu_times_of_the_decisions_are_summarized_beside_the_wall_clock_times()
     assert "ideal median 1.0 ms, p95 1.0 ms (CPU time 1.5 ms, p95 " in format_summary(summary)
     del records[0]["decision_cpu_ms"]  # a record from before: no CPU times for the group
     assert "cpu_p95" not in summarize(records)["rows"][0]["decision_ms"]
+
+
+def test_a_partial_campaigns_summary_says_how_many_of_its_runs_have_finished(tmp_path, capsys):
+    out = tmp_path / "partial"
+    assert main(_campaign_argv(out, "--rules", "ideal")) == 0
+    assert "a partial summary" not in capsys.readouterr().out
+    next((out / "runs").glob("*.json")).unlink()
+    assert main(["bench", "robustness", "--summary", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "1 of 2 runs of campaign.json finished: a partial summary"
+
+
+def test_each_rule_keeps_its_colour_whatever_the_rules_run_and_the_title_fits_one_condition(tmp_path):
+    from lensopt.bench.robustness_summary import plot_curves
+
+    s = HELD_OUT_FIRST_SEED
+
+    def colours(rules):
+        records = [_record(rule, s + i, [(1, 0.2), (10 + i, 0.01)]) for rule in rules for i in range(2)]
+        fig = plot_curves(records, tmp_path / "curves.png")
+        lines = fig.axes[0].get_lines()
+        fig.canvas.draw()
+        title = fig._suptitle.get_window_extent(fig.canvas.get_renderer())
+        assert 0 <= title.x0 and title.x1 <= fig.bbox.width, (title, fig.bbox)  # not clipped at either edge
+        return {line.get_label().split(" ")[0]: line.get_color() for line in lines if "(n=" in line.get_label()}
+
+    first, second = colours(["ucb-ald", "acuity-law"]), colours(["acuity-law", "ideal"])
+    assert first["acuity-law"] == second["acuity-law"]
+    assert len({*first.values(), *second.values()}) == 3

@@ -150,7 +150,7 @@ def test_corrupt_record_is_run_again_and_changed_settings_are_refused(tmp_path):
     record_path(tmp_path, spec).write_text("{ truncated")
     assert run_campaign([spec], tmp_path, local_sync=True, progress=False).n_submitted == 1
     longer = RunSpec("functions", "sphere", "random", 0, 4)
-    with pytest.raises(ValueError, match=r"other settings \(--trials 3 there, 4 here\); use another --out"):
+    with pytest.raises(ValueError, match=r"other settings \(--iterations 3 there, 4 here\); use another --out"):
         run_campaign([longer], tmp_path, local_sync=True, progress=False)
 
 
@@ -372,3 +372,106 @@ def test_a_ctrl_c_while_the_local_cluster_starts_interrupts_the_campaign(tmp_pat
     out, err = campaign.communicate(timeout=180)
     assert campaign.returncode == 130, (out[-1500:], err[-1500:])
     assert "interrupted" in out + err
+
+
+def test_a_changed_setting_is_named_by_the_commands_own_option_with_default_for_one_not_given():
+    from lensopt.bench.spec import spec_differences
+
+    beta = RunSpec("refraction", "slope-5", "ucb-ald", 0, 5, n_initial=2, slope=5.0, beta=2.3263478740408408)
+    other = RunSpec("refraction", "slope-5", "ucb-ald", 0, 6, n_initial=3, slope=5.0, beta=1.0, report_every=5)
+    assert spec_differences(beta, other) == (
+        "--iterations 5 there, 6 here; --initial 2 there, 3 here; --report-every 1 there, 5 here; "
+        "--beta 2.32635 there, 1 here"
+    )
+    lapse = RunSpec("robustness", "slope-5", "ucb-ald", 100_000, 12, slope=5.0, model_lapse=0.02)
+    plain = RunSpec("robustness", "slope-5", "ucb-ald", 100_000, 10, slope=5.0)
+    assert spec_differences(lapse, plain) == (
+        "--trials 12 there, 10 here; --model-lapse 0.02 there, default here; --min-trials 12 there, 10 here"
+    )
+    # two values that the rounding would print alike are printed in full
+    assert (
+        spec_differences(
+            RunSpec("binary", "sphere", "ucb-phi", 0, 5, beta=0.1 + 0.2),
+            RunSpec("binary", "sphere", "ucb-phi", 0, 5, beta=0.3),
+        )
+        == "--beta 0.30000000000000004 there, 0.3 here"
+    )
+
+
+def _refraction_argv(out, *extra):
+    return ["bench", "refraction", "--out", str(out), "--seeds", "2", "--iterations", "3", "--initial", "1"] + [
+        "--rules",
+        "random",
+        "--slopes",
+        "5",
+        "--local-sync",
+        "--no-progress",
+        *extra,
+    ]
+
+
+def test_refraction_and_feedback_records_manifest_and_report_name_the_tuning_split(tmp_path, capsys):
+    for campaign, argv in (
+        ("refraction", [*_refraction_argv(tmp_path / "refraction"), "--rules", "random", "ucb-ald"]),
+        (
+            "feedback",
+            [
+                "bench",
+                "feedback",
+                "--out",
+                str(tmp_path / "feedback"),
+                "--seeds",
+                "2",
+                "--iterations",
+                "3",
+                "--initial",
+                "1",
+                "--rules",
+                "duel-drop-ties",
+                "duel-ties",
+                "--local-sync",
+                "--no-progress",
+            ],
+        ),
+    ):  # two rules each: a report ranks them
+        out = tmp_path / campaign
+        assert main(argv) == 0
+        assert {r["split"] for r in load_records(out)} == {"tuning"}, campaign
+        assert json.loads((out / "campaign.json").read_text())["split"] == "tuning"
+        assert main(["bench", "report", str(out)]) == 0
+        assert "Patients: the tuning split (seeds 0–1" in (out / "report" / "ranking.md").read_text()
+    capsys.readouterr()
+
+
+def test_a_record_written_before_refraction_runs_named_their_split_is_resumed(tmp_path, capsys):
+    out = tmp_path / "refraction"
+    assert main(_refraction_argv(out)) == 0
+    for path in (out / "runs").glob("*.json"):  # as the archives' records are: "split": null
+        record = json.loads(path.read_text())
+        path.write_text(json.dumps({**record, "split": None}))
+    assert main(_refraction_argv(out)) == 0
+    assert "2 runs: 2 already done, 0 run now" in capsys.readouterr().out
+
+
+def test_a_campaign_without_a_progress_bar_says_its_plan_before_it_runs(tmp_path, capsys):
+    argv = _refraction_argv(tmp_path / "refraction")
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "lensopt bench refraction: 2 runs: 0 already done, 2 to run"
+    assert any("2 runs: 0 already done, 2 run now" in line for line in lines[1:])
+    with_bar = [a for a in argv if a != "--no-progress"]
+    assert main(with_bar) == 0
+    assert "to run" not in capsys.readouterr().out  # the bar says it
+
+
+def test_seeds_of_a_refraction_campaign_may_not_reach_the_held_out_patients(capsys, tmp_path, monkeypatch):
+    from lensopt.cli.handlers import bench
+
+    def never(*args, **kwargs):
+        raise AssertionError("the campaign ran")
+
+    monkeypatch.setattr(bench, "run_specs", never)  # refused before any run, or this test fails at once
+    argv = _refraction_argv(tmp_path / "r")
+    argv[argv.index("--seeds") + 1] = "100001"
+    assert main(argv) == 2
+    assert "patient seeds 0..100000 straddle the held-out boundary" in capsys.readouterr().err

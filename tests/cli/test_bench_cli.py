@@ -247,3 +247,24 @@ def test_robustness_initial_at_or_above_the_trials_is_one_line_naming_the_gp_rul
     line = _refused(capsys, argv)
     assert "--initial 6 is not below the trials of slope-5: every trial of ts-ald, ucb-ald would be a random" in line
     assert not out.exists()
+
+
+def test_the_help_of_robustness_describes_it_and_the_slurm_example_sets_glibcs_thresholds(capsys):
+    for argv in (["bench", "--help"], ["bench", "robustness", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        if argv == ["bench", "--help"]:
+            assert "job_script_prologue" in text and "MALLOC_TRIM_THRESHOLD_=67108864" in text
+        else:
+            _usage, description = text.split("\n\n")[:2]
+            assert "held-out" in description and "ideal observer" in description, description
+
+
+def test_feedback_into_a_folder_of_other_settings_names_its_own_option(tmp_path, capsys):
+    argv = ["bench", "feedback", "--out", str(tmp_path / "fb"), "--seeds", "1", "--initial", "1"]
+    argv += ["--rules", "duel-drop-ties", "--local-sync", "--no-progress"]
+    assert main([*argv, "--iterations", "3"]) == 0
+    capsys.readouterr()
+    line = _refused(capsys, [*argv, "--iterations", "4"])
+    assert "other settings (--iterations 3 there, 4 here)" in line

@@ -17,7 +17,7 @@ from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
 from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 from lensopt.bench.report import write_report
 from lensopt.bench.runner import run_campaign
-from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of, split_of_seeds
 from lensopt.bench.startup import format_report as format_startup_report
 from lensopt.bench.startup import measure
 from lensopt.binary.settings import ALL_RULES
@@ -94,6 +94,10 @@ def run_specs(args, campaign: str, specs, manifest: dict, runner=run_campaign) -
     own) on the cluster of ``args`` into ``args.out`` and say what was done; 1 if a run failed."""
     check_where_to_run(args)
     check_output_folder("--out", args.out)
+
+    def say_plan(n_total: int, n_done: int) -> None:  # without the bar (batch logs): what is to run, now
+        print(f"lensopt bench {campaign}: {n_total} runs: {n_done} already done, {n_total - n_done} to run", flush=True)
+
     summary = runner(
         specs,
         args.out,
@@ -102,6 +106,7 @@ def run_specs(args, campaign: str, specs, manifest: dict, runner=run_campaign) -
         n_workers=args.workers,
         local_sync=args.local_sync,
         progress=not args.no_progress,
+        on_plan=say_plan if args.no_progress else None,
     )
     return report_runs(campaign, args.out, summary)
 
@@ -214,6 +219,7 @@ def run_refraction(args) -> int:
     names = [refraction_problem_name(a) for a in slopes]
     if len(set(names)) != len(names):
         raise ValueError("--slopes lists a slope twice")
+    split = split_of_seeds(0, args.seeds - 1)  # the patients of seeds 0, 1, ...: the tuning split
     specs = [
         RunSpec(
             "refraction",
@@ -232,6 +238,7 @@ def run_refraction(args) -> int:
     ]
     manifest = {
         "campaign": "refraction",
+        "split": split,
         "rules": rules,
         "problems": names,
         "slopes": slopes,
@@ -253,6 +260,7 @@ def run_feedback_campaign(args) -> int:
     if len(set(args.rules)) != len(args.rules):
         raise ValueError("--rules lists a mode twice")
     name = refraction_problem_name(args.slope)
+    split = split_of_seeds(0, args.seeds - 1)  # the patients of seeds 0, 1, ...: the tuning split
     specs = [
         RunSpec(
             "feedback",
@@ -272,6 +280,7 @@ def run_feedback_campaign(args) -> int:
     command = _command(args, "feedback", "--slope", f"{args.slope:g}", "--tie-threshold", f"{args.tie_threshold:g}")
     manifest = {
         "campaign": "feedback",
+        "split": split,
         "rules": list(args.rules),
         "problems": [name],
         "slope": args.slope,

@@ -56,8 +56,6 @@ def run_prescription_campaign(args) -> int:
         same_answers=(None,) if args.same_answers is None else tuple(args.same_answers),
         check_letters=args.check_letters or None,
     )
-    seeds = range(args.first_seed, args.first_seed + args.patients)
-    splits = sorted({split_of(s) for s in seeds})
     command = [
         "lensopt",
         "bench",
@@ -94,7 +92,7 @@ def run_prescription_campaign(args) -> int:
         command += ["--same-answers", *args.same_answers]
     manifest = {
         "campaign": "prescription",
-        "split": splits[0] if len(splits) == 1 else splits,
+        "split": split_of(args.first_seed),  # of every seed: prescription_specs refuses a campaign of both
         "first_seed": args.first_seed,
         "held_out_first_seed": HELD_OUT_FIRST_SEED,
         "settings": [s.to_dict() for s in settings],

@@ -37,7 +37,7 @@ from lensopt.store.export import (
     read_sessions,
     write_export,
 )
-from lensopt.store.records import DAMAGED
+from lensopt.store.records import DAMAGED, DUEL_KIND, RANKING_KIND
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
@@ -73,6 +73,10 @@ def _prescriptions(info) -> str:
     (a study's fixed number of trials, target 0.95) the lens is the study's result: ``-1.25 / -0.75 x
     170 (estimate, confidence 0.62 < 0.95)``."""
     if not info.results:
+        # a two-parameter comparison (not "search": "prescription", lensopt.refraction.prescription.PRESCRIPTION_SEARCH)
+        comparison = info.kind in (DUEL_KIND, RANKING_KIND) and info.optimizer_settings.get("search") != "prescription"
+        if comparison and info.n_answers:  # its best lens was printed, not stored: it is no prescription
+            return "- (comparisons without a start: no prescription)"
         return "-"
     target = stored_confidence_target(info)
     fixed_design = stored_fixed_design(info)

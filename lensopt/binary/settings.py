@@ -68,7 +68,8 @@ class FixedSettings:
     an attribute that the model, built from the value given, would not read (and that ``to_state``
     would save all the same).
 
-    The settings are the named parameters of the ``__init__`` of the class and its bases, the settings its ``**options``
+    The settings are the named parameters of the ``__init__`` of the class and its bases (lensopt's own: a
+    user's subclass keeps its own attributes changeable), the settings its ``**options``
     pass on (its ``_option_setting_names``, if any) and the attributes that hold settings under another name
     (``_settings_attributes``, ``settings`` always). Code inside ``__init__`` (any class's in the
     hierarchy) sets them freely; copies (``copy``, ``pickle``) are unaffected."""
@@ -87,6 +88,8 @@ class FixedSettings:
         kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         names: set[str] = set()
         for klass in cls.__mro__:  # a subclass may pass its base's settings on through **kwargs
+            if not klass.__module__.startswith("lensopt."):  # a user's subclass: its own attributes are its own
+                continue
             names |= klass.__dict__.get("_settings_attributes", frozenset())
             if issubclass(klass, FixedSettings) and "__init__" in klass.__dict__:
                 parameters = inspect.signature(klass.__dict__["__init__"]).parameters.values()

@@ -355,8 +355,8 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         if override is not None:
             extra["asked_lens"] = Lens(asked.sphere_d, asked.cylinder_d, asked.axis_deg).format()
             extra["lens_set_by_clinician"] = True
-        if self.pending_note is not None:
-            extra["note"] = self.pending_note
+        if self.pending_note is not None:  # with this answer now: stored with it, or rescued with it
+            extra["note"], self.pending_note = self.pending_note, None
         if checking:  # asked at the reported lens before a stop ([stop] check_letters)
             extra["check"] = True
         record = TrialRecord(
@@ -376,7 +376,6 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         )
         self.record(record)
         self.records.append(record)
-        self.pending_note = None
         self.optimizer.tell(trial, correct)
         # the trial's lens with its axis: the full prescription's own, or the phoropter's ([lens] axis_deg)
         axis_deg = (self.protocol.lens.axis_deg or None) if trial.axis_deg is None else trial.axis_deg

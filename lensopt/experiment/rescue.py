@@ -4,7 +4,7 @@ Every answer is committed before the next trial is chosen; when the store refuse
 failing database), :func:`recorder` keeps it in a JSON-lines rescue file beside the database
 (private to its user, as the database is) and stops the session in one line saying where. When
 that folder refuses it too (a full disk, a folder gone read-only), the answer goes to the same file
-name in a folder of the system's temporary folder (:func:`rescue_paths`), and failing that it is
+name in a folder of this user's in the system's temporary folder (:func:`rescue_paths`), and failing that it is
 written out on the error line itself, so that it can still be typed back. ``lensopt run --resume``
 then stores the rescued answers of both places first (:func:`recover_rescued`), so no answer is
 ever asked twice or lost.
@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -58,10 +59,14 @@ def recorder(store, session_id: int, rescue_files: Sequence[Path], append: Calla
 
 
 def _append_line(path: Path, line: str) -> None:
-    """Append ``line`` to ``path`` and flush it to disk; the file (and its folder) made private to
-    this user, as the database is: it holds a patient's answers."""
+    """Append ``line`` to ``path`` and flush it to disk; the file made private to this user, as the
+    database is: it holds a patient's answers. A folder of the fallback's (in the temporary folder,
+    which other users share) must be this user's own and writable by no one else, and the file is
+    not followed through a link (another user could plant one where the answers would go)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    if path.parent.name.startswith(FALLBACK_FOLDER):
+        _check_own_private_folder(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         data = (line + "\n").encode("utf-8")
         if os.write(fd, data) != len(data):
@@ -76,6 +81,17 @@ def _append_line(path: Path, line: str) -> None:
         os.close(fd)
 
 
+def _check_own_private_folder(folder: Path) -> None:
+    """An OSError unless ``folder`` is a folder (not a link) of this user that no one else can write."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise OSError(f"{folder} is not a folder")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise OSError(f"{folder} belongs to another user")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise OSError(f"{folder} can be written by other users")
+
+
 def rescue_path(db_path, session_id: int) -> Path:
     """The rescue file of session ``session_id`` beside its database: the answers the store refused
     (:func:`recorder`)."""
@@ -84,13 +100,14 @@ def rescue_path(db_path, session_id: int) -> Path:
 
 def rescue_paths(db_path, session_id: int) -> tuple[Path, Path]:
     """Where :func:`recorder` keeps an answer the store refused, in turn: beside the database
-    (:func:`rescue_path`), then in :data:`FALLBACK_FOLDER` of the temporary folder, under the
-    database's name and a digest of its full path (two databases of one name do not share it)."""
+    (:func:`rescue_path`), then in this user's :data:`FALLBACK_FOLDER` (``lensopt-rescue-<uid>``) of
+    the temporary folder (``$TMPDIR``: a resume looks in the same one), under the database's name and
+    a digest of its full path (two databases of one name do not share it)."""
     resolved = Path(db_path).expanduser().resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
-    fallback = (
-        Path(tempfile.gettempdir()) / FALLBACK_FOLDER / f"{resolved.name}-{digest}.session-{session_id}.unsaved.jsonl"
-    )
+    user = f"-{os.getuid()}" if hasattr(os, "getuid") else ""  # a folder per user: the temporary folder is shared
+    folder = Path(tempfile.gettempdir()) / f"{FALLBACK_FOLDER}{user}"
+    fallback = folder / f"{resolved.name}-{digest}.session-{session_id}.unsaved.jsonl"
     return rescue_path(db_path, session_id), fallback
 
 

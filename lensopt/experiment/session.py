@@ -424,8 +424,9 @@ def _run_in_window(
                     f"lensopt run --resume {session_id} --db {request.db_path}"
                 )
     if status == "finished":
-        _check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
-    stored = store.session(session_id)
+        stored = _check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
+    else:
+        stored = store.session(session_id)
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
     return SessionOutcome(
         session_id,
@@ -440,14 +441,21 @@ def _run_in_window(
     )
 
 
-def _check_end_stored(store, session_id: int, results, status_refused: str | None, db_path) -> None:
-    """A one-line StoreError when a finished session's end is not what the database holds: its
-    status (still ``running``: shown ``interrupted``) or an eye's result could not be written (a
-    database locked or failing at the very end). Every answer is stored; a resume stores the end."""
-    stored = store.session(session_id)
+def _check_end_stored(store, session_id: int, results, status_refused: str | None, db_path):
+    """The finished session as stored; a one-line StoreError when its end is not what the database
+    holds: its status (still ``running``: shown ``interrupted``) or an eye's result could not be
+    written, or the database cannot even be read back (locked or failing at the very end). Every
+    answer is stored; a resume stores the end."""
+    try:
+        stored = store.session(session_id)
+    except StoreError as exc:
+        raise StoreError(
+            f"session {session_id}: every answer is stored, but its end could not be checked "
+            f"({str(exc).splitlines()[0]}); store it with: lensopt run --resume {session_id} --db {db_path}"
+        ) from None
     missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
     if status_refused is None and not missing:
-        return
+        return stored
     what = f"{' and '.join(f'the {r.eye} result' if r.eye else 'its result' for r in missing)}" if missing else ""
     what = " and ".join(part for part in (what, "" if status_refused is None else "its finished status") if part)
     why = "" if status_refused is None else f" ({status_refused})"

@@ -209,7 +209,7 @@ class SessionStore(StoreConnection):
     def keep_note_after_last_trial(self, session_id: int, note: str) -> int:
         """Keep a clinician's ``note`` typed after the last answer of letter session ``session_id``
         (the session quit, paused or ended before the next answer, with which a note is otherwise
-        stored) in that last trial's ``extra`` as ``note_after`` (after any kept before, ``; ``);
+        stored) in that last trial's ``extra`` as ``note_after`` (the last not undone) (after any kept before, ``; ``);
         its index. Durable on disk when this returns; a StoreError when the session has no letter
         trial to keep it with."""
         session_id = check_int("SessionStore.keep_note_after_last_trial", "session_id", session_id, 1)
@@ -217,10 +217,11 @@ class SessionStore(StoreConnection):
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
             row = conn.execute(
-                "SELECT idx, extra FROM trials WHERE session_id = ? ORDER BY idx DESC LIMIT 1", (session_id,)
+                "SELECT idx, extra FROM trials WHERE session_id = ? AND void = 0 ORDER BY idx DESC LIMIT 1",
+                (session_id,),
             ).fetchone()
             if row is None:
-                raise StoreError(f"session {session_id} has no letter trial to keep the note with")
+                raise StoreError(f"session {session_id} has no answered letter trial to keep the note with")
             extra = stored_json(row[1], f"the extra data of trial {row[0]} of session {session_id}")
             if not isinstance(extra, dict):
                 raise StoreError(f"the extra data of trial {row[0]} of session {session_id} is not a JSON object")

@@ -9,6 +9,7 @@ from them. The lens the clinician types is the one told to the optimizer and sto
 import csv
 import io
 
+import pytest
 from test_console import clinic_protocol
 
 from experiment_helpers import needs_display
@@ -151,6 +152,42 @@ def test_a_note_no_answer_followed_is_kept_with_the_last_answer_when_the_session
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, outcome.session_id, "csv"))))
     assert rows[0]["note_after"] == "headache"
+
+
+def test_a_note_with_an_answer_the_database_refuses_is_rescued_with_it_and_nowhere_else(tmp_path, window, monkeypatch):
+    """The note goes with the answer it was typed for, into the rescue file when the store refuses
+    that answer; it was also kept (or said lost) as the last answer's note_after."""
+    import json
+
+    from lensopt.errors import StoreError
+    from lensopt.experiment.rescue import rescue_path
+    from lensopt.store import DatabaseLockedError
+
+    original = SessionStore.append_trial
+
+    def locked_at_trial_2(self, session_id, record):
+        if record.index == 2:
+            raise DatabaseLockedError("the session database is locked by another program")
+        return original(self, session_id, record)
+
+    monkeypatch.setattr(SessionStore, "append_trial", locked_at_trial_2)
+    source = ClinicKeys(screens=["space", "space", "n"], typed=typing("tired"))
+    lines = []
+    request = RunRequest(
+        db_path=tmp_path / "s.db",
+        protocol_path=clinic_protocol(tmp_path, **{"protocol.observer": '"keyboard"'}),
+        participant="P1",
+        seed=6,
+        trials=4,
+    )
+    with pytest.raises(StoreError, match="trial 2 was saved to"):
+        run_session(request, responses=source, log=lines.append, window=window)
+    rescued = [json.loads(line) for line in rescue_path(tmp_path / "s.db", 1).read_text().splitlines()]
+    assert [(r["index"], r["extra"].get("note")) for r in rescued] == [(2, "tired")]
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        (first,) = store.trials(1)
+    assert "note_after" not in first.extra
+    assert not any("not stored" in line or "kept with trial" in line for line in lines)
 
 
 class PatientAndClinician(ClinicKeys):

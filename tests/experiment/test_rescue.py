@@ -110,3 +110,31 @@ def test_a_finished_session_whose_end_the_database_refuses_says_so_and_a_resume_
     with SessionStore(db, readonly=True) as store:
         info = store.session(1)
     assert info.status == "finished" and [r.n_trials for r in info.results] == [4]
+
+
+def test_a_database_still_locked_when_the_end_is_checked_still_gives_the_resume_command(
+    tmp_path, window, fast_protocol, monkeypatch
+):
+    """The lock outlasting the end: reading the session back failed with a bare 'locked' line, without
+    the command that stores the end."""
+    db, locked = tmp_path / "s.db", []
+    set_status, session = SessionStore.set_status, SessionStore.session
+
+    def lock_at_the_end(self, session_id, status):
+        if status == "finished":
+            locked.append(True)
+            raise DatabaseLockedError("the session database is locked by another program")
+        return set_status(self, session_id, status)
+
+    def read_while_locked(self, session_id):
+        if locked:
+            raise DatabaseLockedError("the session database is locked by another program")
+        return session(self, session_id)
+
+    monkeypatch.setattr(SessionStore, "set_status", lock_at_the_end)
+    monkeypatch.setattr(SessionStore, "session", read_while_locked)
+    request = RunRequest(
+        db_path=db, protocol_path=fast_protocol, participant="P", observer="simulated", seed=5, trials=3
+    )
+    with pytest.raises(StoreError, match=r"every answer is stored, but its end could not be checked .*--resume 1 --db"):
+        run_session(request, log=lambda line: None, window=window)

@@ -3,6 +3,7 @@ a resume reads them back — without a window: a stand-in store and mode, the fi
 
 import dataclasses
 import json
+import os
 import stat
 
 import pytest
@@ -70,7 +71,7 @@ def test_a_resume_reads_both_places_and_keeps_every_file_under_a_name_of_its_own
     monkeypatch.setattr(rescue.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     db = tmp_path / "s.db"
     beside, fallback = rescue_paths(db, 2)
-    assert beside == rescue_path(db, 2) and fallback.parent == tmp_path / "tmp" / "lensopt-rescue"
+    assert beside == rescue_path(db, 2) and fallback.parent == tmp_path / "tmp" / f"lensopt-rescue-{os.getuid()}"
     assert rescue_paths(tmp_path / "other" / "s.db", 2)[1] != fallback  # another database of that name
     mode, lines = Stored(Answer(1, "A", True)), []
     record = recorder(Refusing(), 2, [beside, fallback])
@@ -104,3 +105,25 @@ def test_a_last_line_cut_short_is_left_out_and_a_bad_line_before_it_is_refused(t
     with pytest.raises(StoreError, match=r"line 1 of the rescue file .* correct or delete that line"):
         recover_rescued(None, Stored(Answer(1, "A", True)), 5, [bad], lines.append)
     assert bad.exists()
+
+
+def test_the_fallback_folder_must_be_this_users_own_and_its_file_no_link(tmp_path, monkeypatch):
+    """The temporary folder is shared: a folder of that name made by another user, or open to others,
+    is not used, nor a link planted where the answers would go (the answer is then on the error line)."""
+    monkeypatch.setattr(rescue.tempfile, "gettempdir", lambda: str(tmp_path))
+    beside, fallback = rescue_paths(tmp_path / "gone" / "s.db", 1)
+    blocked = tmp_path / "gone"
+    blocked.write_text("")  # the database's folder refuses: the fallback is tried
+    fallback.parent.mkdir(mode=0o777)
+    fallback.parent.chmod(0o777)  # open to every user
+    with pytest.raises(StoreError, match="can be written by other users"):
+        recorder(Refusing(), 1, [beside, fallback])(Answer(2, "B", True))
+    fallback.parent.chmod(0o700)
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    fallback.symlink_to(elsewhere)  # planted where the answers would go
+    with pytest.raises(StoreError, match="could not be saved to a rescue file either"):
+        recorder(Refusing(), 1, [beside, fallback])(Answer(2, "B", True))
+    assert not elsewhere.exists()
+    fallback.unlink()
+    with pytest.raises(StoreError, match=rf"trial 2 was saved to {fallback}"):
+        recorder(Refusing(), 1, [beside, fallback])(Answer(2, "B", True))

@@ -93,3 +93,22 @@ def test_a_random_generator_for_a_seed_is_refused_saying_the_seed_is_recorded(ki
     for seed in (True, -1, 2.5, "3", None):
         with pytest.raises(ValueError, match=r"^seed must be an integer >= 0"):
             OPTIMIZERS[kind](seed=seed)
+
+
+def test_a_users_subclass_keeps_its_own_attributes_changeable_and_lensopts_settings_fixed():
+    """Only lensopt's settings are fixed: a script's subclass with a parameter of its own (a label,
+    a callback) could not change it after construction, told it was a setting in the saved state."""
+    from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
+
+    for base in (RefractionOptimizer, AcuityLawOptimizer):
+
+        class Tagged(base):
+            def __init__(self, tag=None, **settings):
+                super().__init__(**settings)
+                self.tag = tag
+
+        optimizer = Tagged(tag="first", seed=1)
+        optimizer.tag = "second"
+        assert optimizer.tag == "second"
+        with pytest.raises(AttributeError, match="is a setting, fixed when the optimizer is made"):
+            optimizer.seed = 2

@@ -333,13 +333,16 @@ def test_a_note_no_answer_followed_is_kept_with_the_last_trial_after_any_earlier
     path = tmp_path / "s.db"
     with SessionStore(path) as store:
         sid = store.create_session("P", {}, {}, {}, 1)
-        with pytest.raises(StoreError, match=f"session {sid} has no letter trial to keep the note with"):
+        with pytest.raises(StoreError, match=f"session {sid} has no answered letter trial to keep the note with"):
             store.keep_note_after_last_trial(sid, "tired")
         for index in (1, 2):
             store.append_trial(sid, TrialRecord(index, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {"note": "x"}))
         assert store.keep_note_after_last_trial(sid, "tired") == 2
         assert store.keep_note_after_last_trial(sid, "stopped: headache") == 2
+        store.append_trial(sid, TrialRecord(3, -1.0, -0.5, 0.3, "K", "Z", False, 0.8, 1.0, 2.0, {}))
+        store.void_trial(sid, 3)  # undone: the note goes with the last answer kept, not with it
+        assert store.keep_note_after_last_trial(sid, "and lost focus") == 2
     with SessionStore(path, readonly=True) as store:
-        first, last = store.trials(sid)
-    assert first.extra == {"note": "x"}
-    assert last.extra == {"note": "x", "note_after": "tired; stopped: headache"}
+        first, last, undone = store.trials(sid)
+    assert first.extra == {"note": "x"} and undone.extra == {}
+    assert last.extra == {"note": "x", "note_after": "tired; stopped: headache; and lost focus"}

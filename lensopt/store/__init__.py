@@ -26,11 +26,8 @@ from lensopt.store.records import (
     LETTERS_KIND,
     RANKING_KIND,
     STATUSES,
-    DamagedSession,
     DuelTrialRecord,
     RankingTrialRecord,
-    ResultRecord,
-    SessionInfo,
     TrialRecord,
 )
 from lensopt.store.schema import (
@@ -39,6 +36,7 @@ from lensopt.store.schema import (
     NotALensoptDatabaseError,
     OlderSchemaError,
 )
+from lensopt.store.session_records import DamagedSession, ResultRecord, SessionInfo
 from lensopt.store.verdict import (
     stored_confidence_target,
     stored_fixed_design,

@@ -39,17 +39,15 @@ from lensopt.store.records import (
     LETTERS_KIND,
     RANKING_KIND,
     STATUSES,
-    DamagedSession,
     DuelTrialRecord,
     RankingTrialRecord,
-    ResultRecord,
-    SessionInfo,
     TrialRecord,
     check_int,
     check_text,
     stored_json,
     to_json,
 )
+from lensopt.store.session_records import DamagedSession, ResultRecord, SessionInfo
 
 #: Seconds to wait for another program's write lock before giving up with a one-line error.
 DEFAULT_TIMEOUT_S = 5.0
@@ -72,7 +70,7 @@ class WrongKindError(StoreError):
 
 class DamagedSessionError(StoreError):
     """A stored session lensopt cannot read as it wrote it: ``damaged`` (a
-    :class:`~lensopt.store.records.DamagedSession`) names it and what is wrong."""
+    :class:`~lensopt.store.session_records.DamagedSession`) names it and what is wrong."""
 
     def __init__(self, path, damaged: DamagedSession):
         self.damaged = damaged
@@ -457,7 +455,7 @@ class SessionStore(StoreConnection):
 
     def listing(self) -> list[SessionInfo | DamagedSession]:
         """All sessions, oldest first: each a :class:`SessionInfo`, or a
-        :class:`~lensopt.store.records.DamagedSession` for one that another program changed so that it
+        :class:`~lensopt.store.session_records.DamagedSession` for one that another program changed so that it
         cannot be read (its id, what is wrong, and what of it could be read); one damaged row does not
         keep the others from being read."""
         with self._transaction(write=False) as conn:

@@ -22,7 +22,7 @@ the union of theirs. ``docs/data-dictionary.md`` describes every column.
 ``status_now``, the status shown when exported: ``interrupted`` for one stored as running that no
 program runs, :func:`lensopt.store.claim.session_status`), calibration, protocol, optimizer
 settings, seed, software version, the session's ``eye``, ``result`` (the fields of
-:class:`~lensopt.store.records.ResultRecord`, its ``prescription`` in clinical notation; ``null``
+:class:`~lensopt.store.session_records.ResultRecord`, its ``prescription`` in clinical notation; ``null``
 without one) and ``results`` (one per eye of a session of both eyes), and every trial with the
 fields of its record (``index``, ``extra`` as an object; a ranking's ``lenses_d`` and 0-based
 ``order`` as lists). Several sessions: a JSON array of these documents. Where a CSV cell cannot say
@@ -45,16 +45,14 @@ from typing import cast
 from lensopt import __version__
 from lensopt.store.claim import session_status
 from lensopt.store.records import (
-    DAMAGED,
     DUEL_KIND,
     LETTERS_KIND,
     RANKING_KIND,
-    DamagedSession,
     DuelTrialRecord,
     RankingTrialRecord,
-    SessionInfo,
     TrialRecord,
 )
+from lensopt.store.session_records import DAMAGED, DamagedSession, SessionInfo
 from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
 from lensopt.store.verdict import stored_withheld_reason
 

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from lensopt.store.records import ResultRecord
+from lensopt.store.session_records import ResultRecord
 from lensopt.store.verdict import stored_withheld_reason, trial_noun
 
 

@@ -37,7 +37,8 @@ from lensopt.store.export import (
     read_sessions,
     write_export,
 )
-from lensopt.store.records import DAMAGED, DUEL_KIND, RANKING_KIND
+from lensopt.store.records import DUEL_KIND, RANKING_KIND
+from lensopt.store.session_records import DAMAGED
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.

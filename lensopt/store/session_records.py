@@ -1,0 +1,152 @@
+"""The session-level records the store reads and writes: a finished search's result
+(:class:`ResultRecord`), a stored session (:class:`SessionInfo`) and one lensopt cannot read as it
+wrote it (:class:`DamagedSession`); the trials' records are :mod:`lensopt.store.records`. Frozen
+dataclasses validated on construction, as those are."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+from lensopt.store.records import STATUSES, check_eye, check_finite, check_int, check_text, to_json
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """The prescription a finished session reports, as stored (``results`` table, schema 5).
+
+    ``prescription`` is its clinical notation (``"-1.25 / -0.75 x 170"``); ``sphere_d``,
+    ``cylinder_d`` and ``axis_deg`` the lens (``axis_deg`` None for a lens without an axis);
+    ``predicted_acuity_logmar`` and ``confidence`` (the posterior probability that the lens is
+    within 0.025 logMAR of the best) may be None; ``n_trials`` the answers it rests on;
+    ``intervals`` the 95 % intervals ``{"m_d": [lo, hi], ...}`` (D, degrees); ``recorded_at`` a
+    unix time in seconds; ``software_version`` the lensopt that computed it; ``eye`` the eye it is
+    for (``"OD"``/``"OS"``, None when the session named none; schema 7).
+    """
+
+    prescription: str
+    sphere_d: float
+    cylinder_d: float
+    axis_deg: float | None
+    predicted_acuity_logmar: float | None
+    confidence: float | None
+    n_trials: int
+    intervals: dict = field(default_factory=dict)
+    recorded_at: float = 0.0
+    software_version: str = ""
+    eye: str | None = None
+
+    def __post_init__(self):
+        owner = "ResultRecord"
+        check_eye(owner, self.eye)
+        check_text(owner, "prescription", self.prescription)
+        for name in ("sphere_d", "cylinder_d", "recorded_at"):
+            object.__setattr__(self, name, check_finite(owner, name, getattr(self, name)))
+        for name in ("axis_deg", "predicted_acuity_logmar", "confidence"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, check_finite(owner, name, value))
+        object.__setattr__(self, "n_trials", check_int(owner, "n_trials", self.n_trials, 0))
+        intervals = {str(k): [check_finite(owner, "intervals", v) for v in pair] for k, pair in self.intervals.items()}
+        if any(len(pair) != 2 for pair in intervals.values()):
+            raise ValueError(f"{owner}.intervals must map names to [low, high] pairs, got {self.intervals!r}")
+        object.__setattr__(self, "intervals", intervals)
+
+    def intervals_json(self) -> str:
+        """``intervals`` as JSON text (how the store keeps it)."""
+        return to_json("ResultRecord", "intervals", self.intervals)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A stored session: who, what, when, how it was configured and how many trials it holds.
+
+    ``kind`` is the feedback mode (:data:`LETTERS_KIND`, :data:`DUEL_KIND` or :data:`RANKING_KIND`)
+    and ``n_trials`` counts its stored trials (letter trials, duels or rankings), ``n_undone`` those of
+    them the clinician undid (kept, marked void: :meth:`SessionStore.void_trial`), so that
+    ``n_answers`` (the difference) are the answers the search rests on. ``protocol``, ``calibration`` and ``optimizer_settings`` are the dicts given to
+    :meth:`SessionStore.create_session`, read back from JSON; ``created_at``/``updated_at`` are
+    unix times in seconds (``updated_at`` moves with every trial and status change). ``result``:
+    the prescription the session reported when it finished (:class:`ResultRecord`), or None;
+    ``results`` every result it reported, one per eye (OD first), ``result`` being the first.
+    """
+
+    session_id: int
+    participant: str
+    kind: str
+    status: str
+    created_at: float
+    updated_at: float
+    seed: int
+    software_version: str
+    protocol: dict
+    calibration: dict
+    optimizer_settings: dict
+    n_trials: int
+    result: ResultRecord | None = None
+    results: tuple = ()
+    n_undone: int = 0
+
+    @property
+    def n_answers(self) -> int:
+        """The stored trials not undone: the answers the session's search rests on."""
+        return self.n_trials - self.n_undone
+
+    @property
+    def eye(self) -> str | None:
+        """The eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``; its protocol's ``[session] eye``), or None."""
+        return (self.protocol.get("session") or {}).get("eye")
+
+    def __post_init__(self):
+        owner = "SessionInfo"
+        check_int(owner, "session_id", self.session_id, 1)
+        check_text(owner, "participant", self.participant)
+        check_text(owner, "kind", self.kind)
+        if self.status not in STATUSES:
+            raise ValueError(f"{owner}.status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        check_finite(owner, "created_at", self.created_at)
+        check_finite(owner, "updated_at", self.updated_at)
+        check_int(owner, "seed", self.seed, 0)
+        check_int(owner, "n_trials", self.n_trials, 0)
+        check_int(owner, "n_undone", self.n_undone, 0)
+        if self.n_undone > self.n_trials:
+            raise ValueError(f"{owner}.n_undone must be at most n_trials ({self.n_trials}), got {self.n_undone}")
+        for name in ("protocol", "calibration", "optimizer_settings"):
+            if not isinstance(getattr(self, name), dict):
+                raise ValueError(f"{owner}.{name} must be a dict, got {getattr(self, name)!r}")
+
+
+#: The status ``lensopt sessions`` shows for a session it cannot read (:class:`DamagedSession`).
+DAMAGED = "damaged"
+
+
+@dataclass(frozen=True)
+class DamagedSession:
+    """A stored session lensopt cannot read as it wrote it (another program changed its row, or one
+    of its results): its id, ``problem`` (one phrase naming the field and its value: ``its status
+    must be one of running, finished, aborted, got 'weird'``), and what could be read of it, to
+    recognise it by (None where the stored value is not of its kind). ``status`` is the stored one."""
+
+    session_id: int
+    problem: str
+    participant: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    created_at: float | None = None
+    n_trials: int | None = None
+
+    @classmethod
+    def of_row(cls, session_id: int, problem: str, participant, kind, status, created_at, n_trials) -> DamagedSession:
+        """The damaged session of a stored row's raw values, each kept only if it is of its kind."""
+
+        def text(value):
+            return value if isinstance(value, str) else None
+
+        number = (
+            float(created_at)
+            if isinstance(created_at, numbers.Real) and not isinstance(created_at, bool) and math.isfinite(created_at)
+            else None
+        )
+        count = n_trials if isinstance(n_trials, int) and not isinstance(n_trials, bool) else None
+        return cls(session_id, problem, text(participant), text(kind), text(status), number, count)

@@ -1,7 +1,7 @@
 """The session store's connection: the SQLite file, its settings, its locks and its errors.
 
 :class:`StoreConnection` is the part of :class:`~lensopt.store.SessionStore` (in
-:mod:`lensopt.store.database`, which adds the session and trial queries) that talks to SQLite: it
+:mod:`lensopt.store.database`, which adds the writing to the reading of :mod:`lensopt.store.reading`) that talks to SQLite: it
 opens the database, creating its private file and folders or upgrading its layout
 (:mod:`lensopt.store.schema`), retries while another program holds a lock, turns every SQLite error
 into a one-line :class:`~lensopt.errors.StoreError`, runs serialized transactions and closes the

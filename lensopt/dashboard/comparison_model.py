@@ -41,7 +41,8 @@ from lensopt.dashboard.posterior import (
     spread_of_samples,
 )
 from lensopt.dashboard.replay import FollowedSession
-from lensopt.dashboard.snapshot import LensOptimum, frozen_array, lens_notation_from_protocol, lens_step_from_protocol
+from lensopt.dashboard.series import frozen_array
+from lensopt.dashboard.snapshot import LensOptimum, lens_notation_from_protocol, lens_step_from_protocol
 from lensopt.modes.letters import is_prescription
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.optimum_draws import lens_grid

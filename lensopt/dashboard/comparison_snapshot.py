@@ -17,15 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.dashboard.snapshot import (
-    LensOptimum,
-    SessionHeader,
-    best_lens_notation,
-    elapsed_s,
-    freeze_bounds,
-    frozen_array,
-    phoropter_lens_text,
-)
+from lensopt.dashboard.series import SessionHeader, elapsed_s, frozen_array
+from lensopt.dashboard.snapshot import LensOptimum, best_lens_notation, freeze_bounds, phoropter_lens_text
 from lensopt.refraction.lens import diopter_text
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
 from lensopt.store.records import DUEL_KIND, RANKING_KIND

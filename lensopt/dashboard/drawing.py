@@ -14,7 +14,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
-from lensopt.dashboard.snapshot import count_text
+from lensopt.dashboard.series import count_text
 from lensopt.refraction.lens import diopter_text
 
 #: Colours of correct and wrong answers, the best lens and the model's estimate.

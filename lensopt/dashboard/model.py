@@ -47,14 +47,12 @@ from lensopt.dashboard.posterior import (
     settings_bounds,
 )
 from lensopt.dashboard.replay import FollowedSession
+from lensopt.dashboard.series import DEFAULT_GUESS_RATE, TrialSeries, frozen_array
 from lensopt.dashboard.snapshot import (
-    DEFAULT_GUESS_RATE,
     WAITING_MESSAGE,
     AcuityHistory,
     DashboardSnapshot,
     PrescriptionView,
-    TrialSeries,
-    frozen_array,
     lens_notation_from_protocol,
     lens_step_from_protocol,
     model_eye_name,

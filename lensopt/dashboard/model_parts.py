@@ -8,15 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from lensopt.dashboard.posterior import CREDIBLE_MASS, LENS_MAP_POINTS, optimizer_bounds, spread_of_samples
-from lensopt.dashboard.snapshot import (
-    NEAR_LENS_RADIUS_D,
-    BestLens,
-    LensMap,
-    PrescriptionView,
-    PsychometricCurve,
-    TrialSeries,
-    frozen_array,
-)
+from lensopt.dashboard.series import TrialSeries, frozen_array
+from lensopt.dashboard.snapshot import NEAR_LENS_RADIUS_D, BestLens, LensMap, PrescriptionView, PsychometricCurve
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG, lens_distances_d

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from lensopt.dashboard.snapshot import frozen_array
+from lensopt.dashboard.series import frozen_array
 
 #: Points per axis of the lens map of predicted acuity.
 LENS_MAP_POINTS = 41

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from lensopt.dashboard.snapshot import SessionHeader
+from lensopt.dashboard.series import SessionHeader
 from lensopt.modes.base import FeedbackMode, eye_settings, told_records
 from lensopt.modes.registry import session_settings
 

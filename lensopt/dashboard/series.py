@@ -1,0 +1,188 @@
+"""The stored session as the dashboard reads it: who and what (:class:`SessionHeader`) and the trials
+as parallel read-only arrays (:class:`TrialSeries`), with the counts' words the panels share
+(:func:`count_text`: answers kept, those undone said apart).
+
+Built by :mod:`lensopt.dashboard.model` from the store's records; part of every
+:class:`~lensopt.dashboard.snapshot.DashboardSnapshot`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lensopt.store.records import EYE_NAMES
+
+#: Guess rate when the protocol does not say how many letters the patient chooses from.
+DEFAULT_GUESS_RATE = 1.0 / 26.0
+
+
+def frozen_array(values, dtype=float) -> np.ndarray:
+    """A read-only copy of ``values`` (snapshots are shared between threads)."""
+    out = np.array(values, dtype=dtype)
+    out.setflags(write=False)
+    return out
+
+
+def elapsed_s(series) -> float:
+    """Seconds from the first presentation of ``series`` (trials or duels) to its last answer."""
+    if len(series.index) == 0:
+        return 0.0
+    return float(series.answered_at[-1] - series.presented_at[0])
+
+
+def count_text(n: int, noun: str = "trial", undone: int = 0) -> str:
+    """``7 trials``, ``1 trial``, ``7 trials (+1 undone)``: the answers kept, those the clinician
+    undid (kept, marked void) said apart, never counted among them."""
+    return f"{n} {noun}{'' if n == 1 else 's'}{undone_suffix(undone)}"
+
+
+def undone_suffix(undone: int) -> str:
+    """`` (+1 undone)`` after a count of the answers kept; ``""`` without an answer undone."""
+    return f" (+{undone} undone)" if undone else ""
+
+
+@dataclass(frozen=True)
+class SessionHeader:
+    """Who, what and when: the session facts the summary and the report print. ``status``: as shown
+    (:func:`lensopt.store.claim.session_status`): ``running`` while a program runs the session,
+    ``interrupted`` for one stored as running that none runs, else as stored (``finished``,
+    ``aborted``). ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
+    protocol's ``[session] eye``), None when it names none. ``n_trials_stored``: the rows stored,
+    ``n_undone_stored`` those of them the clinician undid (kept, marked void)."""
+
+    session_id: int
+    participant: str
+    status: str
+    rule: str
+    seed: int
+    n_trials_stored: int
+    created_at: float
+    updated_at: float
+    guess_rate: float = DEFAULT_GUESS_RATE
+    eye: str | None = None
+    n_undone_stored: int = 0
+
+    def __post_init__(self):
+        if not 0 <= self.n_undone_stored <= self.n_trials_stored:
+            raise ValueError(
+                f"SessionHeader.n_undone_stored must be in [0, {self.n_trials_stored}], got {self.n_undone_stored}"
+            )
+        if self.eye is not None and self.eye not in EYE_NAMES:
+            raise ValueError(f"SessionHeader.eye must be one of {', '.join(EYE_NAMES)} or None, got {self.eye!r}")
+        if not 0.0 <= self.guess_rate < 1.0:
+            raise ValueError(f"SessionHeader.guess_rate must be in [0, 1), got {self.guess_rate!r}")
+        if self.n_trials_stored < 0:
+            raise ValueError(f"SessionHeader.n_trials_stored must be >= 0, got {self.n_trials_stored}")
+
+    @property
+    def n_answers_stored(self) -> int:
+        """The rows stored but those undone: the answers the search rests on."""
+        return self.n_trials_stored - self.n_undone_stored
+
+    @property
+    def who(self) -> str:
+        """``P01`` or, when the session names its eye, ``P01, OD`` (inside parentheses: its long
+        name has its own, ``OD (right eye)``, which the summary panel's session row gives)."""
+        return self.participant if self.eye is None else f"{self.participant}, {self.eye}"
+
+    @property
+    def session_text(self) -> str:
+        """The summary panel's session row: ``3 · P01 · OD (right eye) · running``."""
+        eye = "" if self.eye is None else f" · {EYE_NAMES[self.eye]}"
+        return f"{self.session_id} · {self.participant}{eye} · {self.status}"
+
+
+@dataclass(frozen=True)
+class TrialSeries:
+    """The trials shown, as parallel arrays (1-based ``index``). ``eye``: each trial's eye (``"OD"``,
+    ``"OS"``, or ``""`` when the session named none); left out, no trial names one. ``void``: each
+    trial's answer undone by the clinician (kept, marked void: no trial the search was told, drawn
+    apart, never counted); left out, none was."""
+
+    index: np.ndarray
+    sphere_d: np.ndarray
+    cylinder_d: np.ndarray
+    letter_logmar: np.ndarray
+    correct: np.ndarray
+    presented_at: np.ndarray
+    answered_at: np.ndarray
+    eye: np.ndarray | None = None
+    void: np.ndarray | None = None
+
+    def __post_init__(self):
+        n = len(self.index)
+        if self.eye is None:
+            object.__setattr__(self, "eye", frozen_array([""] * n, str))
+        if self.void is None:
+            object.__setattr__(self, "void", frozen_array([False] * n, bool))
+        fields = ("sphere_d", "cylinder_d", "letter_logmar", "correct", "presented_at", "answered_at", "eye", "void")
+        for name in fields:
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"TrialSeries.{name} must have {n} entries like index")
+
+    def eye_runs(self) -> list[tuple[str, int, int]]:
+        """The consecutive runs of trials of one eye, ``(eye, first, last)`` as positions in the
+        arrays (``[("OD", 0, 11), ("OS", 12, 23)]`` for a session of both eyes); one run of ``""``
+        when no trial names an eye."""
+        runs: list[tuple[str, int, int]] = []
+        assert self.eye is not None  # filled in by __post_init__
+        for i, eye in enumerate(self.eye.tolist()):
+            if runs and runs[-1][0] == eye:
+                runs[-1] = (eye, runs[-1][1], i)
+            else:
+                runs.append((eye, i, i))
+        return runs
+
+    @property
+    def n(self) -> int:
+        """The trials stored (those undone too): positions in the arrays, not answers (:attr:`n_answers`)."""
+        return len(self.index)
+
+    @property
+    def n_undone(self) -> int:
+        """The answers undone among them."""
+        assert self.void is not None  # filled in by __post_init__
+        return int(self.void.sum())
+
+    @property
+    def n_answers(self) -> int:
+        """The answers kept: the trials but those undone."""
+        return self.n - self.n_undone
+
+    def answered(self) -> TrialSeries:
+        """The trials whose answers were kept (those undone left out): what the search was told."""
+        assert self.void is not None  # filled in by __post_init__
+        return self._where(~self.void)
+
+    def _where(self, keep) -> TrialSeries:
+        arrays = {name: np.asarray(getattr(self, name)) for name in self.__dataclass_fields__}
+        return TrialSeries(**{name: frozen_array(a[keep], a.dtype) for name, a in arrays.items()})
+
+    @property
+    def last_eye(self) -> str:
+        """The last trial's eye (``""`` without trials, or in a session that names none)."""
+        assert self.eye is not None  # filled in by __post_init__
+        return str(self.eye[-1]) if self.n else ""
+
+    def of_eye(self, eye: str) -> TrialSeries:
+        """The trials of ``eye`` alone (``"OD"``, ``"OS"``, or ``""`` of a session that names none)."""
+        assert self.eye is not None  # filled in by __post_init__
+        return self._where(self.eye == eye)
+
+    @classmethod
+    def from_records(cls, records) -> TrialSeries:
+        """Arrays from store ``TrialRecord`` objects (any objects with the same attributes; without
+        ``eye`` or ``void``, as records stored before them: none named, none undone)."""
+        dtypes = {"index": int, "correct": bool}
+        arrays = {
+            name: frozen_array([getattr(r, name) for r in records], dtypes.get(name, float))
+            for name in cls.__dataclass_fields__
+            if name not in ("eye", "void")
+        }
+        return cls(
+            **arrays,
+            eye=frozen_array([getattr(r, "eye", None) or "" for r in records], str),
+            void=frozen_array([bool(getattr(r, "void", False)) for r in records], bool),
+        )

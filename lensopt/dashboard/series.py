@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.store.records import EYE_NAMES
+from lensopt.store.session_records import undone_suffix
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
 DEFAULT_GUESS_RATE = 1.0 / 26.0
@@ -36,11 +37,6 @@ def count_text(n: int, noun: str = "trial", undone: int = 0) -> str:
     """``7 trials``, ``1 trial``, ``7 trials (+1 undone)``: the answers kept, those the clinician
     undid (kept, marked void) said apart, never counted among them."""
     return f"{n} {noun}{'' if n == 1 else 's'}{undone_suffix(undone)}"
-
-
-def undone_suffix(undone: int) -> str:
-    """`` (+1 undone)`` after a count of the answers kept; ``""`` without an answer undone."""
-    return f" (+{undone} undone)" if undone else ""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lensopt.store import ResultRecord
+from lensopt.store.session_records import undone_suffix
 
 MAX_SEED = 2**31 - 1
 """Largest seed drawn when none is given (kept small so people can type it back)."""
@@ -81,10 +82,5 @@ class SessionOutcome:
     n_undone: int = 0
 
     def stored_text(self) -> str:
-        """``40 trials stored``, and the answers undone: ``(and 1 undone, kept marked void)``."""
-        return f"{self.n_trials} trials stored" + undone_text(self.n_undone)
-
-
-def undone_text(n_undone: int) -> str:
-    """What a count of trials says of the answers the clinician undid, after it: nothing without any."""
-    return f" (and {n_undone} undone, kept marked void)" if n_undone else ""
+        """``40 trials stored``, and the answers undone: ``40 trials stored (+1 undone)``."""
+        return f"{self.n_trials} trials stored{undone_suffix(self.n_undone)}"

@@ -34,7 +34,7 @@ from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
-from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome, undone_text
+from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.windows import (
     check_display,
     dashboard_screen,
@@ -47,6 +47,7 @@ from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
 from lensopt.store import SessionInfo, SessionStore
 from lensopt.store.claim import claim_session
+from lensopt.store.session_records import undone_suffix
 
 
 def calibration_from_protocol(protocol: Protocol) -> Calibration:
@@ -420,7 +421,7 @@ def _run_in_window(
             with contextlib.suppress(StoreError):
                 stored = store.session(session_id)
                 log(
-                    f"stopped after {stored.n_answers} trials{undone_text(stored.n_undone)}; continue with: "
+                    f"stopped after {stored.n_answers} trials{undone_suffix(stored.n_undone)}; continue with: "
                     f"lensopt run --resume {session_id} --db {request.db_path}"
                 )
     if status == "finished":

@@ -12,6 +12,13 @@ from dataclasses import dataclass, field
 from lensopt.store.records import STATUSES, check_eye, check_finite, check_int, check_text, to_json
 
 
+def undone_suffix(n_undone: int) -> str:
+    """What follows a count of answers kept when the clinician undid some (kept in the database, marked
+    void, never counted among them): `` (+1 undone)``; ``""`` without any. One wording for the run's
+    last line, ``lensopt sessions`` and the dashboard."""
+    return f" (+{n_undone} undone)" if n_undone else ""
+
+
 @dataclass(frozen=True)
 class ResultRecord:
     """The prescription a finished session reports, as stored (``results`` table, schema 5).

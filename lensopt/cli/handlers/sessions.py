@@ -38,7 +38,7 @@ from lensopt.store.export import (
     write_export,
 )
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
-from lensopt.store.session_records import DAMAGED
+from lensopt.store.session_records import DAMAGED, undone_suffix
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
@@ -128,7 +128,7 @@ def format_table(infos, db_path=None) -> str:
             i.kind,
             i.eye or "-",
             session_status(db_path, i.session_id, i.status),
-            f"{i.n_answers}" + (f" (+{i.n_undone} undone)" if i.n_undone else ""),
+            f"{i.n_answers}{undone_suffix(i.n_undone)}",
             _created(i.created_at),
             _rule(i),
             _prescriptions(i),

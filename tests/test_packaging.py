@@ -127,12 +127,16 @@ def test_help_imports_no_heavy_module():
 
 
 def test_help_literals_equal_the_constants():
+    from lensopt.bench import prescription_spec
     from lensopt.bench.preferential import DUEL_CAMPAIGNS, DUEL_DEFAULTS
     from lensopt.bench.robustness import CONDITIONS, EXTRA_CONDITIONS, ROBUSTNESS_RULES
     from lensopt.bench.runner import HELD_OUT_FIRST_SEED
     from lensopt.binary.settings import ALL_RULES, INFERENCE_METHODS, PAPER_BETA
     from lensopt.cli import defaults, simulate
     from lensopt.experiment.protocol import shipped_protocols
+    from lensopt.observer import SimulatedPatient
+    from lensopt.observer.patient import PATIENT_SLOPE_PER_LOGMAR
+    from lensopt.observer.population import CLINIC_SLOPE_PER_LOGMAR
     from lensopt.preference import CONTEXTUAL_RULES
     from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
     from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BETA, REFRACTION_BETA
@@ -146,6 +150,8 @@ def test_help_literals_equal_the_constants():
     assert defaults.REFRACTION_BETA_3 == round(REFRACTION_BETA, 3)
     assert defaults.PAPER_BETA_3 == round(PAPER_BETA, 3)
     assert defaults.DEFAULT_MODEL_LAPSE == DEFAULT_MODEL_LAPSE
+    assert defaults.PATIENT_SLOPE == PATIENT_SLOPE_PER_LOGMAR == SimulatedPatient(0.0, 0.0).slope
+    assert defaults.CLINIC_SLOPE == CLINIC_SLOPE_PER_LOGMAR == prescription_spec.DEFAULT_SLOPE
     assert defaults.DUEL_DEFAULTS == DUEL_DEFAULTS and list(defaults.DUEL_DEFAULTS) == list(DUEL_CAMPAIGNS)
     assert defaults.ROBUSTNESS_CONDITIONS == tuple((c.name, c.n_patients, c.n_trials) for c in CONDITIONS)
     assert defaults.ROBUSTNESS_EXTRA_CONDITIONS == tuple((c.name, c.n_patients, c.n_trials) for c in EXTRA_CONDITIONS)

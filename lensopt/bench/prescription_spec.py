@@ -42,7 +42,7 @@ RULES_BY_FEEDBACK = {
 #: acuity is steep), lapse of the patients, letters.
 DEFAULT_PATIENTS = 100
 DEFAULT_TRIALS = 100
-DEFAULT_SLOPE = 14.0
+DEFAULT_SLOPE = 14.0  # lensopt.observer.population.CLINIC_SLOPE_PER_LOGMAR (a literal: `--help` imports no numpy)
 DEFAULT_LAPSE = 0.0
 N_ALTERNATIVES = 26
 

@@ -29,6 +29,13 @@ REFRACTION_BETA_3 = 2.326
 #: ``lensopt.binary.settings.PAPER_BETA``, Φ⁻¹(0.95) to 3 decimals (the contextual paper's β).
 PAPER_BETA_3 = 1.645
 
+#: ``lensopt.observer.patient.PATIENT_SLOPE_PER_LOGMAR``: a simulated patient's slope (logMAR⁻¹).
+PATIENT_SLOPE = 5.0
+
+#: ``lensopt.observer.population.CLINIC_SLOPE_PER_LOGMAR``: a simulated clinic patient's slope (the
+#: full prescription's).
+CLINIC_SLOPE = 14.0
+
 #: ``lensopt.refraction.DEFAULT_MODEL_LAPSE``.
 DEFAULT_MODEL_LAPSE = 0.02
 

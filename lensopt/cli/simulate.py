@@ -15,11 +15,13 @@ from lensopt.cli.arguments import positive_int as _positive_int
 from lensopt.cli.defaults import (
     ACUITY_LAW_RULE,
     ALL_RULES,
+    CLINIC_SLOPE,
     CONTEXTUAL_DUEL_RULES,
     DEFAULT_MODEL_LAPSE,
     INFERENCE_METHODS,
     LETTER_BETA,
     PAPER_BETA_3,
+    PATIENT_SLOPE,
     REFRACTION_BETA_3,
 )
 from lensopt.cli.simulate_prescription import add_prescription_arguments
@@ -141,7 +143,12 @@ def register(subparsers) -> None:
         help=f"number of trials, at most {MAX_TRIALS} (default {DEFAULT_TRIALS}; with --stop and "
         "--max-trials, the --max-trials)",
     )
-    p.add_argument("--slope", type=_positive_float, default=5.0, help="psychometric slope, logMAR⁻¹ (default 5)")
+    p.add_argument(
+        "--slope",
+        type=_positive_float,
+        help=f"the patient's psychometric slope, logMAR⁻¹ (default {PATIENT_SLOPE:g}; "
+        f"{CLINIC_SLOPE:g} for the full prescription, as its campaigns)",
+    )
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
     p.add_argument("--true-sphere", type=_finite_float, metavar="D", help="patient's true sphere correction (D)")
     p.add_argument("--true-cylinder", type=_finite_float, metavar="D", help="patient's true cylinder correction (D)")
@@ -199,9 +206,22 @@ def register(subparsers) -> None:
         help="letters, with --stop: before stopping, have the patient read K letters through the "
         "reported lens (within 0.25 D of it), and stop only if the confidence still holds (default 0: no check)",
     )
-    p.add_argument("--sphere-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=SIMULATE_LENS_BOUNDS_D)
+    box = f"the two-parameter search's lens box, D (default {SIMULATE_LENS_BOUNDS_D[0]:g} {SIMULATE_LENS_BOUNDS_D[1]:g}"
     p.add_argument(
-        "--cylinder-bounds", type=_finite_float, nargs=2, metavar=("LO", "HI"), default=SIMULATE_LENS_BOUNDS_D
+        "--sphere-bounds",
+        type=_finite_float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=SIMULATE_LENS_BOUNDS_D,
+        help=f"spheres of {box}; the patient's correction must lie inside)",
+    )
+    p.add_argument(
+        "--cylinder-bounds",
+        type=_finite_float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=SIMULATE_LENS_BOUNDS_D,
+        help=f"cylinders of {box})",
     )
     p.add_argument(
         "--letter-bounds",

@@ -65,6 +65,10 @@ def check_answer_rates(owner: str, n_alternatives, lapse) -> tuple[int, float]:
     return int(n), float(lapse)
 
 
+#: A simulated patient's psychometric slope (logMAR⁻¹) when none is given: the paper's.
+PATIENT_SLOPE_PER_LOGMAR = 5.0
+
+
 def _check_seed(owner, seed):
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
@@ -105,7 +109,7 @@ class SimulatedPatient:
 
     sphere_d: float
     cylinder_d: float
-    slope: float = 5.0
+    slope: float = PATIENT_SLOPE_PER_LOGMAR
     n_alternatives: int = 26
     lapse: float = 0.0
     va_best_logmar: float = 0.0

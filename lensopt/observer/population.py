@@ -77,6 +77,10 @@ AXIS_RULE_HALF_WIDTH_DEG = 30
 AGE_RANGE_YEARS = (18.0, 45.0)
 HOFSTETTER_AVERAGE = (18.5, 0.3)
 
+#: Psychometric slope (per logMAR) of a clinic patient when none is given: human letter acuity is
+#: steep (the full prescription's campaigns and ``lensopt simulate`` of it).
+CLINIC_SLOPE_PER_LOGMAR = 14.0
+
 #: Ranges of a varied patient's slope (per logMAR, log-uniform) and best acuity (logMAR, uniform).
 VARIED_SLOPE_RANGE_PER_LOGMAR = (2.0, 8.0)
 VARIED_VA_BEST_RANGE_LOGMAR = (-0.1, 0.3)

@@ -7,6 +7,8 @@ import sys
 import pytest
 
 from lensopt.cli import main
+from lensopt.observer.patient import PATIENT_SLOPE_PER_LOGMAR
+from lensopt.observer.population import CLINIC_SLOPE_PER_LOGMAR
 from lensopt.refraction.lens import Lens
 
 FIELDS = {
@@ -349,6 +351,20 @@ def test_the_full_prescription_json_scores_the_prescription_by_hand(capsys):
     assert error["J45"] == pytest.approx(estimate["J45"] - truth.j45_d)
     assert result["blur_error_d"] == pytest.approx(math.hypot(error["M"], error["J0"], error["J45"]))
     assert Lens.parse(result["prescription"]).format() == result["prescription"]
+
+
+def test_without_a_slope_the_full_prescription_simulates_the_campaigns_clinic_patient(capsys):
+    """The full prescription's patient has its campaigns' slope (14), the two-parameter search's
+    the paper's (5): the docs' figures are of those patients."""
+    run = ("--start", "auto", "--trials", "12", "--seed", "4")
+
+    def simulated(*slope):  # all but the decision times, which vary
+        return {k: v for k, v in _simulate(capsys, *FULL, *run, *slope).items() if k != "latency_ms"}
+
+    default = simulated()
+    assert default["slope"] == CLINIC_SLOPE_PER_LOGMAR == 14.0
+    assert default == simulated("--slope", "14") != simulated("--slope", "5")
+    assert _simulate(capsys, "--trials", "3")["slope"] == PATIENT_SLOPE_PER_LOGMAR == 5.0
 
 
 def test_the_full_prescription_stops_only_after_letters_through_the_lens_it_prescribes(capsys):

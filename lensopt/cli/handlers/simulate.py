@@ -20,6 +20,8 @@ from lensopt.cli.simulate import (
 )
 from lensopt.cli.simulate_prescription import full_prescription
 from lensopt.modes.registry import get_mode
+from lensopt.observer.patient import PATIENT_SLOPE_PER_LOGMAR
+from lensopt.observer.population import CLINIC_SLOPE_PER_LOGMAR
 from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.shown import TRIED_WITHIN_D
 from lensopt.simulation import make_patient, simulate
@@ -85,6 +87,8 @@ def run(args) -> int:
             f"--lens-step {args.lens_step:g} D is coarser than any phoropter; give at most {MAX_LENS_STEP_D:g} D "
             "(usually 0.25)"
         )
+    if args.slope is None:  # a clinic patient's for the full prescription, as its campaigns
+        args.slope = CLINIC_SLOPE_PER_LOGMAR if full_prescription(args) else PATIENT_SLOPE_PER_LOGMAR
     if full_prescription(args):
         moved = [
             f"--{name}"

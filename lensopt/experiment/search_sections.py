@@ -132,6 +132,14 @@ MISSING_START_MESSAGE = (
 )
 
 
+#: What a new session that would write a prescription (a ``[start]``, the full prescription) is
+#: told when no eye is named: a prescription without its eye cannot be signed.
+MISSING_EYE_MESSAGE = (
+    "a prescription is written for an eye and none was named: add --eye OD or --eye OS (or OU, both eyes "
+    "one after the other), or set [session] eye in the protocol"
+)
+
+
 #: The largest power (D) in a meridian a phoropter reaches (about −20 to +17 D on most): a starting
 #: refraction beyond it cannot be set, nor the lenses searched around it.
 PHOROPTER_MAX_POWER_D = 20.0

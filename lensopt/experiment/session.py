@@ -30,17 +30,19 @@ from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol
-from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
+from lensopt.experiment.protocol_sections import MISSING_EYE_MESSAGE, MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.windows import (
     check_display,
+    console_over_the_chart,
     dashboard_screen,
     launch_dashboard,
     open_console,
     open_window,
+    screen_count,
     wants_console,
 )
 from lensopt.modes.registry import session_settings
@@ -108,11 +110,18 @@ def run_session(
     if protocol is not None:
         if request.start is not None:  # --start, once: the new session runs with this protocol
             protocol = protocol.with_start(request.start)
+        if request.eye is not None:  # --eye, once (checked against the protocol: OU is for letters)
+            protocol = protocol.with_eye(request.eye)
+        if protocol.start is not None and protocol.session.eye is None:
+            raise ProtocolError(f"{protocol.source}: {MISSING_EYE_MESSAGE}")
         problem = protocol.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
     if protocol is not None and window is None:
         check_display()  # a machine without a display or PsychoPy: said before a database file is made
+        if console_window is None:
+            fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
+            _refuse_console_on_the_chart(protocol, fullscreen, request.observer or protocol.protocol.observer)
     store = SessionStore(request.db_path, create=request.resume is None)  # a resume opens, never makes, one
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id
@@ -124,6 +133,15 @@ def run_session(
             return _run(store, request, responses, log, log if warn is None else warn, window, console_window, protocol)
     finally:
         store.close()
+
+
+def _refuse_console_on_the_chart(protocol: Protocol, fullscreen: bool, observer: str) -> None:
+    """A one-line ProtocolError when the clinician's console would be drawn on the patient's
+    full-screen chart (:func:`console_over_the_chart`); a simulated patient sees nothing (the console
+    then only warns, :func:`open_console`)."""
+    problem = console_over_the_chart(protocol, fullscreen, screen_count())
+    if problem and observer != "simulated":
+        raise ProtocolError(f"{protocol.source}: {problem}")
 
 
 def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
@@ -150,8 +168,6 @@ def _run(
             protocol = dataclasses.replace(
                 protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer)
             )
-        if request.eye is not None:
-            protocol = protocol.with_eye(request.eye)
         if request.axis_deg is not None:
             protocol = protocol.with_lens_axis(request.axis_deg)
         calibration = calibration_from_protocol(protocol)
@@ -232,12 +248,15 @@ def _run(
         optimizer = mode.new_optimizer(protocol, seed, bounds)
 
     # The display is checked (the window opened) before the session is created or marked running:
-    # a machine without a screen gets one line and leaves no session behind.
+    # a machine without a screen gets one line and leaves no session behind; so does a patient's
+    # chart the console would be drawn on (a simulated patient sees nothing: a warning only).
+    if request.resume is not None and window is None and console_window is None:
+        _refuse_console_on_the_chart(protocol, fullscreen, protocol.protocol.observer)
     win = window if window is not None else open_window(protocol, fullscreen)
     console_win = None
     try:
         if wants_console(protocol):
-            console_win = console_window if console_window is not None else open_console(protocol, log)
+            console_win = console_window if console_window is not None else open_console(protocol, log, fullscreen)
         plan = _Plan(
             protocol=protocol,
             mode=mode,

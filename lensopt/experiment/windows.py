@@ -6,6 +6,7 @@ Everything that needs a display is here, with the one-line refusal of a machine 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import subprocess
@@ -47,13 +48,28 @@ def check_display() -> None:
         raise _no_display_error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
 
 
+def on_this_display(protocol: Protocol, n_screens: int | None) -> Protocol:
+    """``protocol`` with its ``[screens]`` as this display of ``n_screens`` screens places them: a
+    screen it lacks is its first (so a console meant for a second screen opens beside a windowed
+    patient display, as one that shares its screen). The stored protocol keeps the screens named."""
+    screens = protocol.screens
+
+    def placed(screen: int) -> int:
+        return screen if n_screens is None or screen < n_screens else 0
+
+    if (placed(screens.patient), placed(screens.console)) == (screens.patient, screens.console):
+        return protocol
+    screens = dataclasses.replace(screens, patient=placed(screens.patient), console=placed(screens.console))
+    return dataclasses.replace(protocol, screens=screens)
+
+
 def open_window(protocol: Protocol, fullscreen: bool):
     check_display()
     from psychopy import logging, visual
 
     logging.console.setLevel(logging.ERROR)
     monitor = protocol.calibration.monitor or None
-    screens = protocol.screens
+    screens = on_this_display(protocol, screen_count()).screens
     pos = screens.patient_pos_px
     if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
         pos = (0, 0)  # the console goes to its right
@@ -88,29 +104,53 @@ def wants_console(protocol: Protocol) -> bool:
     return bool(protocol.lens.prompt)
 
 
-def open_console(protocol: Protocol, log):
-    """The clinician's console window (:mod:`lensopt.experiment.console`), placed by ``[screens]``."""
+def open_console(protocol: Protocol, log, fullscreen: bool | None = None):
+    """The clinician's console window (:mod:`lensopt.experiment.console`), placed by ``[screens]``
+    on the screens this display has (:func:`on_this_display`) beside a patient window that is
+    ``fullscreen`` or not (default: the protocol's ``[display] fullscreen``). A console over a
+    full-screen patient window is refused before (:func:`console_over_the_chart`) but for a simulated
+    patient, where it is said here."""
     screens = protocol.screens
     n_screens = screen_count()
+    if fullscreen is not None:
+        protocol = dataclasses.replace(protocol, display=dataclasses.replace(protocol.display, fullscreen=fullscreen))
     if n_screens is not None and max(screens.console, screens.patient) >= n_screens:
         log(
             f"[screens] names screen {max(screens.console, screens.patient)} but this display has only "
-            f"{n_screens} (numbered from 0); "
-            "the window goes to the first screen: set [screens] console = 0 and [display] fullscreen = false "
-            "for side by side"
+            f"{n_screens} (numbered from 0): the window goes to the first screen"
         )
-    elif screens.console == screens.patient and protocol.display.fullscreen:
-        log(
-            f"the clinician's console shares screen {screens.console} with the full-screen patient window; "
-            "set [screens] console = 1 for a second screen, or [display] fullscreen = false for side by side"
-        )
+    problem = console_over_the_chart(protocol, protocol.display.fullscreen, n_screens)
+    if problem:  # a simulated patient (a person's session was refused)
+        log(f"{problem.split(';')[0]} (a simulated patient: carried on)")
     try:
-        return open_console_window(protocol)
+        return open_console_window(on_this_display(protocol, n_screens))
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types (no such screen...)
         raise LensoptError(
             f"cannot open the clinician's console on screen {screens.console} ({type(exc).__name__}: "
             f"{str(exc).splitlines()[0] if str(exc) else ''}); check [screens] console in the protocol"
         ) from None
+
+
+def console_over_the_chart(protocol: Protocol, fullscreen: bool, n_screens: int | None) -> str | None:
+    """Why the clinician's console of ``protocol`` would be drawn on the patient's full-screen
+    window (``n_screens``: the display's screens; a screen it lacks is its first), or None. The
+    console shows the lens and the name of the letter shown: a patient must not see it."""
+    if not fullscreen or not wants_console(protocol):
+        return None
+    screens, placed = protocol.screens, on_this_display(protocol, n_screens).screens
+    if placed.console != placed.patient:
+        return None
+    where = (
+        f"[screens] console = {screens.console}, but this display has only {n_screens} screen"
+        f"{'' if n_screens == 1 else 's'}"
+        if placed.console != screens.console
+        else f"[screens] puts the console on screen {screens.console}, the patient's"
+    )
+    return (
+        f"{where}: the clinician's console (the lens, the letter's name) would be drawn on the patient's "
+        "full-screen chart; connect the second screen, or for one screen set [display] fullscreen = false "
+        "and a window_size_px that leaves room for the console beside it"
+    )
 
 
 def screen_count() -> int | None:

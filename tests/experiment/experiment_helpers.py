@@ -20,10 +20,13 @@ needs_display = pytest.mark.skipif(
 
 
 def write_protocol(path: Path, source: Path = DEMO_PROTOCOL, **fields) -> Path:
-    """Copy ``source`` to ``path`` with ``fields`` (``"section.key": toml_value_text``) replaced."""
+    """Copy ``source`` to ``path`` with ``fields`` (``"section.key": toml_value_text``) replaced (a
+    table ``source`` lacks is added)."""
     text = source.read_text()
     for dotted, value in fields.items():
         section, key = dotted.split(".")
+        if value is not None and not re.search(rf"^\[{section}\]\n", text, flags=re.M):
+            text = text.rstrip("\n") + f"\n\n[{section}]\n"
         block = re.search(rf"^\[{section}\]\n(.*?)(?=^\[|\Z)", text, flags=re.S | re.M)
         assert block, f"no [{section}] in {source}"
         body = block.group(1)

@@ -93,7 +93,7 @@ def test_backspace_voids_the_last_answer_keeps_it_and_rebuilds_the_optimizer_wit
     assert [r.index for r in records] == [1, 2, 3, 4, 5, 6]
     assert [r.void for r in records] == [False, True, False, False, False, False]
     assert records[1].response is not None and not records[1].correct  # the undone answer is kept as given
-    assert any(x.startswith("undo: trial 2 ") and "rebuilt from 1 answers" in x for x in lines)
+    assert any(x.startswith("undo: OD trial 2 ") and "rebuilt from 1 answers" in x for x in lines)
     rebuilt = get_mode("letters").rebuild_optimizer(info.optimizer_settings, answered(records))
     assert rebuilt.n_trials == 5 and info.result.n_trials == 5
     assert info.result.prescription == rebuilt.prescription().text
@@ -138,7 +138,7 @@ def test_pause_resumes_at_the_prompt_and_a_quit_session_resumes_with_undo(tmp_pa
     assert outcome.status == "finished"
     assert [r.void for r in records] == [False, True, False, False, False]
     assert info.result.n_trials == 4
-    assert any("resuming at trial 3 of 4" in x for x in lines)
+    assert any("resuming at eye OD, trial 3 of 4" in x for x in lines)
 
 
 def test_a_note_no_answer_followed_is_kept_with_the_last_answer_when_the_session_quits(tmp_path, window):
@@ -245,8 +245,8 @@ def test_a_session_stops_on_confidence_and_holds_the_prescription_until_the_clin
     assert "paused" in lines and not source.screens
     drawn = [text for _, text in drawn_texts]
     closing = drawn[drawn.index("Session finished") :]
-    assert outcome.result.prescription in closing  # the console's closing screen: the prescription
-    assert any(text.startswith("predicted acuity ") and "confidence" in text for text in closing)
+    assert f"OD  {outcome.result.prescription}" in closing  # the console's closing screen: the prescription
+    assert any(text.startswith("OD: predicted acuity ") and "confidence" in text for text in closing)
     assert any("95% intervals: S " in text for text in closing)
     assert source.waits[-1] == ["space"]  # held until the clinician closes it
     assert "Done. Thank you!" in drawn and "not enough answers" not in " ".join(drawn)
@@ -265,9 +265,11 @@ def test_without_enough_confidence_the_console_says_so_instead_of_a_lens(tmp_pat
     assert outcome.status == "finished" and outcome.stopped_at is None and outcome.result.confidence < 0.99
     drawn = [text for _, text in drawn_texts]
     closing = drawn[drawn.index("Session finished") :]
-    assert "not enough answers to prescribe" in closing and outcome.result.prescription not in closing
-    assert any(text.startswith(f"confidence {confidence_text(outcome.result.confidence)} < 0.99; ") for text in closing)
-    assert any(x.startswith("not enough answers to prescribe; confidence ") for x in lines)
+    assert "OD  not enough answers to prescribe" in closing and f"OD  {outcome.result.prescription}" not in closing
+    assert any(
+        text.startswith(f"OD: confidence {confidence_text(outcome.result.confidence)} < 0.99; ") for text in closing
+    )
+    assert any(x.startswith("OD  not enough answers to prescribe; confidence ") for x in lines), lines
     resume = f"lensopt run --resume {outcome.session_id} --trials "
     assert any(x.startswith(f"continue with: {resume}") and str(tmp_path / "s.db") in x for x in lines)
     assert any(f"\nTo continue: {resume}" in text for text in closing)  # under the eye's advice

@@ -33,6 +33,7 @@ def clinic_protocol(tmp_path, **fields):
         "calibration.distance_cm": "300.0",
         "protocol.observer": '"simulated"',
         "start.refraction": '"-1.00 / -0.50 x 180"',
+        "session.eye": '"OD"',  # a prescription names its eye
         **fields,
     }
     return write_protocol(tmp_path / "clinic.toml", source=CLINICAL, **clinic)
@@ -127,7 +128,7 @@ def test_a_plus_cylinder_protocol_shows_every_lens_in_plus_cylinder_and_stores_m
     on_console = [text for win, text in drawn_texts if win is console_win]
     cylinders = [record.cylinder_d for record in records]
     assert any(c < 0 for c in cylinders) and all(c <= 0 for c in cylinders)  # stored in minus cylinder
-    trial_lines = [line for line in lines if re.match(r"trial +\d+/4 ", line)]
+    trial_lines = [line for line in lines if re.match(r"OD trial +\d+/4 ", line)]
     assert len(trial_lines) == len(records) == 4, lines
     for record, line in zip(records, trial_lines):
         lens = Lens(record.sphere_d, record.cylinder_d, record.axis_deg)

@@ -33,6 +33,7 @@ PRESCRIPTION_FIELDS = {
     "lens.step_d": "0.25",
     "simulated.slope": "14.0",
     "simulated.axis_deg": "170.0",
+    "session.eye": '"OD"',  # a prescription names its eye
 }
 
 
@@ -86,7 +87,7 @@ def test_a_prescription_session_stores_every_axis_and_its_prescription(tmp_path,
     rebuilt = get_mode("letters").rebuild_optimizer(info.optimizer_settings, records)
     assert isinstance(rebuilt, PrescriptionOptimizer)
     rx = rebuilt.prescription()
-    assert rx.confidence < 0.95 and f"estimate, not a prescription: {rx.text}" in " ".join(lines)  # 8 letters
+    assert rx.confidence < 0.95 and f"estimate OD, not a prescription: {rx.text}" in " ".join(lines)  # 8 letters
     assert any(x.startswith("95% intervals: S ") and " axis " in x and " J45 " in x for x in lines)
     assert info.result is not None and info.result.prescription == rx.text == outcome.result.prescription
     assert info.result.n_trials == 8 and set(info.result.intervals) == set(rx.intervals)
@@ -126,7 +127,7 @@ def test_kill_9_then_resume_continues_a_prescription_session_as_the_uninterrupte
     resumed = lensopt("run", "--resume", sid, "--db", killed_db)
     out, err = resumed.communicate(timeout=240)
     assert resumed.returncode == 0, err
-    assert f"resuming at trial {k + 1} of 10" in out and "estimate, not a prescription: " in out
+    assert f"resuming at eye OD, trial {k + 1} of 10" in out and "estimate OD, not a prescription: " in out
     after, uninterrupted = lens_trials(killed_db), lens_trials(whole_db)
     assert after[:k] == before  # trials 1..k intact
     assert all(t[2] is not None for t in after)

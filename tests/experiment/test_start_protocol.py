@@ -66,6 +66,21 @@ def test_running_the_clinical_protocol_without_a_start_is_one_line_and_creates_n
     assert not db.exists()  # refused before the database is opened: no file, no session row
 
 
+@pytest.mark.parametrize("protocol_name", ["clinical-prescription", "clinical-prescription-duel"])
+def test_a_prescription_without_an_eye_is_one_line_and_creates_nothing(tmp_path, capsys, protocol_name):
+    """A prescription is signed for an eye: a new session with a start names one (--eye or [session] eye)."""
+    from lensopt.cli import main
+
+    db = tmp_path / "sessions.db"
+    protocol = REPO / "protocols" / f"{protocol_name}.toml"
+    args = ["run", "--protocol", str(protocol), "--participant", "P001", "--db", str(db), "--observer", "simulated"]
+    code = main([*args, "--start", "-1.00 / -0.50 x 180"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "none was named" in err and "--eye OD" in err and "[session] eye" in err
+    assert not db.exists()  # refused before the database is opened: no file, no session row
+
+
 def test_a_start_table_builds_the_prescription_optimizer_with_its_box(tmp_path):
     protocol = load_protocol(
         with_start(tmp_path, 'refraction = "-1.00 / -0.50 x 180"\nm_half_width_d = 1.5\nj_half_width_d = 0.75')

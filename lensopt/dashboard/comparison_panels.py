@@ -32,6 +32,7 @@ from lensopt.dashboard.drawing import (
     shown_text,
 )
 from lensopt.dashboard.posterior import BAND_Z
+from lensopt.dashboard.prescription_text import continue_row
 from lensopt.refraction.lens import diopter_text, logmar_text
 from lensopt.refraction.shown import box_edges
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION
@@ -221,7 +222,14 @@ EDGE_ADVICE = "the search may not have found the patient's lens: run more compar
 
 
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
-    """(label, value) rows of the summary panel of a duel or ranking session."""
+    """(label, value) rows of the summary panel of a duel or ranking session; under the session's
+    row, for a session that stopped before its end, the command that continues it."""
+    row = continue_row(snap.header)
+    rows = _comparison_summary_rows(snap)
+    return rows if row is None else [*rows[:1], row, *rows[1:]]
+
+
+def _comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     h, label = snap.header, snap.nouns.capitalize()
     rows = [("Session", h.session_text), ("Rule", f"{h.rule} · {snap.model} model")]
     if snap.best is None:

@@ -21,6 +21,9 @@ from lensopt.refraction.lens import diopter_text
 CORRECT_COLOR, WRONG_COLOR, BEST_COLOR, MODEL_COLOR = "#1a9850", "#d73027", "#e7298a", "#2c7fb8"
 #: Base font size (points) of the panels; clinicians read them at a glance.
 FONT_SIZE = 10
+#: How the history and lens-path plots name each eye over its trials: in the weight of every other
+#: label (in bold, at the screen's 100 dpi, DejaVu Sans's hinted stems read as a serif face).
+EYE_NAME_STYLE = {"fontsize": FONT_SIZE + 1, "fontweight": "normal", "color": "0.2"}
 #: Colour of an answer the clinician undid in a legend (and in the letter history): its open marker.
 UNDONE_COLOR = "0.4"
 

@@ -37,6 +37,8 @@ beside it, labelled OD or OS.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from lensopt import __version__
@@ -47,7 +49,7 @@ from lensopt.dashboard.posterior import (
     settings_bounds,
 )
 from lensopt.dashboard.replay import FollowedSession
-from lensopt.dashboard.series import DEFAULT_GUESS_RATE, TrialSeries, frozen_array
+from lensopt.dashboard.series import DEFAULT_GUESS_RATE, TrialSeries, count_text, frozen_array
 from lensopt.dashboard.snapshot import (
     WAITING_MESSAGE,
     AcuityHistory,
@@ -78,9 +80,9 @@ HISTORY_STRIDE = 5
 #: Results of the eyes done with kept (one per eye and set of its answers; an undone answer makes a new set).
 EYE_CACHE_SIZE = 8
 
-#: What the summary line says of a full-prescription session: ``{n}`` its answers (not those
-#: undone), ``{eyes}`` each eye's result (:meth:`EyeEstimate.line`), joined by ``; ``.
-PRESCRIPTION_MESSAGE = "Full prescription (sphere, cylinder and axis). After {n} trials: {eyes}."
+#: What the summary line says of a full-prescription session: ``{trials}`` its answers (not those
+#: undone: ``1 trial``, ``8 trials``), ``{eyes}`` each eye's result (:meth:`EyeEstimate.line`), joined by ``; ``.
+PRESCRIPTION_MESSAGE = "Full prescription (sphere, cylinder and axis). After {trials}: {eyes}."
 
 # --------------------------------------------------------------------------- small pure helpers
 
@@ -222,8 +224,18 @@ class SessionModel(FollowedSession):
         fixed_design = stored_fixed_design(self._info)
         if self._prescription:
             rx = opt.prescription()
-            untried = self._untried_d(opt)
-            return EyeEstimate(eye, rx.text, rx.confidence, target, int(rx.trials), fixed_design, untried_d=untried)
+            return EyeEstimate(
+                eye,
+                rx.text,
+                rx.confidence,
+                target,
+                int(rx.trials),
+                fixed_design,
+                untried_d=self._untried_d(opt),
+                acuity_logmar=rx.predicted_acuity_logmar,
+                intervals=tuple((key, float(lo), float(hi)) for key, (lo, hi) in rx.intervals.items()),
+                read_through=self._read_through(opt),
+            )
         sphere_d, cylinder_d = opt.best()
         if certainty is not None:
             confidence: float | None = certainty.confidence
@@ -313,7 +325,9 @@ class SessionModel(FollowedSession):
         opt = self._optimizer_after(n)
         if self._prescription:
             eyes = self._eye_estimates(n, opt)
-            message = PRESCRIPTION_MESSAGE.format(n=trials.n_answers, eyes="; ".join(e.line() for e in eyes))
+            message = PRESCRIPTION_MESSAGE.format(
+                trials=count_text(trials.n_answers, "trial"), eyes="; ".join(e.line() for e in eyes)
+            )
             empty = AcuityHistory(frozen_array([], int), frozen_array([]), frozen_array([]))
             sphere_b, cylinder_b, letter_b = settings_bounds(self._settings)
             live_eye = getattr(self._records[n - 1], "eye", None)
@@ -392,16 +406,19 @@ def session_model_class(info) -> type:
     return models[info.kind]
 
 
-def session_model(info, optimizer_factory=None) -> FollowedSession:
-    """A new model following the session ``info`` (see :func:`session_model_class`)."""
-    return session_model_class(info)(info, optimizer_factory)
+def session_model(info, optimizer_factory=None, db_path=None) -> FollowedSession:
+    """A new model following the session ``info`` (see :func:`session_model_class`), read from the
+    database ``db_path`` (named in the command that continues it; None: not known)."""
+    model = session_model_class(info)(info, optimizer_factory)
+    model.db_path = None if db_path is None else Path(db_path)
+    return model
 
 
 def followed_from_store(store, session_id: int) -> FollowedSession:
     """The model of a stored session of any kind, told all its records; its status as shown
     (:func:`lensopt.store.claim.session_status`)."""
     info = store.session(session_id)
-    model = session_model(info)
+    model = session_model(info, db_path=store.path)
     model.update(
         info, model.read_records(store, session_id), status=session_status(store.path, session_id, info.status)
     )

@@ -17,6 +17,7 @@ from lensopt.dashboard.comparison_snapshot import NOUNS
 from lensopt.dashboard.drawing import (
     BEST_COLOR,
     CORRECT_COLOR,
+    EYE_NAME_STYLE,
     FONT_SIZE,
     MODEL_COLOR,
     SD_FOOTNOTE,
@@ -36,6 +37,8 @@ from lensopt.dashboard.drawing import (
     undone_label,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
+from lensopt.dashboard.prescription_text import continue_row
+from lensopt.dashboard.prescription_text import interval_text as record_interval_text
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
 from lensopt.refraction.shown import untried_summary
@@ -238,23 +241,54 @@ def mark_eyes(ax, tr, runs) -> None:
             transform=ax.get_xaxis_transform(),
             ha="center",
             va="bottom",
-            fontsize=FONT_SIZE,
-            fontweight="bold",
-            color="0.3",
+            **EYE_NAME_STYLE,
         )
 
 
 def eye_rows(eyes) -> list[tuple]:
     """Summary rows of each eye's result (:class:`~lensopt.dashboard.verdict.EyeEstimate`): ``(OD,
     lens or "not enough answers to prescribe", its confidence against the target and trials)``, and
-    under an eye short of the target its lens, small, as a provisional estimate not for prescribing."""
+    under an eye short of the target its lens, small, as a provisional estimate not for prescribing.
+    Under a lens shown as the eye's result (a prescription, a fixed design's estimate), what the
+    closing console and the printed record say of it (:func:`eye_detail_rows`)."""
     rows: list[tuple] = []
     for e in eyes:
         rows.append((e.label, e.verdict(), e.evidence()))
         if e.provisional():
             rows.append(("", e.provisional()))
-        if e.n_trials and e.untried_d is not None:  # under the lens it is of, the verdict's or the estimate's
+        details = eye_detail_rows(e) if e.n_trials and (e.prescribable or e.estimate_only) else []
+        if details:  # the acuity's note says whether the lens was tried
+            rows += details
+        elif e.n_trials and e.untried_d is not None:  # under the lens it is of, the verdict's or the estimate's
             rows.append(("", *untried_row_note(e.untried_d)))
+    return rows
+
+
+#: The intervals of a full prescription under its lens, as the closing console labels them: two rows
+#: of ``(key of EyeEstimate.intervals, label)`` — the lens as written, then its power vector.
+INTERVAL_LINES = (
+    (("sphere_d", "S"), ("cylinder_d", "C"), ("axis_deg", "axis")),
+    (("m_d", "M"), ("j0_d", "J0"), ("j45_d", "J45")),
+)
+
+
+def eye_detail_rows(e) -> list[tuple]:
+    """Under a full prescription's lens (an :class:`~lensopt.dashboard.verdict.EyeEstimate` with its
+    details): its predicted acuity with its Snellen line, and under it what the patient read through
+    the lens (:meth:`lensopt.refraction.shown.ReadThrough.short`, the printed record's words) or that
+    no lens tried was near it; then its 95 % intervals (the record's :func:`interval_text`), the lens
+    as written over its power vector; ``[]`` for an eye without them (a two-parameter search's)."""
+    rows: list[tuple] = []
+    if e.acuity_logmar is not None:
+        acuity = f"{logmar_text(e.acuity_logmar)} · Snellen {' · '.join(snellen_text(e.acuity_logmar))}"
+        rows.append(("Predicted acuity", acuity, *acuity_note(e.untried_d, e.read_through)))
+    intervals = {key: (low, high) for key, low, high in e.intervals}
+    lines = [
+        ", ".join(f"{label} {record_interval_text(key, *intervals[key])}" for key, label in line if key in intervals)
+        for line in INTERVAL_LINES
+    ]
+    labels = iter(("95% intervals", ""))
+    rows += [(next(labels), line) for line in lines if line]
     return rows
 
 
@@ -269,6 +303,20 @@ def summary_title(snap: DashboardSnapshot) -> str:
 
 
 def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
+    """:func:`letter_summary_rows`, with under the session's row, for a session that stopped before
+    its end, the command that continues it (the printed record's,
+    :func:`~lensopt.dashboard.prescription_text.continue_row`)."""
+    return with_continue_row(snap.header, letter_summary_rows(snap))
+
+
+def with_continue_row(header, rows: list[tuple]) -> list[tuple]:
+    """``rows`` with :func:`~lensopt.dashboard.prescription_text.continue_row` of ``header`` second,
+    under the session's row, when the session stopped before its end."""
+    row = continue_row(header)
+    return rows if row is None else [*rows[:1], row, *rows[1:]]
+
+
+def letter_summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     """Rows of the summary panel: ``(label, value)`` or ``(label, value, note)`` (the note, small
     and grey, under the value). With the model's certainty (``snap.certainty``): the 95 % interval
     under sphere and cylinder, the confidence, and the stopping rule when the session has one. Each
@@ -351,10 +399,17 @@ def untried_row_note(distance_d: float | None) -> tuple[str, ...]:
 def acuity_row_note(snap) -> tuple[str, ...]:
     """The note under the predicted acuity: that the lens was not tried (:func:`untried_row_note`),
     or what the patient read through it (measured beside the prediction); ``()`` before any answer."""
-    untried = untried_row_note(snap.untried_d)
-    if untried or snap.read_through is None:
+    return acuity_note(snap.untried_d, snap.read_through)
+
+
+def acuity_note(untried_d: float | None, reading) -> tuple[str, ...]:
+    """:func:`acuity_row_note` of a lens ``untried_d`` from every lens tried (None: within a step)
+    through which the patient read ``reading`` (a :class:`~lensopt.refraction.shown.ReadThrough`,
+    the printed record's words: ``measured: read 0 of 2 right through it, -0.09 to +0.01 logMAR``)."""
+    untried = untried_row_note(untried_d)
+    if untried or reading is None:
         return untried
-    return (f"measured: {snap.read_through.short()}",)
+    return (f"measured: {reading.short()}",)
 
 
 def interval_text(interval) -> str:

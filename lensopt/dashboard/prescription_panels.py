@@ -38,6 +38,11 @@ def _eye(view: PrescriptionView) -> str:
     return f" — {view.eye}" if view.eye else ""
 
 
+#: What the panels call the model's best lens, before it is rounded to the phoropter's steps (the
+#: printed record's table and the console give the rounded lens, whose M may differ by a step).
+UNROUNDED = "(unrounded)"
+
+
 def _lens_text(best_d) -> str:
     """The reported lens in clinical notation, ``-1.25 / -0.75 x 170``."""
     return PowerVector(*best_d).to_lens().format()
@@ -89,7 +94,7 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
         edgecolor="black",
         linewidth=0.8,
         zorder=5,
-        label=f"best lens {_lens_text(view.best_d)} (unrounded)",
+        label=f"best lens {_lens_text(view.best_d)} {UNROUNDED}",
     )
     # the search box and every lens tried, at equal scales; the axes fill the panel (their limits
     # widened, not the plane shrunk to a square with half the panel empty), the map over the wider grid
@@ -128,7 +133,9 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     )
     ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label="predicted acuity threshold")
     draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, "letter tried")
-    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=f"best lens: M {diopter_text(view.best_d[0])} D")
+    # the star's lens, as the plane labels it: not the rounded lens of the record's table
+    best_m = f"best lens M {diopter_text(view.best_d[0])} D {UNROUNDED}"
+    ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=best_m)
     low, high = letter_bounds_logmar
     ax.set_xlim(padded(covering((view.m_d[0], view.m_d[-1]), view.tested_d[:, 0])))
     ax.set_ylim(high + 0.05, low - 0.05)  # better acuity up, as on a letter chart

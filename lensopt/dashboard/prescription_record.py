@@ -36,7 +36,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
-from lensopt.dashboard.drawing import FONT_SIZE, MODEL_COLOR, draw_undone, undone_label
+from lensopt.dashboard.drawing import EYE_NAME_STYLE, FONT_SIZE, MODEL_COLOR, draw_undone, undone_label
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -170,8 +170,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
                 xycoords=("data", "axes fraction"),
                 ha="center",
                 va="top",
-                fontsize=FONT_SIZE,
-                weight="bold",
+                **EYE_NAME_STYLE,
             )
     # right of the last trial, each prescription's column (without one the axis ended a trial short of it)
     ax.set_xlim(0.5, end + step * (len(results) - 1) + 0.75 * step if results else last + 0.5)

@@ -19,12 +19,15 @@ no signature line, and a session not finished is marked so (``PrescriptionRecord
 
 from __future__ import annotations
 
+import os
+import shlex
 import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from lensopt import __version__
+from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
 from lensopt.modes.letters import is_prescription
@@ -261,7 +264,7 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         rows=rows,
         acuity="-" if acuity is None else logmar_text(acuity),
         snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
-        trials=f"{result.n_trials} {noun}",
+        trials=count_text(result.n_trials, noun.removesuffix("s")),  # "1 letter", "8 letters"
         stop_reason=stop_reason(info, result, None if reading is None else reading.letters),
         confidence=comparison_confidence_text(noun)
         if info.kind != LETTERS_KIND
@@ -308,9 +311,14 @@ def _read_through(info, result, trials) -> ReadThrough | None:
 
 
 def resume_command(session_id: int, db_path=None) -> str:
-    """``lensopt run --resume 7``, with ``--db PATH`` for a database other than the default one (the
-    closing console's continue command names it too): the command a record may be read far from."""
-    db = "" if db_path is None or Path(db_path).expanduser() == default_db_path() else f" --db {db_path}"
+    """``lensopt run --resume 7``, with ``--db /absolute/path`` for a database other than the default
+    one (the closing console's continue command names it too): the command a record may be read far
+    from, on paper or in another folder, so the path is absolute even when typed relative."""
+    if db_path is None:
+        return f"lensopt run --resume {session_id}"
+    path = os.path.abspath(Path(db_path).expanduser())
+    default = os.path.abspath(default_db_path().expanduser())
+    db = "" if path == default else f" --db {shlex.quote(path)}"
     return f"lensopt run --resume {session_id}{db}"
 
 
@@ -338,18 +346,19 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
         )
     if n == 0:
         return f"No prescription is stored: session {sid} has no answered trial."
+    trials = count_text(n, "trial")  # "1 trial", "4 trials"
     if status == "running":
         return (
-            f"No prescription is stored yet: session {sid} is still running ({n} trials so far). The "
+            f"No prescription is stored yet: session {sid} is still running ({trials} so far). The "
             "prescription is stored when it ends; print again then."
         )
     if status == INTERRUPTED:
         return (
-            f"No prescription is stored: session {sid} was interrupted after {n} trials (its program was "
+            f"No prescription is stored: session {sid} was interrupted after {trials} (its program was "
             f"closed or crashed before the end). Continue it to store the prescription: {resume}."
         )
     return (
-        f"No prescription is stored: session {sid} was {status} after {n} trials without one. "
+        f"No prescription is stored: session {sid} was {status} after {trials} without one. "
         f"Resume it to finish and store the prescription: {resume}."
     )
 
@@ -357,19 +366,38 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
 def unfinished_text(info, status: str | None = None, db_path=None) -> str | None:
     """For a session not finished, a line saying so (its stored results may not be its last); None
     for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
-    sid, n = info.session_id, info.n_answers  # not those undone
-    resume = resume_command(sid, db_path)
     status = info.status if status is None else status
+    return unfinished_line(info.session_id, info.n_answers, status, db_path)  # answers: not those undone
+
+
+def unfinished_line(session_id: int, n_answers: int, status: str, db_path=None) -> str | None:
+    """:func:`unfinished_text` of session ``session_id`` after ``n_answers`` answers in ``status``
+    (as shown): the record's line, which the dashboard shows too, with the command that continues it."""
+    trials = count_text(n_answers, "trial")  # "1 trial", "4 trials"
+    resume = resume_command(session_id, db_path)
     if status == "running":
-        return f"Session not finished: still running ({n} trials so far); results may change."
+        return f"Session not finished: still running ({trials} so far); results may change."
     if status == INTERRUPTED:
         return (
-            f"Session not finished: interrupted after {n} trials, its program closed or crashed "
-            f"({resume} continues it)."
+            f"Session not finished: interrupted after {trials}, its program closed or crashed ({resume} continues it)."
         )
     if status == "aborted":
-        return f"Session not finished: stopped after {n} trials ({resume} continues it)."
+        return f"Session not finished: stopped after {trials} ({resume} continues it)."
     return None
+
+
+#: Why a session stored as not finished stopped, in the dashboard's continue row (by its status as shown).
+WHY_NOT_FINISHED = {INTERRUPTED: "interrupted: its program closed or crashed", "aborted": "stopped before its end"}
+
+
+def continue_row(header) -> tuple[str, str, str] | None:
+    """The dashboard's summary row for a session that stopped before its end (``header``: a
+    :class:`~lensopt.dashboard.series.SessionHeader`, its status as shown): ``("Continue", the
+    record's command that continues it, why it stopped)``; None for a session finished or running."""
+    why = WHY_NOT_FINISHED.get(header.status)
+    if why is None:
+        return None
+    return ("Continue", resume_command(header.session_id, header.database), why)
 
 
 def start_text(info) -> str:

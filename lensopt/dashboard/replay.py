@@ -14,6 +14,7 @@ answer)`` pair for its optimizer, and how a snapshot is built.
 from __future__ import annotations
 
 from collections import OrderedDict
+from pathlib import Path
 
 from lensopt.dashboard.series import SessionHeader
 from lensopt.modes.base import FeedbackMode, eye_settings, told_records
@@ -36,6 +37,9 @@ class FollowedSession:
 
     #: The feedback mode of the sessions followed.
     feedback: FeedbackMode
+    #: The database the session is read from, named in the command that continues it (its header's
+    #: ``database``); None when not known (a model told records by hand).
+    db_path: Path | None = None
 
     def __init__(self, info, optimizer_factory=None):
         self._factory = optimizer_factory or self.feedback.optimizer_class.from_settings
@@ -168,6 +172,7 @@ class FollowedSession:
             updated_at=float(info.updated_at),
             eye=info.eye,
             n_undone_stored=self._undone_stored(info),
+            database=None if self.db_path is None else str(self.db_path),
             **extra,
         )
 

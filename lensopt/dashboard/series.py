@@ -46,7 +46,8 @@ class SessionHeader:
     ``interrupted`` for one stored as running that none runs, else as stored (``finished``,
     ``aborted``). ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
     protocol's ``[session] eye``), None when it names none. ``n_trials_stored``: the rows stored,
-    ``n_undone_stored`` those of them the clinician undid (kept, marked void)."""
+    ``n_undone_stored`` those of them the clinician undid (kept, marked void). ``database``: the
+    file it was read from, for the command that continues it (None: not known)."""
 
     session_id: int
     participant: str
@@ -59,6 +60,7 @@ class SessionHeader:
     guess_rate: float = DEFAULT_GUESS_RATE
     eye: str | None = None
     n_undone_stored: int = 0
+    database: str | None = None
 
     def __post_init__(self):
         if not 0 <= self.n_undone_stored <= self.n_trials_stored:

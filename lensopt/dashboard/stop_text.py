@@ -4,6 +4,7 @@ the stop (:func:`stop_reason`, from the session's stopping rule, its trial budge
 
 from __future__ import annotations
 
+from lensopt.dashboard.series import count_text
 from lensopt.refraction.lens import diopter_text
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
@@ -60,9 +61,10 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
     optimizer = info.protocol.get("optimizer") if isinstance(info.protocol.get("optimizer"), dict) else {}
     budget = rule.max_trials if rule is not None else optimizer.get("trials")
     confidence = result.confidence
+    trials = count_text(n, "trial")  # "after 1 trial", "after 40 trials"
     if rule is not None and rule.reason(n, confidence, letters_through) == "confidence":
         checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
-        return f"stopping rule: confidence {confidence_text(confidence, rule.confidence)} ≥ {threshold_text(rule.confidence)} after {n} trials{checked}"
+        return f"stopping rule: confidence {confidence_text(confidence, rule.confidence)} ≥ {threshold_text(rule.confidence)} after {trials}{checked}"
     if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
         extended = f"trial budget reached ({n}, extended from the protocol's {budget} on resuming)"
         return extended + ("" if rule is not None else "; no stopping rule")
@@ -70,8 +72,8 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
         return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
     unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
     if info.status == "aborted":
-        return f"stopped by the clinician after {n} trials{unmet}"
-    return f"ended after {n} trials{unmet}"
+        return f"stopped by the clinician after {trials}{unmet}"
+    return f"ended after {trials}{unmet}"
 
 
 #: A comparison's prescription has no confidence: its utility has no acuity scale.

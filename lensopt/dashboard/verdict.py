@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lensopt.refraction.shown import ReadThrough
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, confidence_text, enough_to_prescribe, threshold_text
 
 #: What an eye's result says when its confidence is short of the target (the closing console's words).
@@ -96,6 +97,14 @@ class EyeEstimate:
     #: a phoropter step (:func:`lensopt.refraction.shown.untried_d`, the console's and the record's
     #: rule: its acuity predicted, not measured); None otherwise.
     untried_d: float | None = None
+    #: Of a full prescription: the acuity (logMAR) the model predicts through the lens, None unknown.
+    acuity_logmar: float | None = None
+    #: Of a full prescription: the 95 % intervals, ``(key, low, high)`` with the keys of
+    #: :data:`lensopt.dashboard.prescription_text.INTERVAL_ROWS` (``sphere_d``, ..., ``axis_deg``).
+    intervals: tuple[tuple[str, float, float], ...] = ()
+    #: Of a full prescription: what the patient read through the lens (within a phoropter step of
+    #: it: :func:`lensopt.refraction.shown.read_through`), None when nothing was.
+    read_through: ReadThrough | None = None
 
     @property
     def prescribable(self) -> bool:

@@ -31,6 +31,7 @@ from PyQt5.QtWidgets import (
 )
 
 from lensopt.dashboard.panels import PANELS, draw_notice, draw_panel
+from lensopt.dashboard.prescription_text import unfinished_line
 from lensopt.dashboard.report import write_report
 from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
@@ -206,8 +207,15 @@ class DashboardWindow(QMainWindow):
         if not snap.has_model and not getattr(snap, "prescription", None):  # a comparison's prescription: live line
             self.show_message(f"Session {h.session_id} ({h.who}): {snap.message or WAITING_MESSAGE}")
         elif snap.live:
+            # a session that stopped before its end: the printed record's line, with the command that continues it
+            unfinished = (
+                None
+                if h.status == "running"
+                else unfinished_line(h.session_id, h.n_answers_stored, h.status, self.db_path)
+            )
             self.show_message(
                 f"Session {h.session_id} ({h.who}) · {h.status} · rule {h.rule} · database {self.db_path}"
+                + ("" if unfinished is None else f"\n{unfinished}")
             )
         else:
             self.show_message(

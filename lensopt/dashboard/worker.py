@@ -123,7 +123,7 @@ class SessionFollower(QObject):
         info = store.session(self.session_id)
         status = session_status(self.db_path, self.session_id, info.status)
         if self._model is None:
-            self._model = session_model(info, optimizer_factory=self._factory)
+            self._model = session_model(info, optimizer_factory=self._factory, db_path=self.db_path)
         # every record, not only the new ones: an answer the clinician undid is an old row marked void
         # (the session's updated_at moves); the model tells only what is new or changed
         records = self._model.read_records(store, self.session_id)

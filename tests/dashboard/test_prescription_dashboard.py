@@ -79,12 +79,18 @@ def test_a_prescription_snapshot_holds_the_history_and_the_optimizers_prescripti
     assert snap.trials.n == N_TRIALS and snap.lens_map is None and snap.best is None
     # the lens's distance from every lens tried, by the rule the console and the record apply
     untried = untried_d(rx.lens.sphere_d, rx.lens.cylinder_d, rx.lens.axis_deg, [t for t, _ in opt.history])
-    assert snap.eyes == (EyeEstimate("", rx.text, rx.confidence, 0.95, N_TRIALS, untried_d=untried),)
+    (eye,) = snap.eyes
+    bare = dataclasses.replace(eye, acuity_logmar=None, intervals=(), read_through=None)  # its details apart
+    assert bare == EyeEstimate("", rx.text, rx.confidence, 0.95, N_TRIALS, untried_d=untried)
+    assert eye.acuity_logmar == pytest.approx(rx.predicted_acuity_logmar, abs=1e-6)
+    assert {key for key, _, _ in eye.intervals} == set(rx.intervals)
+    for key, low, high in eye.intervals:
+        assert (low, high) == pytest.approx(tuple(rx.intervals[key]), abs=1e-6), key
     said = (
         f"not enough answers to prescribe (confidence {confidence_text(rx.confidence)} < 0.95 after {N_TRIALS} trials)"
     )
     assert snap.prescription == said
-    assert snap.message == PRESCRIPTION_MESSAGE.format(n=N_TRIALS, eyes=said)
+    assert snap.message == PRESCRIPTION_MESSAGE.format(trials=f"{N_TRIALS} trials", eyes=said)
     assert snap.summary_line().endswith(f"{N_TRIALS} trials · {said}") and rx.text not in snap.summary_line()
     rows = summary_rows(snap)
     assert ("Prescription", "not enough answers to prescribe", said[33:-1]) in rows
@@ -518,3 +524,29 @@ def test_the_astigmatism_plane_fills_its_panel_with_its_colours_spanning_the_sea
     ]
     (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
     assert mesh.get_clim() == pytest.approx((min(inside), max(inside)))
+
+
+def test_the_window_of_an_interrupted_session_gives_the_records_command_to_continue_it(
+    qtbot, prescription_db, tmp_path
+):
+    """A session whose program was killed (stored as running, run by none): the message line says
+    "interrupted" and, as the printed record does, how to continue it (``lensopt run --resume N
+    --db /absolute/path``), in the record's own words."""
+    import shutil
+
+    from lensopt.dashboard.prescription_text import unfinished_text
+
+    path, sid, _ = prescription_db
+    killed = tmp_path / "killed.db"
+    shutil.copy(path, killed)
+    with SessionStore(killed) as store:
+        store.set_status(sid, "running")  # as a killed `lensopt run` leaves it
+        info = store.session(sid)
+    window = DashboardWindow(killed, sid, poll_interval_ms=100)
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
+    record_line = unfinished_text(info, "interrupted", killed)
+    assert record_line is not None and f"lensopt run --resume {sid} --db {killed.resolve()}" in record_line
+    lines = window.message_label.text().split("\n")
+    assert "· interrupted ·" in lines[0] and record_line in lines
+    window.shutdown()

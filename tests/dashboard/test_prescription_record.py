@@ -793,3 +793,46 @@ def test_the_records_command_to_continue_names_a_database_other_than_the_default
     assert "--db" not in build_record(stopped, 2e9, db_path=default).unfinished
     empty = _session_info(status="aborted", n_trials=3)
     assert build_record(empty, 2e9, db_path=other).missing.endswith(f"lensopt run --resume 6 --db {other}.")
+
+
+def test_a_session_of_one_trial_is_said_in_the_singular_on_the_record():
+    """ "aborted after 1 trials": one answer is "1 trial" in every sentence of the record that counts
+    the session's trials (missing, not finished, stopped), and one letter is "1 letter"."""
+    from lensopt.dashboard.prescription_text import build_record
+
+    result = ResultRecord("-1.50 / -0.50 x 180", -1.5, -0.5, 180.0, -0.04, 0.96, 1, {}, eye="OD")
+    words = []
+    for status in ("aborted", "interrupted", "running"):
+        empty = _session_info(status="aborted", n_trials=1)
+        stored = _session_info(status="aborted", n_trials=1, result=result, results=(result,))
+        words += [build_record(empty, 2e9, status=status).missing, build_record(stored, 2e9, status=status).unfinished]
+    (eye,) = build_record(_session_info(status="finished", n_trials=1, result=result, results=(result,)), 2e9).eyes
+    words += [eye.trials, eye.stop_reason]
+    assert all(re.search(r"\b1 (trial|letter)\b", text) for text in words), words
+    assert not [text for text in words if re.search(r"\b1 (trials|letters)\b", text)]
+    assert "session 6 was aborted after 1 trial without one" in words[0]
+    assert eye.trials == "1 letter"
+    rule = types.SimpleNamespace(
+        optimizer_settings={"stop": {"confidence": 0.95, "min_trials": 1, "max_trials": 80}},
+        protocol={},
+        status="aborted",
+    )
+    unsure = types.SimpleNamespace(stop_reason=None, n_trials=1, confidence=0.2)
+    assert stop_reason(rule, unsure) == "stopped by the clinician after 1 trial, before the stopping rule was met"
+
+
+def test_the_records_command_to_continue_names_the_database_by_its_absolute_path(monkeypatch, tmp_path):
+    """Typed relative (``--db kbC.db``), the database is named on paper by its absolute path: the
+    record is read elsewhere, the command run from another folder."""
+    from lensopt.dashboard.prescription_text import build_record
+
+    monkeypatch.setenv("LENSOPT_DB", str(tmp_path / "default" / "sessions.db"))
+    (tmp_path / "clinic").mkdir()
+    monkeypatch.chdir(tmp_path / "clinic")
+    empty = _session_info(status="aborted", n_trials=3)
+    missing = build_record(empty, 2e9, db_path="kbC.db").missing
+    assert missing.endswith(f"lensopt run --resume 6 --db {tmp_path / 'clinic' / 'kbC.db'}.")
+    assert "--db kbC.db" not in missing
+    # the default database, typed relative, is still the default: no --db
+    monkeypatch.setenv("LENSOPT_DB", str(tmp_path / "clinic" / "sessions.db"))
+    assert "--db" not in build_record(empty, 2e9, db_path="sessions.db").missing

@@ -19,12 +19,9 @@ no signature line, and a session not finished is marked so (``PrescriptionRecord
 
 from __future__ import annotations
 
-import os
-import shlex
 import textwrap
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from lensopt import __version__
 from lensopt.dashboard.series import count_text
@@ -43,7 +40,7 @@ from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
 from lensopt.store.claim import INTERRUPTED
-from lensopt.store.connection import default_db_path
+from lensopt.store.connection import resume_command
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
 from lensopt.store.verdict import NO_AXIS_REASON, stored_stop_confidence, stored_withheld_reason, trial_noun
 
@@ -308,18 +305,6 @@ def _read_through(info, result, trials) -> ReadThrough | None:
     tried, meridian_deg = told
     answers = [(t, t.correct) for t in tried]
     return read_through(result.sphere_d, result.cylinder_d, result.axis_deg, answers, meridian_deg)
-
-
-def resume_command(session_id: int, db_path=None) -> str:
-    """``lensopt run --resume 7``, with ``--db /absolute/path`` for a database other than the default
-    one (the closing console's continue command names it too): the command a record may be read far
-    from, on paper or in another folder, so the path is absolute even when typed relative."""
-    if db_path is None:
-        return f"lensopt run --resume {session_id}"
-    path = os.path.abspath(Path(db_path).expanduser())
-    default = os.path.abspath(default_db_path().expanduser())
-    db = "" if path == default else f" --db {shlex.quote(path)}"
-    return f"lensopt run --resume {session_id}{db}"
 
 
 def missing_reason(info, status: str | None = None, db_path=None) -> str:

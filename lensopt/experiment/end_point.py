@@ -41,7 +41,7 @@ from lensopt.stopping import (
     stop_threshold,
     threshold_text,
 )
-from lensopt.store import ResultRecord
+from lensopt.store import ResultRecord, db_option
 from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
 
 TREND_POINTS = 10
@@ -386,7 +386,7 @@ def continue_command(
     short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
     if not short:
         return None
-    db = "" if db_path is None else f" --db {db_path}"
+    db = db_option(db_path)
     budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
     most = max(e.n_trials for e in short)
     if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials

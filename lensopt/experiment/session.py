@@ -43,11 +43,13 @@ from lensopt.experiment.windows import (
     open_console,
     open_window,
     screen_count,
+    screen_width_problem,
     wants_console,
+    window_screen_width_px,
 )
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
-from lensopt.store import SessionInfo, SessionStore
+from lensopt.store import SessionInfo, SessionStore, resume_command
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
 
@@ -255,6 +257,12 @@ def _run(
     win = window if window is not None else open_window(protocol, fullscreen)
     console_win = None
     try:
+        width = None if window is not None or fullscreen else window_screen_width_px(win)
+        mismatch = screen_width_problem(calibration.screen_width_px, width)
+        if mismatch is not None and mismatch[1]:
+            raise CalibrationError(mismatch[0])
+        if mismatch is not None:  # within a display's scaling (HiDPI): the clinician decides
+            warn(mismatch[0])
         if wants_console(protocol):
             console_win = console_window if console_window is not None else open_console(protocol, log, fullscreen)
         plan = _Plan(
@@ -439,9 +447,10 @@ def _run_in_window(
         if status != "finished":  # a pause, a quit, a crash, Ctrl-C or a SIGTERM: how to go on
             with contextlib.suppress(StoreError):
                 stored = store.session(session_id)
+                trials = f"{stored.n_answers} trial{'' if stored.n_answers == 1 else 's'}"
                 log(
-                    f"stopped after {stored.n_answers} trials{undone_suffix(stored.n_undone)}; continue with: "
-                    f"lensopt run --resume {session_id} --db {request.db_path}"
+                    f"stopped after {trials}{undone_suffix(stored.n_undone)}; continue with: "
+                    f"{resume_command(session_id, request.db_path)}"
                 )
     if status == "finished":
         stored = _check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
@@ -471,7 +480,7 @@ def _check_end_stored(store, session_id: int, results, status_refused: str | Non
     except StoreError as exc:
         raise StoreError(
             f"session {session_id}: every answer is stored, but its end could not be checked "
-            f"({str(exc).splitlines()[0]}); store it with: lensopt run --resume {session_id} --db {db_path}"
+            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path)}"
         ) from None
     missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
     if status_refused is None and not missing:
@@ -481,7 +490,7 @@ def _check_end_stored(store, session_id: int, results, status_refused: str | Non
     why = "" if status_refused is None else f" ({status_refused})"
     raise StoreError(
         f"session {session_id}: every answer is stored, but not {what}{why}; store them with: "
-        f"lensopt run --resume {session_id} --db {db_path}"
+        f"{resume_command(session_id, db_path)}"
     )
 
 

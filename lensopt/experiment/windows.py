@@ -153,6 +153,36 @@ def console_over_the_chart(protocol: Protocol, fullscreen: bool, n_screens: int 
     )
 
 
+#: A calibration's screen width beyond this factor of the real screen's (either way) is no display
+#: scaling (HiDPI: 1.25 to 2) but a wrong number: refused rather than warned of.
+MAX_SCREEN_WIDTH_FACTOR = 3.0
+
+
+def screen_width_problem(calibration_width_px: int, screen_width_px: int | None) -> tuple[str, bool] | None:
+    """What a calibration's ``screen_width_px`` that is not the width of the screen the patient's
+    window opened on (``screen_width_px``, None: unknown) does to the letters, and whether it is past
+    any display scaling (:data:`MAX_SCREEN_WIDTH_FACTOR`: refuse); None when they agree. A windowed
+    chart's letters are sized from the calibration's pixels per cm, so every letter is off by their
+    ratio (a full-screen chart takes its framebuffer's pixels instead)."""
+    if screen_width_px is None or screen_width_px <= 0 or abs(calibration_width_px - screen_width_px) <= 1:
+        return None
+    ratio = calibration_width_px / screen_width_px
+    text = (
+        f"[calibration] screen_width_px = {calibration_width_px}, but the patient's screen is {screen_width_px} px "
+        f"wide: every letter would be drawn {max(ratio, 1 / ratio):.2g}x too {'large' if ratio > 1 else 'small'}; "
+        "set screen_width_px to the screen's width (or use the monitor lensopt calibrate stores)"
+    )
+    return text, not 1 / MAX_SCREEN_WIDTH_FACTOR <= ratio <= MAX_SCREEN_WIDTH_FACTOR
+
+
+def window_screen_width_px(win) -> int | None:
+    """The width (px) of the screen a PsychoPy (pyglet) window opened on, or None if it cannot say."""
+    try:
+        return int(win.winHandle.screen.width)
+    except Exception:  # noqa: BLE001 - another backend, or no handle: the check is skipped
+        return None
+
+
 def screen_count() -> int | None:
     """How many screens the display has (pyglet's count), or None if it cannot say."""
     try:

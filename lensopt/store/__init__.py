@@ -9,7 +9,14 @@ changed so that it cannot be read, :meth:`SessionStore.listing`),
 only; nothing is ever pickled.
 """
 
-from lensopt.store.connection import DatabaseLockedError, ReadOnlyStoreError, check_not_the_database, default_db_path
+from lensopt.store.connection import (
+    DatabaseLockedError,
+    ReadOnlyStoreError,
+    check_not_the_database,
+    db_option,
+    default_db_path,
+    resume_command,
+)
 from lensopt.store.database import (
     DEFAULT_TIMEOUT_S,
     DamagedSessionError,
@@ -71,7 +78,9 @@ __all__ = [
     "TrialRecord",
     "WrongKindError",
     "check_not_the_database",
+    "db_option",
     "default_db_path",
+    "resume_command",
     "stored_confidence_target",
     "stored_fixed_design",
     "stored_stop_confidence",

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sqlite3
 import threading
 import time
@@ -67,6 +68,25 @@ def default_db_path() -> Path:
         return Path(explicit).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join("~", ".local", "share")
     return Path(data_home).expanduser() / "lensopt" / "sessions.db"
+
+
+def db_option(db_path) -> str:
+    """`` --db /absolute/path`` for a database other than the default one (:func:`default_db_path`),
+    ``""`` for it or for None: what a printed or shown command names, absolute (and quoted for a shell)
+    because it is read far from where the path was typed — on paper, in another folder."""
+    if db_path is None:
+        return ""
+    path = os.path.abspath(Path(db_path).expanduser())
+    if path == os.path.abspath(default_db_path()):
+        return ""
+    return f" --db {shlex.quote(path)}"
+
+
+def resume_command(session_id: int, db_path=None) -> str:
+    """``lensopt run --resume 7``, with ``--db /absolute/path`` for a database other than the default
+    one (:func:`db_option`): the command that continues a session, as the run, the console, the
+    dashboard and the record give it."""
+    return f"lensopt run --resume {session_id}{db_option(db_path)}"
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:

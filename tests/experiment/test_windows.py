@@ -4,11 +4,18 @@ import dataclasses
 
 import pytest
 
-from experiment_helpers import REPO
+from experiment_helpers import REPO, write_protocol
 from lensopt.cli import main
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.protocol_sections import ScreensSection
-from lensopt.experiment.windows import console_over_the_chart, on_this_display, screen_count
+from lensopt.experiment.windows import (
+    MAX_SCREEN_WIDTH_FACTOR,
+    console_over_the_chart,
+    on_this_display,
+    screen_count,
+    screen_width_problem,
+)
+from lensopt.store import SessionStore
 
 CLINICAL = REPO / "protocols" / "clinical-prescription.toml"
 
@@ -64,3 +71,51 @@ def test_a_patient_session_whose_console_would_cover_the_chart_is_refused_and_cr
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "only 1 screen" in err and "full-screen chart" in err
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("calibration_px", "screen_px", "expected"),
+    [
+        (1920, 1920, None),  # the screen it describes
+        (1921, 1920, None),  # a pixel's rounding
+        (1920, None, None),  # a screen that cannot say
+        (2880, 1440, (2.0, "large", False)),  # HiDPI: warned, the clinician decides
+        (1920, 2560, (1920 / 2560, "small", False)),
+        (100000, 1920, (100000 / 1920, "large", True)),  # a wrong number: refused
+        (400, 1920, (400 / 1920, "small", True)),
+    ],
+)
+def test_a_calibration_not_of_the_screen_says_by_how_much_every_letter_is_off(calibration_px, screen_px, expected):
+    problem = screen_width_problem(calibration_px, screen_px)
+    if expected is None:
+        assert problem is None
+        return
+    ratio, way, refused = expected
+    text, refuse = problem
+    factor = max(ratio, 1 / ratio)
+    assert refuse == refused == (factor > MAX_SCREEN_WIDTH_FACTOR)
+    assert f"{factor:.2g}x too {way}" in text and f"= {calibration_px}," in text and "\n" not in text
+
+
+def test_a_windowed_chart_whose_calibration_is_not_the_screens_is_refused_and_keeps_nothing(tmp_path, capsys):
+    """Xvfb's screen is 1920 px wide: a protocol saying 100000 px would draw every letter 52x too large."""
+    if window_width_of_display() != 1920:
+        pytest.skip("needs the 1920-px Xvfb screen of the test command")
+    protocol = write_protocol(tmp_path / "wide.toml", **{"calibration.screen_width_px": "100000"})
+    db = tmp_path / "sessions.db"
+    code = main(["run", "--protocol", str(protocol), "--participant", "P1", "--seed", "1", "--db", str(db)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "screen_width_px = 100000" in err and "1920 px wide" in err
+    with SessionStore(db, readonly=True) as store:
+        assert store.listing() == []  # refused before the session was created
+
+
+def window_width_of_display():
+    """The width of the first screen of this display (pyglet), or None."""
+    try:
+        import pyglet
+
+        return pyglet.canvas.get_display().get_screens()[0].width
+    except Exception:  # noqa: BLE001 - no display
+        return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lensopt.stopping import confidence_text
+from lensopt.stopping import confidence_text, threshold_text
 
 CONSOLE_TEXT_HEIGHT_PX = 24
 """Height of the console's ordinary text (px)."""
@@ -45,8 +45,8 @@ CONSOLE_TEXT_COLOR = (0.9, 0.9, 0.9)
 CONSOLE_LENS_COLOR = (1.0, 0.85, -0.2)
 """The colour of the lens to set (PsychoPy rgb): amber, the one thing to look for."""
 
-LAST_ANSWERS_SHOWN = 6
-"""How many of the last answers the console lists."""
+LAST_ANSWERS_SHOWN = 5
+"""How many of the last answers the console lists (five keep ``100: D>D ok`` answers on one line)."""
 
 MIN_TEXT_SCALE = 0.5
 """The console's text is set no smaller than this fraction of its heights to fit the window's height
@@ -182,6 +182,8 @@ class ClinicianConsole:
         answers = "Last answers:  " + ("   ".join(shown) if shown else "none yet")
         if s.confidence is not None:
             answers += f"\nConfidence so far: {confidence_text(s.confidence, s.confidence_target)}"
+            if s.confidence_target is not None:  # how near the stop is
+                answers += f" (stops at {threshold_text(s.confidence_target)})"
         return [title, s.heading, s.lens_text, s.keys_text, answers, s.message]
 
     def _fit_lens(self, text: str, scale: float = 1.0) -> None:

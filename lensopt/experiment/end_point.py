@@ -394,6 +394,14 @@ def continue_command(
     return f"lensopt run --resume {session_id} --trials {max(budgets)}{db}"
 
 
+def console_broken(line: str) -> str:
+    """A closing line broken where the console's width would otherwise break it mid-phrase: the
+    confidence after the predicted acuity, the power vector's intervals after the lens's (``M`` and
+    ``-1.79 to -1.16 D`` kept together); the log keeps each on one line."""
+    line = line.replace(", confidence ", "\nconfidence ", 1)
+    return line.replace(", M ", ",\nM ", 1) if "95% intervals" in line else line
+
+
 def closing_screen(
     console, responses, protocol, end_points: list, frames_dir: Path | None = None, resume: str | None = None
 ) -> None:
@@ -403,7 +411,7 @@ def closing_screen(
     ``resume`` (:func:`continue_command`, its note on a line of its own), the command that
     continues the session."""
     confirm = protocol.keys.confirm
-    lines = [(f"{e.eye}: " if e.eye else "") + line for e in end_points for line in e.closing_lines()]
+    lines = [console_broken((f"{e.eye}: " if e.eye else "") + line) for e in end_points for line in e.closing_lines()]
     if resume is not None:
         lines.append(f"To continue: {resume}")
     console.update(  # each eye's confidence is in its lines: not the last trial's "Confidence so far"

@@ -12,11 +12,12 @@ import pytest
 from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
-from lensopt.experiment.console import console_size_and_pos
+from lensopt.experiment.console import LAST_ANSWERS_SHOWN, console_size_and_pos
 from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 from lensopt.experiment.protocol_sections import DisplaySection, ScreensSection, show_lens
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.refraction.lens import Lens, diopter_text
+from lensopt.stopping import confidence_text
 from lensopt.store import SessionStore
 
 CLINICAL = REPO / "protocols" / "clinical-prescription.toml"
@@ -267,29 +268,51 @@ def test_a_two_parameter_session_without_an_axis_says_along_which_axis_its_cylin
     ), lines
 
 
-@needs_display
-def test_a_line_of_answers_too_wide_for_the_console_wraps_between_answers_never_inside_one():
-    # at the console's default size, six answers fill more than a line; pyglet lays the text out
-    # for real and each line of the layout must hold whole answers ("20:" above "W>W ok" was the bug)
+def _answer_lines(answers, **state):
+    """The console's line(s) of last answers as pyglet lays them out, in the clinical console's size."""
     from psychopy import visual
 
     from lensopt.experiment.console import ClinicianConsole
 
-    answers = [("Q", "Q", "ok"), ("O", "O", "ok"), ("K", "O", "x"), ("X", "K", "x"), ("D", "P", "x"), ("W", "W", "ok")]
-    listed = tuple(f"{k}: {shown}>{named} {mark}" for k, (shown, named, mark) in enumerate(answers, start=15))
     win = visual.Window(size=(900, 640), units="pix", checkTiming=False, winType="pyglet")
     try:
         console = ClinicianConsole(win)
-        console.update(answers=listed, trial_index=20, n_trials=20)
+        console.update(answers=answers, **state)
         layout = console.history._pygletTextObj
         text = layout.document.text
-        lines = [text[line.start : line.start + line.length] for line in layout._get_lines()]
+        return [text[line.start : line.start + line.length] for line in layout._get_lines()]
     finally:
         win.close()
+
+
+@needs_display
+def test_the_last_answers_of_three_digit_trials_fit_one_line_of_the_console():
+    # pyglet lays the text out for real: "81: D>D ok" alone on a second line was the bug
+    answers = [("Q", "Q", "ok"), ("O", "O", "ok"), ("K", "O", "x"), ("X", "K", "x"), ("D", "P", "x"), ("W", "W", "ok")]
+    listed = tuple(f"{k}: {shown}>{named} {mark}" for k, (shown, named, mark) in enumerate(answers, start=115))
+    lines = _answer_lines(listed, trial_index=121, n_trials=140)
+    assert len(lines) == 1, lines
+    shown = lines[0].replace("\u00a0", " ").removeprefix("Last answers:").strip().split("   ")
+    assert shown == list(listed[-LAST_ANSWERS_SHOWN:])  # the latest, in order
+
+
+@needs_display
+def test_a_line_of_answers_too_wide_for_the_console_wraps_between_answers_never_inside_one():
+    # answers wider than any trial's ("20:" above "W>W ok" was the bug): each line holds whole answers
+    listed = tuple(f"{k}: QUITE-LONG>ANSWER ok" for k in range(15, 15 + LAST_ANSWERS_SHOWN))
+    lines = _answer_lines(listed, trial_index=20, n_trials=20)
     assert len(lines) > 1  # it does wrap
     shown = [line.replace("\u00a0", " ").removeprefix("Last answers:").strip() for line in lines]
     entries = [entry for line in shown for entry in line.split("   ")]  # answers are three spaces apart
     assert entries == list(listed)
+
+
+@needs_display
+def test_the_confidence_so_far_says_where_the_session_stops():
+    lines = _answer_lines((), confidence=0.884, confidence_target=0.95)
+    text = "".join(lines).replace("\u00a0", " ")
+    assert f"Confidence so far: {confidence_text(0.884, 0.95)} (stops at 0.95)" in text
+    assert "stops at" not in "".join(_answer_lines((), confidence=0.884))  # no rule, no stop named
 
 
 @needs_display

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from experiment_helpers import needs_display
-from lensopt.experiment.end_point import EndPoint, closing_screen
+from lensopt.experiment.end_point import EndPoint, closing_screen, console_broken
 
 #: The console's size in ``[screens] console_size_px`` of the clinical protocols.
 CONSOLE_SIZE_PX = (900, 640)
@@ -93,7 +93,7 @@ def test_the_closing_console_of_both_eyes_fits_the_window_with_the_key_that_clos
     assert outside == []  # ...and, like every line, inside the window
     for (_, bottom, _, _), (text, _, top, _) in itertools.pairwise(boxes):
         assert top <= bottom, text  # each part below the one above
-    assert all(line in console.drawn[3] for e in end_points for line in e.closing_lines())  # no eye's line left out
+    assert all(console_broken(line) in console.drawn[3] for e in end_points for line in e.closing_lines())  # all kept
     # the frame saved: nothing drawn in the window's last rows (the last line touched the bottom edge)
     background = np.median(frame[-4:, :])
     assert frame.shape == (size_px[1], size_px[0])
@@ -158,3 +158,14 @@ def test_keys_too_many_for_one_line_are_listed_one_a_line_never_a_line_ended_on_
     assert set_long == keys.replace(KEY_SEPARATOR, "\n")  # 4 keys are too many for one line at either width
     assert set_short == short and short_px <= one_line_px  # 2 fit
     assert console.drawn[3] == short  # what the console says it shows: the keys as given
+
+
+def test_a_closing_line_breaks_between_its_phrases_not_inside_one():
+    acuity, intervals = (f"OD: {line}" for line in OD.details)
+    assert console_broken(acuity).split("\n") == [
+        "OD: predicted acuity -0.01 logMAR",
+        "confidence 0.81 that it is within 0.025 logMAR of the best",
+    ]
+    first, second = console_broken(intervals).split("\n")
+    assert first.endswith("axis 138 to 009 through 180,") and second.startswith("M -11.95 to -10.26 D, J0 ")
+    assert console_broken(OD.not_tried) == OD.not_tried  # nothing to break at

@@ -100,6 +100,7 @@ class LoopScreens(Screens):
         eye: str | None = None,
         index_offset: int = 0,
         records=(),
+        before: str = "",
     ):
         self.calibration = calibration
         self.optimizer, self.record = optimizer, record
@@ -108,6 +109,7 @@ class LoopScreens(Screens):
         self.n_answered = 0
         self.confidences: list[tuple[int, float]] = []  # (answers told, confidence) once the stopping rule may act
         self.eye = eye  # every record of this loop is for this eye (None: the session names none)
+        self.before = before  # the console's first lines at its start: the eye searched before, its result
         self.records = list(records)
         # stored rows that do not count towards this search's trial numbers (index - n_void is a
         # trial's number): the first eye's, in a session of both, and the answers undone (kept, void)

@@ -351,7 +351,8 @@ class LetterScreens(Screens):
         keys, p = self.protocol.keys, self.protocol
         if self.console is not None:
             return self._wait_or_pause(
-                f"{self._resume_note(n_trials)}{eye_line(self.eye)}The patient reads each letter aloud; type the letter they name "
+                f"{getattr(self, 'before', '')}{self._resume_note(n_trials)}{eye_line(self.eye)}"
+                "The patient reads each letter aloud; type the letter they name "
                 f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
                 patient_text="Read the letter",
                 console={"n_trials": n_trials, "keys_text": self._answer_keys_text()},

@@ -396,6 +396,8 @@ def _run_in_window(
                 continue
             mine = eye_records(records, eye)
             per_eye = {} if eye is None else {"eye": eye, "index_offset": len(records) - len(mine)}
+            if end_points:  # the eye before (OD before OS): its result on the console before this one starts
+                per_eye["before"] = "".join(f"{e.lines()[0]}\n" for e in end_points) + "\n"
             loop = mode.loop(
                 win,
                 protocol,

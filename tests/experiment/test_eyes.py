@@ -67,7 +67,7 @@ def test_an_ou_session_runs_od_then_os_each_its_own_search_and_result(tmp_path, 
     assert [t["eye"] for t in document["trials"]] == [r["eye"] for r in rows] == ["OD"] * 3 + ["OS"] * 3
     titles = [text for _, text in drawn_texts if text.startswith("Trial ")]
     assert any(t.endswith("eye OD") for t in titles) and any(t.endswith("eye OS") for t in titles)
-    assert any(text.startswith("Eye OS: the left eye, the right one occluded") for _, text in drawn_texts)
+    assert any("\n\nEye OS: the left eye, the right one occluded" in text for _, text in drawn_texts)  # after OD's result
 
 
 def lensopt(*args):
@@ -197,3 +197,27 @@ def test_a_resumed_session_shows_the_stored_last_answers_of_the_eye_being_tested
     expected = (f"1: {os_1.letter}>{os_1.response} {'ok' if os_1.correct else 'x'}",)
     assert before_answer and all(s.answers == expected and s.eye == "OS" for s in before_answer), before_answer[0]
     assert all(s.confidence is not None for s in before_answer)
+
+
+def test_the_second_eyes_console_opens_with_the_first_eyes_result(tmp_path, window, console_states):
+    """Before OS starts the clinician sees what OD ended with (to continue OD later if it fell short)."""
+    lines = []
+    outcome = run_session(
+        RunRequest(
+            db_path=tmp_path / "s.db",
+            protocol_path=clinic_protocol(tmp_path),
+            participant="P1",
+            seed=8,
+            trials=3,
+            eye="OU",
+        ),
+        log=lines.append,
+        window=window,
+    )
+    od_result = outcome.results[0]
+    assert od_result.eye == "OD"
+    starts = [s.heading for s in console_states if s.eye == "OS" and "Eye OS:" in s.heading]
+    assert starts, [s.heading for s in console_states]
+    od_line = next(line for line in lines if line.startswith("OD  "))  # as the log said it
+    assert starts[0].startswith(f"{od_line}\n\nEye OS: the left eye")
+    assert not [s.heading for s in console_states if s.eye == "OD" and s.heading.startswith("OD  ")]  # OD's own start

@@ -380,7 +380,8 @@ def continue_command(
     --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
     over the eyes short of their target (an eye without a number of its own gets that budget too);
-    ``--trials N`` with "(N more than …)" after ``note_sep`` where no number can be justified. None when every eye has its end point (a comparison
+    where no number can be justified, the most an estimate would recommend (:data:`MAX_EXTRAPOLATION`
+    times the answers so far, more), said to be a ceiling after ``note_sep``: a command to run as it is. None when every eye has its end point (a comparison
     from enough comparisons among them), or the protocol fixed its trials (a study's design, not a
     call for more)."""
     short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
@@ -390,7 +391,11 @@ def continue_command(
     budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
     most = max(e.n_trials for e in short)
     if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials
-        return f"lensopt run --resume {session_id} --trials N{db}{note_sep}(N more than {most})"
+        ceiling = math.ceil((1 + MAX_EXTRAPOLATION) * most)  # the most an estimate would have recommended
+        return (
+            f"lensopt run --resume {session_id} --trials {ceiling}{db}{note_sep}"
+            f"(at most; too few answers to estimate how many more)"
+        )
     return f"lensopt run --resume {session_id} --trials {max(budgets)}{db}"
 
 

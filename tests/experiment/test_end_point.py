@@ -4,7 +4,13 @@ import math
 import types
 from dataclasses import replace
 
-from lensopt.experiment.end_point import EndPoint, continue_command, more_trials_estimate, prescription_lines
+from lensopt.experiment.end_point import (
+    MAX_EXTRAPOLATION,
+    EndPoint,
+    continue_command,
+    more_trials_estimate,
+    prescription_lines,
+)
 from lensopt.refraction.shown import untried_note
 from lensopt.store import ResultRecord
 
@@ -71,14 +77,17 @@ def test_the_command_to_continue_gives_every_short_eye_its_recommended_trials():
     # a search without a confidence (duels) has no target to continue towards
     duel = EndPoint("OD", True, None, math.nan, "-1.00 / -0.50 x 180", n_trials=40)
     assert continue_command([duel], 7) is None
-    # no number can be justified: say so rather than invent one
+    # no number can be justified: the most an estimate would give (twice the answers more), said so
     unknown = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30)
-    assert continue_command([unknown], 7) == "lensopt run --resume 7 --trials N  (N more than 30)"
+    ceiling = f"--trials {int(30 + MAX_EXTRAPOLATION * 30)}  (at most; too few answers to estimate how many more)"
+    assert continue_command([unknown], 7) == f"lensopt run --resume 7 {ceiling}"
     # one eye without a number of its own: the other's budget (36 + 8) gives it more trials too
     assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials 44"
-    # ... unless that budget gives it none: then N again
+    # ... unless that budget gives it none: then the ceiling again
     long = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=50)
-    assert continue_command([long, os_], 7) == "lensopt run --resume 7 --trials N  (N more than 50)"
+    assert continue_command([long, os_], 7).startswith(
+        f"lensopt run --resume 7 --trials {int(50 + MAX_EXTRAPOLATION * 50)}  (at most"
+    )
 
 
 def test_a_fixed_design_short_of_its_target_reports_its_estimate_and_asks_for_nothing_more():

@@ -14,6 +14,7 @@ from pytestqt.qt_compat import qt_api
 if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
     pytest.skip("the dashboard needs pytest-qt on PyQt5 (qt_api = 'pyqt5')", allow_module_level=True)
 
+from dashboard_records import answered_record
 from PyQt5.QtGui import QImage
 
 from lensopt.dashboard.model import PRESCRIPTION_MESSAGE, session_model, snapshot_from_store
@@ -24,7 +25,7 @@ from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.shown import untried_d
 from lensopt.stopping import confidence_text
-from lensopt.store import SessionStore, TrialRecord
+from lensopt.store import SessionStore
 from tests.dashboard.conftest import legends_over_data, panel_legends
 
 N_TRIALS = 12
@@ -46,22 +47,7 @@ def prescription_db(tmp_path_factory):
             trial = opt.ask()
             correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
             opt.tell(trial, correct)
-            store.append_trial(
-                sid,
-                TrialRecord(
-                    i,
-                    trial.sphere_d,
-                    trial.cylinder_d,
-                    trial.letter_logmar,
-                    "K",
-                    "K" if correct else "X",
-                    correct,
-                    0.8,
-                    1000.0 + 3 * i,
-                    1000.8 + 3 * i,
-                    axis_deg=trial.axis_deg,
-                ),
-            )
+            store.append_trial(sid, answered_record(i, trial, correct))
         store.set_status(sid, "finished")
     return path, sid, opt
 

@@ -12,6 +12,7 @@ import types
 from dataclasses import asdict, replace
 
 import pytest
+from dashboard_records import answered_record
 
 from lensopt.dashboard import prescription_record
 from lensopt.dashboard.prescription_record import write_prescription_record
@@ -28,26 +29,10 @@ from lensopt.refraction.lens import snellen_text
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.stopping import confidence_text
-from lensopt.store import ResultRecord, SessionStore, TrialRecord
+from lensopt.store import ResultRecord, SessionStore
 from lensopt.store.claim import claim_session
 
 N_TRIALS = 12
-
-
-def _record(i, trial, correct) -> TrialRecord:
-    return TrialRecord(
-        i,
-        trial.sphere_d,
-        trial.cylinder_d,
-        trial.letter_logmar,
-        "K",
-        "K" if correct else "X",
-        correct,
-        0.8,
-        1000.0 + 3 * i,
-        1000.8 + 3 * i,
-        axis_deg=getattr(trial, "axis_deg", None),
-    )
 
 
 def result_of(opt) -> ResultRecord:
@@ -93,7 +78,7 @@ def sessions_db(tmp_path_factory):
                 trial = opt.ask()
                 correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
                 opt.tell(trial, correct)
-                store.append_trial(sid, _record(i, trial, correct))
+                store.append_trial(sid, answered_record(i, trial, correct))
             if name == "confident":
                 store.set_result(sid, replace(result_of(opt), confidence=0.97))
             elif status != "aborted":
@@ -106,7 +91,7 @@ def sessions_db(tmp_path_factory):
             trial = opt.ask()
             correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
             opt.tell(trial, correct)
-            store.append_trial(sid, _record(i, trial, correct))
+            store.append_trial(sid, answered_record(i, trial, correct))
         store.set_status(sid, "finished")
     return path, ids
 
@@ -719,7 +704,7 @@ def test_a_two_parameter_session_of_both_eyes_prints_each_eyes_curves(tmp_path):
                 trial = opt.ask()
                 correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
                 opt.tell(trial, correct)
-                store.append_trial(sid, replace(_record(index, trial, correct), eye=eye))
+                store.append_trial(sid, answered_record(index, trial, correct, eye))
         store.set_status(sid, "finished")
         out = write_prescription_record(store, sid, tmp_path / "ou.pdf")
     assert page_count(out.read_bytes()) == 3

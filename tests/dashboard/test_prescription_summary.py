@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from dashboard_records import answered_record
 from matplotlib.figure import Figure
 from matplotlib.font_manager import findfont
 
@@ -20,29 +21,12 @@ from lensopt.observer import SimulatedPatient
 from lensopt.refraction.lens import power_vector_arrays
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.trial import Trial
-from lensopt.store import ResultRecord, SessionStore, TrialRecord
+from lensopt.store import ResultRecord, SessionStore
 
 #: Letters of the search, then letters read through its lens as the clinician checks it.
 N_SEARCH, N_CHECKS = 24, 3
 #: A [stop] confidence the search reaches (~0.4), so that its lens is a prescription.
 LOW_STOP = {"confidence": 0.2, "min_trials": 5, "max_trials": 80}
-
-
-def _trial_record(i, trial, correct, eye=None) -> TrialRecord:
-    return TrialRecord(
-        i,
-        trial.sphere_d,
-        trial.cylinder_d,
-        trial.letter_logmar,
-        "K",
-        "K" if correct else "X",
-        correct,
-        0.8,
-        1000.0 + 3 * i,
-        1000.8 + 3 * i,
-        axis_deg=trial.axis_deg,
-        eye=eye,
-    )
 
 
 def _result_of(opt, eye=None) -> ResultRecord:
@@ -75,7 +59,7 @@ def _search(store, sid, n_search, n_checks, eye=None, first=1) -> PrescriptionOp
             trial = Trial(lens.sphere_d, lens.cylinder_d, 0.1 * (i % 3), axis_deg=lens.axis_deg)
         correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
         opt.tell(trial, correct)
-        store.append_trial(sid, _trial_record(i, trial, correct, eye))
+        store.append_trial(sid, answered_record(i, trial, correct, eye))
     return opt
 
 

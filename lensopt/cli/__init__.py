@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import importlib.util
 import os
+import re
 import signal
 import sys
 import threading
@@ -39,8 +40,19 @@ COMMAND_MODULES = (
 )
 
 
+#: A negative number as a value (``--true-sphere -1e1``, ``-1.5E+1``, ``-.5``, ``-inf``): argparse
+#: (3.11) reads only ``-1`` and ``-1.5`` as numbers and took ``-1e1`` for an option ("expected one
+#: argument", the value unnamed); lensopt has no option that looks like a number.
+NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line and exit with code 2."""
+    """An ``ArgumentParser`` whose errors are one line and exit with code 2, and which reads a
+    negative number in any notation as a value (:data:`NEGATIVE_NUMBER`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER  # argparse internals (3.11, 3.12)
 
     def error(self, message):  # argparse API
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
@@ -155,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
         return 0
     except KeyboardInterrupt:
-        if args.command != "bench":
+        if args.command in ("hyperparameters", "simulate"):  # a fit, a simulation: nothing is stored on the way
+            kept = "; nothing was written"
+        elif args.command != "bench":
             kept = "; everything answered so far is saved"
         elif getattr(args, "out", None) and hasattr(args, "scheduler"):  # a campaign: one record per finished run
             kept = f"; every finished run is kept in {args.out}: the same command resumes the campaign"

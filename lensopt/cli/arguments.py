@@ -50,7 +50,7 @@ def _number(text, kind):
         what = "a whole number" if kind is int else "a number"
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     limit = MAX_WHOLE_NUMBER if kind is int else MAX_MAGNITUDE
-    if abs(value) > limit:  # nan and inf pass here and are refused by finite_float
+    if math.isfinite(value) and abs(value) > limit:  # nan and inf pass here and are refused by finite_float
         raise argparse.ArgumentTypeError(f"must be at most {limit} in size, got {text}")
     return value
 
@@ -108,6 +108,17 @@ def finite_float(text) -> float:
     value = _number(text, float)
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
+def whole_axis(text) -> float:
+    """An axis in whole degrees (a phoropter's), as a float; 1-180 is checked where it is used (its
+    one line says 180, not 0). A fractional one was shown rounded and stored as given."""
+    value = finite_float(text)
+    if value != int(value):
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a whole number of degrees: give one from 1 to 180, e.g. {max(1, min(180, round(value)))}"
+        )
     return value
 
 
@@ -175,6 +186,8 @@ def check_output_file(flag: str, path) -> None:
     a file in a folder that does not exist, or one that cannot be written. Creates nothing."""
     target = Path(path)
     folder = target.absolute().parent
+    if str(path).endswith(("/", os.sep)) and not target.is_dir():  # Path drops the slash: it would write a file
+        raise ValueError(f"{flag} {path} ends in a slash, which names a folder; give a file name")
     if target.is_dir():
         raise ValueError(f"{flag} {path} is a folder; give a file name")
     if not folder.is_dir():
@@ -196,3 +209,14 @@ def check_output_folder(flag: str, path) -> None:
     if not existing.is_dir():
         raise ValueError(f"{flag} {path}: {existing} is a file, not a folder; choose another path")
     _writable_folder(flag, path, existing)
+
+
+def check_database_not_a_folder(db, default) -> None:
+    """Refuse, in one line, a session database (``--db DB``, else ``default``: ``$LENSOPT_DB`` or the
+    default path) that is a folder: the store would say there is no database there."""
+    path = Path(db if db else default).expanduser()
+    if path.is_dir():
+        given = f"--db {db}" if db else f"the default session database {path} ($LENSOPT_DB, else the data folder)"
+        raise ValueError(
+            f"{given} is a folder, not a session database file; give the file (e.g. --db {path / 'sessions.db'})"
+        )

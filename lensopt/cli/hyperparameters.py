@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import Handler
+import argparse
+
+from lensopt.cli.arguments import MAX_BENCH_COUNT, Handler
+from lensopt.cli.arguments import bench_count as _count
 from lensopt.cli.arguments import non_negative_int as _non_negative_int
 from lensopt.cli.arguments import positive_float as _positive_float
-from lensopt.cli.arguments import positive_int as _positive_int
 
 #: Defaults per --space: the two-parameter (sphere, cylinder) search and the full prescription
 #: (``lensopt.refraction_hyperparameters.PRESCRIPTION_SLOPE``/``PRESCRIPTION_TRIALS``, copied: the
@@ -14,6 +16,14 @@ SPACE_DEFAULTS = {
     "sphere-cylinder": {"slope": 5.0, "responses": 260, "passes": 2},
     "power-vector": {"slope": 14.0, "responses": 60, "passes": 1},
 }
+
+
+def _restarts(text) -> int:
+    """``--restarts``: 0 to :data:`~lensopt.cli.arguments.MAX_BENCH_COUNT` (as a benchmark's counts)."""
+    value = _non_negative_int(text)
+    if value > MAX_BENCH_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BENCH_COUNT}, got {value}")
+    return value
 
 
 def register(subparsers) -> None:
@@ -39,10 +49,12 @@ def register(subparsers) -> None:
         "or the full prescription over power vectors (M, J0, J45)",
     )
     p.add_argument("--slope", type=_positive_float, help="patients' psychometric slope (default 5; power-vector 14)")
-    p.add_argument("--patients", type=_positive_int, default=8)
+    p.add_argument(
+        "--patients", type=_count, default=8, help=f"simulated patients, at most {MAX_BENCH_COUNT} (default 8)"
+    )
     p.add_argument(
         "--responses",
-        type=_positive_int,
+        type=_count,
         help="responses per patient (trials per session; default 260, power-vector 60; the paper's "
         "random design used 1000)",
     )
@@ -62,7 +74,7 @@ def register(subparsers) -> None:
     p.add_argument("--ard", action="store_true", help="one lengthscale per coordinate (ARD) instead of one for both")
     p.add_argument(
         "--passes",
-        type=_positive_int,
+        type=_count,
         help="session/re-fit passes (sessions design; default 2, power-vector 1: the shipped kernels as pilot)",
     )
     p.add_argument(
@@ -78,7 +90,9 @@ def register(subparsers) -> None:
         "as fitted_kernel/fitted_start_kernel)",
     )
     p.add_argument("--seed", type=_non_negative_int, default=0)
-    p.add_argument("--restarts", type=_non_negative_int, default=3)
+    p.add_argument(
+        "--restarts", type=_restarts, default=3, help=f"optimizer restarts per fit, 0 to {MAX_BENCH_COUNT} (default 3)"
+    )
     p.add_argument(
         "--model",
         choices=("floored", "probit"),

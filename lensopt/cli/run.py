@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensopt.cli.arguments import DB_HELP, Handler, finite_float, non_negative_int, positive_int
+from lensopt.cli.arguments import DB_HELP, Handler, non_negative_int, positive_int, whole_axis
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 
 
@@ -57,7 +57,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--axis",
-        type=finite_float,
+        type=whole_axis,
         metavar="DEG",
         dest="axis_deg",
         help="the axis (1-180) the phoropter's cylinder is set to in a sphere-and-cylinder search (the "

@@ -45,7 +45,10 @@ def register(subparsers) -> None:
     )
     export.add_argument("--all", action="store_true", help="export every stored session, oldest first")
     export.add_argument(
-        "--format", dest="fmt", default="csv", metavar="|".join(FORMATS), help="export format (default: csv)"
+        "--format",
+        dest="fmt",
+        metavar="|".join(FORMATS),
+        help="export format (default: json for an -o FILE.json, else csv; a format the file name contradicts is refused)",
     )
     export.add_argument("--db", metavar="PATH", help="session database (default: as for `lensopt sessions`)")
     export.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")

@@ -5,12 +5,35 @@ or ``ranking`` (:class:`lensopt.refraction.prescription_rankings.PrescriptionRan
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import finite_float as _finite_float
+import argparse
+
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import positive_float as _positive_float
+from lensopt.cli.arguments import whole_axis as _whole_axis
 
 #: The largest sphere or cylinder (D, either sign) of a simulated patient: a phoropter's range.
 MAX_PATIENT_POWER_D = 20.0
+
+#: The largest ``--m-half-width``, ``--j-half-width`` and ``--accommodation`` (D): a protocol's
+#: ``[start] m_half_width_d``, ``j_half_width_d`` and ``[simulated] accommodation_d`` take the same
+#: (``lensopt.experiment.search_sections``, ``protocol_sections``; written out so that ``lensopt
+#: --help`` does not import them).
+MAX_M_HALF_WIDTH_D = 10.0
+MAX_J_HALF_WIDTH_D = 5.0
+MAX_ACCOMMODATION_D = 20.0
+
+
+def _at_most(convert, limit: float, what: str):
+    """An option type: ``convert``'s value, at most ``limit`` (a one-line refusal naming ``what``)."""
+
+    def parse(text):
+        value = convert(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"must be at most {limit:g} D ({what}), got {text}")
+        return value
+
+    parse.__name__ = f"_at_most_{getattr(convert, '__name__', 'value')}"
+    return parse
 
 
 def add_prescription_arguments(p) -> None:
@@ -22,7 +45,7 @@ def add_prescription_arguments(p) -> None:
         "(docs/prescription.md).",
     )
     full.add_argument(
-        "--true-axis", type=_finite_float, metavar="DEG", help="axis of the patient's cylinder, 1-180 degrees"
+        "--true-axis", type=_whole_axis, metavar="DEG", help="axis of the patient's cylinder, 1-180 whole degrees"
     )
     full.add_argument(
         "--start",
@@ -32,21 +55,22 @@ def add_prescription_arguments(p) -> None:
     )
     full.add_argument(
         "--accommodation",
-        type=_non_negative_float,
+        type=_at_most(_non_negative_float, MAX_ACCOMMODATION_D, "as a protocol's [simulated] accommodation_d"),
         metavar="A",
-        help="the patient's amplitude of accommodation (D): lenses up to A D too minus read as well (default 0)",
+        help=f"the patient's amplitude of accommodation (D), 0 to {MAX_ACCOMMODATION_D:g}: lenses up to A D too "
+        "minus read as well (default 0)",
     )
     full.add_argument(
         "--m-half-width",
-        type=_positive_float,
+        type=_at_most(_positive_float, MAX_M_HALF_WIDTH_D, "as a protocol's [start] m_half_width_d"),
         metavar="D",
-        help="with --start: half-width of the search box in M (default 2)",
+        help=f"with --start: half-width of the search box in M, at most {MAX_M_HALF_WIDTH_D:g} (default 2)",
     )
     full.add_argument(
         "--j-half-width",
-        type=_positive_float,
+        type=_at_most(_positive_float, MAX_J_HALF_WIDTH_D, "as a protocol's [start] j_half_width_d"),
         metavar="D",
-        help="with --start: half-width of the search box in J0 and J45 (default 1)",
+        help=f"with --start: half-width of the search box in J0 and J45, at most {MAX_J_HALF_WIDTH_D:g} (default 1)",
     )
 
 

@@ -15,13 +15,22 @@ and the rule names checked here, are defined in :mod:`lensopt.experiment.search_
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
+from lensopt.experiment.protocol_checks import (
+    MIN_M_HALF_WIDTH_D,
+    fractional_axis_problem,
+    ignored_optimizer_field,
+    phoropter_problem,
+    random_only_problem,
+)
 from lensopt.experiment.protocol_sections import (
     DUEL_ANSWER_KEYS,
     BreaksSection,
@@ -45,9 +54,8 @@ from lensopt.experiment.protocol_sections import (
 )
 from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
 from lensopt.reference_data import PROTOCOLS_DIR
-from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.lens import Lens
-from lensopt.refraction.prescription import SearchBox
+from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
 
 SECTIONS = {
     "protocol": ProtocolSection,
@@ -68,16 +76,17 @@ SECTIONS = {
     "stop": StopSection,
     "start": StartSection,
 }
-"""TOML table name -> dataclass. Tables whose fields all have defaults may be left out."""
+"""TOML table name -> dataclass. Tables whose fields all have defaults that are valid may be left out
+(``[calibration]``'s defaults are not: it is required); every table and key: docs/protocols.md."""
 
 OPTIONAL_SECTIONS = ("stop", "start")
+"""Tables whose absence means "none" (the protocol's field is None) rather than their defaults."""
 
 #: The feedback modes that search the full prescription around a starting refraction (``[start]``,
 #: ``--start``): letters (:class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer`),
 #: duels (:class:`~lensopt.refraction.prescription_duels.PrescriptionDuelOptimizer`) and rankings
 #: (:class:`~lensopt.refraction.prescription_rankings.PrescriptionRankingOptimizer`).
 START_MODES = ("letters", "duel", "ranking")
-"""Tables whose absence means "none" (the protocol's field is None) rather than their defaults."""
 
 
 @dataclass(frozen=True)
@@ -287,10 +296,13 @@ class Protocol:
             "patient, widen [start] m_half_width_d / j_half_width_d, or change [simulated]"
         )
 
-    def with_start(self, refraction: str) -> Protocol:
+    def with_start(self, refraction: str, warn: Callable[[str], None] | None = None) -> Protocol:
         """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own
         ``[start]`` with this refraction, or a new one with the default box. A letter protocol whose
-        rule is a two-parameter rule keeps it (every letter rule searches the full prescription too)."""
+        rule is a two-parameter rule keeps it (every letter rule searches the full prescription too).
+        A high power whose box would reach lenses a phoropter cannot set (:meth:`phoropter_problem`)
+        has its M half-width narrowed to fit, down to :data:`MIN_M_HALF_WIDTH_D` (the new session stores
+        the box it searched; ``warn`` is told); below that it is refused."""
         if self.feedback_mode not in START_MODES:
             raise ProtocolError(
                 f"--start applies to {', '.join(START_MODES)} sessions only for now ({self.source} has protocol.feedback = "
@@ -302,9 +314,29 @@ class Protocol:
                 if self.start is None
                 else dataclasses.replace(self.start, refraction=refraction)
             )
-            return dataclasses.replace(self, start=start)
+            protocol = dataclasses.replace(self, start=start)
         except ValueError as exc:
             raise ProtocolError(f"--start: {str(exc).removeprefix('refraction: ')}") from None
+        problem = protocol.phoropter_problem()
+        if problem:
+            assert protocol.start is not None  # a problem needs a start
+            box = SearchBox(protocol.start.lens, protocol.start.m_half_width_d, protocol.start.j_half_width_d)
+            room = math.floor(box.largest_m_half_width_d() * 100.0) / 100.0
+            if room < MIN_M_HALF_WIDTH_D:
+                raise ProtocolError(f"--start: {problem}")
+            if warn is not None:
+                warn(
+                    f"--start {refraction}: the search box's M half-width is narrowed from "
+                    f"{protocol.start.m_half_width_d:g} to {room:g} D, so that no lens asked for is beyond a "
+                    f"phoropter's ±{PHOROPTER_MAX_POWER_D:g} D"
+                )
+            protocol = dataclasses.replace(protocol, start=dataclasses.replace(protocol.start, m_half_width_d=room))
+        return protocol
+
+    def phoropter_problem(self) -> str | None:
+        """Why the search box of a new session's start reaches lenses a phoropter cannot set
+        (:func:`~lensopt.experiment.protocol_checks.phoropter_problem`), else None."""
+        return phoropter_problem(self.start)
 
     def with_eye(self, eye: str) -> Protocol:
         """The protocol with ``[session] eye`` set to ``eye`` (``--eye``)."""
@@ -314,7 +346,12 @@ class Protocol:
             raise ProtocolError(f"--eye: {exc}") from None
 
     def with_lens_axis(self, axis_deg: float) -> Protocol:
-        """The protocol with ``[lens] axis_deg`` set to ``axis_deg`` (``--axis``)."""
+        """The protocol with ``[lens] axis_deg`` set to ``axis_deg`` (``--axis``), a whole number of degrees."""
+        if axis_deg != int(axis_deg):
+            raise ProtocolError(
+                f"--axis {axis_deg:g} is not a whole number of degrees: give one from 1 to 180, e.g. "
+                f"{max(1, min(180, round(axis_deg)))}"
+            )
         try:
             return dataclasses.replace(self, lens=dataclasses.replace(self.lens, axis_deg=axis_deg))
         except ValueError as exc:
@@ -339,6 +376,12 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
     """Validate a parsed protocol (``{table: {field: value}}``); errors name ``source``."""
     if not isinstance(data, dict):
         raise ProtocolError(f"{source}: expected TOML tables, got {type(data).__name__}")
+    loose = sorted(name for name, value in data.items() if not isinstance(value, dict) and name not in SECTIONS)
+    if loose:
+        raise ProtocolError(
+            f"{source}: {loose[0]} = {data[loose[0]]!r} is a key outside any table; every setting belongs in its "
+            f"table (e.g. [optimizer] trials); allowed tables: {', '.join(SECTIONS)}"
+        )
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
         raise ProtocolError(f"{source}: unknown table [{unknown[0]}]; allowed tables: {', '.join(SECTIONS)}")
@@ -351,6 +394,11 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
             sections[name] = None
             continue
         if table is None:
+            if not required:  # a table whose fields all have defaults may be left out, unless they need values
+                try:
+                    cls()
+                except ValueError:
+                    required = [f.name for f in fields]
             if required:
                 raise ProtocolError(f"{source}: missing table [{name}] (fields: {', '.join(f.name for f in fields)})")
             table = {}
@@ -424,35 +472,12 @@ def load_protocol(path: str | Path) -> Protocol:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
     protocol = protocol_from_dict(data, source=str(path))
     problem = (
-        _ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)
+        ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)
+        or random_only_problem(protocol.optimizer, "n_initial" in data["optimizer"])
+        or fractional_axis_problem(protocol.lens, protocol.simulated)
+        or protocol.phoropter_problem()
         or protocol.keys.unknown_key_problem()
     )
     if problem:
         raise ProtocolError(f"{path}: {problem}")
     return protocol
-
-
-#: The ``[optimizer]`` fields only the GP rules use, and what they set.
-GP_ONLY_FIELDS = {"inference": "the GP's inference", "n_initial": "the GP rules' random first trials"}
-
-
-def _ignored_optimizer_field(table: dict, rule: str, feedback_mode: str) -> str | None:
-    """The one-line problem of an ``[optimizer]`` field written in a protocol file that ``rule`` would
-    ignore (``inference`` and ``n_initial`` with the acuity-law rule, which has no GP; ``inference``
-    with rankings, whose GP is variational), else None, as ``lensopt simulate`` refuses the same
-    options. Checked for files only: a stored session's snapshot holds every field, their defaults
-    included."""
-    if feedback_mode == "ranking" and "inference" in table:
-        return (
-            "optimizer.inference sets the GP's inference (Laplace or EP), and ranking feedback fits its GP "
-            "variationally (Nguyen et al. 2021) whatever it says; remove optimizer.inference"
-        )
-    if rule != ACUITY_LAW_RULE:
-        return None
-    given = [name for name in GP_ONLY_FIELDS if name in table]
-    if not given:
-        return None
-    return (
-        f"optimizer.{given[0]} sets {GP_ONLY_FIELDS[given[0]]}, and optimizer.rule {rule!r} has no GP (grid Bayes "
-        f"under the blur-acuity law); remove optimizer.{given[0]} or choose a GP rule such as 'ucb-ald'"
-    )

@@ -22,7 +22,7 @@ from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, diopter_text, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
-from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
+from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE, MAX_CHECK_LETTERS
@@ -138,11 +138,6 @@ MISSING_EYE_MESSAGE = (
     "a prescription is written for an eye and none was named: add --eye OD or --eye OS (or OU, both eyes "
     "one after the other), or set [session] eye in the protocol"
 )
-
-
-#: The largest power (D) in a meridian a phoropter reaches (about −20 to +17 D on most): a starting
-#: refraction beyond it cannot be set, nor the lenses searched around it.
-PHOROPTER_MAX_POWER_D = 20.0
 
 
 @dataclass(frozen=True)

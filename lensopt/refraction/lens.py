@@ -466,6 +466,14 @@ def parse_lens(text: str) -> Lens:
             f"the cylinder {match['cylinder']} in {text!r} has no axis: write it after an x, e.g. '-1.00 / -0.50 x 180'"
         )
     axis = match["axis"]
+    whole = axis.lstrip("+-")
+    if whole.isdigit() and (axis.startswith("-") or not 1 <= int(whole) <= 180):
+        raise ValueError(
+            f"axis {axis} in {text!r} is outside 1-180: write e.g. '-1.00 / -0.50 x 180' "
+            f"(180, not 0, for the horizontal meridian)"
+        )
+    if whole.isdigit() and axis.startswith("+"):
+        raise ValueError(f"axis {axis} in {text!r} has a sign: write it without one, e.g. '-1.00 / -0.50 x {whole}'")
     if not axis.isdigit():
         raise ValueError(
             f"axis {axis} in {text!r} is not a whole number of degrees: "

@@ -39,6 +39,10 @@ START_J_HALF_WIDTH_D = 1.0
 FULL_M_BOUNDS_D = (-4.0, 4.0)
 FULL_J_BOUNDS_D = (-1.5, 1.5)
 
+#: The largest power (D) in a principal meridian a phoropter reaches (about −20 to +17 D on most):
+#: a box whose lenses reach past it is refused for a new session (:meth:`SearchBox.meridian_reach_d`).
+PHOROPTER_MAX_POWER_D = 20.0
+
 #: Names of the power-vector coordinates, in column order.
 POWER_VECTOR_NAMES = ("m_d", "j0_d", "j45_d")
 
@@ -81,6 +85,23 @@ class SearchBox:
         c = self.centre
         m, j = self.m_half_width_d, self.j_half_width_d
         return (c.m_d - m, c.m_d + m), (c.j0_d - j, c.j0_d + j), (c.j45_d - j, c.j45_d + j)
+
+    def _j_reach_d(self) -> float:
+        """The largest length of ``(J0, J45)`` in the box (at a corner): half the strongest cylinder."""
+        _, (j0_lo, j0_hi), (j45_lo, j45_hi) = self.bounds_d
+        return math.hypot(max(abs(j0_lo), abs(j0_hi)), max(abs(j45_lo), abs(j45_hi)))
+
+    def meridian_reach_d(self) -> float:
+        """The power (D, signed) of the farthest principal meridian of a lens in the box: a lens
+        ``(M, J0, J45)`` has meridians ``M ± |J|``, so the farthest is ``|M| + |J|`` at a corner."""
+        (m_lo, m_hi), _, _ = self.bounds_d
+        m = m_lo if abs(m_lo) >= abs(m_hi) else m_hi
+        return math.copysign(abs(m) + self._j_reach_d(), m)
+
+    def largest_m_half_width_d(self, limit_d: float = PHOROPTER_MAX_POWER_D) -> float:
+        """The largest ``m_half_width_d`` (D) whose box, with this ``j_half_width_d``, keeps every
+        meridian within ``±limit_d`` (below 0: none does, the J half-width must narrow too)."""
+        return limit_d - abs(self.centre.m_d) - self._j_reach_d()
 
     def contains(self, power_vector: PowerVector, slack_d: float = 1e-9) -> bool:
         """Whether ``power_vector`` lies in the box."""

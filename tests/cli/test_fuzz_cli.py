@@ -132,15 +132,17 @@ def _kind(action) -> str | None:
         return "whole"
     if kind in (arguments.positive_float, arguments.non_negative_float):
         return "positive"
-    if kind is arguments.finite_float:
+    if kind in (arguments.finite_float, arguments.whole_axis):
         return "signed"
     if kind is arguments.processes:
         return "count"
     if kind is arguments.confidence:
         return "rate"
     name = getattr(kind, "__name__", "")
-    if name in ("_trials", "_alternatives", "_processes", "_at_least_two"):
+    if name in ("_trials", "_alternatives", "_processes", "_at_least_two", "_restarts"):
         return "count"
+    if name.startswith("_at_most_"):  # a positive or non-negative number with an upper limit
+        return "positive"
     if name in ("_rate", "_confidence"):
         return "rate"
     return None

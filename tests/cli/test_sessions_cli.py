@@ -312,7 +312,7 @@ def test_export_of_several_sessions_or_all_writes_one_file_session_id_first(db, 
         (["export", "1", str(2**63)], f"no session {2**63}"),
         (["export", "0"], "no session 0"),
         (["export"], "give the sessions to export: one or more SESSION_IDs, or --all"),
-        (["export", "1", "--all"], "give the sessions to export"),
+        (["export", "1", "--all"], "give either SESSION_IDs or --all, not both"),
         (["export", "1", "--format", "xlsx"], "--format must be one of csv, json, psychopy"),
     ],
 )

@@ -233,7 +233,7 @@ def test_reference_context_and_hyperparameter_file_options(capsys, tmp_path):
     [
         (["--reference-context", "big"], "reference-context"),
         (["--hyperparameters", "/nonexistent.json"], "cannot read hyperparameters"),
-        (["--reference-context", "5"], "outside the context bounds"),
+        (["--reference-context", "5"], "--reference-context 5 is outside the letter sizes"),
     ],
 )
 def test_bad_model_options_are_one_line(capsys, args, message):

@@ -67,7 +67,9 @@ def test_an_ou_session_runs_od_then_os_each_its_own_search_and_result(tmp_path, 
     assert [t["eye"] for t in document["trials"]] == [r["eye"] for r in rows] == ["OD"] * 3 + ["OS"] * 3
     titles = [text for _, text in drawn_texts if text.startswith("Trial ")]
     assert any(t.endswith("eye OD") for t in titles) and any(t.endswith("eye OS") for t in titles)
-    assert any("\n\nEye OS: the left eye, the right one occluded" in text for _, text in drawn_texts)  # after OD's result
+    assert any(
+        "\n\nEye OS: the left eye, the right one occluded" in text for _, text in drawn_texts
+    )  # after OD's result
 
 
 def lensopt(*args):

@@ -222,7 +222,9 @@ def test_a_new_sessions_protocol_is_given_the_start_once(tmp_path, window, monke
 
     given, with_start = [], Protocol.with_start
     monkeypatch.setattr(
-        Protocol, "with_start", lambda self, refraction: given.append(refraction) or with_start(self, refraction)
+        Protocol,
+        "with_start",
+        lambda self, refraction, *rest: given.append(refraction) or with_start(self, refraction, *rest),
     )
     db, outcome = _simulated_session(tmp_path, window, "S1", 1)
     with SessionStore(db, readonly=True) as store:

@@ -389,7 +389,7 @@ def test_a_plus_cylinder_is_kept_and_can_be_recognized_and_transposed():
         ("-1.00 -0.50 x 0", "axis 0 .* is outside 1-180"),
         ("-1.00 -0.50 x 000", "axis 000 .* is outside 1-180"),
         ("-1.00 -0.50 x 181", "axis 181 .* is outside 1-180"),
-        ("-1.00 -0.50 x -90", "axis -90 .* is not a whole number"),
+        ("-1.00 -0.50 x -90", "axis -90 .* is outside 1-180"),
         ("-1.00 -0.50 x 12.5", "axis 12.5 .* is not a whole number"),
         ("-1.00 -0.50", "the cylinder -0.50 .* has no axis"),
         ("-1.00 / -0.50 x", "the cylinder -0.50 .* has no axis"),

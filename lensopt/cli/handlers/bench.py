@@ -302,6 +302,16 @@ def run_decision_time(args) -> int:
         "prescription-ranking": "mpes-ald",
     }
     rule = args.rule or defaults.get(args.search, "ucb-ald")  # each search's default rule
+    if not args.through_handler:
+        given = [
+            flag
+            for flag, on in (("--no-lookahead", args.no_lookahead), ("--response-ms", args.response_ms is not None))
+            if on
+        ]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} with --handler only (the handler's timing); add --handler or leave them out"
+            )
     result = decision_time.run_decision_time(
         rule=rule,
         processes=args.processes,
@@ -462,6 +472,10 @@ def is_prescription_campaign(campaign_dir) -> bool:
 
 
 def run_report(args) -> int:
+    if Path(args.dir).exists() and not Path(args.dir).is_dir():
+        raise ValueError(
+            f"{args.dir} is a file, not a campaign folder; give the folder a `lensopt bench` campaign wrote (its --out)"
+        )
     if args.out:
         check_output_folder("--out", args.out)
     for is_campaign, module, name in (

@@ -39,6 +39,24 @@ def _check_distance(distance_cm: float, given_as: str) -> None:
         )
 
 
+#: The screen widths (cm) a calibration takes (:class:`lensopt.experiment.calibration.Calibration`).
+SCREEN_WIDTH_CM = (1.0, 10_000.0)
+
+
+def _screen_width_cm(args, bar_cm: float, width_px: int) -> float:
+    """The screen's width (cm) from the bar measured as ``bar_cm``; a one-line refusal naming the
+    bar's length (``--bar-cm``, or the length typed) when it makes a screen no one has."""
+    width_cm = screen_width_cm(args.bar_px, bar_cm, width_px)
+    low, high = SCREEN_WIDTH_CM
+    if not low <= width_cm <= high:
+        given_as = "--bar-cm" if args.bar_cm is not None else "the bar's length"
+        raise ValueError(
+            f"{given_as} {bar_cm:g} cm for the {args.bar_px} px bar makes the screen ({width_px} px) {width_cm:.3g} cm "
+            f"wide, outside {low:g}-{high:g} cm; measure the bar again and give its length in cm (e.g. 21.5)"
+        )
+    return width_cm
+
+
 def calibrate_command(args) -> int:
     check_monitor_name(args.name)  # before the bar is shown and measured
     if args.distance_cm is not None:  # likewise
@@ -52,7 +70,7 @@ def calibrate_command(args) -> int:
     finally:
         win.close()
     calibration = Calibration(
-        screen_width_cm=screen_width_cm(args.bar_px, bar_cm, width_px),
+        screen_width_cm=_screen_width_cm(args, bar_cm, width_px),
         screen_width_px=width_px,
         screen_height_px=height_px,
         distance_cm=distance_cm,

@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.dashboard.model import session_model_class, snapshot_from_store
 from lensopt.dashboard.report import write_report
 from lensopt.errors import LensoptError, StoreError
@@ -22,6 +23,10 @@ SIGNAL_CHECK_MS = 200
 
 def _check_output(path_text: str, option: str, suffixes: tuple[str, ...]) -> Path:
     path = Path(path_text).expanduser()
+    if path_text.endswith(("/", os.sep)):  # Path drops the slash: a folder's name would be written as a file
+        raise ValueError(
+            f"{option} {path_text} ends in a slash, which names a folder; give a file name ending in {' or '.join(suffixes)}"
+        )
     if path.suffix.lower() not in suffixes:
         raise ValueError(f"{option} {path} must end in {' or '.join(suffixes)}")
     if not path.parent.is_dir():
@@ -37,13 +42,29 @@ def _has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def _check_window_options(args) -> None:
+    """Refuse, in one line, a window's options (``--replay``, ``--screen``) with ``--report`` alone: the
+    report opens no window, they did nothing. With ``--screenshot`` they apply (the window rendered
+    starts at the first trial; it is placed on, and sized to, the screen)."""
+    if args.report and not args.screenshot:
+        given = [option for option, on in (("--replay", args.replay), ("--screen", args.screen is not None)) if on]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} {'set' if len(given) > 1 else 'sets'} the dashboard's window, and --report opens "
+                "none (the report covers every trial); leave "
+                f"{' and '.join(given)} out, or add --screenshot FILE.png to render the window too"
+            )
+
+
 def run_dashboard(args) -> int:
     if args.session_id is not None and args.latest:
         raise ValueError("give either a SESSION_ID or --latest, not both")
     if args.session_id is not None and args.session_id < 1:
         raise ValueError(f"SESSION_ID must be a positive integer, got {args.session_id}")
+    _check_window_options(args)
     report = _check_output(args.report, "--report", (".pdf", ".png")) if args.report else None
     screenshot = _check_output(args.screenshot, "--screenshot", (".png",)) if args.screenshot else None
+    check_database_not_a_folder(args.db, default_db_path())
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
     for option, path in (("--report", report), ("--screenshot", screenshot)):
         if path is not None:

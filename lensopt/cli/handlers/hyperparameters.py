@@ -24,6 +24,7 @@ from lensopt.refraction_hyperparameters import (
     fit_reference_hyperparameters,
     prescription_hyperparameters_file,
 )
+from lensopt.store import check_not_the_database, default_db_path
 
 
 def _check_power_vector_args(args) -> None:
@@ -52,17 +53,51 @@ def _check_tuning_seeds(args) -> None:
         )
 
 
-def _check_output(output: str) -> None:
-    """Refuse an --output that cannot be written, before the fit (not after it)."""
+#: The first bytes of an SQLite file (a session database, a campaign's): never a fit's --output.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_output(output: str) -> dict | None:
+    """Refuse, before the fit (not after it), an --output that cannot be written, that is the
+    session database (or one of its files, or a link to it), or that holds anything but a
+    hyperparameters JSON object: the fit replaces the file, and a database written over loses
+    every session it held. Returns the JSON object already in the file (None: no file, or empty)."""
     check_output_file("--output", output)
+    check_not_the_database("--output", output, default_db_path())
+    path = Path(output)
+    if not path.is_file():
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(
+            f"--output {output}: cannot read it ({exc.strerror or exc}); choose another file name"
+        ) from None
+    if not raw.strip():
+        return None
+    fix = "the fit would replace it; choose another file name (a .json file of its own)"
+    if raw.startswith(SQLITE_HEADER):
+        raise ValueError(
+            f"--output {output} is an SQLite database (a session database?), not a hyperparameters JSON file; {fix}"
+        )
+    try:
+        document = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
+        document = None
+    if not isinstance(document, dict):
+        raise ValueError(f"--output {output} is not a hyperparameters JSON file (no JSON object in it); {fix}")
+    return document
 
 
 def run(args) -> int:
     power_vector = args.space == "power-vector"
+    passes_given = args.passes is not None
     for name, value in SPACE_DEFAULTS[args.space].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     _check_tuning_seeds(args)
+    if args.design == "random" and passes_given:
+        raise ValueError("--passes applies to --design sessions only (the random design fits once); leave --passes out")
     if power_vector:
         _check_power_vector_args(args)
     elif args.adopt or args.accommodation != "half":
@@ -73,9 +108,9 @@ def run(args) -> int:
         else:
             name = LETTER_MODEL_HYPERPARAMETERS if args.model == "floored" else REFRACTION_HYPERPARAMETERS
         args.output = str(rewritable_data_file(name, "--output"))
-    _check_output(args.output)
+    previous = _check_output(args.output)
     if power_vector:
-        return _run_power_vector(args)
+        return _run_power_vector(args, previous)
 
     total = args.patients * (args.passes if args.design == "sessions" else 1)
     with tqdm(total=total, desc="patients fitted", file=sys.stderr) as bar:
@@ -103,14 +138,8 @@ def run(args) -> int:
     return 0
 
 
-def _run_power_vector(args) -> int:
-    path = Path(args.output)
-    previous = None
-    if path.is_file():
-        try:
-            previous = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise ValueError(f"--output {args.output}: cannot read the file to update ({error})") from None
+def _run_power_vector(args, previous: dict | None) -> int:
+    """The full prescription's fit, written over ``previous`` (the JSON object read from --output)."""
     total = args.patients * args.passes * len(PRESCRIPTION_KERNELS)
     with tqdm(total=total, desc="sessions fitted", file=sys.stderr) as bar:
         fit = fit_prescription_hyperparameters(

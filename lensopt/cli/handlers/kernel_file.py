@@ -17,9 +17,16 @@ def load_kernel(path):
     try:
         with open(path, encoding="utf-8") as handle:
             document = json.load(handle)
-        kernel = document["kernel"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read hyperparameters from {path} (not a text file); {fix}") from None
+    except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read hyperparameters from {path} ({exc}); {fix}") from None
+    if not isinstance(document, dict):
+        what = "a list" if isinstance(document, list) else f"a {type(document).__name__}"
+        raise ValueError(f"cannot read hyperparameters from {path} (it holds {what}, not a JSON object); {fix}")
+    if "kernel" not in document:
+        raise ValueError(f"cannot read hyperparameters from {path} (no 'kernel' entry); {fix}")
+    kernel = document["kernel"]
     if isinstance(document, dict) and "start_kernel" in document:  # lensopt hyperparameters --space power-vector
         raise ValueError(
             f"--hyperparameters {path} holds the full prescription's kernels (power vectors, start_kernel): "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.dashboard.prescription_record import write_prescription_record
 from lensopt.dashboard.prescription_text import eye_record, session_results
 from lensopt.errors import LensoptError
@@ -15,6 +16,8 @@ from lensopt.store import SessionStore, check_not_the_database, default_db_path
 def check_output(path_text: str) -> Path:
     """The ``--out`` path, or a ``LensoptError`` naming what is wrong with it and the fix."""
     path = Path(path_text).expanduser()
+    if path_text.endswith(("/", os.sep)):  # Path drops the slash: adir.pdf/ would be written as a file adir.pdf
+        raise LensoptError(f"--out {path_text} ends in a slash, which names a folder; give a file name ending in .pdf")
     if path.suffix.lower() != ".pdf":
         raise LensoptError(f"--out {path} must end in .pdf (e.g. --out rx.pdf)")
     if path.is_dir():
@@ -34,6 +37,7 @@ def print_command(args) -> int:
             f"SESSION_ID must be a positive integer, got {args.session_id}; list them with `lensopt sessions`"
         )
     out = check_output(args.out)
+    check_database_not_a_folder(args.db, default_db_path())
     db_path = Path(args.db).expanduser() if args.db else default_db_path()
     check_not_the_database("--out", out, db_path)
     with SessionStore(db_path, readonly=True) as store:

@@ -16,6 +16,7 @@ import stat
 import sys
 import time
 
+from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.errors import StoreError
 from lensopt.stopping import confidence_text, threshold_text
 from lensopt.store import (
@@ -46,6 +47,7 @@ TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "create
 
 
 def _open_readonly(db):
+    check_database_not_a_folder(db, default_db_path())
     return SessionStore(db if db else default_db_path(), readonly=True)
 
 
@@ -188,9 +190,10 @@ MAX_SESSION_ID = 2**63 - 1
 
 def export_command(args) -> int:
     """Handler of ``lensopt export``: every session is read and the text made before anything is written."""
-    if args.fmt not in FORMATS:
-        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.fmt!r}")
-    if args.all == bool(args.session_ids):
+    args.fmt = _export_format(args.fmt, args.output)
+    if args.all and args.session_ids:
+        raise ValueError("give either SESSION_IDs or --all, not both (--all exports every session)")
+    if not args.all and not args.session_ids:
         raise ValueError("give the sessions to export: one or more SESSION_IDs, or --all")
     if args.output:
         check_not_the_database("--output", args.output, args.db if args.db else default_db_path())
@@ -217,6 +220,28 @@ def export_command(args) -> int:
         what = f"session {session_ids[0]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
         print(f"wrote {what} ({n_trials} trials) to {args.output}", file=sys.stderr)
     return 0
+
+
+#: The format an export's file name says (its suffix, any case), and the formats it allows.
+SUFFIX_FORMATS = {".json": ("json",), ".csv": ("csv", "psychopy")}
+
+
+def _export_format(fmt: str | None, output: str | None) -> str:
+    """The export's format: ``--format`` if given (a one-line refusal unless one of :data:`FORMATS`,
+    or when the ``-o`` file's suffix says another), else the suffix's (``.json``: json), else csv. A
+    file ``out.json`` holding CSV was written without a word."""
+    suffix = "" if output is None else os.path.splitext(output)[1].lower()
+    allowed = SUFFIX_FORMATS.get(suffix)
+    if fmt is None:
+        return allowed[0] if allowed else "csv"
+    if fmt not in FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if allowed and fmt not in allowed:
+        raise ValueError(
+            f"--format {fmt} contradicts -o {output} (a {suffix} file holds {' or '.join(allowed)}); "
+            f"give -o a name ending in {'.json' if fmt == 'json' else '.csv'}, or leave --format out"
+        )
+    return fmt
 
 
 #: Most session ids an error message lists in the command that exports the others.

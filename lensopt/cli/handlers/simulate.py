@@ -4,6 +4,7 @@ options: :mod:`lensopt.cli.simulate`)."""
 from __future__ import annotations
 
 import json
+import math
 
 from lensopt.boxes import first_outside
 from lensopt.cli.defaults import ACUITY_LAW_RULE
@@ -53,15 +54,26 @@ def _stop_rule(args):
     )
 
 
-def _reference_context(text):
+def _reference_context(text, letter_bounds):
+    """``--reference-context``: ``"adaptive"``, None (``upper``) or a logMAR letter size inside
+    ``--letter-bounds`` (a one-line refusal naming the option otherwise)."""
     if text == "adaptive":
         return "adaptive"
     if text == "upper":
         return None
+    low, high = letter_bounds
+    fix = f"give adaptive, upper or a letter size in logMAR from {low:g} to {high:g} (--letter-bounds)"
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise ValueError(f"--reference-context must be adaptive, upper or a logMAR value, got {text!r}") from None
+        raise ValueError(
+            f"--reference-context must be adaptive, upper or a logMAR value, got {text!r}; {fix}"
+        ) from None
+    if not math.isfinite(value):
+        raise ValueError(f"--reference-context {text} is not a number; {fix}")
+    if not low <= value <= high:
+        raise ValueError(f"--reference-context {text} is outside the letter sizes; {fix}")
+    return value
 
 
 #: Coarsest lens step accepted (D): phoropters step 0.125-0.25 D, trial-lens sets 0.25-0.5 D.
@@ -139,7 +151,7 @@ def run(args) -> int:
     if args.feedback != "letters" and args.model_lapse is not None:
         raise ValueError("--model-lapse applies to --feedback letters only")
     inference = args.inference or DEFAULT_INFERENCE[args.feedback]
-    reference = _reference_context(args.reference_context)
+    reference = _reference_context(args.reference_context, args.letter_bounds)
     hyperparameters = None if args.hyperparameters is None else load_kernel(args.hyperparameters)
     patient = make_patient(
         args.seed, slope=args.slope, true_correction_d=true, n_alternatives=args.n_alternatives, lapse=args.lapse

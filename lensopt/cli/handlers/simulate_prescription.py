@@ -12,7 +12,12 @@ from tqdm import tqdm
 from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text, parse_lens
-from lensopt.refraction.prescription import START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D, SearchBox
+from lensopt.refraction.prescription import (
+    PHOROPTER_MAX_POWER_D,
+    START_J_HALF_WIDTH_D,
+    START_M_HALF_WIDTH_D,
+    SearchBox,
+)
 from lensopt.refraction.prescription_duels import PRESCRIPTION_DUEL_RULES, PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES, PrescriptionRankingOptimizer
@@ -51,6 +56,25 @@ def _check_patient_in_box(correction, start, m_half_width_d, j_half_width_d) -> 
             f"(M {m_lo:+g} to {m_hi:+g} D, J0 {j0_lo:+g} to {j0_hi:+g} D, J45 {j45_lo:+g} to {j45_hi:+g} D), "
             f"where no lens could correct it; {fix} or give a patient inside it"
         )
+
+
+def _check_box_within_phoropter(args, start: Lens) -> None:
+    """Refuse, in one line, a box around ``start`` (``--m-half-width``/``--j-half-width``) that
+    reaches lenses a phoropter cannot set (a meridian beyond ±20 D): the search would ask for them
+    and could prescribe one (as ``lensopt run`` refuses such a ``[start]``)."""
+    m_half = START_M_HALF_WIDTH_D if args.m_half_width is None else args.m_half_width
+    j_half = START_J_HALF_WIDTH_D if args.j_half_width is None else args.j_half_width
+    box = SearchBox(start, m_half, j_half)
+    reach = box.meridian_reach_d()
+    if abs(reach) <= PHOROPTER_MAX_POWER_D + 1e-9:
+        return
+    room = box.largest_m_half_width_d()
+    fix = f"give --m-half-width {room:.2f} or less" if room >= 0.01 else "narrow --j-half-width and --m-half-width"
+    where = "the autorefraction" if args.start.strip().lower() == "auto" else "--start"
+    raise ValueError(
+        f"the search box around {where} {start.format()} (M ±{m_half:g} D, J0 and J45 ±{j_half:g} D) reaches "
+        f"{diopter_text(reach)} D in a meridian, beyond a phoropter's ±{PHOROPTER_MAX_POWER_D:g} D; {fix}"
+    )
 
 
 def run_prescription(args, stop) -> int:
@@ -129,6 +153,8 @@ def run_prescription(args, stop) -> int:
             )
         transposed = written.is_plus_cylinder
         start = written.minus_cylinder()
+    if start is not None:
+        _check_box_within_phoropter(args, start)
     # the patient given, or drawn from the clinic population: inside the box the search tests
     _check_patient_in_box(correction, start, args.m_half_width, args.j_half_width)
     options = {

@@ -1,0 +1,96 @@
+"""Checks of a protocol file that a stored session is not held to: settings a person wrote that the
+session would ignore or could not honour (a GP-only field with the acuity-law rule, random first
+trials that take every trial, an axis that is not a whole number of degrees). :func:`lensopt.experiment.protocol.load_protocol`
+refuses them in one line; a stored session's snapshot resumes as it ran."""
+
+from __future__ import annotations
+
+from lensopt.experiment.protocol_sections import SimulatedSection
+from lensopt.experiment.search_sections import LensSection, OptimizerSection, StartSection
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
+from lensopt.refraction.lens import diopter_text
+from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
+
+#: The narrowest M half-width (D) a high start's box is narrowed to (:meth:`lensopt.experiment.protocol.Protocol.with_start`):
+#: a search of its spherical equivalent one phoropter step either way or more.
+MIN_M_HALF_WIDTH_D = 0.25
+
+
+def random_only_problem(optimizer: OptimizerSection, written: bool) -> str | None:
+    """The one-line problem of a protocol file whose GP rule's random first trials
+    (``[optimizer] n_initial``, written or its default) take every trial, else None (``lensopt bench``
+    refuses ``--initial`` at or above ``--iterations`` too). Checked for files only: ``--trials``
+    may run a short session of a shipped protocol, and a stored session resumes as it ran."""
+    if optimizer.rule in (ACUITY_LAW_RULE, "random") or optimizer.n_initial < optimizer.trials:
+        return None
+    default = "" if written else ", its default"
+    return (
+        f"optimizer.n_initial ({optimizer.n_initial}{default}) is not below optimizer.trials ({optimizer.trials}): every "
+        f"trial would be a random first one and optimizer.rule {optimizer.rule!r} would choose none; lower "
+        "optimizer.n_initial or raise optimizer.trials"
+    )
+
+
+def fractional_axis_problem(lens: LensSection, simulated: SimulatedSection) -> str | None:
+    """The one-line problem of an axis written in a protocol file that is not a whole number of
+    degrees (``[lens] axis_deg``, ``[simulated] axis_deg``), else None: a phoropter's axis is set in
+    whole degrees, and the lens shown would differ from the one stored. Checked for files only (a
+    stored session resumes as it ran)."""
+    for name, axis in (("lens", lens.axis_deg), ("simulated", simulated.axis_deg)):
+        if axis != int(axis):
+            return (
+                f"{name}.axis_deg {axis:g} is not a whole number of degrees: write one from 1 to 180, e.g. "
+                f"{max(1, min(180, round(axis)))}"
+            )
+    return None
+
+
+#: The ``[optimizer]`` fields only the GP rules use, and what they set.
+GP_ONLY_FIELDS = {"inference": "the GP's inference", "n_initial": "the GP rules' random first trials"}
+
+
+def ignored_optimizer_field(table: dict, rule: str, feedback_mode: str) -> str | None:
+    """The one-line problem of an ``[optimizer]`` field written in a protocol file that ``rule`` would
+    ignore (``inference`` and ``n_initial`` with the acuity-law rule, which has no GP; ``inference``
+    with rankings, whose GP is variational), else None, as ``lensopt simulate`` refuses the same
+    options. Checked for files only: a stored session's snapshot holds every field, their defaults
+    included."""
+    if feedback_mode == "ranking" and "inference" in table:
+        return (
+            "optimizer.inference sets the GP's inference (Laplace or EP), and ranking feedback fits its GP "
+            "variationally (Nguyen et al. 2021) whatever it says; remove optimizer.inference"
+        )
+    if rule != ACUITY_LAW_RULE:
+        return None
+    given = [name for name in GP_ONLY_FIELDS if name in table]
+    if not given:
+        return None
+    return (
+        f"optimizer.{given[0]} sets {GP_ONLY_FIELDS[given[0]]}, and optimizer.rule {rule!r} has no GP (grid Bayes "
+        f"under the blur-acuity law); remove optimizer.{given[0]} or choose a GP rule such as 'ucb-ald'"
+    )
+
+
+def phoropter_problem(start: StartSection | None) -> str | None:
+    """The one-line problem of a starting refraction whose search box (``[start]`` half-widths)
+    reaches lenses a phoropter cannot set (a principal meridian beyond ±
+    :data:`~lensopt.refraction.prescription.PHOROPTER_MAX_POWER_D`), else None: the clinician
+    would be asked for them and one could be prescribed. Checked for a new session (a protocol
+    file, ``--start``); a stored session resumes as it ran."""
+    if start is None or not start.given:
+        return None
+    box = SearchBox(start.lens, start.m_half_width_d, start.j_half_width_d)
+    reach = box.meridian_reach_d()
+    if abs(reach) <= PHOROPTER_MAX_POWER_D + 1e-9:
+        return None
+    room = box.largest_m_half_width_d()
+    fix = (
+        f"narrow [start] m_half_width_d to {room:.2f} or less"
+        if room >= 0.01
+        else "narrow [start] j_half_width_d and m_half_width_d"
+    )
+    return (
+        f"the search box around {start.lens.format()} (M ±{start.m_half_width_d:g} D, J0 and J45 "
+        f"±{start.j_half_width_d:g} D) reaches {diopter_text(reach)} D in a meridian, beyond a phoropter's "
+        f"±{PHOROPTER_MAX_POWER_D:g} D; {fix}, or refract this eye with trial lenses"
+    )

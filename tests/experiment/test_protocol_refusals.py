@@ -1,0 +1,118 @@
+"""A protocol file (or --start, --axis) that would run with values a clinician never meant is
+refused in one line naming the field and the fix; a stored session's protocol, checked when it was
+new, still loads as it ran."""
+
+import re
+
+import pytest
+
+from experiment_helpers import DEMO_PROTOCOL, REPO, write_protocol
+from lensopt.errors import ProtocolError
+from lensopt.experiment.protocol import load_protocol, protocol_from_dict
+
+PRESCRIPTION_PROTOCOL = REPO / "protocols" / "clinical-prescription.toml"
+REFRACTION_PROTOCOL = REPO / "protocols" / "clinical-refraction.toml"
+
+
+def _refusal(path) -> str:
+    with pytest.raises(ProtocolError) as info:
+        load_protocol(path)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_key_outside_any_table_is_called_a_key_not_an_unknown_table(tmp_path):
+    path = tmp_path / "top.toml"
+    path.write_text("seed = 5\n" + DEMO_PROTOCOL.read_text())
+    message = _refusal(path)
+    assert "seed = 5 is a key outside any table; every setting belongs in its table" in message
+    assert "unknown table" not in message
+
+
+def test_a_protocol_without_its_calibration_table_is_told_the_table_is_missing(tmp_path):
+    path = tmp_path / "nocal.toml"
+    path.write_text(re.sub(r"^\[calibration\]\n.*?(?=^\[)", "", DEMO_PROTOCOL.read_text(), flags=re.S | re.M))
+    assert "missing table [calibration] (fields: distance_cm, monitor" in _refusal(path)
+
+
+@pytest.mark.parametrize(
+    "fields, said",
+    [
+        ({"optimizer.trials": "5"}, "optimizer.n_initial (5) is not below optimizer.trials (5)"),
+        ({"optimizer.trials": "5", "optimizer.n_initial": "10"}, "optimizer.n_initial (10) is not below"),
+        ({"optimizer.trials": "3", "optimizer.n_initial": None}, "optimizer.n_initial (5, its default) is not below"),
+    ],
+)
+def test_random_first_trials_taking_every_trial_are_refused(tmp_path, fields, said):
+    message = _refusal(write_protocol(tmp_path / "p.toml", **fields))
+    assert said in message and "lower optimizer.n_initial or raise optimizer.trials" in message
+
+
+def test_random_first_trials_below_the_trials_are_accepted(tmp_path):
+    assert load_protocol(write_protocol(tmp_path / "p.toml", **{"optimizer.trials": "6"})).optimizer.trials == 6
+
+
+@pytest.mark.parametrize(
+    "source, field", [(REFRACTION_PROTOCOL, "lens.axis_deg"), (PRESCRIPTION_PROTOCOL, "simulated.axis_deg")]
+)
+def test_a_fractional_axis_in_a_protocol_is_refused(tmp_path, source, field):
+    message = _refusal(write_protocol(tmp_path / "p.toml", source, **{field: "90.5"}))
+    assert f"{field} 90.5 is not a whole number of degrees: write one from 1 to 180, e.g. 90" in message
+
+
+def test_a_fractional_axis_option_is_refused_naming_it():
+    with pytest.raises(ProtocolError, match=r"^--axis 90.5 is not a whole number of degrees"):
+        load_protocol(REFRACTION_PROTOCOL).with_lens_axis(90.5)
+
+
+def test_a_start_whose_box_reaches_past_the_phoropter_is_refused(tmp_path):
+    wide = write_protocol(tmp_path / "p.toml", PRESCRIPTION_PROTOCOL, **{"start.m_half_width_d": "10.0"})
+    with pytest.raises(ProtocolError) as info:
+        load_protocol(wide).with_start("-19.00 DS")
+    assert str(info.value) == (
+        "--start: the search box around -19.00 DS (M ±10 D, J0 and J45 ±1 D) reaches -30.41 D in a meridian, "
+        "beyond a phoropter's ±20 D; narrow [start] j_half_width_d and m_half_width_d, or refract this eye with "
+        "trial lenses"
+    )
+    assert load_protocol(PRESCRIPTION_PROTOCOL).with_start("-16.00 DS").start.refraction == "-16.00 DS"
+
+
+def test_a_high_start_given_for_a_patient_has_its_box_narrowed_within_the_phoropter_and_says_so():
+    """-17.00 DS with the shipped box (M ±2 D, J ±1 D) would ask for -20.41 D: the M half-width is
+    narrowed until no lens of the box has a meridian beyond ±20 D (corners checked by hand)."""
+    said = []
+    start = load_protocol(PRESCRIPTION_PROTOCOL).with_start("-17.00 DS", said.append).start
+    assert start.j_half_width_d == 1.0 and 0.25 <= start.m_half_width_d < 2.0
+    m = -17.0
+    corners = [
+        (m + dm, j0, j45)
+        for dm in (-start.m_half_width_d, start.m_half_width_d)
+        for j0 in (-1.0, 1.0)
+        for j45 in (-1.0, 1.0)
+    ]
+    meridians = [mm + s * (j0**2 + j45**2) ** 0.5 for mm, j0, j45 in corners for s in (-1.0, 1.0)]
+    assert max(abs(p) for p in meridians) <= 20.0 + 1e-9
+    assert max(abs(p) for p in meridians) > 20.0 - 0.02  # as wide as fits, to the hundredth
+    (line,) = said
+    assert f"narrowed from 2 to {start.m_half_width_d:g} D" in line and "±20 D" in line
+
+
+def test_a_protocol_files_start_whose_box_reaches_past_the_phoropter_is_refused(tmp_path):
+    path = write_protocol(
+        tmp_path / "p.toml",
+        PRESCRIPTION_PROTOCOL,
+        **{"start.refraction": '"+17.00 / -2.00 x 90"', "simulated.sphere_d": "17.0"},
+    )
+    message = _refusal(path)
+    assert "the search box around +17.00 / -2.00 x 090" in message and "reaches +20.24 D in a meridian" in message
+
+
+def test_a_stored_protocol_checked_when_new_still_loads_as_it_ran():
+    """A session stored before these checks (a wide box, a fractional axis) resumes as it ran."""
+    stored = load_protocol(PRESCRIPTION_PROTOCOL).with_start("-1.00 DS").to_dict()
+    stored["start"].update(refraction="-19.00 DS", m_half_width_d=10.0)
+    stored["simulated"]["axis_deg"] = 90.5
+    stored["optimizer"]["n_initial"] = stored["optimizer"]["trials"]
+    protocol = protocol_from_dict(stored, source="stored protocol of session 1")
+    assert protocol.start.m_half_width_d == 10.0 and protocol.simulated.axis_deg == 90.5

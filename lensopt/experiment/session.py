@@ -36,13 +36,15 @@ from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.windows import (
+    calibration_from_protocol,
     check_display,
-    console_over_the_chart,
     dashboard_screen,
+    expected_window_size_px,
+    framebuffer_calibration,
     launch_dashboard,
     open_console,
     open_window,
-    screen_count,
+    refuse_console_on_the_chart,
     screen_width_problem,
     wants_console,
     window_screen_width_px,
@@ -52,29 +54,6 @@ from lensopt.stopping import stop_threshold
 from lensopt.store import SessionInfo, SessionStore, resume_command
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
-
-
-def calibration_from_protocol(protocol: Protocol) -> Calibration:
-    """The protocol's calibration: its numbers, or a PsychoPy Monitor Center monitor."""
-    c = protocol.calibration
-    if c.monitor:
-        distance = {"distance_cm": c.distance_cm} if c.distance_cm else {}  # 0: the monitor's own
-        return Calibration.from_monitor(c.monitor, min_stroke_px=c.min_stroke_px, **distance)
-    return Calibration(
-        screen_width_cm=c.screen_width_cm,
-        screen_width_px=c.screen_width_px,
-        screen_height_px=c.screen_height_px,
-        distance_cm=c.distance_cm,
-        min_stroke_px=c.min_stroke_px,
-    )
-
-
-def expected_window_size_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> tuple[int, int]:
-    """The window's size in pixels before it opens: the screen, or the protocol's window within it."""
-    if fullscreen:
-        return calibration.screen_width_px, calibration.screen_height_px
-    width_px, height_px = protocol.display.window_size_px
-    return min(width_px, calibration.screen_width_px), min(height_px, calibration.screen_height_px)
 
 
 def _responses_for(protocol: Protocol, seed: int, win):
@@ -111,7 +90,7 @@ def run_session(
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
     if protocol is not None:
         if request.start is not None:  # --start, once: the new session runs with this protocol
-            protocol = protocol.with_start(request.start)
+            protocol = protocol.with_start(request.start, warn or log)
         if request.eye is not None:  # --eye, once (checked against the protocol: OU is for letters)
             protocol = protocol.with_eye(request.eye)
         if protocol.start is not None and protocol.session.eye is None:
@@ -123,7 +102,7 @@ def run_session(
         check_display()  # a machine without a display or PsychoPy: said before a database file is made
         if console_window is None:
             fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
-            _refuse_console_on_the_chart(protocol, fullscreen, request.observer or protocol.protocol.observer)
+            refuse_console_on_the_chart(protocol, fullscreen, request.observer or protocol.protocol.observer)
     store = SessionStore(request.db_path, create=request.resume is None)  # a resume opens, never makes, one
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id
@@ -135,15 +114,6 @@ def run_session(
             return _run(store, request, responses, log, log if warn is None else warn, window, console_window, protocol)
     finally:
         store.close()
-
-
-def _refuse_console_on_the_chart(protocol: Protocol, fullscreen: bool, observer: str) -> None:
-    """A one-line ProtocolError when the clinician's console would be drawn on the patient's
-    full-screen chart (:func:`console_over_the_chart`); a simulated patient sees nothing (the console
-    then only warns, :func:`open_console`)."""
-    problem = console_over_the_chart(protocol, fullscreen, screen_count())
-    if problem and observer != "simulated":
-        raise ProtocolError(f"{protocol.source}: {problem}")
 
 
 def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
@@ -253,7 +223,7 @@ def _run(
     # a machine without a screen gets one line and leaves no session behind; so does a patient's
     # chart the console would be drawn on (a simulated patient sees nothing: a warning only).
     if request.resume is not None and window is None and console_window is None:
-        _refuse_console_on_the_chart(protocol, fullscreen, protocol.protocol.observer)
+        refuse_console_on_the_chart(protocol, fullscreen, protocol.protocol.observer)
     win = window if window is not None else open_window(protocol, fullscreen)
     console_win = None
     try:
@@ -281,7 +251,7 @@ def _run(
             settings=settings,
         )
         with contextlib.ExitStack() as claims:
-            return _run_in_window(store, request, responses, log, win, plan, console_win, claims)
+            return _run_in_window(store, request, responses, log, win, plan, console_win, claims, warn)
     finally:
         if console_win is not None and console_window is None:
             console_win.close()
@@ -310,7 +280,15 @@ class _Plan:
 
 
 def _run_in_window(
-    store, request, responses, log, win, plan: _Plan, console_win=None, claims: contextlib.ExitStack | None = None
+    store,
+    request,
+    responses,
+    log,
+    win,
+    plan: _Plan,
+    console_win=None,
+    claims: contextlib.ExitStack | None = None,
+    warn=None,
 ) -> SessionOutcome:
     """The session in its open window: created (or marked running again), run, and its result stored;
     a new session claimed in ``claims`` (:func:`lensopt.store.claim.claim_session`) once created."""
@@ -324,6 +302,8 @@ def _run_in_window(
         plan.n_trials,
     )
     renderable, fullscreen = plan.renderable, plan.fullscreen
+    if fullscreen:  # letters are sized on the framebuffer's pixels: a new session stores that calibration
+        calibration = framebuffer_calibration(calibration, win.size, info is None, log if warn is None else warn)
     eyes = protocol.session.eyes
     # each eye's search is rebuilt from the session's settings with its own seed (eye_settings): on a
     # resume the stored ones, not those of the optimizer rebuilt for the first eye (the left eye's
@@ -373,8 +353,6 @@ def _run_in_window(
     result = None
     stored_results = []
     try:
-        if fullscreen:  # the framebuffer may have more pixels than the protocol says (Retina)
-            calibration = calibration.with_framebuffer(*win.size)
         actual = mode.renderable_logmar(protocol, calibration, win.size)
         if letter_bounds_within(bounds, actual, calibration) != tuple(bounds):
             raise CalibrationError(

@@ -1,4 +1,6 @@
-"""The windows of a session: the patient's PsychoPy window, the clinician's console, the dashboard.
+"""The windows of a session: the patient's PsychoPy window, the clinician's console, the dashboard,
+and the calibration the patient's window sizes its letters with (the protocol's, or a full-screen
+framebuffer's pixels).
 
 Everything that needs a display is here, with the one-line refusal of a machine that has none
 (:func:`check_display`, before anything is stored).
@@ -13,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lensopt.errors import LensoptError, missing_extra
+from lensopt.errors import LensoptError, ProtocolError, missing_extra
+from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.console import open_console_window
 from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.protocol import Protocol
@@ -96,6 +99,29 @@ def open_window(protocol: Protocol, fullscreen: bool):
     if protocol.display.mirror:
         win.flip()  # legacy GL applies the view scale at a flip: without one the first frame is not mirrored
     return win
+
+
+def calibration_from_protocol(protocol: Protocol) -> Calibration:
+    """The protocol's calibration: its numbers, or a PsychoPy Monitor Center monitor."""
+    c = protocol.calibration
+    if c.monitor:
+        distance = {"distance_cm": c.distance_cm} if c.distance_cm else {}  # 0: the monitor's own
+        return Calibration.from_monitor(c.monitor, min_stroke_px=c.min_stroke_px, **distance)
+    return Calibration(
+        screen_width_cm=c.screen_width_cm,
+        screen_width_px=c.screen_width_px,
+        screen_height_px=c.screen_height_px,
+        distance_cm=c.distance_cm,
+        min_stroke_px=c.min_stroke_px,
+    )
+
+
+def expected_window_size_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> tuple[int, int]:
+    """The window's size in pixels before it opens: the screen, or the protocol's window within it."""
+    if fullscreen:
+        return calibration.screen_width_px, calibration.screen_height_px
+    width_px, height_px = protocol.display.window_size_px
+    return min(width_px, calibration.screen_width_px), min(height_px, calibration.screen_height_px)
 
 
 def wants_console(protocol: Protocol) -> bool:
@@ -210,3 +236,30 @@ def launch_dashboard(session_id: int, db_path: Path, log, screen: int | None = N
         )
     except OSError as exc:
         log(f"dashboard did not start ({exc}); the session carries on")
+
+
+def refuse_console_on_the_chart(protocol: Protocol, fullscreen: bool, observer: str) -> None:
+    """A one-line ProtocolError when the clinician's console would be drawn on the patient's
+    full-screen chart (:func:`console_over_the_chart`); a simulated patient sees nothing (the console
+    then only warns, :func:`open_console`)."""
+    problem = console_over_the_chart(protocol, fullscreen, screen_count())
+    if problem and observer != "simulated":
+        raise ProtocolError(f"{protocol.source}: {problem}")
+
+
+def framebuffer_calibration(calibration: Calibration, size_px, new: bool, warn) -> Calibration:
+    """The calibration a full-screen window sizes its letters with: the screen's width in cm over the
+    framebuffer's pixels (a HiDPI screen's, or another screen than the protocol describes), said when
+    they are not the calibration's — a new session stores the one used, so that its letters' pixels
+    and logMAR agree in the data."""
+    used = calibration.with_framebuffer(*size_px)
+    given = (calibration.screen_width_px, calibration.screen_height_px)
+    if (used.screen_width_px, used.screen_height_px) != given:
+        stored = "the session stores it" if new else f"this resumed session stored {given[0]} px"
+        warn(
+            f"the full-screen window is {used.screen_width_px} x {used.screen_height_px} px, not the calibration's "
+            f"{given[0]} x {given[1]}: letters are sized for {used.screen_width_px} px across "
+            f"{used.screen_width_cm:g} cm ({used.px_per_arcmin:.3f} px/arcmin; {stored}); check that "
+            "[calibration] screen_width_cm is this screen's width"
+        )
+    return used

@@ -4,13 +4,16 @@ import dataclasses
 
 import pytest
 
-from experiment_helpers import REPO, write_protocol
+from experiment_helpers import FAST, REPO, write_protocol
 from lensopt.cli import main
+from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.protocol_sections import ScreensSection
+from lensopt.experiment.session import RunRequest, run_session
 from lensopt.experiment.windows import (
     MAX_SCREEN_WIDTH_FACTOR,
     console_over_the_chart,
+    framebuffer_calibration,
     on_this_display,
     screen_count,
     screen_width_problem,
@@ -119,3 +122,48 @@ def window_width_of_display():
         return pyglet.canvas.get_display().get_screens()[0].width
     except Exception:  # noqa: BLE001 - no display
         return None
+
+
+def test_a_full_screen_window_of_other_pixels_sizes_its_letters_on_them_and_says_so():
+    given = Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=400.0)
+    said = []
+    used = framebuffer_calibration(given, (1280, 1024), True, said.append)
+    assert (used.screen_width_px, used.screen_height_px, used.screen_width_cm) == (1280, 1024, 53.0)
+    assert used.px_per_arcmin == pytest.approx(given.px_per_arcmin * 1280 / 1920)  # the same cm, fewer px
+    (line,) = said
+    assert "1280 x 1024 px, not the calibration's 1920 x 1080" in line and "the session stores it" in line
+    assert f"{used.px_per_arcmin:.3f} px/arcmin" in line
+    resumed = []
+    framebuffer_calibration(given, (1280, 1024), False, resumed.append)
+    assert "this resumed session stored 1920 px" in resumed[0]
+    quiet = []
+    assert framebuffer_calibration(given, (1920, 1080), True, quiet.append) == given and quiet == []
+
+
+def test_a_full_screen_session_stores_the_calibration_its_letters_were_sized_with(tmp_path, window):
+    """The window (800 x 600 px) stands for a full-screen framebuffer other than the protocol's 1920 px:
+    the stored calibration and every letter's pixels agree with the logMAR stored."""
+    protocol = write_protocol(
+        tmp_path / "full.toml",
+        **{
+            **FAST,
+            "display.fullscreen": "true",
+            "protocol.observer": '"simulated"',
+            "optimizer.letter_bounds_logmar": "[0.0, 1.0]",  # what 800 px render at its distance
+        },
+    )
+    said = []
+    outcome = run_session(
+        RunRequest(db_path=tmp_path / "s.db", protocol_path=protocol, participant="P1", seed=2, trials=3),
+        log=lambda line: None,
+        warn=said.append,
+        window=window,
+    )
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, trials = store.session(outcome.session_id), store.trials(outcome.session_id)
+    stored = Calibration(**info.calibration)
+    assert (stored.screen_width_px, stored.screen_height_px) == tuple(window.size)
+    assert any("not the calibration's 1920 x" in line for line in said)
+    for trial in trials:  # letter height: 5 arcmin at logMAR 0
+        expected_px = 5.0 * 10.0**trial.letter_logmar * stored.px_per_arcmin
+        assert trial.extra["letter_height_px"] == pytest.approx(expected_px, rel=1e-4)  # exact angle vs linear

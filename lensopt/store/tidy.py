@@ -58,12 +58,30 @@ DUEL_LENS_COLUMNS = (
 )
 
 
+#: The session's columns on every trial's row, after ``kind``: who answered (``keyboard``, a person;
+#: ``simulated``), the rule that chose the trials and the session's seed — so that pooled data tell
+#: a pilot's simulated sessions from the participants' and name what reproduces each.
+SESSION_COLUMNS = ("observer", "rule", "seed")
+
+
+def session_values(info) -> dict:
+    """:data:`SESSION_COLUMNS` of session ``info`` (its stored protocol: ``[protocol] observer``,
+    ``[optimizer] rule``; empty where a hand-edited protocol lacks them)."""
+    protocol = info.protocol if isinstance(info.protocol, dict) else {}
+
+    def field(table: str, key: str):
+        section = protocol.get(table)
+        return section.get(key) if isinstance(section, dict) else None
+
+    return {"observer": field("protocol", "observer"), "rule": field("optimizer", "rule"), "seed": info.seed}
+
+
 def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
     """The fixed columns of a table holding sessions of ``kinds``, in order; ``n_lenses``: the
     largest ranking set. A letter table also has :data:`LETTER_EXTRA_COLUMNS` (after ``void``)."""
     kinds = {kind if kind in KINDS else LETTERS_KIND for kind in kinds}
     letters, duels, rankings = LETTERS_KIND in kinds, DUEL_KIND in kinds, RANKING_KIND in kinds
-    columns = ["session_id", "participant", "kind", "trial_index"]
+    columns = ["session_id", "participant", "kind", *SESSION_COLUMNS, "trial_index"]
     columns += ["eye"]  # a letter trial's own; a duel's or ranking's, its session's (one eye each)
     columns += ["letter"] if letters else []
     columns += ["letters"] if duels or rankings else []
@@ -171,6 +189,7 @@ def _times(trial) -> dict:
 def _trial_values(info, trial) -> dict:
     """The fixed columns of one stored trial of ``info``'s kind."""
     values = {"session_id": info.session_id, "participant": info.participant, "kind": info.kind}
+    values.update(session_values(info))
     values["trial_index"] = trial.index
     values["eye"] = info.eye  # a letter trial's own below (each eye of a session of both)
     if info.kind == DUEL_KIND:

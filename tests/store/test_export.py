@@ -257,8 +257,8 @@ def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
     with SessionStore(modes_db, readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, 3, fmt="csv"))))
     lens_columns = [f"lens_{k}_{p}" for k in range(1, 5) for p in ("sphere_d", "cylinder_d", "axis_deg")]
-    assert list(rows[0])[4:6] == ["eye", "letters"]
-    assert list(rows[0])[6:] == [
+    assert list(rows[0])[7:9] == ["eye", "letters"]  # after the session columns and trial_index
+    assert list(rows[0])[9:] == [
         "letter_logmar", "n_lenses", *lens_columns, *(f"rank_{k}_lens" for k in range(1, 5)), "rt_s",
         "presented_at_utc", "answered_at_utc", "presented_at_s", "answered_at_s",
         "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",
@@ -334,3 +334,32 @@ def test_psychopy_format_ends_with_psychopys_session_columns(modes_db):
 
     moment = dt.datetime.fromtimestamp(created_at, dt.UTC)
     assert rows[0]["date"] == moment.strftime("%Y-%m-%d_%Hh%M.%S.") + f"{moment.microsecond // 1000:03d}"
+
+
+def test_every_row_names_who_answered_the_rule_and_the_seed_so_pooled_data_tell_a_pilot_apart(tmp_path):
+    """A pilot's simulated session and a participant's in one export: each row says which it is."""
+    with SessionStore(tmp_path / "s.db") as store:
+        for participant, observer, rule, seed in (
+            ("S01", "keyboard", "ucb-ald", 11),
+            ("PILOT", "simulated", "ts-ald", 12),
+        ):
+            protocol = {"protocol": {"name": "study", "observer": observer}, "optimizer": {"rule": rule}}
+            sid = store.create_session(participant, protocol, CALIBRATION, {"rule": rule, "seed": seed}, seed)
+            store.append_trial(sid, stored_trials()[0])
+        store.create_session("OLD", {"rule": "ts-ald"}, CALIBRATION, {}, 13)  # an early layout, no trial
+        old = store.create_session("OLD", {"rule": "ts-ald"}, CALIBRATION, {}, 14)
+        store.append_trial(old, stored_trials()[1])
+        rows = list(csv.DictReader(io.StringIO(export_sessions(store, [1, 2, 4], fmt="csv"))))
+        psychopy = list(csv.DictReader(io.StringIO(export_sessions(store, [1, 2], fmt="psychopy"))))
+        documents = json.loads(export_sessions(store, [1, 2], fmt="json"))
+    header = list(rows[0])
+    assert header[: header.index("trial_index")] == ["session_id", "participant", "kind", "observer", "rule", "seed"]
+    assert [(r["participant"], r["observer"], r["rule"], r["seed"]) for r in rows] == [
+        ("S01", "keyboard", "ucb-ald", "11"),
+        ("PILOT", "simulated", "ts-ald", "12"),
+        ("OLD", "", "", "14"),  # a protocol without those tables: empty, not guessed
+    ]
+    assert [r["observer"] for r in psychopy] == ["keyboard", "simulated"]
+    for document, row in zip(documents, rows):  # the JSON's own record of the same session agrees
+        assert document["protocol"]["protocol"]["observer"] == row["observer"]
+        assert str(document["seed"]) == row["seed"]

@@ -217,7 +217,8 @@ class PrescriptionRecord:
         return out + ([] if self.missing is None else [self.missing])
 
 
-def _when(unix_s: float) -> str:
+def clock_text(unix_s: float) -> str:
+    """``2026-12-01 03:31 UTC``: a moment in this computer's time zone, named (the record, the report)."""
     return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(unix_s))
 
 
@@ -438,10 +439,10 @@ def build_record(
     session = [
         ("Patient / participant", info.participant),
         ("Session", f"{info.session_id} · {info.kind} · {status}"),
-        ("Session started", _when(info.created_at)),
+        ("Session started", clock_text(info.created_at)),
     ]
     if results:
-        session.append(("Result computed", _when(max(r.recorded_at for r in results))))
+        session.append(("Result computed", clock_text(max(r.recorded_at for r in results))))
     rule, seed = info.optimizer_settings.get("rule"), getattr(info, "seed", None)
     method = (f" · rule {rule}" if isinstance(rule, str) and rule else "") + (
         f" · seed {seed}" if seed is not None else ""
@@ -455,7 +456,7 @@ def build_record(
         left = [eye for eye in (("OD", "OS") if eyes == "OU" else (eyes,)) if eye not in done]
         note = f" · no prescription stored for {' and '.join(left)}" if results and left else ""
         session.append(("Eye tested", EYE_NAMES.get(eyes, eyes) + note))
-    session.append(("Printed", _when(printed_at)))
+    session.append(("Printed", clock_text(printed_at)))
     per_eye = tuple(eye_record(info, r, trials) for r in results)
     prescribed = any(e.prescribed for e in per_eye)  # none stored: no prescription either
     return PrescriptionRecord(

@@ -6,7 +6,6 @@ Qt: ``lensopt dashboard --report`` writes it without opening a window.
 
 from __future__ import annotations
 
-import datetime as _dt
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from matplotlib.figure import Figure
 from lensopt import __version__
 from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot
 from lensopt.dashboard.panels import PANELS, draw_panel
+from lensopt.dashboard.prescription_text import clock_text
 from lensopt.dashboard.snapshot import DashboardSnapshot
 from lensopt.private_files import private_output
 from lensopt.store.records import LETTERS_KIND
@@ -33,7 +33,7 @@ def build_report_figure(snap: DashboardSnapshot | ComparisonSnapshot) -> Figure:
     """A4-landscape figure: a header line, then the four panels in a 2 × 2 grid."""
     fig = Figure(figsize=PAGE_SIZE_IN, layout="constrained")
     h = snap.header
-    created = _dt.datetime.fromtimestamp(h.created_at).strftime("%Y-%m-%d %H:%M")
+    created = clock_text(h.created_at)  # with its time zone, as the printed record
     kind = "" if snap.kind == LETTERS_KIND else f"{snap.kind} "
     fig.suptitle(
         f"lensopt {kind}refraction report — session {h.session_id}, participant {h.who}, "

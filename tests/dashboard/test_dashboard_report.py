@@ -210,3 +210,19 @@ def test_a_summary_value_too_wide_for_the_reports_panel_is_set_smaller_not_cut()
         assert text.get_window_extent(renderer).x1 <= summary.bbox.x1, text.get_text()
     assert texts["bracket-ald"].get_fontsize() == FONT_SIZE + 2  # fits: its size unchanged
     assert texts[long_value].get_fontsize() < FONT_SIZE + 2
+
+
+def test_the_reports_title_names_the_time_zone_of_its_start_as_the_record_does(snap, monkeypatch):
+    import time
+
+    from lensopt.dashboard.report import build_report_figure
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        title = build_report_figure(snap).get_suptitle()
+        expected = time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(snap.header.created_at))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert expected.endswith(("EST", "EDT")) and f", {expected}, " in title

@@ -5,6 +5,7 @@ The handler, which imports PsychoPy: :mod:`lensopt.cli.handlers.run`.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from lensopt.cli.arguments import DB_HELP, Handler, non_negative_int, positive_int, whole_axis
@@ -78,9 +79,10 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--fullscreen",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help="full-screen window (default: the protocol's display.fullscreen)",
+        help="full-screen window, or --no-fullscreen a window (with a console on one screen: beside it); "
+        "default: the protocol's display.fullscreen, also for a resumed session",
     )
     parser.add_argument(
         "--dashboard", action="store_true", help="also open the live dashboard for this session (its own process)"

@@ -27,6 +27,7 @@ import numpy as np
 
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
+from lensopt.experiment.search_sections import MAX_TRIALS
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import COMPARISON_WITHOUT_START, read_through, untried_d, untried_note
@@ -391,7 +392,8 @@ def continue_command(
     budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
     most = max(e.n_trials for e in short)
     if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials
-        ceiling = math.ceil((1 + MAX_EXTRAPOLATION) * most)  # the most an estimate would have recommended
+        # the most an estimate would have recommended, within the trials a session may have
+        ceiling = min(math.ceil((1 + MAX_EXTRAPOLATION) * most), MAX_TRIALS)
         return (
             f"lensopt run --resume {session_id} --trials {ceiling}{db}{note_sep}"
             f"(at most; too few answers to estimate how many more)"

@@ -135,9 +135,17 @@ MISSING_START_MESSAGE = (
 #: What a new session that would write a prescription (a ``[start]``, the full prescription) is
 #: told when no eye is named: a prescription without its eye cannot be signed.
 MISSING_EYE_MESSAGE = (
-    "a prescription is written for an eye and none was named: add --eye OD or --eye OS (or OU, both eyes "
-    "one after the other), or set [session] eye in the protocol"
+    "a prescription is written for an eye and none was named: add --eye OD or --eye OS{both}, or set "
+    "[session] eye in the protocol"
 )
+
+
+def missing_eye_message(feedback_mode: str) -> str:
+    """:data:`MISSING_EYE_MESSAGE` for a session of ``feedback_mode``: both eyes (OU) are offered to
+    letter sessions only, which alone run them."""
+    return MISSING_EYE_MESSAGE.format(
+        both=" (or OU, both eyes one after the other)" if feedback_mode == "letters" else ""
+    )
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,12 @@ from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol
-from lensopt.experiment.protocol_sections import MISSING_EYE_MESSAGE, MISSING_START_MESSAGE
+from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
+from lensopt.experiment.search_sections import missing_eye_message
 from lensopt.experiment.windows import (
     calibration_from_protocol,
     check_display,
@@ -94,7 +95,7 @@ def run_session(
         if request.eye is not None:  # --eye, once (checked against the protocol: OU is for letters)
             protocol = protocol.with_eye(request.eye)
         if protocol.start is not None and protocol.session.eye is None:
-            raise ProtocolError(f"{protocol.source}: {MISSING_EYE_MESSAGE}")
+            raise ProtocolError(f"{protocol.source}: {missing_eye_message(protocol.feedback_mode)}")
         problem = protocol.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")

@@ -72,7 +72,8 @@ def open_window(protocol: Protocol, fullscreen: bool):
 
     logging.console.setLevel(logging.ERROR)
     monitor = protocol.calibration.monitor or None
-    screens = on_this_display(protocol, screen_count()).screens
+    protocol = side_by_side(protocol, fullscreen, screen_widths_px())
+    screens = protocol.screens
     pos = screens.patient_pos_px
     if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
         pos = (0, 0)  # the console goes to its right
@@ -147,9 +148,9 @@ def open_console(protocol: Protocol, log, fullscreen: bool | None = None):
         )
     problem = console_over_the_chart(protocol, protocol.display.fullscreen, n_screens)
     if problem:  # a simulated patient (a person's session was refused)
-        log(f"{problem.split(';')[0]} (a simulated patient: carried on)")
+        log(problem.split(";")[0])
     try:
-        return open_console_window(on_this_display(protocol, n_screens))
+        return open_console_window(side_by_side(protocol, protocol.display.fullscreen, screen_widths_px()))
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types (no such screen...)
         raise LensoptError(
             f"cannot open the clinician's console on screen {screens.console} ({type(exc).__name__}: "
@@ -174,8 +175,8 @@ def console_over_the_chart(protocol: Protocol, fullscreen: bool, n_screens: int 
     )
     return (
         f"{where}: the clinician's console (the lens, the letter's name) would be drawn on the patient's "
-        "full-screen chart; connect the second screen, or for one screen set [display] fullscreen = false "
-        "and a window_size_px that leaves room for the console beside it"
+        "full-screen chart; connect the second screen, or run with --no-fullscreen (a window, the console "
+        "beside it)"
     )
 
 
@@ -202,21 +203,50 @@ def screen_width_problem(calibration_width_px: int, screen_width_px: int | None)
 
 
 def window_screen_width_px(win) -> int | None:
-    """The width (px) of the screen a PsychoPy (pyglet) window opened on, or None if it cannot say."""
+    """The width (px) of the screen a PsychoPy (pyglet) window opened on, in the window's framebuffer
+    pixels (a Retina screen's are twice its points, which pyglet gives: the window's own framebuffer
+    to points ratio scales them), or None if it cannot say."""
     try:
-        return int(win.winHandle.screen.width)
+        handle = win.winHandle
+        scale = float(win.size[0]) / float(handle.width) if handle.width else 1.0
+        return round(handle.screen.width * scale)
     except Exception:  # noqa: BLE001 - another backend, or no handle: the check is skipped
         return None
 
 
 def screen_count() -> int | None:
     """How many screens the display has (pyglet's count), or None if it cannot say."""
+    widths = screen_widths_px()
+    return None if widths is None else len(widths)
+
+
+def screen_widths_px() -> list[int] | None:
+    """The width of each screen of the display (pyglet's, in its units), or None if it cannot say."""
     try:
         import pyglet
 
-        return len(pyglet.canvas.get_display().get_screens())
-    except Exception:  # noqa: BLE001 - only a hint for the log
+        return [int(screen.width) for screen in pyglet.canvas.get_display().get_screens()]
+    except Exception:  # noqa: BLE001 - only a hint for the layout and the log
         return None
+
+
+def side_by_side(protocol: Protocol, fullscreen: bool, widths_px: list[int] | None) -> Protocol:
+    """``protocol`` placed on this display (:func:`on_this_display`) with, when the console shares
+    a windowed patient's screen, a patient window narrow enough for the console beside it (a
+    1920-px window on a 1920-px screen left the console off the screen); the stored protocol keeps
+    its own size."""
+    placed = on_this_display(protocol, None if widths_px is None else len(widths_px))
+    screens = placed.screens
+    if fullscreen or not wants_console(placed) or screens.console != screens.patient or widths_px is None:
+        return placed
+    if screens.console_pos_px is not None:  # placed by the protocol: its own choice
+        return placed
+    left = (screens.patient_pos_px or (0, 0))[0]
+    room = widths_px[screens.patient] - left - screens.console_size_px[0]
+    width, height = placed.display.window_size_px
+    if room <= 0 or width <= room:
+        return placed
+    return dataclasses.replace(placed, display=dataclasses.replace(placed.display, window_size_px=(room, height)))
 
 
 def dashboard_screen(protocol: Protocol) -> int | None:

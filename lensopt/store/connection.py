@@ -71,21 +71,19 @@ def default_db_path() -> Path:
 
 
 def db_option(db_path) -> str:
-    """`` --db /absolute/path`` for a database other than the default one (:func:`default_db_path`),
-    ``""`` for it or for None: what a printed or shown command names, absolute (and quoted for a shell)
-    because it is read far from where the path was typed — on paper, in another folder."""
+    """`` --db /absolute/path`` for any database a command names, ``""`` for None: what a printed or
+    shown command names, absolute (and quoted for a shell) because it is read far from where the path
+    was typed — on paper, in another folder, in a shell without the ``$LENSOPT_DB`` it ran with (which
+    would resume another database's session of that number)."""
     if db_path is None:
         return ""
-    path = os.path.abspath(Path(db_path).expanduser())
-    if path == os.path.abspath(default_db_path()):
-        return ""
-    return f" --db {shlex.quote(path)}"
+    return f" --db {shlex.quote(os.path.abspath(Path(db_path).expanduser()))}"
 
 
 def resume_command(session_id: int, db_path=None) -> str:
-    """``lensopt run --resume 7``, with ``--db /absolute/path`` for a database other than the default
-    one (:func:`db_option`): the command that continues a session, as the run, the console, the
-    dashboard and the record give it."""
+    """``lensopt run --resume 7 --db /absolute/path`` (:func:`db_option`; without ``--db`` when no
+    database is named): the command that continues a session, as the run, the console, the dashboard
+    and the record give it."""
     return f"lensopt run --resume {session_id}{db_option(db_path)}"
 
 

@@ -303,7 +303,7 @@ def test_calibrate_names_the_bar_length_that_makes_an_impossible_screen(capsys, 
     assert "screen_width_cm" not in line
 
 
-def test_a_store_file_is_untouched_by_every_refusal_above(db):
+def test_the_fixture_database_the_refusals_are_tried_on_holds_answered_trials(db):
     """The fixture's database is a real one (a guard for the tests above)."""
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from trials").fetchone()[0] == 3

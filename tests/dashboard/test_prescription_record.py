@@ -761,10 +761,10 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
     assert build_record(at_90, printed_at=2e9, trials=[trial(-2.0, 0.5)]).eyes[0].untried_d is None
 
 
-def test_the_records_command_to_continue_names_a_database_other_than_the_default(monkeypatch, tmp_path):
+def test_the_records_command_to_continue_names_its_database_even_the_default(monkeypatch, tmp_path):
     """A record is read away from the machine that ran the session: its "lensopt run --resume N"
-    names the database with --db, as the closing console's continue command does, unless it is the
-    default one ($LENSOPT_DB here)."""
+    names the database with --db, as the closing console's continue command does — the default one
+    ($LENSOPT_DB here) too, which another shell may not have (and would resume another session 6)."""
     from lensopt.dashboard.prescription_text import build_record
 
     default = tmp_path / "sessions.db"
@@ -775,7 +775,7 @@ def test_the_records_command_to_continue_names_a_database_other_than_the_default
     assert build_record(stopped, 2e9, db_path=other).unfinished == (
         f"Session not finished: stopped after 3 trials (lensopt run --resume 6 --db {other} continues it)."
     )
-    assert "--db" not in build_record(stopped, 2e9, db_path=default).unfinished
+    assert f"--resume 6 --db {default} continues it" in build_record(stopped, 2e9, db_path=default).unfinished
     empty = _session_info(status="aborted", n_trials=3)
     assert build_record(empty, 2e9, db_path=other).missing.endswith(f"lensopt run --resume 6 --db {other}.")
 
@@ -818,6 +818,7 @@ def test_the_records_command_to_continue_names_the_database_by_its_absolute_path
     missing = build_record(empty, 2e9, db_path="kbC.db").missing
     assert missing.endswith(f"lensopt run --resume 6 --db {tmp_path / 'clinic' / 'kbC.db'}.")
     assert "--db kbC.db" not in missing
-    # the default database, typed relative, is still the default: no --db
-    monkeypatch.setenv("LENSOPT_DB", str(tmp_path / "clinic" / "sessions.db"))
-    assert "--db" not in build_record(empty, 2e9, db_path="sessions.db").missing
+    # the default database, typed relative, is named by its absolute path as well
+    monkeypatch.setenv("LENSOPT_DB", "sessions.db")
+    expected = f"--db {tmp_path / 'clinic' / 'sessions.db'}."
+    assert build_record(empty, 2e9, db_path="sessions.db").missing.endswith(expected)

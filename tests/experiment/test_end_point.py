@@ -11,6 +11,7 @@ from lensopt.experiment.end_point import (
     more_trials_estimate,
     prescription_lines,
 )
+from lensopt.experiment.search_sections import MAX_TRIALS
 from lensopt.refraction.shown import untried_note
 from lensopt.store import ResultRecord
 
@@ -251,3 +252,10 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     stored = Lens(-1.0, 0.75, 90.0).minus_cylinder()
     plus = ResultRecord(stored.format(), stored.sphere_d, stored.cylinder_d, stored.axis_deg, 0.0, 0.5, 1, {})
     assert end_point(transposed, protocol(90.0), "OD", [plus], ()).not_tried == ""
+
+
+def test_the_ceiling_of_the_command_to_continue_is_a_budget_a_session_may_have():
+    many = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=2000)  # 3 x 2000 is past it
+    command = continue_command([many], 7)
+    assert command.startswith(f"lensopt run --resume 7 --trials {MAX_TRIALS}  (at most")
+    assert MAX_TRIALS < 3 * 2000

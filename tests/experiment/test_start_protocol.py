@@ -78,6 +78,7 @@ def test_a_prescription_without_an_eye_is_one_line_and_creates_nothing(tmp_path,
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "none was named" in err and "--eye OD" in err and "[session] eye" in err
+    assert ("OU" in err) == (protocol_name == "clinical-prescription")  # both eyes: letter sessions only
     assert not db.exists()  # refused before the database is opened: no file, no session row
 
 

@@ -6,17 +6,19 @@ import pytest
 
 from experiment_helpers import FAST, REPO, write_protocol
 from lensopt.cli import main
+from lensopt.errors import ProtocolError
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.protocol import load_protocol
-from lensopt.experiment.protocol_sections import ScreensSection
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.experiment.windows import (
     MAX_SCREEN_WIDTH_FACTOR,
     console_over_the_chart,
     framebuffer_calibration,
     on_this_display,
+    refuse_console_on_the_chart,
     screen_count,
     screen_width_problem,
+    side_by_side,
 )
 from lensopt.store import SessionStore
 
@@ -44,7 +46,7 @@ def test_a_console_is_over_the_chart_only_when_it_shares_the_full_screen_patient
     problem = console_over_the_chart(clinical(**screens), fullscreen, n_screens)
     assert (problem is not None) == over
     if over:
-        assert "full-screen chart" in problem and "fullscreen = false" in problem and "\n" not in problem
+        assert "full-screen chart" in problem and "--no-fullscreen" in problem and "\n" not in problem
 
 
 def test_a_protocol_without_a_clinician_has_no_console_to_misplace():
@@ -57,7 +59,6 @@ def test_a_screen_the_display_lacks_is_its_first_and_the_stored_protocol_keeps_t
     protocol = clinical(patient=0, console=1)
     placed = on_this_display(protocol, 1)
     assert (placed.screens.patient, placed.screens.console) == (0, 0)
-    assert protocol.screens == ScreensSection(**{**dataclasses.asdict(protocol.screens)})  # unchanged
     assert (protocol.screens.patient, protocol.screens.console) == (0, 1)
     assert on_this_display(protocol, 2) is protocol and on_this_display(protocol, None) is protocol
 
@@ -167,3 +168,28 @@ def test_a_full_screen_session_stores_the_calibration_its_letters_were_sized_wit
     for trial in trials:  # letter height: 5 arcmin at logMAR 0
         expected_px = 5.0 * 10.0**trial.letter_logmar * stored.px_per_arcmin
         assert trial.extra["letter_height_px"] == pytest.approx(expected_px, rel=1e-4)  # exact angle vs linear
+
+
+def test_a_console_sharing_a_windowed_patients_screen_gets_room_beside_it():
+    """The clinical protocol's 1920-px window on one 1920-px screen (--no-fullscreen) left the 900-px
+    console off the screen: the patient window is narrowed to leave room, the stored protocol kept."""
+    protocol = clinical(patient=0, console=1)
+    assert protocol.display.window_size_px[0] == 1920 and protocol.screens.console_size_px[0] == 900
+    placed = side_by_side(protocol, False, [1920])
+    assert placed.display.window_size_px == (1920 - 900, protocol.display.window_size_px[1])
+    assert (placed.screens.patient, placed.screens.console) == (0, 0)
+    assert protocol.display.window_size_px[0] == 1920  # the protocol itself unchanged
+    assert side_by_side(protocol, False, [1920, 1920]).display == protocol.display  # a screen each
+    assert side_by_side(protocol, True, [1920]).display == protocol.display  # full screen: refused elsewhere
+    roomy = dataclasses.replace(protocol, display=dataclasses.replace(protocol.display, window_size_px=(800, 600)))
+    assert side_by_side(roomy, False, [1920]).display.window_size_px == (800, 600)  # room already
+
+
+def test_a_resumed_patient_session_is_refused_over_the_chart_and_told_how_to_go_on_windowed():
+    protocol = clinical(patient=0, console=1)
+    if screen_count() != 1:
+        pytest.skip("needs a display of one screen (Xvfb)")
+    with pytest.raises(ProtocolError, match="--no-fullscreen"):
+        refuse_console_on_the_chart(protocol, True, "keyboard")
+    refuse_console_on_the_chart(protocol, True, "simulated")  # nobody to see it: carried on
+    refuse_console_on_the_chart(protocol, False, "keyboard")  # --no-fullscreen: beside the window

@@ -3,6 +3,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from one_line import refused
 
 from lensopt.cli import main
 
@@ -84,21 +85,6 @@ def test_bench_binary_bad_rule_or_seeds_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-def _refused(capsys, argv) -> str:
-    """Run ``lensopt ARGV`` in this process; assert exit 2, one stderr line, no traceback; the line."""
-    from lensopt.cli import main
-
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's refusals
-        code = exc.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2, err
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
-
 TINY = ["--problems", "forrester", "--seeds", "1", "--iterations", "6", "--rules", "random", "--no-progress"]
 
 
@@ -112,7 +98,7 @@ def test_a_scheduler_that_does_not_answer_is_one_line_within_the_timeout_and_cre
     monkeypatch.setattr(runner, "SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     out = tmp_path / "campaign"
     t0 = time.perf_counter()
-    line = _refused(capsys, ["bench", "functions", *TINY, "--scheduler", "tcp://127.0.0.1:9", "--out", str(out)])
+    line = refused(capsys, ["bench", "functions", *TINY, "--scheduler", "tcp://127.0.0.1:9", "--out", str(out)])
     assert time.perf_counter() - t0 < 10
     assert line.startswith("lensopt bench functions: error: --scheduler tcp://127.0.0.1:9: no Dask scheduler")
     assert "within 1 s" in line and "leave out --scheduler" in line
@@ -129,12 +115,12 @@ def test_a_scheduler_that_does_not_answer_is_one_line_within_the_timeout_and_cre
 )
 def test_a_malformed_scheduler_address_is_one_line(capsys, tmp_path, address, message):
     out = tmp_path / "campaign"
-    assert message in _refused(capsys, ["bench", "functions", *TINY, "--scheduler", address, "--out", str(out)])
+    assert message in refused(capsys, ["bench", "functions", *TINY, "--scheduler", address, "--out", str(out)])
     assert not out.exists()
 
 
 def test_an_out_folder_in_proc_is_one_line_with_local_sync(capsys):
-    line = _refused(capsys, ["bench", "functions", *TINY, "--local-sync", "--out", "/proc/lensopt-bench"])
+    line = refused(capsys, ["bench", "functions", *TINY, "--local-sync", "--out", "/proc/lensopt-bench"])
     assert "--out /proc/lensopt-bench: cannot write in /proc" in line
     assert not Path("/proc/lensopt-bench").exists()
 
@@ -142,20 +128,20 @@ def test_an_out_folder_in_proc_is_one_line_with_local_sync(capsys):
 def test_an_existing_file_as_the_campaign_folder_is_one_line(capsys, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    assert "is a file; give a folder" in _refused(
+    assert "is a file; give a folder" in refused(
         capsys, ["bench", "functions", *TINY, "--local-sync", "--out", str(blocker)]
     )
     assert blocker.read_text() == "x"
 
 
 def test_rescale_into_a_missing_folder_does_not_create_it(capsys):
-    assert "its folder does not exist" in _refused(capsys, ["bench", "rescale", "--out", "/nonexistent/x.json"])
+    assert "its folder does not exist" in refused(capsys, ["bench", "rescale", "--out", "/nonexistent/x.json"])
     assert not Path("/nonexistent").exists()
 
 
 def test_rescale_onto_a_folder_is_one_line_and_leaves_no_temporary_file(capsys, tmp_path):
     before = sorted(tmp_path.parent.iterdir())
-    assert "is a folder; give a file name" in _refused(capsys, ["bench", "rescale", "--out", str(tmp_path)])
+    assert "is a folder; give a file name" in refused(capsys, ["bench", "rescale", "--out", str(tmp_path)])
     assert sorted(tmp_path.parent.iterdir()) == before and list(tmp_path.iterdir()) == []
 
 
@@ -165,7 +151,7 @@ def test_a_report_folder_that_cannot_be_written_is_one_line_before_reading_the_r
     (campaign / "runs").mkdir(parents=True)
     (tmp_path / "a-file").write_text("x")
     out = where if where.startswith("/") else str(tmp_path / where)
-    assert f"--out {out}" in _refused(capsys, ["bench", "report", str(campaign), "--out", out])
+    assert f"--out {out}" in refused(capsys, ["bench", "report", str(campaign), "--out", out])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "campaign"]
 
 
@@ -173,7 +159,7 @@ def test_a_report_folder_that_cannot_be_written_is_one_line_before_reading_the_r
     "argv", [["bench", "functions", "--workers", "1000000"], ["bench", "decision-time", "--processes", "1000000"]]
 )
 def test_more_processes_than_one_machine_holds_is_one_line_before_any_start(capsys, argv):
-    assert "must be at most 256 processes on one machine, got 1000000" in _refused(capsys, argv)
+    assert "must be at most 256 processes on one machine, got 1000000" in refused(capsys, argv)
 
 
 @pytest.mark.parametrize(
@@ -216,7 +202,7 @@ def test_where_to_run_options_that_one_another_ignore_are_one_line_before_any_wo
     """``--workers`` with ``--local-sync`` ran in this process, one run after the other (``--workers``
     silently ignored); ``--scheduler`` with either of them ignored the other too."""
     out = tmp_path / "campaign"
-    line = _refused(capsys, ["bench", *campaign, *where, "--out", str(out)])
+    line = refused(capsys, ["bench", *campaign, *where, "--out", str(out)])
     assert said in line and "leave out" in line, line
     assert not out.exists()
 
@@ -235,7 +221,7 @@ def test_where_to_run_options_that_one_another_ignore_are_one_line_before_any_wo
 def test_initial_at_or_above_the_iterations_is_one_line_before_any_work(capsys, tmp_path, argv):
     """Every trial would have been one of the random first ones: no rule tested, and nothing said."""
     out = tmp_path / "campaign"
-    line = _refused(capsys, ["bench", *argv, "--local-sync", "--no-progress", "--out", str(out)])
+    line = refused(capsys, ["bench", *argv, "--local-sync", "--no-progress", "--out", str(out)])
     initial, iterations = argv[argv.index("--initial") + 1], argv[argv.index("--iterations") + 1]
     assert f"--initial {initial} is not below --iterations {iterations}: every trial would be a random" in line
     assert not out.exists()
@@ -244,7 +230,7 @@ def test_initial_at_or_above_the_iterations_is_one_line_before_any_work(capsys, 
 def test_robustness_initial_at_or_above_the_trials_is_one_line_naming_the_gp_rules(capsys, tmp_path):
     out = tmp_path / "campaign"
     argv = ["bench", "robustness", *ROBUSTNESS_TINY, "--initial", "6", "--local-sync", "--out", str(out)]
-    line = _refused(capsys, argv)
+    line = refused(capsys, argv)
     assert "--initial 6 is not below the trials of slope-5: every trial of ts-ald, ucb-ald would be a random" in line
     assert not out.exists()
 
@@ -266,5 +252,5 @@ def test_feedback_into_a_folder_of_other_settings_names_its_own_option(tmp_path,
     argv += ["--rules", "duel-drop-ties", "--local-sync", "--no-progress"]
     assert main([*argv, "--iterations", "3"]) == 0
     capsys.readouterr()
-    line = _refused(capsys, [*argv, "--iterations", "4"])
+    line = refused(capsys, [*argv, "--iterations", "4"])
     assert "other settings (--iterations 3 there, 4 here)" in line

@@ -6,35 +6,12 @@ import sqlite3
 import types
 
 import pytest
+from one_line import refused
 
 import lensopt.cli.handlers.calibrate as calibrate_handler
 import lensopt.cli.handlers.hyperparameters as fits
 from lensopt.cli import build_parser, main
 from lensopt.store import SessionStore, TrialRecord
-
-
-def _refused(capsys, argv) -> str:
-    """Run ``lensopt ARGV``; assert exit 2, one stderr line, no traceback; the line."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's refusals
-        code = exc.code
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert code == 2, captured.err
-    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
-    return lines[0]
-
-
-@pytest.fixture
-def no_fit(monkeypatch):
-    """Make any hyperparameter fit fail the test: a bad --output must be refused before fitting."""
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("the fit ran before --output was checked")
-
-    monkeypatch.setattr(fits, "fit_reference_hyperparameters", forbidden)
-    monkeypatch.setattr(fits, "fit_prescription_hyperparameters", forbidden)
 
 
 @pytest.fixture
@@ -69,7 +46,7 @@ def test_hyperparameters_output_onto_the_session_database_is_refused_and_the_dat
     (tmp_path / "sessions.db-wal").write_bytes(b"\x37\x7f\x06\x82wal frames")
     monkeypatch.setenv("LENSOPT_DB", str(db))
     before = db.read_bytes()
-    line = _refused(capsys, ["hyperparameters", "--space", space, "--output", target.format(db=db, link=link)])
+    line = refused(capsys, ["hyperparameters", "--space", space, "--output", target.format(db=db, link=link)])
     assert "is the session database" in line and "choose another file name" in line
     assert db.read_bytes() == before and _three_trials(db)
 
@@ -81,7 +58,7 @@ def test_hyperparameters_output_onto_another_sqlite_database_is_refused_naming_i
     """Not the default database (LENSOPT_DB elsewhere): still a database, never written over."""
     monkeypatch.setenv("LENSOPT_DB", str(tmp_path / "other.db"))
     before = db.read_bytes()
-    line = _refused(capsys, ["hyperparameters", "--space", space, "--output", str(db)])
+    line = refused(capsys, ["hyperparameters", "--space", space, "--output", str(db)])
     assert line == (
         f"lensopt hyperparameters: error: --output {db} is an SQLite database (a session database?), not a "
         "hyperparameters JSON file; the fit would replace it; choose another file name (a .json file of its own)"
@@ -93,13 +70,13 @@ def test_hyperparameters_output_onto_another_sqlite_database_is_refused_naming_i
 def test_power_vector_output_that_is_not_a_json_object_names_the_file_not_a_codec(capsys, no_fit, tmp_path, content):
     out = tmp_path / "fit.json"
     out.write_bytes(content)
-    line = _refused(capsys, ["hyperparameters", "--space", "power-vector", "--output", str(out)])
+    line = refused(capsys, ["hyperparameters", "--space", "power-vector", "--output", str(out)])
     assert f"--output {out} is not a hyperparameters JSON file" in line and "codec" not in line
     assert out.read_bytes() == content
 
 
 def test_hyperparameters_passes_with_the_random_design_is_refused(capsys, no_fit, tmp_path):
-    line = _refused(
+    line = refused(
         capsys, ["hyperparameters", "--design", "random", "--passes", "3", "--output", str(tmp_path / "h.json")]
     )
     assert "--passes applies to --design sessions only" in line
@@ -107,7 +84,7 @@ def test_hyperparameters_passes_with_the_random_design_is_refused(capsys, no_fit
 
 @pytest.mark.parametrize("option", ["--patients", "--responses", "--passes", "--restarts"])
 def test_hyperparameters_counts_are_capped_as_the_benchmarks(capsys, no_fit, option):
-    line = _refused(capsys, ["hyperparameters", option, "10001"])
+    line = refused(capsys, ["hyperparameters", option, "10001"])
     assert f"argument {option}: must be at most 10000, got 10001" in line
 
 
@@ -134,7 +111,7 @@ def test_an_interrupted_fit_does_not_claim_anything_was_saved(capsys, monkeypatc
     ],
 )
 def test_simulate_takes_the_protocols_limits_of_the_box_and_accommodation(capsys, option, value, message):
-    line = _refused(capsys, ["simulate", "--trials", "2", "--start", "auto", option, value])
+    line = refused(capsys, ["simulate", "--trials", "2", "--start", "auto", option, value])
     assert f"argument {option}: {message}" in line
 
 
@@ -146,7 +123,7 @@ def test_simulate_takes_the_protocols_limits_of_the_box_and_accommodation(capsys
     ],
 )
 def test_simulate_refuses_a_box_reaching_past_the_phoropter(capsys, extra, fix):
-    line = _refused(
+    line = refused(
         capsys,
         ["simulate", "--trials", "2", "--start", "-19.00 DS", "--true-sphere", "-19", "--true-cylinder", "0", *extra],
     )
@@ -154,7 +131,7 @@ def test_simulate_refuses_a_box_reaching_past_the_phoropter(capsys, extra, fix):
 
 
 def test_simulate_names_the_widest_m_half_width_that_fits(capsys):
-    line = _refused(
+    line = refused(
         capsys, ["simulate", "--trials", "2", "--start", "-17.00 DS", "--true-sphere", "-17", "--true-cylinder", "0"]
     )
     assert "reaches -20.41 D in a meridian" in line and "give --m-half-width 1.59 or less" in line
@@ -171,12 +148,12 @@ def test_simulate_names_the_widest_m_half_width_that_fits(capsys):
     ],
 )
 def test_a_fractional_axis_is_refused_as_not_a_whole_number_of_degrees(capsys, argv):
-    line = _refused(capsys, argv)
+    line = refused(capsys, argv)
     assert "90.5 is not a whole number of degrees: give one from 1 to 180, e.g. 90" in line
 
 
 def test_an_axis_outside_1_to_180_is_said_to_be_outside_not_fractional(capsys):
-    line = _refused(capsys, ["simulate", "--trials", "2", "--start", "-1.00 / -0.50 x -90"])
+    line = refused(capsys, ["simulate", "--trials", "2", "--start", "-1.00 / -0.50 x -90"])
     assert "axis -90 in '-1.00 / -0.50 x -90' is outside 1-180" in line and "whole number" not in line
 
 
@@ -192,7 +169,7 @@ def test_an_axis_outside_1_to_180_is_said_to_be_outside_not_fractional(capsys):
     ],
 )
 def test_decision_time_handler_options_without_handler_are_refused(capsys, extra, named):
-    line = _refused(capsys, ["bench", "decision-time", "--trials", "10", "--processes", "1", *extra])
+    line = refused(capsys, ["bench", "decision-time", "--trials", "10", "--processes", "1", *extra])
     assert f"{named} with --handler only" in line and "add --handler" in line
 
 
@@ -206,7 +183,7 @@ def test_decision_time_handler_options_without_handler_are_refused(capsys, extra
 )
 def test_dashboard_window_options_without_a_window_are_refused(capsys, db, tmp_path, extra, named):
     argv = ["dashboard", "1", "--db", str(db), *(part.format(tmp=tmp_path) for part in extra)]
-    assert named in _refused(capsys, argv)
+    assert named in refused(capsys, argv)
     assert not (tmp_path / "r.pdf").exists() and not (tmp_path / "s.png").exists()
 
 
@@ -218,13 +195,13 @@ def test_export_to_a_json_file_without_format_writes_json(capsys, db, tmp_path):
 
 @pytest.mark.parametrize("fmt, name", [("csv", "out.json"), ("psychopy", "out.json"), ("json", "out.csv")])
 def test_export_format_contradicting_the_file_name_is_refused(capsys, db, tmp_path, fmt, name):
-    line = _refused(capsys, ["export", "1", "--db", str(db), "--format", fmt, "-o", str(tmp_path / name)])
+    line = refused(capsys, ["export", "1", "--db", str(db), "--format", fmt, "-o", str(tmp_path / name)])
     assert f"--format {fmt} contradicts -o" in line
     assert not (tmp_path / name).exists()
 
 
 def test_export_of_ids_and_all_says_they_conflict(capsys, db):
-    assert "give either SESSION_IDs or --all, not both" in _refused(capsys, ["export", "1", "--all", "--db", str(db)])
+    assert "give either SESSION_IDs or --all, not both" in refused(capsys, ["export", "1", "--all", "--db", str(db)])
 
 
 # ------------------------------------------------------------------ 6. messages naming the problem
@@ -237,13 +214,13 @@ def test_a_negative_number_in_scientific_notation_is_a_value_not_an_option(value
 
 
 def test_a_negative_infinity_is_refused_as_not_finite(capsys):
-    line = _refused(capsys, ["simulate", "--trials", "2", "--true-sphere", "-inf", "--true-cylinder", "0"])
+    line = refused(capsys, ["simulate", "--trials", "2", "--true-sphere", "-inf", "--true-cylinder", "0"])
     assert "argument --true-sphere: must be a finite number, got -inf" in line
 
 
 @pytest.mark.parametrize("value, problem", [("nan", "is not a number"), ("5", "is outside the letter sizes")])
 def test_reference_context_errors_name_the_option(capsys, value, problem):
-    line = _refused(capsys, ["simulate", "--trials", "2", "--reference-context", value])
+    line = refused(capsys, ["simulate", "--trials", "2", "--reference-context", value])
     assert f"--reference-context {value} {problem}" in line and "reference_context[0]" not in line
 
 
@@ -253,7 +230,7 @@ def test_reference_context_errors_name_the_option(capsys, value, problem):
 def test_a_hyperparameter_file_without_a_kernel_says_so_in_words(capsys, tmp_path, text, problem):
     path = tmp_path / "k.json"
     path.write_text(text)
-    line = _refused(capsys, ["simulate", "--trials", "2", "--hyperparameters", str(path)])
+    line = refused(capsys, ["simulate", "--trials", "2", "--hyperparameters", str(path)])
     assert f"cannot read hyperparameters from {path} {problem}" in line
     assert "list indices" not in line and "('kernel')" not in line
 
@@ -264,7 +241,7 @@ def test_a_hyperparameter_file_without_a_kernel_says_so_in_words(capsys, tmp_pat
 def test_a_database_that_is_a_folder_is_said_to_be_a_folder(capsys, tmp_path, command):
     folder = tmp_path / "adir"
     folder.mkdir()
-    line = _refused(capsys, [part.format(tmp=tmp_path) for part in command] + ["--db", str(folder)])
+    line = refused(capsys, [part.format(tmp=tmp_path) for part in command] + ["--db", str(folder)])
     assert f"--db {folder} is a folder, not a session database file" in line
     assert list(folder.iterdir()) == []
 
@@ -272,7 +249,7 @@ def test_a_database_that_is_a_folder_is_said_to_be_a_folder(capsys, tmp_path, co
 def test_bench_report_of_a_file_says_it_is_no_campaign_folder(capsys, tmp_path):
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"garbage")
-    line = _refused(capsys, ["bench", "report", str(garbage)])
+    line = refused(capsys, ["bench", "report", str(garbage)])
     assert f"{garbage} is a file, not a campaign folder" in line
     assert garbage.read_bytes() == b"garbage"
 
@@ -288,7 +265,7 @@ def test_bench_report_of_a_file_says_it_is_no_campaign_folder(capsys, tmp_path):
 def test_an_output_file_ending_in_a_slash_is_refused(capsys, db, tmp_path, command):
     argv = [part.format(tmp=tmp_path) for part in command]
     argv += [] if argv[0] == "hyperparameters" else ["--db", str(db)]
-    assert "ends in a slash, which names a folder" in _refused(capsys, argv)
+    assert "ends in a slash, which names a folder" in refused(capsys, argv)
     assert not (tmp_path / "adir.pdf").exists() and not (tmp_path / "adir.json").exists()
 
 
@@ -298,7 +275,7 @@ def test_calibrate_names_the_bar_length_that_makes_an_impossible_screen(capsys, 
     window = types.SimpleNamespace(size=(1920, 1080), close=lambda: None)
     monkeypatch.setattr(calibrate_handler, "show_bar", lambda screen, bar_px: window)
     monkeypatch.setattr(calibrate_handler, "save_monitor", lambda *a: pytest.fail("saved an impossible screen"))
-    line = _refused(capsys, ["calibrate", "--bar-cm", bar_cm, "--distance-cm", "300", "--name", "tiny"])
+    line = refused(capsys, ["calibrate", "--bar-cm", bar_cm, "--distance-cm", "300", "--name", "tiny"])
     assert line.startswith(f"lensopt calibrate: error: --bar-cm {bar_cm} cm for the 800 px bar makes the screen")
     assert "screen_width_cm" not in line
 

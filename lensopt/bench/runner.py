@@ -21,12 +21,15 @@ record files every campaign shares (:mod:`lensopt.bench.records`) live below the
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
 import os
 import platform
+import signal
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -363,19 +366,51 @@ def local_cluster(cluster_class, n_workers: int):
 WORKER_PRELOAD = "lensopt.bench.worker_start"
 
 
+@contextlib.contextmanager
+def noting_interrupts(received: list[int]):
+    """Ctrl-C as usual (a KeyboardInterrupt), its signal also noted in ``received``: a Ctrl-C while
+    Dask starts a local cluster was raised inside Dask's start-up and lost there under load (the
+    campaign ran to its end, exit 0); noted, the caller raises it again once the cluster is up. In the
+    main thread only (where Python delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+
+    if before == signal.SIG_IGN:  # ignored by whoever started us: stays ignored
+        yield
+        return
+
+    def note(signum, frame):
+        received.append(signum)
+        if callable(before):
+            before(signum, frame)  # Python's default handler raises KeyboardInterrupt
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:
     _require_dask()
     from distributed import Client, LocalCluster, as_completed  # deferred: optional and slow to import
 
     own_client = client is None  # a scheduler's client is made (and closed) by run_campaign
     cluster = None
+    interrupted: list[int] = []
     if own_client:
         if scheduler:  # pragma: no cover - run_campaign connects first
             client = connect(scheduler)
         else:
-            cluster = local_cluster(LocalCluster, n_workers or os.cpu_count() or 1)
-            client = Client(cluster)
+            with noting_interrupts(interrupted):
+                cluster = local_cluster(LocalCluster, n_workers or os.cpu_count() or 1)
+                client = Client(cluster)
     try:
+        if interrupted:  # a Ctrl-C while the cluster started that Dask's start-up swallowed
+            raise KeyboardInterrupt
         # Keys unique to this invocation, so two campaigns sharing a scheduler never share a task.
         token = uuid.uuid4().hex[:12]
         futures, specs_by_future = [], {}

@@ -475,3 +475,22 @@ def test_seeds_of_a_refraction_campaign_may_not_reach_the_held_out_patients(caps
     argv[argv.index("--seeds") + 1] = "100001"
     assert main(argv) == 2
     assert "patient seeds 0..100000 straddle the held-out boundary" in capsys.readouterr().err
+
+
+def test_a_ctrl_c_swallowed_while_the_cluster_starts_is_noted_to_be_raised_again():
+    """Dask's start-up may catch the KeyboardInterrupt of a Ctrl-C: the signal is noted all the same."""
+    import os
+    import signal
+
+    from lensopt.bench.runner import noting_interrupts
+
+    received = []
+    with noting_interrupts(received):
+        try:  # a start-up that swallows the interrupt
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between bytecodes, here
+                pass
+        except KeyboardInterrupt:
+            pass
+    assert received == [signal.SIGINT]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored

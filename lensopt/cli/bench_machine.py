@@ -111,7 +111,7 @@ def add_machine_parsers(sub) -> None:
         "patient names a letter; 0: an instant answer, the lookahead's worst case)",
     )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
-    dt.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_decision_time"))
+    dt.set_defaults(handler=Handler("lensopt.cli.handlers.bench_machine:run_decision_time"))
 
     cs = sub.add_parser(
         "cli-startup",
@@ -123,4 +123,4 @@ def add_machine_parsers(sub) -> None:
         "--runs", type=_bench_count, default=DEFAULT_RUNS, metavar="N", help=f"timed runs (default {DEFAULT_RUNS})"
     )
     cs.add_argument("--json", action="store_true", help="print one JSON object")
-    cs.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_cli_startup"))
+    cs.set_defaults(handler=Handler("lensopt.cli.handlers.bench_machine:run_cli_startup"))

@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from lensopt.bench import decision_time, prescription, prescription_summary, robustness, robustness_summary
+from lensopt.bench import prescription, prescription_summary, robustness, robustness_summary
 from lensopt.bench.binary_protocol import BINARY_RULES
 from lensopt.bench.functions import FUNCTIONS, get_function
 from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
@@ -18,8 +18,6 @@ from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_
 from lensopt.bench.report import write_report
 from lensopt.bench.runner import run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of, split_of_seeds
-from lensopt.bench.startup import format_report as format_startup_report
-from lensopt.bench.startup import measure
 from lensopt.binary.settings import ALL_RULES
 from lensopt.cli.arguments import check_output_file, check_output_folder
 from lensopt.cli.defaults import FEEDBACK_RULES
@@ -292,50 +290,6 @@ def run_feedback_campaign(args) -> int:
         "command": command,
     }
     return _run(args, "feedback", specs, manifest)
-
-
-def run_decision_time(args) -> int:
-    defaults = {
-        "prescription": "bracket-ald",
-        "duel": "muc-ald",
-        "prescription-duel": "muc-ald",
-        "prescription-ranking": "mpes-ald",
-    }
-    rule = args.rule or defaults.get(args.search, "ucb-ald")  # each search's default rule
-    if not args.through_handler:
-        given = [
-            flag
-            for flag, on in (("--no-lookahead", args.no_lookahead), ("--response-ms", args.response_ms is not None))
-            if on
-        ]
-        if given:
-            raise ValueError(
-                f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} with --handler only (the handler's timing); add --handler or leave them out"
-            )
-    result = decision_time.run_decision_time(
-        rule=rule,
-        processes=args.processes,
-        trials=args.trials,
-        seed=args.seed,
-        numpy_first=args.numpy_first,
-        limit=not args.no_limit,
-        search=args.search,
-        handler=args.through_handler,
-        stop=args.stop,
-        min_trials=args.min_trials,
-        lookahead=not args.no_lookahead,
-        response_ms=decision_time.DEFAULT_RESPONSE_MS if args.response_ms is None else args.response_ms,
-    )
-    print(json.dumps(result) if args.json else decision_time.format_report(result))
-    return 0
-
-
-def run_cli_startup(args) -> int:
-    import json
-
-    result = measure(args.runs)
-    print(json.dumps(result) if args.json else format_startup_report(result))
-    return 0
 
 
 def run_robustness_campaign(args) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import tempfile
 import time
 from collections.abc import Callable
@@ -19,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy
 
-from lensopt import __version__
 from lensopt.asktell import run_session
 from lensopt.bench.spec import RunSpec
+from lensopt.provenance import software
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
@@ -33,13 +31,9 @@ RECORD_FORMAT = "lensopt.bench-run/1"
 
 
 def versions() -> dict:
-    """Versions recorded with every run."""
-    return {
-        "lensopt": __version__,
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "python": platform.python_version(),
-    }
+    """The software recorded with every run (:func:`lensopt.provenance.software`: versions, the git
+    commit of a checkout, the BLAS library, the platform)."""
+    return software()
 
 
 def timing_summary(samples_ms: list[float]) -> dict:

@@ -23,11 +23,11 @@ import textwrap
 import time
 from dataclasses import dataclass
 
-from lensopt import __version__
 from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
 from lensopt.modes.letters import is_prescription
+from lensopt.provenance import software, software_label
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
 from lensopt.refraction.prescription import (
     FULL_J_BOUNDS_D,
@@ -404,16 +404,21 @@ def start_text(info) -> str:
     return f"{start} (search box M ±{m_d:g} D, J0 and J45 ±{j_d:g} D)"
 
 
-def software_text(info, results) -> str:
-    """The lensopt versions that recorded the session, computed its results and print them."""
+def software_text(info, results, printing: str | None = None) -> str:
+    """The lensopt that recorded the session (at its start and each resume: their stored software,
+    with the git commit when it ran from a checkout), computed its results and prints them
+    (``printing``, default this one's)."""
+    printing = software_label(software()) if printing is None else printing
+    ran = [software_label(event.software) for event in info.events if event.software]
+    recorded = list(dict.fromkeys(ran or [info.software_version]))
     computed = sorted({r.software_version for r in results if r.software_version})
-    if {info.software_version, __version__, *computed} == {__version__}:
+    if set(recorded) == {printing} and set(computed) <= {printing.split(" (")[0]}:
         done = "session recorded, result computed and printed" if computed else "session recorded and printed"
-        return f"lensopt {__version__} ({done})"
+        return f"lensopt {printing} ({done})"
     return (
-        f"session recorded by lensopt {info.software_version}"
+        f"session recorded by lensopt {' then '.join(recorded)}"
         + (f"; result computed by lensopt {', '.join(computed)}" if computed else "")
-        + f"; printed by lensopt {__version__}"
+        + f"; printed by lensopt {printing}"
     )
 
 

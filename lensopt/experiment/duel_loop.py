@@ -93,12 +93,13 @@ class DuelLoop(LetterLineLoop):
         )
         if shown is None:
             return False
-        press, presented_at = shown
+        press, presented_at = shown.press, shown.presented_at
         answered_at = time.time()
         if press is None:  # the protocol refuses a response timeout for duels
             raise RuntimeError("a duel was not answered; duel protocols wait for the answer")
         answer = self.answer_for_key[press.key]
         extra = {"letter_height_px": float(height_px)}
+        extra.update(shown.pause_extra())
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         if full:

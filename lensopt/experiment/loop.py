@@ -339,7 +339,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         )
         if shown is None:
             return False
-        press, presented_at = shown
+        press, presented_at = shown.press, shown.presented_at
         answered_at = time.time()
         if press is not None and self.can_undo and press.key == keys.undo:
             self._undo()
@@ -352,6 +352,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
             response, rt_s = self.letter_keys[press.key], press.rt_s
         correct = response == letter
         extra: dict[str, float | str | bool] = {"letter_height_px": float(height_px)}
+        extra.update(shown.pause_extra())
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         if override is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -294,18 +295,41 @@ class Screens:
             timeout_s = None if timeout_s is None else timeout_s - timing.letter_s
         return respond(timeout_s)
 
-    def _show_and_answer(self, index: int, draw, respond) -> tuple[KeyPress | None, float] | None:
+    def _show_and_answer(self, index: int, draw, respond) -> Shown | None:
         """Show the stimulus and wait for the answer; Escape pauses and shows the same stimulus
-        again after resuming. ``(press or None if timed out, presented_at)``, or None if the person quit."""
+        again after resuming (its answer time counted from then on). What was answered, or None if
+        the person quit."""
         capture = True
+        first_presented_at, pauses = None, 0
         while True:
             presented_at = self._show(index, draw, capture)
+            first_presented_at = presented_at if first_presented_at is None else first_presented_at
             press = self._answer(respond)
             if press is None or press.key != self.protocol.keys.pause:
-                return press, presented_at
+                return Shown(press, presented_at, first_presented_at, pauses)
             if not self._pause():
                 return None
+            pauses += 1
             capture = False  # the frame of this trial is already saved
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A stimulus shown and answered: the key ``press`` (None if the answer timed out), the unix time
+    ``presented_at`` it was last shown (the answer time counts from it), and — when the person paused
+    while it was up, ``pauses`` times — when it was first shown (``first_presented_at``)."""
+
+    press: KeyPress | None
+    presented_at: float
+    first_presented_at: float
+    pauses: int = 0
+
+    def pause_extra(self) -> dict[str, float | int]:
+        """What a trial's ``extra`` keeps of the pauses while its stimulus was up (nothing without one):
+        ``pauses`` and ``first_presented_at``, so that the time it was seen before a pause is not lost."""
+        if not self.pauses:
+            return {}
+        return {"pauses": self.pauses, "first_presented_at": self.first_presented_at}
 
 
 class LetterScreens(Screens):

@@ -168,12 +168,13 @@ class RankingLoop(LetterLineLoop):
         shown = self._show_and_answer(index, ordering.draw, ordering.respond)
         if shown is None:
             return False
-        press, presented_at = shown
+        press, presented_at = shown.press, shown.presented_at
         answered_at = time.time()
         if press is None:  # the protocol refuses a response timeout for rankings
             raise RuntimeError("a ranking was not answered; ranking protocols wait for the order")
         order = ordering.order
         extra = {"letter_height_px": float(height_px), "key_rt_s": ordering.key_rt_s}
+        extra.update(shown.pause_extra())
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         record = RankingTrialRecord(

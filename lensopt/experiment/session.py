@@ -52,7 +52,7 @@ from lensopt.experiment.windows import (
 )
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
-from lensopt.store import SessionInfo, SessionStore, resume_command
+from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
 
@@ -145,17 +145,22 @@ def _run(
             protocol = protocol.with_lens_axis(request.axis_deg)
         calibration = calibration_from_protocol(protocol)
         mode = mode_for(protocol)
-    if request.trials is not None:
+    # the trial budget: --trials, or on a resume without it the last one an earlier resume was given
+    trials, given = request.trials, f"--trials {request.trials}"
+    if trials is None and info is not None:
+        trials = resumed_budget(info.events)
+        given = f"the --trials {trials} of an earlier resume"
+    if trials is not None:
         before = protocol.stop
-        protocol = protocol.with_trials(request.trials)
+        protocol = protocol.with_trials(trials)
         if (
             before is not None
             and protocol.stop is not None
             and protocol.stop.min_trials < before.min_trials
-            and _runs_trials(protocol, records, request.trials)
+            and _runs_trials(protocol, records, trials)
         ):
             warn(
-                f"--trials {request.trials} is below [stop] min_trials {before.min_trials}: the stopping rule "
+                f"{given} is below [stop] min_trials {before.min_trials}: the stopping rule "
                 f"cannot end this session early, and its minimum is lowered to {protocol.stop.min_trials} "
                 "(kept when the session is resumed with more trials)"
             )
@@ -164,7 +169,7 @@ def _run(
     # the new count)
     settings: dict | None = None
     if info is not None:
-        settings = resumed_settings(session_settings(info), protocol, request.trials)
+        settings = resumed_settings(session_settings(info), protocol, trials)
         optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
     n_trials = protocol.optimizer.trials
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
@@ -313,6 +318,7 @@ def _run_in_window(
     if info is not None:
         session_id = info.session_id
         store.set_status(session_id, "running")
+        store.record_event(session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
         eye = next(e for e in eyes if not _eye_done(mode.rebuild_optimizer(settings, records, e), n_trials))
         where = f"eye {eye}, " if eye else ""
         log(

@@ -43,7 +43,16 @@ from lensopt.store.schema import (
     NotALensoptDatabaseError,
     OlderSchemaError,
 )
-from lensopt.store.session_records import DamagedSession, ResultRecord, SessionInfo
+from lensopt.store.session_records import (
+    EVENTS,
+    RESUMED,
+    STARTED,
+    DamagedSession,
+    ResultRecord,
+    SessionEvent,
+    SessionInfo,
+    resumed_budget,
+)
 from lensopt.store.verdict import (
     stored_confidence_target,
     stored_fixed_design,
@@ -55,11 +64,14 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DUEL_ANSWERS",
     "DUEL_KIND",
+    "EVENTS",
     "EYES",
     "KINDS",
     "LETTERS_KIND",
     "RANKING_KIND",
+    "RESUMED",
     "SCHEMA_VERSION",
+    "STARTED",
     "STATUSES",
     "DamagedSession",
     "DamagedSessionError",
@@ -73,6 +85,7 @@ __all__ = [
     "RankingTrialRecord",
     "ReadOnlyStoreError",
     "ResultRecord",
+    "SessionEvent",
     "SessionInfo",
     "SessionStore",
     "TrialRecord",
@@ -81,6 +94,7 @@ __all__ = [
     "db_option",
     "default_db_path",
     "resume_command",
+    "resumed_budget",
     "stored_confidence_target",
     "stored_fixed_design",
     "stored_stop_confidence",

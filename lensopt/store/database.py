@@ -34,6 +34,7 @@ from typing import Any
 
 from lensopt import __version__
 from lensopt.errors import StoreError
+from lensopt.provenance import software
 from lensopt.store import schema
 from lensopt.store.reading import DamagedSessionError, MissingSessionError, SessionReader
 from lensopt.store.records import (
@@ -50,7 +51,7 @@ from lensopt.store.records import (
     stored_json,
     to_json,
 )
-from lensopt.store.session_records import ResultRecord
+from lensopt.store.session_records import EVENTS, STARTED, ResultRecord
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -108,7 +109,8 @@ class SessionStore(SessionReader):
         seed: int,
         kind: str = LETTERS_KIND,
     ) -> int:
-        """Record a new running session and return its id."""
+        """Record a new running session, and its ``started`` event with the software that runs it
+        (:func:`lensopt.provenance.software`); return its id."""
         owner = "SessionStore.create_session"
         check_text(owner, "participant", participant)
         if kind not in KINDS:
@@ -132,7 +134,35 @@ class SessionStore(SessionReader):
                 "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                 (participant, kind, now, now, seed, __version__, *documents),
             )
-            return int(cursor.lastrowid)
+            session_id = int(cursor.lastrowid)
+            self._insert_event(conn, session_id, STARTED, now, 0, {"software": software()})
+            return session_id
+
+    def record_event(self, session_id: int, event: str, detail: dict) -> None:
+        """Record ``event`` (:data:`~lensopt.store.session_records.EVENTS`) of session ``session_id``
+        now, after its last stored trial, with ``detail`` (a JSON object; the software that runs is
+        added as ``software``); durable on disk when this returns."""
+        owner = "SessionStore.record_event"
+        session_id = check_int(owner, "session_id", session_id, 1)
+        if event not in EVENTS:
+            raise ValueError(f"{owner}: event must be one of {', '.join(EVENTS)}, got {event!r}")
+        to_json(owner, "detail", detail)
+        with self._transaction(write=True) as conn:
+            self._require_session(conn, session_id)
+            (kind,) = conn.execute("SELECT kind FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            table = schema.TRIAL_TABLES.get(kind, "trials")
+            (last,) = conn.execute(
+                f"SELECT COALESCE(MAX(idx), 0) FROM {table} WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            self._insert_event(conn, session_id, event, time.time(), int(last), {**detail, "software": software()})
+
+    @staticmethod
+    def _insert_event(conn, session_id: int, event: str, at: float, after_trial: int, detail: dict) -> None:
+        columns = schema.COLUMNS["session_events"]
+        conn.execute(
+            f"INSERT INTO session_events ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            (session_id, at, event, after_trial, to_json("SessionStore", "detail", detail)),
+        )
 
     def append_trial(self, session_id: int, record: TrialRecord) -> None:
         """Record one answered letter trial; it is durable on disk when this returns."""

@@ -31,7 +31,7 @@ from lensopt.store.records import (
     check_int,
     stored_json,
 )
-from lensopt.store.session_records import DamagedSession, ResultRecord, SessionInfo
+from lensopt.store.session_records import DamagedSession, ResultRecord, SessionEvent, SessionInfo
 
 
 class MissingSessionError(StoreError):
@@ -103,12 +103,15 @@ class SessionReader(StoreConnection):
             parameters,
         ).fetchall()
         results, damaged_results = self._results(conn)
-        return [self._session_info(row, results, damaged_results) for row in rows]
+        events, damaged_events = self._events(conn, where, parameters)
+        for session_id, problem in damaged_events.items():
+            damaged_results.setdefault(session_id, problem)
+        return [self._session_info(row, results, damaged_results, events) for row in rows]
 
     @staticmethod
-    def _session_info(row, results: dict, damaged_results: dict) -> SessionInfo | DamagedSession:
+    def _session_info(row, results: dict, damaged_results: dict, events: dict) -> SessionInfo | DamagedSession:
         """A stored session row as its :class:`SessionInfo`, or a :class:`DamagedSession` naming what
-        of it (or of its results) another program changed."""
+        of it (or of its results or events) another program changed."""
         try:
             info = SessionInfo(
                 session_id=row[0],
@@ -126,6 +129,7 @@ class SessionReader(StoreConnection):
                 result=results[row[0]][0] if row[0] in results else None,
                 results=tuple(results.get(row[0], ())),
                 n_undone=row[12],
+                events=tuple(events.get(row[0], ())),
             )
         except ValueError as exc:
             problem = _problem(exc)
@@ -166,6 +170,28 @@ class SessionReader(StoreConnection):
                 damaged.setdefault(row[0], _problem(exc, "its result's"))
         ordered = {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
         return ordered, damaged
+
+    def _events(self, conn, where: str, parameters) -> tuple[dict[int, list[SessionEvent]], dict[int, str]]:
+        """The stored events of the sessions ``where`` selects (:class:`SessionEvent`, oldest first), none
+        in an older read-only file without the table; and the problem of each session with an event
+        another program changed (its first)."""
+        if self._select["session_events"] is None:
+            return {}, {}
+        rows = conn.execute(
+            f"SELECT {self._select['session_events']} FROM session_events "
+            f"WHERE session_id IN (SELECT id FROM sessions {where}) ORDER BY id",
+            parameters,
+        ).fetchall()
+        events: dict[int, list[SessionEvent]] = {}
+        damaged: dict[int, str] = {}
+        for row in rows:
+            found = events.setdefault(row[0], [])
+            try:
+                detail = _stored_document(row[4], f"event {len(found) + 1}'s detail")
+                found.append(SessionEvent(event=row[2], at=row[1], after_trial=row[3], detail=detail))
+            except (ValueError, TypeError) as exc:
+                damaged.setdefault(row[0], _problem(exc, f"its event {len(found) + 1}'s"))
+        return events, damaged
 
     def _damaged(self, found: SessionInfo | DamagedSession) -> SessionInfo:
         """``found`` if it is a readable session, else its one-line :class:`DamagedSessionError`."""

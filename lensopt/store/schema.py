@@ -41,6 +41,14 @@ Versions:
    protocol and a start); NULL in a ranking of sphere and cylinder and in every older row, which a
    read-only store reads as such. ``lenses_d`` keeps its ``[[sphere_d, cylinder_d], ...]``, so an
    older reader of the column never meets a lens of three numbers.
+10. adds the ``session_events`` table: what happened to a session besides its answers, one row per
+    event — ``started`` (its creation) and ``resumed`` (each ``lensopt run --resume``) with the
+    unix time, the last trial stored before it (``after_trial``, 0 before the first) and JSON text
+    ``detail``: the software that ran (:func:`lensopt.provenance.software`: lensopt's version and
+    git commit, Python, numpy, scipy, PsychoPy, the BLAS library, the platform) and, on a resume,
+    the trial budget per eye it ran with (``trials``; ``trials_given``: the ``--trials`` typed, or
+    null). A later resume without ``--trials`` keeps the last budget given. Earlier sessions have
+    no events; a read-only store reads an older file as having none.
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -124,6 +132,16 @@ DUEL_AXIS_COLUMNS = ("first_axis_deg REAL", "second_axis_deg REAL")
 #: prescription (NULL in a ranking of sphere and cylinder, and in every ranking stored before).
 RANKING_AXES_COLUMN = "axes_deg TEXT"
 
+#: The events table (version 10): one row per event of a session (see the module's docstring).
+SESSION_EVENTS_TABLE = """CREATE TABLE session_events (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        event TEXT NOT NULL,
+        after_trial INTEGER NOT NULL CHECK (after_trial >= 0),
+        detail TEXT NOT NULL DEFAULT '{}'
+    )"""
+
 #: Statements creating the current layout in an empty database.
 CREATE_STATEMENTS = (
     """CREATE TABLE sessions (
@@ -164,6 +182,7 @@ CREATE_STATEMENTS = (
     f"ALTER TABLE results ADD COLUMN {RESULTS_EYE_COLUMN}",
     *(f"ALTER TABLE duel_trials ADD COLUMN {column}" for column in DUEL_AXIS_COLUMNS),
     f"ALTER TABLE ranking_trials ADD COLUMN {RANKING_AXES_COLUMN}",
+    SESSION_EVENTS_TABLE,
 )
 
 #: ``MIGRATIONS[v]``: the statements that bring layout ``v`` to ``v + 1``.
@@ -182,6 +201,7 @@ MIGRATIONS = {
     ),
     7: tuple(f"ALTER TABLE duel_trials ADD COLUMN {column}" for column in DUEL_AXIS_COLUMNS),
     8: (f"ALTER TABLE ranking_trials ADD COLUMN {RANKING_AXES_COLUMN}",),
+    9: (SESSION_EVENTS_TABLE,),
 }
 
 #: Columns of the current layout, in the order the store reads them.
@@ -243,6 +263,7 @@ COLUMNS = {
         "extra",
         "axes_deg",
     ),
+    "session_events": ("session_id", "at", "event", "after_trial", "detail"),
     "results": (
         "session_id",
         "prescription",
@@ -263,7 +284,7 @@ COLUMNS = {
 TRIAL_TABLES = {LETTERS_KIND: "trials", DUEL_KIND: "duel_trials", RANKING_KIND: "ranking_trials"}
 
 #: Tables an older layout may lack, which a read-only store then reads as empty.
-READ_ABSENT_TABLES = frozenset({"duel_trials", "ranking_trials", "results"})
+READ_ABSENT_TABLES = frozenset({"duel_trials", "ranking_trials", "results", "session_events"})
 
 #: SQL values standing in for columns an older layout lacks (what its migration writes).
 READ_DEFAULTS = {

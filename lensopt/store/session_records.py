@@ -1,6 +1,7 @@
 """The session-level records the store reads and writes: a finished search's result
-(:class:`ResultRecord`), a stored session (:class:`SessionInfo`) and one lensopt cannot read as it
-wrote it (:class:`DamagedSession`); the trials' records are :mod:`lensopt.store.records`. Frozen
+(:class:`ResultRecord`), a stored session (:class:`SessionInfo`), one lensopt cannot read as it
+wrote it (:class:`DamagedSession`) and what happened to a session besides its answers
+(:class:`SessionEvent`); the trials' records are :mod:`lensopt.store.records`. Frozen
 dataclasses validated on construction, as those are."""
 
 from __future__ import annotations
@@ -17,6 +18,53 @@ def undone_suffix(n_undone: int) -> str:
     void, never counted among them): `` (+1 undone)``; ``""`` without any. One wording for the run's
     last line, ``lensopt sessions`` and the dashboard."""
     return f" (+{n_undone} undone)" if n_undone else ""
+
+
+#: The events a session records (``session_events`` table, schema 10): its creation, each resume.
+STARTED, RESUMED = "started", "resumed"
+EVENTS = (STARTED, RESUMED)
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    """Something that happened to a session besides its answers (``session_events``, schema 10):
+    ``event`` (:data:`EVENTS`) at unix time ``at`` (s), after its trial ``after_trial`` (0: before
+    the first), with ``detail``: ``software`` (:func:`lensopt.provenance.software`), and on a resume
+    ``trials`` (the trial budget per eye it ran with) and ``trials_given`` (the ``--trials`` typed, or
+    None). An event name this lensopt does not know (a newer one's) is read as it is."""
+
+    event: str
+    at: float
+    after_trial: int
+    detail: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        owner = "SessionEvent"
+        check_text(owner, "event", self.event)
+        object.__setattr__(self, "at", check_finite(owner, "at", self.at))
+        object.__setattr__(self, "after_trial", check_int(owner, "after_trial", self.after_trial, 0))
+        if not isinstance(self.detail, dict):
+            raise ValueError(f"{owner}.detail must be a dict, got {self.detail!r}")
+
+    @property
+    def software(self) -> dict:
+        """The software that ran (empty when not recorded)."""
+        found = self.detail.get("software")
+        return found if isinstance(found, dict) else {}
+
+    def to_dict(self) -> dict:
+        """The event as JSON-ready data (``at_unix_s``: the unix time in seconds)."""
+        return {"event": self.event, "at_unix_s": self.at, "after_trial": self.after_trial, "detail": self.detail}
+
+
+def resumed_budget(events) -> int | None:
+    """The trial budget per eye of the last resume among ``events`` that was given one with
+    ``--trials``, which a later resume keeps; None if no resume was."""
+    for event in reversed(tuple(events)):
+        given = event.detail.get("trials_given")
+        if event.event == RESUMED and isinstance(given, int) and not isinstance(given, bool) and given > 0:
+            return given
+    return None
 
 
 @dataclass(frozen=True)
@@ -77,6 +125,8 @@ class SessionInfo:
     unix times in seconds (``updated_at`` moves with every trial and status change). ``result``:
     the prescription the session reported when it finished (:class:`ResultRecord`), or None;
     ``results`` every result it reported, one per eye (OD first), ``result`` being the first.
+    ``events``: what happened to it besides its answers (:class:`SessionEvent`, oldest first: its start
+    and each resume, with the software that ran; none for a session stored before schema 10).
     """
 
     session_id: int
@@ -94,6 +144,7 @@ class SessionInfo:
     result: ResultRecord | None = None
     results: tuple = ()
     n_undone: int = 0
+    events: tuple = ()
 
     @property
     def n_answers(self) -> int:

@@ -226,8 +226,9 @@ def tidy_table(sessions) -> tuple[list[str], list[dict]]:
 
 def psychopy_table(sessions) -> tuple[list[str], list[dict]]:
     """:func:`tidy_table` in PsychoPy's wide layout: the trial columns, then :data:`PSYCHOPY_COLUMNS`
-    (``date`` the session's start; ``expName`` its protocol's name; ``psychopyVersion`` and
-    ``frameRate`` empty: lensopt does not store them)."""
+    (``date`` the session's start; ``expName`` its protocol's name; ``psychopyVersion`` the PsychoPy
+    that ran its start, empty for a session stored before its software was (schema 10);
+    ``frameRate`` empty: lensopt does not measure it)."""
     columns, rows = tidy_table(sessions)
     by_id = {info.session_id: info for info, _ in sessions}
     for row in rows:
@@ -236,5 +237,7 @@ def psychopy_table(sessions) -> tuple[list[str], list[dict]]:
         protocol = info.protocol.get("protocol")
         name = protocol.get("name") if isinstance(protocol, dict) else None
         row["expName"] = name if isinstance(name, str) and name else "lensopt"
-        row["psychopyVersion"] = row["frameRate"] = ""
+        ran: dict = next((event.software for event in info.events if event.software), {})
+        row["psychopyVersion"] = ran.get("psychopy") or ""
+        row["frameRate"] = ""
     return [c for c in columns if c != "participant"] + list(PSYCHOPY_COLUMNS), rows

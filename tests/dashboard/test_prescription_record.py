@@ -822,3 +822,31 @@ def test_the_records_command_to_continue_names_the_database_by_its_absolute_path
     monkeypatch.setenv("LENSOPT_DB", "sessions.db")
     expected = f"--db {tmp_path / 'clinic' / 'sessions.db'}."
     assert build_record(empty, 2e9, db_path="sessions.db").missing.endswith(expected)
+
+
+def _session_run_by(*softwares, version="0.1.0"):
+    from lensopt.store import SessionEvent, SessionInfo
+
+    events = tuple(
+        SessionEvent("started" if i == 0 else "resumed", 1.7e9 + i, 3 * i, {"software": found})
+        for i, found in enumerate(softwares)
+    )
+    return SessionInfo(1, "P", "letters", "finished", 1.7e9, 1.7e9, 1, version, {}, {}, {}, 3, events=events)
+
+
+def test_the_record_names_the_software_of_the_start_and_of_each_resume_with_its_commit():
+    from lensopt.dashboard.prescription_text import software_text
+
+    here = {"lensopt": "0.1.0", "git_commit": "bca336b4b1ae6bc94e174393a624e2bb30ce5f15"}
+    later = {"lensopt": "0.1.0", "git_commit": "0123456789abcdef0123456789abcdef01234567+dirty"}
+    result = ResultRecord("-1.25 / -0.75 x 170", -1.25, -0.75, 170.0, 0.0, 0.97, 40, {}, software_version="0.1.0")
+    same = software_text(_session_run_by(here, here), [result], printing="0.1.0 (git bca336b)")
+    assert same == "lensopt 0.1.0 (git bca336b) (session recorded, result computed and printed)"
+    mixed = software_text(_session_run_by(here, later), [result], printing="0.1.0 (git bca336b)")
+    assert mixed == (
+        "session recorded by lensopt 0.1.0 (git bca336b) then 0.1.0 (git 0123456, modified); "
+        "result computed by lensopt 0.1.0; printed by lensopt 0.1.0 (git bca336b)"
+    )
+    # a session stored before its software was recorded: the version it stored
+    old = software_text(_session_run_by(version="0.0.9"), [], printing="0.1.0")
+    assert old == "session recorded by lensopt 0.0.9; printed by lensopt 0.1.0"

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import lensopt
 from experiment_helpers import FAST, needs_display, write_protocol
 from lensopt.experiment.keyboard import InjectedKeySource, KeyboardSource, SimulatedSource
 from lensopt.experiment.session import RunRequest, run_session
@@ -47,6 +48,10 @@ def test_keys_correct_wrong_pass_and_escape_then_quit_keep_every_answer(tmp_path
     assert trials[2].response == "pass"
     assert trials[3].rt_s == pytest.approx(0.7)
     assert all(t.answered_at >= t.presented_at for t in trials)
+    # trial 4 was paused while its letter was up: when it was first shown is kept, and how often paused
+    assert trials[3].extra["pauses"] == 1 and trials[3].extra["first_presented_at"] <= trials[3].presented_at
+    assert trials[3].extra["first_presented_at"] >= trials[2].answered_at
+    assert not any("pauses" in t.extra or "first_presented_at" in t.extra for t in trials[:3])
 
 
 def test_a_quit_session_resumes_at_the_next_trial_and_finishes(tmp_path, window, fast_protocol):
@@ -65,6 +70,13 @@ def test_a_quit_session_resumes_at_the_next_trial_and_finishes(tmp_path, window,
     assert source.remaining == 0
     assert second.session_id == first.session_id and second.status == "finished" and second.n_trials == 4
     assert any("resuming at trial 3 of 4" in line for line in logged)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        events, trials = store.session(first.session_id).events, store.trials(first.session_id)
+    # the start and the resume are recorded, each with the software that ran, between the answers
+    assert [(e.event, e.after_trial) for e in events] == [("started", 0), ("resumed", 2)]
+    assert events[0].at <= trials[0].presented_at and trials[1].answered_at <= events[1].at <= trials[2].presented_at
+    assert events[1].detail["trials"] == 4 and events[1].detail["trials_given"] is None
+    assert all(e.software["lensopt"] == lensopt.__version__ for e in events)
 
 
 def test_the_clinician_is_prompted_with_quarter_diopter_lenses(tmp_path, window):

@@ -316,6 +316,18 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
     assert (records[6].sphere_d, records[6].cylinder_d, records[6].letter_logmar) == pytest.approx(
         (proposal.sphere_d, proposal.cylinder_d, proposal.letter_logmar), abs=1e-9
     )
+    # resumed again without --trials, it keeps the budget given last (9), not the stored protocol's (6)
+    lines.clear()
+    again = run_session(RunRequest(db_path=db, resume=first.session_id), log=lines.append, window=window)
+    assert again.n_trials == 9 and any(f"session {first.session_id} holds 9 of 9 trials" in line for line in lines), (
+        lines
+    )
+    with SessionStore(db, readonly=True) as store:
+        events = store.session(first.session_id).events
+    assert [(e.event, e.after_trial, e.detail.get("trials_given")) for e in events] == [
+        ("started", 0, None),
+        ("resumed", 6, 9),
+    ]
 
 
 def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, window):
@@ -356,7 +368,17 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
     assert [t.index for t in records] == list(range(1, 10))
     rebuilt = RefractionOptimizer.from_settings(old_settings, _history(records[:6]))
     assert rebuilt.likelihood == "probit" and rebuilt.stop is None
-    # resumed again without --trials: the stored budget (6) is behind it; the log says so, not "9 of 6"
+    # resumed again without --trials: the budget its last resume was given (9) holds, not the stored 6
+    k = len(lines)
+    again = run_session(RunRequest(db_path=db, resume=first.session_id), log=lines.append, window=window)
+    assert again.n_trials == 9 and f"session {first.session_id} holds 9 of 9 trials; nothing to do" in lines[k:], lines[
+        k:
+    ]
+    # a session resumed with --trials before resumes were recorded (no event): its stored budget is behind
+    # it, and the log says so rather than "9 of 6"
+    with sqlite3.connect(db) as connection:
+        connection.execute("DELETE FROM session_events WHERE session_id = ?", (first.session_id,))
+    connection.close()
     k = len(lines)
     again = run_session(RunRequest(db_path=db, resume=first.session_id), log=lines.append, window=window)
     assert again.n_trials == 9 and (

@@ -4,6 +4,7 @@ import csv
 import dataclasses
 import io
 import json
+from importlib import metadata
 
 import pytest
 from export_reading import assert_tidy_csv, assert_tidy_json, extra_from_row
@@ -329,7 +330,8 @@ def test_psychopy_format_ends_with_psychopys_session_columns(modes_db):
     assert header[-5:] == ["participant", "date", "expName", "psychopyVersion", "frameRate"]
     assert header.count("participant") == 1 and header[0] == "session_id"
     assert {r["participant"] for r in rows} == {"P,01"} and {r["expName"] for r in rows} == {"clinical-prescription"}
-    assert {(r["psychopyVersion"], r["frameRate"]) for r in rows} == {("", "")}  # not stored by lensopt
+    # the PsychoPy that ran the session's start (its distribution's version); the frame rate is not measured
+    assert {(r["psychopyVersion"], r["frameRate"]) for r in rows} == {(metadata.version("psychopy-lib"), "")}
     import datetime as dt
 
     moment = dt.datetime.fromtimestamp(created_at, dt.UTC)

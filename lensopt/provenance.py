@@ -1,0 +1,127 @@
+"""What software computed a result: recorded with every session start and resume, and every
+campaign run, so that a number can be traced to the code and libraries that produced it.
+
+:func:`software` gives a JSON-ready dict:
+
+- ``lensopt``: the package version (``lensopt.__version__``);
+- ``git_commit``: the commit of the lensopt checkout that ran, when lensopt runs from a git work
+  tree (an editable install in a clone), with ``"+dirty"`` when its tracked files differ from that
+  commit; ``None`` from an installed wheel (it carries no commit);
+- ``python``, ``numpy``, ``scipy``, and the optional parts when installed (``psychopy``, from the
+  ``psychopy-lib`` or ``psychopy`` distribution; ``PyQt5``, ``matplotlib``, ``dask``): their
+  distributions' versions, read from their metadata (nothing is imported for it);
+- ``blas``: the BLAS library numpy runs on (``"openblas 0.3.30 SkylakeX"``), from threadpoolctl:
+  decisions computed on different BLAS kernels can differ in their last digits, which matters to
+  anyone replaying a session decision for decision;
+- ``platform``: the operating system and machine (``platform.platform()``).
+
+Computed once per process (the git commands take a few milliseconds; a session reads it at its
+start and at a resume, a campaign once per worker). numpy and threadpoolctl are imported when it is
+first computed, not with this module: the store imports it, and ``lensopt --help`` imports the
+store's names without numpy.
+"""
+
+from __future__ import annotations
+
+import functools
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from lensopt import __version__
+
+#: The distributions whose versions are recorded when installed (the first found of a tuple).
+OPTIONAL_DISTRIBUTIONS = {
+    "psychopy": ("psychopy-lib", "psychopy"),
+    "PyQt5": ("PyQt5",),
+    "matplotlib": ("matplotlib",),
+    "dask": ("dask",),
+}
+
+#: Seconds the git commands may take before the commit is recorded as unknown.
+GIT_TIMEOUT_S = 2.0
+
+
+def _distribution_version(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _git(checkout: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(checkout), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):  # no git on the machine, or it hung
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_commit(package_dir: Path | None = None) -> str | None:
+    """The commit of the git checkout holding ``package_dir`` (default: lensopt's own folder),
+    ``"<sha>+dirty"`` when tracked files differ from it; None outside a checkout (an installed
+    wheel) or without git."""
+    package_dir = Path(__file__).resolve().parent if package_dir is None else package_dir
+    checkout = package_dir.parent
+    if not (checkout / ".git").exists():  # a wheel in site-packages: no checkout of ours around it
+        return None
+    sha = _git(checkout, "rev-parse", "HEAD")
+    if not sha:
+        return None
+    changes = _git(checkout, "status", "--porcelain", "--untracked-files=no")
+    return sha if changes == "" else f"{sha}+dirty"
+
+
+def blas_library() -> str | None:
+    """numpy's BLAS library: ``"<api> <version> <architecture>"`` (None if threadpoolctl finds none)."""
+    import numpy  # noqa: F401  (loads its BLAS; deferred, see the module's docstring)
+    from threadpoolctl import threadpool_info
+
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            words = (info.get("internal_api"), info.get("version"), info.get("architecture"))
+            return " ".join(str(w) for w in words if w)
+    return None
+
+
+@functools.cache
+def _software() -> tuple[tuple[str, str | None], ...]:
+    found: dict[str, str | None] = {
+        "lensopt": __version__,
+        "git_commit": git_commit(),
+        "python": platform.python_version(),
+        "numpy": _distribution_version(("numpy",)),
+        "scipy": _distribution_version(("scipy",)),
+    }
+    for key, names in OPTIONAL_DISTRIBUTIONS.items():
+        version = _distribution_version(names)
+        if version is not None:
+            found[key] = version
+    found["blas"] = blas_library()
+    found["platform"] = platform.platform()
+    return tuple(found.items())
+
+
+def software() -> dict[str, str | None]:
+    """The software of this process (see the module's docstring); a new dict on every call."""
+    return dict(_software())
+
+
+def software_label(found: dict) -> str:
+    """A short name of the software of :func:`software` (or of a stored copy): ``"0.1.0"``, with its
+    commit when it ran from a checkout, ``"0.1.0 (git bca336b)"``, ``"0.1.0 (git bca336b, modified)"``."""
+    version = str(found.get("lensopt") or "?")
+    commit = found.get("git_commit")
+    if not isinstance(commit, str) or not commit:
+        return version
+    sha, _, dirty = commit.partition("+")
+    return f"{version} (git {sha[:7]}{', modified' if dirty else ''})"

@@ -1,0 +1,134 @@
+"""Schema 10: a session's start and each resume are recorded with the software that ran."""
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_database import CALIBRATION, make_trial, new_session
+
+import lensopt
+from lensopt.store import SCHEMA_VERSION, SessionEvent, SessionStore, resumed_budget
+from lensopt.store.export import export_session
+
+REPO = Path(lensopt.__file__).resolve().parent.parent
+
+
+def _events_rows(path) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT session_id, event, after_trial FROM session_events ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_new_session_records_its_start_with_the_software_that_runs(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = new_session(store)
+        info = store.session(sid)
+        (started,) = info.events
+    assert started.at == info.created_at  # written with the session, in its transaction
+    assert (started.event, started.after_trial) == ("started", 0)
+    found = started.software
+    assert found["lensopt"] == lensopt.__version__ and found["numpy"] == np.__version__
+    if (REPO / ".git").exists():  # from a checkout: its commit, as git itself names it
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        assert found["git_commit"].split("+")[0] == head.strip()
+    assert _events_rows(tmp_path / "s.db") == [(sid, "started", 0)]
+
+
+def test_a_resume_is_recorded_after_the_last_stored_trial_undone_ones_included(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = new_session(store)
+        for index in (1, 2, 3):
+            store.append_trial(sid, make_trial(index))
+        store.void_trial(sid, 3)  # undone, kept: the resume still comes after it
+        store.record_event(sid, "resumed", {"trials": 40, "trials_given": 40})
+        store.record_event(sid, "resumed", {"trials": 40, "trials_given": None})
+        events = store.session(sid).events
+    assert [(e.event, e.after_trial) for e in events] == [("started", 0), ("resumed", 3), ("resumed", 3)]
+    assert events[1].detail["trials"] == 40 and events[1].software == events[0].software
+    assert events[0].at <= events[1].at <= events[2].at
+    assert resumed_budget(events) == 40  # the last resume without --trials keeps the one given before
+
+
+def test_an_event_this_lensopt_does_not_know_is_refused_when_written(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = new_session(store)
+        with pytest.raises(ValueError, match="event must be one of started, resumed"):
+            store.record_event(sid, "exploded", {})
+        with pytest.raises(ValueError, match="detail must be a dict"):
+            store.record_event(sid, "resumed", ["not", "an", "object"])
+        assert len(store.session(sid).events) == 1
+
+
+def test_the_budget_kept_is_the_last_one_given(tmp_path):
+    def resumed(given):
+        return SessionEvent("resumed", 1.0, 5, {"trials": given or 30, "trials_given": given})
+
+    assert resumed_budget([]) is None
+    assert resumed_budget([SessionEvent("started", 0.0, 0), resumed(None)]) is None
+    assert resumed_budget([resumed(50), resumed(None), resumed(70), resumed(None)]) == 70
+    assert resumed_budget([resumed(True)]) is None  # not a count
+
+
+def test_a_version_9_database_reads_without_events_and_records_them_once_upgraded(tmp_path):
+    path = tmp_path / "v9.db"
+    with SessionStore(path) as store:
+        old = new_session(store, "before")
+        store.append_trial(old, make_trial(1))
+    conn = sqlite3.connect(path)
+    with conn:  # layout 9 exactly: no events table
+        conn.execute("DROP TABLE session_events")
+        conn.execute("PRAGMA user_version = 9")
+    conn.close()
+    before = path.read_bytes()
+    with SessionStore(path, readonly=True) as store:
+        assert store.session(old).events == () and store.trials(old) == [make_trial(1)]
+    assert path.read_bytes() == before  # read as it is
+    with SessionStore(path) as store:
+        new = new_session(store, "after")
+        store.record_event(old, "resumed", {"trials": 12, "trials_given": None})
+        assert [e.event for e in store.session(new).events] == ["started"]
+        assert [(e.event, e.after_trial) for e in store.session(old).events] == [("resumed", 1)]
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()
+
+
+def test_an_event_another_program_changed_marks_only_its_session_damaged(tmp_path):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        kept, changed = new_session(store, "A"), new_session(store, "B")
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE session_events SET detail = 'not json' WHERE session_id = ?", (changed,))
+    conn.close()
+    with SessionStore(path, readonly=True) as store:
+        listed = store.listing()
+        assert len(store.session(kept).events) == 1
+        with pytest.raises(
+            lensopt.errors.StoreError, match=r"damaged: its event 1's detail is not the JSON lensopt wrote"
+        ):
+            store.session(changed)
+    assert [type(found).__name__ for found in listed] == ["SessionInfo", "DamagedSession"]
+    assert "\n" not in listed[1].problem
+
+
+def test_the_json_export_carries_the_events(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("P", {}, CALIBRATION, {}, 3)
+        store.append_trial(sid, make_trial(1))
+        store.record_event(sid, "resumed", {"trials": 20, "trials_given": 20})
+        document = json.loads(export_session(store, sid, "json"))
+    assert document["format_version"] == 11
+    assert [(e["event"], e["after_trial"], e["detail"].get("trials_given")) for e in document["events"]] == [
+        ("started", 0, None),
+        ("resumed", 1, 20),
+    ]
+    assert document["events"][0]["detail"]["software"]["lensopt"] == lensopt.__version__
+    assert document["events"][0]["at_unix_s"] == pytest.approx(document["session"]["created_at"])

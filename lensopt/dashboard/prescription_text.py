@@ -39,7 +39,7 @@ from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untri
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
-from lensopt.store.claim import INTERRUPTED
+from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.connection import resume_command
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
 from lensopt.store.verdict import NO_AXIS_REASON, stored_stop_confidence, stored_withheld_reason, trial_noun
@@ -315,7 +315,7 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
     database, named in the command that continues it (:func:`resume_command`)."""
     sid, n = info.session_id, info.n_answers  # not those undone
     resume = resume_command(sid, db_path)
-    status = info.status if status is None else status
+    status = session_status(None, info.session_id, info.status) if status is None else status
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
         protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
         return (
@@ -352,7 +352,7 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
 def unfinished_text(info, status: str | None = None, db_path=None) -> str | None:
     """For a session not finished, a line saying so (its stored results may not be its last); None
     for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
-    status = info.status if status is None else status
+    status = session_status(None, info.session_id, info.status) if status is None else status
     return unfinished_line(info.session_id, info.n_answers, status, db_path)  # answers: not those undone
 
 
@@ -367,13 +367,13 @@ def unfinished_line(session_id: int, n_answers: int, status: str, db_path=None) 
         return (
             f"Session not finished: interrupted after {trials}, its program closed or crashed ({resume} continues it)."
         )
-    if status == "aborted":
+    if status == STOPPED:
         return f"Session not finished: stopped after {trials} ({resume} continues it)."
     return None
 
 
 #: Why a session stored as not finished stopped, in the dashboard's continue row (by its status as shown).
-WHY_NOT_FINISHED = {INTERRUPTED: "interrupted: its program closed or crashed", "aborted": "stopped before its end"}
+WHY_NOT_FINISHED = {INTERRUPTED: "interrupted: its program closed or crashed", STOPPED: "stopped before its end"}
 
 
 def continue_row(header) -> tuple[str, str, str] | None:
@@ -436,7 +436,7 @@ def build_record(
     letter trials, for whether each eye's lens was tried (:attr:`EyeRecord.not_tried`); ``db_path``:
     its database, named in a command that continues it (:func:`resume_command`)."""
     printed_at = time.time() if printed_at is None else printed_at
-    status = info.status if status is None else status
+    status = session_status(None, info.session_id, info.status) if status is None else status
     results = session_results(info)
     about = info.protocol.get("protocol")  # the protocol's [protocol] table, as lensopt run stores it
     about = about if isinstance(about, dict) else {}

@@ -43,8 +43,8 @@ def count_text(n: int, noun: str = "trial", undone: int = 0) -> str:
 class SessionHeader:
     """Who, what and when: the session facts the summary and the report print. ``status``: as shown
     (:func:`lensopt.store.claim.session_status`): ``running`` while a program runs the session,
-    ``interrupted`` for one stored as running that none runs, else as stored (``finished``,
-    ``aborted``). ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
+    ``interrupted`` for one stored as running that none runs, ``stopped`` for one the person quit
+    (stored ``aborted``), ``finished``. ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
     protocol's ``[session] eye``), None when it names none. ``n_trials_stored``: the rows stored,
     ``n_undone_stored`` those of them the clinician undid (kept, marked void). ``database``: the
     file it was read from, for the command that continues it (None: not known)."""

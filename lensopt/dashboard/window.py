@@ -264,7 +264,7 @@ class DashboardWindow(QMainWindow):
         """What the slider's right end shows: ``replay`` (left of it), ``latest`` (a finished session),
         ``live`` (a session a program runs now), ``interrupted`` (stored as running, run by none:
         killed or crashed, as ``lensopt sessions`` says; the worker reads it,
-        :func:`lensopt.store.claim.session_status`) or ``stopped`` (aborted)."""
+        :func:`lensopt.store.claim.session_status`) or ``stopped`` (quit before its end)."""
         if not self._following:
             return "replay"
         header = None if self.snapshot is None else self.snapshot.header

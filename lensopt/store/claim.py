@@ -51,6 +51,12 @@ CLAIM_RETRY_INTERVAL_S = 0.01
 #: run --resume N`` continues it). Never stored: it is the stored ``running`` read with the claim.
 INTERRUPTED = "interrupted"
 
+#: The status shown for a session stored as ``aborted``: the person quit it before its end (the pause
+#: screen's quit, Ctrl-C); ``lensopt run --resume N`` continues it. The run, the console and the record
+#: say "stopped", so ``lensopt sessions``, the dashboard and the export's ``status_now`` say it too;
+#: the store keeps ``aborted``, as every older database holds it.
+STOPPED = "stopped"
+
 
 def claim_path(db_path, session_id: int) -> Path:
     """The lock file of session ``session_id`` of the database ``db_path`` (the resolved path: the
@@ -161,8 +167,11 @@ def is_claimed(db_path, session_id: int) -> bool | None:
 def session_status(db_path, session_id: int, stored_status: str) -> str:
     """The status of session ``session_id`` (stored as ``stored_status`` in the database ``db_path``)
     that a person should see now: for a session stored as ``running``, ``running`` while a program
-    runs it (holds its claim) and :data:`INTERRUPTED` when none does; the stored status otherwise,
-    and where the claim cannot be told (no ``fcntl``, a file system without locks, no ``db_path``)."""
+    runs it (holds its claim) and :data:`INTERRUPTED` when none does (``running`` where the claim
+    cannot be told: no ``fcntl``, a file system without locks, no ``db_path``); :data:`STOPPED` for
+    one stored as ``aborted``; ``finished`` for a finished one."""
+    if stored_status == "aborted":
+        return STOPPED
     if stored_status != "running" or db_path is None:
         return stored_status
     return INTERRUPTED if is_claimed(db_path, session_id) is False else stored_status

@@ -68,7 +68,7 @@ FORMATS = ("csv", "json", "psychopy")
 #: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``;
 #: 8: rankings' ``axes_deg``; 9: each result's ``prescribed`` and ``withheld_reason``; 10: the
 #: session's ``status_now``, beside its stored ``status``; 11: the session's ``events``, its start and
-#: each resume with the software that ran).
+#: each resume with the software that ran, and ``status_now`` ``stopped`` for a session stored ``aborted``).
 JSON_FORMAT = "lensopt-session"
 JSON_FORMAT_VERSION = 11
 

@@ -296,6 +296,7 @@ def _session_info(**fields):
         "n_undone": 0,
         "result": None,
         "results": (),
+        "events": (),
         **fields,
     }
     return types.SimpleNamespace(**info, n_answers=info["n_trials"] - info["n_undone"])
@@ -781,13 +782,13 @@ def test_the_records_command_to_continue_names_its_database_even_the_default(mon
 
 
 def test_a_session_of_one_trial_is_said_in_the_singular_on_the_record():
-    """ "aborted after 1 trials": one answer is "1 trial" in every sentence of the record that counts
+    """ "stopped after 1 trials": one answer is "1 trial" in every sentence of the record that counts
     the session's trials (missing, not finished, stopped), and one letter is "1 letter"."""
     from lensopt.dashboard.prescription_text import build_record
 
     result = ResultRecord("-1.50 / -0.50 x 180", -1.5, -0.5, 180.0, -0.04, 0.96, 1, {}, eye="OD")
     words = []
-    for status in ("aborted", "interrupted", "running"):
+    for status in ("stopped", "interrupted", "running"):
         empty = _session_info(status="aborted", n_trials=1)
         stored = _session_info(status="aborted", n_trials=1, result=result, results=(result,))
         words += [build_record(empty, 2e9, status=status).missing, build_record(stored, 2e9, status=status).unfinished]
@@ -795,7 +796,7 @@ def test_a_session_of_one_trial_is_said_in_the_singular_on_the_record():
     words += [eye.trials, eye.stop_reason]
     assert all(re.search(r"\b1 (trial|letter)\b", text) for text in words), words
     assert not [text for text in words if re.search(r"\b1 (trials|letters)\b", text)]
-    assert "session 6 was aborted after 1 trial without one" in words[0]
+    assert "session 6 was stopped after 1 trial without one" in words[0]
     assert eye.trials == "1 letter"
     rule = types.SimpleNamespace(
         optimizer_settings={"stop": {"confidence": 0.95, "min_trials": 1, "max_trials": 80}},

@@ -138,7 +138,7 @@ def test_an_eye_short_of_its_target_shows_no_acuity_nor_intervals(summary_db):
     assert "Predicted acuity" not in labels and "95% intervals" not in labels
 
 
-@pytest.mark.parametrize(("name", "status"), [("killed", "interrupted"), ("stopped", "aborted")])
+@pytest.mark.parametrize(("name", "status"), [("killed", "interrupted"), ("stopped", "stopped")])
 def test_a_session_stopped_before_its_end_shows_the_records_command_to_continue_it(summary_db, name, status):
     """An interrupted (killed) or stopped session: the summary names the command that continues it,
     the one its printed record gives, with the database's absolute path."""

@@ -21,7 +21,7 @@ from matplotlib.lines import Line2D
 from lensopt.dashboard.prescription_text import build_record
 from lensopt.dashboard.record_page import A4_PORTRAIT_IN, MARGIN_IN, draw_record_page
 from lensopt.refraction.shown import ReadThrough
-from lensopt.store import ResultRecord
+from lensopt.store import ResultRecord, SessionEvent
 
 #: The lowest a text may reach (inches from the bottom edge of the page).
 BOTTOM_IN = 0.25
@@ -67,6 +67,13 @@ def longest_record(confidences: tuple[float, float], fixed_design: bool = False)
         n_answers=248,  # none undone
         result=None,
         results=(_result("OD", confidences[0]), _result("OS", confidences[1])),
+        # started and resumed twice, each time by other software: the longest software line
+        events=tuple(
+            SessionEvent(event, 1.9e9 + k, 40 * k, {"software": {"lensopt": "0.0.9", "git_commit": commit}})
+            for k, (event, commit) in enumerate(
+                (("started", "a" * 40), ("resumed", "b" * 40 + "+dirty"), ("resumed", "c" * 40 + "+dirty"))
+            )
+        ),
     )
     record = build_record(info, printed_at=1.9e9, db_path="/srv/clinic/refraction/sessions-2026.db")
     od, os_ = record.eyes

@@ -174,6 +174,6 @@ def test_the_records_words_for_a_session_without_a_prescription_count_the_answer
     assert (info.n_trials, info.n_undone) == (UNDONE_ROWS, 1)
     assert "(7 trials so far)" in missing_reason(info, "running")
     assert "(7 trials so far)" in unfinished_text(info, "running")
-    assert "after 7 trials" in unfinished_text(info, "aborted")
+    assert "stopped after 7 trials" in unfinished_text(info, "stopped")
     only_undone = dataclasses.replace(info, n_trials=1, n_undone=1)
-    assert "has no answered trial" in missing_reason(only_undone, "aborted")
+    assert "has no answered trial" in missing_reason(only_undone, "stopped")

@@ -69,8 +69,8 @@ def test_the_status_shown_is_running_only_while_a_program_claims_the_session(tmp
         assert session_status(db, 7, "running") == "running"
         assert session_status(db, 8, "running") == INTERRUPTED  # another session, not claimed
     assert session_status(db, 7, "running") == INTERRUPTED  # its program ended without finishing it
-    for stored in ("finished", "aborted"):  # a status stored at the end is the status
-        assert session_status(db, 7, stored) == stored
+    assert session_status(db, 7, "finished") == "finished"  # a status stored at the end is the status
+    assert session_status(db, 7, "aborted") == "stopped"  # ... in the words the run and the record use
     assert session_status(None, 7, "running") == "running"  # no database to look beside: as stored
     monkeypatch.setattr(claim, "is_claimed", lambda db_path, session_id: None)  # no locks here (Windows, NFS)
     assert session_status(db, 7, "running") == "running"

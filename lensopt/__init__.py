@@ -18,7 +18,9 @@ import os as _os
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     _os.environ.setdefault(_name, "1")
 
-__version__ = "0.1.0"
+#: The package version (pyproject.toml reads it here). Raised with every new database layout
+#: (``lensopt.store.schema.FIRST_WRITTEN_BY``), so that an upgrade is one ``pip install --upgrade``.
+__version__ = "0.2.0"
 
 #: The names ``lensopt.X`` gives, and the module each lives in (loaded on first use).
 _EXPORTS = {

@@ -55,11 +55,17 @@ from __future__ import annotations
 
 import sqlite3
 
+from lensopt import __version__
 from lensopt.errors import StoreError
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND, RANKING_KIND
 
 #: Layout version written by this lensopt (``PRAGMA user_version``).
 SCHEMA_VERSION = 10
+
+#: The lensopt version that first wrote each layout from 9 on (layouts 1–9 were all written by
+#: 0.1.0). A new layout raises the version, so that a database written by a newer lensopt names a
+#: newer release to install (``pip install --upgrade`` of an equal version installs nothing).
+FIRST_WRITTEN_BY = {9: "0.1.0", 10: "0.2.0"}
 
 #: ``PRAGMA application_id`` of a lensopt database: the bytes ``LENS``.
 APPLICATION_ID = 0x4C454E53
@@ -357,7 +363,8 @@ def _inspect(conn: sqlite3.Connection, path) -> int:
         return 0
     if version > SCHEMA_VERSION:
         raise NewerSchemaError(
-            f"{path} was written by a newer lensopt (schema {version} > {SCHEMA_VERSION}); upgrade lensopt"
+            f"{path} was written by a newer lensopt (schema {version} > {SCHEMA_VERSION}); upgrade lensopt "
+            f"(this one is {__version__})"
         )
     if not {"sessions", "trials"} <= tables:
         raise not_a_database(path, "the sessions and trials tables are missing")

@@ -152,3 +152,19 @@ def test_new_database_is_marked_as_lensopt_with_the_current_version(tmp_path):
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         conn.close()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def test_every_new_layout_came_with_a_newer_release_and_this_is_it():
+    """A layout written without a new version could not be installed over the old one by pip
+    (an equal version installs nothing), and the older lensopt's refusal would name no release."""
+    import lensopt
+
+    layouts = sorted(schema.FIRST_WRITTEN_BY)
+    assert layouts[-1] == SCHEMA_VERSION  # the current layout names the release that writes it
+    releases = [_release(schema.FIRST_WRITTEN_BY[v]) for v in layouts]
+    assert releases == sorted(set(releases))  # each layout a strictly newer release
+    assert _release(lensopt.__version__) >= releases[-1]

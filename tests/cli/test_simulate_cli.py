@@ -6,10 +6,14 @@ import sys
 
 import pytest
 
+import lensopt
 from lensopt.cli import main
+from lensopt.modes.registry import get_mode
 from lensopt.observer.patient import PATIENT_SLOPE_PER_LOGMAR
 from lensopt.observer.population import CLINIC_SLOPE_PER_LOGMAR
 from lensopt.refraction.lens import Lens
+from lensopt.refraction.letters import RefractionOptimizer
+from lensopt.simulation import make_patient, simulate
 
 FIELDS = {
     "rule",
@@ -535,3 +539,24 @@ def test_json_shows_progress_on_a_terminal_and_keeps_a_scripts_stderr_clean(args
     out = capsys.readouterr().out
     assert json.loads(out) == json.loads(piped.out) | {"latency_ms": json.loads(out)["latency_ms"]}
     assert "6/6" in terminal.getvalue() and "trials" in terminal.getvalue()
+
+
+@pytest.mark.parametrize(("seed", "split"), [("99999", "tuning"), ("100000", "held-out")])
+def test_the_json_says_how_it_was_computed_and_its_settings_reproduce_it(capsys, seed, split):
+    """Settings, patient model, split and software in the JSON: a scientist can rebuild the optimizer
+    from them and get the same session, and can tell a tuning patient from a held-out one."""
+    options = ("--rule", "ucb-ald", "--trials", "6", "--seed", seed, "--lapse", "0.03", "--n-alternatives", "10")
+    result = _simulate(capsys, *options)
+    assert result["split"] == split
+    assert result["patient_model"] == {
+        "slope_per_logmar": PATIENT_SLOPE_PER_LOGMAR,
+        "lapse": 0.03,
+        "n_alternatives": 10,
+        "accommodation_d": 0.0,
+    }
+    assert result["software"]["lensopt"] == lensopt.__version__
+    settings = result["optimizer_settings"]
+    assert (settings["rule"], settings["seed"], settings["n_alternatives"]) == ("ucb-ald", int(seed), 10)
+    patient = make_patient(int(seed), n_alternatives=10, lapse=0.03)
+    again = simulate(get_mode("letters"), patient, RefractionOptimizer.from_settings(settings, []), 6)
+    assert list(again.final.best_lens_d) == result["best_lens_d"]

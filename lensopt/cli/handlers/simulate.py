@@ -9,7 +9,7 @@ import math
 from lensopt.boxes import first_outside
 from lensopt.cli.defaults import ACUITY_LAW_RULE
 from lensopt.cli.handlers.kernel_file import load_kernel
-from lensopt.cli.handlers.simulate_prescription import run_prescription, trials_bar
+from lensopt.cli.handlers.simulate_prescription import run_prescription, trials_bar, what_ran
 from lensopt.cli.simulate import (
     DEFAULT_INFERENCE,
     DEFAULT_MIN_TRIALS,
@@ -192,7 +192,11 @@ def run(args) -> int:
         result = session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
     if args.json:
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
-        print(json.dumps({"feedback": args.feedback, **extra, **result.to_dict()}))
+        print(
+            json.dumps(
+                {"feedback": args.feedback, **extra, **result.to_dict(), **what_ran(optimizer, patient, args.seed)}
+            )
+        )
         return 0
     s, c = result.true_correction_d
     bs, bc = result.final.best_lens_d

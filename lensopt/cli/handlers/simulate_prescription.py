@@ -9,8 +9,10 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
+from lensopt.bench.spec import split_of
 from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
+from lensopt.provenance import software
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text, parse_lens
 from lensopt.refraction.prescription import (
     PHOROPTER_MAX_POWER_D,
@@ -23,6 +25,25 @@ from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES, Prescrip
 from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES, PrescriptionRankingOptimizer
 from lensopt.simulation import simulate_prescription
 from lensopt.stopping import confidence_text, stop_threshold
+
+
+def what_ran(optimizer, patient: SimulatedPatient, seed: int) -> dict:
+    """What the JSON of a simulated session of ``--seed`` ``seed`` records of how it was computed, so
+    that its numbers can be traced and reproduced: the patient's split (``tuning`` below seed 100,000,
+    ``held-out`` from it on, as the campaigns'), the patient model's answers (``slope`` per logMAR, ``lapse``,
+    ``n_alternatives``, ``accommodation_d``), every setting of the optimizer
+    (``optimizer_settings``, as a stored session keeps them) and the software that ran."""
+    return {
+        "split": split_of(seed),
+        "patient_model": {
+            "slope_per_logmar": patient.slope,
+            "lapse": patient.lapse,
+            "n_alternatives": patient.n_alternatives,
+            "accommodation_d": patient.accommodation_d,
+        },
+        "optimizer_settings": optimizer.settings_dict(),
+        "software": software(),
+    }
 
 
 def trials_bar(n_trials: int, rule: str, json_output: bool) -> tqdm:
@@ -222,6 +243,7 @@ def run_prescription(args, stop) -> int:
                     "search": "prescription",
                     "start_transposed": transposed,
                     **result.to_dict(),
+                    **what_ran(optimizer, patient, args.seed),
                 }
             )
         )

@@ -52,7 +52,7 @@ from lensopt.experiment.windows import (
 )
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
-from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget
+from lensopt.store import NOTED, RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
 
@@ -405,10 +405,13 @@ def _run_in_window(
             records = mode.stored_trials(store, session_id)
             if result.status != "finished":
                 break
-            if eye == eyes[-1]:  # every answer is in: an interrupt from here on leaves a finished session
-                status = "finished"
             reported = report_eye(store, session_id, optimizer, protocol, log, eye)
             stored_results += reported
+            # every answer is in and its result stored: an interrupt from here on (at the closing screen)
+            # leaves a finished session; one while the result is computed or stored leaves it stopped,
+            # with the command that continues it, whose resume stores the result
+            if eye == eyes[-1]:
+                status = "finished"
             ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
             if ending is not None:
                 end_points.append(ending)
@@ -494,11 +497,13 @@ def _eye_done(search, n_trials: int):
 def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:
     """What a letter loop needs to undo an answer: ``void(index)`` marks it void in the store
     (durably), ``rebuild(records)`` rebuilds the eye's optimizer from its records not void; and to
-    keep a note no answer followed: ``keep_note(note)``, with the session's last trial."""
+    keep a note no answer followed: ``keep_note(note)``, with the session's last trial; and to record a note as
+    it is typed: ``record_note(note, index)``, a ``noted`` event."""
     if mode.kind != "letters":
         return {}
     return {
         "void": lambda index: store.void_trial(session_id, index),
         "rebuild": lambda records: mode.rebuild_optimizer(settings, records, eye),
         "keep_note": lambda note: store.keep_note_after_last_trial(session_id, note),
+        "record_note": lambda note, index: store.record_event(session_id, NOTED, {"note": note, "for_trial": index}),
     }

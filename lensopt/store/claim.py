@@ -78,8 +78,11 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
         yield
         return
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        # the holder's process id, which a refused second program names: only a courtesy, so a full
+        # disk (ENOSPC) leaves it unwritten and the claim held — the store says the disk is full
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
         try:
             yield
         finally:

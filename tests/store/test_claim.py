@@ -1,5 +1,6 @@
 """One program per session: a session being run is claimed (lensopt.store.claim)."""
 
+import errno
 import fcntl
 import os
 import threading
@@ -124,3 +125,18 @@ def test_a_claim_waiting_for_one_that_ends_holds_the_next_file_of_that_name_alon
         done.set()
         waiter.join()
     assert not claim_path(db, 4).exists()
+
+
+def test_a_full_disk_leaves_the_holders_process_id_unwritten_and_the_claim_held(tmp_path, monkeypatch):
+    """A resume on a disk still full got an OSError traceback from writing the process id; the claim
+    does not need it, and the store's own write then says, in one line, that the disk is full."""
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    db = tmp_path / "s.db"
+    monkeypatch.setattr(claim.os, "pwrite", full)
+    with claim_session(db, 3):
+        assert is_claimed(db, 3) is True
+        assert session_status(db, 3, "running") == "running"
+    assert is_claimed(db, 3) is False

@@ -40,9 +40,11 @@ import io
 import json
 import os
 import stat
+from pathlib import Path
 from typing import cast
 
 from lensopt import __version__
+from lensopt.private_files import private_output
 from lensopt.store.claim import session_status
 from lensopt.store.records import (
     DUEL_KIND,
@@ -206,10 +208,18 @@ def export_text(sessions, fmt: str, *, several: bool = False, db_path=None) -> s
 
 
 def write_export(text: str, out) -> None:
-    """Write ``text`` to ``out``: a path (UTF-8; a ValueError naming it if it cannot be written) or a
-    writable text stream."""
+    """Write ``text`` to ``out``: a path (UTF-8; a one-line error naming it if it cannot be written) or
+    a writable text stream. A file is written whole or not at all — into a new file beside it (0600),
+    renamed into place (:func:`lensopt.private_files.private_output`) — so a full disk never leaves an
+    earlier export cut short; a link (``/dev/stdout``) or a path that is no regular file (a pipe) is
+    written through."""
     if hasattr(out, "write"):
         out.write(text)
+        return
+    target = Path(os.fspath(out))
+    if not target.is_symlink() and (not target.exists() or target.is_file()):  # a link is written through
+        with private_output(target, "--output") as stream:
+            stream.write(text.encode("utf-8"))
         return
     try:
         fd = os.open(os.fspath(out), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, EXPORT_FILE_MODE)

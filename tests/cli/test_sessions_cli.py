@@ -384,3 +384,14 @@ def test_exporting_a_damaged_session_is_one_line_naming_the_session_not_a_class(
     assert main(["export", "2", "--db", str(damaged_db(db))]) == 2
     err = one_line_error(capsys)
     assert f"session 2 in {db} is damaged: its status" in err and "SessionInfo" not in err
+
+
+def test_an_export_of_one_trial_says_trial_in_the_singular(tmp_path, capsys):
+    db = tmp_path / "one.db"
+    with SessionStore(db) as store:
+        sid = store.create_session(
+            "P", {}, {"screen_width_cm": 50.0, "screen_width_px": 1920, "distance_cm": 300.0}, {}, 1
+        )
+        store.append_trial(sid, TrialRecord(1, -1.0, 0.0, 0.3, "K", "K", True, 0.5, 1.7e9, 1.7e9 + 1, {}))
+    assert main(["export", str(sid), "--db", str(db), "--output", str(tmp_path / "one.csv")]) == 0
+    assert f"wrote session {sid} (1 trial) to" in capsys.readouterr().err

@@ -2,14 +2,16 @@
 
 import csv
 import dataclasses
+import errno
 import io
 import json
+import os
 from importlib import metadata
 
 import pytest
 from export_reading import assert_tidy_csv, assert_tidy_json, extra_from_row
 
-from lensopt.errors import StoreError
+from lensopt.errors import LensoptError, StoreError
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, ResultRecord, SessionStore, TrialRecord
 from lensopt.store.export import CSV_COLUMNS, FORMATS, export_session, export_sessions
 from lensopt.store.tidy import PSYCHOPY_COLUMNS
@@ -365,3 +367,26 @@ def test_every_row_names_who_answered_the_rule_and_the_seed_so_pooled_data_tell_
     for document, row in zip(documents, rows):  # the JSON's own record of the same session agrees
         assert document["protocol"]["protocol"]["observer"] == row["observer"]
         assert str(document["seed"]) == row["seed"]
+
+
+def test_an_export_that_fails_leaves_the_earlier_file_whole_and_no_partial_file(modes_db, tmp_path, monkeypatch):
+    """On a full disk ``-o S01.csv`` had cut an earlier export to 8192 bytes ending mid-row."""
+    (tmp_path / "exports").mkdir()
+    out = tmp_path / "exports" / "S01.csv"
+    with SessionStore(modes_db, readonly=True) as store:
+        export_session(store, 1, "csv", out=out)
+        earlier = out.read_bytes()
+
+        def full_disk(src, dst):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(os, "replace", full_disk)
+        with pytest.raises(
+            LensoptError, match=r"^cannot write .*S01\.csv \(No space left on device\); choose another --output$"
+        ):
+            export_session(store, 2, "json", out=out)
+        monkeypatch.undo()
+        assert out.read_bytes() == earlier and sorted(p.name for p in out.parent.iterdir()) == ["S01.csv"]
+        export_session(store, 2, "json", out=out)  # written whole once it can be
+    assert json.loads(out.read_text())["session"]["session_id"] == 2
+    assert out.stat().st_mode & 0o777 == 0o600

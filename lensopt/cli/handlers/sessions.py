@@ -218,7 +218,7 @@ def export_command(args) -> int:
     if args.output:
         n_trials = sum(len(trials) for _, trials in sessions)
         what = f"session {session_ids[0]}" if len(sessions) == 1 else f"{len(sessions)} sessions"
-        print(f"wrote {what} ({n_trials} trials) to {args.output}", file=sys.stderr)
+        print(f"wrote {what} ({n_trials} trial{'' if n_trials == 1 else 's'}) to {args.output}", file=sys.stderr)
     return 0
 
 

@@ -247,12 +247,13 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         rebuild: Callable | None = None,
         void: Callable[[int], None] | None = None,
         keep_note: Callable[[str], int] | None = None,
+        record_note: Callable[[str, int], None] | None = None,
         **options,
     ):
         from psychopy import visual
 
         super().__init__(win, protocol, calibration, optimizer, responses, record, **options)
-        self._keep_note = keep_note
+        self._keep_note, self._record_note = keep_note, record_note
         self.previous_letter, self.previous_lens = previous_letter, None
         self.letter_stim = LetterStim(win, glyphs, color="black")
         self.feedback = visual.TextStim(
@@ -274,6 +275,20 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
             return super().run(n_trials)
         finally:
             self._keep_pending_note()
+
+    def _note_typed(self, note: str, index: int) -> None:
+        """A note typed at the lens prompt of trial ``index``: logged, and recorded at once (``record_note``:
+        the session's ``noted`` event), so that a crash before the next answer, which stores it with
+        that answer, loses nothing."""
+        self.log(f"clinician: note {note!r}")
+        if self._record_note is None:
+            return
+        try:
+            self._record_note(note, index)
+        except StoreError as exc:
+            self.log(
+                f"clinician: note {note!r} not recorded yet ({str(exc).splitlines()[0]}); kept for the next answer"
+            )
 
     def _keep_pending_note(self) -> None:
         """A note is stored with the next answer; with none to come, with the last one (``keep_note``:

@@ -339,7 +339,7 @@ class LetterScreens(Screens):
 
     Mixed in before :class:`lensopt.experiment.loop.LoopScreens`; it needs the loop's ``eye``,
     ``letter_stim``, ``shown_logmar``, ``shown_lens_text``, ``feedback``, ``can_undo``,
-    ``lens_override``, ``pending_note``, its ``_number`` and ``_resume_note``, and the ``_undo`` and ``_entry`` of
+    ``lens_override``, ``pending_note``, its ``_number``, ``_resume_note`` and ``_note_typed``, and the ``_undo`` and ``_entry`` of
     :class:`~lensopt.experiment.clinician_keys.ClinicianKeys`.
     """
 
@@ -362,6 +362,8 @@ class LetterScreens(Screens):
         def _resume_note(self, n_trials: int) -> str: ...
 
         def _undo(self) -> None: ...
+
+        def _note_typed(self, note: str, index: int) -> None: ...
 
         def _entry(self, prompt: str, example: str, parse: Callable[[str], T]) -> T | None: ...
 
@@ -464,7 +466,7 @@ class LetterScreens(Screens):
                 note = self._entry("Type a note for this trial", "patient squinting", self._parse_note)
                 if note is not None:
                     self.pending_note = note if self.pending_note is None else f"{self.pending_note}; {note}"
-                    self.log(f"clinician: note {note!r}")
+                    self._note_typed(note, index)
                     self.console.update(message=f"Note kept with trial {self._number(index)}: {note}")
 
     def _console_while_shown(self, index: int) -> dict:

@@ -45,6 +45,7 @@ from lensopt.store.schema import (
 )
 from lensopt.store.session_records import (
     EVENTS,
+    NOTED,
     RESUMED,
     STARTED,
     DamagedSession,
@@ -68,6 +69,7 @@ __all__ = [
     "EYES",
     "KINDS",
     "LETTERS_KIND",
+    "NOTED",
     "RANKING_KIND",
     "RESUMED",
     "SCHEMA_VERSION",

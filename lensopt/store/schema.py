@@ -42,7 +42,8 @@ Versions:
    read-only store reads as such. ``lenses_d`` keeps its ``[[sphere_d, cylinder_d], ...]``, so an
    older reader of the column never meets a lens of three numbers.
 10. adds the ``session_events`` table: what happened to a session besides its answers, one row per
-    event — ``started`` (its creation) and ``resumed`` (each ``lensopt run --resume``) with the
+    event — ``started`` (its creation), ``resumed`` (each ``lensopt run --resume``) and ``noted`` (a
+    clinician's note as it is typed: ``note``, ``for_trial``) with the
     unix time, the last trial stored before it (``after_trial``, 0 before the first) and JSON text
     ``detail``: the software that ran (:func:`lensopt.provenance.software`: lensopt's version and
     git commit, Python, numpy, scipy, PsychoPy, the BLAS library, the platform) and, on a resume,

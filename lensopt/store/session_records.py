@@ -20,9 +20,11 @@ def undone_suffix(n_undone: int) -> str:
     return f" (+{n_undone} undone)" if n_undone else ""
 
 
-#: The events a session records (``session_events`` table, schema 10): its creation, each resume.
-STARTED, RESUMED = "started", "resumed"
-EVENTS = (STARTED, RESUMED)
+#: The events a session records (``session_events`` table, schema 10): its creation, each resume, and
+#: each clinician's note as it is typed (``detail``: ``note`` and ``for_trial``, the trial it was typed
+#: before; the note is stored with that trial's answer too, so the event keeps one a crash came between).
+STARTED, RESUMED, NOTED = "started", "resumed", "noted"
+EVENTS = (STARTED, RESUMED, NOTED)
 
 
 @dataclass(frozen=True)

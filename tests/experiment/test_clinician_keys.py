@@ -315,3 +315,24 @@ def test_undo_is_offered_at_the_lens_prompt_only_once_there_is_an_answer_to_undo
     letters = [s for s in console_states if s.keys_text.startswith("Keys: the letter named")]
     assert any(s.trial_index == 1 for s in letters) and any(s.trial_index > 1 for s in letters)
     assert all(("BACKSPACE: undo the last answer" in s.keys_text) == (s.trial_index > 1) for s in letters)
+
+
+def test_a_note_is_on_disk_as_it_is_typed_not_only_with_the_answer_that_follows(tmp_path, window):
+    """A note waited in memory for the next answer: a crash (kill -9) before it lost the note. It is
+    recorded as the session's ``noted`` event when typed, and stored with the answer too."""
+    on_disk_at_the_letter = []
+
+    class Checking(ClinicKeys):
+        def letter_response(self, trial, letter, keys, timeout_s=None, index=0):
+            if index == 2:  # the moment a crash would have lost it: the letter after the note is up
+                with SessionStore(tmp_path / "s.db", readonly=True) as store:
+                    on_disk_at_the_letter.extend(store.sessions()[0].events)
+            return super().letter_response(trial, letter, keys, timeout_s, index)
+
+    source = Checking(screens=["space", "space", "n"], typed=typing("dizzy"))  # the note at trial 2's prompt
+    outcome, info, records, _lines = run(tmp_path, window, source, trials=3)
+    assert outcome.status == "finished" and not source.typed
+    noted = [(e.event, e.after_trial, e.detail["note"], e.detail["for_trial"]) for e in on_disk_at_the_letter[1:]]
+    assert noted == [("noted", 1, "dizzy", 2)]
+    assert records[1].extra["note"] == "dizzy" and "note" not in records[0].extra
+    assert [e.event for e in info.events] == ["started", "noted"]

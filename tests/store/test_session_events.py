@@ -57,7 +57,7 @@ def test_a_resume_is_recorded_after_the_last_stored_trial_undone_ones_included(t
 def test_an_event_this_lensopt_does_not_know_is_refused_when_written(tmp_path):
     with SessionStore(tmp_path / "s.db") as store:
         sid = new_session(store)
-        with pytest.raises(ValueError, match="event must be one of started, resumed"):
+        with pytest.raises(ValueError, match="event must be one of started, resumed, noted"):
             store.record_event(sid, "exploded", {})
         with pytest.raises(ValueError, match="detail must be a dict"):
             store.record_event(sid, "resumed", ["not", "an", "object"])

@@ -47,6 +47,7 @@ from lensopt.experiment.windows import (
     open_window,
     refuse_console_on_the_chart,
     screen_width_problem,
+    screen_widths_px,
     wants_console,
     window_screen_width_px,
 )
@@ -177,7 +178,10 @@ def _run(
     # Everything that can fail on bad input fails here, before a window opens: the letter sizes
     # this set-up renders, and the first write to the database (a locked file shows up now).
     renderable = mode.renderable_logmar(
-        protocol, calibration, expected_window_size_px(protocol, calibration, fullscreen)
+        protocol,
+        calibration,
+        # the window this set-up opens (a window given is the caller's: its own size, checked when shown)
+        expected_window_size_px(protocol, calibration, fullscreen, screen_widths_px() if window is None else None),
     )
     store.check_writable()
     if info is not None:

@@ -117,10 +117,16 @@ def calibration_from_protocol(protocol: Protocol) -> Calibration:
     )
 
 
-def expected_window_size_px(protocol: Protocol, calibration: Calibration, fullscreen: bool) -> tuple[int, int]:
-    """The window's size in pixels before it opens: the screen, or the protocol's window within it."""
+def expected_window_size_px(
+    protocol: Protocol, calibration: Calibration, fullscreen: bool, widths_px: list[int] | None = None
+) -> tuple[int, int]:
+    """The window's size in pixels before it opens: the screen, or the protocol's window within it —
+    narrowed, as :func:`open_window` narrows it, to leave the console room beside it on a screen of
+    ``widths_px`` (:func:`screen_widths_px`; None: not narrowed, a window given by the caller)."""
     if fullscreen:
         return calibration.screen_width_px, calibration.screen_height_px
+    if widths_px is not None:
+        protocol = side_by_side(protocol, fullscreen, widths_px)
     width_px, height_px = protocol.display.window_size_px
     return min(width_px, calibration.screen_width_px), min(height_px, calibration.screen_height_px)
 

@@ -12,7 +12,9 @@ from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.experiment.windows import (
     MAX_SCREEN_WIDTH_FACTOR,
+    calibration_from_protocol,
     console_over_the_chart,
+    expected_window_size_px,
     framebuffer_calibration,
     on_this_display,
     refuse_console_on_the_chart,
@@ -193,3 +195,15 @@ def test_a_resumed_patient_session_is_refused_over_the_chart_and_told_how_to_go_
         refuse_console_on_the_chart(protocol, True, "keyboard")
     refuse_console_on_the_chart(protocol, True, "simulated")  # nobody to see it: carried on
     refuse_console_on_the_chart(protocol, False, "keyboard")  # --no-fullscreen: beside the window
+
+
+def test_the_window_checked_before_a_session_starts_is_the_narrowed_one_it_opens():
+    """A duel protocol's line of letters on one screen, console beside it: the letter sizes were
+    checked on the protocol's 1920-px window but drawn in the 1020 px left beside the console, so
+    the session was refused only after it was stored — a session of no trial at every attempt."""
+    protocol = clinical(patient=0, console=1)
+    calibration = calibration_from_protocol(protocol)
+    expected = expected_window_size_px(protocol, calibration, False, [1920])
+    assert expected == side_by_side(protocol, False, [1920]).display.window_size_px == (1020, expected[1])
+    assert expected_window_size_px(protocol, calibration, False, [1920, 1920])[0] == 1920  # a screen each
+    assert expected_window_size_px(protocol, calibration, False)[0] == 1920  # a window the caller gives

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lensopt.errors import StoreError
+from lensopt.store import resume_command
 
 #: Where answers go when the database's folder refuses them too: a folder of the temporary folder.
 FALLBACK_FOLDER = "lensopt-rescue"
@@ -109,6 +110,35 @@ def rescue_paths(db_path, session_id: int) -> tuple[Path, Path]:
     folder = Path(tempfile.gettempdir()) / f"{FALLBACK_FOLDER}{user}"
     fallback = folder / f"{resolved.name}-{digest}.session-{session_id}.unsaved.jsonl"
     return rescue_path(db_path, session_id), fallback
+
+
+def unsaved_answers(db_path, session_id: int) -> tuple[int, list[Path]]:
+    """The answers of session ``session_id`` waiting in its rescue files (:func:`rescue_paths`) for a
+    resume to store them, and the files that hold them: what the database does not show yet. Reads
+    only; a file that cannot be read counts as holding none."""
+    count, holding = 0, []
+    for path in rescue_paths(db_path, session_id):
+        try:
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError):
+            continue
+        if lines:
+            count += len(lines)
+            holding.append(path)
+    return count, holding
+
+
+def unsaved_warning(db_path, session_id: int) -> str | None:
+    """One line saying that session ``session_id`` has answers in a rescue file that the database does
+    not hold yet, with the command that stores them; None when it has none."""
+    count, holding = unsaved_answers(db_path, session_id)
+    if not count:
+        return None
+    answers = f"{count} answer{'' if count == 1 else 's'}"
+    return (
+        f"warning: session {session_id} has {answers} in {', '.join(map(str, holding))} that the database does not "
+        f"hold yet (it refused them); {resume_command(session_id, db_path)} stores them"
+    )
 
 
 def _kept_name(path: Path) -> Path:

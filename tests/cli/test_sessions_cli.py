@@ -1,6 +1,7 @@
 """`lensopt sessions` and `lensopt export` through the command dispatcher."""
 
 import csv
+import dataclasses
 import io
 import json
 import sqlite3
@@ -9,6 +10,7 @@ import pytest
 
 import lensopt.store.database as database
 from lensopt.cli import main
+from lensopt.experiment.rescue import rescue_path
 from lensopt.store import SCHEMA_VERSION, SessionStore, TrialRecord
 from lensopt.store.claim import claim_session
 from lensopt.store.export import export_session
@@ -395,3 +397,24 @@ def test_an_export_of_one_trial_says_trial_in_the_singular(tmp_path, capsys):
         store.append_trial(sid, TrialRecord(1, -1.0, 0.0, 0.3, "K", "K", True, 0.5, 1.7e9, 1.7e9 + 1, {}))
     assert main(["export", str(sid), "--db", str(db), "--output", str(tmp_path / "one.csv")]) == 0
     assert f"wrote session {sid} (1 trial) to" in capsys.readouterr().err
+
+
+def test_answers_waiting_in_a_rescue_file_are_said_by_the_listing_and_the_export(tmp_path, capsys):
+    """The listing and an export count what the database holds: an answer it refused, kept in a
+    rescue file until a resume stores it, was invisible to both."""
+    db = tmp_path / "s.db"
+    with SessionStore(db) as store:
+        sid = store.create_session(
+            "P", {}, {"screen_width_cm": 50.0, "screen_width_px": 1920, "distance_cm": 300.0}, {}, 1
+        )
+        store.append_trial(sid, TrialRecord(1, -1.0, 0.0, 0.3, "K", "K", True, 0.5, 1.7e9, 1.7e9 + 1, {}))
+    rescued = TrialRecord(2, -1.0, 0.0, 0.2, "H", "H", True, 0.5, 1.7e9 + 2, 1.7e9 + 3, {})
+    rescue_path(db, sid).write_text(json.dumps(dataclasses.asdict(rescued)) + "\n")
+    assert main(["sessions", "--db", str(db)]) == 0
+    said = capsys.readouterr().err
+    assert f"warning: session {sid} has 1 answer in {rescue_path(db, sid)} that the database does not hold yet" in said
+    assert f"lensopt run --resume {sid} --db {db.resolve()} stores them" in said
+    assert main(["export", str(sid), "--db", str(db), "--output", str(tmp_path / "s.csv")]) == 0
+    assert "has 1 answer in" in capsys.readouterr().err
+    rescue_path(db, sid).unlink()
+    assert main(["sessions", "--db", str(db)]) == 0 and "warning" not in capsys.readouterr().err

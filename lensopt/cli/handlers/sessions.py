@@ -18,6 +18,7 @@ import time
 
 from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.errors import StoreError
+from lensopt.experiment.rescue import unsaved_warning
 from lensopt.stopping import confidence_text, threshold_text
 from lensopt.store import (
     DamagedSession,
@@ -162,6 +163,15 @@ def _warn_if_readable_by_others(path) -> None:
         print(f"warning: {path} is readable by other users (mode {mode:04o}); {fix}", file=sys.stderr)
 
 
+def _warn_of_unsaved_answers(db_path, session_ids) -> None:
+    """One stderr line per session with answers its database refused, kept in a rescue file until a
+    resume stores them (the listing and an export count only what the database holds)."""
+    for session_id in session_ids:
+        warning = unsaved_warning(db_path, session_id)
+        if warning is not None:
+            print(warning, file=sys.stderr)
+
+
 def list_sessions(args) -> int:
     """Handler of ``lensopt sessions``: every session, a damaged one shown ``damaged`` and said on stderr."""
     with _open_readonly(args.db) as store:
@@ -174,6 +184,7 @@ def list_sessions(args) -> int:
                 f"warning: {DamagedSessionError(path, damaged)} (the other sessions are listed as stored)",
                 file=sys.stderr,
             )
+    _warn_of_unsaved_answers(path, [i.session_id for i in infos])
     if args.json:
         documents = [damaged_document(i) if isinstance(i, DamagedSession) else info_document(i, path) for i in infos]
         print(json.dumps(documents, indent=2))
@@ -213,6 +224,7 @@ def export_command(args) -> int:
                     raise ValueError(f"no session {sid} in {store.path}; list them with `lensopt sessions`")
         sessions = read_sessions(store, session_ids)
         db_path = store.path
+    _warn_of_unsaved_answers(db_path, session_ids)
     text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1, db_path=db_path)
     write_export(text, args.output or sys.stdout)
     if args.output:

@@ -444,7 +444,10 @@ def run_report(args) -> int:
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     check_output_folder("--out" if args.out else "the report folder", out)
-    write_report(args.dir, out, alpha=args.alpha)
+    summary = write_report(args.dir, out, alpha=args.alpha)
+    notes = [summary[name] for name in ("partial", "outside_plan") if name in summary]
+    if notes:  # first: the report is not (just) that of the manifest's last command
+        print("; ".join(notes))
     print((out / "ranking.md").read_text())
     print(f"lensopt bench report: wrote {out}/ranking.{{md,csv,json}}, win-*.{{csv,png}}, curves/*.png")
     return 0

@@ -1,11 +1,12 @@
 """`lensopt bench robustness|prescription --summary DIR` and `lensopt bench report DIR` of those
-campaigns: a folder where the summary cannot be written, a picture not drawn
-(lensopt.cli.handlers.bench, bench_prescription)."""
+campaigns: a folder where the summary cannot be written, options --summary would ignore, a picture
+not drawn (lensopt.cli.handlers.bench, bench_prescription)."""
 
 import shutil
 import sys
 
 import pytest
+from one_line import refused
 
 from lensopt.bench import prescription_summary, records, robustness_summary
 from lensopt.cli import main
@@ -82,6 +83,25 @@ def test_a_summary_that_cannot_be_written_is_printed_then_one_line_naming_bench_
     assert f"wrote {other}/{summary_name}" in capsys.readouterr().out
     assert (other / summary_name).is_file() and (other / picture).is_file()
     assert not (out / summary_name).exists()
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--out", "elsewhere"], "--out would be ignored; leave it out"),
+        (["--patients", "3", "--local-sync"], "--patients, --local-sync would be ignored; leave them out"),
+        (["--no-progress"], "--no-progress would be ignored"),
+    ],
+)
+def test_summary_refuses_every_other_option_in_one_line(campaign, capsys, tmp_path, kind, extra, named):
+    out = campaign(kind)
+    extra = [str(tmp_path / e) if e == "elsewhere" else e for e in extra]
+    line = refused(capsys, ["bench", kind, "--summary", str(out), *extra])
+    assert f"--summary {out} only summarizes the campaign already in that folder, and {named}" in line
+    assert "or leave out --summary to run the campaign" in line
+    assert not (out / SUMMARIES[kind][1]).exists() and not (tmp_path / "elsewhere").exists()
+    assert main(["bench", kind, "--summary", str(out)]) == 0  # alone, it summarizes
 
 
 @pytest.mark.parametrize("kind", ["robustness", "prescription"])

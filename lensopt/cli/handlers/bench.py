@@ -19,7 +19,7 @@ from lensopt.bench.report import write_report
 from lensopt.bench.runner import run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of, split_of_seeds
 from lensopt.binary.settings import ALL_RULES
-from lensopt.cli.arguments import check_output_file, check_output_folder
+from lensopt.cli.arguments import check_output_file, check_output_folder, refuse_options_besides_summary
 from lensopt.cli.defaults import FEEDBACK_RULES
 from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
@@ -398,7 +398,9 @@ def print_summary(write_summary, campaign_dir, out_dir=None) -> None:
 
 
 def summarize_only(args, write_summary, summary_name: str) -> int:
-    """``--summary DIR``: the summary of the campaign in DIR, written there and printed."""
+    """``--summary DIR``: the summary of the campaign in DIR, written there and printed; any other
+    option, which it would ignore, is refused in one line."""
+    refuse_options_besides_summary(args)
     print_summary(write_summary, args.summary)
     print(f"summary: {args.summary}/{summary_name}")
     return 0

@@ -27,8 +27,6 @@ of the two, coloured by rule, with each rule's bias and limits of agreement.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
 from pathlib import Path
 
@@ -52,7 +50,16 @@ from lensopt.bench.prescription_spec import (
     SETTINGS,
     prescription_specs,
 )
-from lensopt.bench.records import MANIFEST_NAME, load_records, partial_line, write_json_atomic
+from lensopt.bench.records import (
+    NoRuns,
+    load_records,
+    not_written,
+    note_on_stderr,
+    plan_notes,
+    read_manifest,
+    read_record,
+    write_json_atomic,
+)
 
 #: z of the 95 % limits of agreement.
 LOA_Z = 1.96
@@ -178,7 +185,7 @@ def summarize(records: list[dict]) -> dict:
     """The campaign's statistics (see the module docstring) as a JSON-able dict."""
     records = [r for r in records if r.get("campaign") == CAMPAIGN]
     if not records:
-        raise ValueError("no prescription runs in these records")
+        raise NoRuns("no prescription runs in these records")
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in sorted(records, key=lambda r: r["seed"]):
         groups.setdefault((r["setting"], _feedback(r), _rule(r)), []).append(r)
@@ -430,24 +437,48 @@ def planned_keys(manifest: dict) -> list[str] | None:
     return [spec.key for spec in specs]
 
 
-def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
+#: The command that writes a campaign folder of this kind (named in errors).
+COMMAND = "lensopt bench prescription"
+
+
+def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the Bland–Altman plot
-    (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed; return (summary, text), the text beginning with a line
-    saying so when the manifest's command has runs still to run."""
+    (:data:`BLAND_ALTMAN_NAME`) when matplotlib is installed (without it, ``note`` is told so in one line); return
+    (summary, text), the text beginning with a line saying so when the manifest's command has runs still to run or
+    the summary holds runs outside its plan (:func:`lensopt.bench.records.plan_notes`).
+
+    Runs of another campaign in the folder are a one-line ValueError naming one; a folder where the files
+    cannot be written, a :class:`lensopt.bench.records.SummaryNotWritten` holding the text."""
     campaign_dir = Path(campaign_dir)
-    records = load_records(campaign_dir, "lensopt bench prescription")
+    records = load_records(campaign_dir, COMMAND, campaign=CAMPAIGN)
     summary = summarize(records)
-    manifest = campaign_dir / MANIFEST_NAME
-    partial = None
-    if manifest.exists():
-        summary["campaign"] = json.loads(manifest.read_text())
-        partial = partial_line(campaign_dir, planned_keys(summary["campaign"]))
-        if partial:
-            summary["partial"] = partial
-    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out_dir / SUMMARY_NAME, summary)
-    with contextlib.suppress(ImportError):  # matplotlib comes with lensopt[bench]
-        plot_bland_altman(records, out_dir / BLAND_ALTMAN_NAME)
+    manifest = read_manifest(campaign_dir, COMMAND)
+    notes = {}
+    if manifest is not None:
+        summary["campaign"] = manifest
+        notes = plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records])
+        summary.update(notes)
     text = format_summary(summary)
-    return summary, f"{partial}\n{text}" if partial else text
+    if notes:
+        text = "; ".join(notes.values()) + "\n" + text
+    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out_dir / SUMMARY_NAME, summary)
+        try:
+            plot_bland_altman(records, out_dir / BLAND_ALTMAN_NAME)
+        except ImportError:  # matplotlib comes with lensopt[bench]
+            note(f"{BLAND_ALTMAN_NAME} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')")
+    except OSError as exc:  # a read-only folder: the summary is printed, and can be written elsewhere
+        raise not_written(out_dir, campaign_dir, exc, text) from None
+    return summary, text
+
+
+def is_prescription_campaign(campaign_dir) -> bool:
+    """Whether the directory's manifest names this campaign (or, without one, its first record is of it)."""
+    campaign_dir = Path(campaign_dir)
+    manifest = read_manifest(campaign_dir, COMMAND)
+    if manifest is not None:
+        return manifest.get("campaign") == CAMPAIGN
+    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
+    return bool(runs) and read_record(runs[0], COMMAND).get("campaign") == CAMPAIGN

@@ -4,13 +4,17 @@
 and times its decisions; :func:`refraction_loop` is the loop of a refraction-like run and
 :func:`lens_outcome` its lens fields; :func:`timing_summary` summarizes decision times and
 :func:`versions` names the software. A campaign directory holds its manifest (:data:`MANIFEST_NAME`)
-and one JSON record per run under ``runs/``, written atomically (:func:`write_json_atomic`).
+and one JSON record per run under ``runs/``, written atomically (:func:`write_json_atomic`); its
+``commands`` are every command run into it, oldest first (:func:`manifest_commands`), its
+``command`` the last one, whose plan the manifest's other fields describe.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -123,16 +127,108 @@ def record_path(out_dir: Path, spec: RunSpec) -> Path:
     return Path(out_dir) / "runs" / f"{spec.key}.json"
 
 
-def load_records(out_dir: Path, command: str = "lensopt bench functions|refraction") -> list[dict]:
-    """Every finished run record of a campaign directory (sorted by key). ``command``: the campaign
-    that writes such a directory, named in the error when there is none."""
+class NoRuns(ValueError):
+    """A campaign folder without a finished run to summarize (no ``runs/``, or none of the campaign)."""
+
+
+class SummaryNotWritten(ValueError):
+    """A summary computed but not written (its folder is read-only, say): ``text``, the summary's
+    text, is printed before the one-line error."""
+
+    def __init__(self, message: str, text: str):
+        super().__init__(message)
+        self.text = text
+
+
+def note_on_stderr(line: str) -> None:
+    """Print a one-line note (a picture not drawn) on stderr, where it does not mix with a summary."""
+    print(line, file=sys.stderr)
+
+
+def read_json_file(path: Path, what: str, fix: str) -> dict:
+    """The JSON object in ``path``; a cut-short or unreadable file is a one-line ValueError naming it,
+    ``what`` it should be, and the ``fix``."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = str(exc) if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+        raise ValueError(f"{path} is not a complete {what} (cut short, or not JSON: {reason}); {fix}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a {what} (not a JSON object); {fix}")
+    return data
+
+
+def read_record(path: Path, command: str) -> dict:
+    """A run record (:func:`read_json_file`): one cut short is deleted, or run again by the campaign's
+    ``command`` (a run whose record does not read is not finished)."""
+    fix = f"delete it, or run the campaign's `{command}` command again (the one in {MANIFEST_NAME}), which redoes it"
+    return read_json_file(path, "run record", fix)
+
+
+def load_record_files(out_dir: Path, command: str) -> list[tuple[Path, dict]]:
+    """Every finished run record of a campaign directory with its file (sorted by key). ``command``:
+    the campaign that writes such a directory, named in the error when there is none (a
+    :class:`NoRuns`) or when a record is cut short (:func:`read_record`)."""
     runs = Path(out_dir) / "runs"
     if not runs.is_dir():
-        raise ValueError(
+        raise NoRuns(
             f"{out_dir} holds no benchmark runs (no 'runs/' directory); run `{command} --out DIR` first, "
             "or give the folder it wrote"
         )
-    return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))]
+    return [(path, read_record(path, command)) for path in sorted(runs.glob("*.json"))]
+
+
+def load_records(
+    out_dir: Path, command: str = "lensopt bench functions|refraction", campaign: str | None = None
+) -> list[dict]:
+    """Every finished run record of a campaign directory (sorted by key; :func:`load_record_files`).
+    ``campaign``: every record must be of it (:func:`check_campaign_of`)."""
+    files = load_record_files(out_dir, command)
+    if campaign is not None:
+        for path, record in files:
+            check_campaign_of(path, record, campaign)
+    return [record for _, record in files]
+
+
+def check_campaign_of(path: Path, record: dict, campaign: str) -> None:
+    """Refuse, in one line naming it, a run record of another campaign than ``campaign`` (records
+    written before records named their campaign pass)."""
+    kind = record.get("campaign")
+    if kind is not None and kind != campaign:
+        raise ValueError(
+            f"{path} is a run of the {kind} campaign in a folder of {campaign} runs: the folder holds two "
+            "campaigns; move the runs of one into a folder of its own (runs/ and its campaign.json) and "
+            "summarize each there"
+        )
+
+
+def read_manifest(campaign_dir, command: str) -> dict | None:
+    """The manifest of a campaign directory (None without one); unreadable: a one-line ValueError."""
+    path = Path(campaign_dir) / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    return read_json_file(path, "campaign manifest", f"run the campaign's `{command}` command again, which rewrites it")
+
+
+def manifest_commands(manifest: dict) -> list[str]:
+    """Every command run into a campaign's folder, oldest first: the manifest's ``commands``, or — a
+    manifest written before it kept them — its one ``command``."""
+    commands = manifest.get("commands")
+    if isinstance(commands, list) and all(isinstance(c, str) for c in commands):
+        return list(commands)
+    command = manifest.get("command")
+    return [command] if isinstance(command, str) and command else []
+
+
+def not_written(out_dir, campaign_dir, exc: OSError, text: str) -> SummaryNotWritten:
+    """The one-line error of a summary whose files could not be written in ``out_dir`` (a read-only
+    folder): it is printed (``text``), and ``lensopt bench report DIR --out OTHER`` writes it elsewhere."""
+    reason = exc.strerror or type(exc).__name__
+    return SummaryNotWritten(
+        f"the summary printed above could not be written in {out_dir} ({reason}); to keep its files, run "
+        f"`lensopt bench report {shlex.quote(str(campaign_dir))} --out OTHER` with OTHER a folder you can write",
+        text,
+    )
 
 
 def partial_line(campaign_dir, planned_keys) -> str | None:
@@ -146,3 +242,30 @@ def partial_line(campaign_dir, planned_keys) -> str | None:
     if finished >= len(planned_keys):
         return None
     return f"{finished} of {len(planned_keys)} runs of {MANIFEST_NAME} finished: a partial summary"
+
+
+def outside_plan_line(planned_keys, record_keys) -> str | None:
+    """A line saying that a summary holds runs outside the plan of the manifest's last command
+    (``planned_keys``): runs of an earlier command into the same folder (a wider one, or other rules);
+    None when there are none (or nothing is known of the plan)."""
+    if not planned_keys:
+        return None
+    keys = list(record_keys)
+    outside = len(set(keys) - set(planned_keys))
+    if not outside:
+        return None
+    return (
+        f"{outside} of the {len(keys)} runs summarized are outside the plan of the last command in {MANIFEST_NAME} "
+        "(runs of earlier commands into this folder, listed in its 'commands')"
+    )
+
+
+def plan_notes(campaign_dir, planned_keys, record_keys) -> dict[str, str]:
+    """What a summary of a campaign folder is, when not just that of its manifest's last command
+    (``planned_keys``): ``partial`` (:func:`partial_line`), ``outside_plan`` (:func:`outside_plan_line`),
+    each only when it applies. Joined with "; ", they are the summary's first line."""
+    notes = {
+        "partial": partial_line(campaign_dir, planned_keys),
+        "outside_plan": outside_plan_line(planned_keys, record_keys),
+    }
+    return {name: line for name, line in notes.items() if line}

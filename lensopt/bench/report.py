@@ -9,7 +9,6 @@ of ± one standard error.
 from __future__ import annotations
 
 import csv
-import json
 from datetime import datetime
 from pathlib import Path
 
@@ -17,8 +16,18 @@ import numpy as np
 
 from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
 from lensopt.bench.binary_protocol import BINARY_RULE_LABELS
-from lensopt.bench.records import MANIFEST_NAME, load_records, write_json_atomic
+from lensopt.bench.records import (
+    check_campaign_of,
+    load_record_files,
+    manifest_commands,
+    plan_notes,
+    read_manifest,
+    write_json_atomic,
+)
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, PATIENT_CAMPAIGNS, split_of
+
+#: The commands that write the campaign folders this report reads (named in errors).
+REPORT_COMMAND = "lensopt bench functions|refraction"
 
 #: Display names of the rules, as in the paper's tables.
 RULE_LABELS = {
@@ -196,20 +205,36 @@ def plot_win_matrix(result: StratifiedResult, matrix: np.ndarray, title: str, pa
     fig.savefig(path)
 
 
+def planned_keys(manifest: dict) -> list[str] | None:
+    """The run keys of a manifest's command (its seeds × problems × rules); None if it does not say them."""
+    try:
+        problems, rules = list(manifest["problems"]), list(manifest["rules"])
+        return [f"{p}__{r}__seed{seed:04d}" for seed in range(int(manifest["seeds"])) for p in problems for r in rules]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     """Analyse a campaign directory and write every report file; returns the JSON summary.
 
     Files (in ``out_dir``, default ``<campaign_dir>/report``): ``ranking.md``, ``ranking.csv``,
     ``ranking.json``, ``win-final.csv``, ``win-auc.csv``, ``win-final.png``, ``win-auc.png`` and
-    ``curves/<problem>.png``.
+    ``curves/<problem>.png``. The summary's ``partial`` and ``outside_plan``
+    (:func:`lensopt.bench.records.plan_notes`), when the runs are not those of the manifest's last
+    command, are said after the title of ``ranking.md``.
     """
     campaign_dir = Path(campaign_dir)
     out_dir = Path(out_dir) if out_dir is not None else campaign_dir / "report"
-    records = load_records(campaign_dir)
+    manifest = read_manifest(campaign_dir, REPORT_COMMAND) or {}
+    files = load_record_files(campaign_dir, REPORT_COMMAND)
+    # one kind of campaign: the manifest's (or the first record's); a run of another is named
+    campaign = manifest.get("campaign") or next((r["campaign"] for _, r in files if r.get("campaign")), None)
+    if isinstance(campaign, str):
+        for path, record in files:
+            check_campaign_of(path, record, campaign)
+    records = [record for _, record in files]
     if not records:
         raise ValueError(f"{campaign_dir} holds no finished runs yet")
-    manifest_path = campaign_dir / MANIFEST_NAME
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     trajectories, directions = trajectories_from_records(records)
     # Manifest order first (the paper's order of rules), then anything else found on disk.
     present = {r["rule"] for r in records}
@@ -229,6 +254,7 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
         "campaign": manifest,
         "timing": timing,
         "seeds_per_problem_rule": {p: {r: int(a.shape[0]) for r, a in t.items()} for p, t in trajectories.items()},
+        **plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records]),
     }
     write_json_atomic(out_dir / "ranking.json", summary)
     _write_csv(
@@ -265,10 +291,15 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
         plot_regret(by_rule, problem, ylabel, out_dir / "curves" / f"{problem}.png", rules=rules)
 
     md = [f"# Benchmark report: {campaign_dir.name}", ""]
+    notes = [summary[name] for name in ("partial", "outside_plan") if name in summary]
+    if notes:
+        md += ["; ".join(notes), ""]
     if split:
         md += [split_line(split), ""]
-    if manifest.get("command"):
-        md += ["Command:", "", "```", manifest["command"], "```", ""]
+    commands = manifest_commands(manifest)
+    if commands:
+        md += ["Command:" if len(commands) == 1 else "Commands run into this folder, oldest first:", ""]
+        md += ["```", *commands, "```", ""]
     md += [
         f"{timing['n_runs']} runs on {len(result.problems)} problems; campaign wall time "
         f"{format_duration(timing['wall_time_s'])} (first start to last finish), summed run "

@@ -7,7 +7,6 @@ sessions; this module only reads their records.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,16 @@ import numpy as np
 from lensopt.bench.criterion import ratio_text, versus_ideal
 from lensopt.bench.criterion import trials_to_criterion as criterion_trials
 from lensopt.bench.figures import fitted_suptitle
-from lensopt.bench.records import MANIFEST_NAME, load_records, partial_line, write_json_atomic
+from lensopt.bench.records import (
+    NoRuns,
+    load_records,
+    not_written,
+    note_on_stderr,
+    plan_notes,
+    read_manifest,
+    read_record,
+    write_json_atomic,
+)
 from lensopt.bench.robustness import (
     ALL_ROBUSTNESS_RULES,
     CHECKPOINTS,
@@ -29,6 +37,9 @@ from lensopt.bench.robustness import (
     HALF_LINE_LOGMAR,
     SUMMARY_NAME,
 )
+
+#: The command that writes a campaign folder of this kind (named in errors).
+COMMAND = "lensopt bench robustness"
 
 
 def trials_to_criterion(trajectory, criterion=CRITERION_LOGMAR) -> int:
@@ -144,7 +155,7 @@ def summarize(records: list[dict]) -> dict:
     """The campaign's statistics (see the module docstring) as a JSON-able dict."""
     records = [r for r in records if r.get("campaign") == "robustness"]
     if not records:
-        raise ValueError("no robustness runs in these records")
+        raise NoRuns("no robustness runs in these records")
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in sorted(records, key=lambda r: r["seed"]):
         groups.setdefault((r["problem"], r["rule"]), []).append(r)
@@ -379,38 +390,44 @@ def planned_keys(manifest: dict) -> list[str] | None:
         return None
 
 
-def write_summary(campaign_dir, out_dir=None) -> tuple[dict, str]:
+def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the error curves
-    (:data:`CURVES_NAME`) when matplotlib is installed; return (summary, text), the text beginning with a
-    line saying so when the manifest's command has runs still to run."""
+    (:data:`CURVES_NAME`) when matplotlib is installed (without it, ``note`` is told so in one line); return
+    (summary, text), the text beginning with a line saying so when the manifest's command has runs still to run
+    or the summary holds runs outside its plan (:func:`lensopt.bench.records.plan_notes`).
+
+    Runs of another campaign in the folder are a one-line ValueError naming one; a folder where the files
+    cannot be written, a :class:`lensopt.bench.records.SummaryNotWritten` holding the text."""
     campaign_dir = Path(campaign_dir)
-    records = load_records(campaign_dir, "lensopt bench robustness")
+    records = load_records(campaign_dir, COMMAND, campaign="robustness")
     summary = summarize(records)
-    manifest = campaign_dir / MANIFEST_NAME
-    partial = None
-    if manifest.exists():
-        summary["campaign"] = json.loads(manifest.read_text())
-        partial = partial_line(campaign_dir, planned_keys(summary["campaign"]))
-        if partial:
-            summary["partial"] = partial
-    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out_dir / SUMMARY_NAME, summary)
+    manifest = read_manifest(campaign_dir, COMMAND)
+    notes = {}
+    if manifest is not None:
+        summary["campaign"] = manifest
+        notes = plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records])
+        summary.update(notes)
     text = format_summary(summary)
-    if partial:
-        text = f"{partial}\n{text}"
+    if notes:
+        text = "; ".join(notes.values()) + "\n" + text
+    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
     try:
-        plot_curves(records, out_dir / CURVES_NAME)
-    except ImportError:  # matplotlib comes with lensopt[bench]
-        text += f"\n{CURVES_NAME} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out_dir / SUMMARY_NAME, summary)
+        try:
+            plot_curves(records, out_dir / CURVES_NAME)
+        except ImportError:  # matplotlib comes with lensopt[bench]
+            note(f"{CURVES_NAME} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')")
+    except OSError as exc:  # a read-only folder: the summary is printed, and can be written elsewhere
+        raise not_written(out_dir, campaign_dir, exc, text) from None
     return summary, text
 
 
 def is_robustness_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest (or, without one, its first record) is of this campaign."""
     campaign_dir = Path(campaign_dir)
-    manifest = campaign_dir / MANIFEST_NAME
-    if manifest.exists():
-        return json.loads(manifest.read_text()).get("campaign") == "robustness"
+    manifest = read_manifest(campaign_dir, COMMAND)
+    if manifest is not None:
+        return manifest.get("campaign") == "robustness"
     runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
-    return bool(runs) and json.loads(runs[0].read_text()).get("campaign") == "robustness"
+    return bool(runs) and read_record(runs[0], COMMAND).get("campaign") == "robustness"

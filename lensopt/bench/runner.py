@@ -51,6 +51,7 @@ from lensopt.bench.records import (
     RECORD_FORMAT,
     lens_outcome,
     load_records,
+    manifest_commands,
     record_path,
     refraction_loop,
     timing_summary,
@@ -95,21 +96,73 @@ TASK_PREFIX = "lensopt-run-"
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0
 
 
+def _recorded_manifest(out_dir: Path) -> dict | None:
+    """The manifest already in a campaign folder; None without one, or one that does not read (it is
+    rewritten, as before)."""
+    try:
+        recorded = json.loads((out_dir / MANIFEST_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
 def _check_same_split(out_dir: Path, manifest: dict | None) -> None:
     """Refuse, in one line, runs of one patient split (tuning, held-out) into a campaign folder whose
     manifest records the other: its summary would mix them and its manifest name only the last."""
-    path = out_dir / MANIFEST_NAME
-    if manifest is None or "split" not in manifest or not path.is_file():
+    if manifest is None or "split" not in manifest:
         return
-    try:
-        recorded = json.loads(path.read_text()).get("split")
-    except (OSError, ValueError, AttributeError):
-        return  # an unreadable manifest is rewritten, as before
+    recorded = (_recorded_manifest(out_dir) or {}).get("split")
     if recorded is not None and recorded != manifest["split"]:
         raise ValueError(
             f"{out_dir} holds a campaign of {recorded} patients; run the {manifest['split']} ones into "
             "another --out (a summary of both splits would call them one)"
         )
+
+
+def _recorded_campaign(out_dir: Path) -> tuple[str, str] | None:
+    """The kind of campaign a folder holds and where that is said: its manifest's ``campaign``, or,
+    without a manifest that says it, its first run record's; None for a new folder (or records that
+    do not say)."""
+    recorded = (_recorded_manifest(out_dir) or {}).get("campaign")
+    if isinstance(recorded, str):
+        return recorded, MANIFEST_NAME
+    runs = out_dir / "runs"
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # cut short: rerun, or reported by the summary
+        kind = record.get("campaign") if isinstance(record, dict) else None
+        return (kind, f"runs/{path.name}") if isinstance(kind, str) else None
+    return None
+
+
+def _check_same_campaign(out_dir: Path, manifest: dict | None) -> None:
+    """Refuse, in one line and before anything is run or rewritten, a campaign into the folder of
+    another kind of campaign (``bench robustness --out`` a prescription campaign's folder): its
+    manifest would be replaced, losing that campaign's command, and its summary would read runs of
+    two kinds."""
+    if manifest is None or "campaign" not in manifest:
+        return
+    recorded = _recorded_campaign(out_dir)
+    if recorded is not None and recorded[0] != manifest["campaign"]:
+        kind, where = recorded
+        raise ValueError(
+            f"{out_dir} holds a {kind} campaign ({where}), not a {manifest['campaign']} one; run the "
+            f"{manifest['campaign']} campaign into another --out (one folder holds one campaign: its "
+            f"summary reads every run there, and {MANIFEST_NAME} keeps its commands)"
+        )
+
+
+def _with_every_command(out_dir: Path, manifest: dict) -> dict:
+    """``manifest`` with ``commands``: the commands already run into the folder (its manifest's,
+    oldest first; an old manifest's one ``command``), then this one unless it is the last again (a
+    resumed campaign). ``command`` stays the last command, whose plan the manifest describes."""
+    recorded = _recorded_manifest(out_dir)
+    earlier = [] if recorded is None else manifest_commands(recorded)
+    command = manifest.get("command")
+    commands = earlier + ([command] if isinstance(command, str) and earlier[-1:] != [command] else [])
+    return {**manifest, "commands": commands} if commands else manifest
 
 
 def _require_dask() -> None:
@@ -281,6 +334,7 @@ def run_campaign(
     task = BENCHMARK_TASK if task is None else task
     out_dir = Path(out_dir)
     own_client = False
+    _check_same_campaign(out_dir, manifest)
     _check_same_split(out_dir, manifest)
     if client is None and not local_sync:
         _require_dask()  # before anything is created: no campaign folder left without Dask
@@ -310,7 +364,7 @@ def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, pr
         raise ValueError(f"--workers must be >= 1, got {n_workers}")
     todo = [s for s in specs if not task.finished(out_dir, s)]
     if manifest is not None:
-        write_json_atomic(out_dir / MANIFEST_NAME, manifest)
+        write_json_atomic(out_dir / MANIFEST_NAME, _with_every_command(out_dir, manifest))
     if on_plan is not None:
         on_plan(len(specs), len(specs) - len(todo))
     failures: list[tuple[str, str]] = []

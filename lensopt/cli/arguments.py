@@ -220,3 +220,40 @@ def check_database_not_a_folder(db, default) -> None:
         raise ValueError(
             f"{given} is a folder, not a session database file; give the file (e.g. --db {path / 'sessions.db'})"
         )
+
+
+def note_option_defaults(parser: argparse.ArgumentParser) -> None:
+    """Record in ``parser``'s namespace (``option_defaults``) each of its options' flag and default, for
+    :func:`options_given`; called once every option is added."""
+    defaults = {}
+    for action in parser._actions:  # argparse has no public list of a parser's options
+        if not action.option_strings or action.default is argparse.SUPPRESS:
+            continue
+        default = action.default
+        if isinstance(default, str) and callable(action.type):  # as argparse converts a text default
+            default = action.type(default)
+        defaults[action.dest] = (max(action.option_strings, key=len), default)
+    parser.set_defaults(option_defaults=defaults)
+
+
+def options_given(args, *besides: str) -> list[str]:
+    """The flags of the options that ``args`` holds at other than their defaults
+    (:func:`note_option_defaults`), the options named ``besides`` (their dests) left out."""
+    defaults = getattr(args, "option_defaults", None) or {}
+    return [
+        flag
+        for dest, (flag, default) in defaults.items()
+        if dest not in besides and getattr(args, dest, default) != default
+    ]
+
+
+def refuse_options_besides_summary(args) -> None:
+    """Refuse, in one line, options given with ``--summary DIR``, which only reads (and writes the
+    summary of) the campaign in DIR: every other option would be ignored."""
+    given = options_given(args, "summary")
+    if given:
+        raise ValueError(
+            f"--summary {args.summary} only summarizes the campaign already in that folder, and "
+            f"{', '.join(given)} would be ignored; leave {'it' if len(given) == 1 else 'them'} out, "
+            "or leave out --summary to run the campaign"
+        )

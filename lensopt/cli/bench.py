@@ -40,7 +40,7 @@ import sys
 # come from lensopt.cli.defaults and from modules of constants; the handlers import the rest.
 from lensopt.bench.binary_protocol import BINARY_BETA, BINARY_INITIAL, BINARY_ITERATIONS, BINARY_RULES, BINARY_SEEDS
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
-from lensopt.cli.arguments import MAX_PROCESSES, Handler
+from lensopt.cli.arguments import MAX_PROCESSES, Handler, note_option_defaults
 from lensopt.cli.arguments import bench_count as _bench_count
 from lensopt.cli.arguments import check_letters as _check_letters
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -394,8 +394,11 @@ def register(subparsers) -> None:
         help="kernel of ucb-ald and ts-ald: a JSON file with a 'kernel' entry, as `lensopt hyperparameters` "
         "writes (default: the shipped data/letter-model-hyperparameters.json); recorded in every run",
     )
-    rb.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
+    rb.add_argument(
+        "--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR (no other option)"
+    )
     _add_cluster_options(rb, report_every=False)
+    note_option_defaults(rb)  # --summary DIR refuses the others, which it would ignore
     rb.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_robustness_campaign"))
 
     add_prescription_parser(sub, _add_cluster_options)

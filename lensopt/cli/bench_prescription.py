@@ -17,7 +17,7 @@ from lensopt.bench.prescription_spec import (
     SETTINGS,
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
-from lensopt.cli.arguments import Handler
+from lensopt.cli.arguments import Handler, note_option_defaults
 from lensopt.cli.arguments import bench_count as _bench_count
 from lensopt.cli.arguments import check_letters as _check_letters
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
@@ -156,6 +156,9 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         help=f"duels: how the optimizer tells 'the same', one run per value on the same patients: "
         f"{' or '.join(SAME_ANSWERS)} (default: the optimizer's, {SAME_ANSWERS[0]})",
     )
-    ps.add_argument("--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR")
+    ps.add_argument(
+        "--summary", metavar="DIR", help="only print (and write) the summary of the campaign in DIR (no other option)"
+    )
     add_cluster_options(ps, report_every=False)
+    note_option_defaults(ps)  # --summary DIR refuses the others, which it would ignore
     ps.set_defaults(handler=Handler("lensopt.cli.handlers.bench_prescription:run_prescription_campaign"))

@@ -4,7 +4,6 @@ The parser, and the campaigns' defaults, are in :mod:`lensopt.cli.bench` and
 
 from __future__ import annotations
 
-import json
 import math
 import shlex
 import sys
@@ -14,12 +13,13 @@ from lensopt.bench import prescription, prescription_summary, robustness, robust
 from lensopt.bench.binary_protocol import BINARY_RULES
 from lensopt.bench.functions import FUNCTIONS, get_function
 from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
+from lensopt.bench.records import NoRuns, SummaryNotWritten
 from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 from lensopt.bench.report import write_report
 from lensopt.bench.runner import run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of, split_of_seeds
 from lensopt.binary.settings import ALL_RULES
-from lensopt.cli.arguments import check_output_file, check_output_folder
+from lensopt.cli.arguments import check_output_file, check_output_folder, refuse_options_besides_summary
 from lensopt.cli.defaults import FEEDBACK_RULES
 from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
@@ -294,10 +294,7 @@ def run_feedback_campaign(args) -> int:
 
 def run_robustness_campaign(args) -> int:
     if args.summary:
-        _, text = robustness_summary.write_summary(args.summary)
-        print(text)
-        print(f"summary: {args.summary}/{robustness.SUMMARY_NAME}")
-        return 0
+        return summarize_only(args, robustness_summary.write_summary, robustness.SUMMARY_NAME)
     if not 0 < args.stop_confidence < 1:
         raise ValueError(
             f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"
@@ -389,14 +386,33 @@ def run_robustness_campaign(args) -> int:
     return summarize_after_runs(args.out, robustness_summary.write_summary, robustness.SUMMARY_NAME, status)
 
 
+def print_summary(write_summary, campaign_dir, out_dir=None) -> None:
+    """Write a campaign's summary (``write_summary``) and print it; where it cannot be written (a
+    read-only folder), print it all the same, then raise the one-line error that says so."""
+    try:
+        _, text = write_summary(campaign_dir, out_dir)
+    except SummaryNotWritten as exc:
+        print(exc.text, flush=True)
+        raise
+    print(text)
+
+
+def summarize_only(args, write_summary, summary_name: str) -> int:
+    """``--summary DIR``: the summary of the campaign in DIR, written there and printed; any other
+    option, which it would ignore, is refused in one line."""
+    refuse_options_besides_summary(args)
+    print_summary(write_summary, args.summary)
+    print(f"summary: {args.summary}/{summary_name}")
+    return 0
+
+
 def summarize_after_runs(out: str, write_summary, summary_name: str, status: int) -> int:
     """After a campaign's runs: write its summary into ``out`` and print it (nothing when no run has
-    finished: ``write_summary`` says so with a ValueError); the runs' ``status``."""
+    finished: ``write_summary`` says so with :class:`lensopt.bench.records.NoRuns`); the runs' ``status``."""
     try:
-        _, text = write_summary(out)
-    except ValueError:  # no finished run to summarize
+        print_summary(write_summary, out)
+    except NoRuns:  # no finished run to summarize
         return status
-    print(text)
     print(f"summary: {out}/{summary_name}")
     return status
 
@@ -419,12 +435,6 @@ def report_runs(campaign: str, out: str, summary) -> int:
     return 0
 
 
-def is_prescription_campaign(campaign_dir) -> bool:
-    """Whether the directory's manifest names the prescription campaign."""
-    manifest = Path(campaign_dir) / "campaign.json"
-    return manifest.exists() and json.loads(manifest.read_text()).get("campaign") == "prescription"
-
-
 def run_report(args) -> int:
     if Path(args.dir).exists() and not Path(args.dir).is_dir():
         raise ValueError(
@@ -434,17 +444,19 @@ def run_report(args) -> int:
         check_output_folder("--out", args.out)
     for is_campaign, module, name in (
         (robustness_summary.is_robustness_campaign, robustness_summary, robustness.SUMMARY_NAME),
-        (is_prescription_campaign, prescription_summary, prescription.SUMMARY_NAME),
+        (prescription_summary.is_prescription_campaign, prescription_summary, prescription.SUMMARY_NAME),
     ):
         if is_campaign(args.dir):  # its summary (and picture): in the campaign, or in --out
-            _, text = module.write_summary(args.dir, args.out)
-            print(text)
+            print_summary(module.write_summary, args.dir, args.out)
             print(f"lensopt bench report: wrote {args.out or args.dir}/{name}")
             return 0
 
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     check_output_folder("--out" if args.out else "the report folder", out)
-    write_report(args.dir, out, alpha=args.alpha)
+    summary = write_report(args.dir, out, alpha=args.alpha)
+    notes = [summary[name] for name in ("partial", "outside_plan") if name in summary]
+    if notes:  # first: the report is not (just) that of the manifest's last command
+        print("; ".join(notes))
     print((out / "ranking.md").read_text())
     print(f"lensopt bench report: wrote {out}/ranking.{{md,csv,json}}, win-*.{{csv,png}}, curves/*.png")
     return 0

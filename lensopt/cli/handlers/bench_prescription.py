@@ -9,15 +9,12 @@ from lensopt.bench import prescription, prescription_summary
 from lensopt.bench.prescription_spec import get_setting, prescription_specs
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
 from lensopt.cli.bench_prescription import DEFAULT_RULES_BY_FEEDBACK
-from lensopt.cli.handlers.bench import run_specs, summarize_after_runs
+from lensopt.cli.handlers.bench import run_specs, summarize_after_runs, summarize_only
 
 
 def run_prescription_campaign(args) -> int:
     if args.summary:
-        _, text = prescription_summary.write_summary(args.summary)
-        print(text)
-        print(f"summary: {args.summary}/{prescription.SUMMARY_NAME}")
-        return 0
+        return summarize_only(args, prescription_summary.write_summary, prescription.SUMMARY_NAME)
     if args.stop_confidence is not None and not 0 < args.stop_confidence < 1:
         raise ValueError(
             f"--stop-confidence must be strictly between 0 and 1 (e.g. 0.95), got {args.stop_confidence:g}"

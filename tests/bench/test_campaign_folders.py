@@ -1,0 +1,205 @@
+"""One campaign folder holds one campaign: another kind is refused before it runs, the manifest keeps
+every command run into the folder, and a summary says when it holds runs outside the last command's
+plan, names a run of another kind and a record cut short (lensopt.bench.runner, records, the summaries)."""
+
+import json
+import shutil
+
+import pytest
+
+from lensopt.bench.records import MANIFEST_NAME
+from lensopt.bench.runner import run_campaign
+from lensopt.bench.spec import RunSpec
+from lensopt.cli import main
+
+ROBUSTNESS = ["bench", "robustness", "--conditions", "slope-5", "--trials", "8", "--min-trials", "4"]
+PRESCRIPTION = ["bench", "prescription", "--settings", "start-accommodation", "--trials", "4"]
+QUICK = ["--local-sync", "--no-progress"]
+
+
+def _robustness(out, patients="1", rules=("ideal",)):
+    return [*ROBUSTNESS, "--out", str(out), "--patients", patients, "--rules", *rules, *QUICK]
+
+
+def _prescription(out, patients="1", rules=("ucb-ald",)):
+    return [*PRESCRIPTION, "--out", str(out), "--patients", patients, "--rules", *rules, *QUICK]
+
+
+@pytest.fixture(scope="module")
+def campaigns(tmp_path_factory):
+    """A finished tiny robustness campaign and a finished tiny prescription campaign (copied by each test)."""
+    base = tmp_path_factory.mktemp("campaigns")
+    assert main(_robustness(base / "robustness")) == 0
+    assert main(_prescription(base / "prescription")) == 0
+    return base
+
+
+@pytest.fixture
+def copy(campaigns, tmp_path):
+    def copy(kind):
+        shutil.copytree(campaigns / kind, tmp_path / kind)
+        return tmp_path / kind
+
+    return copy
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _one_line_error(capsys, argv) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    ("folder", "argv", "recorded", "refused"),
+    [
+        ("prescription", _robustness, "prescription", "robustness"),
+        ("robustness", _prescription, "robustness", "prescription"),
+    ],
+)
+def test_a_campaign_into_the_folder_of_another_kind_is_refused_before_anything_runs(
+    copy, capsys, folder, argv, recorded, refused
+):
+    out = copy(folder)
+    before = _snapshot(out)
+    line = _one_line_error(capsys, argv(out))
+    assert f"holds a {recorded} campaign (campaign.json), not a {refused} one" in line
+    assert f"run the {refused} campaign into another --out" in line
+    assert _snapshot(out) == before  # nothing run, the manifest and its command kept
+
+
+def test_a_folder_without_a_manifest_is_of_the_kind_of_its_first_record(tmp_path):
+    spec = RunSpec("functions", "sphere", "random", 0, 3)
+    run_campaign([spec], tmp_path, manifest={"campaign": "functions"}, local_sync=True, progress=False)
+    (tmp_path / MANIFEST_NAME).unlink()
+    with pytest.raises(ValueError, match=r"holds a functions campaign \(runs/sphere__random__seed0000.json\)"):
+        run_campaign([spec], tmp_path, manifest={"campaign": "binary"}, local_sync=True, progress=False)
+    assert not (tmp_path / MANIFEST_NAME).exists()
+    assert run_campaign([spec], tmp_path, manifest={"campaign": "functions"}, local_sync=True, progress=False)
+
+
+@pytest.mark.parametrize(("kind", "other"), [("robustness", "prescription"), ("prescription", "robustness")])
+def test_a_summary_of_a_folder_holding_two_kinds_of_runs_names_a_run_of_the_other_kind(copy, capsys, kind, other):
+    out, stray = copy(kind), copy(other)
+    record = next((stray / "runs").glob("*.json"))
+    shutil.copy(record, out / "runs" / record.name)
+    for argv in (["bench", kind, "--summary", str(out)], ["bench", "report", str(out)]):
+        line = _one_line_error(capsys, argv)
+        assert f"{out / 'runs' / record.name} is a run of the {other} campaign in a folder of {kind} runs" in line
+        assert "move the runs of one into a folder of its own" in line
+
+
+def test_a_report_of_a_folder_holding_two_kinds_of_runs_names_a_run_of_the_other_kind(copy, tmp_path, capsys):
+    out = tmp_path / "refraction"
+    argv = ["bench", "refraction", "--out", str(out), "--seeds", "1", "--iterations", "3", "--initial", "1"]
+    assert main([*argv, "--slopes", "5", "--rules", "random", "ucb-ald", *QUICK]) == 0
+    record = next((copy("robustness") / "runs").glob("*.json"))
+    shutil.copy(record, out / "runs" / record.name)
+    line = _one_line_error(capsys, ["bench", "report", str(out)])
+    assert f"{out / 'runs' / record.name} is a run of the robustness campaign in a folder of refraction runs" in line
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+def test_a_record_cut_short_is_named_with_the_fix_and_the_campaign_command_redoes_it(copy, capsys, kind):
+    out = copy(kind)
+    record = next((out / "runs").glob("*.json"))
+    whole = record.read_bytes()
+    record.write_bytes(whole[:89])
+    for argv in (["bench", kind, "--summary", str(out)], ["bench", "report", str(out)]):
+        line = _one_line_error(capsys, argv)
+        assert f"{record} is not a complete run record (cut short, or not JSON: Unterminated string" in line
+        assert f"delete it, or run the campaign's `lensopt bench {kind}` command again" in line
+    # the fix: the campaign's command runs it again
+    argv = json.loads((out / MANIFEST_NAME).read_text())["command"].split()[1:]
+    argv[argv.index("--out") + 1] = str(out)  # the copy's, not the campaign's first folder
+    assert main([*argv, *QUICK]) == 0
+    assert "1 runs: 0 already done, 1 run now" in capsys.readouterr().out
+    assert json.loads(record.read_text())["key"] == json.loads(whole)["key"]
+
+
+def test_a_manifest_cut_short_is_named_with_the_fix(copy, capsys):
+    out = copy("robustness")
+    (out / MANIFEST_NAME).write_text('{"campaign": "robus')
+    line = _one_line_error(capsys, ["bench", "robustness", "--summary", str(out)])
+    assert f"{out / MANIFEST_NAME} is not a complete campaign manifest" in line
+    assert "run the campaign's `lensopt bench robustness` command again, which rewrites it" in line
+
+
+def test_the_manifest_keeps_every_command_run_into_the_folder_oldest_first(copy, capsys):
+    out = copy("robustness")
+    first = json.loads((out / MANIFEST_NAME).read_text())
+    assert first["commands"] == [first["command"]]
+    assert main(_robustness(out, patients="2")) == 0
+    assert main(_robustness(out, patients="2")) == 0  # resumed: the same command is not listed twice
+    assert main(_robustness(out, patients="1", rules=("acuity-law",))) == 0
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    commands = manifest["commands"]
+    assert len(commands) == 3 and commands[0] == first["command"] and manifest["command"] == commands[-1]
+    assert "--patients 2" in commands[1] and "--rules acuity-law" in commands[2]
+    assert manifest["rules"] == ["acuity-law"] and manifest["max_patients"] == 1  # the last command's plan
+
+    # a manifest written before "commands": its one command comes first
+    del manifest["commands"]
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert main(_robustness(out, patients="1")) == 0
+    capsys.readouterr()
+    again = json.loads((out / MANIFEST_NAME).read_text())["commands"]
+    assert len(again) == 2 and again[0] == commands[-1] and "--patients 1 --trials 8" in again[1]
+    assert "--rules ideal" in again[1]
+
+
+def test_a_robustness_summary_holding_runs_outside_the_last_commands_plan_says_so_in_its_first_line(copy, capsys):
+    out = copy("robustness")
+    assert main(_robustness(out, patients="2")) == 0
+    assert "outside the plan" not in capsys.readouterr().out
+    assert main(_robustness(out, patients="1")) == 0  # a narrower command after a wider one
+    capsys.readouterr()
+    assert main(["bench", "robustness", "--summary", str(out)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        "1 of the 2 runs summarized are outside the plan of the last command in campaign.json "
+        "(runs of earlier commands into this folder, listed in its 'commands')"
+    )
+    summary = json.loads((out / "robustness-summary.json").read_text())
+    assert summary["outside_plan"] == first and "partial" not in summary
+
+
+def test_a_prescription_summary_holding_runs_outside_the_last_commands_plan_says_so_in_its_first_line(copy, capsys):
+    out = copy("prescription")
+    assert main(_prescription(out, rules=("ucb-ald", "ideal"))) == 0
+    capsys.readouterr()
+    # the last command planned two patients of one rule: one is run, one not, one run of ideal is outside it
+    (out / "runs" / "start-accommodation__ucb-ald__seed100000.json").unlink()
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    manifest.update(rules=["ucb-ald"], n_patients=2)
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert main(["bench", "report", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "0 of 2 runs of campaign.json finished: a partial summary; 1 of the 1 runs summarized are outside the "
+        "plan of the last command in campaign.json (runs of earlier commands into this folder, listed in its "
+        "'commands')"
+    )
+
+
+def test_a_refraction_report_holding_runs_outside_the_last_commands_plan_says_so_first(tmp_path, capsys):
+    out = tmp_path / "refraction"
+    argv = ["bench", "refraction", "--out", str(out), "--iterations", "3", "--initial", "1", "--slopes", "5"]
+    argv += ["--rules", "random", "ucb-ald", *QUICK]
+    assert main([*argv, "--seeds", "2"]) == 0
+    assert main([*argv, "--seeds", "1"]) == 0  # a narrower command after a wider one
+    capsys.readouterr()
+    assert main(["bench", "report", str(out)]) == 0
+    line = (
+        "2 of the 4 runs summarized are outside the plan of the last command in campaign.json "
+        "(runs of earlier commands into this folder, listed in its 'commands')"
+    )
+    assert capsys.readouterr().out.splitlines()[0] == line
+    assert json.loads((out / "report" / "ranking.json").read_text())["outside_plan"] == line
+    assert line in (out / "report" / "ranking.md").read_text()
+    assert len(json.loads((out / MANIFEST_NAME).read_text())["commands"]) == 2
+    assert "Commands run into this folder, oldest first:" in (out / "report" / "ranking.md").read_text()

@@ -1,0 +1,117 @@
+"""`lensopt bench robustness|prescription --summary DIR` and `lensopt bench report DIR` of those
+campaigns: a folder where the summary cannot be written, options --summary would ignore, a picture
+not drawn (lensopt.cli.handlers.bench, bench_prescription)."""
+
+import shutil
+import sys
+
+import pytest
+from one_line import refused
+
+from lensopt.bench import prescription_summary, records, robustness_summary
+from lensopt.cli import main
+
+QUICK = ["--patients", "1", "--local-sync", "--no-progress"]
+CAMPAIGNS = {
+    "robustness": [
+        *["bench", "robustness", "--conditions", "slope-5", "--trials", "8", "--min-trials", "4", "--rules", "ideal"],
+        *QUICK,
+    ],
+    "prescription": [
+        *["bench", "prescription", "--settings", "start-accommodation", "--trials", "4", "--rules", "ucb-ald"],
+        *QUICK,
+    ],
+}
+SUMMARIES = {
+    "robustness": (robustness_summary, "robustness-summary.json", "robustness-curves.png"),
+    "prescription": (prescription_summary, "prescription-summary.json", "prescription-bland-altman.png"),
+}
+
+
+@pytest.fixture(scope="module")
+def campaigns(tmp_path_factory):
+    base = tmp_path_factory.mktemp("summaries")
+    for kind, argv in CAMPAIGNS.items():
+        assert main([*argv, "--out", str(base / kind)]) == 0
+    return base
+
+
+@pytest.fixture
+def campaign(campaigns, tmp_path):
+    def copy(kind):
+        shutil.copytree(campaigns / kind, tmp_path / kind)
+        for name in SUMMARIES[kind][1:]:
+            (tmp_path / kind / name).unlink()
+        return tmp_path / kind
+
+    return copy
+
+
+def _read_only(monkeypatch, module, folder):
+    """As if ``folder`` could not be written (the tests run as root, who writes a 0555 folder)."""
+    real = records.write_json_atomic
+
+    def write(path, data):
+        if folder in path.parents:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, data)
+
+    monkeypatch.setattr(module, "write_json_atomic", write)
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+@pytest.mark.parametrize("how", ["--summary", "report"])
+def test_a_summary_that_cannot_be_written_is_printed_then_one_line_naming_bench_report_out(
+    campaign, monkeypatch, capsys, kind, how
+):
+    out = campaign(kind)
+    module, summary_name, picture = SUMMARIES[kind]
+    _read_only(monkeypatch, module, out)
+    argv = ["bench", kind, "--summary", str(out)] if how == "--summary" else ["bench", "report", str(out)]
+    assert main(argv) == 2
+    printed = capsys.readouterr()
+    assert ("Robustness: 1 session" if kind == "robustness" else "Prescription: 1 sessions") in printed.out
+    lines = printed.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in printed.err, printed.err
+    assert f"the summary printed above could not be written in {out} (Permission denied)" in lines[0]
+    assert f"run `lensopt bench report {out} --out OTHER` with OTHER a folder you can write" in lines[0]
+    assert not (out / summary_name).exists() and not (out / picture).exists()
+
+    # the command it names writes the summary elsewhere, reading the campaign only
+    other = out.parent / "other"
+    assert main(["bench", "report", str(out), "--out", str(other)]) == 0
+    assert f"wrote {other}/{summary_name}" in capsys.readouterr().out
+    assert (other / summary_name).is_file() and (other / picture).is_file()
+    assert not (out / summary_name).exists()
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--out", "elsewhere"], "--out would be ignored; leave it out"),
+        (["--patients", "3", "--local-sync"], "--patients, --local-sync would be ignored; leave them out"),
+        (["--no-progress"], "--no-progress would be ignored"),
+    ],
+)
+def test_summary_refuses_every_other_option_in_one_line(campaign, capsys, tmp_path, kind, extra, named):
+    out = campaign(kind)
+    extra = [str(tmp_path / e) if e == "elsewhere" else e for e in extra]
+    line = refused(capsys, ["bench", kind, "--summary", str(out), *extra])
+    assert f"--summary {out} only summarizes the campaign already in that folder, and {named}" in line
+    assert "or leave out --summary to run the campaign" in line
+    assert not (out / SUMMARIES[kind][1]).exists() and not (tmp_path / "elsewhere").exists()
+    assert main(["bench", kind, "--summary", str(out)]) == 0  # alone, it summarizes
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+def test_a_picture_not_drawn_without_matplotlib_is_said_in_one_line_on_stderr(campaign, monkeypatch, capsys, kind):
+    out = campaign(kind)
+    _, summary_name, picture = SUMMARIES[kind]
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)  # import: ImportError
+    assert main(["bench", kind, "--summary", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert printed.err.strip().splitlines() == [
+        f"{picture} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')"
+    ]
+    assert "not drawn" not in printed.out and (out / summary_name).is_file() and not (out / picture).exists()

@@ -23,24 +23,29 @@ class CalibrationError(LensoptError):
     """The screen set-up cannot render the requested letter sizes faithfully."""
 
 
-#: The optional parts of lensopt (``pip install 'lensopt[EXTRA]'``) and the top-level modules they bring.
-EXTRAS_BY_MODULE = {
-    "psychopy": "experiment",
-    "pyglet": "experiment",
-    "PyQt5": "dashboard",
-    "matplotlib": "dashboard",
-    "dask": "bench",
-    "distributed": "bench",
-    "esprima": "builder",
+#: The optional parts of lensopt (``pip install 'lensopt[EXTRA]'``, pyproject.toml's
+#: [project.optional-dependencies]) that bring each top-level module, the one named by default first.
+EXTRAS_BY_MODULE: dict[str, tuple[str, ...]] = {
+    "psychopy": ("experiment", "builder"),
+    "pyglet": ("experiment", "builder"),
+    "PyQt5": ("dashboard",),
+    "matplotlib": ("dashboard", "bench"),
+    "dask": ("bench",),
+    "distributed": ("bench",),
+    "esprima": ("builder",),
 }
 
 
-def missing_extra(exc: ModuleNotFoundError) -> LensoptError | None:
+def missing_extra(exc: ModuleNotFoundError, command: str | None = None) -> LensoptError | None:
     """The one-line error for a module of an optional part that is not installed (a plain ``pip
     install lensopt`` has the core only): which part, and the command that installs it; None for a
-    module that is no optional part's (a broken installation: its traceback is the report)."""
+    module that is no optional part's (a broken installation: its traceback is the report).
+
+    The part named is the command's own (``lensopt bench ...``: 'bench') when it brings the module,
+    so that ``bench report`` asks for matplotlib through [bench], not through [dashboard] (PyQt5)."""
     module = (exc.name or "").split(".")[0]
-    extra = EXTRAS_BY_MODULE.get(module)
-    if extra is None:
+    extras = EXTRAS_BY_MODULE.get(module)
+    if not extras:
         return None
+    extra = command if command in extras else extras[0]
     return LensoptError(f"{module} is not installed (lensopt's '{extra}' part): pip install 'lensopt[{extra}]'")

@@ -13,6 +13,9 @@ from lensopt.observer import draw_patients
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "docs" / "examples"
+#: the page whose Python blocks must each run alone (a literal path: the source archive's check
+#: in tests/test_packaging.py finds the docs files the tests read by their literal paths)
+API_GUIDE = REPO / "docs" / "python-api.md"
 
 
 def load_example(name: str):
@@ -135,9 +138,7 @@ def test_a_law_run_refuses_a_count_below_one_in_one_line(example, capsys, option
 
 
 DOC_SNIPPETS = [
-    (doc, n)
-    for doc in ("python-api.md",)
-    for n in range(len(re.findall(r"```python\n(.*?)```", (REPO / "docs" / doc).read_text(), re.S)))
+    (API_GUIDE.name, n) for n in range(len(re.findall(r"```python\n(.*?)```", API_GUIDE.read_text(), re.S)))
 ]
 
 
@@ -145,6 +146,6 @@ DOC_SNIPPETS = [
 def test_each_python_snippet_of_the_api_guide_runs_on_its_own(doc, n, tmp_path):
     """A scientist copies one block: it must run as written, its imports included (the acuity-law
     block used StopRule without importing it)."""
-    code = re.findall(r"```python\n(.*?)```", (REPO / "docs" / doc).read_text(), re.S)[n]
+    code = re.findall(r"```python\n(.*?)```", API_GUIDE.read_text(), re.S)[n]
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -10,9 +10,11 @@ from the wheel, as the tests check.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -233,29 +235,116 @@ def test_the_wheel_carries_the_licence(wheel):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
 
 
-def test_the_source_archive_carries_every_test_and_the_licence(tmp_path):
-    """``python -m build --sdist`` of the tracked files (docs' archived results left out, for speed):
-    its tests run from it, so every tracked file of tests/ is in it, conftests and golden files too."""
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split("\0")
-    src = tmp_path / "src"
-    for name in filter(None, tracked):
-        if name.startswith("docs/results/") or not (REPO / name).is_file():
-            continue
+def _tracked() -> list[str]:
+    done = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True)
+    return [name for name in done.stdout.split("\0") if name and (REPO / name).is_file()]
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> tuple[set[str], Path]:
+    """``python -m build --sdist`` of a copy of the tracked files, the docs' archived results too (so
+    that MANIFEST.in is seen to leave them out): the archive's file names, and an unpacked copy."""
+    src = tmp_path_factory.mktemp("sdist-src")
+    for name in _tracked():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
-    out = tmp_path / "dist"
+    out = tmp_path_factory.mktemp("sdist")
     build = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
     done = subprocess.run([sys.executable, "-c", build, str(out)], cwd=src, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     (archive,) = out.glob("lensopt-*.tar.gz")
+    unpacked = tmp_path_factory.mktemp("sdist-unpacked")
     with tarfile.open(archive) as tar:
-        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    tests = {n for n in tracked if n.startswith("tests/")}
+        names = {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()}
+        tar.extractall(unpacked, filter="data")
+    (root,) = unpacked.iterdir()
+    return names, root
+
+
+def docs_paths_the_tests_name() -> tuple[set[str], list[str]]:
+    """The docs files and folders that the tests name by a literal path, ``REPO / "docs" / "a.md"``
+    or ``"docs/a.md"``, and where a test builds a docs path that is not literal (unchecked)."""
+    named: set[str] = set()
+    unresolved: list[str] = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        if path.name == "test_packaging.py":  # it names docs files as the archive's contents, reads none
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inner: set[int] = set()  # the left operands of a chain a / b / c, seen with the whole chain
+        for node in ast.walk(tree):  # breadth first: a chain comes before its left operands
+            if id(node) in inner:
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if re.fullmatch(r"docs/[\w./-]*[\w.]", node.value):
+                    named.add(node.value)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                parts: list[ast.expr] = []
+                while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                    inner.add(id(node))
+                    parts.insert(0, node.right)
+                    node = node.left
+                parts.insert(0, node)
+                texts = [p.value if isinstance(p, ast.Constant) and isinstance(p.value, str) else None for p in parts]
+                if "docs" not in texts:
+                    continue
+                tail = texts[texts.index("docs") :]
+                if None in tail:
+                    unresolved.append(f"{path.relative_to(REPO)}:{parts[0].lineno}")
+                else:
+                    named.add("/".join(t for t in tail if t is not None))
+    return named, unresolved
+
+
+def test_the_docs_paths_of_the_tests_are_found_by_the_scan():
+    named, unresolved = docs_paths_the_tests_name()
+    assert not unresolved, (
+        f"write these docs paths whole (literal), so that the source archive is checked: {unresolved}"
+    )
+    assert {"docs/python-api.md", "docs/protocols.md", "docs/results/prescription/commands.txt"} <= named
+
+
+def test_the_source_archive_carries_every_test_and_the_licence(sdist):
+    """Its tests run from it, so every tracked file of tests/ is in it, conftests and golden files too."""
+    names, _ = sdist
+    tests = {n for n in _tracked() if n.startswith("tests/")}
     assert tests and not tests - names, sorted(tests - names)[:10]
     assert {"LICENSE", "plugins/psychopy-lensopt/pyproject.toml", "docs/examples/psychopy_handler.py"} <= names
-    assert not any(n.startswith("docs/results/") or "__pycache__" in n for n in names)
+    assert "__pycache__" not in " ".join(names)
+
+
+def test_the_source_archive_carries_every_docs_file_the_tests_read_and_not_the_archived_results(sdist):
+    """test_examples.py read docs/python-api.md as it was collected, so an unpacked archive's tests
+    did not even collect; docs/protocols.md and a results file are read by tests too."""
+    names, _ = sdist
+    tracked = _tracked()
+    named, _ = docs_paths_the_tests_name()
+    needed = {n for n in tracked for p in named if n == p or n.startswith(p + "/")}
+    assert needed, named
+    assert not needed - names, sorted(needed - names)
+    results = {n for n in names if n.startswith("docs/results/")}
+    assert results <= needed, sorted(results - needed)  # the archived results (44 MB) stay out
+    assert not any(n.startswith("docs/images/") for n in names)
+
+
+@pytest.mark.slow
+def test_the_unpacked_source_archive_collects_its_tests(sdist):
+    """Every test module of the archive imports and is collected, with the archive's own lensopt."""
+    _, root = sdist
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(root)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith(("ERROR", "E "))]
+    assert done.returncode == 0, errors[:10] or (done.stdout + done.stderr)[-3000:]
+    probe = "import lensopt, sys; print(lensopt.__file__)"
+    where = subprocess.run([sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True)
+    assert Path(where.stdout.strip()).resolve().is_relative_to(root.resolve()), where.stdout + where.stderr
 
 
 @pytest.fixture(scope="module")

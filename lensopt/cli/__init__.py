@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{prog}: interrupted{kept}", file=sys.stderr)
         return 128 + received[0] if received else 130
     except ModuleNotFoundError as exc:  # an optional part not installed (pip install lensopt: the core)
-        error = missing_extra(exc)
+        error = missing_extra(exc, args.command)
         if error is None or os.environ.get("LENSOPT_DEBUG"):
             raise
         print(f"{prog}: error: {error}", file=sys.stderr)

@@ -38,6 +38,7 @@ from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.search_sections import missing_eye_message
 from lensopt.experiment.windows import (
     calibration_from_protocol,
+    check_dashboard,
     check_display,
     dashboard_screen,
     expected_window_size_px,
@@ -105,6 +106,8 @@ def run_session(
         if console_window is None:
             fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
             refuse_console_on_the_chart(protocol, fullscreen, request.observer or protocol.protocol.observer)
+    if request.dashboard:  # its process would fail after the first trial: said before a database file is made
+        check_dashboard()
     store = SessionStore(request.db_path, create=request.resume is None)  # a resume opens, never makes, one
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id

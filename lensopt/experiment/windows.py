@@ -263,6 +263,22 @@ def dashboard_screen(protocol: Protocol) -> int | None:
     return screens.console if screens.console != screens.patient else None
 
 
+#: What the dashboard's own process imports (lensopt[dashboard]), beside the experiment's.
+DASHBOARD_MODULES = ("PyQt5", "matplotlib")
+
+
+def check_dashboard() -> None:
+    """``lensopt run --dashboard``: refuse, in one line and before anything is stored, when the
+    dashboard's process could not open its window (lensopt[dashboard] not installed); it said so
+    after the first trial, and the session went on without it."""
+    missing = [module for module in DASHBOARD_MODULES if importlib.util.find_spec(module) is None]
+    if missing:
+        raise LensoptError(
+            f"--dashboard needs lensopt's 'dashboard' part ({' and '.join(missing)} not installed): "
+            "pip install 'lensopt[dashboard]', or run the session without --dashboard"
+        )
+
+
 def launch_dashboard(session_id: int, db_path: Path, log, screen: int | None = None) -> None:
     """The dashboard of the session in a process of its own, on ``screen`` (:func:`dashboard_screen`)."""
     on_screen = [] if screen is None else ["--screen", str(screen)]

@@ -177,6 +177,41 @@ def test_a_command_whose_optional_part_is_not_installed_says_which_in_one_line(t
     assert f"{blocked} is not installed" in result.stderr and f"pip install 'lensopt[{extra}]'" in result.stderr
 
 
+def test_bench_report_without_matplotlib_names_the_bench_part_not_the_dashboards(tmp_path):
+    """``bench report`` of a core-only install asked for lensopt[dashboard] (PyQt5 too) where
+    lensopt[bench] brings matplotlib, as ``bench robustness --summary`` says."""
+    from lensopt.bench.records import MANIFEST_NAME, write_json_atomic
+
+    (tmp_path / "runs").mkdir()
+    for rule in ("ucb-ald", "random"):
+        for seed in range(3):
+            key = f"p1__{rule}__seed{seed:04d}"
+            record = {"key": key, "campaign": "functions", "problem": "p1", "rule": rule, "seed": seed}
+            record |= {"direction": "max", "optimal_value": 3.0, "trajectory": [0.0, 1.0, 2.0], "final_value": 2.0}
+            record |= {"n_iterations": 3, "n_initial": 1, "slope": None, "wall_time_s": 1.0}
+            record |= {"started_at": "2026-01-01T00:00:00+00:00", "finished_at": "2026-01-01T00:01:00+00:00"}
+            record |= {"host": "test", "versions": {"lensopt": "0"}}
+            write_json_atomic(tmp_path / "runs" / f"{key}.json", record)
+    write_json_atomic(tmp_path / MANIFEST_NAME, {"rules": ["ucb-ald", "random"], "problems": ["p1"]})
+    code = (
+        "import sys\n"
+        "sys.modules['matplotlib'] = None  # as if not installed: importing it raises ModuleNotFoundError\n"
+        "from lensopt.cli import main\n"
+        "sys.exit(main(['bench', 'report', sys.argv[1], '--out', sys.argv[2]]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(tmp_path / "report")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr == (
+        "lensopt bench report: error: matplotlib is not installed (lensopt's 'bench' part): "
+        "pip install 'lensopt[bench]'\n"
+    )
+
+
 def test_a_missing_module_of_no_optional_part_is_not_dressed_up_as_one():
     from lensopt.errors import missing_extra
 

@@ -440,6 +440,64 @@ def test_resuming_without_a_display_is_one_line_and_leaves_the_session_as_it_was
         assert store.session(sid).status == "aborted" and len(store.sessions()) == 1
 
 
+def run_without(module, tmp_path, *args, env=None):
+    """``lensopt run ARGS`` in a subprocess where ``module`` is not installed, nor in the processes
+    it starts (the dashboard's): a ``sitecustomize`` on their path hides it."""
+    hider = tmp_path / "without"
+    hider.mkdir(exist_ok=True)
+    (hider / "sitecustomize.py").write_text(
+        f"import sys\nsys.modules[{module!r}] = None  # as if not installed: importing it raises ModuleNotFoundError\n"
+    )
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(hider), env.get("PYTHONPATH"))))
+    return subprocess.run(
+        [sys.executable, "-m", "lensopt", "run", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+DASHBOARD_REFUSAL = (
+    "--dashboard needs lensopt's 'dashboard' part (PyQt5 not installed): pip install 'lensopt[dashboard]', "
+    "or run the session without --dashboard"
+)
+
+
+@pytest.mark.display
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_run_dashboard_without_pyqt5_is_one_line_before_the_session_starts(tmp_path):
+    """With lensopt[experiment] only, ``run --dashboard`` ran the session and the dashboard's process
+    said "PyQt5 is not installed" after the first trial; now nothing starts and no database is made."""
+    db = tmp_path / "s.db"
+    result = run_without(
+        "PyQt5",
+        tmp_path,
+        "--protocol",
+        "demo-simulated",
+        "--participant",
+        "a",
+        "--trials",
+        "2",
+        "--dashboard",
+        "--db",
+        db,
+    )
+    assert_one_line_error(result, DASHBOARD_REFUSAL)
+    assert result.stdout == "" and not db.exists()
+
+
+def test_resuming_with_the_dashboard_without_pyqt5_is_one_line_and_leaves_the_session_as_it_was(tmp_path):
+    db = tmp_path / "s.db"
+    sid = stored_demo_session(db, "aborted")
+    result = run_without("PyQt5", tmp_path, "--resume", sid, "--dashboard", "--db", db, env=without_display())
+    assert_one_line_error(result, DASHBOARD_REFUSAL)  # said before the display is looked for
+    with SessionStore(db, readonly=True) as store:
+        assert store.session(sid).status == "aborted" and len(store.sessions()) == 1
+
+
 def test_the_options_a_resume_ignores_are_noted_on_stderr_not_among_the_sessions_output(tmp_path):
     """``--resume`` with a protocol, a seed, a participant...: each "is ignored" note went to stdout,
     among what the session does; they are notes on stderr (here the resume then stops: no display)."""

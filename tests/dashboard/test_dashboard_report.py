@@ -226,3 +226,39 @@ def test_the_reports_title_names_the_time_zone_of_its_start_as_the_record_does(s
         monkeypatch.undo()
         time.tzset()
     assert expected.endswith(("EST", "EDT")) and f", {expected}, " in title
+
+
+@pytest.mark.parametrize(
+    "participant",
+    ["P-clinical-prescription-duel", "P-" + "very-long-participant-name-" * 6],
+)
+def test_a_long_titles_every_word_stays_on_the_page_above_the_panels(snap, participant, tmp_path):
+    """The one-line title of participant ``P-clinical-prescription-duel``'s report was cut at the
+    page's edge ("rule muc-ald, lenso"): it takes a second line, and is set smaller if that is not
+    enough; the panels make room for it."""
+    import dataclasses
+    import shutil
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from lensopt import __version__
+    from lensopt.dashboard.report import build_report_figure
+
+    long = dataclasses.replace(
+        snap, header=dataclasses.replace(snap.header, participant=participant, rule="muc-ald", eye="OD")
+    )
+    fig = build_report_figure(long)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    title = fig._suptitle
+    assert " ".join(title.get_text().split()).endswith(f"rule muc-ald, lensopt {__version__}")
+    box = title.get_window_extent(renderer)
+    assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1 + 0.5, (box, fig.bbox)
+    for sub in fig.subfigs:
+        for ax in sub.axes:
+            assert ax.get_tightbbox(renderer).y1 <= box.y0 + 0.5, ax.get_title()
+    if shutil.which("pdftotext"):  # the words as a reader of the PDF finds them
+        path = write_report(long, tmp_path / "long.pdf")
+        text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
+        assert f"rule muc-ald, lensopt {__version__}" in " ".join(text.split())
+        assert participant in text.replace("\n", "")

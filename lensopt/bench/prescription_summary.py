@@ -52,13 +52,10 @@ from lensopt.bench.prescription_spec import (
 )
 from lensopt.bench.records import (
     NoRuns,
+    finish_summary,
+    is_campaign_of,
     load_records,
-    not_written,
     note_on_stderr,
-    plan_notes,
-    read_manifest,
-    read_record,
-    write_json_atomic,
 )
 
 #: z of the 95 % limits of agreement.
@@ -258,7 +255,7 @@ def format_summary(summary: dict) -> str:
     split = summary["split"]
     slope = summary["slope"]
     out = [
-        f"Prescription: {summary['n_runs']} sessions, {split if isinstance(split, str) else '+'.join(split)} "
+        f"Prescription: {summary['n_runs']} session{'' if summary['n_runs'] == 1 else 's'}, {split if isinstance(split, str) else '+'.join(split)} "
         f"patients, slope {slope if not isinstance(slope, list) else '/'.join(f'{s:g}' for s in slope)}; "
         "Bland–Altman of reported − truth (D): bias [95 % limits of agreement, bias ± 1.96 SD]",
         "",
@@ -452,33 +449,20 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
     campaign_dir = Path(campaign_dir)
     records = load_records(campaign_dir, COMMAND, campaign=CAMPAIGN)
     summary = summarize(records)
-    manifest = read_manifest(campaign_dir, COMMAND)
-    notes = {}
-    if manifest is not None:
-        summary["campaign"] = manifest
-        notes = plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records])
-        summary.update(notes)
-    text = format_summary(summary)
-    if notes:
-        text = "; ".join(notes.values()) + "\n" + text
-    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out_dir / SUMMARY_NAME, summary)
-        try:
-            plot_bland_altman(records, out_dir / BLAND_ALTMAN_NAME)
-        except ImportError:  # matplotlib comes with lensopt[bench]
-            note(f"{BLAND_ALTMAN_NAME} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')")
-    except OSError as exc:  # a read-only folder: the summary is printed, and can be written elsewhere
-        raise not_written(out_dir, campaign_dir, exc, text) from None
-    return summary, text
+    return finish_summary(
+        campaign_dir,
+        out_dir,
+        records,
+        summary,
+        command=COMMAND,
+        planned_keys=planned_keys,
+        format_summary=format_summary,
+        names=(SUMMARY_NAME, BLAND_ALTMAN_NAME),
+        draw=plot_bland_altman,
+        note=note,
+    )
 
 
 def is_prescription_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest names this campaign (or, without one, its first record is of it)."""
-    campaign_dir = Path(campaign_dir)
-    manifest = read_manifest(campaign_dir, COMMAND)
-    if manifest is not None:
-        return manifest.get("campaign") == CAMPAIGN
-    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
-    return bool(runs) and read_record(runs[0], COMMAND).get("campaign") == CAMPAIGN
+    return is_campaign_of(campaign_dir, CAMPAIGN, COMMAND)

@@ -269,3 +269,56 @@ def plan_notes(campaign_dir, planned_keys, record_keys) -> dict[str, str]:
         "outside_plan": outside_plan_line(planned_keys, record_keys),
     }
     return {name: line for name, line in notes.items() if line}
+
+
+def finish_summary(
+    campaign_dir: Path,
+    out_dir,
+    records: list,
+    summary: dict,
+    *,
+    command: str,
+    planned_keys: Callable[[dict], list[str] | None],
+    format_summary: Callable[[dict], str],
+    names: tuple[str, str],
+    draw: Callable[[list, Path], None],
+    note: Callable[[str], None],
+) -> tuple[dict, str]:
+    """The end every campaign's summary shares: its manifest (:func:`read_manifest`, of ``command``'s
+    campaigns) added to ``summary`` with what the summary is beside the plan of its last command
+    (``planned_keys(manifest)``, :func:`plan_notes`: the text's first line), the text made
+    (``format_summary``), then the summary JSON and its picture written in ``out_dir`` (default the
+    campaign's folder) as ``names`` (summary, picture), ``draw(records, path)`` drawing the picture
+    (without matplotlib ``note`` is told so in one line). Returns (summary, text); a folder that
+    cannot be written is a :class:`SummaryNotWritten` holding the text."""
+    summary_name, picture_name = names
+    manifest = read_manifest(campaign_dir, command)
+    notes: dict[str, str] = {}
+    if manifest is not None:
+        summary["campaign"] = manifest
+        notes = plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records])
+        summary.update(notes)
+    text = format_summary(summary)
+    if notes:
+        text = "; ".join(notes.values()) + "\n" + text
+    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out_dir / summary_name, summary)
+        try:
+            draw(records, out_dir / picture_name)
+        except ImportError:  # matplotlib comes with lensopt[bench]
+            note(f"{picture_name} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')")
+    except OSError as exc:  # a read-only folder: the summary is printed, and can be written elsewhere
+        raise not_written(out_dir, campaign_dir, exc, text) from None
+    return summary, text
+
+
+def is_campaign_of(campaign_dir, campaign: str, command: str) -> bool:
+    """Whether a campaign folder's manifest names ``campaign`` (or, without one, its first record does)."""
+    campaign_dir = Path(campaign_dir)
+    manifest = read_manifest(campaign_dir, command)
+    if manifest is not None:
+        return manifest.get("campaign") == campaign
+    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
+    return bool(runs) and read_record(runs[0], command).get("campaign") == campaign

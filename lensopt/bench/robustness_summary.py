@@ -18,13 +18,10 @@ from lensopt.bench.criterion import trials_to_criterion as criterion_trials
 from lensopt.bench.figures import fitted_suptitle
 from lensopt.bench.records import (
     NoRuns,
+    finish_summary,
+    is_campaign_of,
     load_records,
-    not_written,
     note_on_stderr,
-    plan_notes,
-    read_manifest,
-    read_record,
-    write_json_atomic,
 )
 from lensopt.bench.robustness import (
     ALL_ROBUSTNESS_RULES,
@@ -401,33 +398,20 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
     campaign_dir = Path(campaign_dir)
     records = load_records(campaign_dir, COMMAND, campaign="robustness")
     summary = summarize(records)
-    manifest = read_manifest(campaign_dir, COMMAND)
-    notes = {}
-    if manifest is not None:
-        summary["campaign"] = manifest
-        notes = plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records])
-        summary.update(notes)
-    text = format_summary(summary)
-    if notes:
-        text = "; ".join(notes.values()) + "\n" + text
-    out_dir = campaign_dir if out_dir is None else Path(out_dir)  # ``lensopt bench report --out``
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out_dir / SUMMARY_NAME, summary)
-        try:
-            plot_curves(records, out_dir / CURVES_NAME)
-        except ImportError:  # matplotlib comes with lensopt[bench]
-            note(f"{CURVES_NAME} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')")
-    except OSError as exc:  # a read-only folder: the summary is printed, and can be written elsewhere
-        raise not_written(out_dir, campaign_dir, exc, text) from None
-    return summary, text
+    return finish_summary(
+        campaign_dir,
+        out_dir,
+        records,
+        summary,
+        command=COMMAND,
+        planned_keys=planned_keys,
+        format_summary=format_summary,
+        names=(SUMMARY_NAME, CURVES_NAME),
+        draw=plot_curves,
+        note=note,
+    )
 
 
 def is_robustness_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest (or, without one, its first record) is of this campaign."""
-    campaign_dir = Path(campaign_dir)
-    manifest = read_manifest(campaign_dir, COMMAND)
-    if manifest is not None:
-        return manifest.get("campaign") == "robustness"
-    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
-    return bool(runs) and read_record(runs[0], COMMAND).get("campaign") == "robustness"
+    return is_campaign_of(campaign_dir, "robustness", COMMAND)

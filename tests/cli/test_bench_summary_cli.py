@@ -47,7 +47,7 @@ def campaign(campaigns, tmp_path):
     return copy
 
 
-def _read_only(monkeypatch, module, folder):
+def _read_only(monkeypatch, folder):
     """As if ``folder`` could not be written (the tests run as root, who writes a 0555 folder)."""
     real = records.write_json_atomic
 
@@ -56,7 +56,7 @@ def _read_only(monkeypatch, module, folder):
             raise PermissionError(13, "Permission denied", str(path))
         return real(path, data)
 
-    monkeypatch.setattr(module, "write_json_atomic", write)
+    monkeypatch.setattr(records, "write_json_atomic", write)  # where the summaries write (finish_summary)
 
 
 @pytest.mark.parametrize("kind", ["robustness", "prescription"])
@@ -65,12 +65,12 @@ def test_a_summary_that_cannot_be_written_is_printed_then_one_line_naming_bench_
     campaign, monkeypatch, capsys, kind, how
 ):
     out = campaign(kind)
-    module, summary_name, picture = SUMMARIES[kind]
-    _read_only(monkeypatch, module, out)
+    _, summary_name, picture = SUMMARIES[kind]
+    _read_only(monkeypatch, out)
     argv = ["bench", kind, "--summary", str(out)] if how == "--summary" else ["bench", "report", str(out)]
     assert main(argv) == 2
     printed = capsys.readouterr()
-    assert ("Robustness: 1 session" if kind == "robustness" else "Prescription: 1 sessions") in printed.out
+    assert ("Robustness: 1 session" if kind == "robustness" else "Prescription: 1 session,") in printed.out
     lines = printed.err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in printed.err, printed.err
     assert f"the summary printed above could not be written in {out} (Permission denied)" in lines[0]

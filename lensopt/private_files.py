@@ -35,6 +35,8 @@ def private_output(path, option: str) -> Iterator[BinaryIO]:
     try:
         with os.fdopen(fd, "wb") as stream:
             yield stream
+            stream.flush()
+            os.fsync(stream.fileno())  # on disk before it takes the name: whole even after a power loss
         os.replace(temporary, path)
     except OSError as exc:
         raise LensoptError(f"cannot write {path} ({exc.strerror}); choose another {option}") from None

@@ -78,7 +78,7 @@ def git_commit(package_dir: Path | None = None) -> str | None:
     if not sha:
         return None
     changes = _git(checkout, "status", "--porcelain", "--untracked-files=no")
-    return sha if changes == "" else f"{sha}+dirty"
+    return f"{sha}+dirty" if changes else sha  # None (git status failed): not known to be modified
 
 
 def blas_library() -> str | None:

@@ -39,6 +39,7 @@ from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untri
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
+from lensopt.store import STARTED
 from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.connection import resume_command
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
@@ -410,7 +411,9 @@ def software_text(info, results, printing: str | None = None) -> str:
     (``printing``, default this one's)."""
     printing = software_label(software()) if printing is None else printing
     ran = [software_label(event.software) for event in info.events if event.software]
-    recorded = list(dict.fromkeys(ran or [info.software_version]))
+    if not info.events or info.events[0].event != STARTED:  # started before events were recorded (schema 10)
+        ran.insert(0, info.software_version)
+    recorded = list(dict.fromkeys(ran))
     computed = sorted({r.software_version for r in results if r.software_version})
     if set(recorded) == {printing} and set(computed) <= {printing.split(" (")[0]}:
         done = "session recorded, result computed and printed" if computed else "session recorded and printed"

@@ -317,7 +317,7 @@ class Screens:
 class Shown:
     """A stimulus shown and answered: the key ``press`` (None if the answer timed out), the unix time
     ``presented_at`` it was last shown (the answer time counts from it), and — when the person paused
-    while it was up, ``pauses`` times — when it was first shown (``first_presented_at``)."""
+    while it was up, ``pauses`` times — when it was first shown (``first_presented_at``; ``first_presented_at_s`` in the trial)."""
 
     press: KeyPress | None
     presented_at: float
@@ -326,10 +326,10 @@ class Shown:
 
     def pause_extra(self) -> dict[str, float | int]:
         """What a trial's ``extra`` keeps of the pauses while its stimulus was up (nothing without one):
-        ``pauses`` and ``first_presented_at``, so that the time it was seen before a pause is not lost."""
+        ``pauses`` and ``first_presented_at_s``, so that the time it was seen before a pause is not lost."""
         if not self.pauses:
             return {}
-        return {"pauses": self.pauses, "first_presented_at": self.first_presented_at}
+        return {"pauses": self.pauses, "first_presented_at_s": self.first_presented_at}
 
 
 class LetterScreens(Screens):

@@ -199,7 +199,9 @@ def _run(
         searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
         done = {eye: _eye_done(searches[eye], n_trials) for eye in eyes}
         if all(done.values()):
-            store.set_status(info.session_id, "finished")
+            # every answer is in: each eye's result is stored (if a kill came before it was) and then the
+            # status, so that an interrupt here leaves the session as it was, to resume again
+            store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
             results = []
             for eye in eyes:
                 n_answered, stopped = searches[eye].n_trials, done[eye]
@@ -214,6 +216,7 @@ def _run(
                     holds = f"{n_answered} trials, more than the budget of {n_trials} (--trials above {n_answered} adds more)"
                 log(f"session {info.session_id} {label}holds {holds}; nothing to do")
                 results.append(result_if_any(store, info, searches[eye], log, eye, protocol))
+            store.set_status(info.session_id, "finished")
             kept = tuple(r for r in results if r is not None)
             last = done[eyes[-1]]
             confidence = None if last is True else last

@@ -51,8 +51,8 @@ CLAIM_RETRY_INTERVAL_S = 0.01
 #: run --resume N`` continues it). Never stored: it is the stored ``running`` read with the claim.
 INTERRUPTED = "interrupted"
 
-#: The status shown for a session stored as ``aborted``: the person quit it before its end (the pause
-#: screen's quit, Ctrl-C); ``lensopt run --resume N`` continues it. The run, the console and the record
+#: The status shown for a session stored as ``aborted``: it ended before its end (the pause screen's
+#: quit, Ctrl-C, a SIGTERM, an error); ``lensopt run --resume N`` continues it. The run, the console and the record
 #: say "stopped", so ``lensopt sessions``, the dashboard and the export's ``status_now`` say it too;
 #: the store keeps ``aborted``, as every older database holds it.
 STOPPED = "stopped"

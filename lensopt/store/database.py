@@ -126,7 +126,7 @@ class SessionStore(SessionReader):
                 ("optimizer_settings", optimizer_settings),
             )
         ]
-        now = time.time()
+        now, ran = time.time(), software()  # computed before the write lock is taken (git runs once)
         with self._transaction(write=True) as conn:
             cursor = conn.execute(
                 "INSERT INTO sessions (participant, kind, status, created_at, updated_at, seed, "
@@ -135,7 +135,7 @@ class SessionStore(SessionReader):
                 (participant, kind, now, now, seed, __version__, *documents),
             )
             session_id = int(cursor.lastrowid)
-            self._insert_event(conn, session_id, STARTED, now, 0, {"software": software()})
+            self._insert_event(conn, session_id, STARTED, now, 0, {"software": ran})
             return session_id
 
     def record_event(self, session_id: int, event: str, detail: dict) -> None:
@@ -147,6 +147,7 @@ class SessionStore(SessionReader):
         if event not in EVENTS:
             raise ValueError(f"{owner}: event must be one of {', '.join(EVENTS)}, got {event!r}")
         to_json(owner, "detail", detail)
+        detail = {**detail, "software": software()}  # before the write lock is taken
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
             (kind,) = conn.execute("SELECT kind FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -154,7 +155,7 @@ class SessionStore(SessionReader):
             (last,) = conn.execute(
                 f"SELECT COALESCE(MAX(idx), 0) FROM {table} WHERE session_id = ?", (session_id,)
             ).fetchone()
-            self._insert_event(conn, session_id, event, time.time(), int(last), {**detail, "software": software()})
+            self._insert_event(conn, session_id, event, time.time(), int(last), detail)
 
     @staticmethod
     def _insert_event(conn, session_id: int, event: str, at: float, after_trial: int, detail: dict) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 
 from lensopt.store.records import DUEL_KIND, KINDS, LETTERS_KIND, RANKING_KIND, RANKING_SET_SIZES
+from lensopt.store.session_records import STARTED
 
 #: Unix time 0: ``presented_at_utc`` is ``EPOCH + presented_at_s``.
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -237,7 +238,8 @@ def psychopy_table(sessions) -> tuple[list[str], list[dict]]:
         protocol = info.protocol.get("protocol")
         name = protocol.get("name") if isinstance(protocol, dict) else None
         row["expName"] = name if isinstance(name, str) and name else "lensopt"
-        ran: dict = next((event.software for event in info.events if event.software), {})
+        started = info.events[0] if info.events and info.events[0].event == STARTED else None
+        ran: dict = {} if started is None else started.software  # a session of before schema 10: not known
         row["psychopyVersion"] = ran.get("psychopy") or ""
         row["frameRate"] = ""
     return [c for c in columns if c != "participant"] + list(PSYCHOPY_COLUMNS), rows

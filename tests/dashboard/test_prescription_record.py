@@ -851,3 +851,9 @@ def test_the_record_names_the_software_of_the_start_and_of_each_resume_with_its_
     # a session stored before its software was recorded: the version it stored
     old = software_text(_session_run_by(version="0.0.9"), [], printing="0.1.0")
     assert old == "session recorded by lensopt 0.0.9; printed by lensopt 0.1.0"
+    # ... and resumed since by software that records itself: both named, the stored version first
+    upgraded = _session_run_by(here, version="0.0.9")
+    upgraded = replace(upgraded, events=tuple(replace(e, event="resumed") for e in upgraded.events))
+    assert software_text(upgraded, [], printing="0.1.0 (git bca336b)") == (
+        "session recorded by lensopt 0.0.9 then 0.1.0 (git bca336b); printed by lensopt 0.1.0 (git bca336b)"
+    )

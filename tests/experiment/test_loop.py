@@ -49,9 +49,9 @@ def test_keys_correct_wrong_pass_and_escape_then_quit_keep_every_answer(tmp_path
     assert trials[3].rt_s == pytest.approx(0.7)
     assert all(t.answered_at >= t.presented_at for t in trials)
     # trial 4 was paused while its letter was up: when it was first shown is kept, and how often paused
-    assert trials[3].extra["pauses"] == 1 and trials[3].extra["first_presented_at"] <= trials[3].presented_at
-    assert trials[3].extra["first_presented_at"] >= trials[2].answered_at
-    assert not any("pauses" in t.extra or "first_presented_at" in t.extra for t in trials[:3])
+    assert trials[3].extra["pauses"] == 1 and trials[3].extra["first_presented_at_s"] <= trials[3].presented_at
+    assert trials[3].extra["first_presented_at_s"] >= trials[2].answered_at
+    assert not any("pauses" in t.extra or "first_presented_at_s" in t.extra for t in trials[:3])
 
 
 def test_a_quit_session_resumes_at_the_next_trial_and_finishes(tmp_path, window, fast_protocol):

@@ -6,7 +6,8 @@ search (sphere and a signed cylinder along the patient's axis) prints its best l
 phoropter, and stores it as its result too (:func:`letter_result`): in clinical notation at the
 protocol's axis, so that ``lensopt sessions`` lists it and ``lensopt print`` prints it. A
 two-parameter comparison (duels, rankings without a start) has no confidence or intervals and
-prints its best lens only.
+prints its best lens only. :func:`eye_done` says when an eye's search is over, and
+:func:`check_end_stored` checks, at a session's end, that the database holds its status and results.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
-from lensopt.store import ResultRecord, stored_confidence_target
+from lensopt.store import ResultRecord, resume_command, stored_confidence_target
 
 #: The optimizers of the full prescription, whose finished search stores a result (``results``).
 PRESCRIPTION_OPTIMIZERS = (PrescriptionOptimizer, PrescriptionDuelOptimizer, PrescriptionRankingOptimizer)
@@ -219,3 +220,37 @@ def _measurable_acuity(optimizer, acuity_logmar) -> float | None:
 
 def _finite_or_none(value) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
+
+
+def eye_done(search, n_trials: int):
+    """Whether an eye's search is over: True after ``n_trials`` answers, its confidence (a float)
+    when its stopping rule says stop, else False."""
+    if search.n_trials >= n_trials:
+        return True
+    if search.n_trials and getattr(search, "stop", None) is not None and search.should_stop():
+        return float(search.confidence())
+    return False
+
+
+def check_end_stored(store, session_id: int, results, status_refused: str | None, db_path):
+    """The finished session as stored; a one-line StoreError when its end is not what the database
+    holds: its status (still ``running``: shown ``interrupted``) or an eye's result could not be
+    written, or the database cannot even be read back (locked or failing at the very end). Every
+    answer is stored; a resume stores the end."""
+    try:
+        stored = store.session(session_id)
+    except StoreError as exc:
+        raise StoreError(
+            f"session {session_id}: every answer is stored, but its end could not be checked "
+            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path)}"
+        ) from None
+    missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
+    if status_refused is None and not missing:
+        return stored
+    what = f"{' and '.join(f'the {r.eye} result' if r.eye else 'its result' for r in missing)}" if missing else ""
+    what = " and ".join(part for part in (what, "" if status_refused is None else "its finished status") if part)
+    why = "" if status_refused is None else f" ({status_refused})"
+    raise StoreError(
+        f"session {session_id}: every answer is stored, but not {what}{why}; store them with: "
+        f"{resume_command(session_id, db_path)}"
+    )

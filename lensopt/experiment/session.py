@@ -32,7 +32,7 @@ from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
-from lensopt.experiment.results import report_eye, result_if_any, start_line
+from lensopt.experiment.results import check_end_stored, eye_done, report_eye, result_if_any, start_line
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.search_sections import missing_eye_message
@@ -197,7 +197,7 @@ def _run(
         eyes = protocol.session.eyes
         assert settings is not None  # a resume's (above)
         searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
-        done = {eye: _eye_done(searches[eye], n_trials) for eye in eyes}
+        done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
         if all(done.values()):
             # every answer is in: each eye's result is stored (if a kill came before it was) and then the
             # status, so that an interrupt here leaves the session as it was, to resume again
@@ -329,7 +329,7 @@ def _run_in_window(
         session_id = info.session_id
         store.set_status(session_id, "running")
         store.record_event(session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
-        eye = next(e for e in eyes if not _eye_done(mode.rebuild_optimizer(settings, records, e), n_trials))
+        eye = next(e for e in eyes if not eye_done(mode.rebuild_optimizer(settings, records, e), n_trials))
         where = f"eye {eye}, " if eye else ""
         log(
             f"session {session_id} ({participant}): resuming at {where}trial "
@@ -384,7 +384,7 @@ def _run_in_window(
         end_points = []
         for eye in eyes:
             search = mode.rebuild_optimizer(settings, records, eye)
-            if _eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
+            if eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
                 ending = earlier_end_point(store, session_id, search, protocol, eye, log)
                 if ending is not None:
                     end_points.append(ending)
@@ -453,7 +453,7 @@ def _run_in_window(
                     f"{resume_command(session_id, request.db_path)}"
                 )
     if status == "finished":
-        stored = _check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
+        stored = check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
     else:
         stored = store.session(session_id)
     stopped_at = result.stopped_at if result is not None and status == "finished" else None
@@ -468,40 +468,6 @@ def _run_in_window(
         None if protocol.stop is None else protocol.stop.confidence,
         stored.n_undone,
     )
-
-
-def _check_end_stored(store, session_id: int, results, status_refused: str | None, db_path):
-    """The finished session as stored; a one-line StoreError when its end is not what the database
-    holds: its status (still ``running``: shown ``interrupted``) or an eye's result could not be
-    written, or the database cannot even be read back (locked or failing at the very end). Every
-    answer is stored; a resume stores the end."""
-    try:
-        stored = store.session(session_id)
-    except StoreError as exc:
-        raise StoreError(
-            f"session {session_id}: every answer is stored, but its end could not be checked "
-            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path)}"
-        ) from None
-    missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
-    if status_refused is None and not missing:
-        return stored
-    what = f"{' and '.join(f'the {r.eye} result' if r.eye else 'its result' for r in missing)}" if missing else ""
-    what = " and ".join(part for part in (what, "" if status_refused is None else "its finished status") if part)
-    why = "" if status_refused is None else f" ({status_refused})"
-    raise StoreError(
-        f"session {session_id}: every answer is stored, but not {what}{why}; store them with: "
-        f"{resume_command(session_id, db_path)}"
-    )
-
-
-def _eye_done(search, n_trials: int):
-    """Whether an eye's search is over: True after ``n_trials`` answers, its confidence (a float)
-    when its stopping rule says stop, else False."""
-    if search.n_trials >= n_trials:
-        return True
-    if search.n_trials and getattr(search, "stop", None) is not None and search.should_stop():
-        return float(search.confidence())
-    return False
 
 
 def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:

@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import platform
 import time
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,7 @@ import numpy as np
 
 from lensopt.bench.ideal_prescription import PrescriptionIdealObserver
 from lensopt.bench.prescription_spec import CAMPAIGN, PrescriptionSpec
-from lensopt.bench.records import versions
+from lensopt.bench.records import optimizer_settings, versions
 from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
 from lensopt.bench.spec import spec_differences
 from lensopt.observer import autorefraction, draw_clinic_patients
@@ -137,12 +136,6 @@ def _optimizer(spec: PrescriptionSpec, patient, start, stop):
     )
 
 
-def _optimizer_settings(opt) -> dict:
-    """The settings the rule ran with (defaults resolved), for the record."""
-    settings = opt.settings_dict() if hasattr(opt, "settings_dict") else asdict(opt.settings)
-    return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
-
-
 def _rounded(values, digits=6) -> list[float]:
     return [round(float(v), digits) for v in values]
 
@@ -217,7 +210,7 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
         "latency_ms": final["latency_ms"],
         "decision_ms": [round(v, 4) for v in decision_ms],
         "same_answer_count": sum(answer == "same" for _, answer in opt.history) if spec.feedback == "duel" else None,
-        "optimizer_settings": _optimizer_settings(opt),
+        "optimizer_settings": optimizer_settings(opt),
     }
 
 

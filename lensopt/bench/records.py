@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,12 @@ def versions() -> dict:
     """The software recorded with every run (:func:`lensopt.provenance.software`: versions, the git
     commit of a checkout, the BLAS library, the platform)."""
     return software()
+
+
+def optimizer_settings(opt) -> dict:
+    """The settings the rule ran with (defaults resolved), as JSON-ready data for a run record."""
+    settings = opt.settings_dict() if hasattr(opt, "settings_dict") else asdict(opt.settings)
+    return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
 
 
 def timing_summary(samples_ms: list[float]) -> dict:

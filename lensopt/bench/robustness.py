@@ -36,14 +36,14 @@ Summary statistics (:func:`lensopt.bench.robustness_summary.summarize`), per con
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from lensopt.bench.ideal_observer import IdealObserver
 from lensopt.bench.problems import RefractionProblem
 from lensopt.bench.records import (
     lens_outcome,
+    optimizer_settings,
     timed_session,
     timing_summary,
 )
@@ -314,14 +314,8 @@ def run_robustness(spec) -> dict:
         "decision_ms": [round(v, 4) for v in decisions.wall_ms],
         "decision_cpu_ms": [round(v, 4) for v in decisions.cpu_ms],
         "timings_ms": timings,
-        "optimizer_settings": _optimizer_settings(opt),
+        "optimizer_settings": optimizer_settings(opt),
     }
-
-
-def _optimizer_settings(opt) -> dict:
-    """The settings the rule ran with (defaults resolved), for the record."""
-    settings = opt.settings_dict() if hasattr(opt, "settings_dict") else asdict(opt.settings)
-    return json.loads(json.dumps(settings, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
 
 
 # ------------------------------------------------------------------------------ summary

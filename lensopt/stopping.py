@@ -86,6 +86,16 @@ def threshold_text(threshold: float) -> str:
     return f"{float(threshold):.{max(2, _decimals(threshold))}f}"
 
 
+def rebudgeted_limits(min_trials: int, max_trials: int, budget: int, new_budget: int) -> tuple[int, int]:
+    """A stopping rule's ``(min_trials, max_trials)`` once its session's trial budget per eye ``budget``
+    (``[optimizer] trials``) becomes ``new_budget`` (``--trials``, also on a resume): a ``max_trials``
+    that was the whole budget follows the new one, another is capped by it; ``min_trials`` is capped
+    by the new ``max_trials``. The one rule of a protocol given ``--trials`` and of a stored session
+    read back as its last resume ran it."""
+    max_trials = new_budget if max_trials == budget else min(max_trials, new_budget)
+    return min(min_trials, max_trials), max_trials
+
+
 #: The settings of a stopping rule, as a protocol's ``[stop]`` table and a stored session spell them.
 STOP_SETTINGS = ("confidence", "min_trials", "max_trials", "check_letters")
 

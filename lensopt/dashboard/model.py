@@ -67,7 +67,7 @@ from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.shown import ReadThrough, read_through, untried_d
-from lensopt.stopping import StopRule
+from lensopt.store.budget import StoredBudget, stored_budget
 from lensopt.store.claim import session_status
 from lensopt.store.records import EYES
 from lensopt.store.verdict import cylinder_without_axis, stored_confidence_target, stored_fixed_design
@@ -141,21 +141,15 @@ def answer_model(settings: dict, guess_rate: float) -> tuple[bool, float]:
     return True, lapse
 
 
-def lens_confidence(opt, settings: dict) -> LensConfidence | None:
+def lens_confidence(opt, budget: StoredBudget) -> LensConfidence | None:
     """``opt.certainty()`` (posterior draws, 20–200 ms: call it off the GUI thread) and the stopping
-    rule of the stored ``settings``; None for an optimizer without ``certainty``."""
+    rule the session last ran with (``budget``: :func:`lensopt.store.budget.stored_budget`, a resume's
+    ``--trials`` counted); None for an optimizer without ``certainty``."""
     certainty = getattr(opt, "certainty", None)
     if certainty is None:
         return None
     c = certainty()
-    stop = settings.get("stop")
-    if isinstance(stop, dict):
-        try:
-            rule = StopRule.from_dict(stop)
-        except ValueError:
-            rule = None
-    else:
-        rule = None
+    rule = budget.rule
     return LensConfidence(
         confidence=float(c.confidence),
         sphere_interval_d=tuple(c.sphere_interval_d),
@@ -166,6 +160,7 @@ def lens_confidence(opt, settings: dict) -> LensConfidence | None:
         max_trials=None if rule is None else rule.max_trials,
         check_letters=0 if rule is None else rule.check_letters,
         letters_through=opt.letters_through_reported() if rule is not None and rule.check_letters else 0,
+        budget_known=budget.known,
     )
 
 
@@ -355,7 +350,7 @@ class SessionModel(FollowedSession):
             rows.append((n, best.acuity_mean_logmar, best.acuity_sd_logmar))
         columns = zip(*rows)
         history = AcuityHistory(*(frozen_array(col, dtype) for col, dtype in zip(columns, (int, float, float))))
-        certainty = lens_confidence(opt, self._settings)
+        certainty = lens_confidence(opt, stored_budget(self._info))
         # a session of both eyes: the panels show the live eye's model; the summary adds the other eye's result
         others: tuple[EyeEstimate, ...] = ()
         if model_eye_name(header, trials) is not None:

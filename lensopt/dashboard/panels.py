@@ -380,7 +380,7 @@ def letter_summary_rows(snap: DashboardSnapshot) -> list[tuple]:
             c.min_trials is not None and c.max_trials is not None and c.stop_confidence is not None
         )  # a rule comes whole
         trial_range = trial_range_text(c.min_trials, c.max_trials)
-        if c.budget_raised(tr.n):  # resumed with --trials beyond the stored budget (not stored)
+        if c.budget_raised(tr.n):  # resumed with --trials beyond its budget before resumes were stored
             trial_range += " (more on resuming)"
         check = f", {c.check_letters} letters through the lens" if c.check_letters else ""
         rows.append(

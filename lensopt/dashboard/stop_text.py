@@ -1,6 +1,7 @@
 """The printed record's words on how sure a result is and why its session ended: the confidence in
 plain words (:func:`confidence_statement`, a comparison's :func:`comparison_confidence_text`) and
-the stop (:func:`stop_reason`, from the session's stopping rule, its trial budget and its status)."""
+the stop (:func:`stop_reason`, from the stopping rule and the trial budget the session last ran with,
+and its status)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from lensopt.dashboard.series import count_text
 from lensopt.refraction.lens import diopter_text
 from lensopt.stopping import (
     ACUITY_TOLERANCE_LOGMAR,
-    StopRule,
     confidence_percent_text,
     confidence_text,
     enough_to_prescribe,
     prescription_target,
     threshold_text,
 )
+from lensopt.store.budget import stored_budget
 
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
@@ -42,34 +43,34 @@ def confidence_statement(confidence: float | None, stop_confidence: float | None
     return f"confidence {confidence_text(confidence, target)} — below the protocol's {threshold_text(target)}; more trials recommended"
 
 
-def _stop_rule(settings: dict) -> StopRule | None:
-    try:
-        return StopRule.from_dict(settings.get("stop"))
-    except (TypeError, ValueError):
-        return None
-
-
 def stop_reason(info, result, letters_through: int | None = None) -> str:
     """Why the session ended where the result was computed: a stored ``stop_reason`` when the
     result has one, else read from the stopping rule (with ``letters_through``, the letters read
-    through the lens, for its check), the trial budget and the session's status."""
+    through the lens, for its check), the trial budget and the session's status. The rule and the
+    budget are those the session last ran with (:func:`lensopt.store.budget.stored_budget`): a
+    resume's ``--trials`` counts, not its protocol's."""
     stored = getattr(result, "stop_reason", None)
     if isinstance(stored, str) and stored.strip():
         return stored
     n = result.n_trials
-    rule = _stop_rule(info.optimizer_settings)
-    optimizer = info.protocol.get("optimizer") if isinstance(info.protocol.get("optimizer"), dict) else {}
-    budget = rule.max_trials if rule is not None else optimizer.get("trials")
+    ran = stored_budget(info)
+    rule, budget, planned = ran.rule, ran.max_trials, ran.protocol_max_trials
     confidence = result.confidence
     trials = count_text(n, "trial")  # "after 1 trial", "after 40 trials"
     if rule is not None and rule.reason(n, confidence, letters_through) == "confidence":
         checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
         return f"stopping rule: confidence {confidence_text(confidence, rule.confidence)} ≥ {threshold_text(rule.confidence)} after {trials}{checked}"
-    if isinstance(budget, int) and n > budget:  # resumed with --trials beyond the stored budget
-        extended = f"trial budget reached ({n}, extended from the protocol's {budget} on resuming)"
-        return extended + ("" if rule is not None else "; no stopping rule")
+    no_rule = "" if rule is not None else "; no stopping rule"
+    if isinstance(budget, int) and n > budget:
+        if ran.given is None:  # resumed with --trials beyond the stored budget before resumes were stored
+            return f"trial budget reached ({n}, extended from the protocol's {budget} on resuming){no_rule}"
+        # a later resume was given fewer trials than the session had answered (it found nothing to do)
+        return f"trial budget reached ({n}, more than the {budget} its last resume was given){no_rule}"
     if isinstance(budget, int) and n == budget:
-        return f"trial budget reached ({n} of {budget})" + ("" if rule is not None else "; no stopping rule")
+        changed = ""
+        if isinstance(planned, int) and planned != budget:  # a resume's --trials
+            changed = f", {'extended' if budget > planned else 'lowered'} from the protocol's {planned} on resuming"
+        return f"trial budget reached ({n} of {budget}{changed}){no_rule}"
     unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
     if info.status == "aborted":
         return f"stopped by the clinician after {trials}{unmet}"

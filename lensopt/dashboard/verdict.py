@@ -21,7 +21,10 @@ class LensConfidence:
     posterior probability ``confidence`` that the lens is within ``tolerance_logmar`` of the best
     lens, the best lens's 95 % intervals, and the session's stopping rule (``stop_confidence``,
     ``min_trials``, ``max_trials``; None without one) with its ``check_letters`` and the letters
-    read through the lens so far, ``letters_through``."""
+    read through the lens so far, ``letters_through`` — the rule the session last ran with, its
+    ``max_trials`` following a resume's ``--trials`` (:func:`lensopt.store.budget.stored_budget`).
+    ``budget_known``: whether that is certain (False: a session started before schema 10, whose
+    resumes' budgets are not stored)."""
 
     confidence: float
     sphere_interval_d: tuple
@@ -32,6 +35,7 @@ class LensConfidence:
     max_trials: int | None = None
     check_letters: int = 0
     letters_through: int = 0
+    budget_known: bool = False
 
     def __post_init__(self):
         if not 0.0 <= self.confidence <= 1.0:
@@ -49,9 +53,10 @@ class LensConfidence:
     def stop_state(self, n_trials: int) -> str:
         """Where the stopping rule stands after ``n_trials``: ``"reached"`` (confident enough, and
         the lens read through ``check_letters`` letters), ``"checking the lens, 2 of 5 letters
-        read"``, ``"max trials reached"``, or ``"not yet"``. Past ``max_trials`` the session was
-        resumed with a larger budget (``lensopt run --resume N --trials M``), which is not stored:
-        its budget is not known here, so it is not said to be reached."""
+        read"``, ``"max trials reached"``, or ``"not yet"``. Past ``max_trials`` a session whose
+        budget is not known (:attr:`budget_known`) was resumed with a larger one (``lensopt run
+        --resume N --trials M``), which is not said to be reached; one whose budget is known was
+        resumed with fewer trials than it had answered, and its budget is behind it."""
         if not self.has_stop_rule:
             return ""
         # a stopping rule comes whole (LensConfidence is built from one StopRule)
@@ -64,8 +69,9 @@ class LensConfidence:
         return "not yet" if open_budget else "max trials reached"
 
     def budget_raised(self, n_trials: int) -> bool:
-        """Whether ``n_trials`` is past the stored ``max_trials``: the session was resumed with more trials."""
-        return self.max_trials is not None and n_trials > self.max_trials
+        """Whether ``n_trials`` is past ``max_trials`` in a session whose budget is not known: it was
+        resumed with more trials before resumes were stored (:attr:`budget_known`)."""
+        return not self.budget_known and self.max_trials is not None and n_trials > self.max_trials
 
 
 #: What an eye's two-parameter lens with a cylinder and no axis is, in the dashboard's words.

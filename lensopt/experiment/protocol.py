@@ -56,6 +56,7 @@ from lensopt.experiment.search_sections import _duel_rules, _prescription_rules,
 from lensopt.reference_data import PROTOCOLS_DIR
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
+from lensopt.stopping import rebudgeted_limits
 
 SECTIONS = {
     "protocol": ProtocolSection,
@@ -367,8 +368,8 @@ class Protocol:
             raise ProtocolError(f"--trials: {exc}") from None
         stop = self.stop
         if stop is not None:
-            max_trials = trials if stop.max_trials == self.optimizer.trials else min(stop.max_trials, trials)
-            stop = dataclasses.replace(stop, max_trials=max_trials, min_trials=min(stop.min_trials, max_trials))
+            min_trials, max_trials = rebudgeted_limits(stop.min_trials, stop.max_trials, self.optimizer.trials, trials)
+            stop = dataclasses.replace(stop, max_trials=max_trials, min_trials=min_trials)
         return dataclasses.replace(self, optimizer=optimizer, stop=stop)
 
 

@@ -9,6 +9,7 @@ changed so that it cannot be read, :meth:`SessionStore.listing`),
 only; nothing is ever pickled.
 """
 
+from lensopt.store.budget import StoredBudget, stored_budget
 from lensopt.store.connection import (
     DatabaseLockedError,
     ReadOnlyStoreError,
@@ -90,6 +91,7 @@ __all__ = [
     "SessionEvent",
     "SessionInfo",
     "SessionStore",
+    "StoredBudget",
     "TrialRecord",
     "WrongKindError",
     "check_not_the_database",
@@ -97,6 +99,7 @@ __all__ = [
     "default_db_path",
     "resume_command",
     "resumed_budget",
+    "stored_budget",
     "stored_confidence_target",
     "stored_fixed_design",
     "stored_stop_confidence",

@@ -560,3 +560,22 @@ def test_the_json_says_how_it_was_computed_and_its_settings_reproduce_it(capsys,
     patient = make_patient(int(seed), n_alternatives=10, lapse=0.03)
     again = simulate(get_mode("letters"), patient, RefractionOptimizer.from_settings(settings, []), 6)
     assert list(again.final.best_lens_d) == result["best_lens_d"]
+
+
+@pytest.mark.parametrize(
+    ("given", "drawn"),
+    [
+        (("--true-sphere", "-1.25", "--true-cylinder", "-0.75"), ()),  # sphere and cylinder
+        (
+            ("--true-sphere", "-1.25", "--true-cylinder", "-0.75", "--true-axis", "170", "--start", "auto"),
+            ("--start", "auto"),
+        ),
+    ],
+)
+def test_a_patient_given_on_the_command_line_belongs_to_no_split(capsys, given, drawn):
+    """The split says whether the patient came from the tuning or the held-out draw of the seed; a
+    patient given (--true-sphere/--true-cylinder) was drawn from none: ``"split": null``, whatever
+    the seed. Drawn from the same seed, the patient has its split."""
+    run = ("--trials", "4", "--seed", "100000")
+    assert _simulate(capsys, *given, *run)["split"] is None
+    assert _simulate(capsys, *drawn, *run)["split"] == "held-out"

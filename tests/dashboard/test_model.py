@@ -331,23 +331,39 @@ def test_a_stopping_rule_that_may_act_at_one_trial_only_names_that_trial_not_a_r
     assert stops_at.startswith("confidence 0.95, trial 10: ") and "10–10" not in stops_at
 
 
-def _stops_at_row(tmp_path, stop: dict, n_trials: int) -> str:
-    """The summary's "Stops at" row of a stored simulated session of ``n_trials`` with ``stop``."""
+def _stops_at_row(tmp_path, stop: dict, n_trials: int, events=None) -> str:
+    """The summary's "Stops at" row of a stored simulated session of ``n_trials`` with ``stop``
+    (``events``: its recorded events instead of those stored, ``()`` for a session of before schema 10)."""
     from lensopt.store import SessionStore
 
     sid, _ = _store_simulated_session(tmp_path / "s.db", n_trials=n_trials, stop=stop)
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         info, records = store.session(sid), store.trials(sid)
+    if events is not None:
+        info = dataclasses.replace(info, events=tuple(events))
     snap = SessionModel(info).update(info, records)
     (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
     return stops_at
 
 
-def test_a_session_resumed_past_its_stored_budget_says_so_under_its_stopping_rule(tmp_path):
-    """``lensopt run --resume N --trials M`` runs past the stored max_trials (the new budget is not
-    stored): "Stops at" says the budget was raised, not that it was reached."""
-    stops_at = _stops_at_row(tmp_path, {"confidence": 0.999, "min_trials": 5, "max_trials": 8}, n_trials=10)
+def test_a_session_resumed_past_its_stored_budget_before_resumes_were_stored_says_so(tmp_path):
+    """A session started before schema 10 and resumed with ``lensopt run --resume N --trials M`` ran
+    past the stored max_trials, its new budget not stored: "Stops at" says the budget was raised, not
+    that it was reached. (Since schema 10 the budget is stored: tests/experiment/test_resumed_budget.py.)"""
+    stop = {"confidence": 0.999, "min_trials": 5, "max_trials": 8}
+    stops_at = _stops_at_row(tmp_path, stop, n_trials=10, events=())
     assert stops_at == "confidence 0.999, trials 5–8 (more on resuming): not yet"
+
+
+def test_a_session_past_the_budget_its_last_resume_was_given_has_reached_it(tmp_path):
+    """Its answers beyond the budget of a resume that found nothing to do (``--trials`` below them, as
+    the store keeps it): its budget is behind it, not raised."""
+    from lensopt.store import SessionEvent
+
+    stop = {"confidence": 0.999, "min_trials": 5, "max_trials": 8}
+    events = (SessionEvent("started", 1.0, 0), SessionEvent("resumed", 2.0, 10, {"trials": 8, "trials_given": 8}))
+    stops_at = _stops_at_row(tmp_path, stop, n_trials=10, events=events)
+    assert stops_at == "confidence 0.999, trials 5–8: max trials reached"
 
 
 def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_does(tmp_path):

@@ -159,6 +159,47 @@ def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status()
     assert stop_reason(info, types.SimpleNamespace(n_trials=3, confidence=0.1, stop_reason="confident")) == "confident"
 
 
+def test_the_stop_reason_reads_the_budget_a_resume_gave_the_session():
+    """Against the budget the session last ran with (a resume's --trials, kept by the store): its
+    answers reaching it are the budget reached, lowered or extended from the protocol's."""
+    from lensopt.store import SessionEvent
+
+    def resumed(*given):
+        events = [SessionEvent("started", 0.0, 0)]
+        events += [
+            SessionEvent("resumed", 1.0 + i, 5, {"trials": g or 0, "trials_given": g}) for i, g in enumerate(given)
+        ]
+        return tuple(events)
+
+    stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 40}
+    protocol = {"optimizer": {"trials": 40}, "stop": stop}
+    info = types.SimpleNamespace(optimizer_settings={"stop": stop}, protocol=protocol, status="finished", events=())
+
+    def said(n, *given, **changes):
+        at = types.SimpleNamespace(**{**vars(info), "events": resumed(*given), **changes})
+        return stop_reason(at, types.SimpleNamespace(n_trials=n, confidence=0.7))
+
+    assert said(30) == "ended after 30 trials, before the stopping rule was met"
+    assert (
+        said(30, 30)
+        == said(30, 30, None)
+        == "trial budget reached (30 of 30, lowered from the protocol's 40 on resuming)"
+    )
+    assert said(55, 55) == "trial budget reached (55 of 55, extended from the protocol's 40 on resuming)"
+    assert said(40, 30) == "trial budget reached (40, more than the 30 its last resume was given)"
+    assert said(40) == "trial budget reached (40 of 40)"
+    # the stopping rule's minimum follows a budget below it (20 -> 12): a confident stop at 12 is the rule's
+    assert stop_reason(
+        types.SimpleNamespace(**{**vars(info), "events": resumed(12)}),
+        types.SimpleNamespace(n_trials=12, confidence=0.97),
+    ) == ("stopping rule: confidence 0.97 ≥ 0.95 after 12 trials")
+    no_rule = {"optimizer_settings": {}, "protocol": {"optimizer": {"trials": 40}}}
+    assert said(25, 25, **no_rule) == (
+        "trial budget reached (25 of 25, lowered from the protocol's 40 on resuming); no stopping rule"
+    )
+    assert said(25, **{**no_rule, "status": "aborted"}) == "stopped by the clinician after 25 trials (no stopping rule)"
+
+
 def test_the_record_holds_the_stored_prescription_of_the_session(sessions_db):
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:

@@ -3,6 +3,7 @@
 import json
 import sqlite3
 import subprocess
+import types
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from test_database import CALIBRATION, make_trial, new_session
 
 import lensopt
-from lensopt.store import SCHEMA_VERSION, SessionEvent, SessionStore, resumed_budget
+from lensopt.store import SCHEMA_VERSION, SessionEvent, SessionStore, resumed_budget, stored_budget
 from lensopt.store.export import export_session
 
 REPO = Path(lensopt.__file__).resolve().parent.parent
@@ -72,6 +73,33 @@ def test_the_budget_kept_is_the_last_one_given(tmp_path):
     assert resumed_budget([SessionEvent("started", 0.0, 0), resumed(None)]) is None
     assert resumed_budget([resumed(50), resumed(None), resumed(70), resumed(None)]) == 70
     assert resumed_budget([resumed(True)]) is None  # not a count
+
+
+def test_the_budget_a_stored_session_last_ran_with_follows_its_resumes_trials(tmp_path):
+    """Its protocol's budget, or the one its last resume given --trials kept, with the stopping rule
+    that resume ran: a max_trials that was the whole budget follows it, another is capped by it."""
+    protocol = {"optimizer": {"trials": 40}, "stop": {"confidence": 0.95, "min_trials": 20, "max_trials": 40}}
+    settings = {"rule": "ucb-ald", "stop": {"confidence": 0.95, "min_trials": 20, "max_trials": 40}}
+    capped = {**settings, "stop": {**settings["stop"], "max_trials": 35}}
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("P1", protocol, CALIBRATION, settings, 3)
+        other = store.create_session("P2", {**protocol, "stop": capped["stop"]}, CALIBRATION, capped, 4)
+        fixed = store.create_session("P3", {"optimizer": {"trials": 40}}, CALIBRATION, {"rule": "ucb-ald"}, 5)
+        ran = stored_budget(store.session(sid))
+        assert (ran.trials, ran.max_trials, ran.protocol_max_trials, ran.known) == (40, 40, 40, True)
+        for session in (sid, other, fixed):
+            store.record_event(session, "resumed", {"trials": 15, "trials_given": 15})
+            store.record_event(session, "resumed", {"trials": 15, "trials_given": None})  # keeps 15
+        ran = stored_budget(store.session(sid))
+        assert (ran.trials, ran.protocol_trials, ran.known) == (15, 40, True)
+        assert (ran.rule.min_trials, ran.rule.max_trials, ran.stored_rule.max_trials) == (15, 15, 40)
+        store.record_event(other, "resumed", {"trials": 38, "trials_given": 38})
+        assert stored_budget(store.session(other)).rule.max_trials == 35  # capped by 38: its own 35 holds
+        ran = stored_budget(store.session(fixed))  # no stopping rule: the budget itself
+        assert (ran.rule, ran.max_trials, ran.protocol_max_trials) == (None, 15, 40)
+    # a session of before schema 10 (no events): its protocol's budget, not known to be the last
+    before = stored_budget(types.SimpleNamespace(protocol=protocol, optimizer_settings=settings, events=()))
+    assert (before.max_trials, before.known) == (40, False)
 
 
 def test_a_version_9_database_reads_without_events_and_records_them_once_upgraded(tmp_path):

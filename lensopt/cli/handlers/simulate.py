@@ -194,7 +194,12 @@ def run(args) -> int:
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}
         print(
             json.dumps(
-                {"feedback": args.feedback, **extra, **result.to_dict(), **what_ran(optimizer, patient, args.seed)}
+                {
+                    "feedback": args.feedback,
+                    **extra,
+                    **result.to_dict(),
+                    **what_ran(optimizer, patient, args.seed, drawn=true is None),
+                }
             )
         )
         return 0

@@ -27,14 +27,15 @@ from lensopt.simulation import simulate_prescription
 from lensopt.stopping import confidence_text, stop_threshold
 
 
-def what_ran(optimizer, patient: SimulatedPatient, seed: int) -> dict:
+def what_ran(optimizer, patient: SimulatedPatient, seed: int, drawn: bool) -> dict:
     """What the JSON of a simulated session of ``--seed`` ``seed`` records of how it was computed, so
     that its numbers can be traced and reproduced: the patient's split (``tuning`` below seed 100,000,
-    ``held-out`` from it on, as the campaigns'), the patient model's answers (``slope`` per logMAR, ``lapse``,
-    ``n_alternatives``, ``accommodation_d``), every setting of the optimizer
+    ``held-out`` from it on, as the campaigns'; None when the patient was given, ``drawn`` False:
+    ``--true-sphere/--true-cylinder``, drawn from no seed), the patient model's answers (``slope``
+    per logMAR, ``lapse``, ``n_alternatives``, ``accommodation_d``), every setting of the optimizer
     (``optimizer_settings``, as a stored session keeps them) and the software that ran."""
     return {
-        "split": split_of(seed),
+        "split": split_of(seed) if drawn else None,
         "patient_model": {
             "slope_per_logmar": patient.slope,
             "lapse": patient.lapse,
@@ -243,7 +244,7 @@ def run_prescription(args, stop) -> int:
                     "search": "prescription",
                     "start_transposed": transposed,
                     **result.to_dict(),
-                    **what_ran(optimizer, patient, args.seed),
+                    **what_ran(optimizer, patient, args.seed, drawn=args.true_sphere is None),
                 }
             )
         )

@@ -1,0 +1,56 @@
+"""A session resumed with ``--trials``: the printed record and the dashboard say why it ended, and
+where its stopping rule stands, against the budget it last ran with (the one the store keeps from
+the resume), not its protocol's."""
+
+from test_clinician_keys import ClinicKeys, run
+
+from experiment_helpers import FAST, needs_display, write_protocol
+from lensopt.dashboard.model import SessionModel
+from lensopt.dashboard.panels import summary_rows
+from lensopt.dashboard.prescription_text import build_record
+from lensopt.experiment.session import RunRequest, run_session
+from lensopt.store import SessionStore, stored_budget
+
+pytestmark = needs_display
+
+
+def test_a_session_quit_and_resumed_with_fewer_trials_reached_that_budget(tmp_path, window):
+    """Started with 6 trials (its [stop] following them), quit after 2, resumed with --trials 4: its 4
+    answers are the budget it ran with reached, not a session that "ended after 4 trials"."""
+    quit_at_3 = ClinicKeys(screens=["space", "escape", "space", "q"], letters={3: ["escape"]})
+    first, *_ = run(tmp_path, window, quit_at_3, trials=6)
+    assert first.status == "aborted"
+    resume = RunRequest(db_path=tmp_path / "s.db", resume=first.session_id, trials=4)
+    outcome = run_session(resume, responses=ClinicKeys(), log=lambda line: None, window=window)
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        info, records = store.session(first.session_id), store.trials(first.session_id)
+    assert outcome.status == "finished" and info.result.n_trials == 4
+    ran = stored_budget(info)
+    assert (ran.trials, ran.protocol_trials, ran.rule.max_trials, ran.known) == (4, 6, 4, True)
+    (eye,) = build_record(info, printed_at=1.9e9, trials=records).eyes
+    assert eye.stop_reason == "trial budget reached (4 of 4, lowered from the protocol's 6 on resuming)"
+
+
+def test_a_session_resumed_with_more_trials_reached_the_new_budget_on_the_record_and_the_dashboard(tmp_path, window):
+    """Ended by its budget of 6, resumed with --trials 9 and again without: the record says the budget
+    of 9 was reached; the dashboard's stopping rule runs to 9 trials and has reached them (it read "6
+    (more on resuming): not yet", a budget it did not know)."""
+    protocol = write_protocol(tmp_path / "stop.toml", **FAST)
+    protocol.write_text(protocol.read_text() + "\n[stop]\nconfidence = 0.999\nmin_trials = 4\n")
+    db = tmp_path / "s.db"
+    request = RunRequest(db_path=db, protocol_path=protocol, participant="sim", observer="simulated", seed=7, trials=6)
+    first = run_session(request, log=lambda line: None, window=window)
+    for trials in (9, None):  # the second resume keeps the budget given to the first
+        again = run_session(
+            RunRequest(db_path=db, resume=first.session_id, trials=trials), log=lambda line: None, window=window
+        )
+        assert again.status == "finished" and again.n_trials == 9
+    with SessionStore(db, readonly=True) as store:
+        info, records = store.session(first.session_id), store.trials(first.session_id)
+    assert info.result is not None and info.result.n_trials == 9 and info.result.confidence < 0.999
+    (eye,) = build_record(info, printed_at=1.9e9, trials=records).eyes
+    assert eye.stop_reason == "trial budget reached (9 of 9, extended from the protocol's 6 on resuming)"
+    snap = SessionModel(info).update(info, records)
+    assert snap.certainty.max_trials == 9 and snap.certainty.budget_known
+    (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
+    assert stops_at == "confidence 0.999, trials 4–9: max trials reached"

@@ -213,7 +213,8 @@ def write_export(text: str, out) -> None:
     """Write ``text`` to ``out``: a path (UTF-8; a one-line error naming it if it cannot be written) or
     a writable text stream. A file is written whole or not at all — into a new file beside it (0600),
     renamed into place (:func:`lensopt.private_files.private_output`) — so a full disk never leaves an
-    earlier export cut short; a link (``/dev/stdout``) or a path that is no regular file (a pipe) is
+    earlier export cut short; an existing file in a folder where no new file can be made (read-only)
+    is written over in place instead; a link (``/dev/stdout``) or a path that is no regular file (a pipe) is
     written through."""
     if hasattr(out, "write"):
         out.write(text)

@@ -4,7 +4,9 @@ the tests run as root).
 
 - ``lensopt export -o FILE`` and ``lensopt print --out FILE`` in a read-only folder: an existing FILE
   the user can write is written over in place (the folder refuses the new file an atomic write
-  renames); a new FILE is one line naming the folder and what to do, exit 2.
+  renames); a new FILE is one line naming the folder and what to do, exit 2;
+- ``lensopt run`` on a database that is read-only, or in a read-only folder: one line saying which is
+  read-only and what to do, exit 2, no traceback, the database unchanged.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import hashlib
 import io
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -119,3 +122,47 @@ def test_a_record_printed_over_a_writable_pdf_in_a_read_only_folder_is_written_i
 
     error = _assert_one_line_error(user.lensopt("print", "1", "--db", db, "--out", out / "new.pdf"), "print")
     assert f"folder {out} is not writable; make it writable or choose another --out" in error
+
+
+def _resume(user, db: Path):
+    """``lensopt run --resume 1``: refused before a window opens (no display needed)."""
+    return user.lensopt("run", "--resume", "1", "--db", db, unset=("DISPLAY", "WAYLAND_DISPLAY"))
+
+
+def test_run_on_a_read_only_database_file_says_so_and_how_to_make_it_writable(user):
+    folder = user.folder("readonly-file")
+    db = _owned(user, _database(folder), 0o444)
+    before = _digest(folder)
+    error = _assert_one_line_error(_resume(user, db), "run")
+    assert f"database {db} cannot be written: the database file is read-only for this user (mode 0444)" in error
+    assert f"make it writable with `chmod u+w {db}`" in error
+    assert "or use --db to choose a database in a folder you can write" in error
+    assert {name: _digest(folder)[name] for name in before} == before
+
+
+def test_run_on_a_database_in_a_read_only_folder_says_the_folder_is_read_only(user):
+    folder = user.folder("readonly-folder")
+    db = _owned(user, _database(folder), 0o600)
+    folder.chmod(0o555)
+    before = _digest(folder)
+    error = _assert_one_line_error(_resume(user, db), "run")
+    assert f"its folder {folder} is read-only for this user (mode 0555" in error
+    assert "SQLite writes sessions.db-wal and sessions.db-shm beside the database" in error
+    assert f"make it writable with `chmod u+w {folder}`" in error
+    assert "use --db to choose a database in a folder you can write" in error
+    assert _digest(folder) == before
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="a new session opens its window first: run under xvfb-run")
+def test_a_new_session_in_a_read_only_folder_says_the_database_cannot_be_created_there(user):
+    xauthority = os.environ.get("XAUTHORITY")
+    if xauthority and os.path.isfile(xauthority):  # xvfb-run's, which the user may not read: a copy of their own
+        user.env["XAUTHORITY"] = str(_owned(user, Path(shutil.copy(xauthority, user.home / "Xauthority")), 0o600))
+    folder = user.folder("readonly-empty")
+    folder.chmod(0o555)
+    db = folder / "sessions.db"
+    result = user.lensopt("run", "--protocol", "demo-simulated", "--participant", "X", "--trials", "2", "--db", db)
+    error = _assert_one_line_error(result, "run")
+    assert f"its folder {folder} is read-only for this user (mode 0555" in error
+    assert "the database cannot be created in it" in error and "--db" in error
+    assert list(folder.iterdir()) == []

@@ -9,6 +9,12 @@ file, and the file is never readable by others, not even for a moment.
 A file that exists and can be written in a folder that cannot (a read-only folder holding an export
 made before) is written in place instead, as it was before writes were atomic: the bytes are made
 whole first, then the file is truncated, written and fsynced (:func:`_write_in_place`).
+
+The new file is hidden, ``.NAME.XXXXXXXX.part``, and removed whatever ends the write early (an error,
+Ctrl-C, a SIGTERM, which lensopt turns into Ctrl-C). Only a killed process (SIGKILL, a power cut)
+leaves it behind; its writer holds a lock on it (``flock``) for as long as it writes, so the next
+write to the same ``NAME`` removes the parts of ``NAME`` that no program holds
+(:func:`_remove_stale_parts`), and never a part another program is writing.
 """
 
 from __future__ import annotations
@@ -17,12 +23,19 @@ import contextlib
 import errno
 import io
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from lensopt.errors import LensoptError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 #: Mode of a file written by :func:`private_output` (what ``tempfile.mkstemp`` creates).
 PRIVATE_FILE_MODE = 0o600
@@ -31,6 +44,54 @@ PRIVATE_FILE_MODE = 0o600
 #: the folder is not writable for this user, or the file system is mounted read-only (a file on
 #: another mount, bound over it, may not be).
 FOLDER_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+#: Suffix of the new file a write goes to before it takes its name (``.NAME.XXXXXXXX.part``).
+PART_SUFFIX = ".part"
+
+#: Seconds a part no program holds is left alone after it was last written: its writer may have made
+#: it and not yet locked it (two calls apart).
+STALE_PART_AGE_S = 1.0
+
+
+def _part_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
+def _remove_stale_parts(path: Path, own: str) -> None:
+    """Remove the parts of ``path`` (``.NAME.*.part`` beside it) that a killed write left: those no
+    program holds a lock on, last written :data:`STALE_PART_AGE_S` or more ago; never ``own`` (the
+    part being written). Where locks cannot be told (no ``fcntl``), none is removed; whatever fails
+    leaves the part where it is (it keeps no write from working)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return
+    prefix = _part_prefix(path)
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(PART_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        part = path.parent / name
+        if os.path.abspath(part) == os.path.abspath(own):
+            continue
+        try:
+            fd = os.open(part, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:  # gone meanwhile, a link, or another user's
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < STALE_PART_AGE_S:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # a write in progress holds it (or the file system has no locks)
+                continue
+            now = os.stat(part, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):  # still the file that was locked
+                os.unlink(part)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 def writable_in_place(path: Path) -> bool:
@@ -70,7 +131,7 @@ def private_output(path, option: str) -> Iterator[BinaryIO]:
     as it was if the block fails); otherwise the error names the folder and what to do."""
     path = Path(path)
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        fd, temporary = tempfile.mkstemp(prefix=_part_prefix(path), suffix=PART_SUFFIX, dir=path.parent)
     except OSError as exc:
         if exc.errno not in FOLDER_REFUSED or not writable_in_place(path):
             raise LensoptError(
@@ -82,13 +143,22 @@ def private_output(path, option: str) -> Iterator[BinaryIO]:
         _write_in_place(path, buffer.getvalue(), option)
         return
     try:
-        with os.fdopen(fd, "wb") as stream:
+        # held until it has taken its name: no later write takes it for a killed one's (_remove_stale_parts)
+        stream = os.fdopen(fd, "wb")
+        try:
+            if fcntl is not None:
+                with contextlib.suppress(OSError):  # a file system without locks: nothing to hold
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _remove_stale_parts(path, temporary)
             yield stream
             stream.flush()
             os.fsync(stream.fileno())  # on disk before it takes the name: whole even after a power loss
-        os.replace(temporary, path)
+            os.replace(temporary, path)
+        except BaseException:  # an error, Ctrl-C: removed while still held
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+        finally:
+            stream.close()
     except OSError as exc:
         raise LensoptError(f"cannot write {path} ({exc.strerror}); choose another {option}") from None
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)

@@ -4,13 +4,20 @@ folder holding an earlier export), written over in place instead.
 
 The folder's refusal is simulated here (``tempfile.mkstemp`` raising as in a ``0555`` folder or on a
 read-only mount), so these run as root too; tests/cli/test_readonly_writes_cli.py runs the commands in
-a real read-only folder as a user who cannot write it."""
+a real read-only folder as a user who cannot write it.
+
+The new file a write goes to (``.NAME.XXXXXXXX.part``) is removed when the write stops early; one a
+killed write left is removed by the next write to the same file, unless a program is writing it."""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +78,89 @@ def test_a_writable_folder_still_writes_a_new_file_and_renames_it(tmp_path):
         stream.write(b"new")
     assert target.read_bytes() == b"new" and target.stat().st_ino != inode  # atomic: a new file took the name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export.csv"]
+
+
+#: Writes argv[1] through private_output: some bytes, then "ready", then waits for a line on stdin
+#: (killed meanwhile, or let finish).
+WRITER = """
+import sys
+from lensopt.private_files import private_output
+
+with private_output(sys.argv[1], "--out") as stream:
+    stream.write(b"half a record")
+    stream.flush()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    stream.write(b", the rest")
+"""
+
+
+def _writer(target):
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    return writer
+
+
+def _parts(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.name.endswith(".part"))
+
+
+def _age(path: Path, seconds: float) -> None:
+    """Make ``path`` look last written ``seconds`` ago."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_killed_writes_part_is_removed_by_the_next_write_to_the_same_file(tmp_path):
+    target = tmp_path / "rx.pdf"
+    target.write_bytes(b"the earlier record")
+    writer = _writer(target)
+    writer.kill()  # SIGKILL: nothing of it runs again
+    writer.wait(timeout=30)
+    (stale,) = _parts(tmp_path)
+    assert stale.name.startswith(".rx.pdf.") and stat.S_IMODE(stale.stat().st_mode) == 0o600
+    assert target.read_bytes() == b"the earlier record"
+    _age(stale, 60)
+    other = tmp_path / ".other.pdf.abcd1234.part"  # another file's part is not this write's to remove
+    other.write_bytes(b"x")
+    _age(other, 60)
+
+    with private_output(target, "--out") as stream:
+        stream.write(b"the new record")
+    assert target.read_bytes() == b"the new record"
+    assert _parts(tmp_path) == [other]
+
+
+def test_a_part_another_program_is_writing_is_left_to_it(tmp_path):
+    target = tmp_path / "rx.pdf"
+    writer = _writer(target)
+    try:
+        (live,) = _parts(tmp_path)
+        _age(live, 60)  # a slow write: old, but held
+        with private_output(target, "--out") as stream:
+            stream.write(b"this write's record")
+        assert live.exists() and target.read_bytes() == b"this write's record"
+        writer.communicate("\n", timeout=30)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+    assert writer.returncode == 0
+    assert target.read_bytes() == b"half a record, the rest"  # the other write finished: the last one wins
+    assert _parts(tmp_path) == []
+
+
+@pytest.mark.parametrize("stop", [RuntimeError("drawing failed"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_a_write_that_stops_early_leaves_no_part_and_the_earlier_file(tmp_path, stop):
+    target = tmp_path / "rx.pdf"
+    target.write_bytes(b"the earlier record")
+    with pytest.raises(type(stop)), private_output(target, "--out") as stream:
+        stream.write(b"half a record")
+        raise stop
+    assert target.read_bytes() == b"the earlier record"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rx.pdf"]

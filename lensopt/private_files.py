@@ -134,9 +134,9 @@ def private_output(path, option: str) -> Iterator[BinaryIO]:
         fd, temporary = tempfile.mkstemp(prefix=_part_prefix(path), suffix=PART_SUFFIX, dir=path.parent)
     except OSError as exc:
         if exc.errno not in FOLDER_REFUSED or not writable_in_place(path):
+            fix = "" if exc.errno == errno.EROFS else "make the folder writable or "  # a mount: not by chmod
             raise LensoptError(
-                f"cannot write in {path.parent} ({exc.strerror}); make the folder writable or choose another "
-                f"{option} in a folder you can write"
+                f"cannot write in {path.parent} ({exc.strerror}); {fix}choose another {option} in a folder you can write"
             ) from None
         buffer = io.BytesIO()
         yield buffer

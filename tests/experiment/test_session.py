@@ -343,8 +343,10 @@ def test_a_session_whose_start_event_another_program_changed_resumes_and_exports
     with conn:  # its start's provenance is no longer JSON
         conn.execute("UPDATE session_events SET detail = 'garbled' WHERE session_id = ?", (first.session_id,))
     conn.close()
+    lines.clear()
     more = run_session(RunRequest(db_path=db, resume=first.session_id, trials=5), log=lines.append, window=window)
     assert more.status == "finished" and more.n_trials == 5, lines[-3:]
+    assert lines[0].startswith(f"session {first.session_id} in {db}: an event another program changed"), lines[0]
     with SessionStore(db, readonly=True) as store:
         info = store.session(first.session_id)
         assert [t.index for t in store.trials(first.session_id)] == [1, 2, 3, 4, 5]

@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.command in ("hyperparameters", "simulate"):  # a fit, a simulation: nothing is stored on the way
             kept = "; nothing was written"
+        elif args.command == "print":  # the record is written whole or not at all (lensopt.private_files)
+            kept = "; no record was written (a file of that name is as it was)"
         elif args.command != "bench":
             kept = "; everything answered so far is saved"
         elif getattr(args, "out", None) and hasattr(args, "scheduler"):  # a campaign: one record per finished run

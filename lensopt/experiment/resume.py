@@ -21,6 +21,7 @@ from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import report_eye
 from lensopt.store import SessionInfo
+from lensopt.store.session_records import unreadable_events_text
 
 #: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
 #: 11:48:19 UTC, unix seconds); the protocol stored ``[duel] order`` from 13:38 that day on.
@@ -79,6 +80,9 @@ def read_resumed(store, request, log, warn) -> Resumed:
             f"the stored calibration of session {info.session_id} cannot be read ({exc}); it cannot be "
             f"resumed: export its answers with `lensopt export {info.session_id}`"
         ) from None
+    skipped = unreadable_events_text(info, request.db_path)
+    if skipped is not None:  # provenance only: the session resumes from its answers all the same
+        warn(skipped)
     recover_rescued(store, mode, info.session_id, rescue_paths(request.db_path, info.session_id), log)
     records = mode.stored_trials(store, info.session_id)
     if request.protocol_path is not None:

@@ -36,6 +36,7 @@ import contextlib
 import os
 import shlex
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
@@ -152,6 +153,45 @@ def _create_private_file(path: Path) -> None:
         os.fchmod(fd, PRIVATE_FILE_MODE)
     finally:
         os.close(fd)
+
+
+def _read_only_for_this_user(path: Path, what: str, why: str) -> str:
+    """``what`` (the database file, its folder) at ``path`` is read-only for this user, ``why`` it matters
+    (may be empty) and, when this user owns it, how to make it writable (``chmod u+w``)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{what} is read-only for this user"
+    mode = stat.S_IMODE(info.st_mode)
+    mine = not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+    whose = "" if mine else f", owned by user id {info.st_uid}"
+    said = f"{what} is read-only for this user (mode {mode:04o}{whose}{'; ' + why if why else ''})"
+    return f"{said}: make it writable with `chmod u+w {shlex.quote(str(path))}`" if mine else said
+
+
+def read_only_obstacle(path: Path) -> str | None:
+    """Why a writer cannot write the session database ``path``, or create it, with how to change it
+    where this user can: its folder on a read-only file system, the file or its folder read-only for
+    this user (SQLite writes the ``-wal`` and ``-shm`` beside a database); None when none of these is
+    in the way."""
+    folder = path.parent
+    if hasattr(os, "statvfs"):  # not on Windows
+        try:
+            if os.statvfs(folder).f_flag & os.ST_RDONLY:
+                return f"{folder} is on a read-only file system (mounted read-only)"
+        except OSError:
+            pass
+    found = []
+    if path.exists() and not os.access(path, os.W_OK):
+        found.append(_read_only_for_this_user(path, "the database file", ""))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        why = (
+            f"SQLite writes {path.name}-wal and {path.name}-shm beside the database"
+            if path.exists()
+            else "the database cannot be created in it"
+        )
+        found.append(_read_only_for_this_user(folder, f"its folder {folder}", why))
+    return "; ".join(found) or None
 
 
 class StoreConnection:
@@ -348,6 +388,11 @@ class StoreConnection:
                 f"the disk holding {self.path} is full ({message}); free space on it and try again, or use --db "
                 "to choose a database on another disk"
             )
+        obstacle = None
+        if not self.readonly and ("readonly" in lowered or "read-only" in lowered or "unable to open" in lowered):
+            obstacle = read_only_obstacle(self.path)
+        if obstacle is not None:
+            return self._read_only_error(obstacle)
         if "readonly" in lowered or "read-only" in lowered:
             return ReadOnlyStoreError(
                 f"database {self.path} cannot be written ({message}); check its permissions or use --db"
@@ -360,6 +405,13 @@ class StoreConnection:
                 "accessible, or use --db to choose another file"
             )
         return StoreError(f"database {self.path}: {message}; use --db to choose another file")
+
+    def _read_only_error(self, obstacle: str) -> ReadOnlyStoreError:
+        """The one line for a writer that cannot write its database: ``obstacle`` (:func:`read_only_obstacle`)."""
+        return ReadOnlyStoreError(
+            f"database {self.path} cannot be written: {obstacle}; {'or ' if 'chmod' in obstacle else ''}"
+            "use --db to choose a database in a folder you can write"
+        )
 
     @contextlib.contextmanager
     def _translating(self):
@@ -410,7 +462,11 @@ class StoreConnection:
 
     def check_writable(self) -> None:
         """Take the write lock and let it go: a locked or read-only file is refused (one line) now,
-        before a session is prepared, rather than at its first write."""
+        before a session is prepared, rather than at its first write. A read-only database file in a
+        folder that can be written is refused too: SQLite takes the lock in the ``-wal`` and ``-shm``
+        beside it, and would fail only at the first write."""
+        if not self.readonly and self.path.is_file() and not os.access(self.path, os.W_OK):
+            raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
         with self._transaction(write=True):
             pass
 

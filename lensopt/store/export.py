@@ -70,9 +70,10 @@ FORMATS = ("csv", "json", "psychopy")
 #: trials' ``eye`` and ``results``, one per eye; 7: duels' ``first_axis_deg`` and ``second_axis_deg``;
 #: 8: rankings' ``axes_deg``; 9: each result's ``prescribed`` and ``withheld_reason``; 10: the
 #: session's ``status_now``, beside its stored ``status``; 11: the session's ``events``, its start and
-#: each resume with the software that ran, and ``status_now`` ``stopped`` for a session stored ``aborted``).
+#: each resume with the software that ran, and ``status_now`` ``stopped`` for a session stored ``aborted``;
+#: 12: ``unreadable_events``, the events another program changed so that they cannot be read, skipped).
 JSON_FORMAT = "lensopt-session"
-JSON_FORMAT_VERSION = 11
+JSON_FORMAT_VERSION = 12
 
 #: Calibration keys every JSON export carries (``null`` when the session stored none).
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
@@ -158,6 +159,7 @@ def session_document(
         "result": None if info.result is None else _result_document(info, info.result),
         "results": [_result_document(info, r) for r in info.results],
         "events": [event.to_dict() for event in info.events],
+        "unreadable_events": list(info.unreadable_events),
         "trials": [dataclasses.asdict(t) for t in trials]
         if info.kind in (DUEL_KIND, RANKING_KIND)
         else [
@@ -211,7 +213,8 @@ def write_export(text: str, out) -> None:
     """Write ``text`` to ``out``: a path (UTF-8; a one-line error naming it if it cannot be written) or
     a writable text stream. A file is written whole or not at all — into a new file beside it (0600),
     renamed into place (:func:`lensopt.private_files.private_output`) — so a full disk never leaves an
-    earlier export cut short; a link (``/dev/stdout``) or a path that is no regular file (a pipe) is
+    earlier export cut short; an existing file in a folder where no new file can be made (read-only)
+    is written over in place instead; a link (``/dev/stdout``) or a path that is no regular file (a pipe) is
     written through."""
     if hasattr(out, "write"):
         out.write(text)

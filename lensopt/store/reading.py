@@ -103,15 +103,16 @@ class SessionReader(StoreConnection):
             parameters,
         ).fetchall()
         results, damaged_results = self._results(conn)
-        events, damaged_events = self._events(conn, where, parameters)
-        for session_id, problem in damaged_events.items():
-            damaged_results.setdefault(session_id, problem)
-        return [self._session_info(row, results, damaged_results, events) for row in rows]
+        events, unreadable_events = self._events(conn, where, parameters)
+        return [self._session_info(row, results, damaged_results, events, unreadable_events) for row in rows]
 
     @staticmethod
-    def _session_info(row, results: dict, damaged_results: dict, events: dict) -> SessionInfo | DamagedSession:
-        """A stored session row as its :class:`SessionInfo`, or a :class:`DamagedSession` naming what
-        of it (or of its results or events) another program changed."""
+    def _session_info(
+        row, results: dict, damaged_results: dict, events: dict, unreadable_events: dict
+    ) -> SessionInfo | DamagedSession:
+        """A stored session row as its :class:`SessionInfo` (without the events another program changed:
+        ``unreadable_events`` says what they were), or a :class:`DamagedSession` naming what of it (or of
+        its results) another program changed."""
         try:
             info = SessionInfo(
                 session_id=row[0],
@@ -130,6 +131,7 @@ class SessionReader(StoreConnection):
                 results=tuple(results.get(row[0], ())),
                 n_undone=row[12],
                 events=tuple(events.get(row[0], ())),
+                unreadable_events=tuple(unreadable_events.get(row[0], ())),
             )
         except ValueError as exc:
             problem = _problem(exc)
@@ -171,10 +173,12 @@ class SessionReader(StoreConnection):
         ordered = {sid: [eyes[e] for e in sorted(eyes, key=lambda e: e or "")] for sid, eyes in by_eye.items()}
         return ordered, damaged
 
-    def _events(self, conn, where: str, parameters) -> tuple[dict[int, list[SessionEvent]], dict[int, str]]:
+    def _events(self, conn, where: str, parameters) -> tuple[dict[int, list[SessionEvent]], dict[int, list[str]]]:
         """The stored events of the sessions ``where`` selects (:class:`SessionEvent`, oldest first), none
-        in an older read-only file without the table; and the problem of each session with an event
-        another program changed (its first)."""
+        in an older read-only file without the table; and, by session, the problem of each event
+        another program changed so that it cannot be read (``its event 2's detail is not the JSON
+        lensopt wrote (…)``). Events are provenance beside the answers: an unreadable one is skipped,
+        said, and does not keep its session's answers and results from being read."""
         if self._select["session_events"] is None:
             return {}, {}
         rows = conn.execute(
@@ -183,15 +187,17 @@ class SessionReader(StoreConnection):
             parameters,
         ).fetchall()
         events: dict[int, list[SessionEvent]] = {}
-        damaged: dict[int, str] = {}
+        unreadable: dict[int, list[str]] = {}
+        numbers: dict[int, int] = {}  # each session's events are numbered as stored, the skipped ones too
         for row in rows:
+            number = numbers[row[0]] = numbers.get(row[0], 0) + 1
             found = events.setdefault(row[0], [])
             try:
-                detail = _stored_document(row[4], f"event {len(found) + 1}'s detail")
+                detail = _stored_document(row[4], f"event {number}'s detail")
                 found.append(SessionEvent(event=row[2], at=row[1], after_trial=row[3], detail=detail))
             except (ValueError, TypeError) as exc:
-                damaged.setdefault(row[0], _problem(exc, f"its event {len(found) + 1}'s"))
-        return events, damaged
+                unreadable.setdefault(row[0], []).append(_problem(exc, f"its event {number}'s"))
+        return events, unreadable
 
     def _damaged(self, found: SessionInfo | DamagedSession) -> SessionInfo:
         """``found`` if it is a readable session, else its one-line :class:`DamagedSessionError`."""

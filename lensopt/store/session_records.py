@@ -128,7 +128,10 @@ class SessionInfo:
     the prescription the session reported when it finished (:class:`ResultRecord`), or None;
     ``results`` every result it reported, one per eye (OD first), ``result`` being the first.
     ``events``: what happened to it besides its answers (:class:`SessionEvent`, oldest first: its start
-    and each resume, with the software that ran; none for a session stored before schema 10).
+    and each resume, with the software that ran; none for a session stored before schema 10);
+    ``unreadable_events``: the problem of each stored event another program changed so that it cannot
+    be read (``its event 2's detail is not the JSON lensopt wrote (…)``), skipped from ``events``
+    (:func:`unreadable_events_text` says it in one phrase).
     """
 
     session_id: int
@@ -147,6 +150,7 @@ class SessionInfo:
     results: tuple = ()
     n_undone: int = 0
     events: tuple = ()
+    unreadable_events: tuple = ()
 
     @property
     def n_answers(self) -> int:
@@ -175,6 +179,25 @@ class SessionInfo:
         for name in ("protocol", "calibration", "optimizer_settings"):
             if not isinstance(getattr(self, name), dict):
                 raise ValueError(f"{owner}.{name} must be a dict, got {getattr(self, name)!r}")
+        object.__setattr__(self, "unreadable_events", tuple(self.unreadable_events))
+        for problem in self.unreadable_events:
+            check_text(owner, "unreadable_events", problem)
+
+
+def unreadable_events_text(info, db_path=None) -> str | None:
+    """What of ``info``'s events (a :class:`SessionInfo`, read from the database ``db_path``) could not
+    be read and was skipped, in one phrase naming each and what to do (None when every event was
+    read): what ``lensopt sessions`` and ``lensopt export`` warn of."""
+    problems = info.unreadable_events
+    if not problems:
+        return None
+    what = "an event" if len(problems) == 1 else f"{len(problems)} events"
+    where = "" if db_path is None else f" in {db_path}"
+    return (
+        f"session {info.session_id}{where}: {what} another program changed could not be read and "
+        f"{'was' if len(problems) == 1 else 'were'} skipped ({'; '.join(problems)}); its answers and results are "
+        "read as stored — restore the database from a copy to get the event back"
+    )
 
 
 #: The status ``lensopt sessions`` shows for a session it cannot read (:class:`DamagedSession`).

@@ -223,3 +223,43 @@ def test_print_says_what_the_record_holds_as_its_first_page_does():
     assert _contents(info(None, 0.40)) == "no prescription: the study's estimate"
     assert _contents(info(None, 0.97)) == "prescription"  # sure enough by lensopt's default 0.95
     assert _contents(info(0.95)) == "no prescription stored"
+
+
+@pytest.mark.parametrize("stop", [RuntimeError("a page failed"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_a_print_stopped_mid_record_leaves_the_earlier_record_and_no_part_file(db, tmp_path, capsys, monkeypatch, stop):
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    path, sid = db
+    out = tmp_path / "rx.pdf"
+    out.write_bytes(b"%PDF the earlier record")
+    pages = []
+
+    def savefig(self, figure=None, **kwargs):
+        if pages:  # the first page written, the second fails
+            raise stop
+        pages.append(figure)
+        return original(self, figure, **kwargs)
+
+    original = PdfPages.savefig
+    monkeypatch.setattr(PdfPages, "savefig", savefig)
+    if isinstance(stop, KeyboardInterrupt):
+        assert main(["print", str(sid), "--db", str(path), "--out", str(out)]) == 130
+        assert capsys.readouterr().err == (
+            "lensopt print: interrupted; no record was written (a file of that name is as it was)\n"
+        )
+    else:
+        with pytest.raises(RuntimeError, match="a page failed"):
+            main(["print", str(sid), "--db", str(path), "--out", str(out)])
+    assert pages and out.read_bytes() == b"%PDF the earlier record"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rx.pdf"]  # no hidden .rx.pdf.*.part
+
+
+def test_a_print_after_a_killed_one_removes_its_part_file(db, tmp_path, capsys):
+    path, sid = db
+    out = tmp_path / "rx.pdf"
+    stale = tmp_path / ".rx.pdf.k1ll3d00.part"  # what a print killed mid-record (SIGKILL) leaves
+    stale.write_bytes(b"%PDF half a record")
+    stale.chmod(0o600)
+    os.utime(stale, (1e9, 1e9))
+    assert main(["print", str(sid), "--db", str(path), "--out", str(out)]) == 0
+    assert out.read_bytes().startswith(b"%PDF") and sorted(p.name for p in tmp_path.iterdir()) == ["rx.pdf"]

@@ -103,7 +103,7 @@ def test_sessions_json_and_the_json_export_give_the_status_shown_beside_the_stor
             assert json.loads(export_session(store, 2, fmt="json"))["session"]["status_now"] == "running"
     with SessionStore(db, readonly=True) as store:
         document = json.loads(export_session(store, 2, fmt="json"))
-    assert document["session"]["status_now"] == "interrupted" and document["format_version"] == 11
+    assert document["session"]["status_now"] == "interrupted" and document["format_version"] == 12
 
 
 def test_sessions_shows_the_eye_and_the_prescription_of_each_eye(tmp_path, capsys):

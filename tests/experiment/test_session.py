@@ -331,6 +331,31 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
     ]
 
 
+def test_a_session_whose_start_event_another_program_changed_resumes_and_exports(tmp_path, window):
+    import sqlite3
+
+    db, lines = tmp_path / "s.db", []
+    request = RunRequest(
+        db_path=db, protocol_path=write_protocol(tmp_path / "p.toml", **FAST), participant="sim", seed=5, trials=3
+    )
+    first = run_session(request, log=lines.append, window=window)
+    conn = sqlite3.connect(db)
+    with conn:  # its start's provenance is no longer JSON
+        conn.execute("UPDATE session_events SET detail = 'garbled' WHERE session_id = ?", (first.session_id,))
+    conn.close()
+    lines.clear()
+    more = run_session(RunRequest(db_path=db, resume=first.session_id, trials=5), log=lines.append, window=window)
+    assert more.status == "finished" and more.n_trials == 5, lines[-3:]
+    assert lines[0].startswith(f"session {first.session_id} in {db}: an event another program changed"), lines[0]
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(first.session_id)
+        assert [t.index for t in store.trials(first.session_id)] == [1, 2, 3, 4, 5]
+        document = json.loads(export_session(store, first.session_id, "json"))
+    assert [(e.event, e.after_trial) for e in info.events] == [("resumed", 3)]
+    assert len(info.unreadable_events) == 1 and len(document["trials"]) == 5
+    assert document["unreadable_events"] == list(info.unreadable_events)
+
+
 def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, window):
     import sqlite3
 

@@ -11,8 +11,10 @@ import pytest
 from test_database import CALIBRATION, make_trial, new_session
 
 import lensopt
+from lensopt.cli import main
 from lensopt.store import SCHEMA_VERSION, SessionEvent, SessionStore, resumed_budget, stored_budget
 from lensopt.store.export import export_session
+from lensopt.store.session_records import unreadable_events_text
 
 REPO = Path(lensopt.__file__).resolve().parent.parent
 
@@ -128,23 +130,72 @@ def test_a_version_9_database_reads_without_events_and_records_them_once_upgrade
         conn.close()
 
 
-def test_an_event_another_program_changed_marks_only_its_session_damaged(tmp_path):
+def _corrupt_event(path, sql: str, parameters) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        assert conn.execute(sql, parameters).rowcount == 1
+    conn.close()
+
+
+def test_an_event_another_program_changed_is_skipped_and_said_and_its_session_still_reads(tmp_path):
     path = tmp_path / "s.db"
     with SessionStore(path) as store:
         kept, changed = new_session(store, "A"), new_session(store, "B")
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute("UPDATE session_events SET detail = 'not json' WHERE session_id = ?", (changed,))
-    conn.close()
+        for i in (1, 2):
+            store.append_trial(changed, make_trial(i))
+        store.record_event(changed, "resumed", {"trials": 20, "trials_given": 20})
+        store.record_event(changed, "resumed", {"trials": 20, "trials_given": None})
+    # the start's detail is no JSON, the first resume's event has no name: both skipped, the last resume kept
+    _corrupt_event(
+        path, "UPDATE session_events SET detail = 'not json' WHERE session_id = ? AND event = 'started'", (changed,)
+    )
+    _corrupt_event(
+        path,
+        "UPDATE session_events SET event = '' WHERE id = (SELECT MIN(id) FROM session_events "
+        "WHERE session_id = ? AND event = 'resumed')",
+        (changed,),
+    )
     with SessionStore(path, readonly=True) as store:
         listed = store.listing()
-        assert len(store.session(kept).events) == 1
-        with pytest.raises(
-            lensopt.errors.StoreError, match=r"damaged: its event 1's detail is not the JSON lensopt wrote"
-        ):
-            store.session(changed)
-    assert [type(found).__name__ for found in listed] == ["SessionInfo", "DamagedSession"]
-    assert "\n" not in listed[1].problem
+        info, trials = store.session(changed), store.trials(changed)
+        document = json.loads(export_session(store, changed, "json"))
+        assert store.session(kept).unreadable_events == ()
+    assert [type(found).__name__ for found in listed] == ["SessionInfo", "SessionInfo"]
+    assert [t.index for t in trials] == [1, 2]
+    assert [(e.event, e.after_trial) for e in info.events] == [("resumed", 2)]
+    first, second = info.unreadable_events
+    assert first.startswith("its event 1's detail is not the JSON lensopt wrote")
+    assert second.startswith("its event 2's event must be a non-empty string"), second
+    assert "\n" not in unreadable_events_text(info)
+    assert unreadable_events_text(store_info_of(listed, kept)) is None
+    # the JSON export says what was skipped, beside the events it holds
+    assert document["format_version"] == 12 and len(document["trials"]) == 2
+    assert document["unreadable_events"] == [first, second] and len(document["events"]) == 1
+
+
+def store_info_of(listed, session_id):
+    return next(found for found in listed if found.session_id == session_id)
+
+
+def test_sessions_and_export_warn_of_a_skipped_event_and_export_the_answers(tmp_path, capsys):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = new_session(store, "A")
+        store.append_trial(sid, make_trial(1))
+    _corrupt_event(path, "UPDATE session_events SET detail = '{' WHERE session_id = ?", (sid,))
+
+    assert main(["sessions", "--db", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "damaged" not in out and out.splitlines()[1].split()[:2] == [str(sid), "A"]
+    (warning,) = [line for line in err.splitlines() if "event" in line]
+    assert warning.startswith(f"warning: session {sid} in {path}: an event another program changed could not be read")
+    assert "its event 1's detail is not the JSON lensopt wrote" in warning and "read as stored" in warning
+
+    out_file = tmp_path / "a.csv"
+    assert main(["export", str(sid), "--db", str(path), "-o", str(out_file)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: session {sid} in {path}: an event" in err
+    assert len(out_file.read_text().splitlines()) == 2  # the header and the answer
 
 
 def test_the_json_export_carries_the_events(tmp_path):
@@ -153,7 +204,7 @@ def test_the_json_export_carries_the_events(tmp_path):
         store.append_trial(sid, make_trial(1))
         store.record_event(sid, "resumed", {"trials": 20, "trials_given": 20})
         document = json.loads(export_session(store, sid, "json"))
-    assert document["format_version"] == 11
+    assert document["format_version"] == 12
     assert [(e["event"], e["after_trial"], e["detail"].get("trials_given")) for e in document["events"]] == [
         ("started", 0, None),
         ("resumed", 1, 20),

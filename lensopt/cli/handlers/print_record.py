@@ -10,6 +10,7 @@ from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.dashboard.prescription_record import write_prescription_record
 from lensopt.dashboard.prescription_text import eye_record, session_results
 from lensopt.errors import LensoptError
+from lensopt.private_files import writable_in_place
 from lensopt.store import SessionStore, check_not_the_database, default_db_path
 
 
@@ -25,8 +26,11 @@ def check_output(path_text: str) -> Path:
     folder = path.parent
     if not folder.is_dir():
         raise LensoptError(f"--out {path}: folder {folder} does not exist; create it first or choose another --out")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise LensoptError(f"--out {path}: folder {folder} is not writable; choose another --out")
+    if not os.access(folder, os.W_OK | os.X_OK) and not writable_in_place(path):  # else written over in place
+        raise LensoptError(
+            f"--out {path}: folder {folder} is not writable; make it writable or choose another --out in a "
+            "folder you can write"
+        )
     return path
 
 

@@ -40,7 +40,7 @@ from lensopt.store.export import (
     write_export,
 )
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
-from lensopt.store.session_records import DAMAGED, undone_suffix
+from lensopt.store.session_records import DAMAGED, undone_suffix, unreadable_events_text
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
@@ -172,6 +172,15 @@ def _warn_of_unsaved_answers(db_path, session_ids) -> None:
             print(warning, file=sys.stderr)
 
 
+def _warn_of_unreadable_events(db_path, infos) -> None:
+    """One stderr line per session with events another program changed so that they cannot be read
+    (skipped: its answers and results are read all the same)."""
+    for info in infos:
+        text = None if isinstance(info, DamagedSession) else unreadable_events_text(info, db_path)
+        if text is not None:
+            print(f"warning: {text}", file=sys.stderr)
+
+
 def list_sessions(args) -> int:
     """Handler of ``lensopt sessions``: every session, a damaged one shown ``damaged`` and said on stderr."""
     with _open_readonly(args.db) as store:
@@ -184,6 +193,7 @@ def list_sessions(args) -> int:
                 f"warning: {DamagedSessionError(path, damaged)} (the other sessions are listed as stored)",
                 file=sys.stderr,
             )
+    _warn_of_unreadable_events(path, infos)
     _warn_of_unsaved_answers(path, [i.session_id for i in infos])
     if args.json:
         documents = [damaged_document(i) if isinstance(i, DamagedSession) else info_document(i, path) for i in infos]
@@ -224,6 +234,7 @@ def export_command(args) -> int:
                     raise ValueError(f"no session {sid} in {store.path}; list them with `lensopt sessions`")
         sessions = read_sessions(store, session_ids)
         db_path = store.path
+    _warn_of_unreadable_events(db_path, [info for info, _ in sessions])
     _warn_of_unsaved_answers(db_path, session_ids)
     text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1, db_path=db_path)
     write_export(text, args.output or sys.stdout)

@@ -81,7 +81,8 @@ def timed_session(opt, respond: Callable, n_trials: int, after_trial: Callable) 
 
 def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
     """The body of a refraction-like run: ``spec.n_iterations`` times ask, ``answer(trial)``, tell;
-    the trajectory is the acuity error (logMAR) of ``opt.best()`` (every ``report_every``)."""
+    the trajectory is the acuity error (logMAR) of ``opt.best()`` (every ``report_every``), and
+    ``optimizer_settings`` the settings ``opt`` ran with (:func:`optimizer_settings`)."""
     trajectory, report_ms = [], []
     lens, value = None, None
 
@@ -99,6 +100,7 @@ def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
         **lens_outcome(patient, lens),
         "trajectory": trajectory,
         "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
+        "optimizer_settings": optimizer_settings(opt),
     }
 
 

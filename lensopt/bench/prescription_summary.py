@@ -465,4 +465,4 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
 
 def is_prescription_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest names this campaign (or, without one, its first record is of it)."""
-    return is_campaign_of(campaign_dir, CAMPAIGN, COMMAND)
+    return is_campaign_of(campaign_dir, CAMPAIGN)

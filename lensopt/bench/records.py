@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.asktell import run_session
-from lensopt.bench.spec import RunSpec
+from lensopt.bench.prescription_spec import CAMPAIGN as PRESCRIPTION_CAMPAIGN
+from lensopt.bench.spec import CAMPAIGNS, RunSpec
 from lensopt.provenance import software
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
@@ -322,11 +323,47 @@ def finish_summary(
     return summary, text
 
 
-def is_campaign_of(campaign_dir, campaign: str, command: str) -> bool:
-    """Whether a campaign folder's manifest names ``campaign`` (or, without one, its first record does)."""
+def recorded_manifest(campaign_dir) -> dict | None:
+    """The manifest in a campaign folder; None without one, or one that does not read (a command
+    rewrites it; a summary names it, :func:`read_manifest`)."""
+    try:
+        recorded = json.loads((Path(campaign_dir) / MANIFEST_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def recorded_campaign(campaign_dir) -> tuple[str, str] | None:
+    """The kind of campaign a folder holds and where that is said: its manifest's ``campaign``, or,
+    without a manifest that says it (none, an old one, one cut short), its first readable run
+    record's; None for a new folder (or records that do not say). Files that do not read are passed
+    over: the summary, or the campaign's command, names them."""
     campaign_dir = Path(campaign_dir)
-    manifest = read_manifest(campaign_dir, command)
-    if manifest is not None:
-        return manifest.get("campaign") == campaign
-    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
-    return bool(runs) and read_record(runs[0], command).get("campaign") == campaign
+    recorded = (recorded_manifest(campaign_dir) or {}).get("campaign")
+    if isinstance(recorded, str):
+        return recorded, MANIFEST_NAME
+    runs = campaign_dir / "runs"
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # cut short: rerun, or reported by the summary
+        kind = record.get("campaign") if isinstance(record, dict) else None
+        return (kind, f"runs/{path.name}") if isinstance(kind, str) else None
+    return None
+
+
+def campaign_command(campaign_dir, default: str) -> str:
+    """The command that writes the kind of campaign a folder holds (:func:`recorded_campaign`), as
+    errors name it — ``lensopt bench prescription`` —; ``default`` when the folder does not say."""
+    recorded = recorded_campaign(campaign_dir)
+    if recorded is None or recorded[0] not in (*CAMPAIGNS, PRESCRIPTION_CAMPAIGN):
+        return default
+    return f"lensopt bench {recorded[0]}"
+
+
+def is_campaign_of(campaign_dir, campaign: str) -> bool:
+    """Whether a campaign folder holds a ``campaign`` campaign (:func:`recorded_campaign`: its
+    manifest says so, or, without a manifest that says it, its first readable record)."""
+    recorded = recorded_campaign(campaign_dir)
+    return recorded is not None and recorded[0] == campaign

@@ -17,6 +17,7 @@ import numpy as np
 from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
 from lensopt.bench.binary_protocol import BINARY_RULE_LABELS
 from lensopt.bench.records import (
+    campaign_command,
     check_campaign_of,
     load_record_files,
     manifest_commands,
@@ -26,7 +27,8 @@ from lensopt.bench.records import (
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, PATIENT_CAMPAIGNS, split_of
 
-#: The commands that write the campaign folders this report reads (named in errors).
+#: The commands that write the campaign folders this report reads (named in errors about a folder
+#: that does not say its kind; one that does names its own command).
 REPORT_COMMAND = "lensopt bench functions|refraction"
 
 #: Display names of the rules, as in the paper's tables.
@@ -225,8 +227,9 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     """
     campaign_dir = Path(campaign_dir)
     out_dir = Path(out_dir) if out_dir is not None else campaign_dir / "report"
-    manifest = read_manifest(campaign_dir, REPORT_COMMAND) or {}
-    files = load_record_files(campaign_dir, REPORT_COMMAND)
+    command = campaign_command(campaign_dir, REPORT_COMMAND)  # named in the errors: the folder's own kind's
+    manifest = read_manifest(campaign_dir, command) or {}
+    files = load_record_files(campaign_dir, command)
     # one kind of campaign: the manifest's (or the first record's); a run of another is named
     campaign = manifest.get("campaign") or next((r["campaign"] for _, r in files if r.get("campaign")), None)
     if isinstance(campaign, str):

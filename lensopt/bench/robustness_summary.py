@@ -414,4 +414,4 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
 
 def is_robustness_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest (or, without one, its first record) is of this campaign."""
-    return is_campaign_of(campaign_dir, "robustness", COMMAND)
+    return is_campaign_of(campaign_dir, "robustness")

@@ -53,6 +53,8 @@ from lensopt.bench.records import (
     load_records,
     manifest_commands,
     record_path,
+    recorded_campaign,
+    recorded_manifest,
     refraction_loop,
     timing_summary,
     versions,
@@ -96,45 +98,17 @@ TASK_PREFIX = "lensopt-run-"
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0
 
 
-def _recorded_manifest(out_dir: Path) -> dict | None:
-    """The manifest already in a campaign folder; None without one, or one that does not read (it is
-    rewritten, as before)."""
-    try:
-        recorded = json.loads((out_dir / MANIFEST_NAME).read_text())
-    except (OSError, ValueError):
-        return None
-    return recorded if isinstance(recorded, dict) else None
-
-
 def _check_same_split(out_dir: Path, manifest: dict | None) -> None:
     """Refuse, in one line, runs of one patient split (tuning, held-out) into a campaign folder whose
     manifest records the other: its summary would mix them and its manifest name only the last."""
     if manifest is None or "split" not in manifest:
         return
-    recorded = (_recorded_manifest(out_dir) or {}).get("split")
+    recorded = (recorded_manifest(out_dir) or {}).get("split")
     if recorded is not None and recorded != manifest["split"]:
         raise ValueError(
             f"{out_dir} holds a campaign of {recorded} patients; run the {manifest['split']} ones into "
             "another --out (a summary of both splits would call them one)"
         )
-
-
-def _recorded_campaign(out_dir: Path) -> tuple[str, str] | None:
-    """The kind of campaign a folder holds and where that is said: its manifest's ``campaign``, or,
-    without a manifest that says it, its first run record's; None for a new folder (or records that
-    do not say)."""
-    recorded = (_recorded_manifest(out_dir) or {}).get("campaign")
-    if isinstance(recorded, str):
-        return recorded, MANIFEST_NAME
-    runs = out_dir / "runs"
-    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # cut short: rerun, or reported by the summary
-        kind = record.get("campaign") if isinstance(record, dict) else None
-        return (kind, f"runs/{path.name}") if isinstance(kind, str) else None
-    return None
 
 
 def _check_same_campaign(out_dir: Path, manifest: dict | None) -> None:
@@ -144,7 +118,7 @@ def _check_same_campaign(out_dir: Path, manifest: dict | None) -> None:
     two kinds."""
     if manifest is None or "campaign" not in manifest:
         return
-    recorded = _recorded_campaign(out_dir)
+    recorded = recorded_campaign(out_dir)
     if recorded is not None and recorded[0] != manifest["campaign"]:
         kind, where = recorded
         raise ValueError(
@@ -158,7 +132,7 @@ def _with_every_command(out_dir: Path, manifest: dict) -> dict:
     """``manifest`` with ``commands``: the commands already run into the folder (its manifest's,
     oldest first; an old manifest's one ``command``), then this one unless it is the last again (a
     resumed campaign). ``command`` stays the last command, whose plan the manifest describes."""
-    recorded = _recorded_manifest(out_dir)
+    recorded = recorded_manifest(out_dir)
     earlier = [] if recorded is None else manifest_commands(recorded)
     command = manifest.get("command")
     commands = earlier + ([command] if isinstance(command, str) and earlier[-1:] != [command] else [])

@@ -494,3 +494,20 @@ def test_a_ctrl_c_swallowed_while_the_cluster_starts_is_noted_to_be_raised_again
             pass
     assert received == [signal.SIGINT]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+@pytest.mark.parametrize(
+    ("campaign", "options"),
+    [
+        ("refraction", ["--slopes", "5", "--rules", "random"]),  # the default beta, Φ⁻¹(0.99), has 17 digits
+        ("refraction", ["--slopes", "1.23456789", "--beta", "1.00000001", "--rules", "random"]),
+        ("feedback", ["--slope", "4.00000002", "--tie-threshold", "0.1234567", "--rules", "letters"]),
+    ],
+)
+def test_the_command_a_manifest_records_runs_again_into_its_folder_and_resumes(tmp_path, capsys, campaign, options):
+    out = tmp_path / campaign
+    argv = ["bench", campaign, "--out", str(out), "--seeds", "1", "--iterations", "3", "--initial", "1", *options]
+    assert main([*argv, "--local-sync", "--no-progress"]) == 0
+    recorded = json.loads((out / "campaign.json").read_text())["command"].split()[1:]
+    assert main([*recorded, "--local-sync", "--no-progress"]) == 0, capsys.readouterr().err
+    assert "1 runs: 1 already done, 0 run now" in capsys.readouterr().out

@@ -174,6 +174,29 @@ def read_record(path: Path, command: str) -> dict:
     return read_json_file(path, "run record", fix)
 
 
+def _has_key(record: dict, key: str) -> bool:
+    """Whether ``record`` holds ``key``, a dotted path into its objects (``curves.blur_error_d``)."""
+    value: object = record
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+def check_record_keys(path: Path, record: dict, essential, command: str) -> None:
+    """Refuse, in one line naming it and the fix, a run record without a key a summary rests on
+    (``essential``, dotted paths into its objects: ``curves.blur_error_d``): a damaged record, edited
+    by hand or written by something else. The other keys (when it ran, where, the software) are
+    auxiliary: a summary says them unknown, or leaves them out."""
+    missing = [key for key in essential if not _has_key(record, key)]
+    if missing:
+        raise ValueError(
+            f"{path} is a damaged run record (it has no {', '.join(repr(k) for k in missing)}); delete it, then "
+            f"run the campaign's `{command}` command again (the one in {MANIFEST_NAME}), which redoes it"
+        )
+
+
 def load_record_files(out_dir: Path, command: str) -> list[tuple[Path, dict]]:
     """Every finished run record of a campaign directory with its file (sorted by key). ``command``:
     the campaign that writes such a directory, named in the error when there is none (a
@@ -188,14 +211,17 @@ def load_record_files(out_dir: Path, command: str) -> list[tuple[Path, dict]]:
 
 
 def load_records(
-    out_dir: Path, command: str = "lensopt bench functions|refraction", campaign: str | None = None
+    out_dir: Path, command: str = "lensopt bench functions|refraction", campaign: str | None = None, essential=()
 ) -> list[dict]:
     """Every finished run record of a campaign directory (sorted by key; :func:`load_record_files`).
-    ``campaign``: every record must be of it (:func:`check_campaign_of`)."""
+    ``campaign``: every record must be of it (:func:`check_campaign_of`); then each must hold the
+    ``essential`` keys (:func:`check_record_keys`)."""
     files = load_record_files(out_dir, command)
     if campaign is not None:
         for path, record in files:
             check_campaign_of(path, record, campaign)
+    for path, record in files:
+        check_record_keys(path, record, essential, command)
     return [record for _, record in files]
 
 

@@ -239,3 +239,37 @@ def test_a_report_of_a_folder_without_a_manifest_and_its_first_run_cut_short_nam
     _cut_short(first)
     line = _one_line_error(capsys, ["bench", "report", str(out)])
     assert f"{first} is not a complete run record" in line and "`lensopt bench refraction` command" in line
+
+
+#: What old or hand-made records may lack, by campaign, and a key each summary rests on.
+AUXILIARY = ("started_at", "finished_at", "wall_time_s", "host", "versions", "optimizer_settings", "format", "key")
+ESSENTIAL = {"robustness": "trajectory", "prescription": "curves", "refraction": "trajectory"}
+
+
+def _without(path, keys):
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in record.items() if k not in keys}))
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription", "refraction"])
+def test_old_records_without_the_auxiliary_keys_are_reported_and_one_without_an_essential_is_named_damaged(
+    copy, capsys, kind
+):
+    out = copy(kind)
+    extra = ("timings_ms", "decision_ms", "decision_cpu_ms", "error_at_stop", "stop_reason", "stopped_at")
+    for path in (out / "runs").glob("*.json"):
+        _without(path, AUXILIARY + extra)
+    assert main(["bench", "report", str(out)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    record = sorted((out / "runs").glob("*.json"))[0]
+    _without(record, (ESSENTIAL[kind],))
+    line = _one_line_error(capsys, ["bench", "report", str(out)])
+    assert f"{record} is a damaged run record (it has no '{ESSENTIAL[kind]}" in line
+    assert f"delete it, then run the campaign's `lensopt bench {kind}` command again" in line
+    # the fix: deleted, the campaign's command redoes it
+    record.unlink()
+    argv = json.loads((out / MANIFEST_NAME).read_text())["command"].split()[1:]
+    argv[argv.index("--out") + 1] = str(out)
+    assert main([*argv, *QUICK]) == 0
+    assert main(["bench", "report", str(out)]) == 0
+    capsys.readouterr()

@@ -31,6 +31,10 @@ from lensopt.provenance import software
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
 
+#: File name of the lock a command running a campaign holds on its folder, next to the manifest: one
+#: command at a time runs into a folder (:func:`lensopt.bench.runner.run_campaign`).
+LOCK_NAME = "campaign.lock"
+
 #: Record format tag.
 RECORD_FORMAT = "lensopt.bench-run/1"
 

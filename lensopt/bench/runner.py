@@ -47,6 +47,7 @@ from lensopt.bench.function_session import OUTCOME_STREAM, function_session
 from lensopt.bench.preferential import run_duels
 from lensopt.bench.problems import RefractionProblem, function_problem
 from lensopt.bench.records import (
+    LOCK_NAME,
     MANIFEST_NAME,
     RECORD_FORMAT,
     lens_outcome,
@@ -64,6 +65,7 @@ from lensopt.bench.robustness import run_robustness
 from lensopt.bench.spec import CAMPAIGNS, HELD_OUT_FIRST_SEED, SPLITS, RunSpec, spec_differences, split_of
 from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.store.claim import lock_file
 
 #: The public API: this module's own names and, re-exported, those of :mod:`lensopt.bench.spec` and
 #: :mod:`lensopt.bench.records` (which every campaign module imports directly).
@@ -324,6 +326,18 @@ def run_campaign(
             client.close()
 
 
+def _in_use(out_dir: Path) -> Callable[[str], ValueError]:
+    """The one-line refusal of a campaign folder another command runs into (holds its lock)."""
+
+    def refusal(holder: str) -> ValueError:
+        return ValueError(
+            f"--out {out_dir} is in use by process {holder} (another lensopt bench command running into it); "
+            "wait for it to end, or choose another --out"
+        )
+
+    return refusal
+
+
 def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan):
     try:
         (out_dir / "runs").mkdir(parents=True, exist_ok=True)
@@ -331,6 +345,14 @@ def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, pr
         raise ValueError(
             f"--out {out_dir}: cannot create the campaign folder ({exc.strerror}); choose a writable folder"
         ) from None
+    # one command at a time runs into a folder: two would both run every run and race to write them
+    with lock_file(out_dir / LOCK_NAME, _in_use(out_dir)):
+        _check_same_campaign(out_dir, manifest)  # again: a command that held the lock may have written it
+        _check_same_split(out_dir, manifest)
+        return _run_locked(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan)
+
+
+def _run_locked(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan):
     specs = list(specs)
     if len({s.key for s in specs}) != len(specs):
         raise ValueError("duplicate runs in the campaign (the same run twice: problem or setting, rule and seed)")

@@ -240,9 +240,15 @@ def _finished(out_dir: Path, spec: RunSpec) -> bool:
         return False
     try:
         record = json.loads(path.read_text())
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON (cut short), or not text
         return False  # unreadable: run it again
-    recorded = RunSpec.from_dict(record)
+    try:
+        recorded = RunSpec.from_dict(record)
+    except (AttributeError, TypeError, ValueError) as exc:  # not an object, a setting missing or wrong
+        raise ValueError(
+            f"{path} is a damaged run record (its settings do not read: {_one_line(exc)}); delete it, then run "
+            "this command again, which redoes it"
+        ) from None
     if recorded != spec:
         raise ValueError(
             f"{path} was run with other settings ({spec_differences(recorded, spec)}); "

@@ -567,3 +567,24 @@ def test_two_commands_on_one_folder_at_once_run_it_once_and_a_killed_ones_lock_b
     third = subprocess.run([*argv, "--seeds", "1"], capture_output=True, text=True, timeout=300)
     assert third.returncode == 0, third.stderr
     assert "1 runs: " in third.stdout and not (out / LOCK_NAME).exists()
+
+
+@pytest.mark.parametrize("damage", ["no rule", "a list"])
+def test_a_record_whose_settings_do_not_read_is_named_damaged_in_one_line_and_redone_once_deleted(
+    tmp_path, capsys, damage
+):
+    out = tmp_path / "refraction"
+    assert main(_refraction_argv(out)) == 0
+    path = sorted((out / "runs").glob("*.json"))[0]
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in record.items() if k != "rule"} if damage == "no rule" else [record]))
+    capsys.readouterr()
+    assert main(_refraction_argv(out)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{path} is a damaged run record (its settings do not read: " in err
+    assert err.endswith("delete it, then run this command again, which redoes it")
+    path.unlink()
+    assert main(_refraction_argv(out)) == 0
+    assert "2 runs: 1 already done, 1 run now" in capsys.readouterr().out
+    assert json.loads(path.read_text())["rule"] == "random"

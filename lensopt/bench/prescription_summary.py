@@ -113,10 +113,11 @@ def _group_stats(records: list[dict]) -> dict:
     if stop is not None:
         used = [r["stopped_at"] if r.get("stopped_at") is not None else budget for r in full]
         confident = [r for r in full if r.get("stop_reason") == "confidence"]
-        within = [r["error_at_stop"]["blur_error_d"] <= CRITERION_D for r in confident]
+        errors = [(r.get("error_at_stop") or {}).get("blur_error_d") for r in confident]
+        within = [e <= CRITERION_D for e in errors if e is not None]  # of the stops that say their error
         stats["stop"] = {
-            "confidence": stop["confidence"],
-            "min_trials": stop["min_trials"],
+            "confidence": stop.get("confidence"),
+            "min_trials": stop.get("min_trials"),
             "median_trials_used": _median(used),
             "n_stopped_by_confidence": len(confident),
             "fraction_stopped": len(confident) / len(full),
@@ -437,6 +438,19 @@ def planned_keys(manifest: dict) -> list[str] | None:
 #: The command that writes a campaign folder of this kind (named in errors).
 COMMAND = "lensopt bench prescription"
 
+#: The keys of a run record the summary rests on (a record without one is damaged; any other may be
+#: missing from old or hand-made records, and is said unknown or left out).
+ESSENTIAL_KEYS = (
+    "setting",
+    "rule",
+    "seed",
+    "n_trials",
+    "slope",
+    "curves.blur_error_d",
+    *(f"curves.{c}" for c in COORDINATES),
+    *(f"true_power_vector_d.{c}" for c in COORDINATES),
+)
+
 
 def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict, str]:
     """Summarize a campaign directory; write :data:`SUMMARY_NAME` there (or in ``out_dir``), and the Bland–Altman plot
@@ -447,7 +461,7 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
     Runs of another campaign in the folder are a one-line ValueError naming one; a folder where the files
     cannot be written, a :class:`lensopt.bench.records.SummaryNotWritten` holding the text."""
     campaign_dir = Path(campaign_dir)
-    records = load_records(campaign_dir, COMMAND, campaign=CAMPAIGN)
+    records = load_records(campaign_dir, COMMAND, campaign=CAMPAIGN, essential=ESSENTIAL_KEYS)
     summary = summarize(records)
     return finish_summary(
         campaign_dir,
@@ -465,4 +479,4 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
 
 def is_prescription_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest names this campaign (or, without one, its first record is of it)."""
-    return is_campaign_of(campaign_dir, CAMPAIGN, COMMAND)
+    return is_campaign_of(campaign_dir, CAMPAIGN)

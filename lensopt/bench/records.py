@@ -24,11 +24,16 @@ from pathlib import Path
 import numpy as np
 
 from lensopt.asktell import run_session
-from lensopt.bench.spec import RunSpec
+from lensopt.bench.prescription_spec import CAMPAIGN as PRESCRIPTION_CAMPAIGN
+from lensopt.bench.spec import CAMPAIGNS, RunSpec
 from lensopt.provenance import software
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
+
+#: File name of the lock a command running a campaign holds on its folder, next to the manifest: one
+#: command at a time runs into a folder (:func:`lensopt.bench.runner.run_campaign`).
+LOCK_NAME = "campaign.lock"
 
 #: Record format tag.
 RECORD_FORMAT = "lensopt.bench-run/1"
@@ -81,7 +86,8 @@ def timed_session(opt, respond: Callable, n_trials: int, after_trial: Callable) 
 
 def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
     """The body of a refraction-like run: ``spec.n_iterations`` times ask, ``answer(trial)``, tell;
-    the trajectory is the acuity error (logMAR) of ``opt.best()`` (every ``report_every``)."""
+    the trajectory is the acuity error (logMAR) of ``opt.best()`` (every ``report_every``), and
+    ``optimizer_settings`` the settings ``opt`` ran with (:func:`optimizer_settings`)."""
     trajectory, report_ms = [], []
     lens, value = None, None
 
@@ -99,6 +105,7 @@ def refraction_loop(spec: RunSpec, patient, opt, answer) -> dict:
         **lens_outcome(patient, lens),
         "trajectory": trajectory,
         "timings_ms": {"decision": timing_summary(decision_ms), "report": timing_summary(report_ms)},
+        "optimizer_settings": optimizer_settings(opt),
     }
 
 
@@ -171,6 +178,29 @@ def read_record(path: Path, command: str) -> dict:
     return read_json_file(path, "run record", fix)
 
 
+def _has_key(record: dict, key: str) -> bool:
+    """Whether ``record`` holds ``key``, a dotted path into its objects (``curves.blur_error_d``)."""
+    value: object = record
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+def check_record_keys(path: Path, record: dict, essential, command: str) -> None:
+    """Refuse, in one line naming it and the fix, a run record without a key a summary rests on
+    (``essential``, dotted paths into its objects: ``curves.blur_error_d``): a damaged record, edited
+    by hand or written by something else. The other keys (when it ran, where, the software) are
+    auxiliary: a summary says them unknown, or leaves them out."""
+    missing = [key for key in essential if not _has_key(record, key)]
+    if missing:
+        raise ValueError(
+            f"{path} is a damaged run record (it has no {', '.join(repr(k) for k in missing)}); delete it, then "
+            f"run the campaign's `{command}` command again (the one in {MANIFEST_NAME}), which redoes it"
+        )
+
+
 def load_record_files(out_dir: Path, command: str) -> list[tuple[Path, dict]]:
     """Every finished run record of a campaign directory with its file (sorted by key). ``command``:
     the campaign that writes such a directory, named in the error when there is none (a
@@ -185,14 +215,17 @@ def load_record_files(out_dir: Path, command: str) -> list[tuple[Path, dict]]:
 
 
 def load_records(
-    out_dir: Path, command: str = "lensopt bench functions|refraction", campaign: str | None = None
+    out_dir: Path, command: str = "lensopt bench functions|refraction", campaign: str | None = None, essential=()
 ) -> list[dict]:
     """Every finished run record of a campaign directory (sorted by key; :func:`load_record_files`).
-    ``campaign``: every record must be of it (:func:`check_campaign_of`)."""
+    ``campaign``: every record must be of it (:func:`check_campaign_of`); then each must hold the
+    ``essential`` keys (:func:`check_record_keys`)."""
     files = load_record_files(out_dir, command)
     if campaign is not None:
         for path, record in files:
             check_campaign_of(path, record, campaign)
+    for path, record in files:
+        check_record_keys(path, record, essential, command)
     return [record for _, record in files]
 
 
@@ -320,11 +353,47 @@ def finish_summary(
     return summary, text
 
 
-def is_campaign_of(campaign_dir, campaign: str, command: str) -> bool:
-    """Whether a campaign folder's manifest names ``campaign`` (or, without one, its first record does)."""
+def recorded_manifest(campaign_dir) -> dict | None:
+    """The manifest in a campaign folder; None without one, or one that does not read (a command
+    rewrites it; a summary names it, :func:`read_manifest`)."""
+    try:
+        recorded = json.loads((Path(campaign_dir) / MANIFEST_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def recorded_campaign(campaign_dir) -> tuple[str, str] | None:
+    """The kind of campaign a folder holds and where that is said: its manifest's ``campaign``, or,
+    without a manifest that says it (none, an old one, one cut short), its first readable run
+    record's; None for a new folder (or records that do not say). Files that do not read are passed
+    over: the summary, or the campaign's command, names them."""
     campaign_dir = Path(campaign_dir)
-    manifest = read_manifest(campaign_dir, command)
-    if manifest is not None:
-        return manifest.get("campaign") == campaign
-    runs = sorted((campaign_dir / "runs").glob("*.json")) if (campaign_dir / "runs").is_dir() else []
-    return bool(runs) and read_record(runs[0], command).get("campaign") == campaign
+    recorded = (recorded_manifest(campaign_dir) or {}).get("campaign")
+    if isinstance(recorded, str):
+        return recorded, MANIFEST_NAME
+    runs = campaign_dir / "runs"
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # cut short: rerun, or reported by the summary
+        kind = record.get("campaign") if isinstance(record, dict) else None
+        return (kind, f"runs/{path.name}") if isinstance(kind, str) else None
+    return None
+
+
+def campaign_command(campaign_dir, default: str) -> str:
+    """The command that writes the kind of campaign a folder holds (:func:`recorded_campaign`), as
+    errors name it — ``lensopt bench prescription`` —; ``default`` when the folder does not say."""
+    recorded = recorded_campaign(campaign_dir)
+    if recorded is None or recorded[0] not in (*CAMPAIGNS, PRESCRIPTION_CAMPAIGN):
+        return default
+    return f"lensopt bench {recorded[0]}"
+
+
+def is_campaign_of(campaign_dir, campaign: str) -> bool:
+    """Whether a campaign folder holds a ``campaign`` campaign (:func:`recorded_campaign`: its
+    manifest says so, or, without a manifest that says it, its first readable record)."""
+    recorded = recorded_campaign(campaign_dir)
+    return recorded is not None and recorded[0] == campaign

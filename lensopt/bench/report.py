@@ -17,7 +17,9 @@ import numpy as np
 from lensopt.bench.analysis import ALPHA, StratifiedResult, stratified_analysis, trajectories_from_records
 from lensopt.bench.binary_protocol import BINARY_RULE_LABELS
 from lensopt.bench.records import (
+    campaign_command,
     check_campaign_of,
+    check_record_keys,
     load_record_files,
     manifest_commands,
     plan_notes,
@@ -26,8 +28,13 @@ from lensopt.bench.records import (
 )
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, PATIENT_CAMPAIGNS, split_of
 
-#: The commands that write the campaign folders this report reads (named in errors).
+#: The commands that write the campaign folders this report reads (named in errors about a folder
+#: that does not say its kind; one that does names its own command).
 REPORT_COMMAND = "lensopt bench functions|refraction"
+
+#: The keys of a run record the report rests on (any other — when and where it ran, the software —
+#: may be missing from old or hand-made records: it is said unknown, or left out).
+ESSENTIAL_KEYS = ("problem", "rule", "seed", "direction", "trajectory")
 
 #: Display names of the rules, as in the paper's tables.
 RULE_LABELS = {
@@ -80,21 +87,41 @@ def checkpoint_medians(curves: dict[str, dict[str, np.ndarray]], checkpoints=CHE
     return rows
 
 
+def _moment(record: dict, key: str) -> datetime | None:
+    """The time ``record[key]`` says (ISO 8601); None when the record does not say it (old or hand-made
+    records) or says it in another form."""
+    try:
+        return datetime.fromisoformat(record[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def campaign_timing(records: list[dict]) -> dict:
-    """Wall time of the campaign (first start to last finish) and the summed run time."""
-    starts = [datetime.fromisoformat(r["started_at"]) for r in records]
-    ends = [datetime.fromisoformat(r["finished_at"]) for r in records]
+    """Wall time of the campaign (first start to last finish) and the summed run time; each None
+    (unknown) unless every record says its times (old or hand-made records may not), as ``host``
+    (``"unknown"``) and ``versions`` (the last record's that says them; left out when none does)."""
+    starts = [_moment(r, "started_at") for r in records]
+    ends = [_moment(r, "finished_at") for r in records]
+    run_times = [t for r in records if isinstance(t := r.get("wall_time_s"), int | float)]
+    known_times = len(run_times) == len(records)
+    versions = [r["versions"] for r in records if isinstance(r.get("versions"), dict)]
     return {
         "n_runs": len(records),
-        "wall_time_s": (max(ends) - min(starts)).total_seconds() if records else 0.0,
-        "summed_run_time_s": float(sum(r["wall_time_s"] for r in records)),
-        "hosts": sorted({r.get("host", "?") for r in records}),
-        "versions": records[-1]["versions"] if records else {},
+        "wall_time_s": (
+            (max(e for e in ends if e) - min(s for s in starts if s)).total_seconds()
+            if records and None not in starts and None not in ends
+            else None
+        ),
+        "summed_run_time_s": float(sum(run_times)) if known_times else None,
+        "hosts": sorted({str(r.get("host") or "unknown") for r in records}),
+        **({"versions": versions[-1]} if versions else {}),
     }
 
 
-def format_duration(seconds: float) -> str:
-    """``"42 s"``, ``"3.5 min"`` or ``"2.25 h"``."""
+def format_duration(seconds: float | None) -> str:
+    """``"42 s"``, ``"3.5 min"`` or ``"2.25 h"``; ``"unknown"`` for None."""
+    if seconds is None:
+        return "unknown"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
@@ -225,13 +252,17 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     """
     campaign_dir = Path(campaign_dir)
     out_dir = Path(out_dir) if out_dir is not None else campaign_dir / "report"
-    manifest = read_manifest(campaign_dir, REPORT_COMMAND) or {}
-    files = load_record_files(campaign_dir, REPORT_COMMAND)
+    command = campaign_command(campaign_dir, REPORT_COMMAND)  # named in the errors: the folder's own kind's
+    manifest = read_manifest(campaign_dir, command) or {}
+    files = load_record_files(campaign_dir, command)
     # one kind of campaign: the manifest's (or the first record's); a run of another is named
     campaign = manifest.get("campaign") or next((r["campaign"] for _, r in files if r.get("campaign")), None)
     if isinstance(campaign, str):
         for path, record in files:
             check_campaign_of(path, record, campaign)
+    for path, record in files:  # a regret needs the optimum of a maximized function
+        check_record_keys(path, record, ESSENTIAL_KEYS, command)
+        check_record_keys(path, record, ("optimal_value",) if record["direction"] == "max" else (), command)
     records = [record for _, record in files]
     if not records:
         raise ValueError(f"{campaign_dir} holds no finished runs yet")
@@ -304,7 +335,7 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
         f"{timing['n_runs']} runs on {len(result.problems)} problems; campaign wall time "
         f"{format_duration(timing['wall_time_s'])} (first start to last finish), summed run "
         f"time {format_duration(timing['summed_run_time_s'])}, on "
-        f"{', '.join(timing['hosts'])}.",
+        f"{'an unknown host' if timing['hosts'] == ['unknown'] else ', '.join(timing['hosts'])}.",
         "",
         f"Stratified analysis (Mann-Whitney U, one-sided, α = {alpha:g}; ties broken on the "
         "area under the curve; Borda scores summed over problems):",

@@ -38,6 +38,10 @@ from lensopt.bench.robustness import (
 #: The command that writes a campaign folder of this kind (named in errors).
 COMMAND = "lensopt bench robustness"
 
+#: The keys of a run record the summary rests on (a record without one is damaged; any other may be
+#: missing from old or hand-made records, and is said unknown or left out).
+ESSENTIAL_KEYS = ("problem", "rule", "seed", "slope", "trajectory")
+
 
 def trials_to_criterion(trajectory, criterion=CRITERION_LOGMAR) -> int:
     """:func:`lensopt.bench.criterion.trials_to_criterion` at the letter criterion (logMAR)."""
@@ -56,7 +60,7 @@ def _stop_stats(records: list[dict]) -> dict:
     """The stopping rule over ``records``: trials used, stops by confidence, and how many were right."""
     confident = [r for r in records if r.get("stop_reason") == "confidence"]
     used = [r["stopped_at"] if r.get("stopped_at") is not None else len(r["trajectory"]) for r in records]
-    errors = np.array([r["error_at_stop"] for r in confident], dtype=float)
+    errors = np.array([r.get("error_at_stop") for r in confident], dtype=float)  # unknown: NaN
     return {
         "confidence": records[0].get("stop_confidence"),
         "min_trials": records[0].get("min_trials"),
@@ -122,11 +126,11 @@ def _group_stats(records: list[dict]) -> dict:
         stats["stop_by_slope"] = _stops_by_slope(records)
     if any(r.get("decision_ms") for r in records):
         stats["decision_ms"] = _decision_times(records)
-    else:  # records without the per-decision list: the median of the runs' medians and p95s
-        per_run = [r["timings_ms"]["decision"] for r in records]
+    else:  # records without the per-decision list: the median of the runs' medians and p95s (those that say them)
+        per_run = [d for r in records if isinstance(d := (r.get("timings_ms") or {}).get("decision"), dict)]
         stats["decision_ms"] = {
-            "median": _median([d["median"] for d in per_run]),
-            "p95": _median([d["p95"] for d in per_run]),
+            "median": _median([d["median"] for d in per_run if "median" in d]),
+            "p95": _median([d["p95"] for d in per_run if "p95" in d]),
             "n": None,
         }
     return stats
@@ -396,7 +400,7 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
     Runs of another campaign in the folder are a one-line ValueError naming one; a folder where the files
     cannot be written, a :class:`lensopt.bench.records.SummaryNotWritten` holding the text."""
     campaign_dir = Path(campaign_dir)
-    records = load_records(campaign_dir, COMMAND, campaign="robustness")
+    records = load_records(campaign_dir, COMMAND, campaign="robustness", essential=ESSENTIAL_KEYS)
     summary = summarize(records)
     return finish_summary(
         campaign_dir,
@@ -414,4 +418,4 @@ def write_summary(campaign_dir, out_dir=None, note=note_on_stderr) -> tuple[dict
 
 def is_robustness_campaign(campaign_dir) -> bool:
     """Whether the directory's manifest (or, without one, its first record) is of this campaign."""
-    return is_campaign_of(campaign_dir, "robustness", COMMAND)
+    return is_campaign_of(campaign_dir, "robustness")

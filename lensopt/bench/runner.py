@@ -47,12 +47,15 @@ from lensopt.bench.function_session import OUTCOME_STREAM, function_session
 from lensopt.bench.preferential import run_duels
 from lensopt.bench.problems import RefractionProblem, function_problem
 from lensopt.bench.records import (
+    LOCK_NAME,
     MANIFEST_NAME,
     RECORD_FORMAT,
     lens_outcome,
     load_records,
     manifest_commands,
     record_path,
+    recorded_campaign,
+    recorded_manifest,
     refraction_loop,
     timing_summary,
     versions,
@@ -62,6 +65,7 @@ from lensopt.bench.robustness import run_robustness
 from lensopt.bench.spec import CAMPAIGNS, HELD_OUT_FIRST_SEED, SPLITS, RunSpec, spec_differences, split_of
 from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.refraction.letters import PAPER_LETTER_MODEL, RefractionOptimizer
+from lensopt.store.claim import lock_file
 
 #: The public API: this module's own names and, re-exported, those of :mod:`lensopt.bench.spec` and
 #: :mod:`lensopt.bench.records` (which every campaign module imports directly).
@@ -96,45 +100,17 @@ TASK_PREFIX = "lensopt-run-"
 SCHEDULER_CONNECT_TIMEOUT_S = 10.0
 
 
-def _recorded_manifest(out_dir: Path) -> dict | None:
-    """The manifest already in a campaign folder; None without one, or one that does not read (it is
-    rewritten, as before)."""
-    try:
-        recorded = json.loads((out_dir / MANIFEST_NAME).read_text())
-    except (OSError, ValueError):
-        return None
-    return recorded if isinstance(recorded, dict) else None
-
-
 def _check_same_split(out_dir: Path, manifest: dict | None) -> None:
     """Refuse, in one line, runs of one patient split (tuning, held-out) into a campaign folder whose
     manifest records the other: its summary would mix them and its manifest name only the last."""
     if manifest is None or "split" not in manifest:
         return
-    recorded = (_recorded_manifest(out_dir) or {}).get("split")
+    recorded = (recorded_manifest(out_dir) or {}).get("split")
     if recorded is not None and recorded != manifest["split"]:
         raise ValueError(
             f"{out_dir} holds a campaign of {recorded} patients; run the {manifest['split']} ones into "
             "another --out (a summary of both splits would call them one)"
         )
-
-
-def _recorded_campaign(out_dir: Path) -> tuple[str, str] | None:
-    """The kind of campaign a folder holds and where that is said: its manifest's ``campaign``, or,
-    without a manifest that says it, its first run record's; None for a new folder (or records that
-    do not say)."""
-    recorded = (_recorded_manifest(out_dir) or {}).get("campaign")
-    if isinstance(recorded, str):
-        return recorded, MANIFEST_NAME
-    runs = out_dir / "runs"
-    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # cut short: rerun, or reported by the summary
-        kind = record.get("campaign") if isinstance(record, dict) else None
-        return (kind, f"runs/{path.name}") if isinstance(kind, str) else None
-    return None
 
 
 def _check_same_campaign(out_dir: Path, manifest: dict | None) -> None:
@@ -144,7 +120,7 @@ def _check_same_campaign(out_dir: Path, manifest: dict | None) -> None:
     two kinds."""
     if manifest is None or "campaign" not in manifest:
         return
-    recorded = _recorded_campaign(out_dir)
+    recorded = recorded_campaign(out_dir)
     if recorded is not None and recorded[0] != manifest["campaign"]:
         kind, where = recorded
         raise ValueError(
@@ -158,7 +134,7 @@ def _with_every_command(out_dir: Path, manifest: dict) -> dict:
     """``manifest`` with ``commands``: the commands already run into the folder (its manifest's,
     oldest first; an old manifest's one ``command``), then this one unless it is the last again (a
     resumed campaign). ``command`` stays the last command, whose plan the manifest describes."""
-    recorded = _recorded_manifest(out_dir)
+    recorded = recorded_manifest(out_dir)
     earlier = [] if recorded is None else manifest_commands(recorded)
     command = manifest.get("command")
     commands = earlier + ([command] if isinstance(command, str) and earlier[-1:] != [command] else [])
@@ -264,9 +240,15 @@ def _finished(out_dir: Path, spec: RunSpec) -> bool:
         return False
     try:
         record = json.loads(path.read_text())
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON (cut short), or not text
         return False  # unreadable: run it again
-    recorded = RunSpec.from_dict(record)
+    try:
+        recorded = RunSpec.from_dict(record)
+    except (AttributeError, TypeError, ValueError) as exc:  # not an object, a setting missing or wrong
+        raise ValueError(
+            f"{path} is a damaged run record (its settings do not read: {_one_line(exc)}); delete it, then run "
+            "this command again, which redoes it"
+        ) from None
     if recorded != spec:
         raise ValueError(
             f"{path} was run with other settings ({spec_differences(recorded, spec)}); "
@@ -350,6 +332,18 @@ def run_campaign(
             client.close()
 
 
+def _in_use(out_dir: Path) -> Callable[[str], ValueError]:
+    """The one-line refusal of a campaign folder another command runs into (holds its lock)."""
+
+    def refusal(holder: str) -> ValueError:
+        return ValueError(
+            f"--out {out_dir} is in use by process {holder} (another lensopt bench command running into it); "
+            "wait for it to end, or choose another --out"
+        )
+
+    return refusal
+
+
 def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan):
     try:
         (out_dir / "runs").mkdir(parents=True, exist_ok=True)
@@ -357,6 +351,14 @@ def _run_campaign(specs, out_dir, manifest, scheduler, n_workers, local_sync, pr
         raise ValueError(
             f"--out {out_dir}: cannot create the campaign folder ({exc.strerror}); choose a writable folder"
         ) from None
+    # one command at a time runs into a folder: two would both run every run and race to write them
+    with lock_file(out_dir / LOCK_NAME, _in_use(out_dir)):
+        _check_same_campaign(out_dir, manifest)  # again: a command that held the lock may have written it
+        _check_same_split(out_dir, manifest)
+        return _run_locked(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan)
+
+
+def _run_locked(specs, out_dir, manifest, scheduler, n_workers, local_sync, progress, client, task, on_plan):
     specs = list(specs)
     if len({s.key for s in specs}) != len(specs):
         raise ValueError("duplicate runs in the campaign (the same run twice: problem or setting, rule and seed)")

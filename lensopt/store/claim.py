@@ -11,6 +11,7 @@ so files do not pile up beside the database (a killed program's stays until the 
 ends); a claim checks, once it holds the lock, that the file it locked is still the one of that
 name, and starts again if it was removed meanwhile — else two programs could each lock a file of
 that name (one removed, one new). Where ``fcntl`` is missing (Windows) sessions are not claimed.
+:func:`lock_file` is that lock, for any file (``lensopt bench`` holds a campaign folder's with it).
 
 Whether a session is claimed is probed (:func:`is_claimed`) by taking a shared lock for an instant;
 a claim that meets a probe tries again for up to :data:`CLAIM_RETRY_S`, so a ``lensopt sessions`` or
@@ -27,7 +28,7 @@ import contextlib
 import errno
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lensopt.errors import StoreError
@@ -69,17 +70,36 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
     """Hold session ``session_id`` for this program while the block runs; a one-line
     :class:`~lensopt.errors.StoreError` if another program holds it (still held after
     :data:`CLAIM_RETRY_S`: a probe's instant lock is waited out)."""
+
+    def refusal(holder: str) -> StoreError:
+        return StoreError(
+            f"session {session_id} is being run by another lensopt (process {holder}); finish or close that "
+            "one first — two would show the patient the same trial"
+        )
+
+    with lock_file(claim_path(db_path, session_id), refusal):
+        yield
+
+
+@contextlib.contextmanager
+def lock_file(path: Path, refusal: Callable[[str], Exception]) -> Iterator[None]:
+    """Hold the exclusive advisory lock (``fcntl.flock``) of the file ``path`` — created, holding
+    this program's process id — while the block runs, and remove the file at its end; raise
+    ``refusal(holder)``, ``holder`` the process id the file names (``?`` if it names none), when
+    another program holds it (still held after :data:`CLAIM_RETRY_S`: a probe's instant lock is
+    waited out). The operating system lets the lock go however its program ends (a crash, a kill):
+    the file a killed program leaves holds nothing back. Where no lock can be taken (no ``fcntl``,
+    a folder this user cannot write, a file system without locks) the block runs without one."""
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
-    path = claim_path(db_path, session_id)
-    fd = _locked_claim_file(path, session_id)
-    if fd is None:  # a folder this user cannot write, or a file system without locks: run unclaimed
+    fd = _locked_file(path, refusal)
+    if fd is None:  # a folder this user cannot write, or a file system without locks: run unlocked
         yield
         return
     try:
         # the holder's process id, which a refused second program names: only a courtesy, so a full
-        # disk (ENOSPC) leaves it unwritten and the claim held — the store says the disk is full
+        # disk (ENOSPC) leaves it unwritten and the lock held — what the block writes says the disk is full
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
@@ -93,12 +113,12 @@ def claim_session(db_path, session_id: int) -> Iterator[None]:
         os.close(fd)
 
 
-def _locked_claim_file(path: Path, session_id: int) -> int | None:
-    """The claim file ``path`` opened and locked exclusively (the one of that name when locked: one
-    removed by the claim it waited for is let go and the new one locked); None where no claim can
+def _locked_file(path: Path, refusal: Callable[[str], Exception]) -> int | None:
+    """The lock file ``path`` opened and locked exclusively (the one of that name when locked: one
+    removed by the lock it waited for is let go and the new one locked); None where no lock can
     be taken (a folder this user cannot write — a read-only copy, which nothing can run twice — or
-    a file system without locks: some NFS, CIFS, FUSE); a one-line StoreError while another program
-    holds it (after :data:`CLAIM_RETRY_S`)."""
+    a file system without locks: some NFS, CIFS, FUSE); ``refusal(holder)`` raised while another
+    program holds it (after :data:`CLAIM_RETRY_S`)."""
     deadline = time.monotonic() + CLAIM_RETRY_S
     while True:
         try:
@@ -112,10 +132,7 @@ def _locked_claim_file(path: Path, session_id: int) -> int | None:
             os.close(fd)
             if exc.errno not in HELD_ERRNOS:
                 return None
-            raise StoreError(
-                f"session {session_id} is being run by another lensopt (process {holder}); finish or close that "
-                "one first — two would show the patient the same trial"
-            ) from None
+            raise refusal(holder) from None
         if _is_the_file_named(fd, path):
             return fd
         os.close(fd)

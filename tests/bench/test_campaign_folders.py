@@ -25,12 +25,18 @@ def _prescription(out, patients="1", rules=("ucb-ald",)):
     return [*PRESCRIPTION, "--out", str(out), "--patients", patients, "--rules", *rules, *QUICK]
 
 
+def _refraction(out):
+    argv = ["bench", "refraction", "--out", str(out), "--seeds", "1", "--iterations", "3", "--initial", "1"]
+    return [*argv, "--slopes", "5", "--rules", "random", "ucb-ald", *QUICK]
+
+
 @pytest.fixture(scope="module")
 def campaigns(tmp_path_factory):
-    """A finished tiny robustness campaign and a finished tiny prescription campaign (copied by each test)."""
+    """A finished tiny robustness, prescription and refraction campaign each (copied by each test)."""
     base = tmp_path_factory.mktemp("campaigns")
     assert main(_robustness(base / "robustness")) == 0
     assert main(_prescription(base / "prescription")) == 0
+    assert main(_refraction(base / "refraction")) == 0
     return base
 
 
@@ -203,3 +209,67 @@ def test_a_refraction_report_holding_runs_outside_the_last_commands_plan_says_so
     assert line in (out / "report" / "ranking.md").read_text()
     assert len(json.loads((out / MANIFEST_NAME).read_text())["commands"]) == 2
     assert "Commands run into this folder, oldest first:" in (out / "report" / "ranking.md").read_text()
+
+
+def _cut_short(path):
+    path.write_bytes(path.read_bytes()[:40])
+
+
+@pytest.mark.parametrize("kind", ["prescription", "refraction", "robustness"])
+def test_a_report_of_a_damaged_folder_names_the_command_of_the_folders_own_kind(copy, capsys, kind):
+    out = copy(kind)
+    manifest = out / MANIFEST_NAME
+    whole = manifest.read_bytes()
+    _cut_short(manifest)  # the kind is then read from the runs
+    line = _one_line_error(capsys, ["bench", "report", str(out)])
+    assert f"{manifest} is not a complete campaign manifest" in line
+    assert f"run the campaign's `lensopt bench {kind}` command again, which rewrites it" in line
+    manifest.write_bytes(whole)
+    record = sorted((out / "runs").glob("*.json"))[0]
+    _cut_short(record)
+    line = _one_line_error(capsys, ["bench", "report", str(out)])
+    assert f"{record} is not a complete run record" in line
+    assert f"run the campaign's `lensopt bench {kind}` command again" in line
+
+
+def test_a_report_of_a_folder_without_a_manifest_and_its_first_run_cut_short_names_the_others_kind(copy, capsys):
+    out = copy("refraction")
+    (out / MANIFEST_NAME).unlink()
+    first = sorted((out / "runs").glob("*.json"))[0]
+    _cut_short(first)
+    line = _one_line_error(capsys, ["bench", "report", str(out)])
+    assert f"{first} is not a complete run record" in line and "`lensopt bench refraction` command" in line
+
+
+#: What old or hand-made records may lack, by campaign, and a key each summary rests on.
+AUXILIARY = ("started_at", "finished_at", "wall_time_s", "host", "versions", "optimizer_settings", "format", "key")
+ESSENTIAL = {"robustness": "trajectory", "prescription": "curves", "refraction": "trajectory"}
+
+
+def _without(path, keys):
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in record.items() if k not in keys}))
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription", "refraction"])
+def test_old_records_without_the_auxiliary_keys_are_reported_and_one_without_an_essential_is_named_damaged(
+    copy, capsys, kind
+):
+    out = copy(kind)
+    extra = ("timings_ms", "decision_ms", "decision_cpu_ms", "error_at_stop", "stop_reason", "stopped_at")
+    for path in (out / "runs").glob("*.json"):
+        _without(path, AUXILIARY + extra)
+    assert main(["bench", "report", str(out)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    record = sorted((out / "runs").glob("*.json"))[0]
+    _without(record, (ESSENTIAL[kind],))
+    line = _one_line_error(capsys, ["bench", "report", str(out)])
+    assert f"{record} is a damaged run record (it has no '{ESSENTIAL[kind]}" in line
+    assert f"delete it, then run the campaign's `lensopt bench {kind}` command again" in line
+    # the fix: deleted, the campaign's command redoes it
+    record.unlink()
+    argv = json.loads((out / MANIFEST_NAME).read_text())["command"].split()[1:]
+    argv[argv.index("--out") + 1] = str(out)
+    assert main([*argv, *QUICK]) == 0
+    assert main(["bench", "report", str(out)]) == 0
+    capsys.readouterr()

@@ -12,6 +12,7 @@ import lensopt.bench
 from lensopt.bench.analysis import stratified_analysis, trajectories_from_records
 from lensopt.bench.report import format_duration, regret_curves, write_report
 from lensopt.bench.runner import MANIFEST_NAME, write_json_atomic
+from lensopt.cli import main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -125,3 +126,48 @@ def test_report_tabulates_checkpoints_only_where_runs_reach_them(campaign, tmp_p
     rows = list(csv.DictReader((out / "checkpoints.csv").read_text().splitlines()))
     assert rows == [] and summary["checkpoints"] == []  # the fixture's runs stop after 8 trials
     assert "Median regret" not in (out / "ranking.md").read_text()
+
+
+AUXILIARY = ("started_at", "finished_at", "wall_time_s", "host", "versions")
+
+
+def _strip(campaign, keys, which=slice(None)):
+    """Remove ``keys`` from the campaign's records (``which`` of them, sorted), as old or hand-made ones lack them."""
+    paths = sorted((campaign / "runs").glob("*.json"))[which]
+    for path in paths if isinstance(paths, list) else [paths]:
+        record = json.loads(path.read_text())
+        path.write_text(json.dumps({k: v for k, v in record.items() if k not in keys}))
+    return paths
+
+
+def test_records_without_their_times_hosts_or_versions_are_reported_with_them_unknown(campaign, tmp_path):
+    table = write_report(campaign, tmp_path / "before")["table"]
+    _strip(campaign, AUXILIARY)
+    summary = write_report(campaign, tmp_path / "rep")
+    timing = summary["timing"]
+    assert timing["n_runs"] == 180 and timing["wall_time_s"] is None and timing["summed_run_time_s"] is None
+    assert timing["hosts"] == ["unknown"] and "versions" not in timing
+    text = (tmp_path / "rep" / "ranking.md").read_text()
+    assert (
+        "campaign wall time unknown (first start to last finish), summed run time unknown, on an unknown host" in text
+    )
+    assert summary["table"] == table  # the analysis is the same
+
+
+def test_some_records_without_their_times_leave_the_campaigns_times_unknown_and_keep_the_others_versions(
+    campaign, tmp_path
+):
+    _strip(campaign, AUXILIARY, slice(-1, None))  # the last record, whose versions were reported
+    timing = write_report(campaign, tmp_path / "rep")["timing"]
+    assert timing["wall_time_s"] is None and timing["summed_run_time_s"] is None
+    assert timing["hosts"] == ["test", "unknown"] and timing["versions"] == {"lensopt": "0", "numpy": "0", "scipy": "0"}
+
+
+@pytest.mark.parametrize("key", ["trajectory", "rule", "direction", "optimal_value"])
+def test_a_record_without_a_key_the_report_rests_on_is_one_line_naming_it_and_the_fix(campaign, capsys, key):
+    (path,) = _strip(campaign, (key,), slice(3, 4))
+    assert main(["bench", "report", str(campaign)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{path} is a damaged run record (it has no '{key}'); delete it, then run the campaign's " in err
+    assert "`lensopt bench functions` command again (the one in campaign.json), which redoes it" in err

@@ -1,14 +1,18 @@
 """Benchmark runner: a small campaign on a 2-worker Dask LocalCluster, resumption, records."""
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
+from lensopt.bench.records import LOCK_NAME, MANIFEST_NAME
 from lensopt.bench.runner import RunSpec, load_records, local_cluster, record_path, run_campaign, run_one
 from lensopt.cli import main
+from lensopt.store import claim
 
 RECORD_FIELDS = {
     "format",
@@ -494,3 +498,93 @@ def test_a_ctrl_c_swallowed_while_the_cluster_starts_is_noted_to_be_raised_again
             pass
     assert received == [signal.SIGINT]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+@pytest.mark.parametrize(
+    ("campaign", "options"),
+    [
+        ("refraction", ["--slopes", "5", "--rules", "random"]),  # the default beta, Φ⁻¹(0.99), has 17 digits
+        ("refraction", ["--slopes", "1.23456789", "--beta", "1.00000001", "--rules", "random"]),
+        ("feedback", ["--slope", "4.00000002", "--tie-threshold", "0.1234567", "--rules", "letters"]),
+    ],
+)
+def test_the_command_a_manifest_records_runs_again_into_its_folder_and_resumes(tmp_path, capsys, campaign, options):
+    out = tmp_path / campaign
+    argv = ["bench", campaign, "--out", str(out), "--seeds", "1", "--iterations", "3", "--initial", "1", *options]
+    assert main([*argv, "--local-sync", "--no-progress"]) == 0
+    recorded = json.loads((out / "campaign.json").read_text())["command"].split()[1:]
+    assert main([*recorded, "--local-sync", "--no-progress"]) == 0, capsys.readouterr().err
+    assert "1 runs: 1 already done, 0 run now" in capsys.readouterr().out
+
+
+def _in_use_line(out, pid) -> str:
+    return (
+        f"lensopt bench refraction: error: --out {out} is in use by process {pid} (another lensopt bench command "
+        "running into it); wait for it to end, or choose another --out"
+    )
+
+
+def test_a_campaign_folder_another_command_holds_is_refused_in_one_line_until_its_lock_is_let_go(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(claim, "CLAIM_RETRY_S", 0.05)  # the refusal need not wait the whole second
+    out = tmp_path / "refraction"
+    out.mkdir()
+    held = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)  # as another command's, process 4242
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.write(held, b"4242")
+    try:
+        assert main(_refraction_argv(out)) == 2
+        captured = capsys.readouterr()
+        assert captured.err.strip() == _in_use_line(out, 4242) and captured.out == ""
+        assert not any((out / "runs").iterdir()) and not (out / MANIFEST_NAME).exists()  # nothing run
+    finally:
+        os.close(held)  # its program ended (a kill, too): the file stays, its lock goes
+    assert (out / LOCK_NAME).read_text() == "4242"  # a stale lock file holds nothing back
+    assert main(_refraction_argv(out)) == 0
+    assert "2 runs: 0 already done, 2 run now" in capsys.readouterr().out
+    assert not (out / LOCK_NAME).exists()  # removed at the end
+
+
+def test_two_commands_on_one_folder_at_once_run_it_once_and_a_killed_ones_lock_blocks_nothing(tmp_path):
+    out = tmp_path / "refraction"
+    argv = [sys.executable, "-m", "lensopt", "bench", "refraction", "--out", str(out), "--iterations", "60"]
+    argv += ["--initial", "1", "--slopes", "5", "--rules", "ucb-ald", "--local-sync", "--no-progress"]
+    first = subprocess.Popen([*argv, "--seeds", "500"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not ((out / LOCK_NAME).exists() and (out / LOCK_NAME).read_text() == str(first.pid)):
+            assert first.poll() is None and time.monotonic() < deadline, first.stderr.read() if first.stderr else ""
+            time.sleep(0.05)
+        second = subprocess.run([*argv, "--seeds", "500"], capture_output=True, text=True, timeout=120)
+        assert first.poll() is None, "the first command ended before the second tried"
+        assert second.returncode == 2 and second.stdout == ""
+        assert second.stderr.strip() == _in_use_line(out, first.pid)
+    finally:
+        first.kill()  # SIGKILL: no clean-up, the lock file stays
+        first.wait(timeout=60)
+    assert (out / LOCK_NAME).exists()
+    third = subprocess.run([*argv, "--seeds", "1"], capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0, third.stderr
+    assert "1 runs: " in third.stdout and not (out / LOCK_NAME).exists()
+
+
+@pytest.mark.parametrize("damage", ["no rule", "a list"])
+def test_a_record_whose_settings_do_not_read_is_named_damaged_in_one_line_and_redone_once_deleted(
+    tmp_path, capsys, damage
+):
+    out = tmp_path / "refraction"
+    assert main(_refraction_argv(out)) == 0
+    path = sorted((out / "runs").glob("*.json"))[0]
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in record.items() if k != "rule"} if damage == "no rule" else [record]))
+    capsys.readouterr()
+    assert main(_refraction_argv(out)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{path} is a damaged run record (its settings do not read: " in err
+    assert err.endswith("delete it, then run this command again, which redoes it")
+    path.unlink()
+    assert main(_refraction_argv(out)) == 0
+    assert "2 runs: 1 already done, 1 run now" in capsys.readouterr().out
+    assert json.loads(path.read_text())["rule"] == "random"

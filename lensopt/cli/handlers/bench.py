@@ -31,6 +31,14 @@ def _check_rules(rules) -> list[str]:
     return _check_campaign_rules(rules, ALL_RULES)
 
 
+def _exact(value: float) -> str:
+    """A number as a recorded command gives it: short (``5``, ``1.5``) when that is the same number,
+    else every digit (``2.3263478740408408``), so that the command run again resumes its campaign
+    instead of being refused as other settings."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 def _command(args, campaign: str, *options: str) -> str:
     """The command line of a campaign on the record: its run options, then the campaign's own
     ``options`` (its problems, slopes...), then ``--report-every``."""
@@ -245,7 +253,8 @@ def run_refraction(args) -> int:
         "n_initial": args.initial,
         "report_every": args.report_every,
         "beta": args.beta,
-        "command": _command(args, "refraction", "--slopes", *[f"{a:g}" for a in slopes]) + f" --beta {args.beta:.6g}",
+        "command": _command(args, "refraction", "--slopes", *[_exact(a) for a in slopes])
+        + f" --beta {_exact(args.beta)}",
     }
     return _run(args, "refraction", specs, manifest)
 
@@ -275,7 +284,7 @@ def run_feedback_campaign(args) -> int:
         for seed in range(args.seeds)
         for r in args.rules
     ]
-    command = _command(args, "feedback", "--slope", f"{args.slope:g}", "--tie-threshold", f"{args.tie_threshold:g}")
+    command = _command(args, "feedback", "--slope", _exact(args.slope), "--tie-threshold", _exact(args.tie_threshold))
     manifest = {
         "campaign": "feedback",
         "split": split,
@@ -352,13 +361,13 @@ def run_robustness_campaign(args) -> int:
         "--initial",
         str(args.initial),
         "--stop-confidence",
-        f"{args.stop_confidence:g}",
+        _exact(args.stop_confidence),
         "--min-trials",
         str(args.min_trials),
     ]
     command += ["--patients", str(args.patients)] if args.patients else []
     command += ["--trials", str(args.trials)] if args.trials else []
-    command += ["--model-lapse", f"{args.model_lapse:g}"] if args.model_lapse is not None else []
+    command += ["--model-lapse", _exact(args.model_lapse)] if args.model_lapse is not None else []
     command += ["--hyperparameters", args.hyperparameters] if args.hyperparameters is not None else []
     command += ["--check-letters", str(args.check_letters)] if args.check_letters else []
     manifest = {

@@ -1,11 +1,22 @@
 """lensopt in a PsychoPy Coder script: a RefractionHandler drives the letters, an ExperimentHandler
 writes the usual wide CSV (one row per trial, lensopt's columns prefixed ``lensopt.``).
 
-    python docs/examples/psychopy_handler.py                 # a person answers: Y named right, N wrong
+    python docs/examples/psychopy_handler.py                 # type the letter the patient names
     python docs/examples/psychopy_handler.py --simulated     # a simulated patient answers (unattended)
     LENSOPT_SIMULATED=1 xvfb-run -a python docs/examples/psychopy_handler.py --trials 20 --out /tmp/demo
 
 Set the lens in ``trial["sphere_d"]``, ``trial["cylinder_d"]`` on the phoropter before each letter.
+
+The letters are lensopt's own (the 26 capitals on a 5 x 5 stroke grid, drawn as polygons by
+``LetterStim``), ``calibration.letter_height_px(letter_logmar)`` from top to bottom, as ``lensopt run``
+draws them. Not a ``TextStim``: its ``height`` is the line height, and Arial capitals asked 100 px tall
+come out 72 px (0.14 logMAR smaller than the optimizer believes, on every trial).
+
+Besides lensopt's columns, each row has the letter shown (``letter``, ``letter_height_px``), the key
+pressed (``response_key``), whether it named the letter (``correct``), the time from the flip that
+showed the letter to the key (``rt_s``; empty for a simulated patient), the time of that flip on the
+experiment's clock (``letter_onset_s``) and the ``seed`` that chose the letters (and the optimizer's
+and simulated patient's draws): the same seed shows the same letters again.
 """
 
 # The options are read before PsychoPy is imported: importing it parses the command line itself
@@ -14,7 +25,6 @@ Set the lens in ``trial["sphere_d"]``, ``trial["cylinder_d"]`` on the phoropter 
 # ruff: noqa: E402
 import os
 import random
-import string
 
 from lensopt.cli import OneLineParser
 from lensopt.cli.arguments import positive_int
@@ -28,12 +38,14 @@ parser.add_argument(
     default="out/lensopt_handler",
     help="data file name, without .csv (its folder is made; out/ is not tracked)",
 )
+parser.add_argument("--frames", help="save each letter's frame as a PNG in this folder (to check what was drawn)")
 args = parser.parse_args()
 
 import psychopy
 from psychopy import core, data, event, visual
 
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.optotypes import ALPHABET, LetterStim
 from lensopt.observer import SimulatedPatient
 from lensopt.psychopy import RefractionHandler
 from lensopt.refraction import RefractionOptimizer
@@ -41,6 +53,8 @@ from lensopt.refraction.letters import LETTER_BOUNDS_LOGMAR
 from lensopt.stopping import StopRule
 
 os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+if args.frames:
+    os.makedirs(args.frames, exist_ok=True)
 
 win = visual.Window((800, 600), units="pix", color="white", checkTiming=False)
 calibration = Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=600.0)
@@ -49,8 +63,13 @@ calibration = Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_hei
 letter_bounds_logmar = letter_bounds_within(
     LETTER_BOUNDS_LOGMAR, calibration.renderable_logmar(int(win.size[1])), calibration
 )
-letter = visual.TextStim(win, color="black", font="Arial")
-patient = SimulatedPatient(-1.25, -0.75, seed=args.seed) if args.simulated else None
+letter = LetterStim(win, color="black")  # lensopt's optotypes, their height the calibration's
+letters = ALPHABET  # 26 alternatives, as the optimizer is told below
+letter_rng = random.Random(args.seed)  # the letters shown, from the recorded seed, whatever the answers
+patient = SimulatedPatient(-1.25, -0.75, n_alternatives=len(letters), seed=args.seed) if args.simulated else None
+misread_rng = random.Random(-args.seed - 1)  # the letter a simulated patient names instead
+clock = core.Clock()  # the experiment's clock: letter onsets
+rt_clock = core.Clock()  # reset by the flip that shows a letter
 exp = data.ExperimentHandler(
     name="lensopt-handler",
     extraInfo={
@@ -58,30 +77,49 @@ exp = data.ExperimentHandler(
         "date": data.getDateStr(),
         "expName": "lensopt-handler",
         "psychopyVersion": psychopy.__version__,
+        "seed": args.seed,
     },
     dataFileName=args.out,
     savePickle=False,
 )
 
-# --- the handler: about ten lines ---------------------------------------------------------------
+# --- the handler and the trial loop --------------------------------------------------------------
 optimizer = RefractionOptimizer(
     rule="ucb-ald",
     seed=args.seed,
     lens_step_d=0.25,
-    n_alternatives=26,
+    n_alternatives=len(letters),
     letter_bounds_logmar=letter_bounds_logmar,
     stop=StopRule(confidence=0.95, min_trials=min(15, args.trials), max_trials=args.trials),
 )
 handler = RefractionHandler(optimizer, n_trials=args.trials, exp=exp)
 for trial in handler:
-    letter.text = random.choice(string.ascii_uppercase)
-    letter.height = calibration.letter_height_px(trial["letter_logmar"])
+    shown = letter_rng.choice(letters)
+    height_px = calibration.letter_height_px(trial["letter_logmar"])
+    letter.set_letter(shown, height_px)
     letter.draw()
+    if args.frames:  # what the flip below shows
+        win.getMovieFrame(buffer="back")
+        win.saveMovieFrames(os.path.join(args.frames, f"trial{handler.thisN + 1:03d}.png"))
+    win.callOnFlip(rt_clock.reset)
     win.flip()
+    letter_onset_s = clock.getTime()  # just after the flip, as rt_clock's reset
     if patient is not None:
         correct = patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"])
+        key = shown if correct else misread_rng.choice([c for c in letters if c != shown])
+        key, rt_s = key.lower(), None
     else:
-        correct = event.waitKeys(keyList=["y", "n"])[0] == "y"
+        key, rt_s = event.waitKeys(keyList=[c.lower() for c in letters], timeStamped=rt_clock)[0]
+    correct = key.upper() == shown
+    for name, value in [
+        ("letter", shown),
+        ("letter_height_px", height_px),
+        ("response_key", key),
+        ("correct", int(correct)),
+        ("rt_s", rt_s),
+        ("letter_onset_s", letter_onset_s),
+    ]:
+        exp.addData(name, value)
     handler.addResponse(correct)
     exp.nextEntry()
 # -------------------------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ value, no JSON in any cell, for every kind of session. Letter trials (:data:`CSV
 (:data:`DUEL_CSV_COLUMNS`) and rankings (:func:`ranking_csv_columns`: ``lens_k_sphere_d``,
 ``lens_k_cylinder_d``, ``lens_k_axis_deg`` for each lens of the largest set (the axis empty in a
 ranking of sphere and cylinder), ``rank_k_lens`` the lens number, from 1,
-put in place ``k``, clearest first) are followed by one column per value of the trials' ``extra``
-(``letter_height_px``, ``decision_ms``, ``key_rt_s_1``...). ``trial_index`` is the trial's number
+put in place ``k``, clearest first) end with the session's protocol (``protocol``,
+``n_alternatives``, ``alphabet``: :data:`~lensopt.store.tidy.PROTOCOL_COLUMNS`) and are followed by one
+column per value of the trials' ``extra`` (``letter_height_px``, ``decision_ms``, ``key_rt_s_1``...). ``trial_index`` is the trial's number
 from 1; times are ``presented_at_utc``/``answered_at_utc`` (ISO-8601 UTC, to the microsecond) and
 ``presented_at_s``/``answered_at_s`` (unix seconds, the exact stored float: an ISO time to the
 microsecond cannot hold a float of ~1.7e9 s exactly). Numbers are Python's shortest round-trip
@@ -55,7 +56,7 @@ from lensopt.store.records import (
     TrialRecord,
 )
 from lensopt.store.session_records import DAMAGED, DamagedSession, SessionInfo
-from lensopt.store.tidy import LETTER_EXTRA_COLUMNS, fixed_columns, psychopy_table, tidy_table
+from lensopt.store.tidy import psychopy_table, table_columns, tidy_table
 from lensopt.store.verdict import stored_withheld_reason
 
 #: Mode of an export file (owner read/write only, whatever the umask): it holds patient data.
@@ -79,15 +80,15 @@ JSON_FORMAT_VERSION = 12
 CALIBRATION_KEYS = ("screen_width_cm", "screen_width_px", "distance_cm")
 
 #: CSV columns of a letter session, in order, before the columns of its trials' other ``extra`` values.
-CSV_COLUMNS = (*fixed_columns([LETTERS_KIND]), *LETTER_EXTRA_COLUMNS)
+CSV_COLUMNS = table_columns([LETTERS_KIND])
 
 #: CSV columns of a duel session, in order, before the columns of its duels' ``extra`` values.
-DUEL_CSV_COLUMNS = fixed_columns([DUEL_KIND])
+DUEL_CSV_COLUMNS = table_columns([DUEL_KIND])
 
 
 def ranking_csv_columns(n_lenses: int) -> tuple[str, ...]:
     """CSV columns of a ranking session whose largest set has ``n_lenses`` lenses, before ``extra``'s."""
-    return fixed_columns([RANKING_KIND], n_lenses)
+    return table_columns([RANKING_KIND], n_lenses)
 
 
 def _result_document(info: SessionInfo, result) -> dict:

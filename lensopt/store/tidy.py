@@ -77,6 +77,38 @@ def session_values(info) -> dict:
     return {"observer": field("protocol", "observer"), "rule": field("optimizer", "rule"), "seed": info.seed}
 
 
+#: The session's protocol on every trial's row, after the fixed columns (and a letter table's
+#: :data:`LETTER_EXTRA_COLUMNS`), before the other ``extra`` columns: the protocol's name
+#: (``[protocol] name``), the number of letters the session drew from (``n_alternatives``: the
+#: guess rate of naming a letter is ``1 / n_alternatives``) and those letters (``[letters]
+#: alphabet``) — so that pooled 26-AFC and 10-AFC rows are told apart and a psychometric function
+#: can be fitted with its guess rate. Appended in Dec 2026, after every column exported before.
+PROTOCOL_COLUMNS = ("protocol", "n_alternatives", "alphabet")
+
+
+def protocol_values(info) -> dict:
+    """:data:`PROTOCOL_COLUMNS` of session ``info``, from its stored protocol snapshot (``[protocol]
+    name``, ``[letters] alphabet``); ``n_alternatives`` is the alphabet's length or, without one,
+    the ``n_alternatives`` the optimizer's stored settings name; each empty where neither says
+    (a hand-made or early session): not guessed."""
+    protocol = info.protocol if isinstance(info.protocol, dict) else {}
+
+    def field(table: str, key: str):
+        section = protocol.get(table)
+        value = section.get(key) if isinstance(section, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    alphabet = field("letters", "alphabet")
+    settings = info.optimizer_settings if isinstance(info.optimizer_settings, dict) else {}
+    stored = settings.get("n_alternatives")
+    stored = stored if isinstance(stored, int) and not isinstance(stored, bool) and stored >= 2 else None
+    return {
+        "protocol": field("protocol", "name"),
+        "n_alternatives": len(alphabet) if alphabet is not None else stored,
+        "alphabet": alphabet,
+    }
+
+
 def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
     """The fixed columns of a table holding sessions of ``kinds``, in order; ``n_lenses``: the
     largest ranking set. A letter table also has :data:`LETTER_EXTRA_COLUMNS` (after ``void``)."""
@@ -100,7 +132,17 @@ def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
 
 
 #: Names an ``extra`` value never takes as they are (it gets the ``extra_`` prefix instead).
-RESERVED_COLUMNS = frozenset(fixed_columns(KINDS, max(RANKING_SET_SIZES))) | frozenset(PSYCHOPY_COLUMNS)
+RESERVED_COLUMNS = (
+    frozenset(fixed_columns(KINDS, max(RANKING_SET_SIZES))) | frozenset(PROTOCOL_COLUMNS) | frozenset(PSYCHOPY_COLUMNS)
+)
+
+
+def table_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
+    """The columns of a table holding sessions of ``kinds`` before its free ``extra`` columns: the
+    fixed columns (:func:`fixed_columns`), a letter table's :data:`LETTER_EXTRA_COLUMNS`, then
+    :data:`PROTOCOL_COLUMNS`."""
+    letters = any(kind not in (DUEL_KIND, RANKING_KIND) for kind in kinds)
+    return (*fixed_columns(kinds, n_lenses), *(LETTER_EXTRA_COLUMNS if letters else ()), *PROTOCOL_COLUMNS)
 
 
 def flatten_extra(value, path: tuple = ()) -> list[tuple[tuple, object]]:
@@ -191,6 +233,7 @@ def _trial_values(info, trial) -> dict:
     """The fixed columns of one stored trial of ``info``'s kind."""
     values = {"session_id": info.session_id, "participant": info.participant, "kind": info.kind}
     values.update(session_values(info))
+    values.update(protocol_values(info))
     values["trial_index"] = trial.index
     values["eye"] = info.eye  # a letter trial's own below (each eye of a session of both)
     if info.kind == DUEL_KIND:
@@ -214,15 +257,15 @@ def tidy_table(sessions) -> tuple[list[str], list[dict]]:
     n_lenses = max(
         (len(t.lenses_d) for info, trials in sessions if info.kind == RANKING_KIND for t in trials), default=0
     )
-    letters = any(kind not in (DUEL_KIND, RANKING_KIND) for kind in kinds)
-    extra = ExtraColumns(LETTER_EXTRA_COLUMNS if letters else ())
+    columns = table_columns(kinds, n_lenses)
+    extra = ExtraColumns(c for c in columns if c in LETTER_EXTRA_COLUMNS)
     rows = []
     for info, trials in sessions:
         for trial in trials:
             row = {name: cell(value) for name, value in _trial_values(info, trial).items()}
             row.update((extra.name(path), cell(value)) for path, value in flatten_extra(trial.extra))
             rows.append(row)
-    return [*fixed_columns(kinds, n_lenses), *extra.columns], rows
+    return [*columns, *(c for c in extra.columns if c not in columns)], rows
 
 
 def psychopy_table(sessions) -> tuple[list[str], list[dict]]:

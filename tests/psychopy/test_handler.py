@@ -377,6 +377,63 @@ def test_the_example_script_runs_a_simulated_session_and_writes_its_csv(tmp_path
     assert {"participant", "date", "expName", "psychopyVersion"} <= set(frame.columns)
 
 
+def _run_example(tmp_path, name, *options):
+    out = tmp_path / name
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--simulated", "--trials", "20", "--seed", "3", "--out", str(out), *options],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return pd.read_csv(out.with_suffix(".csv"))
+
+
+def _example_calibration():
+    from lensopt.experiment.calibration import Calibration
+
+    return Calibration(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=600.0)
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_example_script_records_the_letter_the_key_its_times_and_the_seed_that_chose_the_letter(tmp_path):
+    """Each row says what was shown and answered, when, and from which seed: the same seed shows the
+    same letters again."""
+    from lensopt.experiment.optotypes import ALPHABET
+
+    frame = _run_example(tmp_path, "first")
+    again = _run_example(tmp_path, "again")
+
+    assert set(frame["letter"]) <= set(ALPHABET) and frame["letter"].nunique() > 5
+    assert set(frame["response_key"]) <= set(ALPHABET.lower())
+    named_right = (frame["response_key"].str.upper() == frame["letter"]).astype(int)
+    assert frame["correct"].tolist() == named_right.tolist() == frame["lensopt.response"].tolist()
+    assert 0 < named_right.sum() < len(frame)
+    assert np.allclose(
+        frame["letter_height_px"], _example_calibration().letter_height_px(frame["lensopt.letter_logmar"])
+    )
+    assert frame["rt_s"].isna().all()  # a simulated patient takes no time; a person's key is timed
+    assert (frame["letter_onset_s"] > 0).all() and (np.diff(frame["letter_onset_s"]) > 0).all()
+    assert (frame["seed"] == 3).all()
+    assert again["letter"].tolist() == frame["letter"].tolist()
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_example_script_draws_each_letter_as_tall_as_its_calibration_asks(tmp_path):
+    """The capitals' dark pixels span calibration.letter_height_px(letter_logmar) within a pixel; a
+    TextStim of that height drew Arial capitals 0.72 of it (0.14 logMAR too small)."""
+    from PIL import Image
+
+    frame = _run_example(tmp_path, "session", "--frames", str(tmp_path / "frames"))
+
+    expected_px = _example_calibration().letter_height_px(frame["lensopt.letter_logmar"].to_numpy())
+    for index, height_px in enumerate(expected_px, start=1):
+        dark = np.asarray(Image.open(tmp_path / "frames" / f"trial{index:03d}.png").convert("L")) < 128
+        rows = np.flatnonzero(dark.any(axis=1))
+        assert rows.size and abs(rows[-1] - rows[0] + 1 - height_px) <= 1.0, (index, height_px)
+
+
 def test_the_example_scripts_help_lists_its_own_options_not_psychopys(tmp_path):
     """PsychoPy parses the command line when it is imported; the script reads its options first."""
     result = subprocess.run(

@@ -24,6 +24,10 @@ TEXT_COLUMNS = {
     "psychopyVersion",
     "text",
     "extra_letter",
+    "observer",
+    "rule",
+    "protocol",
+    "alphabet",
 }
 
 #: Fixed columns of any kind (an ``extra`` value of the same name gets the ``extra_`` prefix).

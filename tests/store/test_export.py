@@ -244,7 +244,7 @@ def test_letter_csv_flattens_extra_and_keeps_the_clinicians_columns(modes_db):
     with SessionStore(modes_db, readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
     extras = ("letter_height_px", "decision_ms", "lens_set_by_clinician", "extra_letter")
-    assert tuple(rows[0])[-6:] == ("asked_lens", "note", *extras)
+    assert tuple(rows[0])[-9:] == ("asked_lens", "note", "protocol", "n_alternatives", "alphabet", *extras)
     assert [(r["eye"], r["axis_deg"], r["void"]) for r in rows] == [
         ("OD", "170.0", "0"),
         ("OD", "175.0", "1"),
@@ -264,7 +264,7 @@ def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
     assert list(rows[0])[9:] == [
         "letter_logmar", "n_lenses", *lens_columns, *(f"rank_{k}_lens" for k in range(1, 5)), "rt_s",
         "presented_at_utc", "answered_at_utc", "presented_at_s", "answered_at_s",
-        "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",
+        "protocol", "n_alternatives", "alphabet", "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",
     ]  # fmt: skip
     for row, stored in zip(rows, RANKINGS):
         n = int(row["n_lenses"])
@@ -390,3 +390,84 @@ def test_an_export_that_fails_leaves_the_earlier_file_whole_and_no_partial_file(
         export_session(store, 2, "json", out=out)  # written whole once it can be
     assert json.loads(out.read_text())["session"]["session_id"] == 2
     assert out.stat().st_mode & 0o777 == 0o600
+
+
+def _session_of_protocol(store, name: str, participant: str, seed: int, kind: str = "letters") -> int:
+    """A session stored as ``lensopt run`` stores one of the shipped protocol ``name``: its snapshot
+    (``Protocol.to_dict()``) and its optimizer's settings (``n_alternatives`` the alphabet's length)."""
+    from lensopt.experiment.protocol import load_protocol
+
+    protocol = load_protocol(name)
+    settings = {"rule": protocol.optimizer.rule, "seed": seed, "n_alternatives": len(protocol.letters.alphabet)}
+    return store.create_session(participant, protocol.to_dict(), CALIBRATION, settings, seed, kind=kind)
+
+
+def test_pooled_26_and_10_letter_sessions_say_on_every_row_their_protocol_and_number_of_alternatives(tmp_path):
+    """A 26-AFC and a 10-AFC session in one export: each row names its protocol and how many letters
+    it drew from (its guess rate 1/n), in the CSV and PsychoPy exports, after every column before."""
+    with SessionStore(tmp_path / "s.db") as store:
+        for name, participant, seed in (("research-26afc", "S01", 1), ("sloan-10afc", "S02", 2)):
+            sid = _session_of_protocol(store, name, participant, seed)
+            store.append_trial(sid, stored_trials()[0])
+            store.append_trial(sid, stored_trials()[1])
+        rows = list(csv.DictReader(io.StringIO(export_sessions(store, [1, 2], fmt="csv"))))
+        psychopy = list(csv.DictReader(io.StringIO(export_sessions(store, [1, 2], fmt="psychopy"))))
+
+    expected = [("research-26afc", "26", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")] * 2 + [("sloan-10afc", "10", "CDHKNORSVZ")] * 2
+    for table in (rows, psychopy):
+        assert [(r["protocol"], r["n_alternatives"], r["alphabet"]) for r in table] == expected
+    header = list(rows[0])
+    assert header[: len(CSV_COLUMNS) - 3] == list(CSV_COLUMNS[:-3])  # the columns before, in their order
+    assert header[len(CSV_COLUMNS) - 3 : len(CSV_COLUMNS)] == ["protocol", "n_alternatives", "alphabet"]
+    assert "n_alternatives" in list(psychopy[0])[:-5]  # a trial column, before PsychoPy's session columns
+    frame = assert_tidy_csv(export_text_of(tmp_path / "s.db", [1, 2]))
+    assert frame["n_alternatives"].dtype == "int64"
+    assert list(1 / frame["n_alternatives"]) == [1 / 26, 1 / 26, 1 / 10, 1 / 10]  # the guess rate
+
+
+def export_text_of(path, session_ids, fmt="csv"):
+    with SessionStore(path, readonly=True) as store:
+        return export_sessions(store, session_ids, fmt=fmt)
+
+
+def test_duel_and_ranking_rows_name_the_letter_set_their_lines_are_drawn_from(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        duel = _session_of_protocol(store, "clinical-duel", "D01", 1, kind="duel")
+        store.append_duel_trial(duel, DUELS[0])
+        ranking = _session_of_protocol(store, "clinical-ranking", "R01", 2, kind="ranking")
+        store.append_ranking_trial(ranking, RANKINGS[0])
+        alphabets = {sid: store.session(sid).protocol["letters"]["alphabet"] for sid in (duel, ranking)}
+    rows = list(csv.DictReader(io.StringIO(export_text_of(tmp_path / "s.db", [duel, ranking]))))
+    assert [(r["protocol"], r["n_alternatives"], r["alphabet"]) for r in rows] == [
+        ("clinical-duel", str(len(alphabets[duel])), alphabets[duel]),
+        ("clinical-ranking", str(len(alphabets[ranking])), alphabets[ranking]),
+    ]
+
+
+def test_an_old_session_fills_the_protocol_columns_from_what_it_stored_and_leaves_the_rest_empty(tmp_path):
+    """An early layout without the protocol's tables: the optimizer's stored ``n_alternatives`` if it
+    has one, else empty; an ``extra`` value named like the new columns keeps its value, prefixed."""
+    with SessionStore(tmp_path / "s.db") as store:
+        with_settings = store.create_session("OLD", {"rule": "ts-ald"}, CALIBRATION, {"n_alternatives": 10}, 1)
+        store.append_trial(with_settings, dataclasses.replace(stored_trials()[0], extra={"protocol": "mine"}))
+        bare = store.create_session("OLD", {"rule": "ts-ald"}, CALIBRATION, {}, 2)
+        store.append_trial(bare, stored_trials()[1])
+    rows = list(csv.DictReader(io.StringIO(export_text_of(tmp_path / "s.db", [1, 2]))))
+    assert [(r["protocol"], r["n_alternatives"], r["alphabet"]) for r in rows] == [("", "10", ""), ("", "", "")]
+    assert [r["extra_protocol"] for r in rows] == ["mine", ""]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "psychopy"])
+def test_a_database_written_before_schema_5_exports_its_protocol_and_alternatives(
+    tmp_path, fmt, make_schema_4_database
+):
+    """The real schema-4 database (``lensopt run`` of demo-simulated, 26 letters) exports them from
+    its stored snapshot, read-only."""
+    make_schema_4_database(tmp_path / "old.db")
+    before = (tmp_path / "old.db").read_bytes()
+    rows = list(csv.DictReader(io.StringIO(export_text_of(tmp_path / "old.db", [1], fmt))))
+    assert len(rows) == 12
+    assert {(r["protocol"], r["n_alternatives"], r["alphabet"]) for r in rows} == {
+        ("demo-simulated", "26", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    }
+    assert (tmp_path / "old.db").read_bytes() == before

@@ -375,20 +375,25 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
 
 
 def continue_command(
-    end_points: Sequence[EndPoint], session_id: int, db_path: Path | str | None = None, note_sep: str = "  "
+    end_points: Sequence[EndPoint],
+    session_id: int,
+    db_path: Path | str | None = None,
+    note_sep: str = "  ",
+    options: str = "",
 ) -> str | None:
     """How to give the eyes short of their target the trials recommended: ``lensopt run --resume 7
     --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
     over the eyes short of their target (an eye without a number of its own gets that budget too);
     where no number can be justified, the most an estimate would recommend (:data:`MAX_EXTRAPOLATION`
-    times the answers so far, more), said to be a ceiling after ``note_sep``: a command to run as it is. None when every eye has its end point (a comparison
+    times the answers so far, more), said to be a ceiling after ``note_sep``: a command to run as it is,
+    with the window ``options`` the session ran with (`` --no-fullscreen``). None when every eye has its end point (a comparison
     from enough comparisons among them), or the protocol fixed its trials (a study's design, not a
     call for more)."""
     short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
     if not short:
         return None
-    db = db_option(db_path)
+    db = f"{options}{db_option(db_path)}"
     budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
     most = max(e.n_trials for e in short)
     if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials

@@ -232,17 +232,17 @@ def eye_done(search, n_trials: int):
     return False
 
 
-def check_end_stored(store, session_id: int, results, status_refused: str | None, db_path):
+def check_end_stored(store, session_id: int, results, status_refused: str | None, db_path, options: str = ""):
     """The finished session as stored; a one-line StoreError when its end is not what the database
     holds: its status (still ``running``: shown ``interrupted``) or an eye's result could not be
     written, or the database cannot even be read back (locked or failing at the very end). Every
-    answer is stored; a resume stores the end."""
+    answer is stored; a resume (with the run's window ``options``) stores the end."""
     try:
         stored = store.session(session_id)
     except StoreError as exc:
         raise StoreError(
             f"session {session_id}: every answer is stored, but its end could not be checked "
-            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path)}"
+            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path, options)}"
         ) from None
     missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
     if status_refused is None and not missing:
@@ -252,5 +252,5 @@ def check_end_stored(store, session_id: int, results, status_refused: str | None
     why = "" if status_refused is None else f" ({status_refused})"
     raise StoreError(
         f"session {session_id}: every answer is stored, but not {what}{why}; store them with: "
-        f"{resume_command(session_id, db_path)}"
+        f"{resume_command(session_id, db_path, options)}"
     )

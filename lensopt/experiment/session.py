@@ -433,11 +433,13 @@ def _run_in_window(
                     log(ending.lines()[0])
         else:
             status = "finished"
-            resume = continue_command(end_points, session_id, request.db_path)
+            resume = continue_command(end_points, session_id, request.db_path, options=request.window_options)
             if resume is not None:
                 log(f"continue with: {resume}")
             if console is not None:  # on the console the command on a line of its own, its note under it
-                resume = continue_command(end_points, session_id, request.db_path, note_sep="\n")
+                resume = continue_command(
+                    end_points, session_id, request.db_path, note_sep="\n", options=request.window_options
+                )
                 closing_screen(console, responses, protocol, end_points, request.frames_dir, resume)
     finally:
         try:
@@ -450,10 +452,12 @@ def _run_in_window(
                 trials = f"{stored.n_answers} trial{'' if stored.n_answers == 1 else 's'}"
                 log(
                     f"stopped after {trials}{undone_suffix(stored.n_undone)}; continue with: "
-                    f"{resume_command(session_id, request.db_path)}"
+                    f"{resume_command(session_id, request.db_path, request.window_options)}"
                 )
     if status == "finished":
-        stored = check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
+        stored = check_end_stored(
+            store, session_id, stored_results, status_refused, request.db_path, request.window_options
+        )
     else:
         stored = store.session(session_id)
     stopped_at = result.stopped_at if result is not None and status == "finished" else None

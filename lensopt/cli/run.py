@@ -11,6 +11,14 @@ from pathlib import Path
 from lensopt.cli.arguments import DB_HELP, Handler, non_negative_int, positive_int, whole_axis
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 
+#: What ``--eye`` names (``[session] eye``'s values).
+EYES = ("OD", "OS", "OU")
+
+
+def eye_name(text: str) -> str:
+    """An eye as typed, in any case (``od`` is OD); anything else as typed, for argparse to refuse."""
+    return text.upper() if text.upper() in EYES else text
+
 
 def register(subparsers) -> None:
     """Add the ``run`` subcommand."""
@@ -67,9 +75,10 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--eye",
-        choices=("OD", "OS", "OU"),
+        type=eye_name,
+        choices=EYES,
         help="the eye tested, stored with every trial and result: OD (right), OS (left) or OU (both: OD, then "
-        "OS, each its own search; letter sessions); overrides the protocol's [session] eye",
+        "OS, each its own search; letter sessions), in any case; overrides the protocol's [session] eye",
     )
     parser.add_argument(
         "--resume",

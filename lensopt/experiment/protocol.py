@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ from lensopt.experiment.protocol_sections import (
 )
 from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
 from lensopt.reference_data import PROTOCOLS_DIR
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, off_step_note
 from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
 
 SECTIONS = {
@@ -317,9 +318,12 @@ class Protocol:
             protocol = dataclasses.replace(self, start=start)
         except ValueError as exc:
             raise ProtocolError(f"--start: {str(exc).removeprefix('refraction: ')}") from None
+        assert protocol.start is not None
+        off_step = off_step_note(protocol.start.written, self.lens.step_d or PHOROPTER_STEP_D)
+        if off_step and warn is not None:  # searched around as typed, but most likely a typo
+            warn(f"--start: {off_step}")
         problem = protocol.phoropter_problem()
         if problem:
-            assert protocol.start is not None  # a problem needs a start
             box = SearchBox(protocol.start.lens, protocol.start.m_half_width_d, protocol.start.j_half_width_d)
             room = math.floor(box.largest_m_half_width_d() * 100.0) / 100.0
             if room < MIN_M_HALF_WIDTH_D:
@@ -449,6 +453,21 @@ def resolve_protocol_path(path: str | Path) -> Path:
     return path
 
 
+def _decimal_comma_hint(raw: bytes, exc: Exception) -> str:
+    """``; use a decimal point: sphere_d = -2.25`` when the line a TOML error names writes a number
+    with a decimal comma (``sphere_d = -2,25``, which TOML cannot read), else nothing."""
+    where = re.search(r"at line (\d+)", str(exc))
+    if where is None:
+        return ""
+    lines = raw.decode("utf-8-sig", errors="replace").splitlines()
+    number = int(where.group(1))
+    line = lines[number - 1].split("#", 1)[0].strip() if 0 < number <= len(lines) else ""
+    if '"' in line or "'" in line or not re.search(r"=\s*[-+]?\d+,\d", line):
+        return ""
+    pointed = re.sub(r"(\d),(\d)", r"\1.\2", line)
+    return f"; use a decimal point: {pointed}"
+
+
 def load_protocol(path: str | Path) -> Protocol:
     """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`)."""
     path = resolve_protocol_path(path)
@@ -469,7 +488,7 @@ def load_protocol(path: str | Path) -> Protocol:
     except PermissionError:
         raise ProtocolError(f"protocol file {path} cannot be read (permission denied); check its permissions") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
+        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{_decimal_comma_hint(raw, exc)}") from None
     protocol = protocol_from_dict(data, source=str(path))
     problem = (
         ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)

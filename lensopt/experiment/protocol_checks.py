@@ -36,11 +36,12 @@ def fractional_axis_problem(lens: LensSection, simulated: SimulatedSection) -> s
     degrees (``[lens] axis_deg``, ``[simulated] axis_deg``), else None: a phoropter's axis is set in
     whole degrees, and the lens shown would differ from the one stored. Checked for files only (a
     stored session resumes as it ran)."""
+    none = {"lens": "0: not given", "simulated": "0: a patient without an axis"}
     for name, axis in (("lens", lens.axis_deg), ("simulated", simulated.axis_deg)):
         if axis != int(axis):
             return (
-                f"{name}.axis_deg {axis:g} is not a whole number of degrees: write one from 1 to 180, e.g. "
-                f"{max(1, min(180, round(axis)))}"
+                f"{name}.axis_deg {axis:g} is not a whole number of degrees: write one from 1 to 180 "
+                f"({none[name]}), e.g. {max(1, min(180, round(axis)))}"
             )
     return None
 

@@ -257,3 +257,25 @@ def test_the_dashboard_of_a_run_opens_on_the_consoles_own_screen_and_never_asks_
     assert (protocol.screens.patient, protocol.screens.console) == (0, 1) and dashboard_screen(protocol) == 1
     one_screen = dataclasses.replace(protocol, screens=dataclasses.replace(protocol.screens, console=0))
     assert dashboard_screen(one_screen) is None
+
+
+def test_a_start_off_the_phoropters_steps_is_searched_as_typed_with_one_line_naming_the_nearest():
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
+    said = []
+    started = protocol.with_start("-2.2 -0.7 x 33", said.append)
+    assert started.start.lens == Lens(-2.2, -0.7, 33.0)
+    assert said == [
+        "--start: -2.20 / -0.70 x 033 is not on the phoropter's 0.25 D steps: the nearest is -2.25 / -0.75 x 033"
+    ]
+    said.clear()
+    protocol.with_start("-2.25 -0.75 x 33", said.append)
+    assert said == []
+
+
+def test_a_start_with_decimal_commas_is_refused_saying_to_use_a_decimal_point():
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
+    with pytest.raises(ProtocolError) as error:
+        protocol.with_start("-2,25 -0,75 x 180")
+    assert (
+        str(error.value) == "--start: cannot read '-2,25 -0,75 x 180' as a lens: use a decimal point: -2.25 -0.75 x 180"
+    )

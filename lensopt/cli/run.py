@@ -60,9 +60,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--start",
         metavar="RX",
-        help="the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed): search "
-        "sphere, cylinder and axis around it by letters, duels or rankings, as the protocol asks "
-        "(clinical-prescription*; overrides the protocol's [start])",
+        help="the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed), or each eye's for "
+        "--eye OU: 'OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010': search sphere, cylinder and axis around it "
+        "by letters, duels or rankings, as the protocol asks (clinical-prescription*; overrides the protocol's [start])",
     )
     parser.add_argument(
         "--axis",

@@ -80,6 +80,10 @@ def phoropter_problem(start: StartSection | None) -> str | None:
     file, ``--start``); a stored session resumes as it ran."""
     if start is None or not start.given:
         return None
+    if start.eyes:  # a start of each eye: each eye's box
+        return next(
+            (f"{eye}: {problem}" for eye in start.eyes if (problem := phoropter_problem(start.for_eye(eye)))), None
+        )
     box = SearchBox(start.lens, start.m_half_width_d, start.j_half_width_d)
     reach = box.meridian_reach_d()
     if abs(reach) <= PHOROPTER_MAX_POWER_D + 1e-9:

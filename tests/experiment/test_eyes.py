@@ -264,6 +264,18 @@ def test_an_ou_session_started_from_each_eyes_autorefraction_searches_each_eye_a
     assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
 
 
+def test_the_closing_console_names_each_eyes_start_under_its_result(tmp_path, window, console_states):
+    request = RunRequest(
+        db_path=tmp_path / "s.db", protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=2,
+        eye="OU", start="OD -2.25 -0.75 x 180, OS -1.00 -0.50 x 10",
+    )  # fmt: skip
+    run_session(request, window=window, console_window=window)
+    (closing,) = [s for s in console_states if s.heading == "Session finished"][-1:]
+    lines = closing.keys_text.splitlines()
+    assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
+    assert lines.index("OD: started from -2.25 / -0.75 x 180") < lines.index("OS: started from -1.00 / -0.50 x 010")
+
+
 def test_an_ou_session_started_from_one_lens_says_so_in_one_line(tmp_path, window):
     db, lines, warned = tmp_path / "s.db", [], []
     request = RunRequest(

@@ -11,6 +11,14 @@ from pathlib import Path
 from lensopt.cli.arguments import DB_HELP, Handler, non_negative_int, positive_int, whole_axis
 from lensopt.cli.defaults import SHIPPED_PROTOCOLS
 
+#: What ``--eye`` names (``[session] eye``'s values).
+EYES = ("OD", "OS", "OU")
+
+
+def eye_name(text: str) -> str:
+    """An eye as typed, in any case (``od`` is OD); anything else as typed, for argparse to refuse."""
+    return text.upper() if text.upper() in EYES else text
+
 
 def register(subparsers) -> None:
     """Add the ``run`` subcommand."""
@@ -52,9 +60,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--start",
         metavar="RX",
-        help="the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed): search "
-        "sphere, cylinder and axis around it by letters, duels or rankings, as the protocol asks "
-        "(clinical-prescription*; overrides the protocol's [start])",
+        help="the starting refraction, e.g. '-1.00 / -0.50 x 180' (plus cylinder is transposed), or each eye's for "
+        "--eye OU: 'OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010': search sphere, cylinder and axis around it "
+        "by letters, duels or rankings, as the protocol asks (clinical-prescription*; overrides the protocol's [start])",
     )
     parser.add_argument(
         "--axis",
@@ -67,9 +75,10 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--eye",
-        choices=("OD", "OS", "OU"),
+        type=eye_name,
+        choices=EYES,
         help="the eye tested, stored with every trial and result: OD (right), OS (left) or OU (both: OD, then "
-        "OS, each its own search; letter sessions); overrides the protocol's [session] eye",
+        "OS, each its own search; letter sessions), in any case; overrides the protocol's [session] eye",
     )
     parser.add_argument(
         "--resume",

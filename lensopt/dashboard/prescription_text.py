@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
+from lensopt.modes.base import EYE_STARTS
 from lensopt.modes.letters import is_prescription
 from lensopt.provenance import software, software_label
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
@@ -388,7 +389,8 @@ def continue_row(header) -> tuple[str, str, str] | None:
 
 
 def start_text(info) -> str:
-    """The starting refraction of session ``info`` and the search box around it."""
+    """The starting refraction of session ``info`` (each eye's, when each eye had its own) and the
+    search box around it."""
     settings = info.optimizer_settings
     if not is_prescription(settings):
         lens = (info.protocol or {}).get("lens") if isinstance(info.protocol, dict) else None
@@ -402,6 +404,9 @@ def start_text(info) -> str:
         return f"none (the full box: M ±{m_high:g} D, J0 and J45 ±{j_high:g} D)"
     m_d = settings.get("m_half_width_d") or START_M_HALF_WIDTH_D
     j_d = settings.get("j_half_width_d") or START_J_HALF_WIDTH_D
+    starts = settings.get(EYE_STARTS)
+    if isinstance(starts, dict) and starts:  # each eye its own (a session of both eyes)
+        start = ", ".join(f"{eye} {lens}" for eye, lens in starts.items())
     return f"{start} (search box M ±{m_d:g} D, J0 and J45 ±{j_d:g} D)"
 
 

@@ -18,6 +18,7 @@ recommends more trials nor prints a command to continue.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,6 +113,9 @@ class EndPoint:
     #: What the patient read through the lens, when they did (:meth:`lensopt.refraction.shown.ReadThrough.note`:
     #: its acuity measured beside the prediction); ``""`` when they did not.
     read_through: str = ""
+    #: The start the eye's full prescription was searched around (``started from -2.25 / -0.75 x 180``,
+    #: each eye's own in a session of both), under its result on the closing console; ``""`` without one.
+    started_from: str = ""
 
     @property
     def estimate_only(self) -> bool:
@@ -166,9 +170,10 @@ class EndPoint:
     def closing_lines(self) -> list[str]:
         """The end point's lines under the closing console's headlines: the details of a prescription
         or of a fixed design's estimate, else the advice."""
+        start = [self.started_from] if self.started_from else []
         if self.confident:
-            return list(self.lens_details)
-        return [self.advice(), *self.lens_details] if self.estimate_only else [self.advice()]
+            return [*self.lens_details, *start]
+        return [self.advice(), *self.lens_details, *start] if self.estimate_only else [self.advice(), *start]
 
 
 #: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
@@ -305,6 +310,15 @@ def comparison_notes(optimizer, protocol, reported: list) -> tuple[str, ...]:
 
 
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
+    """An eye's end point (:func:`_end_point`), with the start its full prescription was searched around."""
+    ending = _end_point(optimizer, protocol, eye, reported, confidences)
+    start = getattr(optimizer, "start", None)
+    if ending is None or not isinstance(start, Lens):
+        return ending
+    return dataclasses.replace(ending, started_from=f"started from {show_lens(start, protocol.lens.cylinder)}")
+
+
+def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:mod:`lensopt.experiment.end_point`): its stored prescription with its
     intervals and predicted acuity, or the best lens and its intervals, if the confidence reached
     the target; else how many more trials. A search without a confidence (duels, rankings): its
@@ -375,20 +389,25 @@ def end_point(optimizer, protocol, eye: str | None, reported: list, confidences)
 
 
 def continue_command(
-    end_points: Sequence[EndPoint], session_id: int, db_path: Path | str | None = None, note_sep: str = "  "
+    end_points: Sequence[EndPoint],
+    session_id: int,
+    db_path: Path | str | None = None,
+    note_sep: str = "  ",
+    options: str = "",
 ) -> str | None:
     """How to give the eyes short of their target the trials recommended: ``lensopt run --resume 7
     --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
     eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
     over the eyes short of their target (an eye without a number of its own gets that budget too);
     where no number can be justified, the most an estimate would recommend (:data:`MAX_EXTRAPOLATION`
-    times the answers so far, more), said to be a ceiling after ``note_sep``: a command to run as it is. None when every eye has its end point (a comparison
+    times the answers so far, more), said to be a ceiling after ``note_sep``: a command to run as it is,
+    with the window ``options`` the session ran with (`` --no-fullscreen``). None when every eye has its end point (a comparison
     from enough comparisons among them), or the protocol fixed its trials (a study's design, not a
     call for more)."""
     short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
     if not short:
         return None
-    db = db_option(db_path)
+    db = f"{options}{db_option(db_path)}"
     budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
     most = max(e.n_trials for e in short)
     if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials

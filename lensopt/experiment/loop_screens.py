@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
-from lensopt.refraction.lens import Lens, logmar_text
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, logmar_text, off_step_note
 
 T = TypeVar("T")
 
@@ -460,7 +460,14 @@ class LetterScreens(Screens):
                     self.lens_override = lens
                     set_text = show_lens(lens, self.protocol.lens.cylinder)
                     self.log(f"clinician: lens actually set {set_text} (asked {lens_text})")
-                    self.console.update(message=f"Lens actually set: {set_text} (asked {lens_text})")
+                    # accepted as typed (it is what was set), but a power off the steps is likely a typo
+                    off_step = off_step_note(lens, self.protocol.lens.step_d or PHOROPTER_STEP_D)
+                    if off_step:
+                        self.log(f"clinician: note: {off_step}")
+                    self.console.update(
+                        message=f"Lens actually set: {set_text} (asked {lens_text})"
+                        + (f"\nNote: {off_step}" if off_step else "")
+                    )
                     return True
             if press.key == keys.note:
                 note = self._entry("Type a note for this trial", "patient squinting", self._parse_note)

@@ -24,7 +24,7 @@ from lensopt.experiment.loop import TrialLoop
 from lensopt.experiment.optotypes import line_width_letters
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS, Protocol
 from lensopt.experiment.ranking_loop import RankingLoop
-from lensopt.modes.base import FeedbackMode, answered, eye_records, eye_settings
+from lensopt.modes.base import EYE_STARTS, FeedbackMode, answered, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -71,6 +71,7 @@ def start_options(protocol: Protocol, seed: int, letter_bounds_logmar) -> dict:
     start, o = protocol.start, protocol.optimizer
     if start is None:
         raise ValueError(f"{protocol.source}: a full-prescription session needs a [start] refraction (or --start)")
+    start = start.for_eye(protocol.session.eyes[0])  # the first eye's (each eye's: session_settings)
     return dict(
         rule=o.rule,
         seed=seed,
@@ -80,6 +81,17 @@ def start_options(protocol: Protocol, seed: int, letter_bounds_logmar) -> dict:
         letter_bounds_logmar=tuple(letter_bounds_logmar),
         n_initial=o.n_initial,
     )
+
+
+def session_settings_of(optimizer, protocol: Protocol) -> dict:
+    """The optimizer settings a new session stores: ``optimizer``'s (its first eye's), and in a session
+    of both eyes started from each eye's own refraction, every eye's start (:data:`EYE_STARTS`), from
+    which each eye's search is rebuilt (:func:`lensopt.modes.base.eye_settings`)."""
+    settings = optimizer.settings_dict()
+    start = protocol.start
+    if start is None or len(start.eyes) < 2 or len(protocol.session.eyes) < 2:
+        return settings
+    return {**settings, EYE_STARTS: {eye: start.for_eye(eye).lens.format() for eye in protocol.session.eyes}}
 
 
 class Mode:

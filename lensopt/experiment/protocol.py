@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,9 +53,15 @@ from lensopt.experiment.protocol_sections import (
     TimingSection,
     _shared_key,
 )
-from lensopt.experiment.search_sections import _duel_rules, _prescription_rules, _ranking_rules, _rules
+from lensopt.experiment.search_sections import (
+    PER_EYE_START_EXAMPLE,
+    _duel_rules,
+    _prescription_rules,
+    _ranking_rules,
+    _rules,
+)
 from lensopt.reference_data import PROTOCOLS_DIR
-from lensopt.refraction.lens import Lens
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, off_step_note
 from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
 from lensopt.stopping import rebudgeted_limits
 
@@ -284,6 +291,14 @@ class Protocol:
         assert self.start is not None
         if not self.start.given:
             return None
+        if self.start.eyes:  # a start of each eye: the one patient simulated is each eye's
+            for eye in self.start.eyes:
+                problem = dataclasses.replace(
+                    self, start=self.start.for_eye(eye)
+                )._simulated_patient_outside_start_box()
+                if problem:
+                    return f"{eye}: {problem}"
+            return None
         sim = self.simulated
         patient = Lens(sim.sphere_d, sim.cylinder_d, sim.axis_deg or 180.0)
         box = SearchBox(self.start.written.minus_cylinder(), self.start.m_half_width_d, self.start.j_half_width_d)
@@ -318,11 +333,19 @@ class Protocol:
             protocol = dataclasses.replace(self, start=start)
         except ValueError as exc:
             raise ProtocolError(f"--start: {str(exc).removeprefix('refraction: ')}") from None
+        assert protocol.start is not None
+        starts = [(eye, protocol.start.for_eye(eye)) for eye in protocol.start.eyes or (None,)]
+        for eye, start in starts:
+            off_step = off_step_note(start.written, self.lens.step_d or PHOROPTER_STEP_D)
+            if off_step and warn is not None:  # searched around as typed, but most likely a typo
+                warn(f"--start: {'' if eye is None else f'{eye} '}{off_step}")
         problem = protocol.phoropter_problem()
         if problem:
-            assert protocol.start is not None  # a problem needs a start
-            box = SearchBox(protocol.start.lens, protocol.start.m_half_width_d, protocol.start.j_half_width_d)
-            room = math.floor(box.largest_m_half_width_d() * 100.0) / 100.0
+            rooms = [
+                SearchBox(start.lens, start.m_half_width_d, start.j_half_width_d).largest_m_half_width_d()
+                for _, start in starts
+            ]
+            room = math.floor(min(rooms) * 100.0) / 100.0
             if room < MIN_M_HALF_WIDTH_D:
                 raise ProtocolError(f"--start: {problem}")
             if warn is not None:
@@ -333,6 +356,31 @@ class Protocol:
                 )
             protocol = dataclasses.replace(protocol, start=dataclasses.replace(protocol.start, m_half_width_d=room))
         return protocol
+
+    def with_eye_starts(self, warn: Callable[[str], None]) -> Protocol:
+        """A new session's protocol with each eye's start (its eyes named: ``[session] eye``, ``--eye``):
+        a session of one eye keeps only that eye's lens of a start of each eye; a start that names an
+        eye the session does not test, or not each eye of a session of both, is a one-line
+        ProtocolError; a session of both eyes started from one lens is searched so, and ``warn`` says so."""
+        start = self.start
+        if start is None or not start.given:
+            return self
+        eyes = self.session.eyes
+        if not start.eyes:
+            if len(eyes) > 1:
+                warn(
+                    f"both eyes start from {start.lens.format()} (one lens for OU): give each eye's "
+                    f"autorefraction, e.g. --start {PER_EYE_START_EXAMPLE}"
+                )
+            return self
+        try:
+            if len(eyes) > 1:
+                for eye in eyes:
+                    start.for_eye(eye)
+                return self
+            return dataclasses.replace(self, start=start.for_eye(eyes[0]))
+        except ValueError as exc:
+            raise ProtocolError(f"--start (or [start] refraction): {exc}") from None
 
     def phoropter_problem(self) -> str | None:
         """Why the search box of a new session's start reaches lenses a phoropter cannot set
@@ -450,6 +498,21 @@ def resolve_protocol_path(path: str | Path) -> Path:
     return path
 
 
+def _decimal_comma_hint(raw: bytes, exc: Exception) -> str:
+    """``; use a decimal point: sphere_d = -2.25`` when the line a TOML error names writes a number
+    with a decimal comma (``sphere_d = -2,25``, which TOML cannot read), else nothing."""
+    where = re.search(r"at line (\d+)", str(exc))
+    if where is None:
+        return ""
+    lines = raw.decode("utf-8-sig", errors="replace").splitlines()
+    number = int(where.group(1))
+    line = lines[number - 1].split("#", 1)[0].strip() if 0 < number <= len(lines) else ""
+    if '"' in line or "'" in line or not re.search(r"=\s*[-+]?\d+,\d", line):
+        return ""
+    pointed = re.sub(r"(\d),(\d)", r"\1.\2", line)
+    return f"; use a decimal point: {pointed}"
+
+
 def load_protocol(path: str | Path) -> Protocol:
     """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`)."""
     path = resolve_protocol_path(path)
@@ -470,7 +533,7 @@ def load_protocol(path: str | Path) -> Protocol:
     except PermissionError:
         raise ProtocolError(f"protocol file {path} cannot be read (permission denied); check its permissions") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}") from None
+        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{_decimal_comma_hint(raw, exc)}") from None
     protocol = protocol_from_dict(data, source=str(path))
     problem = (
         ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)

@@ -36,11 +36,12 @@ def fractional_axis_problem(lens: LensSection, simulated: SimulatedSection) -> s
     degrees (``[lens] axis_deg``, ``[simulated] axis_deg``), else None: a phoropter's axis is set in
     whole degrees, and the lens shown would differ from the one stored. Checked for files only (a
     stored session resumes as it ran)."""
+    none = {"lens": "0: not given", "simulated": "0: a patient without an axis"}
     for name, axis in (("lens", lens.axis_deg), ("simulated", simulated.axis_deg)):
         if axis != int(axis):
             return (
-                f"{name}.axis_deg {axis:g} is not a whole number of degrees: write one from 1 to 180, e.g. "
-                f"{max(1, min(180, round(axis)))}"
+                f"{name}.axis_deg {axis:g} is not a whole number of degrees: write one from 1 to 180 "
+                f"({none[name]}), e.g. {max(1, min(180, round(axis)))}"
             )
     return None
 
@@ -79,6 +80,10 @@ def phoropter_problem(start: StartSection | None) -> str | None:
     file, ``--start``); a stored session resumes as it ran."""
     if start is None or not start.given:
         return None
+    if start.eyes:  # a start of each eye: each eye's box
+        return next(
+            (f"{eye}: {problem}" for eye in start.eyes if (problem := phoropter_problem(start.for_eye(eye)))), None
+        )
     box = SearchBox(start.lens, start.m_half_width_d, start.j_half_width_d)
     reach = box.meridian_reach_d()
     if abs(reach) <= PHOROPTER_MAX_POWER_D + 1e-9:

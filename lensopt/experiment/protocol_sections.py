@@ -182,11 +182,13 @@ SESSION_EYES = ("OD", "OS", "OU")
 @dataclass(frozen=True)
 class SessionSection:
     """What the session tests: ``eye`` ``"OD"``, ``"OS"`` or ``"OU"`` (both: OD, then OS, each its
-    own search), or left out (no eye named, as before eyes were stored)."""
+    own search; in any case, stored in capitals), or left out (no eye named, as before eyes were stored)."""
 
     eye: str | None = None
 
     def __post_init__(self):
+        if isinstance(self.eye, str):  # "od" is OD
+            object.__setattr__(self, "eye", self.eye.strip().upper())
         if self.eye is not None and self.eye not in SESSION_EYES:
             raise ValueError(f"eye must be one of {', '.join(map(repr, SESSION_EYES))}, got {self.eye!r}")
 

@@ -25,7 +25,7 @@ from lensopt.experiment.end_point import (
     prescription_lines,
 )
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
+from lensopt.refraction.lens import Lens, power_vector_arrays, show_lens, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -44,6 +44,9 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if isinstance(optimizer, PRESCRIPTION_OPTIMIZERS):
         target = confidence_target(protocol)
         stored = store_prescription(store, session_id, optimizer, log, eye, target, protocol.lens.cylinder)
+        started = start_note(optimizer, eye, protocol.lens.cylinder)
+        if started:
+            log(started)
         for note in comparison_notes(optimizer, protocol, [stored]):  # as the console and the record say it
             log(note)
         return [stored]
@@ -130,12 +133,27 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
 
 
 def start_line(start) -> str:
-    """``starting refraction -1.00 / -0.50 x 180 (written ..., transposed to minus cylinder); box ±2 D in M...``."""
-    note = f" (written {start.written.format()}, transposed to minus cylinder)" if start.transposed else ""
+    """``starting refraction -1.00 / -0.50 x 180 (written ..., transposed to minus cylinder); box ±2 D in M...``;
+    of each eye, ``starting refraction OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010; box ...``."""
+
+    def lens_text(start) -> str:
+        note = f" (written {start.written.format()}, transposed to minus cylinder)" if start.transposed else ""
+        return f"{start.lens.format()}{note}"
+
+    lenses = ", ".join(f"{eye} {lens_text(start.for_eye(eye))}" for eye in start.eyes) or lens_text(start)
     return (
-        f"full prescription: starting refraction {start.lens.format()}{note}; search box "
+        f"full prescription: starting refraction {lenses}; search box "
         f"M ±{start.m_half_width_d:g} D, J0 and J45 ±{start.j_half_width_d:g} D"
     )
+
+
+def start_note(optimizer, eye: str | None, cylinder: str = "minus") -> str | None:
+    """``OD: started from -2.25 / -0.75 x 180``: the start of a full prescription's search (each eye's
+    own in a session of both), logged beside its result; None without one."""
+    start = getattr(optimizer, "start", None)
+    if not isinstance(start, Lens):
+        return None
+    return f"{f'{eye}: ' if eye else ''}started from {show_lens(start, cylinder)}"
 
 
 def store_prescription(
@@ -192,14 +210,20 @@ def result_if_any(store, info, optimizer, log, eye: str | None = None, protocol:
     stored = next((r for r in info.results if r.eye == eye), None)
     target = stored_confidence_target(info)
     cylinder = "minus" if protocol is None else protocol.lens.cylinder
+    started = start_note(optimizer, eye, cylinder)
     if stored is not None and stored.n_trials == optimizer.n_trials:
         for line in prescription_lines(stored, target, cylinder):
             log(line)
+        if started:
+            log(started)
         return stored
     if letters:
         assert protocol is not None  # letters implies it
         return _store_and_log(store, info.session_id, letter_result(optimizer, protocol, eye), log, target, cylinder)
-    return store_prescription(store, info.session_id, optimizer, log, eye, target, cylinder)
+    result = store_prescription(store, info.session_id, optimizer, log, eye, target, cylinder)
+    if started:
+        log(started)
+    return result
 
 
 #: How far (logMAR, one chart line) beyond the letters a session shows a predicted acuity is still
@@ -232,17 +256,17 @@ def eye_done(search, n_trials: int):
     return False
 
 
-def check_end_stored(store, session_id: int, results, status_refused: str | None, db_path):
+def check_end_stored(store, session_id: int, results, status_refused: str | None, db_path, options: str = ""):
     """The finished session as stored; a one-line StoreError when its end is not what the database
     holds: its status (still ``running``: shown ``interrupted``) or an eye's result could not be
     written, or the database cannot even be read back (locked or failing at the very end). Every
-    answer is stored; a resume stores the end."""
+    answer is stored; a resume (with the run's window ``options``) stores the end."""
     try:
         stored = store.session(session_id)
     except StoreError as exc:
         raise StoreError(
             f"session {session_id}: every answer is stored, but its end could not be checked "
-            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path)}"
+            f"({str(exc).splitlines()[0]}); store it with: {resume_command(session_id, db_path, options)}"
         ) from None
     missing = [r for r in results if not any(s.eye == r.eye and s.n_trials == r.n_trials for s in stored.results)]
     if status_refused is None and not missing:
@@ -252,5 +276,5 @@ def check_end_stored(store, session_id: int, results, status_refused: str | None
     why = "" if status_refused is None else f" ({status_refused})"
     raise StoreError(
         f"session {session_id}: every answer is stored, but not {what}{why}; store them with: "
-        f"{resume_command(session_id, db_path)}"
+        f"{resume_command(session_id, db_path, options)}"
     )

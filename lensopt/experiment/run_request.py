@@ -62,6 +62,15 @@ class RunRequest:
                 "searches the axis itself: leave --axis out"
             )
 
+    @property
+    def window_options(self) -> str:
+        """The window options given (`` --no-fullscreen``, `` --fullscreen``, or none), which a command
+        that continues the session carries: on a one-screen set-up without --no-fullscreen the console
+        would be drawn on the chart, and the command printed would be refused."""
+        if self.fullscreen is None:
+            return ""
+        return " --fullscreen" if self.fullscreen else " --no-fullscreen"
+
 
 @dataclass(frozen=True)
 class SessionOutcome:

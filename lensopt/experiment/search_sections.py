@@ -11,7 +11,9 @@ holds the other tables and re-exports these, so every table can be imported from
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 
 from lensopt.binary.settings import ALL_RULES
@@ -148,6 +150,41 @@ def missing_eye_message(feedback_mode: str) -> str:
     )
 
 
+#: The eyes a starting refraction may be written for, one lens each (``"OD -2.25 -0.75 x 180, OS ..."``).
+START_EYES = ("OD", "OS")
+
+_EYE_LABEL = re.compile(r"(?<![A-Za-z])(OD|OS)(?![A-Za-z])\s*:?", re.IGNORECASE)
+"""An eye's label before its lens in a starting refraction (``OD``, ``os:``; any case)."""
+
+#: How a start of each eye is written, in the messages that ask for it.
+PER_EYE_START_EXAMPLE = "'OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010'"
+
+
+def eye_lens_texts(refraction: str) -> dict[str | None, str]:
+    """The lens text of each eye a starting refraction names: ``{"OD": "-2.25 / -0.75 x 180", "OS":
+    "-1.50 / -0.50 x 010"}`` for ``"OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010"`` (a comma, a
+    semicolon or nothing between them; ``OD:`` too), ``{None: text}`` for a lens without an eye. A
+    one-line ValueError for text before the first eye, an eye named twice, or an eye without a lens."""
+    labels = list(_EYE_LABEL.finditer(refraction))
+    if not labels:
+        return {None: refraction}
+    before = refraction[: labels[0].start()].strip()
+    if before:
+        raise ValueError(
+            f"{refraction!r} has {before!r} before its first eye: write each eye and its lens, e.g. {PER_EYE_START_EXAMPLE}"
+        )
+    texts: dict[str | None, str] = {}
+    for label, after in zip(labels, [*labels[1:], None]):
+        eye = label.group(1).upper()
+        text = refraction[label.end() : None if after is None else after.start()].strip().rstrip(",;").strip()
+        if eye in texts:
+            raise ValueError(f"{refraction!r} names {eye} twice: write each eye once, e.g. {PER_EYE_START_EXAMPLE}")
+        if not text:
+            raise ValueError(f"{refraction!r} names {eye} without its lens: write e.g. {PER_EYE_START_EXAMPLE}")
+        texts[eye] = text
+    return texts
+
+
 @dataclass(frozen=True)
 class StartSection:
     """The starting refraction of a letter session (``[start]``, or ``lensopt run --start``): the
@@ -163,6 +200,11 @@ class StartSection:
     A ``[start]`` table without ``refraction`` (the shipped ``clinical-prescription``) asks for the
     patient's own: ``lensopt run --start`` must give it (:attr:`given` is False until then), so a
     clinician who forgets it is told so instead of searching around a placeholder.
+
+    A session of both eyes starts each eye from its own autorefraction: ``refraction`` then names
+    each eye, ``"OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010"`` (:func:`eye_lens_texts`,
+    :attr:`eyes`); :meth:`for_eye` is the start of one eye, and :attr:`written`, :attr:`lens` and
+    :attr:`transposed` are those of a start of one lens (one eye named, or none).
     """
 
     refraction: str | None = None
@@ -177,15 +219,21 @@ class StartSection:
                     f"got {self.refraction!r}"
                 )
             try:
-                lens = parse_lens(self.refraction)
+                texts = eye_lens_texts(self.refraction)
             except ValueError as exc:
                 raise ValueError(f"refraction: {exc}") from None
-            meridians = (lens.sphere_d, lens.sphere_d + lens.cylinder_d)
-            if max(abs(power) for power in meridians) > PHOROPTER_MAX_POWER_D:
-                raise ValueError(
-                    f"refraction: {self.refraction!r} has a meridian of {diopter_text(max(meridians, key=abs))} D, beyond a "
-                    f"phoropter's ±{PHOROPTER_MAX_POWER_D:g} D; refract this eye with trial lenses"
-                )
+            for eye, text in texts.items():
+                whose = "" if eye is None else f"{eye}: "
+                try:
+                    lens = parse_lens(text)
+                except ValueError as exc:
+                    raise ValueError(f"refraction: {whose}{exc}") from None
+                meridians = (lens.sphere_d, lens.sphere_d + lens.cylinder_d)
+                if max(abs(power) for power in meridians) > PHOROPTER_MAX_POWER_D:
+                    raise ValueError(
+                        f"refraction: {whose}{text!r} has a meridian of {diopter_text(max(meridians, key=abs))} D, "
+                        f"beyond a phoropter's ±{PHOROPTER_MAX_POWER_D:g} D; refract this eye with trial lenses"
+                    )
         _number(self, "m_half_width_d", 0.0, 10.0, low_open=True)
         _number(self, "j_half_width_d", 0.0, 5.0, low_open=True)
 
@@ -195,11 +243,37 @@ class StartSection:
         return self.refraction is not None
 
     @property
+    def eyes(self) -> tuple[str, ...]:
+        """The eyes the refraction names, OD first (``()`` for a lens without an eye, or none given)."""
+        if self.refraction is None:
+            return ()
+        return tuple(eye for eye in START_EYES if eye in eye_lens_texts(self.refraction))
+
+    def for_eye(self, eye: str | None) -> StartSection:
+        """The start of eye ``eye``: its own lens when the refraction names each eye's, else this one
+        (a lens without an eye is every eye's). A one-line ValueError when it names others only."""
+        if not self.eyes or (eye is None and len(self.eyes) == 1):
+            return self
+        assert self.refraction is not None  # it names eyes
+        texts = eye_lens_texts(self.refraction)
+        if eye not in texts:
+            named = " and ".join(self.eyes)
+            raise ValueError(
+                f"the starting refraction {self.refraction!r} names {named} only, and the session tests "
+                f"{eye or 'no eye'}: give {eye or 'the eye'}'s, e.g. {PER_EYE_START_EXAMPLE}"
+            )
+        return dataclasses.replace(self, refraction=texts[eye])
+
+    @property
     def written(self) -> Lens:
-        """The lens as written (a ValueError naming ``--start`` if none was given)."""
+        """The lens as written (a ValueError naming ``--start`` if none was given; one naming
+        :meth:`for_eye` for a start of each eye)."""
         if self.refraction is None:
             raise ValueError(MISSING_START_MESSAGE)
-        return parse_lens(self.refraction)
+        texts = eye_lens_texts(self.refraction)
+        if len(texts) > 1:
+            raise ValueError(f"{self.refraction!r} is a start of each eye: take one eye's with for_eye")
+        return parse_lens(next(iter(texts.values())))
 
     @property
     def lens(self) -> Lens:

@@ -28,7 +28,7 @@ from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, continue_command, end_point
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import stop_message
-from lensopt.experiment.modes import Mode, answered, eye_records, mode_for
+from lensopt.experiment.modes import Mode, answered, eye_records, mode_for, session_settings_of
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
@@ -98,6 +98,7 @@ def run_session(
             protocol = protocol.with_eye(request.eye)
         if protocol.start is not None and protocol.session.eye is None:
             raise ProtocolError(f"{protocol.source}: {missing_eye_message(protocol.feedback_mode)}")
+        protocol = protocol.with_eye_starts(warn or log)  # each eye its own start
         problem = protocol.simulated_patient_problem(request.observer)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
@@ -234,6 +235,7 @@ def _run(
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
         optimizer = mode.new_optimizer(protocol, seed, bounds)
+        settings = session_settings_of(optimizer, protocol)  # with each eye's start
 
     # The display is checked (the window opened) before the session is created or marked running:
     # a machine without a screen gets one line and leaves no session behind; so does a patient's
@@ -291,7 +293,8 @@ class _Plan:
     bounds: tuple
     n_trials: int
     fullscreen: bool
-    #: the stored optimizer settings of a resumed session (the stop's budget following --trials), else None
+    #: the stored optimizer settings of a resumed session (the stop's budget following --trials), or those a
+    #: new session stores (with each eye's start, :func:`session_settings_of`); None: ``optimizer``'s
     settings: dict | None = None
 
 
@@ -337,7 +340,7 @@ def _run_in_window(
         )
     else:
         session_id = store.create_session(
-            participant, protocol.to_dict(), calibration.to_dict(), optimizer.settings_dict(), seed, kind=mode.kind
+            participant, protocol.to_dict(), calibration.to_dict(), settings, seed, kind=mode.kind
         )
         try:
             claims.enter_context(claim_session(request.db_path, session_id))  # held until the session ends
@@ -433,11 +436,13 @@ def _run_in_window(
                     log(ending.lines()[0])
         else:
             status = "finished"
-            resume = continue_command(end_points, session_id, request.db_path)
+            resume = continue_command(end_points, session_id, request.db_path, options=request.window_options)
             if resume is not None:
                 log(f"continue with: {resume}")
             if console is not None:  # on the console the command on a line of its own, its note under it
-                resume = continue_command(end_points, session_id, request.db_path, note_sep="\n")
+                resume = continue_command(
+                    end_points, session_id, request.db_path, note_sep="\n", options=request.window_options
+                )
                 closing_screen(console, responses, protocol, end_points, request.frames_dir, resume)
     finally:
         try:
@@ -450,10 +455,12 @@ def _run_in_window(
                 trials = f"{stored.n_answers} trial{'' if stored.n_answers == 1 else 's'}"
                 log(
                     f"stopped after {trials}{undone_suffix(stored.n_undone)}; continue with: "
-                    f"{resume_command(session_id, request.db_path)}"
+                    f"{resume_command(session_id, request.db_path, request.window_options)}"
                 )
     if status == "finished":
-        stored = check_end_stored(store, session_id, stored_results, status_refused, request.db_path)
+        stored = check_end_stored(
+            store, session_id, stored_results, status_refused, request.db_path, request.window_options
+        )
     else:
         stored = store.session(session_id)
     stopped_at = result.stopped_at if result is not None and status == "finished" else None

@@ -19,8 +19,20 @@ def answered(records) -> list:
     return [record for record in records if not getattr(record, "void", False)]
 
 
+#: The key of a session of both eyes' optimizer settings that holds each eye's own starting
+#: refraction (``{"OD": "-2.25 / -0.75 x 180", "OS": "-1.50 / -0.50 x 010"}``); the settings'
+#: ``start`` is the first eye's. Sessions that started both eyes from one lens have none.
+EYE_STARTS = "eye_starts"
+
+
 def eye_settings(settings: dict, eye: str | None) -> dict:
-    """The optimizer settings of eye ``eye``'s search: the session's, with the left eye's own seed."""
+    """The optimizer settings of eye ``eye``'s search: the session's, with the left eye's own seed and
+    each eye's own start (:data:`EYE_STARTS`)."""
+    starts = settings.get(EYE_STARTS)
+    if starts is not None:
+        settings = {key: value for key, value in settings.items() if key != EYE_STARTS}
+        if eye in starts:
+            settings["start"] = starts[eye]
     if eye != "OS":
         return settings
     return dict(settings, seed=(int(settings["seed"]) + OS_SEED_OFFSET) % 2**63)

@@ -39,6 +39,7 @@ __all__ = [
     "PowerVector",
     "diopter_text",
     "lens_arrays_from_power_vectors",
+    "off_step_note",
     "parse_lens",
     "power_vector_arrays",
     "show_lens",
@@ -437,6 +438,20 @@ _LENS_TEXT = re.compile(
 )
 
 
+_COMMA_DECIMAL = re.compile(r"(\d),(\d)")
+"""A decimal comma (``-2,25``), as a European keyboard or habit types it."""
+
+
+def off_step_note(lens: Lens, step_d: float = PHOROPTER_STEP_D) -> str | None:
+    """One line when ``lens``'s sphere or cylinder is not on the phoropter's ``step_d`` steps
+    (``-2.2 -0.7 x 33``, a typo of ``-2.25 -0.75 x 33`` more often than a lens meant), naming the
+    nearest lens on them (:meth:`Lens.rounded`); None for a lens on the steps."""
+    nearest = lens.rounded(step_d)
+    if abs(nearest.sphere_d - lens.sphere_d) < 1e-9 and abs(nearest.cylinder_d - lens.cylinder_d) < 1e-9:
+        return None
+    return f"{lens.format()} is not on the phoropter's {step_d:g} D steps: the nearest is {nearest.format()}"
+
+
 def parse_lens(text: str) -> Lens:
     """The lens a clinician wrote: sphere, then cylinder and axis, or a sphere alone.
 
@@ -455,6 +470,9 @@ def parse_lens(text: str) -> Lens:
     if not normalized:
         raise ValueError(f"no lens given (empty text): write one, e.g. {LENS_TEXT_EXAMPLES}")
     match = _LENS_TEXT.match(normalized)
+    if match is None and _COMMA_DECIMAL.search(normalized):
+        pointed = _COMMA_DECIMAL.sub(r"\1.\2", normalized)
+        raise ValueError(f"cannot read {text!r} as a lens: use a decimal point: {pointed}")
     if match is None:
         raise ValueError(f"cannot read {text!r} as a lens (sphere / cylinder x axis): write e.g. {LENS_TEXT_EXAMPLES}")
     sphere_d = _signed_power(text, "sphere", match["sphere"])

@@ -81,11 +81,12 @@ def db_option(db_path) -> str:
     return f" --db {shlex.quote(os.path.abspath(Path(db_path).expanduser()))}"
 
 
-def resume_command(session_id: int, db_path=None) -> str:
+def resume_command(session_id: int, db_path=None, options: str = "") -> str:
     """``lensopt run --resume 7 --db /absolute/path`` (:func:`db_option`; without ``--db`` when no
     database is named): the command that continues a session, as the run, the console, the dashboard
-    and the record give it."""
-    return f"lensopt run --resume {session_id}{db_option(db_path)}"
+    and the record give it. ``options`` (`` --no-fullscreen``) are the window options the run that
+    prints it was given, which the same set-up needs again (a console beside a window, not on a chart)."""
+    return f"lensopt run --resume {session_id}{options}{db_option(db_path)}"
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:

@@ -598,3 +598,19 @@ def test_the_last_line_names_the_eye_its_stopping_rule_stopped(monkeypatch, caps
         assert (
             line == f"session 3: finished {said} by its stopping rule at 84 trials, confidence 0.96), 184 trials stored"
         )
+
+
+@pytest.mark.parametrize("typed, eye", [("od", "OD"), ("Os", "OS"), ("ou", "OU"), ("OD", "OD")])
+def test_the_eye_is_taken_in_any_case(typed, eye):
+    args = build_parser().parse_args(["run", "--protocol", "p.toml", "--participant", "x", "--eye", typed])
+    assert args.eye == eye
+
+
+def test_a_start_with_decimal_commas_is_one_line_saying_to_use_a_decimal_point(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    result = run_in_process(
+        capsys, "--protocol", "clinical-prescription", "--participant", "a", "--eye", "od", "--db", db,
+        "--start", "-2,25 -0,75 x 180",
+    )  # fmt: skip
+    assert_one_line_error(result, "--start", "use a decimal point: -2.25 -0.75 x 180")
+    assert no_session_created(db)

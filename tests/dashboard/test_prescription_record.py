@@ -898,3 +898,15 @@ def test_the_record_names_the_software_of_the_start_and_of_each_resume_with_its_
     assert software_text(upgraded, [], printing="0.1.0 (git bca336b)") == (
         "session recorded by lensopt 0.0.9 then 0.1.0 (git bca336b); printed by lensopt 0.1.0 (git bca336b)"
     )
+
+
+def test_the_record_names_each_eyes_start_when_each_eye_had_its_own():
+    from lensopt.dashboard.prescription_text import start_text
+
+    settings = {"search": "prescription", "start": "-2.25 / -0.75 x 180", "m_half_width_d": 2.0, "j_half_width_d": 1.0}
+    info = types.SimpleNamespace(optimizer_settings=settings, protocol={})
+    assert start_text(info) == "-2.25 / -0.75 x 180 (search box M ±2 D, J0 and J45 ±1 D)"
+    both = {**settings, "eye_starts": {"OD": "-2.25 / -0.75 x 180", "OS": "-1.00 / -0.50 x 010"}}
+    assert start_text(types.SimpleNamespace(optimizer_settings=both, protocol={})) == (
+        "OD -2.25 / -0.75 x 180, OS -1.00 / -0.50 x 010 (search box M ±2 D, J0 and J45 ±1 D)"
+    )

@@ -336,3 +336,21 @@ def test_a_note_is_on_disk_as_it_is_typed_not_only_with_the_answer_that_follows(
     assert noted == [("noted", 1, "dizzy", 2)]
     assert records[1].extra["note"] == "dizzy" and "note" not in records[0].extra
     assert [e.event for e in info.events] == ["started", "noted"]
+
+
+def test_a_lens_set_typed_with_decimal_commas_is_refused_with_the_fix_and_one_off_the_steps_is_noted(tmp_path, window):
+    """L at the lens prompt: '-1,50 -0,50 x 90' is refused saying to use a decimal point; '-1.4 -0.6 x 90'
+    (off the 0.25 D steps, a likely typo) is accepted as typed, with one line naming the nearest lens."""
+    source = ClinicKeys(
+        screens=["space", "l"],
+        typed=[*typing("-1,50 -0,50 x 90"), *(["backspace"] * 16), *typing("-1.4 -0.6 x 90")],
+    )
+    outcome, _info, records, lines = run(tmp_path, window, source, trials=2)
+    assert outcome.status == "finished" and not source.typed
+    refused = [x for x in lines if "entry '-1,50 -0,50 x 90' not accepted" in x]
+    assert len(refused) == 1 and "use a decimal point: -1.50 -0.50 x 90" in refused[0]
+    assert (records[0].sphere_d, records[0].cylinder_d, records[0].axis_deg) == (-1.4, -0.6, 90.0)
+    assert (
+        "clinician: note: -1.40 / -0.60 x 090 is not on the phoropter's 0.25 D steps: the nearest is "
+        "-1.50 / -0.50 x 090" in lines
+    )

@@ -259,3 +259,11 @@ def test_the_ceiling_of_the_command_to_continue_is_a_budget_a_session_may_have()
     command = continue_command([many], 7)
     assert command.startswith(f"lensopt run --resume 7 --trials {MAX_TRIALS}  (at most")
     assert MAX_TRIALS < 3 * 2000
+
+
+def test_the_command_to_continue_carries_the_window_options_the_session_ran_with():
+    od = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", more_trials=19, n_trials=30)
+    assert (
+        continue_command([od], 7, "/data/s.db", options=" --no-fullscreen")
+        == "lensopt run --resume 7 --trials 49 --no-fullscreen --db /data/s.db"
+    )

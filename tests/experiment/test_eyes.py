@@ -223,3 +223,84 @@ def test_the_second_eyes_console_opens_with_the_first_eyes_result(tmp_path, wind
     od_line = next(line for line in lines if line.startswith("OD  "))  # as the log said it
     assert starts[0].startswith(f"{od_line}\n\nEye OS: the left eye")
     assert not [s.heading for s in console_states if s.eye == "OD" and s.heading.startswith("OD  ")]  # OD's own start
+
+
+def test_an_ou_session_started_from_each_eyes_autorefraction_searches_each_eye_around_its_own(tmp_path, window):
+    """``--start 'OD ..., OS ...'``: OS is searched in a box around its own autorefraction (it was
+    searched around OD's, which for an anisometropic patient need not hold OS's correction); the
+    snapshot and the settings hold both starts, a resume rebuilds OS around its own, and the log names
+    each eye's start beside its result."""
+    from lensopt.refraction.lens import Lens
+    from lensopt.refraction.prescription import SearchBox
+
+    db, lines, warned = tmp_path / "s.db", [], []
+    start = "OD -2.25 -0.75 x 180, OS -1.00 -0.50 x 10"
+    request = RunRequest(
+        db_path=db, protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=3, eye="OU", start=start
+    )
+    outcome = run_session(request, log=lines.append, warn=warned.append, window=window)
+    assert outcome.status == "finished" and not [w for w in warned if "both eyes" in w]
+    with SessionStore(db, readonly=True) as store:
+        info, records = store.session(outcome.session_id), store.trials(outcome.session_id)
+    assert info.protocol["start"]["refraction"] == start
+    assert info.optimizer_settings["start"] == "-2.25 / -0.75 x 180"
+    assert info.optimizer_settings["eye_starts"] == {"OD": "-2.25 / -0.75 x 180", "OS": "-1.00 / -0.50 x 010"}
+    od, os_ = Lens(-2.25, -0.75, 180.0), Lens(-1.0, -0.5, 10.0)
+    for eye, own in (("OD", od), ("OS", os_)):
+        rebuilt = MODES["letters"].rebuild_optimizer(info.optimizer_settings, records, eye)
+        assert rebuilt.start == own and rebuilt.n_trials == 3
+        box = SearchBox(own, 2.0, 1.0)
+        assert all(
+            box.contains(Lens(r.sphere_d, r.cylinder_d, r.axis_deg).power_vector()) for r in records if r.eye == eye
+        )
+    assert (
+        "full prescription: starting refraction OD -2.25 / -0.75 x 180, OS -1.00 / -0.50 x 010; search box "
+        "M ±2 D, J0 and J45 ±1 D" in lines
+    )
+    assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
+    # a resume (nothing to do) reports each eye's result beside its own start
+    lines.clear()
+    run_session(RunRequest(db_path=db, resume=outcome.session_id), log=lines.append, window=window)
+    assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
+
+
+def test_the_closing_console_names_each_eyes_start_under_its_result(tmp_path, window, console_states):
+    request = RunRequest(
+        db_path=tmp_path / "s.db", protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=2,
+        eye="OU", start="OD -2.25 -0.75 x 180, OS -1.00 -0.50 x 10",
+    )  # fmt: skip
+    run_session(request, window=window, console_window=window)
+    (closing,) = [s for s in console_states if s.heading == "Session finished"][-1:]
+    lines = closing.keys_text.splitlines()
+    assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
+    assert lines.index("OD: started from -2.25 / -0.75 x 180") < lines.index("OS: started from -1.00 / -0.50 x 010")
+
+
+def test_an_ou_session_started_from_one_lens_says_so_in_one_line(tmp_path, window):
+    db, lines, warned = tmp_path / "s.db", [], []
+    request = RunRequest(
+        db_path=db, protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=2, eye="OU",
+        start="-2.25 -0.75 x 180",
+    )  # fmt: skip
+    outcome = run_session(request, log=lines.append, warn=warned.append, window=window)
+    assert outcome.status == "finished"
+    assert (
+        [w for w in warned if w.startswith("both eyes start from -2.25 / -0.75 x 180 (one lens for OU)")]
+        == [w for w in warned if "both eyes" in w]
+        != []
+    )
+    assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -2.25 / -0.75 x 180" in lines
+
+
+def test_a_session_of_one_eye_given_each_eyes_start_keeps_its_own(tmp_path, window):
+    db, lines = tmp_path / "s.db", []
+    request = RunRequest(
+        db_path=db, protocol_path=clinic_protocol(tmp_path), participant="P1", seed=8, trials=2, eye="os",
+        start="OD -2.25 -0.75 x 180; OS -1.00 -0.50 x 10",
+    )  # fmt: skip
+    outcome = run_session(request, log=lines.append, window=window)
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(outcome.session_id)
+    assert info.eye == "OS" and info.protocol["start"]["refraction"] == "-1.00 -0.50 x 10"
+    assert info.optimizer_settings["start"] == "-1.00 / -0.50 x 010" and "eye_starts" not in info.optimizer_settings
+    assert "OS: started from -1.00 / -0.50 x 010" in lines

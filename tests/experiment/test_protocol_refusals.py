@@ -58,7 +58,16 @@ def test_random_first_trials_below_the_trials_are_accepted(tmp_path):
 )
 def test_a_fractional_axis_in_a_protocol_is_refused(tmp_path, source, field):
     message = _refusal(write_protocol(tmp_path / "p.toml", source, **{field: "90.5"}))
-    assert f"{field} 90.5 is not a whole number of degrees: write one from 1 to 180, e.g. 90" in message
+    assert f"{field} 90.5 is not a whole number of degrees: write one from 1 to 180 (0: " in message
+    assert message.endswith("), e.g. 90")
+
+
+@pytest.mark.parametrize("source, field", [(REFRACTION_PROTOCOL, "lens"), (PRESCRIPTION_PROTOCOL, "simulated")])
+def test_an_axis_of_0_in_a_protocol_is_none_as_its_refusal_of_a_fraction_says(tmp_path, source, field):
+    """``axis_deg = 0`` is the documented 'none' of [lens] (not given) and [simulated] (a patient without an
+    axis, read as 180 in a full prescription), and the default: accepted, and the refusal of 90.5 names it."""
+    protocol = load_protocol(write_protocol(tmp_path / "p.toml", source, **{f"{field}.axis_deg": "0"}))
+    assert getattr(protocol, field).axis_deg == 0.0
 
 
 def test_a_fractional_axis_option_is_refused_naming_it():
@@ -116,3 +125,26 @@ def test_a_stored_protocol_checked_when_new_still_loads_as_it_ran():
     stored["optimizer"]["n_initial"] = stored["optimizer"]["trials"]
     protocol = protocol_from_dict(stored, source="stored protocol of session 1")
     assert protocol.start.m_half_width_d == 10.0 and protocol.simulated.axis_deg == 90.5
+
+
+def test_a_protocol_number_with_a_decimal_comma_is_refused_saying_to_use_a_decimal_point(tmp_path):
+    message = _refusal(write_protocol(tmp_path / "comma.toml", **{"simulated.sphere_d": "-2,25   # the patient"}))
+    assert "is not valid TOML" in message and message.endswith("; use a decimal point: sphere_d = -2.25")
+
+
+def test_a_start_refraction_with_decimal_commas_is_refused_saying_to_use_a_decimal_point(tmp_path):
+    path = tmp_path / "start.toml"
+    path.write_text(
+        PRESCRIPTION_PROTOCOL.read_text().replace("[start]\n", '[start]\nrefraction = "-2,25 -0,75 x 180"\n')
+    )
+    assert "start.refraction: cannot read '-2,25 -0,75 x 180' as a lens: use a decimal point: -2.25 -0.75 x 180" in (
+        _refusal(path)
+    )
+
+
+def test_the_eye_is_read_in_any_case(tmp_path):
+    from lensopt.experiment.protocol_sections import SessionSection
+
+    assert [SessionSection(eye).eye for eye in ("od", "Os", "ou")] == ["OD", "OS", "OU"]
+    protocol = load_protocol(write_protocol(tmp_path / "p.toml", PRESCRIPTION_PROTOCOL, **{"session.eye": '"od"'}))
+    assert protocol.session.eye == "OD" and protocol.session.eyes == ("OD",)

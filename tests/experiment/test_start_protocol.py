@@ -257,3 +257,80 @@ def test_the_dashboard_of_a_run_opens_on_the_consoles_own_screen_and_never_asks_
     assert (protocol.screens.patient, protocol.screens.console) == (0, 1) and dashboard_screen(protocol) == 1
     one_screen = dataclasses.replace(protocol, screens=dataclasses.replace(protocol.screens, console=0))
     assert dashboard_screen(one_screen) is None
+
+
+def test_a_start_off_the_phoropters_steps_is_searched_as_typed_with_one_line_naming_the_nearest():
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
+    said = []
+    started = protocol.with_start("-2.2 -0.7 x 33", said.append)
+    assert started.start.lens == Lens(-2.2, -0.7, 33.0)
+    assert said == [
+        "--start: -2.20 / -0.70 x 033 is not on the phoropter's 0.25 D steps: the nearest is -2.25 / -0.75 x 033"
+    ]
+    said.clear()
+    protocol.with_start("-2.25 -0.75 x 33", said.append)
+    assert said == []
+
+
+def test_a_start_with_decimal_commas_is_refused_saying_to_use_a_decimal_point():
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
+    with pytest.raises(ProtocolError) as error:
+        protocol.with_start("-2,25 -0,75 x 180")
+    assert (
+        str(error.value) == "--start: cannot read '-2,25 -0,75 x 180' as a lens: use a decimal point: -2.25 -0.75 x 180"
+    )
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010",
+        "od: -2.25 -0.75 x 180; os: -1.50 -0.50 x 10",
+        "OD -2.25 -0.75 x 180 OS -1.50 -0.50 x 10",
+        "OS -1.50 -0.50 x 10, OD -2.25 -0.75 x 180",
+    ],
+)
+def test_a_start_of_each_eye_is_read_as_a_clinician_writes_it(written):
+    from lensopt.experiment.search_sections import StartSection
+
+    start = StartSection(written)
+    assert start.eyes == ("OD", "OS")
+    assert start.for_eye("OD").lens == Lens(-2.25, -0.75, 180.0)
+    assert start.for_eye("OS").lens == Lens(-1.5, -0.5, 10.0)
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ("OD -2.25 -0.75 x 180, OS", "names OS without its lens"),
+        ("OD -1.00 DS, OD -2.00 DS", "names OD twice"),
+        ("-1.00 DS OS -2.00 DS", "has '-1.00 DS' before its first eye"),
+        (
+            "OD -2.25 -0.75 x 180, OS -1,50 -0,50 x 10",
+            "OS: cannot read '-1,50 -0,50 x 10' as a lens: use a decimal point",
+        ),
+        ("OD -2.25 -0.75 x 180, OS -22.00 DS", "OS: '-22.00 DS' has a meridian of -22.00 D"),
+    ],
+)
+def test_a_start_of_each_eye_mistyped_is_one_line_naming_the_eye(tmp_path, written, said):
+    with pytest.raises(ProtocolError) as error:
+        load_protocol(with_start(tmp_path, f'refraction = "{written}"'))
+    assert said in str(error.value) and "\n" not in str(error.value)
+
+
+def test_each_eye_of_a_session_of_both_eyes_needs_its_start_and_one_eye_keeps_its_own():
+    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
+    only_od = protocol.with_start("OD -2.25 -0.75 x 180").with_eye("OU")
+    with pytest.raises(ProtocolError) as error:
+        only_od.with_eye_starts(print)
+    assert "names OD only, and the session tests OS: give OS's" in str(error.value)
+    both = protocol.with_start("OD -2.25 -0.75 x 180, OS -1.50 -0.50 x 10")
+    said = []
+    assert both.with_eye("OU").with_eye_starts(said.append).start == both.start and said == []
+    assert both.with_eye("OS").with_eye_starts(said.append).start.refraction == "-1.50 -0.50 x 10"
+    one = protocol.with_start("-2.25 -0.75 x 180").with_eye("OU")
+    assert one.with_eye_starts(said.append) == one
+    assert said == [
+        "both eyes start from -2.25 / -0.75 x 180 (one lens for OU): give each eye's autorefraction, e.g. "
+        "--start 'OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010'"
+    ]

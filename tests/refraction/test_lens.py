@@ -14,6 +14,7 @@ from lensopt.refraction.lens import (
     PowerVector,
     diopter_text,
     lens_arrays_from_power_vectors,
+    off_step_note,
     parse_lens,
     power_vector_arrays,
     snellen_text,
@@ -400,7 +401,6 @@ def test_a_plus_cylinder_is_kept_and_can_be_recognized_and_transposed():
         ("-100 x 90", "cannot read"),
         ("-1.00 x 90", "cannot read"),
         ("-1.00 -0.50 x 180 DS", "cannot read"),
-        ("-1,00 -0,50 x 180", "cannot read"),
         ("-1.00\n-0.50 x 200", "axis 200"),  # a newline in the input stays out of the message
     ],
 )
@@ -557,3 +557,21 @@ def test_every_power_lensopt_writes_follows_the_one_rounding_rule():
     power vector are written by the one rule, not Python's half to even."""
     assert Lens(-1.625, -0.125, 90.0).format() == "-1.63 / -0.13 x 090"
     assert two_parameter_lens_text(1.625, -0.125) == "S +1.63 D  C -0.13 D"
+
+
+@pytest.mark.parametrize(
+    "typed, pointed",
+    [("-2,25 -0,75 x 180", "-2.25 -0.75 x 180"), ("-2,25 DS", "-2.25 DS"), ("+1,00/-0,50x90", "+1.00/-0.50x90")],
+)
+def test_a_lens_with_decimal_commas_is_refused_saying_to_use_a_decimal_point(typed, pointed):
+    with pytest.raises(ValueError) as error:
+        parse_lens(typed)
+    assert str(error.value) == f"cannot read {typed!r} as a lens: use a decimal point: {pointed}"
+
+
+def test_a_lens_off_the_phoropters_steps_is_noted_with_the_nearest_lens_on_them():
+    assert off_step_note(parse_lens("-2.2 -0.7 x 33")) == (
+        "-2.20 / -0.70 x 033 is not on the phoropter's 0.25 D steps: the nearest is -2.25 / -0.75 x 033"
+    )
+    assert off_step_note(parse_lens("-2.25 -0.75 x 33")) is None and off_step_note(parse_lens("plano")) is None
+    assert off_step_note(parse_lens("-1.125 DS"), 0.125) is None

@@ -18,3 +18,9 @@ def test_the_default_database_is_named_too_so_that_the_command_works_in_any_shel
     monkeypatch.chdir(tmp_path)
     assert resume_command(3, default_db_path()) == f"lensopt run --resume 3 --db {tmp_path / 'kb.db'}"
     assert db_option(None) == "" and resume_command(3) == "lensopt run --resume 3"
+
+
+def test_the_window_options_of_the_run_come_before_the_database():
+    assert (
+        resume_command(3, "/data/s.db", " --no-fullscreen") == "lensopt run --resume 3 --no-fullscreen --db /data/s.db"
+    )

@@ -84,15 +84,16 @@ def test_a_shipped_protocol_is_found_by_name_from_any_folder(tmp_path, monkeypat
 
     monkeypatch.chdir(tmp_path)
     assert "demo-simulated" in shipped_protocols() and "clinical-refraction" in shipped_protocols()
-    for spelling in ("demo-simulated", "demo-simulated.toml", "protocols/demo-simulated.toml"):
-        assert load_protocol(spelling).protocol.name == "demo-simulated"
-    own = tmp_path / "demo-simulated.toml"  # a file of that name here comes first
+    assert load_protocol("demo-simulated").protocol.name == "demo-simulated"
+    for path in ("demo-simulated.toml", "protocols/demo-simulated.toml", "elsewhere/demo-simulated.toml"):
+        # a path is a path: one that does not exist is refused, never replaced by the shipped file
+        with pytest.raises(ProtocolError, match="not found; check the path, or give the bare name demo-simulated"):
+            load_protocol(path)
+    own = tmp_path / "demo-simulated.toml"  # a file of that name here is used as given
     own.write_text("")
     assert resolve_protocol_path("demo-simulated.toml") == Path("demo-simulated.toml")
     with pytest.raises(ProtocolError, match=r"not found.*demo-simulated"):
         load_protocol("no-such-protocol")
-    with pytest.raises(ProtocolError, match="not found"):
-        load_protocol("elsewhere/demo-simulated.toml")  # a path is a path
 
 
 @pytest.mark.parametrize(

@@ -34,8 +34,8 @@ def register(subparsers) -> None:
         "--protocol",
         metavar="FILE",
         type=Path,
-        help=f"protocol TOML file, or the name of a shipped protocol ({', '.join(SHIPPED_PROTOCOLS)}; "
-        "protocols/*.toml); not needed with --resume",
+        help=f"protocol TOML file, or the bare name of a shipped protocol ({', '.join(SHIPPED_PROTOCOLS)}); "
+        "not needed with --resume",
     )
     parser.add_argument("--participant", metavar="ID", help="participant id (required for a new session)")
     parser.add_argument(

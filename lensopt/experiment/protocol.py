@@ -15,6 +15,7 @@ and the rule names checked here, are defined in :mod:`lensopt.experiment.search_
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import re
 import tomllib
@@ -99,7 +100,8 @@ START_MODES = ("letters", "duel", "ranking")
 
 @dataclass(frozen=True)
 class Protocol:
-    """A validated protocol. ``source`` names where it came from (file path or stored session)."""
+    """A validated protocol. ``source`` names where it came from (file path or stored session);
+    ``source_sha256`` is the SHA-256 of the file's bytes when it was read from one (:func:`load_protocol`)."""
 
     protocol: ProtocolSection
     optimizer: OptimizerSection
@@ -119,6 +121,7 @@ class Protocol:
     stop: StopSection | None = None
     start: StartSection | None = None
     source: str = ""
+    source_sha256: str = ""
 
     def __post_init__(self):
         rule, mode = self.optimizer.rule, self.feedback_mode
@@ -251,6 +254,13 @@ class Protocol:
     @property
     def lens_step_d(self) -> float | None:
         return self.lens.step_d or None
+
+    def source_file(self) -> dict | None:
+        """Where a protocol read from a file came from: ``{"path": its absolute path, "sha256": of its
+        bytes}`` (stored with a new session's ``started`` event); None for one not read from a file."""
+        if not self.source_sha256:
+            return None
+        return {"path": str(Path(self.source).absolute()), "sha256": self.source_sha256}
 
     def to_dict(self) -> dict:
         """Plain JSON-able snapshot (tuples become lists), readable by :func:`protocol_from_dict`."""
@@ -479,22 +489,27 @@ def shipped_protocols() -> list[str]:
     return sorted(p.stem for p in PROTOCOLS_DIR.glob("*.toml"))
 
 
-def resolve_protocol_path(path: str | Path) -> Path:
-    """``path`` if it exists; else, for a shipped protocol's name, its file.
+def looks_like_a_path(path: str | Path) -> bool:
+    """Whether a ``--protocol`` value names a file (a folder in it, or ending in ``.toml``) rather
+    than a shipped protocol by its bare name (``sloan-10afc``)."""
+    text = str(path)
+    return "/" in text or "\\" in text or Path(text).suffix.lower() == ".toml"
 
-    ``demo-simulated``, ``demo-simulated.toml`` and ``protocols/demo-simulated.toml`` (as the README
-    writes it) all name the shipped demo, from any folder and in an installed wheel too; a file of
-    that name in the current folder comes first. Anything else is returned unchanged.
+
+def resolve_protocol_path(path: str | Path) -> Path:
+    """``path`` if it exists; else, for a bare name (:func:`looks_like_a_path`), the shipped protocol
+    of that name, from any folder and in an installed wheel too.
+
+    A path that does not exist is never replaced by a shipped file (``protocols/sloan-10afc.toml``
+    in a folder without ``protocols/`` would silently run the shipped protocol rather than the
+    person's edited copy): it is returned unchanged and :func:`load_protocol` refuses it.
     """
     path = Path(path)
-    if path.exists():
+    if path.exists() or looks_like_a_path(path):
         return path
-    parts = path.parts
-    if len(parts) == 1 or (len(parts) == 2 and parts[0] == "protocols"):
-        name = path.name if path.suffix == ".toml" else f"{path.name}.toml"
-        shipped = PROTOCOLS_DIR / name
-        if shipped.is_file():
-            return shipped
+    shipped = PROTOCOLS_DIR / f"{path.name}.toml"
+    if shipped.is_file():
+        return shipped
     return path
 
 
@@ -513,6 +528,24 @@ def _decimal_comma_hint(raw: bytes, exc: Exception) -> str:
     return f"; use a decimal point: {pointed}"
 
 
+def _not_found_message(path: Path) -> str:
+    stem = path.stem if path.suffix.lower() == ".toml" else path.name
+    if looks_like_a_path(path) and stem in shipped_protocols():
+        return (
+            f"protocol file {path} not found; check the path, or give the bare name {stem} "
+            f"(--protocol {stem}) for the protocol shipped with lensopt"
+        )
+    if looks_like_a_path(path):
+        return (
+            f"protocol file {path} not found; check the path, or give a shipped protocol's bare name: "
+            f"{', '.join(shipped_protocols())}"
+        )
+    return (
+        f"protocol file {path} not found; give a .toml file or a shipped protocol's name: "
+        f"{', '.join(shipped_protocols())}"
+    )
+
+
 def load_protocol(path: str | Path) -> Protocol:
     """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`)."""
     path = resolve_protocol_path(path)
@@ -524,17 +557,16 @@ def load_protocol(path: str | Path) -> Protocol:
         # a byte-order mark (Notepad's "UTF-8 with BOM") is not TOML, but it is what the person wrote
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except FileNotFoundError:
-        raise ProtocolError(
-            f"protocol file {path} not found; give a .toml file or a shipped protocol's name: "
-            f"{', '.join(shipped_protocols())}"
-        ) from None
+        raise ProtocolError(_not_found_message(Path(path))) from None
     except IsADirectoryError:
         raise ProtocolError(f"protocol {path} is a directory; give a .toml file") from None
     except PermissionError:
         raise ProtocolError(f"protocol file {path} cannot be read (permission denied); check its permissions") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{_decimal_comma_hint(raw, exc)}") from None
-    protocol = protocol_from_dict(data, source=str(path))
+    protocol = dataclasses.replace(
+        protocol_from_dict(data, source=str(path)), source_sha256=hashlib.sha256(raw).hexdigest()
+    )
     problem = (
         ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)
         or random_only_problem(protocol.optimizer, "n_initial" in data["optimizer"])

@@ -339,8 +339,15 @@ def _run_in_window(
             f"{len(answered(eye_records(records, eye))) + 1} of {n_trials}"
         )
     else:
+        source_file = protocol.source_file()  # which file, and which version of it, the session ran
         session_id = store.create_session(
-            participant, protocol.to_dict(), calibration.to_dict(), settings, seed, kind=mode.kind
+            participant,
+            protocol.to_dict(),
+            calibration.to_dict(),
+            settings,
+            seed,
+            kind=mode.kind,
+            started={} if source_file is None else {"protocol_file": source_file},
         )
         try:
             claims.enter_context(claim_session(request.db_path, session_id))  # held until the session ends

@@ -108,9 +108,11 @@ class SessionStore(SessionReader):
         optimizer_settings: dict,
         seed: int,
         kind: str = LETTERS_KIND,
+        started: dict | None = None,
     ) -> int:
         """Record a new running session, and its ``started`` event with the software that runs it
-        (:func:`lensopt.provenance.software`); return its id."""
+        (:func:`lensopt.provenance.software`) and ``started``'s keys (the protocol file's path and
+        SHA-256: ``protocol_file``); return its id."""
         owner = "SessionStore.create_session"
         check_text(owner, "participant", participant)
         if kind not in KINDS:
@@ -126,6 +128,7 @@ class SessionStore(SessionReader):
                 ("optimizer_settings", optimizer_settings),
             )
         ]
+        to_json(owner, "started", started or {})
         now, ran = time.time(), software()  # computed before the write lock is taken (git runs once)
         with self._transaction(write=True) as conn:
             cursor = conn.execute(
@@ -135,7 +138,7 @@ class SessionStore(SessionReader):
                 (participant, kind, now, now, seed, __version__, *documents),
             )
             session_id = int(cursor.lastrowid)
-            self._insert_event(conn, session_id, STARTED, now, 0, {"software": ran})
+            self._insert_event(conn, session_id, STARTED, now, 0, {**(started or {}), "software": ran})
             return session_id
 
     def record_event(self, session_id: int, event: str, detail: dict) -> None:

@@ -236,7 +236,15 @@ def test_a_hyperparameter_file_without_a_kernel_says_so_in_words(capsys, tmp_pat
 
 
 @pytest.mark.parametrize(
-    "command", [["sessions"], ["export", "1"], ["print", "1", "--out", "{tmp}/r.pdf"], ["dashboard", "1"]]
+    "command",
+    [
+        ["sessions"],
+        ["export", "1"],
+        ["print", "1", "--out", "{tmp}/r.pdf"],
+        ["dashboard", "1"],
+        ["run", "--protocol", "demo-simulated", "--participant", "P1"],
+        ["run", "--resume", "1"],
+    ],
 )
 def test_a_database_that_is_a_folder_is_said_to_be_a_folder(capsys, tmp_path, command):
     folder = tmp_path / "adir"

@@ -6,6 +6,7 @@ from experiment_helpers import DEMO_PROTOCOL, REPO, write_protocol
 from lensopt.errors import ProtocolError
 from lensopt.experiment.optotypes import ALPHABET, SLOAN_LETTERS
 from lensopt.experiment.protocol import load_protocol, protocol_from_dict
+from lensopt.reference_data import PROTOCOLS_DIR
 
 PROTOCOLS = REPO / "protocols"
 
@@ -313,3 +314,35 @@ def test_inference_in_a_ranking_protocol_is_refused_in_one_line_as_simulate_refu
     message = str(refused.value)
     assert "\n" not in message and message.startswith(f"{written}: optimizer.inference sets "), message
     assert "remove optimizer.inference" in message
+
+
+@pytest.mark.parametrize("given", ["protocols/sloan-10afc.toml", "sloan-10afc.toml", "{tmp}/edited/sloan-10afc.toml"])
+def test_a_protocol_path_that_does_not_exist_is_refused_not_replaced_by_the_shipped_protocol(
+    tmp_path, monkeypatch, given
+):
+    """In a folder without ./protocols/, ``--protocol protocols/sloan-10afc.toml`` ran the shipped
+    sloan-10afc instead of the person's edited copy: a path is a path, and the fix is named."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(given.format(tmp=tmp_path))
+    message = str(refused.value)
+    assert "\n" not in message and f"protocol file {given.format(tmp=tmp_path)} not found" in message
+    assert "check the path, or give the bare name sloan-10afc" in message
+
+
+def test_a_bare_name_is_the_shipped_protocol_and_a_file_read_knows_its_path_and_sha256(tmp_path, monkeypatch):
+    import hashlib
+
+    monkeypatch.chdir(tmp_path)
+    shipped = load_protocol("sloan-10afc")
+    assert shipped.source_file() == {
+        "path": str((PROTOCOLS_DIR / "sloan-10afc.toml").absolute()),
+        "sha256": hashlib.sha256((PROTOCOLS_DIR / "sloan-10afc.toml").read_bytes()).hexdigest(),
+    }
+    edited = tmp_path / "mine.toml"
+    edited.write_bytes((PROTOCOLS_DIR / "sloan-10afc.toml").read_bytes() + b"# edited\n")
+    assert load_protocol("mine.toml").source_file() == {
+        "path": str(edited),
+        "sha256": hashlib.sha256(edited.read_bytes()).hexdigest(),
+    }
+    assert protocol_from_dict(shipped.to_dict()).source_file() is None  # a stored snapshot is no file

@@ -70,6 +70,27 @@ def test_a_30_trial_simulated_session_is_stored_exported_and_drawn_to_size(tmp_p
         assert abs(rows[-1] - rows[0] + 1 - expected) <= max(1.0, 0.03 * expected)
 
 
+def test_a_new_session_stores_its_protocol_files_path_and_sha256_and_exports_them(tmp_path, window, fast_protocol):
+    """Which file, and which version of it, a session ran: its started event names the protocol
+    file's absolute path and the SHA-256 of its bytes, and the JSON export shows them."""
+    import hashlib
+
+    db = tmp_path / "s.db"
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=fast_protocol, participant="sim", observer="simulated", seed=7, trials=2),
+        log=lambda m: None,
+        window=window,
+    )
+    with SessionStore(db, readonly=True) as store:
+        document = json.loads(export_session(store, outcome.session_id, "json"))
+    started = document["events"][0]
+    assert started["event"] == "started"
+    assert started["detail"]["protocol_file"] == {
+        "path": str(fast_protocol.absolute()),
+        "sha256": hashlib.sha256(fast_protocol.read_bytes()).hexdigest(),
+    }
+
+
 def lensopt(*args, **kwargs):
     return subprocess.Popen(
         [sys.executable, "-m", "lensopt", *map(str, args)],

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from lensopt.cli.arguments import check_output_folder
+from lensopt.cli.arguments import check_database_not_a_folder, check_output_folder
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.stopping import confidence_text
 from lensopt.store import default_db_path
 
 
 def run_command(args) -> int:
+    check_database_not_a_folder(args.db, default_db_path())  # as sessions and export say it
     if args.save_frames is not None:
         # before the database, the display and the session row: a folder that cannot be made or
         # written (a file, /proc, an unwritable parent) is one line, and no session is left aborted

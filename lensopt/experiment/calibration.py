@@ -21,6 +21,9 @@ ARCMIN_PER_DEGREE = 60.0
 LETTER_ARCMIN_AT_LOGMAR_0 = 5.0
 """A logMAR 0 letter is 5 arcmin tall (5 strokes of 1 arcmin)."""
 
+LETTER_STROKES = 5
+"""A letter is 5 strokes tall: its height is 5 times its stroke."""
+
 DEFAULT_MIN_STROKE_PX = 1.0
 """Smallest stroke (px) drawn faithfully: below one pixel a stroke is not resolved by the screen."""
 
@@ -64,8 +67,9 @@ class Calibration:
         if name not in monitors.getAllMonitors():
             known = ", ".join(monitors.getAllMonitors()) or "none"
             raise CalibrationError(
-                f"no PsychoPy monitor named {name!r} (known: {known}); create it in Monitor Center "
-                "or give screen_width_cm, screen_width_px, screen_height_px and distance_cm"
+                f"no PsychoPy monitor named {name!r} (known: {known}); create it in PsychoPy's Monitor Center, "
+                "or leave calibration.monitor out and give screen_width_cm, screen_width_px, screen_height_px "
+                "and distance_cm in [calibration]"
             )
         mon = monitors.Monitor(name)
         width_cm, distance_cm, size_px = mon.getWidth(), mon.getDistance(), mon.getSizePix()
@@ -144,7 +148,7 @@ class Calibration:
                 raise ValueError(f"line_width_letters must be >= 1 letter height, got {line_width_letters!r}")
             width_px = min(window_width_px, self.screen_width_px)
             largest_px = min(largest_px, self.max_height_fraction * width_px / line_width_letters)
-        low = self.letter_logmar_for_height_px(5 * self.min_stroke_px)
+        low = self.letter_logmar_for_height_px(LETTER_STROKES * self.min_stroke_px)
         high = self.letter_logmar_for_height_px(largest_px)
         return low, high
 
@@ -165,14 +169,39 @@ def letter_bounds_within(
     renderable_logmar: tuple[float, float],
     calibration: Calibration | None = None,
 ) -> tuple[float, float]:
-    """Intersect the protocol's letter sizes with what the screen can render; raise if empty."""
+    """Intersect the protocol's letter sizes with what the screen can render; raise if empty, naming
+    the protocol's key that asks for too small or too large letters and the fix."""
     low = max(requested_logmar[0], renderable_logmar[0])
     high = min(requested_logmar[1], renderable_logmar[1])
     if not low < high:
-        where = f" ({calibration.describe()})" if calibration is not None else ""
-        raise CalibrationError(
-            f"this screen set-up renders logMAR {renderable_logmar[0]:.2f} to {renderable_logmar[1]:.2f}{where}, "
-            f"none of the requested {requested_logmar[0]:g} to {requested_logmar[1]:g}; "
-            "change the viewing distance or the letter bounds"
-        )
+        raise CalibrationError(_no_letter_size_message(requested_logmar, renderable_logmar, calibration))
     return low, high
+
+
+def _no_letter_size_message(
+    requested_logmar: tuple[float, float], renderable_logmar: tuple[float, float], calibration: Calibration | None
+) -> str:
+    (asked_low, asked_high), (drawn_low, drawn_high) = requested_logmar, renderable_logmar
+    where = f" ({calibration.describe()})" if calibration is not None else ""
+    asked = f"optimizer.letter_bounds_logmar = [{asked_low:g}, {asked_high:g}]"
+    stroke = (
+        "" if calibration is None else f", a stroke of calibration.min_stroke_px = {calibration.min_stroke_px:g} px"
+    )
+    if calibration is not None and calibration.min_stroke_px > DEFAULT_MIN_STROKE_PX and asked_high <= drawn_low:
+        default_low = calibration.letter_logmar_for_height_px(LETTER_STROKES * DEFAULT_MIN_STROKE_PX)
+        return (
+            f"this screen set-up draws letters from logMAR {drawn_low:.2f}{stroke}, to {drawn_high:.2f}{where}: "
+            f"none of {asked}; lower calibration.min_stroke_px (the thinnest stroke drawn; "
+            f"{DEFAULT_MIN_STROKE_PX:g} px, the default, draws from logMAR {default_low:.2f})"
+        )
+    if asked_high <= drawn_low:
+        return (
+            f"{asked} asks for letters smaller than this screen set-up draws: its smallest is logMAR "
+            f"{drawn_low:.2f}{stroke}{where}; raise letter_bounds_logmar to within {drawn_low:.2f} to "
+            f"{drawn_high:.2f}, or seat the patient further away (calibration.distance_cm)"
+        )
+    return (
+        f"{asked} asks for letters larger than this screen set-up draws: its largest is logMAR "
+        f"{drawn_high:.2f}{where}; lower letter_bounds_logmar to within {drawn_low:.2f} to {drawn_high:.2f}, "
+        "or seat the patient nearer (calibration.distance_cm)"
+    )

@@ -109,6 +109,8 @@ def run_session(
             refuse_console_on_the_chart(protocol, fullscreen, request.observer or protocol.protocol.observer)
     if request.dashboard:  # its process would fail after the first trial: said before a database file is made
         check_dashboard()
+    if protocol is not None:
+        check_new_screen(protocol, request, window)
     store = SessionStore(request.db_path, create=request.resume is None)  # a resume opens, never makes, one
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id
@@ -120,6 +122,23 @@ def run_session(
             return _run(store, request, responses, log, log if warn is None else warn, window, console_window, protocol)
     finally:
         store.close()
+
+
+def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> None:
+    """A new session's screen, refused in one line naming the protocol file and key before a database
+    file is made: its calibration (an unknown Monitor Center monitor) and the letter sizes it draws of
+    those the protocol asks for (too small for the screen's pixels or ``min_stroke_px``, too large for
+    the window). ``_run`` works them out again for the session, as it does for a resume."""
+    calibration = calibration_from_protocol(protocol)
+    fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
+    window_size_px = expected_window_size_px(
+        protocol, calibration, fullscreen, screen_widths_px() if window is None else None
+    )
+    renderable = mode_for(protocol).renderable_logmar(protocol, calibration, window_size_px)
+    try:
+        letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{protocol.source}: {exc}") from None
 
 
 def _runs_trials(protocol: Protocol, records, trials: int) -> bool:

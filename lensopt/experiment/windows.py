@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lensopt.errors import LensoptError, ProtocolError, missing_extra
+from lensopt.errors import CalibrationError, LensoptError, ProtocolError, missing_extra
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.console import open_console_window
 from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
@@ -107,7 +107,10 @@ def calibration_from_protocol(protocol: Protocol) -> Calibration:
     c = protocol.calibration
     if c.monitor:
         distance = {"distance_cm": c.distance_cm} if c.distance_cm else {}  # 0: the monitor's own
-        return Calibration.from_monitor(c.monitor, min_stroke_px=c.min_stroke_px, **distance)
+        try:
+            return Calibration.from_monitor(c.monitor, min_stroke_px=c.min_stroke_px, **distance)
+        except (CalibrationError, ValueError) as exc:  # named by the file and key that asked for it
+            raise CalibrationError(f"{protocol.source}: calibration.monitor = {c.monitor!r}: {exc}") from None
     return Calibration(
         screen_width_cm=c.screen_width_cm,
         screen_width_px=c.screen_width_px,

@@ -153,7 +153,49 @@ def test_a_calibration_that_cannot_render_the_letter_sizes_is_refused(tmp_path):
         protocol.read_text().replace("letter_bounds_logmar = [-0.3, 1.0]", "letter_bounds_logmar = [-0.3, 0.5]")
     )
     result = lensopt_run("--protocol", protocol, "--participant", "a", "--db", tmp_path / "s.db")
-    assert_one_line_error(result, "renders logMAR 0.98", "change the viewing distance")
+    assert_one_line_error(
+        result, "optimizer.letter_bounds_logmar = [-0.3, 0.5] asks for letters smaller", "its smallest is logMAR 0.98"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "fragments"),
+    [
+        (
+            "letter_bounds_logmar = [-0.3, 1.0]",
+            "letter_bounds_logmar = [-0.9, -0.8]",
+            ("optimizer.letter_bounds_logmar = [-0.9, -0.8] asks for letters smaller", "raise letter_bounds_logmar"),
+        ),
+        (
+            "letter_bounds_logmar = [-0.3, 1.0]",
+            "letter_bounds_logmar = [1.8, 2.0]",
+            ("optimizer.letter_bounds_logmar = [1.8, 2] asks for letters larger", "lower letter_bounds_logmar"),
+        ),
+        (
+            "min_stroke_px = 1.0",
+            "min_stroke_px = 50",
+            ("calibration.min_stroke_px = 50 px", "lower calibration.min_stroke_px"),
+        ),
+        (
+            "min_stroke_px = 1.0",
+            'min_stroke_px = 1.0\nmonitor = "nosuchmonitor"',
+            ("calibration.monitor = 'nosuchmonitor': no PsychoPy monitor named", "Monitor Center"),
+        ),
+    ],
+)
+def test_a_screen_that_cannot_show_the_protocols_letters_is_refused_before_any_database_file(
+    tmp_path, old, new, fragments
+):
+    """docs/protocols.md: errors come before any database file is made. These depend on the screen
+    and came after the database and its folders were created, without naming the file or the key
+    (and min_stroke_px's fix named the viewing distance or the letter bounds)."""
+    if not os.environ.get("DISPLAY"):
+        pytest.skip("a new session checks the display first: run under xvfb-run")
+    protocol = edited_demo(tmp_path, old, new)
+    db = tmp_path / "new" / "s.db"
+    result = lensopt_run("--protocol", protocol, "--participant", "a", "--db", db)
+    assert_one_line_error(result, f"{protocol}: ", *fragments)
+    assert not db.parent.exists()
 
 
 def test_a_missing_participant_or_protocol_is_one_line(tmp_path, capsys):

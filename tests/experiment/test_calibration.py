@@ -55,8 +55,30 @@ def test_bounds_are_intersected_with_what_the_screen_renders():
 
 def test_a_set_up_that_cannot_render_the_requested_sizes_raises(cal):
     near = Calibration(53.0, 1920, 1080, distance_cm=10.0)
-    with pytest.raises(CalibrationError, match=r"renders logMAR .* none of the requested"):
+    with pytest.raises(CalibrationError, match=r"letter_bounds_logmar = \[-0.3, 0\] asks for letters smaller"):
         letter_bounds_within((-0.3, 0.0), near.renderable_logmar(), near)
+
+
+def test_letters_too_small_or_too_large_name_the_key_and_the_fix_of_that_side(cal):
+    with pytest.raises(CalibrationError) as small:
+        letter_bounds_within((-0.9, -0.8), cal.renderable_logmar(), cal)
+    assert "optimizer.letter_bounds_logmar = [-0.9, -0.8] asks for letters smaller" in str(small.value)
+    assert "raise letter_bounds_logmar to within -0.62 to" in str(small.value)
+    assert "further away (calibration.distance_cm)" in str(small.value)
+    with pytest.raises(CalibrationError) as large:
+        letter_bounds_within((1.8, 2.0), cal.renderable_logmar(), cal)
+    assert "asks for letters larger" in str(large.value) and "seat the patient nearer" in str(large.value)
+
+
+def test_a_thick_minimum_stroke_is_named_as_what_to_lower():
+    """min_stroke_px = 50 makes the smallest letter 250 px: the fix is min_stroke_px, not the
+    viewing distance or the letter bounds the message named."""
+    thick = Calibration(53.0, 1920, 1080, distance_cm=300.0, min_stroke_px=50.0)
+    with pytest.raises(CalibrationError) as refused:
+        letter_bounds_within((-0.2, 1.0), thick.renderable_logmar(), thick)
+    message = str(refused.value)
+    assert "calibration.min_stroke_px = 50 px" in message and "lower calibration.min_stroke_px" in message
+    assert "1 px, the default, draws from logMAR -0.50" in message and "distance" not in message.split(";")[-1]
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,7 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
     (early estimates can be wild: the letters stay readable), labels, title and grid; a replay's
     title counts the answers shown (those undone said apart)."""
     undone = f", +{snap.n_undone} undone" if snap.n_undone else ""
-    ax.set_xlim(0.5, max(series.index[-1], 2) + 0.5)
+    ax.set_xlim(0.5, max(series.number[-1], 2) + 0.5)  # numbered as the console: by the answers kept
     low, high = snap.letter_bounds_logmar
     ax.set_ylim(min(low, series.letter_logmar.min()) - 0.1, max(high, series.letter_logmar.max()) + 0.1)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

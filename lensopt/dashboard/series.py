@@ -151,6 +151,20 @@ class TrialSeries:
         return runs
 
     @property
+    def number(self) -> np.ndarray:
+        """Each trial's place on a plot's axis, as the console numbers trials: by the answers kept
+        (the session's, one axis for both eyes), an undone answer at the number of the answer that
+        replaced it (:func:`answer_numbers`) — after one undo, the 10th answer is trial 10, not row 11."""
+        assert self.void is not None  # filled in by __post_init__
+        return answer_numbers(self.eye, self.void, per_eye=False)
+
+    def answers_after_rows(self, n_rows) -> np.ndarray:
+        """The answers kept among the first ``n_rows`` trials stored (each of an array of counts)."""
+        assert self.void is not None  # filled in by __post_init__
+        kept = np.concatenate([[0], np.cumsum(~self.void.astype(bool))])
+        return kept[np.asarray(n_rows, dtype=int)]
+
+    @property
     def n(self) -> int:
         """The trials stored (those undone too): positions in the arrays, not answers (:attr:`n_answers`)."""
         return len(self.index)

@@ -36,7 +36,14 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
-from lensopt.dashboard.drawing import EYE_NAME_STYLE, FONT_SIZE, MODEL_COLOR, draw_undone, undone_label
+from lensopt.dashboard.drawing import (
+    EYE_NAME_STYLE,
+    FONT_SIZE,
+    MODEL_COLOR,
+    draw_undone,
+    number_each_eye,
+    undone_label,
+)
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -184,6 +191,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
     ax.set_xlim(0.5, end + step * (len(results) - 1) + 0.75 * step if results else last + 0.5)
     ax.xaxis.set_major_locator(TrialTicks(last))  # the axis runs on to the prescriptions: no trials there
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
+    number_each_eye(ax, eyes, void)  # both eyes: OS's trials from 1, as the console counts them
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
     if not results:
         after = ": no prescription stored"

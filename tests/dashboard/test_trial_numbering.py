@@ -4,6 +4,8 @@ record's page 2, each answer after the undone one drawn a trial late."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
@@ -71,3 +73,23 @@ def test_the_results_m_j0_and_j45_intervals_are_drawn_side_by_side_and_named(tmp
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     for name in ("M", "J0", "J45"):
         assert f"{name} of the result, 95 % interval" in labels
+
+
+def test_a_session_of_both_eyes_numbers_each_eyes_trials_from_one_as_the_console(tmp_path):
+    """The console counts OS's trials from 1 ("OS trial 1"): the lens path of 12 OD and 12 OS trials,
+    one of OS's undone, ticks OS's trials from 1, placed after OD's on the one axis."""
+    path = tmp_path / "s.db"
+    sid, _ = store_undone_letters(path, prescription=True)
+    with SessionStore(path, readonly=True) as store:
+        (record, *_) = store.trials(sid)
+    eyes = ["OD"] * 12 + ["OS"] * 13
+    void = [False] * 12 + [False, False, True] + [False] * 10
+    records = [replace(record, index=i + 1, eye=eye, void=undone) for i, (eye, undone) in enumerate(zip(eyes, void))]
+    fig = Figure()
+    _draw_lens_path(fig, records, [replace(RESULT, eye="OD"), replace(RESULT, eye="OS")])
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    ticks = dict(zip(ax.get_xticks().tolist(), [t.get_text() for t in ax.get_xticklabels()]))
+    # OS trial 5 stands 5 places after OD's 12 answers; OS's 10th after its undone one counts no place
+    assert ticks == {5.0: "5", 10.0: "10", 17.0: "5", 22.0: "10"}
+    assert ax.get_xlabel() == "trial (each eye's own, as on the console)"

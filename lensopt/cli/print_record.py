@@ -22,7 +22,8 @@ def register(subparsers) -> None:
         help="write a session's printable prescription record (PDF: the prescription to sign, then the curves)",
         description="Write the prescription record of a stored session as an A4 PDF: page 1 the "
         "prescription per eye in clinical notation with its 95 % credible intervals, predicted acuity, "
-        "trials, stop reason, confidence, starting refraction, software version and a signature line; "
+        "trials, stop reason, confidence, the clinician's notes, lenses set and answers undone, starting "
+        "refraction, software version and a signature line (none for a simulated patient's session); "
         "page 2 the session's curves; page 3, for a full prescription, each eye's model (astigmatism plane, "
         "defocus curve). The file is readable by its owner only (0600).",
     )

@@ -89,6 +89,11 @@ class ComparedSets:
         return len(self.index)
 
     @property
+    def number(self) -> np.ndarray:
+        """Each set's place on a plot's axis: its ``index`` (no comparison is undone)."""
+        return self.index
+
+    @property
     def max_set_size(self) -> int:
         """Lenses of the largest set (0 without sets)."""
         return max((len(lenses) for lenses in self.lenses_d), default=0)

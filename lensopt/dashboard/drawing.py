@@ -14,7 +14,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
-from lensopt.dashboard.series import count_text
+from lensopt.dashboard.series import answer_numbers, count_text
 from lensopt.refraction.lens import diopter_text
 
 #: Colours of correct and wrong answers, the best lens and the model's estimate.
@@ -113,9 +113,36 @@ def undone_label(n: int) -> str:
 def draw_undone(ax, x, y, color=UNDONE_COLOR, label: str | None = None, zorder: float = 3) -> None:
     """Answers the clinician undid at ``(x, y)``: open circles, drawn apart from the line of the
     answers kept (never as right or wrong: the search was not told them) — the printed record's
-    lens path and the dashboard's history alike. ``label``: its legend (:func:`undone_label`); a
+    lens path and the dashboard's history alike; at the trial of the answer that replaced it, a ring
+    wide enough to be seen around that answer's marker. ``label``: its legend (:func:`undone_label`); a
     legend entry alone, with no point, for ``x`` and ``y`` empty."""
-    ax.plot(x, y, "o", color=color, markerfacecolor="none", markersize=5, linewidth=0, label=label, zorder=zorder)
+    ax.plot(x, y, "o", color=color, markerfacecolor="none", markersize=9, linewidth=0, label=label, zorder=zorder)
+
+
+def number_each_eye(ax, eyes, void, noun: str = "trial") -> None:
+    """In a session of both eyes, the trial axis (placed by the session's answers kept, one axis for
+    both) ticked as the console numbers each eye's trials (``OS trial 1``: the answers kept of that
+    eye, :func:`~lensopt.dashboard.series.answer_numbers`) and labelled so; nothing for one eye."""
+    eyes, void = [str(e or "") for e in eyes], [bool(v) for v in void]
+    if len(set(eyes)) < 2:
+        return
+    place = answer_numbers(eyes, void, per_eye=False)
+    own = answer_numbers(eyes, void, per_eye=True)
+    ticks: list[float] = []
+    labels: list[str] = []
+    first = 0
+    for k in range(1, len(eyes) + 1):  # each run of one eye's trials
+        if k < len(eyes) and eyes[k] == eyes[first]:
+            continue
+        low, high = int(own[first]), int(own[k - 1])
+        bins = max(2, round(8 * (high - low + 1) / max(int(place[-1]), 1)))
+        for value in MaxNLocator(nbins=bins, integer=True, steps=[1, 2, 5, 10]).tick_values(low, high):
+            if low <= value <= high:
+                ticks.append(float(place[first] + value - low))
+                labels.append(str(int(value)))
+        first = k
+    ax.set_xticks(ticks, labels)
+    ax.set_xlabel(f"{noun} (each eye's own, as on the console)", fontsize=FONT_SIZE)
 
 
 def draw_optimum(ax, best) -> None:
@@ -197,7 +224,7 @@ def finish_history_axes(ax, snap, series, noun: str, ylabel: str, title: str) ->
     (early estimates can be wild: the letters stay readable), labels, title and grid; a replay's
     title counts the answers shown (those undone said apart)."""
     undone = f", +{snap.n_undone} undone" if snap.n_undone else ""
-    ax.set_xlim(0.5, max(series.index[-1], 2) + 0.5)
+    ax.set_xlim(0.5, max(series.number[-1], 2) + 0.5)  # numbered as the console: by the answers kept
     low, high = snap.letter_bounds_logmar
     ax.set_ylim(min(low, series.letter_logmar.min()) - 0.1, max(high, series.letter_logmar.max()) + 0.1)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

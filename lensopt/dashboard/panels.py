@@ -32,6 +32,7 @@ from lensopt.dashboard.drawing import (
     finish_lens_axes,
     legend_below,
     message_panel,
+    number_each_eye,
     shown_text,
     trial_range_text,
     undone_label,
@@ -158,9 +159,11 @@ def draw_psychometric(fig, snap: DashboardSnapshot) -> None:
 
 
 def draw_history(fig, snap: DashboardSnapshot) -> None:
-    """Letter size and correctness per trial, and the estimated best acuity over trials; an answer
-    the clinician undid (kept, marked void) as the printed record draws it: an open marker off the
-    letters' line, neither right nor wrong (:func:`~lensopt.dashboard.drawing.draw_undone`)."""
+    """Letter size and correctness per trial, and the estimated best acuity over trials, trials
+    numbered as the console numbers them (:attr:`~lensopt.dashboard.series.TrialSeries.number`: the
+    answers kept); an answer the clinician undid (kept, marked void) as the printed record draws it:
+    an open marker off the letters' line at the trial of the answer that replaced it, neither right
+    nor wrong (:func:`~lensopt.dashboard.drawing.draw_undone`)."""
     fig.clear()
     title = "History"
     if snap.trials.n == 0:
@@ -173,12 +176,13 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
     ok = tr.correct.astype(bool) & ~void
     wrong = ~tr.correct.astype(bool) & ~void
     runs = tr.eye_runs()
+    number = tr.number  # the console's trial numbers: the answers kept, not the rows stored
     for _, first, last in runs:  # one line per eye: OS's first letter does not follow OD's last
         kept = ~void[first : last + 1]
-        x, y = tr.index[first : last + 1][kept], tr.letter_logmar[first : last + 1][kept]
+        x, y = number[first : last + 1][kept], tr.letter_logmar[first : last + 1][kept]
         ax.plot(x, y, color="0.75", linewidth=0.8, zorder=1)
     ax.scatter(
-        tr.index[ok],
+        number[ok],
         tr.letter_logmar[ok],
         marker="o",
         s=20,
@@ -187,7 +191,7 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         zorder=3,
     )
     ax.scatter(
-        tr.index[wrong],
+        number[wrong],
         tr.letter_logmar[wrong],
         marker="x",
         s=24,
@@ -196,13 +200,17 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         zorder=3,
     )
     if void.any():  # after the answers kept, in the legend too
-        draw_undone(ax, tr.index[void], tr.letter_logmar[void], label=undone_label(int(void.sum())))
+        # at the number of the answer that replaced it
+        draw_undone(ax, number[void], tr.letter_logmar[void], label=undone_label(int(void.sum())))
     for k, (_, first, last) in enumerate(runs):  # each eye's estimate from its own model, not joined
-        # history rows are counted in trials stored: the run of positions first..last holds rows first+1..last+1
-        shown = (hist.n_trials >= first + 1) & (hist.n_trials <= last + 1)
+        # history rows are counted in trials stored: the run of positions first..last holds rows first+1..last+1;
+        # a row undone changed nothing the model was told (drawn at its answers kept)
+        rows = np.asarray(hist.n_trials, dtype=int)
+        inside = (rows >= first + 1) & (rows <= min(last + 1, tr.n))
+        shown = inside & ~void[np.clip(rows - 1, 0, max(tr.n - 1, 0))]
         if not shown.any():
             continue
-        n_trials, mean = hist.n_trials[shown], hist.acuity_mean_logmar[shown]
+        n_trials, mean = tr.answers_after_rows(rows[shown]), hist.acuity_mean_logmar[shown]
         half = 1.959963984540054 * hist.acuity_sd_logmar[shown]
         ax.fill_between(
             n_trials, mean - half, mean + half, color=MODEL_COLOR, alpha=0.2, label="95% band" if k == 0 else None
@@ -210,6 +218,7 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         label = "estimated best acuity" + (" (each eye's own)" if len(runs) > 1 else "")
         ax.plot(n_trials, mean, color=MODEL_COLOR, linewidth=2, label=label if k == 0 else None)
     finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
+    number_each_eye(ax, tr.eye, void)  # both eyes: OS's trials from 1, as the console counts them
     mark_eyes(ax, tr, runs)
     legend_below(ax, ncols=4)  # in the upper right it covered letters shown and the eyes' names
 
@@ -226,14 +235,15 @@ def mark_eyes(ax, tr, runs) -> None:
     searched, named from its first trial."""
     if not any(eye for eye, _, _ in runs):
         return
-    total = tr.index[runs[-1][2]] - tr.index[runs[0][1]] + 1
+    number = tr.number  # the console's trial numbers, as the history draws them
+    total = number[runs[-1][2]] - number[runs[0][1]] + 1
     for k, (eye, first, last) in enumerate(runs):
         if k:
-            ax.axvline(tr.index[first] - 0.5, color="0.3", linestyle="--", linewidth=1.0, zorder=2)
+            ax.axvline(number[first] - 0.5, color="0.3", linestyle="--", linewidth=1.0, zorder=2)
         live = k == len(runs) - 1  # the eye being searched: named from its first trial, right of the others
-        if tr.index[last] - tr.index[first] + 1 < EYE_LABEL_SHARE * total and not live:
+        if number[last] - number[first] + 1 < EYE_LABEL_SHARE * total and not live:
             continue
-        middle = (tr.index[first] + tr.index[last]) / 2.0
+        middle = (number[first] + number[last]) / 2.0
         ax.text(
             middle,
             1.0,

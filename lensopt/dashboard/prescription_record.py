@@ -36,7 +36,14 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from lensopt import __version__
-from lensopt.dashboard.drawing import EYE_NAME_STYLE, FONT_SIZE, MODEL_COLOR, draw_undone, undone_label
+from lensopt.dashboard.drawing import (
+    EYE_NAME_STYLE,
+    FONT_SIZE,
+    MODEL_COLOR,
+    draw_undone,
+    number_each_eye,
+    undone_label,
+)
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -46,6 +53,7 @@ from lensopt.dashboard.prescription_text import (
 )
 from lensopt.dashboard.record_page import A4_PORTRAIT_IN, draw_record_page
 from lensopt.dashboard.report import PAGE_SIZE_IN, build_report_figure
+from lensopt.dashboard.series import answer_numbers
 from lensopt.errors import LensoptError
 from lensopt.modes.letters import is_prescription
 from lensopt.private_files import private_output
@@ -56,6 +64,9 @@ from lensopt.store.verdict import stored_withheld_reason
 
 #: Colours of M, J0 and J45 on the lens path (not the history's green and red of right and wrong).
 POWER_VECTOR_COLORS = {"M": MODEL_COLOR, "J0": "#ff7f00", "J45": "#6a3d9a"}
+#: How far apart (a share of the space between two results' columns) a result's M, J0 and J45 are
+#: drawn, M left of its column, J45 right: their intervals side by side, each seen.
+DODGE_SHARE = 0.25
 
 
 class TrialTicks(MaxNLocator):
@@ -86,13 +97,18 @@ def _eye_runs(eyes) -> list[tuple[str, int, int]]:
 
 def _draw_lens_path(fig, records, results, provisional=()) -> None:
     """The lens tested on each trial as power vectors (M, J0, J45), one line per eye (OD, OS, named
-    above their trials) with an answer the clinician undid (``void``) as an open marker off it, and
-    each stored prescription's power vector with its 95 % intervals after the last trial; a result
+    above their trials, numbered as the console numbers them: by the answers kept) with an answer the
+    clinician undid (``void``) as an open marker off it at the trial of the answer that replaced it,
+    and each stored prescription's power vector with its 95 % intervals after the last trial (M, J0
+    and J45 side by side, :data:`DODGE_SHARE`, named in the legend); a result
     flagged in ``provisional`` (one flag per result: short of the target confidence) open, in grey,
     and named "provisional" (it is no prescription)."""
     provisional = list(provisional) + [False] * (len(results) - len(provisional))
     ax = fig.add_subplot(1, 1, 1)
-    indices = [r.index for r in records]
+    void = np.array([bool(getattr(r, "void", False)) for r in records], dtype=bool)  # answers undone (schema 6)
+    eyes = np.array([getattr(r, "eye", None) or "" for r in records], dtype=object)  # OD, OS (schema 7) or ""
+    # the console's trial numbers (the answers kept; an undone one at the answer that replaced it), not the rows
+    indices = [int(n) for n in answer_numbers(eyes, void, per_eye=False)]
     m_d, j0_d, j45_d = power_vector_arrays(
         [r.sphere_d for r in records], [r.cylinder_d for r in records], [r.axis_deg or 180.0 for r in records]
     )
@@ -102,7 +118,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
         ("J0", "j0_d", j0_d, colors["J0"]),
         ("J45", "j45_d", j45_d, colors["J45"]),
     )
-    last = indices[-1] if indices else 0
+    last = max(indices) if indices else 0
     step = max(1.5, 0.05 * last)  # between the prescriptions' columns (one per eye), in trials
     end = last + step  # the first prescription's column, right of the last trial
     for k, result in enumerate(results):
@@ -111,11 +127,11 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
             zip(("m_d", "j0_d", "j45_d"), power_vector_arrays(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
         )
         x = end + step * k
-        for _, key, _, color in series:
+        for j, (name, key, _, color) in enumerate(series):
             low, high = result.intervals.get(key, (rx_values[key], rx_values[key]))
             value = float(rx_values[key])
             ax.errorbar(
-                [x],
+                [x + (j - 1) * DODGE_SHARE * step],  # M, J0, J45 side by side: their bars overlapped
                 [value],
                 yerr=[[max(value - low, 0.0)], [max(high - value, 0.0)]],
                 fmt="D",
@@ -126,6 +142,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
                 markerfacecolor="white" if provisional[k] else color,
                 alpha=0.6 if provisional[k] else 1.0,
                 zorder=4,
+                label=f"{name} of the result, 95 % interval" if k == 0 else None,
             )
         eye = getattr(result, "eye", None)
         ax.annotate(
@@ -136,8 +153,6 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
             va="bottom",
             fontsize=FONT_SIZE - 1,
         )
-    void = np.array([bool(getattr(r, "void", False)) for r in records], dtype=bool)  # answers undone (schema 6)
-    eyes = np.array([getattr(r, "eye", None) or "" for r in records], dtype=object)  # OD, OS (schema 7) or ""
     index = np.asarray(indices)
     runs = _eye_runs(eyes)
     for name, _, values, color in series:
@@ -176,6 +191,7 @@ def _draw_lens_path(fig, records, results, provisional=()) -> None:
     ax.set_xlim(0.5, end + step * (len(results) - 1) + 0.75 * step if results else last + 0.5)
     ax.xaxis.set_major_locator(TrialTicks(last))  # the axis runs on to the prescriptions: no trials there
     ax.set_xlabel("trial", fontsize=FONT_SIZE)
+    number_each_eye(ax, eyes, void)  # both eyes: OS's trials from 1, as the console counts them
     ax.set_ylabel("power vector (D)", fontsize=FONT_SIZE)
     if not results:
         after = ": no prescription stored"

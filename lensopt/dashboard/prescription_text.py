@@ -23,7 +23,7 @@ import textwrap
 import time
 from dataclasses import dataclass
 
-from lensopt.dashboard.series import count_text
+from lensopt.dashboard.series import answer_numbers, count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
 from lensopt.modes.base import EYE_STARTS
@@ -40,7 +40,7 @@ from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untri
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
-from lensopt.store import STARTED
+from lensopt.store import NOTED, STARTED
 from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.connection import resume_command
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
@@ -54,8 +54,16 @@ NOT_PRESCRIBED = "No prescription: not enough answers"
 NO_AXIS_HEADING = "No prescription: a cylinder without an axis"
 #: In its place for a session without a stopping rule (a study's fixed number of trials): its result.
 ESTIMATE_HEADING = ESTIMATE_NOT_PRESCRIPTION.capitalize()
-#: The title of a record none of whose eyes may be prescribed (else "Spectacle prescription").
+#: The title of a record with an eye's lens to prescribe: the result of a refraction, not a
+#: dispensable prescription (no PD, near add, prescriber or expiry).
+RESULT_TITLE = "Refraction result"
+#: The title of a record none of whose eyes may be prescribed.
 NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
+#: The banner of a session answered by the simulated observer (``[protocol] observer = "simulated"``).
+SIMULATED_BANNER = "SIMULATED PATIENT — not a prescription"
+#: At most this many of the clinician's notes, and of the lenses set differently from the ones
+#: asked, are listed on page 1; the rest are counted (the export holds them all).
+CLINICIAN_LIMIT = 4
 #: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
 INTERVAL_ROWS = (
     ("sphere_d", "Sphere", "D"),
@@ -193,11 +201,31 @@ class PrescriptionRecord:
     missing: str | None = None
     method: str = METHODS[LETTERS_KIND]
     unfinished: str | None = None
+    #: For a session answered by the simulated observer, :data:`SIMULATED_BANNER`; else None.
+    banner: str | None = None
+    #: The clinician's notes (``OD trial 8: patient squints``), in the order typed.
+    notes: tuple[str, ...] = ()
+    #: The lenses the clinician set differently from the ones asked (``OD trial 3: asked -1.00 /
+    #: -0.50 x 030, set -0.75 / -0.75 x 180``).
+    lens_changes: tuple[str, ...] = ()
+    #: The answers the clinician undid (kept, marked void, never counted).
+    n_undone: int = 0
 
     @property
     def signable(self) -> bool:
-        """Whether the page carries a prescription to sign: at least one eye's lens is prescribed."""
-        return any(eye.prescribed for eye in self.eyes)
+        """Whether the page carries a prescription to sign: at least one eye's lens is prescribed,
+        and the answers were a person's (not the simulated observer's)."""
+        return self.banner is None and any(eye.prescribed for eye in self.eyes)
+
+    def clinician_lines(self, limit: int = CLINICIAN_LIMIT) -> list[tuple[str, str]]:
+        """Page 1's "Clinician" rows ``(label, text)``: the notes, the lenses set differently from
+        the ones asked (at most ``limit`` of each, then ``… and N more; see the export``) and the
+        number of answers undone; empty when the clinician did none of these."""
+        rows = [("Note", text) for text in shortened(self.notes, limit)]
+        rows += [("Lens set", text) for text in shortened(self.lens_changes, limit)]
+        if self.n_undone:
+            rows.append(("Undone", f"{count_text(self.n_undone, 'answer')} undone (kept in the database, not counted)"))
+        return rows
 
     def __post_init__(self):
         if (self.missing is None) == (not self.eyes):
@@ -213,10 +241,67 @@ class PrescriptionRecord:
             *([] if self.unfinished is None else [self.unfinished]),
             self.start,
             self.software,
+            *([] if self.banner is None else [self.banner]),
+            *(text for _, text in self.clinician_lines()),
         ]
         for eye in self.eyes:
             out += [*eye.texts(), f"{eye.eye}: {eye.stop_reason}", f"{eye.eye}: {eye.confidence}"]
         return out + ([] if self.missing is None else [self.missing])
+
+
+def shortened(items, limit: int) -> list[str]:
+    """``items`` as a list, cut after ``limit - 1`` with ``… and N more; see the export`` when more
+    than ``limit``."""
+    items = list(items)
+    if len(items) <= limit:
+        return items
+    keep = max(limit - 1, 0)
+    return [*items[:keep], f"\u2026 and {len(items) - keep} more; see the export"]
+
+
+def _trial_name(eye: str, number: int) -> str:
+    """``OD trial 3`` (the console's words), ``trial 3`` of a session that names no eye."""
+    return f"{eye} trial {number}" if eye else f"trial {number}"
+
+
+def clinician_entries(trials, events=()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The clinician's notes and the lenses set differently from the ones asked, of a letter
+    session's stored ``trials`` and its ``events`` (a ``noted`` event keeps a note that no stored
+    answer holds, a crash having come between), each named by its eye and the console's trial
+    number (:func:`~lensopt.dashboard.series.answer_numbers`: the answers kept; an undone answer's
+    is the number of the answer that replaced it, and it is said undone)."""
+    trials = list(trials)
+    numbers = answer_numbers([t.eye or "" for t in trials], [t.void for t in trials])
+    by_index = {t.index: (t, int(n)) for t, n in zip(trials, numbers, strict=True)}
+    notes: list[str] = []
+    changes: list[str] = []
+    held: set[str] = set()
+    for trial, number in by_index.values():
+        name = _trial_name(trial.eye or "", number) + (" (answer undone)" if trial.void else "")
+        extra = trial.extra if isinstance(trial.extra, dict) else {}
+        for key, when in (("note", ""), ("note_after", " (after its answer)")):
+            note = extra.get(key)
+            if isinstance(note, str) and note.strip():
+                notes.append(f"{name}{when}: {note.strip()}")
+                held.update(part.strip() for part in (note.split("; ") if key == "note_after" else [note]))
+        asked = extra.get("asked_lens")
+        if isinstance(asked, str) and asked:
+            lens = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg if trial.axis_deg is not None else 180.0)
+            changes.append(f"{name}: asked {asked}, set {lens.format()}")
+    for event in events:
+        note = event.detail.get("note") if event.event == NOTED else None
+        if not isinstance(note, str) or not note.strip() or note.strip() in held:
+            continue
+        before = event.detail.get("for_trial")
+        found = by_index.get(before) if isinstance(before, int) else None
+        if found is not None:
+            notes.append(f"{_trial_name(found[0].eye or '', found[1])}: {note.strip()}")
+        else:  # typed before an answer never stored
+            last = trials[-1] if trials else None
+            eye = (last.eye or "") if last is not None else ""
+            kept = sum(1 for t in trials if not t.void and (t.eye or "") == eye)
+            notes.append(f"{_trial_name(eye, kept + 1)} (not answered): {note.strip()}")
+    return tuple(notes), tuple(changes)
 
 
 def clock_text(unix_s: float) -> str:
@@ -472,9 +557,11 @@ def build_record(
     session.append(("Printed", clock_text(printed_at)))
     per_eye = tuple(eye_record(info, r, trials) for r in results)
     prescribed = any(e.prescribed for e in per_eye)  # none stored: no prescription either
+    letter_trials = [t for t in trials if hasattr(t, "letter")]  # a comparison's have no notes
+    notes, lens_changes = clinician_entries(letter_trials, getattr(info, "events", ()))
     return PrescriptionRecord(
         session_id=info.session_id,
-        title="Spectacle prescription" if prescribed else NOT_A_PRESCRIPTION_TITLE,
+        title=RESULT_TITLE if prescribed else NOT_A_PRESCRIPTION_TITLE,
         session=tuple(session),
         eyes=per_eye,
         start=start_text(info),
@@ -482,4 +569,8 @@ def build_record(
         missing=None if results else missing_reason(info, status, db_path),
         method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
         unfinished=unfinished_text(info, status, db_path) if results else None,
+        banner=SIMULATED_BANNER if observer == "simulated" else None,
+        notes=notes,
+        lens_changes=lens_changes,
+        n_undone=sum(1 for t in trials if getattr(t, "void", False)),
     )

@@ -3,8 +3,10 @@
 Who and which session, when, the prescription of each eye in clinical notation with its 95 %
 credible intervals, the predicted acuity (logMAR and Snellen; "not tried" when the eye read through
 no lens within a phoropter step of it), the trials and why the session stopped, the confidence in
-plain words, the starting refraction, the software versions and a signature line — or, for an eye
-short of its target, "No prescription" with its lens only as a provisional estimate. The words come
+plain words, what the clinician did (notes, lenses set differently from the ones asked, answers
+undone), the starting refraction, the software versions and a signature line — or, for an eye
+short of its target, "No prescription" with its lens only as a provisional estimate; a simulated
+patient's session is marked so under the title and has nothing to sign. The words come
 from :func:`lensopt.dashboard.prescription_text.build_record`; this module lays them out on an A4
 page (matplotlib's object API only). :mod:`lensopt.dashboard.prescription_record` writes the PDF.
 
@@ -210,7 +212,7 @@ def draw_record_page(record: PrescriptionRecord, n_pages: int = 2) -> Figure:
         if record.signable:
             _draw_signature(page, n_pages)
         else:
-            _draw_not_a_prescription(page, any(eye.fixed_design for eye in record.eyes))
+            _draw_not_a_prescription(page, any(eye.fixed_design for eye in record.eyes), record.banner is not None)
     return page.fig
 
 
@@ -220,6 +222,9 @@ def _draw_body(page: _Page, record: PrescriptionRecord) -> None:
     page.down(0.5)
     page.text(MARGIN_IN, record.title, size=22, weight="bold")
     page.down(0.45)
+    if record.banner is not None:  # a simulated patient's session: in red under the title, as large
+        page.text(MARGIN_IN, record.banner, size=18, weight="bold", color=ALERT)
+        page.down(0.4)
     session = f"Session {record.session_id}"
     session_pt = text_width_pt(session, page.size(13), weight="bold")
     page.text(MARGIN_IN, record.method, size=FONT_SIZE, color=GREY, room_in=right - MARGIN_IN - session_pt / 72.0 - 0.2)
@@ -249,8 +254,25 @@ def _draw_body(page: _Page, record: PrescriptionRecord) -> None:
     else:
         _draw_eyes(page, record.eyes)
         page.down(0.1)
+    _draw_clinician(page, record)
     _labelled(page, "Starting refraction", record.start)
     _labelled(page, "Software", record.software, step_in=0.22, size=FONT_SIZE)
+
+
+def _draw_clinician(page: _Page, record: PrescriptionRecord) -> None:
+    """The clinician's section: the notes typed during the session, the lenses set differently from
+    the ones asked and the answers undone (:meth:`PrescriptionRecord.clinician_lines`); nothing when
+    there are none."""
+    rows = record.clinician_lines()
+    if not rows:
+        return
+    page.rule(-0.2, color="0.8")
+    page.down(0.1)
+    page.text(MARGIN_IN, "Clinician's notes", size=FONT_SIZE + 1, weight="bold")
+    page.down(0.26)
+    for label, text in rows:
+        _labelled(page, label, text, step_in=0.2, size=FONT_SIZE)
+    page.down(0.12)
 
 
 def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
@@ -347,12 +369,21 @@ def _draw_acuity(page: _Page, eyes, columns, rooms, ink) -> None:
     page.down(0.07 if len(eyes) == 1 else 0.05)
 
 
-def _draw_not_a_prescription(page: _Page, fixed_design: bool = False) -> None:
+def _draw_not_a_prescription(page: _Page, fixed_design: bool = False, simulated: bool = False) -> None:
     """In place of the signature block, on a page with no eye to prescribe: that it is not a
-    prescription (``fixed_design``: the session ran its protocol's fixed number of trials)."""
+    prescription (``fixed_design``: the session ran its protocol's fixed number of trials;
+    ``simulated``: the simulated observer answered it)."""
     page.y_in = page.height_in - NOT_A_PRESCRIPTION_FROM_BOTTOM_IN
     page.rule(0.0)
     page.down(0.25)
+    if simulated:
+        for line in (
+            "This page is not a prescription: a simulated patient answered the session (its protocol's",
+            "observer), so there is nothing to sign. Page 2 shows the session as the dashboard draws it.",
+        ):
+            page.text(MARGIN_IN, line, size=FONT_SIZE, color=ALERT)
+            page.down(0.2)
+        return
     if fixed_design:
         estimates = (
             "is nothing to sign. The protocol ran a fixed number of trials (no [stop]): the estimates above are",

@@ -39,6 +39,23 @@ def count_text(n: int, noun: str = "trial", undone: int = 0) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}{undone_suffix(undone)}"
 
 
+def answer_numbers(eyes, void, per_eye: bool = True) -> np.ndarray:
+    """The trial number the console gives each stored trial (``eyes``: each trial's eye, ``void``:
+    each answer undone), in the order stored: an answer kept is numbered among the answers kept
+    (of its eye, ``per_eye``: the console's ``OS trial 1``; else of the session: a plot's position
+    on one axis), an undone one (never counted) the number of the answer that replaced it — so that
+    after one undo the session's 10th answer is trial 10, not row 11."""
+    counts: dict[str, int] = {}
+    numbers = []
+    for eye, undone in zip(eyes, void, strict=True):
+        key = str(eye or "") if per_eye else ""
+        kept = counts.get(key, 0)
+        numbers.append(kept + 1)
+        if not undone:
+            counts[key] = kept + 1
+    return frozen_array(numbers, int)
+
+
 @dataclass(frozen=True)
 class SessionHeader:
     """Who, what and when: the session facts the summary and the report print. ``status``: as shown
@@ -132,6 +149,20 @@ class TrialSeries:
             else:
                 runs.append((eye, i, i))
         return runs
+
+    @property
+    def number(self) -> np.ndarray:
+        """Each trial's place on a plot's axis, as the console numbers trials: by the answers kept
+        (the session's, one axis for both eyes), an undone answer at the number of the answer that
+        replaced it (:func:`answer_numbers`) — after one undo, the 10th answer is trial 10, not row 11."""
+        assert self.void is not None  # filled in by __post_init__
+        return answer_numbers(self.eye, self.void, per_eye=False)
+
+    def answers_after_rows(self, n_rows) -> np.ndarray:
+        """The answers kept among the first ``n_rows`` trials stored (each of an array of counts)."""
+        assert self.void is not None  # filled in by __post_init__
+        kept = np.concatenate([[0], np.cumsum(~self.void.astype(bool))])
+        return kept[np.asarray(n_rows, dtype=int)]
 
     @property
     def n(self) -> int:

@@ -304,7 +304,8 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         except StoreError as exc:
             self.log(f"clinician: note {note!r} not stored ({str(exc).splitlines()[0]})")
             return
-        self.log(f"clinician: note {note!r} kept with trial {index} of the session, the last answered")
+        eye = f"{self.eye} " if self.eye else ""  # numbered as the console numbers it: answers kept
+        self.log(f"clinician: note {note!r} kept with {eye}trial {self._number(index)}, the last answered")
 
     def _answer_text(self, record) -> str:
         """``O>K x``: the letter shown, the letter named (``-`` for none), right (ok) or wrong (x);

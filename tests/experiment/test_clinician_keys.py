@@ -148,10 +148,20 @@ def test_a_note_no_answer_followed_is_kept_with_the_last_answer_when_the_session
     outcome, _info, records, lines = run(tmp_path, window, source, trials=4)
     assert outcome.status == "aborted" and [r.index for r in records] == [1] and not source.screens
     assert records[0].extra["note_after"] == "headache" and "note" not in records[0].extra
-    assert "clinician: note 'headache' kept with trial 1 of the session, the last answered" in lines
+    assert "clinician: note 'headache' kept with OD trial 1, the last answered" in lines
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, outcome.session_id, "csv"))))
     assert rows[0]["note_after"] == "headache"
+
+
+def test_a_note_kept_with_the_last_answer_after_an_undo_is_logged_with_the_consoles_trial_number(tmp_path, window):
+    """The log named the stored row ("trial 3 of the session") where the console says trial 2: the
+    first answer undone, the note is kept with the second answer, OD trial 2."""
+    source = ClinicKeys(screens=["space"] * 5 + ["n", "escape", "q"], letters={2: ["backspace"]})
+    source.typed = typing("headache")
+    _outcome, _info, records, lines = run(tmp_path, window, source, trials=4)
+    assert [r.void for r in records] == [True, False, False] and records[-1].extra["note_after"] == "headache"
+    assert "clinician: note 'headache' kept with OD trial 2, the last answered" in lines
 
 
 def test_a_note_with_an_answer_the_database_refuses_is_rescued_with_it_and_nowhere_else(tmp_path, window, monkeypatch):

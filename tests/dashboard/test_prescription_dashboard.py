@@ -406,7 +406,9 @@ def test_the_history_names_each_eyes_long_runs_and_marks_every_turn_without_over
     assert [line.get_xdata()[0] for line in ax.lines] == [80.5, 160.5, 168.5, 172.5]
     # the second eye of a live OU session is named from its first trial
     live = Figure().add_subplot()
-    mark_eyes(live, types.SimpleNamespace(index=np.arange(1, 22), number=np.arange(1, 22)), [("OD", 0, 19), ("OS", 20, 20)])
+    mark_eyes(
+        live, types.SimpleNamespace(index=np.arange(1, 22), number=np.arange(1, 22)), [("OD", 0, 19), ("OS", 20, 20)]
+    )
     assert [(t.get_text(), t.get_position()[0]) for t in live.texts] == [("OD", 10.5), ("OS", 21.0)]
 
 

@@ -279,7 +279,7 @@ def score_prescription(patient: SimulatedPatient, power_vector: PowerVector, tri
     the acuity, its phoropter lens (0.25 D, axis 1°: what the patient would wear)."""
     truth = patient.correction.power_vector()
     error = power_vector - truth
-    lens = power_vector.to_lens().rounded()
+    lens = power_vector.to_lens().nearest_phoropter_lens()
     lens_error = lens.power_vector() - truth
     va = float(patient.visual_acuity(lens.sphere_d, lens.cylinder_d, lens.axis_deg))
     return PrescriptionScore(

@@ -250,6 +250,16 @@ class PrescriptionSearch(TrialHistory):
         return self._core.model
 
     def phoropter_lens(self, power_vector_d) -> Lens:
-        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter."""
+        """The minus-cylinder lens of a power vector ``(M, J0, J45)``, rounded to the phoropter: the
+        lens a trial asks for (sphere, cylinder and axis each rounded, as the held-out campaigns ran)."""
         lens = Lens.from_power_vector(PowerVector(*(float(v) for v in power_vector_d)))
         return lens if self.lens_step_d is None else lens.rounded(self.lens_step_d, self.axis_step_deg)
+
+    def prescribed_lens(self, estimate: PowerVector) -> Lens:
+        """The lens a prescription writes for ``estimate``: the settable lens nearest it in blur, ties
+        to the more plus (:meth:`~lensopt.refraction.lens.Lens.nearest_phoropter_lens`; 0.25 D and 1°
+        without phoropter steps), not :meth:`phoropter_lens`'s rounding of each power on its own."""
+        lens = estimate.to_lens()
+        if self.lens_step_d is None:
+            return lens.nearest_phoropter_lens()
+        return lens.nearest_phoropter_lens(self.lens_step_d, self.axis_step_deg)

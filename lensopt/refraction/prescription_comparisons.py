@@ -457,7 +457,7 @@ class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
         def compute():
             best = self.best()
             best_d = best.to_array()
-            lens = self.phoropter_lens(best_d) if self.lens_step_d is not None else best.to_lens().rounded()
+            lens = self.prescribed_lens(best)
             if self.model is None:
                 return Prescription(lens, best, {}, None, None, self.n_trials)
             lenses = self._candidates(best_d)

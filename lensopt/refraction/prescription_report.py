@@ -16,10 +16,12 @@ intercept ``g(x)`` per lens (as :mod:`lensopt.refraction.certainty` reads the tw
   well as the correction; the clinical end point is the most plus of them;
 - **the predicted acuity** through a lens (:meth:`PrescriptionReport.predicted_acuity_logmar`):
   where the posterior mean reaches the threshold latent, ``(z − g(x)) / w``;
-- **the prescription** (:meth:`PrescriptionReport.prescription`): the reported lens rounded to the
-  phoropter, with 95 % intervals and the confidence from joint posterior draws of ``w`` and the
-  intercepts of candidate lenses (:meth:`PrescriptionReport._candidates`: a fine grid around the
-  reported lens, the tested lenses and a coarse grid of the box near them), pruned as
+- **the prescription** (:meth:`PrescriptionReport.prescription`): the phoropter lens nearest the
+  reported lens (:meth:`~lensopt.refraction.lens.Lens.nearest_phoropter_lens`), with 95 % intervals
+  and — of that printed lens, the one the patient will wear — the predicted acuity and the
+  confidence, from joint posterior draws of ``w`` and the intercepts of candidate lenses
+  (:meth:`PrescriptionReport._candidates`: the printed lens, a fine grid around the reported lens,
+  the tested lenses and a coarse grid of the box near them), pruned as
   :mod:`lensopt.refraction.certainty` prunes them; :meth:`PrescriptionReport.confidence` and
   ``should_stop`` for the stopping rule (:class:`lensopt.refraction.lens_check.ReportedLensCheck`).
 
@@ -152,15 +154,18 @@ class PrescriptionReport(PrescriptionSearch):
             return nan, nan.copy()
         return (self._core.target_latent - mean[:-1]) / slope, np.sqrt(np.maximum(var[:-1], 0.0)) / slope
 
-    def _candidates(self, best_d: np.ndarray) -> np.ndarray:
-        """Lenses against which the reported one is measured: a fine grid around it, the tested
-        lenses and a coarse grid of the box near them (as :mod:`lensopt.refraction.certainty`)."""
+    def _candidates(self, lens_d: np.ndarray, best_d: np.ndarray) -> np.ndarray:
+        """The prescribed lens ``lens_d`` (first, kept wherever it is) and the lenses against which it
+        is measured: the estimate ``best_d``, a fine grid around it, the tested lenses and a coarse
+        grid of the box near them (as :mod:`lensopt.refraction.certainty`)."""
         bounds = np.array(self.settings.system_bounds)
         axes = [np.arange(lo, hi + 1e-9, COARSE_STEP_D) for lo, hi in bounds]
         coarse = np.array(np.meshgrid(*axes, indexing="ij")).reshape(3, -1).T
         tested = np.unique(self._core.inputs[:, 1:], axis=0)
         near = np.sqrt(((coarse[:, None, :] - tested[None, :, :]) ** 2).sum(-1)).min(axis=1) <= COVERED_RADIUS_D
-        return distinct_inside(np.vstack([best_d[None, :], fine_grid_d(best_d), coarse[near], tested]), bounds)
+        return distinct_inside(
+            np.vstack([lens_d[None, :], best_d[None, :], fine_grid_d(best_d), coarse[near], tested]), bounds
+        )
 
     @single_threaded
     def prescription(self) -> Prescription:
@@ -172,10 +177,13 @@ class PrescriptionReport(PrescriptionSearch):
         def compute():
             best = self.best()
             best_d = best.to_array()
-            lens = self.phoropter_lens(best_d) if self.lens_step_d is not None else best.to_lens().rounded()
+            lens = self.prescribed_lens(best)
             if self.model is None:
                 return Prescription(lens, best, {}, None, 0.0, 0)
-            lenses = self._candidates(best_d)
+            # the confidence and the predicted acuity are the printed lens's, not the unrounded
+            # estimate's: a clinician review found 0.95 at the estimate and 0.85 at the lens printed
+            lens_d = lens.power_vector().to_array()
+            lenses = self._candidates(lens_d, best_d)
             mu, var = self._intercepts_and_slope(lenses)
             g_mu, g_sd = mu[:-1], np.sqrt(np.maximum(var[:-1], 0.0))
             keep = g_mu + PRUNE_SDS * g_sd >= np.max(g_mu - PRUNE_SDS * g_sd)
@@ -199,7 +207,7 @@ class PrescriptionReport(PrescriptionSearch):
                 lens=lens,
                 power_vector_d=best,
                 intervals=lens_intervals(within_cells(best_draws, rng, self.box.bounds_d), lens),
-                predicted_acuity_logmar=self.predicted_acuity_logmar(best_d),
+                predicted_acuity_logmar=self.predicted_acuity_logmar(lens_d),
                 confidence=float(np.mean(loss <= ACUITY_TOLERANCE_LOGMAR)),
                 trials=self.n_trials,
             )

@@ -289,6 +289,41 @@ def test_rounded_lenses_sit_on_the_grid_and_within_half_a_step():
             assert axis_difference_deg(rounded.axis_deg, lens.axis_deg) <= 2.5 + 1e-9
 
 
+def _every_phoropter_lens_near(lens, reach_d=0.75):
+    """Every minus-cylinder lens of 0.25 D and 1° within ``reach_d`` of ``lens``'s powers, by brute force."""
+    lens = lens.minus_cylinder()
+    spheres = np.arange(round(lens.sphere_d * 4) - 4, round(lens.sphere_d * 4) + 5) / 4.0
+    cylinders = [c for c in np.arange(round(lens.cylinder_d * 4) - 4, round(lens.cylinder_d * 4) + 5) / 4.0 if c <= 0]
+    for sphere_d in spheres:
+        for cylinder_d in cylinders:
+            for axis_deg in range(1, 181) if cylinder_d < 0 else [180]:
+                yield Lens(float(sphere_d), float(cylinder_d), float(axis_deg))
+
+
+def test_the_nearest_phoropter_lens_is_nearest_in_blur_by_brute_force_with_ties_to_plus():
+    for lens in random_lenses(seed=11, n=60):
+        nearest = lens.nearest_phoropter_lens()
+        assert nearest.sphere_d * 4 == round(nearest.sphere_d * 4) and nearest.cylinder_d <= 0.0
+        candidates = list(_every_phoropter_lens_near(lens))
+        least = min(lens.blur_d(c) for c in candidates)
+        assert lens.blur_d(nearest) == pytest.approx(least, abs=1e-9)
+        tied = [c for c in candidates if lens.blur_d(c) <= least + 1e-9]
+        assert nearest.power_vector().m_d == pytest.approx(max(c.power_vector().m_d for c in tied), abs=1e-9)
+        assert lens.blur_d(nearest) <= lens.blur_d(lens.minus_cylinder().rounded()) + 1e-12
+
+
+def test_the_nearest_phoropter_lens_of_the_clinician_review():
+    """-1.20 / -0.91 x 163: rounding each power gives -1.25 / -1.00 x 163 (0.105 D of blur away);
+    -1.25 / -0.75 x 163 is nearer (0.085 D) and more plus, by hand."""
+    lens = Lens(-1.20, -0.91, 163.0)
+    assert lens.rounded() == Lens(-1.25, -1.0, 163.0)
+    assert lens.nearest_phoropter_lens() == Lens(-1.25, -0.75, 163.0)
+    assert lens.blur_d(Lens(-1.25, -0.75, 163.0)) == pytest.approx(math.hypot(0.005, 0.08 * 1.0 / 1.0), abs=0.01)
+    assert Lens(-0.125, 0.0, 180.0).nearest_phoropter_lens() == Lens(0.0, 0.0, 180.0)  # a tie: the more plus
+    assert Lens(-1.0, -0.5, 0.4).nearest_phoropter_lens() == Lens(-1.0, -0.5, 180.0)
+    assert Lens(0.5, 0.5, 90.0).nearest_phoropter_lens() == Lens(1.0, -0.5, 180.0)  # written in minus cylinder
+
+
 def test_rounding_to_another_step():
     assert Lens(-1.06, -0.31, 10.0).rounded(step_d=0.125) == Lens(-1.0, -0.25, 10.0)
     assert Lens(-1.04, -0.26, 10.0).rounded(step_d=0.1) == Lens(-1.0, -0.3, 10.0)

@@ -277,3 +277,37 @@ def test_telling_something_that_is_not_a_trial_is_a_value_error_naming_it(optimi
     with pytest.raises(ValueError, match=r"trial must be a Trial .*got tuple"):
         opt.tell((0.0, 0.0, 0.3), True)
     assert opt.n_trials == 0
+
+
+def test_the_confidence_and_the_predicted_acuity_are_the_printed_lens_s():
+    """A clinician review found the confidence of the unrounded estimate printed beside the rounded
+    lens. The prescription's confidence is checked against 100,000 joint draws of the same candidates
+    (an eigendecomposition, no pruning) scored at the printed lens; its predicted acuity is
+    ``(z − g(lens)) / w`` from the posterior means at the printed lens, not at the estimate."""
+    patient = SimulatedPatient(-1.1, -0.6, slope=14.0, axis_deg=20.0, seed=2)
+    optimizer = _session(patient, START, 25, seed=2)
+    result = optimizer.prescription()
+    lens_d, best_d = result.lens.power_vector().to_array(), result.power_vector_d.to_array()
+    assert np.abs(lens_d - best_d).max() > 0.05  # the printed lens is not the estimate here
+    lenses = optimizer._candidates(lens_d, best_d)
+    np.testing.assert_array_equal(lenses[0], lens_d)
+    mean, cov = optimizer._intercepts_and_slope(lenses, full_cov=True)
+    eigenvalues, vectors = np.linalg.eigh(cov)
+    factor = (vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
+    rng, hits, n_draws = np.random.default_rng(12), 0, 100_000
+    for _ in range(5):
+        draws = mean + rng.standard_normal((n_draws // 5, len(mean))) @ factor
+        g, w = draws[:, :-1], draws[:, -1] - draws[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hits += int(np.sum(np.where(w > 0, (g.max(axis=1) - g[:, 0]) / w, np.inf) <= 0.025))
+    reference = hits / n_draws
+    assert 0.05 < reference < 0.95
+    se = np.sqrt(reference * (1 - reference) * (1 / 512 + 1 / n_draws))
+    assert abs(result.confidence - reference) <= 4 * se, (result.confidence, reference)
+    at = np.array([[0.0, *lens_d], [1.0, *lens_d], [0.0, *best_d]])
+    latent, _ = optimizer.model.predict_latent(at)
+    slope = latent[1] - latent[0]
+    assert result.predicted_acuity_logmar == pytest.approx(
+        (optimizer._core.target_latent - latent[0]) / slope, abs=1e-9
+    )
+    assert abs((latent[2] - latent[0]) / slope) > 1e-3  # the estimate's acuity differs: the test tells them apart

@@ -6,7 +6,9 @@
 
 * undo (``[keys] undo``, Backspace): the last answer that is not void is marked void in the store
   (durably: ``void(index)``), the optimizer is rebuilt from the others (``rebuild(records)``), the
-  lens is asked for again;
+  lens is asked for again; before the eye's first answer, the last answer of the eye before
+  (``previous_eye``, OD before OS): the loop ends (``undo_previous_eye``) and the session undoes it
+  and continues that eye;
 * an entry typed on the console (:meth:`ClinicianKeys._entry`): the lens actually set
   (:meth:`ClinicianKeys._parse_lens_set`, clinical notation) or a note; Enter accepts, Escape
   cancels, Backspace deletes; a text that is refused is said on the console and can be corrected.
@@ -60,6 +62,8 @@ class ClinicianKeys:
     log: Callable[[str], None]
     records: list[TrialRecord]
     eye: str | None
+    previous_eye: str | None
+    undo_previous_eye: bool
     n_void: int
     previous_lens: tuple[float, float, float | None] | None
     _rebuild: Callable[[list[TrialRecord]], Any] | None
@@ -117,8 +121,12 @@ class ClinicianKeys:
 
     def _undo(self) -> None:
         """Void the last answer that is not void (kept in the store, marked void, durably), and
-        rebuild the optimizer from the others; the lens is asked for again."""
+        rebuild the optimizer from the others; the lens is asked for again. Before this eye's first
+        answer, the eye before's last answer: :attr:`undo_previous_eye`, for the session to undo."""
         last = next((r for r in reversed(self.records) if not getattr(r, "void", False)), None)
+        if last is None and self.previous_eye:
+            self.undo_previous_eye = True
+            return
         if last is None:
             self.log("undo: no answer to undo")
             if self.console is not None:

@@ -429,14 +429,21 @@ def console_broken(line: str) -> str:
 
 
 def closing_screen(
-    console, responses, protocol, end_points: list, frames_dir: Path | None = None, resume: str | None = None
-) -> None:
+    console,
+    responses,
+    protocol,
+    end_points: list,
+    frames_dir: Path | None = None,
+    resume: str | None = None,
+    undo: bool = False,
+) -> bool:
     """The console's closing screen, held until the clinician presses the confirm key (the patient's
     window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
     acuity, or "not enough answers to prescribe; about N more trials recommended" and, given
     ``resume`` (:func:`continue_command`, its note on a line of its own), the command that
-    continues the session."""
-    confirm = protocol.keys.confirm
+    continues the session. With ``undo`` (a letter session), the undo key is offered too: whether
+    it was pressed (the session then undoes the last answer and continues its eye)."""
+    confirm, undo_key = protocol.keys.confirm, (protocol.keys.undo if undo else None)
     lines = [console_broken((f"{e.eye}: " if e.eye else "") + line) for e in end_points for line in e.closing_lines()]
     if resume is not None:
         lines.append(f"To continue: {resume}")
@@ -445,9 +452,11 @@ def closing_screen(
         heading="Session finished",
         lens_text="\n".join(e.headline() for e in end_points),
         keys_text="\n".join(lines),
-        message=f"{confirm.upper()}: close",
+        message=f"{confirm.upper()}: close" + (f"   ·   {undo_key.upper()}: undo the last answer" if undo_key else ""),
     )
     if frames_dir is not None:
         with contextlib.suppress(OSError):  # shown anyway; a frames folder that failed was said by the loop
             console.save_frame(Path(frames_dir) / "end-console.png")
-    responses.wait_for([confirm])  # a simulated session's source confirms it itself, after its delay
+    # a simulated session's source confirms it itself, after its delay
+    press = responses.wait_for([confirm, *([undo_key] if undo_key else [])])
+    return undo_key is not None and press is not None and press.key == undo_key

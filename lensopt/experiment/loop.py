@@ -49,8 +49,9 @@ from lensopt.store import TrialRecord
 @dataclass(frozen=True)
 class LoopResult:
     """How the loop ended: ``"finished"`` (all trials, or stopped by the optimizer's stopping rule:
-    ``stopped_at`` is then the last trial and ``confidence`` the optimizer's confidence there) or
-    ``"quit"`` (from the pause screen)."""
+    ``stopped_at`` is then the last trial and ``confidence`` the optimizer's confidence there),
+    ``"quit"`` (from the pause screen) or :data:`UNDO_PREVIOUS_EYE` (Backspace before this eye's
+    first answer: the session undoes the last answer of the eye before and continues that eye)."""
 
     status: str
     n_answered: int
@@ -58,6 +59,11 @@ class LoopResult:
     stopped_at: int | None = None
     confidence: float | None = None
 
+
+#: How a letter loop ends when the clinician pressed Backspace before its eye's first answer (at its
+#: instructions, its first lens prompt or letter) and the eye before ended in this session: the
+#: session voids that eye's last answer, withdraws its result and continues it (OD after OS started).
+UNDO_PREVIOUS_EYE = "undo previous eye"
 
 #: After a trial's line in the log, when it was the stopping rule's check through the reported lens
 #: (``[stop] check_letters``; stored as ``extra["check"]``).
@@ -81,6 +87,10 @@ class LoopScreens(Screens):
     starts the console's last answers (and confidence so far) from them, and a new eye starts them
     afresh, never with another eye's.
     """
+
+    #: Set by the letter loop's undo when Backspace came before this eye's first answer and the eye
+    #: before is to be undone (:data:`UNDO_PREVIOUS_EYE`); never by the other loops.
+    undo_previous_eye = False
 
     def __init__(
         self,
@@ -134,7 +144,8 @@ class LoopScreens(Screens):
         number = self._number(self.first_index)
         return f"Resuming at trial {number} of {n_trials}.\n\n" if number > 1 else ""
 
-    def _instructions(self, n_trials: int) -> bool:
+    def _instructions(self, n_trials: int) -> bool | str:
+        """The instructions; False if the person quit, :data:`UNDONE` if the eye before is to be undone."""
         raise NotImplementedError
 
     def _trial_label(self, index: int, n_trials: int) -> str:
@@ -201,10 +212,15 @@ class LoopScreens(Screens):
         after each answer is stored), or the person quits from the pause screen."""
         timing, protocol = self.protocol.timing, self.protocol
         index = self.first_index
-        if self._number(index) <= n_trials and not self._instructions(n_trials):
+        started = self._instructions(n_trials) if self._number(index) <= n_trials else True
+        if started == UNDONE:  # Backspace at the instructions of an eye without an answer: the eye before's
+            return LoopResult(UNDO_PREVIOUS_EYE, self.n_answered, index - 1)
+        if not started:
             return LoopResult("quit", self.n_answered, index - 1)
         while self._number(index) <= n_trials:
             outcome = self._trial(index, n_trials)
+            if outcome == UNDONE and self.undo_previous_eye:  # this eye had no answer: the eye before's
+                return LoopResult(UNDO_PREVIOUS_EYE, self.n_answered, index - 1)
             if outcome == UNDONE:  # the last answer is void: this trial is asked again, by the rebuilt optimizer
                 continue
             if not outcome:
@@ -248,6 +264,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         void: Callable[[int], None] | None = None,
         keep_note: Callable[[str], int] | None = None,
         record_note: Callable[[str, int], None] | None = None,
+        previous_eye: str | None = None,
         **options,
     ):
         from psychopy import visual
@@ -263,6 +280,9 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}
         self._rebuild, self._void = rebuild, void
         self.can_undo = rebuild is not None and void is not None
+        # the eye ended before this one in this session, whose last answer Backspace undoes while this
+        # eye has none (the session does it: :data:`UNDO_PREVIOUS_EYE`); None for the first eye
+        self.previous_eye = previous_eye if self.can_undo else None
         self.response_keys = [*self.letter_keys, keys.pass_key, keys.pause, *([keys.undo] if self.can_undo else [])]
         self.lens_override: Lens | None = None  # the lens the clinician typed for the coming trial
         self.pending_note: str | None = None  # a note typed at the lens prompt, stored with the next answer

@@ -373,16 +373,31 @@ class LetterScreens(Screens):
         @staticmethod
         def _parse_note(text: str) -> str: ...
 
-    def _instructions(self, n_trials: int) -> bool:
+    def _instructions(self, n_trials: int) -> bool | str:
+        """The instructions, until the confirm key; False if the person quit. On the console, Backspace
+        undoes the last answer when there is one to undo (:meth:`_undo_offered`): this eye's, and
+        the instructions are shown again; before its first answer, the eye before's: :data:`UNDONE`
+        (the session undoes it and continues that eye)."""
         keys, p = self.protocol.keys, self.protocol
-        if self.console is not None:
-            return self._wait_or_pause(
+        while self.console is not None:
+            offered = [keys.confirm, keys.pause, *([keys.undo] if self._undo_offered() else [])]
+            press = self._message(
                 f"{getattr(self, 'before', '')}{self._resume_note(n_trials)}{eye_line(self.eye)}"
                 "The patient reads each letter aloud; type the letter they name "
                 f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
+                offered,
                 patient_text="Read the letter",
                 console={"n_trials": n_trials, "keys_text": self._answer_keys_text()},
             )
+            if press is None or press.key == keys.confirm:
+                return True
+            if press.key == keys.undo:
+                self._undo()
+                if getattr(self, "undo_previous_eye", False):
+                    return UNDONE
+                continue
+            if not self._pause():
+                return False
         return self._wait_or_pause(
             f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
             f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
@@ -392,9 +407,12 @@ class LetterScreens(Screens):
 
     def _undo_offered(self) -> bool:
         """Whether the console lists the undo key: the loop can undo and holds an answer (not void)
-        to undo (none at an eye's first trial)."""
+        to undo (none at an eye's first trial), or the eye before ended in this session (its last
+        answer is undone then: ``previous_eye``)."""
         records = getattr(self, "records", ())
-        return bool(getattr(self, "can_undo", False)) and any(not getattr(r, "void", False) for r in records)
+        if not getattr(self, "can_undo", False):
+            return False
+        return bool(getattr(self, "previous_eye", None)) or any(not getattr(r, "void", False) for r in records)
 
     def _answer_keys_text(self) -> str:
         """The keys while a letter is shown, as the console lists them."""

@@ -27,7 +27,7 @@ from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, continue_command, end_point
 from lensopt.experiment.keyboard import KeyboardSource
-from lensopt.experiment.loop import stop_message
+from lensopt.experiment.loop import UNDO_PREVIOUS_EYE, stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for, session_settings_of
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
@@ -397,7 +397,7 @@ def _run_in_window(
     status = "aborted"
     status_refused = None
     result = None
-    stored_results = []
+    stored_results: list = []
     try:
         actual = mode.renderable_logmar(protocol, calibration, win.size)
         if letter_bounds_within(bounds, actual, calibration) != tuple(bounds):
@@ -410,66 +410,95 @@ def _run_in_window(
         responses = responses if responses is not None else _responses_for(protocol, seed, win)
         record = recorder(store, session_id, rescue_paths(request.db_path, session_id), mode.append)
         console = None if console_win is None else ClinicianConsole(console_win)
-        end_points = []
-        for eye in eyes:
-            search = mode.rebuild_optimizer(settings, records, eye)
-            if eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
-                ending = earlier_end_point(store, session_id, search, protocol, eye, log)
+        end_points: list = []
+        position, quit_ = 0, False  # the eye searched next (its place in eyes): an undo goes back to an eye ended
+        while True:
+            while position < len(eyes):
+                eye, position = eyes[position], position + 1
+                search = mode.rebuild_optimizer(settings, records, eye)
+                if eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
+                    ending = earlier_end_point(store, session_id, search, protocol, eye, log)
+                    if ending is not None:
+                        end_points.append(ending)
+                    continue
+                mine = eye_records(records, eye)
+                per_eye = {} if eye is None else {"eye": eye, "index_offset": len(records) - len(mine)}
+                if end_points:  # the eye before (OD before OS): its result on the console before this one starts
+                    per_eye["before"] = "".join(f"{e.lines()[0]}\n" for e in end_points) + "\n"
+                undo = _undo_options(mode, store, session_id, settings, eye)
+                previous = _undoable_eye(records, eyes[: position - 1]) if undo else None
+                if previous is not None:  # Backspace before this eye's first answer undoes that eye's last
+                    undo["previous_eye"] = previous
+                loop = mode.loop(
+                    win,
+                    protocol,
+                    calibration,
+                    search,
+                    responses,
+                    record,
+                    mine,
+                    seed=seed,
+                    first_index=len(records) + 1,
+                    frames_dir=request.frames_dir,
+                    log=log,
+                    console=console,
+                    final=eye == eyes[-1],
+                    **per_eye,
+                    **undo,
+                )
+                result = loop.run(n_trials)
+                optimizer = loop.optimizer  # rebuilt if the clinician undid an answer
+                records = mode.stored_trials(store, session_id)
+                if result.status == UNDO_PREVIOUS_EYE:
+                    assert previous is not None  # offered only with an eye before
+                    records = _undo_eye_end(store, mode, session_id, records, previous, log)
+                    position, status = eyes.index(previous), "aborted"
+                    end_points = [e for e in end_points if eyes.index(e.eye) < position]
+                    stored_results = [r for r in stored_results if r.eye != previous]
+                    continue
+                if result.status != "finished":
+                    quit_ = True
+                    break
+                reported = report_eye(store, session_id, optimizer, protocol, log, eye)
+                stored_results = [r for r in stored_results if r.eye != eye] + reported
+                # every answer is in and its result stored: an interrupt from here on (at the closing screen)
+                # leaves a finished session; one while the result is computed or stored leaves it stopped,
+                # with the command that continues it, whose resume stores the result
+                if eye == eyes[-1]:
+                    status = "finished"
+                ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
                 if ending is not None:
                     end_points.append(ending)
-                continue
-            mine = eye_records(records, eye)
-            per_eye = {} if eye is None else {"eye": eye, "index_offset": len(records) - len(mine)}
-            if end_points:  # the eye before (OD before OS): its result on the console before this one starts
-                per_eye["before"] = "".join(f"{e.lines()[0]}\n" for e in end_points) + "\n"
-            loop = mode.loop(
-                win,
-                protocol,
-                calibration,
-                search,
-                responses,
-                record,
-                mine,
-                seed=seed,
-                first_index=len(records) + 1,
-                frames_dir=request.frames_dir,
-                log=log,
-                console=console,
-                final=eye == eyes[-1],
-                **per_eye,
-                **_undo_options(mode, store, session_id, settings, eye),
-            )
-            result = loop.run(n_trials)
-            optimizer = loop.optimizer  # rebuilt if the clinician undid an answer
-            records = mode.stored_trials(store, session_id)
-            if result.status != "finished":
-                break
-            reported = report_eye(store, session_id, optimizer, protocol, log, eye)
-            stored_results += reported
-            # every answer is in and its result stored: an interrupt from here on (at the closing screen)
-            # leaves a finished session; one while the result is computed or stored leaves it stopped,
-            # with the command that continues it, whose resume stores the result
-            if eye == eyes[-1]:
-                status = "finished"
-            ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
-            if ending is not None:
-                end_points.append(ending)
-                note = ending.not_tried or ending.read_through
-                if note:  # under the lens its result logged (a prescription or an estimate)
-                    log((f"{eye}: " if eye else "") + note)
-                # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
-                if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
-                    log(ending.lines()[0])
-        else:
+                    note = ending.not_tried or ending.read_through
+                    if note:  # under the lens its result logged (a prescription or an estimate)
+                        log((f"{eye}: " if eye else "") + note)
+                    # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
+                    if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
+                        log(ending.lines()[0])
+            if quit_:
+                break  # quit (paused and stopped), its status "aborted"
             status = "finished"
             resume = continue_command(end_points, session_id, request.db_path, options=request.window_options)
             if resume is not None:
                 log(f"continue with: {resume}")
-            if console is not None:  # on the console the command on a line of its own, its note under it
-                resume = continue_command(
-                    end_points, session_id, request.db_path, note_sep="\n", options=request.window_options
-                )
-                closing_screen(console, responses, protocol, end_points, request.frames_dir, resume)
+            if console is None:
+                break
+            # on the console the command on a line of its own, its note under it; Backspace undoes the
+            # last answer (of the last eye answered) and continues its eye
+            resume = continue_command(
+                end_points, session_id, request.db_path, note_sep="\n", options=request.window_options
+            )
+            last_eye = _undoable_eye(records, eyes) if mode.kind == "letters" else None
+            if not closing_screen(
+                console, responses, protocol, end_points, request.frames_dir, resume, undo=last_eye is not None
+            ):
+                break
+            assert last_eye is not None  # offered only then
+            records = _undo_eye_end(store, mode, session_id, records, last_eye, log)
+            position, status = eyes.index(last_eye), "aborted"
+            end_points = [e for e in end_points if eyes.index(e.eye) < position]
+            stored_results = [r for r in stored_results if r.eye != last_eye]
+        stored_results.sort(key=lambda r: eyes.index(r.eye))
     finally:
         try:
             store.set_status(session_id, status)
@@ -501,6 +530,29 @@ def _run_in_window(
         None if protocol.stop is None else protocol.stop.confidence,
         stored.n_undone,
     )
+
+
+def _undoable_eye(records, eyes) -> str | None:
+    """The last of ``eyes`` with an answer (not void) among ``records``: the eye whose last answer
+    Backspace undoes after it ended (at the closing screen, or before the next eye's first answer)."""
+    return next((eye for eye in reversed(eyes) if answered(eye_records(records, eye))), None)
+
+
+def _undo_eye_end(store, mode, session_id: int, records, eye: str | None, log) -> list:
+    """Undo the answer that ended eye ``eye`` (its last not void), after its end: marked void in the
+    store, durably, as an ordinary undo does it, with the result computed from it withdrawn in the
+    same transaction (:meth:`SessionStore.void_trial`), so that a kill at any moment leaves a session
+    whose resume continues that eye and no result claiming the void answer. The stored trials now."""
+    mine = answered(eye_records(records, eye))
+    last = mine[-1]
+    withdrawn = store.void_trial(session_id, last.index)
+    label = f"{eye} " if eye else ""
+    log(
+        f"undo: {label}trial {len(mine)} ({last.letter} -> {last.response or '-'}) kept and marked void"
+        f"{f'; the {label}result computed from it withdrawn' if withdrawn else ''}; "
+        f"the {'eye ' + eye if eye else 'search'} continues, its optimizer rebuilt from {len(mine) - 1} answers"
+    )
+    return mode.stored_trials(store, session_id)
 
 
 def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:

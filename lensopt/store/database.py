@@ -192,17 +192,37 @@ class SessionStore(SessionReader):
         )
         self._insert("trials", LETTERS_KIND, session_id, record.index, row)
 
-    def void_trial(self, session_id: int, index: int) -> None:
+    def void_trial(self, session_id: int, index: int) -> bool:
         """Mark letter trial ``index`` of session ``session_id`` void (the clinician undid the answer):
-        the row is kept, the optimizer is no longer told it. Durable on disk when this returns."""
+        the row is kept, the optimizer is no longer told it. The result of the trial's eye is withdrawn
+        (deleted: it is recomputed from the answers when the eye ends again) if it was computed from
+        that answer — its ``n_trials`` counts it: the answer that ended the eye, undone at the end-of-eye
+        or closing screen — in the same transaction, so that no stored result ever claims a void
+        answer, whenever a kill comes. Whether a result was withdrawn; durable on disk when this returns."""
         session_id = check_int("SessionStore.void_trial", "session_id", session_id, 1)
         index = check_int("SessionStore.void_trial", "index", index, 1)
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
+            row = conn.execute(
+                "SELECT eye, void FROM trials WHERE session_id = ? AND idx = ?", (session_id, index)
+            ).fetchone()
             cursor = conn.execute("UPDATE trials SET void = 1 WHERE session_id = ? AND idx = ?", (session_id, index))
-            if cursor.rowcount != 1:
+            if row is None or cursor.rowcount != 1:
                 raise StoreError(f"session {session_id} has no letter trial {index} to undo")
+            # the answer's number in its eye (its answers not void, up to it): a result of that many
+            # answers or more was computed from it (answers are only appended; a result, at an eye's end)
+            (number,) = conn.execute(
+                "SELECT COUNT(*) FROM trials WHERE session_id = ? AND eye IS ? AND void = 0 AND idx < ?",
+                (session_id, row[0], index),
+            ).fetchone()
+            withdrawn = 0
+            if not row[1]:  # voided again: nothing more to withdraw
+                withdrawn = conn.execute(
+                    "DELETE FROM results WHERE session_id = ? AND eye IS ? AND n_trials > ?",
+                    (session_id, row[0], number),
+                ).rowcount
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
+            return bool(withdrawn)
 
     def keep_note_after_last_trial(self, session_id: int, note: str) -> int:
         """Keep a clinician's ``note`` typed after the last answer of letter session ``session_id``

@@ -258,7 +258,7 @@ def test_a_session_stops_on_confidence_and_holds_the_prescription_until_the_clin
     assert f"OD  {outcome.result.prescription}" in closing  # the console's closing screen: the prescription
     assert any(text.startswith("OD: predicted acuity ") and "confidence" in text for text in closing)
     assert any("95% intervals: S " in text for text in closing)
-    assert source.waits[-1] == ["space"]  # held until the clinician closes it
+    assert source.waits[-1] == ["space", "backspace"]  # held until the clinician closes it (or undoes)
     assert "Done. Thank you!" in drawn and "not enough answers" not in " ".join(drawn)
 
 

@@ -70,12 +70,12 @@ def test_the_closing_console_of_both_eyes_fits_the_window_with_the_key_that_clos
             f"{k}: {a}>{b} {mark}" for k, (a, b, mark) in enumerate([("W", "W", "ok"), ("I", "W", "x")] * 3, 60)
         )
         console.update(trial_index=65, n_trials=100, eye="OS", answers=answers, confidence=0.79)  # the last trial
-        protocol = types.SimpleNamespace(keys=types.SimpleNamespace(confirm="space"))
+        protocol = types.SimpleNamespace(keys=types.SimpleNamespace(confirm="space", undo="backspace"))
         waited = []
-        closing_screen(
-            console, types.SimpleNamespace(wait_for=waited.append), protocol, list(end_points), tmp_path, resume
+        undo = closing_screen(
+            console, types.SimpleNamespace(wait_for=waited.append), protocol, list(end_points), tmp_path, resume, True
         )
-        assert waited == [["space"]]
+        assert waited == [["space", "backspace"]] and not undo  # a letter session's: close, or undo
         stims = (console.title, console.heading, console.lens, console.keys, console.history, console.message)
         # measured as laid out: each drawn text's box (its top at pos, anchorVert "top") inside the window
         half_w, half_h = size_px[0] / 2, size_px[1] / 2
@@ -88,7 +88,7 @@ def test_the_closing_console_of_both_eyes_fits_the_window_with_the_key_that_clos
         frame = np.asarray(Image.open(tmp_path / "end-console.png").convert("L"))
     finally:
         win.close()
-    assert "SPACE: close" in console.drawn  # the key that closes the session is drawn...
+    assert "SPACE: close   ·   BACKSPACE: undo the last answer" in console.drawn  # the keys are drawn...
     outside = [text for text, bottom, top, width in boxes if bottom < -half_h + 4 or top > half_h or width > 2 * half_w]
     assert outside == []  # ...and, like every line, inside the window
     for (_, bottom, _, _), (text, _, top, _) in itertools.pairwise(boxes):

@@ -249,6 +249,25 @@ def test_every_older_version_reads_and_migrates_with_no_answer_void(tmp_path, ve
     assert user_version(path) == SCHEMA_VERSION
 
 
+def test_voiding_an_answer_a_stored_result_counts_withdraws_that_result_in_the_same_transaction(tmp_path):
+    """The answer that ended an eye, undone after its result was stored: the result of that eye is
+    deleted with the void (no stored result claims a void answer); the other eye's, and a result that
+    did not count the answer (one stored before it, at an earlier end), stay."""
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P", {}, {}, {}, 1)
+        for index, eye in enumerate(("OD", "OD", "OD", "OS", "OS"), start=1):
+            store.append_trial(sid, TrialRecord(index, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {}, eye=eye))
+        store.set_result(sid, dataclasses.replace(RESULT, n_trials=2, eye="OD"))  # of OD's first two answers
+        store.set_result(sid, dataclasses.replace(RESULT, n_trials=2, eye="OS"))
+        assert store.void_trial(sid, 3) is False  # OD's third answer: its result did not count it
+        assert [r.eye for r in store.session(sid).results] == ["OD", "OS"]
+        assert store.void_trial(sid, 2) is True  # OD's second: its result counted it
+        assert [r.eye for r in store.session(sid).results] == ["OS"]
+        assert store.void_trial(sid, 2) is False  # voided again: nothing more
+        assert store.void_trial(sid, 5) is True and store.session(sid).results == ()
+
+
 def test_an_undone_answer_is_kept_marked_void_and_exported_with_its_flag(tmp_path):
     path = tmp_path / "s.db"
     with SessionStore(path) as store:

@@ -5,6 +5,7 @@ import dataclasses
 import io
 import json
 import sqlite3
+import time
 
 import pytest
 
@@ -55,8 +56,11 @@ def one_line_error(capsys):
 def test_sessions_prints_a_table_of_the_sessions(db, capsys):
     assert main(["sessions", "--db", str(db)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    header = ["id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription"]
-    assert lines[0].split() == header
+    header = ["id", "participant", "kind", "eye", "status", "trials", "created", "(local)", "rule", "prescription"]
+    assert lines[0].split() == header  # the time is this computer's local time, not the exports' UTC
+    with SessionStore(db, readonly=True) as store:
+        created_at_s = store.session(1).created_at
+    assert " ".join(lines[1].split()[6:8]) == time.strftime("%Y-%m-%d %H:%M", time.localtime(created_at_s))
     first, second = (line.split() for line in lines[1:])
     assert first[:6] == ["1", "P001", "letters", "-", "finished", "4"] and first[-2:] == ["ucb-ald", "-"]
     # stored as running, run by no program (killed, crashed): interrupted

@@ -44,7 +44,9 @@ from lensopt.store.session_records import DAMAGED, undone_suffix, unreadable_eve
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
-TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created", "rule", "prescription")
+TABLE_COLUMNS = ("id", "participant", "kind", "eye", "status", "trials", "created (local)", "rule", "prescription")
+"""``created``: this computer's local time, as the clinic's clock reads it (the exports give UTC beside
+unix seconds)."""
 
 
 def _open_readonly(db):

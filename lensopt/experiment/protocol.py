@@ -121,7 +121,8 @@ class Protocol:
     stop: StopSection | None = None
     start: StartSection | None = None
     source: str = ""
-    source_sha256: str = ""
+    # provenance, not content: a protocol rebuilt from a session's snapshot is the protocol it ran
+    source_sha256: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self):
         rule, mode = self.optimizer.rule, self.feedback_mode

@@ -164,12 +164,24 @@ def empty_option(argv: list[str]) -> str | None:
     return None
 
 
+def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``argv`` names (``lensopt bench refraction``'s for ``bench
+    refraction --out ''``), ``parser`` if it names none: the one whose refusal points at its --help."""
+    for token in argv:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # argparse internals
+        if not subcommands:
+            break
+        if token in subcommands[0].choices:
+            parser = subcommands[0].choices[token]
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     empty = empty_option(argv)
     if empty is not None:
-        parser.error(f"{empty} was given an empty value; give one or leave {empty} out")
+        command_parser(parser, argv).error(f"{empty} was given an empty value; give one or leave {empty} out")
     args = parser.parse_args(attach_notation_values(argv))
     if not getattr(args, "handler", None):
         parser.print_help()

@@ -231,6 +231,20 @@ def test_a_misspelled_option_points_at_its_own_commands_help(capsys, argv, comma
     assert line.endswith(f"(see `{command} --help`)")
 
 
+@pytest.mark.parametrize(
+    "argv, command",
+    [
+        (["run", "--seed", ""], "lensopt run"),
+        (["sessions", "--db", " "], "lensopt sessions"),
+        (["bench", "refraction", "--out="], "lensopt bench refraction"),
+    ],
+)
+def test_an_empty_value_points_at_its_own_commands_help(capsys, argv, command):
+    line = refused(capsys, argv)
+    assert line.startswith(f"{command}: error: ") and "was given an empty value" in line
+    assert line.endswith(f"(see `{command} --help`)")
+
+
 def test_a_negative_infinity_is_refused_as_not_finite(capsys):
     line = refused(capsys, ["simulate", "--trials", "2", "--true-sphere", "-inf", "--true-cylinder", "0"])
     assert "argument --true-sphere: must be a finite number, got -inf" in line

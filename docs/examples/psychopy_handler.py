@@ -27,7 +27,7 @@ import os
 import random
 
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import positive_int
+from lensopt.cli.arguments import check_output_folder, positive_int
 
 parser = OneLineParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--simulated", action="store_true", default=bool(os.environ.get("LENSOPT_SIMULATED")))
@@ -40,6 +40,20 @@ parser.add_argument(
 )
 parser.add_argument("--frames", help="save each letter's frame as a PNG in this folder (to check what was drawn)")
 args = parser.parse_args()
+# a bad --out or --frames is refused here, in one line, before the window opens and anything is written
+if os.path.isdir(args.out) or args.out.endswith(("/", os.sep)):
+    parser.error(
+        f"argument --out: {args.out} is a folder; give a data file name without .csv"
+        f" (e.g. --out {os.path.join(args.out.rstrip('/' + os.sep) or '.', 'session')})"
+    )
+if os.path.isdir(args.out + ".csv"):
+    parser.error(f"argument --out: {args.out}.csv is a folder; give another data file name")
+try:
+    check_output_folder(f"--out {args.out}: its folder", os.path.dirname(args.out) or ".")
+    if args.frames:
+        check_output_folder("--frames", args.frames)
+except ValueError as exc:
+    parser.error(f"argument {exc}")
 
 import psychopy
 from psychopy import core, data, event, visual

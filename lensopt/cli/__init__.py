@@ -46,6 +46,10 @@ COMMAND_MODULES = (
 NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
 
 
+#: The namespace attribute naming the parser that was left with options it does not know.
+UNRECOGNIZED_BY = "_lensopt_unrecognized_by"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line and exit with code 2, and which reads a
     negative number in any notation as a value (:data:`NEGATIVE_NUMBER`)."""
@@ -56,6 +60,22 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):  # argparse API
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # argparse API
+        # The options no parser knew are refused by the top parser (``lensopt``) once every
+        # subcommand's parser has returned them; the innermost parser left with them (``lensopt
+        # run`` for ``lensopt run --protcol x``) notes itself, so that the refusal names it and
+        # points at its own --help.
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(namespace, UNRECOGNIZED_BY):
+            setattr(namespace, UNRECOGNIZED_BY, self)
+        return namespace, extras
+
+    def parse_args(self, args=None, namespace=None):  # argparse API
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            getattr(namespace, UNRECOGNIZED_BY, self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace
 
     def _get_values(self, action, arg_strings):  # argparse internals
         # Python 3.11's argparse drops a value '--' (``--seeds=--``) and hands the handler an empty
@@ -144,12 +164,24 @@ def empty_option(argv: list[str]) -> str | None:
     return None
 
 
+def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``argv`` names (``lensopt bench refraction``'s for ``bench
+    refraction --out ''``), ``parser`` if it names none: the one whose refusal points at its --help."""
+    for token in argv:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # argparse internals
+        if not subcommands:
+            break
+        if token in subcommands[0].choices:
+            parser = subcommands[0].choices[token]
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     empty = empty_option(argv)
     if empty is not None:
-        parser.error(f"{empty} was given an empty value; give one or leave {empty} out")
+        command_parser(parser, argv).error(f"{empty} was given an empty value; give one or leave {empty} out")
     args = parser.parse_args(attach_notation_values(argv))
     if not getattr(args, "handler", None):
         parser.print_help()

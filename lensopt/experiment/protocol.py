@@ -574,6 +574,7 @@ def load_protocol(path: str | Path) -> Protocol:
         or fractional_axis_problem(protocol.lens, protocol.simulated)
         or protocol.phoropter_problem()
         or protocol.keys.unknown_key_problem()
+        or protocol.timing.range_problem()
     )
     if problem:
         raise ProtocolError(f"{path}: {problem}")

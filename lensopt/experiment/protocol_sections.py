@@ -222,6 +222,19 @@ class ScreensSection:
         _pixel_pair(self, "console_size_px", 320, 16384)
 
 
+#: The longest each ``[timing]`` field may ask, in seconds, in a protocol file: a fixation cross,
+#: a feedback screen, a pause between trials or a simulated look of minutes is a typo
+#: (``feedback_s = 500``), and a letter shown or awaited for more than two minutes is one too.
+MAX_TIMING_S = {
+    "fixation_s": 10.0,
+    "letter_s": 120.0,
+    "response_timeout_s": 120.0,
+    "feedback_s": 10.0,
+    "iti_s": 10.0,
+    "simulated_response_s": 10.0,
+}
+
+
 @dataclass(frozen=True)
 class TimingSection:
     fixation_s: float
@@ -232,8 +245,18 @@ class TimingSection:
     simulated_response_s: float = 0.3
 
     def __post_init__(self):
-        for name in ("fixation_s", "letter_s", "response_timeout_s", "feedback_s", "iti_s", "simulated_response_s"):
+        for name in MAX_TIMING_S:
             _number(self, name, 0.0, 600.0)
+
+    def range_problem(self) -> str | None:
+        """The one-line problem of a field longer than :data:`MAX_TIMING_S` allows, else None.
+        Checked where a protocol file is read (:func:`lensopt.experiment.protocol.load_protocol`),
+        not here: a session stored before these bounds (up to 600 s) keeps resuming as it ran."""
+        for name, high in MAX_TIMING_S.items():
+            value = getattr(self, name)
+            if value > high:
+                return f"timing.{name} must be a number of seconds in [0, {high:g}], got {value:g}"
+        return None
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,38 @@ def test_a_negative_number_in_scientific_notation_is_a_value_not_an_option(value
     assert args.true_sphere == expected and list(args.sphere_bounds) == [expected, 1.0]
 
 
+@pytest.mark.parametrize(
+    "argv, command",
+    [
+        (["run", "--protcol", "x"], "lensopt run"),
+        (["sessions", "--bogus"], "lensopt sessions"),
+        (["simulate", "--trials", "2", "--bogus"], "lensopt simulate"),
+        (["bench", "refraction", "--bogus"], "lensopt bench refraction"),
+        (["bench", "--bogus"], "lensopt bench"),
+        (["--bogus"], "lensopt"),
+    ],
+)
+def test_a_misspelled_option_points_at_its_own_commands_help(capsys, argv, command):
+    """`lensopt run --protcol x` pointed at `lensopt --help`, which does not list run's options."""
+    line = refused(capsys, argv)
+    assert line.startswith(f"{command}: error: unrecognized arguments: ")
+    assert line.endswith(f"(see `{command} --help`)")
+
+
+@pytest.mark.parametrize(
+    "argv, command",
+    [
+        (["run", "--seed", ""], "lensopt run"),
+        (["sessions", "--db", " "], "lensopt sessions"),
+        (["bench", "refraction", "--out="], "lensopt bench refraction"),
+    ],
+)
+def test_an_empty_value_points_at_its_own_commands_help(capsys, argv, command):
+    line = refused(capsys, argv)
+    assert line.startswith(f"{command}: error: ") and "was given an empty value" in line
+    assert line.endswith(f"(see `{command} --help`)")
+
+
 def test_a_negative_infinity_is_refused_as_not_finite(capsys):
     line = refused(capsys, ["simulate", "--trials", "2", "--true-sphere", "-inf", "--true-cylinder", "0"])
     assert "argument --true-sphere: must be a finite number, got -inf" in line

@@ -86,3 +86,45 @@ def test_resuming_with_a_frames_folder_that_cannot_be_made_leaves_the_session_as
     assert db.read_bytes() == before
     with SessionStore(db, readonly=True) as store:
         assert store.session(sid).status == "aborted"
+
+
+def test_a_new_session_into_a_folder_holding_another_sessions_frames_is_one_line_and_they_are_kept(tmp_path):
+    """Its trial-001.png on were written over the other session's, without a word."""
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for name in ("trial-001.png", "trial-002.png", "trial-002-console.png"):
+        (frames / name).write_bytes(b"the other session's frame")
+    db = tmp_path / "sessions.db"
+    result = lensopt_run("--protocol", DEMO, "--participant", "p", "--trials", 2, "--db", db, "--save-frames", frames)
+    assert_one_line(
+        result,
+        f"--save-frames {frames} already holds another session's frames (trial-001.png, 3 in all)",
+        "give an empty or new folder",
+    )
+    assert not db.exists()
+    assert all(path.read_bytes() == b"the other session's frame" for path in frames.iterdir())
+
+
+def test_a_resume_may_save_frames_into_a_folder_holding_its_own(tmp_path, monkeypatch, capsys):
+    """A resumed session goes on from its next trial, so its earlier frames stay; a folder holding
+    other files than frames is no other session's either."""
+    from lensopt.cli import main
+    from lensopt.cli.handlers import run as handler
+    from lensopt.experiment.session import SessionOutcome
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    (frames / "trial-001.png").write_bytes(b"its own frame")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "end-console.png").write_bytes(b"not a trial's frame")
+    requests = []
+
+    def run_session(request, log, warn):
+        requests.append(request)
+        return SessionOutcome(3, "finished", 2, None, None, None, ())
+
+    monkeypatch.setattr(handler, "run_session", run_session)
+    assert main(["run", "--resume", "3", "--db", str(tmp_path / "s.db"), "--save-frames", str(frames)]) == 0
+    assert main(["run", "--protocol", str(DEMO), "--participant", "p", "--save-frames", str(tmp_path / "notes")]) == 0
+    assert [request.frames_dir for request in requests] == [frames, tmp_path / "notes"]
+    capsys.readouterr()

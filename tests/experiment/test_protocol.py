@@ -346,3 +346,32 @@ def test_a_bare_name_is_the_shipped_protocol_and_a_file_read_knows_its_path_and_
         "sha256": hashlib.sha256(edited.read_bytes()).hexdigest(),
     }
     assert protocol_from_dict(shipped.to_dict()).source_file() is None  # a stored snapshot is no file
+
+
+@pytest.mark.parametrize(
+    "key, high",
+    [
+        ("fixation_s", 10),
+        ("letter_s", 120),
+        ("response_timeout_s", 120),
+        ("feedback_s", 10),
+        ("iti_s", 10),
+        ("simulated_response_s", 10),
+    ],
+)
+def test_a_timing_longer_than_its_bound_is_refused_naming_the_key_the_value_and_the_range(tmp_path, key, high):
+    """`[timing] feedback_s = 500` was taken: 8 minutes of "Correct" after every letter."""
+    at_bound = load_protocol(write_protocol(tmp_path / "at.toml", **{f"timing.{key}": str(high)}))
+    assert getattr(at_bound.timing, key) == high
+    over = write_protocol(tmp_path / "over.toml", **{f"timing.{key}": "500"})
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(over)
+    message = str(refused.value)
+    assert message == f"{over}: timing.{key} must be a number of seconds in [0, {high}], got 500"
+
+
+def test_a_stored_session_whose_timing_predates_the_bounds_still_builds_its_protocol(tmp_path):
+    """A session stored when up to 600 s was allowed resumes with the timing it ran."""
+    stored = load_protocol(write_protocol(tmp_path / "p.toml")).to_dict()
+    stored["timing"] = {**stored["timing"], "feedback_s": 500.0}
+    assert protocol_from_dict(stored, source="stored").timing.feedback_s == 500.0

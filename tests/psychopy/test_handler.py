@@ -453,6 +453,38 @@ def test_the_example_script_refuses_fewer_than_one_trial_in_one_line(tmp_path):
     assert result.stderr.count("\n") == 1 and "argument --trials: must be at least 1, got 0" in result.stderr
 
 
+@pytest.mark.parametrize("out", ["folder", "folder/"])
+def test_the_example_script_refuses_an_existing_folder_as_out_in_one_line_writing_nothing(tmp_path, out):
+    """An --out naming a folder ended in PsychoPy's traceback (its file name "already taken")."""
+    (tmp_path / "folder").mkdir()
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--simulated", "--trials", "3", "--out", out],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert f"argument --out: {out} is a folder; give a data file name without .csv" in result.stderr
+    assert "--out folder/session" in result.stderr
+    assert list(tmp_path.iterdir()) == [tmp_path / "folder"] and not any((tmp_path / "folder").iterdir())
+
+
+def test_the_example_script_refuses_a_file_as_frames_folder_in_one_line(tmp_path):
+    (tmp_path / "afile").write_text("kept")
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--simulated", "--trials", "3", "--out", "session", "--frames", "afile"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "argument --frames afile is a file; give a folder" in result.stderr
+    assert (tmp_path / "afile").read_text() == "kept" and not (tmp_path / "session.csv").exists()
+
+
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
 def test_the_example_script_shows_only_letters_its_calibration_renders(tmp_path):
     """At the example's calibration (600 cm, 53 cm = 1920 px) in its 800 x 600 px window, every

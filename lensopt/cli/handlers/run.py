@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder, check_output_folder
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.stopping import confidence_text
 from lensopt.store import default_db_path
+
+
+def refuse_another_sessions_frames(folder) -> None:
+    """Refuse, in one line, a new session's ``--save-frames`` folder that already holds frames
+    (``trial-NNN.png``…): its ``trial-001.png`` on would be written over another session's. A
+    ``--resume`` is not asked this: it goes on writing into its own folder, from its next trial."""
+    held = sorted(Path(folder).glob("trial-*.png")) if Path(folder).is_dir() else []
+    if held:
+        raise ValueError(
+            f"--save-frames {folder} already holds another session's frames ({held[0].name}, {len(held)} in all), "
+            "which this session's would overwrite; give an empty or new folder"
+        )
 
 
 def run_command(args) -> int:
@@ -16,6 +29,8 @@ def run_command(args) -> int:
         # before the database, the display and the session row: a folder that cannot be made or
         # written (a file, /proc, an unwritable parent) is one line, and no session is left aborted
         check_output_folder("--save-frames", args.save_frames)
+        if args.resume is None:
+            refuse_another_sessions_frames(args.save_frames)
     request = RunRequest(
         db_path=args.db if args.db is not None else default_db_path(),
         protocol_path=args.protocol,

@@ -312,10 +312,20 @@ def comparison_notes(optimizer, protocol, reported: list) -> tuple[str, ...]:
 def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
     """An eye's end point (:func:`_end_point`), with the start its full prescription was searched around."""
     ending = _end_point(optimizer, protocol, eye, reported, confidences)
-    start = getattr(optimizer, "start", None)
-    if ending is None or not isinstance(start, Lens):
+    started = start_note(optimizer, None, protocol.lens.cylinder)
+    if ending is None or started is None:
         return ending
-    return dataclasses.replace(ending, started_from=f"started from {show_lens(start, protocol.lens.cylinder)}")
+    return dataclasses.replace(ending, started_from=started)
+
+
+def start_note(optimizer, eye: str | None, cylinder: str = "minus") -> str | None:
+    """``OD: started from -2.25 / -0.75 x 180``: the start of a full prescription's search (each eye's
+    own in a session of both), in the log beside its result and (without ``eye``) under it on the
+    closing console; None without one."""
+    start = getattr(optimizer, "start", None)
+    if not isinstance(start, Lens):
+        return None
+    return f"{f'{eye}: ' if eye else ''}started from {show_lens(start, cylinder)}"
 
 
 def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:

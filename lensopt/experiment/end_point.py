@@ -43,7 +43,7 @@ from lensopt.stopping import (
     stop_threshold,
     threshold_text,
 )
-from lensopt.store import ResultRecord, db_option
+from lensopt.store import ResultRecord, StoredBudget, db_option
 from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
 
 TREND_POINTS = 10
@@ -116,6 +116,11 @@ class EndPoint:
     #: The start the eye's full prescription was searched around (``started from -2.25 / -0.75 x 180``,
     #: each eye's own in a session of both), under its result on the closing console; ``""`` without one.
     started_from: str = ""
+    #: The trial budget the session ran with when a resume's ``--trials`` gave it (kept by later
+    #: resumes, :attr:`lensopt.store.StoredBudget.given`), and its protocol's ``[optimizer] trials``:
+    #: a fixed design's advice names them; None: the protocol's budget.
+    given_trials: int | None = None
+    protocol_trials: int | None = None
 
     @property
     def estimate_only(self) -> bool:
@@ -145,13 +150,22 @@ class EndPoint:
             return comparisons_shortfall(self.n_trials, self.noun) + more
         reached = f"confidence {confidence_text(self.confidence, self.target)}"
         if self.fixed_design:
-            return f"{reached} < {threshold_text(self.target)} after the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
+            return f"{reached} < {threshold_text(self.target)} after {self._fixed_trials_text()}"
         more = (
             "more trials recommended"
             if self.more_trials is None
             else f"about {self.more_trials} more trials recommended"
         )
         return f"{reached} < {threshold_text(self.target)}; {more}"
+
+    def _fixed_trials_text(self) -> str:
+        """A fixed design's trials and budget: ``the protocol's 260 trials (no [stop]: a fixed
+        number)``, or, the budget given on resuming, ``9 trials, the budget of --trials 9 on resuming
+        (the protocol's 6; no [stop]: a fixed number)``."""
+        if self.given_trials is None:
+            return f"the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
+        planned = "" if self.protocol_trials is None else f"the protocol's {self.protocol_trials}; "
+        return f"{self.n_trials} trials, the budget of --trials {self.given_trials} on resuming ({planned}no [stop]: a fixed number)"
 
     @property
     def lens_details(self) -> tuple[str, ...]:
@@ -309,13 +323,31 @@ def comparison_notes(optimizer, protocol, reported: list) -> tuple[str, ...]:
     return (note,) if note else ()
 
 
-def end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:
-    """An eye's end point (:func:`_end_point`), with the start its full prescription was searched around."""
+def end_point(
+    optimizer, protocol, eye: str | None, reported: list, confidences, budget: StoredBudget | None = None
+) -> EndPoint | None:
+    """An eye's end point (:func:`_end_point`), with the start its full prescription was searched
+    around and the trial ``budget`` the session ran with (:func:`lensopt.store.stored_budget`; None:
+    its protocol's)."""
     ending = _end_point(optimizer, protocol, eye, reported, confidences)
+    if ending is None:
+        return None
+    return dataclasses.replace(
+        ending,
+        started_from=start_note(optimizer, None, protocol.lens.cylinder) or "",
+        given_trials=None if budget is None else budget.given,
+        protocol_trials=None if budget is None else budget.protocol_trials,
+    )
+
+
+def start_note(optimizer, eye: str | None, cylinder: str = "minus") -> str | None:
+    """``OD: started from -2.25 / -0.75 x 180``: the start of a full prescription's search (each eye's
+    own in a session of both), in the log beside its result and (without ``eye``) under it on the
+    closing console; None without one."""
     start = getattr(optimizer, "start", None)
-    if ending is None or not isinstance(start, Lens):
-        return ending
-    return dataclasses.replace(ending, started_from=f"started from {show_lens(start, protocol.lens.cylinder)}")
+    if not isinstance(start, Lens):
+        return None
+    return f"{f'{eye}: ' if eye else ''}started from {show_lens(start, cylinder)}"
 
 
 def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences) -> EndPoint | None:

@@ -23,9 +23,10 @@ from lensopt.experiment.end_point import (
     comparison_notes,
     confidence_target,
     prescription_lines,
+    start_note,
 )
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.lens import Lens, power_vector_arrays, show_lens, two_parameter_lens_text
+from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -145,15 +146,6 @@ def start_line(start) -> str:
         f"full prescription: starting refraction {lenses}; search box "
         f"M ±{start.m_half_width_d:g} D, J0 and J45 ±{start.j_half_width_d:g} D"
     )
-
-
-def start_note(optimizer, eye: str | None, cylinder: str = "minus") -> str | None:
-    """``OD: started from -2.25 / -0.75 x 180``: the start of a full prescription's search (each eye's
-    own in a session of both), logged beside its result; None without one."""
-    start = getattr(optimizer, "start", None)
-    if not isinstance(start, Lens):
-        return None
-    return f"{f'{eye}: ' if eye else ''}started from {show_lens(start, cylinder)}"
 
 
 def store_prescription(

@@ -20,7 +20,7 @@ from lensopt.experiment.modes import Mode, mode_for
 from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import report_eye
-from lensopt.store import SessionInfo
+from lensopt.store import SessionInfo, stored_budget
 from lensopt.store.session_records import unreadable_events_text
 
 #: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
@@ -116,10 +116,11 @@ def earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: s
     """The end point of an eye whose search ended before this resume (an OU session's eye that its
     stopping rule ended): from its stored result — stored now, and logged, if an interruption came
     between its last answer and its result — so that the closing screen and the log show every eye."""
-    reported = [r for r in store.session(session_id).results if r.eye == eye]
+    info = store.session(session_id)
+    reported = [r for r in info.results if r.eye == eye]
     if not reported:
         reported = report_eye(store, session_id, search, protocol, log, eye)
-    ending = end_point(search, protocol, eye, reported, ())
+    ending = end_point(search, protocol, eye, reported, (), stored_budget(info))
     if ending is not None:
         for line in ending.lines():
             log(f"ended before this resume: {line}")

@@ -54,7 +54,7 @@ from lensopt.experiment.windows import (
 )
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
-from lensopt.store import NOTED, RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget
+from lensopt.store import NOTED, RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
 
@@ -466,7 +466,8 @@ def _run_in_window(
                 # with the command that continues it, whose resume stores the result
                 if eye == eyes[-1]:
                     status = "finished"
-                ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()))
+                budget = stored_budget(store.session(session_id))  # with this resume's --trials
+                ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()), budget)
                 if ending is not None:
                     end_points.append(ending)
                     note = ending.not_tried or ending.read_through

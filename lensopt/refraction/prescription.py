@@ -167,23 +167,32 @@ def within_cells(power_vectors_d: np.ndarray, rng: np.random.Generator, bounds_d
 
 def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0.95) -> dict:
     """Central ``level`` intervals of draws of the best lens, ``(n, 3)`` power vectors (D): of ``M``,
-    ``J0``, ``J45`` and of the minus-cylinder sphere, cylinder and axis. The axis interval is taken
-    on the circle around ``reported``'s axis (a draw at 178° next to a reported 2° is 4° away), as
-    ``(low, high)`` in degrees that may pass 180 or 0 (e.g. ``(172, 188)`` for 172 to 8). Draws of
-    an argmax over a grid: spread them first (:func:`within_cells`)."""
+    ``J0``, ``J45`` and of the minus-cylinder sphere, cylinder and axis, each widened, where it
+    falls short, to hold the ``reported`` lens's own value (the axis's when it has a cylinder): the
+    lens printed beside them is always inside them. It can be outside the draws' central intervals:
+    it is the phoropter lens nearest the estimate (up to half a step away, past the box's edge
+    from an estimate on it), and after a few answers the estimate can lie outside the draws'
+    spread (seen: a provisional ``+0.50 / -0.50 x 151`` printed beside an M interval of -2.11 to
+    +0.02 D). The axis interval is taken on the circle around ``reported``'s axis (a draw at 178°
+    next to a reported 2° is 4° away), as ``(low, high)`` in degrees that may pass 180 or 0 (e.g.
+    ``(172, 188)`` for 172 to 8). Draws of an argmax over a grid: spread them first
+    (:func:`within_cells`)."""
     draws = np.asarray(power_vectors_d, dtype=float).reshape(-1, 3)
     tail = 50.0 * (1.0 - level)
-    out = {}
-    for k, name in enumerate(POWER_VECTOR_NAMES):
-        lo, hi = np.percentile(draws[:, k], [tail, 100.0 - tail])
-        out[name] = (float(lo), float(hi))
+    lens = reported.minus_cylinder()
+    held = dict(zip(POWER_VECTOR_NAMES, lens.power_vector().to_array(), strict=True))
+    held.update(sphere_d=lens.sphere_d, cylinder_d=lens.cylinder_d)
     sphere, cylinder, axis = lens_arrays_from_power_vectors(draws[:, 0], draws[:, 1], draws[:, 2])
-    for name, values in (("sphere_d", sphere), ("cylinder_d", cylinder)):
+    columns = dict(zip(POWER_VECTOR_NAMES, draws.T, strict=True)) | {"sphere_d": sphere, "cylinder_d": cylinder}
+    out = {}
+    for name, values in columns.items():
         lo, hi = np.percentile(np.atleast_1d(values), [tail, 100.0 - tail])
-        out[name] = (float(lo), float(hi))
-    centre = reported.minus_cylinder().axis_deg
+        out[name] = (float(min(lo, held[name])), float(max(hi, held[name])))
+    centre = lens.axis_deg
     offset = (np.atleast_1d(axis) - centre + 90.0) % 180.0 - 90.0
     lo, hi = np.percentile(offset, [tail, 100.0 - tail])
+    if lens.cylinder_d != 0.0:  # the lens's own axis: offset 0
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
     out["axis_deg"] = (float(centre + lo), float(centre + hi))
     return out
 

@@ -267,3 +267,23 @@ def test_the_command_to_continue_carries_the_window_options_the_session_ran_with
         continue_command([od], 7, "/data/s.db", options=" --no-fullscreen")
         == "lensopt run --resume 7 --trials 49 --no-fullscreen --db /data/s.db"
     )
+
+
+def test_the_console_and_the_log_name_an_eyes_start_in_one_wording():
+    """The closing console's line under an eye's result and the log's beside it are one function's
+    (start_note), in the protocol's cylinder convention; the log's names the eye."""
+    from lensopt.experiment.end_point import end_point, start_note
+    from lensopt.refraction.lens import Lens
+
+    protocol = types.SimpleNamespace(
+        lens=types.SimpleNamespace(cylinder="plus", axis_deg=0.0, step_d=0.25),
+        feedback_mode="letters",
+        stop=types.SimpleNamespace(confidence=0.95),
+        lens_step_d=0.25,
+    )
+    result = ResultRecord("-1.00 / -0.50 x 090", -1.0, -0.5, 90.0, 0.0, 0.97, 40, {})
+    letters = types.SimpleNamespace(n_trials=40, confidence=lambda: 0.97, history=(), start=Lens(-2.25, -0.75, 180.0))
+    assert start_note(letters, "OD", "plus") == "OD: started from -3.00 / +0.75 x 090"
+    assert end_point(letters, protocol, "OD", [result], ()).started_from == "started from -3.00 / +0.75 x 090"
+    assert start_note(letters, None, "minus") == "started from -2.25 / -0.75 x 180"
+    assert start_note(replace(result), "OD") is None  # no start (a two-parameter search): no line

@@ -2,7 +2,10 @@
 where its stopping rule stands, against the budget it last ran with (the one the store keeps from
 the resume), not its protocol's."""
 
+import re
+
 from test_clinician_keys import ClinicKeys, run
+from test_console import clinic_protocol
 
 from experiment_helpers import FAST, needs_display, write_protocol
 from lensopt.dashboard.model import SessionModel
@@ -54,3 +57,34 @@ def test_a_session_resumed_with_more_trials_reached_the_new_budget_on_the_record
     assert snap.certainty.max_trials == 9 and snap.certainty.budget_known
     (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
     assert stops_at == "confidence 0.999, trials 4–9: max trials reached"
+
+
+def _without_stop(path):
+    """The protocol at ``path`` without its [stop] table: a fixed number of trials, a study's design."""
+    text = path.read_text()
+    path.write_text(re.sub(r"^\[stop\]\n.*?(?=^\[|\Z)", "", text, flags=re.S | re.M))
+    return path
+
+
+def test_a_fixed_design_resumed_with_more_trials_names_that_budget_on_the_closing_console(
+    tmp_path, window, console_states
+):
+    """A study's session without [stop] (its protocol's 100 trials), run with --trials 2 and resumed
+    with --trials 3: the closing console's advice said "after the protocol's 3 trials"; it names the
+    budget the session ran with, the resume's --trials 3, beside the protocol's."""
+    protocol = _without_stop(clinic_protocol(tmp_path, **{"optimizer.trials": "100"}))
+    db = tmp_path / "s.db"
+    request = RunRequest(db_path=db, protocol_path=protocol, participant="P1", seed=8, trials=2)
+    first = run_session(request, log=lambda line: None, window=window)
+    assert first.status == "finished"
+    console_states.clear()
+    resume = RunRequest(db_path=db, resume=first.session_id, trials=3)
+    outcome = run_session(resume, log=lambda line: None, window=window, console_window=window)
+    assert outcome.status == "finished" and outcome.n_trials == 3
+    (closing,) = [s for s in console_states if s.heading == "Session finished"][-1:]
+    shown = closing.body + "\n" + closing.keys_text
+    with SessionStore(db, readonly=True) as store:
+        ran = stored_budget(store.session(first.session_id))
+    assert (ran.given, ran.protocol_trials) == (3, 2)  # the stored protocol is the one the session began with
+    assert "protocol's 3" not in shown
+    assert "after 3 trials, the budget of --trials 3 on resuming (the protocol's 2; no [stop]: a fixed number)" in shown

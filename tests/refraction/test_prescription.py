@@ -44,6 +44,53 @@ def test_intervals_are_percentiles_and_the_axis_interval_wraps_around_180():
     assert 176.0 <= low < 177.0 and 183.0 < high <= 184.0  # around 180, not 4 to 176
 
 
+def test_an_interval_that_misses_the_printed_lens_is_widened_to_it_and_no_further():
+    """Draws around -1.00 / -1.00 x 180 beside a printed +0.50 / -0.50 x 030: each interval is the
+    draws' central 95 % (numpy's percentiles of the draws and of their minus-cylinder form, computed
+    here from the power vectors by hand), its end on the lens's side moved to the lens's value."""
+    rng = np.random.default_rng(5)
+    m = rng.normal(-1.5, 0.1, 4000)
+    axis_deg = rng.uniform(176.0, 184.0, 4000)
+    j0, j45 = 0.5 * np.cos(np.deg2rad(2 * axis_deg)), 0.5 * np.sin(np.deg2rad(2 * axis_deg))
+    printed = Lens(0.5, -0.5, 30.0)
+    out = lens_intervals(np.column_stack([m, j0, j45]), printed)
+    # the printed lens: M = S + C/2 = +0.25, J0 = -(C/2) cos 60° = +0.125, J45 = -(C/2) sin 60°
+    lens_values = {"m_d": 0.25, "j0_d": 0.125, "j45_d": 0.125 * math.sqrt(3), "sphere_d": 0.5, "cylinder_d": -0.5}
+    cylinder = -2.0 * np.hypot(j0, j45)
+    draw_values = {"m_d": m, "j0_d": j0, "j45_d": j45, "sphere_d": m - cylinder / 2, "cylinder_d": cylinder}
+    for name, values in draw_values.items():
+        low, high = np.percentile(values, [2.5, 97.5])
+        expected = (min(low, lens_values[name]), max(high, lens_values[name]))
+        assert out[name] == pytest.approx(expected, abs=1e-9), name
+    assert out["m_d"][1] == pytest.approx(0.25) and out["m_d"][0] == pytest.approx(np.percentile(m, 2.5))
+    # the axis: draws 176-184 around the printed 30: offsets -34 to -26, widened up to the lens's own 0
+    low, high = out["axis_deg"]
+    assert 30.0 - 34.0 <= low < 30.0 - 33.0 and high == pytest.approx(30.0)
+    # a spherical lens has no axis to hold: the axis interval is the draws' alone
+    spherical = lens_intervals(np.column_stack([m, j0, j45]), Lens(0.5, 0.0, 180.0))["axis_deg"]
+    assert 176.0 <= spherical[0] < 177.0 and 183.0 < spherical[1] <= 184.0
+
+
+def test_a_provisional_estimate_is_printed_inside_its_own_intervals():
+    """After 8 letters the printed lens (the phoropter lens nearest the estimate) was outside its
+    printed 95 % intervals: sphere +1.50 beside -2.42 to +1.21 D and M +0.50 beside -3.25 to +0.18 D,
+    or, rounded past the box's edge, J45 +1.004 beside -1.00 to +1.00 D. Checked here from the lens
+    itself: its power vector and minus-cylinder form inside every interval, its axis inside the
+    axis's on the circle."""
+    for seed in (5, 2):
+        patient = SimulatedPatient(-2.25, -1.5, slope=14.0, axis_deg=20.0, seed=seed)
+        result = _session(patient, START, 8, seed=seed).prescription()
+        assert result.confidence < 0.5  # an estimate, not a prescription
+        lens = result.lens
+        m_d, j0_d, j45_d = lens.power_vector().to_array()
+        values = {"sphere_d": lens.sphere_d, "cylinder_d": lens.cylinder_d, "m_d": m_d, "j0_d": j0_d, "j45_d": j45_d}
+        for name, value in values.items():
+            low, high = result.intervals[name]
+            assert low <= value <= high, (seed, lens.format(), name, result.intervals[name])
+        low, high = result.intervals["axis_deg"]
+        assert (lens.axis_deg - low) % 180.0 <= high - low, (seed, lens.format(), (low, high))
+
+
 def test_draws_on_one_grid_lens_spread_uniformly_over_its_cell_and_stay_in_the_box():
     box = ((-1.0, 1.0), (-0.5, 0.5), (0.0, 0.5))
     draws = np.tile([0.25, 0.0, 0.0], (200_000, 1))  # every draw's best lens the same grid lens
@@ -56,7 +103,7 @@ def test_draws_on_one_grid_lens_spread_uniformly_over_its_cell_and_stay_in_the_b
         assert -half <= offset[:, k].min() < -0.99 * half and half * 0.99 < offset[:, k].max() <= half
     # J45 sits on the box's floor: the half of the cell outside the box is clipped onto it
     assert offset[:, 2].min() == 0.0 and np.mean(offset[:, 2] == 0.0) == pytest.approx(0.5, abs=0.01)
-    out = lens_intervals(spread, Lens(-0.75, -1.0, 180.0))
+    out = lens_intervals(spread, Lens(0.25, 0.0, 180.0))  # the grid lens, printed
     assert out["m_d"] == pytest.approx((0.25 - 0.95 * half, 0.25 + 0.95 * half), abs=2e-3)  # not of zero width
 
 

@@ -71,5 +71,5 @@ def load_json(name: str) -> dict:
         return json.loads(path.read_text())
     except FileNotFoundError:
         raise FileNotFoundError(
-            f"reference data {path} is missing; regenerate it (see data/README.md) or reinstall lensopt"
+            f"reference data {path} is missing; regenerate it (see {DATA_DIR / 'README.md'}) or reinstall lensopt"
         ) from None

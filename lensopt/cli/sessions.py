@@ -36,7 +36,7 @@ def register(subparsers) -> None:
         "export",
         help="export sessions' trials as CSV, PsychoPy's CSV or JSON",
         description="Export stored sessions in one file: CSV has one row per trial and one column per "
-        "value (docs/data-dictionary.md); psychopy is the same in PsychoPy's wide layout; JSON holds "
+        "value (the data dictionary: docs/data-dictionary.md in the source); psychopy is the same in PsychoPy's wide layout; JSON holds "
         "everything (session, calibration, protocol, optimizer settings, seed, software version, "
         "prescription per eye). Several sessions: their rows, session_id first (JSON: an array).",
     )

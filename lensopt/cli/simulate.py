@@ -102,7 +102,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate",
         help="run a simulated patient through a refraction session",
-        description="A simulated patient (METHOD.md §1) answers the optimizer's letters. Prints a summary, "
+        description="A simulated patient (an acuity law of the blur of the residual refraction) answers the optimizer's letters. Prints a summary, "
         "or one JSON object with --json.",
     )
     p.add_argument(

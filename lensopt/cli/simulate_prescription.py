@@ -42,7 +42,7 @@ def add_prescription_arguments(p) -> None:
         "full prescription (sphere, cylinder and axis; any of these options selects it)",
         "The search runs in power vectors (M, J0, J45) with letters, duels or rankings (--feedback); the patient has an axis and may "
         "accommodate. Without --true-sphere/--true-cylinder the patient is drawn from a clinic population "
-        "(docs/prescription.md).",
+        "(the prescription guide: docs/prescription.md in the source).",
     )
     full.add_argument(
         "--true-axis", type=_whole_axis, metavar="DEG", help="axis of the patient's cylinder, 1-180 whole degrees"

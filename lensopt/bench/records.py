@@ -27,6 +27,7 @@ from lensopt.asktell import run_session
 from lensopt.bench.prescription_spec import CAMPAIGN as PRESCRIPTION_CAMPAIGN
 from lensopt.bench.spec import CAMPAIGNS, RunSpec
 from lensopt.provenance import software
+from lensopt.store.claim import lock_holder
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
 MANIFEST_NAME = "campaign.json"
@@ -34,6 +35,13 @@ MANIFEST_NAME = "campaign.json"
 #: File name of the lock a command running a campaign holds on its folder, next to the manifest: one
 #: command at a time runs into a folder (:func:`lensopt.bench.runner.run_campaign`).
 LOCK_NAME = "campaign.lock"
+
+
+def running_into(campaign_dir) -> str | None:
+    """The process of the command running into ``campaign_dir`` now (holding its :data:`LOCK_NAME`),
+    as its lock file names it; None when none does."""
+    return lock_holder(Path(campaign_dir) / LOCK_NAME)
+
 
 #: Record format tag.
 RECORD_FORMAT = "lensopt.bench-run/1"

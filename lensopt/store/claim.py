@@ -11,7 +11,8 @@ so files do not pile up beside the database (a killed program's stays until the 
 ends); a claim checks, once it holds the lock, that the file it locked is still the one of that
 name, and starts again if it was removed meanwhile — else two programs could each lock a file of
 that name (one removed, one new). Where ``fcntl`` is missing (Windows) sessions are not claimed.
-:func:`lock_file` is that lock, for any file (``lensopt bench`` holds a campaign folder's with it).
+:func:`lock_file` is that lock, for any file (``lensopt bench`` holds a campaign folder's with it),
+and :func:`lock_holder` tells who holds one.
 
 Whether a session is claimed is probed (:func:`is_claimed`) by taking a shared lock for an instant;
 a claim that meets a probe tries again for up to :data:`CLAIM_RETRY_S`, so a ``lensopt sessions`` or
@@ -167,19 +168,36 @@ def is_claimed(db_path, session_id: int) -> bool | None:
     cannot be told (no ``fcntl``, or a file system without locks). Reads only: no file is created.
     Its shared lock, held for an instant, never makes a claim fail (:func:`claim_session` waits it
     out)."""
+    return _probe(claim_path(db_path, session_id))[0]
+
+
+def lock_holder(path: Path) -> str | None:
+    """The process that holds the lock of the file ``path`` now (:func:`lock_file`): the id the file
+    names, ``?`` if it names none; None when no program holds it (no such file, a killed program's
+    leftover) or where it cannot be told. Reads only, as :func:`is_claimed`."""
+    held, holder = _probe(path)
+    return (holder or "?") if held else None
+
+
+def _probe(path: Path) -> tuple[bool | None, str]:
+    """Whether a program holds the lock of the file ``path`` (None where it cannot be told: no
+    ``fcntl``, a file system without locks), by taking a shared lock for an instant, and the process
+    id the file names when one does (else "")."""
     if fcntl is None:  # pragma: no cover - Windows
-        return None
+        return None, ""
     try:
-        fd = os.open(claim_path(db_path, session_id), os.O_RDONLY)
-    except OSError:  # never claimed (a session of an older lensopt, or none ran it here)
-        return False
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # never locked (a session of an older lensopt, or none ran it here)
+        return False, ""
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError as exc:
-            return True if exc.errno in HELD_ERRNOS else None
+            if exc.errno not in HELD_ERRNOS:
+                return None, ""
+            return True, os.pread(fd, 32, 0).decode(errors="replace").strip()
         fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
+        return False, ""
     finally:
         os.close(fd)
 

@@ -1,9 +1,12 @@
 """`lensopt bench robustness|prescription --summary DIR` and `lensopt bench report DIR` of those
 campaigns: a folder where the summary cannot be written, options --summary would ignore, a picture
-not drawn (lensopt.cli.handlers.bench, bench_prescription)."""
+not drawn, a campaign still running (lensopt.cli.handlers.bench, bench_prescription)."""
 
+import fcntl
+import os
 import shutil
 import sys
+from contextlib import contextmanager
 
 import pytest
 from one_line import refused
@@ -115,3 +118,52 @@ def test_a_picture_not_drawn_without_matplotlib_is_said_in_one_line_on_stderr(ca
         f"{picture} not drawn: matplotlib is not installed (pip install 'lensopt[bench]')"
     ]
     assert "not drawn" not in printed.out and (out / summary_name).is_file() and not (out / picture).exists()
+
+
+@contextmanager
+def _running(folder, pid=4242):
+    """As while a command runs into ``folder``: its lock held, naming process ``pid``."""
+    held = os.open(folder / records.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(held, str(pid).encode())
+        yield
+    finally:
+        os.close(held)  # its program ended: the lock goes, the file stays
+
+
+def _still_running_line(folder) -> str:
+    return (
+        f"the campaign in {folder} is still running (process 4242, which holds its campaign.lock); "
+        "this summary covers the runs finished so far: run it again once that process has ended for the whole campaign"
+    )
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+@pytest.mark.parametrize("how", ["--summary", "report"])
+def test_a_summary_of_a_campaign_still_running_says_so_on_stderr_and_summarizes_the_runs_so_far(
+    campaign, capsys, kind, how
+):
+    out = campaign(kind)
+    argv = ["bench", kind, "--summary", str(out)] if how == "--summary" else ["bench", "report", str(out)]
+    with _running(out):
+        assert main(argv) == 0
+    printed = capsys.readouterr()
+    assert printed.err.strip().splitlines() == [_still_running_line(out)]
+    assert ("Robustness: 1 session" if kind == "robustness" else "Prescription: 1 session,") in printed.out
+    assert (out / SUMMARIES[kind][1]).is_file()
+
+    assert main(argv) == 0  # once it has ended (its lock file left behind), nothing is said
+    assert capsys.readouterr().err == ""
+
+
+def test_a_report_of_a_benchmark_campaign_still_running_says_so_on_stderr_and_reports_the_runs_so_far(tmp_path, capsys):
+    out = tmp_path / "refraction"
+    argv = ["bench", "refraction", "--out", str(out), "--seeds", "1", "--iterations", "3", "--initial", "1"]
+    assert main([*argv, "--rules", "random", "ucb-ald", "--slopes", "5", "--local-sync", "--no-progress"]) == 0
+    capsys.readouterr()
+    with _running(out):
+        assert main(["bench", "report", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert printed.err.strip().splitlines() == [_still_running_line(out)]
+    assert "| Random |" in printed.out and (out / "report" / "ranking.md").is_file()

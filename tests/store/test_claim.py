@@ -10,7 +10,15 @@ import pytest
 
 from lensopt.errors import StoreError
 from lensopt.store import claim
-from lensopt.store.claim import INTERRUPTED, claim_path, claim_session, is_claimed, session_status
+from lensopt.store.claim import (
+    INTERRUPTED,
+    claim_path,
+    claim_session,
+    is_claimed,
+    lock_file,
+    lock_holder,
+    session_status,
+)
 
 
 def test_a_claimed_session_is_refused_to_a_second_claim_and_free_once_released(tmp_path, monkeypatch):
@@ -140,3 +148,20 @@ def test_a_full_disk_leaves_the_holders_process_id_unwritten_and_the_claim_held(
         assert is_claimed(db, 3) is True
         assert session_status(db, 3, "running") == "running"
     assert is_claimed(db, 3) is False
+
+
+def test_the_holder_of_a_lock_is_the_process_its_file_names_and_none_once_let_go(tmp_path):
+    path = tmp_path / "campaign.lock"
+    assert lock_holder(path) is None  # no file
+    with lock_file(path, StoreError):
+        assert lock_holder(path) == str(os.getpid())
+        assert path.read_text() == str(os.getpid())  # the probe wrote nothing
+    path.write_text("4242")  # a killed program's leftover file: held by none
+    assert lock_holder(path) is None
+    held = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(held, 0)  # a holder that could not write its id (a full disk)
+        assert lock_holder(path) == "?"
+    finally:
+        os.close(held)

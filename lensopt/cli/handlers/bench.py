@@ -13,7 +13,7 @@ from lensopt.bench import prescription, prescription_summary, robustness, robust
 from lensopt.bench.binary_protocol import BINARY_RULES
 from lensopt.bench.functions import FUNCTIONS, get_function
 from lensopt.bench.problems import PAPER_SLOPES, refraction_problem_name
-from lensopt.bench.records import NoRuns, SummaryNotWritten
+from lensopt.bench.records import LOCK_NAME, NoRuns, SummaryNotWritten, running_into
 from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_table, write_rescaling_table
 from lensopt.bench.report import write_report
 from lensopt.bench.runner import run_campaign
@@ -396,14 +396,30 @@ def run_robustness_campaign(args) -> int:
 
 
 def print_summary(write_summary, campaign_dir, out_dir=None) -> None:
-    """Write a campaign's summary (``write_summary``) and print it; where it cannot be written (a
+    """Write a campaign's summary (``write_summary``) and print it, after a line on stderr if the
+    campaign is still running (:func:`say_if_still_running`); where it cannot be written (a
     read-only folder), print it all the same, then raise the one-line error that says so."""
     try:
         _, text = write_summary(campaign_dir, out_dir)
     except SummaryNotWritten as exc:
+        say_if_still_running(campaign_dir)
         print(exc.text, flush=True)
         raise
+    say_if_still_running(campaign_dir)
     print(text)
+
+
+def say_if_still_running(campaign_dir) -> None:
+    """One line on stderr when a command still runs into ``campaign_dir`` (holds its lock): what is
+    summarized are the runs finished so far, not the campaign's."""
+    holder = running_into(campaign_dir)
+    if holder is not None:
+        print(
+            f"the campaign in {campaign_dir} is still running (process {holder}, which holds its {LOCK_NAME}); "
+            "this summary covers the runs finished so far: run it again once that process has ended for the whole campaign",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def summarize_only(args, write_summary, summary_name: str) -> int:
@@ -463,6 +479,7 @@ def run_report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dir) / "report"
     check_output_folder("--out" if args.out else "the report folder", out)
     summary = write_report(args.dir, out, alpha=args.alpha)
+    say_if_still_running(args.dir)
     notes = [summary[name] for name in ("partial", "outside_plan") if name in summary]
     if notes:  # first: the report is not (just) that of the manifest's last command
         print("; ".join(notes))

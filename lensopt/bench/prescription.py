@@ -54,7 +54,7 @@ import numpy as np
 from lensopt.bench.ideal_prescription import PrescriptionIdealObserver
 from lensopt.bench.prescription_spec import CAMPAIGN, PrescriptionSpec
 from lensopt.bench.records import optimizer_settings, versions
-from lensopt.bench.runner import CampaignSummary, CampaignTask, run_campaign
+from lensopt.bench.runner import CampaignSummary, CampaignTask, damaged_record, one_line, run_campaign
 from lensopt.bench.spec import spec_differences
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription import SearchBox
@@ -244,16 +244,18 @@ def _finished(out_dir: Path, spec: PrescriptionSpec) -> bool:
         return False
     try:
         record = json.loads(path.read_text())
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON (cut short), or not text
         return False  # unreadable: run it again
     try:
-        recorded: PrescriptionSpec | None = PrescriptionSpec.from_dict(record)
-    except (TypeError, ValueError):
-        recorded = None
+        recorded = PrescriptionSpec.from_dict(record)
+    except (AttributeError, TypeError, ValueError) as exc:  # not an object, a setting missing or out of range
+        raise damaged_record(path, f"its settings do not read: {one_line(exc)}") from None
+    if recorded.key != path.stem:  # lensopt names a record after its run: its settings were altered
+        raise damaged_record(path, f"its settings are those of run {recorded.key}, not of the run it is named after")
     if recorded != spec:
-        what = "" if recorded is None else f" ({spec_differences(recorded, spec)})"
         raise ValueError(
-            f"{path} was run with other settings{what}; use another --out directory or the settings of that campaign"
+            f"{path} was run with other settings ({spec_differences(recorded, spec)}); "
+            "use another --out directory or the settings of that campaign"
         )
     recorded_link = (record.get("optimizer_settings") or {}).get("clarity_link", "linear")
     comparisons: dict[str, type[AcuityLinkSearch]] = {

@@ -245,10 +245,7 @@ def _finished(out_dir: Path, spec: RunSpec) -> bool:
     try:
         recorded = RunSpec.from_dict(record)
     except (AttributeError, TypeError, ValueError) as exc:  # not an object, a setting missing or wrong
-        raise ValueError(
-            f"{path} is a damaged run record (its settings do not read: {_one_line(exc)}); delete it, then run "
-            "this command again, which redoes it"
-        ) from None
+        raise damaged_record(path, f"its settings do not read: {one_line(exc)}") from None
     if recorded != spec:
         raise ValueError(
             f"{path} was run with other settings ({spec_differences(recorded, spec)}); "
@@ -282,7 +279,15 @@ class CampaignTask:
     finished: Callable[[Path, Any], bool]
 
 
-def _one_line(exc: BaseException) -> str:
+def damaged_record(path: Path, why: str) -> ValueError:
+    """The one-line refusal of a run record that does not read as lensopt wrote it (``why``), with the fix."""
+    return ValueError(
+        f"{path} is a damaged run record ({why}); delete it, then run this command again, which redoes it"
+    )
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc`` in one line: its type and its message's first line."""
     text = f"{type(exc).__name__}: {exc}".strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -378,7 +383,7 @@ def _run_locked(specs, out_dir, manifest, scheduler, n_workers, local_sync, prog
                 try:
                     write_json_atomic(task.record_path(out_dir, spec), task.run(spec.to_dict()))
                 except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                    failures.append((spec.key, _one_line(exc)))
+                    failures.append((spec.key, one_line(exc)))
                     if os.environ.get("LENSOPT_DEBUG"):
                         traceback.print_exc(file=sys.stderr)
                 bar.update()
@@ -479,7 +484,7 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, tas
             try:
                 write_json_atomic(task.record_path(out_dir, spec), future.result())
             except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                failures.append((spec.key, _one_line(exc)))
+                failures.append((spec.key, one_line(exc)))
                 if os.environ.get("LENSOPT_DEBUG"):
                     traceback.print_exc(file=sys.stderr)
             bar.update()

@@ -488,3 +488,34 @@ def test_a_partial_campaigns_summary_says_how_many_of_its_runs_have_finished(tmp
     assert main(["bench", "prescription", "--summary", str(out)]) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[0] == "2 of 8 runs of campaign.json finished: a partial summary"
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        ("seed altered", "its settings are those of run start-accommodation__ucb-ald__seed"),
+        ("trials not whole", "its settings do not read: ValueError: the number of trials must be a positive integer"),
+        ("a list", "its settings do not read: AttributeError"),
+    ],
+)
+def test_a_record_altered_by_hand_is_named_damaged_in_one_line_not_other_settings_and_redone_once_deleted(
+    tmp_path, capsys, damage, why
+):
+    out = tmp_path / "prescription"
+    argv = ["bench", "prescription", "--out", str(out), "--patients", "1", "--trials", "4"]
+    argv += ["--settings", "start-accommodation", "--rules", "ucb-ald", "--local-sync", "--no-progress"]
+    assert main(argv) == 0
+    (path,) = (out / "runs").glob("*.json")
+    record = json.loads(path.read_text())
+    altered = {"seed altered": {**record, "seed": record["seed"] + 1}, "trials not whole": {**record, "n_trials": 4.5}}
+    path.write_text(json.dumps(altered.get(damage, [record])))
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and "other settings" not in err, err
+    assert f"{path} is a damaged run record ({why}" in err
+    assert err.endswith("delete it, then run this command again, which redoes it")
+    path.unlink()
+    assert main(argv) == 0
+    assert "1 runs: 0 already done, 1 run now" in capsys.readouterr().out
+    assert json.loads(path.read_text())["seed"] == record["seed"]

@@ -40,7 +40,7 @@ from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untri
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
-from lensopt.store import NOTED, STARTED
+from lensopt.store import NOTED, STARTED, stored_budget
 from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.connection import resume_command
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
@@ -353,7 +353,7 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         stop_reason=stop_reason(info, result, None if reading is None else reading.letters),
         confidence=comparison_confidence_text(noun)
         if info.kind != LETTERS_KIND
-        else confidence_statement(result.confidence, stop_confidence),
+        else confidence_statement(result.confidence, stop_confidence, result.n_trials, stored_budget(info)),
         withheld=stored_withheld_reason(info, result),
         # a study's fixed number of letters; comparisons (no confidence) are held to their count instead
         fixed_design=stop_confidence is None and info.kind == LETTERS_KIND,

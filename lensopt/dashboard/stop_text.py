@@ -15,18 +15,25 @@ from lensopt.stopping import (
     prescription_target,
     threshold_text,
 )
-from lensopt.store.budget import stored_budget
+from lensopt.store.budget import StoredBudget, resumed_budget_text, stored_budget
 
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
 TOLERANCE_BLUR_D = 0.25
 
 
-def confidence_statement(confidence: float | None, stop_confidence: float | None) -> str:
+def confidence_statement(
+    confidence: float | None,
+    stop_confidence: float | None,
+    n_trials: int | None = None,
+    ran: StoredBudget | None = None,
+) -> str:
     """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
     else lensopt's default 0.95: :func:`lensopt.stopping.enough_to_prescribe`), or how far below, with
     more trials recommended — or, without a ``[stop]`` (a study's fixed number of trials, whose result
-    is its estimate), that the protocol fixed them."""
+    is its estimate), that the protocol fixed them, or, the budget the session ran with (``ran``,
+    :func:`lensopt.store.budget.stored_budget`) given by a resume's ``--trials``, that budget and
+    the result's ``n_trials`` as the closing console names them."""
     target = prescription_target(stop_confidence)
     if confidence is None:
         return "confidence not computed; more trials recommended before prescribing"
@@ -34,6 +41,11 @@ def confidence_statement(confidence: float | None, stop_confidence: float | None
         return (
             f"{confidence_percent_text(confidence)} sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
             f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
+        )
+    if stop_confidence is None and ran is not None and ran.given is not None and n_trials is not None:
+        return (
+            f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after "
+            f"{resumed_budget_text(n_trials, ran.given, ran.protocol_trials)}"
         )
     if stop_confidence is None:
         return (

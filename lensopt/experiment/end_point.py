@@ -43,7 +43,7 @@ from lensopt.stopping import (
     stop_threshold,
     threshold_text,
 )
-from lensopt.store import ResultRecord, StoredBudget, db_option
+from lensopt.store import ResultRecord, StoredBudget, db_option, resumed_budget_text
 from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
 
 TREND_POINTS = 10
@@ -164,8 +164,7 @@ class EndPoint:
         (the protocol's 6; no [stop]: a fixed number)``."""
         if self.given_trials is None:
             return f"the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
-        planned = "" if self.protocol_trials is None else f"the protocol's {self.protocol_trials}; "
-        return f"{self.n_trials} trials, the budget of --trials {self.given_trials} on resuming ({planned}no [stop]: a fixed number)"
+        return resumed_budget_text(self.n_trials, self.given_trials, self.protocol_trials)
 
     @property
     def lens_details(self) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ changed so that it cannot be read, :meth:`SessionStore.listing`),
 only; nothing is ever pickled.
 """
 
-from lensopt.store.budget import StoredBudget, stored_budget
+from lensopt.store.budget import StoredBudget, resumed_budget_text, stored_budget
 from lensopt.store.connection import (
     DatabaseLockedError,
     ReadOnlyStoreError,
@@ -99,6 +99,7 @@ __all__ = [
     "default_db_path",
     "resume_command",
     "resumed_budget",
+    "resumed_budget_text",
     "stored_budget",
     "stored_confidence_target",
     "stored_fixed_design",

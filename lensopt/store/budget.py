@@ -44,6 +44,14 @@ class StoredBudget:
         return self.stored_rule.max_trials if self.stored_rule is not None else self.protocol_trials
 
 
+def resumed_budget_text(n_trials: int, given: int, protocol_trials: int | None) -> str:
+    """A fixed design's (no ``[stop]``) trials when a resume's ``--trials`` gave its budget
+    (:attr:`StoredBudget.given`): ``9 trials, the budget of --trials 9 on resuming (the protocol's 6;
+    no [stop]: a fixed number)`` — the closing console's words and the printed record's."""
+    planned = "" if protocol_trials is None else f"the protocol's {protocol_trials}; "
+    return f"{n_trials} trials, the budget of --trials {given} on resuming ({planned}no [stop]: a fixed number)"
+
+
 def _count(value) -> int | None:
     """A positive whole number as stored, else None."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -428,6 +428,35 @@ def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more
     assert any("fixed number of trials (no [stop])" in text for text in drawn)
 
 
+def test_a_study_resumed_with_more_trials_names_that_budget_in_its_confidence_line():
+    """A study's session without [stop] (its protocol's 6 trials) resumed with --trials 9: the
+    record's confidence line said "after the protocol's fixed number of trials"; it names the budget
+    the session ran with, as the closing console does, and a later resume without --trials keeps it."""
+    from lensopt.dashboard.record_page import draw_record_page
+    from lensopt.store import SessionEvent
+
+    result = ResultRecord("-1.25 / -0.50 x 170", -1.25, -0.5, 170.0, 0.0, 0.62, 9, {"sphere_d": [-1.5, -1.0]})
+    started = SessionEvent("started", 0.0, 0)
+    resumed = SessionEvent("resumed", 1.0, 6, {"trials": 9, "trials_given": 9})
+    kept = SessionEvent("resumed", 2.0, 8, {"trials": 9, "trials_given": None})
+    protocol = {"protocol": {"name": "research-26afc"}, "optimizer": {"trials": 6}}
+    for events in ((started, resumed), (started, resumed, kept)):
+        info = _session_info(protocol=protocol, n_trials=9, results=(result,), events=events)
+        record = build_record(info, printed_at=1.9e9)
+        (eye,) = record.eyes
+        assert eye.fixed_design and eye.confidence == (
+            "confidence 0.62 — below lensopt's default 0.95 after 9 trials, the budget of --trials 9 on "
+            "resuming (the protocol's 6; no [stop]: a fixed number)"
+        )
+        assert "fixed number of trials" not in eye.confidence
+        drawn = " ".join(text for text, _, _ in _drawn(draw_record_page(record)))
+        assert "the budget of --trials 9 on resuming" in re.sub(r"\s+", " ", drawn)
+    # never resumed with --trials: the protocol's fixed number, as before
+    info = _session_info(protocol=protocol, n_trials=6, results=(replace(result, n_trials=6),), events=(started,))
+    (eye,) = build_record(info, printed_at=1.9e9).eyes
+    assert eye.confidence.endswith("after the protocol's fixed number of trials (no [stop])")
+
+
 def test_a_session_not_finished_is_marked_so_on_its_record(sessions_db, tmp_path):
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from letter_answers import store_letter_answers
 
 from lensopt.cli import arguments, build_parser, main
 from lensopt.errors import LensoptError
@@ -444,21 +445,14 @@ def stored_db(tmp_path_factory) -> Path:
     """A database with one finished letter session of 6 stored trials (through the store API)."""
     from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.simulation import make_patient
-    from lensopt.store import SessionStore, TrialRecord
+    from lensopt.store import SessionStore
 
     path = tmp_path_factory.mktemp("db") / "sessions.db"
     optimizer = RefractionOptimizer(rule="ucb-ald", seed=3)
     patient = make_patient(3)
     with SessionStore(path) as store:
         sid = store.create_session("P-fuzz", {}, {}, optimizer.settings_dict(), 3)
-        for i in range(1, 7):
-            trial = optimizer.ask()
-            correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-            optimizer.tell(trial, correct)
-            record = TrialRecord(
-                i, trial.sphere_d, trial.cylinder_d, trial.letter_logmar, "K", "K", correct, 1.0, 10.0 * i, 10.0 * i + 1
-            )
-            store.append_trial(sid, record)
+        store_letter_answers(store, sid, optimizer, patient, 6)
         store.set_status(sid, "finished")
     return path
 

@@ -44,21 +44,15 @@ COMMANDS = {
 
 
 def _letter_session(store) -> int:
+    from letter_answers import store_letter_answers
+
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.letters import RefractionOptimizer
-    from lensopt.store import TrialRecord
 
     opt = RefractionOptimizer(rule="random", seed=3)
     patient = SimulatedPatient(-0.5, 1.0, slope=5.0, seed=3)
     sid = store.create_session("P03", {}, {}, opt.settings_dict(), 3)
-    for i in range(1, N_LETTER_TRIALS + 1):
-        trial = opt.ask()
-        correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-        opt.tell(trial, correct)
-        record = TrialRecord(
-            i, trial.sphere_d, trial.cylinder_d, trial.letter_logmar, "K", "K", correct, 1.0, 10.0 * i, 10.0 * i + 1
-        )
-        store.append_trial(sid, record)
+    store_letter_answers(store, sid, opt, patient, N_LETTER_TRIALS)
     store.set_status(sid, "finished")
     return sid
 

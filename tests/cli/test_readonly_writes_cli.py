@@ -28,11 +28,13 @@ N_TRIALS = 4
 def _database(folder: Path) -> Path:
     """A real database in ``folder`` (made now): one letter session of the shipped demo protocol, quit
     after :data:`N_TRIALS` of its trials (a resume would continue it)."""
+    from letter_answers import store_letter_answers
+
     from lensopt.experiment.protocol import load_protocol
     from lensopt.experiment.session import calibration_from_protocol
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.letters import RefractionOptimizer
-    from lensopt.store import SessionStore, TrialRecord
+    from lensopt.store import SessionStore
 
     protocol = load_protocol(REPO / "protocols" / "demo-simulated.toml")
     optimizer = RefractionOptimizer(rule="random", seed=5)
@@ -42,14 +44,7 @@ def _database(folder: Path) -> Path:
         sid = store.create_session(
             "P05", protocol.to_dict(), calibration_from_protocol(protocol).to_dict(), optimizer.settings_dict(), 5
         )
-        for i in range(1, N_TRIALS + 1):
-            trial = optimizer.ask()
-            correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
-            optimizer.tell(trial, correct)
-            record = TrialRecord(
-                i, trial.sphere_d, trial.cylinder_d, trial.letter_logmar, "K", "K", correct, 1.0, 10.0 * i, 10.0 * i + 1
-            )
-            store.append_trial(sid, record)
+        store_letter_answers(store, sid, optimizer, patient, N_TRIALS)
         store.set_status(sid, "aborted")
     return db
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from lensopt.cli import OneLineParser
 from lensopt.cli.arguments import positive_int
+from lensopt.experiment.optotypes import LetterStim
 from lensopt.observer import draw_patients
 from lensopt.psychopy import RefractionHandler
 from lensopt.refraction import RefractionOptimizer
@@ -31,7 +32,7 @@ def frame_lateness_ms(mode: str, trials: int, seed: int) -> np.ndarray:
     from psychopy import visual  # after main() has read the options (see there)
 
     win = visual.Window((800, 600), units="pix", fullscr=False, waitBlanking=False)
-    letter = visual.TextStim(win, "E", height=80)
+    letter = LetterStim(win, color="white")  # lensopt's optotypes, as a session draws them
     patient = draw_patients(1, seed)[0]
     optimizer = RefractionOptimizer("ucb-ald", seed=seed, stop=StopRule(confidence=0.95, min_trials=20))
     handler = RefractionHandler(optimizer, n_trials=trials, lookahead=mode == "lookahead")
@@ -47,7 +48,7 @@ def frame_lateness_ms(mode: str, trials: int, seed: int) -> np.ndarray:
         threading.Thread(target=decide_forever, daemon=True).start()
     lateness, slot = [], time.perf_counter()
     for n, trial in enumerate(handler):
-        letter.text = "EFPTOZ"[n % 6]
+        letter.set_letter("EFPTOZ"[n % 6], height_px=80.0)
         for _ in range(FRAMES_PER_LETTER):
             slot += FRAME_S
             while time.perf_counter() < slot:

@@ -15,7 +15,7 @@ from lensopt.stopping import (
     prescription_target,
     threshold_text,
 )
-from lensopt.store.budget import StoredBudget, resumed_budget_text, stored_budget
+from lensopt.store.budget import StoredBudget, fixed_trials_text, stored_budget
 
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
@@ -42,10 +42,11 @@ def confidence_statement(
             f"{confidence_percent_text(confidence)} sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
             f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
-    if stop_confidence is None and ran is not None and ran.given is not None and n_trials is not None:
+    ended_early = ran is not None and n_trials is not None and n_trials < (ran.trials or 0)
+    if stop_confidence is None and ran is not None and n_trials is not None and (ran.given is not None or ended_early):
         return (
             f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after "
-            f"{resumed_budget_text(n_trials, ran.given, ran.protocol_trials)}"
+            f"{fixed_trials_text(n_trials, ran.given, ran.protocol_trials)}"
         )
     if stop_confidence is None:
         return (

@@ -43,7 +43,7 @@ from lensopt.stopping import (
     stop_threshold,
     threshold_text,
 )
-from lensopt.store import ResultRecord, StoredBudget, db_option, resumed_budget_text
+from lensopt.store import ResultRecord, StoredBudget, db_option, fixed_trials_text
 from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
 
 TREND_POINTS = 10
@@ -159,12 +159,8 @@ class EndPoint:
         return f"{reached} < {threshold_text(self.target)}; {more}"
 
     def _fixed_trials_text(self) -> str:
-        """A fixed design's trials and budget: ``the protocol's 260 trials (no [stop]: a fixed
-        number)``, or, the budget given on resuming, ``9 trials, the budget of --trials 9 on resuming
-        (the protocol's 6; no [stop]: a fixed number)``."""
-        if self.given_trials is None:
-            return f"the protocol's {self.n_trials} trials (no [stop]: a fixed number)"
-        return resumed_budget_text(self.n_trials, self.given_trials, self.protocol_trials)
+        """A fixed design's trials and budget (:func:`lensopt.store.fixed_trials_text`)."""
+        return fixed_trials_text(self.n_trials, self.given_trials, self.protocol_trials)
 
     @property
     def lens_details(self) -> tuple[str, ...]:

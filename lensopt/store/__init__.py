@@ -9,7 +9,7 @@ changed so that it cannot be read, :meth:`SessionStore.listing`),
 only; nothing is ever pickled.
 """
 
-from lensopt.store.budget import StoredBudget, resumed_budget_text, stored_budget
+from lensopt.store.budget import StoredBudget, fixed_trials_text, stored_budget
 from lensopt.store.connection import (
     DatabaseLockedError,
     ReadOnlyStoreError,
@@ -97,9 +97,9 @@ __all__ = [
     "check_not_the_database",
     "db_option",
     "default_db_path",
+    "fixed_trials_text",
     "resume_command",
     "resumed_budget",
-    "resumed_budget_text",
     "stored_budget",
     "stored_confidence_target",
     "stored_fixed_design",

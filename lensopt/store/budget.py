@@ -44,12 +44,25 @@ class StoredBudget:
         return self.stored_rule.max_trials if self.stored_rule is not None else self.protocol_trials
 
 
-def resumed_budget_text(n_trials: int, given: int, protocol_trials: int | None) -> str:
-    """A fixed design's (no ``[stop]``) trials when a resume's ``--trials`` gave its budget
-    (:attr:`StoredBudget.given`): ``9 trials, the budget of --trials 9 on resuming (the protocol's 6;
-    no [stop]: a fixed number)`` — the closing console's words and the printed record's."""
+def fixed_trials_text(n_trials: int, given: int | None, protocol_trials: int | None) -> str:
+    """A fixed design's (no ``[stop]``) trials, the closing console's words and the printed record's:
+    ``the protocol's 260 trials (no [stop]: a fixed number)``; a resume's ``--trials`` having given
+    its budget (:attr:`StoredBudget.given`), ``9 trials, the budget of --trials 9 on resuming (the
+    protocol's 6; no [stop]: a fixed number)``; a session ended before its budget (the clinician
+    closed it), ``7 of the protocol's 260 trials (no [stop]: a fixed number; ended early)`` or ``7 of
+    the 9 trials of --trials 9 on resuming (…; ended early)``. ``protocol_trials`` None: not known,
+    the trials taken as the protocol's."""
+    if given is None:
+        if protocol_trials is None or n_trials >= protocol_trials:
+            return f"the protocol's {n_trials} trials (no [stop]: a fixed number)"
+        return f"{n_trials} of the protocol's {protocol_trials} trials (no [stop]: a fixed number; ended early)"
     planned = "" if protocol_trials is None else f"the protocol's {protocol_trials}; "
-    return f"{n_trials} trials, the budget of --trials {given} on resuming ({planned}no [stop]: a fixed number)"
+    if n_trials >= given:
+        return f"{n_trials} trials, the budget of --trials {given} on resuming ({planned}no [stop]: a fixed number)"
+    return (
+        f"{n_trials} of the {given} trials of --trials {given} on resuming "
+        f"({planned}no [stop]: a fixed number; ended early)"
+    )
 
 
 def _count(value) -> int | None:

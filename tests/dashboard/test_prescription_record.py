@@ -457,6 +457,28 @@ def test_a_study_resumed_with_more_trials_names_that_budget_in_its_confidence_li
     assert eye.confidence.endswith("after the protocol's fixed number of trials (no [stop])")
 
 
+def test_a_study_ended_before_its_budget_says_how_many_of_its_trials_it_ran():
+    """A study's session without [stop] the clinician ended after 7 answers: its confidence line said
+    "after 7 trials, the budget of --trials 9" (or, never resumed, "after the protocol's fixed number
+    of trials"), as though the budget had been run; it names the 7 of the 9 (or of the protocol's 6)."""
+    from lensopt.store import SessionEvent
+
+    result = ResultRecord("-1.25 / -0.50 x 170", -1.25, -0.5, 170.0, 0.0, 0.62, 7, {"sphere_d": [-1.5, -1.0]})
+    started = SessionEvent("started", 0.0, 0)
+    resumed = SessionEvent("resumed", 1.0, 4, {"trials": 9, "trials_given": 9})
+    protocol = {"protocol": {"name": "research-26afc"}, "optimizer": {"trials": 6}}
+    info = _session_info(protocol=protocol, n_trials=7, results=(result,), events=(started, resumed))
+    (eye,) = build_record(info, printed_at=1.9e9).eyes
+    assert eye.confidence == (
+        "confidence 0.62 — below lensopt's default 0.95 after 7 of the 9 trials of --trials 9 on resuming "
+        "(the protocol's 6; no [stop]: a fixed number; ended early)"
+    )
+    never_resumed = replace(result, n_trials=4)
+    info = _session_info(protocol=protocol, n_trials=4, results=(never_resumed,), events=(started,))
+    (eye,) = build_record(info, printed_at=1.9e9).eyes
+    assert eye.confidence.endswith("after 4 of the protocol's 6 trials (no [stop]: a fixed number; ended early)")
+
+
 def test_a_session_not_finished_is_marked_so_on_its_record(sessions_db, tmp_path):
     path, ids = sessions_db
     with SessionStore(path, readonly=True) as store:

@@ -1,7 +1,8 @@
-"""What the store's records say in words: the trials' noun of each kind of session."""
+"""What the store's records say in words: the trials' noun of each kind of session, a fixed design's budget."""
 
 from types import SimpleNamespace
 
+from lensopt.store.budget import fixed_trials_text
 from lensopt.store.session_records import ResultRecord
 from lensopt.store.verdict import stored_withheld_reason, trial_noun
 
@@ -19,3 +20,15 @@ def test_a_stored_comparisons_verdict_counts_its_trials_by_their_noun():
     result = ResultRecord("-1.00 / -0.50 x 180", -1.0, -0.5, 180.0, None, None, 12)
     info = SimpleNamespace(kind="ranking", protocol={}, optimizer_settings={})
     assert stored_withheld_reason(info, result).startswith(f"only 12 {trial_noun('ranking')}; ")
+
+
+def test_a_fixed_designs_trials_name_the_budget_and_whether_it_was_run():
+    assert fixed_trials_text(260, None, 260) == "the protocol's 260 trials (no [stop]: a fixed number)"
+    assert fixed_trials_text(260, None, None) == "the protocol's 260 trials (no [stop]: a fixed number)"
+    assert fixed_trials_text(7, None, 260) == "7 of the protocol's 260 trials (no [stop]: a fixed number; ended early)"
+    assert fixed_trials_text(9, 9, 6) == (
+        "9 trials, the budget of --trials 9 on resuming (the protocol's 6; no [stop]: a fixed number)"
+    )
+    assert fixed_trials_text(7, 9, None) == (
+        "7 of the 9 trials of --trials 9 on resuming (no [stop]: a fixed number; ended early)"
+    )

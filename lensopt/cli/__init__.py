@@ -63,18 +63,25 @@ class OneLineParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):  # argparse API
         # The options no parser knew are refused by the top parser (``lensopt``) once every
-        # subcommand's parser has returned them; the innermost parser left with them (``lensopt
-        # run`` for ``lensopt run --protcol x``) notes itself, so that the refusal names it and
-        # points at its own --help.
+        # subcommand's parser has returned them. Each parser left with options of its own notes
+        # them, innermost first (``lensopt run`` for ``lensopt run --protcol x``), so that the refusal
+        # names each with its own --help; argparse puts an outer parser's own before its subcommand's.
         namespace, extras = super().parse_known_args(args, namespace)
-        if extras and not hasattr(namespace, UNRECOGNIZED_BY):
-            setattr(namespace, UNRECOGNIZED_BY, self)
+        noted = list(getattr(namespace, UNRECOGNIZED_BY, ()))
+        own = extras[: len(extras) - sum(len(given) for _, given in noted)]
+        if own:
+            setattr(namespace, UNRECOGNIZED_BY, (*noted, (self, tuple(own))))
         return namespace, extras
 
     def parse_args(self, args=None, namespace=None):  # argparse API
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
-            getattr(namespace, UNRECOGNIZED_BY, self).error(f"unrecognized arguments: {' '.join(extras)}")
+            (parser, given), *outer = getattr(namespace, UNRECOGNIZED_BY, ((self, tuple(extras)),))
+            also = "".join(f"; {p.prog}: {' '.join(more)} (see `{p.prog} --help`)" for p, more in outer)
+            parser.exit(
+                2,
+                f"{parser.prog}: error: unrecognized arguments: {' '.join(given)} (see `{parser.prog} --help`){also}\n",
+            )
         return namespace
 
     def _get_values(self, action, arg_strings):  # argparse internals

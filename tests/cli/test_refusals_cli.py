@@ -232,6 +232,28 @@ def test_a_misspelled_option_points_at_its_own_commands_help(capsys, argv, comma
 
 
 @pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (
+            ["--bogus", "run", "--protcol", "x"],
+            "lensopt run: error: unrecognized arguments: --protcol x (see `lensopt run --help`); "
+            "lensopt: --bogus (see `lensopt --help`)",
+        ),
+        (
+            ["bench", "--y", "report", "d", "--x"],
+            "lensopt bench report: error: unrecognized arguments: --x (see `lensopt bench report --help`); "
+            "lensopt bench: --y (see `lensopt bench --help`)",
+        ),
+        (["--z", "bench", "report", "d"], "lensopt: error: unrecognized arguments: --z (see `lensopt --help`)"),
+    ],
+)
+def test_misspelled_options_before_and_after_a_command_are_each_named_with_their_own_help(capsys, argv, expected):
+    """`lensopt --bogus run --protcol x` named both under `lensopt run`, whose help lists neither
+    `--bogus` nor where it belongs."""
+    assert refused(capsys, argv) == expected
+
+
+@pytest.mark.parametrize(
     "argv, command",
     [
         (["run", "--seed", ""], "lensopt run"),

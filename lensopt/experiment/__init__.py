@@ -10,11 +10,11 @@
   :mod:`~lensopt.experiment.ranking_loop` — duels and rankings on a line of letters;
 * :mod:`~lensopt.experiment.console` — the clinician's console, a second window (the lens to set,
   the answers, the end point); :mod:`~lensopt.experiment.clinician_keys` — undo, the lens actually
-  set, notes; :mod:`~lensopt.experiment.end_point` — the prescription or "not enough answers";
+  set, notes; :mod:`~lensopt.experiment.undo` — Backspace after an eye ended; :mod:`~lensopt.experiment.end_point` — the prescription or "not enough answers";
 * :mod:`~lensopt.experiment.modes` — what differs between letter, duel and ranking sessions;
 * :mod:`~lensopt.experiment.session` — protocol + calibration + store + optimizer (a resume read back by :mod:`~lensopt.experiment.resume`);
   :mod:`~lensopt.experiment.windows` — the patient's window, the console, the dashboard (and the
-  one-line refusal without a display); :mod:`~lensopt.experiment.rescue` — answers a failing
+  one-line refusals without a display, or of a screen that cannot draw the protocol's letters); :mod:`~lensopt.experiment.rescue` — answers a failing
   database refused, kept and recovered; :mod:`~lensopt.experiment.results` — what a finished
   search reports (the prescription stored, or the best lens).
 

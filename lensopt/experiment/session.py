@@ -36,10 +36,12 @@ from lensopt.experiment.results import check_end_stored, eye_done, report_eye, r
 from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.search_sections import missing_eye_message
+from lensopt.experiment.undo import undo_eye_end, undo_options, undoable_eye
 from lensopt.experiment.windows import (
     calibration_from_protocol,
     check_dashboard,
     check_display,
+    check_new_screen,
     dashboard_screen,
     expected_window_size_px,
     framebuffer_calibration,
@@ -54,7 +56,7 @@ from lensopt.experiment.windows import (
 )
 from lensopt.modes.registry import session_settings
 from lensopt.stopping import stop_threshold
-from lensopt.store import NOTED, RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
+from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
 
@@ -122,23 +124,6 @@ def run_session(
             return _run(store, request, responses, log, log if warn is None else warn, window, console_window, protocol)
     finally:
         store.close()
-
-
-def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> None:
-    """A new session's screen, refused in one line naming the protocol file and key before a database
-    file is made: its calibration (an unknown Monitor Center monitor) and the letter sizes it draws of
-    those the protocol asks for (too small for the screen's pixels or ``min_stroke_px``, too large for
-    the window). ``_run`` works them out again for the session, as it does for a resume."""
-    calibration = calibration_from_protocol(protocol)
-    fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
-    window_size_px = expected_window_size_px(
-        protocol, calibration, fullscreen, screen_widths_px() if window is None else None
-    )
-    renderable = mode_for(protocol).renderable_logmar(protocol, calibration, window_size_px)
-    try:
-        letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
-    except CalibrationError as exc:
-        raise CalibrationError(f"{protocol.source}: {exc}") from None
 
 
 def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
@@ -425,8 +410,8 @@ def _run_in_window(
                 per_eye = {} if eye is None else {"eye": eye, "index_offset": len(records) - len(mine)}
                 if end_points:  # the eye before (OD before OS): its result on the console before this one starts
                     per_eye["before"] = "".join(f"{e.lines()[0]}\n" for e in end_points) + "\n"
-                undo = _undo_options(mode, store, session_id, settings, eye)
-                previous = _undoable_eye(records, eyes[: position - 1]) if undo else None
+                undo = undo_options(mode, store, session_id, settings, eye)
+                previous = undoable_eye(records, eyes[: position - 1]) if undo else None
                 if previous is not None:  # Backspace before this eye's first answer undoes that eye's last
                     undo["previous_eye"] = previous
                 loop = mode.loop(
@@ -451,7 +436,7 @@ def _run_in_window(
                 records = mode.stored_trials(store, session_id)
                 if result.status == UNDO_PREVIOUS_EYE:
                     assert previous is not None  # offered only with an eye before
-                    records = _undo_eye_end(store, mode, session_id, records, previous, log)
+                    records = undo_eye_end(store, mode, session_id, records, previous, log)
                     position, status = eyes.index(previous), "aborted"
                     end_points = [e for e in end_points if eyes.index(e.eye) < position]
                     stored_results = [r for r in stored_results if r.eye != previous]
@@ -489,13 +474,13 @@ def _run_in_window(
             resume = continue_command(
                 end_points, session_id, request.db_path, note_sep="\n", options=request.window_options
             )
-            last_eye = _undoable_eye(records, eyes) if mode.kind == "letters" else None
+            last_eye = undoable_eye(records, eyes) if mode.kind == "letters" else None
             if not closing_screen(
                 console, responses, protocol, end_points, request.frames_dir, resume, undo=last_eye is not None
             ):
                 break
             assert last_eye is not None  # offered only then
-            records = _undo_eye_end(store, mode, session_id, records, last_eye, log)
+            records = undo_eye_end(store, mode, session_id, records, last_eye, log)
             position, status = eyes.index(last_eye), "aborted"
             end_points = [e for e in end_points if eyes.index(e.eye) < position]
             stored_results = [r for r in stored_results if r.eye != last_eye]
@@ -531,41 +516,3 @@ def _run_in_window(
         None if protocol.stop is None else protocol.stop.confidence,
         stored.n_undone,
     )
-
-
-def _undoable_eye(records, eyes) -> str | None:
-    """The last of ``eyes`` with an answer (not void) among ``records``: the eye whose last answer
-    Backspace undoes after it ended (at the closing screen, or before the next eye's first answer)."""
-    return next((eye for eye in reversed(eyes) if answered(eye_records(records, eye))), None)
-
-
-def _undo_eye_end(store, mode, session_id: int, records, eye: str | None, log) -> list:
-    """Undo the answer that ended eye ``eye`` (its last not void), after its end: marked void in the
-    store, durably, as an ordinary undo does it, with the result computed from it withdrawn in the
-    same transaction (:meth:`SessionStore.void_trial`), so that a kill at any moment leaves a session
-    whose resume continues that eye and no result claiming the void answer. The stored trials now."""
-    mine = answered(eye_records(records, eye))
-    last = mine[-1]
-    withdrawn = store.void_trial(session_id, last.index)
-    label = f"{eye} " if eye else ""
-    log(
-        f"undo: {label}trial {len(mine)} ({last.letter} -> {last.response or '-'}) kept and marked void"
-        f"{f'; the {label}result computed from it withdrawn' if withdrawn else ''}; "
-        f"the {'eye ' + eye if eye else 'search'} continues, its optimizer rebuilt from {len(mine) - 1} answers"
-    )
-    return mode.stored_trials(store, session_id)
-
-
-def _undo_options(mode, store, session_id: int, settings: dict, eye: str | None) -> dict:
-    """What a letter loop needs to undo an answer: ``void(index)`` marks it void in the store
-    (durably), ``rebuild(records)`` rebuilds the eye's optimizer from its records not void; and to
-    keep a note no answer followed: ``keep_note(note)``, with the session's last trial; and to record a note as
-    it is typed: ``record_note(note, index)``, a ``noted`` event."""
-    if mode.kind != "letters":
-        return {}
-    return {
-        "void": lambda index: store.void_trial(session_id, index),
-        "rebuild": lambda records: mode.rebuild_optimizer(settings, records, eye),
-        "keep_note": lambda note: store.keep_note_after_last_trial(session_id, note),
-        "record_note": lambda note, index: store.record_event(session_id, NOTED, {"note": note, "for_trial": index}),
-    }

@@ -16,10 +16,12 @@ import sys
 from pathlib import Path
 
 from lensopt.errors import CalibrationError, LensoptError, ProtocolError, missing_extra
-from lensopt.experiment.calibration import Calibration
+from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import open_console_window
 from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
+from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol
+from lensopt.experiment.run_request import RunRequest
 
 
 def _no_display_error(detail: str) -> LensoptError:
@@ -318,3 +320,20 @@ def framebuffer_calibration(calibration: Calibration, size_px, new: bool, warn) 
             "[calibration] screen_width_cm is this screen's width"
         )
     return used
+
+
+def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> None:
+    """A new session's screen, refused in one line naming the protocol file and key before a database
+    file is made: its calibration (an unknown Monitor Center monitor) and the letter sizes it draws of
+    those the protocol asks for (too small for the screen's pixels or ``min_stroke_px``, too large for
+    the window). ``lensopt.experiment.session`` works them out again for the session, as it does for a resume."""
+    calibration = calibration_from_protocol(protocol)
+    fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
+    window_size_px = expected_window_size_px(
+        protocol, calibration, fullscreen, screen_widths_px() if window is None else None
+    )
+    renderable = mode_for(protocol).renderable_logmar(protocol, calibration, window_size_px)
+    try:
+        letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{protocol.source}: {exc}") from None

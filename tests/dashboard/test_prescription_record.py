@@ -382,9 +382,9 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
 
     stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 80}
 
-    def session(cylinder_d):
+    def session(cylinder_d, confidence=0.97):
         text = f"S -1.25 D  C {cylinder_d:+.2f} D"
-        result = ResultRecord(text, -1.25, cylinder_d, None, 0.0, 0.97, 40, {"sphere_d": [-1.5, -1.0]}, eye="OD")
+        result = ResultRecord(text, -1.25, cylinder_d, None, 0.0, confidence, 40, {"sphere_d": [-1.5, -1.0]}, eye="OD")
         return _session_info(protocol={"session": {"eye": "OD"}, "stop": stop}, n_trials=40, results=(result,))
 
     record = build_record(session(-0.75), printed_at=1.9e9)
@@ -403,6 +403,10 @@ def test_a_cylinder_without_an_axis_is_no_prescription_a_sphere_alone_is():
     assert len(reason) > 1  # broken between words: it ran past the page's edge
     assert all(t.get_window_extent().x1 <= right_px for t in reason)
     assert _prescriptions(session(-0.75)) == "OD S -1.25 D  C -0.75 D (estimate: a cylinder without an axis)"
+    # short of its confidence too: the sessions list says so (it named the axis alone)
+    assert _prescriptions(session(-0.75, confidence=0.62)) == (
+        "OD S -1.25 D  C -0.75 D (estimate: a cylinder without an axis, confidence 0.62 < 0.95)"
+    )
     sphere = build_record(session(0.0), printed_at=1.9e9)
     assert sphere.eyes[0].prescribed and sphere.signable
     assert _prescriptions(session(0.0)) == "OD S -1.25 D  C +0.00 D"

@@ -19,7 +19,7 @@ import time
 from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.errors import StoreError
 from lensopt.experiment.rescue import unsaved_warning
-from lensopt.stopping import confidence_text, threshold_text
+from lensopt.stopping import confidence_text, enough_to_prescribe, threshold_text
 from lensopt.store import (
     DamagedSession,
     DamagedSessionError,
@@ -92,11 +92,16 @@ def _prescriptions(info) -> str:
         reason = stored_withheld_reason(info, r)  # the printed record's rule
         if reason is None:
             return eye + r.prescription
+        shortfall = (
+            None
+            if r.confidence is None
+            else f"confidence {confidence_text(r.confidence, target)} < {threshold_text(target)}"
+        )
         if reason == NO_AXIS_REASON:  # its sphere and cylinder are a study's result, not a prescription
-            return f"{eye}{r.prescription} (estimate: a cylinder without an axis)"
-        if r.confidence is None:  # duels, rankings: fewer than the comparisons measured
+            short = "" if shortfall is None or enough_to_prescribe(r.confidence, target) else f", {shortfall}"
+            return f"{eye}{r.prescription} (estimate: a cylinder without an axis{short})"
+        if shortfall is None:  # duels, rankings: fewer than the comparisons measured
             return f"{eye}not enough answers (only {r.n_trials} {trial_noun(info.kind)})"
-        shortfall = f"confidence {confidence_text(r.confidence, target)} < {threshold_text(target)}"
         if fixed_design:
             return f"{eye}{r.prescription} (estimate, {shortfall})"
         return f"{eye}not enough answers ({shortfall})"

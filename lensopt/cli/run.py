@@ -55,7 +55,8 @@ def register(subparsers) -> None:
         type=Path,
         dest="save_frames",
         help="save each trial's letter (or letter-line) frame as DIR/trial-NNN.png (window size, unscaled), "
-        "the clinician's console meanwhile as DIR/trial-NNN-console.png and its lens prompt as DIR/trial-NNN-lens.png",
+        "the clinician's console meanwhile as DIR/trial-NNN-console.png and its lens prompt as DIR/trial-NNN-lens.png; "
+        "DIR/lensopt-session.json names the session (a new session needs a folder without frames, a resume its own)",
     )
     parser.add_argument(
         "--start",

@@ -22,10 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lensopt.errors import CalibrationError, ProtocolError, StoreError
+from lensopt.errors import CalibrationError, LensoptError, ProtocolError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, continue_command, end_point
+from lensopt.experiment.frames import claim_frames_folder, resumed_frames_problem
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import UNDO_PREVIOUS_EYE, stop_message
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for, session_settings_of
@@ -140,6 +141,11 @@ def _run(
         resumed = read_resumed(store, request, log, warn)
         info, protocol, mode, calibration = resumed.info, resumed.protocol, resumed.mode, resumed.calibration
         seed, participant, records = info.seed, info.participant, resumed.records
+        if request.frames_dir is not None:  # its frames go on from its next trial: not over another session's
+            next_index = max((record.index for record in records), default=0) + 1
+            problem = resumed_frames_problem(request.frames_dir, info, next_index)
+            if problem:
+                raise LensoptError(problem)
     else:
         # RunRequest requires a protocol and a participant for a new session; run_session read the
         # protocol and gave it --start
@@ -390,6 +396,8 @@ def _run_in_window(
                 f"the window ({win.size[0]} x {win.size[1]} px) renders logMAR {actual[0]:.2f} to {actual[1]:.2f}, "
                 f"not all of {bounds[0]:+.2f} to {bounds[1]:+.2f}; use a larger window or --fullscreen"
             )
+        if request.frames_dir is not None:  # whose frames the folder holds: a resume into it checks it
+            claim_frames_folder(request.frames_dir, request.db_path, store.session(session_id))
         if request.dashboard:
             launch_dashboard(session_id, request.db_path, log, dashboard_screen(protocol))
         responses = responses if responses is not None else _responses_for(protocol, seed, win)

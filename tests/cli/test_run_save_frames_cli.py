@@ -128,3 +128,77 @@ def test_a_resume_may_save_frames_into_a_folder_holding_its_own(tmp_path, monkey
     assert main(["run", "--protocol", str(DEMO), "--participant", "p", "--save-frames", str(tmp_path / "notes")]) == 0
     assert [request.frames_dir for request in requests] == [frames, tmp_path / "notes"]
     capsys.readouterr()
+
+
+def _session_with_frames(db: Path, frames: Path, participant: str) -> None:
+    result = lensopt_run(
+        "--protocol", DEMO, "--participant", participant, "--trials", 2, "--seed", 4, "--db", db,
+        "--save-frames", frames, "--no-fullscreen",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def _frames(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def test_a_session_saving_frames_names_itself_in_the_folder_and_its_resume_writes_on(tmp_path):
+    """The folder says whose frames it holds; the session resumed into it, even from its database
+    copied elsewhere, adds its next trial's frames and leaves the earlier ones as they were."""
+    import json
+
+    from lensopt.store import SessionStore
+
+    db, frames = tmp_path / "sessions.db", tmp_path / "frames"
+    _session_with_frames(db, frames, "p")
+    owner = json.loads((frames / "lensopt-session.json").read_text())
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(1)
+    assert owner == {"database": str(db.resolve()), "session_id": 1, "participant": "p", "created_at": info.created_at}
+    assert {"trial-001.png", "trial-002.png"} <= set(_frames(frames)) and "trial-003.png" not in _frames(frames)
+    before = _frames(frames)
+    moved = tmp_path / "elsewhere" / "copy.db"
+    moved.parent.mkdir()
+    moved.write_bytes(db.read_bytes())
+    result = lensopt_run("--resume", 1, "--trials", 3, "--db", moved, "--save-frames", frames, "--no-fullscreen")
+    assert result.returncode == 0, result.stderr[-2000:]
+    after = _frames(frames)
+    assert "trial-003.png" in after
+    assert all(after[name] == data for name, data in before.items() if name.startswith("trial-"))
+
+
+def test_a_resume_into_another_sessions_frames_folder_is_one_line_and_they_are_kept(tmp_path):
+    """Its next trials' frames were written over the other session's, without a word (a new session
+    was refused such a folder; a resume was not asked)."""
+    from lensopt.store import SessionStore
+
+    db = tmp_path / "sessions.db"
+    first, second = tmp_path / "first", tmp_path / "second"
+    _session_with_frames(db, first, "p1")
+    _session_with_frames(db, second, "p2")
+    kept, before = _frames(first), db.read_bytes()
+    result = lensopt_run("--resume", 2, "--trials", 4, "--db", db, "--save-frames", first, "--no-fullscreen")
+    assert_one_line(
+        result,
+        f"--save-frames {first} holds the frames of session 1 (p1) of {db.resolve()}, which this session's "
+        "would overwrite; give session 2's own --save-frames folder, or an empty or new one",
+    )
+    assert _frames(first) == kept and db.read_bytes() == before
+    with SessionStore(db, readonly=True) as store:
+        assert store.session(2).n_answers == 2 and store.session(2).status == "finished"
+
+
+def test_a_resume_into_a_folder_of_frames_from_before_the_owner_file_is_checked_by_their_trials(tmp_path):
+    """A folder without the owner file (frames saved by an older lensopt): frames of trials the
+    session has not reached are another session's; its own (up to its next trial) are not."""
+    db, frames = tmp_path / "sessions.db", tmp_path / "frames"
+    _session_with_frames(db, frames, "p")
+    (frames / "lensopt-session.json").unlink()
+    (frames / "trial-005-console.png").write_bytes(b"another session's frame")
+    result = lensopt_run("--resume", 1, "--trials", 3, "--db", db, "--save-frames", frames, "--no-fullscreen")
+    assert_one_line(result, "holds frames of trials session 1 has not reached (trial-005-console.png, 1 in all)")
+    assert (frames / "trial-005-console.png").read_bytes() == b"another session's frame"
+    (frames / "trial-005-console.png").unlink()
+    result = lensopt_run("--resume", 1, "--trials", 3, "--db", db, "--save-frames", frames, "--no-fullscreen")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (frames / "trial-003.png").exists() and (frames / "lensopt-session.json").exists()

@@ -73,7 +73,8 @@ def test_a_simulated_ranking_session_renders_stores_and_exports_every_order(tmp_
         replay.tell(trial, order)
     assert first_kept < len(stored)
     suffixes = ("-lens", "-console", "")  # the console's lens prompt, the console meanwhile, the patient's line
-    expected = [f"trial-{k:03d}{suffix}.png" for k in range(1, 6) for suffix in suffixes] + ["end-console.png"]
+    expected = [f"trial-{k:03d}{suffix}.png" for k in range(1, 6) for suffix in suffixes]
+    expected += ["end-console.png", "lensopt-session.json"]  # and the file naming whose frames they are
     assert sorted(p.name for p in frames.iterdir()) == sorted(expected)
 
 

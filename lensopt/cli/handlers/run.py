@@ -14,7 +14,9 @@ from lensopt.store import default_db_path
 def refuse_another_sessions_frames(folder) -> None:
     """Refuse, in one line, a new session's ``--save-frames`` folder that already holds frames
     (``trial-NNN.png``…): its ``trial-001.png`` on would be written over another session's. A
-    ``--resume`` is not asked this: it goes on writing into its own folder, from its next trial."""
+    ``--resume`` is not asked this: it goes on writing into its own folder, from its next trial, and
+    is refused another session's once its stored trials are read
+    (:func:`lensopt.experiment.frames.resumed_frames_problem`)."""
     held = sorted(Path(folder).glob("trial-*.png")) if Path(folder).is_dir() else []
     if held:
         raise ValueError(

@@ -3,7 +3,7 @@
 A session saving its frames (``trial-007.png``, ``trial-007-console.png``… named by the stored trial
 index, ``end-console.png``) writes :data:`FRAMES_OWNER_FILE` into the folder, naming its database
 and session (:func:`claim_frames_folder`). A new session is refused a folder that holds frames
-(:func:`lensopt.cli.handlers.run.refuse_another_sessions_frames`); a resume writes on from its next
+(:func:`refuse_another_sessions_frames`, before the database is opened); a resume writes on from its next
 trial into its own folder, and is refused one that holds another session's frames, which it would
 overwrite (:func:`resumed_frames_problem`): one whose owner file names another session, or, in a
 folder from before the owner file, frames of trials the session has not reached.
@@ -53,6 +53,19 @@ def _stored_owner(folder: Path) -> dict | None:
         return data
     except (OSError, ValueError, TypeError, KeyError):
         return None
+
+
+def refuse_another_sessions_frames(folder) -> None:
+    """Refuse, in one line, a new session's ``--save-frames`` folder that already holds frames
+    (``trial-NNN.png``…): its ``trial-001.png`` on would be written over another session's. A
+    ``--resume`` is not asked this: it goes on writing into its own folder, from its next trial, and
+    is refused another session's once its stored trials are read (:func:`resumed_frames_problem`)."""
+    held = sorted(Path(folder).glob("trial-*.png")) if Path(folder).is_dir() else []
+    if held:
+        raise ValueError(
+            f"--save-frames {folder} already holds another session's frames ({held[0].name}, {len(held)} in all), "
+            "which this session's would overwrite; give an empty or new folder"
+        )
 
 
 def resumed_frames_problem(folder, info, next_index: int) -> str | None:

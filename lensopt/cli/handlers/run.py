@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder, check_output_folder
+from lensopt.experiment.frames import refuse_another_sessions_frames
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.stopping import confidence_text
 from lensopt.store import default_db_path
-
-
-def refuse_another_sessions_frames(folder) -> None:
-    """Refuse, in one line, a new session's ``--save-frames`` folder that already holds frames
-    (``trial-NNN.png``…): its ``trial-001.png`` on would be written over another session's. A
-    ``--resume`` is not asked this: it goes on writing into its own folder, from its next trial, and
-    is refused another session's once its stored trials are read
-    (:func:`lensopt.experiment.frames.resumed_frames_problem`)."""
-    held = sorted(Path(folder).glob("trial-*.png")) if Path(folder).is_dir() else []
-    if held:
-        raise ValueError(
-            f"--save-frames {folder} already holds another session's frames ({held[0].name}, {len(held)} in all), "
-            "which this session's would overwrite; give an empty or new folder"
-        )
 
 
 def run_command(args) -> int:

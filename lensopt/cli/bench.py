@@ -409,7 +409,7 @@ def register(subparsers) -> None:
     rep.add_argument(
         "--alpha", type=_positive_float, default=5e-4, help="significance level of the pairwise tests (default 5e-4)"
     )
-    rep.set_defaults(handler=Handler("lensopt.cli.handlers.bench:run_report"))
+    rep.set_defaults(handler=Handler("lensopt.cli.handlers.bench_report:run_report"))
 
     s = sub.add_parser("rescale", help="regenerate the rescaling constants of the test functions")
     s.add_argument("--seed", type=_non_negative_int, default=0)

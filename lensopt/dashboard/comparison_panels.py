@@ -32,7 +32,7 @@ from lensopt.dashboard.drawing import (
     shown_text,
 )
 from lensopt.dashboard.posterior import BAND_Z
-from lensopt.dashboard.prescription_text import continue_row
+from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.lens import diopter_text, logmar_text
 from lensopt.refraction.shown import box_edges
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION

@@ -38,9 +38,9 @@ from lensopt.dashboard.drawing import (
     undone_label,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
-from lensopt.dashboard.prescription_text import continue_row
 from lensopt.dashboard.prescription_text import interval_text as record_interval_text
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
 from lensopt.refraction.shown import untried_summary
 from lensopt.stopping import confidence_text, threshold_text
@@ -315,12 +315,12 @@ def summary_title(snap: DashboardSnapshot) -> str:
 def summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     """:func:`letter_summary_rows`, with under the session's row, for a session that stopped before
     its end, the command that continues it (the printed record's,
-    :func:`~lensopt.dashboard.prescription_text.continue_row`)."""
+    :func:`~lensopt.dashboard.unfinished_text.continue_row`)."""
     return with_continue_row(snap.header, letter_summary_rows(snap))
 
 
 def with_continue_row(header, rows: list[tuple]) -> list[tuple]:
-    """``rows`` with :func:`~lensopt.dashboard.prescription_text.continue_row` of ``header`` second,
+    """``rows`` with :func:`~lensopt.dashboard.unfinished_text.continue_row` of ``header`` second,
     under the session's row, when the session stopped before its end."""
     row = continue_row(header)
     return rows if row is None else [*rows[:1], row, *rows[1:]]

@@ -31,10 +31,10 @@ from PyQt5.QtWidgets import (
 )
 
 from lensopt.dashboard.panels import PANELS, draw_notice, draw_panel
-from lensopt.dashboard.prescription_text import unfinished_line
 from lensopt.dashboard.report import write_report
 from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
+from lensopt.dashboard.unfinished_text import unfinished_line
 from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
 from lensopt.private_files import private_output
 from lensopt.store.claim import INTERRUPTED

@@ -3,10 +3,12 @@
 * :mod:`~lensopt.experiment.optotypes` — the 26 letters on a 5 x 5 stroke grid (numpy geometry,
   PsychoPy ``ShapeStim`` drawing);
 * :mod:`~lensopt.experiment.calibration` — letter size in pixels, renderable logMAR range;
-* :mod:`~lensopt.experiment.protocol` — ``protocols/*.toml`` validated into frozen dataclasses;
+* :mod:`~lensopt.experiment.protocol` — ``protocols/*.toml`` validated into frozen dataclasses (a
+  new session's start: :mod:`~lensopt.experiment.protocol_start`);
 * :mod:`~lensopt.experiment.keyboard` — answers from the keyboard, injected keys or a simulated patient;
 * :mod:`~lensopt.experiment.loop` — the trial loop (its messages, pause, break and closing screens:
-  :mod:`~lensopt.experiment.loop_screens`); :mod:`~lensopt.experiment.duel_loop` and
+  :mod:`~lensopt.experiment.loop_screens`, the letters' :mod:`~lensopt.experiment.letter_screens`);
+  :mod:`~lensopt.experiment.duel_loop` and
   :mod:`~lensopt.experiment.ranking_loop` — duels and rankings on a line of letters;
 * :mod:`~lensopt.experiment.console` — the clinician's console, a second window (the lens to set,
   the answers, the end point); :mod:`~lensopt.experiment.clinician_keys` — undo, the lens actually

@@ -3,7 +3,7 @@
 :class:`LoopScreens` holds what every loop shares: the loop itself (ask, show, record, tell, stop),
 over the screens of :class:`lensopt.experiment.loop_screens.Screens` (messages, the pause, break and closing
 screens, showing a stimulus and saving its frame, waiting for the answer with Escape pausing);
-:class:`TrialLoop` runs letter trials (their screens: :class:`lensopt.experiment.loop_screens.LetterScreens`),
+:class:`TrialLoop` runs letter trials (their screens: :class:`lensopt.experiment.letter_screens.LetterScreens`),
 :class:`lensopt.experiment.duel_loop.DuelLoop` duels and
 :class:`lensopt.experiment.ranking_loop.RankingLoop` rankings (both on a line of letters,
 :mod:`lensopt.experiment.line_loop`).
@@ -38,7 +38,8 @@ import numpy as np
 from lensopt.errors import StoreError
 from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import letter_key
-from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, LetterScreens, Screens, is_mirrored
+from lensopt.experiment.letter_screens import LetterScreens
+from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, Screens, is_mirrored
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
 from lensopt.refraction.lens import Lens, diopter_text, logmar_text

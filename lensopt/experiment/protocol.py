@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 import re
 import tomllib
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import Any
 from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_checks import (
-    MIN_M_HALF_WIDTH_D,
+    check_ranking,
     fractional_axis_problem,
     ignored_optimizer_field,
     phoropter_problem,
@@ -54,16 +53,14 @@ from lensopt.experiment.protocol_sections import (
     TimingSection,
     _shared_key,
 )
+from lensopt.experiment.protocol_start import given_start, patient_outside_start_box, phoropter_start, start_of_eyes
 from lensopt.experiment.search_sections import (
-    PER_EYE_START_EXAMPLE,
     _duel_rules,
     _prescription_rules,
-    _ranking_rules,
     _rules,
 )
 from lensopt.reference_data import PROTOCOLS_DIR
-from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, off_step_note
-from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
+from lensopt.refraction.lens import PHOROPTER_STEP_D
 from lensopt.stopping import rebudgeted_limits
 
 SECTIONS = {
@@ -191,7 +188,7 @@ class Protocol:
             if problem:
                 raise ValueError(f"{problem} (a duel answer needs a key of its own)")
         else:
-            self._check_ranking()
+            check_ranking(self.optimizer.rule, self.ranking, self.keys)
         if self.timing.response_timeout_s:
             raise ValueError(
                 f"timing.response_timeout_s must be 0 with protocol.feedback = {mode!r} (a {mode} "
@@ -224,23 +221,6 @@ class Protocol:
     def stop_rule(self) -> dict | None:
         """The :class:`lensopt.stopping.StopRule` dict of ``[stop]``, or None (no stopping rule)."""
         return None if self.stop is None else self.stop.rule()
-
-    def _check_ranking(self) -> None:
-        rule, rules = self.optimizer.rule, _ranking_rules()
-        if rule not in rules:
-            raise ValueError(
-                f"optimizer.rule {rule!r} does not rank lenses; protocol.feedback = 'ranking' needs "
-                f"one of {', '.join(map(repr, rules))}"
-            )
-        n, keys = self.ranking.lenses, self.keys
-        if len(keys.lenses) < n:
-            raise ValueError(f"keys.lenses names {len(keys.lenses)} keys but ranking.lenses = {n} needs one per lens")
-        for name in ("pause", "confirm", "quit"):
-            if getattr(keys, name) in keys.lenses[:n]:
-                raise ValueError(
-                    f"keys.lenses and keys.{name} cannot share the key {getattr(keys, name)!r} "
-                    "(a lens needs a key of its own)"
-                )
 
     @property
     def feedback_mode(self) -> str:
@@ -284,7 +264,7 @@ class Protocol:
         if (observer or self.protocol.observer) != "simulated":
             return None
         if self.start is not None:
-            return self._simulated_patient_outside_start_box()
+            return patient_outside_start_box(self.start, self.simulated) if self.start.given else None
         true = (self.simulated.sphere_d, self.simulated.cylinder_d)
         box = (self.optimizer.sphere_bounds_d, self.optimizer.cylinder_bounds_d)
         outside = first_outside(true, box)
@@ -296,102 +276,30 @@ class Protocol:
             f"[{low:g}, {high:g}] D, where no lens could correct it; give a value inside it or widen the box"
         )
 
-    def _simulated_patient_outside_start_box(self) -> str | None:
-        """The problem of a simulated patient outside the full prescription's box around its start
-        (``lensopt simulate --true-sphere`` refuses it too), else None."""
-        assert self.start is not None
-        if not self.start.given:
-            return None
-        if self.start.eyes:  # a start of each eye: the one patient simulated is each eye's
-            for eye in self.start.eyes:
-                problem = dataclasses.replace(
-                    self, start=self.start.for_eye(eye)
-                )._simulated_patient_outside_start_box()
-                if problem:
-                    return f"{eye}: {problem}"
-            return None
-        sim = self.simulated
-        patient = Lens(sim.sphere_d, sim.cylinder_d, sim.axis_deg or 180.0)
-        box = SearchBox(self.start.written.minus_cylinder(), self.start.m_half_width_d, self.start.j_half_width_d)
-        if box.contains(patient.power_vector()):
-            return None
-        (m_lo, m_hi), (j0_lo, j0_hi), (j45_lo, j45_hi) = box.bounds_d
-        return (
-            f"the simulated patient {patient.format()} is outside the box around the start "
-            f"{self.start.written.format()} (M {m_lo:+g} to {m_hi:+g} D, J0 {j0_lo:+g} to {j0_hi:+g} D, "
-            f"J45 {j45_lo:+g} to {j45_hi:+g} D), where no lens could correct it; give a --start near the "
-            "patient, widen [start] m_half_width_d / j_half_width_d, or change [simulated]"
-        )
-
     def with_start(self, refraction: str, warn: Callable[[str], None] | None = None) -> Protocol:
         """The protocol with the starting refraction ``refraction`` (``--start``): the protocol's own
         ``[start]`` with this refraction, or a new one with the default box. A letter protocol whose
         rule is a two-parameter rule keeps it (every letter rule searches the full prescription too).
-        A high power whose box would reach lenses a phoropter cannot set (:meth:`phoropter_problem`)
-        has its M half-width narrowed to fit, down to :data:`MIN_M_HALF_WIDTH_D` (the new session stores
-        the box it searched; ``warn`` is told); below that it is refused."""
+        A high power's box is narrowed to what a phoropter can set, or refused, and ``warn`` is told
+        (:func:`~lensopt.experiment.protocol_start.phoropter_start`)."""
         if self.feedback_mode not in START_MODES:
             raise ProtocolError(
                 f"--start applies to {', '.join(START_MODES)} sessions only for now ({self.source} has protocol.feedback = "
                 f"{self.feedback_mode!r}); leave --start out or use a protocol such as clinical-prescription"
             )
+        given = given_start(self.start, refraction)
         try:
-            start = (
-                StartSection(refraction)
-                if self.start is None
-                else dataclasses.replace(self.start, refraction=refraction)
-            )
-            protocol = dataclasses.replace(self, start=start)
+            dataclasses.replace(self, start=given)  # a start this protocol cannot take: refused before any warning
         except ValueError as exc:
             raise ProtocolError(f"--start: {str(exc).removeprefix('refraction: ')}") from None
-        assert protocol.start is not None
-        starts = [(eye, protocol.start.for_eye(eye)) for eye in protocol.start.eyes or (None,)]
-        for eye, start in starts:
-            off_step = off_step_note(start.written, self.lens.step_d or PHOROPTER_STEP_D)
-            if off_step and warn is not None:  # searched around as typed, but most likely a typo
-                warn(f"--start: {'' if eye is None else f'{eye} '}{off_step}")
-        problem = protocol.phoropter_problem()
-        if problem:
-            rooms = [
-                SearchBox(start.lens, start.m_half_width_d, start.j_half_width_d).largest_m_half_width_d()
-                for _, start in starts
-            ]
-            room = math.floor(min(rooms) * 100.0) / 100.0
-            if room < MIN_M_HALF_WIDTH_D:
-                raise ProtocolError(f"--start: {problem}")
-            if warn is not None:
-                warn(
-                    f"--start {refraction}: the search box's M half-width is narrowed from "
-                    f"{protocol.start.m_half_width_d:g} to {room:g} D, so that no lens asked for is beyond a "
-                    f"phoropter's ±{PHOROPTER_MAX_POWER_D:g} D"
-                )
-            protocol = dataclasses.replace(protocol, start=dataclasses.replace(protocol.start, m_half_width_d=room))
-        return protocol
+        return dataclasses.replace(self, start=phoropter_start(given, self.lens.step_d or PHOROPTER_STEP_D, warn))
 
     def with_eye_starts(self, warn: Callable[[str], None]) -> Protocol:
-        """A new session's protocol with each eye's start (its eyes named: ``[session] eye``, ``--eye``):
-        a session of one eye keeps only that eye's lens of a start of each eye; a start that names an
-        eye the session does not test, or not each eye of a session of both, is a one-line
-        ProtocolError; a session of both eyes started from one lens is searched so, and ``warn`` says so."""
-        start = self.start
-        if start is None or not start.given:
+        """A new session's protocol with each eye's start for the eyes it tests (``[session] eye``,
+        ``--eye``; :func:`~lensopt.experiment.protocol_start.start_of_eyes`)."""
+        if self.start is None or not self.start.given:
             return self
-        eyes = self.session.eyes
-        if not start.eyes:
-            if len(eyes) > 1:
-                warn(
-                    f"both eyes start from {start.lens.format()} (one lens for OU): give each eye's "
-                    f"autorefraction, e.g. --start {PER_EYE_START_EXAMPLE}"
-                )
-            return self
-        try:
-            if len(eyes) > 1:
-                for eye in eyes:
-                    start.for_eye(eye)
-                return self
-            return dataclasses.replace(self, start=start.for_eye(eyes[0]))
-        except ValueError as exc:
-            raise ProtocolError(f"--start (or [start] refraction): {exc}") from None
+        return dataclasses.replace(self, start=start_of_eyes(self.start, self.session.eyes, warn))
 
     def phoropter_problem(self) -> str | None:
         """Why the search box of a new session's start reaches lenses a phoropter cannot set

@@ -1,12 +1,19 @@
 """Checks of a protocol file that a stored session is not held to: settings a person wrote that the
 session would ignore or could not honour (a GP-only field with the acuity-law rule, random first
 trials that take every trial, an axis that is not a whole number of degrees). :func:`lensopt.experiment.protocol.load_protocol`
-refuses them in one line; a stored session's snapshot resumes as it ran."""
+refuses them in one line; a stored session's snapshot resumes as it ran. Also a ranking protocol's
+rule and lens keys (:func:`check_ranking`), which every protocol is held to."""
 
 from __future__ import annotations
 
-from lensopt.experiment.protocol_sections import SimulatedSection
-from lensopt.experiment.search_sections import LensSection, OptimizerSection, StartSection
+from lensopt.experiment.protocol_sections import KeysSection, SimulatedSection
+from lensopt.experiment.search_sections import (
+    LensSection,
+    OptimizerSection,
+    RankingSection,
+    StartSection,
+    _ranking_rules,
+)
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
@@ -99,3 +106,24 @@ def phoropter_problem(start: StartSection | None) -> str | None:
         f"±{start.j_half_width_d:g} D) reaches {diopter_text(reach)} D in a meridian, beyond a phoropter's "
         f"±{PHOROPTER_MAX_POWER_D:g} D; {fix}, or refract this eye with trial lenses"
     )
+
+
+def check_ranking(rule: str, ranking: RankingSection, keys: KeysSection) -> None:
+    """A ranking protocol's rule ranks lenses and ``[keys] lenses`` names a key of its own for each of
+    ``[ranking] lenses``; else a ValueError (:class:`lensopt.experiment.protocol.Protocol` makes it a
+    one-line ProtocolError)."""
+    rules = _ranking_rules()
+    if rule not in rules:
+        raise ValueError(
+            f"optimizer.rule {rule!r} does not rank lenses; protocol.feedback = 'ranking' needs "
+            f"one of {', '.join(map(repr, rules))}"
+        )
+    n = ranking.lenses
+    if len(keys.lenses) < n:
+        raise ValueError(f"keys.lenses names {len(keys.lenses)} keys but ranking.lenses = {n} needs one per lens")
+    for name in ("pause", "confirm", "quit"):
+        if getattr(keys, name) in keys.lenses[:n]:
+            raise ValueError(
+                f"keys.lenses and keys.{name} cannot share the key {getattr(keys, name)!r} "
+                "(a lens needs a key of its own)"
+            )

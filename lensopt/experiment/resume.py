@@ -6,7 +6,8 @@ the store holds (those a rescue file kept first, :mod:`lensopt.experiment.rescue
 command line says otherwise is noted on stderr and ignored (:func:`read_resumed`). Its optimizer
 settings are those it ran with (:func:`lensopt.modes.registry.session_settings`), with a new
 ``--trials`` budget (:func:`resumed_settings`); an eye its stopping rule ended before the resume
-shows its end point again (:func:`earlier_end_point`). :mod:`lensopt.experiment.session` runs it.
+shows its end point again (:func:`earlier_end_point`); a resume with every answer in stores what a
+kill left unstored and ends (:func:`finish_resumed`). :mod:`lensopt.experiment.session` runs it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from dataclasses import dataclass
 from lensopt.errors import CalibrationError, StoreError
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.end_point import end_point
+from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, mode_for
 from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
-from lensopt.experiment.results import report_eye
-from lensopt.store import SessionInfo, stored_budget
+from lensopt.experiment.results import report_eye, result_if_any
+from lensopt.experiment.run_request import SessionOutcome
+from lensopt.stopping import stop_threshold
+from lensopt.store import RESUMED, SessionInfo, stored_budget
 from lensopt.store.session_records import unreadable_events_text
 
 #: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
@@ -134,3 +138,50 @@ def resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> di
     if trials is None or stored.get("stop") is None or protocol.stop_rule is None:
         return stored
     return {**stored, "stop": protocol.stop_rule}
+
+
+def finish_resumed(
+    store,
+    info: SessionInfo,
+    trials_given: int | None,
+    protocol: Protocol,
+    searches: dict,
+    done: dict,
+    n_records: int,
+    log,
+) -> SessionOutcome:
+    """A resume of session ``info`` whose every eye is done (``done``: each eye's
+    :func:`~lensopt.experiment.results.eye_done` of its rebuilt search in ``searches``, with the
+    budget of ``protocol``; ``trials_given``: the resume's ``--trials``): each eye's result is stored
+    (if a kill came before it was) and then the status, so that an interrupt here leaves the
+    session as it was, to resume again; the log says what each eye holds."""
+    n_trials = protocol.optimizer.trials
+    eyes = protocol.session.eyes
+    store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": trials_given})
+    results = []
+    for eye in eyes:
+        n_answered, stopped = searches[eye].n_trials, done[eye]
+        why = (
+            "trials"
+            if stopped is True
+            else f"({stop_message(n_answered, stopped, stop_threshold(getattr(searches[eye], 'stop', None)))}, its stopping rule)"
+        )
+        label = f"eye {eye}: " if eye else ""
+        holds = f"{n_answered} of {n_trials} {why}"
+        if n_answered > n_trials:  # an earlier --resume --trials gave it more than this budget
+            holds = f"{n_answered} trials, more than the budget of {n_trials} (--trials above {n_answered} adds more)"
+        log(f"session {info.session_id} {label}holds {holds}; nothing to do")
+        results.append(result_if_any(store, info, searches[eye], log, eye, protocol))
+    store.set_status(info.session_id, "finished")
+    kept = tuple(r for r in results if r is not None)
+    last = done[eyes[-1]]
+    return SessionOutcome(
+        info.session_id,
+        "finished",
+        n_records,
+        None if last is True else searches[eyes[-1]].n_trials,
+        None if last is True else last,
+        kept[0] if kept else None,
+        kept,
+        None if protocol.stop is None else protocol.stop.confidence,
+    )

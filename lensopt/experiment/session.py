@@ -28,13 +28,13 @@ from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, continue_command, end_point
 from lensopt.experiment.frames import claim_frames_folder, resumed_frames_problem
 from lensopt.experiment.keyboard import KeyboardSource
-from lensopt.experiment.loop import UNDO_PREVIOUS_EYE, stop_message
+from lensopt.experiment.loop import UNDO_PREVIOUS_EYE
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for, session_settings_of
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
-from lensopt.experiment.results import check_end_stored, eye_done, report_eye, result_if_any, start_line
-from lensopt.experiment.resume import earlier_end_point, read_resumed, resumed_settings
+from lensopt.experiment.results import check_end_stored, eye_done, report_eye, start_line
+from lensopt.experiment.resume import earlier_end_point, finish_resumed, read_resumed, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.search_sections import missing_eye_message
 from lensopt.experiment.undo import undo_eye_end, undo_options, undoable_eye
@@ -56,7 +56,6 @@ from lensopt.experiment.windows import (
     window_screen_width_px,
 )
 from lensopt.modes.registry import session_settings
-from lensopt.stopping import stop_threshold
 from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
@@ -209,39 +208,8 @@ def _run(
         assert settings is not None  # a resume's (above)
         searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
         done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
-        if all(done.values()):
-            # every answer is in: each eye's result is stored (if a kill came before it was) and then the
-            # status, so that an interrupt here leaves the session as it was, to resume again
-            store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
-            results = []
-            for eye in eyes:
-                n_answered, stopped = searches[eye].n_trials, done[eye]
-                why = (
-                    "trials"
-                    if stopped is True
-                    else f"({stop_message(n_answered, stopped, stop_threshold(getattr(searches[eye], 'stop', None)))}, its stopping rule)"
-                )
-                label = f"eye {eye}: " if eye else ""
-                holds = f"{n_answered} of {n_trials} {why}"
-                if n_answered > n_trials:  # an earlier --resume --trials gave it more than this budget
-                    holds = f"{n_answered} trials, more than the budget of {n_trials} (--trials above {n_answered} adds more)"
-                log(f"session {info.session_id} {label}holds {holds}; nothing to do")
-                results.append(result_if_any(store, info, searches[eye], log, eye, protocol))
-            store.set_status(info.session_id, "finished")
-            kept = tuple(r for r in results if r is not None)
-            last = done[eyes[-1]]
-            confidence = None if last is True else last
-            stopped_at = None if last is True else searches[eyes[-1]].n_trials
-            return SessionOutcome(
-                info.session_id,
-                "finished",
-                len(records),
-                stopped_at,
-                confidence,
-                kept[0] if kept else None,
-                kept,
-                None if protocol.stop is None else protocol.stop.confidence,
-            )
+        if all(done.values()):  # every answer is in: its results and status stored, nothing to run
+            return finish_resumed(store, info, request.trials, protocol, searches, done, len(records), log)
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
         optimizer = mode.new_optimizer(protocol, seed, bounds)

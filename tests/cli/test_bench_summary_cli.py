@@ -1,6 +1,6 @@
 """`lensopt bench robustness|prescription --summary DIR` and `lensopt bench report DIR` of those
 campaigns: a folder where the summary cannot be written, options --summary would ignore, a picture
-not drawn, a campaign still running (lensopt.cli.handlers.bench, bench_prescription)."""
+not drawn, a campaign still running (lensopt.cli.handlers.bench, bench_report, bench_prescription)."""
 
 import fcntl
 import os

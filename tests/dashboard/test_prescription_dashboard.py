@@ -522,7 +522,7 @@ def test_the_window_of_an_interrupted_session_gives_the_records_command_to_conti
     --db /absolute/path``), in the record's own words."""
     import shutil
 
-    from lensopt.dashboard.prescription_text import unfinished_text
+    from lensopt.dashboard.unfinished_text import unfinished_text
 
     path, sid, _ = prescription_db
     killed = tmp_path / "killed.db"

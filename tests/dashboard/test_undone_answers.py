@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 
 from lensopt.dashboard.model import SessionModel, snapshot_from_store
 from lensopt.dashboard.panels import draw_history, draw_lens_map, summary_rows
-from lensopt.dashboard.prescription_text import missing_reason, unfinished_text
 from lensopt.dashboard.snapshot import NEAR_LENS_RADIUS_D
+from lensopt.dashboard.unfinished_text import missing_reason, unfinished_text
 from lensopt.store import SessionStore
 from tests.dashboard.conftest import UNDONE, UNDONE_ROWS, store_undone_letters
 

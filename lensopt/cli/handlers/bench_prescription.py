@@ -9,7 +9,8 @@ from lensopt.bench import prescription, prescription_summary
 from lensopt.bench.prescription_spec import get_setting, prescription_specs
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
 from lensopt.cli.bench_prescription import DEFAULT_RULES_BY_FEEDBACK
-from lensopt.cli.handlers.bench import run_specs, summarize_after_runs, summarize_only
+from lensopt.cli.handlers.bench import run_specs
+from lensopt.cli.handlers.bench_report import summarize_after_runs, summarize_only
 
 
 def run_prescription_campaign(args) -> int:

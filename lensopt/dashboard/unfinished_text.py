@@ -1,0 +1,89 @@
+"""Why a session has no stored prescription, or has results that may not be its last, and the
+command that continues it: the words of the printed record, of ``lensopt sessions`` and of the
+dashboard's continue row, for a session stopped, interrupted or still running."""
+
+from __future__ import annotations
+
+from lensopt.dashboard.series import count_text
+from lensopt.modes.letters import is_prescription
+from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
+from lensopt.store.connection import resume_command
+from lensopt.store.records import DUEL_KIND, LETTERS_KIND
+
+
+def missing_reason(info, status: str | None = None, db_path=None) -> str:
+    """Why session ``info`` has no stored prescription, and what to do about it. ``status``: the
+    session's status as shown (:func:`lensopt.store.claim.session_status`: ``running`` while a
+    program runs it, ``interrupted`` when none does), default the stored one; ``db_path``: its
+    database, named in the command that continues it (:func:`resume_command`)."""
+    sid, n = info.session_id, info.n_answers  # not those undone
+    resume = resume_command(sid, db_path)
+    status = session_status(None, info.session_id, info.status) if status is None else status
+    if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
+        protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
+        return (
+            f"No prescription is stored: session {sid} is a {info.kind} session of sphere and cylinder, which "
+            "reports no prescription. The full prescription (sphere, cylinder and axis) comes from a session "
+            f"with a starting refraction: lensopt run --protocol {protocol} --start RX (or clinical-prescription "
+            "for letters)."
+        )
+    if not is_prescription(info.optimizer_settings) and info.status == "finished" and n > 0:
+        return (
+            f"No prescription is stored: session {sid} is a two-parameter (sphere, cylinder) search that finished "
+            f"before such searches stored their best lens; {resume} stores it now. A prescription whose axis is searched too comes from a full-prescription "
+            "session: lensopt run --protocol clinical-prescription --start RX."
+        )
+    if n == 0:
+        return f"No prescription is stored: session {sid} has no answered trial."
+    trials = count_text(n, "trial")  # "1 trial", "4 trials"
+    if status == "running":
+        return (
+            f"No prescription is stored yet: session {sid} is still running ({trials} so far). The "
+            "prescription is stored when it ends; print again then."
+        )
+    if status == INTERRUPTED:
+        return (
+            f"No prescription is stored: session {sid} was interrupted after {trials} (its program was "
+            f"closed or crashed before the end). Continue it to store the prescription: {resume}."
+        )
+    return (
+        f"No prescription is stored: session {sid} was {status} after {trials} without one. "
+        f"Resume it to finish and store the prescription: {resume}."
+    )
+
+
+def unfinished_text(info, status: str | None = None, db_path=None) -> str | None:
+    """For a session not finished, a line saying so (its stored results may not be its last); None
+    for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
+    status = session_status(None, info.session_id, info.status) if status is None else status
+    return unfinished_line(info.session_id, info.n_answers, status, db_path)  # answers: not those undone
+
+
+def unfinished_line(session_id: int, n_answers: int, status: str, db_path=None) -> str | None:
+    """:func:`unfinished_text` of session ``session_id`` after ``n_answers`` answers in ``status``
+    (as shown): the record's line, which the dashboard shows too, with the command that continues it."""
+    trials = count_text(n_answers, "trial")  # "1 trial", "4 trials"
+    resume = resume_command(session_id, db_path)
+    if status == "running":
+        return f"Session not finished: still running ({trials} so far); results may change."
+    if status == INTERRUPTED:
+        return (
+            f"Session not finished: interrupted after {trials}, its program closed or crashed ({resume} continues it)."
+        )
+    if status == STOPPED:
+        return f"Session not finished: stopped after {trials} ({resume} continues it)."
+    return None
+
+
+#: Why a session stored as not finished stopped, in the dashboard's continue row (by its status as shown).
+WHY_NOT_FINISHED = {INTERRUPTED: "interrupted: its program closed or crashed", STOPPED: "stopped before its end"}
+
+
+def continue_row(header) -> tuple[str, str, str] | None:
+    """The dashboard's summary row for a session that stopped before its end (``header``: a
+    :class:`~lensopt.dashboard.series.SessionHeader`, its status as shown): ``("Continue", the
+    record's command that continues it, why it stopped)``; None for a session finished or running."""
+    why = WHY_NOT_FINISHED.get(header.status)
+    if why is None:
+        return None
+    return ("Continue", resume_command(header.session_id, header.database), why)

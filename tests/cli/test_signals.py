@@ -1,6 +1,5 @@
 """SIGTERM and SIGHUP end a command as Ctrl-C does (lensopt.cli._terminate_as_interrupt)."""
 
-import os
 import signal
 
 import pytest
@@ -21,9 +20,9 @@ def test_sigterm_is_a_keyboard_interrupt_and_a_second_signal_does_not_cut_the_cl
     cleaned = False
     with pytest.raises(KeyboardInterrupt), _terminate_as_interrupt(received):
         try:
-            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises as soon as it returns
+            signal.raise_signal(signal.SIGTERM)  # in this thread: the handler raises before it returns
         finally:
-            os.kill(os.getpid(), signal.SIGHUP)  # a logout: SIGHUP after SIGTERM, during the clean-up
+            signal.raise_signal(signal.SIGHUP)  # a logout: SIGHUP after SIGTERM, during the clean-up
             cleaned = True
     assert cleaned and received == [signal.SIGTERM]
     assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN  # restored afterwards
@@ -33,7 +32,7 @@ def test_a_signal_ignored_by_nohup_stays_ignored(restored_signals):
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts the program
     received: list[int] = []
     with _terminate_as_interrupt(received):
-        os.kill(os.getpid(), signal.SIGHUP)  # nothing happens
+        signal.raise_signal(signal.SIGHUP)  # nothing happens
     assert received == [] and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
 
 

@@ -284,6 +284,43 @@ def fitted_size(text: str, size: float, room_pt: float, family=None, weight="nor
     return size if width_pt <= room_pt else size * room_pt / width_pt
 
 
+#: The smallest share of its size a `` · ``-joined value (the session row: ``3 · P01 · OD (right eye) ·
+#: running``) is set at: wider, its longest part (a long participant name) is cut short with "…".
+MIN_VALUE_SCALE = 0.85
+#: The characters of a part cut short that are always kept, before its "…".
+MIN_KEPT_CHARS = 8
+
+
+def fitted_value(text: str, size: float, room_pt: float, family=None, weight="normal") -> tuple[str, float]:
+    """``text`` and its font size to fit ``room_pt`` wide (:func:`fitted_size`); a `` · ``-joined
+    value that would be set below :data:`MIN_VALUE_SCALE` of ``size`` has its longest part cut
+    short, "…" after its first characters (at least :data:`MIN_KEPT_CHARS`), until it fits at that
+    share — the session row's long participant name (written whole in the window's header) set
+    tiny had made the whole row unreadable."""
+    text = str(text)
+    fitted = fitted_size(text, size, room_pt, family, weight)
+    parts = text.split(" · ")
+    if fitted >= MIN_VALUE_SCALE * size or len(parts) < 2:
+        return text, fitted
+    longest = max(range(len(parts)), key=lambda i: len(parts[i]))
+    whole = parts[longest]
+
+    def cut(kept: int) -> str:
+        return " · ".join([*parts[:longest], whole[:kept].rstrip() + "…", *parts[longest + 1 :]])
+
+    low, high = MIN_KEPT_CHARS, len(whole) - 1  # the most characters kept that fit, by bisection
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fitted_size(cut(middle), size, room_pt, family, weight) >= MIN_VALUE_SCALE * size:
+            low = middle
+        else:
+            high = middle - 1
+    if low >= len(whole) - 1:  # nothing to cut
+        return text, fitted
+    shortened = cut(low)
+    return shortened, fitted_size(shortened, size, room_pt, family, weight)
+
+
 def fitted_title(title: str, size: float, room_pt: float) -> tuple[str, float]:
     """``title`` and its font size, to fit ``room_pt`` wide: as it is, else broken after its first
     " — " onto a second line (``Summary: best lens`` / ``estimate, not a prescription: a cylinder
@@ -316,11 +353,12 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
         family = "DejaVu Sans Mono" if big else None
         weight = "bold" if big else "normal"
         ax.text(0.02, y, label, fontsize=size - (2 if big else 0), color="0.35", transform=ax.transAxes, va="top")
+        value, value_size = fitted_value(value, size, room_pt, family=family, weight=weight)
         ax.text(
             VALUE_X,
             y,
             value,
-            fontsize=fitted_size(value, size, room_pt, family=family, weight=weight),
+            fontsize=value_size,
             weight=weight,
             transform=ax.transAxes,
             va="top",

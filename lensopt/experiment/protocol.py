@@ -28,6 +28,7 @@ from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_checks import (
     check_ranking,
     fractional_axis_problem,
+    ignored_feedback_problem,
     ignored_optimizer_field,
     phoropter_problem,
     random_only_problem,
@@ -480,6 +481,7 @@ def load_protocol(path: str | Path) -> Protocol:
         ignored_optimizer_field(data["optimizer"], protocol.optimizer.rule, protocol.feedback_mode)
         or random_only_problem(protocol.optimizer, "n_initial" in data["optimizer"])
         or fractional_axis_problem(protocol.lens, protocol.simulated)
+        or ignored_feedback_problem(protocol.feedback, protocol.feedback_mode)
         or protocol.phoropter_problem()
         or protocol.keys.unknown_key_problem()
         or protocol.timing.range_problem()

@@ -1,12 +1,13 @@
 """Checks of a protocol file that a stored session is not held to: settings a person wrote that the
 session would ignore or could not honour (a GP-only field with the acuity-law rule, random first
-trials that take every trial, an axis that is not a whole number of degrees). :func:`lensopt.experiment.protocol.load_protocol`
+trials that take every trial, an axis that is not a whole number of degrees, feedback asked of
+a duel or ranking). :func:`lensopt.experiment.protocol.load_protocol`
 refuses them in one line; a stored session's snapshot resumes as it ran. Also a ranking protocol's
 rule and lens keys (:func:`check_ranking`), which every protocol is held to."""
 
 from __future__ import annotations
 
-from lensopt.experiment.protocol_sections import KeysSection, SimulatedSection
+from lensopt.experiment.protocol_sections import FeedbackSection, KeysSection, SimulatedSection
 from lensopt.experiment.search_sections import (
     LensSection,
     OptimizerSection,
@@ -76,6 +77,19 @@ def ignored_optimizer_field(table: dict, rule: str, feedback_mode: str) -> str |
     return (
         f"optimizer.{given[0]} sets {GP_ONLY_FIELDS[given[0]]}, and optimizer.rule {rule!r} has no GP (grid Bayes "
         f"under the blur-acuity law); remove optimizer.{given[0]} or choose a GP rule such as 'ucb-ald'"
+    )
+
+
+def ignored_feedback_problem(feedback: FeedbackSection, feedback_mode: str) -> str | None:
+    """The one-line problem of a duel or ranking protocol file that asks for feedback
+    (``[feedback] enabled = true``): a comparison has no right answer to show, and the session
+    would run without a word of it; else None."""
+    if not feedback.enabled or feedback_mode == "letters":
+        return None
+    noun = {"duel": "a duel", "ranking": "a ranking"}.get(feedback_mode, f"a {feedback_mode} session")
+    return (
+        f"feedback.enabled = true applies to letter sessions only: {noun} has no right answer to show "
+        f"(protocol.feedback = {feedback_mode!r}); set feedback.enabled = false"
     )
 
 

@@ -148,3 +148,25 @@ def test_the_eye_is_read_in_any_case(tmp_path):
     assert [SessionSection(eye).eye for eye in ("od", "Os", "ou")] == ["OD", "OS", "OU"]
     protocol = load_protocol(write_protocol(tmp_path / "p.toml", PRESCRIPTION_PROTOCOL, **{"session.eye": '"od"'}))
     assert protocol.session.eye == "OD" and protocol.session.eyes == ("OD",)
+
+
+@pytest.mark.parametrize(
+    ("name", "noun"), [("clinical-duel", "a duel"), ("clinical-prescription-ranking", "a ranking")]
+)
+def test_feedback_asked_of_a_comparison_is_refused_not_silently_left_out(tmp_path, name, noun):
+    """A duel or ranking has no right answer to show: ``[feedback] enabled = true`` in its file ran
+    the session without any feedback and without a word; a stored session still loads as it ran."""
+    source = REPO / "protocols" / f"{name}.toml"
+    assert load_protocol(source).feedback.enabled is False  # the shipped file, as it is, loads
+    path = write_protocol(tmp_path / "p.toml", source, **{"feedback.enabled": "true"})
+    message = _refusal(path)
+    assert f"feedback.enabled = true applies to letter sessions only: {noun} has no right answer" in message
+    assert message.endswith("set feedback.enabled = false")
+    stored = load_protocol(source).to_dict()
+    stored["feedback"]["enabled"] = True
+    assert protocol_from_dict(stored, source="session 1").feedback.enabled is True
+
+
+def test_feedback_of_a_letter_protocol_is_accepted(tmp_path):
+    path = write_protocol(tmp_path / "p.toml", PRESCRIPTION_PROTOCOL, **{"feedback.enabled": "true"})
+    assert load_protocol(path).feedback.enabled is True

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.store.records import EYE_NAMES
-from lensopt.store.session_records import undone_suffix
+from lensopt.store.session_records import console_trial_numbers, undone_suffix
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
 DEFAULT_GUESS_RATE = 1.0 / 26.0
@@ -40,20 +40,10 @@ def count_text(n: int, noun: str = "trial", undone: int = 0) -> str:
 
 
 def answer_numbers(eyes, void, per_eye: bool = True) -> np.ndarray:
-    """The trial number the console gives each stored trial (``eyes``: each trial's eye, ``void``:
-    each answer undone), in the order stored: an answer kept is numbered among the answers kept
-    (of its eye, ``per_eye``: the console's ``OS trial 1``; else of the session: a plot's position
-    on one axis), an undone one (never counted) the number of the answer that replaced it — so that
-    after one undo the session's 10th answer is trial 10, not row 11."""
-    counts: dict[str, int] = {}
-    numbers = []
-    for eye, undone in zip(eyes, void, strict=True):
-        key = str(eye or "") if per_eye else ""
-        kept = counts.get(key, 0)
-        numbers.append(kept + 1)
-        if not undone:
-            counts[key] = kept + 1
-    return frozen_array(numbers, int)
+    """:func:`lensopt.store.session_records.console_trial_numbers`, frozen: the trial number the
+    console gave each stored trial (of its eye, ``per_eye``; else of the session: a plot's position
+    on one axis), an undone answer the number of the one that replaced it."""
+    return frozen_array(console_trial_numbers(eyes, void, per_eye), int)
 
 
 @dataclass(frozen=True)

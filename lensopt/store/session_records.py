@@ -59,6 +59,23 @@ class SessionEvent:
         return {"event": self.event, "at_unix_s": self.at, "after_trial": self.after_trial, "detail": self.detail}
 
 
+def console_trial_numbers(eyes, void, per_eye: bool = True) -> list[int]:
+    """The trial number the console (and the log) gave each stored trial (``eyes``: each trial's
+    eye, ``void``: each answer undone), in the order stored: an answer kept is numbered among the
+    answers kept (of its eye, ``per_eye``: the console's ``OS trial 1``; else of the session), an
+    undone one (never counted) the number of the answer that replaced it — the number the console
+    showed it under — so that after one undo the session's 10th answer is trial 10, not row 11."""
+    counts: dict[str, int] = {}
+    numbers = []
+    for eye, undone in zip(eyes, void, strict=True):
+        key = str(eye or "") if per_eye else ""
+        kept = counts.get(key, 0)
+        numbers.append(kept + 1)
+        if not undone:
+            counts[key] = kept + 1
+    return numbers
+
+
 def resumed_budget(events) -> int | None:
     """The trial budget per eye of the last resume among ``events`` that was given one with
     ``--trials``, which a later resume keeps; None if no resume was."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 
 from lensopt.store.records import DUEL_KIND, KINDS, LETTERS_KIND, RANKING_KIND, RANKING_SET_SIZES
-from lensopt.store.session_records import STARTED
+from lensopt.store.session_records import STARTED, console_trial_numbers
 
 #: Unix time 0: ``presented_at_utc`` is ``EPOCH + presented_at_s``.
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -85,6 +85,13 @@ def session_values(info) -> dict:
 #: can be fitted with its guess rate. Appended in Dec 2026, after every column exported before.
 PROTOCOL_COLUMNS = ("protocol", "n_alternatives", "alphabet")
 
+#: The trial's number as the console and the log gave it (``OD trial 5``, ``undo: OS trial 3``):
+#: among its eye's answers kept, from 1; an undone answer has the number of the one that replaced it
+#: (:func:`lensopt.store.session_records.console_trial_numbers`) — ``trial_index`` counts every row
+#: stored, both eyes' and the undone ones. After :data:`PROTOCOL_COLUMNS` (appended in Dec 2026, after
+#: every column exported before).
+EYE_TRIAL_COLUMN = "eye_trial_number"
+
 
 def protocol_values(info) -> dict:
     """:data:`PROTOCOL_COLUMNS` of session ``info``, from its stored protocol snapshot (``[protocol]
@@ -133,16 +140,24 @@ def fixed_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
 
 #: Names an ``extra`` value never takes as they are (it gets the ``extra_`` prefix instead).
 RESERVED_COLUMNS = (
-    frozenset(fixed_columns(KINDS, max(RANKING_SET_SIZES))) | frozenset(PROTOCOL_COLUMNS) | frozenset(PSYCHOPY_COLUMNS)
+    frozenset(fixed_columns(KINDS, max(RANKING_SET_SIZES)))
+    | frozenset(PROTOCOL_COLUMNS)
+    | frozenset(PSYCHOPY_COLUMNS)
+    | {EYE_TRIAL_COLUMN}
 )
 
 
 def table_columns(kinds, n_lenses: int = 0) -> tuple[str, ...]:
     """The columns of a table holding sessions of ``kinds`` before its free ``extra`` columns: the
     fixed columns (:func:`fixed_columns`), a letter table's :data:`LETTER_EXTRA_COLUMNS`, then
-    :data:`PROTOCOL_COLUMNS`."""
+    :data:`PROTOCOL_COLUMNS` and :data:`EYE_TRIAL_COLUMN`."""
     letters = any(kind not in (DUEL_KIND, RANKING_KIND) for kind in kinds)
-    return (*fixed_columns(kinds, n_lenses), *(LETTER_EXTRA_COLUMNS if letters else ()), *PROTOCOL_COLUMNS)
+    return (
+        *fixed_columns(kinds, n_lenses),
+        *(LETTER_EXTRA_COLUMNS if letters else ()),
+        *PROTOCOL_COLUMNS,
+        EYE_TRIAL_COLUMN,
+    )
 
 
 def flatten_extra(value, path: tuple = ()) -> list[tuple[tuple, object]]:
@@ -261,8 +276,11 @@ def tidy_table(sessions) -> tuple[list[str], list[dict]]:
     extra = ExtraColumns(c for c in columns if c in LETTER_EXTRA_COLUMNS)
     rows = []
     for info, trials in sessions:
-        for trial in trials:
+        eyes = [getattr(trial, "eye", None) or info.eye for trial in trials]  # a duel's or ranking's: its session's
+        numbers = console_trial_numbers(eyes, [bool(getattr(trial, "void", False)) for trial in trials])
+        for trial, number in zip(trials, numbers, strict=True):
             row = {name: cell(value) for name, value in _trial_values(info, trial).items()}
+            row[EYE_TRIAL_COLUMN] = cell(number)
             row.update((extra.name(path), cell(value)) for path, value in flatten_extra(trial.extra))
             rows.append(row)
     return [*columns, *(c for c in extra.columns if c not in columns)], rows

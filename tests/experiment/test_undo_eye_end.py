@@ -6,7 +6,10 @@ at any moment after it leaves a session whose resume continues that eye, with no
 the void answer.
 """
 
+import csv
+import io
 import json
+import re
 import sqlite3
 
 import pytest
@@ -57,6 +60,11 @@ def test_backspace_at_the_closing_screen_voids_the_answer_that_ended_the_eye_and
     assert (info.n_answers, info.n_undone) == (3, 1)
     closing = [s for s in console_states if s.heading == "Session finished"]
     assert closing and all(s.message == "SPACE: close   ·   BACKSPACE: undo the last answer" for s in closing)
+    # the export numbers each row as the log did (trial 3 twice: the answer undone and the one asked again)
+    logged = [int(m.group(1)) for x in lines if (m := re.match(r"(?:OD )?trial\s+(\d+)/3\b", x))]
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        rows = list(csv.DictReader(io.StringIO(export_session(store, info.session_id, "csv"))))
+    assert logged == [1, 2, 3, 3] == [int(row["eye_trial_number"]) for row in rows]
 
 
 def test_an_eye_its_stopping_rule_ended_goes_on_after_the_undo_and_the_rule_is_asked_again(tmp_path, window):

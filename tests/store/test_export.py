@@ -244,12 +244,16 @@ def test_letter_csv_flattens_extra_and_keeps_the_clinicians_columns(modes_db):
     with SessionStore(modes_db, readonly=True) as store:
         rows = list(csv.DictReader(io.StringIO(export_session(store, 1, fmt="csv"))))
     extras = ("letter_height_px", "decision_ms", "lens_set_by_clinician", "extra_letter")
-    assert tuple(rows[0])[-9:] == ("asked_lens", "note", "protocol", "n_alternatives", "alphabet", *extras)
+    assert tuple(rows[0])[-10:] == (
+        "asked_lens", "note", "protocol", "n_alternatives", "alphabet", "eye_trial_number", *extras
+    )  # fmt: skip
     assert [(r["eye"], r["axis_deg"], r["void"]) for r in rows] == [
         ("OD", "170.0", "0"),
         ("OD", "175.0", "1"),
         ("OS", "", "0"),
     ]
+    # the console's numbers: OD trial 1; OD trial 2, undone (the next OD answer is trial 2 again); OS trial 1
+    assert [r["eye_trial_number"] for r in rows] == ["1", "2", "1"]
     assert rows[1]["asked_lens"] == "-1.25 / -0.75 x 170" and rows[1]["note"] == "tired"
     assert [r["lens_set_by_clinician"] for r in rows] == ["", "1", ""]
     assert [r["extra_letter"] for r in rows] == ["", "", "a clash"] and [r["letter"] for r in rows] == ["K", "H", "Z"]
@@ -264,8 +268,10 @@ def test_ranking_csv_has_a_column_per_lens_and_1_based_ranks(modes_db):
     assert list(rows[0])[9:] == [
         "letter_logmar", "n_lenses", *lens_columns, *(f"rank_{k}_lens" for k in range(1, 5)), "rt_s",
         "presented_at_utc", "answered_at_utc", "presented_at_s", "answered_at_s",
-        "protocol", "n_alternatives", "alphabet", "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",
+        "protocol", "n_alternatives", "alphabet", "eye_trial_number",
+        "letter_height_px", "key_rt_s_1", "key_rt_s_2", "decision_ms",
     ]  # fmt: skip
+    assert [row["eye_trial_number"] for row in rows] == ["1", "2"]  # one eye, no undo: as trial_index
     for row, stored in zip(rows, RANKINGS):
         n = int(row["n_lenses"])
         lenses = tuple((float(row[f"lens_{k}_sphere_d"]), float(row[f"lens_{k}_cylinder_d"])) for k in range(1, n + 1))
@@ -417,8 +423,9 @@ def test_pooled_26_and_10_letter_sessions_say_on_every_row_their_protocol_and_nu
     for table in (rows, psychopy):
         assert [(r["protocol"], r["n_alternatives"], r["alphabet"]) for r in table] == expected
     header = list(rows[0])
-    assert header[: len(CSV_COLUMNS) - 3] == list(CSV_COLUMNS[:-3])  # the columns before, in their order
-    assert header[len(CSV_COLUMNS) - 3 : len(CSV_COLUMNS)] == ["protocol", "n_alternatives", "alphabet"]
+    first = CSV_COLUMNS.index("protocol")
+    assert header[:first] == list(CSV_COLUMNS[:first])  # the columns before, in their order
+    assert header[first : len(CSV_COLUMNS)] == ["protocol", "n_alternatives", "alphabet", "eye_trial_number"]
     assert "n_alternatives" in list(psychopy[0])[:-5]  # a trial column, before PsychoPy's session columns
     frame = assert_tidy_csv(export_text_of(tmp_path / "s.db", [1, 2]))
     assert frame["n_alternatives"].dtype == "int64"

@@ -41,6 +41,7 @@ from lensopt.dashboard.drawing import (
     FONT_SIZE,
     MODEL_COLOR,
     draw_undone,
+    fitted_size,
     number_each_eye,
     undone_label,
 )
@@ -221,13 +222,31 @@ def _followed(store, info):
         return None, str(exc)
 
 
+#: Where a later page's title starts (figure fraction) and the share of the page's width it may fill.
+PAGE_TITLE_X = 0.02
+PAGE_TITLE_ROOM = 0.97 - PAGE_TITLE_X
+
+
+def page_title(info, what: str, page: int, n_pages: int, page_width_in: float) -> tuple[str, float]:
+    """A later page's title, ``Session 7 (P001): the curves — page 2 of 3``, and its font size: one
+    line when it fits the page's width, else broken after the participant onto a second line, then
+    set smaller if a line is still too wide (a long participant name ran off the page's edge)."""
+    size = FONT_SIZE + 3
+    room_pt = PAGE_TITLE_ROOM * page_width_in * 72.0
+    who = f"Session {info.session_id} ({info.participant}):"
+    title = f"{who} {what} — page {page} of {n_pages}"
+    if fitted_size(title, size, room_pt) < size:
+        title = f"{who}\n{what} — page {page} of {n_pages}"
+    return title, min(fitted_size(line, size, room_pt) for line in title.split("\n"))
+
+
 def draw_curves_page(store, info, model, why: str, n_pages: int) -> Figure:
     """Page 2: what the dashboard draws for the session (``model``: its followed model, None and
     ``why`` for a session it cannot show). A full-prescription session: its history panel and the
     lens path (A4 portrait); any other: the dashboard report's four panels (A4 landscape); a
     session the dashboard cannot show: a notice saying why."""
     prescription = info.kind == LETTERS_KIND and is_prescription(info.optimizer_settings)
-    title = f"Session {info.session_id} ({info.participant}): the curves — page 2 of {n_pages}"
+    title, size = page_title(info, "the curves", 2, n_pages, A4_PORTRAIT_IN[0])
     if model is None:
         fig = Figure(figsize=A4_PORTRAIT_IN, layout="constrained")
         draw_notice(fig, title, why)
@@ -236,7 +255,7 @@ def draw_curves_page(store, info, model, why: str, n_pages: int) -> Figure:
     if not prescription:
         return build_report_figure(snap)
     fig = Figure(figsize=A4_PORTRAIT_IN, layout="constrained")
-    fig.suptitle(title, fontsize=FONT_SIZE + 3, x=0.02, ha="left")
+    fig.suptitle(title, fontsize=size, x=PAGE_TITLE_X, ha="left")
     top, bottom = np.asarray(fig.subfigures(2, 1))  # two rows: an array of two SubFigures
     draw_panel(top, "history", snap)
     results = session_results(info)
@@ -252,12 +271,8 @@ def draw_models_page(info, views, letter_bounds_logmar, n_pages: int = 3) -> Fig
     landscape, the dashboard report's page (two rows, the second empty for one eye, so that an eye's
     panels keep the size they have there)."""
     fig = Figure(figsize=PAGE_SIZE_IN, layout="constrained")
-    fig.suptitle(
-        f"Session {info.session_id} ({info.participant}): each eye's model — page {n_pages} of {n_pages}",
-        fontsize=FONT_SIZE + 3,
-        x=0.02,
-        ha="left",
-    )
+    title, size = page_title(info, "each eye's model", n_pages, n_pages, PAGE_SIZE_IN[0])
+    fig.suptitle(title, fontsize=size, x=PAGE_TITLE_X, ha="left")
     rows = np.asarray(fig.subfigures(max(2, len(views)), 1)).ravel()
     for row, view in zip(rows, views):
         plane, curve = np.asarray(row.subfigures(1, 2)).ravel()

@@ -748,6 +748,43 @@ def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions
     )  # OD's row above OS's
 
 
+@pytest.mark.parametrize("participant", ["P001", "Maria-Fernanda Rodríguez-Villanueva de la Cruz (DOB 1957-03-14)"])
+def test_the_later_pages_titles_stay_inside_their_pages_whatever_the_participants_name(sessions_db, participant):
+    """Pages 2 and 3 are titled with the session and its participant; a long name ran the title off
+    the page's edge: it goes onto a second line, whole, and the panels stay below it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from lensopt.dashboard.model import session_model
+    from lensopt.dashboard.prescription_record import draw_curves_page, draw_models_page
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = replace(store.session(ids["finished"]), participant=participant)
+        followed = session_model(info)
+        followed.update(info, store.trials(ids["finished"]))
+        pages = {
+            2: draw_curves_page(store, info, followed, "", 3),
+            3: draw_models_page(info, followed.eye_views(), followed.snapshot().letter_bounds_logmar),
+        }
+    for page, fig in pages.items():
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        title = fig._suptitle
+        text = title.get_text()
+        assert text.replace("\n", " ").startswith(f"Session {info.session_id} ({participant}):")
+        assert text.endswith(f"— page {page} of 3")
+        assert ("\n" in text) == (page == 2 and len(participant) > 20)  # A4 portrait: the long name's too wide
+        box = title.get_window_extent(renderer)
+        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1 + 0.5, (page, box)
+        axes = _every_axes(fig)  # every panel below the title
+        assert axes and all(ax.get_tightbbox(renderer).y1 <= box.y0 + 0.5 for ax in axes), page
+
+
+def _every_axes(fig) -> list:
+    """The axes of ``fig`` and of its subfigures, however nested."""
+    return [*fig.get_axes(), *(ax for sub in fig.subfigs for ax in _every_axes(sub))]
+
+
 def test_the_lens_path_has_whole_trial_ticks(sessions_db):
     """Page 2's lens path counts trials: its ticks are whole trials (there were ticks at 2.5, 7.5)."""
     from matplotlib.figure import Figure

@@ -5,7 +5,8 @@ session's best lens, :mod:`lensopt.experiment.results`) shows it in clinical not
 and in ``--json`` as ``result`` and ``results`` (their fields, 95 % intervals included). The ``eye``
 column is the eye tested (OD, OS, OU; ``-`` when the session named none).
 
-``lensopt export`` takes one session id, several, or ``--all``, in one file (CSV: the rows of every
+``--participant ID`` keeps the sessions of one participant (as given to ``lensopt run``) in either.
+``lensopt export`` takes one session id, several, ``--participant ID`` or ``--all``, in one file (CSV: the rows of every
 session, ``session_id`` first; JSON: one session's document, or an array of them); every session is
 read before anything is written, so an unknown id writes nothing.
 
@@ -30,6 +31,9 @@ def register(subparsers) -> None:
     )
     listing.add_argument("--db", metavar="PATH", help=DB_HELP)
     listing.add_argument("--json", action="store_true", help="print the sessions as JSON")
+    listing.add_argument(
+        "--participant", metavar="ID", help="only the sessions of participant ID (as given to `lensopt run`)"
+    )
     listing.set_defaults(handler=Handler("lensopt.cli.handlers.sessions:list_sessions"))
 
     export = subparsers.add_parser(
@@ -44,6 +48,11 @@ def register(subparsers) -> None:
         "session_ids", metavar="SESSION_ID", type=int, nargs="*", help="ids shown by `lensopt sessions`"
     )
     export.add_argument("--all", action="store_true", help="export every stored session, oldest first")
+    export.add_argument(
+        "--participant",
+        metavar="ID",
+        help="export every session of participant ID (as given to `lensopt run`), oldest first",
+    )
     export.add_argument(
         "--format",
         dest="fmt",

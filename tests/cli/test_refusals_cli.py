@@ -201,7 +201,9 @@ def test_export_format_contradicting_the_file_name_is_refused(capsys, db, tmp_pa
 
 
 def test_export_of_ids_and_all_says_they_conflict(capsys, db):
-    assert "give either SESSION_IDs or --all, not both" in refused(capsys, ["export", "1", "--all", "--db", str(db)])
+    assert "give one of SESSION_IDs, --participant ID or --all, not several" in refused(
+        capsys, ["export", "1", "--all", "--db", str(db)]
+    )
 
 
 # ------------------------------------------------------------------ 6. messages naming the problem

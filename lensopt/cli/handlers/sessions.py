@@ -9,6 +9,7 @@ the whole)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shlex
@@ -188,11 +189,34 @@ def _warn_of_unreadable_events(db_path, infos) -> None:
             print(f"warning: {text}", file=sys.stderr)
 
 
+def _of_participant(infos, participant: str) -> list:
+    """The sessions of ``infos`` of ``participant`` (as given to ``lensopt run``, which stores it
+    stripped), a damaged one whose participant cannot be read among them: it may be theirs."""
+    wanted = participant.strip()
+    return [i for i in infos if i.participant == wanted or (isinstance(i, DamagedSession) and i.participant is None)]
+
+
+def _no_sessions_of(participant: str, infos, db_path) -> str:
+    """One line: no session of ``participant`` in ``db_path``, with the participants it holds whose
+    name is close (another case, a typo), or how to list them."""
+    names = sorted({i.participant for i in infos if i.participant})
+    same = [name for name in names if name.casefold() == participant.strip().casefold()]
+    close = same or difflib.get_close_matches(participant.strip(), names, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(map(repr, close))}?" if close else "`lensopt sessions` lists the participants"
+    return f"no session of participant {participant!r} in {db_path}; {hint}"
+
+
 def list_sessions(args) -> int:
-    """Handler of ``lensopt sessions``: every session, a damaged one shown ``damaged`` and said on stderr."""
+    """Handler of ``lensopt sessions``: every session (``--participant``: of that participant), a
+    damaged one shown ``damaged`` and said on stderr."""
     with _open_readonly(args.db) as store:
         infos = store.listing()
         path = store.path
+    if args.participant is not None:
+        every, infos = infos, _of_participant(infos, args.participant)
+        if not any(i.participant == args.participant.strip() for i in infos) and not args.json:
+            print(_no_sessions_of(args.participant, every, path))
+            return 0
     _warn_if_readable_by_others(path)
     for damaged in infos:
         if isinstance(damaged, DamagedSession):
@@ -219,16 +243,23 @@ MAX_SESSION_ID = 2**63 - 1
 def export_command(args) -> int:
     """Handler of ``lensopt export``: every session is read and the text made before anything is written."""
     args.fmt = _export_format(args.fmt, args.output)
-    if args.all and args.session_ids:
-        raise ValueError("give either SESSION_IDs or --all, not both (--all exports every session)")
-    if not args.all and not args.session_ids:
-        raise ValueError("give the sessions to export: one or more SESSION_IDs, or --all")
+    chosen = [bool(args.session_ids), bool(args.all), args.participant is not None]
+    if sum(chosen) > 1:
+        raise ValueError(
+            "give one of SESSION_IDs, --participant ID or --all, not several (--all exports every session, "
+            "--participant every session of one participant)"
+        )
+    if not any(chosen):
+        raise ValueError("give the sessions to export: one or more SESSION_IDs, --participant ID, or --all")
     if args.output:
         check_not_the_database("--output", args.output, args.db if args.db else default_db_path())
     with _open_readonly(args.db) as store:
-        if args.all:
-            listed = store.listing()
+        if args.all or args.participant is not None:
+            every = store.listing()
+            listed = every if args.all else _of_participant(every, args.participant)
             damaged = [info for info in listed if isinstance(info, DamagedSession)]
+            if args.participant is not None and len(damaged) == len(listed):  # none that is surely theirs
+                raise ValueError(_no_sessions_of(args.participant, every, store.path))
             if damaged:
                 raise StoreError(_damaged_refusal(args, store.path, damaged, listed))
             session_ids = [info.session_id for info in listed]
@@ -243,7 +274,8 @@ def export_command(args) -> int:
         db_path = store.path
     _warn_of_unreadable_events(db_path, [info for info, _ in sessions])
     _warn_of_unsaved_answers(db_path, session_ids)
-    text = export_text(sessions, args.fmt, several=args.all or len(args.session_ids) > 1, db_path=db_path)
+    several = args.all or args.participant is not None or len(args.session_ids) > 1  # JSON: an array
+    text = export_text(sessions, args.fmt, several=several, db_path=db_path)
     write_export(text, args.output or sys.stdout)
     if args.output:
         n_trials = sum(len(trials) for _, trials in sessions)
@@ -279,7 +311,7 @@ MAX_IDS_SUGGESTED = 20
 
 
 def _damaged_refusal(args, db_path, damaged: list[DamagedSession], listed) -> str:
-    """``lensopt export --all``'s one line when sessions are damaged: which and what is wrong, that
+    """``lensopt export --all``'s (or ``--participant``'s) one line when sessions are damaged: which and what is wrong, that
     nothing was exported, and how to export the others (their ids, with the options given)."""
     if len(damaged) == 1:
         what = f"session {damaged[0].session_id} in {db_path} is damaged: {damaged[0].problem}"

@@ -19,7 +19,7 @@ from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, SearchBox
 
-#: The narrowest M half-width (D) a high start's box is narrowed to (:meth:`lensopt.experiment.protocol.Protocol.with_start`):
+#: The narrowest M half-width (D) a high start's box is narrowed to (:func:`lensopt.experiment.protocol_start.phoropter_start`):
 #: a search of its spherical equivalent one phoropter step either way or more.
 MIN_M_HALF_WIDTH_D = 0.25
 

@@ -33,7 +33,8 @@ from lensopt.dashboard.drawing import (
 )
 from lensopt.dashboard.posterior import BAND_Z
 from lensopt.dashboard.unfinished_text import continue_row
-from lensopt.refraction.lens import diopter_text, logmar_text
+from lensopt.refraction.acuity_text import logmar_text
+from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.shown import box_edges
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION
 

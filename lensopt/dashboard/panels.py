@@ -41,7 +41,8 @@ from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_d
 from lensopt.dashboard.prescription_text import interval_text as record_interval_text
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.dashboard.unfinished_text import continue_row
-from lensopt.refraction.lens import diopter_text, logmar_text, signed_logmar, snellen_text
+from lensopt.refraction.acuity_text import logmar_text, signed_logmar, snellen_text
+from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.shown import untried_summary
 from lensopt.stopping import confidence_text, threshold_text
 from lensopt.store.records import LETTERS_KIND
@@ -60,7 +61,7 @@ def eye_suffix(snap: DashboardSnapshot) -> str:
 
 def snellen_20(logmar: float) -> str:
     """The Snellen chart line in feet of an acuity: ``20/40``, or ``≈ 20/40`` for one off the line
-    (:func:`lensopt.refraction.lens.snellen_text`)."""
+    (:func:`lensopt.refraction.acuity_text.snellen_text`)."""
     return snellen_text(logmar)[1]
 
 

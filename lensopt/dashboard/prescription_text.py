@@ -30,7 +30,8 @@ from lensopt.dashboard.unfinished_text import missing_reason, unfinished_text
 from lensopt.modes.base import EYE_STARTS
 from lensopt.modes.letters import is_prescription
 from lensopt.provenance import software, software_label
-from lensopt.refraction.lens import Lens, diopter_text, logmar_text, power_vector_arrays, snellen_text
+from lensopt.refraction.acuity_text import logmar_text, snellen_text
+from lensopt.refraction.lens import Lens, diopter_text, power_vector_arrays
 from lensopt.refraction.prescription import (
     FULL_J_BOUNDS_D,
     FULL_M_BOUNDS_D,

@@ -14,7 +14,8 @@ import numpy as np
 
 from lensopt.dashboard.series import SessionHeader, TrialSeries, count_text, elapsed_s
 from lensopt.dashboard.verdict import EyeEstimate, LensConfidence
-from lensopt.refraction.lens import diopter_text, signed_logmar, two_parameter_lens_text
+from lensopt.refraction.acuity_text import signed_logmar
+from lensopt.refraction.lens import diopter_text, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import ReadThrough
 from lensopt.stopping import confidence_text

@@ -7,7 +7,7 @@ from __future__ import annotations
 from lensopt.dashboard.series import count_text
 from lensopt.modes.letters import is_prescription
 from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
-from lensopt.store.connection import resume_command
+from lensopt.store.db_path import resume_command
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens, presented
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
-from lensopt.refraction.lens import logmar_text
+from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.store import DuelTrialRecord
 

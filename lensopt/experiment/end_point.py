@@ -29,7 +29,8 @@ import numpy as np
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.experiment.search_sections import MAX_TRIALS
-from lensopt.refraction.lens import Lens, diopter_text, logmar_text
+from lensopt.refraction.acuity_text import logmar_text
+from lensopt.refraction.lens import Lens, diopter_text
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import COMPARISON_WITHOUT_START, read_through, untried_d, untried_note
 from lensopt.refraction.shown import box_edge_warning as shown_box_edge_warning

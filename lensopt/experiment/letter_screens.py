@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lensopt.experiment.loop_screens import FEEDBACK_COLORS, PASS_RESPONSE, UNDONE, Screens, eye_line
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
-from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, logmar_text, off_step_note
+from lensopt.refraction.acuity_text import logmar_text
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, off_step_note
 
 T = TypeVar("T")
 

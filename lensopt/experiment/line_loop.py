@@ -24,8 +24,9 @@ from lensopt.experiment.loop import LoopScreens
 from lensopt.experiment.loop_screens import eye_line
 from lensopt.experiment.optotypes import LetterLineStim
 from lensopt.experiment.protocol_sections import LensSection, show_lens, show_two_parameter_lens
+from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.duels import DuelTrial
-from lensopt.refraction.lens import Lens, logmar_text
+from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.refraction.rankings import RankingTrial

@@ -42,7 +42,8 @@ from lensopt.experiment.letter_screens import LetterScreens
 from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, Screens, is_mirrored
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
-from lensopt.refraction.lens import Lens, diopter_text, logmar_text
+from lensopt.refraction.acuity_text import logmar_text
+from lensopt.refraction.lens import Lens, diopter_text
 from lensopt.stopping import confidence_text, stop_threshold
 from lensopt.store import TrialRecord
 

@@ -38,7 +38,8 @@ from lensopt.experiment.search_sections import (
     show_two_parameter_lens,
 )
 from lensopt.observer.patient import DEFAULT_PATIENT_AXIS_DEG
-from lensopt.refraction.lens import Lens, logmar_text, show_lens, two_parameter_lens_text
+from lensopt.refraction.acuity_text import logmar_text
+from lensopt.refraction.lens import Lens, show_lens, two_parameter_lens_text
 from lensopt.refraction.trial import DUEL_ANSWERS
 
 # the search's tables and values, re-exported: every table can be imported from here

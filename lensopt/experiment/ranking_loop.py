@@ -28,7 +28,7 @@ from collections.abc import Callable
 from lensopt.experiment.keyboard import KeyPress
 from lensopt.experiment.line_loop import LetterLineLoop, format_lens, presented
 from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
-from lensopt.refraction.lens import logmar_text
+from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.refraction.lens import diopter_text, logmar_text, power_vector_arrays, signed_logmar
+from lensopt.refraction.acuity_text import logmar_text, signed_logmar
+from lensopt.refraction.lens import diopter_text, power_vector_arrays
 
 #: How near (D, dioptric distance) a lens tried must be for the reported lens to count as tried:
 #: one phoropter step.

@@ -10,14 +10,7 @@ only; nothing is ever pickled.
 """
 
 from lensopt.store.budget import StoredBudget, fixed_trials_text, stored_budget
-from lensopt.store.connection import (
-    DatabaseLockedError,
-    ReadOnlyStoreError,
-    check_not_the_database,
-    db_option,
-    default_db_path,
-    resume_command,
-)
+from lensopt.store.connection import DatabaseLockedError, ReadOnlyStoreError
 from lensopt.store.database import (
     DEFAULT_TIMEOUT_S,
     DamagedSessionError,
@@ -26,6 +19,7 @@ from lensopt.store.database import (
     SessionStore,
     WrongKindError,
 )
+from lensopt.store.db_path import check_not_the_database, db_option, default_db_path, resume_command
 from lensopt.store.records import (
     DUEL_ANSWERS,
     DUEL_KIND,

@@ -25,7 +25,7 @@ from lensopt.dashboard.prescription_text import (
 )
 from lensopt.dashboard.record_page import draw_record_page
 from lensopt.observer import SimulatedPatient
-from lensopt.refraction.lens import snellen_text
+from lensopt.refraction.acuity_text import snellen_text
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.stopping import confidence_text

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from lensopt.refraction.acuity_text import snellen_text
 from lensopt.refraction.lens import (
     Lens,
     PowerVector,
@@ -17,7 +18,6 @@ from lensopt.refraction.lens import (
     off_step_note,
     parse_lens,
     power_vector_arrays,
-    snellen_text,
     two_parameter_lens_text,
     wrap_axis_deg,
 )
@@ -526,7 +526,7 @@ def test_a_two_parameter_lens_is_the_same_optical_lens_in_clinical_notation_at_i
 
 
 def test_a_letter_size_that_rounds_to_zero_is_written_plus_zero_not_minus_zero():
-    from lensopt.refraction.lens import logmar_text
+    from lensopt.refraction.acuity_text import logmar_text
 
     assert logmar_text(-0.001) == "+0.00 logMAR" == logmar_text(0.0) == logmar_text(-0.0)
     assert logmar_text(-0.006) == "-0.01 logMAR" and logmar_text(0.134) == "+0.13 logMAR"

@@ -13,7 +13,8 @@ from lensopt.bench.spec import split_of
 from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
 from lensopt.provenance import software
-from lensopt.refraction.lens import Lens, diopter_text, logmar_text, parse_lens
+from lensopt.refraction.acuity_text import logmar_text
+from lensopt.refraction.lens import Lens, diopter_text, parse_lens
 from lensopt.refraction.prescription import (
     PHOROPTER_MAX_POWER_D,
     START_J_HALF_WIDTH_D,

@@ -38,8 +38,9 @@ def test_sessions_lists_only_the_participants_sessions(clinic_db, capsys):
 @pytest.mark.parametrize(
     ("typed", "said"),
     [
-        ("p001", "did you mean 'P001'?"),
-        ("S1", "did you mean 'S01'?"),
+        ("p001", "did you mean 'P001'?"),  # another case
+        ("00", "did you mean 'P001' or 'P002'?"),  # a part of it
+        ("S1", "did you mean 'S01'?"),  # a typo
         ("Z9", "`lensopt sessions` lists the participants"),
     ],
 )

@@ -198,10 +198,12 @@ def _of_participant(infos, participant: str) -> list:
 
 def _no_sessions_of(participant: str, infos, db_path) -> str:
     """One line: no session of ``participant`` in ``db_path``, with the participants it holds whose
-    name is close (another case, a typo), or how to list them."""
+    name is close (another case, a part of it, a typo), or how to list them."""
     names = sorted({i.participant for i in infos if i.participant})
-    same = [name for name in names if name.casefold() == participant.strip().casefold()]
-    close = same or difflib.get_close_matches(participant.strip(), names, n=3, cutoff=0.6)
+    typed = participant.strip().casefold()
+    same = [name for name in names if name.casefold() == typed]
+    part = [name for name in names if typed and typed in name.casefold()][:3]  # "maria" for "Maria Rossi"
+    close = same or part or difflib.get_close_matches(participant.strip(), names, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(map(repr, close))}?" if close else "`lensopt sessions` lists the participants"
     return f"no session of participant {participant!r} in {db_path}; {hint}"
 

@@ -321,12 +321,12 @@ def fitted_value(text: str, size: float, room_pt: float, family=None, weight="no
     return shortened, fitted_size(shortened, size, room_pt, family, weight)
 
 
-def fitted_title(title: str, size: float, room_pt: float) -> tuple[str, float]:
+def fitted_title(title: str, size: float, room_pt: float, after: str = " — ") -> tuple[str, float]:
     """``title`` and its font size, to fit ``room_pt`` wide: as it is, else broken after its first
-    " — " onto a second line (``Summary: best lens`` / ``estimate, not a prescription: a cylinder
+    ``after`` onto a second line (``Summary: best lens`` / ``estimate, not a prescription: a cylinder
     without an axis`` ran off the panel's right edge), else set smaller."""
-    if fitted_size(title, size, room_pt) < size and " — " in title:
-        title = title.replace(" — ", " —\n", 1)
+    if fitted_size(title, size, room_pt) < size and after in title:
+        title = title.replace(after, after.rstrip() + "\n", 1)
     return title, min(fitted_size(line, size, room_pt) for line in title.split("\n"))
 
 

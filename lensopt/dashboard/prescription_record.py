@@ -41,7 +41,7 @@ from lensopt.dashboard.drawing import (
     FONT_SIZE,
     MODEL_COLOR,
     draw_undone,
-    fitted_size,
+    fitted_title,
     number_each_eye,
     undone_label,
 )
@@ -231,13 +231,10 @@ def page_title(info, what: str, page: int, n_pages: int, page_width_in: float) -
     """A later page's title, ``Session 7 (P001): the curves — page 2 of 3``, and its font size: one
     line when it fits the page's width, else broken after the participant onto a second line, then
     set smaller if a line is still too wide (a long participant name ran off the page's edge)."""
-    size = FONT_SIZE + 3
-    room_pt = PAGE_TITLE_ROOM * page_width_in * 72.0
-    who = f"Session {info.session_id} ({info.participant}):"
-    title = f"{who} {what} — page {page} of {n_pages}"
-    if fitted_size(title, size, room_pt) < size:
-        title = f"{who}\n{what} — page {page} of {n_pages}"
-    return title, min(fitted_size(line, size, room_pt) for line in title.split("\n"))
+    who = f"Session {info.session_id} ({info.participant}): "
+    return fitted_title(
+        f"{who}{what} — page {page} of {n_pages}", FONT_SIZE + 3, PAGE_TITLE_ROOM * page_width_in * 72.0, who
+    )
 
 
 def draw_curves_page(store, info, model, why: str, n_pages: int) -> Figure:

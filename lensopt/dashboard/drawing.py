@@ -304,6 +304,8 @@ def fitted_value(text: str, size: float, room_pt: float, family=None, weight="no
         return text, fitted
     longest = max(range(len(parts)), key=lambda i: len(parts[i]))
     whole = parts[longest]
+    if len(whole) - 1 <= MIN_KEPT_CHARS:  # nothing to cut
+        return text, fitted
 
     def cut(kept: int) -> str:
         return " · ".join([*parts[:longest], whole[:kept].rstrip() + "…", *parts[longest + 1 :]])
@@ -315,8 +317,6 @@ def fitted_value(text: str, size: float, room_pt: float, family=None, weight="no
             low = middle
         else:
             high = middle - 1
-    if low >= len(whole) - 1:  # nothing to cut
-        return text, fitted
     shortened = cut(low)
     return shortened, fitted_size(shortened, size, room_pt, family, weight)
 

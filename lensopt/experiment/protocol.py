@@ -456,8 +456,11 @@ def _not_found_message(path: Path) -> str:
     )
 
 
-def load_protocol(path: str | Path) -> Protocol:
-    """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`)."""
+def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol:
+    """Read and validate a protocol file (or a shipped protocol by name: :func:`resolve_protocol_path`).
+    ``start_replaced``: the new session starts from ``--start``, not from the file's ``[start]
+    refraction``, so the file's own refraction is not checked against the phoropter (the one given
+    is, by :meth:`Protocol.with_start`)."""
     path = resolve_protocol_path(path)
     if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():
         raise ProtocolError(f"protocol {path} is not a regular file (a pipe or a device); give a .toml file")
@@ -482,7 +485,7 @@ def load_protocol(path: str | Path) -> Protocol:
         or random_only_problem(protocol.optimizer, "n_initial" in data["optimizer"])
         or fractional_axis_problem(protocol.lens, protocol.simulated)
         or ignored_feedback_problem(protocol.feedback, protocol.feedback_mode)
-        or protocol.phoropter_problem()
+        or (None if start_replaced else protocol.phoropter_problem())
         or protocol.keys.unknown_key_problem()
         or protocol.timing.range_problem()
     )

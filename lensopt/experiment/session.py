@@ -90,7 +90,7 @@ def run_session(
     protocol: Protocol | None = None
     if request.resume is None:
         assert request.protocol_path is not None  # RunRequest requires it for a new session
-        protocol = load_protocol(request.protocol_path)
+        protocol = load_protocol(request.protocol_path, start_replaced=request.start is not None)
     if protocol is not None and request.start is None and protocol.start is not None and not protocol.start.given:
         raise ProtocolError(f"{protocol.source}: {MISSING_START_MESSAGE}")
     if protocol is not None:

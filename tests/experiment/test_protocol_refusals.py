@@ -117,6 +117,26 @@ def test_a_protocol_files_start_whose_box_reaches_past_the_phoropter_is_refused(
     assert "the search box around +17.00 / -2.00 x 090" in message and "reaches +20.24 D in a meridian" in message
 
 
+def test_a_protocol_files_high_start_replaced_by_start_is_searched_around_the_start_given(tmp_path, capsys):
+    """``--start`` replaces the file's refraction: the file's own, beyond the phoropter, is not what the
+    session searches around and is not refused; the start given is checked (and its box is the file's)."""
+    from lensopt.cli import main
+
+    path = write_protocol(tmp_path / "p.toml", PRESCRIPTION_PROTOCOL, **{"start.refraction": '"+17.00 / -2.00 x 90"'})
+    start = load_protocol(path, start_replaced=True).with_start("-2.00 / -0.50 x 180").start
+    assert start.refraction == "-2.00 / -0.50 x 180" and start.lens.format() == "-2.00 / -0.50 x 180"
+    assert (start.m_half_width_d, start.j_half_width_d) == (2.0, 1.0)  # the file's box, not narrowed
+    with pytest.raises(ProtocolError, match=r"^--start: the search box around -19.00 DS"):
+        load_protocol(path, start_replaced=True).with_start("-19.00 DS")  # too high a start given: still refused
+    db = tmp_path / "sessions.db"
+    args = ["run", "--protocol", str(path), "--participant", "P001", "--db", str(db), "--observer", "simulated"]
+    assert main([*args, "--start", "-2.00 / -0.50 x 180"]) == 2  # on to the next check: no eye named
+    err = capsys.readouterr().err
+    assert "none was named" in err and "+17.00" not in err and "phoropter" not in err, err
+    assert main(args) == 2 and "reaches +20.24 D in a meridian" in capsys.readouterr().err  # without --start: refused
+    assert not db.exists()
+
+
 def test_a_stored_protocol_checked_when_new_still_loads_as_it_ran():
     """A session stored before these checks (a wide box, a fractional axis) resumes as it ran."""
     stored = load_protocol(PRESCRIPTION_PROTOCOL).with_start("-1.00 DS").to_dict()

@@ -31,9 +31,9 @@ def confidence_statement(
     """The confidence in plain words: sure enough (at or above the protocol's ``[stop]`` confidence,
     else lensopt's default 0.95: :func:`lensopt.stopping.enough_to_prescribe`), or how far below, with
     more trials recommended — or, without a ``[stop]`` (a study's fixed number of trials, whose result
-    is its estimate), that the protocol fixed them, or, the budget the session ran with (``ran``,
-    :func:`lensopt.store.budget.stored_budget`) given by a resume's ``--trials``, that budget and
-    the result's ``n_trials`` as the closing console names them."""
+    is its estimate), the result's ``n_trials`` and the budget the session ran with (``ran``,
+    :func:`lensopt.store.budget.stored_budget`: the protocol's, or a resume's ``--trials``) as the
+    closing console names them (:func:`lensopt.store.budget.fixed_trials_text`)."""
     target = prescription_target(stop_confidence)
     if confidence is None:
         return "confidence not computed; more trials recommended before prescribing"
@@ -42,17 +42,13 @@ def confidence_statement(
             f"{confidence_percent_text(confidence)} sure this lens gives acuity within {ACUITY_TOLERANCE_LOGMAR:g} logMAR "
             f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
-    ended_early = ran is not None and n_trials is not None and n_trials < (ran.trials or 0)
-    if stop_confidence is None and ran is not None and n_trials is not None and (ran.given is not None or ended_early):
-        return (
-            f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after "
-            f"{fixed_trials_text(n_trials, ran.given, ran.protocol_trials)}"
-        )
     if stop_confidence is None:
-        return (
-            f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after the protocol's fixed "
-            "number of trials (no [stop])"
+        ran_trials = (
+            "the protocol's fixed number of trials (no [stop])"
+            if n_trials is None
+            else fixed_trials_text(n_trials, ran and ran.given, ran and ran.protocol_trials)
         )
+        return f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after {ran_trials}"
     return f"confidence {confidence_text(confidence, target)} — below the protocol's {threshold_text(target)}; more trials recommended"
 
 

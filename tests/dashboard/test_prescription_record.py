@@ -424,12 +424,14 @@ def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more
     assert eye.fixed_design and not eye.prescribed and not record.signable
     assert eye.withheld_text == "Estimate, not a prescription (confidence 0.62 < 0.95 after 260 letters)"
     assert eye.provisional == "estimate -1.25 / -0.50 x 170 — not for prescribing"
-    assert "more trials" not in eye.confidence and "fixed number of trials" in eye.confidence
+    assert eye.confidence == (  # the trials as the closing console names them
+        "confidence 0.62 — below lensopt's default 0.95 after the protocol's 260 trials (no [stop]: a fixed number)"
+    )
     assert eye.stop_reason == "ended after 260 trials (no stopping rule)"
     drawn = [text for text, _, _ in _drawn(draw_record_page(record))]
     assert "Estimate, not a prescription" in drawn and "provisional, not for prescribing" not in drawn
     assert not any("not enough answers" in text or "more trials" in text for text in drawn)
-    assert any("fixed number of trials (no [stop])" in text for text in drawn)
+    assert "the protocol's 260 trials (no [stop]: a fixed number)" in re.sub(r"\s+", " ", " ".join(drawn))
 
 
 def test_a_study_resumed_with_more_trials_names_that_budget_in_its_confidence_line():
@@ -455,10 +457,10 @@ def test_a_study_resumed_with_more_trials_names_that_budget_in_its_confidence_li
         assert "fixed number of trials" not in eye.confidence
         drawn = " ".join(text for text, _, _ in _drawn(draw_record_page(record)))
         assert "the budget of --trials 9 on resuming" in re.sub(r"\s+", " ", drawn)
-    # never resumed with --trials: the protocol's fixed number, as before
+    # never resumed with --trials: the protocol's own number
     info = _session_info(protocol=protocol, n_trials=6, results=(replace(result, n_trials=6),), events=(started,))
     (eye,) = build_record(info, printed_at=1.9e9).eyes
-    assert eye.confidence.endswith("after the protocol's fixed number of trials (no [stop])")
+    assert eye.confidence.endswith("after the protocol's 6 trials (no [stop]: a fixed number)")
 
 
 def test_a_study_ended_before_its_budget_says_how_many_of_its_trials_it_ran():

@@ -46,7 +46,7 @@ def confidence_statement(
         ran_trials = (
             "the protocol's fixed number of trials (no [stop])"
             if n_trials is None
-            else fixed_trials_text(n_trials, ran and ran.given, ran and ran.protocol_trials)
+            else fixed_trials_text(n_trials, *((None, None) if ran is None else (ran.given, ran.protocol_trials)))
         )
         return f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after {ran_trials}"
     return f"confidence {confidence_text(confidence, target)} — below the protocol's {threshold_text(target)}; more trials recommended"

@@ -78,7 +78,7 @@ class DuelLoop(LetterLineLoop):
         return CONSOLE_ANSWER[record.answer]
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        trial = presented(self.optimizer.ask(), self.seed, index, self.protocol.duel.order)  # told as shown
+        trial = presented(self._ask(), self.seed, index, self.protocol.duel.order)  # told as shown
         decision_ms = self.optimizer.last_decision_ms
         full = isinstance(trial, PrescriptionDuelTrial)  # the full prescription: lenses with their axes
         lenses = (trial.first_lens, trial.second_lens) if full else (trial.first_lens_d, trial.second_lens_d)

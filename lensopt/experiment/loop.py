@@ -21,7 +21,8 @@ loop):
    ``optimizer.tell`` and before the next letter is drawn;
 6. optional feedback; then, when the optimizer has a stopping rule (``[stop]``), the session ends
    here if ``optimizer.should_stop()`` (status finished, "stopped at N trials, confidence C");
-   else a break every N trials and the inter-trial interval.
+   else a break every N trials and the inter-trial interval, during which the next trial is
+   decided (so the interval is as long as the protocol says, not that plus the decision).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -119,6 +121,7 @@ class LoopScreens(Screens):
         self.seed, self.first_index = int(seed), int(first_index)
         super().__init__(win, protocol, responses, frames_dir=frames_dir, log=log, console=console, final=final)
         self.n_answered = 0
+        self._ahead: tuple[Any, int, Any] | None = None  # (optimizer, its n_trials, query): decided in the interval
         self.confidences: list[tuple[int, float]] = []  # (answers told, confidence) once the stopping rule may act
         self.eye = eye  # every record of this loop is for this eye (None: the session names none)
         self.before = before  # the console's first lines at its start: the eye searched before, its result
@@ -193,6 +196,26 @@ class LoopScreens(Screens):
         :data:`UNDONE` if the clinician undid the last answer instead (nothing stored at ``index``)."""
         raise NotImplementedError
 
+    def _inter_trial_interval(self, seconds: float, decide: bool) -> None:
+        """A blank screen for ``seconds``, the next query decided (``decide``) while it shows: the
+        next trial comes ``seconds`` after the blank, not ``seconds`` plus the decision (a decision
+        longer than the interval delays it by the difference). The answer is stored and told before."""
+        self.win.flip()
+        blank_at = time.perf_counter()
+        if decide:
+            self._ahead = (self.optimizer, self.optimizer.n_trials, self.optimizer.ask())
+        time.sleep(max(0.0, seconds - (time.perf_counter() - blank_at)))
+
+    def _ask(self):
+        """The optimizer's next query: the one decided in the inter-trial interval
+        (:meth:`_inter_trial_interval`) when this optimizer decided it and has been told nothing since
+        (an undo rebuilds the optimizer), else asked now. A query is a function of the answers
+        told, so it is the same either way."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] is self.optimizer and ahead[1] == self.optimizer.n_trials:
+            return ahead[2]
+        return self.optimizer.ask()
+
     def _stop_rule_says_stop(self) -> bool:
         """Whether the optimizer's stopping rule ends the session after the answer just told (asked
         after the answer is stored; never for an optimizer without a rule, e.g. duels)."""
@@ -236,8 +259,7 @@ class LoopScreens(Screens):
             if on_break and not self._break(number, n_trials):
                 return LoopResult("quit", self.n_answered, index)
             if timing.iti_s > 0:
-                self.win.flip()
-                time.sleep(timing.iti_s)
+                self._inter_trial_interval(timing.iti_s, decide=number < n_trials)
             index += 1
         self._done("" if self.console is None else f"Session finished: all {n_trials} {self.unit} answered")
         return LoopResult("finished", self.n_answered, index - 1)
@@ -350,7 +372,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         keys, protocol = self.protocol.keys, self.protocol
         check_due = getattr(self.optimizer, "check_due", None)
         checking = bool(check_due()) if check_due is not None else False  # its stopping rule's check
-        trial = self.optimizer.ask()
+        trial = self._ask()
         decision_ms = self.optimizer.last_decision_ms
         lens = (trial.sphere_d, trial.cylinder_d, trial.axis_deg)
         if protocol.lens.prompt and lens != self.previous_lens:

@@ -152,7 +152,7 @@ class RankingLoop(LetterLineLoop):
         return ">".join(str(i + 1) for i in record.order)
 
     def _trial(self, index: int, n_trials: int) -> bool:
-        trial = presented(self.optimizer.ask(), self.seed, index, self.protocol.ranking.order)  # told as shown
+        trial = presented(self._ask(), self.seed, index, self.protocol.ranking.order)  # told as shown
         decision_ms = self.optimizer.last_decision_ms
         full = isinstance(trial, PrescriptionRankingTrial)  # the full prescription: lenses with their axes
         lenses = trial.lenses if full else trial.lenses_d

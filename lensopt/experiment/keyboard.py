@@ -143,8 +143,9 @@ class SimulatedSource:
     The patient decides correct or not with ``respond`` (the patient of trial ``index`` is seeded
     from ``(seed, index)``, so a resumed session answers as an uninterrupted one would); a correct
     answer presses the letter's key, a wrong one another letter of the alphabet drawn from the same
-    seed. Each answer comes after ``response_delay_s`` so the letter can be seen. The real Escape
-    key still pauses the session when ``keyboard`` (a :class:`KeyboardSource`) is given.
+    seed. Each answer comes after ``response_delay_s`` so the letter can be seen; a letter's answer
+    not given within the protocol's ``response_timeout_s`` times out, as a real patient's would. The
+    real Escape key still pauses the session when ``keyboard`` (a :class:`KeyboardSource`) is given.
     """
 
     def __init__(
@@ -164,6 +165,7 @@ class SimulatedSource:
         self.keyboard = keyboard
         self.pause_key = pause_key
         self.confirm_key = confirm_key
+        self._answer_due: tuple[object, float] | None = None  # (trial, perf_counter time of its answer)
 
     def start_timer(self) -> None:
         pass
@@ -193,11 +195,24 @@ class SimulatedSource:
         return None
 
     def letter_response(self, trial, letter, keys, timeout_s=None, index=0):
+        """The patient's key ``response_delay_s`` after the letter appeared, or None (timed out, as a
+        real patient's answer) when ``timeout_s`` runs out first. The loop asks again for the rest of
+        the protocol's timeout when it hides the letter after ``letter_s``: the patient's time runs
+        on from the letter's onset (the same ``trial``); after a pause it starts anew."""
         if self.keyboard is not None:
             self.keyboard.start_timer()
-        pause = self._look(self.response_delay_s)
+        now = time.perf_counter()
+        if self._answer_due is None or self._answer_due[0] is not trial:
+            self._answer_due = (trial, now + self.response_delay_s)
+        left = max(self._answer_due[1] - now, 0.0)
+        timed_out = timeout_s is not None and timeout_s < left
+        pause = self._look(timeout_s if timed_out else left)
+        if pause is not None or not timed_out:
+            self._answer_due = None  # answered, or shown again after the pause
         if pause is not None:
             return pause
+        if timed_out:
+            return None
         return KeyPress(self.answer(trial, letter, index), self.response_delay_s)
 
     def wait_for(self, keys, timeout_s=None):

@@ -69,6 +69,29 @@ def test_simulated_source_confirms_prompts_with_the_confirm_key():
     assert source.human is source
 
 
+def test_a_simulated_patient_slower_than_the_timeout_times_out_as_a_real_one_would():
+    source = SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", seed=4, response_delay_s=0.06)
+    trial = Trial(-1.0, 0.5, 0.05)
+    assert source.letter_response(trial, "H", KEYS, timeout_s=0.02, index=1) is None  # 0.02 s < 0.06 s
+    answered = source.letter_response(Trial(-1.0, 0.5, 0.05), "H", KEYS, timeout_s=0.5, index=2)
+    assert answered.key == source.answer(trial, "H", 2) and answered.rt_s == 0.06
+    assert source.letter_response(trial, "H", KEYS, index=3).key == source.answer(trial, "H", 3)  # no timeout
+
+
+def test_a_simulated_patients_time_runs_on_when_the_letter_is_hidden_after_letter_s():
+    """The loop asks for the answer twice when ``letter_s`` hides the letter first: within ``letter_s``,
+    then for the rest of the timeout; the patient's 0.06 s run from the letter's onset."""
+    source = SimulatedSource(PATIENT, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", seed=4, response_delay_s=0.06)
+    trial = Trial(-1.0, 0.5, 0.05)
+    assert source.letter_response(trial, "H", KEYS, timeout_s=0.02, index=1) is None  # still looking
+    answer = source.letter_response(trial, "H", KEYS, timeout_s=None, index=1)  # the letter hidden
+    assert answer.key == source.answer(trial, "H", 1) and answer.rt_s == 0.06
+    # letter_s 0.02 and a timeout of 0.04 in all: the rest (0.02 s) ends before the patient answers
+    later = Trial(-1.0, 0.5, 0.1)
+    assert source.letter_response(later, "H", KEYS, timeout_s=0.02, index=2) is None
+    assert source.letter_response(later, "H", KEYS, timeout_s=0.02, index=2) is None
+
+
 def test_an_answer_the_store_refuses_is_kept_in_a_rescue_file(tmp_path):
     import json
 

@@ -149,3 +149,27 @@ def test_a_session_that_checks_its_lens_stores_and_logs_the_check_and_says_what_
     # the clinician's console lists a check's answer as one ("E>E ok check")
     assert TrialLoop._answer_text(None, checks[-1]).endswith(" check")
     assert not TrialLoop._answer_text(None, next(t for t in trials if not t.extra.get("check"))).endswith("check")
+
+
+@pytest.mark.parametrize(
+    "timing, timed_out",
+    [
+        ({"timing.response_timeout_s": "0.05"}, True),  # the patient's 0.15 s: over the timeout
+        ({"timing.response_timeout_s": "1.0"}, False),
+        ({"timing.letter_s": "0.05", "timing.response_timeout_s": "0.1"}, True),  # hidden, then 0.05 s more
+        ({"timing.letter_s": "0.05"}, False),  # hidden, then answered at 0.15 s
+    ],
+)
+def test_a_simulated_patient_slower_than_the_protocols_timeout_leaves_its_letters_unanswered(
+    tmp_path, window, timing, timed_out
+):
+    fields = {**FAST, "timing.simulated_response_s": "0.15", **timing}
+    protocol = write_protocol(tmp_path / "timeout.toml", **fields)
+    outcome, _, _ = run(tmp_path, window, protocol_path=protocol, participant="sim", observer="simulated", trials=3)
+    assert outcome.status == "finished" and outcome.n_trials == 3
+    with SessionStore(tmp_path / "s.db", readonly=True) as store:
+        trials = store.trials(outcome.session_id)
+    if timed_out:  # stored without an answer, counted wrong, as a real patient's
+        assert all(t.response is None and t.rt_s is None and not t.correct for t in trials)
+    else:
+        assert all(t.response is not None and t.rt_s == 0.15 for t in trials)

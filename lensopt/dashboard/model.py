@@ -229,7 +229,7 @@ class SessionModel(FollowedSession):
                 untried_d=self._untried_d(opt),
                 acuity_logmar=rx.predicted_acuity_logmar,
                 intervals=tuple((key, float(lo), float(hi)) for key, (lo, hi) in rx.intervals.items()),
-                read_through=self._read_through(opt),
+                read_through=self._read_through(opt, rx.predicted_acuity_logmar),
             )
         sphere_d, cylinder_d = opt.best()
         if certainty is not None:
@@ -261,11 +261,11 @@ class SessionModel(FollowedSession):
         sphere_d, cylinder_d, axis_deg, meridian_deg = self._reported_lens(opt)
         return untried_d(sphere_d, cylinder_d, axis_deg, [trial for trial, _ in opt.history], meridian_deg)
 
-    def _read_through(self, opt) -> ReadThrough | None:
+    def _read_through(self, opt, predicted_logmar: float | None) -> ReadThrough | None:
         """What the patient read through the lens ``opt`` would report (:func:`~lensopt.refraction.shown.read_through`
-        over the answers it was told): the console's and the record's rule."""
+        over the answers it was told; ``predicted_logmar`` its predicted acuity): the console's and the record's rule."""
         sphere_d, cylinder_d, axis_deg, meridian_deg = self._reported_lens(opt)
-        return read_through(sphere_d, cylinder_d, axis_deg, opt.history, meridian_deg)
+        return read_through(sphere_d, cylinder_d, axis_deg, opt.history, meridian_deg, predicted_logmar)
 
     def _eye_estimates(self, n: int, live_opt, certainty: LensConfidence | None = None) -> tuple[EyeEstimate, ...]:
         """Each eye's result after the first ``n`` records, OD before OS: the live eye's (the last
@@ -373,7 +373,7 @@ class SessionModel(FollowedSession):
             cylinder_convention=convention,
             verdict=verdict,
             untried_d=verdict.untried_d if verdict is not None else self._untried_d(opt),
-            read_through=self._read_through(opt),
+            read_through=self._read_through(opt, best.acuity_mean_logmar),
         )
 
 

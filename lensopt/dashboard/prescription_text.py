@@ -393,7 +393,9 @@ def _read_through(info, result, trials) -> ReadThrough | None:
         return None
     tried, meridian_deg = told
     answers = [(t, t.correct) for t in tried]
-    return read_through(result.sphere_d, result.cylinder_d, result.axis_deg, answers, meridian_deg)
+    return read_through(
+        result.sphere_d, result.cylinder_d, result.axis_deg, answers, meridian_deg, result.predicted_acuity_logmar
+    )
 
 
 def start_text(info) -> str:

@@ -399,7 +399,8 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
     answers = optimizer.history  # the answers it was told: not those undone
     meridian_deg = getattr(protocol.lens, "axis_deg", None)
     note = untried_note(untried_d(*lens, (trial for trial, _ in answers), meridian_deg=meridian_deg))
-    reading = read_through(*lens, answers, meridian_deg=meridian_deg)
+    predicted_logmar = reported[0].predicted_acuity_logmar if reported else None
+    reading = read_through(*lens, answers, meridian_deg=meridian_deg, predicted_logmar=predicted_logmar)
     return EndPoint(
         eye=eye,
         confident=enough_to_prescribe(confidence, target) and not no_axis,

@@ -13,6 +13,9 @@ rule, :func:`untried_d`.
 is not counted: the model was not told it) lies within :data:`TRIED_WITHIN_D` of the reported one
 in dioptric distance — the length of the power-vector difference, which is Raasch's blur of the
 residual (METHOD.md §1; 0.25 D of it costs 0.026 logMAR, about the stopping rule's tolerance).
+A lens tried only with letters far larger than its predicted acuity (a first trial's large
+letter, read through a lens the search left at once) was tried, but its acuity was not measured:
+what was read says only that large letters are seen through it (:attr:`ReadThrough.measured`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,11 @@ from lensopt.refraction.lens import diopter_text, power_vector_arrays
 #: How near (D, dioptric distance) a lens tried must be for the reported lens to count as tried:
 #: one phoropter step.
 TRIED_WITHIN_D = 0.25
+
+#: How much larger (logMAR) than a lens's predicted acuity a letter read through it may be for
+#: that acuity to count as measured (:attr:`ReadThrough.measured`): two lines of a chart, where a
+#: patient of slope 5 per logMAR still misses about one letter in six.
+MEASURED_WITHIN_LOGMAR = 0.2
 
 #: The meridian of a two-parameter search without ``--axis`` (every lens on the same one).
 NO_AXIS_MERIDIAN_DEG = 180.0
@@ -91,12 +99,24 @@ def _through(distances_d: np.ndarray) -> np.ndarray:
 class ReadThrough:
     """What the patient read through a lens (through lenses within :data:`TRIED_WITHIN_D` of it):
     ``right`` of ``letters`` named right, at letter sizes from ``smallest_logmar`` to
-    ``largest_logmar`` — the acuity measured through it, beside the model's prediction."""
+    ``largest_logmar`` — the acuity measured through it, beside the model's prediction
+    ``predicted_logmar`` (None: not known), when :attr:`measured`."""
 
     letters: int
     right: int
     smallest_logmar: float
     largest_logmar: float
+    predicted_logmar: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        """Whether a letter read through the lens was at most :data:`MEASURED_WITHIN_LOGMAR` larger
+        than its predicted acuity, so that acuity was measured, not only predicted (True when no
+        prediction is known). ``1 of 1 right at +0.96 logMAR`` through a lens predicted to give
+        +0.01 logMAR says only that large letters are seen through it."""
+        if self.predicted_logmar is None:
+            return True
+        return self.smallest_logmar <= self.predicted_logmar + MEASURED_WITHIN_LOGMAR + 1e-9
 
     def sizes_text(self) -> str:
         low, high = signed_logmar(self.smallest_logmar), signed_logmar(self.largest_logmar)
@@ -104,12 +124,21 @@ class ReadThrough:
 
     def note(self) -> str:
         """The closing console's and the log's line: ``read through this lens: 4 of 5 letters
-        right, at +0.10 to +0.18 logMAR``."""
-        return f"read through this lens: {self.right} of {self.letters} {_letters(self.letters)} right, at {self.sizes_text()}"
+        right, at +0.10 to +0.18 logMAR``; a lens read only with letters far larger than its
+        predicted acuity (not :attr:`measured`) is to be checked on the chart."""
+        read = f"{self.right} of {self.letters} {_letters(self.letters)} right, at {self.sizes_text()}"
+        if self.measured:
+            return f"read through this lens: {read}"
+        return (
+            f"read through this lens only with letters far larger than its predicted acuity ({read}), so its "
+            "acuity is predicted, not measured; check it on the chart"
+        )
 
     def short(self) -> str:
         """:meth:`note` in the width of an eye's column of the printed record."""
-        return f"read {self.right} of {self.letters} right through it, {self.sizes_text()}"
+        if self.measured:
+            return f"read {self.right} of {self.letters} right through it, {self.sizes_text()}"
+        return f"not measured: read through it only at {self.sizes_text()}; check it on the chart"
 
 
 def _letters(n: int) -> str:
@@ -122,10 +151,12 @@ def read_through(
     axis_deg: float | None,
     answers: Iterable[tuple],
     meridian_deg: float | None = None,
+    predicted_logmar: float | None = None,
 ) -> ReadThrough | None:
     """What the patient read through the lens (:class:`ReadThrough`), from ``answers`` — pairs of a
     trial (as :func:`nearest_tried_d` takes) and whether it was named right — or None when no
-    answer was through it (:func:`untried_d` then says how far the nearest was)."""
+    answer was through it (:func:`untried_d` then says how far the nearest was).
+    ``predicted_logmar``: the acuity predicted through the lens, if known (whether it was measured)."""
     answers = list(answers)
     if not answers:
         return None
@@ -134,7 +165,8 @@ def read_through(
     if not through:
         return None
     sizes = [float(t.letter_logmar) for t, _ in through]
-    return ReadThrough(len(through), sum(bool(c) for _, c in through), min(sizes), max(sizes))
+    predicted = None if predicted_logmar is None or not np.isfinite(predicted_logmar) else float(predicted_logmar)
+    return ReadThrough(len(through), sum(bool(c) for _, c in through), min(sizes), max(sizes), predicted)
 
 
 def untried_d(

@@ -621,7 +621,7 @@ def test_the_summary_and_the_record_agree_on_a_lens_no_trial_came_near(tmp_path)
             info, trials = store.session(sid), store.trials(sid)
         snap = SessionModel(info).update(info, trials)
         acuity = next(row for row in summary_rows(snap) if row[0] == "Acuity")
-        stored = ResultRecord("-", *lens, None, 0.0, 0.5, len(trials), {})
+        stored = ResultRecord("-", *lens, None, 0.25, 0.5, len(trials), {})  # predicted: +0.25 logMAR
         info = dataclasses.replace(info, results=(stored,), result=stored)
         return acuity, build_record(info, printed_at=2e9, trials=trials).eyes[0]
 
@@ -644,6 +644,12 @@ def test_the_summary_says_what_the_patient_read_through_its_lens():
 
     read = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(5, 4, 0.1, 0.18))
     assert acuity_row_note(read) == ("measured: read 4 of 5 right through it, +0.10 to +0.18 logMAR",)
+    near = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(5, 4, 0.1, 0.18, predicted_logmar=-0.1))
+    assert acuity_row_note(near) == acuity_row_note(read)  # +0.10 is two lines above -0.10: measured
+    large = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(1, 1, 0.96, 0.96, predicted_logmar=0.01))
+    assert acuity_row_note(large) == (
+        "predicted, not measured: read through it only at +0.96 logMAR; check it on the chart",
+    )
     untried = types.SimpleNamespace(untried_d=0.5, read_through=None)
     assert acuity_row_note(untried)[0].startswith("predicted, not measured: the nearest lens tried is 0.50 D")
     assert acuity_row_note(types.SimpleNamespace(untried_d=None, read_through=None)) == ()

@@ -902,6 +902,33 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
     assert build_record(at_90, printed_at=2e9, trials=[trial(-2.0, 0.5)]).eyes[0].untried_d is None
 
 
+def test_a_lens_read_only_with_letters_far_larger_than_predicted_is_to_be_checked_in_red_on_the_record():
+    """Predicted -0.04 logMAR through the lens: a +0.30 letter read through it measured nothing (more
+    than two lines larger), and the record says so in its alert colour, as it says a lens not tried;
+    a +0.10 letter measured it (in the eye's ink)."""
+    from lensopt.dashboard.prescription_text import build_record
+    from lensopt.dashboard.record_page import ALERT, draw_record_page
+
+    result = ResultRecord("-1.50 / -0.50 x 180", -1.5, -0.5, 180.0, -0.04, 0.96, 3, {}, eye="OD")
+    info = _session_info(n_trials=2, result=result, results=(result,), protocol={"stop": {"confidence": 0.95}})
+
+    def trial(letter_logmar):
+        fields = dict(sphere_d=-1.5, cylinder_d=-0.5, axis_deg=180.0, eye="OD", void=False, correct=True)
+        return types.SimpleNamespace(**fields, letter_logmar=letter_logmar)
+
+    large = build_record(info, printed_at=2e9, trials=[trial(0.3), trial(0.5)])
+    (eye,) = large.eyes
+    assert eye.untried_d is None and not eye.read_through.measured
+    note = "not measured: read through it only at +0.30 to +0.50 logMAR; check it on the chart"
+    assert eye.read_through_short == note
+    drawn = _drawn(draw_record_page(large))
+    assert {colour for text, _, colour in drawn if "not measured" in text} == {ALERT}
+    near = build_record(info, printed_at=2e9, trials=[trial(0.1), trial(0.5)])
+    assert near.eyes[0].read_through_short == "read 2 of 2 right through it, +0.10 to +0.50 logMAR"
+    colours = {colour for text, _, colour in _drawn(draw_record_page(near)) if "right through it" in text}
+    assert colours and ALERT not in colours
+
+
 def test_the_records_command_to_continue_names_its_database_even_the_default(monkeypatch, tmp_path):
     """A record is read away from the machine that ran the session: its "lensopt run --resume N"
     names the database with --db, as the closing console's continue command does — the default one

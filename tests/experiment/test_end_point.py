@@ -242,10 +242,17 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3), True)
     tried = end_point(optimizer, protocol(180.0), "OD", [result], ())
     assert tried.not_tried == "" and all("not tried" not in line for line in tried.lines())
-    # what the patient read through it instead, measured beside the prediction
+    # what the patient read through it instead: a +0.30 letter, far larger than the +0.00 predicted
+    # through it (the stored result's), so its acuity is still to be checked on the chart
     assert ending.read_through == ""
-    assert tried.read_through == "read through this lens: 1 of 1 letter right, at +0.30 logMAR"
+    assert tried.read_through == (
+        "read through this lens only with letters far larger than its predicted acuity (1 of 1 letter right, "
+        "at +0.30 logMAR), so its acuity is predicted, not measured; check it on the chart"
+    )
     assert tried.lens_details[-1] == tried.read_through and tried.read_through in tried.closing_lines()
+    # predicted at +0.20 logMAR (the stored result's), the +0.30 letter measured it, beside the prediction
+    measured = end_point(optimizer, protocol(180.0), "OD", [replace(result, predicted_acuity_logmar=0.2)], ())
+    assert measured.read_through == "read through this lens: 1 of 1 letter right, at +0.30 logMAR"
     # the lens tried, S -1.00 C +0.75 along 090, stored as -0.25 / -0.75 x 180
     transposed = AcuityLawOptimizer(seed=1, lens_step_d=0.25)
     transposed.tell(Trial(sphere_d=-1.0, cylinder_d=0.75, letter_logmar=0.3), True)

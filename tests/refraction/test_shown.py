@@ -101,6 +101,32 @@ def test_what_was_read_through_a_lens_counts_right_answers_and_their_sizes_by_ha
     assert read_through(-1.0, -0.5, None, answers[3:]) is None and read_through(-1.0, -0.5, None, []) is None
 
 
+@pytest.mark.parametrize(
+    "predicted_logmar, measured",
+    [(None, True), (float("nan"), True), (-0.16, True), (-0.17, False), (0.3, True)],
+)
+def test_a_lens_read_only_with_letters_far_larger_than_predicted_was_not_measured(predicted_logmar, measured):
+    """The smallest letter read through the lens, +0.04 logMAR, must be at most two lines (0.2 logMAR)
+    larger than the acuity predicted through it for that acuity to count as measured (by hand:
+    +0.04 ≤ -0.16 + 0.2, +0.04 > -0.17 + 0.2)."""
+
+    def answer(letter_logmar, correct):
+        return types.SimpleNamespace(
+            sphere_d=-1.0, cylinder_d=-0.5, axis_deg=None, letter_logmar=letter_logmar
+        ), correct
+
+    reading = read_through(-1.0, -0.5, None, [answer(0.04, True), answer(0.5, True)], predicted_logmar=predicted_logmar)
+    assert reading.measured is measured
+    if measured:
+        assert reading.short() == "read 2 of 2 right through it, +0.04 to +0.50 logMAR"
+    else:
+        assert reading.short() == "not measured: read through it only at +0.04 to +0.50 logMAR; check it on the chart"
+        assert reading.note() == (
+            "read through this lens only with letters far larger than its predicted acuity (2 of 2 letters right, "
+            "at +0.04 to +0.50 logMAR), so its acuity is predicted, not measured; check it on the chart"
+        )
+
+
 def test_the_words_give_the_distance_as_every_power_is_written_and_ask_for_a_check():
     assert untried_note(None) is None and untried_short(None) is None and untried_summary(None) is None
     note = untried_note(0.625)

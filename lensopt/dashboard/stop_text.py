@@ -43,10 +43,11 @@ def confidence_statement(
             f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
     if stop_confidence is None:
+        given, planned = (None, None) if ran is None else (ran.given, ran.protocol_trials)
         ran_trials = (
             "the protocol's fixed number of trials (no [stop])"
             if n_trials is None
-            else fixed_trials_text(n_trials, *((None, None) if ran is None else (ran.given, ran.protocol_trials)))
+            else fixed_trials_text(n_trials, given, planned)
         )
         return f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after {ran_trials}"
     return f"confidence {confidence_text(confidence, target)} — below the protocol's {threshold_text(target)}; more trials recommended"

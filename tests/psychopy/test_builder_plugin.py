@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -29,10 +30,16 @@ pytestmark = pytest.mark.skipif(
     "declare: pip install -e '.[builder]'",
 )
 
+#: The loop's Calibration field: a 53 cm, 1920 px wide screen seen from 6 m (the Coder example's);
+#: in the test's 400 x 300 window it draws letters from logMAR -0.80 to +0.88 faithfully.
+SCREEN = dict(screen_width_cm=53.0, screen_width_px=1920, screen_height_px=1080, distance_cm=600.0)
+CALIBRATION = f"Calibration({', '.join(f'{key}={value!r}' for key, value in SCREEN.items())})"
+
 MAKE_PSYEXP = textwrap.dedent(
     """
     import sys
     from psychopy import experiment, plugins
+    from psychopy.experiment.components.code import CodeComponent
     from psychopy.experiment.components.text import TextComponent
     from psychopy.experiment.routines import Routine
 
@@ -49,20 +56,36 @@ MAKE_PSYEXP = textwrap.dedent(
     settings["Save log file"].val = False
     routine = Routine("letter", exp)
     exp.addRoutine("letter", routine)
-    text = TextComponent(exp, "letter", name="letterText", text="E", units="height",
-                         stopType="duration (frames)", stopVal="2")
-    text.params["letterHeight"].val = "0.02 * 10 ** letter_logmar"
-    text.params["letterHeight"].updates = "set every repeat"
-    routine.addComponent(text)
+    # docs/psychopy.md's recipe: lensopt's optotypes at the loop's letter_height_px; the second frame
+    # of each letter is saved, to be measured
+    code = CodeComponent(
+        exp, "letter", name="letterCode", codeType="Py",
+        beginExp="from lensopt.experiment.optotypes import LetterStim\\n"
+                 "letter_stim = LetterStim(win)\\n"
+                 "os.makedirs('frames', exist_ok=True)\\n"
+                 "letters_shown = 0\\n",
+        beginRoutine="letter_stim.set_letter('E', letter_height_px)\\n",
+        eachFrame="letter_stim.draw()\\n"
+                  "if frameN == 1:\\n"
+                  "    win.getMovieFrame(buffer='back')\\n",
+        endRoutine="letters_shown += 1\\n"
+                   "win.saveMovieFrames(os.path.join('frames', 'trial%03d.png' % letters_shown))\\n",
+    )
+    routine.addComponent(code)
+    # two frames long (a person's routine ends with a Keyboard component; a Code component alone
+    # keeps no routine running)
+    routine.addComponent(TextComponent(exp, "letter", name="blank", text="", stopType="duration (frames)",
+                                       stopVal="2"))
     exp.flow.addRoutine(routine, 0)
     rule = sys.argv[2] if len(sys.argv) > 2 else "ucb-ald"
     loop = LensoptRefractionLoop(exp, name="refraction", nTrials="20", seed="3", minTrials="15",
+                                 calibration=CALIBRATION,
                                  checkLetters="3", simulatedPatient="-1.25, -0.75", rule=rule,
                                  nAlternatives="10" if rule == "acuity-law" else "26")
     exp.flow.addLoop(loop, 0, 2)
     exp.saveToXML(sys.argv[1])
     """
-)
+).replace("CALIBRATION", repr(CALIBRATION))
 
 COMPILE = textwrap.dedent(
     """
@@ -138,16 +161,24 @@ def test_psychopys_compiler_writes_the_loop_with_lensopts_handler(compiled):
     assert "refraction = RefractionHandler(" in script
     assert "stop=StopRule(confidence=0.95, min_trials=15, max_trials=20, check_letters=3)" in script
     assert "lookahead=True," in script  # "Decide ahead", on by default
+    assert f"refractionCalibration = {CALIBRATION}" in script
+    assert "letter_bounds_logmar=refractionLetterBounds," in script
     assert "refraction.addResponse(refractionPatient.respond(letter_logmar, sphere_d, cylinder_d))" in script
     compile(script, "refraction.py", "exec")
 
 
-@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
-def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(compiled, plugin_path):
+@pytest.fixture(scope="module")
+def session(compiled, plugin_path):
+    """The compiled script run once: its console output and the experiment's CSV."""
+    if not os.environ.get("DISPLAY"):
+        pytest.skip("needs an X display (run under xvfb-run)")
     result = _run(["refraction.py"], compiled, plugin_path)
-
     (csv,) = (compiled / "data").glob("*.csv")
-    frame = pd.read_csv(csv)
+    return result, pd.read_csv(csv)
+
+
+def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(session):
+    result, frame = session
     trials = frame[frame["refraction.trial_index"].notna()]
 
     assert 15 <= len(trials) <= 20
@@ -161,6 +192,31 @@ def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(co
     assert result_row["refraction.stop_reason"] in ("confidence", "max_trials") or not result_row["refraction.stopped"]
     said = f"lensopt: best lens S {diopter_text(result_row['refraction.best_sphere_d'])} D  C "
     assert said in result.stdout and f"after {len(trials)} trials" in result.stdout
+
+
+def test_with_a_calibration_the_loop_asks_only_letters_the_screen_draws_and_they_are_drawn_that_tall(session, compiled):
+    """The loop's Calibration limits its letter sizes to those drawn faithfully in the 400 x 300
+    window (strokes of a pixel or more, the letter within 0.8 of the window's height), and the
+    routine's LetterStim at the loop's letter_height_px draws capitals that tall within a pixel in the
+    saved frames. The loop's own bounds, (-1.0, 2.0) logMAR, ask letters 3 px tall, and 3160 px."""
+    from PIL import Image
+
+    from lensopt.experiment.calibration import Calibration
+
+    _, frame = session
+    trials = frame[frame["refraction.trial_index"].notna()]
+    calibration = Calibration(**SCREEN)
+    low_logmar, high_logmar = calibration.renderable_logmar(300)
+    letter_logmar = trials["refraction.letter_logmar"].to_numpy()
+    expected_px = calibration.letter_height_px(letter_logmar)
+
+    assert (low_logmar - 1e-9 <= letter_logmar).all() and (letter_logmar <= high_logmar + 1e-9).all()
+    assert letter_logmar.max() - letter_logmar.min() > 0.5  # sizes across the range, not one
+    assert np.allclose(trials["refraction.letter_height_px"], expected_px)
+    for index, height_px in enumerate(expected_px, start=1):
+        dark = np.asarray(Image.open(compiled / "frames" / f"trial{index:03d}.png").convert("L")) < 64
+        rows = np.flatnonzero(dark.any(axis=1))
+        assert rows.size and abs(rows[-1] - rows[0] + 1 - height_px) <= 1.0, (index, height_px)
 
 
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")

@@ -3,7 +3,9 @@
 A loop type like Builder's Staircase: its compiled code builds a
 :class:`lensopt.psychopy.RefractionHandler` over a :class:`lensopt.refraction.RefractionOptimizer`
 and iterates it. Inside the loop the routines see ``letter_logmar``, ``sphere_d`` and ``cylinder_d``
-(``$letter_logmar`` in a component's field); at the end of each iteration the loop tells the
+(``$letter_logmar`` in a component's field), and with a *Calibration* ``letter_height_px``, the
+letter's height on this screen, the letter sizes then limited to those the screen draws faithfully
+(as ``lensopt run`` limits them); at the end of each iteration the loop tells the
 optimizer its *Response* (a code expression, ``key_resp.corr`` by default: the letter named right),
 or the simulated patient's answer when *Simulated patient* names a correction. The loop ends at
 the trial budget or by the stopping rule.
@@ -46,6 +48,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         sphereBounds="(-4.0, 4.0)",
         cylinderBounds="(-4.0, 4.0)",
         letterBounds="(-1.0, 2.0)",
+        calibration="",
         nAlternatives="26",
         lensStep="0.25",
         stopConfidence="0.95",
@@ -69,6 +72,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "sphereBounds",
             "cylinderBounds",
             "letterBounds",
+            "calibration",
             "nAlternatives",
             "lensStep",
             "stopConfidence",
@@ -108,6 +112,16 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             p[key] = Param(
                 locals()[key], valType="code", inputType="single", categ="lensopt", label=label, hint="(low, high)"
             )
+        p["calibration"] = Param(
+            calibration,
+            valType="code",
+            inputType="single",
+            categ="lensopt",
+            label="Calibration",
+            hint="The screen: Calibration(screen_width_cm=..., screen_width_px=..., screen_height_px=..., "
+            "distance_cm=...), or the name of one made in a Code component; the letter sizes are limited to "
+            "those it draws faithfully and the routines see letter_height_px (empty: none, sizes as given)",
+        )
         p["nAlternatives"] = Param(
             nAlternatives,
             valType="code",
@@ -197,19 +211,38 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             return "    AcuityLawOptimizer(\n"
         return "    RefractionOptimizer(\n        rule=%(rule)s,\n"
 
+    def _calibrated(self) -> bool:
+        """Whether the loop has a *Calibration* (a .psyexp written before it had the field has none)."""
+        return "calibration" in self.params and str(self.params["calibration"].val).strip() not in ("", "None")
+
+    def _calibration_code(self) -> str:
+        """The calibration and the letter sizes it draws faithfully (``letter_bounds_within``: a
+        one-line error naming the fix when it draws none of the loop's), before the handler."""
+        if not self._calibrated():
+            return ""
+        return (
+            "from lensopt.experiment.calibration import Calibration, letter_bounds_within\n"
+            "%(name)sCalibration = %(calibration)s\n"
+            "%(name)sLetterBounds = letter_bounds_within(\n"
+            "    %(letterBounds)s, %(name)sCalibration.renderable_logmar(int(win.size[1])), %(name)sCalibration\n"
+            ")\n"
+        )
+
     def writeLoopStartCode(self, buff):
         self.thisName = self.exp.namespace.makeLoopIndex(self.name)
+        letter_bounds = "%(name)sLetterBounds" if self._calibrated() else "%(letterBounds)s"
         code = (
             "\n"
             "# --- Prepare to start lensopt refraction '%(name)s' ---\n"
-            "from lensopt.psychopy import RefractionHandler\n"
+            + self._calibration_code()
+            + "from lensopt.psychopy import RefractionHandler\n"
             "from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer\n"
             "from lensopt.refraction.lens import diopter_text\n"
             "from lensopt.stopping import StopRule, confidence_text\n"
             "%(name)s = RefractionHandler(\n" + self._optimizer_code() + "        seed=%(seed)s,\n"
             "        sphere_bounds_d=%(sphereBounds)s,\n"
             "        cylinder_bounds_d=%(cylinderBounds)s,\n"
-            "        letter_bounds_logmar=%(letterBounds)s,\n"
+            "        letter_bounds_logmar=" + letter_bounds + ",\n"
             "        n_alternatives=%(nAlternatives)s,\n"
             "        lens_step_d=%(lensStep)s,\n"
             "        stop=" + self._stop_code() + ",\n"
@@ -236,6 +269,11 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "thisExp.timestampOnFlip(win, 'thisRow.t', format=globalClock.format)\n"
             + "".join(f"{variable} = {self.thisName}['{variable}']\n" for variable in TRIAL_VARIABLES)
         )
+        if self._calibrated():
+            buff.writeIndentedLines(
+                f"letter_height_px = {self.name}Calibration.letter_height_px(letter_logmar)\n"
+                f"{self.name}.addData('{self.name}.letter_height_px', letter_height_px)\n"
+            )
 
     def writeLoopEndCode(self, buff):
         buff.writeIndentedLines(f"{self.name}.addResponse({self._response_code()})\n")

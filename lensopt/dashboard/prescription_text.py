@@ -137,6 +137,13 @@ class EyeRecord:
         return None if self.read_through is None else self.read_through.short()
 
     @property
+    def acuity_unsure(self) -> bool:
+        """Whether the note under the acuity is an alert (printed in red): the lens was not tried, or
+        was read through only with letters far larger than its predicted acuity (not
+        :attr:`ReadThrough.measured`)."""
+        return self.untried_d is not None or (self.read_through is not None and not self.read_through.measured)
+
+    @property
     def not_tried(self) -> str | None:
         """The closing console's sentence on a lens not tried, or None."""
         return untried_note(self.untried_d)

@@ -363,9 +363,7 @@ def _draw_acuity(page: _Page, eyes, columns, rooms, ink) -> None:
         page.down(0.25)
         note = eye.not_tried_short or eye.read_through_short  # under the acuity it qualifies
         if note:
-            unmeasured = eye.read_through is not None and not eye.read_through.measured
-            alert = eye.not_tried_short or unmeasured
-            page.lines(x, note, FONT_SIZE - 1, 0.17, room, NOTE_SHRINK, color=ALERT if alert else color)
+            page.lines(x, note, FONT_SIZE - 1, 0.17, room, NOTE_SHRINK, color=ALERT if eye.acuity_unsure else color)
         bottoms.append(page.y_in)
     page.y_in = max(bottoms)
     page.down(0.07 if len(eyes) == 1 else 0.05)

@@ -78,8 +78,9 @@ MAKE_PSYEXP = textwrap.dedent(
                                        stopVal="2"))
     exp.flow.addRoutine(routine, 0)
     rule = sys.argv[2] if len(sys.argv) > 2 else "ucb-ald"
+    calibration = sys.argv[3] if len(sys.argv) > 3 else CALIBRATION
     loop = LensoptRefractionLoop(exp, name="refraction", nTrials="20", seed="3", minTrials="15",
-                                 calibration=CALIBRATION,
+                                 calibration=calibration,
                                  checkLetters="3", simulatedPatient="-1.25, -0.75", rule=rule,
                                  nAlternatives="10" if rule == "acuity-law" else "26")
     exp.flow.addLoop(loop, 0, 2)
@@ -144,8 +145,8 @@ def test_the_installed_plugin_registers_the_loop_through_its_entry_point(plugin_
     assert "lensopt refraction psychopy-lensopt" in result.stdout
 
 
-def _compile(folder: Path, plugin_path, rule: str = "ucb-ald") -> Path:
-    _run([_script(folder, "make.py", MAKE_PSYEXP), "refraction.psyexp", rule], folder, plugin_path)
+def _compile(folder: Path, plugin_path, rule: str = "ucb-ald", calibration: str = CALIBRATION) -> Path:
+    _run([_script(folder, "make.py", MAKE_PSYEXP), "refraction.psyexp", rule, calibration], folder, plugin_path)
     _run([_script(folder, "compile.py", COMPILE), "refraction.psyexp", "refraction.py"], folder, plugin_path)
     return folder
 
@@ -230,6 +231,17 @@ def test_the_acuity_law_rule_builds_its_optimizer_and_a_simulated_patient_with_t
     assert "n_alternatives=10, seed=3)" in script  # the patient guesses among the loop's letters
     result = _run(["refraction.py"], folder, plugin_path)
     assert "lensopt: best lens S " in result.stdout
+
+
+def test_without_a_calibration_the_script_warns_that_its_letter_sizes_are_asked_as_given(plugin_path, tmp_path):
+    script = (_compile(tmp_path, plugin_path, calibration="") / "refraction.py").read_text(encoding="utf-8-sig")
+
+    assert "letter_bounds_logmar=(-1.0, 2.0)," in script and "refractionCalibration" not in script
+    assert (
+        "logging.warning(\"lensopt refraction 'refraction': no Calibration, so the letter sizes (-1.0, 2.0) logMAR "
+        "are asked whatever this screen draws; give the loop your screen's Calibration\")"
+    ) in script
+    compile(script, "refraction.py", "exec")
 
 
 def test_without_the_plugin_loaded_psychopys_compiler_silently_writes_a_trial_handler(compiled, tmp_path):

@@ -217,9 +217,13 @@ class LensoptRefractionLoop(_BaseLoopHandler):
 
     def _calibration_code(self) -> str:
         """The calibration and the letter sizes it draws faithfully (``letter_bounds_within``: a
-        one-line error naming the fix when it draws none of the loop's), before the handler."""
+        one-line error naming the fix when it draws none of the loop's), before the handler; without
+        one, a warning in the log that the letter bounds are asked whatever the screen draws."""
         if not self._calibrated():
-            return ""
+            return (
+                "logging.warning(\"lensopt refraction '%(name)s': no Calibration, so the letter sizes %(letterBounds)s "
+                "logMAR are asked whatever this screen draws; give the loop your screen's Calibration\")\n"
+            )
         return (
             "from lensopt.experiment.calibration import Calibration, letter_bounds_within\n"
             "%(name)sCalibration = %(calibration)s\n"

@@ -50,7 +50,7 @@ MAKE_PSYEXP = textwrap.dedent(
     exp = experiment.Experiment()
     settings = exp.settings.params
     settings["Show info dlg"].val = False
-    settings["Full-screen window"].val = False
+    settings["Full-screen window"].val = len(sys.argv) > 4 and sys.argv[4] == "full-screen"
     settings["Window size (pixels)"].val = "(400, 300)"
     settings["Save psydat file"].val = True  # Builder's default: the pickle is written before the CSV
     settings["Save log file"].val = False
@@ -145,8 +145,11 @@ def test_the_installed_plugin_registers_the_loop_through_its_entry_point(plugin_
     assert "lensopt refraction psychopy-lensopt" in result.stdout
 
 
-def _compile(folder: Path, plugin_path, rule: str = "ucb-ald", calibration: str = CALIBRATION) -> Path:
-    _run([_script(folder, "make.py", MAKE_PSYEXP), "refraction.psyexp", rule, calibration], folder, plugin_path)
+def _compile(
+    folder: Path, plugin_path, rule: str = "ucb-ald", calibration: str = CALIBRATION, window: str = "window"
+) -> Path:
+    make = _script(folder, "make.py", MAKE_PSYEXP)
+    _run([make, "refraction.psyexp", rule, calibration, window], folder, plugin_path)
     _run([_script(folder, "compile.py", COMPILE), "refraction.psyexp", "refraction.py"], folder, plugin_path)
     return folder
 
@@ -200,8 +203,6 @@ def test_with_a_calibration_the_loop_asks_only_letters_the_screen_draws_and_they
     window (strokes of a pixel or more, the letter within 0.8 of the window's height), and the
     routine's LetterStim at the loop's letter_height_px draws capitals that tall within a pixel in the
     saved frames. The loop's own bounds, (-1.0, 2.0) logMAR, ask letters 3 px tall, and 3160 px."""
-    from PIL import Image
-
     from lensopt.experiment.calibration import Calibration
 
     _, frame = session
@@ -214,10 +215,8 @@ def test_with_a_calibration_the_loop_asks_only_letters_the_screen_draws_and_they
     assert (low_logmar - 1e-9 <= letter_logmar).all() and (letter_logmar <= high_logmar + 1e-9).all()
     assert letter_logmar.max() - letter_logmar.min() > 0.5  # sizes across the range, not one
     assert np.allclose(trials["refraction.letter_height_px"], expected_px)
-    for index, height_px in enumerate(expected_px, start=1):
-        dark = np.asarray(Image.open(compiled / "frames" / f"trial{index:03d}.png").convert("L")) < 64
-        rows = np.flatnonzero(dark.any(axis=1))
-        assert rows.size and abs(rows[-1] - rows[0] + 1 - height_px) <= 1.0, (index, height_px)
+    measured = _letter_heights_px(compiled, len(trials))
+    assert np.all(np.abs(np.array(measured) - expected_px) <= 1.0), measured
 
 
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
@@ -231,6 +230,43 @@ def test_the_acuity_law_rule_builds_its_optimizer_and_a_simulated_patient_with_t
     assert "n_alternatives=10, seed=3)" in script  # the patient guesses among the loop's letters
     result = _run(["refraction.py"], folder, plugin_path)
     assert "lensopt: best lens S " in result.stdout
+
+
+def _letter_heights_px(folder: Path, count: int) -> list[int]:
+    """The height (px) of the dark pixels of each saved letter frame, trial 1 to ``count``."""
+    from PIL import Image
+
+    heights = []
+    for index in range(1, count + 1):
+        dark = np.asarray(Image.open(folder / "frames" / f"trial{index:03d}.png").convert("L")) < 64
+        rows = np.flatnonzero(dark.any(axis=1))
+        heights.append(int(rows[-1] - rows[0] + 1) if rows.size else 0)
+    return heights
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_a_full_screen_window_sizes_its_letters_on_the_framebuffers_pixels(plugin_path, tmp_path):
+    """A calibration of 960 x 540 px (the screen's size in points, as on a Retina display) in a full-screen
+    window of Xvfb's 1920 x 1080 px: letters sized for 1920 px across, twice the calibration's
+    pixels, as lensopt run sizes them."""
+    from lensopt.experiment.calibration import Calibration
+
+    half = dict(SCREEN, screen_width_px=960, screen_height_px=540)
+    calibration = f"Calibration({', '.join(f'{key}={value!r}' for key, value in half.items())})"
+    folder = _compile(tmp_path, plugin_path, calibration=calibration, window="full-screen")
+    _run(["refraction.py"], folder, plugin_path)
+    (csv,) = (folder / "data").glob("*.csv")
+    frame = pd.read_csv(csv)
+    trials = frame[frame["refraction.trial_index"].notna()]
+    letter_logmar = trials["refraction.letter_logmar"].to_numpy()
+    used = Calibration(**half).with_framebuffer(1920, 1080)
+
+    assert np.allclose(trials["refraction.letter_height_px"], used.letter_height_px(letter_logmar))
+    assert np.allclose(used.letter_height_px(letter_logmar), 2 * Calibration(**half).letter_height_px(letter_logmar))
+    low_logmar, high_logmar = used.renderable_logmar(1080)
+    assert (low_logmar - 1e-9 <= letter_logmar).all() and (letter_logmar <= high_logmar + 1e-9).all()
+    measured = _letter_heights_px(folder, len(trials))
+    assert np.all(np.abs(np.array(measured) - used.letter_height_px(letter_logmar)) <= 1.0), measured
 
 
 def test_without_a_calibration_the_script_warns_that_its_letter_sizes_are_asked_as_given(plugin_path, tmp_path):

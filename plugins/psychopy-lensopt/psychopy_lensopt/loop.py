@@ -216,8 +216,9 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         return "calibration" in self.params and str(self.params["calibration"].val).strip() not in ("", "None")
 
     def _calibration_code(self) -> str:
-        """The calibration and the letter sizes it draws faithfully (``letter_bounds_within``: a
-        one-line error naming the fix when it draws none of the loop's), before the handler; without
+        """The calibration — in a full-screen window, of its framebuffer's pixels — and the letter sizes
+        it draws faithfully (``letter_bounds_within``: a one-line error naming the fix when it draws
+        none of the loop's), before the handler; without
         one, a warning in the log that the letter bounds are asked whatever the screen draws."""
         if not self._calibrated():
             return (
@@ -227,6 +228,8 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         return (
             "from lensopt.experiment.calibration import Calibration, letter_bounds_within\n"
             "%(name)sCalibration = %(calibration)s\n"
+            "if win.fullscr:  # sized on the framebuffer's pixels, as lensopt run does (a Retina screen has twice as many)\n"
+            "    %(name)sCalibration = %(name)sCalibration.with_framebuffer(*win.size)\n"
             "%(name)sLetterBounds = letter_bounds_within(\n"
             "    %(letterBounds)s, %(name)sCalibration.renderable_logmar(int(win.size[1])), %(name)sCalibration\n"
             ")\n"

@@ -444,7 +444,7 @@ def continue_command(
         ceiling = min(math.ceil((1 + MAX_EXTRAPOLATION) * most), MAX_TRIALS)
         return (
             f"lensopt run --resume {session_id} --trials {ceiling}{db}{note_sep}"
-            f"(at most; too few answers to estimate how many more)"
+            f"(at most; the confidence so far does not say how many more)"
         )
     return f"lensopt run --resume {session_id} --trials {max(budgets)}{db}"
 

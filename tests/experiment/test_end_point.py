@@ -80,7 +80,7 @@ def test_the_command_to_continue_gives_every_short_eye_its_recommended_trials():
     assert continue_command([duel], 7) is None
     # no number can be justified: the most an estimate would give (twice the answers more), said so
     unknown = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30)
-    ceiling = f"--trials {int(30 + MAX_EXTRAPOLATION * 30)}  (at most; too few answers to estimate how many more)"
+    ceiling = f"--trials {int(30 + MAX_EXTRAPOLATION * 30)}  (at most; the confidence so far does not say how many more)"
     assert continue_command([unknown], 7) == f"lensopt run --resume 7 {ceiling}"
     # one eye without a number of its own: the other's budget (36 + 8) gives it more trials too
     assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials 44"

@@ -904,7 +904,7 @@ def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_c
 
 def test_a_lens_read_only_with_letters_far_larger_than_predicted_is_to_be_checked_in_red_on_the_record():
     """Predicted -0.04 logMAR through the lens: a +0.30 letter read through it measured nothing (more
-    than two lines larger), and the record says so in its alert colour, as it says a lens not tried;
+    than three lines larger), and the record says so in its alert colour, as it says a lens not tried;
     a +0.10 letter measured it (in the eye's ink)."""
     from lensopt.dashboard.prescription_text import build_record
     from lensopt.dashboard.record_page import ALERT, draw_record_page

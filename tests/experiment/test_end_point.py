@@ -80,7 +80,9 @@ def test_the_command_to_continue_gives_every_short_eye_its_recommended_trials():
     assert continue_command([duel], 7) is None
     # no number can be justified: the most an estimate would give (twice the answers more), said so
     unknown = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30)
-    ceiling = f"--trials {int(30 + MAX_EXTRAPOLATION * 30)}  (at most; the confidence so far does not say how many more)"
+    ceiling = (
+        f"--trials {int(30 + MAX_EXTRAPOLATION * 30)}  (at most; the confidence so far does not say how many more)"
+    )
     assert continue_command([unknown], 7) == f"lensopt run --resume 7 {ceiling}"
     # one eye without a number of its own: the other's budget (36 + 8) gives it more trials too
     assert continue_command([unknown, os_], 7) == "lensopt run --resume 7 --trials 44"
@@ -240,10 +242,10 @@ def test_a_lens_no_trial_came_near_is_said_to_be_predicted_not_measured():
     assert ending.not_tried == ending.lens_details[-1] == untried_note(nearest_d)
     assert ending.not_tried in ending.lines() and ending.not_tried in ending.closing_lines()
     optimizer.tell(Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3), True)
-    tried = end_point(optimizer, protocol(180.0), "OD", [result], ())
+    tried = end_point(optimizer, protocol(180.0), "OD", [replace(result, predicted_acuity_logmar=-0.1)], ())
     assert tried.not_tried == "" and all("not tried" not in line for line in tried.lines())
-    # what the patient read through it instead: a +0.30 letter, far larger than the +0.00 predicted
-    # through it (the stored result's), so its acuity is still to be checked on the chart
+    # what the patient read through it instead: a +0.30 letter, far larger (more than three lines)
+    # than the -0.10 predicted through it (the stored result's), so its acuity is still to be checked
     assert ending.read_through == ""
     assert tried.read_through == (
         "read through this lens only with letters far larger than its predicted acuity (1 of 1 letter right, "

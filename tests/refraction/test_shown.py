@@ -103,12 +103,12 @@ def test_what_was_read_through_a_lens_counts_right_answers_and_their_sizes_by_ha
 
 @pytest.mark.parametrize(
     "predicted_logmar, measured",
-    [(None, True), (float("nan"), True), (-0.16, True), (-0.17, False), (0.3, True)],
+    [(None, True), (float("nan"), True), (-0.26, True), (-0.27, False), (0.3, True)],
 )
 def test_a_lens_read_only_with_letters_far_larger_than_predicted_was_not_measured(predicted_logmar, measured):
-    """The smallest letter read through the lens, +0.04 logMAR, must be at most two lines (0.2 logMAR)
-    larger than the acuity predicted through it for that acuity to count as measured (by hand:
-    +0.04 ≤ -0.16 + 0.2, +0.04 > -0.17 + 0.2)."""
+    """The smallest letter read through the lens, +0.04 logMAR, must be at most three lines (0.3
+    logMAR) larger than the acuity predicted through it for that acuity to count as measured (by
+    hand: +0.04 ≤ -0.26 + 0.3, +0.04 > -0.27 + 0.3)."""
 
     def answer(letter_logmar, correct):
         return types.SimpleNamespace(

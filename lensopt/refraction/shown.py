@@ -35,9 +35,8 @@ TRIED_WITHIN_D = 0.25
 #: How much larger (logMAR) than a lens's predicted acuity a letter read through it may be for
 #: that acuity to count as measured (:attr:`ReadThrough.measured`): three lines of a chart. Not
 #: two: the stopping rule's check (``[stop] check_letters``) asks its letters where they say most,
-#: up to ~0.22 logMAR above the predicted acuity (the acuity-law optimizer's checks on tuning seeds
-#: 0-499 at slopes 5 and 8 and with lapses of 0.05), and at 0.2 one checked lens in eight or so was
-#: then called "not measured; check it on the chart" after the session had just checked it.
+#: about two lines above the predicted acuity (chosen on tuning patients), and at two lines a lens
+#: just checked could be called "not measured; check it on the chart".
 MEASURED_WITHIN_LOGMAR = 0.3
 
 #: The meridian of a two-parameter search without ``--axis`` (every lens on the same one).

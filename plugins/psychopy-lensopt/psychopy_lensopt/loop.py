@@ -217,9 +217,9 @@ class LensoptRefractionLoop(_BaseLoopHandler):
 
     def _calibration_code(self) -> str:
         """The calibration — in a full-screen window, of its framebuffer's pixels — and the letter sizes
-        it draws faithfully (``letter_bounds_within``: a one-line error naming the fix when it draws
-        none of the loop's), before the handler; without
-        one, a warning in the log that the letter bounds are asked whatever the screen draws."""
+        it draws faithfully (``letter_bounds_within``: a CalibrationError giving the sizes it draws when
+        it draws none of the loop's), before the handler; without one, a warning in the log that the
+        letter bounds are asked whatever the screen draws."""
         if not self._calibrated():
             return (
                 "logging.warning(\"lensopt refraction '%(name)s': no Calibration, so the letter sizes %(letterBounds)s "

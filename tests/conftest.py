@@ -56,3 +56,13 @@ def make_schema_4_database():
     """``make(path)``: the schema-4 session database built at ``path`` from its SQL (rows, layout and
     pragmas exactly as the file ``lensopt run`` wrote)."""
     return _build_schema_4_database
+
+
+def dark_span_px(frame_png: Path, dark_below: int = 128) -> int:
+    """The height (px) spanned by a saved frame's dark pixels (grey level below ``dark_below``): the
+    letter's height on a light background; 0 when nothing is dark."""
+    import numpy as np
+    from PIL import Image
+
+    rows = np.flatnonzero((np.asarray(Image.open(frame_png).convert("L")) < dark_below).any(axis=1))
+    return int(rows[-1] - rows[0] + 1) if rows.size else 0

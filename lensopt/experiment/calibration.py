@@ -8,6 +8,7 @@ centred on the line of sight it is ``2 · distance_cm · tan(θ / 2)`` cm tall, 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -164,26 +165,58 @@ class Calibration:
         )
 
 
+def full_screen_calibration(
+    calibration: Calibration,
+    size_px,
+    warn: Callable[[str], object],
+    width_name: str = "screen_width_cm",
+    stored: str = "",
+) -> Calibration:
+    """The calibration a full-screen window sizes its letters with: the screen's width in cm over the
+    framebuffer's pixels ``size_px`` (a HiDPI screen's, or another screen than the calibration
+    describes), said through ``warn`` when they are not the calibration's, naming ``width_name`` (the
+    setting to check) and what ``stored`` adds."""
+    used = calibration.with_framebuffer(*size_px)
+    given = (calibration.screen_width_px, calibration.screen_height_px)
+    if (used.screen_width_px, used.screen_height_px) != given:
+        warn(
+            f"the full-screen window is {used.screen_width_px} x {used.screen_height_px} px, not the calibration's "
+            f"{given[0]} x {given[1]}: letters are sized for {used.screen_width_px} px across "
+            f"{used.screen_width_cm:g} cm ({used.px_per_arcmin:.3f} px/arcmin{stored}); check that "
+            f"{width_name} is this screen's width"
+        )
+    return used
+
+
+#: The protocol file's key for the letter sizes a session asks, named by the messages below.
+PROTOCOL_LETTER_BOUNDS = "optimizer.letter_bounds_logmar"
+
+
 def letter_bounds_within(
     requested_logmar: tuple[float, float],
     renderable_logmar: tuple[float, float],
     calibration: Calibration | None = None,
+    bounds_name: str = PROTOCOL_LETTER_BOUNDS,
 ) -> tuple[float, float]:
-    """Intersect the protocol's letter sizes with what the screen can render; raise if empty, naming
-    the protocol's key that asks for too small or too large letters and the fix."""
+    """Intersect the asked letter sizes with what the screen can render; raise if empty, naming
+    the setting that asks for too small or too large letters (``bounds_name``: the protocol's key, or
+    a Builder loop's field) and the fix."""
     low = max(requested_logmar[0], renderable_logmar[0])
     high = min(requested_logmar[1], renderable_logmar[1])
     if not low < high:
-        raise CalibrationError(_no_letter_size_message(requested_logmar, renderable_logmar, calibration))
+        raise CalibrationError(_no_letter_size_message(requested_logmar, renderable_logmar, calibration, bounds_name))
     return low, high
 
 
 def _no_letter_size_message(
-    requested_logmar: tuple[float, float], renderable_logmar: tuple[float, float], calibration: Calibration | None
+    requested_logmar: tuple[float, float],
+    renderable_logmar: tuple[float, float],
+    calibration: Calibration | None,
+    bounds_name: str,
 ) -> str:
     (asked_low, asked_high), (drawn_low, drawn_high) = requested_logmar, renderable_logmar
     where = f" ({calibration.describe()})" if calibration is not None else ""
-    asked = f"optimizer.letter_bounds_logmar = [{asked_low:g}, {asked_high:g}]"
+    asked = f"{bounds_name} = [{asked_low:g}, {asked_high:g}]"
     stroke = (
         "" if calibration is None else f", a stroke of calibration.min_stroke_px = {calibration.min_stroke_px:g} px"
     )
@@ -197,11 +230,11 @@ def _no_letter_size_message(
     if asked_high <= drawn_low:
         return (
             f"{asked} asks for letters smaller than this screen set-up draws: its smallest is logMAR "
-            f"{drawn_low:.2f}{stroke}{where}; raise letter_bounds_logmar to within {drawn_low:.2f} to "
+            f"{drawn_low:.2f}{stroke}{where}; raise them to within {drawn_low:.2f} to "
             f"{drawn_high:.2f}, or seat the patient further away (calibration.distance_cm)"
         )
     return (
         f"{asked} asks for letters larger than this screen set-up draws: its largest is logMAR "
-        f"{drawn_high:.2f}{where}; lower letter_bounds_logmar to within {drawn_low:.2f} to {drawn_high:.2f}, "
+        f"{drawn_high:.2f}{where}; lower them to within {drawn_low:.2f} to {drawn_high:.2f}, "
         "or seat the patient nearer (calibration.distance_cm)"
     )

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from lensopt.errors import CalibrationError, LensoptError, ProtocolError, missing_extra
-from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.calibration import Calibration, full_screen_calibration, letter_bounds_within
 from lensopt.experiment.console import open_console_window
 from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.modes import mode_for
@@ -305,21 +305,12 @@ def refuse_console_on_the_chart(protocol: Protocol, fullscreen: bool, observer: 
 
 
 def framebuffer_calibration(calibration: Calibration, size_px, new: bool, warn) -> Calibration:
-    """The calibration a full-screen window sizes its letters with: the screen's width in cm over the
-    framebuffer's pixels (a HiDPI screen's, or another screen than the protocol describes), said when
-    they are not the calibration's — a new session stores the one used, so that its letters' pixels
-    and logMAR agree in the data."""
-    used = calibration.with_framebuffer(*size_px)
-    given = (calibration.screen_width_px, calibration.screen_height_px)
-    if (used.screen_width_px, used.screen_height_px) != given:
-        stored = "the session stores it" if new else f"this resumed session stored {given[0]} px"
-        warn(
-            f"the full-screen window is {used.screen_width_px} x {used.screen_height_px} px, not the calibration's "
-            f"{given[0]} x {given[1]}: letters are sized for {used.screen_width_px} px across "
-            f"{used.screen_width_cm:g} cm ({used.px_per_arcmin:.3f} px/arcmin; {stored}); check that "
-            "[calibration] screen_width_cm is this screen's width"
-        )
-    return used
+    """The calibration a session's full-screen window sizes its letters with
+    (:func:`lensopt.experiment.calibration.full_screen_calibration`), said when the framebuffer's
+    pixels are not the calibration's — a new session stores the one used, so that its letters'
+    pixels and logMAR agree in the data."""
+    stored = "; the session stores it" if new else f"; this resumed session stored {calibration.screen_width_px} px"
+    return full_screen_calibration(calibration, size_px, warn, "[calibration] screen_width_cm", stored)
 
 
 def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> None:

@@ -164,12 +164,12 @@ def test_a_calibration_that_cannot_render_the_letter_sizes_is_refused(tmp_path):
         (
             "letter_bounds_logmar = [-0.3, 1.0]",
             "letter_bounds_logmar = [-0.9, -0.8]",
-            ("optimizer.letter_bounds_logmar = [-0.9, -0.8] asks for letters smaller", "raise letter_bounds_logmar"),
+            ("optimizer.letter_bounds_logmar = [-0.9, -0.8] asks for letters smaller", "raise them to within"),
         ),
         (
             "letter_bounds_logmar = [-0.3, 1.0]",
             "letter_bounds_logmar = [1.8, 2.0]",
-            ("optimizer.letter_bounds_logmar = [1.8, 2] asks for letters larger", "lower letter_bounds_logmar"),
+            ("optimizer.letter_bounds_logmar = [1.8, 2] asks for letters larger", "lower them to within"),
         ),
         (
             "min_stroke_px = 1.0",

@@ -7,14 +7,13 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol import load_protocol
 from lensopt.store import SessionStore
+from tests.conftest import dark_span_px
 
 BAR_PX, BAR_CM, DISTANCE_CM = 800, 16.0, 200.0
 """50 px/cm seen from 2 m: not the demo protocol's 36 px/cm from 3 m."""
@@ -68,9 +67,7 @@ def test_a_calibrated_monitor_sets_the_letter_heights_of_a_run(tmp_path):
     assert len(trials) == 6
     for t in trials:
         expected_px = 2 * DISTANCE_CM * math.tan(math.radians(5 * 10**t.letter_logmar / 60 / 2)) * px_per_cm
-        image = np.asarray(Image.open(frames / f"trial-{t.index:03d}.png").convert("L"))
-        rows = np.flatnonzero((image < 128).any(axis=1))
-        measured_px = rows[-1] - rows[0] + 1
+        measured_px = dark_span_px(frames / f"trial-{t.index:03d}.png")
         assert abs(measured_px - expected_px) <= 2, (t.index, t.letter_logmar, measured_px, expected_px)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lensopt.errors import CalibrationError
-from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.calibration import Calibration, full_screen_calibration, letter_bounds_within
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_letters_too_small_or_too_large_name_the_key_and_the_fix_of_that_side(ca
     with pytest.raises(CalibrationError) as small:
         letter_bounds_within((-0.9, -0.8), cal.renderable_logmar(), cal)
     assert "optimizer.letter_bounds_logmar = [-0.9, -0.8] asks for letters smaller" in str(small.value)
-    assert "raise letter_bounds_logmar to within -0.62 to" in str(small.value)
+    assert "; raise them to within -0.62 to" in str(small.value)
     assert "further away (calibration.distance_cm)" in str(small.value)
     with pytest.raises(CalibrationError) as large:
         letter_bounds_within((1.8, 2.0), cal.renderable_logmar(), cal)
@@ -102,3 +102,27 @@ def test_an_unknown_monitor_center_name_is_a_calibration_error():
     pytest.importorskip("psychopy")
     with pytest.raises(CalibrationError, match="no PsychoPy monitor named 'no-such-monitor-xyz'"):
         Calibration.from_monitor("no-such-monitor-xyz")
+
+
+def test_the_message_names_the_setting_it_is_given_for_the_letter_bounds(cal):
+    """A Builder loop's letter sizes are its *Letter bounds* field, not a protocol file's key."""
+    with pytest.raises(CalibrationError) as refused:
+        letter_bounds_within((1.8, 2.0), cal.renderable_logmar(), cal, "Letter bounds of lensopt refraction 'trials'")
+    message = str(refused.value)
+    assert message.startswith("Letter bounds of lensopt refraction 'trials' = [1.8, 2] asks for letters larger")
+    assert "optimizer." not in message and "; lower them to within" in message
+
+
+def test_a_full_screen_framebuffer_of_twice_the_pixels_doubles_them_and_names_the_width_to_check():
+    """A Retina screen described in points (1440 x 900) draws into 2880 x 1800 px: the same 33 cm hold
+    twice the pixels, so a letter is twice as many pixels tall (hand value: px per arcmin doubles)."""
+    points = Calibration(screen_width_cm=33.0, screen_width_px=1440, screen_height_px=900, distance_cm=300.0)
+    said = []
+    used = full_screen_calibration(points, (2880, 1800), said.append, "screen_width_cm of the loop's Calibration")
+    assert (used.screen_width_px, used.screen_height_px, used.screen_width_cm) == (2880, 1800, 33.0)
+    assert used.letter_height_px(0.3) == pytest.approx(2 * points.letter_height_px(0.3))
+    (line,) = said
+    assert "2880 x 1800 px, not the calibration's 1440 x 900" in line
+    assert line.endswith("check that screen_width_cm of the loop's Calibration is this screen's width")
+    quiet = []
+    assert full_screen_calibration(points, (1440, 900), quiet.append) == points and quiet == []

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from lensopt.refraction.lens import diopter_text
+from tests.conftest import dark_span_px
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugins" / "psychopy-lensopt"
@@ -116,12 +117,12 @@ def plugin_path(tmp_path_factory):
     return target
 
 
-def _run(args, cwd, plugin_path=None, timeout=300):
+def _run(args, cwd, plugin_path=None, timeout=300, succeeds=True):
     env = dict(os.environ)
     if plugin_path is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(plugin_path), env.get("PYTHONPATH")]))
     result = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert (result.returncode == 0) == succeeds, result.stdout[-2000:] + result.stderr[-4000:]
     return result
 
 
@@ -233,15 +234,9 @@ def test_the_acuity_law_rule_builds_its_optimizer_and_a_simulated_patient_with_t
 
 
 def _letter_heights_px(folder: Path, count: int) -> list[int]:
-    """The height (px) of the dark pixels of each saved letter frame, trial 1 to ``count``."""
-    from PIL import Image
-
-    heights = []
-    for index in range(1, count + 1):
-        dark = np.asarray(Image.open(folder / "frames" / f"trial{index:03d}.png").convert("L")) < 64
-        rows = np.flatnonzero(dark.any(axis=1))
-        heights.append(int(rows[-1] - rows[0] + 1) if rows.size else 0)
-    return heights
+    """The height (px) of the dark pixels of each saved letter frame, trial 1 to ``count`` (darker than
+    Builder's grey background)."""
+    return [dark_span_px(folder / "frames" / f"trial{index:03d}.png", dark_below=64) for index in range(1, count + 1)]
 
 
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
@@ -254,7 +249,7 @@ def test_a_full_screen_window_sizes_its_letters_on_the_framebuffers_pixels(plugi
     half = dict(SCREEN, screen_width_px=960, screen_height_px=540)
     calibration = f"Calibration({', '.join(f'{key}={value!r}' for key, value in half.items())})"
     folder = _compile(tmp_path, plugin_path, calibration=calibration, window="full-screen")
-    _run(["refraction.py"], folder, plugin_path)
+    ran = _run(["refraction.py"], folder, plugin_path)
     (csv,) = (folder / "data").glob("*.csv")
     frame = pd.read_csv(csv)
     trials = frame[frame["refraction.trial_index"].notna()]
@@ -267,6 +262,25 @@ def test_a_full_screen_window_sizes_its_letters_on_the_framebuffers_pixels(plugi
     assert (low_logmar - 1e-9 <= letter_logmar).all() and (letter_logmar <= high_logmar + 1e-9).all()
     measured = _letter_heights_px(folder, len(trials))
     assert np.all(np.abs(np.array(measured) - used.letter_height_px(letter_logmar)) <= 1.0), measured
+    said = "the full-screen window is 1920 x 1080 px, not the calibration's 960 x 540"
+    assert said in ran.stdout + ran.stderr
+    assert "check that screen_width_cm of the loop's Calibration is this screen's width" in ran.stdout + ran.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_a_calibration_that_draws_none_of_the_loops_letters_names_its_letter_bounds_field(plugin_path, tmp_path):
+    """Seen from 600 m, the largest letter a 300 px high window draws is about logMAR -1.1, below the
+    loop's default Letter bounds (-1.0, 2.0): the script stops before its first trial, naming the
+    loop's field (not a protocol file's key) and the sizes the screen draws."""
+    far = dict(SCREEN, distance_cm=60000.0)
+    calibration = f"Calibration({', '.join(f'{key}={value!r}' for key, value in far.items())})"
+    folder = _compile(tmp_path, plugin_path, calibration=calibration)
+    refused = _run(["refraction.py"], folder, plugin_path, succeeds=False)
+    assert "CalibrationError: Letter bounds of lensopt refraction 'refraction' = [-1, 2] asks for letters larger" in (
+        refused.stderr
+    )
+    assert "optimizer.letter_bounds_logmar" not in refused.stderr and "seat the patient nearer" in refused.stderr
+    assert not list(folder.glob("frames/*.png"))  # no letter shown
 
 
 def test_without_a_calibration_the_script_warns_that_its_letter_sizes_are_asked_as_given(plugin_path, tmp_path):

@@ -21,6 +21,7 @@ from lensopt.refraction import DuelRefractionOptimizer, RankingRefractionOptimiz
 from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.stopping import StopRule
+from tests.conftest import dark_span_px
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "psychopy_handler.py"
@@ -423,15 +424,12 @@ def test_the_example_script_records_the_letter_the_key_its_times_and_the_seed_th
 def test_the_example_script_draws_each_letter_as_tall_as_its_calibration_asks(tmp_path):
     """The capitals' dark pixels span calibration.letter_height_px(letter_logmar) within a pixel; a
     TextStim of that height drew Arial capitals 0.72 of it (0.14 logMAR too small)."""
-    from PIL import Image
-
     frame = _run_example(tmp_path, "session", "--frames", str(tmp_path / "frames"))
 
     expected_px = _example_calibration().letter_height_px(frame["lensopt.letter_logmar"].to_numpy())
     for index, height_px in enumerate(expected_px, start=1):
-        dark = np.asarray(Image.open(tmp_path / "frames" / f"trial{index:03d}.png").convert("L")) < 128
-        rows = np.flatnonzero(dark.any(axis=1))
-        assert rows.size and abs(rows[-1] - rows[0] + 1 - height_px) <= 1.0, (index, height_px)
+        measured_px = dark_span_px(tmp_path / "frames" / f"trial{index:03d}.png")
+        assert measured_px and abs(measured_px - height_px) <= 1.0, (index, measured_px, height_px)
 
 
 def test_the_example_scripts_help_lists_its_own_options_not_psychopys(tmp_path):

@@ -216,22 +216,28 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         return "calibration" in self.params and str(self.params["calibration"].val).strip() not in ("", "None")
 
     def _calibration_code(self) -> str:
-        """The calibration — in a full-screen window, of its framebuffer's pixels — and the letter sizes
-        it draws faithfully (``letter_bounds_within``: a CalibrationError giving the sizes it draws when
-        it draws none of the loop's), before the handler; without one, a warning in the log that the
-        letter bounds are asked whatever the screen draws."""
+        """The calibration — in a full-screen window, of its framebuffer's pixels, with a warning in the
+        log when they are not the calibration's (``full_screen_calibration``) — and the letter sizes it
+        draws faithfully (``letter_bounds_within``: a CalibrationError naming the loop's *Letter
+        bounds* and the sizes it draws when it draws none of them), before the handler; without one,
+        a warning in the log that the letter bounds are asked whatever the screen draws."""
         if not self._calibrated():
             return (
                 "logging.warning(\"lensopt refraction '%(name)s': no Calibration, so the letter sizes %(letterBounds)s "
                 "logMAR are asked whatever this screen draws; give the loop your screen's Calibration\")\n"
             )
         return (
-            "from lensopt.experiment.calibration import Calibration, letter_bounds_within\n"
+            "from lensopt.experiment.calibration import Calibration, full_screen_calibration, letter_bounds_within\n"
             "%(name)sCalibration = %(calibration)s\n"
             "if win.fullscr:  # sized on the framebuffer's pixels, as lensopt run does (a Retina screen has twice as many)\n"
-            "    %(name)sCalibration = %(name)sCalibration.with_framebuffer(*win.size)\n"
+            "    %(name)sCalibration = full_screen_calibration(\n"
+            '        %(name)sCalibration, win.size, logging.warning, "screen_width_cm of the loop\'s Calibration"\n'
+            "    )\n"
             "%(name)sLetterBounds = letter_bounds_within(\n"
-            "    %(letterBounds)s, %(name)sCalibration.renderable_logmar(int(win.size[1])), %(name)sCalibration\n"
+            "    %(letterBounds)s,\n"
+            "    %(name)sCalibration.renderable_logmar(int(win.size[1])),\n"
+            "    %(name)sCalibration,\n"
+            "    \"Letter bounds of lensopt refraction '%(name)s'\",\n"
             ")\n"
         )
 

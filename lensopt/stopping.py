@@ -106,11 +106,12 @@ class StopRule:
 
     ``check_letters``: before a stop by confidence, the patient reads at least this many letters
     through the lens the session reports (within a phoropter step of it,
-    :data:`lensopt.refraction.shown.TRIED_WITHIN_D`), so that its acuity is measured, not only
-    predicted: a clinician's last look at the chart. Once the confidence is reached, a letter
-    optimizer asks its trials at that lens (the letter size the most informative there) until it
-    holds them; it stops if the confidence still holds, and searches on if those answers took it
-    below. 0 (the default, and every rule stored before it): no check."""
+    :data:`lensopt.refraction.shown.TRIED_WITHIN_D`, and none more than three lines larger than the
+    acuity predicted through it, :data:`lensopt.refraction.shown.MEASURED_WITHIN_LOGMAR`), so that
+    its acuity is measured, not only predicted: a clinician's last look at the chart. Once the
+    confidence is reached, a letter optimizer asks its trials at that lens (the letter size the most
+    informative there) until it holds them; it stops if the confidence still holds, and searches on
+    if those answers took it below. 0 (the default, and every rule stored before it): no check."""
 
     confidence: float = DEFAULT_STOP_CONFIDENCE
     min_trials: int = DEFAULT_MIN_TRIALS

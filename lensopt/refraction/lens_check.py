@@ -7,16 +7,20 @@ lens they are about to prescribe. With :attr:`lensopt.stopping.StopRule.check_le
 optimizers do it: once their confidence reaches the rule's threshold, their next trials are at the
 reported lens — each at the letter size most informative there — until the patient has read that
 many letters through it (:func:`lensopt.refraction.shown.letters_through`: within a phoropter
-step); they stop if the confidence still holds, and search on if it fell. The check is a function
-of the history alone (no phase is stored), so a saved or resumed session continues it as it was.
+step, and letters that measure its acuity: none more than
+:data:`~lensopt.refraction.shown.MEASURED_WITHIN_LOGMAR` larger than the acuity predicted through
+it, so a first trial's large letter through the lens does not count); they stop if the confidence
+still holds, and search on if it fell. The check is a function of the history alone (no phase is
+stored), so a saved or resumed session continues it as it was.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, cast
 
-from lensopt.refraction.shown import letters_through
+from lensopt.refraction.shown import MEASURED_WITHIN_LOGMAR, letters_through
 from lensopt.stopping import StopRule
 
 
@@ -35,9 +39,21 @@ class ReportedLensCheck:
     _confidence_test: Callable[[], dict]
 
     def letters_through_reported(self) -> int:
-        """How many letters the patient has read through the reported lens (within a phoropter step)."""
+        """How many letters the patient has read through the reported lens (within a phoropter step)
+        that measure its acuity: none more than ``MEASURED_WITHIN_LOGMAR`` larger than the acuity
+        predicted through it (every letter when no prediction is known)."""
         sphere_d, cylinder_d, axis_deg = self._reported_lens()
-        return letters_through(sphere_d, cylinder_d, axis_deg, (trial for trial, _ in self._history))
+        predicted_logmar = self._reported_acuity_logmar()
+        largest_logmar = predicted_logmar + MEASURED_WITHIN_LOGMAR if math.isfinite(predicted_logmar) else None
+        trials = (trial for trial, _ in self._history)
+        return letters_through(sphere_d, cylinder_d, axis_deg, trials, largest_logmar=largest_logmar)
+
+    def _reported_acuity_logmar(self) -> float:
+        """The acuity predicted through the reported lens (nan: not known yet): a two-parameter
+        search's ``predicted_acuity_logmar``; a full prescription gives its own."""
+        sphere_d, cylinder_d, _ = self._reported_lens()
+        mean_logmar, _ = self.predicted_acuity_logmar(sphere_d, cylinder_d)  # type: ignore[attr-defined]
+        return float(mean_logmar)
 
     def should_stop(self) -> bool:
         """Whether the session may stop by its :class:`lensopt.stopping.StopRule` (never without one):

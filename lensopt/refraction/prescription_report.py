@@ -224,5 +224,11 @@ class PrescriptionReport(PrescriptionSearch):
         lens = self.prescription().lens
         return lens.sphere_d, lens.cylinder_d, lens.axis_deg
 
+    def _reported_acuity_logmar(self) -> float:
+        """The acuity predicted through the prescribed lens (nan: not known yet), whose check letters
+        count up to three lines above it (:mod:`lensopt.refraction.lens_check`)."""
+        predicted_logmar = self.prescription().predicted_acuity_logmar
+        return math.nan if predicted_logmar is None else float(predicted_logmar)
+
     def _confidence_test(self) -> dict:
         return {"confidence": self.confidence}

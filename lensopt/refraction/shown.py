@@ -83,12 +83,22 @@ def nearest_tried_d(
 
 
 def letters_through(
-    sphere_d: float, cylinder_d: float, axis_deg: float | None, trials: Iterable, meridian_deg: float | None = None
+    sphere_d: float,
+    cylinder_d: float,
+    axis_deg: float | None,
+    trials: Iterable,
+    meridian_deg: float | None = None,
+    largest_logmar: float | None = None,
 ) -> int:
     """How many of ``trials`` were read through the lens: through a lens within
-    :data:`TRIED_WITHIN_D` of it (:func:`nearest_tried_d`'s arguments) — what a stopping rule's
-    ``check_letters`` counts (:class:`lensopt.stopping.StopRule`)."""
-    return int(_through(_distances_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg)).sum())
+    :data:`TRIED_WITHIN_D` of it (:func:`nearest_tried_d`'s arguments) and, with ``largest_logmar``,
+    at a letter no larger than it — what a stopping rule's ``check_letters`` counts
+    (:class:`lensopt.stopping.StopRule`, :mod:`lensopt.refraction.lens_check`)."""
+    trials = list(trials)
+    through = _through(_distances_d(sphere_d, cylinder_d, axis_deg, trials, meridian_deg))
+    if largest_logmar is not None:
+        through &= np.array([t.letter_logmar <= largest_logmar + 1e-9 for t in trials], dtype=bool)
+    return int(through.sum())
 
 
 def _through(distances_d: np.ndarray) -> np.ndarray:

@@ -43,13 +43,39 @@ def checked_session():
     return opt, checks
 
 
+def _checking(opt, lens) -> list:
+    """The letters read through ``lens`` (within a phoropter step, by hand) that measure its acuity: at
+    most three lines (0.3 logMAR) larger than the acuity predicted through it."""
+    predicted_logmar, _ = opt.predicted_acuity_logmar(*lens)
+    return [
+        t
+        for t, _ in opt.history
+        if _blur_d((t.sphere_d, t.cylinder_d), lens) <= 0.25 + 1e-9 and t.letter_logmar <= predicted_logmar + 0.3
+    ]
+
+
 def test_an_acuity_law_session_stops_by_confidence_only_after_five_letters_through_its_lens(checked_session):
     opt, checks = checked_session
     assert opt.n_trials < 100 and opt.confidence() >= 0.95
-    best = opt.best()
-    through = [t for t, _ in opt.history if _blur_d((t.sphere_d, t.cylinder_d), best) <= 0.25 + 1e-9]
+    through = _checking(opt, opt.best())
     assert len(through) >= 5 and opt.letters_through_reported() == len(through)
     assert len(checks) >= 5  # the lens was not read through before the confidence was reached
+
+
+def test_a_large_letter_read_through_the_reported_lens_is_not_one_of_its_check_letters(checked_session):
+    """The largest letter, named through the lens the session reports (predicted to read about
+    0 logMAR there), says nothing of the acuity it is prescribed for: the check counts only letters
+    up to three lines above the prediction (one first told, before the session's own answers)."""
+    opt, _ = checked_session
+    lens, largest_logmar = opt.best(), float(opt.letter_grid_logmar[-1])
+    assert opt.predicted_acuity_logmar(*lens)[0] + 0.3 < largest_logmar
+    told = AcuityLawOptimizer(seed=1, lens_step_d=0.25, stop=StopRule(0.95, 20, 100, check_letters=5))
+    told.tell(Trial(*lens, largest_logmar), True)
+    for trial, correct in opt.history:
+        told.tell(trial, correct)
+    assert told.best() == lens
+    near = [t for t, _ in told.history if _blur_d((t.sphere_d, t.cylinder_d), lens) <= 0.25 + 1e-9]
+    assert told.letters_through_reported() == len(_checking(told, lens)) == len(near) - 1
 
 
 def test_each_check_is_the_reported_lens_at_its_most_informative_letter(checked_session):
@@ -151,7 +177,7 @@ def test_the_gp_optimizer_counts_the_check_at_the_lens_it_sets_on_a_coarse_phoro
         trial = opt.ask()
         opt.tell(trial, respond(trial))
     set_lens = tuple(round_to_step(v, 1.0, (-6, 6)) for v in opt.best())
-    by_hand = sum(_blur_d((t.sphere_d, t.cylinder_d), set_lens) <= 0.25 + 1e-9 for t, _ in opt.history)
+    by_hand = len(_checking(opt, set_lens))
     assert opt.letters_through_reported() == by_hand
     if opt.n_trials < 200:  # a stop by confidence: the lens read through
         assert by_hand >= 5

@@ -77,6 +77,19 @@ def test_the_letters_read_through_a_lens_are_those_within_a_phoropter_step_of_it
     assert letters_through(-1.0, -0.5, None, []) == 0
 
 
+def test_letters_larger_than_the_largest_asked_are_not_counted_through_a_lens():
+    """Through -1.00/-0.50: letters of 0.1, 0.4 and 1.3 logMAR, and a 0.1 through a lens two steps
+    away; up to 0.4 logMAR two count (the boundary itself included), up to 2.0 all three."""
+    sized = [
+        types.SimpleNamespace(sphere_d=s, cylinder_d=c, axis_deg=None, letter_logmar=v)
+        for s, c, v in [(-1.0, -0.5, 0.1), (-1.0, -0.5, 0.4), (-1.0, -0.5, 1.3), (-1.5, -0.5, 0.1)]
+    ]
+    assert letters_through(-1.0, -0.5, None, sized, largest_logmar=0.4) == 2
+    assert letters_through(-1.0, -0.5, None, sized, largest_logmar=2.0) == 3
+    assert letters_through(-1.0, -0.5, None, sized) == 3
+    assert letters_through(-1.0, -0.5, None, sized, largest_logmar=0.0) == 0
+
+
 def test_what_was_read_through_a_lens_counts_right_answers_and_their_sizes_by_hand():
     def answer(sphere_d, cylinder_d, letter_logmar, correct):
         return types.SimpleNamespace(

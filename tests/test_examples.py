@@ -149,3 +149,31 @@ def test_each_python_snippet_of_the_api_guide_runs_on_its_own(doc, n, tmp_path):
     code = re.findall(r"```python\n(.*?)```", API_GUIDE.read_text(), re.S)[n]
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_slope_grid_scripts_default_session_is_the_robustness_campaigns_varied_one():
+    """docs/examples/slope_grid.py, default slopes, tuning seed 3, 40 trials: the trial it stops at
+    and its error are those ``lensopt bench robustness --conditions varied --rules acuity-law``
+    records for that patient (an independent loop: the campaign's runner)."""
+    from lensopt.bench.robustness import robustness_specs, run_robustness
+    from lensopt.refraction.acuity_law_settings import SLOPES_PER_LOGMAR
+
+    slope_grid = load_example("slope_grid")
+    (spec,) = robustness_specs(["varied"], ["acuity-law"], first_seed=3, max_patients=1, n_trials=40)
+    record = run_robustness(spec)
+    session = slope_grid.run_session((SLOPES_PER_LOGMAR, 3, 40))
+    assert session["stopped"] == (record["stop_reason"] == "confidence")
+    if session["stopped"]:
+        assert session["trials"] == record["stopped_at"]
+        assert session["error"] == pytest.approx(record["error_at_stop"], abs=1e-12)
+    else:
+        assert session["trials"] == 40 and session["error"] == pytest.approx(record["trajectory"][-1], abs=1e-12)
+
+
+def test_the_slope_grid_script_prints_a_row_per_grid(capsys):
+    load_example("slope_grid").main(
+        ["--first-seed", "0", "--patients", "1", "--trials", "21", "--slopes", "2", "4", "8", "--processes", "1"]
+    )
+    header, *rows = capsys.readouterr().out.strip().splitlines()
+    assert header.split()[:3] == ["slopes", "patients", "stopped"]
+    assert [row.split()[:3] for row in rows] == [["default", "2/4/8", "1"], ["--slopes", "2/4/8", "1"]]

@@ -37,7 +37,9 @@ CONFIDENCE, MIN_TRIALS, TOLERANCE_LOGMAR, LOST_LOGMAR = 0.95, 20, 0.025, 0.1
 
 
 def run_session(args: tuple) -> dict:
-    """One varied patient's session with the slopes ``slopes``: where it stopped, its error then."""
+    """One varied patient's session, ``args`` = ``(slopes, seed, n_trials)``: the acuity-law
+    optimizer assuming those slopes (per logMAR), where it stopped, its error then and its decision
+    times (ms)."""
     slopes, seed, n_trials = args
     with threadpoolctl.threadpool_limits(1):
         patient = varied_patient(seed, lapse=0.0, n_alternatives=26)

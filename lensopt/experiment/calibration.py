@@ -8,7 +8,7 @@ centred on the line of sight it is ``2 · distance_cm · tan(θ / 2)`` cm tall, 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -167,7 +167,7 @@ class Calibration:
 
 def full_screen_calibration(
     calibration: Calibration,
-    size_px,
+    size_px: Sequence[int],
     warn: Callable[[str], object],
     width_name: str = "screen_width_cm",
     stored: str = "",

@@ -13,10 +13,11 @@ kernel for the processor (threadpoolctl's ``architecture``: ``Haswell`` on an AV
 the difference (~1e-9 after a few dozen trials) into later decisions, now and then across a near
 tie. numpy's ufuncs do the same where they run AVX-512 code, whatever OpenBLAS chose, so the
 kernel's name ends in ``-numpy-AVX512`` there (:func:`blas_kernel`). So each golden file holds the sessions of one kernel, ``<family>.<kernel>.json`` (its
-``blas_kernel``); ``<family>.json`` was recorded before kernels were noted, on another kernel than Haswell's or
-Sandybridge's (presumably an AVX-512 machine).
-The test compares strictly with the file of this machine's kernel; without one, with the unnoted
-file where it agrees, and skips (saying how to record) where it does not.
+``blas_kernel``). (The files recorded before kernels were noted, ``<family>.json``, held the sessions of
+``openblas-SkylakeX-numpy-AVX512`` to the last bit, checked on such a machine on 3 Dec 2026, and were
+replaced by that kernel's files.)
+The test compares strictly with the file of this machine's kernel; without one, with another
+kernel's where it agrees, and skips (saying how to record) where it does not.
 
 Regenerate every file (after a change that is meant to change decisions, and say so)::
 
@@ -427,17 +428,17 @@ def record_family(family: Family) -> dict:
     }
 
 
-def path(name: str, kernel: str | None = None) -> Path:
-    """The golden file of a family for a BLAS kernel (``None``: the file recorded before kernels were noted)."""
-    return FOLDER / (f"{name}.json" if kernel is None else f"{name}.{kernel}.json")
+def path(name: str, kernel: str) -> Path:
+    """The golden file of a family for a BLAS kernel."""
+    return FOLDER / f"{name}.{kernel}.json"
 
 
 def golden_files(name: str) -> list[Path]:
-    """Every golden file of a family: the unnoted one and one per kernel."""
+    """Every golden file of a family, one per kernel."""
     return sorted(FOLDER.glob(f"{name}.*json"))
 
 
-def load(name: str, kernel: str | None = None) -> dict:
+def load(name: str, kernel: str) -> dict:
     return json.loads(path(name, kernel).read_text())
 
 

@@ -6,9 +6,8 @@ if the change was meant to change decisions, regenerate with ``python -m tests.g
 <family>`` and say so in the commit.
 
 The decisions hold for one BLAS kernel (record.py): the file of this machine's kernel is compared
-strictly; without one, the file recorded before kernels were noted (or, for a family recorded
-since, another kernel's) is compared where it agrees, and a session it does not hold is skipped,
-with the command that records this kernel's file.
+strictly; without one, another kernel's is compared where it agrees, and a session it does not
+hold is skipped, with the command that records this kernel's file.
 """
 
 import json
@@ -20,12 +19,9 @@ KERNEL = blas_kernel()
 
 
 def _golden(name):
-    """``(data, strict)``: this kernel's file (strict), else the unnoted one, else another kernel's
-    (not strict)."""
+    """``(data, strict)``: this kernel's file (strict), else another kernel's (not strict)."""
     if path(name, KERNEL).exists():
         return load(name, KERNEL), True
-    if path(name).exists():
-        return load(name), False
     return json.loads(golden_files(name)[0].read_text()), False
 
 

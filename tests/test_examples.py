@@ -177,3 +177,52 @@ def test_the_slope_grid_script_prints_a_row_per_grid(capsys):
     header, *rows = capsys.readouterr().out.strip().splitlines()
     assert header.split()[:3] == ["slopes", "patients", "stopped"]
     assert [row.split()[:3] for row in rows] == [["default", "2/4/8", "1"], ["--slopes", "2/4/8", "1"]]
+
+
+def test_the_accommodation_scripts_errors_are_those_of_the_reported_lens_for_the_relaxed_and_the_accommodating_eye():
+    """docs/examples/accommodation.py: a session's spherical-equivalent error and losses, recomputed
+    from an optimizer run by hand on the same patient (tuning seed 506, 3 D of accommodation)."""
+    from dataclasses import replace
+
+    from lensopt.refraction import AcuityLawOptimizer
+
+    accommodation = load_example("accommodation")
+    m_error, relaxed, accommodating, _ = accommodation.run_session("acuity-law", 3.0, 506, 12, (0.0, 4.0))
+    patient = draw_patients(1, 506, slope=5.0)[0]
+    eye = replace(patient, accommodation_d=3.0)
+    opt = AcuityLawOptimizer(seed=506, accommodation_d=(0.0, 4.0))
+    for _ in range(12):
+        trial = opt.ask()
+        opt.tell(trial, bool(eye.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+    sphere_d, cylinder_d = opt.best()
+    assert m_error == pytest.approx(sphere_d + cylinder_d / 2 - patient.sphere_d - patient.cylinder_d / 2, abs=1e-12)
+    assert relaxed == pytest.approx(patient.visual_acuity(sphere_d, cylinder_d) - patient.best_acuity_logmar, abs=1e-12)
+    assert accommodating == pytest.approx(eye.visual_acuity(sphere_d, cylinder_d) - eye.best_acuity_logmar, abs=1e-12)
+    assert accommodating <= relaxed + 1e-12  # accommodation never blurs
+
+
+def test_the_accommodation_script_prints_a_row_per_rule_and_amplitude(capsys):
+    load_example("accommodation").main(
+        [
+            "--patients",
+            "1",
+            "--first-seed",
+            "3",
+            "--trials",
+            "5",
+            "--accommodation",
+            "0",
+            "2",
+            "--rules",
+            "acuity-law",
+            "ucb-ald",
+        ]
+    )
+    header, *rows = capsys.readouterr().out.strip().splitlines()
+    assert header.split()[:3] == ["rule", "A", "(D)"]
+    assert [row.split()[:2] for row in rows] == [
+        ["acuity-law", "0.0"],
+        ["acuity-law", "2.0"],
+        ["ucb-ald", "0.0"],
+        ["ucb-ald", "2.0"],
+    ]

@@ -59,7 +59,7 @@ from lensopt.bench.decision_time_process import (
 )
 from lensopt.binary.settings import ALL_RULES
 from lensopt.preference.settings import CONTEXTUAL_RULES
-from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, accommodation_amplitudes
 from lensopt.refraction.prescription_letters import PRESCRIPTION_RULES
 from lensopt.refraction.prescription_rankings import PRESCRIPTION_RANKING_RULES
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
@@ -127,13 +127,16 @@ def run_decision_time(
     min_trials: int = DEFAULT_MIN_TRIALS,
     lookahead: bool = True,
     response_ms: float = DEFAULT_RESPONSE_MS,
+    accommodation_d: tuple[float, ...] | None = None,
 ) -> dict:
     """Run the benchmark (see the module docstring) and return its result as a JSON-able dict.
     ``search="prescription"`` times the full prescription instead (issue 16): a
     :class:`~lensopt.refraction.prescription_letters.PrescriptionOptimizer` around an
     autorefraction of a clinic patient (``draw_clinic_patients(1, seed + i, slope=14)``), three
     lens parameters and the letter size. ``handler``, ``stop``, ``min_trials``, ``lookahead`` and
-    ``response_ms`` (both with the handler only): see the module docstring."""
+    ``response_ms`` (both with the handler only): see the module docstring. ``accommodation_d``: the
+    acuity-law optimizer's prior amplitudes of accommodation (``[optimizer] accommodation_d``; that
+    rule and search only)."""
     if search not in SEARCHES:
         raise ValueError(f"unknown search {search!r}; choose from: {', '.join(SEARCHES)}")
     rules = {
@@ -156,6 +159,13 @@ def run_decision_time(
         raise ValueError(
             f"decision-time: the answer time (--response-ms) must be from 0 to 10000 ms (e.g. 300), got {response_ms!r}"
         )
+    if accommodation_d is not None:
+        if rule != ACUITY_LAW_RULE or search != "sphere-cylinder":
+            raise ValueError(
+                f"decision-time: --accommodation sets the {ACUITY_LAW_RULE} optimizer's prior amplitudes; "
+                f"add --rule {ACUITY_LAW_RULE} (sphere-cylinder search) or leave it out"
+            )
+        accommodation_d = accommodation_amplitudes(accommodation_d)  # one-line errors
     if stop is not None and search in COMPARISONS:
         what = "rankings" if search == "prescription-ranking" else "duels"
         raise ValueError(f"decision-time: {what} have no stopping rule: leave out --stop with --search {search}")
@@ -180,6 +190,8 @@ def run_decision_time(
                     argv += ["--no-lookahead"]
             if stop is not None:
                 argv += ["--stop", repr(float(stop)), "--min-trials", str(min_trials)]
+            if accommodation_d is not None:
+                argv += ["--accommodation", *map(repr, accommodation_d)]
             children.append(
                 subprocess.Popen(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -231,6 +243,7 @@ def run_decision_time(
         "lookahead": bool(handler and lookahead),
         "response_ms": float(response_ms) if handler else None,
         "stop": None if stop is None else {"confidence": float(stop), "min_trials": min_trials},
+        "accommodation_d": None if accommodation_d is None else list(accommodation_d),
         "decision": DECISION_HANDLER if handler else DECISION_ASK_TELL,
         "processes": processes,
         "trials": trials,
@@ -269,6 +282,10 @@ def _handler_text(result: dict) -> str:
     return f" through RefractionHandler, {ahead}" + ("" if answer is None else f", answers after {answer:g} ms")
 
 
+def _amplitudes_text(result: dict) -> str:
+    return ", ".join(f"{a:g}" for a in result["accommodation_d"])
+
+
 def format_report(result: dict) -> str:
     """The human-readable table of :func:`run_decision_time`'s result."""
     setting = result["blas_threads_setting"]
@@ -288,7 +305,9 @@ def format_report(result: dict) -> str:
         else f"stopping rule: confidence {stop['confidence']:g} from {stop['min_trials']} trials, checked every decision"
     )
     lines = [
-        f"lensopt bench decision-time: rule {result['rule']}, {result.get('search', 'sphere-cylinder')} search, "
+        f"lensopt bench decision-time: rule {result['rule']}"
+        + (f" (amplitudes of accommodation {_amplitudes_text(result)} D)" if result.get("accommodation_d") else "")
+        + f", {result.get('search', 'sphere-cylinder')} search, "
         + (f"{result['processes']} processes side by side" if result["processes"] > 1 else "1 process")
         + f" on {result['cpu_count']} CPUs, "
         f"{result['trials']} trials each, {result['import_order']}; {how}",

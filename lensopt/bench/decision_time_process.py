@@ -65,6 +65,7 @@ def _parse_child(argv):
     parser.add_argument("--min-trials", type=int, default=DEFAULT_MIN_TRIALS)
     parser.add_argument("--response-ms", type=float, default=DEFAULT_RESPONSE_MS)
     parser.add_argument("--no-lookahead", action="store_true")
+    parser.add_argument("--accommodation", type=float, nargs="+")
     return parser.parse_args(argv)
 
 
@@ -89,7 +90,10 @@ def _session(args):
     if args.search == "duel":  # no stopping rule of its own: --stop is refused for duels
         optimizer = DuelRefractionOptimizer(rule=args.rule, seed=args.seed)
         return optimizer, lambda t: patient.duel_answer(t.letter_logmar, t.first_lens_d, t.second_lens_d, DUEL_TIES_D)
-    optimizer = get_mode("letters").new_optimizer({"stop": stop}, rule=args.rule, seed=args.seed)
+    options: dict[str, Any] = {"stop": stop}
+    if args.accommodation is not None:  # the acuity-law optimizer's prior amplitudes
+        options["accommodation_d"] = tuple(args.accommodation)
+    optimizer = get_mode("letters").new_optimizer(options, rule=args.rule, seed=args.seed)
     return optimizer, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d)
 
 

@@ -110,6 +110,14 @@ def add_machine_parsers(sub) -> None:
         help="with --handler: the simulated patient answers after MS ms, untimed (default 300: quicker than any "
         "patient names a letter; 0: an instant answer, the lookahead's worst case)",
     )
+    dt.add_argument(
+        "--accommodation",
+        type=float,
+        nargs="+",
+        metavar="A",
+        help="with --rule acuity-law: its prior amplitudes of accommodation, D (a protocol's [optimizer] "
+        "accommodation_d; clinical-refraction's: 0 0.5 1 2 4 8; default: the law alone)",
+    )
     dt.add_argument("--json", action="store_true", help="print one JSON object")
     dt.set_defaults(handler=Handler("lensopt.cli.handlers.bench_machine:run_decision_time"))
 

@@ -49,6 +49,7 @@ def protocol_options(protocol: Protocol) -> dict:
         inference=o.inference,
         n_alternatives=len(protocol.letters.alphabet),
         lapse=o.lapse,
+        accommodation_d=o.accommodation_d,
         stop=protocol.stop_rule,
         model=protocol.duel.model,
         n_lenses=protocol.ranking.lenses,

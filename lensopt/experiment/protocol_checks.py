@@ -70,7 +70,13 @@ def ignored_optimizer_field(table: dict, rule: str, feedback_mode: str) -> str |
             "variationally (Nguyen et al. 2021) whatever it says; remove optimizer.inference"
         )
     if rule != ACUITY_LAW_RULE:
-        return None
+        if "accommodation_d" not in table:
+            return None
+        return (
+            f"optimizer.accommodation_d sets the acuity-law optimizer's prior amplitudes of accommodation, "
+            f"and optimizer.rule {rule!r} does not use it; remove optimizer.accommodation_d or choose rule "
+            f"'{ACUITY_LAW_RULE}' (the full prescription, with a [start], finds the most-plus lens by itself)"
+        )
     given = [name for name in GP_ONLY_FIELDS if name in table]
     if not given:
         return None

@@ -20,6 +20,15 @@ A wrong best acuity costs much (every threshold shifts), a wrong slope less (it 
 each answer's likelihood) — but a steep slope assumed for a shallow patient loses sessions and a
 shallow one doubles the trials at slope 8 (tuning patients), so both are learnt.
 
+**Accommodation** (``accommodation_d``, off by default). An eye with ``A`` D of accommodation
+focuses away a residual too minus: ``b² = r_M'² + r_J²`` with ``r_M = r_S + r_C/2``, ``r_J = r_C/2``
+and ``r_M' = max(r_M, min(r_M + A, 0))`` (:func:`lensopt.refraction.blur_law.accommodated_acuity_loss_logmar`),
+a plateau of acuity on the minus side whose most-plus end is the correction. With several
+amplitudes in ``accommodation_d`` the hypothesis holds ``A`` too (``h = (S*, C*, VA₀, a, A)``, a
+uniform prior; the posterior's last axis the ``(A, a)`` pairs), answers are weighed under each
+``A``, and the reported lens and the confidence are of the correction — the relaxed eye's loss
+``log10(1 + b²)``, ``A = 0`` — so that the session ends at the most-plus lens of best acuity.
+
 **Trials.** The ``(x, s)`` of maximal mutual information between the answer and ``h``,
 ``H₂(E_w[P]) − E_w[H₂(P)]``, over candidate lenses (a coarse grid of the box, the most probable
 corrections, a local grid around the estimate) × letter sizes. The expectation runs over
@@ -134,8 +143,14 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         self.va_best_grid_logmar = grid_axis(s.va_best_bounds_logmar, VA_BEST_STEP_LOGMAR)
         self._corrections = lens_grid(s.sphere_bounds_d, s.cylinder_bounds_d, GRID_STEP_D)
         self._hyp = self._corrections  # GridPosterior.hypotheses_d: the corrections (rows of the posterior)
-        self._slopes = np.array(s.slopes_per_logmar)
-        # log-posterior over (correction, VA₀, slope): axis 0 the corrections, 1 VA₀, 2 the slopes
+        # the posterior's last axis: (amplitude of accommodation, slope) pairs, accommodation-major —
+        # the slopes themselves when the prior holds one amplitude (0, the law alone: the default)
+        self._accommodation_d = np.array(s.accommodation_d)
+        self._n_base_slopes = len(s.slopes_per_logmar)
+        self._slopes = np.tile(np.array(s.slopes_per_logmar), len(self._accommodation_d))
+        self._shape_accommodation_d = np.repeat(self._accommodation_d, self._n_base_slopes)
+        # log-posterior over (correction, VA₀, shape): axis 0 the corrections, 1 VA₀, 2 the slopes (of
+        # each amplitude of accommodation)
         # float32: ~450,000 hypotheses updated every trial; the log-posterior is re-centred on its
         # maximum after each answer, so the probable hypotheses keep ~7 significant digits
         self._log_post = np.zeros(
@@ -208,14 +223,27 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         """Marginal posterior of the correction, ``(len(sphere_grid_d), len(cylinder_grid_d))``."""
         return self._correction_marginal().reshape(len(self.sphere_grid_d), len(self.cylinder_grid_d))
 
-    def _loss(self, lenses, corrections) -> np.ndarray:
-        """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns)."""
-        return acuity_loss_table(lenses, corrections)
+    def _loss(self, lenses, corrections, accommodation_d: float = 0.0) -> np.ndarray:
+        """Acuity loss ``log10(1 + b²)`` of each lens (rows) under each correction (columns), by an eye
+        with ``accommodation_d`` D of accommodation (0, the law: the loss the reported lens and the
+        confidence weigh — the relaxed eye's, whose correction is the lens to prescribe)."""
+        return acuity_loss_table(lenses, corrections, accommodation_d)
+
+    def _loss_of_draws(self, lenses, corrections, shape) -> np.ndarray:
+        """:meth:`_loss` of each lens (rows) under each draw (columns): its correction and the
+        amplitude of accommodation of its ``shape`` index (the posterior's last axis)."""
+        loss = self._loss(lenses, corrections)
+        accommodation = self._shape_accommodation_d[shape]
+        for amplitude in np.unique(accommodation[accommodation > 0.0]):
+            drawn = accommodation == amplitude
+            loss[:, drawn] = self._loss(lenses, corrections[drawn], amplitude)
+        return loss
 
     def answer_log_likelihood(self, letter_logmar: float, correct: bool, va_logmar) -> np.ndarray:
         """``log P(c | s, VA, a)`` of an answer to a letter of size ``s`` by an eye whose acuity through
         the lens is ``va_logmar`` (the model's only dependence on the correction and ``VA₀``), for
-        each slope ``a`` (leading axis)."""
+        each slope ``a`` of the posterior's last axis (leading axis; the slopes repeated for each
+        amplitude of accommodation of the prior)."""
         va = np.asarray(va_logmar, dtype=float)
         z = self._slopes.reshape((-1,) + (1,) * va.ndim) * (float(letter_logmar) - va)
         log_kappa = math.log(self._kappa)
@@ -231,8 +259,18 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         ``VA = loss(x; correction) + VA₀`` and the ``VA₀`` grid steps are whole multiples of the
         table's step, so one interpolation position per correction serves every ``VA₀``: the table is
         read through a strided view whose row ``m`` holds its values at ``m, m + k, m + 2k, ...``."""
-        loss = self._loss(np.array([[trial.sphere_d, trial.cylinder_d]]), self._corrections)[0]
+        lens = np.array([[trial.sphere_d, trial.cylinder_d]])
         tables = self.answer_log_likelihood(trial.letter_logmar, correct, self._tell_va_grid).astype(np.float32)
+        n = self._n_base_slopes
+        blocks = [
+            self._interpolated(self._loss(lens, self._corrections, amplitude)[0], tables[i * n : (i + 1) * n])
+            for i, amplitude in enumerate(self._accommodation_d)
+        ]
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=2)
+
+    def _interpolated(self, loss, tables) -> np.ndarray:
+        """:meth:`_trial_log_likelihood` of one amplitude of accommodation: ``tables`` ``(n_slopes,
+        n_tell_va)`` read at ``loss + VA₀`` of every correction, ``(n_corrections, n_va_best, n_slopes)``."""
         n_va_best, stride = len(self.va_best_grid_logmar), self._va_best_stride
         position = (loss + self.va_best_grid_logmar[0] - self._tell_va_grid[0]) / TELL_VA_STEP_LOGMAR
         last = tables.shape[1] - 1 - stride * (n_va_best - 1)
@@ -302,7 +340,12 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
             loss = np.vstack([coarse, self._loss(lenses[n_coarse:], self._corrections[drawn])])
         else:
             loss = self._loss(lenses, self._corrections[drawn])
-        va = loss[:, inverse] + va_best[None, :]
+        loss = loss[:, inverse]
+        accommodation = self._shape_accommodation_d[slope]
+        for amplitude in np.unique(accommodation[accommodation > 0.0]):  # those draws' loss, accommodated
+            drawn_here = accommodation == amplitude
+            loss[:, drawn_here] = self._loss(lenses, self._corrections[rows[drawn_here]], amplitude)
+        va = loss + va_best[None, :]
         position = np.clip((va - self._va_grid[0]) / VA_STEP_LOGMAR, 0.0, len(self._va_grid) - 1.000001)
         low = position.astype(np.int64)
         upper = position - low  # the share of the upper bin (exact: position >= 0)
@@ -319,8 +362,9 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
     def expected_information(self, sphere_d, cylinder_d, letter_logmar) -> float:
         """Exact mutual information (bits) between one trial's answer and ``h``, over the whole grid."""
         w = self.posterior()
-        loss = self._loss(np.array([[sphere_d, cylinder_d]], dtype=float), self._corrections)[0]
-        va = loss[:, None, None] + self.va_best_grid_logmar[None, :, None]
+        lens = np.array([[sphere_d, cylinder_d]], dtype=float)
+        loss = np.stack([self._loss(lens, self._corrections, a)[0] for a in self._shape_accommodation_d], axis=1)
+        va = loss[:, None, :] + self.va_best_grid_logmar[None, :, None]
         z = self._slopes[None, None, :] * (float(letter_logmar) - va)
         p = self._guess + self._kappa * ndtr(z)
         q = self.settings.lapse + self._kappa * ndtr(-z)
@@ -398,8 +442,8 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         sphere, cylinder = np.asarray(sphere_d, float), np.asarray(cylinder_d, float)
         shape = np.broadcast(sphere, cylinder).shape
         lenses = np.column_stack([np.broadcast_to(sphere, shape).ravel(), np.broadcast_to(cylinder, shape).ravel()])
-        corrections, va_best, _, weights = self._scoring_hypotheses()
-        va = self._loss(lenses, corrections) + va_best[None, :]
+        corrections, va_best, shape_index, weights = self._scoring_hypotheses()
+        va = self._loss_of_draws(lenses, corrections, shape_index) + va_best[None, :]
         mean = va @ weights
         sd = np.sqrt(np.maximum(np.square(va - mean[:, None]) @ weights, 0.0))
         return mean.reshape(shape), sd.reshape(shape)
@@ -410,7 +454,7 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         the central ``mass`` of its posterior (weighted quantiles over the scoring draws)."""
         letters = np.asarray(letters_logmar, float).ravel()
         corrections, va_best, slope, weights = self._scoring_hypotheses()
-        va = self._loss(np.array([[sphere_d, cylinder_d]], dtype=float), corrections)[0] + va_best
+        va = self._loss_of_draws(np.array([[sphere_d, cylinder_d]], dtype=float), corrections, slope)[0] + va_best
         p = self._guess + self._kappa * ndtr(self._slopes[slope][None, :] * (letters[:, None] - va[None, :]))
         order = np.argsort(p, axis=1)
         cumulative = np.cumsum(weights[order], axis=1)

@@ -16,10 +16,15 @@ from lensopt.refraction.phoropter import check_lens_step
 SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
 #: Range (logMAR) of the patient's best acuity ``VA₀`` the prior covers.
 VA_BEST_RANGE_LOGMAR = (-0.3, 0.8)
+#: Amplitudes of accommodation (D) the prior allows, equally likely: the law alone (an eye that does
+#: not accommodate: presbyopic, or under cycloplegia), as every session before they were a setting.
+NO_ACCOMMODATION_D = (0.0,)
+#: The largest amplitude of accommodation a prior may hold (a child's, about 20 D).
+MAX_ACCOMMODATION_D = 20.0
 #: The rule name that selects this optimizer wherever a letter rule is chosen, and the options of the
 #: letter mode it takes (the GP's kernel, inference and β do not apply).
 ACUITY_LAW_RULE = "acuity-law"
-ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop")
+ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop", "accommodation_d")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,11 @@ class AcuityLawSettings:
     letter_bounds_logmar: tuple[float, float] = (-1.0, 2.0)
     va_best_bounds_logmar: tuple[float, float] = VA_BEST_RANGE_LOGMAR
     lens_step_d: float | None = None
+    #: Amplitudes of accommodation (D), equally likely a priori: an eye with ``A`` D reads as well
+    #: through every lens up to ``A`` D too minus (in the spherical equivalent), so its acuity has a
+    #: plateau on the minus side and its correction — the lens to prescribe — is the plateau's
+    #: most-plus end. ``(0.0,)``: the law alone (and every session saved before the setting).
+    accommodation_d: tuple[float, ...] = NO_ACCOMMODATION_D
     rule: str = ACUITY_LAW_RULE
     #: The answer model, as the GP optimizer's settings name it (the dashboard reads it): always the
     #: floored probit ``γ + (1 − γ − λ) Φ``.
@@ -62,6 +72,7 @@ class AcuityLawSettings:
         ):
             raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
         object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
+        object.__setattr__(self, "accommodation_d", accommodation_amplitudes(self.accommodation_d))
         for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
             object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
         object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
@@ -71,4 +82,26 @@ class AcuityLawSettings:
             raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
 
     def to_dict(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        if self.accommodation_d == NO_ACCOMMODATION_D:  # states saved before the setting read the same
+            del data["accommodation_d"]
+        return data
+
+
+def accommodation_amplitudes(value) -> tuple[float, ...]:
+    """``accommodation_d`` as a tuple of distinct amplitudes in [0, :data:`MAX_ACCOMMODATION_D`] D,
+    ascending; one line naming the setting otherwise."""
+    amplitudes = (value,) if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
+    if (
+        not isinstance(amplitudes, (list, tuple))
+        or not amplitudes
+        or not all(
+            isinstance(a, numbers.Real) and not isinstance(a, bool) and 0.0 <= float(a) <= MAX_ACCOMMODATION_D
+            for a in amplitudes
+        )
+    ):
+        raise ValueError(
+            f"accommodation_d must be amplitudes of accommodation from 0 to {MAX_ACCOMMODATION_D:g} D "
+            f"(e.g. [0, 2, 4, 8]; [0] for an eye that does not accommodate), got {value!r}"
+        )
+    return tuple(sorted({float(a) for a in amplitudes}))

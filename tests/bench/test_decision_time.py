@@ -42,6 +42,7 @@ RESULT_FIELDS = {
     "lookahead",
     "response_ms",
     "stop",
+    "accommodation_d",
     "decision",
     "processes",
     "trials",
@@ -264,3 +265,34 @@ def test_the_help_states_the_default_answer_time(capsys):
         main(["bench", "decision-time", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"(default {DEFAULT_RESPONSE_MS:g}:" in help_text
+
+
+def test_the_acuity_law_optimizer_is_timed_with_its_amplitudes_of_accommodation(capsys):
+    """``--accommodation``: the clinical-refraction protocol's optimizer (its amplitudes in the prior),
+    recorded in the result and named in the table; refused in one line with a GP rule or bad amplitudes."""
+    result = _run_json(capsys, "--rule", "acuity-law", "--accommodation", "4", "0", "1")
+    assert result["accommodation_d"] == [0.0, 1.0, 4.0] and result["pooled"]["n"] == 5
+    assert _run_json(capsys, "--rule", "acuity-law")["accommodation_d"] is None
+    assert (
+        main(
+            [
+                "bench",
+                "decision-time",
+                "--processes",
+                "1",
+                "--trials",
+                "2",
+                "--rule",
+                "acuity-law",
+                "--accommodation",
+                "0",
+                "2",
+            ]
+        )
+        == 0
+    )
+    assert "rule acuity-law (amplitudes of accommodation 0, 2 D)" in capsys.readouterr().out
+    for extra in (["--accommodation", "0", "4"], ["--rule", "acuity-law", "--accommodation", "-1"]):
+        code = main(["bench", "decision-time", "--processes", "1", "--trials", "2", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and "accommodation" in err and "Traceback" not in err

@@ -91,3 +91,19 @@ def kill_mid_way_and_resume(db: Path, protocol: Path, read_trials, extra_args=()
     )
     assert resumed.returncode == 0, resumed.stderr
     return sid, info, before, stored(), resumed
+
+
+def assert_resumed_as_the_rebuilt_acuity_law_optimizer(info, before, after) -> None:
+    """The first trial a resumed acuity-law session asked (``after[len(before)]``) is the one its
+    optimizer, rebuilt from the stored settings and the answers stored before the kill, asks."""
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.refraction.trial import Trial
+
+    k = len(before)
+    history = [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before]
+    proposal = AcuityLawOptimizer.from_settings(info.optimizer_settings, history).ask()
+    assert (after[k].sphere_d, after[k].cylinder_d, after[k].letter_logmar) == (
+        proposal.sphere_d,
+        proposal.cylinder_d,
+        proposal.letter_logmar,
+    )

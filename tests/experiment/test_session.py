@@ -440,8 +440,7 @@ def test_an_old_format_session_resumes_with_its_plain_probit_model(tmp_path, win
 def test_an_acuity_law_session_killed_mid_way_resumes_as_the_uninterrupted_one(tmp_path):
     """A protocol with ``rule = "acuity-law"``: every answer stored before the kill, the resumed session
     asks what its optimizer, rebuilt from the stored answers, asks next."""
-    from experiment_helpers import kill_mid_way_and_resume
-    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from experiment_helpers import assert_resumed_as_the_rebuilt_acuity_law_optimizer, kill_mid_way_and_resume
 
     db = tmp_path / "s.db"
     law = {"optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}  # no GP
@@ -450,13 +449,7 @@ def test_an_acuity_law_session_killed_mid_way_resumes_as_the_uninterrupted_one(t
     k = len(before)
     assert info.optimizer_settings["rule"] == "acuity-law" and f"resuming at trial {k + 1} of 8" in resumed.stdout
     assert after[:k] == before and [t.index for t in after] == list(range(1, 9))
-    history = [(Trial(t.sphere_d, t.cylinder_d, t.letter_logmar), t.correct) for t in before]
-    proposal = AcuityLawOptimizer.from_settings(info.optimizer_settings, history).ask()
-    assert (after[k].sphere_d, after[k].cylinder_d, after[k].letter_logmar) == (
-        proposal.sphere_d,
-        proposal.cylinder_d,
-        proposal.letter_logmar,
-    )
+    assert_resumed_as_the_rebuilt_acuity_law_optimizer(info, before, after)
 
 
 def test_a_frames_folder_that_fails_mid_session_is_said_once_and_the_session_goes_on(tmp_path, window):

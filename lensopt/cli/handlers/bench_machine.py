@@ -41,6 +41,7 @@ def run_decision_time(args) -> int:
         min_trials=args.min_trials,
         lookahead=not args.no_lookahead,
         response_ms=decision_time.DEFAULT_RESPONSE_MS if args.response_ms is None else args.response_ms,
+        accommodation_d=None if args.accommodation is None else tuple(args.accommodation),
     )
     print(json.dumps(result) if args.json else decision_time.format_report(result))
     return 0

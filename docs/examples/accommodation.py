@@ -1,0 +1,118 @@
+"""When the eye accommodates: the two-parameter letter search (sphere and cylinder along a known
+axis, the ``clinical-refraction`` protocol's) on patients who can focus through a lens that is too
+minus.
+
+An eye with ``A`` D of accommodation reads as well through every lens up to ``A`` D more minus than
+its correction (:func:`lensopt.observer.accommodated_blur_d`): its acuity has a plateau on the minus
+side, and the lens to prescribe is the plateau's most-plus end, the correction itself. The
+acuity-law optimizer's law (``VA = VA₀ + log10(1 + b²)``) and the GP rules' model have no plateau;
+the full prescription's search (``clinical-prescription``) maximizes acuity plus a push to plus
+(docs/prescription.md). Held-out patients (seeds from 100,000), slope 5, ``--trials`` letters (80:
+the ``clinical-refraction`` protocol's budget); prints, per rule and amplitude ``A``, the reported
+lens's spherical-equivalent error (reported − true ``M``, D; negative: too minus), how many
+sessions ended 0.5 D or more too minus, and the acuity lost through the reported lens by the
+relaxed eye (what a too-minus prescription costs a patient who stops accommodating) and through
+the accommodating eye (what the chart shows)::
+
+    .venv/bin/python docs/examples/accommodation.py --patients 40 --accommodation 0 2 4 8
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+from tqdm import tqdm
+
+from lensopt.cli import OneLineParser
+from lensopt.cli.arguments import positive_int
+from lensopt.observer import draw_patients
+from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
+
+TOO_MINUS_D = 0.5
+"""A spherical-equivalent error this far to minus counts as a too-minus prescription (two
+phoropter steps: a clinician's "over-minused")."""
+
+
+def new_optimizer(rule: str, seed: int, model_accommodation_d=(0.0,)):
+    """The rule's optimizer; the acuity-law one with the prior's amplitudes of accommodation."""
+    if rule == "acuity-law":
+        return AcuityLawOptimizer(seed=seed, accommodation_d=tuple(model_accommodation_d))
+    return RefractionOptimizer(rule=rule, seed=seed)
+
+
+def spherical_equivalent_d(sphere_d: float, cylinder_d: float) -> float:
+    """``M = S + C/2`` (D)."""
+    return float(sphere_d) + 0.5 * float(cylinder_d)
+
+
+def run_session(
+    rule: str, accommodation_d: float, seed: int, n_trials: int, model_accommodation_d=(0.0,)
+) -> tuple[float, float, float, float]:
+    """One session: ``(M error D, relaxed eye's acuity loss, accommodating eye's acuity loss, median
+    decision ms)`` at the reported lens after ``n_trials`` letters."""
+    relaxed = draw_patients(1, seed, slope=5.0)[0]
+    patient = replace(relaxed, accommodation_d=float(accommodation_d))
+    opt = new_optimizer(rule, seed, model_accommodation_d)
+    decision_ms = []
+    for _ in range(n_trials):
+        start = time.perf_counter()
+        trial = opt.ask()
+        asked = time.perf_counter()
+        correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+        told = time.perf_counter()
+        opt.tell(trial, correct)
+        decision_ms.append(1e3 * ((asked - start) + (time.perf_counter() - told)))
+    sphere_d, cylinder_d = opt.best()
+    m_error_d = spherical_equivalent_d(sphere_d, cylinder_d) - spherical_equivalent_d(*patient.true_correction_d)
+    best = patient.best_acuity_logmar
+    return (
+        m_error_d,
+        float(relaxed.visual_acuity(sphere_d, cylinder_d) - best),
+        float(patient.visual_acuity(sphere_d, cylinder_d) - best),
+        float(np.median(decision_ms)),
+    )
+
+
+def main(argv=None) -> None:
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--patients", type=positive_int, default=40)
+    parser.add_argument("--first-seed", type=int, default=100_000)
+    parser.add_argument("--accommodation", type=float, nargs="+", default=[0.0, 2.0, 4.0, 8.0], help="amplitudes, D")
+    parser.add_argument("--rules", nargs="+", default=["acuity-law", "ucb-ald"])
+    parser.add_argument("--trials", type=positive_int, default=80)
+    parser.add_argument(
+        "--model-accommodation",
+        type=float,
+        nargs="+",
+        default=[0.0],
+        help="the acuity-law optimizer's prior amplitudes of accommodation, D (default 0: the law alone)",
+    )
+    args = parser.parse_args(argv)
+    seeds = range(args.first_seed, args.first_seed + args.patients)
+    print(
+        f"rule          A (D)  M error med (mean), D  >= {TOO_MINUS_D} D too minus"
+        "  loss relaxed med (mean)  loss accommodating med (mean)  decision ms (median)"
+    )
+    for rule in args.rules:
+        for amplitude in args.accommodation:
+            rows = np.array(
+                [
+                    run_session(rule, amplitude, s, args.trials, args.model_accommodation)
+                    for s in tqdm(seeds, desc=f"{rule} A={amplitude:g}")
+                ]
+            )
+            m_error, relaxed, accommodating, decision_ms = rows.T
+            too_minus = int((m_error <= -TOO_MINUS_D).sum())
+            print(
+                f"{rule:<12} {amplitude:5.1f}  {np.median(m_error):+.2f} ({m_error.mean():+.2f})".ljust(45)
+                + f"{too_minus:>3} of {len(rows):<3}".ljust(22)
+                + f"{np.median(relaxed):.3f} ({relaxed.mean():.3f})".ljust(25)
+                + f"{np.median(accommodating):.3f} ({accommodating.mean():.3f})".ljust(31)
+                + f"{np.median(decision_ms):.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

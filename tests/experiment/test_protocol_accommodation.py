@@ -1,0 +1,68 @@
+"""``[optimizer] accommodation_d``: the acuity-law optimizer's prior amplitudes of accommodation in a
+protocol — read, refused where no optimizer would use it, left out of a snapshot at its default,
+handed to the optimizer, and kept by a session killed and resumed."""
+
+import pytest
+
+from experiment_helpers import FAST, REPO, write_protocol
+from lensopt.errors import ProtocolError
+from lensopt.experiment.modes import mode_for
+from lensopt.experiment.protocol import load_protocol, protocol_from_dict
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
+
+LAW = {"optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}
+
+
+def test_the_amplitudes_reach_the_acuity_law_optimizer_and_the_snapshot(tmp_path):
+    protocol = load_protocol(write_protocol(tmp_path / "p.toml", **LAW, **{"optimizer.accommodation_d": "[8, 0, 2]"}))
+    assert protocol.optimizer.accommodation_d == (0.0, 2.0, 8.0)
+    assert protocol.to_dict()["optimizer"]["accommodation_d"] == [0.0, 2.0, 8.0]
+    assert protocol_from_dict(protocol.to_dict(), source="snapshot").optimizer == protocol.optimizer
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=1, letter_bounds_logmar=(-0.3, 1.0))
+    assert isinstance(optimizer, AcuityLawOptimizer) and optimizer.settings.accommodation_d == (0.0, 2.0, 8.0)
+
+
+def test_without_amplitudes_the_snapshot_reads_as_every_one_before_it(tmp_path):
+    protocol = load_protocol(write_protocol(tmp_path / "p.toml", **LAW))
+    assert protocol.optimizer.accommodation_d == (0.0,)
+    assert "accommodation_d" not in protocol.to_dict()["optimizer"]
+    optimizer = mode_for(protocol).new_optimizer(protocol, seed=1, letter_bounds_logmar=(-0.3, 1.0))
+    assert "accommodation_d" not in optimizer.settings_dict()
+
+
+def test_amplitudes_with_a_gp_rule_are_refused_in_one_line(tmp_path):
+    path = write_protocol(tmp_path / "p.toml", **{"optimizer.rule": '"ucb-ald"', "optimizer.accommodation_d": "[0, 4]"})
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(path)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"{path}: optimizer.accommodation_d sets "), message
+    assert "remove optimizer.accommodation_d or choose rule 'acuity-law'" in message
+
+
+@pytest.mark.parametrize("value", ["[-1]", "[0, 30]", "[]", '"large"'])
+def test_bad_amplitudes_are_refused_in_one_line(tmp_path, value):
+    path = write_protocol(tmp_path / "p.toml", **LAW, **{"optimizer.accommodation_d": value})
+    with pytest.raises(ProtocolError, match=r"accommodation_d must be amplitudes of accommodation from 0 to 20 D"):
+        load_protocol(path)
+
+
+def test_the_clinical_refraction_protocol_expects_an_eye_that_accommodates():
+    protocol = load_protocol(REPO / "protocols" / "clinical-refraction.toml")
+    assert protocol.optimizer.rule == "acuity-law" and len(protocol.optimizer.accommodation_d) > 1
+    assert protocol.optimizer.accommodation_d[0] == 0.0  # an eye that does not accommodate is one of them
+
+
+def test_a_session_with_amplitudes_killed_mid_way_resumes_with_them(tmp_path):
+    """``lensopt run`` killed after three answers: the stored settings hold the amplitudes, and the
+    resumed session asks what the optimizer rebuilt from them and the stored answers asks."""
+    from experiment_helpers import assert_resumed_as_the_rebuilt_acuity_law_optimizer, kill_mid_way_and_resume
+
+    db = tmp_path / "s.db"
+    fields = {**FAST, "timing.simulated_response_s": "0.3", **LAW, "optimizer.accommodation_d": "[0, 1, 4]"}
+    protocol = write_protocol(tmp_path / "law.toml", **fields)
+    _, info, before, after, resumed = kill_mid_way_and_resume(db, protocol, lambda store, sid: store.trials(sid))
+    k = len(before)
+    assert info.optimizer_settings["accommodation_d"] == [0.0, 1.0, 4.0]
+    assert f"resuming at trial {k + 1} of 8" in resumed.stdout
+    assert after[:k] == before and [t.index for t in after] == list(range(1, 9))
+    assert_resumed_as_the_rebuilt_acuity_law_optimizer(info, before, after)

@@ -60,7 +60,7 @@ from lensopt.allocator import keep_large_blocks
 from lensopt.binary.settings import FixedSettings
 from lensopt.gp.uncertainty import binary_entropy_bits
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, AcuityLawSettings
-from lensopt.refraction.blur_law import acuity_loss_table, blur_acuity_loss_logmar, lens_grid
+from lensopt.refraction.blur_law import accommodate_columns, acuity_loss_table, blur_acuity_loss_logmar, lens_grid
 from lensopt.refraction.certainty import LensCertainty
 from lensopt.refraction.grid_posterior import (
     GridPosterior,
@@ -232,12 +232,9 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
     def _loss_of_draws(self, lenses, corrections, shape) -> np.ndarray:
         """:meth:`_loss` of each lens (rows) under each draw (columns): its correction and the
         amplitude of accommodation of its ``shape`` index (the posterior's last axis)."""
-        loss = self._loss(lenses, corrections)
-        accommodation = self._shape_accommodation_d[shape]
-        for amplitude in np.unique(accommodation[accommodation > 0.0]):
-            drawn = accommodation == amplitude
-            loss[:, drawn] = self._loss(lenses, corrections[drawn], amplitude)
-        return loss
+        return accommodate_columns(
+            self._loss(lenses, corrections), lenses, corrections, self._shape_accommodation_d[shape]
+        )
 
     def answer_log_likelihood(self, letter_logmar: float, correct: bool, va_logmar) -> np.ndarray:
         """``log P(c | s, VA, a)`` of an answer to a letter of size ``s`` by an eye whose acuity through
@@ -340,11 +337,9 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
             loss = np.vstack([coarse, self._loss(lenses[n_coarse:], self._corrections[drawn])])
         else:
             loss = self._loss(lenses, self._corrections[drawn])
-        loss = loss[:, inverse]
-        accommodation = self._shape_accommodation_d[slope]
-        for amplitude in np.unique(accommodation[accommodation > 0.0]):  # those draws' loss, accommodated
-            drawn_here = accommodation == amplitude
-            loss[:, drawn_here] = self._loss(lenses, self._corrections[rows[drawn_here]], amplitude)
+        loss = accommodate_columns(
+            loss[:, inverse], lenses, self._corrections[rows], self._shape_accommodation_d[slope]
+        )
         va = loss + va_best[None, :]
         position = np.clip((va - self._va_grid[0]) / VA_STEP_LOGMAR, 0.0, len(self._va_grid) - 1.000001)
         low = position.astype(np.int64)

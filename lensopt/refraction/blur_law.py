@@ -32,6 +32,16 @@ def accommodated_acuity_loss_logmar(residual_sphere_d, residual_cylinder_d, acco
     return np.log10(1.0 + np.square(r_m) + 0.25 * np.square(residual_cylinder_d))
 
 
+def accommodate_columns(loss, lenses, corrections, accommodation_d) -> np.ndarray:
+    """``loss`` (lenses × draws, the law's: :func:`acuity_loss_table` of ``lenses`` and the draws'
+    ``corrections``) with each draw's column through its own amplitude ``accommodation_d`` (one
+    per draw; those of 0 kept), in place; returned."""
+    for amplitude in np.unique(accommodation_d[accommodation_d > 0.0]):
+        drawn = accommodation_d == amplitude
+        loss[:, drawn] = acuity_loss_table(lenses, corrections[drawn], amplitude)
+    return loss
+
+
 def lens_grid(sphere_bounds_d, cylinder_bounds_d, step_d) -> np.ndarray:
     """Every ``(sphere_d, cylinder_d)`` of the box at ``step_d``, sphere-major, one per row."""
     gs, gc = np.meshgrid(grid_axis(sphere_bounds_d, step_d), grid_axis(cylinder_bounds_d, step_d), indexing="ij")

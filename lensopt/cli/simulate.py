@@ -173,6 +173,15 @@ def register(subparsers) -> None:
         "full prescription's duels through the acuity link (--start with --feedback duel)",
     )
     p.add_argument(
+        "--model-accommodation",
+        type=float,
+        nargs="+",
+        metavar="A",
+        help="with --rule acuity-law: the amplitudes of accommodation (D) its prior allows, e.g. 0 0.5 1 2 4 8 "
+        "(clinical-refraction's), so that an eye that accommodates (--accommodation) ends at the most-plus lens "
+        "(default: the law alone, 0)",
+    )
+    p.add_argument(
         "--inference",
         choices=INFERENCE_METHODS,
         help="GP inference (default: ep with letters, laplace with duels; not with --rule acuity-law, which has "

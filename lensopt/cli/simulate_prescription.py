@@ -10,6 +10,7 @@ import argparse
 from lensopt.cli.arguments import non_negative_float as _non_negative_float
 from lensopt.cli.arguments import positive_float as _positive_float
 from lensopt.cli.arguments import whole_axis as _whole_axis
+from lensopt.cli.defaults import ACUITY_LAW_RULE
 
 #: The largest sphere or cylinder (D, either sign) of a simulated patient: a phoropter's range.
 MAX_PATIENT_POWER_D = 20.0
@@ -58,7 +59,8 @@ def add_prescription_arguments(p) -> None:
         type=_at_most(_non_negative_float, MAX_ACCOMMODATION_D, "as a protocol's [simulated] accommodation_d"),
         metavar="A",
         help=f"the patient's amplitude of accommodation (D), 0 to {MAX_ACCOMMODATION_D:g}: lenses up to A D too "
-        "minus read as well (default 0)",
+        "minus read as well (default 0); with --rule acuity-law the two-parameter search's patient (see "
+        "--model-accommodation), otherwise it selects the full prescription",
     )
     full.add_argument(
         "--m-half-width",
@@ -75,8 +77,9 @@ def add_prescription_arguments(p) -> None:
 
 
 def full_prescription(args) -> bool:
-    """Whether the options ask for the full prescription (any of its options given)."""
-    return any(
-        getattr(args, name) is not None
-        for name in ("true_axis", "start", "accommodation", "m_half_width", "j_half_width")
-    )
+    """Whether the options ask for the full prescription (any of its options given; ``--accommodation``
+    not with ``--rule acuity-law``, whose two-parameter search's patient it then sets)."""
+    names: tuple[str, ...] = ("true_axis", "start", "m_half_width", "j_half_width")
+    if getattr(args, "rule", None) != ACUITY_LAW_RULE:
+        names += ("accommodation",)
+    return any(getattr(args, name) is not None for name in names)

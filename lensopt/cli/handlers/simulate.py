@@ -3,6 +3,7 @@ options: :mod:`lensopt.cli.simulate`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -19,7 +20,7 @@ from lensopt.cli.simulate import (
     default_rule,
     feedback_rules,
 )
-from lensopt.cli.simulate_prescription import full_prescription
+from lensopt.cli.simulate_prescription import MAX_ACCOMMODATION_D, full_prescription
 from lensopt.modes.registry import get_mode
 from lensopt.observer.patient import PATIENT_SLOPE_PER_LOGMAR
 from lensopt.observer.population import CLINIC_SLOPE_PER_LOGMAR
@@ -150,12 +151,26 @@ def run(args) -> int:
     stop = _session_stop(args)
     if args.feedback != "letters" and args.model_lapse is not None:
         raise ValueError("--model-lapse applies to --feedback letters only")
+    if args.model_accommodation is not None and not all(
+        0.0 <= a <= MAX_ACCOMMODATION_D for a in args.model_accommodation
+    ):
+        raise ValueError(
+            f"--model-accommodation takes amplitudes of accommodation from 0 to {MAX_ACCOMMODATION_D:g} D (e.g. 0 0.5 1 2 4 8), got "
+            + " ".join(f"{a:g}" for a in args.model_accommodation)
+        )
+    if args.model_accommodation is not None and rule != ACUITY_LAW_RULE:
+        raise ValueError(
+            f"--model-accommodation sets the {ACUITY_LAW_RULE} optimizer's prior amplitudes of accommodation; add "
+            f"--rule {ACUITY_LAW_RULE} or leave it out (the full prescription, with --start, finds the most-plus lens by itself)"
+        )
     inference = args.inference or DEFAULT_INFERENCE[args.feedback]
     reference = _reference_context(args.reference_context, args.letter_bounds)
     hyperparameters = None if args.hyperparameters is None else load_kernel(args.hyperparameters)
     patient = make_patient(
         args.seed, slope=args.slope, true_correction_d=true, n_alternatives=args.n_alternatives, lapse=args.lapse
     )
+    if args.accommodation is not None:  # with --rule acuity-law: the two-parameter search's patient accommodates
+        patient = dataclasses.replace(patient, accommodation_d=args.accommodation)
     if args.feedback != "letters" and (
         args.reference_context != "adaptive" or hyperparameters is not None or args.beta is not None
     ):
@@ -171,6 +186,7 @@ def run(args) -> int:
         "stop": stop,
         **({} if args.beta is None else {"beta": args.beta}),
         **({} if args.model_lapse is None else {"lapse": args.model_lapse}),
+        **({} if args.model_accommodation is None else {"accommodation_d": tuple(args.model_accommodation)}),
     }
     optimizer = mode.new_optimizer(
         options,

@@ -226,3 +226,26 @@ def test_the_accommodation_script_prints_a_row_per_rule_and_amplitude(capsys):
         ["ucb-ald", "0.0"],
         ["ucb-ald", "2.0"],
     ]
+
+
+def test_the_accommodation_scripts_clinical_session_is_the_protocols_stopping_rule_run_by_hand():
+    """``--clinical``: a session of tuning seed 3 (2 D of accommodation, the law alone) stops where an
+    optimizer with the clinical-refraction protocol's lens step, letters and stopping rule, run by hand,
+    stops, and reports its relaxed eye's loss."""
+    from dataclasses import replace
+
+    from lensopt.refraction import AcuityLawOptimizer
+    from lensopt.stopping import StopRule
+
+    accommodation = load_example("accommodation")
+    stopped_at, relaxed_loss = accommodation.run_clinical_session(2.0, 3)
+    patient = draw_patients(1, 3, slope=5.0)[0]
+    eye = replace(patient, accommodation_d=2.0)
+    opt = AcuityLawOptimizer(seed=3, lens_step_d=0.25, letter_bounds_logmar=(-0.3, 1.0), stop=StopRule(0.95, 20, 80))
+    for n in range(1, 81):
+        trial = opt.ask()
+        opt.tell(trial, bool(eye.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d)))
+        if n >= 20 and opt.confidence() >= 0.95:
+            break
+    assert stopped_at == (n if n < 80 or opt.confidence() >= 0.95 else None)
+    assert relaxed_loss == pytest.approx(patient.visual_acuity(*opt.best()) - patient.best_acuity_logmar, abs=1e-12)

@@ -112,7 +112,7 @@ def add_machine_parsers(sub) -> None:
     )
     dt.add_argument(
         "--accommodation",
-        type=float,
+        type=_non_negative_float,
         nargs="+",
         metavar="A",
         help="with --rule acuity-law: its prior amplitudes of accommodation, D (a protocol's [optimizer] "

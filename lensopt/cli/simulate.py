@@ -174,7 +174,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--model-accommodation",
-        type=float,
+        type=_non_negative_float,
         nargs="+",
         metavar="A",
         help="with --rule acuity-law: the amplitudes of accommodation (D) its prior allows, e.g. 0 0.5 1 2 4 8 "

@@ -293,6 +293,9 @@ def test_the_acuity_law_optimizer_is_timed_with_its_amplitudes_of_accommodation(
     )
     assert "rule acuity-law (amplitudes of accommodation 0, 2 D)" in capsys.readouterr().out
     for extra in (["--accommodation", "0", "4"], ["--rule", "acuity-law", "--accommodation", "-1"]):
-        code = main(["bench", "decision-time", "--processes", "1", "--trials", "2", *extra])
+        try:
+            code = main(["bench", "decision-time", "--processes", "1", "--trials", "2", *extra])
+        except SystemExit as exc:  # argparse's refusals
+            code = exc.code
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and "accommodation" in err and "Traceback" not in err

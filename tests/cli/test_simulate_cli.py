@@ -199,7 +199,7 @@ def test_readable_summary_without_json(capsys):
         (["--feedback", "duel", "--model-lapse", "0.1"], "--model-lapse applies to --feedback letters only"),
         (["--rule", "ucb-ald", "--model-accommodation", "0", "4"], "--model-accommodation sets the acuity-law"),
         (["--rule", "acuity-law", "--model-accommodation", "30"], "--model-accommodation takes amplitudes"),
-        (["--rule", "acuity-law", "--model-accommodation", "-1"], "--model-accommodation takes amplitudes"),
+        (["--rule", "acuity-law", "--model-accommodation", "-1"], "--model-accommodation: must be 0 or more"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args, message):

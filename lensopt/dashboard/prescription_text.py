@@ -31,6 +31,7 @@ from lensopt.dashboard.unfinished_text import missing_reason, unfinished_text
 from lensopt.modes.base import EYE_STARTS
 from lensopt.modes.letters import is_prescription
 from lensopt.provenance import software, software_label
+from lensopt.refraction.acuity_law_settings import RELAXED_LENS, accommodation_phrase, modelled_accommodation_d
 from lensopt.refraction.acuity_text import logmar_text, snellen_text
 from lensopt.refraction.lens import Lens, diopter_text, power_vector_arrays
 from lensopt.refraction.prescription import (
@@ -423,6 +424,9 @@ def build_record(
     session.append(
         ("Protocol", name + method + (" · answers by a SIMULATED patient" if observer == "simulated" else ""))
     )
+    amplitudes_d = modelled_accommodation_d(info.optimizer_settings)
+    if amplitudes_d is not None:  # the lens is the relaxed eye's, not the most minus one it reads through
+        session.append(("Model", f"allowed for {accommodation_phrase(amplitudes_d)}; the lens is {RELAXED_LENS}"))
     eyes = getattr(info, "eye", None)  # the eye(s) the session tests (schema 7), or None
     if isinstance(eyes, str) and eyes:
         done = {getattr(r, "eye", None) for r in results}

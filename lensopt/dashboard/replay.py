@@ -19,6 +19,7 @@ from pathlib import Path
 from lensopt.dashboard.series import SessionHeader
 from lensopt.modes.base import FeedbackMode, eye_settings, told_records
 from lensopt.modes.registry import session_settings
+from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -165,7 +166,7 @@ class FollowedSession:
             session_id=int(info.session_id),
             participant=str(info.participant),
             status=self._status,
-            rule=str(self._settings.get("rule", "?")),
+            rule=rule_label(self._settings),
             seed=int(info.seed),
             n_trials_stored=max(int(info.n_trials), len(self._records)),
             created_at=float(info.created_at),
@@ -182,3 +183,11 @@ class FollowedSession:
         if len(self._records) >= int(info.n_trials):
             return sum(bool(getattr(r, "void", False)) for r in self._records)
         return int(getattr(info, "n_undone", 0))
+
+
+def rule_label(settings: dict) -> str:
+    """A session's rule as the dashboard names it: ``acuity-law``, or ``acuity-law, accommodation up
+    to 8 D`` when its model allowed for accommodation (the lens shown is then the relaxed eye's)."""
+    rule = str(settings.get("rule", "?"))
+    amplitudes_d = modelled_accommodation_d(settings)
+    return rule if amplitudes_d is None else f"{rule}, accommodation up to {max(amplitudes_d):g} D"

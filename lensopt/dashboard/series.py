@@ -54,7 +54,9 @@ class SessionHeader:
     (stored ``aborted``), ``finished``. ``eye``: the eye(s) the session tests (``"OD"``, ``"OS"``, ``"OU"``: its
     protocol's ``[session] eye``), None when it names none. ``n_trials_stored``: the rows stored,
     ``n_undone_stored`` those of them the clinician undid (kept, marked void). ``database``: the
-    file it was read from, for the command that continues it (None: not known)."""
+    file it was read from, for the command that continues it (None: not known). ``rule``: the rule,
+    with the largest amplitude of accommodation its model allowed for when it allowed any
+    (:func:`lensopt.dashboard.replay.rule_label`)."""
 
     session_id: int
     participant: str

@@ -26,6 +26,7 @@ from lensopt.experiment.end_point import (
     start_note,
 )
 from lensopt.experiment.protocol import Protocol
+from lensopt.refraction.acuity_law_settings import RELAXED_LENS, accommodation_phrase, modelled_accommodation_d
 from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
@@ -56,6 +57,11 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if phoropter is not None:
         line += f"; on the phoropter ({protocol.lens_step_d:g} D steps): {phoropter}"
     log(line)
+    amplitudes_d = modelled_accommodation_d(optimizer.settings_dict()) if hasattr(optimizer, "settings_dict") else None
+    if amplitudes_d is not None:  # the lens is not the most minus one the eye reads as well through
+        log(
+            f"the model allowed for {accommodation_phrase(amplitudes_d)}: this is the relaxed eye's lens, {RELAXED_LENS}"
+        )
     for note in comparison_notes(optimizer, protocol, []):  # a comparison's lens on the box's edge
         log(note)
     if getattr(optimizer, "stop", None) is not None:

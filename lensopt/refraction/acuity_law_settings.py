@@ -25,6 +25,8 @@ MAX_ACCOMMODATION_D = 20.0
 #: letter mode it takes (the GP's kernel, inference and β do not apply).
 ACUITY_LAW_RULE = "acuity-law"
 ACUITY_LAW_OPTIONS = ("n_alternatives", "lapse", "stop", "accommodation_d")
+#: What the lens of a search that allowed for accommodation is (the console and the record say it).
+RELAXED_LENS = "the most plus of those it reads best through"
 
 
 @dataclass(frozen=True)
@@ -105,3 +107,22 @@ def accommodation_amplitudes(value) -> tuple[float, ...]:
             f"(e.g. [0, 2, 4, 8]; [0] for an eye that does not accommodate), got {value!r}"
         )
     return tuple(sorted({float(a) for a in amplitudes}))
+
+
+def modelled_accommodation_d(settings) -> tuple[float, ...] | None:
+    """The prior amplitudes of accommodation (D) a session's optimizer settings (``settings_dict()``, or
+    as stored with the session) hold beyond the law alone; None for the law alone, for settings saved
+    before the setting, for a GP rule's (which has none) and for a value no session could have run
+    with. The record, the closing console and the dashboard say, with it, that the lens reported is the
+    relaxed eye's."""
+    value = settings.get("accommodation_d") if isinstance(settings, dict) else None
+    try:
+        amplitudes = None if value is None else accommodation_amplitudes(value)
+    except ValueError:
+        return None
+    return None if amplitudes in (None, NO_ACCOMMODATION_D) else amplitudes
+
+
+def accommodation_phrase(amplitudes_d: tuple[float, ...]) -> str:
+    """``accommodation up to 8 D (0, 0.5, 1, 2, 4, 8 D)``: the amplitudes a session's model allowed."""
+    return f"accommodation up to {max(amplitudes_d):g} D ({', '.join(f'{a:g}' for a in amplitudes_d)} D)"

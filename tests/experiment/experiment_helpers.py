@@ -52,6 +52,12 @@ FAST = {
 """Protocol fields that make a window session fast (no waits, a small window)."""
 
 
+def run_lensopt(*args, timeout_s: float = 300) -> subprocess.CompletedProcess:
+    """``lensopt ARGS`` run to its end from the repository, its output captured."""
+    argv = [sys.executable, "-m", "lensopt", *map(str, args)]
+    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout_s, env=os.environ)
+
+
 def kill_mid_way_and_resume(db: Path, protocol: Path, read_trials, extra_args=(), n_trials=8, kill_after=3):
     """``lensopt run`` of ``protocol`` (``n_trials`` trials, seed 5, ``extra_args`` such as
     ``--start``) killed (SIGKILL) once ``read_trials(store, session_id)`` holds ``kill_after`` trials,
@@ -81,14 +87,7 @@ def kill_mid_way_and_resume(db: Path, protocol: Path, read_trials, extra_args=()
     with SessionStore(db, readonly=True) as store:
         sid = store.latest_session_id()
         info = store.session(sid)
-    resumed = subprocess.run(
-        [sys.executable, "-m", "lensopt", "run", "--resume", str(sid), "--db", str(db)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ,
-    )
+    resumed = run_lensopt("run", "--resume", sid, "--db", db)
     assert resumed.returncode == 0, resumed.stderr
     return sid, info, before, stored(), resumed
 

@@ -4,11 +4,15 @@ handed to the optimizer, and kept by a session killed and resumed."""
 
 import pytest
 
-from experiment_helpers import FAST, REPO, write_protocol
+from experiment_helpers import FAST, REPO, run_lensopt, write_protocol
+from lensopt.dashboard.model import snapshot_from_store
+from lensopt.dashboard.prescription_text import build_record
 from lensopt.errors import ProtocolError
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import load_protocol, protocol_from_dict
 from lensopt.refraction.acuity_law import AcuityLawOptimizer
+from lensopt.refraction.acuity_law_settings import RELAXED_LENS
+from lensopt.store import SessionStore
 
 LAW = {"optimizer.rule": '"acuity-law"', "optimizer.n_initial": None, "optimizer.inference": None}
 
@@ -66,3 +70,27 @@ def test_a_session_with_amplitudes_killed_mid_way_resumes_with_them(tmp_path):
     assert f"resuming at trial {k + 1} of 8" in resumed.stdout
     assert after[:k] == before and [t.index for t in after] == list(range(1, 9))
     assert_resumed_as_the_rebuilt_acuity_law_optimizer(info, before, after)
+    # the console, the dashboard and the record say the lens is the relaxed eye's
+    relaxed = "the model allowed for accommodation up to 4 D (0, 1, 4 D): this is the relaxed eye's lens"
+    assert relaxed in resumed.stdout, resumed.stdout
+    with SessionStore(db, readonly=True) as store:
+        snap = snapshot_from_store(store, info.session_id)
+        record = build_record(store.session(info.session_id), trials=store.trials(info.session_id))
+    assert snap.header.rule == "acuity-law, accommodation up to 4 D"
+    assert ("Model", f"allowed for accommodation up to 4 D (0, 1, 4 D); the lens is {RELAXED_LENS}") in record.session
+
+
+def test_without_amplitudes_nothing_speaks_of_accommodation(tmp_path):
+    """The law alone (and every session stored before the setting): no line of accommodation on the
+    console, the dashboard or the record."""
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "law.toml", **FAST, **LAW)
+    done = run_lensopt("run", "--protocol", protocol, "--participant", "K", "--seed", 5, "--trials", 4, "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "accommodation" not in done.stdout and "relaxed eye" not in done.stdout
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        snap = snapshot_from_store(store, sid)
+        record = build_record(store.session(sid), trials=store.trials(sid))
+    assert snap.header.rule == "acuity-law"
+    assert "Model" not in dict(record.session) and not any("accommodation" in t for t in record.texts())

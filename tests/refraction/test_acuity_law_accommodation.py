@@ -12,7 +12,7 @@ from scipy.stats import norm
 
 from lensopt.observer import accommodated_blur_d, draw_patients
 from lensopt.refraction.acuity_law import AcuityLawOptimizer
-from lensopt.refraction.acuity_law_settings import AcuityLawSettings
+from lensopt.refraction.acuity_law_settings import AcuityLawSettings, accommodation_phrase, modelled_accommodation_d
 from lensopt.refraction.blur_law import accommodated_acuity_loss_logmar, blur_acuity_loss_logmar
 from lensopt.refraction.trial import Trial
 
@@ -219,3 +219,22 @@ def test_the_predicted_acuity_through_lenses_is_the_accommodating_eyes():
     )
     p = 1 / 26 + (1 - 1 / 26 - 0.02) * norm.cdf(slope[None, :] * (letters[:, None] - va[None, :]))
     np.testing.assert_allclose(band_mean, p @ weights, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"rule": "acuity-law", "accommodation_d": [8, 0, 0.5]}, (0.0, 0.5, 8.0)),
+        ({"rule": "acuity-law", "accommodation_d": [0.0]}, None),  # the law alone
+        ({"rule": "acuity-law"}, None),  # saved before the setting
+        ({"rule": "ucb-ald", "beta": 2.0}, None),  # a GP rule has none
+        ({"rule": "acuity-law", "accommodation_d": [-3]}, None),  # no session could have run with it
+        (None, None),
+    ],
+)
+def test_the_modelled_amplitudes_are_read_from_stored_settings(settings, expected):
+    assert modelled_accommodation_d(settings) == expected
+
+
+def test_the_phrase_names_the_largest_amplitude_then_each():
+    assert accommodation_phrase((0.0, 0.5, 8.0)) == "accommodation up to 8 D (0, 0.5, 8 D)"

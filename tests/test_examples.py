@@ -228,6 +228,43 @@ def test_the_accommodation_script_prints_a_row_per_rule_and_amplitude(capsys):
     ]
 
 
+def test_the_accommodation_scripts_protocol_session_is_the_shipped_duels_run_by_hand():
+    """``--protocol clinical-duel``: a session (cut to 6 duels) is the protocol's optimizer answered by
+    hand through the patient's own duel answer at the protocol's "the same" threshold (1 logit), and
+    its errors are the reported lens's."""
+    from dataclasses import replace
+
+    from lensopt.experiment.modes import mode_for
+    from lensopt.experiment.protocol import load_protocol, protocol_from_dict
+
+    shipped = load_protocol(REPO / "protocols" / "clinical-duel.toml")
+    assert shipped.simulated.tie_threshold == 1.0  # the threshold the hand-run answers use
+    data = shipped.to_dict()
+    protocol = protocol_from_dict({**data, "optimizer": {**data["optimizer"], "trials": 6}}, source="test")
+    m_error, relaxed, accommodating, _ = load_example("accommodation").run_protocol_session(protocol, 4.0, 500)
+    patient = draw_patients(1, 500, slope=5.0)[0]
+    eye = replace(patient, accommodation_d=4.0)
+    opt = mode_for(protocol).new_optimizer(protocol, 500, protocol.optimizer.letter_bounds_logmar)
+    for _ in range(6):
+        duel = opt.ask()
+        opt.tell(duel, eye.duel_answer(duel.letter_logmar, duel.first_lens_d, duel.second_lens_d, tie_threshold=1.0))
+    sphere_d, cylinder_d = opt.best()
+    assert m_error == pytest.approx(sphere_d + cylinder_d / 2 - patient.sphere_d - patient.cylinder_d / 2, abs=1e-12)
+    assert relaxed == pytest.approx(patient.visual_acuity(sphere_d, cylinder_d) - patient.best_acuity_logmar, abs=1e-12)
+    assert accommodating == pytest.approx(eye.visual_acuity(sphere_d, cylinder_d) - eye.best_acuity_logmar, abs=1e-12)
+
+
+def test_the_accommodation_script_refuses_a_full_prescription_protocol_in_one_line():
+    done = subprocess.run(
+        [sys.executable, str(REPO / "docs" / "examples" / "accommodation.py"), "--protocol", "clinical-prescription"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "--protocol clinical-prescription searches the full prescription" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
 def test_the_accommodation_scripts_clinical_session_is_the_protocols_stopping_rule_run_by_hand():
     """``--clinical``: a session of tuning seed 3 (2 D of accommodation, the law alone) stops where an
     optimizer with the clinical-refraction protocol's lens step, letters and stopping rule, run by hand,

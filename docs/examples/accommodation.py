@@ -24,6 +24,12 @@ at the end (median, mean, sessions above 0.1 logMAR)::
 
     .venv/bin/python docs/examples/accommodation.py --clinical --patients 40 --accommodation 0 4 \
         [--model-accommodation 0 0.5 1 2 4 8]
+
+``--protocol clinical-duel`` (or ``clinical-ranking``, or any protocol file of a two-parameter
+search): that protocol's search as it ships — its feedback, rule, trials, bounds and phoropter step,
+its simulated patient's "the same" threshold — in place of ``--rules``, the same columns::
+
+    .venv/bin/python docs/examples/accommodation.py --protocol clinical-duel --patients 40 --accommodation 0 1 3 6
 """
 
 from __future__ import annotations
@@ -36,8 +42,11 @@ from tqdm import tqdm
 
 from lensopt.cli import OneLineParser
 from lensopt.cli.arguments import positive_int
+from lensopt.experiment.modes import mode_for
+from lensopt.experiment.protocol import load_protocol, resolve_protocol_path
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
+from lensopt.simulation import simulate
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 
 CLINICAL = {"lens_step_d": 0.25, "letter_bounds_logmar": (-0.3, 1.0)}
@@ -79,15 +88,32 @@ def run_session(
         told = time.perf_counter()
         opt.tell(trial, correct)
         decision_ms.append(1e3 * ((asked - start) + (time.perf_counter() - told)))
-    sphere_d, cylinder_d = opt.best()
+    return (*lens_errors(relaxed, patient, opt.best()), float(np.median(decision_ms)))
+
+
+def lens_errors(relaxed, patient, lens_d) -> tuple[float, float, float]:
+    """``(M error D, relaxed eye's acuity loss, accommodating eye's acuity loss)`` of the reported
+    ``lens_d`` (sphere, cylinder) for ``patient`` and the same eye ``relaxed``."""
+    sphere_d, cylinder_d = lens_d
     m_error_d = spherical_equivalent_d(sphere_d, cylinder_d) - spherical_equivalent_d(*patient.true_correction_d)
     best = patient.best_acuity_logmar
     return (
         m_error_d,
         float(relaxed.visual_acuity(sphere_d, cylinder_d) - best),
         float(patient.visual_acuity(sphere_d, cylinder_d) - best),
-        float(np.median(decision_ms)),
     )
+
+
+def run_protocol_session(protocol, accommodation_d: float, seed: int) -> tuple[float, float, float, float]:
+    """One session of ``protocol``'s two-parameter search as it ships (:func:`run_session`'s columns;
+    the decision time the simulation's median)."""
+    relaxed = draw_patients(1, seed, slope=5.0)[0]
+    patient = replace(relaxed, accommodation_d=float(accommodation_d))
+    opt = mode_for(protocol).new_optimizer(protocol, seed, protocol.optimizer.letter_bounds_logmar)
+    mode = protocol.feedback_mode
+    options = {"tie_threshold": protocol.simulated.tie_threshold} if mode == "duel" else {}
+    result = simulate(mode, patient, opt, protocol.optimizer.trials, **options)
+    return (*lens_errors(relaxed, patient, opt.best()), float(result.latency_ms["median"]))
 
 
 def run_clinical_session(accommodation_d: float, seed: int, model_accommodation_d=(0.0,)) -> tuple[int | None, float]:
@@ -139,7 +165,13 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--clinical", action="store_true", help="the clinical-refraction protocol's settings (acuity law)"
     )
+    parser.add_argument(
+        "--protocol", help="a shipped protocol's name or a protocol file: its two-parameter search, in place of --rules"
+    )
     args = parser.parse_args(argv)
+    protocol = None if args.protocol is None else load_protocol(resolve_protocol_path(args.protocol))
+    if protocol is not None and protocol.start is not None:
+        parser.error(f"--protocol {args.protocol} searches the full prescription; give a two-parameter search's")
     seeds = range(args.first_seed, args.first_seed + args.patients)
     if args.clinical:
         clinical_table(seeds, args.accommodation, args.model_accommodation)
@@ -148,14 +180,13 @@ def main(argv=None) -> None:
         f"rule          A (D)  M error med (mean), D  >= {TOO_MINUS_D} D too minus"
         "  loss relaxed med (mean)  loss accommodating med (mean)  decision ms (median)"
     )
-    for rule in args.rules:
+    for rule in args.rules if protocol is None else [protocol.optimizer.rule]:
         for amplitude in args.accommodation:
-            rows = np.array(
-                [
-                    run_session(rule, amplitude, s, args.trials, args.model_accommodation)
-                    for s in tqdm(seeds, desc=f"{rule} A={amplitude:g}")
-                ]
-            )
+            if protocol is None:
+                sessions = (run_session(rule, amplitude, s, args.trials, args.model_accommodation) for s in seeds)
+            else:
+                sessions = (run_protocol_session(protocol, amplitude, s) for s in seeds)
+            rows = np.array(list(tqdm(sessions, total=len(seeds), desc=f"{rule} A={amplitude:g}")))
             m_error, relaxed, accommodating, decision_ms = rows.T
             too_minus = int((m_error <= -TOO_MINUS_D).sum())
             print(

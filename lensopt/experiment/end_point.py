@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.experiment.most_plus import accommodation_note
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.experiment.search_sections import MAX_TRIALS
@@ -366,7 +367,7 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
                 confidence=None,
                 target=math.nan,
                 lens_text=model if phoropter is None else phoropter,
-                details=(found, *comparison_notes(optimizer, protocol, reported)),
+                details=(found, *comparison_notes(optimizer, protocol, reported), *_most_plus(optimizer, protocol)),
                 estimate_reason=COMPARISON_WITHOUT_START,
             )
         lens_text, details = _reported_text(reported[0], protocol)
@@ -396,6 +397,7 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
             (certainty_line(optimizer, protocol.lens.axis_deg),),
         )
         lens = (sphere_d, cylinder_d, None)
+    details = (*details, *_most_plus(optimizer, protocol))  # a two-parameter search's: is it the most plus?
     answers = optimizer.history  # the answers it was told: not those undone
     meridian_deg = getattr(protocol.lens, "axis_deg", None)
     note = untried_note(untried_d(*lens, (trial for trial, _ in answers), meridian_deg=meridian_deg))
@@ -415,6 +417,12 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
         n_trials=int(optimizer.n_trials),
         fixed_design=protocol.stop is None,
     )
+
+
+def _most_plus(optimizer, protocol) -> tuple[str, ...]:
+    """Whether a two-parameter search's lens is the most-plus one (:func:`accommodation_note`)."""
+    note = accommodation_note(optimizer, protocol.feedback_mode)
+    return (note,) if note else ()
 
 
 def continue_command(

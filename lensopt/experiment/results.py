@@ -25,8 +25,8 @@ from lensopt.experiment.end_point import (
     prescription_lines,
     start_note,
 )
+from lensopt.experiment.most_plus import accommodation_note
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.acuity_law_settings import RELAXED_LENS, accommodation_phrase, modelled_accommodation_d
 from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
@@ -57,13 +57,11 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     if phoropter is not None:
         line += f"; on the phoropter ({protocol.lens_step_d:g} D steps): {phoropter}"
     log(line)
-    amplitudes_d = modelled_accommodation_d(optimizer.settings_dict()) if hasattr(optimizer, "settings_dict") else None
-    if amplitudes_d is not None:  # the lens is not the most minus one the eye reads as well through
-        log(
-            f"the model allowed for {accommodation_phrase(amplitudes_d)}: this is the relaxed eye's lens, {RELAXED_LENS}"
-        )
     for note in comparison_notes(optimizer, protocol, []):  # a comparison's lens on the box's edge
         log(note)
+    most_plus = accommodation_note(optimizer, protocol.feedback_mode)  # the relaxed eye's lens, or a warning
+    if most_plus:
+        log(most_plus)
     if getattr(optimizer, "stop", None) is not None:
         log(certainty_line(optimizer, protocol.lens.axis_deg))
     if _is_letter_search(optimizer):

@@ -141,6 +141,7 @@ def test_a_comparisons_best_lens_on_the_box_edge_comes_with_a_warning():
         optimizer=types.SimpleNamespace(sphere_bounds_d=(-4.0, 4.0), cylinder_bounds_d=(-4.0, 4.0)),
         lens=types.SimpleNamespace(axis_deg=0.0, cylinder="minus"),
         lens_step_d=None,
+        feedback_mode="duel",
     )
 
     def duels(best):

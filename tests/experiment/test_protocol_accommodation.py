@@ -80,14 +80,19 @@ def test_a_session_with_amplitudes_killed_mid_way_resumes_with_them(tmp_path):
     assert ("Model", f"allowed for accommodation up to 4 D (0, 1, 4 D); the lens is {RELAXED_LENS}") in record.session
 
 
-def test_without_amplitudes_nothing_speaks_of_accommodation(tmp_path):
-    """The law alone (and every session stored before the setting): no line of accommodation on the
-    console, the dashboard or the record."""
+def test_without_amplitudes_the_lens_is_not_called_the_relaxed_eyes_but_may_be_too_minus(tmp_path):
+    """The law alone (and every session stored before the setting): the log warns that the lens may
+    not be the most-plus one and names the setting; the dashboard and the record say nothing of
+    accommodation."""
     db = tmp_path / "s.db"
     protocol = write_protocol(tmp_path / "law.toml", **FAST, **LAW)
     done = run_lensopt("run", "--protocol", protocol, "--participant", "K", "--seed", 5, "--trials", 4, "--db", db)
     assert done.returncode == 0, done.stderr
-    assert "accommodation" not in done.stdout and "relaxed eye" not in done.stdout
+    assert "relaxed eye" not in done.stdout and "the model allowed for" not in done.stdout
+    warning = "may not be the most-plus lens: an eye that accommodates sees as well through more minus lenses"
+    assert (
+        warning in done.stdout and "tell the model the eye may accommodate ([optimizer] accommodation_d" in done.stdout
+    )
     with SessionStore(db, readonly=True) as store:
         sid = store.latest_session_id()
         snap = snapshot_from_store(store, sid)

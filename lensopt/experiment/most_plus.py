@@ -1,0 +1,54 @@
+"""Whether a two-parameter search's lens is the most-plus one, said under it on the closing console
+and in the log.
+
+An eye that accommodates sees as well through every lens up to its amplitude more minus than its
+correction, so its acuity has a plateau on the minus side and the lens to prescribe is the
+plateau's most-plus end. The full prescription ends there (its rules lean to plus,
+docs/prescription.md), and so does the acuity-law optimizer told the amplitudes the eye may have
+(``[optimizer] accommodation_d``: its lens is the relaxed eye's). Every other two-parameter search
+— the GP letter rules, the acuity law alone, the duels and rankings without a start — takes the lens
+of best acuity, which for such an eye lies anywhere on the plateau: on held-out eyes with 1–6 D of
+accommodation they ended a median of 0.5–1.8 D too minus (docs/never-lost.md, "When the eye
+accommodates"). :func:`accommodation_note` says which of the two a session's lens is.
+"""
+
+from __future__ import annotations
+
+from lensopt.refraction.acuity_law_settings import (
+    ACUITY_LAW_RULE,
+    RELAXED_LENS,
+    accommodation_phrase,
+    modelled_accommodation_d,
+)
+
+#: The shipped protocol that searches the full prescription from a start, by feedback mode.
+PRESCRIPTION_PROTOCOLS = {
+    "letters": "clinical-prescription",
+    "duel": "clinical-prescription-duel",
+    "ranking": "clinical-prescription-ranking",
+}
+
+
+def accommodation_note(optimizer, feedback_mode: str) -> str | None:
+    """What the lens of a two-parameter search (``optimizer``, of feedback ``feedback_mode``) is for an
+    eye that accommodates: the relaxed eye's, when its model allowed for accommodation; else a
+    warning that it need not be the most-plus lens, and what to do. None for the full prescription
+    (``optimizer.settings_dict()["search"] == "prescription"``), which ends at the most-plus lens, and
+    for an optimizer that does not give its settings (not one of lensopt's refraction optimizers)."""
+    settings_dict = getattr(optimizer, "settings_dict", None)
+    settings = settings_dict() if callable(settings_dict) else None
+    if not isinstance(settings, dict) or settings.get("search") == "prescription":
+        return None
+    amplitudes_d = modelled_accommodation_d(settings)
+    if amplitudes_d is not None:  # the lens is not the most minus one the eye reads as well through
+        return f"the model allowed for {accommodation_phrase(amplitudes_d)}: this is the relaxed eye's lens, {RELAXED_LENS}"
+    remedy = (
+        "tell the model the eye may accommodate ([optimizer] accommodation_d, as clinical-refraction does)"
+        if settings.get("rule") == ACUITY_LAW_RULE
+        else "search the full prescription from a start "
+        f"({PRESCRIPTION_PROTOCOLS.get(feedback_mode, 'clinical-prescription')} --start RX)"
+    )
+    return (
+        "may not be the most-plus lens: an eye that accommodates sees as well through more minus lenses, and this "
+        f"search takes the lens of best acuity; push plus on the chart, or {remedy}"
+    )

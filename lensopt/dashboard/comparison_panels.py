@@ -220,6 +220,11 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
 
 #: What a best lens on the lens box's edge calls for (:func:`lensopt.refraction.shown.box_edge_warning`).
 EDGE_ADVICE = "the search may not have found the patient's lens: run more comparisons, or check the box"
+#: A sphere-and-cylinder search by comparisons takes the lens that looks clearest, which for an eye
+#: that accommodates lies among the too-minus lenses it sees as well through (the closing console's
+#: :func:`lensopt.experiment.most_plus.accommodation_note`; docs/never-lost.md).
+MAY_BE_TOO_MINUS = "the lens may be too minus if the eye accommodates"
+MOST_PLUS_ADVICE = "it takes the clearest lens, not the most plus: push plus on the chart, or search from a start"
 
 
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
@@ -257,6 +262,7 @@ def _comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     edges = box_edges((b.sphere_d, b.cylinder_d), snap.sphere_bounds_d, snap.cylinder_bounds_d)
     if edges and snap.final:
         lens.append(("Warning", f"on the lens box's edge ({', '.join(edges)})", EDGE_ADVICE))
+    lens.append(("Accommodation", MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE))  # the comparisons take the clearest lens
     return rows + [
         *lens,
         ("Sphere", f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D"),

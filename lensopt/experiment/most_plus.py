@@ -8,7 +8,7 @@ docs/prescription.md), and so does the acuity-law optimizer told the amplitudes 
 (``[optimizer] accommodation_d``: its lens is the relaxed eye's). Every other two-parameter search
 — the GP letter rules, the acuity law alone, the duels and rankings without a start — takes the lens
 of best acuity, which for such an eye lies anywhere on the plateau: on held-out eyes with 1–6 D of
-accommodation they ended a median of 0.5–1.8 D too minus (docs/never-lost.md, "When the eye
+accommodation they ended a median of 0.5–1.9 D too minus (docs/never-lost.md, "When the eye
 accommodates"). :func:`accommodation_note` says which of the two a session's lens is.
 """
 

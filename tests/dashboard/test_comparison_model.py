@@ -86,7 +86,7 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
     """A duel or ranking session over (S, C) whose protocol gives the phoropter's axis: the summary
     shows the rebuilt optimizer's best lens in clinical notation at that axis (the protocol's
     cylinder convention) above sphere and cylinder; without one, sphere and cylinder only."""
-    from lensopt.dashboard.comparison_panels import comparison_summary_rows
+    from lensopt.dashboard.comparison_panels import MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE, comparison_summary_rows
     from lensopt.refraction.lens import Lens
 
     info = session["info"]
@@ -104,7 +104,9 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
     expected = Lens(*_rebuilt(session).best(), 45.0).plus_cylinder().format()
     assert snap.best_lens_notation == expected
     rows = comparison_summary_rows(snap)
-    assert [row[0] for row in rows][2:5] == ["Lens", "Sphere", "Cylinder"]
+    assert [row[0] for row in rows][2:6] == ["Lens", "Accommodation", "Sphere", "Cylinder"]
+    # the comparisons take the clearest lens: for an eye that accommodates, among the too-minus ones
+    assert rows[3][1:] == (MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE) and "push plus on the chart" in rows[3][2]
     # no prescription from a search without a start: the verdict large, the lens small
     assert rows[2][1:] == ("estimate, not a prescription", f"estimate {expected}, not for prescribing")
     assert f"best lens {expected}: S " in snap.summary_line()

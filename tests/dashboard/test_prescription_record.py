@@ -292,6 +292,7 @@ def test_the_record_and_the_closing_console_draw_the_line_at_the_same_confidence
         protocol = types.SimpleNamespace(
             stop=None if stop is None else types.SimpleNamespace(confidence=stop),
             lens=types.SimpleNamespace(cylinder="minus"),
+            feedback_mode="letters",
         )
         info = types.SimpleNamespace(
             kind="letters",

@@ -35,6 +35,7 @@ from lensopt.dashboard.posterior import BAND_Z
 from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import diopter_text
+from lensopt.refraction.most_plus import MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE
 from lensopt.refraction.shown import box_edges
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION
 
@@ -220,11 +221,6 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
 
 #: What a best lens on the lens box's edge calls for (:func:`lensopt.refraction.shown.box_edge_warning`).
 EDGE_ADVICE = "the search may not have found the patient's lens: run more comparisons, or check the box"
-#: A sphere-and-cylinder search by comparisons takes the lens that looks clearest, which for an eye
-#: that accommodates lies among the too-minus lenses it sees as well through (the closing console's
-#: :func:`lensopt.experiment.most_plus.accommodation_note`; docs/never-lost.md).
-MAY_BE_TOO_MINUS = "the lens may be too minus if the eye accommodates"
-MOST_PLUS_ADVICE = "it takes the clearest lens, not the most plus: push plus on the chart, or search from a start"
 
 
 def comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:

@@ -26,12 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from lensopt.experiment.most_plus import accommodation_note
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.experiment.search_sections import MAX_TRIALS
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import Lens, diopter_text
+from lensopt.refraction.most_plus import accommodation_note
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import COMPARISON_WITHOUT_START, read_through, untried_d, untried_note
 from lensopt.refraction.shown import box_edge_warning as shown_box_edge_warning
@@ -367,7 +367,11 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
                 confidence=None,
                 target=math.nan,
                 lens_text=model if phoropter is None else phoropter,
-                details=(found, *comparison_notes(optimizer, protocol, reported), *_most_plus(optimizer, protocol)),
+                details=(
+                    found,
+                    *comparison_notes(optimizer, protocol, reported),
+                    *most_plus_notes(optimizer, protocol),
+                ),
                 estimate_reason=COMPARISON_WITHOUT_START,
             )
         lens_text, details = _reported_text(reported[0], protocol)
@@ -397,7 +401,7 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
             (certainty_line(optimizer, protocol.lens.axis_deg),),
         )
         lens = (sphere_d, cylinder_d, None)
-    details = (*details, *_most_plus(optimizer, protocol))  # a two-parameter search's: is it the most plus?
+    details = (*details, *most_plus_notes(optimizer, protocol))  # a two-parameter search's: is it the most plus?
     answers = optimizer.history  # the answers it was told: not those undone
     meridian_deg = getattr(protocol.lens, "axis_deg", None)
     note = untried_note(untried_d(*lens, (trial for trial, _ in answers), meridian_deg=meridian_deg))
@@ -419,8 +423,9 @@ def _end_point(optimizer, protocol, eye: str | None, reported: list, confidences
     )
 
 
-def _most_plus(optimizer, protocol) -> tuple[str, ...]:
-    """Whether a two-parameter search's lens is the most-plus one (:func:`accommodation_note`)."""
+def most_plus_notes(optimizer, protocol) -> tuple[str, ...]:
+    """Whether a two-parameter search's lens is the most-plus one, on the closing console and in the
+    log (:func:`~lensopt.refraction.most_plus.accommodation_note`); nothing for the full prescription."""
     note = accommodation_note(optimizer, protocol.feedback_mode)
     return (note,) if note else ()
 

@@ -22,10 +22,10 @@ from lensopt.experiment.end_point import (
     certainty_line,
     comparison_notes,
     confidence_target,
+    most_plus_notes,
     prescription_lines,
     start_note,
 )
-from lensopt.experiment.most_plus import accommodation_note
 from lensopt.experiment.protocol import Protocol
 from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
@@ -59,9 +59,8 @@ def report_eye(store, session_id: int, optimizer, protocol: Protocol, log, eye: 
     log(line)
     for note in comparison_notes(optimizer, protocol, []):  # a comparison's lens on the box's edge
         log(note)
-    most_plus = accommodation_note(optimizer, protocol.feedback_mode)  # the relaxed eye's lens, or a warning
-    if most_plus:
-        log(most_plus)
+    for note in most_plus_notes(optimizer, protocol):  # the relaxed eye's lens, or a warning
+        log(note)
     if getattr(optimizer, "stop", None) is not None:
         log(certainty_line(optimizer, protocol.lens.axis_deg))
     if _is_letter_search(optimizer):

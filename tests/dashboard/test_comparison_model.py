@@ -86,8 +86,9 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
     """A duel or ranking session over (S, C) whose protocol gives the phoropter's axis: the summary
     shows the rebuilt optimizer's best lens in clinical notation at that axis (the protocol's
     cylinder convention) above sphere and cylinder; without one, sphere and cylinder only."""
-    from lensopt.dashboard.comparison_panels import MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE, comparison_summary_rows
+    from lensopt.dashboard.comparison_panels import comparison_summary_rows
     from lensopt.refraction.lens import Lens
+    from lensopt.refraction.most_plus import MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE
 
     info = session["info"]
     assert session["snap"].best_lens_notation is None

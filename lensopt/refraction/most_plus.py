@@ -1,5 +1,7 @@
 """Whether a two-parameter search's lens is the most-plus one, said under it on the closing console
-and in the log.
+and in the log (:func:`accommodation_note`) and, for comparisons without a start, on the dashboard's
+summary (:data:`MAY_BE_TOO_MINUS`, :data:`MOST_PLUS_ADVICE`) — beside :mod:`lensopt.refraction.shown`,
+whose warnings the console and the dashboard share the same way.
 
 An eye that accommodates sees as well through every lens up to its amplitude more minus than its
 correction, so its acuity has a plateau on the minus side and the lens to prescribe is the
@@ -20,6 +22,11 @@ from lensopt.refraction.acuity_law_settings import (
     accommodation_phrase,
     modelled_accommodation_d,
 )
+
+#: The dashboard summary's row for a sphere-and-cylinder search by comparisons (its model has no
+#: accommodation): what it may be, and what to do.
+MAY_BE_TOO_MINUS = "the lens may be too minus if the eye accommodates"
+MOST_PLUS_ADVICE = "it takes the clearest lens, not the most plus: push plus on the chart, or search from a start"
 
 #: The shipped protocol that searches the full prescription from a start, by feedback mode.
 PRESCRIPTION_PROTOCOLS = {

@@ -1,0 +1,50 @@
+"""Whether a two-parameter search's lens is the most-plus one: one function says it
+(:func:`lensopt.refraction.most_plus.accommodation_note`) for the closing console and the log."""
+
+import types
+
+import pytest
+
+from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
+from lensopt.refraction.acuity_law_settings import RELAXED_LENS
+from lensopt.refraction.duels import DuelRefractionOptimizer
+from lensopt.refraction.most_plus import accommodation_note
+from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+from lensopt.refraction.rankings import RankingRefractionOptimizer
+
+WARNING = "may not be the most-plus lens: an eye that accommodates sees as well through more minus lenses"
+
+
+@pytest.mark.parametrize(
+    "optimizer_class", [PrescriptionOptimizer, PrescriptionDuelOptimizer, PrescriptionRankingOptimizer]
+)
+def test_the_full_prescription_ends_at_the_most_plus_lens_and_says_nothing(optimizer_class):
+    assert accommodation_note(optimizer_class(start="-1.00 / -0.50 x 180", seed=1), "letters") is None
+
+
+def test_the_acuity_law_told_the_amplitudes_gives_the_relaxed_eyes_lens():
+    note = accommodation_note(AcuityLawOptimizer(seed=1, accommodation_d=(0.0, 2.0, 8.0)), "letters")
+    assert (
+        note
+        == f"the model allowed for accommodation up to 8 D (0, 2, 8 D): this is the relaxed eye's lens, {RELAXED_LENS}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "mode", "remedy"),
+    [
+        (AcuityLawOptimizer(seed=1), "letters", "tell the model the eye may accommodate ([optimizer] accommodation_d"),
+        (RefractionOptimizer(rule="ucb-ald", seed=1), "letters", "(clinical-prescription --start RX)"),
+        (DuelRefractionOptimizer(seed=1), "duel", "(clinical-prescription-duel --start RX)"),
+        (RankingRefractionOptimizer(seed=1), "ranking", "(clinical-prescription-ranking --start RX)"),
+    ],
+)
+def test_every_other_two_parameter_search_warns_and_names_what_to_do(optimizer, mode, remedy):
+    note = accommodation_note(optimizer, mode)
+    assert note.startswith(WARNING) and "push plus on the chart" in note and remedy in note
+
+
+def test_an_object_that_gives_no_settings_gets_no_note():
+    assert accommodation_note(types.SimpleNamespace(n_trials=3), "letters") is None

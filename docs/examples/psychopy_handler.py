@@ -140,6 +140,8 @@ for trial in handler:
 
 result = handler.result()
 print(f"best lens {result['best']} after {result['n_trials']} trials (stopped by the rule: {result['stopped']})")
+if result["most_plus_note"]:  # the clearest lens need not be the most plus for an eye that accommodates
+    print(result["most_plus_note"])
 exp.saveAsWideText(args.out + ".csv", fileCollisionMethod="overwrite")
 exp.abort()  # saved above: no second file at exit
 win.close()

@@ -35,7 +35,6 @@ from lensopt.dashboard.posterior import BAND_Z
 from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import diopter_text
-from lensopt.refraction.most_plus import MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE
 from lensopt.refraction.shown import box_edges
 from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION
 
@@ -258,7 +257,7 @@ def _comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
     edges = box_edges((b.sphere_d, b.cylinder_d), snap.sphere_bounds_d, snap.cylinder_bounds_d)
     if edges and snap.final:
         lens.append(("Warning", f"on the lens box's edge ({', '.join(edges)})", EDGE_ADVICE))
-    lens.append(("Accommodation", MAY_BE_TOO_MINUS, MOST_PLUS_ADVICE))  # the comparisons take the clearest lens
+    lens += snap.header.accommodation_rows()  # the comparisons take the clearest lens
     return rows + [
         *lens,
         ("Sphere", f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D"),

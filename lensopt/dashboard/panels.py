@@ -362,6 +362,7 @@ def letter_summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     short = snap.verdict.shortfall() if snap.verdict is not None else ""
     if notation and short:  # not a lens to prescribe: the verdict large, the lens small (as for the full prescription)
         lens = [("Lens", short, f"estimate {notation}, not for prescribing")]
+    lens += h.accommodation_rows()  # the letters' lens is the clearest, not the most plus, unless the model says
     if c is None:
         return [
             ("Session", h.session_text),

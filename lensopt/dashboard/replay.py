@@ -20,6 +20,7 @@ from lensopt.dashboard.series import SessionHeader
 from lensopt.modes.base import FeedbackMode, eye_settings, told_records
 from lensopt.modes.registry import session_settings
 from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
+from lensopt.refraction.most_plus import dashboard_advice
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -174,6 +175,7 @@ class FollowedSession:
             eye=info.eye,
             n_undone_stored=self._undone_stored(info),
             database=None if self.db_path is None else str(self.db_path),
+            most_plus_advice=dashboard_advice(self._settings),
             **extra,
         )
 

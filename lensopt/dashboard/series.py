@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lensopt.refraction.most_plus import MAY_BE_TOO_MINUS
 from lensopt.store.records import EYE_NAMES
 from lensopt.store.session_records import console_trial_numbers, undone_suffix
 
@@ -56,7 +57,10 @@ class SessionHeader:
     ``n_undone_stored`` those of them the clinician undid (kept, marked void). ``database``: the
     file it was read from, for the command that continues it (None: not known). ``rule``: the rule,
     with the largest amplitude of accommodation its model allowed for when it allowed any
-    (:func:`lensopt.dashboard.replay.rule_label`)."""
+    (:func:`lensopt.dashboard.replay.rule_label`). ``most_plus_advice``: for a search of sphere and
+    cylinder whose model has no accommodation, what to do about a lens that may be too minus (the
+    summary's "Accommodation" row, :func:`lensopt.refraction.most_plus.dashboard_advice`); None when
+    the lens is the most-plus one (the full prescription, a model told the amplitudes)."""
 
     session_id: int
     participant: str
@@ -70,6 +74,7 @@ class SessionHeader:
     eye: str | None = None
     n_undone_stored: int = 0
     database: str | None = None
+    most_plus_advice: str | None = None
 
     def __post_init__(self):
         if not 0 <= self.n_undone_stored <= self.n_trials_stored:
@@ -93,6 +98,13 @@ class SessionHeader:
         """``P01`` or, when the session names its eye, ``P01, OD`` (inside parentheses: its long
         name has its own, ``OD (right eye)``, which the summary panel's session row gives)."""
         return self.participant if self.eye is None else f"{self.participant}, {self.eye}"
+
+    def accommodation_rows(self) -> list[tuple]:
+        """Under the lens of a search of sphere and cylinder whose model has no accommodation, the
+        summary's row that it may be too minus and what to do (:attr:`most_plus_advice`, the closing
+        console's warning in short); none for the full prescription or a model told the amplitudes."""
+        advice = self.most_plus_advice
+        return [] if advice is None else [("Accommodation", MAY_BE_TOO_MINUS, advice)]
 
     @property
     def session_text(self) -> str:

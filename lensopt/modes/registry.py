@@ -59,6 +59,17 @@ STATE_CLASSES: MappingProxyType[str, type[AskTellOptimizer]] = MappingProxyType(
 )
 
 
+def feedback_kind(optimizer) -> str | None:
+    """The session kind of a refraction ``optimizer`` (``"letters"``, ``"duel"``, ``"ranking"``): the
+    mode that would rebuild an optimizer of its class from its settings; None for an optimizer that
+    is not one of lensopt's refractions (a benchmark function's, one without ``settings_dict()``)."""
+    settings_dict = getattr(optimizer, "settings_dict", None)
+    settings = settings_dict() if callable(settings_dict) else None
+    if not isinstance(settings, dict):
+        return None
+    return next((m.kind for m in registry.values() if isinstance(optimizer, m.stored_optimizer_class(settings))), None)
+
+
 def load_state(state: dict) -> AskTellOptimizer:
     """Any refraction optimizer rebuilt from the state it saved (its ``to_state()``, read back from
     JSON), whichever class wrote it: the state's ``"format"`` names it (:data:`STATE_CLASSES`), and

@@ -24,8 +24,10 @@ from collections.abc import Callable
 from typing import Any
 
 from lensopt.asktell import AskTellOptimizer
+from lensopt.modes.registry import feedback_kind
 from lensopt.psychopy.columns import answer_columns, query_columns, recorded_answer
 from lensopt.psychopy.lookahead import LookaheadWorker, speculative_answer, speculative_answers
+from lensopt.refraction.most_plus import accommodation_note
 
 DEFAULT_HANDLER_NAME = "lensopt"
 """The handler's name when none is given: the prefix of its columns in the experiment's CSV."""
@@ -275,8 +277,11 @@ class RefractionHandler:
     def result(self) -> dict[str, Any]:
         """``best``, ``n_trials`` run by this handler, ``stopped`` (by the stopping rule),
         ``stop_reason`` (``"confidence"``: sure enough; ``"max_trials"``: the rule's budget ran out
-        first, not sure enough; None when the rule did not end the loop) and, when the optimizer has
-        one, its ``confidence`` in ``best``."""
+        first, not sure enough; None when the rule did not end the loop), ``most_plus_note``
+        (a search of sphere and cylinder: whether its lens is the most-plus one for an eye that
+        accommodates, as the closing console says it, :func:`lensopt.refraction.most_plus.accommodation_note`;
+        None for the full prescription and other optimizers) and, when the optimizer has one, its
+        ``confidence`` in ``best``."""
         reason = getattr(self.optimizer, "stop_reason", None) if self.stopped else None
         result: dict[str, Any] = {
             "best": self.best(),
@@ -284,6 +289,8 @@ class RefractionHandler:
             "stopped": self.stopped,
             "stop_reason": reason() if callable(reason) else None,
         }
+        kind = feedback_kind(self.optimizer)
+        result["most_plus_note"] = None if kind is None else accommodation_note(self.optimizer, kind)
         confidence = getattr(self.optimizer, "confidence", None)
         if callable(confidence):
             result["confidence"] = float(confidence())

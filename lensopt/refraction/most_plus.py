@@ -1,6 +1,6 @@
-"""Whether a two-parameter search's lens is the most-plus one, said under it on the closing console
-and in the log (:func:`accommodation_note`) and, for comparisons without a start, on the dashboard's
-summary (:data:`MAY_BE_TOO_MINUS`, :data:`MOST_PLUS_ADVICE`) — beside :mod:`lensopt.refraction.shown`,
+"""Whether a two-parameter search's lens is the most-plus one, said under it on the closing console,
+in the log and in a PsychoPy script's result (:func:`accommodation_note`) and on the dashboard's
+summary (:data:`MAY_BE_TOO_MINUS`, :func:`dashboard_advice`) — beside :mod:`lensopt.refraction.shown`,
 whose warnings the console and the dashboard share the same way.
 
 An eye that accommodates sees as well through every lens up to its amplitude more minus than its
@@ -23,10 +23,13 @@ from lensopt.refraction.acuity_law_settings import (
     modelled_accommodation_d,
 )
 
-#: The dashboard summary's row for a sphere-and-cylinder search by comparisons (its model has no
-#: accommodation): what it may be, and what to do.
+#: The dashboard summary's row for a sphere-and-cylinder search whose model has no accommodation
+#: (:func:`dashboard_advice`): what it may be, and what to do.
 MAY_BE_TOO_MINUS = "the lens may be too minus if the eye accommodates"
-MOST_PLUS_ADVICE = "it takes the clearest lens, not the most plus: push plus on the chart, or search from a start"
+CLEAREST_NOT_MOST_PLUS = "it takes the clearest lens, not the most plus"
+MOST_PLUS_ADVICE = f"{CLEAREST_NOT_MOST_PLUS}: push plus on the chart, or search from a start"
+#: The acuity law's own remedy: the amplitudes the eye may have, in its protocol.
+ACUITY_LAW_REMEDY = "[optimizer] accommodation_d"
 
 #: The shipped protocol that searches the full prescription from a start, by feedback mode.
 PRESCRIPTION_PROTOCOLS = {
@@ -38,19 +41,32 @@ PRESCRIPTION_PROTOCOLS = {
 
 def accommodation_note(optimizer, feedback_mode: str) -> str | None:
     """What the lens of a two-parameter search (``optimizer``, of feedback ``feedback_mode``) is for an
-    eye that accommodates: the relaxed eye's, when its model allowed for accommodation; else a
-    warning that it need not be the most-plus lens, and what to do. None for the full prescription
-    (``optimizer.settings_dict()["search"] == "prescription"``), which ends at the most-plus lens, and
-    for an optimizer that does not give its settings (not one of lensopt's refraction optimizers)."""
+    eye that accommodates (:func:`settings_note` of its ``settings_dict()``); None for an optimizer
+    that does not give its settings."""
     settings_dict = getattr(optimizer, "settings_dict", None)
     settings = settings_dict() if callable(settings_dict) else None
-    if not isinstance(settings, dict) or settings.get("search") == "prescription":
+    return settings_note(settings, feedback_mode) if isinstance(settings, dict) else None
+
+
+def _two_parameter(settings) -> bool:
+    """Whether optimizer ``settings`` are a search of sphere and cylinder (lensopt's letter, duel and
+    ranking refractions; not the full prescription, not a benchmark function's optimizer)."""
+    return isinstance(settings, dict) and "sphere_bounds_d" in settings and settings.get("search") != "prescription"
+
+
+def settings_note(settings: dict, feedback_mode: str) -> str | None:
+    """What the lens of a two-parameter search of optimizer settings ``settings`` (feedback
+    ``feedback_mode``) is for an eye that accommodates: the relaxed eye's, when its model allowed for
+    accommodation; else a warning that it need not be the most-plus lens, and what to do. None for
+    the full prescription (``settings["search"] == "prescription"``), which ends at the most-plus
+    lens, and for settings that are not a refraction's (no ``sphere_bounds_d``)."""
+    if not _two_parameter(settings):
         return None
     amplitudes_d = modelled_accommodation_d(settings)
     if amplitudes_d is not None:  # the lens is not the most minus one the eye reads as well through
         return f"the model allowed for {accommodation_phrase(amplitudes_d)}: this is the relaxed eye's lens, {RELAXED_LENS}"
     remedy = (
-        "tell the model the eye may accommodate ([optimizer] accommodation_d, as clinical-refraction does)"
+        f"tell the model the eye may accommodate ({ACUITY_LAW_REMEDY}, as clinical-refraction does)"
         if settings.get("rule") == ACUITY_LAW_RULE
         else "search the full prescription from a start "
         f"({PRESCRIPTION_PROTOCOLS.get(feedback_mode, 'clinical-prescription')} --start RX)"
@@ -59,3 +75,15 @@ def accommodation_note(optimizer, feedback_mode: str) -> str | None:
         "may not be the most-plus lens: an eye that accommodates sees as well through more minus lenses, and this "
         f"search takes the lens of best acuity; push plus on the chart, or {remedy}"
     )
+
+
+def dashboard_advice(settings: dict) -> str | None:
+    """The note under the dashboard summary's "Accommodation" row (:data:`MAY_BE_TOO_MINUS`) of a
+    two-parameter search whose model has no accommodation, shorter than :func:`settings_note`; None
+    when the session's lens is the most-plus one (the full prescription, the acuity law told the
+    amplitudes) or the settings are not a refraction's."""
+    if not _two_parameter(settings) or modelled_accommodation_d(settings) is not None:
+        return None
+    if settings.get("rule") == ACUITY_LAW_RULE:
+        return f"{CLEAREST_NOT_MOST_PLUS}: push plus on the chart, or set {ACUITY_LAW_REMEDY}"
+    return MOST_PLUS_ADVICE

@@ -20,3 +20,13 @@ def answered_record(i, trial, correct, eye=None) -> TrialRecord:
         axis_deg=getattr(trial, "axis_deg", None),
         eye=eye,
     )
+
+
+def store_simulated_trials(store, sid, opt, patient, n_trials: int) -> None:
+    """``n_trials`` trials ``opt`` asks, answered by the simulated ``patient``, told to ``opt`` and
+    stored in session ``sid`` as the experiment stores them (each answer before the next ask)."""
+    for i in range(1, n_trials + 1):
+        trial = opt.ask()
+        correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
+        opt.tell(trial, correct)
+        store.append_trial(sid, answered_record(i, trial, correct))

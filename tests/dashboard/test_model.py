@@ -555,7 +555,9 @@ def test_with_the_protocols_axis_the_best_lens_is_also_written_in_clinical_notat
         expected = (signed.plus_cylinder() if convention == "plus" else signed.minus_cylinder()).format()
         assert snap.best_lens_notation == expected
         rows = summary_rows(snap)
-        assert [row[0] for row in rows][1:4] == ["Lens", "Sphere", "Cylinder"] and rows[1][1] == expected
+        assert [row[0] for row in rows][1:5] == ["Lens", "Accommodation", "Sphere", "Cylinder"] and rows[1][
+            1
+        ] == expected
         assert f"best lens {expected}: S " in snap.summary_line()
         # one it does not reach: the verdict large, the lens small as an estimate, not for prescribing
         strict = dataclasses.replace(at_90, protocol={**at_90.protocol, "stop": {"confidence": 0.9999}})

@@ -14,7 +14,7 @@ from pytestqt.qt_compat import qt_api
 if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
     pytest.skip("the dashboard needs pytest-qt on PyQt5 (qt_api = 'pyqt5')", allow_module_level=True)
 
-from dashboard_records import answered_record
+from dashboard_records import store_simulated_trials
 from PyQt5.QtGui import QImage
 
 from lensopt.dashboard.model import PRESCRIPTION_MESSAGE, session_model, snapshot_from_store
@@ -43,11 +43,7 @@ def prescription_db(tmp_path_factory):
     patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=3)
     with SessionStore(path) as store:
         sid = store.create_session("RX1", {"stop": CLINICAL_STOP}, {}, opt.settings_dict(), 3)
-        for i in range(1, N_TRIALS + 1):
-            trial = opt.ask()
-            correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d, trial.axis_deg))
-            opt.tell(trial, correct)
-            store.append_trial(sid, answered_record(i, trial, correct))
+        store_simulated_trials(store, sid, opt, patient, N_TRIALS)
         store.set_status(sid, "finished")
     return path, sid, opt
 

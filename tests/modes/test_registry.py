@@ -192,3 +192,33 @@ def test_a_state_of_no_refraction_optimizer_is_refused_in_one_line_listing_the_f
     message = str(refused.value)
     assert "\n" not in message and message.startswith("not a saved refraction optimizer state")
     assert "lensopt.acuity-law-state/1" in message
+
+
+def test_the_kind_of_an_optimizer_is_the_mode_that_rebuilds_it_from_its_settings():
+    from lensopt.binary.optimizer import ContextualOptimizer
+    from lensopt.modes.registry import feedback_kind
+    from lensopt.refraction import (
+        AcuityLawOptimizer,
+        DuelRefractionOptimizer,
+        RankingRefractionOptimizer,
+        RefractionOptimizer,
+    )
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+    from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+
+    start = "-1.00 / -0.50 x 180"
+    kinds = {
+        RefractionOptimizer(seed=1): "letters",
+        AcuityLawOptimizer(seed=1): "letters",
+        PrescriptionOptimizer(start=start, seed=1): "letters",
+        DuelRefractionOptimizer(seed=1): "duel",
+        PrescriptionDuelOptimizer(start=start, seed=1): "duel",
+        RankingRefractionOptimizer(seed=1): "ranking",
+        PrescriptionRankingOptimizer(start=start, seed=1): "ranking",
+    }
+    for optimizer, kind in kinds.items():
+        assert feedback_kind(optimizer) == kind, type(optimizer).__name__
+        mode = get_mode(kind)
+        assert type(optimizer) is mode.stored_optimizer_class(optimizer.settings_dict())
+    assert feedback_kind(ContextualOptimizer(((-4.0, 4.0),), ((-1.0, 2.0),), rule="random")) is None

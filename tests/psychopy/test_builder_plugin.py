@@ -83,7 +83,8 @@ MAKE_PSYEXP = textwrap.dedent(
     loop = LensoptRefractionLoop(exp, name="refraction", nTrials="20", seed="3", minTrials="15",
                                  calibration=calibration,
                                  checkLetters="3", simulatedPatient="-1.25, -0.75", rule=rule,
-                                 nAlternatives="10" if rule == "acuity-law" else "26")
+                                 nAlternatives="10" if rule == "acuity-law" else "26",
+                                 accommodation=sys.argv[5] if len(sys.argv) > 5 else "")
     exp.flow.addLoop(loop, 0, 2)
     exp.saveToXML(sys.argv[1])
     """
@@ -147,10 +148,15 @@ def test_the_installed_plugin_registers_the_loop_through_its_entry_point(plugin_
 
 
 def _compile(
-    folder: Path, plugin_path, rule: str = "ucb-ald", calibration: str = CALIBRATION, window: str = "window"
+    folder: Path,
+    plugin_path,
+    rule: str = "ucb-ald",
+    calibration: str = CALIBRATION,
+    window: str = "window",
+    accommodation: str = "",
 ) -> Path:
     make = _script(folder, "make.py", MAKE_PSYEXP)
-    _run([make, "refraction.psyexp", rule, calibration, window], folder, plugin_path)
+    _run([make, "refraction.psyexp", rule, calibration, window, accommodation], folder, plugin_path)
     _run([_script(folder, "compile.py", COMPILE), "refraction.psyexp", "refraction.py"], folder, plugin_path)
     return folder
 
@@ -197,6 +203,10 @@ def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(se
     assert result_row["refraction.stop_reason"] in ("confidence", "max_trials") or not result_row["refraction.stopped"]
     said = f"lensopt: best lens S {diopter_text(result_row['refraction.best_sphere_d'])} D  C "
     assert said in result.stdout and f"after {len(trials)} trials" in result.stdout
+    # a GP letter search takes the clearest lens: the line and the row say it may not be the most plus
+    note = result_row["refraction.most_plus_note"]
+    assert note.startswith("may not be the most-plus lens") and "(clinical-prescription --start RX)" in note
+    assert f"; {note}" in result.stdout
 
 
 def test_with_a_calibration_the_loop_asks_only_letters_the_screen_draws_and_they_are_drawn_that_tall(session, compiled):
@@ -231,6 +241,32 @@ def test_the_acuity_law_rule_builds_its_optimizer_and_a_simulated_patient_with_t
     assert "n_alternatives=10, seed=3)" in script  # the patient guesses among the loop's letters
     result = _run(["refraction.py"], folder, plugin_path)
     assert "lensopt: best lens S " in result.stdout
+    assert (
+        "push plus on the chart, or tell the model the eye may accommodate ([optimizer] accommodation_d"
+        in result.stdout
+    )
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_the_acuity_law_told_the_loops_amplitudes_of_accommodation_reports_the_relaxed_eyes_lens(plugin_path, tmp_path):
+    folder = _compile(tmp_path, plugin_path, rule="acuity-law", accommodation="0, 2, 8")
+    result = _run(["refraction.py"], folder, plugin_path)
+    said = "; the model allowed for accommodation up to 8 D (0, 2, 8 D): this is the relaxed eye's lens"
+    assert said in result.stdout and "may not be the most-plus lens" not in result.stdout
+    (csv,) = (folder / "data").glob("*.csv")
+    (note,) = pd.read_csv(csv)["refraction.most_plus_note"].dropna()
+    assert said[2:] in note
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X display (run under xvfb-run)")
+def test_a_gp_rule_given_amplitudes_of_accommodation_refuses_them_before_any_trial(plugin_path, tmp_path):
+    folder = _compile(tmp_path, plugin_path, rule="ucb-ald", accommodation="0, 2, 8")
+    result = _run(["refraction.py"], folder, plugin_path, succeeds=False)
+    assert (
+        "lensopt refraction 'refraction': Accommodation (D) is for the acuity-law rule only (the GP rules have no "
+        "model of accommodation); clear it or choose the rule acuity-law" in result.stderr
+    )
+    assert not (folder / "frames" / "trial001.png").exists()  # not a letter shown
 
 
 def _letter_heights_px(folder: Path, count: int) -> list[int]:

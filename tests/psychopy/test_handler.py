@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from lensopt.asktell import run_session
+from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.observer import SimulatedPatient
 from lensopt.psychopy import RefractionHandler
 from lensopt.refraction import DuelRefractionOptimizer, RankingRefractionOptimizer, RefractionOptimizer, Trial
@@ -566,3 +567,28 @@ def test_a_script_that_leaves_the_loop_early_without_closing_the_handler_exits(t
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 0 and result.stdout == "end of script\n", result.stderr
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "says"),
+    [
+        (RefractionOptimizer(seed=1), "(clinical-prescription --start RX)"),
+        (AcuityLawOptimizer(seed=1), "tell the model the eye may accommodate ([optimizer] accommodation_d"),
+        (DuelRefractionOptimizer(seed=1), "(clinical-prescription-duel --start RX)"),
+        (RankingRefractionOptimizer(seed=1), "(clinical-prescription-ranking --start RX)"),
+        (AcuityLawOptimizer(seed=1, accommodation_d=(0.0, 4.0)), "this is the relaxed eye's lens"),
+        (PrescriptionRankingOptimizer(seed=2, start="-1.00 / -0.50 x 180"), None),
+        (ContextualOptimizer(((-4.0, 4.0), (-4.0, 4.0)), ((-1.0, 2.0),), rule="random"), None),  # not a refraction
+    ],
+)
+def test_the_result_says_whether_the_lens_is_the_most_plus_one_as_the_closing_console_does(optimizer, says):
+    """A search of sphere and cylinder whose model has no accommodation may end too minus on an eye
+    that accommodates: the result warns and names the remedy of the optimizer's own feedback mode; the
+    acuity law told the amplitudes says its lens is the relaxed eye's; the full prescription, which
+    ends at the most-plus lens, says nothing."""
+    note = RefractionHandler(optimizer, n_trials=1, lookahead=False).result()["most_plus_note"]
+    if says is None:
+        assert note is None
+    else:
+        assert says in note
+        assert note.startswith("the model allowed for") == ("relaxed" in says)

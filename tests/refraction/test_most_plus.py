@@ -1,14 +1,16 @@
 """Whether a two-parameter search's lens is the most-plus one: one function says it
-(:func:`lensopt.refraction.most_plus.accommodation_note`) for the closing console and the log."""
+(:func:`lensopt.refraction.most_plus.accommodation_note`) for the closing console, the log and a
+PsychoPy script's result, and in short for the dashboard (:func:`~lensopt.refraction.most_plus.dashboard_advice`)."""
 
 import types
 
 import pytest
 
+from lensopt.binary.optimizer import ContextualOptimizer
 from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
 from lensopt.refraction.acuity_law_settings import RELAXED_LENS
 from lensopt.refraction.duels import DuelRefractionOptimizer
-from lensopt.refraction.most_plus import accommodation_note
+from lensopt.refraction.most_plus import MOST_PLUS_ADVICE, accommodation_note, dashboard_advice, settings_note
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
@@ -48,3 +50,35 @@ def test_every_other_two_parameter_search_warns_and_names_what_to_do(optimizer, 
 
 def test_an_object_that_gives_no_settings_gets_no_note():
     assert accommodation_note(types.SimpleNamespace(n_trials=3), "letters") is None
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "advice"),
+    [
+        (RefractionOptimizer(rule="ucb-ald", seed=1), MOST_PLUS_ADVICE),
+        (DuelRefractionOptimizer(seed=1), MOST_PLUS_ADVICE),
+        (RankingRefractionOptimizer(seed=1), MOST_PLUS_ADVICE),
+        (AcuityLawOptimizer(seed=1), "push plus on the chart, or set [optimizer] accommodation_d"),
+        (AcuityLawOptimizer(seed=1, accommodation_d=(0.0, 2.0, 8.0)), None),
+        (PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=1), None),
+        (PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=1), None),
+    ],
+)
+def test_the_dashboards_advice_follows_the_closing_consoles_note_in_short(optimizer, advice):
+    """The dashboard reads the stored settings: it advises exactly where the console warns, shorter."""
+    settings = optimizer.settings_dict()
+    assert (dashboard_advice(settings) is None) == (advice is None)
+    assert (settings_note(settings, "letters") or "").startswith(WARNING) == (advice is not None)
+    if advice is not None:
+        assert dashboard_advice(settings).endswith(advice) and "clearest lens, not the most plus" in advice + (
+            dashboard_advice(settings)
+        )
+
+
+def test_settings_that_are_not_a_refractions_get_neither_note_nor_advice():
+    """A benchmark function's optimizer (a box of system parameters, no lens) has a rule but no lens box."""
+    optimizer = ContextualOptimizer(((-4.0, 4.0), (-4.0, 4.0)), ((-1.0, 2.0),), rule="ucb-ald")
+    settings = optimizer.to_state()["settings"]
+    assert settings["rule"] == "ucb-ald"
+    assert settings_note(settings, "letters") is None and dashboard_advice(settings) is None
+    assert accommodation_note(optimizer, "letters") is None  # it gives no settings_dict()

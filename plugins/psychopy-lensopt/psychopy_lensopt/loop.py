@@ -54,6 +54,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         stopConfidence="0.95",
         minTrials="20",
         checkLetters="0",
+        accommodation="",
         response="key_resp.corr",
         simulatedPatient="",
         isTrials=True,
@@ -74,6 +75,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "letterBounds",
             "calibration",
             "nAlternatives",
+            "accommodation",
             "lensStep",
             "stopConfidence",
             "minTrials",
@@ -129,6 +131,16 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             categ="lensopt",
             label="Alternatives",
             hint="Letters to choose from (26, or 10 for Sloan letters): the guess rate is 1/n",
+        )
+        p["accommodation"] = Param(
+            accommodation,
+            valType="str",
+            inputType="single",
+            categ="lensopt",
+            label="Accommodation (D)",
+            hint="acuity-law rule only: the amplitudes of accommodation the eye may have, e.g. 0, 0.5, 1, 2, 4, 8 "
+            "(clinical-refraction's); the lens is then the relaxed eye's, the most plus it reads best through "
+            "(empty: none, the clearest lens, which may be too minus for an eye that accommodates)",
         )
         p["lensStep"] = Param(
             lensStep,
@@ -205,11 +217,29 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             return f"{self.name}Patient.respond({', '.join(TRIAL_VARIABLES)})"
         return "bool(%(response)s)" % self.params  # noqa: UP031 - as above
 
+    def _accommodation(self) -> str:
+        """The loop's *Accommodation (D)*, stripped ("" when empty; a .psyexp written before the field has none)."""
+        return str(self.params["accommodation"].val).strip() if "accommodation" in self.params else ""
+
     def _optimizer_code(self) -> str:
-        """The optimizer's class and its rule argument: the acuity-law optimizer takes none."""
+        """The optimizer's class and its rule argument (the acuity-law optimizer takes none, and the
+        loop's amplitudes of accommodation when it has them)."""
         if str(self.params["rule"].val).strip().strip("'\"") == ACUITY_LAW:
-            return "    AcuityLawOptimizer(\n"
+            if not self._accommodation():
+                return "    AcuityLawOptimizer(\n"
+            amplitudes = "tuple(float(v) for v in %(accommodation)s.strip('()[], ').split(','))"
+            return "    AcuityLawOptimizer(\n        accommodation_d=" + amplitudes + ",\n"
         return "    RefractionOptimizer(\n        rule=%(rule)s,\n"
+
+    def _accommodation_check(self) -> str:
+        """With a GP rule, which has no model of accommodation, amplitudes given are refused before any
+        trial: a one-line error naming the field and the fix."""
+        if not self._accommodation() or str(self.params["rule"].val).strip().strip("'\"") == ACUITY_LAW:
+            return ""
+        return (
+            "raise ValueError(\"lensopt refraction '%(name)s': Accommodation (D) is for the acuity-law rule "
+            'only (the GP rules have no model of accommodation); clear it or choose the rule acuity-law")\n'
+        )
 
     def _calibrated(self) -> bool:
         """Whether the loop has a *Calibration* (a .psyexp written before it had the field has none)."""
@@ -248,6 +278,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             "\n"
             "# --- Prepare to start lensopt refraction '%(name)s' ---\n"
             + self._calibration_code()
+            + self._accommodation_check()
             + "from lensopt.psychopy import RefractionHandler\n"
             "from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer\n"
             "from lensopt.refraction.lens import diopter_text\n"
@@ -311,9 +342,12 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             f"    {name}Said += ' (the stopping rule\\'s budget ran out first: not sure enough to prescribe)'\n"
             f"elif {name}Result['stop_reason'] == 'confidence':\n"
             f"    {name}Said += ' (stopped: sure enough)'\n"
+            f"if {name}Result.get('most_plus_note'):  # may be too minus for an eye that accommodates\n"
+            f"    {name}Said += '; ' + {name}Result['most_plus_note']\n"
             f"for {name}Key, {name}Value in (('best_sphere_d', {name}Sphere), ('best_cylinder_d', {name}Cylinder),\n"
             f"        ('n_trials', {name}Result['n_trials']), ('stopped', {name}Result['stopped']),\n"
-            f"        ('stop_reason', {name}Result['stop_reason']), ('confidence', {name}Result.get('confidence'))):\n"
+            f"        ('stop_reason', {name}Result['stop_reason']), ('confidence', {name}Result.get('confidence')),\n"
+            f"        ('most_plus_note', {name}Result.get('most_plus_note'))):\n"
             f"    thisExp.addData('{name}.' + {name}Key, {name}Value)\n"
             "thisExp.nextEntry()\n"
             f"logging.exp('lensopt: ' + {name}Said)\n"

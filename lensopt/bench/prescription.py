@@ -52,11 +52,12 @@ from typing import Any
 import numpy as np
 
 from lensopt.bench.ideal_prescription import PrescriptionIdealObserver
-from lensopt.bench.prescription_spec import CAMPAIGN, PrescriptionSpec
+from lensopt.bench.prescription_spec import CAMPAIGN, PrescriptionSpec, get_setting
 from lensopt.bench.records import optimizer_settings, versions
 from lensopt.bench.runner import CampaignSummary, CampaignTask, damaged_record, one_line, run_campaign
 from lensopt.bench.spec import spec_differences
 from lensopt.observer import autorefraction, draw_clinic_patients
+from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription import SearchBox
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -89,7 +90,8 @@ BLAND_ALTMAN_NAME = "prescription-bland-altman.png"
 
 # ------------------------------------------------------------------------------ one run
 def patient_and_start(spec: PrescriptionSpec):
-    """The simulated patient of ``spec`` and its starting refraction (None without a start)."""
+    """The simulated patient of ``spec`` and its starting refraction (None without a start): an
+    autorefraction, moved along the sphere by the setting's ``start_m_offset_d`` (old glasses)."""
     patient = draw_clinic_patients(
         1,
         spec.seed,
@@ -102,6 +104,9 @@ def patient_and_start(spec: PrescriptionSpec):
         return patient, None
     sd = AUTOREFRACTION_SD_D
     start = autorefraction(patient, np.random.SeedSequence([spec.seed, 1]), m_sd_d=sd["M"], j_sd_d=sd["J0"])
+    offset_d = get_setting(spec.setting).start_m_offset_d  # old glasses: the same lens, more minus
+    if offset_d:
+        start = Lens(start.sphere_d + offset_d, start.cylinder_d, start.axis_deg)
     return patient, start
 
 

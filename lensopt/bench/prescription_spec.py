@@ -1,7 +1,7 @@
 """What a prescription campaign runs (issue 16, item 8): its grid and the runs it holds.
 
 The settings (:data:`SETTINGS`: with or without a starting autorefraction × with or without
-accommodation), the rules of each feedback (:data:`RULES_BY_FEEDBACK`), the campaign's defaults,
+accommodation, by default; and starting from old glasses too minus, :data:`OLD_GLASSES_M_OFFSET_D`), the rules of each feedback (:data:`RULES_BY_FEEDBACK`), the campaign's defaults,
 one run (:class:`PrescriptionSpec`, validated, with its file-name key) and the runs of a campaign
 (:func:`prescription_specs`, ordered by patient). Running them is :mod:`lensopt.bench.prescription`.
 """
@@ -47,13 +47,21 @@ DEFAULT_LAPSE = 0.0
 N_ALTERNATIVES = 26
 
 
+#: How much more minus (D of M) than an autorefraction the old glasses are that start the
+#: ``old-glasses-*`` settings: three phoropter steps, an assumption of ours (a young myope's habitual
+#: glasses are often over-minused; a clinician may start from them when there is no autorefraction).
+OLD_GLASSES_M_OFFSET_D = -0.75
+
+
 @dataclass(frozen=True)
 class Setting:
-    """One cell of the grid: a starting refraction or the full box × accommodation or none."""
+    """One cell of the grid: a starting refraction or the full box × accommodation or none. A start
+    is an autorefraction, moved ``start_m_offset_d`` D in M (sphere) for old glasses."""
 
     name: str
     start: bool
     accommodation: bool
+    start_m_offset_d: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -64,8 +72,12 @@ SETTINGS = (
     Setting("start-no-accommodation", True, False),
     Setting("no-start-accommodation", False, True),
     Setting("no-start-no-accommodation", False, False),
+    Setting("old-glasses-accommodation", True, True, OLD_GLASSES_M_OFFSET_D),
+    Setting("old-glasses-no-accommodation", True, False, OLD_GLASSES_M_OFFSET_D),
 )
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
+#: The settings a campaign runs unless told (the old glasses' are asked for by name).
+DEFAULT_SETTINGS = tuple(s.name for s in SETTINGS if not s.start_m_offset_d)
 
 
 def get_setting(name: str) -> Setting:

@@ -7,8 +7,10 @@ from lensopt.bench.prescription_spec import (
     DEFAULT_PRESCRIPTION_DUEL_RULES,
     DEFAULT_PRESCRIPTION_RANKING_RULES,
     DEFAULT_PRESCRIPTION_RULES,
+    DEFAULT_SETTINGS,
     DEFAULT_SLOPE,
     DEFAULT_TRIALS,
+    OLD_GLASSES_M_OFFSET_D,
     PRESCRIPTION_DUEL_RULES,
     PRESCRIPTION_FEEDBACK,
     PRESCRIPTION_RANKING_RULES,
@@ -28,6 +30,8 @@ from lensopt.stopping import DEFAULT_MIN_TRIALS
 
 #: The campaign's settings by name (the grid module imports no numpy: `lensopt --help` reads it).
 PRESCRIPTION_SETTINGS = tuple(s.name for s in SETTINGS)
+#: Those asked for by name only: a start from old glasses, more minus than the autorefraction.
+OLD_GLASSES_SETTINGS = tuple(name for name in PRESCRIPTION_SETTINGS if name not in DEFAULT_SETTINGS)
 #: The rules run without --rules, per feedback.
 DEFAULT_RULES_BY_FEEDBACK = {
     "letters": DEFAULT_PRESCRIPTION_RULES,
@@ -58,8 +62,9 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         "--settings",
         nargs="+",
         metavar="NAME",
-        default=list(PRESCRIPTION_SETTINGS),
-        help=f"settings (default: all: {', '.join(PRESCRIPTION_SETTINGS)})",
+        default=list(DEFAULT_SETTINGS),
+        help=f"settings (default: {', '.join(DEFAULT_SETTINGS)}; also {', '.join(OLD_GLASSES_SETTINGS)}: "
+        f"a start {-OLD_GLASSES_M_OFFSET_D:g} D more minus than the autorefraction, old glasses)",
     )
     ps.add_argument(
         "--rules",

@@ -161,6 +161,33 @@ def test_specs_pair_patients_and_record_the_split_of_their_seeds():
         prescription_specs(["start-accommodation"], ["bald"])
 
 
+def test_old_glasses_start_from_the_autorefraction_made_more_minus_and_run_only_when_asked_for():
+    """The old-glasses settings: the same patient as the autorefraction's setting, started from the
+    same lens 0.75 D more minus in sphere (so in M); the default grid does not run them."""
+    from lensopt.bench.prescription_spec import DEFAULT_SETTINGS, OLD_GLASSES_M_OFFSET_D
+
+    assert DEFAULT_SETTINGS == (
+        "start-accommodation",
+        "start-no-accommodation",
+        "no-start-accommodation",
+        "no-start-no-accommodation",
+    )
+    for accommodation in ("accommodation", "no-accommodation"):
+        auto, old = prescription_specs(
+            [f"start-{accommodation}", f"old-glasses-{accommodation}"], ["ideal"], n_patients=1
+        )
+        patient, autorefraction = patient_and_start(auto)
+        same, glasses = patient_and_start(old)
+        assert same.correction.format() == patient.correction.format()
+        assert same.accommodation_d == patient.accommodation_d and (same.accommodation_d > 0) == (
+            accommodation == "accommodation"
+        )
+        assert OLD_GLASSES_M_OFFSET_D == -0.75
+        assert glasses.power_vector().m_d - autorefraction.power_vector().m_d == pytest.approx(-0.75, abs=1e-12)
+        assert (glasses.cylinder_d, glasses.axis_deg) == (autorefraction.cylinder_d, autorefraction.axis_deg)
+        assert old.key.startswith(f"old-glasses-{accommodation}__") and old.with_start
+
+
 def _argv(out, *extra):
     return [
         "bench",

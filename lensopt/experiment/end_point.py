@@ -1,7 +1,7 @@
 """The end point of a session, per eye: the prescription, or "not enough answers to prescribe".
 
-Also the lines that write a prescription and a lens's certainty (:func:`prescription_lines`,
-:func:`certainty_line`), for the log and the console.
+The lines that write a prescription and a lens's certainty are
+:mod:`lensopt.experiment.prescription_text`'s.
 
 A search ends by its stopping rule (``[stop]``: the model is ``confidence`` sure that its lens is
 within 0.025 logMAR of the best) or at its last trial. Its end point is the prescription with its
@@ -26,11 +26,16 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.experiment.prescription_text import (
+    acuity_text,
+    certainty_line,
+    intervals_line,
+    lens_text_of,
+)
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.protocol_sections import show_lens, show_two_parameter_lens
 from lensopt.experiment.search_sections import MAX_TRIALS
-from lensopt.refraction.acuity_text import logmar_text
-from lensopt.refraction.lens import Lens, diopter_text
+from lensopt.refraction.lens import Lens
 from lensopt.refraction.most_plus import accommodation_note
 from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import COMPARISON_WITHOUT_START, read_through, untried_d, untried_note
@@ -42,11 +47,10 @@ from lensopt.stopping import (
     confidence_text,
     enough_to_prescribe,
     prescription_target,
-    stop_threshold,
     threshold_text,
 )
 from lensopt.store import ResultRecord, StoredBudget, db_option, fixed_trials_text
-from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun, withheld_reason
+from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun
 
 TREND_POINTS = 10
 """How many of the last confidences (one per answer) the trend is fitted on."""
@@ -187,103 +191,13 @@ class EndPoint:
         return [self.advice(), *self.lens_details, *start] if self.estimate_only else [self.advice(), *start]
 
 
-#: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
-PRESCRIPTION_INTERVALS = (
-    ("sphere_d", "S", "D"),
-    ("cylinder_d", "C", "D"),
-    ("axis_deg", "axis", "deg"),
-    ("m_d", "M", "D"),
-    ("j0_d", "J0", "D"),
-    ("j45_d", "J45", "D"),
-)
-
-
-def _acuity_text(result: ResultRecord, target: float | None = None) -> str:
-    """``predicted acuity -0.02 logMAR, confidence 0.97 that it is within 0.025 logMAR of the best``
-    (the confidence when there is one), or "" for a result without a predicted acuity."""
-    acuity, confidence = result.predicted_acuity_logmar, result.confidence
-    if acuity is None:
-        return ""
-    text = f"predicted acuity {logmar_text(acuity)}"
-    return (
-        text
-        if confidence is None
-        else f"{text}, confidence {confidence_text(confidence, target)} that it is within 0.025 logMAR of the best"
-    )
-
-
-def _intervals_line(result: ResultRecord, lens_text: str | None = None) -> str:
-    """``95% intervals: S -1.46 to -1.02 D, ..., axis 165 to 178, ...``, or "" without intervals;
-    ``95% intervals (minus cylinder): ...`` beside a lens written otherwise (``lens_text``, from
-    :func:`_lens_text`: in plus cylinder): the intervals are of the stored, minus-cylinder form."""
-    parts = []
-    for key, label, unit in PRESCRIPTION_INTERVALS:
-        if key in result.intervals:
-            lo, hi = result.intervals[key]
-            if unit == "deg":  # the axis interval may pass 180 (hi > 180): written in 1-180
-                through = " through 180" if _axis(lo) > _axis(hi) else ""
-                parts.append(f"{label} {_axis(lo):03d} to {_axis(hi):03d}{through}")
-            else:
-                parts.append(f"{label} {diopter_text(lo)} to {diopter_text(hi)} {unit}")
-    label = " (minus cylinder)" if lens_text not in (None, result.prescription) else ""
-    return f"95% intervals{label}: " + ", ".join(parts) if parts else ""
-
-
-def prescription_lines(result: ResultRecord, target: float | None = None, cylinder: str = "minus") -> list[str]:
-    """The prescription in clinical notation, its predicted acuity and confidence, and its 95 % intervals.
-    Given the confidence ``target`` it must reach (:func:`confidence_target`), a result short of it is
-    written as an estimate, not a prescription (as the console and the printed record say). In a
-    protocol that shows plus cylinder (``cylinder``), the lens in plus cylinder, the stored
-    minus-cylinder form beside it (as the console writes it)."""
-    eye = f" {result.eye}" if result.eye else ""
-    lens_text = _lens_text(result, cylinder)
-    # the rule of the sessions list and the printed record (a result without a confidence: a comparison's)
-    if target is not None and withheld_reason(result, target, "trials", result.confidence is None) is not None:
-        head = f"estimate{eye}, not a prescription: {lens_text}"
-    else:
-        head = f"prescription{eye}: {lens_text}"
-    acuity = _acuity_text(result, target)
-    if acuity:
-        head += f"  ({acuity})"
-    intervals = _intervals_line(result, lens_text)
-    return [head, intervals] if intervals else [head]
-
-
-def _axis(axis_deg: float) -> int:
-    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
-    return (round(axis_deg) - 1) % 180 + 1
-
-
-def certainty_line(optimizer, axis_deg: float = 0.0) -> str:
-    """``confidence 0.96 that this lens is within 0.025 logMAR of the best; 95% interval S ..``: the
-    intervals of a two-parameter search's sphere and signed cylinder, the cylinder's axis named when
-    the protocol gives it (``[lens] axis_deg``)."""
-    c = optimizer.certainty()
-    target = stop_threshold(getattr(optimizer, "stop", None))
-    (slo, shi), (clo, chi) = c.sphere_interval_d, c.cylinder_interval_d
-    along = f" (cylinder along {_axis(axis_deg):03d})" if axis_deg else ""
-    return (
-        f"confidence {confidence_text(c.confidence, target)} that this lens is within {c.tolerance_logmar:g} logMAR of the best; "
-        f"95% interval S {diopter_text(slo)} to {diopter_text(shi)} D, C {diopter_text(clo)} to {diopter_text(chi)} D{along}"
-    )
-
-
 def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]]:
     """A stored prescription as the end point writes it: the lens (in the protocol's cylinder
     convention, the stored minus-cylinder form beside a plus one) and its predicted acuity and
     intervals, those it has."""
-    lens_text = _lens_text(result, protocol.lens.cylinder)
-    acuity, intervals = _acuity_text(result, confidence_target(protocol)), _intervals_line(result, lens_text)
+    lens_text = lens_text_of(result, protocol.lens.cylinder)
+    acuity, intervals = acuity_text(result, confidence_target(protocol)), intervals_line(result, lens_text)
     return lens_text, tuple(x for x in (acuity, intervals) if x)
-
-
-def _lens_text(result: ResultRecord, cylinder: str) -> str:
-    """A stored result's lens in the ``cylinder`` convention: as stored (minus cylinder), or in plus
-    cylinder with the stored form beside it (its intervals are of the stored form)."""
-    if cylinder != "plus" or result.axis_deg is None:
-        return result.prescription
-    plus = show_lens(Lens(result.sphere_d, result.cylinder_d, result.axis_deg), "plus")
-    return result.prescription if plus == result.prescription else f"{plus}  (minus cylinder: {result.prescription})"
 
 
 def best_lens_texts(optimizer, protocol: Protocol) -> tuple[str, str | None]:

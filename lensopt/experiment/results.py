@@ -19,13 +19,12 @@ import numpy as np
 from lensopt.errors import StoreError
 from lensopt.experiment.end_point import (
     best_lens_texts,
-    certainty_line,
     comparison_notes,
     confidence_target,
     most_plus_notes,
-    prescription_lines,
     start_note,
 )
+from lensopt.experiment.prescription_text import certainty_line, prescription_lines
 from lensopt.experiment.protocol import Protocol
 from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens

@@ -9,8 +9,8 @@ from lensopt.experiment.end_point import (
     EndPoint,
     continue_command,
     more_trials_estimate,
-    prescription_lines,
 )
+from lensopt.experiment.prescription_text import prescription_lines
 from lensopt.experiment.search_sections import MAX_TRIALS
 from lensopt.refraction.shown import untried_note
 from lensopt.store import ResultRecord
@@ -191,7 +191,7 @@ def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
     said "prescription:" above "not enough answers")."""
     import types
 
-    from lensopt.experiment.end_point import continue_command, end_point, prescription_lines
+    from lensopt.experiment.end_point import continue_command, end_point
     from lensopt.store.verdict import NO_AXIS_REASON
 
     protocol = types.SimpleNamespace(

@@ -164,7 +164,7 @@ def test_a_start_in_a_duel_protocol_needs_the_probit_model_and_no_travel_limit()
 
 
 def test_the_closing_prescription_lines_write_an_axis_interval_through_180():
-    from lensopt.experiment.end_point import prescription_lines
+    from lensopt.experiment.prescription_text import prescription_lines
     from lensopt.store import ResultRecord
 
     result = ResultRecord(

@@ -217,6 +217,10 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             return f"{self.name}Patient.respond({', '.join(TRIAL_VARIABLES)})"
         return "bool(%(response)s)" % self.params  # noqa: UP031 - as above
 
+    def _acuity_law(self) -> bool:
+        """Whether the loop's rule is the acuity law (its optimizer is then ``AcuityLawOptimizer``)."""
+        return str(self.params["rule"].val).strip().strip("'\"") == ACUITY_LAW
+
     def _accommodation(self) -> str:
         """The loop's *Accommodation (D)*, stripped ("" when empty; a .psyexp written before the field has none)."""
         return str(self.params["accommodation"].val).strip() if "accommodation" in self.params else ""
@@ -224,7 +228,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
     def _optimizer_code(self) -> str:
         """The optimizer's class and its rule argument (the acuity-law optimizer takes none, and the
         loop's amplitudes of accommodation when it has them)."""
-        if str(self.params["rule"].val).strip().strip("'\"") == ACUITY_LAW:
+        if self._acuity_law():
             if not self._accommodation():
                 return "    AcuityLawOptimizer(\n"
             amplitudes = "tuple(float(v) for v in %(accommodation)s.strip('()[], ').split(','))"
@@ -234,7 +238,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
     def _accommodation_check(self) -> str:
         """With a GP rule, which has no model of accommodation, amplitudes given are refused before any
         trial: a one-line error naming the field and the fix."""
-        if not self._accommodation() or str(self.params["rule"].val).strip().strip("'\"") == ACUITY_LAW:
+        if not self._accommodation() or self._acuity_law():
             return ""
         return (
             "raise ValueError(\"lensopt refraction '%(name)s': Accommodation (D) is for the acuity-law rule "

@@ -20,9 +20,9 @@ Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench
   pooled over every decision: campaign workers share the machine's cores, so these are upper
   bounds on an idle machine's.
 
-The Bland–Altman plot (:func:`plot_bland_altman`) has one panel per coordinate at the budget's end,
-for the settings with a starting refraction: the difference (reported − truth) against the mean
-of the two, coloured by rule, with each rule's bias and limits of agreement.
+The Bland–Altman plot (:func:`plot_bland_altman`) has a row per setting with a starting refraction
+and a panel per coordinate at the budget's end: the difference (reported − truth) against the mean
+of the two, coloured by rule, with each rule's bias and limits of agreement in that setting.
 """
 
 from __future__ import annotations
@@ -351,62 +351,77 @@ def format_summary(summary: dict) -> str:
     return "\n".join(out)
 
 
+def bland_altman_groups(records) -> tuple[list[str], list[str], dict]:
+    """What the Bland–Altman plot draws: (settings, rules, groups) for the records at the budget's end
+    of the settings with a starting refraction (all settings if there is none), in the tables'
+    order; ``groups[(setting, rule)][coordinate]`` holds the ``means`` of reported and truth, the
+    ``differences`` reported − truth (D) and their :func:`bland_altman` — each setting's own, as the
+    tables give them (settings pooled, a bias between two starts would hide both)."""
+    records = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("curves")]
+    chosen = [r for r in records if r.get("with_start")] or records
+    settings = sorted({r["setting"] for r in chosen}, key=_setting_order)
+    ordered = sorted(chosen, key=lambda r: _group_order(("", _feedback(r), _rule(r))))
+    rules = list(dict.fromkeys(rule_label(r) for r in ordered))
+    groups: dict = {}
+    for setting in settings:
+        for rule in rules:
+            group = [r for r in chosen if r["setting"] == setting and rule_label(r) == rule]
+            if not group:
+                continue
+            groups[(setting, rule)] = {}
+            for coord in COORDINATES:
+                diffs = np.array([r["curves"][coord][-1] for r in group], dtype=float)
+                truth = np.array([r["true_power_vector_d"][coord] for r in group], dtype=float)
+                groups[(setting, rule)][coord] = {
+                    "means": truth + diffs / 2,
+                    "differences": diffs,
+                    "bland_altman": bland_altman(diffs),
+                }
+    return settings, rules, groups
+
+
 def plot_bland_altman(records, path) -> None:
-    """One panel per coordinate (M, J0, J45) at the budget's end: reported − truth against the
-    mean of the two, for the settings with a starting refraction (all settings if there is none),
-    coloured by rule (marker by setting), with each rule's bias (solid) and 95 % limits (dashed)."""
+    """One row of panels per setting (:func:`bland_altman_groups`), one panel per coordinate (M, J0,
+    J45) at the budget's end: reported − truth against the mean of the two, coloured by rule, with
+    each rule's bias (solid) and 95 % limits of agreement (dashed) in that setting; a column shares
+    its scale, so the settings compare at a glance."""
     # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the plot without it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    records = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("curves")]
-    started = [r for r in records if r.get("with_start")]
-    chosen = started or records
-    settings = sorted({r["setting"] for r in chosen}, key=_setting_order)
-    rules = [rule_label(r) for r in sorted(chosen, key=lambda r: _group_order(("", _feedback(r), _rule(r))))]
-    rules = list(dict.fromkeys(rules))
-    markers = dict(zip(settings, "o^sDv<>"))
+    settings, rules, groups = bland_altman_groups(records)
     colors = {rule: f"C{i}" for i, rule in enumerate(rules)}
-    fig = Figure(figsize=(13.5, 4.4), dpi=110)
+    fig = Figure(figsize=(13.5, 1.0 + 3.4 * len(settings)), dpi=110)
     FigureCanvasAgg(fig)
-    for k, coord in enumerate(COORDINATES, start=1):
-        ax = fig.add_subplot(1, 3, k)
-        for rule in rules:
-            group = [r for r in chosen if rule_label(r) == rule]
-            diffs = np.array([r["curves"][coord][-1] for r in group], dtype=float)
-            truth = np.array([r["true_power_vector_d"][coord] for r in group], dtype=float)
-            means = truth + diffs / 2
-            for setting in settings:
-                mask = np.array([r["setting"] == setting for r in group], dtype=bool)
-                if mask.any():
-                    ax.scatter(
-                        means[mask],
-                        diffs[mask],
-                        s=14,
-                        alpha=0.6,
-                        color=colors[rule],
-                        marker=markers[setting],
-                        label=f"{rule}, {setting}" if len(settings) > 1 else rule,
-                    )
-            ba = bland_altman(diffs) if diffs.size else None
-            if ba is None:
-                continue
-            ax.axhline(ba["bias"], color=colors[rule], lw=1.2)
-            for limit in (ba["loa_low"], ba["loa_high"]):
-                if limit is not None:
-                    ax.axhline(limit, color=colors[rule], lw=0.9, ls="--")
-        ax.axhline(0.0, color="k", lw=0.6)
-        ax.set_xlabel(f"{coord}: mean of reported and truth (D)")
-        ax.set_ylabel(f"{coord}: reported − truth (D)")
-        ax.grid(alpha=0.3)
-        if k == 1:
-            ax.legend(fontsize=7, frameon=False)
+    axes = fig.subplots(len(settings), len(COORDINATES), sharex="col", sharey="col", squeeze=False)
+    for row, setting in enumerate(settings):
+        for col, coord in enumerate(COORDINATES):
+            ax = axes[row][col]
+            for rule in rules:
+                group = groups.get((setting, rule), {}).get(coord)
+                if group is None:
+                    continue
+                ba = group["bland_altman"]
+                ax.scatter(group["means"], group["differences"], s=14, alpha=0.6, color=colors[rule], label=rule)
+                ax.axhline(ba["bias"], color=colors[rule], lw=1.2)
+                for limit in (ba["loa_low"], ba["loa_high"]):
+                    if limit is not None:
+                        ax.axhline(limit, color=colors[rule], lw=0.9, ls="--")
+            ax.axhline(0.0, color="k", lw=0.6)
+            ax.set_title(f"{setting}: {coord}", fontsize=9)
+            ax.set_ylabel(f"{coord}: reported − truth (D)")
+            if row == len(settings) - 1:
+                ax.set_xlabel(f"{coord}: mean of reported and truth (D)")
+            ax.grid(alpha=0.3)
+            if col == 0 and row == 0:
+                ax.legend(fontsize=7, frameon=False)
+    chosen = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("setting") in settings]
     budgets = sorted({r["n_trials"] for r in chosen})
     splits = " + ".join(sorted({r.get("split") or "unknown" for r in chosen}))
     fitted_suptitle(
         fig,
-        f"Bland–Altman after {'/'.join(map(str, budgets))} trials, {splits} patients — {', '.join(settings)}: "
-        "bias (solid) and 95 % limits of agreement (dashed) per rule, the settings pooled",
+        f"Bland–Altman after {'/'.join(map(str, budgets))} trials, {splits} patients, a row per setting: "
+        "bias (solid) and 95 % limits of agreement (dashed) per rule",
         fontsize=10,
     )
     fig.savefig(path)

@@ -1,0 +1,89 @@
+"""The prescription campaign's Bland–Altman plot: each setting its own bias and limits of agreement,
+as the tables give them, and a row of panels per setting."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from lensopt.bench.prescription_summary import bland_altman_groups, plot_bland_altman, summarize
+from lensopt.bench.spec import HELD_OUT_FIRST_SEED
+
+
+def _record(setting, seed, m_end, *, rule="bracket-ald", with_start=True, true_m=-1.0):
+    """A finished 3-trial run whose M error ends at ``m_end`` (J0, J45 errors 0.05, -0.02)."""
+    m = [0.5, 0.2, float(m_end)]
+    return {
+        "campaign": "prescription",
+        "setting": setting,
+        "rule": rule,
+        "seed": seed,
+        "split": "held-out",
+        "n_trials": 3,
+        "slope": 14.0,
+        "lapse": 0.0,
+        "feedback": "letters",
+        "with_start": with_start,
+        "true_power_vector_d": {"M": true_m, "J0": 0.1, "J45": 0.0},
+        "curves": {
+            "blur_error_d": [float(np.hypot(v, 0.05)) for v in m],
+            "M": m,
+            "J0": [0.05] * 3,
+            "J45": [-0.02] * 3,
+        },
+        "decision_ms": [1.0],
+    }
+
+
+def _two_starts():
+    s = HELD_OUT_FIRST_SEED
+    autorefraction = [0.1, -0.1, 0.0, 0.05]
+    old_glasses = [-0.3, -0.2, -0.4, -0.1]
+    return (
+        autorefraction,
+        old_glasses,
+        [_record("start-accommodation", s + i, m, true_m=-1.0 - i) for i, m in enumerate(autorefraction)]
+        + [_record("old-glasses-accommodation", s + i, m, true_m=-1.0 - i) for i, m in enumerate(old_glasses)]
+        # a setting without a start is left out of a plot of started settings
+        + [_record("no-start-accommodation", s, 2.0, with_start=False)],
+    )
+
+
+def test_each_setting_has_its_own_bias_and_limits_as_the_tables_give_them():
+    autorefraction, old_glasses, records = _two_starts()
+    settings, rules, groups = bland_altman_groups(records)
+    assert settings == ["start-accommodation", "old-glasses-accommodation"] and rules == ["bracket-ald"]
+    rows = {(r["setting"], r["rule"]): r for r in summarize(records)["rows"]}
+    for setting, errors in (("start-accommodation", autorefraction), ("old-glasses-accommodation", old_glasses)):
+        m = groups[(setting, "bracket-ald")]["M"]
+        d = np.array(errors)
+        assert m["bland_altman"]["bias"] == pytest.approx(d.mean(), abs=1e-12)
+        assert m["bland_altman"]["loa_low"] == pytest.approx(d.mean() - 1.96 * d.std(ddof=1), abs=1e-12)
+        assert m["bland_altman"]["loa_high"] == pytest.approx(d.mean() + 1.96 * d.std(ddof=1), abs=1e-12)
+        # x: the mean of reported (truth + error) and truth
+        truth = -1.0 - np.arange(4)
+        np.testing.assert_allclose(m["means"], truth + d / 2)
+        np.testing.assert_allclose(m["differences"], d)
+        for coord in ("M", "J0", "J45"):
+            table = rows[(setting, "bracket-ald")]["at"]["3"][coord]
+            assert groups[(setting, "bracket-ald")][coord]["bland_altman"] == pytest.approx(table)
+    pooled = np.array(autorefraction + old_glasses)
+    # not the pooled bias, which lies between the two starts' and hides both
+    assert groups[("old-glasses-accommodation", "bracket-ald")]["M"]["bland_altman"]["bias"] < pooled.mean() - 0.1
+
+
+def _png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_the_plot_has_a_row_of_panels_per_setting(tmp_path):
+    _, _, records = _two_starts()
+    one = [r for r in records if r["setting"] == "start-accommodation"]
+    plot_bland_altman(one, tmp_path / "one.png")
+    plot_bland_altman(records, tmp_path / "two.png")
+    (width_one, height_one), (width_two, height_two) = _png_size(tmp_path / "one.png"), _png_size(tmp_path / "two.png")
+    assert width_one == width_two
+    # a row of 3.4 inches more at 110 dpi
+    assert height_two - height_one == pytest.approx(3.4 * 110, abs=2)

@@ -23,7 +23,9 @@ Design (why each setting):
   not even to migrate (older layouts are read as they are, see :mod:`lensopt.store.schema`).
   In a folder the reader cannot write, or on a full disk, where SQLite cannot create a WAL file's
   ``-shm`` index, the file is read ``immutable=1`` if it holds everything (no ``-wal`` with frames
-  beside it), and every read checks that no program changed it meanwhile (:mod:`lensopt.store.readonly`).
+  beside it), and every read checks that no program changed it meanwhile (:mod:`lensopt.store.readonly`);
+  so is a file read-only for the reader in a folder it can write, with no ``-shm`` or ``-wal`` beside
+  it, where SQLite would leave both behind, read-only, in a writer's way.
 - A store opened with ``create=False`` (a resumed session) writes only to a lensopt database that
   already exists: a ``mode=rw`` URI, so SQLite never creates the file; no folder is made; a file
   holding no lensopt layout is refused before anything is written to it (not even switched to WAL).
@@ -126,9 +128,9 @@ def _read_only_for_this_user(path: Path, what: str, why: str) -> str:
 
 def read_only_obstacle(path: Path) -> str | None:
     """Why a writer cannot write the session database ``path``, or create it, with how to change it
-    where this user can: its folder on a read-only file system, the file or its folder read-only for
-    this user (SQLite writes the ``-wal`` and ``-shm`` beside a database); None when none of these is
-    in the way."""
+    where this user can: its folder on a read-only file system, the file, its ``-shm`` or ``-wal``, or
+    its folder read-only for this user (SQLite writes the ``-wal`` and ``-shm`` beside a database);
+    None when none of these is in the way."""
     folder = path.parent
     if hasattr(os, "statvfs"):  # not on Windows
         try:
@@ -139,6 +141,8 @@ def read_only_obstacle(path: Path) -> str | None:
     found = []
     if path.exists() and not os.access(path, os.W_OK):
         found.append(_read_only_for_this_user(path, "the database file", ""))
+    for sidecar in readonly_folder.unwritable_sidecars(path):
+        found.append(_read_only_for_this_user(sidecar, f"its {sidecar.name}", "SQLite writes it with the database"))
     if not os.access(folder, os.W_OK | os.X_OK):
         why = (
             f"SQLite writes {path.name}-wal and {path.name}-shm beside the database"
@@ -182,7 +186,8 @@ class StoreConnection:
         self._immutable_state: readonly_folder.FileState | None = None
         #: Why it was opened ``immutable``: a folder this user cannot write, or a full disk.
         self._immutable_why: readonly_folder.Obstacle | None = None
-        conn = self._connect()
+        # a file read-only for this user in a folder it can write: read as it is, leaving no -shm behind
+        conn = self._connect(immutable=readonly_folder.read_only_file(self.path) if self.readonly else None)
         try:
             try:
                 self._select = self._prepare(conn)
@@ -418,9 +423,11 @@ class StoreConnection:
     def check_writable(self) -> None:
         """Take the write lock and let it go: a locked or read-only file is refused (one line) now,
         before a session is prepared, rather than at its first write. A read-only database file in a
-        folder that can be written is refused too: SQLite takes the lock in the ``-wal`` and ``-shm``
-        beside it, and would fail only at the first write."""
-        if not self.readonly and self.path.is_file() and not os.access(self.path, os.W_OK):
+        folder that can be written is refused too, and so is one whose ``-shm`` or ``-wal`` this user
+        cannot write: SQLite takes the lock in the ``-wal`` and ``-shm`` beside it, and would fail only
+        at the first write."""
+        unwritable = not os.access(self.path, os.W_OK) or readonly_folder.unwritable_sidecars(self.path)
+        if not self.readonly and self.path.is_file() and unwritable:
             raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
         with self._transaction(write=True):
             pass

@@ -24,8 +24,12 @@ database holds is in the file itself:
   the read is not used).
 
 When the ``-shm`` and ``-wal`` already exist and can be read (a session is running, or its writer was
-killed), SQLite reads them without writing, and the ordinary opening works: ``immutable`` is only the
-fallback for the errors above (:func:`obstacle`), in a folder the reader cannot write or on a full disk.
+killed), SQLite reads them without writing, and the ordinary opening works: ``immutable`` is the
+fallback for the errors above (:func:`obstacle`), in a folder the reader cannot write or on a full disk,
+and the first choice for a file read-only for the reader in a folder it can write, with neither file
+beside it (:func:`read_only_file`): SQLite would create both there, read-only like the file, and leave
+them behind, where they would stop a writer once the file is made writable again
+(:func:`unwritable_sidecars` names them to a writer).
 :func:`disk_is_full` also lets a writer's error say that the disk is full rather than "disk I/O error".
 """
 
@@ -103,6 +107,34 @@ def obstacle(exc: sqlite3.Error, path: Path) -> Obstacle | None:
             "to another disk and use --db there",
         )
     return None
+
+
+def read_only_file(path: Path) -> Obstacle | None:
+    """Why a reader reads ``path`` ``immutable`` before SQLite tries: the file is read-only for this
+    user in a folder the user can write, with no ``-shm`` or ``-wal`` beside it; else None.
+
+    SQLite would create both there, with the file's read-only mode, and leave them behind when it
+    closes (a reader cannot fold them away); once the file is made writable again, a writer would
+    fail on the read-only ``-shm`` ("attempt to write a readonly database"). No program is writing
+    the file meanwhile: a writer keeps a ``-shm`` beside a WAL file while it has it open, and a
+    writer that starts later changes the file, which :func:`check_unchanged` notices."""
+    if not path.is_file() or os.access(path, os.W_OK) or not folder_is_writable(path):
+        return None
+    if any(Path(f"{path}{suffix}").exists() for suffix in ("-shm", "-wal")):
+        return None
+    return Obstacle(
+        f"{path.name} is read-only for you",
+        f"make it writable (`chmod u+w {path}`) and run the command again, or copy {path.name} and "
+        "{sidecar} together into a folder you can write and use --db there",
+    )
+
+
+def unwritable_sidecars(path: Path) -> list[Path]:
+    """The ``-shm`` and ``-wal`` files beside ``path`` that this user cannot write (left, with its
+    read-only mode, by a reading of the file while it was read-only, before lensopt read such files
+    ``immutable``; or another user's): a writer cannot write the database while they are there so."""
+    sidecars = (Path(f"{path}{suffix}") for suffix in ("-shm", "-wal"))
+    return [sidecar for sidecar in sidecars if sidecar.exists() and not os.access(sidecar, os.W_OK)]
 
 
 def _size(path: Path) -> int | None:

@@ -39,6 +39,7 @@ from lensopt.refraction.prescription import (
     FULL_M_BOUNDS_D,
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
+    interval_rows,
 )
 from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untried_note, untried_short
 from lensopt.stopping import (
@@ -65,14 +66,7 @@ NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
 #: The banner of a session answered by the simulated observer (``[protocol] observer = "simulated"``).
 SIMULATED_BANNER = "SIMULATED PATIENT — not a prescription"
 #: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
-INTERVAL_ROWS = (
-    ("sphere_d", "Sphere", "D"),
-    ("cylinder_d", "Cylinder", "D"),
-    ("axis_deg", "Axis", "deg"),
-    ("m_d", "M (spherical eq.)", "D"),
-    ("j0_d", "J0", "D"),
-    ("j45_d", "J45", "D"),
-)
+INTERVAL_ROWS = interval_rows(("Sphere", "Cylinder", "Axis", "M (spherical eq.)", "J0", "J45"))
 
 
 def _axis_int(axis_deg: float) -> int:

@@ -7,19 +7,13 @@ from __future__ import annotations
 from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import Lens, diopter_text
+from lensopt.refraction.prescription import interval_rows
 from lensopt.stopping import confidence_text, stop_threshold
 from lensopt.store import ResultRecord
 from lensopt.store.verdict import withheld_reason
 
 #: Intervals of the prescription line, in order: (key of ``Prescription.intervals``, label, unit).
-PRESCRIPTION_INTERVALS = (
-    ("sphere_d", "S", "D"),
-    ("cylinder_d", "C", "D"),
-    ("axis_deg", "axis", "deg"),
-    ("m_d", "M", "D"),
-    ("j0_d", "J0", "D"),
-    ("j45_d", "J45", "D"),
-)
+PRESCRIPTION_INTERVALS = interval_rows(("S", "C", "axis", "M", "J0", "J45"))
 
 
 def acuity_text(result: ResultRecord, target: float | None = None) -> str:

@@ -46,6 +46,22 @@ PHOROPTER_MAX_POWER_D = 20.0
 #: Names of the power-vector coordinates, in column order.
 POWER_VECTOR_NAMES = ("m_d", "j0_d", "j45_d")
 
+#: A prescription's 95 % intervals in the order every front end writes them (the closing console and
+#: log, the printed record): (key of ``Prescription.intervals``, unit); each names them its own way.
+INTERVAL_UNITS = (
+    ("sphere_d", "D"),
+    ("cylinder_d", "D"),
+    ("axis_deg", "deg"),
+    ("m_d", "D"),
+    ("j0_d", "D"),
+    ("j45_d", "D"),
+)
+
+
+def interval_rows(labels: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(key, label, unit) of each of :data:`INTERVAL_UNITS`, named by ``labels`` in that order."""
+    return tuple((key, label, unit) for (key, unit), label in zip(INTERVAL_UNITS, labels, strict=True))
+
 
 def _half_width(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):

@@ -8,7 +8,7 @@ import pytest
 
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.lens import Lens, PowerVector
-from lensopt.refraction.prescription import FINE_STEP_D, SearchBox, lens_intervals, within_cells
+from lensopt.refraction.prescription import FINE_STEP_D, INTERVAL_UNITS, SearchBox, lens_intervals, within_cells
 from lensopt.refraction.prescription_letters import BRACKET_RULE, PrescriptionOptimizer
 from lensopt.refraction.trial import Trial
 
@@ -89,6 +89,8 @@ def test_a_provisional_estimate_is_printed_inside_its_own_intervals():
             assert low <= value <= high, (seed, lens.format(), name, result.intervals[name])
         low, high = result.intervals["axis_deg"]
         assert (lens.axis_deg - low) % 180.0 <= high - low, (seed, lens.format(), (low, high))
+        # every interval the session gives is one every front end writes, in its order
+        assert sorted(result.intervals) == sorted(key for key, _ in INTERVAL_UNITS)
 
 
 def test_draws_on_one_grid_lens_spread_uniformly_over_its_cell_and_stay_in_the_box():

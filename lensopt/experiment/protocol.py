@@ -61,7 +61,6 @@ from lensopt.experiment.search_sections import (
     _rules,
 )
 from lensopt.reference_data import PROTOCOLS_DIR
-from lensopt.refraction.acuity_law_settings import NO_ACCOMMODATION_D
 from lensopt.refraction.lens import PHOROPTER_STEP_D
 from lensopt.stopping import rebudgeted_limits
 
@@ -254,8 +253,8 @@ class Protocol:
             section = dataclasses.asdict(getattr(self, name))
             if name == "stop" and not section["check_letters"]:
                 del section["check_letters"]  # left out unset, so a snapshot reads as every one before it
-            if name == "optimizer" and tuple(section["accommodation_d"]) == NO_ACCOMMODATION_D:
-                del section["accommodation_d"]  # the same: left out at the law alone
+            if name == "optimizer" and section["accommodation_d"] is None:
+                del section["accommodation_d"]  # the same: left out when not said
             out[name] = {k: list(v) if isinstance(v, tuple) else v for k, v in section.items()}
         return out
 

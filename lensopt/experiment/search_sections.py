@@ -20,7 +20,7 @@ from lensopt.binary.settings import ALL_RULES
 from lensopt.experiment.optotypes import ALPHABET
 from lensopt.experiment.protocol_fields import _choice, _flag, _interval, _number, _rate_below_half
 from lensopt.preference import CONTEXTUAL_RULES
-from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, NO_ACCOMMODATION_D, accommodation_amplitudes
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, accommodation_amplitudes
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, diopter_text, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
@@ -76,9 +76,10 @@ class OptimizerSection:
     n_initial: int = DEFAULT_N_INITIAL
     inference: str = "ep"
     lapse: float = DEFAULT_MODEL_LAPSE
-    #: The acuity-law optimizer's prior amplitudes of accommodation (D): ``[0]``, the law alone (an eye
-    #: that does not accommodate), or several, for eyes that may (it then ends at the most-plus lens).
-    accommodation_d: tuple[float, ...] = NO_ACCOMMODATION_D
+    #: The acuity-law optimizer's prior amplitudes of accommodation (D): ``[0]``, the law alone, said
+    #: (an eye that does not accommodate), or several, for eyes that may (it then ends at the most-plus
+    #: lens); None, left out: the law alone, not said.
+    accommodation_d: tuple[float, ...] | None = None
 
     def __post_init__(self):
         # every mode's rules; the feedback mode narrows this down (Protocol.__post_init__)
@@ -98,7 +99,8 @@ class OptimizerSection:
         _interval(self, "letter_bounds_logmar", -1.0, 2.0)
         _choice(self, "inference", INFERENCES)
         _rate_below_half(self, "lapse")
-        object.__setattr__(self, "accommodation_d", accommodation_amplitudes(self.accommodation_d))
+        if self.accommodation_d is not None:
+            object.__setattr__(self, "accommodation_d", accommodation_amplitudes(self.accommodation_d))
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,7 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         self._hyp = self._corrections  # GridPosterior.hypotheses_d: the corrections (rows of the posterior)
         # the posterior's last axis: (amplitude of accommodation, slope) pairs, accommodation-major —
         # the slopes themselves when the prior holds one amplitude (0, the law alone: the default)
-        self._accommodation_d = np.array(s.accommodation_d)
+        self._accommodation_d = np.array(s.amplitudes_d)
         self._n_base_slopes = len(s.slopes_per_logmar)
         self._slopes = np.tile(np.array(s.slopes_per_logmar), len(self._accommodation_d))
         self._shape_accommodation_d = np.repeat(self._accommodation_d, self._n_base_slopes)

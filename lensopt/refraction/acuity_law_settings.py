@@ -45,8 +45,9 @@ class AcuityLawSettings:
     #: Amplitudes of accommodation (D), equally likely a priori: an eye with ``A`` D reads as well
     #: through every lens up to ``A`` D too minus (in the spherical equivalent), so its acuity has a
     #: plateau on the minus side and its correction — the lens to prescribe — is the plateau's
-    #: most-plus end. ``(0.0,)``: the law alone (and every session saved before the setting).
-    accommodation_d: tuple[float, ...] = NO_ACCOMMODATION_D
+    #: most-plus end. ``(0.0,)``: the law alone, said (an eye that does not accommodate: cyclopleged,
+    #: presbyopic); None, not said: the law alone too (every session saved before the setting).
+    accommodation_d: tuple[float, ...] | None = None
     rule: str = ACUITY_LAW_RULE
     #: The answer model, as the GP optimizer's settings name it (the dashboard reads it): always the
     #: floored probit ``γ + (1 − γ − λ) Φ``.
@@ -74,7 +75,8 @@ class AcuityLawSettings:
         ):
             raise ValueError(f"slopes_per_logmar must be positive numbers (e.g. 2 4 8), got {self.slopes_per_logmar!r}")
         object.__setattr__(self, "slopes_per_logmar", tuple(float(a) for a in slopes))
-        object.__setattr__(self, "accommodation_d", accommodation_amplitudes(self.accommodation_d))
+        if self.accommodation_d is not None:
+            object.__setattr__(self, "accommodation_d", accommodation_amplitudes(self.accommodation_d))
         for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
             object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
         object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
@@ -83,9 +85,14 @@ class AcuityLawSettings:
         if self.rule != ACUITY_LAW_RULE:
             raise ValueError(f"rule must be {ACUITY_LAW_RULE!r}, got {self.rule!r}")
 
+    @property
+    def amplitudes_d(self) -> tuple[float, ...]:
+        """The amplitudes of accommodation the prior holds: :attr:`accommodation_d`, said or not."""
+        return NO_ACCOMMODATION_D if self.accommodation_d is None else self.accommodation_d
+
     def to_dict(self) -> dict:
         data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-        if self.accommodation_d == NO_ACCOMMODATION_D:  # states saved before the setting read the same
+        if self.accommodation_d is None:  # not said: read as every state saved before the setting
             del data["accommodation_d"]
         return data
 
@@ -121,6 +128,17 @@ def modelled_accommodation_d(settings) -> tuple[float, ...] | None:
     except ValueError:
         return None
     return None if amplitudes in (None, NO_ACCOMMODATION_D) else amplitudes
+
+
+def said_not_to_accommodate(settings) -> bool:
+    """Whether a session's optimizer settings (as :func:`modelled_accommodation_d` reads them) say the
+    eye does not accommodate: ``accommodation_d = [0]`` written (a cyclopleged or presbyopic eye), not
+    left out — whose lens of best acuity is then its most-plus lens."""
+    value = settings.get("accommodation_d") if isinstance(settings, dict) else None
+    try:
+        return value is not None and accommodation_amplitudes(value) == NO_ACCOMMODATION_D
+    except ValueError:
+        return False
 
 
 def accommodation_phrase(amplitudes_d: tuple[float, ...]) -> str:

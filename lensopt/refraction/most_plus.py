@@ -21,6 +21,7 @@ from lensopt.refraction.acuity_law_settings import (
     RELAXED_LENS,
     accommodation_phrase,
     modelled_accommodation_d,
+    said_not_to_accommodate,
 )
 
 #: The dashboard summary's row for a sphere-and-cylinder search whose model has no accommodation
@@ -30,6 +31,8 @@ CLEAREST_NOT_MOST_PLUS = "it takes the clearest lens, not the most plus"
 MOST_PLUS_ADVICE = f"{CLEAREST_NOT_MOST_PLUS}: push plus on the chart, or search from a start"
 #: The acuity law's own remedy: the amplitudes the eye may have, in its protocol.
 ACUITY_LAW_REMEDY = "[optimizer] accommodation_d"
+#: What the console says of the acuity law told ``accommodation_d = [0]`` (cycloplegia, presbyopia).
+TOLD_NO_ACCOMMODATION = "the model was told the eye does not accommodate (accommodation_d = [0])"
 
 #: The shipped protocol that searches the full prescription from a start, by feedback mode.
 PRESCRIPTION_PROTOCOLS = {
@@ -59,12 +62,16 @@ def settings_note(settings: dict, feedback_mode: str) -> str | None:
     ``feedback_mode``) is for an eye that accommodates: the relaxed eye's, when its model allowed for
     accommodation; else a warning that it need not be the most-plus lens, and what to do. None for
     the full prescription (``settings["search"] == "prescription"``), which ends at the most-plus
-    lens, and for settings that are not a refraction's (no ``sphere_bounds_d``)."""
+    lens, and for settings that are not a refraction's (no ``sphere_bounds_d``). Told the eye does
+    not accommodate (``accommodation_d = [0]`` written, :func:`said_not_to_accommodate`), that its
+    lens of best acuity is its most-plus one."""
     if not _two_parameter(settings):
         return None
     amplitudes_d = modelled_accommodation_d(settings)
     if amplitudes_d is not None:  # the lens is not the most minus one the eye reads as well through
         return f"the model allowed for {accommodation_phrase(amplitudes_d)}: this is the relaxed eye's lens, {RELAXED_LENS}"
+    if said_not_to_accommodate(settings):
+        return f"{TOLD_NO_ACCOMMODATION}: its lens of best acuity is its most-plus lens"
     remedy = (
         f"tell the model the eye may accommodate ({ACUITY_LAW_REMEDY}, as clinical-refraction does)"
         if settings.get("rule") == ACUITY_LAW_RULE
@@ -81,8 +88,10 @@ def dashboard_advice(settings: dict) -> str | None:
     """The note under the dashboard summary's "Accommodation" row (:data:`MAY_BE_TOO_MINUS`) of a
     two-parameter search whose model has no accommodation, shorter than :func:`settings_note`; None
     when the session's lens is the most-plus one (the full prescription, the acuity law told the
-    amplitudes) or the settings are not a refraction's."""
+    amplitudes, or told the eye does not accommodate) or the settings are not a refraction's."""
     if not _two_parameter(settings) or modelled_accommodation_d(settings) is not None:
+        return None
+    if said_not_to_accommodate(settings):  # the protocol said so: no warning to push plus
         return None
     if settings.get("rule") == ACUITY_LAW_RULE:
         return f"{CLEAREST_NOT_MOST_PLUS}: push plus on the chart, or set {ACUITY_LAW_REMEDY}"

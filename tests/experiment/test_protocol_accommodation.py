@@ -28,7 +28,7 @@ def test_the_amplitudes_reach_the_acuity_law_optimizer_and_the_snapshot(tmp_path
 
 def test_without_amplitudes_the_snapshot_reads_as_every_one_before_it(tmp_path):
     protocol = load_protocol(write_protocol(tmp_path / "p.toml", **LAW))
-    assert protocol.optimizer.accommodation_d == (0.0,)
+    assert protocol.optimizer.accommodation_d is None  # not said
     assert "accommodation_d" not in protocol.to_dict()["optimizer"]
     optimizer = mode_for(protocol).new_optimizer(protocol, seed=1, letter_bounds_logmar=(-0.3, 1.0))
     assert "accommodation_d" not in optimizer.settings_dict()
@@ -99,3 +99,26 @@ def test_without_amplitudes_the_lens_is_not_called_the_relaxed_eyes_but_may_be_t
         record = build_record(store.session(sid), trials=store.trials(sid))
     assert snap.header.rule == "acuity-law"
     assert "Model" not in dict(record.session) and not any("accommodation" in t for t in record.texts())
+
+
+def test_an_eye_said_not_to_accommodate_gets_no_warning_to_push_plus(tmp_path):
+    """``accommodation_d = [0]`` written (a cyclopleged or presbyopic eye, as clinical-refraction's
+    comment advises): the same decisions as the law left unsaid, but the protocol's snapshot and the
+    stored settings keep what was said, so the log says the lens of best acuity is the most-plus one
+    instead of asking for the amplitudes, and the dashboard has no "Accommodation" row."""
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "zero.toml", **FAST, **LAW, **{"optimizer.accommodation_d": "[0]"})
+    loaded = load_protocol(protocol)
+    assert loaded.optimizer.accommodation_d == (0.0,) and loaded.to_dict()["optimizer"]["accommodation_d"] == [0.0]
+    done = run_lensopt("run", "--protocol", protocol, "--participant", "K", "--seed", 5, "--trials", 4, "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "may not be the most-plus lens" not in done.stdout
+    assert "the model was told the eye does not accommodate (accommodation_d = [0]): its lens of best acuity is" in (
+        done.stdout
+    )
+    with SessionStore(db, readonly=True) as store:
+        sid = store.latest_session_id()
+        snap = snapshot_from_store(store, sid)
+        settings = store.session(sid).optimizer_settings
+    assert settings["accommodation_d"] == [0.0]
+    assert snap.header.most_plus_advice is None and snap.header.accommodation_rows() == []

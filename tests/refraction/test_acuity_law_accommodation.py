@@ -142,14 +142,21 @@ def test_exact_information_over_accommodation_matches_monte_carlo():
     assert exact == pytest.approx(monte_carlo, abs=0.005)
 
 
-def test_one_amplitude_of_zero_is_the_law_itself_and_is_stored_as_before():
+def test_one_amplitude_of_zero_is_the_law_itself_and_is_stored_as_said():
     default, zero = AcuityLawOptimizer(seed=3), AcuityLawOptimizer(seed=3, accommodation_d=[0])
     for trial, correct in ANSWERS:
         default.tell(trial, correct)
         zero.tell(trial, correct)
     assert np.array_equal(default.posterior(), zero.posterior())
     assert default.ask() == zero.ask()
-    assert "accommodation_d" not in zero.to_state()["settings"]  # a state saved before the setting reads the same
+    assert "accommodation_d" not in default.to_state()["settings"]  # not said: as a state saved before the setting
+    # said (an eye that does not accommodate): kept, so the front ends need not warn that it might
+    state = json.loads(json.dumps(zero.to_state()))
+    assert state["settings"]["accommodation_d"] == [0.0]
+    again = AcuityLawOptimizer.from_state(state)
+    assert again.settings.accommodation_d == (0.0,) and again.settings.amplitudes_d == (0.0,)
+    assert AcuityLawOptimizer.from_state(default.to_state()).settings.accommodation_d is None
+    assert np.array_equal(again.posterior(), zero.posterior()) and again.ask() == zero.ask()
 
 
 def test_the_amplitudes_survive_the_saved_state_and_the_next_trial_is_the_same():

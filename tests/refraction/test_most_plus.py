@@ -48,6 +48,18 @@ def test_every_other_two_parameter_search_warns_and_names_what_to_do(optimizer, 
     assert note.startswith(WARNING) and "push plus on the chart" in note and remedy in note
 
 
+def test_the_acuity_law_told_the_eye_does_not_accommodate_says_its_lens_is_the_most_plus_one():
+    note = accommodation_note(AcuityLawOptimizer(seed=1, accommodation_d=[0]), "letters")
+    assert note == (
+        "the model was told the eye does not accommodate (accommodation_d = [0]): its lens of best acuity is its "
+        "most-plus lens"
+    )
+    # a value no session could have run with says nothing of the kind: the warning stands
+    assert settings_note({**AcuityLawOptimizer(seed=1).settings_dict(), "accommodation_d": "x"}, "letters").startswith(
+        WARNING
+    )
+
+
 def test_an_object_that_gives_no_settings_gets_no_note():
     assert accommodation_note(types.SimpleNamespace(n_trials=3), "letters") is None
 
@@ -60,6 +72,7 @@ def test_an_object_that_gives_no_settings_gets_no_note():
         (RankingRefractionOptimizer(seed=1), MOST_PLUS_ADVICE),
         (AcuityLawOptimizer(seed=1), "push plus on the chart, or set [optimizer] accommodation_d"),
         (AcuityLawOptimizer(seed=1, accommodation_d=(0.0, 2.0, 8.0)), None),
+        (AcuityLawOptimizer(seed=1, accommodation_d=[0]), None),  # said not to accommodate
         (PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=1), None),
         (PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=1), None),
     ],

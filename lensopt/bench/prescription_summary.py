@@ -391,9 +391,10 @@ def plot_bland_altman(records, path) -> None:
 
     settings, rules, groups = bland_altman_groups(records)
     colors = {rule: f"C{i}" for i, rule in enumerate(rules)}
-    fig = Figure(figsize=(13.5, 1.0 + 3.4 * len(settings)), dpi=110)
+    n_rows = max(1, len(settings))  # no run with curves: one empty row
+    fig = Figure(figsize=(13.5, 1.0 + 3.4 * n_rows), dpi=110)
     FigureCanvasAgg(fig)
-    axes = fig.subplots(len(settings), len(COORDINATES), sharex="col", sharey="col", squeeze=False)
+    axes = fig.subplots(n_rows, len(COORDINATES), sharex="col", sharey="col", squeeze=False)
     for row, setting in enumerate(settings):
         for col, coord in enumerate(COORDINATES):
             ax = axes[row][col]

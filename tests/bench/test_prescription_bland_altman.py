@@ -87,3 +87,9 @@ def test_the_plot_has_a_row_of_panels_per_setting(tmp_path):
     assert width_one == width_two
     # a row of 3.4 inches more at 110 dpi
     assert height_two - height_one == pytest.approx(3.4 * 110, abs=2)
+
+
+def test_a_campaign_without_runs_to_draw_gets_one_empty_row(tmp_path):
+    plot_bland_altman([], tmp_path / "none.png")
+    _, height = _png_size(tmp_path / "none.png")
+    assert height == pytest.approx((1.0 + 3.4) * 110, abs=2)

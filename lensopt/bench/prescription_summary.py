@@ -388,6 +388,7 @@ def plot_bland_altman(records, path) -> None:
     # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the plot without it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     settings, rules, groups = bland_altman_groups(records)
     colors = {rule: f"C{i}" for i, rule in enumerate(rules)}
@@ -403,7 +404,7 @@ def plot_bland_altman(records, path) -> None:
                 if group is None:
                     continue
                 ba = group["bland_altman"]
-                ax.scatter(group["means"], group["differences"], s=14, alpha=0.6, color=colors[rule], label=rule)
+                ax.scatter(group["means"], group["differences"], s=14, alpha=0.6, color=colors[rule])
                 ax.axhline(ba["bias"], color=colors[rule], lw=1.2)
                 for limit in (ba["loa_low"], ba["loa_high"]):
                     if limit is not None:
@@ -414,8 +415,9 @@ def plot_bland_altman(records, path) -> None:
             if row == len(settings) - 1:
                 ax.set_xlabel(f"{coord}: mean of reported and truth (D)")
             ax.grid(alpha=0.3)
-            if col == 0 and row == 0:
-                ax.legend(fontsize=7, frameon=False)
+    # every rule of the campaign, whichever settings it ran in
+    handles = [Line2D([], [], ls="", marker="o", alpha=0.6, color=colors[rule], label=rule) for rule in rules]
+    axes[0][0].legend(handles=handles, fontsize=7, frameon=False)
     chosen = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("setting") in settings]
     budgets = sorted({r["n_trials"] for r in chosen})
     splits = " + ".join(sorted({r.get("split") or "unknown" for r in chosen}))

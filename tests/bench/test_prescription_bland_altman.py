@@ -93,3 +93,16 @@ def test_a_campaign_without_runs_to_draw_gets_one_empty_row(tmp_path):
     plot_bland_altman([], tmp_path / "none.png")
     _, height = _png_size(tmp_path / "none.png")
     assert height == pytest.approx((1.0 + 3.4) * 110, abs=2)
+
+
+def test_the_legend_names_every_rule_even_one_absent_from_the_first_setting(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    drawn = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path: drawn.append(fig))
+    _, _, records = _two_starts()
+    ideal = [dict(r, rule="ideal") for r in records if r["setting"] == "old-glasses-accommodation"]
+    plot_bland_altman(records + ideal, tmp_path / "legend.png")
+    (fig,) = drawn
+    assert fig.axes[0].get_title() == "start-accommodation: M"
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["bracket-ald", "ideal"]

@@ -122,11 +122,7 @@ def modelled_accommodation_d(settings) -> tuple[float, ...] | None:
     before the setting, for a GP rule's (which has none) and for a value no session could have run
     with. The record, the closing console and the dashboard say, with it, that the lens reported is the
     relaxed eye's."""
-    value = settings.get("accommodation_d") if isinstance(settings, dict) else None
-    try:
-        amplitudes = None if value is None else accommodation_amplitudes(value)
-    except ValueError:
-        return None
+    amplitudes = _stored_amplitudes(settings)
     return None if amplitudes in (None, NO_ACCOMMODATION_D) else amplitudes
 
 
@@ -134,11 +130,17 @@ def said_not_to_accommodate(settings) -> bool:
     """Whether a session's optimizer settings (as :func:`modelled_accommodation_d` reads them) say the
     eye does not accommodate: ``accommodation_d = [0]`` written (a cyclopleged or presbyopic eye), not
     left out — whose lens of best acuity is then its most-plus lens."""
+    return _stored_amplitudes(settings) == NO_ACCOMMODATION_D
+
+
+def _stored_amplitudes(settings) -> tuple[float, ...] | None:
+    """The amplitudes of accommodation written in optimizer ``settings`` (a dict), or None: left out
+    (not said), not a dict, or a value no session could have run with."""
     value = settings.get("accommodation_d") if isinstance(settings, dict) else None
     try:
-        return value is not None and accommodation_amplitudes(value) == NO_ACCOMMODATION_D
+        return None if value is None else accommodation_amplitudes(value)
     except ValueError:
-        return False
+        return None
 
 
 def accommodation_phrase(amplitudes_d: tuple[float, ...]) -> str:

@@ -89,9 +89,8 @@ def dashboard_advice(settings: dict) -> str | None:
     two-parameter search whose model has no accommodation, shorter than :func:`settings_note`; None
     when the session's lens is the most-plus one (the full prescription, the acuity law told the
     amplitudes, or told the eye does not accommodate) or the settings are not a refraction's."""
-    if not _two_parameter(settings) or modelled_accommodation_d(settings) is not None:
-        return None
-    if said_not_to_accommodate(settings):  # the protocol said so: no warning to push plus
+    told = modelled_accommodation_d(settings) is not None or said_not_to_accommodate(settings)
+    if not _two_parameter(settings) or told:  # told: the protocol said what the eye does, no warning
         return None
     if settings.get("rule") == ACUITY_LAW_RULE:
         return f"{CLEAREST_NOT_MOST_PLUS}: push plus on the chart, or set {ACUITY_LAW_REMEDY}"

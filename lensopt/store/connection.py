@@ -426,8 +426,8 @@ class StoreConnection:
         folder that can be written is refused too, and so is one whose ``-shm`` or ``-wal`` this user
         cannot write: SQLite takes the lock in the ``-wal`` and ``-shm`` beside it, and would fail only
         at the first write."""
-        unwritable = not os.access(self.path, os.W_OK) or readonly_folder.unwritable_sidecars(self.path)
-        if not self.readonly and self.path.is_file() and unwritable:
+        writer_of_a_file = not self.readonly and self.path.is_file()
+        if writer_of_a_file and (not os.access(self.path, os.W_OK) or readonly_folder.unwritable_sidecars(self.path)):
             raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
         with self._transaction(write=True):
             pass

@@ -5,34 +5,17 @@ import struct
 
 import numpy as np
 import pytest
+from test_prescription_bench import _record as hand_made_record
 
 from lensopt.bench.prescription_summary import bland_altman_groups, plot_bland_altman, summarize
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 
 
-def _record(setting, seed, m_end, *, rule="bracket-ald", with_start=True, true_m=-1.0):
-    """A finished 3-trial run whose M error ends at ``m_end`` (J0, J45 errors 0.05, -0.02)."""
-    m = [0.5, 0.2, float(m_end)]
-    return {
-        "campaign": "prescription",
-        "setting": setting,
-        "rule": rule,
-        "seed": seed,
-        "split": "held-out",
-        "n_trials": 3,
-        "slope": 14.0,
-        "lapse": 0.0,
-        "feedback": "letters",
-        "with_start": with_start,
-        "true_power_vector_d": {"M": true_m, "J0": 0.1, "J45": 0.0},
-        "curves": {
-            "blur_error_d": [float(np.hypot(v, 0.05)) for v in m],
-            "M": m,
-            "J0": [0.05] * 3,
-            "J45": [-0.02] * 3,
-        },
-        "decision_ms": [1.0],
-    }
+def _record(setting, seed, m_end, *, with_start=True, true_m=-1.0):
+    """A finished 3-trial bracket-ald run (the summary's tests' hand-made record) whose M error ends at
+    ``m_end`` (J0, J45 errors 0.05, -0.02), with or without a start, of a patient of M ``true_m``."""
+    record = hand_made_record(setting, "bracket-ald", seed, [0.5, 0.2, m_end], j0=0.05, j45=-0.02)
+    return {**record, "with_start": with_start, "true_power_vector_d": {"M": true_m, "J0": 0.1, "J45": 0.0}}
 
 
 def _two_starts():

@@ -20,9 +20,11 @@ Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench
   pooled over every decision: campaign workers share the machine's cores, so these are upper
   bounds on an idle machine's.
 
-The Bland–Altman plot (:func:`plot_bland_altman`) has a row per setting with a starting refraction
-and a panel per coordinate at the budget's end: the difference (reported − truth) against the mean
-of the two, coloured by rule, with each rule's bias and limits of agreement in that setting.
+The Bland–Altman plot (:func:`lensopt.bench.prescription_plot.plot_bland_altman`) has a row per
+setting with a starting refraction and a panel per coordinate at the budget's end: the difference
+(reported − truth) against the mean of the two, coloured by rule, with each rule's bias and limits of
+agreement in that setting. How runs are grouped, labelled and ordered:
+:mod:`lensopt.bench.prescription_groups`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import numpy as np
 
 from lensopt.bench.criterion import ratio_text, versus_ideal
 from lensopt.bench.criterion import trials_to_criterion as criterion_trials
-from lensopt.bench.figures import fitted_suptitle
 from lensopt.bench.prescription import (
     BLAND_ALTMAN_NAME,
     CHECKPOINTS,
@@ -43,13 +44,9 @@ from lensopt.bench.prescription import (
     FAILURE_D,
     SUMMARY_NAME,
 )
-from lensopt.bench.prescription_spec import (
-    CAMPAIGN,
-    PRESCRIPTION_DUEL_RULES,
-    PRESCRIPTION_RULES,
-    SETTINGS,
-    prescription_specs,
-)
+from lensopt.bench.prescription_groups import LOA_Z, bland_altman, feedback_of, group_order, rule_label, rule_name
+from lensopt.bench.prescription_plot import plot_bland_altman
+from lensopt.bench.prescription_spec import CAMPAIGN, prescription_specs
 from lensopt.bench.records import (
     NoRuns,
     finish_summary,
@@ -58,24 +55,10 @@ from lensopt.bench.records import (
     note_on_stderr,
 )
 
-#: z of the 95 % limits of agreement.
-LOA_Z = 1.96
-
 
 def trials_to_criterion(curve, criterion=CRITERION_D) -> int:
     """:func:`lensopt.bench.criterion.trials_to_criterion` at the blur criterion (D)."""
     return criterion_trials(curve, criterion)
-
-
-def bland_altman(differences) -> dict:
-    """Bias (mean difference), SD (``n − 1``) and the 95 % limits of agreement ``bias ± 1.96 SD``
-    (None for the SD and the limits with fewer than two values)."""
-    d = np.asarray(differences, dtype=float)
-    bias = float(np.mean(d))
-    if d.size < 2:
-        return {"n": int(d.size), "bias": bias, "sd": None, "loa_low": None, "loa_high": None}
-    sd = float(np.std(d, ddof=1))
-    return {"n": int(d.size), "bias": bias, "sd": sd, "loa_low": bias - LOA_Z * sd, "loa_high": bias + LOA_Z * sd}
 
 
 def _median(values):
@@ -140,45 +123,6 @@ def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict])
     return versus_ideal(curves(rule_records), curves(ideal_records), CRITERION_D)
 
 
-def _setting_order(name: str):
-    order = {s.name: i for i, s in enumerate(SETTINGS)}
-    return (order.get(name, 99), name)
-
-
-def _rule_order(rule: str):
-    order = {r: i for i, r in enumerate(PRESCRIPTION_RULES + PRESCRIPTION_DUEL_RULES)}
-    return (order.get(rule.split(" ")[0], 99), rule)
-
-
-def _feedback(record: dict) -> str:
-    return record.get("feedback") or "letters"
-
-
-def _rule(record: dict) -> str:
-    """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``), its
-    stopping rule's check through the lens (``bracket-ald check5``: 5 letters), the duel patients'
-    tie threshold and how "the same" was told when set (``muc-ald ties<1 same:dropped``): a campaign
-    directory may hold the same rule with and without them, on the same patients."""
-    step, ties, same = record.get("max_step_d"), record.get("tie_threshold"), record.get("same_answers")
-    rule = record["rule"] if step is None else f"{record['rule']} step≤{step:g}"
-    if record.get("check_letters"):
-        rule += f" check{record['check_letters']}"
-    if ties:
-        rule += f" ties<{ties:g}"
-    return rule if same is None else f"{rule} same:{same}"
-
-
-def _group_order(key: tuple[str, str, str]):
-    setting, feedback, rule = key
-    return (_setting_order(setting), feedback != "letters", feedback, _rule_order(rule))
-
-
-def rule_label(row: dict) -> str:
-    """A row's rule as the tables show it: the rule, and its feedback unless letters (``muc-ald (duel)``)."""
-    feedback = row.get("feedback") or "letters"
-    return _rule(row) if feedback == "letters" else f"{_rule(row)} ({feedback})"
-
-
 def summarize(records: list[dict]) -> dict:
     """The campaign's statistics (see the module docstring) as a JSON-able dict."""
     records = [r for r in records if r.get("campaign") == CAMPAIGN]
@@ -186,9 +130,9 @@ def summarize(records: list[dict]) -> dict:
         raise NoRuns("no prescription runs in these records")
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in sorted(records, key=lambda r: r["seed"]):
-        groups.setdefault((r["setting"], _feedback(r), _rule(r)), []).append(r)
+        groups.setdefault((r["setting"], feedback_of(r), rule_name(r)), []).append(r)
     rows = []
-    for setting, feedback, rule in sorted(groups, key=_group_order):
+    for setting, feedback, rule in sorted(groups, key=group_order):
         group = groups[(setting, feedback, rule)]
         first = group[0]
         row = {
@@ -206,8 +150,10 @@ def summarize(records: list[dict]) -> dict:
             row["versus_ideal"] = _versus_ideal({r["seed"]: r for r in group}, {r["seed"]: r for r in ideal})
         rows.append(row)
     decisions = {}
-    for feedback, rule in sorted({(_feedback(r), _rule(r)) for r in records}, key=lambda k: _group_order(("", *k))):
-        stats = _decision_stats([r for r in records if (_feedback(r), _rule(r)) == (feedback, rule)])
+    for feedback, rule in sorted(
+        {(feedback_of(r), rule_name(r)) for r in records}, key=lambda k: group_order(("", *k))
+    ):
+        stats = _decision_stats([r for r in records if (feedback_of(r), rule_name(r)) == (feedback, rule)])
         if stats:
             decisions[rule_label({"rule": rule, "feedback": feedback})] = stats
     splits = sorted({r.get("split") or "unknown" for r in records})
@@ -349,85 +295,6 @@ def format_summary(summary: dict) -> str:
         ),
     ]
     return "\n".join(out)
-
-
-def bland_altman_groups(records) -> tuple[list[str], list[str], dict]:
-    """What the Bland–Altman plot draws: (settings, rules, groups) for the records at the budget's end
-    of the settings with a starting refraction (all settings if there is none), in the tables'
-    order; ``groups[(setting, rule)][coordinate]`` holds the ``means`` of reported and truth, the
-    ``differences`` reported − truth (D) and their :func:`bland_altman` — each setting's own, as the
-    tables give them (settings pooled, a bias between two starts would hide both)."""
-    records = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("curves")]
-    chosen = [r for r in records if r.get("with_start")] or records
-    settings = sorted({r["setting"] for r in chosen}, key=_setting_order)
-    ordered = sorted(chosen, key=lambda r: _group_order(("", _feedback(r), _rule(r))))
-    rules = list(dict.fromkeys(rule_label(r) for r in ordered))
-    groups: dict = {}
-    for setting in settings:
-        for rule in rules:
-            group = [r for r in chosen if r["setting"] == setting and rule_label(r) == rule]
-            if not group:
-                continue
-            groups[(setting, rule)] = {}
-            for coord in COORDINATES:
-                diffs = np.array([r["curves"][coord][-1] for r in group], dtype=float)
-                truth = np.array([r["true_power_vector_d"][coord] for r in group], dtype=float)
-                groups[(setting, rule)][coord] = {
-                    "means": truth + diffs / 2,
-                    "differences": diffs,
-                    "bland_altman": bland_altman(diffs),
-                }
-    return settings, rules, groups
-
-
-def plot_bland_altman(records, path) -> None:
-    """One row of panels per setting (:func:`bland_altman_groups`), one panel per coordinate (M, J0,
-    J45) at the budget's end: reported − truth against the mean of the two, coloured by rule, with
-    each rule's bias (solid) and 95 % limits of agreement (dashed) in that setting; a column shares
-    its scale, so the settings compare at a glance."""
-    # deferred: matplotlib is optional (lensopt[bench]); write_summary skips the plot without it
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-
-    settings, rules, groups = bland_altman_groups(records)
-    colors = {rule: f"C{i}" for i, rule in enumerate(rules)}
-    n_rows = max(1, len(settings))  # no run with curves: one empty row
-    fig = Figure(figsize=(13.5, 1.0 + 3.4 * n_rows), dpi=110)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(n_rows, len(COORDINATES), sharex="col", sharey="col", squeeze=False)
-    for row, setting in enumerate(settings):
-        for col, coord in enumerate(COORDINATES):
-            ax = axes[row][col]
-            for rule in rules:
-                group = groups.get((setting, rule), {}).get(coord)
-                if group is None:
-                    continue
-                ba = group["bland_altman"]
-                ax.scatter(group["means"], group["differences"], s=14, alpha=0.6, color=colors[rule])
-                ax.axhline(ba["bias"], color=colors[rule], lw=1.2)
-                for limit in (ba["loa_low"], ba["loa_high"]):
-                    if limit is not None:
-                        ax.axhline(limit, color=colors[rule], lw=0.9, ls="--")
-            ax.axhline(0.0, color="k", lw=0.6)
-            ax.set_title(f"{setting}: {coord}", fontsize=9)
-            ax.set_ylabel(f"{coord}: reported − truth (D)")
-            if row == len(settings) - 1:
-                ax.set_xlabel(f"{coord}: mean of reported and truth (D)")
-            ax.grid(alpha=0.3)
-    # every rule of the campaign, whichever settings it ran in
-    handles = [Line2D([], [], ls="", marker="o", alpha=0.6, color=colors[rule], label=rule) for rule in rules]
-    axes[0][0].legend(handles=handles, fontsize=7, frameon=False)
-    chosen = [r for r in records if r.get("campaign") == CAMPAIGN and r.get("setting") in settings]
-    budgets = sorted({r["n_trials"] for r in chosen})
-    splits = " + ".join(sorted({r.get("split") or "unknown" for r in chosen}))
-    fitted_suptitle(
-        fig,
-        f"Bland–Altman after {'/'.join(map(str, budgets))} trials, {splits} patients, a row per setting: "
-        "bias (solid) and 95 % limits of agreement (dashed) per rule",
-        fontsize=10,
-    )
-    fig.savefig(path)
 
 
 def planned_keys(manifest: dict) -> list[str] | None:

@@ -7,8 +7,9 @@ import pytest
 
 from lensopt.bench import prescription as campaign
 from lensopt.bench.prescription import BLAND_ALTMAN_NAME, SUMMARY_NAME, patient_and_start
+from lensopt.bench.prescription_groups import bland_altman
 from lensopt.bench.prescription_spec import PrescriptionSpec, prescription_specs
-from lensopt.bench.prescription_summary import bland_altman, format_summary, summarize, trials_to_criterion
+from lensopt.bench.prescription_summary import format_summary, summarize, trials_to_criterion
 from lensopt.bench.records import load_records
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 from lensopt.cli import main

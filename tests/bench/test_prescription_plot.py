@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from test_prescription_bench import _record as hand_made_record
 
-from lensopt.bench.prescription_summary import bland_altman_groups, plot_bland_altman, summarize
+from lensopt.bench.prescription_plot import bland_altman_groups, plot_bland_altman
+from lensopt.bench.prescription_summary import summarize
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED
 
 

@@ -27,7 +27,7 @@ def run_prescription_campaign(args) -> int:
     if args.max_step is not None and not 0.25 <= args.max_step <= 4:
         raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
     if args.max_step is not None and args.feedback != "letters":
-        raise ValueError("--max-step applies to --feedback letters only")
+        raise ValueError("--max-step applies to --feedback letters only; leave it out for duels and rankings")
     if args.feedback != "duel" and (args.tie_threshold or args.same_answers is not None):
         raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")
     if args.tie_threshold > 20:

@@ -40,7 +40,10 @@ def _stop_rule(args):
             )
         return None
     if args.feedback != "letters":
-        raise ValueError("--stop applies to --feedback letters only")
+        raise ValueError(
+            "--stop applies to --feedback letters only (duels and rankings have no stopping rule); "
+            "leave --stop out, or --feedback out for letters"
+        )
     min_trials = DEFAULT_MIN_TRIALS if args.min_trials is None else args.min_trials
     max_trials = (
         args.max_trials if args.max_trials is not None else (args.trials if args.trials is not None else DEFAULT_TRIALS)
@@ -150,7 +153,9 @@ def run(args) -> int:
     args.rule = rule
     stop = _session_stop(args)
     if args.feedback != "letters" and args.model_lapse is not None:
-        raise ValueError("--model-lapse applies to --feedback letters only")
+        raise ValueError(
+            "--model-lapse applies to --feedback letters only (the lapse of the letters' model); leave it out"
+        )
     if args.model_accommodation is not None and not all(
         0.0 <= a <= MAX_ACCOMMODATION_D for a in args.model_accommodation
     ):

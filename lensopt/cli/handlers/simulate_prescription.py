@@ -123,7 +123,7 @@ def run_prescription(args, stop) -> int:
         if args.duel_model != "probit":
             raise ValueError("the full prescription's duels use the probit model (--duel-model probit)")
         if args.beta is not None:
-            raise ValueError("--beta applies to --feedback letters only")
+            raise ValueError("--beta applies to --feedback letters only (the letter rules' exploration); leave it out")
     else:
         rules = PRESCRIPTION_RULES
         if args.tie_threshold or args.duel_model != "probit":

@@ -286,3 +286,32 @@ def test_the_accommodation_scripts_clinical_session_is_the_protocols_stopping_ru
             break
     assert stopped_at == (n if n < 80 or opt.confidence() >= 0.95 else None)
     assert relaxed_loss == pytest.approx(patient.visual_acuity(*opt.best()) - patient.best_acuity_logmar, abs=1e-12)
+
+
+def test_the_comparison_acuity_scripts_session_is_a_duel_refraction_run_by_hand():
+    """docs/examples/comparison_acuity.py, tuning seed 5002, 6 duels: the predicted acuity, its SD and
+    the patient's own acuity through the prescribed lens, from the same patient refracted by a loop
+    written here (the duel mode's responder)."""
+    from lensopt.modes.registry import get_mode
+    from lensopt.observer import autorefraction, draw_clinic_patients
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+
+    predicted, sd, true = load_example("comparison_acuity").run_session(("duel", 5002, 6))
+    patient = draw_clinic_patients(1, 5002, slope=14.0)[0]
+    opt = PrescriptionDuelOptimizer(seed=5002, start=autorefraction(patient, np.random.SeedSequence([5002, 1])))
+    respond = get_mode("duel").responder(patient, tie_threshold=1.0)
+    for _ in range(6):
+        duel = opt.ask()
+        opt.tell(duel, respond(duel))
+    mean, sd_here = opt.acuity_logmar(opt.best().to_array()[None, :])
+    lens = opt.prescribed_lens(opt.best())
+    assert (predicted, sd) == pytest.approx((mean[0], sd_here[0]), abs=1e-12)
+    assert true == pytest.approx(patient.visual_acuity(lens.sphere_d, lens.cylinder_d, lens.axis_deg), abs=1e-12)
+
+
+def test_the_comparison_acuity_scripts_summary_by_hand():
+    """Predicted, SD, own (logMAR): differences +0.05, −0.30, +0.12; in band when |d| ≤ 1.96 SD."""
+    results = np.array([[0.05, 0.1, 0.0], [-0.2, 0.1, 0.1], [0.32, 0.05, 0.2]])
+    n, median, mean_abs, worst, sd, band, line = load_example("comparison_acuity").summary(results).split()
+    assert (int(n), float(median), float(mean_abs), float(worst)) == (3, 0.05, 0.157, 0.3)
+    assert (float(sd), int(band), int(line)) == (0.1, 1, 1)

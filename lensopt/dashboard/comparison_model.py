@@ -34,6 +34,7 @@ from lensopt.dashboard.comparison_snapshot import (
     UtilityProfile,
     waiting_message,
 )
+from lensopt.dashboard.model_parts import compute_prescription_view
 from lensopt.dashboard.posterior import (
     LENS_MAP_POINTS,
     optimizer_bounds,
@@ -49,7 +50,6 @@ from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.refraction.trial import TrialHistory
-from lensopt.store.records import DUEL_KIND
 from lensopt.store.verdict import trial_noun
 
 #: Points on each line of the utility profile.
@@ -172,8 +172,12 @@ PRESCRIPTION_COMPARISON_MESSAGE = (
     "Full prescription (sphere, cylinder and axis) by {nouns}: the lens map and the profile show "
     "two-parameter sessions only. After {n} {nouns}: {text}."
 )
-#: The message of a duel session of the full prescription.
-PRESCRIPTION_DUEL_MESSAGE = PRESCRIPTION_COMPARISON_MESSAGE.replace("{nouns}", trial_noun(DUEL_KIND))
+#: The same, of comparisons through the acuity link, whose predicted acuity the lens map's and the
+#: profile's slots draw (:func:`lensopt.dashboard.model_parts.compute_prescription_view`).
+PRESCRIPTION_LINK_MESSAGE = (
+    "Full prescription (sphere, cylinder and axis) by {nouns}: the panels show the acuity they predict "
+    "around the lens. After {n} {nouns}: {text}."
+)
 
 
 class _PrescriptionComparisons(ComparisonSessionModel):
@@ -192,9 +196,13 @@ class _PrescriptionComparisons(ComparisonSessionModel):
     def _build(self, n: int, live: bool) -> ComparisonSnapshot:
         if not self._prescription or n == 0:
             return super()._build(n, live)
-        rx = self._optimizer_after(n).prescription()
-        message = PRESCRIPTION_COMPARISON_MESSAGE.format(nouns=trial_noun(self.kind), n=n, text=rx.text)
-        return ComparisonSnapshot(**self._fixed(n, live), message=message, prescription=rx.text)
+        opt = self._optimizer_after(n)
+        rx, fixed = opt.prescription(), self._fixed(n, live)
+        # through the acuity link the comparisons predict acuity: the panels of a letter search's eye
+        view = compute_prescription_view(opt, fixed["header"].eye) if opt.clarity_link == "acuity" else None
+        words = PRESCRIPTION_COMPARISON_MESSAGE if view is None else PRESCRIPTION_LINK_MESSAGE
+        message = words.format(nouns=trial_noun(self.kind), n=n, text=rx.text)
+        return ComparisonSnapshot(**fixed, message=message, prescription=rx.text, prescription_view=view)
 
 
 class DuelSessionModel(_PrescriptionComparisons):

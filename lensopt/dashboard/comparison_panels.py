@@ -1,5 +1,9 @@
 """The four panels of a duel or ranking session, in the slots of the letter panels (no Qt, no pyplot).
 
+A full prescription's duels or rankings through the acuity link draw, in the first two slots, the
+astigmatism plane and the defocus curve of a letter search's eye (:mod:`lensopt.dashboard.prescription_panels`):
+their model predicts acuity. Otherwise:
+
 - ``lens_map``: posterior mean utility over (S, C), every compared set as a line through its
   lenses in the patient's order (a duel: a segment), the clearest lens filled and the others open
   (a duel's "the same": dashed, all open), the best lens and its region;
@@ -32,6 +36,7 @@ from lensopt.dashboard.drawing import (
     shown_text,
 )
 from lensopt.dashboard.posterior import BAND_Z
+from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
 from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import diopter_text
@@ -72,6 +77,9 @@ def _panel_message(snap: ComparisonSnapshot) -> str:
 
 def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
     """Posterior mean utility over (S, C), the compared sets in the patient's order, the optimum and its region."""
+    if snap.prescription_view is not None:  # a full prescription through the acuity link
+        draw_astigmatism_plane(fig, snap.prescription_view)
+        return
     fig.clear()
     title = f"Lens map: utility ({snap.nouns})"
     if snap.utility_map is None or snap.best is None:
@@ -150,6 +158,9 @@ def draw_comparison_lens_map(fig, snap: ComparisonSnapshot) -> None:
 
 def draw_utility_profile(fig, snap: ComparisonSnapshot) -> None:
     """``f(lens) − f(best)`` with its 95% band, along sphere and along cylinder through the best lens."""
+    if snap.prescription_view is not None:  # a full prescription through the acuity link
+        draw_defocus_curve(fig, snap.prescription_view, snap.letter_bounds_logmar)
+        return
     fig.clear()
     title = "Utility around the best lens"
     if snap.profile is None or snap.best is None:

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensopt.dashboard.series import SessionHeader, elapsed_s, frozen_array
-from lensopt.dashboard.snapshot import LensOptimum, best_lens_notation, freeze_bounds, phoropter_lens_text
+from lensopt.dashboard.snapshot import (
+    LensOptimum,
+    PrescriptionView,
+    best_lens_notation,
+    freeze_bounds,
+    phoropter_lens_text,
+)
 from lensopt.refraction.lens import diopter_text
 from lensopt.stopping import comparisons_shortfall, enough_to_prescribe
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
@@ -163,7 +169,8 @@ class ComparisonSnapshot:
     ``utility_map``, ``best`` and ``profile`` are None while there is no answer; ``message`` then
     says why. ``model`` names the answer model (``probit`` or ``ties`` for duels, ``Plackett–Luce``
     for rankings); ``live`` is False for a replay. ``prescription``: the prescription so far in
-    clinical notation, of a duel or ranking session of the full prescription (whose lens map is not drawn).
+    clinical notation, of a duel or ranking session of the full prescription (whose utility map is not
+    drawn; through the acuity link, ``prescription_view`` instead).
     ``lens_axis_deg`` and ``cylinder_convention``: the protocol's ``[lens] axis_deg`` and
     ``cylinder``, with which a two-parameter session's best lens is also written in clinical notation
     (0: no axis given).
@@ -186,6 +193,9 @@ class ComparisonSnapshot:
     cylinder_convention: str = "minus"
     #: The protocol's ``[lens] step_d`` (None: continuous powers): the best lens on the phoropter.
     lens_step_d: float | None = None
+    #: A full prescription's comparisons through the acuity link: the predicted acuity around its
+    #: lens, which the lens map's and the profile's slots draw as a letter search's (None otherwise).
+    prescription_view: PrescriptionView | None = None
 
     def __post_init__(self):
         if self.kind not in NOUNS:

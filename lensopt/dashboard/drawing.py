@@ -76,9 +76,10 @@ def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str, v
     bar.set_label(label, fontsize=FONT_SIZE - 1)
 
 
-def draw_tried(ax, x, y, correct, what: str) -> None:
+def draw_tried(ax, x, y, correct, what: str, outcomes: tuple[str, str] = ("correct", "wrong")) -> None:
     """The points ``(x, y)`` of the trials by answer: correct (green dots) and wrong (red crosses),
-    labelled ``"{what}, correct (n)"`` and ``"{what}, wrong (n)"``."""
+    labelled ``"{what}, correct (n)"`` and ``"{what}, wrong (n)"`` (``outcomes``: other words for
+    the two, e.g. a comparison's lens judged the clearest or not)."""
     ok = np.asarray(correct, bool)
     ax.scatter(
         x[ok],
@@ -90,7 +91,7 @@ def draw_tried(ax, x, y, correct, what: str) -> None:
         linewidth=0.7,
         zorder=3,
         clip_on=False,
-        label=f"{what}, correct ({ok.sum()})",
+        label=f"{what}, {outcomes[0]} ({ok.sum()})",
     )
     ax.scatter(
         x[~ok],
@@ -101,7 +102,7 @@ def draw_tried(ax, x, y, correct, what: str) -> None:
         linewidth=1.6,
         zorder=3,
         clip_on=False,
-        label=f"{what}, wrong ({(~ok).sum()})",
+        label=f"{what}, {outcomes[1]} ({(~ok).sum()})",
     )
 
 

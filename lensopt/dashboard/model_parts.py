@@ -87,7 +87,8 @@ def _triple(values) -> tuple[float, float, float]:
 def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
     """The full prescription's model of one eye (:class:`PrescriptionView`): ``opt`` its
     ``PrescriptionOptimizer`` told its answers (its ``history``: the lenses tried, with axes,
-    letters and answers). Both slices run through the reported lens (``opt.best()``): the defocus
+    letters and answers), or its duels' or rankings' optimizer through the acuity link (the lenses
+    compared, :func:`_tried`). Both slices run through the reported lens (``opt.best()``): the defocus
     curve across the search box, the astigmatism plane across :data:`PLANE_SPAN` times it (the
     lenses tried reach beyond it, and the panel is wider than the box); acuity from
     ``opt.acuity_logmar``."""
@@ -101,8 +102,7 @@ def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
     plane_acuity, _ = opt.acuity_logmar(plane)
     m = np.linspace(m_lo, m_hi, CURVE_POINTS)
     curve, curve_sd = opt.acuity_logmar(np.column_stack([m, np.full(m.size, best_d[1]), np.full(m.size, best_d[2])]))
-    trials = [trial for trial, _ in opt.history]
-    tested = [Lens(t.sphere_d, t.cylinder_d, t.axis_deg).power_vector().to_array() for t in trials]
+    tested, letters, marks, compared = _tried(opt.history)
     start = opt.box.start
     return PrescriptionView(
         eye=eye or "",
@@ -114,12 +114,37 @@ def compute_prescription_view(opt, eye: str | None) -> PrescriptionView:
         curve_acuity_logmar=frozen_array(curve),
         curve_sd_logmar=frozen_array(curve_sd),
         tested_d=frozen_array(np.reshape(tested, (-1, 3))),
-        tested_letter_logmar=frozen_array([t.letter_logmar for t in trials]),
-        tested_correct=frozen_array([bool(correct) for _, correct in opt.history], bool),
+        tested_letter_logmar=frozen_array(letters),
+        tested_correct=frozen_array(marks, bool),
         start_d=None if start is None else _triple(start.power_vector().to_array()),
         box_j0_d=(float(j0_lo), float(j0_hi)),
         box_j45_d=(float(j45_lo), float(j45_hi)),
+        compared=compared,
     )
+
+
+def _tried(history) -> tuple[list, list[float], list[bool], bool]:
+    """``(power vectors, letter sizes, marks, compared)`` of what a full prescription's eye was shown:
+    of a letter search each lens tried with its letter and whether it was read right; of a comparison
+    search (duels, rankings: ``compared``) every lens of every comparison at its letter size, marked
+    when it was judged the clearest (a duel's "the same": none was)."""
+    lenses, letters, marks, compared = [], [], [], False
+    for trial, answer in history:
+        if hasattr(trial, "first_lens"):  # a duel: "first", "second" or "same"
+            shown, clearest, compared = [trial.first_lens, trial.second_lens], DUEL_CLEAREST.get(answer), True
+        elif hasattr(trial, "lenses"):  # a ranking: the lenses' indices, clearest first
+            shown, clearest, compared = list(trial.lenses), int(answer[0]), True
+        else:  # letters: read right or not
+            shown, clearest = [Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg)], 0 if answer else None
+        for i, lens in enumerate(shown):
+            lenses.append(lens.power_vector().to_array())
+            letters.append(float(trial.letter_logmar))
+            marks.append(i == clearest)
+    return lenses, letters, marks, compared
+
+
+#: The lens of a duel judged the clearer, by the answer (none for "the same").
+DUEL_CLEAREST = {"first": 0, "second": 1}
 
 
 def _spanned(low: float, high: float, span: float, points: int) -> np.ndarray:

@@ -12,6 +12,8 @@ vectors). Its panels are two slices through the reported lens (a :class:`Prescri
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from lensopt.dashboard.drawing import (
@@ -32,6 +34,28 @@ from lensopt.refraction.lens import PowerVector, diopter_text
 ACUITY_CMAP = "viridis_r"
 #: The 95 % band of the defocus curve: ± this many posterior SDs.
 BAND_SDS = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """How the panels name what the eye was shown: ``lens`` on the plane, ``mark`` on the curve
+    (one and several), and the two ``outcomes`` of each."""
+
+    lens: str
+    lenses: str
+    mark: str
+    marks: str
+    outcomes: tuple[str, str]
+
+
+LETTERS_SHOWN = _Shown("lens tried", "lenses tried", "letter tried", "letters tried", ("correct", "wrong"))
+COMPARISONS_SHOWN = _Shown(
+    "lens compared", "lenses compared", "lens compared", "lenses compared", ("judged clearest", "not judged clearest")
+)
+
+
+def _shown(view: PrescriptionView) -> _Shown:
+    return COMPARISONS_SHOWN if view.compared else LETTERS_SHOWN
 
 
 def _eye(view: PrescriptionView) -> str:
@@ -70,7 +94,8 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     draw_surface(
         fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)", value_range
     )
-    draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, "lens tried")
+    shown = _shown(view)
+    draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, shown.lens, shown.outcomes)
     if view.start_d is not None:  # a white square rimmed in black: seen on the map and in the legend
         for edge, width in (("black", 3.4), ("white", 1.6)):
             ax.scatter(
@@ -110,7 +135,7 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     ax.set_ylabel("J45 (D)", fontsize=FONT_SIZE)
     # the panel's title, not the square plane's: over the plane, narrower than its panel, it ran off the panel
     fig.suptitle(
-        f"{title}\nat M {diopter_text(view.best_d[0])} D (lenses tried: at their own M)",
+        f"{title}\nat M {diopter_text(view.best_d[0])} D ({shown.lenses}: at their own M)",
         fontsize=FONT_SIZE + 1,
         x=0.02,
         ha="left",
@@ -132,7 +157,8 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
         view.m_d, mean - BAND_SDS * sd, mean + BAND_SDS * sd, color=MODEL_COLOR, alpha=0.25, label="95% band"
     )
     ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label="predicted acuity threshold")
-    draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, "letter tried")
+    shown = _shown(view)
+    draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, shown.mark, shown.outcomes)
     # the star's lens, as the plane labels it: not the rounded lens of the record's table
     best_m = f"best lens M {diopter_text(view.best_d[0])} D {UNROUNDED}"
     ax.axvline(view.best_d[0], color=BEST_COLOR, linestyle="--", label=best_m)
@@ -142,7 +168,7 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     ax.set_xlabel("spherical equivalent M (D)", fontsize=FONT_SIZE)
     ax.set_ylabel("letter size / acuity (logMAR, better up)", fontsize=FONT_SIZE)
     ax.set_title(
-        f"{title}\nat J0 {diopter_text(view.best_d[1])} D, J45 {diopter_text(view.best_d[2])} D (letters tried: at their own J)",
+        f"{title}\nat J0 {diopter_text(view.best_d[1])} D, J45 {diopter_text(view.best_d[2])} D ({shown.marks}: at their own J)",
         fontsize=FONT_SIZE + 1,
         loc="left",
     )

@@ -62,7 +62,8 @@ class PrescriptionView:
     (``curve_acuity_logmar``, ``curve_sd_logmar``). ``tested_d`` ``(n, 3)``: the eye's lenses tried,
     as power vectors, with their letters and answers; ``start_d``: the starting refraction's.
     ``box_j0_d``, ``box_j45_d``: the search box's ``(low, high)`` in the plane, which the plane's
-    grid reaches beyond so that the panel can be filled (None: the grid's own range)."""
+    grid reaches beyond so that the panel can be filled (None: the grid's own range). The acuity of a
+    comparison search is its link model's (:meth:`lensopt.refraction.prescription_link.AcuityLinkSearch.acuity_logmar`)."""
 
     eye: str
     best_d: tuple[float, float, float]
@@ -78,6 +79,9 @@ class PrescriptionView:
     start_d: tuple[float, float, float] | None = None
     box_j0_d: tuple[float, float] | None = None
     box_j45_d: tuple[float, float] | None = None
+    #: Whether the eye was refracted by comparisons (duels, rankings): ``tested_d`` then holds every
+    #: lens compared, at its comparison's letter size, ``tested_correct`` whether it was judged the clearest.
+    compared: bool = False
 
     def __post_init__(self):
         if np.shape(self.plane_acuity_logmar) != (len(self.j45_d), len(self.j0_d)):

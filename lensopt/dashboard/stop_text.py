@@ -87,14 +87,15 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
     return f"ended after {trials}{unmet}"
 
 
-#: A comparison's prescription has no confidence: its utility has no acuity scale.
+#: A comparison's prescription has no confidence: the comparisons have no stopping rule (the probit
+#: utility has no acuity scale; the acuity link's level of acuity is only roughly placed, page 2's band).
 NO_CONFIDENCE_FOR_COMPARISONS = (
-    "not defined for {noun} (their model has no acuity scale); the 95 % intervals above say how sure it is"
+    "not computed for {noun} (they have no stopping rule); the 95 % intervals above say how sure it is"
 )
 
 
 def comparison_confidence_text(noun: str) -> str:
-    """The record's confidence row of a duel or ranking prescription: no confidence (no acuity
-    scale), the intervals instead (a lens from fewer comparisons than lensopt's accuracy was measured
+    """The record's confidence row of a duel or ranking prescription: no confidence (no stopping
+    rule), the intervals instead (a lens from fewer comparisons than lensopt's accuracy was measured
     after is withheld: :func:`lensopt.store.verdict.stored_withheld_reason`)."""
     return NO_CONFIDENCE_FOR_COMPARISONS.format(noun=noun)

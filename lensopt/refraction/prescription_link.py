@@ -30,6 +30,7 @@ from lensopt.gp.kernels import LinearContext, SquaredExponential
 from lensopt.gp.mean import AcuityLawMean
 from lensopt.preference.link import FIRST, SAME, SECOND, AcuityLinkDuelGP, AcuityLinkRankingGP
 from lensopt.refraction.prescription_comparisons import PrescriptionComparisons, pull_within
+from lensopt.threads import single_threaded
 
 #: Models of the clarity compared in a duel: ``acuity`` (this module; the default) and ``linear``
 #: (the probit utility of the papers; sessions saved before the acuity link rebuild with it).
@@ -121,6 +122,30 @@ class AcuityLinkSearch(PrescriptionComparisons):
 
     def _link_mean_and_gradient(self, X):
         return self._link_now().predict_mean_with_gradient(X)
+
+    @single_threaded
+    def acuity_logmar(self, power_vectors_d) -> tuple[np.ndarray, np.ndarray]:
+        """The acuity threshold (logMAR) through each lens of ``power_vectors_d`` ``(n, 3)`` that the
+        comparisons' link model predicts, and its posterior SD — as the letters' model gives it
+        (:meth:`lensopt.refraction.prescription_report.PrescriptionReport.acuity_logmar`). The
+        link's latent is the letter task's, ``f(s, x) = w s + g(x) ≈ a (s − VA(x))`` (its kernel and
+        prior mean are linear in the letter size ``s`` with one slope ``w`` for every lens), so the
+        threshold is the size where ``f = 0``: ``−g(x) / w``, its SD ``sd(g(x)) / w``, at the
+        posterior mean slope. The answers place it relative to where the letters saturate (too
+        small to tell the lenses apart, or too large); before any, the prior's acuity law about the
+        start. NaN for the probit utility (``clarity_link="linear"``: no acuity scale) and without a
+        rising mean slope. The dashboard draws it (:mod:`lensopt.dashboard.model_parts`)."""
+        lenses = np.atleast_2d(np.asarray(power_vectors_d, dtype=float))
+        nan = np.full(len(lenses), np.nan)
+        if self.clarity_link != "acuity" or not len(lenses):
+            return nan, nan.copy()
+        n = len(lenses)
+        X = np.vstack([np.column_stack([np.zeros(n), lenses]), [[1.0, *lenses[0]]]])
+        mean, var = self._link_now().predict(X)
+        slope = mean[-1] - mean[0]
+        if not slope > 1e-9:
+            return nan, nan.copy()
+        return -mean[:-1] / slope, np.sqrt(np.maximum(var[:-1], 0.0)) / slope
 
     def _link_shown_lenses(self) -> np.ndarray:
         """The distinct lenses ``(p, 3)`` of the fitted points, in the order first told."""

@@ -260,7 +260,7 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     as the PrescriptionDuelOptimizer it was: the snapshot names its prescription and the eye (its
     records name none: a comparison session tests one eye), and the replay of the first duels is that
     optimizer told only them."""
-    from lensopt.dashboard.comparison_model import PRESCRIPTION_DUEL_MESSAGE
+    from lensopt.dashboard.comparison_model import PRESCRIPTION_LINK_MESSAGE
     from lensopt.dashboard.comparison_panels import comparison_summary_rows
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
@@ -287,7 +287,7 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
         replay = early.snapshot(5)
     assert snap.kind == "duel" and snap.sets.n == 8 and snap.utility_map is None
     assert snap.prescription == opt.prescription().text
-    assert snap.message == PRESCRIPTION_DUEL_MESSAGE.format(n=8, text=opt.prescription().text)
+    assert snap.message == PRESCRIPTION_LINK_MESSAGE.format(nouns="duels", n=8, text=opt.prescription().text)
     assert f"· 8 duels ({snap.answers_text()}) · " in snap.summary_line()  # not "0 duels"
     # stored as running, run by no program (its writer was this test): interrupted, as lensopt sessions says
     assert snap.summary_line().startswith(f"Duel session {sid} (RXD, OS, interrupted)")
@@ -315,7 +315,7 @@ def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers
     """A stored ranking session of sphere, cylinder and axis (schema 9 axes) is rebuilt as the
     PrescriptionRankingOptimizer it was: the snapshot names its prescription, and the replay of the
     first rankings is that optimizer told only them."""
-    from lensopt.dashboard.comparison_model import PRESCRIPTION_COMPARISON_MESSAGE
+    from lensopt.dashboard.comparison_model import PRESCRIPTION_LINK_MESSAGE
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
     from lensopt.store import RANKING_KIND, RankingTrialRecord
@@ -342,7 +342,12 @@ def test_a_ranking_session_of_the_full_prescription_shows_the_rebuilt_optimizers
         replay = early.snapshot(4)
     assert snap.kind == "ranking" and snap.sets.n == 6 and snap.utility_map is None
     assert snap.prescription == opt.prescription().text
-    assert snap.message == PRESCRIPTION_COMPARISON_MESSAGE.format(nouns="rankings", n=6, text=opt.prescription().text)
+    assert snap.message == PRESCRIPTION_LINK_MESSAGE.format(nouns="rankings", n=6, text=opt.prescription().text)
+    # the acuity its link predicts, drawn as a letter search's: every lens ranked, the clearest marked
+    view = snap.prescription_view
+    shown = [lens.power_vector().to_array() for ranking, _ in told for lens in ranking.lenses]
+    assert view.compared and view.tested_d == pytest.approx(np.array(shown), abs=1e-12)
+    assert view.tested_correct.tolist() == [i == order[0] for _, order in told for i in range(3)]
     assert f"· 6 rankings ({snap.answers_text()}) · " in snap.summary_line()  # not "0 rankings"
     first_four = PrescriptionRankingOptimizer.from_settings(opt.settings_dict(), told[:4])
     assert replay.prescription == first_four.prescription().text and not replay.live

@@ -363,6 +363,12 @@ def test_the_window_draws_a_prescriptions_astigmatism_plane_and_defocus_curve(qt
     """The two model panels of a full prescription are drawn, not left as a message: their axes
     are the power vectors', and the screenshot's top half is not blank."""
     path, sid, _ = prescription_db
+    check_the_window_draws_the_plane_and_the_curve(qtbot, path, sid, tmp_path)
+
+
+def check_the_window_draws_the_plane_and_the_curve(qtbot, path, sid, tmp_path) -> None:
+    """The window on session ``sid`` draws the astigmatism plane and the defocus curve in its top
+    panels, and its screenshot's top half is not blank."""
     window = DashboardWindow(path, sid, poll_interval_ms=100)
     qtbot.addWidget(window)
     window.show()

@@ -709,7 +709,7 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert record.method.startswith("Subjective refraction from duels") and "letter" not in record.method
     assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
     assert dict(record.session)["Protocol"] == "clinical-prescription-duel · rule muc-ald · seed 4"  # reproducible
-    assert eye.confidence.startswith("not defined for duels") and "more trials" not in eye.confidence
+    assert eye.confidence.startswith("not computed for duels") and "more trials" not in eye.confidence
     # from 8 duels, fewer than lensopt's accuracy was measured after (40): no prescription yet, nothing to sign
     assert not eye.prescribed and not record.signable and record.unfinished is None
     assert (

@@ -144,3 +144,65 @@ def test_a_patient_whose_clarity_saturates_is_found(seed):
     opt = PrescriptionDuelOptimizer(seed=seed, start=start)
     result = simulate_prescription(patient, opt, 30, checkpoints=(), feedback="duel", tie_threshold=1.0)
     assert result.final.blur_error_d < 0.5
+
+
+def test_before_any_duel_the_predicted_acuity_is_the_acuity_law_about_the_start():
+    """``acuity_logmar`` of the prior: ``log10(1 + b²)`` for a lens ``b`` D of power vector from the
+    start (the bowl's depth is the slope), 0 at the start: hand values."""
+    opt = PrescriptionDuelOptimizer(start=START)
+    x_start = START.power_vector().to_array()
+    lenses = np.array([x_start, x_start + [1.0, 0.0, 0.0], x_start + [0.0, 0.6, 0.8]])
+    acuity, sd = opt.acuity_logmar(lenses)
+    np.testing.assert_allclose(acuity, [0.0, np.log10(2.0), np.log10(2.0)], atol=1e-12)
+    assert np.all(sd > 0)
+
+
+@pytest.mark.parametrize("search", ["duels", "rankings"])
+def test_the_predicted_acuity_is_the_letter_size_where_the_fitted_latent_crosses_zero(search):
+    """After answers, each lens's predicted acuity is the root in ``s`` of the fitted link's posterior
+    mean ``f(s, x)`` (brentq on the model itself, not the slope-and-intercept formula), and its SD is
+    smallest where the lenses were compared."""
+    from scipy.optimize import brentq
+
+    from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
+
+    if search == "duels":
+        opt = _answered(n=10)
+    else:
+        opt = PrescriptionRankingOptimizer(seed=3, start=START)
+        patient = SimulatedPatient(-1.25, -0.75, axis_deg=170.0, slope=14.0, seed=3)
+        respond = get_mode("ranking").responder(patient)
+        for _ in range(6):
+            trial = opt.ask()
+            opt.tell(trial, respond(trial))
+    model = opt._fitted_link()
+    x_start = START.power_vector().to_array()
+    lenses = np.array([x_start, x_start + [0.5, -0.2, 0.1], x_start + [-1.0, 0.3, 0.0], x_start + [4.0, 0.0, 0.0]])
+    acuity, sd = opt.acuity_logmar(lenses)
+    for lens, predicted in zip(lenses, acuity):
+        root = brentq(lambda s, lens=lens: model.predict(np.array([[s, *lens]]))[0][0], -3.0, 6.0, xtol=1e-12)
+        assert predicted == pytest.approx(root, abs=1e-9)
+    assert sd[-1] > sd[:3].max()  # 4 D from every lens compared: the prior's uncertainty
+
+
+def test_a_probit_utility_predicts_no_acuity():
+    opt = _answered(n=4, clarity_link="linear")
+    acuity, sd = opt.acuity_logmar(START.power_vector().to_array()[None, :])
+    assert np.isnan(acuity).all() and np.isnan(sd).all()
+
+
+def test_after_forty_duels_the_predicted_acuity_is_best_near_the_patients_correction():
+    """The acuity the duels predict, against the simulated patient's: best through its correction,
+    worse a diopter of M either side, and through the reported lens within three posterior SDs of
+    the patient's own acuity through it."""
+    patient = draw_clinic_patients(1, 5001, slope=14.0)[0]
+    opt = PrescriptionDuelOptimizer(seed=5001, start=autorefraction(patient, np.random.SeedSequence([5001, 1])))
+    simulate_prescription(patient, opt, 40, feedback="duel")
+    truth = patient.correction.power_vector().to_array()
+    acuity, _ = opt.acuity_logmar(np.array([truth, truth + [1.0, 0, 0], truth - [1.0, 0, 0]]))
+    assert acuity[0] < acuity[1] - 0.1 and acuity[0] < acuity[2] - 0.1
+    lens = opt.best()
+    predicted, sd = opt.acuity_logmar(lens.to_array()[None, :])
+    rounded = lens.to_lens()
+    true = patient.visual_acuity(rounded.sphere_d, rounded.cylinder_d, rounded.axis_deg)
+    assert abs(predicted[0] - true) < 3 * sd[0]

@@ -202,7 +202,10 @@ class _PrescriptionComparisons(ComparisonSessionModel):
         view = compute_prescription_view(opt, fixed["header"].eye) if opt.clarity_link == "acuity" else None
         words = PRESCRIPTION_COMPARISON_MESSAGE if view is None else PRESCRIPTION_LINK_MESSAGE
         message = words.format(nouns=trial_noun(self.kind), n=n, text=rx.text)
-        return ComparisonSnapshot(**fixed, message=message, prescription=rx.text, prescription_view=view)
+        intervals = tuple((key, float(low), float(high)) for key, (low, high) in rx.intervals.items())
+        return ComparisonSnapshot(
+            **fixed, message=message, prescription=rx.text, prescription_view=view, prescription_intervals=intervals
+        )
 
 
 class DuelSessionModel(_PrescriptionComparisons):

@@ -37,6 +37,7 @@ from lensopt.dashboard.drawing import (
 )
 from lensopt.dashboard.posterior import BAND_Z
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
+from lensopt.dashboard.prescription_text import interval_summary_rows
 from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import diopter_text
@@ -254,6 +255,7 @@ def _comparison_summary_rows(snap: ComparisonSnapshot) -> list[tuple]:
             rx = [("Not prescribed", f"{snap.result_label} {snap.prescription}", snap.shortfall)]
         else:
             rx = [(snap.result_label.capitalize(), snap.prescription)]
+        rx += interval_summary_rows(snap.prescription_intervals)  # as the closing console gives them
         return rows + [*rx, (label, shown_text(snap)), ("Answers", snap.answers_text())]
     b, notation, phoropter = snap.best, snap.best_lens_notation, snap.phoropter_lens
     # a search of sphere and cylinder by comparisons reports no prescription (the closing console's

@@ -196,6 +196,9 @@ class ComparisonSnapshot:
     #: A full prescription's comparisons through the acuity link: the predicted acuity around its
     #: lens, which the lens map's and the profile's slots draw as a letter search's (None otherwise).
     prescription_view: PrescriptionView | None = None
+    #: A full prescription's 95 % intervals, ``(key, low, high)`` (the keys of
+    #: :data:`lensopt.refraction.prescription.INTERVAL_UNITS`), shown under its lens.
+    prescription_intervals: tuple[tuple[str, float, float], ...] = ()
 
     def __post_init__(self):
         if self.kind not in NOUNS:

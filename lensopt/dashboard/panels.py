@@ -38,7 +38,7 @@ from lensopt.dashboard.drawing import (
     undone_label,
 )
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
-from lensopt.dashboard.prescription_text import interval_text as record_interval_text
+from lensopt.dashboard.prescription_text import interval_summary_rows
 from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.dashboard.unfinished_text import continue_row
 from lensopt.refraction.acuity_text import logmar_text, signed_logmar, snellen_text
@@ -275,32 +275,17 @@ def eye_rows(eyes) -> list[tuple]:
     return rows
 
 
-#: The intervals of a full prescription under its lens, as the closing console labels them: two rows
-#: of ``(key of EyeEstimate.intervals, label)`` — the lens as written, then its power vector.
-INTERVAL_LINES = (
-    (("sphere_d", "S"), ("cylinder_d", "C"), ("axis_deg", "axis")),
-    (("m_d", "M"), ("j0_d", "J0"), ("j45_d", "J45")),
-)
-
-
 def eye_detail_rows(e) -> list[tuple]:
     """Under a full prescription's lens (an :class:`~lensopt.dashboard.verdict.EyeEstimate` with its
     details): its predicted acuity with its Snellen line, and under it what the patient read through
     the lens (:meth:`lensopt.refraction.shown.ReadThrough.short`, the printed record's words) or that
-    no lens tried was near it; then its 95 % intervals (the record's :func:`interval_text`), the lens
-    as written over its power vector; ``[]`` for an eye without them (a two-parameter search's)."""
+    no lens tried was near it; then its 95 % intervals (:func:`interval_summary_rows`), the lens as written
+    over its power vector; ``[]`` for an eye without them (a two-parameter search's)."""
     rows: list[tuple] = []
     if e.acuity_logmar is not None:
         acuity = f"{logmar_text(e.acuity_logmar)} · Snellen {' · '.join(snellen_text(e.acuity_logmar))}"
         rows.append(("Predicted acuity", acuity, *acuity_note(e.untried_d, e.read_through)))
-    intervals = {key: (low, high) for key, low, high in e.intervals}
-    lines = [
-        ", ".join(f"{label} {record_interval_text(key, *intervals[key])}" for key, label in line if key in intervals)
-        for line in INTERVAL_LINES
-    ]
-    labels = iter(("95% intervals", ""))
-    rows += [(next(labels), line) for line in lines if line]
-    return rows
+    return rows + interval_summary_rows(e.intervals)
 
 
 def summary_title(snap: DashboardSnapshot) -> str:

@@ -82,6 +82,30 @@ def interval_text(key: str, low: float, high: float) -> str:
     return f"{diopter_text(low)} to {diopter_text(high)} D"
 
 
+#: The intervals of a full prescription as the dashboard's summaries and the closing console give
+#: them under its lens: two lines of ``(key, label)`` — the lens as written, then its power vector.
+INTERVAL_LINES = (
+    (("sphere_d", "S"), ("cylinder_d", "C"), ("axis_deg", "axis")),
+    (("m_d", "M"), ("j0_d", "J0"), ("j45_d", "J45")),
+)
+
+
+def interval_lines(intervals) -> list[str]:
+    """The lines of :data:`INTERVAL_LINES` (``S -1.60 to -0.70 D, C …, axis 155 to 019 through
+    180``) of ``intervals`` (``(key, low, high)`` triples), each with the keys it has; none without."""
+    given = {key: (low, high) for key, low, high in intervals}
+    lines = [
+        ", ".join(f"{label} {interval_text(key, *given[key])}" for key, label in line if key in given)
+        for line in INTERVAL_LINES
+    ]
+    return [line for line in lines if line]
+
+
+def interval_summary_rows(intervals) -> list[tuple[str, str]]:
+    """The summary panel's rows of :func:`interval_lines`: ``("95% intervals", line)``, then ``("", line)``."""
+    return [("" if i else "95% intervals", line) for i, line in enumerate(interval_lines(intervals))]
+
+
 def _power_text(value_d: float) -> str:
     return f"{diopter_text(value_d)} D"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import sqlite3
 
 import numpy as np
@@ -294,6 +295,19 @@ def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_pr
     assert comparison_summary_rows(snap)[0] == ("Session", f"{sid} · RXD · OS (left eye) · interrupted")
     # running or interrupted: its lens is the best so far, not yet the prescription; a finished one's is
     assert ("Best so far", snap.prescription) in comparison_summary_rows(snap)
+    # under it the 95 % intervals, the lens as written then its power vector, as the closing console gives them
+    rows = comparison_summary_rows(snap)
+    at = rows.index(("Best so far", snap.prescription))
+    (label, lens_line), (blank, vector_line) = rows[at + 1], rows[at + 2]
+    assert (label, blank) == ("95% intervals", "")
+    intervals = opt.prescription().intervals
+    for key, line in (("sphere_d", lens_line), ("cylinder_d", lens_line), ("m_d", vector_line), ("j45_d", vector_line)):
+        low, high = intervals[key]
+        label = {"sphere_d": "S", "cylinder_d": "C", "m_d": "M", "j45_d": "J45"}[key]
+        said = re.search(rf"\b{label} ([+-]?\d+\.\d\d|plano) to ([+-]?\d+\.\d\d|plano) D", line)
+        values = [0.0 if v == "plano" else float(v) for v in said.groups()]
+        assert values == pytest.approx([low, high], abs=0.005)
+    assert re.search(r"axis \d{3} to \d{3}", lens_line)
     assert snap.summary_line().endswith(f" · best so far {snap.prescription}")
     finished = dataclasses.replace(snap, header=dataclasses.replace(snap.header, status="finished"))
     # finished after 8 duels: fewer than lensopt's accuracy was measured after (40), no prescription yet

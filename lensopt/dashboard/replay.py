@@ -21,6 +21,7 @@ from lensopt.modes.base import FeedbackMode, eye_settings, told_records
 from lensopt.modes.registry import session_settings
 from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
 from lensopt.refraction.most_plus import dashboard_advice
+from lensopt.store.records import EYES
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -135,7 +136,7 @@ class FollowedSession:
 
     def _optimizer_for(self, records):
         """The optimizer of the eye the last of ``records`` belongs to, told its answers not undone."""
-        eye, told = told_records(records)
+        eye, told = told_records(records, self._info.eye if self._info.eye in EYES else None)
         return self._factory(eye_settings(self._settings, eye), [self.history_pair(r) for r in told])
 
     def snapshot(self, n_trials: int | None = None):

@@ -45,10 +45,12 @@ def eye_records(records, eye: str | None) -> list:
     return [record for record in records if getattr(record, "eye", eye) == eye]
 
 
-def told_records(records) -> tuple[str | None, list]:
+def told_records(records, session_eye: str | None = None) -> tuple[str | None, list]:
     """The eye whose search the last of ``records`` belongs to, and the records its optimizer was told:
-    that eye's, but the answers undone. (A session of both eyes searches OD, then OS.)"""
-    eye = getattr(records[-1], "eye", None) if records else None
+    that eye's, but the answers undone. (A session of both eyes searches OD, then OS.) A comparison's
+    record stores no eye (:func:`eye_records`): it belongs to ``session_eye``, the one eye its session
+    tests (the left eye's search has its own seed, :func:`eye_settings`)."""
+    eye = getattr(records[-1], "eye", session_eye) if records else None
     return eye, answered(eye_records(records, eye))
 
 

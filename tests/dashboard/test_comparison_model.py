@@ -19,6 +19,7 @@ from lensopt.dashboard.comparison_snapshot import (
 )
 from lensopt.dashboard.model import session_model, snapshot_from_store
 from lensopt.errors import LensoptError
+from lensopt.modes.base import eye_settings
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.refraction.lens import diopter_text
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
@@ -258,21 +259,25 @@ def test_a_session_of_an_unknown_kind_is_refused_with_its_kind_named(tmp_path):
 
 def test_a_duel_session_of_the_full_prescription_shows_the_rebuilt_optimizers_prescription(monkeypatch, tmp_path):
     """A stored duel session of sphere, cylinder and axis (schema 8 axes) of the left eye is rebuilt
-    as the PrescriptionDuelOptimizer it was: the snapshot names its prescription and the eye (its
-    records name none: a comparison session tests one eye), and the replay of the first duels is that
-    optimizer told only them."""
+    as the PrescriptionDuelOptimizer it was — with the left eye's own seed, as `lensopt run` made it,
+    so that its 95 % intervals are the ones the console gave: the snapshot names its prescription and
+    the eye (its records name none: a comparison session tests one eye), and the replay of the first
+    duels is that optimizer told only them."""
     from lensopt.dashboard.comparison_model import PRESCRIPTION_LINK_MESSAGE
     from lensopt.dashboard.comparison_panels import comparison_summary_rows
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
     from lensopt.store import DUEL_KIND, DuelTrialRecord
 
-    opt = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=4)
+    # the session's settings, and the left eye's search as `lensopt run --eye OS` makes it: its own seed
+    settings = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=4).settings_dict()
+    opt = PrescriptionDuelOptimizer.from_settings(eye_settings(settings, "OS"))
+    assert opt.seed != settings["seed"]
     patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=4)
     path, told = tmp_path / "s.db", []
     with SessionStore(path) as store:
         protocol = {"session": {"eye": "OS"}}
-        sid = store.create_session("RXD", protocol, {}, opt.settings_dict(), 4, kind=DUEL_KIND)
+        sid = store.create_session("RXD", protocol, {}, settings, 4, kind=DUEL_KIND)
         for i in range(1, 9):
             duel = opt.ask()
             lenses = [(lens.sphere_d, lens.cylinder_d, lens.axis_deg) for lens in (duel.first_lens, duel.second_lens)]

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 
 from lensopt.dashboard.comparison_panels import COMPARISON_DRAW, PRESCRIPTION_PANEL_NOTE
 from lensopt.dashboard.model import snapshot_from_store
+from lensopt.modes.base import eye_settings
 from lensopt.modes.registry import get_mode
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
@@ -31,11 +32,12 @@ from tests.dashboard.test_prescription_dashboard import check_the_window_draws_t
 def _stored_duels(path, n=10, **options):
     """A duel session of the full prescription of the left eye, answered by a simulated patient:
     (session id, the optimizer told the same answers, the answers)."""
-    opt = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=4, **options)
+    settings = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=4, **options).settings_dict()
+    opt = PrescriptionDuelOptimizer.from_settings(eye_settings(settings, "OS"))  # as `lensopt run --eye OS`
     patient = SimulatedPatient(-1.25, -0.75, slope=14.0, axis_deg=170.0, seed=4)
     respond, answers = get_mode("duel").responder(patient, tie_threshold=1.0), []
     with SessionStore(path) as store:
-        sid = store.create_session("RXD", {"session": {"eye": "OS"}}, {}, opt.settings_dict(), 4, kind=DUEL_KIND)
+        sid = store.create_session("RXD", {"session": {"eye": "OS"}}, {}, settings, 4, kind=DUEL_KIND)
         for i in range(1, n + 1):
             duel = opt.ask()
             answer = respond(duel)

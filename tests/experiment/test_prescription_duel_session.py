@@ -230,3 +230,28 @@ def test_a_new_sessions_protocol_is_given_the_start_once(tmp_path, window, monke
     with SessionStore(db, readonly=True) as store:
         info = store.session(outcome.session_id)
     assert given == [START] and info.optimizer_settings["start"] == Lens.parse(START).format()
+
+
+@needs_display
+@pytest.mark.parametrize("eye", ["OD", "OS"])
+def test_the_dashboard_shows_the_prescription_and_intervals_the_session_stored(tmp_path, window, eye):
+    """The dashboard rebuilds the eye's search as the session ran it (``--eye OS``: the left eye's own
+    seed), so that its summary gives the 95 % intervals the console gave and the session stored;
+    rebuilt with the session's seed, an OS session's intervals were other draws."""
+    from lensopt.dashboard.model import snapshot_from_store
+
+    db = tmp_path / "s.db"
+    protocol = write_protocol(tmp_path / "rx-duel.toml", PROTOCOL, **{**SIMULATED, "session.eye": f'"{eye}"'})
+    outcome = run_session(
+        RunRequest(db_path=db, protocol_path=protocol, participant="RXD", seed=7, trials=6, start=START),
+        log=lambda m: None,
+        window=window,
+    )
+    with SessionStore(db, readonly=True) as store:
+        (result,) = store.session(outcome.session_id).results
+        snap = snapshot_from_store(store, outcome.session_id)
+    assert result.eye == eye and snap.prescription == result.prescription
+    shown = {key: (low, high) for key, low, high in snap.prescription_intervals}
+    assert shown.keys() == result.intervals.keys()
+    for key, (low, high) in result.intervals.items():
+        assert shown[key] == pytest.approx((low, high), abs=1e-9)

@@ -8,6 +8,10 @@ vectors). Its panels are two slices through the reported lens (a :class:`Prescri
   cylinder; the lenses tried (their own ``M`` may differ), the start and the reported lens;
 - **the defocus curve**: predicted acuity along ``M`` at the reported ``(J0, J45)``, with its 95 %
   band, the letters tried at their lenses' ``M`` (correct or not), the reported ``M``.
+
+A search by duels or rankings through the acuity link predicts acuity too (its view is
+``compared``): the points are then every lens compared, at its comparison's letter size on the
+curve, marked when judged the clearest (:data:`COMPARISONS_SHOWN`).
 """
 
 from __future__ import annotations

@@ -39,7 +39,9 @@ from lensopt.refraction.prescription import (
     FULL_M_BOUNDS_D,
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
+    axis_whole_deg,
     interval_rows,
+    interval_text,
 )
 from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untried_note, untried_short
 from lensopt.stopping import (
@@ -67,19 +69,6 @@ NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
 SIMULATED_BANNER = "SIMULATED PATIENT — not a prescription"
 #: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
 INTERVAL_ROWS = interval_rows(("Sphere", "Cylinder", "Axis", "M (spherical eq.)", "J0", "J45"))
-
-
-def _axis_int(axis_deg: float) -> int:
-    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
-    return (round(axis_deg) - 1) % 180 + 1
-
-
-def interval_text(key: str, low: float, high: float) -> str:
-    """``-1.50 to -1.00 D``, or for the axis ``160 to 005 through 180`` (an interval may pass 180)."""
-    if key == "axis_deg":
-        lo, hi = _axis_int(low), _axis_int(high)
-        return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
-    return f"{diopter_text(low)} to {diopter_text(high)} D"
 
 
 #: The intervals of a full prescription as the dashboard's summaries and the closing console give
@@ -300,7 +289,9 @@ def eye_record(info, result, trials=()) -> EyeRecord:
     values = {
         "sphere_d": _power_text(lens.sphere_d),
         "cylinder_d": _power_text(lens.cylinder_d),
-        "axis_deg": "-" if result.axis_deg is None or lens.cylinder_d == 0.0 else f"{_axis_int(lens.axis_deg):03d}",
+        "axis_deg": "-"
+        if result.axis_deg is None or lens.cylinder_d == 0.0
+        else f"{axis_whole_deg(lens.axis_deg):03d}",
         "m_d": _power_text(m_d),
         # a two-parameter result without an axis (sphere and signed cylinder): J0 and J45 unknown
         "j0_d": "-" if result.axis_deg is None else _power_text(j0_d),
@@ -375,7 +366,7 @@ def start_text(info) -> str:
         lens = (info.protocol or {}).get("lens") if isinstance(info.protocol, dict) else None
         axis_deg = lens.get("axis_deg") if isinstance(lens, dict) else None
         if isinstance(axis_deg, (int, float)) and not isinstance(axis_deg, bool) and 1.0 <= axis_deg <= 180.0:
-            return f"none (two-parameter search, cylinder along {_axis_int(axis_deg):03d})"
+            return f"none (two-parameter search, cylinder along {axis_whole_deg(axis_deg):03d})"
         return "none (two-parameter search)"
     start = settings.get("start")
     if not start:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from lensopt.experiment.protocol_sections import show_lens
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.lens import Lens, diopter_text
-from lensopt.refraction.prescription import interval_rows
+from lensopt.refraction.prescription import axis_whole_deg, interval_rows, interval_text
 from lensopt.stopping import confidence_text, stop_threshold
 from lensopt.store import ResultRecord
 from lensopt.store.verdict import withheld_reason
@@ -35,14 +35,9 @@ def intervals_line(result: ResultRecord, lens_text: str | None = None) -> str:
     ``95% intervals (minus cylinder): ...`` beside a lens written otherwise (``lens_text``, from
     :func:`lens_text_of`: in plus cylinder): the intervals are of the stored, minus-cylinder form."""
     parts = []
-    for key, label, unit in PRESCRIPTION_INTERVALS:
-        if key in result.intervals:
-            lo, hi = result.intervals[key]
-            if unit == "deg":  # the axis interval may pass 180 (hi > 180): written in 1-180
-                through = " through 180" if axis_whole_deg(lo) > axis_whole_deg(hi) else ""
-                parts.append(f"{label} {axis_whole_deg(lo):03d} to {axis_whole_deg(hi):03d}{through}")
-            else:
-                parts.append(f"{label} {diopter_text(lo)} to {diopter_text(hi)} {unit}")
+    for key, label, _ in PRESCRIPTION_INTERVALS:
+        if key in result.intervals:  # the axis interval may pass 180 (hi > 180): written in 1-180
+            parts.append(f"{label} {interval_text(key, *result.intervals[key])}")
     label = " (minus cylinder)" if lens_text not in (None, result.prescription) else ""
     return f"95% intervals{label}: " + ", ".join(parts) if parts else ""
 
@@ -65,11 +60,6 @@ def prescription_lines(result: ResultRecord, target: float | None = None, cylind
         head += f"  ({acuity})"
     intervals = intervals_line(result, lens_text)
     return [head, intervals] if intervals else [head]
-
-
-def axis_whole_deg(axis_deg: float) -> int:
-    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
-    return (round(axis_deg) - 1) % 180 + 1
 
 
 def certainty_line(optimizer, axis_deg: float = 0.0) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from lensopt.refraction.lens import Lens, PowerVector, lens_arrays_from_power_vectors
+from lensopt.refraction.lens import Lens, PowerVector, diopter_text, lens_arrays_from_power_vectors
 from lensopt.refraction.trial import TrialHistory
 
 #: ``settings_dict()["search"]`` of the full prescription's optimizers (letters and duels): marks
@@ -61,6 +61,20 @@ INTERVAL_UNITS = (
 def interval_rows(labels: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
     """(key, label, unit) of each of :data:`INTERVAL_UNITS`, named by ``labels`` in that order."""
     return tuple((key, label, unit) for (key, unit), label in zip(INTERVAL_UNITS, labels, strict=True))
+
+
+def axis_whole_deg(axis_deg: float) -> int:
+    """An axis in whole degrees, 1-180 (an interval's end past 180 or below 1 wrapped)."""
+    return (round(axis_deg) - 1) % 180 + 1
+
+
+def interval_text(key: str, low: float, high: float) -> str:
+    """One of :data:`INTERVAL_UNITS`' intervals as every front end writes it: ``-1.50 to -1.00 D``,
+    or for the axis ``160 to 005 through 180`` (an interval may pass 180)."""
+    if key == "axis_deg":
+        lo, hi = axis_whole_deg(low), axis_whole_deg(high)
+        return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
+    return f"{diopter_text(low)} to {diopter_text(high)} D"
 
 
 def _half_width(name: str, value) -> float:

@@ -107,14 +107,28 @@ METHODS = {
 }
 
 
+#: The record's acuity in place of a value when none is predicted (:func:`no_acuity_note` says why).
+NO_ACUITY = "not predicted"
+
+
+def no_acuity_note(kind: str) -> str:
+    """Why a stored result of a session of ``kind`` has no predicted acuity, and where to measure it:
+    comparisons rank lenses without an acuity scale; a letter session's model placed it beyond the
+    letter sizes the session showed (:data:`lensopt.experiment.results.ACUITY_MARGIN_LOGMAR`)."""
+    if kind == LETTERS_KIND:
+        return "beyond the letter sizes shown: measure it on a chart through this lens"
+    return f"{trial_noun(kind)} compare lenses, not letter sizes: measure it on a chart through this lens"
+
+
 @dataclass(frozen=True)
 class EyeRecord:
     """One eye's prescription as page 1 writes it.
 
     ``eye``: ``"OD (right eye)"``, ``"OS (left eye)"`` or :data:`NO_EYE`; ``prescription`` the
     clinical notation; ``rows`` one ``(label, value, 95 % interval)`` per :data:`INTERVAL_ROWS`
-    entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (the nearest chart line, ``"≈ 6/6 · ≈ 20/20"``), ``"-"`` when not
-    predicted; ``trials``, ``stop_reason`` and ``confidence`` (plain words). ``withheld``: None when
+    entry; ``acuity`` (``"-0.02 logMAR"``) and ``snellen`` (the nearest chart line, ``"≈ 6/6 · ≈ 20/20"``);
+    when none is predicted, ``acuity`` is :data:`NO_ACUITY`, ``snellen`` ``""`` and ``no_acuity`` says
+    why and where to measure it; ``trials``, ``stop_reason`` and ``confidence`` (plain words). ``withheld``: None when
     the lens is the eye's prescription; for an eye whose confidence fell short of the target, why it
     is not (``confidence 0.11 < 0.95 after 8 letters``): the record then says
     :data:`NOT_PRESCRIBED` and shows ``prescription`` and the rows only as a provisional estimate;
@@ -138,6 +152,8 @@ class EyeRecord:
     #: What the eye read through this lens (:class:`lensopt.refraction.shown.ReadThrough`), when it
     #: was tried; None otherwise.
     read_through: ReadThrough | None = None
+    #: Why no acuity is predicted (:func:`no_acuity_note`), or None when one is.
+    no_acuity: str | None = None
 
     @property
     def read_through_short(self) -> str | None:
@@ -194,8 +210,8 @@ class EyeRecord:
         """Every string drawn for this eye (a withheld eye's lens only in its provisional estimate)."""
         cells = [cell for row in self.rows for cell in row]
         lens = [self.prescription] if self.prescribed else [self.withheld_text, self.provisional]
-        notes = [note for note in (self.not_tried_short, self.read_through_short) if note]
-        return [self.eye, *lens, *cells, self.acuity, self.snellen, *notes, self.trials]
+        notes = [note for note in (self.no_acuity, self.not_tried_short, self.read_through_short) if note]
+        return [self.eye, *lens, *cells, self.acuity, *([self.snellen] if self.snellen else []), *notes, self.trials]
 
 
 @dataclass(frozen=True)
@@ -308,8 +324,9 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         eye=EYE_NAMES.get(eye or "", NO_EYE),
         prescription=result.prescription,
         rows=rows,
-        acuity="-" if acuity is None else logmar_text(acuity),
-        snellen="-" if acuity is None else " · ".join(snellen_text(acuity)),
+        acuity=NO_ACUITY if acuity is None else logmar_text(acuity),
+        snellen="" if acuity is None else " · ".join(snellen_text(acuity)),
+        no_acuity=None if acuity is not None else no_acuity_note(info.kind),
         trials=count_text(result.n_trials, noun.removesuffix("s")),  # "1 letter", "8 letters"
         stop_reason=stop_reason(info, result, None if reading is None else reading.letters),
         confidence=comparison_confidence_text(noun)

@@ -357,6 +357,12 @@ def _draw_acuity(page: _Page, eyes, columns, rooms, ink) -> None:
     top_in, bottoms = page.y_in, []
     for x, room, eye, color in zip(columns, rooms, eyes, ink):
         page.y_in = top_in
+        if eye.no_acuity:  # no value: why, and where to measure it
+            page.text(x, eye.acuity, size=FONT_SIZE + 1, color=color, room_in=room)
+            page.down(0.25)
+            page.lines(x, eye.no_acuity, FONT_SIZE - 1, 0.17, room, NOTE_SHRINK, color=color)
+            bottoms.append(page.y_in)
+            continue
         page.text(x, eye.acuity, size=FONT_SIZE + 3, weight="bold", family=MONO, color=color, room_in=room)
         page.down(0.3)
         page.text(x, f"Snellen {eye.snellen}", size=FONT_SIZE + 1, color=color, room_in=room)

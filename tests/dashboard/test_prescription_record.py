@@ -17,10 +17,12 @@ from dashboard_records import answered_record
 from lensopt.dashboard import prescription_record
 from lensopt.dashboard.prescription_record import write_prescription_record
 from lensopt.dashboard.prescription_text import (
+    NO_ACUITY,
     NO_EYE,
     build_record,
     confidence_statement,
     interval_text,
+    no_acuity_note,
     stop_reason,
 )
 from lensopt.dashboard.record_page import draw_record_page
@@ -31,6 +33,7 @@ from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.stopping import confidence_text
 from lensopt.store import ResultRecord, SessionStore
 from lensopt.store.claim import claim_session
+from lensopt.store.records import LETTERS_KIND
 
 N_TRIALS = 12
 
@@ -136,7 +139,7 @@ def test_the_confidence_is_said_in_words_above_and_below_the_protocols_level():
 
 def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status():
     settings = {"stop": {"confidence": 0.95, "min_trials": 20, "max_trials": 80}}
-    info = types.SimpleNamespace(optimizer_settings=settings, protocol={}, status="finished")
+    info = types.SimpleNamespace(optimizer_settings=settings, protocol={}, status="finished", kind=LETTERS_KIND)
     result = types.SimpleNamespace(n_trials=63, confidence=0.96)
     assert stop_reason(info, result) == "stopping rule: confidence 0.96 ≥ 0.95 after 63 trials"
     checked = types.SimpleNamespace(
@@ -156,7 +159,9 @@ def test_the_stop_reason_comes_from_the_stopping_rule_the_budget_or_the_status()
     assert "stopped by the clinician after 30 trials" in stop_reason(
         info, types.SimpleNamespace(n_trials=30, confidence=0.5)
     )
-    no_rule = types.SimpleNamespace(optimizer_settings={}, protocol={"optimizer": {"trials": 40}}, status="finished")
+    no_rule = types.SimpleNamespace(
+        optimizer_settings={}, protocol={"optimizer": {"trials": 40}}, status="finished", kind=LETTERS_KIND
+    )
     assert stop_reason(no_rule, types.SimpleNamespace(n_trials=40, confidence=0.5)) == (
         "trial budget reached (40 of 40); no stopping rule"
     )
@@ -177,7 +182,9 @@ def test_the_stop_reason_reads_the_budget_a_resume_gave_the_session():
 
     stop = {"confidence": 0.95, "min_trials": 20, "max_trials": 40}
     protocol = {"optimizer": {"trials": 40}, "stop": stop}
-    info = types.SimpleNamespace(optimizer_settings={"stop": stop}, protocol=protocol, status="finished", events=())
+    info = types.SimpleNamespace(
+        optimizer_settings={"stop": stop}, protocol=protocol, status="finished", events=(), kind=LETTERS_KIND
+    )
 
     def said(n, *given, **changes):
         at = types.SimpleNamespace(**{**vars(info), "events": resumed(*given), **changes})
@@ -710,6 +717,11 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert eye.trials == f"{n} duels" and record.start.startswith("-1.00 / -0.50 x 180 (search box")
     assert dict(record.session)["Protocol"] == "clinical-prescription-duel · rule muc-ald · seed 4"  # reproducible
     assert eye.confidence.startswith("not computed for duels") and "more trials" not in eye.confidence
+    assert eye.stop_reason == f"ended after {n} duels (no stopping rule)"  # by their name, as the trials row
+    # no acuity scale: the acuity row says so and where to measure it, not "-" and "Snellen -"
+    assert eye.acuity == NO_ACUITY and eye.snellen == "" and eye.no_acuity == no_acuity_note(DUEL_KIND)
+    assert eye.no_acuity.startswith("duels compare lenses") and "chart" in eye.no_acuity
+    assert eye.no_acuity in eye.texts() and "" not in eye.texts()
     # from 8 duels, fewer than lensopt's accuracy was measured after (40): no prescription yet, nothing to sign
     assert not eye.prescribed and not record.signable and record.unfinished is None
     assert (
@@ -721,6 +733,22 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
         store.set_result(sid, replace(result_of(opt), eye="OD", n_trials=40))
         forty = build_record(store.session(sid))
     assert forty.eyes[0].prescribed and forty.signable and forty.eyes[0].prescription == opt.prescription().text
+    drawn = [text for text, _, _ in _drawn(draw_record_page(forty))]
+    assert NO_ACUITY in drawn and not any(text.startswith("Snellen") for text in drawn)
+
+
+def test_a_letter_result_without_a_predicted_acuity_says_it_lies_beyond_the_letters_shown(sessions_db):
+    """A letter session's model may place the acuity beyond the letter sizes it showed (the result
+    stores none): the record says so and where to measure it, with no Snellen line."""
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["finished"])
+    beyond = replace(info.result, predicted_acuity_logmar=None)
+    info = replace(info, result=beyond, results=(beyond,))
+    (eye,) = build_record(info, printed_at=1.9e9).eyes
+    assert eye.acuity == NO_ACUITY and eye.snellen == "" and eye.no_acuity.startswith("beyond the letter sizes shown")
+    drawn = [text for text, _, _ in _drawn(draw_record_page(build_record(info, printed_at=1.9e9)))]
+    assert eye.no_acuity in drawn and not any(text.startswith("Snellen") for text in drawn)
 
 
 def test_the_models_page_draws_each_eyes_plane_and_curve_in_its_own_row(sessions_db):
@@ -970,6 +998,7 @@ def test_a_session_of_one_trial_is_said_in_the_singular_on_the_record():
         optimizer_settings={"stop": {"confidence": 0.95, "min_trials": 1, "max_trials": 80}},
         protocol={},
         status="aborted",
+        kind=LETTERS_KIND,
     )
     unsure = types.SimpleNamespace(stop_reason=None, n_trials=1, confidence=0.2)
     assert stop_reason(rule, unsure) == "stopped by the clinician after 1 trial, before the stopping rule was met"

@@ -720,7 +720,7 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
     assert eye.stop_reason == f"ended after {n} duels (no stopping rule)"  # by their name, as the trials row
     # no acuity scale: the acuity row says so and where to measure it, not "-" and "Snellen -"
     assert eye.acuity == NO_ACUITY and eye.snellen == "" and eye.no_acuity == no_acuity_note(DUEL_KIND)
-    assert eye.no_acuity.startswith("duels compare lenses") and "chart" in eye.no_acuity
+    assert eye.no_acuity.startswith("duels say which lens is clearer") and "chart" in eye.no_acuity
     assert eye.no_acuity in eye.texts() and "" not in eye.texts()
     # from 8 duels, fewer than lensopt's accuracy was measured after (40): no prescription yet, nothing to sign
     assert not eye.prescribed and not record.signable and record.unfinished is None

@@ -5,6 +5,9 @@ session's best lens, :mod:`lensopt.experiment.results`) shows it in clinical not
 and in ``--json`` as ``result`` and ``results`` (their fields, 95 % intervals included). The ``eye``
 column is the eye tested (OD, OS, OU; ``-`` when the session named none).
 
+``lensopt sessions SESSION_ID`` shows one session's result in the words of its printed record's page 1
+(:mod:`lensopt.dashboard.record_text`), and the command that prints the record.
+
 ``--participant ID`` keeps the sessions of one participant (as given to ``lensopt run``) in either.
 ``lensopt export`` takes one session id, several, ``--participant ID`` or ``--all``, in one file (CSV: the rows of every
 session, ``session_id`` first; JSON: one session's document, or an array of them); every session is
@@ -26,8 +29,17 @@ def register(subparsers) -> None:
     """Add the ``sessions`` and ``export`` subcommands."""
     listing = subparsers.add_parser(
         "sessions",
-        help="list the stored sessions",
-        description="List the sessions stored in the database (opened read-only).",
+        help="list the stored sessions, or show one",
+        description="List the sessions stored in the database (opened read-only); with SESSION_ID, show "
+        "that session's result as its printed record's page 1 says it (per eye: the lens in clinical "
+        "notation, 95 %% intervals, predicted acuity, trials, why it stopped, confidence).",
+    )
+    listing.add_argument(
+        "session_id",
+        metavar="SESSION_ID",
+        type=int,
+        nargs="?",
+        help="show this session (id shown by `lensopt sessions`); with --json its stored document",
     )
     listing.add_argument("--db", metavar="PATH", help=DB_HELP)
     listing.add_argument("--json", action="store_true", help="print the sessions as JSON")

@@ -397,10 +397,10 @@ def start_text(info) -> str:
     return f"{start} (search box M ±{m_d:g} D, J0 and J45 ±{j_d:g} D)"
 
 
-def software_text(info, results, printing: str | None = None) -> str:
+def software_text(info, results, printing: str | None = None, verb: str = "printed") -> str:
     """The lensopt that recorded the session (at its start and each resume: their stored software,
     with the git commit when it ran from a checkout), computed its results and prints them
-    (``printing``, default this one's)."""
+    (``printing``, default this one's; ``verb``: ``"shown"`` in a terminal)."""
     printing = software_label(software()) if printing is None else printing
     ran = [software_label(event.software) for event in info.events if event.software]
     if not info.events or info.events[0].event != STARTED:  # started before events were recorded (schema 10)
@@ -408,12 +408,12 @@ def software_text(info, results, printing: str | None = None) -> str:
     recorded = list(dict.fromkeys(ran))
     computed = sorted({r.software_version for r in results if r.software_version})
     if set(recorded) == {printing} and set(computed) <= {printing.split(" (")[0]}:
-        done = "session recorded, result computed and printed" if computed else "session recorded and printed"
+        done = f"session recorded, result computed and {verb}" if computed else f"session recorded and {verb}"
         return f"lensopt {printing} ({done})"
     return (
         f"session recorded by lensopt {' then '.join(recorded)}"
         + (f"; result computed by lensopt {', '.join(computed)}" if computed else "")
-        + f"; printed by lensopt {printing}"
+        + f"; {verb} by lensopt {printing}"
     )
 
 
@@ -423,13 +423,14 @@ def wrapped(text: str, width_chars: int) -> list[str]:
 
 
 def build_record(
-    info, printed_at: float | None = None, status: str | None = None, trials=(), db_path=None
+    info, printed_at: float | None = None, status: str | None = None, trials=(), db_path=None, verb: str = "printed"
 ) -> PrescriptionRecord:
     """The words of page 1 for the stored session ``info`` (a ``SessionInfo``), printed at
     ``printed_at`` (unix seconds; default now); ``status``: the session's status as shown
     (:func:`lensopt.store.claim.session_status`), default the stored one; ``trials``: its stored
     letter trials, for whether each eye's lens was tried (:attr:`EyeRecord.not_tried`); ``db_path``:
-    its database, named in a command that continues it (:func:`resume_command`)."""
+    its database, named in a command that continues it (:func:`resume_command`); ``verb``: how the
+    record is given, ``"printed"`` or ``"shown"`` (``lensopt sessions SESSION_ID``), in its rows."""
     printed_at = time.time() if printed_at is None else printed_at
     status = session_status(None, info.session_id, info.status) if status is None else status
     results = session_results(info)
@@ -459,7 +460,7 @@ def build_record(
         left = [eye for eye in (("OD", "OS") if eyes == "OU" else (eyes,)) if eye not in done]
         note = f" · no prescription stored for {' and '.join(left)}" if results and left else ""
         session.append(("Eye tested", EYE_NAMES.get(eyes, eyes) + note))
-    session.append(("Printed", clock_text(printed_at)))
+    session.append((verb.capitalize(), clock_text(printed_at)))
     per_eye = tuple(eye_record(info, r, trials) for r in results)
     prescribed = any(e.prescribed for e in per_eye)  # none stored: no prescription either
     letter_trials = [t for t in trials if hasattr(t, "letter")]  # a comparison's have no notes
@@ -470,7 +471,7 @@ def build_record(
         session=tuple(session),
         eyes=per_eye,
         start=start_text(info),
-        software=software_text(info, results),
+        software=software_text(info, results, verb=verb),
         missing=None if results else missing_reason(info, status, db_path),
         method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
         unfinished=unfinished_text(info, status, db_path) if results else None,

@@ -30,7 +30,7 @@ from matplotlib.textpath import TextToPath
 
 from lensopt.dashboard.drawing import FONT_SIZE, fitted_size
 from lensopt.dashboard.prescription_text import EyeRecord, PrescriptionRecord
-from lensopt.store.verdict import NO_AXIS_REASON
+from lensopt.dashboard.record_text import eyes_heading
 
 #: Page size in inches: A4 portrait (the record, the full prescription's curves; the dashboard
 #: report's four panels keep their own A4 landscape).
@@ -281,13 +281,7 @@ def _draw_eyes(page: _Page, eyes: tuple[EyeRecord, ...]) -> None:
     its lens small as a provisional estimate), the interval table (one column per eye, a withheld
     eye's in grey under "provisional" or "estimate"), acuity,
     trials, then each eye's stop reason and confidence in words."""
-    # a two-parameter search without an axis has a sphere and a signed cylinder, in no convention
-    no_axis = all(e.withheld == NO_AXIS_REASON for e in eyes)
-    heading = (
-        "Prescription (minus cylinder)"
-        if any(e.prescribed for e in eyes)
-        else ("Result (sphere and signed cylinder)" if no_axis else "Result (minus cylinder)")
-    )
+    heading = eyes_heading(eyes)
     label_room = VALUE_X_IN - MARGIN_IN - GUTTER_IN
     page.text(MARGIN_IN, heading, size=FONT_SIZE + 3, weight="bold")
     page.down(0.58 if len(eyes) == 1 else 0.48)

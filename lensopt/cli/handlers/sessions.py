@@ -16,9 +16,12 @@ import shlex
 import stat
 import sys
 import time
+from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder
-from lensopt.errors import StoreError
+from lensopt.dashboard.prescription_text import build_record
+from lensopt.dashboard.record_text import record_lines
+from lensopt.errors import LensoptError, StoreError
 from lensopt.experiment.rescue import unsaved_warning
 from lensopt.stopping import confidence_text, enough_to_prescribe, threshold_text
 from lensopt.store import (
@@ -208,9 +211,42 @@ def _no_sessions_of(participant: str, infos, db_path) -> str:
     return f"no session of participant {participant!r} in {db_path}; {hint}"
 
 
+def show_session(args) -> int:
+    """Handler of ``lensopt sessions SESSION_ID``: the session's result as its printed record's page 1
+    says it (:func:`lensopt.dashboard.record_text.record_lines`), then the command that prints the
+    record; with ``--json`` its stored document, as in the listing."""
+    session_id = args.session_id
+    if args.participant is not None:
+        raise LensoptError(
+            f"give SESSION_ID or --participant ID, not both: `lensopt sessions {session_id}` shows that session, "
+            f"`lensopt sessions --participant {shlex.quote(args.participant)}` lists the participant's"
+        )
+    if session_id < 1:
+        raise LensoptError(
+            f"SESSION_ID must be a positive integer, got {session_id}; list them with `lensopt sessions`"
+        )
+    with _open_readonly(args.db) as store:
+        info = store.session(session_id)
+        trials = store.trials(session_id)
+        path = store.path
+    _warn_if_readable_by_others(path)
+    _warn_of_unreadable_events(path, [info])
+    _warn_of_unsaved_answers(path, [session_id])
+    if args.json:
+        print(json.dumps(info_document(info, path), indent=2))
+        return 0
+    status = session_status(path, session_id, info.status)  # interrupted, where no program runs it
+    print("\n".join(record_lines(build_record(info, status=status, trials=trials, db_path=path, verb="shown"))))
+    db = f" --db {shlex.quote(str(Path(args.db).expanduser().resolve()))}" if args.db else ""
+    print(f"\nto print it: lensopt print {session_id} --out session-{session_id}.pdf{db}")
+    return 0
+
+
 def list_sessions(args) -> int:
     """Handler of ``lensopt sessions``: every session (``--participant``: of that participant), a
-    damaged one shown ``damaged`` and said on stderr."""
+    damaged one shown ``damaged`` and said on stderr; with a SESSION_ID, that one (:func:`show_session`)."""
+    if args.session_id is not None:
+        return show_session(args)
     with _open_readonly(args.db) as store:
         infos = store.listing()
         path = store.path

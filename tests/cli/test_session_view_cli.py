@@ -4,6 +4,8 @@ in the terminal, and one-line refusals."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -124,3 +126,20 @@ def test_a_bad_session_id_is_one_line_and_exit_2(db, capsys, argv, fragment):
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and fragment in captured.err and "Traceback" not in captured.err
     assert captured.out == ""
+
+
+def test_a_session_is_shown_by_the_core_install_without_matplotlib_qt_or_psychopy(db, tmp_path):
+    """A plain ``pip install lensopt`` (no optional part) shows a session: the view imports no UI."""
+    path, sid = db
+    code = (
+        "import sys\n"
+        "for name in ('matplotlib', 'PyQt5', 'psychopy'):\n"
+        "    sys.modules[name] = None  # as if not installed: importing it raises ModuleNotFoundError\n"
+        "from lensopt.cli import main\n"
+        "sys.exit(main(['sessions', sys.argv[2], '--db', sys.argv[1]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(sid)], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "95 % credible interval" in done.stdout and f"lensopt print {sid}" in done.stdout

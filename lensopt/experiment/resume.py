@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 from lensopt.errors import CalibrationError, StoreError
 from lensopt.experiment.calibration import Calibration
-from lensopt.experiment.end_point import end_point
+from lensopt.experiment.end_point import continue_command, end_point
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, mode_for
 from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any
-from lensopt.experiment.run_request import SessionOutcome
+from lensopt.experiment.run_request import RunRequest, SessionOutcome
 from lensopt.stopping import stop_threshold
 from lensopt.store import RESUMED, SessionInfo, stored_budget
 from lensopt.store.session_records import unreadable_events_text
@@ -143,7 +143,7 @@ def resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> di
 def finish_resumed(
     store,
     info: SessionInfo,
-    trials_given: int | None,
+    request: RunRequest,
     protocol: Protocol,
     searches: dict,
     done: dict,
@@ -152,13 +152,15 @@ def finish_resumed(
 ) -> SessionOutcome:
     """A resume of session ``info`` whose every eye is done (``done``: each eye's
     :func:`~lensopt.experiment.results.eye_done` of its rebuilt search in ``searches``, with the
-    budget of ``protocol``; ``trials_given``: the resume's ``--trials``): each eye's result is stored
-    (if a kill came before it was) and then the status, so that an interrupt here leaves the
-    session as it was, to resume again; the log says what each eye holds."""
+    budget of ``protocol``; ``request``: the resume's, its ``--trials`` among them): each eye's result
+    is stored (if a kill came before it was) and then the status, so that an interrupt here leaves
+    the session as it was, to resume again; the log says what each eye holds and, for eyes short of
+    their target, that they are no prescription and the command that gives them more trials (as the
+    session's closing lines said: a bare ``--resume`` of such a session said only "nothing to do")."""
     n_trials = protocol.optimizer.trials
     eyes = protocol.session.eyes
-    store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": trials_given})
-    results = []
+    store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
+    results, end_points = [], []
     for eye in eyes:
         n_answered, stopped = searches[eye].n_trials, done[eye]
         why = (
@@ -171,7 +173,17 @@ def finish_resumed(
         if n_answered > n_trials:  # an earlier --resume --trials gave it more than this budget
             holds = f"{n_answered} trials, more than the budget of {n_trials} (--trials above {n_answered} adds more)"
         log(f"session {info.session_id} {label}holds {holds}; nothing to do")
-        results.append(result_if_any(store, info, searches[eye], log, eye, protocol))
+        result = result_if_any(store, info, searches[eye], log, eye, protocol)
+        results.append(result)
+        reported = [] if result is None else [result]
+        ending = end_point(searches[eye], protocol, eye, reported, (), stored_budget(store.session(info.session_id)))
+        if ending is not None:
+            end_points.append(ending)
+            if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
+                log(ending.lines()[0])  # "OS  not enough answers to prescribe; ...", as the session ended
+    resume = continue_command(end_points, info.session_id, request.db_path, options=request.window_options)
+    if resume is not None:
+        log(f"continue with: {resume}")
     store.set_status(info.session_id, "finished")
     kept = tuple(r for r in results if r is not None)
     last = done[eyes[-1]]

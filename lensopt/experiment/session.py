@@ -209,7 +209,7 @@ def _run(
         searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
         done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
         if all(done.values()):  # every answer is in: its results and status stored, nothing to run
-            return finish_resumed(store, info, request.trials, protocol, searches, done, len(records), log)
+            return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
         optimizer = mode.new_optimizer(protocol, seed, bounds)

@@ -258,10 +258,17 @@ def test_an_ou_session_started_from_each_eyes_autorefraction_searches_each_eye_a
         "M ±2 D, J0 and J45 ±1 D" in lines
     )
     assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
-    # a resume (nothing to do) reports each eye's result beside its own start
+    ended = [line for line in lines if line.startswith("continue with: ")]
+    # a resume (nothing to do) reports each eye's result beside its own start, and, as the session's
+    # end did, that each eye (3 letters) is no prescription and the command that gives it more trials
     lines.clear()
     run_session(RunRequest(db_path=db, resume=outcome.session_id), log=lines.append, window=window)
     assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
+    for eye in ("OD", "OS"):
+        assert any(line.startswith(f"{eye}  not enough answers to prescribe") for line in lines), lines
+    (again,) = [line for line in lines if line.startswith("continue with: ")]
+    assert len(ended) == 1 and again.startswith(f"continue with: lensopt run --resume {outcome.session_id} --trials ")
+    assert again.split()[6] == ended[0].split()[6] and f"--db {db.resolve()}" in again  # the same budget per eye
 
 
 def test_the_closing_console_names_each_eyes_start_under_its_result(tmp_path, window, console_states):

@@ -226,10 +226,13 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
 
 #: The smallest share of a session's trials whose eye :func:`mark_eyes` names above them.
 EYE_LABEL_SHARE = 0.08
+#: The band :func:`mark_eyes` adds at the top of a history's axes for the eyes' names, as a share of
+#: its height (the letters and estimates stay below it).
+EYE_BAND_SHARE = 0.1
 
 
 def mark_eyes(ax, tr, runs) -> None:
-    """Name each eye's trials above them (``OD``, ``OS``) and draw a dashed line where the session
+    """Name each eye's trials above them (``OD``, ``OS``, in a band added at the top of the axes) and draw a dashed line where the session
     turns to the other eye; nothing when no trial names an eye. A run too short for its name (under
     :data:`EYE_LABEL_SHARE` of the trials: an eye given a few more trials on resuming) keeps its line,
     not its name, which would overprint its neighbours' ("ODOS OD") — except the last, the eye being
@@ -238,6 +241,10 @@ def mark_eyes(ax, tr, runs) -> None:
         return
     number = tr.number  # the console's trial numbers, as the history draws them
     total = number[runs[-1][2]] - number[runs[0][1]] + 1
+    # the names in a band added at the top of the axes, under the panel's title: above the axes, the
+    # first eye's name overprinted the title ("HistoryOD") when its run was short
+    bottom, top = ax.get_ylim()
+    ax.set_ylim(bottom, top + EYE_BAND_SHARE * (top - bottom))
     for k, (eye, first, last) in enumerate(runs):
         if k:
             ax.axvline(number[first] - 0.5, color="0.3", linestyle="--", linewidth=1.0, zorder=2)
@@ -247,11 +254,11 @@ def mark_eyes(ax, tr, runs) -> None:
         middle = (number[first] + number[last]) / 2.0
         ax.text(
             middle,
-            1.0,
+            0.985,
             eye or "?",
             transform=ax.get_xaxis_transform(),
             ha="center",
-            va="bottom",
+            va="top",
             **EYE_NAME_STYLE,
         )
 

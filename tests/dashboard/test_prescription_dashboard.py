@@ -414,6 +414,37 @@ def test_the_history_names_each_eyes_long_runs_and_marks_every_turn_without_over
     assert [(t.get_text(), t.get_position()[0]) for t in live.texts] == [("OD", 10.5), ("OS", 21.0)]
 
 
+def test_the_eyes_names_stay_clear_of_the_title_and_of_every_letter_shown():
+    """A short first run (15 of 90 trials) named over the axes overprinted the panel's title
+    ("HistoryOD"): the names sit in a band at the top of the axes, under the title, above the data."""
+    import types
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    from lensopt.dashboard.panels import mark_eyes
+
+    fig = Figure(figsize=(6.8, 3.6))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    letters = np.linspace(-0.3, 1.0, 90)
+    ax.plot(np.arange(1, 91), letters, "o")
+    ax.set_ylim(-0.4, 1.1)
+    ax.set_title("History", loc="left")
+    tr = types.SimpleNamespace(index=np.arange(1, 91), number=np.arange(1, 91))
+    mark_eyes(ax, tr, [("OD", 0, 14), ("OS", 15, 29), ("OD", 30, 59), ("OS", 60, 89)])
+    renderer = fig.canvas.get_renderer()
+    title = ax.get_title(loc="left")
+    (title_box,) = [t.get_window_extent(renderer) for t in ax.findobj(Text) if t.get_text() == title]
+    names = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(names) == 4 and not any(box.overlaps(title_box) for box in names)
+    inside = ax.get_window_extent(renderer)
+    assert all(box.y1 <= inside.y1 and box.y0 >= inside.y0 for box in names)  # within the axes
+    highest_letter_px = ax.transData.transform((1.0, letters.max()))[1]
+    assert all(box.y0 > highest_letter_px for box in names)  # above every letter shown
+
+
 def test_the_panels_hold_every_lens_tried_even_beyond_the_models_grid(prescription_db):
     """The full prescription's bracketing lenses may lie beyond its box (up to 0.7 D): they were drawn
     outside the axes, over the tick labels. The plane's and the curve's limits hold every lens tried."""

@@ -95,7 +95,7 @@ def test_an_interrupted_session_is_shown_with_the_command_that_continues_it(db, 
         store.set_status(sid, "running")
     lines = _shown(capsys, str(sid), "--db", str(copy))
     assert any("interrupted" in line and f"lensopt run --resume {sid}" in line for line in lines[:3]), lines[:3]
-    with SessionStore(copy) as store, claim_session(copy, sid):  # a program runs it: still running
+    with claim_session(copy, sid):  # a program runs it: still running
         lines = _shown(capsys, str(sid), "--db", str(copy))
     assert any("still running" in line for line in lines[:3]), lines[:3]
 

@@ -4,6 +4,7 @@ in the terminal, and one-line refusals."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
@@ -143,3 +144,17 @@ def test_a_session_is_shown_by_the_core_install_without_matplotlib_qt_or_psychop
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert "95 % credible interval" in done.stdout and f"lensopt print {sid}" in done.stdout
+
+
+def test_a_damaged_session_is_one_line_naming_it_and_exit_2(db, tmp_path, capsys):
+    """A session whose stored row another program changed: named, with the field and the fix."""
+    path, sid = db
+    copy = tmp_path / "damaged.db"
+    copy.write_bytes(path.read_bytes())
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE sessions SET status = 'weird' WHERE id = ?", (sid,))
+    conn.close()
+    assert main(["sessions", str(sid), "--db", str(copy)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert f"session {sid}" in captured.err and "'weird'" in captured.err and "restore it from a copy" in captured.err

@@ -211,6 +211,12 @@ def check_output_folder(flag: str, path) -> None:
     _writable_folder(flag, path, existing)
 
 
+def check_session_id(session_id: int) -> None:
+    """Refuse, in one line, a ``SESSION_ID`` that no session can have (0, negative)."""
+    if session_id < 1:
+        raise ValueError(f"SESSION_ID must be a positive integer, got {session_id}; list them with `lensopt sessions`")
+
+
 def check_database_not_a_folder(db, default) -> None:
     """Refuse, in one line, a session database (``--db DB``, else ``default``: ``$LENSOPT_DB`` or the
     default path) that is a folder: the store would say there is no database there."""

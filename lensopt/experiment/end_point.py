@@ -134,6 +134,14 @@ class EndPoint:
         design's result, or one with an :attr:`estimate_reason`."""
         return self.fixed_design or bool(self.estimate_reason)
 
+    def shortfall_line(self) -> str | None:
+        """The line the log gives an eye short of its target (``OS  not enough answers to prescribe;
+        ...``), or None: a confident eye, or a fixed design's estimate, logged with its lens (unless it
+        has a reason of its own, a cylinder without an axis)."""
+        if self.confident or (self.fixed_design and not self.estimate_reason):
+            return None
+        return self.lines()[0]
+
     def headline(self) -> str:
         """``OD  -1.25 / -0.75 x 170``, ``OD  not enough answers to prescribe``, or, a fixed design's,
         ``OD  -1.25 / -0.75 x 170 (estimate, not a prescription)``."""

@@ -161,6 +161,7 @@ def finish_resumed(
     eyes = protocol.session.eyes
     store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
     results, end_points = [], []
+    budget = stored_budget(store.session(info.session_id))  # with this resume's --trials, just recorded
     for eye in eyes:
         n_answered, stopped = searches[eye].n_trials, done[eye]
         why = (
@@ -176,11 +177,12 @@ def finish_resumed(
         result = result_if_any(store, info, searches[eye], log, eye, protocol)
         results.append(result)
         reported = [] if result is None else [result]
-        ending = end_point(searches[eye], protocol, eye, reported, (), stored_budget(store.session(info.session_id)))
+        ending = end_point(searches[eye], protocol, eye, reported, (), budget)
         if ending is not None:
             end_points.append(ending)
-            if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
-                log(ending.lines()[0])  # "OS  not enough answers to prescribe; ...", as the session ended
+            shortfall = ending.shortfall_line()  # "OS  not enough answers to prescribe; ...", as the session ended
+            if shortfall is not None:
+                log(shortfall)
     resume = continue_command(end_points, info.session_id, request.db_path, options=request.window_options)
     if resume is not None:
         log(f"continue with: {resume}")

@@ -434,9 +434,9 @@ def _run_in_window(
                     note = ending.not_tried or ending.read_through
                     if note:  # under the lens its result logged (a prescription or an estimate)
                         log((f"{eye}: " if eye else "") + note)
-                    # a fixed design's estimate is logged above, unless it has a reason of its own (no axis)
-                    if not ending.confident and (not ending.fixed_design or ending.estimate_reason):
-                        log(ending.lines()[0])
+                    shortfall = ending.shortfall_line()
+                    if shortfall is not None:
+                        log(shortfall)
             if quit_:
                 break  # quit (paused and stopped), its status "aborted"
             status = "finished"

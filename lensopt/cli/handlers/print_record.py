@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lensopt.cli.arguments import check_database_not_a_folder
+from lensopt.cli.arguments import check_database_not_a_folder, check_session_id
 from lensopt.dashboard.prescription_record import write_prescription_record
 from lensopt.dashboard.prescription_text import eye_record, session_results
 from lensopt.errors import LensoptError
@@ -36,10 +36,7 @@ def check_output(path_text: str) -> Path:
 
 def print_command(args) -> int:
     """Handler of ``lensopt print``."""
-    if args.session_id < 1:
-        raise LensoptError(
-            f"SESSION_ID must be a positive integer, got {args.session_id}; list them with `lensopt sessions`"
-        )
+    check_session_id(args.session_id)
     out = check_output(args.out)
     check_database_not_a_folder(args.db, default_db_path())
     db_path = Path(args.db).expanduser() if args.db else default_db_path()

@@ -16,9 +16,8 @@ import shlex
 import stat
 import sys
 import time
-from pathlib import Path
 
-from lensopt.cli.arguments import check_database_not_a_folder
+from lensopt.cli.arguments import check_database_not_a_folder, check_session_id
 from lensopt.dashboard.prescription_text import build_record
 from lensopt.dashboard.record_text import record_lines
 from lensopt.errors import LensoptError, StoreError
@@ -29,6 +28,7 @@ from lensopt.store import (
     DamagedSessionError,
     SessionStore,
     check_not_the_database,
+    db_option,
     default_db_path,
     stored_confidence_target,
     stored_fixed_design,
@@ -221,10 +221,7 @@ def show_session(args) -> int:
             f"give SESSION_ID or --participant ID, not both: `lensopt sessions {session_id}` shows that session, "
             f"`lensopt sessions --participant {shlex.quote(args.participant)}` lists the participant's"
         )
-    if session_id < 1:
-        raise LensoptError(
-            f"SESSION_ID must be a positive integer, got {session_id}; list them with `lensopt sessions`"
-        )
+    check_session_id(session_id)
     with _open_readonly(args.db) as store:
         info = store.session(session_id)
         trials = store.trials(session_id)
@@ -237,8 +234,7 @@ def show_session(args) -> int:
         return 0
     status = session_status(path, session_id, info.status)  # interrupted, where no program runs it
     print("\n".join(record_lines(build_record(info, status=status, trials=trials, db_path=path, verb="shown"))))
-    db = f" --db {shlex.quote(str(Path(args.db).expanduser().resolve()))}" if args.db else ""
-    print(f"\nto print it: lensopt print {session_id} --out session-{session_id}.pdf{db}")
+    print(f"\nto print it: lensopt print {session_id} --out session-{session_id}.pdf{db_option(args.db)}")
     return 0
 
 

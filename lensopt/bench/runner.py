@@ -21,15 +21,12 @@ record files every campaign shares (:mod:`lensopt.bench.records`) live below the
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import logging
 import os
 import platform
-import signal
 import sys
-import threading
 import time
 import traceback
 import uuid
@@ -44,6 +41,7 @@ from tqdm import tqdm
 from lensopt.bench.binary import run_binary
 from lensopt.bench.feedback import run_feedback
 from lensopt.bench.function_session import OUTCOME_STREAM, function_session
+from lensopt.bench.interrupts import noting_interrupts, raise_if_interrupted
 from lensopt.bench.preferential import run_duels
 from lensopt.bench.problems import RefractionProblem, function_problem
 from lensopt.bench.records import (
@@ -427,34 +425,6 @@ def local_cluster(cluster_class, n_workers: int):
 WORKER_PRELOAD = "lensopt.bench.worker_start"
 
 
-@contextlib.contextmanager
-def noting_interrupts(received: list[int]):
-    """Ctrl-C as usual (a KeyboardInterrupt), its signal also noted in ``received``: a Ctrl-C while
-    Dask starts a local cluster was raised inside Dask's start-up and lost there under load (the
-    campaign ran to its end, exit 0); noted, the caller raises it again once the cluster is up. In the
-    main thread only (where Python delivers signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = signal.getsignal(signal.SIGINT)
-
-    if before == signal.SIG_IGN:  # ignored by whoever started us: stays ignored
-        yield
-        return
-
-    def note(signum, frame):
-        received.append(signum)
-        if callable(before):
-            before(signum, frame)  # Python's default handler raises KeyboardInterrupt
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, note)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, before)
-
-
 def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, task: CampaignTask) -> None:
     _require_dask()
     from distributed import Client, LocalCluster, as_completed  # deferred: optional and slow to import
@@ -462,38 +432,42 @@ def _run_on_dask(todo, out_dir, bar, failures, scheduler, n_workers, client, tas
     own_client = client is None  # a scheduler's client is made (and closed) by run_campaign
     cluster = None
     interrupted: list[int] = []
-    if own_client:
-        if scheduler:  # pragma: no cover - run_campaign connects first
-            client = connect(scheduler)
-        else:
-            with noting_interrupts(interrupted):
+    # noted for the whole run, not only while the cluster starts: a KeyboardInterrupt raised inside a
+    # finalizer (a weakref callback under load) is printed and dropped by Python, and the campaign ran
+    # to its end, exit 0; noted, it is raised again at the next check
+    with noting_interrupts(interrupted):
+        if own_client:
+            if scheduler:  # pragma: no cover - run_campaign connects first
+                client = connect(scheduler)
+            else:
                 cluster = local_cluster(LocalCluster, n_workers or os.cpu_count() or 1)
                 client = Client(cluster)
-    try:
-        if interrupted:  # a Ctrl-C while the cluster started that Dask's start-up swallowed
-            raise KeyboardInterrupt
-        # Keys unique to this invocation, so two campaigns sharing a scheduler never share a task.
-        token = uuid.uuid4().hex[:12]
-        futures, specs_by_future = [], {}
-        for spec in todo:
-            future = client.submit(task.run, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{spec.key}")
-            futures.append(future)
-            specs_by_future[future.key] = spec
-        for future in as_completed(futures):
-            spec = specs_by_future[future.key]
-            try:
-                write_json_atomic(task.record_path(out_dir, spec), future.result())
-            except Exception as exc:  # noqa: BLE001 - reported, run retried next time
-                failures.append((spec.key, one_line(exc)))
-                if os.environ.get("LENSOPT_DEBUG"):
-                    traceback.print_exc(file=sys.stderr)
-            bar.update()
-            future.release()
-    finally:
-        if own_client:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        try:
+            raise_if_interrupted(interrupted)  # a Ctrl-C while the cluster started that Dask's start-up swallowed
+            # Keys unique to this invocation, so two campaigns sharing a scheduler never share a task.
+            token = uuid.uuid4().hex[:12]
+            futures, specs_by_future = [], {}
+            for spec in todo:
+                future = client.submit(task.run, spec.to_dict(), key=f"{TASK_PREFIX}{token}-{spec.key}")
+                futures.append(future)
+                specs_by_future[future.key] = spec
+            for future in as_completed(futures):
+                raise_if_interrupted(interrupted)
+                spec = specs_by_future[future.key]
+                try:
+                    write_json_atomic(task.record_path(out_dir, spec), future.result())
+                except Exception as exc:  # noqa: BLE001 - reported, run retried next time
+                    failures.append((spec.key, one_line(exc)))
+                    if os.environ.get("LENSOPT_DEBUG"):
+                        traceback.print_exc(file=sys.stderr)
+                bar.update()
+                future.release()
+            raise_if_interrupted(interrupted)
+        finally:
+            if own_client:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
 
 
 #: The :class:`RunSpec` campaigns (functions, refraction, duels, feedback, robustness).

@@ -47,7 +47,7 @@ from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untri
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
-from lensopt.store import STARTED, stored_budget
+from lensopt.store import STARTED, continue_advice, stored_budget
 from lensopt.store.claim import session_status
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
 from lensopt.store.verdict import NO_AXIS_REASON, stored_stop_confidence, stored_withheld_reason, trial_noun
@@ -231,6 +231,9 @@ class PrescriptionRecord:
     missing: str | None = None
     method: str = METHODS[LETTERS_KIND]
     unfinished: str | None = None
+    #: For a finished session whose end advised more trials (eyes short of their target), the command
+    #: that gives them, as its closing console and log gave it (:func:`continue_line`); else None.
+    continue_with: str | None = None
     #: For a session answered by the simulated observer, :data:`SIMULATED_BANNER`; else None.
     banner: str | None = None
     #: The clinician's notes (``OD trial 8: patient squints``), in the order typed.
@@ -269,6 +272,7 @@ class PrescriptionRecord:
             f"Session {self.session_id}",
             *(part for row in self.session for part in row),
             *([] if self.unfinished is None else [self.unfinished]),
+            *([] if self.continue_with is None else [self.continue_with]),
             self.start,
             self.software,
             *([] if self.banner is None else [self.banner]),
@@ -417,6 +421,17 @@ def software_text(info, results, printing: str | None = None, verb: str = "print
     )
 
 
+def continue_line(info, status: str, db_path=None) -> str | None:
+    """For a finished session whose end advised more trials (:func:`lensopt.store.continue_advice`:
+    its eyes short of their target, nothing run since), the line that says so with the command that
+    gives them (``db_path``: its database, named in it); None otherwise, and for sessions ended
+    before the advice was stored (4 Dec 2026)."""
+    advice = continue_advice(getattr(info, "events", ()), info.n_trials)
+    if status != "finished" or advice is None:
+        return None
+    return f"More trials recommended: {advice.command(info.session_id, db_path, note_sep=' ')}"
+
+
 def wrapped(text: str, width_chars: int) -> list[str]:
     """``text`` in lines of at most ``width_chars`` characters (a command is never cut at a hyphen)."""
     return textwrap.wrap(text, width_chars, break_on_hyphens=False) or [""]
@@ -475,6 +490,7 @@ def build_record(
         missing=None if results else missing_reason(info, status, db_path),
         method=METHODS.get(info.kind, METHODS[LETTERS_KIND]),
         unfinished=unfinished_text(info, status, db_path) if results else None,
+        continue_with=continue_line(info, status, db_path) if results else None,
         banner=SIMULATED_BANNER if observer == "simulated" else None,
         notes=notes,
         lens_changes=lens_changes,

@@ -237,6 +237,9 @@ def _draw_body(page: _Page, record: PrescriptionRecord) -> None:
     if record.unfinished is not None:  # in red under the rule: the results may not be the session's last
         page.down(0.12)
         page.lines(MARGIN_IN, record.unfinished, FONT_SIZE, 0.2, weight="bold", color=ALERT)
+    if record.continue_with is not None:  # a finished session's eyes short of their target: how to go on
+        page.down(0.12)
+        page.lines(MARGIN_IN, record.continue_with, FONT_SIZE, 0.2, weight="bold")
     page.down(0.3)
     if record.missing is not None:
         page.text(MARGIN_IN, "No prescription stored", size=20, weight="bold", color=ALERT)

@@ -59,8 +59,7 @@ def record_lines(record: PrescriptionRecord) -> list[str]:
     starting refraction and the software."""
     title = record.title if record.banner is None else f"{record.title} — {record.banner}"
     lines = [title, record.method]
-    if record.unfinished is not None:
-        lines.append(record.unfinished)
+    lines += [line for line in (record.unfinished, record.continue_with) if line is not None]
     lines += ["", *(_labelled(label, value) for label, value in record.session), ""]
     if record.missing is not None:
         lines += ["No prescription stored", record.missing]

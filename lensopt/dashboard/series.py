@@ -14,7 +14,7 @@ import numpy as np
 
 from lensopt.refraction.most_plus import MAY_BE_TOO_MINUS
 from lensopt.store.records import EYE_NAMES
-from lensopt.store.session_records import console_trial_numbers, undone_suffix
+from lensopt.store.session_records import ContinueAdvice, console_trial_numbers, undone_suffix
 
 #: Guess rate when the protocol does not say how many letters the patient chooses from.
 DEFAULT_GUESS_RATE = 1.0 / 26.0
@@ -60,7 +60,9 @@ class SessionHeader:
     (:func:`lensopt.dashboard.replay.rule_label`). ``most_plus_advice``: for a search of sphere and
     cylinder whose model has no accommodation, what to do about a lens that may be too minus (the
     summary's "Accommodation" row, :func:`lensopt.refraction.most_plus.dashboard_advice`); None when
-    the lens is the most-plus one (the full prescription, a model told the amplitudes)."""
+    the lens is the most-plus one (the full prescription, a model told the amplitudes).
+    ``continue_advice``: for a finished session whose end advised more trials (eyes short of their
+    target; :func:`lensopt.store.continue_advice`), that advice, for the summary's "Continue" row."""
 
     session_id: int
     participant: str
@@ -75,6 +77,7 @@ class SessionHeader:
     n_undone_stored: int = 0
     database: str | None = None
     most_plus_advice: str | None = None
+    continue_advice: ContinueAdvice | None = None
 
     def __post_init__(self):
         if not 0 <= self.n_undone_stored <= self.n_trials_stored:

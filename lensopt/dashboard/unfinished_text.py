@@ -82,8 +82,17 @@ WHY_NOT_FINISHED = {INTERRUPTED: "interrupted: its program closed or crashed", S
 def continue_row(header) -> tuple[str, str, str] | None:
     """The dashboard's summary row for a session that stopped before its end (``header``: a
     :class:`~lensopt.dashboard.series.SessionHeader`, its status as shown): ``("Continue", the
-    record's command that continues it, why it stopped)``; None for a session finished or running."""
+    record's command that continues it, why it stopped)``; for a finished one whose end advised
+    more trials, the command its end gave (the record's "More trials recommended"); None for a
+    session running, or finished with nothing advised."""
+    advice = getattr(header, "continue_advice", None)
+    if header.status == "finished" and advice is not None:
+        return ("Continue", advice.command(header.session_id, header.database, note_sep=" "), MORE_TRIALS_WHY)
     why = WHY_NOT_FINISHED.get(header.status)
     if why is None:
         return None
     return ("Continue", resume_command(header.session_id, header.database), why)
+
+
+#: Why a finished session has a "Continue" row: its end advised more trials.
+MORE_TRIALS_WHY = "finished short of its target: more trials recommended"

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lensopt.errors import StoreError
 from lensopt.experiment.prescription_text import (
     acuity_text,
     certainty_line,
@@ -49,7 +50,7 @@ from lensopt.stopping import (
     prescription_target,
     threshold_text,
 )
-from lensopt.store import ResultRecord, StoredBudget, db_option, fixed_trials_text
+from lensopt.store import ENDED, ContinueAdvice, ResultRecord, StoredBudget, fixed_trials_text
 from lensopt.store.verdict import NO_AXIS_REASON, cylinder_without_axis, trial_noun
 
 TREND_POINTS = 10
@@ -352,6 +353,28 @@ def most_plus_notes(optimizer, protocol) -> tuple[str, ...]:
     return (note,) if note else ()
 
 
+def continue_advice_for(end_points: Sequence[EndPoint], options: str = "") -> ContinueAdvice | None:
+    """How to give the eyes short of their target the trials recommended. ``--trials`` is the budget
+    per eye (a resumed eye continues up to it; an eye its stopping rule ended stays ended), so it is
+    the largest of ``n_trials + more_trials`` over the eyes short of their target (an eye without a
+    number of its own gets that budget too); where no number can be justified, the most an estimate
+    would recommend (:data:`MAX_EXTRAPOLATION` times the answers so far, more), a ceiling. None when
+    every eye has its end point (a comparison from enough comparisons among them), or the protocol
+    fixed its trials (a study's design, not a call for more). ``options``: the window options the
+    session ran with (`` --no-fullscreen``), which the command carries. Stored as the session's
+    :data:`~lensopt.store.ENDED` event, for a resume with nothing to run, the record and ``lensopt
+    sessions SESSION_ID``."""
+    short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
+    if not short:
+        return None
+    budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
+    most = max(e.n_trials for e in short)
+    if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials
+        # the most an estimate would have recommended, within the trials a session may have
+        return ContinueAdvice(min(math.ceil((1 + MAX_EXTRAPOLATION) * most), MAX_TRIALS), True, options)
+    return ContinueAdvice(max(budgets), False, options)
+
+
 def continue_command(
     end_points: Sequence[EndPoint],
     session_id: int,
@@ -359,29 +382,22 @@ def continue_command(
     note_sep: str = "  ",
     options: str = "",
 ) -> str | None:
-    """How to give the eyes short of their target the trials recommended: ``lensopt run --resume 7
-    --trials 53 --db …``. ``--trials`` is the budget per eye (a resumed eye continues up to it; an
-    eye its stopping rule ended stays ended), so it is the largest of ``n_trials + more_trials``
-    over the eyes short of their target (an eye without a number of its own gets that budget too);
-    where no number can be justified, the most an estimate would recommend (:data:`MAX_EXTRAPOLATION`
-    times the answers so far, more), said to be a ceiling after ``note_sep``: a command to run as it is,
-    with the window ``options`` the session ran with (`` --no-fullscreen``). None when every eye has its end point (a comparison
-    from enough comparisons among them), or the protocol fixed its trials (a study's design, not a
-    call for more)."""
-    short = [e for e in end_points if not e.confident and not e.estimate_only]  # comparisons short of 40 too
-    if not short:
-        return None
-    db = f"{options}{db_option(db_path)}"
-    budgets = [e.n_trials + e.more_trials for e in short if e.more_trials is not None]
-    most = max(e.n_trials for e in short)
-    if not budgets or max(budgets) <= most:  # no number, or none that gives every short eye more trials
-        # the most an estimate would have recommended, within the trials a session may have
-        ceiling = min(math.ceil((1 + MAX_EXTRAPOLATION) * most), MAX_TRIALS)
-        return (
-            f"lensopt run --resume {session_id} --trials {ceiling}{db}{note_sep}"
-            f"(at most; the confidence so far does not say how many more)"
-        )
-    return f"lensopt run --resume {session_id} --trials {max(budgets)}{db}"
+    """The command of :func:`continue_advice_for`, ``lensopt run --resume 7 --trials 53 --db …``
+    (:meth:`~lensopt.store.ContinueAdvice.command`: a ceiling's note after ``note_sep``; the window
+    ``options`` the session ran with, `` --no-fullscreen``): a command to run as it is. None when no
+    more trials are advised."""
+    advice = continue_advice_for(end_points, options)
+    return None if advice is None else advice.command(session_id, db_path, note_sep)
+
+
+def record_end(store, session_id: int, advice: ContinueAdvice | None) -> None:
+    """Store the end of session ``session_id``'s searches with its ``advice`` (an
+    :data:`~lensopt.store.ENDED` event; no advice: none holds), for a resume with nothing to run,
+    the record and ``lensopt sessions SESSION_ID``. Every answer is stored already: a store that
+    refuses the event loses nothing but the advice, which the console and the log give anyway."""
+    detail = {"continue_trials": None, "at_most": False} if advice is None else advice.to_detail()
+    with contextlib.suppress(StoreError):
+        store.record_event(session_id, ENDED, detail)
 
 
 def console_broken(line: str) -> str:

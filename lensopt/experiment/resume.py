@@ -12,11 +12,11 @@ kill left unstored and ends (:func:`finish_resumed`). :mod:`lensopt.experiment.s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lensopt.errors import CalibrationError, StoreError
 from lensopt.experiment.calibration import Calibration
-from lensopt.experiment.end_point import continue_command, end_point
+from lensopt.experiment.end_point import continue_advice_for, end_point, record_end
 from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, mode_for
 from lensopt.experiment.protocol import Protocol, protocol_from_dict
@@ -24,7 +24,7 @@ from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import report_eye, result_if_any
 from lensopt.experiment.run_request import RunRequest, SessionOutcome
 from lensopt.stopping import stop_threshold
-from lensopt.store import RESUMED, SessionInfo, stored_budget
+from lensopt.store import RESUMED, SessionInfo, continue_advice, stored_budget
 from lensopt.store.session_records import unreadable_events_text
 
 #: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
@@ -183,9 +183,15 @@ def finish_resumed(
             shortfall = ending.shortfall_line()  # "OS  not enough answers to prescribe; ...", as the session ended
             if shortfall is not None:
                 log(shortfall)
-    resume = continue_command(end_points, info.session_id, request.db_path, options=request.window_options)
-    if resume is not None:
-        log(f"continue with: {resume}")
+    # the advice of the session's end while it holds (this resume ran nothing): the number its closing
+    # console gave, from the confidence's trend, which a rebuilt search no longer has
+    advice = continue_advice(info.events, info.n_trials)
+    if advice is None or request.fullscreen is not None:  # this resume's window options, when given
+        computed = continue_advice_for(end_points, request.window_options)
+        advice = computed if advice is None or computed is None else replace(advice, options=computed.options)
+    record_end(store, info.session_id, advice)
+    if advice is not None:
+        log(f"continue with: {advice.command(info.session_id, request.db_path)}")
     store.set_status(info.session_id, "finished")
     kept = tuple(r for r in results if r is not None)
     last = done[eyes[-1]]

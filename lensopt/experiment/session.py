@@ -25,7 +25,7 @@ from typing import Any
 from lensopt.errors import CalibrationError, LensoptError, ProtocolError, StoreError
 from lensopt.experiment.calibration import Calibration, letter_bounds_within
 from lensopt.experiment.console import ClinicianConsole
-from lensopt.experiment.end_point import closing_screen, continue_command, end_point
+from lensopt.experiment.end_point import closing_screen, continue_advice_for, end_point, record_end
 from lensopt.experiment.frames import claim_frames_folder, resumed_frames_problem
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import UNDO_PREVIOUS_EYE
@@ -440,16 +440,15 @@ def _run_in_window(
             if quit_:
                 break  # quit (paused and stopped), its status "aborted"
             status = "finished"
-            resume = continue_command(end_points, session_id, request.db_path, options=request.window_options)
-            if resume is not None:
-                log(f"continue with: {resume}")
+            advice = continue_advice_for(end_points, request.window_options)
+            record_end(store, session_id, advice)
+            if advice is not None:
+                log(f"continue with: {advice.command(session_id, request.db_path)}")
             if console is None:
                 break
             # on the console the command on a line of its own, its note under it; Backspace undoes the
             # last answer (of the last eye answered) and continues its eye
-            resume = continue_command(
-                end_points, session_id, request.db_path, note_sep="\n", options=request.window_options
-            )
+            resume = None if advice is None else advice.command(session_id, request.db_path, note_sep="\n")
             last_eye = undoable_eye(records, eyes) if mode.kind == "letters" else None
             if not closing_screen(
                 console, responses, protocol, end_points, request.frames_dir, resume, undo=last_eye is not None

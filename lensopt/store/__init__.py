@@ -39,14 +39,17 @@ from lensopt.store.schema import (
     OlderSchemaError,
 )
 from lensopt.store.session_records import (
+    ENDED,
     EVENTS,
     NOTED,
     RESUMED,
     STARTED,
+    ContinueAdvice,
     DamagedSession,
     ResultRecord,
     SessionEvent,
     SessionInfo,
+    continue_advice,
     resumed_budget,
 )
 from lensopt.store.verdict import (
@@ -60,6 +63,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DUEL_ANSWERS",
     "DUEL_KIND",
+    "ENDED",
     "EVENTS",
     "EYES",
     "KINDS",
@@ -70,6 +74,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STARTED",
     "STATUSES",
+    "ContinueAdvice",
     "DamagedSession",
     "DamagedSessionError",
     "DatabaseLockedError",
@@ -89,6 +94,7 @@ __all__ = [
     "TrialRecord",
     "WrongKindError",
     "check_not_the_database",
+    "continue_advice",
     "db_option",
     "default_db_path",
     "fixed_trials_text",

@@ -49,7 +49,9 @@ Versions:
     git commit, Python, numpy, scipy, PsychoPy, the BLAS library, the platform) and, on a resume,
     the trial budget per eye it ran with (``trials``; ``trials_given``: the ``--trials`` typed, or
     null). A later resume without ``--trials`` keeps the last budget given. Earlier sessions have
-    no events; a read-only store reads an older file as having none.
+    no events; a read-only store reads an older file as having none. Since 4 Dec 2026 sessions
+    also record ``ended`` (each end of their searches, with the command it advised:
+    :func:`lensopt.store.session_records.continue_advice`); the table is the same.
 """
 
 from __future__ import annotations

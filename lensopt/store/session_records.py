@@ -10,6 +10,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+from lensopt.store.db_path import db_option
 from lensopt.store.records import STATUSES, check_eye, check_finite, check_int, check_text, to_json
 
 
@@ -20,11 +21,14 @@ def undone_suffix(n_undone: int) -> str:
     return f" (+{n_undone} undone)" if n_undone else ""
 
 
-#: The events a session records (``session_events`` table, schema 10): its creation, each resume, and
+#: The events a session records (``session_events`` table, schema 10): its creation, each resume,
 #: each clinician's note as it is typed (``detail``: ``note`` and ``for_trial``, the trial it was typed
-#: before; the note is stored with that trial's answer too, so the event keeps one a crash came between).
-STARTED, RESUMED, NOTED = "started", "resumed", "noted"
-EVENTS = (STARTED, RESUMED, NOTED)
+#: before; the note is stored with that trial's answer too, so the event keeps one a crash came between)
+#: and, since 4 Dec 2026, each end of its eyes' searches (``detail``: ``continue_trials``, the
+#: ``--trials`` of the command that gives the eyes short of their target the trials recommended, or
+#: None when none is; ``at_most``, whether that number is a ceiling: :func:`continue_advice`).
+STARTED, RESUMED, NOTED, ENDED = "started", "resumed", "noted", "ended"
+EVENTS = (STARTED, RESUMED, NOTED, ENDED)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,53 @@ def resumed_budget(events) -> int | None:
         if event.event == RESUMED and isinstance(given, int) and not isinstance(given, bool) and given > 0:
             return given
     return None
+
+
+#: The window options a command that continues a session may carry (those ``lensopt run`` was given).
+WINDOW_OPTIONS = ("", " --fullscreen", " --no-fullscreen")
+
+
+@dataclass(frozen=True)
+class ContinueAdvice:
+    """What a session's end advised for its eyes short of their target: resume it with ``--trials
+    trials`` (the budget per eye), a ceiling when ``at_most`` (no trend of the confidence justified a
+    number), and the window ``options`` the run was given (`` --no-fullscreen``: the same set-up needs
+    them again), as its closing console and log said."""
+
+    trials: int
+    at_most: bool = False
+    options: str = ""
+
+    def command(self, session_id: int, db_path=None, note_sep: str = "  ") -> str:
+        """``lensopt run --resume 7 --trials 45 --no-fullscreen --db …``
+        (:func:`~lensopt.store.db_path.db_option`), a ceiling's note after ``note_sep``: the command
+        the closing console, the log, a resume with nothing to run, the printed record and ``lensopt
+        sessions SESSION_ID`` give alike."""
+        command = f"lensopt run --resume {session_id} --trials {self.trials}{self.options}{db_option(db_path)}"
+        if self.at_most:
+            return f"{command}{note_sep}(at most; the confidence so far does not say how many more)"
+        return command
+
+    def to_detail(self) -> dict:
+        """The advice as an :data:`ENDED` event's ``detail``."""
+        return {"continue_trials": self.trials, "at_most": self.at_most, "options": self.options}
+
+
+def continue_advice(events, n_trials: int) -> ContinueAdvice | None:
+    """The advice of the session's last end (an :data:`ENDED` event among ``events``) while it holds:
+    no resume since and no trial stored after it (``n_trials``, the session's stored trials, undone
+    ones included); None when it does not hold, advised nothing (every eye had its end point, or the
+    protocol fixed its trials) or the session never stored one (ended before 4 Dec 2026)."""
+    lifecycle = [e for e in events if getattr(e, "event", None) in (STARTED, RESUMED, ENDED)]
+    if not lifecycle or lifecycle[-1].event != ENDED or lifecycle[-1].after_trial != n_trials:
+        return None
+    detail = lifecycle[-1].detail
+    trials, options = detail.get("continue_trials"), detail.get("options")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        return None
+    # the window options lensopt run gives (" --no-fullscreen"); anything else another program wrote is left out
+    options = options if isinstance(options, str) and options in WINDOW_OPTIONS else ""
+    return ContinueAdvice(trials, detail.get("at_most") is True, options)
 
 
 @dataclass(frozen=True)

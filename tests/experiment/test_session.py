@@ -346,8 +346,11 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
         events = store.session(first.session_id).events
     assert [(e.event, e.after_trial, e.detail.get("trials_given")) for e in events] == [
         ("started", 0, None),
+        ("ended", 6, None),  # each end of the searches, with what it advised
         ("resumed", 6, 9),
+        ("ended", 9, None),
         ("resumed", 9, None),  # the resume that found nothing to do is recorded too
+        ("ended", 9, None),
     ]
 
 
@@ -361,7 +364,10 @@ def test_a_session_whose_start_event_another_program_changed_resumes_and_exports
     first = run_session(request, log=lines.append, window=window)
     conn = sqlite3.connect(db)
     with conn:  # its start's provenance is no longer JSON
-        conn.execute("UPDATE session_events SET detail = 'garbled' WHERE session_id = ?", (first.session_id,))
+        conn.execute(
+            "UPDATE session_events SET detail = 'garbled' WHERE session_id = ? AND event = 'started'",
+            (first.session_id,),
+        )
     conn.close()
     lines.clear()
     more = run_session(RunRequest(db_path=db, resume=first.session_id, trials=5), log=lines.append, window=window)
@@ -371,7 +377,7 @@ def test_a_session_whose_start_event_another_program_changed_resumes_and_exports
         info = store.session(first.session_id)
         assert [t.index for t in store.trials(first.session_id)] == [1, 2, 3, 4, 5]
         document = json.loads(export_session(store, first.session_id, "json"))
-    assert [(e.event, e.after_trial) for e in info.events] == [("resumed", 3)]
+    assert [(e.event, e.after_trial) for e in info.events] == [("ended", 3), ("resumed", 3), ("ended", 5)]
     assert len(info.unreadable_events) == 1 and len(document["trials"]) == 5
     assert document["unreadable_events"] == list(info.unreadable_events)
 

@@ -12,7 +12,16 @@ from test_database import CALIBRATION, make_trial, new_session
 
 import lensopt
 from lensopt.cli import main
-from lensopt.store import SCHEMA_VERSION, SessionEvent, SessionStore, resumed_budget, stored_budget
+from lensopt.store import (
+    ENDED,
+    SCHEMA_VERSION,
+    ContinueAdvice,
+    SessionEvent,
+    SessionStore,
+    continue_advice,
+    resumed_budget,
+    stored_budget,
+)
 from lensopt.store.export import export_session
 from lensopt.store.session_records import unreadable_events_text
 
@@ -211,3 +220,49 @@ def test_the_json_export_carries_the_events(tmp_path):
     ]
     assert document["events"][0]["detail"]["software"]["lensopt"] == lensopt.__version__
     assert document["events"][0]["at_unix_s"] == pytest.approx(document["session"]["created_at"])
+
+
+def _event(name, after_trial, **detail):
+    return SessionEvent(event=name, at=1e9 + after_trial, after_trial=after_trial, detail=detail)
+
+
+def test_the_advice_of_a_sessions_end_holds_until_it_is_resumed_or_answered_again():
+    """An ``ended`` event's ``--trials`` is the advice while it is the session's last start, resume or
+    end and no trial was stored after it (an undo at the closing screen appends trials without a
+    resume); a note typed since does not change it."""
+    ended = _event("ended", 15, continue_trials=45, at_most=False)
+    started = _event("started", 0)
+    assert continue_advice([started, ended], 15) == ContinueAdvice(45)
+    assert continue_advice([started, ended, _event("noted", 15, note="squints", for_trial=15)], 15) == ContinueAdvice(
+        45
+    )
+    assert continue_advice([started, ended], 16) is None  # answered since
+    assert continue_advice([started, ended, _event("resumed", 15, trials=45)], 15) is None  # resumed since
+    assert continue_advice([started], 15) is None  # ended before the advice was stored
+    assert continue_advice([started, _event("ended", 15, continue_trials=None, at_most=False)], 15) is None
+    assert continue_advice([started, _event("ended", 15, continue_trials=True)], 15) is None  # not a number
+    assert continue_advice([started, _event("ended", 15, continue_trials=45, at_most=True)], 15).at_most
+    # the window options lensopt run gives, and nothing else another program wrote there
+    assert continue_advice([started, _event("ended", 15, continue_trials=45, options=" --no-fullscreen")], 15) == (
+        ContinueAdvice(45, options=" --no-fullscreen")
+    )
+    assert continue_advice([started, _event("ended", 15, continue_trials=45, options="; rm -rf ~")], 15) == (
+        ContinueAdvice(45)
+    )
+
+
+def test_the_advice_is_the_command_the_console_gave_and_round_trips_through_the_store(tmp_path):
+    advice = ContinueAdvice(45, at_most=True, options=" --no-fullscreen")
+    assert advice.command(7) == (
+        "lensopt run --resume 7 --trials 45 --no-fullscreen  (at most; the confidence so far does not say how many more)"
+    )
+    assert ContinueAdvice(45, options=" --no-fullscreen").command(7, tmp_path / "s.db") == (
+        f"lensopt run --resume 7 --trials 45 --no-fullscreen --db {(tmp_path / 's.db').resolve()}"
+    )
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = new_session(store)
+        for i in range(1, 4):
+            store.append_trial(sid, make_trial(i))
+        store.record_event(sid, ENDED, advice.to_detail())
+        info = store.session(sid)
+    assert continue_advice(info.events, info.n_trials) == advice

@@ -27,7 +27,7 @@ from lensopt.dashboard.clinician_entries import CLINICIAN_LIMIT, clinician_entri
 from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
-from lensopt.dashboard.unfinished_text import missing_reason, unfinished_text
+from lensopt.dashboard.unfinished_text import continue_line, missing_reason, unfinished_text
 from lensopt.modes.base import EYE_STARTS
 from lensopt.modes.letters import is_prescription
 from lensopt.provenance import software, software_label
@@ -47,10 +47,16 @@ from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untri
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
 )
-from lensopt.store import STARTED, continue_advice, stored_budget
+from lensopt.store import STARTED, stored_budget
 from lensopt.store.claim import session_status
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
-from lensopt.store.verdict import NO_AXIS_REASON, stored_stop_confidence, stored_withheld_reason, trial_noun
+from lensopt.store.verdict import (
+    NO_AXIS_REASON,
+    one_trial_noun,
+    stored_stop_confidence,
+    stored_withheld_reason,
+    trial_noun,
+)
 
 #: A result without an eye (:data:`lensopt.store.records.EYE_NAMES` names the others).
 NO_EYE = "eye not recorded"
@@ -232,7 +238,7 @@ class PrescriptionRecord:
     method: str = METHODS[LETTERS_KIND]
     unfinished: str | None = None
     #: For a finished session whose end advised more trials (eyes short of their target), the command
-    #: that gives them, as its closing console and log gave it (:func:`continue_line`); else None.
+    #: that gives them, as its closing console and log gave it (:func:`~lensopt.dashboard.unfinished_text.continue_line`); else None.
     continue_with: str | None = None
     #: For a session answered by the simulated observer, :data:`SIMULATED_BANNER`; else None.
     banner: str | None = None
@@ -331,7 +337,7 @@ def eye_record(info, result, trials=()) -> EyeRecord:
         acuity=NO_ACUITY if acuity is None else logmar_text(acuity),
         snellen="" if acuity is None else " · ".join(snellen_text(acuity)),
         no_acuity=None if acuity is not None else no_acuity_note(info.kind),
-        trials=count_text(result.n_trials, noun.removesuffix("s")),  # "1 letter", "8 letters"
+        trials=count_text(result.n_trials, one_trial_noun(info.kind)),  # "1 letter", "8 letters"
         stop_reason=stop_reason(info, result, None if reading is None else reading.letters),
         confidence=comparison_confidence_text(noun)
         if info.kind != LETTERS_KIND
@@ -419,17 +425,6 @@ def software_text(info, results, printing: str | None = None, verb: str = "print
         + (f"; result computed by lensopt {', '.join(computed)}" if computed else "")
         + f"; {verb} by lensopt {printing}"
     )
-
-
-def continue_line(info, status: str, db_path=None) -> str | None:
-    """For a finished session whose end advised more trials (:func:`lensopt.store.continue_advice`:
-    its eyes short of their target, nothing run since), the line that says so with the command that
-    gives them (``db_path``: its database, named in it); None otherwise, and for sessions ended
-    before the advice was stored (4 Dec 2026)."""
-    advice = continue_advice(getattr(info, "events", ()), info.n_trials)
-    if status != "finished" or advice is None:
-        return None
-    return f"More trials recommended: {advice.command(info.session_id, db_path, note_sep=' ')}"
 
 
 def wrapped(text: str, width_chars: int) -> list[str]:

@@ -17,7 +17,7 @@ from lensopt.stopping import (
 )
 from lensopt.store.budget import StoredBudget, fixed_trials_text, stored_budget
 from lensopt.store.records import LETTERS_KIND
-from lensopt.store.verdict import trial_noun
+from lensopt.store.verdict import one_trial_noun
 
 #: Blur (D) that costs about :data:`lensopt.stopping.ACUITY_TOLERANCE_LOGMAR` of acuity,
 #: ``log10(1 + 0.25²) = 0.026``: how the confidence statement says the tolerance in diopters.
@@ -69,7 +69,7 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
     rule, budget, planned = ran.rule, ran.max_trials, ran.protocol_max_trials
     confidence = result.confidence
     # "after 1 trial", "after 40 trials"; a comparison's by its name, as its trials row: "after 40 duels"
-    trials = count_text(n, "trial" if info.kind == LETTERS_KIND else trial_noun(info.kind).removesuffix("s"))
+    trials = count_text(n, "trial" if info.kind == LETTERS_KIND else one_trial_noun(info.kind))
     if rule is not None and rule.reason(n, confidence, letters_through) == "confidence":
         checked = f", the lens read through {rule.check_letters} letters" if rule.check_letters else ""
         return f"stopping rule: confidence {confidence_text(confidence, rule.confidence)} ≥ {threshold_text(rule.confidence)} after {trials}{checked}"

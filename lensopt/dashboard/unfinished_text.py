@@ -9,6 +9,7 @@ from lensopt.modes.letters import is_prescription
 from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.db_path import resume_command
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND
+from lensopt.store.session_records import continue_advice
 
 
 def missing_reason(info, status: str | None = None, db_path=None) -> str:
@@ -50,6 +51,17 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
         f"No prescription is stored: session {sid} was {status} after {trials} without one. "
         f"Resume it to finish and store the prescription: {resume}."
     )
+
+
+def continue_line(info, status: str, db_path=None) -> str | None:
+    """For a finished session whose end advised more trials (:func:`lensopt.store.continue_advice`:
+    its eyes short of their target, nothing run since), the line that says so with the command that
+    gives them (``db_path``: its database, named in it); None otherwise, and for sessions ended
+    before the advice was stored (4 Dec 2026)."""
+    advice = continue_advice(getattr(info, "events", ()), info.n_trials)
+    if status != "finished" or advice is None:
+        return None
+    return f"More trials recommended: {advice.command(info.session_id, db_path, note_sep=' ')}"
 
 
 def unfinished_text(info, status: str | None = None, db_path=None) -> str | None:

@@ -54,6 +54,11 @@ def trial_noun(kind: str) -> str:
     return _TRIAL_NOUNS.get(kind, "trials")
 
 
+def one_trial_noun(kind: str) -> str:
+    """:func:`trial_noun` in the singular, for :func:`count_text`-style counts (``1 duel``, ``8 duels``)."""
+    return trial_noun(kind).removesuffix("s")
+
+
 #: Why a two-parameter result with a cylinder is no prescription when its session had no axis
 #: (no ``[lens] axis_deg``, no ``--axis``): a cylinder cannot be dispensed, nor transposed, without one.
 NO_AXIS_REASON = (

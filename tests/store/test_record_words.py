@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from lensopt.store.budget import fixed_trials_text
 from lensopt.store.session_records import ResultRecord
-from lensopt.store.verdict import stored_withheld_reason, trial_noun
+from lensopt.store.verdict import one_trial_noun, stored_withheld_reason, trial_noun
 
 
 def test_the_trials_of_each_kind_are_called_by_one_noun_and_an_unknown_kinds_trials():
@@ -13,6 +13,12 @@ def test_the_trials_of_each_kind_are_called_by_one_noun_and_an_unknown_kinds_tri
         "duels",
         "rankings",
         "trials",
+    ]
+    assert [one_trial_noun(kind) for kind in ("letters", "duel", "ranking", "hologram")] == [
+        "letter",
+        "duel",
+        "ranking",
+        "trial",
     ]
 
 

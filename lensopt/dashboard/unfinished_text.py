@@ -99,12 +99,15 @@ def continue_row(header) -> tuple[str, str, str] | None:
     session running, or finished with nothing advised."""
     advice = getattr(header, "continue_advice", None)
     if header.status == "finished" and advice is not None:
-        return ("Continue", advice.command(header.session_id, header.database, note_sep=" "), MORE_TRIALS_WHY)
+        note = CEILING_WHY if advice.at_most else MORE_TRIALS_WHY
+        return ("Continue", advice.command(header.session_id, header.database, note_sep=None), note)
     why = WHY_NOT_FINISHED.get(header.status)
     if why is None:
         return None
     return ("Continue", resume_command(header.session_id, header.database), why)
 
 
-#: Why a finished session has a "Continue" row: its end advised more trials.
+#: Why a finished session has a "Continue" row: its end advised more trials (a ceiling of them,
+#: no trend of the confidence justifying a number: :attr:`lensopt.store.ContinueAdvice.note`).
 MORE_TRIALS_WHY = "finished short of its target: more trials recommended"
+CEILING_WHY = "short of its target; --trials at most (no trend of the confidence)"

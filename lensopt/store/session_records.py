@@ -105,15 +105,18 @@ class ContinueAdvice:
     at_most: bool = False
     options: str = ""
 
-    def command(self, session_id: int, db_path=None, note_sep: str = "  ") -> str:
+    @property
+    def note(self) -> str:
+        """What qualifies a ceiling's number (``at most; …``); empty for a number from the trend."""
+        return "at most; the confidence so far does not say how many more" if self.at_most else ""
+
+    def command(self, session_id: int, db_path=None, note_sep: str | None = "  ") -> str:
         """``lensopt run --resume 7 --trials 45 --no-fullscreen --db …``
-        (:func:`~lensopt.store.db_path.db_option`), a ceiling's note after ``note_sep``: the command
-        the closing console, the log, a resume with nothing to run, the printed record and ``lensopt
-        sessions SESSION_ID`` give alike."""
+        (:func:`~lensopt.store.db_path.db_option`), a ceiling's :attr:`note` in brackets after
+        ``note_sep`` (None: without it): the command the closing console, the log, a resume with
+        nothing to run, the printed record and ``lensopt sessions SESSION_ID`` give alike."""
         command = f"lensopt run --resume {session_id} --trials {self.trials}{self.options}{db_option(db_path)}"
-        if self.at_most:
-            return f"{command}{note_sep}(at most; the confidence so far does not say how many more)"
-        return command
+        return f"{command}{note_sep}({self.note})" if self.note and note_sep is not None else command
 
     def to_detail(self) -> dict:
         """The advice as an :data:`ENDED` event's ``detail``."""

@@ -17,11 +17,12 @@ from lensopt.dashboard.model import snapshot_from_store
 from lensopt.dashboard.panels import draw_history, draw_lens_map, draw_psychometric, summary_rows
 from lensopt.dashboard.prescription_record import _draw_lens_path
 from lensopt.dashboard.prescription_text import build_record
+from lensopt.dashboard.unfinished_text import CEILING_WHY, MORE_TRIALS_WHY
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.lens import power_vector_arrays
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.trial import Trial
-from lensopt.store import ResultRecord, SessionStore
+from lensopt.store import ContinueAdvice, ResultRecord, SessionStore
 
 #: Letters of the search, then letters read through its lens as the clinician checks it.
 N_SEARCH, N_CHECKS = 24, 3
@@ -154,6 +155,14 @@ def test_a_session_stopped_before_its_end_shows_the_records_command_to_continue_
     assert rows[1][:2] == ("Continue", command)
     finished = replace(snap, header=replace(snap.header, status="finished"))
     assert all(row[0] != "Continue" for row in summary_rows(finished))
+    # finished short of its target: the command its end advised, a ceiling said so in the note
+    for advice, note in ((ContinueAdvice(44), MORE_TRIALS_WHY), (ContinueAdvice(60, at_most=True), CEILING_WHY)):
+        short = replace(snap, header=replace(snap.header, status="finished", continue_advice=advice))
+        assert summary_rows(short)[1] == (
+            "Continue",
+            f"lensopt run --resume {sid} --trials {advice.trials} --db {path.resolve()}",
+            note,
+        )
 
 
 def _prescription_panels(path, sid):

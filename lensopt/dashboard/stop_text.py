@@ -45,12 +45,10 @@ def confidence_statement(
             f"of the best lens (about {diopter_text(TOLERANCE_BLUR_D, signed=False)} D of blur)"
         )
     if stop_confidence is None:
-        given, planned = (None, None) if ran is None else (ran.given, ran.protocol_trials)
-        ran_trials = (
-            "the protocol's fixed number of trials (no [stop])"
-            if n_trials is None
-            else fixed_trials_text(n_trials, given, planned)
-        )
+        if n_trials is None:
+            ran_trials = "the protocol's fixed number of trials (no [stop])"
+        else:
+            ran_trials = fixed_trials_text(n_trials, None, None) if ran is None else ran.fixed_trials_text(n_trials)
         return f"confidence {confidence_text(confidence, target)} — below lensopt's default {threshold_text(target)} after {ran_trials}"
     return f"confidence {confidence_text(confidence, target)} — below the protocol's {threshold_text(target)}; more trials recommended"
 
@@ -82,7 +80,9 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
     if isinstance(budget, int) and n == budget:
         changed = ""
         if isinstance(planned, int) and planned != budget:  # a resume's --trials
-            changed = f", {'extended' if budget > planned else 'lowered'} from the protocol's {planned} on resuming"
+            changed = f", {'extended' if budget > planned else 'lowered'} from {ran.planned_text(planned)} on resuming"
+        elif budget == ran.started_with and ran.file_trials is not None and ran.file_trials != budget:
+            changed = f", --trials {budget} at the start; the protocol's {ran.file_trials}"
         return f"trial budget reached ({n} of {budget}{changed}){no_rule}"
     unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
     if info.status == "aborted":

@@ -123,11 +123,9 @@ class EndPoint:
     #: The start the eye's full prescription was searched around (``started from -2.25 / -0.75 x 180``,
     #: each eye's own in a session of both), under its result on the closing console; ``""`` without one.
     started_from: str = ""
-    #: The trial budget the session ran with when a resume's ``--trials`` gave it (kept by later
-    #: resumes, :attr:`lensopt.store.StoredBudget.given`), and its protocol's ``[optimizer] trials``:
-    #: a fixed design's advice names them; None: the protocol's budget.
-    given_trials: int | None = None
-    protocol_trials: int | None = None
+    #: The trial budget the session ran with (:func:`lensopt.store.stored_budget`: its protocol's, its
+    #: start's or a resume's ``--trials``), which a fixed design's advice names; None: the protocol's.
+    budget: StoredBudget | None = None
 
     @property
     def estimate_only(self) -> bool:
@@ -175,7 +173,9 @@ class EndPoint:
 
     def _fixed_trials_text(self) -> str:
         """A fixed design's trials and budget (:func:`lensopt.store.fixed_trials_text`)."""
-        return fixed_trials_text(self.n_trials, self.given_trials, self.protocol_trials)
+        if self.budget is None:
+            return fixed_trials_text(self.n_trials, None, None)
+        return self.budget.fixed_trials_text(self.n_trials)
 
     @property
     def lens_details(self) -> tuple[str, ...]:
@@ -255,8 +255,7 @@ def end_point(
     return dataclasses.replace(
         ending,
         started_from=start_note(optimizer, None, protocol.lens.cylinder) or "",
-        given_trials=None if budget is None else budget.given,
-        protocol_trials=None if budget is None else budget.protocol_trials,
+        budget=budget,
     )
 
 

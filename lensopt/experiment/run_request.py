@@ -62,6 +62,16 @@ class RunRequest:
                 "searches the axis itself: leave --axis out"
             )
 
+    def started_detail(self, source_file: dict | None, file_trials: int | None) -> dict:
+        """The ``started`` event's detail of the session this request creates: which protocol file,
+        and which version of it, the session ran (``source_file``); its ``--trials`` and the file's
+        ``[optimizer] trials`` (``file_trials``), so that its record names the budget "--trials 20 at
+        the start (the protocol's 260)", not "the protocol's 20" (the stored protocol holds 20)."""
+        detail: dict = {} if source_file is None else {"protocol_file": source_file}
+        if self.trials is not None:
+            detail.update(trials_given=self.trials, protocol_trials=file_trials)
+        return detail
+
     @property
     def window_options(self) -> str:
         """The window options given (`` --no-fullscreen``, `` --fullscreen``, or none), which a command

@@ -164,6 +164,7 @@ def _run(
     if trials is None and info is not None:
         trials = resumed_budget(info.events)
         given = f"the --trials {trials} of an earlier resume"
+    file_trials = protocol.optimizer.trials  # the protocol file's (a new session's), before --trials
     if trials is not None:
         before = protocol.stop
         protocol = protocol.with_trials(trials)
@@ -245,6 +246,7 @@ def _run(
             n_trials=n_trials,
             fullscreen=fullscreen,
             settings=settings,
+            file_trials=file_trials,
         )
         with contextlib.ExitStack() as claims:
             return _run_in_window(store, request, responses, log, win, plan, console_win, claims, warn)
@@ -274,6 +276,8 @@ class _Plan:
     #: the stored optimizer settings of a resumed session (the stop's budget following --trials), or those a
     #: new session stores (with each eye's start, :func:`session_settings_of`); None: ``optimizer``'s
     settings: dict | None = None
+    #: a new session's protocol file's ``[optimizer] trials``, before ``--trials``
+    file_trials: int | None = None
 
 
 def _run_in_window(
@@ -317,7 +321,6 @@ def _run_in_window(
             f"{len(answered(eye_records(records, eye))) + 1} of {n_trials}"
         )
     else:
-        source_file = protocol.source_file()  # which file, and which version of it, the session ran
         session_id = store.create_session(
             participant,
             protocol.to_dict(),
@@ -325,7 +328,7 @@ def _run_in_window(
             settings,
             seed,
             kind=mode.kind,
-            started={} if source_file is None else {"protocol_file": source_file},
+            started=request.started_detail(protocol.source_file(), plan.file_trials),
         )
         try:
             claims.enter_context(claim_session(request.db_path, session_id))  # held until the session ends

@@ -23,7 +23,10 @@ class StoredBudget:
     sets them; ``stored_rule``: the rule as the session stored it. ``known``: whether these are the
     budget it last ran with for certain — every resume of a session started since schema 10 is
     recorded with its budget, so False for one started before (its earlier resumes, with
-    ``--trials`` or not, are not recorded) unless a recorded resume was given ``--trials``."""
+    ``--trials`` or not, are not recorded) unless a recorded resume was given ``--trials``.
+    ``started_with``: the ``--trials`` the session was started with, which its stored protocol holds
+    as its ``[optimizer] trials`` (recorded since 4 Dec 2026; None: none, or not recorded);
+    ``file_trials``: then the protocol file's."""
 
     trials: int | None
     protocol_trials: int | None
@@ -31,6 +34,17 @@ class StoredBudget:
     rule: StopRule | None
     stored_rule: StopRule | None
     known: bool
+    started_with: int | None = None
+    file_trials: int | None = None
+
+    def fixed_trials_text(self, n_trials: int) -> str:
+        """:func:`fixed_trials_text` of ``n_trials`` with this budget."""
+        return fixed_trials_text(n_trials, self.given, self.protocol_trials, self.started_with, self.file_trials)
+
+    def planned_text(self, planned: int) -> str:
+        """The budget ``planned`` before a resume changed it, by where it came from: ``--trials 15 at
+        the start`` when the start's ``--trials`` set it, else ``the protocol's 15``."""
+        return f"--trials {planned} at the start" if planned == self.started_with else f"the protocol's {planned}"
 
     @property
     def max_trials(self) -> int | None:
@@ -44,19 +58,34 @@ class StoredBudget:
         return self.stored_rule.max_trials if self.stored_rule is not None else self.protocol_trials
 
 
-def fixed_trials_text(n_trials: int, given: int | None, protocol_trials: int | None) -> str:
+def fixed_trials_text(
+    n_trials: int,
+    given: int | None,
+    protocol_trials: int | None,
+    started_with: int | None = None,
+    file_trials: int | None = None,
+) -> str:
     """A fixed design's (no ``[stop]``) trials, the closing console's words and the printed record's:
     ``the protocol's 260 trials (no [stop]: a fixed number)``; a resume's ``--trials`` having given
     its budget (:attr:`StoredBudget.given`), ``9 trials, the budget of --trials 9 on resuming (the
     protocol's 6; no [stop]: a fixed number)``; a session ended before its budget (the clinician
     closed it), ``7 of the protocol's 260 trials (no [stop]: a fixed number; ended early)`` or ``7 of
     the 9 trials of --trials 9 on resuming (…; ended early)``. ``protocol_trials`` None: not known,
-    the trials taken as the protocol's."""
-    if given is None:
+    the trials taken as the protocol's. Started with ``--trials`` (``started_with``; the protocol
+    file's ``file_trials``): ``the 20 trials of --trials 20 at the start (the protocol's 260; no
+    [stop]: a fixed number)`` — not "the protocol's 20"."""
+    if started_with is not None and protocol_trials == started_with:
+        file_planned = "" if file_trials is None else f"the protocol's {file_trials}; "
+        if given is None:
+            start = f"{started_with} trials of --trials {started_with} at the start ({file_planned}no [stop]: a fixed number"
+            return f"the {start})" if n_trials >= started_with else f"{n_trials} of the {start}; ended early)"
+        planned = f"--trials {started_with} at the start, {file_planned}"
+    elif given is None:
         if protocol_trials is None or n_trials >= protocol_trials:
             return f"the protocol's {n_trials} trials (no [stop]: a fixed number)"
         return f"{n_trials} of the protocol's {protocol_trials} trials (no [stop]: a fixed number; ended early)"
-    planned = "" if protocol_trials is None else f"the protocol's {protocol_trials}; "
+    else:
+        planned = "" if protocol_trials is None else f"the protocol's {protocol_trials}; "
     if n_trials >= given:
         return f"{n_trials} trials, the budget of --trials {given} on resuming ({planned}no [stop]: a fixed number)"
     return (
@@ -104,6 +133,10 @@ def stored_budget(info) -> StoredBudget:
         for e in events
         if getattr(e, "event", None) == RESUMED
     )
+    # the start's --trials (recorded since 4 Dec 2026), which the stored protocol holds
+    start = next((_table(getattr(e, "detail", None)) for e in events if getattr(e, "event", None) == STARTED), {})
+    started_with = _count(start.get("trials_given"))
+    from_start = started_with is not None and started_with == planned
     return StoredBudget(
         trials=given if given is not None else planned,
         protocol_trials=planned,
@@ -111,4 +144,6 @@ def stored_budget(info) -> StoredBudget:
         rule=rule,
         stored_rule=stored_rule,
         known=given is not None or recorded,
+        started_with=started_with if from_start else None,
+        file_trials=_count(start.get("protocol_trials")) if from_start else None,
     )

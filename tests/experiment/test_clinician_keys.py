@@ -345,7 +345,7 @@ def test_a_note_is_on_disk_as_it_is_typed_not_only_with_the_answer_that_follows(
     noted = [(e.event, e.after_trial, e.detail["note"], e.detail["for_trial"]) for e in on_disk_at_the_letter[1:]]
     assert noted == [("noted", 1, "dizzy", 2)]
     assert records[1].extra["note"] == "dizzy" and "note" not in records[0].extra
-    assert [e.event for e in info.events] == ["started", "noted"]
+    assert [e.event for e in info.events] == ["started", "noted", "ended"]
 
 
 def test_a_lens_set_typed_with_decimal_commas_is_refused_with_the_fix_and_one_off_the_steps_is_noted(tmp_path, window):

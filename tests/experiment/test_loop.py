@@ -73,7 +73,7 @@ def test_a_quit_session_resumes_at_the_next_trial_and_finishes(tmp_path, window,
     with SessionStore(tmp_path / "s.db", readonly=True) as store:
         events, trials = store.session(first.session_id).events, store.trials(first.session_id)
     # the start and the resume are recorded, each with the software that ran, between the answers
-    assert [(e.event, e.after_trial) for e in events] == [("started", 0), ("resumed", 2)]
+    assert [(e.event, e.after_trial) for e in events] == [("started", 0), ("resumed", 2), ("ended", 4)]
     assert events[0].at <= trials[0].presented_at and trials[1].answered_at <= events[1].at <= trials[2].presented_at
     assert events[1].detail["trials"] == 4 and events[1].detail["trials_given"] is None
     assert all(e.software["lensopt"] == lensopt.__version__ for e in events)

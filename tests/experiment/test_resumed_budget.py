@@ -31,7 +31,8 @@ def test_a_session_quit_and_resumed_with_fewer_trials_reached_that_budget(tmp_pa
     ran = stored_budget(info)
     assert (ran.trials, ran.protocol_trials, ran.rule.max_trials, ran.known) == (4, 6, 4, True)
     (eye,) = build_record(info, printed_at=1.9e9, trials=records).eyes
-    assert eye.stop_reason == "trial budget reached (4 of 4, lowered from the protocol's 6 on resuming)"
+    # started with --trials 6: the budget it lowered was the start's (the stored protocol holds it)
+    assert eye.stop_reason == "trial budget reached (4 of 4, lowered from --trials 6 at the start on resuming)"
 
 
 def test_a_session_resumed_with_more_trials_reached_the_new_budget_on_the_record_and_the_dashboard(tmp_path, window):
@@ -52,7 +53,7 @@ def test_a_session_resumed_with_more_trials_reached_the_new_budget_on_the_record
         info, records = store.session(first.session_id), store.trials(first.session_id)
     assert info.result is not None and info.result.n_trials == 9 and info.result.confidence < 0.999
     (eye,) = build_record(info, printed_at=1.9e9, trials=records).eyes
-    assert eye.stop_reason == "trial budget reached (9 of 9, extended from the protocol's 6 on resuming)"
+    assert eye.stop_reason == "trial budget reached (9 of 9, extended from --trials 6 at the start on resuming)"
     snap = SessionModel(info).update(info, records)
     assert snap.certainty.max_trials == 9 and snap.certainty.budget_known
     (stops_at,) = {row[0]: row[1:] for row in summary_rows(snap)}["Stops at"]
@@ -87,4 +88,43 @@ def test_a_fixed_design_resumed_with_more_trials_names_that_budget_on_the_closin
         ran = stored_budget(store.session(first.session_id))
     assert (ran.given, ran.protocol_trials) == (3, 2)  # the stored protocol is the one the session began with
     assert "protocol's 3" not in shown
-    assert "after 3 trials, the budget of --trials 3 on resuming (the protocol's 2; no [stop]: a fixed number)" in shown
+    assert (
+        "after 3 trials, the budget of --trials 3 on resuming (--trials 2 at the start, the protocol's 100; "
+        "no [stop]: a fixed number)"
+    ) in shown.replace("\n", " ")
+
+
+def test_a_session_started_with_trials_names_them_not_the_protocol_file_it_ran(tmp_path, window, console_states):
+    """The stored protocol of a session started with --trials holds them: a fixed design's record and
+    closing console said "the protocol's 2 trials" of a 100-trial protocol; they name the --trials
+    and the file's 100. With a [stop], the record's stop reason names them beside the file's 80."""
+    fixed = _without_stop(clinic_protocol(tmp_path, **{"optimizer.trials": "100"}))
+    db = tmp_path / "s.db"
+    first = run_session(
+        RunRequest(db_path=db, protocol_path=fixed, participant="P1", seed=8, trials=2),
+        log=lambda line: None,
+        window=window,
+        console_window=window,
+    )
+    (closing,) = [s for s in console_states if s.heading == "Session finished"][-1:]
+    words = "the 2 trials of --trials 2 at the start (the protocol's 100; no [stop]: a fixed number)"
+    assert words in (closing.body + "\n" + closing.keys_text).replace("\n", " ")
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(first.session_id)
+        (eye,) = build_record(info, printed_at=1.9e9, trials=store.trials(first.session_id)).eyes
+    assert (stored_budget(info).started_with, stored_budget(info).file_trials) == (2, 100)
+    assert eye.confidence.endswith(f"after {words}") and "protocol's 2" not in eye.confidence
+    stop = run_session(
+        RunRequest(
+            db_path=db,
+            protocol_path=clinic_protocol(tmp_path, **{"optimizer.trials": "80", "stop.max_trials": "80"}),
+            participant="P1",
+            seed=8,
+            trials=3,
+        ),
+        log=lambda line: None,
+        window=window,
+    )
+    with SessionStore(db, readonly=True) as store:
+        (eye,) = build_record(store.session(stop.session_id), 1.9e9, trials=store.trials(stop.session_id)).eyes
+    assert eye.stop_reason == "trial budget reached (3 of 3, --trials 3 at the start; the protocol's 80)"

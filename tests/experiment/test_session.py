@@ -345,7 +345,7 @@ def test_a_stop_session_its_budget_ended_resumes_with_more_trials_and_keeps_its_
     with SessionStore(db, readonly=True) as store:
         events = store.session(first.session_id).events
     assert [(e.event, e.after_trial, e.detail.get("trials_given")) for e in events] == [
-        ("started", 0, None),
+        ("started", 0, 6),  # started with --trials 6
         ("ended", 6, None),  # each end of the searches, with what it advised
         ("resumed", 6, 9),
         ("ended", 9, None),

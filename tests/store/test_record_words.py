@@ -38,3 +38,18 @@ def test_a_fixed_designs_trials_name_the_budget_and_whether_it_was_run():
     assert fixed_trials_text(7, 9, None) == (
         "7 of the 9 trials of --trials 9 on resuming (no [stop]: a fixed number; ended early)"
     )
+
+
+def test_a_fixed_designs_trials_given_at_the_start_are_named_so_not_as_the_protocols():
+    """Started with --trials 20, the stored protocol holds 20: the words name the --trials and the
+    protocol file's 260, not "the protocol's 20 trials"."""
+    assert fixed_trials_text(20, None, 20, started_with=20, file_trials=260) == (
+        "the 20 trials of --trials 20 at the start (the protocol's 260; no [stop]: a fixed number)"
+    )
+    assert fixed_trials_text(7, None, 20, started_with=20, file_trials=260) == (
+        "7 of the 20 trials of --trials 20 at the start (the protocol's 260; no [stop]: a fixed number; ended early)"
+    )
+    assert fixed_trials_text(30, 30, 20, started_with=20, file_trials=260) == (
+        "30 trials, the budget of --trials 30 on resuming (--trials 20 at the start, the protocol's 260; "
+        "no [stop]: a fixed number)"
+    )

@@ -374,21 +374,6 @@ def continue_advice_for(end_points: Sequence[EndPoint], options: str = "") -> Co
     return ContinueAdvice(max(budgets), False, options)
 
 
-def continue_command(
-    end_points: Sequence[EndPoint],
-    session_id: int,
-    db_path: Path | str | None = None,
-    note_sep: str = "  ",
-    options: str = "",
-) -> str | None:
-    """The command of :func:`continue_advice_for`, ``lensopt run --resume 7 --trials 53 --db …``
-    (:meth:`~lensopt.store.ContinueAdvice.command`: a ceiling's note after ``note_sep``; the window
-    ``options`` the session ran with, `` --no-fullscreen``): a command to run as it is. None when no
-    more trials are advised."""
-    advice = continue_advice_for(end_points, options)
-    return None if advice is None else advice.command(session_id, db_path, note_sep)
-
-
 def record_end(store, session_id: int, advice: ContinueAdvice | None) -> None:
     """Store the end of session ``session_id``'s searches with its ``advice`` (an
     :data:`~lensopt.store.ENDED` event; no advice: none holds), for a resume with nothing to run,
@@ -419,7 +404,7 @@ def closing_screen(
     """The console's closing screen, held until the clinician presses the confirm key (the patient's
     window keeps "Done. Thank you!"): each eye's prescription with its intervals and predicted
     acuity, or "not enough answers to prescribe; about N more trials recommended" and, given
-    ``resume`` (:func:`continue_command`, its note on a line of its own), the command that
+    ``resume`` (:meth:`lensopt.store.ContinueAdvice.command` of :func:`continue_advice_for`, its note on a line of its own), the command that
     continues the session. With ``undo`` (a letter session), the undo key is offered too: whether
     it was pressed (the session then undoes the last answer and continues its eye)."""
     confirm, undo_key = protocol.keys.confirm, (protocol.keys.undo if undo else None)

@@ -7,13 +7,19 @@ from dataclasses import replace
 from lensopt.experiment.end_point import (
     MAX_EXTRAPOLATION,
     EndPoint,
-    continue_command,
+    continue_advice_for,
     more_trials_estimate,
 )
 from lensopt.experiment.prescription_text import prescription_lines
 from lensopt.experiment.search_sections import MAX_TRIALS
 from lensopt.refraction.shown import untried_note
 from lensopt.store import ResultRecord
+
+
+def continue_command(end_points, session_id: int, db_path=None, options: str = "") -> str | None:
+    """The command the log gives for ``end_points``: their advice's (``None``: none)."""
+    advice = continue_advice_for(end_points, options)
+    return None if advice is None else advice.command(session_id, db_path)
 
 
 def test_a_rising_confidence_is_extrapolated_to_the_target():
@@ -164,7 +170,7 @@ def test_a_comparisons_lens_from_fewer_than_40_is_no_prescription_yet_on_the_con
     prescribe", how many more, and the command to continue to 40; from 40, the lens."""
     import types
 
-    from lensopt.experiment.end_point import continue_command, end_point
+    from lensopt.experiment.end_point import end_point
 
     protocol = types.SimpleNamespace(lens=types.SimpleNamespace(cylinder="minus"), feedback_mode="ranking")
     result = ResultRecord("-1.00 / -0.75 x 179", -1.0, -0.75, 179.0, None, None, 2, {"sphere_d": [-1.53, -0.01]})
@@ -191,7 +197,7 @@ def test_the_console_and_the_log_hold_a_lens_to_the_printed_records_rule():
     said "prescription:" above "not enough answers")."""
     import types
 
-    from lensopt.experiment.end_point import continue_command, end_point
+    from lensopt.experiment.end_point import end_point
     from lensopt.store.verdict import NO_AXIS_REASON
 
     protocol = types.SimpleNamespace(

@@ -1,6 +1,7 @@
 """Why a session has no stored prescription, or has results that may not be its last, and the
 command that continues it: the words of the printed record, of ``lensopt sessions`` and of the
-dashboard's continue row, for a session stopped, interrupted or still running."""
+dashboard's continue row, for a session stopped, interrupted or still running — and for one
+finished with eyes short of their target, the command its end advised (:func:`continue_line`)."""
 
 from __future__ import annotations
 

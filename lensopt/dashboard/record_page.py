@@ -234,12 +234,12 @@ def _draw_body(page: _Page, record: PrescriptionRecord) -> None:
     for label, value in record.session:  # a long value (the protocol, rule, seed, SIMULATED) on two lines
         _labelled(page, label, value, step_in=0.235)
     page.rule(0.0)
-    if record.unfinished is not None:  # in red under the rule: the results may not be the session's last
-        page.down(0.12)
-        page.lines(MARGIN_IN, record.unfinished, FONT_SIZE, 0.2, weight="bold", color=ALERT)
-    if record.continue_with is not None:  # a finished session's eyes short of their target: how to go on
-        page.down(0.12)
-        page.lines(MARGIN_IN, record.continue_with, FONT_SIZE, 0.2, weight="bold")
+    # under the rule: in red, a session not finished (its results may not be its last); a finished
+    # session's eyes short of their target, the command that continues it
+    for line, color in ((record.unfinished, ALERT), (record.continue_with, None)):
+        if line is not None:
+            page.down(0.12)
+            page.lines(MARGIN_IN, line, FONT_SIZE, 0.2, weight="bold", color=color)
     page.down(0.3)
     if record.missing is not None:
         page.text(MARGIN_IN, "No prescription stored", size=20, weight="bold", color=ALERT)

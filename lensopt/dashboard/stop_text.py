@@ -15,7 +15,7 @@ from lensopt.stopping import (
     prescription_target,
     threshold_text,
 )
-from lensopt.store.budget import StoredBudget, fixed_trials_text, stored_budget
+from lensopt.store.budget import StoredBudget, at_start_text, fixed_trials_text, stored_budget
 from lensopt.store.records import LETTERS_KIND
 from lensopt.store.verdict import one_trial_noun
 
@@ -82,7 +82,7 @@ def stop_reason(info, result, letters_through: int | None = None) -> str:
         if isinstance(planned, int) and planned != budget:  # a resume's --trials
             changed = f", {'extended' if budget > planned else 'lowered'} from {ran.planned_text(planned)} on resuming"
         elif budget == ran.started_with and ran.file_trials is not None and ran.file_trials != budget:
-            changed = f", --trials {budget} at the start; the protocol's {ran.file_trials}"
+            changed = f", {at_start_text(budget)}; the protocol's {ran.file_trials}"
         return f"trial budget reached ({n} of {budget}{changed}){no_rule}"
     unmet = ", before the stopping rule was met" if rule is not None else " (no stopping rule)"
     if info.status == "aborted":

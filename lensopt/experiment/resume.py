@@ -186,9 +186,10 @@ def finish_resumed(
     # the advice of the session's end while it holds (this resume ran nothing): the number its closing
     # console gave, from the confidence's trend, which a rebuilt search no longer has
     advice = continue_advice(info.events, info.n_trials)
-    if advice is None or request.fullscreen is not None:  # this resume's window options, when given
-        computed = continue_advice_for(end_points, request.window_options)
-        advice = computed if advice is None or computed is None else replace(advice, options=computed.options)
+    if advice is None:
+        advice = continue_advice_for(end_points, request.window_options)
+    elif request.fullscreen is not None:  # this resume's window options, when given
+        advice = replace(advice, options=request.window_options)
     record_end(store, info.session_id, advice)
     if advice is not None:
         log(f"continue with: {advice.command(info.session_id, request.db_path)}")

@@ -13,6 +13,11 @@ from lensopt.stopping import StopRule, rebudgeted_limits
 from lensopt.store.session_records import RESUMED, STARTED, resumed_budget
 
 
+def at_start_text(trials: int) -> str:
+    """``--trials 20 at the start``: a session's budget its start's ``--trials`` gave, in every wording."""
+    return f"--trials {trials} at the start"
+
+
 @dataclass(frozen=True)
 class StoredBudget:
     """A stored session's trial budget per eye. ``trials``: the one it last ran with (None: not
@@ -44,7 +49,7 @@ class StoredBudget:
     def planned_text(self, planned: int) -> str:
         """The budget ``planned`` before a resume changed it, by where it came from: ``--trials 15 at
         the start`` when the start's ``--trials`` set it, else ``the protocol's 15``."""
-        return f"--trials {planned} at the start" if planned == self.started_with else f"the protocol's {planned}"
+        return at_start_text(planned) if planned == self.started_with else f"the protocol's {planned}"
 
     @property
     def max_trials(self) -> int | None:
@@ -77,9 +82,9 @@ def fixed_trials_text(
     if started_with is not None and protocol_trials == started_with:
         file_planned = "" if file_trials is None else f"the protocol's {file_trials}; "
         if given is None:
-            start = f"{started_with} trials of --trials {started_with} at the start ({file_planned}no [stop]: a fixed number"
+            start = f"{started_with} trials of {at_start_text(started_with)} ({file_planned}no [stop]: a fixed number"
             return f"the {start})" if n_trials >= started_with else f"{n_trials} of the {start}; ended early)"
-        planned = f"--trials {started_with} at the start, {file_planned}"
+        planned = f"{at_start_text(started_with)}, {file_planned}"
     elif given is None:
         if protocol_trials is None or n_trials >= protocol_trials:
             return f"the protocol's {n_trials} trials (no [stop]: a fixed number)"

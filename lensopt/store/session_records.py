@@ -10,7 +10,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-from lensopt.store.db_path import db_option
+from lensopt.store.db_path import resume_command
 from lensopt.store.records import STATUSES, check_eye, check_finite, check_int, check_text, to_json
 
 
@@ -112,10 +112,10 @@ class ContinueAdvice:
 
     def command(self, session_id: int, db_path=None, note_sep: str | None = "  ") -> str:
         """``lensopt run --resume 7 --trials 45 --no-fullscreen --db …``
-        (:func:`~lensopt.store.db_path.db_option`), a ceiling's :attr:`note` in brackets after
+        (:func:`~lensopt.store.db_path.resume_command` with ``--trials``), a ceiling's :attr:`note` in brackets after
         ``note_sep`` (None: without it): the command the closing console, the log, a resume with
         nothing to run, the printed record and ``lensopt sessions SESSION_ID`` give alike."""
-        command = f"lensopt run --resume {session_id} --trials {self.trials}{self.options}{db_option(db_path)}"
+        command = resume_command(session_id, db_path, f" --trials {self.trials}{self.options}")
         return f"{command}{note_sep}({self.note})" if self.note and note_sep is not None else command
 
     def to_detail(self) -> dict:

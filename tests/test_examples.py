@@ -1,6 +1,7 @@
 """The scripts of docs/examples: their patients, their tables and short runs of their commands."""
 
 import importlib.util
+import itertools
 import re
 import subprocess
 import sys
@@ -315,3 +316,37 @@ def test_the_comparison_acuity_scripts_summary_by_hand():
     n, median, mean_abs, worst, sd, band, line = load_example("comparison_acuity").summary(results).split()
     assert (int(n), float(median), float(mean_abs), float(worst)) == (3, 0.05, 0.157, 0.3)
     assert (float(sd), int(band), int(line)) == (0.1, 1, 1)
+
+
+def test_the_axis_step_scripts_session_is_scored_and_its_lens_changes_counted_by_hand():
+    """docs/examples/axis_step.py, tuning seed 5000, 10 duels at 5° steps: the blur error is the
+    power-vector distance of the lens prescribed from the truth, the changes those of lens 1's text."""
+    axis_step = load_example("axis_step")
+    from lensopt.bench.prescription import patient_and_start
+    from lensopt.bench.prescription_spec import PrescriptionSpec
+    from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
+    from lensopt.simulation import simulate_prescription
+
+    row = axis_step.session(5000, "duel", 5.0, 10, 0.0)
+    patient, start = patient_and_start(PrescriptionSpec("start-accommodation", "muc-ald", 5000, 10, feedback="duel"))
+    by_hand = PrescriptionDuelOptimizer(rule="muc-ald", seed=5000, start=start, axis_step_deg=5.0)
+    simulate_prescription(patient, by_hand, 10, checkpoints=(10,), feedback="duel", tie_threshold=0.0)
+    lens = by_hand.prescription().lens
+    truth = patient.correction.power_vector().to_array()
+    assert row["blur_error_d"] == pytest.approx(float(np.linalg.norm(lens.power_vector().to_array() - truth)), abs=1e-6)
+    assert row["axis_deg"] == lens.axis_deg and lens.axis_deg % 5 == 0
+    texts = [trial.first_lens.format() for trial, _ in by_hand.history]
+    assert row["changes"] == sum(a != b for a, b in itertools.pairwise(texts))
+    assert 0 <= row["axis_only"] <= row["changes"]
+
+
+def test_the_axis_step_script_prints_a_line_per_step(capsys):
+    load_example("axis_step").main(
+        ["--feedback", "letters", "--patients", "1", "--trials", "6", "--first-seed", "5000"]
+    )
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "letters, axis step 1 degrees, 6 trials",
+        "letters, axis step 5 degrees, 6 trials",
+    ]
+    assert all("> 0.5 D" in line and "of 1; lens changes" in line for line in lines)

@@ -68,7 +68,7 @@ def _simulated_options(protocol: Protocol, keyboard) -> dict:
 def start_options(protocol: Protocol, seed: int, letter_bounds_logmar) -> dict:
     """What every optimizer of the full prescription takes from a protocol with a starting
     refraction (``[start]``, ``--start``): the rule, the seed, the start and its box, the letter
-    bounds and the initial trials."""
+    bounds, the initial trials and the axis step (``[lens] axis_step_deg``)."""
     start, o = protocol.start, protocol.optimizer
     if start is None:
         raise ValueError(f"{protocol.source}: a full-prescription session needs a [start] refraction (or --start)")
@@ -81,6 +81,7 @@ def start_options(protocol: Protocol, seed: int, letter_bounds_logmar) -> dict:
         j_half_width_d=start.j_half_width_d,
         letter_bounds_logmar=tuple(letter_bounds_logmar),
         n_initial=o.n_initial,
+        axis_step_deg=protocol.lens.axis_step_deg,
     )
 
 

@@ -156,11 +156,8 @@ class Protocol:
                 "lens.axis_deg (the phoropter's axis of a two-parameter search) does not apply to the full "
                 "prescription, which searches the axis from its [start] (--start); remove lens.axis_deg"
             )
-        if self.lens.max_step_d and self.start is None:
-            raise ValueError(
-                "lens.max_step_d (the travel limit) applies to the full prescription only; add a [start] "
-                "table (or --start) or set lens.max_step_d = 0"
-            )
+        for only in self.lens.full_prescription_only() if self.start is None else ():
+            raise ValueError(only)
         if self.stop is not None:
             self._check_stop()
         if self.session.eye == "OU" and mode != "letters":

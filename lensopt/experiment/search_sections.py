@@ -24,7 +24,12 @@ from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, accommodatio
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, diopter_text, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
-from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
+from lensopt.refraction.prescription import (
+    DEFAULT_AXIS_STEP_DEG,
+    PHOROPTER_MAX_POWER_D,
+    START_J_HALF_WIDTH_D,
+    START_M_HALF_WIDTH_D,
+)
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE, MAX_CHECK_LETTERS
@@ -314,13 +319,16 @@ class LensSection:
     ``"plus"``; the store keeps minus cylinder), ``axis_deg`` the axis (1–180°) the phoropter's
     cylinder is set to in a two-parameter search — the patient's, from the autorefraction or
     keratometry, along which that search varies a signed cylinder — so that its lenses are shown in
-    clinical notation (0, the default: not given; the lenses are shown as sphere and signed cylinder)."""
+    clinical notation (0, the default: not given; the lenses are shown as sphere and signed cylinder),
+    ``axis_step_deg`` the step the full prescription's axes are rounded to (1°, the default: a
+    phoropter's dial; 5°: a trial frame's marks; with ``step_d`` only, which rounds the powers)."""
 
     step_d: float = 0.0
     prompt: bool = False
     max_step_d: float = 0.0
     cylinder: str = "minus"
     axis_deg: float = 0.0
+    axis_step_deg: float = DEFAULT_AXIS_STEP_DEG
 
     def __post_init__(self):
         _number(self, "step_d", 0.0, 1.0)
@@ -337,6 +345,31 @@ class LensSection:
                 f"lens.max_step_d must be 0 (no limit) or at least one phoropter step, {MIN_MAX_STEP_D:g} D, "
                 f"got {self.max_step_d:g}"
             )
+        _number(self, "axis_step_deg", 1.0, 90.0)
+        if self.axis_step_deg != int(self.axis_step_deg) or 180.0 % self.axis_step_deg:
+            raise ValueError(
+                f"lens.axis_step_deg must be whole degrees that divide 180 (1: a phoropter's dial, 5: a trial "
+                f"frame's marks), got {self.axis_step_deg:g}"
+            )
+        if self.axis_step_deg != DEFAULT_AXIS_STEP_DEG and not self.step_d:
+            raise ValueError(
+                "lens.axis_step_deg rounds the axes of lenses rounded to lens.step_d, and lens.step_d = 0 "
+                "(continuous powers) rounds none; set lens.step_d (e.g. 0.25) or remove lens.axis_step_deg"
+            )
+
+    def full_prescription_only(self) -> list[str]:
+        """The keys set here that only the full prescription (a ``[start]``) uses, each named with
+        what it is and followed by its fix: ``"lens.max_step_d (the travel limit) …; … set
+        lens.max_step_d = 0"``."""
+        keys = {
+            "max_step_d": ("the travel limit", "set lens.max_step_d = 0"),
+            "axis_step_deg": ("the axis step", "remove lens.axis_step_deg"),
+        }
+        return [
+            f"lens.{key} ({what}) applies to the full prescription only; add a [start] table (or --start) or {fix}"
+            for key, (what, fix) in keys.items()
+            if getattr(self, key) != getattr(LensSection, key)
+        ]
 
 
 @dataclass(frozen=True)

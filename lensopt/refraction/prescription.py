@@ -266,6 +266,33 @@ class Prescription:
         }
 
 
+#: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees (a protocol's
+#: ``[lens] step_d`` and ``axis_step_deg``: 5° for a trial frame's marks).
+DEFAULT_LENS_STEP_D = 0.25
+DEFAULT_AXIS_STEP_DEG = 1.0
+
+
+def checked_lens_steps(lens_step_d, axis_step_deg) -> tuple[float | None, float]:
+    """A full prescription's phoropter steps: the power step in (0, 1] D, or None for continuous
+    powers, and the axis step, degrees in (0, 90] that divide 180 (1 or 5); a one-line ValueError
+    naming the step otherwise, when the optimizer is made rather than at its first trial."""
+    if lens_step_d is not None and (
+        isinstance(lens_step_d, bool)
+        or not isinstance(lens_step_d, (int, float))
+        or not (math.isfinite(lens_step_d) and 0 < lens_step_d <= 1)
+    ):
+        raise ValueError(f"lens_step_d must be a step in (0, 1] D (e.g. 0.25) or None, got {lens_step_d!r}")
+    a = axis_step_deg
+    if (
+        isinstance(a, bool)
+        or not isinstance(a, (int, float))
+        or not (math.isfinite(a) and 0 < a <= 90)
+        or abs(180.0 / a - round(180.0 / a)) > 1e-9
+    ):
+        raise ValueError(f"axis_step_deg must be degrees in (0, 90] that divide 180 (e.g. 1 or 5), got {a!r}")
+    return (None if lens_step_d is None else float(lens_step_d)), float(a)
+
+
 class PrescriptionSearch(TrialHistory):
     """What every full-prescription optimizer shares: the core optimizer ``_core`` it drives (its
     ``settings`` and ``model``), the search ``box`` and the phoropter's steps. A subclass sets them."""

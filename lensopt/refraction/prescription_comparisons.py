@@ -49,9 +49,11 @@ from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens, PowerVector, diopter_text
 from lensopt.refraction.prescription import (
+    DEFAULT_LENS_STEP_D,
     Prescription,
     PrescriptionSearch,
     SearchBox,
+    checked_lens_steps,
     distinct_inside,
     fine_grid_d,
     lens_intervals,
@@ -89,10 +91,6 @@ TRUST_CENTRES = ("mean", "tilted")
 #: ran with the centre ``"tilted"``. Their settings stored neither until commit cc8b319 (30 Nov
 #: 2026 13:18 UTC): :meth:`PrescriptionComparisons.settings_as_ran` tells them by their creation.
 MEAN_TRUST_CENTRE_SINCE_S = 1795785111
-
-#: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
-DEFAULT_LENS_STEP_D = 0.25
-DEFAULT_AXIS_STEP_DEG = 1.0
 
 #: How far (D, per power-vector coordinate) a rounded phoropter lens may lie outside the search box:
 #: rounding sphere and cylinder to 0.25 D moves ``M`` by at most 0.1875 D. The model's box is the
@@ -212,10 +210,7 @@ class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
             k: v for k, v in (("m_half_width_d", m_half_width_d), ("j_half_width_d", j_half_width_d)) if v is not None
         }
         self.box = SearchBox(as_start(start), **box_options)
-        self.lens_step_d = None if lens_step_d is None else positive("lens_step_d", lens_step_d, 1.0)
-        self.axis_step_deg = positive("axis_step_deg", axis_step_deg, 90.0)
-        if abs(180.0 / self.axis_step_deg - round(180.0 / self.axis_step_deg)) > 1e-9:
-            raise ValueError(f"axis_step_deg must divide 180 degrees (e.g. 1 or 5), got {axis_step_deg!r}")
+        self.lens_step_d, self.axis_step_deg = checked_lens_steps(lens_step_d, axis_step_deg)
         self.lens_lengthscale_d = positive("lens_lengthscale_d", lens_lengthscale_d)
         kappa = plus_preference
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):

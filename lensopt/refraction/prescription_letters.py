@@ -46,15 +46,18 @@ from lensopt.refraction.letters import (
     MIN_INFORMATION_BITS,
     SEARCH_SETTING_NAMES,
 )
-from lensopt.refraction.prescription import POWER_VECTOR_NAMES, PRESCRIPTION_SEARCH, SearchBox
+from lensopt.refraction.prescription import (
+    DEFAULT_AXIS_STEP_DEG,
+    DEFAULT_LENS_STEP_D,
+    POWER_VECTOR_NAMES,
+    PRESCRIPTION_SEARCH,
+    SearchBox,
+    checked_lens_steps,
+)
 from lensopt.refraction.prescription_report import MOST_PLUS_TOLERANCE_LOGMAR, PrescriptionReport
 from lensopt.refraction.trial import LETTER_COLUMNS, Trial, check_trial_bounds
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded
-
-#: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees.
-DEFAULT_LENS_STEP_D = 0.25
-DEFAULT_AXIS_STEP_DEG = 1.0
 
 #: Depth ``a₀`` (latent units per log10(1 + D²)) of the prior bowl around a starting refraction: a
 #: typical psychometric slope (logMAR⁻¹) of the simulated patients. ``PRIOR_START_OFFSET`` is the
@@ -228,10 +231,7 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if rule not in PRESCRIPTION_RULES:
             raise ValueError(f"unknown rule {rule!r}; choose one of: {', '.join(PRESCRIPTION_RULES)}")
         self.rule = rule
-        self.lens_step_d = None if lens_step_d is None else float(lens_step_d)
-        if self.lens_step_d is not None and not (math.isfinite(self.lens_step_d) and 0 < self.lens_step_d <= 1):
-            raise ValueError(f"lens_step_d must be a step in (0, 1] D (e.g. 0.25) or None, got {lens_step_d!r}")
-        self.axis_step_deg = float(axis_step_deg)
+        self.lens_step_d, self.axis_step_deg = checked_lens_steps(lens_step_d, axis_step_deg)
         self.n_alternatives = n_alternatives
         self.lapse = float(lapse)
         self.most_plus_tolerance_logmar = float(tol)

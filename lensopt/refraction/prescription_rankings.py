@@ -62,10 +62,8 @@ from lensopt.ranking import search as ranking_search
 from lensopt.refraction.duels import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
-from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
+from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D, PRESCRIPTION_SEARCH
 from lensopt.refraction.prescription_comparisons import (
-    DEFAULT_AXIS_STEP_DEG,
-    DEFAULT_LENS_STEP_D,
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
     positive,

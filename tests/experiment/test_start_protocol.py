@@ -204,6 +204,67 @@ def test_a_bad_travel_limit_is_one_line(tmp_path, value, start, message):
     assert "\n" not in str(caught.value)
 
 
+def _axes_asked(optimizer) -> list[float]:
+    """Every axis ``optimizer`` asked the clinician to set: a letter's lens, a duel's two, a ranking's."""
+    axes = []
+    for trial, _ in optimizer.history:
+        lenses = getattr(trial, "lenses", None) or (
+            getattr(trial, "first_lens", None),
+            getattr(trial, "second_lens", None),
+        )
+        axes += [trial.axis_deg] if hasattr(trial, "axis_deg") else [lens.axis_deg for lens in lenses]
+    return axes
+
+
+@pytest.mark.parametrize(
+    "protocol_name, feedback",
+    [
+        ("clinical-prescription", "letters"),
+        ("clinical-prescription-duel", "duel"),
+        ("clinical-prescription-ranking", "ranking"),
+    ],
+)
+def test_an_axis_step_in_the_lens_table_rounds_every_axis_asked_for_and_prescribed(protocol_name, feedback):
+    """``[lens] axis_step_deg = 5`` (a trial frame's marks): every lens asked for and the lens reported
+    have an axis on the 5° marks, the session's stored settings and protocol keep it; at the default
+    1° the same session asks for axes off those marks."""
+    from lensopt.observer import draw_clinic_patients
+    from lensopt.simulation import simulate_prescription
+
+    data = load_protocol(REPO / "protocols" / f"{protocol_name}.toml").with_start("-1.00 / -0.75 x 047").to_dict()
+    axes_by_step = {}
+    for step in (1, 5):
+        data["lens"]["axis_step_deg"] = step
+        protocol = protocol_from_dict(data, source="trial frame")
+        assert protocol_from_dict(protocol.to_dict(), source="stored").lens.axis_step_deg == step
+        optimizer = mode_for(protocol).new_optimizer(protocol, seed=3, letter_bounds_logmar=(-0.3, 1.0))
+        assert optimizer.settings_dict()["axis_step_deg"] == step
+        patient = draw_clinic_patients(1, 11)[0]
+        simulate_prescription(patient, optimizer, 12, checkpoints=(12,), feedback=feedback)
+        axes_by_step[step] = [*_axes_asked(optimizer), optimizer.prescription().lens.axis_deg]
+    assert all(axis % 5 == 0 and 0 < axis <= 180 for axis in axes_by_step[5])
+    assert any(axis % 5 != 0 for axis in axes_by_step[1])
+
+
+@pytest.mark.parametrize(
+    "value, step_d, start, message",
+    [
+        (7, 0.25, True, r"lens\.axis_step_deg must be whole degrees that divide 180 \(1: a phoropter's dial"),
+        (2.5, 0.25, True, r"lens\.axis_step_deg must be whole degrees that divide 180"),
+        (0.5, 0.25, True, r"axis_step_deg must be a number in \[1, 90\]"),
+        (5, 0.0, True, r"lens\.step_d = 0 \(continuous powers\) rounds none; set lens\.step_d"),
+        (5, 0.25, False, r"lens\.axis_step_deg \(the axis step\) applies to the full prescription only"),
+    ],
+)
+def test_a_bad_axis_step_is_one_line(tmp_path, value, step_d, start, message):
+    protocol = load_protocol(with_start(tmp_path, 'refraction = "plano"') if start else DEMO_PROTOCOL)
+    data = protocol.to_dict()
+    data["lens"]["axis_step_deg"], data["lens"]["step_d"] = value, step_d
+    with pytest.raises(ProtocolError, match=message) as caught:
+        protocol_from_dict(data, source="bad")
+    assert "\n" not in str(caught.value)
+
+
 def test_the_simulated_patient_is_described_in_clinical_notation_with_its_axis():
     from lensopt.experiment.protocol_sections import SimulatedSection
 

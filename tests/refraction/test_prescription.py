@@ -140,11 +140,15 @@ def test_the_default_rule_brackets_with_a_start_and_searches_with_ucb_without():
         ({"plus_preference": -1.0}, "plus_preference"),
         ({"start": "abc"}, "cannot read"),
         ({"lens_step_d": 2.0}, "lens_step_d"),
+        # when made, not at the first trial's rounding
+        ({"axis_step_deg": 7}, r"axis_step_deg must be degrees in \(0, 90\] that divide 180"),
+        ({"axis_step_deg": float("nan")}, "axis_step_deg"),
     ],
 )
 def test_bad_settings_are_refused_in_one_line(options, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as caught:
         PrescriptionOptimizer(**options)
+    assert "\n" not in str(caught.value)
 
 
 def test_a_trial_without_an_axis_is_refused():

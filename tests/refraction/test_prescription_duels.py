@@ -347,7 +347,9 @@ def test_bad_input_is_one_clear_value_error():
     _one_line_value_error(lambda: PrescriptionDuelOptimizer(rule="ucb-ald", start=START), "unknown duel rule 'ucb-ald'")
     _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, lens_step_d=0), "lens_step_d")
     _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, plus_preference=-1), "plus_preference")
-    _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, axis_step_deg=7), "axis_step_deg must divide")
+    _one_line_value_error(
+        lambda: PrescriptionDuelOptimizer(start=START, axis_step_deg=7), "axis_step_deg must be degrees in"
+    )
     _one_line_value_error(lambda: PrescriptionDuelOptimizer(start=START, start_prior_depth=-1), "start_prior_depth")
     opt = PrescriptionDuelOptimizer(start=START)
     far = PrescriptionDuelTrial(Lens(3.0, -0.5, 180.0), START, 0.3)  # M 2.75 D from the start's

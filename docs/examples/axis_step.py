@@ -52,10 +52,11 @@ def session(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_t
     result = simulate_prescription(patient, optimizer, n_trials, checkpoints=(n_trials,), feedback=feedback, **options)
     lenses = lenses_set(optimizer, feedback)
     pairs = list(itertools.pairwise(lenses))
+    scores = result.to_dict()
     return {
         "seed": seed,
-        "blur_error_d": float(result.to_dict()["lens_blur_error_d"]),  # of the lens written
-        "axis_deg": optimizer.prescription().lens.axis_deg,
+        "blur_error_d": float(scores["lens_blur_error_d"]),  # of the lens written
+        "axis_deg": result.prescription["axis_deg"],  # the prescription the simulation already made
         "changes": sum(a != b for a, b in pairs),
         "axis_only": sum((a.sphere_d, a.cylinder_d) == (b.sphere_d, b.cylinder_d) and a != b for a, b in pairs),
     }

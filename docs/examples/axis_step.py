@@ -37,7 +37,7 @@ def lenses_set(optimizer, feedback: str) -> list[Lens]:
     """The lens the clinician set for each trial: a letter's lens, a duel's lens 1 (the one kept)."""
     if feedback == "duel":
         return [trial.first_lens for trial, _ in optimizer.history]
-    return [Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg) for trial, _ in optimizer.history]
+    return [trial.lens for trial, _ in optimizer.history]
 
 
 def session(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_threshold: float) -> dict:

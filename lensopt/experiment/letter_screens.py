@@ -144,7 +144,7 @@ class LetterScreens(Screens):
         frame_name: str | None = f"trial-{index:03d}-lens.png"
         while True:
             press = self._message(
-                f"Set this lens on the phoropter, then press {confirm}",
+                f"Set this lens {self.protocol.lens.instrument}, then press {confirm}",
                 [*offered],
                 frame_name=frame_name,
                 console={"lens_text": shown, "trial_index": self._number(index), "keys_text": keys_text},

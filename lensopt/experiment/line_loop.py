@@ -150,8 +150,8 @@ class LetterLineLoop(LoopScreens):
                 f"Clinician: present the {count} lenses\n\n{listed}\n\nthen press {confirm}", frame_name=frame_name
             )
         return self._wait_or_pause(
-            # a phoropter holds one lens at a time: the first is set, the others are shown in turn
-            f"Set lens 1 on the phoropter, lens{'es' if len(lenses_d) > 2 else ''} "
+            # a phoropter (a trial frame) holds one lens at a time: the first is set, the others shown in turn
+            f"Set lens 1 {lens.instrument}, lens{'es' if len(lenses_d) > 2 else ''} "
             f"{numbered(len(lenses_d), first=2)} ready to show in turn, then press {confirm}",
             frame_name=frame_name,
             console={

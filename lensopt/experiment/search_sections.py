@@ -357,6 +357,13 @@ class LensSection:
                 "(continuous powers) rounds none; set lens.step_d (e.g. 0.25) or remove lens.axis_step_deg"
             )
 
+    @property
+    def instrument(self) -> str:
+        """Where the clinician sets a lens, in the prompts' words: ``"in the trial frame"`` when the
+        axes are rounded to more than a phoropter dial's 1° (a trial frame's marks), else ``"on the
+        phoropter"``."""
+        return "in the trial frame" if self.axis_step_deg > DEFAULT_AXIS_STEP_DEG else "on the phoropter"
+
     def full_prescription_only(self) -> list[str]:
         """The keys set here that only the full prescription (a ``[start]``) uses, each named with
         what it is and followed by its fix: ``"lens.max_step_d (the travel limit) …; … set

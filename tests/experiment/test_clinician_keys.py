@@ -302,6 +302,17 @@ def test_while_paused_the_console_lists_only_the_pause_screens_keys(tmp_path, wi
     assert after.heading.startswith("Set this lens") and after.keys_text.startswith("SPACE: the lens is set")
 
 
+@pytest.mark.parametrize(("axis_step_deg", "where"), [(1, "on the phoropter"), (5, "in the trial frame")])
+def test_the_lens_prompt_names_a_trial_frame_when_the_axes_are_on_its_marks(
+    tmp_path, window, console_states, axis_step_deg, where
+):
+    """``[lens] axis_step_deg = 5`` (a trial frame's 5° marks): the prompt says where the lens goes."""
+    outcome, _, records, _ = run(tmp_path, window, ClinicKeys(), trials=2, **{"lens.axis_step_deg": str(axis_step_deg)})
+    assert outcome.status == "finished" and all(r.axis_deg % axis_step_deg == 0 for r in records)
+    prompts = [s.heading for s in console_states if s.heading.startswith("Set this lens")]
+    assert prompts and all(h.startswith(f"Set this lens {where}, then press SPACE") for h in prompts), prompts
+
+
 def test_after_l_the_console_shows_the_lens_actually_set_while_the_letter_is_up(tmp_path, window, console_states):
     source = ClinicKeys(screens=["space", "l"], typed=typing("-1.50 -0.50 x 90"))
     _, _, records, _ = run(tmp_path, window, source, trials=2)

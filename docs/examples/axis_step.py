@@ -8,7 +8,9 @@ accommodate, started from an autorefraction: the ``start-accommodation`` setting
 prescription``) at each axis step and prints, per step, the blur error of the prescription as
 written (its phoropter lens' power-vector distance from the truth, D) after the budget — median, mean, and how many sessions end
 more than 0.5 D off — and how often the lens the clinician sets (a letter's lens, a duel's lens 1)
-changed between consecutive trials, and how often only by its axis (a dial turn)::
+changed between consecutive trials, and how often only by its axis (a dial turn). Its sessions are
+those of ``lensopt bench prescription --settings start-accommodation --axis-step 5`` (a campaign's
+summary gives the median blur error, the sessions over 0.5 D and the lens changes, not the mean)::
 
     .venv/bin/python docs/examples/axis_step.py --feedback letters --patients 60
     .venv/bin/python docs/examples/axis_step.py --feedback duel --trials 40 --patients 60
@@ -17,48 +19,48 @@ changed between consecutive trials, and how often only by its axis (a dial turn)
 from __future__ import annotations
 
 import argparse
-import itertools
 
 import numpy as np
 from tqdm import tqdm
 
-from lensopt.bench.prescription import patient_and_start
-from lensopt.bench.prescription_spec import PrescriptionSpec
-from lensopt.refraction.lens import Lens
-from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
-from lensopt.refraction.prescription_letters import PrescriptionOptimizer
+from lensopt.bench.prescription import lens_changes, lenses_set, optimizer_of, patient_and_start
+from lensopt.bench.prescription_spec import (
+    DEFAULT_PRESCRIPTION_DUEL_RULES,
+    DEFAULT_PRESCRIPTION_RULES,
+    PrescriptionSpec,
+)
+from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG
 from lensopt.simulation import simulate_prescription
 
 #: The rule of each feedback: the shipped protocols' (clinical-prescription, clinical-prescription-duel).
-RULES = {"letters": "bracket-ald", "duel": "muc-ald"}
-
-
-def lenses_set(optimizer, feedback: str) -> list[Lens]:
-    """The lens the clinician set for each trial: a letter's lens, a duel's lens 1 (the one kept)."""
-    if feedback == "duel":
-        return [trial.first_lens for trial, _ in optimizer.history]
-    return [trial.lens for trial, _ in optimizer.history]
+RULES = {"letters": DEFAULT_PRESCRIPTION_RULES[0], "duel": DEFAULT_PRESCRIPTION_DUEL_RULES[0]}
 
 
 def session(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_threshold: float) -> dict:
-    """One session of clinic patient ``seed``: the written prescription's blur error (D) after ``n_trials``,
-    and the changes of the lens set between consecutive trials (all, and axis-only)."""
-    rule = RULES[feedback]
-    spec = PrescriptionSpec("start-accommodation", rule, seed, n_trials, feedback=feedback, tie_threshold=tie_threshold)
+    """One session of clinic patient ``seed`` (the ``lensopt bench prescription --axis-step`` run): the
+    written prescription's blur error (D) after ``n_trials``, and the changes of the lens set between
+    consecutive trials (all, and axis-only)."""
+    step = None if axis_step_deg == DEFAULT_AXIS_STEP_DEG else axis_step_deg
+    spec = PrescriptionSpec(
+        "start-accommodation",
+        RULES[feedback],
+        seed,
+        n_trials,
+        feedback=feedback,
+        tie_threshold=tie_threshold,
+        axis_step_deg=step,
+    )
     patient, start = patient_and_start(spec)
-    make = PrescriptionDuelOptimizer if feedback == "duel" else PrescriptionOptimizer
-    optimizer = make(rule=rule, seed=seed, start=start, n_alternatives=spec.n_alternatives, axis_step_deg=axis_step_deg)
+    optimizer = optimizer_of(spec, patient, start)
     options = {"tie_threshold": tie_threshold} if feedback == "duel" else {}
     result = simulate_prescription(patient, optimizer, n_trials, checkpoints=(n_trials,), feedback=feedback, **options)
-    lenses = lenses_set(optimizer, feedback)
-    pairs = list(itertools.pairwise(lenses))
-    scores = result.to_dict()
+    changes = lens_changes(lenses_set(optimizer.history, feedback))
     return {
         "seed": seed,
-        "blur_error_d": float(scores["lens_blur_error_d"]),  # of the lens written
+        "blur_error_d": float(result.to_dict()["lens_blur_error_d"]),  # of the lens written
         "axis_deg": result.prescription["axis_deg"],  # the prescription the simulation already made
-        "changes": sum(a != b for a, b in pairs),
-        "axis_only": sum((a.sphere_d, a.cylinder_d) == (b.sphere_d, b.cylinder_d) and a != b for a, b in pairs),
+        "changes": changes["all"],
+        "axis_only": changes["axis_only"],
     }
 
 

@@ -42,6 +42,7 @@ arrives, finished runs skipped), with this campaign's task, :func:`run_prescript
 
 from __future__ import annotations
 
+import itertools
 import json
 import platform
 import time
@@ -110,15 +111,18 @@ def patient_and_start(spec: PrescriptionSpec):
     return patient, start
 
 
-def _optimizer(spec: PrescriptionSpec, patient, start, stop):
+def optimizer_of(spec: PrescriptionSpec, patient, start, stop=None):
+    """The optimizer of run ``spec`` for ``patient``, started at ``start`` (None: the full box), with
+    the stopping rule ``stop`` (letter rules; None: none)."""
+    steps = {} if spec.axis_step_deg is None else {"axis_step_deg": spec.axis_step_deg}
     if spec.feedback == "duel":
         same = {} if spec.same_answers is None else {"same_answers": spec.same_answers}
         return PrescriptionDuelOptimizer(
-            rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, **same
+            rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, **same, **steps
         )
     if spec.feedback == "ranking":
         return PrescriptionRankingOptimizer(
-            rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives
+            rule=spec.rule, seed=spec.seed, start=start, n_alternatives=spec.n_alternatives, **steps
         )
     if spec.rule == "ideal":
         return PrescriptionIdealObserver(
@@ -138,7 +142,28 @@ def _optimizer(spec: PrescriptionSpec, patient, start, stop):
         n_alternatives=spec.n_alternatives,
         stop=stop,
         max_step_d=spec.max_step_d,
+        **steps,
     )
+
+
+def lenses_set(history, feedback: str) -> list[Lens]:
+    """The lens the clinician sets for each trial of ``history``: a letter's lens, a comparison's
+    lens 1 (a duel's first, a ranking's first; the others are handed in turn)."""
+    if feedback == "duel":
+        return [trial.first_lens for trial, _ in history]
+    if feedback == "ranking":
+        return [trial.lenses[0] for trial, _ in history]
+    return [trial.lens for trial, _ in history]
+
+
+def lens_changes(lenses: list[Lens]) -> dict[str, int]:
+    """How often the lens set changed between consecutive trials (``all``), and how often only by its
+    axis (``axis_only``: sphere and cylinder kept, a dial turn)."""
+    pairs = list(itertools.pairwise(lenses))
+    return {
+        "all": sum(a != b for a, b in pairs),
+        "axis_only": sum((a.sphere_d, a.cylinder_d) == (b.sphere_d, b.cylinder_d) and a != b for a, b in pairs),
+    }
 
 
 def _rounded(values, digits=6) -> list[float]:
@@ -149,7 +174,7 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
     """The body of one run's record (see the module docstring)."""
     patient, start = patient_and_start(spec)
     stop = spec.stop_rule
-    opt = _optimizer(spec, patient, start, stop)
+    opt = optimizer_of(spec, patient, start, stop)
     decision_ms: list[float] = []
     stopped: dict = {
         "stopped_at": None,
@@ -215,6 +240,7 @@ def run_prescription(spec: PrescriptionSpec) -> dict:
         "latency_ms": final["latency_ms"],
         "decision_ms": [round(v, 4) for v in decision_ms],
         "same_answer_count": sum(answer == "same" for _, answer in opt.history) if spec.feedback == "duel" else None,
+        "lens_changes": lens_changes(lenses_set(opt.history, spec.feedback)),
         "optimizer_settings": optimizer_settings(opt),
     }
 

@@ -43,13 +43,16 @@ def feedback_of(record: dict) -> str:
 
 def rule_name(record: dict) -> str:
     """The record's rule, with its travel limit if it ran under one (``bracket-ald step≤0.5``), its
-    stopping rule's check through the lens (``bracket-ald check5``: 5 letters), the duel patients'
+    stopping rule's check through the lens (``bracket-ald check5``: 5 letters), a trial frame's axis
+    step (``bracket-ald axis5°``), the duel patients'
     tie threshold and how "the same" was told when set (``muc-ald ties<1 same:dropped``): a campaign
     directory may hold the same rule with and without them, on the same patients."""
     step, ties, same = record.get("max_step_d"), record.get("tie_threshold"), record.get("same_answers")
     rule = record["rule"] if step is None else f"{record['rule']} step≤{step:g}"
     if record.get("check_letters"):
         rule += f" check{record['check_letters']}"
+    if record.get("axis_step_deg"):
+        rule += f" axis{record['axis_step_deg']:g}°"
     if ties:
         rule += f" ties<{ties:g}"
     return rule if same is None else f"{rule} same:{same}"

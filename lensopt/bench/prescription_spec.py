@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of, split_of_seeds
+from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG, checked_lens_steps
 from lensopt.refraction.trial import SAME_ANSWERS
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 
@@ -108,6 +109,7 @@ class PrescriptionSpec:
     same_answers: str | None = None  # duels: how the optimizer tells "the same" (None: its default)
     campaign: str = CAMPAIGN
     check_letters: int | None = None  # the stopping rule's check through the lens (None: none, as before it)
+    axis_step_deg: float | None = None  # a trial frame's axis marks (None: the optimizers' 1°, a phoropter's dial)
 
     def __post_init__(self):
         if self.campaign != CAMPAIGN:
@@ -128,6 +130,12 @@ class PrescriptionSpec:
             raise ValueError(
                 "--max-step applies to the letter rules only (not to duels, rankings or the ideal observer)"
             )
+        if self.axis_step_deg is not None:
+            if self.rule == "ideal":
+                raise ValueError("--axis-step applies to the rules, not the ideal observer (the anchor runs at 1°)")
+            checked_lens_steps(None, self.axis_step_deg)
+            if self.axis_step_deg == DEFAULT_AXIS_STEP_DEG:
+                raise ValueError(f"PrescriptionSpec.axis_step_deg is None at the default {DEFAULT_AXIS_STEP_DEG:g}°")
         if self.feedback != "duel" and (self.tie_threshold or self.same_answers is not None):
             raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")
         if not (isinstance(self.tie_threshold, (int, float)) and 0 <= self.tie_threshold <= 20):
@@ -172,6 +180,8 @@ class PrescriptionSpec:
             rule += f"-same-{self.same_answers}"
         if self.check_letters:
             rule += f"-check{self.check_letters}"
+        if self.axis_step_deg is not None:
+            rule += f"-axis{self.axis_step_deg:g}"
         return f"{self.setting}__{rule}__seed{self.seed:04d}"
 
     @property
@@ -205,6 +215,7 @@ def prescription_specs(
     tie_threshold=0.0,
     same_answers=(None,),
     check_letters=None,
+    axis_step_deg=None,
 ) -> list[PrescriptionSpec]:
     """The runs of a campaign, ordered by patient so that a partial campaign stays balanced.
 
@@ -215,7 +226,9 @@ def prescription_specs(
     the anchor, runs without one). ``tie_threshold``: the duel patients' (they say "the same" below
     it); ``same_answers``: how the duel optimizer tells "the same", one run per value on the same
     patients (``None``: its default). ``check_letters``: the letter rules' stopping rule checks
-    its lens (:class:`lensopt.stopping.StopRule`; the ideal observer, the anchor, does not)."""
+    its lens (:class:`lensopt.stopping.StopRule`; the ideal observer, the anchor, does not).
+    ``axis_step_deg``: the rules round every axis to a trial frame's marks (5°; the ideal observer,
+    the anchor, keeps 1°; ``None`` or 1: a phoropter's dial)."""
     settings = [s if isinstance(s, Setting) else get_setting(s) for s in settings]
     if not settings:
         raise ValueError("--settings names no setting")
@@ -261,6 +274,9 @@ def prescription_specs(
             tie_threshold=float(tie_threshold),
             same_answers=same,
             check_letters=None if rule == "ideal" else check_letters,
+            axis_step_deg=None
+            if axis_step_deg in (None, DEFAULT_AXIS_STEP_DEG) or rule == "ideal"
+            else float(axis_step_deg),
         )
         for seed in range(first_seed, first_seed + n_patients)
         for s in settings

@@ -109,6 +109,12 @@ def _group_stats(records: list[dict]) -> dict:
     else:
         stats["stop"] = None
     stats["decision_ms"] = _decision_stats(full)
+    changes: list[dict] = [r["lens_changes"] for r in full if r.get("lens_changes")]
+    stats["lens_changes"] = (  # records before lens_changes do not say them
+        {k: int(sum(c[k] for c in changes)) for k in ("all", "axis_only")}
+        if full and len(changes) == len(full)
+        else None
+    )
     return stats
 
 
@@ -241,6 +247,7 @@ def format_summary(summary: dict) -> str:
         "within",
         "dec med ms",
         "dec p95 ms",
+        "lens changes",
     ]
     body = []
     for r in rows:
@@ -260,6 +267,7 @@ def format_summary(summary: dict) -> str:
                 _fmt(stop["fraction_stopped_within_criterion"], 2) if stop else "—",
                 _fmt(dec["median"], 1) if dec else "—",
                 _fmt(dec["p95"], 1) if dec else "—",
+                f"{r['lens_changes']['all']} ({r['lens_changes']['axis_only']})" if r.get("lens_changes") else "—",
             ]
         )
     out += _table(header, body)
@@ -285,6 +293,8 @@ def format_summary(summary: dict) -> str:
             if stop_row
             else "no stopping rule recorded (--stop-confidence)"
         ),
+        "lens changes: of the lens set (a letter's, a comparison's lens 1) between consecutive trials, summed "
+        "over the sessions (in brackets: of the axis only, a dial turn); "
         "decision time by rule (all settings; campaign workers share cores): "
         + (
             "; ".join(
@@ -314,6 +324,7 @@ def planned_keys(manifest: dict) -> list[str] | None:
             tie_threshold=manifest.get("tie_threshold") or 0.0,
             same_answers=tuple(manifest.get("same_answers") or (None,)),
             check_letters=stop.get("check_letters"),
+            axis_step_deg=manifest.get("axis_step_deg"),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -146,6 +146,13 @@ def add_prescription_parser(sub, add_cluster_options) -> None:
         "trials, in [0.25, 4] D (letter rules; the ideal observer runs without; default: no limit)",
     )
     ps.add_argument(
+        "--axis-step",
+        type=_positive_float,
+        metavar="DEG",
+        help="round every axis the rules ask for and prescribe to DEG degrees, a whole number that divides "
+        "180 (5: a trial frame's marks; the ideal observer runs at 1; default 1: a phoropter's dial)",
+    )
+    ps.add_argument(
         "--tie-threshold",
         type=_non_negative_float,
         default=0.0,

@@ -295,6 +295,8 @@ def _exit_code(argv) -> int:
         (["--check-letters", "3"], "--check-letters needs --stop-confidence"),
         (["--stop-confidence", "0.9", "--check-letters", "11"], "--check-letters: must be a whole number of letters"),
         (["--max-step", "0.1"], "--max-step must be a step in [0.25, 4] D"),
+        (["--axis-step", "7"], "--axis-step must be whole degrees that divide 180 (e.g. 5), got 7"),
+        (["--axis-step", "2.5"], "--axis-step must be whole degrees that divide 180 (e.g. 5), got 2.5"),
         (["--feedback", "duel", "--rules", "muc-ald", "--max-step", "0.5"], "--max-step applies to --feedback letters"),
         (["--tie-threshold", "1"], "--tie-threshold and --same-answers apply to --feedback duel only"),
         (["--same-answers", "dropped"], "--tie-threshold and --same-answers apply to --feedback duel only"),

@@ -28,6 +28,8 @@ def run_prescription_campaign(args) -> int:
         raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
     if args.max_step is not None and args.feedback != "letters":
         raise ValueError("--max-step applies to --feedback letters only; leave it out for duels and rankings")
+    if args.axis_step is not None and (args.axis_step != int(args.axis_step) or 180 % args.axis_step):
+        raise ValueError(f"--axis-step must be whole degrees that divide 180 (e.g. 5), got {args.axis_step:g}")
     if args.feedback != "duel" and (args.tie_threshold or args.same_answers is not None):
         raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")
     if args.tie_threshold > 20:
@@ -53,6 +55,7 @@ def run_prescription_campaign(args) -> int:
         tie_threshold=args.tie_threshold,
         same_answers=(None,) if args.same_answers is None else tuple(args.same_answers),
         check_letters=args.check_letters or None,
+        axis_step_deg=args.axis_step,
     )
     command = [
         "lensopt",
@@ -84,6 +87,8 @@ def run_prescription_campaign(args) -> int:
         command += ["--check-letters", str(args.check_letters)]
     if args.max_step is not None:
         command += ["--max-step", f"{args.max_step:g}"]
+    if args.axis_step is not None:
+        command += ["--axis-step", f"{args.axis_step:g}"]
     if args.tie_threshold:
         command += ["--tie-threshold", f"{args.tie_threshold:g}"]
     if args.same_answers is not None:
@@ -101,6 +106,7 @@ def run_prescription_campaign(args) -> int:
         "slope": args.slope,
         "lapse": args.lapse,
         "max_step_d": args.max_step,
+        "axis_step_deg": args.axis_step,
         "tie_threshold": args.tie_threshold,
         "same_answers": args.same_answers,
         "stop": None

@@ -29,6 +29,7 @@ from lensopt.refraction.prescription import (
     PHOROPTER_MAX_POWER_D,
     START_J_HALF_WIDTH_D,
     START_M_HALF_WIDTH_D,
+    is_whole_axis_step,
 )
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
@@ -346,7 +347,7 @@ class LensSection:
                 f"got {self.max_step_d:g}"
             )
         _number(self, "axis_step_deg", 1.0, 90.0)
-        if self.axis_step_deg != int(self.axis_step_deg) or 180.0 % self.axis_step_deg:
+        if not is_whole_axis_step(self.axis_step_deg):
             raise ValueError(
                 f"lens.axis_step_deg must be whole degrees that divide 180 (1: a phoropter's dial, 5: a trial "
                 f"frame's marks), got {self.axis_step_deg:g}"

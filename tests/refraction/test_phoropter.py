@@ -7,6 +7,7 @@ import pytest
 
 from lensopt.refraction.grid_posterior import rounded_lenses
 from lensopt.refraction.phoropter import round_to_step, round_to_step_array
+from lensopt.refraction.prescription import checked_lens_steps, is_whole_axis_step
 
 BOUNDS_D = (-4.0, 4.0)
 
@@ -67,3 +68,14 @@ def test_rounded_lenses_rounds_each_column_in_its_own_bounds_and_keeps_first_occ
     lenses = [[0.1, -3.9], [0.12, -3.95], [1.3, 2.2], [-0.1, -3.8]]
     rounded = rounded_lenses(lenses, 0.25, (-4.0, 4.0), (-3.5, 3.5))
     assert rounded.tolist() == [[0.0, -3.5], [1.25, 2.25]]
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 5, 10, 15, 45, 90, 5.0])
+def test_whole_degrees_that_divide_180_are_axis_steps_a_protocol_accepts(step):
+    assert is_whole_axis_step(step)
+    assert checked_lens_steps(0.25, step) == (0.25, float(step))  # and the optimizers take them
+
+
+@pytest.mark.parametrize("step", [0, 0.5, 2.5, 7, 8, 100, 180, -5, math.nan, True, "5"])
+def test_fractions_non_divisors_and_non_numbers_are_not_axis_steps_a_protocol_accepts(step):
+    assert not is_whole_axis_step(step)

@@ -11,6 +11,7 @@ from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
 from lensopt.cli.bench_prescription import DEFAULT_RULES_BY_FEEDBACK
 from lensopt.cli.handlers.bench import run_specs
 from lensopt.cli.handlers.bench_report import summarize_after_runs, summarize_only
+from lensopt.refraction.prescription import is_whole_axis_step
 
 
 def run_prescription_campaign(args) -> int:
@@ -28,7 +29,7 @@ def run_prescription_campaign(args) -> int:
         raise ValueError(f"--max-step must be a step in [0.25, 4] D (e.g. 0.5), got {args.max_step:g}")
     if args.max_step is not None and args.feedback != "letters":
         raise ValueError("--max-step applies to --feedback letters only; leave it out for duels and rankings")
-    if args.axis_step is not None and (args.axis_step != int(args.axis_step) or 180 % args.axis_step):
+    if args.axis_step is not None and not is_whole_axis_step(args.axis_step):
         raise ValueError(f"--axis-step must be whole degrees that divide 180 (e.g. 5), got {args.axis_step:g}")
     if args.feedback != "duel" and (args.tie_threshold or args.same_answers is not None):
         raise ValueError("--tie-threshold and --same-answers apply to --feedback duel only")

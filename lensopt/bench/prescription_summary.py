@@ -16,6 +16,9 @@ Per setting × rule (:func:`summarize`), from the records of :mod:`lensopt.bench
   have no ratio, and the text says so);
 - with a stopping rule: median trials used, the fraction of sessions stopped by confidence (the
   rest reach the budget) and the fraction of those truly within 0.25 D blur when they stopped;
+- the share of sessions whose 95 % interval of M, J0 and J45 at the end (the record's
+  ``estimate.intervals``) holds the true value, and the intervals' median widths;
+- the changes of the lens set between trials, summed over the sessions (all, and axis only);
 - decision time per rule (``decision_ms``, the optimizer's own ``ask`` time), median and p95
   pooled over every decision: campaign workers share the machine's cores, so these are upper
   bounds on an idle machine's.
@@ -109,6 +112,7 @@ def _group_stats(records: list[dict]) -> dict:
     else:
         stats["stop"] = None
     stats["decision_ms"] = _decision_stats(full)
+    stats["interval_coverage"] = _coverage(full)
     changes: list[dict] = [r["lens_changes"] for r in full if r.get("lens_changes")]
     stats["lens_changes"] = (  # records before lens_changes do not say them
         {k: int(sum(c[k] for c in changes)) for k in ("all", "axis_only")}
@@ -116,6 +120,26 @@ def _group_stats(records: list[dict]) -> dict:
         else None
     )
     return stats
+
+
+#: The prescription's 95 % interval of each power-vector coordinate, in a record's ``estimate``.
+INTERVAL_KEYS = {"M": "m_d", "J0": "j0_d", "J45": "j45_d"}
+
+
+def _coverage(records: list[dict]) -> dict | None:
+    """The share of sessions whose 95 % interval of M, J0 and J45 at the end holds the truth, and the
+    intervals' median widths (D); None when a record says no intervals (the ideal observer's old
+    records, hand-made ones)."""
+    intervals = [((r.get("estimate") or {}).get("intervals") or {}) for r in records]
+    if not records or not all(all(k in i for k in INTERVAL_KEYS.values()) for i in intervals):
+        return None
+    out: dict = {"n": len(records)}
+    for c, key in INTERVAL_KEYS.items():
+        bounds = np.array([i[key] for i in intervals], dtype=float)
+        truth = np.array([r["true_power_vector_d"][c] for r in records], dtype=float)
+        out[c] = float(np.mean((bounds[:, 0] <= truth) & (truth <= bounds[:, 1])))
+        out[f"{c}_width_median"] = float(np.median(bounds[:, 1] - bounds[:, 0]))
+    return out
 
 
 def _versus_ideal(rule_records: dict[int, dict], ideal_records: dict[int, dict]) -> dict | None:
@@ -202,6 +226,12 @@ def _ba_cell(ba: dict) -> str:
     return f"{_fmt(ba['bias'], 2, True)} [{_fmt(ba['loa_low'], 2, True)}, {_fmt(ba['loa_high'], 2, True)}]"
 
 
+def _coverage_cell(coverage: dict | None) -> str:
+    if not coverage:
+        return "—"
+    return "/".join(f"{100 * coverage[c]:.0f}" for c in INTERVAL_KEYS)
+
+
 def format_summary(summary: dict) -> str:
     """Plain-text tables of :func:`summarize`."""
     rows = summary["rows"]
@@ -248,6 +278,7 @@ def format_summary(summary: dict) -> str:
         "dec med ms",
         "dec p95 ms",
         "lens changes",
+        "95% holds M/J0/J45",
     ]
     body = []
     for r in rows:
@@ -268,6 +299,7 @@ def format_summary(summary: dict) -> str:
                 _fmt(dec["median"], 1) if dec else "—",
                 _fmt(dec["p95"], 1) if dec else "—",
                 f"{r['lens_changes']['all']} ({r['lens_changes']['axis_only']})" if r.get("lens_changes") else "—",
+                _coverage_cell(r.get("interval_coverage")),
             ]
         )
     out += _table(header, body)
@@ -293,6 +325,7 @@ def format_summary(summary: dict) -> str:
             if stop_row
             else "no stopping rule recorded (--stop-confidence)"
         ),
+        "95% holds: the share of sessions whose 95 % interval of M, J0, J45 at the end holds the truth (%); "
         "lens changes: of the lens set (a letter's, a comparison's lens 1) between consecutive trials, summed "
         "over the sessions (in brackets: of the axis only, a dial turn); "
         "decision time by rule (all settings; campaign workers share cores): "

@@ -153,7 +153,7 @@ def lenses_set(history, feedback: str) -> list[Lens]:
         return [trial.first_lens for trial, _ in history]
     if feedback == "ranking":
         return [trial.lenses[0] for trial, _ in history]
-    return [trial.lens for trial, _ in history]
+    return [Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg) for trial, _ in history]
 
 
 def lens_changes(lenses: list[Lens]) -> dict[str, int]:

@@ -10,6 +10,7 @@ import numpy as np
 from lensopt.dashboard.posterior import CREDIBLE_MASS, LENS_MAP_POINTS, optimizer_bounds, spread_of_samples
 from lensopt.dashboard.series import TrialSeries, frozen_array
 from lensopt.dashboard.snapshot import NEAR_LENS_RADIUS_D, BestLens, LensMap, PrescriptionView, PsychometricCurve
+from lensopt.refraction.lens import Lens
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG, lens_distances_d
 
@@ -134,7 +135,7 @@ def _tried(history) -> tuple[list, list[float], list[bool], bool]:
         elif hasattr(trial, "lenses"):  # a ranking: the lenses' indices, clearest first
             shown, clearest, compared = list(trial.lenses), int(answer[0]), True
         else:  # letters: read right or not
-            shown, clearest = [trial.lens], 0 if answer else None
+            shown, clearest = [Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg)], 0 if answer else None
         for i, lens in enumerate(shown):
             lenses.append(lens.power_vector().to_array())
             letters.append(float(trial.letter_logmar))

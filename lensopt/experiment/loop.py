@@ -416,7 +416,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         if math.isfinite(decision_ms):
             extra["decision_ms"] = float(decision_ms)
         if override is not None:
-            extra["asked_lens"] = asked.lens.format()
+            extra["asked_lens"] = Lens(asked.sphere_d, asked.cylinder_d, asked.axis_deg).format()
             extra["lens_set_by_clinician"] = True
         if self.pending_note is not None:  # with this answer now: stored with it, or rescued with it
             extra["note"], self.pending_note = self.pending_note, None

@@ -345,7 +345,7 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if self._history:
             trial = self._history[-1][0]
             assert trial.axis_deg is not None  # tell() refuses a trial without an axis
-            return trial.lens.power_vector().to_array()
+            return Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
         return None if self.box.start is None else self.box.start.power_vector().to_array()
 
     def reach_d(self) -> np.ndarray | None:
@@ -462,7 +462,7 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if trial.axis_deg is None:
             raise ValueError("a full-prescription trial needs the lens's axis_deg (Trial(..., axis_deg=...))")
         check_trial_bounds(trial, letter_bounds_logmar=self.settings.context_bounds[0])
-        pv = trial.lens.power_vector().to_array()
+        pv = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
         self._core.tell(Query(np.array([trial.letter_logmar]), pv), int(correct), system_in_bounds=False)
         self._history.append((trial, bool(correct)))
         if self.n_trials in self.recentre_at:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from lensopt.asktell import check_state_format
-from lensopt.refraction.lens import Lens
 
 DUEL_ANSWERS = ("first", "second", "same")
 """What a patient can answer to a duel: lens 1 clearer, lens 2 clearer, or they look the same (the
@@ -46,12 +45,6 @@ class Trial:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"Trial.{name} must be a finite number, got {value!r}")
             object.__setattr__(self, name, float(value))
-
-    @property
-    def lens(self) -> Lens:
-        """The lens to set: ``sphere_d / cylinder_d × axis_deg``; without an axis (the two-parameter
-        search, whose cylinder is aligned with the patient's) written at axis 180."""
-        return Lens(self.sphere_d, self.cylinder_d, 180.0 if self.axis_deg is None else self.axis_deg)
 
 
 #: The setting holding the bounds of each field of a letter trial (:func:`check_trial_bounds`).

@@ -29,7 +29,7 @@ from lensopt.bench.prescription_spec import (
     DEFAULT_PRESCRIPTION_RULES,
     PrescriptionSpec,
 )
-from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG
 from lensopt.simulation import simulate_prescription
 
 #: The rule of each feedback: the shipped protocols' (clinical-prescription, clinical-prescription-duel).

@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, SPLITS, split_of, split_of_seeds
-from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG, checked_lens_steps
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, is_whole_axis_step
 from lensopt.refraction.trial import SAME_ANSWERS
 from lensopt.stopping import DEFAULT_MIN_TRIALS, StopRule
 
@@ -133,7 +133,10 @@ class PrescriptionSpec:
         if self.axis_step_deg is not None:
             if self.rule == "ideal":
                 raise ValueError("--axis-step applies to the rules, not the ideal observer (the anchor runs at 1°)")
-            checked_lens_steps(None, self.axis_step_deg)
+            if not is_whole_axis_step(self.axis_step_deg):
+                raise ValueError(
+                    f"--axis-step must be whole degrees that divide 180 (e.g. 5), got {self.axis_step_deg!r}"
+                )
             if self.axis_step_deg == DEFAULT_AXIS_STEP_DEG:
                 raise ValueError(f"PrescriptionSpec.axis_step_deg is None at the default {DEFAULT_AXIS_STEP_DEG:g}°")
         if self.feedback != "duel" and (self.tie_threshold or self.same_answers is not None):

@@ -24,15 +24,10 @@ from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, accommodatio
 from lensopt.refraction.duels import TIE_RULES
 from lensopt.refraction.lens import Lens, diopter_text, parse_lens, two_parameter_lens_text
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, DEFAULT_N_INITIAL
-from lensopt.refraction.prescription import (
-    DEFAULT_AXIS_STEP_DEG,
-    PHOROPTER_MAX_POWER_D,
-    START_J_HALF_WIDTH_D,
-    START_M_HALF_WIDTH_D,
-    is_whole_axis_step,
-)
+from lensopt.refraction.prescription import PHOROPTER_MAX_POWER_D, START_J_HALF_WIDTH_D, START_M_HALF_WIDTH_D
 from lensopt.refraction.prescription_letters import MIN_MAX_STEP_D, PRESCRIPTION_RULES
 from lensopt.refraction.rankings import RANKING_RULES
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, is_whole_axis_step
 from lensopt.stopping import DEFAULT_MIN_TRIALS, DEFAULT_STOP_CONFIDENCE, MAX_CHECK_LETTERS
 
 MAX_TRIALS = 5000

@@ -266,27 +266,6 @@ class Prescription:
         }
 
 
-#: Phoropter steps of the proposed lenses: quarter diopters, axis in whole degrees (a protocol's
-#: ``[lens] step_d`` and ``axis_step_deg``: 5° for a trial frame's marks).
-DEFAULT_LENS_STEP_D = 0.25
-DEFAULT_AXIS_STEP_DEG = 1.0
-
-
-def is_whole_axis_step(axis_step_deg) -> bool:
-    """Whether ``axis_step_deg`` is whole degrees from 1 to 90 that divide 180 — a phoropter dial's
-    1°, a trial frame's 5° —, the steps a protocol's ``[lens] axis_step_deg`` and ``lensopt bench
-    prescription --axis-step`` accept (the optimizers take any divisor, :func:`checked_lens_steps`)."""
-    a = axis_step_deg
-    return (
-        not isinstance(a, bool)
-        and isinstance(a, (int, float))
-        and math.isfinite(a)
-        and a == int(a)
-        and 1 <= a <= 90
-        and 180 % int(a) == 0
-    )
-
-
 def checked_lens_steps(lens_step_d, axis_step_deg) -> tuple[float | None, float]:
     """A full prescription's phoropter steps: the power step in (0, 1] D, or None for continuous
     powers, and the axis step, degrees in (0, 90] that divide 180 (1 or 5); a one-line ValueError

@@ -49,7 +49,6 @@ from lensopt.refraction.certainty import _joint_draws
 from lensopt.refraction.duels import LENS_LENGTHSCALES_D, LETTER_LENGTHSCALE_LOGMAR, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens, PowerVector, diopter_text
 from lensopt.refraction.prescription import (
-    DEFAULT_LENS_STEP_D,
     Prescription,
     PrescriptionSearch,
     SearchBox,
@@ -59,6 +58,7 @@ from lensopt.refraction.prescription import (
     lens_intervals,
     within_cells,
 )
+from lensopt.refraction.steps import DEFAULT_LENS_STEP_D
 from lensopt.threads import single_threaded
 from lensopt.trial_cache import TrialCache
 

@@ -83,7 +83,7 @@ from lensopt.preference.settings import CONTEXTUAL_RULES
 from lensopt.refraction.duels import UTILITY_VARIANCE, normalize_duel_answer, saved_duel_answer
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
-from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D, PRESCRIPTION_SEARCH
+from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
 from lensopt.refraction.prescription_comparisons import (
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
@@ -100,6 +100,7 @@ from lensopt.refraction.prescription_link import (
     fit_link,
     link_model,
 )
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D
 from lensopt.refraction.trial import DUEL_ANSWERS, SAME_ANSWERS
 from lensopt.threads import single_threaded
 

@@ -46,15 +46,9 @@ from lensopt.refraction.letters import (
     MIN_INFORMATION_BITS,
     SEARCH_SETTING_NAMES,
 )
-from lensopt.refraction.prescription import (
-    DEFAULT_AXIS_STEP_DEG,
-    DEFAULT_LENS_STEP_D,
-    POWER_VECTOR_NAMES,
-    PRESCRIPTION_SEARCH,
-    SearchBox,
-    checked_lens_steps,
-)
+from lensopt.refraction.prescription import POWER_VECTOR_NAMES, PRESCRIPTION_SEARCH, SearchBox, checked_lens_steps
 from lensopt.refraction.prescription_report import MOST_PLUS_TOLERANCE_LOGMAR, PrescriptionReport
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D
 from lensopt.refraction.trial import LETTER_COLUMNS, Trial, check_trial_bounds
 from lensopt.stopping import StopRule
 from lensopt.threads import single_threaded

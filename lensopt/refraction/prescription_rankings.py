@@ -62,7 +62,7 @@ from lensopt.ranking import search as ranking_search
 from lensopt.refraction.duels import MODEL_LOGIT_SCALE, UTILITY_VARIANCE
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import DEFAULT_MODEL_LAPSE, LETTER_BOUNDS_LOGMAR
-from lensopt.refraction.prescription import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D, PRESCRIPTION_SEARCH
+from lensopt.refraction.prescription import PRESCRIPTION_SEARCH
 from lensopt.refraction.prescription_comparisons import (
     DUEL_SEPARATION_D,
     LENS_LENGTHSCALE_D,
@@ -83,6 +83,7 @@ from lensopt.refraction.prescription_link import (
     link_model,
 )
 from lensopt.refraction.rankings import RANKING_RULES, RankingAnswers
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D
 from lensopt.threads import single_threaded
 
 #: Radius (D) of the trust region around the champion in which a ranking's lenses are chosen: the

@@ -59,7 +59,10 @@ def test_a_duel_records_lens_changes_are_those_of_lens_one_replayed_by_hand():
 
 @pytest.mark.parametrize(
     ("step", "rule", "message"),
-    [(7.0, "bracket-ald", "axis_step_deg must be degrees in (0, 90] that divide 180"), (5.0, "ideal", "not the ideal")],
+    [
+        (7.0, "bracket-ald", "--axis-step must be whole degrees that divide 180 (e.g. 5), got 7.0"),
+        (5.0, "ideal", "not the ideal"),
+    ],
 )
 def test_a_spec_refuses_an_axis_step_that_no_trial_frame_has_or_one_for_the_ideal(step, rule, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("]", r"\]")):

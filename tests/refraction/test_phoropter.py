@@ -7,7 +7,8 @@ import pytest
 
 from lensopt.refraction.grid_posterior import rounded_lenses
 from lensopt.refraction.phoropter import round_to_step, round_to_step_array
-from lensopt.refraction.prescription import checked_lens_steps, is_whole_axis_step
+from lensopt.refraction.prescription import checked_lens_steps
+from lensopt.refraction.steps import is_whole_axis_step
 
 BOUNDS_D = (-4.0, 4.0)
 

@@ -11,7 +11,7 @@ from lensopt.bench.spec import HELD_OUT_FIRST_SEED, split_of
 from lensopt.cli.bench_prescription import DEFAULT_RULES_BY_FEEDBACK
 from lensopt.cli.handlers.bench import run_specs
 from lensopt.cli.handlers.bench_report import summarize_after_runs, summarize_only
-from lensopt.refraction.prescription import is_whole_axis_step
+from lensopt.refraction.steps import is_whole_axis_step
 
 
 def run_prescription_campaign(args) -> int:

@@ -269,3 +269,31 @@ def test_bad_input_is_one_clear_value_error():
     _one_line_value_error(lambda: PrescriptionRankingTrial(((-1.0, -0.5), START), 0.3), "two or more Lens")
     _one_line_value_error(lambda: PrescriptionRankingOptimizer.from_state({"format": "x"}), "not a lensopt")
     assert opt.n_trials == 0
+
+
+def test_the_intervals_are_of_the_reported_most_plus_lens_drawn_as_the_report_is_made():
+    """The draws of the reported lens against an independent Monte Carlo: 100,000 draws of the
+    utility over all the candidates (numpy's own multivariate normal, no pruning), each one's
+    argmax of ``g + κ M``, ``M`` moved back by the report's plus offset."""
+    opt = _answered(n=10, patient=_patient(accommodation_d=2.0))
+    kappa = opt.report_tilt
+    assert kappa > 0
+    best_d = opt.best().to_array()
+    candidates = opt._candidates(best_d)
+    mean, cov = opt._utility(candidates, full_cov=True)
+    rng = np.random.default_rng(11)
+    utility = rng.multivariate_normal(mean, cov, size=100_000, method="eigh")
+    chosen = candidates[np.argmax(utility + kappa * candidates[:, 0], axis=1)].copy()
+    offset_d = opt.plus_offset_d(opt._tilted_optimum(kappa), kappa)
+    chosen[:, 0] = np.maximum(chosen[:, 0] - offset_d, opt.box.bounds_d[0][0])
+    drawn = np.vstack([opt._reported_draws(best_d, np.random.default_rng(s)) for s in range(8)])
+    n = len(drawn)
+    for column in range(3):
+        values = np.unique(np.concatenate([chosen[:, column], drawn[:, column]]))
+        for value in values:
+            p = np.mean(chosen[:, column] == value)
+            p_hat = np.mean(drawn[:, column] == value)
+            assert abs(p_hat - p) <= 5.0 * math.sqrt(p * (1 - p) / n) + 0.01, (column, value, p, p_hat)
+    # a case the tilt changes: the plain argmax of the draws (the intervals before) lies well minus
+    plain = candidates[np.argmax(utility, axis=1)]
+    assert np.mean(plain[:, 0]) < np.mean(chosen[:, 0]) + offset_d - 0.2

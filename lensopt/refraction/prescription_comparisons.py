@@ -28,7 +28,8 @@ depend on the answer model:
   comparisons do not carry the reported lens away from it (the duels' default; an option for
   rankings);
 - **the prescription**: the rounded lens with 95 % intervals from posterior draws of the utility on
-  a grid of candidates around it (:meth:`PrescriptionComparisons.prescription`).
+  a grid of candidates around it, each draw's lens chosen as the report is, most plus
+  (:meth:`PrescriptionComparisons.prescription`).
 
 A subclass sets the attributes of :meth:`PrescriptionComparisons._set_lens_options`, its answer
 model's optimizer ``_core`` and the model hooks (``_radius_d``, ``_predict``, ``_mean_and_gradient``,

@@ -417,13 +417,19 @@ class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
         back by :meth:`plus_offset_d` (within the box); the box centre before any modelled answer."""
 
         def compute():
-            kappa = self.report_tilt
-            optimum = self._tilted_optimum(kappa)
-            m_low = self.box.bounds_d[0][0]
-            optimum[0] = max(optimum[0] - self.plus_offset_d(optimum, kappa), m_low)
+            optimum = self._tilted_optimum(self.report_tilt)
+            optimum[0] = self._moved_back_m_d(optimum[0])
             return PowerVector(*(float(v) for v in optimum))
 
         return self._cached("best", compute)
+
+    def _moved_back_m_d(self, tilted_m_d):
+        """M (D; a number or an array) of lenses chosen with the :attr:`report_tilt`, moved back by the
+        report's :meth:`plus_offset_d` (that of the tilted optimum, once per trial count), not below
+        the box: the one step :meth:`best` and :meth:`_reported_draws` share."""
+        kappa = self.report_tilt
+        offset_d = self._cached("report_offset", lambda: self.plus_offset_d(self._tilted_optimum(kappa), kappa))
+        return np.maximum(tilted_m_d - offset_d, self.box.bounds_d[0][0])
 
     def _utility(self, lenses_d, full_cov=False):
         X = np.column_stack([np.full(len(lenses_d), self.reference_letter_logmar), lenses_d])
@@ -458,8 +464,7 @@ class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
         mean, cov = self._utility(lenses, full_cov=True)
         draws = _joint_draws(mean, cov, N_DRAWS, rng) + kappa * lenses[:, 0]
         best_draws = lenses[np.argmax(draws, axis=1)].copy()
-        offset_d = self.plus_offset_d(self._tilted_optimum(kappa), kappa)
-        best_draws[:, 0] = np.maximum(best_draws[:, 0] - offset_d, self.box.bounds_d[0][0])
+        best_draws[:, 0] = self._moved_back_m_d(best_draws[:, 0])
         return best_draws
 
     @single_threaded

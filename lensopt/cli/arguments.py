@@ -12,6 +12,7 @@ import argparse
 import importlib
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +103,24 @@ def screen_number(text) -> int:
     if not 0 <= value <= MAX_SCREEN:
         raise argparse.ArgumentTypeError(f"must be a screen number from 0 (the first) to {MAX_SCREEN}, got {value}")
     return value
+
+
+#: The largest side or offset (px) of a window's ``--geometry``: 16384, as ``[display] window_size_px``.
+MAX_WINDOW_PX = 16384
+
+
+def window_geometry(text) -> tuple[int, int, int, int]:
+    """A window's size and place on its screen as X11 writes it, ``WIDTHxHEIGHT+LEFT+TOP`` (px):
+    ``(width, height, left, top)``."""
+    match = re.fullmatch(r"\s*(\d+)x(\d+)\+(\d+)\+(\d+)\s*", str(text))
+    if match is None:
+        raise argparse.ArgumentTypeError(f"must be WIDTHxHEIGHT+LEFT+TOP in pixels (e.g. 1000x800+920+0), got {text!r}")
+    width, height, left, top = (int(group) for group in match.groups())
+    if not (1 <= width <= MAX_WINDOW_PX and 1 <= height <= MAX_WINDOW_PX and max(left, top) <= MAX_WINDOW_PX):
+        raise argparse.ArgumentTypeError(
+            f"must have a width and height of 1 to {MAX_WINDOW_PX} px and offsets up to {MAX_WINDOW_PX} px, got {text!r}"
+        )
+    return width, height, left, top
 
 
 def finite_float(text) -> float:

@@ -2,6 +2,7 @@
 
     lensopt dashboard [SESSION_ID | --latest] [--db PATH] [--screenshot FILE.png]
                       [--report FILE.pdf|FILE.png] [--replay]
+                      [--screen N] [--geometry WxH+X+Y] [--no-activate]
 
 The dashboard opens the session database read-only and follows the session as the experiment
 writes it (``lensopt run --dashboard`` starts it beside the experiment). ``--report`` writes the
@@ -11,7 +12,7 @@ model update to a PNG and exits. The handler: :mod:`lensopt.cli.handlers.dashboa
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import DB_HELP, Handler, screen_number
+from lensopt.cli.arguments import DB_HELP, Handler, screen_number, window_geometry
 
 
 def register(subparsers) -> None:
@@ -49,5 +50,17 @@ def register(subparsers) -> None:
         metavar="N",
         help="the screen to open the window on (0 the first; default: the desktop's choice); lensopt run "
         "--dashboard opens it on the protocol's console screen ([screens] console)",
+    )
+    parser.add_argument(
+        "--geometry",
+        type=window_geometry,
+        metavar="WxH+X+Y",
+        help="the window's size and place on its screen (--screen, default the first), px from the screen's top "
+        "left, kept within the screen; lensopt run --dashboard puts it beside the console",
+    )
+    parser.add_argument(
+        "--no-activate",
+        action="store_true",
+        help="open without taking the keyboard (lensopt run --dashboard: the console keeps it)",
     )
     parser.set_defaults(handler=Handler("lensopt.cli.handlers.dashboard:run_dashboard"))

@@ -43,7 +43,7 @@ from lensopt.experiment.windows import (
     check_dashboard,
     check_display,
     check_new_screen,
-    dashboard_screen,
+    dashboard_place_here,
     expected_window_size_px,
     framebuffer_calibration,
     launch_dashboard,
@@ -370,7 +370,7 @@ def _run_in_window(
         if request.frames_dir is not None:  # whose frames the folder holds: a resume into it checks it
             claim_frames_folder(request.frames_dir, request.db_path, store.session(session_id))
         if request.dashboard:
-            launch_dashboard(session_id, request.db_path, log, dashboard_screen(protocol))
+            launch_dashboard(session_id, request.db_path, log, dashboard_place_here(protocol, fullscreen))
         responses = responses if responses is not None else _responses_for(protocol, seed, win)
         record = recorder(store, session_id, rescue_paths(request.db_path, session_id), mode.append)
         console = None if console_win is None else ClinicianConsole(console_win)

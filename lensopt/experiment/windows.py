@@ -22,6 +22,7 @@ from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.run_request import RunRequest
+from lensopt.experiment.window_layout import DashboardPlace, dashboard_place
 
 
 def _no_display_error(detail: str) -> LensoptError:
@@ -233,10 +234,16 @@ def screen_count() -> int | None:
 
 def screen_widths_px() -> list[int] | None:
     """The width of each screen of the display (pyglet's, in its units), or None if it cannot say."""
+    sizes = screen_sizes_px()
+    return None if sizes is None else [width for width, _ in sizes]
+
+
+def screen_sizes_px() -> list[tuple[int, int]] | None:
+    """The (width, height) of each screen of the display (pyglet's, in its units), or None if it cannot say."""
     try:
         import pyglet
 
-        return [int(screen.width) for screen in pyglet.canvas.get_display().get_screens()]
+        return [(int(screen.width), int(screen.height)) for screen in pyglet.canvas.get_display().get_screens()]
     except Exception:  # noqa: BLE001 - only a hint for the layout and the log
         return None
 
@@ -260,12 +267,12 @@ def side_by_side(protocol: Protocol, fullscreen: bool, widths_px: list[int] | No
     return dataclasses.replace(placed, display=dataclasses.replace(placed.display, window_size_px=(room, height)))
 
 
-def dashboard_screen(protocol: Protocol) -> int | None:
-    """The screen the clinician's dashboard opens on (``lensopt run --dashboard``): the console's,
-    when the protocol puts the console on a screen of its own; else None (the desktop's choice — on
-    one screen it cannot keep off the patient's window)."""
-    screens = protocol.screens
-    return screens.console if screens.console != screens.patient else None
+def dashboard_place_here(protocol: Protocol, fullscreen: bool) -> DashboardPlace | None:
+    """Where ``lensopt run --dashboard`` opens the dashboard on this display: beside the console
+    (:func:`lensopt.experiment.window_layout.dashboard_place`), the windows placed as they open."""
+    sizes = screen_sizes_px()
+    placed = side_by_side(protocol, fullscreen, None if sizes is None else [width for width, _ in sizes])
+    return dashboard_place(placed, fullscreen, sizes)
 
 
 #: What the dashboard's own process imports (lensopt[dashboard]), beside the experiment's.
@@ -284,13 +291,19 @@ def check_dashboard() -> None:
         )
 
 
-def launch_dashboard(session_id: int, db_path: Path, log, screen: int | None = None) -> None:
-    """The dashboard of the session in a process of its own, on ``screen`` (:func:`dashboard_screen`)."""
-    on_screen = [] if screen is None else ["--screen", str(screen)]
+def dashboard_command(session_id: int, db_path: Path, place: DashboardPlace | None) -> list[str]:
+    """The command of the session's dashboard: at ``place`` (:func:`dashboard_place_here`; None: where
+    the desktop puts it), never taking the keyboard from the console or the patient's window."""
+    at = [] if place is None else ["--screen", str(place.screen), "--geometry", place.geometry]
+    return [sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path), *at, "--no-activate"]
+
+
+def launch_dashboard(session_id: int, db_path: Path, log, place: DashboardPlace | None) -> None:
+    """The dashboard of the session in a process of its own (:func:`dashboard_command`)."""
+    if place is None:
+        log("no room for the dashboard beside the session's windows: the desktop places it; move it off them")
     try:
-        subprocess.Popen(
-            [sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path), *on_screen]
-        )
+        subprocess.Popen(dashboard_command(session_id, db_path, place))
     except OSError as exc:
         log(f"dashboard did not start ({exc}); the session carries on")
 

@@ -195,3 +195,35 @@ def test_a_screen_number_out_of_range_is_one_line(db, capsys, screen):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "argument --screen:" in err, err
+
+
+@pytest.mark.parametrize(
+    ("geometry", "expected"),
+    [
+        ((300, 200, 10, 20), (10, 20, 300, 200)),  # within the screen: as asked
+        ((100_000, 200, 10, 20), (10, 20, None, 200)),  # wider than the screen: cut at its right edge
+        ((300, 200, 100_000, 20), (0, 0, 300, 200)),  # off the screen: at its top left
+    ],
+)
+def test_a_geometry_places_the_window_on_its_screen_within_the_screens_area(monkeypatch, geometry, expected):
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    from PyQt5.QtCore import Qt
+    from PyQt5.QtWidgets import QApplication, QWidget
+
+    from lensopt.cli.handlers.dashboard import WindowPlace, _place
+
+    app = QApplication.instance() or QApplication(["test"])
+    window = QWidget()
+    window.resize(640, 480)
+    _place(app, window, WindowPlace(geometry=geometry, no_activate=True))
+    area = app.screens()[0].availableGeometry()
+    left, top, width, height = expected
+    width = area.width() - left if width is None else width
+    assert (window.x(), window.y(), window.width(), window.height()) == (
+        area.x() + left,
+        area.y() + top,
+        width,
+        height,
+    )
+    assert window.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)  # the console keeps the keyboard
+    window.close()

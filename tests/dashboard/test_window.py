@@ -27,6 +27,7 @@ if qt_api.pytest_qt_api != "pyqt5":  # PyQt5 and PyQt6 in one process abort it
 from PyQt5.QtGui import QImage
 
 from lensopt.dashboard.window import DashboardWindow
+from lensopt.experiment.window_layout import MIN_DASHBOARD_PX
 
 N_TRIALS = 40
 #: Generous limits for a loaded 2-core machine; they bound waiting, they do not measure speed.
@@ -273,4 +274,17 @@ def test_the_window_counts_the_answers_kept_and_says_the_undone_one_apart(qtbot,
         f"Replay of session {sid}: first {UNDONE - 1} of 7 trials (+1 undone) — "
     )
     assert f" · {UNDONE - 1} trials (+1 undone) · " in window.summary_label.text()
+    window.shutdown()
+
+
+def test_the_place_beside_the_console_holds_the_whole_window(qtbot, db_copy):
+    """lensopt run --dashboard looks for a place of at least MIN_DASHBOARD_PX beside the console: the
+    window showing a session must fit it, or it would spill off the screen."""
+    db_path, sid, _ = db_copy
+    window = _open(qtbot, db_path, sid)
+    qtbot.waitUntil(lambda: window.snapshot is not None, timeout=WAIT_MS)
+    least = window.minimumSizeHint()
+    assert least.width() <= MIN_DASHBOARD_PX[0] and least.height() <= MIN_DASHBOARD_PX[1], least
+    window.resize(*MIN_DASHBOARD_PX)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == MIN_DASHBOARD_PX, timeout=WAIT_MS)
     window.shutdown()

@@ -1,5 +1,6 @@
 """Helpers shared by the experiment tests (protocol files, display check)."""
 
+import dataclasses
 import os
 import re
 import signal
@@ -10,13 +11,22 @@ from pathlib import Path
 
 import pytest
 
+from lensopt.experiment.protocol import load_protocol
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO_PROTOCOL = REPO / "protocols" / "demo-simulated.toml"
+CLINICAL_PROTOCOL = REPO / "protocols" / "clinical-prescription.toml"
 
 needs_display = pytest.mark.skipif(
     not os.environ.get("DISPLAY"),
     reason="needs an X display for a PsychoPy window: run under xvfb-run -a -s '-screen 0 1920x1080x24'",
 )
+
+
+def clinical_protocol(**screens):
+    """The shipped clinical prescription protocol with its ``[screens]`` replaced by ``screens``."""
+    protocol = load_protocol(CLINICAL_PROTOCOL)
+    return dataclasses.replace(protocol, screens=dataclasses.replace(protocol.screens, **screens))
 
 
 def write_protocol(path: Path, source: Path = DEMO_PROTOCOL, **fields) -> Path:

@@ -1,7 +1,5 @@
 """``[start]``: the starting refraction of a letter protocol (the full prescription), and ``--start``."""
 
-import dataclasses
-
 import pytest
 
 from experiment_helpers import DEMO_PROTOCOL, REPO
@@ -309,15 +307,6 @@ def test_a_start_written_finer_than_a_hundredth_is_searched_where_a_resume_reads
         resumed = SearchBox.from_dict(box.to_dict())
         assert resumed.start == box.start and resumed.bounds_d == box.bounds_d
     assert StartSection("-1.125 / -0.375 x 180").lens.sphere_d == -1.13  # halves away from zero, as written
-
-
-def test_the_dashboard_of_a_run_opens_on_the_consoles_own_screen_and_never_asks_for_the_patients():
-    from lensopt.experiment.windows import dashboard_screen
-
-    protocol = load_protocol(REPO / "protocols" / "clinical-prescription.toml")
-    assert (protocol.screens.patient, protocol.screens.console) == (0, 1) and dashboard_screen(protocol) == 1
-    one_screen = dataclasses.replace(protocol, screens=dataclasses.replace(protocol.screens, console=0))
-    assert dashboard_screen(one_screen) is None
 
 
 def test_a_start_off_the_phoropters_steps_is_searched_as_typed_with_one_line_naming_the_nearest():

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from experiment_helpers import FAST, REPO, write_protocol
+from experiment_helpers import CLINICAL_PROTOCOL, FAST, REPO, clinical_protocol, write_protocol
 from lensopt.cli import main
 from lensopt.errors import ProtocolError
 from lensopt.experiment.calibration import Calibration
@@ -24,13 +24,6 @@ from lensopt.experiment.windows import (
 )
 from lensopt.store import SessionStore
 
-CLINICAL = REPO / "protocols" / "clinical-prescription.toml"
-
-
-def clinical(**screens):
-    protocol = load_protocol(CLINICAL)
-    return dataclasses.replace(protocol, screens=dataclasses.replace(protocol.screens, **screens))
-
 
 @pytest.mark.parametrize(
     ("screens", "n_screens", "fullscreen", "over"),
@@ -45,7 +38,7 @@ def clinical(**screens):
 def test_a_console_is_over_the_chart_only_when_it_shares_the_full_screen_patient_window(
     screens, n_screens, fullscreen, over
 ):
-    problem = console_over_the_chart(clinical(**screens), fullscreen, n_screens)
+    problem = console_over_the_chart(clinical_protocol(**screens), fullscreen, n_screens)
     assert (problem is not None) == over
     if over:
         assert "full-screen chart" in problem and "--no-fullscreen" in problem and "\n" not in problem
@@ -58,7 +51,7 @@ def test_a_protocol_without_a_clinician_has_no_console_to_misplace():
 
 
 def test_a_screen_the_display_lacks_is_its_first_and_the_stored_protocol_keeps_the_screens_named():
-    protocol = clinical(patient=0, console=1)
+    protocol = clinical_protocol(patient=0, console=1)
     placed = on_this_display(protocol, 1)
     assert (placed.screens.patient, placed.screens.console) == (0, 0)
     assert (protocol.screens.patient, protocol.screens.console) == (0, 1)
@@ -71,7 +64,7 @@ def test_a_patient_session_whose_console_would_cover_the_chart_is_refused_and_cr
     if screen_count() != 1:
         pytest.skip("needs a display of one screen (Xvfb)")
     db = tmp_path / "sessions.db"
-    args = ["run", "--protocol", str(CLINICAL), "--participant", "P001", "--eye", "OD", "--db", str(db)]
+    args = ["run", "--protocol", str(CLINICAL_PROTOCOL), "--participant", "P001", "--eye", "OD", "--db", str(db)]
     code = main([*args, "--start", "-1.00 / -0.50 x 180"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
@@ -175,7 +168,7 @@ def test_a_full_screen_session_stores_the_calibration_its_letters_were_sized_wit
 def test_a_console_sharing_a_windowed_patients_screen_gets_room_beside_it():
     """The clinical protocol's 1920-px window on one 1920-px screen (--no-fullscreen) left the 900-px
     console off the screen: the patient window is narrowed to leave room, the stored protocol kept."""
-    protocol = clinical(patient=0, console=1)
+    protocol = clinical_protocol(patient=0, console=1)
     assert protocol.display.window_size_px[0] == 1920 and protocol.screens.console_size_px[0] == 900
     placed = side_by_side(protocol, False, [1920])
     assert placed.display.window_size_px == (1920 - 900, protocol.display.window_size_px[1])
@@ -188,7 +181,7 @@ def test_a_console_sharing_a_windowed_patients_screen_gets_room_beside_it():
 
 
 def test_a_resumed_patient_session_is_refused_over_the_chart_and_told_how_to_go_on_windowed():
-    protocol = clinical(patient=0, console=1)
+    protocol = clinical_protocol(patient=0, console=1)
     if screen_count() != 1:
         pytest.skip("needs a display of one screen (Xvfb)")
     with pytest.raises(ProtocolError, match="--no-fullscreen"):
@@ -201,7 +194,7 @@ def test_the_window_checked_before_a_session_starts_is_the_narrowed_one_it_opens
     """A duel protocol's line of letters on one screen, console beside it: the letter sizes were
     checked on the protocol's 1920-px window but drawn in the 1020 px left beside the console, so
     the session was refused only after it was stored — a session of no trial at every attempt."""
-    protocol = clinical(patient=0, console=1)
+    protocol = clinical_protocol(patient=0, console=1)
     calibration = calibration_from_protocol(protocol)
     expected = expected_window_size_px(protocol, calibration, False, [1920])
     assert expected == side_by_side(protocol, False, [1920]).display.window_size_px == (1020, expected[1])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder
@@ -43,11 +44,18 @@ def _has_display() -> bool:
 
 
 def _check_window_options(args) -> None:
-    """Refuse, in one line, a window's options (``--replay``, ``--screen``) with ``--report`` alone: the
-    report opens no window, they did nothing. With ``--screenshot`` they apply (the window rendered
-    starts at the first trial; it is placed on, and sized to, the screen)."""
+    """Refuse, in one line, a window's options (``--replay``, ``--screen``, ``--geometry``,
+    ``--no-activate``) with ``--report`` alone: the report opens no window, they did nothing. With
+    ``--screenshot`` they apply (the window rendered starts at the first trial; it is placed on, and
+    sized to, the screen)."""
     if args.report and not args.screenshot:
-        given = [option for option, on in (("--replay", args.replay), ("--screen", args.screen is not None)) if on]
+        options = (
+            ("--replay", args.replay),
+            ("--screen", args.screen is not None),
+            ("--geometry", args.geometry is not None),
+            ("--no-activate", args.no_activate),
+        )
+        given = [option for option, on in options if on]
         if given:
             raise ValueError(
                 f"{' and '.join(given)} {'set' if len(given) > 1 else 'sets'} the dashboard's window, and --report opens "
@@ -93,12 +101,28 @@ def run_dashboard(args) -> int:
             "no display to open the dashboard on (DISPLAY is not set); run it on a desktop, "
             "or use --screenshot FILE.png or --report FILE.pdf"
         )
-    return _run_window(db_path, session_id, screenshot, args.replay, args.screen)
+    place = WindowPlace(args.screen, args.geometry, args.no_activate)
+    return _run_window(db_path, session_id, screenshot, args.replay, place)
 
 
-def _place_on_screen(app, window, screen: int) -> None:
-    """Open ``window`` on ``screen`` (Qt's screens, 0 the first) at its top left, within its size; a
-    screen this desktop does not have: the desktop's choice, said on stderr (the window still opens)."""
+@dataclass(frozen=True)
+class WindowPlace:
+    """Where the window opens: ``screen`` (Qt's, 0 the first; None: the desktop's choice, or the
+    first with a ``geometry``), ``geometry`` (width, height, left, top) px on it, and whether it
+    opens without taking the keyboard (``no_activate``)."""
+
+    screen: int | None = None
+    geometry: tuple[int, int, int, int] | None = None
+    no_activate: bool = False
+
+
+def _place_on_screen(app, window, screen: int, geometry: tuple[int, int, int, int] | None = None) -> None:
+    """Open ``window`` on ``screen`` (Qt's screens, 0 the first) at ``geometry`` (width, height,
+    left, top: px from the screen's top left), kept within the screen's available area (its panels
+    left out); without one, at its top left within its size. A screen this desktop does not have:
+    the desktop's choice, said on stderr (the window still opens)."""
+    from PyQt5.QtCore import QRect
+
     screens = app.screens()
     if not 0 <= screen < len(screens):
         print(
@@ -108,12 +132,30 @@ def _place_on_screen(app, window, screen: int) -> None:
         )
         return
     area = screens[screen].availableGeometry()
-    window.resize(min(window.width(), area.width()), min(window.height(), area.height()))
-    window.move(area.topLeft())
+    placed = QRect(area.topLeft(), window.size())
+    if geometry is not None:
+        width, height, left, top = geometry
+        origin = screens[screen].geometry().topLeft()
+        placed = QRect(origin.x() + left, origin.y() + top, width, height)
+        if not placed.intersects(area):  # wholly off the area: at its top left
+            placed.moveTopLeft(area.topLeft())
+    placed = placed.intersected(area)
+    window.resize(placed.width(), placed.height())
+    window.move(placed.topLeft())
+
+
+def _place(app, window, place: WindowPlace) -> None:
+    """Place ``window`` as ``place`` says, before it is shown."""
+    from PyQt5.QtCore import Qt
+
+    if place.screen is not None or place.geometry is not None:
+        _place_on_screen(app, window, place.screen or 0, place.geometry)
+    if place.no_activate:  # the console (or the patient's window) keeps the keyboard
+        window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
 
 
 def _run_window(
-    db_path: Path, session_id: int, screenshot: Path | None, replay: bool, screen: int | None = None
+    db_path: Path, session_id: int, screenshot: Path | None, replay: bool, place: WindowPlace = WindowPlace()
 ) -> int:
     from PyQt5.QtCore import QTimer
     from PyQt5.QtWidgets import QApplication
@@ -142,8 +184,7 @@ def _run_window(
             app.quit()
 
         window.screenshot_when_ready(screenshot, done)
-    if screen is not None:
-        _place_on_screen(app, window, screen)
+    _place(app, window, place)
     window.show()
     try:
         app.exec_()

@@ -2,7 +2,7 @@
 
     lensopt dashboard [SESSION_ID | --latest] [--db PATH] [--screenshot FILE.png]
                       [--report FILE.pdf|FILE.png] [--replay]
-                      [--screen N] [--geometry WxH+X+Y] [--no-activate]
+                      [--screen N] [--geometry WxH+X+Y] [--no-activate] [--minimized]
 
 The dashboard opens the session database read-only and follows the session as the experiment
 writes it (``lensopt run --dashboard`` starts it beside the experiment). ``--report`` writes the
@@ -62,5 +62,10 @@ def register(subparsers) -> None:
         "--no-activate",
         action="store_true",
         help="open without taking the keyboard (lensopt run --dashboard: the console keeps it)",
+    )
+    parser.add_argument(
+        "--minimized",
+        action="store_true",
+        help="open minimized (lensopt run --dashboard when no place beside the console is free)",
     )
     parser.set_defaults(handler=Handler("lensopt.cli.handlers.dashboard:run_dashboard"))

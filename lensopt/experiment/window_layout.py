@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from lensopt.experiment.console import console_size_and_pos
 from lensopt.experiment.protocol import Protocol
 
-#: The smallest place for the dashboard (px): its window's own minimum, its four panels at 320 × 240
-#: each and its summary and slider (664 × 628 showing a session), with a little room (tested against
-#: the window). On a 1920 × 1080 screen shared with the patient's window and the console there is
-#: none: the desktop places it.
-MIN_DASHBOARD_PX = (680, 660)
+#: The smallest place for the dashboard (px) where its panels, legends and summary stay readable
+#: (its screenshots at 900 × 800 and 1540 × 736: yes; at its own minimum, 664 × 628, the summary's
+#: lines overlap). A 1920 × 1080 screen shared with the patient's window and the console, or a
+#: 1280 × 1024 console screen, has no such place: the dashboard opens minimized.
+MIN_DASHBOARD_PX = (900, 720)
 #: Room kept for a window's title bar (px) below a window the dashboard must not cover, and taken off
 #: the dashboard's own height: a window manager draws it outside the size asked (side borders are a
 #: few px, and windows side by side already leave them).
@@ -113,7 +113,7 @@ def dashboard_place(
     With a console: on the console's screen, clear of the console and of a patient window sharing
     that screen. Without one (a research session): on a screen the patient's window is not on, whole;
     else beside a windowed patient display. None when there is no room of :data:`MIN_DASHBOARD_PX`
-    (the desktop places it) or no screen sizes are known."""
+    (it opens minimized) or no screen sizes are known."""
     if not sizes_px:
         return None
     screens, display = protocol.screens, protocol.display

@@ -292,16 +292,20 @@ def check_dashboard() -> None:
 
 
 def dashboard_command(session_id: int, db_path: Path, place: DashboardPlace | None) -> list[str]:
-    """The command of the session's dashboard: at ``place`` (:func:`dashboard_place_here`; None: where
-    the desktop puts it), never taking the keyboard from the console or the patient's window."""
-    at = [] if place is None else ["--screen", str(place.screen), "--geometry", place.geometry]
+    """The command of the session's dashboard: at ``place`` (:func:`dashboard_place_here`), or, with
+    no place free beside the session's windows (None), minimized — it would cover the console or the
+    chart; never taking the keyboard from the console or the patient's window."""
+    at = ["--minimized"] if place is None else ["--screen", str(place.screen), "--geometry", place.geometry]
     return [sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path), *at, "--no-activate"]
 
 
 def launch_dashboard(session_id: int, db_path: Path, log, place: DashboardPlace | None) -> None:
     """The dashboard of the session in a process of its own (:func:`dashboard_command`)."""
     if place is None:
-        log("no room for the dashboard beside the session's windows: the desktop places it; move it off them")
+        log(
+            "the dashboard opens minimized: no place on the screens beside the console and the chart; "
+            "open it from the taskbar"
+        )
     try:
         subprocess.Popen(dashboard_command(session_id, db_path, place))
     except OSError as exc:

@@ -227,3 +227,25 @@ def test_a_geometry_places_the_window_on_its_screen_within_the_screens_area(monk
     )
     assert window.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)  # the console keeps the keyboard
     window.close()
+
+
+def test_a_run_dashboards_options_open_the_window_and_render_it(db, tmp_path):
+    """The options lensopt run --dashboard passes (a place beside the console, or minimized, and never
+    the keyboard) open the window for real: its screenshot is the session's."""
+    path, sid, _ = db
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    for options in (
+        ["--screen", "0", "--geometry", "700x660+50+40", "--no-activate"],
+        ["--minimized", "--no-activate"],
+    ):
+        out = tmp_path / f"{options[0].strip('-')}.png"
+        command = [sys.executable, "-m", "lensopt", "dashboard", str(sid), "--db", str(path), "--screenshot", str(out)]
+        result = subprocess.run(
+            [*command, *options],
+            capture_output=True,
+            text=True,
+            env={**env, "QT_QPA_PLATFORM": "offscreen"},
+            timeout=300,
+        )
+        assert result.returncode == 0 and out.stat().st_size > 10_000, result.stderr
+        assert f"screenshot of session {sid} written" in result.stdout

@@ -181,6 +181,7 @@ def test_decision_time_handler_options_without_handler_are_refused(capsys, extra
         (["--report", "{tmp}/r.pdf", "--replay", "--screen", "3"], "--replay and --screen set the dashboard's"),
         (["--report", "{tmp}/r.pdf", "--geometry", "900x700+0+0"], "--geometry sets the dashboard's window"),
         (["--report", "{tmp}/r.pdf", "--no-activate"], "--no-activate sets the dashboard's window"),
+        (["--report", "{tmp}/r.pdf", "--minimized"], "--minimized sets the dashboard's window"),
     ],
 )
 def test_dashboard_window_options_without_a_window_are_refused(capsys, db, tmp_path, extra, named):

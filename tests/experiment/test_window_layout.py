@@ -117,12 +117,13 @@ def test_on_one_large_screen_the_dashboard_keeps_off_both_the_patients_window_an
     )
 
 
-def test_a_screen_with_no_room_beside_the_console_leaves_the_dashboard_to_the_desktop():
+def test_a_screen_with_no_room_beside_the_console_opens_the_dashboard_minimized():
     """A 1920 x 1080 screen shared by a patient window and the console leaves 900 x 408 px below the
-    console, short of the dashboard's own minimum."""
+    console, short of the place the dashboard needs to stay readable."""
     sizes = [(1920, 1080)]
     protocol = side_by_side(clinical_protocol(console=0), False, [width for width, _ in sizes])
     assert dashboard_place(protocol, False, sizes) is None
+    assert dashboard_place(clinical_protocol(), True, [(1920, 1080), (1280, 1024)]) is None  # a small console screen
     assert dashboard_place(clinical_protocol(), True, None) is None  # the screens unknown
 
 
@@ -142,7 +143,9 @@ def test_a_run_opens_the_dashboard_at_its_place_without_taking_the_keyboard_and_
     assert command[command.index("--screen") + 1] == "1" and "--no-activate" in command
     geometry = window_geometry(command[command.index("--geometry") + 1])
     assert geometry == (place.rect.width_px, place.rect.height_px, place.rect.left_px, place.rect.top_px)
-    assert "--geometry" not in dashboard_command(7, tmp_path / "s.db", None)
+    no_room = dashboard_command(7, tmp_path / "s.db", None)
+    assert "--geometry" not in no_room and "--minimized" in no_room and "--no-activate" in no_room
+    assert build_parser().parse_args(no_room[3:]).minimized
     args = build_parser().parse_args(command[3:])  # after python -m lensopt
     assert (args.screen, args.geometry, args.no_activate) == (1, geometry, True)
 

@@ -45,7 +45,7 @@ def _has_display() -> bool:
 
 def _check_window_options(args) -> None:
     """Refuse, in one line, a window's options (``--replay``, ``--screen``, ``--geometry``,
-    ``--no-activate``) with ``--report`` alone: the report opens no window, they did nothing. With
+    ``--no-activate``, ``--minimized``) with ``--report`` alone: the report opens no window, they did nothing. With
     ``--screenshot`` they apply (the window rendered starts at the first trial; it is placed on, and
     sized to, the screen)."""
     if args.report and not args.screenshot:
@@ -54,6 +54,7 @@ def _check_window_options(args) -> None:
             ("--screen", args.screen is not None),
             ("--geometry", args.geometry is not None),
             ("--no-activate", args.no_activate),
+            ("--minimized", args.minimized),
         )
         given = [option for option, on in options if on]
         if given:
@@ -101,7 +102,7 @@ def run_dashboard(args) -> int:
             "no display to open the dashboard on (DISPLAY is not set); run it on a desktop, "
             "or use --screenshot FILE.png or --report FILE.pdf"
         )
-    place = WindowPlace(args.screen, args.geometry, args.no_activate)
+    place = WindowPlace(args.screen, args.geometry, args.no_activate, args.minimized)
     return _run_window(db_path, session_id, screenshot, args.replay, place)
 
 
@@ -109,11 +110,12 @@ def run_dashboard(args) -> int:
 class WindowPlace:
     """Where the window opens: ``screen`` (Qt's, 0 the first; None: the desktop's choice, or the
     first with a ``geometry``), ``geometry`` (width, height, left, top) px on it, and whether it
-    opens without taking the keyboard (``no_activate``)."""
+    opens without taking the keyboard (``no_activate``) or minimized (``minimized``)."""
 
     screen: int | None = None
     geometry: tuple[int, int, int, int] | None = None
     no_activate: bool = False
+    minimized: bool = False
 
 
 def _place_on_screen(app, window, screen: int, geometry: tuple[int, int, int, int] | None = None) -> None:
@@ -185,7 +187,10 @@ def _run_window(
 
         window.screenshot_when_ready(screenshot, done)
     _place(app, window, place)
-    window.show()
+    if place.minimized:  # the session's windows fill the screen: the clinician opens it from the taskbar
+        window.showMinimized()
+    else:
+        window.show()
     try:
         app.exec_()
     finally:

@@ -55,8 +55,8 @@ def register(subparsers) -> None:
         "--geometry",
         type=window_geometry,
         metavar="WxH+X+Y",
-        help="the window's size and place on its screen (--screen, default the first), px from the screen's top "
-        "left, kept within the screen; lensopt run --dashboard puts it beside the console",
+        help="the window's size and place, px from the top left of --screen N, or of the desktop without it "
+        "(as X11 writes it), kept within its screen; lensopt run --dashboard puts it beside the console",
     )
     parser.add_argument(
         "--no-activate",

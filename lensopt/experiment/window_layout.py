@@ -57,16 +57,20 @@ class Rect:
 
 @dataclass(frozen=True)
 class DashboardPlace:
-    """The dashboard's screen and its rectangle there (``lensopt dashboard --screen --geometry``)."""
+    """The dashboard's screen, its rectangle there, and the screen's top left on the desktop
+    (``origin_px``: where the screens' numbers may differ, Qt's from pyglet's, the desktop's
+    coordinates name one place for both)."""
 
     screen: int
     rect: Rect
+    origin_px: tuple[int, int] = (0, 0)
 
     @property
-    def geometry(self) -> str:
-        """The rectangle as X11 writes it, ``WIDTHxHEIGHT+LEFT+TOP``."""
+    def desktop_geometry(self) -> str:
+        """The rectangle on the desktop as X11 writes it, ``WIDTHxHEIGHT+LEFT+TOP``
+        (``lensopt dashboard --geometry``)."""
         r = self.rect
-        return f"{r.width_px}x{r.height_px}+{r.left_px}+{r.top_px}"
+        return f"{r.width_px}x{r.height_px}+{r.left_px + self.origin_px[0]}+{r.top_px + self.origin_px[1]}"
 
 
 def largest_free_rect(

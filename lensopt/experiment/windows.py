@@ -22,7 +22,7 @@ from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.run_request import RunRequest
-from lensopt.experiment.window_layout import DashboardPlace, dashboard_place
+from lensopt.experiment.window_layout import DashboardPlace, Rect, dashboard_place
 
 
 def _no_display_error(detail: str) -> LensoptError:
@@ -234,16 +234,17 @@ def screen_count() -> int | None:
 
 def screen_widths_px() -> list[int] | None:
     """The width of each screen of the display (pyglet's, in its units), or None if it cannot say."""
-    sizes = screen_sizes_px()
-    return None if sizes is None else [width for width, _ in sizes]
+    rects = screen_rects_px()
+    return None if rects is None else [rect.width_px for rect in rects]
 
 
-def screen_sizes_px() -> list[tuple[int, int]] | None:
-    """The (width, height) of each screen of the display (pyglet's, in its units), or None if it cannot say."""
+def screen_rects_px() -> list[Rect] | None:
+    """Each screen of the display on the desktop (pyglet's, in its units), or None if it cannot say."""
     try:
         import pyglet
 
-        return [(int(screen.width), int(screen.height)) for screen in pyglet.canvas.get_display().get_screens()]
+        screens = pyglet.canvas.get_display().get_screens()
+        return [Rect(int(s.x), int(s.y), int(s.width), int(s.height)) for s in screens]
     except Exception:  # noqa: BLE001 - only a hint for the layout and the log
         return None
 
@@ -270,9 +271,15 @@ def side_by_side(protocol: Protocol, fullscreen: bool, widths_px: list[int] | No
 def dashboard_place_here(protocol: Protocol, fullscreen: bool) -> DashboardPlace | None:
     """Where ``lensopt run --dashboard`` opens the dashboard on this display: beside the console
     (:func:`lensopt.experiment.window_layout.dashboard_place`), the windows placed as they open."""
-    sizes = screen_sizes_px()
-    placed = side_by_side(protocol, fullscreen, None if sizes is None else [width for width, _ in sizes])
-    return dashboard_place(placed, fullscreen, sizes)
+    rects = screen_rects_px()
+    if rects is None:
+        return None
+    placed = side_by_side(protocol, fullscreen, [rect.width_px for rect in rects])
+    place = dashboard_place(placed, fullscreen, [(rect.width_px, rect.height_px) for rect in rects])
+    if place is None:
+        return None
+    screen = rects[place.screen]
+    return dataclasses.replace(place, origin_px=(screen.left_px, screen.top_px))
 
 
 #: What the dashboard's own process imports (lensopt[dashboard]), beside the experiment's.
@@ -295,7 +302,7 @@ def dashboard_command(session_id: int, db_path: Path, place: DashboardPlace | No
     """The command of the session's dashboard: at ``place`` (:func:`dashboard_place_here`), or, with
     no place free beside the session's windows (None), minimized — it would cover the console or the
     chart; never taking the keyboard from the console or the patient's window."""
-    at = ["--minimized"] if place is None else ["--screen", str(place.screen), "--geometry", place.geometry]
+    at = ["--minimized"] if place is None else ["--geometry", place.desktop_geometry]
     return [sys.executable, "-m", "lensopt", "dashboard", str(session_id), "--db", str(db_path), *at, "--no-activate"]
 
 

@@ -197,6 +197,7 @@ def test_a_screen_number_out_of_range_is_one_line(db, capsys, screen):
     assert err.count("\n") == 1 and "argument --screen:" in err, err
 
 
+@pytest.mark.parametrize("screen", [0, None])  # from screen 0's top left, or on the desktop: the same here
 @pytest.mark.parametrize(
     ("geometry", "expected"),
     [
@@ -205,7 +206,7 @@ def test_a_screen_number_out_of_range_is_one_line(db, capsys, screen):
         ((300, 200, 100_000, 20), (0, 0, 300, 200)),  # off the screen: at its top left
     ],
 )
-def test_a_geometry_places_the_window_on_its_screen_within_the_screens_area(monkeypatch, geometry, expected):
+def test_a_geometry_places_the_window_on_its_screen_within_the_screens_area(monkeypatch, screen, geometry, expected):
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     from PyQt5.QtCore import Qt
     from PyQt5.QtWidgets import QApplication, QWidget
@@ -213,9 +214,10 @@ def test_a_geometry_places_the_window_on_its_screen_within_the_screens_area(monk
     from lensopt.cli.handlers.dashboard import WindowPlace, _place
 
     app = QApplication.instance() or QApplication(["test"])
+    assert len(app.screens()) == 1 and app.screens()[0].geometry().topLeft().isNull()
     window = QWidget()
     window.resize(640, 480)
-    _place(app, window, WindowPlace(geometry=geometry, no_activate=True))
+    _place(app, window, WindowPlace(screen=screen, geometry=geometry, no_activate=True))
     area = app.screens()[0].availableGeometry()
     left, top, width, height = expected
     width = area.width() - left if width is None else width

@@ -108,9 +108,10 @@ def run_dashboard(args) -> int:
 
 @dataclass(frozen=True)
 class WindowPlace:
-    """Where the window opens: ``screen`` (Qt's, 0 the first; None: the desktop's choice, or the
-    first with a ``geometry``), ``geometry`` (width, height, left, top) px on it, and whether it
-    opens without taking the keyboard (``no_activate``) or minimized (``minimized``)."""
+    """Where the window opens: ``screen`` (Qt's, 0 the first; None: the desktop's choice),
+    ``geometry`` (width, height, left, top: px from that screen's top left, or, without a screen, on
+    the desktop), and whether it opens without taking the keyboard (``no_activate``) or minimized
+    (``minimized``)."""
 
     screen: int | None = None
     geometry: tuple[int, int, int, int] | None = None
@@ -118,27 +119,32 @@ class WindowPlace:
     minimized: bool = False
 
 
-def _place_on_screen(app, window, screen: int, geometry: tuple[int, int, int, int] | None = None) -> None:
-    """Open ``window`` on ``screen`` (Qt's screens, 0 the first) at ``geometry`` (width, height,
-    left, top: px from the screen's top left), kept within the screen's available area (its panels
-    left out); without one, at its top left within its size. A screen this desktop does not have:
-    the desktop's choice, said on stderr (the window still opens)."""
+def _place_on_screen(app, window, screen: int | None, geometry: tuple[int, int, int, int] | None = None) -> None:
+    """Open ``window`` at ``geometry`` (width, height, left, top: px from the top left of ``screen``,
+    Qt's screens, 0 the first; with no screen, px on the desktop, on the screen holding its centre
+    or else the primary one), kept within that screen's available area (its panels left out); without
+    a geometry, at the screen's top left within its size. A screen this desktop does not have: the
+    desktop's choice, said on stderr (the window still opens)."""
     from PyQt5.QtCore import QRect
 
     screens = app.screens()
-    if not 0 <= screen < len(screens):
+    if screen is not None and not 0 <= screen < len(screens):
         print(
             f"lensopt dashboard: note: no screen {screen} (this desktop has {len(screens)}); the window opens "
             "where the desktop puts it",
             file=sys.stderr,
         )
         return
-    area = screens[screen].availableGeometry()
-    placed = QRect(area.topLeft(), window.size())
-    if geometry is not None:
+    if geometry is None:
+        area = screens[screen or 0].availableGeometry()
+        placed = QRect(area.topLeft(), window.size())
+    else:
         width, height, left, top = geometry
-        origin = screens[screen].geometry().topLeft()
-        placed = QRect(origin.x() + left, origin.y() + top, width, height)
+        placed = QRect(left, top, width, height)
+        if screen is not None:
+            placed.translate(screens[screen].geometry().topLeft())
+        on = screens[screen] if screen is not None else (app.screenAt(placed.center()) or app.primaryScreen())
+        area = on.availableGeometry()
         if not placed.intersects(area):  # wholly off the area: at its top left
             placed.moveTopLeft(area.topLeft())
     placed = placed.intersected(area)
@@ -151,7 +157,7 @@ def _place(app, window, place: WindowPlace) -> None:
     from PyQt5.QtCore import Qt
 
     if place.screen is not None or place.geometry is not None:
-        _place_on_screen(app, window, place.screen or 0, place.geometry)
+        _place_on_screen(app, window, place.screen, place.geometry)
     if place.no_activate:  # the console (or the patient's window) keeps the keyboard
         window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
 

@@ -95,6 +95,9 @@ def register(subparsers) -> None:
         "default: the protocol's display.fullscreen, also for a resumed session",
     )
     parser.add_argument(
-        "--dashboard", action="store_true", help="also open the live dashboard for this session (its own process)"
+        "--dashboard",
+        action="store_true",
+        help="also open the live dashboard for this session (its own process), beside the console, never over it or "
+        "the chart (minimized where there is no room)",
     )
     parser.set_defaults(handler=Handler("lensopt.cli.handlers.run:run_command"))

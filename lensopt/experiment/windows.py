@@ -310,7 +310,7 @@ def launch_dashboard(session_id: int, db_path: Path, log, place: DashboardPlace 
     """The dashboard of the session in a process of its own (:func:`dashboard_command`)."""
     if place is None:
         log(
-            "the dashboard opens minimized: no place on the screens beside the console and the chart; "
+            "the dashboard opens minimized: no place on the screens clear of the console and the chart; "
             "open it from the taskbar"
         )
     try:

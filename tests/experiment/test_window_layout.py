@@ -12,6 +12,7 @@ import pytest
 from experiment_helpers import REPO, clinical_protocol
 from lensopt.cli import build_parser
 from lensopt.cli.arguments import window_geometry
+from lensopt.experiment import windows
 from lensopt.experiment.console import console_size_and_pos
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.window_layout import (
@@ -164,3 +165,15 @@ def test_a_malformed_geometry_is_one_line_exit_2(text):
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "--geometry" in result.stderr
     assert "WIDTHxHEIGHT+LEFT+TOP" in result.stderr or "1 to 16384" in result.stderr
+
+
+def test_a_dashboard_with_no_place_is_launched_minimized_and_the_log_says_where_it_is(tmp_path, monkeypatch):
+    launched, said = [], []
+    monkeypatch.setattr(windows.subprocess, "Popen", lambda command: launched.append(command))
+    windows.launch_dashboard(7, tmp_path / "s.db", said.append, None)
+    assert launched[-1][-2:] == ["--minimized", "--no-activate"]
+    assert len(said) == 1 and "minimized" in said[0] and "taskbar" in said[0]
+    windows.launch_dashboard(
+        7, tmp_path / "s.db", said.append, dashboard_place(clinical_protocol(), True, [(1920, 1080)] * 2)
+    )
+    assert "--geometry" in launched[-1] and len(said) == 1  # placed: nothing to say

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lensopt.bench.records import load_records
 from lensopt.observer import draw_patients
 
 REPO = Path(__file__).resolve().parents[1]
@@ -350,3 +351,34 @@ def test_the_axis_step_script_prints_a_line_per_step(capsys):
         "letters, axis step 5 degrees, 6 trials",
     ]
     assert all("> 0.5 D" in line and "of 1; lens changes" in line for line in lines)
+
+
+def test_unstopped_eyes_counts_the_stops_as_the_campaigns_summary_and_the_rest_as_short(tmp_path, capsys):
+    """docs/examples/unstopped_eyes.py on a short campaign (tuning seeds 5000-5003, 25 letters, a
+    stop at 0.5 from 20): its stopped eyes are the summary's, every other eye ran to the budget
+    short of the threshold, and the eyes short of it are counted within the tolerances from the
+    records' errors."""
+    out = tmp_path / "campaign"
+    command = [sys.executable, "-m", "lensopt", "bench", "prescription", "--out", str(out)]
+    options = ["--settings", "start-no-accommodation", "--rules", "bracket-ald", "--patients", "4", "--first-seed"]
+    options += ["5000", "--trials", "25", "--slope", "14", "--stop-confidence", "0.5", "--min-trials", "20"]
+    run = subprocess.run(
+        [*command, *options, "--local-sync", "--no-progress"], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    summary = subprocess.run(
+        [*command[:-2], "--summary", str(out)], capture_output=True, text=True, check=True, timeout=600
+    ).stdout
+    stopped_in_summary = re.search(r"(\d+)/4\s+([\d.]+)", summary)
+    assert stopped_in_summary is not None, summary
+    unstopped = load_example("unstopped_eyes")
+    (row,) = unstopped.rows(load_records(out, "lensopt bench prescription"))
+    assert row["eyes"] == 4 and row["stopped"] == int(stopped_in_summary.group(1))
+    assert row["stopped_within_d"] == round(float(stopped_in_summary.group(2)) * row["stopped"])
+    assert row["stopped"] + row["short"] == 4
+    records = load_records(out, "lensopt bench prescription")
+    short = [r for r in records if r["stopped_at"] is None or r["stop_reason"] != "confidence"]
+    assert all(r["confidence"] < 0.5 for r in short)  # short of the threshold at the budget
+    assert row["short_within_d"] == sum(r["curves"]["blur_error_d"][-1] <= 0.25 for r in short)
+    unstopped.main([str(out)])
+    assert "start-no-accommodation" in capsys.readouterr().out

@@ -20,11 +20,12 @@ import dataclasses
 import io
 import math
 import os
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from letter_answers import store_letter_answers
 
@@ -248,7 +249,31 @@ def test_the_fuzz_reaches_every_subcommand():
     # a new value type is either numeric (and fuzzed above) or one of these: add it to _kind otherwise
     # (an option with choices is fuzzed by CHOICES, whatever its type normalises: --eye od is OD)
     others = {action.type for _, action in _walk(build_parser()) if _kind(action) is None and action.choices is None}
-    assert others <= {None, Path, arguments.scheduler_address}, others
+    # (a scheduler's address: tests/cli/test_bench_cli.py; a window's geometry: below)
+    assert others <= {None, Path, arguments.scheduler_address, arguments.window_geometry}, others
+
+
+@FUZZ
+@given(value=st.text(max_size=24))
+@example(value="900x720+1020+0")
+@example(value="0x720+0+0")
+@example(value="900x720-5+0")
+@example(value="")
+def test_a_bad_window_geometry_is_one_line_and_exit_2(tmp_path, value):
+    """lensopt dashboard --geometry: any text that is not WIDTHxHEIGHT+LEFT+TOP within 1-16384 px is
+    refused in one line before the database is opened."""
+    try:
+        arguments.window_geometry(value)
+    except argparse.ArgumentTypeError:
+        before = snapshot(tmp_path)
+        line = assert_refused([*_base_argv(("dashboard",), tmp_path), f"--geometry={value}"])
+        said = "was given an empty value" if not value.strip() else "WIDTHxHEIGHT+LEFT+TOP"
+        assert "--geometry" in line and (said in line or "1 to 16384" in line), line
+        assert snapshot(tmp_path) == before
+    else:  # well formed: the four numbers as written, sizes within range
+        width, height, left, top = arguments.window_geometry(value)
+        assert [int(n) for n in re.split(r"[x+]", value.strip())] == [width, height, left, top]
+        assert 1 <= width <= arguments.MAX_WINDOW_PX and 1 <= height <= arguments.MAX_WINDOW_PX
 
 
 # Bad paths: each (command, option, what is wrong) once. A path that must exist is given as one that

@@ -105,20 +105,23 @@ def screen_number(text) -> int:
     return value
 
 
-#: The largest side or offset (px) of a window's ``--geometry``: 16384, as ``[display] window_size_px``.
+#: The largest side (px) of a window's ``--geometry``: 16384, as ``[display] window_size_px``.
 MAX_WINDOW_PX = 16384
+#: The largest offset (px) either way of a window's ``--geometry`` on the desktop (a screen left of or
+#: above the primary one has negative coordinates on Windows and macOS).
+MAX_OFFSET_PX = 32768
 
 
 def window_geometry(text) -> tuple[int, int, int, int]:
-    """A window's size and place on its screen as X11 writes it, ``WIDTHxHEIGHT+LEFT+TOP`` (px):
-    ``(width, height, left, top)``."""
-    match = re.fullmatch(r"\s*(\d+)x(\d+)\+(\d+)\+(\d+)\s*", str(text))
+    """A window's size and place as X11 writes it, ``WIDTHxHEIGHT+LEFT+TOP`` (px; an offset may be
+    negative, ``+-1920``): ``(width, height, left, top)``."""
+    match = re.fullmatch(r"\s*(\d+)x(\d+)\+(-?\d+)\+(-?\d+)\s*", str(text))
     if match is None:
         raise argparse.ArgumentTypeError(f"must be WIDTHxHEIGHT+LEFT+TOP in pixels (e.g. 1000x800+920+0), got {text!r}")
     width, height, left, top = (int(group) for group in match.groups())
-    if not (1 <= width <= MAX_WINDOW_PX and 1 <= height <= MAX_WINDOW_PX and max(left, top) <= MAX_WINDOW_PX):
+    if not (1 <= width <= MAX_WINDOW_PX and 1 <= height <= MAX_WINDOW_PX and max(abs(left), abs(top)) <= MAX_OFFSET_PX):
         raise argparse.ArgumentTypeError(
-            f"must have a width and height of 1 to {MAX_WINDOW_PX} px and offsets up to {MAX_WINDOW_PX} px, got {text!r}"
+            f"must have a width and height of 1 to {MAX_WINDOW_PX} px and offsets within ±{MAX_OFFSET_PX} px, got {text!r}"
         )
     return width, height, left, top
 

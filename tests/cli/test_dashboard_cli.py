@@ -204,6 +204,7 @@ def test_a_screen_number_out_of_range_is_one_line(db, capsys, screen):
         ((300, 200, 10, 20), (10, 20, 300, 200)),  # within the screen: as asked
         ((100_000, 200, 10, 20), (10, 20, None, 200)),  # wider than the screen: cut at its right edge
         ((300, 200, 100_000, 20), (0, 0, 300, 200)),  # off the screen: at its top left
+        ((300, 200, -5000, 20), (0, 0, 300, 200)),  # left of it, on no screen: at its top left
     ],
 )
 def test_a_geometry_places_the_window_on_its_screen_within_the_screens_area(monkeypatch, screen, geometry, expected):

@@ -258,17 +258,19 @@ def test_the_fuzz_reaches_every_subcommand():
 @example(value="900x720+1020+0")
 @example(value="0x720+0+0")
 @example(value="900x720-5+0")
+@example(value="900x720+-1920+0")
 @example(value="")
 def test_a_bad_window_geometry_is_one_line_and_exit_2(tmp_path, value):
-    """lensopt dashboard --geometry: any text that is not WIDTHxHEIGHT+LEFT+TOP within 1-16384 px is
-    refused in one line before the database is opened."""
+    """lensopt dashboard --geometry: any text that is not WIDTHxHEIGHT+LEFT+TOP, sizes of 1-16384 px and
+    offsets within ±32768 px (negative on a screen left of the primary one), is refused in one line
+    before the database is opened."""
     try:
         arguments.window_geometry(value)
     except argparse.ArgumentTypeError:
         before = snapshot(tmp_path)
         line = assert_refused([*_base_argv(("dashboard",), tmp_path), f"--geometry={value}"])
         said = "was given an empty value" if not value.strip() else "WIDTHxHEIGHT+LEFT+TOP"
-        assert "--geometry" in line and (said in line or "1 to 16384" in line), line
+        assert "--geometry" in line and (said in line or "offsets within" in line), line
         assert snapshot(tmp_path) == before
     else:  # well formed: the four numbers as written, sizes within range
         width, height, left, top = arguments.window_geometry(value)

@@ -149,12 +149,15 @@ def test_a_run_opens_the_dashboard_at_its_place_on_the_desktop_without_taking_th
     assert geometry == (place.rect.width_px, place.rect.height_px, 1920 + place.rect.left_px, place.rect.top_px)
     args = build_parser().parse_args(command[3:])  # after python -m lensopt
     assert (args.screen, args.geometry, args.no_activate, args.minimized) == (None, geometry, True, False)
+    left_of_primary = dataclasses.replace(place, origin_px=(-1920, 0))  # a desktop's negative coordinates
+    command = dashboard_command(7, tmp_path / "s.db", left_of_primary)
+    assert build_parser().parse_args(command[3:]).geometry[2] == -1920 + place.rect.left_px
     no_room = dashboard_command(7, tmp_path / "s.db", None)
     assert "--geometry" not in no_room and "--minimized" in no_room and "--no-activate" in no_room
     assert build_parser().parse_args(no_room[3:]).minimized
 
 
-@pytest.mark.parametrize("text", ["900x400", "0x400+1+1", "900x400+-1+0", "20000x400+0+0", "wide"])
+@pytest.mark.parametrize("text", ["900x400", "0x400+1+1", "900x400-1+0", "20000x400+0+0", "900x400+0+40000", "wide"])
 def test_a_malformed_geometry_is_one_line_exit_2(text):
     result = subprocess.run(
         [sys.executable, "-m", "lensopt", "dashboard", "1", "--geometry", text],
@@ -164,7 +167,7 @@ def test_a_malformed_geometry_is_one_line_exit_2(text):
     )
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "--geometry" in result.stderr
-    assert "WIDTHxHEIGHT+LEFT+TOP" in result.stderr or "1 to 16384" in result.stderr
+    assert "WIDTHxHEIGHT+LEFT+TOP" in result.stderr or "1 to 16384 px and offsets within" in result.stderr
 
 
 def test_a_dashboard_with_no_place_is_launched_minimized_and_the_log_says_where_it_is(tmp_path, monkeypatch):

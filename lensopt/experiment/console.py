@@ -82,6 +82,12 @@ class ConsoleState:
     body: str = field(default="")
 
 
+def wants_console(protocol) -> bool:
+    """Whether a session of ``protocol`` has a clinician, who gets a console of their own: the
+    protocol prompts for the lenses (``[lens] prompt = true``)."""
+    return bool(protocol.lens.prompt)
+
+
 def console_size_and_pos(screens, display, patient_size_px) -> tuple[tuple[int, int], tuple[int, int] | None]:
     """The console window's size and position (px) from ``[screens]``: its own ``console_pos_px``,
     or beside the patient window when both share a screen, or the top left of its own screen."""

@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lensopt.experiment.console import console_size_and_pos
+from lensopt.experiment.console import console_size_and_pos, wants_console
 from lensopt.experiment.protocol import Protocol
 
 #: The smallest place for the dashboard (px) where its panels, legends and summary stay readable
@@ -107,6 +107,16 @@ def _framed(rect: Rect) -> Rect:
     return dataclasses.replace(rect, height_px=rect.height_px + FRAME_PX)
 
 
+def patient_pos_px(protocol: Protocol, fullscreen: bool) -> tuple[int, int] | None:
+    """Where the patient's window opens (px from its screen's top left): ``[screens] patient_pos_px``,
+    else the top left when a console shares its windowed screen (the console goes to its right),
+    else None (PsychoPy's choice)."""
+    screens = protocol.screens
+    if screens.patient_pos_px is None and wants_console(protocol) and screens.console == screens.patient:
+        return None if fullscreen else (0, 0)
+    return screens.patient_pos_px
+
+
 def dashboard_place(
     protocol: Protocol, fullscreen: bool, sizes_px: Sequence[tuple[int, int]] | None
 ) -> DashboardPlace | None:
@@ -121,8 +131,8 @@ def dashboard_place(
     if not sizes_px:
         return None
     screens, display = protocol.screens, protocol.display
-    patient = Rect(*(screens.patient_pos_px or (0, 0)), *display.window_size_px)
-    if protocol.lens.prompt:
+    patient = Rect(*(patient_pos_px(protocol, fullscreen) or (0, 0)), *display.window_size_px)
+    if wants_console(protocol):
         screen = screens.console
         size, pos = console_size_and_pos(
             screens, dataclasses.replace(display, fullscreen=fullscreen), display.window_size_px

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from lensopt.errors import CalibrationError, LensoptError, ProtocolError, missing_extra
 from lensopt.experiment.calibration import Calibration, full_screen_calibration, letter_bounds_within
-from lensopt.experiment.console import open_console_window
+from lensopt.experiment.console import open_console_window, wants_console
 from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.run_request import RunRequest
-from lensopt.experiment.window_layout import DashboardPlace, Rect, dashboard_place
+from lensopt.experiment.window_layout import DashboardPlace, Rect, dashboard_place, patient_pos_px
 
 
 def _no_display_error(detail: str) -> LensoptError:
@@ -77,9 +77,7 @@ def open_window(protocol: Protocol, fullscreen: bool):
     monitor = protocol.calibration.monitor or None
     protocol = side_by_side(protocol, fullscreen, screen_widths_px())
     screens = protocol.screens
-    pos = screens.patient_pos_px
-    if pos is None and wants_console(protocol) and screens.console == screens.patient and not fullscreen:
-        pos = (0, 0)  # the console goes to its right
+    pos = patient_pos_px(protocol, fullscreen)
     try:
         win = visual.Window(
             size=list(protocol.display.window_size_px),
@@ -135,12 +133,6 @@ def expected_window_size_px(
         protocol = side_by_side(protocol, fullscreen, widths_px)
     width_px, height_px = protocol.display.window_size_px
     return min(width_px, calibration.screen_width_px), min(height_px, calibration.screen_height_px)
-
-
-def wants_console(protocol: Protocol) -> bool:
-    """Whether a session of ``protocol`` has a clinician, who gets a console of their own: the
-    protocol prompts for the lenses (``[lens] prompt = true``)."""
-    return bool(protocol.lens.prompt)
 
 
 def open_console(protocol: Protocol, log, fullscreen: bool | None = None):

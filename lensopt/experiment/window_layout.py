@@ -131,7 +131,6 @@ def dashboard_place(
     if not sizes_px:
         return None
     screens, display = protocol.screens, protocol.display
-    patient = Rect(*(patient_pos_px(protocol, fullscreen) or (0, 0)), *display.window_size_px)
     if wants_console(protocol):
         screen = screens.console
         size, pos = console_size_and_pos(
@@ -146,7 +145,11 @@ def dashboard_place(
     if screen == screens.patient:
         if fullscreen:
             return None  # the patient's chart fills the screen
-        occupied.append(_framed(patient))
+        width_px, height_px = display.window_size_px
+        screen_width_px, screen_height_px = sizes_px[screen]
+        # PsychoPy centres a window it is given no place for
+        centred = ((screen_width_px - width_px) // 2, (screen_height_px - height_px) // 2)
+        occupied.append(_framed(Rect(*(patient_pos_px(protocol, fullscreen) or centred), width_px, height_px)))
     free = largest_free_rect(sizes_px[screen], occupied, (MIN_DASHBOARD_PX[0], MIN_DASHBOARD_PX[1] + FRAME_PX))
     if free is None:
         return None

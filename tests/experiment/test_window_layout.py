@@ -134,8 +134,8 @@ def test_a_research_session_puts_the_dashboard_on_a_screen_the_patient_is_not_on
     two = dashboard_place(research, True, [(1920, 1080), (2560, 1440)])
     assert two is not None and two.screen == 1 and two.rect == Rect(0, 0, 2560, 1440 - FRAME_PX)
     assert dashboard_place(research, True, [(1920, 1080)]) is None  # the chart fills the one screen
-    beside = dashboard_place(research, False, [(3840, 1080)])  # a 1920-px window on a wide screen
-    assert beside is not None and beside.rect.left_px == 1920
+    beside = dashboard_place(research, False, [(3840, 1080)])  # a 1920-px window, centred on a wide screen
+    assert beside is not None and (beside.rect.left_px, beside.rect.width_px) == (0, 960)  # left of it
 
 
 def test_a_run_opens_the_dashboard_at_its_place_on_the_desktop_without_taking_the_keyboard(tmp_path):
@@ -180,3 +180,18 @@ def test_a_dashboard_with_no_place_is_launched_minimized_and_the_log_says_where_
         7, tmp_path / "s.db", said.append, dashboard_place(clinical_protocol(), True, [(1920, 1080)] * 2)
     )
     assert "--geometry" in launched[-1] and len(said) == 1  # placed: nothing to say
+
+
+def test_a_windowed_patient_display_placed_by_psychopy_is_kept_clear_where_psychopy_centres_it():
+    """A research session's window without [screens] patient_pos_px is centred by PsychoPy: the
+    dashboard sharing its screen keeps off the centre, not off the top left."""
+    demo = load_protocol(REPO / "protocols" / "demo-simulated.toml")
+    assert not demo.lens.prompt and demo.screens.patient_pos_px is None
+    width_px, height_px = demo.display.window_size_px
+    place = dashboard_place(demo, False, [(3840, 2160)])
+    assert place is not None and place.screen == 0
+    centred = Rect((3840 - width_px) // 2, (2160 - height_px) // 2, width_px, height_px + FRAME_PX)
+    assert not place.rect.overlaps(centred)
+    assert place.rect.width_px * (place.rect.height_px + FRAME_PX) == brute_force_largest_free_area(
+        (3840, 2160), [centred], (MIN_DASHBOARD_PX[0], MIN_DASHBOARD_PX[1] + FRAME_PX)
+    )

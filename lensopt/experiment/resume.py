@@ -5,7 +5,8 @@ stored: :func:`stored_protocol`), its stored calibration, seed and participant, 
 the store holds (those a rescue file kept first, :mod:`lensopt.experiment.rescue`); what the
 command line says otherwise is noted on stderr and ignored (:func:`read_resumed`). Its optimizer
 settings are those it ran with (:func:`lensopt.modes.registry.session_settings`), with a new
-``--trials`` budget (:func:`resumed_settings`); an eye its stopping rule ended before the resume
+``--trials`` budget (:func:`resumed_settings`; one below an eye's answers is said,
+:func:`rebuilt_eyes`); an eye its stopping rule ended before the resume
 shows its end point again (:func:`earlier_end_point`); a resume with every answer in stores what a
 kill left unstored and ends (:func:`finish_resumed`). :mod:`lensopt.experiment.session` runs it.
 """
@@ -21,7 +22,7 @@ from lensopt.experiment.loop import stop_message
 from lensopt.experiment.modes import Mode, mode_for
 from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
-from lensopt.experiment.results import report_eye, result_if_any
+from lensopt.experiment.results import eye_done, report_eye, result_if_any
 from lensopt.experiment.run_request import RunRequest, SessionOutcome
 from lensopt.stopping import stop_threshold
 from lensopt.store import RESUMED, SessionInfo, continue_advice, stored_budget
@@ -129,6 +130,24 @@ def earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: s
         for line in ending.lines():
             log(f"ended before this resume: {line}")
     return ending
+
+
+def rebuilt_eyes(mode: Mode, settings: dict, records: list, eyes, n_trials: int, session_id: int, trials_given, warn):
+    """Each eye's search of a resumed session rebuilt from its ``settings`` and answered ``records``,
+    and whether it is done (:func:`~lensopt.experiment.results.eye_done`, budget ``n_trials``). When
+    an eye is still to run, one whose answers exceed this resume's ``--trials`` (``trials_given``)
+    is said by ``warn`` — it gets no more trials — with the count that would continue it (a resume
+    with every eye done says so in :func:`finish_resumed`)."""
+    searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
+    done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
+    for eye, search in searches.items() if trials_given is not None and not all(done.values()) else ():
+        if search.n_trials > trials_given:
+            warn(
+                f"resuming session {session_id}: eye {eye or 'of this session'} already holds {search.n_trials} "
+                f"answers, more than --trials {trials_given}, so it gets no more; give --trials above "
+                f"{search.n_trials} to continue it"
+            )
+    return searches, done
 
 
 def resumed_settings(stored: dict, protocol: Protocol, trials: int | None) -> dict:

@@ -34,7 +34,7 @@ from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths
 from lensopt.experiment.results import check_end_stored, eye_done, report_eye, start_line
-from lensopt.experiment.resume import earlier_end_point, finish_resumed, read_resumed, resumed_settings
+from lensopt.experiment.resume import earlier_end_point, finish_resumed, read_resumed, rebuilt_eyes, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
 from lensopt.experiment.search_sections import missing_eye_message
 from lensopt.experiment.undo import undo_eye_end, undo_options, undoable_eye
@@ -207,8 +207,7 @@ def _run(
             )
         eyes = protocol.session.eyes
         assert settings is not None  # a resume's (above)
-        searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
-        done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
+        searches, done = rebuilt_eyes(mode, settings, records, eyes, n_trials, info.session_id, request.trials, warn)
         if all(done.values()):  # every answer is in: its results and status stored, nothing to run
             return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
     else:
@@ -346,7 +345,8 @@ def _run_in_window(
             log(
                 "lenses are shown as sphere and a signed cylinder along the patient's own axis: set the "
                 "phoropter's cylinder to that axis, or give --axis DEG (from the autorefraction or keratometry) "
-                "to see every lens in clinical notation"
+                "to see every lens in clinical notation; without one, an end point with a cylinder is an "
+                "estimate, not a prescription (no axis to print)"
             )
     log(f"calibration: {calibration.describe()}")
     if protocol.protocol.observer == "simulated":  # the truth its answers come from

@@ -250,7 +250,8 @@ def test_a_two_parameter_session_asks_for_and_reports_its_lenses_at_the_protocol
 @needs_display
 def test_a_two_parameter_session_without_an_axis_says_along_which_axis_its_cylinders_lie(tmp_path, window):
     """Without an axis the console asks for sphere and a signed cylinder; the log says they lie along
-    the patient's own axis and how to see them in clinical notation."""
+    the patient's own axis, how to see them in clinical notation, and — before the first letter, not
+    at the end — that a cylinder found without an axis is no prescription."""
     fields = {**FAST, "display.window_size_px": "[640, 480]", "display.fullscreen": "false"}
     fields.update({"calibration.distance_cm": "300.0", "protocol.observer": '"simulated"'})
     lines: list = []
@@ -264,6 +265,7 @@ def test_a_two_parameter_session_without_an_axis_says_along_which_axis_its_cylin
     assert any(
         line.startswith("lenses are shown as sphere and a signed cylinder along the patient's own axis")
         and "--axis DEG" in line
+        and line.endswith("an end point with a cylinder is an estimate, not a prescription (no axis to print)")
         for line in lines
     ), lines
 

@@ -125,6 +125,25 @@ def test_kill_9_in_the_second_eye_then_resume_continues_at_that_eye_and_trial(tm
     assert [(r.eye, r.prescription) for r in mine] == [(r.eye, r.prescription) for r in theirs]
 
 
+def test_a_resume_whose_trials_are_below_an_eyes_answers_says_so_and_runs_the_other_eye(tmp_path):
+    """Killed in OS with OD's 4 answers stored, resumed with --trials 3: OD gets no more trials —
+    said on stderr with the count that would continue it, not ended silently — and OS runs to 3."""
+    _, killed_db = run_whole_and_killed(tmp_path, "OU", n_trials=4, kill_after=5)
+    k = len(eye_trials(killed_db))
+    assert 5 <= k < 7, f"the session was not killed early in the second eye ({k} trials stored)"
+    with SessionStore(killed_db, readonly=True) as store:
+        sid = store.latest_session_id()
+    resumed = lensopt("run", "--resume", sid, "--trials", 3, "--db", killed_db)
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert (
+        f"resuming session {sid}: eye OD already holds 4 answers, more than --trials 3, so it gets no more; "
+        "give --trials above 4 to continue it"
+    ) in err, err
+    assert [t[0] for t in eye_trials(killed_db)] == ["OD"] * 4 + ["OS"] * 3
+    assert "ended before this resume: OD  " in out, out  # its end point still closes the session
+
+
 def test_kill_9_in_a_left_eye_session_then_resume_asks_what_the_uninterrupted_one_asked(tmp_path):
     """``--eye OS`` alone: the left eye's search has its own seed; a resume rebuilds it from the
     session's settings (it once offset that seed twice and asked other lenses than the

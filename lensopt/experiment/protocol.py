@@ -385,8 +385,8 @@ def protocol_from_dict(data: dict, source: str = "protocol") -> Protocol:
             )
         try:
             sections[name] = cls(**table)
-        except ValueError as exc:
-            raise ProtocolError(f"{source}: {name}.{exc}") from None
+        except ValueError as exc:  # "field must be …", named in its table (once: some messages name it)
+            raise ProtocolError(f"{source}: {name}.{str(exc).removeprefix(f'{name}.')}") from None
     try:
         return Protocol(**sections, source=source)
     except ValueError as exc:

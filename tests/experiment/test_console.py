@@ -181,7 +181,9 @@ def test_a_lens_axis_is_refused_outside_its_range_and_with_a_start(tmp_path):
     with pytest.raises(ProtocolError, match=r"axis_deg must be a number in \[0, 180\], got 200"):
         load_protocol(path)
     path = write_protocol(tmp_path / "p.toml", source=REFRACTION, **{"lens.axis_deg": "0.5"})
-    with pytest.raises(ProtocolError, match=r"lens\.axis_deg must be 0 \(not given\) or 1-180 degrees, got 0\.5"):
+    with pytest.raises(
+        ProtocolError, match=r"p\.toml: lens\.axis_deg must be 0 \(not given\) or 1-180 degrees, got 0\.5"
+    ):
         load_protocol(path)
     path = write_protocol(tmp_path / "p.toml", source=CLINICAL, **{"lens.axis_deg": "90"})
     with pytest.raises(ProtocolError, match=r"lens\.axis_deg .* does not apply to the full prescription"):

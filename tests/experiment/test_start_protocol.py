@@ -200,6 +200,7 @@ def test_a_bad_travel_limit_is_one_line(tmp_path, value, start, message):
     with pytest.raises(ProtocolError, match=message) as caught:
         protocol_from_dict(data, source="bad")
     assert "\n" not in str(caught.value)
+    assert str(caught.value).startswith("bad: lens.") and "lens.lens." not in str(caught.value)  # named once
 
 
 def _axes_asked(optimizer) -> list[float]:
@@ -261,6 +262,7 @@ def test_a_bad_axis_step_is_one_line(tmp_path, value, step_d, start, message):
     with pytest.raises(ProtocolError, match=message) as caught:
         protocol_from_dict(data, source="bad")
     assert "\n" not in str(caught.value)
+    assert str(caught.value).startswith("bad: lens.") and "lens.lens." not in str(caught.value)  # named once
 
 
 def test_the_simulated_patient_is_described_in_clinical_notation_with_its_axis():

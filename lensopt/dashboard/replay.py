@@ -22,7 +22,7 @@ from lensopt.modes.registry import session_settings
 from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
 from lensopt.refraction.most_plus import dashboard_advice
 from lensopt.store.records import EYES
-from lensopt.store.session_records import continue_advice
+from lensopt.store.session_records import continue_advice, run_window_options
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -179,6 +179,7 @@ class FollowedSession:
             database=None if self.db_path is None else str(self.db_path),
             most_plus_advice=dashboard_advice(self._settings),
             continue_advice=continue_advice(getattr(info, "events", ()), int(info.n_trials)),
+            window_options=run_window_options(getattr(info, "events", ())),
             **extra,
         )
 

@@ -62,7 +62,9 @@ class SessionHeader:
     summary's "Accommodation" row, :func:`lensopt.refraction.most_plus.dashboard_advice`); None when
     the lens is the most-plus one (the full prescription, a model told the amplitudes).
     ``continue_advice``: for a finished session whose end advised more trials (eyes short of their
-    target; :func:`lensopt.store.continue_advice`), that advice, for the summary's "Continue" row."""
+    target; :func:`lensopt.store.continue_advice`), that advice, for the summary's "Continue" row.
+    ``window_options``: those its last run was given (`` --no-fullscreen``,
+    :func:`lensopt.store.run_window_options`), carried by the command that continues it."""
 
     session_id: int
     participant: str
@@ -78,6 +80,7 @@ class SessionHeader:
     database: str | None = None
     most_plus_advice: str | None = None
     continue_advice: ContinueAdvice | None = None
+    window_options: str = ""
 
     def __post_init__(self):
         if not 0 <= self.n_undone_stored <= self.n_trials_stored:

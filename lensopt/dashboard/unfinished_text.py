@@ -10,7 +10,7 @@ from lensopt.modes.letters import is_prescription
 from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.db_path import resume_command
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND
-from lensopt.store.session_records import continue_advice
+from lensopt.store.session_records import continue_advice, run_window_options
 
 
 def missing_reason(info, status: str | None = None, db_path=None) -> str:
@@ -19,7 +19,7 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
     program runs it, ``interrupted`` when none does), default the stored one; ``db_path``: its
     database, named in the command that continues it (:func:`resume_command`)."""
     sid, n = info.session_id, info.n_answers  # not those undone
-    resume = resume_command(sid, db_path)
+    resume = resume_command(sid, db_path, run_window_options(getattr(info, "events", ())))
     status = session_status(None, info.session_id, info.status) if status is None else status
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
         protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
@@ -69,14 +69,16 @@ def unfinished_text(info, status: str | None = None, db_path=None) -> str | None
     """For a session not finished, a line saying so (its stored results may not be its last); None
     for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
     status = session_status(None, info.session_id, info.status) if status is None else status
-    return unfinished_line(info.session_id, info.n_answers, status, db_path)  # answers: not those undone
+    options = run_window_options(getattr(info, "events", ()))
+    return unfinished_line(info.session_id, info.n_answers, status, db_path, options)  # answers: not those undone
 
 
-def unfinished_line(session_id: int, n_answers: int, status: str, db_path=None) -> str | None:
+def unfinished_line(session_id: int, n_answers: int, status: str, db_path=None, options: str = "") -> str | None:
     """:func:`unfinished_text` of session ``session_id`` after ``n_answers`` answers in ``status``
-    (as shown): the record's line, which the dashboard shows too, with the command that continues it."""
+    (as shown): the record's line, which the dashboard shows too, with the command that continues it
+    (carrying the window ``options`` its last run was given, :func:`run_window_options`)."""
     trials = count_text(n_answers, "trial")  # "1 trial", "4 trials"
-    resume = resume_command(session_id, db_path)
+    resume = resume_command(session_id, db_path, options)
     if status == "running":
         return f"Session not finished: still running ({trials} so far); results may change."
     if status == INTERRUPTED:
@@ -105,7 +107,7 @@ def continue_row(header) -> tuple[str, str, str] | None:
     why = WHY_NOT_FINISHED.get(header.status)
     if why is None:
         return None
-    return ("Continue", resume_command(header.session_id, header.database), why)
+    return ("Continue", resume_command(header.session_id, header.database, header.window_options), why)
 
 
 #: Why a finished session has a "Continue" row: its end advised more trials (a ceiling of them,

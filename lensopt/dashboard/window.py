@@ -211,7 +211,7 @@ class DashboardWindow(QMainWindow):
             unfinished = (
                 None
                 if h.status == "running"
-                else unfinished_line(h.session_id, h.n_answers_stored, h.status, self.db_path)
+                else unfinished_line(h.session_id, h.n_answers_stored, h.status, self.db_path, h.window_options)
             )
             self.show_message(
                 f"Session {h.session_id} ({h.who}) · {h.status} · rule {h.rule} · database {self.db_path}"

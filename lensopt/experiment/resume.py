@@ -178,7 +178,7 @@ def finish_resumed(
     session's closing lines said: a bare ``--resume`` of such a session said only "nothing to do")."""
     n_trials = protocol.optimizer.trials
     eyes = protocol.session.eyes
-    store.record_event(info.session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
+    store.record_event(info.session_id, RESUMED, request.resumed_detail(n_trials))
     results, end_points = [], []
     budget = stored_budget(store.session(info.session_id))  # with this resume's --trials, just recorded
     for eye in eyes:

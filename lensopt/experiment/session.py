@@ -312,7 +312,7 @@ def _run_in_window(
     if info is not None:
         session_id = info.session_id
         store.set_status(session_id, "running")
-        store.record_event(session_id, RESUMED, {"trials": n_trials, "trials_given": request.trials})
+        store.record_event(session_id, RESUMED, request.resumed_detail(n_trials))
         eye = next(e for e in eyes if not eye_done(mode.rebuild_optimizer(settings, records, e), n_trials))
         where = f"eye {eye}, " if eye else ""
         log(

@@ -51,6 +51,7 @@ from lensopt.store.session_records import (
     SessionInfo,
     continue_advice,
     resumed_budget,
+    run_window_options,
 )
 from lensopt.store.verdict import (
     stored_confidence_target,
@@ -100,6 +101,7 @@ __all__ = [
     "fixed_trials_text",
     "resume_command",
     "resumed_budget",
+    "run_window_options",
     "stored_budget",
     "stored_confidence_target",
     "stored_fixed_design",

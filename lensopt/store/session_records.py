@@ -37,7 +37,7 @@ class SessionEvent:
     ``event`` (:data:`EVENTS`) at unix time ``at`` (s), after its trial ``after_trial`` (0: before
     the first), with ``detail``: ``software`` (:func:`lensopt.provenance.software`), and on a resume
     ``trials`` (the trial budget per eye it ran with) and ``trials_given`` (the ``--trials`` typed, or
-    None). An event name this lensopt does not know (a newer one's) is read as it is."""
+    None); on a start or resume given a window option, ``options`` (`` --no-fullscreen``). An event name this lensopt does not know (a newer one's) is read as it is."""
 
     event: str
     at: float
@@ -121,6 +121,16 @@ class ContinueAdvice:
     def to_detail(self) -> dict:
         """The advice as an :data:`ENDED` event's ``detail``."""
         return {"continue_trials": self.trials, "at_most": self.at_most, "options": self.options}
+
+
+def run_window_options(events) -> str:
+    """The window options (`` --no-fullscreen``…) the session's last run — its start or latest
+    resume (a :data:`STARTED` or :data:`RESUMED` event among ``events``) — was given, which the
+    command that continues a session stopped or interrupted carries (a one-screen set-up needs them
+    again); empty when none was given or stored (sessions started before 6 Dec 2026)."""
+    runs = [e for e in events if getattr(e, "event", None) in (STARTED, RESUMED)]
+    options = runs[-1].detail.get("options") if runs and isinstance(runs[-1].detail, dict) else None
+    return options if isinstance(options, str) and options in WINDOW_OPTIONS else ""
 
 
 def continue_advice(events, n_trials: int) -> ContinueAdvice | None:

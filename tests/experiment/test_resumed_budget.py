@@ -128,3 +128,42 @@ def test_a_session_started_with_trials_names_them_not_the_protocol_file_it_ran(t
     with SessionStore(db, readonly=True) as store:
         (eye,) = build_record(store.session(stop.session_id), 1.9e9, trials=store.trials(stop.session_id)).eyes
     assert eye.stop_reason == "trial budget reached (3 of 3, --trials 3 at the start; the protocol's 80)"
+
+
+def test_a_session_quit_in_a_window_is_continued_by_a_command_that_opens_one_again(tmp_path, window):
+    """Run with --no-fullscreen (one screen: the console beside the chart) and quit: the record's
+    and the dashboard's command that continues it carries --no-fullscreen (without it the console
+    would open on the chart, a command refused on that set-up); a resume given no window option,
+    quit again, is continued by a command without one."""
+    from lensopt.dashboard.unfinished_text import continue_row
+    from lensopt.store.claim import session_status
+
+    db = tmp_path / "s.db"
+    protocol = clinic_protocol(tmp_path, **{"protocol.observer": '"keyboard"'})
+    quit_at_3 = ClinicKeys(screens=["space", "escape", "space", "q"], letters={3: ["escape"]})
+    request = RunRequest(db_path=db, protocol_path=protocol, participant="P1", seed=6, trials=6, fullscreen=False)
+    first = run_session(request, responses=quit_at_3, log=lambda line: None, window=window)
+    assert first.status == "aborted"
+
+    def commands():
+        with SessionStore(db, readonly=True) as store:
+            info, records = store.session(first.session_id), store.trials(first.session_id)
+        record = build_record(info, printed_at=1.9e9, db_path=db, trials=records)
+        unfinished = record.unfinished or record.missing  # "not finished …", or "no prescription is stored …"
+        model = SessionModel(info)
+        model.db_path = db
+        shown = session_status(db, first.session_id, info.status)  # "stopped", as the dashboard shows it
+        (_, row_command, _) = continue_row(model.update(info, records, status=shown).header)
+        return unfinished, row_command
+
+    unfinished, row_command = commands()
+    command = f"lensopt run --resume {first.session_id} --no-fullscreen --db {db}"
+    assert command in unfinished and row_command == command
+    again = ClinicKeys(screens=["space", "escape", "space", "q"], letters={4: ["escape"]})
+    resumed = run_session(
+        RunRequest(db_path=db, resume=first.session_id), responses=again, log=lambda line: None, window=window
+    )
+    assert resumed.status == "aborted"
+    unfinished, row_command = commands()
+    assert f"lensopt run --resume {first.session_id} --db {db}" in unfinished
+    assert "fullscreen" not in row_command

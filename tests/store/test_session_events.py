@@ -20,6 +20,7 @@ from lensopt.store import (
     SessionStore,
     continue_advice,
     resumed_budget,
+    run_window_options,
     stored_budget,
 )
 from lensopt.store.export import export_session
@@ -249,6 +250,19 @@ def test_the_advice_of_a_sessions_end_holds_until_it_is_resumed_or_answered_agai
     assert continue_advice([started, _event("ended", 15, continue_trials=45, options="; rm -rf ~")], 15) == (
         ContinueAdvice(45)
     )
+
+
+def test_the_window_options_kept_are_those_of_the_last_start_or_resume():
+    """The command that continues a stopped session carries the window options its last run was
+    given: a resume given none drops the start's; a note or an end between changes nothing; a value
+    another program wrote, or none stored (sessions started before 6 Dec 2026), gives none."""
+    started = _event("started", 0, options=" --no-fullscreen")
+    assert run_window_options([]) == "" and run_window_options([_event("started", 0)]) == ""
+    assert run_window_options([started, _event("noted", 3, note="squints", for_trial=3)]) == " --no-fullscreen"
+    assert run_window_options([started, _event("ended", 15, continue_trials=45)]) == " --no-fullscreen"
+    assert run_window_options([started, _event("resumed", 15, trials=45)]) == ""
+    assert run_window_options([started, _event("resumed", 15, trials=45, options=" --fullscreen")]) == " --fullscreen"
+    assert run_window_options([_event("started", 0, options="; rm -rf ~")]) == ""
 
 
 def test_the_advice_is_the_command_the_console_gave_and_round_trips_through_the_store(tmp_path):

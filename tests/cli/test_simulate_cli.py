@@ -1,8 +1,10 @@
 import io
 import json
 import math
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,8 @@ from lensopt.observer.population import CLINIC_SLOPE_PER_LOGMAR
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.simulation import make_patient, simulate
+
+REPO = Path(lensopt.__file__).resolve().parent.parent
 
 FIELDS = {
     "rule",
@@ -582,3 +586,25 @@ def test_a_patient_given_on_the_command_line_belongs_to_no_split(capsys, given, 
     run = ("--trials", "4", "--seed", "100000")
     assert _simulate(capsys, *given, *run)["split"] is None
     assert _simulate(capsys, *drawn, *run)["split"] == "held-out"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--rule", "ucb-ald"),
+        ("--rule", "acuity-law"),
+        ("--feedback", "duel", "--duel-model", "ties", "--tie-threshold", "1"),
+        ("--true-sphere", "-1", "--true-cylinder", "-0.5", "--true-axis", "90"),
+    ],
+)
+def test_every_key_of_the_json_is_named_where_the_command_is_documented(capsys, args):
+    """docs/commands.md's rows of ``lensopt simulate`` name each key its JSON has (a scientist reads
+    them there), for letters, the acuity law, duels and the full prescription."""
+    rows = [
+        line
+        for line in (REPO / "docs" / "commands.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `lensopt simulate")
+    ]
+    result = _simulate(capsys, "--trials", "5", "--seed", "3", *args)
+    missing = [key for key in result if not any(re.search(rf"\b{key}\b", row) for row in rows)]
+    assert not missing, f"docs/commands.md does not name {missing}"

@@ -121,7 +121,7 @@ for trial in handler:
     if patient is not None:
         correct = patient.respond(trial["letter_logmar"], trial["sphere_d"], trial["cylinder_d"])
         key = shown if correct else misread_rng.choice([c for c in letters if c != shown])
-        key, rt_s = key.lower(), None
+        key, rt_s = key.lower(), ""  # no time: an empty cell (None would be written "None")
     else:
         key, rt_s = event.waitKeys(keyList=[c.lower() for c in letters], timeStamped=rt_clock)[0]
     correct = key.upper() == shown

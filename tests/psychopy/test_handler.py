@@ -4,6 +4,7 @@ The handler needs no window, so these tests run without a display; the example s
 PsychoPy window and skips without one (run under ``xvfb-run -a -s "-screen 0 1920x1080x24"``).
 """
 
+import csv
 import os
 import subprocess
 import sys
@@ -416,6 +417,8 @@ def test_the_example_script_records_the_letter_the_key_its_times_and_the_seed_th
         frame["letter_height_px"], _example_calibration().letter_height_px(frame["lensopt.letter_logmar"])
     )
     assert frame["rt_s"].isna().all()  # a simulated patient takes no time; a person's key is timed
+    with open(tmp_path / "first.csv", newline="") as file:  # empty cells, not "None" (pandas reads both as NaN)
+        assert {row["rt_s"] for row in csv.DictReader(file)} == {""}
     assert (frame["letter_onset_s"] > 0).all() and (np.diff(frame["letter_onset_s"]) > 0).all()
     assert (frame["seed"] == 3).all()
     assert again["letter"].tolist() == frame["letter"].tolist()

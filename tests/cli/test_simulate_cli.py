@@ -364,6 +364,18 @@ def test_the_full_prescription_json_scores_the_prescription_by_hand(capsys):
     assert Lens.parse(result["prescription"]).format() == result["prescription"]
 
 
+def test_a_plus_cylinder_patient_is_shown_in_minus_cylinder_with_what_was_written(capsys):
+    """-1.00 / +0.50 x 090 is -0.50 / -0.50 x 180 (sphere + cyl, cyl negated, axis turned 90°, by
+    hand): the summary shows the minus form the prescription is in, and says it was transposed."""
+    args = ["--true-sphere", "-1", "--true-cylinder", "0.5", "--true-axis", "90", "--trials", "3", "--seed", "3"]
+    assert main(["simulate", *args]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "patient's correction" in x]
+    assert line.split()[2:6] == ["-0.50", "/", "-0.50", "x"] and line.split()[6] == "180"
+    assert line.endswith("(written -1.00 / +0.50 x 090, transposed to minus cylinder)")
+    assert main(["simulate", *args[:3], "-0.5", *args[4:]]) == 0  # written in minus: no such note
+    assert "transposed" not in capsys.readouterr().out
+
+
 def test_without_a_slope_the_full_prescription_simulates_the_campaigns_clinic_patient(capsys):
     """The full prescription's patient has its campaigns' slope (14), the two-parameter search's
     the paper's (5): the docs' figures are of those patients."""

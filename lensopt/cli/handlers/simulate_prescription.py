@@ -256,7 +256,9 @@ def run_prescription(args, stop) -> int:
     error = d["power_vector_error_d"]
     kind = "duels" if duel else "rankings" if ranking else "trials"
     print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} {kind}, slope {args.slope:g}")
-    print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D")
+    given = Lens(*correction) if args.true_cylinder is not None and args.true_cylinder > 0 else None
+    written = "" if given is None else f"   (written {given.format()}, transposed to minus cylinder)"
+    print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D{written}")
     if start is not None:
         note = f"   (written {parse_lens(args.start).format()}, transposed to minus cylinder)" if transposed else ""
         print(f"  starting refraction   {start.format()}{note}")

@@ -2,9 +2,11 @@
 
 import importlib.util
 import itertools
+import json
 import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -353,12 +355,11 @@ def test_the_axis_step_script_prints_a_line_per_step(capsys):
     assert all("> 0.5 D" in line and "of 1; lens changes" in line for line in lines)
 
 
-def test_unstopped_eyes_counts_the_stops_as_the_campaigns_summary_and_the_rest_as_short(tmp_path, capsys):
-    """docs/examples/unstopped_eyes.py on a short campaign (tuning seeds 5000-5003, 25 letters, a
-    stop at 0.5 from 20): its stopped eyes are the summary's, every other eye ran to the budget
-    short of the threshold, and the eyes short of it are counted within the tolerances from the
-    records' errors."""
-    out = tmp_path / "campaign"
+@pytest.fixture(scope="module")
+def short_campaign(tmp_path_factory):
+    """A short campaign of ``lensopt bench prescription`` with a stopping rule (tuning seeds
+    5000-5003, 25 letters, a stop at 0.5 from 20): its folder."""
+    out = tmp_path_factory.mktemp("unstopped") / "campaign"
     command = [sys.executable, "-m", "lensopt", "bench", "prescription", "--out", str(out)]
     options = ["--settings", "start-no-accommodation", "--rules", "bracket-ald", "--patients", "4", "--first-seed"]
     options += ["5000", "--trials", "25", "--slope", "14", "--stop-confidence", "0.5", "--min-trials", "20"]
@@ -366,8 +367,21 @@ def test_unstopped_eyes_counts_the_stops_as_the_campaigns_summary_and_the_rest_a
         [*command, *options, "--local-sync", "--no-progress"], capture_output=True, text=True, timeout=600
     )
     assert run.returncode == 0, run.stderr
+    return out
+
+
+def test_unstopped_eyes_counts_the_stops_as_the_campaigns_summary_and_the_rest_as_short(short_campaign, capsys):
+    """docs/examples/unstopped_eyes.py on a short campaign (tuning seeds 5000-5003, 25 letters, a
+    stop at 0.5 from 20): its stopped eyes are the summary's, every other eye ran to the budget
+    short of the threshold, and the eyes short of it are counted within the tolerances from the
+    records' errors."""
+    out = short_campaign
     summary = subprocess.run(
-        [*command[:-2], "--summary", str(out)], capture_output=True, text=True, check=True, timeout=600
+        [sys.executable, "-m", "lensopt", "bench", "prescription", "--summary", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
     ).stdout
     stopped_in_summary = re.search(r"(\d+)/4\s+([\d.]+)", summary)
     assert stopped_in_summary is not None, summary
@@ -382,3 +396,123 @@ def test_unstopped_eyes_counts_the_stops_as_the_campaigns_summary_and_the_rest_a
     assert row["short_within_d"] == sum(r["curves"]["blur_error_d"][-1] <= 0.25 for r in short)
     unstopped.main([str(out)])
     assert "start-no-accommodation" in capsys.readouterr().out
+
+
+def test_unstopped_eyes_reads_the_campaigns_of_an_archive_from_its_tarball(short_campaign, tmp_path):
+    """A folder of docs/results keeps its campaigns in runs.tar.xz (a folder per campaign, each with
+    its runs/) and has no runs/: docs/examples/unstopped_eyes.py reads each campaign from the tarball,
+    in memory (docs/results/prescription-printed-lens failed: "no 'runs/' directory"). Its counts
+    are those of the records in the tarball, read here; nothing is written beside the tarball."""
+    archive = tmp_path / "archived"
+    archive.mkdir()
+    with tarfile.open(archive / "runs.tar.xz", "w:xz") as tar:  # two campaigns, as the archives hold
+        for name in ("no-check", "check-letters"):
+            tar.add(short_campaign / "runs", arcname=f"{name}/runs")
+            tar.add(short_campaign / "campaign.json", arcname=f"{name}/campaign.json")
+    before = sorted(archive.rglob("*"))
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "unstopped_eyes.py"), str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert sorted(archive.rglob("*")) == before == [archive / "runs.tar.xz"]
+    with tarfile.open(archive / "runs.tar.xz") as tar:
+        records = [
+            json.loads(tar.extractfile(member).read())
+            for member in tar.getmembers()
+            if member.name.startswith("no-check/runs/") and member.name.endswith(".json")
+        ]
+    assert len(records) == 4
+    stopped = sum(r["stop_reason"] == "confidence" for r in records)
+    within = sum(r["error_at_stop"]["blur_error_d"] <= 0.25 for r in records if r["stop_reason"] == "confidence")
+    short = [r for r in records if r["stop_reason"] != "confidence"]
+    header, rule, *rows = done.stdout.strip().splitlines()
+    assert header.startswith("campaign") and set(rule) == {"-"}
+    expected = (
+        "start-no-accommodation",
+        "0.00",
+        "4",
+        str(stopped),
+        str(within),
+        str(len(short)),
+        str(sum(r["va_error_logmar"] <= 0.025 for r in short)),
+        str(sum(r["blur_error_d"] <= 0.25 for r in short)),
+    )
+    assert stopped + len(short) == 4
+    # a row: campaign, setting, lapse, eyes, stopped (within), short, their confidence min / med / max
+    # (— when none is short), within 0.025 logMAR, within 0.25 D, worst logMAR / D (or —)
+    row_pattern = (
+        r"(\S+) +(\S+) +(\S+) +(\d+) +(\d+) \( *(\d+)\) +(\d+) +(?:—|\S+ / \S+ / \S+) +(\d+) +(\d+) +(?:—|\S+ / \S+)"
+    )
+    for name, row in zip(("check-letters", "no-check"), rows, strict=True):  # by name, one setting each
+        match = re.fullmatch(row_pattern, row)
+        assert match is not None and match.groups() == (name, *expected), row
+
+
+#: Bad values given to the example scripts, each refused in one line (exit code 2, no traceback)
+#: before any work: ``(script, arguments, a fragment of the line)``.
+BAD_INVOCATIONS = [
+    ("slope_grid", ["--slopes", "2", "--trials", "15"], "--trials: must be at least 20"),
+    ("slope_grid", ["--slopes", "0"], "--slopes: must be a positive number"),
+    ("slope_grid", ["--slopes", "nan"], "--slopes: must be a finite number"),
+    ("slope_grid", ["--slopes", "2", "--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("slope_grid", ["--slopes", "2", "--processes", "1000"], "--processes: must be at most"),
+    ("edge_failure", ["--trials", "0"], "--trials: must be at least 1"),
+    ("edge_failure", ["--seed", "-1"], "--seed: must be 0 or more"),
+    ("edge_failure", ["--rule", "acuity-law"], "--rule: invalid choice"),
+    ("interval_coverage", ["--patients", "0"], "--patients: must be at least 1"),
+    ("interval_coverage", ["--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("accommodation", ["--accommodation", "-1"], "--accommodation: must be 0 or more"),
+    ("accommodation", ["--accommodation", "nan"], "--accommodation: must be a finite number"),
+    ("accommodation", ["--rules", "foo"], "--rules: invalid choice: 'foo'"),
+    ("accommodation", ["--model-accommodation", "25"], "--model-accommodation: must be an amplitude"),
+    ("accommodation", ["--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("accommodation", ["--protocol", "no-such-protocol"], "--protocol: protocol file no-such-protocol not found"),
+    ("comparison_acuity", ["--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("comparison_acuity", ["--patients", "0"], "--patients: must be at least 1"),
+    ("law_misspecified", ["--gains", "0"], "--gains: must be a positive number"),
+    ("law_misspecified", ["--gains", "inf"], "--gains: must be a finite number"),
+    ("law_misspecified", ["--rules", "foo"], "--rules: invalid choice: 'foo'"),
+    ("law_misspecified", ["--va-best", "nan"], "--va-best: must be a finite number"),
+    ("law_misspecified", ["--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("axis_step", ["--patients", "0"], "--patients: must be at least 1"),
+    ("axis_step", ["--trials", "0"], "--trials: must be at least 1"),
+    ("axis_step", ["--steps", "7"], "--steps: must be whole degrees that divide 180"),
+    ("axis_step", ["--steps", "nan"], "--steps: must be a finite number"),
+    ("axis_step", ["--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("axis_step", ["--tie-threshold", "-1"], "--tie-threshold: must be 0 or more"),
+    ("axis_step", ["--tie-threshold", "1"], "--tie-threshold: applies to --feedback duel only"),
+    ("axis_step", ["--feedback", "duel", "--tie-threshold", "25"], "tie threshold must be in [0, 20]"),
+    ("untried_lenses", ["--patients", "0"], "--patients: must be at least 1"),
+    ("untried_lenses", ["--trials", "-3"], "--trials: must be at least 1"),
+    ("untried_lenses", ["--first-seed", "-1"], "--first-seed: must be 0 or more"),
+    ("unstopped_eyes", ["no-such-campaign"], "no-such-campaign is not a folder"),
+    ("unstopped_eyes", ["."], "holds no benchmark runs"),
+    ("lookahead_frames", ["--seed", "-1"], "--seed: must be 0 or more"),
+    ("psychopy_handler", ["--seed", "-1"], "--seed: must be 0 or more"),
+    ("psychopy_handler", ["--trials", "0"], "--trials: must be at least 1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("script", "arguments", "fragment"),
+    BAD_INVOCATIONS,
+    ids=[f"{script}{''.join(arguments)}" for script, arguments, _ in BAD_INVOCATIONS],
+)
+def test_each_example_refuses_a_bad_value_in_one_line_before_any_work(script, arguments, fragment, tmp_path):
+    """The project's rule for every command: a bad value is one line on stderr naming it and the fix,
+    exit code 2, no traceback, and nothing printed (axis_step.py printed its table of nan)."""
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{script}.py"), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,  # an empty folder: unstopped_eyes.py's "." holds no campaign
+    )
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].strip() and fragment in lines[0], done.stderr
+    assert done.stdout == ""

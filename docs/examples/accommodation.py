@@ -34,18 +34,22 @@ its simulated patient's "the same" threshold — in place of ``--rules``, the sa
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
 
+from lensopt.binary.settings import ALL_RULES
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import positive_int
+from lensopt.cli.arguments import non_negative_float, non_negative_int, positive_int
+from lensopt.errors import LensoptError
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import load_protocol, resolve_protocol_path
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE, MAX_ACCOMMODATION_D
 from lensopt.simulation import simulate
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
 
@@ -57,6 +61,19 @@ CLINICAL_STOP = StopRule(confidence=0.95, min_trials=20, max_trials=80)
 TOO_MINUS_D = 0.5
 """A spherical-equivalent error this far to minus counts as a too-minus prescription (two
 phoropter steps: a clinician's "over-minused")."""
+
+#: The letter rules :func:`new_optimizer` runs: the GP optimizer's and the acuity law's.
+RULES = (*ALL_RULES, ACUITY_LAW_RULE)
+
+
+def amplitude_d(text) -> float:
+    """An amplitude of accommodation (D), 0 to :data:`MAX_ACCOMMODATION_D` (as a protocol's)."""
+    value = non_negative_float(text)
+    if value > MAX_ACCOMMODATION_D:
+        raise argparse.ArgumentTypeError(
+            f"must be an amplitude of accommodation from 0 to {MAX_ACCOMMODATION_D:g} D, got {text}"
+        )
+    return value
 
 
 def new_optimizer(rule: str, seed: int, model_accommodation_d=(0.0,)):
@@ -151,13 +168,15 @@ def clinical_table(seeds, amplitudes_d, model_accommodation_d) -> None:
 def main(argv=None) -> None:
     parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patients", type=positive_int, default=40)
-    parser.add_argument("--first-seed", type=int, default=100_000)
-    parser.add_argument("--accommodation", type=float, nargs="+", default=[0.0, 2.0, 4.0, 8.0], help="amplitudes, D")
-    parser.add_argument("--rules", nargs="+", default=["acuity-law", "ucb-ald"])
+    parser.add_argument("--first-seed", type=non_negative_int, default=100_000)
+    parser.add_argument(
+        "--accommodation", type=amplitude_d, nargs="+", default=[0.0, 2.0, 4.0, 8.0], help="amplitudes, D"
+    )
+    parser.add_argument("--rules", nargs="+", choices=RULES, default=["acuity-law", "ucb-ald"])
     parser.add_argument("--trials", type=positive_int, default=80)
     parser.add_argument(
         "--model-accommodation",
-        type=float,
+        type=amplitude_d,
         nargs="+",
         default=[0.0],
         help="the acuity-law optimizer's prior amplitudes of accommodation, D (default 0: the law alone)",
@@ -169,7 +188,10 @@ def main(argv=None) -> None:
         "--protocol", help="a shipped protocol's name or a protocol file: its two-parameter search, in place of --rules"
     )
     args = parser.parse_args(argv)
-    protocol = None if args.protocol is None else load_protocol(resolve_protocol_path(args.protocol))
+    try:
+        protocol = None if args.protocol is None else load_protocol(resolve_protocol_path(args.protocol))
+    except LensoptError as exc:  # a protocol not found or not valid: its one line
+        parser.error(f"argument --protocol: {exc}")
     if protocol is not None and protocol.start is not None:
         parser.error(f"--protocol {args.protocol} searches the full prescription; give a two-parameter search's")
     seeds = range(args.first_seed, args.first_seed + args.patients)

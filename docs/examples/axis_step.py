@@ -18,8 +18,6 @@ summary gives the median blur error, the sessions over 0.5 D and the lens change
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 from tqdm import tqdm
 
@@ -29,19 +27,20 @@ from lensopt.bench.prescription_spec import (
     DEFAULT_PRESCRIPTION_RULES,
     PrescriptionSpec,
 )
-from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG
+from lensopt.cli import OneLineParser
+from lensopt.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
+from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, is_whole_axis_step
 from lensopt.simulation import simulate_prescription
 
 #: The rule of each feedback: the shipped protocols' (clinical-prescription, clinical-prescription-duel).
 RULES = {"letters": DEFAULT_PRESCRIPTION_RULES[0], "duel": DEFAULT_PRESCRIPTION_DUEL_RULES[0]}
 
 
-def session(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_threshold: float) -> dict:
-    """One session of clinic patient ``seed`` (the ``lensopt bench prescription --axis-step`` run): the
-    written prescription's blur error (D) after ``n_trials``, and the changes of the lens set between
-    consecutive trials (all, and axis-only)."""
+def spec_of(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_threshold: float) -> PrescriptionSpec:
+    """The ``lensopt bench prescription --settings start-accommodation --axis-step`` run of clinic
+    patient ``seed`` (a one-line ``ValueError`` for values it refuses)."""
     step = None if axis_step_deg == DEFAULT_AXIS_STEP_DEG else axis_step_deg
-    spec = PrescriptionSpec(
+    return PrescriptionSpec(
         "start-accommodation",
         RULES[feedback],
         seed,
@@ -50,6 +49,13 @@ def session(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_t
         tie_threshold=tie_threshold,
         axis_step_deg=step,
     )
+
+
+def session(seed: int, feedback: str, axis_step_deg: float, n_trials: int, tie_threshold: float) -> dict:
+    """One session of clinic patient ``seed`` (:func:`spec_of`'s run): the written prescription's blur
+    error (D) after ``n_trials``, and the changes of the lens set between consecutive trials (all, and
+    axis-only)."""
+    spec = spec_of(seed, feedback, axis_step_deg, n_trials, tie_threshold)
     patient, start = patient_and_start(spec)
     optimizer = optimizer_of(spec, patient, start)
     options = {"tie_threshold": tie_threshold} if feedback == "duel" else {}
@@ -74,16 +80,34 @@ def summary(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--feedback", choices=sorted(RULES), default="letters")
-    parser.add_argument("--steps", type=float, nargs="+", default=[1.0, 5.0], help="axis steps (degrees) to compare")
     parser.add_argument(
-        "--first-seed", type=int, default=100_000, help="seed of the first patient (held out: ≥ 100000)"
+        "--steps",
+        type=positive_float,
+        nargs="+",
+        default=[1.0, 5.0],
+        help="axis steps (degrees) to compare, whole degrees that divide 180",
     )
-    parser.add_argument("--patients", type=int, default=60)
-    parser.add_argument("--trials", type=int, default=100, help="letters or duels per session")
-    parser.add_argument("--tie-threshold", type=float, default=0.0, help="duels: the patient's 'the same' threshold")
+    parser.add_argument(
+        "--first-seed", type=non_negative_int, default=100_000, help="seed of the first patient (held out: ≥ 100000)"
+    )
+    parser.add_argument("--patients", type=positive_int, default=60)
+    parser.add_argument("--trials", type=positive_int, default=100, help="letters or duels per session")
+    parser.add_argument(
+        "--tie-threshold", type=non_negative_float, default=0.0, help="duels: the patient's 'the same' threshold"
+    )
     args = parser.parse_args(argv)
+    for step in args.steps:
+        if not is_whole_axis_step(step):
+            parser.error(f"argument --steps: must be whole degrees that divide 180 (e.g. 1 or 5), got {step:g}")
+    if args.tie_threshold and args.feedback != "duel":
+        parser.error("argument --tie-threshold: applies to --feedback duel only; leave it out with letters")
+    try:  # what else the campaign's runs refuse (a tie threshold above 20 logit units), before any session
+        for step in args.steps:
+            spec_of(args.first_seed, args.feedback, step, args.trials, args.tie_threshold)
+    except ValueError as exc:
+        parser.error(str(exc))
     seeds = range(args.first_seed, args.first_seed + args.patients)
     for step in args.steps:
         rows = [

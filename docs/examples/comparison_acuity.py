@@ -26,7 +26,7 @@ import threadpoolctl
 from tqdm import tqdm
 
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import positive_int
+from lensopt.cli.arguments import non_negative_int, positive_int, processes
 from lensopt.observer import autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
@@ -70,10 +70,10 @@ def summary(results: np.ndarray) -> str:
 def main(argv=None) -> None:
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--feedback", choices=tuple(OPTIMIZERS), default="duel", help="duels or rankings")
-    parser.add_argument("--first-seed", type=int, default=100_000, help="seed of the first patient")
+    parser.add_argument("--first-seed", type=non_negative_int, default=100_000, help="seed of the first patient")
     parser.add_argument("--patients", type=positive_int, default=40, help="patients (seeds in a row)")
     parser.add_argument("--trials", type=positive_int, default=40, help="comparisons per session")
-    parser.add_argument("--processes", type=positive_int, default=2, help="sessions run side by side")
+    parser.add_argument("--processes", type=processes, default=2, help="sessions run side by side")
     args = parser.parse_args(argv)
     jobs = [(args.feedback, seed, args.trials) for seed in range(args.first_seed, args.first_seed + args.patients)]
     if args.processes == 1:  # in this process (also when the module is loaded from its path)

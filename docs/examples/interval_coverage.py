@@ -11,12 +11,13 @@ with the intervals' median widths (D). Seeds from 100,000 on are held out (no tu
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 from tqdm import tqdm
 
+from lensopt.cli import OneLineParser
+from lensopt.cli.arguments import non_negative_int, positive_int
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.simulation import simulate_prescription
@@ -73,9 +74,9 @@ def table(results: list[dict], checkpoints=CHECKPOINTS) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--patients", type=int, default=200)
-    parser.add_argument("--first-seed", type=int, default=100_000)
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--patients", type=positive_int, default=200)
+    parser.add_argument("--first-seed", type=non_negative_int, default=100_000)
     args = parser.parse_args(argv)
     seeds = range(args.first_seed, args.first_seed + args.patients)
     results = [run_patient(seed) for seed in tqdm(seeds, desc="patients", unit="patient", file=sys.stderr)]

@@ -25,14 +25,19 @@ from tqdm import tqdm
 
 from lensopt.bench.ideal_observer import IdealObserver
 from lensopt.bench.robustness_summary import trials_to_criterion
+from lensopt.binary.settings import ALL_RULES
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import positive_int
+from lensopt.cli.arguments import finite_float, non_negative_int, positive_float, positive_int
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer, RefractionOptimizer
+from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 
 EARLY_TRIAL = 30
 """The trial after which the table reports the error besides the end's (the acuity-law optimizer's
 early lead shows there)."""
+
+#: The rules :func:`new_optimizer` runs: the GP letter optimizer's, the acuity law's and the ideal observer.
+RULES = (*ALL_RULES, ACUITY_LAW_RULE, IdealObserver.rule)
 
 
 def with_blur_gain(patient, gain: float):
@@ -69,11 +74,15 @@ def reported_trials(n_trials: int) -> list[int]:
 def main(argv=None) -> None:
     parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patients", type=positive_int, default=30)
-    parser.add_argument("--first-seed", type=int, default=100_000)
-    parser.add_argument("--gains", type=float, nargs="+", default=[0.6, 1.0, 1.6])
-    parser.add_argument("--rules", nargs="+", default=["acuity-law", "ucb-ald"])
+    parser.add_argument("--first-seed", type=non_negative_int, default=100_000)
+    parser.add_argument(
+        "--gains", type=positive_float, nargs="+", default=[0.6, 1.0, 1.6], help="blur gains k, each above 0"
+    )
+    parser.add_argument("--rules", nargs="+", choices=RULES, default=["acuity-law", "ucb-ald"])
     parser.add_argument("--trials", type=positive_int, default=100)
-    parser.add_argument("--va-best", type=float, nargs="+", default=[0.0], help="the patients' best acuity (logMAR)")
+    parser.add_argument(
+        "--va-best", type=finite_float, nargs="+", default=[0.0], help="the patients' best acuity (logMAR)"
+    )
     args = parser.parse_args(argv)
     seeds = range(args.first_seed, args.first_seed + args.patients)
     reported = reported_trials(args.trials)

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import positive_int
+from lensopt.cli.arguments import non_negative_int, positive_int
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.observer import draw_patients
 from lensopt.psychopy import RefractionHandler
@@ -66,7 +66,7 @@ def frame_lateness_ms(mode: str, trials: int, seed: int) -> np.ndarray:
 def main() -> int:
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=positive_int, default=60)
-    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--seed", type=non_negative_int, default=3)
     parser.add_argument("--thread", action="store_true", help="also run with a deciding thread beside the window")
     args = parser.parse_args()
     # PsychoPy is imported only now: importing it parses the command line itself (parse_known_args,

@@ -27,12 +27,12 @@ import os
 import random
 
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import check_output_folder, positive_int
+from lensopt.cli.arguments import check_output_folder, non_negative_int, positive_int
 
 parser = OneLineParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--simulated", action="store_true", default=bool(os.environ.get("LENSOPT_SIMULATED")))
 parser.add_argument("--trials", type=positive_int, default=40)
-parser.add_argument("--seed", type=int, default=1)
+parser.add_argument("--seed", type=non_negative_int, default=1)
 parser.add_argument(
     "--out",
     default="out/lensopt_handler",

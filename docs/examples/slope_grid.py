@@ -27,7 +27,7 @@ import threadpoolctl
 from tqdm import tqdm
 
 from lensopt.cli import OneLineParser
-from lensopt.cli.arguments import positive_int
+from lensopt.cli.arguments import non_negative_int, positive_float, positive_int, processes
 from lensopt.observer import varied_patient
 from lensopt.refraction import AcuityLawOptimizer
 from lensopt.refraction.acuity_law_settings import SLOPES_PER_LOGMAR
@@ -75,12 +75,20 @@ def summary_row(name: str, sessions: list[dict], width: int) -> str:
 
 def main(argv=None) -> None:
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--first-seed", type=int, default=100_000, help="seed of the first patient")
+    parser.add_argument("--first-seed", type=non_negative_int, default=100_000, help="seed of the first patient")
     parser.add_argument("--patients", type=positive_int, default=200, help="patients (seeds in a row)")
-    parser.add_argument("--trials", type=positive_int, default=100, help="budget of trials per session")
-    parser.add_argument("--slopes", type=float, nargs="+", required=True, help="the denser grid of slopes (per logMAR)")
-    parser.add_argument("--processes", type=positive_int, default=2, help="sessions run side by side")
+    parser.add_argument(
+        "--trials", type=positive_int, default=100, help=f"budget of trials per session, {MIN_TRIALS} or more"
+    )
+    parser.add_argument(
+        "--slopes", type=positive_float, nargs="+", required=True, help="the denser grid of slopes (per logMAR)"
+    )
+    parser.add_argument("--processes", type=processes, default=2, help="sessions run side by side")
     args = parser.parse_args(argv)
+    if args.trials < MIN_TRIALS:  # the stopping rule asks from trial MIN_TRIALS on, within the budget
+        parser.error(
+            f"argument --trials: must be at least {MIN_TRIALS}, the stopping rule's min_trials, got {args.trials}"
+        )
     grids = {"default " + "/".join(f"{s:g}" for s in SLOPES_PER_LOGMAR): SLOPES_PER_LOGMAR}
     grids["--slopes " + "/".join(f"{s:g}" for s in args.slopes)] = tuple(args.slopes)
     seeds = range(args.first_seed, args.first_seed + args.patients)

@@ -13,10 +13,10 @@ the console and the record apply)::
 
 from __future__ import annotations
 
-import argparse
-
 from tqdm import tqdm
 
+from lensopt.cli import OneLineParser
+from lensopt.cli.arguments import non_negative_int, positive_int
 from lensopt.observer import draw_patients
 from lensopt.refraction import AcuityLawOptimizer
 from lensopt.refraction.shown import nearest_tried_d, untried_d
@@ -46,12 +46,12 @@ def session(seed: int, n_trials: int = 100) -> dict:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--first-seed", type=int, default=100_000, help="seed of the first patient (held out: ≥ 100000)"
+        "--first-seed", type=non_negative_int, default=100_000, help="seed of the first patient (held out: ≥ 100000)"
     )
-    parser.add_argument("--patients", type=int, default=40)
-    parser.add_argument("--trials", type=int, default=100, help="the budget (stopping at 0.95 before it)")
+    parser.add_argument("--patients", type=positive_int, default=40)
+    parser.add_argument("--trials", type=positive_int, default=100, help="the budget (stopping at 0.95 before it)")
     args = parser.parse_args(argv)
     rows = [
         session(seed, args.trials)

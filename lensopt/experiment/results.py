@@ -26,7 +26,7 @@ from lensopt.experiment.end_point import (
 )
 from lensopt.experiment.prescription_text import certainty_line, prescription_lines
 from lensopt.experiment.protocol import Protocol
-from lensopt.refraction.lens import Lens, power_vector_arrays, two_parameter_lens_text
+from lensopt.refraction.lens import Lens, power_vector_arrays, show_lens, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
@@ -135,11 +135,16 @@ def letter_result(optimizer, protocol: Protocol, eye: str | None = None) -> Resu
     )
 
 
-def start_line(start) -> str:
+def start_line(start, cylinder: str = "minus") -> str:
     """``starting refraction -1.00 / -0.50 x 180 (written ..., transposed to minus cylinder); box ±2 D in M...``;
-    of each eye, ``starting refraction OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010; box ...``."""
+    of each eye, ``starting refraction OD -2.25 / -0.75 x 180, OS -1.50 / -0.50 x 010; box ...``. In a
+    protocol of ``cylinder = "plus"``, each lens in plus cylinder, as every other lens of its log, with
+    the minus-cylinder form it searches in beside it."""
 
     def lens_text(start) -> str:
+        if cylinder == "plus":
+            plus, minus = show_lens(start.lens, "plus"), start.lens.format()
+            return plus if plus == minus else f"{plus} (minus cylinder: {minus})"
         note = f" (written {start.written.format()}, transposed to minus cylinder)" if start.transposed else ""
         return f"{start.lens.format()}{note}"
 

@@ -340,7 +340,7 @@ def _run_in_window(
             f"rule {protocol.optimizer.rule}, {n_trials} trials{eye_text}, seed {seed}, database {request.db_path}"
         )
         if protocol.start is not None:
-            log(start_line(protocol.start))
+            log(start_line(protocol.start, protocol.lens.cylinder))
         elif protocol.lens.prompt and not protocol.lens.axis_deg:  # a clinician sets S and C: along which axis?
             log(
                 "lenses are shown as sphere and a signed cylinder along the patient's own axis: set the "

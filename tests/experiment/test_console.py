@@ -124,6 +124,13 @@ def test_a_plus_cylinder_protocol_shows_every_lens_in_plus_cylinder_and_stores_m
     db, lines = tmp_path / "s.db", []
     protocol = clinic_protocol(tmp_path, **{"lens.cylinder": '"plus"'})
     outcome, console_win = run_with_console(window, log=lines.append, db_path=db, protocol_path=protocol, trials=4)
+    # the start too, as written in plus cylinder (-1.00 / -0.50 x 180 is -1.50 / +0.50 x 090 by hand)
+    assert any(
+        line.startswith(
+            "full prescription: starting refraction -1.50 / +0.50 x 090 (minus cylinder: -1.00 / -0.50 x 180);"
+        )
+        for line in lines
+    ), lines
     with SessionStore(db, readonly=True) as store:
         records, (result,) = store.trials(outcome.session_id), store.session(outcome.session_id).results
     on_console = [text for win, text in drawn_texts if win is console_win]

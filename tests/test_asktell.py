@@ -285,3 +285,17 @@ def test_every_optimizer_refuses_a_foreign_state_in_one_line_naming_both_formats
 def test_check_state_format_returns_a_state_of_the_expected_format_as_it_is():
     state = {"format": "lensopt.x/1", "history": []}
     assert check_state_format(state, "lensopt.x/1", "x") is state
+
+
+@pytest.mark.parametrize("name", ["letters", "acuity_law"])
+def test_a_letter_optimizer_takes_1_and_0_as_true_and_false_and_names_both_when_refusing(name):
+    """A PsychoPy script's ``key_resp.corr`` is 1 or 0: told so, an optimizer decides as told True or
+    False; anything else ("yes", 2) is refused in one line that says what it takes."""
+    by_bool, by_int = build_optimizers()[name], build_optimizers()[name]
+    for answer in (True, False, True):
+        by_bool.tell(by_bool.ask(), answer)
+        by_int.tell(by_int.ask(), int(answer))
+    _assert_same_query(by_bool.ask(), by_int.ask())
+    for bad in ("yes", 2):
+        with pytest.raises(ValueError, match=r"^correct must be True or False \(or 1 or 0\), got "):
+            by_int.tell(by_int.ask(), bad)

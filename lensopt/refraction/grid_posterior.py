@@ -146,7 +146,7 @@ class GridPosterior(TrialHistory):
 
     def _check_answer(self, trial, correct) -> None:
         if correct not in (0, 1, True, False):
-            raise ValueError(f"correct must be a bool, got {correct!r}")
+            raise ValueError(f"correct must be True or False (or 1 or 0), got {correct!r}")
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a lensopt.refraction.trial.Trial, got {trial!r}")
 

@@ -368,7 +368,7 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
         if correct not in (0, 1, True, False):
-            raise ValueError(f"correct must be a bool, got {correct!r}")
+            raise ValueError(f"correct must be True or False (or 1 or 0), got {correct!r}")
         (sphere_bounds_d, cylinder_bounds_d), (letter_bounds_logmar,) = (
             self.settings.system_bounds,
             self.settings.context_bounds,

@@ -452,7 +452,7 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
         if correct not in (0, 1, True, False):
-            raise ValueError(f"correct must be a bool, got {correct!r}")
+            raise ValueError(f"correct must be True or False (or 1 or 0), got {correct!r}")
         if trial.axis_deg is None:
             raise ValueError("a full-prescription trial needs the lens's axis_deg (Trial(..., axis_deg=...))")
         check_trial_bounds(trial, letter_bounds_logmar=self.settings.context_bounds[0])

@@ -196,5 +196,5 @@ def test_bad_settings_raise_one_line_value_errors(kwargs, message):
 
 def test_tell_refuses_a_non_boolean_answer():
     observer = IdealObserver()
-    with pytest.raises(ValueError, match="bool"):
+    with pytest.raises(ValueError, match=r"True or False \(or 1 or 0\)"):
         observer.tell(observer.ask(), "yes")

@@ -140,7 +140,9 @@ def rebuilt_eyes(mode: Mode, settings: dict, records: list, eyes, n_trials: int,
     with every eye done says so in :func:`finish_resumed`)."""
     searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
     done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
-    for eye, search in searches.items() if trials_given is not None and not all(done.values()) else ():
+    if trials_given is None or all(done.values()):
+        return searches, done
+    for eye, search in searches.items():
         if search.n_trials > trials_given:
             warn(
                 f"resuming session {session_id}: eye {eye or 'of this session'} already holds {search.n_trials} "

@@ -70,13 +70,16 @@ class RunRequest:
         detail: dict = {} if source_file is None else {"protocol_file": source_file}
         if self.trials is not None:
             detail.update(trials_given=self.trials, protocol_trials=file_trials)
-        return {**detail, "options": self.window_options} if self.window_options else detail
+        return self._with_window_options(detail)
 
     def resumed_detail(self, n_trials: int) -> dict:
         """The ``resumed`` event's detail: the budget per eye it runs with (``n_trials``), the
         ``--trials`` given, and its window options (:attr:`window_options`), which the command that
         continues the session, should this run stop too, carries."""
-        detail = {"trials": n_trials, "trials_given": self.trials}
+        return self._with_window_options({"trials": n_trials, "trials_given": self.trials})
+
+    def _with_window_options(self, detail: dict) -> dict:
+        """An event's ``detail`` with this run's window options, when it was given any."""
         return {**detail, "options": self.window_options} if self.window_options else detail
 
     @property

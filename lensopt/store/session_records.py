@@ -37,7 +37,8 @@ class SessionEvent:
     ``event`` (:data:`EVENTS`) at unix time ``at`` (s), after its trial ``after_trial`` (0: before
     the first), with ``detail``: ``software`` (:func:`lensopt.provenance.software`), and on a resume
     ``trials`` (the trial budget per eye it ran with) and ``trials_given`` (the ``--trials`` typed, or
-    None); on a start or resume given a window option, ``options`` (`` --no-fullscreen``). An event name this lensopt does not know (a newer one's) is read as it is."""
+    None); on a start or resume given a window option, ``options`` (`` --no-fullscreen``). An event
+    name this lensopt does not know (a newer one's) is read as it is."""
 
     event: str
     at: float
@@ -94,6 +95,12 @@ def resumed_budget(events) -> int | None:
 WINDOW_OPTIONS = ("", " --fullscreen", " --no-fullscreen")
 
 
+def _window_options(stored) -> str:
+    """Stored window ``options`` if they are those ``lensopt run`` gives (:data:`WINDOW_OPTIONS`);
+    anything else another program wrote there, or nothing stored, as none."""
+    return stored if isinstance(stored, str) and stored in WINDOW_OPTIONS else ""
+
+
 @dataclass(frozen=True)
 class ContinueAdvice:
     """What a session's end advised for its eyes short of their target: resume it with ``--trials
@@ -129,8 +136,7 @@ def run_window_options(events) -> str:
     command that continues a session stopped or interrupted carries (a one-screen set-up needs them
     again); empty when none was given or stored (sessions started before 6 Dec 2026)."""
     runs = [e for e in events if getattr(e, "event", None) in (STARTED, RESUMED)]
-    options = runs[-1].detail.get("options") if runs and isinstance(runs[-1].detail, dict) else None
-    return options if isinstance(options, str) and options in WINDOW_OPTIONS else ""
+    return _window_options(runs[-1].detail.get("options") if runs and isinstance(runs[-1].detail, dict) else None)
 
 
 def continue_advice(events, n_trials: int) -> ContinueAdvice | None:
@@ -142,12 +148,10 @@ def continue_advice(events, n_trials: int) -> ContinueAdvice | None:
     if not lifecycle or lifecycle[-1].event != ENDED or lifecycle[-1].after_trial != n_trials:
         return None
     detail = lifecycle[-1].detail
-    trials, options = detail.get("continue_trials"), detail.get("options")
+    trials = detail.get("continue_trials")
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         return None
-    # the window options lensopt run gives (" --no-fullscreen"); anything else another program wrote is left out
-    options = options if isinstance(options, str) and options in WINDOW_OPTIONS else ""
-    return ContinueAdvice(trials, detail.get("at_most") is True, options)
+    return ContinueAdvice(trials, detail.get("at_most") is True, _window_options(detail.get("options")))
 
 
 @dataclass(frozen=True)

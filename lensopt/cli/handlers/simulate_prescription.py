@@ -256,10 +256,9 @@ def run_prescription(args, stop) -> int:
     error = d["power_vector_error_d"]
     kind = "duels" if duel else "rankings" if ranking else "trials"
     print(f"Simulated full refraction: rule {rule}, seed {args.seed}, {d['trials']} {kind}, slope {args.slope:g}")
-    as_given = ""
-    if args.true_cylinder is not None and args.true_cylinder > 0:  # given in plus cylinder
-        given = Lens(args.true_sphere, args.true_cylinder, 180.0 if args.true_axis is None else args.true_axis)
-        as_given = f"   (written {given.format()}, transposed to minus cylinder)"
+    assert patient.axis_deg is not None  # a full prescription's patient has its axis (180 when none was given)
+    given = Lens(patient.sphere_d, patient.cylinder_d, patient.axis_deg)  # as written: a drawn one is in minus
+    as_given = f"   (written {given.format()}, transposed to minus cylinder)" if given.is_plus_cylinder else ""
     print(f"  patient's correction  {d['true_prescription']}   accommodation {accommodation_d:g} D{as_given}")
     if start is not None:
         note = f"   (written {parse_lens(args.start).format()}, transposed to minus cylinder)" if transposed else ""

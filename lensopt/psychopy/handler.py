@@ -64,7 +64,8 @@ class RefractionHandler:
     Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
     the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
     given, in order), ``otherData`` (what :meth:`addData` was given). ``stopped`` says whether the
-    stopping rule ended the loop; ``decision_ms`` the duration of each ``ask()``
+    stopping rule ended the loop (or would have, at a last trial of the budget: checked after it,
+    as :func:`~lensopt.asktell.run_session` checks); ``decision_ms`` the duration of each ``ask()``
     (``optimizer.last_decision_ms``: the worker's, with the lookahead). The trial dict's
     ``trial_index`` counts from 1, as lensopt's stored trials do.
     """
@@ -147,7 +148,12 @@ class RefractionHandler:
                 f"{self.name}: trial {self.thisTrialN + 1} has no response: call addResponse(answer) "
                 "before asking for the next trial"
             )
-        if self.finished or self._budget_spent():
+        if self.finished:
+            self._finish()
+        if self._budget_spent():
+            # the rule's verdict after the last answer, as run_session's: a budget that ends with the
+            # rule's own (max_trials = n_trials, as Builder's loop writes it) is "not sure enough"
+            self.stopped = self._should_stop is not None and bool(self._should_stop())
             self._finish()
         query, decision_ms = self._decide()
         if query is None:  # the stopping rule

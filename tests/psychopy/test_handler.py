@@ -595,3 +595,18 @@ def test_the_result_says_whether_the_lens_is_the_most_plus_one_as_the_closing_co
     else:
         assert says in note
         assert note.startswith("the model allowed for") == ("relaxed" in says)
+
+
+@pytest.mark.parametrize("lookahead", [False, None])
+def test_a_budget_equal_to_the_rules_says_not_sure_enough_as_run_session_does(lookahead):
+    # the Builder loop and psychopy.md's example give the handler the rule's max_trials as n_trials
+    stop = StopRule(confidence=0.999999, min_trials=3, max_trials=6)
+    handler = RefractionHandler(AcuityLawOptimizer(seed=2, stop=stop), n_trials=6, lookahead=lookahead)
+    _letters_session(handler, _patient())
+    alone = AcuityLawOptimizer(seed=2, stop=stop)
+    patient = _patient()
+    run = run_session(alone, lambda t: patient.respond(t.letter_logmar, t.sphere_d, t.cylinder_d), 6)
+
+    assert run.stopped and run.stop_reason == "max_trials"
+    assert len(handler.trials) == 6 and handler.stopped
+    assert handler.result()["stop_reason"] == run.stop_reason

@@ -441,7 +441,7 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
         va = self._loss_of_draws(lenses, corrections, shape_index) + va_best[None, :]
         mean = va @ weights
         sd = np.sqrt(np.maximum(np.square(va - mean[:, None]) @ weights, 0.0))
-        return mean.reshape(shape), sd.reshape(shape)
+        return mean.reshape(shape)[()], sd.reshape(shape)[()]  # [()]: numbers for a lens given as numbers
 
     @single_threaded
     def psychometric_band(self, letters_logmar, sphere_d, cylinder_d, mass=0.95):

@@ -488,7 +488,7 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         shape = np.broadcast(sphere, cylinder).shape
         if model is None:
             nan = np.full(shape, math.nan)
-            return nan, nan
+            return nan[()], nan[()]
         lens = np.column_stack([np.broadcast_to(sphere, shape).ravel(), np.broadcast_to(cylinder, shape).ravel()])
         n = lens.shape[0]
         X = np.vstack([np.column_stack([np.zeros(n), lens]), np.column_stack([np.ones(n), lens])])
@@ -497,4 +497,4 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         slope = np.where(slope > 1e-9, slope, np.nan)
         threshold = (self._core.target_latent - intercept) / slope
         sd = np.sqrt(np.maximum(var[:n], 0.0)) / slope
-        return threshold.reshape(shape), sd.reshape(shape)
+        return threshold.reshape(shape)[()], sd.reshape(shape)[()]  # [()]: numbers for a lens given as numbers

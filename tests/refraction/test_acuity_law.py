@@ -246,3 +246,17 @@ def test_the_interval_of_the_other_meridian_is_that_of_the_correction_posterior(
     equivalent = np.percentile(samples[:, 0] + 0.5 * samples[:, 1], [2.5, 97.5])
     np.testing.assert_allclose(optimizer.certainty().equivalent_interval_d, equivalent, atol=0.05 + 1e-9)
     assert interval[1] - interval[0] < 0.9 * (np.ptp(optimizer.sphere_grid_d) + np.ptp(optimizer.cylinder_grid_d))
+
+
+@pytest.mark.parametrize("optimizer_class", [AcuityLawOptimizer, RefractionOptimizer])
+def test_predicted_acuity_of_a_lens_given_as_numbers_is_numbers_and_of_arrays_arrays(optimizer_class):
+    optimizer, patient = optimizer_class(seed=3), make_patient(3)
+    for _ in range(15):
+        trial = optimizer.ask()
+        optimizer.tell(trial, patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+    mean, sd = optimizer.predicted_acuity_logmar(-1.0, -0.5)
+    assert isinstance(mean, float) and isinstance(sd, float) and np.isfinite([mean, sd]).all()
+    json.dumps([mean, sd])  # a number a script can write as it is
+    means, sds = optimizer.predicted_acuity_logmar(np.array([[-1.0, 0.0]]), np.array([-0.5]))
+    assert means.shape == sds.shape == (1, 2)
+    assert (means[0, 0], sds[0, 0]) == pytest.approx((mean, sd), rel=1e-9)

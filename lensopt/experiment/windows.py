@@ -299,14 +299,18 @@ def dashboard_command(session_id: int, db_path: Path, place: DashboardPlace | No
 
 
 def launch_dashboard(session_id: int, db_path: Path, log, place: DashboardPlace | None) -> None:
-    """The dashboard of the session in a process of its own (:func:`dashboard_command`)."""
+    """The dashboard of the session in a process of its own (:func:`dashboard_command`), its output
+    not the session's: Qt's messages would fall between the trial lines, and a session's log piped
+    on (``lensopt run ... | tee visit.log``) would not end while the dashboard held the pipe open
+    (``lensopt dashboard N`` from a terminal shows them)."""
     if place is None:
         log(
             "the dashboard opens minimized: no place on the screens clear of the console and the chart; "
             "open it from the taskbar"
         )
     try:
-        subprocess.Popen(dashboard_command(session_id, db_path, place))
+        quiet = subprocess.DEVNULL
+        subprocess.Popen(dashboard_command(session_id, db_path, place), stdin=quiet, stdout=quiet, stderr=quiet)
     except OSError as exc:
         log(f"dashboard did not start ({exc}); the session carries on")
 

@@ -172,7 +172,7 @@ def test_a_malformed_geometry_is_one_line_exit_2(text):
 
 def test_a_dashboard_with_no_place_is_launched_minimized_and_the_log_says_where_it_is(tmp_path, monkeypatch):
     launched, said = [], []
-    monkeypatch.setattr(windows.subprocess, "Popen", lambda command: launched.append(command))
+    monkeypatch.setattr(windows.subprocess, "Popen", lambda command, **_: launched.append(command))
     windows.launch_dashboard(7, tmp_path / "s.db", said.append, None)
     assert launched[-1][-2:] == ["--minimized", "--no-activate"]
     assert len(said) == 1 and "minimized" in said[0] and "taskbar" in said[0]
@@ -195,3 +195,24 @@ def test_a_windowed_patient_display_placed_by_psychopy_is_kept_clear_where_psych
     assert place.rect.width_px * (place.rect.height_px + FRAME_PX) == brute_force_largest_free_area(
         (3840, 2160), [centred], (MIN_DASHBOARD_PX[0], MIN_DASHBOARD_PX[1] + FRAME_PX)
     )
+
+
+def test_the_dashboards_output_is_not_the_sessions_so_a_piped_log_ends_with_the_session(tmp_path):
+    """``lensopt run --dashboard ... | tee visit.log`` hung until the dashboard closed: its process
+    inherited the session's stdout and stderr, and Qt's messages fell between the trial lines."""
+    # the session's process, launching a "dashboard" that writes and then outlives it
+    script = (
+        "import sys\n"
+        "from lensopt.experiment import windows\n"
+        "outliver = [sys.executable, '-c', 'import sys, time; print(\"qt noise\"); "
+        'print("qt noise", file=sys.stderr); sys.stdout.flush(); time.sleep(60)\']\n'
+        "windows.dashboard_command = lambda *args: outliver\n"
+        "windows.launch_dashboard(7, None, print, None)\n"
+        "print('session ended')\n"
+    )
+    session = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    out, err = session.communicate(timeout=30)  # EOF once the session ends, not after the 60 s dashboard
+    assert session.returncode == 0, err
+    assert out.splitlines()[-1] == "session ended" and "qt noise" not in out + err

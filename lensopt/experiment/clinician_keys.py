@@ -143,7 +143,7 @@ class ClinicianKeys:
         eye = f"{self.eye} " if self.eye else ""
         self.log(
             f"undo: {eye}trial {number} ({last.letter} -> {last.response or '-'}) kept and marked void; "
-            f"the optimizer is rebuilt from {self.optimizer.n_trials} answers"
+            f"the optimizer is rebuilt from {self.optimizer.n_trials} answer{'' if self.optimizer.n_trials == 1 else 's'}"
         )
         if self.console is not None:
             answers = self.console.state.answers

@@ -26,7 +26,7 @@ def undo_eye_end(store, mode, session_id: int, records, eye: str | None, log) ->
     log(
         f"undo: {label}trial {len(mine)} ({last.letter} -> {last.response or '-'}) kept and marked void"
         f"{f'; the {label}result computed from it withdrawn' if withdrawn else ''}; "
-        f"the {'eye ' + eye if eye else 'search'} continues, its optimizer rebuilt from {len(mine) - 1} answers"
+        f"the {'eye ' + eye if eye else 'search'} continues, its optimizer rebuilt from {len(mine) - 1} answer{'' if len(mine) == 2 else 's'}"
     )
     return mode.stored_trials(store, session_id)
 

@@ -266,9 +266,11 @@ def mark_eyes(ax, tr, runs) -> None:
 def eye_rows(eyes) -> list[tuple]:
     """Summary rows of each eye's result (:class:`~lensopt.dashboard.verdict.EyeEstimate`): ``(OD,
     lens or "not enough answers to prescribe", its confidence against the target and trials)``, and
-    under an eye short of the target its lens, small, as a provisional estimate not for prescribing.
-    Under a lens shown as the eye's result (a prescription, a fixed design's estimate), what the
-    closing console and the printed record say of it (:func:`eye_detail_rows`)."""
+    under an eye short of the target its lens, small, as a provisional estimate not for prescribing,
+    with the printed record's warning when its acuity is predicted, not measured (not tried, or read
+    through only with letters far larger). Under a lens shown as the eye's result (a prescription, a
+    fixed design's estimate), what the closing console and the printed record say of it
+    (:func:`eye_detail_rows`)."""
     rows: list[tuple] = []
     for e in eyes:
         rows.append((e.label, e.verdict(), e.evidence()))
@@ -277,8 +279,10 @@ def eye_rows(eyes) -> list[tuple]:
         details = eye_detail_rows(e) if e.n_trials and (e.prescribable or e.estimate_only) else []
         if details:  # the acuity's note says whether the lens was tried
             rows += details
-        elif e.n_trials and e.untried_d is not None:  # under the lens it is of, the verdict's or the estimate's
-            rows.append(("", *untried_row_note(e.untried_d)))
+        elif e.n_trials:  # under the lens it is of, the verdict's or the estimate's: the record's warning
+            unmeasured = e.read_through is not None and not e.read_through.measured
+            if e.untried_d is not None or unmeasured:  # not tried, or read through only with large letters
+                rows.append(("", *acuity_note(e.untried_d, e.read_through)))
     return rows
 
 

@@ -675,3 +675,26 @@ def test_each_eyes_summary_says_when_its_lens_was_not_tried():
         ("", untried_summary(0.375)),
     ]
     assert eye_rows([tried]) == [("OD", "-1.25 / -0.75 x 170", "confidence 0.97 ≥ 0.95 after 60 trials")]
+
+
+def test_a_provisional_eyes_summary_says_when_its_acuity_was_read_only_with_large_letters():
+    """The printed record warns under a provisional lens read through only with letters far larger
+    than its predicted acuity ("not measured ... check it on the chart"); the dashboard's summary
+    said nothing there. A lens read at its predicted acuity gets no warning."""
+    from lensopt.dashboard.panels import eye_rows
+    from lensopt.dashboard.verdict import EyeEstimate
+    from lensopt.refraction.shown import ReadThrough
+
+    large = ReadThrough(letters=1, right=1, smallest_logmar=0.96, largest_logmar=0.96, predicted_logmar=0.01)
+    at_threshold = ReadThrough(letters=5, right=3, smallest_logmar=0.0, largest_logmar=0.1, predicted_logmar=0.01)
+    assert not large.measured and at_threshold.measured
+    provisional = EyeEstimate("OS", "-1.00 / -0.50 x 010", 0.40, 0.95, 20, read_through=large)
+    rows = eye_rows([provisional])
+    assert rows[:2] == [
+        ("OS", "not enough answers to prescribe", "confidence 0.40 < 0.95 after 20 trials"),
+        ("", "provisional estimate -1.00 / -0.50 x 010, not for prescribing"),
+    ]
+    assert len(rows) == 3 and "not measured" in rows[2][1] and "+0.96 logMAR" in rows[2][1]
+    assert "check it on the chart" in rows[2][1]
+    measured = EyeEstimate("OS", "-1.00 / -0.50 x 010", 0.40, 0.95, 20, read_through=at_threshold)
+    assert len(eye_rows([measured])) == 2

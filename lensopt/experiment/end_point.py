@@ -191,6 +191,17 @@ class EndPoint:
             return [f"{self.headline()}; {self.advice()}", *self.lens_details]
         return [f"{self.headline()}; {self.advice()}"]
 
+    def log_under_result(self, log) -> None:
+        """What the log gives under the eye's logged result: that its lens was not tried, or what the
+        patient read through it (``OD: this lens was not tried: ...``), and, short of the target, the
+        :meth:`shortfall_line` — at the session's end and again on a resume with nothing to do."""
+        note = self.not_tried or self.read_through
+        if note:
+            log((f"{self.eye}: " if self.eye else "") + note)
+        shortfall = self.shortfall_line()
+        if shortfall is not None:
+            log(shortfall)
+
     def closing_lines(self) -> list[str]:
         """The end point's lines under the closing console's headlines: the details of a prescription
         or of a fixed design's estimate, else the advice."""

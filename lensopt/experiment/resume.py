@@ -201,9 +201,9 @@ def finish_resumed(
         ending = end_point(searches[eye], protocol, eye, reported, (), budget)
         if ending is not None:
             end_points.append(ending)
-            shortfall = ending.shortfall_line()  # "OS  not enough answers to prescribe; ...", as the session ended
-            if shortfall is not None:
-                log(shortfall)
+            ending.log_under_result(
+                log
+            )  # as the session ended: "OD: this lens was not tried ...", "OS  not enough ..."
     # the advice of the session's end while it holds (this resume ran nothing): the number its closing
     # console gave, from the confidence's trend, which a rebuilt search no longer has
     advice = continue_advice(info.events, info.n_trials)

@@ -434,12 +434,7 @@ def _run_in_window(
                 ending = end_point(optimizer, protocol, eye, reported, getattr(loop, "confidences", ()), budget)
                 if ending is not None:
                     end_points.append(ending)
-                    note = ending.not_tried or ending.read_through
-                    if note:  # under the lens its result logged (a prescription or an estimate)
-                        log((f"{eye}: " if eye else "") + note)
-                    shortfall = ending.shortfall_line()
-                    if shortfall is not None:
-                        log(shortfall)
+                    ending.log_under_result(log)  # under the lens its result logged (a prescription or an estimate)
             if quit_:
                 break  # quit (paused and stopped), its status "aborted"
             status = "finished"

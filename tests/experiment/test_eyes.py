@@ -278,10 +278,15 @@ def test_an_ou_session_started_from_each_eyes_autorefraction_searches_each_eye_a
     )
     assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
     ended = [line for line in lines if line.startswith("continue with: ")]
+    # what the patient read through each eye's lens, or that it was not tried, under its result
+    noted = [line for line in lines if line.startswith(("OD: this lens", "OS: this lens", "OD: read", "OS: read"))]
+    assert len(noted) == 2, lines
     # a resume (nothing to do) reports each eye's result beside its own start, and, as the session's
-    # end did, that each eye (3 letters) is no prescription and the command that gives it more trials
+    # end did, that each eye (3 letters) is no prescription, what was read through its lens, and the
+    # command that gives it more trials
     lines.clear()
     run_session(RunRequest(db_path=db, resume=outcome.session_id), log=lines.append, window=window)
+    assert all(line in lines for line in noted), lines
     assert "OD: started from -2.25 / -0.75 x 180" in lines and "OS: started from -1.00 / -0.50 x 010" in lines
     for eye in ("OD", "OS"):
         assert any(line.startswith(f"{eye}  not enough answers to prescribe") for line in lines), lines

@@ -190,7 +190,7 @@ class SessionStore(SessionReader):
             int(record.void),
             record.eye,
         )
-        self._insert("trials", LETTERS_KIND, session_id, record.index, row)
+        self._insert("trials", LETTERS_KIND, session_id, record.index, row, eye=record.eye)
 
     def void_trial(self, session_id: int, index: int) -> bool:
         """Mark letter trial ``index`` of session ``session_id`` void (the clinician undid the answer):
@@ -296,8 +296,10 @@ class SessionStore(SessionReader):
         )
         self._insert("ranking_trials", RANKING_KIND, session_id, record.index, row)
 
-    def _insert(self, table: str, kind: str, session_id: int, index: int, row: tuple) -> None:
-        """One trial row into ``table`` of a session of ``kind``, committed before returning."""
+    def _insert(self, table: str, kind: str, session_id: int, index: int, row: tuple, eye: str | None = None) -> None:
+        """One trial row into ``table`` of a session of ``kind`` (a letter trial's of ``eye``), committed
+        before returning; with it, in the same transaction, the stored result it supersedes is withdrawn
+        (:func:`_withdraw_superseded_results`)."""
         columns = ("session_id",) + schema.COLUMNS[table]
         with self._transaction(write=True) as conn:
             self._require_session(conn, session_id)
@@ -317,6 +319,7 @@ class SessionStore(SessionReader):
                     f"session {session_id} already has trial {index}; a trial is recorded "
                     f"once, so continue at index {last + 1}"
                 ) from None
+            _withdraw_superseded_results(conn, table, session_id, eye)
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
 
     def set_result(self, session_id: int, result: ResultRecord) -> None:
@@ -369,3 +372,20 @@ class SessionStore(SessionReader):
         if kind not in appenders:
             raise ValueError(f"SessionStore.append_kind_trial: kind must be one of {', '.join(KINDS)}, got {kind!r}")
         appenders[kind](session_id, record)
+
+
+def _withdraw_superseded_results(conn, table: str, session_id: int, eye: str | None) -> None:
+    """Delete the stored results of session ``session_id`` that an answer just added to ``table``
+    supersedes: a result is stored at an eye's end and describes the answers the eye held then, so
+    an answer added after it (a resume given more trials) leaves it describing fewer than the eye
+    holds — what ``lensopt sessions`` and the record would show beside a dashboard that counts them
+    all, if the resume were killed before the eye's end stored it anew. A letter trial's of its
+    ``eye`` (answers not undone); a duel's or a ranking's session searches one eye, every row its."""
+    if table == "trials":
+        (held,) = conn.execute(
+            "SELECT COUNT(*) FROM trials WHERE session_id = ? AND eye IS ? AND void = 0", (session_id, eye)
+        ).fetchone()
+        conn.execute("DELETE FROM results WHERE session_id = ? AND eye IS ? AND n_trials < ?", (session_id, eye, held))
+        return
+    (held,) = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE session_id = ?", (session_id,)).fetchone()
+    conn.execute("DELETE FROM results WHERE session_id = ? AND n_trials < ?", (session_id, held))

@@ -20,6 +20,7 @@ from test_schema import EXPECTED_V1_TRIALS, write_v1_database
 from lensopt.errors import StoreError
 from lensopt.modes.registry import get_mode
 from lensopt.store import (
+    DUEL_KIND,
     SCHEMA_VERSION,
     DuelTrialRecord,
     RankingTrialRecord,
@@ -266,6 +267,43 @@ def test_voiding_an_answer_a_stored_result_counts_withdraws_that_result_in_the_s
         assert [r.eye for r in store.session(sid).results] == ["OS"]
         assert store.void_trial(sid, 2) is False  # voided again: nothing more
         assert store.void_trial(sid, 5) is True and store.session(sid).results == ()
+
+
+def test_an_answer_added_after_an_eyes_result_withdraws_that_result_in_the_same_transaction(tmp_path):
+    """A resume given more trials adds answers to an eye that ended: its stored result (of fewer
+    answers) is withdrawn with the first of them, so that a kill before the eye ends again leaves no
+    result of 22 letters beside an eye of 24; the other eye's stays, as does a result of as many
+    answers as the eye holds (an undone answer not counted)."""
+    path = tmp_path / "s.db"
+
+    def answer(store, index, eye, void=False):
+        store.append_trial(
+            sid, TrialRecord(index, -1.0, -0.5, 0.3, "K", "K", True, 0.8, 1.0, 2.0, {}, eye=eye, void=void)
+        )
+
+    with SessionStore(path) as store:
+        sid = store.create_session("P", {}, {}, {}, 1)
+        for index, eye in enumerate(("OD", "OD", "OS", "OS"), start=1):
+            answer(store, index, eye)
+        store.set_result(sid, dataclasses.replace(RESULT, n_trials=2, eye="OD"))
+        store.set_result(sid, dataclasses.replace(RESULT, n_trials=2, eye="OS"))
+        answer(store, 5, "OD", void=True)  # undone: the result still counts every answer
+        assert [r.eye for r in store.session(sid).results] == ["OD", "OS"]
+        answer(store, 6, "OD")  # the resume's first answer to OD
+    with SessionStore(path) as store:  # on disk, as a kill would leave it
+        assert [(r.eye, r.n_trials) for r in store.session(sid).results] == [("OS", 2)]
+        store.set_result(sid, dataclasses.replace(RESULT, n_trials=3, eye="OD"))  # OD's end, anew
+        assert [(r.eye, r.n_trials) for r in store.session(sid).results] == [("OD", 3), ("OS", 2)]
+
+
+def test_a_duel_added_after_the_sessions_result_withdraws_it(tmp_path):
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("P", {}, {}, {}, 1, kind=DUEL_KIND)
+        store.append_duel_trial(sid, DUEL)
+        store.set_result(sid, dataclasses.replace(RESULT, n_trials=1))
+        assert len(store.session(sid).results) == 1
+        store.append_duel_trial(sid, dataclasses.replace(DUEL, index=2))
+        assert store.session(sid).results == ()
 
 
 def test_an_undone_answer_is_kept_marked_void_and_exported_with_its_flag(tmp_path):

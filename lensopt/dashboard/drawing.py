@@ -120,6 +120,11 @@ def draw_undone(ax, x, y, color=UNDONE_COLOR, label: str | None = None, zorder: 
     ax.plot(x, y, "o", color=color, markerfacecolor="none", markersize=9, linewidth=0, label=label, zorder=zorder)
 
 
+#: At most about this many trial numbers along a history's axis in a session of both eyes (each at
+#: least 1/16 of the axis from the one before).
+MAX_TRIAL_TICKS = 16
+
+
 def number_each_eye(ax, eyes, void, noun: str = "trial") -> None:
     """In a session of both eyes, the trial axis (placed by the session's answers kept, one axis for
     both) ticked as the console numbers each eye's trials (``OS trial 1``: the answers kept of that
@@ -131,6 +136,9 @@ def number_each_eye(ax, eyes, void, noun: str = "trial") -> None:
     own = answer_numbers(eyes, void, per_eye=True)
     ticks: list[float] = []
     labels: list[str] = []
+    # a tick closer than this to the one before is left out: the short runs of an eye given a few more
+    # trials on resuming ticked every answer, side by side with their neighbours' ("2021222122")
+    gap = max(int(place[-1]), 1) / MAX_TRIAL_TICKS
     first = 0
     for k in range(1, len(eyes) + 1):  # each run of one eye's trials
         if k < len(eyes) and eyes[k] == eyes[first]:
@@ -138,8 +146,9 @@ def number_each_eye(ax, eyes, void, noun: str = "trial") -> None:
         low, high = int(own[first]), int(own[k - 1])
         bins = max(2, round(8 * (high - low + 1) / max(int(place[-1]), 1)))
         for value in MaxNLocator(nbins=bins, integer=True, steps=[1, 2, 5, 10]).tick_values(low, high):
-            if low <= value <= high:
-                ticks.append(float(place[first] + value - low))
+            at = float(place[first] + value - low)
+            if low <= value <= high and (not ticks or at - ticks[-1] >= gap):
+                ticks.append(at)
                 labels.append(str(int(value)))
         first = k
     ax.set_xticks(ticks, labels)

@@ -4,6 +4,7 @@ record's page 2, each answer after the undone one drawn a trial late."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -93,3 +94,30 @@ def test_a_session_of_both_eyes_numbers_each_eyes_trials_from_one_as_the_console
     # OS trial 5 stands 5 places after OD's 12 answers; OS's 10th after its undone one counts no place
     assert ticks == {5.0: "5", 10.0: "10", 17.0: "5", 22.0: "10"}
     assert ax.get_xlabel() == "trial (each eye's own, as on the console)"
+
+
+def test_the_short_runs_of_eyes_given_more_trials_on_resuming_do_not_tick_side_by_side(tmp_path):
+    """OD 20, OS 20, then a resume with --trials 22 and a kill: OD 21-22, OS 21-24. Each short run
+    ticked every answer, its numbers running into its neighbours' ("2021222122"); a tick now stands
+    at least 1/16 of the axis from the one before, each still at its eye's own number."""
+    path = tmp_path / "s.db"
+    sid, _ = store_undone_letters(path, prescription=True)
+    with SessionStore(path, readonly=True) as store:
+        (record, *_) = store.trials(sid)
+    eyes = ["OD"] * 20 + ["OS"] * 20 + ["OD"] * 2 + ["OS"] * 4
+    records = [replace(record, index=i + 1, eye=eye, void=False) for i, eye in enumerate(eyes)]
+    fig = Figure()
+    _draw_lens_path(fig, records, [replace(RESULT, eye="OD"), replace(RESULT, eye="OS")])
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    places = ax.get_xticks().tolist()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert min(b - a for a, b in itertools.pairwise(places)) >= len(eyes) / 16
+    own = {}  # each place's own number: OD 1-20, OS 1-20, OD 21-22, OS 21-24
+    for place, eye in enumerate(eyes, start=1):
+        own[place] = sum(e == eye for e in eyes[:place])
+    assert all(own[round(place)] == int(label) for place, label in zip(places, labels))
+    assert {"10", "20"} <= set(labels)
+    # each label's box clear of the next one's, as drawn
+    boxes = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+    assert all(a.x1 <= b.x0 for a, b in itertools.pairwise(boxes))

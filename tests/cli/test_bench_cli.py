@@ -139,6 +139,34 @@ def test_rescale_into_a_missing_folder_does_not_create_it(capsys):
     assert not Path("/nonexistent").exists()
 
 
+def test_rescale_onto_the_session_database_or_another_file_is_refused_and_leaves_it(capsys, tmp_path, monkeypatch):
+    """``bench rescale --out sessions.db`` wrote its table over the database (every session lost)
+    and said "wrote"; a file that is not a rescaling table is refused too, before the sampling."""
+    from lensopt.store import SessionStore
+
+    db = tmp_path / "sessions.db"
+    with SessionStore(db) as store:
+        store.create_session("P1", {}, {}, {}, 1)
+    monkeypatch.setenv("LENSOPT_DB", str(db))
+    before = db.read_bytes()
+    assert "is the session database" in refused(capsys, ["bench", "rescale", "--out", str(db), "--samples", "10"])
+    assert db.read_bytes() == before
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    message = refused(capsys, ["bench", "rescale", "--out", str(notes), "--samples", "10"])
+    assert "holds something other than a rescaling table" in message and notes.read_text() == "my notes"
+    with SessionStore(db) as store:  # the sessions are all there
+        assert [info.participant for info in store.sessions()] == ["P1"]
+
+
+def test_rescale_replaces_a_rescaling_table_it_wrote(capsys, tmp_path):
+    out = tmp_path / "rescaling.json"
+    assert main(["bench", "rescale", "--out", str(out), "--samples", "10"]) == 0
+    first = out.read_text()
+    assert main(["bench", "rescale", "--out", str(out), "--samples", "10", "--seed", "1"]) == 0
+    assert out.read_text() != first and '"functions"' in out.read_text()
+
+
 def test_rescale_onto_a_folder_is_one_line_and_leaves_no_temporary_file(capsys, tmp_path):
     before = sorted(tmp_path.parent.iterdir())
     assert "is a folder; give a file name" in refused(capsys, ["bench", "rescale", "--out", str(tmp_path)])

@@ -4,6 +4,7 @@ The parser, and the campaigns' defaults, are in :mod:`lensopt.cli.bench` and
 
 from __future__ import annotations
 
+import json
 import math
 import shlex
 import sys
@@ -24,6 +25,7 @@ from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
 from lensopt.reference_data import rewritable_data_file
 from lensopt.refraction.letters import REFRACTION_BETA
+from lensopt.store import check_not_the_database, default_db_path
 
 
 def _check_rules(rules) -> list[str]:
@@ -394,9 +396,28 @@ def run_robustness_campaign(args) -> int:
     return summarize_after_runs(args.out, robustness_summary.write_summary, robustness.SUMMARY_NAME, status)
 
 
+def _check_rescale_out(out: Path) -> None:
+    """Refuse, before the sampling, an ``--out`` that is the session database (or one of its files)
+    or holds anything but a rescaling table: the table replaces the file, and a database written
+    over loses every session it held (``bench rescale --out sessions.db`` did, and said "wrote")."""
+    check_output_file("--out", out)
+    check_not_the_database("--out", out, default_db_path())
+    if not out.is_file() or out.stat().st_size == 0:
+        return
+    try:
+        document = json.loads(out.read_bytes().decode("utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        document = None
+    if not (isinstance(document, dict) and "functions" in document):
+        raise ValueError(
+            f"--out {out} holds something other than a rescaling table, which the table would replace; "
+            "choose another file name (a .json file of its own)"
+        )
+
+
 def run_rescale(args) -> int:
     out = Path(args.out) if args.out else rewritable_data_file(DEFAULT_TABLE_PATH.name, "--out")
-    check_output_file("--out", out)
+    _check_rescale_out(out)
     table = compute_rescaling_table(
         seed=args.seed,
         n_samples=args.samples,

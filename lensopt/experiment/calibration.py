@@ -72,7 +72,7 @@ class Calibration:
                 "or leave calibration.monitor out and give screen_width_cm, screen_width_px, screen_height_px "
                 "and distance_cm in [calibration]"
             )
-        mon = monitors.Monitor(name)
+        mon = open_monitor(name)
         width_cm, distance_cm, size_px = mon.getWidth(), mon.getDistance(), mon.getSizePix()
         if width_cm is None or distance_cm is None or size_px is None:
             raise CalibrationError(
@@ -238,3 +238,22 @@ def _no_letter_size_message(
         f"{drawn_high:.2f}{where}; lower them to within {drawn_low:.2f} to {drawn_high:.2f}, "
         "or seat the patient nearer (calibration.distance_cm)"
     )
+
+
+def open_monitor(name: str, **options):
+    """PsychoPy's monitor ``name`` (``monitors.Monitor(name, **options)``); a one-line
+    :class:`CalibrationError` naming its file and the fix when PsychoPy cannot read that file (not
+    JSON, or JSON of another shape: PsychoPy raised a bare TypeError, when the calibration was read,
+    or a decoder's message with no file named)."""
+    from psychopy import monitors
+
+    try:
+        monitor = monitors.Monitor(name, **options)
+        monitor.getWidth(), monitor.getDistance(), monitor.getSizePix()  # its current calibration, read
+        return monitor
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        path = f"{monitors.calibTools.monitorFolder}/{name}.json"
+        raise CalibrationError(
+            f"PsychoPy's monitor file {path} cannot be read ({type(exc).__name__}: {exc}); correct it in "
+            f"PsychoPy's Monitor Center, or move it aside and calibrate {name!r} again"
+        ) from None

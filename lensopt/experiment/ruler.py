@@ -12,7 +12,7 @@ import os
 import time
 
 from lensopt.errors import CalibrationError
-from lensopt.experiment.calibration import Calibration
+from lensopt.experiment.calibration import Calibration, open_monitor
 from lensopt.experiment.windows import check_display, screen_count
 
 DEFAULT_BAR_PX = 800
@@ -87,7 +87,7 @@ def save_monitor(name: str, calibration: Calibration) -> str:
 
     check_monitor_name(name)
     existed = name in monitors.getAllMonitors()
-    monitor = monitors.Monitor(name, autoLog=False)
+    monitor = open_monitor(name, autoLog=False)
     if existed:  # a new calibration, dated now (PsychoPy picks the latest by name); the earlier ones are kept
         monitor.newCalib(calibName=time.strftime("%Y_%m_%d %H:%M:%S"), verbose=False)
     monitor.setWidth(calibration.screen_width_cm)

@@ -130,3 +130,16 @@ def test_a_bad_name_or_distance_is_refused_before_the_bar_is_shown(tmp_path):
         _calibrate(tmp_path, "--name", "../x", "--bar-cm", 20, "--distance-cm", 300, display=False)
     )
     assert "distance_cm" in _refused(_calibrate(tmp_path, "--bar-cm", 20, "--distance-cm", 1, display=False))
+
+
+@needs_display
+@pytest.mark.parametrize("content", ['{"a": 1}', "{bad"])
+def test_a_monitor_file_psychopy_cannot_read_is_one_line_naming_it_and_is_left_as_it_was(tmp_path, content):
+    """A monitor file of another shape ended in a TypeError traceback; a corrupt one in the JSON
+    decoder's message, with no file named."""
+    folder = tmp_path / ".psychopy3" / "monitors"
+    folder.mkdir(parents=True)
+    (folder / "odd.json").write_text(content)
+    line = _refused(_calibrate(tmp_path, "--name", "odd", "--bar-cm", 20, "--distance-cm", 300))
+    assert f"{folder / 'odd.json'} cannot be read" in line and "calibrate 'odd' again" in line, line
+    assert (folder / "odd.json").read_text() == content

@@ -126,3 +126,15 @@ def test_a_full_screen_framebuffer_of_twice_the_pixels_doubles_them_and_names_th
     assert line.endswith("check that screen_width_cm of the loop's Calibration is this screen's width")
     quiet = []
     assert full_screen_calibration(points, (1440, 900), quiet.append) == points and quiet == []
+
+
+@pytest.mark.parametrize("content", ['{"a": 1}', "{bad", "[]"])
+def test_a_monitor_file_psychopy_cannot_read_is_a_calibration_error_naming_it(tmp_path, monkeypatch, content):
+    pytest.importorskip("psychopy")
+    from psychopy.monitors import calibTools
+
+    monkeypatch.setattr(calibTools, "monitorFolder", str(tmp_path))
+    (tmp_path / "odd.json").write_text(content)
+    with pytest.raises(CalibrationError, match=r"monitor file .*odd\.json cannot be read") as refused:
+        Calibration.from_monitor("odd")
+    assert "\n" not in str(refused.value)

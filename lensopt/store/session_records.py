@@ -190,6 +190,7 @@ class ResultRecord:
             if value is not None:
                 object.__setattr__(self, name, check_finite(owner, name, value))
         object.__setattr__(self, "n_trials", check_int(owner, "n_trials", self.n_trials, 0))
+        check_string(owner, "software_version", self.software_version)
         intervals = {str(k): [check_finite(owner, "intervals", v) for v in pair] for k, pair in self.intervals.items()}
         if any(len(pair) != 2 for pair in intervals.values()):
             raise ValueError(f"{owner}.intervals must map names to [low, high] pairs, got {self.intervals!r}")
@@ -257,6 +258,7 @@ class SessionInfo:
         check_finite(owner, "created_at", self.created_at)
         check_finite(owner, "updated_at", self.updated_at)
         check_int(owner, "seed", self.seed, 0)
+        check_string(owner, "software_version", self.software_version)  # text, as lensopt wrote it (may be empty)
         check_int(owner, "n_trials", self.n_trials, 0)
         check_int(owner, "n_undone", self.n_undone, 0)
         if self.n_undone > self.n_trials:
@@ -318,3 +320,11 @@ class DamagedSession:
         )
         count = n_trials if isinstance(n_trials, int) and not isinstance(n_trials, bool) else None
         return cls(session_id, problem, text(participant), text(kind), text(status), number, count)
+
+
+def check_string(owner: str, name: str, value) -> str:
+    """``value`` if it is a string (empty too), else a ValueError naming ``owner.name``: a field
+    another program stored as a number or bytes, which JSON output could not write."""
+    if not isinstance(value, str):
+        raise ValueError(f"{owner}.{name} must be text, got {type(value).__name__} {value!r:.40}")
+    return value

@@ -52,6 +52,12 @@ DAMAGES = {
     "seed": ("UPDATE sessions SET seed = -1 WHERE id = 3", "its seed", "-1"),
     "protocol": ("UPDATE sessions SET protocol = '{not json' WHERE id = 3", "its protocol is not the JSON", ""),
     "calibration": ("UPDATE sessions SET calibration = '[1, 2]' WHERE id = 3", "its calibration", "[1, 2]"),
+    # bytes, which the JSON of lensopt sessions --json and lensopt export could not write (a traceback)
+    "software_version": (
+        "UPDATE sessions SET software_version = CAST('0.2.0' AS BLOB) WHERE id = 3",
+        "its software_version must be text",
+        "b'0.2.0'",
+    ),
 }
 
 
@@ -98,6 +104,14 @@ def test_a_damaged_result_makes_only_its_session_damaged(db):
         assert "its result's sphere_d" in listed[1].problem and "'minus one'" in listed[1].problem
         with pytest.raises(DamagedSessionError, match=r"^session 2 in .* is damaged: its result's sphere_d"):
             store.session(2)
+
+
+def test_a_result_whose_software_version_is_not_text_makes_only_its_session_damaged(db):
+    damage(db, "UPDATE results SET software_version = X'3031' WHERE session_id = 2")
+    with SessionStore(db, readonly=True) as store:
+        listed = store.listing()
+    assert isinstance(listed[1], DamagedSession) and "its result's software_version must be text" in listed[1].problem
+    assert all(isinstance(s, SessionInfo) for k, s in enumerate(listed) if k != 1)
 
 
 def test_damaged_result_intervals_make_only_their_session_damaged(db):

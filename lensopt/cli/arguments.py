@@ -212,6 +212,8 @@ def check_output_file(flag: str, path) -> None:
         raise ValueError(f"{flag} {path} ends in a slash, which names a folder; give a file name")
     if target.is_dir():
         raise ValueError(f"{flag} {path} is a folder; give a file name")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{flag} {path}: {folder} is a file, not a folder; choose another path")
     if not folder.is_dir():
         raise ValueError(f"{flag} {path}: its folder does not exist; create it or choose another path")
     if target.exists() and not os.access(target, os.W_OK):

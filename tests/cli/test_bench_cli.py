@@ -139,6 +139,13 @@ def test_rescale_into_a_missing_folder_does_not_create_it(capsys):
     assert not Path("/nonexistent").exists()
 
 
+def test_an_output_under_a_file_says_the_file_is_not_a_folder(capsys, tmp_path):
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    message = refused(capsys, ["bench", "rescale", "--out", str(plain / "x.json")])
+    assert f"{plain} is a file, not a folder" in message and plain.read_text() == "x"
+
+
 def test_rescale_onto_the_session_database_or_another_file_is_refused_and_leaves_it(capsys, tmp_path, monkeypatch):
     """``bench rescale --out sessions.db`` wrote its table over the database (every session lost)
     and said "wrote"; a file that is not a rescaling table is refused too, before the sampling."""

@@ -140,6 +140,7 @@ def test_newer_schema_is_one_line(db, tmp_path, capsys):
         (["1", "--report", "report.svg"], "must end in .pdf or .png"),
         (["1", "--screenshot", "shot.jpg"], "must end in .png"),
         (["1", "--report", "/no/such/folder/r.pdf"], "does not exist"),
+        (["1", "--report", f"{__file__}/r.pdf"], f"{__file__} is a file, not a folder"),  # this test file
     ],
 )
 def test_bad_arguments_are_one_line(db, capsys, arguments, fragment):

@@ -111,7 +111,10 @@ def _bad_inputs(tmp_path, path, sid):
         ),
         "no database": ([str(sid), "--db", str(tmp_path / "none.db"), "--out", str(tmp_path / "a.pdf")], "--db"),
         "missing folder": ([str(sid), "--db", str(path), "--out", str(tmp_path / "no" / "a.pdf")], "does not exist"),
-        "a file as the folder": ([str(sid), "--db", str(path), "--out", str(file_as_folder / "a.pdf")], "create it"),
+        "a file as the folder": (
+            [str(sid), "--db", str(path), "--out", str(file_as_folder / "a.pdf")],
+            f"{file_as_folder} is a file, not a folder",
+        ),
         "not a pdf": ([str(sid), "--db", str(path), "--out", str(tmp_path / "a.txt")], "must end in .pdf"),
         "a folder": ([str(sid), "--db", str(path), "--out", str(tmp_path / "dir.pdf")], "is a folder"),
         "session 0": (["0", "--db", str(path), "--out", str(tmp_path / "a.pdf")], "positive integer"),

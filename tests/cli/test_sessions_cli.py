@@ -316,7 +316,8 @@ def test_export_of_several_sessions_or_all_writes_one_file_session_id_first(db, 
     [
         (["export", "1", "9"], "no session 9"),
         (["export", "1", str(2**63)], f"no session {2**63}"),
-        (["export", "0"], "no session 0"),
+        (["export", "0"], "SESSION_ID must be a positive integer, got 0"),  # as sessions, print, dashboard
+        (["export", "1", "-1"], "SESSION_ID must be a positive integer, got -1"),
         (["export"], "give the sessions to export: one or more SESSION_IDs, --participant ID, or --all"),
         (["export", "1", "--all"], "give one of SESSION_IDs, --participant ID or --all, not several"),
         (["export", "--participant", "P001", "--all"], "give one of SESSION_IDs, --participant ID or --all"),

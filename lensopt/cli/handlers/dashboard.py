@@ -30,6 +30,8 @@ def _check_output(path_text: str, option: str, suffixes: tuple[str, ...]) -> Pat
         )
     if path.suffix.lower() not in suffixes:
         raise ValueError(f"{option} {path} must end in {' or '.join(suffixes)}")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ValueError(f"{option} {path}: {path.parent} is a file, not a folder; choose another path")
     if not path.parent.is_dir():
         raise ValueError(f"{option} {path}: folder {path.parent} does not exist; create it first")
     return path

@@ -24,6 +24,8 @@ def check_output(path_text: str) -> Path:
     if path.is_dir():
         raise LensoptError(f"--out {path} is a folder; give a file name ending in .pdf")
     folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise LensoptError(f"--out {path}: {folder} is a file, not a folder; choose another --out")
     if not folder.is_dir():
         raise LensoptError(f"--out {path}: folder {folder} does not exist; create it first or choose another --out")
     if not os.access(folder, os.W_OK | os.X_OK) and not writable_in_place(path):  # else written over in place

@@ -302,7 +302,8 @@ def export_command(args) -> int:
         else:
             session_ids = list(dict.fromkeys(args.session_ids))
             for sid in session_ids:
-                if not 1 <= sid <= MAX_SESSION_ID:
+                check_session_id(sid)  # 0, negative: as sessions, print and dashboard say it
+                if sid > MAX_SESSION_ID:
                     raise ValueError(f"no session {sid} in {store.path}; list them with `lensopt sessions`")
         sessions = read_sessions(store, session_ids)
         db_path = store.path

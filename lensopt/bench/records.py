@@ -209,6 +209,21 @@ def check_record_keys(path: Path, record: dict, essential, command: str) -> None
         )
 
 
+def check_trajectory(path: Path, record: dict, command: str) -> None:
+    """Refuse, in one line naming it and the fix (as :func:`check_record_keys`), a run record whose
+    ``trajectory`` is not a non-empty list of numbers: the report said only "could not convert string
+    to float: 'x'", or that a problem's trajectories differ in length, naming no file."""
+    trajectory = record.get("trajectory")
+    numbers = isinstance(trajectory, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in trajectory
+    )
+    if not (numbers and trajectory):
+        raise ValueError(
+            f"{path} is a damaged run record (its 'trajectory' is not a list of numbers); delete it, then "
+            f"run the campaign's `{command}` command again (the one in {MANIFEST_NAME}), which redoes it"
+        )
+
+
 def load_record_files(out_dir: Path, command: str) -> list[tuple[Path, dict]]:
     """Every finished run record of a campaign directory with its file (sorted by key). ``command``:
     the campaign that writes such a directory, named in the error when there is none (a

@@ -20,6 +20,7 @@ from lensopt.bench.records import (
     campaign_command,
     check_campaign_of,
     check_record_keys,
+    check_trajectory,
     load_record_files,
     manifest_commands,
     plan_notes,
@@ -263,6 +264,7 @@ def write_report(campaign_dir, out_dir=None, alpha: float = ALPHA) -> dict:
     for path, record in files:  # a regret needs the optimum of a maximized function
         check_record_keys(path, record, ESSENTIAL_KEYS, command)
         check_record_keys(path, record, ("optimal_value",) if record["direction"] == "max" else (), command)
+        check_trajectory(path, record, command)
     records = [record for _, record in files]
     if not records:
         raise ValueError(f"{campaign_dir} holds no finished runs yet")

@@ -163,6 +163,16 @@ def test_some_records_without_their_times_leave_the_campaigns_times_unknown_and_
     assert timing["hosts"] == ["test", "unknown"] and timing["versions"] == {"lensopt": "0", "numpy": "0", "scipy": "0"}
 
 
+@pytest.mark.parametrize("trajectory", [["x", 1.0], [], "0.5", [True, 1.0]])
+def test_a_record_whose_trajectory_is_not_numbers_is_one_line_naming_it_and_the_fix(campaign, capsys, trajectory):
+    path = sorted((campaign / "runs").glob("*.json"))[3]
+    path.write_text(json.dumps({**json.loads(path.read_text()), "trajectory": trajectory}))
+    assert main(["bench", "report", str(campaign)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{path} is a damaged run record (its 'trajectory' is not a list of numbers); delete it" in err
+
+
 @pytest.mark.parametrize("key", ["trajectory", "rule", "direction", "optimal_value"])
 def test_a_record_without_a_key_the_report_rests_on_is_one_line_naming_it_and_the_fix(campaign, capsys, key):
     (path,) = _strip(campaign, (key,), slice(3, 4))

@@ -56,7 +56,7 @@ class RunRequest:
             raise ValueError(f"--trials must be at least 1, got {self.trials}")
         if self.axis_deg is not None and not 1.0 <= self.axis_deg <= 180.0:
             raise ValueError(f"--axis {self.axis_deg:g} is outside 1-180 degrees: give e.g. 180 (not 0) or 90")
-        if self.axis_deg is not None and self.start is not None:
+        if self.axis_deg is not None and self.start is not None and self.resume is None:  # a resume ignores both
             raise ValueError(
                 "--axis is the phoropter's axis of a sphere-and-cylinder search; the full prescription (--start) "
                 "searches the axis itself: leave --axis out"

@@ -14,6 +14,7 @@ import pytest
 
 from lensopt.cli import build_parser, main
 from lensopt.experiment.protocol import load_protocol
+from lensopt.experiment.run_request import RunRequest
 from lensopt.store import SessionStore, TrialRecord
 
 REPO = Path(__file__).resolve().parents[2]
@@ -605,6 +606,13 @@ def test_a_lens_axis_outside_1_to_180_or_with_a_start_is_one_line(tmp_path, caps
     )
     assert_one_line_error(result, "the full prescription (--start) searches the axis itself", "leave --axis out")
     assert no_session_created(db)
+
+
+def test_a_resume_given_a_start_and_an_axis_is_not_told_to_leave_out_the_axis_it_ignores():
+    """A resume ignores --start and --axis (each said so when it runs): refusing the pair as a new
+    session's conflict told the clinician to leave --axis out of a command where neither counts."""
+    request = RunRequest(db_path=Path("s.db"), resume=3, start="plano", axis_deg=90.0)
+    assert (request.start, request.axis_deg) == ("plano", 90.0)
 
 
 def test_a_compact_start_beginning_with_a_minus_is_read_as_the_start():

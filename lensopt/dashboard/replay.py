@@ -17,7 +17,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from lensopt.dashboard.series import SessionHeader
-from lensopt.modes.base import FeedbackMode, eye_settings, told_records
+from lensopt.modes.base import FeedbackMode, eye_settings, stored_session_problem, told_records
 from lensopt.modes.registry import session_settings
 from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
 from lensopt.refraction.most_plus import dashboard_advice
@@ -122,7 +122,10 @@ class FollowedSession:
             if self._opt is None or getattr(record, "eye", None) != eye:
                 self._opt = self._optimizer_for(self._records)  # the first record, or the next eye
             elif not getattr(record, "void", False):
-                self._opt.tell(*self.history_pair(record))
+                try:
+                    self._opt.tell(*self.history_pair(record))
+                except ValueError as exc:
+                    raise ValueError(stored_session_problem(exc)) from exc
             self._after_tell()
         if self._opt is None and self._records:
             self._opt = self._optimizer_for(self._records)
@@ -138,7 +141,10 @@ class FollowedSession:
     def _optimizer_for(self, records):
         """The optimizer of the eye the last of ``records`` belongs to, told its answers not undone."""
         eye, told = told_records(records, self._info.eye if self._info.eye in EYES else None)
-        return self._factory(eye_settings(self._settings, eye), [self.history_pair(r) for r in told])
+        try:
+            return self._factory(eye_settings(self._settings, eye), [self.history_pair(r) for r in told])
+        except ValueError as exc:
+            raise ValueError(stored_session_problem(exc)) from exc
 
     def snapshot(self, n_trials: int | None = None):
         """The snapshot after the first ``n_trials`` records (default: all of them)."""

@@ -19,6 +19,17 @@ def answered(records) -> list:
     return [record for record in records if not getattr(record, "void", False)]
 
 
+def stored_session_problem(exc: Exception) -> str:
+    """The one line for a stored session whose optimizer refuses its stored settings or answers (a
+    rule ``5``, a sphere of ``1e308``: another program changed the database): the optimizer's own
+    words (``unknown rule 5; choose one of ...``, ``tell a trial within the bounds``) read as if the
+    command line were wrong."""
+    return (
+        f"the session's stored settings and answers do not rebuild its optimizer ({exc}); if another "
+        "program changed the database, restore it from a copy"
+    )
+
+
 #: The key of a session of both eyes' optimizer settings that holds each eye's own starting
 #: refraction (``{"OD": "-2.25 / -0.75 x 180", "OS": "-1.50 / -0.50 x 010"}``); the settings'
 #: ``start`` is the first eye's. Sessions that started both eyes from one lens have none.
@@ -108,8 +119,12 @@ class FeedbackMode:
         return self.optimizer_class
 
     def rebuild_optimizer(self, settings: dict, records):
-        """The optimizer of a stored session (its ``settings_dict()``), told every stored answer in order."""
-        return self.stored_optimizer_class(settings).from_settings(settings, self.history(records))
+        """The optimizer of a stored session (its ``settings_dict()``), told every stored answer in order;
+        settings or answers it refuses are a one-line ValueError saying so (:func:`stored_session_problem`)."""
+        try:
+            return self.stored_optimizer_class(settings).from_settings(settings, self.history(records))
+        except ValueError as exc:
+            raise ValueError(stored_session_problem(exc)) from exc
 
     def responder(self, patient, **answer_options) -> Callable[[Any], Any]:
         """The simulated ``patient``'s answer to a query, as ``respond(query)``."""

@@ -46,7 +46,13 @@ from lensopt.refraction.letters import (
     MIN_INFORMATION_BITS,
     SEARCH_SETTING_NAMES,
 )
-from lensopt.refraction.prescription import POWER_VECTOR_NAMES, PRESCRIPTION_SEARCH, SearchBox, checked_lens_steps
+from lensopt.refraction.prescription import (
+    PHOROPTER_MAX_POWER_D,
+    POWER_VECTOR_NAMES,
+    PRESCRIPTION_SEARCH,
+    SearchBox,
+    checked_lens_steps,
+)
 from lensopt.refraction.prescription_report import MOST_PLUS_TOLERANCE_LOGMAR, PrescriptionReport
 from lensopt.refraction.steps import DEFAULT_AXIS_STEP_DEG, DEFAULT_LENS_STEP_D
 from lensopt.refraction.trial import LETTER_COLUMNS, Trial, check_trial_bounds
@@ -448,7 +454,9 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         """Record whether the letter of ``trial`` was named right. A letter size outside the letter
         bounds is refused, as by every letter optimizer (:func:`lensopt.refraction.trial.check_trial_bounds`);
         a lens outside the search box is not: the lens actually set, which a clinician may type
-        (``L`` at the console), even far from the box, is what the model is told."""
+        (``L`` at the console), even far from the box, is what the model is told — unless a power is
+        beyond a phoropter's ±20 D, which the console refuses too (a stored ``1e308`` ended, on
+        rebuilding, in "SVD did not converge")."""
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
         if correct not in (0, 1, True, False):
@@ -456,7 +464,13 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if trial.axis_deg is None:
             raise ValueError("a full-prescription trial needs the lens's axis_deg (Trial(..., axis_deg=...))")
         check_trial_bounds(trial, letter_bounds_logmar=self.settings.context_bounds[0])
-        pv = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).power_vector().to_array()
+        lens = Lens(trial.sphere_d, trial.cylinder_d, trial.axis_deg).minus_cylinder()
+        if max(abs(lens.sphere_d), abs(lens.cylinder_d)) > PHOROPTER_MAX_POWER_D:  # as the console's L takes it
+            raise ValueError(
+                f"the lens S {lens.sphere_d:+g} C {lens.cylinder_d:+g} x {lens.axis_deg:g} has powers beyond a phoropter's ±{PHOROPTER_MAX_POWER_D:g} D; tell "
+                "the lens actually set"
+            )
+        pv = lens.power_vector().to_array()
         self._core.tell(Query(np.array([trial.letter_logmar]), pv), int(correct), system_in_bounds=False)
         self._history.append((trial, bool(correct)))
         if self.n_trials in self.recentre_at:

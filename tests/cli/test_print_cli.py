@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import sqlite3
 
 import pytest
 
@@ -266,3 +268,30 @@ def test_a_print_after_a_killed_one_removes_its_part_file(db, tmp_path, capsys):
     os.utime(stale, (1e9, 1e9))
     assert main(["print", str(sid), "--db", str(path), "--out", str(out)]) == 0
     assert out.read_bytes().startswith(b"%PDF") and sorted(p.name for p in tmp_path.iterdir()) == ["rx.pdf"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "said"),
+    [
+        ("UPDATE sessions SET optimizer_settings = json_set(optimizer_settings, '$.rule', 5)", "unknown rule 5"),
+        ("UPDATE trials SET sphere_d = 1e308 WHERE idx = 2", "(the lens S +1e+308 C "),
+    ],
+)
+def test_a_session_another_program_changed_so_its_optimizer_refuses_it_is_said_so(db, tmp_path, capsys, sql, said):
+    """A rule of 5 said "unknown rule 5; choose one of: ...", and a sphere of 1e308 "tell a trial
+    within the bounds the optimizer was made with": the optimizer's words, read as a typing error."""
+    path, sid = db
+    changed = tmp_path / "changed.db"
+    shutil.copy(path, changed)
+    conn = sqlite3.connect(changed)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    assert main(["print", str(sid), "--db", str(changed), "--out", str(tmp_path / "a.pdf")]) == 2
+    _one_line_error(
+        capsys,
+        "the session's stored settings and answers do not rebuild its optimizer (",
+        said,
+        "; if another program changed the database, restore it from a copy",
+    )
+    assert not (tmp_path / "a.pdf").exists()

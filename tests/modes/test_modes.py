@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lensopt.modes.registry import registry
+from lensopt.modes.registry import get_mode, registry
+from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.simulation import make_patient
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, SessionStore, TrialRecord
 
@@ -101,3 +102,14 @@ def test_eye_records_keep_one_eyes_letters_and_every_comparison_of_a_one_eye_ses
     assert [r.index for r in eye_records(letters, None)] == [3]  # a session that named no eye
     duels = [SimpleNamespace(index=i) for i in range(3)]  # a comparison's record stores no eye
     assert [r.index for r in eye_records(duels, "OS")] == [0, 1, 2] == [r.index for r in eye_records(duels, None)]
+
+
+def test_a_stored_session_its_optimizer_refuses_is_said_to_be_the_stored_sessions_problem():
+    """``unknown rule 5; choose one of ...`` alone read as if the command line were wrong."""
+    mode = get_mode("letters")
+    settings = {**RefractionOptimizer(seed=1).settings_dict(), "rule": 5}
+    with pytest.raises(ValueError) as refused:
+        mode.rebuild_optimizer(settings, [])
+    message = str(refused.value)
+    assert message.startswith("the session's stored settings and answers do not rebuild its optimizer (unknown rule 5")
+    assert message.endswith("if another program changed the database, restore it from a copy")

@@ -156,6 +156,25 @@ def test_a_trial_without_an_axis_is_refused():
         PrescriptionOptimizer(start=START).tell(Trial(-1.0, -0.5, 0.3), True)
 
 
+@pytest.mark.parametrize(
+    ("sphere_d", "cylinder_d", "refused"),
+    [(1e308, 0.0, True), (-20.25, -0.5, True), (-19.0, 2.0, False), (-20.0, -20.0, False)],
+)
+def test_a_lens_beyond_a_phoropters_20_d_is_refused_and_one_far_from_the_box_is_told(sphere_d, cylinder_d, refused):
+    """A stored sphere of 1e308 ended, when the session was rebuilt, in "SVD did not converge"; the
+    console's L refuses powers above 20 D in minus cylinder, and so does tell (-19 +2 is -17 -2 x 90:
+    told; -20 -20 is a phoropter's lens far from the box: told)."""
+    optimizer = PrescriptionOptimizer(start="-1.00 / -0.50 x 180", seed=0)
+    trial = Trial(sphere_d=sphere_d, cylinder_d=cylinder_d, letter_logmar=0.3, axis_deg=90.0)
+    if refused:
+        with pytest.raises(ValueError, match=r"has powers beyond a phoropter's ±20 D; tell the lens actually set$"):
+            optimizer.tell(trial, True)
+        assert optimizer.n_trials == 0
+    else:
+        optimizer.tell(trial, True)
+        assert optimizer.n_trials == 1 and np.isfinite(optimizer.best().to_array()).all()
+
+
 def test_a_saved_session_resumes_with_the_same_next_lens_and_prescription():
     optimizer = PrescriptionOptimizer(seed=5, start=START)
     _random_session(optimizer, 14, seed=1)

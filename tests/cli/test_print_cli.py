@@ -228,6 +228,12 @@ def test_print_says_what_the_record_holds_as_its_first_page_does():
     assert _contents(info(None, 0.40)) == "no prescription: the study's estimate"
     assert _contents(info(None, 0.97)) == "prescription"  # sure enough by lensopt's default 0.95
     assert _contents(info(0.95)) == "no prescription stored"
+    # a cylinder found without an axis: page 1's heading, whatever the confidence or the design
+    no_axis = ResultRecord("S -0.25 D  C -1.25 D", -0.25, -1.25, None, 0.3, 0.06, 12, {})
+    for stop in (0.95, None):
+        assert _contents(types.SimpleNamespace(**{**vars(info(stop)), "results": (no_axis,)})) == (
+            "no prescription: a cylinder without an axis"
+        )
 
 
 @pytest.mark.parametrize("stop", [RuntimeError("a page failed"), KeyboardInterrupt()], ids=["error", "ctrl-c"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder, check_session_id
 from lensopt.dashboard.prescription_record import write_prescription_record
-from lensopt.dashboard.prescription_text import eye_record, session_results
+from lensopt.dashboard.prescription_text import NO_AXIS_HEADING, eye_record, session_results
 from lensopt.errors import LensoptError
 from lensopt.private_files import writable_in_place
 from lensopt.store import SessionStore, check_not_the_database, default_db_path
@@ -53,8 +53,9 @@ def print_command(args) -> int:
 
 def _contents(info) -> str:
     """What the record holds, as its page 1 says it: ``prescription``, ``2 prescriptions``, ``no
-    prescription: not enough answers``, ``no prescription: the study's estimate`` (a protocol without
-    ``[stop]``), ``1 of 2 eyes prescribed``, or ``no prescription stored``."""
+    prescription: not enough answers``, ``no prescription: a cylinder without an axis`` (a
+    two-parameter search without ``--axis``), ``no prescription: the study's estimate`` (a protocol
+    without ``[stop]``), ``1 of 2 eyes prescribed``, or ``no prescription stored``."""
     eyes = [eye_record(info, result) for result in session_results(info)]
     prescribed = sum(eye.prescribed for eye in eyes)
     if not eyes:
@@ -63,4 +64,6 @@ def _contents(info) -> str:
         return "prescription" if prescribed == 1 else f"{prescribed} prescriptions"
     if prescribed:
         return f"{prescribed} of {len(eyes)} eyes prescribed"
+    if eyes[0].withheld_heading == NO_AXIS_HEADING:  # page 1's heading: more answers would not make it one
+        return "no prescription: a cylinder without an axis"
     return "no prescription: " + ("the study's estimate" if eyes[0].fixed_design else "not enough answers")

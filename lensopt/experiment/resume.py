@@ -201,9 +201,8 @@ def finish_resumed(
         ending = end_point(searches[eye], protocol, eye, reported, (), budget)
         if ending is not None:
             end_points.append(ending)
-            ending.log_under_result(
-                log
-            )  # as the session ended: "OD: this lens was not tried ...", "OS  not enough ..."
+            # as the session ended: "OD: this lens was not tried ...", "OS  not enough ..."
+            ending.log_under_result(log)
     # the advice of the session's end while it holds (this resume ran nothing): the number its closing
     # console gave, from the confidence's trend, which a rebuilt search no longer has
     advice = continue_advice(info.events, info.n_trials)

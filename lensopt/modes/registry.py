@@ -11,8 +11,12 @@ import reprlib
 from types import MappingProxyType
 
 from lensopt.asktell import AskTellOptimizer
+from lensopt.binary import optimizer as binary_optimizer
 from lensopt.modes import duels, letters, rankings
 from lensopt.modes.base import FeedbackMode
+from lensopt.preference import copeland
+from lensopt.preference import optimizer as preference_optimizer
+from lensopt.ranking import optimizer as ranking_optimizer
 from lensopt.refraction import acuity_law, prescription_duels, prescription_letters, prescription_rankings
 from lensopt.refraction import duels as duel_search
 from lensopt.refraction import rankings as ranking_search
@@ -45,7 +49,9 @@ def session_settings(info) -> dict:
     return get_mode(info.kind).stored_optimizer_class(settings).settings_as_ran(settings, info.created_at)
 
 
-#: The refraction optimizers by the ``"format"`` of the states they save (``to_state()``).
+#: lensopt's optimizers by the ``"format"`` of the states they save (``to_state()``): the refraction
+#: optimizers, then the model families' own (the contextual binary optimizer on any box, the
+#: benchmark-level duel, Copeland and ranking optimizers).
 STATE_CLASSES: MappingProxyType[str, type[AskTellOptimizer]] = MappingProxyType(
     {
         "lensopt.refraction-state/1": RefractionOptimizer,
@@ -55,6 +61,10 @@ STATE_CLASSES: MappingProxyType[str, type[AskTellOptimizer]] = MappingProxyType(
         prescription_duels.STATE_FORMAT: prescription_duels.PrescriptionDuelOptimizer,
         ranking_search.STATE_FORMAT: ranking_search.RankingRefractionOptimizer,
         prescription_rankings.STATE_FORMAT: prescription_rankings.PrescriptionRankingOptimizer,
+        binary_optimizer.STATE_FORMAT: binary_optimizer.ContextualOptimizer,
+        preference_optimizer.STATE_FORMAT: preference_optimizer.PreferenceOptimizer,
+        copeland.STATE_FORMAT: copeland.CopelandOptimizer,
+        ranking_optimizer.STATE_FORMAT: ranking_optimizer.RankingOptimizer,
     }
 )
 
@@ -71,14 +81,14 @@ def feedback_kind(optimizer) -> str | None:
 
 
 def load_state(state: dict) -> AskTellOptimizer:
-    """Any refraction optimizer rebuilt from the state it saved (its ``to_state()``, read back from
+    """Any of lensopt's optimizers rebuilt from the state it saved (its ``to_state()``, read back from
     JSON), whichever class wrote it: the state's ``"format"`` names it (:data:`STATE_CLASSES`), and
     that class's ``from_state`` checks the rest. Another format is a one-line ValueError."""
     found = state.get("format") if isinstance(state, dict) else None
     cls = STATE_CLASSES.get(found) if isinstance(found, str) else None
     if cls is None:
         raise ValueError(
-            f"not a saved refraction optimizer state (format {reprlib.repr(found)}); the formats are "
+            f"not a saved lensopt optimizer state (format {reprlib.repr(found)}); the formats are "
             f"{', '.join(STATE_CLASSES)} (each optimizer's to_state())"
         )
     return cls.from_state(state)

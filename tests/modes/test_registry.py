@@ -190,7 +190,7 @@ def test_a_state_of_no_refraction_optimizer_is_refused_in_one_line_listing_the_f
     with pytest.raises(ValueError) as refused:
         load_state(state)
     message = str(refused.value)
-    assert "\n" not in message and message.startswith("not a saved refraction optimizer state")
+    assert "\n" not in message and message.startswith("not a saved lensopt optimizer state")
     assert "lensopt.acuity-law-state/1" in message
 
 
@@ -222,3 +222,36 @@ def test_the_kind_of_an_optimizer_is_the_mode_that_rebuilds_it_from_its_settings
         mode = get_mode(kind)
         assert type(optimizer) is mode.stored_optimizer_class(optimizer.settings_dict())
     assert feedback_kind(ContextualOptimizer(((-4.0, 4.0),), ((-1.0, 2.0),), rule="random")) is None
+
+
+def _model_family_optimizers():
+    """The model families' own optimizers, each with an answer to any of its queries."""
+    from lensopt.binary.optimizer import ContextualOptimizer
+    from lensopt.preference.copeland import CopelandOptimizer
+    from lensopt.preference.optimizer import PreferenceOptimizer
+    from lensopt.ranking.optimizer import RankingOptimizer
+
+    box = [(-1.0, 1.0)]
+    return [
+        (ContextualOptimizer(box, [(0.0, 1.0)], seed=3, n_initial=2), lambda q: bool(q.point.sum() > 0)),
+        (PreferenceOptimizer(box, seed=3, n_initial=2), lambda q: int(q.members[0, 0] > q.members[1, 0])),
+        (CopelandOptimizer(box, seed=3, n_initial=2), lambda q: bool(q.members[0, 0] > q.members[1, 0])),
+        (RankingOptimizer(box, set_size=3, seed=3, n_initial=2), lambda q: int(q.members[:, 0].argmax())),
+    ]
+
+
+@pytest.mark.parametrize("optimizer, answer", _model_family_optimizers(), ids=lambda o: type(o).__name__)
+def test_a_model_familys_saved_state_is_loaded_by_its_format_too(optimizer, answer):
+    """``load_state`` serves every optimizer that saves a state, not only the refraction ones: the
+    contextual binary optimizer on any box (its own ``from_state`` read it, ``load_state`` refused
+    it), and the benchmark-level duel, Copeland and ranking optimizers."""
+    import json
+
+    from lensopt.modes.registry import load_state
+
+    for _ in range(4):
+        query = optimizer.ask()
+        optimizer.tell(query, answer(query))
+    loaded = load_state(json.loads(json.dumps(optimizer.to_state())))
+    assert type(loaded) is type(optimizer) and loaded.n_trials == optimizer.n_trials == 4
+    assert repr(loaded.ask()) == repr(optimizer.ask())

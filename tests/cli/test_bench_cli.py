@@ -161,7 +161,12 @@ def test_rescale_onto_the_session_database_or_another_file_is_refused_and_leaves
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes")
     message = refused(capsys, ["bench", "rescale", "--out", str(notes), "--samples", "10"])
-    assert "holds something other than a rescaling table" in message and notes.read_text() == "my notes"
+    assert "is not a rescaling table JSON file (no JSON object in it)" in message and notes.read_text() == "my notes"
+    other = tmp_path / "fit.json"  # JSON of another kind: a hyperparameters fit
+    other.write_text('{"kernel": {}}')
+    message = refused(capsys, ["bench", "rescale", "--out", str(other), "--samples", "10"])
+    assert "is not a rescaling table JSON file (no 'functions' entry in it)" in message
+    assert other.read_text() == '{"kernel": {}}'
     with SessionStore(db) as store:  # the sessions are all there
         assert [info.participant for info in store.sessions()] == ["P1"]
 

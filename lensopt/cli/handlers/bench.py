@@ -4,7 +4,6 @@ The parser, and the campaigns' defaults, are in :mod:`lensopt.cli.bench` and
 
 from __future__ import annotations
 
-import json
 import math
 import shlex
 import sys
@@ -18,14 +17,14 @@ from lensopt.bench.reference_table import DEFAULT_TABLE_PATH, compute_rescaling_
 from lensopt.bench.runner import run_campaign
 from lensopt.bench.spec import HELD_OUT_FIRST_SEED, RunSpec, split_of, split_of_seeds
 from lensopt.binary.settings import ALL_RULES
-from lensopt.cli.arguments import check_output_file, check_output_folder
+from lensopt.cli.arguments import check_output_folder
 from lensopt.cli.defaults import FEEDBACK_RULES
 from lensopt.cli.handlers.bench_report import report_runs, summarize_after_runs, summarize_only
+from lensopt.cli.handlers.json_output import check_replaced_json_output
 from lensopt.cli.handlers.kernel_file import load_kernel
 from lensopt.preference import BATCH_RULES, CONTEXTUAL_RULES, DUEL_RULES
 from lensopt.reference_data import rewritable_data_file
 from lensopt.refraction.letters import REFRACTION_BETA
-from lensopt.store import check_not_the_database, default_db_path
 
 
 def _check_rules(rules) -> list[str]:
@@ -396,28 +395,11 @@ def run_robustness_campaign(args) -> int:
     return summarize_after_runs(args.out, robustness_summary.write_summary, robustness.SUMMARY_NAME, status)
 
 
-def _check_rescale_out(out: Path) -> None:
-    """Refuse, before the sampling, an ``--out`` that is the session database (or one of its files)
-    or holds anything but a rescaling table: the table replaces the file, and a database written
-    over loses every session it held (``bench rescale --out sessions.db`` did, and said "wrote")."""
-    check_output_file("--out", out)
-    check_not_the_database("--out", out, default_db_path())
-    if not out.is_file() or out.stat().st_size == 0:
-        return
-    try:
-        document = json.loads(out.read_bytes().decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        document = None
-    if not (isinstance(document, dict) and "functions" in document):
-        raise ValueError(
-            f"--out {out} holds something other than a rescaling table, which the table would replace; "
-            "choose another file name (a .json file of its own)"
-        )
-
-
 def run_rescale(args) -> int:
     out = Path(args.out) if args.out else rewritable_data_file(DEFAULT_TABLE_PATH.name, "--out")
-    _check_rescale_out(out)
+    # refused before the sampling: `bench rescale --out sessions.db` wrote over the database, every
+    # session lost, and said "wrote"
+    check_replaced_json_output("--out", out, "rescaling table", "the table", key="functions")
     table = compute_rescaling_table(
         seed=args.seed,
         n_samples=args.samples,

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from tqdm import tqdm
 
-from lensopt.cli.arguments import check_output_file
 from lensopt.cli.defaults import HELD_OUT_FIRST_SEED
+from lensopt.cli.handlers.json_output import check_replaced_json_output
 from lensopt.cli.hyperparameters import SPACE_DEFAULTS
 from lensopt.reference_data import (
     LETTER_MODEL_HYPERPARAMETERS,
@@ -24,7 +23,6 @@ from lensopt.refraction_hyperparameters import (
     fit_reference_hyperparameters,
     prescription_hyperparameters_file,
 )
-from lensopt.store import check_not_the_database, default_db_path
 
 
 def _check_power_vector_args(args) -> None:
@@ -53,42 +51,6 @@ def _check_tuning_seeds(args) -> None:
         )
 
 
-#: The first bytes of an SQLite file (a session database, a campaign's): never a fit's --output.
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def _check_output(output: str) -> dict | None:
-    """Refuse, before the fit (not after it), an --output that cannot be written, that is the
-    session database (or one of its files, or a link to it), or that holds anything but a
-    hyperparameters JSON object: the fit replaces the file, and a database written over loses
-    every session it held. Returns the JSON object already in the file (None: no file, or empty)."""
-    check_output_file("--output", output)
-    check_not_the_database("--output", output, default_db_path())
-    path = Path(output)
-    if not path.is_file():
-        return None
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(
-            f"--output {output}: cannot read it ({exc.strerror or exc}); choose another file name"
-        ) from None
-    if not raw.strip():
-        return None
-    fix = "the fit would replace it; choose another file name (a .json file of its own)"
-    if raw.startswith(SQLITE_HEADER):
-        raise ValueError(
-            f"--output {output} is an SQLite database (a session database?), not a hyperparameters JSON file; {fix}"
-        )
-    try:
-        document = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError):
-        document = None
-    if not isinstance(document, dict):
-        raise ValueError(f"--output {output} is not a hyperparameters JSON file (no JSON object in it); {fix}")
-    return document
-
-
 def run(args) -> int:
     power_vector = args.space == "power-vector"
     passes_given = args.passes is not None
@@ -108,7 +70,7 @@ def run(args) -> int:
         else:
             name = LETTER_MODEL_HYPERPARAMETERS if args.model == "floored" else REFRACTION_HYPERPARAMETERS
         args.output = str(rewritable_data_file(name, "--output"))
-    previous = _check_output(args.output)
+    previous = check_replaced_json_output("--output", args.output, "hyperparameters", "the fit")
     if power_vector:
         return _run_power_vector(args, previous)
 

@@ -202,13 +202,25 @@ class EndPoint:
         if shortfall is not None:
             log(shortfall)
 
+    def provisional(self) -> str:
+        """``provisional estimate -2.25 DS, not for prescribing`` for an eye short of its target, as the
+        dashboard and the printed record show it (:meth:`lensopt.dashboard.verdict.EyeEstimate.provisional`):
+        a clinician who must end the visit sees where the search stands; ``""`` for a prescription, an
+        estimate shown as such (a fixed design's, a cylinder without an axis) or an eye without answers."""
+        if self.confident or self.estimate_only or self.n_trials == 0 or not self.lens_text:
+            return ""
+        return f"provisional estimate {self.lens_text}, not for prescribing"
+
     def closing_lines(self) -> list[str]:
         """The end point's lines under the closing console's headlines: the details of a prescription
-        or of a fixed design's estimate, else the advice."""
+        or of a fixed design's estimate, else the advice and the :meth:`provisional` estimate."""
         start = [self.started_from] if self.started_from else []
         if self.confident:
             return [*self.lens_details, *start]
-        return [self.advice(), *self.lens_details, *start] if self.estimate_only else [self.advice(), *start]
+        if self.estimate_only:
+            return [self.advice(), *self.lens_details, *start]
+        provisional = self.provisional()
+        return [self.advice(), *([provisional] if provisional else []), *start]
 
 
 def _reported_text(result: ResultRecord, protocol) -> tuple[str, tuple[str, ...]]:

@@ -303,3 +303,21 @@ def test_the_console_and_the_log_name_an_eyes_start_in_one_wording():
     assert end_point(letters, protocol, "OD", [result], ()).started_from == "started from -3.00 / +0.75 x 090"
     assert start_note(letters, None, "minus") == "started from -2.25 / -0.75 x 180"
     assert start_note(replace(result), "OD") is None  # no start (a two-parameter search): no line
+
+
+def test_the_closing_console_shows_a_short_eyes_lens_only_as_a_provisional_estimate():
+    """An eye short of its target: the closing console said "not enough answers" and the advice, and
+    nothing of where the search stood, while the log, the dashboard and the printed record give the
+    lens as a provisional estimate; a clinician who must end the visit now sees it there too, in the
+    dashboard's words, under the advice. Never as a headline, never for an eye without answers."""
+    short = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", more_trials=19, n_trials=30)
+    assert short.headline() == "OD  not enough answers to prescribe"
+    assert short.closing_lines() == [short.advice(), "provisional estimate -1.00 / -0.50 x 180, not for prescribing"]
+    assert "-1.00 / -0.50 x 180" not in short.headline()
+    started = replace(short, started_from="started from -1.25 / -0.50 x 180")
+    assert started.closing_lines()[1:] == [short.provisional(), "started from -1.25 / -0.50 x 180"]
+    # a prescription, an estimate shown as such, an eye without answers: no provisional line
+    assert EndPoint("OD", True, 0.97, 0.95, "-1.00 / -0.50 x 180", n_trials=40).provisional() == ""
+    study = EndPoint("OD", False, 0.41, 0.95, "-1.00 / -0.50 x 180", n_trials=30, fixed_design=True)
+    assert study.provisional() == "" and "provisional" not in " ".join(study.closing_lines())
+    assert replace(short, n_trials=0).closing_lines() == [replace(short, n_trials=0).advice()]

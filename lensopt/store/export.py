@@ -3,8 +3,8 @@
 **CSV** (``"csv"``) is a tidy table (:mod:`lensopt.store.tidy`): one row per trial, one column per
 value, no JSON in any cell, for every kind of session. Letter trials (:data:`CSV_COLUMNS`), duels
 (:data:`DUEL_CSV_COLUMNS`) and rankings (:func:`ranking_csv_columns`: ``lens_k_sphere_d``,
-``lens_k_cylinder_d``, ``lens_k_axis_deg`` for each lens of the largest set (the axis empty in a
-ranking of sphere and cylinder), ``rank_k_lens`` the lens number, from 1,
+``lens_k_cylinder_d``, ``lens_k_axis_deg`` for each lens of the largest set (the axis of a
+ranking of sphere and cylinder: its --axis, else empty), ``rank_k_lens`` the lens number, from 1,
 put in place ``k``, clearest first) end with the session's protocol (``protocol``,
 ``n_alternatives``, ``alphabet``: :data:`~lensopt.store.tidy.PROTOCOL_COLUMNS`) and are followed by one
 column per value of the trials' ``extra`` (``letter_height_px``, ``decision_ms``, ``key_rt_s_1``...). ``trial_index`` is the trial's number

@@ -39,7 +39,7 @@ PSYCHOPY_DATE_FORMAT = "%Y-%m-%d_%Hh%M.%S"
 
 def lens_columns(k: int) -> tuple[str, str, str]:
     """The columns of lens ``k`` (from 1) of a ranking: sphere, cylinder and, in a ranking of the
-    full prescription (schema 9), the axis (empty in a ranking of sphere and cylinder)."""
+    full prescription (schema 9), the axis (in a ranking of sphere and cylinder: its --axis, else empty)."""
     return (f"lens_{k}_sphere_d", f"lens_{k}_cylinder_d", f"lens_{k}_axis_deg")
 
 
@@ -231,7 +231,7 @@ def psychopy_date(unix_s: float) -> str:
 #: Fields of a letter trial written as they are (``correct`` and ``void`` as 1/0).
 LETTER_FIELDS = ("eye", "letter", "letter_logmar", "sphere_d", "cylinder_d", "axis_deg", "response", "correct", "rt_s")
 
-#: Fields of a duel written as they are (the axes empty in a duel of sphere and cylinder).
+#: Fields of a duel written as they are (the axes of a duel of sphere and cylinder: its --axis, else empty).
 DUEL_FIELDS = ("letters", "letter_logmar", *DUEL_LENS_COLUMNS, "answer", "rt_s")
 
 
@@ -244,24 +244,45 @@ def _times(trial) -> dict:
     }
 
 
+def phoropter_axis_deg(info) -> float | None:
+    """The axis the phoropter's cylinder was set to in session ``info``'s sphere-and-cylinder search
+    (``--axis``, ``[lens] axis_deg``, as its protocol snapshot stored it), along which its lenses'
+    signed cylinders lie; None without one (the search was along the patient's unknown axis), or in a
+    full prescription, whose trials store their own axes."""
+    protocol = info.protocol if isinstance(info.protocol, dict) else {}
+    lens = protocol.get("lens")
+    axis = lens.get("axis_deg") if isinstance(lens, dict) else None
+    if isinstance(axis, bool) or not isinstance(axis, (int, float)) or not 0.0 < float(axis) <= 180.0:
+        return None  # 0, as the protocol's default: no axis
+    return float(axis)
+
+
 def _trial_values(info, trial) -> dict:
-    """The fixed columns of one stored trial of ``info``'s kind."""
+    """The fixed columns of one stored trial of ``info``'s kind. A sphere-and-cylinder search with an
+    axis (:func:`phoropter_axis_deg`) stores its lenses without one: its rows get the session's, so
+    that each row's sphere, cylinder and axis is the lens that was set (a signed cylinder at that
+    axis is a sphero-cylinder in either convention)."""
     values = {"session_id": info.session_id, "participant": info.participant, "kind": info.kind}
     values.update(session_values(info))
     values.update(protocol_values(info))
     values["trial_index"] = trial.index
     values["eye"] = info.eye  # a letter trial's own below (each eye of a session of both)
+    axis_deg = phoropter_axis_deg(info)
     if info.kind == DUEL_KIND:
         values.update({name: getattr(trial, name) for name in DUEL_FIELDS})
+        if trial.first_axis_deg is None and axis_deg is not None:
+            values.update(first_axis_deg=axis_deg, second_axis_deg=axis_deg)
     elif info.kind == RANKING_KIND:
         values.update(letters=trial.letters, letter_logmar=trial.letter_logmar, n_lenses=len(trial.lenses_d))
-        axes = trial.axes_deg or (None,) * len(trial.lenses_d)
+        axes = trial.axes_deg or (axis_deg,) * len(trial.lenses_d)
         for k, (lens, axis) in enumerate(zip(trial.lenses_d, axes, strict=True), start=1):
             values.update(zip(lens_columns(k), (*lens, axis), strict=True))
         values.update({rank_column(place): i + 1 for place, i in enumerate(trial.order, start=1)})
         values["rt_s"] = trial.rt_s
     else:
         values.update({name: getattr(trial, name) for name in LETTER_FIELDS})
+        if trial.axis_deg is None:
+            values["axis_deg"] = axis_deg
         values["void"] = trial.void
     return {**values, **_times(trial)}
 

@@ -478,3 +478,47 @@ def test_a_database_written_before_schema_5_exports_its_protocol_and_alternative
         ("demo-simulated", "26", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     }
     assert (tmp_path / "old.db").read_bytes() == before
+
+
+def _session_with_axis(store, name: str, participant: str, kind: str, axis_deg: float) -> int:
+    """A session of shipped protocol ``name`` run with ``--axis axis_deg`` (its snapshot's ``[lens] axis_deg``)."""
+    from lensopt.experiment.protocol import load_protocol
+
+    protocol = load_protocol(name).with_lens_axis(axis_deg)
+    return store.create_session(participant, protocol.to_dict(), CALIBRATION, {"rule": "x"}, 1, kind=kind)
+
+
+def test_a_sphere_and_cylinder_search_with_an_axis_exports_that_axis_on_every_lens(tmp_path):
+    """``--axis 90``: the console asked for ``+0.50 / -1.00 x 180`` where the store keeps S -0.50, signed
+    C +1.00 along 90° and no axis; the CSV's ``axis_deg`` was empty, so a row's lens could not be read
+    back. Every lens of such a session now carries the session's axis (a signed cylinder at an axis is
+    a sphero-cylinder): the same power vectors as the lens the console named. Without an axis the
+    column stays empty; a full prescription's trials keep their own."""
+    from lensopt.refraction.lens import Lens
+
+    with SessionStore(tmp_path / "s.db") as store:
+        letters = _session_with_axis(store, "clinical-refraction", "A01", "letters", 90.0)
+        store.append_trial(letters, TrialRecord(1, -0.5, 1.0, 0.3, "K", "K", True, 1.0, 1.8e9, 1.8e9 + 1))
+        duel = _session_with_axis(store, "clinical-duel", "A02", "duel", 90.0)
+        store.append_duel_trial(duel, DUELS[0])
+        ranking = _session_with_axis(store, "clinical-ranking", "A03", "ranking", 90.0)
+        store.append_ranking_trial(ranking, RANKINGS[0])
+        plain = _session_of_protocol(store, "research-26afc", "A04", 4)
+        store.append_trial(plain, stored_trials()[0])
+        full = _session_of_protocol(store, "clinical-prescription", "A05", 5)
+        store.append_trial(full, LETTERS[0])  # its own axis, 170
+    rows = list(csv.DictReader(io.StringIO(export_text_of(tmp_path / "s.db", [letters, duel, ranking, plain, full]))))
+    axes = [
+        (r["axis_deg"], r["first_axis_deg"], r["second_axis_deg"], r["lens_1_axis_deg"], r["lens_3_axis_deg"])
+        for r in rows
+    ]
+    assert axes == [
+        ("90.0", "", "", "", ""),
+        ("", "90.0", "90.0", "", ""),
+        ("", "", "", "90.0", "90.0"),
+        ("", "", "", "", ""),
+        ("170.0", "", "", "", ""),
+    ]
+    exported = Lens(float(rows[0]["sphere_d"]), float(rows[0]["cylinder_d"]), float(rows[0]["axis_deg"]))
+    asked = Lens.parse("+0.50 / -1.00 x 180")
+    assert exported.power_vector().to_array() == pytest.approx(asked.power_vector().to_array(), abs=1e-12)

@@ -15,6 +15,7 @@ from matplotlib.textpath import TextToPath
 from matplotlib.ticker import MaxNLocator
 
 from lensopt.dashboard.series import answer_numbers, count_text
+from lensopt.refraction.acuity_text import ACUITY_MARGIN_LOGMAR
 from lensopt.refraction.lens import diopter_text
 
 #: Colours of correct and wrong answers, the best lens and the model's estimate.
@@ -61,6 +62,20 @@ def covering(bounds, values) -> tuple[float, float]:
     if finite.size:
         low, high = min(low, float(finite.min())), max(high, float(finite.max()))
     return low, high
+
+
+def measurable_range(acuity_logmar, letter_bounds_logmar) -> tuple[float, float] | None:
+    """The acuities a lens map's colours span: its values, within :data:`ACUITY_MARGIN_LOGMAR` of the
+    letter sizes shown (beyond, the end colours: early in a session the model extrapolates to -5 or
+    +30 logMAR, and the map was one colour with a bar from -5 to +30); None when no value lies there."""
+    values = np.asarray(acuity_logmar, dtype=float)
+    values = values[np.isfinite(values)]
+    low, high = letter_bounds_logmar
+    low, high = low - ACUITY_MARGIN_LOGMAR, high + ACUITY_MARGIN_LOGMAR
+    if not values.size:
+        return None
+    span = max(float(values.min()), low), min(float(values.max()), high)
+    return span if span[0] < span[1] else None
 
 
 def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str, value_range=None) -> None:

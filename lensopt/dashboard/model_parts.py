@@ -5,11 +5,14 @@ of the optimizer alone; :mod:`lensopt.dashboard.model` decides when they are com
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from lensopt.dashboard.posterior import CREDIBLE_MASS, LENS_MAP_POINTS, optimizer_bounds, spread_of_samples
 from lensopt.dashboard.series import TrialSeries, frozen_array
 from lensopt.dashboard.snapshot import NEAR_LENS_RADIUS_D, BestLens, LensMap, PrescriptionView, PsychometricCurve
+from lensopt.refraction.acuity_text import measurable_acuity_logmar
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.optimum_draws import lens_grid
 from lensopt.refraction.shown import NO_AXIS_MERIDIAN_DEG, lens_distances_d
@@ -44,6 +47,9 @@ def compute_model_parts(
     sphere_b, cylinder_b = optimizer_bounds(opt, "sphere_bounds_d"), optimizer_bounds(opt, "cylinder_bounds_d")
     letter_b = optimizer_bounds(opt, "letter_bounds_logmar")
     best_s, best_c, acuity, acuity_sd = best_acuity(opt)
+    if measurable_acuity_logmar(acuity, letter_b) is None:  # as the record says: "not predicted"
+        # an extrapolation beyond the letters shown (after a few wrong answers, -6 logMAR, "20/0")
+        acuity, acuity_sd = math.nan, math.nan
 
     lenses, _, _ = lens_grid(sphere_b, cylinder_b, LENS_MAP_POINTS)
     mean, sd = opt.predicted_acuity_logmar(lenses[:, 0], lenses[:, 1])

@@ -31,6 +31,7 @@ from lensopt.dashboard.drawing import (
     finish_history_axes,
     finish_lens_axes,
     legend_below,
+    measurable_range,
     message_panel,
     number_each_eye,
     shown_text,
@@ -81,7 +82,14 @@ def draw_lens_map(fig, snap: DashboardSnapshot) -> None:
     acuity = lm.acuity_mean_logmar
     if np.isfinite(acuity).any():
         draw_surface(
-            fig, ax, lm.sphere_d, lm.cylinder_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)"
+            fig,
+            ax,
+            lm.sphere_d,
+            lm.cylinder_d,
+            acuity,
+            ACUITY_CMAP,
+            "predicted acuity (logMAR, lower is better)",
+            value_range=measurable_range(acuity, snap.letter_bounds_logmar),
         )
     else:
         ax.text(

@@ -120,7 +120,7 @@ NO_ACUITY = "not predicted"
 def no_acuity_note(kind: str) -> str:
     """Why a stored result of a session of ``kind`` has no predicted acuity, and where to measure it:
     comparisons rank lenses (page 2's acuity is only roughly placed); a letter session's model placed it beyond the
-    letter sizes the session showed (:data:`lensopt.experiment.results.ACUITY_MARGIN_LOGMAR`)."""
+    letter sizes the session showed (:data:`lensopt.refraction.acuity_text.ACUITY_MARGIN_LOGMAR`)."""
     if kind == LETTERS_KIND:
         return "beyond the letter sizes shown: measure it on a chart through this lens"
     return f"{trial_noun(kind)} say which lens is clearer, not how well the eye sees: measure it on a chart through this lens"

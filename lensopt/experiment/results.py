@@ -26,6 +26,7 @@ from lensopt.experiment.end_point import (
 )
 from lensopt.experiment.prescription_text import certainty_line, prescription_lines
 from lensopt.experiment.protocol import Protocol
+from lensopt.refraction.acuity_text import measurable_acuity_logmar
 from lensopt.refraction.lens import Lens, power_vector_arrays, show_lens, two_parameter_lens_text
 from lensopt.refraction.phoropter import round_lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
@@ -225,20 +226,11 @@ def result_if_any(store, info, optimizer, log, eye: str | None = None, protocol:
     return result
 
 
-#: How far (logMAR, one chart line) beyond the letters a session shows a predicted acuity is still
-#: reported: further out it is the model's extrapolation (after a few answers, -5 logMAR), not
-#: an acuity the letters could measure, and the result stores none.
-ACUITY_MARGIN_LOGMAR = 0.1
-
-
 def _measurable_acuity(optimizer, acuity_logmar) -> float | None:
-    """``acuity_logmar`` if it is finite and within :data:`ACUITY_MARGIN_LOGMAR` of the letter sizes
-    ``optimizer`` shows (its ``letter_bounds_logmar``), else None."""
-    value = _finite_or_none(acuity_logmar)
-    if value is None:  # none predicted (duels, rankings: no acuity scale)
-        return None
-    low, high = optimizer.settings_dict().get("letter_bounds_logmar", (-math.inf, math.inf))
-    return value if low - ACUITY_MARGIN_LOGMAR <= value <= high + ACUITY_MARGIN_LOGMAR else None
+    """``acuity_logmar`` if it is finite and within :data:`~lensopt.refraction.acuity_text.ACUITY_MARGIN_LOGMAR` of the letter sizes
+    ``optimizer`` shows (its ``letter_bounds_logmar``), else None (:func:`measurable_acuity_logmar`)."""
+    bounds = optimizer.settings_dict().get("letter_bounds_logmar", (-math.inf, math.inf))
+    return measurable_acuity_logmar(acuity_logmar, bounds)
 
 
 def _finite_or_none(value) -> float | None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 
 def signed_logmar(logmar: float) -> str:
@@ -52,3 +53,19 @@ def snellen_text(logmar: float) -> tuple[str, str]:
         return f"{mark}{numerator}/{denominator:g}"
 
     return line(6), line(20)
+
+
+#: How far (logMAR, one chart line) beyond the letters a session shows a predicted acuity is still
+#: reported: further out it is the model's extrapolation (after a few answers, -5 logMAR), not
+#: an acuity the letters could measure — the result stores none, and the dashboard shows none.
+ACUITY_MARGIN_LOGMAR = 0.1
+
+
+def measurable_acuity_logmar(acuity_logmar, letter_bounds_logmar: Sequence[float]) -> float | None:
+    """``acuity_logmar`` if it is finite and within :data:`ACUITY_MARGIN_LOGMAR` of the letter sizes
+    a session shows (``letter_bounds_logmar``, ``(low, high)``), else None: the one rule of the stored
+    result, the log, the printed record and the dashboard."""
+    if acuity_logmar is None or not math.isfinite(float(acuity_logmar)):
+        return None
+    value, (low, high) = float(acuity_logmar), letter_bounds_logmar
+    return value if low - ACUITY_MARGIN_LOGMAR <= value <= high + ACUITY_MARGIN_LOGMAR else None

@@ -698,3 +698,47 @@ def test_a_provisional_eyes_summary_says_when_its_acuity_was_read_only_with_larg
     assert "check it on the chart" in rows[2][1]
     measured = EyeEstimate("OS", "-1.00 / -0.50 x 010", 0.40, 0.95, 20, read_through=at_threshold)
     assert len(eye_rows([measured])) == 2
+
+
+#: Six answers of a simulated session (sphere, cylinder, letter logMAR, correct), rounded from one a
+#: user's audit found: mostly wrong, the model's acuity at its best lens extrapolates to -6 logMAR.
+MOSTLY_WRONG = [
+    (0.48, -3.81, 0.48, False),
+    (-1.7, -3.87, 0.29, False),
+    (-2.24, 0.47, 0.37, True),
+    (-3.65, 3.29, 0.82, False),
+    (2.91, -0.7, 0.28, False),
+    (-0.79, 0.57, 1.0, True),
+]
+
+
+def test_an_acuity_extrapolated_beyond_the_letters_shown_is_not_shown(tmp_path):
+    """The dashboard (title, summary, psychometric legend) and page 2 of the record said "predicted
+    acuity -6.23 ± 7.82 logMAR (≈ 20/0)" where page 1 and the log said "not predicted": the
+    dashboard now holds the model's acuity to the same rule (within a line of the letters shown),
+    and the lens map's colours to the acuities that may be shown."""
+    from lensopt.dashboard.drawing import measurable_range
+    from lensopt.refraction.letters import RefractionOptimizer
+    from lensopt.refraction.trial import Trial
+    from lensopt.store import SessionStore, TrialRecord
+
+    settings = {**RefractionOptimizer(seed=1).settings_dict(), "letter_bounds_logmar": [-0.3, 1.0]}
+    history = [(Trial(s, c, letter), correct) for s, c, letter, correct in MOSTLY_WRONG]
+    rebuilt = RefractionOptimizer.from_settings(settings, history)
+    extrapolated, _ = rebuilt.predicted_acuity_logmar(*rebuilt.best())
+    assert extrapolated < -0.3 - 0.1  # the case: beyond the smallest letter by more than a line
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session("P01", {}, {}, settings, 1)
+        for i, (trial, correct) in enumerate(history, start=1):
+            record = TrialRecord(
+                i, trial.sphere_d, trial.cylinder_d, trial.letter_logmar, "K", "K", correct, 0.5, i, i + 0.5
+            )
+            store.append_trial(sid, record)
+        info, records = store.session(sid), store.trials(sid)
+    snap = SessionModel(info).update(info, records)
+    assert math.isnan(snap.best.acuity_mean_logmar) and math.isnan(snap.psychometric.threshold_logmar)
+    assert "predicted acuity not estimable yet" in snap.summary_line() and "20/0" not in snap.summary_line()
+    low, high = measurable_range(snap.lens_map.acuity_mean_logmar, (-0.3, 1.0))
+    assert (low, high) == (-0.4, 1.1)  # the map's values run far beyond both ends
+    assert measurable_range(np.array([[0.1, 0.5], [0.3, np.nan]]), (-0.3, 1.0)) == (0.1, 0.5)  # within: its own
+    assert measurable_range(np.array([[-6.0, -5.0]]), (-0.3, 1.0)) is None  # none shown: matplotlib's own

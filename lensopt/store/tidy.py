@@ -74,7 +74,20 @@ def session_values(info) -> dict:
         section = protocol.get(table)
         return section.get(key) if isinstance(section, dict) else None
 
-    return {"observer": field("protocol", "observer"), "rule": field("optimizer", "rule"), "seed": info.seed}
+    return {"observer": field("protocol", "observer"), "rule": session_rule(info), "seed": info.seed}
+
+
+def session_rule(info) -> str | None:
+    """The rule that chose session ``info``'s trials: its optimizer's stored settings' ``rule``, else
+    its protocol snapshot's (``[optimizer] rule``, or a version-1 session's top-level ``rule``); None
+    where neither names one. What ``lensopt sessions``, the export and the printed record show."""
+    protocol = info.protocol if isinstance(info.protocol, dict) else {}
+    table = protocol.get("optimizer")
+    settings = info.optimizer_settings if isinstance(info.optimizer_settings, dict) else {}
+    for rule in (settings.get("rule"), table.get("rule") if isinstance(table, dict) else None, protocol.get("rule")):
+        if isinstance(rule, str) and rule:
+            return rule
+    return None
 
 
 #: The session's protocol on every trial's row, after the fixed columns (and a letter table's

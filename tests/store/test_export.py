@@ -522,3 +522,25 @@ def test_a_sphere_and_cylinder_search_with_an_axis_exports_that_axis_on_every_le
     exported = Lens(float(rows[0]["sphere_d"]), float(rows[0]["cylinder_d"]), float(rows[0]["axis_deg"]))
     asked = Lens.parse("+0.50 / -1.00 x 180")
     assert exported.power_vector().to_array() == pytest.approx(asked.power_vector().to_array(), abs=1e-12)
+
+
+def test_a_first_layout_session_exports_the_rule_that_lensopt_sessions_shows(tmp_path):
+    """A version-1 database stored its rule in the optimizer's settings and at the top of its protocol
+    (no ``[optimizer]`` table): ``lensopt sessions`` showed ``bald``, the CSV's ``rule`` cell was empty.
+    One reading of the rule serves both (:func:`lensopt.store.tidy.session_rule`)."""
+    from test_schema import write_v1_database
+
+    from lensopt.cli.handlers.sessions import _rule
+
+    path = tmp_path / "v1.db"
+    write_v1_database(path)
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(1)
+        rows = list(csv.DictReader(io.StringIO(export_sessions(store, [1], fmt="csv"))))
+        psychopy = list(csv.DictReader(io.StringIO(export_sessions(store, [1], fmt="psychopy"))))
+    assert _rule(info) == "bald"
+    assert [r["rule"] for r in rows] == [r["rule"] for r in psychopy] == ["bald", "bald"]
+    settings_only = dataclasses.replace(info, protocol={}, optimizer_settings={"rule": "ts-ald"})
+    protocol_only = dataclasses.replace(info, protocol={"optimizer": {"rule": "ucb-ald"}}, optimizer_settings={})
+    assert _rule(settings_only) == "ts-ald" and _rule(protocol_only) == "ucb-ald"
+    assert _rule(dataclasses.replace(info, protocol={}, optimizer_settings={})) == "-"

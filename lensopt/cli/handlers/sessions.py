@@ -45,6 +45,7 @@ from lensopt.store.export import (
 )
 from lensopt.store.records import DUEL_KIND, RANKING_KIND
 from lensopt.store.session_records import DAMAGED, undone_suffix, unreadable_events_text
+from lensopt.store.tidy import session_rule
 from lensopt.store.verdict import NO_AXIS_REASON, trial_noun
 
 #: Columns of the ``lensopt sessions`` table.
@@ -59,11 +60,7 @@ def _open_readonly(db):
 
 
 def _rule(info) -> str:
-    for source in (info.optimizer_settings, info.protocol):
-        rule = source.get("rule")
-        if isinstance(rule, str) and rule:
-            return rule
-    return "-"
+    return session_rule(info) or "-"
 
 
 def _created(unix_s: float | None) -> str:

@@ -213,6 +213,11 @@ class StoreConnection:
     def _connect(self, immutable: readonly_folder.Obstacle | None = None) -> sqlite3.Connection:
         """The SQLite connection; ``immutable``: why the file is read ``immutable=1`` (read-only only)."""
         options: dict[str, Any] = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
+        if not self.readonly and self.path.is_file() and not os.access(self.path, os.W_OK):
+            # refused before SQLite opens it: its reading created a -wal and a -shm beside the file,
+            # read-only like it, and left them there (the next run, the file made writable, was
+            # refused on the -shm); :meth:`check_writable` says the same of a file opened before
+            raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
         if self.readonly:
             if not self.path.is_file():
                 raise StoreError(

@@ -17,6 +17,7 @@ import io
 import os
 import shutil
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,22 @@ def test_run_on_a_read_only_database_file_says_so_and_how_to_make_it_writable(us
     assert f"database {db} cannot be written: the database file is read-only for this user (mode 0444)" in error
     assert f"make it writable with `chmod u+w {db}`" in error
     assert "or use --db to choose a database in a folder you can write" in error
-    assert {name: _digest(folder)[name] for name in before} == before
+    # nothing beside it: SQLite's -wal and -shm were created (read-only, like the file) and left there,
+    # and once the file was made writable the next run was refused on its -shm
+    assert _digest(folder) == before
+    _owned(user, db, 0o644)
+    assert _digest(folder).keys() == before.keys()
+    written = user.run([sys.executable, "-c", _WRITE, str(db)])
+    assert written.returncode == 0 and written.stdout.strip() == "written", written.stderr
+
+
+#: A writer's first steps on the database: the lock taken, a status written.
+_WRITE = (
+    "import sys; from lensopt.store import SessionStore\n"
+    "with SessionStore(sys.argv[1], create=False) as store:\n"
+    "    store.check_writable(); store.set_status(1, 'aborted')\n"
+    "print('written')"
+)
 
 
 def test_run_on_a_database_in_a_read_only_folder_says_the_folder_is_read_only(user):

@@ -367,7 +367,9 @@ def test_every_row_names_who_answered_the_rule_and_the_seed_so_pooled_data_tell_
     assert [(r["participant"], r["observer"], r["rule"], r["seed"]) for r in rows] == [
         ("S01", "keyboard", "ucb-ald", "11"),
         ("PILOT", "simulated", "ts-ald", "12"),
-        ("OLD", "", "", "14"),  # a protocol without those tables: empty, not guessed
+        # a protocol without those tables: no observer (not guessed); the rule it stored at its top, as
+        # `lensopt sessions` shows it
+        ("OLD", "", "ts-ald", "14"),
     ]
     assert [r["observer"] for r in psychopy] == ["keyboard", "simulated"]
     for document, row in zip(documents, rows):  # the JSON's own record of the same session agrees

@@ -574,12 +574,16 @@ def test_a_session_left_running_without_a_trial_is_not_offered_as_the_latest(tmp
         assert store.latest_session_id(skip_empty_running=True) == left
 
 
-def test_dashboard_latest_with_only_an_empty_running_session_says_there_is_none(tmp_path, capsys):
+def test_dashboard_latest_with_only_an_empty_running_session_names_the_session_it_passes_over(tmp_path, capsys):
+    """``lensopt sessions`` lists the session (interrupted, 0 trials) that ``--latest`` passes over:
+    "no session in s.db yet" read as if the database were empty; the line names it and how to open it."""
     db = tmp_path / "s.db"
-    stored_demo_session(db, "running")
+    left = stored_demo_session(db, "running")
     code = main(["dashboard", "--latest", "--db", str(db), "--report", str(tmp_path / "r.pdf")])
     err = capsys.readouterr().err
-    assert code == 2 and "no session in" in err and err.count("\n") == 1, err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"no session in {db} has an answer yet (--latest passes over session {left}" in err
+    assert f"open it with `lensopt dashboard {left}`" in err
 
 
 def test_both_eyes_with_a_duel_protocol_is_one_line(tmp_path, capsys):

@@ -86,6 +86,13 @@ def run_dashboard(args) -> int:
         if session_id is None:  # a session left running without a trial (its program died) is not offered
             session_id = store.latest_session_id(skip_empty_running=True)
         if session_id is None:
+            passed_over = store.latest_session_id()  # a session whose program died before its first answer
+            if passed_over is not None:
+                raise StoreError(
+                    f"no session in {db_path} has an answer yet (--latest passes over session {passed_over}, "
+                    f"left running without one); open it with `lensopt dashboard {passed_over}`, or run "
+                    "`lensopt run` first"
+                )
             raise StoreError(f"no session in {db_path} yet; run `lensopt run` first or use --db to choose another file")
         info = store.session(session_id)
         session_model_class(info)  # a kind this version cannot show is said before anything else

@@ -72,7 +72,7 @@ class LetterScreens(Screens):
                 f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
                 offered,
                 patient_text="Read the letter",
-                console={"n_trials": n_trials, "keys_text": self._answer_keys_text()},
+                console={"n_trials": n_trials, "keys_text": self._start_keys_text()},
             )
             if press is None or press.key == keys.confirm:
                 return True
@@ -98,6 +98,14 @@ class LetterScreens(Screens):
         if not getattr(self, "can_undo", False):
             return False
         return bool(getattr(self, "previous_eye", None)) or any(not getattr(r, "void", False) for r in records)
+
+    def _start_keys_text(self) -> str:
+        """The keys of the instructions screen, as the console lists them: the confirm key starts. The
+        letter keys come with the first letter — listed here, "SPACE: cannot read (a miss)" stood
+        beside "Press SPACE to start", and SPACE started the session."""
+        keys = self.protocol.keys
+        undo = f"   ·   {keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
+        return f"Keys: {keys.confirm.upper()}: start   ·   {keys.pause.upper()}: pause / stop{undo}"
 
     def _answer_keys_text(self) -> str:
         """The keys while a letter is shown, as the console lists them."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from test_readonly_writes_cli import _assert_one_line_error, _database, _digest, _owned, _resume
+from test_readonly_writes_cli import _assert_one_line_error, _assert_writes, _database, _digest, _owned, _resume
 
 #: What an older lensopt, the sqlite3 shell or a database browser did on reading the file: a plain
 #: read-only opening, which creates the -shm and -wal beside it.
@@ -35,17 +35,7 @@ def test_a_read_only_database_in_a_writable_folder_is_read_and_nothing_is_left_b
 
     # made writable again, the session resumes its writing at once
     _owned(user, db, 0o600)
-    written = user.run([sys.executable, "-c", _WRITE, str(db)])
-    assert written.returncode == 0 and written.stdout.strip() == "written", written.stderr
-
-
-#: A writer's first steps on the database: the lock taken, a status written.
-_WRITE = (
-    "import sys; from lensopt.store import SessionStore\n"
-    "with SessionStore(sys.argv[1], create=False) as store:\n"
-    "    store.check_writable(); store.set_status(1, 'aborted')\n"
-    "print('written')"
-)
+    _assert_writes(user, db)
 
 
 def test_a_writer_names_the_read_only_leftovers_beside_its_database_and_the_advice_works(user):
@@ -69,5 +59,4 @@ def test_a_writer_names_the_read_only_leftovers_beside_its_database_and_the_advi
 
     # as it says (the empty -wal SQLite gave the database's mode itself when it opened it)
     assert user.run(["chmod", "u+w", str(shm)]).returncode == 0
-    written = user.run([sys.executable, "-c", _WRITE, str(db)])
-    assert written.returncode == 0 and written.stdout.strip() == "written", written.stderr
+    _assert_writes(user, db)

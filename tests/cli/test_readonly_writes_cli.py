@@ -138,8 +138,7 @@ def test_run_on_a_read_only_database_file_says_so_and_how_to_make_it_writable(us
     assert _digest(folder) == before
     _owned(user, db, 0o644)
     assert _digest(folder).keys() == before.keys()
-    written = user.run([sys.executable, "-c", _WRITE, str(db)])
-    assert written.returncode == 0 and written.stdout.strip() == "written", written.stderr
+    _assert_writes(user, db)
 
 
 #: A writer's first steps on the database: the lock taken, a status written.
@@ -149,6 +148,12 @@ _WRITE = (
     "    store.check_writable(); store.set_status(1, 'aborted')\n"
     "print('written')"
 )
+
+
+def _assert_writes(user, db: Path) -> None:
+    """The user's writer takes the lock on ``db`` and writes a status (:data:`_WRITE`)."""
+    written = user.run([sys.executable, "-c", _WRITE, str(db)])
+    assert written.returncode == 0 and written.stdout.strip() == "written", written.stderr
 
 
 def test_run_on_a_database_in_a_read_only_folder_says_the_folder_is_read_only(user):

@@ -375,3 +375,17 @@ def test_a_lens_set_typed_with_decimal_commas_is_refused_with_the_fix_and_one_of
         "clinician: note: -1.40 / -0.60 x 090 is not on the phoropter's 0.25 D steps: the nearest is "
         "-1.50 / -0.50 x 090" in lines
     )
+
+
+def test_the_instructions_screen_lists_its_own_keys_not_the_miss_key_beside_press_space_to_start(
+    tmp_path, window, console_states
+):
+    """The console's start screen said "Press SPACE to start" above "SPACE: cannot read (a miss)"
+    (the keys while a letter is shown): SPACE started the session and recorded no miss. It lists the
+    start screen's keys; the letter keys come with the letter."""
+    outcome, _, _, _ = run(tmp_path, window, ClinicKeys(), trials=2)
+    assert outcome.status == "finished"
+    starts = [s for s in console_states if "Press SPACE to start" in s.heading]
+    assert starts and all(s.keys_text == "Keys: SPACE: start   ·   ESCAPE: pause / stop" for s in starts), starts
+    letters = [s for s in console_states if s.heading.startswith("Letter ")]
+    assert letters and all("SPACE: cannot read (a miss)" in s.keys_text for s in letters)

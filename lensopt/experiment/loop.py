@@ -41,7 +41,7 @@ from lensopt.errors import StoreError
 from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import letter_key
 from lensopt.experiment.letter_screens import LetterScreens
-from lensopt.experiment.loop_screens import PASS_RESPONSE, TEXT_HEIGHT_PX, UNDONE, Screens, is_mirrored
+from lensopt.experiment.loop_screens import PASS_RESPONSE, UNDONE, Screens, instruction_text_height_px, is_mirrored
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
 from lensopt.refraction.acuity_text import logmar_text
@@ -298,7 +298,12 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
         self.previous_letter, self.previous_lens = previous_letter, None
         self.letter_stim = LetterStim(win, glyphs, color="black")
         self.feedback = visual.TextStim(
-            win, units="pix", height=TEXT_HEIGHT_PX * 1.5, flipHoriz=is_mirrored(win), autoLog=False
+            win,
+            units="pix",
+            height=instruction_text_height_px(win) * 1.5,
+            wrapWidth=0.85 * win.size[0],  # PsychoPy's default broke "Wrong: it | was J" at this height
+            flipHoriz=is_mirrored(win),
+            autoLog=False,
         )
         keys = protocol.keys
         self.letter_keys = {letter_key(c): c for c in protocol.letters.alphabet}

@@ -37,6 +37,20 @@ def is_mirrored(win) -> bool:
 TEXT_HEIGHT_PX = 28
 """Height of instruction text (px); instructions are not optotypes, so font metrics are fine here."""
 
+INSTRUCTION_TEXT_HEIGHT_FRACTION = 0.05
+"""Height of instruction text as a fraction of the window's height, when that is more than
+:data:`TEXT_HEIGHT_PX` (54 px on a 1080 px screen): without a console the person at the keys reads
+it from the viewing distance, where 28 px was about the smallest letter the session tests (4.7
+arcmin of cap height at 4 m), unreadable through a lens that blurs."""
+
+
+def instruction_text_height_px(win) -> float:
+    """The height of the words on the patient's window without a console (instructions, pauses, the
+    end; feedback half as large again): :data:`INSTRUCTION_TEXT_HEIGHT_FRACTION` of its height, at
+    least :data:`TEXT_HEIGHT_PX`."""
+    return max(float(TEXT_HEIGHT_PX), INSTRUCTION_TEXT_HEIGHT_FRACTION * float(win.size[1]))
+
+
 PATIENT_TEXT_HEIGHT_FRACTION = 0.07
 """Height of the patient's words ("Read the letter", "Done. Thank you!") when a clinician's console
 holds everything else, as a fraction of the window's height (76 px on a 1080 px screen)."""
@@ -99,7 +113,7 @@ class Screens:
         self.text = visual.TextStim(
             win,
             units="pix",
-            height=TEXT_HEIGHT_PX,
+            height=instruction_text_height_px(win),
             color="black",
             wrapWidth=wrap_px,
             flipHoriz=mirrored,

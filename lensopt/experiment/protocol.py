@@ -411,10 +411,12 @@ def resolve_protocol_path(path: str | Path) -> Path:
 
     A path that does not exist is never replaced by a shipped file (``protocols/sloan-10afc.toml``
     in a folder without ``protocols/`` would silently run the shipped protocol rather than the
-    person's edited copy): it is returned unchanged and :func:`load_protocol` refuses it.
+    person's edited copy): it is returned unchanged and :func:`load_protocol` refuses it. A bare name
+    that is a folder here (a ``--save-frames clinical-ranking`` folder) is not a protocol file: the
+    shipped protocol of that name is meant (it was refused as "a directory").
     """
     path = Path(path)
-    if path.exists() or looks_like_a_path(path):
+    if looks_like_a_path(path) or (path.exists() and not path.is_dir()):
         return path
     shipped = PROTOCOLS_DIR / f"{path.name}.toml"
     if shipped.is_file():

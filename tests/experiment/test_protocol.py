@@ -348,6 +348,19 @@ def test_a_bare_name_is_the_shipped_protocol_and_a_file_read_knows_its_path_and_
     assert protocol_from_dict(shipped.to_dict()).source_file() is None  # a stored snapshot is no file
 
 
+def test_a_bare_name_is_the_shipped_protocol_even_beside_a_folder_of_that_name(tmp_path, monkeypatch):
+    """A ``--save-frames clinical-ranking`` folder in the working folder made ``--protocol
+    clinical-ranking`` fail with "protocol clinical-ranking is a directory": a bare name means the
+    shipped protocol unless a file of that name is there; a folder given as a path is still refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "clinical-ranking").mkdir()
+    assert load_protocol("clinical-ranking").source_file()["path"] == str(
+        (PROTOCOLS_DIR / "clinical-ranking.toml").absolute()
+    )
+    with pytest.raises(ProtocolError, match=r"is a directory; give a \.toml file"):
+        load_protocol(str(tmp_path / "clinical-ranking"))
+
+
 @pytest.mark.parametrize(
     "key, high",
     [

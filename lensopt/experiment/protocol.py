@@ -27,6 +27,7 @@ from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_checks import (
     check_ranking,
+    foreign_table_problem,
     fractional_axis_problem,
     ignored_feedback_problem,
     ignored_optimizer_field,
@@ -476,7 +477,10 @@ def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol
         raise ProtocolError(f"protocol {path} is a directory; give a .toml file") from None
     except PermissionError:
         raise ProtocolError(f"protocol file {path} cannot be read (permission denied); check its permissions") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # TOML is UTF-8: a Latin-1 accent, a UTF-16 file, a binary file
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ProtocolError(f"protocol file {path} is not UTF-8 (line {line}); save it as UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
         raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{_decimal_comma_hint(raw, exc)}") from None
     protocol = dataclasses.replace(
         protocol_from_dict(data, source=str(path)), source_sha256=hashlib.sha256(raw).hexdigest()
@@ -486,6 +490,7 @@ def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol
         or random_only_problem(protocol.optimizer, "n_initial" in data["optimizer"])
         or fractional_axis_problem(protocol.lens, protocol.simulated)
         or ignored_feedback_problem(protocol.feedback, protocol.feedback_mode)
+        or foreign_table_problem(data, protocol.feedback_mode)
         or (None if start_replaced else protocol.phoropter_problem())
         or protocol.keys.unknown_key_problem()
         or protocol.timing.range_problem()

@@ -99,6 +99,19 @@ def ignored_feedback_problem(feedback: FeedbackSection, feedback_mode: str) -> s
     )
 
 
+def foreign_table_problem(data: dict, feedback_mode: str) -> str | None:
+    """The one-line problem of a protocol file with a ``[duel]`` or ``[ranking]`` table that its
+    feedback mode does not read (a research-26afc copy given ``[duel] letters_per_line``): the
+    session would run without a word of it; else None."""
+    for table in ("duel", "ranking"):
+        if table in data and feedback_mode != table:
+            return (
+                f"the [{table}] table applies to {table} protocols only (protocol.feedback = "
+                f"{feedback_mode!r}); remove it, or set protocol.feedback = {table!r}"
+            )
+    return None
+
+
 def phoropter_problem(start: StartSection | None) -> str | None:
     """The one-line problem of a starting refraction whose search box (``[start]`` half-widths)
     reaches lenses a phoropter cannot set (a principal meridian beyond ±

@@ -246,8 +246,12 @@ class TimingSection:
     simulated_response_s: float = 0.3
 
     def __post_init__(self):
-        for name in MAX_TIMING_S:
-            _number(self, name, 0.0, 600.0)
+        for name, high in MAX_TIMING_S.items():
+            try:  # up to 600 s here: a session stored before the file's bounds keeps resuming
+                _number(self, name, 0.0, 600.0)
+            except ValueError:  # a negative, NaN or infinite value: the file's range, not 600 s
+                value = getattr(self, name)
+                raise ValueError(f"{name} must be a number of seconds in [0, {high:g}], got {value!r}") from None
 
     def range_problem(self) -> str | None:
         """The one-line problem of a field longer than :data:`MAX_TIMING_S` allows, else None.

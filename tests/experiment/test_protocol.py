@@ -388,3 +388,37 @@ def test_a_stored_session_whose_timing_predates_the_bounds_still_builds_its_prot
     stored = load_protocol(write_protocol(tmp_path / "p.toml")).to_dict()
     stored["timing"] = {**stored["timing"], "feedback_s": 500.0}
     assert protocol_from_dict(stored, source="stored").timing.feedback_s == 500.0
+
+
+@pytest.mark.parametrize(
+    ("source", "table", "key", "mode"),
+    [("research-26afc", "duel", "letters_per_line", "letters"), ("clinical-duel", "ranking", "lenses", "duel")],
+)
+def test_a_table_of_another_feedback_mode_is_refused_not_ignored(tmp_path, source, table, key, mode):
+    """A research-26afc copy given ``[duel] letters_per_line = 5`` ran as letters, without a word of
+    the table; such a table is refused in one line, as ``[stop]`` in a duel protocol is."""
+    path = write_protocol(tmp_path / "p.toml", PROTOCOLS_DIR / f"{source}.toml", **{f"{table}.{key}": "3"})
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(path)
+    assert str(refused.value) == (
+        f"{path}: the [{table}] table applies to {table} protocols only (protocol.feedback = {mode!r}); "
+        f"remove it, or set protocol.feedback = {table!r}"
+    )
+
+
+@pytest.mark.parametrize("value", ["-0.3", "nan", "inf"])
+def test_a_negative_or_infinite_timing_names_the_files_range_not_600_s(tmp_path, value):
+    """``fixation_s = -0.3`` said "in [0, 600]"; set to 500, the file was refused again "in [0, 10]"."""
+    path = write_protocol(tmp_path / "p.toml", **{"timing.fixation_s": value})
+    with pytest.raises(ProtocolError, match=r"fixation_s must be a number of seconds in \[0, 10\], got"):
+        load_protocol(path)
+
+
+def test_a_protocol_saved_in_latin_1_is_told_to_be_saved_as_utf_8_with_the_line(tmp_path):
+    path = tmp_path / "p.toml"
+    text = DEMO_PROTOCOL.read_text()
+    path.write_bytes(text.encode() + "# réglé pour la salle 2\n".encode("latin-1"))
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(path)
+    line = text.count("\n") + 1
+    assert str(refused.value) == f"protocol file {path} is not UTF-8 (line {line}); save it as UTF-8 text"

@@ -230,6 +230,12 @@ COMPARISONS_EVALUATED = 40
 ESTIMATE_NOT_PRESCRIPTION = "estimate, not a prescription"
 
 
+def provisional_estimate_text(lens_text: str) -> str:
+    """``provisional estimate -1.00 / -0.75 x 024, not for prescribing``: the lens of an eye short of
+    its target, as the closing console and the dashboard show it."""
+    return f"provisional estimate {lens_text}, not for prescribing"
+
+
 def stop_threshold(stop: StopRule | None) -> float | None:
     """The confidence a session's stopping rule stops at (None without a rule): the threshold an
     estimate of the confidence must reach beyond its Monte Carlo noise

@@ -20,6 +20,7 @@ from lensopt.refraction.phoropter import round_to_step
 from lensopt.refraction.shown import ReadThrough
 from lensopt.stopping import confidence_text
 from lensopt.store.records import EYE_NAMES
+from lensopt.store.tidy import phoropter_axis_deg
 
 #: Trials whose lens lies within this Euclidean distance (D) of the best lens are "near" it.
 NEAR_LENS_RADIUS_D = 0.5
@@ -181,11 +182,8 @@ def lens_notation_from_protocol(protocol: dict | None) -> tuple[float, str]:
     """``([lens] axis_deg, [lens] cylinder)`` of a protocol snapshot: how a two-parameter search's
     lens is written (0 and ``"minus"`` for a snapshot stored before them, or without them)."""
     lens = (protocol or {}).get("lens")
-    lens = lens if isinstance(lens, dict) else {}
-    axis_deg, convention = lens.get("axis_deg"), lens.get("cylinder")
-    if isinstance(axis_deg, bool) or not isinstance(axis_deg, (int, float)) or not 0 < axis_deg <= 180:
-        axis_deg = 0.0
-    return float(axis_deg), (convention if convention in ("minus", "plus") else "minus")
+    convention = lens.get("cylinder") if isinstance(lens, dict) else None
+    return phoropter_axis_deg(protocol) or 0.0, (convention if convention in ("minus", "plus") else "minus")
 
 
 def lens_step_from_protocol(protocol: dict | None) -> float | None:

@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lensopt.refraction.shown import ReadThrough
-from lensopt.stopping import ESTIMATE_NOT_PRESCRIPTION, confidence_text, enough_to_prescribe, threshold_text
+from lensopt.stopping import (
+    ESTIMATE_NOT_PRESCRIPTION,
+    confidence_text,
+    enough_to_prescribe,
+    provisional_estimate_text,
+    threshold_text,
+)
 
 #: What an eye's result says when its confidence is short of the target (the closing console's words).
 NOT_ENOUGH = "not enough answers to prescribe"
@@ -162,7 +168,7 @@ class EyeEstimate:
         ``""`` (also for a fixed design, whose verdict is its estimate)."""
         if self.n_trials == 0 or self.prescribable or self.estimate_only:
             return ""
-        return f"provisional estimate {self.lens}, not for prescribing"
+        return provisional_estimate_text(self.lens)
 
     def line(self) -> str:
         """One line: ``OD -1.25 / -0.75 x 170 (confidence 0.97 ≥ 0.95 after 40 trials)``, or ``OS not

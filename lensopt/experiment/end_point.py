@@ -48,6 +48,7 @@ from lensopt.stopping import (
     confidence_text,
     enough_to_prescribe,
     prescription_target,
+    provisional_estimate_text,
     threshold_text,
 )
 from lensopt.store import ENDED, ContinueAdvice, ResultRecord, StoredBudget, fixed_trials_text
@@ -209,7 +210,7 @@ class EndPoint:
         estimate shown as such (a fixed design's, a cylinder without an axis) or an eye without answers."""
         if self.confident or self.estimate_only or self.n_trials == 0 or not self.lens_text:
             return ""
-        return f"provisional estimate {self.lens_text}, not for prescribing"
+        return provisional_estimate_text(self.lens_text)
 
     def closing_lines(self) -> list[str]:
         """The end point's lines under the closing console's headlines: the details of a prescription

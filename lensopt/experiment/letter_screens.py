@@ -104,17 +104,19 @@ class LetterScreens(Screens):
         letter keys come with the first letter — listed here, "SPACE: cannot read (a miss)" stood
         beside "Press SPACE to start", and SPACE started the session."""
         keys = self.protocol.keys
-        undo = f"   ·   {keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
-        return f"Keys: {keys.confirm.upper()}: start   ·   {keys.pause.upper()}: pause / stop{undo}"
+        return f"Keys: {keys.confirm.upper()}: start   ·   {keys.pause.upper()}: pause / stop{self._undo_keys_text()}"
 
     def _answer_keys_text(self) -> str:
         """The keys while a letter is shown, as the console lists them."""
         keys = self.protocol.keys
-        undo = f"   ·   {keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
         return (
             f"Keys: the letter named   ·   {keys.pass_key.upper()}: cannot read (a miss)   ·   "
-            f"{keys.pause.upper()}: pause / stop{undo}"
+            f"{keys.pause.upper()}: pause / stop{self._undo_keys_text()}"
         )
+
+    def _undo_keys_text(self) -> str:
+        """``   ·   BACKSPACE: undo the last answer`` when the undo is offered (:meth:`_undo_offered`), else ``""``."""
+        return f"   ·   {self.protocol.keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
 
     def _lens_texts(self, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> tuple[str, str]:
         """A lens as the log writes it and as the console shows it, in clinical notation in the
@@ -148,7 +150,7 @@ class LetterScreens(Screens):
             f"{confirm}: the lens is set   ·   {keys.note.upper()}: note   ·   {keys.pause.upper()}: pause / stop"
         )
         keys_text += f"\n{keys.lens_set.upper()}: type the lens actually set" if full else ""
-        keys_text += f"   ·   {keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
+        keys_text += self._undo_keys_text()
         frame_name: str | None = f"trial-{index:03d}-lens.png"
         while True:
             press = self._message(

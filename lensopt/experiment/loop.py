@@ -41,7 +41,14 @@ from lensopt.errors import StoreError
 from lensopt.experiment.clinician_keys import ClinicianKeys
 from lensopt.experiment.keyboard import letter_key
 from lensopt.experiment.letter_screens import LetterScreens
-from lensopt.experiment.loop_screens import PASS_RESPONSE, UNDONE, Screens, instruction_text_height_px, is_mirrored
+from lensopt.experiment.loop_screens import (
+    PASS_RESPONSE,
+    UNDONE,
+    Screens,
+    instruction_text_height_px,
+    is_mirrored,
+    text_wrap_px,
+)
 from lensopt.experiment.optotypes import LetterStim
 from lensopt.modes.base import answered
 from lensopt.refraction.acuity_text import logmar_text
@@ -301,7 +308,7 @@ class TrialLoop(ClinicianKeys, LetterScreens, LoopScreens):
             win,
             units="pix",
             height=instruction_text_height_px(win) * 1.5,
-            wrapWidth=0.85 * win.size[0],  # PsychoPy's default broke "Wrong: it | was J" at this height
+            wrapWidth=text_wrap_px(win),  # PsychoPy's default broke "Wrong: it | was J" at this height
             flipHoriz=is_mirrored(win),
             autoLog=False,
         )

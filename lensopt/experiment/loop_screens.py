@@ -51,6 +51,11 @@ def instruction_text_height_px(win) -> float:
     return max(float(TEXT_HEIGHT_PX), INSTRUCTION_TEXT_HEIGHT_FRACTION * float(win.size[1]))
 
 
+def text_wrap_px(win) -> float:
+    """The width the patient's window wraps its words at: 85 % of it."""
+    return 0.85 * float(win.size[0])
+
+
 PATIENT_TEXT_HEIGHT_FRACTION = 0.07
 """Height of the patient's words ("Read the letter", "Done. Thank you!") when a clinician's console
 holds everything else, as a fraction of the window's height (76 px on a 1080 px screen)."""
@@ -108,7 +113,7 @@ class Screens:
         if self.frames_dir is not None:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
         self.log = log or (lambda message: None)
-        wrap_px = 0.85 * win.size[0]
+        wrap_px = text_wrap_px(win)
         mirrored = is_mirrored(win)
         self.text = visual.TextStim(
             win,

@@ -213,11 +213,10 @@ class StoreConnection:
     def _connect(self, immutable: readonly_folder.Obstacle | None = None) -> sqlite3.Connection:
         """The SQLite connection; ``immutable``: why the file is read ``immutable=1`` (read-only only)."""
         options: dict[str, Any] = dict(timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
-        if not self.readonly and self.path.is_file() and not os.access(self.path, os.W_OK):
-            # refused before SQLite opens it: its reading created a -wal and a -shm beside the file,
-            # read-only like it, and left them there (the next run, the file made writable, was
-            # refused on the -shm); :meth:`check_writable` says the same of a file opened before
-            raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
+        # refused before SQLite opens it: its reading created a -wal and a -shm beside a read-only
+        # file, read-only like it, and left them there (the next run, the file made writable, was
+        # refused on the -shm); its -shm and -wal are checked once it is open (:meth:`check_writable`)
+        self._refuse_unwritable_file(sidecars=False)
         if self.readonly:
             if not self.path.is_file():
                 raise StoreError(
@@ -431,11 +430,18 @@ class StoreConnection:
         folder that can be written is refused too, and so is one whose ``-shm`` or ``-wal`` this user
         cannot write: SQLite takes the lock in the ``-wal`` and ``-shm`` beside it, and would fail only
         at the first write."""
-        writer_of_a_file = not self.readonly and self.path.is_file()
-        if writer_of_a_file and (not os.access(self.path, os.W_OK) or readonly_folder.unwritable_sidecars(self.path)):
-            raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
+        self._refuse_unwritable_file(sidecars=True)
         with self._transaction(write=True):
             pass
+
+    def _refuse_unwritable_file(self, sidecars: bool) -> None:
+        """A writer's one line for a database file (with ``sidecars``, or its ``-shm`` or ``-wal``)
+        that this user cannot write (:func:`read_only_obstacle`); nothing for a reader or a file not
+        there yet."""
+        writer_of_a_file = not self.readonly and self.path.is_file()
+        unwritable = not os.access(self.path, os.W_OK) or (sidecars and readonly_folder.unwritable_sidecars(self.path))
+        if writer_of_a_file and unwritable:
+            raise self._read_only_error(read_only_obstacle(self.path) or f"{self.path} is read-only for this user")
 
     def data_version(self) -> int:
         """A counter that changes whenever any connection (this one included) commits a change.

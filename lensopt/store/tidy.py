@@ -257,30 +257,35 @@ def _times(trial) -> dict:
     }
 
 
-def phoropter_axis_deg(info) -> float | None:
-    """The axis the phoropter's cylinder was set to in session ``info``'s sphere-and-cylinder search
-    (``--axis``, ``[lens] axis_deg``, as its protocol snapshot stored it), along which its lenses'
+def phoropter_axis_deg(protocol) -> float | None:
+    """The axis the phoropter's cylinder was set to in a sphere-and-cylinder search (``--axis``,
+    ``[lens] axis_deg``, as the session's ``protocol`` snapshot stored it), along which its lenses'
     signed cylinders lie; None without one (the search was along the patient's unknown axis), or in a
     full prescription, whose trials store their own axes."""
-    protocol = info.protocol if isinstance(info.protocol, dict) else {}
-    lens = protocol.get("lens")
+    lens = protocol.get("lens") if isinstance(protocol, dict) else None
     axis = lens.get("axis_deg") if isinstance(lens, dict) else None
     if isinstance(axis, bool) or not isinstance(axis, (int, float)) or not 0.0 < float(axis) <= 180.0:
         return None  # 0, as the protocol's default: no axis
     return float(axis)
 
 
-def _trial_values(info, trial) -> dict:
-    """The fixed columns of one stored trial of ``info``'s kind. A sphere-and-cylinder search with an
-    axis (:func:`phoropter_axis_deg`) stores its lenses without one: its rows get the session's, so
-    that each row's sphere, cylinder and axis is the lens that was set (a signed cylinder at that
-    axis is a sphero-cylinder in either convention)."""
+def _session_columns(info) -> tuple[dict, float | None]:
+    """The columns every trial row of session ``info`` shares, and its :func:`phoropter_axis_deg`:
+    read once per session, not once per trial."""
     values = {"session_id": info.session_id, "participant": info.participant, "kind": info.kind}
     values.update(session_values(info))
     values.update(protocol_values(info))
+    return values, phoropter_axis_deg(info.protocol)
+
+
+def _trial_values(info, trial, shared: dict, axis_deg: float | None) -> dict:
+    """The fixed columns of one stored trial of ``info``'s kind, after the session's ``shared`` ones
+    (:func:`_session_columns`). A sphere-and-cylinder search with an axis (``axis_deg``) stores its
+    lenses without one: its rows get the session's, so that each row's sphere, cylinder and axis is
+    the lens that was set (a signed cylinder at that axis is a sphero-cylinder in either convention)."""
+    values = dict(shared)
     values["trial_index"] = trial.index
     values["eye"] = info.eye  # a letter trial's own below (each eye of a session of both)
-    axis_deg = phoropter_axis_deg(info)
     if info.kind == DUEL_KIND:
         values.update({name: getattr(trial, name) for name in DUEL_FIELDS})
         if trial.first_axis_deg is None and axis_deg is not None:
@@ -312,8 +317,9 @@ def tidy_table(sessions) -> tuple[list[str], list[dict]]:
     for info, trials in sessions:
         eyes = [getattr(trial, "eye", None) or info.eye for trial in trials]  # a duel's or ranking's: its session's
         numbers = console_trial_numbers(eyes, [bool(getattr(trial, "void", False)) for trial in trials])
+        shared, axis_deg = _session_columns(info)
         for trial, number in zip(trials, numbers, strict=True):
-            row = {name: cell(value) for name, value in _trial_values(info, trial).items()}
+            row = {name: cell(value) for name, value in _trial_values(info, trial, shared, axis_deg).items()}
             row[EYE_TRIAL_COLUMN] = cell(number)
             row.update((extra.name(path), cell(value)) for path, value in flatten_extra(trial.extra))
             rows.append(row)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,10 +26,13 @@ from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_checks import (
     check_ranking,
+    decimal_comma_hint,
+    foreign_key_problem,
     foreign_table_problem,
     fractional_axis_problem,
     ignored_feedback_problem,
     ignored_optimizer_field,
+    one_line_name_problem,
     phoropter_problem,
     random_only_problem,
 )
@@ -425,21 +427,6 @@ def resolve_protocol_path(path: str | Path) -> Path:
     return path
 
 
-def _decimal_comma_hint(raw: bytes, exc: Exception) -> str:
-    """``; use a decimal point: sphere_d = -2.25`` when the line a TOML error names writes a number
-    with a decimal comma (``sphere_d = -2,25``, which TOML cannot read), else nothing."""
-    where = re.search(r"at line (\d+)", str(exc))
-    if where is None:
-        return ""
-    lines = raw.decode("utf-8-sig", errors="replace").splitlines()
-    number = int(where.group(1))
-    line = lines[number - 1].split("#", 1)[0].strip() if 0 < number <= len(lines) else ""
-    if '"' in line or "'" in line or not re.search(r"=\s*[-+]?\d+,\d", line):
-        return ""
-    pointed = re.sub(r"(\d),(\d)", r"\1.\2", line)
-    return f"; use a decimal point: {pointed}"
-
-
 def _not_found_message(path: Path) -> str:
     stem = path.stem if path.suffix.lower() == ".toml" else path.name
     if looks_like_a_path(path) and stem in shipped_protocols():
@@ -481,7 +468,7 @@ def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol
         line = raw[: exc.start].count(b"\n") + 1
         raise ProtocolError(f"protocol file {path} is not UTF-8 (line {line}); save it as UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{_decimal_comma_hint(raw, exc)}") from None
+        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{decimal_comma_hint(raw, exc)}") from None
     protocol = dataclasses.replace(
         protocol_from_dict(data, source=str(path)), source_sha256=hashlib.sha256(raw).hexdigest()
     )
@@ -491,8 +478,10 @@ def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol
         or fractional_axis_problem(protocol.lens, protocol.simulated)
         or ignored_feedback_problem(protocol.feedback, protocol.feedback_mode)
         or foreign_table_problem(data, protocol.feedback_mode)
+        or one_line_name_problem(protocol.protocol.name)
         or (None if start_replaced else protocol.phoropter_problem())
         or protocol.keys.unknown_key_problem()
+        or foreign_key_problem(data, protocol.feedback_mode)
         or protocol.timing.range_problem()
     )
     if problem:

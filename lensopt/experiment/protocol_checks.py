@@ -1,11 +1,15 @@
 """Checks of a protocol file that a stored session is not held to: settings a person wrote that the
 session would ignore or could not honour (a GP-only field with the acuity-law rule, random first
 trials that take every trial, an axis that is not a whole number of degrees, feedback asked of
-a duel or ranking). :func:`lensopt.experiment.protocol.load_protocol`
+a duel or ranking, a table or key another feedback mode reads, a name of more than one line).
+:func:`lensopt.experiment.protocol.load_protocol`
 refuses them in one line; a stored session's snapshot resumes as it ran. Also a ranking protocol's
-rule and lens keys (:func:`check_ranking`), which every protocol is held to."""
+rule and lens keys (:func:`check_ranking`), which every protocol is held to, and the hint of a
+file TOML cannot read for a decimal comma (:func:`decimal_comma_hint`)."""
 
 from __future__ import annotations
+
+import re
 
 from lensopt.experiment.protocol_sections import FeedbackSection, KeysSection, SimulatedSection
 from lensopt.experiment.search_sections import (
@@ -112,6 +116,48 @@ def foreign_table_problem(data: dict, feedback_mode: str) -> str | None:
     return None
 
 
+#: The ``[keys]`` each feedback mode's trials read (:mod:`lensopt.experiment.loop` and
+#: :mod:`~lensopt.experiment.clinician_keys` for letters, :mod:`~lensopt.experiment.duel_loop`,
+#: :mod:`~lensopt.experiment.ranking_loop`); a protocol file's other keys would go unread.
+MODE_KEYS = {
+    "letters": ("pass_key", "pause", "confirm", "quit", "undo", "lens_set", "note"),
+    "duel": ("first", "second", "same", "pause", "confirm", "quit"),
+    "ranking": ("lenses", "pause", "confirm", "quit"),
+}
+
+
+def foreign_key_problem(data: dict, feedback_mode: str) -> str | None:
+    """The one-line problem of a protocol file whose ``[keys]`` table sets a key its feedback mode
+    does not read (``same = "s"`` in a letters protocol): the person would press it and nothing
+    would happen; else None. Checked for files only: a stored session resumes as it ran."""
+    keys = data.get("keys")
+    if not isinstance(keys, dict):
+        return None
+    for name in keys:
+        if name in MODE_KEYS[feedback_mode]:
+            continue
+        owners = [mode for mode, names in MODE_KEYS.items() if name in names]
+        if not owners:  # an unknown key: refused with the allowed keys before this check
+            continue
+        return (
+            f"keys.{name} applies to {' and '.join(owners)} protocols only (protocol.feedback = "
+            f"{feedback_mode!r}), so no trial would read it; remove it, or set protocol.feedback = {owners[0]!r}"
+        )
+    return None
+
+
+def one_line_name_problem(name: str) -> str | None:
+    """The one-line problem of a ``[protocol] name`` that is not one line of printable text (a TOML
+    ``\n`` or a tab in it split the session's header, the log and the printed record), else None.
+    Checked for files only: a stored session keeps the name it ran under."""
+    bad = next((c for c in name if not c.isprintable()), None)
+    if bad is None:
+        return None
+    return (
+        f"protocol.name must be one line of text, got {name!r} (it holds {bad!r}); write it without line breaks or tabs"
+    )
+
+
 def phoropter_problem(start: StartSection | None) -> str | None:
     """The one-line problem of a starting refraction whose search box (``[start]`` half-widths)
     reaches lenses a phoropter cannot set (a principal meridian beyond ±
@@ -160,3 +206,18 @@ def check_ranking(rule: str, ranking: RankingSection, keys: KeysSection) -> None
                 f"keys.lenses and keys.{name} cannot share the key {getattr(keys, name)!r} "
                 "(a lens needs a key of its own)"
             )
+
+
+def decimal_comma_hint(raw: bytes, exc: Exception) -> str:
+    """``; use a decimal point: sphere_d = -2.25`` when the line a TOML error names writes a number
+    with a decimal comma (``sphere_d = -2,25``, which TOML cannot read), else nothing."""
+    where = re.search(r"at line (\d+)", str(exc))
+    if where is None:
+        return ""
+    lines = raw.decode("utf-8-sig", errors="replace").splitlines()
+    number = int(where.group(1))
+    line = lines[number - 1].split("#", 1)[0].strip() if 0 < number <= len(lines) else ""
+    if '"' in line or "'" in line or not re.search(r"=\s*[-+]?\d+,\d", line):
+        return ""
+    pointed = re.sub(r"(\d),(\d)", r"\1.\2", line)
+    return f"; use a decimal point: {pointed}"

@@ -1,5 +1,7 @@
 """Protocol files: the shipped ones load; every bad field is a one-line ProtocolError."""
 
+import re
+
 import pytest
 
 from experiment_helpers import DEMO_PROTOCOL, REPO, write_protocol
@@ -422,3 +424,58 @@ def test_a_protocol_saved_in_latin_1_is_told_to_be_saved_as_utf_8_with_the_line(
         load_protocol(path)
     line = text.count("\n") + 1
     assert str(refused.value) == f"protocol file {path} is not UTF-8 (line {line}); save it as UTF-8 text"
+
+
+@pytest.mark.parametrize(
+    ("source", "key", "value", "owners", "mode"),
+    [
+        ("research-26afc", "same", '"s"', "duel", "letters"),
+        ("research-26afc", "lenses", '["1", "2"]', "ranking", "letters"),
+        ("clinical-duel", "undo", '"backspace"', "letters", "duel"),
+        ("clinical-ranking", "first", '"1"', "duel", "ranking"),
+    ],
+)
+def test_a_key_of_another_feedback_mode_is_refused_not_ignored(tmp_path, source, key, value, owners, mode):
+    """``same = "s"`` in a letters protocol was taken without a word: the person would press S and
+    nothing would happen. Only whole ``[duel]``/``[ranking]`` tables were refused."""
+    path = write_protocol(tmp_path / "p.toml", PROTOCOLS_DIR / f"{source}.toml", **{f"keys.{key}": value})
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(path)
+    assert str(refused.value) == (
+        f"{path}: keys.{key} applies to {owners} protocols only (protocol.feedback = {mode!r}), so no trial "
+        f"would read it; remove it, or set protocol.feedback = {owners!r}"
+    )
+
+
+def test_the_keys_every_mode_reads_are_taken_in_each_mode(tmp_path):
+    """pause, confirm and quit belong to every feedback mode: no mode refuses them."""
+    for source in ("research-26afc", "clinical-duel", "clinical-ranking"):
+        fields = {"keys.pause": '"f12"', "keys.confirm": '"return"', "keys.quit": '"x"'}
+        protocol = load_protocol(
+            write_protocol(tmp_path / f"{source}.toml", PROTOCOLS_DIR / f"{source}.toml", **fields)
+        )
+        assert (protocol.keys.pause, protocol.keys.confirm, protocol.keys.quit) == ("f12", "return", "x")
+
+
+@pytest.mark.parametrize("escape", ["\\n", "\\t"])
+def test_a_protocol_name_of_more_than_one_line_is_refused_in_a_file(tmp_path, escape):
+    """``name = "Clinic\\nroom 2"`` split the session's header line in the log and the listing."""
+    text = DEMO_PROTOCOL.read_text()
+    written, count = re.subn(r'^name = ".*"$', lambda _: f'name = "Clinic{escape}room 2"', text, count=1, flags=re.M)
+    assert count == 1
+    path = tmp_path / "p.toml"
+    path.write_text(written)
+    with pytest.raises(ProtocolError) as refused:
+        load_protocol(path)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: protocol.name must be one line of text, got ")
+    assert message.endswith("; write it without line breaks or tabs")
+
+
+def test_a_stored_session_whose_name_or_keys_predate_the_checks_still_builds_its_protocol(tmp_path):
+    """The checks are of files: a stored snapshot (every key of every mode, any name) resumes."""
+    stored = load_protocol(write_protocol(tmp_path / "p.toml")).to_dict()
+    stored["protocol"] = {**stored["protocol"], "name": "room\n2"}
+    rebuilt = protocol_from_dict(stored, source="stored")
+    assert rebuilt.protocol.name == "room\n2" and rebuilt.keys.same == "s"

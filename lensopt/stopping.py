@@ -230,10 +230,11 @@ COMPARISONS_EVALUATED = 40
 ESTIMATE_NOT_PRESCRIPTION = "estimate, not a prescription"
 
 
-def provisional_estimate_text(lens_text: str) -> str:
+def provisional_estimate_text(lens_text: str, label: str = "provisional estimate") -> str:
     """``provisional estimate -1.00 / -0.75 x 024, not for prescribing``: the lens of an eye short of
-    its target, as the closing console and the dashboard show it."""
-    return f"provisional estimate {lens_text}, not for prescribing"
+    its target, as the closing console, the dashboard and the printed record show it (``label``
+    ``"estimate"``: a fixed design's result, which never aimed at a prescription)."""
+    return f"{label} {lens_text}, not for prescribing"
 
 
 def stop_threshold(stop: StopRule | None) -> float | None:

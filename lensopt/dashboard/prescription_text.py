@@ -46,10 +46,12 @@ from lensopt.refraction.prescription import (
 from lensopt.refraction.shown import ReadThrough, read_through, untried_d, untried_note, untried_short
 from lensopt.stopping import (
     ESTIMATE_NOT_PRESCRIPTION,
+    provisional_estimate_text,
 )
 from lensopt.store import STARTED, stored_budget
 from lensopt.store.claim import session_status
 from lensopt.store.records import DUEL_KIND, EYE_NAMES, LETTERS_KIND, RANKING_KIND
+from lensopt.store.tidy import session_rule
 from lensopt.store.verdict import (
     NO_AXIS_REASON,
     one_trial_noun,
@@ -208,9 +210,10 @@ class EyeRecord:
 
     @property
     def provisional(self) -> str:
-        """``provisional estimate -1.00 / -0.75 x 024 — not for prescribing`` for a withheld eye
-        (``estimate …`` for a fixed design's), or ``""``."""
-        return "" if self.withheld is None else f"{self.estimate_label} {self.prescription} — not for prescribing"
+        """``provisional estimate -1.00 / -0.75 x 024, not for prescribing`` for a withheld eye
+        (``estimate …`` for a fixed design's), or ``""``: the closing console's and the dashboard's
+        words (:func:`lensopt.stopping.provisional_estimate_text`)."""
+        return "" if self.withheld is None else provisional_estimate_text(self.prescription, self.estimate_label)
 
     def texts(self) -> list[str]:
         """Every string drawn for this eye (a withheld eye's lens only in its provisional estimate)."""
@@ -454,7 +457,7 @@ def build_record(
     ]
     if results:
         session.append(("Result computed", clock_text(max(r.recorded_at for r in results))))
-    rule, seed = info.optimizer_settings.get("rule"), getattr(info, "seed", None)
+    rule, seed = session_rule(info), getattr(info, "seed", None)
     method = (f" · rule {rule}" if isinstance(rule, str) and rule else "") + (
         f" · seed {seed}" if seed is not None else ""
     )

@@ -23,6 +23,7 @@ from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
 from lensopt.refraction.most_plus import dashboard_advice
 from lensopt.store.records import EYES
 from lensopt.store.session_records import continue_advice, run_window_options
+from lensopt.store.tidy import session_rule
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -175,7 +176,7 @@ class FollowedSession:
             session_id=int(info.session_id),
             participant=str(info.participant),
             status=self._status,
-            rule=rule_label(self._settings),
+            rule=rule_label(self._settings, session_rule(info)),
             seed=int(info.seed),
             n_trials_stored=max(int(info.n_trials), len(self._records)),
             created_at=float(info.created_at),
@@ -197,9 +198,11 @@ class FollowedSession:
         return int(getattr(info, "n_undone", 0))
 
 
-def rule_label(settings: dict) -> str:
+def rule_label(settings: dict, rule: str | None = None) -> str:
     """A session's rule as the dashboard names it: ``acuity-law``, or ``acuity-law, accommodation up
-    to 8 D`` when its model allowed for accommodation (the lens shown is then the relaxed eye's)."""
-    rule = str(settings.get("rule", "?"))
+    to 8 D`` when its model allowed for accommodation (the lens shown is then the relaxed eye's).
+    ``rule``: the session's (:func:`lensopt.store.tidy.session_rule`, which reads the protocol
+    snapshot too); else the settings' ``rule``."""
+    rule = rule or str(settings.get("rule", "?"))
     amplitudes_d = modelled_accommodation_d(settings)
     return rule if amplitudes_d is None else f"{rule}, accommodation up to {max(amplitudes_d):g} D"

@@ -197,7 +197,7 @@ def test_print_of_a_running_session_short_of_the_target_prints_no_prescription_t
         f"No prescription: not enough answers (confidence {confidence_text(result.confidence)} < 0.95 after {N_TRIALS} letters)"
         in text
     )
-    assert f"provisional estimate {result.prescription} — not for prescribing" in text
+    assert f"provisional estimate {result.prescription}, not for prescribing" in text
     assert "Session not finished: still running" in text and "Refraction record: no prescription" in text
     assert "Signature" not in text
 

@@ -260,6 +260,22 @@ def test_no_text_of_page_one_runs_past_the_right_margin(sessions_db):
     assert "answers by a SIMULATED patient" in " ".join(text for text, _, _ in _drawn(fig))  # whole, in order
 
 
+def test_the_record_names_the_rule_of_the_protocol_snapshot_when_the_settings_name_none(sessions_db):
+    """A session whose optimizer settings name no rule (a first-layout one may keep it in its
+    protocol alone): ``lensopt sessions`` and the export named the protocol's rule, the record none.
+    One reading serves all three (:func:`lensopt.store.tidy.session_rule`); the dashboard's header too."""
+    from lensopt.dashboard.replay import rule_label
+
+    path, ids = sessions_db
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(ids["finished"])
+    settings = {key: value for key, value in info.optimizer_settings.items() if key != "rule"}
+    protocol = {**info.protocol, "optimizer": {**info.protocol.get("optimizer", {}), "rule": "ts-ald"}}
+    record = build_record(replace(info, optimizer_settings=settings, protocol=protocol), printed_at=1.9e9)
+    assert " · rule ts-ald · seed " in dict(record.session)["Protocol"]
+    assert rule_label(settings, "ts-ald") == "ts-ald" and rule_label(settings) == "?"
+
+
 def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(sessions_db):
     """12 letters at confidence ~0.1 against the default 0.95: the closing console said "not enough
     answers to prescribe", so the record does not print the lens as the prescription: it says why in
@@ -277,7 +293,7 @@ def test_an_eye_short_of_the_target_confidence_is_no_prescription_on_the_record(
     why = f"confidence {confidence_text(result.confidence)} < 0.95 after {N_TRIALS} letters"
     assert not eye.prescribed and eye.withheld == why
     assert eye.withheld_text == f"No prescription: not enough answers ({why})"
-    assert eye.provisional == f"provisional estimate {result.prescription} — not for prescribing"
+    assert eye.provisional == f"provisional estimate {result.prescription}, not for prescribing"
     assert record.title == NOT_A_PRESCRIPTION_TITLE and not record.signable and record.unfinished is None
     assert result.prescription not in record.texts() and eye.provisional in record.texts()
     drawn = _drawn(draw_record_page(record))
@@ -431,7 +447,7 @@ def test_a_study_without_a_stopping_rule_prints_its_estimate_not_a_call_for_more
     (eye,) = record.eyes
     assert eye.fixed_design and not eye.prescribed and not record.signable
     assert eye.withheld_text == "Estimate, not a prescription (confidence 0.62 < 0.95 after 260 letters)"
-    assert eye.provisional == "estimate -1.25 / -0.50 x 170 — not for prescribing"
+    assert eye.provisional == "estimate -1.25 / -0.50 x 170, not for prescribing"
     assert eye.confidence == (  # the trials as the closing console names them
         "confidence 0.62 — below lensopt's default 0.95 after the protocol's 260 trials (no [stop]: a fixed number)"
     )
@@ -728,7 +744,7 @@ def test_a_full_prescription_by_duels_is_recorded_as_duels_from_its_start(tmp_pa
         eye.withheld_text
         == "No prescription: not enough answers (only 8 duels; lensopt's accuracy was measured after 40)"
     )
-    assert eye.provisional == f"provisional estimate {opt.prescription().text} — not for prescribing"
+    assert eye.provisional == f"provisional estimate {opt.prescription().text}, not for prescribing"
     with SessionStore(path) as store:  # the same lens after 40 duels is the prescription, signed
         store.set_result(sid, replace(result_of(opt), eye="OD", n_trials=40))
         forty = build_record(store.session(sid))

@@ -130,16 +130,22 @@ def attach_notation_values(argv: list[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt(received: list[int]):
+def _terminate_as_interrupt(received: list[int], ending: bool = False):
     """While a command runs, SIGTERM (``kill``, a session manager logging out) and SIGHUP (a closed
     terminal) end it as Ctrl-C does — its clean-up runs: a session is marked aborted and says how to
     resume it, a campaign's workers are shut down — instead of the process vanishing mid-way. The
-    signal's number goes to ``received`` (the exit code is 128 + it). Only in the main thread (where
-    Python delivers signals); elsewhere nothing changes."""
+    signal's number goes to ``received`` (the exit code is 128 + it). After the first of them (Ctrl-C
+    too), the others are ignored until the context ends: a second Ctrl-C (an impatient clinician, a
+    key held down) raised inside the clean-up and the process died of it, without marking the session
+    aborted or saying how to resume it. ``ending``: the process ends with the command (the
+    ``lensopt`` program, not a call of :func:`main` in another program), so once a signal came the
+    others stay ignored through the closing message and the exit (PsychoPy's and pyglet's exit
+    handlers printed tracebacks of them). Only in the main thread (where Python delivers signals);
+    elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signals = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     # a signal ignored by whoever started us (``nohup`` ignores SIGHUP) stays ignored
     signals = [signum for signum in signals if signal.getsignal(signum) is not signal.SIG_IGN]
 
@@ -153,8 +159,9 @@ def _terminate_as_interrupt(received: list[int]):
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        if not (ending and received):
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
 
 def empty_option(argv: list[str]) -> str | None:
@@ -185,6 +192,7 @@ def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    ending = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     empty = empty_option(argv)
     if empty is not None:
@@ -196,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     prog = " ".join(filter(None, ("lensopt", args.command, getattr(args, "bench_command", None))))
     received: list[int] = []
     # the dashboard's Qt event loop closes its window on these signals itself (an exception raised
-    # inside a Qt slot aborts the process)
-    terminate = contextlib.nullcontext() if args.command == "dashboard" else _terminate_as_interrupt(received)
+    # inside a Qt slot aborts the process); ``ending``: the lensopt program (python -m lensopt too)
+    terminate = contextlib.nullcontext() if args.command == "dashboard" else _terminate_as_interrupt(received, ending)
     try:
         with terminate:
             return int(args.handler(args) or 0)

@@ -191,6 +191,26 @@ def test_sigterm_ends_a_session_as_ctrl_c_does_aborted_with_how_to_resume(tmp_pa
     assert f"stopped after {info.n_trials} trials; continue with: lensopt run --resume {sid} --db {db}" in out
 
 
+def test_a_flood_of_ctrl_c_ends_a_session_as_one_does_with_no_traceback(tmp_path):
+    """Ctrl-C held down (60 SIGINTs 0.5 ms apart): a second one raised inside the clean-up and the
+    exit, PsychoPy's and pyglet's exit handlers printed tracebacks and the process died of it (exit
+    -2). After the first, the others are ignored: one closing line, exit 130, the session aborted,
+    every answer on disk."""
+    db = tmp_path / "s.db"
+    proc = started_session(tmp_path, db, "flood", "0.2", stored=3)
+    assert proc.poll() is None, "the session ended before the signals"
+    for _ in range(60):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.0005)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err == "lensopt run: interrupted; everything answered so far is saved\n", err
+    with SessionStore(db, readonly=True) as store:
+        info = store.session(store.latest_session_id())
+    answered = [line for line in out.splitlines() if line.startswith("trial ")]
+    assert info.status == "aborted" and info.n_trials == len(answered) >= 3
+
+
 def test_the_closing_line_gives_the_best_lens_and_its_phoropter_setting(tmp_path, window):
     protocol = write_protocol(tmp_path / "step.toml", **FAST, **{"lens.step_d": "0.25"})
     lines = []

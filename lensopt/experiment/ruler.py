@@ -32,7 +32,7 @@ def screen_width_cm(bar_px: int, bar_cm: float, screen_width_px: int) -> float:
 def show_bar(screen: int, bar_px: int):
     """Open a full-screen window on ``screen`` showing a black bar of ``bar_px`` pixels; returns
     the window (the caller closes it). Its ``size`` is the screen's framebuffer in px."""
-    check_display()
+    check_display("calibrate")
     n_screens = screen_count()
     if n_screens is not None and screen >= n_screens:  # PsychoPy would measure screen 0 without a word
         raise CalibrationError(

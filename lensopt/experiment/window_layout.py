@@ -5,8 +5,9 @@ The dashboard (a Qt window of its own process) opened at the top left of the con
 lens to set until they moved a window, and the keyboard went to the dashboard. Here its place is
 the largest free rectangle of the console's screen once the console (and, on a shared screen, the
 patient's window) is kept clear; the dashboard opens there without taking the keyboard
-(``lensopt dashboard --geometry … --no-activate``). Pure geometry, in the screen's pixels from its
-top left, as ``[screens]`` and PsychoPy place windows; no display needed.
+(``lensopt dashboard --geometry … --no-activate``). Also whether ``[screens]`` places the patient's
+window or the console beyond its screen (:func:`off_screen_problem`). Pure geometry, in the screen's
+pixels from its top left, as ``[screens]`` and PsychoPy place windows; no display needed.
 """
 
 from __future__ import annotations
@@ -154,3 +155,43 @@ def dashboard_place(
     if free is None:
         return None
     return DashboardPlace(screen, dataclasses.replace(free, height_px=free.height_px - FRAME_PX))
+
+
+def off_screen_problem(protocol: Protocol, fullscreen: bool, sizes_px: Sequence[tuple[int, int]] | None) -> str | None:
+    """The one-line problem of a window that ``[screens]`` places beyond its screen on a display of
+    screens ``sizes_px`` ((width, height) each; None: unknown, nothing is said), else None: a
+    windowed patient display at ``patient_pos_px``, or the console at ``console_pos_px`` or beside
+    the patient's window. ``protocol`` is placed on this display as the windows are
+    (:func:`lensopt.experiment.windows.side_by_side`). ``patient_pos_px = [32768, 32768]`` opened
+    the patient's window where nobody could see it, its letters too."""
+    if not sizes_px:
+        return None
+    screens, display = protocol.screens, protocol.display
+    windows = []
+    if not fullscreen and screens.patient_pos_px is not None:
+        windows.append(("patient window", screens.patient, tuple(screens.patient_pos_px), display.window_size_px))
+    beside = screens.console == screens.patient and not fullscreen
+    if wants_console(protocol) and (screens.console_pos_px is not None or beside):
+        size, pos = console_size_and_pos(
+            screens, dataclasses.replace(display, fullscreen=fullscreen), display.window_size_px
+        )
+        windows.append(("console", screens.console, pos or (0, 0), size))
+    for name, screen, (left_px, top_px), size_px in windows:
+        if screen >= len(sizes_px):
+            continue
+        screen_width_px, screen_height_px = sizes_px[screen]
+        width_px, height_px = min(int(size_px[0]), screen_width_px), min(int(size_px[1]), screen_height_px)
+        if left_px + width_px <= screen_width_px and top_px + height_px <= screen_height_px:
+            continue
+        room = f"[{screen_width_px - width_px}, {screen_height_px - height_px}]"
+        if name == "patient window":
+            fix = f"set screens.patient_pos_px within {room}"
+        elif screens.console_pos_px is not None:
+            fix = f"set screens.console_pos_px within {room}"
+        else:
+            fix = "move screens.patient_pos_px left or give screens.console_pos_px"
+        return (
+            f"the {name} ({width_px} × {height_px} px at [{left_px}, {top_px}]) runs off screen {screen} "
+            f"({screen_width_px} × {screen_height_px} px), where nobody would see all of it; {fix}"
+        )
+    return None

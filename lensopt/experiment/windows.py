@@ -22,19 +22,22 @@ from lensopt.experiment.loop_screens import MIRROR_VIEW_SCALE
 from lensopt.experiment.modes import mode_for
 from lensopt.experiment.protocol import Protocol
 from lensopt.experiment.run_request import RunRequest
-from lensopt.experiment.window_layout import DashboardPlace, Rect, dashboard_place, patient_pos_px
+from lensopt.experiment.window_layout import DashboardPlace, Rect, dashboard_place, off_screen_problem, patient_pos_px
 
 
-def _no_display_error(detail: str) -> LensoptError:
-    """The one line for a machine where no PsychoPy window can open (no X display, a dead one)."""
-    return LensoptError(
-        f"no display to open the PsychoPy window on ({detail}); run the command on the clinic's desktop, "
-        "or without a screen under xvfb-run -a (e.g. xvfb-run -a lensopt run ...)"
-    )
+def _no_display_error(detail: str, command: str) -> LensoptError:
+    """The one line for a machine where no PsychoPy window can open (no X display, a dead one), for
+    ``lensopt command``: a session may run under Xvfb; a calibration measures a real screen."""
+    if command == "calibrate":
+        fix = "run lensopt calibrate on the desktop of the screen to measure (a virtual screen has no size to measure)"
+    else:
+        fix = f"run the command on the clinic's desktop, or without a screen under xvfb-run -a (e.g. xvfb-run -a lensopt {command} ...)"
+    return LensoptError(f"no display to open the PsychoPy window on ({detail}); {fix}")
 
 
-def check_display() -> None:
-    """Refuse, in one line, a machine where no window can open, before anything is stored.
+def check_display(command: str = "run") -> None:
+    """Refuse, in one line, a machine where no window can open, before anything is stored; the fix
+    named for ``lensopt command`` (:func:`_no_display_error`).
 
     Without a display pyglet fails as PsychoPy's ``visual`` is imported (it opens a hidden window
     then), so importing it is the probe; a display that exists but refuses connections fails there too.
@@ -42,7 +45,7 @@ def check_display() -> None:
     if importlib.util.find_spec("psychopy") is None:  # said first: no display would help
         raise LensoptError(str(missing_extra(ModuleNotFoundError(name="psychopy"))))
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        raise _no_display_error("DISPLAY is not set")
+        raise _no_display_error("DISPLAY is not set", command)
     try:
         from psychopy import visual  # noqa: F401 - the import opens pyglet's shadow window: the probe
     except ModuleNotFoundError as exc:  # PsychoPy itself missing: no display would help
@@ -51,7 +54,8 @@ def check_display() -> None:
             raise
         raise error from None
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
-        raise _no_display_error(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        raise _no_display_error(detail, command) from None
 
 
 def on_this_display(protocol: Protocol, n_screens: int | None) -> Protocol:
@@ -335,11 +339,19 @@ def framebuffer_calibration(calibration: Calibration, size_px, new: bool, warn) 
 
 def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> None:
     """A new session's screen, refused in one line naming the protocol file and key before a database
-    file is made: its calibration (an unknown Monitor Center monitor) and the letter sizes it draws of
+    file is made: a window ``[screens]`` places beyond its screen (:func:`off_screen_problem`), its
+    calibration (an unknown Monitor Center monitor) and the letter sizes it draws of
     those the protocol asks for (too small for the screen's pixels or ``min_stroke_px``, too large for
     the window). ``lensopt.experiment.session`` works them out again for the session, as it does for a resume."""
     calibration = calibration_from_protocol(protocol)
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
+    rects = screen_rects_px() if window is None else None
+    if rects:
+        sizes_px = [(rect.width_px, rect.height_px) for rect in rects]
+        placed = side_by_side(protocol, fullscreen, [width_px for width_px, _ in sizes_px])
+        problem = off_screen_problem(placed, fullscreen, sizes_px)
+        if problem:
+            raise ProtocolError(f"{protocol.source}: {problem}")
     window_size_px = expected_window_size_px(
         protocol, calibration, fullscreen, screen_widths_px() if window is None else None
     )

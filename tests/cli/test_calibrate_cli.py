@@ -78,6 +78,8 @@ def test_a_non_positive_length_is_refused_before_any_window(tmp_path, args, opti
 def test_without_a_display_calibrate_says_so_in_one_line(tmp_path):
     line = _refused(_calibrate(tmp_path, "--bar-cm", "20", "--distance-cm", "300", display=False))
     assert "display" in line.lower(), line
+    # a virtual screen has no size to measure: not told to run "lensopt run" under xvfb-run
+    assert "run lensopt calibrate on the desktop of the screen to measure" in line and "xvfb-run" not in line
     assert _monitor(tmp_path, "lensopt") is None
 
 

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from experiment_helpers import CLINICAL_PROTOCOL, FAST, REPO, clinical_protocol, write_protocol
@@ -200,3 +201,66 @@ def test_the_window_checked_before_a_session_starts_is_the_narrowed_one_it_opens
     assert expected == side_by_side(protocol, False, [1920]).display.window_size_px == (1020, expected[1])
     assert expected_window_size_px(protocol, calibration, False, [1920, 1920])[0] == 1920  # a screen each
     assert expected_window_size_px(protocol, calibration, False)[0] == 1920  # a window the caller gives
+
+
+def _within(window: tuple[int, int, int, int], screen_px: tuple[int, int]) -> bool:
+    """Whether every pixel of ``window`` (left, top, width, height) is on the screen: its overlap
+    with the screen has the window's whole area (an independent reading of "on the screen")."""
+    left, top, width, height = window
+    overlap_w = max(0, min(left + width, screen_px[0]) - max(left, 0))
+    overlap_h = max(0, min(top + height, screen_px[1]) - max(top, 0))
+    return overlap_w * overlap_h == width * height
+
+
+def test_a_patient_window_placed_beyond_its_screen_is_named_with_the_room_it_has():
+    """``[screens] patient_pos_px = [32768, 32768]`` was taken on a 1920 x 1080 screen: the patient's
+    window, letters and all, opened where nobody could see it."""
+    from lensopt.experiment.window_layout import off_screen_problem
+
+    windowed = clinical_protocol(patient=0, console=1, patient_pos_px=(32768, 32768))
+    windowed = dataclasses.replace(windowed, display=dataclasses.replace(windowed.display, window_size_px=(800, 600)))
+    problem = off_screen_problem(windowed, False, [(1920, 1080), (1920, 1080)])
+    assert problem == (
+        "the patient window (800 × 600 px at [32768, 32768]) runs off screen 0 (1920 × 1080 px), where nobody "
+        "would see all of it; set screens.patient_pos_px within [1120, 480]"
+    )
+    assert off_screen_problem(windowed, True, [(1920, 1080), (1920, 1080)]) is None  # full screen: no position
+    assert off_screen_problem(windowed, False, None) is None  # a display that cannot say
+    rng = np.random.default_rng(100_000)
+    for left, top in rng.integers(0, 2000, size=(300, 2)).tolist():
+        placed = dataclasses.replace(
+            windowed, screens=dataclasses.replace(windowed.screens, patient_pos_px=(left, top))
+        )
+        said = off_screen_problem(placed, False, [(1920, 1080), (1920, 1080)])
+        assert (said is None) == _within((int(left), int(top), 800, 600), (1920, 1080)), (left, top, said)
+
+
+def test_a_console_placed_or_pushed_beyond_its_screen_is_named():
+    from lensopt.experiment.window_layout import off_screen_problem
+
+    placed = clinical_protocol(patient=0, console=1, console_pos_px=(1500, 600))  # 900 x 640 on a 1280 x 1024
+    assert off_screen_problem(placed, True, [(1920, 1080), (1280, 1024)]) == (
+        "the console (900 × 640 px at [1500, 600]) runs off screen 1 (1280 × 1024 px), where nobody would see "
+        "all of it; set screens.console_pos_px within [380, 384]"
+    )
+    assert off_screen_problem(clinical_protocol(patient=0, console=1), True, [(1920, 1080), (1280, 1024)]) is None
+    # on one screen, a patient window far right leaves no room for the console beside it
+    pushed = side_by_side(clinical_protocol(patient=0, console=0, patient_pos_px=(1500, 0)), False, [1920])
+    problem = off_screen_problem(pushed, False, [(1920, 1080)])
+    assert problem is not None and problem.startswith("the patient window")  # 1920 px wide at 1500: itself off
+    narrow = dataclasses.replace(pushed, display=dataclasses.replace(pushed.display, window_size_px=(400, 300)))
+    problem = off_screen_problem(narrow, False, [(1920, 1080)])
+    assert problem is not None and problem.startswith("the console (900 × 640 px at [1900, 0]) runs off screen 0")
+    assert problem.endswith("; move screens.patient_pos_px left or give screens.console_pos_px")
+
+
+def test_a_new_session_with_a_window_off_its_screen_is_refused_before_a_database_is_made(tmp_path, capsys):
+    if screen_count() is None:
+        pytest.skip("needs a display (Xvfb)")
+    protocol = write_protocol(tmp_path / "far.toml", **FAST, **{"screens.patient_pos_px": "[32768, 32768]"})
+    db = tmp_path / "s.db"
+    code = main(["run", "--protocol", str(protocol), "--participant", "p", "--observer", "simulated", "--db", str(db)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"lensopt run: error: {protocol}: the patient window (400 × 300 px at [32768, 32768])")
+    assert not db.exists()

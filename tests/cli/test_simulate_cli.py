@@ -364,6 +364,24 @@ def test_the_full_prescription_json_scores_the_prescription_by_hand(capsys):
     assert Lens.parse(result["prescription"]).format() == result["prescription"]
 
 
+def test_a_start_off_the_phoropters_steps_is_noted_as_lensopt_run_notes_it(capsys):
+    """``--start '-2.2 -0.7 x 33'`` (most likely a typo of -2.25 / -0.75) was taken without a word by
+    simulate, while lensopt run says it in one line: the same note on stderr, the JSON untouched."""
+    args = [*FULL, "--trials", "3", "--seed", "2"]
+    result = _simulate_with_err(capsys, *args, "--start", "-2.2 -0.7 x 33")
+    assert result[1].strip().splitlines() == [
+        "note: --start: -2.20 / -0.70 x 033 is not on the phoropter's 0.25 D steps: the nearest is -2.25 / -0.75 x 033"
+    ]
+    assert result[0]["start"] == "-2.20 / -0.70 x 033"  # searched around as typed, as lensopt run does
+    assert _simulate_with_err(capsys, *args, "--start", "-2.25 -0.75 x 33")[1] == ""
+
+
+def _simulate_with_err(capsys, *args):
+    assert main(["simulate", "--json", *args]) == 0
+    captured = capsys.readouterr()
+    return json.loads(captured.out), captured.err
+
+
 def test_a_plus_cylinder_patient_is_shown_in_minus_cylinder_with_what_was_written(capsys):
     """-1.00 / +0.50 x 090 is -0.50 / -0.50 x 180 (sphere + cyl, cyl negated, axis turned 90°, by
     hand): the summary shows the minus form the prescription is in, and says it was transposed."""

@@ -14,7 +14,7 @@ from lensopt.cli.simulate_prescription import MAX_PATIENT_POWER_D
 from lensopt.observer import SimulatedPatient, autorefraction, draw_clinic_patients
 from lensopt.provenance import software
 from lensopt.refraction.acuity_text import logmar_text
-from lensopt.refraction.lens import Lens, diopter_text, parse_lens
+from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, diopter_text, off_step_note, parse_lens
 from lensopt.refraction.prescription import (
     PHOROPTER_MAX_POWER_D,
     START_J_HALF_WIDTH_D,
@@ -174,6 +174,9 @@ def run_prescription(args, stop) -> int:
                 f"--start {args.start!r} has a meridian of {diopter_text(meridian)} D, beyond a phoropter's "
                 f"±{MAX_PATIENT_POWER_D:g} D; give a starting refraction within it"
             )
+        off_step = off_step_note(written, args.lens_step or PHOROPTER_STEP_D)
+        if off_step:  # searched around as typed, as lensopt run does, and said (most likely a typo)
+            print(f"note: --start: {off_step}", file=sys.stderr)
         transposed = written.is_plus_cylinder
         start = written.minus_cylinder()
     if start is not None:

@@ -11,6 +11,7 @@ import inspect
 import math
 import numbers
 import random
+import re
 from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 from typing import Any, ClassVar
@@ -117,6 +118,11 @@ def _constructor(init):
         self.__dict__["_constructing"] = depth + 1
         try:
             init(self, *args, **kwargs)
+        except TypeError as exc:
+            unknown = None if depth else _UNKNOWN_SETTING.match(str(exc))
+            if unknown is None:
+                raise
+            raise TypeError(unknown_setting_message(self, unknown.group(1))) from None
         finally:
             if depth:
                 self.__dict__["_constructing"] = depth
@@ -125,6 +131,22 @@ def _constructor(init):
 
     __init__._fixes_settings = True  # type: ignore[attr-defined]
     return __init__
+
+
+#: Python's words for a keyword no settings dataclass has (``AcuityLawSettings.__init__() got an
+#: unexpected keyword argument 'beta'``), naming a class the person never wrote; or those of
+#: :func:`unknown_setting_message` for an optimizer made inside another (``RefractionOptimizer``'s
+#: ``ContextualOptimizer``), said again of the one the person made.
+_UNKNOWN_SETTING = re.compile(
+    r"^(?:\w+Settings\.__init__\(\) got an unexpected keyword argument|\w+\(\) has no setting) '(\w+)'"
+)
+
+
+def unknown_setting_message(optimizer: FixedSettings, name: str) -> str:
+    """``AcuityLawOptimizer() has no setting 'beta'; its settings: …``: a keyword that no settings of
+    ``optimizer``'s class take, named with the class the person made and the settings it has."""
+    settings = sorted(n for n in type(optimizer)._fixed_names if not n.startswith("_") and n != "settings")
+    return f"{type(optimizer).__name__}() has no setting {name!r}; its settings: {', '.join(settings)}"
 
 
 def fixed_setting_message(optimizer: object, name: str) -> str:

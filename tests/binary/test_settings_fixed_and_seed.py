@@ -90,3 +90,30 @@ def test_settings_are_set_freely_inside_every_init_of_the_hierarchy_and_refused_
             delattr(made, name)
     made.count = 1  # not a setting
     assert made.count == 1 and "_constructing" not in vars(made)
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "setting", "listed"),
+    [
+        ("AcuityLawOptimizer", "beta", 2.0, "slopes_per_logmar"),
+        ("RefractionOptimizer", "sphere_step", 0.25, "lens_step_d"),
+        ("PrescriptionOptimizer", "axis_step", 5, "axis_step_deg"),
+        ("ContextualOptimizer", "bogus", 1, "system_bounds"),
+    ],
+)
+def test_a_setting_no_optimizer_takes_is_refused_naming_the_optimizer_made_and_its_settings(
+    make, name, setting, listed
+):
+    """``AcuityLawOptimizer(beta=2)`` raised ``AcuityLawSettings.__init__() got an unexpected keyword
+    argument 'beta'``, and ``RefractionOptimizer(foo=1)`` named ``OptimizerSettings``: classes the
+    person never wrote. The message names the optimizer made and the settings it takes."""
+    import lensopt.refraction as refraction
+
+    cls = getattr(refraction, make, None) or ContextualOptimizer
+    args = (((0.0, 1.0),), ((0.0, 1.0),)) if cls is ContextualOptimizer else ()
+    with pytest.raises(TypeError) as refused:
+        cls(*args, **{name: setting})
+    message = str(refused.value)
+    assert message.startswith(f"{make}() has no setting {name!r}; its settings: ")
+    taken = message.split("its settings: ")[1].split(", ")
+    assert listed in taken and "seed" in taken and taken == sorted(taken)

@@ -16,9 +16,10 @@ the accommodating eye (what the chart shows)::
 
     .venv/bin/python docs/examples/accommodation.py --patients 40 --accommodation 0 2 4 8
 
-``--clinical``: the acuity-law optimizer as the ``clinical-refraction`` protocol runs it — lenses on
-the phoropter's 0.25 D steps, letters from −0.3 to 1.0 logMAR, stopping once 95 % confident from
-20 letters, at the latest after 80 — and, per amplitude, how many sessions stopped by confidence,
+``--clinical``: the acuity-law optimizer with the ``clinical-refraction`` protocol's session settings —
+lenses on the phoropter's 0.25 D steps, letters from −0.3 to 1.0 logMAR, stopping once 95 % confident
+from 20 letters, at the latest after 80 — but its model's amplitudes only as ``--model-accommodation``
+gives them (default 0: the law alone; the protocol's own are ``0 0.5 1 2 4 8``) — and, per amplitude, how many sessions stopped by confidence,
 how many of those within 0.025 logMAR of the relaxed eye's best acuity, and the relaxed eye's loss
 at the end (median, mean, sessions above 0.1 logMAR)::
 
@@ -182,7 +183,10 @@ def main(argv=None) -> None:
         help="the acuity-law optimizer's prior amplitudes of accommodation, D (default 0: the law alone)",
     )
     parser.add_argument(
-        "--clinical", action="store_true", help="the clinical-refraction protocol's settings (acuity law)"
+        "--clinical",
+        action="store_true",
+        help="the clinical-refraction protocol's session settings (acuity law); its model's amplitudes "
+        "only with --model-accommodation 0 0.5 1 2 4 8",
     )
     parser.add_argument(
         "--protocol", help="a shipped protocol's name or a protocol file: its two-parameter search, in place of --rules"

@@ -139,7 +139,9 @@ for trial in handler:
 # -------------------------------------------------------------------------------------------------
 
 result = handler.result()
-print(f"best lens {result['best']} after {result['n_trials']} trials (stopped by the rule: {result['stopped']})")
+ended = {"confidence": "sure enough", "max_trials": "the rule's budget ran out, not sure enough"}
+why = ended.get(result["stop_reason"], "every trial run")
+print(f"best lens {result['best']} after {result['n_trials']} trials ({why})")
 if result["most_plus_note"]:  # the clearest lens need not be the most plus for an eye that accommodates
     print(result["most_plus_note"])
 exp.saveAsWideText(args.out + ".csv", fileCollisionMethod="overwrite")

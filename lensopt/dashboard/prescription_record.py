@@ -27,6 +27,8 @@ renamed into place.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -45,6 +47,7 @@ from lensopt.dashboard.drawing import (
     number_each_eye,
     undone_label,
 )
+from lensopt.dashboard.fonts import figure_fonts, missing_glyphs_note
 from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import EYE_LABEL_SHARE, draw_notice, draw_panel
 from lensopt.dashboard.prescription_panels import draw_astigmatism_plane, draw_defocus_curve
@@ -288,11 +291,16 @@ def _earlier_eye_ends(store, info) -> list[int]:
     return [k + 1 for k in range(len(eyes) - 1) if eyes[k] != eyes[k + 1]]
 
 
-def write_prescription_record(store, session_id: int, path, printed_at: float | None = None) -> Path:
+def write_prescription_record(
+    store, session_id: int, path, printed_at: float | None = None, warn: Callable[[str], None] | None = None
+) -> Path:
     """Write session ``session_id``'s prescription record (two A4 pages; three for a full
     prescription with answers: each eye's model; three for a two-parameter session of both eyes:
     each eye's curves) from ``store`` (a
     ``SessionStore``) to the PDF ``path``, readable by its owner only (0600); return the path.
+    Its text falls back to an installed font for a script DejaVu Sans lacks (a participant's name in
+    Chinese: :mod:`lensopt.dashboard.fonts`); characters no font has are said once to ``warn``
+    (default: a ``UserWarning``).
 
     Written to a temporary file beside ``path`` and renamed into place, so a failure leaves no
     half-written record; a folder that does not exist or cannot be written is a
@@ -304,6 +312,16 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
         raise LensoptError(f"{path} is a folder; give a file name ending in .pdf")
     if not path.parent.is_dir():
         raise LensoptError(f"cannot write {path}: folder {path.parent} does not exist; create it first")
+    with figure_fonts() as missing:
+        _write_pages(store, session_id, path, printed_at)
+    note = missing_glyphs_note(missing)
+    if note:
+        (warn or warnings.warn)(note)
+    return path
+
+
+def _write_pages(store, session_id: int, path: Path, printed_at: float | None) -> None:
+    """The pages of :func:`write_prescription_record`, drawn and written to ``path``."""
     info = store.session(session_id)
     status = session_status(store.path, session_id, info.status)  # interrupted, where no program runs it
     model, why = _followed(store, info)
@@ -329,4 +347,3 @@ def write_prescription_record(store, session_id: int, path, printed_at: float | 
     ):
         for fig in pages:
             pdf.savefig(fig)
-    return path

@@ -6,6 +6,8 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -94,6 +96,46 @@ def test_print_writes_a_three_page_record_of_a_full_prescription_readable_by_its
     )
     assert out.stat().st_mode & 0o777 == 0o600
     assert len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", out.read_bytes())) == 3  # record, curves, the eye's model
+
+
+def _renamed(path, sid, tmp_path, participant: str):
+    """A copy of the database ``path`` whose session ``sid`` is ``participant``'s."""
+    copy = tmp_path / "renamed.db"
+    shutil.copy(path, copy)
+    with sqlite3.connect(copy) as con:
+        con.execute("UPDATE sessions SET participant = ? WHERE id = ?", (participant, sid))
+    con.close()
+    return copy
+
+
+def test_a_participant_named_in_chinese_is_printed_in_a_font_that_has_the_name(db, tmp_path, capsys):
+    """李小龍 printed as empty boxes on every page of the record (DejaVu Sans has no CJK glyph), with
+    a dozen matplotlib warnings; the record now falls back to an installed font (.ci/task installs
+    fonts-wqy-microhei): the name is in the PDF's text, drawn in a font that has it, embedded."""
+    path, sid = db
+    copy = _renamed(path, sid, tmp_path, "Zoë 李小龍")
+    out = tmp_path / "rx.pdf"
+    command = [sys.executable, "-m", "lensopt", "print", str(sid), "--db", str(copy), "--out", str(out)]
+    printed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert printed.returncode == 0 and printed.stderr == "", printed.stderr  # no warning, nor log line
+    assert "(Zoë 李小龍, " in printed.stdout
+    text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True, check=True).stdout
+    assert text.count("李小龍") == 3  # every page names the participant
+    fonts = subprocess.run(["pdffonts", str(out)], capture_output=True, text=True, check=True).stdout
+    assert "WenQuanYi" in fonts, fonts  # the glyphs drawn are the fallback font's
+
+
+def test_a_character_no_installed_font_has_is_said_in_one_line_not_a_warning_per_glyph(db, tmp_path, capsys):
+    path, sid = db
+    copy = _renamed(path, sid, tmp_path, "P 𓀀𓀁")  # Egyptian hieroglyphs: in no font lensopt falls back to
+    out = tmp_path / "rx.pdf"
+    assert main(["print", str(sid), "--db", str(copy), "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "note: no installed font has '𓀀𓀁', which print as empty boxes; install a font with them "
+        "(Debian: fonts-wqy-microhei or fonts-noto-cjk) and print again"
+    ]
+    assert out.exists()
 
 
 def test_print_is_listed_in_the_help():

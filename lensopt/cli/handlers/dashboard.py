@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder
+from lensopt.dashboard.fonts import use_text_families
 from lensopt.dashboard.model import session_model_class, snapshot_from_store
 from lensopt.dashboard.report import write_report
 from lensopt.errors import LensoptError, StoreError
@@ -81,6 +82,7 @@ def run_dashboard(args) -> int:
         if path is not None:
             check_not_the_database(option, path, db_path)
 
+    use_text_families()  # a participant's name in Chinese is drawn, not boxes (lensopt.dashboard.fonts)
     with SessionStore(db_path, readonly=True) as store:
         session_id = args.session_id
         if session_id is None:  # a session left running without a trial (its program died) is not offered

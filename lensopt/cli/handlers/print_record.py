@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder, check_session_id
@@ -45,7 +46,9 @@ def print_command(args) -> int:
     check_not_the_database("--out", out, db_path)
     with SessionStore(db_path, readonly=True) as store:
         store.session(args.session_id)  # an unknown session is said before anything heavy is imported
-        write_prescription_record(store, args.session_id, out)
+        write_prescription_record(
+            store, args.session_id, out, warn=lambda note: print(f"note: {note}", file=sys.stderr)
+        )
         info = store.session(args.session_id)
     print(f"prescription record of session {args.session_id} ({info.participant}, {_contents(info)}) written to {out}")
     return 0

@@ -196,7 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     empty = empty_option(argv)
     if empty is not None:
-        command_parser(parser, argv).error(f"{empty} was given an empty value; give one or leave {empty} out")
+        named = command_parser(parser, argv)
+        required = any(action.required and empty in action.option_strings for action in named._actions)
+        fix = "give one" if required else f"give one or leave {empty} out"
+        named.error(f"{empty} was given an empty value; {fix}")
     args = parser.parse_args(attach_notation_values(argv))
     if not getattr(args, "handler", None):
         parser.print_help()

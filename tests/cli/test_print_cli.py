@@ -162,6 +162,8 @@ def _bad_inputs(tmp_path, path, sid):
         "not a pdf": ([str(sid), "--db", str(path), "--out", str(tmp_path / "a.txt")], "must end in .pdf"),
         "a folder": ([str(sid), "--db", str(path), "--out", str(tmp_path / "dir.pdf")], "is a folder"),
         "session 0": (["0", "--db", str(path), "--out", str(tmp_path / "a.pdf")], "positive integer"),
+        # a name that is all extension was told it "must end in .pdf", which it does
+        "no name before .pdf": ([str(sid), "--db", str(path), "--out", str(tmp_path / ".pdf")], "no name before .pdf"),
     }
 
 
@@ -176,6 +178,7 @@ def _bad_inputs(tmp_path, path, sid):
         "not a pdf",
         "a folder",
         "session 0",
+        "no name before .pdf",
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_and_writes_nothing(db, tmp_path, capsys, case):

@@ -54,3 +54,15 @@ def test_an_option_given_an_empty_value_is_refused_in_one_line(argv, capsys):
         main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert exited.value.code == 2 and len(err) == 1 and "was given an empty value" in err[0], err
+    assert "leave" in err[0]  # each of these options may be left out
+
+
+def test_an_empty_value_of_a_required_option_is_not_told_to_leave_it_out(capsys):
+    """``lensopt print 1 --out ""`` was told "give one or leave --out out", but print needs --out."""
+    from lensopt.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["print", "1", "--out", ""])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert exited.value.code == 2
+    assert line == "lensopt print: error: --out was given an empty value; give one (see `lensopt print --help`)"

@@ -20,6 +20,8 @@ def check_output(path_text: str) -> Path:
     path = Path(path_text).expanduser()
     if path_text.endswith(("/", os.sep)):  # Path drops the slash: adir.pdf/ would be written as a file adir.pdf
         raise LensoptError(f"--out {path_text} ends in a slash, which names a folder; give a file name ending in .pdf")
+    if path.name.lower() == ".pdf":  # a name that is all extension: Path reads it as a hidden file, no suffix
+        raise LensoptError(f"--out {path} has no name before .pdf; give one (e.g. --out rx.pdf)")
     if path.suffix.lower() != ".pdf":
         raise LensoptError(f"--out {path} must end in .pdf (e.g. --out rx.pdf)")
     if path.is_dir():

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 from lensopt.dashboard.clinician_entries import CLINICIAN_LIMIT, clinician_entries, shortened
+from lensopt.dashboard.clock import clock_text, results_clock_text
 from lensopt.dashboard.series import count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
@@ -292,11 +293,6 @@ class PrescriptionRecord:
         return out + ([] if self.missing is None else [self.missing])
 
 
-def clock_text(unix_s: float) -> str:
-    """``2026-12-01 03:31 UTC``: a moment in this computer's time zone, named (the record, the report)."""
-    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(unix_s))
-
-
 def session_results(info) -> list:
     """The results stored for session ``info``, one per eye (OD before OS, then those without an
     eye): ``info.results`` when the store reads several, else ``info.result`` (schema 5: one)."""
@@ -456,7 +452,7 @@ def build_record(
         ("Session started", clock_text(info.created_at)),
     ]
     if results:
-        session.append(("Result computed", clock_text(max(r.recorded_at for r in results))))
+        session.append(("Result computed", results_clock_text(results)))
     rule, seed = session_rule(info), getattr(info, "seed", None)
     method = (f" · rule {rule}" if isinstance(rule, str) and rule else "") + (
         f" · seed {seed}" if seed is not None else ""

@@ -14,10 +14,10 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from lensopt import __version__
+from lensopt.dashboard.clock import clock_text
 from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot
 from lensopt.dashboard.drawing import fitted_size
 from lensopt.dashboard.panels import PANELS, draw_panel
-from lensopt.dashboard.prescription_text import clock_text
 from lensopt.dashboard.record_page import text_width_pt
 from lensopt.dashboard.snapshot import DashboardSnapshot
 from lensopt.private_files import private_output

@@ -204,9 +204,10 @@ def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0
     from an estimate on it), and after a few answers the estimate can lie outside the draws'
     spread (seen: a provisional ``+0.50 / -0.50 x 151`` printed beside an M interval of -2.11 to
     +0.02 D). The axis interval is taken on the circle around ``reported``'s axis (a draw at 178°
-    next to a reported 2° is 4° away), as ``(low, high)`` in degrees that may pass 180 or 0 (e.g.
-    ``(172, 188)`` for 172 to 8). Draws of an argmax over a grid: spread them first
-    (:func:`within_cells`)."""
+    next to a reported 2° is 4° away), as ``(low, high)`` in degrees, ``low`` in (0, 180] and
+    ``high`` past 180 when it passes 180 (``(172, 188)`` for 172 to 8; an interval around 27° from
+    -40° to 108° is ``(140, 288)``: one convention, the data dictionary's). Draws of an argmax over
+    a grid: spread them first (:func:`within_cells`)."""
     draws = np.asarray(power_vectors_d, dtype=float).reshape(-1, 3)
     tail = 50.0 * (1.0 - level)
     lens = reported.minus_cylinder()
@@ -223,7 +224,8 @@ def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0
     lo, hi = np.percentile(offset, [tail, 100.0 - tail])
     if lens.cylinder_d != 0.0:  # the lens's own axis: offset 0
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    out["axis_deg"] = (float(centre + lo), float(centre + hi))
+    turns = 180.0 * (np.floor(-(centre + lo) / 180.0) + 1.0) if centre + lo <= 0.0 else 0.0  # low into (0, 180]
+    out["axis_deg"] = (float(centre + lo + turns), float(centre + hi + turns))
     return out
 
 

@@ -44,6 +44,28 @@ def test_intervals_are_percentiles_and_the_axis_interval_wraps_around_180():
     assert 176.0 <= low < 177.0 and 183.0 < high <= 184.0  # around 180, not 4 to 176
 
 
+def test_an_axis_interval_starts_in_0_to_180_and_ends_past_180_when_it_passes_180():
+    """An exported interval around 27° read [-39.83, 107.58] while others read [144.9, 194.3]: one
+    convention now, the data dictionary's. Checked against the draws' own axes: the interval's two
+    ends are the central 95 % of the draws' axis offsets around the lens's (by hand, on the circle),
+    written from a low end in (0, 180]."""
+    rng = np.random.default_rng(100_000)
+    for centre_deg in (27.0, 3.0, 90.0, 175.0, 180.0):
+        spread_deg = rng.uniform(20.0, 70.0)
+        axes_deg = centre_deg + rng.uniform(-spread_deg, spread_deg, 4000)
+        j0, j45 = 0.5 * np.cos(np.deg2rad(2 * axes_deg)), 0.5 * np.sin(np.deg2rad(2 * axes_deg))
+        low, high = lens_intervals(np.column_stack([np.full(4000, -1.0), j0, j45]), Lens(-0.5, -1.0, centre_deg))[
+            "axis_deg"
+        ]
+        offsets = axes_deg - centre_deg
+        lo, hi = min(np.percentile(offsets, 2.5), 0.0), max(np.percentile(offsets, 97.5), 0.0)
+        assert 0.0 < low <= 180.0 and low < high < low + 180.0
+        assert high - low == pytest.approx(hi - lo, abs=1e-6)  # the same arc
+        assert (low - (centre_deg + lo)) % 180.0 == pytest.approx(0.0, abs=1e-6) or (
+            low - (centre_deg + lo)
+        ) % 180.0 == pytest.approx(180.0, abs=1e-6)
+
+
 def test_an_interval_that_misses_the_printed_lens_is_widened_to_it_and_no_further():
     """Draws around -1.00 / -1.00 x 180 beside a printed +0.50 / -0.50 x 030: each interval is the
     draws' central 95 % (numpy's percentiles of the draws and of their minus-cylinder form, computed
@@ -63,9 +85,10 @@ def test_an_interval_that_misses_the_printed_lens_is_widened_to_it_and_no_furthe
         expected = (min(low, lens_values[name]), max(high, lens_values[name]))
         assert out[name] == pytest.approx(expected, abs=1e-9), name
     assert out["m_d"][1] == pytest.approx(0.25) and out["m_d"][0] == pytest.approx(np.percentile(m, 2.5))
-    # the axis: draws 176-184 around the printed 30: offsets -34 to -26, widened up to the lens's own 0
+    # the axis: draws 176-184 around the printed 30: offsets -34 to -26, widened up to the lens's own 0,
+    # so from 176 (-4 turned into (0, 180]) through 180 to 30, written (176, 210)
     low, high = out["axis_deg"]
-    assert 30.0 - 34.0 <= low < 30.0 - 33.0 and high == pytest.approx(30.0)
+    assert 180.0 + 30.0 - 34.0 <= low < 180.0 + 30.0 - 33.0 and high == pytest.approx(210.0)
     # a spherical lens has no axis to hold: the axis interval is the draws' alone
     spherical = lens_intervals(np.column_stack([m, j0, j45]), Lens(0.5, 0.0, 180.0))["axis_deg"]
     assert 176.0 <= spherical[0] < 177.0 and 183.0 < spherical[1] <= 184.0

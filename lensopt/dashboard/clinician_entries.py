@@ -24,6 +24,12 @@ def shortened(items, limit: int) -> list[str]:
     return [*items[:keep], f"\u2026 and {len(items) - keep} more; see the export"]
 
 
+def _one_line(note: str) -> str:
+    """A stored note on one line: its line breaks and tabs as spaces (the console's entry cannot type
+    them, but a note written into the store by another program printed over the record's next row)."""
+    return " ".join(note.split())
+
+
 def _trial_name(eye: str, number: int) -> str:
     """``OD trial 3`` (the console's words), ``trial 3`` of a session that names no eye."""
     return f"{eye} trial {number}" if eye else f"trial {number}"
@@ -47,7 +53,7 @@ def clinician_entries(trials, events=()) -> tuple[tuple[str, ...], tuple[str, ..
         for key, when in (("note", ""), ("note_after", " (after its answer)")):
             note = extra.get(key)
             if isinstance(note, str) and note.strip():
-                notes.append(f"{name}{when}: {note.strip()}")
+                notes.append(f"{name}{when}: {_one_line(note)}")
                 held.update(part.strip() for part in (note.split("; ") if key == "note_after" else [note]))
         asked = extra.get("asked_lens")
         if isinstance(asked, str) and asked:
@@ -60,10 +66,10 @@ def clinician_entries(trials, events=()) -> tuple[tuple[str, ...], tuple[str, ..
         before = event.detail.get("for_trial")
         found = by_index.get(before) if isinstance(before, int) else None
         if found is not None:
-            notes.append(f"{_trial_name(found[0].eye or '', found[1])}: {note.strip()}")
+            notes.append(f"{_trial_name(found[0].eye or '', found[1])}: {_one_line(note)}")
         else:  # typed before an answer never stored
             last = trials[-1] if trials else None
             eye = (last.eye or "") if last is not None else ""
             kept = sum(1 for t in trials if not t.void and (t.eye or "") == eye)
-            notes.append(f"{_trial_name(eye, kept + 1)} (not answered): {note.strip()}")
+            notes.append(f"{_trial_name(eye, kept + 1)} (not answered): {_one_line(note)}")
     return tuple(notes), tuple(changes)

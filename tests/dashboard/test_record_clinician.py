@@ -85,6 +85,17 @@ def test_the_clinicians_notes_lenses_set_and_undone_answers_are_on_the_first_pag
     assert "Signature" in text and record.title == RESULT_TITLE  # a person's answers: a result to sign
 
 
+def test_a_note_stored_with_a_line_break_is_printed_on_one_line_not_over_the_next_row(tmp_path):
+    """A note written into the store by another program (``'tired\nsecond line'``) was drawn over the
+    record's next row; the console's entry cannot type a line break, the record keeps one line."""
+    path = tmp_path / "s.db"
+    sid = _session(path, extras={8: {"note": "tired;\n\tsecond  line\n"}}, notes_typed=(("looks\naway", 9),))
+    record = _record(path, sid)
+    assert record.notes == ("OD trial 8: tired; second line", "OD trial 9 (not answered): looks away")
+    drawn = [t.get_text() for t in draw_record_page(record).texts]
+    assert not any("\n" in text for text in drawn if "tired" in text or "looks" in text)
+
+
 def test_a_record_without_the_clinicians_doings_has_no_such_section(tmp_path):
     path = tmp_path / "s.db"
     record = _record(path, _session(path))

@@ -67,6 +67,18 @@ def test_sessions_prints_a_table_of_the_sessions(db, capsys):
     assert second[:6] == ["2", "P002", "letters", "-", "interrupted", "0"] and second[-1] == "-"
 
 
+def test_a_participant_named_in_chinese_keeps_the_rest_of_the_row_in_its_columns(db, capsys):
+    """李小龍 takes six terminal cells in three characters: padded by characters, the rest of the row
+    sat three cells right of the header. Each wide character now counts two cells."""
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE sessions SET participant = ? WHERE id = 1", ("李小龍",))
+    con.close()
+    assert main(["sessions", "--db", str(db)]) == 0
+    header, wide, narrow = capsys.readouterr().out.splitlines()[:3]
+    assert narrow.index("letters") == header.index("kind")  # P002 is one cell per character
+    assert wide.index("letters") == header.index("kind") - 3  # three characters of two cells each
+
+
 def test_the_trials_column_counts_the_answers_kept_and_says_the_undone_apart(db, capsys):
     with SessionStore(db) as store:
         store.void_trial(1, 4)  # the clinician undid the last answer: kept, marked void

@@ -16,6 +16,7 @@ import shlex
 import stat
 import sys
 import time
+import unicodedata
 
 from lensopt.cli.arguments import check_database_not_a_folder, check_session_id
 from lensopt.dashboard.prescription_text import build_record
@@ -146,15 +147,24 @@ def format_table(infos, db_path=None) -> str:
         )
         for i in infos
     ]
-    widths = [max(len(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
+    widths = [max(cells_wide(row[k]) for row in rows) for k in range(len(TABLE_COLUMNS))]
     right_aligned = {0, 5}
-    lines = [
-        "  ".join(
-            cell.rjust(w) if k in right_aligned else cell.ljust(w) for k, (cell, w) in enumerate(zip(row, widths))
-        ).rstrip()
-        for row in rows
-    ]
+
+    def padded(k: int, cell: str, width: int) -> str:
+        room = " " * (width - cells_wide(cell))
+        return room + cell if k in right_aligned else cell + room
+
+    lines = ["  ".join(padded(k, cell, w) for k, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
     return "\n".join(lines)
+
+
+def cells_wide(text: str) -> int:
+    """How many terminal cells ``text`` takes: two for a wide character (李, 김: Unicode's East Asian
+    Wide and Fullwidth), none for a combining mark, one for the rest. A participant named in Chinese
+    pushed the rest of their row out of its columns."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text
+    )
 
 
 def _warn_if_readable_by_others(path) -> None:

@@ -23,6 +23,7 @@ import re
 import signal
 import sys
 import threading
+import time
 
 from lensopt import __version__
 from lensopt.errors import LensoptError, missing_extra
@@ -129,39 +130,48 @@ def attach_notation_values(argv: list[str]) -> list[str]:
     return out
 
 
+#: After a first signal, how long (s) the next ones are taken for the same request — a Ctrl-C held
+#: down, a logout's SIGHUP then SIGTERM — and ignored, so that they cannot cut the clean-up short. One
+#: after it is a new request and interrupts again: the first may have been lost where Python drops an
+#: exception (a finalizer, a callback), and Ctrl-C must still stop the program.
+REPEAT_GRACE_S = 2.0
+
+
 @contextlib.contextmanager
 def _terminate_as_interrupt(received: list[int], ending: bool = False):
     """While a command runs, SIGTERM (``kill``, a session manager logging out) and SIGHUP (a closed
     terminal) end it as Ctrl-C does — its clean-up runs: a session is marked aborted and says how to
     resume it, a campaign's workers are shut down — instead of the process vanishing mid-way. The
-    signal's number goes to ``received`` (the exit code is 128 + it). After the first of them (Ctrl-C
-    too), the others are ignored until the context ends: a second Ctrl-C (an impatient clinician, a
-    key held down) raised inside the clean-up and the process died of it, without marking the session
-    aborted or saying how to resume it. ``ending``: the process ends with the command (the
-    ``lensopt`` program, not a call of :func:`main` in another program), so once a signal came the
-    others stay ignored through the closing message and the exit (PsychoPy's and pyglet's exit
-    handlers printed tracebacks of them). Only in the main thread (where Python delivers signals);
-    elsewhere nothing changes."""
+    signal's number goes to ``received`` (the exit code is 128 + it). A signal within
+    :data:`REPEAT_GRACE_S` of the one before (Ctrl-C too) is ignored: a Ctrl-C held down raised
+    inside the clean-up and the process died of it, without marking the session aborted or saying how
+    to resume it. ``ending``: the process ends with the command (the ``lensopt`` program, not a call
+    of :func:`main` in another program), so once a signal came they stay ignored through the closing
+    message and the exit (PsychoPy's and pyglet's exit handlers printed tracebacks of them). Only in
+    the main thread (where Python delivers signals); elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
     # a signal ignored by whoever started us (``nohup`` ignores SIGHUP) stays ignored
     signals = [signum for signum in signals if signal.getsignal(signum) is not signal.SIG_IGN]
+    last_s: list[float] = []
 
     def interrupt(signum, frame):
+        now_s = time.monotonic()
+        repeated = bool(last_s) and now_s - last_s[-1] < REPEAT_GRACE_S
+        last_s.append(now_s)
+        if repeated:  # the same request again (a key held down, a logout's second signal)
+            return
         received.append(signum)
-        for other in signals:  # a second signal (a logout sends SIGHUP, then SIGTERM) must not cut the clean-up short
-            signal.signal(other, signal.SIG_IGN)
         raise KeyboardInterrupt
 
     previous = {signum: signal.signal(signum, interrupt) for signum in signals}
     try:
         yield
     finally:
-        if not (ending and received):
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_IGN if ending and received else handler)
 
 
 def empty_option(argv: list[str]) -> str | None:

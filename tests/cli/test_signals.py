@@ -9,7 +9,7 @@ from lensopt.cli import _terminate_as_interrupt
 
 @pytest.fixture
 def restored_signals():
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     yield
     for signum, handler in saved.items():
         signal.signal(signum, handler)
@@ -66,3 +66,25 @@ def test_an_empty_value_of_a_required_option_is_not_told_to_leave_it_out(capsys)
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert exited.value.code == 2
     assert line == "lensopt print: error: --out was given an empty value; give one (see `lensopt print --help`)"
+
+
+def test_a_signal_after_the_grace_interrupts_again_one_within_it_is_ignored(restored_signals, monkeypatch):
+    """A Ctrl-C held down is one request (the repeats within REPEAT_GRACE_S of the one before are
+    ignored, through the clean-up); a Ctrl-C pressed again later is a new one and interrupts again —
+    the first may have been lost where Python drops an exception, and Ctrl-C must still stop it."""
+    import lensopt.cli as cli
+
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    received: list[int] = []
+    with cli._terminate_as_interrupt(received):
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        for step_s in (0.03, 0.03, cli.REPEAT_GRACE_S - 0.01):  # held down: each within the grace of the last
+            clock[0] += step_s
+            signal.raise_signal(signal.SIGINT)
+        clock[0] += cli.REPEAT_GRACE_S + 0.01
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    assert received == [signal.SIGINT, signal.SIGINT]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored: not the lensopt program

@@ -80,14 +80,20 @@ def measurable_range(acuity_logmar, letter_bounds_logmar) -> tuple[float, float]
 
 def draw_surface(fig, ax, sphere_d, cylinder_d, values, cmap: str, label: str, value_range=None) -> None:
     """A colour map of ``values`` ``(n_cylinder, n_sphere)`` over the lens grid, white contour lines
-    (when it is not flat) and a colour bar labelled ``label``; ``value_range`` ``(low, high)``: the
-    values the colours span (beyond it, the end colours), else all of them."""
+    (when it is not flat) labelled with their levels and a colour bar labelled ``label``;
+    ``value_range`` ``(low, high)``: the values the colours span (beyond it, the end colours, and
+    the bar's end pointed), else all of them."""
     low, high = (None, None) if value_range is None else value_range
     mesh = ax.pcolormesh(sphere_d, cylinder_d, values, cmap=cmap, shading="auto", rasterized=True, vmin=low, vmax=high)
     if np.nanmax(values) > np.nanmin(values) and np.isfinite(values).all():
         lines = ax.contour(sphere_d, cylinder_d, values, levels=6, colors="white", linewidths=0.6, alpha=0.7)
-        ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%.1f")
-    bar = fig.colorbar(mesh, ax=ax, pad=0.02)
+        # each line's own level ("%.1f" wrote the 0.25 line "0.2" and the 0.75 line "0.8")
+        ax.clabel(lines, fontsize=FONT_SIZE - 3, fmt="%g")
+    below = low is not None and bool(np.nanmin(values) < low)
+    above = high is not None and bool(np.nanmax(values) > high)
+    # a bar whose end colours also stand for the values beyond it says so with a pointed end
+    extend = {(False, False): "neither", (True, False): "min", (False, True): "max", (True, True): "both"}
+    bar = fig.colorbar(mesh, ax=ax, pad=0.02, extend=extend[below, above])
     bar.set_label(label, fontsize=FONT_SIZE - 1)
 
 

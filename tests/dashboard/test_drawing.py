@@ -81,3 +81,41 @@ def test_a_value_that_fits_or_has_no_parts_is_never_cut():
 
 def _value_room_pt(fig) -> float:
     return VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
+
+
+def _surface(value_range=None):
+    """A lens map of acuities from 0 to 1.75 logMAR drawn by draw_surface: its contour lines, the
+    labels on them, and its colour bar."""
+    import numpy as np
+    from matplotlib.collections import QuadMesh
+    from matplotlib.contour import ContourSet
+
+    from lensopt.dashboard.drawing import draw_surface
+
+    sphere_d, cylinder_d = np.linspace(-2.0, 2.0, 41), np.linspace(-2.0, 0.0, 21)
+    s, c = np.meshgrid(sphere_d, cylinder_d)
+    values = 1.75 * ((s / 2.0) ** 2 + (c + 1.0) ** 2) / 2.0
+    fig = Figure(figsize=(5, 4))
+    ax = fig.add_subplot()
+    draw_surface(fig, ax, sphere_d, cylinder_d, values, "viridis_r", "acuity (logMAR)", value_range)
+    fig.draw_without_rendering()
+    (lines,) = [child for child in ax.collections if isinstance(child, ContourSet)]
+    (mesh,) = [child for child in ax.collections if isinstance(child, QuadMesh)]
+    return lines, [t.get_text() for t in ax.texts], mesh.colorbar
+
+
+def test_each_contour_line_is_labelled_with_its_own_level():
+    """Lines at 0.25 logMAR steps were labelled "%.1f": the 0.25 line "0.2", the 0.75 line "0.8"."""
+    lines, labels, _ = _surface()
+    levels = [float(level) for level in lines.levels]
+    assert 0.25 in levels and 0.75 in levels  # matplotlib's levels for 0-1.75: quarter steps
+    assert labels and all(float(text) in levels for text in labels), (labels, levels)
+    assert "0.25" in labels or "0.75" in labels
+
+
+def test_a_colour_bar_whose_end_colours_also_stand_for_values_beyond_it_has_pointed_ends():
+    """Colours clamped to the measurable acuities (0.2 to 1.0 here, the values 0 to 1.75): the bar's
+    end colours also stand for the values beyond, and it said nothing of them."""
+    assert _surface((0.2, 1.0))[2].extend == "both"
+    assert _surface((-0.5, 1.0))[2].extend == "max"
+    assert _surface()[2].extend == "neither"

@@ -304,7 +304,7 @@ class ComparisonSnapshot:
     def summary_line(self) -> str:
         """One line for the window and the tests: sets, answers, best lens ± sd."""
         h, noun = self.header, self.noun
-        head = f"{noun.capitalize()} session {h.session_id} ({h.who}, {h.status})"
+        head = f"{noun.capitalize()} session {h.session_id} ({h.who}, {h.status}){h.simulated_suffix}"
         n = self.n_trials
         count = f"{n} {noun}{'' if n == 1 else 's'}" + (f" ({self.answers_text()})" if n else "")
         if self.best is None and self.prescription:  # a full prescription: its lens, as far as it goes

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from lensopt.dashboard.clinician_entries import CLINICIAN_LIMIT, clinician_entries, shortened
 from lensopt.dashboard.clock import clock_text, results_clock_text
-from lensopt.dashboard.series import count_text
+from lensopt.dashboard.series import SIMULATED_BANNER, count_text
 from lensopt.dashboard.snapshot import lens_notation_from_protocol
 from lensopt.dashboard.stop_text import comparison_confidence_text, confidence_statement, stop_reason
 from lensopt.dashboard.unfinished_text import continue_line, missing_reason, unfinished_text
@@ -74,8 +74,6 @@ ESTIMATE_HEADING = ESTIMATE_NOT_PRESCRIPTION.capitalize()
 RESULT_TITLE = "Refraction result"
 #: The title of a record none of whose eyes may be prescribed.
 NOT_A_PRESCRIPTION_TITLE = "Refraction record: no prescription"
-#: The banner of a session answered by the simulated observer (``[protocol] observer = "simulated"``).
-SIMULATED_BANNER = "SIMULATED PATIENT — not a prescription"
 #: The intervals page 1 prints, in order: (key of ``ResultRecord.intervals``, label, unit).
 INTERVAL_ROWS = interval_rows(("Sphere", "Cylinder", "Axis", "M (spherical eq.)", "J0", "J45"))
 

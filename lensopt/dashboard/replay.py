@@ -23,7 +23,7 @@ from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
 from lensopt.refraction.most_plus import dashboard_advice
 from lensopt.store.records import EYES
 from lensopt.store.session_records import continue_advice, run_window_options
-from lensopt.store.tidy import session_rule
+from lensopt.store.tidy import session_rule, session_values
 
 #: Replay snapshots kept in memory (the slider revisits them).
 REPLAY_CACHE_SIZE = 32
@@ -187,6 +187,7 @@ class FollowedSession:
             most_plus_advice=dashboard_advice(self._settings),
             continue_advice=continue_advice(getattr(info, "events", ()), int(info.n_trials)),
             window_options=run_window_options(getattr(info, "events", ())),
+            simulated=session_values(info)["observer"] == "simulated",
             **extra,
         )
 

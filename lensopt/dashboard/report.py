@@ -19,6 +19,7 @@ from lensopt.dashboard.comparison_snapshot import ComparisonSnapshot
 from lensopt.dashboard.drawing import fitted_size
 from lensopt.dashboard.panels import PANELS, draw_panel
 from lensopt.dashboard.record_page import text_width_pt
+from lensopt.dashboard.series import SIMULATED_BANNER
 from lensopt.dashboard.snapshot import DashboardSnapshot
 from lensopt.private_files import private_output
 from lensopt.store.records import LETTERS_KIND
@@ -49,6 +50,7 @@ def report_title(snap: DashboardSnapshot | ComparisonSnapshot) -> tuple[str, flo
         h.status,
         f"rule {h.rule}",
         f"lensopt {__version__}",
+        *([SIMULATED_BANNER] if h.simulated else []),
     ]
     room_pt = TITLE_ROOM * PAGE_SIZE_IN[0] * 72.0
     title = ", ".join(parts)

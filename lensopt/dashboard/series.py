@@ -47,6 +47,11 @@ def answer_numbers(eyes, void, per_eye: bool = True) -> np.ndarray:
     return frozen_array(console_trial_numbers(eyes, void, per_eye), int)
 
 
+#: The banner of a session answered by the simulated observer (``[protocol] observer = "simulated"``):
+#: on the printed record, the dashboard's title lines and its report.
+SIMULATED_BANNER = "SIMULATED PATIENT — not a prescription"
+
+
 @dataclass(frozen=True)
 class SessionHeader:
     """Who, what and when: the session facts the summary and the report print. ``status``: as shown
@@ -64,7 +69,8 @@ class SessionHeader:
     ``continue_advice``: for a finished session whose end advised more trials (eyes short of their
     target; :func:`lensopt.store.continue_advice`), that advice, for the summary's "Continue" row.
     ``window_options``: those its last run was given (`` --no-fullscreen``,
-    :func:`lensopt.store.run_window_options`), carried by the command that continues it."""
+    :func:`lensopt.store.run_window_options`), carried by the command that continues it.
+    ``simulated``: the answers were the simulated observer's (:attr:`simulated_suffix`)."""
 
     session_id: int
     participant: str
@@ -81,6 +87,7 @@ class SessionHeader:
     most_plus_advice: str | None = None
     continue_advice: ContinueAdvice | None = None
     window_options: str = ""
+    simulated: bool = False
 
     def __post_init__(self):
         if not 0 <= self.n_undone_stored <= self.n_trials_stored:
@@ -104,6 +111,13 @@ class SessionHeader:
         """``P01`` or, when the session names its eye, ``P01, OD`` (inside parentheses: its long
         name has its own, ``OD (right eye)``, which the summary panel's session row gives)."""
         return self.participant if self.eye is None else f"{self.participant}, {self.eye}"
+
+    @property
+    def simulated_suffix(self) -> str:
+        """`` · SIMULATED PATIENT — not a prescription`` for a simulated observer's session, else
+        nothing: after the dashboard's and the report's title lines, as the printed record heads its
+        page (a simulated session's lens looked like a prescription on the dashboard)."""
+        return f" · {SIMULATED_BANNER}" if self.simulated else ""
 
     def accommodation_rows(self) -> list[tuple]:
         """Under the lens of a search of sphere and cylinder whose model has no accommodation, the

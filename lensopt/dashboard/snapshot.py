@@ -327,7 +327,7 @@ class DashboardSnapshot:
     def summary_line(self) -> str:
         """One line for the status bar and the tests: trials, best lens ± sd, predicted acuity."""
         h = self.header
-        head = f"Session {h.session_id} ({h.who}, {h.status})"
+        head = f"Session {h.session_id} ({h.who}, {h.status}){h.simulated_suffix}"
         count = count_text(self.n_answers, self.noun, self.n_undone)
         if self.best is None:
             said = self.prescription if self.n_trials else None

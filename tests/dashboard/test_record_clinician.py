@@ -127,3 +127,18 @@ def test_a_simulated_patients_session_is_marked_on_its_title_and_is_nothing_to_s
     assert record.eyes[0].prescribed and record.banner == SIMULATED_BANNER and not record.signable
     text = _page_text(record)
     assert "SIMULATED PATIENT \u2014 not a prescription" in text and "Signature" not in text
+
+
+def test_a_simulated_patients_session_is_marked_on_the_dashboards_title_and_its_report(tmp_path):
+    """The record said "SIMULATED PATIENT — not a prescription"; the dashboard and its report showed
+    the same lens as a plain prescription. Their title lines now say it too; a person's do not."""
+    from lensopt.dashboard.model import snapshot_from_store
+    from lensopt.dashboard.report import report_title
+
+    path = tmp_path / "s.db"
+    simulated, person = _session(path, observer="simulated"), _session(path, observer="keyboard")
+    with SessionStore(path, readonly=True) as store:
+        shown = {sid: snapshot_from_store(store, sid) for sid in (simulated, person)}
+    assert f"(P9, OD, finished) · {SIMULATED_BANNER} · " in shown[simulated].summary_line()
+    assert SIMULATED_BANNER in report_title(shown[simulated])[0].replace("\n", " ")
+    assert SIMULATED_BANNER not in shown[person].summary_line() + report_title(shown[person])[0]

@@ -23,7 +23,9 @@ def test_the_figures_fall_back_from_dejavu_sans_to_an_installed_cjk_font():
     with figure_fonts() as missing:
         _drawn("Zoë 李小龍 김민준 やまだ")
     assert missing == []
-    with warnings.catch_warnings(record=True) as caught:  # outside it: DejaVu Sans alone, a warning per glyph
+    # DejaVu Sans alone (matplotlib's default; set here, as a dashboard run in this process may have
+    # set the fallback for every figure): a warning per glyph
+    with matplotlib.rc_context({"font.family": ["sans-serif"]}), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _drawn("李小龍")
     assert sum("missing from font" in str(w.message) for w in caught) >= 3

@@ -23,11 +23,13 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
     status = session_status(None, info.session_id, info.status) if status is None else status
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
         protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
+        # one stopped before its end says so, with the command that continues it (as a letter session's)
+        unfinished = unfinished_line(sid, n, status, db_path, run_window_options(getattr(info, "events", ())))
         return (
             f"No prescription is stored: session {sid} is a {info.kind} session of sphere and cylinder, which "
             "reports no prescription. The full prescription (sphere, cylinder and axis) comes from a session "
             f"with a starting refraction: lensopt run --protocol {protocol} --start RX (or clinical-prescription "
-            "for letters)."
+            "for letters)." + ("" if unfinished is None else f" {unfinished}")
         )
     if not is_prescription(info.optimizer_settings) and info.status == "finished" and n > 0:
         return (

@@ -639,6 +639,16 @@ def test_a_duel_session_gets_the_page_without_a_prescription_and_the_dashboards_
     assert record.eyes == () and "duel session of sphere and cylinder, which reports no prescription" in record.missing
     assert "clinical-prescription-duel --start RX" in record.missing
     assert page_count(out.read_bytes()) == 2
+    # one whose program died after its 6 duels: the record says so, with the command that continues
+    # it, as a letter session's does (it said only that such a search reports no prescription)
+    with SessionStore(path, readonly=True) as store:
+        info = store.session(sid)
+    assert "not finished" not in build_record(replace(info, status="finished"), status="finished").missing
+    missing = build_record(info, status="interrupted", db_path=path).missing
+    assert missing.endswith(
+        f"Session not finished: interrupted after 6 trials, its program closed or crashed "
+        f"(lensopt run --resume {sid} --db {path} continues it)."
+    ), missing
     text = pdf_text(out)
     if text is not None:
         assert "No prescription stored" in text and "lensopt duel refraction report" in text

@@ -22,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from lensopt.refraction.lens import Lens, PowerVector, diopter_text, lens_arrays_from_power_vectors
+from lensopt.refraction.lens import (
+    Lens,
+    PowerVector,
+    axis_interval_deg,
+    diopter_text,
+    lens_arrays_from_power_vectors,
+)
 from lensopt.refraction.trial import TrialHistory
 
 #: ``settings_dict()["search"]`` of the full prescription's optimizers (letters and duels): marks
@@ -224,8 +230,7 @@ def lens_intervals(power_vectors_d: np.ndarray, reported: Lens, level: float = 0
     lo, hi = np.percentile(offset, [tail, 100.0 - tail])
     if lens.cylinder_d != 0.0:  # the lens's own axis: offset 0
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    turns = 180.0 * (np.floor(-(centre + lo) / 180.0) + 1.0) if centre + lo <= 0.0 else 0.0  # low into (0, 180]
-    out["axis_deg"] = (float(centre + lo + turns), float(centre + hi + turns))
+    out["axis_deg"] = axis_interval_deg(centre + lo, centre + hi)
     return out
 
 

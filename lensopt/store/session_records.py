@@ -10,6 +10,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+from lensopt.refraction.lens import axis_interval_deg
 from lensopt.store.db_path import resume_command
 from lensopt.store.records import STATUSES, check_eye, check_finite, check_int, check_text, to_json
 
@@ -194,6 +195,8 @@ class ResultRecord:
         intervals = {str(k): [check_finite(owner, "intervals", v) for v in pair] for k, pair in self.intervals.items()}
         if any(len(pair) != 2 for pair in intervals.values()):
             raise ValueError(f"{owner}.intervals must map names to [low, high] pairs, got {self.intervals!r}")
+        if "axis_deg" in intervals:  # one convention, results stored before it (6 Dec 2026) too: the same arc
+            intervals["axis_deg"] = list(axis_interval_deg(*intervals["axis_deg"]))
         object.__setattr__(self, "intervals", intervals)
 
     def intervals_json(self) -> str:

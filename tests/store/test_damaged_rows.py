@@ -131,3 +131,19 @@ def test_a_damaged_trial_is_one_line_naming_the_session_and_the_trial(db):
     message = str(caught.value)
     assert message.startswith(f"session 3 in {db} is damaged: its trial 1's letter must be")
     assert "TrialRecord" not in message
+
+
+def test_a_result_stored_with_an_axis_interval_below_0_reads_in_the_one_convention(tmp_path):
+    """Results stored before 7 Dec 2026 kept an axis interval around 27° as [-62.54, 68.17]; read back
+    (export, lensopt sessions --json) it is [117.46, 248.17], the same arc, as newer results are written."""
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        sid = store.create_session("P1", {}, {}, {"rule": "bracket-ald"}, 1)
+        store.set_result(sid, ResultRecord("-1.25 / -0.75 x 027", -1.25, -0.75, 27.0, None, 0.97, 1, {"m_d": [0, 1]}))
+    with sqlite3.connect(path) as con:  # as an older lensopt wrote it
+        con.execute("""UPDATE results SET intervals = '{"m_d": [0, 1], "axis_deg": [-62.54, 68.17]}'""")
+    con.close()
+    with SessionStore(path, readonly=True) as store:
+        (result,) = store.session(sid).results
+    assert result.intervals["axis_deg"] == pytest.approx([117.46, 248.17])
+    assert result.intervals["m_d"] == [0.0, 1.0]

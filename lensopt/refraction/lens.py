@@ -38,7 +38,6 @@ __all__ = [
     "PHOROPTER_STEP_D",
     "Lens",
     "PowerVector",
-    "axis_interval_deg",
     "diopter_text",
     "lens_arrays_from_power_vectors",
     "off_step_note",
@@ -82,15 +81,6 @@ def wrap_axis_deg(angle_deg):
     −10 becomes 170, 190 becomes 10. Arrays elementwise; a scalar gives a numpy float."""
     wrapped = np.mod(np.asarray(angle_deg, dtype=float), 180.0)
     return np.where(wrapped == 0.0, 180.0, wrapped)[()]
-
-
-def axis_interval_deg(low_deg: float, high_deg: float) -> tuple[float, float]:
-    """An interval of cylinder axes (degrees, ``low`` to ``high`` the short way round, ``high`` above
-    ``low``) written one way: ``low`` in (0, 180], ``high`` past 180 when it passes 180 — ``(-40,
-    108)`` is ``(140, 288)``, from 140 through 180 to 108; ``(172, 188)`` stays. The same arc, as the
-    data dictionary and every front end read it (:func:`lensopt.refraction.prescription.interval_text`)."""
-    turns = math.ceil(float(low_deg) / 180.0) - 1  # whole half-turns that put low in (0, 180]
-    return float(low_deg) - 180.0 * turns, float(high_deg) - 180.0 * turns
 
 
 def power_vector_arrays(sphere_d, cylinder_d, axis_deg):

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from lensopt.refraction.axes import axis_interval_deg
 from lensopt.refraction.lens import (
     Lens,
     PowerVector,
-    axis_interval_deg,
     diopter_text,
     lens_arrays_from_power_vectors,
 )

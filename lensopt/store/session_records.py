@@ -10,7 +10,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-from lensopt.refraction.lens import axis_interval_deg
+from lensopt.refraction.axes import axis_interval_deg
 from lensopt.store.db_path import resume_command
 from lensopt.store.records import STATUSES, check_eye, check_finite, check_int, check_text, to_json
 

@@ -610,22 +610,3 @@ def test_a_lens_off_the_phoropters_steps_is_noted_with_the_nearest_lens_on_them(
     )
     assert off_step_note(parse_lens("-2.25 -0.75 x 33")) is None and off_step_note(parse_lens("plano")) is None
     assert off_step_note(parse_lens("-1.125 DS"), 0.125) is None
-
-
-@pytest.mark.parametrize(
-    ("given", "written"),
-    [
-        ((-40.0, 108.0), (140.0, 288.0)),  # from 140 through 180 to 108
-        ((172.0, 188.0), (172.0, 188.0)),  # already so
-        ((5.0, 10.0), (5.0, 10.0)),
-        ((0.0, 10.0), (180.0, 190.0)),  # axis 0 is axis 180
-        ((200.0, 250.0), (20.0, 70.0)),
-        ((-200.0, -170.0), (160.0, 190.0)),
-    ],
-)
-def test_an_axis_interval_is_written_from_a_low_end_in_0_to_180(given, written):
-    from lensopt.refraction.lens import axis_interval_deg
-
-    low, high = axis_interval_deg(*given)
-    assert (low, high) == pytest.approx(written)
-    assert 0.0 < low <= 180.0 and high - low == pytest.approx(given[1] - given[0])  # the same arc

@@ -41,6 +41,10 @@ FALLBACK_FAMILIES = (
 #: What the Debian packages of a fallback font are called, for the note of a missing glyph.
 FONT_PACKAGES = "fonts-wqy-microhei or fonts-noto-cjk"
 
+#: matplotlib's font log: "Failed to find font weight bold for WenQuanYi Micro Hei" for a fallback
+#: font of one weight, drawn in that weight; quietened while lensopt's figures are drawn.
+_FONT_LOG = logging.getLogger("matplotlib.font_manager")
+
 _MISSING_GLYPH = re.compile(r"^Glyph (\d+) \(.*\) missing from font")
 
 
@@ -59,9 +63,8 @@ def figure_fonts() -> Iterator[list[str]]:
     (for :func:`missing_glyphs_note`). Any other warning is shown as it would have been."""
     missing: list[str] = []
     others: list[warnings.WarningMessage] = []
-    font_log = logging.getLogger("matplotlib.font_manager")
-    level = font_log.level
-    font_log.setLevel(logging.ERROR)  # "Failed to find font weight bold for WenQuanYi Micro Hei": its one weight
+    level = _FONT_LOG.level
+    _FONT_LOG.setLevel(logging.ERROR)  # "Failed to find font weight bold for WenQuanYi Micro Hei": its one weight
     try:
         with (
             matplotlib.rc_context({"font.family": list(text_families())}),
@@ -78,7 +81,7 @@ def figure_fonts() -> Iterator[list[str]]:
                     elif character not in missing:
                         missing.append(character)
     finally:
-        font_log.setLevel(level)
+        _FONT_LOG.setLevel(level)
         for warning in others:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
 
@@ -105,4 +108,4 @@ def use_text_families() -> None:
     process (``lensopt dashboard``), whose figures are redrawn as long as its window is open. A
     fallback font's missing bold is not logged (it is drawn in its one weight)."""
     matplotlib.rcParams["font.family"] = list(text_families())
-    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    _FONT_LOG.setLevel(logging.ERROR)

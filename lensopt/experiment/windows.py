@@ -345,16 +345,14 @@ def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> No
     the window). ``lensopt.experiment.session`` works them out again for the session, as it does for a resume."""
     calibration = calibration_from_protocol(protocol)
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
-    rects = screen_rects_px() if window is None else None
+    rects = screen_rects_px() if window is None else None  # the display, asked once
+    widths_px = None if rects is None else [rect.width_px for rect in rects]
     if rects:
         sizes_px = [(rect.width_px, rect.height_px) for rect in rects]
-        placed = side_by_side(protocol, fullscreen, [width_px for width_px, _ in sizes_px])
-        problem = off_screen_problem(placed, fullscreen, sizes_px)
+        problem = off_screen_problem(side_by_side(protocol, fullscreen, widths_px), fullscreen, sizes_px)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
-    window_size_px = expected_window_size_px(
-        protocol, calibration, fullscreen, screen_widths_px() if window is None else None
-    )
+    window_size_px = expected_window_size_px(protocol, calibration, fullscreen, widths_px)
     renderable = mode_for(protocol).renderable_logmar(protocol, calibration, window_size_px)
     try:
         letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)

@@ -6,7 +6,7 @@
 
 The dashboard opens the session database read-only and follows the session as the experiment
 writes it (``lensopt run --dashboard`` starts it beside the experiment). ``--report`` writes the
-one-page report without opening a window; ``--screenshot`` renders the window after the first
+report (a page per eye of a session of both) without opening a window; ``--screenshot`` renders the window after the first
 model update to a PNG and exits. The handler: :mod:`lensopt.cli.handlers.dashboard`.
 """
 
@@ -39,7 +39,9 @@ def register(subparsers) -> None:
         "--screenshot", metavar="FILE.png", help="render the window to a PNG after the first model update, then exit"
     )
     parser.add_argument(
-        "--report", metavar="FILE.pdf|FILE.png", help="write the one-page report of the session and exit (no window)"
+        "--report",
+        metavar="FILE.pdf|FILE.png",
+        help="write the report of the session and exit (no window): one page, one per eye of a session of both eyes",
     )
     parser.add_argument(
         "--replay", action="store_true", help="start the trial slider at the first trial instead of following the last"

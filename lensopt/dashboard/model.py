@@ -37,6 +37,7 @@ beside it, labelled OD or OS.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -306,6 +307,11 @@ class SessionModel(FollowedSession):
             live = own[-1] is records[-1] and self._opt is not None
             views.append(compute_prescription_view(self._opt if live else self._optimizer_for(own), eye))
         return tuple(views)
+
+    def _page_of(self, snap: DashboardSnapshot, eye: str) -> DashboardSnapshot:
+        """``snap`` without the other eye's result, which its own page shows (the first eye's page,
+        drawn at the end of its search, said of the second "no answer yet")."""
+        return dataclasses.replace(snap, eyes=tuple(e for e in snap.eyes if e.eye == eye))
 
     def _build(self, n: int, live: bool) -> DashboardSnapshot:
         header = self._header(guess_rate=self._guess_rate(self._info))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 from lensopt.dashboard.series import SessionHeader
 from lensopt.modes.base import FeedbackMode, eye_settings, stored_session_problem, told_records
@@ -162,6 +163,30 @@ class FollowedSession:
         self._cache[n] = (key, snap)
         while len(self._cache) > REPLAY_CACHE_SIZE:
             self._cache.popitem(last=False)
+        return snap
+
+    def eye_pages(self) -> tuple[tuple[str | None, Any], ...]:
+        """What the report draws, page by page: in a session of both eyes with answers of both, each
+        eye's model at the end of its search — the snapshot after its last record, drawn as the end
+        it was for that eye (not as a replay of the session) — OD before OS, each with its eye
+        (``"OD"``); else the session's snapshot alone, with no eye. An OU session's report showed
+        only the second eye's model."""
+        ends: dict[str, int] = {}
+        for i, record in enumerate(self._records):
+            if getattr(record, "eye", None) in EYES:
+                ends[record.eye] = i + 1
+        if len(ends) < 2:
+            return ((None, self.snapshot()),)
+        total = len(self._records)
+        return tuple(
+            (eye, self._page_of(self.snapshot() if ends[eye] == total else self._build(ends[eye], live=True), eye))
+            for eye in EYES
+            if eye in ends
+        )
+
+    def _page_of(self, snap, eye: str):
+        """``snap`` as ``eye``'s page of a report of both eyes (:meth:`eye_pages`): as it is here; a
+        subclass drops what the other eye's page shows."""
         return snap
 
     def _optimizer_after(self, n: int):

@@ -18,6 +18,13 @@ from tests.dashboard.conftest import legends_over_data, panel_legends
 
 def _session_snapshot(n_trials=15, seed=2):
     """A snapshot of a simulated session kept in memory (random rule: quick to build)."""
+    info, records, _ = _session(n_trials, seed)
+    return SessionModel(info).update(info, records)
+
+
+def _session(n_trials=15, seed=2):
+    """A simulated session kept in memory (random rule: quick to build): its info, its records and
+    the optimizer's ``(trial, answer)`` history."""
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionInfo, TrialRecord
@@ -57,7 +64,7 @@ def _session_snapshot(n_trials=15, seed=2):
         optimizer_settings=opt.settings_dict(),
         n_trials=n_trials,
     )
-    return SessionModel(info).update(info, records)
+    return info, records, opt.history
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +80,54 @@ def test_pdf_report_is_one_a4_page(snap, tmp_path):
     width_pt, height_pt = (float(v) for v in fields["Page size"].split("pts")[0].split("x"))
     assert (width_pt, height_pt) == pytest.approx((PAGE_SIZE_IN[0] * 72, PAGE_SIZE_IN[1] * 72), abs=1.0)
     assert "P04" in fields["Title"]
+
+
+def _both_eyes(n_trials=16, seed=3):
+    """The session of :func:`_session` as one of both eyes: its first half OD's, the rest OS's."""
+    import dataclasses
+
+    info, records, history = _session(n_trials, seed)
+    both = dataclasses.replace(info, protocol={"session": {"eye": "OU"}})
+    half = n_trials // 2
+    eyes = [dataclasses.replace(r, eye="OD" if r.index <= half else "OS") for r in records]
+    model = SessionModel(both)
+    model.update(both, eyes)
+    return model, both, history, half
+
+
+def test_a_report_of_both_eyes_has_each_eyes_model_on_a_page_of_its_own(tmp_path):
+    """An OU session's report showed only the second eye's model (the first's was nowhere but in a
+    summary row)."""
+    from lensopt.refraction.letters import RefractionOptimizer
+
+    model, info, history, half = _both_eyes()
+    pages = model.eye_pages()
+    assert [eye for eye, _ in pages] == ["OD", "OS"]
+    (_, od), (_, os_) = pages
+    for page, own in ((od, history[:half]), (os_, history[half:])):
+        rebuilt = RefractionOptimizer.from_settings(info.optimizer_settings, own)
+        assert (page.best.sphere_d, page.best.cylinder_d) == pytest.approx(
+            rebuilt.best(), abs=1e-4
+        )  # told one by one: to the fit's tolerance
+        assert page.live and page.eyes == ()  # the eye's own end, not a replay; the other eye has its page
+    assert od.model_eye == "OD (right eye)" and od.n_trials == half
+    assert os_.model_eye == "OS (left eye)" and os_.n_trials == 2 * half
+    pdf = write_report(pages, tmp_path / "both.pdf")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    first, second = text.split("\f")[:2]
+    assert "model of OD (right eye)" in first and "model of OS (left eye)" in second
+    info_text = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert dict(line.split(":", 1) for line in info_text.splitlines() if ":" in line)["Pages"].strip() == "2"
+    image = imread(write_report(pages, tmp_path / "both.png"))
+    assert image.shape[0] == pytest.approx(2 * PAGE_SIZE_IN[1] * PNG_DPI, abs=2)
+
+
+def test_a_session_of_one_eye_is_reported_on_one_page_naming_no_eye():
+    info, records, _ = _session()
+    model = SessionModel(info)
+    model.update(info, records)
+    ((eye, page),) = model.eye_pages()
+    assert eye is None and page.live and page.n_trials == info.n_trials
 
 
 def test_png_report_draws_all_four_panels(snap, tmp_path):

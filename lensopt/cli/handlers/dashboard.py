@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lensopt.cli.arguments import check_database_not_a_folder
 from lensopt.dashboard.fonts import use_text_families
-from lensopt.dashboard.model import session_model_class, snapshot_from_store
+from lensopt.dashboard.model import followed_from_store, session_model_class
 from lensopt.dashboard.report import write_report
 from lensopt.errors import LensoptError, StoreError
 from lensopt.store import SessionStore, check_not_the_database, default_db_path
@@ -101,8 +101,11 @@ def run_dashboard(args) -> int:
         if report is not None:
             if info.n_trials == 0:
                 raise LensoptError(f"session {session_id} has no trial yet; nothing to report")
-            write_report(snapshot_from_store(store, session_id), report)
-            print(f"report of session {session_id} written to {report}")
+            pages = followed_from_store(store, session_id).eye_pages()
+            write_report(pages, report)
+            eyes = [eye for eye, _ in pages if eye]
+            each = f" ({'a page' if report.suffix.lower() == '.pdf' else 'one under the other'} for each eye: {', '.join(eyes)})"
+            print(f"report of session {session_id} written to {report}{each if eyes else ''}")
             if screenshot is None:
                 return 0
 

@@ -11,6 +11,7 @@ from lensopt.store.claim import INTERRUPTED, STOPPED, session_status
 from lensopt.store.db_path import resume_command
 from lensopt.store.records import DUEL_KIND, LETTERS_KIND
 from lensopt.store.session_records import continue_advice, run_window_options
+from lensopt.store.verdict import answer_noun
 
 
 def missing_reason(info, status: str | None = None, db_path=None) -> str:
@@ -24,7 +25,9 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
     if info.kind != LETTERS_KIND and not is_prescription(info.optimizer_settings):
         protocol = "clinical-prescription-duel" if info.kind == DUEL_KIND else "clinical-prescription-ranking"
         # one stopped before its end says so, with the command that continues it (as a letter session's)
-        unfinished = unfinished_line(sid, n, status, db_path, run_window_options(getattr(info, "events", ())))
+        unfinished = unfinished_line(
+            sid, n, status, db_path, run_window_options(getattr(info, "events", ())), answer_noun(info.kind)
+        )
         return (
             f"No prescription is stored: session {sid} is a {info.kind} session of sphere and cylinder, which "
             "reports no prescription. The full prescription (sphere, cylinder and axis) comes from a session "
@@ -39,7 +42,7 @@ def missing_reason(info, status: str | None = None, db_path=None) -> str:
         )
     if n == 0:
         return f"No prescription is stored: session {sid} has no answered trial."
-    trials = count_text(n, "trial")  # "1 trial", "4 trials"
+    trials = count_text(n, answer_noun(info.kind))  # "1 trial", "4 trials", "4 duels"
     if status == "running":
         return (
             f"No prescription is stored yet: session {sid} is still running ({trials} so far). The "
@@ -72,14 +75,18 @@ def unfinished_text(info, status: str | None = None, db_path=None) -> str | None
     for a finished one. ``status`` and ``db_path`` as for :func:`missing_reason`."""
     status = session_status(None, info.session_id, info.status) if status is None else status
     options = run_window_options(getattr(info, "events", ()))
-    return unfinished_line(info.session_id, info.n_answers, status, db_path, options)  # answers: not those undone
+    # answers: not those undone
+    return unfinished_line(info.session_id, info.n_answers, status, db_path, options, answer_noun(info.kind))
 
 
-def unfinished_line(session_id: int, n_answers: int, status: str, db_path=None, options: str = "") -> str | None:
+def unfinished_line(
+    session_id: int, n_answers: int, status: str, db_path=None, options: str = "", noun: str = "trial"
+) -> str | None:
     """:func:`unfinished_text` of session ``session_id`` after ``n_answers`` answers in ``status``
     (as shown): the record's line, which the dashboard shows too, with the command that continues it
-    (carrying the window ``options`` its last run was given, :func:`run_window_options`)."""
-    trials = count_text(n_answers, "trial")  # "1 trial", "4 trials"
+    (carrying the window ``options`` its last run was given, :func:`run_window_options`); ``noun``:
+    what an answer is counted as (:func:`answer_noun`)."""
+    trials = count_text(n_answers, noun)  # "1 trial", "4 trials", "4 duels"
     resume = resume_command(session_id, db_path, options)
     if status == "running":
         return f"Session not finished: still running ({trials} so far); results may change."

@@ -38,6 +38,7 @@ from lensopt.dashboard.unfinished_text import unfinished_line
 from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
 from lensopt.private_files import private_output
 from lensopt.store.claim import INTERRUPTED
+from lensopt.store.verdict import answer_noun
 
 #: Initial window size in pixels (fits a 1920 × 1080 second screen with room to spare).
 WINDOW_SIZE_PX = (1500, 950)
@@ -211,7 +212,9 @@ class DashboardWindow(QMainWindow):
             unfinished = (
                 None
                 if h.status == "running"
-                else unfinished_line(h.session_id, h.n_answers_stored, h.status, self.db_path, h.window_options)
+                else unfinished_line(
+                    h.session_id, h.n_answers_stored, h.status, self.db_path, h.window_options, answer_noun(snap.kind)
+                )
             )
             self.show_message(
                 f"Session {h.session_id} ({h.who}) · {h.status} · rule {h.rule} · database {self.db_path}"

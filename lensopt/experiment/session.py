@@ -59,6 +59,7 @@ from lensopt.modes.registry import session_settings
 from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
+from lensopt.store.verdict import answer_noun
 
 
 def _responses_for(protocol: Protocol, seed: int, win):
@@ -466,7 +467,8 @@ def _run_in_window(
         if status != "finished":  # a pause, a quit, a crash, Ctrl-C or a SIGTERM: how to go on
             with contextlib.suppress(StoreError):
                 stored = store.session(session_id)
-                trials = f"{stored.n_answers} trial{'' if stored.n_answers == 1 else 's'}"
+                noun = answer_noun(stored.kind)  # "6 duels" of a duel session
+                trials = f"{stored.n_answers} {noun}{'' if stored.n_answers == 1 else 's'}"
                 log(
                     f"stopped after {trials}{undone_suffix(stored.n_undone)}; continue with: "
                     f"{resume_command(session_id, request.db_path, request.window_options)}"

@@ -59,6 +59,13 @@ def one_trial_noun(kind: str) -> str:
     return trial_noun(kind).removesuffix("s")
 
 
+def answer_noun(kind: str) -> str:
+    """What one answer of a session of ``kind`` is counted as when it stops or is interrupted:
+    ``trial`` of a letter session (as its console counts them), ``duel`` or ``ranking`` of a
+    comparison session (an interrupted duel session said "interrupted after 3 trials")."""
+    return "trial" if kind == LETTERS_KIND else one_trial_noun(kind)
+
+
 #: Why a two-parameter result with a cylinder is no prescription when its session had no axis
 #: (no ``[lens] axis_deg``, no ``--axis``): a cylinder cannot be dispensed, nor transposed, without one.
 NO_AXIS_REASON = (

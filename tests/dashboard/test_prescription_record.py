@@ -646,7 +646,7 @@ def test_a_duel_session_gets_the_page_without_a_prescription_and_the_dashboards_
     assert "not finished" not in build_record(replace(info, status="finished"), status="finished").missing
     missing = build_record(info, status="interrupted", db_path=path).missing
     assert missing.endswith(
-        f"Session not finished: interrupted after 6 trials, its program closed or crashed "
+        f"Session not finished: interrupted after 6 duels, its program closed or crashed "
         f"(lensopt run --resume {sid} --db {path} continues it)."
     ), missing
     text = pdf_text(out)

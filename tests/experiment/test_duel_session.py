@@ -117,6 +117,8 @@ def test_keys_1_2_same_and_escape_then_quit_keep_every_answer_and_the_session_re
     )
     assert source.remaining == 0
     assert first.status == "aborted" and first.n_trials == 4
+    # counted in duels, as the console counts them (it said "stopped after 4 trials")
+    assert any(line.startswith("stopped after 4 duels; continue with: lensopt run --resume") for line in logged)
     assert sum(line.startswith("clinician: lens 1 S") for line in logged) == 5
     with SessionStore(db, readonly=True) as store:
         before = store.duel_trials(first.session_id)

@@ -30,6 +30,7 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
+from lensopt.dashboard.model import followed_from_store
 from lensopt.dashboard.panels import PANELS, draw_notice, draw_panel
 from lensopt.dashboard.report import write_report
 from lensopt.dashboard.series import count_text
@@ -37,6 +38,7 @@ from lensopt.dashboard.snapshot import WAITING_MESSAGE, DashboardSnapshot
 from lensopt.dashboard.unfinished_text import unfinished_line
 from lensopt.dashboard.worker import POLL_INTERVAL_MS, SessionFollower
 from lensopt.private_files import private_output
+from lensopt.store import SessionStore
 from lensopt.store.claim import INTERRUPTED
 from lensopt.store.verdict import answer_noun
 
@@ -295,10 +297,16 @@ class DashboardWindow(QMainWindow):
     # -- export and screenshot ----------------------------------------------------------------
 
     def export_report(self, path) -> Path:
-        """Write the report of the snapshot on screen to ``path`` (.pdf or .png)."""
-        if self.snapshot is None or self.snapshot.n_trials == 0:
+        """Write the report of the snapshot on screen to ``path`` (.pdf or .png): following a session
+        of both eyes, each eye's page, as ``lensopt dashboard --report`` writes it (the window showed
+        the live eye's model only, and so did its report); a replay, the trial shown."""
+        snap = self.snapshot
+        if snap is None or snap.n_trials == 0:
             raise ValueError("nothing to export yet: the session has no trial")
-        return write_report(self.snapshot, path)
+        if snap.live and getattr(snap, "model_eye", None) is not None:
+            with SessionStore(self.db_path, readonly=True) as store:
+                return write_report(followed_from_store(store, snap.header.session_id).eye_pages(), path)
+        return write_report(snap, path)
 
     def _export_dialog(self) -> None:
         if self.snapshot is None:

@@ -145,6 +145,35 @@ def test_window_opens_on_a_stored_session_shows_the_optimizers_best_lens_and_exp
     window.shutdown()
 
 
+def test_the_windows_report_of_a_session_of_both_eyes_has_each_eyes_page(qtbot, tmp_path):
+    """Exported from the window following an OU session, the report gave the live eye's page only."""
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.letters import RefractionOptimizer
+    from lensopt.store import SessionStore
+    from tests.dashboard.dashboard_records import answered_record
+
+    path, n_each = tmp_path / "ou.db", 6
+    with SessionStore(path) as store:
+        settings = RefractionOptimizer(rule="random", seed=5).settings_dict()
+        sid = store.create_session("OU1", {"session": {"eye": "OU"}}, {}, settings, 5)
+        for k, eye in enumerate(("OD", "OS")):
+            opt, patient = RefractionOptimizer(rule="random", seed=5 + k), SimulatedPatient(-1.0, -0.5, seed=k)
+            for i in range(1, n_each + 1):
+                trial = opt.ask()
+                correct = bool(patient.respond(trial.letter_logmar, trial.sphere_d, trial.cylinder_d))
+                opt.tell(trial, correct)
+                store.append_trial(sid, answered_record(k * n_each + i, trial, correct, eye=eye))
+        store.set_status(sid, "finished")
+    window = _open(qtbot, path, sid)
+    qtbot.waitUntil(lambda: window.snapshot is not None and window.snapshot.n_trials == 2 * n_each, timeout=WAIT_MS)
+    assert window.snapshot.model_eye == "OS (left eye)"
+    pdf = window.export_report(tmp_path / "report.pdf")
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = text.split("\f")
+    assert "model of OD (right eye)" in pages[0] and "model of OS (left eye)" in pages[1]
+    window.shutdown()
+
+
 def test_window_follows_trials_appended_by_another_process(qtbot, db_copy):
     db_path, sid, _ = db_copy
     window = _open(qtbot, db_path, sid)

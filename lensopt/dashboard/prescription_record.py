@@ -281,16 +281,6 @@ def draw_models_page(info, views, letter_bounds_logmar, n_pages: int = 3) -> Fig
     return fig
 
 
-def _earlier_eye_ends(store, info) -> list[int]:
-    """Of a two-parameter letter session of both eyes, the number of records at the end of each eye
-    but the last (OD's, when OS followed): the dashboard's snapshot there shows that eye's model.
-    Empty for any other session."""
-    if info.kind != LETTERS_KIND or is_prescription(info.optimizer_settings) or getattr(info, "eye", None) != "OU":
-        return []
-    eyes = [getattr(r, "eye", None) for r in store.trials(info.session_id)]
-    return [k + 1 for k in range(len(eyes) - 1) if eyes[k] != eyes[k + 1]]
-
-
 def write_prescription_record(
     store, session_id: int, path, printed_at: float | None = None, warn: Callable[[str], None] | None = None
 ) -> Path:
@@ -326,14 +316,17 @@ def _write_pages(store, session_id: int, path: Path, printed_at: float | None) -
     status = session_status(store.path, session_id, info.status)  # interrupted, where no program runs it
     model, why = _followed(store, info)
     views = model.eye_views() if model is not None else ()
-    earlier = _earlier_eye_ends(store, info) if model is not None and not views else []
-    n_pages = 3 if views else 2 + len(earlier)
-    pages = [
-        draw_record_page(build_record(info, printed_at, status, store.trials(session_id), store.path), n_pages),
-        # a two-parameter session of both eyes: each earlier eye's curves as they stood at its end
-        *(build_report_figure(model.snapshot(n_end)) for n_end in earlier),
-        draw_curves_page(store, info, model, why, n_pages),
-    ]
+    # a two-parameter session of both eyes: each eye's curves as they stood at its end, a page each,
+    # as the dashboard's report draws them
+    eye_pages = model.eye_pages() if model is not None and not views else ()
+    n_pages = 3 if views else 1 + max(len(eye_pages), 1)
+    record_page = draw_record_page(
+        build_record(info, printed_at, status, store.trials(session_id), store.path), n_pages
+    )
+    if len(eye_pages) > 1:
+        pages = [record_page, *(build_report_figure(snap, eye) for eye, snap in eye_pages)]
+    else:
+        pages = [record_page, draw_curves_page(store, info, model, why, n_pages)]
     if views:
         pages.append(draw_models_page(info, views, model.snapshot().letter_bounds_logmar, n_pages))
     metadata = {

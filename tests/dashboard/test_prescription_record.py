@@ -911,6 +911,11 @@ def test_a_two_parameter_session_of_both_eyes_prints_each_eyes_curves(tmp_path):
             text.find("Lens map: predicted acuity — OS (left eye)"),
         )
         assert 0 < od < os_, (od, os_)  # OD's page before OS's
+        # OD's page is its end, not a replay of the session, and leaves OS to OS's page (it said
+        # "History (replay: first 8 trials)", "8 of 16 (replay)" and "OS no answer yet")
+        od_page = text.split("\f")[1]
+        assert "model of OD (right eye)" in od_page and "replay" not in od_page, od_page
+        assert "no answer yet" not in od_page
 
 
 def test_a_lens_no_trial_came_near_is_marked_not_tried_on_the_record_as_on_the_console():

@@ -275,6 +275,11 @@ class Screens:
     def _show(self, index: int, draw: Callable[[], None], capture: bool) -> float:
         """Optional fixation, then ``draw()`` and flip (saving the frame); the unix time it appeared."""
         timing = self.protocol.timing
+        if self.console is not None:
+            # at once, before the fixation: the lens prompt stayed on the console through it, so a
+            # clinician whose press seemed not taken pressed the key again — and the pass key is the
+            # one that sets the lens, so that press could land on the letter as the patient's miss
+            self.console.update(**self._console_while_shown(index))
         if timing.fixation_s > 0:
             self.fixation.draw()
             self.win.flip()
@@ -286,10 +291,8 @@ class Screens:
         self.win.callOnFlip(self.responses.start_timer)
         self.win.flip()
         shown_at = time.time()
-        if self.console is not None:
-            self.console.update(**self._console_while_shown(index))
-            if capture and self.frames_dir is not None:
-                self._save_console_frame(f"trial-{index:03d}-console.png")
+        if self.console is not None and capture and self.frames_dir is not None:
+            self._save_console_frame(f"trial-{index:03d}-console.png")
         return shown_at
 
     def _console_while_shown(self, index: int) -> dict:

@@ -337,3 +337,26 @@ def test_a_break_shows_no_lens_on_the_console(tmp_path, window, console_states):
     assert len(breaks) >= 2 and all(s.lens_text == "" for s in breaks)
     after = console_states[console_states.index(breaks[0]) + 1 :]
     assert any(s.lens_text for s in after if s.trial_index == 3)
+
+
+def test_the_lens_prompt_leaves_the_console_as_soon_as_the_lens_is_set(tmp_path, window, console_states, monkeypatch):
+    """Through the fixation the console still said "Set this lens …, then press SPACE" (the key that
+    is also the patient's pass): a clinician whose press seemed not taken pressed again, onto the
+    letter. From the press on, the console shows the trial's letter and answer keys."""
+    import lensopt.experiment.loop_screens as loop_screens
+
+    at_fixation = []
+    real_sleep = loop_screens.time.sleep
+
+    def sleep(seconds):
+        if seconds == pytest.approx(0.05):  # the fixation's wait: what does the console say meanwhile?
+            at_fixation.append(console_states[-1])
+        real_sleep(seconds)
+
+    monkeypatch.setattr(loop_screens.time, "sleep", sleep)
+    protocol = clinic_protocol(tmp_path, **{"timing.fixation_s": "0.05"})
+    outcome, _ = run_with_console(window, db_path=tmp_path / "s.db", protocol_path=protocol, trials=3)
+    assert outcome.status == "finished" and len(at_fixation) == 3
+    for state in at_fixation:
+        assert state.heading.startswith("Letter ") and "type the letter the patient names" in state.heading, state
+        assert "the lens is set" not in state.keys_text

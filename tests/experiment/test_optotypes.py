@@ -12,6 +12,7 @@ from lensopt.experiment.optotypes import (
     Glyph,
     letter_outlines_px,
     load_glyphs,
+    pixel_aligned_center,
     polygon_area,
     rasterize,
 )
@@ -106,3 +107,19 @@ def test_a_geometry_file_missing_letters_says_which(tmp_path):
     path.write_text("[letters.A]\nrects = [[0.0, 0.0, 1.0, 5.0]]\n")
     with pytest.raises(ValueError, match="BCDEFGHIJKLMNOPQRSTUVWXYZ are missing"):
         load_glyphs(path)
+
+
+@pytest.mark.parametrize("window_px", [(96, 80), (97, 81)])
+@pytest.mark.parametrize("requested_px", [(0.0, 0.0), (13.3, -7.8)])
+def test_a_letter_covers_the_whole_number_of_pixels_nearest_its_size(glyphs, window_px, requested_px):
+    """A pixel is lit when its centre is inside the letter: centred on an even window's centre (a
+    pixel edge), every letter was an even number of pixels tall and wide — 10.56 px drew 10. Placed
+    by pixel_aligned_center it covers round(size) pixels (by rasterize, an independent count of the
+    pixel centres inside), at most half a pixel from where it was asked."""
+    for height_px in np.linspace(6.0, 40.0, 69) + 0.013:  # off the half-pixel ties
+        center = pixel_aligned_center(requested_px, (height_px, height_px), window_px)
+        assert np.abs(np.subtract(center, requested_px)).max() <= 0.5
+        image = rasterize(letter_outlines_px(glyphs["H"], height_px, center), *window_px)  # 5 strokes wide
+        rows, cols = np.flatnonzero(image.any(axis=1)), np.flatnonzero(image.any(axis=0))
+        assert rows[-1] - rows[0] + 1 == round(height_px), (height_px, window_px)
+        assert cols[-1] - cols[0] + 1 == round(height_px), (height_px, window_px)

@@ -67,4 +67,4 @@ def test_a_gp_setting_given_to_the_acuity_law_rule_is_one_line_and_exit_2(capsys
     code = main(["simulate", "--rule", "acuity-law", "--beta", "2", "--trials", "5"])
     err = capsys.readouterr().err.strip()
     assert code == 2
-    assert err.count("\n") == 0 and "beta set the GP letter rules only, not acuity-law" in err
+    assert err.count("\n") == 0 and "beta sets the GP letter rules only, not acuity-law" in err

@@ -63,7 +63,7 @@ class LetterMode(FeedbackMode):
         given = sorted(k for k in ("hyperparameters", "beta") if options.get(k) is not None)
         if given:
             raise ValueError(
-                f"{' and '.join(given)} set the GP letter rules only, not {ACUITY_LAW_RULE}; leave "
+                f"{' and '.join(given)} {'set' if len(given) > 1 else 'sets'} the GP letter rules only, not {ACUITY_LAW_RULE}; leave "
                 f"{'them' if len(given) > 1 else 'it'} out or choose a GP rule (e.g. ucb-ald)"
             )
         common.pop("n_initial", None)  # no random start: its first trial is already the most informative

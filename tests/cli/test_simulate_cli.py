@@ -169,6 +169,12 @@ def test_readable_summary_without_json(capsys):
         (["--true-sphere", "1"], "both"),
         (["--true-sphere", "100", "--true-cylinder", "0"], "--true-sphere 100 is outside the lens box [-4, 4] D"),
         (["--true-sphere", "0", "--true-cylinder", "-5"], "widen --cylinder-bounds"),
+        # a patient drawn from the seed is held to a narrowed box as a given one is (it ran, 1.05 D off)
+        (
+            ["--rule", "acuity-law", "--seed", "100001", "--cylinder-bounds", "-1", "1"],
+            "seed 100001 draws a patient of sphere +1.45 D, cylinder -1.67 D, whose cylinder is outside the lens box [-1, 1] D",
+        ),
+        (["--sphere-bounds", "4", "-4"], "--sphere-bounds 4 -4 is reversed or empty: give LOW HIGH, low first"),
         (["--lens-step", "100"], "--lens-step 100 D is coarser than any phoropter"),
         (["--n-alternatives", "1"], "--n-alternatives: must be a whole number of letters, 2 or more"),
         (["--n-alternatives", "2.5"], "--n-alternatives"),

@@ -120,7 +120,8 @@ def run(args) -> int:
     for name in ("sphere_bounds", "cylinder_bounds", "letter_bounds"):
         lo, hi = getattr(args, name)
         if lo >= hi:
-            raise ValueError(f"--{name.replace('_', '-')} is reversed or empty: {lo} must be below {hi}")
+            flag = f"--{name.replace('_', '-')}"
+            raise ValueError(f"{flag} {lo:g} {hi:g} is reversed or empty: give LOW HIGH, low first (e.g. {flag} -4 4)")
         if name != "letter_bounds" and max(abs(lo), abs(hi)) > MAX_BOX_D:
             raise ValueError(f"--{name.replace('_', '-')} {lo:g} {hi:g} reaches beyond a phoropter's ±{MAX_BOX_D:g} D")
     if (args.true_sphere is None) != (args.true_cylinder is None):
@@ -174,6 +175,14 @@ def run(args) -> int:
     patient = make_patient(
         args.seed, slope=args.slope, true_correction_d=true, n_alternatives=args.n_alternatives, lapse=args.lapse
     )
+    drawn = (patient.sphere_d, patient.cylinder_d)
+    if true is None and (outside := first_outside(drawn, box)) is not None:  # a narrowed box: refused as a given one
+        flag, (low, high) = ("sphere", "cylinder")[outside], box[outside]
+        raise ValueError(
+            f"seed {args.seed} draws a patient of sphere {drawn[0]:+.2f} D, cylinder {drawn[1]:+.2f} D, whose "
+            f"{flag} is outside the lens box [{low:g}, {high:g}] D, where no lens could correct it; widen "
+            f"--{flag}-bounds, give --true-sphere and --true-cylinder inside the box, or choose another seed"
+        )
     if args.accommodation is not None:  # with --rule acuity-law: the two-parameter search's patient accommodates
         patient = dataclasses.replace(patient, accommodation_d=args.accommodation)
     if args.feedback != "letters" and (

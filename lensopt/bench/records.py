@@ -182,7 +182,10 @@ def read_json_file(path: Path, what: str, fix: str) -> dict:
 def read_record(path: Path, command: str) -> dict:
     """A run record (:func:`read_json_file`): one cut short is deleted, or run again by the campaign's
     ``command`` (a run whose record does not read is not finished)."""
-    fix = f"delete it, or run the campaign's `{command}` command again (the one in {MANIFEST_NAME}), which redoes it"
+    # a stray file is not redone by the campaign's command: only deleting it helps
+    fix = (
+        f"delete it (a run of the campaign's own is then redone by its `{command}` command, the one in {MANIFEST_NAME})"
+    )
     return read_json_file(path, "run record", fix)
 
 

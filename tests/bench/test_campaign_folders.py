@@ -119,13 +119,40 @@ def test_a_record_cut_short_is_named_with_the_fix_and_the_campaign_command_redoe
     for argv in (["bench", kind, "--summary", str(out)], ["bench", "report", str(out)]):
         line = _one_line_error(capsys, argv)
         assert f"{record} is not a complete run record (cut short, or not JSON: Unterminated string" in line
-        assert f"delete it, or run the campaign's `lensopt bench {kind}` command again" in line
+        assert f"delete it (a run of the campaign's own is then redone by its `lensopt bench {kind}` command" in line
     # the fix: the campaign's command runs it again
     argv = json.loads((out / MANIFEST_NAME).read_text())["command"].split()[1:]
     argv[argv.index("--out") + 1] = str(out)  # the copy's, not the campaign's first folder
     assert main([*argv, *QUICK]) == 0
     assert "1 runs: 0 already done, 1 run now" in capsys.readouterr().out
     assert json.loads(record.read_text())["key"] == json.loads(whole)["key"]
+
+
+def test_a_stray_file_among_the_runs_is_named_with_the_fix_that_works(copy, capsys):
+    """A file that is no run of the campaign was told "run the campaign's command again, which redoes
+    it": the command never touches it, and failed the same way each time. Deleting it is the fix."""
+    out = copy("robustness")
+    stray = out / "runs" / "stray.json"
+    stray.write_text("[1, 2]")
+    line = _one_line_error(capsys, ["bench", "robustness", "--summary", str(out)])
+    assert line.endswith(
+        f"{stray} is not a run record (not a JSON object); delete it (a run of the campaign's own "
+        "is then redone by its `lensopt bench robustness` command, the one in campaign.json)"
+    ), line
+    stray.unlink()
+    assert main(["bench", "robustness", "--summary", str(out)]) == 0
+
+
+@pytest.mark.parametrize("kind", ["robustness", "prescription"])
+def test_the_summary_of_a_campaign_without_a_finished_run_names_its_folder_and_the_fix(copy, capsys, kind):
+    """Interrupted before its first run finished, its --summary said only "no robustness runs in
+    these records"."""
+    out = copy(kind)
+    for record in (out / "runs").glob("*.json"):
+        record.unlink()
+    line = _one_line_error(capsys, ["bench", kind, "--summary", str(out)])
+    assert f"{out} holds no finished run of this campaign yet" in line
+    assert f"run its command again (the one in {out}/{MANIFEST_NAME}) to run them" in line
 
 
 def test_a_manifest_cut_short_is_named_with_the_fix(copy, capsys):
@@ -229,7 +256,7 @@ def test_a_report_of_a_damaged_folder_names_the_command_of_the_folders_own_kind(
     _cut_short(record)
     line = _one_line_error(capsys, ["bench", "report", str(out)])
     assert f"{record} is not a complete run record" in line
-    assert f"run the campaign's `lensopt bench {kind}` command again" in line
+    assert f"then redone by its `lensopt bench {kind}` command" in line
 
 
 def test_a_report_of_a_folder_without_a_manifest_and_its_first_run_cut_short_names_the_others_kind(copy, capsys):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from lensopt.bench import prescription, prescription_summary, robustness, robustness_summary
-from lensopt.bench.records import LOCK_NAME, NoRuns, SummaryNotWritten, running_into
+from lensopt.bench.records import LOCK_NAME, MANIFEST_NAME, NoRuns, SummaryNotWritten, running_into
 from lensopt.bench.report import write_report
 from lensopt.cli.arguments import check_output_folder, refuse_options_besides_summary
 
@@ -44,7 +44,17 @@ def summarize_only(args, write_summary, summary_name: str) -> int:
     """``--summary DIR``: the summary of the campaign in DIR, written there and printed; any other
     option, which it would ignore, is refused in one line."""
     refuse_options_besides_summary(args)
-    print_summary(write_summary, args.summary)
+    try:
+        print_summary(write_summary, args.summary)
+    except NoRuns as exc:
+        if not (Path(args.summary) / "runs").is_dir():  # not a campaign's folder: that message says so
+            raise
+        # a campaign interrupted before its first run finished: "no robustness runs in these records"
+        raise NoRuns(
+            f"{args.summary} holds no finished run of this campaign yet (it was interrupted before its first "
+            f"run finished, or is still starting); run its command again (the one in {args.summary}/{MANIFEST_NAME}) "
+            "to run them"
+        ) from exc
     print(f"summary: {args.summary}/{summary_name}")
     return 0
 

@@ -644,3 +644,18 @@ def test_every_key_of_the_json_is_named_where_the_command_is_documented(capsys, 
     result = _simulate(capsys, "--trials", "5", "--seed", "3", *args)
     missing = [key for key in result if not any(re.search(rf"\b{key}\b", row) for row in rows)]
     assert not missing, f"docs/commands.md does not name {missing}"
+
+
+def test_a_drawn_patient_with_an_auto_start_replays_the_prescription_campaigns_run_of_its_seed(capsys):
+    """An outlier of lensopt bench prescription could not be replayed: simulate drew the same patient
+    but another autorefraction (seeded [seed, 2], the campaign's [seed, 1]) and other answers."""
+    from lensopt.bench.prescription import run_prescription
+    from lensopt.bench.prescription_spec import PrescriptionSpec
+
+    spec = PrescriptionSpec("start-no-accommodation", "bracket-ald", 100_000, 8, with_start=True, accommodation=False)
+    run = run_prescription(spec)
+    result = _simulate(capsys, "--start", "auto", "--seed", "100000", "--trials", "8")
+    assert result["true_prescription"] == run["true_prescription"]
+    assert result["start"] == run["start"] and result["prescription"] == run["prescription"]
+    assert result["estimate"]["confidence"] == run["estimate"]["confidence"]
+    assert result["power_vector_error_d"] == pytest.approx(run["power_vector_error_d"], abs=1e-12)

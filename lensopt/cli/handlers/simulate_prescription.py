@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -144,28 +145,28 @@ def run_prescription(args, stop) -> int:
         raise ValueError("--hyperparameters and --reference-context apply to the two-parameter search only")
     accommodation_d = args.accommodation or 0.0
     common = dict(slope=args.slope, n_alternatives=args.n_alternatives, lapse=args.lapse)
-    if args.true_sphere is None:
-        drawn = draw_clinic_patients(1, args.seed, **common)[0]
-        correction = (drawn.sphere_d, drawn.cylinder_d, drawn.axis_deg)
+    if args.true_sphere is None:  # run SEED of lensopt bench prescription: its patient, its answers, its start
+        patient = dataclasses.replace(draw_clinic_patients(1, args.seed, **common)[0], accommodation_d=accommodation_d)
+        start_seed = np.random.SeedSequence([args.seed, 1])  # the campaign's (patient_and_start)
     else:
         axis = 180.0 if args.true_axis is None else args.true_axis
-        correction = (args.true_sphere, args.true_cylinder, axis)
-    patient_seed = int(np.random.SeedSequence([args.seed, 1]).generate_state(1)[0])
-    patient = SimulatedPatient(
-        correction[0],
-        correction[1],
-        axis_deg=correction[2],
-        accommodation_d=accommodation_d,
-        seed=patient_seed,
-        **common,
-    )
+        patient_seed = int(np.random.SeedSequence([args.seed, 1]).generate_state(1)[0])
+        patient = SimulatedPatient(
+            args.true_sphere,
+            args.true_cylinder,
+            axis_deg=axis,
+            accommodation_d=accommodation_d,
+            seed=patient_seed,
+            **common,
+        )
+        start_seed = np.random.SeedSequence([args.seed, 2])
     transposed = False
     if args.start is None:
         start = None
         if args.m_half_width is not None or args.j_half_width is not None:
             raise ValueError("--m-half-width and --j-half-width size the box around --start; give --start too")
     elif args.start.strip().lower() == "auto":
-        start = autorefraction(patient, np.random.SeedSequence([args.seed, 2]))
+        start = autorefraction(patient, start_seed)
     else:
         written = parse_lens(args.start)
         meridian = max((written.sphere_d, written.sphere_d + written.cylinder_d), key=abs)
@@ -182,7 +183,9 @@ def run_prescription(args, stop) -> int:
     if start is not None:
         _check_box_within_phoropter(args, start)
     # the patient given, or drawn from the clinic population: inside the box the search tests
-    _check_patient_in_box(correction, start, args.m_half_width, args.j_half_width)
+    _check_patient_in_box(
+        (patient.sphere_d, patient.cylinder_d, patient.axis_deg), start, args.m_half_width, args.j_half_width
+    )
     options = {
         "start": start,
         "m_half_width_d": args.m_half_width,

@@ -17,6 +17,7 @@ import shlex
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -336,6 +337,35 @@ def plan_notes(campaign_dir, planned_keys, record_keys) -> dict[str, str]:
     return {name: line for name, line in notes.items() if line}
 
 
+def software_of(records) -> list[dict]:
+    """The software that made the runs of ``records`` (each record's ``versions``: ``lensopt`` and
+    ``git_commit``), each with its number of runs, most first; a record without them counts as
+    unknown."""
+    counts: Counter = Counter()
+    for record in records:
+        versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}
+        counts[(str(versions.get("lensopt") or "unknown"), versions.get("git_commit"))] += 1
+    return [{"lensopt": v, "git_commit": c, "n_runs": n} for (v, c), n in counts.most_common()]
+
+
+def mixed_software_line(software: list[dict]) -> str:
+    """A summary's note when its runs were made by more than one lensopt (:func:`software_of`): a
+    campaign resumed after a change mixed them, and said nothing; ``""`` for one."""
+    if len(software) < 2:
+        return ""
+
+    def commit(text) -> str:
+        if not text:
+            return "no commit"
+        return str(text)[:7] + ("+dirty" if str(text).endswith("+dirty") else "")
+
+    made = ", ".join(f"{s['n_runs']} by {s['lensopt']} {commit(s['git_commit'])}" for s in software)
+    return (
+        f"the runs were made by {len(software)} versions of lensopt ({made}): a campaign resumed after a change "
+        "mixes them; run its command into a new folder for one version's figures"
+    )
+
+
 def finish_summary(
     campaign_dir: Path,
     out_dir,
@@ -363,6 +393,11 @@ def finish_summary(
         summary["campaign"] = manifest
         notes = plan_notes(campaign_dir, planned_keys(manifest), [r.get("key") for r in records])
         summary.update(notes)
+    summary["software"] = software_of(records)  # which lensopt made the runs (a resume may mix them)
+    mixed = mixed_software_line(summary["software"])
+    if mixed:
+        notes = {**notes, "mixed_software": mixed}
+        summary["mixed_software"] = mixed
     text = format_summary(summary)
     if notes:
         text = "; ".join(notes.values()) + "\n" + text

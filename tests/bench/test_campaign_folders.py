@@ -300,3 +300,24 @@ def test_old_records_without_the_auxiliary_keys_are_reported_and_one_without_an_
     assert main([*argv, *QUICK]) == 0
     assert main(["bench", "report", str(out)]) == 0
     capsys.readouterr()
+
+
+def test_a_summary_says_when_its_runs_were_made_by_more_than_one_lensopt(tmp_path, capsys):
+    """A campaign resumed after a change mixed runs of two commits, and its summary said nothing."""
+    out = tmp_path / "mixed"
+    assert main(_robustness(out, patients="2")) == 0
+    capsys.readouterr()
+    summary = json.loads((out / "robustness-summary.json").read_text())
+    (one,) = summary["software"]  # one version: no note
+    assert one["n_runs"] == 2 and "mixed_software" not in summary
+    first = sorted((out / "runs").glob("*.json"))[0]
+    record = json.loads(first.read_text())
+    record["versions"] = {**record["versions"], "git_commit": "0123456789abcdef+dirty"}
+    first.write_text(json.dumps(record))
+    assert main(["bench", "robustness", "--summary", str(out)]) == 0
+    text = capsys.readouterr().out
+    summary = json.loads((out / "robustness-summary.json").read_text())
+    assert sorted(s["git_commit"] for s in summary["software"])[0] == "0123456789abcdef+dirty"
+    assert [s["n_runs"] for s in summary["software"]] == [1, 1]
+    assert text.splitlines()[0].startswith("the runs were made by 2 versions of lensopt (")
+    assert f"1 by {record['versions']['lensopt']} 0123456+dirty" in text.splitlines()[0]

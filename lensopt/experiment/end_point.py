@@ -435,7 +435,9 @@ def closing_screen(
     lines = [console_broken((f"{e.eye}: " if e.eye else "") + line) for e in end_points for line in e.closing_lines()]
     if resume is not None:
         lines.append(f"To continue: {resume}")
+    both = {"trial_index": 0, "eye": None} if len(end_points) > 1 else {}  # not "Trial 8 of 8 · eye OS"
     console.update(  # each eye's confidence is in its lines: not the last trial's "Confidence so far"
+        **both,
         confidence=None,
         heading="Session finished",
         lens_text="\n".join(e.headline() for e in end_points),

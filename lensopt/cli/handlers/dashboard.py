@@ -104,7 +104,10 @@ def run_dashboard(args) -> int:
             pages = followed_from_store(store, session_id).eye_pages()
             write_report(pages, report)
             eyes = [eye for eye, _ in pages if eye]
-            each = f" ({'a page' if report.suffix.lower() == '.pdf' else 'one under the other'} for each eye: {', '.join(eyes)})"
+            layout = (
+                "a page for each eye" if report.suffix.lower() == ".pdf" else "each eye's page, one under the other"
+            )
+            each = f" ({layout}: {', '.join(eyes)})"
             print(f"report of session {session_id} written to {report}{each if eyes else ''}")
             if screenshot is None:
                 return 0

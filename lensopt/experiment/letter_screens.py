@@ -115,8 +115,15 @@ class LetterScreens(Screens):
         )
 
     def _undo_keys_text(self) -> str:
-        """``   ·   BACKSPACE: undo the last answer`` when the undo is offered (:meth:`_undo_offered`), else ``""``."""
-        return f"   ·   {self.protocol.keys.undo.upper()}: undo the last answer" if self._undo_offered() else ""
+        """``   ·   BACKSPACE: undo the last answer`` when the undo is offered (:meth:`_undo_offered`), else
+        ``""``; ``undo OD's last answer`` when this eye has none and the undo reaches back to the eye
+        before (beside this eye's "Last answers: none yet")."""
+        if not self._undo_offered():
+            return ""
+        records = getattr(self, "records", ())
+        previous = getattr(self, "previous_eye", None)
+        whose = f"{previous}'s" if previous and all(getattr(r, "void", False) for r in records) else "the"
+        return f"   ·   {self.protocol.keys.undo.upper()}: undo {whose} last answer"
 
     def _lens_texts(self, sphere_d: float, cylinder_d: float, axis_deg: float | None = None) -> tuple[str, str]:
         """A lens as the log writes it and as the console shows it, in clinical notation in the

@@ -195,6 +195,9 @@ class LoopScreens(Screens):
         ``changes`` of its other fields (no console: nothing to do)."""
         if self.console is not None:
             answer = f"{self._number(index)}: {self._answer_text(record)}"
+            previous, keys_text = getattr(self, "previous_eye", None), self.console.state.keys_text
+            if previous and f"undo {previous}'s last answer" in keys_text:  # this eye has one now
+                changes.setdefault("keys_text", keys_text.replace(f"undo {previous}'s", "undo the"))
             self.console.update(answers=(*self.console.state.answers, answer), message="", **changes)
 
     # ------------------------------------------------------------------ the loop

@@ -143,9 +143,12 @@ def test_backspace_before_the_second_eyes_first_answer_undoes_the_first_eyes_las
     for result in info.results:
         rebuilt = MODES["letters"].rebuild_optimizer(info.optimizer_settings, records, result.eye)  # void skipped
         assert result.prescription == rebuilt.prescription().text
-    # OS's instructions, before its first answer, offer the undo of OD's last
+    # OS's instructions, before its first answer, offer the undo of OD's last, and say whose: beside
+    # OS's "Last answers: none yet" a plain "undo the last answer" read as undoing nothing
     os_start = [s for s in console_states if s.eye == "OS" and "Eye OS:" in s.heading]
-    assert os_start and all("BACKSPACE: undo the last answer" in s.keys_text for s in os_start)
+    assert os_start and all("BACKSPACE: undo OD's last answer" in s.keys_text for s in os_start)
+    os_later = [s for s in console_states if s.eye == "OS" and s.answers]
+    assert os_later and all("BACKSPACE: undo the last answer" in s.keys_text for s in os_later if s.keys_text)
 
 
 def snapshot(db, copy):

@@ -208,6 +208,25 @@ def letter_bounds_within(
     return low, high
 
 
+def narrowed_letters_note(
+    requested_logmar: tuple[float, float], shown_logmar: tuple[float, float], fullscreen: bool
+) -> str | None:
+    """What a new session's clinician is told when the screen set-up shows fewer letter sizes than
+    the protocol asks for (:func:`letter_bounds_within` narrowed them), or None: an eye that cannot
+    read the largest letter shown reads nothing larger, so its acuity through a very wrong lens is
+    not measured beyond it."""
+    (asked_low, asked_high), (low, high) = requested_logmar, shown_logmar
+    parts = []
+    if high < asked_high:
+        fix = "a nearer seat, calibration.distance_cm, or a larger screen" if fullscreen else "the chart full screen"
+        parts.append(
+            f"the largest letter shown is logMAR {high:+.2f}, not {asked_high:+.2f} as the protocol asks ({fix} shows them)"
+        )
+    if low > asked_low:
+        parts.append(f"the smallest is logMAR {low:+.2f}, not {asked_low:+.2f} (the screen's pixels)")
+    return "; ".join(parts) or None
+
+
 def _no_letter_size_message(
     requested_logmar: tuple[float, float],
     renderable_logmar: tuple[float, float],

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lensopt.errors import CalibrationError, LensoptError, ProtocolError, StoreError
-from lensopt.experiment.calibration import Calibration, letter_bounds_within
+from lensopt.experiment.calibration import Calibration, letter_bounds_within, narrowed_letters_note
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, continue_advice_for, end_point, record_end
 from lensopt.experiment.frames import claim_frames_folder, resumed_frames_problem
@@ -213,6 +213,9 @@ def _run(
             return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
+        narrowed = narrowed_letters_note(protocol.optimizer.letter_bounds_logmar, bounds, fullscreen)
+        if narrowed:
+            warn(narrowed)
         optimizer = mode.new_optimizer(protocol, seed, bounds)
         settings = session_settings_of(optimizer, protocol)  # with each eye's start
 

@@ -41,7 +41,12 @@ from tqdm import tqdm
 from lensopt.bench.binary import run_binary
 from lensopt.bench.feedback import run_feedback
 from lensopt.bench.function_session import OUTCOME_STREAM, function_session
-from lensopt.bench.interrupts import noting_interrupts, raise_if_interrupted
+from lensopt.bench.interrupts import (
+    children_ignoring_interrupts,
+    close_unstarted,
+    noting_interrupts,
+    raise_if_interrupted,
+)
 from lensopt.bench.preferential import run_duels
 from lensopt.bench.problems import RefractionProblem, function_problem
 from lensopt.bench.records import (
@@ -408,20 +413,33 @@ def local_cluster(cluster_class, n_workers: int):
     campaign's summary, not a worker's "Compute Failed" traceback under the progress bar
     (``LENSOPT_DEBUG=1`` lets them log as Dask does, and prints the tracebacks)."""
     import dask  # deferred with the rest of Dask
+    from distributed.deploy.spec import SpecCluster
 
     left_out = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in DASK_ENVIRONMENT_LEFT_OUT}
     silence = logging.WARNING if os.environ.get("LENSOPT_DEBUG") else logging.CRITICAL
-    with dask.config.set({**left_out, "distributed.worker.preload": [WORKER_PRELOAD]}):
-        return cluster_class(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=silence
-        )
+    earlier = set(SpecCluster._instances)  # a caller's own clusters (Dask's registry of them)
+    try:
+        with (
+            dask.config.set({**left_out, "distributed.worker.preload": [WORKER_PRELOAD]}),
+            children_ignoring_interrupts(),
+        ):
+            return cluster_class(
+                n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=silence
+            )
+    except BaseException:  # a Ctrl-C while it started: closed here, quietly, not by Dask at exit
+        unstarted = set(SpecCluster._instances) - earlier  # whose close there printed a traceback
+        close_unstarted(unstarted)
+        SpecCluster._instances.difference_update(unstarted)
+        raise
 
 
 #: The module each local worker runs as it starts (:mod:`lensopt.bench.worker_start`): it ignores
 #: Ctrl-C, which the terminal sends to every process of its group, so that the campaign here
 #: handles it (its clean-up shuts the workers down) instead of each worker dying with a traceback
-#: — also a worker its nanny restarts. This process keeps its own Ctrl-C throughout, even while the
-#: cluster starts (ignoring it here for the workers to inherit lost a Ctrl-C of those seconds).
+#: — also a worker its nanny restarts. The workers the cluster starts ignore it from their first
+#: instruction, before the preload (:func:`lensopt.bench.interrupts.children_ignoring_interrupts`).
+#: This process keeps its own Ctrl-C throughout, even while the cluster starts (ignoring it here
+#: for the workers to inherit lost a Ctrl-C of those seconds).
 WORKER_PRELOAD = "lensopt.bench.worker_start"
 
 

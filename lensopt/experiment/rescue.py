@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import stat
 import tempfile
@@ -112,43 +113,98 @@ def rescue_paths(db_path, session_id: int) -> tuple[Path, Path]:
     return rescue_path(db_path, session_id), fallback
 
 
-def unsaved_answers(db_path, session_id: int) -> tuple[int, list[Path]]:
+def _presented_at_times(path: Path) -> list[float]:
+    """When each answer of the rescue file ``path`` was presented (``presented_at``, unix seconds; a
+    line without one, or that cannot be read, as +inf: counted as its session's). Reads only; a file
+    that cannot be read holds none."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return []
+    times = []
+    for line in lines:
+        try:
+            times.append(float(json.loads(line).get("presented_at", math.inf)))
+        except (ValueError, TypeError, AttributeError):
+            times.append(math.inf)
+    return times
+
+
+def unsaved_answers(db_path, session_id: int, created_at: float | None = None) -> tuple[int, list[Path]]:
     """The answers of session ``session_id`` waiting in its rescue files (:func:`rescue_paths`) for a
-    resume to store them, and the files that hold them: what the database does not show yet. Reads
-    only; a file that cannot be read counts as holding none."""
+    resume to store them, and the files that hold them: what the database does not show yet. With
+    the session's ``created_at``, answers presented before it are not counted (:func:`foreign_answers`).
+    Reads only; a file that cannot be read counts as holding none."""
     count, holding = 0, []
     for path in rescue_paths(db_path, session_id):
-        try:
-            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except (OSError, UnicodeDecodeError):
-            continue
-        if lines:
-            count += len(lines)
+        n = sum(created_at is None or t >= created_at for t in _presented_at_times(path))
+        if n:
+            count += n
             holding.append(path)
     return count, holding
 
 
-def unsaved_warning(db_path, session_id: int) -> str | None:
+def foreign_answers(db_path, session_id: int, created_at: float) -> tuple[int, list[Path]]:
+    """Answers in session ``session_id``'s rescue files presented before the session was created:
+    another session's, of an earlier database at this path (deleted or replaced, its rescue file left
+    behind) — never stored into this one (:func:`recover_rescued`)."""
+    count, holding = 0, []
+    for path in rescue_paths(db_path, session_id):
+        n = sum(t < created_at for t in _presented_at_times(path))
+        if n:
+            count += n
+            holding.append(path)
+    return count, holding
+
+
+def unsaved_warning(db_path, session_id: int, created_at: float | None = None) -> str | None:
     """One line saying that session ``session_id`` has answers in a rescue file that the database does
-    not hold yet, with the command that stores them; None when it has none."""
-    count, holding = unsaved_answers(db_path, session_id)
-    if not count:
-        return None
+    not hold yet, with the command that stores them — or (``created_at`` given) that a file of its name
+    holds another session's; None when there are none."""
+    count, holding = unsaved_answers(db_path, session_id, created_at)
+    if count:
+        answers = f"{count} answer{'' if count == 1 else 's'}"
+        return (
+            f"warning: session {session_id} has {answers} in {', '.join(map(str, holding))} that the database does not "
+            f"hold yet (it refused them); {resume_command(session_id, db_path)} stores them"
+        )
+    if created_at is not None:
+        count, holding = foreign_answers(db_path, session_id, created_at)
+        if count:
+            return "warning: " + _foreign_text(count, holding, session_id) + "; move it elsewhere (keep it)"
+    return None
+
+
+def _foreign_text(count: int, holding: Sequence[Path], session_id: int) -> str:
     answers = f"{count} answer{'' if count == 1 else 's'}"
     return (
-        f"warning: session {session_id} has {answers} in {', '.join(map(str, holding))} that the database does not "
-        f"hold yet (it refused them); {resume_command(session_id, db_path)} stores them"
+        f"{', '.join(map(str, holding))} hold{'s' if len(holding) == 1 else ''} {answers} from before session "
+        f"{session_id} began: another session's, of an earlier database at this path, not this one's"
     )
 
 
-def _kept_name(path: Path) -> Path:
-    """The name a recovered rescue file is kept under: ``….recovered.jsonl``, numbered when an
-    earlier recovery's file has it (``….recovered-2.jsonl``): data is never deleted."""
+def set_aside_foreign(db_path, session_id: int, log) -> None:
+    """A new session's rescue files must be its own: a file already at its name (left by a session of
+    an earlier database at this path, whose answers it kept) is renamed ``….orphaned.jsonl`` (kept:
+    data is never deleted), so that neither session's answers are mixed with the other's."""
+    for path in rescue_paths(db_path, session_id):
+        if path.exists():
+            kept = _kept_name(path, "orphaned")
+            path.rename(kept)
+            log(
+                f"{path} was left by an earlier database's session {session_id} (this one is new): "
+                f"kept as {kept}, not this session's answers"
+            )
+
+
+def _kept_name(path: Path, how: str = "recovered") -> Path:
+    """The name a recovered (or set aside) rescue file is kept under: ``….recovered.jsonl``, numbered
+    when an earlier recovery's file has it (``….recovered-2.jsonl``): data is never deleted."""
     base = path.name.replace(".unsaved.jsonl", "")
-    kept, n = path.with_name(f"{base}.recovered.jsonl"), 1
+    kept, n = path.with_name(f"{base}.{how}.jsonl"), 1
     while kept.exists():
         n += 1
-        kept = path.with_name(f"{base}.recovered-{n}.jsonl")
+        kept = path.with_name(f"{base}.{how}-{n}.jsonl")
     return kept
 
 
@@ -177,19 +233,24 @@ def _read_rescued(path: Path, record_type, log) -> list:
     return rescued
 
 
-def recover_rescued(store, mode, session_id: int, paths: Sequence[Path], log) -> int:
+def recover_rescued(store, mode, session_id: int, paths: Sequence[Path], log, created_at: float | None = None) -> int:
     """Store the answers kept in the rescue files ``paths`` (:func:`rescue_paths`: each answer one
     refused by a locked or failing database while the session ran) and return how many were added.
     Idempotent: an answer already stored (same trial number, same record) is skipped; one that
     contradicts the stored trial of its number, or leaves a gap, is refused in one line and nothing
-    is changed. Each file is then renamed ``….recovered.jsonl`` (kept: data is never deleted)."""
+    is changed. An answer presented before the session's ``created_at`` is another session's (of an
+    earlier database at this path) and is not stored; the log says so. Each file is then renamed
+    ``….recovered.jsonl`` (kept: data is never deleted)."""
     found = [path for path in paths if path.exists()]
     if not found:
         return 0
     stored = {record.index: record for record in mode.stored_trials(store, session_id)}
     rescued = [(record, path) for path in found for record in _read_rescued(path, mode.record_type, log)]
+    foreign = [(r, p) for r, p in rescued if created_at is not None and r.presented_at < created_at]
     added = 0
     for record, path in sorted(rescued, key=lambda pair: pair[0].index):
+        if (record, path) in foreign:
+            continue
         if record.index in stored:
             if stored[record.index] != record:
                 raise StoreError(
@@ -213,4 +274,7 @@ def recover_rescued(store, mode, session_id: int, paths: Sequence[Path], log) ->
     log(
         f"recovered {added} answer(s) of session {session_id} from {sources} (kept as {', '.join(k.name for k in kept)})"
     )
+    if foreign:
+        holding = list(dict.fromkeys(p for _, p in foreign))
+        log(f"not stored: {_foreign_text(len(foreign), holding, session_id)} (kept in the files above)")
     return added

@@ -88,7 +88,7 @@ def read_resumed(store, request, log, warn) -> Resumed:
     skipped = unreadable_events_text(info, request.db_path)
     if skipped is not None:  # provenance only: the session resumes from its answers all the same
         warn(skipped)
-    recover_rescued(store, mode, info.session_id, rescue_paths(request.db_path, info.session_id), log)
+    recover_rescued(store, mode, info.session_id, rescue_paths(request.db_path, info.session_id), log, info.created_at)
     records = mode.stored_trials(store, info.session_id)
     if request.protocol_path is not None:
         warn(f"resuming session {info.session_id}: its stored protocol is used, {request.protocol_path} is ignored")

@@ -32,7 +32,7 @@ from lensopt.experiment.loop import UNDO_PREVIOUS_EYE
 from lensopt.experiment.modes import Mode, answered, eye_records, mode_for, session_settings_of
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
-from lensopt.experiment.rescue import recorder, rescue_paths
+from lensopt.experiment.rescue import recorder, rescue_paths, set_aside_foreign
 from lensopt.experiment.results import check_end_stored, eye_done, report_eye, start_line
 from lensopt.experiment.resume import earlier_end_point, finish_resumed, read_resumed, rebuilt_eyes, resumed_settings
 from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
@@ -338,6 +338,7 @@ def _run_in_window(
         except StoreError:
             store.set_status(session_id, "aborted")  # never left "running" by a claim refused
             raise
+        set_aside_foreign(request.db_path, session_id, log if warn is None else warn)  # its rescue files its own
         eye_text = f", eye {protocol.session.eye}" if protocol.session.eye else ""
         log(
             f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "

@@ -425,8 +425,9 @@ def test_answers_waiting_in_a_rescue_file_are_said_by_the_listing_and_the_export
         sid = store.create_session(
             "P", {}, {"screen_width_cm": 50.0, "screen_width_px": 1920, "distance_cm": 300.0}, {}, 1
         )
-        store.append_trial(sid, TrialRecord(1, -1.0, 0.0, 0.3, "K", "K", True, 0.5, 1.7e9, 1.7e9 + 1, {}))
-    rescued = TrialRecord(2, -1.0, 0.0, 0.2, "H", "H", True, 0.5, 1.7e9 + 2, 1.7e9 + 3, {})
+        now = store.session(sid).created_at  # answers presented after the session began (before: another's)
+        store.append_trial(sid, TrialRecord(1, -1.0, 0.0, 0.3, "K", "K", True, 0.5, now + 1, now + 2, {}))
+    rescued = TrialRecord(2, -1.0, 0.0, 0.2, "H", "H", True, 0.5, now + 3, now + 4, {})
     rescue_path(db, sid).write_text(json.dumps(dataclasses.asdict(rescued)) + "\n")
     assert main(["sessions", "--db", str(db)]) == 0
     said = capsys.readouterr().err

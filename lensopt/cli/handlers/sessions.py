@@ -181,11 +181,12 @@ def _warn_if_readable_by_others(path) -> None:
         print(f"warning: {path} is readable by other users (mode {mode:04o}); {fix}", file=sys.stderr)
 
 
-def _warn_of_unsaved_answers(db_path, session_ids) -> None:
+def _warn_of_unsaved_answers(db_path, infos) -> None:
     """One stderr line per session with answers its database refused, kept in a rescue file until a
-    resume stores them (the listing and an export count only what the database holds)."""
-    for session_id in session_ids:
-        warning = unsaved_warning(db_path, session_id)
+    resume stores them (the listing and an export count only what the database holds) — or with a
+    rescue file of its name holding answers from before it began (an earlier database's)."""
+    for info in infos:
+        warning = unsaved_warning(db_path, info.session_id, info.created_at)
         if warning is not None:
             print(warning, file=sys.stderr)
 
@@ -235,7 +236,7 @@ def show_session(args) -> int:
         path = store.path
     _warn_if_readable_by_others(path)
     _warn_of_unreadable_events(path, [info])
-    _warn_of_unsaved_answers(path, [session_id])
+    _warn_of_unsaved_answers(path, [info])
     if args.json:
         print(json.dumps(info_document(info, path), indent=2))
         return 0
@@ -266,7 +267,7 @@ def list_sessions(args) -> int:
                 file=sys.stderr,
             )
     _warn_of_unreadable_events(path, infos)
-    _warn_of_unsaved_answers(path, [i.session_id for i in infos])
+    _warn_of_unsaved_answers(path, infos)
     if args.json:
         documents = [damaged_document(i) if isinstance(i, DamagedSession) else info_document(i, path) for i in infos]
         print(json.dumps(documents, indent=2))
@@ -315,7 +316,7 @@ def export_command(args) -> int:
         sessions = read_sessions(store, session_ids)
         db_path = store.path
     _warn_of_unreadable_events(db_path, [info for info, _ in sessions])
-    _warn_of_unsaved_answers(db_path, session_ids)
+    _warn_of_unsaved_answers(db_path, [info for info, _ in sessions])
     several = args.all or args.participant is not None or len(args.session_ids) > 1  # JSON: an array
     text = export_text(sessions, args.fmt, several=several, db_path=db_path)
     write_export(text, args.output or sys.stdout)

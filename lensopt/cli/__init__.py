@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import importlib.util
 import os
@@ -200,9 +201,36 @@ def command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse
     return parser
 
 
+def _escape_what_the_terminal_cannot_show() -> None:
+    """stdout and stderr in an encoding without ``—``, ``±``, a participant's ``é`` (``LC_ALL=C``
+    without UTF-8 mode, ``PYTHONIOENCODING=ascii``): such characters are written escaped (``\u2014``)
+    instead of failing the command after its work (``lensopt print`` wrote its record, then said
+    "error") or before its first trial."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")
+
+
+def _output_failure(exc: OSError) -> str | None:
+    """What the command says when its own output cannot be written (``> /dev/full``, a full disk):
+    an error without a file name of a kind writing a stream raises; None for any other. stdout is
+    then pointed at the null device, so that Python's flush of it at exit does not fail again."""
+    if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return f"cannot write its output ({exc.strerror or exc})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     ending = argv is None
+    if ending:
+        _escape_what_the_terminal_cannot_show()
     argv = sys.argv[1:] if argv is None else list(argv)
     empty = empty_option(argv)
     if empty is not None:
@@ -226,6 +254,13 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
         return 0
+    except OSError as exc:  # its output unwritable (a full disk); else a file the command's checks missed
+        if os.environ.get("LENSOPT_DEBUG"):
+            raise
+        where = f": {exc.filename}" if exc.filename else ""
+        problem = _output_failure(exc) or f"{exc.strerror or exc}{where}"
+        print(f"{prog}: error: {problem}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         if args.command in ("hyperparameters", "simulate"):  # a fit, a simulation: nothing is stored on the way
             kept = "; nothing was written"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from lensopt.cli.arguments import check_database_not_a_folder, check_output_folder
@@ -36,11 +37,8 @@ def run_command(args) -> int:
     )
     # what the session does goes to stdout; what of the request it does not do (an option a resume
     # ignores, a --trials below the stopping rule's minimum) to stderr, as a note
-    outcome = run_session(
-        request,
-        log=lambda message: print(message, flush=True),
-        warn=lambda message: print(f"lensopt run: note: {message}", file=sys.stderr, flush=True),
-    )
+    log = SessionLog()
+    outcome = run_session(request, log=log, warn=lambda message: log.note(f"lensopt run: note: {message}"))
     # the stop is the last eye searched: named (in a session of both eyes the other may not have stopped)
     whose = f"{outcome.results[-1].eye} " if outcome.results and outcome.results[-1].eye else ""
     stopped = (
@@ -56,5 +54,47 @@ def run_command(args) -> int:
             + ")"
         )
     )
-    print(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.stored_text()}", flush=True)
+    log(f"session {outcome.session_id}: {outcome.status}{stopped}, {outcome.stored_text()}")
     return 0
+
+
+class SessionLog:
+    """The session's log on stdout, its notes on stderr. A stream that can no longer be written (a
+    closed pipe, `| head`; a full disk, `> /dev/full`) does not stop the session — its answers are in
+    the database, not in the log: said once on stderr (if it still takes it), the log goes on without
+    it. Before, the session stopped after its trial, exit 0 (a closed pipe) or a traceback (a full
+    disk), and no resume command was given."""
+
+    def __init__(self) -> None:
+        self.lost: set[str] = set()
+
+    def __call__(self, message: str) -> None:
+        self._write("stdout", message)
+
+    def note(self, message: str) -> None:
+        self._write("stderr", message)
+
+    def _write(self, name: str, message: str) -> None:
+        if name in self.lost:
+            return
+        try:
+            print(message, file=getattr(sys, name), flush=True)
+        except OSError as exc:
+            self.lost.add(name)
+            _quiet(name)
+            if name == "stdout":
+                self.note(
+                    f"lensopt run: note: its log can no longer be written to standard output "
+                    f"({exc.strerror or exc}); the session goes on, every answer saved to its database"
+                )
+
+
+def _quiet(name: str) -> None:
+    """``sys.<name>`` pointed at the null device: Python's own flush of it at exit must not fail again."""
+    stream = getattr(sys, name)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -7,8 +7,20 @@ import time
 
 
 def clock_text(unix_s: float) -> str:
-    """``2026-12-01 03:31 UTC``: a moment in this computer's time zone, named (the record, the report)."""
-    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(unix_s))
+    """``2026-12-01 03:31 UTC``: a moment in this computer's time zone, named (the record, the report):
+    ``2026-12-01 04:31 CET (UTC+01:00)`` in another zone. A zone's name alone misled: ``TZ=UTC+14``
+    (POSIX for 14 h *behind* UTC) is named "UTC", and a zone the system does not know
+    (``TZ=Nowhere/Foo``, read as UTC) is named "Nowhere" — so the offset from UTC is given, and a
+    name only where it is a name."""
+    moment = time.localtime(unix_s)
+    offset_min = round((moment.tm_gmtoff or 0) / 60)
+    name = moment.tm_zone or ""
+    if offset_min == 0 and name in ("UTC", "GMT", "Z", "UCT"):
+        return time.strftime("%Y-%m-%d %H:%M UTC", moment)
+    sign = "+" if offset_min >= 0 else "-"
+    utc = f"UTC{sign}{abs(offset_min) // 60:02d}:{abs(offset_min) % 60:02d}"
+    named = name.isalpha() and name not in ("UTC", "GMT", "UCT")
+    return time.strftime("%Y-%m-%d %H:%M ", moment) + (f"{name} ({utc})" if named else utc)
 
 
 def results_clock_text(results) -> str:

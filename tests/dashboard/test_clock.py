@@ -26,6 +26,28 @@ def test_a_moment_is_written_to_the_minute_with_its_zone(utc):
     assert clock_text(1_800_000_000.0) == _utc_text(1_800_000_000.0) == "2027-01-15 08:00 UTC"
 
 
+@pytest.mark.parametrize(
+    ("zone", "expected"),
+    [
+        ("UTC+14", "2027-01-14 18:00 UTC-14:00"),  # POSIX: 14 h behind UTC, though named "UTC"
+        ("Nowhere/Foo", "2027-01-15 08:00 Nowhere (UTC+00:00)"),  # unknown to the system: read as UTC
+        ("Pacific/Chatham", "2027-01-15 21:45 UTC+13:45"),  # named "+1345" by the system: an offset
+        ("Asia/Kolkata", "2027-01-15 13:30 IST (UTC+05:30)"),
+        ("America/New_York", "2027-01-15 03:00 EST (UTC-05:00)"),
+    ],
+)
+def test_a_moment_elsewhere_gives_its_offset_from_utc_not_a_name_alone(monkeypatch, zone, expected):
+    """Found by a user audit: with ``TZ=UTC+14`` the signed record said "2026-12-06 20:12 UTC" for a
+    moment of 10:12 UTC. Hand values: 1,800,000,000 s is 2027-01-15 08:00 UTC."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        assert clock_text(1_800_000_000.0) == expected
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_each_eyes_result_is_timed_when_the_eyes_were_computed_apart(utc):
     """OD's result stored before a kill (03:12), OS's after the resume (03:21): the record said
     "Result computed 03:21" alone, as though OD's had been computed then too."""

@@ -44,8 +44,9 @@ COMMAND_MODULES = (
 
 #: A negative number as a value (``--true-sphere -1e1``, ``-1.5E+1``, ``-.5``, ``-inf``): argparse
 #: (3.11) reads only ``-1`` and ``-1.5`` as numbers and took ``-1e1`` for an option ("expected one
-#: argument", the value unnamed); lensopt has no option that looks like a number.
-NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
+#: argument", the value unnamed); lensopt has no option that looks like a number. A decimal comma
+#: (``-1,5``) is read as a value too, for its option to say "write a decimal point".
+NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+[.,]?\d*|[.,]\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
 
 
 #: The namespace attribute naming the parser that was left with options it does not know.

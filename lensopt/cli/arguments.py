@@ -45,15 +45,29 @@ class Handler:
 
 
 def _number(text, kind):
+    written = (
+        str(text).strip().replace("\u2212", "-")
+    )  # the minus sign of typeset text (−1.5), as lensopt's docs print it
     try:
-        value = kind(text)
+        value = kind(written)
     except ValueError:
         what = "a whole number" if kind is int else "a number"
+        point = written.replace(",", ".")
+        if kind is float and "," in written and _is_float(point):  # a decimal comma (de_DE, fr_FR)
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}: write a decimal point, {point}") from None
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     limit = MAX_WHOLE_NUMBER if kind is int else MAX_MAGNITUDE
     if math.isfinite(value) and abs(value) > limit:  # nan and inf pass here and are refused by finite_float
         raise argparse.ArgumentTypeError(f"must be at most {limit} in size, got {text}")
     return value
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def positive_int(text) -> int:

@@ -218,6 +218,27 @@ def test_a_negative_number_in_scientific_notation_is_a_value_not_an_option(value
     assert args.true_sphere == expected and list(args.sphere_bounds) == [expected, 1.0]
 
 
+def test_the_typeset_minus_sign_of_the_docs_is_read_as_a_minus():
+    """The README and the records print "−1.25" (U+2212); pasted into an option it was "expected a number"."""
+    args = build_parser().parse_args(["simulate", "--true-sphere", "\u22121.5", "--sphere-bounds", "\u22122", "1"])
+    assert args.true_sphere == -1.5 and list(args.sphere_bounds) == [-2.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "argv, fix",
+    [
+        (
+            ["simulate", "--true-sphere", "-1,5"],
+            "got '-1,5': write a decimal point, -1.5",
+        ),  # was "expected one argument"
+        (["simulate", "--lapse", "0,02"], "got '0,02': write a decimal point, 0.02"),
+    ],
+)
+def test_a_decimal_comma_is_told_to_be_a_decimal_point(capsys, argv, fix):
+    line = refused(capsys, argv)
+    assert f"argument {argv[1]}: expected a number, {fix}" in line
+
+
 @pytest.mark.parametrize(
     "argv, command",
     [

@@ -259,11 +259,16 @@ def check_database_not_a_folder(db, default) -> None:
     """Refuse, in one line, a session database (``--db DB``, else ``default``: ``$LENSOPT_DB`` or the
     default path) that is a folder: the store would say there is no database there."""
     path = Path(db if db else default).expanduser()
-    if path.is_dir():
-        given = f"--db {db}" if db else f"the default session database {path} ($LENSOPT_DB, else the data folder)"
+    given = f"--db {db}" if db else f"the default session database {path} ($LENSOPT_DB, else the data folder)"
+    written = str(db) if db else os.environ.get("LENSOPT_DB", "")  # as typed: Path drops a final "/"
+    if path.is_dir() or written.endswith(("/", os.sep)):  # a name ending in "/" made a file of the folder's name
         raise ValueError(
             f"{given} is a folder, not a session database file; give the file (e.g. --db {path / 'sessions.db'})"
         )
+    try:
+        path.resolve()
+    except RuntimeError:  # a loop of symbolic links (Python 3.11 raises this, not an OSError)
+        raise ValueError(f"{given} is a loop of symbolic links; give the database file itself") from None
 
 
 def note_option_defaults(parser: argparse.ArgumentParser) -> None:

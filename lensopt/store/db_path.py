@@ -17,7 +17,9 @@ def default_db_path() -> Path:
     explicit = os.environ.get("LENSOPT_DB")
     if explicit:
         return Path(explicit).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join("~", ".local", "share")
+    data_home = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(os.path.expanduser(data_home)):  # unset, empty or relative: ignored, as the XDG
+        data_home = os.path.join("~", ".local", "share")  # spec says (a relative one moved with the folder)
     return Path(data_home).expanduser() / "lensopt" / "sessions.db"
 
 
@@ -44,6 +46,11 @@ def check_not_the_database(option: str, out_path, db_path) -> None:
     report) is the session database ``db_path`` or one of its companions (``-wal``, ``-shm``,
     ``-journal``, a session's rescue file): writing it would destroy every stored session."""
     out, db = Path(out_path).expanduser(), Path(db_path).expanduser()
+    for path, what in ((out, f"{option} {out_path}"), (db, f"the session database {db}")):
+        try:
+            path.resolve()
+        except RuntimeError:  # a loop of symbolic links (Python 3.11 raises this, not an OSError)
+            raise StoreError(f"{what} is a loop of symbolic links; give a file itself") from None
     companions = [Path(f"{db}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
     same = any(
         out.resolve() == c.resolve() or (out.exists() and c.exists() and os.path.samefile(out, c)) for c in companions

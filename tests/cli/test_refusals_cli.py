@@ -334,6 +334,44 @@ def test_a_database_that_is_a_folder_is_said_to_be_a_folder(capsys, tmp_path, co
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sessions"],
+        ["print", "1", "--out", "{tmp}/r.pdf"],
+        ["run", "--protocol", "demo-simulated", "--participant", "P1"],
+    ],
+)
+def test_a_database_named_with_a_final_slash_is_a_folder_and_no_file_is_made(capsys, tmp_path, monkeypatch, command):
+    """Found by a user audit: LENSOPT_DB=/…/newfold/ made a database file named newfold."""
+    named = f"{tmp_path / 'newfold'}/"
+    monkeypatch.setenv("LENSOPT_DB", named)
+    line = refused(capsys, [part.format(tmp=tmp_path) for part in command])
+    assert "is a folder, not a session database file" in line
+    assert not (tmp_path / "newfold").exists()
+    monkeypatch.delenv("LENSOPT_DB")
+    assert "is a folder, not a session database file" in refused(capsys, ["sessions", "--db", named])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["sessions"], ["export", "1", "-o", "{tmp}/z.csv"], ["print", "1", "--out", "{tmp}/r.pdf"], ["dashboard", "1"]],
+)
+def test_a_database_that_is_a_loop_of_links_is_one_line(capsys, tmp_path, command):
+    """Found by a user audit: `export`, `print` and `dashboard` gave a traceback (RuntimeError: Symlink loop)."""
+    (tmp_path / "loopA").symlink_to(tmp_path / "loopB")
+    (tmp_path / "loopB").symlink_to(tmp_path / "loopA")
+    line = refused(capsys, [part.format(tmp=tmp_path) for part in command] + ["--db", str(tmp_path / "loopA")])
+    assert "is a loop of symbolic links" in line
+
+
+def test_an_export_to_a_loop_of_links_is_one_line(capsys, tmp_path, db):
+    (tmp_path / "loopA").symlink_to(tmp_path / "loopB")
+    (tmp_path / "loopB").symlink_to(tmp_path / "loopA")
+    line = refused(capsys, ["export", "1", "-o", str(tmp_path / "loopA"), "--db", str(db)])
+    assert f"--output {tmp_path / 'loopA'} is a loop of symbolic links" in line
+
+
 def test_bench_report_of_a_file_says_it_is_no_campaign_folder(capsys, tmp_path):
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"garbage")

@@ -361,3 +361,7 @@ def test_default_db_path_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_db_path() == tmp_path / "home" / ".local" / "share" / "lensopt" / "sessions.db"
+    # a relative XDG_DATA_HOME is ignored, as the XDG spec says: the database moved with the folder
+    # the command ran in (found by a user audit)
+    monkeypatch.setenv("XDG_DATA_HOME", "relx")
+    assert default_db_path() == tmp_path / "home" / ".local" / "share" / "lensopt" / "sessions.db"

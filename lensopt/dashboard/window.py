@@ -353,8 +353,8 @@ class DashboardWindow(QMainWindow):
         result: Path | Exception  # the screenshot written, or why it could not be (on_done tells them apart)
         try:
             result = self.save_screenshot(path)
-        except (ValueError, OSError) as exc:
-            result = exc
+        except Exception as exc:  # noqa: BLE001 - raised in a Qt callback it aborted the process (exit 134)
+            result = exc  # a full disk, a read-only folder: private_output's LensoptError, said by the caller
         on_done(result)
 
     # -- lifetime -----------------------------------------------------------------------------

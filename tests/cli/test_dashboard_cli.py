@@ -86,6 +86,26 @@ def test_screenshot_writes_a_picture_of_all_four_panels(db, tmp_path):
             assert gray[rows, cols].std() > 0.05, "a panel of the screenshot is blank"
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc: a folder no one can write in")
+def test_a_screenshot_that_cannot_be_written_is_one_line_not_an_abort(db):
+    """Found by a user audit: a screenshot to a full disk or an unwritable folder raised inside a Qt
+    callback (a traceback, then an abort: exit 134)."""
+    path, sid, _ = db
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run(
+        [sys.executable, "-m", "lensopt", "dashboard", str(sid), "--db", str(path), "--screenshot", "/proc/d.png"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("lensopt dashboard: ")]
+    assert line.startswith(
+        "lensopt dashboard: error: could not write the screenshot /proc/d.png: cannot write in /proc"
+    )
+
+
 def test_report_writes_a_one_page_pdf_without_importing_qt(db, tmp_path):
     path, sid, _ = db
     out = tmp_path / "report.pdf"

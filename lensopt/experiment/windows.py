@@ -9,6 +9,7 @@ Everything that needs a display is here, with the one-line refusal of a machine 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import importlib.util
 import os
 import subprocess
@@ -53,6 +54,21 @@ def check_display(command: str = "run") -> None:
         if error is None:
             raise
         raise error from None
+    except UnicodeError:  # PsychoPy reads its own files in the locale's encoding: not the display's fault
+        raise LensoptError(
+            "PsychoPy cannot start in this locale's encoding "
+            f"({sys.getfilesystemencoding()}): set a UTF-8 locale (LANG=C.UTF-8) or PYTHONUTF8=1"
+        ) from None
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC):  # its folder in the home folder
+            where = f" {exc.filename}" if exc.filename else ""
+            raise LensoptError(
+                f"PsychoPy cannot write its settings folder{where} ({exc.strerror}): make the home folder "
+                "writable, or set HOME to a folder that is"
+            ) from None
+        raise _no_display_error(
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", command
+        ) from None
     except Exception as exc:  # noqa: BLE001 - pyglet raises several unrelated types when there is no display
         detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         raise _no_display_error(detail, command) from None

@@ -259,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("LENSOPT_DEBUG"):
             raise
         where = f": {exc.filename}" if exc.filename else ""
-        problem = _output_failure(exc) or f"{exc.strerror or exc}{where}"
+        fix = "; choose a shorter name" if exc.errno == errno.ENAMETOOLONG else ""
+        problem = _output_failure(exc) or f"{exc.strerror or exc}{where}{fix}"
         print(f"{prog}: error: {problem}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -95,3 +95,12 @@ def test_a_session_whose_log_cannot_be_written_goes_on_to_its_end(tmp_path, read
     with SessionStore(db, readonly=True) as store:
         (info,) = store.sessions()
         assert info.status == "finished" and len(store.trials(info.session_id)) == 6
+
+
+@pytest.mark.parametrize("command", [["print", "1", "--out"], ["export", "1", "-o"]])
+def test_a_file_name_too_long_is_one_line_naming_it(db, tmp_path, command):
+    """Found by a user audit: a name of more than 255 bytes gave a traceback (OSError: [Errno 36])."""
+    long_name = tmp_path / ("x" * 260 + ".pdf")
+    done = lensopt(*command, long_name, "--db", db)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == f"lensopt {command[0]}: error: File name too long: {long_name}; choose a shorter name"

@@ -43,6 +43,11 @@ class RunRequest:
         if self.resume is None and not (self.participant or "").strip():
             raise ValueError("--participant ID is required for a new session (or --resume SESSION_ID)")
         if self.resume is None and self.participant is not None:
+            if any("\udc80" <= c <= "\udcff" for c in self.participant):  # a byte the terminal's UTF-8 could not read
+                raise ValueError(
+                    "--participant is not UTF-8 text (a byte of another encoding, e.g. Latin-1): type it in a "
+                    "UTF-8 terminal, or give an id in plain letters and digits (e.g. P001)"
+                )
             if not self.participant.isprintable():
                 raise ValueError("--participant must be one line of printable text (no tab or newline), e.g. P001")
             if len(self.participant.strip()) > MAX_PARTICIPANT_LENGTH:

@@ -668,3 +668,18 @@ def test_a_start_with_decimal_commas_is_one_line_saying_to_use_a_decimal_point(t
     )  # fmt: skip
     assert_one_line_error(result, "--start", "use a decimal point: -2.25 -0.75 x 180")
     assert no_session_created(db)
+
+
+def test_a_participant_typed_in_another_encoding_than_utf8_is_said_so(tmp_path):
+    """Found by a user audit: a Latin-1 byte (a Latin-1 terminal's "Zoë") was refused as "must be one
+    line of printable text (no tab or newline)", which it is."""
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"lensopt", b"run", b"--protocol", str(DEMO).encode()]
+        + [b"--participant", b"Zo\xeb", b"--db", str(tmp_path / "s.db").encode()],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_one_line_error(done, "--participant is not UTF-8 text (a byte of another encoding, e.g. Latin-1)")
+    assert not (tmp_path / "s.db").exists()

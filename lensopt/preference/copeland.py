@@ -255,6 +255,8 @@ class CopelandOptimizer(FixedSettings):
             points.append(x.copy())
         if isinstance(preferred_first, str) or preferred_first not in (0, 1, True, False):
             raise ValueError(f"preferred_first must be a bool or 0/1; got {preferred_first!r}")
+        if np.array_equal(points[0], points[1]):
+            raise ValueError(f"a duel's two members must differ; both are {points[0].tolist()}")
         self._history.append((points[0], points[1], int(preferred_first)))
 
     @single_threaded

@@ -233,6 +233,10 @@ class PreferenceOptimizer(FixedSettings):
         context = np.array(context, dtype=float).reshape(-1)
         first, second = np.array(first, dtype=float), np.array(second, dtype=float)
         self._check_point(context, first, second)
+        if np.array_equal(
+            first, second
+        ):  # told, the model had a duel of a point with itself; a link fit failed on every later ask
+            raise ValueError(f"a duel's two members must differ; both are {first.tolist()}")
         outcome = _binary(preferred_first, "preferred_first")
         self._duels.append(duel_inputs(context, first, second)[0])
         self._outcomes.append(outcome)

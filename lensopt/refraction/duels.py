@@ -279,6 +279,11 @@ class DuelRefractionOptimizer(UtilityRefraction):
         if not isinstance(trial, DuelTrial):
             raise ValueError(f"trial must be a DuelTrial; got {type(trial).__name__}")
         answer = normalize_duel_answer(answer)
+        if trial.first_lens_d == trial.second_lens_d:
+            raise ValueError(
+                f"a duel's two lenses must differ; both are {trial.first_lens_d} (sphere_d, cylinder_d): "
+                "the same lens twice says nothing of which is clearer"
+            )
         context = np.array([trial.letter_logmar], dtype=float)
         members = np.array([trial.first_lens_d, trial.second_lens_d], dtype=float)
         if self._settings["model"] == "ties":

@@ -105,6 +105,14 @@ class SearchBox:
     def __post_init__(self):
         if self.start is not None and not isinstance(self.start, Lens):
             raise ValueError(f"SearchBox.start must be a Lens or None, got {self.start!r}")
+        if self.start is not None:  # every lens near it beyond a phoropter: asked, then refused by tell
+            pv = self.start.power_vector()
+            meridian = math.copysign(abs(pv.m_d) + math.hypot(pv.j0_d, pv.j45_d), pv.m_d)
+            if abs(meridian) > PHOROPTER_MAX_POWER_D + 1e-9:
+                raise ValueError(
+                    f"the start {self.start.format()} has a meridian of {meridian:+.2f} D, beyond a phoropter's "
+                    f"±{PHOROPTER_MAX_POWER_D:g} D; refract this eye with trial lenses"
+                )
         object.__setattr__(self, "m_half_width_d", _half_width("m_half_width_d", self.m_half_width_d))
         object.__setattr__(self, "j_half_width_d", _half_width("j_half_width_d", self.j_half_width_d))
 

@@ -448,6 +448,11 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             self.check_in_box(name, lens)
         answer = normalize_duel_answer(answer)
         members = np.array([trial.first_lens.power_vector().to_array(), trial.second_lens.power_vector().to_array()])
+        if np.allclose(members[0], members[1], rtol=0.0, atol=1e-9):  # told, every later ask and best() failed
+            raise ValueError(
+                f"a duel's two lenses must differ; both are {trial.first_lens.format()}: the same lens twice "
+                "says nothing of which is clearer"
+            )
         query = DuelQuery(context=np.array([trial.letter_logmar]), members=members)
         if answer != "same":
             self._core.tell(query, answer == "first")

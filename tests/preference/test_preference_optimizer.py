@@ -246,3 +246,19 @@ def test_a_given_kernel_is_saved_with_the_state_and_a_default_one_is_rebuilt_fro
     np.testing.assert_allclose(rebuilt.kernel(np.array([[0.0]]), np.array([[0.7]])), [[2 * np.exp(-0.5)]], rtol=1e-12)
     with pytest.raises(ValueError, match="kernel must be None, a lensopt Kernel or a saved kernel record; got str"):
         optimizer_class(bounds, kernel="se")
+
+
+def test_a_duel_of_a_point_against_itself_is_refused_by_the_probit_and_copeland_optimizers():
+    """Found by an audit of the Python API: both took a duel whose two members were one point (the
+    ranking optimizer already refused it); a link model's fit then failed on every later ask."""
+    from lensopt.preference.copeland import CopelandOptimizer
+
+    same = DuelQuery(context=np.array([0.5]), members=np.array([[0.3, 0.4], [0.3, 0.4]]))
+    probit = PreferenceOptimizer([(0.0, 1.0)] * 2, context_bounds=[(0.2, 1.0)], rule="muc-ald", seed=2, n_initial=4)
+    for tell in (lambda: probit.tell(same, 1), lambda: probit.tell_same(same)):
+        with pytest.raises(ValueError, match=r"^a duel's two members must differ; both are \[0\.3, 0\.4\]$"):
+            tell()
+    copeland = CopelandOptimizer([(0.0, 1.0)] * 2, seed=3, n_initial=2)
+    with pytest.raises(ValueError, match=r"^a duel's two members must differ"):
+        copeland.tell(DuelQuery(context=np.zeros(0), members=same.members), 1)
+    assert probit.n_trials == copeland.n_trials == 0

@@ -229,3 +229,17 @@ def test_the_models_assumed_logit_scale_is_the_default_simulated_patients():
     from lensopt.refraction.duels import MODEL_LOGIT_SCALE
 
     assert MODEL_LOGIT_SCALE == LOGIT_SCALE
+
+
+def test_a_duel_of_a_lens_against_itself_is_refused_not_fed_to_the_model():
+    """Found by an audit of the Python API: the probit model took a lens "preferred over itself" (7
+    such answers moved best() to a corner); the ties model refused it. Both refuse it now."""
+    import dataclasses
+
+    from lensopt.refraction import DuelRefractionOptimizer
+
+    optimizer = DuelRefractionOptimizer(seed=0)
+    trial = optimizer.ask()
+    with pytest.raises(ValueError, match=r"^a duel's two lenses must differ"):
+        optimizer.tell(dataclasses.replace(trial, second_lens_d=trial.first_lens_d), "first")
+    assert optimizer.n_trials == 0

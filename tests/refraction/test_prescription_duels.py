@@ -1,5 +1,6 @@
 """The full prescription from duels: phoropter lens pairs, exact rebuild, the answers, the search."""
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -432,3 +433,28 @@ def test_new_sessions_store_the_trust_centre_and_refuse_an_unknown_one():
     assert opt.settings_dict()["trust_centre"] == "mean" and opt.settings_dict()["report_tilt_share"] == 0.5
     with pytest.raises(ValueError, match="unknown trust_centre 'median'; choose one of: mean, tilted"):
         PrescriptionDuelOptimizer(start=START, trust_centre="median")
+
+
+@pytest.mark.parametrize("answer", ["first", "same"])
+def test_a_duel_of_a_lens_against_itself_is_refused_and_the_search_goes_on(answer):
+    """Found by an audit of the Python API: told, it broke every later ask() and best() (the link's
+    fit refused a pair of one point), and a saved state kept it broken: no resume."""
+    optimizer = PrescriptionDuelOptimizer(start="-1.00 / -0.50 x 180", seed=0)
+    trial = optimizer.ask()
+    with pytest.raises(ValueError, match=r"^a duel's two lenses must differ; both are -1.00 / -0.50 x 180"):
+        optimizer.tell(dataclasses.replace(trial, second_lens=trial.first_lens), answer)
+    assert optimizer.n_trials == 0
+    optimizer.tell(trial, "first")
+    again = PrescriptionDuelOptimizer.from_state(json.loads(json.dumps(optimizer.to_state())))
+    assert again.ask() == optimizer.ask() and optimizer.best() is not None
+
+
+def test_a_start_beyond_a_phoropter_is_refused_by_both_prescription_optimizers():
+    """PrescriptionOptimizer(start="-40 …") asked a -40 D lens that its own tell() then refused; the
+    duel optimizer asked and took -30 D lenses."""
+    from lensopt.refraction import PrescriptionOptimizer
+
+    for make in (PrescriptionOptimizer, PrescriptionDuelOptimizer):
+        with pytest.raises(ValueError, match=r"has a meridian of -40\.50 D, beyond a phoropter's ±20 D"):
+            make(start="-40.00 / -0.50 x 180")
+    assert PrescriptionOptimizer(start="-19.50 / -0.50 x 180").ask().sphere_d > -20.5  # -20.00 D: within

@@ -97,13 +97,27 @@ class StoppableOptimizer(AskTellOptimizer[QueryT, AnswerT_contra], Protocol[Quer
         ...
 
 
-def check_state_format(state: object, expected: str, what: str) -> dict[str, Any]:
-    """``state`` if it is a saved state (a dict) of format ``expected``; else a one-line ValueError
-    naming ``what`` was expected (e.g. ``"duel refraction"``) and what came: every ``from_state``
-    refuses a foreign state the same way."""
+#: What the states of the model-family optimizers (binary, preference, Copeland, ranking) hold.
+SETTINGS_AND_HISTORY: dict[str, type] = {"settings": dict, "history": list}
+
+
+def check_state_format(
+    state: object, expected: str, what: str, required: dict[str, type] | None = None
+) -> dict[str, Any]:
+    """``state`` if it is a saved state (a dict) of format ``expected`` holding each of ``required``'s
+    keys with a value of its type; else a one-line ValueError naming ``what`` was expected (e.g.
+    ``"duel refraction"``) and what came: every ``from_state`` refuses a foreign state the same way
+    (a hand-edited one without its settings or history was a KeyError or TypeError from inside)."""
     if not isinstance(state, dict) or state.get("format") != expected:
         got = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"not a lensopt {what} state (format {got!r}; expected {expected!r})")
+    for key, kind in (required or {}).items():
+        if key not in state:
+            raise ValueError(f"this lensopt {what} state has no {key!r}; it cannot be read")
+        if not isinstance(state[key], kind):
+            raise ValueError(
+                f"this lensopt {what} state's {key!r} is of type {type(state[key]).__name__}, not {kind.__name__}; it cannot be read"
+            )
     return state
 
 

@@ -299,3 +299,28 @@ def test_a_letter_optimizer_takes_1_and_0_as_true_and_false_and_names_both_when_
     for bad in ("yes", 2):
         with pytest.raises(ValueError, match=r"^correct must be True or False \(or 1 or 0\), got "):
             by_int.tell(by_int.ask(), bad)
+
+
+MODEL_FAMILY = ("rankings", "prescription_rankings", "contextual", "preference", "copeland", "ranking")
+"""The optimizers whose states are a model family's ``settings`` and ``history`` (found by an audit of
+the Python API: a hand-edited one without them was a KeyError or TypeError from inside)."""
+
+
+@pytest.mark.parametrize("name", MODEL_FAMILY)
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ("drop settings", "has no 'settings'"),
+        ("drop history", "has no 'history'"),
+        ("history 5", "'history' is of type int, not list"),
+    ],
+)
+def test_a_state_without_its_settings_or_history_is_one_line_naming_the_key(name, edit, said):
+    optimizer = build_optimizers()[name]
+    state = json.loads(json.dumps(optimizer.to_state()))
+    if edit == "history 5":
+        state["history"] = 5
+    else:
+        del state[edit.split()[1]]
+    with pytest.raises(ValueError, match=f"^this lensopt .* state('s)? {said}"):
+        type(optimizer).from_state(state)

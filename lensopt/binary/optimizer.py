@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from lensopt.acquisition import PosteriorMean
-from lensopt.asktell import check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.binary import rules
 from lensopt.binary.settings import FixedSettings, KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
@@ -365,7 +365,7 @@ class ContextualOptimizer(FixedSettings):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> ContextualOptimizer:
-        check_state_format(state, STATE_FORMAT, "optimizer")
+        check_state_format(state, STATE_FORMAT, "optimizer", SETTINGS_AND_HISTORY)
         settings = OptimizerSettings.from_dict(state["settings"])
         opt = ContextualOptimizer.__new__(ContextualOptimizer)
         ContextualOptimizer.__init__(

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.binary.settings import FixedSettings, check_seed
 from lensopt.gp.classifier import INFERENCE_METHODS
 from lensopt.gp.kernels import Kernel
@@ -278,7 +278,7 @@ class CopelandOptimizer(FixedSettings):
 
     @classmethod
     def from_state(cls, state: dict) -> CopelandOptimizer:
-        check_state_format(state, STATE_FORMAT, "Copeland optimizer")
+        check_state_format(state, STATE_FORMAT, "Copeland optimizer", SETTINGS_AND_HISTORY)
         settings = dict(state["settings"])
         optimizer = cls(**settings)
         d = len(optimizer.settings.bounds)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.binary.settings import FixedSettings
 from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
@@ -289,7 +289,7 @@ class PreferenceOptimizer(FixedSettings):
 
     @classmethod
     def from_state(cls, state: dict) -> PreferenceOptimizer:
-        check_state_format(state, STATE_FORMAT, "preference optimizer")
+        check_state_format(state, STATE_FORMAT, "preference optimizer", SETTINGS_AND_HISTORY)
         settings = PreferenceSettings.from_dict(state["settings"])
         data = settings.to_dict()
         optimizer = cls(data.pop("system_bounds"), data.pop("context_bounds"), kernel=state.get("kernel"), **data)

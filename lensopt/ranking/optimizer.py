@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.binary.settings import FixedSettings
 from lensopt.optimize import maximize_posterior_mean
 from lensopt.preference.optimizer import DuelQuery
@@ -234,10 +234,10 @@ class RankingOptimizer(FixedSettings):
 
     @classmethod
     def from_state(cls, state: dict) -> RankingOptimizer:
-        check_state_format(state, STATE_FORMAT, "ranking optimizer")
+        check_state_format(state, STATE_FORMAT, "ranking optimizer", SETTINGS_AND_HISTORY)
         data = RankingSettings.from_dict(state["settings"]).to_dict()
         optimizer = cls(data.pop("system_bounds"), data.pop("context_bounds"), kernel=state.get("kernel"), **data)
-        for i, row in enumerate(state.get("history", [])):
+        for i, row in enumerate(state["history"]):
             try:
                 context, members, outcome, ties = row["context"], row["members"], row["outcome"], row["ties_allowed"]
             except (TypeError, KeyError):

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.preference.link import AcuityLinkRankingGP
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking import search as ranking_search
@@ -305,7 +305,7 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> PrescriptionRankingOptimizer:
-        check_state_format(state, STATE_FORMAT, "prescription ranking")
+        check_state_format(state, STATE_FORMAT, "prescription ranking", SETTINGS_AND_HISTORY)
         try:
             history = [
                 (

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.asktell import check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.binary.settings import check_seed
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking.data import parse_outcome
@@ -167,7 +167,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
     @classmethod
     @single_threaded
     def from_state(cls, state: dict) -> RankingRefractionOptimizer:
-        check_state_format(state, STATE_FORMAT, "ranking refraction")
+        check_state_format(state, STATE_FORMAT, "ranking refraction", SETTINGS_AND_HISTORY)
         try:
             history = [
                 (RankingTrial(tuple(map(tuple, row["lenses_d"])), row["letter_logmar"]), tuple(row["order"]))

@@ -15,8 +15,9 @@ from lensopt.store import DatabaseLockedError, SessionStore
 pytestmark = needs_display
 
 
-def test_an_answer_refused_by_a_locked_database_is_recovered_on_resume(tmp_path, window, fast_protocol, monkeypatch):
-    db, lines = tmp_path / "s.db", []
+def lock_at_trial_3(monkeypatch):
+    """The database refuses trial 3 as locked (the other trials are stored); returns the store's own
+    ``append_trial``, to put back."""
     original = SessionStore.append_trial
 
     def locked_at_trial_3(self, session_id, record):
@@ -25,6 +26,12 @@ def test_an_answer_refused_by_a_locked_database_is_recovered_on_resume(tmp_path,
         return original(self, session_id, record)
 
     monkeypatch.setattr(SessionStore, "append_trial", locked_at_trial_3)
+    return original
+
+
+def test_an_answer_refused_by_a_locked_database_is_recovered_on_resume(tmp_path, window, fast_protocol, monkeypatch):
+    db, lines = tmp_path / "s.db", []
+    original = lock_at_trial_3(monkeypatch)
     request = RunRequest(
         db_path=db, protocol_path=fast_protocol, participant="P", observer="simulated", seed=5, trials=6
     )
@@ -143,14 +150,7 @@ def test_a_database_still_locked_when_the_end_is_checked_still_gives_the_resume_
 def _first_patients_rescued_answer(db, tmp_path, window, fast_protocol, monkeypatch):
     """A session on ``db`` whose database refuses trial 3 (kept in its rescue file), then the database
     deleted with its rescue file left behind: the rescue file and the record it holds."""
-    original = SessionStore.append_trial
-
-    def locked_at_trial_3(self, session_id, record):
-        if record.index == 3:
-            raise DatabaseLockedError("the session database is locked by another program")
-        return original(self, session_id, record)
-
-    monkeypatch.setattr(SessionStore, "append_trial", locked_at_trial_3)
+    original = lock_at_trial_3(monkeypatch)
     request = RunRequest(db_path=db, protocol_path=fast_protocol, participant="FIRST", observer="simulated", seed=5)
     with pytest.raises(StoreError, match=r"trial 3 was saved to"):
         run_session(dataclasses.replace(request, trials=6), log=lambda line: None, window=window)

@@ -20,12 +20,23 @@ def bounds_pairs(name: str, value, allow_empty: bool = False) -> tuple[tuple[flo
         raise ValueError(f"{name} must be a list of (low, high) pairs, got {value!r}") from None
     if not pairs and not allow_empty:
         raise ValueError(f"{name} must not be empty")
-    for i, (lo, hi) in enumerate(pairs):
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{name}[{i}] must be finite, got ({lo}, {hi})")
-        if lo >= hi:
-            raise ValueError(f"{name}[{i}] is reversed or empty: low {lo} must be < high {hi}")
+    for i, pair in enumerate(pairs):
+        bounds_pair(f"{name}[{i}]", pair)
     return pairs
+
+
+def bounds_pair(name: str, value) -> tuple[float, float]:
+    """One ``(low, high)`` as floats, finite with ``low < high``; a one-line ValueError naming ``name``
+    (an optimizer's own setting, ``sphere_bounds_d``, not the box column it becomes) otherwise."""
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a (low, high) pair, got {value!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{name} must be finite, got ({lo}, {hi})")
+    if lo >= hi:
+        raise ValueError(f"{name} is reversed or empty: low {lo} must be < high {hi}")
+    return lo, hi
 
 
 def reference_values(reference, context_bounds) -> tuple[float, ...]:

@@ -23,3 +23,21 @@ def test_bounds_pairs_refuse_reversed_infinite_and_malformed_bounds_by_name():
     ]:
         with pytest.raises(ValueError, match=words):
             bounds_pairs("b", bad)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        ("sphere_bounds_d", (4, -4), "sphere_bounds_d is reversed or empty: low 4.0 must be < high -4.0"),
+        ("cylinder_bounds_d", "ab", "cylinder_bounds_d must be a (low, high) pair, got 'ab'"),
+        ("letter_bounds_logmar", (2, -1), "letter_bounds_logmar is reversed or empty: low 2.0 must be < high -1.0"),
+    ],
+)
+def test_a_letter_optimizers_bad_bounds_are_named_as_the_user_gave_them(setting, value, said):
+    """Found by an audit of the Python API: RefractionOptimizer(sphere_bounds_d=(4, -4)) was told that
+    "system_bounds[0]" was reversed, a name the user never wrote (the acuity-law optimizer named it)."""
+    from lensopt.refraction import RefractionOptimizer
+
+    with pytest.raises(ValueError) as refused:
+        RefractionOptimizer(**{setting: value})
+    assert str(refused.value) == said

@@ -10,6 +10,7 @@ from scipy.stats import norm
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import FixedSettings, KernelSpec, OptimizerSettings
+from lensopt.boxes import bounds_pair
 from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
@@ -251,6 +252,12 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         self.lens_step_d = check_lens_step(lens_step_d)
         self.n_alternatives = n_alternatives
         options.setdefault("beta", LETTER_BETA if likelihood == "floored" else REFRACTION_BETA)
+        for name, pair in (
+            ("sphere_bounds_d", sphere_bounds_d),
+            ("cylinder_bounds_d", cylinder_bounds_d),
+            ("letter_bounds_logmar", letter_bounds_logmar),
+        ):
+            bounds_pair(name, pair)  # named as given (the core names its columns: system_bounds[0])
         self._core = ContextualOptimizer(
             system_bounds=(sphere_bounds_d, cylinder_bounds_d),
             context_bounds=(letter_bounds_logmar,),

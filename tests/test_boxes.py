@@ -41,3 +41,17 @@ def test_a_letter_optimizers_bad_bounds_are_named_as_the_user_gave_them(setting,
     with pytest.raises(ValueError) as refused:
         RefractionOptimizer(**{setting: value})
     assert str(refused.value) == said
+
+
+def test_a_numpy_integer_number_of_alternatives_is_taken_by_every_letter_optimizer_as_a_plain_int():
+    """Found by an audit of the Python API: RefractionOptimizer and PrescriptionOptimizer refused
+    n_alternatives=np.int64(10) (a value read from a numpy array), which AcuityLawOptimizer took."""
+    import json
+
+    import numpy as np
+
+    from lensopt.refraction import AcuityLawOptimizer, PrescriptionOptimizer, RefractionOptimizer
+
+    for make in (RefractionOptimizer, PrescriptionOptimizer, AcuityLawOptimizer):
+        state = json.loads(json.dumps(make(n_alternatives=np.int64(10)).to_state()))
+        assert state["settings"]["n_alternatives"] == 10

@@ -58,6 +58,7 @@ class AcuityLawSettings:
         n = self.n_alternatives
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n!r}")
+        object.__setattr__(self, "n_alternatives", int(n))  # a numpy integer's state was not JSON
         lapse = self.lapse
         if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real) or not (0.0 < lapse < 0.5):
             raise ValueError(

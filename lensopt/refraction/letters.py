@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import time
 
 import numpy as np
@@ -217,8 +218,9 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
                 f"rule {ACUITY_LAW_RULE!r} is not a GP rule: use lensopt.refraction.AcuityLawOptimizer "
                 "(grid Bayes under the blur-acuity law)"
             )
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
+        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
+        n_alternatives = int(n_alternatives)  # a numpy integer as the acuity-law optimizer takes it
         if likelihood not in LIKELIHOODS:
             raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got {likelihood!r}")
         if (

@@ -29,6 +29,7 @@ saved state.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 
 import numpy as np
@@ -211,8 +212,9 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):
             raise ValueError(f"plus_preference must be a number >= 0 (latent units per D), got {plus_preference!r}")
         self.plus_preference = float(kappa)
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, int) or n_alternatives < 2:
+        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
             raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
+        n_alternatives = int(n_alternatives)  # a numpy integer as the acuity-law optimizer takes it
         if (
             isinstance(lapse, bool)
             or not isinstance(lapse, (int, float))

@@ -73,6 +73,10 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+#: The longest full path SQLite opens on Unix (its ``mxPathname``, in bytes): a longer one is "unable
+#: to open database file", which is not a missing folder.
+SQLITE_MAX_PATH_BYTES = 512
+
 #: Mode of a session database lensopt creates (owner read/write only): sessions hold participant
 #: ids and clinical results. SQLite gives its ``-wal`` and ``-shm`` files the database's mode.
 PRIVATE_FILE_MODE = 0o600
@@ -98,18 +102,19 @@ def _make_private_folders(folder: Path) -> None:
         os.chmod(new, PRIVATE_FOLDER_MODE)
 
 
-def _create_private_file(path: Path) -> None:
+def _create_private_file(path: Path) -> bool:
     """Create an empty ``path`` with :data:`PRIVATE_FILE_MODE` (whatever the umask) before SQLite
-    opens it; an existing file is left untouched. SQLite reads an empty file as an empty database;
-    if the file cannot be created, SQLite's own open reports why."""
+    opens it, and say whether it was made here; an existing file is left untouched. SQLite reads an
+    empty file as an empty database; if the file cannot be created, SQLite's own open reports why."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
     except OSError:  # FileExistsError: someone's database (or another start's); others: SQLite says
-        return
+        return False
     try:
         os.fchmod(fd, PRIVATE_FILE_MODE)
     finally:
         os.close(fd)
+    return True
 
 
 def _read_only_for_this_user(path: Path, what: str, why: str) -> str:
@@ -217,6 +222,7 @@ class StoreConnection:
         # file, read-only like it, and left them there (the next run, the file made writable, was
         # refused on the -shm); its -shm and -wal are checked once it is open (:meth:`check_writable`)
         self._refuse_unwritable_file(sidecars=False)
+        made = False  # an empty database file made here (below), for SQLite to open
         if self.readonly:
             if not self.path.is_file():
                 raise StoreError(
@@ -248,10 +254,17 @@ class StoreConnection:
                 raise StoreError(
                     f"cannot create the folder for {self.path} ({exc.strerror}); use --db to choose another file"
                 ) from None
-            _create_private_file(self.path)
+            made = _create_private_file(self.path)
             target = str(self.path)
-        with self._translating():
-            self._conn = sqlite3.connect(target, **options)
+        try:
+            with self._translating():
+                self._conn = sqlite3.connect(target, **options)
+        except StoreError:
+            if made:  # an empty file of ours, SQLite could not open: not left behind
+                with contextlib.suppress(OSError):
+                    if self.path.stat().st_size == 0:
+                        self.path.unlink()
+            raise
         self._file_id = _file_id(self.path)
         return self._conn
 
@@ -363,6 +376,12 @@ class StoreConnection:
             )
         if any(word in lowered for word in ("not a database", "malformed", "corrupt", "disk image")):
             return schema.not_a_database(self.path, message)
+        if "unable to open" in lowered and len(os.fsencode(os.path.abspath(self.path))) > SQLITE_MAX_PATH_BYTES:
+            return StoreError(
+                f"cannot open database {self.path} ({message}): its full path is "
+                f"{len(os.fsencode(os.path.abspath(self.path)))} bytes long, longer than SQLite opens "
+                f"({SQLITE_MAX_PATH_BYTES}); use --db with a shorter path"
+            )
         if "unable to open" in lowered:
             return StoreError(
                 f"cannot open database {self.path} ({message}); check that its folder exists and is "

@@ -101,3 +101,23 @@ def test_the_warning_for_a_database_of_another_user_asks_its_owner(tmp_path, uma
         f"warning: {db} is readable by other users (mode 0644); ask its owner (user id 65534) to make it "
         f"private (`chmod 600 {db}`)"
     )
+
+
+def test_a_path_longer_than_sqlite_opens_is_named_as_that_and_leaves_no_empty_file(tmp_path):
+    """Found by a user audit: a 617-byte path was "unable to open database file; check that its folder
+    exists", which it did, and the failed open left a 0-byte database file behind."""
+    from lensopt.errors import StoreError
+    from lensopt.store import SessionStore
+    from lensopt.store.connection import SQLITE_MAX_PATH_BYTES
+
+    folder = tmp_path
+    while len(os.fsencode(str(folder))) <= SQLITE_MAX_PATH_BYTES:
+        folder = folder / ("d" * 200)
+    folder.mkdir(parents=True)
+    db = folder / "new.db"
+    with pytest.raises(StoreError) as refused, SessionStore(db):
+        pass
+    said = str(refused.value)
+    assert f"its full path is {len(os.fsencode(str(db)))} bytes long, longer than SQLite opens (512)" in said
+    assert said.endswith("use --db with a shorter path")
+    assert not db.exists()

@@ -62,6 +62,9 @@ class OneLineParser(argparse.ArgumentParser):
         self._negative_number_matcher = NEGATIVE_NUMBER  # argparse internals (3.11, 3.12)
 
     def error(self, message):  # argparse API
+        option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
+        if option:  # argparse reads a value beginning with "-" (`--db -dash/x.db`) as an option
+            message += f"; a value that begins with '-' is written {option.group(1)}=VALUE"
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
     def parse_known_args(self, args=None, namespace=None):  # argparse API

@@ -372,6 +372,15 @@ def test_an_export_to_a_loop_of_links_is_one_line(capsys, tmp_path, db):
     assert f"--output {tmp_path / 'loopA'} is a loop of symbolic links" in line
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"), [(["sessions", "--db", "-dash/x.db"], "--db"), (["export", "1", "-o", "-x.csv"], "--output")]
+)
+def test_a_value_beginning_with_a_dash_is_told_how_to_write_it(capsys, argv, option):
+    """Found by a user audit: argparse's "expected one argument" said nothing of --db=VALUE."""
+    line = refused(capsys, argv)
+    assert f"expected one argument; a value that begins with '-' is written {option}=VALUE" in line
+
+
 def test_bench_report_of_a_file_says_it_is_no_campaign_folder(capsys, tmp_path):
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"garbage")

@@ -367,3 +367,47 @@ def test_the_plugin_depends_on_what_lensopt_installs_not_a_second_psychopy():
             ):
                 pending.append(nested)
     assert {"lensopt", "psychopy-lib", "esprima"} <= seen
+
+
+MAKE_KEYBOARD_PSYEXP = textwrap.dedent(
+    """
+    import sys
+    from psychopy import experiment, plugins
+    from psychopy.experiment.components.keyboard import KeyboardComponent
+    from psychopy.experiment.routines import Routine
+
+    plugins.scanPlugins()
+    assert plugins.loadPlugin("psychopy-lensopt"), "the plugin did not load"
+    from psychopy.experiment.loops import LensoptRefractionLoop
+
+    exp = experiment.Experiment()
+    exp.settings.params["Show info dlg"].val = False
+    routine = Routine("letter", exp)
+    exp.addRoutine("letter", routine)
+    routine.addComponent(
+        KeyboardComponent(exp, "letter", name="key_resp", storeCorrect=sys.argv[2] == "store", correctAns="$letter")
+    )
+    exp.flow.addRoutine(routine, 0)
+    exp.flow.addLoop(LensoptRefractionLoop(exp, name="refraction", nTrials="5", seed="3"), 0, 2)
+    exp.saveToXML(sys.argv[1])
+    """
+)
+
+
+@pytest.mark.parametrize("store", ["store", "default"])
+def test_a_keyboard_that_does_not_store_correct_answers_is_refused_when_the_loop_is_compiled(
+    plugin_path, tmp_path, store
+):
+    """Found by an audit as a vision scientist: with Builder's Keyboard as it comes (Store correct off),
+    the loop's default Response key_resp.corr stayed 0 and every answer was told wrong, silently."""
+    _run([_script(tmp_path, "make.py", MAKE_KEYBOARD_PSYEXP), "k.psyexp", store], tmp_path, plugin_path)
+    compiling = _run(
+        [_script(tmp_path, "compile.py", COMPILE), "k.psyexp", "k.py"], tmp_path, plugin_path, succeeds=store == "store"
+    )
+    if store == "store":  # told as written: the handler refuses what is neither right nor wrong
+        assert "refraction.addResponse(key_resp.corr)" in (tmp_path / "k.py").read_text()
+    else:
+        assert (
+            "lensopt refraction 'refraction': its Response is key_resp.corr, but the Keyboard component 'key_resp' "
+            "does not store correct answers, so every answer would be told wrong: tick its Store correct"
+        ) in compiling.stderr

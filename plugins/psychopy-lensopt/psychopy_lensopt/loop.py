@@ -16,6 +16,8 @@ type (``getAllLoopTypes``) once this module is imported, which loading the plugi
 
 from __future__ import annotations
 
+import re
+
 from psychopy.experiment.loops import _BaseLoopHandler
 from psychopy.experiment.params import Param
 
@@ -213,9 +215,27 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         return rule + ("" if check in ("", "0", "None") else f", check_letters={check}") + ")"
 
     def _response_code(self) -> str:
+        """The answer told to the handler: the *Response* as written (the handler refuses what is not
+        right or wrong, a key name say; ``bool()`` around it made a pressed "n" right)."""
         if str(self.params["simulatedPatient"].val).strip():
             return f"{self.name}Patient.respond({', '.join(TRIAL_VARIABLES)})"
-        return "bool(%(response)s)" % self.params  # noqa: UP031 - as above
+        return "%(response)s" % self.params  # noqa: UP031 - as above
+
+    def _check_response(self) -> None:
+        """A *Response* ``<keyboard>.corr`` of a Keyboard component that does not store correct
+        answers is refused when the script is compiled: its ``corr`` stays 0, and every answer was
+        told wrong without a word (Builder's Keyboard has *Store correct* off by default)."""
+        if str(self.params["simulatedPatient"].val).strip():
+            return
+        response = str(self.params["response"].val).strip()
+        named = re.fullmatch(r"(\w+)\.corr", response)
+        keyboard = self.exp.getComponentFromName(named.group(1)) if named else None
+        if keyboard is not None and "storeCorrect" in keyboard.params and not keyboard.params["storeCorrect"].val:
+            raise ValueError(
+                f"lensopt refraction '{self.name}': its Response is {response}, but the Keyboard component "
+                f"'{named.group(1)}' does not store correct answers, so every answer would be told wrong: tick "
+                "its Store correct and set its Correct answer to the letter shown ($letter)"
+            )
 
     def _acuity_law(self) -> bool:
         """Whether the loop's rule is the acuity law (its optimizer is then ``AcuityLawOptimizer``)."""
@@ -276,6 +296,7 @@ class LensoptRefractionLoop(_BaseLoopHandler):
         )
 
     def writeLoopStartCode(self, buff):
+        self._check_response()
         self.thisName = self.exp.namespace.makeLoopIndex(self.name)
         letter_bounds = "%(name)sLetterBounds" if self._calibrated() else "%(letterBounds)s"
         code = (

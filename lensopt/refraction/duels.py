@@ -118,12 +118,19 @@ def saved_duel_answer(value: object, row: int) -> str:
 
 
 def normalize_duel_answer(answer) -> str:
-    """``"first"``, ``"second"`` or ``"same"`` from those strings or a bool / 0 / 1 (1 = first)."""
+    """``"first"``, ``"second"`` or ``"same"`` from those strings or a bool (True = first). A number is
+    refused: 0 read as "second", while a ranking's answers number the lenses from 0 (0 = lens 1), so a
+    script answering a duel as a ranking had every answer turned round."""
     if isinstance(answer, str):
         if answer in DUEL_ANSWERS:
             return answer
-    elif isinstance(answer, (bool, np.bool_)) or (isinstance(answer, (int, np.integer)) and answer in (0, 1)):
+    elif isinstance(answer, (bool, np.bool_)):
         return "first" if answer else "second"
+    elif isinstance(answer, (int, float, np.integer, np.floating)):
+        raise ValueError(
+            f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first), not a number "
+            f"(a ranking numbers its lenses from 0; a duel's are 'first' and 'second'); got {answer!r}"
+        )
     raise ValueError(f"a duel answer must be one of {', '.join(DUEL_ANSWERS)} or a bool (True = first); got {answer!r}")
 
 

@@ -243,10 +243,21 @@ def test_a_letter_answer_of_any_accepted_type_is_written_as_1_or_0(tmp_path, ans
     assert frame["lensopt.response"].tolist() == [response] and handler.data == [bool(response)]
 
 
-@pytest.mark.parametrize(("answer", "response"), [(True, "first"), (np.int64(0), "second"), ("same", "same")])
+@pytest.mark.parametrize(("answer", "response"), [(True, "first"), (np.bool_(False), "second"), ("same", "same")])
 def test_a_duel_answer_is_written_in_words_whatever_its_spelling(tmp_path, answer, response):
     _, frame = _one_answer(tmp_path, DuelRefractionOptimizer(seed=1), answer)
     assert frame["lensopt.response"].tolist() == [response]
+
+
+def test_a_number_answering_a_duel_is_refused_and_the_trial_waits_for_its_answer():
+    """A ranking's answers number the lenses from 0; answering a duel so (0 = lens 1) was taken as
+    "second", every duel turned round (found by an audit as a vision scientist)."""
+    handler = RefractionHandler(DuelRefractionOptimizer(seed=1), n_trials=1, lookahead=False)
+    for _trial in handler:
+        with pytest.raises(ValueError, match=r"not a number .*; got np.int64\(0\)$"):
+            handler.addResponse(np.int64(0))
+        handler.addResponse("first")
+    assert handler.data == ["first"]
 
 
 @pytest.mark.parametrize(

@@ -118,11 +118,25 @@ def test_after_a_same_answer_the_next_duel_is_not_the_same_duel_again():
 
 def test_answers_may_be_words_or_bools():
     a, b = DuelRefractionOptimizer(seed=4), DuelRefractionOptimizer(seed=4)
-    for answer_a, answer_b in [("first", True), ("second", False), ("first", 1)]:
+    for answer_a, answer_b in [("first", True), ("second", False), ("first", np.bool_(True))]:
         trial_a, trial_b = a.ask(), b.ask()
         a.tell(trial_a, answer_a)
         b.tell(trial_b, answer_b)
     assert a.to_state() == b.to_state()
+
+
+@pytest.mark.parametrize("number", [0, 1, np.int64(0), 1.0])
+def test_a_number_is_not_a_duel_answer(number):
+    """Found by an audit as a vision scientist: 0 read as "second" — and a ranking's answers number
+    the lenses from 0, so a script answering a duel as it answers a ranking (0 = lens 1) had every
+    duel turned round, silently."""
+    optimizer = DuelRefractionOptimizer(seed=4)
+    with pytest.raises(
+        ValueError,
+        match=r"not a number \(a ranking numbers its lenses from 0; a duel's are 'first' and 'second'\); got ",
+    ):
+        optimizer.tell(optimizer.ask(), number)
+    assert optimizer.n_trials == 0
 
 
 def test_rounding_never_offers_the_same_lens_twice():

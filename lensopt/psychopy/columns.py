@@ -95,8 +95,10 @@ def recorded_answer(optimizer, answer):
     if (isinstance(answer, np.ndarray) and answer.ndim == 0) or isinstance(answer, np.generic):
         answer = answer.item()
     letters = tuple(getattr(optimizer, "SPECULATIVE_ANSWERS", ())) == (True, False)
-    if letters and isinstance(answer, numbers.Real) and answer in (0, 1):
-        return bool(answer)
+    if letters:  # a letter named right or wrong: nothing else (None, [True]: a TypeError deep inside,
+        if isinstance(answer, numbers.Real) and answer in (0, 1):  # or a column of its own)
+            return bool(answer)
+        raise ValueError(f"correct must be True or False (or 1 or 0), got {answer!r}")
     return answer
 
 

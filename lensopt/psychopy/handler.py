@@ -131,7 +131,13 @@ class RefractionHandler:
     # ------------------------------------------------------------------ PsychoPy's loop protocol
     def setExp(self, exp) -> None:
         """Attach an ``ExperimentHandler`` (``exp.addLoop(handler)`` calls this); held weakly, as
-        PsychoPy's handlers hold theirs."""
+        PsychoPy's handlers hold theirs. Attached twice (``exp=exp`` and ``exp.addLoop(handler)``, as
+        the docs offer either), it is listed once: listed twice, its loop's end unlisted one copy, and
+        every later row of the data file carried its last trial's numbers."""
+        if exp is not None and self.getExp() is exp:
+            for listed in (getattr(exp, "loops", None), getattr(exp, "loopsUnfinished", None)):
+                while isinstance(listed, list) and sum(x is self for x in listed) > 1:
+                    del listed[max(i for i, x in enumerate(listed) if x is self)]
         self._exp_ref = None if exp is None else weakref.ref(exp)
 
     def getExp(self):
@@ -240,6 +246,8 @@ class RefractionHandler:
         """
         if self._query is None:
             when = "before the first trial" if self.thisTrialN < 0 else f"twice for trial {self.thisTrialN + 1}"
+            if self.finished:
+                when = f"after the loop ended (its {self.thisTrialN + 1} trials answered)"
             raise RuntimeError(f"{self.name}: addResponse() called {when}; one response per trial given by the loop")
         query = self._query
         recorded = recorded_answer(self.optimizer, answer)  # a ValueError here: nothing told, the trial waits

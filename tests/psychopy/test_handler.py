@@ -621,3 +621,43 @@ def test_a_budget_equal_to_the_rules_says_not_sure_enough_as_run_session_does(lo
     assert run.stopped and run.stop_reason == "max_trials"
     assert len(handler.trials) == 6 and handler.stopped
     assert handler.result()["stop_reason"] == run.stop_reason
+
+
+@pytest.mark.parametrize("answer", [None, np.array([True]), [1]])
+def test_a_letter_answer_that_is_not_one_right_or_wrong_is_refused_and_the_trial_waits(answer):
+    """Found by an audit as a vision scientist: None was a TypeError from inside the handler's columns,
+    and np.array([True]) was told True but written to a column 'response_1' of its own."""
+    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=1, lookahead=False)
+    for _trial in handler:
+        with pytest.raises(ValueError, match=r"^correct must be True or False \(or 1 or 0\), got "):
+            handler.addResponse(answer)
+        assert handler.optimizer.n_trials == 0
+        handler.addResponse(True)
+    assert handler.data == [True]
+
+
+def test_a_handler_attached_to_its_experiment_twice_is_listed_once_and_leaves_no_columns_behind(tmp_path):
+    """exp=exp and exp.addLoop(handler), as the docs offer either: listed twice, the loop's end
+    unlisted one copy, and every later row carried its last trial's numbers."""
+    exp = _experiment(tmp_path)
+    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=2, exp=exp, lookahead=False)
+    exp.addLoop(handler)
+    assert [x is handler for x in exp.loops].count(True) == 1
+    for _trial in handler:
+        handler.addResponse(True)
+        exp.nextEntry()
+    exp.addData("questionnaire.answer", "done")  # a later routine's row
+    exp.nextEntry()
+    frame = _save_csv(exp, tmp_path / "twice.csv")
+    numbers = frame.filter(like="lensopt.this")
+    assert list(numbers.columns) and numbers.notna().any(axis=None)  # the loop's rows have them
+    later = frame["questionnaire.answer"] == "done"
+    assert later.sum() == 1 and numbers[later].isna().all(axis=None)
+
+
+def test_an_answer_after_the_loop_ended_says_so():
+    handler = RefractionHandler(RefractionOptimizer(seed=1), n_trials=1, lookahead=False)
+    for _trial in handler:
+        handler.addResponse(True)
+    with pytest.raises(RuntimeError, match=r"addResponse\(\) called after the loop ended \(its 1 trials answered\)"):
+        handler.addResponse(True)

@@ -213,9 +213,6 @@ def _run(
             return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
     else:
         bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
-        narrowed = narrowed_letters_note(protocol.optimizer.letter_bounds_logmar, bounds, fullscreen)
-        if narrowed:
-            warn(narrowed)
         optimizer = mode.new_optimizer(protocol, seed, bounds)
         settings = session_settings_of(optimizer, protocol)  # with each eye's start
 
@@ -339,6 +336,9 @@ def _run_in_window(
             store.set_status(session_id, "aborted")  # never left "running" by a claim refused
             raise
         set_aside_foreign(request.db_path, session_id, log if warn is None else warn)  # its rescue files its own
+        narrowed = narrowed_letters_note(protocol.optimizer.letter_bounds_logmar, bounds, fullscreen)
+        if narrowed:  # said once the session runs (a set-up refused after this said nothing of letters)
+            (log if warn is None else warn)(narrowed)
         eye_text = f", eye {protocol.session.eye}" if protocol.session.eye else ""
         log(
             f"session {session_id} ({participant}): {protocol.protocol.name}, {mode.kind} feedback, "

@@ -17,6 +17,8 @@ the tilted moments used by EP follow R&W eq. 3.58.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +55,20 @@ def _z_plus_inverse_mills(z: np.ndarray, r: np.ndarray) -> np.ndarray:
             series = 1.0 / x - 2.0 / x**3 + 10.0 / x**5
         direct = np.where(far, series, direct)
     return np.maximum(direct, 0.0)
+
+
+def checked_answer_model(n_alternatives, lapse) -> tuple[int, float]:
+    """A letter optimizer's ``n_alternatives`` (an integer >= 2, a numpy one too) and model ``lapse``
+    (a rate in [0, 0.5)) as an int and a float; a one-line ValueError naming the setting otherwise."""
+    if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
+        raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
+    if (
+        isinstance(lapse, bool)
+        or not isinstance(lapse, (int, float))
+        or not (math.isfinite(lapse) and 0 <= lapse < 0.5)
+    ):
+        raise ValueError(f"lapse must be a rate in [0, 0.5) (e.g. 0.02), got {lapse!r}")
+    return int(n_alternatives), float(lapse)  # below 0.5 the floor 1/n + lapse stays below 1 for any n >= 2
 
 
 def check_floor(guess_rate: float, lapse_rate: float) -> None:

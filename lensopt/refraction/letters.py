@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import time
 
 import numpy as np
@@ -12,6 +11,7 @@ from scipy.stats import norm
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import FixedSettings, KernelSpec, OptimizerSettings
 from lensopt.boxes import bounds_pair
+from lensopt.gp.likelihood import checked_answer_model
 from lensopt.gp.uncertainty import floored_mean
 from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
@@ -218,19 +218,10 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
                 f"rule {ACUITY_LAW_RULE!r} is not a GP rule: use lensopt.refraction.AcuityLawOptimizer "
                 "(grid Bayes under the blur-acuity law)"
             )
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
-            raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
-        n_alternatives = int(n_alternatives)  # a numpy integer as the acuity-law optimizer takes it
+        n_alternatives, self.lapse = checked_answer_model(n_alternatives, lapse)
         if likelihood not in LIKELIHOODS:
             raise ValueError(f"likelihood must be one of {', '.join(LIKELIHOODS)}, got {likelihood!r}")
-        if (
-            isinstance(lapse, bool)
-            or not isinstance(lapse, (int, float))
-            or not (math.isfinite(lapse) and 0.0 <= lapse < 0.5 and lapse < 1.0 - 1.0 / n_alternatives)
-        ):
-            raise ValueError(f"lapse must be a rate in [0, 0.5) (e.g. 0.02), got {lapse!r}")
         self.likelihood = likelihood
-        self.lapse = float(lapse)
         self.stop = stop if stop is None or isinstance(stop, StopRule) else StopRule.from_dict(stop)
         if likelihood == "floored":
             options["guess_rate"], options["lapse_rate"] = 1.0 / n_alternatives, self.lapse
@@ -254,11 +245,8 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         self.lens_step_d = check_lens_step(lens_step_d)
         self.n_alternatives = n_alternatives
         options.setdefault("beta", LETTER_BETA if likelihood == "floored" else REFRACTION_BETA)
-        for name, pair in (
-            ("sphere_bounds_d", sphere_bounds_d),
-            ("cylinder_bounds_d", cylinder_bounds_d),
-            ("letter_bounds_logmar", letter_bounds_logmar),
-        ):
+        given = (sphere_bounds_d, cylinder_bounds_d, letter_bounds_logmar)
+        for name, pair in zip(("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar"), given, strict=True):
             bounds_pair(name, pair)  # named as given (the core names its columns: system_bounds[0])
         self._core = ContextualOptimizer(
             system_bounds=(sphere_bounds_d, cylinder_bounds_d),

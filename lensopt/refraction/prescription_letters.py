@@ -29,13 +29,13 @@ saved state.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 
 import numpy as np
 
 from lensopt.binary.optimizer import RECENT_INPUTS, ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, FixedSettings, KernelSpec, OptimizerSettings
+from lensopt.gp.likelihood import checked_answer_model
 from lensopt.optimize import TiltedMean, maximize_posterior_mean
 from lensopt.reference_data import PRESCRIPTION_HYPERPARAMETERS, load_json
 from lensopt.refraction.bracket import BRACKET_RULE, most_informative
@@ -212,15 +212,7 @@ class PrescriptionOptimizer(PrescriptionReport, ReportedLensCheck, FixedSettings
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not (math.isfinite(kappa) and kappa >= 0):
             raise ValueError(f"plus_preference must be a number >= 0 (latent units per D), got {plus_preference!r}")
         self.plus_preference = float(kappa)
-        if isinstance(n_alternatives, bool) or not isinstance(n_alternatives, numbers.Integral) or n_alternatives < 2:
-            raise ValueError(f"n_alternatives must be an integer >= 2, got {n_alternatives!r}")
-        n_alternatives = int(n_alternatives)  # a numpy integer as the acuity-law optimizer takes it
-        if (
-            isinstance(lapse, bool)
-            or not isinstance(lapse, (int, float))
-            or not (math.isfinite(lapse) and 0.0 <= lapse < 0.5)
-        ):
-            raise ValueError(f"lapse must be a rate in [0, 0.5) (e.g. 0.02), got {lapse!r}")
+        n_alternatives, lapse = checked_answer_model(n_alternatives, lapse)
         tol = most_plus_tolerance_logmar
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (math.isfinite(tol) and 0 <= tol < 1):
             raise ValueError(f"most_plus_tolerance_logmar must be a number in [0, 1) logMAR, got {tol!r}")

@@ -27,6 +27,7 @@ import threading
 import time
 
 from lensopt import __version__
+from lensopt.cli.arguments import point_at_null_device
 from lensopt.errors import LensoptError, missing_extra
 
 #: Subcommand modules, in the order ``lensopt --help`` lists them.
@@ -223,10 +224,7 @@ def _output_failure(exc: OSError) -> str | None:
     then pointed at the null device, so that Python's flush of it at exit does not fail again."""
     if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG):
         return None
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+    point_at_null_device(sys.stdout)
     return f"cannot write its output ({exc.strerror or exc})"
 
 
@@ -255,8 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         with terminate:
             return int(args.handler(args) or 0)
     except BrokenPipeError:  # the reader went away (`lensopt sessions --json | head`): nothing to say
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
+        point_at_null_device(sys.stdout)
         return 0
     except OSError as exc:  # its output unwritable (a full disk); else a file the command's checks missed
         if os.environ.get("LENSOPT_DEBUG"):

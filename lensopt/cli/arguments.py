@@ -9,6 +9,7 @@ the problem; argparse prints it as one line and exits with code 2. ``check_outpu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import math
 import os
@@ -60,6 +61,15 @@ def _number(text, kind):
     if math.isfinite(value) and abs(value) > limit:  # nan and inf pass here and are refused by finite_float
         raise argparse.ArgumentTypeError(f"must be at most {limit} in size, got {text}")
     return value
+
+
+def point_at_null_device(stream) -> None:
+    """``stream`` (``sys.stdout``) pointed at the null device, once it can no longer be written (a
+    closed pipe, a full disk): Python's own flush of it at exit must not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 def _is_float(text: str) -> bool:

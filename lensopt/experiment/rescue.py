@@ -135,22 +135,22 @@ def unsaved_answers(db_path, session_id: int, created_at: float | None = None) -
     resume to store them, and the files that hold them: what the database does not show yet. With
     the session's ``created_at``, answers presented before it are not counted (:func:`foreign_answers`).
     Reads only; a file that cannot be read counts as holding none."""
-    count, holding = 0, []
-    for path in rescue_paths(db_path, session_id):
-        n = sum(created_at is None or t >= created_at for t in _presented_at_times(path))
-        if n:
-            count += n
-            holding.append(path)
-    return count, holding
+    return _answers_counted(db_path, session_id, lambda t: created_at is None or t >= created_at)
 
 
 def foreign_answers(db_path, session_id: int, created_at: float) -> tuple[int, list[Path]]:
     """Answers in session ``session_id``'s rescue files presented before the session was created:
     another session's, of an earlier database at this path (deleted or replaced, its rescue file left
     behind) — never stored into this one (:func:`recover_rescued`)."""
+    return _answers_counted(db_path, session_id, lambda t: t < created_at)
+
+
+def _answers_counted(db_path, session_id: int, counted) -> tuple[int, list[Path]]:
+    """How many answers of session ``session_id``'s rescue files were presented at a time ``counted``
+    accepts, and the files holding them."""
     count, holding = 0, []
     for path in rescue_paths(db_path, session_id):
-        n = sum(t < created_at for t in _presented_at_times(path))
+        n = sum(map(counted, _presented_at_times(path)))
         if n:
             count += n
             holding.append(path)

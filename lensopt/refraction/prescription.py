@@ -106,8 +106,7 @@ class SearchBox:
         if self.start is not None and not isinstance(self.start, Lens):
             raise ValueError(f"SearchBox.start must be a Lens or None, got {self.start!r}")
         if self.start is not None:  # every lens near it beyond a phoropter: asked, then refused by tell
-            pv = self.start.power_vector()
-            meridian = math.copysign(abs(pv.m_d) + math.hypot(pv.j0_d, pv.j45_d), pv.m_d)
+            meridian = max(self.start.sphere_d, self.start.sphere_d + self.start.cylinder_d, key=abs)
             if abs(meridian) > PHOROPTER_MAX_POWER_D + 1e-9:
                 raise ValueError(
                     f"the start {self.start.format()} has a meridian of {meridian:+.2f} D, beyond a phoropter's "

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
-from lensopt.cli.arguments import check_database_not_a_folder, check_output_folder
+from lensopt.cli.arguments import check_database_not_a_folder, check_output_folder, point_at_null_device
 from lensopt.experiment.frames import refuse_another_sessions_frames
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.stopping import confidence_text
@@ -81,20 +80,9 @@ class SessionLog:
             print(message, file=getattr(sys, name), flush=True)
         except OSError as exc:
             self.lost.add(name)
-            _quiet(name)
+            point_at_null_device(getattr(sys, name))
             if name == "stdout":
                 self.note(
                     f"lensopt run: note: its log can no longer be written to standard output "
                     f"({exc.strerror or exc}); the session goes on, every answer saved to its database"
                 )
-
-
-def _quiet(name: str) -> None:
-    """``sys.<name>`` pointed at the null device: Python's own flush of it at exit must not fail again."""
-    stream = getattr(sys, name)
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from lensopt.refraction.phoropter import round_to_step, round_to_step_array
-from lensopt.refraction.trial import Trial, TrialHistory
+from lensopt.refraction.trial import Trial, TrialHistory, check_no_axis
 from lensopt.trial_cache import TrialCache
 
 _LN10 = math.log(10.0)
@@ -173,6 +173,10 @@ class LensGridSearch(GridPosterior):
 
     def candidate_lenses(self) -> np.ndarray:
         raise NotImplementedError
+
+    def _check_answer(self, trial, correct) -> None:
+        super()._check_answer(trial, correct)
+        check_no_axis(trial)
 
     def information_table(self, lenses_d) -> np.ndarray:
         raise NotImplementedError

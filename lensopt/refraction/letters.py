@@ -20,7 +20,7 @@ from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confid
 from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.optimum_draws import sample_optimum_d
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
-from lensopt.refraction.trial import Trial, TrialHistory, check_trial_bounds
+from lensopt.refraction.trial import Trial, TrialHistory, check_no_axis, check_trial_bounds
 from lensopt.stopping import StopRule, stop_threshold
 from lensopt.threads import single_threaded
 
@@ -364,6 +364,7 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         letter bounds is refused (:func:`lensopt.refraction.trial.check_trial_bounds`)."""
         if not isinstance(trial, Trial):
             raise ValueError(f"trial must be a Trial (what ask() returns); got {type(trial).__name__}")
+        check_no_axis(trial)
         if correct not in (0, 1, True, False):
             raise ValueError(f"correct must be True or False (or 1 or 0), got {correct!r}")
         (sphere_bounds_d, cylinder_bounds_d), (letter_bounds_logmar,) = (

@@ -75,6 +75,16 @@ def check_trial_bounds(trial: Trial, **bounds: tuple[float, float]) -> None:
             )
 
 
+def check_no_axis(trial: Trial) -> None:
+    """A one-line ValueError when ``trial`` has an ``axis_deg``, told to a two-parameter search (its
+    cylinder is aligned with the patient's, so the axis would be dropped without a word)."""
+    if trial.axis_deg is not None:
+        raise ValueError(
+            f"this optimizer searches sphere and cylinder only, but the trial has axis_deg={trial.axis_deg!r}: "
+            "tell a Trial without axis_deg, or use lensopt.refraction.PrescriptionOptimizer to search the axis too"
+        )
+
+
 #: The columns of a letter trial in a saved state's history row, before its answer (the full
 #: prescription's rows add ``axis_deg``).
 LETTER_COLUMNS = ("letter_logmar", "sphere_d", "cylinder_d")

@@ -51,6 +51,14 @@ def test_a_lens_outside_the_box_of_a_two_parameter_search_is_refused_naming_the_
     assert optimizer.n_trials == 2
 
 
+@pytest.mark.parametrize("kind", TWO_PARAMETER)
+def test_a_trial_with_an_axis_told_to_a_two_parameter_search_is_refused_rather_than_its_axis_dropped(kind):
+    optimizer = LETTER_OPTIMIZERS[kind]()
+    _refused(optimizer, Trial(-1.0, -0.5, 0.3, 90.0), "this optimizer searches sphere and cylinder only")
+    optimizer.tell(Trial(-1.0, -0.5, 0.3), True)  # the same lens without an axis: told
+    assert optimizer.history[0][0].axis_deg is None
+
+
 def test_the_full_prescription_checks_the_letter_size_but_takes_a_typed_lens_far_outside_its_box():
     optimizer = LETTER_OPTIMIZERS["prescription"]()
     _refused(optimizer, Trial(-1.0, -0.5, 2.5, 180.0), "letter_logmar 2.5 is outside letter_bounds_logmar (-1.0, 2.0)")

@@ -23,7 +23,9 @@ MAX_SET_SIZE = max(GAUSS_HERMITE_POINTS) + 1
 """Largest compared set: the ELBO integrates over ``m − 1`` differences by a product rule."""
 
 
-def _integer(name, value, minimum, maximum=None):
+def check_integer(name, value, minimum, maximum=None):
+    """``value`` as an int, or a one-line ValueError naming ``name`` when it is not an integer (a bool
+    is not) in ``minimum``..``maximum``."""
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, np.integer))
@@ -76,8 +78,8 @@ class RankingSettings(BoxSettings):
                 f"at most one context column is supported (the context step is 1-D); got {len(self.context_bounds)}"
             )
         object.__setattr__(self, "seed", check_seed(self.seed))
-        object.__setattr__(self, "set_size", _integer("set_size", self.set_size, 2, MAX_SET_SIZE))
-        object.__setattr__(self, "top_k", _integer("top_k", self.top_k, 1, self.set_size))
+        object.__setattr__(self, "set_size", check_integer("set_size", self.set_size, 2, MAX_SET_SIZE))
+        object.__setattr__(self, "top_k", check_integer("top_k", self.top_k, 1, self.set_size))
         if not isinstance(self.allow_ties, (bool, np.bool_)):
             raise ValueError(f"allow_ties must be True or False, got {self.allow_ties!r}")
         object.__setattr__(self, "allow_ties", bool(self.allow_ties))
@@ -85,7 +87,7 @@ class RankingSettings(BoxSettings):
             raise ValueError(
                 "allow_ties needs top_k=1: rankings with ties are not modelled (Nguyen et al. 2021, Remark 1)"
             )
-        object.__setattr__(self, "n_initial", _integer("n_initial", self.n_initial, 0))
+        object.__setattr__(self, "n_initial", check_integer("n_initial", self.n_initial, 0))
         lo, hi = TIE_THRESHOLD_BOUNDS
         if (
             isinstance(self.tie_threshold, bool)
@@ -104,4 +106,4 @@ class RankingSettings(BoxSettings):
             ("n_mpes_samples", 16),
             ("n_maximizer_candidates", 1),
         ):
-            object.__setattr__(self, name, _integer(name, getattr(self, name), minimum))
+            object.__setattr__(self, name, check_integer(name, getattr(self, name), minimum))

@@ -25,7 +25,7 @@ from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.refraction.optimum_draws import utility_optimum_draws_d
 from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
-from lensopt.refraction.trial import DUEL_ANSWERS, TrialHistory
+from lensopt.refraction.trial import DUEL_ANSWERS, Trial, TrialHistory, check_trial_bounds
 from lensopt.threads import single_threaded
 
 #: Prior of the utility kernel: lengthscale over letter sizes (logMAR), over lenses (D), and
@@ -147,6 +147,18 @@ class UtilityRefraction(TrialHistory, FixedSettings):
     def settings_dict(self) -> dict:
         """The constructor's arguments as JSON-able values (stored with a session)."""
         return dict(self._settings)
+
+    def _check_lenses_in_bounds(self, lenses_d, letter_logmar) -> None:
+        """A one-line ValueError when the letter size or a lens of a told trial lies outside the
+        bounds, in the words of the letter optimizers (:func:`lensopt.refraction.trial.check_trial_bounds`)."""
+        bounds = {name: self._settings[name] for name in ("sphere_bounds_d", "cylinder_bounds_d")}
+        trials = [Trial(sphere_d, cylinder_d, letter_logmar) for sphere_d, cylinder_d in lenses_d]
+        check_trial_bounds(trials[0], letter_bounds_logmar=self._settings["letter_bounds_logmar"])
+        for k, trial in enumerate(trials, 1):
+            try:
+                check_trial_bounds(trial, **bounds)
+            except ValueError as error:
+                raise ValueError(f"lens {k}: {error}") from None
 
     @property
     def reference_letter_logmar(self) -> float:
@@ -286,6 +298,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
         if not isinstance(trial, DuelTrial):
             raise ValueError(f"trial must be a DuelTrial; got {type(trial).__name__}")
         answer = normalize_duel_answer(answer)
+        self._check_lenses_in_bounds((trial.first_lens_d, trial.second_lens_d), trial.letter_logmar)
         if trial.first_lens_d == trial.second_lens_d:
             raise ValueError(
                 f"a duel's two lenses must differ; both are {trial.first_lens_d} (sphere_d, cylinder_d): "

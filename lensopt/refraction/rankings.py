@@ -19,6 +19,7 @@ from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
 from lensopt.binary.settings import check_seed
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.ranking.data import parse_outcome
+from lensopt.ranking.settings import MAX_SET_SIZE, check_integer
 from lensopt.refraction.duels import (
     MODEL_LOGIT_SCALE,
     UTILITY_VARIANCE,
@@ -122,6 +123,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
         if rule not in RANKING_RULES:
             raise ValueError(f"unknown ranking rule {rule!r}; choose from: {', '.join(RANKING_RULES)}")
         seed = check_seed(seed)
+        n_lenses = check_integer("n_lenses", n_lenses, 2, MAX_SET_SIZE)
         self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
         self.lens_step_d = check_lens_step(lens_step_d)
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
@@ -191,6 +193,7 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
         if not isinstance(trial, RankingTrial):
             raise ValueError(f"trial must be a RankingTrial; got {type(trial).__name__}")
         order = self.checked_order(len(trial.lenses_d), order)
+        self._check_lenses_in_bounds(trial.lenses_d, trial.letter_logmar)
         self._core.tell(
             RankingQuery(context=np.array([trial.letter_logmar]), members=np.array(trial.lenses_d, dtype=float)),
             self.canonical_answer(order),

@@ -257,3 +257,30 @@ def test_a_duel_of_a_lens_against_itself_is_refused_not_fed_to_the_model():
     with pytest.raises(ValueError, match=r"^a duel's two lenses must differ"):
         optimizer.tell(dataclasses.replace(trial, second_lens_d=trial.first_lens_d), "first")
     assert optimizer.n_trials == 0
+
+
+@pytest.mark.parametrize("model", ["probit", "ties"])
+def test_a_duel_lens_outside_the_box_is_refused_naming_the_lens_and_the_setting(model):
+    opt = DuelRefractionOptimizer(seed=0, model=model)
+    trial = opt.ask()
+    cases = [
+        (
+            DuelTrial((40.0, 0.0), trial.second_lens_d, trial.letter_logmar),
+            "lens 1: sphere_d 40.0 is outside sphere_bounds_d (-4.0, 4.0)",
+        ),
+        (
+            DuelTrial(trial.first_lens_d, (0.0, -9.0), trial.letter_logmar),
+            "lens 2: cylinder_d -9.0 is outside cylinder_bounds_d (-4.0, 4.0)",
+        ),
+        (
+            DuelTrial(trial.first_lens_d, trial.second_lens_d, 3.0),
+            "letter_logmar 3.0 is outside letter_bounds_logmar (-1.0, 2.0)",
+        ),
+    ]
+    for bad, message in cases:
+        with pytest.raises(ValueError) as error:
+            opt.tell(bad, "first")
+        assert str(error.value).startswith(message) and "\n" not in str(error.value)
+    assert opt.n_trials == 0
+    opt.tell(DuelTrial((4.0, -4.0), (-4.0, 4.0), 2.0), "same")  # on the edges: told
+    assert opt.n_trials == 1

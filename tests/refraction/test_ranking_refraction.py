@@ -44,6 +44,17 @@ def test_bad_orders_and_rules_are_refused():
     assert opt.n_trials == 0
 
 
+@pytest.mark.parametrize("n_lenses", [1, 7, True, 2.0])
+def test_a_number_of_lenses_outside_two_to_four_is_refused_under_its_own_name(n_lenses):
+    with pytest.raises(ValueError, match=rf"^n_lenses must be an integer in 2\.\.4, got {n_lenses!r}$"):
+        RankingRefractionOptimizer(seed=0, n_lenses=n_lenses)
+
+
+def test_a_numpy_number_of_lenses_is_saved_as_a_json_integer():
+    state = RankingRefractionOptimizer(seed=0, n_lenses=np.int64(4)).to_state()
+    assert json.loads(json.dumps(state))["settings"]["n_lenses"] == 4
+
+
 @pytest.mark.parametrize(
     ("order", "match"),
     [
@@ -158,3 +169,15 @@ def test_predict_utility_before_any_ranking_is_the_prior_and_bad_inputs_are_name
         opt.predict_utility(0.0, [1.0, 2.0])
     with pytest.raises(ValueError, match="letter_logmar"):
         opt.predict_utility(float("inf"), [[1.0, 2.0]])
+
+
+def test_a_ranked_lens_outside_the_box_is_refused_naming_the_lens_and_the_setting():
+    opt = RankingRefractionOptimizer(seed=0)
+    trial = opt.ask()
+    with pytest.raises(
+        ValueError, match=r"^lens 3: cylinder_d 5\.0 is outside cylinder_bounds_d \(-4\.0, 4\.0\): tell"
+    ):
+        opt.tell(RankingTrial(trial.lenses_d[:2] + ((0.0, 5.0),), trial.letter_logmar), [0, 1])
+    with pytest.raises(ValueError, match=r"^letter_logmar 5\.0 is outside letter_bounds_logmar \(-1\.0, 2\.0\): tell"):
+        opt.tell(RankingTrial(trial.lenses_d, 5.0), [0, 1])
+    assert opt.n_trials == 0

@@ -251,7 +251,7 @@ class CopelandOptimizer(FixedSettings):
             outside = (x < box[:, 0] - BOUNDS_TOLERANCE) | (x > box[:, 1] + BOUNDS_TOLERANCE)
             if np.any(outside):
                 i = int(np.argmax(outside))
-                raise ValueError(f"{name}[{i}] = {x[i]} is outside its bounds {tuple(box[i])}")
+                raise ValueError(f"{name}[{i}] = {float(x[i])} is outside its bounds {tuple(box[i].tolist())}")
             points.append(x.copy())
         if isinstance(preferred_first, str) or preferred_first not in (0, 1, True, False):
             raise ValueError(f"preferred_first must be a bool or 0/1; got {preferred_first!r}")

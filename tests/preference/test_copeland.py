@@ -275,7 +275,7 @@ def test_duels_of_the_wrong_shape_or_outside_the_bounds_are_rejected():
         optimizer.tell(DuelQuery(context=[], members=[[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]), True)
     with pytest.raises(ValueError, match=r"x_first must have shape \(n, 2\)"):
         optimizer.tell(_duel([0.1], [0.3]), True)
-    with pytest.raises(ValueError, match=r"x_second\[1\] = 1.5 is outside its bounds"):
+    with pytest.raises(ValueError, match=r"x_second\[1\] = 1\.5 is outside its bounds \(0\.0, 1\.0\)$"):
         optimizer.tell(_duel([0.1, 0.2], [0.3, 1.5]), True)
     assert optimizer.n_trials == 0
     model = CopelandModel([(0, 1)])

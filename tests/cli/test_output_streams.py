@@ -4,6 +4,7 @@ not in its log); the others say so in one line, exit 2; characters a terminal ca
 written escaped, not a failure after the work."""
 
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,49 @@ def test_a_file_name_too_long_is_one_line_naming_it(db, tmp_path, command):
     done = lensopt(*command, long_name, "--db", db)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == f"lensopt {command[0]}: error: File name too long: {long_name}; choose a shorter name"
+
+
+def _simulate(stderr) -> subprocess.CompletedProcess:
+    argv = [
+        "simulate",
+        "--rule",
+        "ucb-ald",
+        "--trials",
+        "6",
+        "--seed",
+        "3",
+        "--true-sphere",
+        "-1",
+        "--true-cylinder",
+        "0",
+    ]
+    return subprocess.run(
+        [sys.executable, "-m", "lensopt", *argv], stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=180
+    )
+
+
+def test_a_simulated_sessions_progress_bar_goes_to_a_terminal_not_into_a_redirected_stderr(tmp_path):
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as redirected:
+        done = _simulate(redirected)
+    assert done.returncode == 0 and "best lens" in done.stdout.lower(), done.stdout
+    assert log.read_text() == ""  # no line of carriage returns in a log of stderr
+    pty, fcntl, termios = (pytest.importorskip(name) for name in ("pty", "fcntl", "termios"))
+    main, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns, not 0
+    try:
+        done = _simulate(terminal)
+        os.close(terminal)
+        shown = b""
+        while chunk := _read_or_nothing(main):
+            shown += chunk
+    finally:
+        os.close(main)
+    assert done.returncode == 0 and b"ucb-ald trials: 100%" in shown and b"6/6" in shown
+
+
+def _read_or_nothing(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the terminal's other end closed: all was read
+        return b""

@@ -218,7 +218,7 @@ def run(args) -> int:
             mode, patient, optimizer, n_trials, progress=progress, use_stop=stop is not None, **answer_options
         )
 
-    with trials_bar(args.trials, args.rule, args.json) as bar:
+    with trials_bar(args.trials, args.rule) as bar:
         result = session(patient, optimizer, args.trials, progress=lambda t: bar.update(1))
     if args.json:
         extra = {"duel_model": args.duel_model, "tie_threshold": args.tie_threshold} if args.feedback == "duel" else {}

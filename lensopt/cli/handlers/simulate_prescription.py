@@ -49,12 +49,11 @@ def what_ran(optimizer, patient: SimulatedPatient, seed: int, drawn: bool) -> di
     }
 
 
-def trials_bar(n_trials: int, rule: str, json_output: bool) -> tqdm:
-    """The session's progress bar on stderr; under ``--json`` only when stderr is a terminal (a
-    script reading the JSON keeps a clean stderr; a person waiting sees the trials go by)."""
-    return tqdm(
-        total=n_trials, desc=f"{rule} trials", unit="trial", file=sys.stderr, disable=None if json_output else False
-    )
+def trials_bar(n_trials: int, rule: str) -> tqdm:
+    """The session's progress bar on stderr, only when stderr is a terminal: a person waiting sees the
+    trials go by; a script reading the JSON, or a log file of stderr, keeps a clean stderr (a
+    simulated session takes seconds; its bar in a file is a line of carriage returns)."""
+    return tqdm(total=n_trials, desc=f"{rule} trials", unit="trial", file=sys.stderr, disable=None)
 
 
 def _check_patient_in_box(correction, start, m_half_width_d, j_half_width_d) -> None:
@@ -237,7 +236,7 @@ def run_prescription(args, stop) -> int:
         optimizer = PrescriptionOptimizer(rule=rule, seed=args.seed, **options)
         answers = {}
     rule = optimizer.rule
-    with trials_bar(args.trials, rule, args.json) as bar:
+    with trials_bar(args.trials, rule) as bar:
         result = simulate_prescription(
             patient, optimizer, args.trials, progress=lambda t: bar.update(1), use_stop=stop is not None, **answers
         )

@@ -62,7 +62,8 @@ class RefractionHandler:
         for an optimizer that cannot.
 
     Attributes, as PsychoPy's handlers name them: ``thisTrialN`` and ``thisN`` (0-based; -1 before
-    the first trial), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
+    the first trial), ``nTotal`` and ``nRemaining`` (the most trials, and those left, by ``n_trials``
+    or the stopping rule's ``max_trials``), ``finished``, ``data`` (the answers, in order), ``trials`` (the trial dicts
     given, in order), ``otherData`` (what :meth:`addData` was given). ``stopped`` says whether the
     stopping rule ended the loop (or would have, at a last trial of the budget: checked after it,
     as :func:`~lensopt.asktell.run_session` checks); ``decision_ms`` the duration of each ``ask()``
@@ -179,6 +180,29 @@ class RefractionHandler:
         return dict(trial)
 
     next = __next__  # PsychoPy's handlers allow ``handler.next()``
+
+    @property
+    def nRemaining(self) -> int | None:
+        """Trials this loop may still give, as PsychoPy's ``TrialHandler.nRemaining`` (after
+        ``next()``, not counting the trial just given): what is left of ``n_trials`` or, when it comes
+        first, of the stopping rule's ``max_trials`` (``optimizer.stop``); the rule may end the loop
+        sooner. ``None`` when neither bounds it; ``0`` once the loop has ended."""
+        if self.finished:
+            return 0
+        given = self.thisTrialN + 1
+        left = [] if self.n_trials is None else [self.n_trials - given]
+        max_trials = getattr(getattr(self.optimizer, "stop", None), "max_trials", None)
+        if isinstance(max_trials, numbers.Integral):
+            told = self.optimizer.n_trials + (self._query is not None)
+            left.append(max(0, int(max_trials) - told))
+        return min(left) if left else None
+
+    @property
+    def nTotal(self) -> int | None:
+        """The most trials this loop gives (PsychoPy's ``TrialHandler.nTotal``): those given so far
+        plus :attr:`nRemaining`; ``None`` when nothing bounds it."""
+        remaining = self.nRemaining
+        return None if remaining is None else self.thisTrialN + 1 + remaining
 
     def _budget_spent(self) -> bool:
         return self.n_trials is not None and self.thisTrialN + 1 >= self.n_trials

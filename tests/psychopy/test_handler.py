@@ -661,3 +661,60 @@ def test_an_answer_after_the_loop_ended_says_so():
         handler.addResponse(True)
     with pytest.raises(RuntimeError, match=r"addResponse\(\) called after the loop ended \(its 1 trials answered\)"):
         handler.addResponse(True)
+
+
+def _counts_through_the_loop(handler, answer=None):
+    """``(nTotal, nRemaining)`` before the loop, after each ``next()`` and at its end."""
+    counts = [(handler.nTotal, handler.nRemaining)]
+    for _trial in handler:
+        counts.append((handler.nTotal, handler.nRemaining))
+        if answer is not None:
+            handler.addResponse(answer)
+    counts.append((handler.nTotal, handler.nRemaining))
+    return counts
+
+
+def test_ntotal_and_nremaining_count_as_psychopys_trialhandler_counts_a_loop_of_the_same_length():
+    from psychopy import data, logging
+
+    logging.console.setLevel(logging.ERROR)
+    psychopys = _counts_through_the_loop(data.TrialHandler([{}], nReps=6, method="sequential"))
+    handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=6, lookahead=False)
+    ours = _counts_through_the_loop(handler, True)
+    assert ours[:-1] == psychopys[:-1] == [(6, 6)] + [(6, 5 - k) for k in range(6)]
+    assert ours[-1] == (6, 0) and psychopys[-1] == (6, -1)  # PsychoPy's last next() counts one more
+
+
+def test_the_stopping_rules_budget_bounds_ntotal_of_a_resumed_optimizer_and_no_bound_is_none():
+    optimizer = AcuityLawOptimizer(seed=2, stop=StopRule(confidence=0.999999, min_trials=3, max_trials=8))
+    run_session(optimizer, lambda t: True, 3)
+    counts = _counts_through_the_loop(RefractionHandler(optimizer, n_trials=10, lookahead=False), True)
+    assert counts == [(5, 5)] + [(5, 4 - k) for k in range(5)] + [(5, 0)]  # 8 − 3 trials, not the 10 asked
+
+
+class _OwnStoppingRule:
+    """A user's optimizer whose stopping rule is its own (``should_stop`` and no ``stop``): it stops
+    after three answers."""
+
+    def __init__(self):
+        self.inner = RefractionOptimizer(seed=0)
+        self.n_trials, self.last_decision_ms = 0, 0.0
+
+    def ask(self):
+        return self.inner.ask()
+
+    def tell(self, trial, correct):
+        self.inner.tell(trial, correct)
+        self.n_trials += 1
+
+    def best(self):
+        return self.inner.best()
+
+    def should_stop(self):
+        return self.n_trials >= 3
+
+
+def test_a_loop_that_nothing_bounds_but_a_rule_of_its_own_has_no_ntotal():
+    handler = RefractionHandler(_OwnStoppingRule(), lookahead=False)
+    counts = _counts_through_the_loop(handler, True)
+    assert counts == [(None, None)] * 4 + [(3, 0)] and handler.stopped

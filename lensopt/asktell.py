@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Protocol, Self, SupportsIndex, TypeVar, runtime_checkable
 
 QueryT = TypeVar("QueryT")
@@ -121,6 +121,27 @@ def check_state_format(
     return state
 
 
+class ArrayQuery:
+    """Value equality for a frozen dataclass of read-only arrays (the model-family optimizers' queries:
+    ``Query``, ``DuelQuery``, ``RankingQuery``): two queries of the same type are equal when every
+    field has the same shape and values (``opt.ask() == opt.ask()``, as the refraction trials
+    compare), and equal queries hash alike (``0.0`` and ``-0.0`` too; a NaN equals nothing)."""
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(
+            (getattr(self, f.name).shape, tuple(getattr(self, f.name).ravel().tolist()))
+            for f in fields(self)  # type: ignore[arg-type]
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._values()))
+
+
 @dataclass(frozen=True)
 class SessionRun:
     """What :func:`run_session` did: ``n_trials`` run, whether ``stop`` ended the session (at its last
@@ -199,6 +220,7 @@ def run_session(
 __all__ = [
     "NO_DECISION_MS",
     "OWN_STOP_RULE",
+    "ArrayQuery",
     "AskTellOptimizer",
     "SessionRun",
     "StoppableOptimizer",

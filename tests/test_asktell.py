@@ -324,3 +324,26 @@ def test_a_state_without_its_settings_or_history_is_one_line_naming_the_key(name
         del state[edit.split()[1]]
     with pytest.raises(ValueError, match=f"^this lensopt .* state('s)? {said}"):
         type(optimizer).from_state(state)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_asking_twice_gives_equal_queries_that_hash_alike_and_a_queried_value_changes_that(name):
+    optimizer = build_optimizers()[name]
+    run_session(optimizer, RESPONSES[name], 3, stop=None)
+    first, second = optimizer.ask(), optimizer.ask()
+    assert first == second and hash(first) == hash(second) and len({first, second}) == 1
+    values = [list(np.asarray(getattr(first, f.name), dtype=object).ravel()) for f in fields(first)]
+    assert values == [list(np.asarray(getattr(second, f.name), dtype=object).ravel()) for f in fields(second)]
+    if isinstance(first, (Query, DuelQuery)):  # the model-family queries: arrays compared value by value
+        moved = {f.name: np.array(getattr(first, f.name), dtype=float) for f in fields(first)}
+        last = fields(first)[-1].name
+        moved[last].flat[-1] += 0.125
+        assert type(first)(**moved) != first
+        assert type(first)(**{f.name: getattr(first, f.name).copy() for f in fields(first)}) == first
+
+
+def test_a_query_of_another_type_with_the_same_values_is_not_equal():
+    members = np.array([[0.1], [0.2]])
+    assert DuelQuery(np.array([0.5]), members) != RankingQuery(np.array([0.5]), members)
+    assert Query(np.array([0.5]), np.array([0.0])) == Query([0.5], [-0.0])  # as floats compare
+    assert Query(np.array([np.nan]), np.array([0.0])) != Query(np.array([np.nan]), np.array([0.0]))

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from lensopt.acquisition import PosteriorMean
-from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, ArrayQuery, check_state_format
 from lensopt.binary import rules
 from lensopt.binary.settings import FixedSettings, KernelSpec, OptimizerSettings
 from lensopt.gp import GPClassifier
@@ -36,11 +36,18 @@ RECENT_INPUTS = 16
 
 
 @dataclass(frozen=True, eq=False)
-class Query:
-    """One input to evaluate: ``context`` (n_context,) and ``system`` (n_system,) values."""
+class Query(ArrayQuery):
+    """One input to evaluate: ``context`` (n_context,) and ``system`` (n_system,) values (read-only
+    float copies); equal to a query of the same values (:class:`lensopt.asktell.ArrayQuery`)."""
 
     context: np.ndarray
     system: np.ndarray
+
+    def __post_init__(self):
+        for name in ("context", "system"):
+            values = np.array(getattr(self, name), dtype=float).reshape(-1)
+            values.setflags(write=False)
+            object.__setattr__(self, name, values)
 
     @property
     def point(self) -> np.ndarray:

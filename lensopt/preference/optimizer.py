@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensopt.asktell import SETTINGS_AND_HISTORY, check_state_format
+from lensopt.asktell import SETTINGS_AND_HISTORY, ArrayQuery, check_state_format
 from lensopt.binary.settings import FixedSettings
 from lensopt.preference import rules
 from lensopt.preference.kernel import duel_inputs
@@ -33,7 +33,7 @@ BOUNDS_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
-class DuelQuery:
+class DuelQuery(ArrayQuery):
     """One query: a ``context`` ``(n_context,)`` (empty without a context) and ``members``
     ``(m, n_system)`` to compare; ``members[0]`` is the champion for MUC."""
 

@@ -28,6 +28,7 @@ from lensopt.modes.registry import feedback_kind
 from lensopt.psychopy.columns import answer_columns, query_columns, recorded_answer
 from lensopt.psychopy.lookahead import LookaheadWorker, speculative_answer, speculative_answers
 from lensopt.refraction.most_plus import accommodation_note
+from lensopt.refraction.phoropter import round_lens
 
 DEFAULT_HANDLER_NAME = "lensopt"
 """The handler's name when none is given: the prefix of its columns in the experiment's CSV."""
@@ -313,7 +314,10 @@ class RefractionHandler:
         return self.optimizer.best()
 
     def result(self) -> dict[str, Any]:
-        """``best``, ``n_trials`` run by this handler, ``stopped`` (by the stopping rule),
+        """``best``, ``lens_d`` (a search of sphere and cylinder: ``best`` on the optimizer's
+        ``lens_step_d`` within its bounds, the lens a phoropter sets, as ``lensopt run`` stores its
+        result; ``best`` itself without a step; None for the full prescription, whose
+        ``optimizer.prescription()`` is the lens to write, and other optimizers), ``n_trials`` run by this handler, ``stopped`` (by the stopping rule),
         ``stop_reason`` (``"confidence"``: sure enough; ``"max_trials"``: the rule's budget ran out
         first, not sure enough; None when the rule did not end the loop), ``most_plus_note``
         (a search of sphere and cylinder: whether its lens is the most-plus one for an eye that
@@ -328,6 +332,7 @@ class RefractionHandler:
             "stop_reason": reason() if callable(reason) else None,
         }
         kind = feedback_kind(self.optimizer)
+        result["lens_d"] = None if kind is None else _lens_to_set(self.optimizer, result["best"])
         result["most_plus_note"] = None if kind is None else accommodation_note(self.optimizer, kind)
         confidence = getattr(self.optimizer, "confidence", None)
         if callable(confidence):
@@ -339,6 +344,15 @@ class RefractionHandler:
             f"<RefractionHandler {self.name!r} over {type(self.optimizer).__name__}: "
             f"trial {self.thisTrialN + 1} of {self.n_trials or 'until the stopping rule'}>"
         )
+
+
+def _lens_to_set(optimizer, best) -> tuple[float, float] | None:
+    """``best`` of a two-parameter search rounded to its optimizer's lens step within its bounds."""
+    if not (isinstance(best, tuple) and len(best) == 2):
+        return None
+    settings = optimizer.settings_dict()
+    bounds = (settings["sphere_bounds_d"], settings["cylinder_bounds_d"])
+    return round_lens(best, settings.get("lens_step_d"), bounds)
 
 
 LensoptHandler = RefractionHandler

@@ -201,7 +201,12 @@ def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(se
     (result_row,) = frame[frame["refraction.best_sphere_d"].notna()].to_dict("records")
     assert result_row["refraction.n_trials"] == len(trials)
     assert result_row["refraction.stop_reason"] in ("confidence", "max_trials") or not result_row["refraction.stopped"]
-    said = f"lensopt: best lens S {diopter_text(result_row['refraction.best_sphere_d'])} D  C "
+    # the line says the lens on the loop's lens step (0.25 D); the row has it beside the estimate
+    lens = (result_row["refraction.lens_sphere_d"], result_row["refraction.lens_cylinder_d"])
+    best = (result_row["refraction.best_sphere_d"], result_row["refraction.best_cylinder_d"])
+    assert all(v / 0.25 == pytest.approx(round(v / 0.25)) for v in lens)
+    assert all(abs(v - b) <= 0.125 + 1e-9 for v, b in zip(lens, best))
+    said = f"lensopt: best lens S {diopter_text(lens[0])} D  C {diopter_text(lens[1])} D after"
     assert said in result.stdout and f"after {len(trials)} trials" in result.stdout
     # a GP letter search takes the clearest lens: the line and the row say it may not be the most plus
     note = result_row["refraction.most_plus_note"]

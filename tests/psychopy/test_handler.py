@@ -718,3 +718,20 @@ def test_a_loop_that_nothing_bounds_but_a_rule_of_its_own_has_no_ntotal():
     handler = RefractionHandler(_OwnStoppingRule(), lookahead=False)
     counts = _counts_through_the_loop(handler, True)
     assert counts == [(None, None)] * 4 + [(3, 0)] and handler.stopped
+
+
+def test_the_result_gives_the_best_lens_on_the_optimizers_lens_step_as_the_lens_to_set():
+    for step in (0.25, None):
+        handler = RefractionHandler(RefractionOptimizer(seed=0, lens_step_d=step), n_trials=12, lookahead=False)
+        _letters_session(handler, _patient())
+        result = handler.result()
+        if step is None:
+            assert result["lens_d"] == result["best"]
+        else:  # each power to its nearest quarter diopter
+            assert result["lens_d"] == tuple(round(v * 4) / 4 for v in result["best"]) != result["best"]
+    handler = RefractionHandler(
+        PrescriptionRankingOptimizer(seed=0, start="-1.00 / -0.50 x 180", n_initial=2), n_trials=1, lookahead=False
+    )
+    for _trial in handler:
+        handler.addResponse([0, 1])
+    assert handler.result()["lens_d"] is None  # the full prescription: optimizer.prescription() is the lens

@@ -317,9 +317,10 @@ class RefractionHandler:
         """``best``, ``lens_d`` (a search of sphere and cylinder: ``best`` on the optimizer's
         ``lens_step_d`` within its bounds, the lens a phoropter sets, as ``lensopt run`` stores its
         result; ``best`` itself without a step; None for the full prescription, whose
-        ``optimizer.prescription()`` is the lens to write, and other optimizers), ``n_trials`` run by this handler, ``stopped`` (by the stopping rule),
-        ``stop_reason`` (``"confidence"``: sure enough; ``"max_trials"``: the rule's budget ran out
-        first, not sure enough; None when the rule did not end the loop), ``most_plus_note``
+        ``optimizer.prescription()`` is the lens to write, and other optimizers), ``n_trials`` run
+        by this handler, ``stopped`` (by the stopping rule), ``stop_reason`` (``"confidence"``: sure
+        enough; ``"max_trials"``: the rule's budget ran out first, not sure enough; None when the
+        rule did not end the loop), ``most_plus_note``
         (a search of sphere and cylinder: whether its lens is the most-plus one for an eye that
         accommodates, as the closing console says it, :func:`lensopt.refraction.most_plus.accommodation_note`;
         None for the full prescription and other optimizers) and, when the optimizer has one, its

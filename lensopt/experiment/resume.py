@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lensopt.errors import CalibrationError, StoreError
+from lensopt.experiment.as_ran import as_ran
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.end_point import continue_advice_for, end_point, record_end
 from lensopt.experiment.loop import stop_message
@@ -29,16 +30,26 @@ from lensopt.store import RESUMED, SessionInfo, continue_advice, stored_budget
 from lensopt.store.session_records import unreadable_events_text
 
 #: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
-#: 11:48:19 UTC, unix seconds); the protocol stored ``[duel] order`` from 13:38 that day on.
+#: 11:48:19 UTC, unix seconds), and when the protocol began to store ``[duel] order`` (commit
+#: e51fe11, 13:38:00 UTC that day).
 COUNTERBALANCED_SINCE_S = 1796039299
+ORDER_STORED_SINCE_S = 1796045880
+
+
+def stored_order(created_at: float) -> str:
+    """The lens order of a comparison session whose protocol stores none: ``counterbalanced`` when
+    it was created in the hours between :data:`COUNTERBALANCED_SINCE_S` and
+    :data:`ORDER_STORED_SINCE_S` (by a lensopt of those hours), else ``as-asked`` (the rule's champion
+    first), as every lensopt before ran — also one installed still after them, which its protocol,
+    without an order, shows made it."""
+    return "counterbalanced" if COUNTERBALANCED_SINCE_S <= created_at < ORDER_STORED_SINCE_S else "as-asked"
 
 
 def stored_protocol(data: dict, created_at: float) -> dict:
     """A session's stored protocol as it ran: a comparison table stored without ``order`` keeps the
-    order its session was created with — ``as-asked`` (the rule's champion first) before
-    :data:`COUNTERBALANCED_SINCE_S`, ``counterbalanced`` after — so that a resumed session shows its
-    lenses as it did."""
-    order = "as-asked" if created_at < COUNTERBALANCED_SINCE_S else "counterbalanced"
+    order its session ran with (:func:`stored_order`), so that a resumed session shows its lenses as
+    it did."""
+    order = stored_order(created_at)
     out = dict(data)
     for name in ("duel", "ranking"):
         if isinstance(out.get(name), dict) and "order" not in out[name]:
@@ -49,13 +60,16 @@ def stored_protocol(data: dict, created_at: float) -> dict:
 @dataclass(frozen=True)
 class Resumed:
     """A stored session read back to be resumed: its ``info``, the ``protocol`` and feedback ``mode``
-    it ran with, its ``calibration`` and its answered ``records`` (the rescued ones included)."""
+    it ran with, its ``calibration``, its answered ``records`` (the rescued ones included) and the
+    optimizer ``settings`` it ran with."""
 
     info: SessionInfo
     protocol: Protocol
     mode: Mode
     calibration: Calibration
     records: list
+    #: The optimizer settings it ran with (:func:`lensopt.experiment.as_ran.as_ran`).
+    settings: dict
 
 
 def read_resumed(store, request, log, warn) -> Resumed:
@@ -114,7 +128,21 @@ def read_resumed(store, request, log, warn) -> Resumed:
             f"resuming session {info.session_id}: its stored participant {info.participant} is used, "
             f"--participant {request.participant} is ignored"
         )
-    return Resumed(info, protocol, mode, calibration, records)
+    ran = as_ran(
+        info.kind,
+        info.protocol,
+        info.optimizer_settings,
+        info.created_at,
+        info.seed,
+        records,
+        protocol.session.eyes[0],
+        stored_order(info.created_at),
+        progress=lambda text: log(f"resuming session {info.session_id}: {text}"),
+    )
+    if ran.note is not None:
+        warn(f"resuming session {info.session_id}: {ran.note}")
+        protocol = protocol_from_dict(ran.protocol, source=f"stored protocol of session {info.session_id}")
+    return Resumed(info, protocol, mode, calibration, records, ran.settings)
 
 
 def earlier_end_point(store, session_id: int, search, protocol: Protocol, eye: str | None, log):

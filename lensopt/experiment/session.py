@@ -55,7 +55,6 @@ from lensopt.experiment.windows import (
     wants_console,
     window_screen_width_px,
 )
-from lensopt.modes.registry import session_settings
 from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
@@ -181,11 +180,11 @@ def _run(
                 "(kept when the session is resumed with more trials)"
             )
     # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
-    # on a resume those it ran with (session_settings; with --trials, the stopping rule's budget follows
+    # on a resume those it ran with (Resumed.settings; with --trials, the stopping rule's budget follows
     # the new count)
     settings: dict | None = None
     if info is not None:
-        settings = resumed_settings(session_settings(info), protocol, trials)
+        settings = resumed_settings(resumed.settings, protocol, trials)
         optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
     n_trials = protocol.optimizer.trials
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen

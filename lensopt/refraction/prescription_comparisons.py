@@ -60,6 +60,7 @@ from lensopt.refraction.prescription import (
     within_cells,
 )
 from lensopt.refraction.steps import DEFAULT_LENS_STEP_D
+from lensopt.refraction.trust_centre_history import TrustCentreHistory
 from lensopt.threads import single_threaded
 from lensopt.trial_cache import TrialCache
 
@@ -87,12 +88,6 @@ MAX_PLUS_OFFSET_D = 0.5
 
 #: What may centre the trust region (:attr:`PrescriptionComparisons.trust_centre`).
 TRUST_CENTRES = ("mean", "tilted")
-#: When the trust region came to be centred by the posterior mean, and the duels to report with
-#: half the tilt (commit 45b3122, 27 Nov 2026 13:11:51 UTC, unix seconds): sessions created before
-#: ran with the centre ``"tilted"``. Their settings stored neither until commit cc8b319 (30 Nov
-#: 2026 13:18 UTC): :meth:`PrescriptionComparisons.settings_as_ran` tells them by their creation.
-MEAN_TRUST_CENTRE_SINCE_S = 1795785111
-
 #: How far (D, per power-vector coordinate) a rounded phoropter lens may lie outside the search box:
 #: rounding sphere and cylinder to 0.25 D moves ``M`` by at most 0.1875 D. The model's box is the
 #: search box widened by this, so that it accepts every lens shown; a lens further out is refused.
@@ -139,7 +134,7 @@ def pull_within(first_d, second_d, radius_d: float) -> np.ndarray:
     return second if distance <= radius_d else first + (second - first) * (radius_d / distance)
 
 
-class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
+class PrescriptionComparisons(TrustCentreHistory, PrescriptionSearch, FixedSettings):
     """The part of a comparison search of the full prescription that does not depend on its answer
     model (see the module docstring). The settings are fixed when the optimizer is made
     (:class:`lensopt.binary.settings.FixedSettings`)."""
@@ -158,7 +153,8 @@ class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
     report_tilt_share: float = 1.0
     #: What centres the trust region (:meth:`_tilted_optimum`): the lens shown with the highest
     #: posterior mean (``"mean"``), or with the highest *tilted* mean (``"tilted"``: sessions created
-    #: before :data:`MEAN_TRUST_CENTRE_SINCE_S`, which resume so: :meth:`settings_as_ran`).
+    #: before :data:`lensopt.refraction.trust_centre_history.MEAN_TRUST_CENTRE_SINCE_S`, which resume
+    #: so: :meth:`settings_as_ran`).
     trust_centre: str = "mean"
 
     #: The answer model's optimizer's settings (its box is the search box widened by the rounding
@@ -267,14 +263,6 @@ class PrescriptionComparisons(PrescriptionSearch, FixedSettings):
             "m_half_width_d": self.box.m_half_width_d,
             "j_half_width_d": self.box.j_half_width_d,
         }
-
-    @classmethod
-    def settings_as_ran(cls, settings: dict, created_at_s: float) -> dict:
-        """The stored ``settings`` of a session created at ``created_at_s`` with the trust centre it
-        ran with when they do not store one: ``"tilted"`` before :data:`MEAN_TRUST_CENTRE_SINCE_S`,
-        ``"mean"`` since."""
-        centre = "tilted" if created_at_s < MEAN_TRUST_CENTRE_SINCE_S else "mean"
-        return {"trust_centre": centre, **super().settings_as_ran(settings, created_at_s)}
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:

@@ -89,7 +89,6 @@ from lensopt.refraction.prescription_comparisons import (
     LENS_LENGTHSCALE_D,
     MAPPED_LENS_LENGTHSCALE_D,
     MAX_PLUS_OFFSET_D,
-    MEAN_TRUST_CENTRE_SINCE_S,
     positive,
     power_vector_kernel,
     pull_within,
@@ -304,12 +303,16 @@ class PrescriptionDuelOptimizer(AcuityLinkSearch):
             "report_tilt_share": self.report_tilt_share,
         }
 
+    #: Commit 6768778, 27 Nov 2026 15:48:39 UTC.
+    START_PRIOR_SINCE_S = 1795794519
+
     @classmethod
-    def settings_as_ran(cls, settings: dict, created_at_s: float) -> dict:
-        """As :meth:`PrescriptionComparisons.settings_as_ran`, and the report's share of the tilt:
-        the whole of it before :data:`MEAN_TRUST_CENTRE_SINCE_S`, :data:`REPORT_TILT_SHARE` since."""
-        share = 1.0 if created_at_s < MEAN_TRUST_CENTRE_SINCE_S else REPORT_TILT_SHARE
-        return {"report_tilt_share": share, **super().settings_as_ran(settings, created_at_s)}
+    def _settings_centred(cls, settings: dict, created_at_s: float, mean: bool) -> dict:
+        """As :meth:`PrescriptionComparisons._settings_centred`, and the report's share of the tilt
+        that came with the centre by the mean (commit 45b3122): :data:`REPORT_TILT_SHARE` with it,
+        the whole of it before."""
+        share = REPORT_TILT_SHARE if mean else 1.0
+        return {"report_tilt_share": share, **super()._settings_centred(settings, created_at_s, mean)}
 
     @classmethod
     def _saved_settings(cls, settings: dict) -> dict:

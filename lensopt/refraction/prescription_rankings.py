@@ -190,6 +190,10 @@ class PrescriptionRankingOptimizer(RankingAnswers, AcuityLinkSearch):
     ``n_alternatives`` and ``model_lapse``: the link's guess rate (``1/n``) and lapse.
     """
 
+    #: When the full prescription's rankings got their prior about the start (commit 564f02b, 27 Nov
+    #: 2026 16:38:56 UTC): :meth:`PrescriptionComparisons.centred_by_mean`.
+    START_PRIOR_SINCE_S = 1795797536
+
     max_plus_offset_d = RANKING_MAX_PLUS_OFFSET_D
     link_rules = LINK_RULES
 

@@ -130,6 +130,12 @@ class TrialHistory:
         ran with but did not store, which its creation time tells (nothing by default)."""
         return dict(settings)
 
+    @classmethod
+    def settings_candidates(cls, settings: dict, created_at_s: float) -> list[dict]:
+        """The settings a stored session may have run with, the likeliest (:meth:`settings_as_ran`)
+        first: a replay of its trials tells them apart (:func:`lensopt.experiment.as_ran.as_ran`)."""
+        return [cls.settings_as_ran(settings, created_at_s)]
+
     #: Settings a saved state may hold besides the named parameters of ``__init__``: those its
     #: ``**options`` passes on (:meth:`setting_names`).
     _option_setting_names: frozenset[str] = frozenset()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from experiment_helpers import DEMO_PROTOCOL
+from experiment_helpers import DEMO_PROTOCOL, REPO
 from lensopt.errors import StoreError
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.resume import read_resumed, resumed_settings
@@ -51,3 +51,42 @@ def test_more_trials_on_a_resume_move_the_stored_stopping_rules_budget_only():
     assert {k: v for k, v in moved.items() if k != "stop"} == {"rule": "acuity-law", "lapse": 0.02}
     fixed = {"rule": "acuity-law", "stop": None}  # a session without a stopping rule keeps none
     assert resumed_settings(fixed, protocol, 80) is fixed
+
+
+@pytest.mark.parametrize("shown", ["as-asked", "counterbalanced"])
+def test_a_duel_session_whose_protocol_stores_no_order_resumes_in_the_order_its_stored_trials_show(tmp_path, shown):
+    """Found by an audit of old databases: a duel session made today by a lensopt from before the
+    order was stored (its protocol without ``[duel] order``) showed its lenses as asked, and was
+    resumed counterbalanced, by its creation date. Now its stored trials decide, and a resume whose
+    trials overrule the guess says so."""
+    from lensopt.experiment.line_loop import presented
+    from lensopt.observer import SimulatedPatient
+    from lensopt.refraction.duels import DuelRefractionOptimizer
+    from lensopt.store import DuelTrialRecord
+
+    protocol = load_protocol(REPO / "protocols" / "clinical-duel.toml")
+    data = protocol.to_dict()
+    data["duel"] = {key: value for key, value in data["duel"].items() if key != "order"}
+    optimizer = DuelRefractionOptimizer(seed=11, n_initial=3)
+    patient, path = SimulatedPatient(-1.0, -0.5, seed=3), tmp_path / "old.db"
+    with SessionStore(path) as store:
+        calibration = calibration_from_protocol(protocol).to_dict()
+        sid = store.create_session("P01", data, calibration, optimizer.settings_dict(), 11, kind="duel")
+        for index in range(1, 7):
+            trial = presented(optimizer.ask(), 11, index, shown)
+            answer = patient.duel_answer(trial.letter_logmar, trial.first_lens_d, trial.second_lens_d)
+            optimizer.tell(trial, answer)
+            lenses = (*trial.first_lens_d, *trial.second_lens_d)
+            store.append_kind_trial(
+                "duel", sid, DuelTrialRecord(index, *lenses, trial.letter_logmar, "ABCDE", answer, 1.0, 0.0, 1.0)
+            )
+    notes = []
+    with SessionStore(path) as store:
+        resumed = read_resumed(store, RunRequest(db_path=path, resume=sid), log=lambda _: None, warn=notes.append)
+    assert resumed.protocol.duel.order == shown and len(resumed.records) == 6
+    if shown == "as-asked":  # what a lensopt of before the stored order ran, as the guess says
+        assert notes == []
+    else:
+        assert notes == [
+            f"resuming session {sid}: its trials show it ran showing its lenses counterbalanced, unlike the lensopt of its creation date (showing its lenses as asked): an older lensopt made it; it resumes as it ran"
+        ]

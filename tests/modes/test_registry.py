@@ -112,7 +112,7 @@ def test_a_stored_session_runs_with_the_settings_its_creation_time_tells():
     from types import SimpleNamespace
 
     from lensopt.modes.registry import session_settings
-    from lensopt.refraction.prescription_comparisons import MEAN_TRUST_CENTRE_SINCE_S
+    from lensopt.refraction.trust_centre_history import MEAN_TRUST_CENTRE_SINCE_S
 
     old = {"search": "prescription", "rule": "muc-ald", "seed": 3}
 
@@ -124,6 +124,11 @@ def test_a_stored_session_runs_with_the_settings_its_creation_time_tells():
     assert ran("duel", old, since) == {**old, "trust_centre": "mean", "report_tilt_share": 0.5}
     assert ran("ranking", old, before) == {**old, "trust_centre": "tilted"}
     assert ran("ranking", old, since + 3 * 3600) == {**old, "trust_centre": "mean"}
+    # created later by an older lensopt installed still: its settings, without the prior about the
+    # start, say it predates the mean; with the prior (a lensopt of 27–30 Nov), the mean
+    later = since + 10 * 86400
+    assert ran("duel", old, later) == {**old, "trust_centre": "tilted", "report_tilt_share": 1.0}
+    assert ran("ranking", {**old, "start_prior_depth": 4.0}, later)["trust_centre"] == "mean"
     stored = {**old, "trust_centre": "tilted", "report_tilt_share": 0.75}
     assert ran("duel", stored, since) == stored
     for kind, two_parameter in (("duel", {"rule": "muc-ald", "seed": 3}), ("letters", old), ("ranking", {"seed": 3})):

@@ -1,0 +1,155 @@
+"""How a stored comparison session ran where its store does not say, read from what it stored.
+
+Two choices of a duel or ranking session were not stored by the lensopt versions that made them:
+the order its lenses were shown in (``[duel] order`` / ``[ranking] order``, stored since 30 Nov 2026)
+and, in a full-prescription comparison, its trust region's centre and the report's share of the tilt
+(stored since 30 Nov 2026). Resumed by its creation time alone, a session made after those dates by
+an older lensopt installed still went on with trials it never ran with (a full-prescription duel
+ended 2 D of sphere away). What it stored says more: without the key, it was made by a lensopt from
+before the key was stored, so by one from before the change unless it was created in the hours
+between them (:func:`lensopt.experiment.resume.stored_order`,
+:meth:`lensopt.refraction.prescription_comparisons.PrescriptionComparisons.centred_by_mean`).
+
+And its trials tell: an optimizer asks the same trial from the same settings and answers, so the
+settings it ran with are those whose replay asks each stored trial as it was stored (shown in the
+order that choice gives). :func:`as_ran` replays the stored trials under each candidate, the
+likeliest first, and keeps the first candidate that asks them all (or, as soon as only one
+candidate is left, that one); when none does, the likeliest, and the resume says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+from lensopt.experiment.line_loop import presented
+from lensopt.modes.base import answered, eye_records, eye_settings
+from lensopt.modes.registry import get_mode
+
+#: The protocol table holding a comparison session's lens order, by session kind.
+ORDER_SECTIONS = {"duel": "duel", "ranking": "ranking"}
+#: How near a replayed trial's numbers must be to the stored ones (D, logMAR): a letter size found
+#: by a numerical search differs in its last digits between a live and a rebuilt optimizer (5e-9
+#: relative, tests/test_asktell.py) and between machines; another way of running asks other lenses.
+SAME_TRIAL_TOLERANCE = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class AsRan:
+    """What a stored session ran with: its ``protocol`` data and optimizer ``settings``, and a
+    ``note`` for the terminal when its trials overrule its creation time or tell nothing of it."""
+
+    protocol: dict
+    settings: dict
+    note: str | None = None
+
+
+def _numbers(value: Any) -> list[float]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _numbers(dataclasses.astuple(value))
+    if isinstance(value, (tuple, list)):
+        return [number for item in value for number in _numbers(item)]
+    return [float(value)]
+
+
+def same_trial(shown: Any, stored: Any) -> bool:
+    """Whether a replayed trial ``shown`` is the ``stored`` one: the same type, every number within
+    :data:`SAME_TRIAL_TOLERANCE`."""
+    if type(shown) is not type(stored):
+        return False
+    a, b = _numbers(shown), _numbers(stored)
+    return len(a) == len(b) and all(math.isclose(x, y, rel_tol=0.0, abs_tol=SAME_TRIAL_TOLERANCE) for x, y in zip(a, b))
+
+
+def _candidates(kind: str, protocol: dict, settings: dict, created_at_s: float, order_guess: str):
+    """``(order, settings)`` pairs a session may have run with, the likeliest first."""
+    section = ORDER_SECTIONS.get(kind)
+    stored = protocol.get(section, {}).get("order") if isinstance(protocol.get(section), dict) else None
+    if section is None or stored is not None:
+        orders = [stored]
+    else:
+        orders = [order_guess, "counterbalanced" if order_guess == "as-asked" else "as-asked"]
+    cls = get_mode(kind).stored_optimizer_class(settings)
+    variants = cls.settings_candidates(settings, created_at_s)
+    return [(order, variant) for variant in variants for order in orders]
+
+
+def _with_order(protocol: dict, kind: str, order: str | None) -> dict:
+    section = ORDER_SECTIONS.get(kind)
+    if section is None or order is None or not isinstance(protocol.get(section), dict):
+        return protocol
+    return {**protocol, section: {**protocol[section], "order": order}}
+
+
+def as_ran(
+    kind: str,
+    protocol: dict,
+    settings: dict,
+    created_at_s: float,
+    seed: int,
+    records: list,
+    eye: str | None,
+    order_guess: str,
+    progress: Callable[[str], None] | None = None,
+) -> AsRan:
+    """The ``protocol`` data (with its lens order) and optimizer ``settings`` a stored session of
+    ``kind`` ran with, of session ``seed`` and stored ``records`` (eye ``eye``'s searched): those
+    it stored; where it stored no order (the likeliest ``order_guess``) or trust centre (the
+    optimizer's ``settings_candidates``), the candidate whose replay asks its stored trials (module
+    docstring). ``progress`` is told once before a replay."""
+    candidates = _candidates(kind, protocol, settings, created_at_s, order_guess)
+    guess = candidates[0]
+    if len(candidates) == 1:
+        return AsRan(_with_order(protocol, kind, guess[0]), guess[1])
+    mode = get_mode(kind)
+    told = answered(eye_records(records, eye))
+    if not told:
+        return AsRan(_with_order(protocol, kind, guess[0]), guess[1])
+    if progress is not None:
+        progress(f"replaying its {len(told)} answers to tell how it ran (its store does not say)")
+    live = []
+    for order, variant in candidates:
+        own = eye_settings(variant, eye)
+        try:
+            live.append(((order, variant), mode.stored_optimizer_class(own).from_settings(own)))
+        except ValueError:
+            continue
+    for record in told:
+        trial, answer = mode.history_pair(record)
+        still = []
+        for candidate, optimizer in live:
+            try:
+                asked = presented(optimizer.ask(), seed, record.index, candidate[0] or "counterbalanced")
+                if same_trial(asked, trial):
+                    optimizer.tell(trial, answer)
+                    still.append((candidate, optimizer))
+            except ValueError:
+                continue
+        live = still
+        if len(live) <= 1:
+            break
+    if not live:
+        return AsRan(
+            _with_order(protocol, kind, guess[0]),
+            guess[1],
+            "its store does not say how it ran, and its trials are not those of any way it may have run; "
+            f"it resumes as the lensopt of its creation date ran ({_described(guess)})",
+        )
+    chosen = live[0][0]
+    note = None
+    if chosen != guess:
+        note = (
+            f"its trials show it ran {_described(chosen)}, unlike the lensopt of its creation date "
+            f"({_described(guess)}): an older lensopt made it; it resumes as it ran"
+        )
+    return AsRan(_with_order(protocol, kind, chosen[0]), chosen[1], note)
+
+
+def _described(candidate) -> str:
+    order, settings = candidate
+    parts = [] if order is None else [f"showing its lenses {order.replace('-', ' ')}"]
+    if "trust_centre" in settings:
+        parts.append(f"centring its search by the {settings['trust_centre']} estimate")
+    return " and ".join(parts) or "as stored"

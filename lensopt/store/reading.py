@@ -102,7 +102,7 @@ class SessionReader(StoreConnection):
             f"SELECT {self._select['sessions']}, {counts}, {undone} FROM sessions {where} ORDER BY id",
             parameters,
         ).fetchall()
-        results, damaged_results = self._results(conn)
+        results, damaged_results = self._results(conn, where, parameters)
         events, unreadable_events = self._events(conn, where, parameters)
         return [self._session_info(row, results, damaged_results, events, unreadable_events) for row in rows]
 
@@ -141,13 +141,19 @@ class SessionReader(StoreConnection):
             problem = damaged_results[row[0]]
         return DamagedSession.of_row(row[0], problem, row[1], row[2], row[3], row[4], row[11])
 
-    def _results(self, conn) -> tuple[dict[int, list[ResultRecord]], dict[int, str]]:
-        """Every stored result by session id, one per eye (OD, OS; a session without eyes has one),
-        none in an older read-only file without the table; and the problem of each session with a
-        result another program changed (its first)."""
+    def _results(self, conn, where: str = "", parameters=()) -> tuple[dict[int, list[ResultRecord]], dict[int, str]]:
+        """The stored results of the sessions ``where`` selects, by session id, one per eye (OD, OS;
+        a session without eyes has one), none in an older read-only file without the table; and the
+        problem of each session with a result another program changed (its first). Only those
+        sessions' rows are read: a session read alone from a database of thousands read them all,
+        so that exporting every session took time growing with their square."""
         if self._select["results"] is None:
             return {}, {}
-        rows = conn.execute(f"SELECT {self._select['results']} FROM results ORDER BY id").fetchall()
+        rows = conn.execute(
+            f"SELECT {self._select['results']} FROM results "
+            f"WHERE session_id IN (SELECT id FROM sessions {where}) ORDER BY id",
+            parameters,
+        ).fetchall()
         by_eye: dict[int, dict] = {}
         damaged: dict[int, str] = {}
         for row in rows:  # the latest row of a session and eye wins

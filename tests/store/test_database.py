@@ -365,3 +365,30 @@ def test_default_db_path_follows_the_environment(monkeypatch, tmp_path):
     # the command ran in (found by a user audit)
     monkeypatch.setenv("XDG_DATA_HOME", "relx")
     assert default_db_path() == tmp_path / "home" / ".local" / "share" / "lensopt" / "sessions.db"
+
+
+def test_a_session_read_alone_reads_its_own_results_not_every_sessions(tmp_path, monkeypatch):
+    """Found by an audit of a year's database: each session read built every session's results, so
+    exporting all of 1,000 sessions took two minutes (time growing with their square)."""
+    from lensopt.store import ResultRecord, reading
+
+    path = tmp_path / "s.db"
+    with SessionStore(path) as store:
+        for k in range(1, 31):
+            sid = store.create_session(f"P{k:03d}", {"rule": "ucb-ald"}, {}, {}, k)
+            result = ResultRecord(f"-{k / 4:.2f} / -0.50 x 180", -k / 4, -0.5, 180.0, None, 0.96, 1, {"m_d": [0, 1]})
+            store.set_result(sid, result)
+    built = []
+    real = reading.ResultRecord
+
+    def counting(*args, **kwargs):
+        built.append(kwargs.get("sphere_d"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "ResultRecord", counting)
+    with SessionStore(path) as store:
+        info = store.session(17)
+        assert built == [-17 / 4] and info.result.sphere_d == -17 / 4
+        built.clear()
+        assert [i.result.sphere_d for i in store.listing()] == [-k / 4 for k in range(1, 31)]
+        assert len(built) == 30  # the listing reads each once

@@ -16,6 +16,11 @@ and ``lens_step_d`` (:class:`lensopt.modes.base.FeedbackMode`).
 
 from __future__ import annotations
 
+import sys
+from functools import partial
+
+from tqdm import tqdm
+
 from lensopt.errors import StoreError
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.duel_loop import DuelLoop
@@ -30,6 +35,9 @@ from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, TrialRecord
+
+#: Answers from which a rebuild shows its progress (fewer are told in well under a second).
+REBUILD_BAR_FROM = 50
 
 
 def check_consecutive(records) -> None:
@@ -139,11 +147,18 @@ class Mode:
             lens_step_d=protocol.lens_step_d,
         )
 
-    def rebuild_optimizer(self, settings: dict, records, eye: str | None = None):
+    def rebuild_optimizer(self, settings: dict, records, eye: str | None = None, progress: bool = False):
         """The optimizer of a stored session (of eye ``eye`` in a session of both eyes), told every
-        stored answer for that eye in order but those undone (``void``: kept in the store, never told)."""
+        stored answer for that eye in order but those undone (``void``: kept in the store, never told);
+        with ``progress``, a bar on a terminal while a long history is told (the acuity law's takes
+        about 0.1 s an answer)."""
         check_consecutive(records)
-        return self.feedback.rebuild_optimizer(eye_settings(settings, eye), answered(eye_records(records, eye)))
+        told = answered(eye_records(records, eye))
+        shown = None
+        if progress and len(told) >= REBUILD_BAR_FROM:
+            what = f"rebuilding {eye}'s search" if eye else "rebuilding the search"
+            shown = partial(tqdm, desc=what, unit="answer", file=sys.stderr, disable=None, leave=False)
+        return self.feedback.rebuild_optimizer(eye_settings(settings, eye), told, shown)
 
     def stored_trials(self, store, session_id: int) -> list:
         return store.kind_trials(self.kind, session_id)

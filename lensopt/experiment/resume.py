@@ -166,7 +166,7 @@ def rebuilt_eyes(mode: Mode, settings: dict, records: list, eyes, n_trials: int,
     an eye is still to run, one whose answers exceed this resume's ``--trials`` (``trials_given``)
     is said by ``warn`` — it gets no more trials — with the count that would continue it (a resume
     with every eye done says so in :func:`finish_resumed`)."""
-    searches = {eye: mode.rebuild_optimizer(settings, records, eye) for eye in eyes}
+    searches = {eye: mode.rebuild_optimizer(settings, records, eye, progress=True) for eye in eyes}
     done = {eye: eye_done(searches[eye], n_trials) for eye in eyes}
     if trials_given is None or all(done.values()):
         return searches, done

@@ -185,7 +185,9 @@ def _run(
     settings: dict | None = None
     if info is not None:
         settings = resumed_settings(resumed.settings, protocol, trials)
-        optimizer = mode.rebuild_optimizer(settings, records, protocol.session.eyes[0])
+        eyes, budget = protocol.session.eyes, protocol.optimizer.trials
+        searches, done = rebuilt_eyes(mode, settings, records, eyes, budget, info.session_id, request.trials, warn)
+        optimizer = searches[eyes[0]]  # each eye's search rebuilt once, here (a long history takes seconds)
     n_trials = protocol.optimizer.trials
     fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
 
@@ -205,9 +207,6 @@ def _run(
                 f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
                 f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
             )
-        eyes = protocol.session.eyes
-        assert settings is not None  # a resume's (above)
-        searches, done = rebuilt_eyes(mode, settings, records, eyes, n_trials, info.session_id, request.trials, warn)
         if all(done.values()):  # every answer is in: its results and status stored, nothing to run
             return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
     else:
@@ -246,6 +245,7 @@ def _run(
             fullscreen=fullscreen,
             settings=settings,
             file_trials=file_trials,
+            searches=searches if info is not None else None,
         )
         with contextlib.ExitStack() as claims:
             return _run_in_window(store, request, responses, log, win, plan, console_win, claims, warn)
@@ -277,6 +277,8 @@ class _Plan:
     settings: dict | None = None
     #: a new session's protocol file's ``[optimizer] trials``, before ``--trials``
     file_trials: int | None = None
+    #: a resume's search of each eye, rebuilt from its answers (each taken once, before any is told)
+    searches: dict | None = None
 
 
 def _run_in_window(
@@ -313,7 +315,7 @@ def _run_in_window(
         session_id = info.session_id
         store.set_status(session_id, "running")
         store.record_event(session_id, RESUMED, request.resumed_detail(n_trials))
-        eye = next(e for e in eyes if not eye_done(mode.rebuild_optimizer(settings, records, e), n_trials))
+        eye = next(e for e in eyes if not eye_done((plan.searches or {})[e], n_trials))
         where = f"eye {eye}, " if eye else ""
         log(
             f"session {session_id} ({participant}): resuming at {where}trial "
@@ -380,10 +382,11 @@ def _run_in_window(
         console = None if console_win is None else ClinicianConsole(console_win)
         end_points: list = []
         position, quit_ = 0, False  # the eye searched next (its place in eyes): an undo goes back to an eye ended
+        prebuilt = dict(plan.searches or {})
         while True:
             while position < len(eyes):
                 eye, position = eyes[position], position + 1
-                search = mode.rebuild_optimizer(settings, records, eye)
+                search = prebuilt.pop(eye) if eye in prebuilt else mode.rebuild_optimizer(settings, records, eye)
                 if eye_done(search, n_trials):  # ended before this resume: its result belongs to the end too
                     ending = earlier_end_point(store, session_id, search, protocol, eye, log)
                     if ending is not None:

@@ -118,11 +118,14 @@ class FeedbackMode:
         unless a mode has more than one."""
         return self.optimizer_class
 
-    def rebuild_optimizer(self, settings: dict, records):
+    def rebuild_optimizer(self, settings: dict, records, shown: Callable[[list], Any] | None = None):
         """The optimizer of a stored session (its ``settings_dict()``), told every stored answer in order;
-        settings or answers it refuses are a one-line ValueError saying so (:func:`stored_session_problem`)."""
+        settings or answers it refuses are a one-line ValueError saying so (:func:`stored_session_problem`).
+        ``shown(history)`` wraps the answers as they are told (a progress bar)."""
+        history = self.history(records)
         try:
-            return self.stored_optimizer_class(settings).from_settings(settings, self.history(records))
+            told = history if shown is None else shown(history)
+            return self.stored_optimizer_class(settings).from_settings(settings, told)
         except ValueError as exc:
             raise ValueError(stored_session_problem(exc)) from exc
 

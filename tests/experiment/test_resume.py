@@ -1,5 +1,8 @@
 """Reading a stored session back to resume it (lensopt.experiment.resume)."""
 
+import io
+import sys
+
 import pytest
 
 from experiment_helpers import DEMO_PROTOCOL, REPO
@@ -90,3 +93,32 @@ def test_a_duel_session_whose_protocol_stores_no_order_resumes_in_the_order_its_
         assert notes == [
             f"resuming session {sid}: its trials show it ran showing its lenses counterbalanced, unlike the lensopt of its creation date (showing its lenses as asked): an older lensopt made it; it resumes as it ran"
         ]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("n_answers", "shown"), [(60, True), (10, False)])
+def test_a_long_history_is_rebuilt_under_a_progress_bar_on_a_terminal(monkeypatch, n_answers, shown):
+    from lensopt.experiment.modes import mode_for
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.store import TrialRecord
+
+    mode = mode_for(load_protocol(DEMO_PROTOCOL))
+    optimizer = AcuityLawOptimizer(seed=3)
+    records = []
+    for index in range(1, n_answers + 1):
+        trial = optimizer.ask()
+        correct = trial.letter_logmar > 0.3
+        optimizer.tell(trial, correct)
+        records.append(
+            TrialRecord(index, trial.sphere_d, trial.cylinder_d, trial.letter_logmar, "K", "K", correct, 0.5, 1.0, 1.5)
+        )
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    rebuilt = mode.rebuild_optimizer(optimizer.settings_dict(), records, None, progress=True)
+    assert rebuilt.n_trials == n_answers and rebuilt.best() == optimizer.best()
+    assert ("rebuilding the search:" in terminal.getvalue()) == shown
+    assert (f"/{n_answers} [" in terminal.getvalue()) == shown  # counted in answers (cleared once done)

@@ -587,3 +587,30 @@ def test_with_the_phoropters_axis_every_trials_lens_is_logged_as_the_clinician_s
         expected.append(f"S {diopter_text(shown.sphere_d)} C {diopter_text(shown.cylinder_d)} x {shown.axis_deg:03.0f}")
     assert logged == expected and len(logged) == 12
     assert any(t.cylinder_d > 0 for t in stored_trials(db)) or convention == "plus"  # a transposed lens was shown
+
+
+@pytest.mark.parametrize("eye", ["OD", "OU"])
+def test_a_resume_rebuilds_each_eyes_search_from_its_answers_once(tmp_path, window, monkeypatch, eye):
+    """Found by an audit of a year's database: a resume rebuilt the first eye's search four times
+    (for its letter bounds, for each eye's state, for the log line, for the loop), 35 s of silence
+    before the first trial of a 328-answer acuity-law session; now once per eye."""
+    from lensopt.modes.base import FeedbackMode
+
+    protocol = write_protocol(tmp_path / "p.toml", **FAST)
+    db = tmp_path / "s.db"
+    request = RunRequest(
+        db_path=db, protocol_path=protocol, participant="sim", observer="simulated", seed=7, trials=4, eye=eye
+    )
+    first = run_session(request, log=lambda _: None, window=window)
+    rebuilt = []
+    real = FeedbackMode.rebuild_optimizer
+
+    def counted(self, settings, records, *shown):
+        rebuilt.append(len(records))
+        return real(self, settings, records, *shown)
+
+    monkeypatch.setattr(FeedbackMode, "rebuild_optimizer", counted)
+    lines = []
+    more = run_session(RunRequest(db_path=db, resume=first.session_id, trials=6), log=lines.append, window=window)
+    assert more.status == "finished" and more.n_trials == (12 if eye == "OU" else 6), lines[-3:]
+    assert rebuilt == ([4, 4] if eye == "OU" else [4])  # each eye's 4 answers, told once

@@ -345,5 +345,5 @@ def test_asking_twice_gives_equal_queries_that_hash_alike_and_a_queried_value_ch
 def test_a_query_of_another_type_with_the_same_values_is_not_equal():
     members = np.array([[0.1], [0.2]])
     assert DuelQuery(np.array([0.5]), members) != RankingQuery(np.array([0.5]), members)
-    assert Query(np.array([0.5]), np.array([0.0])) == Query([0.5], [-0.0])  # as floats compare
+    assert Query(np.array([0.5]), np.array([0.0])) == Query(np.array([0.5]), np.array([-0.0]))  # as floats compare
     assert Query(np.array([np.nan]), np.array([0.0])) != Query(np.array([np.nan]), np.array([0.0]))

@@ -319,6 +319,7 @@ class StoreConnection:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         if version != schema.SCHEMA_VERSION:
+            schema.keep_before_upgrade(conn, self.path, version)
             schema.upgrade(conn, self.path)  # BEGIN IMMEDIATE: checks the version again, then creates
         return self._select_lists(conn)  # the current layout, which no other program changes
 

@@ -56,7 +56,11 @@ Versions:
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import sys
+from pathlib import Path
 
 from lensopt import __version__
 from lensopt.errors import StoreError
@@ -375,6 +379,44 @@ def _inspect(conn: sqlite3.Connection, path) -> int:
     if problems != ["ok"]:
         raise not_a_database(path, f"integrity check: {problems[0]}")
     return version
+
+
+def keep_before_upgrade(conn: sqlite3.Connection, path, version: int) -> None:
+    """Before an older database (layout ``version``) is upgraded: a copy of it as it is, kept beside
+    it as ``<name>.schema-<version><suffix>`` (readable by its owner only; made once, an existing one
+    kept), and one line on stderr saying so. After the upgrade no lensopt of an older layout opens
+    the file again; a clinic that must go back to one has the copy (without the answers stored
+    since). Where the copy cannot be made (a read-only folder, a full disk) the upgrade goes on, as
+    before there was a copy, and the line says so. Called before the upgrade's write lock: a copy
+    of a file in WAL mode taken inside a write transaction waits for that transaction forever."""
+    if not 0 < version < SCHEMA_VERSION:
+        return
+    path = Path(path)
+    kept = path.with_name(f"{path.stem}.schema-{version}{path.suffix}")
+    if kept.exists():
+        return
+    try:
+        os.close(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            target = sqlite3.connect(kept)
+            try:
+                conn.backup(target)
+                target.execute("PRAGMA journal_mode = DELETE")  # one file, no -wal or -shm beside it
+            finally:
+                target.close()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                kept.unlink()
+            raise
+        said = f"the file as it was is kept as {kept}"
+    except (OSError, sqlite3.Error) as exc:
+        said = f"no copy of it as it was could be kept ({exc})"
+    with contextlib.suppress(OSError, ValueError):  # a closed stderr: the upgrade goes on
+        print(
+            f"lensopt: note: {path} is upgraded from layout {version} to {SCHEMA_VERSION}, which no "
+            f"older lensopt opens; {said}",
+            file=sys.stderr,
+        )
 
 
 def upgrade(conn: sqlite3.Connection, path) -> int:

@@ -1,6 +1,8 @@
 """Schema versions: a hand-built version-1 database is read and migrated without losing rows."""
 
+import errno
 import sqlite3
+import stat
 
 import pytest
 
@@ -168,3 +170,62 @@ def test_every_new_layout_came_with_a_newer_release_and_this_is_it():
     releases = [_release(schema.FIRST_WRITTEN_BY[v]) for v in layouts]
     assert releases == sorted(set(releases))  # each layout a strictly newer release
     assert _release(lensopt.__version__) >= releases[-1]
+
+
+def _rows(path, table):
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+def _version(path):
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_an_older_database_is_kept_as_it_was_beside_its_upgrade_and_said_once(tmp_path, make_schema_4_database, capsys):
+    """Found by an audit of old databases: the first write by a newer lensopt upgraded the file in
+    place, silently, and no older lensopt could open it again, not even for the sessions it never
+    touched. Now a copy of the file as it was is kept beside it, once, and the upgrade says so."""
+    path = make_schema_4_database(tmp_path / "clinic.db")
+    sessions, trials = _rows(path, "sessions"), _rows(path, "trials")
+    with SessionStore(path) as store:
+        store.set_status(1, "aborted")
+    kept = tmp_path / "clinic.schema-4.db"
+    note = capsys.readouterr().err
+    assert note == (
+        f"lensopt: note: {path} is upgraded from layout 4 to {SCHEMA_VERSION}, which no older lensopt opens; "
+        f"the file as it was is kept as {kept}\n"
+    )
+    assert _version(path) == SCHEMA_VERSION and _version(kept) == 4
+    assert _rows(kept, "sessions") == sessions and _rows(kept, "trials") == trials  # as it was, every row
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # patient data: its owner's only
+    with SessionStore(path) as store:  # upgraded: no second copy, nothing said
+        assert store.session(1).status == "aborted"
+    assert capsys.readouterr().err == "" and sorted(p.name for p in tmp_path.glob("clinic.schema-*")) == [kept.name]
+
+
+def test_a_new_database_keeps_no_copy_and_a_copy_that_cannot_be_made_is_said(
+    tmp_path, make_schema_4_database, capsys, monkeypatch
+):
+    with SessionStore(tmp_path / "new.db") as store:
+        store.create_session("P01", {}, {}, {}, 1)
+    assert capsys.readouterr().err == "" and [p.name for p in tmp_path.iterdir() if "schema" in p.name] == []
+    path = make_schema_4_database(tmp_path / "old.db")
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(schema.os, "open", full_disk)
+    with SessionStore(path) as store:
+        assert store.session(1).participant
+    said = capsys.readouterr().err
+    assert said.endswith(
+        "which no older lensopt opens; no copy of it as it was could be kept ([Errno 28] No space left on device)\n"
+    )
+    assert _version(path) == SCHEMA_VERSION and not (tmp_path / "old.schema-4.db").exists()

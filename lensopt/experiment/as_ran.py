@@ -8,7 +8,7 @@ an older lensopt installed still went on with trials it never ran with (a full-p
 ended 2 D of sphere away). What it stored says more: without the key, it was made by a lensopt from
 before the key was stored, so by one from before the change unless it was created in the hours
 between them (:func:`lensopt.experiment.resume.stored_order`,
-:meth:`lensopt.refraction.prescription_comparisons.PrescriptionComparisons.centred_by_mean`).
+:meth:`lensopt.refraction.trust_centre_history.TrustCentreHistory.centred_by_mean`).
 
 And its trials tell: an optimizer asks the same trial from the same settings and answers, so the
 settings it ran with are those whose replay asks each stored trial as it was stored (shown in the
@@ -39,7 +39,8 @@ SAME_TRIAL_TOLERANCE = 1e-6
 @dataclasses.dataclass(frozen=True)
 class AsRan:
     """What a stored session ran with: its ``protocol`` data and optimizer ``settings``, and a
-    ``note`` for the terminal when its trials overrule its creation time or tell nothing of it."""
+    ``note`` for the terminal when its trials overrule what its store suggests, or match no way it
+    may have run."""
 
     protocol: dict
     settings: dict
@@ -135,21 +136,21 @@ def as_ran(
             _with_order(protocol, kind, guess[0]),
             guess[1],
             "its store does not say how it ran, and its trials are not those of any way it may have run; "
-            f"it resumes as the lensopt of its creation date ran ({_described(guess)})",
+            f"it resumes as its store suggests ({_described(guess)})",
         )
     chosen = live[0][0]
     note = None
     if chosen != guess:
         note = (
-            f"its trials show it ran {_described(chosen)}, unlike the lensopt of its creation date "
-            f"({_described(guess)}): an older lensopt made it; it resumes as it ran"
+            f"its trials show it ran with {_described(chosen)}, not as its store suggests "
+            f"({_described(guess)}); it resumes as it ran"
         )
     return AsRan(_with_order(protocol, kind, chosen[0]), chosen[1], note)
 
 
 def _described(candidate) -> str:
     order, settings = candidate
-    parts = [] if order is None else [f"showing its lenses {order.replace('-', ' ')}"]
+    parts = [] if order is None else [f"its lenses shown {order.replace('-', ' ')}"]
     if "trust_centre" in settings:
-        parts.append(f"centring its search by the {settings['trust_centre']} estimate")
+        parts.append(f"its search centred by the {settings['trust_centre']} estimate")
     return " and ".join(parts) or "as stored"

@@ -68,7 +68,7 @@ def test_a_full_prescription_duel_made_later_by_an_older_lensopt_resumes_with_th
     assert ran.settings["report_tilt_share"] == (0.5 if centre == "mean" else 1.0)
     if commit == "a247e62":
         assert ran.note.startswith(
-            "its trials show it ran showing its lenses as asked and centring its search by the mean"
+            "its trials show it ran with its lenses shown as asked and its search centred by the mean estimate"
         )
     else:
         assert ran.note is None

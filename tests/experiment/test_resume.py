@@ -91,7 +91,7 @@ def test_a_duel_session_whose_protocol_stores_no_order_resumes_in_the_order_its_
         assert notes == []
     else:
         assert notes == [
-            f"resuming session {sid}: its trials show it ran showing its lenses counterbalanced, unlike the lensopt of its creation date (showing its lenses as asked): an older lensopt made it; it resumes as it ran"
+            f"resuming session {sid}: its trials show it ran with its lenses shown counterbalanced, not as its store suggests (its lenses shown as asked); it resumes as it ran"
         ]
 
 

@@ -396,7 +396,10 @@ def keep_before_upgrade(conn: sqlite3.Connection, path, version: int) -> None:
     if kept.exists():
         return
     try:
-        os.close(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            os.close(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:  # another program opening the file makes it, and says so
+            return
         try:
             target = sqlite3.connect(kept)
             try:

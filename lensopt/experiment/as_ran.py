@@ -28,8 +28,8 @@ from lensopt.experiment.line_loop import presented
 from lensopt.modes.base import answered, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
 
-#: The protocol table holding a comparison session's lens order, by session kind.
-ORDER_SECTIONS = {"duel": "duel", "ranking": "ranking"}
+#: The session kinds whose protocol table of their own name holds the lens order.
+ORDER_SECTIONS = ("duel", "ranking")
 #: How near a replayed trial's numbers must be to the stored ones (D, logMAR): a letter size found
 #: by a numerical search differs in its last digits between a live and a rebuilt optimizer (5e-9
 #: relative, tests/test_asktell.py) and between machines; another way of running asks other lenses.
@@ -66,9 +66,9 @@ def same_trial(shown: Any, stored: Any) -> bool:
 
 def _candidates(kind: str, protocol: dict, settings: dict, created_at_s: float, order_guess: str):
     """``(order, settings)`` pairs a session may have run with, the likeliest first."""
-    section = ORDER_SECTIONS.get(kind)
-    stored = protocol.get(section, {}).get("order") if isinstance(protocol.get(section), dict) else None
-    if section is None or stored is not None:
+    table = protocol.get(kind) if kind in ORDER_SECTIONS else None
+    stored = table.get("order") if isinstance(table, dict) else None
+    if kind not in ORDER_SECTIONS or stored is not None:
         orders = [stored]
     else:
         orders = [order_guess, "counterbalanced" if order_guess == "as-asked" else "as-asked"]
@@ -78,10 +78,9 @@ def _candidates(kind: str, protocol: dict, settings: dict, created_at_s: float, 
 
 
 def _with_order(protocol: dict, kind: str, order: str | None) -> dict:
-    section = ORDER_SECTIONS.get(kind)
-    if section is None or order is None or not isinstance(protocol.get(section), dict):
+    if kind not in ORDER_SECTIONS or order is None or not isinstance(protocol.get(kind), dict):
         return protocol
-    return {**protocol, section: {**protocol[section], "order": order}}
+    return {**protocol, kind: {**protocol[kind], "order": order}}
 
 
 def as_ran(

@@ -150,8 +150,7 @@ class Mode:
     def rebuild_optimizer(self, settings: dict, records, eye: str | None = None, progress: bool = False):
         """The optimizer of a stored session (of eye ``eye`` in a session of both eyes), told every
         stored answer for that eye in order but those undone (``void``: kept in the store, never told);
-        with ``progress``, a bar on a terminal while a long history is told (a full prescription's
-        328 answers take about 6 s)."""
+        with ``progress``, a bar on a terminal while a long history is told (it takes seconds)."""
         check_consecutive(records)
         told = answered(eye_records(records, eye))
         shown = None

@@ -8,7 +8,8 @@ column is the eye tested (OD, OS, OU; ``-`` when the session named none).
 ``lensopt sessions SESSION_ID`` shows one session's result in the words of its printed record's page 1
 (:mod:`lensopt.dashboard.record_text`), and the command that prints the record.
 
-``--participant ID`` keeps the sessions of one participant (as given to ``lensopt run``) in either.
+``--participant ID`` keeps the sessions of one participant (as given to ``lensopt run``) in either;
+``lensopt sessions --last N`` the N most recent (a clinic's database holds thousands).
 ``lensopt export`` takes one session id, several, ``--participant ID`` or ``--all``, in one file (CSV: the rows of every
 session, ``session_id`` first; JSON: one session's document, or an array of them); every session is
 read before anything is written, so an unknown id writes nothing.
@@ -21,7 +22,7 @@ writing nothing there. A session whose stored row another program changed is lis
 
 from __future__ import annotations
 
-from lensopt.cli.arguments import DB_HELP, Handler
+from lensopt.cli.arguments import DB_HELP, Handler, positive_int
 from lensopt.store.export import FORMATS
 
 
@@ -45,6 +46,12 @@ def register(subparsers) -> None:
     listing.add_argument("--json", action="store_true", help="print the sessions as JSON")
     listing.add_argument(
         "--participant", metavar="ID", help="only the sessions of participant ID (as given to `lensopt run`)"
+    )
+    listing.add_argument(
+        "--last",
+        type=positive_int,
+        metavar="N",
+        help="only the N most recent sessions (of the participant, with --participant), oldest first",
     )
     listing.set_defaults(handler=Handler("lensopt.cli.handlers.sessions:list_sessions"))
 

@@ -87,3 +87,21 @@ def test_a_damaged_session_that_may_be_the_participants_stops_the_export_and_nam
     assert f"session 2 in {clinic_db} is damaged" in err and "nothing was exported" in err
     assert f"`lensopt export 1 3 --db {clinic_db} -o {out}`" in err
     assert not out.exists()
+
+
+def test_sessions_last_lists_the_most_recent_oldest_first_also_of_one_participant(clinic_db, capsys):
+    """A clinic's database holds thousands of sessions: ``--last N`` lists the N newest, alone or
+    within one participant's; with a SESSION_ID it is refused in one line."""
+    assert main(["sessions", "--last", "2", "--db", str(clinic_db)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [(row[0], row[1]) for row in rows[1:]] == [("3", "P001"), ("4", "S01")]
+    assert main(["sessions", "--last", "1", "--participant", "P001", "--json", "--db", str(clinic_db)]) == 0
+    assert [s["session_id"] for s in json.loads(capsys.readouterr().out)] == [3]
+    assert main(["sessions", "--last", "9", "--participant", "P001", "--db", str(clinic_db)]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["1", "3"]
+    assert main(["sessions", "3", "--last", "2", "--db", str(clinic_db)]) == 2
+    assert one_line_error(capsys).startswith("lensopt sessions: error: give SESSION_ID or --last N, not both")
+    with pytest.raises(SystemExit) as refused:
+        main(["sessions", "--last", "0", "--db", str(clinic_db)])
+    assert refused.value.code == 2
+    assert "argument --last: must be at least 1, got 0" in capsys.readouterr().err

@@ -229,6 +229,11 @@ def show_session(args) -> int:
             f"give SESSION_ID or --participant ID, not both: `lensopt sessions {session_id}` shows that session, "
             f"`lensopt sessions --participant {shlex.quote(args.participant)}` lists the participant's"
         )
+    if getattr(args, "last", None) is not None:
+        raise LensoptError(
+            f"give SESSION_ID or --last N, not both: `lensopt sessions {session_id}` shows that session, "
+            f"`lensopt sessions --last {args.last}` lists the {args.last} most recent"
+        )
     check_session_id(session_id)
     with _open_readonly(args.db) as store:
         info = store.session(session_id)
@@ -247,8 +252,9 @@ def show_session(args) -> int:
 
 
 def list_sessions(args) -> int:
-    """Handler of ``lensopt sessions``: every session (``--participant``: of that participant), a
-    damaged one shown ``damaged`` and said on stderr; with a SESSION_ID, that one (:func:`show_session`)."""
+    """Handler of ``lensopt sessions``: every session (``--participant``: of that participant;
+    ``--last N``: the N most recent of them), a damaged one shown ``damaged`` and said on stderr; with
+    a SESSION_ID, that one (:func:`show_session`)."""
     if args.session_id is not None:
         return show_session(args)
     with _open_readonly(args.db) as store:
@@ -259,6 +265,8 @@ def list_sessions(args) -> int:
         if not any(i.participant == args.participant.strip() for i in infos) and not args.json:
             print(_no_sessions_of(args.participant, every, path))
             return 0
+    if getattr(args, "last", None) is not None:  # before the warnings: they are of the sessions shown
+        infos = infos[-args.last :]
     _warn_if_readable_by_others(path)
     for damaged in infos:
         if isinstance(damaged, DamagedSession):

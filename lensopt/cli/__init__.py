@@ -153,8 +153,11 @@ def _terminate_as_interrupt(received: list[int], ending: bool = False):
     inside the clean-up and the process died of it, without marking the session aborted or saying how
     to resume it. ``ending``: the process ends with the command (the ``lensopt`` program, not a call
     of :func:`main` in another program), so once a signal came they stay ignored through the closing
-    message and the exit (PsychoPy's and pyglet's exit handlers printed tracebacks of them). Only in
-    the main thread (where Python delivers signals); elsewhere nothing changes."""
+    message and the exit (PsychoPy's and pyglet's exit handlers printed tracebacks of them). A
+    KeyboardInterrupt of such a signal raised where Python prints and drops it (a finalizer, a weakref
+    callback) is not printed: the signal is in ``received``, and :func:`main` ends the command as
+    interrupted when it returns. Only in the main thread (where Python delivers signals); elsewhere
+    nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -172,10 +175,18 @@ def _terminate_as_interrupt(received: list[int], ending: bool = False):
         received.append(signum)
         raise KeyboardInterrupt
 
+    unraisable_before = sys.unraisablehook
+
+    def quiet_interrupt(unraisable) -> None:
+        if not (received and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            unraisable_before(unraisable)
+
     previous = {signum: signal.signal(signum, interrupt) for signum in signals}
+    sys.unraisablehook = quiet_interrupt
     try:
         yield
     finally:
+        sys.unraisablehook = unraisable_before
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_IGN if ending and received else handler)
 
@@ -251,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     terminate = contextlib.nullcontext() if args.command == "dashboard" else _terminate_as_interrupt(received, ending)
     try:
         with terminate:
-            return int(args.handler(args) or 0)
+            status = int(args.handler(args) or 0)
+            if received:  # its KeyboardInterrupt raised in a finalizer, which Python drops: interrupted all the same
+                raise KeyboardInterrupt
+            return status
     except BrokenPipeError:  # the reader went away (`lensopt sessions --json | head`): nothing to say
         point_at_null_device(sys.stdout)
         return 0

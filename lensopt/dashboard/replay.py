@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lensopt.dashboard.series import SessionHeader
+from lensopt.modes.as_ran import ran_settings
 from lensopt.modes.base import FeedbackMode, eye_settings, stored_session_problem, told_records
 from lensopt.modes.registry import session_settings
 from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
@@ -36,7 +37,7 @@ class FollowedSession:
     A subclass names its :attr:`feedback` mode (:mod:`lensopt.modes.registry`), which reads its
     records (the store's table of that kind) and turns each into the optimizer's ``(trial,
     answer)``. ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from the
-    settings it ran with (:func:`lensopt.modes.registry.session_settings`) and ``(trial, answer)``
+    settings it ran with (:func:`lensopt.modes.as_ran.ran_settings`) and ``(trial, answer)``
     pairs; it defaults to the mode's optimizer's
     ``from_settings``.
     """
@@ -49,7 +50,8 @@ class FollowedSession:
 
     def __init__(self, info, optimizer_factory=None):
         self._factory = optimizer_factory or self.feedback.optimizer_class.from_settings
-        self._settings = session_settings(info)
+        self._settings = session_settings(info)  # what its store says; told by its trials at the first update
+        self._settings_told = False
         self._info = info
         self._status = str(info.status)  # as shown (update's ``status``): the header's
         self._records: list = []
@@ -116,6 +118,11 @@ class FollowedSession:
             (r for r in new_records if r.index > max(last, replayed[-1].index if replayed else 0)),
             key=lambda r: r.index,
         )
+        if not self._settings_told and (self._records or fresh):
+            # where its store does not say how it ran, its trials tell, as a resume of it finds (the
+            # dashboard and the record drew another model than the one its resume continued)
+            self._settings = ran_settings(info, self._records + fresh)
+            self._settings_told = True
         for record in fresh:
             if cancelled is not None and cancelled():
                 return None

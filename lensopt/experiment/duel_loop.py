@@ -5,7 +5,7 @@ One duel (an optimizer with ``ask() -> DuelTrial`` and ``tell(trial, answer)``, 
 or any optimizer with that interface):
 
 1. ``optimizer.ask()`` — two lenses and the letter size (logMAR), shown in an order drawn from
-   ``(seed, trial)`` (:func:`~lensopt.experiment.line_loop.presented`: the
+   ``(seed, trial)`` (:func:`~lensopt.modes.presentation.presented`: the
    rule's champion is lens 1 half the time), and told to the optimizer as shown;
 2. with a clinician prompt (``[lens] prompt``), "Lens 1: S … C … / Lens 2: S … C …, press space";
 3. optional fixation cross, then a line of ``[duel] letters_per_line`` letters drawn from
@@ -23,8 +23,9 @@ import math
 import time
 from collections.abc import Callable
 
-from lensopt.experiment.line_loop import LetterLineLoop, format_lens, presented
+from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS
+from lensopt.modes.presentation import presented
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.prescription_duels import PrescriptionDuelTrial
 from lensopt.store import DuelTrialRecord

@@ -7,7 +7,7 @@ optimizer with that interface; or ``ask() -> PrescriptionRankingTrial``, the ful
 their axes: the clinician is shown each in clinical notation and the axes are stored with the order):
 
 1. ``optimizer.ask()`` — the lenses (``[ranking] lenses``, 3 or 4) and the letter size, shown in an
-   order drawn from ``(seed, trial)`` (:func:`~lensopt.experiment.line_loop.presented`) and told as shown;
+   order drawn from ``(seed, trial)`` (:func:`~lensopt.modes.presentation.presented`) and told as shown;
 2. with a clinician prompt (``[lens] prompt``), "Lens 1: S … C … / Lens 2: … / Lens 3: …, press space";
 3. optional fixation cross, then a line of ``[ranking] letters_per_line`` letters (as for duels,
    :mod:`lensopt.experiment.line_loop`); the clinician shows it through each lens;
@@ -26,8 +26,9 @@ import time
 from collections.abc import Callable
 
 from lensopt.experiment.keyboard import KeyPress
-from lensopt.experiment.line_loop import LetterLineLoop, format_lens, presented
+from lensopt.experiment.line_loop import LetterLineLoop, format_lens
 from lensopt.experiment.loop_screens import TEXT_HEIGHT_PX, is_mirrored
+from lensopt.modes.presentation import presented
 from lensopt.refraction.acuity_text import logmar_text
 from lensopt.refraction.prescription_rankings import PrescriptionRankingTrial
 from lensopt.store import RankingTrialRecord

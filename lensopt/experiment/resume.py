@@ -4,7 +4,8 @@ A resumed session (``lensopt run --resume N``) runs with its stored protocol (re
 stored: :func:`stored_protocol`), its stored calibration, seed and participant, and the answers
 the store holds (those a rescue file kept first, :mod:`lensopt.experiment.rescue`); what the
 command line says otherwise is noted on stderr and ignored (:func:`read_resumed`). Its optimizer
-settings are those it ran with (:func:`lensopt.modes.registry.session_settings`), with a new
+settings are those it ran with (what it stored; where it did not store them, what a replay of its
+trials tells: :func:`lensopt.modes.as_ran.as_ran`), with a new
 ``--trials`` budget (:func:`resumed_settings`; one below an eye's answers is said,
 :func:`rebuilt_eyes`); an eye its stopping rule ended before the resume
 shows its end point again (:func:`earlier_end_point`); a resume with every answer in stores what a
@@ -16,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lensopt.errors import CalibrationError, StoreError
-from lensopt.experiment.as_ran import as_ran
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.end_point import continue_advice_for, end_point, record_end
 from lensopt.experiment.loop import stop_message
@@ -25,24 +25,10 @@ from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import eye_done, report_eye, result_if_any
 from lensopt.experiment.run_request import RunRequest, SessionOutcome
+from lensopt.modes.as_ran import as_ran, stored_order
 from lensopt.stopping import stop_threshold
 from lensopt.store import RESUMED, SessionInfo, continue_advice, stored_budget
 from lensopt.store.session_records import unreadable_events_text
-
-#: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
-#: 11:48:19 UTC, unix seconds), and when the protocol began to store ``[duel] order`` (commit
-#: e51fe11, 13:38:00 UTC that day).
-COUNTERBALANCED_SINCE_S = 1796039299
-ORDER_STORED_SINCE_S = 1796045880
-
-
-def stored_order(created_at: float) -> str:
-    """The lens order of a comparison session whose protocol stores none: ``counterbalanced`` when
-    it was created in the hours between :data:`COUNTERBALANCED_SINCE_S` and
-    :data:`ORDER_STORED_SINCE_S` (by a lensopt of those hours), else ``as-asked`` (the rule's champion
-    first), as every lensopt before ran — also one installed still after them, which its protocol,
-    without an order, shows made it."""
-    return "counterbalanced" if COUNTERBALANCED_SINCE_S <= created_at < ORDER_STORED_SINCE_S else "as-asked"
 
 
 def stored_protocol(data: dict, created_at: float) -> dict:
@@ -68,7 +54,7 @@ class Resumed:
     mode: Mode
     calibration: Calibration
     records: list
-    #: The optimizer settings it ran with (:func:`lensopt.experiment.as_ran.as_ran`).
+    #: The optimizer settings it ran with (:func:`lensopt.modes.as_ran.as_ran`).
     settings: dict
 
 

@@ -44,7 +44,9 @@ def session_settings(info) -> dict:
     ``kind``, ``optimizer_settings`` and ``created_at``) ran with: those it stored, with what it ran
     with but did not store, which its creation time tells (a full-prescription comparison's trust
     centre: :meth:`lensopt.refraction.prescription_comparisons.PrescriptionComparisons.settings_as_ran`).
-    Every rebuild of a stored session's optimizer starts from these: a resume, the dashboard, the record."""
+    Every rebuild of a stored session's optimizer starts from these; where they are a guess (two
+    ways it may have run), a resume, the dashboard and the record let its trials choose
+    (:func:`lensopt.modes.as_ran.ran_settings`)."""
     settings = info.optimizer_settings
     return get_mode(info.kind).stored_optimizer_class(settings).settings_as_ran(settings, info.created_at)
 

@@ -133,7 +133,7 @@ class TrialHistory:
     @classmethod
     def settings_candidates(cls, settings: dict, created_at_s: float) -> list[dict]:
         """The settings a stored session may have run with, the likeliest (:meth:`settings_as_ran`)
-        first: a replay of its trials tells them apart (:func:`lensopt.experiment.as_ran.as_ran`)."""
+        first: a replay of its trials tells them apart (:func:`lensopt.modes.as_ran.as_ran`)."""
         return [cls.settings_as_ran(settings, created_at_s)]
 
     #: Settings a saved state may hold besides the named parameters of ``__init__``: those its

@@ -3,7 +3,7 @@
 The trust region came to be centred by the posterior mean (and the duels to report with half the
 tilt) on 27 Nov 2026; the settings stored neither until 30 Nov. :class:`TrustCentreHistory` tells a
 stored session's from what its settings hold and its creation time (:meth:`~TrustCentreHistory.settings_as_ran`),
-and gives the other for a replay of its trials to choose (:func:`lensopt.experiment.as_ran.as_ran`).
+and gives the other for a replay of its trials to choose (:func:`lensopt.modes.as_ran.as_ran`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ class TrustCentreHistory(TrialHistory):
         """Whether a session whose ``settings`` store no trust centre ran with the centre by the mean:
         one whose settings hold the prior about the start (a lensopt from between the prior and the
         stored centre, 30 Nov 2026 13:18 UTC), or one created between :data:`MEAN_TRUST_CENTRE_SINCE_S`
-        and the prior (a lensopt of those hours: nothing else was running then). Otherwise the
+        and the prior (the likeliest: a lensopt of those hours; an older one installed still is
+        told apart by the session's trials, :func:`lensopt.modes.as_ran.as_ran`). Otherwise the
         tilted centre, of every lensopt before: one created later without the prior was made by an
         older lensopt installed still, its settings say, not by one of those hours."""
         if "start_prior_depth" in settings:
@@ -49,7 +50,7 @@ class TrustCentreHistory(TrialHistory):
     def settings_candidates(cls, settings: dict, created_at_s: float) -> list[dict]:
         """:meth:`settings_as_ran`, then, for settings that store no trust centre, the same with the
         other centre: what a replay of the session's trials chooses from
-        (:func:`lensopt.experiment.as_ran.as_ran`)."""
+        (:func:`lensopt.modes.as_ran.as_ran`)."""
         guess = cls.settings_as_ran(settings, created_at_s)
         if "trust_centre" in settings:
             return [guess]

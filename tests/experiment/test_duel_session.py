@@ -14,8 +14,8 @@ from PIL import Image
 
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.experiment.keyboard import InjectedKeySource
-from lensopt.experiment.line_loop import presented
 from lensopt.experiment.session import RunRequest, run_session
+from lensopt.modes.presentation import presented
 from lensopt.refraction.duels import DuelRefractionOptimizer, DuelTrial
 from lensopt.store import SessionStore
 from lensopt.store.export import export_session
@@ -241,7 +241,7 @@ def test_comparisons_are_shown_in_a_counterbalanced_order_drawn_from_seed_and_tr
     """Each duel's two lenses (and each ranking's three) are shown in an order drawn from (seed,
     trial): the same on every run and resume, every lens in every position about equally often over
     trials (the champion, asked first, is lens 1 about half the time), the letter size untouched."""
-    from lensopt.experiment.line_loop import presentation_order
+    from lensopt.modes.presentation import presentation_order
     from lensopt.refraction.rankings import RankingTrial
 
     duel = DuelTrial((-1.0, -0.5), (-1.25, -0.75), 0.3)
@@ -268,7 +268,8 @@ def test_a_comparison_session_stored_before_the_counterbalanced_order_resumes_ch
     created later that morning, before the order was stored, ran counterbalanced and resume so; a new
     session's protocol stores ``counterbalanced``; a protocol naming another order is refused."""
     from lensopt.experiment.protocol import ProtocolError, load_protocol, protocol_from_dict
-    from lensopt.experiment.resume import COUNTERBALANCED_SINCE_S, stored_protocol
+    from lensopt.experiment.resume import stored_protocol
+    from lensopt.modes.as_ran import COUNTERBALANCED_SINCE_S
 
     new = load_protocol(REPO / "protocols" / "clinical-duel.toml").to_dict()
     assert new["duel"]["order"] == new["ranking"]["order"] == "counterbalanced"

@@ -6,11 +6,11 @@ import pytest
 
 from experiment_helpers import FAST, REPO, kill_mid_way_and_resume, needs_display, write_protocol
 from lensopt.experiment.console import NO_BREAK
-from lensopt.experiment.line_loop import presented
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.session import RunRequest, run_session
 from lensopt.modes import registry
 from lensopt.modes.base import eye_settings
+from lensopt.modes.presentation import presented
 from lensopt.refraction.lens import Lens
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer, PrescriptionDuelTrial
 from lensopt.store import SessionStore

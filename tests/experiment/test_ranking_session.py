@@ -11,8 +11,8 @@ import pytest
 from experiment_helpers import FAST, REPO, needs_display, write_protocol
 from lensopt.cli.handlers.sessions import format_table
 from lensopt.experiment.keyboard import InjectedKeySource
-from lensopt.experiment.line_loop import presented
 from lensopt.experiment.session import RunRequest, run_session
+from lensopt.modes.presentation import presented
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.rankings import RankingRefractionOptimizer, RankingTrial
 from lensopt.store import SessionStore

@@ -62,7 +62,7 @@ def test_a_duel_session_whose_protocol_stores_no_order_resumes_in_the_order_its_
     order was stored (its protocol without ``[duel] order``) showed its lenses as asked, and was
     resumed counterbalanced, by its creation date. Now its stored trials decide, and a resume whose
     trials overrule the guess says so."""
-    from lensopt.experiment.line_loop import presented
+    from lensopt.modes.presentation import presented
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.duels import DuelRefractionOptimizer
     from lensopt.store import DuelTrialRecord

@@ -7,7 +7,7 @@ and, in a full-prescription comparison, its trust region's centre and the report
 an older lensopt installed still went on with trials it never ran with (a full-prescription duel
 ended 2 D of sphere away). What it stored says more: without the key, it was made by a lensopt from
 before the key was stored, so by one from before the change unless it was created in the hours
-between them (:func:`lensopt.experiment.resume.stored_order`,
+between them (:func:`stored_order`,
 :meth:`lensopt.refraction.trust_centre_history.TrustCentreHistory.centred_by_mean`).
 
 And its trials tell: an optimizer asks the same trial from the same settings and answers, so the
@@ -24,16 +24,32 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from lensopt.experiment.line_loop import presented
 from lensopt.modes.base import answered, eye_records, eye_settings
+from lensopt.modes.presentation import presented
 from lensopt.modes.registry import get_mode
 
 #: The session kinds whose protocol table of their own name holds the lens order.
 ORDER_SECTIONS = ("duel", "ranking")
 #: How near a replayed trial's numbers must be to the stored ones (D, logMAR): a letter size found
-#: by a numerical search differs in its last digits between a live and a rebuilt optimizer (5e-9
-#: relative, tests/test_asktell.py) and between machines; another way of running asks other lenses.
+#: by a numerical search differs in its last digits between a live and a rebuilt optimizer (within
+#: 1e-7 relative, tests/test_asktell.py) and between machines; another way of running asks other lenses.
 SAME_TRIAL_TOLERANCE = 1e-6
+
+
+#: When duels and rankings began to show their lenses counterbalanced (commit ae86461, 30 Nov 2026
+#: 11:48:19 UTC, unix seconds), and when the protocol began to store ``[duel] order`` (commit
+#: e51fe11, 13:38:00 UTC that day).
+COUNTERBALANCED_SINCE_S = 1796039299
+ORDER_STORED_SINCE_S = 1796045880
+
+
+def stored_order(created_at: float) -> str:
+    """The lens order of a comparison session whose protocol stores none: ``counterbalanced`` when
+    it was created in the hours between :data:`COUNTERBALANCED_SINCE_S` and
+    :data:`ORDER_STORED_SINCE_S` (by a lensopt of those hours), else ``as-asked`` (the rule's champion
+    first), as every lensopt before ran — also one installed still after them, which its protocol,
+    without an order, shows made it."""
+    return "counterbalanced" if COUNTERBALANCED_SINCE_S <= created_at < ORDER_STORED_SINCE_S else "as-asked"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +132,8 @@ def as_ran(
             live.append(((order, variant), mode.stored_optimizer_class(own).from_settings(own)))
         except ValueError:
             continue
+    if not live:  # settings no optimizer is built from: the rebuild that follows says why, in one line
+        return AsRan(_with_order(protocol, kind, guess[0]), guess[1])
     for record in told:
         trial, answer = mode.history_pair(record)
         still = []
@@ -153,3 +171,18 @@ def _described(candidate) -> str:
     if "trust_centre" in settings:
         parts.append(f"its search centred by the {settings['trust_centre']} estimate")
     return " and ".join(parts) or "as stored"
+
+
+def ran_settings(info, records: list) -> dict:
+    """The optimizer settings the stored session ``info`` (a :class:`lensopt.store.SessionInfo`) ran
+    with, told by its stored ``records`` where its store does not say (:func:`as_ran`; the first of
+    its eyes, as a resume replays them): what the dashboard and the printed record rebuild it from,
+    so that they show the model a resume of it continues (they had guessed by its creation date
+    alone, :func:`lensopt.modes.registry.session_settings`, and a full-prescription duel's record
+    drew another model than the one its resume went on with)."""
+    tested = info.eye.strip().upper() if isinstance(info.eye, str) else None
+    eye = "OD" if tested == "OU" else tested  # as the resume: its first eye's
+    order = stored_order(info.created_at)
+    return as_ran(
+        info.kind, info.protocol, info.optimizer_settings, info.created_at, info.seed, records, eye, order
+    ).settings

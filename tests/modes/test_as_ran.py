@@ -11,9 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from lensopt.experiment.as_ran import as_ran, same_trial
-from lensopt.experiment.line_loop import presented
-from lensopt.experiment.resume import COUNTERBALANCED_SINCE_S, ORDER_STORED_SINCE_S, stored_order
+from lensopt.modes.as_ran import COUNTERBALANCED_SINCE_S, ORDER_STORED_SINCE_S, as_ran, same_trial, stored_order
+from lensopt.modes.presentation import presented
 from lensopt.modes.registry import get_mode
 from lensopt.observer import SimulatedPatient
 from lensopt.refraction.duels import DuelRefractionOptimizer
@@ -133,3 +132,13 @@ def test_trials_are_the_same_to_a_millionth_and_of_the_same_kind():
     far = PrescriptionDuelTrial(Lens(-1.0 + 1e-4, -0.5, 180.0), Lens(-0.75, -0.5, 180.0), 0.3)
     assert same_trial(trial, near) and not same_trial(trial, far)
     assert not same_trial(trial, (trial.first_lens, trial.second_lens, trial.letter_logmar))
+
+
+def test_settings_no_optimizer_is_built_from_are_left_to_the_rebuild_to_refuse_with_no_note():
+    """A resume of a session whose stored settings are broken said first that its trials were not
+    those of any way it may have run, then that it could not be rebuilt: two lines for one problem."""
+    settings = {**DuelRefractionOptimizer(seed=11, n_initial=3).settings_dict(), "rule": "bogus-rule"}
+    ran = as_ran("duel", {"duel": {}}, settings, LATER_S, 11, _two_parameter_duels("as-asked"), None, "as-asked")
+    assert ran.note is None and ran.settings["rule"] == "bogus-rule" and ran.protocol["duel"]["order"] == "as-asked"
+    with pytest.raises(ValueError, match="bogus-rule"):
+        DuelRefractionOptimizer.from_settings(ran.settings)

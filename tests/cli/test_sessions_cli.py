@@ -433,6 +433,12 @@ def test_answers_waiting_in_a_rescue_file_are_said_by_the_listing_and_the_export
     said = capsys.readouterr().err
     assert f"warning: session {sid} has 1 answer in {rescue_path(db, sid)} that the database does not hold yet" in said
     assert f"lensopt run --resume {sid} --db {db.resolve()} stores them" in said
+    with SessionStore(db) as store:  # a later session: --last 1 leaves this one out, not its warning
+        store.create_session("Q", {}, {"screen_width_cm": 50.0, "screen_width_px": 1920, "distance_cm": 300.0}, {}, 2)
+    assert main(["sessions", "--last", "1", "--db", str(db)]) == 0
+    listed = capsys.readouterr()
+    assert [line.split()[1] for line in listed.out.splitlines()[1:]] == ["Q"]
+    assert f"warning: session {sid} has 1 answer in {rescue_path(db, sid)}" in listed.err
     assert main(["export", str(sid), "--db", str(db), "--output", str(tmp_path / "s.csv")]) == 0
     assert "has 1 answer in" in capsys.readouterr().err
     rescue_path(db, sid).unlink()

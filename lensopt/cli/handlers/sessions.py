@@ -265,8 +265,6 @@ def list_sessions(args) -> int:
         if not any(i.participant == args.participant.strip() for i in infos) and not args.json:
             print(_no_sessions_of(args.participant, every, path))
             return 0
-    if getattr(args, "last", None) is not None:  # before the warnings: they are of the sessions shown
-        infos = infos[-args.last :]
     _warn_if_readable_by_others(path)
     for damaged in infos:
         if isinstance(damaged, DamagedSession):
@@ -275,7 +273,10 @@ def list_sessions(args) -> int:
                 file=sys.stderr,
             )
     _warn_of_unreadable_events(path, infos)
+    # of every session, also those --last leaves out: answers only a resume stores must not go unsaid
     _warn_of_unsaved_answers(path, infos)
+    if getattr(args, "last", None) is not None:
+        infos = infos[-args.last :]
     if args.json:
         documents = [damaged_document(i) if isinstance(i, DamagedSession) else info_document(i, path) for i in infos]
         print(json.dumps(documents, indent=2))

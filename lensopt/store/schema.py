@@ -383,30 +383,31 @@ def _inspect(conn: sqlite3.Connection, path) -> int:
 
 def keep_before_upgrade(conn: sqlite3.Connection, path, version: int) -> None:
     """Before an older database (layout ``version``) is upgraded: a copy of it as it is, kept beside
-    it as ``<name>.schema-<version><suffix>`` (readable by its owner only; made once, an existing one
-    kept), and one line on stderr saying so. After the upgrade no lensopt of an older layout opens
-    the file again; a clinic that must go back to one has the copy (without the answers stored
-    since). Where the copy cannot be made (a read-only folder, a full disk) the upgrade goes on, as
-    before there was a copy, and the line says so. Called before the upgrade's write lock: a copy
-    of a file in WAL mode taken inside a write transaction waits for that transaction forever."""
+    it as ``<name>.schema-<version><suffix>`` (readable by its owner only; an existing copy of that
+    name is kept, and the new one is ``<name>.schema-<version>.2<suffix>``, ``.3``, …: a file brought
+    back from its copy to an older lensopt, and then opened by this one again, is copied again with
+    the sessions recorded meanwhile), and one line on stderr saying so. After the upgrade no lensopt
+    of an older layout opens the file again; a clinic that must go back to one has the copy (without
+    the answers stored since). Where the copy cannot be made (a read-only folder, a full disk) the
+    upgrade goes on, as before there was a copy, and the line says so; so it does when another
+    program upgraded the file while it was copied (the copy, no longer of layout ``version``, is
+    removed). Called before the upgrade's write lock: a copy of a file in WAL mode taken inside a
+    write transaction waits for that transaction forever."""
     if not 0 < version < SCHEMA_VERSION:
         return
     path = Path(path)
-    kept = path.with_name(f"{path.stem}.schema-{version}{path.suffix}")
-    if kept.exists():
-        return
     try:
-        try:
-            os.close(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        except FileExistsError:  # another program opening the file makes it, and says so
-            return
+        kept = _new_copy(path, version)
         try:
             target = sqlite3.connect(kept)
             try:
                 conn.backup(target)
                 target.execute("PRAGMA journal_mode = DELETE")  # one file, no -wal or -shm beside it
+                copied = target.execute("PRAGMA user_version").fetchone()[0]
             finally:
                 target.close()
+            if copied != version:  # another program upgraded the file meanwhile: not the file as it was
+                raise sqlite3.DatabaseError(f"another program upgraded {path} to layout {copied} meanwhile")
         except BaseException:
             with contextlib.suppress(OSError):
                 kept.unlink()
@@ -420,6 +421,25 @@ def keep_before_upgrade(conn: sqlite3.Connection, path, version: int) -> None:
             f"older lensopt opens; {said}",
             file=sys.stderr,
         )
+
+
+#: The most copies of one layout :func:`keep_before_upgrade` numbers before it gives up on a name.
+MAX_COPIES = 1000
+
+
+def _new_copy(path: Path, version: int) -> Path:
+    """A new empty file, readable by its owner only, for the copy of ``path`` at layout ``version``:
+    ``<name>.schema-<version><suffix>``, else the first of ``.2``, ``.3``, … not taken (a name
+    another program takes meanwhile is passed over)."""
+    for k in range(1, MAX_COPIES + 1):
+        number = "" if k == 1 else f".{k}"
+        kept = path.with_name(f"{path.stem}.schema-{version}{number}{path.suffix}")
+        try:
+            os.close(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            continue
+        return kept
+    raise FileExistsError(f"{MAX_COPIES} copies of layout {version} are there already; move some elsewhere")
 
 
 def upgrade(conn: sqlite3.Connection, path) -> int:

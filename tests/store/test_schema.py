@@ -229,3 +229,50 @@ def test_a_new_database_keeps_no_copy_and_a_copy_that_cannot_be_made_is_said(
         "which no older lensopt opens; no copy of it as it was could be kept ([Errno 28] No space left on device)\n"
     )
     assert _version(path) == SCHEMA_VERSION and not (tmp_path / "old.schema-4.db").exists()
+
+
+def test_a_file_brought_back_to_an_older_layout_and_upgraded_again_is_copied_again_and_said(
+    tmp_path, make_schema_4_database, capsys
+):
+    """A clinic goes back to its older lensopt with the copy, records there, then opens the file with
+    this one again: the second upgrade said nothing and made no copy, so the only file an older
+    lensopt opens lacked every session recorded meanwhile (a review of 7 Dec 2026)."""
+    path = make_schema_4_database(tmp_path / "clinic.db")
+    with SessionStore(path) as store:
+        store.set_status(1, "aborted")
+    first = tmp_path / "clinic.schema-4.db"
+    capsys.readouterr()
+    for name in ("clinic.db-wal", "clinic.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    path.write_bytes(first.read_bytes())  # back to the older lensopt, from the copy
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE sessions SET participant = 'recorded meanwhile' WHERE id = 1")  # the older lensopt's work
+    conn.close()
+    with SessionStore(path) as store:
+        assert store.session(1).participant == "recorded meanwhile"
+    second = tmp_path / "clinic.schema-4.2.db"
+    assert capsys.readouterr().err.endswith(f"the file as it was is kept as {second}\n")
+    assert _rows(second, "sessions") != _rows(first, "sessions") and _version(second) == 4
+    assert "recorded meanwhile" in str(_rows(second, "sessions")) and _version(path) == SCHEMA_VERSION
+
+
+def test_a_copy_another_program_upgraded_meanwhile_is_removed_and_said(tmp_path, make_schema_4_database, capsys):
+    """Another program upgrading the same file between this one's look at its layout and its copy:
+    the copy, named layout 4, held layout 10, and the note called it the file as it was."""
+    path = make_schema_4_database(tmp_path / "clinic.db")
+    with SessionStore(tmp_path / "upgraded.db") as store:  # what the other program leaves: the newest layout
+        store.create_session("P01", {}, {}, {}, 1)
+    upgraded = sqlite3.connect(tmp_path / "upgraded.db")
+
+    class Upgraded:  # this program's connection, which reads the file as the other program left it
+        def backup(self, target):
+            upgraded.backup(target)
+
+    schema.keep_before_upgrade(Upgraded(), path, 4)
+    upgraded.close()
+    said = capsys.readouterr().err
+    assert said.endswith(
+        f"no copy of it as it was could be kept (another program upgraded {path} to layout {SCHEMA_VERSION} meanwhile)\n"
+    ), said
+    assert not list(tmp_path.glob("clinic.schema-*"))

@@ -24,7 +24,7 @@ from lensopt.preference import DuelQuery, PreferenceOptimizer
 from lensopt.ranking import RankingOptimizer, RankingQuery
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
 from lensopt.refraction.optimum_draws import utility_optimum_draws_d
-from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
+from lensopt.refraction.phoropter import check_lens_step, check_room_for_lenses, distinct_phoropter_lenses
 from lensopt.refraction.trial import DUEL_ANSWERS, Trial, TrialHistory, check_trial_bounds
 from lensopt.threads import single_threaded
 
@@ -213,6 +213,7 @@ class DuelRefractionOptimizer(UtilityRefraction):
         if model == "ties" and rule not in TIE_RULES:
             raise ValueError(f"rule {rule!r} is not available with the tie model; choose from: {', '.join(TIE_RULES)}")
         self.lens_step_d = check_lens_step(lens_step_d)
+        check_room_for_lenses(2, self.lens_step_d, (tuple(sphere_bounds_d), tuple(cylinder_bounds_d)), "a duel")
         self._settings = {
             "rule": rule,
             "seed": seed,

@@ -54,15 +54,21 @@ def round_lens(lens_d, step_d: float | None, bounds_d) -> tuple[float, float]:
 
 def step_away(lens_d, towards_d, step_d: float, bounds_d) -> tuple[float, float]:
     """A lens one step from ``lens_d`` along the column where ``towards_d`` (the rule's unrounded
-    proposal) differs most from it, in its direction (the other way at a bound)."""
+    proposal) differs most from it, in its direction (the other way at a bound); along the other
+    column where neither way fits in that column's bounds (bounds narrower than a step: a
+    cylinder kept within ±0.2 D), and ``lens_d`` itself where no step fits at all (the caller then
+    looks further, :func:`_nearest_free`). Such bounds had a duel offer ``C +0.25 D`` outside
+    ``(-0.2, 0.0)``, which its own ``tell`` then refused."""
     towards = np.asarray(towards_d, dtype=float)
-    column = int(np.argmax(np.abs(towards - np.asarray(lens_d, dtype=float))))
     lens = list(lens_d)
-    lo, hi = bounds_d[column]
-    direction = 1.0 if towards[column] >= lens[column] else -1.0
-    if not lo - BOUNDS_SLACK_D <= lens[column] + direction * step_d <= hi + BOUNDS_SLACK_D:
-        direction = -direction
-    lens[column] = float(lens[column] + direction * step_d)
+    differences = np.abs(towards - np.asarray(lens_d, dtype=float))
+    for column in sorted(range(len(lens)), key=lambda k: -differences[k]):  # the most different first
+        lo, hi = bounds_d[column]
+        direction = 1.0 if towards[column] >= lens[column] else -1.0
+        for way in (direction, -direction):
+            if lo - BOUNDS_SLACK_D <= lens[column] + way * step_d <= hi + BOUNDS_SLACK_D:
+                lens[column] = float(lens[column] + way * step_d)
+                return lens[0], lens[1]
     return lens[0], lens[1]
 
 
@@ -101,3 +107,28 @@ def distinct_phoropter_lenses(proposals_d, step_d: float | None, bounds_d) -> tu
                 lens = _nearest_free(proposal, out, step_d, bounds_d)
         out.append(lens)
     return tuple(out)
+
+
+def check_room_for_lenses(n_lenses: int, step_d: float | None, bounds_d, what: str) -> None:
+    """A one-line ValueError when the lens box ``bounds_d`` (sphere's, cylinder's) holds fewer than
+    ``n_lenses`` different phoropter lenses on ``step_d`` — ``what`` (``"a duel"``) shows that many
+    at once: a sphere of (0.1, 0.35) D by a cylinder of (-0.1, 0.0) D holds one 0.25 D lens, and the
+    session failed at its first trial instead of at its start. Without a step every lens fits."""
+    try:
+        box = np.asarray(bounds_d, dtype=float)
+    except (TypeError, ValueError):
+        return  # bounds the box's own check refuses in its own words
+    if step_d is None or box.shape != (2, 2) or not (np.isfinite(box).all() and (box[:, 0] < box[:, 1]).all()):
+        return
+    counts = [
+        max(1, int(np.floor((hi + BOUNDS_SLACK_D) / step_d) - np.ceil((lo - BOUNDS_SLACK_D) / step_d)) + 1)
+        for lo, hi in bounds_d
+    ]
+    room = counts[0] * counts[1]
+    if room < n_lenses:
+        (slo, shi), (clo, chi) = bounds_d
+        raise ValueError(
+            f"sphere_bounds_d ({slo:g}, {shi:g}) by cylinder_bounds_d ({clo:g}, {chi:g}) hold {room} phoropter "
+            f"lens{'' if room == 1 else 'es'} on a {step_d:g} D step, and {what} shows {n_lenses} different ones: "
+            "widen the bounds"
+        )

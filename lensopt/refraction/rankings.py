@@ -29,7 +29,7 @@ from lensopt.refraction.duels import (
     utility_inputs,
 )
 from lensopt.refraction.letters import CYLINDER_BOUNDS_D, LETTER_BOUNDS_LOGMAR, SPHERE_BOUNDS_D
-from lensopt.refraction.phoropter import check_lens_step, distinct_phoropter_lenses
+from lensopt.refraction.phoropter import check_lens_step, check_room_for_lenses, distinct_phoropter_lenses
 from lensopt.threads import single_threaded
 
 #: Rules: MPES then the letter size by mutual information, or uniform random sets and sizes.
@@ -126,6 +126,9 @@ class RankingRefractionOptimizer(RankingAnswers, UtilityRefraction):
         n_lenses = check_integer("n_lenses", n_lenses, 2, MAX_SET_SIZE)
         self.rule, self.seed, self.n_lenses = rule, seed, n_lenses
         self.lens_step_d = check_lens_step(lens_step_d)
+        check_room_for_lenses(
+            n_lenses, self.lens_step_d, (tuple(sphere_bounds_d), tuple(cylinder_bounds_d)), f"a ranking of {n_lenses}"
+        )
         self._system_bounds = (tuple(sphere_bounds_d), tuple(cylinder_bounds_d))
         self._settings = {
             "rule": rule,

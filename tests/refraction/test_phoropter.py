@@ -80,3 +80,57 @@ def test_whole_degrees_that_divide_180_are_axis_steps_a_protocol_accepts(step):
 @pytest.mark.parametrize("step", [0, 0.5, 2.5, 7, 8, 100, 180, -5, math.nan, True, "5"])
 def test_fractions_non_divisors_and_non_numbers_are_not_axis_steps_a_protocol_accepts(step):
     assert not is_whole_axis_step(step)
+
+
+@pytest.mark.parametrize(
+    "bounds_d",
+    [((-4.0, 4.0), (-0.2, 0.0)), ((-0.3, 0.3), (-0.3, 0.0)), ((-1.1, 1.1), (-0.6, 0.0)), ((0.0, 0.2), (-4.0, 0.0))],
+)
+def test_distinct_lenses_stay_inside_bounds_narrower_than_a_step(bounds_d):
+    """A cylinder kept within (-0.2, 0.0) D and two proposals that round onto one lens: the step away
+    went to C +0.25 D, outside the bounds, and the duel's own tell refused its ask (a review of 7 Dec
+    2026). Every lens stays inside, on the step, and the lenses differ."""
+    from lensopt.refraction.phoropter import distinct_phoropter_lenses
+
+    rng = np.random.default_rng(3)
+    (slo, shi), (clo, chi) = bounds_d
+    for _ in range(300):
+        proposals = np.column_stack([rng.uniform(slo, shi, 3), rng.uniform(clo, chi, 3)])
+        proposals[1] = proposals[0] + rng.normal(0, 0.05, 2)  # the second rounds onto the first, mostly
+        lenses = distinct_phoropter_lenses(np.clip(proposals, [slo, clo], [shi, chi]), 0.25, bounds_d)
+        assert len(set(lenses)) == 3
+        for sphere_d, cylinder_d in lenses:
+            assert slo <= sphere_d <= shi and clo <= cylinder_d <= chi
+
+
+@pytest.mark.parametrize(
+    ("sphere_bounds_d", "cylinder_bounds_d"),
+    [((0.1, 0.35), (-0.1, 0.0)), ((0.0, 0.25), (-0.2, 0.0)), ((0.0, 0.5), (-0.25, 0.0)), ((-0.6, 0.1), (0.0, 0.1))],
+)
+def test_a_box_that_holds_too_few_phoropter_lenses_is_refused_when_made_counted_by_rounding_a_fine_grid(
+    sphere_bounds_d, cylinder_bounds_d
+):
+    """The lenses a box holds, counted independently: every point of a fine grid over it rounded to
+    the phoropter. Fewer than a duel's 2 (a ranking's 3): refused when the optimizer is made, in one
+    line, not at its first trial."""
+    from lensopt.refraction.duels import DuelRefractionOptimizer
+    from lensopt.refraction.rankings import RankingRefractionOptimizer
+
+    grid = [
+        (round_to_step(s, 0.25, sphere_bounds_d), round_to_step(c, 0.25, cylinder_bounds_d))
+        for s in np.linspace(*sphere_bounds_d, 201)
+        for c in np.linspace(*cylinder_bounds_d, 201)
+    ]
+    room = len(set(grid))
+    options = {"sphere_bounds_d": sphere_bounds_d, "cylinder_bounds_d": cylinder_bounds_d, "lens_step_d": 0.25}
+    for make, n_lenses in (
+        (lambda: DuelRefractionOptimizer(**options), 2),
+        (lambda: RankingRefractionOptimizer(**options), 3),
+    ):
+        if room >= n_lenses:
+            make()
+        else:
+            with pytest.raises(
+                ValueError, match=rf"hold {room} phoropter lens(es)? on a 0.25 D step, .* {n_lenses} different"
+            ):
+                make()

@@ -86,7 +86,7 @@ class FollowedSession:
     def n_trials(self) -> int:
         return len(self._records)
 
-    def update(self, info, new_records=(), cancelled=None, status: str | None = None):
+    def update(self, info, new_records=(), cancelled=None, status: str | None = None, shown=None):
         """Add the records not seen yet (by ``index``) and return the snapshot of all of them.
 
         ``status``: the session's status as shown (:func:`lensopt.store.claim.session_status`:
@@ -96,7 +96,8 @@ class FollowedSession:
         ``new_records`` may repeat records already seen: one now marked void (an answer the clinician
         undid) replaces the stored copy, and the live optimizer is rebuilt without it.
         ``cancelled()`` (optional) is checked between records; when it turns true the records told
-        so far are kept and None is returned (the window is closing).
+        so far are kept and None is returned (the window is closing). ``shown(records)`` (optional)
+        wraps the records as they are told (a progress bar: a long session takes seconds).
         """
         self._info = info
         self._status = str(info.status if status is None else status)
@@ -123,7 +124,7 @@ class FollowedSession:
             # dashboard and the record drew another model than the one its resume continued)
             self._settings = ran_settings(info, self._records + fresh)
             self._settings_told = True
-        for record in fresh:
+        for record in fresh if shown is None else shown(fresh):
             if cancelled is not None and cancelled():
                 return None
             eye = getattr(self._records[-1], "eye", None) if self._records else None  # the eye searched so far

@@ -141,3 +141,4 @@ def test_a_confidence_in_percent_is_rounded_down_and_never_certain():
     assert confidence_percent_text(0.95) == "95 %"
     assert confidence_percent_text(1.0) == "99 %"
     assert threshold_text(0.95) == "0.95" and threshold_text(0.9) == "0.90" and threshold_text(0.975) == "0.975"
+    assert threshold_text(1e-06) == "0.000001" and threshold_text(2.5e-05) == "0.000025"  # repr in exponent form

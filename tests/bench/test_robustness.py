@@ -264,16 +264,6 @@ def test_tuning_flag_runs_the_tuning_patients_and_records_say_so(tmp_path, capsy
     assert json.loads((out / "campaign.json").read_text())["split"] == "tuning"
 
 
-def _optimizer_has_the_stop_api():
-    from lensopt.refraction.letters import RefractionOptimizer
-
-    return hasattr(RefractionOptimizer, "confidence") and hasattr(RefractionOptimizer, "should_stop")
-
-
-@pytest.mark.skipif(
-    not _optimizer_has_the_stop_api(),
-    reason="RefractionOptimizer has no confidence()/should_stop() yet (issue 14, in progress)",
-)
 def test_tiny_campaign_with_the_letter_optimizer_pairs_patients_with_the_ideal_observer(tmp_path, capsys):
     out = tmp_path / "paired"
     assert main(_campaign_argv(out, "--rules", "ucb-ald", "ideal", "--conditions", "slope-5-sloan")) == 0

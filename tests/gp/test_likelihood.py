@@ -92,3 +92,17 @@ def test_tilted_moments_match_quadrature(label, cavity_mean, cavity_var):
     assert log_z[0] == pytest.approx(np.log(z0), rel=1e-8)
     assert mean[0] == pytest.approx(z1 / z0, rel=1e-7, abs=1e-10)
     assert var[0] == pytest.approx(z2 / z0 - (z1 / z0) ** 2, rel=1e-6)
+
+
+@pytest.mark.parametrize(("guess_rate", "label", "sign"), [(0.0, 1.0, 1.0), (1 / 26, 0.0, -1.0)])
+def test_the_third_derivative_far_in_the_wrong_tail_is_the_derivative_of_the_second(guess_rate, label, sign):
+    """Below z = −100 the third derivative is a series, 2t/|z|³ (plain, and floored for an answer
+    without a floor: a wrong one with no lapse); checked against central differences of the second
+    derivative, exact there, and continuous across the switch (a sign flipped in it passed every test)."""
+    z = np.array([-1000.0, -150.0, -100.5, -99.5])
+    f, y, h = sign * z, np.full(z.size, label), 0.25
+    _, _, _, d3 = log_likelihood_derivatives(f, y, guess_rate, 0.0)
+    _, _, d2_plus, _ = log_likelihood_derivatives(f + h, y, guess_rate, 0.0)
+    _, _, d2_minus, _ = log_likelihood_derivatives(f - h, y, guess_rate, 0.0)
+    np.testing.assert_allclose(d3, (d2_plus - d2_minus) / (2 * h), rtol=2e-3)
+    assert d3[2] == pytest.approx(d3[3], rel=0.05)  # either side of −100: no jump

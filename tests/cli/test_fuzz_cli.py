@@ -88,6 +88,7 @@ BASE_ARGV = {
     ("simulate",): ["simulate", "--json", "--trials", "2"],
     ("run",): ["run", "--protocol", str(DEMO_PROTOCOL), "--participant", "F", "--db", "{tmp}/run.db"],
     ("calibrate",): ["calibrate", "--name", "fuzz", "--bar-cm", "20", "--distance-cm", "300"],
+    ("sessions",): ["sessions", "--db", "{tmp}/none.db"],
     ("export",): ["export", "1", "--db", "{tmp}/none.db"],
     ("dashboard",): ["dashboard", "1", "--db", "{tmp}/none.db"],
     ("print",): ["print", "1", "--db", "{tmp}/none.db", "--out", "{tmp}/rx.pdf"],

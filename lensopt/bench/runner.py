@@ -418,22 +418,19 @@ def local_cluster(cluster_class, n_workers: int):
     left_out = {f"distributed.nanny.pre-spawn-environ.{name}": None for name in DASK_ENVIRONMENT_LEFT_OUT}
     silence = logging.WARNING if os.environ.get("LENSOPT_DEBUG") else logging.CRITICAL
     earlier = set(SpecCluster._instances)  # a caller's own clusters (Dask's registry of them)
-    with (
-        dask.config.set({**left_out, "distributed.worker.preload": [WORKER_PRELOAD]}),
-        children_ignoring_interrupts(),
-    ):
-        try:
+    try:
+        with (
+            dask.config.set({**left_out, "distributed.worker.preload": [WORKER_PRELOAD]}),
+            children_ignoring_interrupts(),
+        ):
             return cluster_class(
                 n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=silence
             )
-        # a Ctrl-C while it started: closed here, quietly, not by Dask at exit, and before the workers'
-        # start script is removed — a process still being started through it (a worker, multiprocessing's
-        # resource tracker) failed, and their tracebacks (EOFError, KeyError) followed the campaign's line
-        except BaseException:
-            unstarted = set(SpecCluster._instances) - earlier  # whose close there printed a traceback
-            close_unstarted(unstarted)
-            SpecCluster._instances.difference_update(unstarted)
-            raise
+    except BaseException:  # a Ctrl-C while it started: closed here, quietly, not by Dask at exit
+        unstarted = set(SpecCluster._instances) - earlier  # whose close there printed a traceback
+        close_unstarted(unstarted)
+        SpecCluster._instances.difference_update(unstarted)
+        raise
 
 
 #: The module each local worker runs as it starts (:mod:`lensopt.bench.worker_start`): it ignores

@@ -103,10 +103,10 @@ def test_a_ctrl_c_to_the_terminals_group_while_the_cluster_starts_is_one_line_an
     argv = [sys.executable, "-m", "lensopt", "bench", "robustness", "--conditions", "slope-5", "--patients", "4"]
     argv += ["--trials", "40", "--rules", "acuity-law", "--workers", "2", "--no-progress", "--out", str(tmp_path / "c")]
     campaign = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not any(map(_is_worker, _children(campaign.pid))) and time.monotonic() < deadline:
+    deadline, workers = time.monotonic() + 60, []
+    while not workers and time.monotonic() < deadline:  # the workers seen are those kept: looked up once
+        workers = [pid for pid in _children(campaign.pid) if _is_worker(pid)]
         time.sleep(0.005)
-    workers = [pid for pid in _children(campaign.pid) if _is_worker(pid)]
     assert workers, "the campaign started no worker"
     time.sleep(delay_s)  # a worker is importing: Python, numpy, Dask
     os.killpg(campaign.pid, signal.SIGINT)

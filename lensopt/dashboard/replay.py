@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lensopt.dashboard.series import SessionHeader
-from lensopt.modes.as_ran import ran_settings
+from lensopt.modes.as_ran import session_as_ran
 from lensopt.modes.base import FeedbackMode, eye_settings, stored_session_problem, told_records
 from lensopt.modes.registry import session_settings
 from lensopt.refraction.acuity_law_settings import modelled_accommodation_d
@@ -37,7 +37,7 @@ class FollowedSession:
     A subclass names its :attr:`feedback` mode (:mod:`lensopt.modes.registry`), which reads its
     records (the store's table of that kind) and turns each into the optimizer's ``(trial,
     answer)``. ``optimizer_factory(settings, history)`` rebuilds the session's optimizer from the
-    settings it ran with (:func:`lensopt.modes.as_ran.ran_settings`) and ``(trial, answer)``
+    settings it ran with (:func:`lensopt.modes.as_ran.session_as_ran`) and ``(trial, answer)``
     pairs; it defaults to the mode's optimizer's
     ``from_settings``.
     """
@@ -122,7 +122,7 @@ class FollowedSession:
         if not self._settings_told and (self._records or fresh):
             # where its store does not say how it ran, its trials tell, as a resume of it finds (the
             # dashboard and the record drew another model than the one its resume continued)
-            self._settings = ran_settings(info, self._records + fresh)
+            self._settings = session_as_ran(info, self._records + fresh).settings
             self._settings_told = True
         for record in fresh if shown is None else shown(fresh):
             if cancelled is not None and cancelled():

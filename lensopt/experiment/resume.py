@@ -25,7 +25,7 @@ from lensopt.experiment.protocol import Protocol, protocol_from_dict
 from lensopt.experiment.rescue import recover_rescued, rescue_paths
 from lensopt.experiment.results import eye_done, report_eye, result_if_any
 from lensopt.experiment.run_request import RunRequest, SessionOutcome
-from lensopt.modes.as_ran import as_ran, stored_order
+from lensopt.modes.as_ran import session_as_ran, stored_order
 from lensopt.stopping import stop_threshold
 from lensopt.store import RESUMED, SessionInfo, continue_advice, stored_budget
 from lensopt.store.session_records import unreadable_events_text
@@ -114,17 +114,7 @@ def read_resumed(store, request, log, warn) -> Resumed:
             f"resuming session {info.session_id}: its stored participant {info.participant} is used, "
             f"--participant {request.participant} is ignored"
         )
-    ran = as_ran(
-        info.kind,
-        info.protocol,
-        info.optimizer_settings,
-        info.created_at,
-        info.seed,
-        records,
-        protocol.session.eyes[0],
-        stored_order(info.created_at),
-        progress=lambda text: log(f"resuming session {info.session_id}: {text}"),
-    )
+    ran = session_as_ran(info, records, progress=lambda text: log(f"resuming session {info.session_id}: {text}"))
     if ran.note is not None:
         warn(f"resuming session {info.session_id}: {ran.note}")
         protocol = protocol_from_dict(ran.protocol, source=f"stored protocol of session {info.session_id}")

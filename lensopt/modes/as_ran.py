@@ -173,16 +173,24 @@ def _described(candidate) -> str:
     return " and ".join(parts) or "as stored"
 
 
-def ran_settings(info, records: list) -> dict:
-    """The optimizer settings the stored session ``info`` (a :class:`lensopt.store.SessionInfo`) ran
-    with, told by its stored ``records`` where its store does not say (:func:`as_ran`; the first of
-    its eyes, as a resume replays them): what the dashboard and the printed record rebuild it from,
-    so that they show the model a resume of it continues (they had guessed by its creation date
-    alone, :func:`lensopt.modes.registry.session_settings`, and a full-prescription duel's record
-    drew another model than the one its resume went on with)."""
+def session_as_ran(info, records: list, progress: Callable[[str], None] | None = None) -> AsRan:
+    """:func:`as_ran` of the stored session ``info`` (a :class:`lensopt.store.SessionInfo`) and its
+    stored ``records`` (the first of its eyes): what a resume continues it with, and what the
+    dashboard and the printed record rebuild it from, so that they show the model a resume of it
+    continues (they had guessed by its creation date alone,
+    :func:`lensopt.modes.registry.session_settings`, and a full-prescription duel's record drew
+    another model than the one its resume went on with)."""
     tested = info.eye.strip().upper() if isinstance(info.eye, str) else None
-    eye = "OD" if tested == "OU" else tested  # as the resume: its first eye's
+    eye = "OD" if tested == "OU" else tested  # the first eye searched
     order = stored_order(info.created_at)
     return as_ran(
-        info.kind, info.protocol, info.optimizer_settings, info.created_at, info.seed, records, eye, order
-    ).settings
+        info.kind,
+        info.protocol,
+        info.optimizer_settings,
+        info.created_at,
+        info.seed,
+        records,
+        eye,
+        order,
+        progress=progress,
+    )

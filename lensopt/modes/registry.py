@@ -46,7 +46,7 @@ def session_settings(info) -> dict:
     centre: :meth:`lensopt.refraction.prescription_comparisons.PrescriptionComparisons.settings_as_ran`).
     Every rebuild of a stored session's optimizer starts from these; where they are a guess (two
     ways it may have run), a resume, the dashboard and the record let its trials choose
-    (:func:`lensopt.modes.as_ran.ran_settings`)."""
+    (:func:`lensopt.modes.as_ran.session_as_ran`)."""
     settings = info.optimizer_settings
     return get_mode(info.kind).stored_optimizer_class(settings).settings_as_ran(settings, info.created_at)
 

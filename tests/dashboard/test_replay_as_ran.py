@@ -1,5 +1,5 @@
 """The dashboard and the printed record rebuild a stored comparison session from the settings its
-trials show it ran with, as its resume does (lensopt.modes.as_ran.ran_settings): they had guessed by
+trials show it ran with, as its resume does (lensopt.modes.as_ran.session_as_ran): they had guessed by
 its creation date alone and, for a full-prescription duel made later by an older lensopt, drew
 another model than the one its resume continued (a review of 7 Dec 2026)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 from lensopt.dashboard.model import followed_from_store
-from lensopt.modes.as_ran import ran_settings
+from lensopt.modes.as_ran import session_as_ran
 from lensopt.modes.registry import get_mode, session_settings
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.store import DUEL_KIND, DuelTrialRecord, SessionStore
@@ -45,7 +45,7 @@ def test_the_dashboard_draws_the_model_a_resume_continues_not_the_one_its_date_s
     with SessionStore(path, readonly=True) as store:
         info, records = store.session(sid), store.kind_trials(DUEL_KIND, sid)
         shown = followed_from_store(store, sid).snapshot()
-    ran = ran_settings(info, records)
+    ran = session_as_ran(info, records).settings
     assert ran["trust_centre"] == "mean" and session_settings(info)["trust_centre"] == "tilted"
     pairs = [get_mode("duel").history_pair(record) for record in records]
     as_resumed = PrescriptionDuelOptimizer.from_settings(ran, pairs).prescription()
@@ -60,7 +60,7 @@ def test_a_session_whose_store_says_how_it_ran_is_drawn_from_its_store(tmp_path)
     with SessionStore(path, readonly=True) as store:
         info, records = store.session(sid), store.kind_trials(DUEL_KIND, sid)
         shown = followed_from_store(store, sid).snapshot()
-    assert ran_settings(info, records) == session_settings(info)
+    assert session_as_ran(info, records).settings == session_settings(info)
     pairs = [get_mode("duel").history_pair(record) for record in records]
     assert (
         shown.prescription == PrescriptionDuelOptimizer.from_settings(session_settings(info), pairs).prescription().text

@@ -70,6 +70,7 @@ from lensopt.refraction.grid_posterior import (
     most_informative_trial,
     rounded_lenses,
 )
+from lensopt.refraction.lens_arrays import lens_columns
 from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.trial import Trial, check_trial_bounds
 from lensopt.stopping import ACUITY_TOLERANCE_LOGMAR, StopRule
@@ -434,9 +435,7 @@ class AcuityLawOptimizer(LensGridSearch, ReportedLensCheck, FixedSettings):
     def predicted_acuity_logmar(self, sphere_d, cylinder_d):
         """The acuity threshold (logMAR, where ``Φ = ½``) through a lens, ``VA₀ + log10(1 + b²)``, as
         ``(mean, sd)`` over the posterior (its scoring draws: correction and ``VA₀`` jointly)."""
-        sphere, cylinder = np.asarray(sphere_d, float), np.asarray(cylinder_d, float)
-        shape = np.broadcast(sphere, cylinder).shape
-        lenses = np.column_stack([np.broadcast_to(sphere, shape).ravel(), np.broadcast_to(cylinder, shape).ravel()])
+        lenses, shape = lens_columns(sphere_d, cylinder_d)
         corrections, va_best, shape_index, weights = self._scoring_hypotheses()
         va = self._loss_of_draws(lenses, corrections, shape_index) + va_best[None, :]
         mean = va @ weights

@@ -17,6 +17,7 @@ from lensopt.reference_data import LETTER_MODEL_HYPERPARAMETERS, REFRACTION_HYPE
 from lensopt.refraction.acuity_law_settings import ACUITY_LAW_RULE
 from lensopt.refraction.bracket import most_informative
 from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confidence_reaches, lens_certainty
+from lensopt.refraction.lens_arrays import lens_columns
 from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.optimum_draws import sample_optimum_d
 from lensopt.refraction.phoropter import check_lens_step, round_to_step
@@ -481,13 +482,10 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         ``σ_b(x) / a`` (the slope's own uncertainty is neglected).
         """
         model = self.model
-        sphere = np.asarray(sphere_d, float)
-        cylinder = np.asarray(cylinder_d, float)
-        shape = np.broadcast(sphere, cylinder).shape
+        lens, shape = lens_columns(sphere_d, cylinder_d)
         if model is None:
             nan = np.full(shape, math.nan)
             return nan[()], nan[()]
-        lens = np.column_stack([np.broadcast_to(sphere, shape).ravel(), np.broadcast_to(cylinder, shape).ravel()])
         n = lens.shape[0]
         X = np.vstack([np.column_stack([np.zeros(n), lens]), np.column_stack([np.ones(n), lens])])
         mean, var = model.predict_latent(X)

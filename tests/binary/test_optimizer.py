@@ -1,10 +1,12 @@
 import json
+import math
 
 import numpy as np
 import pytest
 
 from lensopt.binary.optimizer import ContextualOptimizer, Query
 from lensopt.binary.settings import ALL_RULES, KernelSpec, OptimizerSettings
+from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.refraction.letters import RefractionOptimizer
 from lensopt.refraction.trial import Trial
 
@@ -101,6 +103,15 @@ def test_predicted_acuity_is_where_the_model_crosses_the_threshold_probability()
         latent, _ = opt.model.predict_latent(np.array([[threshold, *lens]]))
         assert latent[0] == pytest.approx(target, abs=1e-8)
     assert np.all(sd > 0)
+
+
+@pytest.mark.parametrize("optimizer", [RefractionOptimizer, AcuityLawOptimizer])
+def test_the_letter_optimizers_refuse_a_nan_lens_alike(optimizer):
+    """A NaN lens has no acuity: both letter optimizers say so (the GP raised a message about rows
+    of X, the acuity law returned NaN)."""
+    opt = _run(optimizer(seed=4) if optimizer is AcuityLawOptimizer else optimizer(seed=4, **FAST), 3)
+    with pytest.raises(ValueError, match=r"^sphere_d must be finite numbers of diopters, got nan$"):
+        opt.predicted_acuity_logmar(math.nan, 0.0)
 
 
 def test_telling_a_trial_outside_the_bounds_is_refused():

@@ -38,12 +38,9 @@ beside it, labelled OD or OS.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import sys
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from lensopt import __version__
 from lensopt.dashboard.comparison_model import DuelSessionModel, RankingSessionModel
@@ -65,7 +62,7 @@ from lensopt.dashboard.snapshot import (
 )
 from lensopt.dashboard.verdict import EyeEstimate, LensConfidence
 from lensopt.errors import LensoptError
-from lensopt.modes.base import answered, eye_records
+from lensopt.modes.base import answered, answers_bar, eye_records
 from lensopt.modes.letters import is_prescription, optimizer_class_for
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.lens import two_parameter_lens_text
@@ -418,22 +415,14 @@ def session_model(info, optimizer_factory=None, db_path=None) -> FollowedSession
     return model
 
 
-#: From how many records :func:`followed_from_store` shows a progress bar (on a terminal) as it
-#: tells them: a 1,000-trial session's record took 15 s to print, in silence.
-REPLAY_BAR_FROM = 50
-
-
 def followed_from_store(store, session_id: int) -> FollowedSession:
     """The model of a stored session of any kind, told all its records, with a progress bar on a
-    terminal for a long one (:data:`REPLAY_BAR_FROM`); its status as shown
+    terminal for a long one (:func:`lensopt.modes.base.answers_bar`); its status as shown
     (:func:`lensopt.store.claim.session_status`)."""
     info = store.session(session_id)
     model = session_model(info, db_path=store.path)
     records = model.read_records(store, session_id)
-    shown = None
-    if len(records) >= REPLAY_BAR_FROM:
-        what = f"replaying session {session_id}"
-        shown = functools.partial(tqdm, desc=what, unit="answer", file=sys.stderr, disable=None, leave=False)
+    shown = answers_bar(len(records), f"replaying session {session_id}")
     model.update(info, records, status=session_status(store.path, session_id, info.status), shown=shown)
     return model
 

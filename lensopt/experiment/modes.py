@@ -16,11 +16,6 @@ and ``lens_step_d`` (:class:`lensopt.modes.base.FeedbackMode`).
 
 from __future__ import annotations
 
-import sys
-from functools import partial
-
-from tqdm import tqdm
-
 from lensopt.errors import StoreError
 from lensopt.experiment.calibration import Calibration
 from lensopt.experiment.duel_loop import DuelLoop
@@ -29,15 +24,12 @@ from lensopt.experiment.loop import TrialLoop
 from lensopt.experiment.optotypes import line_width_letters
 from lensopt.experiment.protocol import DUEL_ANSWER_KEYS, Protocol
 from lensopt.experiment.ranking_loop import RankingLoop
-from lensopt.modes.base import EYE_STARTS, FeedbackMode, answered, eye_records, eye_settings
+from lensopt.modes.base import EYE_STARTS, FeedbackMode, answered, answers_bar, eye_records, eye_settings
 from lensopt.modes.registry import get_mode
 from lensopt.refraction.prescription_duels import PrescriptionDuelOptimizer
 from lensopt.refraction.prescription_letters import PrescriptionOptimizer
 from lensopt.refraction.prescription_rankings import PrescriptionRankingOptimizer
 from lensopt.store import DuelTrialRecord, RankingTrialRecord, TrialRecord
-
-#: Answers from which a rebuild shows its progress (fewer are told in well under a second).
-REBUILD_BAR_FROM = 50
 
 
 def check_consecutive(records) -> None:
@@ -153,10 +145,8 @@ class Mode:
         with ``progress``, a bar on a terminal while a long history is told (it takes seconds)."""
         check_consecutive(records)
         told = answered(eye_records(records, eye))
-        shown = None
-        if progress and len(told) >= REBUILD_BAR_FROM:
-            what = f"rebuilding {eye}'s search" if eye else "rebuilding the search"
-            shown = partial(tqdm, desc=what, unit="answer", file=sys.stderr, disable=None, leave=False)
+        what = f"rebuilding {eye}'s search" if eye else "rebuilding the search"
+        shown = answers_bar(len(told), what) if progress else None
         return self.feedback.rebuild_optimizer(eye_settings(settings, eye), told, shown)
 
     def stored_trials(self, store, session_id: int) -> list:

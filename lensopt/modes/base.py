@@ -3,9 +3,13 @@ which stored records an optimizer is told (the answers not undone, of the eye be
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from tqdm import tqdm
 
 from lensopt.refraction.trial import TrialHistory
 
@@ -17,6 +21,21 @@ OS_SEED_OFFSET = 1
 def answered(records) -> list:
     """The stored ``records`` that count: every one but the answers the clinician undid (``void``)."""
     return [record for record in records if not getattr(record, "void", False)]
+
+
+#: From how many stored answers telling them again (a resume's rebuild, a record's replay) shows a
+#: progress bar on a terminal: fewer are told in well under a second; a 1,000-trial session's
+#: record took 15 s to print, in silence.
+ANSWERS_BAR_FROM = 50
+
+
+def answers_bar(n_answers: int, what: str) -> Callable[[list], Any] | None:
+    """``shown`` for :meth:`FeedbackMode.rebuild_optimizer`: a progress bar ``what`` (``"replaying
+    session 7"``) on stderr while ``n_answers`` stored answers are told, on a terminal only and from
+    :data:`ANSWERS_BAR_FROM` of them; None otherwise."""
+    if n_answers < ANSWERS_BAR_FROM:
+        return None
+    return functools.partial(tqdm, desc=what, unit="answer", file=sys.stderr, disable=None, leave=False)
 
 
 def stored_session_problem(exc: Exception) -> str:

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from lensopt.dashboard.model import REPLAY_BAR_FROM, followed_from_store
+from lensopt.dashboard.model import followed_from_store
+from lensopt.modes.base import ANSWERS_BAR_FROM
 from lensopt.refraction.acuity_law import AcuityLawOptimizer
 from lensopt.store import SessionStore, TrialRecord
 
@@ -26,9 +27,9 @@ class _Redirected(io.StringIO):
 @pytest.mark.parametrize(
     ("n_answers", "stream", "shown"),
     [
-        (REPLAY_BAR_FROM + 10, _Terminal, True),
-        (REPLAY_BAR_FROM - 40, _Terminal, False),
-        (REPLAY_BAR_FROM + 10, _Redirected, False),
+        (ANSWERS_BAR_FROM + 10, _Terminal, True),
+        (ANSWERS_BAR_FROM - 40, _Terminal, False),
+        (ANSWERS_BAR_FROM + 10, _Redirected, False),
     ],
 )
 def test_a_long_session_is_replayed_under_a_progress_bar_on_a_terminal_only(

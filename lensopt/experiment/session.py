@@ -16,46 +16,40 @@ interrupted session would have proposed. The windows: :mod:`lensopt.experiment.w
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from lensopt.errors import CalibrationError, LensoptError, ProtocolError, StoreError
-from lensopt.experiment.calibration import Calibration, letter_bounds_within, narrowed_letters_note
+from lensopt.experiment.calibration import letter_bounds_within, narrowed_letters_note
 from lensopt.experiment.console import ClinicianConsole
 from lensopt.experiment.end_point import closing_screen, continue_advice_for, end_point, record_end
 from lensopt.experiment.frames import claim_frames_folder, resumed_frames_problem
 from lensopt.experiment.keyboard import KeyboardSource
 from lensopt.experiment.loop import UNDO_PREVIOUS_EYE
-from lensopt.experiment.modes import Mode, answered, eye_records, mode_for, session_settings_of
+from lensopt.experiment.modes import answered, eye_records, mode_for
 from lensopt.experiment.protocol import Protocol, load_protocol
 from lensopt.experiment.protocol_sections import MISSING_START_MESSAGE
 from lensopt.experiment.rescue import recorder, rescue_paths, set_aside_foreign
 from lensopt.experiment.results import check_end_stored, eye_done, report_eye, start_line
 from lensopt.experiment.resume import earlier_end_point, finish_resumed, read_resumed, rebuilt_eyes, resumed_settings
-from lensopt.experiment.run_request import MAX_SEED, RunRequest, SessionOutcome
+from lensopt.experiment.run_request import RunRequest, SessionOutcome
 from lensopt.experiment.search_sections import missing_eye_message
+from lensopt.experiment.session_plan import SessionPlan, new_session_plan, renderable_logmar, with_budget
 from lensopt.experiment.undo import undo_eye_end, undo_options, undoable_eye
 from lensopt.experiment.windows import (
-    calibration_from_protocol,
     check_dashboard,
     check_display,
     check_new_screen,
     dashboard_place_here,
-    expected_window_size_px,
     framebuffer_calibration,
     launch_dashboard,
     open_console,
     open_window,
     refuse_console_on_the_chart,
     screen_width_problem,
-    screen_widths_px,
     wants_console,
     window_screen_width_px,
 )
-from lensopt.store import RESUMED, SessionInfo, SessionStore, resume_command, resumed_budget, stored_budget
+from lensopt.store import RESUMED, SessionStore, resume_command, resumed_budget, stored_budget
 from lensopt.store.claim import claim_session
 from lensopt.store.session_records import undone_suffix
 from lensopt.store.verdict import answer_noun
@@ -111,8 +105,12 @@ def run_session(
             refuse_console_on_the_chart(protocol, fullscreen, request.observer or protocol.protocol.observer)
     if request.dashboard:  # its process would fail after the first trial: said before a database file is made
         check_dashboard()
+    plan = None
     if protocol is not None:
         check_new_screen(protocol, request, window)
+        # its optimizer is built before a database file is made: one that refuses the protocol (a
+        # lens box too small for a duel's two lenses) leaves none behind
+        plan = new_session_plan(request, protocol, warn or log, window)
     store = SessionStore(request.db_path, create=request.resume is None)  # a resume opens, never makes, one
     try:
         # a resumed session is claimed before anything else (a new one once it is created); an id
@@ -121,98 +119,20 @@ def run_session(
             store.session(request.resume)
         claim = contextlib.nullcontext() if request.resume is None else claim_session(request.db_path, request.resume)
         with claim:
-            return _run(store, request, responses, log, log if warn is None else warn, window, console_window, protocol)
+            return _run(store, request, responses, log, log if warn is None else warn, window, console_window, plan)
     finally:
         store.close()
 
 
-def _runs_trials(protocol: Protocol, records, trials: int) -> bool:
-    """Whether a session with ``records`` answered runs any trial with a budget of ``trials`` per
-    eye: an eye has answered fewer (a new session always)."""
-    return min(len(answered(eye_records(records, eye))) for eye in protocol.session.eyes) < trials
-
-
-def _run(
-    store, request: RunRequest, responses, log, warn, window, console_window=None, protocol=None
-) -> SessionOutcome:
-    records, info = [], None
-    if request.resume is not None:
-        resumed = read_resumed(store, request, log, warn)
-        info, protocol, mode, calibration = resumed.info, resumed.protocol, resumed.mode, resumed.calibration
-        seed, participant, records = info.seed, info.participant, resumed.records
-        if request.frames_dir is not None:  # its frames go on from its next trial: not over another session's
-            next_index = max((record.index for record in records), default=0) + 1
-            problem = resumed_frames_problem(request.frames_dir, info, next_index)
-            if problem:
-                raise LensoptError(problem)
-    else:
-        # RunRequest requires a protocol and a participant for a new session; run_session read the
-        # protocol and gave it --start
-        assert protocol is not None and request.participant is not None
-        seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
-        participant = request.participant.strip()
-        if request.observer is not None:
-            protocol = dataclasses.replace(
-                protocol, protocol=dataclasses.replace(protocol.protocol, observer=request.observer)
-            )
-        if request.axis_deg is not None:
-            protocol = protocol.with_lens_axis(request.axis_deg)
-        calibration = calibration_from_protocol(protocol)
-        mode = mode_for(protocol)
-    # the trial budget: --trials, or on a resume without it the last one an earlier resume was given
-    trials, given = request.trials, f"--trials {request.trials}"
-    if trials is None and info is not None:
-        trials = resumed_budget(info.events)
-        given = f"the --trials {trials} of an earlier resume"
-    file_trials = protocol.optimizer.trials  # the protocol file's (a new session's), before --trials
-    if trials is not None:
-        before = protocol.stop
-        protocol = protocol.with_trials(trials)
-        if (
-            before is not None
-            and protocol.stop is not None
-            and protocol.stop.min_trials < before.min_trials
-            and _runs_trials(protocol, records, trials)
-        ):
-            warn(
-                f"{given} is below [stop] min_trials {before.min_trials}: the stopping rule "
-                f"cannot end this session early, and its minimum is lowered to {protocol.stop.min_trials} "
-                "(kept when the session is resumed with more trials)"
-            )
-    # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
-    # on a resume those it ran with (Resumed.settings; with --trials, the stopping rule's budget follows
-    # the new count)
-    settings: dict | None = None
-    if info is not None:
-        settings = resumed_settings(resumed.settings, protocol, trials)
-        eyes, budget = protocol.session.eyes, protocol.optimizer.trials
-        searches, done = rebuilt_eyes(mode, settings, records, eyes, budget, info.session_id, request.trials, warn)
-        optimizer = searches[eyes[0]]  # each eye's search rebuilt once, here (a long history takes seconds)
-    n_trials = protocol.optimizer.trials
-    fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
-
-    # Everything that can fail on bad input fails here, before a window opens: the letter sizes
-    # this set-up renders, and the first write to the database (a locked file shows up now).
-    renderable = mode.renderable_logmar(
-        protocol,
-        calibration,
-        # the window this set-up opens (a window given is the caller's: its own size, checked when shown)
-        expected_window_size_px(protocol, calibration, fullscreen, screen_widths_px() if window is None else None),
-    )
-    store.check_writable()
-    if info is not None:
-        bounds = tuple(optimizer.settings_dict()["letter_bounds_logmar"])
-        if letter_bounds_within(bounds, renderable, calibration) != bounds:
-            raise CalibrationError(
-                f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
-                f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
-            )
-        if all(done.values()):  # every answer is in: its results and status stored, nothing to run
-            return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
-    else:
-        bounds = letter_bounds_within(protocol.optimizer.letter_bounds_logmar, renderable, calibration)
-        optimizer = mode.new_optimizer(protocol, seed, bounds)
-        settings = session_settings_of(optimizer, protocol)  # with each eye's start
+def _run(store, request: RunRequest, responses, log, warn, window, console_window=None, plan=None) -> SessionOutcome:
+    if plan is None:  # a resume: its plan is read from the store
+        resumed = _resumed_plan(store, request, log, warn, window)
+        if not isinstance(resumed, SessionPlan):  # every answer is in: its results and status stored
+            return resumed
+        plan = resumed
+    else:  # a new session: the first write to the database (a locked file shows up now)
+        store.check_writable()
+    protocol, fullscreen = plan.protocol, plan.fullscreen
 
     # The display is checked (the window opened) before the session is created or marked running:
     # a machine without a screen gets one line and leaves no session behind; so does a patient's
@@ -223,30 +143,13 @@ def _run(
     console_win = None
     try:
         width = None if window is not None or fullscreen else window_screen_width_px(win)
-        mismatch = screen_width_problem(calibration.screen_width_px, width)
+        mismatch = screen_width_problem(plan.calibration.screen_width_px, width)
         if mismatch is not None and mismatch[1]:
             raise CalibrationError(mismatch[0])
         if mismatch is not None:  # within a display's scaling (HiDPI): the clinician decides
             warn(mismatch[0])
         if wants_console(protocol):
             console_win = console_window if console_window is not None else open_console(protocol, log, fullscreen)
-        plan = _Plan(
-            protocol=protocol,
-            mode=mode,
-            info=info,
-            optimizer=optimizer,
-            records=records,
-            participant=participant,
-            seed=seed,
-            calibration=calibration,
-            renderable=renderable,
-            bounds=bounds,
-            n_trials=n_trials,
-            fullscreen=fullscreen,
-            settings=settings,
-            file_trials=file_trials,
-            searches=searches if info is not None else None,
-        )
         with contextlib.ExitStack() as claims:
             return _run_in_window(store, request, responses, log, win, plan, console_win, claims, warn)
     finally:
@@ -256,29 +159,58 @@ def _run(
             win.close()
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """A session ready to run, everything checked: what ``_run`` prepared before the window opened."""
-
-    protocol: Protocol
-    mode: Mode
-    info: SessionInfo | None
-    optimizer: Any
-    records: list
-    participant: str
-    seed: int
-    calibration: Calibration
-    renderable: tuple
-    bounds: tuple
-    n_trials: int
-    fullscreen: bool
-    #: the stored optimizer settings of a resumed session (the stop's budget following --trials), or those a
-    #: new session stores (with each eye's start, :func:`session_settings_of`); None: ``optimizer``'s
-    settings: dict | None = None
-    #: a new session's protocol file's ``[optimizer] trials``, before ``--trials``
-    file_trials: int | None = None
-    #: a resume's search of each eye, rebuilt from its answers (each taken once, before any is told)
-    searches: dict | None = None
+def _resumed_plan(store, request: RunRequest, log, warn, window) -> SessionPlan | SessionOutcome:
+    """A resumed session's plan, its searches rebuilt from its answers; or, when every answer is in,
+    its outcome (its results and status stored, nothing to run)."""
+    resumed = read_resumed(store, request, log, warn)
+    info, protocol, mode, calibration = resumed.info, resumed.protocol, resumed.mode, resumed.calibration
+    records = resumed.records
+    if request.frames_dir is not None:  # its frames go on from its next trial: not over another session's
+        next_index = max((record.index for record in records), default=0) + 1
+        problem = resumed_frames_problem(request.frames_dir, info, next_index)
+        if problem:
+            raise LensoptError(problem)
+    # the trial budget: --trials, or without it the last one an earlier resume was given
+    trials, given = request.trials, f"--trials {request.trials}"
+    if trials is None:
+        trials = resumed_budget(info.events)
+        given = f"the --trials {trials} of an earlier resume"
+    protocol = with_budget(protocol, trials, given, records, warn)
+    # the session's settings, from which each eye's search is rebuilt with its own seed (eye_settings):
+    # those it ran with (Resumed.settings; with --trials, the stopping rule's budget follows the new count)
+    settings = resumed_settings(resumed.settings, protocol, trials)
+    eyes, budget = protocol.session.eyes, protocol.optimizer.trials
+    searches, done = rebuilt_eyes(mode, settings, records, eyes, budget, info.session_id, request.trials, warn)
+    optimizer = searches[eyes[0]]  # each eye's search rebuilt once, here (a long history takes seconds)
+    fullscreen = protocol.display.fullscreen if request.fullscreen is None else request.fullscreen
+    # Everything that can fail on bad input fails here, before a window opens: the letter sizes
+    # this set-up renders, and the first write to the database (a locked file shows up now).
+    renderable = renderable_logmar(mode, protocol, calibration, fullscreen, window)
+    store.check_writable()
+    bounds = tuple(optimizer.settings_dict()["letter_bounds_logmar"])
+    if letter_bounds_within(bounds, renderable, calibration) != bounds:
+        raise CalibrationError(
+            f"this set-up renders logMAR {renderable[0]:.2f} to {renderable[1]:.2f} but session "
+            f"{info.session_id} shows {bounds[0]:g} to {bounds[1]:g}; resume on the original set-up"
+        )
+    if all(done.values()):  # every answer is in: its results and status stored, nothing to run
+        return finish_resumed(store, info, request, protocol, searches, done, len(records), log)
+    return SessionPlan(
+        protocol=protocol,
+        mode=mode,
+        info=info,
+        optimizer=optimizer,
+        records=records,
+        participant=info.participant,
+        seed=info.seed,
+        calibration=calibration,
+        renderable=renderable,
+        bounds=bounds,
+        n_trials=protocol.optimizer.trials,
+        fullscreen=fullscreen,
+        settings=settings,
+        searches=searches,
+    )
 
 
 def _run_in_window(
@@ -287,7 +219,7 @@ def _run_in_window(
     responses,
     log,
     win,
-    plan: _Plan,
+    plan: SessionPlan,
     console_win=None,
     claims: contextlib.ExitStack | None = None,
     warn=None,

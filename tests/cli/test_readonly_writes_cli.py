@@ -32,7 +32,7 @@ def _database(folder: Path) -> Path:
     from letter_answers import store_letter_answers
 
     from lensopt.experiment.protocol import load_protocol
-    from lensopt.experiment.session import calibration_from_protocol
+    from lensopt.experiment.windows import calibration_from_protocol
     from lensopt.observer import SimulatedPatient
     from lensopt.refraction.letters import RefractionOptimizer
     from lensopt.store import SessionStore

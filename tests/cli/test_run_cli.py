@@ -134,6 +134,29 @@ def test_a_protocol_a_new_session_cannot_run_is_one_line_and_creates_no_database
     assert not db.exists()
 
 
+def test_a_protocol_whose_optimizer_refuses_it_leaves_no_database_file(tmp_path, capsys):
+    """A duel shows two phoropter lenses; a box holding one is refused when the optimizer is made,
+    which is now before the database is opened (it left an empty database file)."""
+    text = (REPO / "protocols" / "clinical-duel.toml").read_text()
+    for old, new in (
+        ("sphere_bounds_d = [-4.0, 4.0]", "sphere_bounds_d = [0.1, 0.35]"),
+        ("cylinder_bounds_d = [-4.0, 4.0]", "cylinder_bounds_d = [-0.1, 0.0]"),
+        ("sphere_d = -1.25", "sphere_d = 0.2"),
+        ("cylinder_d = -0.75", "cylinder_d = -0.05"),
+    ):
+        assert old in text
+        text = text.replace(old, new, 1)
+    protocol = tmp_path / "duel.toml"
+    protocol.write_text(text)
+    db = tmp_path / "s.db"
+    args = ("--protocol", protocol, "--participant", "a", "--observer", "simulated", "--no-fullscreen", "--db", db)
+    assert_one_line_error(
+        run_in_process(capsys, *args),
+        "hold 1 phoropter lens on a 0.25 D step, and a duel shows 2 different ones: widen the bounds",
+    )
+    assert not db.exists()
+
+
 def test_a_simulated_patient_outside_the_box_is_not_a_protocol_error_so_stored_sessions_still_load(tmp_path):
     # the check is made for new sessions only: the protocol itself (as a stored session re-reads it) loads,
     # and a human observer lifts it; with a [start] the box lies around the start: a start near the
@@ -455,7 +478,7 @@ def test_without_a_display_run_is_one_line_and_creates_no_session_nor_database(t
 def stored_demo_session(db, status):
     """A demo session stored as ``lensopt run`` stores it, left ``status``, without trials."""
     from lensopt.experiment.modes import mode_for
-    from lensopt.experiment.session import calibration_from_protocol
+    from lensopt.experiment.windows import calibration_from_protocol
 
     protocol = load_protocol(DEMO)
     optimizer = mode_for(protocol).new_optimizer(protocol, 1, protocol.optimizer.letter_bounds_logmar)

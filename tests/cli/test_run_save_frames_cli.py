@@ -69,7 +69,7 @@ def test_a_frames_folder_that_cannot_be_made_is_one_line_and_no_session_is_creat
 def test_resuming_with_a_frames_folder_that_cannot_be_made_leaves_the_session_as_it_was(tmp_path):
     from lensopt.experiment.modes import mode_for
     from lensopt.experiment.protocol import load_protocol
-    from lensopt.experiment.session import calibration_from_protocol
+    from lensopt.experiment.windows import calibration_from_protocol
     from lensopt.store import SessionStore
 
     protocol = load_protocol(DEMO)

@@ -9,7 +9,8 @@ from experiment_helpers import DEMO_PROTOCOL, REPO
 from lensopt.errors import StoreError
 from lensopt.experiment.protocol import load_protocol
 from lensopt.experiment.resume import read_resumed, resumed_settings
-from lensopt.experiment.session import RunRequest, calibration_from_protocol
+from lensopt.experiment.session import RunRequest
+from lensopt.experiment.windows import calibration_from_protocol
 from lensopt.stopping import StopRule
 from lensopt.store import SessionStore
 

@@ -299,6 +299,11 @@ ROW_STEPS = {"big": 0.15, "small": 0.11, "note": 0.065}
 MIN_FONT_SCALE = 0.7
 #: Fraction of the panel the rows may fill (below the title, above the footnote).
 ROWS_HEIGHT = 0.86
+#: A line of text's height as drawn, in its font's size (ascent, descent and a little lead).
+LINE_HEIGHT = 1.3
+#: The smallest share of their size to which the rows' fonts shrink when even lines set close
+#: (:data:`LINE_HEIGHT`) do not fit the panel: smaller still, but no text over another.
+MIN_CROWDED_SCALE = 0.45
 
 #: Where a row's value starts (axes fraction), and the share of the panel's width right of it that a
 #: value may fill: a value too wide (a long provisional estimate on the report's narrower panel) is
@@ -361,23 +366,46 @@ def fitted_title(title: str, size: float, room_pt: float, after: str = " — ") 
     return title, min(fitted_size(line, size, room_pt) for line in title.split("\n"))
 
 
+def _row_gaps(rows, big_labels, steps, notes, scale, font_scale, panel_pt) -> list[tuple[float, float]]:
+    """Per row, from its top (axes fraction): where its note starts, and where the next row does —
+    the rows' steps scaled by ``scale``, but never less than its value's and its note's lines set
+    at ``font_scale`` (:data:`LINE_HEIGHT`) in a panel ``panel_pt`` high."""
+    gaps = []
+    for row, step, note_step in zip(rows, steps, notes):
+        value_h = (FONT_SIZE + (6 if row[0] in big_labels else 2)) * font_scale * LINE_HEIGHT / panel_pt
+        note_h = FONT_SIZE * font_scale * LINE_HEIGHT / panel_pt if note_step else 0.0
+        gaps.append((max(0.62 * step * scale, value_h), max((step + note_step) * scale, value_h + note_h)))
+    return gaps
+
+
 def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE) -> None:
     """A text panel: one ``(label, value)`` or ``(label, value, note)`` row per line, the
     ``big_labels`` rows in large bold, a note small and grey under its value; the rows are spaced
-    closer when they would not fit."""
+    closer when they would not fit, and set smaller when even lines set close would not (no text is
+    drawn over another)."""
     fig.clear()
     ax = fig.add_subplot(1, 1, 1)
     ax.set_axis_off()
     room_pt = VALUE_ROOM * fig.bbox.width / fig.dpi * 72.0
     title, title_size = fitted_title(title, FONT_SIZE + 2, (VALUE_X + VALUE_ROOM) * fig.bbox.width / fig.dpi * 72.0)
     ax.set_title(title, fontsize=title_size, loc="left")
+    # the rows' axes as a constrained layout places them: the panel less its title and the layout's
+    # pads (3 pt each side, 6 under the title), a twentieth kept in hand
+    title_pt = title_size * LINE_HEIGHT * (title.count("\n") + 1) + 12.0
+    panel_pt = max(0.95 * (fig.bbox.height / fig.dpi * 72.0 - title_pt), 1.0)
+    top = 0.92
+    room = min(ROWS_HEIGHT, top - ((FONT_SIZE - 2) * LINE_HEIGHT / panel_pt if footnote else 0.0))
     steps = [ROW_STEPS["big" if row[0] in big_labels else "small"] for row in rows]
     notes = [ROW_STEPS["note"] if len(row) > 2 and row[2] else 0.0 for row in rows]
-    scale = min(1.0, ROWS_HEIGHT / max(sum(steps) + sum(notes), 1e-9))
+    scale = min(1.0, room / max(sum(steps) + sum(notes), 1e-9))
     # rows spaced closer are written smaller too, else a value runs into the note under it
     font_scale = max(MIN_FONT_SCALE, math.sqrt(scale))
-    y = 0.92
-    for row, step, note_step in zip(rows, steps, notes):
+    gaps = _row_gaps(rows, big_labels, steps, notes, scale, font_scale, panel_pt)
+    while sum(gap for _, gap in gaps) > room and font_scale > MIN_CROWDED_SCALE:
+        font_scale = max(MIN_CROWDED_SCALE, 0.95 * font_scale)
+        gaps = _row_gaps(rows, big_labels, steps, notes, scale, font_scale, panel_pt)
+    y = top
+    for row, (note_gap, row_gap) in zip(rows, gaps):
         label, value = row[0], row[1]
         big = label in big_labels
         size = (FONT_SIZE + (6 if big else 2)) * font_scale
@@ -395,15 +423,15 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
             va="top",
             family=family,
         )
-        if note_step:
+        if len(row) > 2 and row[2]:
             ax.text(
                 VALUE_X,
-                y - 0.62 * step * scale,
+                y - note_gap,
                 row[2],
                 fontsize=fitted_size(row[2], FONT_SIZE * font_scale, room_pt),
                 color="0.35",
                 transform=ax.transAxes,
                 va="top",
             )
-        y -= (step + note_step) * scale
+        y -= row_gap
     ax.text(0.02, 0.0, footnote, fontsize=FONT_SIZE - 2, color="0.45", transform=ax.transAxes, va="bottom")

@@ -119,3 +119,60 @@ def test_a_colour_bar_whose_end_colours_also_stand_for_values_beyond_it_has_poin
     assert _surface((0.2, 1.0))[2].extend == "both"
     assert _surface((-0.5, 1.0))[2].extend == "max"
     assert _surface()[2].extend == "neither"
+
+
+#: The summary of a two-parameter session of both eyes that stopped short (an audit's screenshot of a
+#: 1500 × 950 dashboard): big rows with notes, and rows of the other eye, squeezed into the panel.
+CROWDED_ROWS = [
+    ("Session", "4 · P001 · OU (both eyes) · finished · acuity-law, accommodation up to 8 D"),
+    (
+        "Continue",
+        "lensopt run --resume 4 --trials 36 --no-fullscreen --db /tmp/audit/s.db",
+        "short of its target; --trials at most (no trend of the confidence)",
+    ),
+    ("Lens", "not enough answers to prescribe", "estimate -0.50 / -1.50 x 180, not for prescribing"),
+    ("Sphere", "-0.50 ± 0.96 D", "95% interval -2.10 to +1.70 D"),
+    ("Cylinder", "-1.50 ± 1.08 D", "95% interval -3.60 to +0.90 D"),
+    (
+        "Acuity",
+        "+0.26 ± 0.19 logMAR (≈ 20/40)",
+        "predicted, not measured: the nearest lens tried is 0.35 D from this one",
+    ),
+    ("Confidence", "0.11", "that this lens is within 0.025 logMAR of the best"),
+    ("Stops at", "confidence 0.95, trial 12: max trials reached"),
+    ("Trials", "OS 12, 6 correct (50%) · 24 in the session"),
+    ("Time", "0 min 33 s"),
+    ("OD", "not enough answers to prescribe", "confidence 0.04 < 0.95 after 12 trials"),
+    ("", "provisional estimate -0.25 / -2.25 x 180, not for prescribing"),
+    ("", "predicted, not measured: the nearest lens tried is 0.40 D from this one"),
+]
+CROWDED_BIG = ("Lens", "Sphere", "Cylinder", "Acuity", "Confidence")
+
+
+@pytest.mark.parametrize("size_in", [(6.8, 3.7), (5.85, 3.9), (4.0, 3.0), (7.0, 6.0)])  # a window's, the report's, ...
+@pytest.mark.parametrize("n_rows", [4, 8, len(CROWDED_ROWS)])
+def test_no_two_texts_of_a_crowded_summary_overlap(size_in, n_rows):
+    """Squeezed rows had their notes drawn over the next row's value (the spacing shrank with the
+    panel, the fonts less): every text's drawn extent, title and footnote included, is clear of the
+    others' and inside the panel."""
+    fig = Figure(figsize=size_in, layout="constrained")
+    draw_rows(
+        fig,
+        "Summary: best lens — OS (left eye) — not enough answers to prescribe",
+        CROWDED_ROWS[:n_rows],
+        big_labels=CROWDED_BIG,
+        footnote="± posterior sd of the optimum's location",
+    )
+    fig.draw_without_rendering()
+    (ax,) = fig.axes
+    texts = [t for t in ax.get_children() if isinstance(t, Text) and t.get_text().strip()]
+    boxes = [(t.get_text(), t.get_window_extent()) for t in texts]
+    overlapping = [
+        (a, b)
+        for i, (a, box_a) in enumerate(boxes)
+        for b, box_b in boxes[i + 1 :]
+        if min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 0.5
+        and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 0.5
+    ]
+    assert overlapping == []
+    assert all(fig.bbox.y0 - 0.5 <= box.y0 and box.y1 <= fig.bbox.y1 + 0.5 for _, box in boxes)

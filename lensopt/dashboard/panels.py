@@ -310,8 +310,11 @@ def eye_detail_rows(e) -> list[tuple]:
 def summary_title(snap: DashboardSnapshot) -> str:
     """``Summary: best lens`` (``— OS (left eye)`` in a session of both eyes), with ``— not enough
     answers to prescribe`` (a study's: ``— estimate, not a prescription``) short of the session's
-    target confidence; or of a full-prescription session ``Summary: prescription`` (``: each eye``)."""
+    target confidence; or of a full-prescription session ``Summary: prescription`` (``, each eye``),
+    ``Summary: no prescription yet`` while no eye's lens may be prescribed (as the record's title)."""
     if snap.best is None and snap.eyes:
+        if not any(e.prescribable for e in snap.eyes):
+            return "Summary: no prescription yet"
         return "Summary: prescription" + (", each eye" if len(snap.eyes) > 1 else "")
     short = "" if snap.verdict is None else snap.verdict.shortfall()  # as the closing console says it
     return f"Summary: best lens{eye_suffix(snap)}" + (f" — {short}" if short else "")
@@ -355,7 +358,7 @@ def letter_summary_rows(snap: DashboardSnapshot) -> list[tuple]:
     correct = f"{int(tr.correct.sum())} correct" + (f" ({100.0 * tr.correct.mean():.0f}%)" if tr.n else "")
     trials = f"{shown_text(snap)}, {correct}"
     if tr.n != snap.n_answers:  # a session of both eyes: the live eye's answers, then the session's
-        trials = f"{tr.last_eye} {tr.n}, {correct} · session {shown_text(snap)}"
+        trials = f"{tr.last_eye} {tr.n}, {correct} · both eyes {shown_text(snap)}"
     sphere, cylinder = (
         f"{diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D",
         f"{diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D",

@@ -342,14 +342,17 @@ class DashboardSnapshot:
             if self.certainty is None
             else f" · confidence {confidence_text(self.certainty.confidence, self.certainty.stop_confidence)}"
         )
-        if self.verdict is not None and self.verdict.shortfall():  # as the closing console says it
-            confidence += f" · {self.verdict.shortfall()}"
         eye = self.model_eye
+        # a lens not to prescribe says so first, as the closing console does, and is called an estimate
+        short = self.verdict.shortfall() if self.verdict is not None else ""
+        lens = (
+            f"{f'{eye}: ' if eye else ''}{short} · estimated lens" if short else f"best lens{f' {eye}' if eye else ''}"
+        )
         others = "".join(f" · {e.line()}" for e in self.eyes)
         notation = self.best_lens_notation
         return (
             f"{head} · {count} · "
-            f"best lens{f' {eye}' if eye else ''}{f' {notation}:' if notation else ''} "
+            f"{lens}{f' {notation}:' if notation else ''} "
             f"S {diopter_text(b.sphere_d)} ± {diopter_text(b.sphere_sd_d, signed=False)} D, "
             f"C {diopter_text(b.cylinder_d)} ± {diopter_text(b.cylinder_sd_d, signed=False)} D · predicted acuity {acuity}{confidence}{others}"
         )

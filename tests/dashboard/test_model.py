@@ -392,11 +392,16 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     snap = SessionModel(info).update(info, records)
     assert snap.verdict is not None and not snap.verdict.prescribable and not snap.verdict.fixed_design
     assert summary_title(snap) == "Summary: best lens — not enough answers to prescribe"
-    assert snap.summary_line().endswith(f"confidence {confidence_text(confidence)} · not enough answers to prescribe")
+    # said before the lens, which is called an estimate (a header that led with "best lens" read as the result)
+    assert (
+        f"trials · not enough answers to prescribe · estimated lens {snap.best_lens_notation}: S "
+        in snap.summary_line()
+    )
+    assert snap.summary_line().endswith(f"confidence {confidence_text(confidence)}")
     study = dataclasses.replace(info, optimizer_settings={**info.optimizer_settings, "stop": None})
     snap = SessionModel(study).update(study, records)
     assert summary_title(snap) == "Summary: best lens — estimate, not a prescription"
-    assert snap.summary_line().endswith("· estimate, not a prescription")
+    assert "trials · estimate, not a prescription · estimated lens " in snap.summary_line()
     reached = dataclasses.replace(
         info, optimizer_settings={**info.optimizer_settings, "stop": {**stop, "confidence": 1e-3}}
     )
@@ -476,7 +481,8 @@ def test_a_two_parameter_session_of_both_eyes_names_the_eye_of_its_model_panels_
     assert (other.eye, other.n_trials, other.confidence) == ("OD", half, od.confidence())
     assert other.lens == f"S {sphere_d:+.2f} D, C {cylinder_d:+.2f} D"
     line = snap.summary_line()
-    assert " · best lens OS (left eye) S " in line and line.endswith(" · " + other.line())
+    assert " · OS (left eye): estimate, not a prescription: a cylinder without an axis · estimated lens S " in line
+    assert line.endswith(" · " + other.line())
     # the fixture has no [stop] (a fixed number of trials): OS's lens is the study's estimate
     # the fixture has no axis: its cylinder is an estimate (and a study's, without [stop])
     assert (
@@ -521,7 +527,7 @@ def test_in_a_session_of_both_eyes_the_model_panels_count_the_live_eyes_trials_o
     assert len(snap.psychometric.near_letter_logmar) == sum(near)
     rows = {row[0]: row[1] for row in summary_rows(snap)}
     correct = int(os_trials.correct.sum())
-    assert rows["Trials"].startswith(f"OS 6, {correct} correct") and rows["Trials"].endswith(f"session {N_TRIALS}")
+    assert rows["Trials"].startswith(f"OS 6, {correct} correct") and rows["Trials"].endswith(f"both eyes {N_TRIALS}")
     assert snap.certainty is not None and snap.certainty.has_stop_rule
     assert rows["Stops at"].endswith((": not yet", ": reached"))  # the session's 30 + 6 would say "max trials reached"
 

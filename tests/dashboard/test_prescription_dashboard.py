@@ -77,6 +77,9 @@ def test_a_prescription_snapshot_holds_the_history_and_the_optimizers_prescripti
     rows = summary_rows(snap)
     assert ("Prescription", "not enough answers to prescribe", said[33:-1]) in rows
     assert ("", f"provisional estimate {rx.text}, not for prescribing") in rows
+    assert (
+        summary_title(snap) == "Summary: no prescription yet"
+    )  # the panel says "prescription" of a lens to prescribe only
     assert earlier.trials.n == 6 and "After 6 trials" in earlier.message
 
 
@@ -91,6 +94,7 @@ def test_an_eye_that_reached_the_sessions_target_shows_its_lens_as_the_prescript
     rx = opt.prescription()
     (eye,) = snap.eyes
     assert eye.prescribable and eye.target == 0.05 and eye.verdict() == rx.text and not eye.provisional()
+    assert summary_title(snap) == "Summary: prescription"
     assert (
         snap.prescription == f"{rx.text} (confidence {confidence_text(rx.confidence)} ≥ 0.05 after {N_TRIALS} trials)"
     )
@@ -298,7 +302,7 @@ def test_a_session_of_both_eyes_shows_each_eyes_result_labelled_od_and_os(prescr
     rows = summary_rows(snap)
     assert [row[0] for row in rows if row[0] in ("OD", "OS")] == ["OD", "OS"]
     assert ("", f"provisional estimate {od_rx.text}, not for prescribing") in rows
-    assert summary_title(snap) == "Summary: prescription, each eye"
+    assert summary_title(snap) == "Summary: no prescription yet"  # neither eye may be prescribed
     during_od = followed.snapshot(half - 1)  # replay while OD is searched: OS has no answer yet
     assert [(e.eye, e.verdict()) for e in during_od.eyes][1] == ("OS", "no answer yet")
 

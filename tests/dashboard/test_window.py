@@ -94,7 +94,8 @@ def _best_lens_text(history, info_settings):
     from lensopt.refraction.letters import RefractionOptimizer
 
     sphere, cylinder = RefractionOptimizer.from_settings(info_settings, history).best()
-    return f"best lens S {sphere:+.2f} ± ", f"C {cylinder:+.2f} ± "
+    # a cylinder without an axis is not prescribed: an estimated lens, not the best lens
+    return f"estimated lens S {sphere:+.2f} ± ", f"C {cylinder:+.2f} ± "
 
 
 def _settings(db_path, sid):

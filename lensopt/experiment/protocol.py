@@ -26,7 +26,6 @@ from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_checks import (
     check_ranking,
-    decimal_comma_hint,
     foreign_key_problem,
     foreign_table_problem,
     fractional_axis_problem,
@@ -35,6 +34,7 @@ from lensopt.experiment.protocol_checks import (
     one_line_name_problem,
     phoropter_problem,
     random_only_problem,
+    toml_hint,
 )
 from lensopt.experiment.protocol_sections import (
     DUEL_ANSWER_KEYS,
@@ -468,7 +468,7 @@ def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol
         line = raw[: exc.start].count(b"\n") + 1
         raise ProtocolError(f"protocol file {path} is not UTF-8 (line {line}); save it as UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{decimal_comma_hint(raw, exc)}") from None
+        raise ProtocolError(f"protocol file {path} is not valid TOML: {exc}{toml_hint(raw, exc)}") from None
     protocol = dataclasses.replace(
         protocol_from_dict(data, source=str(path)), source_sha256=hashlib.sha256(raw).hexdigest()
     )

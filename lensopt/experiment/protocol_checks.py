@@ -208,6 +208,52 @@ def check_ranking(rule: str, ranking: RankingSection, keys: KeysSection) -> None
             )
 
 
+def toml_hint(raw: bytes, exc: Exception) -> str:
+    """What a TOML error (tomllib's words: ``Cannot overwrite a value (at line 13, column 12)``)
+    means in the line it names, and the fix: a key set twice (named, with both lines), a text value
+    without its closing quote or without quotes, a key without a value, a JSON file; a decimal
+    comma (:func:`decimal_comma_hint`); else nothing."""
+    comma = decimal_comma_hint(raw, exc)
+    where = re.search(r"at line (\d+)", str(exc))
+    if comma or where is None:
+        return comma
+    lines = raw.decode("utf-8-sig", errors="replace").splitlines()
+    number = int(where.group(1))
+    line = lines[number - 1].split("#", 1)[0].strip() if 0 < number <= len(lines) else ""
+    key = re.match(r"([A-Za-z0-9_-]+)\s*=\s*(.*)$", line)
+    message = str(exc)
+    if message.startswith("Cannot overwrite a value") and key:
+        table, first = "", None
+        for i, text in enumerate(lines[: number - 1], start=1):
+            text = text.split("#", 1)[0].strip()
+            header = re.fullmatch(r"\[([A-Za-z0-9_.-]+)\]", text)
+            if header:
+                table, first = header.group(1) + ".", None
+            elif re.match(rf"{re.escape(key.group(1))}\s*=", text):
+                first = i
+        lines_text = f" (lines {first} and {number})" if first else ""
+        return f"; {table}{key.group(1)} is set twice{lines_text}: keep one"
+    declared = re.match(r"Cannot declare \(((?:'[^']*',? ?)+)\) twice", message)
+    if declared:
+        name = ".".join(re.findall(r"'([^']*)'", declared.group(1)))
+        first = next(
+            (i for i, text in enumerate(lines[: number - 1], start=1) if text.split("#", 1)[0].strip() == f"[{name}]"),
+            None,
+        )
+        lines_text = f" (lines {first} and {number})" if first else ""
+        return f"; the table [{name}] is written twice{lines_text}: keep one, with every key it needs"
+    if message.startswith("Illegal character '\\n'") and line.count('"') % 2:
+        return f'; the text value of line {number} has no closing quote: {line}"'
+    if message.startswith("Invalid value") and key:
+        if not key.group(2):
+            return f"; {key.group(1)} has no value: give one (text in quotes, numbers as they are)"
+        if re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", key.group(2)) and key.group(2) not in ("true", "false"):
+            return f'; text is written in quotes: {key.group(1)} = "{key.group(2)}"'
+    if message.startswith("Invalid statement") and raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[{")):
+        return "; this is JSON, and a protocol is TOML: start from a copy of a shipped protocol (docs/protocols.md)"
+    return ""
+
+
 def decimal_comma_hint(raw: bytes, exc: Exception) -> str:
     """``; use a decimal point: sphere_d = -2.25`` when the line a TOML error names writes a number
     with a decimal comma (``sphere_d = -2,25``, which TOML cannot read), else nothing."""

@@ -152,6 +152,37 @@ def test_a_protocol_number_with_a_decimal_comma_is_refused_saying_to_use_a_decim
     assert "is not valid TOML" in message and message.endswith("; use a decimal point: sphere_d = -2.25")
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # uncommenting a key the table already sets
+        ("trials = 36\n", "trials = 36\ntrials = 40\n", "; optimizer.trials is set twice (lines 12 and 13): keep one"),
+        ('rule = "ucb-ald"', 'rule = "ucb-ald', '; the text value of line 11 has no closing quote: rule = "ucb-ald"'),
+        ("trials = 36", "trials =", "; trials has no value: give one (text in quotes, numbers as they are)"),
+        ('rule = "ucb-ald"', "rule = ucb-ald", '; text is written in quotes: rule = "ucb-ald"'),
+        ("[optimizer]\n", "[optimizer]\n[optimizer]\n", "; the table [optimizer] is written twice (lines 10 and 11)"),
+    ],
+    ids=["key-twice", "no-closing-quote", "no-value", "text-without-quotes", "table-twice"],
+)
+def test_a_toml_mistake_is_named_in_the_words_of_the_line_with_its_fix(tmp_path, old, new, said):
+    """tomllib says "Cannot overwrite a value (at line 13, column 12)": the refusal adds what that
+    line's mistake is and how to mend it."""
+    text = DEMO_PROTOCOL.read_text()
+    assert old in text
+    path = tmp_path / "p.toml"
+    path.write_text(text.replace(old, new, 1))
+    message = _refusal(path)
+    assert "is not valid TOML: " in message and "(at line " in message and said in message, message
+
+
+def test_a_json_file_given_as_a_protocol_is_said_to_be_json(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('{"protocol": {"name": "demo"}}\n')
+    assert _refusal(path).endswith(
+        "; this is JSON, and a protocol is TOML: start from a copy of a shipped protocol (docs/protocols.md)"
+    )
+
+
 def test_a_start_refraction_with_decimal_commas_is_refused_saying_to_use_a_decimal_point(tmp_path):
     path = tmp_path / "start.toml"
     path.write_text(

@@ -62,6 +62,14 @@ def _shown(view: PrescriptionView) -> _Shown:
     return COMPARISONS_SHOWN if view.compared else LETTERS_SHOWN
 
 
+def _acuity_words(view: PrescriptionView) -> str:
+    """What the panels call the acuity they draw: predicted from letters; from comparisons, whose
+    answers say which lens is clearer and not how well the eye sees, an acuity whose level the model
+    assumes (the printed record's page 1 says "not predicted": a curve peaking at −0.1 logMAR read
+    as the eye's acuity)."""
+    return "acuity, its level assumed" if view.compared else "predicted acuity"
+
+
 def _eye(view: PrescriptionView) -> str:
     return f" — {view.eye}" if view.eye else ""
 
@@ -80,7 +88,7 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     """Predicted acuity over ``(J0, J45)`` at the reported ``M``, the lenses tried, the start and
     the reported lens."""
     fig.clear()
-    title = "Astigmatism plane: predicted acuity" + _eye(view)
+    title = f"Astigmatism plane: {_acuity_words(view)}" + _eye(view)
     acuity = view.plane_acuity_logmar
     if not np.isfinite(acuity).any():
         message_panel(fig, title, message or "acuity not estimable yet (no trend with letter size so far)")
@@ -96,7 +104,14 @@ def draw_astigmatism_plane(fig, view: PrescriptionView, message: str | None = No
     inside = acuity[in_box & np.isfinite(acuity)]
     value_range = (float(inside.min()), float(inside.max())) if inside.size else None
     draw_surface(
-        fig, ax, view.j0_d, view.j45_d, acuity, ACUITY_CMAP, "predicted acuity (logMAR, lower is better)", value_range
+        fig,
+        ax,
+        view.j0_d,
+        view.j45_d,
+        acuity,
+        ACUITY_CMAP,
+        f"{_acuity_words(view)} (logMAR, lower is better)",
+        value_range,
     )
     shown = _shown(view)
     draw_tried(ax, view.tested_d[:, 1], view.tested_d[:, 2], view.tested_correct, shown.lens, shown.outcomes)
@@ -151,7 +166,8 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     """Predicted acuity along ``M`` at the reported ``(J0, J45)`` with its 95 % band, the letters
     tried at their lenses' ``M``, and the reported ``M``."""
     fig.clear()
-    title = "Defocus curve: predicted acuity along M" + _eye(view)
+    words = "acuity along M, its level assumed" if view.compared else "predicted acuity along M"
+    title = f"Defocus curve: {words}" + _eye(view)
     mean, sd = view.curve_acuity_logmar, view.curve_sd_logmar
     if not np.isfinite(mean).any():
         message_panel(fig, title, message or "acuity not estimable yet (no trend with letter size so far)")
@@ -160,7 +176,8 @@ def draw_defocus_curve(fig, view: PrescriptionView, letter_bounds_logmar, messag
     ax.fill_between(
         view.m_d, mean - BAND_SDS * sd, mean + BAND_SDS * sd, color=MODEL_COLOR, alpha=0.25, label="95% band"
     )
-    ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label="predicted acuity threshold")
+    threshold = "acuity threshold, its level assumed" if view.compared else "predicted acuity threshold"
+    ax.plot(view.m_d, mean, color=MODEL_COLOR, linewidth=2, label=threshold)
     shown = _shown(view)
     draw_tried(ax, view.tested_d[:, 0], view.tested_letter_logmar, view.tested_correct, shown.mark, shown.outcomes)
     # the star's lens, as the plane labels it: not the rounded lens of the record's table

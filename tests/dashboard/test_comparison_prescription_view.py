@@ -95,6 +95,12 @@ def test_the_lens_map_and_profile_slots_draw_the_plane_and_the_curve_with_words_
     (curve_ax,) = curve.axes
     assert curve_ax.get_xlabel() == "spherical equivalent M (D)"
     assert "(lenses compared: at their own J)" in curve_ax.get_title(loc="left")
+    # duels say which lens is clearer, not how well the eye sees (page 1: "not predicted"): the level is the model's
+    assert plane.get_suptitle().startswith("Astigmatism plane: acuity, its level assumed")
+    assert curve_ax.get_title(loc="left").startswith("Defocus curve: acuity along M, its level assumed")
+    assert "predicted" not in plane.get_suptitle() + curve_ax.get_title(loc="left")
+    curve_texts = [t.get_text() for legend in panel_legends(curve) for t in legend.get_texts()]
+    assert "acuity threshold, its level assumed" in curve_texts and "predicted acuity threshold" not in curve_texts
     clearer = sum(a != "same" for a in answers)
     for fig in (plane, curve):
         texts = [t.get_text() for legend in panel_legends(fig) for t in legend.get_texts()]

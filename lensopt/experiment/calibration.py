@@ -217,12 +217,13 @@ def narrowed_letters_note(
     not measured beyond it."""
     (asked_low, asked_high), (low, high) = requested_logmar, shown_logmar
     parts = []
-    if high < asked_high:
+    # narrowed by less than the note's two decimals: it said "+1.74, not +1.74"
+    if high < asked_high and f"{high:+.2f}" != f"{asked_high:+.2f}":
         fix = "a nearer seat, calibration.distance_cm, or a larger screen" if fullscreen else "the chart full screen"
         parts.append(
             f"the largest letter shown is logMAR {high:+.2f}, not {asked_high:+.2f} as the protocol asks ({fix} shows them)"
         )
-    if low > asked_low:
+    if low > asked_low and f"{low:+.2f}" != f"{asked_low:+.2f}":
         parts.append(f"the smallest is logMAR {low:+.2f}, not {asked_low:+.2f} (the screen's pixels)")
     return "; ".join(parts) or None
 

@@ -19,6 +19,9 @@ def test_the_note_names_each_narrowed_end_and_what_shows_the_rest():
     assert "largest letter shown is logMAR +0.90, not +1.00" in both and "calibration.distance_cm" in both
     assert "the smallest is logMAR -0.20, not -0.50" in both
     assert narrowed_letters_note((-0.3, 1.0), (-0.3, 1.0), fullscreen=False) is None
+    # narrowed by less than the note's two decimals: no note (it said "+1.74, not +1.74")
+    assert narrowed_letters_note((1.6, 1.74), (1.6, 1.7396), fullscreen=False) is None
+    assert narrowed_letters_note((-0.3, 1.0), (-0.2996, 1.0), fullscreen=False) is None
 
 
 @needs_display

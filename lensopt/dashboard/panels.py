@@ -424,13 +424,14 @@ def acuity_row_note(snap) -> tuple[str, ...]:
 def acuity_note(untried_d: float | None, reading) -> tuple[str, ...]:
     """:func:`acuity_row_note` of a lens ``untried_d`` from every lens tried (None: within a step)
     through which the patient read ``reading`` (a :class:`~lensopt.refraction.shown.ReadThrough`,
-    the printed record's words: ``measured: read 0 of 2 right through it, -0.09 to +0.01 logMAR``;
+    the printed record's words: ``read 0 of 2 right through it, -0.09 to +0.01 logMAR``;
     read only with letters far larger than predicted: ``predicted, not measured: read through it
     only at +0.96 logMAR; check it on the chart``)."""
     untried = untried_row_note(untried_d)
     if untried or reading is None:
         return untried
-    return (f"measured: {reading.short()}" if reading.measured else f"predicted, {reading.short()}",)
+    # what was read, in the record's words: "measured" had called one letter missed a measurement
+    return (reading.short() if reading.measured else f"predicted, {reading.short()}",)
 
 
 def interval_text(interval) -> str:

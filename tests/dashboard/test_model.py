@@ -643,7 +643,7 @@ def test_the_summary_and_the_record_agree_on_a_lens_no_trial_came_near(tmp_path)
         best = round_lens(opt.best(), 0.25, ((-4.0, 4.0), (-4.0, 4.0)))
     acuity, eye = summary_and_record(best)
     assert eye.untried_d is None and eye.read_through_short.startswith("read ")
-    assert acuity[2] == f"measured: {eye.read_through_short}"
+    assert acuity[2] == eye.read_through_short
 
 
 def test_the_summary_says_what_the_patient_read_through_its_lens():
@@ -651,7 +651,7 @@ def test_the_summary_says_what_the_patient_read_through_its_lens():
     from lensopt.refraction.shown import ReadThrough
 
     read = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(5, 4, 0.1, 0.18))
-    assert acuity_row_note(read) == ("measured: read 4 of 5 right through it, +0.10 to +0.18 logMAR",)
+    assert acuity_row_note(read) == ("read 4 of 5 right through it, +0.10 to +0.18 logMAR",)
     near = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(5, 4, 0.1, 0.18, predicted_logmar=-0.1))
     assert acuity_row_note(near) == acuity_row_note(read)  # +0.10 is two lines above -0.10: measured
     large = types.SimpleNamespace(untried_d=None, read_through=ReadThrough(1, 1, 0.96, 0.96, predicted_logmar=0.01))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from lensopt.binary.settings import check_seed
 from lensopt.refraction.grid_posterior import check_bounds
-from lensopt.refraction.phoropter import check_lens_step
+from lensopt.refraction.phoropter import check_lens_step, check_room_for_lenses
 
 #: Psychometric slopes (per logMAR) the prior allows, equally likely.
 SLOPES_PER_LOGMAR = (2.0, 4.0, 8.0)
@@ -81,6 +81,7 @@ class AcuityLawSettings:
         for name in ("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar", "va_best_bounds_logmar"):
             object.__setattr__(self, name, check_bounds(name, getattr(self, name)))
         object.__setattr__(self, "lens_step_d", check_lens_step(self.lens_step_d))
+        check_room_for_lenses(1, self.lens_step_d, (self.sphere_bounds_d, self.cylinder_bounds_d), "a letter trial")
         if self.likelihood != "floored":
             raise ValueError(f"likelihood must be 'floored' (the only answer model here), got {self.likelihood!r}")
         if self.rule != ACUITY_LAW_RULE:

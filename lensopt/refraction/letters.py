@@ -20,7 +20,7 @@ from lensopt.refraction.certainty import CERTAINTY_STREAM, LensCertainty, confid
 from lensopt.refraction.lens_arrays import lens_columns
 from lensopt.refraction.lens_check import ReportedLensCheck
 from lensopt.refraction.optimum_draws import sample_optimum_d
-from lensopt.refraction.phoropter import check_lens_step, round_to_step
+from lensopt.refraction.phoropter import check_lens_step, check_room_for_lenses, round_to_step
 from lensopt.refraction.trial import Trial, TrialHistory, check_no_axis, check_trial_bounds
 from lensopt.stopping import StopRule, stop_threshold
 from lensopt.threads import single_threaded
@@ -249,6 +249,7 @@ class RefractionOptimizer(TrialHistory, ReportedLensCheck, FixedSettings):
         given = (sphere_bounds_d, cylinder_bounds_d, letter_bounds_logmar)
         for name, pair in zip(("sphere_bounds_d", "cylinder_bounds_d", "letter_bounds_logmar"), given, strict=True):
             bounds_pair(name, pair)  # named as given (the core names its columns: system_bounds[0])
+        check_room_for_lenses(1, self.lens_step_d, (sphere_bounds_d, cylinder_bounds_d), "a letter trial")
         self._core = ContextualOptimizer(
             system_bounds=(sphere_bounds_d, cylinder_bounds_d),
             context_bounds=(letter_bounds_logmar,),

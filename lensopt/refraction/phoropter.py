@@ -27,13 +27,15 @@ def check_lens_step(lens_step_d) -> float | None:
 
 
 def round_to_step_array(values_d, step_d: float | None, bounds_d) -> np.ndarray:
-    """Every value of ``values_d`` rounded to a multiple of ``step_d`` inside ``bounds_d`` ``(low,
-    high)``: the nearest multiple (halves to the even multiple), moved one step back inside if
-    rounding crossed a bound, then clipped to the bounds (a bound that is not a multiple of the step
-    is kept as it is). ``step_d=None`` only clips. Never ``-0.0`` from rounding (a lens is not shown
-    as "-0.00 D")."""
+    """Every value of ``values_d`` clipped to ``bounds_d`` ``(low, high)`` and rounded to a multiple
+    of ``step_d`` inside them: the nearest multiple (halves to the even multiple), moved one step
+    back inside if rounding crossed a bound. ``step_d=None`` only clips. Bounds holding no multiple
+    of the step leave a bound (the optimizers refuse such a box: :func:`check_room_for_lenses`).
+    Never ``-0.0`` from rounding (a lens is not shown as "-0.00 D"). Clipped first: a value more
+    than a step outside bounds that are not multiples of the step (±0.1 D) became the bound itself,
+    a lens no phoropter sets."""
     lo, hi = bounds_d
-    values = np.asarray(values_d, dtype=float)
+    values = np.minimum(np.maximum(np.asarray(values_d, dtype=float), lo), hi)
     if step_d is not None:
         values = np.round(values / step_d) * step_d + 0.0
         values = np.where(values > hi + BOUNDS_SLACK_D, values - step_d, values)
@@ -113,7 +115,8 @@ def check_room_for_lenses(n_lenses: int, step_d: float | None, bounds_d, what: s
     """A one-line ValueError when the lens box ``bounds_d`` (sphere's, cylinder's) holds fewer than
     ``n_lenses`` different phoropter lenses on ``step_d`` — ``what`` (``"a duel"``) shows that many
     at once: a sphere of (0.1, 0.35) D by a cylinder of (-0.1, 0.0) D holds one 0.25 D lens, and the
-    session failed at its first trial instead of at its start. Without a step every lens fits."""
+    session failed at its first trial instead of at its start; a sphere of (0.05, 0.2) D holds none,
+    and a letter search asked for S +0.20 D. Without a step every lens fits."""
     try:
         box = np.asarray(bounds_d, dtype=float)
     except (TypeError, ValueError):
@@ -121,14 +124,15 @@ def check_room_for_lenses(n_lenses: int, step_d: float | None, bounds_d, what: s
     if step_d is None or box.shape != (2, 2) or not (np.isfinite(box).all() and (box[:, 0] < box[:, 1]).all()):
         return
     counts = [
-        max(1, int(np.floor((hi + BOUNDS_SLACK_D) / step_d) - np.ceil((lo - BOUNDS_SLACK_D) / step_d)) + 1)
+        max(0, int(np.floor((hi + BOUNDS_SLACK_D) / step_d) - np.ceil((lo - BOUNDS_SLACK_D) / step_d)) + 1)
         for lo, hi in bounds_d
     ]
     room = counts[0] * counts[1]
     if room < n_lenses:
         (slo, shi), (clo, chi) = bounds_d
+        held = "no phoropter lens" if room == 0 else f"{room} phoropter lens{'' if room == 1 else 'es'}"
+        shows = f", and {what} shows {n_lenses} different ones" if n_lenses > 1 else ""
         raise ValueError(
-            f"sphere_bounds_d ({slo:g}, {shi:g}) by cylinder_bounds_d ({clo:g}, {chi:g}) hold {room} phoropter "
-            f"lens{'' if room == 1 else 'es'} on a {step_d:g} D step, and {what} shows {n_lenses} different ones: "
-            "widen the bounds"
+            f"sphere_bounds_d ({slo:g}, {shi:g}) by cylinder_bounds_d ({clo:g}, {chi:g}) hold {held} on a "
+            f"{step_d:g} D step{shows}: widen the bounds"
         )

@@ -53,16 +53,33 @@ def test_rounding_by_hand():
 
 def test_a_bound_off_the_step_is_kept_and_rounding_stays_inside():
     bounds = (-3.9, 3.9)
-    # 3.88 and 3.95 round to 4.00, over the bound: one step back, 3.75; 5.0 rounds to 5.0, one step
-    # back is still outside: the bound itself
-    assert round_to_step_array([-3.95, -3.88, 3.88, 3.95, 3.76, 5.0], 0.25, bounds).tolist() == [
+    # 3.88 and 3.95 round to 4.00, over the bound: one step back, 3.75; 5.0 is clipped to the bound
+    # first, 3.9, which rounds to 4.00: one step back, 3.75 (it was left at the bound, 3.9, a lens
+    # no phoropter sets)
+    assert round_to_step_array([-3.95, -3.88, 3.88, 3.95, 3.76, 5.0, -9.0], 0.25, bounds).tolist() == [
         -3.75,
         -3.75,
         3.75,
         3.75,
         3.75,
-        3.9,
+        3.75,
+        -3.75,
     ]
+
+
+@pytest.mark.parametrize("bounds_d", [(-0.1, 0.1), (-0.4, 0.4), (0.05, 0.3), (-3.9, 3.9), (-1.13, -0.6)])
+def test_every_value_far_or_near_rounds_to_a_phoropter_lens_inside_bounds_off_the_step(bounds_d):
+    """Bounds that are not multiples of the step (±0.1 D) and values more than a step outside them:
+    every result is a multiple of 0.25 D inside the bounds, the multiple nearest the value's clipped
+    position (checked against the multiples inside the bounds, listed by hand from a fine grid)."""
+    lo, hi = bounds_d
+    inside = [k * 0.25 for k in range(-40, 41) if lo - 1e-12 <= k * 0.25 <= hi + 1e-12]
+    values = np.concatenate([np.linspace(lo - 5.0, hi + 5.0, 401), [lo, hi]])
+    rounded = round_to_step_array(values, 0.25, bounds_d)
+    for value, result in zip(values, rounded):
+        assert result in inside, (value, result)
+        nearest = min(abs(k - min(max(value, lo), hi)) for k in inside)
+        assert abs(result - min(max(value, lo), hi)) == pytest.approx(nearest, abs=1e-12), (value, result)
 
 
 def test_rounded_lenses_rounds_each_column_in_its_own_bounds_and_keeps_first_occurrences():
@@ -134,3 +151,21 @@ def test_a_box_that_holds_too_few_phoropter_lenses_is_refused_when_made_counted_
                 ValueError, match=rf"hold {room} phoropter lens(es)? on a 0.25 D step, .* {n_lenses} different"
             ):
                 make()
+
+
+@pytest.mark.parametrize("optimizer", ["ucb-ald", "acuity-law"])
+@pytest.mark.parametrize("sphere_bounds_d", [(0.05, 0.2), (-0.1, -0.05)])
+def test_a_letter_search_refuses_a_box_holding_no_phoropter_lens(optimizer, sphere_bounds_d):
+    """A letter trial shows one lens: a box with no multiple of the step in its sphere range asked
+    the clinician for S +0.20 D, "on the phoropter (0.25 D steps)"; refused when made, in one line."""
+    from lensopt.refraction.acuity_law import AcuityLawOptimizer
+    from lensopt.refraction.letters import RefractionOptimizer
+
+    make = AcuityLawOptimizer if optimizer == "acuity-law" else RefractionOptimizer
+    lo, hi = sphere_bounds_d
+    with pytest.raises(
+        ValueError,
+        match=rf"^sphere_bounds_d \({lo:g}, {hi:g}\) by cylinder_bounds_d \(-4, 4\) hold no phoropter lens on a 0.25 D step: widen the bounds$",
+    ):
+        make(sphere_bounds_d=sphere_bounds_d, cylinder_bounds_d=(-4.0, 4.0), lens_step_d=0.25)
+    make(sphere_bounds_d=sphere_bounds_d, cylinder_bounds_d=(-4.0, 4.0))  # without a step every lens fits

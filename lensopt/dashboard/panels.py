@@ -450,20 +450,22 @@ def draw_summary(fig, snap: DashboardSnapshot) -> None:
     if snap.best is None and snap.eyes:  # a full prescription: a footnote only for an eye held back
         held = [e for e in snap.eyes if e.n_trials and not e.prescribable]
         footnote = "an eye below the target confidence: not prescribed, as on the console" if held else ""
+    # a lens not to prescribe is set small, as the full prescription's provisional estimate: only
+    # the verdict ("not enough answers to prescribe") and the confidence large
+    estimate = ("Sphere", "Cylinder", "Acuity") if not summary_shortfall(snap) else ()
     draw_rows(
         fig,
         summary_title(snap),
         summary_rows(snap),
-        big_labels=(
-            "Lens",
-            "Sphere",
-            "Cylinder",
-            "Acuity",
-            "Confidence",
-            *(e.label for e in snap.eyes if snap.best is None),
-        ),
+        big_labels=("Lens", *estimate, "Confidence", *(e.label for e in snap.eyes if snap.best is None)),
         footnote=footnote,
     )
+
+
+def summary_shortfall(snap: DashboardSnapshot) -> str:
+    """Why a two-parameter session's lens is not to be prescribed (the closing console's words), or
+    ``""``."""
+    return snap.verdict.shortfall() if snap.best is not None and snap.verdict is not None else ""
 
 
 #: Drawing function of each panel.

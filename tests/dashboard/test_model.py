@@ -370,7 +370,9 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     """A two-parameter letter session below its [stop] confidence: the summary panel's title and the
     summary line say "not enough answers to prescribe"; a study without [stop] (a fixed number of
     trials), its estimate; with a target its confidence reaches, neither (the console's rule)."""
-    from lensopt.dashboard.panels import summary_title
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import draw_summary, summary_rows, summary_title
     from lensopt.store import SessionStore
 
     stop = {"confidence": 0.9, "min_trials": 10, "max_trials": 60}
@@ -392,6 +394,16 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     snap = SessionModel(info).update(info, records)
     assert snap.verdict is not None and not snap.verdict.prescribable and not snap.verdict.fixed_design
     assert summary_title(snap) == "Summary: best lens — not enough answers to prescribe"
+    # drawn: the verdict large, the estimate's sphere, cylinder and acuity small (as big as a prescription, they read as one)
+    fig = Figure(figsize=(7.0, 4.5), layout="constrained")
+    draw_summary(fig, snap)
+    (ax,) = fig.axes
+    sizes = {t.get_text(): t.get_fontsize() for t in ax.texts}
+    assert sizes["not enough answers to prescribe"] > max(sizes[r[1]] for r in summary_rows(snap) if r[0] == "Sphere")
+    assert (
+        max(sizes[r[1]] for r in summary_rows(snap) if r[0] in ("Sphere", "Cylinder", "Acuity"))
+        == sizes[next(r[1] for r in summary_rows(snap) if r[0] == "Trials")]
+    )
     # said before the lens, which is called an estimate (a header that led with "best lens" read as the result)
     assert (
         f"trials · not enough answers to prescribe · estimated lens {snap.best_lens_notation}: S "
@@ -407,6 +419,11 @@ def test_a_letter_session_short_of_its_target_says_so_as_the_closing_console_doe
     )
     snap = SessionModel(reached).update(reached, records)
     assert snap.verdict.prescribable and summary_title(snap) == "Summary: best lens"
+    fig = Figure(figsize=(7.0, 4.5), layout="constrained")
+    draw_summary(fig, snap)  # a lens to prescribe: its sphere as large as the confidence
+    sizes = {t.get_text(): t.get_fontsize() for t in fig.axes[0].texts}
+    sphere = next(r[1] for r in summary_rows(snap) if r[0] == "Sphere")
+    assert sizes[sphere] == sizes[next(r[1] for r in summary_rows(snap) if r[0] == "Confidence")]
     assert snap.summary_line().endswith(f"confidence {confidence_text(confidence, 1e-3)}")  # to its decimals
 
 

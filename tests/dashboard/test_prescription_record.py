@@ -125,6 +125,15 @@ def test_the_axis_interval_passing_180_is_written_through_180():
     assert interval_text("sphere_d", -1.5, -0.91) == "-1.50 to -0.91 D"
 
 
+def test_a_power_vector_part_the_axis_fixes_is_said_so_not_given_as_an_interval():
+    """A search along 180 has J45 = −(C/2) sin 360° = 0 whatever its cylinder: its interval
+    [0, 0] was printed "+0.00 to +0.00 D", as if measured; J0 = C/2 varies and keeps its interval."""
+    assert interval_text("j45_d", 0.0, 1e-17) == "fixed by the axis"
+    assert interval_text("j0_d", -1e-17, 0.0) == "fixed by the axis"  # along 45: J0 = −(C/2) cos 90° = 0
+    assert interval_text("j0_d", 0.25, 0.75) == "+0.25 to +0.75 D"
+    assert interval_text("m_d", 0.0, 0.0) == "+0.00 to +0.00 D"  # M is never fixed by an axis
+
+
 def test_the_confidence_is_said_in_words_above_and_below_the_protocols_level():
     assert confidence_statement(0.96, 0.95).startswith("96 % sure this lens gives acuity within 0.025 logMAR")
     assert "0.25 D" in confidence_statement(0.96, 0.95)

@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Sequence
@@ -111,6 +112,25 @@ def rescue_paths(db_path, session_id: int) -> tuple[Path, Path]:
     folder = Path(tempfile.gettempdir()) / f"{FALLBACK_FOLDER}{user}"
     fallback = folder / f"{resolved.name}-{digest}.session-{session_id}.unsaved.jsonl"
     return rescue_path(db_path, session_id), fallback
+
+
+def sessions_with_rescue_files(db_path) -> set[int] | None:
+    """The ids of the sessions of ``db_path`` with a rescue file in either place of
+    :func:`rescue_paths`, from one listing of each folder (a clinic's listing of 4,000 sessions spent
+    a second opening 16,000 files that were not there); None when a folder exists that cannot be
+    listed (then each session's files are looked for)."""
+    ids: set[int] = set()
+    for path in rescue_paths(db_path, 0):
+        prefix = path.name.removesuffix(".session-0.unsaved.jsonl")
+        pattern = re.compile(re.escape(prefix) + r"\.session-(\d+)\.unsaved\.jsonl")
+        try:
+            names = [entry.name for entry in os.scandir(path.parent)]
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        ids.update(int(match.group(1)) for match in map(pattern.fullmatch, names) if match)
+    return ids
 
 
 def _presented_at_times(path: Path) -> list[float]:

@@ -10,7 +10,7 @@ import pytest
 
 from lensopt.errors import StoreError
 from lensopt.experiment import rescue
-from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path, rescue_paths
+from lensopt.experiment.rescue import recorder, recover_rescued, rescue_path, rescue_paths, sessions_with_rescue_files
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,3 +127,23 @@ def test_the_fallback_folder_must_be_this_users_own_and_its_file_no_link(tmp_pat
     fallback.unlink()
     with pytest.raises(StoreError, match=rf"trial 2 was saved to {fallback}"):
         recorder(Refusing(), 1, [beside, fallback])(Answer(2, "B", True))
+
+
+def test_the_sessions_with_rescue_files_are_found_in_both_places_by_one_listing(tmp_path, monkeypatch):
+    """The listing of a clinic's sessions looks for each session's rescue files only where a listing
+    of the two folders found one: the same sessions as looking for each session's files."""
+    monkeypatch.setattr(rescue.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    db = tmp_path / "s.db"
+    assert sessions_with_rescue_files(db) == set()  # the fallback folder is not there: nothing
+    beside, _ = rescue_paths(db, 3)
+    beside.write_text("{}\n")
+    _, fallback = rescue_paths(db, 12)
+    fallback.parent.mkdir(mode=0o700, parents=True)
+    fallback.write_text("{}\n")
+    # not this database's: another database's files beside it and in the fallback folder, a recovered file
+    (tmp_path / "t.db.session-5.unsaved.jsonl").write_text("{}\n")
+    rescue_paths(tmp_path / "other" / "s.db", 7)[1].write_text("{}\n")
+    (tmp_path / "s.db.session-4.recovered.jsonl").write_text("{}\n")
+    found = sessions_with_rescue_files(db)
+    assert found == {3, 12}
+    assert found == {sid for sid in range(1, 20) if any(path.exists() for path in rescue_paths(db, sid))}

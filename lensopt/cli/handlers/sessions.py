@@ -22,7 +22,7 @@ from lensopt.cli.arguments import check_database_not_a_folder, check_session_id
 from lensopt.dashboard.prescription_text import build_record
 from lensopt.dashboard.record_text import record_lines
 from lensopt.errors import LensoptError, StoreError
-from lensopt.experiment.rescue import unsaved_warning
+from lensopt.experiment.rescue import sessions_with_rescue_files, unsaved_warning
 from lensopt.stopping import confidence_text, enough_to_prescribe, threshold_text
 from lensopt.store import (
     DamagedSession,
@@ -185,7 +185,10 @@ def _warn_of_unsaved_answers(db_path, infos) -> None:
     """One stderr line per session with answers its database refused, kept in a rescue file until a
     resume stores them (the listing and an export count only what the database holds) — or with a
     rescue file of its name holding answers from before it began (an earlier database's)."""
+    with_files = sessions_with_rescue_files(db_path)  # one listing, not two files looked for per session
     for info in infos:
+        if with_files is not None and info.session_id not in with_files:
+            continue
         warning = unsaved_warning(db_path, info.session_id, info.created_at)
         if warning is not None:
             print(warning, file=sys.stderr)

@@ -316,7 +316,7 @@ def summary_title(snap: DashboardSnapshot) -> str:
         if not any(e.prescribable for e in snap.eyes):
             return "Summary: no prescription yet"
         return "Summary: prescription" + (", each eye" if len(snap.eyes) > 1 else "")
-    short = "" if snap.verdict is None else snap.verdict.shortfall()  # as the closing console says it
+    short = summary_shortfall(snap)  # as the closing console says it
     return f"Summary: best lens{eye_suffix(snap)}" + (f" — {short}" if short else "")
 
 

@@ -55,3 +55,25 @@ def ratio_text(versus: dict | None) -> str:
         return "—"
     text = f"{versus['trials_to_criterion_ratio']:.2f}"
     return "≥" + text if versus.get("ratio_is_lower_bound") else text
+
+
+def criterion_stats(ttc: list[int], budget: int) -> dict:
+    """The summaries' trials to criterion of sessions ``ttc`` run to ``budget``: their ``median``
+    (None without sessions), how many ``never`` settled (counted as ``never_counts_as``, budget + 1),
+    and ``median_is_lower_bound`` when half or more of them never did (:func:`median_is_censored`:
+    a pilot's "58.5 trials" with 2 of 4 sessions never settled is at least 58.5)."""
+    never = int(sum(t > budget for t in ttc))
+    return {
+        "median": float(np.median(ttc)) if len(ttc) else None,
+        "never": never,
+        "never_counts_as": budget + 1,
+        "median_is_lower_bound": median_is_censored(len(ttc), never),
+    }
+
+
+def median_text(stats: dict) -> str:
+    """The median of :func:`criterion_stats` as a table prints it: ``46.5``, ``≥58.5`` (a lower
+    bound), or ``—`` (no session)."""
+    if stats["median"] is None:
+        return "—"
+    return ("≥" if stats.get("median_is_lower_bound") else "") + f"{stats['median']:.1f}"

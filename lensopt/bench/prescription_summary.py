@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lensopt.bench.criterion import ratio_text, versus_ideal
+from lensopt.bench.criterion import criterion_stats, median_text, ratio_text, versus_ideal
 from lensopt.bench.criterion import trials_to_criterion as criterion_trials
 from lensopt.bench.prescription import (
     BLAND_ALTMAN_NAME,
@@ -89,11 +89,7 @@ def _group_stats(records: list[dict]) -> dict:
         entry["blur_error_d_median"] = _median([r["curves"]["blur_error_d"][t - 1] for r in full])
         stats["at"][str(t)] = entry
     ttc = [trials_to_criterion(r["curves"]["blur_error_d"]) for r in full]
-    stats["trials_to_criterion"] = {
-        "median": _median(ttc),
-        "never": int(sum(t > budget for t in ttc)),
-        "never_counts_as": budget + 1,
-    }
+    stats["trials_to_criterion"] = criterion_stats(ttc, budget)
     stats["above_0.5_at_end"] = int(sum(r["curves"]["blur_error_d"][-1] > FAILURE_D for r in full))
     stop = full[0].get("stop") if full else None
     if stop is not None:
@@ -289,7 +285,7 @@ def format_summary(summary: dict) -> str:
                 r["setting"],
                 rule_label(r),
                 str(r["n_trials"]),
-                _fmt(ttc["median"], 1),
+                median_text(ttc),
                 str(ttc["never"]),
                 str(r["above_0.5_at_end"]),
                 ratio_text(vs),
@@ -318,7 +314,8 @@ def format_summary(summary: dict) -> str:
         f"> {FAILURE_D} D at end: sessions whose blur error (the power-vector error's length) is above "
         f"{FAILURE_D} D after the last trial; "
         "TTC ×ideal: median trials to criterion over the ideal observer's, same setting, seeds both ran "
-        "(≥: half or more of the rule's sessions never settled, a lower bound); "
+        "(TTC med and TTC ×ideal ≥: half or more of the rule's sessions never settled, lower bounds; "
+        "TTC ×ideal —: half or more of the ideal observer's never settled either, no ratio); "
         + (
             f"stop: confidence {stop_row['confidence']:g}, min {stop_row['min_trials']} trials — stopped: "
             f"sessions stopped by confidence, of all (the rest ran to the budget), within: of those, truly <= {CRITERION_D} D"

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lensopt.bench.criterion import ratio_text, versus_ideal
+from lensopt.bench.criterion import criterion_stats, median_text, ratio_text, versus_ideal
 from lensopt.bench.criterion import trials_to_criterion as criterion_trials
 from lensopt.bench.figures import fitted_suptitle
 from lensopt.bench.records import (
@@ -116,11 +116,7 @@ def _group_stats(records: list[dict]) -> dict:
     stats["above_0.1_at_100"] = int(np.sum(errors[:, 99] > FAILURE_LOGMAR)) if budget >= 100 else None
     stats["above_0.1_at_end"] = int(np.sum(errors[:, -1] > FAILURE_LOGMAR))
     ttc = [trials_to_criterion(row) for row in errors]
-    stats["trials_to_criterion"] = {
-        "median": _median(ttc),
-        "never": int(sum(t > budget for t in ttc)),
-        "never_counts_as": budget + 1,
-    }
+    stats["trials_to_criterion"] = criterion_stats(ttc, budget)
     stats["stop"] = _stop_stats(records)
     if records[0].get("slope_range_per_logmar") is not None and all("patient_slope" in r for r in records):
         stats["stop_by_slope"] = _stops_by_slope(records)
@@ -273,7 +269,7 @@ def format_summary(summary: dict) -> str:
                 r["condition"],
                 r["rule"],
                 str(r["n_trials"]),
-                _fmt(ttc["median"], 1),
+                median_text(ttc),
                 str(ttc["never"]),
                 ratio_text(vs),
                 f"{vs['failures']} vs {vs['ideal_failures']}" if vs else "—",
@@ -291,7 +287,8 @@ def format_summary(summary: dict) -> str:
     out += [
         "",
         "failures: sessions above 0.1 logMAR at the last trial (ratios on the seeds both rules ran); "
-        "TTC ×ideal ≥: half or more of the rule's sessions never settled, so the ratio is a lower bound; "
+        "TTC med and TTC ×ideal ≥: half or more of the rule's sessions never settled, so the median and the ratio "
+        "are lower bounds; TTC ×ideal —: half or more of the ideal observer's never settled either, no ratio; "
         f"stopped: by confidence (the rest at the budget); within: fraction of those truly <= {CRITERION_LOGMAR}; "
         f"≤½ line: <= {HALF_LINE_LOGMAR} logMAR; wrong med: the median error (logMAR) of the stops not within; "
         "worst: the largest error (logMAR) at a stop",

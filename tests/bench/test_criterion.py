@@ -2,7 +2,7 @@
 
 import pytest
 
-from lensopt.bench.criterion import median_is_censored, ratio_text, versus_ideal
+from lensopt.bench.criterion import criterion_stats, median_is_censored, median_text, ratio_text, versus_ideal
 from lensopt.bench.robustness_summary import format_summary, summarize
 from lensopt.bench.runner import HELD_OUT_FIRST_SEED
 from tests.bench.test_robustness import _record
@@ -53,3 +53,23 @@ def test_robustness_table_marks_a_censored_ratio():
         if line.startswith("slope-5  ") and "ucb-ald" in line and "vs" in line
     )
     assert "≥2.82" in row
+    # the median itself, (40 + 101) / 2, is a lower bound too: the true one lies beyond the budget's 70.5
+    assert ucb["trials_to_criterion"]["median_is_lower_bound"] is True and "≥70.5" in row
+    ideal = next(r for r in summary["rows"] if r["rule"] == "ideal")
+    assert ideal["trials_to_criterion"]["median_is_lower_bound"] is False
+
+
+@pytest.mark.parametrize(
+    ("ttc", "budget", "median", "never", "text"),
+    [
+        ([10, 20, 30, 40], 40, 25.0, 0, "25.0"),
+        ([10, 20, 61, 61], 60, 40.5, 2, "≥40.5"),  # a pilot's 2 of 4 never settled: at least 40.5
+        ([10, 20, 30, 61, 61], 60, 30.0, 2, "30.0"),  # the middle one settled: a median
+        ([], 60, None, 0, "—"),
+    ],
+)
+def test_a_median_of_trials_to_criterion_is_printed_as_a_lower_bound_when_censored(ttc, budget, median, never, text):
+    stats = criterion_stats(ttc, budget)
+    assert (stats["median"], stats["never"], stats["never_counts_as"]) == (median, never, budget + 1)
+    assert stats["median_is_lower_bound"] is median_is_censored(len(ttc), never)
+    assert median_text(stats) == text

@@ -121,7 +121,12 @@ def test_summary_bland_altman_and_criteria_equal_a_hand_computation():
     assert ucb["at"]["6"]["M"]["sd"] == pytest.approx(np.std([0.1, 0.2, -0.4], ddof=1))
     blur6 = [0.1, np.hypot(0.2, 0.1), np.hypot(0.4, 0.2)]
     assert ucb["at"]["6"]["blur_error_d_median"] == pytest.approx(np.median(blur6))
-    assert ucb["trials_to_criterion"] == {"median": 5.0, "never": 1, "never_counts_as": 7}
+    assert ucb["trials_to_criterion"] == {
+        "median": 5.0,
+        "never": 1,
+        "never_counts_as": 7,
+        "median_is_lower_bound": False,
+    }
     versus = ucb["versus_ideal"]  # seeds s, s + 1: 3, 5 against 2, 1
     assert versus["paired_sessions"] == 2
     assert versus["trials_to_criterion_median"] == 4.0 and versus["ideal_trials_to_criterion_median"] == 1.5

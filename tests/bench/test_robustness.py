@@ -93,7 +93,12 @@ def test_summary_statistics_of_hand_made_records_equal_hand_computed_values():
     assert ucb["errors"]["100"]["mean"] == pytest.approx(0.08)
     assert "260" not in ucb["errors"]
     assert ucb["above_0.1_at_100"] == 1 and ucb["above_0.1_at_end"] == 1
-    assert ucb["trials_to_criterion"] == {"median": 55.5, "never": 1, "never_counts_as": 101}
+    assert ucb["trials_to_criterion"] == {
+        "median": 55.5,
+        "never": 1,
+        "never_counts_as": 101,
+        "median_is_lower_bound": False,
+    }
     stop = ucb["stop"]
     assert stop["median_trials_used"] == 85.0  # 50, 70, 100 and 100 (never stopped: the budget)
     assert stop["n_stopped_by_confidence"] == 2 and stop["n_stopped_at_max_trials"] == 1

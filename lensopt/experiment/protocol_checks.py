@@ -250,7 +250,7 @@ def toml_hint(raw: bytes, exc: Exception) -> str:
         if re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", key.group(2)) and key.group(2) not in ("true", "false"):
             return f'; text is written in quotes: {key.group(1)} = "{key.group(2)}"'
     if message.startswith("Invalid statement") and raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[{")):
-        return "; this is JSON, and a protocol is TOML: start from a copy of a shipped protocol (docs/protocols.md)"
+        return "; this is JSON, and a protocol is TOML: key = value lines under [tables], as in the shipped protocols (lensopt run --help names them)"
     return ""
 
 

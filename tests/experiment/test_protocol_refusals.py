@@ -179,7 +179,7 @@ def test_a_json_file_given_as_a_protocol_is_said_to_be_json(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text('{"protocol": {"name": "demo"}}\n')
     assert _refusal(path).endswith(
-        "; this is JSON, and a protocol is TOML: start from a copy of a shipped protocol (docs/protocols.md)"
+        "; this is JSON, and a protocol is TOML: key = value lines under [tables], as in the shipped protocols (lensopt run --help names them)"
     )
 
 

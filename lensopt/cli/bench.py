@@ -146,7 +146,11 @@ def _add_cluster_options(p, report_every: bool = True) -> None:
         action="store_true",
         help="run in this process, one run after the other, without Dask (debugging)",
     )
-    g.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    g.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar (shown on a terminal only; without one the campaign prints its plan)",
+    )
     if not report_every:  # the campaign reports the lens after every trial
         return
     p.add_argument(

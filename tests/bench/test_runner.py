@@ -499,8 +499,24 @@ def test_a_campaign_without_a_progress_bar_says_its_plan_before_it_runs(tmp_path
     assert lines[0] == "lensopt bench refraction: 2 runs: 0 already done, 2 to run"
     assert any("2 runs: 0 already done, 2 run now" in line for line in lines[1:])
     with_bar = [a for a in argv if a != "--no-progress"]
-    assert main(with_bar) == 0
+    assert main(with_bar) == 0  # stderr not a terminal (a batch log): the plan, and no bar
+    captured = capsys.readouterr()
+    assert "lensopt bench refraction: 2 runs: 2 already done, 0 to run" in captured.out and "\r" not in captured.err
+
+
+def test_a_campaign_on_a_terminal_shows_its_bar_instead_of_its_plan(tmp_path, capsys, monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    argv = [a for a in _refraction_argv(tmp_path / "refraction") if a != "--no-progress"]
+    assert main(argv) == 0
     assert "to run" not in capsys.readouterr().out  # the bar says it
+    assert "refraction: 0 already done" in terminal.getvalue()
 
 
 def test_seeds_of_a_refraction_campaign_may_not_reach_the_held_out_patients(capsys, tmp_path, monkeypatch):

@@ -104,6 +104,9 @@ def run_specs(args, campaign: str, specs, manifest: dict, runner=run_campaign) -
     def say_plan(n_total: int, n_done: int) -> None:  # without the bar (batch logs): what is to run, now
         print(f"lensopt bench {campaign}: {n_total} runs: {n_done} already done, {n_total - n_done} to run", flush=True)
 
+    # a bar on a terminal only: in a batch log (nohup, a cluster's job) it is a line of carriage
+    # returns, and the log would never say what the job set out to do
+    bar = not args.no_progress and sys.stderr.isatty()
     summary = runner(
         specs,
         args.out,
@@ -111,8 +114,8 @@ def run_specs(args, campaign: str, specs, manifest: dict, runner=run_campaign) -
         scheduler=args.scheduler,
         n_workers=args.workers,
         local_sync=args.local_sync,
-        progress=not args.no_progress,
-        on_plan=say_plan if args.no_progress else None,
+        progress=bar,
+        on_plan=None if bar else say_plan,
     )
     return report_runs(campaign, args.out, summary)
 

@@ -167,7 +167,7 @@ def clinical_table(seeds, amplitudes_d, model_accommodation_d) -> None:
 
 
 def main(argv=None) -> None:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--patients", type=positive_int, default=40)
     parser.add_argument("--first-seed", type=non_negative_int, default=100_000)
     parser.add_argument(

@@ -80,7 +80,7 @@ def summary(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--feedback", choices=sorted(RULES), default="letters")
     parser.add_argument(
         "--steps",

@@ -69,7 +69,7 @@ def ranking(optimizer, lenses_d) -> dict[str, np.ndarray]:
 
 
 def main(argv=None) -> int:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=non_negative_int, default=100064, help="the campaign's patient seed")
     parser.add_argument("--trials", type=positive_int, default=60)
     parser.add_argument("--rule", choices=RULES, default="ucb-ald")

@@ -74,7 +74,7 @@ def table(results: list[dict], checkpoints=CHECKPOINTS) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--patients", type=positive_int, default=200)
     parser.add_argument("--first-seed", type=non_negative_int, default=100_000)
     args = parser.parse_args(argv)

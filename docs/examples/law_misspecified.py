@@ -72,7 +72,7 @@ def reported_trials(n_trials: int) -> list[int]:
 
 
 def main(argv=None) -> None:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--patients", type=positive_int, default=30)
     parser.add_argument("--first-seed", type=non_negative_int, default=100_000)
     parser.add_argument(

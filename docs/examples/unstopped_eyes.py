@@ -137,7 +137,7 @@ def table(campaigns: list[Path]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "campaigns",
         nargs="+",

@@ -46,7 +46,7 @@ def session(seed: int, n_trials: int = 100) -> dict:
 
 
 def main(argv=None) -> None:
-    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--first-seed", type=non_negative_int, default=100_000, help="seed of the first patient (held out: ≥ 100000)"
     )

@@ -149,7 +149,12 @@ def register(subparsers) -> None:
         help=f"the patient's psychometric slope, logMAR⁻¹ (default {PATIENT_SLOPE:g}; "
         f"{CLINIC_SLOPE:g} for the full prescription, as its campaigns)",
     )
-    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the patient and the optimizer")
+    p.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed of the patient and the optimizer (default 0; seeds below 100000 are the tuning patients, from 100000 on held out)",
+    )
     p.add_argument("--true-sphere", type=_finite_float, metavar="D", help="patient's true sphere correction (D)")
     p.add_argument("--true-cylinder", type=_finite_float, metavar="D", help="patient's true cylinder correction (D)")
     p.add_argument(

@@ -249,6 +249,15 @@ def load_records(
     ``essential`` keys (:func:`check_record_keys`)."""
     files = load_record_files(out_dir, command)
     if campaign is not None:
+        kinds = {record.get("campaign") for _, record in files} - {None}
+        if len(kinds) == 1 and kinds != {
+            campaign
+        }:  # one campaign of another kind: the wrong command, not two campaigns
+            (kind,) = kinds
+            raise ValueError(
+                f"{out_dir} holds a {kind} campaign, not a {campaign} one; summarize it with "
+                f"`lensopt bench report {out_dir}`"
+            )
         for path, record in files:
             check_campaign_of(path, record, campaign)
     for path, record in files:

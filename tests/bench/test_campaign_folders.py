@@ -100,6 +100,20 @@ def test_a_summary_of_a_folder_holding_two_kinds_of_runs_names_a_run_of_the_othe
         assert "move the runs of one into a folder of its own" in line
 
 
+@pytest.mark.parametrize(("kind", "other"), [("robustness", "prescription"), ("prescription", "robustness")])
+def test_a_summary_by_the_other_kinds_command_names_the_campaign_and_the_command_that_reads_it(
+    copy, capsys, kind, other
+):
+    """`bench robustness --summary` of a prescription campaign's folder was blamed on "two campaigns"
+    in one folder, and sent the scientist to move runs between folders."""
+    out = copy(kind)
+    line = _one_line_error(capsys, ["bench", other, "--summary", str(out)])
+    assert line.endswith(
+        f"{out} holds a {kind} campaign, not a {other} one; summarize it with `lensopt bench report {out}`"
+    )
+    assert main(["bench", "report", str(out)]) == 0  # the command it names reads it
+
+
 def test_a_report_of_a_folder_holding_two_kinds_of_runs_names_a_run_of_the_other_kind(copy, tmp_path, capsys):
     out = tmp_path / "refraction"
     argv = ["bench", "refraction", "--out", str(out), "--seeds", "1", "--iterations", "3", "--initial", "1"]

@@ -36,6 +36,7 @@ Summary statistics (:func:`lensopt.bench.robustness_summary.summarize`), per con
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -133,6 +134,14 @@ EXTRA_CONDITIONS = (
     ),
 )
 CONDITIONS_BY_NAME = {c.name: c for c in CONDITIONS + EXTRA_CONDITIONS}
+
+
+def condition_as_run(name: str, max_patients: int | None, n_trials: int | None) -> Condition:
+    """Condition ``name`` as a campaign runs it: its patients capped by ``max_patients`` and its
+    trials replaced by ``n_trials`` (None: its own)."""
+    condition = get_condition(name)
+    n_patients = condition.n_patients if max_patients is None else min(condition.n_patients, max_patients)
+    return dataclasses.replace(condition, n_patients=n_patients, n_trials=n_trials or condition.n_trials)
 
 
 def get_condition(name: str) -> Condition:

@@ -237,6 +237,9 @@ def test_tiny_campaign_resumes_without_rerunning_finished_runs_and_reports(tmp_p
         assert r["optimizer_settings"]["rule"] == "ideal" and r["optimizer_settings"]["slope"] == 5.0
     manifest = json.loads((out / "campaign.json").read_text())
     assert manifest["split"] == "held-out" and manifest["command"].startswith("lensopt bench robustness")
+    # the conditions as run (--patients 2, --trials 12), not their defaults (200 patients, 100 trials)
+    (condition,) = manifest["conditions"]
+    assert (condition["name"], condition["n_patients"], condition["n_trials"]) == ("slope-5", 2, 12)
 
     stamp = (out / "runs" / f"{records[1]['key']}.json").stat().st_mtime_ns
     (out / "runs" / f"{records[0]['key']}.json").unlink()

@@ -379,7 +379,9 @@ def run_robustness_campaign(args) -> int:
         "first_seed": first_seed,
         "held_out_first_seed": HELD_OUT_FIRST_SEED,
         "rules": rules,
-        "conditions": [robustness.get_condition(c).to_dict() for c in args.conditions],
+        # as run: each condition's patients capped by --patients, its trials by --trials (the defaults
+        # read as the size run)
+        "conditions": [robustness.condition_as_run(c, args.patients, args.trials).to_dict() for c in args.conditions],
         "max_patients": args.patients,
         "n_trials": args.trials,
         "n_initial": args.initial,

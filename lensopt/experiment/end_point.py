@@ -436,13 +436,17 @@ def closing_screen(
     if resume is not None:
         lines.append(f"To continue: {resume}")
     both = {"trial_index": 0, "eye": None} if len(end_points) > 1 else {}  # not "Trial 8 of 8 · eye OS"
+    # over both eyes' results, whose answer the undo takes back: the last eye's (as OS's first screen
+    # says "undo OD's last answer")
+    whose = f"{end_points[-1].eye}'s" if both and end_points[-1].eye else "the"
     console.update(  # each eye's confidence is in its lines: not the last trial's "Confidence so far"
         **both,
         confidence=None,
         heading="Session finished",
         lens_text="\n".join(e.headline() for e in end_points),
         keys_text="\n".join(lines),
-        message=f"{confirm.upper()}: close" + (f"   ·   {undo_key.upper()}: undo the last answer" if undo_key else ""),
+        message=f"{confirm.upper()}: close"
+        + (f"   ·   {undo_key.upper()}: undo {whose} last answer" if undo_key else ""),
     )
     if frames_dir is not None:
         with contextlib.suppress(OSError):  # shown anyway; a frames folder that failed was said by the loop

@@ -307,6 +307,8 @@ def test_the_closing_console_names_each_eyes_start_under_its_result(tmp_path, wi
     assert lines.index("OD: started from -2.25 / -0.75 x 180") < lines.index("OS: started from -1.00 / -0.50 x 010")
     # its title is the session's, not OS's last trial ("Trial 2 of 2 · eye OS" over both eyes' results)
     assert (closing.trial_index, closing.eye) == (0, None)
+    # the undo it offers takes back OS's last answer, and says so over both eyes' results
+    assert closing.message == "SPACE: close   ·   BACKSPACE: undo OS's last answer"
 
 
 def test_an_ou_session_started_from_one_lens_says_so_in_one_line(tmp_path, window):

@@ -88,7 +88,7 @@ def test_the_closing_console_of_both_eyes_fits_the_window_with_the_key_that_clos
         frame = np.asarray(Image.open(tmp_path / "end-console.png").convert("L"))
     finally:
         win.close()
-    assert "SPACE: close   ·   BACKSPACE: undo the last answer" in console.drawn  # the keys are drawn...
+    assert "SPACE: close   ·   BACKSPACE: undo OS's last answer" in console.drawn  # the keys are drawn...
     outside = [text for text, bottom, top, width in boxes if bottom < -half_h + 4 or top > half_h or width > 2 * half_w]
     assert outside == []  # ...and, like every line, inside the window
     for (_, bottom, _, _), (text, _, top, _) in itertools.pairwise(boxes):

@@ -136,6 +136,13 @@ class CalibrationSection:
         if not isinstance(self.monitor, str):
             raise ValueError(f"monitor must be a PsychoPy Monitor Center name, got {self.monitor!r}")
         if not self.monitor:
+            for name, what in (
+                ("screen_width_cm", "the screen's visible width in cm (e.g. 52.7)"),
+                ("screen_width_px", "its width in pixels (e.g. 1920)"),
+                ("screen_height_px", "its height in pixels (e.g. 1080)"),
+            ):  # 0 is what a key left out reads as: said as missing, not as "got 0.0"
+                if getattr(self, name) == 0 and not isinstance(getattr(self, name), bool):
+                    raise ValueError(f"{name} is missing (or 0): give {what}, or monitor = NAME (lensopt calibrate)")
             _number(self, "screen_width_cm", 1.0, 10_000.0)
             _number(self, "screen_width_px", 16, 100_000, integer=True)
             _number(self, "screen_height_px", 16, 100_000, integer=True)

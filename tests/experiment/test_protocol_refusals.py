@@ -49,6 +49,25 @@ def test_random_first_trials_taking_every_trial_are_refused(tmp_path, fields, sa
     assert said in message and "lower optimizer.n_initial or raise optimizer.trials" in message
 
 
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("screen_width_cm", "give the screen's visible width in cm (e.g. 52.7)"),
+        ("screen_width_px", "give its width in pixels (e.g. 1920)"),
+        ("screen_height_px", "give its height in pixels (e.g. 1080)"),
+    ],
+)
+def test_a_calibration_number_left_out_is_said_to_be_missing_not_zero(tmp_path, key, said):
+    """A key left out reads as 0: it was refused with "must be a number in [1, 10000], got 0.0", a
+    value the file never held."""
+    text = DEMO_PROTOCOL.read_text()
+    assert re.search(rf"^{key} = ", text, flags=re.M)
+    path = tmp_path / "p.toml"
+    path.write_text(re.sub(rf"^{key} = .*\n", "", text, flags=re.M))
+    message = _refusal(path)
+    assert message.endswith(f"calibration.{key} is missing (or 0): {said}, or monitor = NAME (lensopt calibrate)")
+
+
 def test_random_first_trials_below_the_trials_are_accepted(tmp_path):
     assert load_protocol(write_protocol(tmp_path / "p.toml", **{"optimizer.trials": "6"})).optimizer.trials == 6
 

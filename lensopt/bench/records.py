@@ -250,9 +250,8 @@ def load_records(
     files = load_record_files(out_dir, command)
     if campaign is not None:
         kinds = {record.get("campaign") for _, record in files} - {None}
-        if len(kinds) == 1 and kinds != {
-            campaign
-        }:  # one campaign of another kind: the wrong command, not two campaigns
+        # one campaign of another kind: the wrong command, not two campaigns in one folder
+        if len(kinds) == 1 and kinds != {campaign}:
             (kind,) = kinds
             raise ValueError(
                 f"{out_dir} holds a {kind} campaign, not a {campaign} one; summarize it with "

@@ -136,10 +136,10 @@ EXTRA_CONDITIONS = (
 CONDITIONS_BY_NAME = {c.name: c for c in CONDITIONS + EXTRA_CONDITIONS}
 
 
-def condition_as_run(name: str, max_patients: int | None, n_trials: int | None) -> Condition:
+def condition_as_run(name: str | Condition, max_patients: int | None, n_trials: int | None) -> Condition:
     """Condition ``name`` as a campaign runs it: its patients capped by ``max_patients`` and its
     trials replaced by ``n_trials`` (None: its own)."""
-    condition = get_condition(name)
+    condition = name if isinstance(name, Condition) else get_condition(name)
     n_patients = condition.n_patients if max_patients is None else min(condition.n_patients, max_patients)
     return dataclasses.replace(condition, n_patients=n_patients, n_trials=n_trials or condition.n_trials)
 
@@ -184,7 +184,7 @@ def robustness_specs(
         raise ValueError(f"unknown rule(s) {', '.join(unknown)}; choose from: {', '.join(ALL_ROBUSTNESS_RULES)}")
     if len(set(rules)) != len(rules):
         raise ValueError("--rules lists a rule twice")
-    counts = {c.name: c.n_patients if max_patients is None else min(c.n_patients, max_patients) for c in conditions}
+    counts = {c.name: condition_as_run(c, max_patients, None).n_patients for c in conditions}
     split_of_seeds(first_seed, first_seed + max(counts.values(), default=1) - 1)  # one side of the boundary
     specs = []
     for i in range(max(counts.values(), default=0)):

@@ -25,6 +25,7 @@ from typing import Any
 from lensopt.boxes import first_outside
 from lensopt.errors import ProtocolError
 from lensopt.experiment.protocol_checks import (
+    box_step_problem,
     check_ranking,
     foreign_key_problem,
     foreign_table_problem,
@@ -480,6 +481,7 @@ def load_protocol(path: str | Path, *, start_replaced: bool = False) -> Protocol
         or foreign_table_problem(data, protocol.feedback_mode)
         or one_line_name_problem(protocol.protocol.name)
         or (None if start_replaced else protocol.phoropter_problem())
+        or box_step_problem(protocol.start, protocol.lens)
         or protocol.keys.unknown_key_problem()
         or foreign_key_problem(data, protocol.feedback_mode)
         or protocol.timing.range_problem()

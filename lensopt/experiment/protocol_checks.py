@@ -187,6 +187,28 @@ def phoropter_problem(start: StartSection | None) -> str | None:
     )
 
 
+def box_step_problem(start: StartSection | None, lens: LensSection) -> str | None:
+    """The one-line problem of a ``[start]`` search box too narrow for the phoropter's steps
+    (``[lens] step_d``), else None: an M half-width under one step (:data:`MIN_M_HALF_WIDTH_D`'s
+    reason: a sphere one step either way) or a J half-width under half a step (a cylinder one step
+    stronger or weaker changes J by half a step). Every lens asked for would round to the start's
+    powers, and duels would compare x 180 with x 179. Continuous powers (``step_d = 0``) are not held
+    to it."""
+    if start is None or not lens.step_d:
+        return None
+    for name, half_width_d, least_d in (
+        ("m_half_width_d", start.m_half_width_d, lens.step_d),
+        ("j_half_width_d", start.j_half_width_d, lens.step_d / 2.0),
+    ):
+        if half_width_d < least_d - 1e-9:
+            return (
+                f"[start] {name} = {half_width_d:g} D is narrower than the phoropter's steps of "
+                f"{lens.step_d:g} D allow (at least {least_d:g} D): nearly every lens asked for would be "
+                f"the start's; widen it (the default is {getattr(StartSection, name):g} D)"
+            )
+    return None
+
+
 def check_ranking(rule: str, ranking: RankingSection, keys: KeysSection) -> None:
     """A ranking protocol's rule ranks lenses and ``[keys] lenses`` names a key of its own for each of
     ``[ranking] lenses``; else a ValueError (:class:`lensopt.experiment.protocol.Protocol` makes it a

@@ -156,14 +156,37 @@ def test_a_protocol_files_high_start_replaced_by_start_is_searched_around_the_st
     assert not db.exists()
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "least"), [("m_half_width_d", "0.01", "0.25"), ("j_half_width_d", "0.1", "0.125")]
+)
+def test_a_start_box_narrower_than_the_phoropters_steps_is_refused(tmp_path, field, value, least):
+    """A box whose M half-width is under one step, or J half-width under half a step (a cylinder one
+    step off changes J by half a step), would ask for the start's powers again and again."""
+    message = _refusal(write_protocol(tmp_path / "p.toml", PRESCRIPTION_PROTOCOL, **{f"start.{field}": value}))
+    assert f"[start] {field} = {value} D is narrower than the phoropter's steps of 0.25 D allow" in message
+    assert f"(at least {least} D)" in message and "widen it" in message
+
+
+def test_a_start_box_of_one_step_or_continuous_powers_is_accepted(tmp_path):
+    one_step = {"start.m_half_width_d": "0.25", "start.j_half_width_d": "0.125"}
+    assert (
+        load_protocol(write_protocol(tmp_path / "a.toml", PRESCRIPTION_PROTOCOL, **one_step)).start.m_half_width_d
+        == 0.25
+    )
+    continuous = {"start.m_half_width_d": "0.01", "lens.step_d": "0.0", "lens.prompt": "false"}
+    assert load_protocol(write_protocol(tmp_path / "b.toml", PRESCRIPTION_PROTOCOL, **continuous)).lens.step_d == 0.0
+
+
 def test_a_stored_protocol_checked_when_new_still_loads_as_it_ran():
-    """A session stored before these checks (a wide box, a fractional axis) resumes as it ran."""
+    """A session stored before these checks (a wide box, a J half-width under half a step, a fractional
+    axis) resumes as it ran."""
     stored = load_protocol(PRESCRIPTION_PROTOCOL).with_start("-1.00 DS").to_dict()
-    stored["start"].update(refraction="-19.00 DS", m_half_width_d=10.0)
+    stored["start"].update(refraction="-19.00 DS", m_half_width_d=10.0, j_half_width_d=0.01)
     stored["simulated"]["axis_deg"] = 90.5
     stored["optimizer"]["n_initial"] = stored["optimizer"]["trials"]
     protocol = protocol_from_dict(stored, source="stored protocol of session 1")
     assert protocol.start.m_half_width_d == 10.0 and protocol.simulated.axis_deg == 90.5
+    assert protocol.start.j_half_width_d == 0.01
 
 
 def test_a_protocol_number_with_a_decimal_comma_is_refused_saying_to_use_a_decimal_point(tmp_path):

@@ -163,24 +163,40 @@ def off_screen_problem(protocol: Protocol, fullscreen: bool, sizes_px: Sequence[
     windowed patient display at ``patient_pos_px``, or the console at ``console_pos_px`` or beside
     the patient's window. ``protocol`` is placed on this display as the windows are
     (:func:`lensopt.experiment.windows.side_by_side`). ``patient_pos_px = [32768, 32768]`` opened
-    the patient's window where nobody could see it, its letters too."""
+    the patient's window where nobody could see it, its letters too. A window larger than its screen
+    names its size's field: a console wider than the screen was said to run off it at a size cut to
+    the screen's, with advice to move it that could not help."""
     if not sizes_px:
         return None
     screens, display = protocol.screens, protocol.display
     windows = []
     if not fullscreen and screens.patient_pos_px is not None:
-        windows.append(("patient window", screens.patient, tuple(screens.patient_pos_px), display.window_size_px))
+        windows.append(
+            (
+                "patient window",
+                "display.window_size_px",
+                screens.patient,
+                tuple(screens.patient_pos_px),
+                display.window_size_px,
+            )
+        )
     beside = screens.console == screens.patient and not fullscreen
     if wants_console(protocol) and (screens.console_pos_px is not None or beside):
         size, pos = console_size_and_pos(
             screens, dataclasses.replace(display, fullscreen=fullscreen), display.window_size_px
         )
-        windows.append(("console", screens.console, pos or (0, 0), size))
-    for name, screen, (left_px, top_px), size_px in windows:
+        windows.append(("console", "screens.console_size_px", screens.console, pos or (0, 0), size))
+    for name, size_field, screen, (left_px, top_px), size_px in windows:
         if screen >= len(sizes_px):
             continue
         screen_width_px, screen_height_px = sizes_px[screen]
-        width_px, height_px = min(int(size_px[0]), screen_width_px), min(int(size_px[1]), screen_height_px)
+        if int(size_px[0]) > screen_width_px or int(size_px[1]) > screen_height_px:  # no place would show it whole
+            return (
+                f"the {name} ({int(size_px[0])} × {int(size_px[1])} px) is larger than screen {screen} "
+                f"({screen_width_px} × {screen_height_px} px), where nobody would see all of it; set {size_field} "
+                f"within [{screen_width_px}, {screen_height_px}]"
+            )
+        width_px, height_px = int(size_px[0]), int(size_px[1])
         if left_px + width_px <= screen_width_px and top_px + height_px <= screen_height_px:
             continue
         room = f"[{screen_width_px - width_px}, {screen_height_px - height_px}]"

@@ -254,6 +254,25 @@ def test_a_console_placed_or_pushed_beyond_its_screen_is_named():
     assert problem.endswith("; move screens.patient_pos_px left or give screens.console_pos_px")
 
 
+def test_a_window_larger_than_its_screen_names_its_size_not_its_place():
+    """A console of 2400 x 700 on a 1920 x 1080 screen was said to be 1920 x 700 px, running off the
+    screen, with advice to move it: no place shows it whole, its size is what to change."""
+    from lensopt.experiment.window_layout import off_screen_problem
+
+    wide = clinical_protocol(patient=0, console=1, console_pos_px=(0, 0), console_size_px=(2400, 700))
+    assert off_screen_problem(wide, True, [(1920, 1080), (1920, 1080)]) == (
+        "the console (2400 × 700 px) is larger than screen 1 (1920 × 1080 px), where nobody would see all of it; "
+        "set screens.console_size_px within [1920, 1080]"
+    )
+    tall = clinical_protocol(patient=0, console=1, patient_pos_px=(0, 0))
+    tall = dataclasses.replace(tall, display=dataclasses.replace(tall.display, window_size_px=(800, 1200)))
+    problem = off_screen_problem(tall, False, [(1920, 1080), (1920, 1080)])
+    assert problem is not None and problem.startswith("the patient window (800 × 1200 px) is larger than screen 0")
+    assert problem.endswith("; set display.window_size_px within [1920, 1080]")
+    fits = clinical_protocol(patient=0, console=1, console_pos_px=(0, 0), console_size_px=(1920, 1080))
+    assert off_screen_problem(fits, True, [(1920, 1080), (1920, 1080)]) is None  # the whole screen: shown whole
+
+
 def test_a_new_session_with_a_window_off_its_screen_is_refused_before_a_database_is_made(tmp_path, capsys):
     if screen_count() is None:
         pytest.skip("needs a display (Xvfb)")

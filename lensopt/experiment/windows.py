@@ -226,6 +226,23 @@ def screen_width_problem(calibration_width_px: int, screen_width_px: int | None)
     return text, not 1 / MAX_SCREEN_WIDTH_FACTOR <= ratio <= MAX_SCREEN_WIDTH_FACTOR
 
 
+def screen_height_problem(calibration_height_px: int, screen_height_px: int | None, field: str) -> str | None:
+    """The one-line problem of a calibration's height in pixels (``field`` names where it is set)
+    past any display scaling (:data:`MAX_SCREEN_WIDTH_FACTOR`) of the patient's screen's
+    ``screen_height_px`` (None: unknown), else None. A typo (108 for 1080) cut every window, and so
+    the largest letter, to 108 px, with a note blaming the screen's size."""
+    if screen_height_px is None or screen_height_px <= 0:
+        return None
+    ratio = calibration_height_px / screen_height_px
+    if 1 / MAX_SCREEN_WIDTH_FACTOR <= ratio <= MAX_SCREEN_WIDTH_FACTOR:
+        return None
+    return (
+        f"{field} = {calibration_height_px}, but the patient's screen is {screen_height_px} px high "
+        f"({max(ratio, 1 / ratio):.2g}x {'more' if ratio > 1 else 'less'}, no display scaling): the letters' "
+        "range would be cut to the wrong height; set it to the screen's height in pixels"
+    )
+
+
 def window_screen_width_px(win) -> int | None:
     """The width (px) of the screen a PsychoPy (pyglet) window opened on, in the window's framebuffer
     pixels (a Retina screen's are twice its points, which pyglet gives: the window's own framebuffer
@@ -355,7 +372,8 @@ def framebuffer_calibration(calibration: Calibration, size_px, new: bool, warn) 
 
 def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> None:
     """A new session's screen, refused in one line naming the protocol file and key before a database
-    file is made: a window ``[screens]`` places beyond its screen (:func:`off_screen_problem`), its
+    file is made: a window ``[screens]`` places beyond its screen (:func:`off_screen_problem`), a
+    calibration's height that is not the screen's (:func:`screen_height_problem`), its
     calibration (an unknown Monitor Center monitor) and the letter sizes it draws of
     those the protocol asks for (too small for the screen's pixels or ``min_stroke_px``, too large for
     the window). ``lensopt.experiment.session`` works them out again for the session, as it does for a resume."""
@@ -368,6 +386,20 @@ def check_new_screen(protocol: Protocol, request: RunRequest, window=None) -> No
         problem = off_screen_problem(side_by_side(protocol, fullscreen, widths_px), fullscreen, sizes_px)
         if problem:
             raise ProtocolError(f"{protocol.source}: {problem}")
+        field = (
+            f"calibration.monitor = {protocol.calibration.monitor!r}'s height"
+            if protocol.calibration.monitor
+            else "[calibration] screen_height_px"
+        )
+        screen_px = sizes_px[protocol.screens.patient] if protocol.screens.patient < len(sizes_px) else None
+        problem = screen_height_problem(calibration.screen_height_px, screen_px and screen_px[1], field)
+        if problem:
+            raise CalibrationError(f"{protocol.source}: {problem}")
+        mismatch = (
+            None if fullscreen or screen_px is None else screen_width_problem(calibration.screen_width_px, screen_px[0])
+        )
+        if mismatch is not None and mismatch[1]:  # past any scaling; a warning waits for the window (its pixels)
+            raise CalibrationError(f"{protocol.source}: {mismatch[0]}")
     window_size_px = expected_window_size_px(protocol, calibration, fullscreen, widths_px)
     renderable = mode_for(protocol).renderable_logmar(protocol, calibration, window_size_px)
     try:

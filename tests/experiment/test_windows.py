@@ -20,6 +20,7 @@ from lensopt.experiment.windows import (
     on_this_display,
     refuse_console_on_the_chart,
     screen_count,
+    screen_height_problem,
     screen_width_problem,
     side_by_side,
 )
@@ -107,8 +108,45 @@ def test_a_windowed_chart_whose_calibration_is_not_the_screens_is_refused_and_ke
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "screen_width_px = 100000" in err and "1920 px wide" in err
-    with SessionStore(db, readonly=True) as store:
-        assert store.listing() == []  # refused before the session was created
+    assert not db.exists()  # refused before a database file was made
+
+
+@pytest.mark.parametrize(
+    ("calibration_px", "screen_px", "factor"),
+    [
+        (1080, 1080, None),  # the screen it describes
+        (2160, 1080, None),  # HiDPI (framebuffer pixels over points): within any scaling
+        (1080, None, None),  # a screen that cannot say
+        (108, 1080, 10.0),  # a digit left out
+        (10800, 1080, 10.0),
+        (359, 1080, 1080 / 359),  # just past a third
+    ],
+)
+def test_a_calibration_height_past_any_display_scaling_is_refused_naming_the_screens(calibration_px, screen_px, factor):
+    problem = screen_height_problem(calibration_px, screen_px, "[calibration] screen_height_px")
+    assert (problem is None) == (factor is None), problem
+    if factor is not None:
+        assert problem.startswith(
+            f"[calibration] screen_height_px = {calibration_px}, but the patient's screen is 1080"
+        )
+        assert f"({factor:.2g}x {'more' if calibration_px > screen_px else 'less'}," in problem and "\n" not in problem
+
+
+@pytest.mark.parametrize("fullscreen", ["--fullscreen", "--no-fullscreen"])
+def test_a_new_session_whose_calibration_height_is_not_the_screens_is_refused_before_a_database_is_made(
+    tmp_path, capsys, fullscreen
+):
+    """A typo of 108 for 1080 px cut the letters' range to logMAR +0.61 with a note blaming the screen."""
+    if window_width_of_display() != 1920:
+        pytest.skip("needs the 1920 x 1080 Xvfb screen of the test command")
+    protocol = write_protocol(tmp_path / "low.toml", **{"calibration.screen_height_px": "108"})
+    db = tmp_path / "sessions.db"
+    argv = ["run", "--protocol", str(protocol), "--participant", "P1", "--observer", "simulated", "--db", str(db)]
+    code = main([*argv, fullscreen])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{protocol}: [calibration] screen_height_px = 108, but the patient's screen is 1080 px high" in err
+    assert not db.exists()
 
 
 def window_width_of_display():

@@ -224,7 +224,7 @@ def draw_comparison_history(fig, snap: ComparisonSnapshot) -> None:
             label=f"{snap.answer_label(number)} ({count})",
             zorder=3,
         )
-    finish_history_axes(ax, snap, sets, snap.noun, "letter size (logMAR)", title)
+    finish_history_axes(ax, snap, sets, snap.noun, "letter size (logMAR, smaller up)", title)
     ax.legend(
         loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=min(len(counts), 4), fontsize=FONT_SIZE - 2, frameon=False
     )

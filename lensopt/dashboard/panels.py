@@ -226,7 +226,7 @@ def draw_history(fig, snap: DashboardSnapshot) -> None:
         )
         label = "estimated best acuity" + (" (each eye's own)" if len(runs) > 1 else "")
         ax.plot(n_trials, mean, color=MODEL_COLOR, linewidth=2, label=label if k == 0 else None)
-    finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR)", title)
+    finish_history_axes(ax, snap, tr, "trial", "letter size / acuity (logMAR, better up)", title)
     number_each_eye(ax, tr.eye, void)  # both eyes: OS's trials from 1, as the console counts them
     mark_eyes(ax, tr, runs)
     legend_below(ax, ncols=4)  # in the upper right it covered letters shown and the eyes' names

@@ -575,3 +575,31 @@ def test_the_window_of_an_interrupted_session_gives_the_records_command_to_conti
     lines = window.message_label.text().split("\n")
     assert "· interrupted ·" in lines[0] and record_line in lines
     window.shutdown()
+
+
+def test_the_history_draws_smaller_letters_up_as_the_defocus_curve_beside_it_does(prescription_db):
+    """The History panel drew larger logMAR up and the defocus curve beside it better acuity up: the
+    estimated best acuity rose in one panel as it fell in the other. Both draw smaller logMAR up now,
+    every letter shown inside the axes and under the band of the eyes' names."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from lensopt.dashboard.panels import draw_history
+    from lensopt.dashboard.prescription_panels import draw_defocus_curve
+
+    _, _, followed = _both_eyes(prescription_db)
+    snap = followed.snapshot(None)
+    history, curve = Figure(), Figure()
+    draw_history(history, snap)
+    draw_defocus_curve(curve, snap.prescription_view, snap.letter_bounds_logmar)
+    for fig in (history, curve):
+        FigureCanvasAgg(fig).draw()
+        ax = fig.axes[0]
+        up = ax.transData.transform([(0.0, 0.0), (0.0, 0.5)])[:, 1]
+        assert up[0] > up[1], ax.get_ylabel()  # logMAR 0.0 above logMAR 0.5 on the screen
+        assert "better up" in ax.get_ylabel()
+    ax = history.axes[0]
+    letters_y = ax.transData.transform(np.column_stack([snap.trials.number, snap.trials.letter_logmar]))[:, 1]
+    box = ax.get_window_extent()
+    names_bottom = min(t.get_window_extent().y0 for t in ax.texts)
+    assert (letters_y >= box.y0).all() and (letters_y < names_bottom).all()

@@ -176,8 +176,9 @@ def test_the_defaults_a_session_gets_are_the_real_ones(monkeypatch, capsys):
     args = build_parser().parse_args(["simulate"])
     assert args.beta is None and args.model_lapse is None
     assert RefractionOptimizer(seed=0).settings.beta == LETTER_BETA
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_:
         main(["simulate", "--help"])
+    assert exit_.value.code == 0
     assert f"(default {LETTER_BETA:g}, issue 14's letter model" in " ".join(capsys.readouterr().out.split())
     # bench refraction: the handler fills in Φ⁻¹(0.99) itself, exactly
     seen = {}

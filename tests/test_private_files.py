@@ -160,8 +160,9 @@ def test_a_part_another_program_is_writing_is_left_to_it(tmp_path):
 def test_a_write_that_stops_early_leaves_no_part_and_the_earlier_file(tmp_path, stop):
     target = tmp_path / "rx.pdf"
     target.write_bytes(b"the earlier record")
-    with pytest.raises(type(stop)), private_output(target, "--out") as stream:
+    with pytest.raises(type(stop)) as raised, private_output(target, "--out") as stream:
         stream.write(b"half a record")
         raise stop
+    assert raised.value is stop  # the write's own error, passed on as it was
     assert target.read_bytes() == b"the earlier record"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rx.pdf"]

@@ -261,8 +261,9 @@ def test_the_default_rule_is_the_searchs_own(capsys):
 
 
 def test_the_help_states_the_default_answer_time(capsys):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_:
         main(["bench", "decision-time", "--help"])
+    assert exit_.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"(default {DEFAULT_RESPONSE_MS:g}:" in help_text
 

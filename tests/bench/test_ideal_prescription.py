@@ -231,12 +231,12 @@ def test_bad_settings_are_refused(kwargs):
 def test_bad_answers_are_refused():
     observer = PrescriptionIdealObserver(slope=5.0, box=TINY_BOX, grid_step_d=0.5)
     trial = Trial(sphere_d=-1.0, cylinder_d=-0.5, letter_logmar=0.2, axis_deg=30.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="correct must be True or False"):
         observer.tell(trial, "yes")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"trial must be a lensopt\.refraction\.trial\.Trial, got "):
         observer.tell((-1.0, -0.5, 0.2), True)  # type: ignore[arg-type]
-    with pytest.raises(ValueError):  # a cylinder without its axis
+    with pytest.raises(ValueError, match="with a cylinder needs its axis_deg"):  # a cylinder without its axis
         observer.tell(Trial(sphere_d=-1.0, cylinder_d=-0.5, letter_logmar=0.2), True)
-    with pytest.raises(TypeError):  # slope is required, keyword-only
+    with pytest.raises(TypeError, match="required keyword-only argument: 'slope'"):  # slope is required, keyword-only
         PrescriptionIdealObserver()  # type: ignore[call-arg]
     assert observer.n_trials == 0

@@ -277,8 +277,9 @@ def test_robustness_initial_at_or_above_the_trials_is_one_line_naming_the_gp_rul
 
 def test_the_help_of_robustness_describes_it_and_the_slurm_example_sets_glibcs_thresholds(capsys):
     for argv in (["bench", "--help"], ["bench", "robustness", "--help"]):
-        with pytest.raises(SystemExit):
+        with pytest.raises(SystemExit) as exit_:
             main(argv)
+        assert exit_.value.code == 0
         text = capsys.readouterr().out
         if argv == ["bench", "--help"]:
             assert "job_script_prologue" in text and "MALLOC_TRIM_THRESHOLD_=67108864" in text

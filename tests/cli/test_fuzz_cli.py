@@ -464,7 +464,7 @@ def test_a_protocol_text_field_of_another_type_is_refused(tmp_path, table, field
     data[table][field] = wrong
     path = tmp_path / "bad.toml"
     path.write_text(to_toml(data))
-    with pytest.raises(LensoptError):
+    with pytest.raises(LensoptError, match=rf"{table}\.{field} must be text, got "):
         load_protocol(path)
 
 

@@ -49,5 +49,5 @@ def test_a_handler_runs_its_function_with_the_arguments(monkeypatch):
     seen = []
     monkeypatch.setattr(sessions, "list_sessions", lambda args: seen.append(args) or 7)
     assert Handler("lensopt.cli.handlers.sessions:list_sessions")("the args") == 7 and seen == ["the args"]
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_handler'"):
         Handler("lensopt.cli.handlers.sessions:no_such_handler")(None)

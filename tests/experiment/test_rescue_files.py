@@ -75,7 +75,7 @@ def test_a_resume_reads_both_places_and_keeps_every_file_under_a_name_of_its_own
     assert rescue_paths(tmp_path / "other" / "s.db", 2)[1] != fallback  # another database of that name
     mode, lines = Stored(Answer(1, "A", True)), []
     record = recorder(Refusing(), 2, [beside, fallback])
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreError, match="trial 2 was saved to "):
         record(Answer(2, "B", False))
     beside.chmod(0o600)
     fallback.parent.mkdir(mode=0o700, parents=True)

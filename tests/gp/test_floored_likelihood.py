@@ -95,7 +95,7 @@ def test_floored_tilted_moments_match_quadrature(label, cavity_mean, cavity_var,
 def test_impossible_floors_are_refused(guess, lapse):
     with pytest.raises(ValueError, match="rate"):
         check_floor(guess, lapse)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"(guess|lapse)_rate.* must be "):
         GPClassifier(SquaredExponential(1.0), guess_rate=guess, lapse_rate=lapse)
 
 

@@ -133,7 +133,7 @@ def test_with_theta_returns_a_new_kernel_and_leaves_the_original_unchanged():
     assert k.variance == 1.5
     np.testing.assert_allclose(k2.lengthscales, [1.0, 3.0])
     assert k2.variance == pytest.approx(0.25)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         k.lengthscales[0] = 7.0  # read-only
 
 

@@ -177,7 +177,7 @@ def test_acuity_law_mean_gradient_matches_finite_differences():
 
 
 def test_acuity_law_mean_is_frozen():
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="cannot assign to field 'slope'"):
         ACUITY.slope = 5.0  # type: ignore[misc]
 
 

@@ -17,9 +17,9 @@ def test_the_registry_lists_the_three_kinds_in_order():
 
 
 def test_the_registry_is_read_only_and_its_modes_frozen():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="does not support item assignment"):
         registry["other"] = letters.MODE  # type: ignore[index]
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="cannot assign to field 'kind'"):
         letters.MODE.kind = "other"  # type: ignore[misc]
 
 

@@ -142,7 +142,7 @@ def test_draw_patients_rejects_bad_arguments():
 
 def test_patient_is_frozen():
     patient = SimulatedPatient(0.0, 0.0)
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="cannot assign to field 'sphere_d'"):
         patient.sphere_d = 1.0
 
 

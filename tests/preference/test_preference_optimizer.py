@@ -148,13 +148,20 @@ def test_muc_finds_the_optimum_of_a_bump_better_than_random_duels():
 def test_answers_of_the_wrong_form_are_refused_and_nothing_is_recorded():
     optimizer = PreferenceOptimizer([(0.0, 1.0)], rule="muc", seed=0, batch_size=3)
     query = optimizer.ask()
-    for bad in (2, "yes", [((0, 0), 1)], [((0, 5), 1)], [((0, 1), 0.5)], []):
-        with pytest.raises(ValueError):
+    for bad, said in (
+        (2, r"needs a sequence of \(\(i, j\), c\) comparisons as outcome; got 2"),
+        ("yes", r"needs a sequence of \(\(i, j\), c\) comparisons as outcome; got 'yes'"),
+        ([((0, 0), 1)], r"comparison \(0, 0\) needs two different member indices"),
+        ([((0, 5), 1)], r"comparison \(0, 5\) needs two different member indices"),
+        ([((0, 1), 0.5)], r"comparison \(0, 1\) must be 0/1 or a bool"),
+        ([], "outcome lists no comparison"),
+    ):
+        with pytest.raises(ValueError, match=said):
             optimizer.tell(query, bad)
     assert optimizer.n_trials == 0
     with pytest.raises(ValueError, match="outside"):
         optimizer.tell(DuelQuery(context=[], members=[[1.5], [0.2]]), 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"members must be a 2-D array \(m >= 2, n_system\)"):
         DuelQuery(context=[], members=[[0.1]])
 
 

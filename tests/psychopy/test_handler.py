@@ -225,7 +225,7 @@ def test_a_ranking_answer_the_optimizer_refuses_is_refused_before_it_is_told(loo
     handler = RefractionHandler(RankingRefractionOptimizer(seed=3, lens_step_d=0.25), n_trials=3, lookahead=lookahead)
     try:
         next(handler)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"ordering (must list integer member indices|of indices)"):
             handler.addResponse(bad)
         assert handler.optimizer.n_trials == 0  # nothing told: the trial still waits for its answer
         handler.addResponse([1, 0, 2])

@@ -168,7 +168,8 @@ def test_a_state_saved_before_the_floor_resumes_with_the_plain_probit_model():
 
 @pytest.mark.parametrize("bad", [{"lapse": 0.6}, {"lapse": -0.1}, {"n_alternatives": 1}, {"likelihood": "logit"}])
 def test_impossible_answer_models_are_refused(bad):
-    with pytest.raises(ValueError):
+    (setting,) = bad
+    with pytest.raises(ValueError, match=f"^{setting} must be "):
         RefractionOptimizer(**bad)
 
 

@@ -35,7 +35,7 @@ def test_rankings_find_a_better_lens_than_random_sets():
 def test_bad_orders_and_rules_are_refused():
     opt = RankingRefractionOptimizer(seed=0)
     trial = opt.ask()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="an ordering must not repeat a member"):
         opt.tell(trial, (0, 0, 1))
     with pytest.raises(ValueError, match="unknown ranking rule"):
         RankingRefractionOptimizer(rule="muc-ald")

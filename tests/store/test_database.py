@@ -286,7 +286,7 @@ def test_read_only_store_refuses_writes_and_never_writes(tmp_path):
             with pytest.raises(ReadOnlyStoreError, match="read-only"):
                 call()
         # Even raw SQL on its connection cannot write.
-        with pytest.raises(sqlite3.OperationalError):
+        with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
             store._conn.execute("DELETE FROM trials")
         assert store.trials(sid) == [make_trial(1)]
     assert path.read_bytes() == before

@@ -7,6 +7,10 @@ campaign run, so that a number can be traced to the code and libraries that prod
 - ``git_commit``: the commit of the lensopt checkout that ran, when lensopt runs from a git work
   tree (an editable install in a clone), with ``"+dirty"`` when its tracked files differ from that
   commit; ``None`` from an installed wheel (it carries no commit);
+- ``source_diff``, of a ``+dirty`` checkout only: the name of its changes, ``git diff HEAD``, by their
+  SHA-256 (``"3f2a9c01b7de.diff"``, :func:`source_diff_name`), which a campaign keeps in its folder
+  (:func:`lensopt.bench.records.keep_source_diff`): runs made from two states of a modified
+  checkout are two versions, and either can be rebuilt from its commit and its diff;
 - ``python``, ``numpy``, ``scipy``, and the optional parts when installed (``psychopy``, from the
   ``psychopy-lib`` or ``psychopy`` distribution; ``PyQt5``, ``matplotlib``, ``dask``): their
   distributions' versions, read from their metadata (nothing is imported for it);
@@ -24,6 +28,7 @@ store's names without numpy.
 from __future__ import annotations
 
 import functools
+import hashlib
 import platform
 import subprocess
 from importlib import metadata
@@ -52,26 +57,28 @@ def _distribution_version(names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _git(checkout: Path, *args: str) -> str | None:
+def _git(checkout: Path, *args: str, strip: bool = True) -> str | None:
     try:
         done = subprocess.run(
             ["git", "-C", str(checkout), *args],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",  # a file not in UTF-8 does not stop the record
             timeout=GIT_TIMEOUT_S,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):  # no git on the machine, or it hung
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() if strip else done.stdout
 
 
 def git_commit(package_dir: Path | None = None) -> str | None:
     """The commit of the git checkout holding ``package_dir`` (default: lensopt's own folder),
     ``"<sha>+dirty"`` when tracked files differ from it; None outside a checkout (an installed
     wheel) or without git."""
-    package_dir = Path(__file__).resolve().parent if package_dir is None else package_dir
-    checkout = package_dir.parent
+    checkout = _checkout_of(package_dir)
     if not (checkout / ".git").exists():  # a wheel in site-packages: no checkout of ours around it
         return None
     sha = _git(checkout, "rev-parse", "HEAD")
@@ -79,6 +86,26 @@ def git_commit(package_dir: Path | None = None) -> str | None:
         return None
     changes = _git(checkout, "status", "--porcelain", "--untracked-files=no")
     return f"{sha}+dirty" if changes else sha  # None (git status failed): not known to be modified
+
+
+def _checkout_of(package_dir: Path | None) -> Path:
+    return (Path(__file__).resolve().parent if package_dir is None else package_dir).parent
+
+
+def source_diff(package_dir: Path | None = None) -> str | None:
+    """The changes of the tracked files of the git checkout holding ``package_dir`` (default:
+    lensopt's own folder) from its commit, as ``git diff HEAD`` prints them (``git apply`` takes
+    them); None when there are none, outside a checkout, or without git."""
+    checkout = _checkout_of(package_dir)
+    if not (checkout / ".git").exists():
+        return None
+    text = _git(checkout, "diff", "HEAD", "--no-color", "--no-ext-diff", "--binary", strip=False)
+    return text or None  # as printed: a hunk's last context line may be a lone space
+
+
+def source_diff_name(diff: str) -> str:
+    """The file name of a :func:`source_diff`: the first 12 hex digits of its SHA-256, ``.diff``."""
+    return hashlib.sha256(diff.encode("utf-8")).hexdigest()[:12] + ".diff"
 
 
 def blas_library() -> str | None:
@@ -98,6 +125,12 @@ def _software() -> tuple[tuple[str, str | None], ...]:
     found: dict[str, str | None] = {
         "lensopt": __version__,
         "git_commit": git_commit(),
+    }
+    if str(found["git_commit"]).endswith("+dirty"):
+        diff = source_diff()
+        if diff is not None:
+            found["source_diff"] = source_diff_name(diff)
+    found |= {
         "python": platform.python_version(),
         "numpy": _distribution_version(("numpy",)),
         "scipy": _distribution_version(("scipy",)),

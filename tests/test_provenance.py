@@ -1,5 +1,6 @@
 """The software recorded with sessions and campaign runs: commit of a checkout, versions, labels."""
 
+import hashlib
 import subprocess
 from importlib import metadata
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 import scipy
 
-from lensopt.provenance import git_commit, software, software_label
+from lensopt.provenance import git_commit, software, software_label, source_diff, source_diff_name
 
 
 def _git(folder, *args):
@@ -34,9 +35,28 @@ def test_the_commit_of_a_checkout_is_git_s_head_and_marked_when_tracked_files_ch
     assert git_commit(checkout / "pkg") == f"{head}+dirty"
 
 
+def test_the_changes_of_a_modified_checkout_are_its_diff_which_git_applies_to_its_commit(checkout, tmp_path):
+    """A change whose hunk ends on a blank line of context (a lone space) applies: the text is kept
+    as git printed it, not stripped."""
+    assert source_diff(checkout / "pkg") is None  # clean: no changes
+    (checkout / "pkg" / "a.py").write_text("x = 1\n\n")
+    _git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+    (checkout / "pkg" / "a.py").write_text("x = 2\n\n")
+    (checkout / "pkg" / "untracked.py").write_text("not run\n")
+    diff = source_diff(checkout / "pkg")
+    assert diff is not None and diff.endswith("+x = 2\n \n") and "untracked" not in diff
+    assert source_diff_name(diff) == hashlib.sha256(diff.encode()).hexdigest()[:12] + ".diff"
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(checkout), str(clone)], check=True)
+    (tmp_path / "changes.diff").write_text(diff)
+    _git(clone, "apply", str(tmp_path / "changes.diff"))
+    assert (clone / "pkg" / "a.py").read_text() == "x = 2\n\n"
+
+
 def test_outside_a_checkout_there_is_no_commit(tmp_path):
     (tmp_path / "site-packages" / "lensopt").mkdir(parents=True)
     assert git_commit(tmp_path / "site-packages" / "lensopt") is None
+    assert source_diff(tmp_path / "site-packages" / "lensopt") is None
 
 
 def test_the_versions_are_the_installed_distributions(monkeypatch):

@@ -27,7 +27,7 @@ import numpy as np
 from lensopt.asktell import run_session
 from lensopt.bench.prescription_spec import CAMPAIGN as PRESCRIPTION_CAMPAIGN
 from lensopt.bench.spec import CAMPAIGNS, RunSpec
-from lensopt.provenance import software
+from lensopt.provenance import software, source_diff, source_diff_name
 from lensopt.store.claim import lock_holder
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
@@ -133,16 +133,40 @@ def lens_outcome(patient, lens) -> dict:
 
 def write_json_atomic(path: Path, data: dict) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory and ``os.replace``."""
+    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a temp file in the same directory and ``os.replace``."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1)
-            handle.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: The folder of a campaign that keeps the changes of a modified checkout its runs were made from.
+SOURCE_DIFFS = "source-diffs"
+
+
+def keep_source_diff(campaign_dir) -> Path | None:
+    """Keep the changes of the modified checkout this process runs from (``git diff HEAD``,
+    :func:`lensopt.provenance.source_diff`) in ``campaign_dir``'s :data:`SOURCE_DIFFS` folder, named
+    as the runs' ``versions`` name it (``source_diff``): a run record said ``+dirty`` and no more, so
+    its figures could not be rebuilt. Returns its path; None from a clean checkout or a wheel."""
+    diff = source_diff() if str(software().get("git_commit")).endswith("+dirty") else None
+    if diff is None:
+        return None
+    folder = Path(campaign_dir) / SOURCE_DIFFS
+    folder.mkdir(exist_ok=True)
+    path = folder / source_diff_name(diff)
+    if not path.is_file():
+        write_text_atomic(path, diff)
+    return path
 
 
 def record_path(out_dir: Path, spec: RunSpec) -> Path:
@@ -346,14 +370,18 @@ def plan_notes(campaign_dir, planned_keys, record_keys) -> dict[str, str]:
 
 
 def software_of(records) -> list[dict]:
-    """The software that made the runs of ``records`` (each record's ``versions``: ``lensopt`` and
-    ``git_commit``), each with its number of runs, most first; a record without them counts as
-    unknown."""
+    """The software that made the runs of ``records`` (each record's ``versions``: ``lensopt``,
+    ``git_commit`` and, of a modified checkout, ``source_diff``: two states of one modified checkout
+    are two), each with its number of runs, most first; a record without them counts as unknown."""
     counts: Counter = Counter()
     for record in records:
         versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}
-        counts[(str(versions.get("lensopt") or "unknown"), versions.get("git_commit"))] += 1
-    return [{"lensopt": v, "git_commit": c, "n_runs": n} for (v, c), n in counts.most_common()]
+        key = (str(versions.get("lensopt") or "unknown"), versions.get("git_commit"), versions.get("source_diff"))
+        counts[key] += 1
+    return [
+        {"lensopt": v, "git_commit": c, **({"source_diff": d} if d else {}), "n_runs": n}
+        for (v, c, d), n in counts.most_common()
+    ]
 
 
 def mixed_software_line(software: list[dict]) -> str:
@@ -362,12 +390,14 @@ def mixed_software_line(software: list[dict]) -> str:
     if len(software) < 2:
         return ""
 
-    def commit(text) -> str:
+    def commit(made_by) -> str:
+        text, diff = made_by["git_commit"], made_by.get("source_diff")
         if not text:
             return "no commit"
-        return str(text)[:7] + ("+dirty" if str(text).endswith("+dirty") else "")
+        dirty = "+dirty" if str(text).endswith("+dirty") else ""
+        return str(text)[:7] + dirty + (f" ({SOURCE_DIFFS}/{diff})" if dirty and diff else "")
 
-    made = ", ".join(f"{s['n_runs']} by {s['lensopt']} {commit(s['git_commit'])}" for s in software)
+    made = ", ".join(f"{s['n_runs']} by {s['lensopt']} {commit(s)}" for s in software)
     return (
         f"the runs were made by {len(software)} versions of lensopt ({made}): a campaign resumed after a change "
         "mixes them; run its command into a new folder for one version's figures"

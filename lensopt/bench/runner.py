@@ -53,6 +53,7 @@ from lensopt.bench.records import (
     LOCK_NAME,
     MANIFEST_NAME,
     RECORD_FORMAT,
+    keep_source_diff,
     lens_outcome,
     load_records,
     manifest_commands,
@@ -375,6 +376,7 @@ def _run_locked(specs, out_dir, manifest, scheduler, n_workers, local_sync, prog
     todo = [s for s in specs if not task.finished(out_dir, s)]
     if manifest is not None:
         write_json_atomic(out_dir / MANIFEST_NAME, _with_every_command(out_dir, manifest))
+    keep_source_diff(out_dir)  # a modified checkout's changes, named by the runs it makes
     if on_plan is not None:
         on_plan(len(specs), len(specs) - len(todo))
     failures: list[tuple[str, str]] = []

@@ -335,3 +335,41 @@ def test_a_summary_says_when_its_runs_were_made_by_more_than_one_lensopt(tmp_pat
     assert [s["n_runs"] for s in summary["software"]] == [1, 1]
     assert text.splitlines()[0].startswith("the runs were made by 2 versions of lensopt (")
     assert f"1 by {record['versions']['lensopt']} 0123456+dirty" in text.splitlines()[0]
+
+
+def test_a_campaign_of_a_modified_checkout_keeps_its_changes_and_two_states_of_it_are_two_versions(
+    tmp_path, capsys, monkeypatch
+):
+    """Its runs said ``+dirty`` and no more: the figures of a modified checkout could not be rebuilt,
+    and runs made before and after a further change read as one version."""
+    import lensopt.bench.records as records
+    from lensopt.provenance import software, source_diff_name
+
+    diff = "diff --git a/lensopt/x.py b/lensopt/x.py\n--- a/lensopt/x.py\n+++ b/lensopt/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n \n"
+    name = source_diff_name(diff)
+    ran = {**software(), "git_commit": "0123456789abcdef+dirty", "source_diff": name}
+    monkeypatch.setattr(records, "software", lambda: dict(ran))
+    monkeypatch.setattr(records, "source_diff", lambda: diff)
+    out = tmp_path / "modified"
+    assert main(_robustness(out, patients="2")) == 0
+    capsys.readouterr()
+    assert (out / "source-diffs" / name).read_text() == diff  # as git printed it, its last line a lone space
+    runs = sorted((out / "runs").glob("*.json"))
+    assert [json.loads(p.read_text())["versions"]["source_diff"] for p in runs] == [name, name]
+    record = json.loads(runs[0].read_text())
+    record["versions"]["source_diff"] = "00000000aaaa.diff"  # made after a further change
+    runs[0].write_text(json.dumps(record))
+    assert main(["bench", "robustness", "--summary", str(out)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("the runs were made by 2 versions of lensopt (")
+    assert "0123456+dirty (source-diffs/00000000aaaa.diff)" in first and f"(source-diffs/{name})" in first
+
+
+def test_a_campaign_of_a_clean_checkout_or_a_wheel_keeps_no_changes(tmp_path, monkeypatch):
+    import lensopt.bench.records as records
+
+    for commit in ("0123456789abcdef", None):
+        monkeypatch.setattr(records, "software", lambda commit=commit: {"git_commit": commit})
+        monkeypatch.setattr(records, "source_diff", lambda: pytest.fail("no diff is asked of a clean checkout"))
+        assert records.keep_source_diff(tmp_path) is None
+    assert not (tmp_path / "source-diffs").exists()

@@ -16,6 +16,18 @@ from lensopt.refraction.lens import PHOROPTER_STEP_D, Lens, off_step_note
 
 T = TypeVar("T")
 
+#: The size of an alphabet that is every letter: the instructions then give its number, not its letters.
+FULL_ALPHABET_SIZE = 26
+
+
+def possible_letters(alphabet: str) -> str:
+    """The letters a patient may name, as the instructions give them: ``26 possible letters``, or a
+    smaller set named, ``one of the 10 letters C D H K N O R S V Z``. The Sloan task's guess rate
+    (1/10) assumes the patient knows the set; "10 possible letters" did not say which."""
+    if len(alphabet) >= FULL_ALPHABET_SIZE:
+        return f"{len(alphabet)} possible letters"
+    return f"one of the {len(alphabet)} letters {' '.join(alphabet)}"
+
 
 class LetterScreens(Screens):
     """The screens of a letter loop (:class:`lensopt.experiment.loop.TrialLoop`): the instructions,
@@ -69,7 +81,7 @@ class LetterScreens(Screens):
             press = self._message(
                 f"{getattr(self, 'before', '')}{self._resume_note(n_trials)}{eye_line(self.eye)}"
                 "The patient reads each letter aloud; type the letter they name "
-                f"({len(p.letters.alphabet)} possible letters).\nPress {keys.confirm.upper()} to start.",
+                f"({possible_letters(p.letters.alphabet)}).\nPress {keys.confirm.upper()} to start.",
                 offered,
                 patient_text="Read the letter",
                 console={"n_trials": n_trials, "keys_text": self._start_keys_text()},
@@ -85,7 +97,7 @@ class LetterScreens(Screens):
                 return False
         return self._wait_or_pause(
             f"{self._resume_note(n_trials)}A letter will appear in the middle of the screen.\n"
-            f"Press its key ({len(p.letters.alphabet)} possible letters). If you cannot read it, "
+            f"Press its key ({possible_letters(p.letters.alphabet)}). If you cannot read it, "
             f"press {keys.pass_key.upper()} (it counts as a miss).\n"
             f"{keys.pause.upper()} pauses.\n\nPress {keys.confirm.upper()} to start."
         )

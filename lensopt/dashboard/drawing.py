@@ -402,9 +402,14 @@ def draw_rows(fig, title: str, rows, big_labels=(), footnote: str = SD_FOOTNOTE)
     # rows spaced closer are written smaller too, else a value runs into the note under it
     font_scale = max(MIN_FONT_SCALE, math.sqrt(scale))
     gaps = _row_gaps(rows, big_labels, steps, notes, scale, font_scale, panel_pt)
-    while sum(gap for _, gap in gaps) > room and font_scale > MIN_CROWDED_SCALE:
-        font_scale = max(MIN_CROWDED_SCALE, 0.95 * font_scale)
-        gaps = _row_gaps(rows, big_labels, steps, notes, scale, font_scale, panel_pt)
+    # smaller only while the lines, not the rows' spacing, overfill the room: spaced to fill it exactly
+    # (scale < 1), their sum is the room give or take a rounding, which set every font at the minimum
+    while sum(gap for _, gap in gaps) > room * (1.0 + 1e-9) and font_scale > MIN_CROWDED_SCALE:
+        smaller = max(MIN_CROWDED_SCALE, 0.95 * font_scale)
+        closer = _row_gaps(rows, big_labels, steps, notes, scale, smaller, panel_pt)
+        if sum(gap for _, gap in closer) >= sum(gap for _, gap in gaps) - 1e-12:
+            break  # the rows' spacing fills the room: smaller fonts would only leave it emptier
+        font_scale, gaps = smaller, closer
     y = top
     for row, (note_gap, row_gap) in zip(rows, gaps):
         label, value = row[0], row[1]

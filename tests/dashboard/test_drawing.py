@@ -8,6 +8,7 @@ from matplotlib.text import Text
 
 from lensopt.dashboard.drawing import (
     FONT_SIZE,
+    MIN_FONT_SCALE,
     MIN_VALUE_SCALE,
     VALUE_ROOM,
     draw_rows,
@@ -176,3 +177,37 @@ def test_no_two_texts_of_a_crowded_summary_overlap(size_in, n_rows):
     ]
     assert overlapping == []
     assert all(fig.bbox.y0 - 0.5 <= box.y0 and box.y1 <= fig.bbox.y1 + 0.5 for _, box in boxes)
+
+
+#: The summary of a finished full prescription of one eye (docs/prescription.md's screenshot, 8 Dec
+#: 2026): rows that fit spaced a little closer, one large row with notes.
+FINISHED_ROWS = [
+    ("Session", "1 · P001 · OD (right eye) · finished"),
+    ("Rule", "bracket-ald"),
+    ("Trials", "98"),
+    ("OD", "-1.00 / -1.00 x 166", "confidence 0.95 ≥ 0.95 after 98 trials"),
+    ("Predicted acuity", "-0.01 logMAR · Snellen ≈ 6/6 · ≈ 20/20", "read 0 of 1 right through it, +0.00 logMAR"),
+    ("95% intervals", "S -1.39 to -0.75 D, C -1.24 to -0.54 D, axis 154 to 177"),
+    ("", "M -1.79 to -1.20 D, J0 +0.24 to +0.55 D, J45 -0.36 to -0.04 D"),
+]
+
+
+@pytest.mark.parametrize("size_in", [(6.8, 3.7), (5.85, 3.9), (7.0, 6.0)])
+def test_rows_spaced_closer_to_fit_keep_their_fonts_large(size_in):
+    """Rows spaced to fill the panel exactly summed to it give or take a rounding, and every font was
+    set at the smallest (4.5 pt on a 7 x 6 inch panel, the values unreadable, the rows far apart): a
+    font is set smaller only while its lines do not fit. Clear of each other, inside the panel."""
+    fig = Figure(figsize=size_in, layout="constrained")
+    draw_rows(fig, "Summary: prescription", FINISHED_ROWS, big_labels=("OD",), footnote="")
+    fig.draw_without_rendering()
+    (ax,) = fig.axes
+    values = {t.get_text(): t.get_fontsize() for t in ax.texts}
+    assert values["bracket-ald"] >= MIN_FONT_SCALE * (FONT_SIZE + 2) - 1e-9, values
+    assert values["-1.00 / -1.00 x 166"] >= MIN_FONT_SCALE * (FONT_SIZE + 6) - 1e-9, values
+    boxes = [t.get_window_extent() for t in ax.texts if t.get_text().strip()]
+    assert all(
+        min(a.y1, b.y1) - max(a.y0, b.y0) <= 0.5 or min(a.x1, b.x1) - max(a.x0, b.x0) <= 0.5
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+    )
+    assert all(fig.bbox.y0 - 0.5 <= box.y0 and box.y1 <= fig.bbox.y1 + 0.5 for box in boxes)

@@ -78,12 +78,17 @@ def interval_text(key: str, low: float, high: float) -> str:
     """One of :data:`INTERVAL_UNITS`' intervals as every front end writes it: ``-1.50 to -1.00 D``,
     or for the axis ``160 to 005 through 180`` (an interval may pass 180); a J0 or J45 of a search
     along one axis that the axis fixes (J45 along 180: ``+0.00 to +0.00 D`` read as a measurement)
-    ``fixed by the axis``."""
+    ``fixed by the axis``; a cylinder interval reaching above zero, which only a two-parameter search's
+    signed cylinder does (a full prescription's are minus cylinders), ``(signed, along the axis)``."""
     if key == "axis_deg":
         lo, hi = axis_whole_deg(low), axis_whole_deg(high)
         return f"{lo:03d} to {hi:03d}" + (" through 180" if lo > hi else "")
     if key in ("j0_d", "j45_d") and diopter_text(low) == diopter_text(high):
         return "fixed by the axis"
+    if key == "cylinder_d" and high > 0 and diopter_text(high) != "+0.00":
+        # a two-parameter search's signed cylinder along its axis: "-3.10 to +0.90 D" under "Result
+        # (minus cylinder)" read as a plus cylinder written in minus cylinder
+        return f"{diopter_text(low)} to {diopter_text(high)} D (signed, along the axis)"
     return f"{diopter_text(low)} to {diopter_text(high)} D"
 
 

@@ -125,6 +125,14 @@ def test_the_axis_interval_passing_180_is_written_through_180():
     assert interval_text("sphere_d", -1.5, -0.91) == "-1.50 to -0.91 D"
 
 
+def test_a_cylinder_interval_reaching_above_zero_is_said_to_be_signed_along_the_axis():
+    """A two-parameter search's cylinder is signed along its axis: "-3.10 to +0.90 D" under "Result
+    (minus cylinder)" read as a plus cylinder in a minus-cylinder prescription."""
+    assert interval_text("cylinder_d", -3.1, 0.9) == "-3.10 to +0.90 D (signed, along the axis)"
+    assert interval_text("cylinder_d", -1.5, 0.004) == "-1.50 to +0.00 D"  # written as zero: nothing to say
+    assert interval_text("cylinder_d", -1.5, -0.25) == "-1.50 to -0.25 D"
+
+
 def test_a_power_vector_part_the_axis_fixes_is_said_so_not_given_as_an_interval():
     """A search along 180 has J45 = −(C/2) sin 360° = 0 whatever its cylinder: its interval
     [0, 0] was printed "+0.00 to +0.00 D", as if measured; J0 = C/2 varies and keeps its interval."""

@@ -37,7 +37,9 @@ def round_to_step_array(values_d, step_d: float | None, bounds_d) -> np.ndarray:
     lo, hi = bounds_d
     values = np.minimum(np.maximum(np.asarray(values_d, dtype=float), lo), hi)
     if step_d is not None:
-        values = np.round(values / step_d) * step_d + 0.0
+        # to 10 decimals: a multiple of a step not exact in binary (0.3 D) read 3.5999999999999996 in
+        # the data; multiples of 0.25 D, 0.125 D are exact and unchanged
+        values = np.round(np.round(values / step_d) * step_d, 10) + 0.0
         values = np.where(values > hi + BOUNDS_SLACK_D, values - step_d, values)
         values = np.where(values < lo - BOUNDS_SLACK_D, values + step_d, values)
     return np.minimum(np.maximum(values, lo), hi)

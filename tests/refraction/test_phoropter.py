@@ -51,6 +51,13 @@ def test_rounding_by_hand():
     assert round_to_step(4.1, 0.25, BOUNDS_D) == 4.0
 
 
+def test_a_step_not_exact_in_binary_gives_the_multiples_as_written():
+    """lens_step_d = 0.3 gave lenses of 3.5999999999999996 and -2.6999999999999997 D in a CSV."""
+    rounded = round_to_step_array([3.61, -2.71, 0.31, -0.29], 0.3, (-20.0, 20.0)).tolist()
+    assert rounded == [3.6, -2.7, 0.3, -0.3]  # the decimal literals, compared exactly
+    assert round_to_step(1.23, 0.1, (-5.0, 5.0)) == 1.2
+
+
 def test_a_bound_off_the_step_is_kept_and_rounding_stays_inside():
     bounds = (-3.9, 3.9)
     # 3.88 and 3.95 round to 4.00, over the bound: one step back, 3.75; 5.0 is clipped to the bound

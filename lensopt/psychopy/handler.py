@@ -44,8 +44,9 @@ class RefractionHandler:
         prescription refraction optimizers, or the benchmark-level ones), fresh or resumed.
     n_trials:
         The trial budget of this handler (trials it runs, not counting the optimizer's earlier
-        history); ``None`` to run until the optimizer's stopping rule (``should_stop()``) says so.
-        With both, whichever comes first ends the loop.
+        history; 0: none, a resumed session whose budget is spent); ``None`` to run until the
+        optimizer's stopping rule (``should_stop()``) says so. With both, whichever comes first ends
+        the loop; a resumed optimizer the rule already stops gives no trial.
     name:
         The prefix of the handler's columns in an ``ExperimentHandler``'s data
         (``lensopt.letter_logmar``, ``lensopt.response``...), as PsychoPy prefixes a loop's.
@@ -90,9 +91,12 @@ class RefractionHandler:
                     f"{type(optimizer).__name__} has no {method}()"
                 )
         if n_trials is not None and (
-            isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1
+            isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 0
         ):
-            raise ValueError(f"n_trials must be a positive integer or None, got {n_trials!r}")
+            raise ValueError(
+                f"n_trials must be a whole number of trials, 0 or more (0: a resumed session with none left), "
+                f"or None, got {n_trials!r}"
+            )
         should_stop = getattr(optimizer, "should_stop", None)
         self._should_stop: Callable[[], bool] | None = should_stop if callable(should_stop) else None
         if n_trials is None and self._should_stop is None:
@@ -219,7 +223,9 @@ class RefractionHandler:
     def _decide(self) -> tuple[Any, float]:
         """The next query and the ``ask()``'s duration (ms), or ``(None, nan)`` when the stopping rule
         ends the loop; from the lookahead worker while it runs, else in this process."""
-        should_stop = self._should_stop if self.thisTrialN >= 0 else None
+        # the rule is asked before the first trial too: an optimizer resumed from a state it already
+        # says stop at (a script killed after its last answer) was given one trial more
+        should_stop = self._should_stop
         check = should_stop is not None
         worker = self._worker
         if worker is not None and worker.alive:

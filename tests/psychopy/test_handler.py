@@ -188,6 +188,29 @@ def test_the_budget_counts_the_handlers_trials_of_a_resumed_optimizer():
     assert len(handler.trials) == 2 and optimizer.n_trials == 5
 
 
+@pytest.mark.parametrize("lookahead", [False, True])
+def test_an_optimizer_resumed_where_its_rule_stops_gives_no_trial(lookahead):
+    """A script killed after its last answer, resumed from the state it kept: the rule was asked
+    only after a first trial, so the patient got one trial more than the rule's 30 (an audit's)."""
+    optimizer = AcuityLawOptimizer(seed=2, stop=StopRule(confidence=0.999999, min_trials=3, max_trials=5))
+    run_session(optimizer, lambda t: True, 5)
+    assert optimizer.should_stop()  # its max_trials: said by the rule itself, independent of the handler
+    for n_trials in (None, 5):
+        resumed = AcuityLawOptimizer.from_state(optimizer.to_state())
+        handler = RefractionHandler(resumed, n_trials=n_trials, lookahead=lookahead)
+        assert list(handler) == [] and handler.stopped and handler.finished
+        assert resumed.n_trials == 5 and handler.nRemaining == 0
+
+
+def test_a_resumed_run_with_no_trials_left_is_a_loop_of_none_not_an_error():
+    """The docs' recipe, ``n_trials = budget − optimizer.n_trials``, gives 0 after a kill that came
+    after the last answer; it was refused as "not a positive integer"."""
+    optimizer = RefractionOptimizer(seed=4)
+    run_session(optimizer, lambda t: True, 3)
+    handler = RefractionHandler(optimizer, n_trials=0)
+    assert list(handler) == [] and handler.finished and optimizer.n_trials == 3
+
+
 def test_addresponse_before_the_first_trial_is_an_error():
     handler = RefractionHandler(RefractionOptimizer(seed=0), n_trials=3)
     with pytest.raises(RuntimeError, match="before the first trial"):
@@ -263,8 +286,8 @@ def test_a_number_answering_a_duel_is_refused_and_the_trial_waits_for_its_answer
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n_trials": 0}, "positive integer"),
-        ({"n_trials": True}, "positive integer"),
+        ({"n_trials": -1}, "whole number of trials, 0 or more"),
+        ({"n_trials": True}, "whole number of trials, 0 or more"),
         ({"n_trials": 3, "name": ""}, "non-empty"),
     ],
 )

@@ -200,6 +200,9 @@ def test_the_compiled_script_runs_a_simulated_session_into_the_experiment_csv(se
     # the loop's result: a row of its own after the trials, and one line on the console
     (result_row,) = frame[frame["refraction.best_sphere_d"].notna()].to_dict("records")
     assert result_row["refraction.n_trials"] == len(trials)
+    # the loop's seed, rule and alternatives (the .psyexp's), beside its result in the data file
+    assert (result_row["refraction.seed"], result_row["refraction.rule"]) == (3, "ucb-ald")
+    assert result_row["refraction.n_alternatives"] == 26
     assert result_row["refraction.stop_reason"] in ("confidence", "max_trials") or not result_row["refraction.stopped"]
     # the line says the lens on the loop's lens step (0.25 D); the row has it beside the estimate
     lens = (result_row["refraction.lens_sphere_d"], result_row["refraction.lens_cylinder_d"])
@@ -390,7 +393,7 @@ MAKE_KEYBOARD_PSYEXP = textwrap.dedent(
     routine = Routine("letter", exp)
     exp.addRoutine("letter", routine)
     routine.addComponent(
-        KeyboardComponent(exp, "letter", name="key_resp", storeCorrect=sys.argv[2] == "store", correctAns="$letter")
+        KeyboardComponent(exp, "letter", name="key_resp", storeCorrect=sys.argv[2] == "store", correctAns=sys.argv[3])
     )
     exp.flow.addRoutine(routine, 0)
     exp.flow.addLoop(LensoptRefractionLoop(exp, name="refraction", nTrials="5", seed="3"), 0, 2)
@@ -405,14 +408,34 @@ def test_a_keyboard_that_does_not_store_correct_answers_is_refused_when_the_loop
 ):
     """Found by an audit as a vision scientist: with Builder's Keyboard as it comes (Store correct off),
     the loop's default Response key_resp.corr stayed 0 and every answer was told wrong, silently."""
-    _run([_script(tmp_path, "make.py", MAKE_KEYBOARD_PSYEXP), "k.psyexp", store], tmp_path, plugin_path)
+    make = [_script(tmp_path, "make.py", MAKE_KEYBOARD_PSYEXP), "k.psyexp", store, "$letter.lower()"]
+    _run(make, tmp_path, plugin_path)
     compiling = _run(
         [_script(tmp_path, "compile.py", COMPILE), "k.psyexp", "k.py"], tmp_path, plugin_path, succeeds=store == "store"
     )
     if store == "store":  # told as written: the handler refuses what is neither right nor wrong
-        assert "refraction.addResponse(key_resp.corr)" in (tmp_path / "k.py").read_text()
+        script = (tmp_path / "k.py").read_text()
+        assert "refraction.addResponse(key_resp.corr)" in script
+        # Builder's own comparison: the key pressed, lower case ('z'), against the letter lowered ('Z' -> 'z')
+        assert "key_resp.keys == str(letter.lower())" in script, script
     else:
         assert (
             "lensopt refraction 'refraction': its Response is key_resp.corr, but the Keyboard component 'key_resp' "
             "does not store correct answers, so every answer would be told wrong: tick its Store correct"
         ) in compiling.stderr
+
+
+def test_a_keyboard_whose_correct_answer_is_the_capital_letter_is_refused_when_the_loop_is_compiled(
+    plugin_path, tmp_path
+):
+    """The docs' recipe set the Correct answer to $letter: a Keyboard's keys are lower case ('z'),
+    LetterStim's letters capitals ('Z'), so a patient naming every letter right was told wrong on every
+    trial (an audit's perfect patient, pressing the keys through XTest: 8 of 8 recorded wrong)."""
+    _run([_script(tmp_path, "make.py", MAKE_KEYBOARD_PSYEXP), "k.psyexp", "store", "$letter"], tmp_path, plugin_path)
+    compiling = _run(
+        [_script(tmp_path, "compile.py", COMPILE), "k.psyexp", "k.py"], tmp_path, plugin_path, succeeds=False
+    )
+    assert (
+        "lensopt refraction 'refraction': the Keyboard component 'key_resp' compares its key, in lower case, with "
+        "$letter, a capital letter, so every answer would be told wrong: set its Correct answer to $letter.lower()"
+    ) in compiling.stderr

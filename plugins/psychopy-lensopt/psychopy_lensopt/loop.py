@@ -224,7 +224,8 @@ class LensoptRefractionLoop(_BaseLoopHandler):
     def _check_response(self) -> None:
         """A *Response* ``<keyboard>.corr`` of a Keyboard component that does not store correct
         answers is refused when the script is compiled: its ``corr`` stays 0, and every answer was
-        told wrong without a word (Builder's Keyboard has *Store correct* off by default)."""
+        told wrong without a word (Builder's Keyboard has *Store correct* off by default). So is one
+        whose *Correct answer* is the capital ``$letter`` itself: its keys are lower case."""
         if str(self.params["simulatedPatient"].val).strip():
             return
         response = str(self.params["response"].val).strip()
@@ -234,7 +235,16 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             raise ValueError(
                 f"lensopt refraction '{self.name}': its Response is {response}, but the Keyboard component "
                 f"'{named.group(1)}' does not store correct answers, so every answer would be told wrong: tick "
-                "its Store correct and set its Correct answer to the letter shown ($letter)"
+                "its Store correct and set its Correct answer to the letter shown, in lower case ($letter.lower())"
+            )
+        correct = str(keyboard.params["correctAns"].val).strip() if keyboard and "correctAns" in keyboard.params else ""
+        if correct.replace(" ", "") in ("$letter", "letter"):
+            # a Keyboard's keys are lower case ('z'), the letters LetterStim draws capitals ('Z'): the
+            # docs' recipe ($letter) had every answer of a patient who named each letter told wrong
+            raise ValueError(
+                f"lensopt refraction '{self.name}': the Keyboard component '{named.group(1)}' compares its key, "
+                f"in lower case, with {correct}, a capital letter, so every answer would be told wrong: set its "
+                "Correct answer to $letter.lower()"
             )
 
     def _acuity_law(self) -> bool:
@@ -374,7 +384,10 @@ class LensoptRefractionLoop(_BaseLoopHandler):
             f"        ('lens_sphere_d', {name}LensSphere), ('lens_cylinder_d', {name}LensCylinder),\n"
             f"        ('n_trials', {name}Result['n_trials']), ('stopped', {name}Result['stopped']),\n"
             f"        ('stop_reason', {name}Result['stop_reason']), ('confidence', {name}Result.get('confidence')),\n"
-            f"        ('most_plus_note', {name}Result.get('most_plus_note'))):\n"
+            f"        ('most_plus_note', {name}Result.get('most_plus_note')),\n"
+            # what a methods section needs of the loop, in the data file (they were in the .psydat pickle only)
+            f"        ('seed', {self.params['seed']}), ('rule', {self.params['rule']}),\n"
+            f"        ('n_alternatives', {self.params['nAlternatives']})):\n"
             f"    thisExp.addData('{name}.' + {name}Key, {name}Value)\n"
             "thisExp.nextEntry()\n"
             f"logging.exp('lensopt: ' + {name}Said)\n"

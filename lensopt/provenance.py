@@ -103,6 +103,19 @@ def source_diff(package_dir: Path | None = None) -> str | None:
     return text or None  # as printed: a hunk's last context line may be a lone space
 
 
+@functools.cache
+def _running() -> tuple[str | None, str | None]:
+    commit = git_commit()
+    return commit, (source_diff() if str(commit).endswith("+dirty") else None)
+
+
+def running_diff() -> str | None:
+    """The changes of the modified checkout this process runs from (:func:`source_diff` of a
+    ``+dirty`` one; None otherwise), computed once with its commit: the diff :func:`software`
+    names and a campaign keeps, the same text."""
+    return _running()[1]
+
+
 def source_diff_name(diff: str) -> str:
     """The file name of a :func:`source_diff`: the first 12 hex digits of its SHA-256, ``.diff``."""
     return hashlib.sha256(diff.encode("utf-8")).hexdigest()[:12] + ".diff"
@@ -122,14 +135,10 @@ def blas_library() -> str | None:
 
 @functools.cache
 def _software() -> tuple[tuple[str, str | None], ...]:
-    found: dict[str, str | None] = {
-        "lensopt": __version__,
-        "git_commit": git_commit(),
-    }
-    if str(found["git_commit"]).endswith("+dirty"):
-        diff = source_diff()
-        if diff is not None:
-            found["source_diff"] = source_diff_name(diff)
+    commit, diff = _running()
+    found: dict[str, str | None] = {"lensopt": __version__, "git_commit": commit}
+    if diff is not None:
+        found["source_diff"] = source_diff_name(diff)
     found |= {
         "python": platform.python_version(),
         "numpy": _distribution_version(("numpy",)),

@@ -27,7 +27,7 @@ import numpy as np
 from lensopt.asktell import run_session
 from lensopt.bench.prescription_spec import CAMPAIGN as PRESCRIPTION_CAMPAIGN
 from lensopt.bench.spec import CAMPAIGNS, RunSpec
-from lensopt.provenance import software, source_diff, source_diff_name
+from lensopt.provenance import running_diff, software, source_diff_name
 from lensopt.store.claim import lock_holder
 
 #: File name of a campaign's manifest (its settings and command), next to the run records.
@@ -155,10 +155,10 @@ SOURCE_DIFFS = "source-diffs"
 
 def keep_source_diff(campaign_dir) -> Path | None:
     """Keep the changes of the modified checkout this process runs from (``git diff HEAD``,
-    :func:`lensopt.provenance.source_diff`) in ``campaign_dir``'s :data:`SOURCE_DIFFS` folder, named
+    :func:`lensopt.provenance.running_diff`) in ``campaign_dir``'s :data:`SOURCE_DIFFS` folder, named
     as the runs' ``versions`` name it (``source_diff``): a run record said ``+dirty`` and no more, so
     its figures could not be rebuilt. Returns its path; None from a clean checkout or a wheel."""
-    diff = source_diff() if str(software().get("git_commit")).endswith("+dirty") else None
+    diff = running_diff()  # the text software() names, computed once
     if diff is None:
         return None
     folder = Path(campaign_dir) / SOURCE_DIFFS

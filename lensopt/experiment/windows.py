@@ -223,7 +223,12 @@ def screen_width_problem(calibration_width_px: int, screen_width_px: int | None)
         f"wide: every letter would be drawn {max(ratio, 1 / ratio):.2g}x too {'large' if ratio > 1 else 'small'}; "
         "set screen_width_px to the screen's width (or use the monitor lensopt calibrate stores)"
     )
-    return text, not 1 / MAX_SCREEN_WIDTH_FACTOR <= ratio <= MAX_SCREEN_WIDTH_FACTOR
+    return text, _past_scaling(ratio)
+
+
+def _past_scaling(ratio: float) -> bool:
+    """Whether a calibration's pixels over the screen's, ``ratio``, is past any display scaling."""
+    return not 1 / MAX_SCREEN_WIDTH_FACTOR <= ratio <= MAX_SCREEN_WIDTH_FACTOR
 
 
 def screen_height_problem(calibration_height_px: int, screen_height_px: int | None, field: str) -> str | None:
@@ -234,7 +239,7 @@ def screen_height_problem(calibration_height_px: int, screen_height_px: int | No
     if screen_height_px is None or screen_height_px <= 0:
         return None
     ratio = calibration_height_px / screen_height_px
-    if 1 / MAX_SCREEN_WIDTH_FACTOR <= ratio <= MAX_SCREEN_WIDTH_FACTOR:
+    if not _past_scaling(ratio):
         return None
     return (
         f"{field} = {calibration_height_px}, but the patient's screen is {screen_height_px} px high "

@@ -349,7 +349,7 @@ def test_a_campaign_of_a_modified_checkout_keeps_its_changes_and_two_states_of_i
     name = source_diff_name(diff)
     ran = {**software(), "git_commit": "0123456789abcdef+dirty", "source_diff": name}
     monkeypatch.setattr(records, "software", lambda: dict(ran))
-    monkeypatch.setattr(records, "source_diff", lambda: diff)
+    monkeypatch.setattr(records, "running_diff", lambda: diff)
     out = tmp_path / "modified"
     assert main(_robustness(out, patients="2")) == 0
     capsys.readouterr()
@@ -367,9 +367,12 @@ def test_a_campaign_of_a_modified_checkout_keeps_its_changes_and_two_states_of_i
 
 def test_a_campaign_of_a_clean_checkout_or_a_wheel_keeps_no_changes(tmp_path, monkeypatch):
     import lensopt.bench.records as records
+    import lensopt.provenance as provenance
 
     for commit in ("0123456789abcdef", None):
-        monkeypatch.setattr(records, "software", lambda commit=commit: {"git_commit": commit})
-        monkeypatch.setattr(records, "source_diff", lambda: pytest.fail("no diff is asked of a clean checkout"))
+        monkeypatch.setattr(provenance, "git_commit", lambda commit=commit: commit)
+        monkeypatch.setattr(provenance, "source_diff", lambda: pytest.fail("no diff is asked of a clean checkout"))
+        provenance._running.cache_clear()
         assert records.keep_source_diff(tmp_path) is None
+    provenance._running.cache_clear()  # this process's own again, once the patches are undone
     assert not (tmp_path / "source-diffs").exists()
